@@ -1,0 +1,69 @@
+/**
+ * McpConnectionRequest: the only thing the worker may ask of a sidecar when it opens a channel.
+ *
+ * It carries references, never a command line and never a compiled policy: the sidecar resolves
+ * the server by name and the trust profile by reference + expected revision, locally. The schema
+ * is strict, so a `compiled-policy` key (or any unknown key) is refused with `invalid-request`.
+ *
+ * @module
+ */
+import { z } from 'zod';
+import { WireError } from './errors.ts';
+import { ProfileRefSchema, RevisionSchema, ServerNameSchema } from './names.ts';
+import { parseWith, ValidationError } from './validation.ts';
+
+/** What runs on the host for this channel: launch the configured server, or reach an HTTP one. */
+export const InnerTargetSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('local') }),
+  z.strictObject({
+    type: z.literal('http'),
+    url: z.string().url().refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL'),
+    headers: z.record(z.string(), z.string()).optional(),
+  }),
+]);
+export type InnerTarget = z.infer<typeof InnerTargetSchema>;
+
+export const McpConnectionSchema = z
+  .strictObject({
+    'server-name': ServerNameSchema,
+    'trust-profile-ref': ProfileRefSchema.optional(),
+    'trust-profile-revision': RevisionSchema.optional(),
+    /** Inner target; absent means `{"type":"local"}`. */
+    'target': InnerTargetSchema.optional(),
+    /** Opaque agent session id: scopes the sidecar's per-session policy cache; never a credential. */
+    'session': z.string().regex(/^[A-Za-z0-9_-]{1,128}$/).optional(),
+    /** Agent name, for the sidecar's logs. */
+    'agent': z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/).optional(),
+  })
+  .refine((c) => (c['trust-profile-ref'] === undefined) === (c['trust-profile-revision'] === undefined), {
+    message: 'trust-profile-ref and trust-profile-revision go together: a reference needs its expected revision',
+    path: ['trust-profile-revision'],
+  });
+
+export const McpConnectionRequestSchema = z.strictObject({
+  type: z.literal('mcp'),
+  connection: McpConnectionSchema,
+});
+
+export type McpConnection = z.infer<typeof McpConnectionSchema>;
+export type McpConnectionRequest = z.infer<typeof McpConnectionRequestSchema>;
+
+/** Parses a channel-open request; throws `ValidationError` listing every problem. */
+export function parseMcpConnectionRequest(input: unknown): McpConnectionRequest {
+  return parseWith(McpConnectionRequestSchema, input, 'connection request');
+}
+
+/** Same, but as the wire error a host sends back (reason `invalid-request`). */
+export function parseMcpConnectionRequestOrWireError(input: unknown): McpConnectionRequest {
+  try {
+    return parseMcpConnectionRequest(input);
+  } catch (error) {
+    if (error instanceof ValidationError) throw error.toWireError();
+    throw new WireError('invalid-request', 'Invalid connection request');
+  }
+}
+
+/** True for requests whose outer type this contract knows; a host declines (null) anything else. */
+export function isMcpRequestType(input: unknown): boolean {
+  return typeof input === 'object' && input !== null && (input as { type?: unknown }).type === 'mcp';
+}

@@ -1,0 +1,109 @@
+/**
+ * Connection descriptors: where an MCP server runs. Type-discriminated JSON with kebab-case
+ * keys, host-outer / target-inner: the outer descriptor reaches a host, the nested `target`
+ * is what runs there.
+ *
+ * ```json
+ * {"type":"user-computer-profile","entity-id":"alice-laptop","target":{"type":"local"}}
+ * ```
+ *
+ * Parsing is done level by level rather than with one recursive zod schema so that a hostile
+ * nesting depth is refused before any deep work, and an unknown `type` is named in the error.
+ *
+ * @module
+ */
+import { z } from 'zod';
+import { EntityIdSchema } from './names.ts';
+import { joinPath, parseWith, ValidationError } from './validation.ts';
+
+export type LocalDescriptor = { type: 'local' };
+export type HttpDescriptor = { type: 'http'; url: string; headers?: Record<string, string> };
+export type UserComputerProfileDescriptor = {
+  type: 'user-computer-profile';
+  'entity-id': string;
+  target?: ConnectionDescriptor;
+};
+export type ReverseHttpDescriptor = { type: 'reverse-http'; 'entity-id': string; target?: ConnectionDescriptor };
+export type ConnectionDescriptor =
+  | LocalDescriptor
+  | HttpDescriptor
+  | UserComputerProfileDescriptor
+  | ReverseHttpDescriptor;
+
+export const DESCRIPTOR_TYPES = ['local', 'http', 'user-computer-profile', 'reverse-http'] as const;
+
+/** Deepest host-outer/target-inner nesting accepted; real configs use two levels. */
+export const MAX_DESCRIPTOR_DEPTH = 4;
+
+const HttpUrlSchema = z
+  .string()
+  .url('must be an absolute URL')
+  .refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL');
+
+const LEVEL_SCHEMAS = {
+  'local': z.strictObject({ type: z.literal('local') }),
+  'http': z.strictObject({
+    type: z.literal('http'),
+    url: HttpUrlSchema,
+    headers: z.record(z.string(), z.string()).optional(),
+  }),
+  'user-computer-profile': z.strictObject({
+    type: z.literal('user-computer-profile'),
+    'entity-id': EntityIdSchema,
+    target: z.unknown().optional(),
+  }),
+  'reverse-http': z.strictObject({
+    type: z.literal('reverse-http'),
+    'entity-id': EntityIdSchema,
+    target: z.unknown().optional(),
+  }),
+} as const;
+
+/**
+ * Parses a connection descriptor. Throws `ValidationError` (path: message) for anything else.
+ * `path` prefixes the issue paths, e.g. `servers.files.executor`.
+ */
+export function parseConnectionDescriptor(input: unknown, path = ''): ConnectionDescriptor {
+  return parseLevel(input, path, 1);
+}
+
+function parseLevel(input: unknown, path: string, depth: number): ConnectionDescriptor {
+  const at = path === '' ? '(root)' : path;
+  if (depth > MAX_DESCRIPTOR_DEPTH) {
+    throw new ValidationError('connection descriptor', [
+      { path: at, message: `nesting is deeper than ${MAX_DESCRIPTOR_DEPTH} levels` },
+    ]);
+  }
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new ValidationError('connection descriptor', [{ path: at, message: 'must be an object with a "type"' }]);
+  }
+  const type = (input as { type?: unknown }).type;
+  if (typeof type !== 'string' || !(type in LEVEL_SCHEMAS)) {
+    const shown = typeof type === 'string' ? `"${type.slice(0, 64)}"` : String(type);
+    throw new ValidationError('connection descriptor', [
+      { path: joinPath(['type'], path), message: `unknown descriptor type ${shown}: expected one of ${DESCRIPTOR_TYPES.join(', ')}` },
+    ]);
+  }
+  const level = parseWith(LEVEL_SCHEMAS[type as keyof typeof LEVEL_SCHEMAS] as z.ZodType<Record<string, unknown>>, input, 'connection descriptor', path);
+  if (level.type === 'user-computer-profile' || level.type === 'reverse-http') {
+    const { target, ...outer } = level as { target?: unknown } & Record<string, unknown>;
+    if (target === undefined) return outer as unknown as ConnectionDescriptor;
+    return { ...outer, target: parseLevel(target, joinPath(['target'], path), depth + 1) } as ConnectionDescriptor;
+  }
+  return level as unknown as ConnectionDescriptor;
+}
+
+/** Serializes a descriptor back to its JSON text; parse → serialize is the identity on valid input. */
+export function serializeConnectionDescriptor(descriptor: ConnectionDescriptor): string {
+  return JSON.stringify(descriptor);
+}
+
+/** The host an outer descriptor reaches, or null for `local` and edge-direct `http`. */
+export function hostOf(descriptor: ConnectionDescriptor): string | null {
+  return descriptor.type === 'user-computer-profile' || descriptor.type === 'reverse-http' ? descriptor['entity-id'] : null;
+}
+
+/** What runs on the host: the inner target, `{"type":"local"}` when absent. */
+export function innerTargetOf(descriptor: UserComputerProfileDescriptor | ReverseHttpDescriptor): ConnectionDescriptor {
+  return descriptor.target ?? { type: 'local' };
+}
