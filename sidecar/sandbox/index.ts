@@ -1,0 +1,86 @@
+/**
+ * Containment: when a server must be sandboxed, and the one platform switch that picks the
+ * backend (`bubblewrap.ts` on Linux, `seatbelt.ts` on macOS, nothing elsewhere).
+ *
+ * DESIGN §5: containment is required exactly when the effective profile grants a filesystem path
+ * or lists network capabilities (an empty list means "no network"). Required containment that
+ * cannot be applied fails closed with `containment-unavailable`: there is no fallback to an
+ * uncontained launch anywhere in this module.
+ *
+ * @module
+ */
+import { homedir } from 'node:os';
+import { LocalError, WireError } from '../../shared/errors.ts';
+import type { EffectiveProfile } from '../trust/effective-profile.ts';
+import { bubblewrapProbe, type ContainmentProbe, seatbeltProbe } from './availability.ts';
+import { bubblewrapPolicy } from './bubblewrap.ts';
+import type { ContainmentPolicy } from './containment-policy.ts';
+import type { ContainmentLaunch } from './launch-paths.ts';
+import { seatbeltPolicy } from './seatbelt.ts';
+
+export type { BackendAvailability, ContainmentProbe } from './availability.ts';
+export { bubblewrapProbe, seatbeltProbe } from './availability.ts';
+export type { BubblewrapPolicy, ContainmentPolicy, SeatbeltPolicy } from './containment-policy.ts';
+export type { ContainmentLaunch } from './launch-paths.ts';
+export { PolicyCache, type PolicyCacheKey } from './policy-cache.ts';
+
+/**
+ * @param effective An effective trust profile.
+ * @returns Whether a server launched under it must be contained.
+ * @example
+ * ```ts
+ * containmentRequired({ ...NEUTRAL_PROFILE, networkCapabilities: [] }); // true
+ * containmentRequired(NEUTRAL_PROFILE); // false
+ * ```
+ */
+export function containmentRequired(effective: EffectiveProfile): boolean {
+  return effective.filesystemPaths.length > 0 || effective.networkCapabilities !== undefined;
+}
+
+export interface CompileOptions {
+  /** The trust profile revision, recorded in the policy. */
+  readonly revision: string;
+  /** Defaults to `process.platform`. */
+  readonly platform?: NodeJS.Platform;
+  /** Defaults to the platform's probe (`bubblewrapProbe()`, `seatbeltProbe()`). */
+  readonly probe?: ContainmentProbe;
+  /** Where `environment.inherit` reads from; defaults to `process.env`. */
+  readonly sidecarEnv?: Readonly<Record<string, string | undefined>>;
+  /** The home directory never exposed; defaults to `os.homedir()`. */
+  readonly home?: string;
+}
+
+/**
+ * Compiles the containment policy for one server launch.
+ *
+ * @param effective The effective trust profile.
+ * @param launch The server as configured on this host, its command already resolved to a path.
+ * @param options Revision, platform and probe.
+ * @returns `null` when containment is not required, else the policy for the process executor.
+ * @throws WireError `containment-unavailable` when no usable backend exists or the backend
+ *   cannot enforce the profile; LocalError `invalid-launch` for a relative command path.
+ */
+export async function compileContainment(effective: EffectiveProfile, launch: ContainmentLaunch, options: CompileOptions): Promise<ContainmentPolicy | null> {
+  if (!containmentRequired(effective)) return null;
+  if (!launch.file.startsWith('/')) throw new LocalError('invalid-launch', `Cannot contain a relative command path: resolve "${launch.file}" first`);
+  const platform = options.platform ?? process.platform;
+  const facts = { home: options.home ?? homedir(), sidecarEnv: options.sidecarEnv ?? process.env, revision: options.revision };
+  switch (platform) {
+    case 'linux': {
+      const backend = await (options.probe ?? bubblewrapProbe())();
+      if (!backend.available) throw new WireError('containment-unavailable', backend.message, { detail: { backend: 'bubblewrap' } });
+      return bubblewrapPolicy({ effective, launch, executable: backend.executable, ...facts });
+    }
+    case 'darwin': {
+      const backend = await (options.probe ?? seatbeltProbe())();
+      if (!backend.available) throw new WireError('containment-unavailable', backend.message, { detail: { backend: 'seatbelt' } });
+      return seatbeltPolicy({ effective, launch, executable: backend.executable, ...facts });
+    }
+    default:
+      throw new WireError(
+        'containment-unavailable',
+        `Containment unavailable: no sandbox backend on platform "${platform}": run servers that need containment on a Linux host (bubblewrap) or a macOS host (Seatbelt)`,
+        { detail: { platform } },
+      );
+  }
+}

@@ -1,0 +1,146 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LocalError, WireError } from '../../shared/errors.ts';
+import { ValidationError } from '../../shared/validation.ts';
+import { TrustProfileStore } from './profile-store.ts';
+
+let dir: string;
+let store: TrustProfileStore;
+
+function write(ref: string, content: unknown): void {
+  writeFileSync(join(dir, `${ref}.json`), typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+}
+
+async function failure(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sy-profiles-'));
+  store = new TrustProfileStore(dir);
+});
+
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('TrustProfileStore', () => {
+  it('resolves a profile with its sha256 revision', async () => {
+    write('workspace', { 'filesystem-paths': [{ 'source-path': '/srv/project', 'access-mode': 'read-write' }], 'network-capabilities': [] });
+    const { revision } = await store.load('workspace');
+    expect(revision).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const resolved = await store.resolve('workspace', revision);
+    expect(resolved.effective.filesystemPaths).toEqual([{ sourcePath: '/srv/project', targetPath: '/srv/project', accessMode: 'read-write' }]);
+    expect(resolved.effective.networkCapabilities).toEqual([]);
+  });
+
+  it('rejects a missing profile with trust-profile-not-found', async () => {
+    const error = await failure(store.resolve('nope', 'sha256:00'));
+    expect(error).toBeInstanceOf(WireError);
+    expect((error as WireError).reason).toBe('trust-profile-not-found');
+    expect((error as WireError).message).toContain('"nope"');
+  });
+
+  it('rejects a changed revision with trust-profile-stale naming both revisions and the fix', async () => {
+    write('workspace', { 'network-capabilities': [] });
+    const { revision: old } = await store.load('workspace');
+    write('workspace', { 'network-capabilities': ['loopback'] });
+    const error = (await failure(store.resolve('workspace', old))) as WireError;
+    const { revision: current } = await store.load('workspace');
+    expect(error.reason).toBe('trust-profile-stale');
+    expect(error.message).toContain(old);
+    expect(error.message).toContain(current);
+    expect(error.message).toContain('switchyard sidecar profiles');
+  });
+
+  it('rejects a reference that could leave the folder before touching the disk', async () => {
+    const error = (await failure(store.resolve('../etc/passwd', 'sha256:00'))) as WireError;
+    expect(error.reason).toBe('invalid-request');
+  });
+
+  it('names a missing base', async () => {
+    write('child', { 'base-trust-profiles': ['ghost'] });
+    const error = (await failure(store.load('child'))) as WireError;
+    expect(error.reason).toBe('trust-profile-not-found');
+    expect(error.message).toContain('"ghost", a base of "child"');
+  });
+
+  it.each<[string, Record<string, string[]>, string]>([
+    ['a two-profile cycle', { a: ['b'], b: ['a'] }, '"a" → "b" → "a"'],
+    ['a self reference', { a: ['a'] }, '"a" → "a"'],
+    ['a cycle below the root', { root: ['a'], a: ['b'], b: ['a'] }, '"a" → "b" → "a"'],
+  ])('detects %s and names it', async (_name, graph, cycle) => {
+    for (const [ref, bases] of Object.entries(graph)) write(ref, { 'base-trust-profiles': bases });
+    const error = (await failure(store.load(Object.keys(graph)[0]!))) as LocalError;
+    expect(error).toBeInstanceOf(LocalError);
+    expect(error.code).toBe('trust-profile-invalid');
+    expect(error.message).toContain(cycle);
+  });
+
+  it('changes the revision when a base of a base changes, not when a file is reformatted', async () => {
+    write('top', { 'base-trust-profiles': ['mid'] });
+    write('mid', { 'base-trust-profiles': ['low'] });
+    write('low', { 'network-capabilities': [], 'filesystem-paths': [{ 'source-path': '/a', 'access-mode': 'read-only' }] });
+    const first = (await store.load('top')).revision;
+    writeFileSync(join(dir, 'low.json'), '{"filesystem-paths":[{"access-mode":"read-only","source-path":"/a"}],\n\n  "network-capabilities":[]}');
+    expect((await store.load('top')).revision).toBe(first);
+    write('low', { 'network-capabilities': ['loopback'], 'filesystem-paths': [{ 'source-path': '/a', 'access-mode': 'read-only' }] });
+    expect((await store.load('top')).revision).not.toBe(first);
+  });
+
+  it('gives two names with the same content different revisions', async () => {
+    write('a', { 'network-capabilities': [] });
+    write('b', { 'network-capabilities': [] });
+    expect((await store.load('a')).revision).not.toBe((await store.load('b')).revision);
+  });
+
+  it('composes nested bases with mixed modes', async () => {
+    write('org', { 'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-write' }], 'network-capabilities': ['loopback'] });
+    write('tools', { 'filesystem-paths': [{ 'source-path': '/opt/tools', 'access-mode': 'read-only' }], 'network-capabilities': [] });
+    write('team', { 'base-trust-profiles': [{ profile: 'tools', 'inheritance-mode': 'permissive' }, 'org'], 'filesystem-paths': [{ 'source-path': '/srv/team', 'access-mode': 'read-write' }], 'network-capabilities': ['internet-client'] });
+    write('workspace', { 'base-trust-profiles': ['team'], 'filesystem-paths': [{ 'source-path': '/srv/team/app', 'access-mode': 'read-write' }, { 'source-path': '/opt/tools', 'access-mode': 'read-only' }], 'network-capabilities': ['internet-client'] });
+    const { effective } = await store.load('workspace');
+    // team = (own ∨ tools) ∧ org: /opt/tools is outside org's /srv, so the restrictive base drops it.
+    expect(effective.filesystemPaths).toEqual([{ sourcePath: '/srv/team/app', targetPath: '/srv/team/app', accessMode: 'read-write' }]);
+    expect(effective.networkCapabilities).toEqual(['loopback']);
+  });
+
+  it('reads files fresh on every resolve', async () => {
+    write('p', { 'network-capabilities': [] });
+    expect((await store.load('p')).effective.networkCapabilities).toEqual([]);
+    write('p', { 'network-capabilities': ['internet-client'] });
+    expect((await store.load('p')).effective.networkCapabilities).toEqual(['internet-client']);
+  });
+
+  it('reports an invalid file as path: message without quoting its content', async () => {
+    write('bad', { 'filesystem-paths': [{ 'source-path': 'rel', 'access-mode': 'read-only' }], extra: true });
+    const error = (await failure(store.load('bad'))) as ValidationError;
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error.issues).toEqual([
+      { path: 'filesystem-paths[0].source-path', message: 'must be an absolute path' },
+      { path: 'extra', message: 'unknown key' },
+    ]);
+    write('broken', '{"environment": SECRET_VALUE');
+    const broken = (await failure(store.load('broken'))) as ValidationError;
+    expect(broken.issues[0]?.message).toMatch(/^not valid JSON/);
+    expect(broken.message).not.toContain('SECRET_VALUE');
+  });
+
+  it('lists profiles with revisions, and unusable ones with their error', async () => {
+    write('b', { 'network-capabilities': [], description: 'Bee' });
+    write('a', { 'base-trust-profiles': ['missing'] });
+    writeFileSync(join(dir, 'notes.txt'), 'ignored');
+    const listing = await store.list();
+    expect(listing.map((l) => l.ref)).toEqual(['a', 'b']);
+    expect(listing[0]).toMatchObject({ ref: 'a', error: expect.stringContaining('"missing"') });
+    expect(listing[1]).toEqual({ ref: 'b', revision: (await store.load('b')).revision, description: 'Bee' });
+    expect(await new TrustProfileStore(join(dir, 'absent')).list()).toEqual([]);
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * Trust profiles on the launch host: `DIR/trust-profiles/<ref>.json`, resolved by reference.
+ *
+ * The link carries only a reference and the revision the worker expects (DESIGN §5), so this store
+ * is where a launch is refused before anything starts: a missing profile or base is
+ * `trust-profile-not-found`, a revision that differs from the files on disk is
+ * `trust-profile-stale`. Files are read fresh on every resolve, so an edited profile is noticed at
+ * the next launch and a worker still pinned to the old revision is refused rather than silently
+ * given the new policy.
+ *
+ * The revision is `sha256:` + hex of the canonical JSON (sorted keys) of the whole base closure:
+ * the root's name and every profile in the closure by name with its parsed file content. Any
+ * change anywhere in the closure (including a base of a base) changes it; reformatting does not.
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LocalError, WireError } from '../../shared/errors.ts';
+import { parseWith, ValidationError } from '../../shared/validation.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { composeProfile } from './compose.ts';
+import { type EffectiveProfile, effectiveFromFile } from './effective-profile.ts';
+import { TRUST_PROFILE_REF_PATTERN, type TrustProfileFile, trustProfileFileSchema } from './profile-schema.ts';
+
+export interface ResolvedTrustProfile {
+  readonly ref: string;
+  readonly effective: EffectiveProfile;
+  /** `sha256:<hex>` over the profile's whole base closure. */
+  readonly revision: string;
+  readonly description?: string;
+}
+
+/** One line of `switchyard sidecar profiles`: a usable profile, or why it cannot be used. */
+export type TrustProfileListing = { readonly ref: string; readonly revision: string; readonly description?: string } | { readonly ref: string; readonly error: string };
+
+interface LoadedFile {
+  readonly raw: unknown;
+  readonly file: TrustProfileFile;
+}
+
+export class TrustProfileStore {
+  /** @param dir The `trust-profiles` folder itself (for a config dir: `join(configDir, 'trust-profiles')`). */
+  constructor(readonly dir: string) {}
+
+  /**
+   * Resolves a reference and checks it against the revision the worker expects.
+   *
+   * @param ref A profile name, as sent over the link.
+   * @param expectedRevision The `sha256:` revision from the agent's trust context.
+   * @returns The effective profile and its current revision.
+   * @throws WireError `trust-profile-not-found` / `trust-profile-stale` / `invalid-request` (bad name);
+   *   ValidationError for an invalid file; LocalError `trust-profile-invalid` for a base cycle.
+   */
+  async resolve(ref: string, expectedRevision: string): Promise<ResolvedTrustProfile> {
+    const resolved = await this.load(ref);
+    if (resolved.revision !== expectedRevision) {
+      throw new WireError(
+        'trust-profile-stale',
+        `Trust profile "${ref}" has changed: the worker expects revision ${expectedRevision} but this host has ${resolved.revision}; ` +
+          'update the worker config with the revision printed by `switchyard sidecar profiles`',
+        { detail: { ref, expectedRevision, currentRevision: resolved.revision } },
+      );
+    }
+    return resolved;
+  }
+
+  /** Resolves a reference without a revision check (local tooling; launches use {@link resolve}). */
+  async load(ref: string): Promise<ResolvedTrustProfile> {
+    if (!TRUST_PROFILE_REF_PATTERN.test(ref)) {
+      throw new WireError('invalid-request', 'Invalid trust profile reference: must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
+    }
+    const closure = new Map<string, LoadedFile>();
+    const memo = new Map<string, EffectiveProfile>();
+    const effective = await this.#effective(ref, [], closure, memo);
+    const contents = Object.fromEntries([...closure].map(([name, loaded]) => [name, loaded.raw]));
+    const digest = createHash('sha256').update(canonicalJson({ profile: ref, closure: contents })).digest('hex');
+    const description = closure.get(ref)?.file.description;
+    return { ref, effective, revision: `sha256:${digest}`, ...(description === undefined ? {} : { description }) };
+  }
+
+  /** Every `<ref>.json` in the folder, sorted by name; an unusable one is listed with its error. */
+  async list(): Promise<TrustProfileListing[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const refs = names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((r) => TRUST_PROFILE_REF_PATTERN.test(r)).sort();
+    return Promise.all(
+      refs.map(async (ref): Promise<TrustProfileListing> => {
+        try {
+          const { revision, description } = await this.load(ref);
+          return description === undefined ? { ref, revision } : { ref, revision, description };
+        } catch (error) {
+          return { ref, error: error instanceof Error ? error.message : String(error) };
+        }
+      }),
+    );
+  }
+
+  async #effective(ref: string, chain: readonly string[], closure: Map<string, LoadedFile>, memo: Map<string, EffectiveProfile>): Promise<EffectiveProfile> {
+    if (chain.includes(ref)) {
+      const cycle = [...chain.slice(chain.indexOf(ref)), ref].map((r) => `"${r}"`).join(' → ');
+      throw new LocalError('trust-profile-invalid', `Trust profile bases form a cycle: ${cycle}`);
+    }
+    const known = memo.get(ref);
+    if (known !== undefined) return known;
+    const loaded = await this.#read(ref, chain.at(-1));
+    closure.set(ref, loaded);
+    const bases = [];
+    for (const base of loaded.file['base-trust-profiles'] ?? []) {
+      bases.push({ profile: await this.#effective(base.profile, [...chain, ref], closure, memo), mode: base['inheritance-mode'] });
+    }
+    const effective = composeProfile(effectiveFromFile(loaded.file), bases);
+    memo.set(ref, effective);
+    return effective;
+  }
+
+  async #read(ref: string, baseOf: string | undefined): Promise<LoadedFile> {
+    let text: string;
+    try {
+      text = await readFile(join(this.dir, `${ref}.json`), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      const role = baseOf === undefined ? '' : `, a base of "${baseOf}"`;
+      throw new WireError('trust-profile-not-found', `Trust profile not found: "${ref}"${role}: add trust-profiles/${ref}.json to the sidecar config dir or fix the reference`, {
+        detail: { ref },
+      });
+    }
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch (error) {
+      // The parser's message quotes file content; keep only the position.
+      const position = /position (\d+)/.exec((error as Error).message)?.[1];
+      const where = position === undefined ? '' : ` at position ${position}`;
+      throw new ValidationError(`trust profile "${ref}"`, [{ path: '(root)', message: `not valid JSON${where}` }]);
+    }
+    return { raw, file: parseWith(trustProfileFileSchema, raw, `trust profile "${ref}"`) };
+  }
+}
