@@ -1,0 +1,312 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LocalError, WireError, reasonOf } from '../../shared/errors.ts';
+import { silentLogger } from '../log.ts';
+import type { BubblewrapPolicy } from '../sandbox/containment-policy.ts';
+import { ProcessExecutorBackedClientTransport, type ProcessTransportOptions } from './process-backed-transport.ts';
+import { ProcessExecutor, type ProcessLaunchRequest, type SpawnAttempt } from './process-executor.ts';
+
+const REPO = resolve(import.meta.dirname, '../..');
+const FIXTURES = join(REPO, 'test/fixtures');
+const EVERYTHING = join(REPO, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const NODE = process.execPath;
+
+/** A process is gone when kill(pid, 0) says ESRCH, or it is a zombie waiting to be reaped. */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor<T>(probe: () => T | undefined, what: string, tries = 400): Promise<T> {
+  for (let i = 0; i < tries; i++) {
+    const value = probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`Timed out waiting for ${what}`);
+}
+
+function bwrapPolicy(extra: readonly string[] = [], executable = '/usr/bin/bwrap'): BubblewrapPolicy {
+  return {
+    backend: 'bubblewrap',
+    executable,
+    args: [
+      '--unshare-all', '--die-with-parent', '--new-session',
+      '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64',
+      '--symlink', 'usr/bin', '/bin', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp',
+      '--ro-bind', REPO, REPO, ...extra,
+    ],
+    env: { PATH: '/usr/bin:/bin', HOME: '/tmp' },
+    cwd: REPO,
+    revision: 'sha256:test',
+  };
+}
+
+const fixture = (name: string, ...args: string[]): ProcessLaunchRequest => ({
+  command: NODE,
+  args: [join(FIXTURES, name), ...args],
+  env: {},
+  policy: null,
+});
+
+describe('ProcessExecutorBackedClientTransport', () => {
+  let executor: ProcessExecutor;
+  let attempts: SpawnAttempt[];
+  let cleanups: Array<() => Promise<unknown>>;
+  let dir: string;
+
+  beforeEach(() => {
+    attempts = [];
+    cleanups = [];
+    dir = mkdtempSync(join(tmpdir(), 'transport-test-'));
+    executor = new ProcessExecutor({ termGraceMs: 300, onSpawn: (a) => attempts.push(a) });
+  });
+
+  afterEach(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+    await executor.disposeAll();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A transport that records its errors and close calls, closed after the test. */
+  function transport(request: ProcessLaunchRequest, options: Partial<ProcessTransportOptions> = {}, name = 'fixture') {
+    const t = new ProcessExecutorBackedClientTransport(name, request, executor, { logger: silentLogger, ...options });
+    const errors: Error[] = [];
+    let closes = 0;
+    t.onerror = (e) => errors.push(e);
+    t.onclose = () => void (closes += 1);
+    cleanups.push(() => t.close());
+    return { t, errors, closes: () => closes };
+  }
+
+  /** A real SDK client connected over the transport; client errors are recorded too. */
+  async function connect(t: ProcessExecutorBackedClientTransport) {
+    const client = new Client({ name: 'transport-test', version: '1.0.0' });
+    const errors: Error[] = [];
+    client.onerror = (e) => errors.push(e);
+    cleanups.push(() => client.close());
+    await client.connect(t);
+    return { client, errors };
+  }
+
+  const echoText = async (client: Client, message: string) => {
+    const result = await client.callTool({ name: 'echo', arguments: { message } });
+    return (result.content as Array<{ text: string }>)[0]?.text;
+  };
+
+  it('ConnectAsync_SecondCall_ThrowsInvalidOperation: a second start() rejects and launches nothing', async () => {
+    const { t } = transport(fixture('echo-server.mjs'));
+    await t.start();
+    const error = await t.start().catch((e) => e);
+    expect(error).toBeInstanceOf(LocalError);
+    expect(error.code).toBe('already-started');
+    expect(attempts).toHaveLength(1);
+  });
+
+  it('ConnectAsync_Streams_McpHandshakeCompletes: server-everything answers initialize, tools/list and echo', async () => {
+    const { t } = transport({ command: NODE, args: [EVERYTHING, 'stdio'], env: { PATH: process.env.PATH ?? '' }, policy: null }, {}, 'everything');
+    const { client } = await connect(t);
+    expect(client.getServerVersion()?.name).toBeTruthy();
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toContain('echo');
+    expect(await echoText(client, 'hello')).toBe('Echo: hello');
+  });
+
+  it('ConnectAsync_StderrOutput_DoesNotEnterProtocolStream: chatty stderr is logged apart and calls still work', async () => {
+    const logged: string[] = [];
+    const logger = { ...silentLogger, debug: (_: string, f?: Record<string, unknown>) => void logged.push(String(f?.line)), child: () => logger };
+    const { t, errors } = transport(fixture('stderr-chatty-server.mjs'), { logger });
+    const { client, errors: clientErrors } = await connect(t);
+    for (const word of ['one', 'two', 'three']) expect(await echoText(client, word)).toBe(`Echo: ${word}`);
+    const lastFake = JSON.stringify({ jsonrpc: '2.0', id: 3, error: { code: -1, message: 'stderr must not be parsed' } });
+    const tail = await waitFor(() => (t.stderrTail().includes(lastFake) ? t.stderrTail() : undefined), 'the last stderr line');
+    expect(tail).toContain('chatty: received #1 initialize');
+    expect(tail.filter((l) => l.includes('stderr must not be parsed'))).toHaveLength(5);
+    expect(logged).toContain('chatty: received #1 initialize');
+    expect(errors).toEqual([]);
+    expect(clientErrors).toEqual([]);
+  });
+
+  it('DisposeAsync_RunningServer_KillsProcessTreeAndDrainsTasks: close ends server and grandchild that ignore SIGTERM', async () => {
+    const pidFile = join(dir, 'pids.json');
+    const { t, errors, closes } = transport(fixture('forking-server.mjs', pidFile));
+    const { client } = await connect(t);
+    expect(await echoText(client, 'before close')).toBe('Echo: before close');
+    const pids = await waitFor(() => (existsSync(pidFile) ? JSON.parse(readFileSync(pidFile, 'utf8')) : undefined), 'pid file');
+    expect(isAlive(pids.server) && isAlive(pids.grandchild)).toBe(true);
+    await t.close();
+    expect(isAlive(pids.server)).toBe(false);
+    expect(isAlive(pids.grandchild)).toBe(false);
+    expect(t.stderrTail()).toContain('forking-server: ignoring SIGTERM'); // drained before close resolved
+    expect(closes()).toBe(1);
+    await t.close();
+    expect(closes()).toBe(1);
+    expect(errors).toEqual([]);
+    expect(executor.liveCount).toBe(0);
+    await expect(t.send({ jsonrpc: '2.0', method: 'ping', id: 99 })).rejects.toMatchObject({ code: 'not-connected' });
+  });
+
+  it('DisposeAsync_RunningServer_KillsProcessTreeAndDrainsTasks: close ends a contained tree, sandbox included', async () => {
+    const pidFile = join(dir, 'pids.json');
+    const request = { ...fixture('forking-server.mjs', pidFile), command: '/usr/bin/node', policy: bwrapPolicy(['--bind', dir, dir]) };
+    const { t, closes } = transport(request, {}, 'forking-contained');
+    await connect(t);
+    await waitFor(() => (existsSync(pidFile) ? true : undefined), 'pid file');
+    /** Host pids of live processes started for this test: bwrap, its init, the server, the grandchild. */
+    const related = () =>
+      readdirSync('/proc')
+        .filter((pid) => /^\d+$/.test(pid) && isAlive(Number(pid)))
+        .filter((pid) => {
+          const cmdline = (() => { try { return readFileSync(`/proc/${pid}/cmdline`, 'utf8'); } catch { return ''; } })();
+          return cmdline.includes(pidFile);
+        });
+    expect(related().length).toBeGreaterThanOrEqual(3);
+    await t.close();
+    expect(related()).toEqual([]);
+    expect(closes()).toBe(1);
+  });
+
+  describe('ConnectAsync_MxcLaunchFails_DoesNotRetryWithoutPolicy', () => {
+    const cases = [
+      { what: 'bubblewrap executable is missing', policy: () => bwrapPolicy([], join(dir, 'no-bwrap')), reasons: ['containment-unavailable'] },
+      { what: 'bubblewrap rejects its arguments', policy: () => bwrapPolicy(['--ro-bind', join(dir, 'no-such-source'), '/mnt']), reasons: ['launch-failed', 'containment-unavailable'] },
+    ];
+    for (const { what, policy, reasons } of cases) {
+      it(`fails closed when the ${what}`, async () => {
+        const patient = new ProcessExecutor({ setupWindowMs: 5000, onSpawn: (a) => attempts.push(a) });
+        const marker = join(dir, 'marker');
+        const request = { ...fixture('marker-server.mjs', marker), policy: policy() };
+        const t = new ProcessExecutorBackedClientTransport('contained', request, patient, { logger: silentLogger });
+        const client = new Client({ name: 'transport-test', version: '1.0.0' });
+        const error = await client.connect(t).catch((e) => e);
+        expect(error).toBeInstanceOf(WireError);
+        expect(reasons).toContain(reasonOf(error));
+        expect(attempts.map((a) => a.backend)).toEqual(['bubblewrap']);
+        expect(patient.spawnCount).toBe(1);
+        expect(patient.liveCount).toBe(0);
+        expect(existsSync(marker)).toBe(false);
+        await t.close();
+      });
+    }
+  });
+
+  it('runs server-everything contained under bubblewrap through a real SDK client', async () => {
+    const request = { command: '/usr/bin/node', args: [EVERYTHING, 'stdio'], env: { LEAK: 'not inherited' }, policy: bwrapPolicy() };
+    const { t } = transport(request, {}, 'everything-contained');
+    const { client } = await connect(t);
+    expect(await echoText(client, 'from the sandbox')).toBe('Echo: from the sandbox');
+    expect(attempts).toEqual([{ backend: 'bubblewrap', file: '/usr/bin/bwrap', pid: t.pid }]);
+    await t.close();
+    expect(isAlive(t.pid ?? 0)).toBe(false);
+  });
+
+  it('reports a premature exit as server-exited with the exit code and a sanitized stderr tail', async () => {
+    const { t, errors, closes } = transport(fixture('early-exit-server.mjs'), {}, 'early');
+    await t.start();
+    await waitFor(() => (closes() > 0 ? true : undefined), 'onclose');
+    expect(errors).toHaveLength(1);
+    const error = errors[0] as WireError;
+    expect(error).toBeInstanceOf(WireError);
+    expect(error.reason).toBe('server-exited');
+    expect(error.detail).toMatchObject({ exitCode: 3, signal: null });
+    expect(error.message).toBe('Server "early" exited with code 3: early-exit: loading configuration | early-exit: fatal: missing setting evil');
+    expect(t.stderrTail()[1]).toContain('\u001b[31m');
+    expect(closes()).toBe(1);
+  });
+
+  it('keeps memory bounded while a server floods 100 MB of stderr', async () => {
+    let linesDrained = 0;
+    const logger = { ...silentLogger, debug: () => void (linesDrained += 1), child: () => logger };
+    const { t, errors } = transport(fixture('stderr-flood-server.mjs', '100'), { logger }, 'flood');
+    const before = process.memoryUsage().rss;
+    const { client } = await connect(t);
+    expect(await echoText(client, 'during the flood')).toBe('Echo: during the flood');
+    await waitFor(() => (t.stderrTail().at(-1) === 'flood: done' ? true : undefined), 'the end of the flood', 4000);
+    const growth = process.memoryUsage().rss - before;
+    expect(linesDrained).toBeGreaterThan(100 * 1024); // every 1 KiB line went through the drain
+    expect(growth).toBeLessThan(60 * 1024 * 1024);
+    expect(t.stderrTail()).toHaveLength(8);
+    expect(await echoText(client, 'after the flood')).toBe('Echo: after the flood');
+    expect(errors).toEqual([]);
+  }, 120_000);
+
+  it('cancelling start() mid-launch leaves no process', async () => {
+    for (const policy of [null, bwrapPolicy()]) {
+      const controller = new AbortController();
+      const { t } = transport({ ...fixture('hang-server.mjs'), policy }, { startSignal: controller.signal });
+      const starting = t.start();
+      controller.abort();
+      await expect(starting).rejects.toMatchObject({ code: 'aborted' });
+      const pid = attempts.at(-1)?.pid ?? 0;
+      expect(pid).toBeGreaterThan(0);
+      expect(isAlive(pid)).toBe(false);
+    }
+    expect(executor.liveCount).toBe(0);
+  });
+
+  it('close() during a connect that is never answered ends the process and the connect', async () => {
+    const { t, closes } = transport(fixture('hang-server.mjs'));
+    const client = new Client({ name: 'transport-test', version: '1.0.0' });
+    const connecting = client.connect(t);
+    await waitFor(() => (t.stderrTail().length > 0 ? true : undefined), 'the server to start');
+    await t.close();
+    await expect(connecting).rejects.toThrow();
+    expect(isAlive(t.pid ?? 0)).toBe(false);
+    expect(closes()).toBe(1);
+  });
+
+  it('reports junk stdout lines through onerror and keeps serving', async () => {
+    const { t } = transport(fixture('junk-stdout-server.mjs'));
+    const { client, errors } = await connect(t);
+    expect(await echoText(client, 'first')).toBe('Echo: first');
+    await waitFor(() => (errors.length >= 3 ? true : undefined), 'junk after a reply');
+    expect(await echoText(client, 'second')).toBe('Echo: second');
+    expect(errors.slice(0, 2).map((e) => e.message)).toEqual([
+      'Server "fixture" wrote a line to stdout that was skipped: it is not JSON',
+      'Server "fixture" wrote a line to stdout that was skipped: it is not a JSON-RPC message',
+    ]);
+    expect(errors.every((e) => (e as LocalError).code === 'invalid-message')).toBe(true);
+  });
+
+  it('closes with message-too-large when stdout holds more than the cap without a newline', async () => {
+    const script = "process.stdout.write('x'.repeat(3 * 1024 * 1024)); setInterval(() => {}, 1000)";
+    const { t, errors, closes } = transport({ command: NODE, args: ['-e', script], env: {}, policy: null }, { maxMessageBytes: 1024 * 1024 });
+    await t.start();
+    await waitFor(() => (closes() > 0 ? true : undefined), 'onclose');
+    expect(errors.map((e) => (e as LocalError).code)).toEqual(['message-too-large']);
+    expect(isAlive(t.pid ?? 0)).toBe(false);
+  });
+
+  it('send() waits for drain when the server does not read, and rejects once the transport closes', async () => {
+    const { t } = transport({ command: NODE, args: ['-e', 'setInterval(() => {}, 1000)'], env: {}, policy: null });
+    await t.start();
+    let outcome = 'pending';
+    const big = { jsonrpc: '2.0' as const, method: 'notifications/message', params: { data: 'x'.repeat(4 * 1024 * 1024) } };
+    const sending = t.send(big).then(() => (outcome = 'sent'), (e) => (outcome = (e as LocalError).code));
+    await new Promise((r) => setImmediate(r));
+    expect(outcome).toBe('pending');
+    await t.close();
+    await sending;
+    expect(outcome).toBe('not-connected');
+  });
+
+  it('close() before start() calls onclose once and launches nothing', async () => {
+    const { t, closes } = transport(fixture('echo-server.mjs'));
+    await t.close();
+    expect(closes()).toBe(1);
+    await expect(t.start()).rejects.toMatchObject({ code: 'already-started' });
+    expect(attempts).toEqual([]);
+  });
+});

@@ -1,0 +1,245 @@
+/**
+ * ProcessExecutorBackedClientTransport: an MCP SDK `Transport` over a process the executor
+ * started, which also owns that process (the upstream ProcessOwnedMcpTransport role).
+ *
+ * What it adds to the SDK's own stdio client: the launch goes through `ProcessExecutor`, so the
+ * same code path serves contained and ordinary servers; stderr is drained apart into the log and a
+ * bounded tail that explains a premature exit; closing ends the whole process tree. Framing stays
+ * the SDK's (`ReadBuffer`, `serializeMessage`): JSON-RPC is never parsed here.
+ *
+ * @module
+ */
+import type { Readable, Writable } from 'node:stream';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LocalError, WireError } from '../../shared/errors.ts';
+import { linesOf } from '../../shared/line-framing.ts';
+import type { Logger } from '../log.ts';
+import { classifyContainmentFailure, type ProcessExecutor, type ProcessExit, type ProcessHandle, type ProcessLaunchRequest } from './process-executor.ts';
+import { StderrTail, type StderrTailLimits } from './stderr-tail.ts';
+
+/** How the transport logs, bounds its buffers and can be cancelled while starting. */
+export interface ProcessTransportOptions {
+  readonly logger: Logger;
+  /** Size of the rolling stderr buffer; 64 lines / 8 KiB by default. */
+  readonly stderrTail?: StderrTailLimits;
+  /** Cancels `start()`; a process launched so far is disposed. Ignored once `start()` resolved. */
+  readonly startSignal?: AbortSignal;
+  /** Longest stdout line buffered while waiting for its newline; 16 MiB by default. */
+  readonly maxMessageBytes?: number;
+  /** Bound on waiting for the output pipes to drain after the process ended; 1 s by default. */
+  readonly drainTimeoutMs?: number;
+}
+
+type State = 'new' | 'starting' | 'open' | 'closing' | 'closed';
+
+/** A client transport whose server is a process launched, contained or not, by `ProcessExecutor`. */
+export class ProcessExecutorBackedClientTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  readonly name: string;
+  readonly #request: ProcessLaunchRequest;
+  readonly #executor: ProcessExecutor;
+  readonly #options: ProcessTransportOptions;
+  readonly #logger: Logger;
+  readonly #tail: StderrTail;
+  readonly #readBuffer: ReadBuffer;
+  readonly #launchAbort = new AbortController();
+  #state: State = 'new';
+  #starting: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+  #handle: ProcessHandle | undefined;
+  #stdoutDone: Promise<void> = Promise.resolve();
+  #stderrDone: Promise<void> = Promise.resolve();
+  #sawStdout = false;
+
+  constructor(name: string, launchRequest: ProcessLaunchRequest, executor: ProcessExecutor, options: ProcessTransportOptions) {
+    this.name = name;
+    this.#request = launchRequest;
+    this.#executor = executor;
+    this.#options = options;
+    this.#logger = options.logger.child({ server: name });
+    this.#tail = new StderrTail(options.stderrTail);
+    this.#readBuffer = new ReadBuffer({ maxBufferSize: options.maxMessageBytes ?? 16 * 1024 * 1024 });
+  }
+
+  /** Launches the server once; a second call rejects with LocalError `'already-started'`. */
+  start(): Promise<void> {
+    if (this.#state !== 'new') {
+      return Promise.reject(new LocalError('already-started', `Cannot start transport for server "${this.name}": it was already started or closed`));
+    }
+    this.#state = 'starting';
+    this.#starting = this.#launch();
+    return this.#starting;
+  }
+
+  /** Writes one message to the server's stdin, waiting for 'drain' when the pipe is full. */
+  async send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.#state === 'open' ? this.#handle?.stdin : undefined;
+    if (!stdin || stdin.destroyed || stdin.writableEnded) {
+      throw new LocalError('not-connected', `Cannot send to server "${this.name}": the transport is not open`);
+    }
+    await writeRespectingBackpressure(stdin, serializeMessage(message), this.name);
+  }
+
+  /** Stops the protocol, ends the process tree, drains stderr, then calls `onclose` once. */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown(undefined);
+    return this.#closing;
+  }
+
+  /** The last stderr lines of the server, oldest first, bounded by the tail limits. */
+  stderrTail(): string[] {
+    return this.#tail.lines();
+  }
+
+  /** The pid of the launched process (the sandbox tool's, when contained); undefined before start. */
+  get pid(): number | undefined {
+    return this.#handle?.pid;
+  }
+
+  async #launch(): Promise<void> {
+    const external = this.#options.startSignal;
+    const signal = external ? AbortSignal.any([external, this.#launchAbort.signal]) : this.#launchAbort.signal;
+    let handle: ProcessHandle;
+    try {
+      handle = await this.#executor.launch(this.#request, { signal });
+    } catch (error) {
+      if (this.#state === 'starting') this.#state = 'closed';
+      throw error;
+    }
+    if (this.#state !== 'starting') {
+      await handle.dispose(0);
+      throw new LocalError('aborted', `Cannot start transport for server "${this.name}": it was closed while starting`);
+    }
+    this.#handle = handle;
+    this.#state = 'open';
+    handle.stdout.on('data', this.#onStdout);
+    this.#stdoutDone = new Promise((resolve) => handle.stdout.once('close', resolve));
+    this.#stderrDone = this.#drainStderr(handle.stderr);
+    void handle.exited.then((exit) => {
+      if (this.#state === 'open') this.#closing ??= this.#shutdown(exit);
+    });
+  }
+
+  readonly #onStdout = (chunk: Buffer): void => {
+    this.#sawStdout = true;
+    try {
+      this.#readBuffer.append(chunk);
+    } catch (cause) {
+      const limit = this.#options.maxMessageBytes ?? 16 * 1024 * 1024;
+      this.#report(new LocalError('message-too-large', `Server "${this.name}" wrote more than ${limit} bytes to stdout without a newline: closing`, { cause }));
+      void this.close();
+      return;
+    }
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.#readBuffer.readMessage();
+      } catch (cause) {
+        const what = cause instanceof SyntaxError ? 'it is not JSON' : 'it is not a JSON-RPC message';
+        this.#report(new LocalError('invalid-message', `Server "${this.name}" wrote a line to stdout that was skipped: ${what}`, { cause }));
+        continue;
+      }
+      if (message === null) return;
+      try {
+        this.onmessage?.(message);
+      } catch (error) {
+        this.#report(error instanceof Error ? error : new Error(String(error)));
+      }
+    }
+  };
+
+  async #drainStderr(stderr: Readable): Promise<void> {
+    const reader = linesOf(pullStream(stderr), { maxLineLength: this.#tail.maxLineLength }).getReader();
+    try {
+      for (let next = await reader.read(); !next.done; next = await reader.read()) {
+        this.#tail.push(next.value);
+        this.#logger.debug('Server stderr', { line: next.value });
+      }
+    } catch (error) {
+      this.#logger.debug('Server stderr ended with an error', { error });
+    }
+  }
+
+  /** The one way out: `exit` is set when the process ended before `close()` was called. */
+  async #shutdown(exit: ProcessExit | undefined): Promise<void> {
+    const prior = this.#state;
+    this.#state = 'closing';
+    if (prior === 'starting') {
+      this.#launchAbort.abort();
+      await this.#starting?.catch(() => {});
+    }
+    const handle = this.#handle;
+    if (exit === undefined) handle?.stdout.off('data', this.#onStdout).resume(); // closing: stop the protocol, discard the rest
+    if (handle) {
+      await handle.dispose();
+      const drainMs = this.#options.drainTimeoutMs ?? 1000;
+      await settleWithin(Promise.all([this.#stdoutDone, this.#stderrDone]), drainMs);
+      handle.stdout.off('data', this.#onStdout);
+      handle.stdout.destroy();
+      handle.stderr.destroy();
+    }
+    this.#readBuffer.clear();
+    if (exit !== undefined) this.#report(this.#exitError(exit));
+    this.#state = 'closed';
+    this.onclose?.();
+  }
+
+  #exitError(exit: ProcessExit): WireError {
+    const contained = this.#request.policy?.backend;
+    if (contained && !this.#sawStdout) {
+      const failure = classifyContainmentFailure(contained, this.#tail.lines().join('\n'), exit);
+      if (failure) return failure;
+    }
+    const how = exit.signal === null ? `with code ${exit.code}` : `on signal ${exit.signal}`;
+    const tail = this.#tail.sanitized();
+    const message = `Server "${this.name}" exited ${how}${tail ? `: ${tail}` : ''}`;
+    return new WireError('server-exited', message, { detail: { server: this.name, exitCode: exit.code, signal: exit.signal } });
+  }
+
+  #report(error: Error): void {
+    this.#logger.debug('Transport error', { error });
+    this.onerror?.(error);
+  }
+}
+
+/** Adapts a Node stream to a web stream that reads only when pulled, so backpressure holds. */
+function pullStream(readable: Readable): ReadableStream<Uint8Array> {
+  const chunks = readable[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = await chunks.next();
+        if (next.done) controller.close();
+        else controller.enqueue(new Uint8Array(next.value.buffer, next.value.byteOffset, next.value.byteLength));
+      },
+      async cancel() {
+        await chunks.return?.();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+function writeRespectingBackpressure(stream: Writable, data: string, name: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (error?: unknown) => {
+      stream.off('drain', onDrain).off('close', onClose).off('error', onClose);
+      if (error === undefined) resolve();
+      else reject(new LocalError('not-connected', `Cannot send to server "${name}": its stdin closed`, { cause: error }));
+    };
+    const onDrain = () => done();
+    const onClose = (error?: unknown) => done(error ?? new Error('stdin closed'));
+    if (stream.write(data)) return resolve();
+    stream.once('drain', onDrain).once('close', onClose).once('error', onClose);
+  });
+}
+
+async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise.catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}

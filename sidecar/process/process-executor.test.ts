@@ -1,0 +1,205 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { text } from 'node:stream/consumers';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LocalError, WireError } from '../../shared/errors.ts';
+import type { BubblewrapPolicy, SeatbeltPolicy } from '../sandbox/containment-policy.ts';
+import { ProcessExecutor, type ProcessHandle, type SpawnAttempt } from './process-executor.ts';
+
+const REPO = resolve(import.meta.dirname, '../..');
+const FIXTURES = join(REPO, 'test/fixtures');
+const NODE = process.execPath;
+
+/** A process is gone when kill(pid, 0) says ESRCH, or it is a zombie waiting to be reaped. */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor<T>(probe: () => T | undefined, what: string): Promise<T> {
+  for (let i = 0; i < 400; i++) {
+    const value = probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`Timed out waiting for ${what}`);
+}
+
+/** A minimal working sandbox for this Debian host: read-only /usr and repo, no network. */
+function bwrapPolicy(extra: readonly string[] = [], executable = '/usr/bin/bwrap'): BubblewrapPolicy {
+  return {
+    backend: 'bubblewrap',
+    executable,
+    args: [
+      '--unshare-all', '--die-with-parent', '--new-session',
+      '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64',
+      '--symlink', 'usr/bin', '/bin', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp',
+      '--ro-bind', REPO, REPO, ...extra,
+    ],
+    env: { PATH: '/usr/bin:/bin', SANDBOXED: 'yes' },
+    cwd: REPO,
+    revision: 'sha256:test',
+  };
+}
+
+describe('ProcessExecutor', () => {
+  let executor: ProcessExecutor;
+  let attempts: SpawnAttempt[];
+  let handles: ProcessHandle[];
+  let dir: string;
+
+  beforeEach(() => {
+    attempts = [];
+    handles = [];
+    dir = mkdtempSync(join(tmpdir(), 'executor-test-'));
+    executor = new ProcessExecutor({ termGraceMs: 300, stdinGraceMs: 100, onSpawn: (a) => attempts.push(a) });
+  });
+
+  afterEach(async () => {
+    await Promise.all(handles.map((h) => h.dispose(0)));
+    await executor.disposeAll();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const launch = async (...args: Parameters<ProcessExecutor['launch']>) => {
+    const handle = await executor.launch(...args);
+    handles.push(handle);
+    return handle;
+  };
+
+  it('launches an uncontained process with exactly the given environment, in its own process group', async () => {
+    const script = 'process.stdout.write(JSON.stringify({env: process.env, cwd: process.cwd()}))';
+    const handle = await launch({ command: NODE, args: ['-e', script], cwd: dir, env: { ONLY: 'this' }, policy: null });
+    const stat = readFileSync(`/proc/${handle.pid}/stat`, 'utf8');
+    expect(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2])).toBe(handle.pid);
+    const seen = JSON.parse(await text(handle.stdout));
+    expect(seen).toEqual({ env: { ONLY: 'this' }, cwd: dir });
+    expect(await handle.exited).toEqual({ code: 0, signal: null });
+    expect(attempts).toEqual([{ backend: 'none', file: NODE, pid: handle.pid }]);
+  });
+
+  it('rejects with launch-failed when an uncontained command does not exist', async () => {
+    const error = await executor.launch({ command: join(dir, 'missing'), args: [], env: {}, policy: null }).catch((e) => e);
+    expect(error).toBeInstanceOf(WireError);
+    expect(error.reason).toBe('launch-failed');
+    expect(error.detail.errno).toBe('ENOENT');
+    expect(executor.liveCount).toBe(0);
+  });
+
+  it('runs the command under bubblewrap with the policy environment and working directory', async () => {
+    const script = 'process.stdout.write(JSON.stringify({env: process.env, cwd: process.cwd(), net: Object.keys(require("os").networkInterfaces())}))';
+    const handle = await launch({ command: '/usr/bin/node', args: ['-e', script], cwd: dir, env: { LEAK: 'no' }, policy: bwrapPolicy() });
+    const seen = JSON.parse(await text(handle.stdout));
+    expect(seen.env).toEqual({ PATH: '/usr/bin:/bin', SANDBOXED: 'yes', PWD: REPO });
+    expect(seen.cwd).toBe(REPO);
+    expect(seen.net).toEqual(['lo']);
+    expect(await handle.exited).toEqual({ code: 0, signal: null });
+    expect(attempts.map((a) => a.backend)).toEqual(['bubblewrap']);
+  });
+
+  it('fails closed with containment-unavailable when the bubblewrap executable is missing, and never retries', async () => {
+    const marker = join(dir, 'marker');
+    const request = { command: NODE, args: [join(FIXTURES, 'marker-server.mjs'), marker], env: {}, policy: bwrapPolicy([], join(dir, 'no-bwrap')) };
+    const error = await executor.launch(request).catch((e) => e);
+    expect(error).toBeInstanceOf(WireError);
+    expect(error.reason).toBe('containment-unavailable');
+    expect(attempts.map((a) => [a.backend, a.file])).toEqual([['bubblewrap', join(dir, 'no-bwrap')]]);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('rejects with launch-failed when bubblewrap fails during setup, and never retries', async () => {
+    const patient = new ProcessExecutor({ setupWindowMs: 10_000, onSpawn: (a) => attempts.push(a) });
+    const marker = join(dir, 'marker');
+    const policy = bwrapPolicy(['--ro-bind', join(dir, 'no-such-source'), '/mnt']);
+    const error = await patient.launch({ command: NODE, args: [join(FIXTURES, 'marker-server.mjs'), marker], env: {}, policy }).catch((e) => e);
+    expect(error).toBeInstanceOf(WireError);
+    expect(error.reason).toBe('launch-failed');
+    expect(error.message).not.toContain('no-such-source');
+    expect(attempts.map((a) => a.backend)).toEqual(['bubblewrap']);
+    expect(patient.liveCount).toBe(0);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('refuses a Seatbelt policy off macOS before spawning anything', async () => {
+    const policy: SeatbeltPolicy = { backend: 'seatbelt', executable: '/usr/bin/sandbox-exec', profile: '(version 1)', env: {}, cwd: '/', revision: 'sha256:x' };
+    const error = await executor.launch({ command: NODE, args: [], env: {}, policy }).catch((e) => e);
+    expect(error.reason).toBe('containment-unavailable');
+    expect(attempts).toEqual([]);
+  });
+
+  it('launches a Seatbelt policy through its executable on macOS, failing closed when it is missing', async () => {
+    const mac = new ProcessExecutor({ platform: 'darwin', onSpawn: (a) => attempts.push(a) });
+    const policy: SeatbeltPolicy = { backend: 'seatbelt', executable: join(dir, 'sandbox-exec'), profile: '(version 1)', env: {}, cwd: '/', revision: 'sha256:x' };
+    const error = await mac.launch({ command: NODE, args: [], env: {}, policy }).catch((e) => e);
+    expect(error.reason).toBe('containment-unavailable');
+    expect(attempts.map((a) => [a.backend, a.file])).toEqual([['seatbelt', policy.executable]]);
+  });
+
+  it('dispose ends a tree that ignores SIGTERM, grandchild included, and is idempotent', async () => {
+    const pidFile = join(dir, 'pids.json');
+    const handle = await launch({ command: NODE, args: [join(FIXTURES, 'forking-server.mjs'), pidFile], env: {}, policy: null });
+    const pids = await waitFor(() => (existsSync(pidFile) ? JSON.parse(readFileSync(pidFile, 'utf8')) : undefined), 'pid file');
+    expect(isAlive(pids.server) && isAlive(pids.grandchild)).toBe(true);
+    const first = handle.dispose();
+    expect(handle.dispose()).toBe(first);
+    expect(await first).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(isAlive(pids.server)).toBe(false);
+    expect(isAlive(pids.grandchild)).toBe(false);
+  });
+
+  it('dispose still ends the group after its leader exited on its own', async () => {
+    const script = "const c = require('child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], {stdio: 'ignore'}); c.unref(); console.log(c.pid)";
+    const handle = await launch({ command: NODE, args: ['-e', script], env: {}, policy: null });
+    const orphan = Number(await text(handle.stdout));
+    expect(await handle.exited).toEqual({ code: 0, signal: null });
+    expect(isAlive(orphan)).toBe(true);
+    expect(executor.liveCount).toBe(1);
+    await handle.dispose();
+    expect(isAlive(orphan)).toBe(false);
+    expect(executor.liveCount).toBe(0);
+  });
+
+  it('disposeAll ends every live process', async () => {
+    const hang = { command: NODE, args: [join(FIXTURES, 'hang-server.mjs')], env: {}, policy: null };
+    const a = await executor.launch(hang);
+    const b = await executor.launch({ ...hang, args: ['-e', 'process.on("SIGTERM", () => {}); setInterval(() => {}, 1000); console.log("ready")'] });
+    await new Promise((ready) => b.stdout.once('data', ready)); // its SIGTERM handler is installed
+    expect(executor.liveCount).toBe(2);
+    await executor.disposeAll();
+    expect([0, 'SIGTERM']).toContain((await a.exited).code ?? (await a.exited).signal); // stdin closed or SIGTERM
+    expect((await b.exited).signal).toBe('SIGKILL'); // ignores SIGTERM
+    expect(executor.liveCount).toBe(0);
+  });
+
+  it('killAllNow sends SIGKILL to every live group at once, for process exit hooks', async () => {
+    const handle = await executor.launch({ command: NODE, args: ['-e', 'process.on("SIGTERM", () => {}); setInterval(() => {}, 1000); console.log("ready")'], env: {}, policy: null });
+    await new Promise((ready) => handle.stdout.once('data', ready));
+    executor.killAllNow();
+    expect(await handle.exited).toEqual({ code: null, signal: 'SIGKILL' });
+  });
+
+  it('an aborted launch rejects with aborted and leaves no process', async () => {
+    for (const policy of [null, bwrapPolicy()]) {
+      const controller = new AbortController();
+      const pending = executor.launch({ command: NODE, args: [join(FIXTURES, 'hang-server.mjs')], env: {}, policy }, { signal: controller.signal });
+      controller.abort();
+      const error = await pending.catch((e) => e);
+      expect(error).toBeInstanceOf(LocalError);
+      expect(error.code).toBe('aborted');
+      const pid = attempts.at(-1)?.pid;
+      expect(pid).toBeGreaterThan(0);
+      expect(isAlive(pid ?? 0)).toBe(false);
+    }
+    expect(executor.liveCount).toBe(0);
+  });
+});
