@@ -1,0 +1,105 @@
+/**
+ * FrameSocket: the smallest thing a link endpoint needs from a connection, so one endpoint runs
+ * over a WebSocket under Deno, Node (`ws`), hono's `WSContext`, a Durable Object, or an in-memory
+ * pair in the all-in-one mode and in tests. Text frames only; one `send` is one frame.
+ *
+ * @module
+ */
+
+export interface FrameSocketCloseInfo {
+  /** WebSocket close code when there was one (1000 normal, 1006 abnormal, 1009 too big, …). */
+  code?: number;
+  reason?: string;
+}
+
+export interface FrameSocket {
+  /** Sends one text frame. May throw when the socket is already closed. */
+  send(text: string): void;
+  /** Starts an orderly close; `onclose` follows once the socket is gone. */
+  close(code?: number, reason?: string): void;
+  /**
+   * Drops the connection at once without a close handshake. Used when the peer is dead: an
+   * orderly close would wait for an answer that never comes. Falls back to `close` when absent.
+   */
+  abort?(): void;
+  /** One inbound text frame. Binary frames are the adapter's business (they are refused). */
+  onmessage?: (text: string) => void;
+  /** The socket is gone, for whatever cause; fires at most once. */
+  onclose?: (info: FrameSocketCloseInfo) => void;
+}
+
+/** A `FrameSocket` whose callbacks an adapter fires; `closed` keeps `onclose` to one call. */
+export class CallbackFrameSocket implements FrameSocket {
+  onmessage?: (text: string) => void;
+  onclose?: (info: FrameSocketCloseInfo) => void;
+  #closed = false;
+  readonly #send: (text: string) => void;
+  readonly #close: (code?: number, reason?: string) => void;
+  readonly #abort: (() => void) | undefined;
+
+  constructor(io: { send(text: string): void; close(code?: number, reason?: string): void; abort?(): void }) {
+    this.#send = io.send;
+    this.#close = io.close;
+    this.#abort = io.abort;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  send(text: string): void {
+    this.#send(text);
+  }
+
+  close(code?: number, reason?: string): void {
+    this.#close(code, reason);
+  }
+
+  abort(): void {
+    if (this.#abort !== undefined) this.#abort();
+    else this.#close(1001, 'Link aborted');
+  }
+
+  /** Adapter side: one inbound text frame. */
+  receive(text: string): void {
+    if (!this.#closed) this.onmessage?.(text);
+  }
+
+  /** Adapter side: the underlying socket is gone. */
+  ended(info: FrameSocketCloseInfo): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.onclose?.(info);
+  }
+}
+
+/**
+ * Two connected sockets in one process (the all-in-one mode, and tests): what one sends, the
+ * other receives on a later microtask (never inside `send`), in order, so reentrancy bugs surface.
+ */
+export function createFrameSocketPair(): [CallbackFrameSocket, CallbackFrameSocket] {
+  let a!: CallbackFrameSocket;
+  let b!: CallbackFrameSocket;
+  const endBoth = (info: FrameSocketCloseInfo) => {
+    queueMicrotask(() => {
+      a.ended(info);
+      b.ended(info);
+    });
+  };
+  const make = (peer: () => CallbackFrameSocket) =>
+    new CallbackFrameSocket({
+      send(text) {
+        if (peer().closed) throw new Error('Frame socket is closed');
+        queueMicrotask(() => peer().receive(text));
+      },
+      close(code = 1000, reason = '') {
+        endBoth({ code, reason });
+      },
+      abort() {
+        endBoth({ code: 1006, reason: 'Link aborted' });
+      },
+    });
+  a = make(() => b);
+  b = make(() => a);
+  return [a, b];
+}

@@ -1,0 +1,44 @@
+/**
+ * LinkChannel: one message channel carried on a link. It adds nothing to `BaseMessageChannel`
+ * but the wiring to its endpoint: outbound messages become `channel-message` frames, a local
+ * close becomes a `channel-close` frame, and the endpoint feeds inbound messages and remote closes.
+ *
+ * @module
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { BaseMessageChannel, type ChannelCloseInfo } from '../message-channel.ts';
+
+/** What a channel needs from its endpoint; both calls are synchronous and may throw `WireError`. */
+export interface ChannelIo {
+  send(id: number, message: JSONRPCMessage): void;
+  close(channel: LinkChannel, info: ChannelCloseInfo): void;
+}
+
+export class LinkChannel extends BaseMessageChannel {
+  readonly id: number;
+  readonly #io: ChannelIo;
+
+  constructor(id: number, io: ChannelIo) {
+    super();
+    this.id = id;
+    this.#io = io;
+  }
+
+  protected async transmit(message: JSONRPCMessage): Promise<void> {
+    this.#io.send(this.id, message);
+  }
+
+  protected async closeRemote(info: ChannelCloseInfo): Promise<void> {
+    this.#io.close(this, info);
+  }
+
+  /** Endpoint side: a message for this channel arrived. */
+  receive(message: JSONRPCMessage): void {
+    this.deliver(message);
+  }
+
+  /** Endpoint side: the peer closed the channel, or the link is gone. */
+  remoteClosed(info: ChannelCloseInfo): void {
+    this.finish(info);
+  }
+}

@@ -1,0 +1,241 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { WireError } from '../errors.ts';
+import type { ChannelCloseInfo, MessageChannel } from '../message-channel.ts';
+import { createFrameSocketPair, type CallbackFrameSocket } from './frame-socket.ts';
+import { LinkEndpoint, exceeds, type ChannelOpenHandler, type LinkEndpointOptions } from './link-endpoint.ts';
+
+const endpoints: LinkEndpoint[] = [];
+afterEach(() => {
+  for (const endpoint of endpoints.splice(0)) endpoint.close();
+});
+
+/** An echo host: every message on a channel comes straight back on it. */
+const echoHost: ChannelOpenHandler = async (_request, channel) => {
+  channel.onmessage = (message) => void channel.send(message).catch(() => {});
+  channel.start();
+};
+
+function link(onOpen: ChannelOpenHandler = echoHost, options: Partial<LinkEndpointOptions> = {}) {
+  const [workerSocket, sidecarSocket] = createFrameSocketPair();
+  const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'test-host', ...options });
+  const sidecar = new LinkEndpoint(sidecarSocket, { role: 'sidecar', onOpen, ...options });
+  endpoints.push(worker, sidecar);
+  return { worker, sidecar, workerSocket, sidecarSocket };
+}
+
+/** A worker endpoint facing a raw socket the test drives by hand. */
+function rawPeer(options: Partial<LinkEndpointOptions> = {}) {
+  const [workerSocket, raw] = createFrameSocketPair();
+  const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'raw', ...options });
+  endpoints.push(worker);
+  const received: Record<string, unknown>[] = [];
+  raw.onmessage = (text) => received.push(JSON.parse(text));
+  return { worker, raw, received };
+}
+
+function nextMessage(channel: MessageChannel): Promise<JSONRPCMessage> {
+  return new Promise((resolve) => (channel.onmessage = resolve));
+}
+
+function closeOf(channel: MessageChannel): Promise<ChannelCloseInfo> {
+  return new Promise((resolve) => (channel.onclose = resolve));
+}
+
+const ping = (id: number, payload = ''): JSONRPCMessage => ({ jsonrpc: '2.0', id, method: 'echo', params: { payload } });
+const until = async (check: () => boolean) => {
+  while (!check()) await new Promise((r) => setTimeout(r, 5));
+};
+
+describe('LinkEndpoint', () => {
+  it('opens a channel and pumps messages both ways', async () => {
+    const { worker } = link();
+    const channel = await worker.openChannel({ type: 'mcp', connection: { 'server-name': 'echo' } });
+    const reply = nextMessage(channel);
+    channel.start();
+    await channel.send(ping(1, 'hello'));
+    expect(await reply).toEqual(ping(1, 'hello'));
+  });
+
+  it('turns a WireError thrown by the host into a rejected open with the same reason', async () => {
+    const { worker, sidecar } = link(async () => {
+      throw new WireError('trust-profile-stale', 'Trust profile "workspace" changed: expected revision sha256:aa');
+    });
+    const opened = worker.openChannel({ type: 'mcp' });
+    await expect(opened).rejects.toMatchObject({ reason: 'trust-profile-stale', message: expect.stringContaining('changed') });
+    expect(worker.stats.channels).toBe(0);
+    expect(sidecar.stats.channels).toBe(0);
+  });
+
+  it('reports any other host failure as launch-failed without its message', async () => {
+    const { worker } = link(async () => {
+      throw new Error('spawn /secret/path ENOENT');
+    });
+    const error = await worker.openChannel({}).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WireError);
+    expect(error).toMatchObject({ reason: 'launch-failed' });
+    expect(String((error as Error).message)).not.toContain('/secret/path');
+  });
+
+  it('queues messages that arrive before the host handler has finished opening', async () => {
+    const [raw, sidecarSocket] = createFrameSocketPair();
+    let release!: () => void;
+    const received: JSONRPCMessage[] = [];
+    const sidecar = new LinkEndpoint(sidecarSocket, {
+      role: 'sidecar',
+      onOpen: async (_request, channel) => {
+        await new Promise<void>((resolve) => (release = resolve));
+        channel.onmessage = (m) => received.push(m);
+        channel.start();
+      },
+    });
+    endpoints.push(sidecar);
+    raw.send(JSON.stringify({ v: 1, type: 'channel-open', channel: 7, request: {} }));
+    raw.send(JSON.stringify({ v: 1, type: 'channel-message', channel: 7, message: ping(1) }));
+    raw.send(JSON.stringify({ v: 1, type: 'channel-message', channel: 7, message: ping(2) }));
+    await until(() => release !== undefined && sidecar.stats.framesIn === 3);
+    release();
+    await until(() => received.length === 2);
+    expect(received).toEqual([ping(1), ping(2)]);
+  });
+
+  it('closes a channel on both ends when either end closes it', async () => {
+    const hostChannels: MessageChannel[] = [];
+    const { worker } = link(async (_r, channel) => {
+      hostChannels.push(channel);
+      channel.start();
+    });
+    const channel = await worker.openChannel({});
+    channel.start();
+    const hostSide = hostChannels[0]!;
+    const hostClosed = closeOf(hostSide);
+    await channel.close();
+    expect(await hostClosed).toEqual({});
+
+    const second = await worker.openChannel({});
+    const secondClosed = closeOf(second);
+    second.start();
+    await hostChannels[1]!.close({ reason: 'server-exited', message: 'Server "echo" exited with code 3' });
+    expect(await secondClosed).toEqual({ reason: 'server-exited', message: 'Server "echo" exited with code 3' });
+  });
+
+  it('rejects an open that gets no answer with request-timeout', async () => {
+    const { worker, received } = rawPeer({ openTimeoutMs: 30 });
+    await expect(worker.openChannel({})).rejects.toMatchObject({ reason: 'request-timeout' });
+    expect(received.map((f) => f.type)).toEqual(['channel-open', 'channel-close']);
+  });
+
+  it('ignores and counts frames for unknown channel ids and malformed frames, and keeps working', async () => {
+    const { worker, raw, received } = rawPeer();
+    raw.send(JSON.stringify({ v: 1, type: 'channel-message', channel: 999, message: ping(1) }));
+    raw.send(JSON.stringify({ v: 1, type: 'channel-close', channel: 998 }));
+    raw.send(JSON.stringify({ v: 1, type: 'channel-open-ack', channel: 997 }));
+    raw.send('not json');
+    raw.send(JSON.stringify({ v: 1, type: 'no-such-frame' }));
+    await until(() => worker.stats.framesIn === 5);
+    expect(worker.stats).toMatchObject({ unknownChannelFrames: 3, malformedFrames: 2 });
+    expect(worker.closed).toBe(false);
+    const opened = worker.openChannel({});
+    await until(() => received.length === 1);
+    raw.send(JSON.stringify({ v: 1, type: 'channel-open-ack', channel: received[0]!.channel }));
+    await expect(opened).resolves.toBeDefined();
+  });
+
+  it('fails a send that is too large for a frame, without truncating, and keeps the link', async () => {
+    const { worker } = link(echoHost, { maxFrameBytes: 1024 });
+    const channel = await worker.openChannel({});
+    channel.start();
+    await expect(channel.send(ping(1, 'x'.repeat(2000)))).rejects.toThrow(/Message too large for the link/);
+    await expect(channel.send(ping(1, 'é'.repeat(600)))).rejects.toThrow(WireError);
+    const reply = nextMessage(channel);
+    await channel.send(ping(2, 'small'));
+    expect(await reply).toEqual(ping(2, 'small'));
+  });
+
+  it('closes the link with a reason when an oversized frame arrives', async () => {
+    const { worker, raw, received } = rawPeer({ maxFrameBytes: 1024 });
+    const closedFromRaw = new Promise((resolve) => (raw.onclose = resolve));
+    raw.send(JSON.stringify({ v: 1, type: 'channel-message', channel: 1, message: ping(1, 'x'.repeat(2000)) }));
+    expect(await worker.whenClosed).toMatchObject({ reason: 'invalid-request', message: expect.stringContaining('exceeds the 1024 byte limit') });
+    expect(await closedFromRaw).toMatchObject({ code: 1009 });
+    expect(received.at(-1)).toMatchObject({ type: 'link-close', reason: 'invalid-request' });
+  });
+
+  it('closes the link when the peer speaks another protocol version', async () => {
+    const { worker, raw } = rawPeer();
+    raw.send(JSON.stringify({ v: 2, type: 'keepalive', id: 1 }));
+    expect(await worker.whenClosed).toMatchObject({ reason: 'invalid-request', message: expect.stringContaining('version 2') });
+  });
+
+  it('answers keepalives, and a link with live keepalives stays up', async () => {
+    const { worker, sidecar } = link(echoHost, { keepaliveIntervalMs: 10, deadAfterMs: 40 });
+    const { raw, received } = rawPeer();
+    raw.send(JSON.stringify({ v: 1, type: 'keepalive', id: 41 }));
+    await until(() => received.some((f) => f.type === 'keepalive-reply' && f.id === 41));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(worker.closed).toBe(false);
+    expect(sidecar.closed).toBe(false);
+  });
+
+  it('notices a silent peer and fails every channel with host-offline', async () => {
+    const { worker, raw, received } = rawPeer({ keepaliveIntervalMs: 10, deadAfterMs: 60 });
+    const opened = worker.openChannel({});
+    await until(() => received.length >= 1);
+    raw.send(JSON.stringify({ v: 1, type: 'channel-open-ack', channel: received.find((f) => f.type === 'channel-open')!.channel }));
+    const channel = await opened;
+    const closed = closeOf(channel);
+    channel.start();
+    raw.onmessage = () => {}; // from now on the peer reads but never answers
+    expect(await worker.whenClosed).toMatchObject({ reason: 'host-offline', message: expect.stringContaining('the link is dead') });
+    expect(await closed).toMatchObject({ reason: 'host-offline' });
+    await expect(channel.send(ping(1))).rejects.toMatchObject({ reason: 'host-offline' });
+    await expect(worker.openChannel({})).rejects.toMatchObject({ reason: 'host-offline' });
+  });
+
+  it('when the link drops, every worker channel and pending open fails at once and every host channel closes', async () => {
+    const hostClosed: Promise<ChannelCloseInfo>[] = [];
+    let hold = false;
+    const { worker, workerSocket } = link(async (_r, channel) => {
+      hostClosed.push(closeOf(channel));
+      channel.start();
+      if (hold) await new Promise(() => {});
+    });
+    const channels = await Promise.all([worker.openChannel({}), worker.openChannel({}), worker.openChannel({})]);
+    hold = true;
+    const pending = worker.openChannel({});
+    await until(() => hostClosed.length === 4);
+    const workerClosed = channels.map((c) => {
+      const p = closeOf(c);
+      c.start();
+      return p;
+    });
+    (workerSocket as CallbackFrameSocket).abort();
+    for (const info of await Promise.all(workerClosed)) expect(info.reason).toBe('host-offline');
+    await expect(pending).rejects.toMatchObject({ reason: 'host-offline' });
+    for (const info of await Promise.all(hostClosed)) expect(info.reason).toBe('host-offline');
+  });
+
+  it('keeps 100 concurrent channels apart', async () => {
+    const { worker } = link();
+    const results = await Promise.all(
+      Array.from({ length: 100 }, async (_, i) => {
+        const channel = await worker.openChannel({});
+        const reply = nextMessage(channel);
+        channel.start();
+        await channel.send(ping(i, `payload-${i}`));
+        const message = await reply;
+        await channel.close();
+        return message;
+      }),
+    );
+    results.forEach((message, i) => expect(message).toEqual(ping(i, `payload-${i}`)));
+    expect(worker.stats.channels).toBe(0);
+  });
+
+  it('measures frame size in UTF-8 bytes', () => {
+    expect(exceeds('a'.repeat(10), 10)).toBe(false);
+    expect(exceeds('a'.repeat(11), 10)).toBe(true);
+    expect(exceeds('é'.repeat(5), 10)).toBe(false);
+    expect(exceeds('é'.repeat(6), 10)).toBe(true);
+  });
+});

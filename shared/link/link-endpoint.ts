@@ -1,0 +1,368 @@
+/**
+ * LinkEndpoint: many message channels multiplexed over one frame socket, used by both ends of a
+ * host link. The worker end opens channels (one per agent session per server); the sidecar end
+ * answers them through an `onOpen` handler.
+ *
+ * Why a WebSocket carries the link:
+ * - Full duplex on one TCP connection that the sidecar dials out, so a host behind NAT needs no
+ *   open port, and server→client traffic (progress, sampling, elicitation) needs no polling.
+ * - It runs everywhere the worker runs: `Deno.upgradeWebSocket`, `ws` under Node, and Cloudflare
+ *   Durable Objects, whose hibernating WebSockets keep an idle link open at no cost (DESIGN §8).
+ * - One connection for every channel: no per-session handshake, and one place for liveness.
+ * - Nagle is off on both ends (`ws` calls `setNoDelay()` on every socket; Deno and Workers do too),
+ *   so small JSON-RPC frames are not held back waiting for an ACK.
+ *
+ * What this file adds over a raw socket: channel ids allocated by the opener, open/ack/open-error
+ * with a timeout, keepalive both ways with a deadline (a silent peer is declared dead within
+ * `deadAfterMs` plus a quarter of it), a frame size limit in both directions (an oversized send
+ * fails that send; an oversized inbound frame closes the link), and link loss failing every channel
+ * at once with reason `host-offline`. Frames for unknown channels are counted and ignored.
+ *
+ * The hot path (`channel-message`) does one `JSON.parse` and a few type checks; rarer frames are
+ * validated with the zod frame schema. Nothing is logged per message.
+ *
+ * @module
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LocalError, WireError, type FailureReason } from '../errors.ts';
+import { LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame } from '../frames.ts';
+import type { MessageChannel } from '../message-channel.ts';
+import type { FrameSocket } from './frame-socket.ts';
+import { exceeds, readFrame } from './frame-reader.ts';
+import { LinkChannel, type ChannelIo } from './link-channel.ts';
+import { LinkLiveness } from './link-liveness.ts';
+
+import type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats } from './link-types.ts';
+
+export { exceeds } from './frame-reader.ts';
+export type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats } from './link-types.ts';
+
+const SILENT: LinkLogger = { info() {}, warn() {} };
+const MAX_CHANNEL_ID = 2 ** 31;
+
+interface PendingOpen {
+  channel: LinkChannel;
+  resolve(channel: MessageChannel): void;
+  reject(error: Error): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
+export class LinkEndpoint {
+  /** Settles once, when the link has ended for any cause. */
+  readonly whenClosed: Promise<LinkCloseInfo>;
+  /**
+   * Measurement tap (`npm run bench` counts frames and bytes per call with it): sees the text of
+   * every frame sent (`out`) or received (`in`). Unset in production, where it costs one check.
+   */
+  onFrame: ((direction: 'in' | 'out', text: string) => void) | undefined = undefined;
+  readonly role: LinkRole;
+  readonly peer: string;
+  readonly #socket: FrameSocket;
+  readonly #onOpen: ChannelOpenHandler | undefined;
+  readonly #log: LinkLogger;
+  readonly #max: number;
+  readonly #openTimeoutMs: number;
+  readonly #channels = new Map<number, LinkChannel>();
+  readonly #pending = new Map<number, PendingOpen>();
+  readonly #io: ChannelIo;
+  readonly #liveness: LinkLiveness;
+  #resolveClosed!: (info: LinkCloseInfo) => void;
+  #closed = false;
+  #nextId = 1;
+  #unknown = 0;
+  #malformed = 0;
+
+  constructor(socket: FrameSocket, options: LinkEndpointOptions) {
+    this.role = options.role;
+    this.peer = options.peer ?? (options.role === 'worker' ? 'host' : 'worker');
+    this.#socket = socket;
+    this.#onOpen = options.onOpen;
+    this.#log = options.log ?? SILENT;
+    this.#max = options.maxFrameBytes ?? MAX_FRAME_BYTES;
+    this.#openTimeoutMs = options.openTimeoutMs ?? 30_000;
+    this.whenClosed = new Promise((resolve) => (this.#resolveClosed = resolve));
+    this.#io = {
+      send: (id, message) => this.#sendMessage(id, message),
+      close: (channel, info) => this.#closeChannel(channel, info),
+    };
+    socket.onmessage = (text) => this.#onText(text);
+    socket.onclose = (info) =>
+      this.#teardown({ reason: 'host-offline', message: `Link socket closed${info.code === undefined ? '' : ` (code ${info.code})`}` }, 'none');
+    const deadAfterMs = options.deadAfterMs ?? 20_000;
+    this.#liveness = new LinkLiveness({
+      keepaliveMs: options.keepaliveIntervalMs ?? 10_000,
+      deadAfterMs,
+      ping: (id) => this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'keepalive', id }),
+      dead: (silentMs) => {
+        this.#log.warn('Link is dead', { peer: this.peer, silentMs });
+        this.#teardown({ reason: 'host-offline', message: `No frame from ${this.peer} for ${deadAfterMs} ms: the link is dead` }, 'abort');
+      },
+    });
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get stats(): LinkStats {
+    return { channels: this.#channels.size, framesIn: this.#liveness.frames, unknownChannelFrames: this.#unknown, malformedFrames: this.#malformed };
+  }
+
+  /**
+   * Worker end: opens a channel to the host with `request` (an McpConnectionRequest). Resolves on
+   * the ack; rejects with the host's `WireError` on open-error, `request-timeout` when no answer
+   * comes in time, and `host-offline` when the link is (or goes) down.
+   */
+  openChannel(request: unknown, options: { timeoutMs?: number } = {}): Promise<MessageChannel> {
+    if (this.role !== 'worker') throw new LocalError('wrong-link-role', 'Only the worker end of a link opens channels');
+    if (this.#closed) return Promise.reject(this.#offline());
+    const id = this.#allocateId();
+    const channel = new LinkChannel(id, this.#io);
+    const timeoutMs = options.timeoutMs ?? this.#openTimeoutMs;
+    return new Promise<MessageChannel>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (this.#pending.get(id)?.channel !== channel) return;
+        this.#pending.delete(id);
+        const message = `Host "${this.peer}" did not answer the channel open within ${timeoutMs} ms`;
+        void channel.close({ reason: 'request-timeout', message });
+        reject(new WireError('request-timeout', message));
+      }, timeoutMs);
+      this.#pending.set(id, { channel, resolve, reject, timer });
+      this.#channels.set(id, channel);
+      try {
+        this.#sendFrame({ v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request });
+      } catch (error) {
+        clearTimeout(timer);
+        this.#pending.delete(id);
+        this.#channels.delete(id);
+        reject(error);
+      }
+    });
+  }
+
+  /** Ends the link: tells the peer with link-close, closes the socket, fails every channel. */
+  close(info: { reason?: FailureReason; message?: string } = {}): void {
+    if (this.#closed) return;
+    this.#teardown({ ...(info.reason ? { reason: info.reason } : {}), message: clip(info.message ?? 'Link closed') }, 'tell-and-close');
+  }
+
+  #allocateId(): number {
+    for (;;) {
+      const id = this.#nextId;
+      this.#nextId = id >= MAX_CHANNEL_ID ? 1 : id + 1;
+      if (!this.#channels.has(id)) return id;
+    }
+  }
+
+  #onText(text: string): void {
+    this.onFrame?.('in', text);
+    this.#liveness.heard();
+    const read = readFrame(text, this.#max);
+    switch (read.kind) {
+      case 'message': {
+        const channel = this.#channels.get(read.channel);
+        if (channel === undefined) this.#unknownChannel(read.channel);
+        else channel.receive(read.message);
+        return;
+      }
+      case 'frame':
+        return this.#dispatch(read.frame);
+      case 'malformed':
+        return this.#badFrame(read.problem);
+      case 'too-large':
+        this.#log.warn('Link frame too large', { peer: this.peer, chars: text.length, limit: this.#max });
+        return this.#teardown({ reason: 'invalid-request', message: `Incoming link frame exceeds the ${this.#max} byte limit` }, 'tell-and-close', 1009);
+      case 'wrong-version':
+        return this.#teardown(
+          { reason: 'invalid-request', message: `Unsupported link protocol version ${read.version}: this end speaks version ${LINK_PROTOCOL_VERSION}` },
+          'tell-and-close',
+          1002,
+        );
+    }
+  }
+
+  #dispatch(frame: Frame): void {
+    switch (frame.type) {
+      case 'channel-open':
+        return this.#acceptOpen(frame.channel, frame.request);
+      case 'channel-open-ack': {
+        const pending = this.#pending.get(frame.channel);
+        if (pending === undefined) return this.#unknownChannel(frame.channel);
+        this.#pending.delete(frame.channel);
+        clearTimeout(pending.timer);
+        pending.resolve(pending.channel);
+        return;
+      }
+      case 'channel-open-error': {
+        const pending = this.#pending.get(frame.channel);
+        if (pending === undefined) return this.#unknownChannel(frame.channel);
+        this.#settleRefused(frame.channel, pending, frame.reason, frame.message);
+        return;
+      }
+      case 'channel-close': {
+        const channel = this.#channels.get(frame.channel);
+        if (channel === undefined) return this.#unknownChannel(frame.channel);
+        const pending = this.#pending.get(frame.channel);
+        if (pending !== undefined) {
+          this.#settleRefused(frame.channel, pending, frame.reason ?? 'server-exited', frame.message ?? 'The host closed the channel before it opened');
+          return;
+        }
+        this.#channels.delete(frame.channel);
+        channel.remoteClosed({ ...(frame.reason ? { reason: frame.reason } : {}), ...(frame.message ? { message: frame.message } : {}) });
+        return;
+      }
+      case 'keepalive':
+        this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'keepalive-reply', id: frame.id });
+        return;
+      case 'keepalive-reply':
+        return;
+      case 'link-close':
+        this.#teardown({ ...(frame.reason ? { reason: frame.reason } : {}), message: frame.message }, 'close');
+        return;
+    }
+  }
+
+  #settleRefused(id: number, pending: PendingOpen, reason: FailureReason, message: string): void {
+    this.#pending.delete(id);
+    this.#channels.delete(id);
+    clearTimeout(pending.timer);
+    pending.channel.remoteClosed({ reason, message });
+    pending.reject(new WireError(reason, message));
+  }
+
+  #acceptOpen(id: number, request: unknown): void {
+    const onOpen = this.#onOpen;
+    if (this.role !== 'sidecar' || onOpen === undefined) {
+      this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason: 'invalid-request', message: 'This end of the link does not accept channels' });
+      return;
+    }
+    if (this.#channels.has(id)) {
+      this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason: 'invalid-request', message: `Channel ${id} is already open` });
+      return;
+    }
+    const channel = new LinkChannel(id, this.#io);
+    this.#channels.set(id, channel);
+    onOpen(request, channel).then(
+      () => {
+        if (this.#channels.get(id) === channel && !channel.closed) this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-ack', channel: id });
+      },
+      (error: unknown) => {
+        const wire = error instanceof WireError ? error : null;
+        if (wire === null) this.#log.warn('Channel open failed', { peer: this.peer, channel: id, error });
+        const reason = wire?.reason ?? 'launch-failed';
+        const message = clip(wire?.message ?? 'The host failed to open the channel');
+        if (this.#channels.get(id) === channel) {
+          this.#channels.delete(id);
+          this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason, message });
+        }
+        channel.remoteClosed({ reason, message });
+      },
+    );
+  }
+
+  #sendMessage(id: number, message: JSONRPCMessage): void {
+    if (this.#closed) throw this.#offline();
+    this.#sendFrame({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message });
+  }
+
+  #closeChannel(channel: LinkChannel, info: { reason?: FailureReason; message?: string }): void {
+    if (this.#channels.get(channel.id) !== channel) return;
+    this.#channels.delete(channel.id);
+    const pending = this.#pending.get(channel.id);
+    if (pending !== undefined) {
+      this.#pending.delete(channel.id);
+      clearTimeout(pending.timer);
+    }
+    if (this.#closed) return;
+    this.#trySend({
+      v: LINK_PROTOCOL_VERSION,
+      type: 'channel-close',
+      channel: channel.id,
+      ...(info.reason ? { reason: info.reason } : {}),
+      ...(info.message ? { message: clip(info.message) } : {}),
+    });
+  }
+
+  /** Sends one frame; throws `WireError` when it is too large (never truncated) or the link is down. */
+  #sendFrame(frame: Frame): void {
+    const text = JSON.stringify(frame);
+    if (exceeds(text, this.#max)) {
+      throw new WireError('invalid-request', `Message too large for the link: more than the ${this.#max} byte frame limit`);
+    }
+    try {
+      this.#socket.send(text);
+    } catch (cause) {
+      throw new WireError('host-offline', `Link to ${this.peer} is closed`, { cause });
+    }
+    this.onFrame?.('out', text);
+  }
+
+  #trySend(frame: Frame): void {
+    try {
+      this.#sendFrame(frame);
+    } catch {
+      // Control frames are best effort: a closed socket tears the link down through onclose.
+    }
+  }
+
+  #badFrame(what: string): void {
+    this.#malformed++;
+    if (isLogWorthy(this.#malformed)) this.#log.warn('Ignored a malformed link frame', { peer: this.peer, problem: what, count: this.#malformed });
+  }
+
+  #unknownChannel(id: unknown): void {
+    this.#unknown++;
+    if (isLogWorthy(this.#unknown)) this.#log.warn('Ignored a frame for an unknown channel', { peer: this.peer, channel: id, count: this.#unknown });
+  }
+
+  #offline(): WireError {
+    return new WireError('host-offline', this.role === 'worker' ? `Host "${this.peer}" is offline` : 'The link to the worker is closed');
+  }
+
+  /**
+   * Ends the link locally. `socketAction`: the socket is already gone (`none`), close it after
+   * the peer's link-close (`close`), tell the peer why and close (`tell-and-close`), or drop it
+   * without a handshake because the peer is dead (`abort`).
+   */
+  #teardown(info: LinkCloseInfo, socketAction: 'none' | 'close' | 'tell-and-close' | 'abort', code = 1000): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#liveness.stop();
+    if (socketAction === 'tell-and-close') {
+      this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'link-close', ...(info.reason ? { reason: info.reason } : {}), message: clip(info.message) });
+    }
+    if (socketAction === 'close' || socketAction === 'tell-and-close') {
+      try {
+        // A WebSocket close reason is at most 123 bytes: keep it short and ASCII.
+        this.#socket.close(code, info.message.replace(/[^\x20-\x7e]/g, '?').slice(0, 120));
+      } catch {
+        // Already closed.
+      }
+    } else if (socketAction === 'abort') {
+      if (this.#socket.abort) this.#socket.abort();
+      else this.#socket.close(1001, 'Link is dead');
+    }
+    const failure = this.role === 'worker' ? `Host "${this.peer}" went offline: ${info.message}` : `The link to the worker closed: ${info.message}`;
+    const failed = new WireError('host-offline', clip(failure));
+    for (const pending of this.#pending.values()) {
+      clearTimeout(pending.timer);
+      pending.reject(failed);
+    }
+    this.#pending.clear();
+    const channels = [...this.#channels.values()];
+    this.#channels.clear();
+    for (const channel of channels) channel.remoteClosed({ reason: 'host-offline', message: failed.message });
+    this.#log.info('Link closed', { peer: this.peer, reason: info.reason ?? null, message: info.message, channels: channels.length });
+    this.#resolveClosed(info);
+  }
+}
+
+/** Frame messages are capped at 2000 characters by the frame schema. */
+function clip(message: string): string {
+  return message.length <= 2000 ? message : `${message.slice(0, 1997)}...`;
+}
+
+/** Logs the 1st, 10th, 100th, … occurrence, so a flood of bad frames cannot flood the log. */
+function isLogWorthy(count: number): boolean {
+  return /^10*$/.test(String(count));
+}

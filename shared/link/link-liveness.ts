@@ -1,0 +1,71 @@
+/**
+ * LinkLiveness: notices a dead peer. TCP alone can take minutes to report a peer that vanished
+ * without closing (a laptop lid, a NAT that forgot the flow), so both ends send a keepalive every
+ * `keepaliveMs` and declare the link dead after `deadAfterMs` without any inbound frame.
+ *
+ * Kept off the hot path: receiving a frame only increments a counter; one timer, ticking at a
+ * quarter of the deadline, turns counter changes into "heard from the peer". Death is therefore
+ * noticed within `deadAfterMs` plus one tick (defaults: 20 s + 5 s).
+ *
+ * @module
+ */
+
+export interface LivenessOptions {
+  keepaliveMs: number;
+  deadAfterMs: number;
+  /** Sends one keepalive with this id. */
+  ping(id: number): void;
+  /** The peer has been silent for `silentMs`; called once, then the watchdog stops. */
+  dead(silentMs: number): void;
+}
+
+const MAX_PING_ID = 2 ** 31;
+
+export class LinkLiveness {
+  readonly #options: LivenessOptions;
+  readonly #timer: ReturnType<typeof setInterval>;
+  #frames = 0;
+  #framesAtLastTick = 0;
+  #lastHeardAt = Date.now();
+  #lastPingAt = 0;
+  #pingId = 0;
+
+  constructor(options: LivenessOptions) {
+    this.#options = options;
+    const tickMs = Math.max(1, Math.min(options.keepaliveMs, Math.floor(options.deadAfterMs / 4)));
+    this.#timer = setInterval(() => this.#tick(), tickMs);
+    // Never the reason a process stays alive: the socket is.
+    (this.#timer as unknown as { unref?: () => void }).unref?.();
+  }
+
+  /** Inbound frames so far (every kind counts as a sign of life). */
+  get frames(): number {
+    return this.#frames;
+  }
+
+  /** Called for every inbound frame. */
+  heard(): void {
+    this.#frames++;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  #tick(): void {
+    const now = Date.now();
+    if (this.#frames !== this.#framesAtLastTick) {
+      this.#framesAtLastTick = this.#frames;
+      this.#lastHeardAt = now;
+    } else if (now - this.#lastHeardAt >= this.#options.deadAfterMs) {
+      this.stop();
+      this.#options.dead(now - this.#lastHeardAt);
+      return;
+    }
+    if (now - this.#lastPingAt >= this.#options.keepaliveMs) {
+      this.#lastPingAt = now;
+      this.#pingId = this.#pingId >= MAX_PING_ID ? 1 : this.#pingId + 1;
+      this.#options.ping(this.#pingId);
+    }
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The vocabulary of a link endpoint: its roles, options, close info and counters. Apart from
+ * `link-endpoint.ts` so that the route, the registry and the link client can name them cheaply.
+ *
+ * @module
+ */
+import type { FailureReason } from '../errors.ts';
+import type { MessageChannel } from '../message-channel.ts';
+
+export type LinkRole = 'worker' | 'sidecar';
+
+/** The two log levels the endpoint uses; the sidecar's `Logger` and a console wrapper both fit. */
+export interface LinkLogger {
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+}
+
+/** Sidecar side: opens what the request asks for on `channel`; a thrown `WireError` is sent back. */
+export type ChannelOpenHandler = (request: unknown, channel: MessageChannel) => Promise<void>;
+
+export interface LinkEndpointOptions {
+  role: LinkRole;
+  /** Required on the sidecar end; the worker end refuses channel opens. */
+  onOpen?: ChannelOpenHandler;
+  /** Who is at the other end, for logs and messages (an entity id or the worker URL). */
+  peer?: string;
+  /** How often a keepalive is sent. Default 10 s. */
+  keepaliveIntervalMs?: number;
+  /** Silence after which the link is declared dead. Default 20 s, so death is noticed within 25 s. */
+  deadAfterMs?: number;
+  /** How long `openChannel` waits for an ack. Default 30 s. */
+  openTimeoutMs?: number;
+  /** Largest frame sent or accepted, in UTF-8 bytes. Default `MAX_FRAME_BYTES`. */
+  maxFrameBytes?: number;
+  log?: LinkLogger;
+}
+
+export interface LinkCloseInfo {
+  /** Absent on an orderly close by either end. */
+  reason?: FailureReason;
+  message: string;
+}
+
+export interface LinkStats {
+  channels: number;
+  framesIn: number;
+  unknownChannelFrames: number;
+  malformedFrames: number;
+}

@@ -1,0 +1,91 @@
+/**
+ * The sidecar's production wiring, in one place (upstream WorkspacesTransportComposition, M3):
+ * one process executor, the trust profile store, the per-session policy cache, the
+ * RemoteMcpHostHandler registered on a production McpTransportListener, and (given a worker URL
+ * and secret) the link client that serves that listener. The CLI and the tests build the sidecar
+ * through this function, so what is tested is what runs.
+ *
+ * @module
+ */
+import { join } from 'node:path';
+import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
+import { silentLogger, type Logger } from '../log.ts';
+import { LinkClient, type LinkClientOptions } from '../link/link-client.ts';
+import { ProcessExecutor, type ProcessExecutorOptions } from '../process/process-executor.ts';
+import { PolicyCache, type CompileOptions } from '../sandbox/index.ts';
+import { TrustProfileStore } from '../trust/profile-store.ts';
+import { McpTransportListener } from './mcp-transport-listener.ts';
+import { RemoteMcpHostHandler, type RemoteMcpHostHandlerOptions } from './remote-mcp-host-handler.ts';
+
+export interface SidecarCompositionConfig {
+  /** The sidecar config dir: mcp-servers/, users/, machines/, trust-profiles/. */
+  configDir: string;
+  /** This host's entity id (selects `machines/<entity-id>/`). */
+  entityId: string;
+  /** Selects `users/<user>/`. */
+  user: string;
+  /** Worker base URL and host secret; without them there is no link client (all-in-one, tests). */
+  worker?: string;
+  secret?: string;
+  log?: Logger;
+  executor?: ProcessExecutorOptions;
+  compile?: Omit<CompileOptions, 'revision'>;
+  env?: RemoteMcpHostHandlerOptions['env'];
+  /** Link timings and backoff, for tests. */
+  link?: Pick<LinkClientOptions, 'endpoint' | 'backoff' | 'onLinked'>;
+}
+
+export interface SidecarComposition {
+  readonly executor: ProcessExecutor;
+  readonly profiles: TrustProfileStore;
+  readonly policies: PolicyCache;
+  readonly handler: RemoteMcpHostHandler;
+  /** Every listener the sidecar answers channel opens with; today the MCP one. */
+  readonly listeners: { readonly mcp: McpTransportListener };
+  /** The link endpoint's channel-open handler (the MCP listener's). */
+  readonly onOpen: ChannelOpenHandler;
+  /** Present when the config names a worker and a secret. */
+  readonly link: LinkClient | null;
+  /** Starts dialling the worker (no-op without a link client). */
+  start(): void;
+  /** Stops the link, ends every hosted server and waits for their process trees. */
+  stop(): Promise<void>;
+}
+
+export function createSidecarComposition(config: SidecarCompositionConfig): SidecarComposition {
+  const log = config.log ?? silentLogger;
+  const executor = new ProcessExecutor({ logger: log, ...config.executor });
+  const profiles = new TrustProfileStore(join(config.configDir, 'trust-profiles'));
+  const policies = new PolicyCache();
+  const handler = new RemoteMcpHostHandler({
+    configDir: config.configDir,
+    entityId: config.entityId,
+    user: config.user,
+    executor,
+    profiles,
+    policies,
+    log,
+    ...(config.compile ? { compile: config.compile } : {}),
+    ...(config.env ? { env: config.env } : {}),
+  });
+  const mcp = new McpTransportListener([(request, channel) => handler.open(request, channel)]);
+  const link =
+    config.worker !== undefined && config.secret !== undefined
+      ? new LinkClient({ worker: config.worker, entityId: config.entityId, secret: config.secret, onOpen: mcp.onOpen, log, ...config.link })
+      : null;
+  return {
+    executor,
+    profiles,
+    policies,
+    handler,
+    listeners: { mcp },
+    onOpen: mcp.onOpen,
+    link,
+    start: () => link?.start(),
+    async stop() {
+      await link?.stop();
+      await mcp.closeAll();
+      await executor.disposeAll();
+    },
+  };
+}

@@ -1,0 +1,260 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { McpChannelClientTransport } from '../../shared/mcp-channel-client-transport.ts';
+import { createInMemoryChannelPair, type ChannelCloseInfo } from '../../shared/message-channel.ts';
+import type { SpawnAttempt } from '../process/process-executor.ts';
+import { createSidecarComposition, type SidecarComposition } from './composition.ts';
+import { McpTransportListener } from './mcp-transport-listener.ts';
+import { RemoteMcpHostHandler } from './remote-mcp-host-handler.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const NODE = process.execPath;
+const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const ECHO = join(ROOT, 'test/fixtures/echo-server.mjs');
+const EARLY_EXIT = join(ROOT, 'test/fixtures/early-exit-server.mjs');
+const TOOL_LOG = join(ROOT, 'test/link/tool-log-server.mjs');
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-host-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function writeJson(dir: string, path: string, value: unknown): void {
+  mkdirSync(dirname(join(dir, path)), { recursive: true });
+  writeFileSync(join(dir, path), JSON.stringify(value, null, 2));
+}
+
+function composition(configDir: string): { sidecar: SidecarComposition; spawns: SpawnAttempt[] } {
+  const spawns: SpawnAttempt[] = [];
+  const sidecar = createSidecarComposition({ configDir, entityId: 'alice-laptop', user: 'alice', executor: { onSpawn: (s) => spawns.push(s), termGraceMs: 500 } });
+  cleanups.push(() => sidecar.stop());
+  return { sidecar, spawns };
+}
+
+/** Opens `connection` on the sidecar's handler over an in-memory channel and connects an SDK client. */
+async function host(sidecar: SidecarComposition, connection: Record<string, unknown>) {
+  const [agentEnd, hostEnd] = createInMemoryChannelPair();
+  const hosted = await sidecar.handler.open({ type: 'mcp', connection }, hostEnd);
+  expect(hosted).not.toBeNull();
+  const client = new Client({ name: 'agent', version: '1.0.0' });
+  cleanups.push(() => client.close());
+  await client.connect(new McpChannelClientTransport(agentEnd));
+  return { client, hosted: hosted! };
+}
+
+async function waitFor(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setTimeout(r, 10));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** server-everything in its Streamable HTTP mode, on a free port of 127.0.0.1. */
+async function everythingOverHttp(): Promise<string> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(NODE, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  cleanups.push(() => {
+    child.kill('SIGKILL');
+  });
+  await new Promise<void>((resolve, reject) => {
+    let text = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      if (text.includes('listening on port')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`server-everything exited with code ${code}: ${text}`)));
+  });
+  return `http://127.0.0.1:${port}/mcp`;
+}
+
+describe('RemoteMcpHostHandler', () => {
+  it('OpenAsync_StdioConnection_HostsServer', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { everything: { command: NODE, args: [EVERYTHING, 'stdio'] } } });
+    const { sidecar, spawns } = composition(dir);
+    const { client } = await host(sidecar, { 'server-name': 'everything' });
+    expect(client.getServerVersion()?.name).toMatch(/everything/i);
+    const result = await client.callTool({ name: 'echo', arguments: { message: 'over stdio' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'Echo: over stdio' }]);
+    expect(spawns.map((s) => s.backend)).toEqual(['none']);
+  });
+
+  it('OpenAsync_HttpConnection_HostsServer', async () => {
+    const url = await everythingOverHttp();
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { 'everything-http': { type: 'streamable-http', url } } });
+    const { sidecar, spawns } = composition(dir);
+    const configured = await host(sidecar, { 'server-name': 'everything-http' });
+    expect((await configured.client.callTool({ name: 'echo', arguments: { message: 'configured url' } })).content).toEqual([{ type: 'text', text: 'Echo: configured url' }]);
+    const inner = await host(sidecar, { 'server-name': 'anything', target: { type: 'http', url } });
+    expect((await inner.client.callTool({ name: 'echo', arguments: { message: 'inner target' } })).content).toEqual([{ type: 'text', text: 'Echo: inner target' }]);
+    expect(spawns).toEqual([]);
+  });
+
+  it('OpenAsync_UnknownConnection_ReturnsNull, and the listener refuses it with invalid-request', async () => {
+    const { sidecar, spawns } = composition(tempDir());
+    const [, hostEnd] = createInMemoryChannelPair();
+    expect(await sidecar.handler.open({ type: 'chat-client', connection: {} }, hostEnd)).toBeNull();
+    expect(await sidecar.handler.open('mcp', hostEnd)).toBeNull();
+    await expect(sidecar.onOpen({ type: 'chat-client' }, hostEnd)).rejects.toMatchObject({ reason: 'invalid-request' });
+    await expect(sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'x', 'compiled-policy': {} } }, hostEnd)).rejects.toMatchObject({
+      reason: 'invalid-request',
+      message: expect.stringContaining('compiled-policy'),
+    });
+    const declining = new McpTransportListener([async () => null]);
+    await expect(declining.onOpen({ type: 'mcp', connection: { 'server-name': 'files' } }, hostEnd)).rejects.toMatchObject({ reason: 'server-not-found' });
+    expect(spawns).toEqual([]);
+  });
+
+  it('OpenAsync_ResolvesToolConfig_WithMachinePrefixFirst', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'machines/alice-laptop/mcp-servers/mcp.json', { mcpServers: { tools: { command: NODE, args: [ECHO] } } });
+    writeJson(dir, 'users/alice/mcp-servers/mcp.json', { mcpServers: { tools: { command: NODE, args: [EARLY_EXIT] } } });
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { tools: { command: '/nonexistent/server' }, everything: { command: NODE, args: [EVERYTHING] } } });
+    const { sidecar } = composition(dir);
+    const { client } = await host(sidecar, { 'server-name': 'tools' });
+    expect(client.getServerVersion()?.name).toBe('echo-fixture');
+    const [, hostEnd] = createInMemoryChannelPair();
+    await expect(sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'missing' } }, hostEnd)).rejects.toMatchObject({ reason: 'server-not-found' });
+  });
+
+  it('OpenAsync_DisposesOnChannelClose: the process is gone', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { everything: { command: NODE, args: [EVERYTHING, 'stdio'] } } });
+    const { sidecar, spawns } = composition(dir);
+    const { client, hosted } = await host(sidecar, { 'server-name': 'everything' });
+    await client.listTools();
+    const pid = spawns[0]!.pid!;
+    expect(alive(pid)).toBe(true);
+    await client.close();
+    await hosted.closed;
+    await waitFor(() => !alive(pid));
+    expect(sidecar.listeners.mcp.hostedCount).toBe(0);
+  });
+
+  it('closes the channel with server-exited and the exit code when the server exits', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { flaky: { command: NODE, args: [EARLY_EXIT] } } });
+    const { sidecar } = composition(dir);
+    const [agentEnd, hostEnd] = createInMemoryChannelPair();
+    const closed = new Promise<ChannelCloseInfo>((resolve) => (agentEnd.onclose = resolve));
+    agentEnd.start();
+    await sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'flaky' } }, hostEnd);
+    expect(await closed).toMatchObject({ reason: 'server-exited', message: expect.stringContaining('code 3') });
+  });
+
+  it('RemoteStdio_StaleTrustProfileRevision_RejectsLaunch: no process is started', async () => {
+    const dir = tempDir();
+    const marker = join(dir, 'started');
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { marked: { command: NODE, args: [join(ROOT, 'test/fixtures/marker-server.mjs'), marker] } } });
+    writeJson(dir, 'trust-profiles/workspace.json', { 'network-capabilities': [] });
+    const { sidecar, spawns } = composition(dir);
+    const [, hostEnd] = createInMemoryChannelPair();
+    const stale = { 'server-name': 'marked', 'trust-profile-ref': 'workspace', 'trust-profile-revision': `sha256:${'0'.repeat(64)}` };
+    await expect(sidecar.handler.open({ type: 'mcp', connection: stale }, hostEnd)).rejects.toMatchObject({ reason: 'trust-profile-stale' });
+    const missing = { ...stale, 'trust-profile-ref': 'no-such-profile' };
+    await expect(sidecar.handler.open({ type: 'mcp', connection: missing }, hostEnd)).rejects.toMatchObject({ reason: 'trust-profile-not-found' });
+    expect(spawns).toEqual([]);
+    expect(sidecar.executor.spawnCount).toBe(0);
+    expect(existsSync(marker)).toBe(false);
+  });
+
+  it('RemoteStdio_ProfileReference_ResolvesAndCompilesOnLaunchHost', async () => {
+    const dir = tempDir();
+    const project = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { echo: { command: NODE, args: [ECHO] } } });
+    writeJson(dir, 'trust-profiles/workspace.json', {
+      'filesystem-paths': [{ 'source-path': project, 'access-mode': 'read-write' }],
+      'network-capabilities': [],
+      environment: { inherit: ['PATH'] },
+    });
+    const { sidecar, spawns } = composition(dir);
+    const { revision } = await sidecar.profiles.load('workspace');
+    const { client } = await host(sidecar, { 'server-name': 'echo', 'trust-profile-ref': 'workspace', 'trust-profile-revision': revision, session: 'session-1' });
+    expect((await client.callTool({ name: 'echo', arguments: { message: 'contained' } })).content).toEqual([{ type: 'text', text: 'Echo: contained' }]);
+    expect(spawns.map((s) => s.backend)).toEqual(['bubblewrap']);
+    expect(sidecar.policies.size).toBe(1);
+    const policy = await sidecar.policies.getOrCompile({ sessionId: 'session-1', revision, server: 'echo' }, () => Promise.reject(new Error('not cached')));
+    expect(policy).toMatchObject({ backend: 'bubblewrap', revision });
+  });
+
+  it('refuses an HTTP server under a profile that requires containment, before connecting', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { web: { url: 'http://127.0.0.1:9/mcp' } } });
+    writeJson(dir, 'trust-profiles/workspace.json', { 'network-capabilities': [] });
+    const { sidecar } = composition(dir);
+    const { revision } = await sidecar.profiles.load('workspace');
+    const [, hostEnd] = createInMemoryChannelPair();
+    const trust = { 'trust-profile-ref': 'workspace', 'trust-profile-revision': revision };
+    await expect(sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'web', ...trust } }, hostEnd)).rejects.toMatchObject({ reason: 'unsupported-policy' });
+    const inner = { 'server-name': 'web', ...trust, target: { type: 'http', url: 'http://127.0.0.1:9/mcp' } };
+    await expect(sidecar.handler.open({ type: 'mcp', connection: inner }, hostEnd)).rejects.toMatchObject({ reason: 'unsupported-policy' });
+  });
+
+  it('answers a denied tool call with denied-by-policy; the server never sees it', async () => {
+    const dir = tempDir();
+    const calls = join(dir, 'calls.log');
+    writeFileSync(calls, '');
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { logged: { command: NODE, args: [TOOL_LOG, calls] } } });
+    writeJson(dir, 'trust-profiles/no-echo.json', {
+      'restricted-mcp-tool-call-schemas': [{ properties: { toolName: { const: 'echo' }, input: { properties: { message: { const: 'forbidden' } }, required: ['message'] } }, required: ['toolName', 'input'] }],
+    });
+    const { sidecar } = composition(dir);
+    const { revision } = await sidecar.profiles.load('no-echo');
+    const { client } = await host(sidecar, { 'server-name': 'logged', 'trust-profile-ref': 'no-echo', 'trust-profile-revision': revision });
+    const denied = await client.callTool({ name: 'echo', arguments: { message: 'forbidden' } }).catch((e: unknown) => e);
+    expect(denied).toMatchObject({ data: { reason: 'denied-by-policy', tool: 'echo' } });
+    expect((await client.callTool({ name: 'echo', arguments: { message: 'fine' } })).content).toEqual([{ type: 'text', text: 'Echo: fine' }]);
+    expect(readFileSync(calls, 'utf8')).toBe('echo\n');
+  });
+});
+
+describe('Composition', () => {
+  it('Composition_RegistersProductionMcpTransportListener', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { echo: { command: NODE, args: [ECHO] } } });
+    const { sidecar } = composition(dir);
+    expect(sidecar.listeners.mcp).toBeInstanceOf(McpTransportListener);
+    expect(sidecar.handler).toBeInstanceOf(RemoteMcpHostHandler);
+    expect(sidecar.listeners.mcp.handlers).toHaveLength(1);
+    expect(sidecar.onOpen).toBe(sidecar.listeners.mcp.onOpen);
+    expect(sidecar.link).toBeNull();
+    // The registered listener reaches the production handler: an mcp open hosts a real server.
+    const [agentEnd, hostEnd] = createInMemoryChannelPair();
+    await sidecar.onOpen({ type: 'mcp', connection: { 'server-name': 'echo' } }, hostEnd);
+    expect(sidecar.listeners.mcp.hostedCount).toBe(1);
+    const client = new Client({ name: 'agent', version: '1.0.0' });
+    await client.connect(new McpChannelClientTransport(agentEnd));
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
+    await client.close();
+    await waitFor(() => sidecar.listeners.mcp.hostedCount === 0);
+    const linked = createSidecarComposition({ configDir: dir, entityId: 'alice-laptop', user: 'alice', worker: 'http://127.0.0.1:9', secret: 'not-used-0123456789' });
+    expect(linked.link).not.toBeNull();
+    await linked.stop();
+  });
+});

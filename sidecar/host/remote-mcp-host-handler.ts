@@ -1,0 +1,218 @@
+/**
+ * RemoteMcpHostHandler (upstream M3): on the launch host, opens the MCP server an inbound
+ * `{"type":"mcp","connection":{…}}` channel asks for and bridges it to that channel.
+ *
+ * (a) validate the request: another `type` is declined (null), a bad `mcp` request is
+ *     `invalid-request`; (b) resolve the server by name from this host's files, machine prefix
+ *     first (`server-config.ts`); (c) resolve the trust profile by reference and expected revision
+ *     (`trust-profile-not-found` / `trust-profile-stale` before anything starts), compile the
+ *     containment policy here, on the launch host, and launch through the process executor — or,
+ *     for an HTTP server, connect from this workstation, refused with `unsupported-policy` when the
+ *     profile requires containment; (d) bridge, with the tool-call authorizer on the way in;
+ *     (e) dispose on channel close: the process tree ends with the channel.
+ *
+ * An inner `http` target sent by the worker is connected to as given: the worker config, not this
+ * host, chose that URL (DESIGN §1, host-outer / target-inner).
+ *
+ * @module
+ */
+import { DEFAULT_INHERITED_ENV_VARS } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { isMcpRequestType, parseMcpConnectionRequestOrWireError, type McpConnection } from '../../shared/connection-request.ts';
+import { WireError } from '../../shared/errors.ts';
+import type { MessageChannel } from '../../shared/message-channel.ts';
+import { TransportChannel } from '../../shared/transport-channel.ts';
+import { ValidationError } from '../../shared/validation.ts';
+import type { Logger } from '../log.ts';
+import { ProcessExecutorBackedClientTransport } from '../process/process-backed-transport.ts';
+import type { ProcessExecutor } from '../process/process-executor.ts';
+import { compileContainment, containmentRequired, type CompileOptions, type ContainmentPolicy, type PolicyCache } from '../sandbox/index.ts';
+import type { EffectiveProfile } from '../trust/effective-profile.ts';
+import type { TrustProfileStore } from '../trust/profile-store.ts';
+import { ToolCallAuthorizer } from '../trust/tool-call-authorizer.ts';
+import { bridgeChannels } from './channel-bridge.ts';
+import { resolveServerCommand, type CommandResolution } from './server-command.ts';
+import { resolveServerConfig, type ServerConfig } from './server-config.ts';
+
+/** What a hosted channel hands back: tearing it down ends the server. */
+export interface HostedConnection {
+  dispose(): Promise<void>;
+  /** Settles when the connection has ended on its own or by `dispose`. */
+  readonly closed?: Promise<unknown>;
+}
+
+export interface RemoteMcpHostHandlerOptions {
+  configDir: string;
+  entityId: string;
+  user: string;
+  executor: ProcessExecutor;
+  profiles: TrustProfileStore;
+  policies: PolicyCache;
+  log: Logger;
+  /** Platform, probe and environment facts for compilation (tests pin them). */
+  compile?: Omit<CompileOptions, 'revision'>;
+  /** The sidecar's environment: command lookup and the allow-listed inheritance of uncontained servers. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Platform for command lookup; `process.platform` by default. */
+  platform?: NodeJS.Platform;
+}
+
+interface Trust {
+  effective: EffectiveProfile | null;
+  revision: string | null;
+  authorizer: ToolCallAuthorizer | null;
+}
+
+export class RemoteMcpHostHandler {
+  readonly #options: RemoteMcpHostHandlerOptions;
+  readonly #authorizers = new Map<string, ToolCallAuthorizer>();
+  /** Open channels per agent session, so a session's cached policies go when its last channel does. */
+  readonly #sessions = new Map<string, number>();
+
+  constructor(options: RemoteMcpHostHandlerOptions) {
+    this.#options = options;
+  }
+
+  /** Hosts the requested server on `channel`; null when the request is not an `mcp` one. */
+  async open(request: unknown, channel: MessageChannel): Promise<HostedConnection | null> {
+    if (!isMcpRequestType(request)) return null;
+    const { connection } = parseMcpConnectionRequestOrWireError(request);
+    const name = connection['server-name'];
+    const log = this.#options.log.child({ server: name, agent: connection.agent ?? null, session: connection.session ?? null });
+    const target = connection.target ?? { type: 'local' as const };
+    const config: ServerConfig =
+      target.type === 'http' ? { kind: 'http', url: target.url, headers: target.headers ?? {} } : await this.#serverConfig(name, log);
+    const trust = await this.#trust(connection, log);
+    const contained = trust.effective !== null && containmentRequired(trust.effective);
+    if (config.kind === 'http' && contained) {
+      throw new WireError(
+        'unsupported-policy',
+        `Server "${name}" is an HTTP server, but trust profile "${connection['trust-profile-ref']}" requires containment: no process exists to sandbox`,
+        { detail: { server: name } },
+      );
+    }
+    const server = config.kind === 'http' ? await this.#connectHttp(name, config, log) : await this.#launchStdio(name, config, connection, trust, log);
+    const authorizer = trust.authorizer;
+    const bridge = bridgeChannels(channel, server, {
+      server: name,
+      log,
+      ...(authorizer !== null && !authorizer.unrestricted ? { filter: (m) => authorizer.filter(m) } : {}),
+    });
+    const session = connection.session;
+    if (session !== undefined) this.#sessions.set(session, (this.#sessions.get(session) ?? 0) + 1);
+    log.info('Hosting server', { kind: config.kind, contained, revision: trust.revision });
+    void bridge.closed.then((info) => {
+      log.info('Server channel closed', { reason: info.reason ?? null });
+      if (session !== undefined) this.#leaveSession(session);
+    });
+    return { dispose: () => bridge.close(), closed: bridge.closed };
+  }
+
+  async #serverConfig(name: string, log: Logger): Promise<ServerConfig> {
+    const { configDir, entityId, user } = this.#options;
+    try {
+      const resolved = await resolveServerConfig(configDir, { entityId, user }, name);
+      log.debug('Server config resolved', { source: resolved.source, file: resolved.file });
+      return resolved.config;
+    } catch (error) {
+      if (error instanceof WireError) throw error;
+      log.error('Server config is unusable', { error });
+      throw new WireError('launch-failed', `Server "${name}" cannot start: this host's server config is invalid, see the sidecar log`, { detail: { server: name } });
+    }
+  }
+
+  async #trust(connection: McpConnection, log: Logger): Promise<Trust> {
+    const ref = connection['trust-profile-ref'];
+    const expected = connection['trust-profile-revision'];
+    if (ref === undefined || expected === undefined) return { effective: null, revision: null, authorizer: null };
+    let resolved;
+    try {
+      resolved = await this.#options.profiles.resolve(ref, expected);
+    } catch (error) {
+      if (error instanceof WireError) throw error;
+      log.error('Trust profile is unusable', { ref, error });
+      throw new WireError('launch-failed', `Trust profile "${ref}" cannot be used on this host: see the sidecar log`, { detail: { ref } });
+    }
+    let authorizer = this.#authorizers.get(resolved.revision);
+    if (authorizer === undefined) {
+      authorizer = ToolCallAuthorizer.fromProfile(resolved.effective);
+      this.#authorizers.set(resolved.revision, authorizer);
+    }
+    return { effective: resolved.effective, revision: resolved.revision, authorizer };
+  }
+
+  async #launchStdio(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger): Promise<MessageChannel> {
+    const env = this.#options.env ?? process.env;
+    const resolved = resolveServerCommand(name, config, { env, log, ...(this.#options.platform ? { platform: this.#options.platform } : {}) });
+    const policy = await this.#policy(name, config, resolved, connection, trust);
+    const launchEnv = { ...inheritedEnvironment(env), ...config.env };
+    const transport = new ProcessExecutorBackedClientTransport(
+      name,
+      { command: resolved.command, args: resolved.args, env: launchEnv, policy, ...(config.cwd ? { cwd: config.cwd } : {}), ...(resolved.verbatim ? { verbatim: true } : {}) },
+      this.#options.executor,
+      { logger: log },
+    );
+    return this.#open(name, transport, log);
+  }
+
+  async #policy(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, resolved: CommandResolution, connection: McpConnection, trust: Trust): Promise<ContainmentPolicy | null> {
+    const { effective, revision } = trust;
+    if (effective === null || revision === null) return null;
+    const compile = () =>
+      compileContainment(
+        effective,
+        { file: resolved.command, args: resolved.args, ...(config.cwd ? { cwd: config.cwd } : {}), env: config.env },
+        { ...this.#options.compile, revision },
+      );
+    const session = connection.session;
+    return session === undefined ? compile() : this.#options.policies.getOrCompile({ sessionId: session, revision, server: name }, compile);
+  }
+
+  async #connectHttp(name: string, config: Extract<ServerConfig, { kind: 'http' }>, log: Logger): Promise<MessageChannel> {
+    const transport = new StreamableHTTPClientTransport(new URL(config.url), Object.keys(config.headers).length > 0 ? { requestInit: { headers: config.headers } } : {});
+    return this.#open(name, transport, log);
+  }
+
+  /** Starts the transport as a channel; the last transport error says why it closed. */
+  async #open(name: string, transport: Transport, log: Logger): Promise<MessageChannel> {
+    let last: WireError | undefined;
+    try {
+      return await TransportChannel.open(transport, {
+        onerror: (error) => {
+          if (error instanceof WireError) last = error;
+          log.debug('Server transport error', { error });
+        },
+        closeInfo: () => (last !== undefined ? { reason: last.reason, message: last.message } : { reason: 'server-exited', message: `Server "${name}" closed its connection` }),
+      });
+    } catch (error) {
+      if (error instanceof WireError) throw error;
+      if (error instanceof ValidationError) throw error.toWireError();
+      log.warn('Server did not start', { error });
+      throw new WireError('launch-failed', `Server "${name}" did not start: see the sidecar log`, { detail: { server: name } });
+    }
+  }
+
+  #leaveSession(session: string): void {
+    const left = (this.#sessions.get(session) ?? 1) - 1;
+    if (left > 0) this.#sessions.set(session, left);
+    else {
+      this.#sessions.delete(session);
+      this.#options.policies.dropSession(session);
+    }
+  }
+}
+
+/**
+ * What an uncontained server inherits from the sidecar: the MCP SDK's allow-list (PATH, HOME,
+ * USER, …), as MCP clients do, never the whole environment; values that look like shell
+ * functions are dropped, as the SDK does. A contained server gets its profile's environment.
+ */
+function inheritedEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of DEFAULT_INHERITED_ENV_VARS) {
+    const value = env[name];
+    if (value !== undefined && !value.startsWith('()')) out[name] = value;
+  }
+  return out;
+}

@@ -1,0 +1,94 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ValidationError } from '../../shared/validation.ts';
+import { parseMcpServersFile, resolveServerConfig } from './server-config.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function configDir(files: Record<string, unknown>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-servers-'));
+  dirs.push(dir);
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), typeof content === 'string' ? content : JSON.stringify(content));
+  }
+  return dir;
+}
+
+const scope = { entityId: 'alice-laptop', user: 'alice' };
+
+describe('server config resolution', () => {
+  it('takes the machine file first, then the user file, then the defaults', async () => {
+    const dir = configDir({
+      'machines/alice-laptop/mcp-servers/mcp.json': { mcpServers: { files: { command: 'machine-files' } } },
+      'machines/other-host/mcp-servers/mcp.json': { mcpServers: { docs: { command: 'other-docs' } } },
+      'users/alice/mcp-servers/mcp.json': { mcpServers: { files: { command: 'user-files' }, docs: { command: 'user-docs' } } },
+      'mcp-servers/mcp.json': { mcpServers: { files: { command: 'default-files' }, docs: { command: 'default-docs' }, memory: { command: 'default-memory' } } },
+    });
+    const pick = async (name: string) => {
+      const r = await resolveServerConfig(dir, scope, name);
+      return [r.source, r.config.kind === 'stdio' ? r.config.command : r.config.url];
+    };
+    expect(await pick('files')).toEqual(['machine', 'machine-files']);
+    expect(await pick('docs')).toEqual(['user', 'user-docs']);
+    expect(await pick('memory')).toEqual(['defaults', 'default-memory']);
+  });
+
+  it('says server-not-found for a name no layer defines, and skips missing files', async () => {
+    const dir = configDir({ 'mcp-servers/mcp.json': { mcpServers: {} } });
+    await expect(resolveServerConfig(dir, scope, 'nothing')).rejects.toMatchObject({ reason: 'server-not-found', message: expect.stringContaining('"nothing"') });
+    await expect(resolveServerConfig(configDir({}), scope, 'x')).rejects.toMatchObject({ reason: 'server-not-found' });
+  });
+
+  it('reads both entry shapes, with the type key clients write, and fills defaults', () => {
+    const servers = parseMcpServersFile(
+      {
+        mcpServers: {
+          everything: { type: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'], env: { A: '1' }, cwd: 'work' },
+          plain: { command: '/usr/bin/cat' },
+          docs: { type: 'streamable-http', url: 'https://docs.example.com/mcp', headers: { 'x-key': 'k' } },
+          remote: { url: 'http://127.0.0.1:3001/mcp' },
+        },
+      },
+      '/cfg',
+    );
+    expect(Object.fromEntries(servers)).toEqual({
+      everything: { kind: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'], env: { A: '1' }, cwd: '/cfg/work' },
+      plain: { kind: 'stdio', command: '/usr/bin/cat', args: [], env: {} },
+      docs: { kind: 'http', url: 'https://docs.example.com/mcp', headers: { 'x-key': 'k' } },
+      remote: { kind: 'http', url: 'http://127.0.0.1:3001/mcp', headers: {} },
+    });
+  });
+
+  it('rejects unknown keys and bad values as path: message, every problem at once', () => {
+    const bad = {
+      mcpServers: {
+        a: { command: 'x', shell: true },
+        b: { url: 'ftp://x' },
+        'c.d': { command: 'x' },
+        e: { command: '' },
+      },
+      extra: 1,
+    };
+    expect(() => parseMcpServersFile(bad)).toThrow(/extra: unknown key/);
+    const error = (() => {
+      try {
+        parseMcpServersFile({ mcpServers: bad.mcpServers });
+      } catch (e) {
+        return e as ValidationError;
+      }
+    })();
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error!.issues.map((i) => i.path)).toEqual(['mcpServers.a.shell', 'mcpServers.b.url', 'mcpServers.c.d', 'mcpServers.e.command']);
+  });
+
+  it('reports an invalid file as a local validation error naming the file', async () => {
+    const dir = configDir({ 'mcp-servers/mcp.json': '{ not json' });
+    await expect(resolveServerConfig(dir, scope, 'x')).rejects.toThrow(/mcp-servers\/mcp\.json.*not valid JSON/);
+  });
+});

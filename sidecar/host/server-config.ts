@@ -1,0 +1,133 @@
+/**
+ * Server configs on the launch host: which command (or URL) a server name means here.
+ *
+ * The worker sends only a server name; the sidecar looks it up in its own files, most specific
+ * first, and the first file that defines the name wins (upstream #1439: machine prefix first):
+ *
+ * 1. `DIR/machines/<entity-id>/mcp-servers/mcp.json`
+ * 2. `DIR/users/<user>/mcp-servers/mcp.json`
+ * 3. `DIR/mcp-servers/mcp.json`
+ *
+ * Each file has the format MCP clients already use, `{"mcpServers": {name: entry}}`, where an entry
+ * is `{command, args?, env?, cwd?}` or `{url, headers?}`; a `type` key (`stdio`, `http`,
+ * `streamable-http`) is accepted because clients write it. Files are read on every lookup, so an
+ * edit applies to the next session without a restart. A relative `cwd` is relative to DIR.
+ *
+ * @module
+ */
+import { readFile } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import { z } from 'zod';
+import { WireError } from '../../shared/errors.ts';
+import { EntityIdSchema, ServerNameSchema } from '../../shared/names.ts';
+import { joinPath, parseWith, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
+
+export type StdioServerConfig = { kind: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string };
+export type HttpServerConfig = { kind: 'http'; url: string; headers: Record<string, string> };
+export type ServerConfig = StdioServerConfig | HttpServerConfig;
+
+export type ServerConfigSource = 'machine' | 'user' | 'defaults';
+
+export interface ResolvedServerConfig {
+  name: string;
+  config: ServerConfig;
+  /** Which layer defined it, and the file (for the local log only: paths never cross the link). */
+  source: ServerConfigSource;
+  file: string;
+}
+
+export const StdioEntrySchema = z.strictObject({
+  type: z.literal('stdio').optional(),
+  command: z.string().min(1, 'must not be empty').describe('Program to run; searched on PATH when not a path'),
+  args: z.array(z.string()).optional().describe('Arguments, in order'),
+  env: z.record(z.string(), z.string()).optional().describe('Variables added to the inherited environment'),
+  cwd: z.string().min(1).optional().describe('Working directory; relative to the config dir'),
+});
+
+export const HttpEntrySchema = z.strictObject({
+  type: z.enum(['http', 'streamable-http']).optional(),
+  url: z
+    .string()
+    .url('must be an absolute URL')
+    .refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL')
+    .describe('Streamable HTTP endpoint, reached from this host'),
+  headers: z.record(z.string(), z.string()).optional().describe('Headers sent with every request'),
+});
+
+const FileSchema = z.strictObject({ mcpServers: z.record(z.string(), z.unknown()) });
+
+/**
+ * Parses one mcp.json. Throws `ValidationError` listing every problem as `path: message`.
+ * `configDir` anchors a relative `cwd`.
+ */
+export function parseMcpServersFile(input: unknown, configDir = '.'): Map<string, ServerConfig> {
+  const file = parseWith(FileSchema, input, 'mcp.json');
+  const out = new Map<string, ServerConfig>();
+  const issues: ValidationIssue[] = [];
+  for (const [name, entry] of Object.entries(file.mcpServers)) {
+    const at = joinPath(['mcpServers', name]);
+    if (!ServerNameSchema.safeParse(name).success) {
+      issues.push({ path: at, message: 'server name must be 1-64 letters, digits, "_" or "-", starting with a letter or digit' });
+      continue;
+    }
+    const isHttp = typeof entry === 'object' && entry !== null && ('url' in entry || (entry as { type?: unknown }).type === 'http' || (entry as { type?: unknown }).type === 'streamable-http');
+    try {
+      if (isHttp) {
+        const http = parseWith(HttpEntrySchema, entry, 'mcp.json', at);
+        out.set(name, { kind: 'http', url: http.url, headers: http.headers ?? {} });
+      } else {
+        const stdio = parseWith(StdioEntrySchema, entry, 'mcp.json', at);
+        const cwd = stdio.cwd === undefined ? undefined : isAbsolute(stdio.cwd) ? stdio.cwd : join(configDir, stdio.cwd);
+        out.set(name, { kind: 'stdio', command: stdio.command, args: stdio.args ?? [], env: stdio.env ?? {}, ...(cwd ? { cwd } : {}) });
+      }
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      issues.push(...error.issues);
+    }
+  }
+  if (issues.length > 0) throw new ValidationError('mcp.json', issues);
+  return out;
+}
+
+/** The files searched for a host and user, most specific first. */
+export function serverConfigFiles(configDir: string, entityId: string, user: string): { source: ServerConfigSource; file: string }[] {
+  const layers: { source: ServerConfigSource; file: string }[] = [];
+  if (EntityIdSchema.safeParse(entityId).success) layers.push({ source: 'machine', file: join(configDir, 'machines', entityId, 'mcp-servers', 'mcp.json') });
+  if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(user) && !user.includes('..')) layers.push({ source: 'user', file: join(configDir, 'users', user, 'mcp-servers', 'mcp.json') });
+  layers.push({ source: 'defaults', file: join(configDir, 'mcp-servers', 'mcp.json') });
+  return layers;
+}
+
+/**
+ * Finds `name` for this host. Throws `WireError('server-not-found')` when no layer defines it,
+ * and `ValidationError` (local: its paths stay in the sidecar log) when a file is invalid.
+ */
+export async function resolveServerConfig(configDir: string, scope: { entityId: string; user: string }, name: string): Promise<ResolvedServerConfig> {
+  for (const { source, file } of serverConfigFiles(configDir, scope.entityId, scope.user)) {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      if ((error as { code?: string }).code === 'ENOENT' || (error as { code?: string }).code === 'ENOTDIR') continue;
+      throw error;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new ValidationError(`mcp.json "${file}"`, [{ path: '(root)', message: 'not valid JSON' }]);
+    }
+    let servers: Map<string, ServerConfig>;
+    try {
+      servers = parseMcpServersFile(json, configDir);
+    } catch (error) {
+      if (error instanceof ValidationError) throw new ValidationError(`mcp.json "${file}"`, error.issues);
+      throw error;
+    }
+    const config = servers.get(name);
+    if (config !== undefined) return { name, config, source, file };
+  }
+  throw new WireError('server-not-found', `Server "${name}" is not configured on this host: add it to an mcp-servers/mcp.json of its sidecar`, {
+    detail: { server: name },
+  });
+}

@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
+import { startWorkerHarness, type WorkerHarness } from '../../test/link/worker-harness.ts';
+import { createLogger } from '../log.ts';
+import { backoffDelay, LinkClient, linkUrl } from './link-client.ts';
+
+const SECRET = 'host-secret-0123456789abcdef';
+const echo: ChannelOpenHandler = async (_request, channel) => {
+  channel.onmessage = (m) => void channel.send(m);
+  channel.start();
+};
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function worker(): Promise<WorkerHarness> {
+  const harness = await startWorkerHarness([{ entityId: 'alice-laptop', secret: SECRET }]);
+  cleanups.push(() => harness.stop());
+  return harness;
+}
+
+function client(url: string, secret: string) {
+  const lines: string[] = [];
+  const linkClient = new LinkClient({
+    worker: url,
+    entityId: 'alice-laptop',
+    secret,
+    onOpen: echo,
+    log: createLogger({ level: 'debug', write: (line) => lines.push(line) }),
+    backoff: { firstMs: 20, capMs: 100 },
+  });
+  cleanups.push(() => linkClient.stop());
+  linkClient.start();
+  return { linkClient, lines };
+}
+
+const until = async (check: () => boolean) => {
+  while (!check()) await new Promise((r) => setTimeout(r, 10));
+};
+
+describe('link client backoff', () => {
+  it('is full jitter under an exponential ceiling: first retry at most 1 s, capped at 30 s', () => {
+    const table = [
+      // attempt, random, expected delay (ms)
+      [0, 0.999, 999],
+      [0, 0.5, 500],
+      [1, 0.5, 1000],
+      [2, 0.5, 2000],
+      [4, 0.999, 15984],
+      [5, 0.999, 29970],
+      [6, 0.999, 29970],
+      [50, 0.5, 15000],
+      [3, 0, 0],
+    ] as const;
+    for (const [attempt, random, expected] of table) expect(backoffDelay(attempt, {}, () => random)).toBe(expected);
+    expect(backoffDelay(0, { firstMs: 200, capMs: 1000 }, () => 0.5)).toBe(100);
+  });
+
+  it('builds the link URL from the worker base URL', () => {
+    expect(linkUrl('http://127.0.0.1:8787')).toBe('ws://127.0.0.1:8787/link');
+    expect(linkUrl('https://edge.example.com/base/')).toBe('wss://edge.example.com/base/link');
+    expect(linkUrl('ws://h:1/?x=1')).toBe('ws://h:1/link');
+  });
+});
+
+describe('LinkClient', () => {
+  it('links with the host credential and serves channels', async () => {
+    const w = await worker();
+    const { linkClient } = client(w.url, SECRET);
+    await until(() => linkClient.endpoint !== null && w.registry.status()[0]!.linked);
+    const channel = await w.registry.openChannel('alice-laptop', {});
+    const reply = new Promise((resolve) => (channel.onmessage = resolve));
+    channel.start();
+    await channel.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    expect(await reply).toEqual({ jsonrpc: '2.0', id: 1, method: 'ping' });
+  });
+
+  it('logs a refused credential clearly, without the secret, and keeps retrying', async () => {
+    const w = await worker();
+    const wrong = 'wrong-secret-do-not-log-me';
+    const { lines } = client(w.url, wrong);
+    await until(() => lines.filter((l) => l.includes('refused the host credential')).length >= 2);
+    expect(lines.join('\n')).toContain('Worker refused the host credential for entity \\"alice-laptop\\"');
+    expect(lines.join('\n')).not.toContain(wrong);
+    expect(JSON.stringify(w.logs)).not.toContain(wrong);
+    expect(w.logs.some((l) => l.msg === 'Refused a host link')).toBe(true);
+    expect(w.registry.status()[0]!.linked).toBe(false);
+  });
+
+  it('dials again after the worker goes away and comes back', async () => {
+    const w = await worker();
+    const { linkClient, lines } = client(w.url, SECRET);
+    await until(() => linkClient.endpoint !== null);
+    await w.kill();
+    await until(() => linkClient.endpoint === null);
+    await w.restart();
+    await until(() => w.registry.status()[0]!.linked);
+    expect(lines.filter((l) => l.includes('"Linked to worker"')).length).toBe(2);
+    expect(lines.some((l) => l.includes('Link to worker dropped'))).toBe(true);
+  });
+});

@@ -1,0 +1,210 @@
+/**
+ * The link end to end, with real processes and sockets: a worker (hono + the link route on
+ * `@hono/node-server`, 127.0.0.1, port 0) in this process, a sidecar as a child process built by
+ * the production composition, and real MCP servers behind it. Bounds on how fast a failure is
+ * noticed are liveness bounds (generous), not performance assertions; the times are printed.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { reasonOf } from '../../shared/errors.ts';
+import { McpChannelClientTransport } from '../../shared/mcp-channel-client-transport.ts';
+import type { ChannelCloseInfo, MessageChannel } from '../../shared/message-channel.ts';
+import { ExecutorTargetRouter } from '../../worker/executor-target-router.ts';
+import { startSidecarProcess, type SidecarProcess } from './sidecar-process.ts';
+import { startWorkerHarness, type WorkerHarness } from './worker-harness.ts';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
+const ENTITY = 'alice-laptop';
+const SECRET = 'link-test-secret-5b0c2f7d9e1a';
+/** Liveness bounds: far above the expected ~10 ms, far below the 25 s keepalive deadline. */
+const NOTICE_BOUND_MS = 5_000;
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function configDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-link-'));
+  mkdirSync(join(dir, 'mcp-servers'), { recursive: true });
+  writeFileSync(
+    join(dir, 'mcp-servers', 'mcp.json'),
+    JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] }, cat: { command: '/bin/cat' } } }),
+  );
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+async function setup(secret = SECRET): Promise<{ worker: WorkerHarness; sidecar: SidecarProcess; router: ExecutorTargetRouter }> {
+  const worker = await startWorkerHarness([{ entityId: ENTITY, secret: SECRET }]);
+  cleanups.push(() => worker.stop());
+  const sidecar = startSidecarProcess({ worker: worker.url, entityId: ENTITY, secret, configDir: configDir() });
+  cleanups.push(() => sidecar.stop());
+  return { worker, sidecar, router: new ExecutorTargetRouter({ registry: worker.registry }) };
+}
+
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function linked(worker: WorkerHarness): Promise<void> {
+  await within(
+    (async () => {
+      while (!worker.registry.status().some((s) => s['entity-id'] === ENTITY && s.linked)) await new Promise((r) => setTimeout(r, 20));
+    })(),
+    15_000,
+    'the sidecar linking',
+  );
+}
+
+const hostDescriptor = { type: 'user-computer-profile', 'entity-id': ENTITY, target: { type: 'local' } } as const;
+
+async function connect(router: ExecutorTargetRouter, server: string): Promise<{ client: Client; channel: MessageChannel }> {
+  const channel = await router.open(hostDescriptor, { 'server-name': server, session: `s-${Math.random().toString(36).slice(2)}`, agent: 'tester' });
+  const client = new Client({ name: 'agent', version: '1.0.0' });
+  cleanups.push(() => client.close());
+  await client.connect(new McpChannelClientTransport(channel));
+  return { client, channel };
+}
+
+/**
+ * Starts a 30 s tool call and resolves once its first progress notification arrived: mid-call.
+ * The call's outcome (result or error) is wrapped, so awaiting this does not await the call.
+ */
+async function startLongCall(client: Client): Promise<{ outcome: Promise<unknown> }> {
+  let progressed!: () => void;
+  const firstProgress = new Promise<void>((resolve) => (progressed = resolve));
+  const call = client
+    .callTool({ name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 30 } }, undefined, { onprogress: () => progressed(), timeout: 60_000 })
+    .then(
+      (r) => r,
+      (e: unknown) => e,
+    );
+  await within(firstProgress, 10_000, 'the first progress notification');
+  return { outcome: call };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('link end to end (worker in process, sidecar as a process)', () => {
+  it('Send_Receive_PumpsMessagesOverChannel', async () => {
+    const { worker, router } = await setup();
+    await linked(worker);
+    const { client } = await connect(router, 'everything');
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
+    expect((await client.callTool({ name: 'echo', arguments: { message: 'over the link' } })).content).toEqual([{ type: 'text', text: 'Echo: over the link' }]);
+    let progress = 0;
+    const result = await client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 2 } }, undefined, { onprogress: () => progress++ });
+    expect(result.content).toEqual([{ type: 'text', text: expect.stringContaining('Long running operation completed') }]);
+    expect(progress).toBeGreaterThan(0); // the SDK may drop the last one: it runs notification handlers a microtask after a response that arrives in the same read
+  });
+
+  it('kill the worker mid-call: the sidecar side fails at once, ends the server, and relinks when the worker is back', async () => {
+    const { worker, sidecar, router } = await setup();
+    await linked(worker);
+    const { client } = await connect(router, 'everything');
+    const { outcome } = await startLongCall(client);
+    const pid = sidecar.serverPids()[0]!;
+    expect(alive(pid)).toBe(true);
+    const killedAt = Date.now();
+    await worker.kill();
+    await sidecar.waitForLine((l) => l.msg === 'Link to worker dropped', NOTICE_BOUND_MS, 'the link dropping');
+    console.info(`sidecar noticed the dead worker after ${Date.now() - killedAt} ms`);
+    const closed = await sidecar.waitForLine((l) => l.msg === 'Server channel closed', NOTICE_BOUND_MS, 'the channel failing');
+    expect(closed.reason).toBe('host-offline');
+    await within(
+      (async () => {
+        while (alive(pid)) await new Promise((r) => setTimeout(r, 20));
+      })(),
+      NOTICE_BOUND_MS,
+      'the server process ending',
+    );
+    expect(await outcome).toBeInstanceOf(Error); // the worker side of the call died with the worker
+
+    await worker.restart();
+    await linked(worker);
+    const again = await connect(router, 'everything');
+    expect((await again.client.callTool({ name: 'echo', arguments: { message: 'relinked' } })).content).toEqual([{ type: 'text', text: 'Echo: relinked' }]);
+  });
+
+  it('kill the sidecar (SIGKILL) mid-call: the caller gets host-offline', async () => {
+    const { worker, sidecar, router } = await setup();
+    await linked(worker);
+    const { client, channel } = await connect(router, 'everything');
+    const errors: unknown[] = [];
+    client.onerror = (error) => errors.push(error);
+    const channelClosed = new Promise<ChannelCloseInfo>((resolve) => {
+      const previous = channel.onclose;
+      channel.onclose = (info) => {
+        previous?.(info);
+        resolve(info);
+      };
+    });
+    const { outcome } = await startLongCall(client);
+    const killedAt = Date.now();
+    sidecar.child.kill('SIGKILL');
+    const info = await within(channelClosed, NOTICE_BOUND_MS, 'host-offline reaching the caller');
+    console.info(`caller got host-offline ${Date.now() - killedAt} ms after the sidecar was killed`);
+    expect(info.reason).toBe('host-offline');
+    expect(errors.map(reasonOf)).toContain('host-offline');
+    expect(await within(outcome, NOTICE_BOUND_MS, 'the pending call failing')).toBeInstanceOf(Error);
+    await expect(router.open(hostDescriptor, { 'server-name': 'everything' })).rejects.toMatchObject({ reason: 'host-offline' });
+  });
+
+  it('refuses a wrong host credential and logs it on both sides without the secret', async () => {
+    const wrong = 'wrong-secret-never-in-any-log-3141';
+    const { worker, sidecar } = await setup(wrong);
+    const line = await sidecar.waitForLine((l) => String(l.msg).includes('refused the host credential'), 10_000, 'the refusal');
+    expect(line.msg).toBe(`Worker refused the host credential for entity "${ENTITY}": check the secret file and the worker's "hosts" entry`);
+    await sidecar.waitForLine((l) => l.msg === 'Dialling the worker again', 10_000, 'a retry');
+    expect(sidecar.raw()).not.toContain(wrong);
+    expect(JSON.stringify(worker.logs)).not.toContain(wrong);
+    expect(worker.logs.some((l) => l.msg === 'Refused a host link' && l['entity-id'] === ENTITY)).toBe(true);
+    expect(worker.registry.status()).toEqual([{ 'entity-id': ENTITY, linked: false, since: null, channels: 0 }]);
+  });
+
+  it('100 concurrent channels over one link: every response reaches its own caller', async () => {
+    const { worker, sidecar, router } = await setup();
+    await linked(worker);
+    const results = await Promise.all(
+      Array.from({ length: 100 }, async (_, i) => {
+        const channel = await router.open(hostDescriptor, { 'server-name': 'cat', session: `s-${i}` });
+        const sent: JSONRPCMessage = { jsonrpc: '2.0', id: i, method: 'echo', params: { payload: `payload-${i}-${Math.random()}` } };
+        const reply = new Promise<JSONRPCMessage>((resolve) => (channel.onmessage = resolve));
+        channel.start();
+        await channel.send(sent);
+        const received = await reply;
+        await channel.close();
+        return { sent, received };
+      }),
+    );
+    for (const { sent, received } of results) expect(received).toEqual(sent);
+    expect(worker.registry.status()[0]!.channels).toBe(0);
+    expect(sidecar.serverPids()).toHaveLength(100);
+    await within(
+      (async () => {
+        while (sidecar.serverPids().some(alive)) await new Promise((r) => setTimeout(r, 50));
+      })(),
+      15_000,
+      'every cat process ending',
+    );
+  });
+});

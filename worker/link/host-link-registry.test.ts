@@ -1,0 +1,72 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ChannelCloseInfo, MessageChannel } from '../../shared/message-channel.ts';
+import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
+import { InMemoryHostLinkRegistry } from './host-link-registry.ts';
+import { attachInMemoryHost, type InMemoryHost } from './link-route.ts';
+
+const hosts: InMemoryHost[] = [];
+afterEach(() => {
+  for (const host of hosts.splice(0)) host.close();
+});
+
+const echo: ChannelOpenHandler = async (_request, channel) => {
+  channel.onmessage = (m) => void channel.send(m);
+  channel.start();
+};
+
+function attach(registry: InMemoryHostLinkRegistry, entityId: string, onOpen = echo) {
+  const host = attachInMemoryHost(registry, entityId, onOpen);
+  hosts.push(host);
+  return host;
+}
+
+const closeOf = (channel: MessageChannel) => new Promise<ChannelCloseInfo>((resolve) => (channel.onclose = resolve));
+
+describe('InMemoryHostLinkRegistry', () => {
+  it('fails at once with host-offline for a host without a live link', async () => {
+    const registry = new InMemoryHostLinkRegistry({ hosts: ['alice-laptop'] });
+    await expect(registry.openChannel('alice-laptop', {})).rejects.toMatchObject({ reason: 'host-offline', message: expect.stringContaining('alice-laptop') });
+    await expect(registry.openChannel('nobody', {})).rejects.toMatchObject({ reason: 'host-offline' });
+  });
+
+  it('opens channels on the live link of the named host', async () => {
+    const registry = new InMemoryHostLinkRegistry();
+    attach(registry, 'alice-laptop');
+    const channel = await registry.openChannel('alice-laptop', { type: 'mcp' });
+    const reply = new Promise((resolve) => (channel.onmessage = resolve));
+    channel.start();
+    await channel.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    expect(await reply).toEqual({ jsonrpc: '2.0', id: 1, method: 'ping' });
+  });
+
+  it('a new link from the same host replaces the old one, whose channels fail host-offline', async () => {
+    const registry = new InMemoryHostLinkRegistry();
+    const first = attach(registry, 'alice-laptop');
+    const oldChannel = await registry.openChannel('alice-laptop', {});
+    const oldClosed = closeOf(oldChannel);
+    oldChannel.start();
+    const second = attach(registry, 'alice-laptop');
+    expect(await oldClosed).toMatchObject({ reason: 'host-offline' });
+    expect(await first.sidecar.whenClosed).toMatchObject({ reason: 'host-offline', message: expect.stringContaining('Replaced by a newer link') });
+    expect(second.worker.closed).toBe(false);
+    const channel = await registry.openChannel('alice-laptop', {});
+    expect(channel.closed).toBe(false);
+    expect(registry.status()).toEqual([{ 'entity-id': 'alice-laptop', linked: true, since: expect.any(String), channels: 1 }]);
+  });
+
+  it('reports configured, linked and dropped hosts for /healthz', async () => {
+    let t = Date.parse('2026-01-01T00:00:00Z');
+    const registry = new InMemoryHostLinkRegistry({ hosts: ['alice-laptop', 'bob-desktop'], now: () => new Date((t += 1000)) });
+    expect(registry.status()).toEqual([
+      { 'entity-id': 'alice-laptop', linked: false, since: null, channels: 0 },
+      { 'entity-id': 'bob-desktop', linked: false, since: null, channels: 0 },
+    ]);
+    const alice = attach(registry, 'alice-laptop');
+    await registry.openChannel('alice-laptop', {});
+    expect(registry.status()[0]).toEqual({ 'entity-id': 'alice-laptop', linked: true, since: '2026-01-01T00:00:01.000Z', channels: 1 });
+    alice.close();
+    await alice.worker.whenClosed;
+    expect(registry.status()[0]).toEqual({ 'entity-id': 'alice-laptop', linked: false, since: '2026-01-01T00:00:02.000Z', channels: 0 });
+    await expect(registry.openChannel('alice-laptop', {})).rejects.toMatchObject({ reason: 'host-offline' });
+  });
+});

@@ -1,0 +1,93 @@
+/**
+ * The host-link registry: entity id → the live link to that host. One of the two pieces of
+ * worker state (DESIGN §8); kept behind this small interface because on an edge platform it will
+ * be a Durable Object per host, addressed by entity id, and the router must not notice.
+ *
+ * Rules: opening a channel to a host without a live link fails at once with `host-offline` (never
+ * waits for a link that may not come); a new link from the same host replaces the old one, whose
+ * channels fail with `host-offline` (the old socket is usually a half-dead leftover of a network
+ * change, and the sidecar dialled again because it lost it).
+ *
+ * @module
+ */
+import { WireError } from '../../shared/errors.ts';
+import type { MessageChannel } from '../../shared/message-channel.ts';
+import type { LinkEndpoint, LinkLogger } from '../../shared/link/link-endpoint.ts';
+
+/** One host as shown on /healthz. */
+export interface HostLinkStatus {
+  'entity-id': string;
+  linked: boolean;
+  /** ISO time of the last change: when the link came up, or when it went down; null if never linked. */
+  since: string | null;
+  /** Channels open on the live link. */
+  channels: number;
+}
+
+export interface HostLinkRegistry {
+  /** Opens a channel to the host; `host-offline` at once when it has no live link. */
+  openChannel(entityId: string, request: unknown): Promise<MessageChannel>;
+  /** Registers a live link for the host, replacing (and closing) any older one. */
+  attach(entityId: string, endpoint: LinkEndpoint): void;
+  status(): HostLinkStatus[];
+}
+
+export interface InMemoryHostLinkRegistryOptions {
+  /** Entity ids from the worker config, so hosts that never linked show on /healthz too. */
+  hosts?: readonly string[];
+  log?: LinkLogger;
+  /** Clock, for tests. */
+  now?: () => Date;
+}
+
+interface Entry {
+  endpoint: LinkEndpoint | null;
+  since: Date | null;
+}
+
+export class InMemoryHostLinkRegistry implements HostLinkRegistry {
+  readonly #entries = new Map<string, Entry>();
+  readonly #log: LinkLogger | undefined;
+  readonly #now: () => Date;
+
+  constructor(options: InMemoryHostLinkRegistryOptions = {}) {
+    for (const host of options.hosts ?? []) this.#entries.set(host, { endpoint: null, since: null });
+    this.#log = options.log;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  async openChannel(entityId: string, request: unknown): Promise<MessageChannel> {
+    const endpoint = this.#entries.get(entityId)?.endpoint;
+    if (endpoint == null || endpoint.closed) {
+      throw new WireError('host-offline', `Host "${entityId}" is offline: its sidecar has no live link to this worker`, {
+        detail: { 'entity-id': entityId },
+      });
+    }
+    return endpoint.openChannel(request);
+  }
+
+  attach(entityId: string, endpoint: LinkEndpoint): void {
+    const entry = this.#entries.get(entityId) ?? { endpoint: null, since: null };
+    const previous = entry.endpoint;
+    entry.endpoint = endpoint;
+    entry.since = this.#now();
+    this.#entries.set(entityId, entry);
+    this.#log?.info('Host linked', { 'entity-id': entityId, replaced: previous !== null });
+    if (previous !== null) previous.close({ reason: 'host-offline', message: 'Replaced by a newer link from the same host' });
+    void endpoint.whenClosed.then((info) => {
+      if (entry.endpoint !== endpoint) return;
+      entry.endpoint = null;
+      entry.since = this.#now();
+      this.#log?.info('Host unlinked', { 'entity-id': entityId, reason: info.reason ?? null, message: info.message });
+    });
+  }
+
+  status(): HostLinkStatus[] {
+    return [...this.#entries].map(([entityId, entry]) => ({
+      'entity-id': entityId,
+      linked: entry.endpoint !== null && !entry.endpoint.closed,
+      since: entry.since?.toISOString() ?? null,
+      channels: entry.endpoint?.stats.channels ?? 0,
+    }));
+  }
+}
