@@ -72,7 +72,7 @@ describe('layering', () => {
       format: 'esm',
       platform: 'neutral',
       mainFields: ['module', 'main'],
-      conditions: ['worker', 'import', 'default'],
+      conditions: ['worker', 'browser', 'import', 'default'],
       logLevel: 'silent',
       plugins: [
         {

@@ -1,0 +1,57 @@
+/**
+ * The Deno entries as users run them: config from the environment with every problem reported
+ * as `path: message` (exit 2), `deno serve` with the default-exported fetch, and a clean SIGTERM
+ * that closes open agent sessions and exits 0.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../worker/auth/agent-auth.ts';
+import { closeClient, connectClient, DENO, ProcessSet, startDenoWorker, startEverythingHttp, waitForOutput } from '../helpers/worker-processes.ts';
+
+const procs = new ProcessSet();
+afterAll(() => procs.stopAll());
+
+const RUN = ['run', '--allow-net', '--allow-read', '--allow-env', 'worker/adapters/deno.ts'];
+
+describe('Deno entries', () => {
+  it('reports every config problem as path: message and exits 2', async () => {
+    const proc = procs.spawn(DENO, RUN, {
+      SWITCHYARD_WORKER_CONFIG: JSON.stringify({ agents: [{ name: 'a' }], servers: { x: { executor: { type: 'local' } } }, bogus: 1 }),
+    });
+    expect(await proc.exited).toBe(2);
+    const lines = proc.stderr().split('\n').map((l) => l.trim());
+    expect(lines).toContain('agents[0].token-sha256: is required (string)');
+    expect(lines).toContain('bogus: unknown key');
+    expect(lines.some((l) => l.startsWith('servers.x.executor: a top-level {"type":"local"} server runs inside the worker process, which needs the all-in-one Node mode'))).toBe(true);
+  });
+
+  it('says how to pass a config when there is none', async () => {
+    const proc = procs.spawn(DENO, RUN, { SWITCHYARD_WORKER_CONFIG: '', SWITCHYARD_WORKER_CONFIG_FILE: '' });
+    expect(await proc.exited).toBe(2);
+    expect(proc.stderr()).toContain('No worker config: set SWITCHYARD_WORKER_CONFIG (JSON) or SWITCHYARD_WORKER_CONFIG_FILE (path)');
+  });
+
+  it('serves the same app under `deno serve`', async () => {
+    const proc = procs.spawn(DENO, ['serve', '--allow-net', '--allow-read', '--allow-env', '--host', '127.0.0.1', '--port', '0', 'worker/adapters/deno-serve.ts'], {
+      SWITCHYARD_WORKER_CONFIG: JSON.stringify({ agents: [], servers: {} }),
+    });
+    const [, url] = await waitForOutput(proc, () => proc.stdout() + proc.stderr(), /Listening on (http:\/\/[^\s/]+)/, 'deno serve');
+    expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ ok: true });
+    await proc.stop();
+  });
+
+  it('closes open agent sessions and exits 0 on SIGTERM', async () => {
+    const everything = await startEverythingHttp(procs);
+    const worker = await startDenoWorker(procs, {
+      agents: [{ name: 'alice', 'token-sha256': await sha256Hex('alice-token'), servers: ['everything'] }],
+      servers: { everything: { executor: { type: 'http', url: everything.url } } },
+    }, { SWITCHYARD_LOG_LEVEL: 'debug' });
+    const client = await connectClient(`${worker.url}/servers/everything/mcp`, 'alice-token');
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    worker.process.child.kill('SIGTERM');
+    expect(await worker.process.exited).toBe(0);
+    const log = worker.process.stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(log).toContainEqual(expect.objectContaining({ msg: 'Worker stopping', signal: 'SIGTERM' }));
+    expect(log).toContainEqual(expect.objectContaining({ msg: 'Passthrough session closing', why: 'shutdown', server: 'everything' }));
+    await closeClient(client);
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * What both Deno entries share: the few Deno APIs they use (typed here, so `worker/` type-checks
+ * without Deno's lib), and building the worker from the environment:
+ *
+ * - `SWITCHYARD_WORKER_CONFIG`: the config as JSON text, or
+ * - `SWITCHYARD_WORKER_CONFIG_FILE`: a path to it;
+ * - `SWITCHYARD_LOG_LEVEL`: debug, info (default), warn or error.
+ *
+ * A config error is printed as one `path: message` line per problem, then the process exits 2.
+ *
+ * @module
+ */
+import type { UpgradeWebSocket } from 'hono/ws';
+import { composeWorker, type ComposedWorker } from '../compose.ts';
+import { parseWorkerConfigText, type WorkerConfig } from '../config.ts';
+import { createWorkerLogger, parseLogLevel, type WorkerLogger } from '../log.ts';
+import { formatIssue, ValidationError } from '../../shared/validation.ts';
+import { upgradeWebSocket } from './deno-websocket.ts';
+
+export interface DenoHttpServer {
+  finished: Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** The slice of the `Deno` namespace the worker adapters use. */
+export interface DenoRuntime {
+  env: { get(key: string): string | undefined };
+  readTextFile(path: string): Promise<string>;
+  serve(
+    options: { hostname?: string; port?: number; onListen?: (addr: { hostname: string; port: number }) => void },
+    handler: (request: Request) => Response | Promise<Response>,
+  ): DenoHttpServer;
+  addSignalListener(signal: 'SIGTERM' | 'SIGINT', handler: () => void): void;
+  exit(code?: number): never;
+}
+
+export const deno = (globalThis as unknown as { Deno: DenoRuntime }).Deno;
+
+/** Reads the config named by the environment; exits 2 with every problem when it is invalid. */
+export async function loadConfigFromEnv(): Promise<WorkerConfig> {
+  const inline = deno.env.get('SWITCHYARD_WORKER_CONFIG');
+  const file = deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE');
+  const source = inline !== undefined && inline !== '' ? 'SWITCHYARD_WORKER_CONFIG' : file !== undefined && file !== '' ? `"${file}"` : null;
+  if (source === null) {
+    console.error('No worker config: set SWITCHYARD_WORKER_CONFIG (JSON) or SWITCHYARD_WORKER_CONFIG_FILE (path)');
+    return deno.exit(2);
+  }
+  try {
+    const text = inline !== undefined && inline !== '' ? inline : await deno.readTextFile(file!);
+    return parseWorkerConfigText(text, { runtime: 'edge' });
+  } catch (error) {
+    if (error instanceof ValidationError) {
+      console.error(`Invalid worker config ${source}:`);
+      for (const issue of error.issues) console.error(`  ${formatIssue(issue)}`);
+    } else {
+      console.error(`Cannot read the worker config ${source}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return deno.exit(2);
+  }
+}
+
+/** Builds the worker for Deno: config from the environment, `/link` over Deno WebSockets. */
+export async function createDenoWorker(): Promise<{ worker: ComposedWorker; log: WorkerLogger }> {
+  const config = await loadConfigFromEnv();
+  const log = createWorkerLogger({ level: parseLogLevel(deno.env.get('SWITCHYARD_LOG_LEVEL')), fields: { component: 'worker' } });
+  const worker = composeWorker({ config, log, upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never> });
+  return { worker, log };
+}

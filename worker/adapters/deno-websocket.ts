@@ -1,0 +1,39 @@
+/**
+ * hono's `upgradeWebSocket` for Deno, on `Deno.upgradeWebSocket`.
+ *
+ * A copy of the helper in `hono/deno` (deprecated there, moving to `@hono/deno`, which is not a
+ * dependency), for two reasons: importing `hono/deno` pulls in its static-file server and with it
+ * `node:path`, which the neutral worker bundle must not contain; and the `Upgrade` header is
+ * compared case-insensitively, as RFC 9110 says it must be.
+ *
+ * @module
+ */
+import { defineWebSocketHelper, WSContext, type UpgradeWebSocket } from 'hono/ws';
+
+interface DenoWebSocketApi {
+  upgradeWebSocket(request: Request, options?: { protocol?: string }): { response: Response; socket: WebSocket };
+}
+
+export const upgradeWebSocket: UpgradeWebSocket<WebSocket, { protocol?: string }> = defineWebSocketHelper(async (c, events, options) => {
+  if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return;
+  const deno = (globalThis as unknown as { Deno: DenoWebSocketApi }).Deno;
+  const subprotocol = c.req.header('sec-websocket-protocol')?.split(',')[0]?.trim();
+  const { response, socket } = deno.upgradeWebSocket(c.req.raw, { ...(subprotocol ? { protocol: subprotocol } : {}), ...options });
+  const ws = new WSContext<WebSocket>({
+    close: (code, reason) => socket.close(code, reason),
+    get protocol() {
+      return socket.protocol;
+    },
+    raw: socket,
+    get readyState() {
+      return socket.readyState as 0 | 1 | 2 | 3;
+    },
+    url: socket.url ? new URL(socket.url) : null,
+    send: (source) => socket.send(source),
+  });
+  socket.onopen = (event) => events.onOpen?.(event, ws);
+  socket.onmessage = (event) => events.onMessage?.(event, ws);
+  socket.onclose = (event) => events.onClose?.(event, ws);
+  socket.onerror = (event) => events.onError?.(event, ws);
+  return response;
+});

@@ -1,0 +1,52 @@
+/**
+ * Deno entry for `deno run` (what `switchyard worker` and the tests use):
+ *
+ * ```sh
+ * SWITCHYARD_WORKER_CONFIG_FILE=worker.json HOST=127.0.0.1 PORT=8787 \
+ *   deno run --allow-net --allow-read --allow-env worker/adapters/deno.ts
+ * ```
+ *
+ * `HOST` and `PORT` default to 127.0.0.1 and 8787; `PORT=0` picks a free port. Once listening it
+ * prints one JSON line on stdout, `{"event":"listening","url":"http://127.0.0.1:8787"}`, so a
+ * parent process knows the URL. SIGTERM or SIGINT closes every agent session (and with them the
+ * channels and server processes), stops the server and exits 0.
+ *
+ * `deno serve` users take `deno-serve.ts` instead, which default-exports `{ fetch }`.
+ *
+ * @module
+ */
+import { createDenoWorker, deno } from './deno-env.ts';
+
+const SHUTDOWN_GRACE_MS = 3_000;
+
+const { worker, log } = await createDenoWorker();
+const hostname = deno.env.get('HOST') ?? '127.0.0.1';
+const port = Number(deno.env.get('PORT') ?? '8787');
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`Invalid PORT "${deno.env.get('PORT')}": expected 0-65535`);
+  deno.exit(2);
+}
+
+const server = deno.serve(
+  {
+    hostname,
+    port,
+    onListen(addr) {
+      const host = addr.hostname.includes(':') ? `[${addr.hostname}]` : addr.hostname;
+      console.log(JSON.stringify({ event: 'listening', url: `http://${host}:${addr.port}` }));
+    },
+  },
+  worker.app.fetch,
+);
+
+let stopping = false;
+async function stop(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info('Worker stopping', { signal });
+  const grace = new Promise<void>((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS));
+  await Promise.race([Promise.allSettled([worker.close(), server.shutdown()]), grace]);
+  deno.exit(0);
+}
+deno.addSignalListener('SIGTERM', () => void stop('SIGTERM'));
+deno.addSignalListener('SIGINT', () => void stop('SIGINT'));

@@ -1,0 +1,293 @@
+/**
+ * AggregateServer: the MCP server an agent sees on `/mcp`, one per agent session. A low-level SDK
+ * `Server` whose handlers fan out to the session's `UpstreamSet`:
+ *
+ * - tools and prompts are listed from every available server under `<server>__<name>` (see
+ *   `naming.ts`) and calls are routed back by that name; an unavailable server shows as
+ *   `<server>__unavailable` (see `availability.ts`);
+ * - resources keep their URIs; reads, subscriptions and completions are routed by URI;
+ * - results pass through unchanged, `isError` tool results included; upstream JSON-RPC errors keep
+ *   their code, message and `data` (see `rpc-errors.ts`);
+ * - progress is relayed under the agent's own token; cancellation follows the agent's;
+ * - server→client requests (sampling, elicitation, roots) go to the agent, on the stream of the
+ *   agent request that the upstream is serving, if the agent declared that capability;
+ * - list changes of any upstream, and servers going away or coming back, are announced as the
+ *   aggregate's own list changes.
+ *
+ * @module
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  CallToolRequestSchema, CompleteRequestSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema,
+  ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema,
+  ReadResourceRequestSchema, ResultSchema, RootsListChangedNotificationSchema, SetLevelRequestSchema,
+  SubscribeRequestSchema, UnsubscribeRequestSchema,
+  type ClientCapabilities, type Result, type ServerCapabilities,
+} from '@modelcontextprotocol/sdk/types.js';
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
+import type { WorkerLogger } from '../log.ts';
+import { AgentRelay, LIST_CHANGED, type HandlerExtra } from './agent-relay.ts';
+import { aggregateInstructions, unavailableResult, unavailableTool } from './availability.ts';
+import { NameTable, UNAVAILABLE_TOOL } from './naming.ts';
+import { ResourceRoutes } from './resource-routes.ts';
+import { ForwardedRpcError, toAgentError } from './rpc-errors.ts';
+import { UpstreamSet, type UpstreamSetOptions } from './upstream-set.ts';
+
+type Params = Record<string, unknown> & { _meta?: Record<string, unknown> };
+
+export interface AggregateServerOptions extends Omit<UpstreamSetOptions, 'hooks' | 'capabilities' | 'timeoutMs'> {
+  /** What the agent declared at initialize; upstreams see the same sampling/elicitation/roots. */
+  agentCapabilities: ClientCapabilities;
+  /** Longest wait for an upstream's initialize answer. */
+  openTimeoutMs: number;
+  /** Longest wait for one forwarded request (progress resets it). */
+  requestTimeoutMs: number;
+  log: WorkerLogger;
+}
+
+export class AggregateServer {
+  readonly upstreams: UpstreamSet;
+  readonly #options: AggregateServerOptions;
+  readonly #tools = new NameTable();
+  readonly #prompts = new NameTable();
+  readonly #resources = new ResourceRoutes();
+  readonly #relay: AgentRelay;
+  #inFlight = 0;
+  #server: Server | undefined;
+
+  /**
+   * Connects every upstream in parallel, then builds the agent-facing server, whose `initialize`
+   * instructions list who is available and who is not.
+   */
+  static async create(options: AggregateServerOptions): Promise<AggregateServer> {
+    const aggregate = new AggregateServer(options);
+    await aggregate.upstreams.connectAll();
+    aggregate.#server = aggregate.#build();
+    return aggregate;
+  }
+
+  private constructor(options: AggregateServerOptions) {
+    this.#options = options;
+    const relay = new AgentRelay({ ...options, server: () => this.#server });
+    this.#relay = relay;
+    this.upstreams = new UpstreamSet({
+      ...options,
+      timeoutMs: options.openTimeoutMs,
+      capabilities: mirroredCapabilities(options.agentCapabilities),
+      hooks: {
+        onRequest: (server, request, signal) => relay.request(server, request, signal),
+        onNotification: (server, notification) => relay.notify(server, notification),
+        onAvailabilityChanged: () => relay.announceListsChanged(),
+      },
+    });
+  }
+
+  /** The agent-facing SDK server; connect it to the agent's transport. */
+  get server(): Server {
+    if (this.#server === undefined) throw new Error('AggregateServer is not built yet: use AggregateServer.create');
+    return this.#server;
+  }
+
+  /** Agent requests currently being answered. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  #build(): Server {
+    const instructions = aggregateInstructions({
+      connected: this.upstreams.connected().map(([server, client]) => ({ server, instructions: client.getInstructions() })),
+      failed: this.upstreams.failed(),
+    });
+    const capabilities: ServerCapabilities = {
+      tools: { listChanged: true },
+      prompts: { listChanged: true },
+      resources: { listChanged: true, subscribe: true },
+      logging: {},
+      completions: {},
+    };
+    const server = new Server(
+      { name: 'switchyard', version: '0.1.0' },
+      {
+        capabilities,
+        instructions,
+        jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+        debouncedNotificationMethods: Object.keys(LIST_CHANGED),
+      },
+    );
+    this.#registerHandlers(server);
+    return server;
+  }
+
+  async close(): Promise<void> {
+    await this.upstreams.close();
+    await this.#server?.close().catch(() => {});
+  }
+
+  #registerHandlers(server: Server): void {
+    server.setRequestHandler(ListToolsRequestSchema, (_req, extra) => this.#handle(async () => {
+      const tools = await this.#listEach('tools', 'tools/list', 'tools', extra as HandlerExtra, (s, items) => {
+        this.#tools.clearServer(s);
+        return items.map((tool) => ({ ...tool, name: this.#tools.add(s, String(tool.name)) }));
+      });
+      return { tools: [...tools, ...this.upstreams.failed().map(([s, f]) => unavailableTool(s, f))] };
+    }));
+    server.setRequestHandler(CallToolRequestSchema, (req, extra) => this.#handle(async () => {
+      const target = this.#resolve(this.#tools, req.params.name, 'tool');
+      const client = this.upstreams.client(target.server);
+      const failure = this.upstreams.failure(target.server);
+      if (client === undefined && target.name === UNAVAILABLE_TOOL && failure !== undefined) return unavailableResult(target.server, failure);
+      return this.#forward(target.server, 'tools/call', { ...(req.params as Params), name: target.name }, extra as HandlerExtra);
+    }));
+    server.setRequestHandler(ListPromptsRequestSchema, (_req, extra) => this.#handle(async () => {
+      const prompts = await this.#listEach('prompts', 'prompts/list', 'prompts', extra as HandlerExtra, (s, items) => {
+        this.#prompts.clearServer(s);
+        return items.map((prompt) => ({ ...prompt, name: this.#prompts.add(s, String(prompt.name)) }));
+      });
+      return { prompts };
+    }));
+    server.setRequestHandler(GetPromptRequestSchema, (req, extra) => this.#handle(async () => {
+      const target = this.#resolve(this.#prompts, req.params.name, 'prompt');
+      return this.#forward(target.server, 'prompts/get', { ...(req.params as Params), name: target.name }, extra as HandlerExtra);
+    }));
+    server.setRequestHandler(ListResourcesRequestSchema, (_req, extra) => this.#handle(async () => {
+      const resources = await this.#listEach('resources', 'resources/list', 'resources', extra as HandlerExtra, (s, items) => {
+        this.#resources.clearResources(s);
+        this.#resources.addResources(s, items.map((r) => String(r.uri)));
+        return items;
+      });
+      return { resources };
+    }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, (_req, extra) => this.#handle(async () => {
+      const resourceTemplates = await this.#listEach('resources', 'resources/templates/list', 'resourceTemplates', extra as HandlerExtra, (s, items) => {
+        this.#resources.clearTemplates(s);
+        this.#resources.addTemplates(s, items.map((t) => String(t.uriTemplate)));
+        return items;
+      });
+      return { resourceTemplates };
+    }));
+    for (const [schema, method] of [
+      [ReadResourceRequestSchema, 'resources/read'],
+      [SubscribeRequestSchema, 'resources/subscribe'],
+      [UnsubscribeRequestSchema, 'resources/unsubscribe'],
+    ] as const) {
+      server.setRequestHandler(schema, (req, extra) => this.#handle(async () => {
+        const target = this.#resourceServer(req.params.uri);
+        return this.#forward(target, method, req.params as Params, extra as HandlerExtra);
+      }));
+    }
+    server.setRequestHandler(CompleteRequestSchema, (req, extra) => this.#handle(async () => {
+      const ref = req.params.ref as { type: string; name?: string; uri?: string };
+      if (ref.type === 'ref/prompt') {
+        const target = this.#resolve(this.#prompts, String(ref.name), 'prompt');
+        if (this.upstreams.capabilities(target.server).completions === undefined) return { completion: { values: [] } };
+        return this.#forward(target.server, 'completion/complete', { ...(req.params as Params), ref: { ...ref, name: target.name } }, extra as HandlerExtra);
+      }
+      const target = this.#resourceServer(String(ref.uri));
+      if (this.upstreams.capabilities(target).completions === undefined) return { completion: { values: [] } };
+      return this.#forward(target, 'completion/complete', req.params as Params, extra as HandlerExtra);
+    }));
+    server.setRequestHandler(SetLevelRequestSchema, (req) => this.#handle(async () => {
+      await Promise.allSettled(
+        this.upstreams.connected()
+          .filter(([s]) => this.upstreams.capabilities(s).logging !== undefined)
+          .map(([, client]) => client.setLoggingLevel(req.params.level)),
+      );
+      return {};
+    }));
+    server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
+      await Promise.allSettled(this.upstreams.connected().map(([, client]) => client.sendRootsListChanged()));
+    });
+  }
+
+  async #handle<T>(work: () => Promise<T>): Promise<T> {
+    this.#inFlight++;
+    try {
+      return await work();
+    } finally {
+      this.#inFlight--;
+    }
+  }
+
+  /** A namespaced name back to its server and original name, for one of the agent's servers. */
+  #resolve(table: NameTable, name: string, kind: 'tool' | 'prompt'): { server: string; name: string } {
+    const target = table.resolve(name);
+    if (target === null || !this.upstreams.servers.includes(target.server)) {
+      throw new ForwardedRpcError(ErrorCode.InvalidParams, `Unknown ${kind} "${name.slice(0, 200)}": list ${kind}s to see the available names`);
+    }
+    return target;
+  }
+
+  #resourceServer(uri: string): string {
+    const candidates = this.upstreams.connected().filter(([s]) => this.upstreams.capabilities(s).resources !== undefined).map(([s]) => s);
+    const server = this.#resources.route(uri, candidates);
+    if (server === undefined) throw new ForwardedRpcError(-32002, `Resource not found: ${uri.slice(0, 500)}`, { uri });
+    return server;
+  }
+
+  /** Lists one kind from every available server offering it (all pages), in config order. */
+  async #listEach(
+    capability: 'tools' | 'prompts' | 'resources',
+    method: string,
+    key: string,
+    extra: HandlerExtra,
+    map: (server: string, items: Array<Record<string, unknown>>) => Array<Record<string, unknown>>,
+  ): Promise<Array<Record<string, unknown>>> {
+    await this.upstreams.retryFailed();
+    const lists = await Promise.all(this.upstreams.connected().map(async ([server, client]) => {
+      if (this.upstreams.capabilities(server)[capability] === undefined) return [];
+      try {
+        return map(server, await listAll(client, method, key, extra.signal, this.#options.requestTimeoutMs));
+      } catch (error) {
+        this.#options.log.warn('Upstream list failed', { server, method, error: error instanceof Error ? error.message : String(error) });
+        return [];
+      }
+    }));
+    return lists.flat();
+  }
+
+  /** Sends one request upstream with the agent's progress and cancellation; maps its errors. */
+  async #forward(server: string, method: string, params: Params, extra: HandlerExtra): Promise<Result> {
+    const client = this.upstreams.client(server);
+    if (client === undefined) throw toAgentError(server, new Error('unavailable'), () => this.upstreams.failure(server));
+    const { progressToken, ...meta } = params._meta ?? {};
+    const { _meta: _, ...rest } = params;
+    const upstreamParams = Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
+    try {
+      return await this.#relay.serving(server, extra, () =>
+        client.request({ method, params: upstreamParams }, ResultSchema, {
+          signal: extra.signal,
+          timeout: this.#options.requestTimeoutMs,
+          resetTimeoutOnProgress: true,
+          ...(progressToken !== undefined
+            ? { onprogress: (p) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } }).catch(() => {}) }
+            : {}),
+        }));
+    } catch (error) {
+      throw toAgentError(server, error, () => this.upstreams.failure(server));
+    }
+  }
+}
+
+/** The agent's sampling, elicitation and roots capabilities, for the upstream clients to declare. */
+function mirroredCapabilities(agent: ClientCapabilities): ClientCapabilities {
+  return {
+    ...(agent.sampling !== undefined ? { sampling: agent.sampling } : {}),
+    ...(agent.elicitation !== undefined ? { elicitation: agent.elicitation } : {}),
+    ...(agent.roots !== undefined ? { roots: agent.roots } : {}),
+  };
+}
+
+/** Every page of one list method; a server paging forever is cut off after 100 pages. */
+async function listAll(client: Client, method: string, key: string, signal: AbortSignal, timeout: number): Promise<Array<Record<string, unknown>>> {
+  const items: Array<Record<string, unknown>> = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 100; page++) {
+    const result = await client.request({ method, params: cursor === undefined ? {} : { cursor } }, ResultSchema, { signal, timeout });
+    const list = (result as Record<string, unknown>)[key];
+    if (Array.isArray(list)) items.push(...(list as Array<Record<string, unknown>>));
+    cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
+    if (cursor === undefined) break;
+  }
+  return items;
+}

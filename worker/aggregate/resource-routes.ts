@@ -1,0 +1,54 @@
+/**
+ * Which upstream serves a resource URI on the aggregate endpoint.
+ *
+ * Resource URIs are passed through unchanged (they are identifiers the servers chose, often
+ * `file://` paths, and rewriting them would break links between results). Reads are routed by
+ * what the list results said: an exact URI first, then the servers' URI templates, then, when
+ * only one server offers resources at all, that server.
+ *
+ * @module
+ */
+import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
+
+export class ResourceRoutes {
+  readonly #byUri = new Map<string, string>();
+  #templates: Array<{ server: string; template: UriTemplate }> = [];
+
+  /** Records the URIs a server listed; the first server to list a URI keeps it. */
+  addResources(server: string, uris: readonly string[]): void {
+    for (const uri of uris) if (!this.#byUri.has(uri)) this.#byUri.set(uri, server);
+  }
+
+  addTemplates(server: string, templates: readonly string[]): void {
+    for (const text of templates) {
+      try {
+        this.#templates.push({ server, template: new UriTemplate(text) });
+      } catch {
+        // A template the SDK cannot parse cannot route anything; its exact URIs still can.
+      }
+    }
+  }
+
+  clearResources(server: string): void {
+    for (const [uri, owner] of this.#byUri) if (owner === server) this.#byUri.delete(uri);
+  }
+
+  clearTemplates(server: string): void {
+    this.#templates = this.#templates.filter((t) => t.server !== server);
+  }
+
+  /** The server for `uri` among `candidates` (servers offering resources), or undefined. */
+  route(uri: string, candidates: readonly string[]): string | undefined {
+    const exact = this.#byUri.get(uri);
+    if (exact !== undefined && candidates.includes(exact)) return exact;
+    for (const { server, template } of this.#templates) {
+      if (!candidates.includes(server)) continue;
+      try {
+        if (template.match(uri) !== null) return server;
+      } catch {
+        // An over-long URI fails to match; try the next template.
+      }
+    }
+    return candidates.length === 1 ? candidates[0] : undefined;
+  }
+}

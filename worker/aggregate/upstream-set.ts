@@ -1,0 +1,192 @@
+/**
+ * UpstreamSet: the SDK `Client`s of one aggregate session, one per server the agent may use,
+ * each over `McpChannelClientTransport` on a channel from the router.
+ *
+ * Every server is either connected or failed with a stable reason; none is ever silently
+ * missing. All are connected in parallel at initialize. A server that fails later (its channel
+ * closes) flips to failed and the aggregate is told, so it can announce a list change. A failed
+ * server whose reason may be temporary (`host-offline`, `server-exited`, `launch-failed`,
+ * `request-timeout`) is tried again lazily, when the agent next lists something.
+ *
+ * Server→client traffic of each upstream (sampling, elicitation, roots, logging, list changes) is
+ * handed to the aggregate through `hooks`, because only it knows the agent.
+ *
+ * @module
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { ClientCapabilities, Implementation, JSONRPCRequest, Notification, Result, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
+import { WireError, type FailureReason } from '../../shared/errors.ts';
+import { McpChannelClientTransport } from '../../shared/mcp-channel-client-transport.ts';
+import type { MessageChannel } from '../../shared/message-channel.ts';
+import type { WorkerLogger } from '../log.ts';
+import { originalMessage, type UpstreamFailure } from './rpc-errors.ts';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+
+export interface UpstreamHooks {
+  /** A server→client request from upstream `server`; resolves to the agent's result. */
+  onRequest(server: string, request: JSONRPCRequest, signal: AbortSignal): Promise<Result>;
+  /** A notification from upstream `server` that the SDK did not consume itself. */
+  onNotification(server: string, notification: Notification): void;
+  /** A server became unavailable or available again. */
+  onAvailabilityChanged(): void;
+}
+
+export interface UpstreamSetOptions {
+  /** The agent's servers, in config order. */
+  servers: readonly string[];
+  /** Opens the channel to one server (the router call, bounded in time). */
+  open: (server: string) => Promise<MessageChannel>;
+  /** Presented to every upstream: the agent's own client info. */
+  clientInfo: Implementation;
+  /** Presented to every upstream: mirrors what the agent declared (sampling, elicitation, roots). */
+  capabilities: ClientCapabilities;
+  hooks: UpstreamHooks;
+  log: WorkerLogger;
+  /** Longest wait for an upstream's initialize answer. */
+  timeoutMs: number;
+  /** Least time between two lazy reconnect attempts of one server. Default 2 s. */
+  retryAfterMs?: number;
+  now?: () => number;
+}
+
+const RETRYABLE: ReadonlySet<FailureReason> = new Set(['host-offline', 'server-exited', 'launch-failed', 'request-timeout']);
+
+type State =
+  | { kind: 'connecting'; attempt: Promise<void> }
+  | { kind: 'connected'; client: Client }
+  | { kind: 'failed'; failure: UpstreamFailure; at: number };
+
+export class UpstreamSet {
+  readonly #options: UpstreamSetOptions;
+  readonly #states = new Map<string, State>();
+  #closed = false;
+
+  constructor(options: UpstreamSetOptions) {
+    this.#options = options;
+  }
+
+  get servers(): readonly string[] {
+    return this.#options.servers;
+  }
+
+  /** Connects every server in parallel; resolves when each is connected or failed. */
+  async connectAll(): Promise<void> {
+    await Promise.all(this.#options.servers.map((server) => this.#connect(server)));
+  }
+
+  /** Tries failed servers again whose reason may have gone away; waits for those attempts. */
+  async retryFailed(): Promise<void> {
+    const now = (this.#options.now ?? Date.now)();
+    const attempts: Promise<void>[] = [];
+    for (const [server, state] of this.#states) {
+      if (state.kind === 'connecting') attempts.push(state.attempt);
+      else if (state.kind === 'failed' && RETRYABLE.has(state.failure.reason) && now - state.at >= (this.#options.retryAfterMs ?? 2_000)) {
+        attempts.push(this.#connect(server).then(() => {
+          if (this.#states.get(server)?.kind === 'connected') this.#options.hooks.onAvailabilityChanged();
+        }));
+      }
+    }
+    await Promise.all(attempts);
+  }
+
+  client(server: string): Client | undefined {
+    const state = this.#states.get(server);
+    return state?.kind === 'connected' ? state.client : undefined;
+  }
+
+  capabilities(server: string): ServerCapabilities {
+    return this.client(server)?.getServerCapabilities() ?? {};
+  }
+
+  failure(server: string): UpstreamFailure | undefined {
+    const state = this.#states.get(server);
+    return state?.kind === 'failed' ? state.failure : undefined;
+  }
+
+  /** Connected servers in config order. */
+  connected(): Array<[string, Client]> {
+    return this.#options.servers.flatMap((s) => {
+      const client = this.client(s);
+      return client === undefined ? [] : [[s, client] as [string, Client]];
+    });
+  }
+
+  /** Failed servers in config order. */
+  failed(): Array<[string, UpstreamFailure]> {
+    return this.#options.servers.flatMap((s) => {
+      const failure = this.failure(s);
+      return failure === undefined ? [] : [[s, failure] as [string, UpstreamFailure]];
+    });
+  }
+
+  get channelCount(): number {
+    return this.connected().length;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const clients = this.connected().map(([, client]) => client);
+    await Promise.allSettled(clients.map((client) => client.close()));
+  }
+
+  #connect(server: string): Promise<void> {
+    const attempt = this.#attempt(server);
+    this.#states.set(server, { kind: 'connecting', attempt });
+    return attempt;
+  }
+
+  async #attempt(server: string): Promise<void> {
+    const { log, hooks } = this.#options;
+    let channel: MessageChannel;
+    try {
+      channel = await this.#options.open(server);
+    } catch (error) {
+      this.#fail(server, error instanceof WireError ? error : new WireError('launch-failed', `Could not open server "${server}"`));
+      return;
+    }
+    if (this.#closed) return void channel.close();
+
+    const client = new Client(this.#options.clientInfo, {
+      capabilities: this.#options.capabilities,
+      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+    });
+    let lastWire: WireError | undefined;
+    let connected = false;
+    client.onerror = (error) => {
+      if (error instanceof WireError) lastWire = error;
+    };
+    client.onclose = () => {
+      if (this.#closed || !connected || this.#states.get(server)?.kind !== 'connected') return;
+      this.#fail(server, lastWire ?? new WireError('server-exited', 'the server closed the connection'));
+      hooks.onAvailabilityChanged();
+    };
+    client.fallbackRequestHandler = (request, extra) => hooks.onRequest(server, request, extra.signal);
+    client.fallbackNotificationHandler = async (notification) => hooks.onNotification(server, notification);
+    try {
+      await client.connect(new McpChannelClientTransport(channel), { timeout: this.#options.timeoutMs });
+    } catch (error) {
+      await client.close().catch(() => {});
+      await channel.close().catch(() => {});
+      this.#fail(server, lastWire ?? connectFailure(server, error));
+      return;
+    }
+    if (this.#closed) return void client.close();
+    connected = true;
+    this.#states.set(server, { kind: 'connected', client });
+    log.debug('Upstream connected', { server });
+  }
+
+  #fail(server: string, error: WireError): void {
+    this.#options.log.info('Upstream unavailable', { server, reason: error.reason });
+    this.#states.set(server, { kind: 'failed', failure: { reason: error.reason, message: error.message }, at: (this.#options.now ?? Date.now)() });
+  }
+}
+
+function connectFailure(server: string, error: unknown): WireError {
+  if (error instanceof McpError && error.code === -32001 && typeof (error.data as { timeout?: unknown })?.timeout === 'number') {
+    return new WireError('request-timeout', `Server "${server}" did not answer initialize in time`);
+  }
+  const detail = error instanceof McpError ? originalMessage(error) : error instanceof Error ? error.message : String(error);
+  return new WireError('launch-failed', `Server "${server}" did not initialize: ${detail.slice(0, 300)}`);
+}

@@ -1,0 +1,106 @@
+/**
+ * The worker's Hono app, built from injected dependencies so every runtime adapter (Deno, Node,
+ * later Workers) and every test builds the same app: `createApp(deps)` touches no runtime API.
+ *
+ * Routes:
+ * - `GET /healthz`: liveness without a token, details with one (see `routes/healthz.ts`);
+ * - `GET /`: status page (placeholder);
+ * - `/mcp` and `/servers/:name/mcp`: the agent endpoints, behind bearer auth;
+ * - `GET /link`: where sidecars dial in (engineer C's route, mounted as given).
+ *
+ * Host and Origin are checked on every route except `/link` (see `auth/host-origin.ts`).
+ * Errors: a `WireError` becomes its HTTP status and `{error:{reason,message}}`; a
+ * `ValidationError` becomes 400 `invalid-request` with its issues; anything else is logged and
+ * answered 500 with a message that leaks nothing.
+ *
+ * @module
+ */
+import { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { UpgradeWebSocket } from 'hono/ws';
+import { httpStatusFor, WireError } from '../shared/errors.ts';
+import { ValidationError } from '../shared/validation.ts';
+import { agentAuth, type AgentVariables } from './auth/agent-auth.ts';
+import { hostOriginGuard } from './auth/host-origin.ts';
+import type { ChannelRouter } from './channel-router.ts';
+import type { WorkerConfig } from './config.ts';
+import type { HostLinkRegistry } from './link/host-link-registry.ts';
+import { createLinkRoute } from './link/link-route.ts';
+import { silentWorkerLogger, type WorkerLogger } from './log.ts';
+import { createAggregateHandler } from './routes/aggregate.ts';
+import { createHealthzHandler } from './routes/healthz.ts';
+import { createServerPassthroughHandler } from './routes/server-passthrough.ts';
+import type { SessionTable } from './sessions/session-table.ts';
+
+/** Default longest wait for opening a server (router + upstream initialize). */
+export const DEFAULT_OPEN_TIMEOUT_SECONDS = 60;
+/** Default longest wait for one request forwarded by the aggregate (progress resets it). */
+export const DEFAULT_AGGREGATE_REQUEST_TIMEOUT_SECONDS = 600;
+
+export interface AppDeps {
+  config: WorkerConfig;
+  /** Opens server channels; in production the ExecutorTargetRouter. */
+  router: ChannelRouter;
+  sessions: SessionTable;
+  /** Host links, for `/healthz` and for building `/link` from `upgradeWebSocket`. */
+  registry?: HostLinkRegistry;
+  /** The runtime's hono WebSocket helper; with `registry`, `/link` is built from it. */
+  upgradeWebSocket?: UpgradeWebSocket<unknown, never>;
+  /** A ready-made `/link` sub-app; wins over building one from `upgradeWebSocket`. */
+  linkRoute?: Hono;
+  clock?: () => Date;
+  log?: WorkerLogger;
+  /** Least time between lazy reconnects of an unavailable server on `/mcp` (tests use 0). */
+  retryAfterMs?: number;
+}
+
+export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
+  const { config, sessions } = deps;
+  const log = deps.log ?? silentWorkerLogger;
+  const timeout = config['request-timeout-seconds'];
+  const openTimeoutMs = (timeout ?? DEFAULT_OPEN_TIMEOUT_SECONDS) * 1000;
+  const requestTimeoutMs = (timeout ?? DEFAULT_AGGREGATE_REQUEST_TIMEOUT_SECONDS) * 1000;
+  const app = new Hono<{ Variables: AgentVariables }>();
+
+  const guard = hostOriginGuard({ allowedHosts: config['allowed-hosts'], allowedOrigins: config['allowed-origins'] });
+  app.use('*', async (c, next) => (c.req.path === '/link' ? next() : guard(c, next)));
+
+  const linkRoute = deps.linkRoute ?? (deps.upgradeWebSocket !== undefined && deps.registry !== undefined
+    ? createLinkRoute({ upgradeWebSocket: deps.upgradeWebSocket, registry: deps.registry, hosts: config.hosts, log })
+    : undefined);
+  if (linkRoute !== undefined) app.route('/', linkRoute);
+
+  const registry = deps.registry;
+  app.get('/healthz', createHealthzHandler({
+    config,
+    sessions,
+    ...(registry !== undefined ? { hostStatus: () => registry.status() } : {}),
+    ...(deps.clock !== undefined ? { clock: deps.clock } : {}),
+  }));
+  app.get('/', (c) => c.html(STATUS_PAGE));
+
+  const auth = agentAuth(config.agents);
+  const common = { config, router: deps.router, sessions, log, openTimeoutMs };
+  app.all('/mcp', auth, createAggregateHandler({ ...common, requestTimeoutMs, ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}) }));
+  app.all('/servers/:name/mcp', auth, createServerPassthroughHandler(common));
+
+  app.notFound((c) => c.json({ error: { reason: 'invalid-request', message: `Not found: ${c.req.method} ${c.req.path}` } }, 404));
+  app.onError((error, c) => {
+    if (error instanceof WireError) return c.json(error.toHttpBody(), httpStatusFor(error.reason) as 400);
+    if (error instanceof ValidationError) {
+      return c.json({ error: { reason: 'invalid-request', message: error.message, issues: error.issues } }, 400);
+    }
+    if (error instanceof HTTPException) return error.getResponse();
+    log.error('Unhandled error in a worker route', { path: c.req.path, error });
+    return c.json({ error: { message: 'Internal server error: see the worker log' } }, 500);
+  });
+  return app;
+}
+
+const STATUS_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Switchyard worker</title></head>
+<body><h1>Switchyard worker</h1>
+<p>Agents connect to <code>/mcp</code> (every server) or <code>/servers/&lt;name&gt;/mcp</code> (one server) with a bearer token.</p>
+<p>Health: <a href="/healthz">/healthz</a> (send a token for details).</p>
+</body></html>
+`;

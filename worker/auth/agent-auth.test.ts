@@ -1,0 +1,55 @@
+import { Hono } from 'hono';
+import { describe, expect, it } from 'vitest';
+import type { AgentEntry } from '../config.ts';
+import { agentAuth, authenticateAgent, bearerTokenOf, constantTimeEqual, sha256Hex, type AgentVariables } from './agent-auth.ts';
+
+async function agent(name: string, token: string): Promise<AgentEntry> {
+  return { name, 'token-sha256': await sha256Hex(token), servers: [] };
+}
+
+describe('agent authentication', () => {
+  it('hashes with sha-256 as lowercase hex', async () => {
+    expect(await sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+
+  it('compares strings of any content and length', () => {
+    expect(constantTimeEqual('abc', 'abc')).toBe(true);
+    expect(constantTimeEqual('abc', 'abd')).toBe(false);
+    expect(constantTimeEqual('abc', 'abcd')).toBe(false);
+    expect(constantTimeEqual('', '')).toBe(true);
+  });
+
+  it('reads only well-formed bearer headers', () => {
+    expect(bearerTokenOf('Bearer t0k')).toBe('t0k');
+    expect(bearerTokenOf('bearer   t0k ')).toBe('t0k');
+    expect(bearerTokenOf('Basic dXNlcg==')).toBeNull();
+    expect(bearerTokenOf('Bearer a b')).toBeNull();
+    expect(bearerTokenOf(undefined)).toBeNull();
+  });
+
+  it('resolves a token to its agent and nothing else', async () => {
+    const agents = [await agent('alice', 'alice-token'), await agent('bob', 'bob-token')];
+    expect((await authenticateAgent('Bearer bob-token', agents))?.name).toBe('bob');
+    expect(await authenticateAgent('Bearer carol-token', agents)).toBeNull();
+    expect(await authenticateAgent(undefined, agents)).toBeNull();
+  });
+
+  it('answers 401 with reason unauthorized and WWW-Authenticate when the token is missing or wrong', async () => {
+    const app = new Hono<{ Variables: AgentVariables }>();
+    app.get('/mcp', agentAuth([await agent('alice', 'alice-token')]), (c) => c.text(c.get('agent').name));
+
+    const missing = await app.request('/mcp');
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="switchyard"');
+    expect(await missing.json()).toEqual({ error: { reason: 'unauthorized', message: 'Missing bearer token: send "Authorization: Bearer <token>"' } });
+
+    const wrong = await app.request('/mcp', { headers: { authorization: 'Bearer nope' } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    expect(((await wrong.json()) as { error: { reason: string } }).error.reason).toBe('unauthorized');
+
+    const ok = await app.request('/mcp', { headers: { authorization: 'Bearer alice-token' } });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toBe('alice');
+  });
+});

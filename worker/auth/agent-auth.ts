@@ -1,0 +1,80 @@
+/**
+ * Bearer authentication of agents.
+ *
+ * The config stores only the sha-256 (hex) of each token. A presented token is hashed with
+ * WebCrypto (available on every runtime the worker targets) and compared with **every** agent's
+ * hash in constant time, so neither the comparison nor the loop's length says how close a guess
+ * was or which agent it resembled. A missing or wrong token is a 401 JSON body with reason
+ * `unauthorized` and `WWW-Authenticate: Bearer` (RFC 6750), before any route work.
+ *
+ * @module
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { WireError } from '../../shared/errors.ts';
+import type { AgentEntry } from '../config.ts';
+
+/** Hono variables set by `agentAuth`: the authenticated agent's config entry. */
+export type AgentVariables = { agent: AgentEntry };
+
+const encoder = new TextEncoder();
+
+/** Lowercase hex sha-256 of a UTF-8 string. */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(text)));
+  let hex = '';
+  for (const byte of digest) hex += byte.toString(16).padStart(2, '0');
+  return hex;
+}
+
+/** Compares two strings in time that depends only on their lengths, not their contents. */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const length = Math.max(a.length, b.length);
+  let diff = a.length ^ b.length;
+  for (let i = 0; i < length; i++) diff |= (a.charCodeAt(i) || 0) ^ (b.charCodeAt(i) || 0);
+  return diff === 0;
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or null. */
+export function bearerTokenOf(header: string | null | undefined): string | null {
+  if (header === null || header === undefined) return null;
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  return match === null ? null : match[1]!;
+}
+
+/** Index of the hash a token matches, or -1; always compares against all of them. */
+export async function matchTokenHash(token: string, hashes: readonly string[]): Promise<number> {
+  const presented = await sha256Hex(token);
+  let found = -1;
+  hashes.forEach((hash, i) => {
+    if (constantTimeEqual(presented, hash) && found === -1) found = i;
+  });
+  return found;
+}
+
+/** Resolves a bearer header to an agent, or null. */
+export async function authenticateAgent(header: string | null | undefined, agents: readonly AgentEntry[]): Promise<AgentEntry | null> {
+  const token = bearerTokenOf(header);
+  if (token === null) return null;
+  const index = await matchTokenHash(token, agents.map((a) => a['token-sha256']));
+  return index === -1 ? null : agents[index]!;
+}
+
+/** The 401 every agent route answers with; `hadToken` adds RFC 6750's `invalid_token`. */
+export function unauthorizedResponse(c: Context, hadToken: boolean): Response {
+  const error = hadToken
+    ? new WireError('unauthorized', 'Invalid bearer token: check the token configured for this agent')
+    : new WireError('unauthorized', 'Missing bearer token: send "Authorization: Bearer <token>"');
+  c.header('WWW-Authenticate', hadToken ? 'Bearer realm="switchyard", error="invalid_token"' : 'Bearer realm="switchyard"');
+  return c.json(error.toHttpBody(), 401);
+}
+
+/** Middleware: authenticates the agent and stores it as `c.get('agent')`, or answers 401. */
+export function agentAuth(agents: readonly AgentEntry[]): MiddlewareHandler<{ Variables: AgentVariables }> {
+  return async function agentAuth(c, next) {
+    const header = c.req.header('authorization');
+    const agent = await authenticateAgent(header, agents);
+    if (agent === null) return unauthorizedResponse(c, bearerTokenOf(header) !== null);
+    c.set('agent', agent);
+    await next();
+  };
+}

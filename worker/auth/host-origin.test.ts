@@ -1,0 +1,50 @@
+import { Hono } from 'hono';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS, hostOriginGuard, isHostAllowed, isOriginAllowed } from './host-origin.ts';
+
+describe('Host and Origin validation', () => {
+  it('allows loopback hosts on any port by default', () => {
+    for (const host of ['localhost', 'localhost:8787', '127.0.0.1:41234', '[::1]:8787', 'LOCALHOST:1']) {
+      expect(isHostAllowed(host, DEFAULT_ALLOWED_HOSTS), host).toBe(true);
+    }
+  });
+
+  it('refuses foreign, malformed and missing hosts', () => {
+    for (const host of ['evil.example', 'localhost.evil.example', '127.0.0.1.nip.io:8787', 'localhost:80:80', '', null, undefined]) {
+      expect(isHostAllowed(host, DEFAULT_ALLOWED_HOSTS), String(host)).toBe(false);
+    }
+  });
+
+  it('pins the port when the pattern has one', () => {
+    expect(isHostAllowed('switchyard.example.com:443', ['switchyard.example.com:443'])).toBe(true);
+    expect(isHostAllowed('switchyard.example.com:8443', ['switchyard.example.com:443'])).toBe(false);
+  });
+
+  it('allows a missing Origin (non-browser clients) and loopback origins', () => {
+    expect(isOriginAllowed(undefined, DEFAULT_ALLOWED_ORIGINS)).toBe(true);
+    expect(isOriginAllowed('http://localhost:6274', DEFAULT_ALLOWED_ORIGINS)).toBe(true);
+    expect(isOriginAllowed('https://127.0.0.1', DEFAULT_ALLOWED_ORIGINS)).toBe(true);
+  });
+
+  it('refuses foreign and opaque origins, and honours scheme and port in patterns', () => {
+    expect(isOriginAllowed('https://evil.example', DEFAULT_ALLOWED_ORIGINS)).toBe(false);
+    expect(isOriginAllowed('null', DEFAULT_ALLOWED_ORIGINS)).toBe(false);
+    expect(isOriginAllowed('https://app.example.com', ['https://app.example.com'])).toBe(true);
+    expect(isOriginAllowed('http://app.example.com', ['https://app.example.com'])).toBe(false);
+    expect(isOriginAllowed('https://app.example.com:8443', ['https://app.example.com:443'])).toBe(false);
+  });
+
+  it('answers a foreign Host or Origin with 403 and reason invalid-request', async () => {
+    const app = new Hono();
+    app.use('*', hostOriginGuard({ allowedHosts: DEFAULT_ALLOWED_HOSTS, allowedOrigins: DEFAULT_ALLOWED_ORIGINS }));
+    app.get('/', (c) => c.text('ok'));
+
+    expect((await app.request('http://localhost:8787/')).status).toBe(200);
+    const host = await app.request('http://localhost:8787/', { headers: { host: 'evil.example' } });
+    expect(host.status).toBe(403);
+    expect(await host.json()).toEqual({ error: { reason: 'invalid-request', message: 'Host "evil.example" is not allowed: add it to "allowed-hosts" in the worker config' } });
+    const origin = await app.request('http://localhost:8787/', { headers: { origin: 'https://evil.example' } });
+    expect(origin.status).toBe(403);
+    expect(((await origin.json()) as { error: { message: string } }).error.message).toMatch(/^Origin "https:\/\/evil.example" is not allowed/);
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * The worker's composition root: config → host-link registry, ExecutorTargetRouter, session table
+ * and app, wired the same way for every runtime. Adapters add only what their runtime owns (the
+ * listening socket, the WebSocket helper, signals, and in the all-in-one mode the local host).
+ *
+ * @module
+ */
+import type { Hono } from 'hono';
+import type { UpgradeWebSocket } from 'hono/ws';
+import type { AgentVariables } from './auth/agent-auth.ts';
+import { createApp } from './app.ts';
+import type { WorkerConfig } from './config.ts';
+import { ExecutorTargetRouter, type ExecutorTargetRouterOptions } from './executor-target-router.ts';
+import { InMemoryHostLinkRegistry, type HostLinkRegistry } from './link/host-link-registry.ts';
+import { silentWorkerLogger, type WorkerLogger } from './log.ts';
+import { InMemorySessionTable } from './sessions/session-table.ts';
+
+export interface ComposeWorkerOptions {
+  config: WorkerConfig;
+  /** The runtime's hono WebSocket helper; without it the worker has no `/link`. */
+  upgradeWebSocket?: UpgradeWebSocket<unknown, never>;
+  /** All-in-one mode: the in-process host for servers bound to `{"type":"local"}`. */
+  localHost?: ExecutorTargetRouterOptions['localHost'];
+  log?: WorkerLogger;
+  /** Least time between lazy reconnects of an unavailable server on `/mcp`. */
+  retryAfterMs?: number;
+}
+
+export interface ComposedWorker {
+  app: Hono<{ Variables: AgentVariables }>;
+  registry: HostLinkRegistry;
+  router: ExecutorTargetRouter;
+  sessions: InMemorySessionTable;
+  /** Closes every agent session (and so every channel) and stops the idle sweep. */
+  close(): Promise<void>;
+}
+
+export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
+  const { config } = options;
+  const log = options.log ?? silentWorkerLogger;
+  const registry = new InMemoryHostLinkRegistry({ hosts: config.hosts.map((h) => h['entity-id']), log });
+  const router = new ExecutorTargetRouter({
+    registry,
+    ...(options.localHost !== undefined ? { localHost: options.localHost } : {}),
+    onHttpError: (server, error) => log.debug('Edge-direct server transport error', { server, error: error.message }),
+  });
+  const sessions = new InMemorySessionTable({ idleMs: config['session-idle-seconds'] * 1000, log });
+  const app = createApp({
+    config,
+    router,
+    sessions,
+    registry,
+    log,
+    ...(options.upgradeWebSocket !== undefined ? { upgradeWebSocket: options.upgradeWebSocket } : {}),
+    ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}),
+  });
+  return {
+    app,
+    registry,
+    router,
+    sessions,
+    async close() {
+      await sessions.closeAll();
+      sessions.dispose();
+    },
+  };
+}

@@ -1,0 +1,150 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, McpError,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { WireError } from '../../shared/errors.ts';
+import { createTestMcpServer } from '../../test/helpers/test-mcp-server.ts';
+import { InProcessRouter } from '../../test/helpers/in-process-router.ts';
+import { startInProcessApp, testConfig, type InProcessApp } from '../../test/helpers/in-process-app.ts';
+
+let harness: InProcessApp | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+async function setup(servers = ['alpha', 'beta']) {
+  const router = new InProcessRouter({ alpha: createTestMcpServer, beta: createTestMcpServer });
+  const config = await testConfig([{ name: 'alice', servers }, { name: 'bob', servers: ['gamma'] }], ['alpha', 'beta', 'gamma']);
+  harness = startInProcessApp(config, router);
+  return { router, harness };
+}
+
+describe('/mcp aggregate', () => {
+  it('lists every server\'s tools and prompts as <server>__<name> and routes calls back', async () => {
+    const { router, harness } = await setup();
+    const client = await harness.client('/mcp', 'alice-token');
+    expect(router.opened.map((o) => o.connection['server-name']).sort()).toEqual(['alpha', 'beta']);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['alpha__echo', 'beta__echo', 'alpha__fail', 'beta__progress']));
+    expect(await client.callTool({ name: 'beta__echo', arguments: { text: 'hi' } })).toEqual({ content: [{ type: 'text', text: 'beta: hi' }] });
+    expect((await client.listPrompts()).prompts.map((p) => p.name)).toEqual(expect.arrayContaining(['alpha__greet', 'beta__greet']));
+    const prompt = await client.getPrompt({ name: 'alpha__greet', arguments: { who: 'Ada' } });
+    expect(prompt.messages[0]!.content).toEqual({ type: 'text', text: 'alpha greets Ada' });
+  });
+
+  it('passes tool errors and JSON-RPC errors through unchanged', async () => {
+    const { harness } = await setup();
+    const client = await harness.client('/mcp', 'alice-token');
+    expect(await client.callTool({ name: 'alpha__fail', arguments: {} })).toEqual({ isError: true, content: [{ type: 'text', text: 'alpha failed on purpose' }] });
+    const error = (await client.getPrompt({ name: 'beta__explode' }).catch((e: unknown) => e)) as McpError;
+    expect(error).toBeInstanceOf(McpError);
+    expect(error.code).toBe(-32010);
+    expect(error.message).toBe('MCP error -32010: Denied on purpose');
+    expect(error.data).toEqual({ reason: 'denied-by-policy', prompt: 'explode' });
+    const unknown = (await client.callTool({ name: 'gamma__echo', arguments: {} }).catch((e: unknown) => e)) as McpError;
+    expect(unknown.code).toBe(-32602);
+  });
+
+  it('keeps resource URIs and routes reads by URI and template', async () => {
+    const { harness } = await setup();
+    const client = await harness.client('/mcp', 'alice-token');
+    const uris = (await client.listResources()).resources.map((r) => r.uri);
+    expect(uris).toEqual(expect.arrayContaining(['test://alpha/readme', 'test://beta/readme']));
+    expect((await client.readResource({ uri: 'test://beta/readme' })).contents[0]).toMatchObject({ text: 'readme of beta' });
+    const templates = (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate);
+    expect(templates).toEqual(expect.arrayContaining(['test://alpha/items/{id}']));
+    expect((await client.readResource({ uri: 'test://alpha/items/7' })).contents[0]).toMatchObject({ text: 'item 7 of alpha' });
+  });
+
+  it('relays progress under the agent\'s token, logging, sampling and elicitation', async () => {
+    const { harness } = await setup();
+    const client = await harness.client('/mcp', 'alice-token', { sampling: {}, elicitation: {} });
+    client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', model: 'test', content: { type: 'text', text: 'sampled-by-agent' } }));
+    client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: 'Ada' } }));
+    const logs: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => void logs.push(n.params.data));
+    const progress: number[] = [];
+    await client.callTool({ name: 'alpha__progress', arguments: {} }, CallToolResultSchema, { onprogress: (p) => void progress.push(p.progress) });
+    expect(progress).toEqual([1, 2, 3]);
+    expect(JSON.stringify(await client.callTool({ name: 'beta__sample', arguments: {} }))).toContain('sampled-by-agent');
+    expect(JSON.stringify(await client.callTool({ name: 'alpha__elicit', arguments: {} }))).toContain('Ada');
+    await client.callTool({ name: 'alpha__log', arguments: {} });
+    expect(logs).toEqual(['logged']);
+  });
+
+  it('refuses sampling for an agent that did not declare it', async () => {
+    const { harness } = await setup();
+    const client = await harness.client('/mcp', 'alice-token');
+    const result = await client.callTool({ name: 'alpha__sample', arguments: {} });
+    expect(result.isError).toBe(true);
+    expect(JSON.stringify(result)).toContain('does not support sampling/createMessage');
+  });
+
+  it('shows a refused server as <server>__unavailable with its reason, in the tools and the instructions', async () => {
+    const { router, harness } = await setup();
+    router.failures.set('beta', new WireError('host-offline', 'Host "laptop" is offline: its sidecar has no live link to this worker'));
+    const client = await harness.client('/mcp', 'alice-token');
+    expect(client.getInstructions()).toContain('- beta: host-offline: Host "laptop" is offline');
+    const tools = (await client.listTools()).tools;
+    const placeholder = tools.find((t) => t.name === 'beta__unavailable');
+    expect(placeholder?.description).toContain('Server "beta" is unavailable (reason: host-offline)');
+    expect(tools.some((t) => t.name === 'alpha__echo')).toBe(true);
+    const result = await client.callTool({ name: 'beta__unavailable', arguments: {} });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ server: 'beta', reason: 'host-offline' });
+  });
+
+  it('reconnects a server that was offline on the next list', async () => {
+    const { router, harness } = await setup();
+    router.failures.set('beta', new WireError('host-offline', 'offline'));
+    const client = await harness.client('/mcp', 'alice-token');
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('beta__unavailable');
+    router.failures.delete('beta');
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toContain('beta__echo');
+    expect(names).not.toContain('beta__unavailable');
+  });
+
+  it('announces a list change when a server goes away, then shows it unavailable with the reason', async () => {
+    const { router, harness } = await setup();
+    const client = await harness.client('/mcp', 'alice-token');
+    await client.listTools();
+    let changed!: () => void;
+    const listChanged = new Promise<void>((resolve) => (changed = resolve));
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => changed());
+    router.failures.set('beta', new WireError('host-offline', 'still offline'));
+    const beta = router.opened.find((o) => o.connection['server-name'] === 'beta')!;
+    await beta.serverEnd.close({ reason: 'server-exited', message: 'exit code 1' });
+    await listChanged;
+    const tools = (await client.listTools()).tools;
+    expect(tools.find((t) => t.name === 'beta__unavailable')?.description).toContain('host-offline');
+    const error = (await client.callTool({ name: 'beta__echo', arguments: { text: 'x' } }).catch((e: unknown) => e)) as McpError;
+    expect(error.data).toMatchObject({ reason: 'host-offline' });
+  });
+
+  it('closes every upstream channel when the agent deletes the session', async () => {
+    const { router, harness } = await setup();
+    const client = await harness.client('/mcp', 'alice-token');
+    expect(router.openChannels()).toBe(2);
+    await (client.transport as unknown as { terminateSession(): Promise<void> }).terminateSession();
+    await expect.poll(() => router.openChannels()).toBe(0);
+    expect(harness.sessions.size).toBe(0);
+  });
+
+  it('passes the agent\'s trust context and session id to the router', async () => {
+    const router = new InProcessRouter({ alpha: createTestMcpServer });
+    harness = startInProcessApp(await testConfig([{ name: 'carol', servers: ['alpha'], containment: 'required' }], ['alpha']), router);
+    const client = await harness.client('/mcp', 'carol-token');
+    const [opened] = router.opened;
+    expect(opened!.trust).toEqual({ containment: 'required' });
+    expect(opened!.connection).toEqual({
+      'server-name': 'alpha',
+      'trust-profile-ref': 'workspace',
+      'trust-profile-revision': `sha256:${'0'.repeat(64)}`,
+      session: (client.transport as { sessionId?: string }).sessionId,
+      agent: 'carol',
+    });
+  });
+});

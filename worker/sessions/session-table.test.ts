@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { InMemorySessionTable, type AgentSession } from './session-table.ts';
+
+function fakeSession(id: string, agent = 'alice'): AgentSession & { closedWith: string[]; busy: number } {
+  const session = {
+    id,
+    agent,
+    route: 'aggregate',
+    servers: ['everything'],
+    channelCount: 1,
+    busy: 0,
+    closedWith: [] as string[],
+    get inFlight() {
+      return session.busy;
+    },
+    handle: async () => new Response(null),
+    close: async (why?: string) => {
+      session.closedWith.push(why ?? '');
+    },
+  };
+  return session;
+}
+
+describe('session table', () => {
+  it('adds, finds, lists and removes sessions', () => {
+    const table = new InMemorySessionTable({ idleMs: 1000, now: () => 5 });
+    const s = fakeSession('s1');
+    table.add(s);
+    expect(table.get('s1')).toBe(s);
+    expect(table.size).toBe(1);
+    expect(table.list()).toEqual([{ id: 's1', agent: 'alice', route: 'aggregate', servers: ['everything'], channels: 1, lastSeen: 5 }]);
+    table.remove('s1');
+    expect(table.get('s1')).toBeUndefined();
+    table.dispose();
+  });
+
+  it('closes sessions idle for the idle time, keeps touched and busy ones', async () => {
+    let now = 0;
+    const table = new InMemorySessionTable({ idleMs: 100, sweepIntervalMs: 60_000, now: () => now });
+    const idle = fakeSession('idle');
+    const touched = fakeSession('touched');
+    const busy = fakeSession('busy');
+    busy.busy = 1;
+    for (const s of [idle, touched, busy]) table.add(s);
+    now = 90;
+    table.touch('touched');
+    now = 150;
+    expect(await table.sweep()).toBe(1);
+    expect(idle.closedWith).toEqual(['idle']);
+    expect(table.get('idle')).toBeUndefined();
+    expect(table.get('touched')).toBe(touched);
+    expect(table.get('busy')).toBe(busy);
+    table.dispose();
+  });
+
+  it('lets requests in flight protect a session only for the busy limit', async () => {
+    let now = 0;
+    const table = new InMemorySessionTable({ idleMs: 100, maxBusyMs: 1000, sweepIntervalMs: 60_000, now: () => now });
+    const stuck = fakeSession('stuck');
+    stuck.busy = 1;
+    table.add(stuck);
+    now = 500;
+    expect(await table.sweep()).toBe(0);
+    now = 1600;
+    expect(await table.sweep()).toBe(1);
+    expect(stuck.closedWith).toEqual(['idle']);
+    table.dispose();
+  });
+
+  it('closes every session on closeAll', async () => {
+    const table = new InMemorySessionTable({ idleMs: 100 });
+    const a = fakeSession('a');
+    const b = fakeSession('b', 'bob');
+    table.add(a);
+    table.add(b);
+    await table.closeAll();
+    expect(a.closedWith).toEqual(['shutdown']);
+    expect(b.closedWith).toEqual(['shutdown']);
+    expect(table.size).toBe(0);
+    table.dispose();
+  });
+});

@@ -1,0 +1,163 @@
+/**
+ * The session table: agent session id → the live session (agent, servers, upstream channels,
+ * last activity). One of the two pieces of worker state DESIGN §8 keeps behind a small interface:
+ * today it is a map in this isolate; on a multi-isolate edge it becomes a lookup that routes a
+ * request to the isolate (or Durable Object) holding the session. Routes therefore only `add`,
+ * `get`, `touch` and `remove`; they never iterate or reach into another session.
+ *
+ * Idle sessions expire: a timer sweeps the table and closes every session not seen for the idle
+ * time that has no request in flight (a long tool call is activity, an open GET stream alone is
+ * not), which closes its channels and so ends its server processes. A request in flight protects
+ * its session for at most `maxBusyMs`, so a server that never answers cannot pin a process forever.
+ *
+ * @module
+ */
+import type { WorkerLogger } from '../log.ts';
+import { silentWorkerLogger } from '../log.ts';
+
+/** One agent session as the table sees it; the route that created it owns the rest. */
+export interface AgentSession {
+  readonly id: string;
+  /** Name of the agent that created it; other agents never reach it. */
+  readonly agent: string;
+  /** Endpoint it belongs to: `aggregate` or `server:<name>`. */
+  readonly route: string;
+  readonly servers: readonly string[];
+  /** Upstream channels currently open for this session. */
+  readonly channelCount: number;
+  /** Agent requests currently being answered; a busy session never expires. */
+  readonly inFlight: number;
+  /** Answers one HTTP request of this session (POST, GET or DELETE). */
+  handle(request: Request, parsedBody?: unknown): Promise<Response>;
+  /** Closes the agent-facing transport and every upstream channel. Idempotent. */
+  close(why?: string): Promise<void>;
+}
+
+export interface SessionInfo {
+  id: string;
+  agent: string;
+  route: string;
+  servers: readonly string[];
+  channels: number;
+  lastSeen: number;
+}
+
+export interface SessionTable {
+  add(session: AgentSession): void;
+  get(id: string): AgentSession | undefined;
+  /** Records activity now. */
+  touch(id: string): void;
+  /** Drops the entry without closing it (the session closed itself). */
+  remove(id: string): void;
+  /** Closes and drops every session; used on shutdown. */
+  closeAll(): Promise<void>;
+  readonly size: number;
+  list(): SessionInfo[];
+}
+
+export interface InMemorySessionTableOptions {
+  /** A session idle longer than this is closed. */
+  idleMs: number;
+  /** How often to sweep; a quarter of `idleMs`, at most 30 s, by default. */
+  sweepIntervalMs?: number;
+  /** Longest time requests in flight keep a session alive; six idle times (at least 1 h) by default. */
+  maxBusyMs?: number;
+  now?: () => number;
+  log?: WorkerLogger;
+}
+
+export class InMemorySessionTable implements SessionTable {
+  readonly #sessions = new Map<string, { session: AgentSession; lastSeen: number; busySince?: number }>();
+  readonly #idleMs: number;
+  readonly #maxBusyMs: number;
+  readonly #now: () => number;
+  readonly #log: WorkerLogger;
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(options: InMemorySessionTableOptions) {
+    this.#idleMs = options.idleMs;
+    this.#maxBusyMs = options.maxBusyMs ?? Math.max(options.idleMs * 6, 3_600_000);
+    this.#now = options.now ?? Date.now;
+    this.#log = options.log ?? silentWorkerLogger;
+    const every = options.sweepIntervalMs ?? Math.min(Math.max(options.idleMs / 4, 10), 30_000);
+    this.#timer = setInterval(() => void this.sweep(), every);
+    unrefTimer(this.#timer);
+  }
+
+  add(session: AgentSession): void {
+    this.#sessions.set(session.id, { session, lastSeen: this.#now() });
+  }
+
+  get(id: string): AgentSession | undefined {
+    return this.#sessions.get(id)?.session;
+  }
+
+  touch(id: string): void {
+    const entry = this.#sessions.get(id);
+    if (entry !== undefined) entry.lastSeen = this.#now();
+  }
+
+  remove(id: string): void {
+    this.#sessions.delete(id);
+  }
+
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  list(): SessionInfo[] {
+    return [...this.#sessions.values()].map(({ session, lastSeen }) => ({
+      id: session.id,
+      agent: session.agent,
+      route: session.route,
+      servers: session.servers,
+      channels: session.channelCount,
+      lastSeen,
+    }));
+  }
+
+  /** Closes every idle session now; returns how many were closed. */
+  async sweep(): Promise<number> {
+    const now = this.#now();
+    const idle: AgentSession[] = [];
+    for (const [id, entry] of this.#sessions) {
+      if (entry.session.inFlight > 0) {
+        entry.busySince ??= now;
+        if (now - entry.busySince < this.#maxBusyMs) {
+          entry.lastSeen = now;
+          continue;
+        }
+      } else {
+        entry.busySince = undefined;
+        if (now - entry.lastSeen < this.#idleMs) continue;
+      }
+      idle.push(entry.session);
+      this.#sessions.delete(id);
+    }
+    for (const session of idle) this.#log.info('Agent session expired', { session: session.id, agent: session.agent, route: session.route });
+    await Promise.allSettled(idle.map((s) => s.close('idle')));
+    return idle.length;
+  }
+
+  async closeAll(): Promise<void> {
+    const all = [...this.#sessions.values()].map((e) => e.session);
+    this.#sessions.clear();
+    await Promise.allSettled(all.map((s) => s.close('shutdown')));
+  }
+
+  /** Stops the sweep timer (sessions stay); call after `closeAll` on shutdown. */
+  dispose(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
+/** Lets the process exit while only the sweep timer is pending (Node and Deno differ here). */
+function unrefTimer(timer: unknown): void {
+  if (typeof timer === 'object' && timer !== null && typeof (timer as { unref?: unknown }).unref === 'function') {
+    (timer as { unref(): void }).unref();
+    return;
+  }
+  const deno = (globalThis as { Deno?: { unrefTimer?: (id: number) => void } }).Deno;
+  if (typeof timer === 'number' && deno?.unrefTimer !== undefined) deno.unrefTimer(timer);
+}

@@ -1,0 +1,95 @@
+/**
+ * RecentErrors: a small, bounded memory of the worker's recent failures, for `/healthz` and the
+ * status page. Logs hold the full story, but an operator opening `/` wants the last few reasons
+ * at a glance ("host-offline on files for alice, 3 times, last 20 s ago") without a log search.
+ *
+ * Bounded twice: at most `capacity` entries (oldest dropped first), and a failure repeating with
+ * the same reason, server, agent and message is folded into one entry whose `count` grows and
+ * whose `time` moves to now, so one flapping host cannot push every other failure out.
+ *
+ * Never secrets: only the stable reason, names and the wire message are kept (WireError messages
+ * are secret-free by contract), and the message is scrubbed of URL credentials, query strings and
+ * bearer tokens anyway, then cut to `MAX_MESSAGE_LENGTH`, in case a non-wire error slips through.
+ *
+ * This lives in one isolate's memory, like the session table (DESIGN §8): on a multi-isolate edge
+ * each isolate shows its own recent failures, which is what a status page can honestly say.
+ *
+ * @module
+ */
+import type { FailureReason } from '../../shared/errors.ts';
+
+/** One failure as shown on /healthz (`recentErrors`) and the status page. */
+export interface RecentError {
+  /** ISO time of the latest occurrence. */
+  time: string;
+  reason: FailureReason;
+  /** Server the failure concerns, when known. */
+  server: string | null;
+  /** Agent whose request failed, when known; agents see only their own entries. */
+  agent: string | null;
+  message: string;
+  /** How many times this exact failure happened while it stayed in the buffer. */
+  count: number;
+}
+
+export type RecentErrorInput = Omit<RecentError, 'time' | 'count'>;
+
+export interface RecentErrorsOptions {
+  /** Most entries kept; 50 by default. */
+  capacity?: number;
+  /** Clock, for tests. */
+  now?: () => Date;
+}
+
+export const DEFAULT_RECENT_ERRORS_CAPACITY = 50;
+export const MAX_MESSAGE_LENGTH = 300;
+
+export class RecentErrors {
+  readonly #capacity: number;
+  readonly #now: () => Date;
+  /** Oldest first; at most `#capacity` long, so linear scans stay trivially cheap. */
+  readonly #entries: Array<RecentError & { key: string }> = [];
+
+  constructor(options: RecentErrorsOptions = {}) {
+    const capacity = options.capacity ?? DEFAULT_RECENT_ERRORS_CAPACITY;
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`Cannot create RecentErrors: capacity must be a positive integer, got ${capacity}`);
+    this.#capacity = capacity;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  /** Records one failure; a repeat of a kept one is folded into it and becomes the newest. */
+  record(input: RecentErrorInput): void {
+    const entry = { ...input, message: scrubMessage(input.message), time: this.#now().toISOString(), count: 1 };
+    const key = JSON.stringify([entry.reason, entry.server, entry.agent, entry.message]);
+    const index = this.#entries.findIndex((e) => e.key === key);
+    if (index !== -1) entry.count += this.#entries.splice(index, 1)[0]!.count;
+    this.#entries.push({ ...entry, key });
+    if (this.#entries.length > this.#capacity) this.#entries.shift();
+  }
+
+  /** Newest first; with `agent`, only that agent's entries. Returns copies. */
+  list(agent?: string): RecentError[] {
+    const out: RecentError[] = [];
+    for (let i = this.#entries.length - 1; i >= 0; i--) {
+      const { key: _key, ...entry } = this.#entries[i]!;
+      if (agent === undefined || entry.agent === agent) out.push(entry);
+    }
+    return out;
+  }
+
+  get size(): number {
+    return this.#entries.length;
+  }
+}
+
+/**
+ * Removes what could be a credential from a message and bounds its length: `user:pass@` in URLs,
+ * URL query strings (tokens often ride there) and `Bearer <token>`.
+ */
+export function scrubMessage(message: string): string {
+  const scrubbed = message
+    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/@"']*@/gi, '$1[redacted]@')
+    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s?#"']*)\?[^\s#"']*/gi, '$1?[redacted]')
+    .replace(/\bBearer\s+[^\s"']+/gi, 'Bearer [redacted]');
+  return scrubbed.length > MAX_MESSAGE_LENGTH ? `${scrubbed.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : scrubbed;
+}
