@@ -53,8 +53,8 @@ const nearMiss = fc.letrec((tie) => ({
   ),
 }));
 
-function onlyValidationErrors(parse: (input: unknown) => unknown) {
-  return (input: unknown) => {
+function onlyValidationErrors<T>(parse: (input: T) => unknown) {
+  return (input: T) => {
     try {
       parse(input);
     } catch (error) {

@@ -1,0 +1,19 @@
+import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { formatDoctor, runDoctor } from './doctor.ts';
+
+export async function runDoctorCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { 'config-dir': { type: 'string' }, worker: { type: 'string' } } });
+  let worker = values.worker;
+  if (worker === undefined && values['config-dir'] !== undefined) {
+    try {
+      worker = (JSON.parse(readFileSync(join(values['config-dir'], 'sidecar.json'), 'utf8')) as { worker?: string }).worker;
+    } catch {
+      // doctor reports what it can; a broken sidecar.json is `switchyard check`'s job
+    }
+  }
+  const checks = await runDoctor(worker === undefined ? {} : { worker });
+  process.stdout.write(formatDoctor(checks) + '\n');
+  return checks.every((c) => c.ok) ? 0 : 1;
+}

@@ -1,0 +1,89 @@
+/**
+ * `switchyard doctor`: checks what Switchyard needs from this machine, each with what to do.
+ *
+ * @module
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { denoBinaryPath } from './deno-binary.ts';
+
+export interface DoctorCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+  /** What to do when the check fails. */
+  fix?: string;
+}
+
+function run(file: string, args: string[]): { ok: boolean; out: string } {
+  try {
+    const out = execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
+    return { ok: true, out: out.trim() };
+  } catch (error) {
+    const e = error as { stderr?: string; code?: string; message: string };
+    return { ok: false, out: (e.stderr ?? '').toString().trim() || e.code || e.message };
+  }
+}
+
+function readNumber(path: string): number | null {
+  try {
+    return Number(readFileSync(path, 'utf8').trim());
+  } catch {
+    return null;
+  }
+}
+
+export async function runDoctor(options: { worker?: string; bwrap?: string } = {}): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [];
+  const bwrap = options.bwrap ?? 'bwrap';
+  const version = run(bwrap, ['--version']);
+  checks.push(
+    version.ok
+      ? { name: 'bubblewrap present', ok: true, detail: version.out }
+      : { name: 'bubblewrap present', ok: false, detail: `"${bwrap}" not found`, fix: 'Install it: sudo apt-get install -y bubblewrap (Fedora: sudo dnf install bubblewrap)' },
+  );
+  if (process.platform === 'linux') {
+    const maxNs = readNumber('/proc/sys/user/max_user_namespaces');
+    const debianClone = readNumber('/proc/sys/kernel/unprivileged_userns_clone');
+    const apparmor = readNumber('/proc/sys/kernel/apparmor_restrict_unprivileged_userns');
+    const root = process.getuid?.() === 0;
+    const blocked = maxNs === 0 || (!root && (debianClone === 0 || apparmor === 1));
+    checks.push({
+      name: 'user namespaces',
+      ok: !blocked,
+      detail: `max_user_namespaces=${maxNs ?? 'n/a'}, unprivileged_userns_clone=${debianClone ?? 'n/a'}, apparmor_restrict_unprivileged_userns=${apparmor ?? 'n/a'}${root ? ' (running as root)' : ''}`,
+      ...(blocked ? { fix: 'Enable them: sudo sysctl -w user.max_user_namespaces=15000 kernel.unprivileged_userns_clone=1 (on Ubuntu 24.04+ also allow bwrap in AppArmor)' } : {}),
+    });
+  }
+  if (version.ok) {
+    const usable = run(bwrap, ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true']);
+    checks.push(
+      usable.ok
+        ? { name: 'bubblewrap usable', ok: true, detail: 'a test sandbox started and exited cleanly' }
+        : { name: 'bubblewrap usable', ok: false, detail: usable.out.split('\n')[0] ?? 'failed', fix: 'Check the user namespace settings above; contained servers fail closed with containment-unavailable until this passes' },
+    );
+  }
+  try {
+    const deno = denoBinaryPath();
+    const v = run(deno, ['--version']);
+    checks.push(v.ok ? { name: 'deno found', ok: true, detail: v.out.split('\n')[0] ?? deno } : { name: 'deno found', ok: false, detail: v.out, fix: 'Reinstall: npm ci' });
+  } catch (error) {
+    checks.push({ name: 'deno found', ok: false, detail: (error as Error).message, fix: 'Run: npm install' });
+  }
+  if (options.worker !== undefined) {
+    const url = new URL('/healthz', options.worker.replace(/^ws/, 'http')).toString();
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
+      checks.push({ name: 'worker reachable', ok: res.status < 500, detail: `${url} answered ${res.status}` });
+    } catch (error) {
+      checks.push({ name: 'worker reachable', ok: false, detail: `${url}: ${(error as Error).message}`, fix: 'Start the worker (switchyard worker --config FILE) or fix "worker" in sidecar.json' });
+    }
+  }
+  return checks;
+}
+
+export function formatDoctor(checks: readonly DoctorCheck[]): string {
+  return checks
+    .map((c) => `${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}${!c.ok && c.fix ? `\n     → ${c.fix}` : ''}`)
+    .join('\n');
+}

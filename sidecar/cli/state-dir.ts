@@ -1,0 +1,60 @@
+/**
+ * The embedded default's state: a token, a host secret and generated configs under one folder
+ * (`.switchyard/` by default, git-ignored). Secrets are created once with mode 0600 and kept
+ * across restarts, so a client config pasted into an agent keeps working.
+ *
+ * @module
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** Reads a secret file, creating it with a fresh random value (0600) when missing or empty. */
+export function ensureSecret(path: string, prefix: string): string {
+  if (existsSync(path)) {
+    const value = readFileSync(path, 'utf8').trim();
+    if (value.length >= 16) return value;
+  }
+  const value = `${prefix}${randomBytes(24).toString('base64url')}`;
+  writeFileSync(path, value + '\n', { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return value;
+}
+
+export function ensureDir(path: string): string {
+  mkdirSync(path, { recursive: true });
+  return path;
+}
+
+export function writeJson(path: string, value: unknown, mode = 0o644): void {
+  writeFileSync(path, JSON.stringify(value, null, 2) + '\n', { mode });
+}
+
+/** Paste-ready client configs for the one Switchyard URL. */
+export function clientConfigs(url: string, token: string) {
+  const header = `Bearer ${token}`;
+  return {
+    generic: { mcpServers: { switchyard: { type: 'http', url, headers: { Authorization: header } } } },
+    vscode: { servers: { switchyard: { type: 'http', url, headers: { Authorization: header } } } },
+    cursor: { mcpServers: { switchyard: { url, headers: { Authorization: header } } } },
+    // Claude Desktop's config file starts stdio servers only, so it reaches the URL through mcp-remote.
+    claudeDesktop: {
+      mcpServers: {
+        switchyard: {
+          command: 'npx',
+          args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${SWITCHYARD_AUTH}'],
+          env: { SWITCHYARD_AUTH: header },
+        },
+      },
+    },
+    mcpRemote: `npx -y mcp-remote ${url} --header "Authorization:${header}"`,
+  };
+}
+
+export function stateFile(stateDir: string, name: string): string {
+  return join(stateDir, name);
+}
