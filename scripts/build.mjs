@@ -16,6 +16,20 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 mkdirSync(dist, { recursive: true });
 
+/**
+ * zod re-exports all ~50 of its message locales through one namespace the SDK keeps alive, about
+ * 250 KB of the bundle; the worker speaks English only, so the namespace is cut down to `en`.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
+      if (!/[\\/]zod[\\/]/.test(args.importer)) return undefined;
+      return { path: join(root, 'worker', 'zod-locales-en.ts') };
+    });
+  },
+};
+
 const edgeJsonSchema = {
   name: 'edge-json-schema',
   setup(b) {
@@ -38,7 +52,7 @@ export async function buildWorker({ minify = true, outfile = join(dist, 'worker.
     minify,
     metafile: true,
     legalComments: 'none',
-    plugins: [edgeJsonSchema],
+    plugins: [edgeJsonSchema, zodEnglishOnly],
     logLevel: 'warning',
   });
   return result;

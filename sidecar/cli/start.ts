@@ -47,13 +47,12 @@ function allowedHostNames(host: string): string[] {
   return [...new Set(names)];
 }
 
-/** Writes the sidecar config dir and the demo trust profile; returns what the worker config needs. */
-function writeSidecarFiles(stateDir: string, workerUrl: string, entityId: string) {
+/** Writes the sidecar's servers, secret and demo trust profile; sidecar.json follows once the worker listens. */
+function writeSidecarFiles(stateDir: string) {
   const configDir = ensureDir(join(stateDir, 'sidecar'));
   const demoDir = ensureDir(join(stateDir, 'demo'));
   writeFileSync(join(demoDir, 'hello.txt'), 'Hello from the Switchyard demo folder. The filesystem server may read and write only here.\n');
   const secret = ensureSecret(join(configDir, 'host.secret'), 'host_');
-  writeJson(join(configDir, 'sidecar.json'), { worker: workerUrl, 'entity-id': entityId, 'secret-file': 'host.secret' });
   ensureDir(join(configDir, 'mcp-servers'));
   writeJson(join(configDir, 'mcp-servers', 'mcp.json'), {
     mcpServers: {
@@ -95,9 +94,7 @@ export async function runStart(argv: string[]): Promise<number> {
 
   const token = ensureSecret(join(stateDir, 'agent.token'), 'sy_');
   const entityId = 'this-machine';
-  // The sidecar dials the worker's real address; an unspecified listen address is reached via loopback.
-  const dialHost = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '[::1]' : host.includes(':') ? `[${host}]` : host;
-  const { configDir, secret } = writeSidecarFiles(stateDir, `http://${dialHost}:${port}`, entityId);
+  const { configDir, secret } = writeSidecarFiles(stateDir);
   const demo = await new TrustProfileStore(join(configDir, 'trust-profiles')).load('demo');
   const workerConfig = join(stateDir, 'worker.json');
   writeJson(
@@ -124,7 +121,10 @@ export async function runStart(argv: string[]): Promise<number> {
 
   const worker = await startDenoWorker({ configFile: workerConfig, host, port, env: { SWITCHYARD_LOG_LEVEL: quiet } });
   const sidecarLog = createLogger({ level: quiet as 'warn', fields: { component: 'sidecar' } });
-  const sidecar = startSidecar(loadSidecarConfig(configDir, { worker: worker.url }), sidecarLog);
+  // The sidecar dials the worker's real address; an unspecified listen address is reached via loopback.
+  const dialUrl = worker.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
+  writeJson(join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'secret-file': 'host.secret' });
+  const sidecar = startSidecar(loadSidecarConfig(configDir), sidecarLog);
   stopOnSignals(async () => {
     process.stderr.write('\nStopping: ending every server process, then the worker…\n');
     await sidecar.stop();
