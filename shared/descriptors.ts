@@ -40,23 +40,30 @@ const HttpUrlSchema = z
   .url('must be an absolute URL')
   .refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL');
 
-const LEVEL_SCHEMAS = {
-  'local': z.strictObject({ type: z.literal('local') }),
-  'http': z.strictObject({
-    type: z.literal('http'),
-    url: HttpUrlSchema,
-    headers: z.record(z.string(), z.string()).optional(),
-  }),
-  'user-computer-profile': z.strictObject({
-    type: z.literal('user-computer-profile'),
-    'entity-id': EntityIdSchema,
-    target: z.unknown().optional(),
-  }),
-  'reverse-http': z.strictObject({
-    type: z.literal('reverse-http'),
-    'entity-id': EntityIdSchema,
-    target: z.unknown().optional(),
-  }),
+/** One level of each descriptor type; `target` is parsed recursively by `parseConnectionDescriptor`. */
+export const DESCRIPTOR_LEVEL_SCHEMAS = {
+  'local': z.strictObject({ type: z.literal('local') }).describe('The machine the worker runs on (all-in-one Node mode only); as a target: launch the server on that host'),
+  'http': z
+    .strictObject({
+      type: z.literal('http'),
+      url: HttpUrlSchema.describe('Streamable HTTP MCP endpoint'),
+      headers: z.record(z.string(), z.string()).optional().describe('Headers sent with every request'),
+    })
+    .describe('An HTTP MCP server: edge-direct at the top level, reached from the host as a target'),
+  'user-computer-profile': z
+    .strictObject({
+      type: z.literal('user-computer-profile'),
+      'entity-id': EntityIdSchema.describe('The host, as listed under "hosts"'),
+      target: z.unknown().optional().describe('What runs there: {"type":"local"} (default) or {"type":"http",…}'),
+    })
+    .describe('A workstation reached over its sidecar\'s link'),
+  'reverse-http': z
+    .strictObject({
+      type: z.literal('reverse-http'),
+      'entity-id': EntityIdSchema.describe('The host, as listed under "hosts"'),
+      target: z.unknown().optional().describe('What runs there; absent means {"type":"local"}'),
+    })
+    .describe('Same as user-computer-profile: a host reached over the link it dialled'),
 } as const;
 
 /**
@@ -78,13 +85,13 @@ function parseLevel(input: unknown, path: string, depth: number): ConnectionDesc
     throw new ValidationError('connection descriptor', [{ path: at, message: 'must be an object with a "type"' }]);
   }
   const type = (input as { type?: unknown }).type;
-  if (typeof type !== 'string' || !(type in LEVEL_SCHEMAS)) {
+  if (typeof type !== 'string' || !(type in DESCRIPTOR_LEVEL_SCHEMAS)) {
     const shown = typeof type === 'string' ? `"${type.slice(0, 64)}"` : String(type);
     throw new ValidationError('connection descriptor', [
       { path: joinPath(['type'], path), message: `unknown descriptor type ${shown}: expected one of ${DESCRIPTOR_TYPES.join(', ')}` },
     ]);
   }
-  const level = parseWith(LEVEL_SCHEMAS[type as keyof typeof LEVEL_SCHEMAS] as z.ZodType<Record<string, unknown>>, input, 'connection descriptor', path);
+  const level = parseWith(DESCRIPTOR_LEVEL_SCHEMAS[type as keyof typeof DESCRIPTOR_LEVEL_SCHEMAS] as z.ZodType<Record<string, unknown>>, input, 'connection descriptor', path);
   if (level.type === 'user-computer-profile' || level.type === 'reverse-http') {
     const { target, ...outer } = level as { target?: unknown } & Record<string, unknown>;
     if (target === undefined) return outer as unknown as ConnectionDescriptor;

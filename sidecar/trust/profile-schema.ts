@@ -64,24 +64,40 @@ const baseReferenceSchema = z.preprocess(
 );
 
 const filesystemPathSchema = z.strictObject({
-  'source-path': absolutePathSchema,
-  'target-path': absolutePathSchema.optional(),
-  'access-mode': z.enum(['read-only', 'read-write']),
+  'source-path': absolutePathSchema.describe('Absolute path on the launch host'),
+  'target-path': absolutePathSchema.optional().describe('Where it appears inside the sandbox; defaults to source-path'),
+  'access-mode': z.enum(['read-only', 'read-write']).describe('read-only or read-write'),
 });
 
 export const trustProfileFileSchema = z.strictObject({
-  description: z.string().optional(),
-  'base-trust-profiles': z.array(baseReferenceSchema).optional(),
-  'filesystem-paths': z.array(filesystemPathSchema).optional(),
-  'network-capabilities': z.array(z.enum(NETWORK_CAPABILITIES)).optional(),
+  description: z.string().optional().describe('Shown by switchyard sidecar profiles'),
+  'base-trust-profiles': z
+    .array(baseReferenceSchema)
+    .optional()
+    .describe('Profiles this one composes with: a name (restrictive) or {"profile", "inheritance-mode": "restrictive" | "permissive"}'),
+  'filesystem-paths': z.array(filesystemPathSchema).optional().describe('Paths the server may use; any grant makes the profile contained'),
+  'network-capabilities': z
+    .array(z.enum(NETWORK_CAPABILITIES))
+    .optional()
+    .describe('Absent: unconstrained; [] no network; "loopback": a private loopback only; "internet-client": the host network'),
   environment: z
     .strictObject({
-      inherit: z.array(envNameSchema).optional(),
-      set: z.record(envNameSchema, z.string().refine((v) => !v.includes('\0'), { error: 'must not contain a NUL character' })).optional(),
+      inherit: z.array(envNameSchema).optional().describe('Variable names copied from the sidecar environment'),
+      set: z
+        .record(envNameSchema, z.string().refine((v) => !v.includes('\0'), { error: 'must not contain a NUL character' }))
+        .optional()
+        .describe('Variables set to fixed values (win over inherited ones and the server entry)'),
     })
-    .optional(),
-  'allowed-mcp-tool-call-schemas': z.array(jsonSchemaSchema).optional(),
-  'restricted-mcp-tool-call-schemas': z.array(jsonSchemaSchema).optional(),
+    .optional()
+    .describe('Environment of a contained server: empty plus these'),
+  'allowed-mcp-tool-call-schemas': z
+    .array(jsonSchemaSchema)
+    .optional()
+    .describe('JSON Schemas over {toolName, input}; when present a tools/call must match'),
+  'restricted-mcp-tool-call-schemas': z
+    .array(jsonSchemaSchema)
+    .optional()
+    .describe('JSON Schemas over {toolName, input}; a tools/call matching any is denied (denied-by-policy)'),
 });
 
 /** A parsed profile file: bare base names already expanded to `{profile, inheritance-mode: restrictive}`. */

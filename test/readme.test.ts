@@ -1,0 +1,42 @@
+/**
+ * The README stays true: its config reference is what the zod schemas accept, its layout names
+ * the real top-level folders, and every npm script and CLI command it mentions exists.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { END, renderConfigReference, START } from '../scripts/config-reference.ts';
+
+const ROOT = join(import.meta.dirname, '..');
+const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+
+describe('README', () => {
+  it('has the config reference the zod schemas generate (run npm run docs after changing a schema)', () => {
+    const start = readme.indexOf(START);
+    const end = readme.indexOf(END);
+    expect(start).toBeGreaterThan(-1);
+    expect(readme.slice(start, end + END.length)).toBe(renderConfigReference());
+  });
+
+  it('documents every key of the DESIGN contract in the reference', () => {
+    for (const key of ['`agents[].token-sha256`', '`agents[].trust-context.trust-profile-revision`', '`hosts[].secret-sha256`', '`servers.<name>.executor`', '`entity-id`', '`secret-file`', '`filesystem-paths[].access-mode`', '`base-trust-profiles`', '`network-capabilities`']) {
+      expect(readme).toContain(key);
+    }
+  });
+
+  it('lists exactly the real top-level source folders in its layout', () => {
+    const layout = readme.split('## Layout')[1] ?? '';
+    const listed = [...layout.matchAll(/^(\w+)\/\s/gm)].map((m) => m[1]).sort();
+    const real = readdirSync(ROOT).filter((n) => !n.startsWith('.') && statSync(join(ROOT, n)).isDirectory() && ['shared', 'worker', 'sidecar', 'test'].includes(n));
+    expect(listed).toEqual(real.sort());
+  });
+
+  it('names only npm scripts and switchyard commands that exist', () => {
+    const scripts = Object.keys((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
+    for (const [, name] of readme.matchAll(/npm run (\w+)/g)) expect(scripts).toContain(name);
+    expect(readme).toContain('npm start');
+    expect(readme).toContain('npm test');
+    const commands = ['start', 'worker', 'sidecar', 'check', 'doctor'];
+    for (const [, command] of readme.matchAll(/switchyard (\w+)/g)) expect(commands).toContain(command);
+  });
+});
