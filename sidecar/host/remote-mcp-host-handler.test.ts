@@ -107,13 +107,25 @@ describe('RemoteMcpHostHandler', () => {
   it('OpenAsync_HttpConnection_HostsServer', async () => {
     const url = await everythingOverHttp();
     const dir = tempDir();
-    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { 'everything-http': { type: 'streamable-http', url } } });
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { 'everything-http': { type: 'streamable-http', url }, anything: { url } } });
     const { sidecar, spawns } = composition(dir);
     const configured = await host(sidecar, { 'server-name': 'everything-http' });
     expect((await configured.client.callTool({ name: 'echo', arguments: { message: 'configured url' } })).content).toEqual([{ type: 'text', text: 'Echo: configured url' }]);
     const inner = await host(sidecar, { 'server-name': 'anything', target: { type: 'http', url } });
     expect((await inner.client.callTool({ name: 'echo', arguments: { message: 'inner target' } })).content).toEqual([{ type: 'text', text: 'Echo: inner target' }]);
     expect(spawns).toEqual([]);
+  });
+
+  it('refuses an inner http target this host does not list for that server name', async () => {
+    const url = await everythingOverHttp();
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { listed: { url }, local: { command: 'node' } } });
+    const { sidecar } = composition(dir);
+    const [, hostEnd] = createInMemoryChannelPair();
+    const ask = (name: string, target: string) => sidecar.handler.open({ type: 'mcp', connection: { 'server-name': name, target: { type: 'http', url: target } } }, hostEnd);
+    await expect(ask('listed', 'http://127.0.0.1:1/admin')).rejects.toMatchObject({ reason: 'denied-by-policy' });
+    await expect(ask('unlisted', url)).rejects.toMatchObject({ reason: 'denied-by-policy' });
+    await expect(ask('local', url)).rejects.toMatchObject({ reason: 'denied-by-policy' });
   });
 
   it('OpenAsync_UnknownConnection_ReturnsNull, and the listener refuses it with invalid-request', async () => {

@@ -11,8 +11,9 @@
  *     profile requires containment; (d) bridge, with the tool-call authorizer on the way in;
  *     (e) dispose on channel close: the process tree ends with the channel.
  *
- * An inner `http` target sent by the worker is connected to as given: the worker config, not this
- * host, chose that URL (DESIGN §1, host-outer / target-inner).
+ * An inner `http` target sent by the worker is connected to only when this host's own config lists
+ * the same URL for that server name: otherwise a compromised worker could make every workstation
+ * fetch arbitrary URLs, loopback services included. Headers configured here win over sent ones.
  *
  * @module
  */
@@ -81,17 +82,17 @@ export class RemoteMcpHostHandler {
     const name = connection['server-name'];
     const log = this.#options.log.child({ server: name, agent: connection.agent ?? null, session: connection.session ?? null });
     const target = connection.target ?? { type: 'local' as const };
-    const config: ServerConfig =
-      target.type === 'http' ? { kind: 'http', url: target.url, headers: target.headers ?? {} } : await this.#serverConfig(name, log);
+    const configured = target.type === 'http' ? null : await this.#serverConfig(name, log);
     const trust = await this.#trust(connection, log);
     const contained = trust.effective !== null && containmentRequired(trust.effective);
-    if (config.kind === 'http' && contained) {
+    if ((configured === null || configured.kind === 'http') && contained) {
       throw new WireError(
         'unsupported-policy',
         `Server "${name}" is an HTTP server, but trust profile "${connection['trust-profile-ref']}" requires containment: no process exists to sandbox`,
         { detail: { server: name } },
       );
     }
+    const config = configured ?? (await this.#innerHttpTarget(name, target as { url: string; headers?: Record<string, string> }, log));
     const server = config.kind === 'http' ? await this.#connectHttp(name, config, log) : await this.#launchStdio(name, config, connection, trust, log);
     const authorizer = trust.authorizer;
     const bridge = bridgeChannels(channel, server, {
@@ -120,6 +121,25 @@ export class RemoteMcpHostHandler {
       log.error('Server config is unusable', { error });
       throw new WireError('launch-failed', `Server "${name}" cannot start: this host's server config is invalid, see the sidecar log`, { detail: { server: name } });
     }
+  }
+
+  /** An inner http target is allowed only where this host lists the same endpoint for the name. */
+  async #innerHttpTarget(name: string, target: { url: string; headers?: Record<string, string> }, log: Logger): Promise<ServerConfig> {
+    let configured: ServerConfig | null = null;
+    try {
+      configured = await this.#serverConfig(name, log);
+    } catch (error) {
+      if (!(error instanceof WireError && error.reason === 'server-not-found')) throw error;
+    }
+    if (configured === null || configured.kind !== 'http' || !sameEndpoint(configured.url, target.url)) {
+      log.warn('Refused an inner http target this host does not list', { url: target.url });
+      throw new WireError(
+        'denied-by-policy',
+        `This host does not list ${target.url} for server "${name}": add {"url": "${target.url}"} under mcpServers.${name} in its mcp-servers/mcp.json to allow it`,
+        { detail: { server: name } },
+      );
+    }
+    return { kind: 'http', url: configured.url, headers: { ...target.headers, ...configured.headers } };
   }
 
   async #trust(connection: McpConnection, log: Logger): Promise<Trust> {
@@ -201,6 +221,15 @@ export class RemoteMcpHostHandler {
       this.#options.policies.dropSession(session);
     }
   }
+}
+
+/** Same scheme, host, port and path (a trailing slash and the fragment do not matter). */
+function sameEndpoint(a: string, b: string): boolean {
+  const norm = (u: string) => {
+    const url = new URL(u);
+    return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}${url.search}`;
+  };
+  return norm(a) === norm(b);
 }
 
 /**

@@ -32,6 +32,7 @@ beforeAll(async () => {
       everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
       echo: { command: process.execPath, args: [join(REPO, 'test/fixtures/echo-server.mjs')] },
       web: { url: everythingHttp.url },
+      'web-inner': { url: everythingHttp.url },
     },
   }));
   const onLaptop = { type: 'user-computer-profile', 'entity-id': ENTITY, target: { type: 'local' } };
