@@ -38,7 +38,7 @@ export function startSidecar(config: SidecarConfig, log: Logger): SidecarComposi
     secret: config.secret,
     log,
     executor: { onSpawn: (attempt) => log.info('Server spawned', { pid: attempt.pid ?? null, backend: attempt.backend }) },
-    link: { backoff: backoffFromEnv(), onLinked: () => log.info('Linked to the worker') },
+    link: { backoff: backoffFromEnv() },
   });
   sidecar.start();
   return sidecar;

@@ -97,7 +97,7 @@ describe('LinkClient', () => {
     await until(() => linkClient.endpoint === null);
     await w.restart();
     await until(() => w.registry.status()[0]!.linked);
-    expect(lines.filter((l) => l.includes('"Linked to worker"')).length).toBe(2);
+    expect(lines.filter((l) => l.includes('"Linked to the worker"')).length).toBe(2);
     expect(lines.some((l) => l.includes('Link to worker dropped'))).toBe(true);
   });
 });

@@ -137,7 +137,7 @@ export class LinkClient {
       ws.once('close', (code, reason) => socket.ended({ code, reason: reason.toString() }));
       const endpoint = new LinkEndpoint(socket, { ...this.#options.endpoint, role: 'sidecar', peer: 'worker', onOpen: this.#options.onOpen, log: this.#log });
       this.#endpoint = endpoint;
-      this.#log.info('Linked to worker');
+      this.#log.info('Linked to the worker');
       this.#options.onLinked?.(endpoint);
     });
     ws.once('close', (code) => {

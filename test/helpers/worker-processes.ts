@@ -5,6 +5,8 @@
  * its exit, so a test file leaves nothing running.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -140,17 +142,23 @@ export interface SidecarHandle {
   waitForLine(match: (line: Record<string, unknown>) => boolean, what: string): Promise<Record<string, unknown>>;
 }
 
-/** A sidecar under Node (`node --import tsx`), built by the production composition, linked to `worker`. */
+/** The real `switchyard sidecar` command, with the secret written to a 0600 file in the config dir. */
+export function sidecarCommand(options: { worker: string; entityId: string; secret: string; configDir: string }): { args: string[]; env: Record<string, string> } {
+  const secretFile = join(options.configDir, 'host.secret');
+  writeFileSync(secretFile, options.secret + '\n', { mode: 0o600 });
+  return {
+    args: ['--import', 'tsx', 'sidecar/cli/main.ts', 'sidecar', '--config-dir', options.configDir, '--worker', options.worker, '--entity-id', options.entityId, '--secret-file', secretFile],
+    env: { SWITCHYARD_LINK_RETRY_FIRST_MS: '100', SWITCHYARD_LINK_RETRY_CAP_MS: '500' },
+  };
+}
+
+/** A sidecar process: the real CLI (production composition), linked to `worker`. */
 export async function startSidecar(
   procs: ProcessSet,
   options: { worker: string; entityId: string; secret: string; configDir: string },
 ): Promise<SidecarHandle> {
-  const proc = procs.spawn(process.execPath, ['--import', 'tsx', 'test/helpers/sidecar-entry.ts'], {
-    SWITCHYARD_E2E_WORKER: options.worker,
-    SWITCHYARD_E2E_ENTITY: options.entityId,
-    SWITCHYARD_E2E_SECRET: options.secret,
-    SWITCHYARD_E2E_CONFIG_DIR: options.configDir,
-  });
+  const { args, env } = sidecarCommand(options);
+  const proc = procs.spawn(process.execPath, args, env);
   const lines = (): Array<Record<string, unknown>> =>
     proc.stderr().split('\n').flatMap((text) => {
       try {

@@ -1,10 +1,11 @@
 /**
- * Runs `test/link/sidecar-entry.ts` as a real child process and reads its JSON log lines, so link
+ * Runs the real `switchyard sidecar` command as a child process and reads its JSON log lines, so link
  * tests can wait for what the sidecar says and clean up every process it started, even after the
  * sidecar itself was SIGKILLed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { sidecarCommand } from '../helpers/worker-processes.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -23,15 +24,10 @@ export interface SidecarProcess {
 }
 
 export function startSidecarProcess(env: { worker: string; entityId: string; secret: string; configDir: string }): SidecarProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/link/sidecar-entry.ts'], {
+  const command = sidecarCommand(env);
+  const child = spawn(process.execPath, command.args, {
     cwd: ROOT,
-    env: {
-      ...process.env,
-      SWITCHYARD_TEST_WORKER: env.worker,
-      SWITCHYARD_TEST_ENTITY: env.entityId,
-      SWITCHYARD_TEST_SECRET: env.secret,
-      SWITCHYARD_TEST_CONFIG_DIR: env.configDir,
-    },
+    env: { ...process.env, ...command.env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const lines: Record<string, unknown>[] = [];
