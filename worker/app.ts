@@ -4,7 +4,7 @@
  *
  * Routes:
  * - `GET /healthz`: liveness without a token, details with one (see `routes/healthz.ts`);
- * - `GET /`: status page (placeholder);
+ * - `GET /`: the status page (`status/status-page.ts`), which signs in and reads `/healthz`;
  * - `/mcp` and `/servers/:name/mcp`: the agent endpoints, behind bearer auth;
  * - `GET /link`: where sidecars dial in (engineer C's route, mounted as given).
  *
@@ -31,6 +31,9 @@ import { createAggregateHandler } from './routes/aggregate.ts';
 import { createHealthzHandler } from './routes/healthz.ts';
 import { createServerPassthroughHandler } from './routes/server-passthrough.ts';
 import type { SessionTable } from './sessions/session-table.ts';
+import { recordRouterFailures } from './status/failure-recording-router.ts';
+import { RecentErrors } from './status/recent-errors.ts';
+import { statusPageResponse } from './status/status-page.ts';
 
 /** Default longest wait for opening a server (router + upstream initialize). */
 export const DEFAULT_OPEN_TIMEOUT_SECONDS = 60;
@@ -52,6 +55,8 @@ export interface AppDeps {
   log?: WorkerLogger;
   /** Least time between lazy reconnects of an unavailable server on `/mcp` (tests use 0). */
   retryAfterMs?: number;
+  /** Recent failures shown on `/healthz` and `/`; a fresh buffer by default. */
+  recentErrors?: RecentErrors;
 }
 
 export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
@@ -61,6 +66,11 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   const openTimeoutMs = (timeout ?? DEFAULT_OPEN_TIMEOUT_SECONDS) * 1000;
   const requestTimeoutMs = (timeout ?? DEFAULT_AGGREGATE_REQUEST_TIMEOUT_SECONDS) * 1000;
   const app = new Hono<{ Variables: AgentVariables }>();
+  // Recent failures for the status page, recorded where they get their reason: the router (every
+  // open and channel of both endpoints, see `status/failure-recording-router.ts`) and, on `/mcp`,
+  // an upstream whose initialize failed (passed to the aggregate handler below).
+  const recentErrors = deps.recentErrors ?? new RecentErrors();
+  const router = recordRouterFailures(deps.router, recentErrors);
 
   const guard = hostOriginGuard({ allowedHosts: config['allowed-hosts'], allowedOrigins: config['allowed-origins'] });
   app.use('*', async (c, next) => (c.req.path === '/link' ? next() : guard(c, next)));
@@ -75,14 +85,16 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
     config,
     sessions,
     ...(registry !== undefined ? { hostStatus: () => registry.status() } : {}),
+    recentErrors,
     ...(deps.clock !== undefined ? { clock: deps.clock } : {}),
   }));
-  app.get('/', (c) => c.html(STATUS_PAGE));
+  app.get('/', () => statusPageResponse());
 
   const auth = agentAuth(config.agents);
-  const common = { config, router: deps.router, sessions, log, openTimeoutMs };
-  app.all('/mcp', auth, createAggregateHandler({ ...common, requestTimeoutMs, ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}) }));
-  app.all('/servers/:name/mcp', auth, createServerPassthroughHandler(common));
+  const common = { config, router, sessions, log, openTimeoutMs };
+  app.all('/mcp', auth, createAggregateHandler({ ...common, requestTimeoutMs, recentErrors, ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}) }));
+  // Passthrough requests get a deadline only when one is configured: long tools exist.
+  app.all('/servers/:name/mcp', auth, createServerPassthroughHandler({ ...common, ...(timeout !== undefined ? { requestTimeoutMs: timeout * 1000 } : {}) }));
 
   app.notFound((c) => c.json({ error: { reason: 'invalid-request', message: `Not found: ${c.req.method} ${c.req.path}` } }, 404));
   app.onError((error, c) => {
@@ -96,11 +108,3 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   });
   return app;
 }
-
-const STATUS_PAGE = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Switchyard worker</title></head>
-<body><h1>Switchyard worker</h1>
-<p>Agents connect to <code>/mcp</code> (every server) or <code>/servers/&lt;name&gt;/mcp</code> (one server) with a bearer token.</p>
-<p>Health: <a href="/healthz">/healthz</a> (send a token for details).</p>
-</body></html>
-`;

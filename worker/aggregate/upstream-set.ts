@@ -48,6 +48,11 @@ export interface UpstreamSetOptions {
   /** Least time between two lazy reconnect attempts of one server. Default 2 s. */
   retryAfterMs?: number;
   now?: () => number;
+  /**
+   * Told when a server's channel opened but its MCP initialize failed: the one upstream failure
+   * the router's observer cannot see (for the status page's recent errors).
+   */
+  onInitializeFailed?: (server: string, error: WireError) => void;
 }
 
 const RETRYABLE: ReadonlySet<FailureReason> = new Set(['host-offline', 'server-exited', 'launch-failed', 'request-timeout']);
@@ -168,7 +173,10 @@ export class UpstreamSet {
     } catch (error) {
       await client.close().catch(() => {});
       await channel.close().catch(() => {});
-      this.#fail(server, lastWire ?? connectFailure(server, error));
+      const failure = lastWire ?? connectFailure(server, error);
+      // A `lastWire` came from the channel closing with a reason, which the router's observer saw.
+      if (lastWire === undefined) this.#options.onInitializeFailed?.(server, failure);
+      this.#fail(server, failure);
       return;
     }
     if (this.#closed) return void client.close();

@@ -18,6 +18,7 @@ import type { WorkerConfig } from '../config.ts';
 import type { WorkerLogger } from '../log.ts';
 import { AggregateSession } from '../sessions/aggregate-session.ts';
 import type { SessionTable } from '../sessions/session-table.ts';
+import type { RecentErrors } from '../status/recent-errors.ts';
 import { handleSessionRequest } from './session-route.ts';
 
 export interface AggregateDeps {
@@ -31,6 +32,8 @@ export interface AggregateDeps {
   requestTimeoutMs: number;
   /** Least time between lazy reconnect attempts of an unavailable server. */
   retryAfterMs?: number;
+  /** Where upstream initialize failures are recorded for the status page. */
+  recentErrors?: RecentErrors;
 }
 
 export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables: AgentVariables }> {
@@ -49,6 +52,7 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
         requestTimeoutMs: deps.requestTimeoutMs,
         ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}),
         log: deps.log.child({ agent: agent.name }),
+        onInitializeFailed: (server, error) => deps.recentErrors?.record({ reason: error.reason, server, agent: agent.name, message: error.message }),
         onClosed: (session) => deps.sessions.remove(session.id),
       });
     });

@@ -15,7 +15,7 @@
  * @module
  */
 import type { McpConnection } from '../../shared/connection-request.ts';
-import type { WireError } from '../../shared/errors.ts';
+import type { FailureReason, WireError } from '../../shared/errors.ts';
 import type { ChannelCloseInfo, MessageChannel } from '../../shared/message-channel.ts';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelRouter } from '../channel-router.ts';
@@ -26,14 +26,9 @@ export function recordRouterFailures(router: ChannelRouter, errors: RecentErrors
   return {
     async open(descriptor, connection, trust) {
       const channel = await router.open(descriptor, connection, trust);
-      return new ObservedChannel(channel, (info) => {
-        const server = connection['server-name'];
-        errors.record({
-          reason: info.reason!,
-          server,
-          agent: connection.agent ?? null,
-          message: info.message ?? `Server "${server}" ended the channel`,
-        });
+      const server = connection['server-name'];
+      return new ObservedChannel(channel, (reason, message) => {
+        errors.record({ reason, server, agent: connection.agent ?? null, message: message ?? `Server "${server}" ended the channel: ${reason}` });
       });
     },
     onOpenFailed(connection: McpConnection, error: WireError) {
@@ -49,12 +44,12 @@ export class ObservedChannel implements MessageChannel {
   onclose?: (info: ChannelCloseInfo) => void;
   readonly #inner: MessageChannel;
 
-  constructor(inner: MessageChannel, onFailure: (info: ChannelCloseInfo) => void) {
+  constructor(inner: MessageChannel, onFailure: (reason: FailureReason, message: string | undefined) => void) {
     this.#inner = inner;
     // The inner channel queues until `start()`, so wiring it now loses nothing.
     inner.onmessage = (message) => this.onmessage?.(message);
     inner.onclose = (info) => {
-      if (info.reason !== undefined) onFailure(info);
+      if (info.reason !== undefined) onFailure(info.reason, info.message);
       this.onclose?.(info);
     };
   }

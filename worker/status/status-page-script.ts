@@ -73,7 +73,8 @@ export const STATUS_PAGE_SCRIPT = `
   function render(report) {
     var admin = report.viewer && report.viewer.role === 'admin';
     var hosts = list(report.hosts), servers = list(report.servers), errors = list(report.recentErrors);
-    $('viewer').textContent = admin ? 'Signed in as admin' : 'Signed in as agent ' + String(report.viewer && report.viewer.agent);
+    var agent = report.viewer && report.viewer.agent;
+    $('viewer').textContent = admin ? 'Signed in as admin' : typeof agent === 'string' ? 'Signed in as agent ' + agent : 'Signed in';
     $('scope').textContent = admin
       ? 'Every host, server and agent session on this worker.'
       : 'What this agent may use: its servers, the hosts they run on, and its own sessions.';
@@ -187,6 +188,7 @@ export const STATUS_PAGE_SCRIPT = `
   }
 
   async function signIn(candidate) {
+    if (candidate === '') return showSignIn('Paste the admin token or an agent token first.');
     if (!/^[\\x21-\\x7e]+$/.test(candidate)) return showSignIn('A token is one word of printable characters: paste it again.');
     $('sign-in-button').disabled = true;
     token = candidate;

@@ -35,7 +35,7 @@ h1, h2 { margin: 0; font-weight: 600; letter-spacing: -0.01em; }
 .live-dot { display: inline-block; width: 7px; height: 7px; border-radius: 50%; background: #34d399; margin-right: 6px; vertical-align: 1px; }
 .live-dot.stale { background: #f59e0b; }
 
-main { max-width: 1200px; margin: 0 auto; padding: 22px 28px 40px; }
+main { max-width: 1200px; margin: 0 auto; padding: 20px 28px 40px; }
 .btn { font: inherit; font-weight: 550; border-radius: 8px; padding: 8px 14px; cursor: pointer; border: 1px solid transparent; }
 .btn-primary { background: var(--accent); color: #fff; width: 100%; padding: 10px 14px; }
 .btn-primary:hover { background: var(--accent-dark); }
@@ -55,35 +55,37 @@ main { max-width: 1200px; margin: 0 auto; padding: 22px 28px 40px; }
 .fine { margin: 16px 0 0; font-size: 12px; color: var(--faint); }
 
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 12px; box-shadow: 0 1px 2px rgba(16, 24, 40, 0.04); }
-.page-head { display: flex; align-items: flex-end; justify-content: space-between; gap: 16px; margin-bottom: 16px; }
-.page-head h1 { font-size: 22px; }
-.page-head p { margin: 2px 0 0; }
+.page-head { display: flex; align-items: center; justify-content: space-between; gap: 16px; margin-bottom: 14px; }
+.page-head .title { display: flex; align-items: baseline; gap: 12px; }
+.page-head h1 { font-size: 20px; }
+.page-head p { margin: 0; }
 .endpoint { font-size: 13px; color: var(--muted); text-align: right; }
 .endpoint code { display: inline-block; margin-left: 6px; padding: 3px 8px; background: #fff; border: 1px solid var(--line); border-radius: 6px; color: var(--text); }
 .banner { margin-bottom: 14px; padding: 10px 14px; border-radius: 10px; background: var(--warn-bg); color: var(--warn); border: 1px solid #f5d9a8; }
 
-.summary { display: grid; grid-template-columns: repeat(4, 1fr); gap: 14px; margin-bottom: 14px; }
-.stat { padding: 14px 16px; }
+.summary { display: grid; grid-template-columns: repeat(4, 1fr); gap: 12px; margin-bottom: 12px; }
+.stat { padding: 12px 16px; }
 .stat-label { font-size: 12px; font-weight: 550; text-transform: uppercase; letter-spacing: 0.05em; color: var(--muted); }
-.stat-value { font-size: 26px; font-weight: 650; margin-top: 2px; font-variant-numeric: tabular-nums; }
+.stat-value { font-size: 24px; font-weight: 650; line-height: 1.3; font-variant-numeric: tabular-nums; }
 .stat-value small { font-size: 15px; font-weight: 500; color: var(--faint); margin-left: 3px; }
 .stat-note { font-size: 12.5px; color: var(--muted); }
 .stat.attention .stat-value { color: var(--bad); }
 
-.grid { display: grid; grid-template-columns: 5fr 7fr; gap: 14px; margin-bottom: 14px; }
-.panel { margin-bottom: 14px; overflow: hidden; }
+.grid { display: grid; grid-template-columns: 5fr 6fr; gap: 12px; align-items: start; margin-bottom: 12px; }
+.column { display: flex; flex-direction: column; gap: 12px; }
+.panel { margin-bottom: 12px; overflow: hidden; }
 .grid .panel { margin-bottom: 0; }
-.panel-head { display: flex; align-items: baseline; justify-content: space-between; padding: 13px 16px 11px; border-bottom: 1px solid var(--line); }
+.panel-head { display: flex; align-items: baseline; justify-content: space-between; padding: 11px 16px 10px; border-bottom: 1px solid var(--line); }
 .panel-head h2 { font-size: 14.5px; }
 .panel-head span { font-size: 12.5px; color: var(--faint); }
 table { width: 100%; border-collapse: collapse; }
 th { text-align: left; font-size: 11.5px; font-weight: 600; text-transform: uppercase; letter-spacing: 0.05em; color: var(--faint);
-  padding: 8px 16px; background: #fafbfc; border-bottom: 1px solid var(--line); }
-td { padding: 9px 16px; border-bottom: 1px solid #eef1f5; vertical-align: top; }
+  padding: 7px 16px; background: #fafbfc; border-bottom: 1px solid var(--line); }
+td { padding: 7px 16px; border-bottom: 1px solid #eef1f5; vertical-align: middle; }
 tr:last-child td { border-bottom: none; }
 th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.empty { color: var(--faint); text-align: center; padding: 18px 16px; }
-td.message { color: #344054; word-break: break-word; }
+td.message { color: #344054; word-break: break-word; line-height: 1.4; }
 td.when { white-space: nowrap; color: var(--muted); }
 
 .pill { display: inline-block; padding: 1px 9px; border-radius: 999px; font-size: 12px; font-weight: 550; white-space: nowrap; }

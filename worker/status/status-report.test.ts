@@ -1,0 +1,109 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { WireError } from '../../shared/errors.ts';
+import { createInMemoryChannelPair } from '../../shared/message-channel.ts';
+import { createTestMcpServer } from '../../test/helpers/test-mcp-server.ts';
+import { InProcessRouter } from '../../test/helpers/in-process-router.ts';
+import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/helpers/in-process-app.ts';
+import { sha256Hex } from '../auth/agent-auth.ts';
+import { groupSessions, type StatusDetails } from './status-report.ts';
+
+let harness: InProcessApp | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+/** An in-process router where `mute` opens a channel whose server hangs up at the first message. */
+class RouterWithMuteServer extends InProcessRouter {
+  override async open(...args: Parameters<InProcessRouter['open']>) {
+    if (args[1]['server-name'] !== 'mute') return super.open(...args);
+    const [worker, server] = createInMemoryChannelPair();
+    server.onmessage = () => void server.close();
+    server.start();
+    return worker;
+  }
+}
+
+async function setup() {
+  const router = new RouterWithMuteServer({ alpha: createTestMcpServer, beta: createTestMcpServer });
+  const config = await testConfig(
+    [{ name: 'alice', servers: ['alpha', 'gone', 'mute'] }, { name: 'bob', servers: ['beta'] }],
+    ['alpha', 'beta', 'gone', 'mute'],
+    { 'admin-token-sha256': await sha256Hex('admin-token') },
+  );
+  harness = startInProcessApp(config, router);
+  return { router, harness };
+}
+
+async function report(h: InProcessApp, token: string): Promise<StatusDetails & { sessions: number }> {
+  return (await (await h.fetch(`${BASE}/healthz`, { headers: { authorization: `Bearer ${token}` } })).json()) as StatusDetails & { sessions: number };
+}
+
+describe('/healthz status details', () => {
+  it('gives the admin every session per agent and endpoint and every recent error', async () => {
+    const { router, harness: h } = await setup();
+    await h.client('/mcp', 'alice-token');
+    await h.client('/servers/alpha/mcp', 'alice-token');
+    await h.client('/servers/beta/mcp', 'bob-token');
+    router.failures.set('beta', new WireError('trust-profile-stale', 'Trust profile "workspace" changed'));
+    await expect(h.client('/servers/beta/mcp', 'bob-token')).rejects.toThrow();
+
+    const admin = await report(h, 'admin-token');
+    expect(admin.viewer).toEqual({ role: 'admin' });
+    expect(admin.sessionGroups).toEqual([
+      { agent: 'alice', endpoint: '/mcp', sessions: 1, channels: 1 },
+      { agent: 'alice', endpoint: '/servers/alpha/mcp', sessions: 1, channels: 1 },
+      { agent: 'bob', endpoint: '/servers/beta/mcp', sessions: 1, channels: 1 },
+    ]);
+    const [newest, ...older] = admin.recentErrors.map((e) => [e.reason, e.server, e.agent].join(' '));
+    expect(newest).toBe('trust-profile-stale beta bob');
+    // alice's two failures happened in parallel, while her /mcp session connected its upstreams.
+    expect(older.sort()).toEqual(['host-offline gone alice', 'launch-failed mute alice']);
+  });
+
+  it('records an upstream of /mcp whose channel opened but whose initialize failed', async () => {
+    const { harness: h } = await setup();
+    await h.client('/mcp', 'alice-token');
+    const mute = (await report(h, 'admin-token')).recentErrors.find((e) => e.server === 'mute');
+    expect(mute).toMatchObject({ reason: 'launch-failed', agent: 'alice', count: 1 });
+    expect(mute!.message).toMatch(/^Server "mute" did not initialize/);
+  });
+
+  it('gives an agent only its own errors, its identity and no other agent\'s sessions', async () => {
+    const { router, harness: h } = await setup();
+    await h.client('/mcp', 'alice-token');
+    router.failures.set('beta', new WireError('host-offline', 'Host "laptop" is offline'));
+    await expect(h.client('/servers/beta/mcp', 'bob-token')).rejects.toThrow();
+
+    const bob = await report(h, 'bob-token');
+    expect(bob.viewer).toEqual({ role: 'agent', agent: 'bob' });
+    expect(bob.sessionGroups).toBeUndefined();
+    expect(bob.sessions).toBe(0);
+    expect(bob.recentErrors.map((e) => [e.reason, e.server, e.agent])).toEqual([['host-offline', 'beta', 'bob']]);
+    const alice = await report(h, 'alice-token');
+    expect(alice.recentErrors.every((e) => e.agent === 'alice')).toBe(true);
+    expect(alice.recentErrors.map((e) => e.server).sort()).toEqual(['gone', 'mute']);
+  });
+
+  it('says nothing of errors or sessions without a token', async () => {
+    const { harness: h } = await setup();
+    await h.client('/mcp', 'alice-token');
+    expect(await (await h.fetch(`${BASE}/healthz`)).json()).toEqual({ ok: true });
+  });
+});
+
+describe('groupSessions', () => {
+  it('counts sessions and channels per agent and endpoint, in name order', () => {
+    const base = { servers: [], lastSeen: 0 };
+    expect(groupSessions([
+      { ...base, id: '1', agent: 'bob', route: 'server:notes', channels: 1 },
+      { ...base, id: '2', agent: 'alice', route: 'aggregate', channels: 3 },
+      { ...base, id: '3', agent: 'alice', route: 'aggregate', channels: 2 },
+      { ...base, id: '4', agent: 'alice', route: 'server:echo', channels: 0 },
+    ])).toEqual([
+      { agent: 'alice', endpoint: '/mcp', sessions: 2, channels: 5 },
+      { agent: 'alice', endpoint: '/servers/echo/mcp', sessions: 1, channels: 0 },
+      { agent: 'bob', endpoint: '/servers/notes/mcp', sessions: 1, channels: 1 },
+    ]);
+  });
+});
