@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+/**
+ * The project's own rules, checked by `npm run lint` (after the web-only type-check):
+ * - worker/ and shared/ import no node: module (worker/adapters/node.ts excepted);
+ * - shared/ imports neither worker/ nor sidecar/; worker/ never imports sidecar/;
+ * - no console.log in sidecar/ or worker/ outside the CLI and entry adapters: stdout may belong to a protocol;
+ * - no .only in tests, no skipped test without a written reason;
+ * - files over 450 lines are listed as a warning (aim for 70-300).
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = join(import.meta.dirname, '..');
+const problems = [];
+const warnings = [];
+
+function walk(dir) {
+  return readdirSync(join(root, dir)).flatMap((name) => {
+    const path = join(dir, name);
+    if (name === 'node_modules') return [];
+    return statSync(join(root, path)).isDirectory() ? walk(path) : /\.(ts|mjs)$/.test(name) ? [path] : [];
+  });
+}
+
+for (const file of ['shared', 'worker', 'sidecar', 'test', 'scripts'].flatMap(walk)) {
+  const text = readFileSync(join(root, file), 'utf8');
+  const lines = text.split('\n');
+  const isTest = file.endsWith('.test.ts');
+  const web = (file.startsWith('worker/') || file.startsWith('shared/')) && !isTest && file !== 'worker/adapters/node.ts';
+  lines.forEach((line, i) => {
+    const at = `${file}:${i + 1}`;
+    if (web && /from\s+['"]node:|import\(\s*['"]node:/.test(line)) problems.push(`${at}: web-standard code imports a node: module`);
+    if (file.startsWith('shared/') && /from\s+['"](\.\.\/)+(worker|sidecar)\//.test(line)) problems.push(`${at}: shared/ imports worker/ or sidecar/`);
+    if (file.startsWith('worker/') && /from\s+['"](\.\.\/)+sidecar\//.test(line)) problems.push(`${at}: worker/ imports sidecar/`);
+    if ((file.startsWith('sidecar/') || file.startsWith('worker/')) && !isTest && !file.startsWith('sidecar/cli/') && !file.startsWith('worker/adapters/') && /\bconsole\.log\(/.test(line)) {
+      problems.push(`${at}: console.log writes to stdout, which may belong to a protocol; use the logger`);
+    }
+    if (isTest && /\b(it|test|describe)\.only\(/.test(line)) problems.push(`${at}: .only would skip the rest of the suite`);
+    if (isTest && /\b(it|test|describe)\.(skip|todo)\(/.test(line) && !/because|reason/i.test(lines[i - 1] ?? '' + line)) problems.push(`${at}: skipped test without a written reason`);
+  });
+  if (lines.length > 450 && !isTest) warnings.push(`${file}: ${lines.length} lines`);
+}
+
+for (const w of warnings) process.stderr.write(`warning: long file ${w}\n`);
+for (const p of problems) process.stderr.write(`${relative('.', p)}\n`);
+if (problems.length > 0) {
+  process.stderr.write(`lint: ${problems.length} problem${problems.length === 1 ? '' : 's'}\n`);
+  process.exit(1);
+}
+process.stdout.write('lint: ok\n');
