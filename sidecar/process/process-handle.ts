@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { Logger } from '../log.ts';
@@ -133,8 +133,11 @@ export class ChildProcessHandle implements ProcessHandle {
   signalGroup(signal: NodeJS.Signals): void {
     if (this.pid <= 0) return; // never -0: that would be our own group
     try {
-      if (process.platform === 'win32') this.#child.kill(signal);
-      else process.kill(-this.pid, signal);
+      if (process.platform === 'win32') {
+        // Windows has no process groups or graceful signals: taskkill /T ends the whole tree.
+        const { file, args } = windowsTreeKillCommand(this.pid, process.env);
+        execFile(file, args, { windowsHide: true }, () => {});
+      } else process.kill(-this.pid, signal);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ESRCH') this.#logger.warn('Cannot signal process group', { pid: this.pid, signal, error });
     }
@@ -191,4 +194,14 @@ export async function groupAlive(pgid: number): Promise<boolean> {
     if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
   }
   return false;
+}
+
+/**
+ * The command that ends a process and all its descendants on Windows. A pure function so the
+ * Linux test suite can check it; `SystemRoot` is read case-insensitively, as Windows does.
+ */
+export function windowsTreeKillCommand(pid: number, env: Readonly<Record<string, string | undefined>>): { file: string; args: string[] } {
+  const rootKey = Object.keys(env).find((k) => k.toLowerCase() === 'systemroot');
+  const root = (rootKey !== undefined ? env[rootKey] : undefined) ?? 'C:\\Windows';
+  return { file: `${root.replace(/\\+$/, '')}\\System32\\taskkill.exe`, args: ['/PID', String(pid), '/T', '/F'] };
 }
