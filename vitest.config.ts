@@ -6,7 +6,7 @@ export default defineConfig({
     exclude: ['**/node_modules/**', 'test/bench/**'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    globalSetup: ['test/global-setup.ts'],
+    globalSetup: ['test/global-setup.ts', 'test/resilience/summary.global.ts'],
     pool: 'forks',
   },
 });

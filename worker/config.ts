@@ -78,7 +78,7 @@ export const WorkerConfigSchema = z.strictObject({
     .number()
     .positive()
     .optional()
-    .describe('Longest wait for opening a server and for one aggregated request'),
+    .describe('Longest wait for opening a server and for one request (on /servers/<name>/mcp only when set)'),
   'admin-token-sha256': Sha256HexSchema.optional().describe('sha-256 hex of a token that sees the full /healthz'),
 });
 

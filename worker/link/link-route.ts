@@ -50,14 +50,18 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
     }
     const entityId = auth.entityId;
     let socket: CallbackFrameSocket | undefined;
+    let endpoint: LinkEndpoint | undefined;
     return options.upgradeWebSocket(c, {
       onOpen(_event, ws) {
         socket = wsFrameSocket(ws);
-        const endpoint = new LinkEndpoint(socket, { ...options.endpoint, role: 'worker', peer: entityId, ...(log ? { log } : {}) });
+        endpoint = new LinkEndpoint(socket, { ...options.endpoint, role: 'worker', peer: entityId, ...(log ? { log } : {}) });
         options.registry.attach(entityId, endpoint);
       },
       onMessage(event, ws) {
         if (typeof event.data === 'string') socket?.receive(event.data);
+        // A binary frame ends the link like any other protocol violation: with a link-close frame
+        // saying why, so the peer learns the reason even if the WebSocket close frame is lost.
+        else if (endpoint !== undefined) endpoint.close({ reason: 'invalid-request', message: 'Link frames are text: a binary frame was refused' });
         else ws.close(1003, 'Link frames are text');
       },
       onClose(event) {

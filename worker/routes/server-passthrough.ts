@@ -27,6 +27,8 @@ export interface ServerPassthroughDeps {
   log: WorkerLogger;
   /** Longest wait for the router to open the server. */
   openTimeoutMs: number;
+  /** Longest wait for the server's answer to one request (`request-timeout-seconds`); none when absent. */
+  requestTimeoutMs?: number;
 }
 
 /** Answer for a server that is unknown or not allowed for this agent; the two are indistinguishable. */
@@ -52,6 +54,7 @@ export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Han
         channel,
         log: deps.log.child({ agent: agent.name }),
         onClosed: (session) => deps.sessions.remove(session.id),
+        ...(deps.requestTimeoutMs !== undefined ? { requestTimeoutMs: deps.requestTimeoutMs } : {}),
       });
     });
   };

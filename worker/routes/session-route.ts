@@ -7,12 +7,13 @@
  * the header must be an `initialize` POST; the endpoint's `create` opens the upstream side, and
  * only then is the new session registered and handed the request. Cheap checks (Accept, media
  * type, JSON) run before `create`, so a malformed request never starts a server process.
+ * Errors the SDK transport answers itself get a `data.reason` too (`withReason`).
  *
  * @module
  */
 import type { Context } from 'hono';
 import type { InitializeRequest, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import type { AgentEntry } from '../config.ts';
 import type { WorkerLogger } from '../log.ts';
@@ -56,7 +57,7 @@ export async function handleSessionRequest(
       return jsonRpcErrorResponse(c, null, new WireError('invalid-request', 'Session not found: it expired or was closed; initialize a new session'), 404);
     }
     options.sessions.touch(sessionId);
-    return session.handle(c.req.raw);
+    return withReason(await session.handle(c.req.raw));
   }
 
   if (c.req.method !== 'POST') {
@@ -78,6 +79,10 @@ export async function handleSessionRequest(
       ? 'Bad Request: Mcp-Session-Id header is required'
       : 'Invalid Request: Only one initialization request is allowed';
     return jsonRpcErrorResponse(c, null, new WireError('invalid-request', message));
+  }
+  // `isInitializeRequest` checks method and params only: a bad envelope must not start a server.
+  if (!isJSONRPCRequest(initialize)) {
+    return jsonRpcErrorResponse(c, null, new WireError('invalid-request', 'Invalid Request: initialize must be a JSON-RPC 2.0 request ("jsonrpc": "2.0", a string or number id)'));
   }
 
   let session: AgentSession;
@@ -103,7 +108,34 @@ export async function handleSessionRequest(
   } else {
     options.log.info('Agent session opened', { agent: agent.name, route, session: session.id });
   }
-  return response;
+  return withReason(response);
+}
+
+/**
+ * The SDK transport answers malformed requests itself (400, 404, 405, 406, 413, 415) with
+ * JSON-RPC errors that carry no `data.reason`, while DESIGN §4 promises a reason in every error
+ * body; such a 4xx answer gets `invalid-request`. Only 4xx JSON answers are read and rebuilt, so
+ * the hot path (200 with an SSE stream, 202) passes through untouched.
+ */
+export async function withReason(response: Response): Promise<Response> {
+  if (response.status < 400 || response.status >= 500 || !(response.headers.get('content-type') ?? '').includes('application/json')) return response;
+  const text = await response.text();
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  const init = { status: response.status, statusText: response.statusText, headers };
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return new Response(text, init);
+  }
+  const error = (body as { error?: unknown } | null)?.error;
+  if (typeof error !== 'object' || error === null) return new Response(text, init);
+  const data = (error as { data?: unknown }).data;
+  const fields = typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : {};
+  if (typeof fields.reason === 'string') return new Response(text, init);
+  (error as { data?: unknown }).data = { ...fields, reason: 'invalid-request' };
+  return new Response(JSON.stringify(body), init);
 }
 
 async function readJson(request: Request): Promise<unknown> {

@@ -1,0 +1,95 @@
+/**
+ * A rogue sidecar: a raw `ws` client that authenticates to the worker's `/link` as a configured
+ * host and then sends whatever a test wants, frame by frame, instead of speaking the protocol.
+ *
+ * `probe()` tells what became of the link after an input: a keepalive is sent and the answer
+ * awaited. Either the link is still up (`keepalive-reply` with the same id), or it was closed, in
+ * which case the worker's `link-close` frame (its reason and message) and the WebSocket close
+ * code and reason are reported. That is how a test checks "a clear error with a reason, and no
+ * crash" for each bad frame.
+ *
+ * @module
+ */
+import WebSocket from 'ws';
+
+export type LinkOutcome =
+  | { kind: 'alive' }
+  | { kind: 'closed'; code: number; reason: string; linkClose: Record<string, unknown> | undefined };
+
+export class RogueLink {
+  /** Every frame the worker sent, parsed (text that is not JSON is kept as `{ text }`). */
+  readonly received: Array<Record<string, unknown>> = [];
+  readonly #ws: WebSocket;
+  readonly #closed: Promise<{ code: number; reason: string }>;
+  #probeId = 1_000_000;
+
+  private constructor(ws: WebSocket) {
+    this.#ws = ws;
+    this.#closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+    ws.on('message', (data) => {
+      const text = data.toString();
+      try {
+        this.received.push(JSON.parse(text) as Record<string, unknown>);
+      } catch {
+        this.received.push({ text });
+      }
+    });
+  }
+
+  /** Dials `/link` with a host credential; rejects with the HTTP status when the worker refuses. */
+  static connect(workerUrl: string, entityId: string, secret: string): Promise<RogueLink> {
+    const url = `${workerUrl.replace(/^http/, 'ws')}/link`;
+    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${secret}`, 'x-switchyard-entity-id': entityId }, perMessageDeflate: false });
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(new RogueLink(ws)));
+      ws.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => reject(Object.assign(new Error(`refused with HTTP ${res.statusCode}: ${body}`), { status: res.statusCode, body })));
+      });
+      ws.once('error', reject);
+    });
+  }
+
+  get open(): boolean {
+    return this.#ws.readyState === WebSocket.OPEN;
+  }
+
+  send(data: string | Buffer): void {
+    this.#ws.send(data, { binary: typeof data !== 'string' });
+  }
+
+  /** Sends a keepalive and reports whether the link survived what was sent before it. */
+  async probe(timeoutMs = 5_000): Promise<LinkOutcome> {
+    const id = this.#probeId++;
+    if (this.open) this.#ws.send(JSON.stringify({ v: 1, type: 'keepalive', id }));
+    const reply = new Promise<LinkOutcome>((resolve) => {
+      const check = () => {
+        if (this.received.some((f) => f.type === 'keepalive-reply' && f.id === id)) {
+          this.#ws.off('message', check);
+          resolve({ kind: 'alive' });
+        }
+      };
+      this.#ws.on('message', check);
+      check();
+    });
+    const closed = this.#closed.then(({ code, reason }): LinkOutcome => ({ kind: 'closed', code, reason, linkClose: this.received.find((f) => f.type === 'link-close') }));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the worker neither answered keepalive ${id} nor closed the link`)), timeoutMs)));
+    try {
+      return await Promise.race([reply, closed, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Frames received that are not keepalive traffic. */
+  traffic(): Array<Record<string, unknown>> {
+    return this.received.filter((f) => f.type !== 'keepalive' && f.type !== 'keepalive-reply');
+  }
+
+  async close(): Promise<void> {
+    if (this.#ws.readyState === WebSocket.CLOSED) return;
+    this.#ws.terminate();
+    await this.#closed;
+  }
+}

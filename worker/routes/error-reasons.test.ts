@@ -1,0 +1,66 @@
+/**
+ * Every error body of an agent endpoint carries `data.reason` (DESIGN §4), including the errors
+ * the SDK transport answers by itself inside a session (bad JSON, a message that is not JSON-RPC,
+ * an oversized batch or body, a second initialize, an unsupported protocol version, PUT); and an
+ * initialize with a bad JSON-RPC envelope is refused before any server is opened.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestMcpServer } from '../../test/helpers/test-mcp-server.ts';
+import { InProcessRouter } from '../../test/helpers/in-process-router.ts';
+import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/helpers/in-process-app.ts';
+import { withReason } from './session-route.ts';
+
+let harness: InProcessApp | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const HEADERS = { authorization: 'Bearer alice-token', accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+
+describe('error reasons inside a session', () => {
+  it.each(['/servers/alpha/mcp', '/mcp'])('adds invalid-request to the SDK transport\'s own errors on %s', async (path) => {
+    harness = startInProcessApp(await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha']), new InProcessRouter({ alpha: createTestMcpServer }));
+    const init = await harness.fetch(`${BASE}${path}`, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) });
+    await init.text();
+    const session = { ...HEADERS, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    const cases: Array<[RequestInit, number]> = [
+      [{ method: 'POST', headers: session, body: '{{{' }, 400],
+      [{ method: 'POST', headers: session, body: '{"jsonrpc":"2.0","id":{},"method":5}' }, 400],
+      [{ method: 'POST', headers: session, body: JSON.stringify(Array.from({ length: 101 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'ping' }))) }, 400],
+      [{ method: 'POST', headers: session, body: JSON.stringify(INIT) }, 400],
+      [{ method: 'POST', headers: { ...session, 'mcp-protocol-version': '1999-01-01' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' }, 400],
+      [{ method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(5_000_000) } }) }, 413],
+      [{ method: 'PUT', headers: session }, 405],
+    ];
+    for (const [init, status] of cases) {
+      const response = await harness.fetch(`${BASE}${path}`, init);
+      expect(response.status).toBe(status);
+      const body = (await response.json()) as { error: { code: number; message: string; data: { reason: string } } };
+      expect(body.error.data.reason).toBe('invalid-request');
+      expect(body.error.message.length).toBeGreaterThan(0);
+    }
+  });
+
+  it.each(['/servers/alpha/mcp', '/mcp'])('refuses an initialize with a bad JSON-RPC envelope on %s before opening any server', async (path) => {
+    const router = new InProcessRouter({ alpha: createTestMcpServer });
+    harness = startInProcessApp(await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha']), router);
+    for (const envelope of [{ jsonrpc: '1.0' }, { id: {} }, { id: null }]) {
+      const response = await harness.fetch(`${BASE}${path}`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ ...INIT, ...envelope }) });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error: { code: -32600, data: { reason: 'invalid-request' } } });
+    }
+    expect(router.opened).toEqual([]);
+  });
+
+  it('leaves successful answers, 5xx answers and answers that already have a reason as they are', async () => {
+    const ok = new Response('{"jsonrpc":"2.0","id":1,"result":{}}', { status: 200, headers: { 'content-type': 'application/json' } });
+    expect(await withReason(ok)).toBe(ok);
+    const failed = new Response('{"error":{"message":"x"}}', { status: 500, headers: { 'content-type': 'application/json' } });
+    expect(await withReason(failed)).toBe(failed);
+    const reasoned = await withReason(new Response('{"error":{"code":1,"message":"m","data":{"reason":"host-offline","x":1}}}', { status: 404, headers: { 'content-type': 'application/json', allow: 'GET' } }));
+    expect(await reasoned.json()).toEqual({ error: { code: 1, message: 'm', data: { reason: 'host-offline', x: 1 } } });
+    expect(reasoned.headers.get('allow')).toBe('GET');
+  });
+});
