@@ -1,0 +1,100 @@
+/**
+ * The measurements that need the running stack (worker under Deno + CLI sidecar): echo latency
+ * per variant, link cost, cold start, and concurrency with memory sampled at its peak. They run in
+ * this order on one stack, so that the heaviest (64 sessions) comes last and cannot leave slow
+ * teardowns behind for the others.
+ *
+ * @module
+ */
+import { connectHttp, connectStdio, echoLoop } from './client.ts';
+import { measureColdStart, type ColdStartResult } from './cold-start.ts';
+import { measureConcurrency, type ConcurrencyResult } from './concurrency.ts';
+import { measureLatency, type VariantId, type VariantResult } from './latency.ts';
+import { measureLinkCost, type LinkCostResult } from './link-cost.ts';
+import { medianServerKb, perSession, snapshot, treeRssKb, type MemoryResult } from './memory.ts';
+import { isAlive, rssKb, sleep, type ProcessRegistry } from './processes.ts';
+import { startStack, TOKENS, type Stack } from './stack.ts';
+
+export const LIVE_SECTIONS = ['latency', 'link', 'cold', 'concurrency'] as const;
+
+export interface LiveResults {
+  latency: VariantResult[];
+  linkCost: LinkCostResult | null;
+  coldStart: ColdStartResult[];
+  concurrency: ConcurrencyResult[];
+  memory: MemoryResult | null;
+}
+
+export interface LiveSettings {
+  calls: number;
+  warmup: number;
+  /** Round-robin repetitions of the latency variants. */
+  rounds: number;
+  levels: number[];
+  concurrencyCalls: number;
+  coldSamples: number;
+  variants?: VariantId[];
+}
+
+/** Runs one named section; null when it is not selected or failed (the runner records why). */
+export type Section = <T>(name: string, run: () => Promise<T>) => Promise<T | null>;
+
+export async function measureLive(registry: ProcessRegistry, settings: LiveSettings, section: Section, log: (line: string) => void): Promise<LiveResults> {
+  log('\nstarting the worker (deno) and the sidecar (CLI)…');
+  const stack = await startStack(registry);
+  try {
+    const fresh = snapshot(stack);
+    await warmUp(stack, settings.warmup * 4);
+    const peakSessions = Math.max(...settings.levels);
+    const memory: MemoryResult = { fresh, idle: snapshot(stack), beforePeak: null, atPeak: null, peakSessions, perSessionKb: { worker: null, sidecar: null }, serverKb: null, directServerKb: null };
+    const only = settings.variants;
+    const latency = (await section('latency', () => measureLatency(registry, stack, { calls: settings.calls, warmup: settings.warmup, rounds: settings.rounds, ...(only ? { only } : {}), log }))) ?? [];
+    const linkCost = await section('link', () => measureLinkCost(registry, stack, { calls: 200, log }));
+    const coldStart = (await section('cold', () => measureColdStart(stack, { samples: settings.coldSamples, log }))) ?? [];
+    const concurrency = await section('concurrency', async () => {
+      const spawnedBefore = stack.serverPids().length;
+      const results = await measureConcurrency(stack, {
+        levels: settings.levels,
+        totalCalls: settings.concurrencyCalls,
+        log,
+        beforePeak: () => (memory.beforePeak = snapshot(stack)),
+        atPeak: async () => {
+          memory.atPeak = snapshot(stack);
+          memory.serverKb = medianServerKb(stack.serverPids().slice(spawnedBefore));
+        },
+      });
+      memory.perSessionKb = perSession(memory.beforePeak, memory.atPeak, peakSessions);
+      const direct = await connectStdio();
+      await echoLoop(direct.client, 'echo', 0, 20, 'direct rss');
+      memory.directServerKb = direct.serverPid === undefined ? null : treeRssKb(direct.serverPid);
+      await direct.close();
+      log(`  memory now: worker ${rssKb(stack.worker.pid)} KiB, sidecar ${rssKb(stack.sidecar.pid)} KiB; per session ${JSON.stringify(memory.perSessionKb)} KiB; server ${memory.serverKb} KiB`);
+      return results;
+    });
+    return { latency, linkCost, coldStart, concurrency: concurrency ?? [], memory: concurrency === null ? null : memory };
+  } finally {
+    await registry.stopAll();
+    stack.dispose();
+  }
+}
+
+/**
+ * Brings the worker's and the sidecar's code paths to their optimized tiers before anything is
+ * measured: V8 compiles on background threads, and that CPU would otherwise be charged to
+ * whichever variant happens to run first. Then waits until those sessions' servers have exited.
+ */
+async function warmUp(stack: Stack, calls: number): Promise<void> {
+  const paths: Array<[string, string, string]> = [
+    ['/servers/everything/mcp', TOKENS.plain, 'echo'],
+    ['/mcp', TOKENS.plain, 'everything__echo'],
+    ['/servers/everything/mcp', TOKENS.boxed, 'echo'],
+  ];
+  for (const [path, token, tool] of paths) {
+    const agent = await connectHttp(`${stack.url}${path}`, token);
+    await echoLoop(agent.client, tool, 0, calls, 'stack warmup');
+    await agent.close();
+  }
+  const deadline = Date.now() + 5_000;
+  while (stack.serverPids().some(isAlive) && Date.now() < deadline) await sleep(20);
+  await sleep(500);
+}
