@@ -54,6 +54,26 @@ describe('error reasons inside a session', () => {
     expect(router.opened).toEqual([]);
   });
 
+  it.each(['/servers/alpha/mcp', '/mcp'])('refuses a huge body before a session on %s without reading all of it', async (path) => {
+    const router = new InProcessRouter({ alpha: createTestMcpServer });
+    harness = startInProcessApp(await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha']), router);
+    let pulled = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += 1;
+        controller.enqueue(new Uint8Array(64 * 1024).fill(0x20));
+        if (pulled >= 1024) controller.close(); // 64 MiB at most, should it read on
+      },
+    });
+    const streamed = await harness.fetch(`${BASE}${path}`, { method: 'POST', headers: HEADERS, body: endless, duplex: 'half' } as RequestInit);
+    expect(streamed.status).toBe(400);
+    expect(await streamed.json()).toMatchObject({ error: { data: { reason: 'invalid-request' } } });
+    expect(pulled).toBeLessThan(64);
+    const declared = await harness.fetch(`${BASE}${path}`, { method: 'POST', headers: { ...HEADERS, 'content-length': String(50 * 1024 * 1024) }, body: 'x' });
+    expect(declared.status).toBe(400);
+    expect(router.opened).toEqual([]);
+  });
+
   it('leaves successful answers, 5xx answers and answers that already have a reason as they are', async () => {
     const ok = new Response('{"jsonrpc":"2.0","id":1,"result":{}}', { status: 200, headers: { 'content-type': 'application/json' } });
     expect(await withReason(ok)).toBe(ok);

@@ -138,9 +138,36 @@ export async function withReason(response: Response): Promise<Response> {
   return new Response(JSON.stringify(body), init);
 }
 
+/** Reads at most the cap: a huge body is refused without buffering it (declared length or not). */
 async function readJson(request: Request): Promise<unknown> {
-  const text = await request.text();
-  if (text.length > MAX_INITIALIZE_BYTES) return new WireError('invalid-request', `Request body too large: more than ${MAX_INITIALIZE_BYTES} bytes`);
+  const tooLarge = () => new WireError('invalid-request', `Request body too large: more than ${MAX_INITIALIZE_BYTES} bytes`);
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (declared > MAX_INITIALIZE_BYTES) {
+    await request.body?.cancel();
+    return tooLarge();
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (request.body !== null) {
+    const reader = request.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_INITIALIZE_BYTES) {
+        await reader.cancel();
+        return tooLarge();
+      }
+      chunks.push(value);
+    }
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  const text = new TextDecoder().decode(bytes);
   try {
     return JSON.parse(text);
   } catch {
