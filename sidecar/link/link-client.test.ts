@@ -97,6 +97,8 @@ describe('LinkClient', () => {
     await until(() => linkClient.endpoint === null);
     await w.restart();
     await until(() => w.registry.status()[0]!.linked);
+    // The worker may see the link a moment before the client's open event logs it.
+    await until(() => lines.filter((l) => l.includes('"Linked to the worker"')).length >= 2);
     expect(lines.filter((l) => l.includes('"Linked to the worker"')).length).toBe(2);
     expect(lines.some((l) => l.includes('Link to worker dropped'))).toBe(true);
   });
