@@ -29,6 +29,7 @@
  *
  * @module
  */
+import { SessionEventStore } from './session-event-store.ts';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { JSONRPCErrorResponse, JSONRPCMessage, JSONRPCRequest, JSONRPCResultResponse, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
@@ -105,6 +106,8 @@ export class PassthroughSession implements AgentSession {
     this.#requestTimeoutMs = options.requestTimeoutMs;
     this.#transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => options.id,
+      // Resumable streams, as the server itself offers them: a dropped SSE stream loses nothing.
+      eventStore: new SessionEventStore(),
       onsessionclosed: () => this.close('closed by the agent'),
     });
     this.#transport.onmessage = (message) => this.#fromAgent(message);
