@@ -7,18 +7,21 @@
  * `noServer: true`; it then routes `upgrade` events through the app, so `/link` is the same
  * route as under Deno.
  *
- * The only file of `worker/` allowed to import Node modules and Node-only packages.
+ * The only file of `worker/` allowed to use Node-only packages (`@hono/node-server`, `ws`), as the
+ * runtime split puts each runtime's entry under `adapters/`; it imports no `node:` module itself
+ * and is never part of the neutral worker bundle.
  *
  * @module
  */
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { serve, upgradeWebSocket } from '@hono/node-server';
+import { serve, upgradeWebSocket, type ServerType } from '@hono/node-server';
 import type { UpgradeWebSocket } from 'hono/ws';
 import { WebSocketServer } from 'ws';
 import { composeWorker, type ComposedWorker, type ComposeWorkerOptions } from '../compose.ts';
 import { parseWorkerConfig } from '../config.ts';
 import type { WorkerLogger } from '../log.ts';
+
+type ListeningAddress = Parameters<NonNullable<Parameters<typeof serve>[1]>>[0];
+type HttpServer = Extract<ServerType, { closeAllConnections(): void }>;
 
 export interface StartNodeWorkerOptions {
   /** The worker config, raw JSON value or already parsed; validated here either way. */
@@ -52,9 +55,10 @@ export async function startNodeWorker(options: StartNodeWorkerOptions): Promise<
   });
   const wss = new WebSocketServer({ noServer: true });
   const hostname = options.host ?? '127.0.0.1';
-  let server!: Server;
-  const address = await new Promise<AddressInfo>((resolve, reject) => {
-    server = serve({ fetch: worker.app.fetch, hostname, port: options.port ?? 0, websocket: { server: wss } }, resolve) as Server;
+  // Plain HTTP/1.1 server: `serve` without `createServer` options returns a node:http Server.
+  let server!: HttpServer;
+  const address = await new Promise<ListeningAddress>((resolve, reject) => {
+    server = serve({ fetch: worker.app.fetch, hostname, port: options.port ?? 0, websocket: { server: wss } }, resolve) as HttpServer;
     server.once('error', reject);
   });
   const host = address.address.includes(':') ? `[${address.address}]` : address.address;
