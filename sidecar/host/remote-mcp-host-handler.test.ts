@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort, isAlive } from '../../test/helpers/process-probes.ts';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -55,23 +55,6 @@ async function host(sidecar: SidecarComposition, connection: Record<string, unkn
 
 async function waitFor(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((r) => setTimeout(r, 10));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** server-everything in its Streamable HTTP mode, on a free port of 127.0.0.1. */
@@ -162,10 +145,10 @@ describe('RemoteMcpHostHandler', () => {
     const { client, hosted } = await host(sidecar, { 'server-name': 'everything' });
     await client.listTools();
     const pid = spawns[0]!.pid!;
-    expect(alive(pid)).toBe(true);
+    expect(isAlive(pid)).toBe(true);
     await client.close();
     await hosted.closed;
-    await waitFor(() => !alive(pid));
+    await waitFor(() => !isAlive(pid));
     expect(sidecar.listeners.mcp.hostedCount).toBe(0);
   });
 

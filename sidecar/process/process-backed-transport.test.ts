@@ -8,50 +8,15 @@ import { silentLogger } from '../log.ts';
 import type { BubblewrapPolicy } from '../sandbox/containment-policy.ts';
 import { ProcessExecutorBackedClientTransport, type ProcessTransportOptions } from './process-backed-transport.ts';
 import { ProcessExecutor, type ProcessLaunchRequest, type SpawnAttempt } from './process-executor.ts';
+import { isAlive, testBubblewrapPolicy, waitFor } from '../../test/helpers/process-probes.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const FIXTURES = join(REPO, 'test/fixtures');
 const EVERYTHING = join(REPO, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const NODE = process.execPath;
 
-/** A process is gone when kill(pid, 0) says ESRCH, or it is a zombie waiting to be reaped. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor<T>(probe: () => T | undefined, what: string, tries = 400): Promise<T> {
-  for (let i = 0; i < tries; i++) {
-    const value = probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`Timed out waiting for ${what}`);
-}
-
 function bwrapPolicy(extra: readonly string[] = [], executable = '/usr/bin/bwrap'): BubblewrapPolicy {
-  return {
-    backend: 'bubblewrap',
-    executable,
-    args: [
-      '--unshare-all', '--die-with-parent', '--new-session',
-      '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64',
-      '--symlink', 'usr/bin', '/bin', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp',
-      '--ro-bind', REPO, REPO, ...extra,
-    ],
-    env: { PATH: '/usr/bin:/bin', HOME: '/tmp' },
-    cwd: REPO,
-    revision: 'sha256:test',
-  };
+  return testBubblewrapPolicy(REPO, { extra, executable, env: { HOME: '/tmp' } });
 }
 
 const fixture = (name: string, ...args: string[]): ProcessLaunchRequest => ({

@@ -6,50 +6,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import type { BubblewrapPolicy, SeatbeltPolicy } from '../sandbox/containment-policy.ts';
 import { ProcessExecutor, type ProcessHandle, type SpawnAttempt } from './process-executor.ts';
+import { isAlive, testBubblewrapPolicy, waitFor } from '../../test/helpers/process-probes.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const FIXTURES = join(REPO, 'test/fixtures');
 const NODE = process.execPath;
 
-/** A process is gone when kill(pid, 0) says ESRCH, or it is a zombie waiting to be reaped. */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
-  } catch {
-    return false;
-  }
-}
-
-async function waitFor<T>(probe: () => T | undefined, what: string): Promise<T> {
-  for (let i = 0; i < 400; i++) {
-    const value = probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`Timed out waiting for ${what}`);
-}
-
-/** A minimal working sandbox for this Debian host: read-only /usr and repo, no network. */
 function bwrapPolicy(extra: readonly string[] = [], executable = '/usr/bin/bwrap'): BubblewrapPolicy {
-  return {
-    backend: 'bubblewrap',
-    executable,
-    args: [
-      '--unshare-all', '--die-with-parent', '--new-session',
-      '--ro-bind', '/usr', '/usr', '--symlink', 'usr/lib', '/lib', '--symlink', 'usr/lib64', '/lib64',
-      '--symlink', 'usr/bin', '/bin', '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp',
-      '--ro-bind', REPO, REPO, ...extra,
-    ],
-    env: { PATH: '/usr/bin:/bin', SANDBOXED: 'yes' },
-    cwd: REPO,
-    revision: 'sha256:test',
-  };
+  return testBubblewrapPolicy(REPO, { extra, executable, env: { SANDBOXED: 'yes' } });
 }
 
 describe('ProcessExecutor', () => {

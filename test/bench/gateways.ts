@@ -13,8 +13,9 @@
  *
  * @module
  */
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { EVERYTHING, REPO, sleep, type BenchProcess, type ProcessRegistry } from './processes.ts';
+import { freePort } from '../helpers/process-probes.ts';
 
 export interface Gateway {
   url: string;
@@ -58,16 +59,7 @@ export async function startMcpProxy(registry: ProcessRegistry): Promise<Gateway>
   return { url: `http://127.0.0.1:${port}/mcp`, process: proc };
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
+export { freePort };
 
 /** Resolves once something accepts TCP connections on 127.0.0.1:`port`. */
 async function waitForPort(port: number, proc: BenchProcess, timeoutMs = 30_000): Promise<void> {

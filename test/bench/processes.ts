@@ -14,6 +14,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { isAlive } from '../helpers/process-probes.ts';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 export const DENO = `${REPO}node_modules/deno/deno`;
@@ -130,15 +131,7 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  // A zombie still answers signal 0; it is gone for our purposes.
-  return procStatus(pid)?.match(/^State:\s+Z/m) === null;
-}
+export { isAlive };
 
 function procStatus(pid: number): string | undefined {
   try {

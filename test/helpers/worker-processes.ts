@@ -7,11 +7,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort, isAlive } from './process-probes.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+
+export { freePort, isAlive };
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 export const DENO = `${REPO}node_modules/deno/deno`;
@@ -80,16 +82,6 @@ export async function waitForOutput(proc: RunningProcess, read: () => string, pa
   }
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
 
 export interface DenoWorker {
   url: string;
@@ -185,15 +177,6 @@ export async function startSidecar(
   return handle;
 }
 
-/** True while a process with this pid exists. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Polls `probe` until it returns true; for hooks, where `expect.poll` is not available. */
 export async function waitUntil(probe: () => Promise<boolean> | boolean, what: string, timeoutMs = START_TIMEOUT_MS): Promise<void> {

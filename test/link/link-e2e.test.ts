@@ -4,6 +4,7 @@
  * the production composition, and real MCP servers behind it. Bounds on how fast a failure is
  * noticed are liveness bounds (generous), not performance assertions; the times are printed.
  */
+import { isAlive } from '../helpers/process-probes.ts';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,15 +96,6 @@ async function startLongCall(client: Client): Promise<{ outcome: Promise<unknown
   return { outcome: call };
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('link end to end (worker in process, sidecar as a process)', () => {
   it('Send_Receive_PumpsMessagesOverChannel', async () => {
     const { worker, router } = await setup();
@@ -123,7 +115,7 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     const { client } = await connect(router, 'everything');
     const { outcome } = await startLongCall(client);
     const pid = sidecar.serverPids()[0]!;
-    expect(alive(pid)).toBe(true);
+    expect(isAlive(pid)).toBe(true);
     const killedAt = Date.now();
     await worker.kill();
     await sidecar.waitForLine((l) => l.msg === 'Link to worker dropped', NOTICE_BOUND_MS, 'the link dropping');
@@ -132,7 +124,7 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     expect(closed.reason).toBe('host-offline');
     await within(
       (async () => {
-        while (alive(pid)) await new Promise((r) => setTimeout(r, 20));
+        while (isAlive(pid)) await new Promise((r) => setTimeout(r, 20));
       })(),
       NOTICE_BOUND_MS,
       'the server process ending',
@@ -201,7 +193,7 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     expect(sidecar.serverPids()).toHaveLength(100);
     await within(
       (async () => {
-        while (sidecar.serverPids().some(alive)) await new Promise((r) => setTimeout(r, 50));
+        while (sidecar.serverPids().some(isAlive)) await new Promise((r) => setTimeout(r, 50));
       })(),
       15_000,
       'every cat process ending',

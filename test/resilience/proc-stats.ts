@@ -10,17 +10,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
  * Pids among `pids` still running. A zombie does not count: a server orphaned by a SIGKILLed
  * sidecar is reparented to PID 1, which in some containers never reaps it.
  */
-export function alive(pids: readonly number[]): number[] {
-  return pids.filter((pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      return state !== 'Z' && state !== 'X';
-    } catch {
-      return false;
-    }
-  });
-}
+export { livePids as alive } from '../helpers/process-probes.ts';
 
 /** Resident set size of a process in MiB, from /proc (Linux). */
 export function rssMiB(pid: number): number {
