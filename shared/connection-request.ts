@@ -9,18 +9,12 @@
  */
 import { z } from 'zod';
 import { WireError } from './errors.ts';
-import { ProfileRefSchema, RevisionSchema, ServerNameSchema } from './names.ts';
+import { DESCRIPTOR_LEVEL_SCHEMAS } from './descriptors.ts';
+import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema } from './names.ts';
 import { parseWith, ValidationError } from './validation.ts';
 
 /** What runs on the host for this channel: launch the configured server, or reach an HTTP one. */
-export const InnerTargetSchema = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('local') }),
-  z.strictObject({
-    type: z.literal('http'),
-    url: z.string().url().refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL'),
-    headers: z.record(z.string(), z.string()).optional(),
-  }),
-]);
+export const InnerTargetSchema = z.discriminatedUnion('type', [DESCRIPTOR_LEVEL_SCHEMAS.local, DESCRIPTOR_LEVEL_SCHEMAS.http]);
 export type InnerTarget = z.infer<typeof InnerTargetSchema>;
 
 export const McpConnectionSchema = z
@@ -33,7 +27,7 @@ export const McpConnectionSchema = z
     /** Opaque agent session id: scopes the sidecar's per-session policy cache; never a credential. */
     'session': z.string().regex(/^[A-Za-z0-9_-]{1,128}$/).optional(),
     /** Agent name, for the sidecar's logs. */
-    'agent': z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/).optional(),
+    'agent': AgentNameSchema.optional(),
   })
   .refine((c) => (c['trust-profile-ref'] === undefined) === (c['trust-profile-revision'] === undefined), {
     message: 'trust-profile-ref and trust-profile-revision go together: a reference needs its expected revision',

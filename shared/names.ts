@@ -27,3 +27,8 @@ export const ProfileRefSchema = z
 
 /** A trust profile revision as printed by `switchyard sidecar profiles`. */
 export const RevisionSchema = z.string().regex(/^sha256:[0-9a-f]{64}$/, 'must be "sha256:" followed by 64 lowercase hex digits');
+
+/** An agent name, as in the worker config and the `agent` field of a connection request. */
+export const AgentNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');

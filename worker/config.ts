@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import { parseConnectionDescriptor, type ConnectionDescriptor } from '../shared/descriptors.ts';
-import { ProfileRefSchema, RevisionSchema, ServerNameSchema, EntityIdSchema } from '../shared/names.ts';
+import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema, EntityIdSchema } from '../shared/names.ts';
 import { issuesFromZod, ValidationError, type ValidationIssue } from '../shared/validation.ts';
 import { crossCheckWorkerConfig } from './config-checks.ts';
 import { DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS, HOST_PATTERN, ORIGIN_PATTERN } from './auth/host-origin.ts';
@@ -27,9 +27,7 @@ const Sha256HexSchema = z
   .regex(/^[0-9A-Fa-f]{64}$/, 'must be 64 hex digits (the sha-256 of the secret, e.g. from `sha256sum`)')
   .transform((s) => s.toLowerCase());
 
-export const AgentNameSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
+export { AgentNameSchema };
 
 export const TrustContextSchema = z.strictObject({
   'trust-profile-ref': ProfileRefSchema.describe('Trust profile on the launch host: trust-profiles/<ref>.json'),

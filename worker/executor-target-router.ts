@@ -22,12 +22,8 @@ import { innerTargetOf, type ConnectionDescriptor, type HttpDescriptor } from '.
 import { WireError } from '../shared/errors.ts';
 import type { MessageChannel } from '../shared/message-channel.ts';
 import { TransportChannel } from '../shared/transport-channel.ts';
+import type { ChannelTrust } from './channel-router.ts';
 import type { HostLinkRegistry } from './link/host-link-registry.ts';
-
-/** What the router needs to know of the agent's trust context. */
-export interface RouteTrust {
-  containment?: 'required' | 'none';
-}
 
 export interface ExecutorTargetRouterOptions {
   registry: HostLinkRegistry;
@@ -47,7 +43,7 @@ export class ExecutorTargetRouter {
   }
 
   /** Opens a channel to `connection['server-name']` as bound by `descriptor`. Rejects with a `WireError`. */
-  async open(descriptor: ConnectionDescriptor, connection: McpConnection, trust: RouteTrust = {}): Promise<MessageChannel> {
+  async open(descriptor: ConnectionDescriptor, connection: McpConnection, trust: ChannelTrust = {}): Promise<MessageChannel> {
     const name = connection['server-name'];
     switch (descriptor.type) {
       case 'user-computer-profile':
