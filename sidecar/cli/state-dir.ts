@@ -7,7 +7,6 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
@@ -53,8 +52,4 @@ export function clientConfigs(url: string, token: string) {
     },
     mcpRemote: `npx -y mcp-remote ${url} --header "Authorization:${header}"`,
   };
-}
-
-export function stateFile(stateDir: string, name: string): string {
-  return join(stateDir, name);
 }

@@ -11,7 +11,7 @@
  */
 import { homedir } from 'node:os';
 import { LocalError, WireError } from '../../shared/errors.ts';
-import type { EffectiveProfile } from '../trust/effective-profile.ts';
+import { constrainsProcess, type EffectiveProfile } from '../trust/effective-profile.ts';
 import { bubblewrapProbe, type ContainmentProbe, seatbeltProbe } from './availability.ts';
 import { bubblewrapPolicy } from './bubblewrap.ts';
 import type { ContainmentPolicy } from './containment-policy.ts';
@@ -34,7 +34,7 @@ export { PolicyCache, type PolicyCacheKey } from './policy-cache.ts';
  * ```
  */
 export function containmentRequired(effective: EffectiveProfile): boolean {
-  return effective.filesystemPaths.length > 0 || effective.networkCapabilities !== undefined;
+  return constrainsProcess(effective);
 }
 
 export interface CompileOptions {

@@ -58,7 +58,7 @@ export function networkFromLevel(level: number): readonly NetworkCapability[] | 
   return level >= 3 ? undefined : level === 2 ? ['internet-client'] : level === 1 ? ['loopback'] : [];
 }
 
-/** Whether a profile constrains the process at all (the same test as `containmentRequired`). */
+/** Whether a profile constrains the process at all: DESIGN §5's containment rule, used by `containmentRequired`. */
 export function constrainsProcess(profile: EffectiveProfile): boolean {
   return profile.filesystemPaths.length > 0 || profile.networkCapabilities !== undefined;
 }
