@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['shared/**/*.test.ts', 'worker/**/*.test.ts', 'sidecar/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['shared/**/*.test.ts', 'worker/**/*.test.ts', 'sidecar/**/*.test.ts', 'cli/**/*.test.ts', 'test/**/*.test.ts'],
     exclude: ['**/node_modules/**', 'test/bench/**'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -12,13 +12,13 @@ if (existsSync(built) && process.env.SWITCHYARD_FROM_SOURCE !== '1') {
 } else {
   const { register } = await import('tsx/esm/api');
   register();
-  ({ main } = await import(pathToFileURL(join(root, 'sidecar', 'cli', 'main.ts')).href));
+  ({ main } = await import(pathToFileURL(join(root, 'cli', 'main.ts')).href));
 }
 try {
   const code = await main(process.argv.slice(2));
   if (code !== 0) process.exitCode = code;
 } catch (error) {
-  const { describeError } = await import(pathToFileURL(existsSync(built) ? built : join(root, 'sidecar', 'cli', 'main.ts')).href);
+  const { describeError } = await import(pathToFileURL(existsSync(built) ? built : join(root, 'cli', 'main.ts')).href);
   process.stderr.write(`switchyard: ${describeError(error)}\n`);
   process.exitCode = 1;
 }

@@ -25,7 +25,7 @@ const zodEnglishOnly = {
   setup(b) {
     b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
       if (!/[\\/]zod[\\/]/.test(args.importer)) return undefined;
-      return { path: join(root, 'worker', 'zod-locales-en.ts') };
+      return { path: join(root, 'worker', 'bundle', 'zod-locales-en.ts') };
     });
   },
 };
@@ -34,7 +34,7 @@ const edgeJsonSchema = {
   name: 'edge-json-schema',
   setup(b) {
     b.onResolve({ filter: /validation\/ajv-provider\.js$/ }, () => ({
-      path: join(root, 'worker', 'edge-json-schema-validator.ts'),
+      path: join(root, 'worker', 'bundle', 'edge-json-schema-validator.ts'),
     }));
   },
 };
@@ -60,7 +60,7 @@ export async function buildWorker({ minify = true, outfile = join(dist, 'worker.
 
 export async function buildSidecar({ outfile = join(dist, 'sidecar.js') } = {}) {
   return build({
-    entryPoints: [join(root, 'sidecar/cli/main.ts')],
+    entryPoints: [join(root, 'cli/main.ts')],
     outfile,
     bundle: true,
     format: 'esm',

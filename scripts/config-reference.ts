@@ -6,7 +6,7 @@
  * @module
  */
 import { z } from 'zod';
-import { WorkerConfigSchema } from '../worker/config.ts';
+import { WorkerConfigSchema } from '../worker/config/worker-config.ts';
 import { SidecarConfigSchema } from '../sidecar/config/sidecar-config.ts';
 import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';
 import { HttpEntrySchema, StdioEntrySchema } from '../sidecar/host/server-config.ts';

@@ -22,7 +22,7 @@ function walk(dir) {
   });
 }
 
-for (const file of ['shared', 'worker', 'sidecar', 'test', 'scripts'].flatMap(walk)) {
+for (const file of ['shared', 'worker', 'sidecar', 'cli', 'test', 'scripts'].flatMap(walk)) {
   const text = readFileSync(join(root, file), 'utf8');
   const lines = text.split('\n');
   const isTest = file.endsWith('.test.ts');
@@ -32,7 +32,7 @@ for (const file of ['shared', 'worker', 'sidecar', 'test', 'scripts'].flatMap(wa
     if (web && /from\s+['"]node:|import\(\s*['"]node:/.test(line)) problems.push(`${at}: web-standard code imports a node: module`);
     if (file.startsWith('shared/') && /from\s+['"](\.\.\/)+(worker|sidecar)\//.test(line)) problems.push(`${at}: shared/ imports worker/ or sidecar/`);
     if (file.startsWith('worker/') && /from\s+['"](\.\.\/)+sidecar\//.test(line)) problems.push(`${at}: worker/ imports sidecar/`);
-    if ((file.startsWith('sidecar/') || file.startsWith('worker/')) && !isTest && !file.startsWith('sidecar/cli/') && !file.startsWith('worker/adapters/') && /\bconsole\.log\(/.test(line)) {
+    if ((file.startsWith('sidecar/') || file.startsWith('worker/')) && !isTest && !file.startsWith('cli/') && !file.startsWith('worker/adapters/') && /\bconsole\.log\(/.test(line)) {
       problems.push(`${at}: console.log writes to stdout, which may belong to a protocol; use the logger`);
     }
     if (isTest && /\b(it|test|describe)\.only\(/.test(line)) problems.push(`${at}: .only would skip the rest of the suite`);

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ValidationError, parseWith } from '../shared/validation.ts';
-import { parseWorkerConfig } from '../worker/config.ts';
+import { parseWorkerConfig } from '../worker/config/worker-config.ts';
 import { parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
 import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';

@@ -6,7 +6,7 @@ import { InProcessRouter } from '../test/helpers/in-process-router.ts';
 import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../test/helpers/in-process-app.ts';
 import { createApp } from './app.ts';
 import { sha256Hex } from './auth/agent-auth.ts';
-import { parseWorkerConfig } from './config.ts';
+import { parseWorkerConfig } from './config/worker-config.ts';
 import { InMemorySessionTable } from './sessions/session-table.ts';
 
 let harness: InProcessApp | undefined;

@@ -3,7 +3,7 @@
  * later Workers) and every test builds the same app: `createApp(deps)` touches no runtime API.
  *
  * Routes:
- * - `GET /healthz`: liveness without a token, details with one (see `routes/healthz.ts`);
+ * - `GET /healthz`: liveness without a token, details with one (see `status/healthz.ts`);
  * - `GET /`: the status page (`status/status-page.ts`), which signs in and reads `/healthz`;
  * - `/mcp` and `/servers/:name/mcp`: the agent endpoints, behind bearer auth;
  * - `GET /link`: where sidecars dial in (engineer C's route, mounted as given).
@@ -22,14 +22,14 @@ import { httpStatusFor, WireError } from '../shared/errors.ts';
 import { ValidationError } from '../shared/validation.ts';
 import { agentAuth, type AgentVariables } from './auth/agent-auth.ts';
 import { hostOriginGuard } from './auth/host-origin.ts';
-import type { ChannelRouter } from './channel-router.ts';
-import type { WorkerConfig } from './config.ts';
+import type { ChannelRouter } from './routing/channel-router.ts';
+import type { WorkerConfig } from './config/worker-config.ts';
 import type { HostLinkRegistry } from './link/host-link-registry.ts';
 import { createLinkRoute } from './link/link-route.ts';
 import { silentWorkerLogger, type WorkerLogger } from './log.ts';
-import { createAggregateHandler } from './routes/aggregate.ts';
-import { createHealthzHandler } from './routes/healthz.ts';
-import { createServerPassthroughHandler } from './routes/server-passthrough.ts';
+import { createAggregateHandler } from './aggregate/aggregate-route.ts';
+import { createHealthzHandler } from './status/healthz.ts';
+import { createServerPassthroughHandler } from './passthrough/passthrough-route.ts';
 import type { SessionTable } from './sessions/session-table.ts';
 import { recordRouterFailures } from './status/failure-recording-router.ts';
 import { RecentErrors } from './status/recent-errors.ts';

@@ -14,7 +14,7 @@ import { LocalError, WireError } from '../../shared/errors.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { ContainmentPolicy } from '../sandbox/containment-policy.ts';
 import type { Readable } from 'node:stream';
-import { whenSandboxReady, type SandboxReadiness } from './bubblewrap-ready.ts';
+import { whenSandboxReady, type SandboxReadiness } from '../sandbox/bubblewrap/bubblewrap-ready.ts';
 import { ChildProcessHandle, type ProcessExit, type ProcessHandle, type StopTimings } from './process-handle.ts';
 
 export type { ProcessExit, ProcessHandle } from './process-handle.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LocalError } from '../../shared/errors.ts';
 import { type ResolveContext, resolveStdioCommand } from './stdio-command-resolver.ts';
-import { buildCmdShimLine } from './windows-command-line.ts';
+import { buildCmdShimLine } from './windows/windows-command-line.ts';
 
 const posix = (files: string[], env: Record<string, string>, cwd = '/srv/app'): ResolveContext => ({
   platform: 'linux',

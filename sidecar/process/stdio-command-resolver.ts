@@ -12,7 +12,7 @@
  */
 import { posix, win32 } from 'node:path';
 import { LocalError } from '../../shared/errors.ts';
-import { cmdShimArguments } from './windows-command-line.ts';
+import { cmdShimArguments } from './windows/windows-command-line.ts';
 
 export interface ResolveContext {
   readonly platform: NodeJS.Platform;

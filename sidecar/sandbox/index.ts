@@ -13,10 +13,10 @@ import { homedir } from 'node:os';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import { constrainsProcess, type EffectiveProfile } from '../trust/effective-profile.ts';
 import { bubblewrapProbe, type ContainmentProbe, seatbeltProbe } from './availability.ts';
-import { bubblewrapPolicy } from './bubblewrap.ts';
+import { bubblewrapPolicy } from './bubblewrap/bubblewrap.ts';
 import type { ContainmentPolicy } from './containment-policy.ts';
 import type { ContainmentLaunch } from './launch-paths.ts';
-import { seatbeltPolicy } from './seatbelt.ts';
+import { seatbeltPolicy } from './seatbelt/seatbelt.ts';
 
 export type { BackendAvailability, ContainmentProbe } from './availability.ts';
 export { bubblewrapProbe, seatbeltProbe } from './availability.ts';

@@ -25,7 +25,7 @@ import { TransportChannel } from '../../shared/transport-channel.ts';
 import { bridgeChannels } from '../../sidecar/host/channel-bridge.ts';
 import { silentLogger } from '../../sidecar/log.ts';
 import { silentWorkerLogger } from '../../worker/log.ts';
-import { PassthroughSession } from '../../worker/sessions/passthrough-session.ts';
+import { PassthroughSession } from '../../worker/passthrough/passthrough-session.ts';
 
 export interface HotPathResult {
   /** Wall µs per round trip: best round and median round. */

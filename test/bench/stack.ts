@@ -1,7 +1,7 @@
 /**
  * The Switchyard stack under test, started the way users start it: the worker under the real
  * Deno binary (`worker/adapters/deno.ts`, config file, `PORT=0`) and the sidecar through the real
- * CLI (`node --import tsx sidecar/cli/main.ts sidecar --config-dir DIR`), linked over reverse
+ * CLI (`node --import tsx cli/main.ts sidecar --config-dir DIR`), linked over reverse
  * HTTP on 127.0.0.1, running server-everything from node_modules.
  *
  * Three agents, so that no measurement opens servers it does not measure:
@@ -107,7 +107,7 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
   const sidecar = registry.spawn(
     'sidecar (node)',
     process.execPath,
-    [...(options.sidecarNodeFlags ?? []), '--import', 'tsx', 'sidecar/cli/main.ts', 'sidecar', '--config-dir', configDir],
+    [...(options.sidecarNodeFlags ?? []), '--import', 'tsx', 'cli/main.ts', 'sidecar', '--config-dir', configDir],
     { SWITCHYARD_LOG_LEVEL: 'info' },
   );
   const pids: number[] = [];

@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { createApp } from '../../worker/app.ts';
 import { sha256Hex } from '../../worker/auth/agent-auth.ts';
-import { parseWorkerConfig, type WorkerConfig } from '../../worker/config.ts';
+import { parseWorkerConfig, type WorkerConfig } from '../../worker/config/worker-config.ts';
 import { InMemorySessionTable } from '../../worker/sessions/session-table.ts';
 import type { InProcessRouter } from './in-process-router.ts';
 

@@ -9,7 +9,7 @@ import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import { WireError } from '../../shared/errors.ts';
 import { McpChannelClientTransport } from '../../shared/mcp-channel-client-transport.ts';
 import { createInMemoryChannelPair, type MessageChannel } from '../../shared/message-channel.ts';
-import type { ChannelRouter, ChannelTrust } from '../../worker/channel-router.ts';
+import type { ChannelRouter, ChannelTrust } from '../../worker/routing/channel-router.ts';
 
 export interface OpenRecord {
   descriptor: ConnectionDescriptor;

@@ -139,7 +139,7 @@ export function sidecarCommand(options: { worker: string; entityId: string; secr
   const secretFile = join(options.configDir, 'host.secret');
   writeFileSync(secretFile, options.secret + '\n', { mode: 0o600 });
   return {
-    args: ['--import', 'tsx', 'sidecar/cli/main.ts', 'sidecar', '--config-dir', options.configDir, '--worker', options.worker, '--entity-id', options.entityId, '--secret-file', secretFile],
+    args: ['--import', 'tsx', 'cli/main.ts', 'sidecar', '--config-dir', options.configDir, '--worker', options.worker, '--entity-id', options.entityId, '--secret-file', secretFile],
     env: { SWITCHYARD_LINK_RETRY_FIRST_MS: '100', SWITCHYARD_LINK_RETRY_CAP_MS: '500' },
   };
 }

@@ -14,7 +14,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { reasonOf } from '../../shared/errors.ts';
 import { McpChannelClientTransport } from '../../shared/mcp-channel-client-transport.ts';
 import type { ChannelCloseInfo, MessageChannel } from '../../shared/message-channel.ts';
-import { ExecutorTargetRouter } from '../../worker/executor-target-router.ts';
+import { ExecutorTargetRouter } from '../../worker/routing/executor-target-router.ts';
 import { startSidecarProcess, type SidecarProcess } from './sidecar-process.ts';
 import { startWorkerHarness, type WorkerHarness } from './worker-harness.ts';
 

@@ -19,7 +19,7 @@ import { ValidationError } from '../../shared/validation.ts';
 import { parseMcpServersFile } from '../../sidecar/host/server-config.ts';
 import { parseWith } from '../../shared/validation.ts';
 import { trustProfileFileSchema } from '../../sidecar/trust/profile-schema.ts';
-import { parseWorkerConfig } from '../../worker/config.ts';
+import { parseWorkerConfig } from '../../worker/config/worker-config.ts';
 import { DENO, REPO } from '../helpers/worker-processes.ts';
 import { Figures, SLOW_MS } from './figures.ts';
 
@@ -100,7 +100,7 @@ describe('configuration input', { timeout: SLOW_MS }, () => {
     ];
     for (const [name, text] of files) writeFileSync(join(dir, name), text);
     figures.inputs += files.length;
-    const result = await run(process.execPath, ['--import', 'tsx', 'sidecar/cli/main.ts', 'check', ...files.map(([name]) => join(dir, name))], { cwd: REPO }).then(
+    const result = await run(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'check', ...files.map(([name]) => join(dir, name))], { cwd: REPO }).then(
       () => ({ code: 0, stdout: '', stderr: '' }),
       (error: { code: number; stdout: string; stderr: string }) => error,
     );
@@ -132,7 +132,7 @@ describe('configuration input', { timeout: SLOW_MS }, () => {
     const config = join(dir, 'bad-sidecar');
     mkdirSync(config);
     writeFileSync(join(config, 'sidecar.json'), JSON.stringify({ worker: 'ftp://x', 'entity-id': 'a', 'secret-file': 'host.secret', extra: 1 }));
-    const result = await run(process.execPath, ['--import', 'tsx', 'sidecar/cli/main.ts', 'sidecar', '--config-dir', config], { cwd: REPO }).then(
+    const result = await run(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'sidecar', '--config-dir', config], { cwd: REPO }).then(
       () => ({ code: 0, stderr: '' }),
       (error: { code: number; stderr: string }) => error,
     );

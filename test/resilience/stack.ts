@@ -1,7 +1,7 @@
 /**
  * The Switchyard stack as users run it, for the resilience suite: the worker under the real Deno
  * binary (`worker/adapters/deno.ts`) and the sidecar through the real CLI
- * (`node --import tsx sidecar/cli/main.ts sidecar --config-dir DIR`), linked over reverse HTTP on
+ * (`node --import tsx cli/main.ts sidecar --config-dir DIR`), linked over reverse HTTP on
  * 127.0.0.1, hosting the stdio servers a test file asks for.
  *
  * Why a harness of its own rather than `test/helpers`: faults need to restart the worker on the
@@ -118,7 +118,7 @@ export function writeSidecarDir(configDir: string, options: { worker: string; en
 /** The real sidecar CLI on `configDir`, with link retries shortened so relinking is quick. */
 export function spawnCliSidecar(procs: ProcessSet, configDir: string, logLevel: 'debug' | 'info' = 'info'): Proc {
   return watch(
-    procs.spawn(process.execPath, ['--import', 'tsx', 'sidecar/cli/main.ts', 'sidecar', '--config-dir', configDir], {
+    procs.spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'sidecar', '--config-dir', configDir], {
       SWITCHYARD_LINK_RETRY_FIRST_MS: '100',
       SWITCHYARD_LINK_RETRY_CAP_MS: '500',
       SWITCHYARD_LOG_LEVEL: logLevel,

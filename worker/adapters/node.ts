@@ -17,7 +17,7 @@ import { serve, upgradeWebSocket, type ServerType } from '@hono/node-server';
 import type { UpgradeWebSocket } from 'hono/ws';
 import { WebSocketServer } from 'ws';
 import { composeWorker, type ComposedWorker, type ComposeWorkerOptions } from '../compose.ts';
-import { parseWorkerConfig } from '../config.ts';
+import { parseWorkerConfig } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
 
 type ListeningAddress = Parameters<NonNullable<Parameters<typeof serve>[1]>>[0];

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import type { AgentEntry } from '../config.ts';
+import type { AgentEntry } from '../config/worker-config.ts';
 import { agentAuth, authenticateAgent, bearerTokenOf, constantTimeEqual, sha256Hex, type AgentVariables } from './agent-auth.ts';
 
 async function agent(name: string, token: string): Promise<AgentEntry> {

@@ -11,7 +11,7 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { WireError } from '../../shared/errors.ts';
-import type { AgentEntry } from '../config.ts';
+import type { AgentEntry } from '../config/worker-config.ts';
 
 /** Hono variables set by `agentAuth`: the authenticated agent's config entry. */
 export type AgentVariables = { agent: AgentEntry };

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../../shared/errors.ts';
 import { createInMemoryChannelPair, type MessageChannel } from '../../shared/message-channel.ts';
-import { connectionFor, openChannel, type ChannelRouter } from '../channel-router.ts';
-import type { AgentEntry } from '../config.ts';
+import { connectionFor, openChannel, type ChannelRouter } from '../routing/channel-router.ts';
+import type { AgentEntry } from '../config/worker-config.ts';
 import { recordRouterFailures } from './failure-recording-router.ts';
 import { RecentErrors } from './recent-errors.ts';
 

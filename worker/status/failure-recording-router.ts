@@ -18,7 +18,7 @@ import type { McpConnection } from '../../shared/connection-request.ts';
 import type { FailureReason, WireError } from '../../shared/errors.ts';
 import type { ChannelCloseInfo, MessageChannel } from '../../shared/message-channel.ts';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { ChannelRouter } from '../channel-router.ts';
+import type { ChannelRouter } from '../routing/channel-router.ts';
 import type { RecentErrors } from './recent-errors.ts';
 
 /** The same router, with its failures recorded in `errors`. */

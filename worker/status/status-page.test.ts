@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser } from 'playwright-core';
 import { createApp } from '../app.ts';
-import { parseWorkerConfig } from '../config.ts';
+import { parseWorkerConfig } from '../config/worker-config.ts';
 import { InMemorySessionTable } from '../sessions/session-table.ts';
 import { STATUS_PAGE_SCRIPT } from './status-page-script.ts';
 import { statusPageResponse } from './status-page.ts';

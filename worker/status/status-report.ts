@@ -8,12 +8,12 @@
  * - `recentErrors`: the recent failures (see `recent-errors.ts`), all of them for the admin, only
  *   the caller's own for an agent.
  *
- * Kept apart from `routes/healthz.ts` so the route stays about authorization and the report's
+ * Kept apart from `healthz.ts` so the route stays about authorization and the report's
  * contract, and this file about what the page needs.
  *
  * @module
  */
-import type { AgentEntry } from '../config.ts';
+import type { AgentEntry } from '../config/worker-config.ts';
 import type { SessionInfo } from '../sessions/session-table.ts';
 import type { RecentError, RecentErrors } from './recent-errors.ts';
 

@@ -1,0 +1,74 @@
+/**
+ * `switchyard check FILE`: validates any Switchyard config file and prints every problem as
+ * `path: message`. The kind of file is recognised by its content and, for trust profiles, by its
+ * folder, so one command serves all four.
+ *
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { ValidationError, formatIssue, parseWith, type ValidationIssue } from '../shared/validation.ts';
+import { parseWorkerConfig } from '../worker/config/worker-config.ts';
+import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
+import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';
+import { parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
+
+export type ConfigKind = 'worker config' | 'sidecar config' | 'mcp.json' | 'trust profile';
+
+/** Guesses what a file is; a file that fits none is checked as what it most resembles. */
+export function kindOf(path: string, json: unknown): ConfigKind {
+  const keys = typeof json === 'object' && json !== null && !Array.isArray(json) ? Object.keys(json) : [];
+  if (keys.includes('mcpServers')) return 'mcp.json';
+  if (basename(path) === 'sidecar.json' || keys.includes('entity-id') || keys.includes('secret-file')) return 'sidecar config';
+  if (basename(dirname(path)) === 'trust-profiles') return 'trust profile';
+  if (keys.some((k) => k === 'agents' || k === 'hosts' || k === 'servers')) return 'worker config';
+  if (keys.some((k) => k.includes('trust') || k.includes('filesystem') || k.includes('network') || k === 'environment')) return 'trust profile';
+  return 'worker config';
+}
+
+/** Every problem in a file, or an empty list; never throws for bad content. */
+export function checkFile(path: string): { kind: ConfigKind | 'file'; issues: ValidationIssue[] } {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    return { kind: 'file', issues: [{ path: '(root)', message: `cannot read "${path}": ${(error as { code?: string }).code ?? 'error'}` }] };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return { kind: 'file', issues: [{ path: '(root)', message: `not valid JSON: ${(error as Error).message}` }] };
+  }
+  const kind = kindOf(path, json);
+  try {
+    if (kind === 'worker config') parseWorkerConfig(json, { runtime: 'node-all-in-one' });
+    else if (kind === 'sidecar config') parseSidecarConfig(json);
+    else if (kind === 'mcp.json') parseMcpServersFile(json, dirname(path));
+    else parseWith(trustProfileFileSchema, json, 'trust profile');
+    return { kind, issues: [] };
+  } catch (error) {
+    if (error instanceof ValidationError) return { kind, issues: [...error.issues] };
+    throw error;
+  }
+}
+
+export async function runCheck(argv: string[]): Promise<number> {
+  const files = argv.filter((a) => !a.startsWith('-'));
+  if (files.length === 0) {
+    process.stderr.write('switchyard check: name a file to check, e.g. switchyard check worker.json\n');
+    return 1;
+  }
+  let failed = false;
+  for (const file of files) {
+    const { kind, issues } = checkFile(file);
+    if (issues.length === 0) {
+      process.stdout.write(`${file}: ok (${kind})\n`);
+      continue;
+    }
+    failed = true;
+    process.stdout.write(`${file}: ${issues.length} problem${issues.length === 1 ? '' : 's'} (${kind})\n`);
+    for (const issue of issues) process.stdout.write(`  ${formatIssue(issue)}\n`);
+  }
+  return failed ? 1 : 0;
+}

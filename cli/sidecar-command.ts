@@ -1,0 +1,103 @@
+/**
+ * `switchyard sidecar`: links this workstation to its worker and hosts the configured servers,
+ * through the production composition. `switchyard sidecar profiles` prints trust profile revisions.
+ *
+ * Logs are JSON lines on stderr. Each spawned server is logged (`Server spawned`, with pid and
+ * backend) so operators and tests can account for every process.
+ *
+ * @module
+ */
+import { parseArgs } from 'node:util';
+import { join, resolve } from 'node:path';
+import { LocalError } from '../shared/errors.ts';
+import { createSidecarComposition, type SidecarComposition } from '../sidecar/host/composition.ts';
+import { createLogger, type Logger } from '../sidecar/log.ts';
+import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
+
+function configDirFrom(values: { 'config-dir'?: string | undefined }): string {
+  const dir = values['config-dir'] ?? process.env.SWITCHYARD_CONFIG_DIR;
+  if (dir === undefined) throw new LocalError('usage', 'Missing --config-dir DIR: the sidecar config dir (see switchyard sidecar --help)');
+  return resolve(dir);
+}
+
+/** Link timings from the environment, for operators who need faster or slower retries. */
+function backoffFromEnv(): { firstMs?: number; capMs?: number } {
+  const first = Number(process.env.SWITCHYARD_LINK_RETRY_FIRST_MS);
+  const cap = Number(process.env.SWITCHYARD_LINK_RETRY_CAP_MS);
+  return { ...(first > 0 ? { firstMs: first } : {}), ...(cap > 0 ? { capMs: cap } : {}) };
+}
+
+/** Builds and starts a linked sidecar; used by `sidecar` and by `start`. */
+export function startSidecar(config: SidecarConfig, log: Logger): SidecarComposition {
+  const sidecar = createSidecarComposition({
+    configDir: config.configDir,
+    entityId: config.entityId,
+    user: config.user,
+    worker: config.worker,
+    secret: config.secret,
+    log,
+    executor: { onSpawn: (attempt) => log.info('Server spawned', { pid: attempt.pid ?? null, backend: attempt.backend }) },
+    link: { backoff: backoffFromEnv() },
+  });
+  sidecar.start();
+  return sidecar;
+}
+
+/** Ends everything on SIGINT/SIGTERM, once; a second signal forces the exit. */
+export function stopOnSignals(stop: () => Promise<void>): void {
+  let stopping = false;
+  const onSignal = () => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+export async function runSidecarCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      'config-dir': { type: 'string' },
+      worker: { type: 'string' },
+      'entity-id': { type: 'string' },
+      'secret-file': { type: 'string' },
+    },
+  });
+  const dir = configDirFrom(values);
+  const config = loadSidecarConfig(dir, {
+    ...(values.worker !== undefined ? { worker: values.worker } : {}),
+    ...(values['entity-id'] !== undefined ? { entityId: values['entity-id'] } : {}),
+    ...(values['secret-file'] !== undefined ? { secretFile: values['secret-file'] } : {}),
+  });
+  const log = createLogger({ fields: { component: 'sidecar', 'entity-id': config.entityId } });
+  log.info('Sidecar starting', { worker: config.worker, configDir: dir, user: config.user });
+  const sidecar = startSidecar(config, log);
+  stopOnSignals(async () => {
+    log.info('Sidecar stopping');
+    await sidecar.stop();
+  });
+  await new Promise<never>(() => {});
+  return 0;
+}
+
+export async function runProfilesCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { 'config-dir': { type: 'string' }, json: { type: 'boolean' } } });
+  const store = new TrustProfileStore(join(configDirFrom(values), 'trust-profiles'));
+  const listing = await store.list();
+  if (values.json) {
+    process.stdout.write(JSON.stringify(listing, null, 2) + '\n');
+  } else if (listing.length === 0) {
+    process.stdout.write('No trust profiles in trust-profiles/\n');
+  } else {
+    for (const entry of listing) {
+      process.stdout.write('error' in entry ? `${entry.ref}  ERROR ${entry.error}\n` : `${entry.ref}  ${entry.revision}\n`);
+    }
+  }
+  return listing.some((e) => 'error' in e) ? 1 : 0;
+}

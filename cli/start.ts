@@ -1,0 +1,172 @@
+/**
+ * `switchyard start` (what `npm start` runs): the embedded default on one machine.
+ *
+ * - the worker under Deno on http://127.0.0.1:8787 (HOST / PORT override);
+ * - one sidecar in this process, linked to it over the real reverse-HTTP link;
+ * - demo servers from npm: server-everything, server-filesystem on `<state>/demo`, server-memory,
+ *   all run under the contained `demo` trust profile (the demo folder read-write, no network);
+ * - a token kept across restarts, printed with paste-ready client configs and written to
+ *   `<state>/client-config.json`.
+ *
+ * Ctrl-C (SIGINT) or SIGTERM stops the sidecar (ending every server process tree), then Deno.
+ *
+ * @module
+ */
+import { createRequire } from 'node:module';
+import { hostname, networkInterfaces } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { writeFileSync } from 'node:fs';
+import { LocalError } from '../shared/errors.ts';
+import { createLogger } from '../sidecar/log.ts';
+import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
+import { loadSidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { startDenoWorker } from './deno-worker-process.ts';
+import { runDoctor } from './doctor.ts';
+import { startSidecar, stopOnSignals } from './sidecar-command.ts';
+import { clientConfigs, ensureDir, ensureSecret, sha256Hex, writeJson } from './state-dir.ts';
+
+const DEMO_SERVERS = ['everything', 'filesystem', 'memory'] as const;
+
+function packageEntry(name: string): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve(`${name}/package.json`)), 'dist', 'index.js');
+}
+
+/** The host names agents may use in Host/Origin: loopback always, this machine's names when listening widely. */
+function allowedHostNames(host: string): string[] {
+  const names = ['localhost', '127.0.0.1', '[::1]'];
+  if (host === '0.0.0.0' || host === '::') {
+    names.push(hostname());
+    for (const list of Object.values(networkInterfaces())) {
+      for (const a of list ?? []) if (!a.internal) names.push(a.family === 'IPv6' ? `[${a.address}]` : a.address);
+    }
+  } else if (!names.includes(host)) {
+    names.push(host);
+  }
+  return [...new Set(names)];
+}
+
+/** Writes the sidecar's servers, secret and demo trust profile; sidecar.json follows once the worker listens. */
+function writeSidecarFiles(stateDir: string) {
+  const configDir = ensureDir(join(stateDir, 'sidecar'));
+  const demoDir = ensureDir(join(stateDir, 'demo'));
+  writeFileSync(join(demoDir, 'hello.txt'), 'Hello from the Switchyard demo folder. The filesystem server may read and write only here.\n');
+  const secret = ensureSecret(join(configDir, 'host.secret'), 'host_');
+  ensureDir(join(configDir, 'mcp-servers'));
+  writeJson(join(configDir, 'mcp-servers', 'mcp.json'), {
+    mcpServers: {
+      everything: { command: process.execPath, args: [packageEntry('@modelcontextprotocol/server-everything'), 'stdio'] },
+      filesystem: { command: process.execPath, args: [packageEntry('@modelcontextprotocol/server-filesystem'), demoDir] },
+      memory: {
+        command: process.execPath,
+        args: [packageEntry('@modelcontextprotocol/server-memory')],
+        env: { MEMORY_FILE_PATH: join(demoDir, 'memory.jsonl') },
+      },
+    },
+  });
+  ensureDir(join(configDir, 'trust-profiles'));
+  writeJson(join(configDir, 'trust-profiles', 'demo.json'), {
+    description: 'Demo: read-write on the demo folder only, no network',
+    'filesystem-paths': [{ 'source-path': demoDir, 'access-mode': 'read-write' }],
+    'network-capabilities': [],
+    environment: { inherit: ['PATH', 'LANG'] },
+  });
+  return { configDir, secret };
+}
+
+export async function runStart(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { host: { type: 'string' }, port: { type: 'string' }, 'state-dir': { type: 'string' } },
+  });
+  const host = values.host ?? process.env.HOST ?? '127.0.0.1';
+  const port = Number(values.port ?? process.env.PORT ?? '8787');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new LocalError('usage', `Invalid port "${values.port ?? process.env.PORT}": expected 0-65535`);
+  const stateDir = ensureDir(resolve(values['state-dir'] ?? '.switchyard'));
+  const quiet = process.env.SWITCHYARD_LOG_LEVEL ?? 'warn';
+  const log = createLogger({ level: quiet as 'warn', fields: { component: 'start' } });
+
+  const bwrap = (await runDoctor()).find((c) => c.name === 'bubblewrap usable' || c.name === 'bubblewrap present');
+  if (bwrap !== undefined && !bwrap.ok) {
+    process.stderr.write(`warning: bubblewrap is not usable (${bwrap.detail}); the demo servers run contained and will fail with containment-unavailable.\n  ${bwrap.fix ?? ''}\n`);
+  }
+
+  const token = ensureSecret(join(stateDir, 'agent.token'), 'sy_');
+  const entityId = 'this-machine';
+  const { configDir, secret } = writeSidecarFiles(stateDir);
+  const demo = await new TrustProfileStore(join(configDir, 'trust-profiles')).load('demo');
+  const workerConfig = join(stateDir, 'worker.json');
+  writeJson(
+    workerConfig,
+    {
+      agents: [
+        {
+          name: 'you',
+          'token-sha256': sha256Hex(token),
+          servers: [...DEMO_SERVERS],
+          'trust-context': { 'trust-profile-ref': 'demo', 'trust-profile-revision': demo.revision, containment: 'required' },
+        },
+      ],
+      hosts: [{ 'entity-id': entityId, 'secret-sha256': sha256Hex(secret) }],
+      servers: {
+        everything: { executor: { type: 'user-computer-profile', 'entity-id': entityId, target: { type: 'local' } } },
+        filesystem: { executor: { type: 'reverse-http', 'entity-id': entityId } },
+        memory: { executor: { type: 'reverse-http', 'entity-id': entityId } },
+      },
+      'allowed-hosts': allowedHostNames(host),
+    },
+    0o600,
+  );
+
+  const worker = await startDenoWorker({ configFile: workerConfig, host, port, env: { SWITCHYARD_LOG_LEVEL: quiet } });
+  const sidecarLog = createLogger({ level: quiet as 'warn', fields: { component: 'sidecar' } });
+  // The sidecar dials the worker's real address; an unspecified listen address is reached via loopback.
+  const dialUrl = worker.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
+  writeJson(join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'secret-file': 'host.secret' });
+  const sidecar = startSidecar(loadSidecarConfig(configDir), sidecarLog);
+  stopOnSignals(async () => {
+    process.stderr.write('\nStopping: ending every server process, then the worker…\n');
+    await sidecar.stop();
+    await worker.stop();
+  });
+  void worker.exited.then(async (code) => {
+    log.error('The worker exited unexpectedly; stopping', { code });
+    await sidecar.stop();
+    process.exit(1);
+  });
+
+  const agentUrl = `${worker.url}/mcp`;
+  const configs = clientConfigs(agentUrl, token);
+  writeJson(join(stateDir, 'client-config.json'), configs.generic, 0o600);
+  process.stdout.write(
+    [
+      '',
+      'Switchyard is running.',
+      '',
+      `  Agent URL   ${agentUrl}`,
+      `  Token       ${token}`,
+      `  Status      ${worker.url}/  (sign in with the token)`,
+      `  Servers     ${DEMO_SERVERS.join(', ')} — contained by bubblewrap under trust profile "demo"`,
+      '',
+      `Client config (written to ${join(stateDir, 'client-config.json')}):`,
+      JSON.stringify(configs.generic, null, 2),
+      '',
+      'VS Code (.vscode/mcp.json):',
+      JSON.stringify(configs.vscode, null, 2),
+      '',
+      'Cursor (~/.cursor/mcp.json):',
+      JSON.stringify(configs.cursor, null, 2),
+      '',
+      'Claude Desktop (claude_desktop_config.json):',
+      JSON.stringify(configs.claudeDesktop, null, 2),
+      '',
+      `Stdio-only clients:  ${configs.mcpRemote}`,
+      '',
+      'Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+  await new Promise<never>(() => {});
+  return 0;
+}

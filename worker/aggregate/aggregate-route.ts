@@ -1,0 +1,60 @@
+/**
+ * `/mcp`: one MCP endpoint aggregating every server the agent may use (Streamable HTTP, sessions).
+ *
+ * On the agent's `initialize`, every allowed server is opened through the router in parallel, each
+ * with the agent's trust context and the new session id, and an `AggregateSession` answers the
+ * `initialize` itself. Servers that fail to open do not fail the session: they are listed as
+ * unavailable with their reason (see `worker/aggregate/availability.ts`), so an agent always gets
+ * a session, even when every host is offline. Names are `<server>__<name>` (see
+ * `worker/aggregate/naming.ts`).
+ *
+ * @module
+ */
+import type { Handler } from 'hono';
+import type { ClientCapabilities, Implementation } from '@modelcontextprotocol/sdk/types.js';
+import type { AgentVariables } from '../auth/agent-auth.ts';
+import { connectionFor, openChannel, trustFor, type ChannelRouter } from '../routing/channel-router.ts';
+import type { WorkerConfig } from '../config/worker-config.ts';
+import type { WorkerLogger } from '../log.ts';
+import { AggregateSession } from './aggregate-session.ts';
+import type { SessionTable } from '../sessions/session-table.ts';
+import type { RecentErrors } from '../status/recent-errors.ts';
+import { handleSessionRequest } from '../sessions/session-route.ts';
+
+export interface AggregateDeps {
+  config: WorkerConfig;
+  router: ChannelRouter;
+  sessions: SessionTable;
+  log: WorkerLogger;
+  /** Longest wait for opening and initializing one server. */
+  openTimeoutMs: number;
+  /** Longest wait for one forwarded request. */
+  requestTimeoutMs: number;
+  /** Least time between lazy reconnect attempts of an unavailable server. */
+  retryAfterMs?: number;
+  /** Where upstream initialize failures are recorded for the status page. */
+  recentErrors?: RecentErrors;
+}
+
+export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables: AgentVariables }> {
+  return async function aggregate(c) {
+    const agent = c.get('agent');
+    return handleSessionRequest(c, agent, 'aggregate', deps, async ({ sessionId, initialize }) => {
+      const servers = agent.servers.filter((s) => Object.hasOwn(deps.config.servers, s));
+      return AggregateSession.open({
+        id: sessionId,
+        agent: agent.name,
+        servers,
+        open: (server) => openChannel(deps.router, deps.config.servers[server]!.executor, connectionFor(agent, server, sessionId), trustFor(agent), deps.openTimeoutMs),
+        clientInfo: initialize.params.clientInfo as Implementation,
+        agentCapabilities: initialize.params.capabilities as ClientCapabilities,
+        openTimeoutMs: deps.openTimeoutMs,
+        requestTimeoutMs: deps.requestTimeoutMs,
+        ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}),
+        log: deps.log.child({ agent: agent.name }),
+        onInitializeFailed: (server, error) => deps.recentErrors?.record({ reason: error.reason, server, agent: agent.name, message: error.message }),
+        onClosed: (session) => deps.sessions.remove(session.id),
+      });
+    });
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * Cross-checks of the worker config: what one field's schema cannot see on its own.
+ *
+ * They read the raw input defensively (anything malformed is skipped here, because the shape
+ * check already reported it), so a config with a typo in one agent still gets its undefined
+ * servers and hosts reported in the same run.
+ *
+ * @module
+ */
+import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
+import type { ValidationIssue } from '../../shared/validation.ts';
+import { NAMESPACE_SEPARATOR } from '../aggregate/naming.ts';
+
+/** Where the worker runs: a pure edge runtime cannot launch processes; all-in-one Node can. */
+export type WorkerRuntime = 'edge' | 'node-all-in-one';
+
+type Raw = Record<string, unknown>;
+
+function asRecord(value: unknown): Raw | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Raw) : undefined;
+}
+
+function asArray(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** Every cross-field problem of a config, as `path: message`. */
+export function crossCheckWorkerConfig(
+  input: unknown,
+  servers: Readonly<Record<string, { executor: ConnectionDescriptor }>>,
+  runtime: WorkerRuntime,
+): ValidationIssue[] {
+  const root = asRecord(input) ?? {};
+  const issues: ValidationIssue[] = [];
+  const definedServers = new Set(Object.keys(asRecord(root.servers) ?? {}));
+  const definedHosts = new Set<string>();
+
+  // Hosts: unique entity ids.
+  asArray(root.hosts).forEach((host, i) => {
+    const id = asRecord(host)?.['entity-id'];
+    if (typeof id !== 'string') return;
+    if (definedHosts.has(id)) issues.push({ path: `hosts[${i}].entity-id`, message: `duplicate host "${id}"` });
+    definedHosts.add(id);
+  });
+
+  // Agents: unique names and tokens, servers defined and listed once.
+  const names = new Map<string, number>();
+  const tokens = new Map<string, number>();
+  asArray(root.agents).forEach((agent, i) => {
+    const a = asRecord(agent);
+    if (a === undefined) return;
+    if (typeof a.name === 'string') {
+      const first = names.get(a.name);
+      if (first !== undefined) issues.push({ path: `agents[${i}].name`, message: `duplicate agent name "${a.name}": agents[${first}] has it too` });
+      else names.set(a.name, i);
+    }
+    const token = a['token-sha256'];
+    if (typeof token === 'string') {
+      const first = tokens.get(token.toLowerCase());
+      if (first !== undefined) issues.push({ path: `agents[${i}].token-sha256`, message: `same token hash as agents[${first}]: each agent needs its own token` });
+      else tokens.set(token.toLowerCase(), i);
+    }
+    const listed = new Set<string>();
+    asArray(a.servers).forEach((server, j) => {
+      if (typeof server !== 'string') return;
+      if (!definedServers.has(server)) issues.push({ path: `agents[${i}].servers[${j}]`, message: `unknown server "${server}": define it under "servers"` });
+      if (listed.has(server)) issues.push({ path: `agents[${i}].servers[${j}]`, message: `server "${server}" is listed twice` });
+      listed.add(server);
+    });
+  });
+
+  // Servers: namespacing-safe names, bindings to defined hosts, runtime-specific bindings.
+  for (const name of definedServers) {
+    if (name.includes(NAMESPACE_SEPARATOR)) {
+      issues.push({ path: `servers.${name}`, message: `server names must not contain "${NAMESPACE_SEPARATOR}": /mcp uses it to separate the server from the tool name` });
+    }
+  }
+  for (const [name, { executor }] of Object.entries(servers)) {
+    issues.push(...checkTopLevel(executor, `servers.${name}.executor`, definedHosts, runtime));
+  }
+  return issues;
+}
+
+/** A server's bound descriptor: the outer level reaches a host, its inner target runs there. */
+function checkTopLevel(d: ConnectionDescriptor, path: string, hosts: ReadonlySet<string>, runtime: WorkerRuntime): ValidationIssue[] {
+  if (d.type === 'local') {
+    if (runtime === 'edge') {
+      return [{
+        path,
+        message:
+          'a top-level {"type":"local"} server runs inside the worker process, which needs the all-in-one Node mode (`switchyard start`); ' +
+          'on an edge runtime bind it to a host instead: {"type":"user-computer-profile","entity-id":"<host>","target":{"type":"local"}}',
+      }];
+    }
+    return [];
+  }
+  if (d.type === 'http') return [];
+  const issues: ValidationIssue[] = [];
+  if (!hosts.has(d['entity-id'])) {
+    issues.push({ path: `${path}.entity-id`, message: `unknown host "${d['entity-id']}": add it to "hosts"` });
+  }
+  const target = d.target;
+  if (target !== undefined && target.type !== 'local' && target.type !== 'http') {
+    issues.push({ path: `${path}.target.type`, message: `a host can run "local" or reach "http", not "${target.type}"` });
+  }
+  return issues;
+}

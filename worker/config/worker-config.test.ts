@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import { ValidationError } from '../../shared/validation.ts';
+import { DEFAULT_SESSION_IDLE_SECONDS, parseWorkerConfig, parseWorkerConfigText } from './worker-config.ts';
+
+const HASH = 'a'.repeat(64);
+const HASH2 = 'b'.repeat(64);
+const REVISION = `sha256:${'c'.repeat(64)}`;
+
+function designExample(): Record<string, unknown> {
+  return {
+    agents: [{
+      name: 'alice',
+      'token-sha256': HASH,
+      servers: ['everything', 'files', 'docs'],
+      'trust-context': { 'trust-profile-ref': 'workspace', 'trust-profile-revision': REVISION, containment: 'required' },
+    }],
+    hosts: [{ 'entity-id': 'alice-laptop', 'secret-sha256': HASH2 }],
+    servers: {
+      everything: { executor: { type: 'user-computer-profile', 'entity-id': 'alice-laptop', target: { type: 'local' } } },
+      files: { executor: { type: 'reverse-http', 'entity-id': 'alice-laptop' } },
+      docs: { executor: { type: 'http', url: 'https://docs.example.com/mcp' } },
+    },
+  };
+}
+
+function issuesOf(input: unknown, runtime: 'edge' | 'node-all-in-one' = 'edge'): string[] {
+  try {
+    parseWorkerConfig(input, { runtime });
+  } catch (error) {
+    if (error instanceof ValidationError) return error.issues.map((i) => `${i.path}: ${i.message}`);
+    throw error;
+  }
+  return [];
+}
+
+describe('worker config', () => {
+  it('accepts the DESIGN §4 example and fills the defaults', () => {
+    const config = parseWorkerConfig(designExample(), { runtime: 'edge' });
+    expect(config.agents[0]!.name).toBe('alice');
+    expect(config.servers.everything!.executor).toEqual({ type: 'user-computer-profile', 'entity-id': 'alice-laptop', target: { type: 'local' } });
+    expect(config['session-idle-seconds']).toBe(DEFAULT_SESSION_IDLE_SECONDS);
+    expect(config['allowed-hosts']).toEqual(['localhost', '127.0.0.1', '[::1]']);
+    expect(config['allowed-origins']).toEqual(['localhost', '127.0.0.1', '[::1]']);
+  });
+
+  it('lowercases hash hex so either case matches', () => {
+    const input = designExample();
+    (input.agents as Array<Record<string, unknown>>)[0]!['token-sha256'] = 'A'.repeat(64);
+    expect(parseWorkerConfig(input, { runtime: 'edge' }).agents[0]!['token-sha256']).toBe(HASH);
+  });
+
+  it('reports every problem at once as path: message, unknown keys included', () => {
+    const input = designExample();
+    input.extra = true;
+    const agent = (input.agents as Array<Record<string, unknown>>)[0]!;
+    agent['token-sha256'] = 'nothex';
+    agent.servers = ['everything', 'ghost'];
+    (input.servers as Record<string, unknown>).files = { executor: { type: 'reverse-http', 'entity-id': 'bob-desktop' } };
+    (input.servers as Record<string, unknown>).bad = { executor: { type: 'ftp' } };
+    const issues = issuesOf(input);
+    expect(issues).toContain('extra: unknown key');
+    expect(issues).toContain('agents[0].token-sha256: must be 64 hex digits (the sha-256 of the secret, e.g. from `sha256sum`)');
+    expect(issues).toContain('agents[0].servers[1]: unknown server "ghost": define it under "servers"');
+    expect(issues).toContain('servers.files.executor.entity-id: unknown host "bob-desktop": add it to "hosts"');
+    expect(issues.some((i) => i.startsWith('servers.bad.executor.type: unknown descriptor type "ftp"'))).toBe(true);
+  });
+
+  it('rejects duplicate agents, tokens, hosts and listed servers', () => {
+    const input = designExample();
+    const agents = input.agents as Array<Record<string, unknown>>;
+    agents.push({ ...agents[0]!, servers: ['docs', 'docs'] });
+    (input.hosts as unknown[]).push({ 'entity-id': 'alice-laptop', 'secret-sha256': HASH });
+    const issues = issuesOf(input);
+    expect(issues).toContain('agents[1].name: duplicate agent name "alice": agents[0] has it too');
+    expect(issues).toContain('agents[1].token-sha256: same token hash as agents[0]: each agent needs its own token');
+    expect(issues).toContain('agents[1].servers[1]: server "docs" is listed twice');
+    expect(issues).toContain('hosts[1].entity-id: duplicate host "alice-laptop"');
+  });
+
+  it('rejects server names that would make namespaced names ambiguous', () => {
+    const input = designExample();
+    (input.servers as Record<string, unknown>)['my__files'] = { executor: { type: 'http', url: 'http://127.0.0.1:1/mcp' } };
+    expect(issuesOf(input)).toContain('servers.my__files: server names must not contain "__": /mcp uses it to separate the server from the tool name');
+  });
+
+  it('rejects a top-level local binding on the edge and accepts it in the all-in-one Node mode', () => {
+    const input = designExample();
+    (input.servers as Record<string, unknown>).memory = { executor: { type: 'local' } };
+    const issues = issuesOf(input, 'edge');
+    expect(issues).toHaveLength(1);
+    expect(issues[0]).toMatch(/^servers\.memory\.executor: a top-level \{"type":"local"\} server runs inside the worker process, which needs the all-in-one Node mode/);
+    expect(issuesOf(input, 'node-all-in-one')).toEqual([]);
+  });
+
+  it('rejects a host descriptor nested as a target', () => {
+    const input = designExample();
+    (input.servers as Record<string, unknown>).hop = {
+      executor: { type: 'user-computer-profile', 'entity-id': 'alice-laptop', target: { type: 'reverse-http', 'entity-id': 'alice-laptop' } },
+    };
+    expect(issuesOf(input)).toContain('servers.hop.executor.target.type: a host can run "local" or reach "http", not "reverse-http"');
+  });
+
+  it('checks the optional fields', () => {
+    const input = {
+      ...designExample(),
+      'allowed-hosts': ['switchyard.example.com', 'bad host'],
+      'allowed-origins': ['https://app.example.com', 'ftp://x'],
+      'session-idle-seconds': 0,
+      'request-timeout-seconds': -1,
+      'admin-token-sha256': 'xyz',
+    };
+    const issues = issuesOf(input);
+    expect(issues).toContain('allowed-hosts[1]: must be a host name, optionally with ":port"');
+    expect(issues).toContain('allowed-origins[1]: must be an origin like "https://app.example.com" or a host name');
+    expect(issues.some((i) => i.startsWith('session-idle-seconds: '))).toBe(true);
+    expect(issues.some((i) => i.startsWith('request-timeout-seconds: '))).toBe(true);
+    expect(issues.some((i) => i.startsWith('admin-token-sha256: '))).toBe(true);
+  });
+
+  it('reports a trust context missing its revision and an unknown containment value', () => {
+    const input = designExample();
+    (input.agents as Array<Record<string, unknown>>)[0]!['trust-context'] = { 'trust-profile-ref': 'workspace', containment: 'sometimes' };
+    const issues = issuesOf(input);
+    expect(issues.some((i) => i.startsWith('agents[0].trust-context.trust-profile-revision: '))).toBe(true);
+    expect(issues.some((i) => i.startsWith('agents[0].trust-context.containment: '))).toBe(true);
+  });
+
+  it('still cross-checks servers and hosts when another part is malformed', () => {
+    const input = designExample();
+    input.hosts = 'nope';
+    const issues = issuesOf(input);
+    expect(issues.some((i) => i.startsWith('hosts: '))).toBe(true);
+    expect(issues).toContain('servers.files.executor.entity-id: unknown host "alice-laptop": add it to "hosts"');
+  });
+
+  it('reports JSON syntax errors as a root problem', () => {
+    expect(() => parseWorkerConfigText('{"agents":', { runtime: 'edge' })).toThrow(/^Invalid worker config: \(root\): not valid JSON/);
+  });
+});

@@ -1,0 +1,156 @@
+/**
+ * The worker config (DESIGN §4): agents with their token hash, allowed servers and trust context;
+ * hosts with their secret hash; servers bound to a connection descriptor.
+ *
+ * Parsing collects every problem as `path: message` in one `ValidationError`: the zod shape first,
+ * then each server's descriptor (parsed by the shared descriptor parser), then the cross-checks
+ * in `config-checks.ts` (undefined servers and hosts, duplicates, runtime-specific bindings).
+ * Cross-checks run even when the shape has problems, over whatever is well-formed, so one run
+ * reports everything.
+ *
+ * @module
+ */
+import { z } from 'zod';
+import { parseConnectionDescriptor, type ConnectionDescriptor } from '../../shared/descriptors.ts';
+import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema, EntityIdSchema } from '../../shared/names.ts';
+import { issuesFromZod, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
+import { crossCheckWorkerConfig, type WorkerRuntime } from './config-checks.ts';
+import { DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS, HOST_PATTERN, ORIGIN_PATTERN } from '../auth/host-origin.ts';
+
+export type { WorkerRuntime } from './config-checks.ts';
+
+export const DEFAULT_SESSION_IDLE_SECONDS = 900;
+
+const Sha256HexSchema = z
+  .string()
+  .regex(/^[0-9A-Fa-f]{64}$/, 'must be 64 hex digits (the sha-256 of the secret, e.g. from `sha256sum`)')
+  .transform((s) => s.toLowerCase());
+
+export { AgentNameSchema };
+
+export const TrustContextSchema = z.strictObject({
+  'trust-profile-ref': ProfileRefSchema.describe('Trust profile on the launch host: trust-profiles/<ref>.json'),
+  'trust-profile-revision': RevisionSchema.describe('Expected revision; a changed profile is refused (trust-profile-stale)'),
+  'containment': z
+    .enum(['required', 'none'])
+    .optional()
+    .describe('"required": never run this agent\'s servers uncontained (edge-direct http is refused)'),
+});
+
+export const AgentSchema = z.strictObject({
+  'name': AgentNameSchema.describe('Agent name, shown in logs and sent to sidecars'),
+  'token-sha256': Sha256HexSchema.describe('sha-256 hex of the bearer token the agent presents'),
+  'servers': z.array(z.string()).describe('Servers this agent may use; each must be defined under "servers"'),
+  'trust-context': TrustContextSchema.optional().describe('Trust profile for this agent; absent means unconstrained'),
+});
+
+export const HostSchema = z.strictObject({
+  'entity-id': EntityIdSchema.describe('Host id a sidecar links as'),
+  'secret-sha256': Sha256HexSchema.describe('sha-256 hex of the host secret the sidecar presents'),
+});
+
+export const ServerEntrySchema = z.strictObject({
+  executor: z.unknown().describe('Connection descriptor: where this server runs'),
+});
+
+export const WorkerConfigSchema = z.strictObject({
+  'agents': z.array(AgentSchema).describe('Agents that may connect, by bearer token'),
+  'hosts': z.array(HostSchema).default([]).describe('Hosts whose sidecars may link'),
+  'servers': z.record(z.string(), ServerEntrySchema).describe('Servers by name, each bound to a descriptor'),
+  'allowed-hosts': z
+    .array(z.string().regex(HOST_PATTERN, 'must be a host name, optionally with ":port"'))
+    .default([...DEFAULT_ALLOWED_HOSTS])
+    .describe('Host header values accepted (DNS-rebinding protection); loopback names by default'),
+  'allowed-origins': z
+    .array(z.string().regex(ORIGIN_PATTERN, 'must be an origin like "https://app.example.com" or a host name'))
+    .default([...DEFAULT_ALLOWED_ORIGINS])
+    .describe('Origin header values accepted from browsers; loopback names by default'),
+  'session-idle-seconds': z
+    .number()
+    .int()
+    .positive()
+    .default(DEFAULT_SESSION_IDLE_SECONDS)
+    .describe('An agent session idle this long is closed, with its server processes'),
+  'request-timeout-seconds': z
+    .number()
+    .positive()
+    .optional()
+    .describe('Longest wait for opening a server and for one request (on /servers/<name>/mcp only when set)'),
+  'admin-token-sha256': Sha256HexSchema.optional().describe('sha-256 hex of a token that sees the full /healthz'),
+});
+
+type Shape = z.infer<typeof WorkerConfigSchema>;
+export type TrustContext = z.infer<typeof TrustContextSchema>;
+export type AgentEntry = z.infer<typeof AgentSchema>;
+export type HostEntry = z.infer<typeof HostSchema>;
+export interface ServerEntry {
+  executor: ConnectionDescriptor;
+}
+export type WorkerConfig = Omit<Shape, 'servers'> & { servers: Record<string, ServerEntry> };
+
+export interface ParseWorkerConfigOptions {
+  runtime: WorkerRuntime;
+}
+
+/** Validates a worker config object; throws `ValidationError` listing every problem. */
+export function parseWorkerConfig(input: unknown, options: ParseWorkerConfigOptions): WorkerConfig {
+  const issues: ValidationIssue[] = [];
+  const shape = WorkerConfigSchema.safeParse(input, { error: requiredMessage });
+  if (!shape.success) issues.push(...issuesFromZod(shape.error));
+
+  const servers: Record<string, ServerEntry> = {};
+  const rawServers = recordAt(input, 'servers');
+  for (const [name, entry] of Object.entries(rawServers)) {
+    const nameCheck = ServerNameSchema.safeParse(name);
+    if (!nameCheck.success) issues.push(...issuesFromZod(nameCheck.error, `servers.${name}`));
+    const executor = recordOrUndefined(entry)?.executor;
+    if (executor === undefined) {
+      if (recordOrUndefined(entry) !== undefined) issues.push({ path: `servers.${name}.executor`, message: 'is required' });
+      continue;
+    }
+    try {
+      servers[name] = { executor: parseConnectionDescriptor(executor, `servers.${name}.executor`) };
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      issues.push(...error.issues);
+    }
+  }
+
+  issues.push(...crossCheckWorkerConfig(input, servers, options.runtime));
+  if (issues.length > 0 || !shape.success) throw new ValidationError('worker config', dedupe(issues));
+  return { ...shape.data, servers };
+}
+
+/** Parses config text (JSON); a syntax error is reported as one `(root)` problem. */
+export function parseWorkerConfigText(text: string, options: ParseWorkerConfigOptions): WorkerConfig {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ValidationError('worker config', [{ path: '(root)', message: `not valid JSON: ${(error as Error).message}` }]);
+  }
+  return parseWorkerConfig(json, options);
+}
+
+/** A missing key reads "is required" instead of zod's "expected string, received undefined". */
+function requiredMessage(issue: { code: string; input?: unknown; expected?: unknown }): string | undefined {
+  return issue.code === 'invalid_type' && issue.input === undefined ? `is required (${String(issue.expected)})` : undefined;
+}
+
+function recordOrUndefined(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function recordAt(value: unknown, key: string): Record<string, unknown> {
+  return recordOrUndefined(recordOrUndefined(value)?.[key]) ?? {};
+}
+
+function dedupe(issues: readonly ValidationIssue[]): ValidationIssue[] {
+  const seen = new Set<string>();
+  return issues.filter((i) => {
+    const key = `${i.path}\u0000${i.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}

@@ -1,0 +1,61 @@
+/**
+ * `/servers/:name/mcp`: one server, passed through unchanged (Streamable HTTP, sessions).
+ *
+ * On the agent's `initialize`, the server's bound descriptor goes to the router with the agent's
+ * trust context and the new session id; the channel it returns is bridged raw to the agent by a
+ * `PassthroughSession`. A router refusal (host-offline, unsupported-policy, trust-profile-stale,
+ * …) is answered at once with the HTTP status of its reason and a JSON-RPC error carrying
+ * `data.reason`. A server the agent may not use answers exactly like one that does not exist
+ * (404 `server-not-found`), so agents cannot probe for other agents' servers.
+ *
+ * @module
+ */
+import type { Handler } from 'hono';
+import { WireError } from '../../shared/errors.ts';
+import type { AgentVariables } from '../auth/agent-auth.ts';
+import { connectionFor, openChannel, trustFor, type ChannelRouter } from '../routing/channel-router.ts';
+import type { WorkerConfig } from '../config/worker-config.ts';
+import type { WorkerLogger } from '../log.ts';
+import { PassthroughSession } from './passthrough-session.ts';
+import type { SessionTable } from '../sessions/session-table.ts';
+import { handleSessionRequest, jsonRpcErrorResponse } from '../sessions/session-route.ts';
+
+export interface ServerPassthroughDeps {
+  config: WorkerConfig;
+  router: ChannelRouter;
+  sessions: SessionTable;
+  log: WorkerLogger;
+  /** Longest wait for the router to open the server. */
+  openTimeoutMs: number;
+  /** Longest wait for the server's answer to one request (`request-timeout-seconds`); none when absent. */
+  requestTimeoutMs?: number;
+}
+
+/** Answer for a server that is unknown or not allowed for this agent; the two are indistinguishable. */
+export function serverNotFound(name: string, allowed: readonly string[]): WireError {
+  const list = allowed.length === 0 ? 'none' : allowed.join(', ');
+  return new WireError('server-not-found', `Server "${name.slice(0, 64)}" not found: this agent may use ${list}`);
+}
+
+export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Handler<{ Variables: AgentVariables }> {
+  return async function serverPassthrough(c) {
+    const agent = c.get('agent');
+    const name = c.req.param('name') ?? '';
+    const entry = Object.hasOwn(deps.config.servers, name) ? deps.config.servers[name] : undefined;
+    if (entry === undefined || !agent.servers.includes(name)) {
+      return jsonRpcErrorResponse(c, null, serverNotFound(name, agent.servers));
+    }
+    return handleSessionRequest(c, agent, `server:${name}`, deps, async ({ sessionId }) => {
+      const channel = await openChannel(deps.router, entry.executor, connectionFor(agent, name, sessionId), trustFor(agent), deps.openTimeoutMs);
+      return new PassthroughSession({
+        id: sessionId,
+        agent: agent.name,
+        server: name,
+        channel,
+        log: deps.log.child({ agent: agent.name }),
+        onClosed: (session) => deps.sessions.remove(session.id),
+        ...(deps.requestTimeoutMs !== undefined ? { requestTimeoutMs: deps.requestTimeoutMs } : {}),
+      });
+    });
+  };
+}

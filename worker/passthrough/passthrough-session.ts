@@ -1,0 +1,264 @@
+/**
+ * PassthroughSession: one agent session of `/servers/:name/mcp`, bridged raw to one upstream
+ * channel. The agent faces an SDK `WebStandardStreamableHTTPServerTransport` (sessions, SSE,
+ * resumable framing done by the SDK); every JSON-RPC message is passed on unchanged both ways, so
+ * the agent sees the server exactly as it is, including its own `initialize` result.
+ *
+ * The one decision this file makes is which SSE stream a server→client message travels on:
+ * - responses: by their id (the transport does this);
+ * - `notifications/progress`: the stream of the request that carried that progress token;
+ * - other notifications and server requests (logging, sampling, elicitation, roots): the stream of
+ *   the most recent agent request still in flight (a server sends these while handling a
+ *   request), else the standalone GET stream.
+ *
+ * When the upstream channel ends (host offline, server exited), every request still in flight gets
+ * a JSON-RPC error carrying `data.reason`, and the session closes: the agent must initialize again.
+ *
+ * Per-request deadline (`requestTimeoutMs`, the worker's `request-timeout-seconds`; off unless that
+ * is set, since long tools exist and a timer per request is hot-path cost): a request the
+ * server has not answered in time gets a `request-timeout` error, and the server is sent
+ * `notifications/cancelled` for it, so a hung server cannot hold an agent's call (or a session's
+ * process, through the idle sweep's busy rule) forever. A progress notification for the request
+ * restarts its deadline, as on `/mcp`, so long tools that report progress are not cut off. A
+ * timed-out `initialize` also closes the session: nothing can follow a failed initialize, and
+ * closing ends the server process at once instead of at idle expiry.
+ *
+ * Hot path (profiled with `npm run bench -- --profile`): a POST body is read in one
+ * `Request.text()` and handed to the SDK as `parsedBody`, and messages are classified by shape
+ * rather than with the SDK's zod type guards; see `#post` and `isRequest`/`isResponse`.
+ *
+ * @module
+ */
+import { SessionEventStore } from './session-event-store.ts';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { JSONRPCErrorResponse, JSONRPCMessage, JSONRPCRequest, JSONRPCResultResponse, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
+import type { ChannelCloseInfo, MessageChannel } from '../../shared/message-channel.ts';
+import type { WorkerLogger } from '../log.ts';
+import type { AgentSession } from '../sessions/session-table.ts';
+
+/** The SDK transport's own body limit (`DEFAULT_MAX_REQUEST_BODY_SIZE`, 4 MiB); larger bodies are its business. */
+const MAX_PREREAD_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Structural twins of the SDK's `isJSONRPCRequest` / `isJSONRPCResultResponse` /
+ * `isJSONRPCErrorResponse`, which each run a zod `safeParse` of the whole message (0.2 µs in a
+ * hot loop, 15–20 µs for the first check of a fresh message in the worker's CPU profile). Agent
+ * messages were already validated by the SDK transport; server messages are checked by the SDK
+ * again when sent to the agent, so routing needs only the shape: a request has `method` and `id`,
+ * a response has no `method`, a `result` or `error` object, and a string or number id when it has
+ * one. (For server messages this saves nothing yet: the SDK's `send()` runs the same guard on the
+ * same message, and the first-check cost moved there in the profile.)
+ */
+function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
+  return 'method' in message && 'id' in message;
+}
+
+function isResponse(message: JSONRPCMessage): message is JSONRPCResultResponse | JSONRPCErrorResponse {
+  if ('method' in message) return false;
+  const m = message as { id?: unknown; result?: unknown; error?: unknown };
+  const id = m.id;
+  if (id !== undefined && typeof id !== 'string' && typeof id !== 'number') return false;
+  return (typeof m.result === 'object' && m.result !== null && id !== undefined) || (typeof m.error === 'object' && m.error !== null);
+}
+
+export interface PassthroughSessionOptions {
+  id: string;
+  agent: string;
+  server: string;
+  channel: MessageChannel;
+  log: WorkerLogger;
+  /** Called once when the session has closed, for whatever reason. */
+  onClosed: (session: PassthroughSession) => void;
+  /** Longest wait for the server's answer to one agent request (progress restarts it); none when absent. */
+  requestTimeoutMs?: number;
+}
+
+export class PassthroughSession implements AgentSession {
+  readonly id: string;
+  readonly agent: string;
+  readonly route: string;
+  readonly servers: readonly string[];
+  readonly #server: string;
+  readonly #channel: MessageChannel;
+  readonly #transport: WebStandardStreamableHTTPServerTransport;
+  readonly #log: WorkerLogger;
+  readonly #onClosed: (session: PassthroughSession) => void;
+  /** Agent requests awaiting the server's response, oldest first. */
+  readonly #inFlight = new Map<RequestId, true>();
+  readonly #progress = new Map<string | number, RequestId>();
+  readonly #requestTimeoutMs: number | undefined;
+  /** Deadline timers of in-flight requests, with their method for the error message. */
+  readonly #deadlines = new Map<RequestId, { timer: ReturnType<typeof setTimeout>; method: string }>();
+  /** Requests answered with `request-timeout`: the server's late answer is dropped. */
+  readonly #timedOut = new Set<RequestId>();
+  #closed = false;
+
+  constructor(options: PassthroughSessionOptions) {
+    this.id = options.id;
+    this.agent = options.agent;
+    this.#server = options.server;
+    this.route = `server:${options.server}`;
+    this.servers = [options.server];
+    this.#channel = options.channel;
+    this.#log = options.log.child({ session: options.id, server: options.server });
+    this.#onClosed = options.onClosed;
+    this.#requestTimeoutMs = options.requestTimeoutMs;
+    this.#transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => options.id,
+      // Resumable streams, as the server itself offers them: a dropped SSE stream loses nothing.
+      eventStore: new SessionEventStore(),
+      onsessionclosed: () => this.close('closed by the agent'),
+    });
+    this.#transport.onmessage = (message) => this.#fromAgent(message);
+    this.#transport.onclose = () => void this.close('transport closed');
+    this.#channel.onmessage = (message) => this.#fromServer(message);
+    this.#channel.onclose = (info) => void this.#upstreamClosed(info);
+    this.#channel.start();
+  }
+
+  get channelCount(): number {
+    return this.#channel.closed ? 0 : 1;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  handle(request: Request, parsedBody?: unknown): Promise<Response> {
+    if (parsedBody === undefined && request.method === 'POST') return this.#post(request);
+    return this.#transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+  }
+
+  /**
+   * Reads a POST body in one `Request.text()` and gives the SDK the parsed JSON. The SDK's own
+   * reader pulls the body through a stream reader chunk by chunk (`getReader`, `read`,
+   * `releaseLock`): about 18 µs per request under `Deno.serve` against 4 µs for `text()`, a single
+   * native read (measured for a tools/call body). Only bodies with a declared length within the
+   * SDK's own limit are read here; anything else, and a body that is not JSON, goes to the SDK as
+   * it came (rebuilt from the text), so its answers (413, parse error) stay exactly the SDK's.
+   */
+  async #post(request: Request): Promise<Response> {
+    const length = Number(request.headers.get('content-length') ?? Number.NaN);
+    if (!(length <= MAX_PREREAD_BYTES)) return this.#transport.handleRequest(request);
+    const text = await request.text();
+    let parsedBody: unknown;
+    try {
+      parsedBody = JSON.parse(text);
+    } catch {
+      return this.#transport.handleRequest(new Request(request.url, { method: 'POST', headers: request.headers, body: text }));
+    }
+    return this.#transport.handleRequest(request, { parsedBody });
+  }
+
+  async close(why = 'closed'): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#log.debug('Passthrough session closing', { why });
+    for (const { timer } of this.#deadlines.values()) clearTimeout(timer);
+    this.#deadlines.clear();
+    this.#onClosed(this);
+    await this.#channel.close().catch(() => {});
+    await this.#transport.close().catch(() => {});
+  }
+
+  #fromAgent(message: JSONRPCMessage): void {
+    if (isRequest(message)) {
+      if (this.#timedOut.size > 0) this.#timedOut.delete(message.id); // a reused id: its next answer belongs to this request
+      this.#inFlight.set(message.id, true);
+      const token = (message.params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
+      if (typeof token === 'string' || typeof token === 'number') this.#progress.set(token, message.id);
+      this.#armDeadline(message.id, message.method);
+    }
+    this.#channel.send(message).catch((error: unknown) => {
+      if (!isRequest(message)) return;
+      const wire = error instanceof WireError ? error : new WireError('server-exited', `Server "${this.#server}" is no longer connected`);
+      this.#answer(message.id, wire);
+    });
+  }
+
+  #fromServer(message: JSONRPCMessage): void {
+    if (isResponse(message)) {
+      if (this.#timedOut.size > 0 && message.id !== undefined && this.#timedOut.delete(message.id)) return; // already answered with request-timeout
+      if (message.id !== undefined) this.#settle(message.id);
+      this.#transport.send(message).catch((error: unknown) => this.#log.debug('Response not delivered: the agent left', { error }));
+      return;
+    }
+    const related = this.#relatedRequest(message);
+    const send = related === undefined ? this.#transport.send(message) : this.#transport.send(message, { relatedRequestId: related });
+    send.catch(() => this.#transport.send(message)).catch((error: unknown) => this.#log.debug('Server message not delivered', { error }));
+  }
+
+  #relatedRequest(message: JSONRPCMessage): RequestId | undefined {
+    if (!('method' in message)) return undefined;
+    if (message.method === 'notifications/progress') {
+      const token = (message.params as { progressToken?: unknown } | undefined)?.progressToken;
+      const id = typeof token === 'string' || typeof token === 'number' ? this.#progress.get(token) : undefined;
+      if (id !== undefined && this.#inFlight.has(id)) {
+        const deadline = this.#deadlines.get(id);
+        if (deadline !== undefined) this.#armDeadline(id, deadline.method);
+        return id;
+      }
+    }
+    let latest: RequestId | undefined;
+    for (const id of this.#inFlight.keys()) latest = id;
+    return latest;
+  }
+
+  /** (Re)starts the deadline of request `id`; a no-op without `requestTimeoutMs`. */
+  #armDeadline(id: RequestId, method: string): void {
+    const ms = this.#requestTimeoutMs;
+    if (ms === undefined) return;
+    const previous = this.#deadlines.get(id);
+    if (previous !== undefined) clearTimeout(previous.timer);
+    const timer = setTimeout(() => void this.#expire(id, method, ms), ms);
+    this.#deadlines.set(id, { timer, method });
+  }
+
+  async #expire(id: RequestId, method: string, ms: number): Promise<void> {
+    if (this.#closed || !this.#inFlight.has(id)) return;
+    this.#timedOut.add(id);
+    const seconds = Math.round(ms / 100) / 10;
+    this.#log.info('Request timed out', { method, seconds });
+    if (method !== 'initialize') {
+      // MCP forbids cancelling initialize; the session closes below instead.
+      this.#channel
+        .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: `No answer within ${seconds} s` } })
+        .catch(() => {});
+    }
+    const error = new WireError(
+      'request-timeout',
+      `Server "${this.#server}" did not answer "${method.slice(0, 64)}" within ${seconds} s; the request was cancelled${method === 'initialize' ? ' and the session closed' : ''}`,
+      { detail: { server: this.#server } },
+    );
+    await this.#answer(id, error);
+    if (method === 'initialize') await this.close('initialize timed out');
+  }
+
+  #settle(id: RequestId): void {
+    if (this.#deadlines.size > 0) {
+      const deadline = this.#deadlines.get(id);
+      if (deadline !== undefined) clearTimeout(deadline.timer);
+      this.#deadlines.delete(id);
+    }
+    this.#inFlight.delete(id);
+    if (this.#progress.size === 0) return;
+    for (const [token, requestId] of this.#progress) if (requestId === id) this.#progress.delete(token);
+  }
+
+  #answer(id: RequestId, error: WireError): Promise<void> {
+    this.#settle(id);
+    return this.#transport.send(jsonRpcErrorBody(id, error) as JSONRPCMessage).catch(() => {});
+  }
+
+  async #upstreamClosed(info: ChannelCloseInfo): Promise<void> {
+    if (this.#closed) return;
+    const error = new WireError(
+      info.reason ?? 'server-exited',
+      `Server "${this.#server}" ended the session${info.message !== undefined ? `: ${info.message}` : ''}; initialize a new session to retry`,
+    );
+    this.#log.info('Upstream channel closed', { reason: error.reason });
+    await Promise.all([...this.#inFlight.keys()].map((id) => this.#answer(id, error)));
+    await this.close('upstream closed');
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * ExecutorTargetRouter: turns a server's bound connection descriptor into a message channel. It
+ * is the production consumer of the descriptor (upstream G8): the descriptor goes straight in,
+ * with no intermediate schema.
+ *
+ * - `user-computer-profile` / `reverse-http`: the outer part names the host, the inner `target`
+ *   is what runs there. The router opens a channel on that host's link with an
+ *   McpConnectionRequest carrying references only (server name, trust profile ref + revision).
+ * - `http` (edge-direct): proxied from the worker with the SDK's Streamable HTTP client. When the
+ *   agent's trust context requires containment this is refused with `unsupported-policy` before
+ *   any request leaves the worker: there is no process to sandbox.
+ * - `local`: only the all-in-one mode has a local host; it injects `localHost`.
+ *
+ * Nesting deeper than host → target (a host descriptor inside a target) is refused for now.
+ *
+ * @module
+ */
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { parseMcpConnectionRequestOrWireError, type InnerTarget, type McpConnection, type McpConnectionRequest } from '../../shared/connection-request.ts';
+import { innerTargetOf, type ConnectionDescriptor, type HttpDescriptor } from '../../shared/descriptors.ts';
+import { WireError } from '../../shared/errors.ts';
+import type { MessageChannel } from '../../shared/message-channel.ts';
+import { TransportChannel } from '../../shared/transport-channel.ts';
+import type { ChannelTrust } from './channel-router.ts';
+import type { HostLinkRegistry } from '../link/host-link-registry.ts';
+
+export interface ExecutorTargetRouterOptions {
+  registry: HostLinkRegistry;
+  /** The all-in-one mode's in-process host, for servers bound to `{"type":"local"}`. */
+  localHost?: (request: McpConnectionRequest) => Promise<MessageChannel>;
+  /** Fetch for edge-direct HTTP servers; the runtime's global `fetch` by default. */
+  fetch?: FetchLike;
+  /** Transport errors of edge-direct servers that do not end the channel (for the worker log). */
+  onHttpError?: (serverName: string, error: Error) => void;
+}
+
+export class ExecutorTargetRouter {
+  readonly #options: ExecutorTargetRouterOptions;
+
+  constructor(options: ExecutorTargetRouterOptions) {
+    this.#options = options;
+  }
+
+  /** Opens a channel to `connection['server-name']` as bound by `descriptor`. Rejects with a `WireError`. */
+  async open(descriptor: ConnectionDescriptor, connection: McpConnection, trust: ChannelTrust = {}): Promise<MessageChannel> {
+    const name = connection['server-name'];
+    switch (descriptor.type) {
+      case 'user-computer-profile':
+      case 'reverse-http': {
+        const target = hostTarget(innerTargetOf(descriptor), name);
+        const { target: _ignored, ...rest } = connection;
+        const request = parseMcpConnectionRequestOrWireError({
+          type: 'mcp',
+          connection: target.type === 'local' ? rest : { ...rest, target },
+        });
+        return this.#options.registry.openChannel(descriptor['entity-id'], request);
+      }
+      case 'http':
+        if (trust.containment === 'required') {
+          throw new WireError(
+            'unsupported-policy',
+            `Server "${name}" is an edge-direct HTTP server, but the agent's trust profile requires containment: no process exists to sandbox; bind the server to a host instead`,
+            { detail: { server: name } },
+          );
+        }
+        return this.#openHttp(descriptor, name);
+      case 'local': {
+        const localHost = this.#options.localHost;
+        if (localHost === undefined) {
+          throw new WireError(
+            'host-offline',
+            `Server "${name}" is bound to {"type":"local"}, but this worker has no local host: bind it to a host with user-computer-profile, or run the all-in-one mode`,
+            { detail: { server: name } },
+          );
+        }
+        const { target: _ignored, ...rest } = connection;
+        return localHost(parseMcpConnectionRequestOrWireError({ type: 'mcp', connection: rest }));
+      }
+    }
+  }
+
+  async #openHttp(descriptor: HttpDescriptor, name: string): Promise<MessageChannel> {
+    const transport = new StreamableHTTPClientTransport(new URL(descriptor.url), {
+      ...(descriptor.headers ? { requestInit: { headers: descriptor.headers } } : {}),
+      ...(this.#options.fetch ? { fetch: this.#options.fetch } : {}),
+    });
+    const onHttpError = this.#options.onHttpError;
+    return TransportChannel.open(transport, onHttpError ? { onerror: (error) => onHttpError(name, error) } : {});
+  }
+}
+
+/** The inner target sent to a host; a host descriptor nested inside a target is not supported yet. */
+function hostTarget(target: ConnectionDescriptor, name: string): InnerTarget {
+  if (target.type === 'local') return { type: 'local' };
+  if (target.type === 'http') return { type: 'http', url: target.url, ...(target.headers ? { headers: target.headers } : {}) };
+  throw new WireError(
+    'invalid-request',
+    `Server "${name}" nests a "${target.type}" descriptor inside a host's target: hops through a second host are not supported yet; bind the server to the last host directly`,
+    { detail: { server: name } },
+  );
+}

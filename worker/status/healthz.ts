@@ -1,0 +1,85 @@
+/**
+ * `/healthz`: liveness for anyone, details for those entitled to them.
+ *
+ * - No `Authorization` header: `{"ok":true}` only, so a load balancer can probe without a secret
+ *   and an anonymous caller learns no host or server names.
+ * - The admin token (`admin-token-sha256`): every host (linked or not, since when, open channels),
+ *   every server with its binding and state, and the number of agent sessions.
+ * - An agent token: the same shape limited to that agent's servers, the hosts they are bound to,
+ *   and that agent's sessions (an agent never learns of other agents' servers).
+ * - A wrong token: 401, like every agent route, so a typo is not mistaken for a healthy answer.
+ *
+ * A server's `binding` is `edge-direct` (top-level http), `host:<entity-id>` or `local` (the
+ * all-in-one mode's in-process host); its `state` is `available`, `host-offline` (its host has no
+ * live link), or for an agent, `unsupported-policy` when its trust context requires containment
+ * and the server is edge-direct.
+ *
+ * For the status page at `/`, the report also carries `viewer`, `recentErrors` and, for the admin,
+ * `sessionGroups` (see `status/status-report.ts`).
+ *
+ * @module
+ */
+import type { Handler } from 'hono';
+import { hostOf } from '../../shared/descriptors.ts';
+import { bearerTokenOf, matchTokenHash, unauthorizedResponse } from '../auth/agent-auth.ts';
+import type { AgentEntry, WorkerConfig } from '../config/worker-config.ts';
+import type { HostLinkStatus } from '../link/host-link-registry.ts';
+import type { SessionTable } from '../sessions/session-table.ts';
+import type { RecentErrors } from './recent-errors.ts';
+import { statusDetails } from './status-report.ts';
+
+export interface HealthzDeps {
+  config: WorkerConfig;
+  sessions: SessionTable;
+  /** Host link states; absent when this worker has no link endpoint (e.g. unit tests). */
+  hostStatus?: () => HostLinkStatus[];
+  /** Recent failures, reported as `recentErrors` (see `status/status-report.ts`). */
+  recentErrors?: RecentErrors;
+  clock?: () => Date;
+}
+
+export interface ServerHealth {
+  name: string;
+  binding: string;
+  state: 'available' | 'host-offline' | 'unsupported-policy';
+}
+
+export function createHealthzHandler(deps: HealthzDeps): Handler {
+  return async function healthz(c) {
+    const header = c.req.header('authorization');
+    if (header === undefined) return c.json({ ok: true });
+    const token = bearerTokenOf(header);
+    if (token === null) return unauthorizedResponse(c, false);
+    const admin = deps.config['admin-token-sha256'];
+    const agents = deps.config.agents;
+    const index = await matchTokenHash(token, [...agents.map((a) => a['token-sha256']), ...(admin !== undefined ? [admin] : [])]);
+    if (index === -1) return unauthorizedResponse(c, true);
+    const agent = index < agents.length ? agents[index]! : null;
+    return c.json(healthReport(deps, agent));
+  };
+}
+
+/** The detailed report, for the admin (`agent` null) or one agent. */
+export function healthReport(deps: HealthzDeps, agent: AgentEntry | null) {
+  const hosts = deps.hostStatus?.() ?? deps.config.hosts.map((h) => ({ 'entity-id': h['entity-id'], linked: false, since: null, channels: 0 }));
+  const linked = new Map(hosts.map((h) => [h['entity-id'], h.linked]));
+  const names = agent === null ? Object.keys(deps.config.servers) : agent.servers.filter((s) => Object.hasOwn(deps.config.servers, s));
+  const servers: ServerHealth[] = names.map((name) => {
+    const descriptor = deps.config.servers[name]!.executor;
+    const host = hostOf(descriptor);
+    if (host !== null) return { name, binding: `host:${host}`, state: linked.get(host) === true ? 'available' : 'host-offline' };
+    if (descriptor.type === 'local') return { name, binding: 'local', state: 'available' };
+    const refused = agent?.['trust-context']?.containment === 'required';
+    return { name, binding: 'edge-direct', state: refused ? 'unsupported-policy' : 'available' };
+  });
+  const usedHosts = new Set(servers.flatMap((s) => (s.binding.startsWith('host:') ? [s.binding.slice(5)] : [])));
+  const sessions = agent === null ? deps.sessions.size : deps.sessions.list().filter((s) => s.agent === agent.name).length;
+  return {
+    ok: true,
+    time: (deps.clock ?? (() => new Date()))().toISOString(),
+    hosts: agent === null ? hosts : hosts.filter((h) => usedHosts.has(h['entity-id'])),
+    servers,
+    sessions,
+    ...statusDetails(deps.sessions.list(), deps.recentErrors, agent),
+  };
+}
