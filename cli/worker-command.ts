@@ -27,7 +27,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   parseWorkerConfigText(readFileSync(configFile, 'utf8'), { runtime: 'edge' });
 
   if (runtime === 'node') {
-    const { startNodeWorker } = await import('../worker/adapters/node.ts');
+    const { startNodeWorker } = await import('../worker/adapters/node/node-worker.ts');
     const worker = await startNodeWorker({ config: JSON.parse(readFileSync(configFile, 'utf8')), host, port });
     process.stdout.write(JSON.stringify({ event: 'listening', url: worker.url }) + '\n');
     stopOnSignals(() => worker.close());

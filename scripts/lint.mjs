@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
- * The project's own rules, checked by `npm run lint` (after the web-only type-check):
- * - worker/ and shared/ import no node: module (worker/adapters/node.ts excepted);
- * - shared/ imports neither worker/ nor sidecar/; worker/ never imports sidecar/;
+ * The project's own rules, checked by `npm run lint` (after the web-only type-check). Import rules
+ * (layers, node: modules, cycles) live in one place, test/layering.test.ts, which `npm run lint`
+ * runs too.
  * - no console.log in sidecar/ or worker/ outside the CLI and entry adapters: stdout may belong to a protocol;
  * - no .only in tests, no skipped test without a written reason;
  * - files over 450 lines are listed as a warning (aim for 70-300).
@@ -26,12 +26,8 @@ for (const file of ['shared', 'worker', 'sidecar', 'cli', 'test', 'scripts'].fla
   const text = readFileSync(join(root, file), 'utf8');
   const lines = text.split('\n');
   const isTest = file.endsWith('.test.ts');
-  const web = (file.startsWith('worker/') || file.startsWith('shared/')) && !isTest && file !== 'worker/adapters/node.ts';
   lines.forEach((line, i) => {
     const at = `${file}:${i + 1}`;
-    if (web && /from\s+['"]node:|import\(\s*['"]node:/.test(line)) problems.push(`${at}: web-standard code imports a node: module`);
-    if (file.startsWith('shared/') && /from\s+['"](\.\.\/)+(worker|sidecar)\//.test(line)) problems.push(`${at}: shared/ imports worker/ or sidecar/`);
-    if (file.startsWith('worker/') && /from\s+['"](\.\.\/)+sidecar\//.test(line)) problems.push(`${at}: worker/ imports sidecar/`);
     if ((file.startsWith('sidecar/') || file.startsWith('worker/')) && !isTest && !file.startsWith('cli/') && !file.startsWith('worker/adapters/') && /\bconsole\.log\(/.test(line)) {
       problems.push(`${at}: console.log writes to stdout, which may belong to a protocol; use the logger`);
     }

@@ -12,7 +12,7 @@ import type { McpConnectionRequest } from '../../shared/connection-request.ts';
 import { createInMemoryChannelPair, type MessageChannel } from '../../shared/message-channel.ts';
 import { createSidecarComposition, type SidecarComposition } from '../../sidecar/host/composition.ts';
 import { silentLogger } from '../../sidecar/log.ts';
-import { startNodeWorker, type NodeWorker } from '../../worker/adapters/node.ts';
+import { startNodeWorker, type NodeWorker } from '../../worker/adapters/node/node-worker.ts';
 import { sha256Hex } from '../../worker/auth/agent-auth.ts';
 import { closeClient, connectClient, isAlive, ProcessSet, REPO, startSidecar, waitUntil } from '../helpers/worker-processes.ts';
 
