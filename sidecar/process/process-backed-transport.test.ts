@@ -8,7 +8,8 @@ import { silentLogger } from '../log.ts';
 import type { BubblewrapPolicy } from '../sandbox/containment-policy.ts';
 import { ProcessExecutorBackedClientTransport, type ProcessTransportOptions } from './process-backed-transport.ts';
 import { ProcessExecutor, type ProcessLaunchRequest, type SpawnAttempt } from './process-executor.ts';
-import { isAlive, testBubblewrapPolicy, waitFor } from '../../test/helpers/process-probes.ts';
+import { testBubblewrapPolicy } from '../../test/support/bubblewrap-policy.ts';
+import { isAlive, waitFor } from '../../test/support/processes.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const FIXTURES = join(REPO, 'test/fixtures');

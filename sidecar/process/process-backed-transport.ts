@@ -16,7 +16,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import { linesOf } from '../../shared/line-framing.ts';
 import type { Logger } from '../log.ts';
-import { classifyContainmentFailure, type ProcessExecutor, type ProcessExit, type ProcessHandle, type ProcessLaunchRequest } from './process-executor.ts';
+import type { ProcessExecutor, ProcessExit, ProcessHandle, ProcessLaunchRequest } from './process-executor.ts';
 import { StderrTail, type StderrTailLimits } from './stderr-tail.ts';
 
 /** How the transport logs, bounds its buffers and can be cancelled while starting. */
@@ -189,9 +189,9 @@ export class ProcessExecutorBackedClientTransport implements Transport {
   }
 
   #exitError(exit: ProcessExit): WireError {
-    const contained = this.#request.policy?.backend;
-    if (contained && !this.#sawStdout) {
-      const failure = classifyContainmentFailure(contained, this.#tail.lines().join('\n'), exit);
+    const { policy } = this.#request;
+    if (policy !== null && !this.#sawStdout) {
+      const failure = policy.classifyFailure(this.#tail.lines().join('\n'), exit);
       if (failure) return failure;
     }
     const how = exit.signal === null ? `with code ${exit.code}` : `on signal ${exit.signal}`;

@@ -4,9 +4,11 @@ import { join, resolve } from 'node:path';
 import { text } from 'node:stream/consumers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalError, WireError } from '../../shared/errors.ts';
-import type { BubblewrapPolicy, SeatbeltPolicy } from '../sandbox/containment-policy.ts';
+import type { BubblewrapPolicy } from '../sandbox/containment-policy.ts';
+import { seatbeltLaunch } from '../sandbox/seatbelt/seatbelt-backend.ts';
 import { ProcessExecutor, type ProcessHandle, type SpawnAttempt } from './process-executor.ts';
-import { isAlive, testBubblewrapPolicy, waitFor } from '../../test/helpers/process-probes.ts';
+import { testBubblewrapPolicy } from '../../test/support/bubblewrap-policy.ts';
+import { isAlive, waitFor } from '../../test/support/processes.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const FIXTURES = join(REPO, 'test/fixtures');
@@ -95,15 +97,15 @@ describe('ProcessExecutor', () => {
   });
 
   it('refuses a Seatbelt policy off macOS before spawning anything', async () => {
-    const policy: SeatbeltPolicy = { backend: 'seatbelt', executable: '/usr/bin/sandbox-exec', profile: '(version 1)', env: {}, cwd: '/', revision: 'sha256:x' };
+    const policy = seatbeltLaunch({ backend: 'seatbelt', executable: '/usr/bin/sandbox-exec', profile: '(version 1)', env: {}, cwd: '/', revision: 'sha256:x' }, 'linux');
     const error = await executor.launch({ command: NODE, args: [], env: {}, policy }).catch((e) => e);
     expect(error.reason).toBe('containment-unavailable');
     expect(attempts).toEqual([]);
   });
 
   it('launches a Seatbelt policy through its executable on macOS, failing closed when it is missing', async () => {
-    const mac = new ProcessExecutor({ platform: 'darwin', onSpawn: (a) => attempts.push(a) });
-    const policy: SeatbeltPolicy = { backend: 'seatbelt', executable: join(dir, 'sandbox-exec'), profile: '(version 1)', env: {}, cwd: '/', revision: 'sha256:x' };
+    const mac = new ProcessExecutor({ onSpawn: (a) => attempts.push(a) });
+    const policy = seatbeltLaunch({ backend: 'seatbelt', executable: join(dir, 'sandbox-exec'), profile: '(version 1)', env: {}, cwd: '/', revision: 'sha256:x' }, 'darwin');
     const error = await mac.launch({ command: NODE, args: [], env: {}, policy }).catch((e) => e);
     expect(error.reason).toBe('containment-unavailable');
     expect(attempts.map((a) => [a.backend, a.file])).toEqual([['seatbelt', policy.executable]]);

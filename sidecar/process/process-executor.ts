@@ -2,9 +2,10 @@
  * ProcessExecutor: the one way the sidecar starts an MCP server process.
  *
  * Two branches, one entry point. `policy === null` spawns the command directly; a compiled
- * `ContainmentPolicy` spawns it under bubblewrap (Linux) or sandbox-exec (macOS). A contained
- * launch that fails is reported as `containment-unavailable` or `launch-failed` and is never
- * retried without the policy: required containment fails closed. Every process gets its own
+ * containment policy (a {@link ContainedLaunch}) wraps it into its sandbox tool's command line,
+ * says when the sandbox is ready and explains a setup failure: this file knows no backend. A
+ * contained launch that fails is reported as `containment-unavailable` or `launch-failed` and is
+ * never retried without the policy: required containment fails closed. Every process gets its own
  * process group, so disposal can end the whole tree, grandchildren included.
  *
  * @module
@@ -12,11 +13,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import { type Logger, silentLogger } from '../log.ts';
-import type { ContainmentPolicy } from '../sandbox/containment-policy.ts';
 import type { Readable } from 'node:stream';
-import { whenSandboxReady, type SandboxReadiness } from '../sandbox/bubblewrap/bubblewrap-ready.ts';
-import { ChildProcessHandle, type ProcessExit, type ProcessHandle, type StopTimings } from './process-handle.ts';
+import type { ContainedLaunch, SandboxReadiness } from './contained-launch.ts';
+import { ChildProcessHandle, type ProcessHandle, type StopTimings } from './process-handle.ts';
 
+export type { ContainedLaunch } from './contained-launch.ts';
 export type { ProcessExit, ProcessHandle } from './process-handle.ts';
 
 /** What to start. `command` is an already-resolved file (see `resolveStdioCommand`). */
@@ -28,13 +29,13 @@ export interface ProcessLaunchRequest {
   /** The complete environment of an uncontained launch; a contained one uses `policy.env`. */
   readonly env: Readonly<Record<string, string>>;
   /** `null`: ordinary process. Otherwise the compiled policy, applied or the launch fails. */
-  readonly policy: ContainmentPolicy | null;
+  readonly policy: ContainedLaunch | null;
   /** Windows only: pass `args` to CreateProcess unquoted (a `cmd.exe /d /s /c "…"` line). */
   readonly verbatim?: boolean;
 }
 
-/** Which branch a launch took: `'none'` is the ordinary, uncontained spawn. */
-export type ContainmentBackend = 'none' | ContainmentPolicy['backend'];
+/** Which branch a launch took: `'none'` is the ordinary, uncontained spawn, else the policy's backend. */
+export type ContainmentBackend = 'none' | ContainedLaunch['backend'];
 
 /** One spawn the executor made, reported so tests and logs can count launches per backend. */
 export interface SpawnAttempt {
@@ -47,13 +48,11 @@ export interface SpawnAttempt {
 export interface ProcessExecutorOptions extends Partial<StopTimings> {
   /**
    * How long a contained launch watches for the sandbox tool failing during setup (it exits at
-   * once with a `bwrap: …` line) when the sandbox cannot report readiness itself. bubblewrap
-   * launches end as soon as the sandbox runs its command (median 24 ms here, from 218 ms with the
-   * fixed window). Default 200 ms.
+   * once with a line such as `bwrap: …`) when the sandbox cannot report readiness itself.
+   * bubblewrap launches end as soon as the sandbox runs its command (median 24 ms here, from
+   * 218 ms with the fixed window). Default 200 ms.
    */
   readonly setupWindowMs?: number;
-  /** Platform whose backends are available; `process.platform` by default. */
-  readonly platform?: NodeJS.Platform;
   readonly logger?: Logger;
   readonly onSpawn?: (attempt: SpawnAttempt) => void;
 }
@@ -69,8 +68,7 @@ interface SpawnPlan {
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string | undefined;
-  /** bwrap writes its JSON status to fd 3 (see bubblewrap-ready.ts). */
-  readonly statusFd?: boolean;
+  readonly extraPipes: number;
 }
 
 /**
@@ -117,7 +115,7 @@ export class ProcessExecutor {
       child = spawn(plan.file, plan.args, {
         cwd: plan.cwd,
         env: { ...plan.env },
-        stdio: plan.statusFd ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
+        stdio: Array.from({ length: 3 + plan.extraPipes }, () => 'pipe' as const),
         detached: true,
         shell: false,
         windowsHide: true,
@@ -130,10 +128,11 @@ export class ProcessExecutor {
     this.#options.onSpawn?.({ backend: plan.backend, file: plan.file, pid: child.pid });
     const handle = new ChildProcessHandle(child, this.#timings, this.#logger);
     this.#track(handle);
-    const setupStderr = plan.backend === 'none' || !child.stderr ? undefined : peekStderr(child.stderr, SETUP_STDERR_BYTES);
+    const { policy } = request;
+    const setupStderr = policy === null || !child.stderr ? undefined : peekStderr(child.stderr, SETUP_STDERR_BYTES);
     try {
       await handle.started(signal);
-      if (setupStderr) await this.#watchSetup(handle, plan.backend, setupStderr, signal, plan.statusFd ? (child.stdio[3] as Readable) : undefined);
+      if (policy !== null && setupStderr) await this.#watchSetup(handle, policy, setupStderr, child.stdio.slice(3) as Readable[], signal);
       return handle;
     } catch (error) {
       await handle.dispose(0);
@@ -161,65 +160,31 @@ export class ProcessExecutor {
   #plan(request: ProcessLaunchRequest): SpawnPlan {
     const { policy } = request;
     if (policy === null) {
-      return { backend: 'none', file: request.command, args: request.args, env: request.env, cwd: request.cwd };
+      return { backend: 'none', file: request.command, args: request.args, env: request.env, cwd: request.cwd, extraPipes: 0 };
     }
-    const inner = [request.command, ...request.args];
-    if (policy.backend === 'bubblewrap') {
-      return {
-        backend: 'bubblewrap',
-        file: policy.executable,
-        args: ['--json-status-fd', '3', ...policy.args, '--', ...inner],
-        env: policy.env,
-        cwd: policy.cwd,
-        statusFd: true,
-      };
-    }
-    const platform = this.#options.platform ?? process.platform;
-    if (platform !== 'darwin') {
-      throw new WireError('containment-unavailable', `Cannot start contained process: Seatbelt is only available on macOS, not on "${platform}"`, {
-        detail: { backend: 'seatbelt' },
-      });
-    }
-    return { backend: 'seatbelt', file: policy.executable, args: ['-p', policy.profile, ...inner], env: policy.env, cwd: policy.cwd };
+    const spawn = policy.wrap(request.command, request.args);
+    return { backend: policy.backend, file: spawn.file, args: spawn.args, env: spawn.env, cwd: spawn.cwd, extraPipes: spawn.extraPipes ?? 0 };
   }
 
   /**
-   * Watches sandbox setup: until bubblewrap reports the sandbox ready (see bubblewrap-ready.ts),
-   * or else for the setup window. An exit meanwhile that the sandbox tool explains is a launch
-   * failure.
+   * Watches sandbox setup: until the policy reports the sandbox ready, or else for the setup
+   * window. An exit meanwhile that the policy explains is a launch failure.
    */
-  async #watchSetup(handle: ChildProcessHandle, backend: ContainmentBackend, stderr: StderrPeek, signal?: AbortSignal, status?: Readable): Promise<void> {
+  async #watchSetup(handle: ChildProcessHandle, policy: ContainedLaunch, stderr: StderrPeek, extra: readonly Readable[], signal?: AbortSignal): Promise<void> {
     const windowMs = this.#options.setupWindowMs ?? 200;
     const stop = new AbortController();
-    const ready = status === undefined ? Promise.resolve<SandboxReadiness>('unknown') : whenSandboxReady(status, stop.signal);
+    const ready: Promise<SandboxReadiness> = policy.whenReady(extra, stop.signal);
     // Readiness ends the wait early; without it the fixed window applies. A hung setup is capped.
     const settled = ready.then((r) => (r === 'ready' ? undefined : handle.exitWithin(windowMs, signal)));
     const exit = await Promise.race([settled, handle.exitWithin(Math.max(windowMs, SETUP_CAP_MS), signal)]).finally(() => stop.abort());
     if (signal?.aborted) throw cancelled(signal);
     if (exit === undefined) return;
     await stderr.ended(500);
-    const failure = classifyContainmentFailure(backend, stderr.text(), exit);
+    const failure = policy.classifyFailure(stderr.text(), exit);
     if (failure === undefined) return; // the server itself exited; the caller reports it
-    this.#logger.warn('Contained launch failed during sandbox setup', { backend, exit, stderr: stderr.text() });
+    this.#logger.warn('Contained launch failed during sandbox setup', { backend: policy.backend, exit, stderr: stderr.text() });
     throw failure;
   }
-}
-
-/**
- * Tells a sandbox tool's own setup failure from the server's exit, from the stderr it wrote.
- * bubblewrap and sandbox-exec prefix their errors with their name; messages about namespaces or
- * permissions mean the backend cannot work on this machine. The tool's text stays in the local
- * log: it names paths from the policy, which must not cross the link.
- */
-export function classifyContainmentFailure(backend: ContainmentBackend, stderr: string, exit: ProcessExit): WireError | undefined {
-  const prefix = backend === 'bubblewrap' ? 'bwrap: ' : backend === 'seatbelt' ? 'sandbox-exec: ' : undefined;
-  const firstLine = stderr.split('\n', 1)[0] ?? '';
-  if (prefix === undefined || !firstLine.startsWith(prefix)) return undefined;
-  const detail = { backend, exitCode: exit.code, signal: exit.signal };
-  if (/namespace|permission|not permitted|uid map|capabilit|sandbox_apply/i.test(firstLine)) {
-    return new WireError('containment-unavailable', `Cannot start contained process: ${backend} cannot create a sandbox on this host, see the sidecar log`, { detail });
-  }
-  return new WireError('launch-failed', `Cannot start contained process: ${backend} failed during sandbox setup, see the sidecar log`, { detail });
 }
 
 function toLaunchError(error: unknown, backend: ContainmentBackend, signal?: AbortSignal): Error {

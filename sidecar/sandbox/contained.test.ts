@@ -1,8 +1,8 @@
 /**
  * Real bubblewrap, real processes: what a contained server can and cannot do. The tests run as
  * whatever user runs the suite (root in CI), so they show the sandbox constrains root too.
- * bwrap is spawned the way the process executor does it: `executable [...args, '--', file, ...args]`
- * with exactly `policy.env` and `policy.cwd`.
+ * bwrap is spawned from the policy's own `wrap` (the bubblewrap backend's command line), with
+ * exactly the environment and working directory it gives.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,7 +37,11 @@ async function compile(effective: EffectiveProfile, launch: ContainmentLaunch): 
 }
 
 function spawnContained(policy: BubblewrapPolicy, launch: ContainmentLaunch): ChildProcess {
-  return spawn(policy.executable, [...policy.args, '--', launch.file, ...launch.args], { env: { ...policy.env }, cwd: policy.cwd, stdio: 'pipe' });
+  const plan = policy.wrap(launch.file, launch.args);
+  const stdio = Array.from({ length: 3 + (plan.extraPipes ?? 0) }, () => 'pipe' as const);
+  const child = spawn(plan.file, plan.args, { env: { ...plan.env }, cwd: plan.cwd, stdio });
+  for (const extra of child.stdio.slice(3)) (extra as NodeJS.ReadableStream | null)?.resume();
+  return child;
 }
 
 /** Runs `node -e script ...args` contained and returns its exit code and output. */

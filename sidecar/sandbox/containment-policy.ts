@@ -1,13 +1,16 @@
 /**
  * A compiled containment policy: what the process executor needs to start one server contained.
  * Produced only on the launch host by the trust compiler (sidecar/trust + sidecar/sandbox), never
- * received over the link.
+ * received over the link. Each policy is its backend's fields plus the {@link ContainedLaunch}
+ * operations the executor calls (bound by `containedLaunch` in `sandbox-backend.ts`).
  *
  * @module
  */
+import type { ContainedLaunch } from '../process/contained-launch.ts';
+import type { PolicyFields } from './sandbox-backend.ts';
 
 /** Linux: run the server under bubblewrap. */
-export interface BubblewrapPolicy {
+export interface BubblewrapPolicyFields extends PolicyFields {
   readonly backend: 'bubblewrap';
   /** Absolute path of the `bwrap` binary found when the policy was compiled. */
   readonly executable: string;
@@ -20,18 +23,20 @@ export interface BubblewrapPolicy {
   readonly env: Readonly<Record<string, string>>;
   /** Working directory inside the sandbox. */
   readonly cwd: string;
-  /** `sha256:` revision of the trust profile this policy was compiled from. */
-  readonly revision: string;
 }
 
 /** macOS: run the server under `sandbox-exec -p <profile>`. Generated and tested as text here. */
-export interface SeatbeltPolicy {
+export interface SeatbeltPolicyFields extends PolicyFields {
   readonly backend: 'seatbelt';
-  readonly executable: string;
   readonly profile: string;
-  readonly env: Readonly<Record<string, string>>;
-  readonly cwd: string;
-  readonly revision: string;
+}
+
+export interface BubblewrapPolicy extends BubblewrapPolicyFields, ContainedLaunch {
+  readonly backend: 'bubblewrap';
+}
+
+export interface SeatbeltPolicy extends SeatbeltPolicyFields, ContainedLaunch {
+  readonly backend: 'seatbelt';
 }
 
 export type ContainmentPolicy = BubblewrapPolicy | SeatbeltPolicy;

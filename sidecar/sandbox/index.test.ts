@@ -45,7 +45,7 @@ describe('containmentRequired', () => {
 });
 
 describe('compileContainment', () => {
-  const failing: ContainmentProbe = async () => ({ available: false, message: 'Containment unavailable: test' });
+  const failing: ContainmentProbe = async () => ({ available: false, problem: 'unusable', message: 'Containment unavailable: test' });
 
   it('returns null for an unconstrained profile on any platform, without probing', async () => {
     for (const platform of ['linux', 'darwin', 'win32'] as const) {

@@ -1,6 +1,7 @@
 /**
  * Containment: when a server must be sandboxed, and the one platform switch that picks the
- * backend (`bubblewrap.ts` on Linux, `seatbelt.ts` on macOS, nothing elsewhere).
+ * backend (`bubblewrap/` on Linux, `seatbelt/` on macOS, nothing elsewhere; each a
+ * `SandboxBackend`, see `sandbox-backend.ts`).
  *
  * DESIGN §5: containment is required exactly when the effective profile grants a filesystem path
  * or lists network capabilities (an empty list means "no network"). Required containment that
@@ -12,14 +13,17 @@
 import { homedir } from 'node:os';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import { constrainsProcess, type EffectiveProfile } from '../trust/effective-profile.ts';
-import { bubblewrapProbe, type ContainmentProbe, seatbeltProbe } from './availability.ts';
-import { bubblewrapPolicy } from './bubblewrap/bubblewrap.ts';
+import type { ContainmentProbe } from './availability.ts';
+import { bubblewrapBackend } from './bubblewrap/bubblewrap-backend.ts';
 import type { ContainmentPolicy } from './containment-policy.ts';
 import type { ContainmentLaunch } from './launch-paths.ts';
-import { seatbeltPolicy } from './seatbelt/seatbelt.ts';
+import { containedLaunch, type PolicyFields, type SandboxBackend } from './sandbox-backend.ts';
+import { seatbeltBackend } from './seatbelt/seatbelt-backend.ts';
+import type { ContainedLaunch } from '../process/contained-launch.ts';
 
 export type { BackendAvailability, ContainmentProbe } from './availability.ts';
-export { bubblewrapProbe, seatbeltProbe } from './availability.ts';
+export { bubblewrapProbe } from './bubblewrap/bubblewrap-probe.ts';
+export { seatbeltProbe } from './seatbelt/seatbelt-probe.ts';
 export type { BubblewrapPolicy, ContainmentPolicy, SeatbeltPolicy } from './containment-policy.ts';
 export type { ContainmentLaunch } from './launch-paths.ts';
 export { PolicyCache, type PolicyCacheKey } from './policy-cache.ts';
@@ -42,7 +46,7 @@ export interface CompileOptions {
   readonly revision: string;
   /** Defaults to `process.platform`. */
   readonly platform?: NodeJS.Platform;
-  /** Defaults to the platform's probe (`bubblewrapProbe()`, `seatbeltProbe()`). */
+  /** Defaults to the platform backend's probe (`bubblewrapProbe()`, `seatbeltProbe()`). */
   readonly probe?: ContainmentProbe;
   /** Where `environment.inherit` reads from; defaults to `process.env`. */
   readonly sidecarEnv?: Readonly<Record<string, string | undefined>>;
@@ -64,18 +68,11 @@ export async function compileContainment(effective: EffectiveProfile, launch: Co
   if (!containmentRequired(effective)) return null;
   if (!launch.file.startsWith('/')) throw new LocalError('invalid-launch', `Cannot contain a relative command path: resolve "${launch.file}" first`);
   const platform = options.platform ?? process.platform;
-  const facts = { home: options.home ?? homedir(), sidecarEnv: options.sidecarEnv ?? process.env, revision: options.revision };
   switch (platform) {
-    case 'linux': {
-      const backend = await (options.probe ?? bubblewrapProbe())();
-      if (!backend.available) throw new WireError('containment-unavailable', backend.message, { detail: { backend: 'bubblewrap' } });
-      return bubblewrapPolicy({ effective, launch, executable: backend.executable, ...facts });
-    }
-    case 'darwin': {
-      const backend = await (options.probe ?? seatbeltProbe())();
-      if (!backend.available) throw new WireError('containment-unavailable', backend.message, { detail: { backend: 'seatbelt' } });
-      return seatbeltPolicy({ effective, launch, executable: backend.executable, ...facts });
-    }
+    case 'linux':
+      return compileWith(bubblewrapBackend, effective, launch, options);
+    case 'darwin':
+      return compileWith(seatbeltBackend, effective, launch, options);
     default:
       throw new WireError(
         'containment-unavailable',
@@ -83,4 +80,16 @@ export async function compileContainment(effective: EffectiveProfile, launch: Co
         { detail: { platform } },
       );
   }
+}
+
+async function compileWith<F extends PolicyFields>(
+  backend: SandboxBackend<F>,
+  effective: EffectiveProfile,
+  launch: ContainmentLaunch,
+  options: CompileOptions,
+): Promise<F & ContainedLaunch> {
+  const availability = await (options.probe ?? backend.probe())();
+  if (!availability.available) throw new WireError('containment-unavailable', availability.message, { detail: { backend: backend.name } });
+  const facts = { home: options.home ?? homedir(), sidecarEnv: options.sidecarEnv ?? process.env, revision: options.revision };
+  return containedLaunch(backend, backend.compile({ effective, launch, executable: availability.executable, ...facts }));
 }

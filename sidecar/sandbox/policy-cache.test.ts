@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { bubblewrapLaunch } from './bubblewrap/bubblewrap-backend.ts';
 import type { BubblewrapPolicy } from './containment-policy.ts';
 import { PolicyCache } from './policy-cache.ts';
 
 function policy(revision: string): BubblewrapPolicy {
-  return { backend: 'bubblewrap', executable: '/usr/bin/bwrap', args: [], env: {}, cwd: '/tmp', revision };
+  return bubblewrapLaunch({ backend: 'bubblewrap', executable: '/usr/bin/bwrap', args: [], env: {}, cwd: '/tmp', revision });
 }
 
 describe('PolicyCache', () => {

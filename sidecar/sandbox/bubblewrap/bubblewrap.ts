@@ -20,17 +20,17 @@
  * - the profile's grants, read-write or read-only, mounted shallowest first so a deeper grant
  *   overrides a shallower one exactly as `filesystem-grants.ts` defines. An implicit read-only
  *   path inside a grant is left to the grant (it must not make a writable grant read-only).
- * `$HOME` is never mounted. There is no `--clearenv`/`--setenv`: the executor spawns bwrap with
- * exactly {@link BubblewrapPolicy.env}, so environment values never appear in bwrap's argv.
+ * `$HOME` is never mounted. There is no `--clearenv`/`--setenv`: the backend spawns bwrap with
+ * exactly {@link BubblewrapPolicyFields.env}, so environment values never appear in bwrap's argv.
  *
  * @module
  */
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
-import type { EffectiveProfile } from '../../trust/effective-profile.ts';
 import { isWithin } from '../../trust/filesystem-grants.ts';
-import type { BubblewrapPolicy } from '../containment-policy.ts';
+import type { BubblewrapPolicyFields } from '../containment-policy.ts';
 import { containedEnvironment } from '../environment.ts';
-import { type ContainmentLaunch, launchPaths } from '../launch-paths.ts';
+import { launchPaths } from '../launch-paths.ts';
+import type { CompileInput } from '../sandbox-backend.ts';
 
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
@@ -55,19 +55,10 @@ export const ETC_ENTRIES = [
   '/etc/ld.so.conf.d',
 ];
 
-export interface BubblewrapInput {
-  readonly effective: EffectiveProfile;
-  readonly launch: ContainmentLaunch;
-  /** The probed `bwrap` path. */
-  readonly executable: string;
-  readonly revision: string;
-  /** The sidecar user's home directory (never exposed). */
-  readonly home: string;
-  readonly sidecarEnv: Readonly<Record<string, string | undefined>>;
-}
-
-function systemArgs(): string[] {
+/** The system mounts, and the system dirs they cover, from one look at each directory. */
+function systemMounts(): { args: string[]; dirs: string[] } {
   const args: string[] = [];
+  const dirs: string[] = [];
   for (const dir of SYSTEM_DIRS) {
     let stat;
     try {
@@ -77,9 +68,11 @@ function systemArgs(): string[] {
     }
     if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir);
     else if (stat.isDirectory()) args.push('--ro-bind', dir, dir);
+    else continue;
+    dirs.push(dir);
   }
   for (const entry of ETC_ENTRIES) if (existsSync(entry)) args.push('--ro-bind', entry, entry);
-  return args;
+  return { args, dirs };
 }
 
 interface Mount {
@@ -90,19 +83,19 @@ interface Mount {
 
 /**
  * @param input The profile, the launch, the probed executable and the host facts.
- * @returns The policy the process executor runs as `bwrap [...args, '--', file, ...launch.args]`.
+ * @returns The policy fields the bubblewrap backend runs as `bwrap [...args, '--', file, ...launch.args]`.
  */
-export function bubblewrapPolicy(input: BubblewrapInput): BubblewrapPolicy {
+export function bubblewrapPolicy(input: CompileInput): BubblewrapPolicyFields {
   const { effective, launch } = input;
   const network = effective.networkCapabilities;
   const shareNet = network === undefined || network.includes('internet-client');
   const args = ['--unshare-all', ...(shareNet ? ['--share-net'] : []), '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
-  args.push(...systemArgs(), '--tmpfs', '/tmp', '--proc', '/proc', '--dev', '/dev');
+  const system = systemMounts();
+  args.push(...system.args, '--tmpfs', '/tmp', '--proc', '/proc', '--dev', '/dev');
 
   const grants = effective.filesystemPaths;
-  const system = SYSTEM_DIRS.filter((d) => existsSync(d));
   const implicit = launchPaths(launch, input.home);
-  const covered = (path: string) => grants.some((g) => isWithin(path, g.targetPath)) || system.some((d) => isWithin(path, d));
+  const covered = (path: string) => grants.some((g) => isWithin(path, g.targetPath)) || system.dirs.some((d) => isWithin(path, d));
   const mounts: Mount[] = [
     ...implicit.readOnly.filter((p) => !covered(p)).map((p): Mount => ({ flag: '--ro-bind', source: p, target: p })),
     ...grants.map((g): Mount => ({ flag: g.accessMode === 'read-write' ? '--bind' : '--ro-bind', source: g.sourcePath, target: g.targetPath })),

@@ -22,9 +22,10 @@
  */
 import { WireError } from '../../../shared/errors.ts';
 import type { EffectiveProfile } from '../../trust/effective-profile.ts';
-import type { SeatbeltPolicy } from '../containment-policy.ts';
+import type { SeatbeltPolicyFields } from '../containment-policy.ts';
 import { containedEnvironment } from '../environment.ts';
-import { type ContainmentLaunch, launchPaths } from '../launch-paths.ts';
+import { launchPaths } from '../launch-paths.ts';
+import type { CompileInput } from '../sandbox-backend.ts';
 
 const SYSTEM_READ = ['/usr', '/bin', '/sbin', '/System', '/Library/Apple', '/private/etc', '/private/var/db/timezone'];
 const SERVICES = [
@@ -44,9 +45,8 @@ function subpaths(paths: readonly string[]): string {
   return paths.map((p) => `(subpath ${sbplString(p)})`).join(' ');
 }
 
-export interface SeatbeltInput {
+export interface SeatbeltProfileInput {
   readonly effective: EffectiveProfile;
-  readonly launch: ContainmentLaunch;
   readonly readPaths: readonly string[];
   readonly revision: string;
 }
@@ -56,7 +56,7 @@ export interface SeatbeltInput {
  * @returns The SBPL profile text.
  * @throws WireError `containment-unavailable` for what Seatbelt cannot enforce.
  */
-export function seatbeltProfile(input: Omit<SeatbeltInput, 'launch'>): string {
+export function seatbeltProfile(input: SeatbeltProfileInput): string {
   const { effective } = input;
   const network = effective.networkCapabilities;
   if (network !== undefined && network.includes('loopback')) {
@@ -97,11 +97,9 @@ export function seatbeltProfile(input: Omit<SeatbeltInput, 'launch'>): string {
 
 /**
  * @param input The profile, the launch and the revision; `executable` is the probed `sandbox-exec`.
- * @returns The policy the process executor runs as `sandbox-exec -p <profile> file ...launch.args`.
+ * @returns The policy fields the Seatbelt backend runs as `sandbox-exec -p <profile> file ...launch.args`.
  */
-export function seatbeltPolicy(
-  input: Omit<SeatbeltInput, 'readPaths'> & { executable: string; home: string; sidecarEnv: Readonly<Record<string, string | undefined>> },
-): SeatbeltPolicy {
+export function seatbeltPolicy(input: CompileInput): SeatbeltPolicyFields {
   const paths = launchPaths(input.launch, input.home);
   const profile = seatbeltProfile({ effective: input.effective, readPaths: paths.readOnly, revision: input.revision });
   return {

@@ -1,0 +1,65 @@
+/**
+ * Whether bubblewrap can actually run on this host, checked once per binary.
+ *
+ * Installing bubblewrap is not enough: it needs unprivileged user namespaces, which some
+ * distributions disable (Debian's `kernel.unprivileged_userns_clone`, Ubuntu 24.04's AppArmor
+ * restriction) and most containers forbid. So the probe runs the smallest real sandbox,
+ * `bwrap --unshare-all --ro-bind / / true`. Results are cached per executable path for the life
+ * of the sidecar (a host does not gain namespaces while running; restart the sidecar after
+ * fixing it).
+ *
+ * @module
+ */
+import { execFile } from 'node:child_process';
+import { type BackendAvailability, type ContainmentProbe, findOnPath } from '../availability.ts';
+
+const FALLBACK_BWRAP = '/usr/bin/bwrap';
+const probed = new Map<string, Promise<BackendAvailability>>();
+
+function runBubblewrap(executable: string): Promise<BackendAvailability> {
+  return new Promise((resolve) => {
+    const args = ['--unshare-all', '--ro-bind', '/', '/', 'true'];
+    execFile(executable, args, { env: { PATH: '/usr/bin:/bin' }, timeout: 15_000 }, (error, _stdout, stderr) => {
+      if (error === null) return resolve({ available: true, executable });
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        return resolve({
+          available: false,
+          problem: 'missing',
+          message: `Containment unavailable: bubblewrap is not installed (no "${executable}"): install it with the OS package manager, e.g. apt-get install bubblewrap or dnf install bubblewrap`,
+        });
+      }
+      const why = String(stderr).trim().split('\n')[0] || error.message;
+      resolve({
+        available: false,
+        problem: 'unusable',
+        message:
+          `Containment unavailable: bubblewrap cannot create a sandbox on this host: ${why}; ` +
+          'enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, and on Ubuntu 24.04+ ' +
+          'kernel.apparmor_restrict_unprivileged_userns=0) or run the sidecar where they are allowed',
+      });
+    });
+  });
+}
+
+/**
+ * The bubblewrap probe.
+ *
+ * @param executable The `bwrap` to use; by default the first on the sidecar's `PATH`, else `/usr/bin/bwrap`.
+ * @returns A probe whose result is cached per executable.
+ * @example Pointing at a missing binary
+ * ```ts
+ * (await bubblewrapProbe('/nonexistent/bwrap')()).available; // false
+ * ```
+ */
+export function bubblewrapProbe(executable?: string): ContainmentProbe {
+  return () => {
+    const exe = executable ?? findOnPath('bwrap', process.env['PATH']) ?? FALLBACK_BWRAP;
+    let result = probed.get(exe);
+    if (result === undefined) {
+      result = runBubblewrap(exe);
+      probed.set(exe, result);
+    }
+    return result;
+  };
+}
+
