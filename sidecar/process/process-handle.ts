@@ -11,6 +11,7 @@ import { execFile, type ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { Logger } from '../log.ts';
+import { windowsTreeKillCommand } from './windows/windows-tree-kill.ts';
 
 /** How a process ended: an exit code, or the signal that killed it. */
 export interface ProcessExit {
@@ -194,14 +195,4 @@ export async function groupAlive(pgid: number): Promise<boolean> {
     if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
   }
   return false;
-}
-
-/**
- * The command that ends a process and all its descendants on Windows. A pure function so the
- * Linux test suite can check it; `SystemRoot` is read case-insensitively, as Windows does.
- */
-export function windowsTreeKillCommand(pid: number, env: Readonly<Record<string, string | undefined>>): { file: string; args: string[] } {
-  const rootKey = Object.keys(env).find((k) => k.toLowerCase() === 'systemroot');
-  const root = (rootKey !== undefined ? env[rootKey] : undefined) ?? 'C:\\Windows';
-  return { file: `${root.replace(/\\+$/, '')}\\System32\\taskkill.exe`, args: ['/PID', String(pid), '/T', '/F'] };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { windowsTreeKillCommand } from './process-handle.ts';
+import { windowsTreeKillCommand } from './windows-tree-kill.ts';
 
 describe('windowsTreeKillCommand', () => {
   it('ends the whole tree with taskkill from SystemRoot, whatever the key case', () => {
