@@ -54,6 +54,8 @@ export interface ProcessExecutorOptions extends Partial<StopTimings> {
    */
   readonly setupWindowMs?: number;
   readonly logger?: Logger;
+  /** Every launch request as received, before anything is spawned (tests observe the policy given). */
+  readonly onLaunch?: (request: ProcessLaunchRequest) => void;
   readonly onSpawn?: (attempt: SpawnAttempt) => void;
 }
 
@@ -108,6 +110,7 @@ export class ProcessExecutor {
    */
   async launch(request: ProcessLaunchRequest, options: { signal?: AbortSignal } = {}): Promise<ProcessHandle> {
     const { signal } = options;
+    this.#options.onLaunch?.(request);
     if (signal?.aborted) throw cancelled(signal);
     const plan = this.#plan(request);
     let child: ChildProcess;
