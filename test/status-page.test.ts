@@ -9,19 +9,22 @@
  * recent errors with their reasons, and that an agent sees only what is its own. Leaves a
  * screenshot of the admin view in `test-results/status-page.png` (git-ignored).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../worker/auth/agent-auth.ts';
-import {
-  closeClient, connectClient, isAlive, ProcessSet, REPO, startDenoWorker, startSidecar, waitUntil, type SidecarHandle,
-} from './helpers/worker-processes.ts';
+import { closeClient, connectClient } from './support/clients.ts';
+import { hostCredential, workerHostEntry, writeSidecarDir } from './support/configs.ts';
+import { fixtureServer, REPO } from './support/paths.ts';
+import { ProcessSet, waitUntil } from './support/processes.ts';
+import { startSidecar } from './support/sidecar-process.ts';
+import { startWorkerProcess } from './support/worker-process.ts';
 
 const ENTITY = 'alice-laptop';
-const SECRET = 'status-page-host-secret-52c1';
+const HOST = hostCredential(ENTITY, 'status-page-host-secret-52c1');
 const SCREENSHOT = join(REPO, 'test-results', 'status-page.png');
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 /** Chromium and the processes share a busy CI machine: generous limits, no timing assertions. */
@@ -31,24 +34,18 @@ const procs = new ProcessSet();
 const clients: Client[] = [];
 let dir: string;
 let worker: { url: string };
-let sidecar: SidecarHandle;
 let browser: Browser;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'switchyard-status-page-'));
-  mkdirSync(join(dir, 'mcp-servers'), { recursive: true });
-  const echo = { command: process.execPath, args: [join(REPO, 'test/fixtures/echo-server.mjs')] };
-  writeFileSync(join(dir, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: { echo, files: echo, notes: echo } }));
+  const echo = fixtureServer('echo-server.mjs');
   const onLaptop = { type: 'user-computer-profile', 'entity-id': ENTITY, target: { type: 'local' } };
-  worker = await startDenoWorker(procs, {
+  worker = await startWorkerProcess(procs, {
     agents: [
       { name: 'alice', 'token-sha256': await sha256Hex('alice-token'), servers: ['echo', 'files', 'docs', 'offline'] },
       { name: 'bob', 'token-sha256': await sha256Hex('bob-token'), servers: ['notes'] },
     ],
-    hosts: [
-      { 'entity-id': ENTITY, 'secret-sha256': await sha256Hex(SECRET) },
-      { 'entity-id': 'bob-desktop', 'secret-sha256': await sha256Hex('never-linked') },
-    ],
+    hosts: [workerHostEntry(HOST), workerHostEntry(hostCredential('bob-desktop', 'never-linked'))],
     servers: {
       echo: { executor: onLaptop },
       files: { executor: { type: 'reverse-http', 'entity-id': ENTITY } },
@@ -57,8 +54,9 @@ beforeAll(async () => {
       offline: { executor: { type: 'user-computer-profile', 'entity-id': 'bob-desktop', target: { type: 'local' } } },
     },
     'admin-token-sha256': await sha256Hex('admin-token'),
-  });
-  sidecar = await startSidecar(procs, { worker: worker.url, entityId: ENTITY, secret: SECRET, configDir: dir });
+  }, { dir });
+  writeSidecarDir(join(dir, 'sidecar'), { worker: worker.url, host: HOST, servers: { echo, files: echo, notes: echo } });
+  startSidecar(procs, join(dir, 'sidecar'));
   await waitUntil(async () => (await adminHealth()).hosts.some((h) => h['entity-id'] === ENTITY && h.linked), 'the sidecar to link');
 
   // Live sessions: alice's aggregate (which meets the offline host and the silent edge-direct
@@ -78,9 +76,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await Promise.allSettled(clients.map(closeClient));
-  const pids = sidecar?.serverPids() ?? [];
   await procs.stopAll();
-  for (const pid of pids.filter(isAlive)) process.kill(pid, 'SIGKILL');
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 

@@ -3,43 +3,23 @@
  * an agent reaching an edge-direct server through it (so the bundle's swapped JSON Schema
  * validator and trimmed zod are exercised, not just loaded).
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain JS build script
-import { buildSidecar, buildWorker } from '../scripts/build.mjs';
+import { buildWorker } from '../scripts/build.mjs';
 import { sha256Hex } from '../worker/auth/agent-auth.ts';
-import { closeClient, connectClient, DENO, ProcessSet, startEverythingHttp, waitForOutput } from './helpers/worker-processes.ts';
+import { closeClient, connectClient } from './support/clients.ts';
+import { DENO } from './support/paths.ts';
+import { ProcessSet, startEverythingHttp, waitForOutput } from './support/processes.ts';
 
 const procs = new ProcessSet();
 const out = mkdtempSync(join(tmpdir(), 'switchyard-bundle-'));
 afterAll(async () => {
   await procs.stopAll();
   rmSync(out, { recursive: true, force: true });
-});
-
-describe('dist/sidecar.js', () => {
-  it('is one Node file that runs the CLI: profiles with their revisions, check with every problem', async () => {
-    const outfile = join(out, 'sidecar.js');
-    await buildSidecar({ outfile });
-    const dir = join(out, 'cfg');
-    mkdirSync(join(dir, 'trust-profiles'), { recursive: true });
-    writeFileSync(join(dir, 'trust-profiles', 'workspace.json'), JSON.stringify({ 'network-capabilities': [] }));
-    const listing = execFileSync(process.execPath, [outfile, 'sidecar', 'profiles', '--config-dir', dir], { encoding: 'utf8' });
-    expect(listing).toMatch(/^workspace {2}sha256:[0-9a-f]{64}\n$/);
-    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ worker: 'nope', 'entity-id': 'h' }));
-    let report = '';
-    try {
-      execFileSync(process.execPath, [outfile, 'check', join(dir, 'sidecar.json')], { encoding: 'utf8' });
-    } catch (error) {
-      report = (error as { stdout: string }).stdout;
-    }
-    expect(report).toContain('worker: must be an absolute URL');
-    expect(report).toContain('secret-file: ');
-  }, 60_000);
 });
 
 describe('dist/worker.js', () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
-import { startWorkerHarness, type WorkerHarness } from '../../test/link/worker-harness.ts';
+import { hostCredential } from '../../test/support/configs.ts';
+import { startInProcessWorker, type InProcessWorker } from '../../test/support/node-worker.ts';
 import { createLogger } from '../log.ts';
 import { backoffDelay, LinkClient, linkUrl } from './link-client.ts';
 
@@ -15,8 +16,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function worker(): Promise<WorkerHarness> {
-  const harness = await startWorkerHarness([{ entityId: 'alice-laptop', secret: SECRET }]);
+async function worker(): Promise<InProcessWorker> {
+  const harness = await startInProcessWorker([hostCredential('alice-laptop', SECRET)]);
   cleanups.push(() => harness.stop());
   return harness;
 }

@@ -15,7 +15,7 @@
  */
 import { connect } from 'node:net';
 import { EVERYTHING, REPO, sleep, type BenchProcess, type ProcessRegistry } from './processes.ts';
-import { freePort } from '../helpers/process-probes.ts';
+import { freePort } from '../support/processes.ts';
 
 export interface Gateway {
   url: string;

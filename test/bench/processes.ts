@@ -13,12 +13,10 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { isAlive } from '../helpers/process-probes.ts';
+import { REPO } from '../support/paths.ts';
+import { isAlive } from '../support/processes.ts';
 
-export const REPO = fileURLToPath(new URL('../../', import.meta.url));
-export const DENO = `${REPO}node_modules/deno/deno`;
-export const EVERYTHING = `${REPO}node_modules/@modelcontextprotocol/server-everything/dist/index.js`;
+export { DENO, EVERYTHING, REPO } from '../support/paths.ts';
 
 const STOP_GRACE_MS = 3_000;
 
@@ -47,6 +45,12 @@ export class ProcessRegistry {
   spawn(name: string, command: string, args: readonly string[], env: Record<string, string> = {}): BenchProcess {
     const child = spawn(command, args, { cwd: REPO, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     if (child.pid === undefined) throw new Error(`${name}: spawn failed (${command})`);
+    return this.track(name, child);
+  }
+
+  /** Takes ownership of a child another launcher spawned (the production Deno launcher). */
+  track(name: string, child: ChildProcess): BenchProcess {
+    if (child.pid === undefined) throw new Error(`${name}: not running`);
     // Logs are kept bounded: a chatty process must not grow the bench's own RSS without limit.
     let out = '';
     let err = '';

@@ -12,7 +12,8 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DENO, REPO, type ProcessSet } from '../helpers/worker-processes.ts';
+import { DENO, REPO } from '../support/paths.ts';
+import type { ProcessSet } from '../support/processes.ts';
 
 export const CONFORMANCE_CLI = `${REPO}node_modules/@modelcontextprotocol/conformance/dist/index.js`;
 

@@ -42,21 +42,22 @@
  * protection that neither server has, so `dns-rebinding-protection/localhost-host-rebinding-rejected`
  * fails directly and passes through the worker).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../worker/auth/agent-auth.ts';
-import {
-  EVERYTHING, freePort, isAlive, ProcessSet, REPO, startDenoWorker, startEverythingHttp, startSidecar, waitForOutput, waitUntil,
-  type SidecarHandle,
-} from '../helpers/worker-processes.ts';
+import { hostCredential, workerHostEntry, writeSidecarDir } from '../support/configs.ts';
+import { everythingServer, REPO } from '../support/paths.ts';
+import { freePort, ProcessSet, startEverythingHttp, waitForOutput, waitUntil } from '../support/processes.ts';
+import { startSidecar } from '../support/sidecar-process.ts';
+import { startWorkerProcess } from '../support/worker-process.ts';
 import { startBearerProxy, type BearerProxy } from './bearer-proxy.ts';
 import { passed, runConformanceSuite, scenariosOf, type CheckResult, type SuiteResults } from './conformance-cli.ts';
 
 const FIXTURE = join(REPO, 'test/conformance/conformance-fixture-server.mjs');
 const ENTITY = 'conformance-host';
-const SECRET = 'conformance-host-secret-2b7e41';
+const HOST = hostCredential(ENTITY, 'conformance-host-secret-2b7e41');
 const TOKEN = 'conformance-agent-token';
 
 /**
@@ -75,7 +76,6 @@ interface Runs {
 
 const procs = new ProcessSet();
 let dir: string;
-let sidecar: SidecarHandle | undefined;
 let proxy: BearerProxy | undefined;
 const results = new Map<'everything' | 'fixture', Runs>();
 
@@ -90,18 +90,10 @@ async function startFixtureHttp(): Promise<string> {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'switchyard-conformance-'));
   const [everythingHttp, fixtureHttp] = await Promise.all([startEverythingHttp(procs).then((s) => s.url), startFixtureHttp()]);
-  const configDir = join(dir, 'sidecar');
-  mkdirSync(join(configDir, 'mcp-servers'), { recursive: true });
-  writeFileSync(join(configDir, 'mcp-servers', 'mcp.json'), JSON.stringify({
-    mcpServers: {
-      everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
-      fixture: { command: process.execPath, args: [FIXTURE, 'stdio'] },
-    },
-  }));
   const onHost = { type: 'user-computer-profile', 'entity-id': ENTITY, target: { type: 'local' } };
-  const worker = await startDenoWorker(procs, {
+  const worker = await startWorkerProcess(procs, {
     agents: [{ name: 'conformance', 'token-sha256': await sha256Hex(TOKEN), servers: ['everything', 'everything-http', 'fixture', 'fixture-http'] }],
-    hosts: [{ 'entity-id': ENTITY, 'secret-sha256': await sha256Hex(SECRET) }],
+    hosts: [workerHostEntry(HOST)],
     servers: {
       everything: { executor: onHost },
       'everything-http': { executor: { type: 'http', url: everythingHttp } },
@@ -112,8 +104,14 @@ beforeAll(async () => {
     // leaves a server process behind until its session expires; a short idle time reaps them as
     // the runs go (each scenario uses its session for about a second) instead of keeping ~60.
     'session-idle-seconds': 10,
+  }, { dir });
+  const configDir = join(dir, 'sidecar');
+  writeSidecarDir(configDir, {
+    worker: worker.url,
+    host: HOST,
+    servers: { everything: everythingServer(), fixture: { command: process.execPath, args: [FIXTURE, 'stdio'] } },
   });
-  sidecar = await startSidecar(procs, { worker: worker.url, entityId: ENTITY, secret: SECRET, configDir });
+  startSidecar(procs, configDir);
   await waitUntil(async () => {
     const health = (await (await fetch(`${worker.url}/healthz`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { hosts?: Array<{ 'entity-id': string; linked: boolean }> };
     return health.hosts?.some((h) => h['entity-id'] === ENTITY && h.linked) === true;
@@ -136,10 +134,8 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  const pids = sidecar?.serverPids() ?? [];
   await proxy?.close();
   await procs.stopAll();
-  for (const pid of pids.filter(isAlive)) process.kill(pid, 'SIGKILL');
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 

@@ -4,8 +4,7 @@
  * the production composition, and real MCP servers behind it. Bounds on how fast a failure is
  * noticed are liveness bounds (generous), not performance assertions; the times are printed.
  */
-import { isAlive } from '../helpers/process-probes.ts';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,13 +14,14 @@ import { reasonOf } from '../../shared/errors.ts';
 import { McpChannelClientTransport } from '../../shared/mcp-channel-client-transport.ts';
 import type { ChannelCloseInfo, MessageChannel } from '../../shared/message-channel.ts';
 import { ExecutorTargetRouter } from '../../worker/routing/executor-target-router.ts';
-import { startSidecarProcess, type SidecarProcess } from './sidecar-process.ts';
-import { startWorkerHarness, type WorkerHarness } from './worker-harness.ts';
+import { credentialTexts, hostCredential, writeSidecarDir, type HostCredential } from '../support/configs.ts';
+import { startInProcessWorker, type InProcessWorker } from '../support/node-worker.ts';
+import { everythingServer } from '../support/paths.ts';
+import { isAlive, ProcessSet } from '../support/processes.ts';
+import { startSidecar, type SidecarProcess } from '../support/sidecar-process.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const ENTITY = 'alice-laptop';
-const SECRET = 'link-test-secret-5b0c2f7d9e1a';
+const HOST = hostCredential(ENTITY, 'link-test-secret-5b0c2f7d9e1a');
 /** Liveness bounds: far above the expected ~10 ms, far below the 25 s keepalive deadline. */
 const NOTICE_BOUND_MS = 5_000;
 
@@ -30,23 +30,22 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function configDir(): string {
+/** A sidecar config dir for `worker`, presenting `host` (the worker knows only `HOST`). */
+function configDir(worker: string, host: HostCredential): string {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-link-'));
-  mkdirSync(join(dir, 'mcp-servers'), { recursive: true });
-  writeFileSync(
-    join(dir, 'mcp-servers', 'mcp.json'),
-    JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] }, cat: { command: '/bin/cat' } } }),
-  );
+  writeSidecarDir(dir, { worker, host, servers: { everything: everythingServer(), cat: { command: '/bin/cat' } } });
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
-async function setup(secret = SECRET): Promise<{ worker: WorkerHarness; sidecar: SidecarProcess; router: ExecutorTargetRouter }> {
-  const worker = await startWorkerHarness([{ entityId: ENTITY, secret: SECRET }]);
+/** `router()` is built on the running worker's registry, so it follows the worker across a restart. */
+async function setup(presented = HOST): Promise<{ worker: InProcessWorker; sidecar: SidecarProcess; router: () => ExecutorTargetRouter }> {
+  const worker = await startInProcessWorker([HOST]);
   cleanups.push(() => worker.stop());
-  const sidecar = startSidecarProcess({ worker: worker.url, entityId: ENTITY, secret, configDir: configDir() });
-  cleanups.push(() => sidecar.stop());
-  return { worker, sidecar, router: new ExecutorTargetRouter({ registry: worker.registry }) };
+  const procs = new ProcessSet();
+  const sidecar = startSidecar(procs, configDir(worker.url, presented));
+  cleanups.push(() => procs.stopAll());
+  return { worker, sidecar, router: () => new ExecutorTargetRouter({ registry: worker.registry }) };
 }
 
 async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -59,7 +58,7 @@ async function within<T>(promise: Promise<T>, ms: number, what: string): Promise
   }
 }
 
-async function linked(worker: WorkerHarness): Promise<void> {
+async function linked(worker: InProcessWorker): Promise<void> {
   await within(
     (async () => {
       while (!worker.registry.status().some((s) => s['entity-id'] === ENTITY && s.linked)) await new Promise((r) => setTimeout(r, 20));
@@ -100,7 +99,7 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
   it('Send_Receive_PumpsMessagesOverChannel', async () => {
     const { worker, router } = await setup();
     await linked(worker);
-    const { client } = await connect(router, 'everything');
+    const { client } = await connect(router(), 'everything');
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
     expect((await client.callTool({ name: 'echo', arguments: { message: 'over the link' } })).content).toEqual([{ type: 'text', text: 'Echo: over the link' }]);
     let progress = 0;
@@ -112,15 +111,15 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
   it('kill the worker mid-call: the sidecar side fails at once, ends the server, and relinks when the worker is back', async () => {
     const { worker, sidecar, router } = await setup();
     await linked(worker);
-    const { client } = await connect(router, 'everything');
+    const { client } = await connect(router(), 'everything');
     const { outcome } = await startLongCall(client);
     const pid = sidecar.serverPids()[0]!;
     expect(isAlive(pid)).toBe(true);
     const killedAt = Date.now();
     await worker.kill();
-    await sidecar.waitForLine((l) => l.msg === 'Link to worker dropped', NOTICE_BOUND_MS, 'the link dropping');
+    await sidecar.waitForLine((l) => l.msg === 'Link to worker dropped', 'the link dropping', NOTICE_BOUND_MS);
     console.info(`sidecar noticed the dead worker after ${Date.now() - killedAt} ms`);
-    const closed = await sidecar.waitForLine((l) => l.msg === 'Server channel closed', NOTICE_BOUND_MS, 'the channel failing');
+    const closed = await sidecar.waitForLine((l) => l.msg === 'Server channel closed', 'the channel failing', NOTICE_BOUND_MS);
     expect(closed.reason).toBe('host-offline');
     await within(
       (async () => {
@@ -133,14 +132,14 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
 
     await worker.restart();
     await linked(worker);
-    const again = await connect(router, 'everything');
+    const again = await connect(router(), 'everything');
     expect((await again.client.callTool({ name: 'echo', arguments: { message: 'relinked' } })).content).toEqual([{ type: 'text', text: 'Echo: relinked' }]);
   });
 
   it('kill the sidecar (SIGKILL) mid-call: the caller gets host-offline', async () => {
     const { worker, sidecar, router } = await setup();
     await linked(worker);
-    const { client, channel } = await connect(router, 'everything');
+    const { client, channel } = await connect(router(), 'everything');
     const errors: unknown[] = [];
     client.onerror = (error) => errors.push(error);
     const channelClosed = new Promise<ChannelCloseInfo>((resolve) => {
@@ -152,23 +151,25 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     });
     const { outcome } = await startLongCall(client);
     const killedAt = Date.now();
-    sidecar.child.kill('SIGKILL');
+    sidecar.process.child.kill('SIGKILL');
     const info = await within(channelClosed, NOTICE_BOUND_MS, 'host-offline reaching the caller');
     console.info(`caller got host-offline ${Date.now() - killedAt} ms after the sidecar was killed`);
     expect(info.reason).toBe('host-offline');
     expect(errors.map(reasonOf)).toContain('host-offline');
     expect(await within(outcome, NOTICE_BOUND_MS, 'the pending call failing')).toBeInstanceOf(Error);
-    await expect(router.open(hostDescriptor, { 'server-name': 'everything' })).rejects.toMatchObject({ reason: 'host-offline' });
+    await expect(router().open(hostDescriptor, { 'server-name': 'everything' })).rejects.toMatchObject({ reason: 'host-offline' });
   });
 
   it('refuses a wrong host credential and logs it on both sides without the secret', async () => {
-    const wrong = 'wrong-secret-never-in-any-log-3141';
+    const wrong = hostCredential(ENTITY, 'wrong-secret-never-in-any-log-3141');
     const { worker, sidecar } = await setup(wrong);
-    const line = await sidecar.waitForLine((l) => String(l.msg).includes('refused the host credential'), 10_000, 'the refusal');
+    const line = await sidecar.waitForLine((l) => String(l.msg).includes('refused the host credential'), 'the refusal', 10_000);
     expect(line.msg).toBe(`Worker refused the host credential for entity "${ENTITY}": check the secret file and the worker's "hosts" entry`);
-    await sidecar.waitForLine((l) => l.msg === 'Dialling the worker again', 10_000, 'a retry');
-    expect(sidecar.raw()).not.toContain(wrong);
-    expect(JSON.stringify(worker.logs)).not.toContain(wrong);
+    await sidecar.waitForLine((l) => l.msg === 'Dialling the worker again', 'a retry', 10_000);
+    for (const text of credentialTexts(wrong)) {
+      expect(sidecar.process.stderr()).not.toContain(text);
+      expect(JSON.stringify(worker.logs)).not.toContain(text);
+    }
     expect(worker.logs.some((l) => l.msg === 'Refused a host link' && l['entity-id'] === ENTITY)).toBe(true);
     expect(worker.registry.status()).toEqual([{ 'entity-id': ENTITY, linked: false, since: null, channels: 0 }]);
   });
@@ -178,7 +179,7 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     await linked(worker);
     const results = await Promise.all(
       Array.from({ length: 100 }, async (_, i) => {
-        const channel = await router.open(hostDescriptor, { 'server-name': 'cat', session: `s-${i}` });
+        const channel = await router().open(hostDescriptor, { 'server-name': 'cat', session: `s-${i}` });
         const sent: JSONRPCMessage = { jsonrpc: '2.0', id: i, method: 'echo', params: { payload: `payload-${i}-${Math.random()}` } };
         const reply = new Promise<JSONRPCMessage>((resolve) => (channel.onmessage = resolve));
         channel.start();

@@ -14,14 +14,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeFrame } from '../../shared/frames.ts';
 import { isFailureReason } from '../../shared/errors.ts';
-import { REPO } from '../helpers/worker-processes.ts';
+import { REPO } from '../support/paths.ts';
 import { Canary } from './canary.ts';
 import { agentBody, classify, FRAME_CASES, IN_SESSION_CASES, linkFrame, NO_SESSION_CASES, type AgentCase, type AgentOutcome } from './corpus.ts';
 import { Figures, SLOW_MS } from './figures.ts';
 import { exchange, RawSession } from './raw-client.ts';
 import { RogueLink, type LinkOutcome } from './rogue-link.ts';
 import { alive } from './proc-stats.ts';
-import { HOST_B, startStack, type Stack } from './stack.ts';
+import { HOST_B, startStack, type Stack } from '../support/stack.ts';
 
 const FUZZ_RUNS = 100;
 const ENDPOINTS = ['/servers/echo/mcp', '/mcp'] as const;

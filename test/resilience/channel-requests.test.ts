@@ -17,42 +17,40 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { isFailureReason, WireError } from '../../shared/errors.ts';
 import { McpChannelClientTransport } from '../../shared/mcp-channel-client-transport.ts';
 import { TrustProfileStore } from '../../sidecar/trust/profile-store.ts';
-import { ProcessSet, REPO, waitUntil } from '../helpers/worker-processes.ts';
-import { startWorkerHarness, type WorkerHarness } from '../link/worker-harness.ts';
+import { credentialTexts, hostCredential, writeSidecarDir } from '../support/configs.ts';
+import { startInProcessWorker, type InProcessWorker } from '../support/node-worker.ts';
+import { fixtureServer } from '../support/paths.ts';
+import { ProcessSet, waitUntil } from '../support/processes.ts';
+import { spawnedPids, startSidecar, type SidecarProcess } from '../support/sidecar-process.ts';
 import { Figures, SLOW_MS } from './figures.ts';
 import { alive } from './proc-stats.ts';
-import { credential, spawnCliSidecar, spawnedPids, writeSidecarDir, type Proc } from './stack.ts';
 
 const ENTITY = 'res-host-a';
-const SECRET = credential('host-a-secret');
+const HOST = hostCredential(ENTITY);
 const ZERO = `sha256:${'0'.repeat(64)}`;
 const figures = new Figures('channel-requests');
 const procs = new ProcessSet();
 let dir: string;
 let marker: string;
-let worker: WorkerHarness;
-let sidecar: Proc;
+let worker: InProcessWorker;
+let sidecar: SidecarProcess;
 let revisions: Record<'open' | 'boxed', string>;
 let canary: { client: Client; stop(): Promise<{ calls: number; errors: string[] }> };
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'switchyard-channel-requests-'));
   marker = join(dir, 'marker-started');
-  worker = await startWorkerHarness([{ entityId: ENTITY, secret: SECRET }]);
+  worker = await startInProcessWorker([HOST]);
   writeSidecarDir(join(dir, 'sidecar'), {
     worker: worker.url,
-    entityId: ENTITY,
-    secret: SECRET,
-    servers: {
-      echo: { command: process.execPath, args: [join(REPO, 'test/fixtures/raw-echo-server.mjs')] },
-      marker: { command: process.execPath, args: [join(REPO, 'test/fixtures/marker-server.mjs'), marker] },
-    },
+    host: HOST,
+    servers: { echo: fixtureServer('raw-echo-server.mjs'), marker: fixtureServer('marker-server.mjs', marker) },
     profiles: { open: {}, boxed: { 'network-capabilities': [] } },
   });
   writeFileSync(join(dir, 'sidecar', 'trust-profiles', 'broken.json'), '{"filesystem-paths": [ not json');
   const store = new TrustProfileStore(join(dir, 'sidecar', 'trust-profiles'));
   revisions = { open: (await store.load('open')).revision, boxed: (await store.load('boxed')).revision };
-  sidecar = spawnCliSidecar(procs, join(dir, 'sidecar'));
+  sidecar = startSidecar(procs, join(dir, 'sidecar'));
   await waitUntil(() => worker.registry.status()[0]?.linked === true, 'the sidecar linking');
   canary = await startCanary();
   figures.sessions++;
@@ -191,6 +189,6 @@ describe('channel requests to a real sidecar', { timeout: SLOW_MS }, () => {
     await canary.client.close();
     await expect.poll(() => alive(spawnedPids(sidecar)), { timeout: 10_000 }).toEqual([]);
     expect(worker.registry.status()[0]!.channels).toBe(0);
-    expect(sidecar.err.text).not.toContain(SECRET);
+    for (const text of credentialTexts(HOST)) expect(sidecar.err.text).not.toContain(text);
   });
 });

@@ -20,7 +20,7 @@ import { parseMcpServersFile } from '../../sidecar/host/server-config.ts';
 import { parseWith } from '../../shared/validation.ts';
 import { trustProfileFileSchema } from '../../sidecar/trust/profile-schema.ts';
 import { parseWorkerConfig } from '../../worker/config/worker-config.ts';
-import { DENO, REPO } from '../helpers/worker-processes.ts';
+import { DENO, REPO } from '../support/paths.ts';
 import { Figures, SLOW_MS } from './figures.ts';
 
 const run = promisify(execFile);

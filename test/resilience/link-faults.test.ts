@@ -7,24 +7,23 @@
  * the agent hears `host-offline` within 2 s of the sidecar's death, and the sidecar relinks
  * within 2 s of the worker listening again. Old sessions fail with a clear answer, new ones work.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { closeClient, connectClient, REPO } from '../helpers/worker-processes.ts';
+import { closeClient, connectClient } from '../support/clients.ts';
+import { fixtureServer } from '../support/paths.ts';
 import { Figures, SLOW_MS } from './figures.ts';
-import { msg } from './line-log.ts';
+import { msg } from '../support/line-log.ts';
 import { alive } from './proc-stats.ts';
-import { startStack, type Stack } from './stack.ts';
+import { startStack, type Stack } from '../support/stack.ts';
 
 /** The liveness bound the issue sets for noticing a dead peer and for relinking (ms). */
 const LIVENESS_MS = 2_000;
-const fixture = (name: string) => ({ command: process.execPath, args: [join(REPO, 'test/fixtures', name)] });
 
 const figures = new Figures('link-faults');
 let stack: Stack;
 
 beforeAll(async () => {
-  stack = await startStack({ servers: { fault: fixture('fault-server.mjs'), echo: fixture('raw-echo-server.mjs') } });
+  stack = await startStack({ servers: { fault: fixtureServer('fault-server.mjs'), echo: fixtureServer('raw-echo-server.mjs') } });
 });
 
 afterAll(async () => {
@@ -72,10 +71,11 @@ describe('link faults', { timeout: SLOW_MS }, () => {
     // While the host is down, a new session is refused at once with the same reason.
     const refused = await connectClient(`${stack.url}/servers/echo/mcp`, stack.tokens.alice!).catch((e: unknown) => e);
     expect(String(refused)).toMatch(/host-offline/);
-    // Uncontained servers are spawned detached: a SIGKILLed sidecar cannot end them. These ones
-    // end on their own once their stdin closes; count any that did not (the stack kills them).
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    figures.note('servers still running 1 s after the sidecar was SIGKILLed', alive(orphans).length);
+    // Uncontained servers are spawned detached: a SIGKILLed sidecar cannot end them. They must
+    // end on their own once their stdin closes: none may be left (the stack would kill them).
+    const orphanedAt = Date.now();
+    await expect.poll(() => alive(orphans), { timeout: 10_000 }).toEqual([]);
+    figures.note('ms until the servers of the SIGKILLed sidecar had all ended', Date.now() - orphanedAt);
 
     stack.startSidecar();
     await stack.waitLinked();
@@ -94,9 +94,8 @@ describe('link faults', { timeout: SLOW_MS }, () => {
 
     const worker = await stack.restartWorker(signal);
     figures.faults++;
-    const listening = worker.out.lines.find((l) => l.json.event === 'listening')!;
     const relinked = await stack.sidecar.err.waitFor(msg('Linked to the worker'), 'the sidecar relinking', { from: linksBefore, timeoutMs: 10_000 });
-    const relinkMs = relinked.at - listening.at;
+    const relinkMs = relinked.at - worker.listeningAt;
     figures.note(`relink after ${signal} restart ms`, relinkMs);
     expect(relinkMs).toBeLessThan(LIVENESS_MS);
 

@@ -19,11 +19,12 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeClient, connectClient, EVERYTHING, REPO } from '../helpers/worker-processes.ts';
+import { closeClient, connectClient } from '../support/clients.ts';
+import { EVERYTHING, REPO } from '../support/paths.ts';
 import { Figures } from './figures.ts';
 import { RawSession } from './raw-client.ts';
 import { alive, cpuMs, rssMiB } from './proc-stats.ts';
-import { startStack, type Stack } from './stack.ts';
+import { startStack, type Stack } from '../support/stack.ts';
 
 const SESSIONS = 50;
 const CALLS_PER_SESSION = 200;

@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
  * Pids among `pids` still running. A zombie does not count: a server orphaned by a SIGKILLed
  * sidecar is reparented to PID 1, which in some containers never reaps it.
  */
-export { livePids as alive } from '../helpers/process-probes.ts';
+export { livePids as alive } from '../support/processes.ts';
 
 /** Resident set size of a process in MiB, from /proc (Linux). */
 export function rssMiB(pid: number): number {

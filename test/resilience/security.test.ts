@@ -12,16 +12,18 @@
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeClient, connectClient, REPO } from '../helpers/worker-processes.ts';
+import { closeClient, connectClient } from '../support/clients.ts';
+import { REPO } from '../support/paths.ts';
 import { Figures, SLOW_MS } from './figures.ts';
-import { msg } from './line-log.ts';
+import { msg } from '../support/line-log.ts';
 import { exchange } from './raw-client.ts';
 import { RogueLink } from './rogue-link.ts';
 import { listeningPorts } from './proc-stats.ts';
-import { credential, HOST_A, HOST_B, startStack, type Stack } from './stack.ts';
+import { randomCredential } from '../support/configs.ts';
+import { HOST_A, HOST_B, startStack, type Stack } from '../support/stack.ts';
 
 const figures = new Figures('security');
-const WRONG = { token: credential('wrong-token'), secret: credential('wrong-secret') };
+const WRONG = { token: randomCredential('wrong-token'), secret: randomCredential('wrong-secret') };
 const fixture = (name: string) => ({ command: process.execPath, args: [join(REPO, 'test/fixtures', name)] });
 let stack: Stack;
 let listener: Server;

@@ -12,11 +12,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { closeClient, connectClient, REPO } from '../helpers/worker-processes.ts';
+import { closeClient, connectClient } from '../support/clients.ts';
+import { REPO } from '../support/paths.ts';
 import { Canary } from './canary.ts';
 import { Figures, SLOW_MS } from './figures.ts';
 import { alive, rssMiB } from './proc-stats.ts';
-import { startStack, type Stack } from './stack.ts';
+import { startStack, type Stack } from '../support/stack.ts';
 
 /**
  * `request-timeout-seconds` of this file's worker. It bounds every initialize too, so it must

@@ -5,7 +5,10 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../worker/auth/agent-auth.ts';
-import { closeClient, connectClient, DENO, ProcessSet, startDenoWorker, startEverythingHttp, waitForOutput } from '../helpers/worker-processes.ts';
+import { closeClient, connectClient } from '../support/clients.ts';
+import { DENO } from '../support/paths.ts';
+import { ProcessSet, startEverythingHttp, waitForOutput } from '../support/processes.ts';
+import { startWorkerProcess } from '../support/worker-process.ts';
 
 const procs = new ProcessSet();
 afterAll(() => procs.stopAll());
@@ -41,10 +44,10 @@ describe('Deno entries', () => {
 
   it('closes open agent sessions and exits 0 on SIGTERM', async () => {
     const everything = await startEverythingHttp(procs);
-    const worker = await startDenoWorker(procs, {
+    const worker = await startWorkerProcess(procs, {
       agents: [{ name: 'alice', 'token-sha256': await sha256Hex('alice-token'), servers: ['everything'] }],
       servers: { everything: { executor: { type: 'http', url: everything.url } } },
-    }, { SWITCHYARD_LOG_LEVEL: 'debug' });
+    }, { logLevel: 'debug' });
     const client = await connectClient(`${worker.url}/servers/everything/mcp`, 'alice-token');
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
     worker.process.child.kill('SIGTERM');

@@ -7,7 +7,9 @@ import { request as httpRequest, createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { sha256Hex } from '../../worker/auth/agent-auth.ts';
-import { closeClient, connectClient, ProcessSet, startDenoWorker, startEverythingHttp } from '../helpers/worker-processes.ts';
+import { closeClient, connectClient } from '../support/clients.ts';
+import { ProcessSet, startEverythingHttp } from '../support/processes.ts';
+import { startWorkerProcess } from '../support/worker-process.ts';
 
 const procs = new ProcessSet();
 let worker: { url: string };
@@ -24,7 +26,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => guard.listen(0, '127.0.0.1', resolve));
   const guardPort = (guard.address() as { port: number }).port;
   const everything = await startEverythingHttp(procs);
-  worker = await startDenoWorker(procs, {
+  worker = await startWorkerProcess(procs, {
     agents: [
       { name: 'alice', 'token-sha256': await sha256Hex('alice-token'), servers: ['everything'] },
       {

@@ -5,43 +5,33 @@
  *
  * Counterparts of the upstream note's Scenario3 and ProvideAIContext tests (see the test names).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreateMessageRequestSchema, ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { sha256Hex } from '../../worker/auth/agent-auth.ts';
-import {
-  closeClient, connectClient, EVERYTHING, isAlive, ProcessSet, REPO, startDenoWorker, startEverythingHttp, startSidecar,
-  waitUntil, type SidecarHandle,
-} from '../helpers/worker-processes.ts';
+import { closeClient, connectClient } from '../support/clients.ts';
+import { hostCredential, workerHostEntry, writeSidecarDir } from '../support/configs.ts';
+import { everythingServer, fixtureServer } from '../support/paths.ts';
+import { isAlive, ProcessSet, startEverythingHttp, waitUntil } from '../support/processes.ts';
+import { startSidecar, type SidecarProcess } from '../support/sidecar-process.ts';
+import { startWorkerProcess } from '../support/worker-process.ts';
 
 const ENTITY = 'alice-laptop';
-const SECRET = 'e2e-host-secret-6f1d0c9a';
+const HOST = hostCredential(ENTITY, 'e2e-host-secret-6f1d0c9a');
 const procs = new ProcessSet();
 let dir: string;
 let worker: { url: string };
-let sidecar: SidecarHandle;
+let sidecar: SidecarProcess;
 
 beforeAll(async () => {
   const everythingHttp = await startEverythingHttp(procs);
   dir = mkdtempSync(join(tmpdir(), 'switchyard-worker-e2e-'));
-  mkdirSync(join(dir, 'mcp-servers'), { recursive: true });
-  writeFileSync(join(dir, 'mcp-servers', 'mcp.json'), JSON.stringify({
-    mcpServers: {
-      everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
-      echo: { command: process.execPath, args: [join(REPO, 'test/fixtures/echo-server.mjs')] },
-      web: { url: everythingHttp.url },
-      'web-inner': { url: everythingHttp.url },
-    },
-  }));
   const onLaptop = { type: 'user-computer-profile', 'entity-id': ENTITY, target: { type: 'local' } };
-  worker = await startDenoWorker(procs, {
+  worker = await startWorkerProcess(procs, {
     agents: [{ name: 'alice', 'token-sha256': await sha256Hex('alice-token'), servers: ['everything', 'echo', 'web', 'web-inner', 'offline'] }],
-    hosts: [
-      { 'entity-id': ENTITY, 'secret-sha256': await sha256Hex(SECRET) },
-      { 'entity-id': 'bob-desktop', 'secret-sha256': await sha256Hex('never-linked') },
-    ],
+    hosts: [workerHostEntry(HOST), workerHostEntry(hostCredential('bob-desktop', 'never-linked'))],
     servers: {
       everything: { executor: onLaptop },
       echo: { executor: { type: 'reverse-http', 'entity-id': ENTITY } },
@@ -50,15 +40,23 @@ beforeAll(async () => {
       offline: { executor: { type: 'user-computer-profile', 'entity-id': 'bob-desktop', target: { type: 'local' } } },
     },
     'admin-token-sha256': await sha256Hex('admin-token'),
+  }, { dir });
+  writeSidecarDir(join(dir, 'sidecar'), {
+    worker: worker.url,
+    host: HOST,
+    servers: {
+      everything: everythingServer(),
+      echo: fixtureServer('echo-server.mjs'),
+      web: { url: everythingHttp.url },
+      'web-inner': { url: everythingHttp.url },
+    },
   });
-  sidecar = await startSidecar(procs, { worker: worker.url, entityId: ENTITY, secret: SECRET, configDir: dir });
+  sidecar = startSidecar(procs, join(dir, 'sidecar'));
   await waitUntil(async () => (await health()).hosts.find((h) => h['entity-id'] === ENTITY)?.linked === true, 'the sidecar to link');
 });
 
 afterAll(async () => {
-  const pids = sidecar?.serverPids() ?? [];
   await procs.stopAll();
-  for (const pid of pids.filter(isAlive)) process.kill(pid, 'SIGKILL');
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 

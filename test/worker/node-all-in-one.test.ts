@@ -14,9 +14,13 @@ import { createSidecarComposition, type SidecarComposition } from '../../sidecar
 import { silentLogger } from '../../sidecar/log.ts';
 import { startNodeWorker, type NodeWorker } from '../../worker/adapters/node/node-worker.ts';
 import { sha256Hex } from '../../worker/auth/agent-auth.ts';
-import { closeClient, connectClient, isAlive, ProcessSet, REPO, startSidecar, waitUntil } from '../helpers/worker-processes.ts';
+import { closeClient, connectClient } from '../support/clients.ts';
+import { hostCredential, workerHostEntry, writeSidecarDir } from '../support/configs.ts';
+import { fixtureServer } from '../support/paths.ts';
+import { isAlive, ProcessSet, waitUntil } from '../support/processes.ts';
+import { startSidecar } from '../support/sidecar-process.ts';
 
-const ECHO = { command: process.execPath, args: [join(REPO, 'test/fixtures/echo-server.mjs')] };
+const ECHO = fixtureServer('echo-server.mjs');
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -105,17 +109,18 @@ describe('worker under Node, with a sidecar process on /link', () => {
   it('links a sidecar over the Node adapter\'s WebSockets and routes a session through it', async () => {
     const procs = new ProcessSet();
     cleanups.push(() => procs.stopAll());
-    const secret = 'node-link-secret-2e8f';
+    const host = hostCredential('laptop', 'node-link-secret-2e8f');
     const node = await startNodeWorker({
       config: {
         agents: [{ name: 'alice', 'token-sha256': await sha256Hex('alice-token'), servers: ['echo'] }],
-        hosts: [{ 'entity-id': 'laptop', 'secret-sha256': await sha256Hex(secret) }],
+        hosts: [workerHostEntry(host)],
         servers: { echo: { executor: { type: 'reverse-http', 'entity-id': 'laptop' } } },
       },
     });
     cleanups.push(() => node.close());
-    const sidecar = await startSidecar(procs, { worker: node.url, entityId: 'laptop', secret, configDir: configDir() });
-    cleanups.push(() => sidecar.serverPids().filter(isAlive).forEach((pid) => process.kill(pid, 'SIGKILL')));
+    const dir = configDir();
+    writeSidecarDir(dir, { worker: node.url, host });
+    startSidecar(procs, dir);
     await waitUntil(() => node.worker.registry.status()[0]?.linked === true, 'the sidecar to link');
     const client = await connectClient(`${node.url}/servers/echo/mcp`, 'alice-token');
     try {

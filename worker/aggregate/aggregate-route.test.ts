@@ -4,9 +4,9 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../../shared/errors.ts';
-import { createTestMcpServer } from '../../test/helpers/test-mcp-server.ts';
-import { InProcessRouter } from '../../test/helpers/in-process-router.ts';
-import { startInProcessApp, testConfig, type InProcessApp } from '../../test/helpers/in-process-app.ts';
+import { createTestMcpServer } from '../../test/support/test-mcp-server.ts';
+import { InProcessRouter } from '../../test/support/in-process-router.ts';
+import { startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
 
 let harness: InProcessApp | undefined;
 afterEach(async () => {

@@ -11,8 +11,8 @@ import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.
 import { z } from 'zod';
 import { createInMemoryChannelPair } from '../../shared/message-channel.ts';
 import type { ChannelRouter } from '../routing/channel-router.ts';
-import { InProcessRouter } from '../../test/helpers/in-process-router.ts';
-import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/helpers/in-process-app.ts';
+import { InProcessRouter } from '../../test/support/in-process-router.ts';
+import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
 
 let harness: InProcessApp | undefined;
 afterEach(async () => {

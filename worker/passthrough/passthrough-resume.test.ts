@@ -3,9 +3,9 @@
  * stream dropped reconnects with `Last-Event-ID` and receives what it missed.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestMcpServer } from '../../test/helpers/test-mcp-server.ts';
-import { InProcessRouter } from '../../test/helpers/in-process-router.ts';
-import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/helpers/in-process-app.ts';
+import { createTestMcpServer } from '../../test/support/test-mcp-server.ts';
+import { InProcessRouter } from '../../test/support/in-process-router.ts';
+import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
 
 let harness: InProcessApp | undefined;
 afterEach(async () => {

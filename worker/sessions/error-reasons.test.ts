@@ -5,9 +5,9 @@
  * initialize with a bad JSON-RPC envelope is refused before any server is opened.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTestMcpServer } from '../../test/helpers/test-mcp-server.ts';
-import { InProcessRouter } from '../../test/helpers/in-process-router.ts';
-import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/helpers/in-process-app.ts';
+import { createTestMcpServer } from '../../test/support/test-mcp-server.ts';
+import { InProcessRouter } from '../../test/support/in-process-router.ts';
+import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
 import { withReason } from './session-route.ts';
 
 let harness: InProcessApp | undefined;

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { WireError } from '../../shared/errors.ts';
 import { createInMemoryChannelPair } from '../../shared/message-channel.ts';
-import { createTestMcpServer } from '../../test/helpers/test-mcp-server.ts';
-import { InProcessRouter } from '../../test/helpers/in-process-router.ts';
-import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/helpers/in-process-app.ts';
+import { createTestMcpServer } from '../../test/support/test-mcp-server.ts';
+import { InProcessRouter } from '../../test/support/in-process-router.ts';
+import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
 import { sha256Hex } from '../auth/agent-auth.ts';
 import { groupSessions, type StatusDetails } from './status-report.ts';
 

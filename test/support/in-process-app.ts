@@ -9,6 +9,7 @@ import { createApp } from '../../worker/app.ts';
 import { sha256Hex } from '../../worker/auth/agent-auth.ts';
 import { parseWorkerConfig, type WorkerConfig } from '../../worker/config/worker-config.ts';
 import { InMemorySessionTable } from '../../worker/sessions/session-table.ts';
+import { hostCredential, workerHostEntry } from './configs.ts';
 import type { InProcessRouter } from './in-process-router.ts';
 
 export const BASE = 'http://localhost:8787';
@@ -41,7 +42,7 @@ export async function testConfig(
         ? { 'trust-context': { 'trust-profile-ref': 'workspace', 'trust-profile-revision': `sha256:${'0'.repeat(64)}`, containment: a.containment } }
         : {}),
     }))),
-    hosts: [{ 'entity-id': 'laptop', 'secret-sha256': 'f'.repeat(64) }],
+    hosts: [workerHostEntry(hostCredential('laptop', 'laptop-host-secret'))],
     servers: Array.isArray(servers)
       ? Object.fromEntries(servers.map((s) => [s, { executor: { type: 'user-computer-profile', 'entity-id': 'laptop', target: { type: 'local' } } }]))
       : Object.fromEntries(Object.entries(servers).map(([s, executor]) => [s, { executor }])),
