@@ -1,5 +1,9 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
 import { formatDoctor, runDoctor } from './doctor.ts';
 
 describe('switchyard doctor', () => {
@@ -17,6 +21,24 @@ describe('switchyard doctor', () => {
     expect(present?.ok).toBe(false);
     expect(formatDoctor(checks)).toContain('→ Install it: sudo apt-get install -y bubblewrap');
     expect(checks.some((c) => c.name === 'bubblewrap usable')).toBe(false);
+  });
+
+  it('gives the sidecar probe\'s verdict when bubblewrap is installed but cannot sandbox', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-doctor-'));
+    try {
+      const fake = join(dir, 'bwrap');
+      writeFileSync(fake, '#!/bin/sh\n[ "$1" = --version ] && { echo "bubblewrap 0.0-fake"; exit 0; }\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n');
+      chmodSync(fake, 0o755);
+      const checks = await runDoctor({ bwrap: fake });
+      const byName = Object.fromEntries(checks.map((c) => [c.name, c]));
+      expect(byName['bubblewrap present']).toMatchObject({ ok: true, detail: `bubblewrap 0.0-fake (${fake})` });
+      const probed = await bubblewrapProbe(fake)();
+      expect(probed.available).toBe(false);
+      expect(byName['bubblewrap usable']).toMatchObject({ ok: false, detail: probed.available ? '' : probed.message });
+      expect(byName['bubblewrap usable']?.detail).toContain('No permissions to create new namespace');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('checks that the worker answers, and says what to do when it does not', async () => {

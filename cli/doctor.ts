@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { bubblewrapExecutable, bubblewrapProbe } from '../sidecar/sandbox/index.ts';
 import { denoBinaryPath } from './deno-binary.ts';
 
 export interface DoctorCheck {
@@ -33,13 +34,17 @@ function readNumber(path: string): number | null {
   }
 }
 
-export async function runDoctor(options: { worker?: string; bwrap?: string } = {}): Promise<DoctorCheck[]> {
+/** `deno: false` leaves out the Deno check: a workstation's sidecar (`dist/sidecar.js`) runs no worker. */
+export async function runDoctor(options: { worker?: string; bwrap?: string; deno?: boolean } = {}): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
-  const bwrap = options.bwrap ?? 'bwrap';
-  const version = run(bwrap, ['--version']);
+  // The sidecar's own probe decides, so doctor and a contained launch never disagree.
+  const bwrap = bubblewrapExecutable(options.bwrap);
+  const availability = await bubblewrapProbe(bwrap)();
+  const present = availability.available || availability.problem !== 'missing';
+  const version = present ? run(bwrap, ['--version']) : undefined;
   checks.push(
-    version.ok
-      ? { name: 'bubblewrap present', ok: true, detail: version.out }
+    present
+      ? { name: 'bubblewrap present', ok: true, detail: version?.ok ? `${version.out} (${bwrap})` : bwrap }
       : { name: 'bubblewrap present', ok: false, detail: `"${bwrap}" not found`, fix: 'Install it: sudo apt-get install -y bubblewrap (Fedora: sudo dnf install bubblewrap)' },
   );
   if (process.platform === 'linux') {
@@ -55,15 +60,14 @@ export async function runDoctor(options: { worker?: string; bwrap?: string } = {
       ...(blocked ? { fix: 'Enable them: sudo sysctl -w user.max_user_namespaces=15000 kernel.unprivileged_userns_clone=1 (on Ubuntu 24.04+ also allow bwrap in AppArmor)' } : {}),
     });
   }
-  if (version.ok) {
-    const usable = run(bwrap, ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', 'true']);
+  if (present) {
     checks.push(
-      usable.ok
+      availability.available
         ? { name: 'bubblewrap usable', ok: true, detail: 'a test sandbox started and exited cleanly' }
-        : { name: 'bubblewrap usable', ok: false, detail: usable.out.split('\n')[0] ?? 'failed', fix: 'Check the user namespace settings above; contained servers fail closed with containment-unavailable until this passes' },
+        : { name: 'bubblewrap usable', ok: false, detail: availability.message, fix: 'Check the user namespace settings above; contained servers fail closed with containment-unavailable until this passes' },
     );
   }
-  try {
+  if (options.deno !== false) try {
     const deno = denoBinaryPath();
     const v = run(deno, ['--version']);
     checks.push(v.ok ? { name: 'deno found', ok: true, detail: v.out.split('\n')[0] ?? deno } : { name: 'deno found', ok: false, detail: v.out, fix: 'Reinstall: npm ci' });

@@ -22,7 +22,7 @@ import { seatbeltBackend } from './seatbelt/seatbelt-backend.ts';
 import type { ContainedLaunch } from '../process/contained-launch.ts';
 
 export type { BackendAvailability, ContainmentProbe } from './availability.ts';
-export { bubblewrapProbe } from './bubblewrap/bubblewrap-probe.ts';
+export { bubblewrapExecutable, bubblewrapProbe } from './bubblewrap/bubblewrap-probe.ts';
 export { seatbeltProbe } from './seatbelt/seatbelt-probe.ts';
 export type { BubblewrapPolicy, ContainmentPolicy, SeatbeltPolicy } from './containment-policy.ts';
 export type { ContainmentLaunch } from './launch-paths.ts';

@@ -41,6 +41,11 @@ function runBubblewrap(executable: string): Promise<BackendAvailability> {
   });
 }
 
+/** The `bwrap` a probe checks: `executable`, else the first on the sidecar's `PATH`, else `/usr/bin/bwrap`. */
+export function bubblewrapExecutable(executable?: string): string {
+  return executable ?? findOnPath('bwrap', process.env['PATH']) ?? FALLBACK_BWRAP;
+}
+
 /**
  * The bubblewrap probe.
  *
@@ -53,7 +58,7 @@ function runBubblewrap(executable: string): Promise<BackendAvailability> {
  */
 export function bubblewrapProbe(executable?: string): ContainmentProbe {
   return () => {
-    const exe = executable ?? findOnPath('bwrap', process.env['PATH']) ?? FALLBACK_BWRAP;
+    const exe = bubblewrapExecutable(executable);
     let result = probed.get(exe);
     if (result === undefined) {
       result = runBubblewrap(exe);
