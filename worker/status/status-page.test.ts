@@ -8,7 +8,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { createApp } from '../app.ts';
 import { parseWorkerConfig } from '../config/worker-config.ts';
 import { InMemorySessionTable } from '../sessions/session-table.ts';
-import { STATUS_PAGE_SCRIPT } from './status-page-script.ts';
+import { STATUS_PAGE_SCRIPT } from './status-page-assets.generated.ts';
 import { statusPageResponse } from './status-page.ts';
 
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];

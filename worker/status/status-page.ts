@@ -2,7 +2,7 @@
  * The status page at `/`: what a user sees first when they open the worker in a browser.
  *
  * The HTML is the same for everyone and holds no data: without a token it is a sign-in form and
- * nothing else. The page's script (`status-page-script.ts`) sends the token to `/healthz`, which
+ * nothing else. The page's script (`assets/status-page.js`) sends the token to `/healthz`, which
  * applies the usual rules (admin sees everything, an agent its own servers, hosts and sessions),
  * and renders the answer. So the page needs no auth of its own and cannot leak more than
  * `/healthz` would to the same token.
@@ -15,8 +15,7 @@
  *
  * @module
  */
-import { STATUS_PAGE_SCRIPT } from './status-page-script.ts';
-import { STATUS_PAGE_CSS } from './status-page-style.ts';
+import { STATUS_PAGE_CSS, STATUS_PAGE_SCRIPT } from './status-page-assets.generated.ts';
 
 /** A two-track junction: the mark in the top bar and the tab icon. */
 const LOGO_SVG =

@@ -1,23 +1,20 @@
-/**
- * The status page's script: sign-in, fetching `/healthz` with the token, rendering, refreshing.
+/*
+ * The status page's script: sign-in, fetching /healthz with the token, rendering, refreshing.
  *
  * Why it works this way:
  * - A browser cannot send a bearer header on navigation, so the page is static and the script
- *   fetches `/healthz` with `Authorization: Bearer …`. The token lives in `sessionStorage` (gone
- *   when the tab closes), never in a URL, cookie or the DOM once used; the input has no `name`,
- *   and the CSP's `form-action 'none'` stops a script-less submit from putting it in a URL.
- * - Every value from the worker is rendered with `textContent` / text nodes, never as markup, so
- *   a hostile server name or error message shows as text (see `status-page.test.ts`).
- * - Refresh is a `setTimeout` chain (never two requests at once); a failed refresh keeps the last
+ *   fetches /healthz with "Authorization: Bearer ...". The token lives in sessionStorage (gone
+ *   when the tab closes), never in a URL, cookie or the DOM once used; the input has no name,
+ *   and the CSP's form-action 'none' stops a script-less submit from putting it in a URL.
+ * - Every value from the worker is rendered with textContent / text nodes, never as markup, so
+ *   a hostile server name or error message shows as text (see status-page.test.ts).
+ * - Refresh is a setTimeout chain (never two requests at once); a failed refresh keeps the last
  *   data and says so; a 401 (token revoked) signs out with a message.
  *
- * Plain ES2020 in a string (no template literals inside, so it embeds verbatim): it is shipped
- * as is, without a build step, and must not depend on how the worker bundle is minified.
- *
- * @module
+ * Plain ES2020, shipped as written: scripts/status-assets.mjs embeds this file verbatim in
+ * status-page-assets.generated.ts (npm run build runs it), with no transpiling or minifying, so it
+ * never depends on how the worker bundle is built.
  */
-
-export const STATUS_PAGE_SCRIPT = `
 'use strict';
 (function () {
   var KEY = 'switchyard.status.token';
@@ -189,7 +186,7 @@ export const STATUS_PAGE_SCRIPT = `
 
   async function signIn(candidate) {
     if (candidate === '') return showSignIn('Paste the admin token or an agent token first.');
-    if (!/^[\\x21-\\x7e]+$/.test(candidate)) return showSignIn('A token is one word of printable characters: paste it again.');
+    if (!/^[\x21-\x7e]+$/.test(candidate)) return showSignIn('A token is one word of printable characters: paste it again.');
     $('sign-in-button').disabled = true;
     token = candidate;
     var result = await load(candidate);
@@ -215,4 +212,3 @@ export const STATUS_PAGE_SCRIPT = `
   var saved = sessionStorage.getItem(KEY);
   if (saved) void signIn(saved); else showSignIn('');
 })();
-`;
