@@ -1,12 +1,62 @@
+/**
+ * Three projects, so that a developer has a fast inner loop:
+ * - `unit`: in-process tests (no real MCP server, no Deno, no bubblewrap, no CLI process), the
+ *   `*.test.ts` beside the code plus a few in-process checks under test/; under a minute on 2 cores
+ *   (`npm run test:unit`);
+ * - `e2e`: real processes: the worker under Deno, the sidecar CLI, stdio servers, bubblewrap,
+ *   including the tests beside their code listed in `REAL_PROCESSES_BESIDE_CODE`;
+ * - `slow`: quick start from a fresh checkout, Chromium, the conformance suite, load, the bundles.
+ * `npm test` (`vitest run`) runs all three.
+ *
+ * The global setups sit at the root, not in a project: vitest then runs them once for the whole
+ * run and what they `provide` reaches every project, so the resilience summary stays one line.
+ */
 import { defineConfig } from 'vitest/config';
+
+const BESIDE_CODE = ['shared/**/*.test.ts', 'worker/**/*.test.ts', 'sidecar/**/*.test.ts', 'cli/**/*.test.ts'];
+
+/** Tests beside their code that start real processes (servers, bubblewrap, Deno, the CLI). */
+const REAL_PROCESSES_BESIDE_CODE = [
+  'cli/check.test.ts',
+  'cli/doctor.test.ts',
+  'cli/sidecar-bundle.test.ts',
+  'sidecar/host/create-stdio-transport.test.ts',
+  'sidecar/host/remote-mcp-host-handler.test.ts',
+  'sidecar/process/process-backed-transport.test.ts',
+  'sidecar/process/process-executor.test.ts',
+  'sidecar/sandbox/bubblewrap/bubblewrap-ready.test.ts',
+  'sidecar/sandbox/contained.test.ts',
+  'sidecar/sandbox/index.test.ts',
+];
+
+/** In-process checks that live under test/ because they span the tree. */
+const IN_PROCESS_UNDER_TEST = ['test/layering.test.ts', 'test/config-parsers.property.test.ts', 'test/readme.test.ts'];
+
+const SLOW = [
+  'test/readme-quickstart.test.ts',
+  'test/status-page.test.ts',
+  'test/conformance/**/*.test.ts',
+  'test/resilience/load.test.ts',
+  'test/worker-bundle.test.ts',
+];
+
+const EXCLUDE = ['**/node_modules/**', 'test/bench/**'];
+
+const common = { testTimeout: 30_000, hookTimeout: 60_000, pool: 'forks' } as const;
 
 export default defineConfig({
   test: {
-    include: ['shared/**/*.test.ts', 'worker/**/*.test.ts', 'sidecar/**/*.test.ts', 'cli/**/*.test.ts', 'test/**/*.test.ts'],
-    exclude: ['**/node_modules/**', 'test/bench/**'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
     globalSetup: ['test/global-setup.ts', 'test/resilience/summary.global.ts'],
-    pool: 'forks',
+    projects: [
+      {
+        test: { ...common, name: 'unit', include: [...BESIDE_CODE, ...IN_PROCESS_UNDER_TEST], exclude: [...EXCLUDE, ...REAL_PROCESSES_BESIDE_CODE] },
+      },
+      {
+        test: { ...common, name: 'e2e', include: ['test/**/*.test.ts', ...REAL_PROCESSES_BESIDE_CODE], exclude: [...EXCLUDE, ...IN_PROCESS_UNDER_TEST, ...SLOW] },
+      },
+      {
+        test: { ...common, name: 'slow', include: SLOW, exclude: EXCLUDE },
+      },
+    ],
   },
 });
