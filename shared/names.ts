@@ -16,13 +16,13 @@ export const ServerNameSchema = z
 /** A host entity id, same alphabet plus `.` inside (never leading, so never `..` traversal). */
 export const EntityIdSchema = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit')
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, { message: 'must be 1-128 letters, digits, ".", "_" or "-", starting with a letter or digit', abort: true })
   .refine((s) => !s.includes('..'), 'must not contain ".."');
 
 /** A trust profile reference: the file name of `trust-profiles/<ref>.json` without the extension. */
 export const ProfileRefSchema = z
   .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit')
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, { message: 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', abort: true })
   .refine((s) => !s.includes('..'), 'must not contain ".."');
 
 /** A trust profile revision as printed by `switchyard sidecar profiles`. */

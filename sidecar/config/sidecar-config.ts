@@ -17,6 +17,7 @@ import { z } from 'zod';
 import { LocalError } from '../../shared/errors.ts';
 import { EntityIdSchema } from '../../shared/names.ts';
 import { parseWith } from '../../shared/validation.ts';
+import { UserNameSchema } from './user-name.ts';
 
 export const SidecarConfigSchema = z
   .strictObject({
@@ -27,11 +28,7 @@ export const SidecarConfigSchema = z
       .describe('Base URL of the worker this sidecar links to'),
     'entity-id': EntityIdSchema.describe('This host\'s entity id, as listed under "hosts" in the worker config'),
     'secret-file': z.string().min(1).describe('File holding the host secret (relative to the config dir)'),
-    user: z
-      .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/)
-      .refine((s) => !s.includes('..'), 'must not contain ".."')
-      .optional()
+    user: UserNameSchema.optional()
       .describe('Selects users/<user>/mcp-servers; defaults to the OS user'),
   })
   .describe('Sidecar config (DIR/sidecar.json)');

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../shared/validation.ts';
-import { parseMcpServersFile, resolveServerConfig } from './server-config.ts';
+import { parseMcpServersFile, resolveServerConfig, serverConfigFiles } from './server-config.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -37,6 +37,13 @@ describe('server config resolution', () => {
     expect(await pick('files')).toEqual(['machine', 'machine-files']);
     expect(await pick('docs')).toEqual(['user', 'user-docs']);
     expect(await pick('memory')).toEqual(['defaults', 'default-memory']);
+  });
+
+  it('never reads a users/ layer for a user name holding ".." or a slash', () => {
+    for (const user of ['..', 'a..b', 'a/b', '.hidden']) {
+      expect(serverConfigFiles('/cfg', 'alice-laptop', user).map((l) => l.source)).toEqual(['machine', 'defaults']);
+    }
+    expect(serverConfigFiles('/cfg', 'alice-laptop', 'alice.b').map((l) => l.file)).toContain('/cfg/users/alice.b/mcp-servers/mcp.json');
   });
 
   it('says server-not-found for a name no layer defines, and skips missing files', async () => {

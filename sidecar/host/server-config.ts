@@ -21,6 +21,7 @@ import { z } from 'zod';
 import { WireError } from '../../shared/errors.ts';
 import { EntityIdSchema, ServerNameSchema } from '../../shared/names.ts';
 import { joinPath, parseWith, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
+import { UserNameSchema } from '../config/user-name.ts';
 
 export type StdioServerConfig = { kind: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string };
 export type HttpServerConfig = { kind: 'http'; url: string; headers: Record<string, string> };
@@ -93,7 +94,7 @@ export function parseMcpServersFile(input: unknown, configDir = '.'): Map<string
 export function serverConfigFiles(configDir: string, entityId: string, user: string): { source: ServerConfigSource; file: string }[] {
   const layers: { source: ServerConfigSource; file: string }[] = [];
   if (EntityIdSchema.safeParse(entityId).success) layers.push({ source: 'machine', file: join(configDir, 'machines', entityId, 'mcp-servers', 'mcp.json') });
-  if (/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(user) && !user.includes('..')) layers.push({ source: 'user', file: join(configDir, 'users', user, 'mcp-servers', 'mcp.json') });
+  if (UserNameSchema.safeParse(user).success) layers.push({ source: 'user', file: join(configDir, 'users', user, 'mcp-servers', 'mcp.json') });
   layers.push({ source: 'defaults', file: join(configDir, 'mcp-servers', 'mcp.json') });
   return layers;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseWith, ValidationError } from '../../shared/validation.ts';
-import { TRUST_PROFILE_REF_PATTERN, trustProfileFileSchema } from './profile-schema.ts';
+import { trustProfileFileSchema, trustProfileRefSchema } from './profile-schema.ts';
 
 function problems(input: unknown): string[] {
   try {
@@ -65,10 +65,12 @@ describe('trust profile file schema', () => {
     ['A'.repeat(65), false],
     ['.hidden', false],
     ['..', false],
+    ['a..b', false],
+    ['a.b..', false],
     ['a/b', false],
     ['', false],
     ['-x', false],
   ])('reference %j valid: %s', (ref, valid) => {
-    expect(TRUST_PROFILE_REF_PATTERN.test(ref)).toBe(valid);
+    expect(trustProfileRefSchema.safeParse(ref).success).toBe(valid);
   });
 });

@@ -12,18 +12,15 @@
  */
 import { posix } from 'node:path';
 import { z } from 'zod';
+import { ProfileRefSchema } from '../../shared/names.ts';
 import { type JsonSchema, schemaProblem } from './json-schema.ts';
-
-/** A trust profile reference: a file name without `.json`, at most 64 characters. */
-export const TRUST_PROFILE_REF_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** Network capabilities a profile may list. Anything else is rejected when the file is parsed. */
 export const NETWORK_CAPABILITIES = ['loopback', 'internet-client'] as const;
 export type NetworkCapability = (typeof NETWORK_CAPABILITIES)[number];
 
-export const trustProfileRefSchema = z
-  .string()
-  .regex(TRUST_PROFILE_REF_PATTERN, { error: 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit' });
+/** A trust profile reference: the one rule the worker's config and the link request use too. */
+export const trustProfileRefSchema = ProfileRefSchema;
 
 /** `/a/b/../c/` → `/a/c`; the root stays `/`. */
 export function normalizeAbsolutePath(path: string): string {

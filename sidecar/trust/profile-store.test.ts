@@ -65,6 +65,12 @@ describe('TrustProfileStore', () => {
     expect(error.reason).toBe('invalid-request');
   });
 
+  it('rejects a reference holding "..", as the worker and the link request do', async () => {
+    const error = (await failure(store.load('work..space'))) as WireError;
+    expect(error.reason).toBe('invalid-request');
+    expect(error.message).toBe('Invalid trust profile reference: must not contain ".."');
+  });
+
   it('names a missing base', async () => {
     write('child', { 'base-trust-profiles': ['ghost'] });
     const error = (await failure(store.load('child'))) as WireError;

@@ -22,7 +22,7 @@ import { parseWith, ValidationError } from '../../shared/validation.ts';
 import { canonicalJson } from './canonical-json.ts';
 import { composeProfile } from './compose.ts';
 import { type EffectiveProfile, effectiveFromFile } from './effective-profile.ts';
-import { TRUST_PROFILE_REF_PATTERN, type TrustProfileFile, trustProfileFileSchema } from './profile-schema.ts';
+import { type TrustProfileFile, trustProfileFileSchema, trustProfileRefSchema } from './profile-schema.ts';
 
 export interface ResolvedTrustProfile {
   readonly ref: string;
@@ -68,8 +68,9 @@ export class TrustProfileStore {
 
   /** Resolves a reference without a revision check (local tooling; launches use {@link resolve}). */
   async load(ref: string): Promise<ResolvedTrustProfile> {
-    if (!TRUST_PROFILE_REF_PATTERN.test(ref)) {
-      throw new WireError('invalid-request', 'Invalid trust profile reference: must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
+    const valid = trustProfileRefSchema.safeParse(ref);
+    if (!valid.success) {
+      throw new WireError('invalid-request', `Invalid trust profile reference: ${valid.error.issues[0]?.message ?? 'not a profile name'}`);
     }
     const closure = new Map<string, LoadedFile>();
     const memo = new Map<string, EffectiveProfile>();
@@ -89,7 +90,7 @@ export class TrustProfileStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
     }
-    const refs = names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((r) => TRUST_PROFILE_REF_PATTERN.test(r)).sort();
+    const refs = names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)).filter((r) => trustProfileRefSchema.safeParse(r).success).sort();
     return Promise.all(
       refs.map(async (ref): Promise<TrustProfileListing> => {
         try {
