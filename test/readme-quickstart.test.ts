@@ -105,7 +105,7 @@ describe('README quick start', () => {
       await exited;
       clearTimeout(timer);
     }
-    await new Promise((r) => setTimeout(r, 500));
-    expect(processesUnder(checkout)).toEqual([]);
+    // The servers of the stopped processes may take a moment to follow them out.
+    await expect.poll(() => processesUnder(checkout), { timeout: 10_000 }).toEqual([]);
   }, 360_000);
 });

@@ -4,8 +4,11 @@
  * restarts the deadline; a server that never answers `initialize` has its session closed, which
  * closes its channel (and so, on a sidecar, ends its process). Without the setting there is no
  * deadline. The end-to-end counterpart, over a real link, is in `test/resilience/`.
+ *
+ * The clock is vitest's fake one: each test connects on real time, then installs the fake clock
+ * and advances it until the outcome settles, so the 0.3 s deadline costs no real 0.3 s.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -13,9 +16,11 @@ import { createInMemoryChannelPair } from '../../shared/message-channel.ts';
 import type { ChannelRouter } from '../routing/channel-router.ts';
 import { InProcessRouter } from '../../test/support/in-process-router.ts';
 import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
+import { advanceUntilSettled, useFakeClock } from '../../test/support/fake-clock.ts';
 
 let harness: InProcessApp | undefined;
 afterEach(async () => {
+  vi.useRealTimers();
   await harness?.close();
   harness = undefined;
 });
@@ -48,7 +53,8 @@ describe('/servers/:name/mcp request deadline', () => {
   it('answers request-timeout, cancels the request on the server, and keeps the session working', async () => {
     const app = await setup({ 'request-timeout-seconds': 0.3 });
     const client = await app.client('/servers/alpha/mcp', 'alice-token');
-    const error = (await client.callTool({ name: 'hang', arguments: {} }, CallToolResultSchema, { timeout: 10_000 }).catch((e: unknown) => e)) as McpError;
+    useFakeClock();
+    const error = (await advanceUntilSettled(client.callTool({ name: 'hang', arguments: {} }, CallToolResultSchema, { timeout: 10_000 }).catch((e: unknown) => e))) as McpError;
     expect(error).toBeInstanceOf(McpError);
     expect(error.data).toMatchObject({ reason: 'request-timeout', server: 'alpha' });
     expect(error.message).toContain('did not answer "tools/call" within 0.3 s');
@@ -59,14 +65,16 @@ describe('/servers/:name/mcp request deadline', () => {
   it('restarts the deadline on progress, so a long tool that reports progress finishes', async () => {
     const app = await setup({ 'request-timeout-seconds': 0.3 });
     const client = await app.client('/servers/alpha/mcp', 'alice-token');
-    const result = await client.callTool({ name: 'slow', arguments: { ms: 900, steps: 9 } }, CallToolResultSchema, { onprogress: () => {}, timeout: 10_000 });
+    useFakeClock();
+    const result = await advanceUntilSettled(client.callTool({ name: 'slow', arguments: { ms: 900, steps: 9 } }, CallToolResultSchema, { onprogress: () => {}, timeout: 10_000 }));
     expect(result.content).toEqual([{ type: 'text', text: 'done' }]);
   });
 
   it('has no deadline unless request-timeout-seconds is set', async () => {
     const app = await setup({});
     const client = await app.client('/servers/alpha/mcp', 'alice-token');
-    const result = await client.callTool({ name: 'slow', arguments: { ms: 400, steps: 1 } });
+    useFakeClock();
+    const result = await advanceUntilSettled(client.callTool({ name: 'slow', arguments: { ms: 400, steps: 1 } }));
     expect(result.content).toEqual([{ type: 'text', text: 'done' }]);
   });
 
@@ -82,12 +90,12 @@ describe('/servers/:name/mcp request deadline', () => {
       },
     };
     const app = await setup({ 'request-timeout-seconds': 0.3 }, silent);
-    const response = await app.fetch(`${BASE}/servers/alpha/mcp`, {
+    useFakeClock();
+    const text = await advanceUntilSettled(app.fetch(`${BASE}/servers/alpha/mcp`, {
       method: 'POST',
       headers: { authorization: 'Bearer alice-token', accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
-    });
-    const text = await response.text();
+    }).then((response) => response.text()));
     expect(text).toContain('"reason":"request-timeout"');
     expect(text).toContain('did not answer \\"initialize\\" within 0.3 s; the request was cancelled and the session closed');
     await closed;
