@@ -23,6 +23,7 @@ import { ValidationError } from '../shared/validation.ts';
 import { agentAuth, type AgentVariables } from './auth/agent-auth.ts';
 import { hostOriginGuard } from './auth/host-origin.ts';
 import type { ChannelRouter } from './routing/channel-router.ts';
+import { createChannelOpener } from './routing/channel-opener.ts';
 import type { WorkerConfig } from './config/worker-config.ts';
 import type { HostLinkRegistry } from './link/host-link-registry.ts';
 import { createLinkRoute } from './link/link-route.ts';
@@ -31,11 +32,10 @@ import { createAggregateHandler } from './aggregate/aggregate-route.ts';
 import { createHealthzHandler } from './status/healthz.ts';
 import { createServerPassthroughHandler } from './passthrough/passthrough-route.ts';
 import type { SessionTable } from './sessions/session-table.ts';
-import { recordRouterFailures } from './status/failure-recording-router.ts';
 import { RecentErrors } from './status/recent-errors.ts';
 import { statusPageResponse } from './status/status-page.ts';
 
-/** Default longest wait for opening a server (router + upstream initialize). */
+/** Default longest wait for opening a server (the channel open, and on `/mcp` its initialize). */
 export const DEFAULT_OPEN_TIMEOUT_SECONDS = 60;
 /** Default longest wait for one request forwarded by the aggregate (progress resets it). */
 export const DEFAULT_AGGREGATE_REQUEST_TIMEOUT_SECONDS = 600;
@@ -66,11 +66,16 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   const openTimeoutMs = (timeout ?? DEFAULT_OPEN_TIMEOUT_SECONDS) * 1000;
   const requestTimeoutMs = (timeout ?? DEFAULT_AGGREGATE_REQUEST_TIMEOUT_SECONDS) * 1000;
   const app = new Hono<{ Variables: AgentVariables }>();
-  // Recent failures for the status page, recorded where they get their reason: the router (every
-  // open and channel of both endpoints, see `status/failure-recording-router.ts`) and, on `/mcp`,
-  // an upstream whose initialize failed (passed to the aggregate handler below).
+  // Recent failures for the status page, recorded where they get their reason: a failed open in
+  // the channel opener (the router composed once with the open deadline), a channel that fails
+  // later in the session that sees it close (passthrough and aggregate sessions), and on `/mcp` an
+  // upstream whose initialize failed.
   const recentErrors = deps.recentErrors ?? new RecentErrors();
-  const router = recordRouterFailures(deps.router, recentErrors);
+  const open = createChannelOpener(deps.router, {
+    timeoutMs: openTimeoutMs,
+    onOpenFailed: (connection, error) =>
+      recentErrors.record({ reason: error.reason, server: connection['server-name'], agent: connection.agent ?? null, message: error.message }),
+  });
 
   const guard = hostOriginGuard({ allowedHosts: config['allowed-hosts'], allowedOrigins: config['allowed-origins'] });
   app.use('*', async (c, next) => (c.req.path === '/link' ? next() : guard(c, next)));
@@ -91,8 +96,8 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   app.get('/', () => statusPageResponse());
 
   const auth = agentAuth(config.agents);
-  const common = { config, router, sessions, log, openTimeoutMs };
-  app.all('/mcp', auth, createAggregateHandler({ ...common, requestTimeoutMs, recentErrors, ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}) }));
+  const common = { config, open, sessions, log, recentErrors };
+  app.all('/mcp', auth, createAggregateHandler({ ...common, openTimeoutMs, requestTimeoutMs, ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}) }));
   // Passthrough requests get a deadline only when one is configured: long tools exist.
   app.all('/servers/:name/mcp', auth, createServerPassthroughHandler({ ...common, ...(timeout !== undefined ? { requestTimeoutMs: timeout * 1000 } : {}) }));
 

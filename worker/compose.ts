@@ -42,7 +42,6 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
   const router = new ExecutorTargetRouter({
     registry,
     ...(options.localHost !== undefined ? { localHost: options.localHost } : {}),
-    onHttpError: (server, error) => log.debug('Edge-direct server transport error', { server, error: error.message }),
   });
   const sessions = new InMemorySessionTable({ idleMs: config['session-idle-seconds'] * 1000, log });
   const app = createApp({

@@ -1,19 +1,21 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../errors.ts';
-import type { ChannelCloseInfo, MessageChannel } from '../message-channel.ts';
+import { closeInfoOf, type ChannelCloseInfo, type ChannelTransport } from '../channel-transport.ts';
 import { createFrameSocketPair, type CallbackFrameSocket } from './frame-socket.ts';
 import { LinkEndpoint, exceeds, type ChannelOpenHandler, type LinkEndpointOptions } from './link-endpoint.ts';
+import { advanceBy, advanceUntilSettled, useFakeClock } from '../../test/support/fake-clock.ts';
 
 const endpoints: LinkEndpoint[] = [];
 afterEach(() => {
+  vi.useRealTimers();
   for (const endpoint of endpoints.splice(0)) endpoint.close();
 });
 
 /** An echo host: every message on a channel comes straight back on it. */
 const echoHost: ChannelOpenHandler = async (_request, channel) => {
   channel.onmessage = (message) => void channel.send(message).catch(() => {});
-  channel.start();
+  void channel.start();
 };
 
 function link(onOpen: ChannelOpenHandler = echoHost, options: Partial<LinkEndpointOptions> = {}) {
@@ -34,13 +36,11 @@ function rawPeer(options: Partial<LinkEndpointOptions> = {}) {
   return { worker, raw, received };
 }
 
-function nextMessage(channel: MessageChannel): Promise<JSONRPCMessage> {
+function nextMessage(channel: ChannelTransport): Promise<JSONRPCMessage> {
   return new Promise((resolve) => (channel.onmessage = resolve));
 }
 
-function closeOf(channel: MessageChannel): Promise<ChannelCloseInfo> {
-  return new Promise((resolve) => (channel.onclose = resolve));
-}
+const closeOf = (channel: ChannelTransport): Promise<ChannelCloseInfo> => closeInfoOf(channel);
 
 const ping = (id: number, payload = ''): JSONRPCMessage => ({ jsonrpc: '2.0', id, method: 'echo', params: { payload } });
 const until = async (check: () => boolean) => {
@@ -52,7 +52,7 @@ describe('LinkEndpoint', () => {
     const { worker } = link();
     const channel = await worker.openChannel({ type: 'mcp', connection: { 'server-name': 'echo' } });
     const reply = nextMessage(channel);
-    channel.start();
+    void channel.start();
     await channel.send(ping(1, 'hello'));
     expect(await reply).toEqual(ping(1, 'hello'));
   });
@@ -86,7 +86,7 @@ describe('LinkEndpoint', () => {
       onOpen: async (_request, channel) => {
         await new Promise<void>((resolve) => (release = resolve));
         channel.onmessage = (m) => received.push(m);
-        channel.start();
+        void channel.start();
       },
     });
     endpoints.push(sidecar);
@@ -100,13 +100,13 @@ describe('LinkEndpoint', () => {
   });
 
   it('closes a channel on both ends when either end closes it', async () => {
-    const hostChannels: MessageChannel[] = [];
+    const hostChannels: ChannelTransport[] = [];
     const { worker } = link(async (_r, channel) => {
       hostChannels.push(channel);
-      channel.start();
+      void channel.start();
     });
     const channel = await worker.openChannel({});
-    channel.start();
+    void channel.start();
     const hostSide = hostChannels[0]!;
     const hostClosed = closeOf(hostSide);
     await channel.close();
@@ -114,15 +114,31 @@ describe('LinkEndpoint', () => {
 
     const second = await worker.openChannel({});
     const secondClosed = closeOf(second);
-    second.start();
+    void second.start();
     await hostChannels[1]!.close({ reason: 'server-exited', message: 'Server "echo" exited with code 3' });
     expect(await secondClosed).toEqual({ reason: 'server-exited', message: 'Server "echo" exited with code 3' });
   });
 
   it('rejects an open that gets no answer with request-timeout', async () => {
+    useFakeClock();
     const { worker, received } = rawPeer({ openTimeoutMs: 30 });
-    await expect(worker.openChannel({})).rejects.toMatchObject({ reason: 'request-timeout' });
+    await expect(advanceUntilSettled(worker.openChannel({}))).rejects.toMatchObject({ reason: 'request-timeout' });
     expect(received.map((f) => f.type)).toEqual(['channel-open', 'channel-close']);
+  });
+
+  it('gives up an open when the caller\'s deadline aborts, with the caller\'s error, instead of its own timer', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { worker, received } = rawPeer({ openTimeoutMs: 1 });
+    const deadline = new AbortController();
+    const opening = worker.openChannel({}, { signal: deadline.signal });
+    await vi.advanceTimersByTimeAsync(1_000); // far past the endpoint's own 1 ms
+    vi.useRealTimers();
+    expect(received.map((f) => f.type)).toEqual(['channel-open']);
+    const timedOut = new WireError('request-timeout', 'Opening server "files" took longer than 60 s: check its host and try again');
+    deadline.abort(timedOut);
+    await expect(opening).rejects.toBe(timedOut);
+    expect(received.map((f) => f.type)).toEqual(['channel-open', 'channel-close']);
+    expect(received[1]).toMatchObject({ reason: 'request-timeout' });
   });
 
   it('ignores and counts frames for unknown channel ids and malformed frames, and keeps working', async () => {
@@ -144,7 +160,7 @@ describe('LinkEndpoint', () => {
   it('fails a send that is too large for a frame, without truncating, and keeps the link', async () => {
     const { worker } = link(echoHost, { maxFrameBytes: 1024 });
     const channel = await worker.openChannel({});
-    channel.start();
+    void channel.start();
     await expect(channel.send(ping(1, 'x'.repeat(2000)))).rejects.toThrow(/Message too large for the link/);
     await expect(channel.send(ping(1, 'é'.repeat(600)))).rejects.toThrow(WireError);
     const reply = nextMessage(channel);
@@ -168,25 +184,28 @@ describe('LinkEndpoint', () => {
   });
 
   it('answers keepalives, and a link with live keepalives stays up', async () => {
+    useFakeClock();
     const { worker, sidecar } = link(echoHost, { keepaliveIntervalMs: 10, deadAfterMs: 40 });
     const { raw, received } = rawPeer();
     raw.send(JSON.stringify({ v: 1, type: 'keepalive', id: 41 }));
-    await until(() => received.some((f) => f.type === 'keepalive-reply' && f.id === 41));
-    await new Promise((r) => setTimeout(r, 200));
+    await advanceBy(0);
+    expect(received).toContainEqual(expect.objectContaining({ type: 'keepalive-reply', id: 41 }));
+    await advanceBy(200); // five times the dead-after bound, with keepalives every 10 ms
     expect(worker.closed).toBe(false);
     expect(sidecar.closed).toBe(false);
   });
 
   it('notices a silent peer and fails every channel with host-offline', async () => {
+    useFakeClock();
     const { worker, raw, received } = rawPeer({ keepaliveIntervalMs: 10, deadAfterMs: 60 });
     const opened = worker.openChannel({});
-    await until(() => received.length >= 1);
+    await advanceBy(0);
     raw.send(JSON.stringify({ v: 1, type: 'channel-open-ack', channel: received.find((f) => f.type === 'channel-open')!.channel }));
     const channel = await opened;
     const closed = closeOf(channel);
-    channel.start();
+    void channel.start();
     raw.onmessage = () => {}; // from now on the peer reads but never answers
-    expect(await worker.whenClosed).toMatchObject({ reason: 'host-offline', message: expect.stringContaining('the link is dead') });
+    expect(await advanceUntilSettled(worker.whenClosed)).toMatchObject({ reason: 'host-offline', message: expect.stringContaining('the link is dead') });
     expect(await closed).toMatchObject({ reason: 'host-offline' });
     await expect(channel.send(ping(1))).rejects.toMatchObject({ reason: 'host-offline' });
     await expect(worker.openChannel({})).rejects.toMatchObject({ reason: 'host-offline' });
@@ -197,7 +216,7 @@ describe('LinkEndpoint', () => {
     let hold = false;
     const { worker, workerSocket } = link(async (_r, channel) => {
       hostClosed.push(closeOf(channel));
-      channel.start();
+      void channel.start();
       if (hold) await new Promise(() => {});
     });
     const channels = await Promise.all([worker.openChannel({}), worker.openChannel({}), worker.openChannel({})]);
@@ -206,7 +225,7 @@ describe('LinkEndpoint', () => {
     await until(() => hostClosed.length === 4);
     const workerClosed = channels.map((c) => {
       const p = closeOf(c);
-      c.start();
+      void c.start();
       return p;
     });
     (workerSocket as CallbackFrameSocket).abort();
@@ -221,7 +240,7 @@ describe('LinkEndpoint', () => {
       Array.from({ length: 100 }, async (_, i) => {
         const channel = await worker.openChannel({});
         const reply = nextMessage(channel);
-        channel.start();
+        void channel.start();
         await channel.send(ping(i, `payload-${i}`));
         const message = await reply;
         await channel.close();

@@ -28,10 +28,9 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LocalError, WireError, type FailureReason } from '../errors.ts';
 import { LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame } from '../frames.ts';
-import type { MessageChannel } from '../message-channel.ts';
 import type { FrameSocket } from './frame-socket.ts';
 import { exceeds, readFrame } from './frame-reader.ts';
-import { LinkChannel, type ChannelIo } from './link-channel.ts';
+import { McpChannelClientTransport, type ChannelIo } from './mcp-channel-client-transport.ts';
 import { LinkLiveness } from './link-liveness.ts';
 
 import type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats } from './link-types.ts';
@@ -43,10 +42,19 @@ const SILENT: LinkLogger = { info() {}, warn() {} };
 const MAX_CHANNEL_ID = 2 ** 31;
 
 interface PendingOpen {
-  channel: LinkChannel;
-  resolve(channel: MessageChannel): void;
+  channel: McpChannelClientTransport;
+  resolve(channel: McpChannelClientTransport): void;
   reject(error: Error): void;
-  timer: ReturnType<typeof setTimeout>;
+  /** Ends the wait: clears the timer or drops the abort listener. */
+  stopWaiting(): void;
+}
+
+export interface OpenChannelOptions {
+  /**
+   * The caller's deadline: when it aborts, the open is given up with the signal's reason when
+   * that is a `WireError` (else `request-timeout`). Replaces the endpoint's own open timer.
+   */
+  signal?: AbortSignal;
 }
 
 export class LinkEndpoint {
@@ -64,7 +72,7 @@ export class LinkEndpoint {
   readonly #log: LinkLogger;
   readonly #max: number;
   readonly #openTimeoutMs: number;
-  readonly #channels = new Map<number, LinkChannel>();
+  readonly #channels = new Map<number, McpChannelClientTransport>();
   readonly #pending = new Map<number, PendingOpen>();
   readonly #io: ChannelIo;
   readonly #liveness: LinkLiveness;
@@ -112,29 +120,40 @@ export class LinkEndpoint {
 
   /**
    * Worker end: opens a channel to the host with `request` (an McpConnectionRequest). Resolves on
-   * the ack; rejects with the host's `WireError` on open-error, `request-timeout` when no answer
-   * comes in time, and `host-offline` when the link is (or goes) down.
+   * the ack with the channel, not yet started; rejects with the host's `WireError` on open-error,
+   * `request-timeout` when no answer comes in time (the caller's `signal`, else `openTimeoutMs`),
+   * and `host-offline` when the link is (or goes) down.
    */
-  openChannel(request: unknown, options: { timeoutMs?: number } = {}): Promise<MessageChannel> {
+  openChannel(request: unknown, options: OpenChannelOptions = {}): Promise<McpChannelClientTransport> {
     if (this.role !== 'worker') throw new LocalError('wrong-link-role', 'Only the worker end of a link opens channels');
     if (this.#closed) return Promise.reject(this.#offline());
+    const { signal } = options;
+    if (signal?.aborted) return Promise.reject(this.#givenUp(signal));
     const id = this.#allocateId();
-    const channel = new LinkChannel(id, this.#io);
-    const timeoutMs = options.timeoutMs ?? this.#openTimeoutMs;
-    return new Promise<MessageChannel>((resolve, reject) => {
-      const timer = setTimeout(() => {
+    const channel = new McpChannelClientTransport(id, this.#io);
+    return new Promise<McpChannelClientTransport>((resolve, reject) => {
+      const giveUp = (error: WireError) => {
         if (this.#pending.get(id)?.channel !== channel) return;
         this.#pending.delete(id);
-        const message = `Host "${this.peer}" did not answer the channel open within ${timeoutMs} ms`;
-        void channel.close({ reason: 'request-timeout', message });
-        reject(new WireError('request-timeout', message));
-      }, timeoutMs);
-      this.#pending.set(id, { channel, resolve, reject, timer });
+        void channel.close({ reason: error.reason, message: error.message });
+        reject(error);
+      };
+      let stopWaiting: () => void;
+      if (signal !== undefined) {
+        const onAbort = () => giveUp(this.#givenUp(signal));
+        signal.addEventListener('abort', onAbort, { once: true });
+        stopWaiting = () => signal.removeEventListener('abort', onAbort);
+      } else {
+        const timeoutMs = this.#openTimeoutMs;
+        const timer = setTimeout(() => giveUp(new WireError('request-timeout', `Host "${this.peer}" did not answer the channel open within ${timeoutMs} ms`)), timeoutMs);
+        stopWaiting = () => clearTimeout(timer);
+      }
+      this.#pending.set(id, { channel, resolve, reject, stopWaiting });
       this.#channels.set(id, channel);
       try {
         this.#sendFrame({ v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request });
       } catch (error) {
-        clearTimeout(timer);
+        stopWaiting();
         this.#pending.delete(id);
         this.#channels.delete(id);
         reject(error);
@@ -191,7 +210,7 @@ export class LinkEndpoint {
         const pending = this.#pending.get(frame.channel);
         if (pending === undefined) return this.#unknownChannel(frame.channel);
         this.#pending.delete(frame.channel);
-        clearTimeout(pending.timer);
+        pending.stopWaiting();
         pending.resolve(pending.channel);
         return;
       }
@@ -227,7 +246,7 @@ export class LinkEndpoint {
   #settleRefused(id: number, pending: PendingOpen, reason: FailureReason, message: string): void {
     this.#pending.delete(id);
     this.#channels.delete(id);
-    clearTimeout(pending.timer);
+    pending.stopWaiting();
     pending.channel.remoteClosed({ reason, message });
     pending.reject(new WireError(reason, message));
   }
@@ -242,7 +261,7 @@ export class LinkEndpoint {
       this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason: 'invalid-request', message: `Channel ${id} is already open` });
       return;
     }
-    const channel = new LinkChannel(id, this.#io);
+    const channel = new McpChannelClientTransport(id, this.#io);
     this.#channels.set(id, channel);
     onOpen(request, channel).then(
       () => {
@@ -267,13 +286,13 @@ export class LinkEndpoint {
     this.#sendFrame({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message });
   }
 
-  #closeChannel(channel: LinkChannel, info: { reason?: FailureReason; message?: string }): void {
+  #closeChannel(channel: McpChannelClientTransport, info: { reason?: FailureReason; message?: string }): void {
     if (this.#channels.get(channel.id) !== channel) return;
     this.#channels.delete(channel.id);
     const pending = this.#pending.get(channel.id);
     if (pending !== undefined) {
       this.#pending.delete(channel.id);
-      clearTimeout(pending.timer);
+      pending.stopWaiting();
     }
     if (this.#closed) return;
     this.#trySend({
@@ -317,6 +336,11 @@ export class LinkEndpoint {
     if (isLogWorthy(this.#unknown)) this.#log.warn('Ignored a frame for an unknown channel', { peer: this.peer, channel: id, count: this.#unknown });
   }
 
+  #givenUp(signal: AbortSignal): WireError {
+    const reason: unknown = signal.reason;
+    return reason instanceof WireError ? reason : new WireError('request-timeout', `Host "${this.peer}" did not answer the channel open in time`);
+  }
+
   #offline(): WireError {
     return new WireError('host-offline', this.role === 'worker' ? `Host "${this.peer}" is offline` : 'The link to the worker is closed');
   }
@@ -347,7 +371,7 @@ export class LinkEndpoint {
     const failure = this.role === 'worker' ? `Host "${this.peer}" went offline: ${info.message}` : `The link to the worker closed: ${info.message}`;
     const failed = new WireError('host-offline', clip(failure));
     for (const pending of this.#pending.values()) {
-      clearTimeout(pending.timer);
+      pending.stopWaiting();
       pending.reject(failed);
     }
     this.#pending.clear();

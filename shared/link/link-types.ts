@@ -5,7 +5,7 @@
  * @module
  */
 import type { FailureReason } from '../errors.ts';
-import type { MessageChannel } from '../message-channel.ts';
+import type { ChannelTransport } from '../channel-transport.ts';
 
 export type LinkRole = 'worker' | 'sidecar';
 
@@ -15,8 +15,11 @@ export interface LinkLogger {
   warn(msg: string, fields?: Record<string, unknown>): void;
 }
 
-/** Sidecar side: opens what the request asks for on `channel`; a thrown `WireError` is sent back. */
-export type ChannelOpenHandler = (request: unknown, channel: MessageChannel) => Promise<void>;
+/**
+ * Sidecar side: opens what the request asks for on `channel` (not yet started: the handler wires
+ * it and calls `start()`); resolving acks the open, a thrown `WireError` is sent back instead.
+ */
+export type ChannelOpenHandler = (request: unknown, channel: ChannelTransport) => Promise<void>;
 
 export interface LinkEndpointOptions {
   role: LinkRole;
@@ -28,7 +31,7 @@ export interface LinkEndpointOptions {
   keepaliveIntervalMs?: number;
   /** Silence after which the link is declared dead. Default 20 s, so death is noticed within 25 s. */
   deadAfterMs?: number;
-  /** How long `openChannel` waits for an ack. Default 30 s. */
+  /** How long `openChannel` waits for an ack when its caller gives no deadline. Default 30 s. */
   openTimeoutMs?: number;
   /** Largest frame sent or accepted, in UTF-8 bytes. Default `MAX_FRAME_BYTES`. */
   maxFrameBytes?: number;

@@ -1,5 +1,5 @@
 /**
- * Bridges an agent's link channel to a server's channel (upstream M3 step d–e): JSON-RPC passes
+ * Bridges an agent's link channel to a server's transport (upstream M3 step d–e): JSON-RPC passes
  * both ways unchanged, requests, responses, notifications and server→client requests alike.
  *
  * What the bridge adds to plain forwarding:
@@ -8,13 +8,18 @@
  * - a request the server side cannot take (its process is gone) is answered with an error, and a
  *   response too large for the link becomes an error response, so a caller is never left waiting;
  * - either side closing closes the other: the agent leaving ends the server process, the server
- *   exiting closes the channel with `server-exited` and its exit code in the message.
+ *   ending closes the channel with the reason of the last `WireError` its transport reported
+ *   (`server-exited` with the exit code, by default);
+ * - the order of starting: `start()` starts the server (for stdio, launches it) with every
+ *   callback already wired, so nothing it says is lost, and only then the agent's channel; a
+ *   server that ends while starting is reported once the start has settled.
  *
  * @module
  */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { ChannelCloseInfo, ChannelTransport } from '../../shared/channel-transport.ts';
 import { jsonRpcErrorBody, WireError, type JsonRpcErrorResponse } from '../../shared/errors.ts';
-import type { ChannelCloseInfo, MessageChannel } from '../../shared/message-channel.ts';
 import type { Logger } from '../log.ts';
 
 export interface BridgeOptions {
@@ -26,13 +31,15 @@ export interface BridgeOptions {
 }
 
 export interface Bridge {
-  /** Settles once both channels are closed, with the close info of the side that ended first. */
+  /** Starts the server, then the agent's channel; rejects with what the server's start threw. */
+  start(): Promise<void>;
+  /** Settles once both sides are closed, with the close info of the side that ended first. */
   readonly closed: Promise<ChannelCloseInfo>;
   /** Closes both sides (the server side first, so its process ends). */
   close(): Promise<void>;
 }
 
-export function bridgeChannels(agent: MessageChannel, server: MessageChannel, options: BridgeOptions): Bridge {
+export function bridgeChannels(agent: ChannelTransport, server: Transport, options: BridgeOptions): Bridge {
   const { filter, log } = options;
   let resolveClosed!: (info: ChannelCloseInfo) => void;
   const closed = new Promise<ChannelCloseInfo>((resolve) => (resolveClosed = resolve));
@@ -64,23 +71,46 @@ export function bridgeChannels(agent: MessageChannel, server: MessageChannel, op
     });
   };
 
+  let serverFailure: WireError | undefined;
+  let agentFailure: WireError | undefined;
+  server.onerror = (error) => {
+    if (error instanceof WireError) serverFailure = error;
+    log.debug('Server transport error', { server: options.server, error });
+  };
+  agent.onerror = (error) => {
+    if (error instanceof WireError) agentFailure = error;
+  };
+
   let first: ChannelCloseInfo | null = null;
-  server.onclose = (info) => {
+  let started = false;
+  let endedWhileStarting = false;
+  const serverEnded = () => {
     if (first !== null) return; // the agent side ended first and is closing the server
-    first = info.reason !== undefined ? info : { reason: 'server-exited', message: `Server "${options.server}" closed its connection` };
+    first = serverFailure !== undefined
+      ? { reason: serverFailure.reason, message: serverFailure.message }
+      : { reason: 'server-exited', message: `Server "${options.server}" closed its connection` };
     const ending = first;
     void agent.close(ending).finally(() => resolveClosed(ending));
   };
-  agent.onclose = (info) => {
+  server.onclose = () => {
+    if (started) serverEnded();
+    else endedWhileStarting = true;
+  };
+  agent.onclose = () => {
     if (first !== null) return; // the server side ended first and closed the agent's channel
+    const info: ChannelCloseInfo = agentFailure !== undefined ? { reason: agentFailure.reason, message: agentFailure.message } : {};
     first = info;
     void server.close().finally(() => resolveClosed(info));
   };
 
-  server.start();
-  agent.start();
   return {
     closed,
+    async start() {
+      await server.start();
+      started = true;
+      if (endedWhileStarting) serverEnded();
+      await agent.start();
+    },
     async close() {
       await server.close();
       await agent.close();

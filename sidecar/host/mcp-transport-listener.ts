@@ -8,14 +8,14 @@
  *
  * @module
  */
+import type { ChannelTransport } from '../../shared/channel-transport.ts';
 import { isMcpRequestType } from '../../shared/connection-request.ts';
 import { WireError } from '../../shared/errors.ts';
 import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
-import type { MessageChannel } from '../../shared/message-channel.ts';
 import type { HostedConnection } from './remote-mcp-host-handler.ts';
 
 /** A handler hosts the channel, or declines with null so the next one may. */
-export type McpConnectionHandler = (request: unknown, channel: MessageChannel) => Promise<HostedConnection | null>;
+export type McpConnectionHandler = (request: unknown, channel: ChannelTransport) => Promise<HostedConnection | null>;
 
 export class McpTransportListener {
   readonly #handlers: McpConnectionHandler[] = [];

@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpChannelClientTransport } from '../../shared/mcp-channel-client-transport.ts';
-import { createInMemoryChannelPair, type ChannelCloseInfo } from '../../shared/message-channel.ts';
+import { closeInfoOf, createInMemoryChannelPair } from '../../shared/channel-transport.ts';
 import type { SpawnAttempt } from '../process/process-executor.ts';
 import { createSidecarComposition, type SidecarComposition } from './composition.ts';
 import { McpTransportListener } from './mcp-transport-listener.ts';
@@ -49,7 +48,7 @@ async function host(sidecar: SidecarComposition, connection: Record<string, unkn
   expect(hosted).not.toBeNull();
   const client = new Client({ name: 'agent', version: '1.0.0' });
   cleanups.push(() => client.close());
-  await client.connect(new McpChannelClientTransport(agentEnd));
+  await client.connect(agentEnd);
   return { client, hosted: hosted! };
 }
 
@@ -157,8 +156,8 @@ describe('RemoteMcpHostHandler', () => {
     writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { flaky: { command: NODE, args: [EARLY_EXIT] } } });
     const { sidecar } = composition(dir);
     const [agentEnd, hostEnd] = createInMemoryChannelPair();
-    const closed = new Promise<ChannelCloseInfo>((resolve) => (agentEnd.onclose = resolve));
-    agentEnd.start();
+    const closed = closeInfoOf(agentEnd);
+    await agentEnd.start();
     await sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'flaky' } }, hostEnd);
     expect(await closed).toMatchObject({ reason: 'server-exited', message: expect.stringContaining('code 3') });
   });
@@ -244,7 +243,7 @@ describe('Composition', () => {
     await sidecar.onOpen({ type: 'mcp', connection: { 'server-name': 'echo' } }, hostEnd);
     expect(sidecar.listeners.mcp.hostedCount).toBe(1);
     const client = new Client({ name: 'agent', version: '1.0.0' });
-    await client.connect(new McpChannelClientTransport(agentEnd));
+    await client.connect(agentEnd);
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
     await client.close();
     await waitFor(() => sidecar.listeners.mcp.hostedCount === 0);

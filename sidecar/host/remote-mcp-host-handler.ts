@@ -21,9 +21,9 @@ import { DEFAULT_INHERITED_ENV_VARS } from '@modelcontextprotocol/sdk/client/std
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isMcpRequestType, parseMcpConnectionRequestOrWireError, type McpConnection } from '../../shared/connection-request.ts';
+import type { ChannelTransport } from '../../shared/channel-transport.ts';
 import { WireError } from '../../shared/errors.ts';
-import type { MessageChannel } from '../../shared/message-channel.ts';
-import { TransportChannel } from '../../shared/transport-channel.ts';
+import { HttpUpstreamTransport } from '../../shared/http-upstream-transport.ts';
 import { ValidationError } from '../../shared/validation.ts';
 import type { Logger } from '../log.ts';
 import { ProcessExecutorBackedClientTransport } from '../process/process-backed-transport.ts';
@@ -32,7 +32,7 @@ import { compileContainment, containmentRequired, type CompileOptions, type Cont
 import type { EffectiveProfile } from '../trust/effective-profile.ts';
 import type { TrustProfileStore } from '../trust/profile-store.ts';
 import { ToolCallAuthorizer } from '../trust/tool-call-authorizer.ts';
-import { bridgeChannels } from './channel-bridge.ts';
+import { bridgeChannels, type Bridge } from './channel-bridge.ts';
 import { resolveServerCommand, type CommandResolution } from './server-command.ts';
 import { resolveServerConfig, type ServerConfig } from './server-config.ts';
 
@@ -76,7 +76,7 @@ export class RemoteMcpHostHandler {
   }
 
   /** Hosts the requested server on `channel`; null when the request is not an `mcp` one. */
-  async open(request: unknown, channel: MessageChannel): Promise<HostedConnection | null> {
+  async open(request: unknown, channel: ChannelTransport): Promise<HostedConnection | null> {
     if (!isMcpRequestType(request)) return null;
     const { connection } = parseMcpConnectionRequestOrWireError(request);
     const name = connection['server-name'];
@@ -93,13 +93,14 @@ export class RemoteMcpHostHandler {
       );
     }
     const config = configured ?? (await this.#innerHttpTarget(name, target as { url: string; headers?: Record<string, string> }, log));
-    const server = config.kind === 'http' ? await this.#connectHttp(name, config, log) : await this.#launchStdio(name, config, connection, trust, log);
+    const server = config.kind === 'http' ? this.#httpTransport(config) : await this.#stdioTransport(name, config, connection, trust, log);
     const authorizer = trust.authorizer;
     const bridge = bridgeChannels(channel, server, {
       server: name,
       log,
       ...(authorizer !== null && !authorizer.unrestricted ? { filter: (m) => authorizer.filter(m) } : {}),
     });
+    await this.#start(name, bridge, log);
     const session = connection.session;
     if (session !== undefined) this.#sessions.set(session, (this.#sessions.get(session) ?? 0) + 1);
     log.info('Hosting server', { kind: config.kind, contained, revision: trust.revision });
@@ -162,18 +163,17 @@ export class RemoteMcpHostHandler {
     return { effective: resolved.effective, revision: resolved.revision, authorizer };
   }
 
-  async #launchStdio(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger): Promise<MessageChannel> {
+  async #stdioTransport(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger): Promise<Transport> {
     const env = this.#options.env ?? process.env;
     const resolved = resolveServerCommand(name, config, { env, log, ...(this.#options.platform ? { platform: this.#options.platform } : {}) });
     const policy = await this.#policy(name, config, resolved, connection, trust);
     const launchEnv = { ...inheritedEnvironment(env), ...config.env };
-    const transport = new ProcessExecutorBackedClientTransport(
+    return new ProcessExecutorBackedClientTransport(
       name,
       { command: resolved.command, args: resolved.args, env: launchEnv, policy, ...(config.cwd ? { cwd: config.cwd } : {}), ...(resolved.verbatim ? { verbatim: true } : {}) },
       this.#options.executor,
       { logger: log },
     );
-    return this.#open(name, transport, log);
   }
 
   async #policy(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, resolved: CommandResolution, connection: McpConnection, trust: Trust): Promise<ContainmentPolicy | null> {
@@ -189,22 +189,15 @@ export class RemoteMcpHostHandler {
     return session === undefined ? compile() : this.#options.policies.getOrCompile({ sessionId: session, revision, server: name }, compile);
   }
 
-  async #connectHttp(name: string, config: Extract<ServerConfig, { kind: 'http' }>, log: Logger): Promise<MessageChannel> {
+  #httpTransport(config: Extract<ServerConfig, { kind: 'http' }>): Transport {
     const transport = new StreamableHTTPClientTransport(new URL(config.url), Object.keys(config.headers).length > 0 ? { requestInit: { headers: config.headers } } : {});
-    return this.#open(name, transport, log);
+    return new HttpUpstreamTransport(transport);
   }
 
-  /** Starts the transport as a channel; the last transport error says why it closed. */
-  async #open(name: string, transport: Transport, log: Logger): Promise<MessageChannel> {
-    let last: WireError | undefined;
+  /** Starts the bridge (launching a stdio server); a start failure becomes a stable `WireError`. */
+  async #start(name: string, bridge: Bridge, log: Logger): Promise<void> {
     try {
-      return await TransportChannel.open(transport, {
-        onerror: (error) => {
-          if (error instanceof WireError) last = error;
-          log.debug('Server transport error', { error });
-        },
-        closeInfo: () => (last !== undefined ? { reason: last.reason, message: last.message } : { reason: 'server-exited', message: `Server "${name}" closed its connection` }),
-      });
+      await bridge.start();
     } catch (error) {
       if (error instanceof WireError) throw error;
       if (error instanceof ValidationError) throw error.toWireError();

@@ -5,8 +5,8 @@
  *
  * - `link`: one echo round trip through the whole link mux and the sidecar's bridge, in one
  *   process: worker `LinkEndpoint` ⇄ frame socket pair ⇄ sidecar `LinkEndpoint` → `bridgeChannels`
- *   → `TransportChannel` over a transport that answers like server-everything's `echo`. Covers
- *   link-endpoint, frame-reader, link-channel, message-channel, channel-bridge, transport-channel.
+ *   → a transport that answers like server-everything's `echo`. Covers link-endpoint,
+ *   frame-reader, mcp-channel-client-transport, channel-transport, channel-bridge.
  *   Runs under Node (the sidecar's runtime).
  * - `passthrough`: one `tools/call` POST through `PassthroughSession.handle` (the SDK's Streamable
  *   HTTP server transport, SSE answer read to the end) over an in-memory channel to the same echo
@@ -20,8 +20,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createFrameSocketPair } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint } from '../../shared/link/link-endpoint.ts';
-import { createInMemoryChannelPair, type MessageChannel } from '../../shared/message-channel.ts';
-import { TransportChannel } from '../../shared/transport-channel.ts';
+import { createInMemoryChannelPair } from '../../shared/channel-transport.ts';
 import { bridgeChannels } from '../../sidecar/host/channel-bridge.ts';
 import { silentLogger } from '../../sidecar/log.ts';
 import { silentWorkerLogger } from '../../worker/log.ts';
@@ -93,8 +92,7 @@ export async function linkRoundTrip(calls = 5_000, rounds = 11): Promise<HotPath
   const sidecar = new LinkEndpoint(sidecarSocket, {
     role: 'sidecar',
     onOpen: async (_request, channel) => {
-      const server = await TransportChannel.open(new EchoTransport());
-      bridgeChannels(channel, server, { server: 'echo', log: silentLogger });
+      await bridgeChannels(channel, new EchoTransport(), { server: 'echo', log: silentLogger }).start();
     },
   });
   const channel = await worker.openChannel({ type: 'mcp' });
@@ -102,7 +100,7 @@ export async function linkRoundTrip(calls = 5_000, rounds = 11): Promise<HotPath
   channel.onmessage = (message) => {
     if ('id' in message && message.id !== undefined) pending.get(message.id)?.();
   };
-  channel.start();
+  await channel.start();
   const once = (i: number) =>
     new Promise<void>((resolve) => {
       pending.set(i, resolve);
@@ -123,7 +121,7 @@ export async function passthroughRoundTrip(calls = 2_000, rounds = 11): Promise<
     const reply = answer(message);
     if (reply !== null) void serverEnd.send(reply);
   };
-  serverEnd.start();
+  await serverEnd.start();
   const session = new PassthroughSession({ id: 'bench-session', agent: 'bench', server: 'echo', channel: workerEnd, log: silentWorkerLogger, onClosed: () => {} });
   const url = 'http://127.0.0.1/servers/echo/mcp';
   const headers = (extra: Record<string, string> = {}) => ({ accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...extra });
@@ -144,6 +142,6 @@ export async function passthroughRoundTrip(calls = 2_000, rounds = 11): Promise<
     return await time(once, calls, rounds, 1_000);
   } finally {
     await session.close();
-    await (workerEnd as MessageChannel).close();
+    await workerEnd.close();
   }
 }

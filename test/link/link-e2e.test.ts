@@ -11,8 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { reasonOf } from '../../shared/errors.ts';
-import { McpChannelClientTransport } from '../../shared/mcp-channel-client-transport.ts';
-import type { ChannelCloseInfo, MessageChannel } from '../../shared/message-channel.ts';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { closeInfoOf } from '../../shared/channel-transport.ts';
 import { ExecutorTargetRouter } from '../../worker/routing/executor-target-router.ts';
 import { credentialTexts, hostCredential, writeSidecarDir, type HostCredential } from '../support/configs.ts';
 import { startInProcessWorker, type InProcessWorker } from '../support/node-worker.ts';
@@ -70,11 +70,11 @@ async function linked(worker: InProcessWorker): Promise<void> {
 
 const hostDescriptor = { type: 'user-computer-profile', 'entity-id': ENTITY, target: { type: 'local' } } as const;
 
-async function connect(router: ExecutorTargetRouter, server: string): Promise<{ client: Client; channel: MessageChannel }> {
+async function connect(router: ExecutorTargetRouter, server: string): Promise<{ client: Client; channel: Transport }> {
   const channel = await router.open(hostDescriptor, { 'server-name': server, session: `s-${Math.random().toString(36).slice(2)}`, agent: 'tester' });
   const client = new Client({ name: 'agent', version: '1.0.0' });
   cleanups.push(() => client.close());
-  await client.connect(new McpChannelClientTransport(channel));
+  await client.connect(channel);
   return { client, channel };
 }
 
@@ -142,13 +142,7 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     const { client, channel } = await connect(router(), 'everything');
     const errors: unknown[] = [];
     client.onerror = (error) => errors.push(error);
-    const channelClosed = new Promise<ChannelCloseInfo>((resolve) => {
-      const previous = channel.onclose;
-      channel.onclose = (info) => {
-        previous?.(info);
-        resolve(info);
-      };
-    });
+    const channelClosed = closeInfoOf(channel);
     const { outcome } = await startLongCall(client);
     const killedAt = Date.now();
     sidecar.process.child.kill('SIGKILL');

@@ -15,7 +15,6 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { isFailureReason, WireError } from '../../shared/errors.ts';
-import { McpChannelClientTransport } from '../../shared/mcp-channel-client-transport.ts';
 import { TrustProfileStore } from '../../sidecar/trust/profile-store.ts';
 import { credentialTexts, hostCredential, writeSidecarDir } from '../support/configs.ts';
 import { startInProcessWorker, type InProcessWorker } from '../support/node-worker.ts';
@@ -70,7 +69,7 @@ const mcp = (connection: Record<string, unknown>, extra: Record<string, unknown>
 /** A channel to the echo server calling every 20 ms until stopped. */
 async function startCanary() {
   const client = new Client({ name: 'canary', version: '1' });
-  await client.connect(new McpChannelClientTransport(await open(mcp({ 'server-name': 'echo', session: 'canary' }))));
+  await client.connect(await open(mcp({ 'server-name': 'echo', session: 'canary' })));
   let stopped = false;
   let calls = 0;
   const errors: string[] = [];

@@ -7,8 +7,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { McpConnection } from '../../shared/connection-request.ts';
 import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import { WireError } from '../../shared/errors.ts';
-import { McpChannelClientTransport } from '../../shared/mcp-channel-client-transport.ts';
-import { createInMemoryChannelPair, type MessageChannel } from '../../shared/message-channel.ts';
+import { createInMemoryChannelPair, type ChannelTransport } from '../../shared/channel-transport.ts';
 import type { ChannelRouter, ChannelTrust } from '../../worker/routing/channel-router.ts';
 
 export interface OpenRecord {
@@ -16,9 +15,9 @@ export interface OpenRecord {
   connection: McpConnection;
   trust: ChannelTrust;
   /** The worker's end of the channel. */
-  channel: MessageChannel;
+  channel: ChannelTransport;
   /** The server's end: close it to simulate the server or its host going away. */
-  serverEnd: MessageChannel;
+  serverEnd: ChannelTransport;
   server: McpServer;
 }
 
@@ -31,7 +30,7 @@ export class InProcessRouter implements ChannelRouter {
     this.#factories = factories;
   }
 
-  async open(descriptor: ConnectionDescriptor, connection: McpConnection, trust: ChannelTrust): Promise<MessageChannel> {
+  async open(descriptor: ConnectionDescriptor, connection: McpConnection, trust: ChannelTrust): Promise<ChannelTransport> {
     const name = connection['server-name'];
     const failure = this.failures.get(name);
     if (failure !== undefined) throw failure;
@@ -39,7 +38,7 @@ export class InProcessRouter implements ChannelRouter {
     if (factory === undefined) throw new WireError('host-offline', `No in-process server "${name}"`);
     const [channel, serverEnd] = createInMemoryChannelPair();
     const server = factory(name);
-    await server.connect(new McpChannelClientTransport(serverEnd));
+    await server.connect(serverEnd);
     this.opened.push({ descriptor, connection, trust, channel, serverEnd, server });
     return channel;
   }

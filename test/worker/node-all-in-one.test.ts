@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { McpConnectionRequest } from '../../shared/connection-request.ts';
-import { createInMemoryChannelPair, type MessageChannel } from '../../shared/message-channel.ts';
+import { createInMemoryChannelPair, type ChannelTransport } from '../../shared/channel-transport.ts';
 import { createSidecarComposition, type SidecarComposition } from '../../sidecar/host/composition.ts';
 import { silentLogger } from '../../sidecar/log.ts';
 import { startNodeWorker, type NodeWorker } from '../../worker/adapters/node/node-worker.ts';
@@ -46,7 +46,7 @@ async function allInOne(): Promise<{ node: NodeWorker; sidecar: SidecarCompositi
   });
   cleanups.push(() => sidecar.stop());
   const localOpens: McpConnectionRequest[] = [];
-  const localHost = async (request: McpConnectionRequest): Promise<MessageChannel> => {
+  const localHost = async (request: McpConnectionRequest): Promise<ChannelTransport> => {
     localOpens.push(request);
     const [workerEnd, hostEnd] = createInMemoryChannelPair();
     await sidecar.onOpen(request, hostEnd);

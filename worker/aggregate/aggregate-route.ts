@@ -1,7 +1,8 @@
 /**
  * `/mcp`: one MCP endpoint aggregating every server the agent may use (Streamable HTTP, sessions).
  *
- * On the agent's `initialize`, every allowed server is opened through the router in parallel, each
+ * On the agent's `initialize`, every allowed server is opened through the channel opener (the
+ * router under its deadline) in parallel, each
  * with the agent's trust context and the new session id, and an `AggregateSession` answers the
  * `initialize` itself. Servers that fail to open do not fail the session: they are listed as
  * unavailable with their reason (see `worker/aggregate/availability.ts`), so an agent always gets
@@ -13,7 +14,8 @@
 import type { Handler } from 'hono';
 import type { ClientCapabilities, Implementation } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentVariables } from '../auth/agent-auth.ts';
-import { connectionFor, openChannel, trustFor, type ChannelRouter } from '../routing/channel-router.ts';
+import { connectionFor, trustFor } from '../routing/channel-router.ts';
+import type { ChannelOpener } from '../routing/channel-opener.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
 import { AggregateSession } from './aggregate-session.ts';
@@ -23,16 +25,17 @@ import { handleSessionRequest } from '../sessions/session-route.ts';
 
 export interface AggregateDeps {
   config: WorkerConfig;
-  router: ChannelRouter;
+  /** Opens a server's channel, under the open deadline, recording a failed open. */
+  open: ChannelOpener;
   sessions: SessionTable;
   log: WorkerLogger;
-  /** Longest wait for opening and initializing one server. */
+  /** Longest wait for initializing one server once its channel is open. */
   openTimeoutMs: number;
   /** Longest wait for one forwarded request. */
   requestTimeoutMs: number;
   /** Least time between lazy reconnect attempts of an unavailable server. */
   retryAfterMs?: number;
-  /** Where upstream initialize failures are recorded for the status page. */
+  /** Where upstream failures after the open (initialize, a channel ending) are recorded for the status page. */
   recentErrors?: RecentErrors;
 }
 
@@ -45,14 +48,14 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
         id: sessionId,
         agent: agent.name,
         servers,
-        open: (server) => openChannel(deps.router, deps.config.servers[server]!.executor, connectionFor(agent, server, sessionId), trustFor(agent), deps.openTimeoutMs),
+        open: (server) => deps.open(deps.config.servers[server]!.executor, connectionFor(agent, server, sessionId), trustFor(agent)),
         clientInfo: initialize.params.clientInfo as Implementation,
         agentCapabilities: initialize.params.capabilities as ClientCapabilities,
         openTimeoutMs: deps.openTimeoutMs,
         requestTimeoutMs: deps.requestTimeoutMs,
         ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}),
         log: deps.log.child({ agent: agent.name }),
-        onInitializeFailed: (server, error) => deps.recentErrors?.record({ reason: error.reason, server, agent: agent.name, message: error.message }),
+        onUpstreamFailed: (server, error) => deps.recentErrors?.record({ reason: error.reason, server, agent: agent.name, message: error.message }),
         onClosed: (session) => deps.sessions.remove(session.id),
       });
     });

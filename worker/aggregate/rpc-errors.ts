@@ -43,6 +43,16 @@ export interface UpstreamFailure {
 }
 
 /**
+ * The SDK's own local timeout (code -32001 with a numeric `data.timeout`), as opposed to a server
+ * that answered with that code: the one test for it. Returns the timeout in ms, or undefined.
+ */
+export function sdkTimeoutMs(error: unknown): number | undefined {
+  if (!(error instanceof McpError) || error.code !== ErrorCode.RequestTimeout) return undefined;
+  const timeout = (error.data as { timeout?: unknown } | undefined)?.timeout;
+  return typeof timeout === 'number' ? timeout : undefined;
+}
+
+/**
  * Maps what `client.request` threw to what the agent receives:
  * - an upstream JSON-RPC error: unchanged (code, message, data);
  * - the SDK's local timeout (code -32001 with `data.timeout`): reason `request-timeout`;
@@ -56,10 +66,8 @@ export function toAgentError(server: string, error: unknown, failure: () => Upst
   if (error instanceof ForwardedRpcError) return error;
   if (error instanceof WireError) return fromWireError(error);
   if (error instanceof McpError) {
-    const data = error.data as { timeout?: unknown } | undefined;
-    if (error.code === ErrorCode.RequestTimeout && typeof data?.timeout === 'number') {
-      return fromWireError(new WireError('request-timeout', `Server "${server}" did not answer within ${data.timeout} ms`));
-    }
+    const timeout = sdkTimeoutMs(error);
+    if (timeout !== undefined) return fromWireError(new WireError('request-timeout', `Server "${server}" did not answer within ${timeout} ms`));
     const known = failure();
     if (error.code === ErrorCode.ConnectionClosed && error.data === undefined && known !== undefined) {
       return fromWireError(new WireError(known.reason, `Server "${server}" disconnected: ${known.message}`));

@@ -1,12 +1,15 @@
 /**
  * UpstreamSet: the SDK `Client`s of one aggregate session, one per server the agent may use,
- * each over `McpChannelClientTransport` on a channel from the router.
+ * each connected straight to the channel (an SDK `Transport`) the router opened for it.
  *
  * Every server is either connected or failed with a stable reason; none is ever silently
  * missing. All are connected in parallel at initialize. A server that fails later (its channel
  * closes) flips to failed and the aggregate is told, so it can announce a list change. A failed
  * server whose reason may be temporary (`host-offline`, `server-exited`, `launch-failed`,
- * `request-timeout`) is tried again lazily, when the agent next lists something.
+ * `request-timeout`) is tried again lazily, when the agent next lists something. Failures after
+ * the open (initialize failed, a channel ended with a reason) go to `onUpstreamFailed`, where the
+ * status page records them: a channel's failure reaches the `Client` as a `WireError` on
+ * `onerror` just before `onclose`.
  *
  * Server→client traffic of each upstream (sampling, elicitation, roots, logging, list changes) is
  * handed to the aggregate through `hooks`, because only it knows the agent.
@@ -17,10 +20,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ClientCapabilities, Implementation, JSONRPCRequest, Notification, Result, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
 import { WireError, type FailureReason } from '../../shared/errors.ts';
-import { McpChannelClientTransport } from '../../shared/mcp-channel-client-transport.ts';
-import type { MessageChannel } from '../../shared/message-channel.ts';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { WorkerLogger } from '../log.ts';
-import { originalMessage, type UpstreamFailure } from './rpc-errors.ts';
+import { originalMessage, sdkTimeoutMs, type UpstreamFailure } from './rpc-errors.ts';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
 export interface UpstreamHooks {
@@ -36,7 +38,7 @@ export interface UpstreamSetOptions {
   /** The agent's servers, in config order. */
   servers: readonly string[];
   /** Opens the channel to one server (the router call, bounded in time). */
-  open: (server: string) => Promise<MessageChannel>;
+  open: (server: string) => Promise<Transport>;
   /** Presented to every upstream: the agent's own client info. */
   clientInfo: Implementation;
   /** Presented to every upstream: mirrors what the agent declared (sampling, elicitation, roots). */
@@ -49,10 +51,11 @@ export interface UpstreamSetOptions {
   retryAfterMs?: number;
   now?: () => number;
   /**
-   * Told when a server's channel opened but its MCP initialize failed: the one upstream failure
-   * the router's observer cannot see (for the status page's recent errors).
+   * Told when a server's channel opened but its MCP initialize failed, and when a connected
+   * server's channel ends because something failed (for the status page's recent errors; failed
+   * opens are recorded by the channel opener).
    */
-  onInitializeFailed?: (server: string, error: WireError) => void;
+  onUpstreamFailed?: (server: string, error: WireError) => void;
 }
 
 const RETRYABLE: ReadonlySet<FailureReason> = new Set(['host-offline', 'server-exited', 'launch-failed', 'request-timeout']);
@@ -143,7 +146,7 @@ export class UpstreamSet {
 
   async #attempt(server: string): Promise<void> {
     const { log, hooks } = this.#options;
-    let channel: MessageChannel;
+    let channel: Transport;
     try {
       channel = await this.#options.open(server);
     } catch (error) {
@@ -160,22 +163,23 @@ export class UpstreamSet {
     let connected = false;
     client.onerror = (error) => {
       if (error instanceof WireError) lastWire = error;
+      else log.debug('Upstream transport error', { server, error: error.message });
     };
     client.onclose = () => {
       if (this.#closed || !connected || this.#states.get(server)?.kind !== 'connected') return;
+      if (lastWire !== undefined) this.#options.onUpstreamFailed?.(server, lastWire);
       this.#fail(server, lastWire ?? new WireError('server-exited', 'the server closed the connection'));
       hooks.onAvailabilityChanged();
     };
     client.fallbackRequestHandler = (request, extra) => hooks.onRequest(server, request, extra.signal);
     client.fallbackNotificationHandler = async (notification) => hooks.onNotification(server, notification);
     try {
-      await client.connect(new McpChannelClientTransport(channel), { timeout: this.#options.timeoutMs });
+      await client.connect(channel, { timeout: this.#options.timeoutMs });
     } catch (error) {
       await client.close().catch(() => {});
       await channel.close().catch(() => {});
       const failure = lastWire ?? connectFailure(server, error);
-      // A `lastWire` came from the channel closing with a reason, which the router's observer saw.
-      if (lastWire === undefined) this.#options.onInitializeFailed?.(server, failure);
+      this.#options.onUpstreamFailed?.(server, failure);
       this.#fail(server, failure);
       return;
     }
@@ -192,7 +196,7 @@ export class UpstreamSet {
 }
 
 function connectFailure(server: string, error: unknown): WireError {
-  if (error instanceof McpError && error.code === -32001 && typeof (error.data as { timeout?: unknown })?.timeout === 'number') {
+  if (sdkTimeoutMs(error) !== undefined) {
     return new WireError('request-timeout', `Server "${server}" did not answer initialize in time`);
   }
   const detail = error instanceof McpError ? originalMessage(error) : error instanceof Error ? error.message : String(error);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ChannelCloseInfo, MessageChannel } from '../../shared/message-channel.ts';
+import { closeInfoOf } from '../../shared/channel-transport.ts';
 import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
 import { InMemoryHostLinkRegistry } from './host-link-registry.ts';
 import { attachInMemoryHost, type InMemoryHost } from './link-route.ts';
@@ -11,7 +11,7 @@ afterEach(() => {
 
 const echo: ChannelOpenHandler = async (_request, channel) => {
   channel.onmessage = (m) => void channel.send(m);
-  channel.start();
+  void channel.start();
 };
 
 function attach(registry: InMemoryHostLinkRegistry, entityId: string, onOpen = echo) {
@@ -20,7 +20,7 @@ function attach(registry: InMemoryHostLinkRegistry, entityId: string, onOpen = e
   return host;
 }
 
-const closeOf = (channel: MessageChannel) => new Promise<ChannelCloseInfo>((resolve) => (channel.onclose = resolve));
+const closeOf = closeInfoOf;
 
 describe('InMemoryHostLinkRegistry', () => {
   it('fails at once with host-offline for a host without a live link', async () => {
@@ -34,7 +34,7 @@ describe('InMemoryHostLinkRegistry', () => {
     attach(registry, 'alice-laptop');
     const channel = await registry.openChannel('alice-laptop', { type: 'mcp' });
     const reply = new Promise((resolve) => (channel.onmessage = resolve));
-    channel.start();
+    void channel.start();
     await channel.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
     expect(await reply).toEqual({ jsonrpc: '2.0', id: 1, method: 'ping' });
   });
@@ -44,7 +44,7 @@ describe('InMemoryHostLinkRegistry', () => {
     const first = attach(registry, 'alice-laptop');
     const oldChannel = await registry.openChannel('alice-laptop', {});
     const oldClosed = closeOf(oldChannel);
-    oldChannel.start();
+    void oldChannel.start();
     const second = attach(registry, 'alice-laptop');
     expect(await oldClosed).toMatchObject({ reason: 'host-offline' });
     expect(await first.sidecar.whenClosed).toMatchObject({ reason: 'host-offline', message: expect.stringContaining('Replaced by a newer link') });

@@ -11,8 +11,8 @@
  * @module
  */
 import { WireError } from '../../shared/errors.ts';
-import type { MessageChannel } from '../../shared/message-channel.ts';
-import type { LinkEndpoint, LinkLogger } from '../../shared/link/link-endpoint.ts';
+import type { ChannelTransport } from '../../shared/channel-transport.ts';
+import type { LinkEndpoint, LinkLogger, OpenChannelOptions } from '../../shared/link/link-endpoint.ts';
 
 /** One host as shown on /healthz. */
 export interface HostLinkStatus {
@@ -26,7 +26,7 @@ export interface HostLinkStatus {
 
 export interface HostLinkRegistry {
   /** Opens a channel to the host; `host-offline` at once when it has no live link. */
-  openChannel(entityId: string, request: unknown): Promise<MessageChannel>;
+  openChannel(entityId: string, request: unknown, options?: OpenChannelOptions): Promise<ChannelTransport>;
   /** Registers a live link for the host, replacing (and closing) any older one. */
   attach(entityId: string, endpoint: LinkEndpoint): void;
   status(): HostLinkStatus[];
@@ -56,14 +56,14 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
     this.#now = options.now ?? (() => new Date());
   }
 
-  async openChannel(entityId: string, request: unknown): Promise<MessageChannel> {
+  async openChannel(entityId: string, request: unknown, options: OpenChannelOptions = {}): Promise<ChannelTransport> {
     const endpoint = this.#entries.get(entityId)?.endpoint;
     if (endpoint == null || endpoint.closed) {
       throw new WireError('host-offline', `Host "${entityId}" is offline: its sidecar has no live link to this worker`, {
         detail: { 'entity-id': entityId },
       });
     }
-    return endpoint.openChannel(request);
+    return endpoint.openChannel(request, options);
   }
 
   attach(entityId: string, endpoint: LinkEndpoint): void {

@@ -32,7 +32,7 @@ function fakeUpgrade() {
         role: 'sidecar',
         onOpen: async (_request, channel) => {
           channel.onmessage = (m) => void channel.send(m);
-          channel.start();
+          void channel.start();
         },
       }),
     );
@@ -81,7 +81,7 @@ describe('link route', () => {
     expect(registry.status()[0]).toMatchObject({ 'entity-id': 'alice-laptop', linked: true });
     const channel = await registry.openChannel('alice-laptop', { type: 'mcp' });
     const reply = new Promise((resolve) => (channel.onmessage = resolve));
-    channel.start();
+    void channel.start();
     await channel.send({ jsonrpc: '2.0', id: 7, method: 'ping' });
     expect(await reply).toEqual({ jsonrpc: '2.0', id: 7, method: 'ping' });
   });

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { createInMemoryChannelPair } from '../../shared/message-channel.ts';
+import { createInMemoryChannelPair } from '../../shared/channel-transport.ts';
 import type { ChannelRouter } from '../routing/channel-router.ts';
 import { InProcessRouter } from '../../test/support/in-process-router.ts';
 import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
@@ -85,7 +85,7 @@ describe('/servers/:name/mcp request deadline', () => {
       async open() {
         const [worker, server] = createInMemoryChannelPair();
         server.onclose = () => serverClosed();
-        server.start();
+        await server.start();
         return worker;
       },
     };

@@ -1,9 +1,9 @@
 /**
  * `/servers/:name/mcp`: one server, passed through unchanged (Streamable HTTP, sessions).
  *
- * On the agent's `initialize`, the server's bound descriptor goes to the router with the agent's
- * trust context and the new session id; the channel it returns is bridged raw to the agent by a
- * `PassthroughSession`. A router refusal (host-offline, unsupported-policy, trust-profile-stale,
+ * On the agent's `initialize`, the server's bound descriptor goes to the channel opener (the
+ * router under its deadline) with the agent's trust context and the new session id; the channel
+ * it returns is bridged raw to the agent by a `PassthroughSession`. A router refusal (host-offline, unsupported-policy, trust-profile-stale,
  * …) is answered at once with the HTTP status of its reason and a JSON-RPC error carrying
  * `data.reason`. A server the agent may not use answers exactly like one that does not exist
  * (404 `server-not-found`), so agents cannot probe for other agents' servers.
@@ -13,20 +13,23 @@
 import type { Handler } from 'hono';
 import { WireError } from '../../shared/errors.ts';
 import type { AgentVariables } from '../auth/agent-auth.ts';
-import { connectionFor, openChannel, trustFor, type ChannelRouter } from '../routing/channel-router.ts';
+import { connectionFor, trustFor } from '../routing/channel-router.ts';
+import type { ChannelOpener } from '../routing/channel-opener.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
 import { PassthroughSession } from './passthrough-session.ts';
 import type { SessionTable } from '../sessions/session-table.ts';
+import type { RecentErrors } from '../status/recent-errors.ts';
 import { handleSessionRequest, jsonRpcErrorResponse } from '../sessions/session-route.ts';
 
 export interface ServerPassthroughDeps {
   config: WorkerConfig;
-  router: ChannelRouter;
+  /** Opens a server's channel, under the open deadline, recording a failed open. */
+  open: ChannelOpener;
   sessions: SessionTable;
   log: WorkerLogger;
-  /** Longest wait for the router to open the server. */
-  openTimeoutMs: number;
+  /** Where a channel that fails after it opened is recorded (the status page). */
+  recentErrors?: RecentErrors;
   /** Longest wait for the server's answer to one request (`request-timeout-seconds`); none when absent. */
   requestTimeoutMs?: number;
 }
@@ -46,7 +49,8 @@ export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Han
       return jsonRpcErrorResponse(c, null, serverNotFound(name, agent.servers));
     }
     return handleSessionRequest(c, agent, `server:${name}`, deps, async ({ sessionId }) => {
-      const channel = await openChannel(deps.router, entry.executor, connectionFor(agent, name, sessionId), trustFor(agent), deps.openTimeoutMs);
+      const channel = await deps.open(entry.executor, connectionFor(agent, name, sessionId), trustFor(agent));
+      const recentErrors = deps.recentErrors;
       return new PassthroughSession({
         id: sessionId,
         agent: agent.name,
@@ -55,6 +59,9 @@ export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Han
         log: deps.log.child({ agent: agent.name }),
         onClosed: (session) => deps.sessions.remove(session.id),
         ...(deps.requestTimeoutMs !== undefined ? { requestTimeoutMs: deps.requestTimeoutMs } : {}),
+        ...(recentErrors !== undefined
+          ? { onUpstreamFailed: (error: WireError) => recentErrors.record({ reason: error.reason, server: name, agent: agent.name, message: error.message }) }
+          : {}),
       });
     });
   };

@@ -13,6 +13,8 @@
  *
  * When the upstream channel ends (host offline, server exited), every request still in flight gets
  * a JSON-RPC error carrying `data.reason`, and the session closes: the agent must initialize again.
+ * A channel that ended with a failure reason is also reported through `onUpstreamFailed` (the
+ * status page's recent errors): this is where the session sees it end, so no wrapper is needed.
  *
  * Per-request deadline (`requestTimeoutMs`, the worker's `request-timeout-seconds`; off unless that
  * is set, since long tools exist and a timer per request is hot-path cost): a request the
@@ -31,9 +33,9 @@
  */
 import { SessionEventStore } from './session-event-store.ts';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCErrorResponse, JSONRPCMessage, JSONRPCRequest, JSONRPCResultResponse, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
-import type { ChannelCloseInfo, MessageChannel } from '../../shared/message-channel.ts';
 import type { WorkerLogger } from '../log.ts';
 import type { AgentSession } from '../sessions/session-table.ts';
 
@@ -66,12 +68,15 @@ export interface PassthroughSessionOptions {
   id: string;
   agent: string;
   server: string;
-  channel: MessageChannel;
+  /** The upstream channel as the router opened it, not yet started. */
+  channel: Transport;
   log: WorkerLogger;
   /** Called once when the session has closed, for whatever reason. */
   onClosed: (session: PassthroughSession) => void;
   /** Longest wait for the server's answer to one agent request (progress restarts it); none when absent. */
   requestTimeoutMs?: number;
+  /** Told when the upstream channel ends because something failed (its reason is set). */
+  onUpstreamFailed?: (error: WireError) => void;
 }
 
 export class PassthroughSession implements AgentSession {
@@ -80,7 +85,11 @@ export class PassthroughSession implements AgentSession {
   readonly route: string;
   readonly servers: readonly string[];
   readonly #server: string;
-  readonly #channel: MessageChannel;
+  readonly #channel: Transport;
+  readonly #onUpstreamFailed: ((error: WireError) => void) | undefined;
+  /** The failure the channel reported through `onerror` before closing, if any. */
+  #upstreamFailure: WireError | undefined;
+  #upstreamOpen = true;
   readonly #transport: WebStandardStreamableHTTPServerTransport;
   readonly #log: WorkerLogger;
   readonly #onClosed: (session: PassthroughSession) => void;
@@ -104,6 +113,7 @@ export class PassthroughSession implements AgentSession {
     this.#log = options.log.child({ session: options.id, server: options.server });
     this.#onClosed = options.onClosed;
     this.#requestTimeoutMs = options.requestTimeoutMs;
+    this.#onUpstreamFailed = options.onUpstreamFailed;
     this.#transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => options.id,
       // Resumable streams, as the server itself offers them: a dropped SSE stream loses nothing.
@@ -113,12 +123,19 @@ export class PassthroughSession implements AgentSession {
     this.#transport.onmessage = (message) => this.#fromAgent(message);
     this.#transport.onclose = () => void this.close('transport closed');
     this.#channel.onmessage = (message) => this.#fromServer(message);
-    this.#channel.onclose = (info) => void this.#upstreamClosed(info);
-    this.#channel.start();
+    this.#channel.onerror = (error) => {
+      if (error instanceof WireError) this.#upstreamFailure = error;
+      else this.#log.debug('Upstream transport error', { error: error.message });
+    };
+    this.#channel.onclose = () => void this.#upstreamClosed();
+    this.#channel.start().catch((error: unknown) => {
+      this.#upstreamFailure = error instanceof WireError ? error : new WireError('launch-failed', `Server "${this.#server}" could not be started`);
+      void this.#upstreamClosed();
+    });
   }
 
   get channelCount(): number {
-    return this.#channel.closed ? 0 : 1;
+    return this.#upstreamOpen ? 1 : 0;
   }
 
   get inFlight(): number {
@@ -158,6 +175,7 @@ export class PassthroughSession implements AgentSession {
     for (const { timer } of this.#deadlines.values()) clearTimeout(timer);
     this.#deadlines.clear();
     this.#onClosed(this);
+    this.#upstreamOpen = false;
     await this.#channel.close().catch(() => {});
     await this.#transport.close().catch(() => {});
   }
@@ -251,11 +269,14 @@ export class PassthroughSession implements AgentSession {
     return this.#transport.send(jsonRpcErrorBody(id, error) as JSONRPCMessage).catch(() => {});
   }
 
-  async #upstreamClosed(info: ChannelCloseInfo): Promise<void> {
+  async #upstreamClosed(): Promise<void> {
+    this.#upstreamOpen = false;
     if (this.#closed) return;
+    const failure = this.#upstreamFailure;
+    if (failure !== undefined) this.#onUpstreamFailed?.(failure);
     const error = new WireError(
-      info.reason ?? 'server-exited',
-      `Server "${this.#server}" ended the session${info.message !== undefined ? `: ${info.message}` : ''}; initialize a new session to retry`,
+      failure?.reason ?? 'server-exited',
+      `Server "${this.#server}" ended the session${failure !== undefined ? `: ${failure.message}` : ''}; initialize a new session to retry`,
     );
     this.#log.info('Upstream channel closed', { reason: error.reason });
     await Promise.all([...this.#inFlight.keys()].map((id) => this.#answer(id, error)));

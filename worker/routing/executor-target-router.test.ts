@@ -5,17 +5,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { McpConnectionRequest } from '../../shared/connection-request.ts';
-import { McpChannelClientTransport } from '../../shared/mcp-channel-client-transport.ts';
-import { createInMemoryChannelPair, type MessageChannel } from '../../shared/message-channel.ts';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { createInMemoryChannelPair } from '../../shared/channel-transport.ts';
 import { ExecutorTargetRouter } from './executor-target-router.ts';
 import type { HostLinkRegistry } from '../link/host-link-registry.ts';
 
 /** A registry that records what the router asks of it and hands back an in-memory channel. */
 function recordingRegistry() {
-  const opened: { entityId: string; request: unknown }[] = [];
+  const opened: { entityId: string; request: unknown; signal?: AbortSignal | undefined }[] = [];
   const registry: HostLinkRegistry = {
-    async openChannel(entityId, request) {
-      opened.push({ entityId, request });
+    async openChannel(entityId, request, options) {
+      opened.push({ entityId, request, ...(options?.signal !== undefined ? { signal: options.signal } : {}) });
       return createInMemoryChannelPair()[0];
     },
     attach() {},
@@ -69,6 +69,13 @@ describe('ExecutorTargetRouter', () => {
     ]);
   });
 
+  it('passes the caller\'s open deadline on to the host link', async () => {
+    const { registry, opened } = recordingRegistry();
+    const deadline = new AbortController();
+    await new ExecutorTargetRouter({ registry }).open({ type: 'reverse-http', 'entity-id': 'alice-laptop' }, connection, {}, { signal: deadline.signal });
+    expect(opened[0]?.signal).toBe(deadline.signal);
+  });
+
   it('refuses a host descriptor nested inside a target, without contacting any host', async () => {
     const { registry, opened } = recordingRegistry();
     const router = new ExecutorTargetRouter({ registry });
@@ -91,7 +98,7 @@ describe('ExecutorTargetRouter', () => {
     const router = new ExecutorTargetRouter({ registry: recordingRegistry().registry });
     const channel = await router.open({ type: 'http', url: upstream.url }, { 'server-name': 'docs' }, { containment: 'none' });
     const client = new Client({ name: 'agent', version: '1.0.0' });
-    await client.connect(new McpChannelClientTransport(channel));
+    await client.connect(channel);
     expect(await client.callTool({ name: 'where' })).toMatchObject({ content: [{ type: 'text', text: 'at the edge' }] });
     await client.close();
     expect(upstream.hits()).toBeGreaterThan(0);
@@ -101,7 +108,7 @@ describe('ExecutorTargetRouter', () => {
     const seen: McpConnectionRequest[] = [];
     const local = new ExecutorTargetRouter({
       registry: recordingRegistry().registry,
-      localHost: async (request): Promise<MessageChannel> => {
+      localHost: async (request): Promise<Transport> => {
         seen.push(request);
         return createInMemoryChannelPair()[0];
       },

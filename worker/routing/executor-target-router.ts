@@ -1,12 +1,15 @@
 /**
- * ExecutorTargetRouter: turns a server's bound connection descriptor into a message channel. It
+ * ExecutorTargetRouter: turns a server's bound connection descriptor into a channel (an MCP SDK
+ * `Transport`, returned open and not yet started). It
  * is the production consumer of the descriptor (upstream G8): the descriptor goes straight in,
  * with no intermediate schema.
  *
  * - `user-computer-profile` / `reverse-http`: the outer part names the host, the inner `target`
  *   is what runs there. The router opens a channel on that host's link with an
- *   McpConnectionRequest carrying references only (server name, trust profile ref + revision).
- * - `http` (edge-direct): proxied from the worker with the SDK's Streamable HTTP client. When the
+ *   McpConnectionRequest carrying references only (server name, trust profile ref + revision),
+ *   under the caller's deadline.
+ * - `http` (edge-direct): proxied from the worker with the SDK's Streamable HTTP client (as an
+ *   `HttpUpstreamTransport`, so a raw pass-through works on it too). When the
  *   agent's trust context requires containment this is refused with `unsupported-policy` before
  *   any request leaves the worker: there is no process to sandbox.
  * - `local`: only the all-in-one mode has a local host; it injects `localHost`.
@@ -16,26 +19,23 @@
  * @module
  */
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { parseMcpConnectionRequestOrWireError, type InnerTarget, type McpConnection, type McpConnectionRequest } from '../../shared/connection-request.ts';
 import { innerTargetOf, type ConnectionDescriptor, type HttpDescriptor } from '../../shared/descriptors.ts';
 import { WireError } from '../../shared/errors.ts';
-import type { MessageChannel } from '../../shared/message-channel.ts';
-import { TransportChannel } from '../../shared/transport-channel.ts';
-import type { ChannelTrust } from './channel-router.ts';
+import { HttpUpstreamTransport } from '../../shared/http-upstream-transport.ts';
+import type { ChannelOpenOptions, ChannelRouter, ChannelTrust } from './channel-router.ts';
 import type { HostLinkRegistry } from '../link/host-link-registry.ts';
 
 export interface ExecutorTargetRouterOptions {
   registry: HostLinkRegistry;
   /** The all-in-one mode's in-process host, for servers bound to `{"type":"local"}`. */
-  localHost?: (request: McpConnectionRequest) => Promise<MessageChannel>;
+  localHost?: (request: McpConnectionRequest, options: ChannelOpenOptions) => Promise<Transport>;
   /** Fetch for edge-direct HTTP servers; the runtime's global `fetch` by default. */
   fetch?: FetchLike;
-  /** Transport errors of edge-direct servers that do not end the channel (for the worker log). */
-  onHttpError?: (serverName: string, error: Error) => void;
 }
 
-export class ExecutorTargetRouter {
+export class ExecutorTargetRouter implements ChannelRouter {
   readonly #options: ExecutorTargetRouterOptions;
 
   constructor(options: ExecutorTargetRouterOptions) {
@@ -43,7 +43,7 @@ export class ExecutorTargetRouter {
   }
 
   /** Opens a channel to `connection['server-name']` as bound by `descriptor`. Rejects with a `WireError`. */
-  async open(descriptor: ConnectionDescriptor, connection: McpConnection, trust: ChannelTrust = {}): Promise<MessageChannel> {
+  async open(descriptor: ConnectionDescriptor, connection: McpConnection, trust: ChannelTrust = {}, options: ChannelOpenOptions = {}): Promise<Transport> {
     const name = connection['server-name'];
     switch (descriptor.type) {
       case 'user-computer-profile':
@@ -54,7 +54,7 @@ export class ExecutorTargetRouter {
           type: 'mcp',
           connection: target.type === 'local' ? rest : { ...rest, target },
         });
-        return this.#options.registry.openChannel(descriptor['entity-id'], request);
+        return this.#options.registry.openChannel(descriptor['entity-id'], request, options);
       }
       case 'http':
         if (trust.containment === 'required') {
@@ -64,7 +64,7 @@ export class ExecutorTargetRouter {
             { detail: { server: name } },
           );
         }
-        return this.#openHttp(descriptor, name);
+        return this.#openHttp(descriptor);
       case 'local': {
         const localHost = this.#options.localHost;
         if (localHost === undefined) {
@@ -75,18 +75,17 @@ export class ExecutorTargetRouter {
           );
         }
         const { target: _ignored, ...rest } = connection;
-        return localHost(parseMcpConnectionRequestOrWireError({ type: 'mcp', connection: rest }));
+        return localHost(parseMcpConnectionRequestOrWireError({ type: 'mcp', connection: rest }), options);
       }
     }
   }
 
-  async #openHttp(descriptor: HttpDescriptor, name: string): Promise<MessageChannel> {
+  #openHttp(descriptor: HttpDescriptor): Transport {
     const transport = new StreamableHTTPClientTransport(new URL(descriptor.url), {
       ...(descriptor.headers ? { requestInit: { headers: descriptor.headers } } : {}),
       ...(this.#options.fetch ? { fetch: this.#options.fetch } : {}),
     });
-    const onHttpError = this.#options.onHttpError;
-    return TransportChannel.open(transport, onHttpError ? { onerror: (error) => onHttpError(name, error) } : {});
+    return new HttpUpstreamTransport(transport);
   }
 }
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { WireError } from '../../shared/errors.ts';
-import { createInMemoryChannelPair } from '../../shared/message-channel.ts';
+import { createInMemoryChannelPair } from '../../shared/channel-transport.ts';
 import { createTestMcpServer } from '../../test/support/test-mcp-server.ts';
 import { InProcessRouter } from '../../test/support/in-process-router.ts';
 import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
@@ -19,7 +19,7 @@ class RouterWithMuteServer extends InProcessRouter {
     if (args[1]['server-name'] !== 'mute') return super.open(...args);
     const [worker, server] = createInMemoryChannelPair();
     server.onmessage = () => void server.close();
-    server.start();
+    await server.start();
     return worker;
   }
 }
@@ -67,6 +67,33 @@ describe('/healthz status details', () => {
     const mute = (await report(h, 'admin-token')).recentErrors.find((e) => e.server === 'mute');
     expect(mute).toMatchObject({ reason: 'launch-failed', agent: 'alice', count: 1 });
     expect(mute!.message).toMatch(/^Server "mute" did not initialize/);
+  });
+
+  it('records a channel that ends with a failure reason after it opened, on either endpoint', async () => {
+    const { router, harness: h } = await setup();
+    await h.client('/servers/alpha/mcp', 'alice-token');
+    await h.client('/mcp', 'bob-token');
+    const alpha = router.opened.find((o) => o.connection['server-name'] === 'alpha')!;
+    const beta = router.opened.find((o) => o.connection['server-name'] === 'beta')!;
+    await alpha.serverEnd.close({ reason: 'server-exited', message: 'Server "alpha" exited with code 1' });
+    await beta.serverEnd.close({ reason: 'host-offline', message: 'Host "laptop" went offline' });
+    await expect.poll(async () => (await report(h, 'admin-token')).recentErrors.length).toBe(2);
+    const recorded = (await report(h, 'admin-token')).recentErrors;
+    expect(recorded).toEqual(expect.arrayContaining([
+      expect.objectContaining({ reason: 'server-exited', server: 'alpha', agent: 'alice', message: 'Server "alpha" exited with code 1', count: 1 }),
+      expect.objectContaining({ reason: 'host-offline', server: 'beta', agent: 'bob', message: 'Host "laptop" went offline', count: 1 }),
+    ]));
+  });
+
+  it('does not record an orderly close from either side', async () => {
+    const { router, harness: h } = await setup();
+    const ours = await h.client('/servers/alpha/mcp', 'alice-token');
+    await (ours.transport as unknown as { terminateSession(): Promise<void> }).terminateSession();
+    await h.client('/servers/beta/mcp', 'bob-token');
+    const theirs = router.opened.find((o) => o.connection['server-name'] === 'beta')!;
+    await theirs.serverEnd.close();
+    await expect.poll(() => router.openChannels()).toBe(0);
+    expect((await report(h, 'admin-token')).recentErrors).toEqual([]);
   });
 
   it('gives an agent only its own errors, its identity and no other agent\'s sessions', async () => {

@@ -3,8 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { RootsListChangedNotificationSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { createInMemoryChannelPair } from './message-channel.ts';
-import { McpChannelClientTransport } from './mcp-channel-client-transport.ts';
+import { closeInfoOf, createInMemoryChannelPair } from './channel-transport.ts';
 import { LocalError } from './errors.ts';
 
 async function connectedPair() {
@@ -16,13 +15,13 @@ async function connectedPair() {
   const rootsChanged = new Promise<void>((resolve) =>
     server.server.setNotificationHandler(RootsListChangedNotificationSchema, async () => resolve()),
   );
-  await server.connect(new McpChannelClientTransport(serverEnd));
+  await server.connect(serverEnd);
   const client = new Client({ name: 'channel-client', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
-  await client.connect(new McpChannelClientTransport(clientEnd));
+  await client.connect(clientEnd);
   return { client, server, clientEnd, serverEnd, rootsChanged };
 }
 
-describe('McpChannelClientTransport', () => {
+describe('ChannelTransport', () => {
   it('Send_Receive_PumpsMessagesOverChannel', async () => {
     const { client, server, rootsChanged } = await connectedPair();
     expect(client.getServerVersion()?.name).toBe('channel-test');
@@ -44,13 +43,7 @@ describe('McpChannelClientTransport', () => {
 
   it('Dispose_ClosesUnderlyingChannel', async () => {
     const { client, clientEnd, serverEnd } = await connectedPair();
-    const serverSawClose = new Promise<unknown>((resolve) => {
-      const previous = serverEnd.onclose;
-      serverEnd.onclose = (info) => {
-        previous?.(info);
-        resolve(info);
-      };
-    });
+    const serverSawClose = closeInfoOf(serverEnd);
     await client.close();
     expect(clientEnd.closed).toBe(true);
     expect(await serverSawClose).toEqual({});
@@ -72,8 +65,21 @@ describe('McpChannelClientTransport', () => {
 
   it('refuses to start twice', async () => {
     const [a] = createInMemoryChannelPair();
-    const transport = new McpChannelClientTransport(a);
-    await transport.start();
-    await expect(transport.start()).rejects.toBeInstanceOf(LocalError);
+    await a.start();
+    await expect(a.start()).rejects.toBeInstanceOf(LocalError);
+  });
+
+  it('queues what arrives before start, then delivers it and a close that already happened', async () => {
+    const [a, b] = createInMemoryChannelPair();
+    await a.send({ jsonrpc: '2.0', method: 'first' });
+    await a.close({ reason: 'server-exited', message: 'Server exited with code 3' });
+    await new Promise<void>((resolve) => queueMicrotask(resolve));
+    const received: unknown[] = [];
+    b.onmessage = (message) => received.push(message);
+    const closed = closeInfoOf(b);
+    await b.start();
+    expect(await closed).toEqual({ reason: 'server-exited', message: 'Server exited with code 3' });
+    expect(received).toEqual([{ jsonrpc: '2.0', method: 'first' }]);
+    await expect(b.send({ jsonrpc: '2.0', method: 'x' })).rejects.toMatchObject({ reason: 'server-exited' });
   });
 });

@@ -1,20 +1,24 @@
 /**
- * LinkChannel: one message channel carried on a link. It adds nothing to `BaseMessageChannel`
- * but the wiring to its endpoint: outbound messages become `channel-message` frames, a local
- * close becomes a `channel-close` frame, and the endpoint feeds inbound messages and remote closes.
+ * McpChannelClientTransport (upstream M2): an MCP SDK `Transport` that is one channel carried on
+ * a link. The worker's router hands it out and the SDK `Client` of `/mcp` connects to it as is;
+ * on the sidecar the same class is the agent's side of the channel a host bridges to its server.
+ *
+ * It adds nothing to `ChannelTransport` but the wiring to its endpoint: outbound messages become
+ * `channel-message` frames, a local close becomes a `channel-close` frame (with its reason), and
+ * the endpoint feeds inbound messages and remote closes.
  *
  * @module
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { BaseMessageChannel, type ChannelCloseInfo } from '../message-channel.ts';
+import { ChannelTransport, type ChannelCloseInfo } from '../channel-transport.ts';
 
 /** What a channel needs from its endpoint; both calls are synchronous and may throw `WireError`. */
 export interface ChannelIo {
   send(id: number, message: JSONRPCMessage): void;
-  close(channel: LinkChannel, info: ChannelCloseInfo): void;
+  close(channel: McpChannelClientTransport, info: ChannelCloseInfo): void;
 }
 
-export class LinkChannel extends BaseMessageChannel {
+export class McpChannelClientTransport extends ChannelTransport {
   readonly id: number;
   readonly #io: ChannelIo;
 

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { HttpUpstreamTransport } from './http-upstream-transport.ts';
+
+async function serverBehindTransport() {
+  const server = new McpServer({ name: 'behind-transport', version: '1.0.0' });
+  server.registerTool('hello', { description: 'Says hello' }, async () => ({ content: [{ type: 'text', text: 'hello' }] }));
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  return { server, upstream: new HttpUpstreamTransport(clientSide) };
+}
+
+describe('HttpUpstreamTransport', () => {
+  it('lets an SDK client reach a server through it', async () => {
+    const { upstream, server } = await serverBehindTransport();
+    const client = new Client({ name: 'c', version: '1.0.0' });
+    await client.connect(upstream);
+    const result = await client.callTool({ name: 'hello' });
+    expect(result.content).toEqual([{ type: 'text', text: 'hello' }]);
+    const serverClosed = new Promise<void>((resolve) => (server.server.onclose = resolve));
+    await client.close();
+    await serverClosed;
+    expect(upstream.closed).toBe(true);
+  });
+
+  it('hands the negotiated protocol version to the transport, as an SDK client would', async () => {
+    const versions: string[] = [];
+    const sent: JSONRPCMessage[] = [];
+    const transport: Transport = {
+      async start() {},
+      async send(message) {
+        sent.push(message);
+        if ('method' in message && message.method === 'initialize' && 'id' in message) {
+          queueMicrotask(() => transport.onmessage?.({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 's', version: '1' } } }));
+        }
+      },
+      async close() {
+        transport.onclose?.();
+      },
+      setProtocolVersion: (v: string) => versions.push(v),
+    };
+    const upstream = new HttpUpstreamTransport(transport);
+    const answered = new Promise((resolve) => (upstream.onmessage = resolve));
+    await upstream.start();
+    await upstream.send({ jsonrpc: '2.0', id: 'init-1', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } } });
+    await answered;
+    expect(versions).toEqual(['2025-06-18']);
+    await upstream.close();
+  });
+
+  it('ends the server\'s HTTP session on close, and closes once', async () => {
+    const calls: string[] = [];
+    const transport = {
+      sessionId: 'session-1',
+      async start() {},
+      async send() {},
+      async terminateSession() {
+        calls.push('delete');
+      },
+      async close() {
+        calls.push('close');
+        transport.onclose?.();
+      },
+      onclose: undefined as (() => void) | undefined,
+    } satisfies Transport & { terminateSession(): Promise<void> };
+    const upstream = new HttpUpstreamTransport(transport);
+    let closes = 0;
+    upstream.onclose = () => closes++;
+    await upstream.start();
+    await Promise.all([upstream.close(), upstream.close()]);
+    expect(calls).toEqual(['delete', 'close']);
+    expect(closes).toBe(1);
+  });
+
+  it('passes the inner transport\'s errors and own close on', async () => {
+    const transport: Transport = { async start() {}, async send() {}, async close() {} };
+    const upstream = new HttpUpstreamTransport(transport);
+    const errors: Error[] = [];
+    upstream.onerror = (error) => errors.push(error);
+    const closed = new Promise<void>((resolve) => (upstream.onclose = resolve));
+    await upstream.start();
+    transport.onerror?.(new Error('POST failed'));
+    transport.onclose?.();
+    await closed;
+    expect(errors.map((e) => e.message)).toEqual(['POST failed']);
+    expect(upstream.closed).toBe(true);
+  });
+});

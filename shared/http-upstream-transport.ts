@@ -1,0 +1,91 @@
+/**
+ * HttpUpstreamTransport: an SDK client transport to an HTTP MCP server (normally the SDK's
+ * `StreamableHTTPClientTransport`) made fit to be bridged raw, with or without an SDK `Client` on
+ * top. The worker uses it for edge-direct servers, the sidecar for workstation-side HTTP servers.
+ *
+ * It is the same `Transport` with two additions a pass-through needs, because nothing else does
+ * them when no `Client` is there:
+ * - the protocol version learnt from the `initialize` answer is handed to the inner transport
+ *   (the SDK `Client` normally does this), so later requests carry the right version header;
+ * - `close` ends the server's HTTP session with a bounded DELETE, so the server does not keep
+ *   state for an agent that is gone (the SDK `Client` does not do this either).
+ * `close` is idempotent and `onclose` fires once.
+ *
+ * @module
+ */
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+const TERMINATE_TIMEOUT_MS = 2_000;
+
+interface SessionTransport extends Transport {
+  terminateSession?: () => Promise<void>;
+}
+
+export class HttpUpstreamTransport implements Transport {
+  onmessage?: (message: JSONRPCMessage) => void;
+  onerror?: (error: Error) => void;
+  onclose?: () => void;
+  readonly #inner: SessionTransport;
+  #initializeId: string | number | undefined;
+  #closing = false;
+  #closed = false;
+
+  constructor(inner: Transport) {
+    this.#inner = inner;
+    inner.onmessage = (message: JSONRPCMessage) => this.#inbound(message);
+    inner.onerror = (error: Error) => this.onerror?.(error);
+    inner.onclose = () => this.#ended();
+  }
+
+  get sessionId(): string | undefined {
+    return this.#inner.sessionId;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  start(): Promise<void> {
+    return this.#inner.start();
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if ('method' in message && message.method === 'initialize' && 'id' in message) this.#initializeId = message.id;
+    await this.#inner.send(message, options);
+  }
+
+  setProtocolVersion(version: string): void {
+    this.#inner.setProtocolVersion?.(version);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closing || this.#closed) return;
+    this.#closing = true;
+    const inner = this.#inner;
+    if (inner.terminateSession !== undefined && inner.sessionId !== undefined) {
+      // Best effort, bounded: a server that does not answer the DELETE must not hold up the close.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, TERMINATE_TIMEOUT_MS)));
+      await Promise.race([inner.terminateSession().catch(() => {}), timeout]);
+      clearTimeout(timer);
+    }
+    await inner.close().catch(() => {});
+    this.#ended();
+  }
+
+  #ended(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.onclose?.();
+  }
+
+  #inbound(message: JSONRPCMessage): void {
+    if (this.#initializeId !== undefined && 'id' in message && message.id === this.#initializeId && 'result' in message) {
+      this.#initializeId = undefined;
+      const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
+      if (typeof version === 'string') this.#inner.setProtocolVersion?.(version);
+    }
+    this.onmessage?.(message);
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * The router composed once for both agent endpoints: every channel open runs under one deadline
+ * and ends in a stable reason, and every failed open is told to one observer (the status page's
+ * recent errors).
+ *
+ * One deadline, passed down: the timer lives here, and its `AbortSignal` goes through the router
+ * to whatever waits (the host's link gives up its pending open with this same error), so the
+ * configured `request-timeout-seconds` is the one limit, not a second timer around an inner one.
+ * A router that cannot be interrupted is raced against the same signal, and a channel that
+ * arrives after it fired is closed at once. Anything thrown that is not a `WireError` becomes
+ * `launch-failed`.
+ *
+ * Failures of a channel after it opened are not seen here: the sessions record those where they
+ * see the channel close (`passthrough-session.ts`, `aggregate/upstream-set.ts`).
+ *
+ * @module
+ */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { McpConnection } from '../../shared/connection-request.ts';
+import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
+import { WireError } from '../../shared/errors.ts';
+import type { ChannelRouter, ChannelTrust } from './channel-router.ts';
+
+/** Opens the channel to one server for one agent session; rejects with a `WireError`. */
+export type ChannelOpener = (descriptor: ConnectionDescriptor, connection: McpConnection, trust: ChannelTrust) => Promise<Transport>;
+
+export interface ChannelOpenerOptions {
+  /** The open's deadline (`request-timeout-seconds`, or the default). */
+  timeoutMs: number;
+  /** Told of every failed open with the error the agent is answered (timeouts included). */
+  onOpenFailed?: (connection: McpConnection, error: WireError) => void;
+}
+
+export function createChannelOpener(router: ChannelRouter, options: ChannelOpenerOptions): ChannelOpener {
+  const { timeoutMs, onOpenFailed } = options;
+  return async (descriptor, connection, trust) => {
+    const server = connection['server-name'];
+    const deadline = new AbortController();
+    const timer = setTimeout(
+      () => deadline.abort(new WireError('request-timeout', `Opening server "${server}" took longer than ${Math.round(timeoutMs / 1000)} s: check its host and try again`)),
+      timeoutMs,
+    );
+    const opening = router.open(descriptor, connection, trust, { signal: deadline.signal });
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(deadline.signal.reason);
+      deadline.signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([opening, aborted]);
+    } catch (error) {
+      if (deadline.signal.aborted) void opening.then((channel) => channel.close(), () => {});
+      const failure = error instanceof WireError ? error : new WireError('launch-failed', `Could not open server "${server}": ${errorText(error)}`, { cause: error });
+      onOpenFailed?.(connection, failure);
+      throw failure;
+    } finally {
+      clearTimeout(timer);
+      if (onAbort !== undefined) deadline.signal.removeEventListener('abort', onAbort);
+    }
+  };
+}
+
+function errorText(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.slice(0, 300);
+}
