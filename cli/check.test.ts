@@ -4,20 +4,33 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+// @ts-expect-error plain JS build script
+import { buildWorker } from '../scripts/build.mjs';
+import { EDGE_LOCAL_SERVER_MESSAGE } from '../worker/config/config-checks.ts';
+import { denoBinaryPath } from './deno-binary.ts';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'switchyard.mjs');
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-check-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function switchyard(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function run(command: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, ...args], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } });
+    const { stdout, stderr } = await promisify(execFile)(command, args, { env: { ...process.env, ...env } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
+
+const switchyard = (...args: string[]) => run(process.execPath, [BIN, ...args], { SWITCHYARD_FROM_SOURCE: '1' });
+
+/** The `path: message` lines of a report, whoever printed it (check, the CLI's error line, the bundle). */
+const issueLines = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.replace(/^switchyard: /, '').trim())
+    .filter((l) => /^[\w.[\]-]+: /.test(l) && !l.startsWith('Invalid worker config'));
 
 function write(name: string, value: unknown): string {
   const path = join(dir, name);
@@ -87,4 +100,50 @@ describe('switchyard check', () => {
       expect(stdout).toMatch(/^Usage: switchyard/);
     }
   });
+});
+
+describe('switchyard check --runtime: a worker config as the runtime it names validates it', () => {
+  const agents = [{ name: 'alice', 'token-sha256': 'a'.repeat(64), servers: ['echo'] }];
+  const localConfig = { agents, servers: { echo: { executor: { type: 'local' } } } };
+  const expected = `servers.echo.executor: ${EDGE_LOCAL_SERVER_MESSAGE}`;
+
+  it('rejects a top-level local server on the edge (the default), naming the single-machine mode or a host binding as the fix', async () => {
+    const file = write('local/worker.json', localConfig);
+    for (const args of [[file], ['--runtime', 'edge', file], ['--runtime', 'deno', file]]) {
+      const result = await switchyard('check', ...args);
+      expect(result.code, args.join(' ')).toBe(1);
+      expect(issueLines(result.stdout)).toEqual([expected]);
+    }
+    expect(expected).toContain('switchyard worker --runtime node');
+    expect(expected).not.toContain('switchyard start');
+  });
+
+  it('accepts it with --runtime node, exactly as switchyard worker --runtime node does, and rejects with both what both reject', async () => {
+    const file = write('local-ok/worker.json', localConfig);
+    expect(await switchyard('check', '--runtime', 'node', file)).toMatchObject({ code: 0, stdout: `${file}: ok (worker config)\n` });
+
+    const broken = write('local-broken/worker.json', { agents, servers: { echo: { executor: { type: 'local' } }, files: { executor: { type: 'reverse-http', 'entity-id': 'nowhere' } } } });
+    const checked = await switchyard('check', '--runtime', 'node', broken);
+    expect(checked.code).toBe(1);
+    expect(issueLines(checked.stdout)).toEqual(['servers.files.executor.entity-id: unknown host "nowhere": add it to "hosts"']);
+    const worker = await switchyard('worker', '--runtime', 'node', '--config', broken, '--port', '0');
+    expect(worker.code).toBe(1);
+    expect(issueLines(worker.stderr)).toEqual(issueLines(checked.stdout));
+  });
+
+  it('gives the same message as switchyard worker under Deno and as the deployed bundle under deno serve', async () => {
+    const file = write('local-deno/worker.json', localConfig);
+    const cli = await switchyard('worker', '--config', file, '--port', '0');
+    expect(cli.code).toBe(1);
+    expect(issueLines(cli.stderr)).toEqual([expected]);
+
+    const bundle = join(dir, 'worker.js');
+    await buildWorker({ outfile: bundle });
+    const served = await run(denoBinaryPath(), ['serve', '--allow-env', '--allow-net', '--host', '127.0.0.1', '--port', '0', bundle], {
+      SWITCHYARD_WORKER_CONFIG: JSON.stringify(localConfig),
+      NO_COLOR: '1',
+    });
+    expect(served.code).toBe(2);
+    expect(issueLines(served.stderr)).toEqual([expected]);
+  }, 60_000);
 });

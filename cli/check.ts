@@ -3,12 +3,19 @@
  * `path: message`. The kind of file is recognised by its content and, for trust profiles, by its
  * folder, so one command serves all four.
  *
+ * A worker config is validated exactly as the runtime it will run on validates it, by the same
+ * function (`parseWorkerConfigText`) that `switchyard worker` and the deployed bundle call:
+ * `--runtime edge` (the default: `dist/worker.js`, Deno) or `--runtime node` (the single-machine
+ * mode, which also serves top-level `{"type":"local"}` servers).
+ *
  * @module
  */
 import { readFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
+import { parseArgs } from 'node:util';
 import { ValidationError, formatIssue, parseWith, type ValidationIssue } from '../shared/validation.ts';
-import { parseWorkerConfig } from '../worker/config/worker-config.ts';
+import { parseWorkerConfigText, type WorkerRuntime } from '../worker/config/worker-config.ts';
+import { LocalError } from '../shared/errors.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
 import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';
 import { parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
@@ -27,7 +34,7 @@ export function kindOf(path: string, json: unknown): ConfigKind {
 }
 
 /** Every problem in a file, or an empty list; never throws for bad content. */
-export function checkFile(path: string): { kind: ConfigKind | 'file'; issues: ValidationIssue[] } {
+export function checkFile(path: string, runtime: WorkerRuntime = 'edge'): { kind: ConfigKind | 'file'; issues: ValidationIssue[] } {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -42,7 +49,7 @@ export function checkFile(path: string): { kind: ConfigKind | 'file'; issues: Va
   }
   const kind = kindOf(path, json);
   try {
-    if (kind === 'worker config') parseWorkerConfig(json, { runtime: 'node-all-in-one' });
+    if (kind === 'worker config') parseWorkerConfigText(text, { runtime });
     else if (kind === 'sidecar config') parseSidecarConfig(json);
     else if (kind === 'mcp.json') parseMcpServersFile(json, dirname(path));
     else parseWith(trustProfileFileSchema, json, 'trust profile');
@@ -53,15 +60,23 @@ export function checkFile(path: string): { kind: ConfigKind | 'file'; issues: Va
   }
 }
 
+/** `--runtime` as check names it; `deno` is an edge runtime, the default of `switchyard worker`. */
+export function checkRuntime(value: string | undefined): WorkerRuntime {
+  if (value === undefined || value === 'edge' || value === 'deno') return 'edge';
+  if (value === 'node') return 'node';
+  throw new LocalError('usage', `Unknown runtime "${value}": expected edge (the default, also for deno) or node`);
+}
+
 export async function runCheck(argv: string[]): Promise<number> {
-  const files = argv.filter((a) => !a.startsWith('-'));
+  const { values, positionals: files } = parseArgs({ args: argv, options: { runtime: { type: 'string' } }, allowPositionals: true });
+  const runtime = checkRuntime(values.runtime);
   if (files.length === 0) {
     process.stderr.write('switchyard check: name a file to check, e.g. switchyard check worker.json\n');
     return 1;
   }
   let failed = false;
   for (const file of files) {
-    const { kind, issues } = checkFile(file);
+    const { kind, issues } = checkFile(file, runtime);
     if (issues.length === 0) {
       process.stdout.write(`${file}: ok (${kind})\n`);
       continue;

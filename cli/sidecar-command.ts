@@ -14,6 +14,7 @@ import { createSidecarComposition, type SidecarComposition } from '../sidecar/ho
 import { createLogger, type Logger } from '../sidecar/log.ts';
 import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
+import { stopOnSignals } from './signals.ts';
 
 function configDirFrom(values: { 'config-dir'?: string | undefined }): string {
   const dir = values['config-dir'] ?? process.env.SWITCHYARD_CONFIG_DIR;
@@ -42,21 +43,6 @@ export function startSidecar(config: SidecarConfig, log: Logger): SidecarComposi
   });
   sidecar.start();
   return sidecar;
-}
-
-/** Ends everything on SIGINT/SIGTERM, once; a second signal forces the exit. */
-export function stopOnSignals(stop: () => Promise<void>): void {
-  let stopping = false;
-  const onSignal = () => {
-    if (stopping) process.exit(130);
-    stopping = true;
-    stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
 }
 
 export async function runSidecarCommand(argv: string[]): Promise<number> {

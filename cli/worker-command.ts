@@ -1,21 +1,41 @@
 /**
- * `switchyard worker --config FILE`: the edge worker, under Deno by default (what production
- * edge hosts run), or under Node with `--runtime node`.
+ * `switchyard worker --config FILE`: the edge worker under Deno by default (what production edge
+ * hosts run), or with `--runtime node` the single-machine deployment (`single-machine.ts`), which
+ * also launches top-level `{"type":"local"}` servers in-process from `--config-dir DIR` (the
+ * config file's folder by default).
+ *
+ * The config is read and parsed once, by the function `switchyard check` and the deployed bundle
+ * use, for the runtime that will run it.
  *
  * @module
  */
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LocalError } from '../shared/errors.ts';
 import { parseWorkerConfigText } from '../worker/config/worker-config.ts';
+import { createLogger } from '../sidecar/log.ts';
 import { startDenoWorker } from './deno-worker-process.ts';
-import { stopOnSignals } from './sidecar-command.ts';
+import { stopOnSignals } from './signals.ts';
+
+function readConfigText(configFile: string): string {
+  try {
+    return readFileSync(configFile, 'utf8');
+  } catch (error) {
+    throw new LocalError('invalid-config', `Cannot read the worker config "${configFile}": ${(error as { code?: string }).code ?? 'unreadable'}`);
+  }
+}
 
 export async function runWorkerCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { config: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' }, runtime: { type: 'string' } },
+    options: {
+      config: { type: 'string' },
+      'config-dir': { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      runtime: { type: 'string' },
+    },
   });
   if (values.config === undefined) throw new LocalError('usage', 'Missing --config FILE: the worker config (see switchyard worker --help)');
   const configFile = resolve(values.config);
@@ -23,25 +43,33 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   const port = Number(values.port ?? process.env.PORT ?? '8787');
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new LocalError('usage', `Invalid port "${values.port}": expected 0-65535`);
   const runtime = values.runtime ?? 'deno';
-  // Validate here first so every problem is printed as path: message before anything starts.
-  parseWorkerConfigText(readFileSync(configFile, 'utf8'), { runtime: 'edge' });
+  if (runtime !== 'deno' && runtime !== 'node') throw new LocalError('usage', `Unknown runtime "${runtime}": expected deno or node`);
+  if (values['config-dir'] !== undefined && runtime !== 'node') {
+    throw new LocalError('usage', '--config-dir is for the single-machine mode: add --runtime node, or run a sidecar with switchyard sidecar --config-dir DIR');
+  }
+  const text = readConfigText(configFile);
 
   if (runtime === 'node') {
-    const { startNodeWorker } = await import('../worker/adapters/node/node-worker.ts');
-    const worker = await startNodeWorker({ config: JSON.parse(readFileSync(configFile, 'utf8')), host, port });
-    process.stdout.write(JSON.stringify({ event: 'listening', url: worker.url }) + '\n');
-    stopOnSignals(() => worker.close());
-  } else if (runtime === 'deno') {
-    const worker = await startDenoWorker({ configFile, host, port });
-    process.stdout.write(JSON.stringify({ event: 'listening', url: worker.url }) + '\n');
-    stopOnSignals(async () => {
-      await worker.stop();
+    const config = parseWorkerConfigText(text, { runtime: 'node' });
+    const { startSingleMachine } = await import('./single-machine.ts');
+    const machine = await startSingleMachine({
+      config,
+      configDir: resolve(values['config-dir'] ?? dirname(configFile)),
+      host,
+      port,
+      log: createLogger({ fields: { component: 'worker' } }),
+      hostLog: createLogger({ fields: { component: 'local-host' } }),
     });
-    const code = await worker.exited;
-    return code;
-  } else {
-    throw new LocalError('usage', `Unknown runtime "${runtime}": expected deno or node`);
+    process.stdout.write(JSON.stringify({ event: 'listening', url: machine.url }) + '\n');
+    stopOnSignals(() => machine.close());
+    await new Promise<never>(() => {});
   }
-  await new Promise<never>(() => {});
-  return 0;
+  // Validated here first so every problem is printed as path: message before Deno starts.
+  parseWorkerConfigText(text, { runtime: 'edge' });
+  const worker = await startDenoWorker({ configFile, host, port });
+  process.stdout.write(JSON.stringify({ event: 'listening', url: worker.url }) + '\n');
+  stopOnSignals(async () => {
+    await worker.stop();
+  });
+  return worker.exited;
 }

@@ -42,7 +42,7 @@ const HttpUrlSchema = z
 
 /** One level of each descriptor type; `target` is parsed recursively by `parseConnectionDescriptor`. */
 export const DESCRIPTOR_LEVEL_SCHEMAS = {
-  'local': z.strictObject({ type: z.literal('local') }).describe('The machine the worker runs on (all-in-one Node mode only); as a target: launch the server on that host'),
+  'local': z.strictObject({ type: z.literal('local') }).describe('The machine the worker runs on (single-machine mode only: switchyard worker --runtime node); as a target: launch the server on that host'),
   'http': z
     .strictObject({
       type: z.literal('http'),

@@ -49,10 +49,10 @@ function onlyValidationErrors(parse: (input: unknown) => unknown) {
 }
 
 describe('config parsers under random input', () => {
-  it('worker config (edge and all-in-one)', () => {
+  it('worker config (edge and single-machine node)', () => {
     const input = fc.oneof(workerConfig, value);
     fc.assert(fc.property(input, onlyValidationErrors((i) => parseWorkerConfig(i, { runtime: 'edge' }))), { numRuns: 600 });
-    fc.assert(fc.property(input, onlyValidationErrors((i) => parseWorkerConfig(i, { runtime: 'node-all-in-one' }))), { numRuns: 300 });
+    fc.assert(fc.property(input, onlyValidationErrors((i) => parseWorkerConfig(i, { runtime: 'node' }))), { numRuns: 300 });
   });
 
   it('sidecar.json', () => {

@@ -24,7 +24,7 @@ describe('Deno entries', () => {
     const lines = proc.stderr().split('\n').map((l) => l.trim());
     expect(lines).toContain('agents[0].token-sha256: is required (string)');
     expect(lines).toContain('bogus: unknown key');
-    expect(lines.some((l) => l.startsWith('servers.x.executor: a top-level {"type":"local"} server runs inside the worker process, which needs the all-in-one Node mode'))).toBe(true);
+    expect(lines.some((l) => l.startsWith('servers.x.executor: a top-level {"type":"local"} server runs in the worker\'s own process, which only the single-machine mode can do'))).toBe(true);
   });
 
   it('says how to pass a config when there is none', async () => {

@@ -11,8 +11,21 @@ import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import type { ValidationIssue } from '../../shared/validation.ts';
 import { NAMESPACE_SEPARATOR } from '../aggregate/naming.ts';
 
-/** Where the worker runs: a pure edge runtime cannot launch processes; all-in-one Node can. */
-export type WorkerRuntime = 'edge' | 'node-all-in-one';
+/**
+ * Where the worker runs, which decides what it can serve:
+ * - `edge`: any web runtime (`deno serve dist/worker.js`, `switchyard worker` under Deno, Deno
+ *   Deploy): no process of its own to launch servers in, so every server is bound to a host or is
+ *   edge-direct HTTP;
+ * - `node`: `switchyard worker --runtime node`, the single-machine deployment: a top-level
+ *   `{"type":"local"}` server is launched in the worker's own process through the host handler.
+ */
+export type WorkerRuntime = 'edge' | 'node';
+
+/** The fix a local binding needs on an edge runtime; one text for check, the CLI and the bundle. */
+export const EDGE_LOCAL_SERVER_MESSAGE =
+  'a top-level {"type":"local"} server runs in the worker\'s own process, which only the single-machine mode can do: ' +
+  'run it with `switchyard worker --runtime node`, or bind the server to a host: ' +
+  '{"type":"user-computer-profile","entity-id":"<host>","target":{"type":"local"}}';
 
 type Raw = Record<string, unknown>;
 
@@ -84,15 +97,7 @@ export function crossCheckWorkerConfig(
 /** A server's bound descriptor: the outer level reaches a host, its inner target runs there. */
 function checkTopLevel(d: ConnectionDescriptor, path: string, hosts: ReadonlySet<string>, runtime: WorkerRuntime): ValidationIssue[] {
   if (d.type === 'local') {
-    if (runtime === 'edge') {
-      return [{
-        path,
-        message:
-          'a top-level {"type":"local"} server runs inside the worker process, which needs the all-in-one Node mode (`switchyard start`); ' +
-          'on an edge runtime bind it to a host instead: {"type":"user-computer-profile","entity-id":"<host>","target":{"type":"local"}}',
-      }];
-    }
-    return [];
+    return runtime === 'edge' ? [{ path, message: EDGE_LOCAL_SERVER_MESSAGE }] : [];
   }
   if (d.type === 'http') return [];
   const issues: ValidationIssue[] = [];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../shared/validation.ts';
-import { DEFAULT_SESSION_IDLE_SECONDS, parseWorkerConfig, parseWorkerConfigText } from './worker-config.ts';
+import { DEFAULT_SESSION_IDLE_SECONDS, parseWorkerConfig, parseWorkerConfigText, type WorkerRuntime } from './worker-config.ts';
+import { EDGE_LOCAL_SERVER_MESSAGE } from './config-checks.ts';
 
 const HASH = 'a'.repeat(64);
 const HASH2 = 'b'.repeat(64);
@@ -23,7 +24,7 @@ function designExample(): Record<string, unknown> {
   };
 }
 
-function issuesOf(input: unknown, runtime: 'edge' | 'node-all-in-one' = 'edge'): string[] {
+function issuesOf(input: unknown, runtime: WorkerRuntime = 'edge'): string[] {
   try {
     parseWorkerConfig(input, { runtime });
   } catch (error) {
@@ -83,13 +84,15 @@ describe('worker config', () => {
     expect(issuesOf(input)).toContain('servers.my__files: server names must not contain "__": /mcp uses it to separate the server from the tool name');
   });
 
-  it('rejects a top-level local binding on the edge and accepts it in the all-in-one Node mode', () => {
+  it('rejects a top-level local binding on the edge, naming both fixes, and accepts it in the single-machine Node mode', () => {
     const input = designExample();
     (input.servers as Record<string, unknown>).memory = { executor: { type: 'local' } };
     const issues = issuesOf(input, 'edge');
-    expect(issues).toHaveLength(1);
-    expect(issues[0]).toMatch(/^servers\.memory\.executor: a top-level \{"type":"local"\} server runs inside the worker process, which needs the all-in-one Node mode/);
-    expect(issuesOf(input, 'node-all-in-one')).toEqual([]);
+    expect(issues).toEqual([`servers.memory.executor: ${EDGE_LOCAL_SERVER_MESSAGE}`]);
+    expect(EDGE_LOCAL_SERVER_MESSAGE).toContain('switchyard worker --runtime node');
+    expect(EDGE_LOCAL_SERVER_MESSAGE).toContain('"type":"user-computer-profile"');
+    expect(EDGE_LOCAL_SERVER_MESSAGE).not.toContain('switchyard start');
+    expect(issuesOf(input, 'node')).toEqual([]);
   });
 
   it('rejects a host descriptor nested as a target', () => {

@@ -1,7 +1,10 @@
 /**
  * Node entry: the worker on `@hono/node-server`, with `/link` WebSockets through `ws`. Used by
- * the all-in-one mode (`switchyard start`: worker and sidecar in one Node process, servers bound
- * to `{"type":"local"}` served by the injected `localHost`) and by tests.
+ * `switchyard worker --runtime node` (the single-machine mode composed in `cli/`: servers bound to
+ * a top-level `{"type":"local"}` are served by the injected `localHost`) and by tests.
+ *
+ * It takes a parsed config: the caller parses it once, for the runtime it means (`node` when it
+ * passes a `localHost`, else `edge`).
  *
  * `@hono/node-server` v2 upgrades WebSockets only when `serve` gets a `ws` server created with
  * `noServer: true`; it then routes `upgrade` events through the app, so `/link` is the same
@@ -17,20 +20,21 @@ import { serve, upgradeWebSocket, type ServerType } from '@hono/node-server';
 import type { UpgradeWebSocket } from 'hono/ws';
 import { WebSocketServer } from 'ws';
 import { composeWorker, type ComposedWorker, type ComposeWorkerOptions } from '../../compose.ts';
-import { parseWorkerConfig } from '../../config/worker-config.ts';
+import type { WorkerConfig } from '../../config/worker-config.ts';
+import { LocalError } from '../../../shared/errors.ts';
 import type { WorkerLogger } from '../../log.ts';
 
 type ListeningAddress = Parameters<NonNullable<Parameters<typeof serve>[1]>>[0];
 type HttpServer = Extract<ServerType, { closeAllConnections(): void }>;
 
 export interface StartNodeWorkerOptions {
-  /** The worker config, raw JSON value or already parsed; validated here either way. */
-  config: unknown;
+  /** The worker config, parsed by `parseWorkerConfig` (runtime `node` only with a `localHost`). */
+  config: WorkerConfig;
   /** Listening address; 127.0.0.1 by default. */
   host?: string;
   /** Listening port; 0 (a free port) by default. */
   port?: number;
-  /** All-in-one mode: the in-process host for `{"type":"local"}` servers (allows them in config). */
+  /** Single-machine mode: the in-process host for top-level `{"type":"local"}` servers. */
   localHost?: ComposeWorkerOptions['localHost'];
   log?: WorkerLogger;
   retryAfterMs?: number;
@@ -45,7 +49,11 @@ export interface NodeWorker {
 }
 
 export async function startNodeWorker(options: StartNodeWorkerOptions): Promise<NodeWorker> {
-  const config = parseWorkerConfig(options.config, { runtime: options.localHost !== undefined ? 'node-all-in-one' : 'edge' });
+  const { config } = options;
+  const local = Object.keys(config.servers).filter((name) => config.servers[name]!.executor.type === 'local');
+  if (local.length > 0 && options.localHost === undefined) {
+    throw new LocalError('invalid-config', `Servers ${local.map((n) => `"${n}"`).join(', ')} are bound to a top-level {"type":"local"}, but this worker has no local host: pass localHost (the single-machine mode) or bind them to a host`);
+  }
   const worker = composeWorker({
     config,
     upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never>,

@@ -1,0 +1,106 @@
+/**
+ * The single-machine deployment, `switchyard worker --runtime node --config worker.json
+ * [--config-dir DIR]`: the worker under Node, and servers bound to a top-level `{"type":"local"}`
+ * launched in this same process through the sidecar's own composition (RemoteMcpHostHandler,
+ * trust profiles, policy cache, process executor) over an in-memory channel pair: no link, no
+ * socket, no second process. It is upstream note 003's "bound local → in-process, no round trip".
+ *
+ * The servers come from DIR (the same layout as a sidecar's: `mcp-servers/mcp.json`,
+ * `users/<user>/…`, `machines/<entity-id>/…`, `trust-profiles/`), and run under the agent's
+ * trust profile exactly as on a linked workstation. Servers bound to hosts or edge-direct HTTP
+ * work as on any worker.
+ *
+ * Composed here because `cli/` is the one layer that may import both `worker/` and `sidecar/`.
+ *
+ * @module
+ */
+import { userInfo } from 'node:os';
+import { createInMemoryChannelPair } from '../shared/channel-transport.ts';
+import type { McpConnectionRequest } from '../shared/connection-request.ts';
+import { createSidecarComposition, type SidecarComposition } from '../sidecar/host/composition.ts';
+import { silentLogger, type Logger } from '../sidecar/log.ts';
+import type { ProcessExecutorOptions } from '../sidecar/process/process-executor.ts';
+import type { WorkerConfig } from '../worker/config/worker-config.ts';
+import type { WorkerLogger } from '../worker/log.ts';
+import { startNodeWorker, type NodeWorker } from '../worker/adapters/node/node-worker.ts';
+
+/** The entity id the in-process host answers as (selects `machines/<id>/mcp-servers/`). */
+export const LOCAL_ENTITY_ID = 'this-machine';
+
+export interface SingleMachineOptions {
+  /** Parsed with runtime `node`. */
+  config: WorkerConfig;
+  /** The servers' config dir: mcp-servers/, users/, machines/, trust-profiles/. */
+  configDir: string;
+  host?: string;
+  port?: number;
+  /** Selects `users/<user>/`; the OS user by default. */
+  user?: string;
+  log?: WorkerLogger;
+  hostLog?: Logger;
+  executor?: ProcessExecutorOptions;
+}
+
+export interface SingleMachine {
+  url: string;
+  node: NodeWorker;
+  /** The in-process host; null when no server is bound to a top-level `{"type":"local"}`. */
+  host: SidecarComposition | null;
+  /** Ends every agent session (and so every local server process tree), then the HTTP server. */
+  close(): Promise<void>;
+}
+
+export async function startSingleMachine(options: SingleMachineOptions): Promise<SingleMachine> {
+  const { config } = options;
+  const needsHost = Object.values(config.servers).some((s) => s.executor.type === 'local');
+  const host = needsHost
+    ? createSidecarComposition({
+        configDir: options.configDir,
+        entityId: LOCAL_ENTITY_ID,
+        user: options.user ?? osUser(),
+        log: options.hostLog ?? silentLogger,
+        ...(options.executor !== undefined ? { executor: options.executor } : {}),
+      })
+    : null;
+  const localHost =
+    host === null
+      ? undefined
+      : async (request: McpConnectionRequest) => {
+          const [workerEnd, hostEnd] = createInMemoryChannelPair();
+          try {
+            await host.onOpen(request, hostEnd);
+          } catch (error) {
+            await hostEnd.close();
+            throw error;
+          }
+          return workerEnd;
+        };
+  const node = await startNodeWorker({
+    config,
+    ...(options.host !== undefined ? { host: options.host } : {}),
+    ...(options.port !== undefined ? { port: options.port } : {}),
+    ...(localHost !== undefined ? { localHost } : {}),
+    ...(options.log !== undefined ? { log: options.log } : {}),
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    url: node.url,
+    node,
+    host,
+    close() {
+      closing ??= (async () => {
+        await node.close();
+        await host?.stop();
+      })();
+      return closing;
+    },
+  };
+}
+
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? 'default';
+  }
+}
