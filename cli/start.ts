@@ -21,9 +21,10 @@ import { LocalError } from '../shared/errors.ts';
 import { createLogger } from '../sidecar/log.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { loadSidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
 import { startDenoWorker } from './deno-worker-process.ts';
-import { runDoctor } from './doctor.ts';
-import { startSidecar, stopOnSignals } from './sidecar-command.ts';
+import { startSidecar } from './sidecar-command.ts';
+import { stopOnSignals } from './signals.ts';
 import { clientConfigs, ensureDir, ensureSecret, sha256Hex, writeJson } from './state-dir.ts';
 
 const DEMO_SERVERS = ['everything', 'filesystem', 'memory'] as const;
@@ -87,10 +88,9 @@ export async function runStart(argv: string[]): Promise<number> {
   const quiet = process.env.SWITCHYARD_LOG_LEVEL ?? 'warn';
   const log = createLogger({ level: quiet as 'warn', fields: { component: 'start' } });
 
-  const bwrap = (await runDoctor()).find((c) => c.name === 'bubblewrap usable' || c.name === 'bubblewrap present');
-  if (bwrap !== undefined && !bwrap.ok) {
-    process.stderr.write(`warning: bubblewrap is not usable (${bwrap.detail}); the demo servers run contained and will fail with containment-unavailable.\n  ${bwrap.fix ?? ''}\n`);
-  }
+  // The sidecar's own probe, started now and awaited only before the banner: it runs while Deno
+  // starts, and its cached verdict is the one the first contained launch gets (no second probe).
+  const containment = process.platform === 'linux' ? bubblewrapProbe()() : Promise.resolve(null);
 
   const token = ensureSecret(join(stateDir, 'agent.token'), 'sy_');
   const entityId = 'this-machine';
@@ -125,16 +125,25 @@ export async function runStart(argv: string[]): Promise<number> {
   const dialUrl = worker.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
   writeJson(join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'secret-file': 'host.secret' });
   const sidecar = startSidecar(loadSidecarConfig(configDir), sidecarLog);
+  let stopping = false;
   stopOnSignals(async () => {
+    stopping = true;
     process.stderr.write('\nStopping: ending every server process, then the worker…\n');
     await sidecar.stop();
     await worker.stop();
   });
   void worker.exited.then(async (code) => {
+    // Ctrl-C reaches Deno too (same process group): its exit is then expected, not a failure.
+    if (stopping) return;
     log.error('The worker exited unexpectedly; stopping', { code });
     await sidecar.stop();
     process.exit(1);
   });
+
+  const availability = await containment;
+  if (availability !== null && !availability.available) {
+    process.stderr.write(`warning: ${availability.message}; the demo servers run contained, so each will fail with containment-unavailable until then\n`);
+  }
 
   const agentUrl = `${worker.url}/mcp`;
   const configs = clientConfigs(agentUrl, token);
