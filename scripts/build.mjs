@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 /**
- * Builds the two shippable files:
+ * Builds the shippable files, after regenerating the status page's asset module:
  * - dist/worker.js: one neutral ESM file for any web runtime (`deno serve dist/worker.js`).
  *   The MCP SDK's Client/Server import ajv, which is large and compiles schemas with `new Function`
  *   (refused on edge runtimes); the bundle swaps it for the SDK's own @cfworker/json-schema provider.
- * - dist/sidecar.js: one Node ESM file with the CLI (`node dist/sidecar.js --help`).
+ * - dist/sidecar.js: the one Node ESM file a workstation installs, built from the workstation
+ *   entry (cli/sidecar-main.ts: sidecar, sidecar profiles, doctor); it holds no worker code.
+ * - dist/switchyard.js: the full CLI (cli/main.ts), which the package's `switchyard` bin runs when built.
  */
 import { build } from 'esbuild';
 import { gzipSync } from 'node:zlib';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
+import { writeStatusAssets } from './status-assets.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -58,9 +61,10 @@ export async function buildWorker({ minify = true, outfile = join(dist, 'worker.
   return result;
 }
 
-export async function buildSidecar({ outfile = join(dist, 'sidecar.js') } = {}) {
+/** One self-contained Node ESM file from a CLI entry; the result carries esbuild's metafile. */
+function buildNodeCli(entry, outfile) {
   return build({
-    entryPoints: [join(root, 'cli/main.ts')],
+    entryPoints: [join(root, entry)],
     outfile,
     bundle: true,
     format: 'esm',
@@ -68,16 +72,30 @@ export async function buildSidecar({ outfile = join(dist, 'sidecar.js') } = {}) 
     target: 'node20',
     external: ['bufferutil', 'utf-8-validate', 'deno', 'playwright-core'],
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+    metafile: true,
     logLevel: 'warning',
   });
 }
 
+/** dist/sidecar.js: the workstation's commands only. */
+export function buildSidecar({ outfile = join(dist, 'sidecar.js') } = {}) {
+  return buildNodeCli('cli/sidecar-main.ts', outfile);
+}
+
+/** dist/switchyard.js: every command. */
+export function buildCli({ outfile = join(dist, 'switchyard.js') } = {}) {
+  return buildNodeCli('cli/main.ts', outfile);
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  if (writeStatusAssets()) console.log('worker/status/status-page-assets.generated.ts regenerated');
   const worker = await buildWorker();
   await buildSidecar();
+  await buildCli();
   const code = readFileSync(join(dist, 'worker.js'));
   const sizes = { minified: code.length, gzipped: gzipSync(code).length };
   writeFileSync(join(dist, 'worker.meta.json'), JSON.stringify(worker.metafile));
   console.log(`dist/worker.js  ${(sizes.minified / 1024).toFixed(1)} KB minified, ${(sizes.gzipped / 1024).toFixed(1)} KB gzipped`);
-  console.log('dist/sidecar.js built');
+  console.log(`dist/sidecar.js  ${(readFileSync(join(dist, 'sidecar.js')).length / 1024).toFixed(1)} KB (workstation: sidecar, doctor)`);
+  console.log('dist/switchyard.js built (every command)');
 }

@@ -1,0 +1,30 @@
+/**
+ * How a `switchyard` command ends on an error: one line (`switchyard: …`), exit 1; the stack only
+ * with SWITCHYARD_DEBUG=1. Shared by both entries (`main.ts`, `sidecar-main.ts`) and the bin.
+ *
+ * @module
+ */
+import { LocalError, WireError } from '../shared/errors.ts';
+import { ValidationError, formatIssue } from '../shared/validation.ts';
+
+/** One line per problem; the stack only when asked for. */
+export function describeError(error: unknown): string {
+  if (error instanceof ValidationError) return error.issues.map(formatIssue).join('\n');
+  if (error instanceof WireError) return `${error.message} (${error.reason})`;
+  if (error instanceof LocalError) return error.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Runs an entry's `main` as this process: its result is the exit code, an error one line on stderr. */
+export function runAsProcess(main: (argv: string[]) => Promise<number>): void {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      if (code !== 0) process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`switchyard: ${describeError(error)}\n`);
+      if (process.env.SWITCHYARD_DEBUG === '1' && error instanceof Error) process.stderr.write(`${error.stack}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

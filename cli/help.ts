@@ -1,0 +1,95 @@
+/**
+ * The help texts of every `switchyard` command, shared by the full CLI (`main.ts`) and the
+ * workstation's `dist/sidecar.js` (`sidecar-main.ts`).
+ *
+ * @module
+ */
+export const HELP: Record<string, string> = {
+  main: `Usage: switchyard <command> [options]
+
+Commands:
+  start                         Run the embedded default: worker under Deno, a sidecar, demo servers
+  worker --config FILE          Run the edge worker (under Deno) with a worker config
+  worker --runtime node --config FILE [--config-dir DIR]
+                                One machine, no link: the worker under Node, local servers in-process
+  sidecar --config-dir DIR      Run a sidecar that links this workstation to its worker
+  sidecar profiles --config-dir DIR
+                                Print each trust profile with its current revision
+  check [--runtime edge|node] FILE
+                                Validate a worker config, sidecar.json, mcp.json or trust profile
+  doctor [--config-dir DIR] [--worker URL]
+                                Check bubblewrap, user namespaces, Deno and the worker
+
+Run "switchyard <command> --help" for a command's options.`,
+  workstation: `Usage: node sidecar.js <command> [options]
+
+The workstation's Switchyard: links this machine to its worker and hosts its MCP servers.
+
+Commands:
+  sidecar --config-dir DIR      Run a sidecar that links this workstation to its worker
+  sidecar profiles --config-dir DIR
+                                Print each trust profile with its current revision
+  doctor [--config-dir DIR] [--worker URL]
+                                Check bubblewrap, user namespaces and the worker
+
+The worker, switchyard start and switchyard check come with the full package (npx switchyard).
+Run "node sidecar.js <command> --help" for a command's options.`,
+  start: `Usage: switchyard start [--host H] [--port N] [--state-dir DIR]
+
+Starts the worker under Deno (default http://127.0.0.1:8787), one sidecar on this machine linked
+over reverse HTTP, and demo MCP servers from npm. Prints the agent URL, a token (kept across
+restarts in the state dir) and client config, written to <state-dir>/client-config.json.
+HOST and PORT environment variables override the address. Ctrl-C stops everything.
+
+Options:
+  --host H          Address to listen on (default 127.0.0.1, or $HOST)
+  --port N          Port (default 8787, or $PORT)
+  --state-dir DIR   Where tokens, generated configs and the demo folder live (default .switchyard)`,
+  worker: `Usage: switchyard worker --config FILE [--host H] [--port N] [--runtime deno|node] [--config-dir DIR]
+
+Runs the edge worker. Under Deno by default (the binary from the "deno" npm package). With
+--runtime node it is the single-machine deployment: servers bound to a top-level {"type":"local"}
+are launched in this process, from DIR's mcp-servers/mcp.json under DIR's trust profiles, with no
+sidecar and no link.
+
+Options:
+  --config FILE     Worker config (see README: "Worker config")
+  --host H          Address to listen on (default 127.0.0.1)
+  --port N          Port (default 8787)
+  --runtime R       deno (default) or node
+  --config-dir DIR  With --runtime node: where local servers are configured (default: the config file's folder)`,
+  sidecar: `Usage: switchyard sidecar --config-dir DIR [--worker URL] [--entity-id ID] [--secret-file FILE]
+       switchyard sidecar profiles --config-dir DIR
+
+Links this workstation to its worker and hosts the MCP servers configured in DIR.
+Flags override the values in DIR/sidecar.json.
+
+Options:
+  --config-dir DIR  Sidecar config dir (sidecar.json, mcp-servers/, trust-profiles/, …)
+  --worker URL      Worker base URL
+  --entity-id ID    This host's entity id
+  --secret-file F   File holding the host secret`,
+  profiles: `Usage: switchyard sidecar profiles --config-dir DIR
+
+Prints each trust profile in DIR/trust-profiles with its current revision, the value to put in
+the worker config's "trust-profile-revision".`,
+  check: `Usage: switchyard check [--runtime edge|node] FILE...
+
+Validates a worker config, a sidecar.json, an mcp.json or a trust profile (recognised by its
+content and place) and prints every problem as "path: message". Exit 1 when there is any.
+
+Options:
+  --runtime R       How a worker config will run: edge (default: dist/worker.js, switchyard worker
+                    under Deno) or node (switchyard worker --runtime node, which also serves
+                    top-level {"type":"local"} servers)`,
+  doctor: `Usage: switchyard doctor [--config-dir DIR] [--worker URL]
+
+Checks that bubblewrap is present and usable, user namespaces are enabled, Deno is installed and
+(with --worker or --config-dir) that the worker answers. Exit 1 when a check fails.`,
+};
+
+/** Prints one command's help; exit code 0. */
+export function printHelp(name: string): number {
+  process.stdout.write(HELP[name] + '\n');
+  return 0;
+}

@@ -1,0 +1,86 @@
+/**
+ * The two Node files `npm run build` writes for the CLI: `dist/sidecar.js`, the one file a
+ * workstation installs (the sidecar's commands, no worker code: checked on esbuild's metafile),
+ * and `dist/switchyard.js`, every command, which the package's `switchyard` bin runs once built.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+// @ts-expect-error plain JS build script
+import { buildCli, buildSidecar } from '../scripts/build.mjs';
+
+const out = mkdtempSync(join(tmpdir(), 'switchyard-cli-bundle-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+interface Metafile {
+  inputs: Record<string, unknown>;
+}
+
+async function node(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, args, { encoding: 'utf8' });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+function configDir(): string {
+  const dir = mkdtempSync(join(out, 'cfg-'));
+  mkdirSync(join(dir, 'trust-profiles'), { recursive: true });
+  writeFileSync(join(dir, 'trust-profiles', 'workspace.json'), JSON.stringify({ 'network-capabilities': [] }));
+  writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ worker: 'nope', 'entity-id': 'h' }));
+  return dir;
+}
+
+describe('dist/sidecar.js', () => {
+  it('is built from the sidecar entry and holds no worker code', async () => {
+    const { metafile } = (await buildSidecar({ outfile: join(out, 'sidecar.js') })) as { metafile: Metafile };
+    const inputs = Object.keys(metafile.inputs);
+    expect(inputs).toContain('cli/sidecar-main.ts');
+    expect(inputs.some((i) => i.startsWith('sidecar/host/'))).toBe(true);
+    expect(inputs.filter((i) => i.startsWith('worker/'))).toEqual([]);
+    expect(inputs.filter((i) => /node_modules\/(hono|@hono|deno)\//.test(i))).toEqual([]);
+  });
+
+  it('runs the workstation commands on its own: profiles with their revisions, doctor without a Deno check', async () => {
+    const sidecar = join(out, 'sidecar.js');
+    await buildSidecar({ outfile: sidecar });
+    const dir = configDir();
+    expect(await node(sidecar, 'sidecar', 'profiles', '--config-dir', dir)).toMatchObject({ code: 0, stdout: expect.stringMatching(/^workspace {2}sha256:[0-9a-f]{64}\n$/) });
+    const doctor = await node(sidecar, 'doctor');
+    expect(doctor.stdout).toMatch(/bubblewrap present/);
+    expect(doctor.stdout).not.toMatch(/deno/i);
+    const help = await node(sidecar, '--help');
+    expect(help).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: node sidecar\.js/) });
+  });
+
+  it('names the full package for a command it does not carry', async () => {
+    const sidecar = join(out, 'sidecar.js');
+    await buildSidecar({ outfile: sidecar });
+    for (const command of ['worker', 'start', 'check']) {
+      const result = await node(sidecar, command, '--config', 'x.json');
+      expect(result.code, command).toBe(1);
+      expect(result.stderr).toContain(`"${command}" is not part of the workstation's sidecar.js`);
+      expect(result.stderr).toContain(`npx switchyard ${command}`);
+    }
+  });
+});
+
+describe('dist/switchyard.js', () => {
+  it('is one Node file with every command: check lists every problem', async () => {
+    const cli = join(out, 'switchyard.js');
+    const { metafile } = (await buildCli({ outfile: cli })) as { metafile: Metafile };
+    expect(Object.keys(metafile.inputs)).toEqual(expect.arrayContaining(['cli/main.ts', 'cli/check.ts', 'cli/worker-command.ts', 'cli/start.ts', 'cli/sidecar-command.ts']));
+    const report = await node(cli, 'check', join(configDir(), 'sidecar.json'));
+    expect(report.code).toBe(1);
+    expect(report.stdout).toContain('worker: must be an absolute URL');
+    expect(report.stdout).toContain('secret-file: ');
+    const help = await node(cli, '--help');
+    for (const command of ['start', 'worker', 'sidecar', 'check', 'doctor']) expect(help.stdout).toContain(`  ${command} `);
+  });
+});
