@@ -27,7 +27,7 @@ describe('README', () => {
   it('lists exactly the real top-level source folders in its layout', () => {
     const layout = readme.split('## Layout')[1] ?? '';
     const listed = [...layout.matchAll(/^(\w+)\/\s/gm)].map((m) => m[1]).sort();
-    const real = readdirSync(ROOT).filter((n) => !n.startsWith('.') && statSync(join(ROOT, n)).isDirectory() && ['shared', 'worker', 'sidecar', 'test'].includes(n));
+    const real = readdirSync(ROOT).filter((n) => !n.startsWith('.') && statSync(join(ROOT, n)).isDirectory() && ['shared', 'worker', 'sidecar', 'cli', 'test'].includes(n));
     expect(listed).toEqual(real.sort());
   });
 
