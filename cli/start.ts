@@ -25,7 +25,8 @@ import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
 import { startDenoWorker } from './deno-worker-process.ts';
 import { startSidecar } from './sidecar-command.ts';
 import { stopOnSignals } from './signals.ts';
-import { clientConfigs, ensureDir, ensureSecret, sha256Hex, writeJson } from './state-dir.ts';
+import { sha256Hex } from '../shared/credentials.ts';
+import { clientConfigs, ensureDir, ensureSecret, writeJson } from './state-dir.ts';
 
 const DEMO_SERVERS = ['everything', 'filesystem', 'memory'] as const;
 
@@ -103,12 +104,12 @@ export async function runStart(argv: string[]): Promise<number> {
       agents: [
         {
           name: 'you',
-          'token-sha256': sha256Hex(token),
+          'token-sha256': await sha256Hex(token),
           servers: [...DEMO_SERVERS],
           'trust-context': { 'trust-profile-ref': 'demo', 'trust-profile-revision': demo.revision, containment: 'required' },
         },
       ],
-      hosts: [{ 'entity-id': entityId, 'secret-sha256': sha256Hex(secret) }],
+      hosts: [{ 'entity-id': entityId, 'secret-sha256': await sha256Hex(secret) }],
       servers: {
         everything: { executor: { type: 'user-computer-profile', 'entity-id': entityId, target: { type: 'local' } } },
         filesystem: { executor: { type: 'reverse-http', 'entity-id': entityId } },

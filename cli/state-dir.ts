@@ -5,12 +5,8 @@
  *
  * @module
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
-}
 
 /** Reads a secret file, creating it with a fresh random value (0600) when missing or empty. */
 export function ensureSecret(path: string, prefix: string): string {

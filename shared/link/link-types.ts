@@ -9,6 +9,12 @@ import type { ChannelTransport } from '../channel-transport.ts';
 
 export type LinkRole = 'worker' | 'sidecar';
 
+/**
+ * The upgrade request header naming the dialling host (its secret travels as a bearer token):
+ * sent by the sidecar's link client, read by the worker's host authentication.
+ */
+export const ENTITY_ID_HEADER = 'X-Switchyard-Entity-Id';
+
 /** The two log levels the endpoint uses; the sidecar's `Logger` and a console wrapper both fit. */
 export interface LinkLogger {
   info(msg: string, fields?: Record<string, unknown>): void;

@@ -13,11 +13,9 @@
 import WebSocket from 'ws';
 import { CallbackFrameSocket } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions } from '../../shared/link/link-endpoint.ts';
+import { ENTITY_ID_HEADER } from '../../shared/link/link-types.ts';
 import { MAX_FRAME_BYTES } from '../../shared/frames.ts';
 import type { Logger } from '../log.ts';
-
-/** Same header name as the worker's `ENTITY_ID_HEADER` (the sidecar never imports `worker/`). */
-export const ENTITY_ID_HEADER = 'X-Switchyard-Entity-Id';
 
 export interface BackoffOptions {
   /** Upper bound of the first retry's delay. Default 1 s. */

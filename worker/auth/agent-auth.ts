@@ -10,29 +10,15 @@
  * @module
  */
 import type { Context, MiddlewareHandler } from 'hono';
+import { constantTimeEqual, hexToBytes, sha256 } from '../../shared/credentials.ts';
 import { WireError } from '../../shared/errors.ts';
 import type { AgentEntry } from '../config/worker-config.ts';
 
+/** The one sha-256 hex (`shared/credentials.ts`), re-exported for what configures agents by token. */
+export { sha256Hex } from '../../shared/credentials.ts';
+
 /** Hono variables set by `agentAuth`: the authenticated agent's config entry. */
 export type AgentVariables = { agent: AgentEntry };
-
-const encoder = new TextEncoder();
-
-/** Lowercase hex sha-256 of a UTF-8 string. */
-export async function sha256Hex(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(text)));
-  let hex = '';
-  for (const byte of digest) hex += byte.toString(16).padStart(2, '0');
-  return hex;
-}
-
-/** Compares two strings in time that depends only on their lengths, not their contents. */
-export function constantTimeEqual(a: string, b: string): boolean {
-  const length = Math.max(a.length, b.length);
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < length; i++) diff |= (a.charCodeAt(i) || 0) ^ (b.charCodeAt(i) || 0);
-  return diff === 0;
-}
 
 /** The token of an `Authorization: Bearer <token>` header, or null. */
 export function bearerTokenOf(header: string | null | undefined): string | null {
@@ -41,12 +27,12 @@ export function bearerTokenOf(header: string | null | undefined): string | null 
   return match === null ? null : match[1]!;
 }
 
-/** Index of the hash a token matches, or -1; always compares against all of them. */
+/** Index of the hash (hex, as the config holds it) a token matches, or -1; always compares against all of them. */
 export async function matchTokenHash(token: string, hashes: readonly string[]): Promise<number> {
-  const presented = await sha256Hex(token);
+  const presented = await sha256(token);
   let found = -1;
   hashes.forEach((hash, i) => {
-    if (constantTimeEqual(presented, hash) && found === -1) found = i;
+    if (constantTimeEqual(presented, hexToBytes(hash)) && found === -1) found = i;
   });
   return found;
 }

@@ -15,10 +15,9 @@
  *
  * @module
  */
+import { constantTimeEqual, hexToBytes, sha256 } from '../../shared/credentials.ts';
 import { WireError } from '../../shared/errors.ts';
-
-/** The request header naming the host; the secret travels as a bearer token. */
-export const ENTITY_ID_HEADER = 'X-Switchyard-Entity-Id';
+import { ENTITY_ID_HEADER } from '../../shared/link/link-types.ts';
 
 /** One host entry of the worker config. */
 export interface HostCredential {
@@ -31,25 +30,6 @@ export type HostAuthResult = { ok: true; entityId: string } | { ok: false; entit
 
 /** Checks a link request's headers; resolves to the entity id or an `unauthorized` WireError. */
 export type HostAuthenticator = (headers: Headers) => Promise<HostAuthResult>;
-
-/** Compares two byte arrays without an early exit, so timing does not tell how much matched. */
-export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
-  return diff === 0;
-}
-
-export async function sha256(text: string): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
-}
-
-export function hexToBytes(hex: string): Uint8Array {
-  if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new TypeError('Invalid secret-sha256: expected 64 hex digits');
-  const out = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) out[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return out;
-}
 
 /** Builds the authenticator once per config: digests are decoded up front. */
 export function createHostAuthenticator(hosts: readonly HostCredential[]): HostAuthenticator {

@@ -2,11 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WSContext, defineWebSocketHelper, type WSEvents } from 'hono/ws';
 import { createFrameSocketPair } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint } from '../../shared/link/link-endpoint.ts';
-import { ENTITY_ID_HEADER, sha256 } from './host-auth.ts';
+import { sha256Hex } from '../../shared/credentials.ts';
+import { ENTITY_ID_HEADER } from '../../shared/link/link-types.ts';
 import { InMemoryHostLinkRegistry } from './host-link-registry.ts';
 import { createLinkRoute } from './link-route.ts';
 
-const hex = (bytes: Uint8Array) => [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
 const SECRET = 'route-secret-0123456789abcdef';
 
 const endpoints: LinkEndpoint[] = [];
@@ -47,7 +47,7 @@ async function setup() {
   const log = { info: (msg: string, fields?: Record<string, unknown>) => logs.push({ msg, fields }), warn: (msg: string, fields?: Record<string, unknown>) => logs.push({ msg, fields }) };
   const registry = new InMemoryHostLinkRegistry({ hosts: ['alice-laptop'] });
   const { upgradeWebSocket, upgrades } = fakeUpgrade();
-  const app = createLinkRoute({ upgradeWebSocket, registry, hosts: [{ 'entity-id': 'alice-laptop', 'secret-sha256': hex(await sha256(SECRET)) }], log });
+  const app = createLinkRoute({ upgradeWebSocket, registry, hosts: [{ 'entity-id': 'alice-laptop', 'secret-sha256': await sha256Hex(SECRET) }], log });
   return { app, registry, upgrades, logs };
 }
 

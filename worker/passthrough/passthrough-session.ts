@@ -37,6 +37,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCErrorResponse, JSONRPCMessage, JSONRPCRequest, JSONRPCResultResponse, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import type { WorkerLogger } from '../log.ts';
+import { readBoundedBody } from '../sessions/bounded-body.ts';
 import type { AgentSession } from '../sessions/session-table.ts';
 
 /** The SDK transport's own body limit (`DEFAULT_MAX_REQUEST_BODY_SIZE`, 4 MiB); larger bodies are its business. */
@@ -148,17 +149,20 @@ export class PassthroughSession implements AgentSession {
   }
 
   /**
-   * Reads a POST body in one `Request.text()` and gives the SDK the parsed JSON. The SDK's own
+   * Reads a POST body with the worker's one body reader (`sessions/bounded-body.ts`, a single
+   * `Request.text()` for a declared length) and gives the SDK the parsed JSON: the SDK's own
    * reader pulls the body through a stream reader chunk by chunk (`getReader`, `read`,
-   * `releaseLock`): about 18 µs per request under `Deno.serve` against 4 µs for `text()`, a single
-   * native read (measured for a tools/call body). Only bodies with a declared length within the
-   * SDK's own limit are read here; anything else, and a body that is not JSON, goes to the SDK as
-   * it came (rebuilt from the text), so its answers (413, parse error) stay exactly the SDK's.
+   * `releaseLock`), about 18 µs per request under `Deno.serve` against 4 µs (measured for a
+   * tools/call body). Only bodies with a declared length within the SDK's own limit are read
+   * here; anything else, and a body that is not JSON, goes to the SDK as it came (rebuilt from the
+   * text), so its answers (413, parse error) stay exactly the SDK's.
    */
   async #post(request: Request): Promise<Response> {
     const length = Number(request.headers.get('content-length') ?? Number.NaN);
     if (!(length <= MAX_PREREAD_BYTES)) return this.#transport.handleRequest(request);
-    const text = await request.text();
+    const body = await readBoundedBody(request, MAX_PREREAD_BYTES);
+    if (body.kind === 'too-large') throw new Error('unreachable: the declared length was checked above');
+    const text = body.text;
     let parsedBody: unknown;
     try {
       parsedBody = JSON.parse(text);

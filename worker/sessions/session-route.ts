@@ -17,6 +17,7 @@ import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import type { AgentEntry } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
+import { readBoundedBody } from './bounded-body.ts';
 import type { AgentSession, SessionTable } from './session-table.ts';
 
 /** Largest initialize body read before the transport takes over; initialize requests are small. */
@@ -138,38 +139,12 @@ export async function withReason(response: Response): Promise<Response> {
   return new Response(JSON.stringify(body), init);
 }
 
-/** Reads at most the cap: a huge body is refused without buffering it (declared length or not). */
+/** The initialize body as JSON, read within its cap; a `WireError` when too large or not JSON. */
 async function readJson(request: Request): Promise<unknown> {
-  const tooLarge = () => new WireError('invalid-request', `Request body too large: more than ${MAX_INITIALIZE_BYTES} bytes`);
-  const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared > MAX_INITIALIZE_BYTES) {
-    await request.body?.cancel();
-    return tooLarge();
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (request.body !== null) {
-    const reader = request.body.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_INITIALIZE_BYTES) {
-        await reader.cancel();
-        return tooLarge();
-      }
-      chunks.push(value);
-    }
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  const text = new TextDecoder().decode(bytes);
+  const body = await readBoundedBody(request, MAX_INITIALIZE_BYTES);
+  if (body.kind === 'too-large') return new WireError('invalid-request', `Request body too large: more than ${body.maxBytes} bytes`);
   try {
-    return JSON.parse(text);
+    return JSON.parse(body.text);
   } catch {
     return new WireError('invalid-request', 'Parse error: Invalid JSON');
   }
