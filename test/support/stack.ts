@@ -93,11 +93,18 @@ export async function fetchHealth(url: string, adminToken: string): Promise<Heal
   return (await response.json()) as Health;
 }
 
-/** Resolves once `/healthz` says `entityId` is linked (or not); event-free, so it polls every 25 ms. */
-export async function waitHostLinked(url: string, adminToken: string, entityId: string, linked = true, log: () => string = () => ''): Promise<void> {
+/**
+ * Resolves once `/healthz` says `entityId` is linked (or not); /healthz has no events, so it polls
+ * every 25 ms. With `sidecar`, fails at once when that sidecar exits, quoting its log.
+ */
+export async function waitHostLinked(url: string, adminToken: string, entityId: string, linked = true, sidecar?: SidecarProcess): Promise<void> {
   const deadline = Date.now() + 30_000;
   while ((await fetchHealth(url, adminToken)).hosts.find((h) => h['entity-id'] === entityId)?.linked !== linked) {
-    if (Date.now() > deadline) throw new Error(`Host ${entityId} never became ${linked ? 'linked' : 'unlinked'}; sidecar log:\n${log().slice(-3000)}`);
+    const exited = sidecar !== undefined && linked && sidecar.process.child.exitCode !== null;
+    if (exited || Date.now() > deadline) {
+      const why = exited ? `its sidecar exited with code ${sidecar.process.child.exitCode}` : 'timed out';
+      throw new Error(`Host ${entityId} never became ${linked ? 'linked' : 'unlinked'} (${why}); sidecar log:\n${sidecar?.err.text.slice(-3000) ?? ''}`);
+    }
     await new Promise((r) => setTimeout(r, 25));
   }
 }
@@ -163,7 +170,7 @@ export async function startStack(spec: StackSpec): Promise<Stack> {
     rmSync(dir, { recursive: true, force: true });
   };
   const health = () => fetchHealth(url, tokens.admin!);
-  const waitLinked = (linked = true) => waitHostLinked(url, tokens.admin!, HOST_A, linked, () => sidecar.err.text);
+  const waitLinked = (linked = true) => waitHostLinked(url, tokens.admin!, HOST_A, linked, sidecar);
   let worker: WorkerProcess;
   try {
     worker = await startWorker(port);
