@@ -5,7 +5,7 @@
  *   (`npm run test:unit`);
  * - `e2e`: real processes: the worker under Deno, the sidecar CLI, stdio servers, bubblewrap,
  *   including the tests beside their code listed in `REAL_PROCESSES_BESIDE_CODE`;
- * - `slow`: quick start from a fresh checkout, Chromium, the conformance suite, load, the bundles.
+ * - `slow`: quick start from a fresh checkout, Chromium, the conformance suite, load.
  * `npm test` (`vitest run`) runs all three.
  *
  * The global setups sit at the root, not in a project: vitest then runs them once for the whole
@@ -37,7 +37,6 @@ const SLOW = [
   'test/status-page.test.ts',
   'test/conformance/**/*.test.ts',
   'test/resilience/load.test.ts',
-  'test/worker-bundle.test.ts',
 ];
 
 const EXCLUDE = ['**/node_modules/**', 'test/bench/**'];
