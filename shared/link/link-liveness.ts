@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { unrefTimer } from '../unref-timer.ts';
 
 export interface LivenessOptions {
   keepaliveMs: number;
@@ -34,8 +35,8 @@ export class LinkLiveness {
     this.#options = options;
     const tickMs = Math.max(1, Math.min(options.keepaliveMs, Math.floor(options.deadAfterMs / 4)));
     this.#timer = setInterval(() => this.#tick(), tickMs);
-    // Never the reason a process stays alive: the socket is.
-    (this.#timer as unknown as { unref?: () => void }).unref?.();
+    // Never the reason a process stays alive: the socket is (under Deno too).
+    unrefTimer(this.#timer);
   }
 
   /** Inbound frames so far (every kind counts as a sign of life). */

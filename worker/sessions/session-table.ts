@@ -14,6 +14,7 @@
  */
 import type { WorkerLogger } from '../log.ts';
 import { silentWorkerLogger } from '../log.ts';
+import { unrefTimer } from '../../shared/unref-timer.ts';
 
 /** One agent session as the table sees it; the route that created it owns the rest. */
 export interface AgentSession {
@@ -152,12 +153,3 @@ export class InMemorySessionTable implements SessionTable {
   }
 }
 
-/** Lets the process exit while only the sweep timer is pending (Node and Deno differ here). */
-function unrefTimer(timer: unknown): void {
-  if (typeof timer === 'object' && timer !== null && typeof (timer as { unref?: unknown }).unref === 'function') {
-    (timer as { unref(): void }).unref();
-    return;
-  }
-  const deno = (globalThis as { Deno?: { unrefTimer?: (id: number) => void } }).Deno;
-  if (typeof timer === 'number' && deno?.unrefTimer !== undefined) deno.unrefTimer(timer);
-}
