@@ -47,4 +47,14 @@ describe('Host and Origin validation', () => {
     expect(origin.status).toBe(403);
     expect(((await origin.json()) as { error: { message: string } }).error.message).toMatch(/^Origin "https:\/\/evil.example" is not allowed/);
   });
+
+  it('parses its allow-lists once, when built, not per request', async () => {
+    const allowedHosts = ['switchyard.example.com'];
+    const app = new Hono();
+    app.use('*', hostOriginGuard({ allowedHosts, allowedOrigins: [] }));
+    app.get('/', (c) => c.text('ok'));
+    allowedHosts.push('late.example.com');
+    expect((await app.request('http://switchyard.example.com/')).status).toBe(200);
+    expect((await app.request('http://late.example.com/')).status).toBe(403);
+  });
 });

@@ -16,7 +16,8 @@
  *
  * Patterns: an allowed host is `name` (any port) or `name:port` (that port only); IPv6 literals
  * are bracketed, `[::1]`. An allowed origin is a full origin `http://name:port`, an origin without
- * port (any port), or a bare `name` (any scheme, any port). Matching is case-insensitive.
+ * port (any port), or a bare `name` (any scheme, any port). Matching is case-insensitive. The
+ * guard parses its allow-lists once, when the app is built; a request only parses its own headers.
  *
  * @module
  */
@@ -61,26 +62,32 @@ function matches(pattern: Parsed, actual: Parsed): boolean {
   return pattern.port === undefined || pattern.port === actual.port;
 }
 
-/** True when the `Host` header value is allowed; a missing or malformed header never is. */
-export function isHostAllowed(host: string | null | undefined, allowed: readonly string[]): boolean {
+/** Parses allow-list entries once; malformed ones (the config schema rejects them) match nothing. */
+function parseAll(entries: readonly string[], parse: (value: string) => Parsed | null): Parsed[] {
+  return entries.flatMap((entry) => parse(entry) ?? []);
+}
+
+function hostIn(host: string | null | undefined, patterns: readonly Parsed[]): boolean {
   if (host === null || host === undefined) return false;
   const actual = parseHost(host);
-  if (actual === null) return false;
-  return allowed.some((entry) => {
-    const pattern = parseHost(entry);
-    return pattern !== null && matches(pattern, actual);
-  });
+  return actual !== null && patterns.some((pattern) => matches(pattern, actual));
+}
+
+function originIn(origin: string | null | undefined, patterns: readonly Parsed[]): boolean {
+  if (origin === null || origin === undefined) return true;
+  const actual = parseOrigin(origin);
+  if (actual === null || actual.scheme === undefined) return false;
+  return patterns.some((pattern) => matches(pattern, actual));
+}
+
+/** True when the `Host` header value is allowed; a missing or malformed header never is. */
+export function isHostAllowed(host: string | null | undefined, allowed: readonly string[]): boolean {
+  return hostIn(host, parseAll(allowed, parseHost));
 }
 
 /** True when the `Origin` header is absent (non-browser client) or allowed; `null` never is. */
 export function isOriginAllowed(origin: string | null | undefined, allowed: readonly string[]): boolean {
-  if (origin === null || origin === undefined) return true;
-  const actual = parseOrigin(origin);
-  if (actual === null || actual.scheme === undefined) return false;
-  return allowed.some((entry) => {
-    const pattern = parseOrigin(entry);
-    return pattern !== null && matches(pattern, actual);
-  });
+  return originIn(origin, parseAll(allowed, parseOrigin));
 }
 
 export interface HostOriginOptions {
@@ -90,14 +97,16 @@ export interface HostOriginOptions {
 
 /** Middleware rejecting a foreign Host or Origin with 403 before any other work. */
 export function hostOriginGuard(options: HostOriginOptions): MiddlewareHandler {
+  const hosts = parseAll(options.allowedHosts, parseHost);
+  const origins = parseAll(options.allowedOrigins, parseOrigin);
   return async function hostOriginGuard(c, next) {
     const host = c.req.header('host') ?? hostFromUrl(c.req.url);
-    if (!isHostAllowed(host, options.allowedHosts)) {
+    if (!hostIn(host, hosts)) {
       const error = new WireError('invalid-request', `Host ${quote(host)} is not allowed: add it to "allowed-hosts" in the worker config`);
       return c.json(error.toHttpBody(), 403);
     }
     const origin = c.req.header('origin');
-    if (!isOriginAllowed(origin, options.allowedOrigins)) {
+    if (!originIn(origin, origins)) {
       const error = new WireError('invalid-request', `Origin ${quote(origin)} is not allowed: add it to "allowed-origins" in the worker config`);
       return c.json(error.toHttpBody(), 403);
     }
