@@ -1,10 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { decodeFrame, encodeFrame, LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame } from './frames.ts';
-import { WireError } from './errors.ts';
-import { ValidationError } from './validation.ts';
+import { LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame } from './frames.ts';
+import { exceeds, readFrame } from './link/frame-reader.ts';
+
+/** What the live reader makes of a frame, back as the frame it read. */
+function reread(text: string): Frame {
+  const read = readFrame(text, MAX_FRAME_BYTES);
+  if (read.kind === 'message') return { v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: read.channel, message: read.message };
+  if (read.kind === 'frame') return read.frame;
+  throw new Error(`not read as a frame: ${JSON.stringify(read)}`);
+}
 
 describe('link frames', () => {
-  it('round-trips every frame type', () => {
+  it('round-trips every frame type through the live reader', () => {
     const frames: Frame[] = [
       { v: 1, type: 'channel-open', channel: 1, request: { type: 'mcp', connection: { 'server-name': 'x' } } },
       { v: 1, type: 'channel-open-ack', channel: 1 },
@@ -15,20 +22,25 @@ describe('link frames', () => {
       { v: 1, type: 'keepalive-reply', id: 7 },
       { v: 1, type: 'link-close', reason: 'host-offline', message: 'Replaced by a newer link' },
     ];
-    for (const frame of frames) expect(decodeFrame(encodeFrame(frame))).toEqual(frame);
+    for (const frame of frames) expect(reread(JSON.stringify(frame))).toEqual(frame);
   });
 
   it('refuses another protocol version, unknown reasons and unknown keys', () => {
-    expect(() => decodeFrame(JSON.stringify({ v: LINK_PROTOCOL_VERSION + 1, type: 'keepalive', id: 1 }))).toThrow(ValidationError);
-    expect(() => decodeFrame('{"v":1,"type":"channel-close","channel":1,"reason":"because"}')).toThrow(ValidationError);
-    expect(() => decodeFrame('{"v":1,"type":"keepalive","id":1,"extra":true}')).toThrow(/extra: unknown key/);
-    expect(() => decodeFrame('not json')).toThrow(/not valid JSON/);
+    expect(readFrame(JSON.stringify({ v: LINK_PROTOCOL_VERSION + 1, type: 'keepalive', id: 1 }), MAX_FRAME_BYTES)).toEqual({ kind: 'wrong-version', version: '2' });
+    expect(readFrame('{"v":1,"type":"channel-close","channel":1,"reason":"because"}', MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringMatching(/^reason: /) });
+    expect(readFrame('{"v":1,"type":"keepalive","id":1,"extra":true}', MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringContaining('"extra"') });
+    expect(readFrame('not json', MAX_FRAME_BYTES)).toEqual({ kind: 'malformed', problem: 'not valid JSON' });
   });
 
-  it('never truncates: an oversized message fails to encode and an oversized frame fails to decode', () => {
+  it('never truncates: a frame over the limit is too large, counted in UTF-8 bytes both ways', () => {
     const big = 'x'.repeat(MAX_FRAME_BYTES);
     const frame: Frame = { v: 1, type: 'channel-message', channel: 1, message: { jsonrpc: '2.0', method: 'n', params: { big } } };
-    expect(() => encodeFrame(frame)).toThrow(WireError);
-    expect(() => decodeFrame(JSON.stringify(frame))).toThrow(/exceeds/);
+    expect(exceeds(JSON.stringify(frame), MAX_FRAME_BYTES)).toBe(true);
+    expect(readFrame(JSON.stringify(frame), MAX_FRAME_BYTES)).toEqual({ kind: 'too-large' });
+    // Fewer characters than the limit, more bytes: "é" is two bytes in UTF-8.
+    const wide = JSON.stringify({ ...frame, message: { jsonrpc: '2.0', method: 'n', params: { big: 'é'.repeat(MAX_FRAME_BYTES / 2) } } });
+    expect(wide.length).toBeLessThan(MAX_FRAME_BYTES);
+    expect(exceeds(wide, MAX_FRAME_BYTES)).toBe(true);
+    expect(readFrame(wide, MAX_FRAME_BYTES)).toEqual({ kind: 'too-large' });
   });
 });

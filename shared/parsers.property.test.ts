@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { parseConnectionDescriptor } from './descriptors.ts';
 import { parseMcpConnectionRequest } from './connection-request.ts';
-import { decodeFrame } from './frames.ts';
+import { MAX_FRAME_BYTES } from './frames.ts';
+import { readFrame } from './link/frame-reader.ts';
 import { ValidationError } from './validation.ts';
 
 /** Random JSON biased towards the shapes the parsers look at, so the fuzz gets past the first check. */
@@ -73,8 +74,12 @@ describe('parsers under random input', () => {
     fc.assert(fc.property(nearMiss.value, onlyValidationErrors(parseMcpConnectionRequest)), { numRuns: 2000 });
   });
 
-  it('decodeFrame throws nothing but ValidationError, for JSON and for arbitrary text', () => {
-    fc.assert(fc.property(nearMiss.value, (v) => onlyValidationErrors(decodeFrame)(JSON.stringify(v) ?? 'null')), { numRuns: 2000 });
-    fc.assert(fc.property(fc.string(), onlyValidationErrors(decodeFrame)), { numRuns: 1000 });
+  it('the live frame reader throws nothing and classifies every text, JSON or not', () => {
+    const kinds = new Set(['message', 'frame', 'too-large', 'wrong-version', 'malformed']);
+    const classified = (text: string): void => {
+      expect(kinds.has(readFrame(text, MAX_FRAME_BYTES).kind)).toBe(true);
+    };
+    fc.assert(fc.property(nearMiss.value, (v) => classified(JSON.stringify(v) ?? 'null')), { numRuns: 2000 });
+    fc.assert(fc.property(fc.string(), classified), { numRuns: 1000 });
   });
 });

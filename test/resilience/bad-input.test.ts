@@ -12,7 +12,8 @@
 import fc from 'fast-check';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeFrame } from '../../shared/frames.ts';
+import { MAX_FRAME_BYTES } from '../../shared/frames.ts';
+import { readFrame } from '../../shared/link/frame-reader.ts';
 import { isFailureReason } from '../../shared/errors.ts';
 import { REPO } from '../support/paths.ts';
 import { Canary } from './canary.ts';
@@ -112,11 +113,8 @@ describe('agent HTTP input', { timeout: SLOW_MS }, () => {
 function expectClear(outcome: LinkOutcome, input: string | Buffer): void {
   if (outcome.kind === 'alive') return;
   const closedByRequest = typeof input === 'string' && (() => {
-    try {
-      return decodeFrame(input).type === 'link-close';
-    } catch {
-      return false;
-    }
+    const read = readFrame(input, MAX_FRAME_BYTES);
+    return read.kind === 'frame' && read.frame.type === 'link-close';
   })();
   if (closedByRequest) return;
   // The link-close frame is the answer; the WebSocket close code may be lost to a TCP reset when
