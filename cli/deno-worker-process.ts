@@ -31,7 +31,7 @@ export interface DenoWorkerOptions {
 
 export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerProcess> {
   const root = packageRoot();
-  const entry = join(root, 'worker', 'adapters', 'deno.ts');
+  const entry = join(root, 'worker', 'adapters', 'deno', 'deno-worker.ts');
   const args = [
     'run',
     '--quiet',

@@ -44,7 +44,7 @@ const edgeJsonSchema = {
 
 export async function buildWorker({ minify = true, outfile = join(dist, 'worker.js') } = {}) {
   const result = await build({
-    entryPoints: [join(root, 'worker/adapters/deno-serve.ts')],
+    entryPoints: [join(root, 'worker/adapters/deno/deno-serve.ts')],
     outfile,
     bundle: true,
     format: 'esm',

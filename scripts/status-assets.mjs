@@ -2,7 +2,7 @@
 /**
  * Turns the status page's real asset files (worker/status/assets/status-page.js and .css) into
  * the string module the worker imports, worker/status/status-page-assets.generated.ts. The module
- * is committed, because the worker also runs from its sources (Deno runs worker/adapters/deno.ts,
+ * is committed, because the worker also runs from its sources (Deno runs worker/adapters/deno/deno-worker.ts,
  * tests import sources) where no build step runs; `npm run build` regenerates it, and
  * worker/status/status-page-assets.test.ts fails when it is stale.
  *

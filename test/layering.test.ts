@@ -177,7 +177,7 @@ describe('layering (DESIGN §3)', () => {
   });
 
   it('an esbuild neutral-platform bundle of the worker entry contains no node: specifier', async () => {
-    const entry = ['worker/adapters/deno-serve.ts', 'worker/adapters/deno/deno-serve.ts'].find((f) => existsSync(join(ROOT, f)));
+    const entry = ['worker/adapters/deno/deno-serve.ts'].find((f) => existsSync(join(ROOT, f)));
     expect(entry, 'a worker entry exists').toBeDefined();
     const nodeSpecifiers: string[] = [];
     const result = await build({

@@ -117,7 +117,7 @@ describe('configuration input', { timeout: SLOW_MS }, () => {
 
   it('the worker refuses a bad config at start: exit 2 and one line per problem', async () => {
     const config = JSON.stringify({ agents: [{ name: 'a', 'token-sha256': 'nope', servers: ['ghost'] }], servers: {}, 'session-idle-seconds': 1.5 });
-    const result = await run(DENO, ['run', '--quiet', '--allow-env', '--allow-read', '--allow-net', 'worker/adapters/deno.ts'], { cwd: REPO, env: { ...process.env, SWITCHYARD_WORKER_CONFIG: config, PORT: '0' } }).then(
+    const result = await run(DENO, ['run', '--quiet', '--allow-env', '--allow-read', '--allow-net', 'worker/adapters/deno/deno-worker.ts'], { cwd: REPO, env: { ...process.env, SWITCHYARD_WORKER_CONFIG: config, PORT: '0' } }).then(
       () => ({ code: 0, stderr: '' }),
       (error: { code: number; stderr: string }) => error,
     );

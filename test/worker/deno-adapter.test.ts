@@ -13,7 +13,7 @@ import { startWorkerProcess } from '../support/worker-process.ts';
 const procs = new ProcessSet();
 afterAll(() => procs.stopAll());
 
-const RUN = ['run', '--allow-net', '--allow-read', '--allow-env', 'worker/adapters/deno.ts'];
+const RUN = ['run', '--allow-net', '--allow-read', '--allow-env', 'worker/adapters/deno/deno-worker.ts'];
 
 describe('Deno entries', () => {
   it('reports every config problem as path: message and exits 2', async () => {
@@ -34,7 +34,7 @@ describe('Deno entries', () => {
   });
 
   it('serves the same app under `deno serve`', async () => {
-    const proc = procs.spawn(DENO, ['serve', '--allow-net', '--allow-read', '--allow-env', '--host', '127.0.0.1', '--port', '0', 'worker/adapters/deno-serve.ts'], {
+    const proc = procs.spawn(DENO, ['serve', '--allow-net', '--allow-read', '--allow-env', '--host', '127.0.0.1', '--port', '0', 'worker/adapters/deno/deno-serve.ts'], {
       SWITCHYARD_WORKER_CONFIG: JSON.stringify({ agents: [], servers: {} }),
     });
     const [, url] = await waitForOutput(proc, () => proc.stdout() + proc.stderr(), /Listening on (http:\/\/[^\s/]+)/, 'deno serve');

@@ -11,10 +11,10 @@
  * @module
  */
 import type { UpgradeWebSocket } from 'hono/ws';
-import { composeWorker, type ComposedWorker } from '../compose.ts';
-import { parseWorkerConfigText, type WorkerConfig } from '../config/worker-config.ts';
-import { createWorkerLogger, parseLogLevel, type WorkerLogger } from '../log.ts';
-import { formatIssue, ValidationError } from '../../shared/validation.ts';
+import { composeWorker, type ComposedWorker } from '../../compose.ts';
+import { parseWorkerConfigText, type WorkerConfig } from '../../config/worker-config.ts';
+import { createWorkerLogger, parseLogLevel, type WorkerLogger } from '../../log.ts';
+import { formatIssue, ValidationError } from '../../../shared/validation.ts';
 import { upgradeWebSocket } from './deno-websocket.ts';
 
 export interface DenoHttpServer {
