@@ -47,7 +47,9 @@ describe('McpConnectionRequest', () => {
   it('rejects a trust profile reference without its expected revision', () => {
     const problems = problemsOf({ type: 'mcp', connection: { 'server-name': 'files', 'trust-profile-ref': 'workspace' } });
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(/^connection\.trust-profile-revision: .*expected revision/);
+    expect(problems[0]).toMatch(/^connection\.trust-profile-revision: trust-profile-ref and trust-profile-revision go together: .*or neither/);
+    const revisionOnly = problemsOf({ type: 'mcp', connection: { 'server-name': 'files', 'trust-profile-revision': REVISION } });
+    expect(revisionOnly).toEqual([problems[0]]);
   });
 
   it('rejects server names that could walk a path', () => {

@@ -20,6 +20,7 @@ export type InnerTarget = z.infer<typeof InnerTargetSchema>;
 export const McpConnectionSchema = z
   .strictObject({
     'server-name': ServerNameSchema,
+    /** The agent's profile: a request the host composes restrictively with its own floor, never the last word. */
     'trust-profile-ref': ProfileRefSchema.optional(),
     'trust-profile-revision': RevisionSchema.optional(),
     /** Inner target; absent means `{"type":"local"}`. */
@@ -30,7 +31,7 @@ export const McpConnectionSchema = z
     'agent': AgentNameSchema.optional(),
   })
   .refine((c) => (c['trust-profile-ref'] === undefined) === (c['trust-profile-revision'] === undefined), {
-    message: 'trust-profile-ref and trust-profile-revision go together: a reference needs its expected revision',
+    message: 'trust-profile-ref and trust-profile-revision go together: send a reference with its expected revision, or neither (the host\'s own floor then applies)',
     path: ['trust-profile-revision'],
   });
 

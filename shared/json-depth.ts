@@ -1,0 +1,58 @@
+/**
+ * The one nesting check for JSON from outside (agent bodies, link frames, server output).
+ *
+ * V8's `JSON.parse` reads 100,000 levels without trouble, but everything recursive that touches
+ * the value afterwards (`JSON.stringify`, zod, ajv, @cfworker/json-schema) overflows the stack
+ * somewhere between 1,000 and 10,000 levels, and where that exception lands decides whether a
+ * request hangs, is answered with a misleading error, or takes a process down. So each entry
+ * point runs this right after `JSON.parse`, before anything recursive sees the value, and answers
+ * `invalid-request` when it says no. It walks with an explicit stack, so it cannot overflow
+ * itself, and it stops at the first container past the limit.
+ *
+ * @module
+ */
+
+/** Deepest nesting accepted anywhere: objects and arrays inside each other, the outermost counting 1. */
+export const MAX_JSON_DEPTH = 128;
+
+/**
+ * Whether `value` nests objects or arrays more than `max` levels deep (`{}` is 1, `{"a": []}` 2,
+ * a scalar 0). A cyclic value counts as too deep rather than looping forever.
+ *
+ * @param value A parsed JSON value.
+ * @param max The deepest nesting allowed.
+ * @returns True when some container sits deeper than `max`.
+ * @example
+ * ```ts
+ * exceedsDepth(JSON.parse('[[[]]]'), 2); // true
+ * exceedsDepth({ a: { b: 1 } }, 2); // false
+ * ```
+ */
+export function exceedsDepth(value: unknown, max: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (max < 1) return true;
+  const pending: object[] = [value];
+  const depths: number[] = [1];
+  while (pending.length > 0) {
+    const container = pending.pop()!;
+    const depth = depths.pop()!;
+    const children: unknown[] = Array.isArray(container) ? container : Object.values(container);
+    for (const child of children) {
+      if (typeof child !== 'object' || child === null) continue;
+      if (depth + 1 > max) return true;
+      pending.push(child);
+      depths.push(depth + 1);
+    }
+  }
+  return false;
+}
+
+/**
+ * The id of a JSON-RPC message read without recursing (a batch or a message without one: null),
+ * so a refusal of a too-deep message can still answer the request it carried.
+ */
+export function shallowRequestId(value: unknown): string | number | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const id = (value as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
