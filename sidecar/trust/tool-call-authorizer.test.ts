@@ -98,6 +98,36 @@ describe('ToolCallAuthorizer.filter', () => {
     expect(authorizer.filter(message)?.error.data.reason).toBe('denied-by-policy');
   });
 
+  it('denies, never throws, when a schema throws while deciding (one that recurses forever)', () => {
+    const loop: JsonSchema = { $id: 'https://example.com/loop', anyOf: [{ $ref: 'https://example.com/loop' }] };
+    const looping = ToolCallAuthorizer.fromProfile(profile([], [loop]));
+    expect(() => looping.authorize('read_file', {})).toThrow(RangeError);
+    expect(looping.filter(call('read_file', { path: '/srv/secret-value' }))).toEqual({
+      jsonrpc: '2.0',
+      id: 7,
+      error: {
+        code: -32010,
+        message: 'Tool call "read_file" denied by the trust profile: its rules could not be evaluated for this call',
+        data: { tool: 'read_file', reason: 'denied-by-policy' },
+      },
+    });
+  });
+
+  it('refuses a call nested deeper than 128 levels before a recursive rule sees it', () => {
+    const nestedArrays: JsonSchema = {
+      $defs: { nest: { type: 'array', items: { $ref: '#/$defs/nest' } } },
+      properties: { input: { properties: { a: { $ref: '#/$defs/nest' } }, required: ['a'] } },
+      required: ['input'],
+    };
+    const recursive = ToolCallAuthorizer.fromProfile(profile([], [nestedArrays]));
+    const deep = JSON.parse('['.repeat(100_000) + ']'.repeat(100_000));
+    expect(() => recursive.authorize('read_file', { a: deep })).toThrow(RangeError);
+    expect(recursive.filter(call('read_file', { a: deep }))?.error).toMatchObject({ code: -32600, message: 'Request nested deeper than 128 levels', data: { reason: 'invalid-request' } });
+    // Within the limit the same rule decides as written.
+    expect(recursive.filter(call('read_file', { a: JSON.parse('['.repeat(120) + ']'.repeat(120)) }))?.error.data.reason).toBe('denied-by-policy');
+    expect(recursive.filter(call('read_file', { a: 'text' }))).toBeNull();
+  });
+
   it('forwards everything when the profile has no tool-call schema', () => {
     const open = ToolCallAuthorizer.fromProfile(NEUTRAL_PROFILE);
     expect(open.unrestricted).toBe(true);

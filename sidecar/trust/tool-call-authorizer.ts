@@ -12,9 +12,16 @@
  * reaches the server; a denied call is answered with a `denied-by-policy` JSON-RPC error and never
  * forwarded. Deny messages name the tool and the rule, never the call's input.
  *
+ * Authorization fails closed: a call nested deeper than `MAX_JSON_DEPTH` is refused before any
+ * schema sees it (the link and the worker refuse those earlier; this is the last line), and any
+ * exception while deciding (a schema that recurses forever, a stack overflow, an ajv bug) denies
+ * the call with `denied-by-policy`. `filter` never throws, because it runs inside the link's
+ * message handler, where an exception would reach the sidecar's event loop.
+ *
  * @module
  */
 import { type JsonRpcErrorResponse, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
+import { exceedsDepth, MAX_JSON_DEPTH } from '../../shared/json-depth.ts';
 import type { EffectiveProfile, ToolCallCondition } from './effective-profile.ts';
 import { SchemaCompiler } from './json-schema.ts';
 
@@ -39,6 +46,12 @@ function requestId(message: Record<string, unknown>): string | number | null {
 
 function isToolCall(message: unknown): message is Record<string, unknown> {
   return typeof message === 'object' && message !== null && (message as { method?: unknown }).method === 'tools/call';
+}
+
+function toolNameOf(message: Record<string, unknown>): string | undefined {
+  const params = message['params'];
+  const name = typeof params === 'object' && params !== null ? (params as Record<string, unknown>)['name'] : undefined;
+  return typeof name === 'string' ? name : undefined;
 }
 
 export class ToolCallAuthorizer {
@@ -72,6 +85,8 @@ export class ToolCallAuthorizer {
    * @param toolName The `params.name` of the `tools/call` request.
    * @param input The `params.arguments` (`{}` when absent).
    * @returns `{allowed: true}`, or `{allowed: false, message}` saying which rule denied it.
+   * @throws Whatever a schema throws while validating (a `RangeError` from one that recurses
+   *   forever, say); {@link filter}, the path every agent message takes, turns that into a denial.
    * @example Denying a tool by name
    * ```ts
    * const authorizer = ToolCallAuthorizer.fromProfile({ ...NEUTRAL_PROFILE,
@@ -102,17 +117,30 @@ export class ToolCallAuthorizer {
    */
   filter(message: unknown): JsonRpcErrorResponse | null {
     if (this.unrestricted) return null;
+    try {
+      return this.#decide(message);
+    } catch {
+      // Not logged with the input: it is the agent's, and may be what made the schema throw.
+      const name = isToolCall(message) ? toolNameOf(message) : undefined;
+      const denial = `Tool call${name === undefined ? '' : ` "${name.slice(0, 64)}"`} denied by the trust profile: its rules could not be evaluated for this call`;
+      return jsonRpcErrorBody(isToolCall(message) ? requestId(message) : null, new WireError('denied-by-policy', denial, name === undefined ? undefined : { detail: { tool: name.slice(0, 64) } }));
+    }
+  }
+
+  #decide(message: unknown): JsonRpcErrorResponse | null {
     if (Array.isArray(message)) {
       if (!message.some(isToolCall)) return null;
       return jsonRpcErrorBody(null, new WireError('denied-by-policy', 'Tool call denied by the trust profile: batched tool calls cannot be authorized'));
     }
     if (!isToolCall(message)) return null;
-    const params = message['params'];
-    const name = typeof params === 'object' && params !== null ? (params as Record<string, unknown>)['name'] : undefined;
-    if (typeof name !== 'string') {
+    const name = toolNameOf(message);
+    if (name === undefined) {
       return jsonRpcErrorBody(requestId(message), new WireError('denied-by-policy', 'Tool call denied by the trust profile: params.name is missing'));
     }
-    const input = (params as Record<string, unknown>)['arguments'] ?? {};
+    if (exceedsDepth(message, MAX_JSON_DEPTH)) {
+      return jsonRpcErrorBody(requestId(message), new WireError('invalid-request', `Request nested deeper than ${MAX_JSON_DEPTH} levels`, { detail: { tool: name.slice(0, 64) } }));
+    }
+    const input = (message['params'] as Record<string, unknown>)['arguments'] ?? {};
     const decision = this.authorize(name, input);
     if (decision.allowed) return null;
     return jsonRpcErrorBody(requestId(message), new WireError('denied-by-policy', decision.message, { detail: { tool: name } }));
