@@ -21,6 +21,9 @@ describe('link frames', () => {
       { v: 1, type: 'keepalive', id: 7 },
       { v: 1, type: 'keepalive-reply', id: 7 },
       { v: 1, type: 'link-close', reason: 'host-offline', message: 'Replaced by a newer link' },
+      { v: 1, type: 'link-challenge', nonce: 'A'.repeat(43) },
+      { v: 1, type: 'link-proof', origin: '127.0.0.1:8787', signature: 'b'.repeat(86) },
+      { v: 1, type: 'link-accepted' },
     ];
     for (const frame of frames) expect(reread(JSON.stringify(frame))).toEqual(frame);
   });
@@ -30,6 +33,12 @@ describe('link frames', () => {
     expect(readFrame('{"v":1,"type":"channel-close","channel":1,"reason":"because"}', MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringMatching(/^reason: /) });
     expect(readFrame('{"v":1,"type":"keepalive","id":1,"extra":true}', MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringContaining('"extra"') });
     expect(readFrame('not json', MAX_FRAME_BYTES)).toEqual({ kind: 'malformed', problem: 'not valid JSON' });
+  });
+
+  it('refuses a short nonce, a signature of the wrong size and an origin with a line break', () => {
+    expect(readFrame(JSON.stringify({ v: 1, type: 'link-challenge', nonce: 'A'.repeat(42) }), MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringMatching(/^nonce: must be 32 bytes/) });
+    expect(readFrame(JSON.stringify({ v: 1, type: 'link-proof', origin: 'h', signature: 'b'.repeat(85) }), MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringMatching(/^signature: /) });
+    expect(readFrame(JSON.stringify({ v: 1, type: 'link-proof', origin: 'h\nentity-id=x', signature: 'b'.repeat(86) }), MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringMatching(/^origin: /) });
   });
 
   it('never truncates: a frame over the limit is too large, counted in UTF-8 bytes both ways', () => {

@@ -7,11 +7,17 @@
  * Frames are read by `link/frame-reader.ts` and sent by `link/link-endpoint.ts`; both count the
  * size limit in UTF-8 bytes (`exceeds`).
  *
+ * A link opens with the handshake of `link/link-handshake.ts`: the worker's `link-challenge`, the
+ * host's `link-proof`, the worker's `link-accepted` (or a `link-close` with reason
+ * `unauthorized`). Only then do channel and keepalive frames flow; a handshake frame after it is
+ * malformed.
+ *
  * @module
  */
 import { z } from 'zod';
 import { FAILURE_REASONS } from './errors.ts';
 import { McpConnectionRequestSchema } from './connection-request.ts';
+import { NONCE_PATTERN, SIGNATURE_PATTERN } from './link/link-identity.ts';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 export const LINK_PROTOCOL_VERSION = 1;
@@ -22,6 +28,8 @@ const V = z.literal(LINK_PROTOCOL_VERSION);
 const ChannelId = z.number().int().min(1).max(2 ** 31);
 const Reason = z.enum(FAILURE_REASONS);
 const Message = z.string().max(2000);
+/** A worker origin as signed (`canonicalOrigin`): a host name or bracketed IPv6 literal, maybe a port. */
+const Origin = z.string().regex(/^[a-z0-9.\-[\]:]{1,300}$/, 'must be a lowercase host[:port]');
 
 export const FrameSchema = z.discriminatedUnion('type', [
   z.strictObject({ v: V, type: z.literal('channel-open'), channel: ChannelId, request: z.unknown() }),
@@ -37,6 +45,10 @@ export const FrameSchema = z.discriminatedUnion('type', [
   z.strictObject({ v: V, type: z.literal('keepalive'), id: z.number().int().nonnegative() }),
   z.strictObject({ v: V, type: z.literal('keepalive-reply'), id: z.number().int().nonnegative() }),
   z.strictObject({ v: V, type: z.literal('link-close'), reason: Reason.optional(), message: Message }),
+  z.strictObject({ v: V, type: z.literal('link-challenge'), nonce: z.string().regex(NONCE_PATTERN, 'must be 32 bytes, base64url') }),
+  // `origin` is what the host signed, sent so a refusal can say so; the worker checks its own.
+  z.strictObject({ v: V, type: z.literal('link-proof'), origin: Origin, signature: z.string().regex(SIGNATURE_PATTERN, 'must be a 64-byte Ed25519 signature, base64url') }),
+  z.strictObject({ v: V, type: z.literal('link-accepted') }),
 ]);
 
 export type Frame = z.infer<typeof FrameSchema>;

@@ -240,6 +240,11 @@ export class LinkEndpoint {
       case 'link-close':
         this.#teardown({ ...(frame.reason ? { reason: frame.reason } : {}), message: frame.message }, 'close');
         return;
+      case 'link-challenge':
+      case 'link-proof':
+      case 'link-accepted':
+        // The handshake ran before this endpoint existed (link-handshake.ts); a late one means nothing.
+        return this.#badFrame(`${frame.type} after the link handshake`);
     }
   }
 

@@ -1,0 +1,131 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { WireError } from '../errors.ts';
+import { advanceUntilSettled, useFakeClock } from '../../test/support/fake-clock.ts';
+import { createFrameSocketPair } from './frame-socket.ts';
+import { answerChallenge, challengeHost, type ProofVerdict } from './link-handshake.ts';
+import { importPublicKey, signLinkProof, verifyLinkProof } from './link-identity.ts';
+import { LinkEndpoint } from './link-endpoint.ts';
+
+const ORIGIN = '127.0.0.1:8787';
+const ENTITY = 'alice-laptop';
+
+afterEach(() => vi.useRealTimers());
+
+async function hostKey() {
+  const pair = (await crypto.subtle.generateKey({ name: 'Ed25519' }, true, ['sign', 'verify'])) as CryptoKeyPair;
+  return { privateKey: pair.privateKey, publicKey: await importPublicKey(new Uint8Array(await crypto.subtle.exportKey('raw', pair.publicKey))) };
+}
+
+/** A worker that checks proofs against `known`, and a sidecar that signs with `signer`, over one socket pair. */
+async function handshake(options: { signer: CryptoKey; known: CryptoKey; dialled?: string }) {
+  const [workerSocket, sidecarSocket] = createFrameSocketPair();
+  const frames: Array<{ from: string; frame: Record<string, unknown> }> = [];
+  const tap = (from: string, socket: typeof workerSocket) => {
+    const send = socket.send.bind(socket);
+    socket.send = (text: string) => {
+      frames.push({ from, frame: JSON.parse(text) as Record<string, unknown> });
+      send(text);
+    };
+  };
+  tap('worker', workerSocket);
+  tap('sidecar', sidecarSocket);
+  const verify = async (proof: { signature: string }, nonce: string): Promise<ProofVerdict> =>
+    (await verifyLinkProof(options.known, { origin: ORIGIN, entityId: ENTITY, nonce }, proof.signature)) ? { ok: true } : { ok: false, message: 'The worker does not know this host\'s key' };
+  const worker = challengeHost(workerSocket, { verify, accept: () => new LinkEndpoint(workerSocket, { role: 'worker', peer: ENTITY }) });
+  const origin = options.dialled ?? ORIGIN;
+  const sidecar = answerChallenge(sidecarSocket, {
+    prove: async (nonce) => ({ origin, signature: await signLinkProof(options.signer, { origin, entityId: ENTITY, nonce }) }),
+    accept: () =>
+      new LinkEndpoint(sidecarSocket, {
+        role: 'sidecar',
+        onOpen: async (_request, channel) => {
+          channel.onmessage = (m) => void channel.send(m);
+          void channel.start();
+        },
+      }),
+  });
+  return { worker, sidecar, frames, workerSocket, sidecarSocket };
+}
+
+describe('link handshake', () => {
+  it('challenges, checks the proof, then hands the socket to the link endpoints', async () => {
+    const key = await hostKey();
+    const { worker, sidecar, frames } = await handshake({ signer: key.privateKey, known: key.publicKey });
+    const [workerEnd, sidecarEnd] = await Promise.all([worker, sidecar]);
+    expect(frames.map((f) => `${f.from}:${String(f.frame.type)}`)).toEqual(['worker:link-challenge', 'sidecar:link-proof', 'worker:link-accepted']);
+    expect(frames[1]!.frame.origin).toBe(ORIGIN);
+    const channel = await workerEnd.openChannel({ type: 'mcp' });
+    const reply = new Promise((resolve) => (channel.onmessage = resolve));
+    void channel.start();
+    await channel.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    expect(await reply).toEqual({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    workerEnd.close();
+    sidecarEnd.close();
+  });
+
+  it('refuses a proof by another key: unauthorized on both ends, with the worker\'s message, and no endpoint', async () => {
+    const [key, other] = [await hostKey(), await hostKey()];
+    const { worker, sidecar, frames } = await handshake({ signer: other.privateKey, known: key.publicKey });
+    const [w, s] = await Promise.allSettled([worker, sidecar]);
+    for (const outcome of [w, s]) {
+      expect(outcome.status).toBe('rejected');
+      expect((outcome as PromiseRejectedResult).reason).toMatchObject({ reason: 'unauthorized', message: 'The worker does not know this host\'s key' });
+    }
+    expect(frames.at(-1)).toEqual({ from: 'worker', frame: { v: 1, type: 'link-close', reason: 'unauthorized', message: 'The worker does not know this host\'s key' } });
+    expect(frames.some((f) => f.frame.type === 'link-accepted')).toBe(false);
+  });
+
+  it('refuses a proof for another worker\'s origin (a relayed challenge)', async () => {
+    const key = await hostKey();
+    const { worker, sidecar } = await handshake({ signer: key.privateKey, known: key.publicKey, dialled: 'rogue.example:8787' });
+    await expect(worker).rejects.toMatchObject({ reason: 'unauthorized' });
+    await expect(sidecar).rejects.toMatchObject({ reason: 'unauthorized' });
+  });
+
+  it('accepts nothing before the proof: a channel frame first ends the link, and accept never runs', async () => {
+    const [workerSocket, raw] = createFrameSocketPair();
+    const received: Array<Record<string, unknown>> = [];
+    raw.onmessage = (text) => received.push(JSON.parse(text) as Record<string, unknown>);
+    const accept = vi.fn(() => 'endpoint');
+    const worker = challengeHost(workerSocket, { verify: async () => ({ ok: true }), accept });
+    raw.send(JSON.stringify({ v: 1, type: 'channel-open', channel: 1, request: { type: 'mcp' } }));
+    await expect(worker).rejects.toMatchObject({ reason: 'invalid-request', message: expect.stringContaining('nothing else is accepted before the host is verified') });
+    expect(accept).not.toHaveBeenCalled();
+    expect(received.map((f) => f.type)).toEqual(['link-challenge', 'link-close']);
+  });
+
+  it('refuses a second proof sent while the first is being checked', async () => {
+    const [workerSocket, raw] = createFrameSocketPair();
+    let release!: (verdict: ProofVerdict) => void;
+    const accept = vi.fn(() => 'endpoint');
+    const worker = challengeHost(workerSocket, { verify: () => new Promise((resolve) => (release = resolve)), accept });
+    const proof = JSON.stringify({ v: 1, type: 'link-proof', origin: ORIGIN, signature: 'A'.repeat(86) });
+    raw.send(proof);
+    raw.send(proof);
+    await expect(worker).rejects.toMatchObject({ reason: 'invalid-request' });
+    release({ ok: true });
+    expect(accept).not.toHaveBeenCalled();
+  });
+
+  it('gives up on a silent peer at the deadline, on either end', async () => {
+    useFakeClock();
+    const [workerSocket, silentSidecar] = createFrameSocketPair();
+    const worker = challengeHost(workerSocket, { verify: async () => ({ ok: true }), accept: () => 1, timeoutMs: 10_000 });
+    const outcome = await advanceUntilSettled(worker.catch((e: unknown) => e));
+    expect(outcome).toBeInstanceOf(WireError);
+    expect(outcome).toMatchObject({ reason: 'request-timeout', message: 'The link handshake did not complete within 10000 ms' });
+    expect(silentSidecar.closed).toBe(true);
+
+    const [silentWorker, sidecarSocket] = createFrameSocketPair();
+    const sidecar = answerChallenge(sidecarSocket, { prove: async () => ({ origin: ORIGIN, signature: 'A'.repeat(86) }), accept: () => 1 });
+    expect(await advanceUntilSettled(sidecar.catch((e: unknown) => e))).toMatchObject({ reason: 'request-timeout' });
+    expect(silentWorker.closed).toBe(true);
+  });
+
+  it('refuses a malformed handshake frame through the shared frame reader', async () => {
+    const [silentWorker, sidecarSocket] = createFrameSocketPair();
+    const sidecar = answerChallenge(sidecarSocket, { prove: async () => ({ origin: ORIGIN, signature: 'A'.repeat(86) }), accept: () => 1 });
+    silentWorker.send(JSON.stringify({ v: 1, type: 'link-challenge', nonce: 'short' }));
+    await expect(sidecar).rejects.toMatchObject({ reason: 'invalid-request', message: expect.stringMatching(/^Malformed handshake frame: nonce: must be 32 bytes/) });
+  });
+});

@@ -1,0 +1,193 @@
+/**
+ * The link handshake: how a link opens, before any channel. Both ends run it on the bare frame
+ * socket; only when it succeeds is a `LinkEndpoint` built on that socket (by `accept`, called
+ * synchronously at the moment of success, so no frame can fall between the two).
+ *
+ * ```
+ * worker                                   sidecar
+ *   link-challenge {nonce}        ──▶
+ *                                 ◀──       link-proof {origin, signature}
+ *   link-accepted                 ──▶                        (or link-close, reason unauthorized)
+ * ```
+ *
+ * Until the worker has verified the proof it accepts nothing else: any other frame, a second
+ * proof or silence past the deadline ends the link with a `link-close` saying why. Frames go
+ * through the same reader as every other frame (size limit, zod schema). What is signed and how
+ * it is checked is `link-identity.ts`.
+ *
+ * @module
+ */
+import { WireError, type FailureReason } from '../errors.ts';
+import { LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame, type FrameOf } from '../frames.ts';
+import { unrefTimer } from '../unref-timer.ts';
+import { readFrame } from './frame-reader.ts';
+import type { FrameSocket } from './frame-socket.ts';
+import { createNonce } from './link-identity.ts';
+
+/** Default deadline for the whole handshake, on either end. */
+export const HANDSHAKE_TIMEOUT_MS = 10_000;
+
+export interface HandshakeOptions<T> {
+  /** Builds what runs on the socket once the handshake succeeded (the link endpoint). */
+  accept(): T;
+  timeoutMs?: number;
+  maxFrameBytes?: number;
+}
+
+export type ProofVerdict = { ok: true } | { ok: false; message: string };
+
+export interface ChallengeOptions<T> extends HandshakeOptions<T> {
+  /** Checks the host's proof for `nonce`; never throws. */
+  verify(proof: FrameOf<'link-proof'>, nonce: string): Promise<ProofVerdict>;
+  /** The nonce to send; fresh random by default (tests pin it). */
+  nonce?: string;
+}
+
+export interface AnswerOptions<T> extends HandshakeOptions<T> {
+  /** Signs the worker's nonce: the proof frame's fields. */
+  prove(nonce: string): Promise<{ origin: string; signature: string }>;
+}
+
+/**
+ * Worker end: challenges the host and resolves with `accept()` once its proof verified. Rejects
+ * with a `WireError` (`unauthorized` for a refused proof) after telling the host why and closing.
+ */
+export function challengeHost<T>(socket: FrameSocket, options: ChallengeOptions<T>): Promise<T> {
+  const nonce = options.nonce ?? createNonce();
+  return runHandshake(socket, options, (step) => {
+    let state: 'awaiting-proof' | 'verifying' = 'awaiting-proof';
+    step.send({ v: LINK_PROTOCOL_VERSION, type: 'link-challenge', nonce });
+    return (frame) => {
+      if (frame.type === 'link-close') return step.ended(frame);
+      if (frame.type !== 'link-proof' || state !== 'awaiting-proof') {
+        return step.refuse('invalid-request', `Expected one link-proof, got ${frame.type}: nothing else is accepted before the host is verified`);
+      }
+      state = 'verifying';
+      options.verify(frame, nonce).then(
+        (verdict) => {
+          if (!verdict.ok) return step.refuse('unauthorized', verdict.message);
+          step.send({ v: LINK_PROTOCOL_VERSION, type: 'link-accepted' });
+          step.succeed();
+        },
+        () => step.refuse('unauthorized', 'The host\'s link proof could not be checked'),
+      );
+    };
+  });
+}
+
+/**
+ * Sidecar end: answers the worker's challenge and resolves with `accept()` once the worker
+ * accepted. Rejects with the worker's own reason and message when it refused (`link-close`).
+ */
+export function answerChallenge<T>(socket: FrameSocket, options: AnswerOptions<T>): Promise<T> {
+  return runHandshake(socket, options, (step) => {
+    let state: 'awaiting-challenge' | 'proving' | 'awaiting-verdict' = 'awaiting-challenge';
+    return (frame) => {
+      if (frame.type === 'link-close') return step.ended(frame);
+      if (frame.type === 'link-challenge' && state === 'awaiting-challenge') {
+        state = 'proving';
+        options.prove(frame.nonce).then(
+          (proof) => {
+            state = 'awaiting-verdict';
+            step.send({ v: LINK_PROTOCOL_VERSION, type: 'link-proof', ...proof });
+          },
+          (error: unknown) => step.refuse('invalid-request', `This host could not sign the challenge: ${error instanceof Error ? error.message : String(error)}`),
+        );
+        return;
+      }
+      if (frame.type === 'link-accepted' && state === 'awaiting-verdict') return step.succeed();
+      step.refuse('invalid-request', `Expected ${state === 'awaiting-challenge' ? 'link-challenge' : 'link-accepted'}, got ${frame.type}: a link opens with the handshake`);
+    };
+  });
+}
+
+interface Step {
+  send(frame: Frame): void;
+  succeed(): void;
+  /** Tells the peer why (link-close) and closes. */
+  refuse(reason: FailureReason, message: string): void;
+  /** The peer ended the handshake with a link-close. */
+  ended(frame: FrameOf<'link-close'>): void;
+}
+
+function runHandshake<T>(socket: FrameSocket, options: HandshakeOptions<T>, start: (step: Step) => (frame: Frame) => void): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? HANDSHAKE_TIMEOUT_MS;
+  const max = options.maxFrameBytes ?? MAX_FRAME_BYTES;
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const settle = (error: WireError | null): boolean => {
+      if (settled) return false;
+      settled = true;
+      clearTimeout(timer);
+      if (error !== null) reject(error);
+      return true;
+    };
+    const send = (frame: Frame) => {
+      try {
+        socket.send(JSON.stringify(frame));
+      } catch {
+        // A closed socket ends the handshake through onclose.
+      }
+    };
+    const step: Step = {
+      send: (frame) => {
+        if (!settled) send(frame);
+      },
+      succeed: () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        try {
+          resolve(options.accept());
+        } catch (error) {
+          reject(error);
+        }
+      },
+      refuse: (reason, message) => {
+        if (!settle(new WireError(reason, message))) return;
+        send({ v: LINK_PROTOCOL_VERSION, type: 'link-close', reason, message: clip(message) });
+        closeQuietly(socket, reason === 'unauthorized' ? 1008 : 1002, message);
+      },
+      ended: (frame) => {
+        if (!settle(new WireError(frame.reason ?? 'host-offline', frame.message))) return;
+        closeQuietly(socket, 1000, frame.message);
+      },
+    };
+    const timer = setTimeout(() => step.refuse('request-timeout', `The link handshake did not complete within ${timeoutMs} ms`), timeoutMs);
+    unrefTimer(timer);
+    socket.onclose = (info) => {
+      settle(new WireError('host-offline', `The link closed during the handshake${info.code === undefined ? '' : ` (code ${info.code})`}`));
+    };
+    let onFrame: ((frame: Frame) => void) | undefined;
+    socket.onmessage = (text) => {
+      if (settled) return;
+      const read = readFrame(text, max);
+      switch (read.kind) {
+        case 'frame':
+          return onFrame?.(read.frame);
+        case 'message':
+          return step.refuse('invalid-request', 'Expected the handshake, got channel-message: nothing else is accepted before the link handshake completes');
+        case 'too-large':
+          return step.refuse('invalid-request', `Incoming link frame exceeds the ${max} byte limit`);
+        case 'wrong-version':
+          return step.refuse('invalid-request', `Unsupported link protocol version ${read.version}: this end speaks version ${LINK_PROTOCOL_VERSION}`);
+        case 'malformed':
+          return step.refuse('invalid-request', `Malformed handshake frame: ${read.problem}`);
+      }
+    };
+    onFrame = start(step);
+  });
+}
+
+function closeQuietly(socket: FrameSocket, code: number, message: string): void {
+  try {
+    // A WebSocket close reason is at most 123 bytes: keep it short and ASCII.
+    socket.close(code, message.replace(/[^\x20-\x7e]/g, '?').slice(0, 120));
+  } catch {
+    // Already closed.
+  }
+}
+
+function clip(message: string): string {
+  return message.length <= 2000 ? message : `${message.slice(0, 1997)}...`;
+}
