@@ -26,8 +26,9 @@
  * closing ends the server process at once instead of at idle expiry.
  *
  * Hot path (profiled with `npm run bench -- --profile`): a POST body is read in one
- * `Request.text()` and handed to the SDK as `parsedBody`, and messages are classified by shape
- * rather than with the SDK's zod type guards; see `#post` and `isRequest`/`isResponse`.
+ * `Request.text()` and handed to the SDK as `parsedBody` (by `sessions/session-route.ts`, which
+ * also refuses deep JSON), and messages are classified by shape rather than with the SDK's zod
+ * type guards; see `isRequest`/`isResponse`.
  *
  * @module
  */
@@ -37,11 +38,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCErrorResponse, JSONRPCMessage, JSONRPCRequest, JSONRPCResultResponse, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import type { WorkerLogger } from '../log.ts';
-import { readBoundedBody } from '../sessions/bounded-body.ts';
 import type { AgentSession } from '../sessions/session-table.ts';
-
-/** The SDK transport's own body limit (`DEFAULT_MAX_REQUEST_BODY_SIZE`, 4 MiB); larger bodies are its business. */
-const MAX_PREREAD_BYTES = 4 * 1024 * 1024;
 
 /**
  * Structural twins of the SDK's `isJSONRPCRequest` / `isJSONRPCResultResponse` /
@@ -143,33 +140,9 @@ export class PassthroughSession implements AgentSession {
     return this.#inFlight.size;
   }
 
+  /** One HTTP request of the agent; a POST's body comes already read and parsed (`sessions/session-route.ts`). */
   handle(request: Request, parsedBody?: unknown): Promise<Response> {
-    if (parsedBody === undefined && request.method === 'POST') return this.#post(request);
     return this.#transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
-  }
-
-  /**
-   * Reads a POST body with the worker's one body reader (`sessions/bounded-body.ts`, a single
-   * `Request.text()` for a declared length) and gives the SDK the parsed JSON: the SDK's own
-   * reader pulls the body through a stream reader chunk by chunk (`getReader`, `read`,
-   * `releaseLock`), about 18 µs per request under `Deno.serve` against 4 µs (measured for a
-   * tools/call body). Only bodies with a declared length within the SDK's own limit are read
-   * here; anything else, and a body that is not JSON, goes to the SDK as it came (rebuilt from the
-   * text), so its answers (413, parse error) stay exactly the SDK's.
-   */
-  async #post(request: Request): Promise<Response> {
-    const length = Number(request.headers.get('content-length') ?? Number.NaN);
-    if (!(length <= MAX_PREREAD_BYTES)) return this.#transport.handleRequest(request);
-    const body = await readBoundedBody(request, MAX_PREREAD_BYTES);
-    if (body.kind === 'too-large') throw new Error('unreachable: the declared length was checked above');
-    const text = body.text;
-    let parsedBody: unknown;
-    try {
-      parsedBody = JSON.parse(text);
-    } catch {
-      return this.#transport.handleRequest(new Request(request.url, { method: 'POST', headers: request.headers, body: text }));
-    }
-    return this.#transport.handleRequest(request, { parsedBody });
   }
 
   async close(why = 'closed'): Promise<void> {
