@@ -4,16 +4,22 @@
  *
  * What it adds to the SDK's own stdio client: the launch goes through `ProcessExecutor`, so the
  * same code path serves contained and ordinary servers; stderr is drained apart into the log and a
- * bounded tail that explains a premature exit; closing ends the whole process tree. Framing stays
- * the SDK's (`ReadBuffer`, `serializeMessage`): JSON-RPC is never parsed here.
+ * bounded tail that explains a premature exit; closing ends the whole process tree. Framing is the
+ * SDK's (newline-delimited, `serializeMessage`); each stdout line is read by `readJsonRpcText`,
+ * which refuses output nested deeper than `MAX_JSON_DEPTH` before anything recursive sees it: a
+ * too-deep answer to request X becomes an `invalid-request` error for X (the caller is told,
+ * instead of waiting for an answer the link could never carry), a too-deep server request is
+ * answered with that error, and a too-deep notification is skipped and reported.
  *
  * @module
  */
 import type { Readable, Writable } from 'node:stream';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { LocalError, WireError } from '../../shared/errors.ts';
+import { jsonRpcErrorBody, LocalError, WireError } from '../../shared/errors.ts';
+import { MAX_JSON_DEPTH } from '../../shared/json-depth.ts';
+import { readJsonRpcText } from '../../shared/json-rpc-text.ts';
 import { linesOf } from '../../shared/line-framing.ts';
 import type { Logger } from '../log.ts';
 import type { ProcessExecutor, ProcessExit, ProcessHandle, ProcessLaunchRequest } from './process-executor.ts';
@@ -45,7 +51,7 @@ export class ProcessExecutorBackedClientTransport implements Transport {
   readonly #options: ProcessTransportOptions;
   readonly #logger: Logger;
   readonly #tail: StderrTail;
-  readonly #readBuffer: ReadBuffer;
+  readonly #readBuffer: LineBuffer;
   readonly #launchAbort = new AbortController();
   #state: State = 'new';
   #starting: Promise<void> | undefined;
@@ -62,7 +68,7 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     this.#options = options;
     this.#logger = options.logger.child({ server: name });
     this.#tail = new StderrTail(options.stderrTail);
-    this.#readBuffer = new ReadBuffer({ maxBufferSize: options.maxMessageBytes ?? 16 * 1024 * 1024 });
+    this.#readBuffer = new LineBuffer(options.maxMessageBytes ?? 16 * 1024 * 1024);
   }
 
   /** Launches the server once; a second call rejects with LocalError `'already-started'`. */
@@ -134,16 +140,24 @@ export class ProcessExecutorBackedClientTransport implements Transport {
       void this.close();
       return;
     }
-    for (;;) {
-      let message: JSONRPCMessage | null;
-      try {
-        message = this.#readBuffer.readMessage();
-      } catch (cause) {
-        const what = cause instanceof SyntaxError ? 'it is not JSON' : 'it is not a JSON-RPC message';
-        this.#report(new LocalError('invalid-message', `Server "${this.name}" wrote a line to stdout that was skipped: ${what}`, { cause }));
+    for (let line = this.#readBuffer.readLine(); line !== null; line = this.#readBuffer.readLine()) {
+      const read = readJsonRpcText(line);
+      let message: JSONRPCMessage;
+      if (read.kind === 'message') message = read.message;
+      else if (read.kind === 'too-deep') {
+        this.#report(new LocalError('invalid-message', `Server "${this.name}" wrote a message nested deeper than ${MAX_JSON_DEPTH} levels: refused`));
+        if (read.id === null) continue;
+        const refusal = jsonRpcErrorBody(read.id, new WireError('invalid-request', `Server output nested deeper than ${MAX_JSON_DEPTH} levels`, { detail: { server: this.name } }));
+        if (read.request) {
+          this.send(refusal as JSONRPCMessage).catch(() => {});
+          continue;
+        }
+        message = refusal as JSONRPCMessage;
+      } else {
+        const what = read.kind === 'not-json' ? 'it is not JSON' : 'it is not a JSON-RPC message';
+        this.#report(new LocalError('invalid-message', `Server "${this.name}" wrote a line to stdout that was skipped: ${what}`));
         continue;
       }
-      if (message === null) return;
       try {
         this.onmessage?.(message);
       } catch (error) {
@@ -203,6 +217,34 @@ export class ProcessExecutorBackedClientTransport implements Transport {
   #report(error: Error): void {
     this.#logger.debug('Transport error', { error });
     this.onerror?.(error);
+  }
+}
+
+/** Stdout split into lines (LF or CRLF), as the SDK's `ReadBuffer` does, with a cap on the unfinished line. */
+class LineBuffer {
+  #buffer: Buffer | undefined;
+
+  constructor(readonly maxBytes: number) {}
+
+  /** @throws Error when the unfinished line would pass `maxBytes` (the buffer is cleared). */
+  append(chunk: Buffer): void {
+    if ((this.#buffer?.length ?? 0) + chunk.length > this.maxBytes) {
+      this.clear();
+      throw new Error(`Line buffer exceeded maximum size of ${this.maxBytes} bytes`);
+    }
+    this.#buffer = this.#buffer ? Buffer.concat([this.#buffer, chunk]) : chunk;
+  }
+
+  readLine(): string | null {
+    const index = this.#buffer?.indexOf(0x0a) ?? -1;
+    if (this.#buffer === undefined || index === -1) return null;
+    const line = this.#buffer.toString('utf8', 0, index).replace(/\r$/, '');
+    this.#buffer = this.#buffer.subarray(index + 1);
+    return line;
+  }
+
+  clear(): void {
+    this.#buffer = undefined;
   }
 }
 
