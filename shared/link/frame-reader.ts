@@ -5,16 +5,24 @@
  * an object here; the MCP endpoint at each end validates it. Also the UTF-8 size test used for
  * both directions.
  *
+ * A frame nested deeper than a JSON-RPC message may be (`MAX_JSON_DEPTH`, plus the frame's own
+ * level) is refused right after the parse, before zod or anything else recursive sees it, as
+ * `too-deep`, with what the endpoint needs to answer whoever waits: the channel, and the id of the
+ * message inside and whether it asked or answered.
+ *
  * @module
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { FrameSchema, LINK_PROTOCOL_VERSION, type Frame } from '../frames.ts';
+import { exceedsDepth, MAX_JSON_DEPTH, shallowRequestId } from '../json-depth.ts';
 
 export type ReadFrame =
   | { kind: 'message'; channel: number; message: JSONRPCMessage }
   | { kind: 'frame'; frame: Frame }
   | { kind: 'too-large' }
   | { kind: 'wrong-version'; version: string }
+  /** `channel` and `id` are null when unreadable; `request`: the message inside has a method. */
+  | { kind: 'too-deep'; type: string; channel: number | null; id: string | number | null; request: boolean }
   | { kind: 'malformed'; problem: string };
 
 export function readFrame(text: string, maxBytes: number): ReadFrame {
@@ -27,6 +35,17 @@ export function readFrame(text: string, maxBytes: number): ReadFrame {
   }
   if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) return { kind: 'malformed', problem: 'not a JSON object' };
   if (frame.v !== LINK_PROTOCOL_VERSION) return { kind: 'wrong-version', version: String(frame.v).slice(0, 16) };
+  // The frame adds one level around the message (or the channel-open request) it carries.
+  if (exceedsDepth(frame, MAX_JSON_DEPTH + 1)) {
+    const message = frame.message;
+    return {
+      kind: 'too-deep',
+      type: typeof frame.type === 'string' ? frame.type.slice(0, 32) : 'unknown',
+      channel: Number.isInteger(frame.channel) ? (frame.channel as number) : null,
+      id: shallowRequestId(message),
+      request: typeof message === 'object' && message !== null && 'method' in message,
+    };
+  }
   const parsed = FrameSchema.safeParse(frame);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

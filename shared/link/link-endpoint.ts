@@ -26,7 +26,8 @@
  * @module
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { LocalError, WireError, type FailureReason } from '../errors.ts';
+import { jsonRpcErrorBody, LocalError, WireError, type FailureReason } from '../errors.ts';
+import { MAX_JSON_DEPTH } from '../json-depth.ts';
 import { LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame } from '../frames.ts';
 import type { FrameSocket } from './frame-socket.ts';
 import { exceeds, readFrame } from './frame-reader.ts';
@@ -183,9 +184,11 @@ export class LinkEndpoint {
       case 'message': {
         const channel = this.#channels.get(read.channel);
         if (channel === undefined) this.#unknownChannel(read.channel);
-        else channel.receive(read.message);
+        else this.#deliver(read.channel, channel, read.message);
         return;
       }
+      case 'too-deep':
+        return this.#tooDeep(read);
       case 'frame':
         return this.#dispatch(read.frame);
       case 'malformed':
@@ -200,6 +203,47 @@ export class LinkEndpoint {
           1002,
         );
     }
+  }
+
+  /**
+   * Hands one message to its channel. The channel's consumer runs synchronously from the socket's
+   * message handler, so an exception there would reach the event loop and end the process with
+   * every other channel: it is logged, and a request is answered instead.
+   */
+  #deliver(id: number, channel: McpChannelClientTransport, message: JSONRPCMessage): void {
+    try {
+      channel.receive(message);
+    } catch (error) {
+      this.#log.warn('A channel failed to handle a message', { peer: this.peer, channel: id, error: error instanceof Error ? error.name : typeof error });
+      const requestId = 'method' in message && 'id' in message ? message.id : undefined;
+      if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+      const failure = new WireError('invalid-request', `The message could not be handled on the ${this.role === 'sidecar' ? 'host' : 'worker'}: see its log`);
+      this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message: jsonRpcErrorBody(requestId, failure) as JSONRPCMessage });
+    }
+  }
+
+  /**
+   * A frame nested deeper than a JSON-RPC message may be: refused, and never dropped silently
+   * where someone waits on it. A request is answered to the peer that sent it, an answer becomes
+   * an error for the local side that asked, a channel-open is refused.
+   */
+  #tooDeep(read: { type: string; channel: number | null; id: string | number | null; request: boolean }): void {
+    this.#malformed++;
+    if (isLogWorthy(this.#malformed)) this.#log.warn('Refused a link frame nested too deep', { peer: this.peer, type: read.type, count: this.#malformed });
+    const id = read.channel;
+    if (id === null) return;
+    if (read.type === 'channel-open') {
+      if (this.role === 'sidecar' && !this.#channels.has(id)) {
+        this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason: 'invalid-request', message: `Connection request nested deeper than ${MAX_JSON_DEPTH} levels` });
+      }
+      return;
+    }
+    if (read.type !== 'channel-message' || read.id === null) return;
+    const channel = this.#channels.get(id);
+    if (channel === undefined) return this.#unknownChannel(id);
+    const refusal = (what: string) => jsonRpcErrorBody(read.id, new WireError('invalid-request', `${what} nested deeper than ${MAX_JSON_DEPTH} levels`)) as JSONRPCMessage;
+    if (read.request) this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message: refusal('Request') });
+    else this.#deliver(id, channel, refusal('Response'));
   }
 
   #dispatch(frame: Frame): void {
