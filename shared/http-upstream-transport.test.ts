@@ -90,3 +90,25 @@ describe('HttpUpstreamTransport', () => {
     expect(upstream.closed).toBe(true);
   });
 });
+
+describe('HttpUpstreamTransport and deep server output', () => {
+  it('turns a too-deep answer into invalid-request for its request, answers a too-deep server request, and reports both', async () => {
+    const sent: JSONRPCMessage[] = [];
+    const inner: Transport = { async start() {}, async send(message) { sent.push(message); }, async close() {} };
+    const upstream = new HttpUpstreamTransport(inner);
+    const got: JSONRPCMessage[] = [];
+    const errors: string[] = [];
+    upstream.onmessage = (message) => got.push(message);
+    upstream.onerror = (error) => errors.push(error.message);
+    const deep = JSON.parse('['.repeat(100_000) + ']'.repeat(100_000));
+    inner.onmessage?.({ jsonrpc: '2.0', id: 9, result: { deep } });
+    inner.onmessage?.({ jsonrpc: '2.0', id: 'ask', method: 'sampling/createMessage', params: { deep } });
+    inner.onmessage?.({ jsonrpc: '2.0', method: 'notifications/message', params: { deep } });
+    inner.onmessage?.({ jsonrpc: '2.0', id: 10, result: { fine: [[1]] } });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const refusal = { code: -32600, message: 'Server output nested deeper than 128 levels', data: { reason: 'invalid-request' } };
+    expect(got).toEqual([{ jsonrpc: '2.0', id: 9, error: refusal }, { jsonrpc: '2.0', id: 10, result: { fine: [[1]] } }]);
+    expect(sent).toEqual([{ jsonrpc: '2.0', id: 'ask', error: refusal }]);
+    expect(errors).toEqual(Array(3).fill('Server message nested deeper than 128 levels: refused'));
+  });
+});

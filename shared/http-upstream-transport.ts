@@ -11,10 +11,17 @@
  *   state for an agent that is gone (the SDK `Client` does not do this either).
  * `close` is idempotent and `onclose` fires once.
  *
+ * A server message nested deeper than `MAX_JSON_DEPTH` is refused on arrival (the SDK transport
+ * parsed it, but nothing recursive has seen it yet): an answer becomes an `invalid-request` error
+ * for the request it answered, a server request is answered with that error, a notification is
+ * dropped and reported, so no caller waits for a message nothing downstream could serialize.
+ *
  * @module
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { jsonRpcErrorBody, WireError } from './errors.ts';
+import { exceedsDepth, MAX_JSON_DEPTH, shallowRequestId } from './json-depth.ts';
 
 const TERMINATE_TIMEOUT_MS = 2_000;
 
@@ -81,11 +88,21 @@ export class HttpUpstreamTransport implements Transport {
   }
 
   #inbound(message: JSONRPCMessage): void {
+    if (exceedsDepth(message, MAX_JSON_DEPTH)) return this.#tooDeep(message);
     if (this.#initializeId !== undefined && 'id' in message && message.id === this.#initializeId && 'result' in message) {
       this.#initializeId = undefined;
       const version = (message.result as { protocolVersion?: unknown }).protocolVersion;
       if (typeof version === 'string') this.#inner.setProtocolVersion?.(version);
     }
     this.onmessage?.(message);
+  }
+
+  #tooDeep(message: JSONRPCMessage): void {
+    this.onerror?.(new Error(`Server message nested deeper than ${MAX_JSON_DEPTH} levels: refused`));
+    const id = shallowRequestId(message);
+    if (id === null) return;
+    const refusal = jsonRpcErrorBody(id, new WireError('invalid-request', `Server output nested deeper than ${MAX_JSON_DEPTH} levels`)) as JSONRPCMessage;
+    if ('method' in message) this.#inner.send(refusal).catch(() => {});
+    else this.onmessage?.(refusal);
   }
 }
