@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { composeProfile, narrow, widen } from './compose.ts';
+import { composeProfile, narrow, underFloor, widen } from './compose.ts';
 import { type EffectiveProfile, type FilesystemGrant, NEUTRAL_PROFILE, type NetworkCapability } from './effective-profile.ts';
 
 /** `'rw:/a'`, `'ro:/a'`, `'rw:/a=>/mnt'` → a grant. */
@@ -127,5 +127,22 @@ describe('composeProfile', () => {
       { profile: p(['ro:/b'], []), mode: 'permissive' },
     ]);
     expect(out).toEqual(p(['ro:/a', 'ro:/b', 'rw:/a/x'], ['loopback']));
+  });
+});
+
+describe('underFloor', () => {
+  it('never widens the floor: a path only the agent grants is dropped, the network is cut to the floor\'s, both tool rules apply', () => {
+    const floor = p(['rw:/srv/shared'], [], { allowedToolCalls: { schema: { title: 'floor' } } });
+    const requested = p(['rw:/srv/shared', 'rw:/home/alice'], ['internet-client'], { allowedToolCalls: { schema: { title: 'agent' } } });
+    const out = underFloor(requested, floor);
+    expect(out.filesystemPaths).toEqual(p(['rw:/srv/shared'], []).filesystemPaths);
+    expect(out.networkCapabilities).toEqual([]);
+    expect(out.allowedToolCalls).toEqual({ all: [{ schema: { title: 'agent' } }, { schema: { title: 'floor' } }] });
+  });
+
+  it('keeps a request that is narrower than the floor, and the floor for a request that says nothing', () => {
+    const floor = p(['rw:/srv'], ['loopback']);
+    expect(underFloor(p(['ro:/srv/docs'], []), floor)).toEqual(p(['ro:/srv/docs'], []));
+    expect(underFloor(NEUTRAL_PROFILE, floor)).toEqual(floor);
   });
 });

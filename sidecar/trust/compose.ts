@@ -147,3 +147,18 @@ export function composeProfile(own: EffectiveProfile, bases: readonly ComposedBa
   for (const base of bases) if (base.mode === 'restrictive') result = narrow(result, base.profile);
   return result;
 }
+
+/**
+ * What a launch runs under when the host has a floor: the agent's requested profile narrowed by
+ * the floor (`requested ∧ floor`, the restrictive mode above), so an agent's trust context can
+ * only tighten what the host allows, never loosen it. A path the agent grants and the floor does
+ * not is not granted; a network wider than the floor's is cut to the floor's; the tool-call rules
+ * of both must pass.
+ *
+ * @param requested The agent's effective profile (its target mappings win where both grant).
+ * @param floor The host's floor: `sidecar.json` "trust-profile", or the server entry's own.
+ * @returns The effective profile of the launch.
+ */
+export function underFloor(requested: EffectiveProfile, floor: EffectiveProfile): EffectiveProfile {
+  return narrow(requested, floor);
+}

@@ -48,16 +48,20 @@ describe('TrustProfileStore', () => {
     expect((error as WireError).message).toContain('"nope"');
   });
 
-  it('rejects a changed revision with trust-profile-stale naming both revisions and the fix', async () => {
+  it('rejects a changed revision with trust-profile-stale naming the fix but neither revision; the revisions go to onStale only', async () => {
     write('workspace', { 'network-capabilities': [] });
     const { revision: old } = await store.load('workspace');
     write('workspace', { 'network-capabilities': ['loopback'] });
-    const error = (await failure(store.resolve('workspace', old))) as WireError;
+    const told: unknown[] = [];
+    const error = (await failure(store.resolve('workspace', old, (revisions) => told.push(revisions)))) as WireError;
     const { revision: current } = await store.load('workspace');
     expect(error.reason).toBe('trust-profile-stale');
-    expect(error.message).toContain(old);
-    expect(error.message).toContain(current);
     expect(error.message).toContain('switchyard sidecar profiles');
+    const wire = JSON.stringify({ message: error.message, detail: error.detail, body: error.toJsonRpcError() });
+    expect(wire).not.toContain(current);
+    expect(wire).not.toContain(old);
+    expect(wire).not.toMatch(/sha256:/);
+    expect(told).toEqual([{ expected: old, current }]);
   });
 
   it('rejects a reference that could leave the folder before touching the disk', async () => {

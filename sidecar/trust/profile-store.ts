@@ -47,20 +47,26 @@ export class TrustProfileStore {
   /**
    * Resolves a reference and checks it against the revision the worker expects.
    *
+   * A stale revision's error names neither revision: it goes over the link, and the host's
+   * current revision is exactly what a worker guessing at profiles would want to learn (DESIGN
+   * §5). The two revisions go to `onStale`, for the sidecar's own log.
+   *
    * @param ref A profile name, as sent over the link.
    * @param expectedRevision The `sha256:` revision from the agent's trust context.
+   * @param onStale Told both revisions when they differ, before the refusal is thrown.
    * @returns The effective profile and its current revision.
    * @throws WireError `trust-profile-not-found` / `trust-profile-stale` / `invalid-request` (bad name);
    *   ValidationError for an invalid file; LocalError `trust-profile-invalid` for a base cycle.
    */
-  async resolve(ref: string, expectedRevision: string): Promise<ResolvedTrustProfile> {
+  async resolve(ref: string, expectedRevision: string, onStale?: (revisions: { expected: string; current: string }) => void): Promise<ResolvedTrustProfile> {
     const resolved = await this.load(ref);
     if (resolved.revision !== expectedRevision) {
+      onStale?.({ expected: expectedRevision, current: resolved.revision });
       throw new WireError(
         'trust-profile-stale',
-        `Trust profile "${ref}" has changed: the worker expects revision ${expectedRevision} but this host has ${resolved.revision}; ` +
-          'update the worker config with the revision printed by `switchyard sidecar profiles`',
-        { detail: { ref, expectedRevision, currentRevision: resolved.revision } },
+        `Trust profile "${ref}" has changed on this host since the worker config named its revision: ` +
+          'update trust-profile-revision in the worker config with the revision printed by `switchyard sidecar profiles` on this host',
+        { detail: { ref } },
       );
     }
     return resolved;

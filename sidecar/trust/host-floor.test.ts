@@ -1,0 +1,72 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WireError } from '../../shared/errors.ts';
+import { createLogger, silentLogger } from '../log.ts';
+import { resolveEffectiveTrust } from './host-floor.ts';
+import { TrustProfileStore } from './profile-store.ts';
+
+let dir: string;
+let store: TrustProfileStore;
+const write = (ref: string, content: unknown) => writeFileSync(join(dir, `${ref}.json`), JSON.stringify(content));
+const revisionOf = async (ref: string) => (await store.load(ref)).revision;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sy-floor-'));
+  store = new TrustProfileStore(dir);
+  write('floor', { 'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-write' }], 'network-capabilities': [] });
+  write('server-floor', { 'network-capabilities': ['loopback'] });
+  write('agent', { 'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-only' }, { 'source-path': '/home', 'access-mode': 'read-write' }] });
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('resolveEffectiveTrust', () => {
+  it('gives the floor to a request that names no profile', async () => {
+    const trust = await resolveEffectiveTrust(store, { floor: 'floor' }, { server: 's' }, silentLogger);
+    expect(trust).toMatchObject({ floor: 'floor', requested: null, revision: await revisionOf('floor') });
+    expect(trust!.effective.networkCapabilities).toEqual([]);
+  });
+
+  it('composes an agent profile under the floor, with a revision of both', async () => {
+    const requested = { ref: 'agent', revision: await revisionOf('agent') };
+    const trust = (await resolveEffectiveTrust(store, { floor: 'floor' }, { server: 's', requested }, silentLogger))!;
+    expect(trust.effective.filesystemPaths.map((g) => [g.sourcePath, g.accessMode])).toEqual([['/srv', 'read-only']]);
+    expect(trust.effective.networkCapabilities).toEqual([]);
+    expect(trust.revision).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect([await revisionOf('floor'), requested.revision]).not.toContain(trust.revision);
+    const other = (await resolveEffectiveTrust(store, { floor: 'server-floor' }, { server: 's', requested }, silentLogger))!;
+    expect(other.revision).not.toBe(trust.revision);
+  });
+
+  it('lets a server entry\'s floor win over the host\'s', async () => {
+    const trust = await resolveEffectiveTrust(store, { floor: 'floor' }, { server: 's', serverFloor: 'server-floor' }, silentLogger);
+    expect(trust).toMatchObject({ floor: 'server-floor', revision: await revisionOf('server-floor') });
+  });
+
+  it('refuses neither-floor-nor-profile unless uncontained launches are allowed', async () => {
+    await expect(resolveEffectiveTrust(store, {}, { server: 's' }, silentLogger)).rejects.toMatchObject({ reason: 'denied-by-policy', detail: { server: 's' } });
+    await expect(resolveEffectiveTrust(store, { allowUncontained: false }, { server: 's' }, silentLogger)).rejects.toBeInstanceOf(WireError);
+    expect(await resolveEffectiveTrust(store, { allowUncontained: true }, { server: 's' }, silentLogger)).toBeNull();
+    // An agent profile alone is used as it is; allow-uncontained does not weaken it.
+    const alone = await resolveEffectiveTrust(store, { allowUncontained: true }, { server: 's', requested: { ref: 'agent', revision: await revisionOf('agent') } }, silentLogger);
+    expect(alone).toMatchObject({ floor: null, requested: 'agent', revision: await revisionOf('agent') });
+  });
+
+  it('refuses a stale agent revision without either revision in the error, and logs both at warn', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const log = createLogger({ level: 'debug', write: (line) => lines.push(JSON.parse(line)) });
+    const stale = `sha256:${'1'.repeat(64)}`;
+    const error = (await resolveEffectiveTrust(store, { floor: 'floor' }, { server: 's', requested: { ref: 'agent', revision: stale } }, log).catch((e: unknown) => e)) as WireError;
+    expect(error.reason).toBe('trust-profile-stale');
+    expect(JSON.stringify({ m: error.message, d: error.detail })).not.toMatch(/sha256:/);
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'warn', ref: 'agent', expected: stale, current: await revisionOf('agent') }));
+  });
+
+  it('fails closed with launch-failed when the floor cannot be loaded, and passes the agent profile\'s own refusals on', async () => {
+    await expect(resolveEffectiveTrust(store, { floor: 'missing', allowUncontained: true }, { server: 's' }, silentLogger)).rejects.toMatchObject({ reason: 'launch-failed' });
+    write('broken', { 'network-capabilities': 'everything' });
+    await expect(resolveEffectiveTrust(store, { floor: 'broken' }, { server: 's' }, silentLogger)).rejects.toMatchObject({ reason: 'launch-failed' });
+    await expect(resolveEffectiveTrust(store, { floor: 'floor' }, { server: 's', requested: { ref: 'nope', revision: `sha256:${'0'.repeat(64)}` } }, silentLogger)).rejects.toMatchObject({ reason: 'trust-profile-not-found' });
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * The host's floor: what a launch on this workstation runs under, decided here and not by the
+ * worker (DESIGN §4, §5: an agent's trust context is a request, not the last word).
+ *
+ * The floor is a trust profile of this host: a server entry's own `"trust-profile"` in its
+ * mcp.json, else `sidecar.json`'s `"trust-profile"`. The effective profile is the agent's
+ * requested profile (if the worker names one) composed restrictively with the floor (if the host
+ * has one), so a compromised worker can narrow a launch but never widen it past the floor, and
+ * leaving the profile out of the request gets the floor, not an uncontained process.
+ *
+ * | floor | agent profile | launch |
+ * |---|---|---|
+ * | yes | no | the floor |
+ * | yes | yes | agent ∧ floor |
+ * | no | yes | the agent's profile |
+ * | no | no | refused (`denied-by-policy`), unless `sidecar.json` says `"allow-uncontained": true` |
+ *
+ * The agent's profile is checked against the revision the worker expects (`trust-profile-stale`
+ * when it differs, with neither revision in the error: they are logged here); the floor is the
+ * host's own and is checked against nothing. A floor this host cannot load is the host's
+ * misconfiguration: the launch fails closed with `launch-failed`, its name and problem logged.
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import { WireError } from '../../shared/errors.ts';
+import type { Logger } from '../log.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { underFloor } from './compose.ts';
+import type { EffectiveProfile } from './effective-profile.ts';
+import type { ResolvedTrustProfile, TrustProfileStore } from './profile-store.ts';
+
+/** The sidecar.json keys that decide what a launch with no agent profile gets. */
+export interface HostTrustPolicy {
+  /** `"trust-profile"`: the floor of every server on this host that names none of its own. */
+  readonly floor?: string;
+  /** `"allow-uncontained"`: with neither a floor nor an agent profile, launch uncontained anyway. */
+  readonly allowUncontained?: boolean;
+}
+
+export interface EffectiveTrust {
+  readonly effective: EffectiveProfile;
+  /**
+   * Names `effective` for caches and the compiled policy: the one profile's revision, or for a
+   * floor with an agent profile a digest of both revisions, so a change to either compiles afresh.
+   */
+  readonly revision: string;
+  /** The profile references it was made of, for the local log. */
+  readonly floor: string | null;
+  readonly requested: string | null;
+}
+
+export interface TrustRequest {
+  /** The server being opened, for messages. */
+  readonly server: string;
+  /** The server entry's own floor (`"trust-profile"` in its mcp.json), which wins over the host's. */
+  readonly serverFloor?: string | undefined;
+  /** What the worker sent: both or neither (the connection request schema enforces it). */
+  readonly requested?: { readonly ref: string; readonly revision: string } | undefined;
+}
+
+/**
+ * @returns The effective trust of the launch, or `null` for an uncontained launch the host allows.
+ * @throws WireError `denied-by-policy` (neither a floor nor an agent profile, uncontained not
+ *   allowed), `trust-profile-not-found` / `trust-profile-stale` / `invalid-request` (the agent's
+ *   profile), `launch-failed` (a profile file of this host that cannot be used).
+ */
+export async function resolveEffectiveTrust(store: TrustProfileStore, host: HostTrustPolicy, request: TrustRequest, log: Logger): Promise<EffectiveTrust | null> {
+  const floorRef = request.serverFloor ?? host.floor;
+  const { requested, server } = request;
+  if (floorRef === undefined && requested === undefined) {
+    if (host.allowUncontained === true) return null;
+    throw new WireError(
+      'denied-by-policy',
+      `Server "${server}" would run uncontained: this host has no trust floor and the agent's trust context names no profile; ` +
+        'on the host, set "trust-profile" in sidecar.json (or in the server\'s mcp.json entry), or "allow-uncontained": true to run such servers uncontained',
+      { detail: { server } },
+    );
+  }
+  const floor = floorRef === undefined ? null : await loadFloor(store, floorRef, server, log);
+  const agent = requested === undefined ? null : await loadRequested(store, requested, log);
+  if (floor !== null && agent !== null) {
+    return {
+      effective: underFloor(agent.effective, floor.effective),
+      revision: `sha256:${createHash('sha256').update(canonicalJson({ floor: floor.revision, requested: agent.revision })).digest('hex')}`,
+      floor: floor.ref,
+      requested: agent.ref,
+    };
+  }
+  const only = (floor ?? agent)!;
+  return { effective: only.effective, revision: only.revision, floor: floor?.ref ?? null, requested: agent?.ref ?? null };
+}
+
+async function loadFloor(store: TrustProfileStore, ref: string, server: string, log: Logger): Promise<ResolvedTrustProfile> {
+  try {
+    return await store.load(ref);
+  } catch (error) {
+    log.error('The host\'s trust floor cannot be used: every launch under it is refused', { floor: ref, error });
+    throw new WireError('launch-failed', `Server "${server}" cannot start: this host's trust floor is unusable, see the sidecar log`, { detail: { server } });
+  }
+}
+
+async function loadRequested(store: TrustProfileStore, requested: { ref: string; revision: string }, log: Logger): Promise<ResolvedTrustProfile> {
+  const { ref } = requested;
+  try {
+    return await store.resolve(ref, requested.revision, ({ expected, current }) =>
+      log.warn('Trust profile revision differs from the one the worker sent: launch refused', { ref, expected, current }),
+    );
+  } catch (error) {
+    if (error instanceof WireError) throw error;
+    log.error('Trust profile is unusable', { ref, error });
+    throw new WireError('launch-failed', `Trust profile "${ref}" cannot be used on this host: see the sidecar log`, { detail: { ref } });
+  }
+}
