@@ -10,6 +10,11 @@
  * - either side closing closes the other: the agent leaving ends the server process, the server
  *   ending closes the channel with the reason of the last `WireError` its transport reported
  *   (`server-exited` with the exit code, by default);
+ * - nothing it runs on a message throws back into the link: the link delivers channel messages
+ *   synchronously from its socket handler, so an exception here would reach the sidecar's event
+ *   loop. A filter that throws denies the call (`denied-by-policy`: the check could not pass);
+ *   anything else unexpected is logged and the request answered, so one agent's message can end
+ *   neither the sidecar nor another agent's session;
  * - the order of starting: `start()` starts the server (for stdio, launches it) with every
  *   callback already wired, so nothing it says is lost, and only then the agent's channel; a
  *   server that ends while starting is reported once the start has settled.
@@ -44,30 +49,49 @@ export function bridgeChannels(agent: ChannelTransport, server: Transport, optio
   let resolveClosed!: (info: ChannelCloseInfo) => void;
   const closed = new Promise<ChannelCloseInfo>((resolve) => (resolveClosed = resolve));
 
-  agent.onmessage = (message) => {
-    const denied = filter?.(message) ?? null;
+  const answerAgent = (id: string | number | undefined, error: WireError) => {
+    if (id === undefined || agent.closed) return;
+    agent.send(jsonRpcErrorBody(id, error) as JSONRPCMessage).catch(() => {});
+  };
+
+  const fromAgent = (message: JSONRPCMessage) => {
+    let denied: JsonRpcErrorResponse | null;
+    try {
+      denied = filter?.(message) ?? null;
+    } catch (error) {
+      log.warn('Tool-call check failed: denied', { server: options.server, tool: toolName(message), error: errorName(error) });
+      denied = jsonRpcErrorBody(requestIdOf(message) ?? null, new WireError('denied-by-policy', 'Request denied by the trust profile: its rules could not be evaluated for this request'));
+    }
     if (denied !== null) {
-      log.info('Tool call denied by policy', { server: options.server, tool: toolName(message) });
+      log.info('Tool call denied by policy', { server: options.server, tool: toolName(message), reason: denied.error.data.reason });
       agent.send(denied as JSONRPCMessage).catch(() => {});
       return;
     }
     server.send(message).catch((error: unknown) => {
       log.debug('Server did not take a message', { server: options.server, error });
-      const id = requestIdOf(message);
-      if (id === undefined) return;
-      const failure =
-        error instanceof WireError ? error : new WireError('server-exited', `Server "${options.server}" could not take the request: its connection is closed`);
-      agent.send(jsonRpcErrorBody(id, failure) as JSONRPCMessage).catch(() => {});
+      answerAgent(
+        requestIdOf(message),
+        error instanceof WireError ? error : new WireError('server-exited', `Server "${options.server}" could not take the request: its connection is closed`),
+      );
     });
+  };
+  agent.onmessage = (message) => {
+    try {
+      fromAgent(message);
+    } catch (error) {
+      log.error('Agent message not handled', { server: options.server, error: errorName(error) });
+      answerAgent(requestIdOf(message), new WireError('invalid-request', `Server "${options.server}" could not be sent the request: the host failed to handle it, see its log`));
+    }
   };
 
   server.onmessage = (message) => {
     agent.send(message).catch((error: unknown) => {
-      // Only a message too large for the link leaves the channel open; tell the caller why.
+      // A closed channel is reported by its close; a message the link refused (too large, or one
+      // it cannot serialize) leaves it open, so the caller is told why instead of waiting.
       const id = responseIdOf(message);
-      if (id === undefined || !(error instanceof WireError) || error.reason !== 'invalid-request' || agent.closed) return;
-      log.warn('Server answer too large for the link', { server: options.server });
-      agent.send(jsonRpcErrorBody(id, error) as JSONRPCMessage).catch(() => {});
+      if (id === undefined || (error instanceof WireError && error.reason !== 'invalid-request')) return;
+      log.warn('Server answer refused by the link', { server: options.server, error: error instanceof WireError ? error.message : errorName(error) });
+      answerAgent(id, error instanceof WireError ? error : new WireError('invalid-request', `Server "${options.server}" answered with a message the link cannot carry`));
     });
   };
 
@@ -124,6 +148,11 @@ function requestIdOf(message: JSONRPCMessage): string | number | undefined {
 
 function responseIdOf(message: JSONRPCMessage): string | number | undefined {
   return !('method' in message) && 'id' in message && (typeof message.id === 'string' || typeof message.id === 'number') ? message.id : undefined;
+}
+
+/** The error's class only: its message may quote the agent's input. */
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : typeof error;
 }
 
 function toolName(message: JSONRPCMessage): string | null {
