@@ -72,6 +72,13 @@ describe('server config resolution', () => {
     });
   });
 
+  it('reads an entry\'s own trust floor ("trust-profile") on both shapes, and checks it as a profile name', () => {
+    const servers = parseMcpServersFile({ mcpServers: { files: { command: '/bin/cat', 'trust-profile': 'strict' }, docs: { url: 'https://docs.example.com/mcp', 'trust-profile': 'web' } } });
+    expect(servers.get('files')).toMatchObject({ kind: 'stdio', trustProfile: 'strict' });
+    expect(servers.get('docs')).toMatchObject({ kind: 'http', trustProfile: 'web' });
+    expect(() => parseMcpServersFile({ mcpServers: { files: { command: '/bin/cat', 'trust-profile': '../x' } } })).toThrow(/mcpServers\.files\.trust-profile: must be 1-64 letters/);
+  });
+
   it('rejects unknown keys and bad values as path: message, every problem at once', () => {
     const bad = {
       mcpServers: {

@@ -10,7 +10,8 @@
  *
  * Each file has the format MCP clients already use, `{"mcpServers": {name: entry}}`, where an entry
  * is `{command, args?, env?, cwd?}` or `{url, headers?}`; a `type` key (`stdio`, `http`,
- * `streamable-http`) is accepted because clients write it. Files are read on every lookup, so an
+ * `streamable-http`) is accepted because clients write it, and `"trust-profile"` names the
+ * entry's own trust floor (see `sidecar/trust/host-floor.ts`). Files are read on every lookup, so an
  * edit applies to the next session without a restart. A relative `cwd` is relative to DIR.
  *
  * @module
@@ -19,12 +20,13 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { z } from 'zod';
 import { WireError } from '../../shared/errors.ts';
-import { EntityIdSchema, ServerNameSchema } from '../../shared/names.ts';
+import { EntityIdSchema, ProfileRefSchema, ServerNameSchema } from '../../shared/names.ts';
 import { joinPath, parseWith, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
 import { UserNameSchema } from '../config/user-name.ts';
 
-export type StdioServerConfig = { kind: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string };
-export type HttpServerConfig = { kind: 'http'; url: string; headers: Record<string, string> };
+/** `trustProfile`: the entry's own floor (its `"trust-profile"`), which wins over sidecar.json's. */
+export type StdioServerConfig = { kind: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string; trustProfile?: string };
+export type HttpServerConfig = { kind: 'http'; url: string; headers: Record<string, string>; trustProfile?: string };
 export type ServerConfig = StdioServerConfig | HttpServerConfig;
 
 export type ServerConfigSource = 'machine' | 'user' | 'defaults';
@@ -37,12 +39,18 @@ export interface ResolvedServerConfig {
   file: string;
 }
 
+/** A server entry's own floor; see `sidecar/trust/host-floor.ts`. */
+const TrustFloorSchema = ProfileRefSchema.optional().describe(
+  'This server\'s trust floor on this host: a profile in trust-profiles/, composed restrictively with the agent\'s; wins over sidecar.json "trust-profile"',
+);
+
 export const StdioEntrySchema = z.strictObject({
   type: z.literal('stdio').optional(),
   command: z.string().min(1, 'must not be empty').describe('Program to run; searched on PATH when not a path'),
   args: z.array(z.string()).optional().describe('Arguments, in order'),
   env: z.record(z.string(), z.string()).optional().describe('Variables added to the inherited environment'),
   cwd: z.string().min(1).optional().describe('Working directory; relative to the config dir'),
+  'trust-profile': TrustFloorSchema,
 });
 
 export const HttpEntrySchema = z.strictObject({
@@ -53,6 +61,7 @@ export const HttpEntrySchema = z.strictObject({
     .refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL')
     .describe('Streamable HTTP endpoint, reached from this host'),
   headers: z.record(z.string(), z.string()).optional().describe('Headers sent with every request'),
+  'trust-profile': TrustFloorSchema,
 });
 
 const FileSchema = z.strictObject({ mcpServers: z.record(z.string(), z.unknown()) });
@@ -75,11 +84,18 @@ export function parseMcpServersFile(input: unknown, configDir = '.'): Map<string
     try {
       if (isHttp) {
         const http = parseWith(HttpEntrySchema, entry, 'mcp.json', at);
-        out.set(name, { kind: 'http', url: http.url, headers: http.headers ?? {} });
+        out.set(name, { kind: 'http', url: http.url, headers: http.headers ?? {}, ...(http['trust-profile'] ? { trustProfile: http['trust-profile'] } : {}) });
       } else {
         const stdio = parseWith(StdioEntrySchema, entry, 'mcp.json', at);
         const cwd = stdio.cwd === undefined ? undefined : isAbsolute(stdio.cwd) ? stdio.cwd : join(configDir, stdio.cwd);
-        out.set(name, { kind: 'stdio', command: stdio.command, args: stdio.args ?? [], env: stdio.env ?? {}, ...(cwd ? { cwd } : {}) });
+        out.set(name, {
+          kind: 'stdio',
+          command: stdio.command,
+          args: stdio.args ?? [],
+          env: stdio.env ?? {},
+          ...(cwd ? { cwd } : {}),
+          ...(stdio['trust-profile'] ? { trustProfile: stdio['trust-profile'] } : {}),
+        });
       }
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
