@@ -1,0 +1,78 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { createInMemoryChannelPair } from '../../shared/channel-transport.ts';
+import type { JsonRpcErrorResponse } from '../../shared/errors.ts';
+import { silentLogger } from '../log.ts';
+import { bridgeChannels } from './channel-bridge.ts';
+
+/** A server transport that records what it is sent and answers every request with `result: {}`. */
+function fakeServer(answer: (message: JSONRPCMessage) => JSONRPCMessage | null = (m) => ('id' in m ? { jsonrpc: '2.0', id: m.id, result: {} } : null)) {
+  const sent: JSONRPCMessage[] = [];
+  const server: Transport = {
+    async start() {},
+    async close() {
+      server.onclose?.();
+    },
+    async send(message) {
+      sent.push(message);
+      const reply = answer(message);
+      if (reply !== null) queueMicrotask(() => server.onmessage?.(reply));
+    },
+  };
+  return { server, sent };
+}
+
+/** The bridge between an agent channel and a fake server, with `filter` on the way in. */
+async function bridged(filter: (m: JSONRPCMessage) => JsonRpcErrorResponse | null) {
+  const [agent, host] = createInMemoryChannelPair();
+  const { server, sent } = fakeServer();
+  const bridge = bridgeChannels(host, server, { server: 'test', log: silentLogger, filter });
+  await bridge.start();
+  const got: JSONRPCMessage[] = [];
+  agent.onmessage = (m) => got.push(m);
+  await agent.start();
+  return { agent, sent, got, bridge };
+}
+
+const until = async (check: () => boolean) => {
+  while (!check()) await new Promise((r) => setTimeout(r, 2));
+};
+
+describe('bridgeChannels on hostile input', () => {
+  it('denies a request whose filter throws, never forwards it, and forwards the next', async () => {
+    let calls = 0;
+    const { agent, sent, got } = await bridged((m) => {
+      calls++;
+      if ('id' in m && m.id === 1) throw new RangeError('Maximum call stack size exceeded');
+      return null;
+    });
+    await agent.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x' } });
+    await agent.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'x' } });
+    await until(() => got.length === 2);
+    expect(got).toEqual([
+      { jsonrpc: '2.0', id: 1, error: { code: -32010, message: 'Request denied by the trust profile: its rules could not be evaluated for this request', data: { reason: 'denied-by-policy' } } },
+      { jsonrpc: '2.0', id: 2, result: {} },
+    ]);
+    expect(sent.map((m) => ('id' in m ? m.id : null))).toEqual([2]);
+    expect(calls).toBe(2);
+  });
+
+  it('answers a request whose server answer the link cannot carry (its JSON.stringify threw), instead of dropping it', async () => {
+    const [agent, host] = createInMemoryChannelPair();
+    const send = host.send.bind(host);
+    // What a link channel's send does with an answer too deep to serialize.
+    host.send = async (message) => {
+      if ('result' in message && (message.result as { deep?: unknown }).deep !== undefined) throw new RangeError('Maximum call stack size exceeded');
+      return send(message);
+    };
+    const { server } = fakeServer((m) => ('id' in m ? { jsonrpc: '2.0', id: m.id, result: { deep: true } } : null));
+    await bridgeChannels(host, server, { server: 'test', log: silentLogger }).start();
+    const got: JSONRPCMessage[] = [];
+    agent.onmessage = (m) => got.push(m);
+    await agent.start();
+    await agent.send({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'x' } });
+    await until(() => got.length === 1);
+    expect(got).toEqual([{ jsonrpc: '2.0', id: 5, error: { code: -32600, message: 'Server "test" answered with a message the link cannot carry', data: { reason: 'invalid-request' } } }]);
+  });
+});
