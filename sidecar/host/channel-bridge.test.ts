@@ -7,7 +7,7 @@ import { silentLogger } from '../log.ts';
 import { bridgeChannels } from './channel-bridge.ts';
 
 /** A server transport that records what it is sent and answers every request with `result: {}`. */
-function fakeServer(answer: (message: JSONRPCMessage) => JSONRPCMessage | null = (m) => ('id' in m ? { jsonrpc: '2.0', id: m.id, result: {} } : null)) {
+function fakeServer(answer: (message: JSONRPCMessage) => JSONRPCMessage | null = (m) => ('method' in m && 'id' in m ? { jsonrpc: '2.0', id: m.id, result: {} } : null)) {
   const sent: JSONRPCMessage[] = [];
   const server: Transport = {
     async start() {},
@@ -66,7 +66,7 @@ describe('bridgeChannels on hostile input', () => {
       if ('result' in message && (message.result as { deep?: unknown }).deep !== undefined) throw new RangeError('Maximum call stack size exceeded');
       return send(message);
     };
-    const { server } = fakeServer((m) => ('id' in m ? { jsonrpc: '2.0', id: m.id, result: { deep: true } } : null));
+    const { server } = fakeServer((m) => ('method' in m && 'id' in m ? { jsonrpc: '2.0', id: m.id, result: { deep: true } } : null));
     await bridgeChannels(host, server, { server: 'test', log: silentLogger }).start();
     const got: JSONRPCMessage[] = [];
     agent.onmessage = (m) => got.push(m);
