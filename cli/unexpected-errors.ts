@@ -1,0 +1,39 @@
+/**
+ * The sidecar's last resort against an exception nothing caught: log it and keep serving.
+ *
+ * Node's default is to end the process on an uncaught exception or an unhandled rejection. For a
+ * sidecar that is the worst outcome of one agent's bad request: every other agent's servers on
+ * the host end with it, and uncontained servers may be left orphaned. The paths a hostile agent,
+ * server or worker can reach are guarded where they are (the link's message dispatch, the
+ * bridge, the tool-call authorizer, the depth checks); this catches what those miss, so a bug
+ * there costs one channel, not the host.
+ *
+ * Why resuming is acceptable here, against Node's general advice: the sidecar's state is per
+ * channel (a bridge, a process handle), and an exception unwinds only the handler it was thrown
+ * in. What it can leave behind is one channel that never answers or one process not yet
+ * registered for cleanup, never a weaker sandbox: a policy is compiled and awaited before any
+ * spawn, and a launch without its policy does not exist. The error is logged with its stack
+ * (1st, 10th, 100th, … occurrence of each kind, so a loop cannot flood the log), so the hole
+ * gets fixed.
+ *
+ * @module
+ */
+import type { Logger } from '../sidecar/log.ts';
+
+let installed = false;
+
+/** Installs the handlers once per process (the sidecar CLI, `switchyard start`). */
+export function keepServingOnUnexpectedErrors(log: Logger): void {
+  if (installed) return;
+  installed = true;
+  const counts = new Map<string, number>();
+  const report = (what: string, error: unknown) => {
+    const count = (counts.get(what) ?? 0) + 1;
+    counts.set(what, count);
+    if (!/^10*$/.test(String(count))) return;
+    const fields = error instanceof Error ? { error: error.name, message: error.message, stack: error.stack ?? null } : { error: String(error) };
+    log.error(`${what}: logged, and the sidecar keeps serving every other session`, { ...fields, count });
+  };
+  process.on('uncaughtException', (error) => report('Uncaught exception', error));
+  process.on('unhandledRejection', (reason) => report('Unhandled promise rejection', reason));
+}
