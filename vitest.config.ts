@@ -20,6 +20,7 @@ const REAL_PROCESSES_BESIDE_CODE = [
   'cli/check.test.ts',
   'cli/doctor.test.ts',
   'cli/sidecar-bundle.test.ts',
+  'cli/sidecar-init.test.ts',
   'sidecar/host/create-stdio-transport.test.ts',
   'sidecar/host/remote-mcp-host-handler.test.ts',
   'sidecar/process/process-backed-transport.test.ts',

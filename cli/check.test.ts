@@ -43,7 +43,7 @@ describe('switchyard check', () => {
   it('lists every problem of a broken worker config with its path, and exits 1', async () => {
     const file = write('worker.json', {
       agents: [{ name: 'alice', 'token-sha256': 'nothex', servers: ['everything', 'ghost'], colour: 'blue' }],
-      hosts: [{ 'entity-id': 'alice-laptop', 'secret-sha256': '00' }],
+      hosts: [{ 'entity-id': 'alice-laptop', 'public-key': '00' }],
       servers: {
         everything: { executor: { type: 'user-computer-profile', 'entity-id': 'alice-laptop', target: { type: 'ssh' } } },
         docs: { executor: { type: 'http', url: 'ftp://x' } },
@@ -57,7 +57,7 @@ describe('switchyard check', () => {
       expect.arrayContaining([
         'agents[0].token-sha256',
         'agents[0].colour',
-        'hosts[0].secret-sha256',
+        'hosts[0].public-key',
         'servers.everything.executor.target.type',
         'servers.docs.executor.url',
         'agents[0].servers[1]',
@@ -68,7 +68,7 @@ describe('switchyard check', () => {
   });
 
   it('recognises sidecar.json, mcp.json and trust profiles by content and place', async () => {
-    const sidecar = write('cfg/sidecar.json', { worker: 'not a url', 'entity-id': '../up', 'secret-file': 'host.secret' });
+    const sidecar = write('cfg/sidecar.json', { worker: 'not a url', 'entity-id': '../up' });
     const servers = write('cfg/mcp-servers/mcp.json', { mcpServers: { 'bad/name': { command: 'x' }, ok: { command: '' } } });
     const profile = write('cfg/trust-profiles/p.json', { 'filesystem-paths': [{ 'source-path': 'relative', 'access-mode': 'rw' }], 'network-capabilities': ['teleport'] });
     const out = (await switchyard('check', sidecar, servers, profile)).stdout;

@@ -26,7 +26,7 @@ export type ConfigKind = 'worker config' | 'sidecar config' | 'mcp.json' | 'trus
 export function kindOf(path: string, json: unknown): ConfigKind {
   const keys = typeof json === 'object' && json !== null && !Array.isArray(json) ? Object.keys(json) : [];
   if (keys.includes('mcpServers')) return 'mcp.json';
-  if (basename(path) === 'sidecar.json' || keys.includes('entity-id') || keys.includes('secret-file')) return 'sidecar config';
+  if (basename(path) === 'sidecar.json' || keys.includes('entity-id') || keys.includes('key-file')) return 'sidecar config';
   if (basename(dirname(path)) === 'trust-profiles') return 'trust profile';
   if (keys.some((k) => k === 'agents' || k === 'hosts' || k === 'servers')) return 'worker config';
   if (keys.some((k) => k.includes('trust') || k.includes('filesystem') || k.includes('network') || k === 'environment')) return 'trust profile';

@@ -12,6 +12,8 @@ Commands:
   worker --config FILE          Run the edge worker (under Deno) with a worker config
   worker --runtime node --config FILE [--config-dir DIR]
                                 One machine, no link: the worker under Node, local servers in-process
+  sidecar init --config-dir DIR --worker URL --entity-id ID
+                                Set up a workstation: sidecar.json, its key, the worker's hosts entry
   sidecar --config-dir DIR      Run a sidecar that links this workstation to its worker
   sidecar profiles --config-dir DIR
                                 Print each trust profile with its current revision
@@ -26,6 +28,8 @@ Run "switchyard <command> --help" for a command's options.`,
 The workstation's Switchyard: links this machine to its worker and hosts its MCP servers.
 
 Commands:
+  sidecar init --config-dir DIR --worker URL --entity-id ID
+                                Set up this workstation: sidecar.json, its key, the worker's hosts entry
   sidecar --config-dir DIR      Run a sidecar that links this workstation to its worker
   sidecar profiles --config-dir DIR
                                 Print each trust profile with its current revision
@@ -58,17 +62,30 @@ Options:
   --port N          Port (default 8787)
   --runtime R       deno (default) or node
   --config-dir DIR  With --runtime node: where local servers are configured (default: the config file's folder)`,
-  sidecar: `Usage: switchyard sidecar --config-dir DIR [--worker URL] [--entity-id ID] [--secret-file FILE]
+  sidecar: `Usage: switchyard sidecar --config-dir DIR [--worker URL] [--entity-id ID]
+       switchyard sidecar init --config-dir DIR --worker URL --entity-id ID [--force]
        switchyard sidecar profiles --config-dir DIR
 
-Links this workstation to its worker and hosts the MCP servers configured in DIR.
+Links this workstation to its worker and hosts the MCP servers configured in DIR. The host
+proves its identity with its private key (DIR/host.key, written by sidecar init).
 Flags override the values in DIR/sidecar.json.
 
 Options:
-  --config-dir DIR  Sidecar config dir (sidecar.json, mcp-servers/, trust-profiles/, …)
-  --worker URL      Worker base URL
-  --entity-id ID    This host's entity id
-  --secret-file F   File holding the host secret`,
+  --config-dir DIR  Sidecar config dir (sidecar.json, host.key, mcp-servers/, trust-profiles/, …)
+  --worker URL      Worker base URL: https:, or http: on this machine only
+  --entity-id ID    This host's entity id`,
+  init: `Usage: switchyard sidecar init --config-dir DIR --worker URL --entity-id ID [--force]
+
+Sets up a workstation: writes DIR/sidecar.json, creates the host's Ed25519 private key
+DIR/host.key (mode 0600) and prints the "hosts" entry to add to the worker config:
+{"entity-id": ID, "public-key": "ed25519:…"}. Running it again prints the entry again; an
+existing key is never overwritten (delete it to make a new identity).
+
+Options:
+  --config-dir DIR  Sidecar config dir to create or update
+  --worker URL      Worker base URL: https:, or http: only for 127.0.0.1, localhost or [::1]
+  --entity-id ID    This host's entity id, as the worker config will list it
+  --force           Rewrite the worker and entity id of an existing sidecar.json (other keys kept)`,
   profiles: `Usage: switchyard sidecar profiles --config-dir DIR
 
 Prints each trust profile in DIR/trust-profiles with its current revision, the value to put in

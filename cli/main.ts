@@ -32,6 +32,11 @@ export async function main(argv: string[]): Promise<number> {
       return runWorkerCommand(rest);
     }
     case 'sidecar': {
+      if (rest[0] === 'init') {
+        if (wantsHelp) return help('init');
+        const { runInitCommand } = await import('./sidecar-init.ts');
+        return runInitCommand(rest.slice(1));
+      }
       if (rest[0] === 'profiles') {
         if (wantsHelp) return help('profiles');
         const { runProfilesCommand } = await import('./sidecar-command.ts');

@@ -33,7 +33,8 @@ function configDir(): string {
   const dir = mkdtempSync(join(out, 'cfg-'));
   mkdirSync(join(dir, 'trust-profiles'), { recursive: true });
   writeFileSync(join(dir, 'trust-profiles', 'workspace.json'), JSON.stringify({ 'network-capabilities': [] }));
-  writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ worker: 'nope', 'entity-id': 'h' }));
+  // `secret-file` is the shared secret of earlier versions: an unknown key now.
+  writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ worker: 'nope', 'entity-id': 'h', 'secret-file': 'host.secret' }));
   return dir;
 }
 
@@ -57,6 +58,9 @@ describe('dist/sidecar.js', () => {
     expect(doctor.stdout).not.toMatch(/deno/i);
     const help = await node(sidecar, '--help');
     expect(help).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: node sidecar\.js/) });
+    const fresh = join(mkdtempSync(join(out, 'init-')), 'switchyard');
+    const init = await node(sidecar, 'sidecar', 'init', '--config-dir', fresh, '--worker', 'https://yard.example.com', '--entity-id', 'h');
+    expect(init).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ {2}\{"entity-id":"h","public-key":"ed25519:[A-Za-z0-9_-]{43}"\}$/m) });
   });
 
   it('names the full package for a command it does not carry', async () => {
@@ -79,7 +83,7 @@ describe('dist/switchyard.js', () => {
     const report = await node(cli, 'check', join(configDir(), 'sidecar.json'));
     expect(report.code).toBe(1);
     expect(report.stdout).toContain('worker: must be an absolute URL');
-    expect(report.stdout).toContain('secret-file: ');
+    expect(report.stdout).toContain('secret-file: unknown key');
     const help = await node(cli, '--help');
     for (const command of ['start', 'worker', 'sidecar', 'check', 'doctor']) expect(help.stdout).toContain(`  ${command} `);
   });

@@ -1,6 +1,7 @@
 /**
  * `switchyard sidecar`: links this workstation to its worker and hosts the configured servers,
- * through the production composition. `switchyard sidecar profiles` prints trust profile revisions.
+ * through the production composition. `switchyard sidecar profiles` prints trust profile revisions;
+ * `switchyard sidecar init` (`sidecar-init.ts`) writes the config and the host key.
  *
  * Logs are JSON lines on stderr. Each spawned server is logged (`Server spawned`, with pid and
  * backend) so operators and tests can account for every process.
@@ -13,10 +14,11 @@ import { LocalError } from '../shared/errors.ts';
 import { createSidecarComposition, type SidecarComposition } from '../sidecar/host/composition.ts';
 import { createLogger, type Logger } from '../sidecar/log.ts';
 import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { loadHostKey } from '../sidecar/link/host-key.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { stopOnSignals } from './signals.ts';
 
-function configDirFrom(values: { 'config-dir'?: string | undefined }): string {
+export function configDirFrom(values: { 'config-dir'?: string | undefined }): string {
   const dir = values['config-dir'] ?? process.env.SWITCHYARD_CONFIG_DIR;
   if (dir === undefined) throw new LocalError('usage', 'Missing --config-dir DIR: the sidecar config dir (see switchyard sidecar --help)');
   return resolve(dir);
@@ -29,14 +31,15 @@ function backoffFromEnv(): { firstMs?: number; capMs?: number } {
   return { ...(first > 0 ? { firstMs: first } : {}), ...(cap > 0 ? { capMs: cap } : {}) };
 }
 
-/** Builds and starts a linked sidecar; used by `sidecar` and by `start`. */
-export function startSidecar(config: SidecarConfig, log: Logger): SidecarComposition {
+/** Reads the host key, then builds and starts a linked sidecar; used by `sidecar` and by `start`. */
+export async function startSidecar(config: SidecarConfig, log: Logger): Promise<SidecarComposition> {
+  const key = await loadHostKey(config.keyFile);
   const sidecar = createSidecarComposition({
     configDir: config.configDir,
     entityId: config.entityId,
     user: config.user,
     worker: config.worker,
-    secret: config.secret,
+    key,
     log,
     executor: { onSpawn: (attempt) => log.info('Server spawned', { pid: attempt.pid ?? null, backend: attempt.backend }) },
     link: { backoff: backoffFromEnv() },
@@ -52,18 +55,16 @@ export async function runSidecarCommand(argv: string[]): Promise<number> {
       'config-dir': { type: 'string' },
       worker: { type: 'string' },
       'entity-id': { type: 'string' },
-      'secret-file': { type: 'string' },
     },
   });
   const dir = configDirFrom(values);
   const config = loadSidecarConfig(dir, {
     ...(values.worker !== undefined ? { worker: values.worker } : {}),
     ...(values['entity-id'] !== undefined ? { entityId: values['entity-id'] } : {}),
-    ...(values['secret-file'] !== undefined ? { secretFile: values['secret-file'] } : {}),
   });
   const log = createLogger({ fields: { component: 'sidecar', 'entity-id': config.entityId } });
   log.info('Sidecar starting', { worker: config.worker, configDir: dir, user: config.user });
-  const sidecar = startSidecar(config, log);
+  const sidecar = await startSidecar(config, log);
   stopOnSignals(async () => {
     log.info('Sidecar stopping');
     await sidecar.stop();

@@ -1,6 +1,6 @@
 /**
  * The workstation's entry, built into `dist/sidecar.js` (the one file a workstation installs):
- * `sidecar`, `sidecar profiles`, `doctor` (without the Deno check: a workstation runs no worker)
+ * `sidecar`, `sidecar init`, `sidecar profiles`, `doctor` (without the Deno check: a workstation runs no worker)
  * and help. It imports nothing of `worker/`, so the file carries no worker code; the build test
  * checks that with esbuild's metafile. The full `switchyard` bin (`main.ts`) has every command.
  *
@@ -22,6 +22,11 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(HELP.workstation + '\n');
       return command === undefined ? 1 : 0;
     case 'sidecar': {
+      if (rest[0] === 'init') {
+        if (wantsHelp) return printHelp('init');
+        const { runInitCommand } = await import('./sidecar-init.ts');
+        return runInitCommand(rest.slice(1));
+      }
       if (rest[0] === 'profiles') {
         if (wantsHelp) return printHelp('profiles');
         const { runProfilesCommand } = await import('./sidecar-command.ts');
@@ -38,7 +43,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     default:
       process.stderr.write(
-        `switchyard: "${command}" is not part of the workstation's sidecar.js, which runs sidecar, sidecar profiles and doctor: run it with the full package (npx switchyard ${command})\n\n${HELP.workstation}\n`,
+        `switchyard: "${command}" is not part of the workstation's sidecar.js, which runs sidecar, sidecar init, sidecar profiles and doctor: run it with the full package (npx switchyard ${command})\n\n${HELP.workstation}\n`,
       );
       return 1;
   }

@@ -6,7 +6,9 @@
  * - demo servers from npm: server-everything, server-filesystem on `<state>/demo`, server-memory,
  *   all run under the contained `demo` trust profile (the demo folder read-write, no network);
  * - a token kept across restarts, printed with paste-ready client configs and written to
- *   `<state>/client-config.json`.
+ *   `<state>/client-config.json`;
+ * - the sidecar's host key, made on the first start and kept in `<state>/sidecar/host.key`; the
+ *   generated worker config lists only its public key.
  *
  * Ctrl-C (SIGINT) or SIGTERM stops the sidecar (ending every server process tree), then Deno.
  *
@@ -16,17 +18,19 @@ import { createRequire } from 'node:module';
 import { hostname, networkInterfaces } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { LocalError } from '../shared/errors.ts';
 import { createLogger } from '../sidecar/log.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { loadSidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
+import { loadOrCreateHostKey } from '../sidecar/link/host-key.ts';
+import { isLoopbackHostname } from '../sidecar/link/worker-url.ts';
 import { startDenoWorker } from './deno-worker-process.ts';
 import { startSidecar } from './sidecar-command.ts';
 import { stopOnSignals } from './signals.ts';
 import { sha256Hex } from '../shared/credentials.ts';
-import { clientConfigs, ensureDir, ensureSecret, writeJson } from './state-dir.ts';
+import { clientConfigs, ensureDir, ensureSecret, HOST_KEY_FILE, writeJson } from './state-dir.ts';
 
 const DEMO_SERVERS = ['everything', 'filesystem', 'memory'] as const;
 
@@ -49,12 +53,13 @@ function allowedHostNames(host: string): string[] {
   return [...new Set(names)];
 }
 
-/** Writes the sidecar's servers, secret and demo trust profile; sidecar.json follows once the worker listens. */
-function writeSidecarFiles(stateDir: string) {
+/** Writes the sidecar's servers, host key and demo trust profile; sidecar.json follows once the worker listens. */
+async function writeSidecarFiles(stateDir: string) {
   const configDir = ensureDir(join(stateDir, 'sidecar'));
   const demoDir = ensureDir(join(stateDir, 'demo'));
   writeFileSync(join(demoDir, 'hello.txt'), 'Hello from the Switchyard demo folder. The filesystem server may read and write only here.\n');
-  const secret = ensureSecret(join(configDir, 'host.secret'), 'host_');
+  const { key } = await loadOrCreateHostKey(join(configDir, HOST_KEY_FILE));
+  rmSync(join(configDir, 'host.secret'), { force: true }); // the shared secret of earlier versions, replaced by the key
   ensureDir(join(configDir, 'mcp-servers'));
   writeJson(join(configDir, 'mcp-servers', 'mcp.json'), {
     mcpServers: {
@@ -74,7 +79,7 @@ function writeSidecarFiles(stateDir: string) {
     'network-capabilities': [],
     environment: { inherit: ['PATH', 'LANG'] },
   });
-  return { configDir, secret };
+  return { configDir, key };
 }
 
 export async function runStart(argv: string[]): Promise<number> {
@@ -85,6 +90,12 @@ export async function runStart(argv: string[]): Promise<number> {
   const host = values.host ?? process.env.HOST ?? '127.0.0.1';
   const port = Number(values.port ?? process.env.PORT ?? '8787');
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new LocalError('usage', `Invalid port "${values.port ?? process.env.PORT}": expected 0-65535`);
+  if (host !== '0.0.0.0' && host !== '::' && !isLoopbackHostname(host.includes(':') && !host.startsWith('[') ? `[${host}]` : host)) {
+    throw new LocalError(
+      'usage',
+      `Cannot listen on "${host}": the embedded sidecar links over plain http, which only this machine's loopback may carry; use 127.0.0.1 (the default), or HOST=0.0.0.0 to listen on every address`,
+    );
+  }
   const stateDir = ensureDir(resolve(values['state-dir'] ?? '.switchyard'));
   const quiet = process.env.SWITCHYARD_LOG_LEVEL ?? 'warn';
   const log = createLogger({ level: quiet as 'warn', fields: { component: 'start' } });
@@ -95,7 +106,7 @@ export async function runStart(argv: string[]): Promise<number> {
 
   const token = ensureSecret(join(stateDir, 'agent.token'), 'sy_');
   const entityId = 'this-machine';
-  const { configDir, secret } = writeSidecarFiles(stateDir);
+  const { configDir, key } = await writeSidecarFiles(stateDir);
   const demo = await new TrustProfileStore(join(configDir, 'trust-profiles')).load('demo');
   const workerConfig = join(stateDir, 'worker.json');
   writeJson(
@@ -109,7 +120,7 @@ export async function runStart(argv: string[]): Promise<number> {
           'trust-context': { 'trust-profile-ref': 'demo', 'trust-profile-revision': demo.revision, containment: 'required' },
         },
       ],
-      hosts: [{ 'entity-id': entityId, 'secret-sha256': await sha256Hex(secret) }],
+      hosts: [{ 'entity-id': entityId, 'public-key': key.publicKey }],
       servers: {
         everything: { executor: { type: 'user-computer-profile', 'entity-id': entityId, target: { type: 'local' } } },
         filesystem: { executor: { type: 'reverse-http', 'entity-id': entityId } },
@@ -124,8 +135,8 @@ export async function runStart(argv: string[]): Promise<number> {
   const sidecarLog = createLogger({ level: quiet as 'warn', fields: { component: 'sidecar' } });
   // The sidecar dials the worker's real address; an unspecified listen address is reached via loopback.
   const dialUrl = worker.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
-  writeJson(join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'secret-file': 'host.secret' });
-  const sidecar = startSidecar(loadSidecarConfig(configDir), sidecarLog);
+  writeJson(join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId });
+  const sidecar = await startSidecar(loadSidecarConfig(configDir), sidecarLog);
   let stopping = false;
   stopOnSignals(async () => {
     stopping = true;

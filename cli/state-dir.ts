@@ -1,12 +1,16 @@
 /**
- * The embedded default's state: a token, a host secret and generated configs under one folder
- * (`.switchyard/` by default, git-ignored). Secrets are created once with mode 0600 and kept
- * across restarts, so a client config pasted into an agent keeps working.
+ * The embedded default's state: an agent token, the sidecar's host key and generated configs
+ * under one folder (`.switchyard/` by default, git-ignored). The token and the key are created
+ * once with mode 0600 and kept across restarts, so a client config pasted into an agent keeps
+ * working; the generated worker config holds only the token's hash and the key's public half.
  *
  * @module
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+
+/** The host key in `<state>/sidecar/` (`sidecar/link/host-key.ts` makes it on the first start). */
+export const HOST_KEY_FILE = 'host.key';
 
 /** Reads a secret file, creating it with a fresh random value (0600) when missing or empty. */
 export function ensureSecret(path: string, prefix: string): string {

@@ -17,14 +17,14 @@ const descriptor = fc.record({ type: fc.constantFrom('local', 'http', 'reverse-h
 const workerConfig = fc.record(
   {
     agents: fc.array(fc.record({ name: fc.string(), 'token-sha256': value, servers: fc.array(fc.string()), 'trust-context': fc.dictionary(fc.constantFrom('trust-profile-ref', 'trust-profile-revision', 'containment', 'x'), value) }, { requiredKeys: [] }), { maxLength: 3 }),
-    hosts: fc.array(fc.record({ 'entity-id': fc.string(), 'secret-sha256': value }, { requiredKeys: [] }), { maxLength: 3 }),
+    hosts: fc.array(fc.record({ 'entity-id': fc.string(), 'public-key': fc.oneof(value, fc.constant(`ed25519:${'A'.repeat(43)}`)) }, { requiredKeys: [] }), { maxLength: 3 }),
     servers: fc.dictionary(fc.string(), fc.oneof(value, fc.record({ executor: descriptor }))),
     'allowed-hosts': value,
     'session-idle-seconds': value,
   },
   { requiredKeys: [] },
 );
-const sidecarConfig = fc.record({ worker: fc.oneof(fc.webUrl(), value), 'entity-id': value, 'secret-file': value, user: value }, { requiredKeys: [] });
+const sidecarConfig = fc.record({ worker: fc.oneof(fc.webUrl(), value), 'entity-id': value, 'key-file': value, user: value }, { requiredKeys: [] });
 const mcpServers = fc.record({ mcpServers: fc.dictionary(fc.string(), fc.oneof(value, fc.record({ command: value, args: value, env: value, cwd: value, url: value, type: value }, { requiredKeys: [] }))) }, { requiredKeys: [] });
 const trustProfile = fc.record(
   {

@@ -19,7 +19,7 @@ describe('README', () => {
   });
 
   it('documents every key of the DESIGN contract in the reference', () => {
-    for (const key of ['`agents[].token-sha256`', '`agents[].trust-context.trust-profile-revision`', '`hosts[].secret-sha256`', '`servers.<name>.executor`', '`entity-id`', '`secret-file`', '`filesystem-paths[].access-mode`', '`base-trust-profiles`', '`network-capabilities`']) {
+    for (const key of ['`agents[].token-sha256`', '`agents[].trust-context.trust-profile-revision`', '`hosts[].public-key`', '`public-url`', '`servers.<name>.executor`', '`entity-id`', '`key-file`', '`filesystem-paths[].access-mode`', '`base-trust-profiles`', '`network-capabilities`']) {
       expect(readme).toContain(key);
     }
   });

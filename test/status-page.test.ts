@@ -24,7 +24,7 @@ import { startSidecar } from './support/sidecar-process.ts';
 import { startWorkerProcess } from './support/worker-process.ts';
 
 const ENTITY = 'alice-laptop';
-const HOST = hostCredential(ENTITY, 'status-page-host-secret-52c1');
+const HOST = hostCredential(ENTITY);
 const SCREENSHOT = join(REPO, 'test-results', 'status-page.png');
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 /** Chromium and the processes share a busy CI machine: generous limits, no timing assertions. */
@@ -45,7 +45,7 @@ beforeAll(async () => {
       { name: 'alice', 'token-sha256': await sha256Hex('alice-token'), servers: ['echo', 'files', 'docs', 'offline'] },
       { name: 'bob', 'token-sha256': await sha256Hex('bob-token'), servers: ['notes'] },
     ],
-    hosts: [workerHostEntry(HOST), workerHostEntry(hostCredential('bob-desktop', 'never-linked'))],
+    hosts: [workerHostEntry(HOST), workerHostEntry(hostCredential('bob-desktop'))],
     servers: {
       echo: { executor: onLaptop },
       files: { executor: { type: 'reverse-http', 'entity-id': ENTITY } },

@@ -49,6 +49,8 @@ export interface AppDeps {
   registry?: HostLinkRegistry;
   /** The runtime's hono WebSocket helper; with `registry`, `/link` is built from it. */
   upgradeWebSocket?: UpgradeWebSocket<unknown, never>;
+  /** The port the runtime listens on, once it does: a link proof must name it (see `link/link-origin.ts`). */
+  listenPort?: () => number | undefined;
   /** A ready-made `/link` sub-app; wins over building one from `upgradeWebSocket`. */
   linkRoute?: Hono;
   clock?: () => Date;
@@ -81,7 +83,15 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   app.use('*', async (c, next) => (c.req.path === '/link' ? next() : guard(c, next)));
 
   const linkRoute = deps.linkRoute ?? (deps.upgradeWebSocket !== undefined && deps.registry !== undefined
-    ? createLinkRoute({ upgradeWebSocket: deps.upgradeWebSocket, registry: deps.registry, hosts: config.hosts, log })
+    ? createLinkRoute({
+        upgradeWebSocket: deps.upgradeWebSocket,
+        registry: deps.registry,
+        hosts: config.hosts,
+        publicUrl: config['public-url'],
+        allowedHosts: config['allowed-hosts'],
+        ...(deps.listenPort !== undefined ? { listenPort: deps.listenPort } : {}),
+        log,
+      })
     : undefined);
   if (linkRoute !== undefined) app.route('/', linkRoute);
 

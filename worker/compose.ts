@@ -24,6 +24,8 @@ export interface ComposeWorkerOptions {
   log?: WorkerLogger;
   /** Least time between lazy reconnects of an unavailable server on `/mcp`. */
   retryAfterMs?: number;
+  /** The port the runtime listens on, once it does (links must name this worker's own address). */
+  listenPort?: () => number | undefined;
 }
 
 export interface ComposedWorker {
@@ -52,6 +54,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
     log,
     ...(options.upgradeWebSocket !== undefined ? { upgradeWebSocket: options.upgradeWebSocket } : {}),
     ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}),
+    ...(options.listenPort !== undefined ? { listenPort: options.listenPort } : {}),
   });
   return {
     app,

@@ -10,10 +10,13 @@ import type { ChannelTransport } from '../channel-transport.ts';
 export type LinkRole = 'worker' | 'sidecar';
 
 /**
- * The upgrade request header naming the dialling host (its secret travels as a bearer token):
- * sent by the sidecar's link client, read by the worker's host authentication.
+ * The upgrade request header naming the dialling host, so the worker knows whose public key to
+ * check before it upgrades: sent by the sidecar's link client, read by the worker's link route.
  */
 export const ENTITY_ID_HEADER = 'X-Switchyard-Entity-Id';
+
+/** On a link refused before the upgrade: the refusal's message (some runtimes drop that body). */
+export const REFUSAL_HEADER = 'X-Switchyard-Refusal';
 
 /** The two log levels the endpoint uses; the sidecar's `Logger` and a console wrapper both fit. */
 export interface LinkLogger {

@@ -3,9 +3,23 @@ import { ValidationError } from '../../shared/validation.ts';
 import { parseSidecarConfig } from './sidecar-config.ts';
 import { UserNameSchema } from './user-name.ts';
 
-const base = { worker: 'http://127.0.0.1:8787', 'entity-id': 'alice-laptop', 'secret-file': 'host.secret' };
+const base = { worker: 'http://127.0.0.1:8787', 'entity-id': 'alice-laptop' };
 
 describe('sidecar.json', () => {
+  it('takes https: for a remote worker and http: only on this machine, naming the key and the fix', () => {
+    for (const worker of ['https://yard.example.com', 'wss://yard.example.com/base', 'http://127.0.0.1:8787', 'http://localhost:1', 'ws://[::1]:2', 'http://127.1.2.3']) {
+      expect(parseSidecarConfig({ ...base, worker }).worker).toBe(worker);
+    }
+    for (const worker of ['http://yard.example.com', 'ws://10.0.0.5:8787', 'http://localhost.evil.example', 'http://[::2]:1']) {
+      expect(() => parseSidecarConfig({ ...base, worker })).toThrow(/worker: must be https: \(or wss:\) for a worker on another machine.*put TLS in front of the worker/);
+    }
+  });
+
+  it('has no shared secret any more: a secret-file key is an unknown key', () => {
+    expect(() => parseSidecarConfig({ ...base, 'secret-file': 'host.secret' })).toThrow(/secret-file/);
+    expect(parseSidecarConfig({ ...base, 'key-file': 'keys/this-host.key' })['key-file']).toBe('keys/this-host.key');
+  });
+
   it('accepts a user name that is one path segment', () => {
     expect(parseSidecarConfig({ ...base, user: 'alice.b_c-1' }).user).toBe('alice.b_c-1');
   });

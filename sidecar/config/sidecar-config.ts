@@ -2,15 +2,16 @@
  * `DIR/sidecar.json`: how this workstation reaches its worker and proves who it is.
  *
  * ```json
- * {"worker": "http://127.0.0.1:8787", "entity-id": "alice-laptop", "secret-file": "host.secret"}
+ * {"worker": "https://yard.example.com", "entity-id": "alice-laptop"}
  * ```
  *
- * The secret lives in its own file (relative paths are relative to DIR) so the config can be
- * shared and checked without exposing the credential.
+ * The host's private key lives in its own file, `host.key` unless `key-file` names another
+ * (relative to DIR), so the config can be shared and checked without exposing it; it is read by
+ * `sidecar/link/host-key.ts`. A worker on another machine must be `https:` (`link/worker-url.ts`).
  *
  * @module
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { userInfo } from 'node:os';
 import { z } from 'zod';
@@ -18,6 +19,8 @@ import { LocalError } from '../../shared/errors.ts';
 import { EntityIdSchema } from '../../shared/names.ts';
 import { parseWith } from '../../shared/validation.ts';
 import { UserNameSchema } from './user-name.ts';
+import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
+import { CLEARTEXT_REMOTE_MESSAGE, isCleartextRemote } from '../link/worker-url.ts';
 
 export const SidecarConfigSchema = z
   .strictObject({
@@ -25,9 +28,10 @@ export const SidecarConfigSchema = z
       .string()
       .url('must be an absolute URL')
       .refine((u) => /^(https?|wss?):\/\//i.test(u), 'must be an http(s): or ws(s): URL')
-      .describe('Base URL of the worker this sidecar links to'),
+      .refine((u) => !isCleartextRemote(u), CLEARTEXT_REMOTE_MESSAGE)
+      .describe('Base URL of the worker this sidecar links to; https: unless the worker is on this machine (127.0.0.1, localhost, [::1])'),
     'entity-id': EntityIdSchema.describe('This host\'s entity id, as listed under "hosts" in the worker config'),
-    'secret-file': z.string().min(1).describe('File holding the host secret (relative to the config dir)'),
+    'key-file': z.string().min(1).optional().describe('This host\'s Ed25519 private key, written by switchyard sidecar init (relative to the config dir); host.key by default'),
     user: UserNameSchema.optional()
       .describe('Selects users/<user>/mcp-servers; defaults to the OS user'),
   })
@@ -39,7 +43,8 @@ export interface SidecarConfig {
   configDir: string;
   worker: string;
   entityId: string;
-  secret: string;
+  /** Absolute path of the host's private key (`host-key.ts` reads it). */
+  keyFile: string;
   user: string;
 }
 
@@ -47,10 +52,10 @@ export function parseSidecarConfig(input: unknown): SidecarConfigFile {
   return parseWith(SidecarConfigSchema, input, 'sidecar config');
 }
 
-/** Reads `DIR/sidecar.json` and its secret file; flags given on the command line win. */
+/** Reads `DIR/sidecar.json`; flags given on the command line win. */
 export function loadSidecarConfig(
   configDir: string,
-  overrides: { worker?: string; entityId?: string; secretFile?: string } = {},
+  overrides: { worker?: string; entityId?: string } = {},
 ): SidecarConfig {
   const path = join(configDir, 'sidecar.json');
   let raw: unknown = {};
@@ -64,24 +69,14 @@ export function loadSidecarConfig(
     ...(raw as object),
     ...(overrides.worker !== undefined ? { worker: overrides.worker } : {}),
     ...(overrides.entityId !== undefined ? { 'entity-id': overrides.entityId } : {}),
-    ...(overrides.secretFile !== undefined ? { 'secret-file': overrides.secretFile } : {}),
   };
   const file = parseSidecarConfig(merged);
-  const secretPath = isAbsolute(file['secret-file']) ? file['secret-file'] : join(configDir, file['secret-file']);
-  let secret: string;
-  try {
-    secret = readFileSync(secretPath, 'utf8').trim();
-    const mode = statSync(secretPath).mode & 0o077;
-    if (mode !== 0) process.stderr.write(`warning: host secret file "${secretPath}" is readable by other users; run: chmod 600 "${secretPath}"\n`);
-  } catch (error) {
-    throw new LocalError('invalid-config', `Cannot read host secret file "${secretPath}": ${(error as { code?: string }).code ?? 'unreadable'}`);
-  }
-  if (secret.length < 16) throw new LocalError('invalid-config', `Host secret in "${secretPath}" is too short: use at least 16 characters`);
+  const keyFile = file['key-file'] ?? DEFAULT_KEY_FILE;
   return {
     configDir,
     worker: file.worker,
     entityId: file['entity-id'],
-    secret,
+    keyFile: isAbsolute(keyFile) ? keyFile : join(configDir, keyFile),
     user: file.user ?? safeUserName(),
   };
 }

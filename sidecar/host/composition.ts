@@ -2,7 +2,7 @@
  * The sidecar's production wiring, in one place (upstream WorkspacesTransportComposition, M3):
  * one process executor, the trust profile store, the per-session policy cache, the
  * RemoteMcpHostHandler registered on a production McpTransportListener, and (given a worker URL
- * and secret) the link client that serves that listener. The CLI and the tests build the sidecar
+ * and the host key) the link client that serves that listener. The CLI and the tests build the sidecar
  * through this function, so what is tested is what runs.
  *
  * @module
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import { LinkClient, type LinkClientOptions } from '../link/link-client.ts';
+import type { HostKey } from '../link/host-key.ts';
 import { ProcessExecutor, type ProcessExecutorOptions } from '../process/process-executor.ts';
 import { PolicyCache, type CompileOptions } from '../sandbox/index.ts';
 import { TrustProfileStore } from '../trust/profile-store.ts';
@@ -24,9 +25,9 @@ export interface SidecarCompositionConfig {
   entityId: string;
   /** Selects `users/<user>/`. */
   user: string;
-  /** Worker base URL and host secret; without them there is no link client (all-in-one, tests). */
+  /** Worker base URL and host key; without them there is no link client (all-in-one, tests). */
   worker?: string;
-  secret?: string;
+  key?: HostKey;
   log?: Logger;
   executor?: ProcessExecutorOptions;
   compile?: Omit<CompileOptions, 'revision'>;
@@ -44,7 +45,7 @@ export interface SidecarComposition {
   readonly listeners: { readonly mcp: McpTransportListener };
   /** The link endpoint's channel-open handler (the MCP listener's). */
   readonly onOpen: ChannelOpenHandler;
-  /** Present when the config names a worker and a secret. */
+  /** Present when the config names a worker and a host key. */
   readonly link: LinkClient | null;
   /** Starts dialling the worker (no-op without a link client). */
   start(): void;
@@ -70,8 +71,8 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   });
   const mcp = new McpTransportListener([(request, channel) => handler.open(request, channel)]);
   const link =
-    config.worker !== undefined && config.secret !== undefined
-      ? new LinkClient({ worker: config.worker, entityId: config.entityId, secret: config.secret, onOpen: mcp.onOpen, log, ...config.link })
+    config.worker !== undefined && config.key !== undefined
+      ? new LinkClient({ worker: config.worker, entityId: config.entityId, key: config.key, onOpen: mcp.onOpen, log, ...config.link })
       : null;
   return {
     executor,

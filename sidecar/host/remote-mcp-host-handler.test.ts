@@ -247,7 +247,7 @@ describe('Composition', () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
     await client.close();
     await waitFor(() => sidecar.listeners.mcp.hostedCount === 0);
-    const linked = createSidecarComposition({ configDir: dir, entityId: 'alice-laptop', user: 'alice', worker: 'http://127.0.0.1:9', secret: 'not-used-0123456789' });
+    const linked = createSidecarComposition({ configDir: dir, entityId: 'alice-laptop', user: 'alice', worker: 'http://127.0.0.1:9', key: { path: 'unused', publicKey: 'unused', sign: async () => 'never dialled' } });
     expect(linked.link).not.toBeNull();
     await linked.stop();
   });

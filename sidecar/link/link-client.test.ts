@@ -1,11 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
-import { hostCredential } from '../../test/support/configs.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { credentialTexts, hostCredential, type HostCredential } from '../../test/support/configs.ts';
 import { startInProcessWorker, type InProcessWorker } from '../../test/support/node-worker.ts';
 import { createLogger } from '../log.ts';
+import { loadHostKey } from './host-key.ts';
 import { backoffDelay, LinkClient, linkUrl } from './link-client.ts';
 
-const SECRET = 'host-secret-0123456789abcdef';
+const ALICE = hostCredential('alice-laptop');
 const echo: ChannelOpenHandler = async (_request, channel) => {
   channel.onmessage = (m) => void channel.send(m);
   channel.start();
@@ -17,17 +21,25 @@ afterEach(async () => {
 });
 
 async function worker(): Promise<InProcessWorker> {
-  const harness = await startInProcessWorker([hostCredential('alice-laptop', SECRET)]);
+  const harness = await startInProcessWorker([ALICE]);
   cleanups.push(() => harness.stop());
   return harness;
 }
 
-function client(url: string, secret: string) {
+/** The host's key as the sidecar loads it: from a 0600 key file. */
+async function keyOf(host: HostCredential) {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-key-'));
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'host.key'), host.privateKeyPem, { mode: 0o600 });
+  return loadHostKey(join(dir, 'host.key'));
+}
+
+async function client(url: string, host: HostCredential) {
   const lines: string[] = [];
   const linkClient = new LinkClient({
     worker: url,
     entityId: 'alice-laptop',
-    secret,
+    key: await keyOf(host),
     onOpen: echo,
     log: createLogger({ level: 'debug', write: (line) => lines.push(line) }),
     backoff: { firstMs: 20, capMs: 100 },
@@ -67,9 +79,9 @@ describe('link client backoff', () => {
 });
 
 describe('LinkClient', () => {
-  it('links with the host credential and serves channels', async () => {
+  it('links by answering the worker\'s challenge with the host key, and serves channels', async () => {
     const w = await worker();
-    const { linkClient } = client(w.url, SECRET);
+    const { linkClient } = await client(w.url, ALICE);
     await until(() => linkClient.endpoint !== null && w.registry.status()[0]!.linked);
     const channel = await w.registry.openChannel('alice-laptop', {});
     const reply = new Promise((resolve) => (channel.onmessage = resolve));
@@ -78,21 +90,41 @@ describe('LinkClient', () => {
     expect(await reply).toEqual({ jsonrpc: '2.0', id: 1, method: 'ping' });
   });
 
-  it('logs a refused credential clearly, without the secret, and keeps retrying', async () => {
+  it('logs a refused key clearly, with what to do and without the key, and keeps retrying', async () => {
     const w = await worker();
-    const wrong = 'wrong-secret-do-not-log-me';
-    const { lines } = client(w.url, wrong);
-    await until(() => lines.filter((l) => l.includes('refused the host credential')).length >= 2);
-    expect(lines.join('\n')).toContain('Worker refused the host credential for entity \\"alice-laptop\\"');
-    expect(lines.join('\n')).not.toContain(wrong);
-    expect(JSON.stringify(w.logs)).not.toContain(wrong);
-    expect(w.logs.some((l) => l.msg === 'Refused a host link')).toBe(true);
+    const wrong = hostCredential('alice-laptop');
+    const { lines } = await client(w.url, wrong);
+    await until(() => lines.filter((l) => l.includes('refused this host')).length >= 2);
+    const refusal = JSON.parse(lines.find((l) => l.includes('refused this host'))!) as Record<string, unknown>;
+    expect(refusal).toMatchObject({
+      level: 'error',
+      msg: 'Worker refused this host\'s key for entity "alice-laptop": The worker does not know this host\'s key (entity "alice-laptop"): add the hosts entry printed by `switchyard sidecar init` to the worker config',
+    });
+    expect(lines.some((l) => l.includes('Dialling the worker again'))).toBe(true);
+    for (const text of credentialTexts(wrong)) {
+      expect(lines.join('\n')).not.toContain(text);
+      expect(JSON.stringify(w.logs)).not.toContain(text);
+    }
+    expect(w.logs.some((l) => l.msg === 'Refused a host link' && l.reason === 'unauthorized')).toBe(true);
     expect(w.registry.status()[0]!.linked).toBe(false);
+  });
+
+  it('logs an unknown entity id with the worker\'s own words (refused before the upgrade)', async () => {
+    const w = await worker();
+    const lines: string[] = [];
+    const stranger = new LinkClient({ worker: w.url, entityId: 'stranger', key: await keyOf(ALICE), onOpen: echo, log: createLogger({ level: 'debug', write: (line) => lines.push(line) }), backoff: { firstMs: 20, capMs: 100 } });
+    cleanups.push(() => stranger.stop());
+    stranger.start();
+    await until(() => lines.some((l) => l.includes('refused this host')));
+    expect(JSON.parse(lines.find((l) => l.includes('refused this host'))!)).toMatchObject({
+      msg: 'Worker refused this host\'s key for entity "stranger": The worker does not know host "stranger": add the hosts entry printed by `switchyard sidecar init` to the worker config',
+      status: 401,
+    });
   });
 
   it('dials again after the worker goes away and comes back', async () => {
     const w = await worker();
-    const { linkClient, lines } = client(w.url, SECRET);
+    const { linkClient, lines } = await client(w.url, ALICE);
     await until(() => linkClient.endpoint !== null);
     await w.kill();
     await until(() => linkClient.endpoint === null);

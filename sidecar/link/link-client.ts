@@ -4,8 +4,11 @@
  * again after a full-jitter exponential backoff, so a fleet of sidecars does not stampede a worker
  * that just restarted.
  *
- * The host credential goes in two headers, `Authorization: Bearer <secret>` and
- * `X-Switchyard-Entity-Id: <entity id>` (see `worker/link/host-auth.ts`); it is never logged.
+ * The upgrade request names the host (`X-Switchyard-Entity-Id: <entity id>`); then the worker
+ * challenges it and the host signs the challenge with its private key (`shared/link/link-handshake.ts`,
+ * `host-key.ts`), bound to the worker origin this client dialled. Only an accepted handshake makes
+ * a link; a refusal is logged with the worker's reason and what to do, and dialling goes on with
+ * backoff. Nothing secret crosses the link: a signature is good for one nonce at one worker.
  * `ws` disables Nagle itself (`socket.setNoDelay()` in `WebSocket#setSocket`), so nothing to do.
  *
  * @module
@@ -13,7 +16,10 @@
 import WebSocket from 'ws';
 import { CallbackFrameSocket } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions } from '../../shared/link/link-endpoint.ts';
-import { ENTITY_ID_HEADER } from '../../shared/link/link-types.ts';
+import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
+import { answerChallenge } from '../../shared/link/link-handshake.ts';
+import { originOfUrl, type LinkProofFields } from '../../shared/link/link-identity.ts';
+import { WireError } from '../../shared/errors.ts';
 import { MAX_FRAME_BYTES } from '../../shared/frames.ts';
 import type { Logger } from '../log.ts';
 
@@ -30,7 +36,10 @@ export interface LinkClientOptions {
   /** Worker base URL (`http(s)://` or `ws(s)://`); `/link` is appended to its path. */
   worker: string;
   entityId: string;
-  secret: string;
+  /** Signs the worker's challenge: the host key (`host-key.ts`). */
+  key: { sign(fields: LinkProofFields): Promise<string> };
+  /** Deadline for the link handshake. Default 10 s. */
+  handshakeTimeoutMs?: number;
   /** The sidecar's channel handler (its McpTransportListener). */
   onOpen: ChannelOpenHandler;
   log: Logger;
@@ -63,6 +72,7 @@ export function linkUrl(worker: string): string {
 export class LinkClient {
   readonly #options: LinkClientOptions;
   readonly #url: string;
+  readonly #origin: string;
   readonly #log: Logger;
   #ws: WebSocket | null = null;
   #endpoint: LinkEndpoint | null = null;
@@ -73,6 +83,7 @@ export class LinkClient {
   constructor(options: LinkClientOptions) {
     this.#options = options;
     this.#url = linkUrl(options.worker);
+    this.#origin = originOfUrl(this.#url);
     this.#log = options.log.child({ worker: this.#url, 'entity-id': options.entityId });
   }
 
@@ -93,7 +104,8 @@ export class LinkClient {
     if (this.#retryTimer !== null) clearTimeout(this.#retryTimer);
     this.#retryTimer = null;
     const ws = this.#ws;
-    this.#endpoint?.close({ message: 'Sidecar stopping' });
+    if (this.#endpoint !== null) this.#endpoint.close({ message: 'Sidecar stopping' });
+    else if (ws?.readyState === WebSocket.OPEN) ws.close(1001, 'Sidecar stopping'); // mid-handshake
     if (ws === null || ws.readyState === WebSocket.CLOSED) return;
     const closed = new Promise<void>((resolve) => ws.once('close', () => resolve()));
     const timer = setTimeout(() => ws.terminate(), 2_000);
@@ -103,57 +115,86 @@ export class LinkClient {
   }
 
   #dial(): void {
-    const { entityId, secret } = this.#options;
+    const { entityId, key } = this.#options;
     const maxFrame = this.#options.endpoint?.maxFrameBytes ?? MAX_FRAME_BYTES;
     const ws = new WebSocket(this.#url, {
-      headers: { Authorization: `Bearer ${secret}`, [ENTITY_ID_HEADER]: entityId },
+      headers: { [ENTITY_ID_HEADER]: entityId },
       perMessageDeflate: false,
       maxPayload: maxFrame + 1024,
       handshakeTimeout: 10_000,
     });
     this.#ws = ws;
     let refusedStatus: number | null = null;
+    let refusedBody: Promise<string> | null = null;
     let failure: Error | null = null;
     let linkedAt: number | null = null;
+    let socket: CallbackFrameSocket | null = null;
+    /** Settles with the handshake's failure, or null once linked. */
+    let handshake: Promise<WireError | null> | null = null;
     ws.on('unexpected-response', (_request, response) => {
       refusedStatus = response.statusCode ?? 0;
-      response.resume();
-      ws.terminate();
+      const header = response.headers[REFUSAL_HEADER.toLowerCase()];
+      refusedBody = readBounded(response).then((body) => (body === '' && typeof header === 'string' ? JSON.stringify({ error: { message: header } }) : body));
+      void refusedBody.finally(() => ws.terminate());
     });
     ws.on('error', (error) => (failure = error));
     ws.on('open', () => {
-      linkedAt = Date.now();
-      const socket = new CallbackFrameSocket({
+      const opened = new CallbackFrameSocket({
         send: (text) => ws.send(text),
         close: (code, reason) => ws.close(code, reason),
         abort: () => ws.terminate(),
       });
+      socket = opened;
       ws.on('message', (data, isBinary) => {
         if (isBinary) ws.close(1003, 'Link frames are text');
-        else socket.receive(data.toString());
+        else opened.receive(data.toString());
       });
-      ws.once('close', (code, reason) => socket.ended({ code, reason: reason.toString() }));
-      const endpoint = new LinkEndpoint(socket, { ...this.#options.endpoint, role: 'sidecar', peer: 'worker', onOpen: this.#options.onOpen, log: this.#log });
-      this.#endpoint = endpoint;
-      this.#log.info('Linked to the worker');
-      this.#options.onLinked?.(endpoint);
+      const origin = this.#origin;
+      handshake = answerChallenge(opened, {
+        prove: async (nonce) => ({ origin, signature: await key.sign({ origin, entityId, nonce }) }),
+        accept: () => new LinkEndpoint(opened, { ...this.#options.endpoint, role: 'sidecar', peer: 'worker', onOpen: this.#options.onOpen, log: this.#log }),
+        maxFrameBytes: maxFrame,
+        ...(this.#options.handshakeTimeoutMs !== undefined ? { timeoutMs: this.#options.handshakeTimeoutMs } : {}),
+      }).then(
+        (endpoint) => {
+          linkedAt = Date.now();
+          this.#endpoint = endpoint;
+          this.#log.info('Linked to the worker');
+          this.#options.onLinked?.(endpoint);
+          return null;
+        },
+        (error: unknown) => (error instanceof WireError ? error : new WireError('invalid-request', String(error))),
+      );
     });
-    ws.once('close', (code) => {
+    ws.once('close', (code, reason) => {
+      // Ends the handshake or the endpoint first, so the report below knows which it was.
+      (socket as CallbackFrameSocket | null)?.ended({ code, reason: reason.toString() });
       this.#ws = null;
       this.#endpoint = null;
-      if (linkedAt !== null) {
-        const upMs = Date.now() - linkedAt;
-        if (upMs >= (this.#options.backoff?.stableMs ?? 60_000)) this.#attempt = 0;
-        this.#log.info('Link to worker dropped', { code, upMs });
-      } else if (refusedStatus === 401 || refusedStatus === 403) {
-        this.#log.error(`Worker refused the host credential for entity "${entityId}": check the secret file and the worker's "hosts" entry`, { status: refusedStatus });
-      } else if (refusedStatus !== null) {
-        this.#log.warn('Worker refused the link', { status: refusedStatus });
-      } else {
-        this.#log.warn('Could not reach the worker', { error: (failure as Error | null)?.message ?? `closed with code ${code}` });
-      }
-      this.#scheduleRetry();
+      void (async () => {
+        const refused = handshake === null ? null : await handshake;
+        await this.#reportClose(code, linkedAt, refused, refusedStatus, refusedBody, failure);
+      })().finally(() => this.#scheduleRetry());
     });
+  }
+
+  async #reportClose(code: number, linkedAt: number | null, refused: WireError | null, status: number | null, body: Promise<string> | null, failure: Error | null): Promise<void> {
+    const entityId = this.#options.entityId;
+    if (linkedAt !== null) {
+      const upMs = Date.now() - linkedAt;
+      if (upMs >= (this.#options.backoff?.stableMs ?? 60_000)) this.#attempt = 0;
+      this.#log.info('Link to worker dropped', { code, upMs });
+    } else if (refused?.reason === 'unauthorized' || status === 401 || status === 403) {
+      // The worker's own words say what to fix (its hosts entry, this host's key, its public-url).
+      const message = refused?.message ?? messageOf(await (body ?? Promise.resolve('')));
+      this.#log.error(`Worker refused this host's key for entity "${entityId}": ${message ?? 'check the worker\'s "hosts" entry for this host'}`, status === null ? {} : { status });
+    } else if (refused !== null) {
+      this.#log.warn('Link handshake failed', { reason: refused.reason, message: refused.message });
+    } else if (status !== null) {
+      this.#log.warn('Worker refused the link', { status, message: messageOf(await (body ?? Promise.resolve(''))) ?? null });
+    } else {
+      this.#log.warn('Could not reach the worker', { error: failure?.message ?? `closed with code ${code}` });
+    }
   }
 
   #scheduleRetry(): void {
@@ -164,5 +205,29 @@ export class LinkClient {
       this.#retryTimer = null;
       if (!this.#stopped) this.#dial();
     }, delay);
+  }
+}
+
+/** At most 4 KiB of a refusal's body: enough for its JSON error, never a flood from a rogue server. */
+function readBounded(response: NodeJS.ReadableStream): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    const done = () => resolve(text);
+    response.on('data', (chunk: Buffer) => {
+      if (text.length < 4096) text += chunk.toString('utf8').slice(0, 4096 - text.length);
+    });
+    response.once('end', done);
+    response.once('error', done);
+    response.once('close', done);
+  });
+}
+
+/** The `error.message` of a worker's JSON error body, clipped; null when there is none. */
+function messageOf(body: string): string | null {
+  try {
+    const message = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
+    return typeof message === 'string' ? message.slice(0, 500) : null;
+  } catch {
+    return null;
   }
 }

@@ -21,6 +21,15 @@ import { sleep, type ProcessRegistry } from './processes.ts';
 import { COUNTED_HOST, TOKENS, type Stack } from './stack.ts';
 import { round } from './stats.ts';
 import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { loadHostKey, type HostKey } from '../../sidecar/link/host-key.ts';
+
+/** The counted host's key, written where only this in-process sidecar reads it. */
+async function countedHostKey(dir: string): Promise<HostKey> {
+  const path = join(dir, 'counted-host.key');
+  writeFileSync(path, COUNTED_HOST.privateKeyPem, { mode: 0o600 });
+  return loadHostKey(path);
+}
 
 export interface LinkCostResult {
   calls: number;
@@ -47,7 +56,7 @@ export async function measureLinkCost(registry: ProcessRegistry, stack: Stack, o
     entityId: COUNTED_HOST.entityId,
     user: 'bench',
     worker: stack.url,
-    secret: COUNTED_HOST.secret,
+    key: await countedHostKey(stack.dir),
     log: silentLogger,
     executor: { onSpawn: (attempt) => attempt.pid !== undefined && registry.adopt(attempt.pid) },
     link: {

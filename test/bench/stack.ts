@@ -29,8 +29,8 @@ import { sidecarCommand } from '../support/sidecar-process.ts';
 import { DENO, REPO, type BenchProcess, type ProcessRegistry } from './processes.ts';
 
 export const TOKENS = { plain: 'bench-plain-token-0001', boxed: 'bench-boxed-token-0001', counter: 'bench-counter-token-01' } as const;
-export const HOST = hostCredential('bench-host', 'bench-host-secret-000000000001');
-export const COUNTED_HOST = hostCredential('bench-counted', 'bench-counted-secret-00000001');
+export const HOST = hostCredential('bench-host');
+export const COUNTED_HOST = hostCredential('bench-counted');
 const PROFILE = 'bench-contained';
 
 export interface StackOptions {

@@ -57,7 +57,7 @@ import { passed, runConformanceSuite, scenariosOf, type CheckResult, type SuiteR
 
 const FIXTURE = join(REPO, 'test/conformance/conformance-fixture-server.mjs');
 const ENTITY = 'conformance-host';
-const HOST = hostCredential(ENTITY, 'conformance-host-secret-2b7e41');
+const HOST = hostCredential(ENTITY);
 const TOKEN = 'conformance-agent-token';
 
 /**

@@ -21,7 +21,7 @@ import { isAlive, ProcessSet } from '../support/processes.ts';
 import { startSidecar, type SidecarProcess } from '../support/sidecar-process.ts';
 
 const ENTITY = 'alice-laptop';
-const HOST = hostCredential(ENTITY, 'link-test-secret-5b0c2f7d9e1a');
+const HOST = hostCredential(ENTITY);
 /** Liveness bounds: far above the expected ~10 ms, far below the 25 s keepalive deadline. */
 const NOTICE_BOUND_MS = 5_000;
 
@@ -154,17 +154,17 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     await expect(router().open(hostDescriptor, { 'server-name': 'everything' })).rejects.toMatchObject({ reason: 'host-offline' });
   });
 
-  it('refuses a wrong host credential and logs it on both sides without the secret', async () => {
-    const wrong = hostCredential(ENTITY, 'wrong-secret-never-in-any-log-3141');
+  it('refuses a wrong host key and logs it on both sides, with what to do and without the key', async () => {
+    const wrong = hostCredential(ENTITY);
     const { worker, sidecar } = await setup(wrong);
-    const line = await sidecar.waitForLine((l) => String(l.msg).includes('refused the host credential'), 'the refusal', 10_000);
-    expect(line.msg).toBe(`Worker refused the host credential for entity "${ENTITY}": check the secret file and the worker's "hosts" entry`);
+    const line = await sidecar.waitForLine((l) => String(l.msg).includes('refused this host\'s key'), 'the refusal', 10_000);
+    expect(line.msg).toBe(`Worker refused this host's key for entity "${ENTITY}": The worker does not know this host's key (entity "${ENTITY}"): add the hosts entry printed by \`switchyard sidecar init\` to the worker config`);
     await sidecar.waitForLine((l) => l.msg === 'Dialling the worker again', 'a retry', 10_000);
     for (const text of credentialTexts(wrong)) {
       expect(sidecar.process.stderr()).not.toContain(text);
       expect(JSON.stringify(worker.logs)).not.toContain(text);
     }
-    expect(worker.logs.some((l) => l.msg === 'Refused a host link' && l['entity-id'] === ENTITY)).toBe(true);
+    expect(worker.logs.some((l) => l.msg === 'Refused a host link' && l['entity-id'] === ENTITY && l.reason === 'unauthorized')).toBe(true);
     expect(worker.registry.status()).toEqual([{ 'entity-id': ENTITY, linked: false, since: null, channels: 0 }]);
   });
 

@@ -124,7 +124,7 @@ function expectClear(outcome: LinkOutcome, input: string | Buffer): void {
 
 describe('link frames from a rogue sidecar', { timeout: SLOW_MS }, () => {
   it('the corpus: each bad frame ignored or the link closed with a reason; host A never sees any of it', async () => {
-    let rogue = await RogueLink.connect(stack.url, HOST_B, stack.hostSecrets.b);
+    let rogue = await RogueLink.connect(stack.url, HOST_B, stack.hostKeys.b);
     for (const c of FRAME_CASES) {
       rogue.send(c.frame);
       const outcome = await rogue.probe();
@@ -136,7 +136,7 @@ describe('link frames from a rogue sidecar', { timeout: SLOW_MS }, () => {
       }
       if (outcome.kind === 'closed') {
         if (c.name === 'a frame over 16 MiB') expect(outcome.linkClose).toMatchObject({ reason: 'invalid-request', message: 'Incoming link frame exceeds the 16777216 byte limit' });
-        rogue = await RogueLink.connect(stack.url, HOST_B, stack.hostSecrets.b);
+        rogue = await RogueLink.connect(stack.url, HOST_B, stack.hostKeys.b);
       }
     }
     // Host B's link carries only its own channels: forged answers and closes for every channel id
@@ -154,7 +154,7 @@ describe('link frames from a rogue sidecar', { timeout: SLOW_MS }, () => {
   });
 
   it(`${FUZZ_RUNS * 2} random frames: each ignored or answered by closing the link with a reason`, async () => {
-    let rogue = await RogueLink.connect(stack.url, HOST_B, stack.hostSecrets.b);
+    let rogue = await RogueLink.connect(stack.url, HOST_B, stack.hostKeys.b);
     await fc.assert(
       fc.asyncProperty(linkFrame, async (frame) => {
         rogue.send(frame);
@@ -163,7 +163,7 @@ describe('link frames from a rogue sidecar', { timeout: SLOW_MS }, () => {
         expectClear(outcome, frame);
         if (outcome.kind === 'closed') {
           figures.faults++;
-          rogue = await RogueLink.connect(stack.url, HOST_B, stack.hostSecrets.b);
+          rogue = await RogueLink.connect(stack.url, HOST_B, stack.hostKeys.b);
         }
       }),
       { numRuns: FUZZ_RUNS * 2 },

@@ -56,7 +56,7 @@ const descriptor = fc.record({ type: fc.constantFrom('local', 'http', 'user-comp
 const workerConfig = fc.record(
   {
     agents: fc.oneof(fc.array(agent, { maxLength: 3 }), fc.jsonValue({ maxDepth: 1 })),
-    hosts: fc.array(fc.record({ 'entity-id': fc.constantFrom('h', 'h', '../x'), 'secret-sha256': fc.constantFrom(HEX, 'nope') })),
+    hosts: fc.array(fc.record({ 'entity-id': fc.constantFrom('h', 'h', '../x'), 'public-key': fc.constantFrom(`ed25519:${'A'.repeat(43)}`, 'nope') })),
     servers: fc.dictionary(fc.constantFrom('a', 'b', '../x', '__proto__', 'a__b'), fc.record({ executor: descriptor, extra: fc.jsonValue() }, { requiredKeys: [] })),
     'request-timeout-seconds': fc.oneof(fc.double(), fc.string()),
     'allowed-hosts': fc.array(fc.string()),
@@ -90,12 +90,12 @@ describe('configuration input', { timeout: SLOW_MS }, () => {
       ['worker-empty.json', '{"agents": []}', /servers: is required/],
       ['worker-token.json', JSON.stringify({ agents: [{ name: 'a', 'token-sha256': 'secret-in-clear', servers: [] }], servers: {} }), /agents\[0\]\.token-sha256: must be 64 hex digits/],
       ['worker-undefined-server.json', JSON.stringify({ agents: [{ name: 'a', 'token-sha256': HEX, servers: ['ghost'] }], servers: {} }), /agents\[0\]\.servers/],
-      ['worker-traversal.json', JSON.stringify({ agents: [], hosts: [{ 'entity-id': '../x', 'secret-sha256': HEX }], servers: { '../x': { executor: { type: 'local' } } } }), /hosts\[0\]\.entity-id: must/],
+      ['worker-traversal.json', JSON.stringify({ agents: [], hosts: [{ 'entity-id': '../x', 'public-key': `ed25519:${'A'.repeat(43)}` }], servers: { '../x': { executor: { type: 'local' } } } }), /hosts\[0\]\.entity-id: must/],
       ['worker-file-url.json', JSON.stringify({ agents: [], servers: { docs: { executor: { type: 'http', url: 'file:///etc/passwd' } } } }), /servers\.docs\.executor/],
       ['worker-proto.json', '{"agents": [], "servers": {"__proto__": {"executor": {"type": "ssh"}}}}', /servers\.__proto__/],
       ['worker-timeout.json', JSON.stringify({ agents: [], servers: {}, 'request-timeout-seconds': -1, surprise: true }), /surprise: unknown key/],
       ['mcp.json', JSON.stringify({ mcpServers: { '../x': { command: 'node' }, empty: { command: '' }, both: { command: 'node', url: 'http://x/mcp' }, ftp: { url: 'ftp://x/mcp' }, shell: { command: 'sh', shell: true } } }), /mcpServers\.\.\.\/x: server name must/],
-      ['sidecar.json', JSON.stringify({ worker: 'not a url', 'entity-id': '../x', 'secret-file': 'host.secret', secret: 'inline-secret' }), /worker: must be an absolute URL/],
+      ['sidecar.json', JSON.stringify({ worker: 'not a url', 'entity-id': '../x', 'key-file': 'host.key', secret: 'inline-secret' }), /worker: must be an absolute URL/],
       ['trust-profiles/bad.json', JSON.stringify({ 'filesystem-paths': [{ 'source-path': 'relative', 'access-mode': 'all' }], 'network-capabilities': ['everything'], 'network-capability': [], environment: { inherit: ['BAD-NAME'] }, 'allowed-mcp-tool-call-schemas': [{ type: 5 }] }), /network-capability: unknown key/],
     ];
     for (const [name, text] of files) writeFileSync(join(dir, name), text);
@@ -131,7 +131,7 @@ describe('configuration input', { timeout: SLOW_MS }, () => {
   it('the sidecar CLI refuses a bad sidecar.json at start: exit 1 and one switchyard: line', async () => {
     const config = join(dir, 'bad-sidecar');
     mkdirSync(config);
-    writeFileSync(join(config, 'sidecar.json'), JSON.stringify({ worker: 'ftp://x', 'entity-id': 'a', 'secret-file': 'host.secret', extra: 1 }));
+    writeFileSync(join(config, 'sidecar.json'), JSON.stringify({ worker: 'ftp://x', 'entity-id': 'a', extra: 1 }));
     const result = await run(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'sidecar', '--config-dir', config], { cwd: REPO }).then(
       () => ({ code: 0, stderr: '' }),
       (error: { code: number; stderr: string }) => error,

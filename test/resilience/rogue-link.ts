@@ -1,6 +1,8 @@
 /**
- * A rogue sidecar: a raw `ws` client that authenticates to the worker's `/link` as a configured
- * host and then sends whatever a test wants, frame by frame, instead of speaking the protocol.
+ * A rogue sidecar: a raw `ws` client that links to the worker's `/link` as a configured host (it
+ * answers the challenge with that host's private key) and then sends whatever a test wants, frame
+ * by frame, instead of speaking the protocol. `dial` stops before the handshake, for tests that
+ * answer the challenge themselves (replays, relays, wrong keys).
  *
  * `probe()` tells what became of the link after an input: a keepalive is sent and the answer
  * awaited. Either the link is still up (`keepalive-reply` with the same id), or it was closed, in
@@ -11,6 +13,15 @@
  * @module
  */
 import WebSocket from 'ws';
+import { originOfUrl } from '../../shared/link/link-identity.ts';
+import { hostSigner, type HostCredential } from '../support/configs.ts';
+
+/** Why the worker refused a link: its HTTP answer before the upgrade, or its link-close after. */
+export interface LinkRefusal extends Error {
+  status?: number;
+  body?: string;
+  linkClose?: Record<string, unknown>;
+}
 
 export type LinkOutcome =
   | { kind: 'alive' }
@@ -36,10 +47,26 @@ export class RogueLink {
     });
   }
 
-  /** Dials `/link` with a host credential; rejects with the HTTP status when the worker refuses. */
-  static connect(workerUrl: string, entityId: string, secret: string): Promise<RogueLink> {
+  /**
+   * Links as `entityId`, signing the challenge with `host`'s private key for the worker's own
+   * origin; resolves once the worker accepted. Rejects with a `LinkRefusal` when it refuses.
+   */
+  static async connect(workerUrl: string, entityId: string, host: HostCredential): Promise<RogueLink> {
+    const sign = await hostSigner(host);
+    const rogue = await RogueLink.dial(workerUrl, entityId);
+    const challenge = await rogue.next('link-challenge');
+    const origin = originOfUrl(workerUrl);
+    rogue.send(JSON.stringify({ v: 1, type: 'link-proof', origin, signature: await sign({ origin, entityId, nonce: String(challenge.nonce) }) }));
+    await rogue.next('link-accepted');
+    // What came before is the handshake; a test reads what the worker sends on the link.
+    rogue.received.splice(0);
+    return rogue;
+  }
+
+  /** Opens `/link` as `entityId` and stops there (the challenge is the first frame received). */
+  static dial(workerUrl: string, entityId: string, headers: Record<string, string> = {}): Promise<RogueLink> {
     const url = `${workerUrl.replace(/^http/, 'ws')}/link`;
-    const ws = new WebSocket(url, { headers: { authorization: `Bearer ${secret}`, 'x-switchyard-entity-id': entityId }, perMessageDeflate: false });
+    const ws = new WebSocket(url, { headers: { 'x-switchyard-entity-id': entityId, ...headers }, perMessageDeflate: false });
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(new RogueLink(ws)));
       ws.once('unexpected-response', (_req, res) => {
@@ -47,6 +74,31 @@ export class RogueLink {
         res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => reject(Object.assign(new Error(`refused with HTTP ${res.statusCode}: ${body}`), { status: res.statusCode, body })));
       });
       ws.once('error', reject);
+    });
+  }
+
+  /**
+   * The first frame of `type` (already received or still to come). Rejects with a `LinkRefusal`
+   * carrying the worker's link-close when the link closes first.
+   */
+  next(type: string): Promise<Record<string, unknown>> {
+    const found = () => this.received.find((f) => f.type === type);
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const frame = found();
+        if (frame !== undefined) {
+          this.#ws.off('message', check);
+          resolve(frame);
+        }
+      };
+      this.#ws.on('message', check);
+      check();
+      void this.#closed.then(({ code, reason }) => {
+        this.#ws.off('message', check);
+        if (found() !== undefined) return resolve(found()!);
+        const linkClose = this.received.find((f) => f.type === 'link-close');
+        reject(Object.assign(new Error(`link closed (${code} ${reason}) before ${type}: ${JSON.stringify(linkClose ?? null)}`), linkClose === undefined ? {} : { linkClose }));
+      });
     });
   }
 

@@ -2,14 +2,20 @@
  * Security properties of the running stack (worker under Deno, sidecar CLI, real bubblewrap):
  *
  * - no agent route answers without a valid agent token, whatever the method or the credential
- *   tried (none, malformed, a host secret, the admin token, the stored hash itself);
- * - credentials do not cross roles: a host secret is no agent token, an agent token no host secret;
+ *   tried (none, malformed, a host's key, the admin token, the stored hash itself);
+ * - credentials do not cross roles: a host's key is no agent token, one host's key links no other;
  * - host B's link (a rogue client) neither receives host A's traffic nor can answer for it;
+ * - link identity is a key pair: a rogue worker the real sidecar dials gets a signature good for
+ *   nothing (replayed or relayed, the real worker refuses it), a wrong key or a replayed proof is
+ *   refused with nothing registered, and the worker config's public keys prove nothing; host A's
+ *   real link is never replaced;
  * - a contained server cannot reach the worker's port or any other loopback service of the host,
  *   and the sidecar has no listening port at all;
  * - no credential used in this file, right or wrong, appears in any worker or sidecar log.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeClient, connectClient } from '../support/clients.ts';
@@ -17,13 +23,17 @@ import { REPO } from '../support/paths.ts';
 import { Figures, SLOW_MS } from './figures.ts';
 import { msg } from '../support/line-log.ts';
 import { exchange } from './raw-client.ts';
-import { RogueLink } from './rogue-link.ts';
+import { RogueLink, type LinkRefusal } from './rogue-link.ts';
 import { listeningPorts } from './proc-stats.ts';
-import { randomCredential } from '../support/configs.ts';
+import { createNonce, encodeBase64Url, importPublicKey, parsePublicKey, verifyLinkProof } from '../../shared/link/link-identity.ts';
+import { credentialTexts, hostCredential, hostSigner, randomCredential, writeSidecarDir } from '../support/configs.ts';
+import { ProcessSet } from '../support/processes.ts';
+import { startSidecar as startSidecarProcess } from '../support/sidecar-process.ts';
+import { RogueWorker } from './rogue-worker.ts';
 import { HOST_A, HOST_B, startStack, type Stack } from '../support/stack.ts';
 
 const figures = new Figures('security');
-const WRONG = { token: randomCredential('wrong-token'), secret: randomCredential('wrong-secret') };
+const WRONG = { token: randomCredential('wrong-token') };
 const fixture = (name: string) => ({ command: process.execPath, args: [join(REPO, 'test/fixtures', name)] });
 let stack: Stack;
 let listener: Server;
@@ -59,7 +69,7 @@ describe('authentication and roles', { timeout: SLOW_MS }, () => {
     const hashOfAlice = (await import('../../worker/auth/agent-auth.ts')).sha256Hex(stack.tokens.alice!);
     const credentials: Array<string | undefined> = [
       undefined, '', 'Bearer', 'Bearer ', `Basic ${Buffer.from(`alice:${stack.tokens.alice}`).toString('base64')}`, `Bearer ${WRONG.token}`,
-      `Bearer ${stack.hostSecrets.a}`, `Bearer ${stack.hostSecrets.b}`, `Bearer ${stack.tokens.admin}`, `Bearer ${await hashOfAlice}`, `Bearer ${stack.tokens.alice} extra`,
+      `Bearer ${stack.hostKeys.a.publicKey}`, `Bearer ${credentialTexts(stack.hostKeys.b)[0]}`, `Bearer ${stack.tokens.admin}`, `Bearer ${await hashOfAlice}`, `Bearer ${stack.tokens.alice} extra`,
     ];
     for (const path of ['/mcp', '/servers/echo/mcp', '/servers/probe/mcp', '/servers/offline/mcp', '/servers/no-such/mcp']) {
       for (const method of ['GET', 'POST', 'DELETE', 'PUT']) {
@@ -82,7 +92,7 @@ describe('authentication and roles', { timeout: SLOW_MS }, () => {
   it('/healthz says only "ok" without a token, 401 with a wrong one, and only its own to an agent; / holds no data', async () => {
     const health = (authorization?: string) => exchange(`${stack.url}/healthz`, { method: 'GET', headers: authorization ? { authorization } : {} });
     expect(JSON.parse((await health()).body)).toEqual({ ok: true });
-    for (const wrong of [`Bearer ${WRONG.token}`, `Bearer ${stack.hostSecrets.a}`, 'Bearer']) expect((await health(wrong)).status).toBe(401);
+    for (const wrong of [`Bearer ${WRONG.token}`, `Bearer ${stack.hostKeys.a.publicKey}`, 'Bearer']) expect((await health(wrong)).status).toBe(401);
     const boxed = JSON.parse((await health(`Bearer ${stack.tokens.boxed}`)).body) as { servers: Array<{ name: string }>; hosts: unknown[] };
     expect(boxed.servers.map((s) => s.name)).toEqual(['probe']);
     const page = await exchange(`${stack.url}/`, { method: 'GET', headers: {} });
@@ -95,22 +105,23 @@ describe('authentication and roles', { timeout: SLOW_MS }, () => {
     figures.inputs += 5;
   });
 
-  it('a host secret is no agent token, and an agent token is no host secret', async () => {
-    for (const secret of [stack.hostSecrets.a, stack.hostSecrets.b]) {
-      const answer = await exchange(`${stack.url}/servers/echo/mcp`, { headers: { authorization: `Bearer ${secret}` }, body: INIT });
-      expect(answer.status).toBe(401);
+  it('a host\'s key is no agent token, and one host\'s key links no other host', async () => {
+    for (const host of [stack.hostKeys.a, stack.hostKeys.b]) {
+      for (const text of [host.publicKey, ...credentialTexts(host)]) {
+        const answer = await exchange(`${stack.url}/servers/echo/mcp`, { headers: { authorization: `Bearer ${text}` }, body: INIT });
+        expect(answer.status).toBe(401);
+      }
     }
-    for (const [entity, secret] of [[HOST_A, stack.tokens.alice!], [HOST_A, stack.tokens.admin!], [HOST_A, stack.hostSecrets.b], [HOST_B, stack.hostSecrets.a], [HOST_A, WRONG.secret]] as const) {
-      const error = (await RogueLink.connect(stack.url, entity, secret).catch((e: unknown) => e)) as { status?: number; body?: string };
+    for (const [entity, key] of [[HOST_A, stack.hostKeys.b], [HOST_B, stack.hostKeys.a]] as const) {
+      const error = (await RogueLink.connect(stack.url, entity, key).catch((e: unknown) => e)) as LinkRefusal;
       figures.inputs++;
-      expect(error.status).toBe(401);
-      expect(JSON.parse(error.body ?? '{}')).toMatchObject({ error: { reason: 'unauthorized', message: 'Host credential refused: unknown entity id or wrong secret' } });
+      expect(error.linkClose).toMatchObject({ reason: 'unauthorized', message: `The worker does not know this host's key (entity "${entity}"): add the hosts entry printed by \`switchyard sidecar init\` to the worker config` });
     }
     expect((await stack.health()).hosts.find((h) => h['entity-id'] === HOST_A)?.linked).toBe(true); // the real sidecar kept its link
   });
 
   it('host B neither receives host A\'s traffic nor can answer for it; host A never sees host B\'s channels', async () => {
-    const rogue = await RogueLink.connect(stack.url, HOST_B, stack.hostSecrets.b);
+    const rogue = await RogueLink.connect(stack.url, HOST_B, stack.hostKeys.b);
     const client = await connectClient(`${stack.url}/servers/echo/mcp`, stack.tokens.alice!);
     figures.sessions++;
     for (let i = 0; i < 20; i++) {
@@ -130,6 +141,122 @@ describe('authentication and roles', { timeout: SLOW_MS }, () => {
     expect(String(await opening)).toMatch(/host-offline/);
     expect(stack.sidecar.err.filter((l) => l.text.includes('offline') && l.json.msg !== 'Link closed')).toEqual([]);
     figures.sessions++;
+  });
+});
+
+describe('link identity: a key pair, nothing reusable', { timeout: SLOW_MS }, () => {
+  const probeKey = async (publicKey: string) => importPublicKey(parsePublicKey(publicKey));
+  const hostALinks = () => stack.worker.err.filter(msg('Host linked', { 'entity-id': HOST_A })).length;
+
+  it('a rogue worker the real sidecar dials gets a signature the real worker refuses, replayed or relayed; host A keeps its link and sessions', async () => {
+    const session = await connectClient(`${stack.url}/servers/echo/mcp`, stack.tokens.alice!);
+    figures.sessions++;
+    const linksBefore = hostALinks();
+    const rogue = await RogueWorker.start();
+    const procs = new ProcessSet();
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-rogue-worker-'));
+    try {
+      // Host A's own sidecar (its CLI, its key), pointed at the rogue instead of the real worker.
+      writeSidecarDir(dir, { worker: rogue.url, host: stack.hostKeys.a, servers: {} });
+      startSidecarProcess(procs, dir);
+
+      // Replay: the rogue gets a genuine signature by host A for its own challenge...
+      const first = await rogue.nextDial();
+      expect(first.entityId).toBe(HOST_A);
+      const ownNonce = createNonce();
+      first.send({ v: 1, type: 'link-challenge', nonce: ownNonce });
+      const recorded = await first.next('link-proof');
+      expect(await verifyLinkProof(await probeKey(stack.hostKeys.a.publicKey), { origin: rogue.origin, entityId: HOST_A, nonce: ownNonce }, String(recorded.signature))).toBe(true);
+      first.close();
+      // All it was given: no credential in the upgrade request, nothing of the key in any frame.
+      expect(first.headers.authorization).toBeUndefined();
+      const given = JSON.stringify([first.headers, first.received]);
+      for (const text of credentialTexts(stack.hostKeys.a)) expect(given).not.toContain(text);
+      // ...which the real worker refuses: its challenge was another nonce, for another origin.
+      const replay = await RogueLink.dial(stack.url, HOST_A);
+      await replay.next('link-challenge');
+      replay.send(JSON.stringify(recorded));
+      const replayed = (await replay.next('link-accepted').catch((e: unknown) => e)) as LinkRefusal;
+      expect(replayed.linkClose).toMatchObject({ reason: 'unauthorized' });
+      figures.inputs++;
+
+      // Relay: the real worker's challenge, passed to the sidecar, comes back signed for the rogue.
+      const relay = await RogueLink.dial(stack.url, HOST_A);
+      const realChallenge = await relay.next('link-challenge');
+      const second = await rogue.nextDial();
+      second.send(realChallenge);
+      const relayed = await second.next('link-proof');
+      expect(relayed.origin).toBe(rogue.origin);
+      relay.send(JSON.stringify(relayed));
+      const refused = (await relay.next('link-accepted').catch((e: unknown) => e)) as LinkRefusal;
+      expect(refused.linkClose).toMatchObject({ reason: 'unauthorized', message: expect.stringContaining(`signed this challenge for worker "${rogue.origin}", but this worker is "127.0.0.1:${stack.port}"`) });
+      figures.inputs++;
+      second.close();
+
+      // Relay with Host forged to the rogue's own origin: the worker does not take it for its own.
+      const forged = (await RogueLink.dial(stack.url, HOST_A, { host: rogue.origin }).catch((e: unknown) => e)) as LinkRefusal;
+      expect(forged.status).toBe(401);
+      expect(JSON.parse(forged.body ?? '{}')).toMatchObject({ error: { reason: 'unauthorized', message: expect.stringContaining(`is not this worker's address (it listens on port ${stack.port})`) } });
+      figures.inputs++;
+    } finally {
+      await procs.stopAll();
+      await rogue.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // Never replaced: the same link, the same session.
+    expect(hostALinks()).toBe(linksBefore);
+    expect((await stack.health()).hosts.find((h) => h['entity-id'] === HOST_A)).toMatchObject({ linked: true });
+    expect(await session.callTool({ name: 'echo', arguments: { message: 'still here' } })).toEqual({ content: [{ type: 'text', text: 'Echo: still here' }] });
+    figures.calls++;
+    await closeClient(session);
+  });
+
+  it('a wrong key is refused with unauthorized and what to do, and nothing is registered', async () => {
+    const wrong = hostCredential(HOST_B);
+    const linksOfB = () => stack.worker.err.filter(msg('Host linked', { 'entity-id': HOST_B })).length;
+    const before = linksOfB();
+    const error = (await RogueLink.connect(stack.url, HOST_B, wrong).catch((e: unknown) => e)) as LinkRefusal;
+    figures.inputs++;
+    expect(error.linkClose).toMatchObject({ reason: 'unauthorized', message: expect.stringContaining('add the hosts entry printed by `switchyard sidecar init` to the worker config') });
+    expect((await stack.health()).hosts.find((h) => h['entity-id'] === HOST_B)).toMatchObject({ linked: false });
+    expect(linksOfB()).toBe(before);
+  });
+
+  it('a proof replayed on a second connection is refused; on its own connection it links', async () => {
+    const sign = await hostSigner(stack.hostKeys.b);
+    const origin = `127.0.0.1:${stack.port}`;
+    const first = await RogueLink.dial(stack.url, HOST_B);
+    const { nonce } = await first.next('link-challenge');
+    const proof = JSON.stringify({ v: 1, type: 'link-proof', origin, signature: await sign({ origin, entityId: HOST_B, nonce: String(nonce) }) });
+    const second = await RogueLink.dial(stack.url, HOST_B);
+    await second.next('link-challenge');
+    second.send(proof);
+    expect(((await second.next('link-accepted').catch((e: unknown) => e)) as LinkRefusal).linkClose).toMatchObject({ reason: 'unauthorized' });
+    first.send(proof);
+    await first.next('link-accepted');
+    expect((await stack.health()).hosts.find((h) => h['entity-id'] === HOST_B)).toMatchObject({ linked: true });
+    await first.close();
+    await expect.poll(async () => (await stack.health()).hosts.find((h) => h['entity-id'] === HOST_B)?.linked).toBe(false);
+    figures.inputs += 2;
+  });
+
+  it('the worker config holds nothing to impersonate a host with: its public keys, as proof, prove nothing', async () => {
+    const linksBefore = hostALinks();
+    const config = JSON.parse(readFileSync(stack.worker.configFile, 'utf8')) as { hosts: Array<Record<string, string>> };
+    expect(config.hosts.map((h) => Object.keys(h).sort())).toEqual([['entity-id', 'public-key'], ['entity-id', 'public-key']]);
+    const origin = `127.0.0.1:${stack.port}`;
+    for (const host of config.hosts) {
+      const raw = parsePublicKey(host['public-key']!);
+      for (const signature of [encodeBase64Url(new Uint8Array([...raw, ...raw])), encodeBase64Url(new Uint8Array(64))]) {
+        const link = await RogueLink.dial(stack.url, host['entity-id']!);
+        await link.next('link-challenge');
+        link.send(JSON.stringify({ v: 1, type: 'link-proof', origin, signature }));
+        expect(((await link.next('link-accepted').catch((e: unknown) => e)) as LinkRefusal).linkClose).toMatchObject({ reason: 'unauthorized' });
+        figures.inputs++;
+      }
+    }
+    expect(hostALinks()).toBe(linksBefore);
+    expect((await stack.health()).hosts.find((h) => h['entity-id'] === HOST_A)).toMatchObject({ linked: true });
   });
 });
 
@@ -165,10 +292,11 @@ describe('containment', { timeout: SLOW_MS }, () => {
 
   it('no credential used in this file, right or wrong, reached a log', () => {
     const text = stack.history.map((p) => `${p.process.stdout()}\n${p.process.stderr()}`).join('\n');
-    const leaked = [...stack.secrets, WRONG.token, WRONG.secret].filter((secret) => text.includes(secret));
+    const leaked = [...stack.secrets, WRONG.token].filter((secret) => text.includes(secret));
     figures.failures += leaked.length;
     figures.note('log bytes scanned', text.length);
     expect(leaked).toEqual([]);
     expect(stack.leakedSecrets()).toEqual([]);
   });
 });
+

@@ -1,16 +1,18 @@
 /**
  * Every config file a test writes, in one place: the worker config (agents, hosts, servers) and
- * the sidecar config dir (sidecar.json, the host credential, mcp-servers/, trust-profiles/).
+ * the sidecar config dir (sidecar.json, the host key, mcp-servers/, trust-profiles/).
  *
- * The host credential is a shared secret today (the sidecar reads `secret-file`, the worker holds
- * `secret-sha256`). It is created, written and turned into a worker host entry only here, so that
- * replacing it with a key pair changes this file and not the tests.
+ * The host credential is an Ed25519 key pair (DESIGN §5): the sidecar keeps the private key in
+ * `DIR/host.key` (PKCS#8 PEM, 0600, as `switchyard sidecar init` writes it), the worker lists the
+ * public key in `hosts[].public-key`. Keys are made, written and turned into a worker host entry
+ * only here.
  *
  * @module
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { formatPublicKey, signLinkProof, type LinkProofFields } from '../../shared/link/link-identity.ts';
 
 /** A stdio (`command`) or HTTP (`url`) server entry, as in an mcp.json. */
 export type ServerEntry = { command: string; args?: string[]; env?: Record<string, string>; cwd?: string } | { url: string; headers?: Record<string, string> };
@@ -18,8 +20,10 @@ export type ServerEntry = { command: string; args?: string[]; env?: Record<strin
 /** What a sidecar presents to link as `entityId`, and what the worker checks it against. */
 export interface HostCredential {
   entityId: string;
-  /** The shared secret the sidecar presents (a rogue link test presents it by hand). */
-  secret: string;
+  /** The private key as `host.key` holds it (PKCS#8 PEM); a rogue link test signs with it by hand. */
+  privateKeyPem: string;
+  /** `ed25519:<base64url>`: the worker config's `hosts[].public-key`. */
+  publicKey: string;
 }
 
 const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -27,19 +31,31 @@ const sha256Hex = (text: string): string => createHash('sha256').update(text).di
 /** A random credential, recognisable in logs by its prefix. */
 export const randomCredential = (what: string): string => `res-${what}-${randomBytes(12).toString('hex')}`;
 
-/** A host credential for `entityId`: random unless a test needs a fixed one. */
-export function hostCredential(entityId: string, secret: string = randomCredential(`${entityId}-secret`)): HostCredential {
-  return { entityId, secret };
+/** A fresh key pair for host `entityId`. */
+export function hostCredential(entityId: string): HostCredential {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const { x } = publicKey.export({ format: 'jwk' });
+  return { entityId, privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKey: formatPublicKey(new Uint8Array(Buffer.from(x ?? '', 'base64url'))) };
 }
 
 /** The worker config's `hosts[]` entry for a credential. */
-export function workerHostEntry(host: HostCredential): { 'entity-id': string; 'secret-sha256': string } {
-  return { 'entity-id': host.entityId, 'secret-sha256': sha256Hex(host.secret) };
+export function workerHostEntry(host: HostCredential): { 'entity-id': string; 'public-key': string } {
+  return { 'entity-id': host.entityId, 'public-key': host.publicKey };
+}
+
+/** Signs link proofs with the host's private key, as its sidecar would (for rogue and replay tests). */
+export async function hostSigner(host: HostCredential): Promise<(fields: LinkProofFields) => Promise<string>> {
+  const der = Buffer.from(host.privateKeyPem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, ''), 'base64');
+  const key = await crypto.subtle.importKey('pkcs8', der, { name: 'Ed25519' }, false, ['sign']);
+  return (fields) => signLinkProof(key, fields);
 }
 
 /** Texts of a credential that must never reach a log, a page or the other side of a link. */
 export function credentialTexts(host: HostCredential): string[] {
-  return [host.secret];
+  const body = host.privateKeyPem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, '');
+  // The PEM's base64 and the raw private scalar: either would hand over the key.
+  const der = Buffer.from(body, 'base64');
+  return [body, der.subarray(der.length - 32).toString('base64url'), der.subarray(der.length - 32).toString('base64')];
 }
 
 /** The hex sha-256 a worker config stores for a bearer token (`token-sha256`, `admin-token-sha256`). */
@@ -78,11 +94,11 @@ export interface SidecarDirSpec {
   sidecar?: Record<string, unknown>;
 }
 
-/** Writes a sidecar config dir: sidecar.json, the host credential (0600), mcp-servers/, trust-profiles/. */
+/** Writes a sidecar config dir: sidecar.json, the host key (0600), mcp-servers/, trust-profiles/. */
 export function writeSidecarDir(configDir: string, spec: SidecarDirSpec): void {
   for (const sub of ['mcp-servers', 'trust-profiles']) mkdirSync(join(configDir, sub), { recursive: true });
   if (spec.servers !== undefined) writeFileSync(join(configDir, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: spec.servers }));
   for (const [ref, profile] of Object.entries(spec.profiles ?? {})) writeFileSync(join(configDir, 'trust-profiles', `${ref}.json`), JSON.stringify(profile));
-  writeFileSync(join(configDir, 'host.secret'), spec.host.secret + '\n', { mode: 0o600 });
-  writeFileSync(join(configDir, 'sidecar.json'), JSON.stringify({ worker: spec.worker, 'entity-id': spec.host.entityId, 'secret-file': 'host.secret', ...spec.sidecar }));
+  writeFileSync(join(configDir, 'host.key'), spec.host.privateKeyPem, { mode: 0o600 });
+  writeFileSync(join(configDir, 'sidecar.json'), JSON.stringify({ worker: spec.worker, 'entity-id': spec.host.entityId, ...spec.sidecar }));
 }

@@ -42,7 +42,7 @@ export async function testConfig(
         ? { 'trust-context': { 'trust-profile-ref': 'workspace', 'trust-profile-revision': `sha256:${'0'.repeat(64)}`, containment: a.containment } }
         : {}),
     }))),
-    hosts: [workerHostEntry(hostCredential('laptop', 'laptop-host-secret'))],
+    hosts: [workerHostEntry(hostCredential('laptop'))],
     servers: Array.isArray(servers)
       ? Object.fromEntries(servers.map((s) => [s, { executor: { type: 'user-computer-profile', 'entity-id': 'laptop', target: { type: 'local' } } }]))
       : Object.fromEntries(Object.entries(servers).map(([s, executor]) => [s, { executor }])),

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { TrustProfileStore } from '../../sidecar/trust/profile-store.ts';
 import {
   agentEntry, credentialTexts, hostCredential, randomCredential, tokenSha256, workerHostEntry, writeSidecarDir, writeWorkerConfig,
-  type ServerEntry,
+  type HostCredential, type ServerEntry,
 } from './configs.ts';
 import { freePort, killGroups, ProcessSet, type WatchedProcess } from './processes.ts';
 import { startSidecar as startSidecarProcess, type SidecarProcess } from './sidecar-process.ts';
@@ -55,7 +55,8 @@ export interface Stack {
   readonly dir: string;
   /** Bearer tokens by agent name, plus `admin`. */
   readonly tokens: Record<string, string>;
-  readonly hostSecrets: { a: string; b: string };
+  /** Host key pairs: A's sidecar is the CLI one; B's private key only a test holds (a rogue link). */
+  readonly hostKeys: { a: HostCredential; b: HostCredential };
   /** Every credential of this stack, for log scans. */
   readonly secrets: string[];
   readonly worker: WorkerProcess;
@@ -118,8 +119,8 @@ export async function startStack(spec: StackSpec): Promise<Stack> {
   const agents: StackAgent[] = [{ name: 'alice', servers: [...names, 'offline'] }, ...(spec.agents ?? [])];
   const tokens: Record<string, string> = { admin: randomCredential('admin-token') };
   for (const agent of agents) tokens[agent.name] = randomCredential(`${agent.name}-token`);
-  const hostA = hostCredential(HOST_A, randomCredential('host-a-secret'));
-  const hostB = hostCredential(HOST_B, randomCredential('host-b-secret'));
+  const hostA = hostCredential(HOST_A);
+  const hostB = hostCredential(HOST_B);
 
   for (const [ref, profile] of Object.entries(spec.profiles ?? {})) writeFileSync(join(configDir, 'trust-profiles', `${ref}.json`), JSON.stringify(profile));
   const store = new TrustProfileStore(join(configDir, 'trust-profiles'));
@@ -185,7 +186,7 @@ export async function startStack(spec: StackSpec): Promise<Stack> {
     port,
     dir,
     tokens,
-    hostSecrets: { a: hostA.secret, b: hostB.secret },
+    hostKeys: { a: hostA, b: hostB },
     secrets,
     get worker() {
       return worker;

@@ -19,7 +19,7 @@ import { startSidecar, type SidecarProcess } from '../support/sidecar-process.ts
 import { startWorkerProcess } from '../support/worker-process.ts';
 
 const ENTITY = 'alice-laptop';
-const HOST = hostCredential(ENTITY, 'e2e-host-secret-6f1d0c9a');
+const HOST = hostCredential(ENTITY);
 const procs = new ProcessSet();
 let dir: string;
 let worker: { url: string };
@@ -31,7 +31,7 @@ beforeAll(async () => {
   const onLaptop = { type: 'user-computer-profile', 'entity-id': ENTITY, target: { type: 'local' } };
   worker = await startWorkerProcess(procs, {
     agents: [{ name: 'alice', 'token-sha256': await sha256Hex('alice-token'), servers: ['everything', 'echo', 'web', 'web-inner', 'offline'] }],
-    hosts: [workerHostEntry(HOST), workerHostEntry(hostCredential('bob-desktop', 'never-linked'))],
+    hosts: [workerHostEntry(HOST), workerHostEntry(hostCredential('bob-desktop'))],
     servers: {
       everything: { executor: onLaptop },
       echo: { executor: { type: 'reverse-http', 'entity-id': ENTITY } },

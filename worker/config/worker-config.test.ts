@@ -4,7 +4,9 @@ import { DEFAULT_SESSION_IDLE_SECONDS, parseWorkerConfig, parseWorkerConfigText,
 import { EDGE_LOCAL_SERVER_MESSAGE } from './config-checks.ts';
 
 const HASH = 'a'.repeat(64);
-const HASH2 = 'b'.repeat(64);
+/** A well-formed host public key (32 bytes, canonical base64url). */
+const KEY = `ed25519:${'A'.repeat(43)}`;
+const KEY2 = `ed25519:${'Q'.repeat(42)}A`;
 const REVISION = `sha256:${'c'.repeat(64)}`;
 
 function designExample(): Record<string, unknown> {
@@ -15,7 +17,7 @@ function designExample(): Record<string, unknown> {
       servers: ['everything', 'files', 'docs'],
       'trust-context': { 'trust-profile-ref': 'workspace', 'trust-profile-revision': REVISION, containment: 'required' },
     }],
-    hosts: [{ 'entity-id': 'alice-laptop', 'secret-sha256': HASH2 }],
+    hosts: [{ 'entity-id': 'alice-laptop', 'public-key': KEY }],
     servers: {
       everything: { executor: { type: 'user-computer-profile', 'entity-id': 'alice-laptop', target: { type: 'local' } } },
       files: { executor: { type: 'reverse-http', 'entity-id': 'alice-laptop' } },
@@ -44,6 +46,19 @@ describe('worker config', () => {
     expect(config['allowed-origins']).toEqual(['localhost', '127.0.0.1', '[::1]']);
   });
 
+  it('takes a host by its public key only, checked for form, and an optional public-url', () => {
+    const input = designExample();
+    expect(parseWorkerConfig({ ...input, 'public-url': 'https://yard.example.com' }, { runtime: 'edge' })['public-url']).toBe('https://yard.example.com');
+    const hosts = input.hosts as Array<Record<string, unknown>>;
+    hosts.push({ 'entity-id': 'bob', 'public-key': 'ed25519:short' }, { 'entity-id': 'carol', 'secret-sha256': HASH }, { 'entity-id': 'dave', 'public-key': KEY.slice(8) });
+    const issues = issuesOf({ ...input, 'public-url': 'ftp://yard.example.com' });
+    const fix = 'must be "ed25519:" followed by 43 base64url characters: the "public-key" printed by `switchyard sidecar init`';
+    expect(issues).toContain(`hosts[1].public-key: ${fix}`);
+    expect(issues).toContain(`hosts[3].public-key: ${fix}`);
+    expect(issues).toContain('hosts[2].secret-sha256: unknown key');
+    expect(issues).toContain('public-url: must be an http: or https: URL');
+  });
+
   it('lowercases hash hex so either case matches', () => {
     const input = designExample();
     (input.agents as Array<Record<string, unknown>>)[0]!['token-sha256'] = 'A'.repeat(64);
@@ -70,7 +85,7 @@ describe('worker config', () => {
     const input = designExample();
     const agents = input.agents as Array<Record<string, unknown>>;
     agents.push({ ...agents[0]!, servers: ['docs', 'docs'] });
-    (input.hosts as unknown[]).push({ 'entity-id': 'alice-laptop', 'secret-sha256': HASH });
+    (input.hosts as unknown[]).push({ 'entity-id': 'alice-laptop', 'public-key': KEY2 });
     const issues = issuesOf(input);
     expect(issues).toContain('agents[1].name: duplicate agent name "alice": agents[0] has it too');
     expect(issues).toContain('agents[1].token-sha256: same token hash as agents[0]: each agent needs its own token');

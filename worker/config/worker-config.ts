@@ -1,6 +1,6 @@
 /**
  * The worker config (DESIGN §4): agents with their token hash, allowed servers and trust context;
- * hosts with their secret hash; servers bound to a connection descriptor.
+ * hosts with their public key; servers bound to a connection descriptor.
  *
  * Parsing collects every problem as `path: message` in one `ValidationError`: the zod shape first,
  * then each server's descriptor (parsed by the shared descriptor parser), then the cross-checks
@@ -15,6 +15,7 @@ import { parseConnectionDescriptor, type ConnectionDescriptor } from '../../shar
 import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema, EntityIdSchema } from '../../shared/names.ts';
 import { issuesFromZod, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
 import { crossCheckWorkerConfig, type WorkerRuntime } from './config-checks.ts';
+import { PublicKeySchema } from '../../shared/link/link-identity.ts';
 import { DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS, HOST_PATTERN, ORIGIN_PATTERN } from '../auth/host-origin.ts';
 
 export type { WorkerRuntime } from './config-checks.ts';
@@ -46,7 +47,7 @@ export const AgentSchema = z.strictObject({
 
 export const HostSchema = z.strictObject({
   'entity-id': EntityIdSchema.describe('Host id a sidecar links as'),
-  'secret-sha256': Sha256HexSchema.describe('sha-256 hex of the host secret the sidecar presents'),
+  'public-key': PublicKeySchema.describe('The host\'s Ed25519 public key, "ed25519:<base64url>" as printed by switchyard sidecar init; its sidecar proves the private key on every link'),
 });
 
 export const ServerEntrySchema = z.strictObject({
@@ -57,6 +58,12 @@ export const WorkerConfigSchema = z.strictObject({
   'agents': z.array(AgentSchema).describe('Agents that may connect, by bearer token'),
   'hosts': z.array(HostSchema).default([]).describe('Hosts whose sidecars may link'),
   'servers': z.record(z.string(), ServerEntrySchema).describe('Servers by name, each bound to a descriptor'),
+  'public-url': z
+    .string()
+    .url('must be an absolute URL')
+    .refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL')
+    .optional()
+    .describe('The URL sidecars dial, for a worker behind a proxy or tunnel that rewrites Host: a link proof must name it. Default: the link request\'s Host, when it is an allowed host on the port the worker listens on'),
   'allowed-hosts': z
     .array(z.string().regex(HOST_PATTERN, 'must be a host name, optionally with ":port"'))
     .default([...DEFAULT_ALLOWED_HOSTS])

@@ -1,54 +1,57 @@
 /**
  * Host authentication for the link: which sidecar is dialling, and is it really that host.
  *
- * The sidecar sends two headers on the WebSocket upgrade request to `GET /link`:
+ * The upgrade request to `GET /link` names the host (`X-Switchyard-Entity-Id: <entity id>`); the
+ * worker then challenges it (`shared/link/link-handshake.ts`) and checks its signature with the
+ * public key the worker config lists for it:
  *
- * ```
- * Authorization: Bearer <host secret>
- * X-Switchyard-Entity-Id: <entity id>
+ * ```json
+ * "hosts": [{ "entity-id": "alice-laptop", "public-key": "ed25519:<base64url>" }]
  * ```
  *
- * The worker config stores only `{"entity-id", "secret-sha256"}` (hex SHA-256 of the secret). The
- * presented secret is hashed with WebCrypto and compared in constant time; an unknown entity id is
- * compared against a dummy digest so that its answer takes as long as a wrong secret's. Headers
- * rather than a query string, so the secret never lands in an access log or a `Referer`.
+ * The config therefore holds nothing that signs: reading it, or being a worker a sidecar dials,
+ * yields nothing with which to impersonate a host. Keys are decoded when the worker is built and
+ * imported into WebCrypto once per host, on first use.
  *
  * @module
  */
-import { constantTimeEqual, hexToBytes, sha256 } from '../../shared/credentials.ts';
-import { WireError } from '../../shared/errors.ts';
-import { ENTITY_ID_HEADER } from '../../shared/link/link-types.ts';
+import { importPublicKey, parsePublicKey, verifyLinkProof } from '../../shared/link/link-identity.ts';
 
 /** One host entry of the worker config. */
-export interface HostCredential {
+export interface HostKeyEntry {
   'entity-id': string;
-  /** Hex SHA-256 of the host secret (64 hex digits, either case). */
-  'secret-sha256': string;
+  /** `ed25519:<base64url of the raw 32 bytes>`, as `switchyard sidecar init` prints it. */
+  'public-key': string;
 }
 
-export type HostAuthResult = { ok: true; entityId: string } | { ok: false; entityId: string | null; error: WireError };
+export interface HostVerifier {
+  /** True when the config lists this host. */
+  knows(entityId: string): boolean;
+  /** True when `signature` is the host's proof for this worker origin and nonce. Never throws. */
+  verify(entityId: string, proof: { origin: string; nonce: string }, signature: string): Promise<boolean>;
+}
 
-/** Checks a link request's headers; resolves to the entity id or an `unauthorized` WireError. */
-export type HostAuthenticator = (headers: Headers) => Promise<HostAuthResult>;
-
-/** Builds the authenticator once per config: digests are decoded up front. */
-export function createHostAuthenticator(hosts: readonly HostCredential[]): HostAuthenticator {
-  const digests = new Map<string, Uint8Array>(hosts.map((h) => [h['entity-id'], hexToBytes(h['secret-sha256'])]));
-  const dummy = new Uint8Array(32);
-  const refuse = (entityId: string | null, message: string): HostAuthResult => ({
-    ok: false,
-    entityId,
-    error: new WireError('unauthorized', message),
-  });
-  return async (headers) => {
-    const entityId = headers.get(ENTITY_ID_HEADER);
-    const match = /^Bearer +(\S+) *$/i.exec(headers.get('authorization') ?? '');
-    if (entityId === null || entityId === '') return refuse(null, `Host credential missing: send ${ENTITY_ID_HEADER} and Authorization: Bearer <secret>`);
-    if (match === null) return refuse(entityId, 'Host credential missing: send Authorization: Bearer <secret>');
-    const presented = await sha256(match[1]!);
-    const expected = digests.get(entityId);
-    const equal = constantTimeEqual(presented, expected ?? dummy);
-    if (expected === undefined || !equal) return refuse(entityId, 'Host credential refused: unknown entity id or wrong secret');
-    return { ok: true, entityId };
+/** Builds the verifier once per config; a malformed key throws `TypeError` here, not per link. */
+export function createHostVerifier(hosts: readonly HostKeyEntry[]): HostVerifier {
+  const raw = new Map(hosts.map((h) => [h['entity-id'], parsePublicKey(h['public-key'])]));
+  const imported = new Map<string, Promise<CryptoKey>>();
+  const keyOf = (entityId: string): Promise<CryptoKey> | undefined => {
+    const bytes = raw.get(entityId);
+    if (bytes === undefined) return undefined;
+    let key = imported.get(entityId);
+    if (key === undefined) imported.set(entityId, (key = importPublicKey(bytes)));
+    return key;
+  };
+  return {
+    knows: (entityId) => raw.has(entityId),
+    async verify(entityId, proof, signature) {
+      const key = keyOf(entityId);
+      if (key === undefined) return false;
+      try {
+        return await verifyLinkProof(await key, { origin: proof.origin, entityId, nonce: proof.nonce }, signature);
+      } catch {
+        return false;
+      }
+    },
   };
 }

@@ -1,13 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { WSContext, defineWebSocketHelper, type WSEvents } from 'hono/ws';
-import { createFrameSocketPair } from '../../shared/link/frame-socket.ts';
+import { createFrameSocketPair, type CallbackFrameSocket } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint } from '../../shared/link/link-endpoint.ts';
-import { sha256Hex } from '../../shared/credentials.ts';
+import { answerChallenge } from '../../shared/link/link-handshake.ts';
 import { ENTITY_ID_HEADER } from '../../shared/link/link-types.ts';
+import { hostCredential, hostSigner, type HostCredential } from '../../test/support/configs.ts';
 import { InMemoryHostLinkRegistry } from './host-link-registry.ts';
-import { createLinkRoute } from './link-route.ts';
+import { createLinkRoute, type LinkRouteOptions } from './link-route.ts';
 
-const SECRET = 'route-secret-0123456789abcdef';
+const ALICE = hostCredential('alice-laptop');
+const ORIGIN = '127.0.0.1:8787';
 
 const endpoints: LinkEndpoint[] = [];
 afterEach(() => {
@@ -16,73 +18,178 @@ afterEach(() => {
 
 /**
  * A stand-in for a runtime's upgrade helper: it "upgrades" by wiring the route's events to one
- * end of an in-memory socket pair, whose other end runs a sidecar endpoint.
+ * end of an in-memory socket pair; the other end (`sidecars`) is the dialling host's, for the test
+ * to drive.
  */
 function fakeUpgrade() {
-  const upgrades: string[] = [];
-  const upgradeWebSocket = defineWebSocketHelper<unknown, never>(async (c, events: WSEvents<unknown>) => {
-    upgrades.push(c.req.header(ENTITY_ID_HEADER) ?? '');
+  const sidecars: CallbackFrameSocket[] = [];
+  const upgradeWebSocket = defineWebSocketHelper<unknown, never>(async (_c, events: WSEvents<unknown>) => {
     const [serverSide, clientSide] = createFrameSocketPair();
     const ws = new WSContext<unknown>({ send: (data) => serverSide.send(String(data)), close: (code, reason) => serverSide.close(code, reason), readyState: 1 });
     serverSide.onmessage = (text) => events.onMessage?.(new MessageEvent('message', { data: text }), ws);
     // Node 20 has no CloseEvent; the route reads only code and reason.
     serverSide.onclose = (info) => events.onClose?.({ code: info.code ?? 1000, reason: info.reason ?? '' } as CloseEvent, ws);
-    endpoints.push(
-      new LinkEndpoint(clientSide, {
+    sidecars.push(buffered(clientSide));
+    events.onOpen?.(new Event('open'), ws);
+    return new Response(null, { status: 200 }); // as @hono/node-server answers after handing off the socket
+  });
+  return { upgradeWebSocket, sidecars };
+}
+
+/** Holds frames that arrive before the test sets `onmessage`, and hands them over once it does. */
+function buffered(socket: CallbackFrameSocket): CallbackFrameSocket {
+  const early: string[] = [];
+  let handler: ((text: string) => void) | undefined;
+  Object.defineProperty(socket, 'onmessage', {
+    get: () => handler ?? ((text: string) => early.push(text)),
+    set: (next: ((text: string) => void) | undefined) => {
+      handler = next;
+      queueMicrotask(() => {
+        for (const text of early.splice(0)) handler?.(text);
+      });
+    },
+  });
+  return socket;
+}
+
+function setup(options: Partial<LinkRouteOptions> = {}) {
+  const logs: { msg: string; fields?: Record<string, unknown> }[] = [];
+  const log = { info: (msg: string, fields?: Record<string, unknown>) => logs.push({ msg, fields }), warn: (msg: string, fields?: Record<string, unknown>) => logs.push({ msg, fields }) };
+  const registry = new InMemoryHostLinkRegistry({ hosts: ['alice-laptop'], log });
+  const { upgradeWebSocket, sidecars } = fakeUpgrade();
+  const app = createLinkRoute({ upgradeWebSocket, registry, hosts: [{ 'entity-id': 'alice-laptop', 'public-key': ALICE.publicKey }], log, ...options });
+  return { app, registry, sidecars, logs };
+}
+
+const upgradeHeaders = (entity: string, host = ORIGIN) => ({ upgrade: 'websocket', connection: 'Upgrade', host, [ENTITY_ID_HEADER]: entity });
+
+/** Answers the worker's challenge on `socket` as its sidecar would, signing with `key` for `origin`. */
+async function answer(socket: CallbackFrameSocket, key: HostCredential, origin = ORIGIN, entityId = 'alice-laptop') {
+  const sign = await hostSigner(key);
+  return answerChallenge(socket, {
+    prove: async (nonce) => ({ origin, signature: await sign({ origin, entityId, nonce }) }),
+    accept: () => {
+      const endpoint = new LinkEndpoint(socket, {
         role: 'sidecar',
         onOpen: async (_request, channel) => {
           channel.onmessage = (m) => void channel.send(m);
           void channel.start();
         },
-      }),
-    );
-    events.onOpen?.(new Event('open'), ws);
-    return new Response(null, { status: 200 }); // as @hono/node-server answers after handing off the socket
+      });
+      endpoints.push(endpoint);
+      return endpoint;
+    },
   });
-  return { upgradeWebSocket, upgrades };
 }
 
-async function setup() {
-  const logs: { msg: string; fields?: Record<string, unknown> }[] = [];
-  const log = { info: (msg: string, fields?: Record<string, unknown>) => logs.push({ msg, fields }), warn: (msg: string, fields?: Record<string, unknown>) => logs.push({ msg, fields }) };
-  const registry = new InMemoryHostLinkRegistry({ hosts: ['alice-laptop'] });
-  const { upgradeWebSocket, upgrades } = fakeUpgrade();
-  const app = createLinkRoute({ upgradeWebSocket, registry, hosts: [{ 'entity-id': 'alice-laptop', 'secret-sha256': await sha256Hex(SECRET) }], log });
-  return { app, registry, upgrades, logs };
+async function echoes(registry: InMemoryHostLinkRegistry): Promise<unknown> {
+  const channel = await registry.openChannel('alice-laptop', { type: 'mcp' });
+  const reply = new Promise((resolve) => (channel.onmessage = resolve));
+  void channel.start();
+  await channel.send({ jsonrpc: '2.0', id: 7, method: 'ping' });
+  return reply;
 }
-
-const upgradeHeaders = (entity: string, secret: string) => ({ upgrade: 'websocket', connection: 'Upgrade', [ENTITY_ID_HEADER]: entity, authorization: `Bearer ${secret}` });
 
 describe('link route', () => {
   it('answers a plain GET with 426 and never upgrades', async () => {
-    const { app, upgrades } = await setup();
+    const { app, sidecars } = setup();
     const response = await app.request('/link');
     expect(response.status).toBe(426);
     expect(await response.json()).toMatchObject({ error: { reason: 'invalid-request' } });
-    expect(upgrades).toEqual([]);
+    expect(sidecars).toEqual([]);
   });
 
-  it('refuses a wrong credential with 401 unauthorized before upgrading, and logs it without the secret', async () => {
-    const { app, upgrades, logs, registry } = await setup();
-    const response = await app.request('/link', { headers: upgradeHeaders('alice-laptop', 'not-the-secret-xyz') });
-    expect(response.status).toBe(401);
-    expect(await response.json()).toMatchObject({ error: { reason: 'unauthorized' } });
-    expect(upgrades).toEqual([]);
-    expect(logs).toEqual([{ msg: 'Refused a host link', fields: { 'entity-id': 'alice-laptop', problem: expect.any(String) } }]);
-    expect(JSON.stringify(logs)).not.toContain('not-the-secret-xyz');
+  it('challenges the host, verifies its signature, and only then registers its link', async () => {
+    const { app, registry, sidecars } = setup();
+    const response = await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    expect(response.status).toBe(200);
+    expect(registry.status()[0]).toMatchObject({ linked: false }); // upgraded, not yet proven
+    await answer(sidecars[0]!, ALICE);
+    expect(registry.status()[0]).toMatchObject({ 'entity-id': 'alice-laptop', linked: true });
+    expect(await echoes(registry)).toEqual({ jsonrpc: '2.0', id: 7, method: 'ping' });
+  });
+
+  it('refuses a wrong key with unauthorized and what to do, registers nothing, and leaves the live link alone', async () => {
+    const { app, registry, sidecars, logs } = setup();
+    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    await answer(sidecars[0]!, ALICE);
+    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    const refusal = await answer(sidecars[1]!, hostCredential('alice-laptop')).catch((e: unknown) => e);
+    expect(refusal).toMatchObject({
+      reason: 'unauthorized',
+      message: 'The worker does not know this host\'s key (entity "alice-laptop"): add the hosts entry printed by `switchyard sidecar init` to the worker config',
+    });
+    expect(sidecars[1]!.closed).toBe(true);
+    expect(logs.filter((l) => l.msg === 'Host linked')).toEqual([{ msg: 'Host linked', fields: { 'entity-id': 'alice-laptop', replaced: false } }]);
+    expect(logs.find((l) => l.msg === 'Refused a host link')?.fields).toMatchObject({ 'entity-id': 'alice-laptop', reason: 'unauthorized' });
+    expect(await echoes(registry)).toEqual({ jsonrpc: '2.0', id: 7, method: 'ping' });
+  });
+
+  it('refuses a signature replayed on a second connection: each challenge is fresh', async () => {
+    const { app, registry, sidecars } = setup();
+    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    const sign = await hostSigner(ALICE);
+    const first = sidecars[0]!;
+    const challenges: Array<Record<string, unknown>> = [];
+    first.onmessage = (text) => challenges.push(JSON.parse(text) as Record<string, unknown>);
+    while (challenges.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    const proof = { v: 1, type: 'link-proof', origin: ORIGIN, signature: await sign({ origin: ORIGIN, entityId: 'alice-laptop', nonce: String(challenges[0]!.nonce) }) };
+    first.close(); // the first connection never uses it
+
+    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    const second = sidecars[1]!;
+    const frames: Array<Record<string, unknown>> = [];
+    second.onmessage = (text) => frames.push(JSON.parse(text) as Record<string, unknown>);
+    second.send(JSON.stringify(proof));
+    while (!second.closed) await new Promise((resolve) => setTimeout(resolve, 1));
+    expect(frames.map((f) => f.type)).toEqual(['link-challenge', 'link-close']);
+    expect(frames[0]!.nonce).not.toBe(challenges[0]!.nonce);
+    expect(frames[1]).toMatchObject({ reason: 'unauthorized' });
     expect(registry.status()[0]!.linked).toBe(false);
   });
 
-  it('upgrades an authenticated host and registers its link', async () => {
-    const { app, registry, upgrades } = await setup();
-    const response = await app.request('/link', { headers: upgradeHeaders('alice-laptop', SECRET) });
-    expect(response.status).toBe(200);
-    expect(upgrades).toEqual(['alice-laptop']);
-    expect(registry.status()[0]).toMatchObject({ 'entity-id': 'alice-laptop', linked: true });
-    const channel = await registry.openChannel('alice-laptop', { type: 'mcp' });
-    const reply = new Promise((resolve) => (channel.onmessage = resolve));
-    void channel.start();
-    await channel.send({ jsonrpc: '2.0', id: 7, method: 'ping' });
-    expect(await reply).toEqual({ jsonrpc: '2.0', id: 7, method: 'ping' });
+  it('refuses, before upgrading, an entity id that is malformed, missing or unknown, logging only a bounded prefix of it', async () => {
+    const { app, sidecars, logs } = setup();
+    const hostile = `x${'A'.repeat(5000)}\u0007`;
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [upgradeHeaders(hostile), /^Send X-Switchyard-Entity-Id: <entity id>, the host's "entity-id": "xA+…" must be 1-128 letters/],
+      [upgradeHeaders('../etc'), /^Send X-Switchyard-Entity-Id: .*"\.\.\/etc" must be 1-128/],
+      [{ upgrade: 'websocket', host: ORIGIN }, /the header is missing$/],
+      [upgradeHeaders('mallory'), /^The worker does not know host "mallory": add the hosts entry printed by `switchyard sidecar init` to the worker config$/],
+    ];
+    for (const [headers, message] of cases) {
+      const response = await app.request('/link', { headers });
+      expect(response.status).toBe(401);
+      expect((await response.json()) as unknown).toMatchObject({ error: { reason: 'unauthorized', message: expect.stringMatching(message) } });
+    }
+    expect(sidecars).toEqual([]);
+    expect(JSON.stringify(logs).length).toBeLessThan(2000);
+    expect(logs[0]!.fields!['entity-id']).toBe(`"x${'A'.repeat(63)}…"`);
+  });
+
+  it('binds the proof to this worker: a Host it does not answer to, or a proof for another origin, is refused', async () => {
+    const { app, registry, sidecars } = setup({ listenPort: () => 8787 });
+    for (const host of ['evil.example:8787', '127.0.0.1:9999', '127.0.0.1']) {
+      const response = await app.request('/link', { headers: upgradeHeaders('alice-laptop', host) });
+      expect([host, response.status]).toEqual([host, 401]);
+      expect(await response.json()).toMatchObject({ error: { reason: 'unauthorized', message: expect.stringContaining('set "public-url" in the worker config') } });
+    }
+    expect(sidecars).toEqual([]);
+    // The host signed for the worker it dialled, which is not this one: a relayed challenge.
+    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    await expect(answer(sidecars[0]!, ALICE, '127.0.0.1:4444')).rejects.toMatchObject({
+      reason: 'unauthorized',
+      message: expect.stringMatching(/^Host "alice-laptop" signed this challenge for worker "127.0.0.1:4444", but this worker is "127.0.0.1:8787": a link relayed through another worker is refused/),
+    });
+    expect(registry.status()[0]!.linked).toBe(false);
+  });
+
+  it('with public-url, the proof must name that origin whatever Host says (a proxy that rewrites it)', async () => {
+    const { app, registry, sidecars } = setup({ publicUrl: 'https://Yard.example.com/', listenPort: () => 8787 });
+    await app.request('/link', { headers: upgradeHeaders('alice-laptop', 'internal:3000') });
+    await expect(answer(sidecars[0]!, ALICE, 'internal:3000')).rejects.toMatchObject({ reason: 'unauthorized' });
+    await app.request('/link', { headers: upgradeHeaders('alice-laptop', 'internal:3000') });
+    await answer(sidecars[1]!, ALICE, 'yard.example.com');
+    expect(registry.status()[0]!.linked).toBe(true);
   });
 });

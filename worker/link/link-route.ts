@@ -1,13 +1,16 @@
 /**
- * `GET /link`: where sidecars dial in. Authenticates the host from its headers (see
- * `host-auth.ts`), then upgrades to a WebSocket with the runtime's hono helper and registers the
- * link. The helper is injected (`hono/deno`, `@hono/node-server`, later a Durable Object), so this
- * file stays web-standard.
+ * `GET /link`: where sidecars dial in. Before the upgrade it checks what the request alone can
+ * tell: the entity id header (well-formed, a configured host) and that `Host` names this worker
+ * (`link-origin.ts`); those refusals are plain HTTP 401 answers, so a sidecar sees the status
+ * itself. After the upgrade the worker challenges the host (`shared/link/link-handshake.ts`) and
+ * verifies its signature (`host-auth.ts`); only then is a link endpoint built and registered, so
+ * a failed attempt never replaces a host's live link. A refused proof gets a `link-close` with
+ * reason `unauthorized` saying what to do. The upgrade helper is injected (`hono/deno`,
+ * `@hono/node-server`, later a Durable Object), so this file stays web-standard.
  *
  * Under Node, `@hono/node-server` v2 upgrades only when the server is created with
  * `serve({ fetch, websocket: { server: new WebSocketServer({ noServer: true }) } })` (checked in
- * its d.ts and source: it throws without `noServer`). Refusals are plain HTTP answers before the
- * upgrade, so a sidecar sees the 401 status itself.
+ * its d.ts and source: it throws without `noServer`).
  *
  * `attachInMemoryHost` is the same attachment without a network, for the all-in-one mode.
  *
@@ -18,8 +21,13 @@ import type { UpgradeWebSocket, WSContext } from 'hono/ws';
 import { WireError } from '../../shared/errors.ts';
 import { CallbackFrameSocket, createFrameSocketPair } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions, type LinkLogger } from '../../shared/link/link-endpoint.ts';
-import { createHostAuthenticator, type HostCredential } from './host-auth.ts';
+import { challengeHost, type ProofVerdict } from '../../shared/link/link-handshake.ts';
+import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
+import { EntityIdSchema } from '../../shared/names.ts';
+import { DEFAULT_ALLOWED_HOSTS } from '../auth/host-origin.ts';
+import { createHostVerifier, type HostKeyEntry, type HostVerifier } from './host-auth.ts';
 import type { HostLinkRegistry } from './host-link-registry.ts';
+import { createLinkOriginCheck, quote, type LinkOriginOptions } from './link-origin.ts';
 
 /** Endpoint tunables the route passes through (timings and frame limit). */
 export type LinkTunables = Omit<LinkEndpointOptions, 'role' | 'onOpen' | 'peer' | 'log'>;
@@ -28,14 +36,25 @@ export interface LinkRouteOptions {
   /** The runtime's hono WebSocket helper; its options type does not matter here. */
   upgradeWebSocket: UpgradeWebSocket<unknown, never>;
   registry: HostLinkRegistry;
-  hosts: readonly HostCredential[];
+  hosts: readonly HostKeyEntry[];
+  /** The worker config's `public-url`: the origin a proof must name, whatever `Host` says. */
+  publicUrl?: string | undefined;
+  /** The worker config's `allowed-hosts` (loopback names by default). */
+  allowedHosts?: readonly string[];
+  /** The port this worker listens on, when the runtime knows it. */
+  listenPort?: LinkOriginOptions['listenPort'];
   log?: LinkLogger;
   endpoint?: LinkTunables;
+  /** Deadline for the handshake after the upgrade. Default 10 s. */
+  handshakeTimeoutMs?: number;
 }
+
+const UNKNOWN_KEY_FIX = 'add the hosts entry printed by `switchyard sidecar init` to the worker config';
 
 /** A sub-app with `GET /link`; mount it with `app.route('/', createLinkRoute(…))`. */
 export function createLinkRoute(options: LinkRouteOptions): Hono {
-  const authenticate = createHostAuthenticator(options.hosts);
+  const verifier = createHostVerifier(options.hosts);
+  const originOf = createLinkOriginCheck({ publicUrl: options.publicUrl, allowedHosts: options.allowedHosts ?? DEFAULT_ALLOWED_HOSTS, listenPort: options.listenPort });
   const log = options.log;
   const app = new Hono();
   app.get('/link', async function linkRoute(c) {
@@ -43,19 +62,44 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
       const error = new WireError('invalid-request', 'The link endpoint takes a WebSocket upgrade: only a sidecar dials it');
       return c.json(error.toHttpBody(), 426);
     }
-    const auth = await authenticate(c.req.raw.headers);
-    if (!auth.ok) {
-      log?.warn('Refused a host link', { 'entity-id': auth.entityId, problem: auth.error.message });
-      return c.json(auth.error.toHttpBody(), 401);
+    const refuse = (entityId: string | null, message: string) => {
+      log?.warn('Refused a host link', { 'entity-id': entityId, problem: message });
+      // Also as a header: `@hono/node-server` drops the body of a refused upgrade.
+      c.header(REFUSAL_HEADER, message.replace(/[^\x20-\x7e]/g, '?').slice(0, 500));
+      return c.json(new WireError('unauthorized', message).toHttpBody(), 401);
+    };
+    const announced = c.req.header(ENTITY_ID_HEADER);
+    const parsed = EntityIdSchema.safeParse(announced);
+    if (!parsed.success) {
+      // The header is the dialler's to write: only a bounded, printable prefix reaches the log.
+      const shown = announced === undefined ? null : quote(announced);
+      return refuse(shown, `Send ${ENTITY_ID_HEADER}: <entity id>, the host's "entity-id": ${shown === null ? 'the header is missing' : `${shown} ${parsed.error.issues[0]?.message ?? 'is invalid'}`}`);
     }
-    const entityId = auth.entityId;
+    const entityId = parsed.data;
+    if (!verifier.knows(entityId)) return refuse(entityId, `The worker does not know host "${entityId}": ${UNKNOWN_KEY_FIX}`);
+    const origin = originOf(c.req.header('host') ?? hostFromUrl(c.req.url));
+    if (!origin.ok) return refuse(entityId, origin.message);
+
     let socket: CallbackFrameSocket | undefined;
     let endpoint: LinkEndpoint | undefined;
     return options.upgradeWebSocket(c, {
       onOpen(_event, ws) {
-        socket = wsFrameSocket(ws);
-        endpoint = new LinkEndpoint(socket, { ...options.endpoint, role: 'worker', peer: entityId, ...(log ? { log } : {}) });
-        options.registry.attach(entityId, endpoint);
+        const opened = wsFrameSocket(ws);
+        socket = opened;
+        challengeHost(opened, {
+          verify: (proof, nonce) => checkProof(verifier, entityId, origin.origin, proof, nonce),
+          // Built and registered only now: until the proof verified, nothing replaces a live link.
+          accept: () => {
+            endpoint = new LinkEndpoint(opened, { ...options.endpoint, role: 'worker', peer: entityId, ...(log ? { log } : {}) });
+            options.registry.attach(entityId, endpoint);
+            return endpoint;
+          },
+          ...(options.endpoint?.maxFrameBytes !== undefined ? { maxFrameBytes: options.endpoint.maxFrameBytes } : {}),
+          ...(options.handshakeTimeoutMs !== undefined ? { timeoutMs: options.handshakeTimeoutMs } : {}),
+        }).catch((error: unknown) => {
+          const wire = error instanceof WireError ? error : null;
+          log?.warn('Refused a host link', { 'entity-id': entityId, reason: wire?.reason ?? null, problem: wire?.message ?? String(error) });
+        });
       },
       onMessage(event, ws) {
         if (typeof event.data === 'string') socket?.receive(event.data);
@@ -70,6 +114,29 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
     });
   });
   return app;
+}
+
+/** The verdict on a proof: this host's key, this nonce, and this worker's own origin. */
+async function checkProof(verifier: HostVerifier, entityId: string, origin: string, proof: { origin: string; signature: string }, nonce: string): Promise<ProofVerdict> {
+  if (await verifier.verify(entityId, { origin, nonce }, proof.signature)) return { ok: true };
+  // Signed by the host, but for the worker it dialled: a challenge relayed from there, or a proxy
+  // that rewrote Host. Said apart, so an operator is not sent looking for a wrong key.
+  if (proof.origin !== origin && (await verifier.verify(entityId, { origin: proof.origin, nonce }, proof.signature))) {
+    return {
+      ok: false,
+      message: `Host "${entityId}" signed this challenge for worker "${proof.origin}", but this worker is "${origin}": a link relayed through another worker is refused; if a proxy rewrites Host, set "public-url" in the worker config to this worker's public URL`,
+    };
+  }
+  return { ok: false, message: `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}` };
+}
+
+/** `app.request()` in tests and some runtimes omit the header; the URL then carries the host. */
+function hostFromUrl(url: string): string | undefined {
+  try {
+    return new URL(url).host;
+  } catch {
+    return undefined;
+  }
 }
 
 function wsFrameSocket(ws: WSContext<unknown>): CallbackFrameSocket {

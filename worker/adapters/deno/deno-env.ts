@@ -60,9 +60,9 @@ export async function loadConfigFromEnv(): Promise<WorkerConfig> {
 }
 
 /** Builds the worker for Deno: config from the environment, `/link` over Deno WebSockets. */
-export async function createDenoWorker(): Promise<{ worker: ComposedWorker; log: WorkerLogger }> {
+export async function createDenoWorker(options: { listenPort?: () => number | undefined } = {}): Promise<{ worker: ComposedWorker; log: WorkerLogger }> {
   const config = await loadConfigFromEnv();
   const log = createWorkerLogger({ level: parseLogLevel(deno.env.get('SWITCHYARD_LOG_LEVEL')), fields: { component: 'worker' } });
-  const worker = composeWorker({ config, log, upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never> });
+  const worker = composeWorker({ config, log, upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never>, ...options });
   return { worker, log };
 }

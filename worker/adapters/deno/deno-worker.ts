@@ -19,7 +19,8 @@ import { createDenoWorker, deno } from './deno-env.ts';
 
 const SHUTDOWN_GRACE_MS = 3_000;
 
-const { worker, log } = await createDenoWorker();
+let listening: number | undefined;
+const { worker, log } = await createDenoWorker({ listenPort: () => listening });
 const hostname = deno.env.get('HOST') ?? '127.0.0.1';
 const port = Number(deno.env.get('PORT') ?? '8787');
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -32,6 +33,7 @@ const server = deno.serve(
     hostname,
     port,
     onListen(addr) {
+      listening = addr.port;
       const host = addr.hostname.includes(':') ? `[${addr.hostname}]` : addr.hostname;
       console.log(JSON.stringify({ event: 'listening', url: `http://${host}:${addr.port}` }));
     },

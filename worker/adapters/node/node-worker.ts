@@ -54,9 +54,11 @@ export async function startNodeWorker(options: StartNodeWorkerOptions): Promise<
   if (local.length > 0 && options.localHost === undefined) {
     throw new LocalError('invalid-config', `Servers ${local.map((n) => `"${n}"`).join(', ')} are bound to a top-level {"type":"local"}, but this worker has no local host: pass localHost (the single-machine mode) or bind them to a host`);
   }
+  let listening: number | undefined;
   const worker = composeWorker({
     config,
     upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never>,
+    listenPort: () => listening,
     ...(options.localHost !== undefined ? { localHost: options.localHost } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
     ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}),
@@ -69,6 +71,7 @@ export async function startNodeWorker(options: StartNodeWorkerOptions): Promise<
     server = serve({ fetch: worker.app.fetch, hostname, port: options.port ?? 0, websocket: { server: wss } }, resolve) as HttpServer;
     server.once('error', reject);
   });
+  listening = address.port;
   const host = address.address.includes(':') ? `[${address.address}]` : address.address;
   let closing: Promise<void> | undefined;
   return {

@@ -1,0 +1,70 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LocalError } from '../../shared/errors.ts';
+import { createNonce, importPublicKey, parsePublicKey, verifyLinkProof } from '../../shared/link/link-identity.ts';
+import { createHostKey, loadHostKey, loadOrCreateHostKey } from './host-key.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+const scratch = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-host-key-'));
+  dirs.push(dir);
+  return dir;
+};
+
+async function error(promise: Promise<unknown>): Promise<LocalError> {
+  const caught = await promise.then(() => null, (e: unknown) => e);
+  expect(caught).toBeInstanceOf(LocalError);
+  return caught as LocalError;
+}
+
+describe('host key', () => {
+  it('is written once as a 0600 PKCS#8 PEM and signs proofs its printed public key verifies', async () => {
+    const path = join(scratch(), 'host.key');
+    const created = await createHostKey(path);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(readFileSync(path, 'utf8')).toMatch(/^-----BEGIN PRIVATE KEY-----\n[A-Za-z0-9+/=\n]+-----END PRIVATE KEY-----\n$/);
+    const loaded = await loadHostKey(path);
+    expect(loaded.publicKey).toBe(created.publicKey);
+    const fields = { origin: 'yard.example.com', entityId: 'alice-laptop', nonce: createNonce() };
+    expect(await verifyLinkProof(await importPublicKey(parsePublicKey(created.publicKey)), fields, await loaded.sign(fields))).toBe(true);
+  });
+
+  it('is what openssl reads: the same public key', async () => {
+    const path = join(scratch(), 'host.key');
+    const key = await createHostKey(path);
+    const der = execFileSync('openssl', ['pkey', '-in', path, '-pubout', '-outform', 'DER']);
+    expect(new Uint8Array(der.subarray(der.length - 32))).toEqual(parsePublicKey(key.publicKey));
+  });
+
+  it('never overwrites an existing key; loadOrCreate keeps it', async () => {
+    const path = join(scratch(), 'host.key');
+    const first = await loadOrCreateHostKey(path);
+    const before = readFileSync(path, 'utf8');
+    expect((await error(createHostKey(path))).code).toBe('key-exists');
+    const again = await loadOrCreateHostKey(path);
+    expect([first.created, again.created]).toEqual([true, false]);
+    expect(again.key.publicKey).toBe(first.key.publicKey);
+    expect(readFileSync(path, 'utf8')).toBe(before);
+  });
+
+  it('refuses a key other users can read, a missing one and one that is not an Ed25519 PEM, saying what to do', async () => {
+    const dir = scratch();
+    const path = join(dir, 'host.key');
+    await createHostKey(path);
+    chmodSync(path, 0o640);
+    expect((await error(loadHostKey(path))).message).toBe(`Host key "${path}" is readable by other users: run chmod 600 "${path}"`);
+    expect((await error(loadHostKey(join(dir, 'none.key')))).message).toMatch(/^Cannot read the host key ".*none\.key": ENOENT: create it with `switchyard sidecar init --config-dir DIR --worker URL --entity-id ID`$/);
+    const junk = join(dir, 'junk.key');
+    writeFileSync(junk, 'host_0123456789abcdef\n', { mode: 0o600 });
+    expect((await error(loadHostKey(junk))).message).toMatch(/is not a PEM private key/);
+    const rsa = join(dir, 'rsa.key');
+    writeFileSync(rsa, execFileSync('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:1024']), { mode: 0o600 });
+    expect((await error(loadHostKey(rsa))).message).toMatch(/is not an Ed25519 private key/);
+  });
+});

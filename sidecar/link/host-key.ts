@@ -1,0 +1,97 @@
+/**
+ * The host key: this workstation's Ed25519 private key, which proves its identity on every link
+ * (DESIGN §5). One file in the config dir, `host.key` by default: PKCS#8 in PEM (`-----BEGIN
+ * PRIVATE KEY-----`, what `openssl pkey` reads), mode 0600, written once by `switchyard sidecar
+ * init` (or the first `npm start`) and never overwritten. The worker gets only the public key,
+ * `ed25519:<base64url>`.
+ *
+ * Loading refuses a key that other users can read, as ssh does: a readable key is a leaked one.
+ * Signing goes through WebCrypto, the same implementation the worker verifies with.
+ *
+ * @module
+ */
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { LocalError } from '../../shared/errors.ts';
+import { formatPublicKey, signLinkProof, type LinkProofFields } from '../../shared/link/link-identity.ts';
+
+export const DEFAULT_KEY_FILE = 'host.key';
+
+const ED25519 = { name: 'Ed25519' } as const;
+const PEM_LABEL = 'PRIVATE KEY';
+
+export interface HostKey {
+  /** Where the private key lives. */
+  readonly path: string;
+  /** `ed25519:<base64url>`: the worker config's `hosts[].public-key`. */
+  readonly publicKey: string;
+  /** Signs a link proof (base64url signature). */
+  sign(fields: LinkProofFields): Promise<string>;
+}
+
+const INIT_HINT = 'create it with `switchyard sidecar init --config-dir DIR --worker URL --entity-id ID`';
+
+/** Reads and checks the key at `path`; `LocalError('invalid-config')` saying what to do otherwise. */
+export async function loadHostKey(path: string): Promise<HostKey> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? 'unreadable';
+    throw new LocalError('invalid-config', `Cannot read the host key "${path}": ${code}${code === 'ENOENT' ? `: ${INIT_HINT}` : ''}`);
+  }
+  if (process.platform !== 'win32' && (statSync(path).mode & 0o077) !== 0) {
+    throw new LocalError('invalid-config', `Host key "${path}" is readable by other users: run chmod 600 "${path}"`);
+  }
+  return fromPkcs8(path, pemToDer(path, text));
+}
+
+/** Generates a new key and writes it to `path` (0600); never replaces an existing file. */
+export async function createHostKey(path: string): Promise<HostKey> {
+  const pair = (await crypto.subtle.generateKey(ED25519, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const der = new Uint8Array(await crypto.subtle.exportKey('pkcs8', pair.privateKey));
+  try {
+    writeFileSync(path, derToPem(der), { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? 'unwritable';
+    if (code === 'EEXIST') throw new LocalError('key-exists', `Host key "${path}" already exists: it is kept, never overwritten (delete it first to make a new identity)`);
+    throw new LocalError('invalid-config', `Cannot write the host key "${path}": ${code}`);
+  }
+  chmodSync(path, 0o600); // the umask may have narrowed `mode` further, never widened it; be exact
+  return fromPkcs8(path, der);
+}
+
+/** The key at `path`, created first when the file does not exist (`npm start`'s state dir). */
+export async function loadOrCreateHostKey(path: string): Promise<{ key: HostKey; created: boolean }> {
+  try {
+    return { key: await createHostKey(path), created: true };
+  } catch (error) {
+    if (!(error instanceof LocalError) || error.code !== 'key-exists') throw error;
+    return { key: await loadHostKey(path), created: false };
+  }
+}
+
+async function fromPkcs8(path: string, der: Uint8Array<ArrayBuffer>): Promise<HostKey> {
+  let privateKey: CryptoKey;
+  let publicKey: string;
+  try {
+    // The public half is the JWK's `x`; the extractable copy lives only for that read.
+    const extractable = await crypto.subtle.importKey('pkcs8', der, ED25519, true, ['sign']);
+    const { x } = await crypto.subtle.exportKey('jwk', extractable);
+    privateKey = await crypto.subtle.importKey('pkcs8', der, ED25519, false, ['sign']);
+    publicKey = formatPublicKey(new Uint8Array(Buffer.from(x ?? '', 'base64url')));
+  } catch {
+    throw new LocalError('invalid-config', `Host key "${path}" is not an Ed25519 private key (PKCS#8 PEM, as \`switchyard sidecar init\` writes it)`);
+  }
+  return { path, publicKey, sign: (fields) => signLinkProof(privateKey, fields) };
+}
+
+function derToPem(der: Uint8Array): string {
+  const lines = Buffer.from(der).toString('base64').match(/.{1,64}/g) ?? [];
+  return `-----BEGIN ${PEM_LABEL}-----\n${lines.join('\n')}\n-----END ${PEM_LABEL}-----\n`;
+}
+
+function pemToDer(path: string, text: string): Uint8Array<ArrayBuffer> {
+  const match = new RegExp(`-----BEGIN ${PEM_LABEL}-----([A-Za-z0-9+/=\\s]+)-----END ${PEM_LABEL}-----`).exec(text);
+  if (match === null) throw new LocalError('invalid-config', `Host key "${path}" is not a PEM private key (-----BEGIN ${PEM_LABEL}-----): ${INIT_HINT}`);
+  return new Uint8Array(Buffer.from(match[1]!.replace(/\s+/g, ''), 'base64'));
+}
