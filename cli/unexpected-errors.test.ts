@@ -19,8 +19,8 @@ describe('keepServingOnUnexpectedErrors', () => {
     expect(run.stdout).toBe('still serving\n');
     const lines = run.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toEqual([
-      expect.objectContaining({ level: 'error', msg: 'Uncaught exception: logged, and the sidecar keeps serving every other session', error: 'RangeError' }),
-      expect.objectContaining({ level: 'error', msg: 'Unhandled promise rejection: logged, and the sidecar keeps serving every other session', message: 'nobody awaited this' }),
+      expect.objectContaining({ level: 'error', msg: 'Uncaught exception: logged, and this process keeps serving every other session', error: 'RangeError' }),
+      expect.objectContaining({ level: 'error', msg: 'Unhandled promise rejection: logged, and this process keeps serving every other session', message: 'nobody awaited this' }),
     ]);
   });
 });

@@ -1,5 +1,6 @@
 /**
- * The sidecar's last resort against an exception nothing caught: log it and keep serving.
+ * The last resort of a process that hosts servers (the sidecar; the single-machine worker, which
+ * hosts them in-process) against an exception nothing caught: log it and keep serving.
  *
  * Node's default is to end the process on an uncaught exception or an unhandled rejection. For a
  * sidecar that is the worst outcome of one agent's bad request: every other agent's servers on
@@ -22,7 +23,7 @@ import type { Logger } from '../sidecar/log.ts';
 
 let installed = false;
 
-/** Installs the handlers once per process (the sidecar CLI, `switchyard start`). */
+/** Installs the handlers once per process that hosts servers (`switchyard sidecar`, `switchyard worker --runtime node`). */
 export function keepServingOnUnexpectedErrors(log: Logger): void {
   if (installed) return;
   installed = true;
@@ -32,7 +33,7 @@ export function keepServingOnUnexpectedErrors(log: Logger): void {
     counts.set(what, count);
     if (!/^10*$/.test(String(count))) return;
     const fields = error instanceof Error ? { error: error.name, message: error.message, stack: error.stack ?? null } : { error: String(error) };
-    log.error(`${what}: logged, and the sidecar keeps serving every other session`, { ...fields, count });
+    log.error(`${what}: logged, and this process keeps serving every other session`, { ...fields, count });
   };
   process.on('uncaughtException', (error) => report('Uncaught exception', error));
   process.on('unhandledRejection', (reason) => report('Unhandled promise rejection', reason));

@@ -17,6 +17,7 @@ import { parseWorkerConfigText } from '../worker/config/worker-config.ts';
 import { createLogger } from '../sidecar/log.ts';
 import { startDenoWorker } from './deno-worker-process.ts';
 import { stopOnSignals } from './signals.ts';
+import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 
 function readConfigText(configFile: string): string {
   try {
@@ -60,6 +61,8 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
       log: createLogger({ fields: { component: 'worker' } }),
       hostLog: createLogger({ fields: { component: 'local-host' } }),
     });
+    // This process hosts the local servers itself: one agent's bug must not end every session.
+    keepServingOnUnexpectedErrors(createLogger({ fields: { component: 'local-host' } }));
     process.stdout.write(JSON.stringify({ event: 'listening', url: machine.url }) + '\n');
     stopOnSignals(() => machine.close());
     await new Promise<never>(() => {});
