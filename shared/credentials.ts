@@ -1,6 +1,7 @@
 /**
- * How every credential is handled (DESIGN §5: compared in constant time, stored hashed): the
- * sha-256 of what is presented, hex as config files store it, and one constant-time compare.
+ * How every bearer credential is handled (DESIGN §5: compared in constant time, stored hashed):
+ * the sha-256 of what is presented, hex as config files store it, and one constant-time compare.
+ * Hosts present no bearer credential: they sign a challenge (`link/link-identity.ts`).
  * WebCrypto only, so the worker (every runtime), the sidecar and the CLI share this one copy.
  *
  * @module
@@ -13,7 +14,7 @@ export async function sha256(text: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(text)));
 }
 
-/** Lowercase hex sha-256 of a UTF-8 string: the form `token-sha256` and `secret-sha256` hold. */
+/** Lowercase hex sha-256 of a UTF-8 string: the form `token-sha256` and `admin-token-sha256` hold. */
 export async function sha256Hex(text: string): Promise<string> {
   let hex = '';
   for (const byte of await sha256(text)) hex += byte.toString(16).padStart(2, '0');
