@@ -35,8 +35,9 @@ export interface EffectiveProfile {
   /** Normalised grants (see `filesystem-grants.ts`); empty = nothing beyond the read-only system. */
   readonly filesystemPaths: readonly FilesystemGrant[];
   /**
-   * `undefined` = network unconstrained; `[]` = no network; otherwise the single widest capability
-   * (`['loopback']` or `['internet-client']`), since `internet-client` includes loopback.
+   * `undefined` = says nothing (unconstrained when nothing else contains the process, no network
+   * when a grant does, see {@link containedNetwork}); `[]` = no network; otherwise the single widest
+   * capability (`['loopback']` or `['internet-client']`), since `internet-client` includes loopback.
    */
   readonly networkCapabilities: readonly NetworkCapability[] | undefined;
   /** `undefined` = no rule; a contained process then gets only `HOME` and its server's own env. */
@@ -58,6 +59,21 @@ export function networkFromLevel(level: number): readonly NetworkCapability[] | 
   return level >= 3 ? undefined : level === 2 ? ['internet-client'] : level === 1 ? ['loopback'] : [];
 }
 
+/**
+ * What a contained process's network is: its own network namespace always (DESIGN §5), so a
+ * profile that says nothing of the network (`undefined`) but is contained because it grants paths
+ * gets no network, never the host's. `none` and `loopback` both have only a private loopback;
+ * `internet-client` adds user-mode networking that reaches what the host reaches, except the
+ * host's own loopback.
+ */
+export type ContainedNetwork = 'none' | 'loopback' | 'internet-client';
+
+/** The network a contained process under `profile` gets (see {@link ContainedNetwork}). */
+export function containedNetwork(profile: EffectiveProfile): ContainedNetwork {
+  const level = networkLevel(profile.networkCapabilities ?? []);
+  return level >= 2 ? 'internet-client' : level === 1 ? 'loopback' : 'none';
+}
+
 /** Whether a profile constrains the process at all: DESIGN §5's containment rule, used by `containmentRequired`. */
 export function constrainsProcess(profile: EffectiveProfile): boolean {
   return profile.filesystemPaths.length > 0 || profile.networkCapabilities !== undefined;
@@ -67,7 +83,8 @@ export function constrainsProcess(profile: EffectiveProfile): boolean {
  * The effective profile of one file taken alone (its bases are composed in by the store).
  *
  * @param file A parsed profile file.
- * @returns Its effective profile: grants normalised, network reduced to its widest capability.
+ * @returns Its effective profile: grants normalised, network reduced to its widest capability
+ *   (`[]` when the file grants paths and has no `network-capabilities`).
  */
 export function effectiveFromFile(file: TrustProfileFile): EffectiveProfile {
   const grants = (file['filesystem-paths'] ?? []).map((p) => ({
@@ -75,7 +92,9 @@ export function effectiveFromFile(file: TrustProfileFile): EffectiveProfile {
     targetPath: p['target-path'] ?? p['source-path'],
     accessMode: p['access-mode'],
   }));
-  const network = file['network-capabilities'];
+  // A file that grants paths and says nothing of the network is contained, and a contained
+  // process never gets the host's network: its silence means no network (DESIGN §5).
+  const network = file['network-capabilities'] ?? (grants.length > 0 ? [] : undefined);
   const env = file.environment;
   const allowed = file['allowed-mcp-tool-call-schemas'] ?? [];
   return {

@@ -76,7 +76,10 @@ export const trustProfileFileSchema = z.strictObject({
   'network-capabilities': z
     .array(z.enum(NETWORK_CAPABILITIES))
     .optional()
-    .describe('Absent: unconstrained; [] no network; "loopback": a private loopback only; "internet-client": the host network'),
+    .describe(
+      'Absent: unconstrained, or no network when the profile grants paths; [] no network; "loopback": a private loopback only; ' +
+        '"internet-client": outbound connections through user-mode networking (slirp4netns), never the host\'s loopback',
+    ),
   environment: z
     .strictObject({
       inherit: z.array(envNameSchema).optional().describe('Variable names copied from the sidecar environment'),
