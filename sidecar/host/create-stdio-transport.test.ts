@@ -99,10 +99,13 @@ describe('McpTransportFactory', () => {
     const cached = await sidecar.policies.getOrCompile({ sessionId: 'session-1', revision, server: 'echo' }, () => Promise.reject(new Error('not cached')));
     expect(policy).toBe(cached);
     if (cached?.backend !== 'bubblewrap') throw new Error('expected a bubblewrap policy');
-    expect(cached.args.join(' ')).toContain(`--bind ${project} ${project}`);
+    expect(cached.args.join(' ')).toContain(`--bind-fd 4 ${project}`);
+    expect(cached.grantSources).toEqual([project]);
     expect(spawns).toEqual([{ backend: 'bubblewrap', file: cached.executable, pid: expect.any(Number) }]);
     const cmdline = readFileSync(`/proc/${spawns[0]?.pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
-    expect(cmdline.slice(1)).toEqual(cached.wrap(NODE, [ECHO]).args);
+    const wrapped = cached.wrap(NODE, [ECHO]);
+    wrapped.release?.();
+    expect(cmdline.slice(1)).toEqual(wrapped.args);
     expect(sidecar.executor.spawnCount).toBe(1);
   });
 });

@@ -8,9 +8,18 @@
  *
  * @module
  */
-import type { Readable } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import type { WireError } from '../../shared/errors.ts';
+import type { Logger } from '../log.ts';
 import type { ProcessExit } from './process-handle.ts';
+
+/**
+ * One descriptor of the sandbox tool beyond stdin, stdout and stderr:
+ * - `'pipe'`: a pipe between the sidecar and the tool (bwrap's status and block fds);
+ * - `{ data }`: a pipe the executor writes `data` to and then closes (a file bwrap copies in);
+ * - `{ fd }`: a descriptor the sidecar opened for this launch, passed as is (a grant's source).
+ */
+export type SandboxDescriptor = 'pipe' | { readonly data: string } | { readonly fd: number };
 
 /** The sandbox tool's command line that runs one server inside the sandbox. */
 export interface SandboxSpawn {
@@ -19,12 +28,30 @@ export interface SandboxSpawn {
   /** The complete environment of the sandbox tool (and so of the server). */
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
-  /** Pipes beyond stdin, stdout and stderr, as fds 3, 4, …, through which the tool reports (bwrap's status fd). */
-  readonly extraPipes?: number;
+  /** The tool's fds 3, 4, …, in order; the tool's arguments name them by number. */
+  readonly descriptors?: readonly SandboxDescriptor[];
+  /**
+   * Closes the sidecar's copies of the `{ fd }` descriptors. The executor calls it exactly once,
+   * right after the spawn (the child holds its own copies by then) or when the spawn fails.
+   */
+  release?(): void;
 }
 
 /** `unknown`: the sandbox cannot tell; the executor then watches a fixed setup window. */
 export type SandboxReadiness = 'ready' | 'unknown';
+
+/** The spawned sandbox tool as {@link ContainedLaunch.whenReady} sees it. */
+export interface SpawnedSandbox {
+  readonly pid: number;
+  /** The tool's fds 3, 4, … as the sidecar holds them: a stream for each pipe, `null` for the others. */
+  readonly descriptors: readonly (Duplex | null)[];
+  /** Settles when the tool exits: helpers started beside the sandbox end with it. */
+  readonly exited: Promise<ProcessExit>;
+  /** Ends the sandbox at once (a helper the sandbox waits for failed after the launch was handed out). */
+  kill(): void;
+  /** The executor's logger, for what a helper reports. */
+  readonly log: Logger;
+}
 
 /** A compiled containment policy as the executor sees it: it knows how to launch under itself. */
 export interface ContainedLaunch {
@@ -34,11 +61,18 @@ export interface ContainedLaunch {
    * @param command The resolved file of the server.
    * @param args Its arguments.
    * @returns What to spawn instead.
-   * @throws WireError `containment-unavailable` when the backend cannot run on this host.
+   * @throws WireError `containment-unavailable` when the backend cannot run on this host, or
+   *   `launch-failed` when what the policy mounts is not what it was compiled for.
    */
   wrap(command: string, args: readonly string[]): SandboxSpawn;
-  /** Resolves once the sandbox runs the command, or `unknown`; `extra` are the pipes of {@link SandboxSpawn.extraPipes}. */
-  whenReady(extra: readonly Readable[], signal: AbortSignal): Promise<SandboxReadiness>;
+  /**
+   * Finishes the sandbox's setup (starting what it needs beside it, such as its network) and
+   * resolves once the sandbox runs the command, or `unknown`. `signal` ends only the wait; setup
+   * the sandbox is blocked on goes on.
+   *
+   * @throws WireError when a helper the sandbox needs cannot start.
+   */
+  whenReady(sandbox: SpawnedSandbox, signal: AbortSignal): Promise<SandboxReadiness>;
   /** The launch failure the tool's stderr explains, or `undefined` when the server itself exited. */
   classifyFailure(stderr: string, exit: ProcessExit): WireError | undefined;
 }

@@ -6,15 +6,18 @@
  * says when the sandbox is ready and explains a setup failure: this file knows no backend. A
  * contained launch that fails is reported as `containment-unavailable` or `launch-failed` and is
  * never retried without the policy: required containment fails closed. Every process gets its own
- * process group, so disposal can end the whole tree, grandchildren included.
+ * process group, so disposal can end the whole tree, grandchildren included, and holds only
+ * stdin, stdout, stderr and the descriptors its policy passes: descriptors the sidecar inherited
+ * are closed before every spawn (`inherited-fds.ts`).
  *
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import { type Logger, silentLogger } from '../log.ts';
-import type { Readable } from 'node:stream';
-import type { ContainedLaunch, SandboxReadiness } from './contained-launch.ts';
+import type { Duplex } from 'node:stream';
+import type { ContainedLaunch, SandboxDescriptor, SandboxReadiness, SpawnedSandbox } from './contained-launch.ts';
+import { closeInheritedDescriptors } from './inherited-fds.ts';
 import { ChildProcessHandle, type ProcessHandle, type StopTimings } from './process-handle.ts';
 
 export type { ContainedLaunch } from './contained-launch.ts';
@@ -70,7 +73,8 @@ interface SpawnPlan {
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string | undefined;
-  readonly extraPipes: number;
+  readonly descriptors: readonly SandboxDescriptor[];
+  readonly release: () => void;
 }
 
 /**
@@ -112,13 +116,22 @@ export class ProcessExecutor {
     const { signal } = options;
     this.#options.onLaunch?.(request);
     if (signal?.aborted) throw cancelled(signal);
-    const plan = this.#plan(request);
+    let plan: SpawnPlan;
+    try {
+      plan = this.#plan(request);
+    } catch (error) {
+      // The policy refused what it would mount; its message crosses the link, the cause stays here.
+      this.#logger.warn('Contained launch refused before spawn', { backend: request.policy?.backend ?? 'none', error, cause: (error as Error).cause ?? null });
+      throw toLaunchError(error, request.policy?.backend ?? 'none');
+    }
     let child: ChildProcess;
     try {
+      const closed = closeInheritedDescriptors();
+      if (closed.length > 0) this.#logger.info('Closed descriptors the sidecar inherited', { fds: closed });
       child = spawn(plan.file, plan.args, {
         cwd: plan.cwd,
         env: { ...plan.env },
-        stdio: Array.from({ length: 3 + plan.extraPipes }, () => 'pipe' as const),
+        stdio: ['pipe', 'pipe', 'pipe', ...plan.descriptors.map((d) => (typeof d === 'object' && 'fd' in d ? d.fd : ('pipe' as const)))],
         detached: true,
         shell: false,
         windowsHide: true,
@@ -126,8 +139,16 @@ export class ProcessExecutor {
       });
     } catch (error) {
       throw toLaunchError(error, plan.backend);
+    } finally {
+      plan.release();
     }
     this.#spawnCount += 1;
+    const extra = child.stdio.slice(3) as (Duplex | null)[];
+    plan.descriptors.forEach((d, i) => {
+      const stream = extra[i];
+      stream?.on('error', (error) => this.#logger.debug('Sandbox descriptor error', { fd: 3 + i, error }));
+      if (typeof d === 'object' && 'data' in d) stream?.end(d.data);
+    });
     this.#options.onSpawn?.({ backend: plan.backend, file: plan.file, pid: child.pid });
     const handle = new ChildProcessHandle(child, this.#timings, this.#logger);
     this.#track(handle);
@@ -135,7 +156,10 @@ export class ProcessExecutor {
     const setupStderr = policy === null || !child.stderr ? undefined : peekStderr(child.stderr, SETUP_STDERR_BYTES);
     try {
       await handle.started(signal);
-      if (policy !== null && setupStderr) await this.#watchSetup(handle, policy, setupStderr, child.stdio.slice(3) as Readable[], signal);
+      if (policy !== null && setupStderr) {
+        const sandbox: SpawnedSandbox = { pid: handle.pid, descriptors: extra, exited: handle.exited, kill: () => handle.signalGroup('SIGKILL'), log: this.#logger };
+        await this.#watchSetup(handle, policy, setupStderr, sandbox, signal);
+      }
       return handle;
     } catch (error) {
       await handle.dispose(0);
@@ -163,22 +187,29 @@ export class ProcessExecutor {
   #plan(request: ProcessLaunchRequest): SpawnPlan {
     const { policy } = request;
     if (policy === null) {
-      return { backend: 'none', file: request.command, args: request.args, env: request.env, cwd: request.cwd, extraPipes: 0 };
+      return { backend: 'none', file: request.command, args: request.args, env: request.env, cwd: request.cwd, descriptors: [], release: () => {} };
     }
     const spawn = policy.wrap(request.command, request.args);
-    return { backend: policy.backend, file: spawn.file, args: spawn.args, env: spawn.env, cwd: spawn.cwd, extraPipes: spawn.extraPipes ?? 0 };
+    let released = false;
+    const release = () => {
+      if (!released) spawn.release?.();
+      released = true;
+    };
+    return { backend: policy.backend, file: spawn.file, args: spawn.args, env: spawn.env, cwd: spawn.cwd, descriptors: spawn.descriptors ?? [], release };
   }
 
   /**
    * Watches sandbox setup: until the policy reports the sandbox ready, or else for the setup
    * window. An exit meanwhile that the policy explains is a launch failure.
    */
-  async #watchSetup(handle: ChildProcessHandle, policy: ContainedLaunch, stderr: StderrPeek, extra: readonly Readable[], signal?: AbortSignal): Promise<void> {
+  async #watchSetup(handle: ChildProcessHandle, policy: ContainedLaunch, stderr: StderrPeek, sandbox: SpawnedSandbox, signal?: AbortSignal): Promise<void> {
     const windowMs = this.#options.setupWindowMs ?? 200;
     const stop = new AbortController();
-    const ready: Promise<SandboxReadiness> = policy.whenReady(extra, stop.signal);
+    const ready: Promise<SandboxReadiness> = policy.whenReady(sandbox, stop.signal);
     // Readiness ends the wait early; without it the fixed window applies. A hung setup is capped.
     const settled = ready.then((r) => (r === 'ready' ? undefined : handle.exitWithin(windowMs, signal)));
+    // A setup failure after the cap below is the policy's to handle (it ends the sandbox): never an unhandled rejection.
+    settled.catch(() => {});
     const exit = await Promise.race([settled, handle.exitWithin(Math.max(windowMs, SETUP_CAP_MS), signal)]).finally(() => stop.abort());
     if (signal?.aborted) throw cancelled(signal);
     if (exit === undefined) return;

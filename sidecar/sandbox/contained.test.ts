@@ -1,10 +1,9 @@
 /**
  * Real bubblewrap, real processes: what a contained server can and cannot do. The tests run as
  * whatever user runs the suite (root in CI), so they show the sandbox constrains root too.
- * bwrap is spawned from the policy's own `wrap` (the bubblewrap backend's command line), with
- * exactly the environment and working directory it gives.
+ * Servers are launched through the real ProcessExecutor with the compiled policy, exactly as the
+ * sidecar launches them (status and block fds, grant descriptors, user-mode network).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
@@ -14,6 +13,7 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProcessExecutor, type ProcessHandle } from '../process/process-executor.ts';
 import { type EffectiveProfile, NEUTRAL_PROFILE, type NetworkCapability } from '../trust/effective-profile.ts';
 import type { BubblewrapPolicy } from './containment-policy.ts';
 import { bubblewrapProbe, compileContainment, type ContainmentLaunch } from './index.ts';
@@ -21,6 +21,7 @@ import { bubblewrapProbe, compileContainment, type ContainmentLaunch } from './i
 const NODE = process.execPath;
 const FILESYSTEM_SERVER = join(process.cwd(), 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 const SECRET_NAME = 'SWITCHYARD_CONTAINED_TEST_SECRET';
+const executor = new ProcessExecutor({ termGraceMs: 500 });
 
 let root: string;
 let granted: string;
@@ -36,26 +37,20 @@ async function compile(effective: EffectiveProfile, launch: ContainmentLaunch): 
   return policy;
 }
 
-function spawnContained(policy: BubblewrapPolicy, launch: ContainmentLaunch): ChildProcess {
-  const plan = policy.wrap(launch.file, launch.args);
-  const stdio = Array.from({ length: 3 + (plan.extraPipes ?? 0) }, () => 'pipe' as const);
-  const child = spawn(plan.file, plan.args, { env: { ...plan.env }, cwd: plan.cwd, stdio });
-  for (const extra of child.stdio.slice(3)) (extra as NodeJS.ReadableStream | null)?.resume();
-  return child;
+function launchContained(policy: BubblewrapPolicy, launch: ContainmentLaunch): Promise<ProcessHandle> {
+  return executor.launch({ command: launch.file, args: launch.args, env: {}, policy });
 }
 
 /** Runs `node -e script ...args` contained and returns its exit code and output. */
 async function runNode(effective: EffectiveProfile, script: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const launch = { file: NODE, args: ['-e', script, ...args] };
-  const child = spawnContained(await compile(effective, launch), launch);
+  const handle = await launchContained(await compile(effective, launch), launch);
   let stdout = '';
   let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', resolve);
-  });
+  handle.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  handle.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [{ code }] = await Promise.all([handle.exited, new Promise((resolve) => handle.stdout.once('end', resolve))]);
+  await handle.dispose();
   return { code, stdout, stderr };
 }
 
@@ -87,6 +82,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await executor.disposeAll();
   delete process.env[SECRET_NAME];
   await new Promise((resolve) => server.close(resolve));
   rmSync(root, { recursive: true, force: true });
@@ -135,10 +131,10 @@ console.log(fs.readdirSync(process.argv[1]).join(','));`;
         `console.log(greeting + ' ' + write);\n`,
     );
     const launch = { file: NODE, args: [join(scripts, 'main.mjs')] };
-    const child = spawnContained(await compile(profile(), launch), launch);
+    const handle = await launchContained(await compile(profile(), launch), launch);
     let stdout = '';
-    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    const code = await new Promise((resolve) => child.on('close', resolve));
+    handle.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const [{ code }] = await Promise.all([handle.exited, new Promise((resolve) => handle.stdout.once('end', resolve))]);
     expect({ code, stdout }).toEqual({ code: 0, stdout: 'hi from helper EROFS\n' });
     expect(existsSync(join(scripts, 'dropped.txt'))).toBe(false);
   });
@@ -165,26 +161,23 @@ const socket = require('node:net').connect(Number(process.argv[1]), '127.0.0.1')
 socket.on('data', (d) => { console.log('connected: ' + d.toString().trim()); socket.destroy(); });
 socket.on('error', (e) => console.log('error: ' + e.code));`;
 
-  it.each<[string, NetworkCapability[]]>([
+  it.each<[string, NetworkCapability[] | undefined]>([
     ['no network', []],
     ['loopback (its own, not the host one)', ['loopback']],
+    ['internet-client (user-mode networking, never the host loopback)', ['internet-client']],
+    ['grants and nothing said of the network', undefined],
   ])('cannot reach a host 127.0.0.1 port with %s', async (_name, network) => {
     const result = await runNode(profile(network), CONNECT, String(port));
     expect(result).toMatchObject({ code: 0, stdout: 'error: ECONNREFUSED\n' });
   });
 
-  it('reaches a host 127.0.0.1 port with internet-client (the documented exposure)', async () => {
-    const result = await runNode(profile(['internet-client']), CONNECT, String(port));
-    expect(result).toMatchObject({ code: 0, stdout: 'connected: hello from the host\n' });
-  });
-
   it('sees only the allowed environment', async () => {
     const launch = { file: NODE, args: ['-e', 'console.log(JSON.stringify(process.env))'], env: { SERVER_VAR: 'from-config' } };
     const policy = await compile(profile(), launch);
-    const child = spawnContained(policy, launch);
+    const handle = await launchContained(policy, launch);
     let stdout = '';
-    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    await new Promise((resolve) => child.on('close', resolve));
+    handle.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    await new Promise((resolve) => handle.stdout.once('end', resolve));
     const env = JSON.parse(stdout) as Record<string, string>;
     expect(process.env[SECRET_NAME]).toBe('sidecar-secret-value');
     expect(env[SECRET_NAME]).toBeUndefined();
@@ -194,43 +187,40 @@ socket.on('error', (e) => console.log('error: ' + e.code));`;
   });
 });
 
-/** A minimal SDK client transport over an already spawned process (the SDK's own stdio transport adds parent env vars). */
-class ChildTransport implements Transport {
+/** A minimal SDK client transport over a launched process (the SDK's own stdio transport adds parent env vars). */
+class HandleTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   onerror?: (error: Error) => void;
   onclose?: () => void;
   readonly #buffer = new ReadBuffer();
 
-  constructor(readonly child: ChildProcess) {}
+  constructor(readonly handle: ProcessHandle) {}
 
   async start(): Promise<void> {
-    this.child.stdout?.on('data', (chunk: Buffer) => {
+    this.handle.stdout.on('data', (chunk: Buffer) => {
       this.#buffer.append(chunk);
       for (let message = this.#buffer.readMessage(); message !== null; message = this.#buffer.readMessage()) this.onmessage?.(message);
     });
-    this.child.on('close', () => this.onclose?.());
+    void this.handle.exited.then(() => this.onclose?.());
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    this.child.stdin?.write(serializeMessage(message));
+    this.handle.stdin.write(serializeMessage(message));
   }
 
   async close(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const closed = new Promise((resolve) => this.child.once('close', resolve));
-    this.child.kill('SIGTERM');
-    await closed;
+    await this.handle.dispose();
   }
 }
 
 describe('the real filesystem MCP server, contained', () => {
   it('only sees its grant even when configured with more', async () => {
     const launch = { file: NODE, args: [FILESYSTEM_SERVER, granted, homeDir, other] };
-    const child = spawnContained(await compile(profile(), launch), launch);
-    child.stderr?.resume();
+    const handle = await launchContained(await compile(profile(), launch), launch);
+    handle.stderr.resume();
     const client = new Client({ name: 'contained-test', version: '1.0.0' });
     try {
-      await client.connect(new ChildTransport(child));
+      await client.connect(new HandleTransport(handle));
       const allowed = await client.callTool({ name: 'list_allowed_directories', arguments: {} });
       expect(JSON.stringify(allowed.content)).toContain(granted);
       expect(JSON.stringify(allowed.content)).not.toContain(homeDir);

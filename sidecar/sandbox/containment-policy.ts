@@ -7,6 +7,7 @@
  * @module
  */
 import type { ContainedLaunch } from '../process/contained-launch.ts';
+import type { ContainedNetwork } from '../trust/effective-profile.ts';
 import type { PolicyFields } from './sandbox-backend.ts';
 
 /** Linux: run the server under bubblewrap. */
@@ -14,8 +15,18 @@ export interface BubblewrapPolicyFields extends PolicyFields {
   readonly backend: 'bubblewrap';
   /** Absolute path of the `bwrap` binary found when the policy was compiled. */
   readonly executable: string;
-  /** Every bwrap option that goes before `--` and the server's command line. */
+  /**
+   * Every bwrap option that goes before `--` and the server's command line, except the status and
+   * block fds the backend adds. Grants are mounted from descriptors (`--bind-fd N`), numbered as
+   * `bubblewrap-descriptors.ts` lays them out.
+   */
   readonly args: readonly string[];
+  /** The sources of the `--bind-fd` / `--ro-bind-fd` mounts in `args`, in descriptor order; opened at each launch. */
+  readonly grantSources?: readonly string[];
+  /** The sandbox's network; absent means `none` (a hand-written policy). */
+  readonly network?: ContainedNetwork;
+  /** The probed `slirp4netns`, present exactly when `network` is `internet-client`. */
+  readonly userModeNetwork?: string;
   /**
    * The complete environment of the contained process. bwrap is spawned with exactly this
    * environment, so values never appear in an argv that other processes can read.

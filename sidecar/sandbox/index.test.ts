@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import { type EffectiveProfile, NEUTRAL_PROFILE, type NetworkCapability } from '../trust/effective-profile.ts';
-import { bubblewrapProbe, compileContainment, containmentRequired, type ContainmentProbe } from './index.ts';
+import { bubblewrapProbe, compileContainment, containmentRequired, type ContainmentProbe, userModeNetworkProbe } from './index.ts';
 
 const launch = { file: process.execPath, args: ['-e', '1'] };
 const grant = { sourcePath: '/srv', targetPath: '/srv', accessMode: 'read-only' as const };
@@ -88,6 +88,15 @@ describe('compileContainment', () => {
     expect(policy).toMatchObject({ backend: 'seatbelt', executable: '/usr/bin/sandbox-exec', revision: 'sha256:r' });
     const error = (await failure(compileContainment(p(true, ['loopback']), launch, { revision: 'sha256:r', platform: 'darwin', probe }))) as WireError;
     expect(error.reason).toBe('containment-unavailable');
+  });
+
+  it('fails closed with containment-unavailable naming slirp4netns when internet-client has no user-mode network', async () => {
+    const options = { revision: 'sha256:r', platform: 'linux' as const, probe: bubblewrapProbe('/usr/bin/bwrap'), networkProbe: userModeNetworkProbe('/nonexistent/slirp4netns') };
+    const error = (await failure(compileContainment(p(false, ['internet-client']), launch, options))) as WireError;
+    expect(error.reason).toBe('containment-unavailable');
+    expect(error.message).toContain('slirp4netns');
+    expect(error.message).toContain('apt-get install slirp4netns');
+    expect(await compileContainment(p(false, ['loopback']), launch, options)).toMatchObject({ backend: 'bubblewrap', network: 'loopback' });
   });
 
   it('refuses a command that was not resolved to an absolute path', async () => {

@@ -6,15 +6,18 @@
  * DESIGN §5: containment is required exactly when the effective profile grants a filesystem path
  * or lists network capabilities (an empty list means "no network"). Required containment that
  * cannot be applied fails closed with `containment-unavailable`: there is no fallback to an
- * uncontained launch anywhere in this module.
+ * uncontained launch anywhere in this module. A contained launch that would show the sandbox any
+ * of the sidecar's own config dir is refused with `launch-failed` (`config-dir-exposure.ts`).
  *
  * @module
  */
 import { homedir } from 'node:os';
 import { LocalError, WireError } from '../../shared/errors.ts';
+import { type Logger, silentLogger } from '../log.ts';
 import { constrainsProcess, type EffectiveProfile } from '../trust/effective-profile.ts';
 import type { ContainmentProbe } from './availability.ts';
 import { bubblewrapBackend } from './bubblewrap/bubblewrap-backend.ts';
+import { configDirExposures, configDirRefusal } from './config-dir-exposure.ts';
 import type { ContainmentPolicy } from './containment-policy.ts';
 import type { ContainmentLaunch } from './launch-paths.ts';
 import { containedLaunch, type PolicyFields, type SandboxBackend } from './sandbox-backend.ts';
@@ -23,6 +26,8 @@ import type { ContainedLaunch } from '../process/contained-launch.ts';
 
 export type { BackendAvailability, ContainmentProbe } from './availability.ts';
 export { bubblewrapExecutable, bubblewrapProbe } from './bubblewrap/bubblewrap-probe.ts';
+export { userModeNetworkExecutable, userModeNetworkProbe } from './bubblewrap/user-mode-network.ts';
+export { configDirExposures, configDirWarnings, type ConfigDirExposure } from './config-dir-exposure.ts';
 export { seatbeltProbe } from './seatbelt/seatbelt-probe.ts';
 export type { BubblewrapPolicy, ContainmentPolicy, SeatbeltPolicy } from './containment-policy.ts';
 export type { ContainmentLaunch } from './launch-paths.ts';
@@ -52,7 +57,20 @@ export interface CompileOptions {
   readonly sidecarEnv?: Readonly<Record<string, string | undefined>>;
   /** The home directory never exposed; defaults to `os.homedir()`. */
   readonly home?: string;
+  /** The sidecar's config dir: a launch that would expose any of it is refused. */
+  readonly configDir?: string;
+  /** The server being compiled for, named in refusals. */
+  readonly server?: string;
+  /** Size cap of the sandbox's `/tmp` and `/dev/shm`; default {@link DEFAULT_TMP_SIZE_BYTES}. */
+  readonly tmpSizeBytes?: number;
+  /** Checks the user-mode network helper (`internet-client`); defaults to `userModeNetworkProbe()`. */
+  readonly networkProbe?: ContainmentProbe;
+  /** Where refusals log the paths they keep out of their messages. */
+  readonly log?: Logger;
 }
+
+/** The default cap of a sandbox's private `/tmp` (and `/dev/shm`): 64 MiB. */
+export const DEFAULT_TMP_SIZE_BYTES = 64 * 1024 * 1024;
 
 /**
  * Compiles the containment policy for one server launch.
@@ -62,11 +80,13 @@ export interface CompileOptions {
  * @param options Revision, platform and probe.
  * @returns `null` when containment is not required, else the policy for the process executor.
  * @throws WireError `containment-unavailable` when no usable backend exists or the backend
- *   cannot enforce the profile; LocalError `invalid-launch` for a relative command path.
+ *   cannot enforce the profile; `launch-failed` when the launch would expose the config dir or a
+ *   grant is not its own real path; LocalError `invalid-launch` for a relative command path.
  */
 export async function compileContainment(effective: EffectiveProfile, launch: ContainmentLaunch, options: CompileOptions): Promise<ContainmentPolicy | null> {
   if (!containmentRequired(effective)) return null;
   if (!launch.file.startsWith('/')) throw new LocalError('invalid-launch', `Cannot contain a relative command path: resolve "${launch.file}" first`);
+  if (options.configDir !== undefined) refuseConfigDirExposure(effective, launch, options, options.configDir);
   const platform = options.platform ?? process.platform;
   switch (platform) {
     case 'linux':
@@ -90,6 +110,21 @@ async function compileWith<F extends PolicyFields>(
 ): Promise<F & ContainedLaunch> {
   const availability = await (options.probe ?? backend.probe())();
   if (!availability.available) throw new WireError('containment-unavailable', availability.message, { detail: { backend: backend.name } });
-  const facts = { home: options.home ?? homedir(), sidecarEnv: options.sidecarEnv ?? process.env, revision: options.revision };
-  return containedLaunch(backend, backend.compile({ effective, launch, executable: availability.executable, ...facts }));
+  const facts = {
+    home: options.home ?? homedir(),
+    sidecarEnv: options.sidecarEnv ?? process.env,
+    revision: options.revision,
+    tmpSizeBytes: options.tmpSizeBytes ?? DEFAULT_TMP_SIZE_BYTES,
+    log: options.log ?? silentLogger,
+    ...(options.networkProbe ? { networkProbe: options.networkProbe } : {}),
+  };
+  return containedLaunch(backend, await backend.compile({ effective, launch, executable: availability.executable, ...facts }));
+}
+
+function refuseConfigDirExposure(effective: EffectiveProfile, launch: ContainmentLaunch, options: CompileOptions, configDir: string): void {
+  const exposures = configDirExposures(configDir, launch, { home: options.home ?? homedir(), grants: effective.filesystemPaths });
+  const first = exposures[0];
+  if (first === undefined) return;
+  (options.log ?? silentLogger).warn('Refused a contained launch that would expose the sidecar config dir', { configDir, exposures, ...(options.server ? { server: options.server } : {}) });
+  throw new WireError('launch-failed', configDirRefusal(first, options.server), { detail: { ...(options.server ? { server: options.server } : {}), exposedBy: first.by } });
 }

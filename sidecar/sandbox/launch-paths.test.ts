@@ -88,6 +88,14 @@ describe('launchPaths', () => {
   it('exposes cwd, or creates it empty when it is $HOME', () => {
     mkdirSync(join(root, 'work'));
     expect(launchPaths({ file: '/usr/bin/node', args: [], cwd: join(root, 'work') }, home).readOnly).toContain(join(root, 'work'));
-    expect(launchPaths({ file: '/usr/bin/node', args: [], cwd: home }, home)).toEqual({ readOnly: ['/usr'], emptyDirs: [home] });
+    expect(launchPaths({ file: '/usr/bin/node', args: [], cwd: home }, home)).toMatchObject({ readOnly: ['/usr'], emptyDirs: [home] });
+  });
+
+  it('says which part of the launch each root is for', () => {
+    file(join(root, 'srv', 'package.json'), '{}');
+    const script = file(join(root, 'srv', 'main.js'));
+    mkdirSync(join(root, 'work'));
+    const { roots } = launchPaths({ file: '/usr/bin/node', args: [script], cwd: join(root, 'work') }, home);
+    expect(roots).toEqual(expect.arrayContaining([{ path: join(root, 'srv'), for: 'script' }, { path: join(root, 'work'), for: 'cwd' }, { path: '/usr', for: 'command' }]));
   });
 });

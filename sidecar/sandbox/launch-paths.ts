@@ -35,11 +35,22 @@ export interface ContainmentLaunch {
   readonly env?: Readonly<Record<string, string>>;
 }
 
+/** Which part of a launch a read-only root is exposed for (`config-dir-exposure.ts` names it). */
+export type LaunchPart = 'command' | 'script' | 'cwd';
+
+/** One read-only root and the part of the launch it is for. */
+export interface LaunchRoot {
+  readonly path: string;
+  readonly for: LaunchPart;
+}
+
 export interface LaunchPaths {
   /** Host paths to expose read-only at the same path, deduplicated, shallowest first. */
   readonly readOnly: readonly string[];
   /** Directories to create empty in the sandbox (an unexposable `cwd`). */
   readonly emptyDirs: readonly string[];
+  /** Every root before deduplication, with the part of the launch it is for. */
+  readonly roots: readonly LaunchRoot[];
 }
 
 const SHARED_TEMP = ['/tmp', '/var/tmp'];
@@ -79,25 +90,25 @@ export function launchPaths(launch: ContainmentLaunch, home: string): LaunchPath
     return exposable(dirname(file)) ? dirname(file) : file;
   };
 
-  const roots: string[] = [];
+  const roots: LaunchRoot[] = [];
   const isCode = (arg: string) => isAbsolute(arg) && (CODE_FILE.test(arg) || arg.split('/').includes('node_modules')) && isFile(arg);
-  const files = [launch.file, ...launch.args.filter(isCode)];
-  for (const file of files) {
+  const files: [string, LaunchPart][] = [[launch.file, 'command'], ...launch.args.filter(isCode).map((arg): [string, LaunchPart] => [arg, 'script'])];
+  for (const [file, part] of files) {
     const real = realPath(file);
-    roots.push(installRoot(file));
-    if (real !== undefined && real !== file) roots.push(real, installRoot(real));
+    roots.push({ path: installRoot(file), for: part });
+    if (real !== undefined && real !== file) roots.push({ path: real, for: part }, { path: installRoot(real), for: part });
   }
   const interpreter = realPath(launch.file) ?? launch.file;
   if (/^node(js)?$/.test(basename(interpreter))) {
     const prefix = dirname(dirname(interpreter));
-    roots.push(exposable(prefix) ? prefix : interpreter);
+    roots.push({ path: exposable(prefix) ? prefix : interpreter, for: 'command' });
   }
   const emptyDirs: string[] = [];
   if (launch.cwd !== undefined) {
-    if (exposable(launch.cwd)) roots.push(launch.cwd);
+    if (exposable(launch.cwd)) roots.push({ path: launch.cwd, for: 'cwd' });
     else if (launch.cwd !== '/' && launch.cwd !== '/tmp') emptyDirs.push(launch.cwd);
   }
-  const unique = [...new Set(roots)].sort((a, b) => a.split('/').length - b.split('/').length || (a < b ? -1 : 1));
+  const unique = [...new Set(roots.map((r) => r.path))].sort((a, b) => a.split('/').length - b.split('/').length || (a < b ? -1 : 1));
   const readOnly = unique.filter((p, i) => !unique.slice(0, i).some((q) => q !== p && isWithin(p, q)));
-  return { readOnly, emptyDirs };
+  return { readOnly, emptyDirs, roots };
 }

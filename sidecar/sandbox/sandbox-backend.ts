@@ -10,9 +10,9 @@
  *
  * @module
  */
-import type { Readable } from 'node:stream';
 import type { WireError } from '../../shared/errors.ts';
-import type { ContainedLaunch, SandboxReadiness, SandboxSpawn } from '../process/contained-launch.ts';
+import type { Logger } from '../log.ts';
+import type { ContainedLaunch, SandboxReadiness, SandboxSpawn, SpawnedSandbox } from '../process/contained-launch.ts';
 import type { ProcessExit } from '../process/process-handle.ts';
 import type { EffectiveProfile } from '../trust/effective-profile.ts';
 import type { ContainmentProbe } from './availability.ts';
@@ -41,6 +41,12 @@ export interface CompileInput {
   /** The sidecar user's home directory (never exposed). */
   readonly home: string;
   readonly sidecarEnv: Readonly<Record<string, string | undefined>>;
+  /** Size cap of each private tmpfs of the sandbox (`/tmp`, `/dev/shm`), in bytes. */
+  readonly tmpSizeBytes: number;
+  /** Checks the helper a sandbox network needs (bubblewrap: slirp4netns for `internet-client`). */
+  readonly networkProbe?: ContainmentProbe;
+  /** For what is refused: the paths go here, never into the error. */
+  readonly log: Logger;
 }
 
 export interface SandboxBackend<F extends PolicyFields> {
@@ -50,10 +56,10 @@ export interface SandboxBackend<F extends PolicyFields> {
   /**
    * @throws WireError `containment-unavailable` for what the backend cannot enforce.
    */
-  compile(input: CompileInput): F;
+  compile(input: CompileInput): F | Promise<F>;
   /** The tool's command line running `command args` under `policy`; throws `containment-unavailable` off its platform. */
   wrap(policy: F, command: string, args: readonly string[]): SandboxSpawn;
-  whenReady(extra: readonly Readable[], signal: AbortSignal): Promise<SandboxReadiness>;
+  whenReady(policy: F, sandbox: SpawnedSandbox, signal: AbortSignal): Promise<SandboxReadiness>;
   classifyFailure(stderr: string, exit: ProcessExit): WireError | undefined;
 }
 
@@ -68,7 +74,9 @@ function operationsOf<F extends PolicyFields>(backend: SandboxBackend<F>): Opera
       wrap(this: F, command: string, args: readonly string[]) {
         return backend.wrap(this, command, args);
       },
-      whenReady: (extra, signal) => backend.whenReady(extra, signal),
+      whenReady(this: F, sandbox: SpawnedSandbox, signal: AbortSignal) {
+        return backend.whenReady(this, sandbox, signal);
+      },
       classifyFailure: (stderr, exit) => backend.classifyFailure(stderr, exit),
     };
     operations.set(backend, ops);
@@ -79,8 +87,8 @@ function operationsOf<F extends PolicyFields>(backend: SandboxBackend<F>): Opera
 /**
  * @param backend The backend that compiled `fields`.
  * @param fields Its compiled policy fields.
- * @returns The policy, as data plus the operations the process executor calls. `wrap` reads
- *   `this`, so a spread copy with changed fields launches with the changed fields.
+ * @returns The policy, as data plus the operations the process executor calls. `wrap` and
+ *   `whenReady` read `this`, so a spread copy with changed fields launches with the changed fields.
  */
 export function containedLaunch<F extends PolicyFields>(backend: SandboxBackend<F>, fields: F): F & ContainedLaunch {
   return { ...fields, ...operationsOf(backend) };

@@ -1,19 +1,64 @@
-import { describe, expect, it } from 'vitest';
+import { fstatSync, mkdtempSync, readdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { WireError } from '../../../shared/errors.ts';
+import { silentLogger } from '../../log.ts';
+import type { SpawnedSandbox } from '../../process/contained-launch.ts';
+import { inheritableDescriptors } from '../../process/inherited-fds.ts';
 import { bubblewrapLaunch } from './bubblewrap-backend.ts';
+import { USER_MODE_RESOLV_CONF } from './user-mode-network.ts';
 
 const fields = { backend: 'bubblewrap', executable: '/usr/bin/bwrap', args: ['--unshare-all'], env: { PATH: '/usr/bin' }, cwd: '/srv', revision: 'sha256:r' } as const;
 const exit = { code: 1, signal: null };
+const dir = mkdtempSync(join(tmpdir(), 'sy-bwrap-backend-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const noSandbox: SpawnedSandbox = { pid: 0, descriptors: [], exited: new Promise(() => {}), kill: () => {}, log: silentLogger };
 
 describe('the bubblewrap backend', () => {
   it('wraps a launch as bwrap --json-status-fd 3 [...policy] -- command ...args, with the policy environment', () => {
-    expect(bubblewrapLaunch(fields).wrap('/usr/bin/node', ['server.js', '--flag'])).toEqual({
+    expect(bubblewrapLaunch(fields).wrap('/usr/bin/node', ['server.js', '--flag'])).toMatchObject({
       file: '/usr/bin/bwrap',
       args: ['--json-status-fd', '3', '--unshare-all', '--', '/usr/bin/node', 'server.js', '--flag'],
       env: { PATH: '/usr/bin' },
       cwd: '/srv',
-      extraPipes: 1,
+      descriptors: ['pipe'],
     });
+  });
+
+  it('blocks internet-client on fd 4 and passes the resolv.conf on fd 5', () => {
+    const spawn = bubblewrapLaunch({ ...fields, network: 'internet-client', userModeNetwork: '/usr/bin/slirp4netns' }).wrap('/bin/true', []);
+    expect(spawn.args.slice(0, 4)).toEqual(['--json-status-fd', '3', '--block-fd', '4']);
+    expect(spawn.descriptors).toEqual(['pipe', 'pipe', { data: USER_MODE_RESOLV_CONF }]);
+  });
+
+  it('opens each grant source once per launch, as descriptors of the spawn that release closes', () => {
+    const spawn = bubblewrapLaunch({ ...fields, grantSources: [dir] }).wrap('/bin/true', []);
+    const grant = spawn.descriptors?.[1];
+    expect(grant).toEqual({ fd: expect.any(Number) });
+    const fd = (grant as { fd: number }).fd;
+    expect(readlinkSync(`/proc/self/fd/${fd}`)).toBe(dir);
+    // Close-on-exec: a concurrent spawn of another server cannot inherit it.
+    expect(inheritableDescriptors()).not.toContain(fd);
+    spawn.release?.();
+    expect(() => fstatSync(fd)).toThrow(/EBADF/);
+  });
+
+  it('refuses to wrap when a grant source became a symlink, leaving nothing open', () => {
+    const link = join(dir, 'swapped');
+    symlinkSync('/etc', link);
+    const before = readDescriptors().length;
+    let error: unknown;
+    try {
+      bubblewrapLaunch({ ...fields, grantSources: [dir, link] }).wrap('/bin/true', []);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(WireError);
+    expect((error as WireError).reason).toBe('launch-failed');
+    expect((error as WireError).message).not.toContain(link);
+    expect(readDescriptors().length).toBe(before);
   });
 
   it('a spread copy with changed fields wraps with the changed fields', () => {
@@ -33,6 +78,11 @@ describe('the bubblewrap backend', () => {
   });
 
   it('says unknown readiness when there is no status pipe', async () => {
-    expect(await bubblewrapLaunch(fields).whenReady([], new AbortController().signal)).toBe('unknown');
+    expect(await bubblewrapLaunch(fields).whenReady(noSandbox, new AbortController().signal)).toBe('unknown');
   });
 });
+
+/** This process's open descriptors (readdir's own handle included, closed again by the time it returns). */
+function readDescriptors(): number[] {
+  return readdirSync('/proc/self/fd').map(Number);
+}

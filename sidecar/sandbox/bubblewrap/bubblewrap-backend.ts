@@ -1,35 +1,84 @@
 /**
- * The bubblewrap backend (Linux): `bwrap --json-status-fd 3 [...policy.args] -- command ...args`,
- * spawned with exactly the policy's environment, ready as soon as the sandbox runs the command
- * (`bubblewrap-ready.ts`), and a `bwrap: …` line on stderr explaining a setup failure.
+ * The bubblewrap backend (Linux): `bwrap --json-status-fd 3 [--block-fd 4] [...policy.args] --
+ * command ...args`, spawned with exactly the policy's environment and the descriptors of
+ * `bubblewrap-descriptors.ts` (the grant sources opened at this launch, `grant-descriptors.ts`),
+ * ready as soon as the sandbox runs the command (`bubblewrap-ready.ts`) — for `internet-client`
+ * once slirp4netns has configured its network (`user-mode-network.ts`) — and a `bwrap: …` line
+ * on stderr explaining a setup failure.
  *
  * @module
  */
-import type { Readable } from 'node:stream';
+import type { SandboxDescriptor, SandboxReadiness, SpawnedSandbox } from '../../process/contained-launch.ts';
 import type { BubblewrapPolicy, BubblewrapPolicyFields } from '../containment-policy.ts';
 import { containedLaunch, type SandboxBackend } from '../sandbox-backend.ts';
 import { sandboxToolFailure } from '../setup-failure.ts';
-import { whenSandboxReady } from './bubblewrap-ready.ts';
+import { descriptorLayout } from './bubblewrap-descriptors.ts';
+import { readChildPid, whenCommandRuns } from './bubblewrap-ready.ts';
 import { bubblewrapPolicy } from './bubblewrap.ts';
 import { bubblewrapProbe } from './bubblewrap-probe.ts';
+import { openGrantSources } from './grant-descriptors.ts';
+import { startUserModeNetwork, USER_MODE_RESOLV_CONF } from './user-mode-network.ts';
 
-/** bwrap writes its JSON status to the first extra pipe, fd 3. */
-const STATUS_FD = '3';
+/** Resolves with `promise`, or `undefined` once `signal` fires; a later rejection is left to `promise`'s own handlers. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/**
+ * The sandbox's setup after bwrap started: its PID 1, and for `internet-client` its network,
+ * then the block fd released. Goes on when the executor stops waiting; a network that fails
+ * after that ends the sandbox, since the command would wait on its block fd for ever.
+ */
+async function finishSetup(policy: BubblewrapPolicyFields, sandbox: SpawnedSandbox): Promise<number | null> {
+  const layout = descriptorLayout(policy.network);
+  const status = sandbox.descriptors[layout.status - 3];
+  if (status === null || status === undefined) return null;
+  const pid = await readChildPid(status);
+  if (pid === null || policy.network !== 'internet-client') return pid;
+  const block = layout.block === undefined ? undefined : sandbox.descriptors[layout.block - 3];
+  if (policy.userModeNetwork === undefined || block === null || block === undefined) {
+    sandbox.kill();
+    return null;
+  }
+  try {
+    await startUserModeNetwork({ executable: policy.userModeNetwork, sandboxPid: pid, sandboxExited: sandbox.exited, log: sandbox.log });
+  } catch (error) {
+    sandbox.kill();
+    throw error;
+  }
+  block.end('1');
+  return pid;
+}
 
 export const bubblewrapBackend: SandboxBackend<BubblewrapPolicyFields> = {
   name: 'bubblewrap',
   probe: () => bubblewrapProbe(),
   compile: bubblewrapPolicy,
-  wrap: (policy, command, args) => ({
-    file: policy.executable,
-    args: ['--json-status-fd', STATUS_FD, ...policy.args, '--', command, ...args],
-    env: policy.env,
-    cwd: policy.cwd,
-    extraPipes: 1,
-  }),
-  whenReady: (extra: readonly Readable[], signal: AbortSignal) => {
-    const status = extra[0];
-    return status === undefined ? Promise.resolve('unknown') : whenSandboxReady(status, signal);
+  wrap: (policy, command, args) => {
+    const layout = descriptorLayout(policy.network);
+    const grants = openGrantSources(policy.grantSources ?? []);
+    const descriptors: SandboxDescriptor[] = ['pipe'];
+    if (layout.block !== undefined) descriptors.push('pipe', { data: USER_MODE_RESOLV_CONF });
+    descriptors.push(...grants.fds.map((fd) => ({ fd })));
+    return {
+      file: policy.executable,
+      args: ['--json-status-fd', String(layout.status), ...(layout.block !== undefined ? ['--block-fd', String(layout.block)] : []), ...policy.args, '--', command, ...args],
+      env: policy.env,
+      cwd: policy.cwd,
+      descriptors,
+      release: () => grants.close(),
+    };
+  },
+  whenReady: async (policy, sandbox, signal): Promise<SandboxReadiness> => {
+    const setup = finishSetup(policy, sandbox);
+    setup.catch(() => {}); // after an abort the failure is handled by ending the sandbox
+    const pid = await untilAborted(setup, signal);
+    return pid === undefined || pid === null ? 'unknown' : whenCommandRuns(pid, signal);
   },
   classifyFailure: (stderr, exit) => sandboxToolFailure('bubblewrap', 'bwrap: ', stderr, exit),
 };

@@ -3,8 +3,10 @@
  *
  * Installing bubblewrap is not enough: it needs unprivileged user namespaces, which some
  * distributions disable (Debian's `kernel.unprivileged_userns_clone`, Ubuntu 24.04's AppArmor
- * restriction) and most containers forbid. So the probe runs the smallest real sandbox,
- * `bwrap --unshare-all --ro-bind / / true`. Results are cached per executable path for the life
+ * restriction) and most containers forbid, and the sandbox uses options older versions lack
+ * (`--disable-userns`, `--size`: bubblewrap 0.8). So the probe runs the smallest real sandbox with
+ * the namespace options every policy uses, `bwrap --unshare-all --unshare-user --disable-userns
+ * --ro-bind / / true`. Results are cached per executable path for the life
  * of the sidecar (a host does not gain namespaces while running; restart the sidecar after
  * fixing it).
  *
@@ -18,7 +20,7 @@ const probed = new Map<string, Promise<BackendAvailability>>();
 
 function runBubblewrap(executable: string): Promise<BackendAvailability> {
   return new Promise((resolve) => {
-    const args = ['--unshare-all', '--ro-bind', '/', '/', 'true'];
+    const args = ['--unshare-all', '--unshare-user', '--disable-userns', '--ro-bind', '/', '/', 'true'];
     execFile(executable, args, { env: { PATH: '/usr/bin:/bin' }, timeout: 15_000 }, (error, _stdout, stderr) => {
       if (error === null) return resolve({ available: true, executable });
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
@@ -29,6 +31,13 @@ function runBubblewrap(executable: string): Promise<BackendAvailability> {
         });
       }
       const why = String(stderr).trim().split('\n')[0] || error.message;
+      if (/unknown option|unrecognized option/i.test(why)) {
+        return resolve({
+          available: false,
+          problem: 'unusable',
+          message: `Containment unavailable: bubblewrap "${executable}" is too old: ${why}; install bubblewrap 0.8 or later (for --disable-userns and --size)`,
+        });
+      }
       resolve({
         available: false,
         problem: 'unusable',

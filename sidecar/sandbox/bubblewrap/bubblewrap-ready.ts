@@ -17,8 +17,12 @@ export type SandboxReadiness = 'ready' | 'unknown';
 
 /** Resolves `ready` once the sandbox's PID 1 has a child, `unknown` when that cannot be told. */
 export async function whenSandboxReady(status: Readable, signal: AbortSignal, pollMs = 2): Promise<SandboxReadiness> {
-  const childPid = await firstChildPid(status, signal);
-  if (childPid === null) return 'unknown';
+  const childPid = await Promise.race([readChildPid(status), new Promise<null>((resolve) => (signal.aborted ? resolve(null) : signal.addEventListener('abort', () => resolve(null), { once: true })))]);
+  return childPid === null ? 'unknown' : whenCommandRuns(childPid, signal, pollMs);
+}
+
+/** Resolves `ready` once the sandbox's PID 1 (`childPid`) has a child, `unknown` when that cannot be told. */
+export async function whenCommandRuns(childPid: number, signal: AbortSignal, pollMs = 2): Promise<SandboxReadiness> {
   const children = `/proc/${childPid}/task/${childPid}/children`;
   while (!signal.aborted) {
     let text: string;
@@ -35,14 +39,17 @@ export async function whenSandboxReady(status: Readable, signal: AbortSignal, po
   return 'unknown';
 }
 
-/** Reads the first JSON document from the status fd; keeps draining it afterwards so bwrap never blocks. */
-function firstChildPid(status: Readable, signal: AbortSignal): Promise<number | null> {
+/**
+ * Reads the sandbox's PID 1 from the first JSON document on the status fd, or `null` when the fd
+ * ends without one; keeps draining the fd afterwards so bwrap never blocks on it.
+ */
+export function readChildPid(status: Readable): Promise<number | null> {
   return new Promise((resolve) => {
     let buffered = '';
     const finish = (pid: number | null) => {
       status.off('data', onData);
       status.off('end', onEnd);
-      signal.removeEventListener('abort', onEnd);
+      status.off('close', onEnd);
       status.resume();
       resolve(pid);
     };
@@ -56,6 +63,6 @@ function firstChildPid(status: Readable, signal: AbortSignal): Promise<number | 
     status.on('error', () => {});
     status.on('data', onData);
     status.once('end', onEnd);
-    signal.addEventListener('abort', onEnd, { once: true });
+    status.once('close', onEnd);
   });
 }

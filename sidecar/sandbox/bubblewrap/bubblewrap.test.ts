@@ -1,17 +1,39 @@
-import { lstatSync, readlinkSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { describe, expect, it } from 'vitest';
+import { lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WireError } from '../../../shared/errors.ts';
+import { createLogger } from '../../log.ts';
 import { type EffectiveProfile, type FilesystemGrant, NEUTRAL_PROFILE, type NetworkCapability } from '../../trust/effective-profile.ts';
+import type { ContainmentProbe } from '../availability.ts';
 import { bubblewrapPolicy } from './bubblewrap.ts';
 import { containedEnvironment } from '../environment.ts';
 
 const node = process.execPath;
+const MIB64 = String(64 * 1024 * 1024);
+const slirpInstalled: ContainmentProbe = async () => ({ available: true, executable: '/usr/bin/slirp4netns' });
+
+let root: string;
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'sy-bwrap-compile-'));
+  for (const dir of ['srv/a/b', 'srv/app/work', 'data', 'real']) mkdirSync(join(root, dir), { recursive: true });
+  symlinkSync(join(root, 'real'), join(root, 'link'));
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** A path under this test's own root, which exists. */
+const at = (path: string) => join(root, path);
 
 function grant(sourcePath: string, accessMode: FilesystemGrant['accessMode'], targetPath = sourcePath): FilesystemGrant {
   return { sourcePath, targetPath, accessMode };
 }
 
-function compile(profile: Partial<EffectiveProfile>, launch: { args?: string[]; cwd?: string; env?: Record<string, string> } = {}, sidecarEnv: Record<string, string> = {}) {
+function compile(
+  profile: Partial<EffectiveProfile>,
+  launch: { args?: string[]; cwd?: string; env?: Record<string, string> } = {},
+  sidecarEnv: Record<string, string> = {},
+  extra: { networkProbe?: ContainmentProbe; log?: ReturnType<typeof createLogger> } = {},
+) {
   return bubblewrapPolicy({
     effective: { ...NEUTRAL_PROFILE, ...profile },
     launch: { file: node, args: launch.args ?? [], ...(launch.cwd ? { cwd: launch.cwd } : {}), ...(launch.env ? { env: launch.env } : {}) },
@@ -19,6 +41,9 @@ function compile(profile: Partial<EffectiveProfile>, launch: { args?: string[]; 
     revision: 'sha256:abc',
     home: homedir(),
     sidecarEnv,
+    tmpSizeBytes: 64 * 1024 * 1024,
+    networkProbe: extra.networkProbe ?? slirpInstalled,
+    log: extra.log ?? createLogger({ write: () => {} }),
   });
 }
 
@@ -32,25 +57,46 @@ function mounts(args: readonly string[], flags: string[]): [string, string, stri
 }
 
 describe('bubblewrapPolicy', () => {
-  it('always isolates namespaces, session and capabilities', () => {
-    const { args } = compile({ networkCapabilities: [] });
-    expect(args.slice(0, 5)).toEqual(['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', 'ALL']);
-    expect(args.slice(-4)).toEqual(['--remount-ro', '/', '--chdir', '/tmp']);
-    expect(args.join(' ')).toContain('--tmpfs /tmp --proc /proc --dev /dev');
+  it('always isolates namespaces, user namespaces, session and capabilities', async () => {
+    const { args } = await compile({ networkCapabilities: [] });
+    expect(args.slice(0, 7)).toEqual(['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL']);
+    expect(args.slice(-6)).toEqual(['--remount-ro', '/dev', '--remount-ro', '/', '--chdir', '/tmp']);
   });
 
-  it.each<[string, NetworkCapability[] | undefined, boolean]>([
-    ['no network', [], false],
-    ['loopback', ['loopback'], false],
-    ['internet-client', ['internet-client'], true],
-    ['an unconstrained network', undefined, true],
-  ])('shares the host network for %s: %s', (_name, network, shared) => {
-    const { args } = compile({ networkCapabilities: network, filesystemPaths: [grant('/srv', 'read-only')] });
-    expect(args.includes('--share-net')).toBe(shared);
+  it('caps the private /tmp and /dev/shm at the configured size', async () => {
+    const { args } = await compile({ networkCapabilities: [] });
+    expect(args.join(' ')).toContain(`--size ${MIB64} --tmpfs /tmp --proc /proc --dev /dev --size ${MIB64} --tmpfs /dev/shm`);
   });
 
-  it('recreates host symlinks such as usrmerge /bin as symlinks', () => {
-    const { args } = compile({ networkCapabilities: [] });
+  it.each<[string, NetworkCapability[] | undefined, string]>([
+    ['no network', [], 'none'],
+    ['loopback', ['loopback'], 'loopback'],
+    ['internet-client', ['internet-client'], 'internet-client'],
+    ['a profile that grants paths and says nothing of the network', undefined, 'none'],
+  ])('never shares the host network namespace, for %s', async (_name, network, expected) => {
+    const policy = await compile({ networkCapabilities: network, filesystemPaths: [grant(at('srv'), 'read-only')] });
+    expect(policy.args).not.toContain('--share-net');
+    expect(policy.network).toBe(expected);
+    expect(policy.userModeNetwork).toBe(expected === 'internet-client' ? '/usr/bin/slirp4netns' : undefined);
+  });
+
+  it('gives internet-client a resolv.conf naming the user-mode DNS relay, others the host one', async () => {
+    const internet = await compile({ networkCapabilities: ['internet-client'] });
+    expect(mounts(internet.args, ['--ro-bind-data'])).toEqual([['--ro-bind-data', '5', '/etc/resolv.conf']]);
+    const none = await compile({ networkCapabilities: [] });
+    expect(mounts(none.args, ['--ro-bind-data'])).toEqual([]);
+  });
+
+  it('fails closed with containment-unavailable naming slirp4netns when internet-client has no helper', async () => {
+    const missing: ContainmentProbe = async () => ({ available: false, problem: 'missing', message: 'Containment unavailable: install slirp4netns' });
+    const error = await compile({ networkCapabilities: ['internet-client'] }, {}, {}, { networkProbe: missing }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WireError);
+    expect(error).toMatchObject({ reason: 'containment-unavailable', detail: { package: 'slirp4netns' } });
+    expect(await compile({ networkCapabilities: ['loopback'] }, {}, {}, { networkProbe: missing })).toMatchObject({ network: 'loopback' });
+  });
+
+  it('recreates host symlinks such as usrmerge /bin as symlinks', async () => {
+    const { args } = await compile({ networkCapabilities: [] });
     for (const dir of ['/bin', '/lib', '/sbin']) {
       let stat;
       try {
@@ -63,31 +109,47 @@ describe('bubblewrapPolicy', () => {
     }
   });
 
-  it('never mounts $HOME, /etc/shadow or TLS private keys', () => {
-    const { args } = compile({ networkCapabilities: [] }, { cwd: homedir() });
+  it('never mounts $HOME, /etc/shadow or TLS private keys', async () => {
+    const { args } = await compile({ networkCapabilities: [] }, { cwd: homedir() });
     const sources = mounts(args, ['--bind', '--ro-bind']).map(([, source]) => source);
     expect(sources).not.toContain(homedir());
     expect(sources.filter((s) => s.startsWith('/etc/shadow') || s.startsWith('/etc/ssl/private'))).toEqual([]);
     expect(args.join(' ')).toContain(`--dir ${homedir()}`);
   });
 
-  it('mounts grants shallowest first with their access', () => {
-    const { args } = compile({ filesystemPaths: [grant('/srv/a/b', 'read-only'), grant('/srv/a', 'read-write'), grant('/data', 'read-only', '/mnt/data')] });
-    expect(mounts(args, ['--bind', '--ro-bind']).slice(-3)).toEqual([
-      ['--bind', '/srv/a', '/srv/a'],
-      ['--ro-bind', '/data', '/mnt/data'],
-      ['--ro-bind', '/srv/a/b', '/srv/a/b'],
+  it('mounts grants shallowest first with their access, each from its own descriptor', async () => {
+    const policy = await compile({ filesystemPaths: [grant(at('srv/a/b'), 'read-only'), grant(at('srv/a'), 'read-write'), grant(at('data'), 'read-only', '/mnt/data')] });
+    expect(mounts(policy.args, ['--bind-fd', '--ro-bind-fd'])).toEqual([
+      ['--ro-bind-fd', '6', '/mnt/data'],
+      ['--bind-fd', '5', at('srv/a')],
+      ['--ro-bind-fd', '4', at('srv/a/b')],
     ]);
+    expect(policy.grantSources).toEqual([at('srv/a/b'), at('srv/a'), at('data')]);
+    expect(mounts(policy.args, ['--bind', '--ro-bind']).filter(([, source]) => source.startsWith(root))).toEqual([]);
   });
 
-  it('leaves an implicit read-only path inside a writable grant to the grant', () => {
-    const { args } = compile({ filesystemPaths: [grant('/srv/app', 'read-write')] }, { cwd: '/srv/app/work' });
-    expect(mounts(args, ['--bind', '--ro-bind']).filter(([, source]) => source.startsWith('/srv'))).toEqual([['--bind', '/srv/app', '/srv/app']]);
-    expect(args.slice(-2)).toEqual(['--chdir', '/srv/app/work']);
+  it('numbers grant descriptors after the block and resolv.conf fds under internet-client', async () => {
+    const policy = await compile({ networkCapabilities: ['internet-client'], filesystemPaths: [grant(at('data'), 'read-only')] });
+    expect(mounts(policy.args, ['--ro-bind-fd'])).toEqual([['--ro-bind-fd', '6', at('data')]]);
   });
 
-  it('passes the environment exactly and keeps values out of argv', () => {
-    const policy = compile(
+  it('refuses a grant that is not its own real path, logging the path and not saying it', async () => {
+    const lines: string[] = [];
+    const error = await compile({ filesystemPaths: [grant(at('link'), 'read-only')] }, {}, {}, { log: createLogger({ write: (line) => lines.push(line) }) }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WireError);
+    expect((error as WireError).reason).toBe('launch-failed');
+    expect((error as WireError).message).not.toContain(root);
+    expect(lines.join('\n')).toContain(at('link'));
+  });
+
+  it('leaves an implicit read-only path inside a writable grant to the grant', async () => {
+    const { args } = await compile({ filesystemPaths: [grant(at('srv/app'), 'read-write')] }, { cwd: at('srv/app/work') });
+    expect(mounts(args, ['--bind', '--ro-bind', '--bind-fd']).filter(([, , target]) => target.startsWith(root))).toEqual([['--bind-fd', '4', at('srv/app')]]);
+    expect(args.slice(-2)).toEqual(['--chdir', at('srv/app/work')]);
+  });
+
+  it('passes the environment exactly and keeps values out of argv', async () => {
+    const policy = await compile(
       { networkCapabilities: [], environment: { inherit: ['PATH', 'LANG'], set: { NODE_ENV: 'production' } } },
       { env: { API_TOKEN: 'server-config-value' } },
       { PATH: '/usr/bin:/bin', SWITCHYARD_SECRET: 'sidecar-secret-value' },

@@ -3,11 +3,14 @@
  *
  * The sandbox is built from nothing (bwrap's root is an empty tmpfs, remounted read-only at the
  * end with `--remount-ro /`), so anything not listed below does not exist inside:
- * - namespaces: `--unshare-all` (user, pid, net, ipc, uts, cgroup); `--share-net` only when the
- *   network is unconstrained or `internet-client` is granted. Sharing the host network namespace is
- *   the only way bubblewrap can give network access, and it also exposes the host's loopback
- *   services. `[]` and `loopback` both get a private network namespace whose loopback reaches only
- *   the sandbox itself: the host's `127.0.0.1` is not reachable;
+ * - namespaces: `--unshare-all` (user, pid, net, ipc, uts, cgroup) and always its own network
+ *   namespace, so neither the host's loopback services nor its abstract Unix sockets (X11,
+ *   D-Bus, systemd) are reachable (`ContainedNetwork`): `none` and `loopback` have only a private
+ *   loopback, `internet-client` adds user-mode networking (`user-mode-network.ts`, slirp4netns,
+ *   with an `/etc/resolv.conf` naming its DNS relay). A profile that grants paths and says
+ *   nothing of the network has none;
+ * - `--unshare-user --disable-userns`: the sandbox cannot create user namespaces of its own (the
+ *   door to most kernel attack surface a process without capabilities has);
  * - `--die-with-parent` (the tree ends with the sidecar), `--new-session` (no TIOCSTI into the
  *   sidecar's terminal), `--cap-drop ALL` (root inside the sandbox has no capabilities, so it
  *   cannot remount anything writable);
@@ -15,10 +18,14 @@
  *   the host, as with Debian's usrmerge, are recreated as the same symlinks) and the parts of
  *   `/etc` that name resolution, TLS, users, time zones and the dynamic loader need — never
  *   `/etc/shadow` or `/etc/ssl/private`;
- * - a fresh `--tmpfs /tmp`, `--proc /proc`, `--dev /dev`;
- * - read-only: the interpreter, the server's install dir and `cwd` (`launch-paths.ts`);
+ * - a fresh `/tmp` and `/dev/shm`, each a tmpfs capped at `tmpSizeBytes` (`--size`) so a server
+ *   cannot fill the host's memory through them; `--proc /proc`; `--dev /dev`, read-only;
+ * - read-only: the interpreter, the server's install dir and `cwd` (`launch-paths.ts`); none of
+ *   them may expose the sidecar's config dir (`config-dir-exposure.ts`, checked by the compiler);
  * - the profile's grants, read-write or read-only, mounted shallowest first so a deeper grant
- *   overrides a shallower one exactly as `filesystem-grants.ts` defines. An implicit read-only
+ *   overrides a shallower one exactly as `filesystem-grants.ts` defines, each from a descriptor
+ *   the backend opens at launch (`grant-descriptors.ts`: a symlink swapped in cannot redirect
+ *   it; a source that is not its own real path is refused here already). An implicit read-only
  *   path inside a grant is left to the grant (it must not make a writable grant read-only).
  * `$HOME` is never mounted. There is no `--clearenv`/`--setenv`: the backend spawns bwrap with
  * exactly {@link BubblewrapPolicyFields.env}, so environment values never appear in bwrap's argv.
@@ -26,11 +33,16 @@
  * @module
  */
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { WireError } from '../../../shared/errors.ts';
+import { containedNetwork } from '../../trust/effective-profile.ts';
 import { isWithin } from '../../trust/filesystem-grants.ts';
 import type { BubblewrapPolicyFields } from '../containment-policy.ts';
 import { containedEnvironment } from '../environment.ts';
 import { launchPaths } from '../launch-paths.ts';
 import type { CompileInput } from '../sandbox-backend.ts';
+import { descriptorLayout } from './bubblewrap-descriptors.ts';
+import { openGrantSources } from './grant-descriptors.ts';
+import { userModeNetworkProbe } from './user-mode-network.ts';
 
 const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
@@ -56,7 +68,7 @@ export const ETC_ENTRIES = [
 ];
 
 /** The system mounts, and the system dirs they cover, from one look at each directory. */
-function systemMounts(): { args: string[]; dirs: string[] } {
+function systemMounts(resolvConfFd: number | undefined): { args: string[]; dirs: string[] } {
   const args: string[] = [];
   const dirs: string[] = [];
   for (const dir of SYSTEM_DIRS) {
@@ -71,12 +83,16 @@ function systemMounts(): { args: string[]; dirs: string[] } {
     else continue;
     dirs.push(dir);
   }
-  for (const entry of ETC_ENTRIES) if (existsSync(entry)) args.push('--ro-bind', entry, entry);
+  for (const entry of ETC_ENTRIES) {
+    if (entry === '/etc/resolv.conf' && resolvConfFd !== undefined) args.push('--ro-bind-data', String(resolvConfFd), entry);
+    else if (existsSync(entry)) args.push('--ro-bind', entry, entry);
+  }
   return { args, dirs };
 }
 
 interface Mount {
-  readonly flag: '--ro-bind' | '--bind';
+  readonly flag: '--ro-bind' | '--ro-bind-fd' | '--bind-fd';
+  /** A path, or for a grant the descriptor bwrap will hold it as. */
   readonly source: string;
   readonly target: string;
 }
@@ -84,21 +100,36 @@ interface Mount {
 /**
  * @param input The profile, the launch, the probed executable and the host facts.
  * @returns The policy fields the bubblewrap backend runs as `bwrap [...args, '--', file, ...launch.args]`.
+ * @throws WireError `containment-unavailable` when `internet-client` is granted and slirp4netns is
+ *   missing; `launch-failed` when a grant's source is missing or not its own real path.
  */
-export function bubblewrapPolicy(input: CompileInput): BubblewrapPolicyFields {
+export async function bubblewrapPolicy(input: CompileInput): Promise<BubblewrapPolicyFields> {
   const { effective, launch } = input;
-  const network = effective.networkCapabilities;
-  const shareNet = network === undefined || network.includes('internet-client');
-  const args = ['--unshare-all', ...(shareNet ? ['--share-net'] : []), '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
-  const system = systemMounts();
-  args.push(...system.args, '--tmpfs', '/tmp', '--proc', '/proc', '--dev', '/dev');
+  const network = containedNetwork(effective);
+  let userModeNetwork: string | undefined;
+  if (network === 'internet-client') {
+    const helper = await (input.networkProbe ?? userModeNetworkProbe())();
+    if (!helper.available) throw new WireError('containment-unavailable', helper.message, { detail: { backend: 'bubblewrap', package: 'slirp4netns' } });
+    userModeNetwork = helper.executable;
+  }
+  const layout = descriptorLayout(network);
+  const size = String(input.tmpSizeBytes);
+  const args = ['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
+  const system = systemMounts(layout.resolvConf);
+  args.push(...system.args, '--size', size, '--tmpfs', '/tmp', '--proc', '/proc', '--dev', '/dev', '--size', size, '--tmpfs', '/dev/shm');
 
   const grants = effective.filesystemPaths;
+  try {
+    openGrantSources(grants.map((g) => g.sourcePath)).close();
+  } catch (error) {
+    input.log.warn('Refused a trust profile grant', { cause: (error as Error).cause ?? null });
+    throw error;
+  }
   const implicit = launchPaths(launch, input.home);
   const covered = (path: string) => grants.some((g) => isWithin(path, g.targetPath)) || system.dirs.some((d) => isWithin(path, d));
   const mounts: Mount[] = [
     ...implicit.readOnly.filter((p) => !covered(p)).map((p): Mount => ({ flag: '--ro-bind', source: p, target: p })),
-    ...grants.map((g): Mount => ({ flag: g.accessMode === 'read-write' ? '--bind' : '--ro-bind', source: g.sourcePath, target: g.targetPath })),
+    ...grants.map((g, i): Mount => ({ flag: g.accessMode === 'read-write' ? '--bind-fd' : '--ro-bind-fd', source: String(layout.grant(i)), target: g.targetPath })),
   ];
   const depth = (p: string) => (p === '/' ? 0 : p.split('/').length - 1);
   mounts.sort((a, b) => depth(a.target) - depth(b.target));
@@ -106,11 +137,14 @@ export function bubblewrapPolicy(input: CompileInput): BubblewrapPolicyFields {
   for (const mount of mounts) args.push(mount.flag, mount.source, mount.target);
 
   const cwd = launch.cwd ?? '/tmp';
-  args.push('--remount-ro', '/', '--chdir', cwd);
+  args.push('--remount-ro', '/dev', '--remount-ro', '/', '--chdir', cwd);
   return {
     backend: 'bubblewrap',
     executable: input.executable,
     args,
+    grantSources: grants.map((g) => g.sourcePath),
+    network,
+    ...(userModeNetwork !== undefined ? { userModeNetwork } : {}),
     env: containedEnvironment(effective.environment, launch.env, input.sidecarEnv),
     cwd,
     revision: input.revision,

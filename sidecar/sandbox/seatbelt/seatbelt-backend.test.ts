@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../../log.ts';
 import { WireError } from '../../../shared/errors.ts';
 import { seatbeltLaunch } from './seatbelt-backend.ts';
 
@@ -27,7 +28,8 @@ describe('the Seatbelt backend', () => {
 
   it('cannot tell readiness, and classifies sandbox-exec failures only', async () => {
     const policy = seatbeltLaunch(fields, 'darwin');
-    expect(await policy.whenReady([], new AbortController().signal)).toBe('unknown');
+    const sandbox = { pid: 0, descriptors: [], exited: new Promise<never>(() => {}), kill: () => {}, log: silentLogger };
+    expect(await policy.whenReady(sandbox, new AbortController().signal)).toBe('unknown');
     expect(policy.classifyFailure('sandbox-exec: sandbox_apply: Operation not permitted\n', { code: 71, signal: null })?.reason).toBe('containment-unavailable');
     expect(policy.classifyFailure('sandbox-exec: invalid profile\n', { code: 65, signal: null })?.reason).toBe('launch-failed');
     expect(policy.classifyFailure('bwrap: not mine\n', { code: 1, signal: null })).toBeUndefined();

@@ -26,7 +26,7 @@ export function seatbeltBackendOn(platform: NodeJS.Platform = process.platform):
       }
       return { file: policy.executable, args: ['-p', policy.profile, command, ...args], env: policy.env, cwd: policy.cwd };
     },
-    whenReady: () => Promise.resolve('unknown'),
+    whenReady: () => Promise.resolve('unknown' as const),
     classifyFailure: (stderr, exit) => sandboxToolFailure('seatbelt', 'sandbox-exec: ', stderr, exit),
   };
 }

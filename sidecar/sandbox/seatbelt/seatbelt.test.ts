@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { WireError } from '../../../shared/errors.ts';
+import { silentLogger } from '../../log.ts';
 import { type EffectiveProfile, type FilesystemGrant, NEUTRAL_PROFILE, type NetworkCapability } from '../../trust/effective-profile.ts';
 import { sbplString, seatbeltPolicy, seatbeltProfile } from './seatbelt.ts';
 
@@ -38,8 +39,8 @@ describe('seatbeltProfile', () => {
 
   it.each<[string, NetworkCapability[] | undefined, string[], string[]]>([
     ['no network', [], [], ['network']],
-    ['internet-client', ['internet-client'], ['(allow system-socket)', '(allow network-outbound)'], ['(allow network*)']],
-    ['an unconstrained network', undefined, ['(allow network*)'], []],
+    ['internet-client, never to localhost', ['internet-client'], ['(allow system-socket)', '(allow network-outbound)\n(deny network-outbound (remote ip "localhost:*"))'], ['(allow network*)']],
+    ['a profile that grants paths and says nothing of the network', undefined, [], ['network']],
   ])('writes network rules for %s', (_name, network, present, absent) => {
     const sbpl = text(profile([grant('/srv', 'read-only')], network));
     for (const rule of present) expect(sbpl).toContain(rule);
@@ -73,6 +74,8 @@ describe('seatbeltProfile', () => {
       revision: 'sha256:abc',
       home: '/Users/alice',
       sidecarEnv: { LANG: 'C', SECRET: 's' },
+      tmpSizeBytes: 64 * 1024 * 1024,
+      log: silentLogger,
     });
     expect(policy).toMatchObject({ backend: 'seatbelt', executable: '/usr/bin/sandbox-exec', cwd: '/', env: { LANG: 'C', A: '1', HOME: '/tmp' } });
     expect(policy.profile).toContain('(allow file-write* (subpath "/srv"))');

@@ -13,7 +13,8 @@
  * Seatbelt cannot do everything bubblewrap does, and what it cannot enforce fails closed with
  * `containment-unavailable`:
  * - `loopback`: Seatbelt has no private network namespace; allowing localhost would expose the
- *   host's loopback services, which `loopback` promises not to do. Use `[]` or `internet-client`;
+ *   host's loopback services, which `loopback` promises not to do. Use `[]` or `internet-client`
+ *   (outbound connections except to localhost; a profile that says nothing of the network gets none);
  * - a grant whose `target-path` differs from its `source-path`: Seatbelt filters paths, it cannot
  *   remap them.
  * There is no private `/tmp`: a server that needs scratch space needs a read-write grant.
@@ -21,7 +22,7 @@
  * @module
  */
 import { WireError } from '../../../shared/errors.ts';
-import type { EffectiveProfile } from '../../trust/effective-profile.ts';
+import { containedNetwork, type EffectiveProfile } from '../../trust/effective-profile.ts';
 import type { SeatbeltPolicyFields } from '../containment-policy.ts';
 import { containedEnvironment } from '../environment.ts';
 import { launchPaths } from '../launch-paths.ts';
@@ -90,8 +91,9 @@ export function seatbeltProfile(input: SeatbeltProfileInput): string {
     const path = `(subpath ${sbplString(grant.sourcePath)})`;
     lines.push(`(allow file-read* ${path})`, grant.accessMode === 'read-write' ? `(allow file-write* ${path})` : `(deny file-write* ${path})`);
   }
-  if (network === undefined) lines.push('(allow network*)');
-  else if (network.includes('internet-client')) lines.push('(allow system-socket)', '(allow network-outbound)');
+  // Contained: a profile that says nothing of the network gets none (DESIGN §5), and
+  // internet-client never reaches the host's own loopback (the later rule wins in SBPL).
+  if (containedNetwork(effective) === 'internet-client') lines.push('(allow system-socket)', '(allow network-outbound)', '(deny network-outbound (remote ip "localhost:*"))');
   return `${lines.join('\n')}\n`;
 }
 

@@ -1,0 +1,30 @@
+/**
+ * Which bwrap descriptor is which: the compiler writes the numbers into bwrap's arguments and
+ * the backend hands the executor the descriptors in the same order (`SandboxSpawn.descriptors`),
+ * so both read one layout.
+ *
+ * | fd | what | when |
+ * |---|---|---|
+ * | 3 | `--json-status-fd`: bwrap reports the sandbox's PID 1 | always |
+ * | 4 | `--block-fd`: the command waits until the network is up | `internet-client` |
+ * | 5 | `--ro-bind-data`: the sandbox's `/etc/resolv.conf` | `internet-client` |
+ * | next | `--bind-fd` / `--ro-bind-fd`: one per grant, in order | each grant |
+ *
+ * @module
+ */
+import type { ContainedNetwork } from '../../trust/effective-profile.ts';
+
+export const STATUS_FD = 3;
+
+export interface DescriptorLayout {
+  readonly status: number;
+  readonly block?: number;
+  readonly resolvConf?: number;
+  /** The descriptor of grant `i`. */
+  grant(i: number): number;
+}
+
+export function descriptorLayout(network: ContainedNetwork | undefined): DescriptorLayout {
+  if (network === 'internet-client') return { status: STATUS_FD, block: 4, resolvConf: 5, grant: (i) => 6 + i };
+  return { status: STATUS_FD, grant: (i) => 4 + i };
+}

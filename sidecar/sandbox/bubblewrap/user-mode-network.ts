@@ -1,0 +1,165 @@
+/**
+ * `internet-client` without the host's loopback: user-mode networking for a sandbox's own network
+ * namespace, through `slirp4netns` (Debian's package of the same name; DESIGN §6).
+ *
+ * bubblewrap always gives the sandbox a new network namespace (`--unshare-net` through
+ * `--unshare-all`), which holds only its own loopback. For `internet-client` the backend starts
+ * bwrap with `--block-fd`, so the command waits; once bwrap reports the sandbox's PID 1, this
+ * module runs
+ *
+ * ```
+ * slirp4netns --configure --mtu 65520 --disable-host-loopback --enable-sandbox --enable-seccomp \
+ *   --ready-fd 3 --exit-fd 4 --netns-type path /proc/PID/ns/net tap0
+ * ```
+ *
+ * which gives the namespace `tap0` (10.0.2.100/24, gateway 10.0.2.2, DNS 10.0.2.3) and relays its
+ * connections from the host, refusing the host's `127.0.0.1` (`--disable-host-loopback`). The
+ * host's abstract Unix sockets belong to the host's network namespace and stay out of reach.
+ * `--enable-sandbox --enable-seccomp` confine slirp4netns itself, since it parses the sandbox's
+ * packets. On its ready byte the backend releases bwrap's block fd.
+ *
+ * Joining the namespace: a root sidecar joins it by path without entering the sandbox's user
+ * namespace. bwrap's `--disable-userns` moves the sandbox into a nested user namespace during
+ * setup, and a slirp4netns that joined that one could no longer enter the network namespace
+ * (owned by the outer one). A sidecar that is not root has to enter the sandbox's user
+ * namespace to configure its network; it does so at once, and if bwrap has nested it first the
+ * launch fails closed (`launch-failed`), never without the policy.
+ *
+ * slirp4netns ends with the sandbox: the sidecar closes its exit fd and signals it when bwrap
+ * exits, and the exit fd also closes when the sidecar itself dies, so none is left behind.
+ *
+ * @module
+ */
+import { execFile, spawn } from 'node:child_process';
+import type { Duplex } from 'node:stream';
+import { WireError } from '../../../shared/errors.ts';
+import type { Logger } from '../../log.ts';
+import { closeInheritedDescriptors } from '../../process/inherited-fds.ts';
+import { type BackendAvailability, type ContainmentProbe, findOnPath } from '../availability.ts';
+
+/** The nameserver slirp4netns relays to the host's resolver; the sandbox's `/etc/resolv.conf` names it. */
+export const USER_MODE_NAMESERVER = '10.0.2.3';
+
+/** The sandbox's `/etc/resolv.conf` under `internet-client`: the host's may name a loopback resolver it cannot reach. */
+export const USER_MODE_RESOLV_CONF = `# written by switchyard: slirp4netns relays DNS to the host's resolver\nnameserver ${USER_MODE_NAMESERVER}\n`;
+
+const FALLBACK = '/usr/bin/slirp4netns';
+/** How long slirp4netns may take to configure the namespace before the launch fails. */
+const READY_TIMEOUT_MS = 10_000;
+const STDERR_BYTES = 4096;
+
+const probed = new Map<string, Promise<BackendAvailability>>();
+
+/** The `slirp4netns` a probe checks: `executable`, else the first on the sidecar's `PATH`, else `/usr/bin/slirp4netns`. */
+export function userModeNetworkExecutable(executable?: string): string {
+  return executable ?? findOnPath('slirp4netns', process.env['PATH']) ?? FALLBACK;
+}
+
+/**
+ * Whether `slirp4netns` is installed and runs; cached per executable for the life of the sidecar.
+ *
+ * @example
+ * ```ts
+ * (await userModeNetworkProbe('/nonexistent/slirp4netns')()).available; // false
+ * ```
+ */
+export function userModeNetworkProbe(executable?: string): ContainmentProbe {
+  return () => {
+    const exe = userModeNetworkExecutable(executable);
+    let result = probed.get(exe);
+    if (result === undefined) {
+      result = new Promise((resolve) => {
+        execFile(exe, ['--version'], { env: { PATH: '/usr/bin:/bin' }, timeout: 10_000 }, (error, stdout) => {
+          if (error === null && /slirp4netns version/.test(String(stdout))) return resolve({ available: true, executable: exe });
+          const missing = (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';
+          resolve({
+            available: false,
+            problem: missing ? 'missing' : 'unusable',
+            message: missing
+              ? `Containment unavailable: the "internet-client" network needs slirp4netns, which is not installed (no "${exe}"): install it with the OS package manager, e.g. apt-get install slirp4netns or dnf install slirp4netns`
+              : `Containment unavailable: the "internet-client" network needs slirp4netns, and "${exe} --version" failed: reinstall the slirp4netns package`,
+          });
+        });
+      });
+      probed.set(exe, result);
+    }
+    return result;
+  };
+}
+
+export interface UserModeNetworkRequest {
+  readonly executable: string;
+  /** The sandbox's PID 1 as the host sees it (bwrap's `child-pid`). */
+  readonly sandboxPid: number;
+  /** Settles when the sandbox is gone: slirp4netns ends then. */
+  readonly sandboxExited: Promise<unknown>;
+  readonly log: Logger;
+}
+
+/**
+ * Starts slirp4netns for one sandbox and resolves once the sandbox's network is configured.
+ *
+ * @throws WireError `containment-unavailable` when slirp4netns is missing, `launch-failed` when
+ *   it exits or stays silent before configuring the network (its stderr goes to the sidecar log).
+ */
+export function startUserModeNetwork(request: UserModeNetworkRequest): Promise<void> {
+  const { sandboxPid, log } = request;
+  const root = process.getuid?.() === 0;
+  const args = [
+    '--configure', '--mtu', '65520', '--disable-host-loopback', '--enable-sandbox', '--enable-seccomp',
+    '--ready-fd', '3', '--exit-fd', '4',
+    ...(root ? [] : ['--userns-path', `/proc/${sandboxPid}/ns/user`]),
+    '--netns-type', 'path', `/proc/${sandboxPid}/ns/net`, 'tap0',
+  ];
+  closeInheritedDescriptors();
+  const child = spawn(request.executable, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
+  const ready = child.stdio[3] as Duplex;
+  const exitFd = child.stdio[4] as Duplex;
+  for (const stream of [ready, exitFd, child.stderr]) stream?.on('error', () => {});
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    if (stderr.length < STDERR_BYTES) stderr += chunk.toString('utf8').slice(0, STDERR_BYTES - stderr.length);
+  });
+  let configured = false;
+  const stop = () => {
+    exitFd.end();
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  };
+  void request.sandboxExited.then(stop, stop);
+  child.once('exit', (code, signal) => {
+    if (configured) log.warn('slirp4netns ended while its sandbox runs: the sandbox has lost its network', { code, signal, stderr: stderr.trim() });
+  });
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const fail = (error: WireError, fields: Record<string, unknown>) => {
+      clearTimeout(timer);
+      if (settled) return;
+      settled = true;
+      log.warn('User-mode network did not start', { ...fields, stderr: stderr.trim() });
+      stop();
+      reject(error);
+    };
+    const failed = (why: string) =>
+      new WireError('launch-failed', `Cannot start contained process: its user-mode network (slirp4netns) ${why}, see the sidecar log`, { detail: { backend: 'bubblewrap' } });
+    const timer = setTimeout(() => fail(failed('did not come up in time'), { timeoutMs: READY_TIMEOUT_MS }), READY_TIMEOUT_MS);
+    ready.once('data', () => {
+      clearTimeout(timer);
+      if (settled) return;
+      settled = configured = true;
+      resolve();
+    });
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') {
+        fail(
+          new WireError('containment-unavailable', 'Containment unavailable: the "internet-client" network needs slirp4netns, which is not installed: install it with the OS package manager, e.g. apt-get install slirp4netns', {
+            detail: { backend: 'bubblewrap' },
+          }),
+          { error },
+        );
+      } else fail(failed('could not be started'), { error });
+    });
+    child.once('exit', (code, signal) => {
+      if (!configured) fail(failed('exited before the network was up'), { code, signal });
+    });
+  });
+}

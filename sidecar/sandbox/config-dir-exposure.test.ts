@@ -1,0 +1,120 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WireError } from '../../shared/errors.ts';
+import { parseMcpServersFile } from '../host/server-config.ts';
+import { createLogger } from '../log.ts';
+import { type EffectiveProfile, NEUTRAL_PROFILE } from '../trust/effective-profile.ts';
+import { configDirExposures, configDirWarnings } from './config-dir-exposure.ts';
+import { compileContainment, type ContainmentLaunch, type ContainmentProbe } from './index.ts';
+
+const NODE = process.execPath;
+let root: string;
+let configDir: string;
+let home: string;
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'sy-config-exposure-'));
+  home = join(root, 'home');
+  configDir = join(root, 'pkg', 'sidecar');
+  for (const dir of [home, configDir, join(root, 'pkg', 'bin'), join(root, 'elsewhere', 'work'), join(root, 'grant')]) mkdirSync(dir, { recursive: true });
+  writeFileSync(join(configDir, 'host.key'), 'the host key\n', { mode: 0o600 });
+  writeFileSync(join(configDir, 'server.mjs'), 'console.log("kept in the config dir")\n');
+  writeFileSync(join(root, 'pkg', 'package.json'), '{}');
+  writeFileSync(join(root, 'pkg', 'bin', 'server.js'), 'console.log("an installed server")\n');
+  writeFileSync(join(root, 'elsewhere', 'server.mjs'), 'console.log("fine")\n');
+  symlinkSync(configDir, join(root, 'config-link'));
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const bwrapInstalled: ContainmentProbe = async () => ({ available: true, executable: '/usr/bin/bwrap' });
+const strict: EffectiveProfile = { ...NEUTRAL_PROFILE, networkCapabilities: [] };
+
+describe('configDirExposures', () => {
+  it.each<[string, ContainmentLaunch, string, string]>([
+    ['a cwd of "." (the config dir itself)', { file: NODE, args: [], cwd: '<config>' }, 'cwd', '<config>'],
+    ['a cwd inside the config dir', { file: NODE, args: [], cwd: '<config>/mcp-servers' }, 'cwd', '<config>/mcp-servers'],
+    // The config dir sits in a package here, so a file in it exposes the whole package.
+    ['a script kept in the config dir', { file: NODE, args: ['<config>/server.mjs'] }, 'script', '<root>/pkg'],
+    ['a command inside the config dir', { file: '<config>/server.mjs', args: [] }, 'command', '<root>/pkg'],
+    ['an install root around the config dir', { file: NODE, args: ['<root>/pkg/bin/server.js'] }, 'script', '<root>/pkg'],
+    ['the config dir reached through a symlink', { file: NODE, args: [], cwd: '<root>/config-link' }, 'cwd', '<root>/config-link'],
+  ])('finds %s', (_name, launch, by, path) => {
+    const fill = (p: string) => p.replace('<config>', configDir).replace('<root>', root);
+    const concrete = { ...launch, file: fill(launch.file), args: launch.args.map(fill), ...(launch.cwd ? { cwd: fill(launch.cwd) } : {}) };
+    if (concrete.cwd?.endsWith('mcp-servers')) mkdirSync(concrete.cwd, { recursive: true });
+    expect(configDirExposures(configDir, concrete, { home })).toContainEqual({ path: fill(path), by });
+  });
+
+  it('finds a grant that contains the config dir, and one inside it', () => {
+    const grants = [root, join(configDir, 'trust-profiles')].map((p) => ({ sourcePath: p, targetPath: p, accessMode: 'read-only' as const }));
+    expect(configDirExposures(configDir, { file: NODE, args: [] }, { home, grants })).toEqual([
+      { path: root, by: 'grant' },
+      { path: join(configDir, 'trust-profiles'), by: 'grant' },
+    ]);
+  });
+
+  it('finds nothing for a launch that keeps away from the config dir', () => {
+    const launch = { file: NODE, args: [join(root, 'elsewhere', 'server.mjs')], cwd: join(root, 'elsewhere', 'work') };
+    const grants = [{ sourcePath: join(root, 'grant'), targetPath: join(root, 'grant'), accessMode: 'read-write' as const }];
+    expect(configDirExposures(configDir, launch, { home, grants })).toEqual([]);
+  });
+});
+
+describe('compileContainment with the config dir', () => {
+  const compile = (launch: ContainmentLaunch, effective = strict, lines: string[] = []) =>
+    compileContainment(effective, launch, {
+      revision: 'sha256:r',
+      platform: 'linux',
+      probe: bwrapInstalled,
+      configDir,
+      server: 'files',
+      home,
+      log: createLogger({ write: (line) => lines.push(line) }),
+    });
+
+  it('refuses "cwd": "." as resolved from an mcp.json with launch-failed, naming the server and the fix but no path', async () => {
+    const servers = parseMcpServersFile({ mcpServers: { files: { command: NODE, args: [join(root, 'elsewhere', 'server.mjs')], cwd: '.' } } }, configDir);
+    const entry = servers.get('files');
+    if (entry?.kind !== 'stdio') throw new Error('expected a stdio entry');
+    const lines: string[] = [];
+    const error = await compile({ file: NODE, args: entry.args, ...(entry.cwd ? { cwd: entry.cwd } : {}) }, strict, lines).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WireError);
+    expect(error).toMatchObject({ reason: 'launch-failed', detail: { server: 'files', exposedBy: 'cwd' } });
+    const message = (error as WireError).message;
+    expect(message).toContain('Server "files"');
+    expect(message).toContain('absolute "cwd" outside the config dir');
+    expect(message).not.toContain(root);
+    expect(lines.join('\n')).toContain(configDir);
+  });
+
+  it('refuses a script kept in the config dir', async () => {
+    const error = await compile({ file: NODE, args: [join(configDir, 'server.mjs')] }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ reason: 'launch-failed', detail: { exposedBy: 'script' } });
+  });
+
+  it('compiles a launch that keeps away from the config dir, and leaves an uncontained one alone', async () => {
+    expect(await compile({ file: NODE, args: [join(root, 'elsewhere', 'server.mjs')], cwd: join(root, 'elsewhere', 'work') })).toMatchObject({ backend: 'bubblewrap' });
+    expect(await compile({ file: NODE, args: [join(configDir, 'server.mjs')], cwd: configDir }, NEUTRAL_PROFILE)).toBeNull();
+  });
+});
+
+describe('configDirWarnings (for switchyard check)', () => {
+  it('warns about each entry that a contained launch would refuse, by key', () => {
+    const servers = parseMcpServersFile(
+      {
+        mcpServers: {
+          here: { command: 'node', args: [join(configDir, 'server.mjs')], cwd: '.' },
+          fine: { command: 'node', args: [join(root, 'elsewhere', 'server.mjs')], cwd: join(root, 'elsewhere', 'work') },
+          web: { url: 'https://example.com/mcp' },
+        },
+      },
+      configDir,
+    );
+    const issues = configDirWarnings(configDir, servers, { home });
+    expect(issues.map((i) => i.path)).toEqual(['mcpServers.here.args', 'mcpServers.here.cwd']);
+    expect(issues[1]!.message).toContain(configDir);
+    expect(issues[1]!.message).toContain('absolute "cwd" outside the config dir');
+  });
+});
