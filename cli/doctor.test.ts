@@ -12,7 +12,15 @@ describe('switchyard doctor', () => {
     const byName = Object.fromEntries(checks.map((c) => [c.name, c]));
     expect(byName['bubblewrap present']?.ok).toBe(true);
     expect(byName['bubblewrap usable']?.ok).toBe(true);
+    expect(byName['slirp4netns present']).toMatchObject({ ok: true, detail: expect.stringMatching(/^slirp4netns version \d+\.\d+/) });
     expect(byName['deno found']?.detail).toMatch(/^deno \d+\.\d+/);
+  });
+
+  it('names the slirp4netns package when it is missing, the check a contained internet-client launch makes', async () => {
+    const checks = await runDoctor({ slirp4netns: '/nonexistent/slirp4netns', deno: false });
+    const network = checks.find((c) => c.name === 'slirp4netns present');
+    expect(network).toMatchObject({ ok: false, detail: expect.stringContaining('slirp4netns, which is not installed') });
+    expect(formatDoctor(checks)).toContain('→ Install it: sudo apt-get install -y slirp4netns');
   });
 
   it('says how to install bubblewrap when it is missing', async () => {

@@ -5,7 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { bubblewrapExecutable, bubblewrapProbe } from '../sidecar/sandbox/index.ts';
+import { bubblewrapExecutable, bubblewrapProbe, userModeNetworkExecutable, userModeNetworkProbe } from '../sidecar/sandbox/index.ts';
 import { denoBinaryPath } from './deno-binary.ts';
 
 export interface DoctorCheck {
@@ -35,7 +35,7 @@ function readNumber(path: string): number | null {
 }
 
 /** `deno: false` leaves out the Deno check: a workstation's sidecar (`dist/sidecar.js`) runs no worker. */
-export async function runDoctor(options: { worker?: string; bwrap?: string; deno?: boolean } = {}): Promise<DoctorCheck[]> {
+export async function runDoctor(options: { worker?: string; bwrap?: string; slirp4netns?: string; deno?: boolean } = {}): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
   // The sidecar's own probe decides, so doctor and a contained launch never disagree.
   const bwrap = bubblewrapExecutable(options.bwrap);
@@ -65,6 +65,22 @@ export async function runDoctor(options: { worker?: string; bwrap?: string; deno
       availability.available
         ? { name: 'bubblewrap usable', ok: true, detail: 'a test sandbox started and exited cleanly' }
         : { name: 'bubblewrap usable', ok: false, detail: availability.message, fix: 'Check the user namespace settings above; contained servers fail closed with containment-unavailable until this passes' },
+    );
+  }
+  if (process.platform === 'linux') {
+    // The same probe a contained launch under "internet-client" asks, so the two never disagree.
+    const slirp = userModeNetworkExecutable(options.slirp4netns);
+    const network = await userModeNetworkProbe(slirp)();
+    const version = network.available ? run(slirp, ['--version']) : undefined;
+    checks.push(
+      network.available
+        ? { name: 'slirp4netns present', ok: true, detail: `${version?.ok ? version.out.split('\n')[0] : 'slirp4netns'} (${slirp}); "internet-client" sandboxes get user-mode networking` }
+        : {
+            name: 'slirp4netns present',
+            ok: false,
+            detail: network.message,
+            fix: 'Install it: sudo apt-get install -y slirp4netns (Fedora: sudo dnf install slirp4netns); until then servers whose profile grants "internet-client" fail closed with containment-unavailable',
+          },
     );
   }
   if (options.deno !== false) try {
