@@ -22,6 +22,9 @@ import { UserNameSchema } from './user-name.ts';
 import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
 import { CLEARTEXT_REMOTE_MESSAGE, isCleartextRemote } from '../link/worker-url.ts';
 
+/** The default cap of a sandbox's private `/tmp` (and `/dev/shm`), in MiB. */
+export const DEFAULT_TMP_SIZE_MIB = 64;
+
 export const SidecarConfigSchema = z
   .strictObject({
     worker: z
@@ -34,6 +37,18 @@ export const SidecarConfigSchema = z
     'key-file': z.string().min(1).optional().describe('This host\'s Ed25519 private key, written by switchyard sidecar init (relative to the config dir); host.key by default'),
     user: UserNameSchema.optional()
       .describe('Selects users/<user>/mcp-servers; defaults to the OS user'),
+    sandbox: z
+      .strictObject({
+        'tmp-size-mib': z
+          .number()
+          .int('must be a whole number of MiB')
+          .min(1, 'must be at least 1')
+          .max(65536, 'must be at most 65536')
+          .optional()
+          .describe(`Size cap of each contained server's private /tmp and /dev/shm, in MiB; ${DEFAULT_TMP_SIZE_MIB} by default`),
+      })
+      .optional()
+      .describe('Limits of every contained server\'s sandbox'),
   })
   .describe('Sidecar config (DIR/sidecar.json)');
 
@@ -46,6 +61,8 @@ export interface SidecarConfig {
   /** Absolute path of the host's private key (`host-key.ts` reads it). */
   keyFile: string;
   user: string;
+  /** `"sandbox"`, with its defaults filled in. */
+  sandbox: { tmpSizeMib: number };
 }
 
 export function parseSidecarConfig(input: unknown): SidecarConfigFile {
@@ -78,6 +95,7 @@ export function loadSidecarConfig(
     entityId: file['entity-id'],
     keyFile: isAbsolute(keyFile) ? keyFile : join(configDir, keyFile),
     user: file.user ?? safeUserName(),
+    sandbox: { tmpSizeMib: file.sandbox?.['tmp-size-mib'] ?? DEFAULT_TMP_SIZE_MIB },
   };
 }
 

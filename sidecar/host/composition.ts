@@ -31,6 +31,8 @@ export interface SidecarCompositionConfig {
   log?: Logger;
   executor?: ProcessExecutorOptions;
   compile?: Omit<CompileOptions, 'revision'>;
+  /** `sidecar.json` `"sandbox"`: the size cap of each sandbox's private `/tmp` and `/dev/shm`. */
+  sandbox?: { readonly tmpSizeMib: number };
   env?: RemoteMcpHostHandlerOptions['env'];
   /** Link timings and backoff, for tests. */
   link?: Pick<LinkClientOptions, 'endpoint' | 'backoff' | 'onLinked'>;
@@ -66,7 +68,13 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     profiles,
     policies,
     log,
-    ...(config.compile ? { compile: config.compile } : {}),
+    // Every compile knows the config dir, so no sandbox ever sees the host key (DESIGN §5).
+    compile: {
+      configDir: config.configDir,
+      log,
+      ...(config.sandbox ? { tmpSizeBytes: config.sandbox.tmpSizeMib * 1024 * 1024 } : {}),
+      ...config.compile,
+    },
     ...(config.env ? { env: config.env } : {}),
   });
   const mcp = new McpTransportListener([(request, channel) => handler.open(request, channel)]);

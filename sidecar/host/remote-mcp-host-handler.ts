@@ -183,7 +183,7 @@ export class RemoteMcpHostHandler {
       compileContainment(
         effective,
         { file: resolved.command, args: resolved.args, ...(config.cwd ? { cwd: config.cwd } : {}), env: config.env },
-        { ...this.#options.compile, revision },
+        { ...this.#options.compile, revision, server: name },
       );
     const session = connection.session;
     return session === undefined ? compile() : this.#options.policies.getOrCompile({ sessionId: session, revision, server: name }, compile);
