@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 /**
  * The `switchyard` command. Each subcommand lives in its own file; this one only dispatches and
- * prints help. Errors print one line (`switchyard: …`) and exit 1; stack traces only with
+ * prints help. The workstation's commands come from `workstation-commands.ts`, shared with
+ * `dist/sidecar.js`. Errors print one line (`switchyard: …`) and exit 1; stack traces only with
  * SWITCHYARD_DEBUG=1.
  *
  * @module
  */
 import { describeError, runAsProcess } from './describe-error.ts';
 import { HELP, printHelp as help } from './help.ts';
+import { runWorkstationCommand } from './workstation-commands.ts';
 
 export { describeError };
 
@@ -31,34 +33,17 @@ export async function main(argv: string[]): Promise<number> {
       const { runWorkerCommand } = await import('./worker-command.ts');
       return runWorkerCommand(rest);
     }
-    case 'sidecar': {
-      if (rest[0] === 'init') {
-        if (wantsHelp) return help('init');
-        const { runInitCommand } = await import('./sidecar-init.ts');
-        return runInitCommand(rest.slice(1));
-      }
-      if (rest[0] === 'profiles') {
-        if (wantsHelp) return help('profiles');
-        const { runProfilesCommand } = await import('./sidecar-command.ts');
-        return runProfilesCommand(rest.slice(1));
-      }
-      if (wantsHelp) return help('sidecar');
-      const { runSidecarCommand } = await import('./sidecar-command.ts');
-      return runSidecarCommand(rest);
-    }
     case 'check': {
       if (wantsHelp) return help('check');
       const { runCheck } = await import('./check.ts');
       return runCheck(rest);
     }
-    case 'doctor': {
-      if (wantsHelp) return help('doctor');
-      const { runDoctorCommand } = await import('./doctor-command.ts');
-      return runDoctorCommand(rest);
-    }
-    default:
+    default: {
+      const code = await runWorkstationCommand(command, rest, { deno: true });
+      if (code !== undefined) return code;
       process.stderr.write(`switchyard: unknown command "${command}"\n\n${HELP.main}\n`);
       return 1;
+    }
   }
 }
 
