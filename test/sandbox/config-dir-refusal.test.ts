@@ -10,12 +10,13 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createInMemoryChannelPair } from '../../shared/channel-transport.ts';
 import { WireError } from '../../shared/errors.ts';
 import { createSidecarComposition } from '../../sidecar/host/composition.ts';
 import { createLogger } from '../../sidecar/log.ts';
 import type { SpawnAttempt } from '../../sidecar/process/process-executor.ts';
+import { Figures } from '../resilience/figures.ts';
 
 const NODE = process.execPath;
 const KEY_TEXT = 'PRIVATE-KEY-MATERIAL-must-never-be-read';
@@ -35,6 +36,10 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   }
 });
 `;
+
+/** Counted with the resilience suite's totals: each launch asked for a session, each refused exposure an input tried. */
+const figures = new Figures('sandbox-config-dir');
+afterAll(() => void figures.report());
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -93,6 +98,7 @@ describe('a contained launch never exposes the sidecar config dir', () => {
   ])('refuses %s before spawning, naming the server and the fix but no path', async (_name, server, by) => {
     const { root, configDir, sidecar, spawns, lines } = setup();
     const error = await open(sidecar, server).catch((e: unknown) => e);
+    figures.inputs++;
     expect(error).toBeInstanceOf(WireError);
     expect(error).toMatchObject({ reason: 'launch-failed', detail: { server, exposedBy: by } });
     expect((error as WireError).message).toContain(`Server "${server}" cannot start`);
@@ -104,7 +110,9 @@ describe('a contained launch never exposes the sidecar config dir', () => {
   it('still runs a server that keeps away from the config dir, contained, and the key is not there', async () => {
     const { configDir, sidecar, spawns } = setup();
     const client = await open(sidecar, 'elsewhere');
+    figures.sessions++;
     const result = await client.callTool({ name: 'read', arguments: { path: join(configDir, 'host.key') } });
+    figures.calls++;
     expect(result.content).toEqual([{ type: 'text', text: 'ENOENT' }]);
     expect(spawns.map((s) => s.backend)).toEqual(['bubblewrap']);
   });

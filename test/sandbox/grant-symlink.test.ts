@@ -17,6 +17,7 @@ import { WireError } from '../../shared/errors.ts';
 import { ProcessExecutor } from '../../sidecar/process/process-executor.ts';
 import { bubblewrapProbe, compileContainment, type ContainmentPolicy } from '../../sidecar/sandbox/index.ts';
 import { type EffectiveProfile, NEUTRAL_PROFILE } from '../../sidecar/trust/effective-profile.ts';
+import { Figures } from '../resilience/figures.ts';
 
 const NODE = process.execPath;
 const KEY = 'PRIVATE KEY of the host user, never to be read';
@@ -29,6 +30,8 @@ try { out = fs.readdirSync(dir).map((f) => f + '=' + fs.readFileSync(dir + '/' +
 console.log(out);`;
 
 const executor = new ProcessExecutor({ termGraceMs: 300 });
+/** Counted with the resilience suite's totals: each swap an input tried. */
+const figures = new Figures('sandbox-grants');
 let root: string;
 let shared: string;
 let publicDir: string;
@@ -45,6 +48,7 @@ beforeEach(() => {
   writeFileSync(join(keys, 'id_ed25519'), KEY, { mode: 0o600 });
 });
 afterAll(async () => {
+  figures.report();
   await executor.disposeAll();
   rmSync(root, { recursive: true, force: true });
 });
@@ -60,6 +64,7 @@ async function compile(effective: EffectiveProfile, args: string[]): Promise<Con
 
 async function run(policy: ContainmentPolicy, args: string[]): Promise<string> {
   const handle = await executor.launch({ command: NODE, args, env: {}, policy });
+  figures.sessions++;
   let stdout = '';
   handle.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   await Promise.all([handle.exited, new Promise((resolve) => handle.stdout.once('end', resolve))]);
@@ -73,6 +78,7 @@ async function swapFromInsideTheSandbox(): Promise<void> {
 fs.renameSync(dir, dir + '.orig'); fs.symlinkSync(target, dir); console.log('swapped');`;
   const args = ['-e', swap, publicDir, keys];
   expect(await run(await compile(writer(), args), args)).toBe('swapped');
+  figures.inputs++;
   expect(readFileSync(join(publicDir, 'id_ed25519'), 'utf8')).toBe(KEY); // on the host, public now leads to the keys
 }
 

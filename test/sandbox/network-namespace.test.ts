@@ -23,6 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProcessExecutor } from '../../sidecar/process/process-executor.ts';
 import { bubblewrapProbe, compileContainment } from '../../sidecar/sandbox/index.ts';
 import { type EffectiveProfile, NEUTRAL_PROFILE, type NetworkCapability } from '../../sidecar/trust/effective-profile.ts';
+import { Figures } from '../resilience/figures.ts';
 
 const IS_ROOT = process.getuid?.() === 0;
 const HTTP_PORT = 8080;
@@ -38,6 +39,8 @@ const ABSTRACT_NAME = `switchyard-test-${tag}`;
 const ABSTRACT = `\0${ABSTRACT_NAME}`;
 
 const executor = new ProcessExecutor({ termGraceMs: 300 });
+/** Counted with the resilience suite's totals: each contained launch a session, each reach tried an input. */
+const figures = new Figures('sandbox-network');
 let root: string;
 let granted: string;
 let testHost: ChildProcess | undefined;
@@ -103,6 +106,8 @@ async function probe(network: NetworkCapability[] | undefined): Promise<ProbeRes
   const policy = await compileContainment(effective, launch, { revision: 'sha256:test', platform: 'linux', probe: bubblewrapProbe('/usr/bin/bwrap') });
   if (policy === null) throw new Error('expected a contained launch');
   const handle = await executor.launch({ command: launch.file, args: launch.args, env: {}, policy });
+  figures.sessions++;
+  figures.inputs += 4;
   let stdout = '';
   let stderr = '';
   handle.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -158,6 +163,7 @@ describe.skipIf(!IS_ROOT)('a sandbox has its own network namespace (skipped unle
   });
 
   afterAll(async () => {
+    figures.report();
     await executor.disposeAll();
     if (testHost !== undefined && testHost.exitCode === null) {
       const gone = new Promise((resolve) => testHost!.once('exit', resolve));

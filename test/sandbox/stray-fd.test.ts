@@ -9,8 +9,13 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Figures } from '../resilience/figures.ts';
 import { REPO } from '../support/paths.ts';
+
+/** Counted with the resilience suite's totals: each launch a session, each stray descriptor an input tried. */
+const figures = new Figures('sandbox-descriptors');
+afterAll(() => void figures.report());
 
 interface Listing {
   server: number[] | null;
@@ -31,6 +36,8 @@ describe('a launched server holds no descriptor the sidecar inherited', () => {
     const result = JSON.parse(stdout) as { strayBefore: number[]; uncontained: Listing; contained: Listing; 'internet-client': Listing };
     // The strays were really there, inheritable, when the executor started launching.
     expect(result.strayBefore).toEqual(expect.arrayContaining(STRAYS));
+    figures.sessions += 3;
+    figures.inputs += 3 * result.strayBefore.length;
     expect(result.uncontained).toEqual({ server: [0, 1, 2], tool: null });
     for (const name of ['contained', 'internet-client'] as const) {
       expect(result[name].server, name).toEqual([0, 1, 2]);
