@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseMcpConnectionRequest, parseMcpConnectionRequestOrWireError } from './connection-request.ts';
+import { eraOf, parseMcpConnectionRequest, parseMcpConnectionRequestOrWireError } from './connection-request.ts';
 import { WireError } from './errors.ts';
 import { ValidationError } from './validation.ts';
 
@@ -58,12 +58,20 @@ describe('McpConnectionRequest', () => {
     }
   });
 
+  it('names the era: legacy when absent, modern when asked, anything else refused', () => {
+    expect(eraOf(parseMcpConnectionRequest(valid).connection)).toBe('legacy');
+    const modern = parseMcpConnectionRequest({ type: 'mcp', connection: { 'server-name': 'e', agent: 'alice', era: 'modern' } });
+    expect(eraOf(modern.connection)).toBe('modern');
+    expect(problemsOf({ type: 'mcp', connection: { 'server-name': 'e', era: '2026-07-28' } })[0]).toMatch(/^connection\.era: /);
+  });
+
   it('round-trips valid requests unchanged', () => {
     const requests = [
       valid,
       { type: 'mcp', connection: { 'server-name': 'everything' } },
       { type: 'mcp', connection: { 'server-name': 'docs', target: { type: 'http', url: 'http://127.0.0.1:9000/mcp' } } },
       { type: 'mcp', connection: { 'server-name': 'e', target: { type: 'local' }, session: 'abc-123', agent: 'alice' } },
+      { type: 'mcp', connection: { 'server-name': 'e', session: 'modern-1', agent: 'alice', era: 'modern' } },
     ];
     for (const request of requests) {
       const parsed = parseMcpConnectionRequest(JSON.parse(JSON.stringify(request)));

@@ -17,6 +17,10 @@ import { parseWith, ValidationError } from './validation.ts';
 export const InnerTargetSchema = z.discriminatedUnion('type', [DESCRIPTOR_LEVEL_SCHEMAS.local, DESCRIPTOR_LEVEL_SCHEMAS.http]);
 export type InnerTarget = z.infer<typeof InnerTargetSchema>;
 
+/** The protocol era of the agent behind a channel. */
+export const ConnectionEraSchema = z.enum(['legacy', 'modern']);
+export type ConnectionEra = z.infer<typeof ConnectionEraSchema>;
+
 export const McpConnectionSchema = z
   .strictObject({
     'server-name': ServerNameSchema,
@@ -27,8 +31,15 @@ export const McpConnectionSchema = z
     'target': InnerTargetSchema.optional(),
     /** Opaque agent session id: scopes the sidecar's per-session policy cache; never a credential. */
     'session': z.string().regex(/^[A-Za-z0-9_-]{1,128}$/).optional(),
-    /** Agent name, for the sidecar's logs. */
+    /** Agent name, for the sidecar's logs; a modern request's host state is keyed by it. */
     'agent': AgentNameSchema.optional(),
+    /**
+     * The agent's protocol era, `legacy` when absent (read it with `eraOf`): legacy bridges one
+     * session to one server process; `modern` (2026-07-28) carries one stateless request, served
+     * by the agent's legacy instance on the host. Optional rather than defaulted, so a worker
+     * never sends it for legacy traffic and an older host keeps accepting that.
+     */
+    'era': ConnectionEraSchema.optional(),
   })
   .refine((c) => (c['trust-profile-ref'] === undefined) === (c['trust-profile-revision'] === undefined), {
     message: 'trust-profile-ref and trust-profile-revision go together: send a reference with its expected revision, or neither (the host\'s own floor then applies)',
@@ -42,6 +53,11 @@ export const McpConnectionRequestSchema = z.strictObject({
 
 export type McpConnection = z.infer<typeof McpConnectionSchema>;
 export type McpConnectionRequest = z.infer<typeof McpConnectionRequestSchema>;
+
+/** The era a connection asks for: `legacy` unless it says `modern`. */
+export function eraOf(connection: McpConnection): ConnectionEra {
+  return connection.era ?? 'legacy';
+}
 
 /** Parses a channel-open request; throws `ValidationError` listing every problem. */
 export function parseMcpConnectionRequest(input: unknown): McpConnectionRequest {
