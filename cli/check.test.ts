@@ -147,3 +147,28 @@ describe('switchyard check --runtime: a worker config as the runtime it names va
     expect(issueLines(served.stderr)).toEqual([expected]);
   }, 60_000);
 });
+
+describe('switchyard check on an mcp.json', () => {
+  it('warns, without failing, about a server that would expose the sidecar config dir inside a sandbox', async () => {
+    const script = write('cfg/server.mjs', '');
+    const file = write('cfg/mcp-servers/mcp.json', {
+      mcpServers: {
+        here: { command: process.execPath, args: [script], cwd: '.' },
+        elsewhere: { command: process.execPath, args: ['/opt/mcp/server.mjs'], cwd: '/tmp' },
+      },
+    });
+    const { code, stdout } = await switchyard('check', file);
+    expect(code).toBe(0);
+    const warnings = stdout.split('\n').filter((l) => l.trim().startsWith('warning: ')).map((l) => l.trim().slice('warning: '.length).split(':')[0]);
+    expect(warnings.sort()).toEqual(['mcpServers.here.args', 'mcpServers.here.cwd']);
+    expect(stdout).toContain(`${file}: ok (mcp.json, 2 warnings)`);
+  });
+
+  it('resolves a user or machine mcp.json against the config dir above it, as the sidecar does', async () => {
+    const { configDirOfMcpFile } = await import('./check.ts');
+    expect(configDirOfMcpFile('/c/mcp-servers/mcp.json')).toBe('/c');
+    expect(configDirOfMcpFile('/c/users/alice/mcp-servers/mcp.json')).toBe('/c');
+    expect(configDirOfMcpFile('/c/machines/laptop/mcp-servers/mcp.json')).toBe('/c');
+    expect(configDirOfMcpFile('/elsewhere/mcp.json')).toBe('/');
+  });
+});

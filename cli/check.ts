@@ -19,6 +19,7 @@ import { LocalError } from '../shared/errors.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
 import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';
 import { parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { configDirWarnings } from '../sidecar/sandbox/config-dir-exposure.ts';
 
 export type ConfigKind = 'worker config' | 'sidecar config' | 'mcp.json' | 'trust profile';
 
@@ -33,29 +34,50 @@ export function kindOf(path: string, json: unknown): ConfigKind {
   return 'worker config';
 }
 
+/**
+ * The sidecar config dir an `mcp.json` belongs to: `DIR/mcp-servers/`, `DIR/users/<user>/mcp-servers/`
+ * or `DIR/machines/<entity-id>/mcp-servers/`. Relative `cwd`s resolve against it, as on the sidecar.
+ */
+export function configDirOfMcpFile(path: string): string {
+  const servers = dirname(path);
+  const owner = dirname(servers);
+  const group = basename(dirname(owner));
+  return basename(servers) === 'mcp-servers' && (group === 'users' || group === 'machines') ? dirname(dirname(owner)) : owner;
+}
+
+export interface CheckResult {
+  kind: ConfigKind | 'file';
+  /** What makes the file unusable: check exits 1. */
+  issues: ValidationIssue[];
+  /** What would work but should not be so (a server that exposes the config dir): printed, exit 0. */
+  warnings: ValidationIssue[];
+}
+
 /** Every problem in a file, or an empty list; never throws for bad content. */
-export function checkFile(path: string, runtime: WorkerRuntime = 'edge'): { kind: ConfigKind | 'file'; issues: ValidationIssue[] } {
+export function checkFile(path: string, runtime: WorkerRuntime = 'edge'): CheckResult {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    return { kind: 'file', issues: [{ path: '(root)', message: `cannot read "${path}": ${(error as { code?: string }).code ?? 'error'}` }] };
+    return { kind: 'file', issues: [{ path: '(root)', message: `cannot read "${path}": ${(error as { code?: string }).code ?? 'error'}` }], warnings: [] };
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    return { kind: 'file', issues: [{ path: '(root)', message: `not valid JSON: ${(error as Error).message}` }] };
+    return { kind: 'file', issues: [{ path: '(root)', message: `not valid JSON: ${(error as Error).message}` }], warnings: [] };
   }
   const kind = kindOf(path, json);
   try {
     if (kind === 'worker config') parseWorkerConfigText(text, { runtime });
     else if (kind === 'sidecar config') parseSidecarConfig(json);
-    else if (kind === 'mcp.json') parseMcpServersFile(json, dirname(path));
-    else parseWith(trustProfileFileSchema, json, 'trust profile');
-    return { kind, issues: [] };
+    else if (kind === 'mcp.json') {
+      const configDir = configDirOfMcpFile(path);
+      return { kind, issues: [], warnings: configDirWarnings(configDir, parseMcpServersFile(json, configDir)) };
+    } else parseWith(trustProfileFileSchema, json, 'trust profile');
+    return { kind, issues: [], warnings: [] };
   } catch (error) {
-    if (error instanceof ValidationError) return { kind, issues: [...error.issues] };
+    if (error instanceof ValidationError) return { kind, issues: [...error.issues], warnings: [] };
     throw error;
   }
 }
@@ -76,9 +98,11 @@ export async function runCheck(argv: string[]): Promise<number> {
   }
   let failed = false;
   for (const file of files) {
-    const { kind, issues } = checkFile(file, runtime);
+    const { kind, issues, warnings } = checkFile(file, runtime);
     if (issues.length === 0) {
-      process.stdout.write(`${file}: ok (${kind})\n`);
+      const warned = warnings.length === 0 ? '' : `, ${warnings.length} warning${warnings.length === 1 ? '' : 's'}`;
+      process.stdout.write(`${file}: ok (${kind}${warned})\n`);
+      for (const warning of warnings) process.stdout.write(`  warning: ${formatIssue(warning)}\n`);
       continue;
     }
     failed = true;
