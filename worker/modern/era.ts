@@ -1,0 +1,59 @@
+/**
+ * Which era a request to an agent endpoint speaks (notes §1, the classifier the spec's reference
+ * server and the v2 SDK share):
+ * - GET/DELETE with `Mcp-Session-Id` is legacy session traffic; without one, a request that says
+ *   it is modern (a non-legacy `MCP-Protocol-Version`) gets 405, since 2026-07-28 has no GET
+ *   stream; any other GET/DELETE keeps today's legacy answer;
+ * - a POST whose body carries `params._meta["io.modelcontextprotocol/protocolVersion"]` is modern,
+ *   even for `initialize` (which then gets 404), and even with a session header (ignored);
+ * - a POST without the claim but with a non-legacy `MCP-Protocol-Version` is modern too, and is
+ *   refused for its missing `_meta`;
+ * - everything else is legacy, today's path untouched.
+ *
+ * The body is only read where the headers cannot decide: a POST with a legacy version header is
+ * legacy without reading it (every legacy client after `initialize` sends one), so the legacy hot
+ * path pays nothing. That one shortcut differs from the reference classifier: a legacy header
+ * beside a modern claim (a client contradicting itself) is served as legacy, not refused -32020.
+ * A POST without the header (an `initialize`, an older client) is read through a clone, so the
+ * legacy path still gets the request untouched.
+ *
+ * @module
+ */
+import { hasModernClaim } from './request-meta.ts';
+import { isLegacyVersion, protocolVersionHeader } from './headers.ts';
+import { parseModernBody, readModernBody, type ModernBody, MAX_MODERN_BODY_BYTES } from './modern-body.ts';
+import { readBoundedBody } from '../sessions/bounded-body.ts';
+
+export type Era = { kind: 'legacy' } | { kind: 'modern'; body: ModernBody } | { kind: 'reject'; status: 405 };
+
+/** What the method and headers alone decide; `peek` means the body's claim decides. */
+export type HeaderVerdict = 'legacy' | 'modern' | 'reject' | 'peek';
+
+export function classifyByHeaders(method: string, headers: Headers): HeaderVerdict {
+  const version = protocolVersionHeader(headers);
+  const claimsModern = version !== undefined && !isLegacyVersion(version);
+  if (method === 'GET' || method === 'DELETE') {
+    return claimsModern && !headers.has('mcp-session-id') ? 'reject' : 'legacy';
+  }
+  if (method !== 'POST') return 'legacy';
+  if (version === undefined) return 'peek';
+  return claimsModern ? 'modern' : 'legacy';
+}
+
+/** Whether a parsed POST body (no version header) carries the modern claim; a batch never does. */
+export function bodyClaimsModern(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  return hasModernClaim((value as { params?: unknown }).params);
+}
+
+export async function classifyEra(request: Request): Promise<Era> {
+  const verdict = classifyByHeaders(request.method, request.headers);
+  if (verdict === 'legacy') return { kind: 'legacy' };
+  if (verdict === 'reject') return { kind: 'reject', status: 405 };
+  if (verdict === 'modern') return { kind: 'modern', body: await readModernBody(request) };
+  const peeked = await readBoundedBody(request.clone(), MAX_MODERN_BODY_BYTES);
+  if (peeked.kind === 'too-large') return { kind: 'legacy' };
+  const body = parseModernBody(peeked.text);
+  if (body.kind === 'json' && bodyClaimsModern(body.value)) return { kind: 'modern', body };
+  return { kind: 'legacy' };
+}

@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { hasModernClaim, logLevelProblem, parseRequestMeta } from './request-meta.ts';
+
+const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+
+describe('modern request _meta', () => {
+  it('accepts the required keys, keeps unknown ones and a progress token', () => {
+    const result = parseRequestMeta({ _meta: { ...META, progressToken: 'p1', 'com.example/x': 1 } });
+    expect(result).toEqual({ ok: true, meta: { ...META, progressToken: 'p1', 'com.example/x': 1 } });
+  });
+
+  it('names the field that is missing or wrong', () => {
+    expect(parseRequestMeta(undefined)).toMatchObject({ ok: false, problem: expect.stringContaining('_meta is missing') });
+    expect(parseRequestMeta({ _meta: { 'io.modelcontextprotocol/clientCapabilities': {} } })).toMatchObject({ ok: false, problem: expect.stringContaining('protocolVersion"] is missing') });
+    expect(parseRequestMeta({ _meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': 'all' } })).toMatchObject({ ok: false, problem: expect.stringContaining('clientCapabilities"] is invalid') });
+    expect(parseRequestMeta({ _meta: { ...META, 'io.modelcontextprotocol/clientInfo': { name: 'x' } } })).toMatchObject({ ok: false, problem: expect.stringContaining('clientInfo.version') });
+  });
+
+  it('sees the claim whatever the version says, and checks logLevel on its own', () => {
+    expect(hasModernClaim({ _meta: { 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } })).toBe(true);
+    expect(hasModernClaim({ protocolVersion: '2025-11-25' })).toBe(false);
+    const parsed = parseRequestMeta({ _meta: { ...META, 'io.modelcontextprotocol/logLevel': 'verbose' } });
+    expect(parsed.ok && logLevelProblem(parsed.meta)).toContain('not a logging level');
+  });
+});

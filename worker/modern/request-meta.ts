@@ -1,0 +1,85 @@
+/**
+ * The per-request `_meta` of a modern (2026-07-28) request: the keys the spec names, and their
+ * zod schemas written from the spec's `schema.ts` (`RequestMetaObject`, `ClientCapabilities`,
+ * `Implementation`, `LoggingLevel`).
+ *
+ * The schemas are loose where the spec's types are open (`MetaObject` and `ClientCapabilities`
+ * admit keys beyond the known ones), strict only on what the spec marks required: a request
+ * without `protocolVersion` or `clientCapabilities` is malformed (-32602, HTTP 400). `logLevel` is
+ * checked on its own, later in the validation order (notes §1, step 8), so a request that is wrong
+ * in two ways gets the error the suite expects first.
+ *
+ * @module
+ */
+import { z } from 'zod';
+
+export const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+export const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+export const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
+export const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
+
+const JsonObjectSchema = z.record(z.string(), z.unknown());
+
+/** `Implementation`: name and version required, the rest optional (schema.ts `BaseMetadata`, `Icons`). */
+export const ImplementationSchema = z.looseObject({
+  name: z.string(),
+  version: z.string(),
+  title: z.string().optional(),
+  description: z.string().optional(),
+  websiteUrl: z.string().optional(),
+  icons: z.array(z.looseObject({ src: z.string() })).optional(),
+});
+
+/** `ClientCapabilities`: an open set; `{}` means none. Known members are objects when present. */
+export const ClientCapabilitiesSchema = z.looseObject({
+  experimental: z.record(z.string(), JsonObjectSchema).optional(),
+  roots: JsonObjectSchema.optional(),
+  sampling: z.looseObject({ context: JsonObjectSchema.optional(), tools: JsonObjectSchema.optional() }).optional(),
+  elicitation: z.looseObject({ form: JsonObjectSchema.optional(), url: JsonObjectSchema.optional() }).optional(),
+  extensions: z.record(z.string(), JsonObjectSchema).optional(),
+});
+
+export const LoggingLevelSchema = z.enum(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
+
+/** The required part of `RequestMetaObject`, plus the optional `clientInfo` and `progressToken`. */
+export const RequestMetaSchema = z.looseObject({
+  [PROTOCOL_VERSION_KEY]: z.string().min(1),
+  [CLIENT_CAPABILITIES_KEY]: ClientCapabilitiesSchema,
+  [CLIENT_INFO_KEY]: ImplementationSchema.optional(),
+  progressToken: z.union([z.string(), z.number()]).optional(),
+});
+
+export type RequestMeta = z.infer<typeof RequestMetaSchema>;
+
+/** The request's `params._meta` if it is an object, else undefined. */
+export function metaOf(params: unknown): Record<string, unknown> | undefined {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return undefined;
+  const meta = (params as { _meta?: unknown })._meta;
+  return typeof meta === 'object' && meta !== null && !Array.isArray(meta) ? (meta as Record<string, unknown>) : undefined;
+}
+
+/** Whether the params carry the modern claim: a `_meta` protocol version, whatever its value. */
+export function hasModernClaim(params: unknown): boolean {
+  return metaOf(params)?.[PROTOCOL_VERSION_KEY] !== undefined;
+}
+
+export type MetaCheck = { ok: true; meta: RequestMeta } | { ok: false; problem: string };
+
+/** Checks the required `_meta` fields; the problem names the first field that is wrong. */
+export function parseRequestMeta(params: unknown): MetaCheck {
+  const meta = metaOf(params);
+  if (meta === undefined) return { ok: false, problem: 'params._meta is missing: a modern request carries its protocol version and client capabilities there' };
+  const parsed = RequestMetaSchema.safeParse(meta);
+  if (parsed.success) return { ok: true, meta: parsed.data };
+  const issue = parsed.error.issues[0]!;
+  const field = issue.path.map(String).join('.');
+  const missing = issue.code === 'invalid_type' && meta[String(issue.path[0])] === undefined;
+  return { ok: false, problem: `params._meta["${field}"] ${missing ? 'is missing' : `is invalid: ${issue.message}`}` };
+}
+
+/** Checks `logLevel` when present; undefined when fine. */
+export function logLevelProblem(meta: RequestMeta): string | undefined {
+  const level = meta[LOG_LEVEL_KEY];
+  if (level === undefined || LoggingLevelSchema.safeParse(level).success) return undefined;
+  return `params._meta["${LOG_LEVEL_KEY}"] is not a logging level: use one of ${LoggingLevelSchema.options.join(', ')}`;
+}
