@@ -27,8 +27,15 @@ describe('era classification', () => {
     expect(bodyClaimsModern([{ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: META } }])).toBe(false);
   });
 
+  it('finds the claim in a small body that has no version header', async () => {
+    const text = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'initialize', params: { _meta: META } });
+    const request = new Request('http://localhost/x', { method: 'POST', headers: { 'content-length': String(text.length) }, body: text });
+    expect(await classifyEra(request)).toMatchObject({ kind: 'modern', body: { kind: 'json', value: { id: 2 } } });
+  });
+
   it('leaves a legacy initialize readable for the session path after peeking at it', async () => {
-    const request = post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'a', version: '1' } } });
+    const text = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'a', version: '1' } } });
+    const request = new Request('http://localhost/x', { method: 'POST', headers: { 'content-length': String(text.length) }, body: text });
     expect(await classifyEra(request)).toEqual({ kind: 'legacy' });
     expect(JSON.parse(await request.text()).method).toBe('initialize');
   });

@@ -14,15 +14,18 @@
  * legacy without reading it (every legacy client after `initialize` sends one), so the legacy hot
  * path pays nothing. That one shortcut differs from the reference classifier: a legacy header
  * beside a modern claim (a client contradicting itself) is served as legacy, not refused -32020.
- * A POST without the header (an `initialize`, an older client) is read through a clone, so the
- * legacy path still gets the request untouched.
+ * A POST without the header (an `initialize`, an older client) is read through a clone when its
+ * declared length is at most 1 MiB, so the legacy path still gets the request untouched; a larger
+ * or undeclared one is legacy (a modern client always sends the header).
  *
  * @module
  */
 import { hasModernClaim } from './request-meta.ts';
 import { isLegacyVersion, protocolVersionHeader } from './headers.ts';
-import { parseModernBody, readModernBody, type ModernBody, MAX_MODERN_BODY_BYTES } from './modern-body.ts';
-import { readBoundedBody } from '../sessions/bounded-body.ts';
+import { parseModernBody, readModernBody, type ModernBody } from './modern-body.ts';
+
+/** Largest body without a version header read to look for the modern claim (as large as an initialize may be). */
+const MAX_PEEK_BYTES = 1024 * 1024;
 
 export type Era = { kind: 'legacy' } | { kind: 'modern'; body: ModernBody } | { kind: 'reject'; status: 405 };
 
@@ -51,9 +54,11 @@ export async function classifyEra(request: Request): Promise<Era> {
   if (verdict === 'legacy') return { kind: 'legacy' };
   if (verdict === 'reject') return { kind: 'reject', status: 405 };
   if (verdict === 'modern') return { kind: 'modern', body: await readModernBody(request) };
-  const peeked = await readBoundedBody(request.clone(), MAX_MODERN_BODY_BYTES);
-  if (peeked.kind === 'too-large') return { kind: 'legacy' };
-  const body = parseModernBody(peeked.text);
+  // Only a small body of declared length is peeked at: a clone tees the stream, and a large or
+  // endless one must reach the legacy path's own caps unread.
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  if (!(declared >= 0 && declared <= MAX_PEEK_BYTES)) return { kind: 'legacy' };
+  const body = parseModernBody(await request.clone().text());
   if (body.kind === 'json' && bodyClaimsModern(body.value)) return { kind: 'modern', body };
   return { kind: 'legacy' };
 }

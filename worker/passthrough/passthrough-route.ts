@@ -21,6 +21,8 @@ import { PassthroughSession } from './passthrough-session.ts';
 import type { SessionTable } from '../sessions/session-table.ts';
 import type { RecentErrors } from '../status/recent-errors.ts';
 import { handleSessionRequest, jsonRpcErrorResponse } from '../sessions/session-route.ts';
+import { classifyEra } from '../modern/era.ts';
+import { serveModern } from '../modern/modern-route.ts';
 
 export interface ServerPassthroughDeps {
   config: WorkerConfig;
@@ -45,6 +47,12 @@ export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Han
     const agent = c.get('agent');
     const name = c.req.param('name') ?? '';
     const entry = Object.hasOwn(deps.config.servers, name) ? deps.config.servers[name] : undefined;
+    // A modern (2026-07-28) request is served statelessly, one channel per request; the rest is today's path.
+    const era = await classifyEra(c.req.raw);
+    if (era.kind !== 'legacy') {
+      const allowed = entry !== undefined && agent.servers.includes(name);
+      return serveModern(c.req.raw, era, { agent, server: name, ...(allowed ? { descriptor: entry.executor } : { refusal: serverNotFound(name, agent.servers) }) }, deps);
+    }
     if (entry === undefined || !agent.servers.includes(name)) {
       return jsonRpcErrorResponse(c, null, serverNotFound(name, agent.servers));
     }

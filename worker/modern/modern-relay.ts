@@ -1,0 +1,104 @@
+/**
+ * Relays one modern request over its own channel and turns what comes back into the HTTP answer:
+ * JSON when the response comes first, an SSE stream scoped to the request when a notification
+ * (progress, a log line) comes before it, the response then ending the stream (notes §2,
+ * "Choosing the response"). The channel is closed as soon as the response is out, when the
+ * channel fails, at the deadline, or when the agent goes away (its request aborted, its stream
+ * cancelled): closing it is how the host learns to cancel the call upstream.
+ *
+ * Only notifications and the one response with the request's id reach the agent: 2026-07-28
+ * forbids independent requests on a request's stream, and the host answers those itself.
+ *
+ * @module
+ */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
+import { statusForUpstreamError } from './modern-errors.ts';
+import type { ModernRequest } from './validate-request.ts';
+
+export interface RelayOptions {
+  /** The agent's request: its abort (the connection went away) cancels the call. */
+  signal?: AbortSignal;
+  /** Longest wait for the response; each notification starts the wait again. None when absent. */
+  timeoutMs?: number;
+}
+
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
+const encoder = new TextEncoder();
+const sseEvent = (message: unknown): Uint8Array => encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+
+/** Sends `request` on `channel` (open, not started) and answers with what the channel returns. */
+export function relayModernRequest(channel: Transport, request: ModernRequest, options: RelayOptions = {}): Promise<Response> {
+  return new Promise<Response>((resolve) => {
+    let stream: ReadableStreamDefaultController<Uint8Array> | undefined;
+    let done = false;
+    let failure: WireError | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+
+    const finish = () => {
+      if (done) return;
+      done = true;
+      if (timer !== undefined) clearTimeout(timer);
+      options.signal?.removeEventListener('abort', abandoned);
+      void channel.close().catch(() => {});
+    };
+    // Nobody reads this answer: it only settles the handler.
+    const abandoned = () => {
+      finish();
+      resolve(new Response(null, { status: 499 }));
+    };
+    const answer = (message: unknown, status: number) => {
+      if (done) return;
+      if (stream !== undefined) {
+        stream.enqueue(sseEvent(message));
+        stream.close();
+      } else {
+        resolve(Response.json(message, { status }));
+      }
+      finish();
+    };
+    const fail = (error: WireError) => answer(jsonRpcErrorBody(request.id, error), httpStatusFor(error.reason));
+    const arm = () => {
+      if (options.timeoutMs === undefined) return;
+      if (timer !== undefined) clearTimeout(timer);
+      const seconds = Math.round(options.timeoutMs / 1000);
+      timer = setTimeout(() => fail(new WireError('request-timeout', `The server did not answer ${request.method} within ${seconds} s`)), options.timeoutMs);
+    };
+    const notify = (message: JSONRPCMessage) => {
+      if (stream === undefined) {
+        const body = new ReadableStream<Uint8Array>({
+          start: (controller) => {
+            stream = controller;
+          },
+          cancel: finish,
+        });
+        resolve(new Response(body, { status: 200, headers: SSE_HEADERS }));
+      }
+      stream!.enqueue(sseEvent(message));
+      arm();
+    };
+
+    channel.onmessage = (message) => {
+      if (done) return;
+      const { id, method } = message as { id?: unknown; method?: unknown };
+      if (method === undefined && id === request.id) {
+        const error = (message as { error?: { code?: unknown } }).error;
+        answer(message, error === undefined ? 200 : statusForUpstreamError(error.code));
+      } else if (typeof method === 'string' && id === undefined) {
+        notify(message);
+      }
+    };
+    channel.onerror = (error) => {
+      if (error instanceof WireError) failure = error;
+    };
+    channel.onclose = () => fail(failure ?? new WireError('server-exited', `The server's channel closed before it answered ${request.method}`));
+
+    if (options.signal?.aborted) return abandoned();
+    options.signal?.addEventListener('abort', abandoned, { once: true });
+    arm();
+    void channel.start().then(
+      () => channel.send(request as JSONRPCMessage),
+    ).catch((error: unknown) => fail(error instanceof WireError ? error : new WireError('server-exited', `Could not send ${request.method} to the server`)));
+  });
+}

@@ -1,0 +1,213 @@
+/**
+ * The modern front door through the whole worker app (auth, Host/Origin, the passthrough route),
+ * with a fake host behind the router: each open hands the test the host's end of an in-memory
+ * channel, so it can answer, notify or hang up as a sidecar would.
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createInMemoryChannelPair, type ChannelTransport } from '../../shared/channel-transport.ts';
+import type { McpConnection } from '../../shared/connection-request.ts';
+import { WireError } from '../../shared/errors.ts';
+import { BASE, testConfig } from '../../test/support/in-process-app.ts';
+import { createApp } from '../app.ts';
+import type { ChannelRouter } from '../routing/channel-router.ts';
+import { InMemorySessionTable } from '../sessions/session-table.ts';
+
+const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+
+interface HostEnd {
+  connection: McpConnection;
+  channel: ChannelTransport;
+  host: ChannelTransport;
+  received: Promise<JSONRPCMessage>;
+}
+
+class FakeHost implements ChannelRouter {
+  readonly opens: HostEnd[] = [];
+  failure: WireError | undefined;
+  #waiters: Array<(end: HostEnd) => void> = [];
+
+  async open(_descriptor: unknown, connection: McpConnection): Promise<ChannelTransport> {
+    if (this.failure !== undefined) throw this.failure;
+    const [channel, host] = createInMemoryChannelPair();
+    const received = new Promise<JSONRPCMessage>((resolve) => {
+      host.onmessage = resolve;
+    });
+    await host.start();
+    const end = { connection, channel, host, received };
+    this.opens.push(end);
+    this.#waiters.shift()?.(end);
+    return channel;
+  }
+
+  /** The next channel opened (or the one already opened and not yet taken). */
+  next(index: number): Promise<HostEnd> {
+    const end = this.opens[index];
+    return end !== undefined ? Promise.resolve(end) : new Promise((resolve) => this.#waiters.push(resolve));
+  }
+}
+
+let sessions: InMemorySessionTable | undefined;
+afterEach(() => sessions?.dispose());
+
+async function start(extra: Record<string, unknown> = {}) {
+  const config = await testConfig([{ name: 'alice', servers: ['everything'] }, { name: 'bob', servers: [] }], ['everything'], extra);
+  const host = new FakeHost();
+  sessions = new InMemorySessionTable({ idleMs: 60_000 });
+  const app = createApp({ config, router: host, sessions });
+  const post = (body: unknown, headers: Record<string, string> = {}, init: RequestInit = {}) =>
+    app.request(`${BASE}/servers/everything/mcp`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', ...headers },
+      body: JSON.stringify(body),
+      ...init,
+    });
+  return { app, host, post };
+}
+
+const toolsList = (id: number | string = 1) => ({ jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: META } });
+
+describe('modern requests on /servers/:name/mcp', () => {
+  it('opens one modern channel per request, relays the answer as JSON, closes the channel, and sets no session', async () => {
+    const { host, post } = await start();
+    const answered = post(toolsList(5), { 'mcp-method': 'tools/list' });
+    const end = await host.next(0);
+    expect(end.connection).toMatchObject({ 'server-name': 'everything', agent: 'alice', era: 'modern', session: expect.stringMatching(/^modern-/) });
+    expect(await end.received).toEqual(toolsList(5));
+    await end.host.send({ jsonrpc: '2.0', id: 5, result: { resultType: 'complete', tools: [], ttlMs: 0, cacheScope: 'private' } });
+    const response = await answered;
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('application/json');
+    expect(response.headers.get('mcp-session-id')).toBeNull();
+    expect(await response.json()).toEqual({ jsonrpc: '2.0', id: 5, result: { resultType: 'complete', tools: [], ttlMs: 0, cacheScope: 'private' } });
+    expect(end.channel.closed).toBe(true);
+    expect(sessions!.size).toBe(0);
+  });
+
+  it('gives each request its own channel and session id', async () => {
+    const { host, post } = await start();
+    const first = post(toolsList(1), { 'mcp-method': 'tools/list' });
+    const second = post(toolsList(2), { 'mcp-method': 'tools/list' });
+    const [a, b] = [await host.next(0), await host.next(1)];
+    expect(a.connection.session).not.toBe(b.connection.session);
+    for (const end of [b, a]) {
+      const request = (await end.received) as { id: number };
+      await end.host.send({ jsonrpc: '2.0', id: request.id, result: { resultType: 'complete', tools: [{ name: `t${request.id}`, inputSchema: { type: 'object' } }] } });
+    }
+    expect(((await (await first).json()) as { result: { tools: Array<{ name: string }> } }).result.tools[0]!.name).toBe('t1');
+    expect(((await (await second).json()) as { result: { tools: Array<{ name: string }> } }).result.tools[0]!.name).toBe('t2');
+  });
+
+  it('switches to SSE when a notification comes before the response, and ends the stream with it', async () => {
+    const { host, post } = await start();
+    const call = { jsonrpc: '2.0', id: 'c1', method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: { ...META, progressToken: 'p' } } };
+    const answered = post(call, { 'mcp-method': 'tools/call', 'mcp-name': 'slow' });
+    const end = await host.next(0);
+    await end.received;
+    await end.host.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p', progress: 1, total: 2 } });
+    const response = await answered;
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    expect(response.headers.get('mcp-session-id')).toBeNull();
+    await end.host.send({ jsonrpc: '2.0', id: 99, method: 'elicitation/create', params: {} } as JSONRPCMessage);
+    await end.host.send({ jsonrpc: '2.0', id: 'c1', result: { resultType: 'complete', content: [] } });
+    const events = (await response.text()).split('\n\n').filter(Boolean).map((e) => JSON.parse(e.replace(/^event: message\ndata: /, '')));
+    expect(events).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p', progress: 1, total: 2 } },
+      { jsonrpc: '2.0', id: 'c1', result: { resultType: 'complete', content: [] } },
+    ]);
+    expect(end.channel.closed).toBe(true);
+  });
+
+  it('closes the channel when the agent aborts before the answer', async () => {
+    const { host, post } = await start();
+    const abort = new AbortController();
+    const answered = post(toolsList(3), { 'mcp-method': 'tools/list' }, { signal: abort.signal });
+    const end = await host.next(0);
+    await end.received;
+    const hostClosed = new Promise<void>((resolve) => {
+      end.host.onclose = resolve;
+    });
+    abort.abort();
+    await hostClosed;
+    expect(end.channel.closed).toBe(true);
+    await Promise.resolve(answered).catch(() => {});
+  });
+
+  it('answers a channel that closes with a failure with its reason and the request id', async () => {
+    const { host, post } = await start();
+    const answered = post(toolsList(4), { 'mcp-method': 'tools/list' });
+    const end = await host.next(0);
+    await end.received;
+    await end.host.close({ reason: 'server-exited', message: 'The server exited: code 1' });
+    const response = await answered;
+    expect(response.status).toBe(502);
+    expect(await response.json()).toMatchObject({ id: 4, error: { code: -32009, data: { reason: 'server-exited' } } });
+  });
+
+  it('keeps 400 for a capability error the host returns', async () => {
+    const { host, post } = await start();
+    const answered = post({ jsonrpc: '2.0', id: 401, method: 'tools/call', params: { name: 'x', _meta: META } }, { 'mcp-method': 'tools/call', 'mcp-name': 'x' });
+    const end = await host.next(0);
+    await end.received;
+    await end.host.send({ jsonrpc: '2.0', id: 401, error: { code: -32021, message: 'Missing', data: { requiredCapabilities: { sampling: {} } } } });
+    expect((await answered).status).toBe(400);
+  });
+
+  it('refuses before any open: header mismatch, unsupported version, removed methods, bad meta', async () => {
+    const { host, post } = await start();
+    const mismatch = await post(toolsList(302), { 'mcp-method': 'prompts/list' });
+    expect(mismatch.status).toBe(400);
+    expect(await mismatch.json()).toMatchObject({ id: 302, error: { code: -32020, data: { reason: 'invalid-request' } } });
+    const version = await post({ jsonrpc: '2.0', id: 301, method: 'server/discover', params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } } }, { 'mcp-protocol-version': 'v999.0.0', 'mcp-method': 'server/discover' });
+    expect(version.status).toBe(400);
+    expect(await version.json()).toMatchObject({ id: 301, error: { code: -32022, data: { supported: ['2026-07-28'], requested: 'v999.0.0' } } });
+    const init = await post({ jsonrpc: '2.0', id: 6, method: 'initialize', params: { _meta: META } }, { 'mcp-method': 'initialize' });
+    expect(init.status).toBe(404);
+    expect(await init.json()).toMatchObject({ id: 6, error: { code: -32601 } });
+    const noMeta = await post({ jsonrpc: '2.0', id: 101, method: 'server/discover', params: {} }, { 'mcp-method': 'server/discover' });
+    expect(noMeta.status).toBe(400);
+    expect(await noMeta.json()).toMatchObject({ id: 101, error: { code: -32602 } });
+    expect(host.opens).toHaveLength(0);
+  });
+
+  it('answers a notification 202, a modern GET without a session 405, and keeps legacy GET and POST answers', async () => {
+    const { app, post } = await start();
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: {} })).status).toBe(202);
+    const auth = { authorization: 'Bearer alice-token' };
+    const get = await app.request(`${BASE}/servers/everything/mcp`, { method: 'GET', headers: { ...auth, 'mcp-protocol-version': '2026-07-28' } });
+    expect(get.status).toBe(405);
+    const legacyGet = await app.request(`${BASE}/servers/everything/mcp`, { method: 'GET', headers: auth });
+    expect(await legacyGet.json()).toMatchObject({ error: { message: 'Bad Request: Mcp-Session-Id header is required' } });
+    const legacyPost = await post(toolsList(1), { 'mcp-protocol-version': '2025-11-25' });
+    expect(await legacyPost.json()).toMatchObject({ error: { message: 'Bad Request: Mcp-Session-Id header is required' } });
+  });
+
+  it('applies auth, and answers a server the agent may not use like an unknown one, with the id', async () => {
+    const { app, host } = await start();
+    const headers = { 'content-type': 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' };
+    const noToken = await app.request(`${BASE}/servers/everything/mcp`, { method: 'POST', headers, body: JSON.stringify(toolsList(1)) });
+    expect(noToken.status).toBe(401);
+    const bob = await app.request(`${BASE}/servers/everything/mcp`, { method: 'POST', headers: { ...headers, authorization: 'Bearer bob-token' }, body: JSON.stringify(toolsList(8)) });
+    expect(bob.status).toBe(404);
+    expect(await bob.json()).toMatchObject({ id: 8, error: { data: { reason: 'server-not-found' } } });
+    expect(host.opens).toHaveLength(0);
+  });
+
+  it('answers a refused open with its reason and the request id', async () => {
+    const { host, post } = await start();
+    host.failure = new WireError('host-offline', 'Host laptop is offline');
+    const response = await post(toolsList(9), { 'mcp-method': 'tools/list' });
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ id: 9, error: { data: { reason: 'host-offline' } } });
+  });
+
+  it('caps a modern body at 128 levels like a legacy one', async () => {
+    const { host, post } = await start();
+    let deep: unknown = 0;
+    for (let i = 0; i < 200; i++) deep = { d: deep };
+    const response = await post({ jsonrpc: '2.0', id: 12, method: 'tools/call', params: { name: 'x', arguments: { deep }, _meta: META } }, { 'mcp-method': 'tools/call', 'mcp-name': 'x' });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ id: 12, error: { code: -32600, data: { reason: 'invalid-request' } } });
+    expect(host.opens).toHaveLength(0);
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * Serves one modern (2026-07-28) request on `/servers/:name/mcp`, statelessly: the body read once
+ * (size and depth capped), validated against its headers (`validate-request.ts`), then one link
+ * channel opened for this request alone, with `era: "modern"` and a fresh session id that names
+ * nothing the worker keeps. The host keys its legacy instance by agent and server, not by that id,
+ * so any worker instance can serve any modern request (DESIGN §8): nothing of it outlives the
+ * response here. No answer carries `Mcp-Session-Id`.
+ *
+ * The caller has already run bearer auth and the Host/Origin guard; the server-allowed check is
+ * passed in as `refusal`, so it is answered with the request's id, like every other modern error.
+ *
+ * @module
+ */
+import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
+import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
+import type { AgentEntry } from '../config/worker-config.ts';
+import type { WorkerLogger } from '../log.ts';
+import type { ChannelOpener } from '../routing/channel-opener.ts';
+import { connectionFor, trustFor } from '../routing/channel-router.ts';
+import type { Era } from './era.ts';
+import { MAX_MODERN_BODY_BYTES } from './modern-body.ts';
+import { invalidRequest, rejectionResponse } from './modern-errors.ts';
+import { relayModernRequest } from './modern-relay.ts';
+import { validateModernRequest } from './validate-request.ts';
+
+export interface ModernRouteDeps {
+  open: ChannelOpener;
+  log: WorkerLogger;
+  /** Longest wait for the server's answer (`request-timeout-seconds`); none when absent. */
+  requestTimeoutMs?: number;
+}
+
+export interface ModernTarget {
+  agent: AgentEntry;
+  server: string;
+  /** The server's bound descriptor; absent exactly when `refusal` is given. */
+  descriptor?: ConnectionDescriptor;
+  /** Why this agent may not use this server (unknown or not allowed: one answer). */
+  refusal?: WireError;
+}
+
+/** Answers a request `classifyEra` did not call legacy. */
+export async function serveModern(request: Request, era: Exclude<Era, { kind: 'legacy' }>, target: ModernTarget, deps: ModernRouteDeps): Promise<Response> {
+  if (era.kind === 'reject') {
+    return Response.json(
+      { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: protocol version 2026-07-28 has no GET stream and no sessions to delete; POST each request', data: { reason: 'invalid-request' } } },
+      { status: 405, headers: { allow: 'POST' } },
+    );
+  }
+  const body = era.body;
+  if (body.kind === 'too-large') return rejectionResponse(null, { ...invalidRequest(`the request body is over ${MAX_MODERN_BODY_BYTES} bytes`), status: 413 });
+  if (body.kind === 'not-json') return rejectionResponse(null, { status: 400, code: -32700, message: 'Parse error: the body is not JSON', data: { reason: 'invalid-request' } });
+  if (body.kind === 'too-deep') return rejectionResponse(body.id, invalidRequest('the request is nested deeper than 128 levels'));
+
+  const checked = validateModernRequest(body.value, request.headers);
+  if (checked.kind === 'notification') return new Response(null, { status: 202 });
+  if (checked.kind === 'rejected') return rejectionResponse(checked.id, checked.rejection);
+  const { request: message } = checked;
+  const { agent, server } = target;
+  if (target.refusal !== undefined || target.descriptor === undefined) {
+    const refusal = target.refusal ?? new WireError('server-not-found', `Server "${server.slice(0, 64)}" not found`);
+    return Response.json(jsonRpcErrorBody(message.id, refusal), { status: httpStatusFor(refusal.reason) });
+  }
+
+  const session = `modern-${crypto.randomUUID()}`;
+  let channel;
+  try {
+    channel = await deps.open(target.descriptor, { ...connectionFor(agent, server, session), era: 'modern' }, trustFor(agent));
+  } catch (error) {
+    if (!(error instanceof WireError)) throw error;
+    deps.log.info('Modern request refused', { agent: agent.name, server, method: message.method, reason: error.reason });
+    return Response.json(jsonRpcErrorBody(message.id, error), { status: httpStatusFor(error.reason) });
+  }
+  return relayModernRequest(channel, message, {
+    signal: request.signal,
+    ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
+  });
+}
