@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { discoverResult, logLevelPasses, modernError, modernMetaOf, modernResult, stripModernMeta } from './modern-results.ts';
+
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'agent', version: '1.0.0' },
+  'io.modelcontextprotocol/logLevel': 'warning',
+};
+
+describe('modern results from a legacy server', () => {
+  it('strips the modern _meta keys and keeps progressToken and foreign keys', () => {
+    expect(stripModernMeta({ name: 'echo', _meta: { ...META, progressToken: 7, 'com.example/trace': 'x' } })).toEqual({
+      name: 'echo',
+      _meta: { progressToken: 7, 'com.example/trace': 'x' },
+    });
+    expect(stripModernMeta({ name: 'echo', _meta: META })).toEqual({ name: 'echo' });
+    expect(stripModernMeta(undefined)).toBeUndefined();
+  });
+
+  it('reads clientInfo and logLevel, ignoring malformed ones', () => {
+    expect(modernMetaOf({ _meta: META })).toEqual({ clientInfo: { name: 'agent', version: '1.0.0' }, logLevel: 'warning' });
+    expect(modernMetaOf({ _meta: { 'io.modelcontextprotocol/clientInfo': { name: 3 }, 'io.modelcontextprotocol/logLevel': 'loud' } })).toEqual({ clientInfo: null, logLevel: null });
+  });
+
+  it('passes log lines at or above the threshold only', () => {
+    expect(logLevelPasses('error', 'warning')).toBe(true);
+    expect(logLevelPasses('warning', 'warning')).toBe(true);
+    expect(logLevelPasses('info', 'warning')).toBe(false);
+    expect(logLevelPasses('nonsense', 'debug')).toBe(false);
+  });
+
+  it('stamps resultType on every result and caching fields on the cacheable ones, keeping what the server set', () => {
+    expect(modernResult('tools/call', { content: [] })).toEqual({ content: [], resultType: 'complete' });
+    expect(modernResult('tools/list', { tools: [] })).toEqual({ tools: [], resultType: 'complete', ttlMs: 0, cacheScope: 'private' });
+    expect(modernResult('resources/read', { contents: [], ttlMs: 5000, cacheScope: 'public' })).toMatchObject({ ttlMs: 5000, cacheScope: 'public' });
+    expect(modernResult('prompts/get', { messages: [] }, { name: 's', version: '1' })._meta).toEqual({ 'io.modelcontextprotocol/serverInfo': { name: 's', version: '1' } });
+  });
+
+  it('turns a legacy -32002 into -32602 with data.uri, and adds data.uri to a resources/read -32602', () => {
+    const uri = 'file:///nope';
+    expect(modernError('resources/read', { uri }, { code: -32002, message: 'Resource not found: file:///nope' })).toEqual({ code: -32602, message: 'Resource not found', data: { uri } });
+    expect(modernError('resources/read', { uri }, { code: -32602, message: 'Unknown resource' })).toEqual({ code: -32602, message: 'Unknown resource', data: { uri } });
+    expect(modernError('resources/read', { uri }, { code: -32602, message: 'x', data: { uri: 'file:///other' } }).data).toEqual({ uri: 'file:///other' });
+    const toolError = { code: -32602, message: 'Bad arguments' };
+    expect(modernError('tools/call', { name: 'echo' }, toolError)).toBe(toolError);
+  });
+
+  it('builds server/discover from the initialize result, serverInfo in _meta', () => {
+    const initialize = { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'everything', version: '2' }, instructions: 'Be kind' };
+    expect(discoverResult(initialize)).toEqual({
+      resultType: 'complete',
+      supportedVersions: ['2026-07-28'],
+      capabilities: { tools: {} },
+      instructions: 'Be kind',
+      ttlMs: 0,
+      cacheScope: 'private',
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'everything', version: '2' } },
+    });
+  });
+});
