@@ -1,0 +1,126 @@
+/**
+ * Serves one modern channel: the worker opens it per modern request and sends exactly that one
+ * JSON-RPC request on it (issue 14 contract). The host answers it from the agent's legacy
+ * instance: notifications for that request, then one response with the request's own id, then
+ * the channel closes. The worker closing the channel first (the agent's HTTP request went away)
+ * cancels the call upstream; the instance stays for the agent's next request.
+ *
+ * What the host does between the two:
+ * - the tool-call check of the trust profile runs first, as on a legacy channel;
+ * - `server/discover` is answered from the instance's `initialize` result;
+ * - the modern `_meta` keys are stripped before forwarding (`progressToken` stays);
+ * - results and errors are made modern on the way back (`modern-results.ts`).
+ *
+ * Nothing here throws into the link: every failure becomes the request's error response.
+ *
+ * @module
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { ChannelTransport } from '../../../shared/channel-transport.ts';
+import { jsonRpcErrorBody, WireError, type JsonRpcErrorResponse } from '../../../shared/errors.ts';
+import { ValidationError } from '../../../shared/validation.ts';
+import type { Logger } from '../../log.ts';
+import type { Call, LegacyInstance } from './legacy-instance.ts';
+import { discoverResult, FORWARDED_METHODS, modernError, modernMetaOf, modernResult, stripModernMeta, type Implementation } from './modern-results.ts';
+
+type Id = string | number;
+
+/** A served modern channel, as the handler hands it to the listener (a `HostedConnection`). */
+export interface ModernChannel {
+  dispose(): Promise<void>;
+  /** Settles when the channel has closed: answered, or closed by the worker. */
+  readonly closed: Promise<void>;
+}
+
+export interface ModernChannelOptions {
+  server: string;
+  log: Logger;
+  /** The agent's instance; `clientInfo` is the request's own, for an instance not yet started. */
+  instance: (clientInfo: Implementation | null) => Promise<LegacyInstance>;
+  /** The trust profile's tool-call check; returns the error to answer instead of forwarding. */
+  filter?: (message: JSONRPCMessage) => JsonRpcErrorResponse | null;
+}
+
+const METHOD_NOT_FOUND = -32601;
+
+export function serveModernChannel(channel: ChannelTransport, options: ModernChannelOptions): ModernChannel {
+  const { log, server } = options;
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
+  let call: Call | null = null;
+  let answered = false;
+  let seen = false;
+
+  const reply = (message: Record<string, unknown>) => {
+    answered = true;
+    channel
+      .send(message as JSONRPCMessage)
+      .catch((error: unknown) => log.debug('Modern answer not delivered', { error }))
+      .finally(() => void channel.close());
+  };
+  const fail = (id: Id, error: unknown) => {
+    const wire = error instanceof WireError ? error : error instanceof ValidationError ? error.toWireError() : null;
+    if (wire === null) log.warn('Modern request failed on the host', { error });
+    reply(jsonRpcErrorBody(id, wire ?? new WireError('launch-failed', `Server "${server}" could not serve the request: see the sidecar log`, { detail: { server } })) as unknown as Record<string, unknown>);
+  };
+
+  const serve = async (id: Id, method: string, params: unknown) => {
+    const meta = modernMetaOf(params);
+    const instance = await options.instance(meta.clientInfo);
+    if (channel.closed) return;
+    if (method === 'server/discover') {
+      reply({ jsonrpc: '2.0', id, result: discoverResult(instance.initializeResult) });
+      return;
+    }
+    const forwarded = stripModernMeta(params);
+    call = instance.call({ method, ...(forwarded !== undefined ? { params: forwarded } : {}) }, {
+      logLevel: meta.logLevel,
+      notify: (notification) => {
+        if (!answered) channel.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage).catch(() => {});
+      },
+    });
+    const outcome = await call.outcome;
+    if ('result' in outcome) reply({ jsonrpc: '2.0', id, result: modernResult(method, outcome.result, instance.serverInfo) });
+    else reply({ jsonrpc: '2.0', id, error: modernError(method, forwarded, outcome.error) });
+  };
+
+  channel.onmessage = (message) => {
+    if (seen) return log.debug('Second message on a modern channel ignored');
+    seen = true;
+    if (!('method' in message) || !('id' in message)) {
+      log.debug('A modern channel carried no request: closed');
+      void channel.close();
+      return;
+    }
+    const { id, method } = message;
+    try {
+      const denied = options.filter?.(message) ?? null;
+      if (denied !== null) {
+        log.info('Tool call denied by policy', { server, reason: denied.error.data.reason });
+        reply(denied as unknown as Record<string, unknown>);
+        return;
+      }
+    } catch {
+      reply(jsonRpcErrorBody(id, new WireError('denied-by-policy', 'Request denied by the trust profile: its rules could not be evaluated for this request')) as unknown as Record<string, unknown>);
+      return;
+    }
+    if (method !== 'server/discover' && !FORWARDED_METHODS.has(method)) {
+      reply({ jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: `Method not found: ${method.slice(0, 64)}` } });
+      return;
+    }
+    serve(id, method, message.params).catch((error: unknown) => fail(id, error));
+  };
+  channel.onclose = () => {
+    if (!answered && call !== null) call.cancel('The agent closed its request');
+    resolveClosed();
+  };
+  void channel.start();
+
+  return {
+    closed,
+    async dispose() {
+      await channel.close();
+      await closed;
+    },
+  };
+}
