@@ -17,6 +17,7 @@ import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar
 import { loadHostKey } from '../sidecar/link/host-key.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { stopOnSignals } from './signals.ts';
+import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 
 export function configDirFrom(values: { 'config-dir'?: string | undefined }): string {
   const dir = values['config-dir'] ?? process.env.SWITCHYARD_CONFIG_DIR;
@@ -43,6 +44,8 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
     log,
     executor: { onSpawn: (attempt) => log.info('Server spawned', { pid: attempt.pid ?? null, backend: attempt.backend }) },
     link: { backoff: backoffFromEnv() },
+    trust: { ...(config.trustFloor !== undefined ? { floor: config.trustFloor } : {}), allowUncontained: config.allowUncontained },
+    ...(config.modernInstanceIdleSeconds !== undefined ? { modernInstanceIdleSeconds: config.modernInstanceIdleSeconds } : {}),
   });
   sidecar.start();
   return sidecar;
@@ -64,6 +67,7 @@ export async function runSidecarCommand(argv: string[]): Promise<number> {
   });
   const log = createLogger({ fields: { component: 'sidecar', 'entity-id': config.entityId } });
   log.info('Sidecar starting', { worker: config.worker, configDir: dir, user: config.user });
+  keepServingOnUnexpectedErrors(log);
   const sidecar = await startSidecar(config, log);
   stopOnSignals(async () => {
     log.info('Sidecar stopping');

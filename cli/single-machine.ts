@@ -7,8 +7,10 @@
  *
  * The servers come from DIR (the same layout as a sidecar's: `mcp-servers/mcp.json`,
  * `users/<user>/…`, `machines/<entity-id>/…`, `trust-profiles/`), and run under the agent's
- * trust profile exactly as on a linked workstation. Servers bound to hosts or edge-direct HTTP
- * work as on any worker.
+ * trust profile exactly as on a linked workstation, under the host's own floor: `DIR/sidecar.json`,
+ * when present, is read for its `"trust-profile"` and `"allow-uncontained"` keys only (no worker
+ * URL or key is needed here); without either, a server the agent names no profile for is refused.
+ * Servers bound to hosts or edge-direct HTTP work as on any worker.
  *
  * Composed here because `cli/` is the one layer that may import both `worker/` and `sidecar/`.
  *
@@ -17,6 +19,7 @@
 import { userInfo } from 'node:os';
 import { createInMemoryChannelPair } from '../shared/channel-transport.ts';
 import type { McpConnectionRequest } from '../shared/connection-request.ts';
+import { loadHostTrustConfig } from '../sidecar/config/sidecar-config.ts';
 import { createSidecarComposition, type SidecarComposition } from '../sidecar/host/composition.ts';
 import { silentLogger, type Logger } from '../sidecar/log.ts';
 import type { ProcessExecutorOptions } from '../sidecar/process/process-executor.ts';
@@ -53,12 +56,14 @@ export interface SingleMachine {
 export async function startSingleMachine(options: SingleMachineOptions): Promise<SingleMachine> {
   const { config } = options;
   const needsHost = Object.values(config.servers).some((s) => s.executor.type === 'local');
+  const trust = needsHost ? loadHostTrustConfig(options.configDir) : undefined;
   const host = needsHost
     ? createSidecarComposition({
         configDir: options.configDir,
         entityId: LOCAL_ENTITY_ID,
         user: options.user ?? osUser(),
         log: options.hostLog ?? silentLogger,
+        trust: { ...(trust?.trustFloor !== undefined ? { floor: trust.trustFloor } : {}), allowUncontained: trust?.allowUncontained ?? false },
         ...(options.executor !== undefined ? { executor: options.executor } : {}),
       })
     : null;

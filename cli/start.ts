@@ -135,7 +135,8 @@ export async function runStart(argv: string[]): Promise<number> {
   const sidecarLog = createLogger({ level: quiet as 'warn', fields: { component: 'sidecar' } });
   // The sidecar dials the worker's real address; an unspecified listen address is reached via loopback.
   const dialUrl = worker.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
-  writeJson(join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId });
+  // The demo profile is also the host's floor: a session the worker opens without naming it still runs contained.
+  writeJson(join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'trust-profile': 'demo' });
   const sidecar = await startSidecar(loadSidecarConfig(configDir), sidecarLog);
   let stopping = false;
   stopOnSignals(async () => {

@@ -16,7 +16,7 @@ import { isAbsolute, join } from 'node:path';
 import { userInfo } from 'node:os';
 import { z } from 'zod';
 import { LocalError } from '../../shared/errors.ts';
-import { EntityIdSchema } from '../../shared/names.ts';
+import { EntityIdSchema, ProfileRefSchema } from '../../shared/names.ts';
 import { parseWith } from '../../shared/validation.ts';
 import { UserNameSchema } from './user-name.ts';
 import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
@@ -24,6 +24,20 @@ import { CLEARTEXT_REMOTE_MESSAGE, isCleartextRemote } from '../link/worker-url.
 
 /** The default cap of a sandbox's private `/tmp` (and `/dev/shm`), in MiB. */
 export const DEFAULT_TMP_SIZE_MIB = 64;
+
+/** The keys that decide what a launch runs under when the worker names no profile (sidecar/trust/host-floor.ts). */
+const HostTrustKeys = {
+  'trust-profile': ProfileRefSchema.optional().describe(
+    'Trust floor of every server on this host: a profile in trust-profiles/, composed restrictively with whatever the agent\'s trust context names',
+  ),
+  'allow-uncontained': z
+    .boolean()
+    .optional()
+    .describe('With no trust floor and no agent profile, run a server uncontained instead of refusing it (denied-by-policy); false by default'),
+};
+
+/** Only the host trust keys of a sidecar.json (single-machine mode reads these and nothing else). */
+export const HostTrustConfigSchema = z.object(HostTrustKeys);
 
 export const SidecarConfigSchema = z
   .strictObject({
@@ -49,6 +63,7 @@ export const SidecarConfigSchema = z
       })
       .optional()
       .describe('Limits of every contained server\'s sandbox'),
+    ...HostTrustKeys,
   })
   .describe('Sidecar config (DIR/sidecar.json)');
 
@@ -63,6 +78,10 @@ export interface SidecarConfig {
   user: string;
   /** `"sandbox"`, with its defaults filled in. */
   sandbox: { tmpSizeMib: number };
+  /** `"trust-profile"`: the floor of every server that names none of its own. */
+  trustFloor?: string;
+  /** `"allow-uncontained"`, false when absent. */
+  allowUncontained: boolean;
 }
 
 export function parseSidecarConfig(input: unknown): SidecarConfigFile {
@@ -96,7 +115,26 @@ export function loadSidecarConfig(
     keyFile: isAbsolute(keyFile) ? keyFile : join(configDir, keyFile),
     user: file.user ?? safeUserName(),
     sandbox: { tmpSizeMib: file.sandbox?.['tmp-size-mib'] ?? DEFAULT_TMP_SIZE_MIB },
+    ...(file['trust-profile'] !== undefined ? { trustFloor: file['trust-profile'] } : {}),
+    allowUncontained: file['allow-uncontained'] ?? false,
   };
+}
+
+/**
+ * The host trust keys of `DIR/sidecar.json` when it exists, for a host with no link of its own
+ * (single-machine mode); an absent file means no floor and no uncontained launches.
+ */
+export function loadHostTrustConfig(configDir: string): { trustFloor?: string; allowUncontained: boolean } {
+  const path = join(configDir, 'sidecar.json');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ENOENT') return { allowUncontained: false };
+    throw new LocalError('invalid-config', `Cannot read sidecar config "${path}": ${(error as Error).message}`);
+  }
+  const file = parseWith(HostTrustConfigSchema, raw, `sidecar config "${path}"`);
+  return { ...(file['trust-profile'] !== undefined ? { trustFloor: file['trust-profile'] } : {}), allowUncontained: file['allow-uncontained'] ?? false };
 }
 
 function safeUserName(): string {

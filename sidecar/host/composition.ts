@@ -34,6 +34,8 @@ export interface SidecarCompositionConfig {
   /** `sidecar.json` `"sandbox"`: the size cap of each sandbox's private `/tmp` and `/dev/shm`. */
   sandbox?: { readonly tmpSizeMib: number };
   env?: RemoteMcpHostHandlerOptions['env'];
+  /** sidecar.json's `"trust-profile"` floor and `"allow-uncontained"`; none = no floor, no uncontained launch. */
+  trust?: RemoteMcpHostHandlerOptions['trust'];
   /** Link timings and backoff, for tests. */
   link?: Pick<LinkClientOptions, 'endpoint' | 'backoff' | 'onLinked'>;
 }
@@ -76,6 +78,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       ...config.compile,
     },
     ...(config.env ? { env: config.env } : {}),
+    ...(config.trust ? { trust: config.trust } : {}),
   });
   const mcp = new McpTransportListener([(request, channel) => handler.open(request, channel)]);
   const link =

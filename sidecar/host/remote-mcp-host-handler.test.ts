@@ -6,10 +6,14 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { closeInfoOf, createInMemoryChannelPair } from '../../shared/channel-transport.ts';
-import type { SpawnAttempt } from '../process/process-executor.ts';
+import type { ProcessLaunchRequest, SpawnAttempt } from '../process/process-executor.ts';
+import type { ContainmentPolicy } from '../sandbox/index.ts';
+import type { HostTrustPolicy } from '../trust/host-floor.ts';
 import { createSidecarComposition, type SidecarComposition } from './composition.ts';
 import { McpTransportListener } from './mcp-transport-listener.ts';
 import { RemoteMcpHostHandler } from './remote-mcp-host-handler.ts';
+import type { WireError } from '../../shared/errors.ts';
+import { createLogger } from '../log.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const NODE = process.execPath;
@@ -34,11 +38,23 @@ function writeJson(dir: string, path: string, value: unknown): void {
   writeFileSync(join(dir, path), JSON.stringify(value, null, 2));
 }
 
-function composition(configDir: string): { sidecar: SidecarComposition; spawns: SpawnAttempt[] } {
+/**
+ * The production composition on `configDir`, recording every launch request and spawn. `trust`
+ * is sidecar.json's floor and allow-uncontained; these tests run uncontained servers unless they
+ * say otherwise.
+ */
+function composition(configDir: string, trust: HostTrustPolicy = { allowUncontained: true }): { sidecar: SidecarComposition; spawns: SpawnAttempt[]; launches: ProcessLaunchRequest[] } {
   const spawns: SpawnAttempt[] = [];
-  const sidecar = createSidecarComposition({ configDir, entityId: 'alice-laptop', user: 'alice', executor: { onSpawn: (s) => spawns.push(s), termGraceMs: 500 } });
+  const launches: ProcessLaunchRequest[] = [];
+  const sidecar = createSidecarComposition({
+    configDir,
+    entityId: 'alice-laptop',
+    user: 'alice',
+    trust,
+    executor: { onLaunch: (r) => launches.push(r), onSpawn: (s) => spawns.push(s), termGraceMs: 500 },
+  });
   cleanups.push(() => sidecar.stop());
-  return { sidecar, spawns };
+  return { sidecar, spawns, launches };
 }
 
 /** Opens `connection` on the sidecar's handler over an in-memory channel and connects an SDK client. */
@@ -225,6 +241,161 @@ describe('RemoteMcpHostHandler', () => {
     expect(denied).toMatchObject({ data: { reason: 'denied-by-policy', tool: 'echo' } });
     expect((await client.callTool({ name: 'echo', arguments: { message: 'fine' } })).content).toEqual([{ type: 'text', text: 'Echo: fine' }]);
     expect(readFileSync(calls, 'utf8')).toBe('echo\n');
+  });
+});
+
+const FILE_PROBE = join(ROOT, 'test/fixtures/file-probe-server.mjs');
+const STALE = `sha256:${'0'.repeat(64)}`;
+const revisionOf = (launch: ProcessLaunchRequest) => (launch.policy as ContainmentPolicy | null)?.revision;
+
+/** Calls one tool of a hosted server and returns its first text. */
+async function text(client: Client, name: string, args: Record<string, unknown>): Promise<string> {
+  const result = await client.callTool({ name, arguments: args });
+  return (result.content as Array<{ text: string }>)[0]!.text;
+}
+
+describe('the host holds the line: its own floor, whatever the worker asks', () => {
+  it('runs a request that names no profile under the host floor: contained, with a compiled policy', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { echo: { command: NODE, args: [ECHO] } } });
+    writeJson(dir, 'trust-profiles/floor.json', { 'network-capabilities': [] });
+    const { sidecar, spawns, launches } = composition(dir, { floor: 'floor' });
+    const { client } = await host(sidecar, { 'server-name': 'echo', session: 'session-1' });
+    expect(await text(client, 'echo', { message: 'under the floor' })).toBe('Echo: under the floor');
+    expect(launches).toHaveLength(1);
+    expect(launches[0]!.policy).not.toBeNull();
+    expect(launches[0]!.policy).toMatchObject({ backend: 'bubblewrap', revision: (await sidecar.profiles.load('floor')).revision });
+    expect(spawns.map((s) => s.backend)).toEqual(['bubblewrap']);
+  });
+
+  it('refuses a request with neither a floor nor an agent profile (denied-by-policy, saying how to allow it); nothing starts', async () => {
+    const dir = tempDir();
+    const marker = join(dir, 'started');
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { marked: { command: NODE, args: [join(ROOT, 'test/fixtures/marker-server.mjs'), marker] }, web: { url: 'http://127.0.0.1:9/mcp' } } });
+    const { sidecar, spawns, launches } = composition(dir, {});
+    const [, hostEnd] = createInMemoryChannelPair();
+    for (const name of ['marked', 'web']) {
+      await expect(sidecar.handler.open({ type: 'mcp', connection: { 'server-name': name } }, hostEnd)).rejects.toMatchObject({
+        reason: 'denied-by-policy',
+        message: expect.stringMatching(/set "trust-profile" in sidecar\.json.*"allow-uncontained": true/),
+      });
+    }
+    expect([launches, spawns, existsSync(marker)]).toEqual([[], [], false]);
+  });
+
+  it('runs it uncontained only when sidecar.json says allow-uncontained', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { echo: { command: NODE, args: [ECHO] } } });
+    const { sidecar, spawns, launches } = composition(dir, { allowUncontained: true });
+    const { client } = await host(sidecar, { 'server-name': 'echo' });
+    expect(await text(client, 'echo', { message: 'uncontained' })).toBe('Echo: uncontained');
+    expect(launches.map((l) => l.policy)).toEqual([null]);
+    expect(spawns.map((s) => s.backend)).toEqual(['none']);
+  });
+
+  it('composes the agent\'s profile restrictively with the floor: a path only the agent grants is not granted', async () => {
+    const dir = tempDir();
+    const shared = tempDir();
+    const agentOnly = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { files: { command: NODE, args: [FILE_PROBE] } } });
+    writeJson(dir, 'trust-profiles/floor.json', { 'filesystem-paths': [{ 'source-path': shared, 'access-mode': 'read-write' }], 'network-capabilities': [] });
+    writeJson(dir, 'trust-profiles/wide.json', {
+      'filesystem-paths': [
+        { 'source-path': shared, 'access-mode': 'read-write' },
+        { 'source-path': agentOnly, 'access-mode': 'read-write' },
+      ],
+      'network-capabilities': ['internet-client'],
+    });
+    const { sidecar, launches } = composition(dir, { floor: 'floor', allowUncontained: true });
+    const { revision } = await sidecar.profiles.load('wide');
+    const { client } = await host(sidecar, { 'server-name': 'files', 'trust-profile-ref': 'wide', 'trust-profile-revision': revision, session: 's-1' });
+    expect(await text(client, 'write', { path: join(shared, 'a.txt'), text: 'granted by both' })).toBe('wrote');
+    expect(await text(client, 'write', { path: join(agentOnly, 'b.txt'), text: 'granted by the agent only' })).toMatch(/^failed: /);
+    expect(readFileSync(join(shared, 'a.txt'), 'utf8')).toBe('granted by both');
+    expect(existsSync(join(agentOnly, 'b.txt'))).toBe(false);
+    // The composition has a revision of its own, neither the floor's nor the agent's, so a change to either compiles afresh.
+    const composed = revisionOf(launches[0]!);
+    expect(composed).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect([revision, (await sidecar.profiles.load('floor')).revision]).not.toContain(composed);
+    expect(sidecar.policies.size).toBe(1);
+  });
+
+  it('lets a server entry\'s own "trust-profile" win over the host-wide floor', async () => {
+    const dir = tempDir();
+    const project = tempDir();
+    writeFileSync(join(project, 'notes.txt'), 'project notes');
+    writeJson(dir, 'mcp-servers/mcp.json', {
+      mcpServers: {
+        'host-floor': { command: NODE, args: [FILE_PROBE] },
+        'own-floor': { command: NODE, args: [FILE_PROBE], 'trust-profile': 'project' },
+      },
+    });
+    writeJson(dir, 'trust-profiles/nothing.json', { 'network-capabilities': [] });
+    writeJson(dir, 'trust-profiles/project.json', { 'filesystem-paths': [{ 'source-path': project, 'access-mode': 'read-only' }], 'network-capabilities': [] });
+    const { sidecar, launches } = composition(dir, { floor: 'nothing' });
+    const own = await host(sidecar, { 'server-name': 'own-floor' });
+    expect(await text(own.client, 'read', { path: join(project, 'notes.txt') })).toBe('read: project notes');
+    const hostWide = await host(sidecar, { 'server-name': 'host-floor' });
+    expect(await text(hostWide.client, 'read', { path: join(project, 'notes.txt') })).toMatch(/^failed: /);
+    const revisions = await Promise.all(['project', 'nothing'].map(async (ref) => (await sidecar.profiles.load(ref)).revision));
+    expect(launches.map(revisionOf)).toEqual(revisions);
+  });
+
+  it('refuses a stale or unknown agent profile without telling the worker any revision; the sidecar logs both', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { echo: { command: NODE, args: [ECHO] } } });
+    writeJson(dir, 'trust-profiles/workspace.json', { 'network-capabilities': [] });
+    const lines: string[] = [];
+    const sidecar = createSidecarComposition({
+      configDir: dir,
+      entityId: 'alice-laptop',
+      user: 'alice',
+      trust: { floor: 'workspace' },
+      log: createLogger({ level: 'debug', write: (line) => lines.push(line) }),
+    });
+    cleanups.push(() => sidecar.stop());
+    const { revision: current } = await sidecar.profiles.load('workspace');
+    const [, hostEnd] = createInMemoryChannelPair();
+    const stale = (await sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'echo', 'trust-profile-ref': 'workspace', 'trust-profile-revision': STALE } }, hostEnd).catch((e: unknown) => e)) as WireError;
+    expect(stale).toMatchObject({ reason: 'trust-profile-stale', message: expect.stringContaining('switchyard sidecar profiles') });
+    // What crosses the link: the channel-open-error's message, and for in-process hosts the whole error body.
+    for (const sent of [stale.message, JSON.stringify(stale.detail), JSON.stringify(stale.toJsonRpcError()), JSON.stringify(stale.toHttpBody())]) {
+      expect(sent).not.toContain(current);
+      expect(sent).not.toMatch(/sha256:/);
+    }
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((l) => l.msg === 'Trust profile revision differs from the one the worker sent: launch refused');
+    expect(logged).toMatchObject({ level: 'warn', ref: 'workspace', expected: STALE, current });
+    const unknown = { 'server-name': 'echo', 'trust-profile-ref': 'no-such-profile', 'trust-profile-revision': current };
+    await expect(sidecar.handler.open({ type: 'mcp', connection: unknown }, hostEnd)).rejects.toMatchObject({ reason: 'trust-profile-not-found' });
+    expect(sidecar.executor.spawnCount).toBe(0);
+  });
+
+  it('fails closed when the host floor itself is missing: launch-failed, naming no profile to the worker', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { echo: { command: NODE, args: [ECHO] } } });
+    const { sidecar, spawns } = composition(dir, { floor: 'deleted-floor', allowUncontained: true });
+    const [, hostEnd] = createInMemoryChannelPair();
+    const error = (await sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'echo' } }, hostEnd).catch((e: unknown) => e)) as WireError;
+    expect(error).toMatchObject({ reason: 'launch-failed', message: 'Server "echo" cannot start: this host\'s trust floor is unusable, see the sidecar log' });
+    expect(spawns).toEqual([]);
+  });
+});
+
+describe('hostile tool calls', () => {
+  it('denies a call the profile\'s rules throw on (a schema that recurses forever), never forwards it, and goes on serving', async () => {
+    const dir = tempDir();
+    const calls = join(dir, 'calls.log');
+    writeFileSync(calls, '');
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { logged: { command: NODE, args: [TOOL_LOG, calls] } } });
+    writeJson(dir, 'trust-profiles/looping.json', {
+      'restricted-mcp-tool-call-schemas': [{ $id: 'https://example.com/loop', if: { properties: { toolName: { const: 'echo' } } }, then: { anyOf: [{ $ref: 'https://example.com/loop' }] } }],
+    });
+    const { sidecar } = composition(dir, { floor: 'looping' });
+    const { client } = await host(sidecar, { 'server-name': 'logged' });
+    const denied = await client.callTool({ name: 'echo', arguments: { message: 'loops' } }).catch((e: unknown) => e);
+    expect(denied).toMatchObject({ message: expect.stringContaining('its rules could not be evaluated for this call'), data: { reason: 'denied-by-policy', tool: 'echo' } });
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('echo');
+    expect(readFileSync(calls, 'utf8')).toBe('');
   });
 });
 

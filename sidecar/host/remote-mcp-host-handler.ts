@@ -4,12 +4,19 @@
  *
  * (a) validate the request: another `type` is declined (null), a bad `mcp` request is
  *     `invalid-request`; (b) resolve the server by name from this host's files, machine prefix
- *     first (`server-config.ts`); (c) resolve the trust profile by reference and expected revision
- *     (`trust-profile-not-found` / `trust-profile-stale` before anything starts), compile the
- *     containment policy here, on the launch host, and launch through the process executor — or,
- *     for an HTTP server, connect from this workstation, refused with `unsupported-policy` when the
- *     profile requires containment; (d) bridge, with the tool-call authorizer on the way in;
- *     (e) dispose on channel close: the process tree ends with the channel.
+ *     first (`server-config.ts`); (c) decide the trust it runs under: the agent's profile, by
+ *     reference and expected revision (`trust-profile-not-found` / `trust-profile-stale` before
+ *     anything starts), composed restrictively with this host's own floor, and with neither a
+ *     floor nor an agent profile refused unless the host allows uncontained launches
+ *     (`sidecar/trust/host-floor.ts`); compile the containment policy here, on the launch host,
+ *     and launch through the process executor — or, for an HTTP server, connect from this
+ *     workstation, refused with `unsupported-policy` when the profile requires containment;
+ *     (d) bridge, with the tool-call authorizer on the way in; (e) dispose on channel close: the
+ *     process tree ends with the channel.
+ *
+ * The worker only ever asks: leaving the profile out of a request gets the host's floor, never an
+ * uncontained process, and a stale revision is refused without telling the worker the current
+ * one (it is logged here).
  *
  * An inner `http` target sent by the worker is connected to only when this host's own config lists
  * the same URL for that server name: otherwise a compromised worker could make every workstation
@@ -29,7 +36,7 @@ import type { Logger } from '../log.ts';
 import { ProcessExecutorBackedClientTransport } from '../process/process-backed-transport.ts';
 import type { ProcessExecutor } from '../process/process-executor.ts';
 import { compileContainment, containmentRequired, type CompileOptions, type ContainmentPolicy, type PolicyCache } from '../sandbox/index.ts';
-import type { EffectiveProfile } from '../trust/effective-profile.ts';
+import { resolveEffectiveTrust, type EffectiveTrust, type HostTrustPolicy } from '../trust/host-floor.ts';
 import type { TrustProfileStore } from '../trust/profile-store.ts';
 import { ToolCallAuthorizer } from '../trust/tool-call-authorizer.ts';
 import { bridgeChannels, type Bridge } from './channel-bridge.ts';
@@ -57,13 +64,18 @@ export interface RemoteMcpHostHandlerOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Platform for command lookup; `process.platform` by default. */
   platform?: NodeJS.Platform;
+  /** sidecar.json's floor and `allow-uncontained`; none given = no floor, no uncontained launch. */
+  trust?: HostTrustPolicy;
 }
 
 interface Trust {
-  effective: EffectiveProfile | null;
-  revision: string | null;
+  /** Null only for an uncontained launch the host allows (no floor, no agent profile). */
+  resolved: EffectiveTrust | null;
   authorizer: ToolCallAuthorizer | null;
 }
+
+/** Compiled authorizers kept per effective revision; older ones go first past this many. */
+const MAX_CACHED_AUTHORIZERS = 64;
 
 export class RemoteMcpHostHandler {
   readonly #options: RemoteMcpHostHandlerOptions;
@@ -82,17 +94,16 @@ export class RemoteMcpHostHandler {
     const name = connection['server-name'];
     const log = this.#options.log.child({ server: name, agent: connection.agent ?? null, session: connection.session ?? null });
     const target = connection.target ?? { type: 'local' as const };
-    const configured = target.type === 'http' ? null : await this.#serverConfig(name, log);
-    const trust = await this.#trust(connection, log);
-    const contained = trust.effective !== null && containmentRequired(trust.effective);
-    if ((configured === null || configured.kind === 'http') && contained) {
+    const config = target.type === 'http' ? await this.#innerHttpTarget(name, target, log) : await this.#serverConfig(name, log);
+    const trust = await this.#trust(name, config, connection, log);
+    const contained = trust.resolved !== null && containmentRequired(trust.resolved.effective);
+    if (config.kind === 'http' && contained) {
       throw new WireError(
         'unsupported-policy',
-        `Server "${name}" is an HTTP server, but trust profile "${connection['trust-profile-ref']}" requires containment: no process exists to sandbox`,
+        `Server "${name}" is an HTTP server, but the trust profile it runs under on this host requires containment: no process exists to sandbox`,
         { detail: { server: name } },
       );
     }
-    const config = configured ?? (await this.#innerHttpTarget(name, target as { url: string; headers?: Record<string, string> }, log));
     const server = config.kind === 'http' ? this.#httpTransport(config) : await this.#stdioTransport(name, config, connection, trust, log);
     const authorizer = trust.authorizer;
     const bridge = bridgeChannels(channel, server, {
@@ -103,7 +114,13 @@ export class RemoteMcpHostHandler {
     await this.#start(name, bridge, log);
     const session = connection.session;
     if (session !== undefined) this.#sessions.set(session, (this.#sessions.get(session) ?? 0) + 1);
-    log.info('Hosting server', { kind: config.kind, contained, revision: trust.revision });
+    log.info('Hosting server', {
+      kind: config.kind,
+      contained,
+      floor: trust.resolved?.floor ?? null,
+      profile: trust.resolved?.requested ?? null,
+      revision: trust.resolved?.revision ?? null,
+    });
     void bridge.closed.then((info) => {
       log.info('Server channel closed', { reason: info.reason ?? null });
       if (session !== undefined) this.#leaveSession(session);
@@ -140,27 +157,31 @@ export class RemoteMcpHostHandler {
         { detail: { server: name } },
       );
     }
-    return { kind: 'http', url: configured.url, headers: { ...target.headers, ...configured.headers } };
+    return { ...configured, url: configured.url, headers: { ...target.headers, ...configured.headers } };
   }
 
-  async #trust(connection: McpConnection, log: Logger): Promise<Trust> {
+  async #trust(name: string, config: ServerConfig, connection: McpConnection, log: Logger): Promise<Trust> {
     const ref = connection['trust-profile-ref'];
-    const expected = connection['trust-profile-revision'];
-    if (ref === undefined || expected === undefined) return { effective: null, revision: null, authorizer: null };
-    let resolved;
-    try {
-      resolved = await this.#options.profiles.resolve(ref, expected);
-    } catch (error) {
-      if (error instanceof WireError) throw error;
-      log.error('Trust profile is unusable', { ref, error });
-      throw new WireError('launch-failed', `Trust profile "${ref}" cannot be used on this host: see the sidecar log`, { detail: { ref } });
-    }
+    const revision = connection['trust-profile-revision'];
+    const resolved = await resolveEffectiveTrust(
+      this.#options.profiles,
+      this.#options.trust ?? {},
+      { server: name, serverFloor: config.trustProfile, requested: ref !== undefined && revision !== undefined ? { ref, revision } : undefined },
+      log,
+    );
+    if (resolved === null) return { resolved, authorizer: null };
     let authorizer = this.#authorizers.get(resolved.revision);
     if (authorizer === undefined) {
-      authorizer = ToolCallAuthorizer.fromProfile(resolved.effective);
+      try {
+        authorizer = ToolCallAuthorizer.fromProfile(resolved.effective);
+      } catch (error) {
+        log.error('Tool-call schemas of the trust profile do not compile', { floor: resolved.floor, profile: resolved.requested, error });
+        throw new WireError('launch-failed', `Server "${name}" cannot start: a tool-call schema of its trust profile does not compile on this host, see the sidecar log`, { detail: { server: name } });
+      }
+      if (this.#authorizers.size >= MAX_CACHED_AUTHORIZERS) this.#authorizers.delete(this.#authorizers.keys().next().value!);
       this.#authorizers.set(resolved.revision, authorizer);
     }
-    return { effective: resolved.effective, revision: resolved.revision, authorizer };
+    return { resolved, authorizer };
   }
 
   async #stdioTransport(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger): Promise<Transport> {
@@ -176,9 +197,13 @@ export class RemoteMcpHostHandler {
     );
   }
 
+  /**
+   * The compiled policy, cached per (session, effective revision, server): the effective revision
+   * covers the floor and the agent's profile both, so a change to either compiles afresh.
+   */
   async #policy(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, resolved: CommandResolution, connection: McpConnection, trust: Trust): Promise<ContainmentPolicy | null> {
-    const { effective, revision } = trust;
-    if (effective === null || revision === null) return null;
+    if (trust.resolved === null) return null;
+    const { effective, revision } = trust.resolved;
     const compile = () =>
       compileContainment(
         effective,

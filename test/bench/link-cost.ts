@@ -58,6 +58,7 @@ export async function measureLinkCost(registry: ProcessRegistry, stack: Stack, o
     worker: stack.url,
     key: await countedHostKey(stack.dir),
     log: silentLogger,
+    trust: { allowUncontained: true },
     executor: { onSpawn: (attempt) => attempt.pid !== undefined && registry.adopt(attempt.pid) },
     link: {
       onLinked: (endpoint) => {

@@ -31,6 +31,9 @@ import { ProcessSet } from '../support/processes.ts';
 import { startSidecar as startSidecarProcess } from '../support/sidecar-process.ts';
 import { RogueWorker } from './rogue-worker.ts';
 import { HOST_A, HOST_B, startStack, type Stack } from '../support/stack.ts';
+import { writeFileSync } from 'node:fs';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { TrustProfileStore } from '../../sidecar/trust/profile-store.ts';
 
 const figures = new Figures('security');
 const WRONG = { token: randomCredential('wrong-token') };
@@ -300,3 +303,169 @@ describe('containment', { timeout: SLOW_MS }, () => {
   });
 });
 
+/**
+ * The host holds the line (issue 13, findings 1, 6 and 7), on a stack of its own whose sidecar
+ * names a floor and no uncontained launches: a session that names no profile runs under the
+ * floor; a stale revision is refused without naming any revision to the worker; deep JSON from an
+ * agent or a server gets `invalid-request` at once, never a hang, a misleading error or a dead
+ * sidecar; a tool-call rule that throws denies the call and the sidecar keeps serving.
+ */
+describe('the host holds the line: its floor, deep JSON, hostile rules', { timeout: SLOW_MS }, () => {
+  const LOOP = 'https://example.com/loop';
+  let held: Stack;
+  const nest = (n: number) => '{"next":'.repeat(n) + '{}' + '}'.repeat(n);
+  const deepCall = (id: number, tool: string) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${tool}","arguments":{"message":${nest(100_000)}}}}`;
+  const alive = () => held.sidecar.process.child.exitCode === null && held.sidecar.process.child.signalCode === null;
+  const lastSpawn = () => held.sidecar.err.filter(msg('Server spawned')).at(-1)?.json.backend;
+
+  beforeAll(async () => {
+    held = await startStack({
+      servers: { echo: fixture('raw-echo-server.mjs'), deep: fixture('deep-result-server.mjs') },
+      profiles: {
+        floor: { 'network-capabilities': [] },
+        edited: { 'network-capabilities': [] },
+        looping: { 'restricted-mcp-tool-call-schemas': [{ $id: LOOP, if: { properties: { toolName: { const: 'echo' } } }, then: { anyOf: [{ $ref: LOOP }] } }] },
+      },
+      agents: [
+        { name: 'bob', servers: ['echo'] },
+        { name: 'stale', servers: ['echo'], trust: { ref: 'edited' } },
+        { name: 'looper', servers: ['echo'], trust: { ref: 'looping' } },
+      ],
+      sidecar: { 'trust-profile': 'floor', 'allow-uncontained': false },
+    });
+    // The host edits a profile after the worker config named its revision: that agent is now stale.
+    writeFileSync(join(held.dir, 'sidecar', 'trust-profiles', 'edited.json'), JSON.stringify({ 'network-capabilities': ['loopback'] }));
+  });
+  afterAll(async () => {
+    await held?.stop();
+  });
+
+  it('runs a session whose agent names no profile under the host floor: contained', async () => {
+    const client = await connectClient(`${held.url}/servers/echo/mcp`, held.tokens.alice!);
+    figures.sessions++;
+    expect(await client.callTool({ name: 'echo', arguments: { message: 'floored' } })).toEqual({ content: [{ type: 'text', text: 'Echo: floored' }] });
+    figures.calls++;
+    expect(lastSpawn()).toBe('bubblewrap');
+    await closeClient(client);
+  });
+
+  it('refuses a stale revision without naming any revision to the worker or the agent; the sidecar logs both at warn', async () => {
+    const refused = await exchange(`${held.url}/servers/echo/mcp`, { headers: { authorization: `Bearer ${held.tokens.stale}` }, body: INIT });
+    figures.inputs++;
+    expect(refused.status).toBe(409);
+    expect(JSON.parse(refused.body)).toMatchObject({ error: { data: { reason: 'trust-profile-stale' }, message: expect.stringContaining('switchyard sidecar profiles') } });
+    expect(refused.body).not.toMatch(/sha256:/);
+    const current = (await new TrustProfileStore(join(held.dir, 'sidecar', 'trust-profiles')).load('edited')).revision;
+    expect(held.worker.process.stderr()).not.toContain(current);
+    const logged = held.sidecar.err.filter(msg('Trust profile revision differs from the one the worker sent: launch refused')).at(-1);
+    expect(logged?.json).toMatchObject({ level: 'warn', ref: 'edited', current, expected: expect.stringMatching(/^sha256:/) });
+  });
+
+  it('answers a 100,000-level tools/call with invalid-request on both endpoints; that session, another agent\'s and the sidecar go on', async () => {
+    for (const [path, tool] of [['/servers/echo/mcp', 'echo'], ['/mcp', 'echo__echo']] as const) {
+      const client = await connectClient(`${held.url}${path}`, held.tokens.alice!);
+      figures.sessions++;
+      const transport = client.transport as unknown as { sessionId?: string; protocolVersion?: string };
+      const headers = { authorization: `Bearer ${held.tokens.alice}`, 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': transport.protocolVersion ?? '2025-06-18' };
+      const answer = await exchange(`${held.url}${path}`, { headers, body: deepCall(77, tool) });
+      figures.inputs++;
+      figures.faults++;
+      expect([path, answer.status]).toEqual([path, 400]);
+      expect(JSON.parse(answer.body)).toEqual({ jsonrpc: '2.0', id: 77, error: { code: -32600, message: 'Request nested deeper than 128 levels', data: { reason: 'invalid-request' } } });
+      expect(await client.callTool({ name: tool, arguments: { message: 'same session' } })).toMatchObject({ content: [{ type: 'text', text: 'Echo: same session' }] });
+      const other = await connectClient(`${held.url}/servers/echo/mcp`, held.tokens.bob!);
+      figures.sessions++;
+      expect(await other.callTool({ name: 'echo', arguments: { message: 'another agent' } })).toEqual({ content: [{ type: 'text', text: 'Echo: another agent' }] });
+      figures.calls += 2;
+      await closeClient(other);
+      await closeClient(client);
+    }
+    expect(alive()).toBe(true);
+  });
+
+  it('answers a deep server result with a clear error for that call, on the passthrough and on /mcp against its recursive outputSchema, never a hang', async () => {
+    for (const [path, tool, echo] of [['/servers/deep/mcp', 'deep', 'echo'], ['/mcp', 'deep__deep', 'deep__echo']] as const) {
+      const client = await connectClient(`${held.url}${path}`, held.tokens.alice!);
+      figures.sessions++;
+      await client.listTools(); // the agent's SDK client now validates structuredContent against the recursive schema
+      for (const depth of [100_000, 129]) {
+        const error = await client.callTool({ name: tool, arguments: { depth } }).catch((e: unknown) => e);
+        figures.calls++;
+        figures.faults++;
+        expect([path, depth, error instanceof McpError]).toEqual([path, depth, true]);
+        expect(error).toMatchObject({ code: -32600, message: expect.stringContaining('Server output nested deeper than 128 levels'), data: { reason: 'invalid-request' } });
+      }
+      // Within the limit the same tool answers, and its structured content validates.
+      expect(await client.callTool({ name: tool, arguments: { depth: 100 } })).toMatchObject({ content: [{ type: 'text', text: 'deep' }], structuredContent: { next: { next: {} } } });
+      expect(await client.callTool({ name: echo, arguments: { message: 'after' } })).toMatchObject({ content: [{ type: 'text', text: 'Echo: after' }] });
+      figures.calls += 2;
+      await closeClient(client);
+    }
+    expect(alive()).toBe(true);
+  });
+
+  it('gives a compromised worker that names no profile the host floor, and answers its 100,000-level frame with invalid-request; the sidecar lives', async () => {
+    const rogue = await RogueWorker.start();
+    const procs = new ProcessSet();
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-compromised-worker-'));
+    try {
+      // A natural recursive deny rule (calls whose message is a nest of objects), the kind a 100,000-level call used to overflow.
+      const nested = { $defs: { n: { type: 'object', properties: { next: { $ref: '#/$defs/n' } } } }, properties: { input: { properties: { message: { $ref: '#/$defs/n' } }, required: ['message'] } }, required: ['input'] };
+      writeSidecarDir(dir, {
+        worker: rogue.url,
+        host: held.hostKeys.a,
+        servers: { echo: fixture('raw-echo-server.mjs') },
+        profiles: { floor: { 'network-capabilities': [], 'restricted-mcp-tool-call-schemas': [nested] } },
+        sidecar: { 'trust-profile': 'floor', 'allow-uncontained': false },
+      });
+      const sidecar = startSidecarProcess(procs, dir);
+      const dial = await rogue.nextDial();
+      dial.send({ v: 1, type: 'link-challenge', nonce: createNonce() });
+      await dial.next('link-proof');
+      dial.send({ v: 1, type: 'link-accepted' });
+      // What the issue's fake worker did: open a server naming no trust profile at all.
+      dial.send({ v: 1, type: 'channel-open', channel: 1, request: { type: 'mcp', connection: { 'server-name': 'echo' } } });
+      await dial.next('channel-open-ack');
+      figures.sessions++;
+      const answer = (id: number) => expect.poll(() => dial.received.find((f) => f.type === 'channel-message' && (f.message as { id?: unknown }).id === id)?.message, { timeout: SLOW_MS });
+      const call = (id: number, message: unknown) => dial.send({ v: 1, type: 'channel-message', channel: 1, message: { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message } } } });
+      dial.send({ v: 1, type: 'channel-message', channel: 1, message: INIT });
+      await answer(1).toMatchObject({ result: { serverInfo: { name: 'raw-echo' } } });
+      call(2, 'under the floor');
+      await answer(2).toMatchObject({ result: { content: [{ type: 'text', text: 'Echo: under the floor' }] } });
+      expect(sidecar.err.filter(msg('Server spawned')).map((l) => l.json.backend)).toEqual(['bubblewrap']);
+
+      dial.sendText(`{"v":1,"type":"channel-message","channel":1,"message":${deepCall(3, 'echo')}}`);
+      figures.faults++;
+      await answer(3).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -32600, message: 'Request nested deeper than 128 levels', data: { reason: 'invalid-request' } } });
+      call(4, { next: { next: {} } }); // the deny rule itself still decides within the limit
+      await answer(4).toMatchObject({ error: { data: { reason: 'denied-by-policy' } } });
+      call(5, 'still serving');
+      await answer(5).toMatchObject({ result: { content: [{ type: 'text', text: 'Echo: still serving' }] } });
+      figures.calls += 4;
+      expect(sidecar.process.child.exitCode).toBeNull();
+    } finally {
+      await procs.stopAll();
+      await rogue.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('denies a tool call whose profile rule throws (a schema that recurses forever); the sidecar keeps serving everyone', async () => {
+    const looper = await connectClient(`${held.url}/servers/echo/mcp`, held.tokens.looper!);
+    figures.sessions++;
+    const denied = await looper.callTool({ name: 'echo', arguments: { message: 'loops' } }).catch((e: unknown) => e);
+    figures.calls++;
+    figures.faults++;
+    expect(denied).toMatchObject({ data: { reason: 'denied-by-policy', tool: 'echo' } });
+    const bob = await connectClient(`${held.url}/servers/echo/mcp`, held.tokens.bob!);
+    figures.sessions++;
+    expect(await bob.callTool({ name: 'echo', arguments: { message: 'still here' } })).toEqual({ content: [{ type: 'text', text: 'Echo: still here' }] });
+    figures.calls++;
+    await closeClient(bob);
+    await closeClient(looper);
+    expect(alive()).toBe(true);
+    expect(held.sidecar.err.filter((l) => l.json.level === 'error' && /Uncaught|Unhandled/.test(String(l.json.msg)))).toEqual([]);
+    expect(held.leakedSecrets()).toEqual([]);
+  });
+});

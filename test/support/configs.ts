@@ -90,7 +90,7 @@ export interface SidecarDirSpec {
   servers?: Record<string, ServerEntry>;
   /** `trust-profiles/<ref>.json`, by reference. */
   profiles?: Record<string, unknown>;
-  /** More sidecar.json keys (`trust-profile`, `allow-uncontained`, …). */
+  /** More sidecar.json keys (`trust-profile`, `allow-uncontained`, …); `allow-uncontained` is true unless given. */
   sidecar?: Record<string, unknown>;
 }
 
@@ -100,5 +100,6 @@ export function writeSidecarDir(configDir: string, spec: SidecarDirSpec): void {
   if (spec.servers !== undefined) writeFileSync(join(configDir, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: spec.servers }));
   for (const [ref, profile] of Object.entries(spec.profiles ?? {})) writeFileSync(join(configDir, 'trust-profiles', `${ref}.json`), JSON.stringify(profile));
   writeFileSync(join(configDir, 'host.key'), spec.host.privateKeyPem, { mode: 0o600 });
-  writeFileSync(join(configDir, 'sidecar.json'), JSON.stringify({ worker: spec.worker, 'entity-id': spec.host.entityId, ...spec.sidecar }));
+  // Test hosts serve unconstrained fixture servers; a test about the host floor sets its own keys.
+  writeFileSync(join(configDir, 'sidecar.json'), JSON.stringify({ worker: spec.worker, 'entity-id': spec.host.entityId, 'allow-uncontained': true, ...spec.sidecar }));
 }

@@ -47,6 +47,8 @@ export interface StackSpec {
   worker?: Record<string, unknown>;
   /** Log level of the worker and the sidecar; `debug` gives a secret scan more to read. Default `info`. */
   logLevel?: 'debug' | 'info';
+  /** Host A's sidecar.json keys beyond worker and entity id (`trust-profile`, `allow-uncontained`: true unless given). */
+  sidecar?: Record<string, unknown>;
 }
 
 export interface Stack {
@@ -158,7 +160,7 @@ export async function startStack(spec: StackSpec): Promise<Stack> {
   // saves a process start per file; so the port is chosen up front.
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  writeSidecarDir(configDir, { worker: url, host: hostA, servers: spec.servers, ...(spec.profiles ? { profiles: spec.profiles } : {}) });
+  writeSidecarDir(configDir, { worker: url, host: hostA, servers: spec.servers, ...(spec.profiles ? { profiles: spec.profiles } : {}), ...(spec.sidecar ? { sidecar: spec.sidecar } : {}) });
   const startSidecar = () => track(startSidecarProcess(procs, configDir, { logLevel }));
   const sidecars: SidecarProcess[] = [];
   let sidecar = startSidecar();

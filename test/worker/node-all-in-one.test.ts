@@ -31,6 +31,8 @@ function machineDir(workerConfig: unknown): { dir: string; configFile: string } 
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   mkdirSync(join(dir, 'mcp-servers'), { recursive: true });
   writeFileSync(join(dir, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: { echo: ECHO } }));
+  // The host's trust keys, the only ones single-machine mode reads: the echo fixture runs uncontained.
+  writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ 'allow-uncontained': true }));
   const configFile = join(dir, 'worker.json');
   writeFileSync(configFile, JSON.stringify(workerConfig));
   return { dir, configFile };
@@ -103,6 +105,34 @@ describe('single-machine mode (switchyard worker --runtime node)', () => {
       expect(await client.callTool({ name: 'echo', arguments: { message: 'from the cli' } })).toEqual({ content: [{ type: 'text', text: 'Echo: from the cli' }] });
     } finally {
       await closeClient(client);
+    }
+  });
+
+  it('takes the host floor from DIR/sidecar.json: contained under its "trust-profile", refused with neither that nor allow-uncontained', async () => {
+    const start = async (sidecarJson: unknown | undefined) => {
+      const { dir } = machineDir(localEcho);
+      rmSync(join(dir, 'sidecar.json'));
+      if (sidecarJson !== undefined) writeFileSync(join(dir, 'sidecar.json'), JSON.stringify(sidecarJson));
+      mkdirSync(join(dir, 'trust-profiles'));
+      writeFileSync(join(dir, 'trust-profiles', 'floor.json'), JSON.stringify({ 'network-capabilities': [] }));
+      const backends: string[] = [];
+      const machine = await startSingleMachine({ config: parseWorkerConfig(localEcho, { runtime: 'node' }), configDir: dir, port: 0, executor: { onSpawn: (a) => void backends.push(a.backend) } });
+      cleanups.push(() => machine.close());
+      return { machine, backends };
+    };
+    const floored = await start({ 'trust-profile': 'floor' });
+    const client = await connectClient(`${floored.machine.url}/servers/echo/mcp`, ALICE.token);
+    try {
+      expect(await client.callTool({ name: 'echo', arguments: { message: 'under the floor' } })).toEqual({ content: [{ type: 'text', text: 'Echo: under the floor' }] });
+      expect(floored.backends).toEqual(['bubblewrap']);
+    } finally {
+      await closeClient(client);
+    }
+    for (const sidecarJson of [undefined, { 'allow-uncontained': false }]) {
+      const bare = await start(sidecarJson);
+      const refused = await connectClient(`${bare.machine.url}/servers/echo/mcp`, ALICE.token).catch((e: unknown) => e);
+      expect(String(refused)).toMatch(/"code":-32010,"message":"Server \\"echo\\" would run uncontained: .*"reason":"denied-by-policy"/);
+      expect(bare.backends).toEqual([]);
     }
   });
 
