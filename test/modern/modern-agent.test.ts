@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeClient, connectClient } from '../support/clients.ts';
 import { everythingServer, fixtureServer } from '../support/paths.ts';
 import { startStack, type Stack } from '../support/stack.ts';
-import { modernPost, MODERN } from './modern-client.ts';
+import { modernMeta, modernPost, MODERN } from './modern-client.ts';
 
 let stack: Stack;
 const url = (server: string) => `${stack.url}/servers/${server}/mcp`;
@@ -95,6 +95,35 @@ describe('a modern agent on /servers/:name/mcp', () => {
     expect(b1).toMatch(/^\d+$/);
     expect(a1).not.toBe(b1);
     expect([a2, b2]).toEqual([a1, b1]);
+  });
+
+  it('closes the request\'s channel when the agent closes its stream, and the instance keeps serving', async () => {
+    const channels = async () => (await stack.health()).hosts.find((h) => h['entity-id'] === 'res-host-a')!.channels;
+    const abort = new AbortController();
+    const response = await fetch(url('everything'), {
+      method: 'POST',
+      signal: abort.signal,
+      headers: { authorization: `Bearer ${stack.tokens.alice}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'trigger-long-running-operation' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'long-1', method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 30, steps: 60 }, _meta: { ...modernMeta(), progressToken: 'long' } } }),
+    });
+    const reader = response.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toContain('notifications/progress');
+    expect(await channels()).toBeGreaterThanOrEqual(1);
+    abort.abort();
+    await reader.cancel().catch(() => {});
+    const deadline = Date.now() + 10_000;
+    while ((await channels()) !== 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    expect(await channels()).toBe(0);
+    expect(textOf(await alice('tools/call', { name: 'echo', arguments: { message: 'after abort' } }))).toBe('Echo: after abort');
+  });
+
+  it('answers a modern GET without a session 405, and a server the agent may not use 404 with the id', async () => {
+    const get = await fetch(url('everything'), { headers: { authorization: `Bearer ${stack.tokens.alice}`, 'mcp-protocol-version': MODERN } });
+    expect(get.status).toBe(405);
+    const refused = await modernPost(url('offline'), stack.tokens.bob!, 'tools/list', {}, { id: 'no-1' });
+    expect(refused.status).toBe(404);
+    expect(refused.response).toMatchObject({ id: 'no-1', error: { data: { reason: 'server-not-found' } } });
   });
 
   it('serves a legacy SDK client on the same agent and server at the same time', async () => {
