@@ -16,6 +16,7 @@ import { ProcessExecutor, type ProcessExecutorOptions } from '../process/process
 import { PolicyCache, type CompileOptions } from '../sandbox/index.ts';
 import { TrustProfileStore } from '../trust/profile-store.ts';
 import { McpTransportListener } from './mcp-transport-listener.ts';
+import { DEFAULT_INSTANCE_IDLE_SECONDS, LegacyInstancePool } from './modern/legacy-instance-pool.ts';
 import { RemoteMcpHostHandler, type RemoteMcpHostHandlerOptions } from './remote-mcp-host-handler.ts';
 
 export interface SidecarCompositionConfig {
@@ -38,6 +39,8 @@ export interface SidecarCompositionConfig {
   trust?: RemoteMcpHostHandlerOptions['trust'];
   /** Link timings and backoff, for tests. */
   link?: Pick<LinkClientOptions, 'endpoint' | 'backoff' | 'onLinked'>;
+  /** sidecar.json `"modern-instance-idle-seconds"`: how long a modern agent's idle legacy instance lives (fractions for tests). */
+  modernInstanceIdleSeconds?: number;
 }
 
 export interface SidecarComposition {
@@ -45,6 +48,8 @@ export interface SidecarComposition {
   readonly profiles: TrustProfileStore;
   readonly policies: PolicyCache;
   readonly handler: RemoteMcpHostHandler;
+  /** The legacy instances serving modern agents; ended on `stop`. */
+  readonly modernInstances: LegacyInstancePool;
   /** Every listener the sidecar answers channel opens with; today the MCP one. */
   readonly listeners: { readonly mcp: McpTransportListener };
   /** The link endpoint's channel-open handler (the MCP listener's). */
@@ -62,7 +67,9 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   const executor = new ProcessExecutor({ logger: log, ...config.executor });
   const profiles = new TrustProfileStore(join(config.configDir, 'trust-profiles'));
   const policies = new PolicyCache();
+  const modernInstances = new LegacyInstancePool({ idleMs: (config.modernInstanceIdleSeconds ?? DEFAULT_INSTANCE_IDLE_SECONDS) * 1000, log });
   const handler = new RemoteMcpHostHandler({
+    modernInstances,
     configDir: config.configDir,
     entityId: config.entityId,
     user: config.user,
@@ -90,6 +97,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     profiles,
     policies,
     handler,
+    modernInstances,
     listeners: { mcp },
     onOpen: mcp.onOpen,
     link,
@@ -97,6 +105,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     async stop() {
       await link?.stop();
       await mcp.closeAll();
+      await modernInstances.dispose();
       await executor.disposeAll();
     },
   };

@@ -27,7 +27,7 @@
 import { DEFAULT_INHERITED_ENV_VARS } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { isMcpRequestType, parseMcpConnectionRequestOrWireError, type McpConnection } from '../../shared/connection-request.ts';
+import { eraOf, isMcpRequestType, parseMcpConnectionRequestOrWireError, type McpConnection } from '../../shared/connection-request.ts';
 import type { ChannelTransport } from '../../shared/channel-transport.ts';
 import { WireError } from '../../shared/errors.ts';
 import { HttpUpstreamTransport } from '../../shared/http-upstream-transport.ts';
@@ -40,6 +40,9 @@ import { resolveEffectiveTrust, type EffectiveTrust, type HostTrustPolicy } from
 import type { TrustProfileStore } from '../trust/profile-store.ts';
 import { ToolCallAuthorizer } from '../trust/tool-call-authorizer.ts';
 import { bridgeChannels, type Bridge } from './channel-bridge.ts';
+import { DEFAULT_INSTANCE_IDLE_SECONDS, LegacyInstancePool } from './modern/legacy-instance-pool.ts';
+import { serveModernChannel } from './modern/modern-channel.ts';
+import { HOST_CLIENT_INFO } from './modern/modern-results.ts';
 import { resolveServerCommand, type CommandResolution } from './server-command.ts';
 import { resolveServerConfig, type ServerConfig } from './server-config.ts';
 
@@ -66,6 +69,8 @@ export interface RemoteMcpHostHandlerOptions {
   platform?: NodeJS.Platform;
   /** sidecar.json's floor and `allow-uncontained`; none given = no floor, no uncontained launch. */
   trust?: HostTrustPolicy;
+  /** The legacy instances of modern agents (the composition owns and disposes it); a private one with the default idle time otherwise. */
+  modernInstances?: LegacyInstancePool;
 }
 
 interface Trust {
@@ -82,9 +87,11 @@ export class RemoteMcpHostHandler {
   readonly #authorizers = new Map<string, ToolCallAuthorizer>();
   /** Open channels per agent session, so a session's cached policies go when its last channel does. */
   readonly #sessions = new Map<string, number>();
+  readonly #modern: LegacyInstancePool;
 
   constructor(options: RemoteMcpHostHandlerOptions) {
     this.#options = options;
+    this.#modern = options.modernInstances ?? new LegacyInstancePool({ idleMs: DEFAULT_INSTANCE_IDLE_SECONDS * 1000, log: options.log });
   }
 
   /** Hosts the requested server on `channel`; null when the request is not an `mcp` one. */
@@ -104,6 +111,7 @@ export class RemoteMcpHostHandler {
         { detail: { server: name } },
       );
     }
+    if (eraOf(connection) === 'modern') return this.#openModern(name, config, connection, trust, channel, log);
     const server = config.kind === 'http' ? this.#httpTransport(config) : await this.#stdioTransport(name, config, connection, trust, log);
     const authorizer = trust.authorizer;
     const bridge = bridgeChannels(channel, server, {
@@ -126,6 +134,38 @@ export class RemoteMcpHostHandler {
       if (session !== undefined) this.#leaveSession(session);
     });
     return { dispose: () => bridge.close(), closed: bridge.closed };
+  }
+
+  /**
+   * A modern request, resolved and checked exactly as a legacy open (above), is served by the
+   * agent's legacy instance instead of a process of its own (`modern/`). Its launch waits for the
+   * request, whose clientInfo the instance is initialized with, so a failure to start comes back
+   * as that request's error. The instance is launched without the request's session id: it
+   * outlives the request, and its policy is compiled once, for the instance.
+   */
+  #openModern(name: string, config: ServerConfig, connection: McpConnection, trust: Trust, channel: ChannelTransport, log: Logger): HostedConnection {
+    if (config.kind !== 'stdio') {
+      throw new WireError('invalid-request', `Server "${name}" is an HTTP server: modern agents reach stdio servers only, for now`, { detail: { server: name } });
+    }
+    const agent = connection.agent;
+    if (agent === undefined) throw new WireError('invalid-request', 'A modern connection request must name its agent: the host keeps legacy instances per agent');
+    const { session: _request, ...launch } = connection;
+    const instanceLog = this.#options.log.child({ server: name, agent });
+    const key = { agent, server: name, revision: trust.resolved?.revision ?? 'uncontained' };
+    const authorizer = trust.authorizer;
+    log.debug('Modern request', { revision: key.revision });
+    return serveModernChannel(channel, {
+      server: name,
+      log,
+      instance: (clientInfo) =>
+        this.#modern.acquire(key, async () => ({
+          server: name,
+          transport: await this.#stdioTransport(name, config, launch, trust, instanceLog),
+          clientInfo: clientInfo ?? HOST_CLIENT_INFO,
+          log: instanceLog,
+        })),
+      ...(authorizer !== null && !authorizer.unrestricted ? { filter: (m) => authorizer.filter(m) } : {}),
+    });
   }
 
   async #serverConfig(name: string, log: Logger): Promise<ServerConfig> {

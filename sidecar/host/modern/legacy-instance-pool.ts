@@ -9,11 +9,11 @@
  * - Concurrent first requests share one start (the pending start is what the key holds).
  * - Idle expiry: an instance with nothing in flight for `idleMs` is closed; an instance that ended
  *   (its process exited) leaves the pool at once, so the next request starts a fresh one.
- * - `dispose` (sidecar stop) ends them all and refuses new ones.
+ * - `dispose` (sidecar stop) ends them all and refuses new ones (`host-offline`).
  *
  * @module
  */
-import { LocalError } from '../../../shared/errors.ts';
+import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
 import { LegacyInstance, type LegacyInstanceOptions } from './legacy-instance.ts';
 
@@ -65,7 +65,7 @@ export class LegacyInstancePool {
    * starting). Use it at once: an instance with nothing in flight is on its idle clock.
    */
   async acquire(key: InstanceKey, start: () => Promise<InstanceStart>): Promise<LegacyInstance> {
-    if (this.#disposed) throw new LocalError('disposed', 'The legacy instance pool is disposed: the sidecar is stopping');
+    if (this.#disposed) throw new WireError('host-offline', 'This host is stopping: it starts no new server processes');
     const id = JSON.stringify([key.agent, key.server, key.revision]);
     const existing = this.#entries.get(id);
     if (existing !== undefined) {
