@@ -45,6 +45,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
     executor: { onSpawn: (attempt) => log.info('Server spawned', { pid: attempt.pid ?? null, backend: attempt.backend }) },
     link: { backoff: backoffFromEnv() },
     trust: { ...(config.trustFloor !== undefined ? { floor: config.trustFloor } : {}), allowUncontained: config.allowUncontained },
+    ...(config.modernInstanceIdleSeconds !== undefined ? { modernInstanceIdleSeconds: config.modernInstanceIdleSeconds } : {}),
   });
   sidecar.start();
   return sidecar;

@@ -20,6 +20,11 @@ describe('sidecar.json', () => {
     expect(parseSidecarConfig({ ...base, 'key-file': 'keys/this-host.key' })['key-file']).toBe('keys/this-host.key');
   });
 
+  it('takes modern-instance-idle-seconds as a positive whole number of seconds', () => {
+    expect(parseSidecarConfig({ ...base, 'modern-instance-idle-seconds': 60 })['modern-instance-idle-seconds']).toBe(60);
+    for (const bad of [0, -5, 1.5, '900']) expect(() => parseSidecarConfig({ ...base, 'modern-instance-idle-seconds': bad })).toThrow(/modern-instance-idle-seconds/);
+  });
+
   it('accepts a user name that is one path segment', () => {
     expect(parseSidecarConfig({ ...base, user: 'alice.b_c-1' }).user).toBe('alice.b_c-1');
   });

@@ -64,6 +64,13 @@ export const SidecarConfigSchema = z
       .optional()
       .describe('Limits of every contained server\'s sandbox'),
     ...HostTrustKeys,
+    'modern-instance-idle-seconds': z
+      .number()
+      .int()
+      .positive()
+      .max(86_400)
+      .optional()
+      .describe('How long the legacy server process kept for a modern (2026-07-28) agent lives with no request in flight, in seconds; 900 (15 min) by default'),
   })
   .describe('Sidecar config (DIR/sidecar.json)');
 
@@ -82,6 +89,8 @@ export interface SidecarConfig {
   trustFloor?: string;
   /** `"allow-uncontained"`, false when absent. */
   allowUncontained: boolean;
+  /** `"modern-instance-idle-seconds"`, when set (the composition's default applies otherwise). */
+  modernInstanceIdleSeconds?: number;
 }
 
 export function parseSidecarConfig(input: unknown): SidecarConfigFile {
@@ -117,6 +126,7 @@ export function loadSidecarConfig(
     sandbox: { tmpSizeMib: file.sandbox?.['tmp-size-mib'] ?? DEFAULT_TMP_SIZE_MIB },
     ...(file['trust-profile'] !== undefined ? { trustFloor: file['trust-profile'] } : {}),
     allowUncontained: file['allow-uncontained'] ?? false,
+    ...(file['modern-instance-idle-seconds'] !== undefined ? { modernInstanceIdleSeconds: file['modern-instance-idle-seconds'] } : {}),
   };
 }
 
