@@ -31,6 +31,9 @@ function configDir(): string {
   };
   write('mcp-servers/mcp.json', { mcpServers: { everything: everythingServer(), web: { url: 'http://127.0.0.1:9/mcp' } } });
   write('trust-profiles/floor.json', { 'network-capabilities': [] });
+  write('trust-profiles/no-forbidden-echo.json', {
+    'restricted-mcp-tool-call-schemas': [{ properties: { toolName: { const: 'echo' }, input: { properties: { message: { const: 'forbidden' } }, required: ['message'] } }, required: ['toolName', 'input'] }],
+  });
   return dir;
 }
 
@@ -59,9 +62,9 @@ interface Exchange {
 }
 
 /** Opens a modern channel as the worker does (a fresh session per request) and sends `request` on it. */
-async function send(sidecar: SidecarComposition, agent: string, request: Record<string, unknown>, server = 'everything'): Promise<Exchange> {
+async function send(sidecar: SidecarComposition, agent: string, request: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Exchange> {
   const [agentEnd, hostEnd] = createInMemoryChannelPair();
-  const connection = { 'server-name': server, agent, session: `modern-${++sessions}`, era: 'modern' };
+  const connection = { 'server-name': 'everything', agent, session: `modern-${++sessions}`, era: 'modern', ...extra };
   const hosted = await sidecar.handler.open({ type: 'mcp', connection }, hostEnd);
   expect(hosted).not.toBeNull();
   const messages: JSONRPCMessage[] = [];
@@ -73,8 +76,8 @@ async function send(sidecar: SidecarComposition, agent: string, request: Record<
 }
 
 /** Sends `request` and waits for the host to answer and close the channel; the last message is the response. */
-async function exchange(sidecar: SidecarComposition, agent: string, request: Record<string, unknown>): Promise<JSONRPCMessage[]> {
-  const sent = await send(sidecar, agent, request);
+async function exchange(sidecar: SidecarComposition, agent: string, request: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<JSONRPCMessage[]> {
+  const sent = await send(sidecar, agent, request, extra);
   await sent.closed;
   return sent.messages;
 }
@@ -216,6 +219,17 @@ describe('modern requests on a legacy instance', () => {
     expect(launches).toHaveLength(1);
     expect(launches[0]!.policy).toMatchObject({ backend: 'bubblewrap', revision: (await sidecar.profiles.load('floor')).revision });
     expect(spawns.map((s) => s.backend)).toEqual(['bubblewrap']);
+  });
+
+  it("checks a tool call against the agent's trust profile before anything starts", async () => {
+    const { sidecar, spawns } = composition(configDir());
+    const { revision } = await sidecar.profiles.load('no-forbidden-echo');
+    const trust = { 'trust-profile-ref': 'no-forbidden-echo', 'trust-profile-revision': revision };
+    const [denied] = await exchange(sidecar, 'alice', echo('x', 'forbidden'), trust);
+    expect(denied).toMatchObject({ id: 'x', error: { data: { reason: 'denied-by-policy', tool: 'echo' } } });
+    expect(spawns).toEqual([]);
+    const [allowed] = await exchange(sidecar, 'alice', echo('y', 'fine'), trust);
+    expect(allowed).toMatchObject({ id: 'y', result: { content: [{ type: 'text', text: 'Echo: fine' }] } });
   });
 
   it('refuses a modern request to an HTTP server, after the same trust checks as a legacy open', async () => {
