@@ -18,6 +18,7 @@ import { loadHostKey } from '../sidecar/link/host-key.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { stopOnSignals } from './signals.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
+import { closeInheritedDescriptors } from '../sidecar/process/inherited-fds.ts';
 
 export function configDirFrom(values: { 'config-dir'?: string | undefined }): string {
   const dir = values['config-dir'] ?? process.env.SWITCHYARD_CONFIG_DIR;
@@ -44,6 +45,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
     log,
     executor: { onSpawn: (attempt) => log.info('Server spawned', { pid: attempt.pid ?? null, backend: attempt.backend }) },
     link: { backoff: backoffFromEnv() },
+    sandbox: config.sandbox,
     trust: { ...(config.trustFloor !== undefined ? { floor: config.trustFloor } : {}), allowUncontained: config.allowUncontained },
     ...(config.modernInstanceIdleSeconds !== undefined ? { modernInstanceIdleSeconds: config.modernInstanceIdleSeconds } : {}),
   });
@@ -68,6 +70,10 @@ export async function runSidecarCommand(argv: string[]): Promise<number> {
   const log = createLogger({ fields: { component: 'sidecar', 'entity-id': config.entityId } });
   log.info('Sidecar starting', { worker: config.worker, configDir: dir, user: config.user });
   keepServingOnUnexpectedErrors(log);
+  // A descriptor the shell left open (not close-on-exec) would pass into every server: close them
+  // now, once, and the executor checks again before each spawn.
+  const inherited = closeInheritedDescriptors();
+  if (inherited.length > 0) log.info('Closed descriptors the sidecar inherited', { fds: inherited });
   const sidecar = await startSidecar(config, log);
   stopOnSignals(async () => {
     log.info('Sidecar stopping');
