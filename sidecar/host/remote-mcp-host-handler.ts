@@ -101,16 +101,20 @@ export class RemoteMcpHostHandler {
     const name = connection['server-name'];
     const log = this.#options.log.child({ server: name, agent: connection.agent ?? null, session: connection.session ?? null });
     const target = connection.target ?? { type: 'local' as const };
-    const config = target.type === 'http' ? await this.#innerHttpTarget(name, target, log) : await this.#serverConfig(name, log);
-    const trust = await this.#trust(name, config, connection, log);
+    const configured = target.type === 'http' ? null : await this.#serverConfig(name, log);
+    // An inner http target is checked against what this host lists for the name only after the
+    // trust check, which needs no URL: a contained profile refuses any HTTP server.
+    const listed = configured ?? (await this.#listedOrNull(name, log));
+    const trust = await this.#trust(name, listed?.trustProfile, connection, log);
     const contained = trust.resolved !== null && containmentRequired(trust.resolved.effective);
-    if (config.kind === 'http' && contained) {
+    if ((configured === null || configured.kind === 'http') && contained) {
       throw new WireError(
         'unsupported-policy',
         `Server "${name}" is an HTTP server, but the trust profile it runs under on this host requires containment: no process exists to sandbox`,
         { detail: { server: name } },
       );
     }
+    const config = configured ?? this.#innerHttpTarget(name, target as { url: string; headers?: Record<string, string> }, listed, log);
     if (eraOf(connection) === 'modern') return this.#openModern(name, config, connection, trust, channel, log);
     const server = config.kind === 'http' ? this.#httpTransport(config) : await this.#stdioTransport(name, config, connection, trust, log);
     const authorizer = trust.authorizer;
@@ -182,13 +186,17 @@ export class RemoteMcpHostHandler {
   }
 
   /** An inner http target is allowed only where this host lists the same endpoint for the name. */
-  async #innerHttpTarget(name: string, target: { url: string; headers?: Record<string, string> }, log: Logger): Promise<ServerConfig> {
-    let configured: ServerConfig | null = null;
+  /** The server this host lists under `name`, or null when it lists none. */
+  async #listedOrNull(name: string, log: Logger): Promise<ServerConfig | null> {
     try {
-      configured = await this.#serverConfig(name, log);
+      return await this.#serverConfig(name, log);
     } catch (error) {
-      if (!(error instanceof WireError && error.reason === 'server-not-found')) throw error;
+      if (error instanceof WireError && error.reason === 'server-not-found') return null;
+      throw error;
     }
+  }
+
+  #innerHttpTarget(name: string, target: { url: string; headers?: Record<string, string> }, configured: ServerConfig | null, log: Logger): ServerConfig {
     if (configured === null || configured.kind !== 'http' || !sameEndpoint(configured.url, target.url)) {
       log.warn('Refused an inner http target this host does not list', { url: target.url });
       throw new WireError(
@@ -200,13 +208,13 @@ export class RemoteMcpHostHandler {
     return { ...configured, url: configured.url, headers: { ...target.headers, ...configured.headers } };
   }
 
-  async #trust(name: string, config: ServerConfig, connection: McpConnection, log: Logger): Promise<Trust> {
+  async #trust(name: string, serverFloor: string | undefined, connection: McpConnection, log: Logger): Promise<Trust> {
     const ref = connection['trust-profile-ref'];
     const revision = connection['trust-profile-revision'];
     const resolved = await resolveEffectiveTrust(
       this.#options.profiles,
       this.#options.trust ?? {},
-      { server: name, serverFloor: config.trustProfile, requested: ref !== undefined && revision !== undefined ? { ref, revision } : undefined },
+      { server: name, serverFloor, requested: ref !== undefined && revision !== undefined ? { ref, revision } : undefined },
       log,
     );
     if (resolved === null) return { resolved, authorizer: null };
