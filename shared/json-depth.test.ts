@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exceedsDepth, MAX_JSON_DEPTH, shallowRequestId } from './json-depth.ts';
+import { exceedsDepth, MAX_JSON_DEPTH, parseJsonWithinDepth, shallowRequestId } from './json-depth.ts';
 
 const arrays = (n: number) => '['.repeat(n) + ']'.repeat(n);
 const objects = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
@@ -46,5 +46,15 @@ describe('shallowRequestId', () => {
     expect(shallowRequestId({ id: { nested: 1 } })).toBeNull();
     expect(shallowRequestId([{ id: 1 }])).toBeNull();
     expect(shallowRequestId('x')).toBeNull();
+  });
+});
+
+describe('parseJsonWithinDepth', () => {
+  it('parses, refuses text that is not JSON, and reads a too-deep message only far enough to name its id', () => {
+    expect(parseJsonWithinDepth('{"id":1,"result":{}}')).toEqual({ kind: 'json', value: { id: 1, result: {} } });
+    expect(parseJsonWithinDepth('{"id":')).toEqual({ kind: 'not-json' });
+    const deep = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    expect(parseJsonWithinDepth(deep)).toEqual({ kind: 'too-deep', id: 7, request: true });
+    expect(parseJsonWithinDepth('{"id":"a","result":[[[]]]}', 3)).toEqual({ kind: 'too-deep', id: 'a', request: false });
   });
 });

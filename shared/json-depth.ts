@@ -56,3 +56,31 @@ export function shallowRequestId(value: unknown): string | number | null {
   const id = (value as { id?: unknown }).id;
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
+
+export type ParsedJson =
+  | { kind: 'json'; value: unknown }
+  | { kind: 'not-json' }
+  /** `id` as `shallowRequestId` reads it; `request` tells a request (it has a method) from a response. */
+  | { kind: 'too-deep'; id: string | number | null; request: boolean };
+
+/**
+ * `JSON.parse` and the nesting check in one step, the way every entry point reads outside JSON:
+ * nothing recursive sees a value deeper than `MAX_JSON_DEPTH`, and a too-deep one is still read far
+ * enough to answer the request it carried.
+ *
+ * @example
+ * ```ts
+ * parseJsonWithinDepth('{"id":1,"method":"x"}'); // { kind: 'json', value: { id: 1, method: 'x' } }
+ * ```
+ */
+export function parseJsonWithinDepth(text: string, max: number = MAX_JSON_DEPTH): ParsedJson {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: 'not-json' };
+  }
+  if (!exceedsDepth(value, max)) return { kind: 'json', value };
+  const request = typeof value === 'object' && value !== null && !Array.isArray(value) && 'method' in value;
+  return { kind: 'too-deep', id: shallowRequestId(value), request };
+}

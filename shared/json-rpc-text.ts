@@ -8,7 +8,7 @@
  * @module
  */
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { exceedsDepth, MAX_JSON_DEPTH, shallowRequestId } from './json-depth.ts';
+import { parseJsonWithinDepth } from './json-depth.ts';
 
 export type ReadJsonRpc =
   | { kind: 'message'; message: JSONRPCMessage }
@@ -18,16 +18,8 @@ export type ReadJsonRpc =
   | { kind: 'not-json-rpc' };
 
 export function readJsonRpcText(text: string): ReadJsonRpc {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { kind: 'not-json' };
-  }
-  if (exceedsDepth(value, MAX_JSON_DEPTH)) {
-    const request = typeof value === 'object' && value !== null && !Array.isArray(value) && 'method' in value;
-    return { kind: 'too-deep', id: shallowRequestId(value), request };
-  }
-  const parsed = JSONRPCMessageSchema.safeParse(value);
+  const read = parseJsonWithinDepth(text);
+  if (read.kind !== 'json') return read;
+  const parsed = JSONRPCMessageSchema.safeParse(read.value);
   return parsed.success ? { kind: 'message', message: parsed.data } : { kind: 'not-json-rpc' };
 }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { exceedsDepth, MAX_JSON_DEPTH, shallowRequestId } from '../../shared/json-depth.ts';
+import { parseJsonWithinDepth } from '../../shared/json-depth.ts';
 import { readBoundedBody } from '../sessions/bounded-body.ts';
 
 /** The largest modern body read; the SDK's limit for session POSTs, so both eras agree. */
@@ -24,12 +24,6 @@ export async function readModernBody(request: Request): Promise<ModernBody> {
 }
 
 export function parseModernBody(text: string): ModernBody {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { kind: 'not-json' };
-  }
-  if (exceedsDepth(value, MAX_JSON_DEPTH)) return { kind: 'too-deep', id: shallowRequestId(value) };
-  return { kind: 'json', value };
+  const read = parseJsonWithinDepth(text);
+  return read.kind === 'too-deep' ? { kind: 'too-deep', id: read.id } : read;
 }

@@ -26,7 +26,7 @@ import type { Context } from 'hono';
 import type { InitializeRequest, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
-import { exceedsDepth, MAX_JSON_DEPTH, shallowRequestId } from '../../shared/json-depth.ts';
+import { MAX_JSON_DEPTH, parseJsonWithinDepth } from '../../shared/json-depth.ts';
 import type { AgentEntry } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
 import { readBoundedBody } from './bounded-body.ts';
@@ -162,13 +162,9 @@ export async function withReason(response: Response): Promise<Response> {
 async function readJson(request: Request): Promise<unknown> {
   const body = await readBoundedBody(request, MAX_INITIALIZE_BYTES);
   if (body.kind === 'too-large') return new WireError('invalid-request', `Request body too large: more than ${body.maxBytes} bytes`);
-  let value: unknown;
-  try {
-    value = JSON.parse(body.text);
-  } catch {
-    return new WireError('invalid-request', 'Parse error: Invalid JSON');
-  }
-  return exceedsDepth(value, MAX_JSON_DEPTH) ? new TooDeep(shallowRequestId(value)) : value;
+  const read = parseJsonWithinDepth(body.text);
+  if (read.kind === 'not-json') return new WireError('invalid-request', 'Parse error: Invalid JSON');
+  return read.kind === 'too-deep' ? new TooDeep(read.id) : read.value;
 }
 
 class TooDeep {
@@ -191,12 +187,7 @@ async function readPostBody(request: Request): Promise<PostBody> {
   if (length > MAX_POST_BYTES) return { kind: 'as-is', request };
   const body = await readBoundedBody(request, MAX_POST_BYTES);
   if (body.kind === 'too-large') return { kind: 'too-large' };
-  let value: unknown;
-  try {
-    value = JSON.parse(body.text);
-  } catch {
-    return { kind: 'as-is', request: new Request(request.url, { method: 'POST', headers: request.headers, body: body.text }) };
-  }
-  if (exceedsDepth(value, MAX_JSON_DEPTH)) return { kind: 'too-deep', id: shallowRequestId(value) };
-  return { kind: 'json', value };
+  const read = parseJsonWithinDepth(body.text);
+  if (read.kind === 'not-json') return { kind: 'as-is', request: new Request(request.url, { method: 'POST', headers: request.headers, body: body.text }) };
+  return read.kind === 'too-deep' ? { kind: 'too-deep', id: read.id } : read;
 }
