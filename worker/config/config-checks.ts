@@ -48,8 +48,15 @@ export function crossCheckWorkerConfig(
   const definedServers = new Set(Object.keys(asRecord(root.servers) ?? {}));
   const definedHosts = new Set<string>();
 
-  // Hosts: unique entity ids.
+  // Hosts: unique entity ids, and a key of its own each (one key on two hosts lets either pose as the other).
+  const keys = new Map<string, number>();
   asArray(root.hosts).forEach((host, i) => {
+    const key = asRecord(host)?.['public-key'];
+    if (typeof key === 'string') {
+      const first = keys.get(key);
+      if (first !== undefined) issues.push({ path: `hosts[${i}].public-key`, message: `same public key as hosts[${first}]: run switchyard sidecar init on each host and use the key it prints` });
+      else keys.set(key, i);
+    }
     const id = asRecord(host)?.['entity-id'];
     if (typeof id !== 'string') return;
     if (definedHosts.has(id)) issues.push({ path: `hosts[${i}].entity-id`, message: `duplicate host "${id}"` });

@@ -93,6 +93,15 @@ describe('worker config', () => {
     expect(issues).toContain('hosts[1].entity-id: duplicate host "alice-laptop"');
   });
 
+  it('rejects one public key on two hosts', () => {
+    const input = designExample();
+    const hosts = input.hosts as Array<Record<string, unknown>>;
+    hosts.push({ 'entity-id': 'bob-desktop', 'public-key': hosts[0]!['public-key'] });
+    expect(issuesOf(input).filter((i) => i.startsWith('hosts['))).toEqual([
+      'hosts[1].public-key: same public key as hosts[0]: run switchyard sidecar init on each host and use the key it prints',
+    ]);
+  });
+
   it('rejects server names that would make namespaced names ambiguous', () => {
     const input = designExample();
     (input.servers as Record<string, unknown>)['my__files'] = { executor: { type: 'http', url: 'http://127.0.0.1:1/mcp' } };
