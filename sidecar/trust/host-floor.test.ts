@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WireError } from '../../shared/errors.ts';
 import { createLogger, silentLogger } from '../log.ts';
 import { resolveEffectiveTrust } from './host-floor.ts';
+import { policyRevision } from './policy-revision.ts';
 import { TrustProfileStore } from './profile-store.ts';
 
 let dir: string;
@@ -28,12 +29,12 @@ describe('resolveEffectiveTrust', () => {
     expect(trust!.effective.networkCapabilities).toEqual([]);
   });
 
-  it('composes an agent profile under the floor, with a revision of both', async () => {
+  it('composes an agent profile under the floor, with the revision of the composed policy', async () => {
     const requested = { ref: 'agent', revision: await revisionOf('agent') };
     const trust = (await resolveEffectiveTrust(store, { floor: 'floor' }, { server: 's', requested }, silentLogger))!;
     expect(trust.effective.filesystemPaths.map((g) => [g.sourcePath, g.accessMode])).toEqual([['/srv', 'read-only']]);
     expect(trust.effective.networkCapabilities).toEqual([]);
-    expect(trust.revision).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(trust.revision).toBe(policyRevision(trust.effective));
     expect([await revisionOf('floor'), requested.revision]).not.toContain(trust.revision);
     const other = (await resolveEffectiveTrust(store, { floor: 'server-floor' }, { server: 's', requested }, silentLogger))!;
     expect(other.revision).not.toBe(trust.revision);

@@ -22,12 +22,11 @@
  *
  * @module
  */
-import { createHash } from 'node:crypto';
 import { WireError } from '../../shared/errors.ts';
 import type { Logger } from '../log.ts';
-import { canonicalJson } from './canonical-json.ts';
 import { underFloor } from './compose.ts';
 import type { EffectiveProfile } from './effective-profile.ts';
+import { policyRevision } from './policy-revision.ts';
 import type { ResolvedTrustProfile, TrustProfileStore } from './profile-store.ts';
 
 /** The sidecar.json keys that decide what a launch with no agent profile gets. */
@@ -41,8 +40,8 @@ export interface HostTrustPolicy {
 export interface EffectiveTrust {
   readonly effective: EffectiveProfile;
   /**
-   * Names `effective` for caches and the compiled policy: the one profile's revision, or for a
-   * floor with an agent profile a digest of both revisions, so a change to either compiles afresh.
+   * Names `effective` for caches and the compiled policy: its policy digest (`policy-revision.ts`),
+   * so a change to either profile that changes the launch compiles afresh.
    */
   readonly revision: string;
   /** The profile references it was made of, for the local log. */
@@ -80,9 +79,10 @@ export async function resolveEffectiveTrust(store: TrustProfileStore, host: Host
   const floor = floorRef === undefined ? null : await loadFloor(store, floorRef, server, log);
   const agent = requested === undefined ? null : await loadRequested(store, requested, log);
   if (floor !== null && agent !== null) {
+    const effective = underFloor(agent.effective, floor.effective);
     return {
-      effective: underFloor(agent.effective, floor.effective),
-      revision: `sha256:${createHash('sha256').update(canonicalJson({ floor: floor.revision, requested: agent.revision })).digest('hex')}`,
+      effective,
+      revision: policyRevision(effective),
       floor: floor.ref,
       requested: agent.ref,
     };

@@ -105,10 +105,66 @@ describe('TrustProfileStore', () => {
     expect((await store.load('top')).revision).not.toBe(first);
   });
 
-  it('gives two names with the same content different revisions', async () => {
-    write('a', { 'network-capabilities': [] });
+  it('keeps the revision of every profile built on a base when only the base\'s description changes', async () => {
+    write('base', { description: 'Org base', 'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-write' }], 'network-capabilities': [] });
+    write('workspace', { description: 'Project', 'base-trust-profiles': ['base'], 'filesystem-paths': [{ 'source-path': '/srv/app', 'access-mode': 'read-write' }] });
+    const before = [(await store.load('base')).revision, (await store.load('workspace')).revision];
+    write('base', { description: 'Org base, reviewed 2026-11', 'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-write' }], 'network-capabilities': [] });
+    write('workspace', { 'base-trust-profiles': ['base'], 'filesystem-paths': [{ 'source-path': '/srv/app', 'access-mode': 'read-write' }] });
+    expect([(await store.load('base')).revision, (await store.load('workspace')).revision]).toEqual(before);
+  });
+
+  it('keeps the revision when a base changes in a way the composition absorbs, and changes it when the effective policy changes', async () => {
+    write('base', { 'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-write' }], 'network-capabilities': ['internet-client'] });
+    write('workspace', { 'base-trust-profiles': ['base'], 'filesystem-paths': [{ 'source-path': '/srv/app', 'access-mode': 'read-write' }], 'network-capabilities': [] });
+    const first = (await store.load('workspace')).revision;
+    // A second base grant outside the child's paths, and a wider base network: the child's own terms still decide.
+    write('base', { 'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-write' }, { 'source-path': '/opt', 'access-mode': 'read-only' }], 'network-capabilities': ['internet-client'] });
+    expect((await store.load('workspace')).revision).toBe(first);
+    write('base', { 'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-only' }], 'network-capabilities': ['internet-client'] });
+    expect((await store.load('workspace')).revision).not.toBe(first);
+  });
+
+  it('gives two names with the same effective policy the same revision: the revision covers the policy, not the name', async () => {
+    write('a', { 'network-capabilities': [], description: 'A' });
     write('b', { 'network-capabilities': [] });
-    expect((await store.load('a')).revision).not.toBe((await store.load('b')).revision);
+    write('c', { 'base-trust-profiles': ['b'], 'network-capabilities': [] });
+    expect((await store.load('a')).revision).toBe((await store.load('b')).revision);
+    expect((await store.load('c')).revision).toBe((await store.load('b')).revision);
+  });
+
+  it('ignores the order of inherited variable names and of keys, not of tool-call schemas (deny messages number them)', async () => {
+    write('p', { environment: { inherit: ['PATH', 'LANG'], set: { A: '1', B: '2' } } });
+    const first = (await store.load('p')).revision;
+    write('p', { environment: { set: { B: '2', A: '1' }, inherit: ['LANG', 'PATH', 'LANG'] } });
+    expect((await store.load('p')).revision).toBe(first);
+    const one = { properties: { toolName: { const: 'one' } } };
+    const two = { properties: { toolName: { const: 'two' } } };
+    write('q', { 'restricted-mcp-tool-call-schemas': [one, two] });
+    const ordered = (await store.load('q')).revision;
+    write('q', { 'restricted-mcp-tool-call-schemas': [two, one] });
+    expect((await store.load('q')).revision).not.toBe(ordered);
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['an access mode', { 'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-only' }] }],
+    ['a target path', { 'filesystem-paths': [{ 'source-path': '/srv', 'target-path': '/work', 'access-mode': 'read-write' }] }],
+    ['a path', { 'filesystem-paths': [{ 'source-path': '/srv/x', 'access-mode': 'read-write' }] }],
+    ['the network', { 'network-capabilities': ['loopback'] }],
+    ['an inherited variable', { environment: { inherit: ['PATH', 'HOME'], set: { NODE_ENV: 'production' } } }],
+    ['a set value', { environment: { inherit: ['PATH'], set: { NODE_ENV: 'development' } } }],
+    ['an allowed tool-call schema', { 'allowed-mcp-tool-call-schemas': [{ properties: { toolName: { const: 'read' } } }] }],
+    ['a restricted tool-call schema', { 'restricted-mcp-tool-call-schemas': [{ properties: { toolName: { const: 'write' } } }] }],
+  ])('changes the revision when %s changes', async (_what, change) => {
+    const original = {
+      'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-write' }],
+      'network-capabilities': [],
+      environment: { inherit: ['PATH'], set: { NODE_ENV: 'production' } },
+    };
+    write('p', original);
+    const first = (await store.load('p')).revision;
+    write('p', { ...original, ...change });
+    expect((await store.load('p')).revision).not.toBe(first);
   });
 
   it('composes nested bases with mixed modes', async () => {

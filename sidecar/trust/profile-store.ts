@@ -8,37 +8,32 @@
  * the next launch and a worker still pinned to the old revision is refused rather than silently
  * given the new policy.
  *
- * The revision is `sha256:` + hex of the canonical JSON (sorted keys) of the whole base closure:
- * the root's name and every profile in the closure by name with its parsed file content. Any
- * change anywhere in the closure (including a base of a base) changes it; reformatting does not.
+ * The revision is the digest of the effective profile, the root composed with its whole base
+ * closure (`policy-revision.ts`): a change anywhere in the closure (a base of a base too) that
+ * changes what the launch runs under changes it; a description, reformatting, or a base edit the
+ * composition absorbs does not.
  *
  * @module
  */
-import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import { parseWith, ValidationError } from '../../shared/validation.ts';
-import { canonicalJson } from './canonical-json.ts';
 import { composeProfile } from './compose.ts';
 import { type EffectiveProfile, effectiveFromFile } from './effective-profile.ts';
+import { policyRevision } from './policy-revision.ts';
 import { type TrustProfileFile, trustProfileFileSchema, trustProfileRefSchema } from './profile-schema.ts';
 
 export interface ResolvedTrustProfile {
   readonly ref: string;
   readonly effective: EffectiveProfile;
-  /** `sha256:<hex>` over the profile's whole base closure. */
+  /** `sha256:<hex>` of the effective policy (see `policy-revision.ts`). */
   readonly revision: string;
   readonly description?: string;
 }
 
 /** One line of `switchyard sidecar profiles`: a usable profile, or why it cannot be used. */
 export type TrustProfileListing = { readonly ref: string; readonly revision: string; readonly description?: string } | { readonly ref: string; readonly error: string };
-
-interface LoadedFile {
-  readonly raw: unknown;
-  readonly file: TrustProfileFile;
-}
 
 export class TrustProfileStore {
   /** @param dir The `trust-profiles` folder itself (for a config dir: `join(configDir, 'trust-profiles')`). */
@@ -78,13 +73,11 @@ export class TrustProfileStore {
     if (!valid.success) {
       throw new WireError('invalid-request', `Invalid trust profile reference: ${valid.error.issues[0]?.message ?? 'not a profile name'}`);
     }
-    const closure = new Map<string, LoadedFile>();
+    const closure = new Map<string, TrustProfileFile>();
     const memo = new Map<string, EffectiveProfile>();
     const effective = await this.#effective(ref, [], closure, memo);
-    const contents = Object.fromEntries([...closure].map(([name, loaded]) => [name, loaded.raw]));
-    const digest = createHash('sha256').update(canonicalJson({ profile: ref, closure: contents })).digest('hex');
-    const description = closure.get(ref)?.file.description;
-    return { ref, effective, revision: `sha256:${digest}`, ...(description === undefined ? {} : { description }) };
+    const description = closure.get(ref)?.description;
+    return { ref, effective, revision: policyRevision(effective), ...(description === undefined ? {} : { description }) };
   }
 
   /** Every `<ref>.json` in the folder, sorted by name; an unusable one is listed with its error. */
@@ -109,25 +102,25 @@ export class TrustProfileStore {
     );
   }
 
-  async #effective(ref: string, chain: readonly string[], closure: Map<string, LoadedFile>, memo: Map<string, EffectiveProfile>): Promise<EffectiveProfile> {
+  async #effective(ref: string, chain: readonly string[], closure: Map<string, TrustProfileFile>, memo: Map<string, EffectiveProfile>): Promise<EffectiveProfile> {
     if (chain.includes(ref)) {
       const cycle = [...chain.slice(chain.indexOf(ref)), ref].map((r) => `"${r}"`).join(' → ');
       throw new LocalError('trust-profile-invalid', `Trust profile bases form a cycle: ${cycle}`);
     }
     const known = memo.get(ref);
     if (known !== undefined) return known;
-    const loaded = await this.#read(ref, chain.at(-1));
-    closure.set(ref, loaded);
+    const file = await this.#read(ref, chain.at(-1));
+    closure.set(ref, file);
     const bases = [];
-    for (const base of loaded.file['base-trust-profiles'] ?? []) {
+    for (const base of file['base-trust-profiles'] ?? []) {
       bases.push({ profile: await this.#effective(base.profile, [...chain, ref], closure, memo), mode: base['inheritance-mode'] });
     }
-    const effective = composeProfile(effectiveFromFile(loaded.file), bases);
+    const effective = composeProfile(effectiveFromFile(file), bases);
     memo.set(ref, effective);
     return effective;
   }
 
-  async #read(ref: string, baseOf: string | undefined): Promise<LoadedFile> {
+  async #read(ref: string, baseOf: string | undefined): Promise<TrustProfileFile> {
     let text: string;
     try {
       text = await readFile(join(this.dir, `${ref}.json`), 'utf8');
@@ -147,6 +140,6 @@ export class TrustProfileStore {
       const where = position === undefined ? '' : ` at position ${position}`;
       throw new ValidationError(`trust profile "${ref}"`, [{ path: '(root)', message: `not valid JSON${where}` }]);
     }
-    return { raw, file: parseWith(trustProfileFileSchema, raw, `trust profile "${ref}"`) };
+    return parseWith(trustProfileFileSchema, raw, `trust profile "${ref}"`);
   }
 }
