@@ -23,6 +23,8 @@ const REAL_PROCESSES_BESIDE_CODE = [
   'cli/sidecar-init.test.ts',
   'sidecar/host/create-stdio-transport.test.ts',
   'sidecar/host/modern/legacy-instance.test.ts',
+  'sidecar/host/modern/modern-server-instance.test.ts',
+  'sidecar/host/modern/server-era.test.ts',
   'sidecar/host/remote-mcp-host-handler.test.ts',
   'sidecar/process/process-backed-transport.test.ts',
   'sidecar/process/process-executor.test.ts',

@@ -1,0 +1,193 @@
+/**
+ * Which era a stdio server speaks, learnt by the spec's stdio probe (basic/transports/stdio.mdx,
+ * "Backward Compatibility") and remembered per server config.
+ *
+ * - The probe is `server/discover` with the modern `_meta`, sent first on a freshly launched
+ *   process. A `DiscoverResult`, or a recognised modern error (-32022 naming `data.supported`),
+ *   means modern. Any other error, or no answer within a short timeout, means legacy, and the
+ *   same process is initialized next: server-everything, filesystem and memory answer -32601 and
+ *   stay usable (notes §6). The verdict is never keyed to one error code, as the spec requires.
+ * - The probe's id is a string, so a late answer after a timeout is one no instance waits for
+ *   (both instances number their own requests).
+ * - The verdict is a property of the server config, not of one request: it is cached under the
+ *   server's name and a fingerprint of command, args, env and cwd, so a changed entry probes
+ *   again; the owner forgets a verdict when it later proves wrong.
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { WireError } from '../../../shared/errors.ts';
+import type { StdioServerConfig } from '../server-config.ts';
+import { MODERN_PROTOCOL_VERSION, type Implementation } from './modern-results.ts';
+
+/** How long the probe waits for an answer before taking the server for legacy. */
+export const DEFAULT_PROBE_TIMEOUT_MS = 2000;
+
+/** `server/discover`'s result (schema `DiscoverResult`), read as far as the host needs it. */
+export const DiscoverResultSchema = z.looseObject({
+  resultType: z.string().optional(),
+  supportedVersions: z.array(z.string()).min(1),
+  capabilities: z.record(z.string(), z.unknown()),
+  instructions: z.string().optional(),
+});
+export type DiscoverResult = z.infer<typeof DiscoverResultSchema>;
+
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+const UnsupportedVersionErrorSchema = z.looseObject({
+  code: z.literal(UNSUPPORTED_PROTOCOL_VERSION),
+  data: z.looseObject({ supported: z.array(z.string()) }),
+});
+
+export type EraVerdict = { era: 'modern'; discover: DiscoverResult | null; supported: string[] } | { era: 'legacy' };
+
+/** The cache key of a server config: its name and what launching it depends on. */
+export function serverEraKey(name: string, config: Pick<StdioServerConfig, 'command' | 'args' | 'env' | 'cwd'>): string {
+  const env = Object.entries(config.env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const fingerprint = createHash('sha256')
+    .update(JSON.stringify([config.command, config.args, env, config.cwd ?? null]))
+    .digest('hex')
+    .slice(0, 32);
+  return `${name}#${fingerprint}`;
+}
+
+/** Verdicts per server config key; the host holds one for its lifetime. */
+export class ServerEraCache {
+  readonly #verdicts = new Map<string, EraVerdict>();
+  /** How many probes have run, per key (status and tests). */
+  readonly #probes = new Map<string, number>();
+
+  get(key: string): EraVerdict | undefined {
+    return this.#verdicts.get(key);
+  }
+
+  set(key: string, verdict: EraVerdict): void {
+    this.#verdicts.set(key, verdict);
+  }
+
+  /** Drops a verdict that proved wrong: the next launch of that config probes again. */
+  forget(key: string): void {
+    this.#verdicts.delete(key);
+  }
+
+  countProbe(key: string): void {
+    this.#probes.set(key, (this.#probes.get(key) ?? 0) + 1);
+  }
+
+  probes(key: string): number {
+    return this.#probes.get(key) ?? 0;
+  }
+}
+
+export interface ProbeOptions {
+  timeoutMs: number;
+  clientInfo: Implementation;
+}
+
+export type ProbeOutcome =
+  /** The process answered (or stayed silent) and is still running: hand `transport` on. */
+  | { verdict: EraVerdict; transport: StartedTransport }
+  /** The process ended during the probe: legacy by the spec's rule, on a fresh process. */
+  | { verdict: { era: 'legacy' }; transport: null; failure: WireError | null };
+
+/**
+ * A transport already started by the probe, handed to an instance: its `start()` is a no-op, and
+ * messages, errors and the close that arrive after the hand-over reach the instance's handlers.
+ */
+export type StartedTransport = Transport & { readonly pid?: number | undefined };
+
+/** Probes `transport` (not yet started): starts it and sends `server/discover`. */
+export async function probeServerEra(transport: Transport & { readonly pid?: number | undefined }, options: ProbeOptions): Promise<ProbeOutcome> {
+  const probeId = 'switchyard-era-probe';
+  const handoff = handOver(transport);
+  let failure: WireError | null = null;
+  const answer = await new Promise<JSONRPCMessage | 'timeout' | 'closed'>((resolve) => {
+    const timer = setTimeout(() => resolve('timeout'), options.timeoutMs);
+    const done = (value: JSONRPCMessage | 'timeout' | 'closed') => {
+      clearTimeout(timer);
+      resolve(value);
+    };
+    handoff.during({
+      message: (message) => {
+        if ('id' in message && message.id === probeId && !('method' in message)) done(message);
+      },
+      error: (error) => {
+        if (error instanceof WireError) failure = error;
+      },
+      close: () => done('closed'),
+    });
+    transport
+      .start()
+      .then(() =>
+        transport.send({
+          jsonrpc: '2.0',
+          id: probeId,
+          method: 'server/discover',
+          params: {
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
+              'io.modelcontextprotocol/clientCapabilities': {},
+              'io.modelcontextprotocol/clientInfo': options.clientInfo,
+            },
+          },
+        }),
+      )
+      .catch((error: unknown) => {
+        if (error instanceof WireError) failure = error;
+        done('closed');
+      });
+  });
+  if (answer === 'closed') return { verdict: { era: 'legacy' }, transport: null, failure };
+  return { verdict: verdictOf(answer), transport: handoff.started };
+}
+
+/** The verdict an answer to the probe gives (`'timeout'`: no answer in time). */
+export function verdictOf(answer: JSONRPCMessage | 'timeout'): EraVerdict {
+  if (answer === 'timeout') return { era: 'legacy' };
+  if ('result' in answer) {
+    const discover = DiscoverResultSchema.safeParse(answer.result);
+    return discover.success ? { era: 'modern', discover: discover.data, supported: discover.data.supportedVersions } : { era: 'legacy' };
+  }
+  if ('error' in answer) {
+    const modern = UnsupportedVersionErrorSchema.safeParse(answer.error);
+    if (modern.success) return { era: 'modern', discover: null, supported: modern.data.data.supported };
+  }
+  return { era: 'legacy' };
+}
+
+interface Handlers {
+  message(message: JSONRPCMessage): void;
+  error(error: Error): void;
+  close(): void;
+}
+
+/** Routes the transport's events to the probe, then (once the instance starts it) to the instance. */
+function handOver(transport: Transport & { readonly pid?: number | undefined }): { during(handlers: Handlers): void; started: StartedTransport } {
+  let probe: Handlers | null = null;
+  let handedOver = false;
+  let closedEarly = false; // between the probe's answer and the hand-over
+  const started: StartedTransport = {
+    get pid() {
+      return transport.pid;
+    },
+    start: async () => {
+      handedOver = true;
+      if (closedEarly) queueMicrotask(() => started.onclose?.());
+    },
+    send: (message, options) => transport.send(message, options),
+    close: () => transport.close(),
+  };
+  transport.onmessage = (message) => (handedOver ? started.onmessage?.(message) : probe?.message(message));
+  transport.onerror = (error) => (handedOver ? started.onerror?.(error) : probe?.error(error));
+  transport.onclose = () => {
+    if (handedOver) return started.onclose?.();
+    closedEarly = true;
+    probe?.close();
+  };
+  return {
+    during: (handlers) => (probe = handlers),
+    started,
+  };
+}
