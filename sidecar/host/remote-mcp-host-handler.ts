@@ -161,6 +161,7 @@ export class RemoteMcpHostHandler {
     return serveModernChannel(channel, {
       server: name,
       log,
+      key,
       instance: (clientInfo) =>
         this.#modern.acquire(key, async () => ({
           server: name,

@@ -8,19 +8,26 @@ import { describe, expect, it } from 'vitest';
 import { createInMemoryChannelPair, type ChannelTransport } from '../../../shared/channel-transport.ts';
 import { WireError } from '../../../shared/errors.ts';
 import { silentLogger } from '../../log.ts';
-import { LegacyInstance, type CallSink } from './legacy-instance.ts';
+import { LegacyInstance, type CallSink, type ServerRequest } from './legacy-instance.ts';
+
+/** Waits until `condition` holds, yielding to the event loop (no timer). */
+async function waitUntil(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise<void>((resolve) => setImmediate(resolve));
+}
 
 type Message = Record<string, unknown> & { id?: unknown; method?: string; params?: Record<string, unknown> };
 
 /** A legacy server end that answers initialize and records the rest; `next` takes recorded messages in order. */
-async function scriptedServer(): Promise<{ instance: LegacyInstance; server: ChannelTransport; got: Message[]; next: (what: string) => Promise<Message> }> {
+async function scriptedServer(): Promise<{ instance: LegacyInstance; server: ChannelTransport; got: Message[]; initialize: Message; next: (what: string) => Promise<Message> }> {
   const [hostEnd, server] = createInMemoryChannelPair();
   const got: Message[] = [];
   const taken = new Set<Message>();
   const waiters: (() => void)[] = [];
+  let initialize!: Message;
   server.onmessage = (raw) => {
     const message = raw as unknown as Message;
     if (message.method === 'initialize') {
+      initialize = message;
       void server.send({ jsonrpc: '2.0', id: message.id as number, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'scripted', version: '1' } } });
       return;
     }
@@ -40,7 +47,7 @@ async function scriptedServer(): Promise<{ instance: LegacyInstance; server: Cha
       await new Promise<void>((resolve) => waiters.push(resolve));
     }
   };
-  return { instance, server, got, next };
+  return { instance, server, got, initialize, next };
 }
 
 function sink(logLevel: CallSink['logLevel'] = null): CallSink & { seen: unknown[] } {
@@ -49,8 +56,9 @@ function sink(logLevel: CallSink['logLevel'] = null): CallSink & { seen: unknown
 }
 
 describe('LegacyInstance routing', () => {
-  it('initializes on the agent\'s behalf with no client capabilities, then says initialized', async () => {
-    const { instance, got } = await scriptedServer();
+  it('initializes on the agent\'s behalf declaring what a modern agent may answer, then says initialized', async () => {
+    const { instance, got, initialize } = await scriptedServer();
+    expect(initialize.params).toMatchObject({ protocolVersion: '2025-11-25', capabilities: { elicitation: {}, sampling: {}, roots: {} }, clientInfo: { name: 'agent', version: '1' } });
     expect(instance.serverInfo).toEqual({ name: 'scripted', version: '1' });
     expect(got.map((m) => m.method)).toEqual(['notifications/initialized']);
   });
@@ -110,13 +118,38 @@ describe('LegacyInstance routing', () => {
     expect(instance.ended).toBe(false);
   });
 
-  it('answers a server→client request with -32601, leaving the call in flight', async () => {
+  it('hands a server→client request to the one input-capable call in flight, legacy-only params stripped, and answers the server with what it is given', async () => {
     const { instance, server, next } = await scriptedServer();
-    instance.call({ method: 'tools/call', params: { name: 'asks' } }, sink());
+    const asked: ServerRequest[] = [];
+    instance.call({ method: 'tools/call', params: { name: 'asks' } }, { ...sink(), input: (request) => asked.push(request) });
+    instance.call({ method: 'tools/list' }, sink()); // cannot ask, so it does not make attribution ambiguous
     await next('tools/call');
-    await server.send({ jsonrpc: '2.0', id: 'srv-1', method: 'sampling/createMessage', params: {} });
-    expect(await next('response')).toEqual({ jsonrpc: '2.0', id: 'srv-1', error: { code: -32601, message: 'Method not supported for modern agents yet: sampling/createMessage' } });
-    expect(instance.inFlight).toBe(1);
+    await server.send({ jsonrpc: '2.0', id: 'srv-1', method: 'elicitation/create', params: { mode: 'url', message: 'm', url: 'https://x', elicitationId: 'e', task: {} } });
+    await waitUntil(() => asked.length === 1);
+    expect(asked[0]).toMatchObject({ method: 'elicitation/create', params: { mode: 'url', message: 'm', url: 'https://x' } });
+    expect(asked[0]!.params).not.toHaveProperty('elicitationId');
+    expect(asked[0]!.params).not.toHaveProperty('task');
+    asked[0]!.answer({ result: { action: 'decline' } });
+    asked[0]!.answer({ result: { action: 'accept' } });
+    expect(await next('response')).toEqual({ jsonrpc: '2.0', id: 'srv-1', result: { action: 'decline' } });
+    expect(instance.inFlight).toBe(2);
+  });
+
+  it('refuses a server→client request it cannot attribute: two input-capable calls in flight, or none; roots/list with none gets an empty list', async () => {
+    const { instance, server, next } = await scriptedServer();
+    await server.send({ jsonrpc: '2.0', id: 'r-0', method: 'roots/list' });
+    expect(await next('response')).toEqual({ jsonrpc: '2.0', id: 'r-0', result: { roots: [] } });
+    await server.send({ jsonrpc: '2.0', id: 's-0', method: 'sampling/createMessage', params: {} });
+    expect(await next('response')).toMatchObject({ id: 's-0', error: { code: -32603 } });
+    const asked: unknown[] = [];
+    const input = { ...sink(), input: (request: unknown) => asked.push(request) };
+    instance.call({ method: 'tools/call', params: { name: 'a' } }, input);
+    instance.call({ method: 'prompts/get', params: { name: 'b' } }, input);
+    await server.send({ jsonrpc: '2.0', id: 's-1', method: 'sampling/createMessage', params: {} });
+    expect(await next('response')).toMatchObject({ id: 's-1', error: { code: -32603, message: expect.stringContaining('cannot tell which one asks') } });
+    await server.send({ jsonrpc: '2.0', id: 'x-1', method: 'something/else' });
+    expect(await next('response')).toMatchObject({ id: 'x-1', error: { code: -32601 } });
+    expect(asked).toEqual([]);
   });
 
   it('fails every call in flight with server-exited when the server goes away', async () => {

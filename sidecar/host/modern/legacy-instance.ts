@@ -10,8 +10,13 @@
  * - `notifications/message` carries nothing that ties it to a request (notes §4, "Correlation
  *   hazard"), so it is passed on only while exactly one request is in flight, and only to one that
  *   asked for a `logLevel`, at or above it;
- * - server→client requests (sampling, elicitation, roots) are answered with an error in this
- *   slice: client capabilities are `{}` at `initialize`, so a well-behaved server sends none;
+ * - the host declares `elicitation`, `sampling` and `roots` at `initialize`, so a server registers
+ *   the tools that ask for them (server-everything does so only then); a server→client request is
+ *   handed to the one input-capable call in flight (`CallSink.input`, which turns it into an
+ *   `InputRequiredResult`). Like a log line it names no call, so with several such calls in flight
+ *   it cannot be attributed and is refused with an error (notes §4 "Correlation hazard"); with none,
+ *   `roots/list` gets an empty list (server-everything asks right after `initialized`) and the others
+ *   an error;
  * - the process ending fails every request in flight with `server-exited` (its exit reason when
  *   the transport gave one), and the instance is done: the pool starts a fresh one next time.
  *
@@ -21,10 +26,14 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
+import { INPUT_CAPABLE_METHODS, inputRequestOf, isInputMethod, type InputRequest } from './input-requests.ts';
 import { InitializeResultSchema, logLevelPasses, type Implementation, type InitializeResult, type JsonRpcErrorShape, type LogLevel } from './modern-results.ts';
 
 /** The legacy revision the host negotiates (the latest the SDK speaks). */
 export const LEGACY_PROTOCOL_VERSION = '2025-11-25';
+
+/** What the host declares at `initialize`: everything a modern agent may answer through MRTR. */
+export const CLIENT_CAPABILITIES = { elicitation: {}, sampling: {}, roots: {} } as const;
 
 type Id = string | number;
 
@@ -40,7 +49,18 @@ export interface CallSink {
   notify(notification: { method: string; params?: Record<string, unknown> }): void;
   /** The log threshold the request asked for; none means no log lines. */
   logLevel: LogLevel | null;
+  /** A server→client request attributed to this call; without it such requests are refused. */
+  input?(request: ServerRequest): void;
 }
+
+/** A server→client request waiting for its answer, which goes to the server verbatim. */
+export interface ServerRequest extends InputRequest {
+  /** Answers the server (once; later calls do nothing). */
+  answer(response: { result: unknown } | { error: JsonRpcErrorShape }): void;
+}
+
+/** Error code for a server→client request the host cannot route to a caller. */
+const SERVER_REQUEST_REFUSED = -32603;
 
 export type CallOutcome = { result: unknown } | { error: JsonRpcErrorShape };
 
@@ -55,6 +75,8 @@ export interface Call {
 
 interface Pending {
   sink: CallSink;
+  /** May receive server→client requests (tools/call, prompts/get, resources/read). */
+  inputCapable: boolean;
   token: Id | undefined;
   resolve(outcome: CallOutcome): void;
   reject(error: WireError): void;
@@ -146,7 +168,7 @@ export class LegacyInstance {
       this.#tokens.set(upstreamToken, upstreamId);
       params = { ...params, _meta: { ...params!._meta, progressToken: upstreamToken } };
     }
-    this.#pending.set(upstreamId, { sink, token, ...settle });
+    this.#pending.set(upstreamId, { sink, token, inputCapable: INPUT_CAPABLE_METHODS.has(request.method), ...settle });
     this.#activity();
     const message = { jsonrpc: '2.0', id: upstreamId, method: request.method, ...(params !== undefined ? { params } : {}) } as JSONRPCMessage;
     this.#transport.send(message).catch((error: unknown) => {
@@ -183,7 +205,7 @@ export class LegacyInstance {
       jsonrpc: '2.0',
       id: 0,
       method: 'initialize',
-      params: { protocolVersion: LEGACY_PROTOCOL_VERSION, capabilities: {}, clientInfo: this.#options.clientInfo },
+      params: { protocolVersion: LEGACY_PROTOCOL_VERSION, capabilities: CLIENT_CAPABILITIES, clientInfo: this.#options.clientInfo },
     });
     const answer = await answered;
     answerInitialize = undefined;
@@ -197,20 +219,38 @@ export class LegacyInstance {
   }
 
   #fromServer(message: JSONRPCMessage): void {
-    if ('method' in message && 'id' in message) {
-      // A server→client request: nothing in this slice can answer it on the agent's behalf.
-      this.#log.debug('Server request refused for a modern agent', { method: message.method });
-      this.#transport
-        .send({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: `Method not supported for modern agents yet: ${message.method}` } })
-        .catch(() => {});
-      return;
-    }
+    if ('method' in message && 'id' in message) return this.#serverRequest(message.id, message.method, message.params);
     if ('method' in message) return this.#notification(message.method, message.params as Record<string, unknown> | undefined);
     if (!('id' in message) || typeof message.id !== 'number') return;
     const pending = this.#settle(message.id);
     if (pending === undefined) return; // cancelled, or an answer to nothing
     if ('result' in message) pending.resolve({ result: message.result });
     else if ('error' in message) pending.resolve({ error: message.error as JsonRpcErrorShape });
+  }
+
+  #serverRequest(id: Id, method: string, params: unknown): void {
+    let answered = false;
+    const answer = (response: { result: unknown } | { error: JsonRpcErrorShape }) => {
+      if (answered || this.#ended !== null) return;
+      answered = true;
+      this.#transport.send({ jsonrpc: '2.0', id, ...response } as JSONRPCMessage).catch(() => {});
+    };
+    const refuse = (code: number, message: string) => {
+      this.#log.debug('Server request refused', { method: method.slice(0, 64), why: message });
+      answer({ error: { code, message } });
+    };
+    if (!isInputMethod(method)) return refuse(-32601, `Method not found: ${method.slice(0, 64)}`);
+    const capable = [...this.#pending.values()].filter((pending) => pending.inputCapable);
+    if (capable.length === 1) {
+      const input = capable[0]!.sink.input;
+      if (input === undefined) return refuse(SERVER_REQUEST_REFUSED, `The request in flight cannot carry a question to the agent: ${method}`);
+      input({ ...inputRequestOf(method, params), answer });
+      return;
+    }
+    if (capable.length === 0 && method === 'roots/list') return answer({ result: { roots: [] } });
+    if (capable.length === 0) return refuse(SERVER_REQUEST_REFUSED, `No request of the agent is in flight to ask: ${method}`);
+    // A legacy stdio server's request names no call: with several in flight, whose it is cannot be known.
+    refuse(SERVER_REQUEST_REFUSED, `Several requests of the agent are in flight on this server, so the host cannot tell which one asks: ${method}; retry when one is alone`);
   }
 
   #notification(method: string, params: Record<string, unknown> | undefined): void {

@@ -9,7 +9,10 @@
  * - the tool-call check of the trust profile runs first, as on a legacy channel;
  * - `server/discover` is answered from the instance's `initialize` result;
  * - the modern `_meta` keys are stripped before forwarding (`progressToken` stays);
- * - results and errors are made modern on the way back (`modern-results.ts`).
+ * - results and errors are made modern on the way back (`modern-results.ts`);
+ * - on a legacy instance, tools/call, prompts/get and resources/read go through `input-rounds.ts`:
+ *   a question the server asks becomes an `InputRequiredResult`, and a retry resumes the call its
+ *   `requestState` names. Closing the channel after that answer does not cancel the call.
  *
  * Nothing here throws into the link: every failure becomes the request's error response.
  *
@@ -20,7 +23,10 @@ import type { ChannelTransport } from '../../../shared/channel-transport.ts';
 import { jsonRpcErrorBody, WireError, type JsonRpcErrorResponse } from '../../../shared/errors.ts';
 import { ValidationError } from '../../../shared/validation.ts';
 import type { Logger } from '../../log.ts';
+import { INPUT_CAPABLE_METHODS } from './input-requests.ts';
+import { serveRound } from './input-rounds.ts';
 import type { Call, LegacyInstance } from './legacy-instance.ts';
+import type { InstanceKey } from './legacy-instance-pool.ts';
 import { discoverResult, FORWARDED_METHODS, modernError, modernMetaOf, modernResult, stripModernMeta, type Implementation } from './modern-results.ts';
 
 type Id = string | number;
@@ -37,6 +43,8 @@ export interface ModernChannelOptions {
   log: Logger;
   /** The agent's instance; `clientInfo` is the request's own, for an instance not yet started. */
   instance: (clientInfo: Implementation | null) => Promise<LegacyInstance>;
+  /** What the instance is kept for: a `requestState` is bound to it. */
+  key?: InstanceKey;
   /** The trust profile's tool-call check; returns the error to answer instead of forwarding. */
   filter?: (message: JSONRPCMessage) => JsonRpcErrorResponse | null;
 }
@@ -48,6 +56,7 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
   let call: Call | null = null;
+  let abandon: (() => void) | null = null;
   let answered = false;
   let seen = false;
 
@@ -70,6 +79,28 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
     if (channel.closed) return;
     if (method === 'server/discover') {
       reply({ jsonrpc: '2.0', id, result: discoverResult(instance.initializeResult) });
+      return;
+    }
+    if (INPUT_CAPABLE_METHODS.has(method) && options.key !== undefined) {
+      const answer = await serveRound({
+        method,
+        params,
+        clientCapabilities: meta.clientCapabilities,
+        instance,
+        key: options.key,
+        attachment: {
+          logLevel: meta.logLevel,
+          progressToken: meta.progressToken,
+          notify: (notification) => {
+            if (!answered) channel.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage).catch(() => {});
+          },
+        },
+        onAbandon: (cancel) => {
+          abandon = cancel;
+          if (channel.closed) cancel();
+        },
+      });
+      reply({ jsonrpc: '2.0', id, ...answer });
       return;
     }
     const forwarded = stripModernMeta(params);
@@ -112,6 +143,7 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
   };
   channel.onclose = () => {
     if (!answered && call !== null) call.cancel('The agent closed its request');
+    if (!answered) abandon?.();
     resolveClosed();
   };
   void channel.start();

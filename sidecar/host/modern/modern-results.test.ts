@@ -19,8 +19,14 @@ describe('modern results from a legacy server', () => {
   });
 
   it('reads clientInfo and logLevel, ignoring malformed ones', () => {
-    expect(modernMetaOf({ _meta: META })).toEqual({ clientInfo: { name: 'agent', version: '1.0.0' }, logLevel: 'warning' });
-    expect(modernMetaOf({ _meta: { 'io.modelcontextprotocol/clientInfo': { name: 3 }, 'io.modelcontextprotocol/logLevel': 'loud' } })).toEqual({ clientInfo: null, logLevel: null });
+    expect(modernMetaOf({ _meta: META })).toMatchObject({ clientInfo: { name: 'agent', version: '1.0.0' }, logLevel: 'warning' });
+    expect(modernMetaOf({ _meta: { 'io.modelcontextprotocol/clientInfo': { name: 3 }, 'io.modelcontextprotocol/logLevel': 'loud' } })).toMatchObject({ clientInfo: null, logLevel: null });
+  });
+
+  it('reads the client capabilities and progress token, an object and a string or number or nothing', () => {
+    const caps = { elicitation: {} };
+    expect(modernMetaOf({ _meta: { 'io.modelcontextprotocol/clientCapabilities': caps, progressToken: 7 } })).toMatchObject({ clientCapabilities: caps, progressToken: 7 });
+    expect(modernMetaOf({ _meta: { 'io.modelcontextprotocol/clientCapabilities': 'all', progressToken: {} } })).toMatchObject({ clientCapabilities: {}, progressToken: undefined });
   });
 
   it('passes log lines at or above the threshold only', () => {

@@ -25,6 +25,7 @@ export const HOST_CLIENT_INFO = { name: 'switchyard-host', version: '0.1.0' } as
 const MODERN_META_PREFIX = 'io.modelcontextprotocol/';
 const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
+const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 export const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 
 /** Methods whose complete result is a `CacheableResult` (schema.ts). */
@@ -47,13 +48,23 @@ type Params = Record<string, unknown> & { _meta?: Record<string, unknown> };
 export interface ModernRequestMeta {
   clientInfo: Implementation | null;
   logLevel: LogLevel | null;
+  /** What the agent can answer in this request (`{}` when none, or when it is not an object). */
+  clientCapabilities: Record<string, unknown>;
+  progressToken: string | number | undefined;
 }
 
 export function modernMetaOf(params: unknown): ModernRequestMeta {
   const meta = metaOf(params);
   const clientInfo = ImplementationSchema.safeParse(meta?.[CLIENT_INFO_KEY]);
   const logLevel = LogLevelSchema.safeParse(meta?.[LOG_LEVEL_KEY]);
-  return { clientInfo: clientInfo.success ? clientInfo.data : null, logLevel: logLevel.success ? logLevel.data : null };
+  const capabilities = meta?.[CLIENT_CAPABILITIES_KEY];
+  const token = meta?.progressToken;
+  return {
+    clientInfo: clientInfo.success ? clientInfo.data : null,
+    logLevel: logLevel.success ? logLevel.data : null,
+    clientCapabilities: isRecord(capabilities) ? capabilities : {},
+    progressToken: typeof token === 'string' || typeof token === 'number' ? token : undefined,
+  };
 }
 
 /** `params` without the modern `_meta` keys (and without `_meta` when nothing else was in it). */

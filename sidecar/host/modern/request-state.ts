@@ -72,7 +72,7 @@ export class RequestStateCodec {
     if (parts.length !== 2) return { ok: false, problem: 'invalid' };
     const [body, tag] = parts as [string, string];
     const tagBytes = fromBase64url(tag);
-    if (tagBytes === null || !(await crypto.subtle.verify('HMAC', this.#key, tagBytes, encoder.encode(body)))) return { ok: false, problem: 'invalid' };
+    if (tagBytes === null || !(await crypto.subtle.verify('HMAC', this.#key, tagBytes as Uint8Array<ArrayBuffer>, encoder.encode(body)))) return { ok: false, problem: 'invalid' };
     const bytes = fromBase64url(body);
     if (bytes === null) return { ok: false, problem: 'invalid' };
     let json: unknown;
@@ -117,7 +117,7 @@ function base64url(bytes: Uint8Array): string {
   return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
 }
 
-function fromBase64url(text: string): Uint8Array | null {
+function fromBase64url(text: string): Uint8Array<ArrayBuffer> | null {
   if (!/^[A-Za-z0-9_-]*$/.test(text)) return null;
   try {
     const binary = atob(text.replaceAll('-', '+').replaceAll('_', '/'));

@@ -1,0 +1,169 @@
+/**
+ * BridgedCall: one input-capable modern request (tools/call, prompts/get, resources/read) as a
+ * call on the agent's legacy instance that may outlive the HTTP request which started it.
+ *
+ * A legacy server asks its client mid-call (`elicitation/create`, `sampling/createMessage`,
+ * `roots/list`); a modern agent is asked through an `InputRequiredResult` instead, which
+ * completes its HTTP request while the legacy call waits for the answer (notes §4). So the call
+ * is held here, between rounds, *parked* on its instance under a random handle that the sealed
+ * `requestState` names; the agent's retry (a new request, possibly through another worker
+ * instance, DESIGN §8) finds it again, answers the open server requests and waits for the next
+ * step: the call's outcome, or another question.
+ *
+ * - Each round's channel *attaches* for as long as it waits: progress (under that request's own
+ *   token) and log lines go to it; while parked they are dropped, no request is listening.
+ * - `round` makes each state single-use: a retry must name the current round, and claiming bumps it.
+ * - A parked call not retried in time is cancelled upstream (`notifications/cancelled`), as is one
+ *   whose channel goes away before its step; its open server requests are answered with an error
+ *   first, so the server is never left waiting.
+ *
+ * @module
+ */
+import type { CallOutcome, Call, LegacyInstance, ServerRequest, InstanceRequest } from './legacy-instance.ts';
+import { INPUT_METHODS, type InputRequest } from './input-requests.ts';
+import type { JsonRpcErrorShape, LogLevel } from './modern-results.ts';
+
+type Id = string | number;
+
+/** How long a parked call waits for the agent's retry (and its `requestState` stays valid). */
+export const PENDING_CALL_MS = 10 * 60 * 1000;
+
+export type Step = { kind: 'outcome'; outcome: CallOutcome } | { kind: 'failed'; error: unknown } | { kind: 'input'; requests: Map<string, InputRequest> };
+
+/** The modern request currently waiting on the call. */
+export interface Attachment {
+  notify(notification: { method: string; params?: Record<string, unknown> }): void;
+  logLevel: LogLevel | null;
+  progressToken: Id | undefined;
+}
+
+/** Error code the server gets for a question nobody will answer. */
+const INPUT_UNANSWERED = -32603;
+
+const parkedByInstance = new WeakMap<LegacyInstance, Map<string, BridgedCall>>();
+
+/** The calls parked on `instance`, by handle. */
+export function parkedCalls(instance: LegacyInstance): Map<string, BridgedCall> {
+  let parked = parkedByInstance.get(instance);
+  if (parked === undefined) parkedByInstance.set(instance, (parked = new Map()));
+  return parked;
+}
+
+export class BridgedCall {
+  readonly handle = crypto.randomUUID();
+  /** The round the next valid `requestState` names. */
+  round = 0;
+  readonly #instance: LegacyInstance;
+  readonly #call: Call;
+  readonly #open = new Map<string, ServerRequest>();
+  #keys = 0;
+  #end: Step | undefined;
+  #wake: (() => void) | null = null;
+  #attached: Attachment | null;
+  #expiry: NodeJS.Timeout | undefined;
+  #done = false;
+
+  constructor(instance: LegacyInstance, request: InstanceRequest, attachment: Attachment) {
+    this.#instance = instance;
+    this.#attached = attachment;
+    const self = this;
+    this.#call = instance.call(request, {
+      get logLevel() {
+        return self.#attached?.logLevel ?? null;
+      },
+      notify: (notification) => this.#notify(notification),
+      input: (serverRequest) => {
+        this.#open.set(`${INPUT_METHODS[serverRequest.method]}-${++this.#keys}`, serverRequest);
+        this.#wakeUp();
+      },
+    });
+    this.#call.outcome.then(
+      (outcome) => this.#finish({ kind: 'outcome', outcome }),
+      (error: unknown) => this.#finish({ kind: 'failed', error }),
+    );
+  }
+
+  /** The server's questions not answered yet, by key. */
+  get openRequests(): Map<string, InputRequest> {
+    return new Map([...this.#open].map(([key, { method, params }]) => [key, { method, params }]));
+  }
+
+  /** The next step: the outcome once there is one, else the open questions once there are any. */
+  async next(): Promise<Step> {
+    for (;;) {
+      if (this.#end !== undefined) return this.#end;
+      if (this.#open.size > 0) return { kind: 'input', requests: this.openRequests };
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+    }
+  }
+
+  /** Parks the call for the agent's retry; not retried within `ttlMs`, it is cancelled. */
+  park(ttlMs: number = PENDING_CALL_MS): void {
+    this.#attached = null;
+    parkedCalls(this.#instance).set(this.handle, this);
+    this.#clearExpiry();
+    this.#expiry = setTimeout(() => this.cancel('The agent did not answer the input requests in time'), ttlMs);
+    this.#expiry.unref();
+  }
+
+  /** A retry takes the call: the round is used up, its channel attached, the answers delivered. */
+  claim(attachment: Attachment, responses: Record<string, unknown>): void {
+    this.round += 1;
+    this.#clearExpiry();
+    this.#attached = attachment;
+    for (const [key, response] of Object.entries(responses)) {
+      const request = this.#open.get(key);
+      if (request === undefined) continue;
+      this.#open.delete(key);
+      request.answer({ result: response });
+    }
+  }
+
+  /** Answers one open question on the host's own authority (a round that cannot be asked it). */
+  answer(key: string, response: { result: unknown } | { error: JsonRpcErrorShape }): void {
+    const request = this.#open.get(key);
+    this.#open.delete(key);
+    request?.answer(response);
+  }
+
+  /** The outcome was delivered: the call leaves its instance's parked calls. */
+  complete(): void {
+    this.#done = true;
+    this.#clearExpiry();
+    parkedCalls(this.#instance).delete(this.handle);
+  }
+
+  /** Answers the open questions with `error` (or a generic one) and cancels the call upstream. */
+  cancel(reason: string, error: JsonRpcErrorShape = { code: INPUT_UNANSWERED, message: `The modern agent's request ended: ${reason}` }): void {
+    if (this.#done) return;
+    this.complete();
+    for (const request of this.#open.values()) request.answer({ error });
+    this.#open.clear();
+    this.#call.cancel(reason);
+  }
+
+  #notify(notification: { method: string; params?: Record<string, unknown> }): void {
+    const attached = this.#attached;
+    if (attached === null) return;
+    if (notification.method !== 'notifications/progress') return attached.notify(notification);
+    // The instance restored the first request's token; each round's request has its own.
+    if (attached.progressToken === undefined) return;
+    attached.notify({ ...notification, params: { ...notification.params, progressToken: attached.progressToken } });
+  }
+
+  #finish(step: Step): void {
+    this.#end = step;
+    this.#wakeUp();
+  }
+
+  #wakeUp(): void {
+    const wake = this.#wake;
+    this.#wake = null;
+    wake?.();
+  }
+
+  #clearExpiry(): void {
+    if (this.#expiry !== undefined) clearTimeout(this.#expiry);
+    this.#expiry = undefined;
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * One round of a bridged Multi Round-Trip Request: serves an input-capable modern request
+ * (tools/call, prompts/get, resources/read) from the agent's legacy instance, either as a first
+ * request (a new `BridgedCall`) or as a retry carrying `requestState` and `inputResponses`
+ * (resuming the parked call the state names), and says what the modern request is answered with.
+ *
+ * The retry's checks, in order, each a JSON-RPC error -32602 with `data.reason: "invalid-request"`
+ * and a stable `data.requestState` (`invalid`, `gone`, `used`) a client can branch on:
+ * the tag (a tampered or foreign state), the binding (another agent, server or trust revision; a
+ * different method or params), the pending call (gone: answered, expired, or its instance ended),
+ * the round (used already), then `inputResponses` (malformed). Only then is the round used up and
+ * are the answers delivered, so a bad retry leaves the call waiting for a good one.
+ *
+ * A question whose capability the round's request did not declare is answered with an error to
+ * the server, the call is cancelled, and the request gets -32021 (`MissingRequiredClientCapability`).
+ * Except `roots/list`: an agent that declares no roots has none, so the host answers the empty list
+ * itself. (The host declared `roots` at `initialize`, and server-everything asks right after
+ * `initialized`, when it may land on the agent's first call: that must not fail the call.)
+ *
+ * @module
+ */
+import { BridgedCall, PENDING_CALL_MS, parkedCalls, type Attachment } from './bridged-call.ts';
+import { checkInputResponses, inputRequiredResult, missingCapabilities, originalParams } from './input-requests.ts';
+import type { LegacyInstance } from './legacy-instance.ts';
+import type { InstanceKey } from './legacy-instance-pool.ts';
+import { modernError, modernResult, stripModernMeta, type JsonRpcErrorShape } from './modern-results.ts';
+import { hostRequestStateCodec, paramsDigest, type RequestStateCodec } from './request-state.ts';
+
+export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
+const INVALID_PARAMS = -32602;
+
+export interface RoundRequest {
+  method: string;
+  /** The request's params as the agent sent them. */
+  params: unknown;
+  clientCapabilities: Record<string, unknown>;
+  instance: LegacyInstance;
+  key: InstanceKey;
+  attachment: Attachment;
+  /** Registers what the channel closing before the answer does (cancel the call). */
+  onAbandon(cancel: () => void): void;
+  codec?: RequestStateCodec;
+  pendingMs?: number;
+}
+
+export type RoundAnswer = { result: Record<string, unknown> } | { error: JsonRpcErrorShape };
+
+type StateProblem = 'invalid' | 'gone' | 'used';
+
+const stateError = (problem: StateProblem, message: string): RoundAnswer => ({
+  error: { code: INVALID_PARAMS, message, data: { reason: 'invalid-request', requestState: problem } },
+});
+const INTEGRITY = 'requestState failed its integrity check: retry the original request';
+const GONE = 'The pending call this requestState names is gone (answered, expired, or its server ended): retry the original request';
+
+export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
+  const { method, params, instance, key } = request;
+  const codec = request.codec ?? (await hostRequestStateCodec());
+  const original = originalParams(params);
+  const digest = await paramsDigest({ method, params: original });
+  const state = isRecord(params) ? params.requestState : undefined;
+  let call: BridgedCall;
+  if (state === undefined) {
+    const forwarded = stripModernMeta(params);
+    const { inputResponses: _i, ...upstream } = forwarded ?? {};
+    call = new BridgedCall(instance, { method, ...(forwarded !== undefined ? { params: upstream } : {}) }, request.attachment);
+  } else {
+    if (typeof state !== 'string') return stateError('invalid', 'params.requestState must be the string the host sent: retry the original request');
+    const opened = await codec.open(state);
+    if (!opened.ok) return opened.problem === 'expired' ? stateError('gone', GONE) : stateError('invalid', INTEGRITY);
+    const claims = opened.claims;
+    if (claims.agent !== key.agent || claims.server !== key.server || claims.revision !== key.revision) {
+      return stateError('invalid', 'requestState was not issued to this agent for this server: retry the original request');
+    }
+    if (claims.method !== method || claims.digest !== digest) {
+      return stateError('invalid', 'requestState belongs to another request: a retry repeats the original method and params');
+    }
+    const parked = parkedCalls(instance).get(claims.handle);
+    if (parked === undefined) return stateError('gone', GONE);
+    if (claims.round !== parked.round) return stateError('used', 'requestState was already used: send the one from the latest InputRequiredResult, or retry the original request');
+    const responses = checkInputResponses((params as Record<string, unknown>).inputResponses, parked.openRequests);
+    if (!responses.ok) return { error: { code: INVALID_PARAMS, message: `Invalid params: ${responses.problem}`, data: { reason: 'invalid-request' } } };
+    parked.claim(request.attachment, responses.responses);
+    call = parked;
+  }
+  request.onAbandon(() => call.cancel('The agent closed its request'));
+
+  let step = await call.next();
+  while (step.kind === 'input' && !isRecord(request.clientCapabilities.roots) && [...step.requests.values()].some((r) => r.method === 'roots/list')) {
+    for (const [inputKey, input] of step.requests) if (input.method === 'roots/list') call.answer(inputKey, { result: { roots: [] } });
+    step = await call.next();
+  }
+  if (step.kind === 'failed') {
+    call.complete();
+    throw step.error;
+  }
+  if (step.kind === 'outcome') {
+    call.complete();
+    const forwarded = stripModernMeta(params);
+    return 'result' in step.outcome ? { result: modernResult(method, step.outcome.result, instance.serverInfo) } : { error: modernError(method, forwarded, step.outcome.error) };
+  }
+  const missing = missingCapabilities(step.requests.values(), request.clientCapabilities);
+  const names = Object.keys(missing);
+  if (names.length > 0) {
+    const what = names.join(', ');
+    call.cancel(`The modern agent did not declare the ${what} capability`, { code: -32603, message: `The client did not declare the ${what} capability` });
+    return {
+      error: {
+        code: MISSING_REQUIRED_CLIENT_CAPABILITY,
+        message: `Missing required client capability: ${what}: the server asked for it during ${method}; declare it in _meta clientCapabilities and retry`,
+        data: { requiredCapabilities: missing, reason: 'invalid-request' },
+      },
+    };
+  }
+  const pendingMs = request.pendingMs ?? PENDING_CALL_MS;
+  const sealed = await codec.seal({ agent: key.agent, server: key.server, revision: key.revision, handle: call.handle, round: call.round, method, digest }, pendingMs);
+  call.park(pendingMs);
+  return { result: inputRequiredResult(step.requests, sealed) };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
