@@ -148,6 +148,14 @@ export async function runStart(argv: string[]): Promise<number> {
   void worker.exited.then(async (code) => {
     // Ctrl-C reaches Deno too (same process group): its exit is then expected, not a failure.
     if (stopping) return;
+    stopping = true;
+    // Deno exits 0 only after a SIGINT or SIGTERM of its own, so even when its exit is seen before
+    // this process's own Ctrl-C it is a stop, not a failure.
+    if (code === 0) {
+      log.info('The worker stopped; stopping the sidecar');
+      await sidecar.stop();
+      process.exit(0);
+    }
     log.error('The worker exited unexpectedly; stopping', { code });
     await sidecar.stop();
     process.exit(1);

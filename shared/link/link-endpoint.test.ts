@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../errors.ts';
 import { closeInfoOf, type ChannelCloseInfo, type ChannelTransport } from '../channel-transport.ts';
-import { createFrameSocketPair, type CallbackFrameSocket } from './frame-socket.ts';
+import { CallbackFrameSocket, createFrameSocketPair } from './frame-socket.ts';
 import { LinkEndpoint, exceeds, type ChannelOpenHandler, type LinkEndpointOptions } from './link-endpoint.ts';
 import { advanceBy, advanceUntilSettled, useFakeClock } from '../../test/support/fake-clock.ts';
 
@@ -139,6 +139,20 @@ describe('LinkEndpoint', () => {
     await expect(opening).rejects.toBe(timedOut);
     expect(received.map((f) => f.type)).toEqual(['channel-open', 'channel-close']);
     expect(received[1]).toMatchObject({ reason: 'request-timeout' });
+  });
+
+  it('reads nothing once it has closed the link: the peer\'s frames crossing its link-close (both ends stopping at once) are not warned about', async () => {
+    // A socket whose close handshake is still under way: frames the peer sent meanwhile still arrive.
+    const socket = new CallbackFrameSocket({ send() {}, close() {} });
+    const warnings: string[] = [];
+    const sidecar = new LinkEndpoint(socket, { role: 'sidecar', onOpen: echoHost, log: { info() {}, warn: (msg) => warnings.push(msg) } });
+    socket.receive(JSON.stringify({ v: 1, type: 'channel-open', channel: 1, request: {} }));
+    await until(() => sidecar.stats.channels === 1);
+    sidecar.close({ message: 'Sidecar stopping' });
+    socket.receive(JSON.stringify({ v: 1, type: 'channel-close', channel: 1 }));
+    socket.receive(JSON.stringify({ v: 1, type: 'channel-message', channel: 1, message: ping(1) }));
+    expect(warnings).toEqual([]);
+    expect(sidecar.stats.unknownChannelFrames).toBe(0);
   });
 
   it('ignores and counts frames for unknown channel ids and malformed frames, and keeps working', async () => {

@@ -177,6 +177,9 @@ export class LinkEndpoint {
   }
 
   #onText(text: string): void {
+    // After this end closed the link, what the peer sent meanwhile (its own shutdown crossing
+    // ours) has no channel to go to and is nothing to warn about.
+    if (this.#closed) return;
     this.onFrame?.('in', text);
     this.#liveness.heard();
     const read = readFrame(text, this.#max);
