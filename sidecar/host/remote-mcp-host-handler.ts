@@ -43,6 +43,7 @@ import { bridgeChannels, type Bridge } from './channel-bridge.ts';
 import { DEFAULT_INSTANCE_IDLE_SECONDS, LegacyInstancePool } from './modern/legacy-instance-pool.ts';
 import { serveModernChannel } from './modern/modern-channel.ts';
 import { HOST_CLIENT_INFO } from './modern/modern-results.ts';
+import { serverEraKey } from './modern/server-era.ts';
 import { resolveServerCommand, type CommandResolution } from './server-command.ts';
 import { resolveServerConfig, type ServerConfig } from './server-config.ts';
 
@@ -168,6 +169,7 @@ export class RemoteMcpHostHandler {
           transport: await this.#stdioTransport(name, config, launch, trust, instanceLog),
           clientInfo: clientInfo ?? HOST_CLIENT_INFO,
           log: instanceLog,
+          eraKey: serverEraKey(name, config),
         })),
       ...(authorizer !== null && !authorizer.unrestricted ? { filter: (m) => authorizer.filter(m) } : {}),
     });

@@ -10,12 +10,16 @@
  * - Idle expiry: an instance with nothing in flight for `idleMs` is closed; an instance that ended
  *   (its process exited) leaves the pool at once, so the next request starts a fresh one.
  * - `dispose` (sidecar stop) ends them all and refuses new ones (`host-offline`).
+ * - Each instance is of its server's era (`server-instance.ts`): the stdio probe, or the verdict
+ *   cached per server config, picks a legacy instance or a modern one.
  *
  * @module
  */
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
-import { LegacyInstance, type LegacyInstanceOptions } from './legacy-instance.ts';
+import { ModernServerInstance } from './modern-server-instance.ts';
+import { DEFAULT_PROBE_TIMEOUT_MS, ServerEraCache } from './server-era.ts';
+import { startServerInstance, type InstanceStart, type ServerInstance } from './server-instance.ts';
 
 /** Default idle time of a legacy instance: sidecar.json `"modern-instance-idle-seconds"`. */
 export const DEFAULT_INSTANCE_IDLE_SECONDS = 15 * 60;
@@ -30,14 +34,18 @@ export interface InstanceKey {
 export interface LegacyInstancePoolOptions {
   idleMs: number;
   log: Logger;
+  /** The era verdicts per server config (`server-era.ts`); a private cache otherwise. */
+  eras?: ServerEraCache;
+  /** How long the era probe waits for `server/discover` (2 s by default). */
+  probeTimeoutMs?: number;
 }
 
-/** What the pool needs to start an instance; the pool adds its own activity and end hooks. */
-export type InstanceStart = Omit<LegacyInstanceOptions, 'onActivity' | 'onEnded'>;
+/** What the pool needs to start an instance (with `eraKey`, of the era its server speaks); the pool adds its own activity and end hooks. */
+export type { InstanceStart, ServerInstance };
 
 interface Entry {
-  starting: Promise<LegacyInstance>;
-  instance: LegacyInstance | null;
+  starting: Promise<ServerInstance>;
+  instance: ServerInstance | null;
   idle: NodeJS.Timeout | undefined;
 }
 
@@ -45,9 +53,12 @@ export class LegacyInstancePool {
   readonly #options: LegacyInstancePoolOptions;
   readonly #entries = new Map<string, Entry>();
   #disposed = false;
+  /** The era verdicts of this host's server configs. */
+  readonly eras: ServerEraCache;
 
   constructor(options: LegacyInstancePoolOptions) {
     this.#options = options;
+    this.eras = options.eras ?? new ServerEraCache();
   }
 
   /** Live instances (started, not ended). */
@@ -56,7 +67,7 @@ export class LegacyInstancePool {
   }
 
   /** The live instances, for status and tests. */
-  instances(): LegacyInstance[] {
+  instances(): ServerInstance[] {
     return [...this.#entries.values()].flatMap((entry) => (entry.instance !== null && !entry.instance.ended ? [entry.instance] : []));
   }
 
@@ -64,7 +75,7 @@ export class LegacyInstancePool {
    * The live instance for `key`, or a new one from `start()` (called only when none is live or
    * starting). Use it at once: an instance with nothing in flight is on its idle clock.
    */
-  async acquire(key: InstanceKey, start: () => Promise<InstanceStart>): Promise<LegacyInstance> {
+  async acquire(key: InstanceKey, start: () => Promise<InstanceStart>): Promise<ServerInstance> {
     if (this.#disposed) throw new WireError('host-offline', 'This host is stopping: it starts no new server processes');
     const id = JSON.stringify([key.agent, key.server, key.revision]);
     const existing = this.#entries.get(id);
@@ -79,17 +90,17 @@ export class LegacyInstancePool {
     }
     const entry: Entry = { starting: null!, instance: null, idle: undefined };
     entry.starting = (async () => {
-      const options = await start();
-      const instance = await LegacyInstance.start({
-        ...options,
-        onActivity: (inFlight) => (inFlight === 0 ? this.#armIdle(id, entry) : this.#clearIdle(entry)),
+      const hooks = {
+        onActivity: (inFlight: number) => (inFlight === 0 ? this.#armIdle(id, entry) : this.#clearIdle(entry)),
         onEnded: () => {
           this.#clearIdle(entry);
           if (this.#entries.get(id) === entry) this.#entries.delete(id);
         },
-      });
+      };
+      const instance = await startServerInstance(start, hooks, { cache: this.eras, probeTimeoutMs: this.#options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS, log: this.#options.log });
       entry.instance = instance;
-      this.#options.log.info('Legacy instance started for a modern agent', { agent: key.agent, server: key.server, pid: instance.pid ?? null });
+      const era = instance instanceof ModernServerInstance ? 'modern' : 'legacy';
+      this.#options.log.info('Server instance started for a modern agent', { agent: key.agent, server: key.server, era, pid: instance.pid ?? null });
       this.#armIdle(id, entry);
       return instance;
     })();
@@ -123,7 +134,7 @@ export class LegacyInstancePool {
       const instance = entry.instance;
       if (instance === null || instance.inFlight > 0) return;
       if (this.#entries.get(id) === entry) this.#entries.delete(id);
-      this.#options.log.info('Legacy instance idle: ended', { server: instance.server, pid: instance.pid ?? null });
+      this.#options.log.info('Server instance idle: ended', { server: instance.server, pid: instance.pid ?? null });
       void instance.close();
     }, this.#options.idleMs);
     entry.idle.unref();

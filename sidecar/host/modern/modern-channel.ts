@@ -25,9 +25,10 @@ import { ValidationError } from '../../../shared/validation.ts';
 import type { Logger } from '../../log.ts';
 import { INPUT_CAPABLE_METHODS } from './input-requests.ts';
 import { serveRound } from './input-rounds.ts';
-import type { Call, LegacyInstance } from './legacy-instance.ts';
+import type { Call } from './legacy-instance.ts';
 import type { InstanceKey } from './legacy-instance-pool.ts';
 import { discoverResult, FORWARDED_METHODS, modernError, modernMetaOf, modernResult, stripModernMeta, type Implementation } from './modern-results.ts';
+import { isModernServer, type ServerInstance } from './server-instance.ts';
 
 type Id = string | number;
 
@@ -42,7 +43,7 @@ export interface ModernChannelOptions {
   server: string;
   log: Logger;
   /** The agent's instance; `clientInfo` is the request's own, for an instance not yet started. */
-  instance: (clientInfo: Implementation | null) => Promise<LegacyInstance>;
+  instance: (clientInfo: Implementation | null) => Promise<ServerInstance>;
   /** What the instance is kept for: a `requestState` is bound to it. */
   key?: InstanceKey;
   /** The trust profile's tool-call check; returns the error to answer instead of forwarding. */
@@ -77,11 +78,11 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
     const meta = modernMetaOf(params);
     const instance = await options.instance(meta.clientInfo);
     if (channel.closed) return;
-    if (method === 'server/discover') {
+    if (method === 'server/discover' && !isModernServer(instance)) {
       reply({ jsonrpc: '2.0', id, result: discoverResult(instance.initializeResult) });
       return;
     }
-    if (INPUT_CAPABLE_METHODS.has(method) && options.key !== undefined) {
+    if (INPUT_CAPABLE_METHODS.has(method) && !isModernServer(instance) && options.key !== undefined) {
       const answer = await serveRound({
         method,
         params,
@@ -103,7 +104,7 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
       reply({ jsonrpc: '2.0', id, ...answer });
       return;
     }
-    const forwarded = stripModernMeta(params);
+    const forwarded = isModernServer(instance) ? (params as Record<string, unknown> | undefined) : stripModernMeta(params); // a modern server gets its _meta
     call = instance.call({ method, ...(forwarded !== undefined ? { params: forwarded } : {}) }, {
       logLevel: meta.logLevel,
       notify: (notification) => {

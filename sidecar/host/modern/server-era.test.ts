@@ -4,6 +4,7 @@
  * verdicts every kind of answer gives, never keyed to one error code.
  */
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { everythingServer, fixtureServer } from '../../../test/support/paths.ts';
 import { silentLogger } from '../../log.ts';
@@ -16,10 +17,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function launch(server: { command: string; args: string[] }): StdioClientTransport {
+/** A real process; its `pid` (null until started in the SDK's typing) read as the host's transports give it. */
+function launch(server: { command: string; args: string[] }): Transport & { readonly pid?: number } {
   const transport = new StdioClientTransport({ ...server, stderr: 'ignore' });
   cleanups.push(() => transport.close());
-  return transport;
+  return transport as Transport & { readonly pid?: number };
 }
 
 describe('the stdio era probe', () => {

@@ -1,0 +1,237 @@
+/**
+ * ModernServerInstance: one modern (2026-07-28) stdio server process kept by the host for one
+ * agent, the counterpart of `LegacyInstance` for a server whose probe said modern (DESIGN §9).
+ *
+ * A modern server needs no handshake, so requests go to it as the agent sent them: `_meta` kept
+ * (version, capabilities, clientInfo, logLevel), results already modern. What the host still does:
+ * - ids and progress tokens are remapped, for the same reason as on a legacy instance (one
+ *   agent's concurrent requests may reuse an id or token), and restored on the way back;
+ * - `notifications/message` is passed on only while exactly one request is in flight: on stdio
+ *   nothing ties a log line to its request;
+ * - a server→client request is refused (a modern server must not send one: it asks for input
+ *   with an `InputRequiredResult` instead);
+ * - a sign that the cached verdict was wrong (an error to `server/discover` other than -32022, or
+ *   method-not-found for a method its discover result announced) is reported through
+ *   `onEraMismatch`, so the owner forgets the verdict and ends this instance;
+ * - the process ending fails every request in flight with `server-exited`.
+ *
+ * @module
+ */
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { WireError } from '../../../shared/errors.ts';
+import type { Logger } from '../../log.ts';
+import type { Call, CallOutcome, CallSink, InstanceRequest } from './legacy-instance.ts';
+import { SERVER_INFO_KEY, type Implementation, type JsonRpcErrorShape } from './modern-results.ts';
+import type { DiscoverResult, StartedTransport } from './server-era.ts';
+
+type Id = string | number;
+
+interface Pending {
+  method: string;
+  sink: CallSink;
+  token: Id | undefined;
+  resolve(outcome: CallOutcome): void;
+  reject(error: WireError): void;
+}
+
+export interface ModernServerInstanceOptions {
+  server: string;
+  /** Started by the probe, or not yet started (a cached verdict): the instance starts it either way. */
+  transport: StartedTransport;
+  /** The probe's `server/discover` result, when it gave one. */
+  discover: DiscoverResult | null;
+  log: Logger;
+  onActivity?: (inFlight: number) => void;
+  onEnded?: () => void;
+  /** The server answered as no modern server would: the era verdict is wrong. */
+  onEraMismatch?: () => void;
+}
+
+const METHOD_NOT_FOUND = -32601;
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+/** The capability a method's server feature is announced under in `server/discover`. */
+const CAPABILITY_OF: Record<string, string> = {
+  'tools/list': 'tools',
+  'tools/call': 'tools',
+  'prompts/list': 'prompts',
+  'prompts/get': 'prompts',
+  'resources/list': 'resources',
+  'resources/templates/list': 'resources',
+  'resources/read': 'resources',
+  'completion/complete': 'completions',
+};
+
+export class ModernServerInstance {
+  readonly era = 'modern' as const;
+  readonly server: string;
+  readonly #transport: StartedTransport;
+  readonly #log: Logger;
+  readonly #options: ModernServerInstanceOptions;
+  readonly #pending = new Map<number, Pending>();
+  readonly #tokens = new Map<string, number>();
+  #nextId = 1;
+  #ended: WireError | null = null;
+  #failure: WireError | undefined;
+  readonly #closed: Promise<void>;
+  #resolveClosed!: () => void;
+
+  private constructor(options: ModernServerInstanceOptions) {
+    this.server = options.server;
+    this.#transport = options.transport;
+    this.#log = options.log;
+    this.#options = options;
+    this.#closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+  }
+
+  static async start(options: ModernServerInstanceOptions): Promise<ModernServerInstance> {
+    const instance = new ModernServerInstance(options);
+    const transport = options.transport;
+    transport.onmessage = (message) => instance.#fromServer(message);
+    transport.onerror = (error) => {
+      if (error instanceof WireError) instance.#failure = error;
+      options.log.debug('Modern server transport error', { error });
+    };
+    transport.onclose = () => instance.#end();
+    await transport.start();
+    return instance;
+  }
+
+  /** The server's `server/discover` result from the probe, if the probe gave one. */
+  get discover(): DiscoverResult | null {
+    return this.#options.discover;
+  }
+
+  get serverInfo(): Implementation | undefined {
+    const meta = this.#options.discover?._meta as Record<string, unknown> | undefined;
+    return meta?.[SERVER_INFO_KEY] as Implementation | undefined;
+  }
+
+  get pid(): number | undefined {
+    return this.#transport.pid;
+  }
+
+  get inFlight(): number {
+    return this.#pending.size;
+  }
+
+  get ended(): boolean {
+    return this.#ended !== null;
+  }
+
+  get closed(): Promise<void> {
+    return this.#closed;
+  }
+
+  /** Forwards one modern request, `_meta` and all, under a fresh upstream id. */
+  call(request: InstanceRequest, sink: CallSink): Call {
+    const upstreamId = this.#nextId++;
+    let settle!: Pick<Pending, 'resolve' | 'reject'>;
+    const outcome = new Promise<CallOutcome>((resolve, reject) => (settle = { resolve, reject }));
+    const call: Call = { upstreamId, outcome, cancel: (reason) => this.#cancel(upstreamId, reason) };
+    if (this.#ended !== null) {
+      settle.reject(this.#ended);
+      return call;
+    }
+    const token = request.params?._meta?.progressToken as Id | undefined;
+    let params = request.params;
+    if (token !== undefined) {
+      const upstreamToken = `switchyard-${upstreamId}`;
+      this.#tokens.set(upstreamToken, upstreamId);
+      params = { ...params, _meta: { ...params!._meta, progressToken: upstreamToken } };
+    }
+    this.#pending.set(upstreamId, { method: request.method, sink, token, ...settle });
+    this.#activity();
+    const message = { jsonrpc: '2.0', id: upstreamId, method: request.method, ...(params !== undefined ? { params } : {}) } as JSONRPCMessage;
+    this.#transport.send(message).catch((error: unknown) => {
+      this.#settle(upstreamId)?.reject(error instanceof WireError ? error : this.#exitError());
+    });
+    return call;
+  }
+
+  async close(): Promise<void> {
+    await this.#transport.close().catch(() => {});
+    this.#end();
+    await this.#closed;
+  }
+
+  #fromServer(message: JSONRPCMessage): void {
+    if ('method' in message && 'id' in message) {
+      this.#log.debug('Server request refused: a modern server asks for input with an InputRequiredResult', { method: message.method });
+      this.#transport
+        .send({ jsonrpc: '2.0', id: message.id, error: { code: METHOD_NOT_FOUND, message: `Method not supported from a modern server: ${message.method}` } })
+        .catch(() => {});
+      return;
+    }
+    if ('method' in message) return this.#notification(message.method, message.params as Record<string, unknown> | undefined);
+    if (!('id' in message) || typeof message.id !== 'number') return;
+    const pending = this.#settle(message.id);
+    if (pending === undefined) return;
+    if ('result' in message) pending.resolve({ result: message.result });
+    else if ('error' in message) {
+      const error = message.error as JsonRpcErrorShape;
+      if (this.#contradictsEra(pending.method, error)) {
+        this.#log.warn('A server taken for modern answered as a legacy one: its era is probed again on the next launch', { method: pending.method, code: error.code });
+        this.#options.onEraMismatch?.();
+      }
+      pending.resolve({ error });
+    }
+  }
+
+  #contradictsEra(method: string, error: JsonRpcErrorShape): boolean {
+    if (method === 'server/discover') return error.code !== UNSUPPORTED_PROTOCOL_VERSION;
+    const capability = CAPABILITY_OF[method];
+    return error.code === METHOD_NOT_FOUND && capability !== undefined && this.#options.discover?.capabilities[capability] !== undefined;
+  }
+
+  #notification(method: string, params: Record<string, unknown> | undefined): void {
+    if (method === 'notifications/progress') {
+      const upstreamId = this.#tokens.get(String(params?.progressToken));
+      const pending = upstreamId === undefined ? undefined : this.#pending.get(upstreamId);
+      if (pending === undefined || pending.token === undefined) return;
+      pending.sink.notify({ method, params: { ...params, progressToken: pending.token } });
+      return;
+    }
+    if (method === 'notifications/message') {
+      if (this.#pending.size !== 1) return;
+      const [pending] = this.#pending.values();
+      if (pending!.sink.logLevel !== null) pending!.sink.notify({ method, ...(params ? { params } : {}) });
+      return;
+    }
+    this.#log.debug('Server notification not relayed to modern agents yet', { method });
+  }
+
+  #cancel(upstreamId: number, reason: string): void {
+    if (this.#settle(upstreamId) === undefined || this.#ended !== null) return;
+    this.#transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: upstreamId, reason } }).catch(() => {});
+  }
+
+  #settle(upstreamId: number): Pending | undefined {
+    const pending = this.#pending.get(upstreamId);
+    if (pending === undefined) return undefined;
+    this.#pending.delete(upstreamId);
+    this.#tokens.delete(`switchyard-${upstreamId}`);
+    this.#activity();
+    return pending;
+  }
+
+  #activity(): void {
+    if (this.#ended === null) this.#options.onActivity?.(this.#pending.size);
+  }
+
+  #exitError(): WireError {
+    return this.#failure ?? new WireError('server-exited', `Server "${this.server}" closed its connection`, { detail: { server: this.server } });
+  }
+
+  #end(): void {
+    if (this.#ended !== null) return;
+    const error = this.#exitError();
+    this.#ended = error.reason === 'server-exited' ? error : new WireError('server-exited', error.message, { detail: { server: this.server } });
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    this.#tokens.clear();
+    for (const call of pending) call.reject(this.#ended);
+    this.#options.onEnded?.();
+    this.#resolveClosed();
+  }
+}
