@@ -1,0 +1,56 @@
+/**
+ * A modern (2026-07-28) stdio server through the real stack: the worker under Deno, the sidecar
+ * CLI, and the modern echo fixture, whose era the host learns by the stdio probe. A modern agent
+ * (raw HTTP, `modern-client.ts`) gets the server's own answers, caching hints included.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixtureServer } from '../support/paths.ts';
+import { startStack, type Stack } from '../support/stack.ts';
+import { modernPost, MODERN } from './modern-client.ts';
+
+let stack: Stack;
+const post = (method: string, params?: Record<string, unknown>, call?: Parameters<typeof modernPost>[4]) =>
+  modernPost(`${stack.url}/servers/modern/mcp`, stack.tokens.alice!, method, params, call);
+const FIXTURE_INFO = { 'io.modelcontextprotocol/serverInfo': { name: 'modern-echo-fixture', version: '1.0.0' } };
+
+beforeAll(async () => {
+  stack = await startStack({ servers: { modern: fixtureServer('modern-echo-server.mjs') } });
+}, 90_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('a modern agent and a modern stdio server', () => {
+  it("discovers the server: its own versions, capabilities and caching hints, not the host's defaults", async () => {
+    const answer = await post('server/discover', {}, { id: 'discover-1' });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('mcp-session-id')).toBeNull();
+    expect(answer.response).toEqual({
+      jsonrpc: '2.0',
+      id: 'discover-1',
+      result: { resultType: 'complete', supportedVersions: [MODERN], capabilities: { tools: {} }, ttlMs: 60000, cacheScope: 'public', _meta: FIXTURE_INFO },
+    });
+  });
+
+  it('lists and calls tools with the results as the server gave them', async () => {
+    const list = await post('tools/list');
+    expect(list.response.result).toEqual({
+      resultType: 'complete',
+      tools: [{ name: 'echo', description: 'Echoes the message back', inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } }],
+      ttlMs: 60000,
+      cacheScope: 'public',
+      _meta: FIXTURE_INFO,
+    });
+    const call = await post('tools/call', { name: 'echo', arguments: { message: 'modern all the way' } }, { id: 42 });
+    expect(call.status).toBe(200);
+    expect(call.response).toEqual({ jsonrpc: '2.0', id: 42, result: { resultType: 'complete', content: [{ type: 'text', text: 'Echo: modern all the way' }], _meta: FIXTURE_INFO } });
+  });
+
+  it("streams the server's progress under the agent's own token, then the result", async () => {
+    const answer = await post('tools/call', { name: 'echo', arguments: { message: 'with progress' } }, { meta: { progressToken: 'agent-token' } });
+    expect(answer.sse).toBe(true);
+    expect(answer.messages.slice(0, -1)).toEqual([{ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'agent-token', progress: 1, total: 1 } }]);
+    expect(answer.response.result.content).toEqual([{ type: 'text', text: 'Echo: with progress' }]);
+  });
+});
