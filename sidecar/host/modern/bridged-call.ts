@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { WireError } from '../../../shared/errors.ts';
 import type { CallOutcome, Call, LegacyInstance, ServerRequest, InstanceRequest } from './legacy-instance.ts';
 import { INPUT_METHODS, type InputRequest } from './input-requests.ts';
 import type { JsonRpcErrorShape, LogLevel } from './modern-results.ts';
@@ -140,6 +141,9 @@ export class BridgedCall {
     for (const request of this.#open.values()) request.answer({ error });
     this.#open.clear();
     this.#call.cancel(reason);
+    // A cancelled call never settles upstream: a round still waiting on it ends here.
+    this.#end ??= { kind: 'failed', error: new WireError('invalid-request', `The request was cancelled: ${reason}`) };
+    this.#wakeUp();
   }
 
   #notify(notification: { method: string; params?: Record<string, unknown> }): void {
@@ -153,6 +157,8 @@ export class BridgedCall {
 
   #finish(step: Step): void {
     this.#end = step;
+    // A parked call whose server ended has nothing left for a retry: it is gone, not resumable.
+    if (step.kind === 'failed' && this.#attached === null) this.complete();
     this.#wakeUp();
   }
 

@@ -49,9 +49,14 @@ export function missingCapabilities(requests: Iterable<InputRequest>, capabiliti
   return missing;
 }
 
-/** `InputRequiredResult`: no caching fields, never `complete`. */
-export function inputRequiredResult(requests: Map<string, InputRequest>, requestState: string): Record<string, unknown> {
-  return { resultType: 'input_required', inputRequests: Object.fromEntries(requests), requestState };
+/** `InputRequiredResult`: no caching fields, never `complete`; `serverInfo` in `_meta`, as on every result. */
+export function inputRequiredResult(requests: Map<string, InputRequest>, requestState: string, serverInfo?: Record<string, unknown>): Record<string, unknown> {
+  return {
+    resultType: 'input_required',
+    inputRequests: Object.fromEntries(requests),
+    requestState,
+    ...(serverInfo !== undefined ? { _meta: { 'io.modelcontextprotocol/serverInfo': serverInfo } } : {}),
+  };
 }
 
 const ElicitResultSchema = z.looseObject({ action: z.enum(['accept', 'decline', 'cancel']), content: z.record(z.string(), z.unknown()).optional() });

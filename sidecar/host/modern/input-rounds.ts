@@ -115,7 +115,7 @@ export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
   const pendingMs = request.pendingMs ?? PENDING_CALL_MS;
   const sealed = await codec.seal({ agent: key.agent, server: key.server, revision: key.revision, handle: call.handle, round: call.round, method, digest }, pendingMs);
   call.park(pendingMs);
-  return { result: inputRequiredResult(step.requests, sealed) };
+  return { result: inputRequiredResult(step.requests, sealed, instance.serverInfo) };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
