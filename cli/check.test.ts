@@ -172,3 +172,47 @@ describe('switchyard check on an mcp.json', () => {
     expect(configDirOfMcpFile('/elsewhere/mcp.json')).toBe('/');
   });
 });
+
+describe('switchyard check DIR: a sidecar config dir checked whole', () => {
+  it('checks every file of the dir and the trust profiles they name, reporting each problem on the file that names it', async () => {
+    const root = join(dir, 'whole');
+    write('whole/sidecar.json', { worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop', 'trust-profile': 'floor' });
+    write('whole/mcp-servers/mcp.json', { mcpServers: { files: { command: 'npx', 'trust-profile': 'ghost' }, docs: { url: 'https://docs.example.com/mcp', 'trust-profile': 'floor' } } });
+    write('whole/users/alice/mcp-servers/mcp.json', { mcpServers: { 'bad/name': { command: 'x' } } });
+    write('whole/machines/laptop/mcp-servers/mcp.json', { mcpServers: { memory: { command: 'npx' } } });
+    write('whole/trust-profiles/floor.json', { 'base-trust-profiles': ['org'], 'network-capabilities': [] });
+    write('whole/trust-profiles/org.json', { 'network-capabilities': ['teleport'] });
+    const { code, stdout } = await switchyard('check', root);
+    expect(code).toBe(1);
+    expect(stdout).toContain(`${join(root, 'mcp-servers', 'mcp.json')}: 2 problems (mcp.json)\n  mcpServers.files.trust-profile: no trust profile "ghost" in trust-profiles/: add trust-profiles/ghost.json or fix the name\n`);
+    expect(stdout).toMatch(/\n {2}mcpServers\.docs\.trust-profile: trust profile "floor" cannot be used: Invalid trust profile "org": network-capabilities\[0\]: /);
+    expect(stdout).toMatch(/users\/alice\/mcp-servers\/mcp\.json: 1 problem \(mcp\.json\)\n {2}mcpServers\.bad\/name: /);
+    expect(stdout).toContain(`${join(root, 'machines', 'laptop', 'mcp-servers', 'mcp.json')}: ok (mcp.json)`);
+    expect(stdout).toMatch(/trust-profiles\/org\.json: 1 problem \(trust profile\)\n {2}network-capabilities\[0\]: /);
+    // floor.json is valid on its own; its base is not, so it and everything naming it cannot be used.
+    expect(stdout).toMatch(/sidecar\.json: 1 problem \(sidecar config\)\n {2}trust-profile: trust profile "floor" cannot be used: /);
+    expect(stdout).toMatch(/trust-profiles\/floor\.json: 1 problem \(trust profile\)\n {2}base-trust-profiles: /);
+
+    write('whole/trust-profiles/org.json', { 'network-capabilities': [] });
+    write('whole/trust-profiles/ghost.json', { 'network-capabilities': [] });
+    write('whole/users/alice/mcp-servers/mcp.json', { mcpServers: { good: { command: 'x' } } });
+    const fixed = await switchyard('check', root);
+    expect(fixed.stdout.trim().split('\n').every((line) => line.endsWith(')') && line.includes(': ok ('))).toBe(true);
+    expect(fixed.code).toBe(0);
+  });
+
+  it('reports a dir without sidecar.json, and a sidecar refuses a broken sidecar.json naming the file exactly as check does', async () => {
+    const root = join(dir, 'broken-sidecar');
+    mkdirSync(root, { recursive: true });
+    expect((await switchyard('check', root)).stdout).toContain(`${join(root, 'sidecar.json')}: 1 problem (file)\n  (root): cannot read "${join(root, 'sidecar.json')}": ENOENT`);
+    write('broken-sidecar/sidecar.json', { worker: 'http://yard.example.com', 'entity-id': 'a b', extra: 1 });
+    const checked = await switchyard('check', join(root, 'sidecar.json'));
+    const sidecar = await switchyard('sidecar', '--config-dir', root);
+    expect(sidecar.code).toBe(1);
+    expect(checked.stdout).toMatch(/^\/.*sidecar\.json: 3 problems \(sidecar config\)\n/);
+    expect(sidecar.stderr).toBe(`switchyard: ${checked.stdout}`);
+    write('broken-sidecar/sidecar.json', '{"worker": ');
+    const unparsable = await switchyard('sidecar', '--config-dir', root);
+    expect(unparsable.stderr).toBe(`switchyard: ${(await switchyard('check', join(root, 'sidecar.json'))).stdout}`);
+  });
+});

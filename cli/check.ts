@@ -1,7 +1,8 @@
 /**
- * `switchyard check FILE`: validates any Switchyard config file and prints every problem as
+ * `switchyard check FILE|DIR …`: validates any Switchyard config file and prints every problem as
  * `path: message`. The kind of file is recognised by its content and, for trust profiles, by its
- * folder, so one command serves all four.
+ * folder, so one command serves all four. A sidecar config dir is checked whole: every file in it
+ * (`check-config-dir.ts`), and the trust profiles its files name must exist and resolve.
  *
  * A worker config is validated exactly as the runtime it will run on validates it, by the same
  * function (`parseWorkerConfigText`) that `switchyard worker` and the deployed bundle call:
@@ -10,7 +11,7 @@
  *
  * @module
  */
-import { readFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ValidationError, formatIssue, parseWith, type ValidationIssue } from '../shared/validation.ts';
@@ -20,6 +21,8 @@ import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
 import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';
 import { parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { configDirWarnings } from '../sidecar/sandbox/config-dir-exposure.ts';
+import { describeFileProblems, readJsonFile } from '../sidecar/config/config-file-problems.ts';
+import { checkConfigDir } from './check-config-dir.ts';
 
 export type ConfigKind = 'worker config' | 'sidecar config' | 'mcp.json' | 'trust profile';
 
@@ -53,21 +56,16 @@ export interface CheckResult {
   warnings: ValidationIssue[];
 }
 
-/** Every problem in a file, or an empty list; never throws for bad content. */
-export function checkFile(path: string, runtime: WorkerRuntime = 'edge'): CheckResult {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    return { kind: 'file', issues: [{ path: '(root)', message: `cannot read "${path}": ${(error as { code?: string }).code ?? 'error'}` }], warnings: [] };
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    return { kind: 'file', issues: [{ path: '(root)', message: `not valid JSON: ${(error as Error).message}` }], warnings: [] };
-  }
-  const kind = kindOf(path, json);
+/**
+ * Every problem in a file, or an empty list; never throws for bad content.
+ *
+ * @param known What the file is when its place says so (a config dir's files); guessed otherwise.
+ */
+export function checkFile(path: string, runtime: WorkerRuntime = 'edge', known?: ConfigKind): CheckResult {
+  const read = readJsonFile(path);
+  if (!read.ok) return { kind: 'file', issues: [read.issue], warnings: [] };
+  const { text, json } = read;
+  const kind = known ?? kindOf(path, json);
   try {
     if (kind === 'worker config') parseWorkerConfigText(text, { runtime });
     else if (kind === 'sidecar config') parseSidecarConfig(json);
@@ -93,21 +91,31 @@ export async function runCheck(argv: string[]): Promise<number> {
   const { values, positionals: files } = parseArgs({ args: argv, options: { runtime: { type: 'string' } }, allowPositionals: true });
   const runtime = checkRuntime(values.runtime);
   if (files.length === 0) {
-    process.stderr.write('switchyard check: name a file to check, e.g. switchyard check worker.json\n');
+    process.stderr.write('switchyard check: name a file or a sidecar config dir to check, e.g. switchyard check worker.json\n');
     return 1;
   }
   let failed = false;
-  for (const file of files) {
-    const { kind, issues, warnings } = checkFile(file, runtime);
-    if (issues.length === 0) {
-      const warned = warnings.length === 0 ? '' : `, ${warnings.length} warning${warnings.length === 1 ? '' : 's'}`;
-      process.stdout.write(`${file}: ok (${kind}${warned})\n`);
-      for (const warning of warnings) process.stdout.write(`  warning: ${formatIssue(warning)}\n`);
-      continue;
+  for (const target of files) {
+    const results = isDirectory(target) ? await checkConfigDir(target) : [{ file: target, ...checkFile(target, runtime) }];
+    for (const result of results) {
+      process.stdout.write(`${formatResult(result)}\n`);
+      if (result.issues.length > 0) failed = true;
     }
-    failed = true;
-    process.stdout.write(`${file}: ${issues.length} problem${issues.length === 1 ? '' : 's'} (${kind})\n`);
-    for (const issue of issues) process.stdout.write(`  ${formatIssue(issue)}\n`);
   }
   return failed ? 1 : 0;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** `FILE: ok (kind)` with its warnings, or the problem report a failing command prints too. */
+export function formatResult({ file, kind, issues, warnings }: CheckResult & { file: string }): string {
+  if (issues.length > 0) return describeFileProblems(file, kind, issues);
+  const warned = warnings.length === 0 ? '' : `, ${warnings.length} warning${warnings.length === 1 ? '' : 's'}`;
+  return [`${file}: ok (${kind}${warned})`, ...warnings.map((w) => `  warning: ${formatIssue(w)}`)].join('\n');
 }

@@ -17,7 +17,7 @@ Commands:
   sidecar --config-dir DIR      Run a sidecar that links this workstation to its worker
   sidecar profiles --config-dir DIR
                                 Print each trust profile with its current revision
-  check [--runtime edge|node] FILE
+  check [--runtime edge|node] FILE|DIR
                                 Validate a worker config, sidecar.json, mcp.json or trust profile
   doctor [--config-dir DIR] [--worker URL]
                                 Check bubblewrap, user namespaces, Deno and the worker
@@ -90,10 +90,12 @@ Options:
 
 Prints each trust profile in DIR/trust-profiles with its current revision, the value to put in
 the worker config's "trust-profile-revision".`,
-  check: `Usage: switchyard check [--runtime edge|node] FILE...
+  check: `Usage: switchyard check [--runtime edge|node] FILE|DIR...
 
 Validates a worker config, a sidecar.json, an mcp.json or a trust profile (recognised by its
 content and place) and prints every problem as "path: message". Exit 1 when there is any.
+A sidecar config dir is checked whole: every file in it, and every trust profile its files name
+must exist in trust-profiles/ and resolve with its bases.
 
 Options:
   --runtime R       How a worker config will run: edge (default: dist/worker.js, switchyard worker

@@ -11,13 +11,12 @@
  *
  * @module
  */
-import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { userInfo } from 'node:os';
 import { z } from 'zod';
-import { LocalError } from '../../shared/errors.ts';
 import { EntityIdSchema, ProfileRefSchema } from '../../shared/names.ts';
-import { parseWith } from '../../shared/validation.ts';
+import { parseWith, ValidationError } from '../../shared/validation.ts';
+import { ConfigFileError, readJsonFile } from './config-file-problems.ts';
 import { UserNameSchema } from './user-name.ts';
 import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
 import { CLEARTEXT_REMOTE_MESSAGE, isCleartextRemote } from '../link/worker-url.ts';
@@ -97,25 +96,45 @@ export function parseSidecarConfig(input: unknown): SidecarConfigFile {
   return parseWith(SidecarConfigSchema, input, 'sidecar config');
 }
 
-/** Reads `DIR/sidecar.json`; flags given on the command line win. */
+/**
+ * Parses a sidecar.json's content as `schema`; problems are thrown as a {@link ConfigFileError}
+ * naming the file, worded as `switchyard check` words them.
+ */
+function parseFile<T>(schema: z.ZodType<T>, input: unknown, path: string): T {
+  try {
+    return parseWith(schema, input, 'sidecar config');
+  } catch (error) {
+    if (error instanceof ValidationError) throw new ConfigFileError(path, 'sidecar config', error.issues);
+    throw error;
+  }
+}
+
+/**
+ * Reads `DIR/sidecar.json`; flags given on the command line win. A missing file is allowed when
+ * the flags give what it would have.
+ *
+ * @throws ConfigFileError naming the file and every problem, as `switchyard check` prints them.
+ */
 export function loadSidecarConfig(
   configDir: string,
   overrides: { worker?: string; entityId?: string } = {},
 ): SidecarConfig {
   const path = join(configDir, 'sidecar.json');
-  let raw: unknown = {};
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code !== 'ENOENT') throw new LocalError('invalid-config', `Cannot read sidecar config "${path}": ${(error as Error).message}`);
-  }
+  const read = readJsonFile(path);
+  if (!read.ok && !read.missing) throw new ConfigFileError(path, 'file', [read.issue]);
   const merged = {
-    ...(raw as object),
+    ...(read.ok ? (read.json as object) : {}),
     ...(overrides.worker !== undefined ? { worker: overrides.worker } : {}),
     ...(overrides.entityId !== undefined ? { 'entity-id': overrides.entityId } : {}),
   };
-  const file = parseSidecarConfig(merged);
+  let file: SidecarConfigFile;
+  try {
+    file = parseFile(SidecarConfigSchema, merged, path);
+  } catch (error) {
+    // Say the file is missing rather than only what it would have held.
+    if (error instanceof ConfigFileError && !read.ok) throw new ConfigFileError(path, 'sidecar config', [read.issue, ...error.issues]);
+    throw error;
+  }
   const keyFile = file['key-file'] ?? DEFAULT_KEY_FILE;
   return {
     configDir,
@@ -136,14 +155,12 @@ export function loadSidecarConfig(
  */
 export function loadHostTrustConfig(configDir: string): { trustFloor?: string; allowUncontained: boolean } {
   const path = join(configDir, 'sidecar.json');
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    if ((error as { code?: string }).code === 'ENOENT') return { allowUncontained: false };
-    throw new LocalError('invalid-config', `Cannot read sidecar config "${path}": ${(error as Error).message}`);
+  const read = readJsonFile(path);
+  if (!read.ok) {
+    if (read.missing) return { allowUncontained: false };
+    throw new ConfigFileError(path, 'file', [read.issue]);
   }
-  const file = parseWith(HostTrustConfigSchema, raw, `sidecar config "${path}"`);
+  const file = parseFile(HostTrustConfigSchema, read.json, path);
   return { ...(file['trust-profile'] !== undefined ? { trustFloor: file['trust-profile'] } : {}), allowUncontained: file['allow-uncontained'] ?? false };
 }
 

@@ -1,0 +1,53 @@
+/**
+ * One wording for a config file's problems, whoever finds them: `switchyard check` prints it, and
+ * a command that cannot start because of a file (the sidecar's `sidecar.json`) fails with it, so
+ * what a user sees when the sidecar refuses its config is what `check` would have told them.
+ *
+ * ```text
+ * /etc/switchyard/sidecar.json: 2 problems (sidecar config)
+ *   worker: must be an absolute URL
+ *   extra: unknown key
+ * ```
+ *
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import { LocalError } from '../../shared/errors.ts';
+import { formatIssue, type ValidationIssue } from '../../shared/validation.ts';
+
+/** The report's heading and one indented `path: message` line per problem. */
+export function describeFileProblems(file: string, kind: string, issues: readonly ValidationIssue[]): string {
+  const heading = `${file}: ${issues.length} problem${issues.length === 1 ? '' : 's'} (${kind})`;
+  return [heading, ...issues.map((issue) => `  ${formatIssue(issue)}`)].join('\n');
+}
+
+/** A config file that cannot be used; its message is the {@link describeFileProblems} report. */
+export class ConfigFileError extends LocalError {
+  override readonly name = 'ConfigFileError';
+
+  constructor(
+    readonly file: string,
+    readonly kind: string,
+    readonly issues: readonly ValidationIssue[],
+  ) {
+    super('invalid-config', describeFileProblems(file, kind, issues));
+  }
+}
+
+export type JsonFileRead = { readonly ok: true; readonly text: string; readonly json: unknown } | { readonly ok: false; readonly missing: boolean; readonly issue: ValidationIssue };
+
+/** Reads and parses a JSON file; a file that cannot be read or parsed is one `(root)` problem. */
+export function readJsonFile(file: string): JsonFileRead {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    return { ok: false, missing: code === 'ENOENT', issue: { path: '(root)', message: `cannot read "${file}": ${code ?? 'error'}` } };
+  }
+  try {
+    return { ok: true, text, json: JSON.parse(text) };
+  } catch (error) {
+    return { ok: false, missing: false, issue: { path: '(root)', message: `not valid JSON: ${(error as Error).message}` } };
+  }
+}
