@@ -10,11 +10,6 @@ import { WireError } from '../../../shared/errors.ts';
 import { silentLogger } from '../../log.ts';
 import { LegacyInstance, type CallSink, type ServerRequest } from './legacy-instance.ts';
 
-/** Waits until `condition` holds, yielding to the event loop (no timer). */
-async function waitUntil(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise<void>((resolve) => setImmediate(resolve));
-}
-
 type Message = Record<string, unknown> & { id?: unknown; method?: string; params?: Record<string, unknown> };
 
 /** A legacy server end that answers initialize and records the rest; `next` takes recorded messages in order. */
@@ -121,11 +116,14 @@ describe('LegacyInstance routing', () => {
   it('hands a server→client request to the one input-capable call in flight, legacy-only params stripped, and answers the server with what it is given', async () => {
     const { instance, server, next } = await scriptedServer();
     const asked: ServerRequest[] = [];
-    instance.call({ method: 'tools/call', params: { name: 'asks' } }, { ...sink(), input: (request) => asked.push(request) });
+    let heard!: () => void;
+    const question = new Promise<void>((resolve) => (heard = resolve));
+    instance.call({ method: 'tools/call', params: { name: 'asks' } }, { ...sink(), input: (request) => (asked.push(request), heard()) });
     instance.call({ method: 'tools/list' }, sink()); // cannot ask, so it does not make attribution ambiguous
     await next('tools/call');
     await server.send({ jsonrpc: '2.0', id: 'srv-1', method: 'elicitation/create', params: { mode: 'url', message: 'm', url: 'https://x', elicitationId: 'e', task: {} } });
-    await waitUntil(() => asked.length === 1);
+    await question;
+    expect(asked).toHaveLength(1);
     expect(asked[0]).toMatchObject({ method: 'elicitation/create', params: { mode: 'url', message: 'm', url: 'https://x' } });
     expect(asked[0]!.params).not.toHaveProperty('elicitationId');
     expect(asked[0]!.params).not.toHaveProperty('task');
