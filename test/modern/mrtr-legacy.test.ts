@@ -104,6 +104,15 @@ describe('a modern agent answering a legacy server through InputRequiredResult',
     expect(textOf(await elicit('bob', { inputResponses: { [key]: { action: 'cancel' } }, requestState: state }))).toContain('cancelled');
   });
 
+  it('refuses a question it cannot attribute: while one asking call of the agent waits, another one asking gets the server\'s error', async () => {
+    const waiting = inputRequired(await elicit('alice'));
+    const second = await elicit('alice');
+    expect(second.response.result).toMatchObject({ resultType: 'complete', isError: true });
+    expect(textOf(second)).toContain('cannot tell which one asks');
+    const done = await elicit('alice', { inputResponses: { [waiting.key]: accept('First') }, requestState: waiting.state });
+    expect(textOf(done)).toContain('Name: First');
+  });
+
   it('bridges sampling the same way', async () => {
     const call = (extra: Record<string, unknown> = {}) =>
       modernPost(url(), stack.tokens.alice!, 'tools/call', { name: 'trigger-sampling-request', arguments: { prompt: 'Capital of France?', maxTokens: 20 }, ...extra }, caps({ sampling: {} }));
