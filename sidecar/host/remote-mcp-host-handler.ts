@@ -40,6 +40,7 @@ import { resolveEffectiveTrust, type EffectiveTrust, type HostTrustPolicy } from
 import type { TrustProfileStore } from '../trust/profile-store.ts';
 import { ToolCallAuthorizer } from '../trust/tool-call-authorizer.ts';
 import { bridgeChannels, type Bridge } from './channel-bridge.ts';
+import { LegacyAgentTransport } from './modern/legacy-agent-transport.ts';
 import { DEFAULT_INSTANCE_IDLE_SECONDS, LegacyInstancePool } from './modern/legacy-instance-pool.ts';
 import { serveModernChannel } from './modern/modern-channel.ts';
 import { HOST_CLIENT_INFO } from './modern/modern-results.ts';
@@ -117,7 +118,10 @@ export class RemoteMcpHostHandler {
     }
     const config = configured ?? this.#innerHttpTarget(name, target as { url: string; headers?: Record<string, string> }, listed, log);
     if (eraOf(connection) === 'modern') return this.#openModern(name, config, connection, trust, channel, log);
-    const server = config.kind === 'http' ? this.#httpTransport(config) : await this.#stdioTransport(name, config, connection, trust, log);
+    const server =
+      config.kind === 'http'
+        ? this.#httpTransport(config)
+        : new LegacyAgentTransport(await this.#stdioTransport(name, config, connection, trust, log), { server: name, eraKey: serverEraKey(name, config), eras: this.#modern.eras, log });
     const authorizer = trust.authorizer;
     const bridge = bridgeChannels(channel, server, {
       server: name,

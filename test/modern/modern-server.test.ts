@@ -1,9 +1,11 @@
 /**
  * A modern (2026-07-28) stdio server through the real stack: the worker under Deno, the sidecar
  * CLI, and the modern echo fixture, whose era the host learns by the stdio probe. A modern agent
- * (raw HTTP, `modern-client.ts`) gets the server's own answers, caching hints included.
+ * (raw HTTP, `modern-client.ts`) gets the server's own answers, caching hints included; a legacy
+ * SDK client gets a session the host opens on the server's behalf, beside the modern agent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeClient, connectClient } from '../support/clients.ts';
 import { fixtureServer } from '../support/paths.ts';
 import { startStack, type Stack } from '../support/stack.ts';
 import { modernPost, MODERN } from './modern-client.ts';
@@ -52,5 +54,23 @@ describe('a modern agent and a modern stdio server', () => {
     expect(answer.sse).toBe(true);
     expect(answer.messages.slice(0, -1)).toEqual([{ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'agent-token', progress: 1, total: 1 } }]);
     expect(answer.response.result.content).toEqual([{ type: 'text', text: 'Echo: with progress' }]);
+  });
+});
+
+describe('a legacy SDK client and a modern stdio server', () => {
+  it('initializes, lists and calls echo through /servers/:name/mcp, while a modern agent uses the same server', async () => {
+    const client = await connectClient(`${stack.url}/servers/modern/mcp`, stack.tokens.alice!);
+    try {
+      expect(client.getServerVersion()).toEqual({ name: 'modern-echo-fixture', version: '1.0.0' });
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
+      const [legacy, modern] = await Promise.all([
+        client.callTool({ name: 'echo', arguments: { message: 'from a legacy session' } }),
+        post('tools/call', { name: 'echo', arguments: { message: 'from a modern agent' } }),
+      ]);
+      expect(legacy.content).toEqual([{ type: 'text', text: 'Echo: from a legacy session' }]);
+      expect(modern.response.result.content).toEqual([{ type: 'text', text: 'Echo: from a modern agent' }]);
+    } finally {
+      await closeClient(client);
+    }
   });
 });

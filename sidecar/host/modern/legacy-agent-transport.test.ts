@@ -1,0 +1,92 @@
+/**
+ * A legacy (session-based) agent and a modern (2026-07-28) stdio server: the real handler in the
+ * production composition, the real executor, the SDK's legacy Client over an in-memory channel,
+ * the modern echo fixture (which refuses `initialize` and any request without the modern
+ * `_meta`) and the SDK-free legacy echo fixture beside it.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createInMemoryChannelPair } from '../../../shared/channel-transport.ts';
+import { fixtureServer } from '../../../test/support/paths.ts';
+import type { SpawnAttempt } from '../../process/process-executor.ts';
+import { createSidecarComposition, type SidecarComposition } from '../composition.ts';
+import { serverEraKey } from './server-era.ts';
+
+const SERVERS = { modern: fixtureServer('modern-echo-server.mjs'), legacy: fixtureServer('raw-echo-server.mjs') };
+const keyOf = (name: keyof typeof SERVERS) => serverEraKey(name, { ...SERVERS[name], env: {} });
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function composition() {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-legacy-agent-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(dirname(join(dir, 'mcp-servers/mcp.json')), { recursive: true });
+  writeFileSync(join(dir, 'mcp-servers/mcp.json'), JSON.stringify({ mcpServers: SERVERS }));
+  const spawns: SpawnAttempt[] = [];
+  const sidecar = createSidecarComposition({
+    configDir: dir,
+    entityId: 'alice-laptop',
+    user: 'alice',
+    trust: { allowUncontained: true },
+    executor: { onSpawn: (s) => spawns.push(s), termGraceMs: 500 },
+  });
+  cleanups.push(() => sidecar.stop());
+  return { sidecar, spawns };
+}
+
+let sessions = 0;
+
+async function connect(sidecar: SidecarComposition, server: string): Promise<Client> {
+  const [agentEnd, hostEnd] = createInMemoryChannelPair();
+  expect(await sidecar.handler.open({ type: 'mcp', connection: { 'server-name': server, agent: 'alice', session: `legacy-${++sessions}` } }, hostEnd)).not.toBeNull();
+  const client = new Client({ name: 'legacy-agent', version: '1.0.0' }, { capabilities: { roots: {} } });
+  cleanups.push(() => client.close());
+  await client.connect(agentEnd);
+  return client;
+}
+
+describe('a legacy agent and a modern server', () => {
+  it("gets initialize answered by the host from the server's discover result, and its tools with the modern _meta added", async () => {
+    const { sidecar } = composition();
+    const client = await connect(sidecar, 'modern');
+    expect(client.getServerVersion()).toEqual({ name: 'modern-echo-fixture', version: '1.0.0' });
+    expect(client.getServerCapabilities()).toEqual({ tools: {} });
+    const tools = await client.listTools();
+    expect(tools.tools.map((t) => t.name)).toEqual(['echo']);
+    const result = await client.callTool({ name: 'echo', arguments: { message: 'legacy to modern' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'Echo: legacy to modern' }]);
+    expect(sidecar.modernInstances.eras.get(keyOf('modern'))).toMatchObject({ era: 'modern' });
+  });
+
+  it('answers ping and logging/setLevel, which a modern server no longer has, on the host', async () => {
+    const { sidecar } = composition();
+    const client = await connect(sidecar, 'modern');
+    await expect(client.ping()).resolves.toEqual({});
+    await expect(client.setLoggingLevel('info')).resolves.toEqual({});
+    expect((await client.callTool({ name: 'echo', arguments: { message: 'still' } })).content).toEqual([{ type: 'text', text: 'Echo: still' }]);
+  });
+
+  it('serves a second session of a config already known to be modern, on a process of its own', async () => {
+    const { sidecar, spawns } = composition();
+    await connect(sidecar, 'modern');
+    const second = await connect(sidecar, 'modern');
+    expect(spawns).toHaveLength(2);
+    expect((await second.callTool({ name: 'echo', arguments: { message: 'second session' } })).content).toEqual([{ type: 'text', text: 'Echo: second session' }]);
+  });
+});
+
+describe('a legacy agent and a legacy server', () => {
+  it('passes the session through untouched and remembers the server as legacy', async () => {
+    const { sidecar } = composition();
+    const client = await connect(sidecar, 'legacy');
+    expect((await client.callTool({ name: 'echo', arguments: { message: 'as ever' } })).content).toEqual([{ type: 'text', text: 'Echo: as ever' }]);
+    expect(sidecar.modernInstances.eras.get(keyOf('legacy'))).toEqual({ era: 'legacy' });
+    expect(sidecar.modernInstances.eras.probes(keyOf('legacy'))).toBe(0);
+  });
+});

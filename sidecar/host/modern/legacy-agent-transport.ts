@@ -1,0 +1,187 @@
+/**
+ * LegacyAgentTransport: the server side of a legacy (session-based) agent's channel, wrapped so
+ * that a modern (2026-07-28) stdio server can serve it (issue 14, item 3, "modern server → legacy
+ * agent"). A legacy server sees nothing of it: the agent's `initialize` goes to the server first,
+ * exactly as before, and once answered everything passes through untouched.
+ *
+ * Only when the server refuses `initialize` (a modern-only server does, naming its versions) does
+ * the host ask it `server/discover` with the modern `_meta`; a `DiscoverResult` makes the
+ * session modern on the server side:
+ * - the agent's `initialize` is answered by the host from the discover result: the version the
+ *   agent asked for when the SDK speaks it (else the latest it does), the server's capabilities,
+ *   serverInfo and instructions;
+ * - `notifications/initialized` is swallowed; `ping` and `logging/setLevel` (removed in
+ *   2026-07-28) are answered by the host, the level then sent as each request's `logLevel`;
+ * - every later request gets the modern `_meta` (protocolVersion, the capabilities the agent
+ *   declared at `initialize`, its clientInfo) before it goes to the server; results come back as
+ *   the server gave them (legacy clients ignore `resultType`, `ttlMs`, `cacheScope`).
+ * The era verdict is shared with the modern agents' probe (`ServerEraCache`): a config known to
+ * be modern skips the refused `initialize`, one known legacy is not asked `server/discover`.
+ *
+ * Not done here: an `InputRequiredResult` from the server is relayed as it is, not turned into
+ * server→client requests to the legacy agent.
+ *
+ * @module
+ */
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../../log.ts';
+import { MODERN_PROTOCOL_VERSION, SERVER_INFO_KEY } from './modern-results.ts';
+import { DiscoverResultSchema, verdictOf, type DiscoverResult, type ServerEraCache } from './server-era.ts';
+
+type Id = string | number;
+type Request = { jsonrpc: '2.0'; id: Id; method: string; params?: Record<string, unknown> };
+
+export interface LegacyAgentTransportOptions {
+  server: string;
+  eraKey: string;
+  eras: ServerEraCache;
+  log: Logger;
+}
+
+const DISCOVER_ID = 'switchyard-legacy-agent-discover';
+
+export class LegacyAgentTransport implements Transport {
+  onmessage?: (message: JSONRPCMessage) => void;
+  onerror?: (error: Error) => void;
+  onclose?: () => void;
+
+  readonly #inner: Transport;
+  readonly #options: LegacyAgentTransportOptions;
+  /** `legacy`: pass everything through; `modern`: the host speaks for the agent. */
+  #mode: 'unknown' | 'legacy' | 'modern' = 'unknown';
+  /** The agent's `initialize`, while the server's answer to it (or to discover) is awaited. */
+  #initialize: Request | null = null;
+  /** The server's refusal of the agent's `initialize`, answered to the agent if the server is not modern either. */
+  #refusal: JSONRPCMessage | null = null;
+  #clientMeta: Record<string, unknown> = {};
+  #logLevel: unknown;
+
+  constructor(inner: Transport, options: LegacyAgentTransportOptions) {
+    this.#inner = inner;
+    this.#options = options;
+    const cached = options.eras.get(options.eraKey);
+    if (cached !== undefined) this.#mode = cached.era;
+  }
+
+  /** The process id, when the wrapped transport has one. */
+  get pid(): number | undefined {
+    return (this.#inner as { pid?: number }).pid;
+  }
+
+  async start(): Promise<void> {
+    this.#inner.onmessage = (message) => this.#fromServer(message);
+    this.#inner.onerror = (error) => this.onerror?.(error);
+    this.#inner.onclose = () => this.onclose?.();
+    await this.#inner.start();
+  }
+
+  async close(): Promise<void> {
+    await this.#inner.close();
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (this.#mode === 'legacy') return this.#inner.send(message, options);
+    if (isRequest(message) && message.method === 'initialize') {
+      this.#initialize = message;
+      const params = message.params ?? {};
+      this.#clientMeta = {
+        'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
+        'io.modelcontextprotocol/clientCapabilities': isRecord(params.capabilities) ? params.capabilities : {},
+        ...(isRecord(params.clientInfo) ? { 'io.modelcontextprotocol/clientInfo': params.clientInfo } : {}),
+      };
+      // A server not known to be modern gets the agent's own initialize first: a legacy one answers it.
+      return this.#mode === 'modern' ? this.#discover() : this.#inner.send(message, options);
+    }
+    if (this.#mode !== 'modern') return this.#inner.send(message, options);
+    if (!isRequest(message)) {
+      if ('method' in message && message.method === 'notifications/initialized') return;
+      return this.#inner.send(message, options);
+    }
+    if (message.method === 'ping') return this.#answer(message.id, {});
+    if (message.method === 'logging/setLevel') {
+      this.#logLevel = message.params?.level;
+      return this.#answer(message.id, {});
+    }
+    const params = message.params ?? {};
+    const meta = isRecord(params._meta) ? params._meta : {};
+    const modernMeta = { ...meta, ...this.#clientMeta, ...(this.#logLevel !== undefined ? { 'io.modelcontextprotocol/logLevel': this.#logLevel } : {}) };
+    return this.#inner.send({ ...message, params: { ...params, _meta: modernMeta } } as JSONRPCMessage, options);
+  }
+
+  #fromServer(message: JSONRPCMessage): void {
+    const initialize = this.#initialize;
+    if (initialize !== null && 'id' in message && !('method' in message)) {
+      if (message.id === initialize.id && this.#mode === 'unknown') {
+        if ('result' in message) {
+          this.#settleEra('legacy');
+          this.onmessage?.(message);
+        } else {
+          // Refused: perhaps a modern-only server. Ask it the modern way; its refusal stays in reserve.
+          this.#refusal = message;
+          this.#discover().catch((error: unknown) => this.onerror?.(error as Error));
+        }
+        return;
+      }
+      if (message.id === DISCOVER_ID) return this.#discovered(message);
+    }
+    this.onmessage?.(message);
+  }
+
+  async #discover(): Promise<void> {
+    await this.#inner.send({ jsonrpc: '2.0', id: DISCOVER_ID, method: 'server/discover', params: { _meta: this.#clientMeta } });
+  }
+
+  #discovered(answer: JSONRPCMessage): void {
+    const initialize = this.#initialize!;
+    const verdict = verdictOf(answer);
+    const discover = 'result' in answer ? DiscoverResultSchema.safeParse(answer.result) : undefined;
+    if (verdict.era !== 'modern' || discover === undefined || !discover.success) {
+      this.#mode = 'unknown';
+      if (this.#refusal === null) {
+        // Cached as modern, yet no modern answer: forget that, and let the server answer initialize itself.
+        this.#options.log.info('A server cached as modern did not answer server/discover: its era is learnt again', { server: this.#options.server });
+        this.#options.eras.forget(this.#options.eraKey);
+        this.#inner.send(initialize as JSONRPCMessage).catch((error: unknown) => this.onerror?.(error as Error));
+        return;
+      }
+      this.#initialize = null;
+      this.#options.log.debug('Server refused initialize and is not modern either', { server: this.#options.server });
+      this.onmessage?.(this.#refusal);
+      return;
+    }
+    this.#initialize = null;
+    this.#settleEra('modern', discover.data);
+    this.#options.log.info('A legacy agent is served by a modern server', { server: this.#options.server });
+    this.onmessage?.({ jsonrpc: '2.0', id: initialize.id, result: initializeResultOf(discover.data, initialize.params?.protocolVersion, this.#options.server) } as JSONRPCMessage);
+  }
+
+  #settleEra(era: 'legacy' | 'modern', discover?: DiscoverResult): void {
+    this.#mode = era;
+    this.#options.eras.set(this.#options.eraKey, era === 'legacy' ? { era } : { era, discover: discover ?? null, supported: discover?.supportedVersions ?? [] });
+  }
+
+  async #answer(id: Id, result: Record<string, unknown>): Promise<void> {
+    queueMicrotask(() => this.onmessage?.({ jsonrpc: '2.0', id, result } as JSONRPCMessage));
+  }
+}
+
+/** The legacy `initialize` result a modern server's `server/discover` stands for. */
+export function initializeResultOf(discover: DiscoverResult, requested: unknown, server: string): Record<string, unknown> {
+  const meta = isRecord(discover._meta) ? discover._meta : {};
+  const serverInfo = isRecord(meta[SERVER_INFO_KEY]) ? meta[SERVER_INFO_KEY] : { name: server, version: '0.0.0' };
+  return {
+    protocolVersion: typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
+    capabilities: discover.capabilities,
+    serverInfo,
+    ...(discover.instructions !== undefined ? { instructions: discover.instructions } : {}),
+  };
+}
+
+function isRequest(message: JSONRPCMessage): message is JSONRPCMessage & Request {
+  return 'method' in message && 'id' in message;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
