@@ -24,6 +24,15 @@ describe('README', () => {
     }
   });
 
+  it('gives the defaults an operator tunes in the reference: idle sessions, sandbox /tmp, modern instances, the reconnect backoff cap', () => {
+    const reference = renderConfigReference();
+    expect(reference).toMatch(/\| `session-idle-seconds` \| integer \| no \| `900` \|/);
+    expect(reference).toMatch(/\| `sandbox\.tmp-size-mib` \| integer \| no \| `64` \|/);
+    expect(reference).toMatch(/\| `modern-instance-idle-seconds` \| integer \| no \| `900` \|/);
+    expect(reference).toMatch(/\| `SWITCHYARD_LINK_RETRY_CAP_MS` \| sidecar \| `30000` \| The reconnect backoff cap/);
+    expect(reference).toMatch(/\| `request-timeout-seconds` \| number \| no \|  \| .*Unset: 60 to open a server, 600 for one request on \/mcp/);
+  });
+
   it('lists exactly the real top-level source folders in its layout', () => {
     const layout = readme.split('## Layout')[1] ?? '';
     const listed = [...layout.matchAll(/^(\w+)\/\s/gm)].map((m) => m[1]).sort();

@@ -32,7 +32,8 @@ const HostTrustKeys = {
   'allow-uncontained': z
     .boolean()
     .optional()
-    .describe('With no trust floor and no agent profile, run a server uncontained instead of refusing it (denied-by-policy); false by default'),
+    .meta({ default: false })
+    .describe('With no trust floor and no agent profile, run a server uncontained instead of refusing it (denied-by-policy)'),
 };
 
 /** Only the host trust keys of a sidecar.json (single-machine mode reads these and nothing else). */
@@ -47,7 +48,12 @@ export const SidecarConfigSchema = z
       .refine((u) => !isCleartextRemote(u), CLEARTEXT_REMOTE_MESSAGE)
       .describe('Base URL of the worker this sidecar links to; https: unless the worker is on this machine (127.0.0.1, localhost, [::1])'),
     'entity-id': EntityIdSchema.describe('This host\'s entity id, as listed under "hosts" in the worker config'),
-    'key-file': z.string().min(1).optional().describe('This host\'s Ed25519 private key, written by switchyard sidecar init (relative to the config dir); host.key by default'),
+    'key-file': z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ default: DEFAULT_KEY_FILE })
+      .describe('This host\'s Ed25519 private key, written by switchyard sidecar init (relative to the config dir)'),
     user: UserNameSchema.optional()
       .describe('Selects users/<user>/mcp-servers; defaults to the OS user'),
     sandbox: z
@@ -58,7 +64,8 @@ export const SidecarConfigSchema = z
           .min(1, 'must be at least 1')
           .max(65536, 'must be at most 65536')
           .optional()
-          .describe(`Size cap of each contained server's private /tmp and /dev/shm, in MiB; ${DEFAULT_TMP_SIZE_MIB} by default`),
+          .meta({ default: DEFAULT_TMP_SIZE_MIB })
+          .describe('Size cap of each contained server\'s private /tmp and /dev/shm, in MiB'),
       })
       .optional()
       .describe('Limits of every contained server\'s sandbox'),
@@ -69,7 +76,8 @@ export const SidecarConfigSchema = z
       .positive()
       .max(86_400)
       .optional()
-      .describe('How long the legacy server process kept for a modern (2026-07-28) agent lives with no request in flight, in seconds; 900 (15 min) by default'),
+      .meta({ default: 900 })
+      .describe('How long the legacy server process kept for a modern (2026-07-28) agent lives with no request in flight, in seconds (900 = 15 min)'),
   })
   .describe('Sidecar config (DIR/sidecar.json)');
 

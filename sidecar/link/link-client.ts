@@ -51,10 +51,13 @@ export interface LinkClientOptions {
   onLinked?: (endpoint: LinkEndpoint) => void;
 }
 
+/** The reconnect timings when nothing overrides them (the config reference prints these). */
+export const DEFAULT_BACKOFF = { firstMs: 1_000, capMs: 30_000, stableMs: 60_000 } as const;
+
 /** Full jitter: a uniform delay in [0, min(cap, first · 2^attempt)). Attempt 0 is the first retry. */
 export function backoffDelay(attempt: number, options: BackoffOptions = {}, random: () => number = Math.random): number {
-  const first = options.firstMs ?? 1_000;
-  const cap = options.capMs ?? 30_000;
+  const first = options.firstMs ?? DEFAULT_BACKOFF.firstMs;
+  const cap = options.capMs ?? DEFAULT_BACKOFF.capMs;
   const ceiling = Math.min(cap, first * 2 ** Math.min(attempt, 30));
   return Math.floor(random() * ceiling);
 }
@@ -182,7 +185,7 @@ export class LinkClient {
     const entityId = this.#options.entityId;
     if (linkedAt !== null) {
       const upMs = Date.now() - linkedAt;
-      if (upMs >= (this.#options.backoff?.stableMs ?? 60_000)) this.#attempt = 0;
+      if (upMs >= (this.#options.backoff?.stableMs ?? DEFAULT_BACKOFF.stableMs)) this.#attempt = 0;
       this.#log.info('Link to worker dropped', { code, upMs });
     } else if (refused?.reason === 'unauthorized' || status === 401 || status === 403) {
       // The worker's own words say what to fix (its hosts entry, this host's key, its public-url).

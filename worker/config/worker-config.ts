@@ -77,12 +77,12 @@ export const WorkerConfigSchema = z.strictObject({
     .int()
     .positive()
     .default(DEFAULT_SESSION_IDLE_SECONDS)
-    .describe('An agent session idle this long is closed, with its server processes'),
+    .describe('An agent session idle this long, in seconds, is closed with its server processes (900 = 15 min, suited to clients that never close their sessions)'),
   'request-timeout-seconds': z
     .number()
     .positive()
     .optional()
-    .describe('Longest wait for opening a server and for one request (on /servers/<name>/mcp only when set)'),
+    .describe('Longest wait, in seconds, for opening a server and for one request. Unset: 60 to open a server, 600 for one request on /mcp, and no limit on one request on /servers/<name>/mcp'),
   'admin-token-sha256': Sha256HexSchema.optional().describe('sha-256 hex of a token that sees the full /healthz'),
 });
 
