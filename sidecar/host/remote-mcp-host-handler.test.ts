@@ -313,10 +313,13 @@ describe('the host holds the line: its own floor, whatever the worker asks', () 
     expect(await text(client, 'write', { path: join(agentOnly, 'b.txt'), text: 'granted by the agent only' })).toMatch(/^failed: /);
     expect(readFileSync(join(shared, 'a.txt'), 'utf8')).toBe('granted by both');
     expect(existsSync(join(agentOnly, 'b.txt'))).toBe(false);
-    // The composition has a revision of its own, neither the floor's nor the agent's, so a change to either compiles afresh.
+    // A revision is the digest of the effective policy: floor ∧ wide is exactly the floor here, so the
+    // launch carries the floor's revision and not the wider profile's (a change to either that changes
+    // the composed policy changes it, and compiles afresh).
     const composed = revisionOf(launches[0]!);
     expect(composed).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect([revision, (await sidecar.profiles.load('floor')).revision]).not.toContain(composed);
+    expect(composed).toBe((await sidecar.profiles.load('floor')).revision);
+    expect(composed).not.toBe(revision);
     expect(sidecar.policies.size).toBe(1);
   });
 
