@@ -39,7 +39,11 @@ describe('a modern agent and a modern stdio server', () => {
     const list = await post('tools/list');
     expect(list.response.result).toEqual({
       resultType: 'complete',
-      tools: [{ name: 'echo', description: 'Echoes the message back', inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } }],
+      tools: [
+        { name: 'echo', description: 'Echoes the message back', inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } },
+        { name: 'wait', description: 'Never answers: waits to be cancelled', inputSchema: { type: 'object' } },
+        { name: 'cancelled', description: 'The request ids cancelled so far, as JSON', inputSchema: { type: 'object' } },
+      ],
       ttlMs: 60000,
       cacheScope: 'public',
       _meta: FIXTURE_INFO,
@@ -62,7 +66,7 @@ describe('a legacy SDK client and a modern stdio server', () => {
     const client = await connectClient(`${stack.url}/servers/modern/mcp`, stack.tokens.alice!);
     try {
       expect(client.getServerVersion()).toEqual({ name: 'modern-echo-fixture', version: '1.0.0' });
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo', 'wait', 'cancelled']);
       const [legacy, modern] = await Promise.all([
         client.callTool({ name: 'echo', arguments: { message: 'from a legacy session' } }),
         post('tools/call', { name: 'echo', arguments: { message: 'from a modern agent' } }),

@@ -58,7 +58,7 @@ describe('a legacy agent and a modern server', () => {
     expect(client.getServerVersion()).toEqual({ name: 'modern-echo-fixture', version: '1.0.0' });
     expect(client.getServerCapabilities()).toEqual({ tools: {} });
     const tools = await client.listTools();
-    expect(tools.tools.map((t) => t.name)).toEqual(['echo']);
+    expect(tools.tools.map((t) => t.name)).toEqual(['echo', 'wait', 'cancelled']);
     const result = await client.callTool({ name: 'echo', arguments: { message: 'legacy to modern' } });
     expect(result.content).toEqual([{ type: 'text', text: 'Echo: legacy to modern' }]);
     expect(sidecar.modernInstances.eras.get(keyOf('modern'))).toMatchObject({ era: 'modern' });

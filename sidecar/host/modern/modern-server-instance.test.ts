@@ -78,7 +78,8 @@ function composition(dir: string) {
 
 let sessions = 0;
 
-async function exchange(sidecar: SidecarComposition, agent: string, request: Record<string, unknown>, server = 'modern'): Promise<JSONRPCMessage[]> {
+/** Opens a modern channel as the worker does (a fresh session per request) and sends `request` on it. */
+async function send(sidecar: SidecarComposition, agent: string, request: Record<string, unknown>, server = 'modern') {
   const [agentEnd, hostEnd] = createInMemoryChannelPair();
   const connection = { 'server-name': server, agent, session: `modern-${++sessions}`, era: 'modern' };
   expect(await sidecar.handler.open({ type: 'mcp', connection }, hostEnd)).not.toBeNull();
@@ -87,8 +88,14 @@ async function exchange(sidecar: SidecarComposition, agent: string, request: Rec
   const closed = closeInfoOf(agentEnd);
   await agentEnd.start();
   await agentEnd.send({ jsonrpc: '2.0', ...request } as JSONRPCMessage);
-  await closed;
-  return messages;
+  return { agentEnd, messages, closed };
+}
+
+/** Sends `request` and waits for the host to answer and close the channel. */
+async function exchange(sidecar: SidecarComposition, agent: string, request: Record<string, unknown>, server = 'modern'): Promise<JSONRPCMessage[]> {
+  const sent = await send(sidecar, agent, request, server);
+  await sent.closed;
+  return sent.messages;
 }
 
 const request = (id: string | number, method: string, params: Record<string, unknown> = {}, meta: Record<string, unknown> = {}) => ({
@@ -109,7 +116,7 @@ describe('modern requests on a modern server', () => {
       result: { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, ttlMs: 60000, cacheScope: 'public', _meta: FIXTURE_INFO },
     });
     const [list] = await exchange(sidecar, 'alice', request('l', 'tools/list'));
-    expect(list).toMatchObject({ id: 'l', result: { resultType: 'complete', ttlMs: 60000, cacheScope: 'public', tools: [{ name: 'echo' }], _meta: FIXTURE_INFO } });
+    expect(list).toMatchObject({ id: 'l', result: { resultType: 'complete', ttlMs: 60000, cacheScope: 'public', tools: [{ name: 'echo' }, { name: 'wait' }, { name: 'cancelled' }], _meta: FIXTURE_INFO } });
     const [call] = await exchange(sidecar, 'alice', request(7, 'tools/call', { name: 'echo', arguments: { message: 'modern to modern' } }));
     expect(call).toEqual({ jsonrpc: '2.0', id: 7, result: { resultType: 'complete', content: [{ type: 'text', text: 'Echo: modern to modern' }], _meta: FIXTURE_INFO } });
     expect(sidecar.modernInstances.instances().map((i) => i.constructor.name)).toEqual(['ModernServerInstance']);
@@ -133,6 +140,20 @@ describe('modern requests on a modern server', () => {
         { jsonrpc: '2.0', id: 1, result: expect.objectContaining({ content: [{ type: 'text', text }] }) },
       ]);
     }
+    expect(spawns).toHaveLength(1);
+  });
+
+  it('cancels upstream with notifications/cancelled for the remapped id when the channel closes first, and the instance keeps serving', async () => {
+    const { dir } = configDir();
+    const { sidecar, spawns } = composition(dir);
+    const waiting = await send(sidecar, 'alice', request('agent-id', 'tools/call', { name: 'wait', arguments: {} }));
+    const instance = await waitFor(() => sidecar.modernInstances.instances().find((i) => i.inFlight === 1), 'the wait call in flight');
+    await waiting.agentEnd.close();
+    await waiting.closed;
+    expect(instance.inFlight).toBe(0);
+    const [answer] = await exchange(sidecar, 'alice', request(2, 'tools/call', { name: 'cancelled', arguments: {} }));
+    expect(answer).toMatchObject({ id: 2, result: { content: [{ type: 'text', text: expect.stringMatching(/^\[\d+\]$/) }] } });
+    expect(waiting.messages).toEqual([]);
     expect(spawns).toHaveLength(1);
   });
 });
