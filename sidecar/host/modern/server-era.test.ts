@@ -60,6 +60,11 @@ describe('the stdio era probe', () => {
     const outcome = await probeServerEra(launch(exits), { timeoutMs: 10_000, clientInfo: CLIENT_INFO });
     expect(outcome).toMatchObject({ verdict: { era: 'legacy' }, transport: null });
   });
+
+  it('gives no verdict for a launch that fails: the start error is the caller\'s', async () => {
+    const missing = { command: '/nonexistent/switchyard-era-test-server', args: [] };
+    await expect(probeServerEra(launch(missing), { timeoutMs: 10_000, clientInfo: CLIENT_INFO })).rejects.toThrow();
+  });
 });
 
 describe('verdictOf', () => {

@@ -98,11 +98,18 @@ export type ProbeOutcome =
  */
 export type StartedTransport = Transport & { readonly pid?: number | undefined };
 
-/** Probes `transport` (not yet started): starts it and sends `server/discover`. */
+/**
+ * Probes `transport` (not yet started): starts it and sends `server/discover`. A start that
+ * throws is the caller's error, not a verdict; a process that ends before answering is legacy.
+ */
 export async function probeServerEra(transport: Transport & { readonly pid?: number | undefined }, options: ProbeOptions): Promise<ProbeOutcome> {
   const probeId = 'switchyard-era-probe';
   const handoff = handOver(transport);
   let failure: WireError | null = null;
+  let closedEarly = false;
+  handoff.during({ message: () => {}, error: (error) => error instanceof WireError && (failure = error), close: () => (closedEarly = true) });
+  await transport.start(); // a launch that fails is no verdict: its error is the caller's
+  if (closedEarly) return { verdict: { era: 'legacy' }, transport: null, failure };
   const answer = await new Promise<JSONRPCMessage | 'timeout' | 'closed'>((resolve) => {
     const timer = setTimeout(() => resolve('timeout'), options.timeoutMs);
     const done = (value: JSONRPCMessage | 'timeout' | 'closed') => {
@@ -119,21 +126,18 @@ export async function probeServerEra(transport: Transport & { readonly pid?: num
       close: () => done('closed'),
     });
     transport
-      .start()
-      .then(() =>
-        transport.send({
-          jsonrpc: '2.0',
-          id: probeId,
-          method: 'server/discover',
-          params: {
-            _meta: {
-              'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
-              'io.modelcontextprotocol/clientCapabilities': {},
-              'io.modelcontextprotocol/clientInfo': options.clientInfo,
-            },
+      .send({
+        jsonrpc: '2.0',
+        id: probeId,
+        method: 'server/discover',
+        params: {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
+            'io.modelcontextprotocol/clientCapabilities': {},
+            'io.modelcontextprotocol/clientInfo': options.clientInfo,
           },
-        }),
-      )
+        },
+      })
       .catch((error: unknown) => {
         if (error instanceof WireError) failure = error;
         done('closed');
