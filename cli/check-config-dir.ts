@@ -16,7 +16,7 @@ import type { ValidationIssue } from '../shared/validation.ts';
 import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
-import { type CheckResult, checkFile, type ConfigKind } from './check.ts';
+import { type CheckResult, checkFile, type ConfigKind } from './check-file.ts';
 
 export type FileCheck = CheckResult & { readonly file: string };
 
