@@ -1,24 +1,22 @@
 import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { resolve } from 'node:path';
 import { formatDoctor, runDoctor } from './doctor.ts';
+import { runWorkstationDoctor } from './doctor-workstation.ts';
 
 /**
  * `switchyard doctor`: prints every check with its fix; exit 1 when one fails.
+ *
+ * With `--config-dir DIR` it is a workstation's doctor: no Deno (a sidecar runs no worker), and
+ * deep checks of DIR (`doctor-workstation.ts`: sidecar.json, the host key, the real link
+ * handshake, trust profiles, server commands) instead of a `/healthz` request.
  *
  * @param options `deno: false` on a workstation, which runs no worker.
  */
 export async function runDoctorCommand(argv: string[], options: { deno?: boolean } = {}): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { 'config-dir': { type: 'string' }, worker: { type: 'string' } } });
-  let worker = values.worker;
-  if (worker === undefined && values['config-dir'] !== undefined) {
-    try {
-      worker = (JSON.parse(readFileSync(join(values['config-dir'], 'sidecar.json'), 'utf8')) as { worker?: string }).worker;
-    } catch {
-      // doctor reports what it can; a broken sidecar.json is `switchyard check`'s job
-    }
-  }
-  const checks = await runDoctor({ ...options, ...(worker === undefined ? {} : { worker }) });
+  const dir = values['config-dir'];
+  const system = await runDoctor({ ...options, ...(dir !== undefined ? { deno: false } : {}), ...(values.worker === undefined ? {} : { worker: values.worker }) });
+  const checks = dir === undefined ? system : [...system, ...(await runWorkstationDoctor(resolve(dir)))];
   process.stdout.write(formatDoctor(checks) + '\n');
   return checks.every((c) => c.ok) ? 0 : 1;
 }

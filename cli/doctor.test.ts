@@ -1,8 +1,13 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostCredential, type SidecarDirSpec, workerHostEntry, writeSidecarDir } from '../test/support/configs.ts';
+import { freePort, ProcessSet } from '../test/support/processes.ts';
+import { startWorkerProcess, type WorkerProcess } from '../test/support/worker-process.ts';
 import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
 import { formatDoctor, runDoctor } from './doctor.ts';
 
@@ -59,5 +64,91 @@ describe('switchyard doctor', () => {
     const down = (await runDoctor({ worker: `http://127.0.0.1:${port}` })).find((c) => c.name === 'worker reachable');
     expect(down?.ok).toBe(false);
     expect(down?.fix).toMatch(/Start the worker/);
+  });
+});
+
+describe('switchyard doctor --config-dir: a workstation, checked deep against a real worker', () => {
+  const BIN = join(import.meta.dirname, '..', 'bin', 'switchyard.mjs');
+  const procs = new ProcessSet();
+  const root = mkdtempSync(join(tmpdir(), 'sy-doctor-deep-'));
+  const known = hostCredential('laptop');
+  let worker: WorkerProcess;
+
+  beforeAll(async () => {
+    worker = await startWorkerProcess(procs, { agents: [], hosts: [workerHostEntry(known)], servers: {} }, { logLevel: 'warn' });
+  }, 60_000);
+  afterAll(async () => {
+    await procs.stopAll();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  async function doctor(name: string, spec: Partial<SidecarDirSpec> = {}): Promise<{ code: number; stdout: string; line: (check: string) => string }> {
+    const dir = join(root, name);
+    writeSidecarDir(dir, { worker: worker.url, host: known, servers: { echo: { command: process.execPath, args: ['-e', ''] } }, ...spec });
+    let result: { code: number; stdout: string };
+    try {
+      result = { code: 0, stdout: (await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } })).stdout };
+    } catch (error) {
+      const e = error as { code: number; stdout: string };
+      result = { code: e.code, stdout: e.stdout };
+    }
+    // A check's line and its fix line, if any.
+    const line = (check: string) => {
+      const lines = result.stdout.split('\n');
+      const at = lines.findIndex((l) => l.slice(5).startsWith(`${check}: `));
+      return at === -1 ? '' : [lines[at], ...(lines[at + 1]?.startsWith('     → ') ? [lines[at + 1]] : [])].join('\n');
+    };
+    return { ...result, line };
+  }
+
+  it('passes a good dir: sidecar.json, the host key, the link handshake, profiles and server commands, with no Deno check', async () => {
+    const { stdout, line } = await doctor('good', { profiles: { floor: { 'network-capabilities': [] } }, sidecar: { 'trust-profile': 'floor' } });
+    expect(line('sidecar.json')).toMatch(/^ok {3}sidecar\.json: worker http:\/\/127\.0\.0\.1:\d+, entity "laptop"$/);
+    expect(line('host key')).toContain(known.publicKey);
+    expect(line('link to the worker')).toMatch(/^ok {3}link to the worker: ws:\/\/127\.0\.0\.1:\d+\/link accepted host "laptop" and its key$/);
+    expect(line('trust profile "floor"')).toMatch(/^ok {3}trust profile "floor": sha256:[0-9a-f]{64}$/);
+    expect(line('server "echo"')).toBe(`ok   server "echo": command "${process.execPath}" is ${process.execPath}`);
+    expect(stdout).not.toContain('deno');
+  });
+
+  it('catches a wrong host key, with the worker\'s fix', async () => {
+    const { code, line } = await doctor('wrong-key', { host: { ...hostCredential('laptop') } });
+    expect(code).toBe(1);
+    expect(line('link to the worker')).toMatch(/^FAIL link to the worker: the worker at ws:\/\/.* refused host "laptop": The worker does not know this host's key \(entity "laptop"\): add the hosts entry printed by `switchyard sidecar init` to the worker config\n/);
+  });
+
+  it('catches an entity id the worker does not know, naming it and the fix', async () => {
+    const { code, line } = await doctor('unknown-id', { host: { ...known, entityId: 'desk' } });
+    expect(code).toBe(1);
+    expect(line('link to the worker')).toContain('refused host "desk": The worker does not know host "desk": add the hosts entry printed by `switchyard sidecar init` to the worker config');
+  });
+
+  it('catches a server whose command is not on PATH, naming the server and the command', async () => {
+    const { code, line } = await doctor('missing-command', { servers: { files: { command: 'no-such-mcp-server-command' } } });
+    expect(code).toBe(1);
+    expect(line('server "files"')).toMatch(/^FAIL server "files": command "no-such-mcp-server-command" not found: .*\n {5}→ Install it on this machine, or set "command" of "files" in .*mcp-servers\/mcp\.json to its absolute path$/);
+  });
+
+  it('catches an unreachable worker, naming the URL and what to check', async () => {
+    const port = await freePort();
+    const { code, line } = await doctor('unreachable', { worker: `http://127.0.0.1:${port}` });
+    expect(code).toBe(1);
+    expect(line('link to the worker')).toMatch(new RegExp(`^FAIL link to the worker: cannot reach the worker at ws://127\\.0\\.0\\.1:${port}/link: .*\\n {5}→ Check that the worker runs and listens at http://127\\.0\\.0\\.1:${port} \\("worker" in .*sidecar\\.json\\)`));
+  });
+
+  it('catches a floor that does not exist and a profile whose base is missing', async () => {
+    const { code, line } = await doctor('profiles', { profiles: { child: { 'base-trust-profiles': ['gone'] } }, sidecar: { 'trust-profile': 'floor' } });
+    expect(code).toBe(1);
+    expect(line('trust profile "child"')).toContain('Trust profile not found: "gone", a base of "child"');
+    expect(line('trust profile "floor"')).toContain('trust-profiles/floor.json does not exist');
+  });
+
+  it('reports a broken sidecar.json with check\'s report and stops there', async () => {
+    const dir = join(root, 'broken');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ worker: 'not a url' }));
+    const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } }).catch((e: { stdout: string }) => e);
+    expect(stdout).toContain(`FAIL sidecar.json: ${join(dir, 'sidecar.json')}: 3 problems (sidecar config)\n  worker: must be an absolute URL`);
+    expect(stdout).not.toContain('link to the worker');
   });
 });

@@ -104,7 +104,12 @@ Options:
   doctor: `Usage: switchyard doctor [--config-dir DIR] [--worker URL]
 
 Checks that bubblewrap is present and usable, user namespaces are enabled, Deno is installed and
-(with --worker or --config-dir) that the worker answers. Exit 1 when a check fails.`,
+(with --worker) that the worker answers. Exit 1 when a check fails.
+
+With --config-dir DIR it checks a workstation (no Deno needed): DIR/sidecar.json, the host key,
+the real link handshake with the worker (closed as soon as the worker answers; a sidecar linked
+as this host at that moment is replaced and dials again), every trust profile, and every
+configured server's command, each failure with what to do.`,
 };
 
 /** Prints one command's help; exit code 0. */

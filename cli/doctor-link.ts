@@ -1,0 +1,85 @@
+/**
+ * The doctor's link check: the real link handshake against the worker, as the sidecar runs it
+ * (`sidecar/link/link-client.ts`: the same URL, entity-id header, challenge and signed proof), but
+ * once, and closed the moment the worker answers. No channel is ever opened on it.
+ *
+ * The worker names what is wrong and what to do (an unknown entity id or key, a relayed
+ * challenge), in its refusal; that text is passed on as it is.
+ *
+ * @module
+ */
+import WebSocket from 'ws';
+import { CallbackFrameSocket } from '../shared/link/frame-socket.ts';
+import { answerChallenge } from '../shared/link/link-handshake.ts';
+import { originOfUrl } from '../shared/link/link-identity.ts';
+import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../shared/link/link-types.ts';
+import { WireError } from '../shared/errors.ts';
+import type { HostKey } from '../sidecar/link/host-key.ts';
+import { linkUrl } from '../sidecar/link/link-client.ts';
+
+export type LinkProbe =
+  | { readonly ok: true; readonly url: string }
+  /** `unreachable`: no WebSocket to the worker; `refused`: the worker answered and said no. */
+  | { readonly ok: false; readonly url: string; readonly problem: 'unreachable' | 'refused'; readonly message: string };
+
+function refusalOf(body: string, header: string | undefined, status: number): string {
+  try {
+    const message = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
+    if (typeof message === 'string') return message;
+  } catch {
+    // not the worker's JSON error: a proxy's page, say
+  }
+  return header ?? `the worker answered HTTP ${status} instead of a WebSocket upgrade`;
+}
+
+/**
+ * @param options The worker base URL (sidecar.json "worker"), this host's entity id and key.
+ * @returns Whether the worker accepted this host's proof, or why not.
+ */
+export function probeLink(options: { worker: string; entityId: string; key: HostKey; timeoutMs?: number }): Promise<LinkProbe> {
+  const url = linkUrl(options.worker);
+  const origin = originOfUrl(url);
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (result: LinkProbe) => {
+      if (done) return;
+      done = true;
+      resolve(result);
+      ws.terminate();
+    };
+    const ws = new WebSocket(url, { headers: { [ENTITY_ID_HEADER]: options.entityId }, perMessageDeflate: false, handshakeTimeout: timeoutMs });
+    ws.on('unexpected-response', (_request, response) => {
+      let body = '';
+      response.on('data', (chunk: Buffer) => {
+        if (body.length < 4096) body += chunk.toString('utf8');
+      });
+      const header = response.headers[REFUSAL_HEADER.toLowerCase()];
+      const settle = () => finish({ ok: false, url, problem: 'refused', message: refusalOf(body, typeof header === 'string' ? header : undefined, response.statusCode ?? 0) });
+      response.once('end', settle);
+      response.once('close', settle);
+    });
+    ws.on('error', (error) => finish({ ok: false, url, problem: 'unreachable', message: error.message || (error as { code?: string }).code || 'connection failed' }));
+    let opened = false;
+    ws.on('close', (code) => {
+      const closed = () => finish({ ok: false, url, problem: 'unreachable', message: `the connection closed (code ${code}) before the handshake ended` });
+      // Once open, the handshake's own verdict (the worker's link-close) settles first.
+      if (opened) setImmediate(closed);
+      else closed();
+    });
+    ws.on('open', () => {
+      opened = true;
+      const socket = new CallbackFrameSocket({ send: (text) => ws.send(text), close: (code, reason) => ws.close(code, reason), abort: () => ws.terminate() });
+      ws.on('message', (data) => socket.receive(data.toString()));
+      ws.on('close', (code, reason) => socket.ended({ code, reason: reason.toString() }));
+      answerChallenge(socket, {
+        prove: async (nonce) => ({ origin, signature: await options.key.sign({ origin, entityId: options.entityId, nonce }) }),
+        accept: () => true,
+        timeoutMs,
+      }).then(
+        () => finish({ ok: true, url }),
+        (error: unknown) => finish({ ok: false, url, problem: 'refused', message: error instanceof WireError ? error.message : String(error) }),
+      );
+    });
+  });
+}

@@ -1,0 +1,143 @@
+/**
+ * The workstation's doctor (`switchyard doctor --config-dir DIR`): everything the sidecar will need
+ * from DIR, checked the way the sidecar itself uses it, each failure with what to do:
+ *
+ * - `sidecar.json` parses (the report `switchyard check` prints);
+ * - the host key loads;
+ * - the worker accepts this host over the real link handshake (`doctor-link.ts`): reachable, the
+ *   entity id and the key known to it;
+ * - every trust profile in `trust-profiles/` resolves with its bases, and the floor exists;
+ * - every configured stdio server's command is found, as the sidecar's resolver finds it.
+ *
+ * Not checked: the revisions the worker expects (the worker does not report them to its hosts).
+ *
+ * @module
+ */
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
+import { parseMcpServersFile, serverConfigFiles, type ServerConfig } from '../sidecar/host/server-config.ts';
+import { loadHostKey, type HostKey } from '../sidecar/link/host-key.ts';
+import { resolveStdioCommand } from '../sidecar/process/stdio-command-resolver.ts';
+import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
+import type { DoctorCheck } from './doctor.ts';
+import { probeLink } from './doctor-link.ts';
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function linkCheck(config: SidecarConfig, probe: Awaited<ReturnType<typeof probeLink>>, dir: string): DoctorCheck {
+  const name = 'link to the worker';
+  if (probe.ok) return { name, ok: true, detail: `${probe.url} accepted host "${config.entityId}" and its key` };
+  if (probe.problem === 'unreachable') {
+    return {
+      name,
+      ok: false,
+      detail: `cannot reach the worker at ${probe.url}: ${probe.message}`,
+      fix: `Check that the worker runs and listens at ${config.worker} ("worker" in ${join(dir, 'sidecar.json')}) and that this machine reaches it (address, port, firewall, TLS)`,
+    };
+  }
+  return { name, ok: false, detail: `the worker at ${probe.url} refused host "${config.entityId}": ${probe.message}`, fix: 'Do what the worker says above, then run doctor again' };
+}
+
+/** Every stdio server this host would run (machine entries win over user ones, user over defaults), by name. */
+function configuredServers(config: SidecarConfig): { servers: Map<string, { server: ServerConfig; file: string }>; problems: DoctorCheck[] } {
+  const servers = new Map<string, { server: ServerConfig; file: string }>();
+  const problems: DoctorCheck[] = [];
+  for (const { file } of serverConfigFiles(config.configDir, config.entityId, config.user)) {
+    const read = readJsonFile(file);
+    if (!read.ok) {
+      if (!read.missing) problems.push({ name: `servers in ${file}`, ok: false, detail: read.issue.message, fix: `Fix it: switchyard check ${config.configDir}` });
+      continue;
+    }
+    try {
+      for (const [name, server] of parseMcpServersFile(read.json, config.configDir)) if (!servers.has(name)) servers.set(name, { server, file });
+    } catch (error) {
+      problems.push({ name: `servers in ${file}`, ok: false, detail: (error as Error).message, fix: `Fix it: switchyard check ${config.configDir}` });
+    }
+  }
+  return { servers, problems };
+}
+
+function commandChecks(config: SidecarConfig): DoctorCheck[] {
+  const { servers, problems } = configuredServers(config);
+  const checks = [...problems];
+  for (const [name, { server, file }] of servers) {
+    if (server.kind !== 'stdio') continue;
+    try {
+      const resolved = resolveStdioCommand(server.command, server.args, { platform: process.platform, env: process.env, cwd: server.cwd ?? config.configDir, isFile });
+      checks.push({ name: `server "${name}"`, ok: true, detail: `command "${server.command}" is ${resolved.file}` });
+    } catch (error) {
+      checks.push({
+        name: `server "${name}"`,
+        ok: false,
+        detail: `command "${server.command}" not found: ${(error as Error).message}`,
+        fix: `Install it on this machine, or set "command" of "${name}" in ${file} to its absolute path`,
+      });
+    }
+  }
+  if (servers.size === 0 && problems.length === 0) {
+    checks.push({ name: 'servers', ok: false, detail: `no server configured for this host in ${join(config.configDir, 'mcp-servers', 'mcp.json')} (nor its users/ or machines/ layers)`, fix: 'Add the servers this host runs to mcp-servers/mcp.json' });
+  }
+  return checks;
+}
+
+async function profileChecks(config: SidecarConfig): Promise<DoctorCheck[]> {
+  const store = new TrustProfileStore(join(config.configDir, 'trust-profiles'));
+  const checks: DoctorCheck[] = [];
+  for (const entry of await store.list()) {
+    checks.push(
+      'error' in entry
+        ? { name: `trust profile "${entry.ref}"`, ok: false, detail: entry.error, fix: `Fix it: switchyard check ${config.configDir} lists every problem` }
+        : { name: `trust profile "${entry.ref}"`, ok: true, detail: entry.revision },
+    );
+  }
+  const floor = config.trustFloor;
+  if (floor !== undefined && !checks.some((c) => c.name === `trust profile "${floor}"`)) {
+    checks.push({
+      name: `trust profile "${floor}"`,
+      ok: false,
+      detail: `sidecar.json names it as this host's floor, but trust-profiles/${floor}.json does not exist: every launch would be refused`,
+      fix: `Add trust-profiles/${floor}.json, or fix "trust-profile" in ${join(config.configDir, 'sidecar.json')}`,
+    });
+  }
+  return checks;
+}
+
+/**
+ * @param dir The sidecar config dir.
+ * @returns The checks, in order; a failure early on (an unusable sidecar.json) ends the list.
+ */
+export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs?: number } = {}): Promise<DoctorCheck[]> {
+  let config: SidecarConfig;
+  try {
+    config = loadSidecarConfig(dir);
+  } catch (error) {
+    return [{ name: 'sidecar.json', ok: false, detail: (error as Error).message, fix: `Fix it: switchyard check ${dir} lists every problem` }];
+  }
+  const checks: DoctorCheck[] = [{ name: 'sidecar.json', ok: true, detail: `worker ${config.worker}, entity "${config.entityId}"` }];
+  let key: HostKey | undefined;
+  try {
+    key = await loadHostKey(config.keyFile);
+    checks.push({ name: 'host key', ok: true, detail: `${config.keyFile}: ${key.publicKey}` });
+  } catch (error) {
+    checks.push({
+      name: 'host key',
+      ok: false,
+      detail: (error as Error).message,
+      fix: `Run switchyard sidecar init --config-dir ${dir} to write one, then add the hosts entry it prints to the worker config`,
+    });
+  }
+  if (key !== undefined) {
+    const probe = await probeLink({ worker: config.worker, entityId: config.entityId, key, ...(options.linkTimeoutMs !== undefined ? { timeoutMs: options.linkTimeoutMs } : {}) });
+    checks.push(linkCheck(config, probe, dir));
+  }
+  checks.push(...(await profileChecks(config)), ...commandChecks(config));
+  return checks;
+}
