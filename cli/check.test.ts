@@ -216,3 +216,42 @@ describe('switchyard check DIR: a sidecar config dir checked whole', () => {
     expect(unparsable.stderr).toBe(`switchyard: ${(await switchyard('check', join(root, 'sidecar.json'))).stdout}`);
   });
 });
+
+describe('switchyard check worker.json DIR: a worker config against the host dir it routes to', () => {
+  it('catches an unlisted entity id or key, a server the host does not define, and a stale revision; passes once they agree', async () => {
+    const { hostCredential, workerHostEntry, writeSidecarDir } = await import('../test/support/configs.ts');
+    const { TrustProfileStore } = await import('../sidecar/trust/profile-store.ts');
+    const host = hostCredential('laptop');
+    const root = join(dir, 'across');
+    writeSidecarDir(root, { worker: 'http://127.0.0.1:8787', host, servers: { files: { command: 'npx' } }, profiles: { workspace: { 'network-capabilities': [] } } });
+    const revision = (await new TrustProfileStore(join(root, 'trust-profiles')).load('workspace')).revision;
+    const config = (hosts: unknown[], pinned: string) => ({
+      agents: [{ name: 'alice', 'token-sha256': 'a'.repeat(64), servers: ['files', 'memory'], 'trust-context': { 'trust-profile-ref': 'workspace', 'trust-profile-revision': pinned } }],
+      hosts,
+      servers: {
+        files: { executor: { type: 'reverse-http', 'entity-id': 'laptop' } },
+        memory: { executor: { type: 'user-computer-profile', 'entity-id': 'laptop', target: { type: 'local' } } },
+      },
+    });
+    const stale = `sha256:${'0'.repeat(64)}`;
+    const desk = hostCredential('desk');
+    const elsewhere = write('across-1/worker.json', { agents: [], hosts: [workerHostEntry(desk)], servers: { notes: { executor: { type: 'reverse-http', 'entity-id': 'desk' } } } });
+    const first = await switchyard('check', elsewhere, root);
+    expect(first.code).toBe(1);
+    expect(first.stdout).toContain(`${join(root, 'sidecar.json')}: 1 problem (across files, with ${elsewhere})\n  entity-id: the worker config has no host "laptop" under "hosts": add the hosts entry printed by \`switchyard sidecar init\``);
+
+    const drifted = write('across-2/worker.json', config([workerHostEntry(hostCredential('laptop'))], stale));
+    const second = await switchyard('check', drifted, root);
+    expect(second.code).toBe(1);
+    expect(second.stdout).toContain(`  key-file: this host's key is not the one the worker config lists for "laptop": set its "public-key" to ${host.publicKey}`);
+    expect(second.stdout).toContain(`  servers.memory.executor: host "laptop" defines no server "memory" in ${join(root, 'mcp-servers', 'mcp.json')}`);
+    expect(second.stdout).toContain(`  agents[0].trust-context.trust-profile-revision: host "laptop" has trust profile "workspace" at ${revision}: the agent would be refused (trust-profile-stale)`);
+    expect(second.stdout).not.toMatch(/servers\.files\.executor: /);
+
+    write('across/mcp-servers/mcp.json', { mcpServers: { files: { command: 'npx' }, memory: { command: 'npx' } } });
+    const agreed = write('across-3/worker.json', config([workerHostEntry(host)], revision));
+    const ok = await switchyard('check', agreed, root);
+    expect(ok.stdout).toContain(`${agreed} × ${root}: ok (across files)`);
+    expect(ok.code).toBe(0);
+  });
+});

@@ -2,7 +2,8 @@
  * `switchyard check FILE|DIR …`: validates any Switchyard config file and prints every problem as
  * `path: message`. The kind of file is recognised by its content and, for trust profiles, by its
  * folder, so one command serves all four. A sidecar config dir is checked whole: every file in it
- * (`check-config-dir.ts`), and the trust profiles its files name must exist and resolve.
+ * (`check-config-dir.ts`), and the trust profiles its files name must exist and resolve. A worker
+ * config given with a host's dir is checked against it (`check-across.ts`).
  *
  * A worker config is validated exactly as the runtime it will run on validates it, by the same
  * function (`parseWorkerConfigText`) that `switchyard worker` and the deployed bundle call:
@@ -12,11 +13,13 @@
  * @module
  */
 import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatIssue } from '../shared/validation.ts';
-import type { WorkerRuntime } from '../worker/config/worker-config.ts';
+import { parseWorkerConfigText, type WorkerConfig, type WorkerRuntime } from '../worker/config/worker-config.ts';
 import { LocalError } from '../shared/errors.ts';
-import { describeFileProblems } from '../sidecar/config/config-file-problems.ts';
+import { describeFileProblems, readJsonFile } from '../sidecar/config/config-file-problems.ts';
+import { checkAcross } from './check-across.ts';
 import { checkConfigDir } from './check-config-dir.ts';
 import { type CheckResult, checkFile } from './check-file.ts';
 
@@ -37,11 +40,32 @@ export async function runCheck(argv: string[]): Promise<number> {
     return 1;
   }
   let failed = false;
+  const workers: Array<{ file: string; config: WorkerConfig }> = [];
+  const dirs: string[] = [];
   for (const target of files) {
-    const results = isDirectory(target) ? await checkConfigDir(target) : [{ file: target, ...checkFile(target, runtime) }];
+    const directory = isDirectory(target);
+    const results = directory ? await checkConfigDir(target) : [{ file: target, ...checkFile(target, runtime) }];
     for (const result of results) {
       process.stdout.write(`${formatResult(result)}\n`);
       if (result.issues.length > 0) failed = true;
+    }
+    if (directory) dirs.push(target);
+    else if (results[0]?.kind === 'worker config' && results[0].issues.length === 0) {
+      const read = readJsonFile(target);
+      if (read.ok) workers.push({ file: target, config: parseWorkerConfigText(read.text, { runtime }) });
+    }
+  }
+  // A worker config and a host's dir given together are checked against each other.
+  for (const { file, config } of workers) {
+    for (const dir of dirs) {
+      const across = await checkAcross(config, dir);
+      if (across.worker.length + across.sidecar.length === 0) {
+        process.stdout.write(`${file} × ${dir}: ok (across files)\n`);
+        continue;
+      }
+      failed = true;
+      if (across.worker.length > 0) process.stdout.write(`${describeFileProblems(file, `across files, with ${dir}`, across.worker)}\n`);
+      if (across.sidecar.length > 0) process.stdout.write(`${describeFileProblems(join(dir, 'sidecar.json'), `across files, with ${file}`, across.sidecar)}\n`);
     }
   }
   return failed ? 1 : 0;

@@ -95,7 +95,9 @@ the worker config's "trust-profile-revision".`,
 Validates a worker config, a sidecar.json, an mcp.json or a trust profile (recognised by its
 content and place) and prints every problem as "path: message". Exit 1 when there is any.
 A sidecar config dir is checked whole: every file in it, and every trust profile its files name
-must exist in trust-profiles/ and resolve with its bases.
+must exist in trust-profiles/ and resolve with its bases. A worker config given with a host's dir
+(check worker.json DIR) is checked against it: the host and its key under "hosts", the servers
+bound to it defined in its mcp.json, and its agents' trust profiles at their current revision.
 
 Options:
   --runtime R       How a worker config will run: edge (default: dist/worker.js, switchyard worker

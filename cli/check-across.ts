@@ -1,0 +1,95 @@
+/**
+ * `switchyard check worker.json DIR`: a worker config checked against a sidecar config dir, for
+ * what neither file can know alone. For the host DIR belongs to (its sidecar.json `entity-id`):
+ *
+ * - the worker lists it under `hosts`, with this host's public key (from its key file);
+ * - every worker server bound to it and launched there is defined in DIR's mcp.json layers
+ *   (machine, user, defaults) under the same name;
+ * - every agent using one of those servers names a trust profile DIR has, at its current revision.
+ *
+ * This runs on the operator's own files, so a stale revision is shown with the current one.
+ *
+ * @module
+ */
+import { join } from 'node:path';
+import type { ValidationIssue } from '../shared/validation.ts';
+import { loadSidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
+import { parseMcpServersFile, serverConfigFiles } from '../sidecar/host/server-config.ts';
+import { loadHostKey } from '../sidecar/link/host-key.ts';
+import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
+import type { WorkerConfig } from '../worker/config/worker-config.ts';
+
+/** The server names DIR defines for this host, in any layer. */
+function definedServers(dir: string, entityId: string, user: string): Set<string> {
+  const names = new Set<string>();
+  for (const { file } of serverConfigFiles(dir, entityId, user)) {
+    const read = readJsonFile(file);
+    if (!read.ok) continue;
+    try {
+      for (const name of parseMcpServersFile(read.json, dir).keys()) names.add(name);
+    } catch {
+      // an invalid file is reported on its own by check DIR
+    }
+  }
+  return names;
+}
+
+/** Whether a descriptor launches on host `entityId` (a local target there), rather than reaching an URL from it. */
+function launchesOn(executor: WorkerConfig['servers'][string]['executor'], entityId: string): boolean {
+  if (executor.type !== 'user-computer-profile' && executor.type !== 'reverse-http') return false;
+  return executor['entity-id'] === entityId && (executor.target === undefined || executor.target.type === 'local');
+}
+
+/**
+ * @param config The parsed worker config.
+ * @param dir A sidecar config dir whose own files are valid.
+ * @returns Problems of the worker config (paths into it) and of DIR's sidecar.json.
+ */
+export async function checkAcross(config: WorkerConfig, dir: string): Promise<{ worker: ValidationIssue[]; sidecar: ValidationIssue[] }> {
+  const worker: ValidationIssue[] = [];
+  const sidecar: ValidationIssue[] = [];
+  let host;
+  try {
+    host = loadSidecarConfig(dir);
+  } catch {
+    return { worker, sidecar }; // reported by check DIR
+  }
+  const entityId = host.entityId;
+  const listed = (config.hosts ?? []).find((h) => h['entity-id'] === entityId);
+  if (listed === undefined) {
+    sidecar.push({ path: 'entity-id', message: `the worker config has no host "${entityId}" under "hosts": add the hosts entry printed by \`switchyard sidecar init\`` });
+  } else {
+    try {
+      const key = await loadHostKey(host.keyFile);
+      if (key.publicKey !== listed['public-key']) {
+        sidecar.push({ path: 'key-file', message: `this host's key is not the one the worker config lists for "${entityId}": set its "public-key" to ${key.publicKey}` });
+      }
+    } catch (error) {
+      sidecar.push({ path: 'key-file', message: `cannot load this host's key: ${(error as Error).message}` });
+    }
+  }
+  const defined = definedServers(dir, entityId, host.user);
+  const here = Object.entries(config.servers).filter(([, entry]) => launchesOn(entry.executor, entityId)).map(([name]) => name);
+  for (const name of here) {
+    if (!defined.has(name)) {
+      worker.push({ path: `servers.${name}.executor`, message: `host "${entityId}" defines no server "${name}" in ${join(dir, 'mcp-servers', 'mcp.json')} (nor its users/ or machines/ layers): add it there or fix the name` });
+    }
+  }
+  const store = new TrustProfileStore(join(dir, 'trust-profiles'));
+  for (const [index, agent] of config.agents.entries()) {
+    const trust = agent['trust-context'];
+    if (trust === undefined || !agent.servers.some((s) => here.includes(s))) continue;
+    const ref = trust['trust-profile-ref'];
+    const path = `agents[${index}].trust-context`;
+    try {
+      const { revision } = await store.load(ref);
+      if (revision !== trust['trust-profile-revision']) {
+        worker.push({ path: `${path}.trust-profile-revision`, message: `host "${entityId}" has trust profile "${ref}" at ${revision}: the agent would be refused (trust-profile-stale); set it to that revision` });
+      }
+    } catch (error) {
+      worker.push({ path: `${path}.trust-profile-ref`, message: `host "${entityId}" cannot use trust profile "${ref}": ${(error as Error).message}` });
+    }
+  }
+  return { worker, sidecar };
+}
