@@ -1,0 +1,55 @@
+/**
+ * `switchyard start` (npm start) stopped the way a terminal stops it: SIGINT to the whole process
+ * group, which reaches the worker under Deno and this process at once, while an agent session
+ * holds channels to every demo server. Both ends then shut down at the same moment; nothing of
+ * that may be logged as a warning or an error, and the exit is clean.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const REPO = join(import.meta.dirname, '..');
+const stateDir = mkdtempSync(join(tmpdir(), 'sy-start-'));
+afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
+
+describe('switchyard start', () => {
+  it('stops on a terminal\'s Ctrl-C with live sessions, exit 0, and logs nothing at warn or error', async () => {
+    const started = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start', '--port', '0', '--state-dir', stateDir], {
+      cwd: REPO,
+      env: { ...process.env, SWITCHYARD_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let out = '';
+    let err = '';
+    started.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    started.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+    const banner = new Promise<void>((resolve, reject) => {
+      started.stdout!.on('data', () => out.includes('Ctrl-C stops everything') && resolve());
+      void exited.then(() => reject(new Error(`start exited before its banner:\n${out}\n${err}`)));
+    });
+    const client = new Client({ name: 'ctrl-c', version: '1.0.0' });
+    try {
+      await banner;
+      const config = JSON.parse(readFileSync(join(stateDir, 'client-config.json'), 'utf8')) as { mcpServers: { switchyard: { url: string; headers: Record<string, string> } } };
+      const entry = config.mcpServers.switchyard;
+      await client.connect(new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers } }));
+      // Every demo server now has a channel and a contained process for this session.
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['everything__echo', 'filesystem__list_directory', 'memory__read_graph']));
+    } finally {
+      if (started.exitCode === null) process.kill(-started.pid!, 'SIGINT');
+      const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 20_000);
+      const code = await exited;
+      clearTimeout(timer);
+      expect(code).toBe(0);
+    }
+    const logged = err.split('\n').filter((line) => /"level":"(warn|error)"/.test(line));
+    expect(logged).toEqual([]);
+    expect(err).not.toContain('exited unexpectedly');
+  }, 90_000);
+});
