@@ -128,7 +128,7 @@ describe('configuration input', { timeout: SLOW_MS }, () => {
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it('the sidecar CLI refuses a bad sidecar.json at start: exit 1 and one switchyard: line', async () => {
+  it('the sidecar CLI refuses a bad sidecar.json at start: exit 1 and check\'s report, naming the file', async () => {
     const config = join(dir, 'bad-sidecar');
     mkdirSync(config);
     writeFileSync(join(config, 'sidecar.json'), JSON.stringify({ worker: 'ftp://x', 'entity-id': 'a', extra: 1 }));
@@ -138,6 +138,6 @@ describe('configuration input', { timeout: SLOW_MS }, () => {
     );
     figures.inputs++;
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^switchyard: worker: must be an http\(s\): or ws\(s\): URL\nextra: unknown key\n$/);
+    expect(result.stderr).toBe(`switchyard: ${join(config, 'sidecar.json')}: 2 problems (sidecar config)\n  worker: must be an http(s): or ws(s): URL\n  extra: unknown key\n`);
   });
 });
