@@ -1,7 +1,8 @@
 /**
  * The doctor's link check: the real link handshake against the worker, as the sidecar runs it
  * (`sidecar/link/link-client.ts`: the same URL, entity-id header, challenge and signed proof), but
- * once, and closed the moment the worker answers. No channel is ever opened on it.
+ * once, and closed the moment the worker answers. It says it is a probe, so the worker registers
+ * nothing: a sidecar running on this host keeps its link. No channel is ever opened on it.
  *
  * The worker names what is wrong and what to do (an unknown entity id or key, a relayed
  * challenge), in its refusal; that text is passed on as it is.
@@ -12,7 +13,7 @@ import WebSocket from 'ws';
 import { CallbackFrameSocket } from '../shared/link/frame-socket.ts';
 import { answerChallenge } from '../shared/link/link-handshake.ts';
 import { originOfUrl } from '../shared/link/link-identity.ts';
-import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../shared/link/link-types.ts';
+import { ENTITY_ID_HEADER, LINK_PROBE_HEADER, REFUSAL_HEADER } from '../shared/link/link-types.ts';
 import { WireError } from '../shared/errors.ts';
 import type { HostKey } from '../sidecar/link/host-key.ts';
 import { linkUrl } from '../sidecar/link/link-client.ts';
@@ -48,7 +49,7 @@ export function probeLink(options: { worker: string; entityId: string; key: Host
       resolve(result);
       ws.terminate();
     };
-    const ws = new WebSocket(url, { headers: { [ENTITY_ID_HEADER]: options.entityId }, perMessageDeflate: false, handshakeTimeout: timeoutMs });
+    const ws = new WebSocket(url, { headers: { [ENTITY_ID_HEADER]: options.entityId, [LINK_PROBE_HEADER]: '1' }, perMessageDeflate: false, handshakeTimeout: timeoutMs });
     ws.on('unexpected-response', (_request, response) => {
       let body = '';
       response.on('data', (chunk: Buffer) => {

@@ -109,8 +109,8 @@ Checks that bubblewrap is present and usable, user namespaces are enabled, Deno 
 (with --worker) that the worker answers. Exit 1 when a check fails.
 
 With --config-dir DIR it checks a workstation (no Deno needed): DIR/sidecar.json, the host key,
-the real link handshake with the worker (closed as soon as the worker answers; a sidecar linked
-as this host at that moment is replaced and dials again), every trust profile, and every
+the real link handshake with the worker (as a probe: verified, then closed; a sidecar running
+on this host keeps its link), every trust profile, and every
 configured server's command, each failure with what to do.`,
 };
 

@@ -15,6 +15,13 @@ export type LinkRole = 'worker' | 'sidecar';
  */
 export const ENTITY_ID_HEADER = 'X-Switchyard-Entity-Id';
 
+/**
+ * Set to `1` by `switchyard doctor`: prove the host's key, then close. The worker verifies the
+ * proof as for any link but registers nothing, so a doctor run never replaces the live link of a
+ * sidecar that is running on the same host.
+ */
+export const LINK_PROBE_HEADER = 'X-Switchyard-Link-Probe';
+
 /** On a link refused before the upgrade: the refusal's message (some runtimes drop that body). */
 export const REFUSAL_HEADER = 'X-Switchyard-Refusal';
 

@@ -1,9 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WSContext, defineWebSocketHelper, type WSEvents } from 'hono/ws';
 import { createFrameSocketPair, type CallbackFrameSocket } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint } from '../../shared/link/link-endpoint.ts';
 import { answerChallenge } from '../../shared/link/link-handshake.ts';
-import { ENTITY_ID_HEADER } from '../../shared/link/link-types.ts';
+import { ENTITY_ID_HEADER, LINK_PROBE_HEADER } from '../../shared/link/link-types.ts';
 import { hostCredential, hostSigner, type HostCredential } from '../../test/support/configs.ts';
 import { InMemoryHostLinkRegistry } from './host-link-registry.ts';
 import { createLinkRoute, type LinkRouteOptions } from './link-route.ts';
@@ -123,6 +123,22 @@ describe('link route', () => {
     expect(logs.filter((l) => l.msg === 'Host linked')).toEqual([{ msg: 'Host linked', fields: { 'entity-id': 'alice-laptop', replaced: false } }]);
     expect(logs.find((l) => l.msg === 'Refused a host link')?.fields).toMatchObject({ 'entity-id': 'alice-laptop', reason: 'unauthorized' });
     expect(await echoes(registry)).toEqual({ jsonrpc: '2.0', id: 7, method: 'ping' });
+  });
+
+  it('verifies a probe (switchyard doctor) like any link, then closes it without replacing the live link', async () => {
+    const { app, registry, sidecars, logs } = setup();
+    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    await answer(sidecars[0]!, ALICE);
+    await app.request('/link', { headers: { ...upgradeHeaders('alice-laptop'), [LINK_PROBE_HEADER]: '1' } });
+    await answer(sidecars[1]!, ALICE);
+    await vi.waitFor(() => expect(sidecars[1]!.closed).toBe(true));
+    expect(logs.filter((l) => l.msg === 'Host linked')).toHaveLength(1);
+    expect(logs.some((l) => l.msg === 'Verified a host link probe')).toBe(true);
+    expect(await echoes(registry)).toEqual({ jsonrpc: '2.0', id: 7, method: 'ping' });
+
+    // A probe with the wrong key is refused like any link.
+    await app.request('/link', { headers: { ...upgradeHeaders('alice-laptop'), [LINK_PROBE_HEADER]: '1' } });
+    await expect(answer(sidecars[2]!, hostCredential('alice-laptop'))).rejects.toMatchObject({ reason: 'unauthorized' });
   });
 
   it('refuses a signature replayed on a second connection: each challenge is fresh', async () => {

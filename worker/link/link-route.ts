@@ -22,7 +22,7 @@ import { WireError } from '../../shared/errors.ts';
 import { CallbackFrameSocket, createFrameSocketPair } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions, type LinkLogger } from '../../shared/link/link-endpoint.ts';
 import { challengeHost, type ProofVerdict } from '../../shared/link/link-handshake.ts';
-import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
+import { ENTITY_ID_HEADER, LINK_PROBE_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import { EntityIdSchema } from '../../shared/names.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../auth/host-origin.ts';
 import { createHostVerifier, type HostKeyEntry, type HostVerifier } from './host-auth.ts';
@@ -80,6 +80,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
     const origin = originOf(c.req.header('host') ?? hostFromUrl(c.req.url));
     if (!origin.ok) return refuse(entityId, origin.message);
 
+    const probe = c.req.header(LINK_PROBE_HEADER) === '1';
     let socket: CallbackFrameSocket | undefined;
     let endpoint: LinkEndpoint | undefined;
     return options.upgradeWebSocket(c, {
@@ -89,7 +90,13 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
         challengeHost(opened, {
           verify: (proof, nonce) => checkProof(verifier, entityId, origin.origin, proof, nonce),
           // Built and registered only now: until the proof verified, nothing replaces a live link.
+          // A probe (doctor) is verified the same way and then closed, never registered.
           accept: () => {
+            if (probe) {
+              log?.info('Verified a host link probe', { 'entity-id': entityId });
+              opened.close(1000, 'Link probe verified');
+              return undefined;
+            }
             endpoint = new LinkEndpoint(opened, { ...options.endpoint, role: 'worker', peer: entityId, ...(log ? { log } : {}) });
             options.registry.attach(entityId, endpoint);
             return endpoint;
