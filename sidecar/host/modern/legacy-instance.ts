@@ -26,8 +26,11 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
-import { INPUT_CAPABLE_METHODS, inputRequestOf, isInputMethod, type InputRequest } from './input-requests.ts';
-import { InitializeResultSchema, logLevelPasses, type Implementation, type InitializeResult, type JsonRpcErrorShape, type LogLevel } from './modern-results.ts';
+import { InFlightCalls, type Call, type CallSink, type InstanceRequest } from './in-flight-calls.ts';
+
+export type { Call, CallOutcome, CallSink, InstanceRequest, ServerRequest } from './in-flight-calls.ts';
+import { inputRequestOf, isInputMethod } from './input-requests.ts';
+import { InitializeResultSchema, logLevelPasses, type Implementation, type InitializeResult, type JsonRpcErrorShape } from './modern-results.ts';
 
 /** The legacy revision the host negotiates (the latest the SDK speaks). */
 export const LEGACY_PROTOCOL_VERSION = '2025-11-25';
@@ -37,50 +40,8 @@ export const CLIENT_CAPABILITIES = { elicitation: {}, sampling: {}, roots: {} } 
 
 type Id = string | number;
 
-/** A request forwarded to the instance, as the host wants it sent (original id, meta already stripped). */
-export interface InstanceRequest {
-  method: string;
-  params?: Record<string, unknown> & { _meta?: Record<string, unknown> };
-}
-
-/** How one call's traffic comes back. */
-export interface CallSink {
-  /** A notification for this call (progress with the caller's own token, or a log line). */
-  notify(notification: { method: string; params?: Record<string, unknown> }): void;
-  /** The log threshold the request asked for; none means no log lines. */
-  logLevel: LogLevel | null;
-  /** A server→client request attributed to this call; without it such requests are refused. */
-  input?(request: ServerRequest): void;
-}
-
-/** A server→client request waiting for its answer, which goes to the server verbatim. */
-export interface ServerRequest extends InputRequest {
-  /** Answers the server (once; later calls do nothing). */
-  answer(response: { result: unknown } | { error: JsonRpcErrorShape }): void;
-}
-
 /** Error code for a server→client request the host cannot route to a caller. */
 const SERVER_REQUEST_REFUSED = -32603;
-
-export type CallOutcome = { result: unknown } | { error: JsonRpcErrorShape };
-
-export interface Call {
-  /** The upstream id the instance gave this call. */
-  readonly upstreamId: number;
-  /** Settles with the server's answer; rejects with a `WireError` (`server-exited`) when the process ends first. */
-  readonly outcome: Promise<CallOutcome>;
-  /** Stops waiting and tells the server (`notifications/cancelled` for the upstream id). */
-  cancel(reason: string): void;
-}
-
-interface Pending {
-  sink: CallSink;
-  /** May receive server→client requests (tools/call, prompts/get, resources/read). */
-  inputCapable: boolean;
-  token: Id | undefined;
-  resolve(outcome: CallOutcome): void;
-  reject(error: WireError): void;
-}
 
 export interface LegacyInstanceOptions {
   server: string;
@@ -99,10 +60,7 @@ export class LegacyInstance {
   readonly #transport: LegacyInstanceOptions['transport'];
   readonly #log: Logger;
   readonly #options: LegacyInstanceOptions;
-  readonly #pending = new Map<number, Pending>();
-  /** Upstream progress token → upstream id of the call it belongs to. */
-  readonly #tokens = new Map<string, number>();
-  #nextId = 1;
+  readonly #calls: InFlightCalls;
   #initialize: InitializeResult | undefined;
   #ended: WireError | null = null;
   #failure: WireError | undefined;
@@ -115,6 +73,7 @@ export class LegacyInstance {
     this.#log = options.log;
     this.#options = options;
     this.#closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+    this.#calls = new InFlightCalls({ send: (message) => this.#transport.send(message), exitError: () => this.#exitError(), ...(options.onActivity ? { onActivity: options.onActivity } : {}) });
   }
 
   /** Launches the server and runs `initialize` + `notifications/initialized` on the agent's behalf. */
@@ -138,7 +97,7 @@ export class LegacyInstance {
   }
 
   get inFlight(): number {
-    return this.#pending.size;
+    return this.#calls.size;
   }
 
   /** True once the process has ended or the instance was closed. */
@@ -153,28 +112,7 @@ export class LegacyInstance {
 
   /** Forwards one request under a fresh upstream id; see `Call`. */
   call(request: InstanceRequest, sink: CallSink): Call {
-    const upstreamId = this.#nextId++;
-    let settle!: Pick<Pending, 'resolve' | 'reject'>;
-    const outcome = new Promise<CallOutcome>((resolve, reject) => (settle = { resolve, reject }));
-    const call: Call = { upstreamId, outcome, cancel: (reason) => this.#cancel(upstreamId, reason) };
-    if (this.#ended !== null) {
-      settle.reject(this.#ended);
-      return call;
-    }
-    const token = request.params?._meta?.progressToken as Id | undefined;
-    let params = request.params;
-    if (token !== undefined) {
-      const upstreamToken = `switchyard-${upstreamId}`;
-      this.#tokens.set(upstreamToken, upstreamId);
-      params = { ...params, _meta: { ...params!._meta, progressToken: upstreamToken } };
-    }
-    this.#pending.set(upstreamId, { sink, token, inputCapable: INPUT_CAPABLE_METHODS.has(request.method), ...settle });
-    this.#activity();
-    const message = { jsonrpc: '2.0', id: upstreamId, method: request.method, ...(params !== undefined ? { params } : {}) } as JSONRPCMessage;
-    this.#transport.send(message).catch((error: unknown) => {
-      this.#settle(upstreamId)?.reject(error instanceof WireError ? error : this.#exitError());
-    });
-    return call;
+    return this.#calls.start(request, sink);
   }
 
   /** Ends the process; calls in flight fail with `server-exited`. */
@@ -222,7 +160,7 @@ export class LegacyInstance {
     if ('method' in message && 'id' in message) return this.#serverRequest(message.id, message.method, message.params);
     if ('method' in message) return this.#notification(message.method, message.params as Record<string, unknown> | undefined);
     if (!('id' in message) || typeof message.id !== 'number') return;
-    const pending = this.#settle(message.id);
+    const pending = this.#calls.settle(message.id);
     if (pending === undefined) return; // cancelled, or an answer to nothing
     if ('result' in message) pending.resolve({ result: message.result });
     else if ('error' in message) pending.resolve({ error: message.error as JsonRpcErrorShape });
@@ -240,7 +178,7 @@ export class LegacyInstance {
       answer({ error: { code, message } });
     };
     if (!isInputMethod(method)) return refuse(-32601, `Method not found: ${method.slice(0, 64)}`);
-    const capable = [...this.#pending.values()].filter((pending) => pending.inputCapable);
+    const capable = [...this.#calls.values()].filter((pending) => pending.inputCapable);
     if (capable.length === 1) {
       const input = capable[0]!.sink.input;
       if (input === undefined) return refuse(SERVER_REQUEST_REFUSED, `The request in flight cannot carry a question to the agent: ${method}`);
@@ -254,39 +192,13 @@ export class LegacyInstance {
   }
 
   #notification(method: string, params: Record<string, unknown> | undefined): void {
-    if (method === 'notifications/progress') {
-      const upstreamId = this.#tokens.get(String(params?.progressToken));
-      const pending = upstreamId === undefined ? undefined : this.#pending.get(upstreamId);
-      if (pending === undefined || pending.token === undefined) return;
-      pending.sink.notify({ method, params: { ...params, progressToken: pending.token } });
-      return;
-    }
+    if (method === 'notifications/progress') return this.#calls.progress(params);
     if (method === 'notifications/message') {
-      if (this.#pending.size !== 1) return; // which call it belongs to cannot be known
-      const [pending] = this.#pending.values();
-      if (pending!.sink.logLevel !== null && logLevelPasses(params?.level, pending!.sink.logLevel)) pending!.sink.notify({ method, ...(params ? { params } : {}) });
+      const alone = this.#calls.alone(); // with several in flight, which call it belongs to cannot be known
+      if (alone !== undefined && alone.sink.logLevel !== null && logLevelPasses(params?.level, alone.sink.logLevel)) alone.sink.notify({ method, ...(params ? { params } : {}) });
       return;
     }
     this.#log.debug('Server notification not relayed to modern agents yet', { method });
-  }
-
-  #cancel(upstreamId: number, reason: string): void {
-    if (this.#settle(upstreamId) === undefined || this.#ended !== null) return;
-    this.#transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: upstreamId, reason } }).catch(() => {});
-  }
-
-  /** Takes a call out of flight, returning it (undefined when it was not in flight). */
-  #settle(upstreamId: number): Pending | undefined {
-    const pending = this.#pending.get(upstreamId);
-    if (pending === undefined) return undefined;
-    this.#pending.delete(upstreamId);
-    this.#tokens.delete(`switchyard-${upstreamId}`);
-    this.#activity();
-    return pending;
-  }
-
-  #activity(): void {
-    if (this.#ended === null) this.#options.onActivity?.(this.#pending.size);
   }
 
   #exitError(): WireError {
@@ -297,10 +209,7 @@ export class LegacyInstance {
     if (this.#ended !== null) return;
     const error = this.#exitError();
     this.#ended = error.reason === 'server-exited' ? error : new WireError('server-exited', error.message, { detail: { server: this.server } });
-    const pending = [...this.#pending.values()];
-    this.#pending.clear();
-    this.#tokens.clear();
-    for (const call of pending) call.reject(this.#ended);
+    this.#calls.end(this.#ended);
     this.#options.onEnded?.();
     this.#resolveClosed();
   }

@@ -20,19 +20,10 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
-import type { Call, CallOutcome, CallSink, InstanceRequest } from './legacy-instance.ts';
+import { InFlightCalls } from './in-flight-calls.ts';
+import type { Call, CallSink, InstanceRequest } from './legacy-instance.ts';
 import { SERVER_INFO_KEY, type Implementation, type JsonRpcErrorShape } from './modern-results.ts';
 import type { DiscoverResult, StartedTransport } from './server-era.ts';
-
-type Id = string | number;
-
-interface Pending {
-  method: string;
-  sink: CallSink;
-  token: Id | undefined;
-  resolve(outcome: CallOutcome): void;
-  reject(error: WireError): void;
-}
 
 export interface ModernServerInstanceOptions {
   server: string;
@@ -68,9 +59,7 @@ export class ModernServerInstance {
   readonly #transport: StartedTransport;
   readonly #log: Logger;
   readonly #options: ModernServerInstanceOptions;
-  readonly #pending = new Map<number, Pending>();
-  readonly #tokens = new Map<string, number>();
-  #nextId = 1;
+  readonly #calls: InFlightCalls;
   #ended: WireError | null = null;
   #failure: WireError | undefined;
   readonly #closed: Promise<void>;
@@ -82,6 +71,7 @@ export class ModernServerInstance {
     this.#log = options.log;
     this.#options = options;
     this.#closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+    this.#calls = new InFlightCalls({ send: (message) => this.#transport.send(message), exitError: () => this.#exitError(), ...(options.onActivity ? { onActivity: options.onActivity } : {}) });
   }
 
   static async start(options: ModernServerInstanceOptions): Promise<ModernServerInstance> {
@@ -112,7 +102,7 @@ export class ModernServerInstance {
   }
 
   get inFlight(): number {
-    return this.#pending.size;
+    return this.#calls.size;
   }
 
   get ended(): boolean {
@@ -125,28 +115,7 @@ export class ModernServerInstance {
 
   /** Forwards one modern request, `_meta` and all, under a fresh upstream id. */
   call(request: InstanceRequest, sink: CallSink): Call {
-    const upstreamId = this.#nextId++;
-    let settle!: Pick<Pending, 'resolve' | 'reject'>;
-    const outcome = new Promise<CallOutcome>((resolve, reject) => (settle = { resolve, reject }));
-    const call: Call = { upstreamId, outcome, cancel: (reason) => this.#cancel(upstreamId, reason) };
-    if (this.#ended !== null) {
-      settle.reject(this.#ended);
-      return call;
-    }
-    const token = request.params?._meta?.progressToken as Id | undefined;
-    let params = request.params;
-    if (token !== undefined) {
-      const upstreamToken = `switchyard-${upstreamId}`;
-      this.#tokens.set(upstreamToken, upstreamId);
-      params = { ...params, _meta: { ...params!._meta, progressToken: upstreamToken } };
-    }
-    this.#pending.set(upstreamId, { method: request.method, sink, token, ...settle });
-    this.#activity();
-    const message = { jsonrpc: '2.0', id: upstreamId, method: request.method, ...(params !== undefined ? { params } : {}) } as JSONRPCMessage;
-    this.#transport.send(message).catch((error: unknown) => {
-      this.#settle(upstreamId)?.reject(error instanceof WireError ? error : this.#exitError());
-    });
-    return call;
+    return this.#calls.start(request, sink);
   }
 
   async close(): Promise<void> {
@@ -165,7 +134,7 @@ export class ModernServerInstance {
     }
     if ('method' in message) return this.#notification(message.method, message.params as Record<string, unknown> | undefined);
     if (!('id' in message) || typeof message.id !== 'number') return;
-    const pending = this.#settle(message.id);
+    const pending = this.#calls.settle(message.id);
     if (pending === undefined) return;
     if ('result' in message) pending.resolve({ result: message.result });
     else if ('error' in message) {
@@ -185,38 +154,14 @@ export class ModernServerInstance {
   }
 
   #notification(method: string, params: Record<string, unknown> | undefined): void {
-    if (method === 'notifications/progress') {
-      const upstreamId = this.#tokens.get(String(params?.progressToken));
-      const pending = upstreamId === undefined ? undefined : this.#pending.get(upstreamId);
-      if (pending === undefined || pending.token === undefined) return;
-      pending.sink.notify({ method, params: { ...params, progressToken: pending.token } });
-      return;
-    }
+    if (method === 'notifications/progress') return this.#calls.progress(params);
     if (method === 'notifications/message') {
-      if (this.#pending.size !== 1) return;
-      const [pending] = this.#pending.values();
-      if (pending!.sink.logLevel !== null) pending!.sink.notify({ method, ...(params ? { params } : {}) });
+      // The server applies the request's logLevel itself; which request a line belongs to is known only when one is in flight.
+      const alone = this.#calls.alone();
+      if (alone !== undefined && alone.sink.logLevel !== null) alone.sink.notify({ method, ...(params ? { params } : {}) });
       return;
     }
     this.#log.debug('Server notification not relayed to modern agents yet', { method });
-  }
-
-  #cancel(upstreamId: number, reason: string): void {
-    if (this.#settle(upstreamId) === undefined || this.#ended !== null) return;
-    this.#transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: upstreamId, reason } }).catch(() => {});
-  }
-
-  #settle(upstreamId: number): Pending | undefined {
-    const pending = this.#pending.get(upstreamId);
-    if (pending === undefined) return undefined;
-    this.#pending.delete(upstreamId);
-    this.#tokens.delete(`switchyard-${upstreamId}`);
-    this.#activity();
-    return pending;
-  }
-
-  #activity(): void {
-    if (this.#ended === null) this.#options.onActivity?.(this.#pending.size);
   }
 
   #exitError(): WireError {
@@ -227,10 +172,7 @@ export class ModernServerInstance {
     if (this.#ended !== null) return;
     const error = this.#exitError();
     this.#ended = error.reason === 'server-exited' ? error : new WireError('server-exited', error.message, { detail: { server: this.server } });
-    const pending = [...this.#pending.values()];
-    this.#pending.clear();
-    this.#tokens.clear();
-    for (const call of pending) call.reject(this.#ended);
+    this.#calls.end(this.#ended);
     this.#options.onEnded?.();
     this.#resolveClosed();
   }
