@@ -28,6 +28,7 @@ import { loadOrCreateHostKey } from '../sidecar/link/host-key.ts';
 import { isLoopbackHostname } from '../sidecar/link/worker-url.ts';
 import { startDenoWorker } from './deno-worker-process.ts';
 import { startSidecar } from './sidecar-command.ts';
+import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { stopOnSignals } from './signals.ts';
 import { sha256Hex } from '../shared/credentials.ts';
 import { clientConfigs, ensureDir, ensureSecret, HOST_KEY_FILE, writeJson } from './state-dir.ts';
@@ -137,6 +138,8 @@ export async function runStart(argv: string[]): Promise<number> {
   const dialUrl = worker.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
   // The demo profile is also the host's floor: a session the worker opens without naming it still runs contained.
   writeJson(join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'trust-profile': 'demo' });
+  // This process hosts the demo servers, like `switchyard sidecar`: one bad request costs a channel, not every session.
+  keepServingOnUnexpectedErrors(sidecarLog);
   const sidecar = await startSidecar(loadSidecarConfig(configDir), sidecarLog);
   let stopping = false;
   stopOnSignals(async () => {
