@@ -59,7 +59,15 @@ async function main(): Promise<void> {
       server = serverPid(handle.pid);
       if (server === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    results[name] = { server: server === undefined ? null : fdsOf(server), tool: policy === null ? null : fdsOf(handle.pid) };
+    // `comm` reads "sleep" from early in exec, before the kernel closes close-on-exec descriptors
+    // (bwrap's own), so a read at that instant can show one that is about to go. Poll until only
+    // 0-2 remain, within a bound: a descriptor that really leaked never goes, and is reported.
+    let serverFds = server === undefined ? null : fdsOf(server);
+    for (let i = 0; i < 200 && server !== undefined && serverFds!.some((fd) => fd > 2); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      serverFds = fdsOf(server);
+    }
+    results[name] = { server: serverFds, tool: policy === null ? null : fdsOf(handle.pid) };
     await handle.dispose(0);
   }
   await executor.disposeAll();
