@@ -8,11 +8,17 @@
  *   its call with the caller's own token;
  * - a log line names no request on stdio, so `alone()` gives the call only while exactly one is in
  *   flight;
- * - when the process ends, every call in flight fails with the instance's exit error.
+ * - when the process ends (or the instance closes it), every call in flight fails with
+ *   `server-exited`, carrying the transport's own reason when it gave one (a sandbox failure).
+ *
+ * It also owns the process's end, the part both instances share: the transport's close and error
+ * callbacks, the exit error, and `closed`.
  *
  * @module
  */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../../log.ts';
 import { WireError } from '../../../shared/errors.ts';
 import { INPUT_CAPABLE_METHODS, type InputRequest } from './input-requests.ts';
 import type { JsonRpcErrorShape, LogLevel } from './modern-results.ts';
@@ -66,12 +72,14 @@ export interface InFlightCall {
 }
 
 export interface InFlightCallsOptions {
-  /** Writes one message to the server. */
-  send(message: JSONRPCMessage): Promise<void>;
-  /** Why a call fails when writing to the server fails (the process is gone). */
-  exitError(): WireError;
-  /** Called whenever the number of calls in flight changes, until `end`. */
+  server: string;
+  /** The server's stdio transport; `wire` takes over its callbacks. */
+  transport: Transport;
+  log: Logger;
+  /** Called whenever the number of calls in flight changes, until the end. */
   onActivity?: (inFlight: number) => void;
+  /** Called once when the process has ended, by its own exit or by `close`. */
+  onEnded?: () => void;
 }
 
 export class InFlightCalls {
@@ -81,9 +89,46 @@ export class InFlightCalls {
   readonly #tokens = new Map<string, number>();
   #nextId = 1;
   #ended: WireError | null = null;
+  #failure: WireError | undefined;
+  readonly #closed: Promise<void>;
+  #resolveClosed!: () => void;
 
   constructor(options: InFlightCallsOptions) {
     this.#options = options;
+    this.#closed = new Promise((resolve) => (this.#resolveClosed = resolve));
+  }
+
+  /** Routes the server's messages to `onMessage` and watches the transport for its end. */
+  wire(onMessage: (message: JSONRPCMessage) => void): void {
+    const transport = this.#options.transport;
+    transport.onmessage = onMessage;
+    transport.onerror = (error) => {
+      if (error instanceof WireError) this.#failure = error;
+      this.#options.log.debug('Server instance transport error', { server: this.#options.server, error });
+    };
+    transport.onclose = () => this.#end();
+  }
+
+  /** The transport's own failure (a sandbox that could not start), when it reported one. */
+  get failure(): WireError | undefined {
+    return this.#failure;
+  }
+
+  /** Settles when the process has ended. */
+  get closed(): Promise<void> {
+    return this.#closed;
+  }
+
+  /** Writes one message to the server; nothing once it has ended. */
+  send(message: JSONRPCMessage): void {
+    if (this.#ended === null) this.#options.transport.send(message).catch(() => {});
+  }
+
+  /** Ends the process; calls in flight fail with `server-exited`. */
+  async close(): Promise<void> {
+    await this.#options.transport.close().catch(() => {});
+    this.#end();
+    await this.#closed;
   }
 
   get size(): number {
@@ -126,8 +171,8 @@ export class InFlightCalls {
     this.#calls.set(upstreamId, { method: request.method, sink, token, inputCapable: INPUT_CAPABLE_METHODS.has(request.method), ...settle });
     this.#activity();
     const message = { jsonrpc: '2.0', id: upstreamId, method: request.method, ...(params !== undefined ? { params } : {}) } as JSONRPCMessage;
-    this.#options.send(message).catch((error: unknown) => {
-      this.settle(upstreamId)?.reject(error instanceof WireError ? error : this.#options.exitError());
+    this.#options.transport.send(message).catch((error: unknown) => {
+      this.settle(upstreamId)?.reject(error instanceof WireError ? error : this.#exitError());
     });
     return call;
   }
@@ -145,7 +190,7 @@ export class InFlightCalls {
   /** Stops waiting for a call and tells the server (`notifications/cancelled` for its upstream id). */
   cancel(upstreamId: number, reason: string): void {
     if (this.settle(upstreamId) === undefined || this.#ended !== null) return;
-    this.#options.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: upstreamId, reason } }).catch(() => {});
+    this.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: upstreamId, reason } });
   }
 
   /** Hands a server's `notifications/progress` to its call, under the caller's own token. */
@@ -156,14 +201,23 @@ export class InFlightCalls {
     call.sink.notify({ method: 'notifications/progress', params: { ...params, progressToken: call.token } });
   }
 
-  /** The process has ended: every call in flight fails with `error`, and later ones at once. */
-  end(error: WireError): void {
+  #exitError(): WireError {
+    const server = this.#options.server;
+    return this.#failure ?? new WireError('server-exited', `Server "${server}" closed its connection`, { detail: { server } });
+  }
+
+  /** The process has ended: every call in flight fails, and later ones at once. */
+  #end(): void {
     if (this.#ended !== null) return;
-    this.#ended = error;
+    const error = this.#exitError();
+    const server = this.#options.server;
+    this.#ended = error.reason === 'server-exited' ? error : new WireError('server-exited', error.message, { detail: { server } });
     const calls = [...this.#calls.values()];
     this.#calls.clear();
     this.#tokens.clear();
-    for (const call of calls) call.reject(error);
+    for (const call of calls) call.reject(this.#ended);
+    this.#options.onEnded?.();
+    this.#resolveClosed();
   }
 
   #activity(): void {

@@ -62,18 +62,13 @@ export class LegacyInstance {
   readonly #options: LegacyInstanceOptions;
   readonly #calls: InFlightCalls;
   #initialize: InitializeResult | undefined;
-  #ended: WireError | null = null;
-  #failure: WireError | undefined;
-  readonly #closed: Promise<void>;
-  #resolveClosed!: () => void;
 
   private constructor(options: LegacyInstanceOptions) {
     this.server = options.server;
     this.#transport = options.transport;
     this.#log = options.log;
     this.#options = options;
-    this.#closed = new Promise((resolve) => (this.#resolveClosed = resolve));
-    this.#calls = new InFlightCalls({ send: (message) => this.#transport.send(message), exitError: () => this.#exitError(), ...(options.onActivity ? { onActivity: options.onActivity } : {}) });
+    this.#calls = new InFlightCalls(options);
   }
 
   /** Launches the server and runs `initialize` + `notifications/initialized` on the agent's behalf. */
@@ -102,12 +97,12 @@ export class LegacyInstance {
 
   /** True once the process has ended or the instance was closed. */
   get ended(): boolean {
-    return this.#ended !== null;
+    return this.#calls.ended !== null;
   }
 
   /** Settles when the instance has ended. */
   get closed(): Promise<void> {
-    return this.#closed;
+    return this.#calls.closed;
   }
 
   /** Forwards one request under a fresh upstream id; see `Call`. */
@@ -116,28 +111,21 @@ export class LegacyInstance {
   }
 
   /** Ends the process; calls in flight fail with `server-exited`. */
-  async close(): Promise<void> {
-    await this.#transport.close().catch(() => {});
-    this.#end();
-    await this.#closed;
+  close(): Promise<void> {
+    return this.#calls.close();
   }
 
   async #open(): Promise<void> {
     const transport = this.#transport;
     let answerInitialize: ((message: JSONRPCMessage) => void) | undefined;
-    transport.onmessage = (message) => {
+    this.#calls.wire((message) => {
       if (answerInitialize !== undefined && 'id' in message && message.id === 0 && !('method' in message)) answerInitialize(message);
       else this.#fromServer(message);
-    };
-    transport.onerror = (error) => {
-      if (error instanceof WireError) this.#failure = error;
-      this.#log.debug('Legacy instance transport error', { error });
-    };
-    transport.onclose = () => this.#end();
+    });
     await transport.start();
     const answered = new Promise<JSONRPCMessage>((resolve, reject) => {
       answerInitialize = resolve;
-      void this.#closed.then(() => reject(this.#failure ?? this.#ended)); // a sandbox failure keeps its own reason
+      void this.#calls.closed.then(() => reject(this.#calls.failure ?? this.#calls.ended)); // a sandbox failure keeps its own reason
     });
     await transport.send({
       jsonrpc: '2.0',
@@ -169,9 +157,9 @@ export class LegacyInstance {
   #serverRequest(id: Id, method: string, params: unknown): void {
     let answered = false;
     const answer = (response: { result: unknown } | { error: JsonRpcErrorShape }) => {
-      if (answered || this.#ended !== null) return;
+      if (answered) return;
       answered = true;
-      this.#transport.send({ jsonrpc: '2.0', id, ...response } as JSONRPCMessage).catch(() => {});
+      this.#calls.send({ jsonrpc: '2.0', id, ...response } as JSONRPCMessage);
     };
     const refuse = (code: number, message: string) => {
       this.#log.debug('Server request refused', { method: method.slice(0, 64), why: message });
@@ -199,18 +187,4 @@ export class LegacyInstance {
       return;
     }
     this.#log.debug('Server notification not relayed to modern agents yet', { method });
-  }
-
-  #exitError(): WireError {
-    return this.#failure ?? new WireError('server-exited', `Server "${this.server}" closed its connection`, { detail: { server: this.server } });
-  }
-
-  #end(): void {
-    if (this.#ended !== null) return;
-    const error = this.#exitError();
-    this.#ended = error.reason === 'server-exited' ? error : new WireError('server-exited', error.message, { detail: { server: this.server } });
-    this.#calls.end(this.#ended);
-    this.#options.onEnded?.();
-    this.#resolveClosed();
-  }
-}
+  }}

@@ -18,7 +18,6 @@
  * @module
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
 import { InFlightCalls } from './in-flight-calls.ts';
 import type { Call, CallSink, InstanceRequest } from './legacy-instance.ts';
@@ -60,30 +59,19 @@ export class ModernServerInstance {
   readonly #log: Logger;
   readonly #options: ModernServerInstanceOptions;
   readonly #calls: InFlightCalls;
-  #ended: WireError | null = null;
-  #failure: WireError | undefined;
-  readonly #closed: Promise<void>;
-  #resolveClosed!: () => void;
 
   private constructor(options: ModernServerInstanceOptions) {
     this.server = options.server;
     this.#transport = options.transport;
     this.#log = options.log;
     this.#options = options;
-    this.#closed = new Promise((resolve) => (this.#resolveClosed = resolve));
-    this.#calls = new InFlightCalls({ send: (message) => this.#transport.send(message), exitError: () => this.#exitError(), ...(options.onActivity ? { onActivity: options.onActivity } : {}) });
+    this.#calls = new InFlightCalls(options);
   }
 
   static async start(options: ModernServerInstanceOptions): Promise<ModernServerInstance> {
     const instance = new ModernServerInstance(options);
-    const transport = options.transport;
-    transport.onmessage = (message) => instance.#fromServer(message);
-    transport.onerror = (error) => {
-      if (error instanceof WireError) instance.#failure = error;
-      options.log.debug('Modern server transport error', { error });
-    };
-    transport.onclose = () => instance.#end();
-    await transport.start();
+    instance.#calls.wire((message) => instance.#fromServer(message));
+    await options.transport.start();
     return instance;
   }
 
@@ -106,11 +94,11 @@ export class ModernServerInstance {
   }
 
   get ended(): boolean {
-    return this.#ended !== null;
+    return this.#calls.ended !== null;
   }
 
   get closed(): Promise<void> {
-    return this.#closed;
+    return this.#calls.closed;
   }
 
   /** Forwards one modern request, `_meta` and all, under a fresh upstream id. */
@@ -118,18 +106,14 @@ export class ModernServerInstance {
     return this.#calls.start(request, sink);
   }
 
-  async close(): Promise<void> {
-    await this.#transport.close().catch(() => {});
-    this.#end();
-    await this.#closed;
+  close(): Promise<void> {
+    return this.#calls.close();
   }
 
   #fromServer(message: JSONRPCMessage): void {
     if ('method' in message && 'id' in message) {
       this.#log.debug('Server request refused: a modern server asks for input with an InputRequiredResult', { method: message.method });
-      this.#transport
-        .send({ jsonrpc: '2.0', id: message.id, error: { code: METHOD_NOT_FOUND, message: `Method not supported from a modern server: ${message.method}` } })
-        .catch(() => {});
+      this.#calls.send({ jsonrpc: '2.0', id: message.id, error: { code: METHOD_NOT_FOUND, message: `Method not supported from a modern server: ${message.method}` } });
       return;
     }
     if ('method' in message) return this.#notification(message.method, message.params as Record<string, unknown> | undefined);
@@ -162,18 +146,4 @@ export class ModernServerInstance {
       return;
     }
     this.#log.debug('Server notification not relayed to modern agents yet', { method });
-  }
-
-  #exitError(): WireError {
-    return this.#failure ?? new WireError('server-exited', `Server "${this.server}" closed its connection`, { detail: { server: this.server } });
-  }
-
-  #end(): void {
-    if (this.#ended !== null) return;
-    const error = this.#exitError();
-    this.#ended = error.reason === 'server-exited' ? error : new WireError('server-exited', error.message, { detail: { server: this.server } });
-    this.#calls.end(this.#ended);
-    this.#options.onEnded?.();
-    this.#resolveClosed();
-  }
-}
+  }}
