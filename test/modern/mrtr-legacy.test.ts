@@ -104,11 +104,12 @@ describe('a modern agent answering a legacy server through InputRequiredResult',
     expect(textOf(await elicit('bob', { inputResponses: { [key]: { action: 'cancel' } }, requestState: state }))).toContain('cancelled');
   });
 
-  it('refuses a question it cannot attribute: while one asking call of the agent waits, another one asking gets the server\'s error', async () => {
+  it('while one asking call of the agent waits for its retry (maybe never), another one asking gets its own InputRequiredResult, and each resumes with its own answer', async () => {
     const waiting = inputRequired(await elicit('alice'));
-    const second = await elicit('alice');
-    expect(second.response.result).toMatchObject({ resultType: 'complete', isError: true });
-    expect(textOf(second)).toContain('cannot tell which one asks');
+    const second = inputRequired(await elicit('alice'));
+    expect(second.state).not.toBe(waiting.state);
+    const secondDone = await elicit('alice', { inputResponses: { [second.key]: accept('Second') }, requestState: second.state });
+    expect(textOf(secondDone)).toContain('Name: Second');
     const done = await elicit('alice', { inputResponses: { [waiting.key]: accept('First') }, requestState: waiting.state });
     expect(textOf(done)).toContain('Name: First');
   });

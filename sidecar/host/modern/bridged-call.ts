@@ -72,6 +72,9 @@ export class BridgedCall {
       get logLevel() {
         return self.#attached?.logLevel ?? null;
       },
+      get parked() {
+        return self.#attached === null;
+      },
       notify: (notification) => this.#notify(notification),
       input: (serverRequest) => {
         this.#open.set(`${INPUT_METHODS[serverRequest.method]}-${++this.#keys}`, serverRequest);

@@ -39,6 +39,11 @@ export interface CallSink {
   logLevel: LogLevel | null;
   /** A server→client request attributed to this call; without it such requests are refused. */
   input?(request: ServerRequest): void;
+  /**
+   * True while the call waits for the agent's retry, its questions asked already and no request
+   * attached: a new question is then taken for another call's, when exactly one other is attached.
+   */
+  readonly parked?: boolean;
 }
 
 /** A server→client request waiting for its answer, which goes to the server verbatim. */

@@ -150,6 +150,32 @@ describe('LegacyInstance routing', () => {
     expect(asked).toEqual([]);
   });
 
+  it('gives a question to the one attached call when the others asking are parked, and refuses it when every one is parked', async () => {
+    const { instance, server, next } = await scriptedServer();
+    const heard: string[] = [];
+    const asking = (name: string, parked: { value: boolean }): CallSink => ({
+      ...sink(),
+      input: (request) => {
+        heard.push(name);
+        request.answer({ result: { action: 'decline' } });
+      },
+      get parked() {
+        return parked.value;
+      },
+    });
+    const first = { value: true };
+    const second = { value: false };
+    instance.call({ method: 'tools/call', params: { name: 'parked' } }, asking('parked', first));
+    instance.call({ method: 'tools/call', params: { name: 'attached' } }, asking('attached', second));
+    await server.send({ jsonrpc: '2.0', id: 'e-1', method: 'elicitation/create', params: { message: 'm', requestedSchema: { type: 'object', properties: {} } } });
+    expect(await next('response')).toEqual({ jsonrpc: '2.0', id: 'e-1', result: { action: 'decline' } });
+    expect(heard).toEqual(['attached']);
+    second.value = true;
+    await server.send({ jsonrpc: '2.0', id: 'r-1', method: 'roots/list' });
+    expect(await next('response')).toMatchObject({ id: 'r-1', error: { code: -32603, message: expect.stringContaining('cannot tell which one asks') } });
+    expect(heard).toEqual(['attached']);
+  });
+
   it('fails every call in flight with server-exited when the server goes away', async () => {
     const { instance, server } = await scriptedServer();
     const one = instance.call({ method: 'tools/call', params: { name: 'a' } }, sink());

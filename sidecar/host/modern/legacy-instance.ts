@@ -14,7 +14,9 @@
  *   the tools that ask for them (server-everything does so only then); a server→client request is
  *   handed to the one input-capable call in flight (`CallSink.input`, which turns it into an
  *   `InputRequiredResult`). Like a log line it names no call, so with several such calls in flight
- *   it cannot be attributed and is refused with an error (notes §4 "Correlation hazard"); with none,
+ *   it goes to the one a request is attached to (parked ones, waiting for a retry that may never
+ *   come, asked theirs already); with several of those it cannot be attributed and is refused with
+ *   an error (notes §4 "Correlation hazard"); with none,
  *   `roots/list` gets an empty list (server-everything asks right after `initialized`) and the others
  *   an error;
  * - the process ending fails every request in flight with `server-exited` (its exit reason when
@@ -166,7 +168,13 @@ export class LegacyInstance {
       answer({ error: { code, message } });
     };
     if (!isInputMethod(method)) return refuse(-32601, `Method not found: ${method.slice(0, 64)}`);
-    const capable = [...this.#calls.values()].filter((pending) => pending.inputCapable);
+    let capable = [...this.#calls.values()].filter((pending) => pending.inputCapable);
+    // A parked call asked its questions already and waits for the agent, who may never retry (an
+    // abandoned dialog): it must not make the instance's next call unaskable until it expires.
+    if (capable.length > 1) {
+      const attached = capable.filter((pending) => pending.sink.parked !== true);
+      if (attached.length > 0) capable = attached;
+    }
     if (capable.length === 1) {
       const input = capable[0]!.sink.input;
       if (input === undefined) return refuse(SERVER_REQUEST_REFUSED, `The request in flight cannot carry a question to the agent: ${method}`);
