@@ -21,7 +21,7 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
-  CreateMessageResultSchema, ElicitResultSchema, isInitializeRequest, SubscribeRequestSchema, UnsubscribeRequestSchema,
+  CreateMessageResultSchema, ElicitResultSchema, isInitializeRequest, ListRootsResultSchema, SubscribeRequestSchema, UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
@@ -101,6 +101,52 @@ function createServer() {
       titledMulti: { type: 'array', items: { anyOf: [{ const: 'value1', title: 'First Choice' }, { const: 'value2', title: 'Second Choice' }] } },
     }),
   );
+
+  // The 2026-07-28 scenarios' tools, written the legacy way: where the modern fixture answers
+  // with an InputRequiredResult, these ask their client mid-call (elicitation/create,
+  // sampling/createMessage, roots/list), which the host bridges into one for a modern agent.
+  const askName = (extra, message = 'What is your name?') =>
+    extra.sendRequest({ method: 'elicitation/create', params: { message, requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } } }, ElicitResultSchema);
+  const askModel = (extra, prompt) =>
+    extra.sendRequest({ method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens: 100 } }, CreateMessageResultSchema);
+  const askRoots = (extra) => extra.sendRequest({ method: 'roots/list', params: {} }, ListRootsResultSchema);
+  const answered = (label, value) => text(`${label}: ${JSON.stringify(value)}`);
+  tool('test_missing_capability', {}, async (extra) => answered('sampled', await askModel(extra, 'This tool needs sampling')));
+  tool('test_logging_tool', {}, async (extra) => {
+    await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data: 'A log line nobody asked for' } });
+    return text('Logged');
+  });
+  tool('test_streaming_elicitation', {}, async (extra) => answered('elicited', await askName(extra)));
+  tool('test_trigger_tool_change', {}, async () => {
+    await server.server.sendToolListChanged();
+    return text('Mutation triggered');
+  });
+  tool('test_trigger_prompt_change', {}, async () => {
+    await server.server.sendPromptListChanged();
+    return text('Mutation triggered');
+  });
+  tool('test_input_required_result_elicitation', {}, async (extra) => answered('elicited', await askName(extra)));
+  tool('test_input_required_result_sampling', {}, async (extra) => answered('sampled', await askModel(extra, 'What is the capital of France?')));
+  tool('test_input_required_result_list_roots', {}, async (extra) => answered('roots', await askRoots(extra)));
+  tool('test_input_required_result_request_state', {}, async (extra) => text(`state-ok: ${JSON.stringify(await askName(extra))}`));
+  tool('test_input_required_result_tampered_state', {}, async (extra) => answered('elicited', await askName(extra)));
+  tool('test_input_required_result_multiple_inputs', {}, async (extra) => {
+    const [elicited, sampled, roots] = await Promise.all([askName(extra), askModel(extra, 'Say hello'), askRoots(extra)]);
+    return answered('all', { elicited, sampled, roots });
+  });
+  tool('test_input_required_result_multi_round', {}, async (extra) => {
+    const first = await askName(extra);
+    const second = await extra.sendRequest({ method: 'elicitation/create', params: { message: 'Favourite colour?', requestedSchema: { type: 'object', properties: { color: { type: 'string' } } } } }, ElicitResultSchema);
+    return answered('rounds', [first, second]);
+  });
+  tool('test_input_required_result_capabilities', {}, async (extra) => {
+    const [sampled, elicited] = await Promise.all([askModel(extra, 'Sampling is declared'), askName(extra, 'Elicitation is not')]);
+    return answered('both', { sampled, elicited });
+  });
+  server.registerPrompt('test_input_required_result_prompt', { description: 'A prompt that asks its client first' }, async (extra) => {
+    const elicited = await askName(extra);
+    return { messages: [{ role: 'user', content: { type: 'text', text: `Prompt for ${JSON.stringify(elicited.content ?? {})}` } }] };
+  });
 
   server.registerResource('static-text', 'test://static-text', { description: 'Static text', mimeType: 'text/plain' }, async (uri) => ({
     contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'This is the content of the static text resource.' }],
