@@ -38,6 +38,10 @@ export interface Attachment {
   progressToken: Id | undefined;
 }
 
+/** Quiet time after a server's question before the round is answered, and the most it waits in all. */
+const INPUT_BURST_QUIET_MS = 15;
+const INPUT_BURST_MAX_MS = 150;
+
 /** Error code the server gets for a question nobody will answer. */
 const INPUT_UNANSWERED = -32603;
 
@@ -96,8 +100,26 @@ export class BridgedCall {
   async next(): Promise<Step> {
     for (;;) {
       if (this.#end !== undefined) return this.#end;
-      if (this.#open.size > 0) return { kind: 'input', requests: this.openRequests };
+      if (this.#open.size > 0) {
+        await this.#burst();
+        if (this.#end !== undefined) return this.#end;
+        return { kind: 'input', requests: this.openRequests };
+      }
       await new Promise<void>((resolve) => (this.#wake = resolve));
+    }
+  }
+
+  /**
+   * Waits while questions keep coming. A server asking several at once (`Promise.all`) writes
+   * them in one burst that may reach the host in several reads: one InputRequiredResult should
+   * carry them all, so the agent answers them in one round. (Missing one is not wrong, only
+   * slower: the next round would ask it.)
+   */
+  async #burst(): Promise<void> {
+    for (let waited = 0; waited < INPUT_BURST_MAX_MS; waited += INPUT_BURST_QUIET_MS) {
+      const open = this.#open.size;
+      await new Promise<void>((resolve) => setTimeout(resolve, INPUT_BURST_QUIET_MS));
+      if (this.#end !== undefined || this.#open.size === open) return;
     }
   }
 

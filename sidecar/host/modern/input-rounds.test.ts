@@ -77,6 +77,17 @@ function irr(answer: RoundAnswer): { key: string; state: string; method: string 
 }
 
 describe('bridged MRTR rounds', () => {
+  it('puts the questions a server asks at once into one InputRequiredResult, though they arrive in separate reads', async () => {
+    const { round, ask, next } = await setup();
+    const first = round({ ...CALL });
+    await next('tools/call');
+    await ask('e-1', 'elicitation/create', { message: 'Name?', requestedSchema: { type: 'object', properties: {} } });
+    setImmediate(() => void ask('s-1', 'sampling/createMessage', { messages: [], maxTokens: 1 }));
+    const answer = await first;
+    const requests = (answer as { result: { inputRequests: Record<string, { method: string }> } }).result.inputRequests;
+    expect(Object.values(requests).map((r) => r.method)).toEqual(['elicitation/create', 'sampling/createMessage']);
+  });
+
   it('runs several rounds on one legacy call: each answer reaches the server verbatim, each state is new, and the last round gets the result', async () => {
     const { round, ask, next, server } = await setup();
     const first = round(CALL);
