@@ -28,6 +28,17 @@ import { z } from 'zod';
 /** A 1×1 PNG and a 44-byte silent WAV header, base64. */
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 const WAV = 'UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=';
+const JSON_SCHEMA_2020_12 = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
+  properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' }, contactMethod: { type: 'string', enum: ['phone', 'email'] }, phone: { type: 'string' }, email: { type: 'string' } },
+  allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+  if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+  then: { required: ['phone'] },
+  else: { required: ['email'] },
+  additionalProperties: false,
+};
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const text = (value) => ({ content: [{ type: 'text', text: value }] });
 
@@ -142,6 +153,13 @@ function createServer() {
   tool('test_input_required_result_capabilities', {}, async (extra) => {
     const [sampled, elicited] = await Promise.all([askModel(extra, 'Sampling is declared'), askName(extra, 'Elicitation is not')]);
     return answered('both', { sampled, elicited });
+  });
+  // McpServer builds every inputSchema from zod; this one must reach the client as written (JSON
+  // Schema 2020-12 keywords intact), so it joins the SDK's own tools/list answer.
+  const listTools = server.server._requestHandlers.get('tools/list');
+  server.server._requestHandlers.set('tools/list', async (request, extra) => {
+    const listed = await listTools(request, extra);
+    return { ...listed, tools: [...listed.tools, { name: 'json_schema_2020_12_tool', description: 'JSON Schema 2020-12 keywords, kept as written', inputSchema: JSON_SCHEMA_2020_12 }] };
   });
   server.registerPrompt('test_input_required_result_prompt', { description: 'A prompt that asks its client first' }, async (extra) => {
     const elicited = await askName(extra);
