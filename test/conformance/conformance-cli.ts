@@ -2,6 +2,10 @@
  * The official MCP conformance suite (`@modelcontextprotocol/conformance`, server mode) run as a
  * process against one URL, and its results read back as one status per check.
  *
+ * Two releases are installed: 0.1.16 (`--suite active|all`, the legacy wire) and 0.2.0-alpha.12
+ * as `@modelcontextprotocol/conformance-modern` (`--requirements 2026-07-28`, the modern wire); a
+ * run with `requirements` uses the second.
+ *
  * The CLI needs Node 22 (`fs.globSync`), so it runs under the repo's Deno binary. With `-o DIR` it
  * writes `DIR/server-<scenario>-<timestamp>/checks.json` per scenario: an array of checks, each
  * with an `id` and a `status` (SUCCESS, FAILURE, WARNING, INFO, SKIPPED). A scenario may report
@@ -16,6 +20,10 @@ import { DENO, REPO } from '../support/paths.ts';
 import type { ProcessSet } from '../support/processes.ts';
 
 export const CONFORMANCE_CLI = `${REPO}node_modules/@modelcontextprotocol/conformance/dist/index.js`;
+export const MODERN_CONFORMANCE_CLI = `${REPO}node_modules/@modelcontextprotocol/conformance-modern/dist/index.js`;
+
+/** Which scenarios a run covers: a 0.1.16 suite, or the 0.2 suite's requirements of a spec revision. */
+export type Selection = { suite: 'active' | 'all' } | { requirements: '2026-07-28' };
 
 export type CheckStatus = 'SUCCESS' | 'FAILURE' | 'WARNING' | 'INFO' | 'SKIPPED';
 
@@ -37,9 +45,10 @@ interface RawCheck {
   errorMessage?: unknown;
 }
 
-/** Runs `conformance server --url URL --suite SUITE -o OUT_DIR` and reads the results. */
-export async function runConformanceSuite(procs: ProcessSet, url: string, outDir: string, suite = 'active'): Promise<SuiteResults> {
-  const proc = procs.spawn(DENO, ['run', '-A', CONFORMANCE_CLI, 'server', '--url', url, '--suite', suite, '-o', outDir]);
+/** Runs `conformance server --url URL (--suite SUITE | --requirements REV) -o OUT_DIR` and reads the results. */
+export async function runConformanceSuite(procs: ProcessSet, url: string, outDir: string, selection: Selection = { suite: 'active' }): Promise<SuiteResults> {
+  const [cli, flags] = 'requirements' in selection ? [MODERN_CONFORMANCE_CLI, ['--requirements', selection.requirements]] : [CONFORMANCE_CLI, ['--suite', selection.suite]];
+  const proc = procs.spawn(DENO, ['run', '-A', cli, 'server', '--url', url, ...flags, '-o', outDir]);
   await proc.exited;
   const results = readResults(outDir);
   if (results.size === 0) {
@@ -78,4 +87,16 @@ export function scenariosOf(results: SuiteResults): string[] {
 /** Keys whose status is SUCCESS. */
 export function passed(results: SuiteResults): string[] {
   return [...results].filter(([, r]) => r.status === 'SUCCESS').map(([key]) => key).sort();
+}
+
+/** One check's result as a line of a failure message. */
+export function describeResult(result: CheckResult | undefined): string {
+  if (result === undefined) return 'not reported';
+  return `${result.status}${result.message !== undefined ? `: ${result.message.slice(0, 300)}` : ''}`;
+}
+
+/** `passed/decided` (INFO and SKIPPED checks decide nothing). */
+export function score(suite: SuiteResults): string {
+  const decided = [...suite.values()].filter((r) => r.status === 'SUCCESS' || r.status === 'FAILURE').length;
+  return `${passed(suite).length}/${decided}`;
 }

@@ -39,6 +39,15 @@ const JSON_SCHEMA_2020_12 = {
   else: { required: ['email'] },
   additionalProperties: false,
 };
+/** Tools whose inputSchema is given as JSON Schema, not built by the SDK. */
+const RAW_SCHEMA_TOOLS = [
+  { name: 'json_schema_2020_12_tool', description: 'JSON Schema 2020-12 keywords, kept as written', inputSchema: JSON_SCHEMA_2020_12 },
+  {
+    name: 'test_custom_header',
+    description: 'An argument mirrored into the Mcp-Param-Region header',
+    inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } }, required: ['region'] },
+  },
+];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const text = (value) => ({ content: [{ type: 'text', text: value }] });
 
@@ -154,13 +163,17 @@ function createServer() {
     const [sampled, elicited] = await Promise.all([askModel(extra, 'Sampling is declared'), askName(extra, 'Elicitation is not')]);
     return answered('both', { sampled, elicited });
   });
-  // McpServer builds every inputSchema from zod; this one must reach the client as written (JSON
-  // Schema 2020-12 keywords intact), so it joins the SDK's own tools/list answer.
+  // McpServer builds every inputSchema from zod; these must reach the client as written (JSON
+  // Schema 2020-12 keywords, an `x-mcp-header` annotation), so they join the SDK's own answers.
   const listTools = server.server._requestHandlers.get('tools/list');
   server.server._requestHandlers.set('tools/list', async (request, extra) => {
     const listed = await listTools(request, extra);
-    return { ...listed, tools: [...listed.tools, { name: 'json_schema_2020_12_tool', description: 'JSON Schema 2020-12 keywords, kept as written', inputSchema: JSON_SCHEMA_2020_12 }] };
+    return { ...listed, tools: [...listed.tools, ...RAW_SCHEMA_TOOLS] };
   });
+  server.server._requestHandlers.set('tools/call', ((callTool) => async (request, extra) => {
+    const raw = RAW_SCHEMA_TOOLS.find((t) => t.name === request.params.name);
+    return raw === undefined ? callTool(request, extra) : text(`${raw.name}: ${JSON.stringify(request.params.arguments ?? {})}`);
+  })(server.server._requestHandlers.get('tools/call')));
   server.registerPrompt('test_input_required_result_prompt', { description: 'A prompt that asks its client first' }, async (extra) => {
     const elicited = await askName(extra);
     return { messages: [{ role: 'user', content: { type: 'text', text: `Prompt for ${JSON.stringify(elicited.content ?? {})}` } }] };

@@ -53,7 +53,7 @@ import { freePort, ProcessSet, startEverythingHttp, waitForOutput, waitUntil } f
 import { startSidecar } from '../support/sidecar-process.ts';
 import { startWorkerProcess } from '../support/worker-process.ts';
 import { startBearerProxy, type BearerProxy } from './bearer-proxy.ts';
-import { passed, runConformanceSuite, scenariosOf, type CheckResult, type SuiteResults } from './conformance-cli.ts';
+import { describeResult, passed, runConformanceSuite, scenariosOf, score, type SuiteResults } from './conformance-cli.ts';
 
 const FIXTURE = join(REPO, 'test/conformance/conformance-fixture-server.mjs');
 const ENTITY = 'conformance-host';
@@ -139,11 +139,6 @@ afterAll(async () => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
-function describeResult(result: CheckResult | undefined): string {
-  if (result === undefined) return 'not reported';
-  return `${result.status}${result.message !== undefined ? `: ${result.message.slice(0, 300)}` : ''}`;
-}
-
 /** Checks that end worse through the worker than directly: SUCCESS lost, or WARNING turned FAILURE. */
 function regressions(reference: SuiteResults, through: SuiteResults): Map<string, string> {
   const worse = new Map<string, string>();
@@ -153,12 +148,6 @@ function regressions(reference: SuiteResults, through: SuiteResults): Map<string
     if (direct.status === 'WARNING' && result?.status !== 'SUCCESS' && result?.status !== 'WARNING') worse.set(key, describeResult(result));
   }
   return worse;
-}
-
-/** `passed/decided` (INFO and SKIPPED checks decide nothing). */
-function score(suite: SuiteResults): string {
-  const decided = [...suite.values()].filter((r) => r.status === 'SUCCESS' || r.status === 'FAILURE').length;
-  return `${passed(suite).length}/${decided}`;
 }
 
 function assertParity(server: 'everything' | 'fixture', paths: { edge: string; linked: string }): Runs {
