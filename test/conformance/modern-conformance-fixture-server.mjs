@@ -13,8 +13,8 @@
  * `schema.ts` (`RequestMetaObject`, `ElicitResult`, `CreateMessageResult`, `ListRootsResult`):
  * the v2 SDK negotiates 2025-11-25 at most on its stdio transport's stock path.
  *
- * Not served: `subscriptions/listen` (so `server/discover` announces no `listChanged` or
- * `subscribe`) and the tasks extension.
+ * `subscriptions/listen` streams get tool and prompt list changes (the trigger tools cause them);
+ * there are no resource subscriptions (`subscribe` is not announced) and no tasks extension.
  *
  * `node modern-conformance-fixture-server.mjs` serves newline-delimited JSON-RPC on stdin/stdout.
  */
@@ -25,7 +25,7 @@ import { z } from 'zod';
 const VERSION = '2026-07-28';
 const SERVER_INFO = { name: 'switchyard-modern-conformance-fixture', version: '1.0.0' };
 const META = { version: 'io.modelcontextprotocol/protocolVersion', capabilities: 'io.modelcontextprotocol/clientCapabilities', logLevel: 'io.modelcontextprotocol/logLevel', serverInfo: 'io.modelcontextprotocol/serverInfo' };
-const CAPABILITIES = { tools: {}, resources: {}, prompts: {}, completions: {}, logging: {} };
+const CAPABILITIES = { tools: { listChanged: true }, resources: {}, prompts: { listChanged: true }, completions: {}, logging: {} };
 const CACHING = { ttlMs: 0, cacheScope: 'private' };
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
 const WAV = 'UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=';
@@ -50,6 +50,9 @@ const ElicitResultSchema = z.looseObject({ action: z.enum(['accept', 'decline', 
 const CreateMessageResultSchema = z.looseObject({ role: z.literal('assistant'), content: z.unknown(), model: z.string() });
 const ListRootsResultSchema = z.looseObject({ roots: z.array(z.looseObject({ uri: z.string(), name: z.string().optional() })) });
 const InputResponsesSchema = z.record(z.string(), z.unknown());
+// schema.ts: SubscriptionFilter (this server has no resource subscriptions, so it honours no URIs).
+const SubscriptionFilterSchema = z.looseObject({ toolsListChanged: z.boolean().optional(), promptsListChanged: z.boolean().optional(), resourcesListChanged: z.boolean().optional() });
+const LISTENABLE = { toolsListChanged: 'notifications/tools/list_changed', promptsListChanged: 'notifications/prompts/list_changed' };
 const RESPONSE_SCHEMAS = { 'elicitation/create': ElicitResultSchema, 'sampling/createMessage': CreateMessageResultSchema, 'roots/list': ListRootsResultSchema };
 
 /** A JSON-RPC error thrown by a handler; the dispatcher answers it. */
@@ -189,8 +192,8 @@ const TOOLS = {
       return got.ask ?? text('Sampled');
     },
   },
-  test_trigger_tool_change: { run: () => text('Mutation triggered') },
-  test_trigger_prompt_change: { run: () => text('Mutation triggered') },
+  test_trigger_tool_change: { run: () => (announce('toolsListChanged'), text('Mutation triggered')) },
+  test_trigger_prompt_change: { run: () => (announce('promptsListChanged'), text('Mutation triggered')) },
   test_input_required_result_elicitation: {
     run: (ctx) => {
       const got = gather(ctx, { user_name: elicitName() });
@@ -343,11 +346,32 @@ const METHODS = {
 
 /** Requests in flight by id; `notifications/cancelled` stops their notifications. */
 const inFlight = new Map();
+/** Open `subscriptions/listen` streams: request id → the filter kinds honoured. */
+const listeners = new Map();
+
+/** Tells every listen stream that asked for `kind`, tagged with its subscription id. */
+function announce(kind) {
+  for (const [id, honoured] of listeners) {
+    if (honoured[kind] === true) write({ jsonrpc: '2.0', method: LISTENABLE[kind], params: { _meta: { 'io.modelcontextprotocol/subscriptionId': id } } });
+  }
+}
+
+/** A listen stays open, acknowledged first, until the client cancels it; it never gets a response here. */
+function listen(id, params) {
+  const filter = SubscriptionFilterSchema.safeParse(params.notifications ?? {});
+  if (!filter.success) throw invalidParams('params.notifications must be a SubscriptionFilter');
+  const honoured = Object.fromEntries(Object.keys(LISTENABLE).filter((kind) => filter.data[kind] === true).map((kind) => [kind, true]));
+  listeners.set(id, honoured);
+  write({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': id }, notifications: honoured } });
+}
 
 async function serve(message) {
   const parsed = RequestSchema.safeParse(message);
   if (!parsed.success) {
-    if (message?.method === 'notifications/cancelled') inFlight.get(message.params?.requestId)?.abort();
+    if (message?.method === 'notifications/cancelled') {
+      inFlight.get(message.params?.requestId)?.abort();
+      listeners.delete(message.params?.requestId);
+    }
     return;
   }
   const { id, method } = parsed.data;
@@ -356,6 +380,13 @@ async function serve(message) {
   const meta = RequestMetaSchema.safeParse(params._meta);
   if (!meta.success) return fail(invalidParams(`Invalid _meta: ${meta.error.issues.map((i) => `${i.path.join('.') || '_meta'}: ${i.message}`).join('; ')}`));
   if (meta.data[META.version] !== VERSION) return fail(new RpcError(-32022, 'Unsupported protocol version', { supported: [VERSION], requested: meta.data[META.version] }));
+  if (method === 'subscriptions/listen') {
+    try {
+      return listen(id, params);
+    } catch (error) {
+      return fail(error);
+    }
+  }
   const handler = Object.hasOwn(METHODS, method) ? METHODS[method] : undefined;
   if (handler === undefined) return fail(new RpcError(-32601, `Method not found: ${method}`));
 

@@ -43,8 +43,8 @@ const PARAM_HEADER_CHECKS = {
 /** `<scenario>/<check id>` → why it does not pass with the modern fixture behind Switchyard. */
 const MODERN_EXCEPTIONS: Readonly<Record<string, string>> = {
   ...PARAM_HEADER_CHECKS,
-  // SKIPPED: the fixture announces no listChanged or subscribe, as a server behind a gateway
-  // that answers listen with -32601 must not (the suite then skips these checks).
+  // The fixture serves listen and announces listChanged, so the suite expects listen to work
+  // through the gateway (FAILURE "not testable"; the last two are WARNINGs).
   'server-stateless/sep-2575-server-sends-subscription-ack': NO_LISTEN,
   'server-stateless/sep-2575-server-tags-subscription-id': NO_LISTEN,
   'server-stateless/sep-2575-server-honors-notification-filter': NO_LISTEN,
@@ -55,8 +55,7 @@ const MODERN_EXCEPTIONS: Readonly<Record<string, string>> = {
 /** `<scenario>/<check id>` → why it does not pass with the legacy fixture behind Switchyard. */
 const LEGACY_EXCEPTIONS: Readonly<Record<string, string>> = {
   ...PARAM_HEADER_CHECKS,
-  // The fixture's initialize announces listChanged and subscribe, which server/discover passes
-  // on, so the suite expects listen to work (FAILURE "not testable"; the last two are WARNINGs).
+  // As above: the fixture's initialize announces listChanged and subscribe, which server/discover passes on.
   'server-stateless/sep-2575-server-sends-subscription-ack': NO_LISTEN,
   'server-stateless/sep-2575-server-tags-subscription-id': NO_LISTEN,
   'server-stateless/sep-2575-server-honors-notification-filter': NO_LISTEN,
