@@ -24,21 +24,8 @@ import {
   CreateMessageResultSchema, ElicitResultSchema, isInitializeRequest, ListRootsResultSchema, SubscribeRequestSchema, UnsubscribeRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { JSON_SCHEMA_2020_12, PNG, WAV } from './conformance-fixture-data.mjs';
 
-/** A 1×1 PNG and a 44-byte silent WAV header, base64. */
-const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
-const WAV = 'UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=';
-const JSON_SCHEMA_2020_12 = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  type: 'object',
-  $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
-  properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' }, contactMethod: { type: 'string', enum: ['phone', 'email'] }, phone: { type: 'string' }, email: { type: 'string' } },
-  allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
-  if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
-  then: { required: ['phone'] },
-  else: { required: ['email'] },
-  additionalProperties: false,
-};
 /** Tools whose inputSchema is given as JSON Schema, not built by the SDK. */
 const RAW_SCHEMA_TOOLS = [
   { name: 'json_schema_2020_12_tool', description: 'JSON Schema 2020-12 keywords, kept as written', inputSchema: JSON_SCHEMA_2020_12 },

@@ -21,14 +21,13 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
+import { JSON_SCHEMA_2020_12, PNG, WAV } from './conformance-fixture-data.mjs';
 
 const VERSION = '2026-07-28';
 const SERVER_INFO = { name: 'switchyard-modern-conformance-fixture', version: '1.0.0' };
 const META = { version: 'io.modelcontextprotocol/protocolVersion', capabilities: 'io.modelcontextprotocol/clientCapabilities', logLevel: 'io.modelcontextprotocol/logLevel', serverInfo: 'io.modelcontextprotocol/serverInfo' };
 const CAPABILITIES = { tools: { listChanged: true }, resources: {}, prompts: { listChanged: true }, completions: {}, logging: {} };
 const CACHING = { ttlMs: 0, cacheScope: 'private' };
-const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==';
-const WAV = 'UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=';
 const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 // schema.ts: RequestMetaObject, Implementation, ElicitResult, CreateMessageResult, ListRootsResult.
@@ -127,17 +126,6 @@ function gather(ctx, requests, claims) {
 }
 const declared = (ctx, capability) => typeof ctx.capabilities[capability] === 'object' && ctx.capabilities[capability] !== null;
 
-const JSON_SCHEMA_2020_12 = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  type: 'object',
-  $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
-  properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' }, contactMethod: { type: 'string', enum: ['phone', 'email'] }, phone: { type: 'string' }, email: { type: 'string' } },
-  allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
-  if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
-  then: { required: ['phone'] },
-  else: { required: ['email'] },
-  additionalProperties: false,
-};
 
 /** name → { inputSchema?, run(ctx) }; `ctx` has the request's arguments, capabilities, responses and notify. */
 const TOOLS = {
