@@ -6,7 +6,8 @@
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { LocalError } from '../shared/errors.ts';
 import { denoBinaryPath, packageRoot } from './deno-binary.ts';
 
@@ -39,6 +40,7 @@ export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerP
     '--allow-net',
     '--allow-env',
     `--allow-read=${root},${options.configFile}`,
+    ...auditWritePermission(options.configFile),
     `--config=${join(root, 'deno.json')}`,
     entry,
   ];
@@ -96,4 +98,15 @@ export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerP
       reject(new LocalError('worker-exited', `The worker exited with code ${code} before listening: see its log above`));
     });
   });
+}
+
+/** `--allow-write` for the audit file the worker config names (resolved as the worker resolves it), if any. */
+function auditWritePermission(configFile: string): string[] {
+  let file: unknown;
+  try {
+    file = (JSON.parse(readFileSync(configFile, 'utf8')) as { audit?: { file?: unknown } }).audit?.file;
+  } catch {
+    return []; // the worker reports an unreadable or invalid config itself
+  }
+  return typeof file === 'string' && file !== '' ? [`--allow-write=${resolve(dirname(configFile), file)}`] : [];
 }

@@ -13,6 +13,8 @@ import { join, resolve } from 'node:path';
 import { LocalError } from '../shared/errors.ts';
 import { createSidecarComposition, type SidecarComposition } from '../sidecar/host/composition.ts';
 import { createLogger, type Logger } from '../sidecar/log.ts';
+import { parseLogLevel } from '../shared/log.ts';
+import { auditWriter } from '../sidecar/audit/audit-writer.ts';
 import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { loadHostKey } from '../sidecar/link/host-key.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
@@ -33,8 +35,11 @@ function backoffFromEnv(): { firstMs?: number; capMs?: number } {
   return { ...(first > 0 ? { firstMs: first } : {}), ...(cap > 0 ? { capMs: cap } : {}) };
 }
 
-/** Reads the host key, then builds and starts a linked sidecar; used by `sidecar` and by `start`. */
-export async function startSidecar(config: SidecarConfig, log: Logger): Promise<SidecarComposition> {
+/**
+ * Reads the host key, then builds and starts a linked sidecar; used by `sidecar` and by `start`.
+ * Audit lines go to `audit.file`, or to stderr at `logLevel` (the level `log` writes at).
+ */
+export async function startSidecar(config: SidecarConfig, log: Logger, logLevel: string = parseLogLevel(process.env.SWITCHYARD_LOG_LEVEL)): Promise<SidecarComposition> {
   const key = await loadHostKey(config.keyFile);
   const sidecar = createSidecarComposition({
     configDir: config.configDir,
@@ -48,6 +53,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger): Promise<
     sandbox: config.sandbox,
     trust: { ...(config.trustFloor !== undefined ? { floor: config.trustFloor } : {}), allowUncontained: config.allowUncontained },
     ...(config.modernInstanceIdleSeconds !== undefined ? { modernInstanceIdleSeconds: config.modernInstanceIdleSeconds } : {}),
+    audit: { ...(config.audit !== undefined ? { config: config.audit } : {}), write: auditWriter(config.audit?.file, logLevel) },
   });
   sidecar.start();
   return sidecar;

@@ -25,6 +25,7 @@ import { silentLogger, type Logger } from '../sidecar/log.ts';
 import type { ProcessExecutorOptions } from '../sidecar/process/process-executor.ts';
 import type { WorkerConfig } from '../worker/config/worker-config.ts';
 import type { WorkerLogger } from '../worker/log.ts';
+import type { AuditWrite } from '../shared/audit/audit-log.ts';
 import { startNodeWorker, type NodeWorker } from '../worker/adapters/node/node-worker.ts';
 
 /** The entity id the in-process host answers as (selects `machines/<id>/mcp-servers/`). */
@@ -42,6 +43,8 @@ export interface SingleMachineOptions {
   log?: WorkerLogger;
   hostLog?: Logger;
   executor?: ProcessExecutorOptions;
+  /** Where the worker's and the in-process host's audit lines go; none when absent. */
+  auditWrite?: AuditWrite;
 }
 
 export interface SingleMachine {
@@ -65,6 +68,7 @@ export async function startSingleMachine(options: SingleMachineOptions): Promise
         log: options.hostLog ?? silentLogger,
         trust: { ...(trust?.trustFloor !== undefined ? { floor: trust.trustFloor } : {}), allowUncontained: trust?.allowUncontained ?? false },
         ...(options.executor !== undefined ? { executor: options.executor } : {}),
+        ...(options.auditWrite !== undefined ? { audit: { ...(config.audit !== undefined ? { config: config.audit } : {}), write: options.auditWrite } } : {}),
       })
     : null;
   const localHost =
@@ -86,6 +90,7 @@ export async function startSingleMachine(options: SingleMachineOptions): Promise
     ...(options.port !== undefined ? { port: options.port } : {}),
     ...(localHost !== undefined ? { localHost } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
+    ...(options.auditWrite !== undefined ? { auditWrite: options.auditWrite } : {}),
   });
   let closing: Promise<void> | undefined;
   return {

@@ -140,7 +140,7 @@ export async function runStart(argv: string[]): Promise<number> {
   writeJson(join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'trust-profile': 'demo' });
   // This process hosts the demo servers, like `switchyard sidecar`: one bad request costs a channel, not every session.
   keepServingOnUnexpectedErrors(sidecarLog);
-  const sidecar = await startSidecar(loadSidecarConfig(configDir), sidecarLog);
+  const sidecar = await startSidecar(loadSidecarConfig(configDir), sidecarLog, quiet);
   let stopping = false;
   stopOnSignals(async () => {
     stopping = true;

@@ -15,6 +15,8 @@ import { parseArgs } from 'node:util';
 import { LocalError } from '../shared/errors.ts';
 import { parseWorkerConfigText } from '../worker/config/worker-config.ts';
 import { createLogger } from '../sidecar/log.ts';
+import { parseLogLevel } from '../shared/log.ts';
+import { auditWriter } from '../sidecar/audit/audit-writer.ts';
 import { startDenoWorker } from './deno-worker-process.ts';
 import { stopOnSignals } from './signals.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
@@ -60,6 +62,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
       port,
       log: createLogger({ fields: { component: 'worker' } }),
       hostLog: createLogger({ fields: { component: 'local-host' } }),
+      auditWrite: auditWriter(config.audit?.file === undefined ? undefined : resolve(dirname(configFile), config.audit.file), parseLogLevel(process.env.SWITCHYARD_LOG_LEVEL)),
     });
     // This process hosts the local servers itself: one agent's bug must not end every session.
     keepServingOnUnexpectedErrors(createLogger({ fields: { component: 'local-host' } }));

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { WireError } from './errors.ts';
 import { DESCRIPTOR_LEVEL_SCHEMAS } from './descriptors.ts';
 import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema } from './names.ts';
+import { TraceparentSchema } from './trace-context.ts';
 import { parseWith, ValidationError } from './validation.ts';
 
 /** What runs on the host for this channel: launch the configured server, or reach an HTTP one. */
@@ -40,6 +41,11 @@ export const McpConnectionSchema = z
      * never sends it for legacy traffic and an older host keeps accepting that.
      */
     'era': ConnectionEraSchema.optional(),
+    /**
+     * W3C trace context of what opened the channel (the agent's `traceparent`, or the worker's new
+     * trace): the host's audit lines and spans for this channel join that trace.
+     */
+    'traceparent': TraceparentSchema.optional(),
   })
   .refine((c) => (c['trust-profile-ref'] === undefined) === (c['trust-profile-revision'] === undefined), {
     message: 'trust-profile-ref and trust-profile-revision go together: send a reference with its expected revision, or neither (the host\'s own floor then applies)',

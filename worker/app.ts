@@ -34,6 +34,8 @@ import { createServerPassthroughHandler } from './passthrough/passthrough-route.
 import type { SessionTable } from './sessions/session-table.ts';
 import { RecentErrors } from './status/recent-errors.ts';
 import { statusPageResponse } from './status/status-page.ts';
+import { auditedAuth } from './audit/credential-audit.ts';
+import { WorkerAudit } from './audit/worker-audit.ts';
 
 /** Default longest wait for opening a server (the channel open, and on `/mcp` its initialize). */
 export const DEFAULT_OPEN_TIMEOUT_SECONDS = 60;
@@ -59,6 +61,8 @@ export interface AppDeps {
   retryAfterMs?: number;
   /** Recent failures shown on `/healthz` and `/`; a fresh buffer by default. */
   recentErrors?: RecentErrors;
+  /** The audit log and its recent calls; one that writes no lines by default. */
+  audit?: WorkerAudit;
 }
 
 export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
@@ -73,10 +77,14 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   // later in the session that sees it close (passthrough and aggregate sessions), and on `/mcp` an
   // upstream whose initialize failed.
   const recentErrors = deps.recentErrors ?? new RecentErrors();
+  const audit = deps.audit ?? new WorkerAudit({ config });
   const open = createChannelOpener(deps.router, {
     timeoutMs: openTimeoutMs,
-    onOpenFailed: (connection, error) =>
-      recentErrors.record({ reason: error.reason, server: connection['server-name'], agent: connection.agent ?? null, message: error.message }),
+    onOpenFailed: (connection, error) => {
+      recentErrors.record({ reason: error.reason, server: connection['server-name'], agent: connection.agent ?? null, message: error.message });
+      // A modern request's refusal is recorded by its route, with the tool it was for.
+      if (connection.era !== 'modern') audit.openRefused(connection, error);
+    },
   });
 
   const guard = hostOriginGuard({ allowedHosts: config['allowed-hosts'], allowedOrigins: config['allowed-origins'] });
@@ -101,12 +109,13 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
     sessions,
     ...(registry !== undefined ? { hostStatus: () => registry.status() } : {}),
     recentErrors,
+    recentCalls: audit.recentCalls,
     ...(deps.clock !== undefined ? { clock: deps.clock } : {}),
   }));
   app.get('/', () => statusPageResponse());
 
-  const auth = agentAuth(config.agents);
-  const common = { config, open, sessions, log, recentErrors };
+  const auth = auditedAuth(agentAuth(config.agents), audit);
+  const common = { config, open, sessions, log, recentErrors, audit };
   app.all('/mcp', auth, createAggregateHandler({ ...common, openTimeoutMs, requestTimeoutMs, ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}) }));
   // Passthrough requests get a deadline only when one is configured: long tools exist.
   app.all('/servers/:name/mcp', auth, createServerPassthroughHandler({ ...common, ...(timeout !== undefined ? { requestTimeoutMs: timeout * 1000 } : {}) }));

@@ -14,6 +14,11 @@ import { ExecutorTargetRouter, type ExecutorTargetRouterOptions } from './routin
 import { InMemoryHostLinkRegistry, type HostLinkRegistry } from './link/host-link-registry.ts';
 import { silentWorkerLogger, type WorkerLogger } from './log.ts';
 import { InMemorySessionTable } from './sessions/session-table.ts';
+import { auditFromConfig } from '../shared/audit/audit-from-config.ts';
+import type { AuditWrite } from '../shared/audit/audit-log.ts';
+import type { OtlpTraceExporter } from '../shared/audit/otlp-exporter.ts';
+import { RecentCalls } from './audit/recent-calls.ts';
+import { WorkerAudit } from './audit/worker-audit.ts';
 
 export interface ComposeWorkerOptions {
   config: WorkerConfig;
@@ -26,6 +31,11 @@ export interface ComposeWorkerOptions {
   retryAfterMs?: number;
   /** The port the runtime listens on, once it does (links must name this worker's own address). */
   listenPort?: () => number | undefined;
+  /**
+   * Writes one audit line: the runtime's stderr at the log level, or the file `audit.file` names
+   * (only a runtime adapter can open one). Absent: no audit lines (the status page still lists calls).
+   */
+  auditWrite?: AuditWrite;
 }
 
 export interface ComposedWorker {
@@ -33,7 +43,10 @@ export interface ComposedWorker {
   registry: HostLinkRegistry;
   router: ExecutorTargetRouter;
   sessions: InMemorySessionTable;
-  /** Closes every agent session (and so every channel) and stops the idle sweep. */
+  audit: WorkerAudit;
+  /** The OTLP exporter, when `audit.otlp` is configured. */
+  exporter: OtlpTraceExporter | null;
+  /** Closes every agent session (and so every channel), stops the idle sweep and flushes the trace exporter. */
   close(): Promise<void>;
 }
 
@@ -46,7 +59,11 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
     ...(options.localHost !== undefined ? { localHost: options.localHost } : {}),
   });
   const sessions = new InMemorySessionTable({ idleMs: config['session-idle-seconds'] * 1000, log });
+  const recentCalls = new RecentCalls();
+  const configured = auditFromConfig(config.audit, { component: 'worker', write: options.auditWrite ?? (() => {}), log, onRecord: (record) => recentCalls.record(record) });
+  const audit = new WorkerAudit({ config, log: configured.audit, recentCalls });
   const app = createApp({
+    audit,
     config,
     router,
     sessions,
@@ -61,9 +78,12 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
     registry,
     router,
     sessions,
+    audit,
+    exporter: configured.exporter,
     async close() {
       await sessions.closeAll();
       sessions.dispose();
+      await configured.exporter?.flush();
     },
   };
 }

@@ -14,6 +14,7 @@
 import { isAbsolute, join } from 'node:path';
 import { userInfo } from 'node:os';
 import { z } from 'zod';
+import { AuditConfigSchema, type AuditConfig } from '../../shared/audit/audit-config.ts';
 import { EntityIdSchema, ProfileRefSchema } from '../../shared/names.ts';
 import { parseWith, ValidationError } from '../../shared/validation.ts';
 import { ConfigFileError, readJsonFile } from './config-file-problems.ts';
@@ -78,6 +79,7 @@ export const SidecarConfigSchema = z
       .optional()
       .meta({ default: 900 })
       .describe('How long the legacy server process kept for a modern (2026-07-28) agent lives with no request in flight, in seconds (900 = 15 min)'),
+    audit: AuditConfigSchema.optional(),
   })
   .describe('Sidecar config (DIR/sidecar.json)');
 
@@ -98,6 +100,8 @@ export interface SidecarConfig {
   allowUncontained: boolean;
   /** `"modern-instance-idle-seconds"`, when set (the composition's default applies otherwise). */
   modernInstanceIdleSeconds?: number;
+  /** `"audit"`, with `file` made absolute (relative to the config dir). */
+  audit?: AuditConfig;
 }
 
 export function parseSidecarConfig(input: unknown): SidecarConfigFile {
@@ -154,6 +158,9 @@ export function loadSidecarConfig(
     ...(file['trust-profile'] !== undefined ? { trustFloor: file['trust-profile'] } : {}),
     allowUncontained: file['allow-uncontained'] ?? false,
     ...(file['modern-instance-idle-seconds'] !== undefined ? { modernInstanceIdleSeconds: file['modern-instance-idle-seconds'] } : {}),
+    ...(file.audit !== undefined
+      ? { audit: { ...file.audit, ...(file.audit.file !== undefined ? { file: isAbsolute(file.audit.file) ? file.audit.file : join(configDir, file.audit.file) } : {}) } }
+      : {}),
   };
 }
 

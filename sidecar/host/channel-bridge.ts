@@ -26,6 +26,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelCloseInfo, ChannelTransport } from '../../shared/channel-transport.ts';
 import { jsonRpcErrorBody, WireError, type JsonRpcErrorResponse } from '../../shared/errors.ts';
 import type { Logger } from '../log.ts';
+import type { CallLedger } from '../../shared/audit/call-ledger.ts';
 
 export interface BridgeOptions {
   /** The server's name, for messages and logs. */
@@ -33,6 +34,8 @@ export interface BridgeOptions {
   /** Agent→server check; returns the error response to send back instead of forwarding. */
   filter?: (message: JSONRPCMessage) => JsonRpcErrorResponse | null;
   log: Logger;
+  /** The channel's audited calls: denials recorded, the rest timed to their answer, trace context passed on. */
+  ledger?: CallLedger;
 }
 
 export interface Bridge {
@@ -45,7 +48,7 @@ export interface Bridge {
 }
 
 export function bridgeChannels(agent: ChannelTransport, server: Transport, options: BridgeOptions): Bridge {
-  const { filter, log } = options;
+  const { filter, log, ledger } = options;
   let resolveClosed!: (info: ChannelCloseInfo) => void;
   const closed = new Promise<ChannelCloseInfo>((resolve) => (resolveClosed = resolve));
 
@@ -64,15 +67,16 @@ export function bridgeChannels(agent: ChannelTransport, server: Transport, optio
     }
     if (denied !== null) {
       log.info('Tool call denied by policy', { server: options.server, tool: toolName(message), reason: denied.error.data.reason });
+      ledger?.refuse(message, 'denied-by-policy', denied.error.data.reason);
       agent.send(denied as JSONRPCMessage).catch(() => {});
       return;
     }
-    server.send(message).catch((error: unknown) => {
+    server.send(ledger === undefined ? message : ledger.request(message)).catch((error: unknown) => {
       log.debug('Server did not take a message', { server: options.server, error });
-      answerAgent(
-        requestIdOf(message),
-        error instanceof WireError ? error : new WireError('server-exited', `Server "${options.server}" could not take the request: its connection is closed`),
-      );
+      const failure = error instanceof WireError ? error : new WireError('server-exited', `Server "${options.server}" could not take the request: its connection is closed`);
+      const id = requestIdOf(message);
+      if (id !== undefined) ledger?.fail(id, failure.reason);
+      answerAgent(id, failure);
     });
   };
   agent.onmessage = (message) => {
@@ -85,6 +89,7 @@ export function bridgeChannels(agent: ChannelTransport, server: Transport, optio
   };
 
   server.onmessage = (message) => {
+    ledger?.answer(message);
     agent.send(message).catch((error: unknown) => {
       // A closed channel is reported by its close; a message the link refused (too large, or one
       // it cannot serialize) leaves it open, so the caller is told why instead of waiting.
@@ -105,6 +110,7 @@ export function bridgeChannels(agent: ChannelTransport, server: Transport, optio
     if (error instanceof WireError) agentFailure = error;
   };
 
+  void closed.then((info) => ledger?.failAll(info.reason ?? 'channel-closed'));
   let first: ChannelCloseInfo | null = null;
   let started = false;
   let endedWhileStarting = false;

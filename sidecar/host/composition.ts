@@ -18,6 +18,10 @@ import { TrustProfileStore } from '../trust/profile-store.ts';
 import { McpTransportListener } from './mcp-transport-listener.ts';
 import { DEFAULT_INSTANCE_IDLE_SECONDS, LegacyInstancePool } from './modern/legacy-instance-pool.ts';
 import { RemoteMcpHostHandler, type RemoteMcpHostHandlerOptions } from './remote-mcp-host-handler.ts';
+import { auditFromConfig } from '../../shared/audit/audit-from-config.ts';
+import type { AuditConfig } from '../../shared/audit/audit-config.ts';
+import type { AuditWrite } from '../../shared/audit/audit-log.ts';
+import { SidecarAudit } from '../audit/sidecar-audit.ts';
 
 export interface SidecarCompositionConfig {
   /** The sidecar config dir: mcp-servers/, users/, machines/, trust-profiles/. */
@@ -41,6 +45,8 @@ export interface SidecarCompositionConfig {
   link?: Pick<LinkClientOptions, 'endpoint' | 'backoff' | 'onLinked'>;
   /** sidecar.json `"modern-instance-idle-seconds"`: how long a modern agent's idle legacy instance lives (fractions for tests). */
   modernInstanceIdleSeconds?: number;
+  /** sidecar.json `"audit"` and where its lines go (stderr or the configured file, opened by the caller); no audit lines without `write`. */
+  audit?: { config?: AuditConfig; write: AuditWrite };
 }
 
 export interface SidecarComposition {
@@ -67,6 +73,10 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   const executor = new ProcessExecutor({ logger: log, ...config.executor });
   const profiles = new TrustProfileStore(join(config.configDir, 'trust-profiles'));
   const policies = new PolicyCache();
+  const configured = config.audit === undefined
+    ? null
+    : auditFromConfig(config.audit.config, { component: 'sidecar', write: config.audit.write, fields: { 'entity-id': config.entityId }, log });
+  const audit = configured === null ? undefined : new SidecarAudit(configured.audit, config.entityId);
   const modernInstances = new LegacyInstancePool({ idleMs: (config.modernInstanceIdleSeconds ?? DEFAULT_INSTANCE_IDLE_SECONDS) * 1000, log });
   const handler = new RemoteMcpHostHandler({
     modernInstances,
@@ -86,8 +96,10 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     },
     ...(config.env ? { env: config.env } : {}),
     ...(config.trust ? { trust: config.trust } : {}),
+    ...(audit !== undefined ? { audit } : {}),
   });
-  const mcp = new McpTransportListener([(request, channel) => handler.open(request, channel)]);
+  const open = (request: unknown, channel: Parameters<typeof handler.open>[1]) => handler.open(request, channel);
+  const mcp = new McpTransportListener([audit !== undefined ? audit.audited(open) : open]);
   const link =
     config.worker !== undefined && config.key !== undefined
       ? new LinkClient({ worker: config.worker, entityId: config.entityId, key: config.key, onOpen: mcp.onOpen, log, ...config.link })
@@ -107,6 +119,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       await mcp.closeAll();
       await modernInstances.dispose();
       await executor.disposeAll();
+      await configured?.exporter?.flush();
     },
   };
 }

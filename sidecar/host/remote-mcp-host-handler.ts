@@ -47,6 +47,7 @@ import { HOST_CLIENT_INFO } from './modern/modern-results.ts';
 import { serverEraKey } from './modern/server-era.ts';
 import { resolveServerCommand, type CommandResolution } from './server-command.ts';
 import { resolveServerConfig, type ServerConfig } from './server-config.ts';
+import type { SidecarAudit } from '../audit/sidecar-audit.ts';
 
 /** What a hosted channel hands back: tearing it down ends the server. */
 export interface HostedConnection {
@@ -73,6 +74,8 @@ export interface RemoteMcpHostHandlerOptions {
   trust?: HostTrustPolicy;
   /** The legacy instances of modern agents (the composition owns and disposes it); a private one with the default idle time otherwise. */
   modernInstances?: LegacyInstancePool;
+  /** Every call on the record (`sidecar/audit/`). */
+  audit?: SidecarAudit;
 }
 
 interface Trust {
@@ -123,9 +126,11 @@ export class RemoteMcpHostHandler {
         ? this.#httpTransport(config)
         : new LegacyAgentTransport(await this.#stdioTransport(name, config, connection, trust, log), { server: name, eraKey: serverEraKey(name, config), eras: this.#modern.eras, log });
     const authorizer = trust.authorizer;
+    const ledger = this.#options.audit?.ledger(connection);
     const bridge = bridgeChannels(channel, server, {
       server: name,
       log,
+      ...(ledger !== undefined ? { ledger } : {}),
       ...(authorizer !== null && !authorizer.unrestricted ? { filter: (m) => authorizer.filter(m) } : {}),
     });
     await this.#start(name, bridge, log);
@@ -163,10 +168,12 @@ export class RemoteMcpHostHandler {
     const key = { agent, server: name, revision: trust.resolved?.revision ?? 'uncontained' };
     const authorizer = trust.authorizer;
     log.debug('Modern request', { revision: key.revision });
+    const ledger = this.#options.audit?.ledger(connection);
     return serveModernChannel(channel, {
       server: name,
       log,
       key,
+      ...(ledger !== undefined ? { ledger } : {}),
       instance: (clientInfo) =>
         this.#modern.acquire(key, async () => ({
           server: name,

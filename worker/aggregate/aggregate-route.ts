@@ -22,6 +22,7 @@ import { AggregateSession } from './aggregate-session.ts';
 import type { SessionTable } from '../sessions/session-table.ts';
 import type { RecentErrors } from '../status/recent-errors.ts';
 import { handleSessionRequest } from '../sessions/session-route.ts';
+import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
 
 export interface AggregateDeps {
   config: WorkerConfig;
@@ -37,6 +38,8 @@ export interface AggregateDeps {
   retryAfterMs?: number;
   /** Where upstream failures after the open (initialize, a channel ending) are recorded for the status page. */
   recentErrors?: RecentErrors;
+  /** Every call on the record (`audit/`). */
+  audit?: WorkerAudit;
 }
 
 export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables: AgentVariables }> {
@@ -44,11 +47,14 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
     const agent = c.get('agent');
     return handleSessionRequest(c, agent, 'aggregate', deps, async ({ sessionId, initialize }) => {
       const servers = agent.servers.filter((s) => Object.hasOwn(deps.config.servers, s));
+      const audit = deps.audit;
+      const traceparent = audit?.channelTraceparent(traceContextOf(c.req.raw.headers));
       return AggregateSession.open({
         id: sessionId,
         agent: agent.name,
         servers,
-        open: (server) => deps.open(deps.config.servers[server]!.executor, connectionFor(agent, server, sessionId), trustFor(agent)),
+        open: (server) => deps.open(deps.config.servers[server]!.executor, connectionFor(agent, server, sessionId, traceparent), trustFor(agent)),
+        ...(audit !== undefined ? { ledger: (server: string) => audit.ledger({ agent: agent.name, server, era: 'legacy', route: 'aggregate', session: sessionId }) } : {}),
         clientInfo: initialize.params.clientInfo as Implementation,
         agentCapabilities: initialize.params.capabilities as ClientCapabilities,
         openTimeoutMs: deps.openTimeoutMs,

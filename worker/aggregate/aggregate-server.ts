@@ -33,6 +33,8 @@ import { NameTable, UNAVAILABLE_TOOL } from './naming.ts';
 import { ResourceRoutes } from './resource-routes.ts';
 import { ForwardedRpcError, toAgentError } from './rpc-errors.ts';
 import { UpstreamSet, type UpstreamSetOptions } from './upstream-set.ts';
+import type { CallLedger } from '../../shared/audit/call-ledger.ts';
+import { traceContextOf } from '../audit/worker-audit.ts';
 
 type Params = Record<string, unknown> & { _meta?: Record<string, unknown> };
 
@@ -44,7 +46,11 @@ export interface AggregateServerOptions extends Omit<UpstreamSetOptions, 'hooks'
   /** Longest wait for one forwarded request (progress resets it). */
   requestTimeoutMs: number;
   log: WorkerLogger;
+  /** The audit ledger of one upstream server's calls in this session. */
+  ledger?: (server: string) => CallLedger;
 }
+
+type AuditedRequest = { id: number; method: string; params: Params };
 
 export class AggregateServer {
   readonly upstreams: UpstreamSet;
@@ -55,6 +61,8 @@ export class AggregateServer {
   readonly #relay: AgentRelay;
   #inFlight = 0;
   #server: Server | undefined;
+  readonly #ledgers = new Map<string, CallLedger>();
+  #auditIds = 0;
 
   /**
    * Connects every upstream in parallel, then builds the agent-facing server, whose `initialize`
@@ -136,7 +144,10 @@ export class AggregateServer {
       const target = this.#resolve(this.#tools, req.params.name, 'tool');
       const client = this.upstreams.client(target.server);
       const failure = this.upstreams.failure(target.server);
-      if (client === undefined && target.name === UNAVAILABLE_TOOL && failure !== undefined) return unavailableResult(target.server, failure);
+      if (client === undefined && target.name === UNAVAILABLE_TOOL && failure !== undefined) {
+        this.#ledger(target.server)?.refuse({ id: 0, method: 'tools/call', params: { name: target.name } }, 'refused', failure.reason, traceOf(extra));
+        return unavailableResult(target.server, failure);
+      }
       return this.#forward(target.server, 'tools/call', { ...(req.params as Params), name: target.name }, extra as HandlerExtra);
     }));
     server.setRequestHandler(ListPromptsRequestSchema, (_req, extra) => this.#handle(async () => {
@@ -252,9 +263,11 @@ export class AggregateServer {
     if (client === undefined) throw toAgentError(server, new Error('unavailable'), () => this.upstreams.failure(server));
     const { progressToken, ...meta } = params._meta ?? {};
     const { _meta: _, ...rest } = params;
-    const upstreamParams = Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
+    const ledger = this.#ledger(server);
+    const audited: AuditedRequest = { id: ++this.#auditIds, method, params: Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest };
+    const upstreamParams = ledger === undefined ? audited.params : ledger.request(audited, traceOf(extra)).params;
     try {
-      return await this.#relay.serving(server, extra, () =>
+      const result = await this.#relay.serving(server, extra, () =>
         client.request({ method, params: upstreamParams }, ResultSchema, {
           signal: extra.signal,
           timeout: this.#options.requestTimeoutMs,
@@ -263,10 +276,27 @@ export class AggregateServer {
             ? { onprogress: (p) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } }).catch(() => {}) }
             : {}),
         }));
+      ledger?.answer({ id: audited.id, result });
+      return result;
     } catch (error) {
-      throw toAgentError(server, error, () => this.upstreams.failure(server));
+      const answer = toAgentError(server, error, () => this.upstreams.failure(server));
+      ledger?.answer({ id: audited.id, error: answer instanceof ForwardedRpcError ? { code: answer.code, data: answer.data } : {} });
+      throw answer;
     }
   }
+
+  #ledger(server: string): CallLedger | undefined {
+    const make = this.#options.ledger;
+    if (make === undefined) return undefined;
+    let ledger = this.#ledgers.get(server);
+    if (ledger === undefined) this.#ledgers.set(server, (ledger = make(server)));
+    return ledger;
+  }
+}
+
+/** The agent's trace context, from the HTTP request that carried this call. */
+function traceOf(extra: unknown) {
+  return traceContextOf((extra as { requestInfo?: { headers?: Record<string, string> } }).requestInfo?.headers);
 }
 
 /** The agent's sampling, elicitation and roots capabilities, for the upstream clients to declare. */

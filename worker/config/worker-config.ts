@@ -16,6 +16,7 @@ import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema, En
 import { issuesFromZod, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
 import { crossCheckWorkerConfig, type WorkerRuntime } from './config-checks.ts';
 import { PublicKeySchema } from '../../shared/link/link-identity.ts';
+import { AuditConfigSchema } from '../../shared/audit/audit-config.ts';
 import { DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS, HOST_PATTERN, ORIGIN_PATTERN } from '../auth/host-origin.ts';
 
 export type { WorkerRuntime } from './config-checks.ts';
@@ -84,6 +85,7 @@ export const WorkerConfigSchema = z.strictObject({
     .optional()
     .describe('Longest wait, in seconds, for opening a server and for one request. Unset: 60 to open a server, 600 for one request on /mcp, and no limit on one request on /servers/<name>/mcp'),
   'admin-token-sha256': Sha256HexSchema.optional().describe('sha-256 hex of a token that sees the full /healthz'),
+  'audit': AuditConfigSchema.optional(),
 });
 
 type Shape = z.infer<typeof WorkerConfigSchema>;

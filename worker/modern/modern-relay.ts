@@ -22,6 +22,8 @@ export interface RelayOptions {
   signal?: AbortSignal;
   /** Longest wait for the response; each notification starts the wait again. None when absent. */
   timeoutMs?: number;
+  /** Told the answer sent (the audit log's outcome), or null when the agent went away first. */
+  onAnswer?: (message: unknown) => void;
 }
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
@@ -45,11 +47,13 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     };
     // Nobody reads this answer: it only settles the handler.
     const abandoned = () => {
+      if (!done) options.onAnswer?.(null);
       finish();
       resolve(new Response(null, { status: 499 }));
     };
     const answer = (message: unknown, status: number) => {
       if (done) return;
+      options.onAnswer?.(message);
       if (stream !== undefined) {
         stream.enqueue(sseEvent(message));
         stream.close();

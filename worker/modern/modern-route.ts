@@ -22,12 +22,16 @@ import { MAX_MODERN_BODY_BYTES } from './modern-body.ts';
 import { invalidRequest, rejectionResponse } from './modern-errors.ts';
 import { relayModernRequest } from './modern-relay.ts';
 import { validateModernRequest } from './validate-request.ts';
+import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
+import { formatTraceparent } from '../../shared/trace-context.ts';
 
 export interface ModernRouteDeps {
   open: ChannelOpener;
   log: WorkerLogger;
   /** Longest wait for the server's answer (`request-timeout-seconds`); none when absent. */
   requestTimeoutMs?: number;
+  /** Every call on the record (`audit/`). */
+  audit?: WorkerAudit;
 }
 
 export interface ModernTarget {
@@ -57,22 +61,32 @@ export async function serveModern(request: Request, era: Exclude<Era, { kind: 'l
   if (checked.kind === 'rejected') return rejectionResponse(checked.id, checked.rejection);
   const { request: message } = checked;
   const { agent, server } = target;
+  const trace = traceContextOf(request.headers);
+  const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const };
   if (target.refusal !== undefined || target.descriptor === undefined) {
     const refusal = target.refusal ?? new WireError('server-not-found', `Server "${server.slice(0, 64)}" not found`);
+    deps.audit?.refused(scope, message, refusal, trace);
     return Response.json(jsonRpcErrorBody(message.id, refusal), { status: httpStatusFor(refusal.reason) });
   }
 
   const session = `modern-${crypto.randomUUID()}`;
+  const ledger = deps.audit?.ledger({ ...scope, session });
+  const traced = ledger?.request(message, trace) ?? message;
+  const span = ledger?.spanOf(message.id);
+  const traceparent = span !== undefined ? formatTraceparent(span) : deps.audit?.channelTraceparent(trace);
   let channel;
   try {
-    channel = await deps.open(target.descriptor, { ...connectionFor(agent, server, session), era: 'modern' }, trustFor(agent));
+    channel = await deps.open(target.descriptor, { ...connectionFor(agent, server, session, traceparent), era: 'modern' }, trustFor(agent));
   } catch (error) {
     if (!(error instanceof WireError)) throw error;
     deps.log.info('Modern request refused', { agent: agent.name, server, method: message.method, reason: error.reason });
+    if (ledger?.spanOf(message.id) !== undefined) ledger.fail(message.id, error.reason, error.reason === 'denied-by-policy' ? 'denied-by-policy' : 'refused');
+    else if (deps.audit !== undefined) deps.audit.refused(scope, message, error, trace);
     return Response.json(jsonRpcErrorBody(message.id, error), { status: httpStatusFor(error.reason) });
   }
-  return relayModernRequest(channel, message, {
+  return relayModernRequest(channel, traced, {
     signal: request.signal,
     ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
+    ...(ledger !== undefined ? { onAnswer: (answer: unknown) => (answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer)) } : {}),
   });
 }

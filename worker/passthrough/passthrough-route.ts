@@ -23,6 +23,7 @@ import type { RecentErrors } from '../status/recent-errors.ts';
 import { handleSessionRequest, jsonRpcErrorResponse } from '../sessions/session-route.ts';
 import { classifyEra } from '../modern/era.ts';
 import { serveModern } from '../modern/modern-route.ts';
+import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
 
 export interface ServerPassthroughDeps {
   config: WorkerConfig;
@@ -34,6 +35,8 @@ export interface ServerPassthroughDeps {
   recentErrors?: RecentErrors;
   /** Longest wait for the server's answer to one request (`request-timeout-seconds`); none when absent. */
   requestTimeoutMs?: number;
+  /** Every call on the record (`audit/`); none in tests that do not read it. */
+  audit?: WorkerAudit;
 }
 
 /** Answer for a server that is unknown or not allowed for this agent; the two are indistinguishable. */
@@ -53,12 +56,16 @@ export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Han
       const allowed = entry !== undefined && agent.servers.includes(name);
       return serveModern(c.req.raw, era, { agent, server: name, ...(allowed ? { descriptor: entry.executor } : { refusal: serverNotFound(name, agent.servers) }) }, deps);
     }
+    const trace = traceContextOf(c.req.raw.headers);
     if (entry === undefined || !agent.servers.includes(name)) {
-      return jsonRpcErrorResponse(c, null, serverNotFound(name, agent.servers));
+      const refusal = serverNotFound(name, agent.servers);
+      deps.audit?.refused({ agent: agent.name, server: name.slice(0, 64), era: 'legacy', route: 'passthrough' }, null, refusal, trace);
+      return jsonRpcErrorResponse(c, null, refusal);
     }
     return handleSessionRequest(c, agent, `server:${name}`, deps, async ({ sessionId }) => {
-      const channel = await deps.open(entry.executor, connectionFor(agent, name, sessionId), trustFor(agent));
+      const channel = await deps.open(entry.executor, connectionFor(agent, name, sessionId, deps.audit?.channelTraceparent(trace)), trustFor(agent));
       const recentErrors = deps.recentErrors;
+      const ledger = deps.audit?.ledger({ agent: agent.name, server: name, era: 'legacy', route: 'passthrough', session: sessionId });
       return new PassthroughSession({
         id: sessionId,
         agent: agent.name,
@@ -67,6 +74,7 @@ export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Han
         log: deps.log.child({ agent: agent.name }),
         onClosed: (session) => deps.sessions.remove(session.id),
         ...(deps.requestTimeoutMs !== undefined ? { requestTimeoutMs: deps.requestTimeoutMs } : {}),
+        ...(ledger !== undefined ? { ledger } : {}),
         ...(recentErrors !== undefined
           ? { onUpstreamFailed: (error: WireError) => recentErrors.record({ reason: error.reason, server: name, agent: agent.name, message: error.message }) }
           : {}),

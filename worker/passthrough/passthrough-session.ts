@@ -39,6 +39,9 @@ import type { JSONRPCErrorResponse, JSONRPCMessage, JSONRPCRequest, JSONRPCResul
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import type { WorkerLogger } from '../log.ts';
 import type { AgentSession } from '../sessions/session-table.ts';
+import type { CallLedger } from '../../shared/audit/call-ledger.ts';
+import type { TraceContext } from '../../shared/trace-context.ts';
+import { traceContextOf } from '../audit/worker-audit.ts';
 
 /**
  * Structural twins of the SDK's `isJSONRPCRequest` / `isJSONRPCResultResponse` /
@@ -75,6 +78,8 @@ export interface PassthroughSessionOptions {
   requestTimeoutMs?: number;
   /** Told when the upstream channel ends because something failed (its reason is set). */
   onUpstreamFailed?: (error: WireError) => void;
+  /** The session's audited calls: timed from request to answer, with the trace context forwarded. */
+  ledger?: CallLedger;
 }
 
 export class PassthroughSession implements AgentSession {
@@ -85,6 +90,7 @@ export class PassthroughSession implements AgentSession {
   readonly #server: string;
   readonly #channel: Transport;
   readonly #onUpstreamFailed: ((error: WireError) => void) | undefined;
+  readonly #ledger: CallLedger | undefined;
   /** The failure the channel reported through `onerror` before closing, if any. */
   #upstreamFailure: WireError | undefined;
   #upstreamOpen = true;
@@ -112,13 +118,14 @@ export class PassthroughSession implements AgentSession {
     this.#onClosed = options.onClosed;
     this.#requestTimeoutMs = options.requestTimeoutMs;
     this.#onUpstreamFailed = options.onUpstreamFailed;
+    this.#ledger = options.ledger;
     this.#transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => options.id,
       // Resumable streams, as the server itself offers them: a dropped SSE stream loses nothing.
       eventStore: new SessionEventStore(),
       onsessionclosed: () => this.close('closed by the agent'),
     });
-    this.#transport.onmessage = (message) => this.#fromAgent(message);
+    this.#transport.onmessage = (message, extra) => this.#fromAgent(message, this.#ledger === undefined ? null : traceContextOf(extra?.requestInfo?.headers));
     this.#transport.onclose = () => void this.close('transport closed');
     this.#channel.onmessage = (message) => this.#fromServer(message);
     this.#channel.onerror = (error) => {
@@ -151,13 +158,14 @@ export class PassthroughSession implements AgentSession {
     this.#log.debug('Passthrough session closing', { why });
     for (const { timer } of this.#deadlines.values()) clearTimeout(timer);
     this.#deadlines.clear();
+    this.#ledger?.failAll('session-closed');
     this.#onClosed(this);
     this.#upstreamOpen = false;
     await this.#channel.close().catch(() => {});
     await this.#transport.close().catch(() => {});
   }
 
-  #fromAgent(message: JSONRPCMessage): void {
+  #fromAgent(message: JSONRPCMessage, trace: TraceContext | null): void {
     if (isRequest(message)) {
       if (this.#timedOut.size > 0) this.#timedOut.delete(message.id); // a reused id: its next answer belongs to this request
       this.#inFlight.set(message.id, true);
@@ -165,7 +173,8 @@ export class PassthroughSession implements AgentSession {
       if (typeof token === 'string' || typeof token === 'number') this.#progress.set(token, message.id);
       this.#armDeadline(message.id, message.method);
     }
-    this.#channel.send(message).catch((error: unknown) => {
+    const forwarded = this.#ledger === undefined ? message : this.#ledger.request(message, trace);
+    this.#channel.send(forwarded).catch((error: unknown) => {
       if (!isRequest(message)) return;
       const wire = error instanceof WireError ? error : new WireError('server-exited', `Server "${this.#server}" is no longer connected`);
       this.#answer(message.id, wire);
@@ -176,6 +185,7 @@ export class PassthroughSession implements AgentSession {
     if (isResponse(message)) {
       if (this.#timedOut.size > 0 && message.id !== undefined && this.#timedOut.delete(message.id)) return; // already answered with request-timeout
       if (message.id !== undefined) this.#settle(message.id);
+      this.#ledger?.answer(message);
       this.#transport.send(message).catch((error: unknown) => this.#log.debug('Response not delivered: the agent left', { error }));
       return;
     }
@@ -243,6 +253,7 @@ export class PassthroughSession implements AgentSession {
 
   #answer(id: RequestId, error: WireError): Promise<void> {
     this.#settle(id);
+    this.#ledger?.fail(id, error.reason);
     return this.#transport.send(jsonRpcErrorBody(id, error) as JSONRPCMessage).catch(() => {});
   }
 

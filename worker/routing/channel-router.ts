@@ -33,7 +33,7 @@ export interface ChannelRouter {
 }
 
 /** The channel-open request for one agent session and server: references only, never argv. */
-export function connectionFor(agent: AgentEntry, server: string, session: string): McpConnection {
+export function connectionFor(agent: AgentEntry, server: string, session: string, traceparent?: string): McpConnection {
   const trust = agent['trust-context'];
   return {
     'server-name': server,
@@ -42,6 +42,7 @@ export function connectionFor(agent: AgentEntry, server: string, session: string
       : {}),
     session,
     agent: agent.name,
+    ...(traceparent !== undefined ? { traceparent } : {}),
   };
 }
 

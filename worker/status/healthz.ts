@@ -26,6 +26,7 @@ import type { AgentEntry, WorkerConfig } from '../config/worker-config.ts';
 import type { HostLinkStatus } from '../link/host-link-registry.ts';
 import type { SessionTable } from '../sessions/session-table.ts';
 import type { RecentErrors } from './recent-errors.ts';
+import type { RecentCalls } from '../audit/recent-calls.ts';
 import { statusDetails } from './status-report.ts';
 
 export interface HealthzDeps {
@@ -35,6 +36,8 @@ export interface HealthzDeps {
   hostStatus?: () => HostLinkStatus[];
   /** Recent failures, reported as `recentErrors` (see `status/status-report.ts`). */
   recentErrors?: RecentErrors;
+  /** The last audited calls, reported as `recentCalls`. */
+  recentCalls?: RecentCalls;
   clock?: () => Date;
 }
 
@@ -80,6 +83,6 @@ export function healthReport(deps: HealthzDeps, agent: AgentEntry | null) {
     hosts: agent === null ? hosts : hosts.filter((h) => usedHosts.has(h['entity-id'])),
     servers,
     sessions,
-    ...statusDetails(deps.sessions.list(), deps.recentErrors, agent),
+    ...statusDetails(deps.sessions.list(), deps.recentErrors, agent, deps.recentCalls),
   };
 }

@@ -114,6 +114,10 @@ export function statusPageHtml(nonce: string): string {
       <div class="panel-head"><h2>Recent errors</h2><span id="errors-count"></span></div>
       <table><thead><tr><th>When</th><th>Reason</th><th>Server</th><th>Agent</th><th>Message</th></tr></thead><tbody id="errors-body"></tbody></table>
     </section>
+    <section class="card panel" id="calls-panel">
+      <div class="panel-head"><h2>Recent calls</h2><span>the audit log's last calls, never their arguments</span></div>
+      <table><thead><tr><th>When</th><th>Agent</th><th>Server</th><th>Call</th><th>Decision</th><th>Outcome</th><th class="num">ms</th></tr></thead><tbody id="calls-body"></tbody></table>
+    </section>
   </section>
 </main>
 <script nonce="${nonce}">${STATUS_PAGE_SCRIPT}</script>

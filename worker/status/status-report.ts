@@ -6,7 +6,8 @@
  * - `sessionGroups` (admin only): live sessions per agent and endpoint, with their open channels;
  *   an agent already has its own count in `sessions` and never learns of other agents;
  * - `recentErrors`: the recent failures (see `recent-errors.ts`), all of them for the admin, only
- *   the caller's own for an agent.
+ *   the caller's own for an agent;
+ * - `recentCalls`: the last audited calls, never with argument values, scoped the same way.
  *
  * Kept apart from `healthz.ts` so the route stays about authorization and the report's
  * contract, and this file about what the page needs.
@@ -16,6 +17,7 @@
 import type { AgentEntry } from '../config/worker-config.ts';
 import type { SessionInfo } from '../sessions/session-table.ts';
 import type { RecentError, RecentErrors } from './recent-errors.ts';
+import type { RecentCall, RecentCalls } from '../audit/recent-calls.ts';
 
 export type StatusViewer = { role: 'admin' } | { role: 'agent'; agent: string };
 
@@ -33,12 +35,14 @@ export interface StatusDetails {
   viewer: StatusViewer;
   sessionGroups?: SessionGroup[];
   recentErrors: RecentError[];
+  /** The last audited calls (`audit/recent-calls.ts`), newest first: all for the admin, an agent's own for it. */
+  recentCalls: RecentCall[];
 }
 
 /** The status-page part of the /healthz report, for the admin (`agent` null) or one agent. */
-export function statusDetails(sessions: readonly SessionInfo[], errors: RecentErrors | undefined, agent: AgentEntry | null): StatusDetails {
-  if (agent !== null) return { viewer: { role: 'agent', agent: agent.name }, recentErrors: errors?.list(agent.name) ?? [] };
-  return { viewer: { role: 'admin' }, sessionGroups: groupSessions(sessions), recentErrors: errors?.list() ?? [] };
+export function statusDetails(sessions: readonly SessionInfo[], errors: RecentErrors | undefined, agent: AgentEntry | null, calls?: RecentCalls): StatusDetails {
+  if (agent !== null) return { viewer: { role: 'agent', agent: agent.name }, recentErrors: errors?.list(agent.name) ?? [], recentCalls: calls?.list(agent.name) ?? [] };
+  return { viewer: { role: 'admin' }, sessionGroups: groupSessions(sessions), recentErrors: errors?.list() ?? [], recentCalls: calls?.list() ?? [] };
 }
 
 /** Sessions grouped by agent, then endpoint, both in name order (a stable table row order). */

@@ -23,6 +23,7 @@ import type { ChannelTransport } from '../../../shared/channel-transport.ts';
 import { jsonRpcErrorBody, WireError, type JsonRpcErrorResponse } from '../../../shared/errors.ts';
 import { ValidationError } from '../../../shared/validation.ts';
 import type { Logger } from '../../log.ts';
+import type { CallLedger } from '../../../shared/audit/call-ledger.ts';
 import { INPUT_CAPABLE_METHODS } from './input-requests.ts';
 import { serveRound } from './input-rounds.ts';
 import type { Call } from './legacy-instance.ts';
@@ -48,6 +49,8 @@ export interface ModernChannelOptions {
   key?: InstanceKey;
   /** The trust profile's tool-call check; returns the error to answer instead of forwarding. */
   filter?: (message: JSONRPCMessage) => JsonRpcErrorResponse | null;
+  /** The request's audit: a denial recorded, the call timed to its answer, trace context passed on. */
+  ledger?: CallLedger;
 }
 
 const METHOD_NOT_FOUND = -32601;
@@ -63,6 +66,7 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
 
   const reply = (message: Record<string, unknown>) => {
     answered = true;
+    options.ledger?.answer(message);
     channel
       .send(message as JSONRPCMessage)
       .catch((error: unknown) => log.debug('Modern answer not delivered', { error }))
@@ -129,6 +133,7 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
       const denied = options.filter?.(message) ?? null;
       if (denied !== null) {
         log.info('Tool call denied by policy', { server, reason: denied.error.data.reason });
+        options.ledger?.refuse(message, 'denied-by-policy', denied.error.data.reason);
         reply(denied as unknown as Record<string, unknown>);
         return;
       }
@@ -140,9 +145,11 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
       reply({ jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: `Method not found: ${method.slice(0, 64)}` } });
       return;
     }
-    serve(id, method, message.params).catch((error: unknown) => fail(id, error));
+    const traced = options.ledger?.request(message) ?? message;
+    serve(id, method, (traced as { params?: unknown }).params).catch((error: unknown) => fail(id, error));
   };
   channel.onclose = () => {
+    if (!answered) options.ledger?.failAll('agent-left');
     if (!answered && call !== null) call.cancel('The agent closed its request');
     if (!answered) abandon?.();
     resolveClosed();

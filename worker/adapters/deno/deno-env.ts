@@ -6,6 +6,9 @@
  * - `SWITCHYARD_WORKER_CONFIG_FILE`: a path to it;
  * - `SWITCHYARD_LOG_LEVEL`: debug, info (default), warn or error.
  *
+ * Audit lines go to stderr at that level, or to the file the config's `audit.file` names
+ * (relative to the config file's directory), which needs `--allow-write` for that file.
+ *
  * A config error is printed as one `path: message` line per problem, then the process exits 2.
  *
  * @module
@@ -16,6 +19,7 @@ import { parseWorkerConfigText, type WorkerConfig } from '../../config/worker-co
 import { createWorkerLogger, parseLogLevel, type WorkerLogger } from '../../log.ts';
 import { formatIssue, ValidationError } from '../../../shared/validation.ts';
 import { upgradeWebSocket } from './deno-websocket.ts';
+import { levelFilteredWriter, type AuditWrite } from '../../../shared/audit/audit-log.ts';
 
 export interface DenoHttpServer {
   finished: Promise<void>;
@@ -32,6 +36,7 @@ export interface DenoRuntime {
   ): DenoHttpServer;
   addSignalListener(signal: 'SIGTERM' | 'SIGINT', handler: () => void): void;
   exit(code?: number): never;
+  openSync(path: string, options: { append: true; create: true; mode?: number }): { writeSync(bytes: Uint8Array): number };
 }
 
 export const deno = (globalThis as unknown as { Deno: DenoRuntime }).Deno;
@@ -62,7 +67,30 @@ export async function loadConfigFromEnv(): Promise<WorkerConfig> {
 /** Builds the worker for Deno: config from the environment, `/link` over Deno WebSockets. */
 export async function createDenoWorker(options: { listenPort?: () => number | undefined } = {}): Promise<{ worker: ComposedWorker; log: WorkerLogger }> {
   const config = await loadConfigFromEnv();
-  const log = createWorkerLogger({ level: parseLogLevel(deno.env.get('SWITCHYARD_LOG_LEVEL')), fields: { component: 'worker' } });
-  const worker = composeWorker({ config, log, upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never>, ...options });
+  const level = parseLogLevel(deno.env.get('SWITCHYARD_LOG_LEVEL'));
+  const log = createWorkerLogger({ level, fields: { component: 'worker' } });
+  const auditWrite = denoAuditWriter(auditFilePath(config.audit?.file, deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE')), level);
+  const worker = composeWorker({ config, log, auditWrite, upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never>, ...options });
   return { worker, log };
+}
+
+/** `audit.file` resolved against the config file's directory (the working directory for inline config). */
+export function auditFilePath(file: string | undefined, configFile: string | undefined): string | undefined {
+  if (file === undefined || file.startsWith('/') || configFile === undefined || configFile === '') return file;
+  const dir = configFile.includes('/') ? configFile.slice(0, configFile.lastIndexOf('/') + 1) : '';
+  return `${dir}${file}`;
+}
+
+/** Audit lines appended to `file` (created 0600), or on stderr at the log level; exits 2 when the file cannot be opened. */
+function denoAuditWriter(file: string | undefined, level: string): AuditWrite {
+  if (file === undefined) return levelFilteredWriter((line) => console.error(line), level);
+  let handle: { writeSync(bytes: Uint8Array): number };
+  try {
+    handle = deno.openSync(file, { append: true, create: true, mode: 0o600 });
+  } catch (error) {
+    console.error(`Cannot open the audit file "${file}": ${error instanceof Error ? error.message : String(error)} (run Deno with --allow-write for it)`);
+    return deno.exit(2);
+  }
+  const encoder = new TextEncoder();
+  return (line) => void handle.writeSync(encoder.encode(line + '\n'));
 }

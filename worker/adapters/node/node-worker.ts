@@ -38,6 +38,8 @@ export interface StartNodeWorkerOptions {
   localHost?: ComposeWorkerOptions['localHost'];
   log?: WorkerLogger;
   retryAfterMs?: number;
+  /** Writes one audit line (stderr or the `audit.file`, opened by the caller); none when absent. */
+  auditWrite?: ComposeWorkerOptions['auditWrite'];
 }
 
 export interface NodeWorker {
@@ -62,6 +64,7 @@ export async function startNodeWorker(options: StartNodeWorkerOptions): Promise<
     ...(options.localHost !== undefined ? { localHost: options.localHost } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
     ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}),
+    ...(options.auditWrite !== undefined ? { auditWrite: options.auditWrite } : {}),
   });
   const wss = new WebSocketServer({ noServer: true });
   const hostname = options.host ?? '127.0.0.1';

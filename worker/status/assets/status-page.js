@@ -118,6 +118,21 @@
         td,
       ]);
     }), 5, 'No recent errors: every open and every channel since start went fine.');
+
+    fill('calls-body', list(report.recentCalls).map(function (c) {
+      var call = String(c.method === null ? '—' : c.method) + (c.name ? ' ' + String(c.name) : '');
+      var decision = c.decision === 'allowed' ? pill('ok', 'allowed') : pill('bad', String(c.decision));
+      var outcome = c.outcome === 'ok' ? pill('ok', 'ok') : pill('warn', String(c.reason || 'error'));
+      return row([
+        cell(ago(c.time, report.time), 'when', String(c.time)),
+        cell(c.agent === null ? '—' : String(c.agent), 'mono'),
+        cell(c.server === null ? '—' : String(c.server), 'mono'),
+        cell(call, 'mono', c.traceId ? 'trace ' + String(c.traceId) : undefined),
+        cell(decision),
+        cell(outcome),
+        cell(Number(c.durationMs) || 0, 'num'),
+      ]);
+    }), 7, 'No calls yet');
   }
 
   async function load(used) {
@@ -144,7 +159,7 @@
     clearTimeout(timer);
     token = null;
     sessionStorage.removeItem(KEY);
-    ['hosts-body', 'servers-body', 'sessions-body', 'errors-body'].forEach(function (id) { $(id).replaceChildren(); });
+    ['hosts-body', 'servers-body', 'sessions-body', 'errors-body', 'calls-body'].forEach(function (id) { $(id).replaceChildren(); });
     $('dashboard').hidden = true;
     $('session-bar').hidden = true;
     $('sign-in').hidden = false;

@@ -1,0 +1,40 @@
+/**
+ * The `"audit"` section, the same in the worker config and in `sidecar.json`: where audit lines
+ * go, whether argument values are kept, and an optional OpenTelemetry collector for traces.
+ *
+ * @module
+ */
+import { z } from 'zod';
+
+export const OtlpConfigSchema = z
+  .strictObject({
+    endpoint: z
+      .string()
+      .url('must be an absolute URL')
+      .refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL')
+      .describe('The collector\'s OTLP/HTTP traces URL, e.g. "http://127.0.0.1:4318/v1/traces"; spans are sent as OTLP JSON'),
+    headers: z
+      .record(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'must be an HTTP header name'), z.string())
+      .optional()
+      .describe('HTTP headers sent with every export (e.g. an API key); never logged'),
+  })
+  .describe('Export one span per audited call to an OpenTelemetry collector (batched, bounded queue; a call never waits for it, and spans are dropped with a counted warning while the collector is down)');
+
+export const AuditConfigSchema = z
+  .strictObject({
+    file: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Append audit lines to this file instead of stderr (relative paths from the working directory; the sidecar\'s from its config dir). Default: stderr, beside the structured logs'),
+    'include-arguments': z
+      .boolean()
+      .optional()
+      .meta({ default: false })
+      .describe('Keep each call\'s argument values in its audit line; off by default, since arguments may hold anything the agent sent'),
+    otlp: OtlpConfigSchema.optional(),
+  })
+  .describe('Audit log: one JSON line per tools/call, resources/read and prompts/get, per refused open and per refused agent credential');
+
+export type AuditConfig = z.infer<typeof AuditConfigSchema>;
+export type OtlpConfig = z.infer<typeof OtlpConfigSchema>;

@@ -1,0 +1,132 @@
+/**
+ * AuditLog: where audit records go on one side (worker or sidecar). Each record becomes one JSON
+ * line in the structured-log format (`time`, `level`, `msg: "audit"`, `component`, then the
+ * record), written by `write`: stderr beside the structured logs unless the operator named a
+ * file. Allowed calls are `info`; refusals, denials and refused credentials `warn`. On stderr a
+ * line follows the log level like every other line (so `npm start`, quiet at `warn`, shows only
+ * refusals); a file gets every line (`stderrAuditWriter`, and the runtimes' file writers).
+ *
+ * A record with a trace id is also handed to `spans` (the OTLP exporter, when configured) and
+ * every record to `onRecord` (the worker's recent-calls buffer). Nothing here throws into a call:
+ * a failing sink is counted and skipped.
+ *
+ * @module
+ */
+import { redact } from '../log.ts';
+import type { AuditRecord } from './audit-record.ts';
+
+/** A finished span, as the OTLP exporter takes it. */
+export interface FinishedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId: string | null;
+  name: string;
+  /** Epoch milliseconds. */
+  startMs: number;
+  endMs: number;
+  attributes: Record<string, string | number | boolean>;
+  error: string | null;
+}
+
+export interface SpanSink {
+  export(span: FinishedSpan): void;
+}
+
+export type AuditLevel = 'info' | 'warn';
+export type AuditWrite = (line: string, level: AuditLevel) => void;
+
+/** A writer to a log stream that drops `info` lines when the log level is above it. */
+export function levelFilteredWriter(write: (line: string) => void, logLevel: string): AuditWrite {
+  const quiet = logLevel === 'warn' || logLevel === 'error';
+  const onlyErrors = logLevel === 'error';
+  return (line, level) => {
+    if (onlyErrors || (quiet && level === 'info')) return;
+    write(line);
+  };
+}
+
+export interface AuditLogOptions {
+  /** `worker` or `sidecar`: the `component` of every line. */
+  component: string;
+  /** Writes one line (no newline) of `level`. */
+  write: AuditWrite;
+  /** Fields on every line (the sidecar's `entity-id`). */
+  fields?: Record<string, unknown>;
+  /** Keep argument values in records (`include-arguments`); off by default. */
+  includeArguments?: boolean;
+  spans?: SpanSink;
+  onRecord?: (record: AuditRecord & { time: string }) => void;
+  now?: () => number;
+}
+
+export class AuditLog {
+  readonly includeArguments: boolean;
+  readonly #options: AuditLogOptions;
+  #failedWrites = 0;
+
+  constructor(options: AuditLogOptions) {
+    this.#options = options;
+    this.includeArguments = options.includeArguments === true;
+  }
+
+  now(): number {
+    return (this.#options.now ?? Date.now)();
+  }
+
+  get failedWrites(): number {
+    return this.#failedWrites;
+  }
+
+  record(record: AuditRecord, startMs = this.now() - record.durationMs): void {
+    const time = new Date(startMs + record.durationMs).toISOString();
+    const level = record.decision === 'allowed' ? 'info' : 'warn';
+    const fields = redact({ component: this.#options.component, ...this.#options.fields, ...withoutUndefined(record) });
+    try {
+      this.#options.write(JSON.stringify({ time, level, msg: 'audit', ...fields }), level);
+    } catch {
+      this.#failedWrites++;
+    }
+    try {
+      this.#options.onRecord?.({ ...record, time });
+    } catch {
+      this.#failedWrites++;
+    }
+    const spans = this.#options.spans;
+    if (spans !== undefined && record.traceId !== undefined && record.spanId !== undefined) {
+      spans.export({
+        traceId: record.traceId,
+        spanId: record.spanId,
+        parentSpanId: record.parentSpanId ?? null,
+        name: [record.method ?? record.event, record.tool ?? record.prompt ?? record.uri].filter((p) => p !== undefined).join(' '),
+        startMs,
+        endMs: startMs + record.durationMs,
+        attributes: spanAttributes(this.#options.component, record),
+        error: record.outcome === 'error' ? (record.reason ?? 'error') : null,
+      });
+    }
+  }
+}
+
+/** OpenTelemetry attributes of a record (semantic conventions for MCP where they exist). */
+function spanAttributes(component: string, record: AuditRecord): Record<string, string | number | boolean> {
+  const attributes: Record<string, string | number | boolean | undefined | null> = {
+    'switchyard.component': component,
+    'switchyard.decision': record.decision,
+    'switchyard.agent': record.agent,
+    'switchyard.server': record.server,
+    'switchyard.host': record.host,
+    'mcp.method.name': record.method,
+    'gen_ai.tool.name': record.tool,
+    'gen_ai.prompt.name': record.prompt,
+    'mcp.resource.uri': record.uri,
+    'error.type': record.outcome === 'error' ? record.reason : undefined,
+  };
+  return Object.fromEntries(Object.entries(attributes).filter((entry): entry is [string, string | number | boolean] => entry[1] !== undefined && entry[1] !== null));
+}
+
+function withoutUndefined(record: AuditRecord): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined));
+}
+
+/** An audit log that writes nothing (in-process tests and callers with no audit configured). */
+export const silentAuditLog = new AuditLog({ component: 'none', write: () => {} });

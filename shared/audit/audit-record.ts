@@ -1,0 +1,85 @@
+/**
+ * One audit line: what the worker and the sidecar each write for every `tools/call`,
+ * `resources/read` and `prompts/get` they pass or refuse, for every refused channel open, and for
+ * every refused agent credential. Both sides write the same shape, so one query reads both logs;
+ * the trace id ties a call's worker line to its sidecar line.
+ *
+ * Never argument values unless the operator turned `include-arguments` on; never a credential
+ * (a refused token is named by nothing or a short fingerprint, see `worker/audit/`).
+ *
+ * @module
+ */
+
+/** The methods audited one line per call. */
+export const AUDITED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'resources/read', 'prompts/get']);
+
+/**
+ * `allowed`: passed on (its outcome says how it went); `denied-by-policy`: a trust profile's
+ * tool-call rules said no; `refused`: not served for another reason (unknown server, stale
+ * profile, host offline, a wrong credential, …), named by `reason`.
+ */
+export type AuditDecision = 'allowed' | 'denied-by-policy' | 'refused';
+
+export interface AuditRecord {
+  /** What happened: a call, a refused channel open (`open`), a refused agent credential (`credential`). */
+  event: 'call' | 'open' | 'credential';
+  /** The agent, when known (a refused credential names none). */
+  agent: string | null;
+  server: string | null;
+  /** The host's entity id, when the server runs on one. */
+  host: string | null;
+  /** The JSON-RPC method (`tools/call`, …; `initialize` for a legacy session's open). */
+  method: string | null;
+  /** `tools/call`: the tool, as the server names it. */
+  tool?: string;
+  /** `resources/read`: the resource URI. */
+  uri?: string;
+  /** `prompts/get`: the prompt's name. */
+  prompt?: string;
+  decision: AuditDecision;
+  /** `ok`, or `error` with `reason` (a stable reason, `tool-error` for an `isError` result, `rpc-error` otherwise). */
+  outcome: 'ok' | 'error';
+  reason?: string;
+  /** The JSON-RPC error code of an error answer. */
+  errorCode?: number;
+  /** From the request's arrival to its answer here, in milliseconds. */
+  durationMs: number;
+  /** `legacy` (sessions) or `modern` (2026-07-28, stateless). */
+  era?: 'legacy' | 'modern';
+  /** The worker's endpoint: `passthrough` (/servers/:name/mcp) or `aggregate` (/mcp). */
+  route?: 'passthrough' | 'aggregate';
+  session?: string;
+  traceId?: string;
+  spanId?: string;
+  parentSpanId?: string | null;
+  /** The request's arguments, only with `include-arguments`. */
+  arguments?: unknown;
+  /** A refused credential's fingerprint (see `worker/audit/credential-audit.ts`). */
+  fingerprint?: string;
+}
+
+/** What a JSON-RPC answer says about the call it ends. */
+export function outcomeOfAnswer(message: unknown): Pick<AuditRecord, 'outcome' | 'reason' | 'errorCode' | 'decision'> {
+  const m = (typeof message === 'object' && message !== null ? message : {}) as { result?: { isError?: unknown }; error?: { code?: unknown; data?: { reason?: unknown } } };
+  if (typeof m.error === 'object' && m.error !== null) {
+    const reason = typeof m.error.data?.reason === 'string' ? m.error.data.reason : 'rpc-error';
+    return {
+      decision: reason === 'denied-by-policy' ? 'denied-by-policy' : 'allowed',
+      outcome: 'error',
+      reason,
+      ...(typeof m.error.code === 'number' ? { errorCode: m.error.code } : {}),
+    };
+  }
+  if (m.result?.isError === true) return { decision: 'allowed', outcome: 'error', reason: 'tool-error' };
+  return { decision: 'allowed', outcome: 'ok' };
+}
+
+/** The call's subject (`tool`, `uri` or `prompt`) and, when asked for, its arguments. */
+export function subjectOf(method: string, params: unknown, includeArguments: boolean): Pick<AuditRecord, 'tool' | 'uri' | 'prompt' | 'arguments'> {
+  const p = (typeof params === 'object' && params !== null ? params : {}) as { name?: unknown; uri?: unknown; arguments?: unknown };
+  const text = (value: unknown) => (typeof value === 'string' ? value.slice(0, 256) : undefined);
+  const subject =
+    method === 'tools/call' ? { tool: text(p.name) } : method === 'prompts/get' ? { prompt: text(p.name) } : method === 'resources/read' ? { uri: text(p.uri) } : {};
+  const clean = Object.fromEntries(Object.entries(subject).filter(([, v]) => v !== undefined));
+  return includeArguments && p.arguments !== undefined ? { ...clean, arguments: p.arguments } : clean;
+}

@@ -1,0 +1,124 @@
+/**
+ * CallLedger: the audited calls in flight on one channel or session, from request to answer. The
+ * worker's passthrough and modern routes, the aggregate and the sidecar's channel bridges all keep
+ * one, so both sides time, trace and record calls the same way.
+ *
+ * `request` starts a call's span (a child of the trace context it arrived with: the agent's
+ * `traceparent` header, else the request's `_meta.traceparent`, else the scope's, else a new
+ * trace) and returns the message to forward, whose `_meta.traceparent` names that span; the
+ * answer with the same id ends it in one audit record. Requests of other methods pass unchanged.
+ *
+ * @module
+ */
+import { childSpan, traceparentOfParams, withTraceparent, type Span, type TraceContext } from '../trace-context.ts';
+import type { AuditLog } from './audit-log.ts';
+import { AUDITED_METHODS, outcomeOfAnswer, subjectOf, type AuditDecision, type AuditRecord } from './audit-record.ts';
+
+type Id = string | number;
+
+/** Who a ledger's calls belong to; the same on every record of the ledger. */
+export interface CallScope {
+  agent: string | null;
+  server: string | null;
+  host: string | null;
+  era?: 'legacy' | 'modern';
+  route?: 'passthrough' | 'aggregate';
+  session?: string;
+  /** The trace context the channel was opened with, for requests that carry none of their own. */
+  parent?: TraceContext | null;
+}
+
+interface Pending {
+  startMs: number;
+  span: Span;
+  base: Omit<AuditRecord, 'decision' | 'outcome' | 'durationMs'>;
+}
+
+interface RequestLike {
+  id?: unknown;
+  method?: unknown;
+  params?: unknown;
+}
+
+export class CallLedger {
+  readonly #audit: AuditLog;
+  readonly #scope: CallScope;
+  readonly #pending = new Map<Id, Pending>();
+
+  constructor(audit: AuditLog, scope: CallScope) {
+    this.#audit = audit;
+    this.#scope = scope;
+  }
+
+  /** Whether `message` is a request this ledger audits. */
+  static audits(message: unknown): message is { id: Id; method: string; params?: unknown } {
+    const m = message as RequestLike;
+    return typeof m === 'object' && m !== null && typeof m.method === 'string' && AUDITED_METHODS.has(m.method) && (typeof m.id === 'string' || typeof m.id === 'number');
+  }
+
+  /** Starts an audited call; returns the message to forward (with this hop's `traceparent`), else `message` as it came. */
+  request<M>(message: M, arrivedWith: TraceContext | null = null): M {
+    if (!CallLedger.audits(message)) return message;
+    const parent = arrivedWith ?? traceparentOfParams(message.params) ?? this.#scope.parent ?? null;
+    const span = childSpan(parent);
+    this.#pending.set(message.id, { startMs: this.#audit.now(), span, base: this.#base(message, span) });
+    return withTraceparent(message, span);
+  }
+
+  /** This hop's span of the call `id` in flight, if any. */
+  spanOf(id: Id): Span | undefined {
+    return this.#pending.get(id)?.span;
+  }
+
+  /** A response (or any message): ends the call with its id, if one is in flight. */
+  answer(message: unknown): void {
+    const id = (message as { id?: unknown } | null)?.id;
+    if (typeof id !== 'string' && typeof id !== 'number') return;
+    const pending = this.#pending.get(id);
+    if (pending === undefined || (message as { method?: unknown }).method !== undefined) return;
+    this.#pending.delete(id);
+    this.#finish(pending, outcomeOfAnswer(message));
+  }
+
+  /** Ends the call `id` with a failure answered here (a timeout, the channel gone). */
+  fail(id: Id, reason: string, decision: AuditDecision = 'allowed'): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return;
+    this.#pending.delete(id);
+    this.#finish(pending, { decision, outcome: 'error', reason });
+  }
+
+  /** Ends every call still in flight (the channel or session ended). */
+  failAll(reason: string): void {
+    for (const id of [...this.#pending.keys()]) this.fail(id, reason);
+  }
+
+  /** Records a request answered here without forwarding it (denied by policy, refused). */
+  refuse(message: unknown, decision: Exclude<AuditDecision, 'allowed'>, reason: string, arrivedWith: TraceContext | null = null): void {
+    if (!CallLedger.audits(message)) return;
+    const span = childSpan(arrivedWith ?? traceparentOfParams(message.params) ?? this.#scope.parent ?? null);
+    this.#finish({ startMs: this.#audit.now(), span, base: this.#base(message, span) }, { decision, outcome: 'error', reason });
+  }
+
+  get inFlight(): number {
+    return this.#pending.size;
+  }
+
+  #base(message: { method: string; params?: unknown }, span: Span): Pending['base'] {
+    const { parent: _parent, ...scope } = this.#scope;
+    return {
+      event: 'call',
+      ...scope,
+      method: message.method,
+      ...subjectOf(message.method, message.params, this.#audit.includeArguments),
+      traceId: span.traceId,
+      spanId: span.spanId,
+      parentSpanId: span.parentSpanId,
+    };
+  }
+
+  #finish(pending: Pending, outcome: Pick<AuditRecord, 'decision' | 'outcome' | 'reason' | 'errorCode'>): void {
+    const durationMs = Math.max(0, this.#audit.now() - pending.startMs);
+    this.#audit.record({ ...pending.base, ...outcome, durationMs }, pending.startMs);
+  }
+}

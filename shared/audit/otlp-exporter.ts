@@ -1,0 +1,174 @@
+/**
+ * OtlpTraceExporter: sends finished spans to an OpenTelemetry collector over OTLP/HTTP with the
+ * JSON encoding (`POST <endpoint>`, `content-type: application/json`, an
+ * `ExportTraceServiceRequest`: hex ids, nanosecond times as strings).
+ *
+ * It never holds a call up: `export` only queues. Spans are sent in batches (`maxBatch`, or
+ * whatever is queued `flushMs` after the first), one request at a time; the queue is bounded
+ * (`maxQueue`), and past it a span is dropped. A batch the collector does not take (unreachable,
+ * an error status, no answer within `timeoutMs`) is dropped too: a collector that is down must not
+ * grow the worker's memory. Drops are counted (`dropped`) and warned about once per failure
+ * streak with the running count, not once per span.
+ *
+ * Web-standard (`fetch`, timers), so the worker on any runtime and the sidecar share it.
+ *
+ * @module
+ */
+import type { Logger } from '../log.ts';
+import { unrefTimer } from '../unref-timer.ts';
+import type { FinishedSpan, SpanSink } from './audit-log.ts';
+
+export interface OtlpTraceExporterOptions {
+  endpoint: string;
+  headers?: Record<string, string>;
+  /** `service.name` of the resource: `switchyard-worker` or `switchyard-sidecar`. */
+  serviceName: string;
+  log: Logger;
+  fetch?: typeof fetch;
+  /** Most spans queued; 2048 by default. */
+  maxQueue?: number;
+  /** Most spans per request; 256 by default. */
+  maxBatch?: number;
+  /** Longest a span waits for its batch, in ms; 1000 by default. */
+  flushMs?: number;
+  /** Longest wait for the collector, in ms; 10 000 by default. */
+  timeoutMs?: number;
+}
+
+const SPAN_KIND_INTERNAL = 1;
+const STATUS_OK = 1;
+const STATUS_ERROR = 2;
+
+export class OtlpTraceExporter implements SpanSink {
+  readonly #options: OtlpTraceExporterOptions;
+  readonly #queue: FinishedSpan[] = [];
+  readonly #maxQueue: number;
+  readonly #maxBatch: number;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #sending: Promise<void> | null = null;
+  #dropped = 0;
+  #sent = 0;
+  /** Whether the current failure streak has been warned about. */
+  #warned = false;
+
+  constructor(options: OtlpTraceExporterOptions) {
+    this.#options = options;
+    this.#maxQueue = options.maxQueue ?? 2048;
+    this.#maxBatch = options.maxBatch ?? 256;
+  }
+
+  /** Spans dropped so far (queue full, or a batch the collector did not take). */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** Spans the collector accepted so far. */
+  get sent(): number {
+    return this.#sent;
+  }
+
+  export(span: FinishedSpan): void {
+    if (this.#queue.length >= this.#maxQueue) {
+      this.#drop(1, 'the export queue is full');
+      return;
+    }
+    this.#queue.push(span);
+    if (this.#queue.length >= this.#maxBatch) this.#kick();
+    else if (this.#timer === undefined) {
+      this.#timer = setTimeout(() => this.#kick(), this.#options.flushMs ?? 1000);
+      unrefTimer(this.#timer);
+    }
+  }
+
+  /** Sends everything queued now; resolves when the queue is empty or its batches were dropped. */
+  async flush(): Promise<void> {
+    while (this.#queue.length > 0 || this.#sending !== null) {
+      if (this.#sending === null) this.#kick();
+      await this.#sending;
+    }
+  }
+
+  #kick(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#sending !== null || this.#queue.length === 0) return;
+    const batch = this.#queue.splice(0, this.#maxBatch);
+    this.#sending = this.#send(batch).finally(() => {
+      this.#sending = null;
+      if (this.#queue.length >= this.#maxBatch) this.#kick();
+      else if (this.#queue.length > 0 && this.#timer === undefined) {
+        this.#timer = setTimeout(() => this.#kick(), this.#options.flushMs ?? 1000);
+        unrefTimer(this.#timer);
+      }
+    });
+  }
+
+  async #send(batch: FinishedSpan[]): Promise<void> {
+    const doFetch = this.#options.fetch ?? fetch;
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), this.#options.timeoutMs ?? 10_000);
+    unrefTimer(timer);
+    try {
+      const response = await doFetch(this.#options.endpoint, {
+        method: 'POST',
+        headers: { ...this.#options.headers, 'content-type': 'application/json' },
+        body: JSON.stringify(exportRequest(this.#options.serviceName, batch)),
+        signal: timeout.signal,
+      });
+      await response.body?.cancel().catch(() => {});
+      if (!response.ok) throw new Error(`the collector answered HTTP ${response.status}`);
+      this.#sent += batch.length;
+      if (this.#warned) this.#options.log.info('OTLP exports resumed', { dropped: this.#dropped });
+      this.#warned = false;
+    } catch (error) {
+      const why = timeout.signal.aborted ? 'the collector did not answer in time' : error instanceof Error ? error.message : String(error);
+      this.#drop(batch.length, why);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #drop(count: number, why: string): void {
+    this.#dropped += count;
+    if (this.#warned) return;
+    this.#warned = true;
+    this.#options.log.warn('OTLP spans dropped: the trace collector is not taking them; calls go on, and this is said once until exports resume', {
+      endpoint: this.#options.endpoint,
+      why: why.slice(0, 200),
+      dropped: this.#dropped,
+    });
+  }
+}
+
+/** An OTLP `ExportTraceServiceRequest` in its JSON encoding. */
+export function exportRequest(serviceName: string, spans: readonly FinishedSpan[]): unknown {
+  return {
+    resourceSpans: [{
+      resource: { attributes: [{ key: 'service.name', value: { stringValue: serviceName } }] },
+      scopeSpans: [{
+        scope: { name: 'switchyard' },
+        spans: spans.map((span) => ({
+          traceId: span.traceId,
+          spanId: span.spanId,
+          ...(span.parentSpanId !== null ? { parentSpanId: span.parentSpanId } : {}),
+          name: span.name,
+          kind: SPAN_KIND_INTERNAL,
+          startTimeUnixNano: nanos(span.startMs),
+          endTimeUnixNano: nanos(span.endMs),
+          attributes: Object.entries(span.attributes).map(([key, value]) => ({ key, value: anyValue(value) })),
+          status: span.error === null ? { code: STATUS_OK } : { code: STATUS_ERROR, message: span.error },
+        })),
+      }],
+    }],
+  };
+}
+
+function nanos(ms: number): string {
+  return (BigInt(Math.round(ms * 1000)) * 1000n).toString();
+}
+
+function anyValue(value: string | number | boolean): Record<string, unknown> {
+  if (typeof value === 'boolean') return { boolValue: value };
+  if (typeof value === 'number') return Number.isInteger(value) ? { intValue: String(value) } : { doubleValue: value };
+  return { stringValue: value };
+}

@@ -1,0 +1,82 @@
+/**
+ * W3C Trace Context (`traceparent`, version 00) as Switchyard carries it: from the agent's HTTP
+ * header (or a new trace when it sent none), over the link in the channel-open request, and into
+ * every forwarded request's `params._meta.traceparent`, the key MCP 2026-07-28 reserves for
+ * OpenTelemetry trace context (basic/index.mdx, "OpenTelemetry trace context"). Each hop keeps
+ * the trace id and names its own span as the parent of the next, so the worker's and the
+ * sidecar's audit lines share one trace id.
+ *
+ * A malformed or all-zero header is ignored, as the W3C spec says a receiver must, and a new trace
+ * is started in its place. Web-standard only (`crypto.getRandomValues`).
+ *
+ * @module
+ */
+import { z } from 'zod';
+
+/** The `_meta` key of 2026-07-28 (and the HTTP header name) for the trace context. */
+export const TRACEPARENT_KEY = 'traceparent';
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/** A `traceparent` value of version 00 with non-zero ids; for the channel request (zod at every boundary). */
+export const TraceparentSchema = z
+  .string()
+  .regex(TRACEPARENT, 'must be a W3C traceparent: "00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>", lowercase')
+  .refine((value) => parseTraceparent(value) !== null, 'must not have an all-zero trace id or parent id');
+
+export interface TraceContext {
+  /** 32 lowercase hex digits. */
+  traceId: string;
+  /** The span the next hop is a child of: 16 lowercase hex digits. */
+  spanId: string;
+  /** Trace flags, 2 hex digits (`01` = sampled). */
+  flags: string;
+}
+
+/** A span of this hop: its own id, and the id of the span it is a child of (null for a new trace). */
+export interface Span extends TraceContext {
+  parentSpanId: string | null;
+}
+
+/** Parses a `traceparent` value; null when it is absent, malformed or has a zero id. */
+export function parseTraceparent(value: unknown): TraceContext | null {
+  if (typeof value !== 'string') return null;
+  const match = TRACEPARENT.exec(value.trim());
+  if (match === null) return null;
+  const [, traceId, spanId, flags] = match as unknown as [string, string, string, string];
+  if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return null;
+  return { traceId, spanId, flags };
+}
+
+export function formatTraceparent(context: TraceContext): string {
+  return `00-${context.traceId}-${context.spanId}-${context.flags}`;
+}
+
+/** A child span of `parent`, or the root span of a new (sampled) trace when there is none. */
+export function childSpan(parent: TraceContext | null): Span {
+  return parent === null
+    ? { traceId: randomHex(16), spanId: randomHex(8), flags: '01', parentSpanId: null }
+    : { traceId: parent.traceId, spanId: randomHex(8), flags: parent.flags, parentSpanId: parent.spanId };
+}
+
+/** The request's `params._meta.traceparent`, parsed; null when there is none or it is malformed. */
+export function traceparentOfParams(params: unknown): TraceContext | null {
+  if (typeof params !== 'object' || params === null) return null;
+  const meta = (params as { _meta?: unknown })._meta;
+  return typeof meta === 'object' && meta !== null ? parseTraceparent((meta as Record<string, unknown>)[TRACEPARENT_KEY]) : null;
+}
+
+/** A copy of `message` (a JSON-RPC request) whose `params._meta.traceparent` names `span`. */
+export function withTraceparent<M extends { params?: unknown }>(message: M, span: TraceContext): M {
+  const params = typeof message.params === 'object' && message.params !== null ? (message.params as Record<string, unknown>) : {};
+  const meta = typeof params._meta === 'object' && params._meta !== null ? (params._meta as Record<string, unknown>) : {};
+  return { ...message, params: { ...params, _meta: { ...meta, [TRACEPARENT_KEY]: formatTraceparent(span) } } };
+}
+
+function randomHex(bytes: number): string {
+  const out = crypto.getRandomValues(new Uint8Array(bytes));
+  out[0] = out[0]! | 1; // never all zero
+  let hex = '';
+  for (const byte of out) hex += byte.toString(16).padStart(2, '0');
+  return hex;
+}

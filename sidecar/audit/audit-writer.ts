@@ -1,0 +1,16 @@
+/**
+ * Where the sidecar's audit lines go: stderr beside the structured logs, or appended to the file
+ * `sidecar.json` names (created 0600, since audit lines name agents, tools and resources).
+ * Synchronous writes: a line is on disk or on the stream before the call it records is answered.
+ *
+ * @module
+ */
+import { openSync, writeSync } from 'node:fs';
+import { levelFilteredWriter, type AuditWrite } from '../../shared/audit/audit-log.ts';
+
+/** `file` when set (every line), else stderr at `logLevel`. */
+export function auditWriter(file: string | undefined, logLevel: string): AuditWrite {
+  if (file === undefined) return levelFilteredWriter((line) => void process.stderr.write(line + '\n'), logLevel);
+  const fd = openSync(file, 'a', 0o600);
+  return (line) => void writeSync(fd, line + '\n');
+}

@@ -1,0 +1,130 @@
+/**
+ * WorkerAudit: the worker's side of the audit log. It hands each agent session (and each modern
+ * request) a `CallLedger` scoped to its agent, server and host, and records what the worker
+ * refuses itself: a server the agent may not use, a channel open that failed (a stale trust
+ * profile, an offline host, …), a wrong agent credential. Every record also goes to the
+ * recent-calls ring of the status page.
+ *
+ * Trace context starts here: the agent's `traceparent` header when it sent a valid one, else a
+ * new trace (`traceContextOf`); the channel-open request carries it to the host, and each audited
+ * call's `_meta.traceparent` names the worker's span of that call.
+ *
+ * @module
+ */
+import { AuditLog } from '../../shared/audit/audit-log.ts';
+import { CallLedger, type CallScope } from '../../shared/audit/call-ledger.ts';
+import type { McpConnection } from '../../shared/connection-request.ts';
+import { hostOf } from '../../shared/descriptors.ts';
+import type { WireError } from '../../shared/errors.ts';
+import { childSpan, formatTraceparent, parseTraceparent, TRACEPARENT_KEY, type TraceContext } from '../../shared/trace-context.ts';
+import type { WorkerConfig } from '../config/worker-config.ts';
+import { RecentCalls } from './recent-calls.ts';
+
+export interface WorkerAuditOptions {
+  config: WorkerConfig;
+  /**
+   * Where records go (`auditFromConfig`); its `onRecord` must feed `recentCalls`. Absent: no lines
+   * are written (in-process tests), the recent calls are kept anyway.
+   */
+  log?: AuditLog;
+  recentCalls?: RecentCalls;
+}
+
+/** The agent's trace context from request headers (a `Headers` or the SDK's header record). */
+export function traceContextOf(headers: Headers | Record<string, string | string[] | undefined> | undefined): TraceContext | null {
+  if (headers === undefined) return null;
+  const value = headers instanceof Headers ? headers.get(TRACEPARENT_KEY) : headers[TRACEPARENT_KEY];
+  return parseTraceparent(Array.isArray(value) ? value[0] : value);
+}
+
+export class WorkerAudit {
+  readonly recentCalls: RecentCalls;
+  readonly #config: WorkerConfig;
+  readonly #log: AuditLog;
+
+  constructor(options: WorkerAuditOptions) {
+    this.#config = options.config;
+    const recentCalls = (this.recentCalls = options.recentCalls ?? new RecentCalls());
+    this.#log = options.log ?? new AuditLog({ component: 'worker', write: () => {}, onRecord: (record) => recentCalls.record(record) });
+  }
+
+  get log(): AuditLog {
+    return this.#log;
+  }
+
+  /** The host `server` runs on, or null (edge-direct, local, unknown). */
+  hostOf(server: string): string | null {
+    const entry = Object.hasOwn(this.#config.servers, server) ? this.#config.servers[server] : undefined;
+    return entry === undefined ? null : hostOf(entry.executor);
+  }
+
+  /** A ledger for the calls of one session or request to `server`. */
+  ledger(scope: Omit<CallScope, 'host'> & { server: string }): CallLedger {
+    return new CallLedger(this.#log, { ...scope, host: this.hostOf(scope.server) });
+  }
+
+  /** The `traceparent` a channel-open request carries: the agent's, or a new trace's. */
+  channelTraceparent(agentContext: TraceContext | null): string {
+    return formatTraceparent(agentContext ?? childSpan(null));
+  }
+
+  /** A request the worker answers with an error without opening anything (e.g. `server-not-found`). */
+  refused(scope: { agent: string; server: string; era: 'legacy' | 'modern'; route?: 'passthrough' | 'aggregate' }, message: unknown, error: WireError, arrivedWith: TraceContext | null): void {
+    const ledger = this.ledger(scope);
+    if (CallLedger.audits(message)) {
+      ledger.refuse(message, error.reason === 'denied-by-policy' ? 'denied-by-policy' : 'refused', error.reason, arrivedWith);
+      return;
+    }
+    const method = (message as { method?: unknown } | null)?.method;
+    this.#refusedOpen(scope.agent, scope.server, typeof method === 'string' ? method : null, error.reason, arrivedWith, scope);
+  }
+
+  /** A channel open that failed: the session or request it was for is refused with `error`. */
+  openRefused(connection: McpConnection, error: WireError, method: string | null = 'initialize'): void {
+    this.#refusedOpen(connection.agent ?? null, connection['server-name'], method, error.reason, parseTraceparent(connection.traceparent), {
+      era: connection.era ?? 'legacy',
+      ...(connection.session !== undefined ? { session: connection.session } : {}),
+    });
+  }
+
+  /** A wrong or missing agent credential; `fingerprint` names the token without revealing it. */
+  credentialRefused(fingerprint: string | null, route: string, arrivedWith: TraceContext | null): void {
+    const span = childSpan(arrivedWith);
+    this.#log.record({
+      event: 'credential',
+      agent: null,
+      server: null,
+      host: null,
+      method: null,
+      decision: 'refused',
+      outcome: 'error',
+      reason: 'unauthorized',
+      durationMs: 0,
+      ...(fingerprint !== null ? { fingerprint } : { fingerprint: 'none: no bearer token' }),
+      traceId: span.traceId,
+      spanId: span.spanId,
+      parentSpanId: span.parentSpanId,
+      ...(route !== '' ? { route: route === '/mcp' ? 'aggregate' : 'passthrough' } : {}),
+    });
+  }
+
+  #refusedOpen(agent: string | null, server: string, method: string | null, reason: string, arrivedWith: TraceContext | null, extra: Partial<CallScope>): void {
+    const span = childSpan(arrivedWith);
+    const { parent: _parent, ...scope } = extra;
+    this.#log.record({
+      event: 'open',
+      agent,
+      server,
+      host: this.hostOf(server),
+      method,
+      ...scope,
+      decision: reason === 'denied-by-policy' ? 'denied-by-policy' : 'refused',
+      outcome: 'error',
+      reason,
+      durationMs: 0,
+      traceId: span.traceId,
+      spanId: span.spanId,
+      parentSpanId: span.parentSpanId,
+    });
+  }
+}
