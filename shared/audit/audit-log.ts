@@ -69,8 +69,9 @@ export class AuditLog {
     this.includeArguments = options.includeArguments === true;
   }
 
+  /** Epoch milliseconds, sub-millisecond where the runtime's clock has it (durations of fast calls are not all 0). */
   now(): number {
-    return (this.#options.now ?? Date.now)();
+    return this.#options.now?.() ?? performance.timeOrigin + performance.now();
   }
 
   get failedWrites(): number {
@@ -78,6 +79,7 @@ export class AuditLog {
   }
 
   record(record: AuditRecord, startMs = this.now() - record.durationMs): void {
+    record = { ...record, durationMs: Math.round(record.durationMs * 100) / 100 };
     const time = new Date(startMs + record.durationMs).toISOString();
     const level = record.decision === 'allowed' ? 'info' : 'warn';
     const fields = redact({ component: this.#options.component, ...this.#options.fields, ...withoutUndefined(record) });

@@ -75,7 +75,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   const policies = new PolicyCache();
   const configured = config.audit === undefined
     ? null
-    : auditFromConfig(config.audit.config, { component: 'sidecar', write: config.audit.write, fields: { 'entity-id': config.entityId }, log });
+    : auditFromConfig(config.audit.config, { component: 'sidecar', write: config.audit.write, log });
   const audit = configured === null ? undefined : new SidecarAudit(configured.audit, config.entityId);
   const modernInstances = new LegacyInstancePool({ idleMs: (config.modernInstanceIdleSeconds ?? DEFAULT_INSTANCE_IDLE_SECONDS) * 1000, log });
   const handler = new RemoteMcpHostHandler({

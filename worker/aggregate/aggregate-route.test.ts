@@ -145,6 +145,8 @@ describe('/mcp aggregate', () => {
       'trust-profile-revision': `sha256:${'0'.repeat(64)}`,
       session: (client.transport as { sessionId?: string }).sessionId,
       agent: 'carol',
+      // The agent sent no traceparent: the worker started a trace, and the host joins it.
+      traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/),
     });
   });
 });
