@@ -4,7 +4,8 @@
  * eras and every endpoint is on the record on both sides, with agent, tool, decision and duration,
  * never an argument value, under one trace id across the worker's and the sidecar's lines; a call
  * denied by a trust profile, a refused session (a stale profile revision, which the host decides)
- * and a refused credential are logged at warn where they happen.
+ * and a refused credential are logged at warn where they happen. Both sides export their spans to
+ * a real OTLP/HTTP collector started here, which decodes the OTLP JSON.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,6 +15,7 @@ import { closeClient, connectClient } from '../support/clients.ts';
 import type { LogLine } from '../support/line-log.ts';
 import { everythingServer } from '../support/paths.ts';
 import { startStack, type Stack } from '../support/stack.ts';
+import { startOtlpCollector, type OtlpCollector } from '../support/otlp-collector.ts';
 import { modernPost } from '../modern/modern-client.ts';
 
 const SECRET_ARGUMENT = `audit-argument-${Math.random().toString(36).slice(2)}`;
@@ -22,6 +24,7 @@ const AGENT_TRACEPARENT = `00-${AGENT_TRACE}-00f067aa0ba902b7-01`;
 const NO_ECHO = { 'restricted-mcp-tool-call-schemas': [{ type: 'object', properties: { toolName: { const: 'echo' } }, required: ['toolName'] }] };
 
 let stack: Stack;
+let collector: OtlpCollector;
 let alice: Client;
 let aggregate: Client;
 const wrongToken = `res-wrong-token-${Math.random().toString(36).slice(2)}`;
@@ -39,10 +42,14 @@ async function auditLine(side: 'worker' | 'sidecar', match: (a: Audit) => boolea
 }
 
 beforeAll(async () => {
+  collector = await startOtlpCollector();
+  const otlp = { endpoint: collector.endpoint, headers: { 'x-collector-key': 'collector-key-1' } };
   stack = await startStack({
     servers: { everything: everythingServer() },
     agents: [{ name: 'bob', servers: ['everything'], trust: { ref: 'no-echo' } }],
     profiles: { 'no-echo': NO_ECHO },
+    worker: { audit: { otlp } },
+    sidecar: { audit: { otlp } },
   });
   alice = await connectClient(`${stack.url}/servers/everything/mcp`, stack.tokens.alice!, {}, { traceparent: AGENT_TRACEPARENT });
   aggregate = await connectClient(`${stack.url}/mcp`, stack.tokens.alice!);
@@ -52,6 +59,7 @@ afterAll(async () => {
   if (alice) await closeClient(alice);
   if (aggregate) await closeClient(aggregate);
   await stack?.stop();
+  await collector?.close();
 });
 
 describe('the audit log of a scripted session', () => {
@@ -87,6 +95,16 @@ describe('the audit log of a scripted session', () => {
       expect(worker.parentSpanId).toBe('00f067aa0ba902b7');
       expect(sidecar.parentSpanId).toBe(worker.spanId);
     }
+  });
+
+  it('exports each hop\'s span to the OpenTelemetry collector: one trace, the sidecar\'s span a child of the worker\'s', async () => {
+    const worker = await collector.waitFor((s) => s.service === 'switchyard-worker' && s.traceId === AGENT_TRACE && s.name === 'tools/call echo', 'the worker\'s echo span');
+    const sidecar = await collector.waitFor((s) => s.service === 'switchyard-sidecar' && s.parentSpanId === worker.spanId, 'the sidecar\'s echo span');
+    expect(worker).toMatchObject({ parentSpanId: '00f067aa0ba902b7', status: { code: 1 }, attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'echo', 'switchyard.agent': 'alice', 'switchyard.server': 'everything', 'switchyard.host': 'res-host-a', 'switchyard.decision': 'allowed' } });
+    expect(sidecar).toMatchObject({ traceId: AGENT_TRACE, name: 'tools/call echo', attributes: { 'switchyard.component': 'sidecar' } });
+    expect(BigInt(worker.endTimeUnixNano) >= BigInt(worker.startTimeUnixNano)).toBe(true);
+    expect(collector.requests.every((h) => h['x-collector-key'] === 'collector-key-1')).toBe(true);
+    expect(JSON.stringify(collector.spans)).not.toContain(SECRET_ARGUMENT);
   });
 
   it('records calls through the /mcp aggregate, with a new trace when the agent sent none', async () => {

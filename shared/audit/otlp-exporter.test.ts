@@ -1,0 +1,74 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../log.ts';
+import { startOtlpCollector, type OtlpCollector } from '../../test/support/otlp-collector.ts';
+import type { FinishedSpan } from './audit-log.ts';
+import { OtlpTraceExporter } from './otlp-exporter.ts';
+
+let collector: OtlpCollector | undefined;
+afterEach(async () => {
+  await collector?.close();
+  collector = undefined;
+});
+
+function span(n: number, error: string | null = null): FinishedSpan {
+  const hex = n.toString(16).padStart(16, '0');
+  return { traceId: `${'a'.repeat(16)}${hex}`, spanId: hex, parentSpanId: n % 2 === 0 ? null : 'b'.repeat(16), name: `tools/call t${n}`, startMs: 1_700_000_000_000 + n, endMs: 1_700_000_000_000.5 + n + 2, attributes: { 'gen_ai.tool.name': `t${n}`, 'switchyard.n': n, ok: error === null }, error };
+}
+
+function logs() {
+  const lines: Array<Record<string, unknown>> = [];
+  return { lines, log: createLogger({ level: 'debug', write: (line) => lines.push(JSON.parse(line)) }) };
+}
+
+describe('OtlpTraceExporter against a real local collector', () => {
+  it('sends batches of OTLP JSON the collector decodes: ids, names, nanosecond times, attributes, status, headers', async () => {
+    collector = await startOtlpCollector();
+    const { log } = logs();
+    const exporter = new OtlpTraceExporter({ endpoint: collector.endpoint, headers: { 'x-api-key': 'k-123' }, serviceName: 'switchyard-worker', log, maxBatch: 2, flushMs: 10 });
+    for (let n = 1; n <= 5; n++) exporter.export(span(n, n === 3 ? 'host-offline' : null));
+    await exporter.flush();
+    expect(collector.spans.map((s) => s.name)).toEqual(['tools/call t1', 'tools/call t2', 'tools/call t3', 'tools/call t4', 'tools/call t5']);
+    expect(collector.requests.length).toBe(3); // batches of 2, 2, 1
+    expect(collector.requests[0]!['x-api-key']).toBe('k-123');
+    const [first, second, third] = collector.spans;
+    expect(first).toMatchObject({ service: 'switchyard-worker', traceId: span(1).traceId, spanId: span(1).spanId, parentSpanId: 'b'.repeat(16), startTimeUnixNano: '1700000000001000000', endTimeUnixNano: '1700000000003500000', status: { code: 1 } });
+    expect(first!.attributes).toEqual({ 'gen_ai.tool.name': 't1', 'switchyard.n': 1, ok: true });
+    expect(second!.parentSpanId).toBeNull();
+    expect(third!.status).toEqual({ code: 2, message: 'host-offline' });
+    expect(exporter.sent).toBe(5);
+    expect(exporter.dropped).toBe(0);
+  });
+
+  it('never blocks a call and drops with one counted warning while the collector is down, then resumes', async () => {
+    collector = await startOtlpCollector();
+    collector.failing = true;
+    const { lines, log } = logs();
+    const exporter = new OtlpTraceExporter({ endpoint: collector.endpoint, serviceName: 'switchyard-sidecar', log, maxBatch: 2, flushMs: 10 });
+    for (let n = 1; n <= 4; n++) expect(exporter.export(span(n))).toBeUndefined(); // synchronous: nothing to await
+    await exporter.flush();
+    expect(exporter.dropped).toBe(4);
+    const warnings = lines.filter((l) => l.level === 'warn');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ msg: expect.stringContaining('OTLP spans dropped'), why: 'the collector answered HTTP 503', endpoint: collector.endpoint });
+
+    collector.failing = false;
+    exporter.export(span(5));
+    await exporter.flush();
+    expect(collector.spans.map((s) => s.name)).toEqual(['tools/call t5']);
+    expect(lines.filter((l) => l.msg === 'OTLP exports resumed')).toEqual([expect.objectContaining({ dropped: 4 })]);
+  });
+
+  it('drops past the bounded queue and when nothing listens, counting every span', async () => {
+    collector = await startOtlpCollector();
+    const endpoint = collector.endpoint;
+    await collector.close();
+    collector = undefined;
+    const { lines, log } = logs();
+    const exporter = new OtlpTraceExporter({ endpoint, serviceName: 'switchyard-worker', log, maxQueue: 3, maxBatch: 100, flushMs: 5 });
+    for (let n = 1; n <= 5; n++) exporter.export(span(n));
+    expect(exporter.dropped).toBe(2); // the queue holds 3
+    await exporter.flush();
+    expect(exporter.dropped).toBe(5);
+    expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
+  });
+});
