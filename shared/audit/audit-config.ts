@@ -26,7 +26,7 @@ export const AuditConfigSchema = z
       .string()
       .min(1)
       .optional()
-      .describe('Append audit lines to this file instead of stderr (relative paths from the working directory; the sidecar\'s from its config dir). Default: stderr, beside the structured logs'),
+      .describe('Append every audit line to this file (created 0600) instead of stderr. A relative path is from the worker config file\'s directory (the working directory for an inline config) or the sidecar\'s config dir; under Deno the worker needs --allow-write for it, which switchyard worker grants. Default: stderr, beside the structured logs, at the log level'),
     'include-arguments': z
       .boolean()
       .optional()
