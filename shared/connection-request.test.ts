@@ -65,6 +65,13 @@ describe('McpConnectionRequest', () => {
     expect(problemsOf({ type: 'mcp', connection: { 'server-name': 'e', era: '2026-07-28' } })[0]).toMatch(/^connection\.era: /);
   });
 
+  it('carries a W3C traceparent, and refuses a malformed one naming the field', () => {
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01';
+    expect(parseMcpConnectionRequest({ ...valid, connection: { ...valid.connection, traceparent } }).connection.traceparent).toBe(traceparent);
+    const problems = problemsOf({ ...valid, connection: { ...valid.connection, traceparent: 'trace me' } });
+    expect(problems).toEqual([expect.stringMatching(/^connection\.traceparent: must be a W3C traceparent/)]);
+  });
+
   it('round-trips valid requests unchanged', () => {
     const requests = [
       valid,

@@ -44,6 +44,6 @@ describe('trace context', () => {
     expect(message.params._meta).toEqual({ progressToken: 7 });
     expect(traceparentOfParams(traced.params)).toMatchObject({ traceId: span.traceId, spanId: span.spanId });
     expect(traceparentOfParams({ _meta: { traceparent: 'nope' } })).toBeNull();
-    expect(withTraceparent({ method: 'x' }, span).params).toEqual({ _meta: { traceparent: formatTraceparent(span) } });
+    expect(withTraceparent({ method: 'x' } as { method: string; params?: unknown }, span).params).toEqual({ _meta: { traceparent: formatTraceparent(span) } });
   });
 });

@@ -21,7 +21,7 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 /** A `traceparent` value of version 00 with non-zero ids; for the channel request (zod at every boundary). */
 export const TraceparentSchema = z
   .string()
-  .regex(TRACEPARENT, 'must be a W3C traceparent: "00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>", lowercase')
+  .regex(TRACEPARENT, { message: 'must be a W3C traceparent: "00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>", lowercase', abort: true })
   .refine((value) => parseTraceparent(value) !== null, 'must not have an all-zero trace id or parent id');
 
 export interface TraceContext {

@@ -32,7 +32,7 @@ describe('CallLedger', () => {
     // The forwarded request names this hop's span, in the scope's trace.
     expect(lines[0]!.traceId).toBe('0af7651916cd43dd8448eb211c80319c');
     expect(lines[0]!.parentSpanId).toBe('00f067aa0ba902b7');
-    expect(forwarded.params._meta).toEqual({ traceparent: `00-0af7651916cd43dd8448eb211c80319c-${lines[0]!.spanId}-01` });
+    expect((forwarded.params as { _meta?: unknown })._meta).toEqual({ traceparent: `00-0af7651916cd43dd8448eb211c80319c-${lines[0]!.spanId}-01` });
   });
 
   it('prefers the trace context the request arrived with, then its own _meta, then the scope', () => {

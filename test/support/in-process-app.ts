@@ -9,6 +9,7 @@ import { createApp } from '../../worker/app.ts';
 import { sha256Hex } from '../../worker/auth/agent-auth.ts';
 import { parseWorkerConfig, type WorkerConfig } from '../../worker/config/worker-config.ts';
 import { InMemorySessionTable } from '../../worker/sessions/session-table.ts';
+import type { WorkerAudit } from '../../worker/audit/worker-audit.ts';
 import { hostCredential, workerHostEntry } from './configs.ts';
 import type { InProcessRouter } from './in-process-router.ts';
 
@@ -20,7 +21,7 @@ export interface InProcessApp {
   sessions: InMemorySessionTable;
   fetch: (url: string | URL, init?: RequestInit) => Promise<Response>;
   /** A connected SDK client for `path` with `token`; closed by `close()`. */
-  client(path: string, token: string, capabilities?: ClientCapabilities): Promise<Client>;
+  client(path: string, token: string, capabilities?: ClientCapabilities, headers?: Record<string, string>): Promise<Client>;
   close(): Promise<void>;
 }
 
@@ -50,9 +51,9 @@ export async function testConfig(
   }, { runtime: 'edge' });
 }
 
-export function startInProcessApp(config: WorkerConfig, router: InProcessRouter, options: { now?: () => number } = {}): InProcessApp {
+export function startInProcessApp(config: WorkerConfig, router: InProcessRouter, options: { now?: () => number; audit?: WorkerAudit } = {}): InProcessApp {
   const sessions = new InMemorySessionTable({ idleMs: config['session-idle-seconds'] * 1000, ...(options.now !== undefined ? { now: options.now } : {}) });
-  const app = createApp({ config, router, sessions, retryAfterMs: 0 });
+  const app = createApp({ config, router, sessions, retryAfterMs: 0, ...(options.audit !== undefined ? { audit: options.audit } : {}) });
   const fetch = async (url: string | URL, init?: RequestInit) => app.request(String(url), init);
   const clients: Client[] = [];
   return {
@@ -60,10 +61,10 @@ export function startInProcessApp(config: WorkerConfig, router: InProcessRouter,
     config,
     sessions,
     fetch,
-    async client(path, token, capabilities = {}) {
+    async client(path, token, capabilities = {}, headers = {}) {
       const transport = new StreamableHTTPClientTransport(new URL(path, BASE), {
         fetch,
-        requestInit: { headers: { authorization: `Bearer ${token}` } },
+        requestInit: { headers: { authorization: `Bearer ${token}`, ...headers } },
       });
       const client = new Client({ name: 'test-agent', version: '1.0.0' }, { capabilities });
       await client.connect(transport);

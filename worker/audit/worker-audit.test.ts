@@ -1,0 +1,100 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { auditFromConfig } from '../../shared/audit/audit-from-config.ts';
+import { WireError } from '../../shared/errors.ts';
+import { silentLogger } from '../../shared/log.ts';
+import { startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
+import { InProcessRouter } from '../../test/support/in-process-router.ts';
+import { createTestMcpServer } from '../../test/support/test-mcp-server.ts';
+import { RecentCalls } from './recent-calls.ts';
+import { WorkerAudit } from './worker-audit.ts';
+
+const TRACE = '0af7651916cd43dd8448eb211c80319c';
+const TRACEPARENT = `00-${TRACE}-00f067aa0ba902b7-01`;
+
+let harness: InProcessApp | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+async function start(options: { includeArguments?: boolean } = {}) {
+  const lines: Array<Record<string, any>> = [];
+  const config = await testConfig([{ name: 'alice', servers: ['alpha', 'beta'] }, { name: 'bob', servers: ['alpha'] }], ['alpha', 'beta'], options.includeArguments ? { audit: { 'include-arguments': true } } : {});
+  const recentCalls = new RecentCalls(4);
+  const { audit: log } = auditFromConfig(config.audit, { component: 'worker', write: (line) => lines.push(JSON.parse(line)), log: silentLogger, onRecord: (r) => recentCalls.record(r) });
+  const router = new InProcessRouter({ alpha: createTestMcpServer, beta: createTestMcpServer });
+  harness = startInProcessApp(config, router, { audit: new WorkerAudit({ config, log, recentCalls }) });
+  return { lines, router, harness, recentCalls };
+}
+
+describe('the worker\'s audit log (in process)', () => {
+  it('records passthrough calls with their outcome and the agent\'s trace, and sends the trace to the host', async () => {
+    const { lines, router, harness } = await start();
+    const client = await harness.client('/servers/alpha/mcp', 'alice-token', {}, { traceparent: TRACEPARENT });
+    await client.callTool({ name: 'echo', arguments: { text: 'private words' } });
+    await client.callTool({ name: 'fail', arguments: {} });
+    await client.readResource({ uri: 'test://alpha/readme' });
+    await client.getPrompt({ name: 'explode' }).catch(() => {});
+    expect(router.opened[0]!.connection.traceparent).toBe(TRACEPARENT);
+    expect(lines.map((l) => [l.level, l.method, l.tool ?? l.uri ?? l.prompt, l.decision, l.outcome, l.reason])).toEqual([
+      ['info', 'tools/call', 'echo', 'allowed', 'ok', undefined],
+      ['info', 'tools/call', 'fail', 'allowed', 'error', 'tool-error'],
+      ['info', 'resources/read', 'test://alpha/readme', 'allowed', 'ok', undefined],
+      ['warn', 'prompts/get', 'explode', 'denied-by-policy', 'error', 'denied-by-policy'],
+    ]);
+    for (const line of lines) {
+      expect(line).toMatchObject({ msg: 'audit', component: 'worker', agent: 'alice', server: 'alpha', host: 'laptop', era: 'legacy', route: 'passthrough', traceId: TRACE, parentSpanId: '00f067aa0ba902b7' });
+      expect(typeof line.durationMs).toBe('number');
+    }
+    expect(JSON.stringify(lines)).not.toContain('private words');
+  });
+
+  it('keeps arguments only when the config says so', async () => {
+    const { lines, harness } = await start({ includeArguments: true });
+    const client = await harness.client('/servers/alpha/mcp', 'alice-token');
+    await client.callTool({ name: 'echo', arguments: { text: 'kept' } });
+    expect(lines[0]!.arguments).toEqual({ text: 'kept' });
+  });
+
+  it('records aggregate calls under the upstream\'s own names, and a refused unavailable server', async () => {
+    const { lines, router, harness } = await start();
+    router.failures.set('beta', new WireError('host-offline', 'Host "laptop" is offline'));
+    const client = await harness.client('/mcp', 'alice-token');
+    await client.callTool({ name: 'alpha__echo', arguments: { text: 'x' } });
+    await client.callTool({ name: 'beta__unavailable', arguments: {} });
+    const byEvent = (event: string) => lines.filter((l) => l.event === event);
+    expect(byEvent('open')).toEqual([expect.objectContaining({ level: 'warn', agent: 'alice', server: 'beta', host: 'laptop', method: 'initialize', decision: 'refused', reason: 'host-offline' })]);
+    expect(byEvent('call').map((l) => [l.route, l.server, l.tool, l.decision, l.reason])).toEqual([
+      ['aggregate', 'alpha', 'echo', 'allowed', undefined],
+      ['aggregate', 'beta', 'unavailable', 'refused', 'host-offline'],
+    ]);
+  });
+
+  it('records a server the agent may not use, and a wrong or missing token without the token', async () => {
+    const { lines, harness } = await start();
+    const refused = await harness.fetch('/servers/beta/mcp', { method: 'POST', headers: { authorization: 'Bearer bob-token', 'content-type': 'application/json' }, body: '{}' });
+    expect(refused.status).toBe(404);
+    expect(await harness.fetch('/mcp', { method: 'POST', headers: { authorization: 'Bearer not-a-real-token' } }).then((r) => r.status)).toBe(401);
+    expect(await harness.fetch('/mcp', { method: 'POST' }).then((r) => r.status)).toBe(401);
+    expect(lines.map((l) => [l.level, l.event, l.agent, l.server, l.decision, l.reason, l.fingerprint])).toEqual([
+      ['warn', 'open', 'bob', 'beta', 'refused', 'server-not-found', undefined],
+      ['warn', 'credential', null, null, 'refused', 'unauthorized', expect.stringMatching(/^sha256:[0-9a-f]{12}$/)],
+      ['warn', 'credential', null, null, 'refused', 'unauthorized', 'none: no bearer token'],
+    ]);
+    expect(JSON.stringify(lines)).not.toContain('not-a-real-token');
+  });
+
+  it('shows the recent calls on /healthz, bounded, an agent only its own, never arguments', async () => {
+    const { harness, recentCalls } = await start();
+    const alice = await harness.client('/servers/alpha/mcp', 'alice-token');
+    for (let i = 0; i < 5; i++) await alice.callTool({ name: 'echo', arguments: { text: `secret-${i}` } });
+    const bob = await harness.client('/servers/alpha/mcp', 'bob-token');
+    await bob.callTool({ name: 'fail', arguments: {} });
+    expect(recentCalls.size).toBe(4);
+    const view = await harness.fetch('/healthz', { headers: { authorization: 'Bearer bob-token' } }).then((r) => r.json() as Promise<{ recentCalls: Array<Record<string, unknown>> }>);
+    expect(view.recentCalls).toEqual([expect.objectContaining({ agent: 'bob', server: 'alpha', host: 'laptop', method: 'tools/call', name: 'fail', decision: 'allowed', outcome: 'error', reason: 'tool-error' })]);
+    const all = recentCalls.list();
+    expect(all.map((c) => c.agent)).toEqual(['bob', 'alice', 'alice', 'alice']);
+    expect(JSON.stringify(all)).not.toContain('secret-');
+  });
+});
