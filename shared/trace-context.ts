@@ -73,10 +73,18 @@ export function withTraceparent<M extends { params?: unknown }>(message: M, span
   return { ...message, params: { ...params, _meta: { ...meta, [TRACEPARENT_KEY]: formatTraceparent(span) } } };
 }
 
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+/** Random bytes drawn 4 KiB at a time: one `getRandomValues` per call is most of a span's cost. */
+const pool = new Uint8Array(4096);
+let used = pool.length;
+
 function randomHex(bytes: number): string {
-  const out = crypto.getRandomValues(new Uint8Array(bytes));
-  out[0] = out[0]! | 1; // never all zero
-  let hex = '';
-  for (const byte of out) hex += byte.toString(16).padStart(2, '0');
+  if (used + bytes > pool.length) {
+    crypto.getRandomValues(pool);
+    used = 0;
+  }
+  let hex = HEX[pool[used]! | 1]!; // never all zero
+  for (let i = 1; i < bytes; i++) hex += HEX[pool[used + i]!]!;
+  used += bytes;
   return hex;
 }

@@ -12,7 +12,6 @@
  *
  * @module
  */
-import { redact } from '../log.ts';
 import type { AuditRecord } from './audit-record.ts';
 
 /** A finished span, as the OTLP exporter takes it. */
@@ -82,9 +81,10 @@ export class AuditLog {
     record = { ...record, durationMs: Math.round(record.durationMs * 100) / 100 };
     const time = new Date(startMs + record.durationMs).toISOString();
     const level = record.decision === 'allowed' ? 'info' : 'warn';
-    const fields = redact({ component: this.#options.component, ...this.#options.fields, ...withoutUndefined(record) });
+    // The record's keys are fixed and name no secret (JSON.stringify drops the absent ones), so the
+    // logger's key redaction has nothing to do here; argument values are the operator's choice.
     try {
-      this.#options.write(JSON.stringify({ time, level, msg: 'audit', ...fields }), level);
+      this.#options.write(JSON.stringify({ time, level, msg: 'audit', component: this.#options.component, ...this.#options.fields, ...record }), level);
     } catch {
       this.#failedWrites++;
     }
@@ -124,10 +124,6 @@ function spanAttributes(component: string, record: AuditRecord): Record<string, 
     'error.type': record.outcome === 'error' ? record.reason : undefined,
   };
   return Object.fromEntries(Object.entries(attributes).filter((entry): entry is [string, string | number | boolean] => entry[1] !== undefined && entry[1] !== null));
-}
-
-function withoutUndefined(record: AuditRecord): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined));
 }
 
 /** An audit log that writes nothing (in-process tests and callers with no audit configured). */
