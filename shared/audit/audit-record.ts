@@ -74,12 +74,17 @@ export function outcomeOfAnswer(message: unknown): Pick<AuditRecord, 'outcome' |
   return { decision: 'allowed', outcome: 'ok' };
 }
 
+/** A URI without what may be a credential: `user:pass@` and the query (tokens often ride there). */
+export function withoutCredentials(uri: string): string {
+  return uri.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i, '$1[redacted]@').replace(/\?[^#]*/, '?[redacted]');
+}
+
 /** The call's subject (`tool`, `uri` or `prompt`) and, when asked for, its arguments. */
 export function subjectOf(method: string, params: unknown, includeArguments: boolean): Pick<AuditRecord, 'tool' | 'uri' | 'prompt' | 'arguments'> {
   const p = (typeof params === 'object' && params !== null ? params : {}) as { name?: unknown; uri?: unknown; arguments?: unknown };
   const text = (value: unknown) => (typeof value === 'string' ? value.slice(0, 256) : undefined);
   const subject =
-    method === 'tools/call' ? { tool: text(p.name) } : method === 'prompts/get' ? { prompt: text(p.name) } : method === 'resources/read' ? { uri: text(p.uri) } : {};
+    method === 'tools/call' ? { tool: text(p.name) } : method === 'prompts/get' ? { prompt: text(p.name) } : method === 'resources/read' ? { uri: text(typeof p.uri === 'string' ? withoutCredentials(p.uri) : p.uri) } : {};
   const clean = Object.fromEntries(Object.entries(subject).filter(([, v]) => v !== undefined));
   return includeArguments && p.arguments !== undefined ? { ...clean, arguments: p.arguments } : clean;
 }
