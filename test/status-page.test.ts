@@ -6,7 +6,8 @@
  *
  * Checks that no token shows the sign-in form and nothing else, that a wrong token gets a clear
  * message, that the admin sees hosts with link state, servers with bindings, live sessions and
- * recent errors with their reasons, and that an agent sees only what is its own. Leaves a
+ * recent errors with their reasons and the recent calls (never their arguments), and that an agent
+ * sees only what is its own. Leaves a
  * screenshot of the admin view in `test-results/status-page.png` (git-ignored).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -29,6 +30,7 @@ const SCREENSHOT = join(REPO, 'test-results', 'status-page.png');
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 /** Chromium and the processes share a busy CI machine: generous limits, no timing assertions. */
 const BROWSER_TEST = { timeout: 90_000 };
+const ARGUMENT = 'status-page-argument-7f3a';
 
 const procs = new ProcessSet();
 const clients: Client[] = [];
@@ -63,6 +65,7 @@ beforeAll(async () => {
   // server) and a passthrough to echo; then one more host-offline, asked for directly.
   clients.push(await connectClient(`${worker.url}/mcp`, 'alice-token'));
   clients.push(await connectClient(`${worker.url}/servers/echo/mcp`, 'alice-token'));
+  await clients[1]!.callTool({ name: 'echo', arguments: { message: ARGUMENT } });
   const refused = await fetch(`${worker.url}/servers/offline/mcp`, {
     method: 'POST',
     headers: { authorization: 'Bearer alice-token', accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
@@ -152,6 +155,10 @@ describe('status page at / in a browser', () => {
       const errors = await rows(page, 'errors-body');
       expect(errors).toContainEqual(expect.stringMatching(/ \| host-offline \| offline \| alice \| Host "bob-desktop" is offline: .+×2$/));
       expect(errors).toContainEqual(expect.stringMatching(/ \| launch-failed \| docs \| alice \| Server "docs" did not initialize/));
+      const calls = await rows(page, 'calls-body');
+      expect(calls).toContainEqual(expect.stringMatching(/ \| alice \| echo \| tools\/call echo \| allowed \| ok \| [\d.]+$/));
+      expect(calls).toContainEqual(expect.stringMatching(/ \| alice \| offline \| initialize \| refused \| host-offline \| 0$/));
+      expect(await page.content()).not.toContain(ARGUMENT);
       expect(await page.evaluate(() => Object.keys(sessionStorage))).toEqual(['switchyard.status.token']);
       expect(page.url()).toBe(`${worker.url}/`);
       mkdirSync(join(REPO, 'test-results'), { recursive: true });
@@ -168,6 +175,7 @@ describe('status page at / in a browser', () => {
       expect(await page.locator('#sessions-panel').isHidden()).toBe(true);
       expect(await page.locator('#stat-sessions').textContent()).toBe('0');
       expect(await rows(page, 'errors-body')).toEqual([expect.stringMatching(/^No recent errors/)]);
+      expect(await rows(page, 'calls-body')).toEqual(['No calls yet']);
       const cells = await page.locator('#dashboard td').allTextContents();
       for (const other of ['echo', 'files', 'docs', 'offline', 'bob-desktop', 'alice']) expect(cells).not.toContain(other);
 
