@@ -84,6 +84,24 @@ describe('the worker\'s audit log (in process)', () => {
     expect(JSON.stringify(lines)).not.toContain('not-a-real-token');
   });
 
+  it('records refused modern (2026-07-28) requests with the tool they were for, under the agent\'s trace', async () => {
+    const { lines, router, harness } = await start();
+    router.failures.set('alpha', new WireError('trust-profile-stale', 'Trust profile changed'));
+    const post = (server: string, token: string) => harness.fetch(`/servers/${server}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo', traceparent: TRACEPARENT },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { text: 'private' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+    });
+    expect((await post('alpha', 'alice-token')).status).toBe(409);
+    expect((await post('beta', 'bob-token')).status).toBe(404);
+    expect(router.opened).toEqual([]);
+    expect(lines.map((l) => [l.level, l.event, l.era, l.agent, l.server, l.tool, l.decision, l.reason, l.traceId])).toEqual([
+      ['warn', 'call', 'modern', 'alice', 'alpha', 'echo', 'refused', 'trust-profile-stale', TRACE],
+      ['warn', 'call', 'modern', 'bob', 'beta', 'echo', 'refused', 'server-not-found', TRACE],
+    ]);
+    expect(JSON.stringify(lines)).not.toContain('private');
+  });
+
   it('shows the recent calls on /healthz, bounded, an agent only its own, never arguments', async () => {
     const { harness, recentCalls } = await start();
     const alice = await harness.client('/servers/alpha/mcp', 'alice-token');
