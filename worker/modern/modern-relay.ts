@@ -75,7 +75,10 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
           start: (controller) => {
             stream = controller;
           },
-          cancel: finish,
+          cancel: () => {
+            if (!done) options.onAnswer?.(null);
+            finish();
+          },
         });
         resolve(new Response(body, { status: 200, headers: SSE_HEADERS }));
       }
