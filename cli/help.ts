@@ -36,7 +36,7 @@ Commands:
   doctor [--config-dir DIR] [--worker URL]
                                 Check bubblewrap, user namespaces and the worker
 
-The worker, switchyard start and switchyard check come with the full package (npx switchyard).
+The worker, switchyard start and switchyard check come with the full package (npx switchyard-mcp).
 Run "node sidecar.js <command> --help" for a command's options.`,
   start: `Usage: switchyard start [--host H] [--port N] [--state-dir DIR]
 

@@ -70,7 +70,7 @@ describe('dist/sidecar.js', () => {
       const result = await node(sidecar, command, '--config', 'x.json');
       expect(result.code, command).toBe(1);
       expect(result.stderr).toContain(`"${command}" is not part of the workstation's sidecar.js`);
-      expect(result.stderr).toContain(`npx switchyard ${command}`);
+      expect(result.stderr).toContain(`npx switchyard-mcp ${command}`);
     }
   });
 });

@@ -7,6 +7,8 @@
  * - dist/sidecar.js: the one Node ESM file a workstation installs, built from the workstation
  *   entry (cli/sidecar-main.ts: sidecar, sidecar profiles, doctor); it holds no worker code.
  * - dist/switchyard.js: the full CLI (cli/main.ts), which the package's `switchyard` bin runs when built.
+ * - dist/deno-worker.js: the `deno run` entry `switchyard worker` starts in the published package,
+ *   which ships no TypeScript: Deno refuses to strip types from files under node_modules.
  */
 import { build } from 'esbuild';
 import { gzipSync } from 'node:zlib';
@@ -42,9 +44,9 @@ const edgeJsonSchema = {
   },
 };
 
-export async function buildWorker({ minify = true, outfile = join(dist, 'worker.js') } = {}) {
+export async function buildWorker({ minify = true, outfile = join(dist, 'worker.js'), entry = 'worker/adapters/deno/deno-serve.ts' } = {}) {
   const result = await build({
-    entryPoints: [join(root, 'worker/adapters/deno/deno-serve.ts')],
+    entryPoints: [join(root, entry)],
     outfile,
     bundle: true,
     format: 'esm',
@@ -90,6 +92,7 @@ export function buildCli({ outfile = join(dist, 'switchyard.js') } = {}) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (writeStatusAssets()) console.log('worker/status/status-page-assets.generated.ts regenerated');
   const worker = await buildWorker();
+  await buildWorker({ entry: 'worker/adapters/deno/deno-worker.ts', outfile: join(dist, 'deno-worker.js') });
   await buildSidecar();
   await buildCli();
   const code = readFileSync(join(dist, 'worker.js'));
