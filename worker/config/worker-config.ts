@@ -48,6 +48,10 @@ export const AgentSchema = z.strictObject({
 export const HostSchema = z.strictObject({
   'entity-id': EntityIdSchema.describe('Host id a sidecar links as'),
   'public-key': PublicKeySchema.describe('The host\'s Ed25519 public key, "ed25519:<base64url>" as printed by switchyard sidecar init; its sidecar proves the private key on every link'),
+  'trust-profiles': z
+    .record(ProfileRefSchema, RevisionSchema)
+    .optional()
+    .describe('Revision of each trust profile the host reported in its host line (switchyard host add writes it); switchyard agent add --trust-profile pins from here'),
 });
 
 export const ServerEntrySchema = z.strictObject({
