@@ -15,8 +15,9 @@ import type { DoctorCheck } from './doctor.ts';
 import { hostAddCommand, readHostLine } from './host-line.ts';
 import { hostServers } from './host-servers.ts';
 
-function agentsOf(names: readonly string[]): string {
-  return names.length === 1 ? `agent "${names[0]}"` : `agents ${names.map((n) => `"${n}"`).join(', ')}`;
+/** `agent "a" pins` or `agents "a", "b" pin`. */
+function agentsWho(names: readonly string[], verb: string): string {
+  return names.length === 1 ? `agent "${names[0]}" ${verb}s` : `agents ${names.map((n) => `"${n}"`).join(', ')} ${verb}`;
 }
 
 /**
@@ -53,20 +54,20 @@ export async function expectationChecks(config: SidecarConfig, expects: HostExpe
       checks.push({
         name,
         ok: false,
-        detail: `${agentsOf(agents)} name it, but this host cannot use it: ${(error as Error).message}: they get trust-profile-not-found`,
+        detail: `${agentsWho(agents, 'name')} it, but this host cannot use it: ${(error as Error).message}: they get trust-profile-not-found`,
         fix: `Add ${join(config.configDir, 'trust-profiles', `${ref}.json`)} (and its bases), or change the agents' "trust-profile-ref" in the worker config`,
       });
       continue;
     }
     if (current === revision) {
-      checks.push({ name, ok: true, detail: `${current}, as ${agentsOf(agents)} pin it` });
+      checks.push({ name, ok: true, detail: `${current}, as ${agentsWho(agents, 'pin')} it` });
       continue;
     }
     line ??= hostAddCommand((await readHostLine(config.configDir)).line);
     checks.push({
       name,
       ok: false,
-      detail: `${agentsOf(agents)} pin ${revision}, but this host has ${current}: they are refused (trust-profile-stale)`,
+      detail: `${agentsWho(agents, 'pin')} ${revision}, but this host has ${current}: they are refused (trust-profile-stale)`,
       fix: `If the profile is as it should be, pin it: on the worker's machine run ${line}`,
     });
   }

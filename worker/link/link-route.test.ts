@@ -6,6 +6,7 @@ import { answerChallenge } from '../../shared/link/link-handshake.ts';
 import { ENTITY_ID_HEADER, LINK_PROBE_HEADER } from '../../shared/link/link-types.ts';
 import { hostCredential, hostSigner, type HostCredential } from '../../test/support/configs.ts';
 import { InMemoryHostLinkRegistry } from './host-link-registry.ts';
+import type { HostExpectations } from '../../shared/link/host-expectations.ts';
 import { createLinkRoute, type LinkRouteOptions } from './link-route.ts';
 
 const ALICE = hostCredential('alice-laptop');
@@ -64,10 +65,11 @@ function setup(options: Partial<LinkRouteOptions> = {}) {
 const upgradeHeaders = (entity: string, host = ORIGIN) => ({ upgrade: 'websocket', connection: 'Upgrade', host, [ENTITY_ID_HEADER]: entity });
 
 /** Answers the worker's challenge on `socket` as its sidecar would, signing with `key` for `origin`. */
-async function answer(socket: CallbackFrameSocket, key: HostCredential, origin = ORIGIN, entityId = 'alice-laptop') {
+async function answer(socket: CallbackFrameSocket, key: HostCredential, origin = ORIGIN, entityId = 'alice-laptop', onExpects?: (expects: HostExpectations) => void) {
   const sign = await hostSigner(key);
   return answerChallenge(socket, {
     prove: async (nonce) => ({ origin, signature: await sign({ origin, entityId, nonce }) }),
+    ...(onExpects !== undefined ? { onExpects } : {}),
     accept: () => {
       const endpoint = new LinkEndpoint(socket, {
         role: 'sidecar',
@@ -97,6 +99,20 @@ describe('link route', () => {
     expect(response.status).toBe(426);
     expect(await response.json()).toMatchObject({ error: { reason: 'invalid-request' } });
     expect(sidecars).toEqual([]);
+  });
+
+  it('tells a verified probe, and only a probe, what the worker expects of the host', async () => {
+    const expects: HostExpectations = { servers: ['files'], 'trust-profiles': [{ ref: 'workspace', revision: `sha256:${'a'.repeat(64)}`, agents: ['alice'] }] };
+    const asked: string[] = [];
+    const { app, sidecars } = setup({ expectations: (entityId) => (asked.push(entityId), expects) });
+    const told: HostExpectations[] = [];
+    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    await answer(sidecars[0]!, ALICE, ORIGIN, 'alice-laptop', (e) => told.push(e));
+    expect(told).toEqual([]);
+    await app.request('/link', { headers: { ...upgradeHeaders('alice-laptop'), [LINK_PROBE_HEADER]: '1' } });
+    await answer(sidecars[1]!, ALICE, ORIGIN, 'alice-laptop', (e) => told.push(e));
+    expect(told).toEqual([expects]);
+    expect(asked).toEqual(['alice-laptop']);
   });
 
   it('challenges the host, verifies its signature, and only then registers its link', async () => {
