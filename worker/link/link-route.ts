@@ -52,7 +52,7 @@ export interface LinkRouteOptions {
   expectations?: (entityId: string) => HostExpectations;
 }
 
-const UNKNOWN_KEY_FIX = 'add the hosts entry printed by `switchyard sidecar init` to the worker config';
+const UNKNOWN_KEY_FIX = 'add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)';
 
 /** A sub-app with `GET /link`; mount it with `app.route('/', createLinkRoute(…))`. */
 export function createLinkRoute(options: LinkRouteOptions): Hono {
