@@ -24,7 +24,7 @@ export const DEFAULT_SESSION_IDLE_SECONDS = 900;
 
 const Sha256HexSchema = z
   .string()
-  .regex(/^[0-9A-Fa-f]{64}$/, 'must be 64 hex digits (the sha-256 of the secret, e.g. from `sha256sum`)')
+  .regex(/^[0-9A-Fa-f]{64}$/, 'must be 64 hex digits, a token\'s sha-256 (switchyard agent add writes an agent\'s; of any token: printf %s TOKEN | sha256sum)')
   .transform((s) => s.toLowerCase());
 
 export { AgentNameSchema };
