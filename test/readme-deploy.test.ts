@@ -15,11 +15,11 @@
  * collides with a Switchyard already running here.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, copyFileSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { freePort } from './support/processes.ts';
@@ -147,12 +147,16 @@ afterAll(async () => {
 });
 
 describe('README Deploying, end to end on two "machines"', () => {
+  // What the walkthrough ships: dist/sidecar.js, dist/worker.js and the packed package's dist/.
+  beforeAll(async () => {
+    await run('npm', ['run', 'build', '--silent'], { cwd: REPO });
+  }, 120_000);
+
   it('runs as written: one line copied between the machines, and an SDK client calls server-filesystem through the worker, contained', async () => {
     const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
     const steps = walkthrough(readme);
     expect(steps.map((s) => s.machine)).toEqual([...Array(7).fill('workstation'), ...Array(3).fill('worker'), 'workstation', 'workstation']);
 
-    await run('npm', ['run', 'build', '--silent'], { cwd: REPO });
     mkdirSync(workstation, { recursive: true });
     mkdirSync(workerMachine, { recursive: true });
     copyFileSync(join(REPO, 'dist', 'sidecar.js'), join(workstation, 'sidecar.js'));
@@ -225,4 +229,34 @@ describe('README Deploying, end to end on two "machines"', () => {
     await stopBackground();
     await expect.poll(() => processesUnder(root), { timeout: 10_000 }).toEqual([]);
   }, 300_000);
+
+  it('runs dist/worker.js under deno serve as the public-host section writes it: the Deno of a checkout, the host and port given', async () => {
+    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('### The worker on a public host'), readme.indexOf('### One machine, no link'));
+    const command = /```sh\n(.*deno serve.*)\n```/.exec(section)?.[1];
+    expect(command).toBeDefined();
+    const edge = join(root, 'edge');
+    mkdirSync(join(edge, 'dist'), { recursive: true });
+    copyFileSync(join(REPO, 'dist', 'worker.js'), join(edge, 'dist', 'worker.js'));
+    writeFileSync(join(edge, 'worker.json'), JSON.stringify({ agents: [], servers: {} }));
+    const port = String(await freePort());
+    // "in a checkout after npm install it is node_modules/.bin/deno (not on PATH)": put it there.
+    const env = { ...envOf(edge), PATH: `${join(REPO, 'node_modules', '.bin')}:${process.env.PATH ?? ''}` };
+    const child = spawn('bash', ['-c', command!.replaceAll('8787', port)], { cwd: edge, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const proc = { child, out: () => '', err: () => err };
+    background.push(proc);
+    const healthz = async () => {
+      if (child.exitCode !== null) throw new Error(`deno serve exited (${child.exitCode}):\n${err}`);
+      try {
+        return (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
+      } catch {
+        return false;
+      }
+    };
+    await expect.poll(healthz, { timeout: 30_000 }).toBe(true);
+    // Only where it was told to listen: not on deno serve's default 0.0.0.0:8000.
+    expect(err).not.toContain('0.0.0.0:8000');
+  }, 120_000);
 });
