@@ -5,8 +5,9 @@
  * token, writes only its sha-256 into the config, and prints the token once with paste-ready
  * client configs; the token is stored nowhere. `--trust-profile REF` pins the revision the hosts
  * of those servers reported (`host add` recorded it under their `hosts` entry); hosts that
- * disagree, or none that reported it, are an error naming the fix. `agent remove NAME` takes the
- * agent out, which revokes its token.
+ * disagree, or none that reported it, are an error naming the fix. `agent pin NAME` moves an
+ * agent's pin to what its hosts report now (shown as a diff; `host add` does it for the agents of
+ * the host it adds). `agent remove NAME` takes the agent out, which revokes its token.
  *
  * @module
  */
@@ -20,7 +21,7 @@ import { launchesOnHost } from '../worker/link/host-expectations.ts';
 import { clientConfigs } from './state-dir.ts';
 import { openWorkerConfig, saveWorkerConfig, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
 
-const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF] [--containment required] [--url URL] --config worker.json | agent remove NAME --config worker.json';
+const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF] [--containment required] [--url URL] --config worker.json | agent pin NAME [--dry-run] --config worker.json | agent remove NAME --config worker.json';
 
 /** The address agents reach when the config names none: the worker's default. */
 const DEFAULT_WORKER_URL = 'http://127.0.0.1:8787';
@@ -107,6 +108,31 @@ async function add(name: string, values: Record<string, string | boolean | undef
   return 0;
 }
 
+/** Moves an agent's pin to the revision its hosts reported, printing the change; `--dry-run` writes nothing. */
+function pin(name: string, dryRun: boolean, file: WorkerConfigFile): number {
+  const agent = file.parsed.agents.find((a) => a.name === name);
+  if (agent === undefined) throw new LocalError('usage', `${file.path} has no agent "${name}" (it has ${file.parsed.agents.map((a) => a.name).join(', ') || 'none'})`);
+  const trust = agent['trust-context'];
+  if (trust === undefined) throw new LocalError('usage', `Agent "${name}" names no trust profile, so there is nothing to pin: add it again with --trust-profile REF`);
+  const ref = trust['trust-profile-ref'];
+  const revision = reportedRevision(file, agent.servers, ref);
+  if (revision === trust['trust-profile-revision']) {
+    process.stdout.write(`Agent "${name}" already pins trust profile "${ref}" at ${revision}, as its hosts report it: nothing to change\n`);
+    return 0;
+  }
+  const change = `~ agent "${name}" trust profile "${ref}" ${trust['trust-profile-revision']} → ${revision}`;
+  if (dryRun) {
+    process.stdout.write(`Would change ${file.path} (--dry-run: nothing written):\n  ${change}\n`);
+    return 0;
+  }
+  const raw: RawWorkerConfig = structuredClone(file.raw);
+  const entry = raw.agents.find((a) => a.name === name)!['trust-context'] as Record<string, string>;
+  entry['trust-profile-revision'] = revision;
+  saveWorkerConfig(file, raw);
+  process.stdout.write(`Updated ${file.path}:\n  ${change}\n`);
+  return 0;
+}
+
 function remove(name: string, file: WorkerConfigFile): number {
   const raw: RawWorkerConfig = structuredClone(file.raw);
   const before = raw.agents.length;
@@ -128,11 +154,13 @@ export async function runAgentCommand(argv: string[]): Promise<number> {
       'trust-profile-revision': { type: 'string' },
       containment: { type: 'string' },
       url: { type: 'string' },
+      'dry-run': { type: 'boolean' },
     },
   });
   const [action, name, ...extra] = positionals;
-  if ((action !== 'add' && action !== 'remove') || name === undefined || extra.length > 0 || values.config === undefined) throw new LocalError('usage', USAGE);
+  if ((action !== 'add' && action !== 'remove' && action !== 'pin') || name === undefined || extra.length > 0 || values.config === undefined) throw new LocalError('usage', USAGE);
   if (values.containment !== undefined && values.containment !== 'required' && values.containment !== 'none') throw new LocalError('usage', `--containment must be required or none, not "${values.containment}"`);
   const file = openWorkerConfig(resolve(values.config));
+  if (action === 'pin') return pin(name, values['dry-run'] === true, file);
   return action === 'add' ? add(name, values, file) : remove(name, file);
 }

@@ -22,6 +22,7 @@ Commands:
   host add --config FILE 'LINE' Add a workstation's host line to a worker config (key, servers, pins)
   agent add NAME --servers a,b [--trust-profile REF] --config FILE
                                 Add an agent: a fresh token (printed once), paste-ready client configs
+  agent pin NAME --config FILE  Pin an agent's trust profile at the revision its hosts reported
   agent remove NAME --config FILE
                                 Remove an agent, revoking its token
   check [--runtime edge|node] FILE|DIR
@@ -110,6 +111,7 @@ moved to the revisions it reports. Every change is printed; --dry-run writes not
 created when missing, validated as the worker validates it, and written atomically.`,
   agent: `Usage: switchyard agent add NAME --servers a,b [--trust-profile REF] [--containment required]
                             [--url URL] --config FILE
+       switchyard agent pin NAME [--dry-run] --config FILE
        switchyard agent remove NAME --config FILE
 
 add makes a fresh bearer token, writes its sha-256 into the worker config and prints the token
@@ -117,7 +119,9 @@ once with client configs (Claude Code, VS Code, Cursor, Claude Desktop, any SDK 
 token is stored nowhere. --trust-profile REF pins the revision the hosts of those servers
 reported (switchyard host add recorded it); --trust-profile-revision sha256:… gives it instead.
 --url is the worker's address for the client configs (default: "public-url", else
-http://127.0.0.1:8787). remove takes the agent out, which revokes its token.`,
+http://127.0.0.1:8787). pin moves the agent's pin to the revision its hosts reported, printing the
+old and new one (host add already does this for the agents of the host it adds). remove takes the
+agent out, which revokes its token.`,
   profiles: `Usage: switchyard sidecar profiles --config-dir DIR
 
 Prints each trust profile in DIR/trust-profiles with its current revision, the value to put in

@@ -131,6 +131,20 @@ describe('switchyard agent add / remove', () => {
     );
   });
 
+  it('pin moves a pin given by hand to the revision the hosts reported, showing it; then has nothing to change', async () => {
+    const path = fresh();
+    await runHostAddCommand(['--config', path, line()]);
+    await runAgentCommand(['add', 'a', '--servers', 'files', '--trust-profile', 'workspace', '--trust-profile-revision', REV('0'), '--config', path]);
+    out = '';
+    await runAgentCommand(['pin', 'a', '--config', path, '--dry-run']);
+    expect(out).toBe(`Would change ${path} (--dry-run: nothing written):\n  ~ agent "a" trust profile "workspace" ${REV('0')} → ${REV('1')}\n`);
+    await runAgentCommand(['pin', 'a', '--config', path]);
+    expect((read(path).agents[0]!['trust-context'] as Record<string, string>)['trust-profile-revision']).toBe(REV('1'));
+    out = '';
+    await runAgentCommand(['pin', 'a', '--config', path]);
+    expect(out).toContain('already pins trust profile "workspace"');
+  });
+
   it('remove takes the agent out and keeps the rest', async () => {
     const path = fresh();
     await runHostAddCommand(['--config', path, line()]);
