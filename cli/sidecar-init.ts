@@ -60,7 +60,7 @@ export async function runInitCommand(argv: string[]): Promise<number> {
 
   const keyName = typeof existing?.['key-file'] === 'string' ? existing['key-file'] : DEFAULT_KEY_FILE;
   const keyPath = isAbsolute(keyName) ? keyName : join(dir, keyName);
-  const { key, created } = await loadOrCreateHostKey(keyPath);
+  const { created } = await loadOrCreateHostKey(keyPath);
   const { line, skipped } = await readHostLine(dir);
   process.stdout.write(
     [

@@ -1,8 +1,7 @@
 /**
  * The commands a workstation runs (`sidecar`, `sidecar init`, `sidecar host-entry`, `sidecar
- * profiles`, `doctor`), in one
- * place for both entries: the full `switchyard` bin (`main.ts`) and the workstation's
- * `dist/sidecar.js` (`sidecar-main.ts`), so the two cannot drift apart.
+ * profiles`, `doctor`), in one place for both entries: the full `switchyard` bin (`main.ts`) and
+ * the workstation's `dist/sidecar.js` (`sidecar-main.ts`), so the two cannot drift apart.
  *
  * @module
  */
