@@ -40,6 +40,7 @@ const IN_PROCESS_UNDER_TEST = ['test/layering.test.ts', 'test/config-parsers.pro
 
 const SLOW = [
   'test/readme-quickstart.test.ts',
+  'test/readme-deploy.test.ts',
   'test/status-page.test.ts',
   'test/conformance/**/*.test.ts',
   'test/resilience/load.test.ts',

@@ -14,32 +14,11 @@
 import { join } from 'node:path';
 import type { ValidationIssue } from '../shared/validation.ts';
 import { loadSidecarConfig } from '../sidecar/config/sidecar-config.ts';
-import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
-import { parseMcpServersFile, serverConfigFiles } from '../sidecar/host/server-config.ts';
 import { loadHostKey } from '../sidecar/link/host-key.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import type { WorkerConfig } from '../worker/config/worker-config.ts';
-
-/** The server names DIR defines for this host, in any layer. */
-function definedServers(dir: string, entityId: string, user: string): Set<string> {
-  const names = new Set<string>();
-  for (const { file } of serverConfigFiles(dir, entityId, user)) {
-    const read = readJsonFile(file);
-    if (!read.ok) continue;
-    try {
-      for (const name of parseMcpServersFile(read.json, dir).keys()) names.add(name);
-    } catch {
-      // an invalid file is reported on its own by check DIR
-    }
-  }
-  return names;
-}
-
-/** Whether a descriptor launches on host `entityId` (a local target there), rather than reaching an URL from it. */
-function launchesOn(executor: WorkerConfig['servers'][string]['executor'], entityId: string): boolean {
-  if (executor.type !== 'user-computer-profile' && executor.type !== 'reverse-http') return false;
-  return executor['entity-id'] === entityId && (executor.target === undefined || executor.target.type === 'local');
-}
+import { serversOnHost } from '../worker/link/host-expectations.ts';
+import { hostServers } from './host-servers.ts';
 
 /**
  * @param config The parsed worker config.
@@ -58,7 +37,7 @@ export async function checkAcross(config: WorkerConfig, dir: string): Promise<{ 
   const entityId = host.entityId;
   const listed = (config.hosts ?? []).find((h) => h['entity-id'] === entityId);
   if (listed === undefined) {
-    sidecar.push({ path: 'entity-id', message: `the worker config has no host "${entityId}" under "hosts": add the hosts entry printed by \`switchyard sidecar init\`` });
+    sidecar.push({ path: 'entity-id', message: `the worker config has no host "${entityId}" under "hosts": add this host with the line \`switchyard sidecar host-entry\` prints (switchyard host add)` });
   } else {
     try {
       const key = await loadHostKey(host.keyFile);
@@ -69,8 +48,8 @@ export async function checkAcross(config: WorkerConfig, dir: string): Promise<{ 
       sidecar.push({ path: 'key-file', message: `cannot load this host's key: ${(error as Error).message}` });
     }
   }
-  const defined = definedServers(dir, entityId, host.user);
-  const here = Object.entries(config.servers).filter(([, entry]) => launchesOn(entry.executor, entityId)).map(([name]) => name);
+  const defined = hostServers(dir, entityId, host.user).servers;
+  const here = serversOnHost(config, entityId);
   for (const name of here) {
     if (!defined.has(name)) {
       worker.push({ path: `servers.${name}.executor`, message: `host "${entityId}" defines no server "${name}" in ${join(dir, 'mcp-servers', 'mcp.json')} (nor its users/ or machines/ layers): add it there or fix the name` });

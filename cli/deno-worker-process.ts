@@ -6,7 +6,7 @@
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { LocalError } from '../shared/errors.ts';
 import { denoBinaryPath, packageRoot } from './deno-binary.ts';
@@ -32,7 +32,11 @@ export interface DenoWorkerOptions {
 
 export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerProcess> {
   const root = packageRoot();
-  const entry = join(root, 'worker', 'adapters', 'deno', 'deno-worker.ts');
+  // A checkout runs the sources; the published package ships only the bundle (Deno strips no
+  // types under node_modules).
+  const source = join(root, 'worker', 'adapters', 'deno', 'deno-worker.ts');
+  const fromSource = existsSync(source);
+  const entry = fromSource ? source : join(root, 'dist', 'deno-worker.js');
   const args = [
     'run',
     '--quiet',
@@ -41,7 +45,7 @@ export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerP
     '--allow-env',
     `--allow-read=${root},${options.configFile}`,
     ...auditWritePermission(options.configFile),
-    `--config=${join(root, 'deno.json')}`,
+    ...(fromSource ? [`--config=${join(root, 'deno.json')}`] : ['--no-config']),
     entry,
   ];
   const child = spawn(denoBinaryPath(), args, {

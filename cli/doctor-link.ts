@@ -5,12 +5,14 @@
  * nothing: a sidecar running on this host keeps its link. No channel is ever opened on it.
  *
  * The worker names what is wrong and what to do (an unknown entity id or key, a relayed
- * challenge), in its refusal; that text is passed on as it is.
+ * challenge), in its refusal; that text is passed on as it is. Accepted, it says what it expects
+ * of this host (servers and pinned revisions), which `doctor-expectations.ts` compares.
  *
  * @module
  */
 import WebSocket from 'ws';
 import { CallbackFrameSocket } from '../shared/link/frame-socket.ts';
+import type { HostExpectations } from '../shared/link/host-expectations.ts';
 import { answerChallenge } from '../shared/link/link-handshake.ts';
 import { originOfUrl } from '../shared/link/link-identity.ts';
 import { ENTITY_ID_HEADER, LINK_PROBE_HEADER, REFUSAL_HEADER } from '../shared/link/link-types.ts';
@@ -19,7 +21,8 @@ import type { HostKey } from '../sidecar/link/host-key.ts';
 import { linkUrl } from '../sidecar/link/link-client.ts';
 
 export type LinkProbe =
-  | { readonly ok: true; readonly url: string }
+  /** `expects`: what the worker expects of this host (a worker from before it told probes: absent). */
+  | { readonly ok: true; readonly url: string; readonly expects?: HostExpectations }
   /** `unreachable`: no WebSocket to the worker; `refused`: the worker answered and said no. */
   | { readonly ok: false; readonly url: string; readonly problem: 'unreachable' | 'refused'; readonly message: string };
 
@@ -73,12 +76,14 @@ export function probeLink(options: { worker: string; entityId: string; key: Host
       const socket = new CallbackFrameSocket({ send: (text) => ws.send(text), close: (code, reason) => ws.close(code, reason), abort: () => ws.terminate() });
       ws.on('message', (data) => socket.receive(data.toString()));
       ws.on('close', (code, reason) => socket.ended({ code, reason: reason.toString() }));
+      let expects: HostExpectations | undefined;
       answerChallenge(socket, {
         prove: async (nonce) => ({ origin, signature: await options.key.sign({ origin, entityId: options.entityId, nonce }) }),
+        onExpects: (told) => (expects = told),
         accept: () => true,
         timeoutMs,
       }).then(
-        () => finish({ ok: true, url }),
+        () => finish({ ok: true, url, ...(expects !== undefined ? { expects } : {}) }),
         (error: unknown) => finish({ ok: false, url, problem: 'refused', message: error instanceof WireError ? error.message : String(error) }),
       );
     });

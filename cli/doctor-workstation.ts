@@ -9,20 +9,21 @@
  * - every trust profile in `trust-profiles/` resolves with its bases, and the floor exists;
  * - every configured stdio server's command is found, as the sidecar's resolver finds it.
  *
- * Not checked: the revisions the worker expects (the worker does not report them to its hosts).
+ * - what the worker expects of this host, as it tells the probe (`doctor-expectations.ts`): every
+ *   server it routes here defined, every trust profile its agents name here at the pinned revision.
  *
  * @module
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
-import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
-import { parseMcpServersFile, serverConfigFiles, type ServerConfig } from '../sidecar/host/server-config.ts';
 import { loadHostKey, type HostKey } from '../sidecar/link/host-key.ts';
 import { resolveStdioCommand } from '../sidecar/process/stdio-command-resolver.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import type { DoctorCheck } from './doctor.ts';
+import { expectationChecks } from './doctor-expectations.ts';
 import { probeLink } from './doctor-link.ts';
+import { hostServers } from './host-servers.ts';
 
 function isFile(path: string): boolean {
   try {
@@ -46,28 +47,9 @@ function linkCheck(config: SidecarConfig, probe: Awaited<ReturnType<typeof probe
   return { name, ok: false, detail: `the worker at ${probe.url} refused host "${config.entityId}": ${probe.message}`, fix: 'Do what the worker says above, then run doctor again' };
 }
 
-/** Every stdio server this host would run (machine entries win over user ones, user over defaults), by name. */
-function configuredServers(config: SidecarConfig): { servers: Map<string, { server: ServerConfig; file: string }>; problems: DoctorCheck[] } {
-  const servers = new Map<string, { server: ServerConfig; file: string }>();
-  const problems: DoctorCheck[] = [];
-  for (const { file } of serverConfigFiles(config.configDir, config.entityId, config.user)) {
-    const read = readJsonFile(file);
-    if (!read.ok) {
-      if (!read.missing) problems.push({ name: `servers in ${file}`, ok: false, detail: read.issue.message, fix: `Fix it: switchyard check ${config.configDir}` });
-      continue;
-    }
-    try {
-      for (const [name, server] of parseMcpServersFile(read.json, config.configDir)) if (!servers.has(name)) servers.set(name, { server, file });
-    } catch (error) {
-      problems.push({ name: `servers in ${file}`, ok: false, detail: (error as Error).message, fix: `Fix it: switchyard check ${config.configDir}` });
-    }
-  }
-  return { servers, problems };
-}
-
 function commandChecks(config: SidecarConfig): DoctorCheck[] {
-  const { servers, problems } = configuredServers(config);
-  const checks = [...problems];
+  const { servers, problems } = hostServers(config.configDir, config.entityId, config.user);
+  const checks: DoctorCheck[] = problems.map(({ file, message }) => ({ name: `servers in ${file}`, ok: false, detail: message, fix: `Fix it: switchyard check ${config.configDir}` }));
   for (const [name, { server, file }] of servers) {
     if (server.kind !== 'stdio') continue;
     try {
@@ -137,6 +119,7 @@ export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs
   if (key !== undefined) {
     const probe = await probeLink({ worker: config.worker, entityId: config.entityId, key, ...(options.linkTimeoutMs !== undefined ? { timeoutMs: options.linkTimeoutMs } : {}) });
     checks.push(linkCheck(config, probe, dir));
+    if (probe.ok) checks.push(...(await expectationChecks(config, probe.expects)));
   }
   checks.push(...(await profileChecks(config)), ...commandChecks(config));
   return checks;

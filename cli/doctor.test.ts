@@ -5,11 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostCredential, type SidecarDirSpec, workerHostEntry, writeSidecarDir } from '../test/support/configs.ts';
+import { agentEntry, hostCredential, type SidecarDirSpec, workerHostEntry, writeSidecarDir } from '../test/support/configs.ts';
+import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { freePort, ProcessSet } from '../test/support/processes.ts';
 import { startWorkerProcess, type WorkerProcess } from '../test/support/worker-process.ts';
 import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
 import { formatDoctor, runDoctor } from './doctor.ts';
+
+const BIN = join(import.meta.dirname, '..', 'bin', 'switchyard.mjs');
 
 describe('switchyard doctor', () => {
   it('passes on this machine: bubblewrap present and usable, Deno found', async () => {
@@ -67,8 +70,25 @@ describe('switchyard doctor', () => {
   });
 });
 
+/** Runs the bin's `doctor --config-dir` on a freshly written DIR; a check's line (and its fix line) by name. */
+async function doctorOn(dir: string, spec: SidecarDirSpec): Promise<{ code: number; stdout: string; line: (check: string) => string }> {
+  writeSidecarDir(dir, spec);
+  let result: { code: number; stdout: string };
+  try {
+    result = { code: 0, stdout: (await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } })).stdout };
+  } catch (error) {
+    const e = error as { code: number; stdout: string };
+    result = { code: e.code, stdout: e.stdout };
+  }
+  const line = (check: string) => {
+    const lines = result.stdout.split('\n');
+    const at = lines.findIndex((l) => l.slice(5).startsWith(`${check}: `));
+    return at === -1 ? '' : [lines[at], ...(lines[at + 1]?.startsWith('     → ') ? [lines[at + 1]] : [])].join('\n');
+  };
+  return { ...result, line };
+}
+
 describe('switchyard doctor --config-dir: a workstation, checked deep against a real worker', () => {
-  const BIN = join(import.meta.dirname, '..', 'bin', 'switchyard.mjs');
   const procs = new ProcessSet();
   const root = mkdtempSync(join(tmpdir(), 'sy-doctor-deep-'));
   const known = hostCredential('laptop');
@@ -82,24 +102,7 @@ describe('switchyard doctor --config-dir: a workstation, checked deep against a 
     rmSync(root, { recursive: true, force: true });
   });
 
-  async function doctor(name: string, spec: Partial<SidecarDirSpec> = {}): Promise<{ code: number; stdout: string; line: (check: string) => string }> {
-    const dir = join(root, name);
-    writeSidecarDir(dir, { worker: worker.url, host: known, servers: { echo: { command: process.execPath, args: ['-e', ''] } }, ...spec });
-    let result: { code: number; stdout: string };
-    try {
-      result = { code: 0, stdout: (await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } })).stdout };
-    } catch (error) {
-      const e = error as { code: number; stdout: string };
-      result = { code: e.code, stdout: e.stdout };
-    }
-    // A check's line and its fix line, if any.
-    const line = (check: string) => {
-      const lines = result.stdout.split('\n');
-      const at = lines.findIndex((l) => l.slice(5).startsWith(`${check}: `));
-      return at === -1 ? '' : [lines[at], ...(lines[at + 1]?.startsWith('     → ') ? [lines[at + 1]] : [])].join('\n');
-    };
-    return { ...result, line };
-  }
+  const doctor = (name: string, spec: Partial<SidecarDirSpec> = {}) => doctorOn(join(root, name), { worker: worker.url, host: known, servers: { echo: { command: process.execPath, args: ['-e', ''] } }, ...spec });
 
   it('passes a good dir: sidecar.json, the host key, the link handshake, profiles and server commands, with no Deno check', async () => {
     const { stdout, line } = await doctor('good', { profiles: { floor: { 'network-capabilities': [] } }, sidecar: { 'trust-profile': 'floor' } });
@@ -114,13 +117,13 @@ describe('switchyard doctor --config-dir: a workstation, checked deep against a 
   it('catches a wrong host key, with the worker\'s fix', async () => {
     const { code, line } = await doctor('wrong-key', { host: { ...hostCredential('laptop') } });
     expect(code).toBe(1);
-    expect(line('link to the worker')).toMatch(/^FAIL link to the worker: the worker at ws:\/\/.* refused host "laptop": The worker does not know this host's key \(entity "laptop"\): add the hosts entry printed by `switchyard sidecar init` to the worker config\n/);
+    expect(line('link to the worker')).toMatch(/^FAIL link to the worker: the worker at ws:\/\/.* refused host "laptop": The worker does not know this host's key \(entity "laptop"\): add this host to the worker config with the line `switchyard sidecar host-entry` prints \(switchyard host add\)\n/);
   });
 
   it('catches an entity id the worker does not know, naming it and the fix', async () => {
     const { code, line } = await doctor('unknown-id', { host: { ...known, entityId: 'desk' } });
     expect(code).toBe(1);
-    expect(line('link to the worker')).toContain('refused host "desk": The worker does not know host "desk": add the hosts entry printed by `switchyard sidecar init` to the worker config');
+    expect(line('link to the worker')).toContain('refused host "desk": The worker does not know host "desk": add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)');
   });
 
   it('catches a server whose command is not on PATH, naming the server and the command', async () => {
@@ -150,5 +153,64 @@ describe('switchyard doctor --config-dir: a workstation, checked deep against a 
     const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } }).catch((e: { stdout: string }) => e);
     expect(stdout).toContain(`FAIL sidecar.json: ${join(dir, 'sidecar.json')}: 3 problems (sidecar config)\n  worker: must be an absolute URL`);
     expect(stdout).not.toContain('link to the worker');
+  });
+});
+
+describe('switchyard doctor --config-dir: what the worker expects of this host, told to the probe', () => {
+  const procs = new ProcessSet();
+  const root = mkdtempSync(join(tmpdir(), 'sy-doctor-expects-'));
+  const host = hostCredential('laptop');
+  const profiles = { workspace: { 'network-capabilities': [] }, other: { 'network-capabilities': ['loopback'] } };
+  const stale = `sha256:${'0'.repeat(64)}`;
+  let worker: WorkerProcess;
+  let current: Record<string, string>;
+
+  beforeAll(async () => {
+    // The revisions as this host computes them, from the same files the doctor reads.
+    const scratch = join(root, 'scratch');
+    writeSidecarDir(scratch, { worker: 'http://127.0.0.1:1', host, profiles });
+    const store = new TrustProfileStore(join(scratch, 'trust-profiles'));
+    current = { workspace: (await store.load('workspace')).revision, other: (await store.load('other')).revision };
+    const local = { executor: { type: 'user-computer-profile', 'entity-id': 'laptop' } };
+    const trust = (ref: string, revision: string) => ({ 'trust-profile-ref': ref, 'trust-profile-revision': revision });
+    worker = await startWorkerProcess(
+      procs,
+      {
+        agents: [
+          { ...agentEntry({ name: 'alice', token: 'alice-token', servers: ['echo'] }), 'trust-context': trust('workspace', stale) },
+          { ...agentEntry({ name: 'bob', token: 'bob-token', servers: ['echo'] }), 'trust-context': trust('other', current.other!) },
+          { ...agentEntry({ name: 'carol', token: 'carol-token', servers: ['ghost'] }), 'trust-context': trust('absent', stale) },
+          // Uses no server of this host: not this host's concern.
+          { ...agentEntry({ name: 'dave', token: 'dave-token', servers: ['remote'] }), 'trust-context': trust('workspace', stale) },
+        ],
+        hosts: [workerHostEntry(host)],
+        servers: { echo: local, ghost: local, remote: { executor: { type: 'http', url: 'https://203.0.113.7/mcp' } } },
+      },
+      { logLevel: 'warn' },
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await procs.stopAll();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('fails a stale pin with both revisions, the agents it refuses and the host add line that pins it', async () => {
+    const { code, line } = await doctorOn(join(root, 'ws'), { worker: worker.url, host, profiles, servers: { echo: { command: process.execPath, args: ['-e', ''] } } });
+    expect(code).toBe(1);
+    const check = line('worker\'s pin of trust profile "workspace"');
+    expect(check).toContain(`FAIL worker's pin of trust profile "workspace": agent "alice" pins ${stale}, but this host has ${current.workspace}: they are refused (trust-profile-stale)`);
+    expect(check).not.toContain('dave');
+    const fix = /→ If the profile is as it should be, pin it: on the worker's machine run npx switchyard-mcp host add --config worker\.json '(.*)'$/.exec(check);
+    expect(JSON.parse(fix?.[1] ?? 'null')).toEqual({ 'entity-id': 'laptop', 'public-key': host.publicKey, servers: ['echo'], 'trust-profiles': current });
+    expect(line('worker\'s pin of trust profile "other"')).toBe(`ok   worker's pin of trust profile "other": ${current.other}, as agent "bob" pins it`);
+  });
+
+  it('fails a server the worker routes here that no mcp.json layer defines, and a profile this host lacks', async () => {
+    const { line } = await doctorOn(join(root, 'ws2'), { worker: worker.url, host, profiles, servers: { echo: { command: process.execPath, args: ['-e', ''] } } });
+    expect(line('worker\'s server "echo"')).toMatch(/^ok {3}worker's server "echo": routed to this host and defined in .*mcp-servers\/mcp\.json$/);
+    expect(line('worker\'s server "ghost"')).toMatch(
+      /^FAIL worker's server "ghost": the worker routes "ghost" to this host, but no mcp\.json layer here defines it: agents get server-not-found\n {5}→ Add "ghost" to .*mcp-servers\/mcp\.json, or bind it to the host that runs it in the worker config$/,
+    );
+    expect(line('worker\'s pin of trust profile "absent"')).toMatch(/^FAIL worker's pin of trust profile "absent": agent "carol" names it, but this host cannot use it: .*: they get trust-profile-not-found\n {5}→ Add .*trust-profiles\/absent\.json/);
   });
 });

@@ -17,6 +17,14 @@ Commands:
   sidecar --config-dir DIR      Run a sidecar that links this workstation to its worker
   sidecar profiles --config-dir DIR
                                 Print each trust profile with its current revision
+  sidecar host-entry --config-dir DIR
+                                Print this host's line for switchyard host add (key, servers, revisions)
+  host add --config FILE 'LINE' Add a workstation's host line to a worker config (key, servers, pins)
+  agent add NAME --servers a,b [--trust-profile REF] --config FILE
+                                Add an agent: a fresh token (printed once), paste-ready client configs
+  agent pin NAME --config FILE  Pin an agent's trust profile at the revision its hosts reported
+  agent remove NAME --config FILE
+                                Remove an agent, revoking its token
   check [--runtime edge|node] FILE|DIR
                                 Validate a worker config, sidecar.json, mcp.json or trust profile
   doctor [--config-dir DIR] [--worker URL]
@@ -31,12 +39,14 @@ Commands:
   sidecar init --config-dir DIR --worker URL --entity-id ID
                                 Set up this workstation: sidecar.json, its key, the worker's hosts entry
   sidecar --config-dir DIR      Run a sidecar that links this workstation to its worker
+  sidecar host-entry --config-dir DIR
+                                Print this host's line for the worker's machine (switchyard host add)
   sidecar profiles --config-dir DIR
                                 Print each trust profile with its current revision
   doctor [--config-dir DIR] [--worker URL]
                                 Check bubblewrap, user namespaces and the worker
 
-The worker, switchyard start and switchyard check come with the full package (npx switchyard).
+The worker, switchyard start and switchyard check come with the full package (npx switchyard-mcp).
 Run "node sidecar.js <command> --help" for a command's options.`,
   start: `Usage: switchyard start [--host H] [--port N] [--state-dir DIR]
 
@@ -86,6 +96,32 @@ Options:
   --worker URL      Worker base URL: https:, or http: only for 127.0.0.1, localhost or [::1]
   --entity-id ID    This host's entity id, as the worker config will list it
   --force           Rewrite the worker and entity id of an existing sidecar.json (other keys kept)`,
+  'host-entry': `Usage: switchyard sidecar host-entry --config-dir DIR
+
+Prints this host's line: the one command to run on the worker's machine, switchyard host add
+with this host's entity id, public key, the servers its mcp.json layers define and the current
+revision of each trust profile. Run it again after changing servers or profiles, and add the new
+line again: host add shows every pin it moves. Exit 1 when a profile does not resolve (left out).`,
+  host: `Usage: switchyard host add --config FILE 'LINE' [--dry-run]
+
+Adds a workstation to a worker config from the one line its sidecar init or sidecar host-entry
+printed: its "hosts" entry (public key and the trust profile revisions it reported), each of its
+servers the config does not define yet (bound to it), and the pins of agents using its servers,
+moved to the revisions it reports. Every change is printed; --dry-run writes nothing. The file is
+created when missing, validated as the worker validates it, and written atomically.`,
+  agent: `Usage: switchyard agent add NAME --servers a,b [--trust-profile REF] [--containment required]
+                            [--url URL] --config FILE
+       switchyard agent pin NAME [--dry-run] --config FILE
+       switchyard agent remove NAME --config FILE
+
+add makes a fresh bearer token, writes its sha-256 into the worker config and prints the token
+once with client configs (Claude Code, VS Code, Cursor, Claude Desktop, any SDK client); the
+token is stored nowhere. --trust-profile REF pins the revision the hosts of those servers
+reported (switchyard host add recorded it); --trust-profile-revision sha256:… gives it instead.
+--url is the worker's address for the client configs (default: "public-url", else
+http://127.0.0.1:8787). pin moves the agent's pin to the revision its hosts reported, printing the
+old and new one (host add already does this for the agents of the host it adds). remove takes the
+agent out, which revokes its token.`,
   profiles: `Usage: switchyard sidecar profiles --config-dir DIR
 
 Prints each trust profile in DIR/trust-profiles with its current revision, the value to put in

@@ -38,6 +38,16 @@ export async function main(argv: string[]): Promise<number> {
       const { runCheck } = await import('./check.ts');
       return runCheck(rest);
     }
+    case 'agent': {
+      if (wantsHelp) return help('agent');
+      const { runAgentCommand } = await import('./agent-command.ts');
+      return runAgentCommand(rest);
+    }
+    case 'host': {
+      if (wantsHelp || rest[0] !== 'add') return help('host');
+      const { runHostAddCommand } = await import('./host-add.ts');
+      return runHostAddCommand(rest.slice(1));
+    }
     default: {
       const code = await runWorkstationCommand(command, rest, { deno: true });
       if (code !== undefined) return code;

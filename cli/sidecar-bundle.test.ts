@@ -60,7 +60,7 @@ describe('dist/sidecar.js', () => {
     expect(help).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: node sidecar\.js/) });
     const fresh = join(mkdtempSync(join(out, 'init-')), 'switchyard');
     const init = await node(sidecar, 'sidecar', 'init', '--config-dir', fresh, '--worker', 'https://yard.example.com', '--entity-id', 'h');
-    expect(init).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ {2}\{"entity-id":"h","public-key":"ed25519:[A-Za-z0-9_-]{43}"\}$/m) });
+    expect(init).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ {2}npx switchyard-mcp host add --config worker\.json '\{"entity-id":"h","public-key":"ed25519:[A-Za-z0-9_-]{43}"\}'$/m) });
   });
 
   it('names the full package for a command it does not carry', async () => {
@@ -70,7 +70,7 @@ describe('dist/sidecar.js', () => {
       const result = await node(sidecar, command, '--config', 'x.json');
       expect(result.code, command).toBe(1);
       expect(result.stderr).toContain(`"${command}" is not part of the workstation's sidecar.js`);
-      expect(result.stderr).toContain(`npx switchyard ${command}`);
+      expect(result.stderr).toContain(`npx switchyard-mcp ${command}`);
     }
   });
 });

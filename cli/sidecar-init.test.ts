@@ -24,11 +24,11 @@ async function switchyard(...args: string[]): Promise<{ code: number; stdout: st
   }
 }
 
-/** The hosts entry init printed, as the one JSON line of its output. */
+/** The hosts entry init printed, in the one `host add` line of its output. */
 function printedEntry(stdout: string): { 'entity-id': string; 'public-key': string } {
-  const line = stdout.split('\n').find((l) => l.trim().startsWith('{"entity-id"'));
-  if (line === undefined) throw new Error(`no hosts entry in:\n${stdout}`);
-  return JSON.parse(line) as { 'entity-id': string; 'public-key': string };
+  const line = stdout.split('\n').find((l) => l.trim().startsWith('npx switchyard-mcp host add --config worker.json \'{"entity-id"'));
+  if (line === undefined) throw new Error(`no host add line in:\n${stdout}`);
+  return JSON.parse(line.slice(line.indexOf("'") + 1, line.lastIndexOf("'"))) as { 'entity-id': string; 'public-key': string };
 }
 
 describe('switchyard sidecar init', () => {

@@ -1,7 +1,8 @@
 /**
  * `switchyard sidecar init --config-dir DIR --worker URL --entity-id ID [--force]`: sets up a
  * workstation. Writes `DIR/sidecar.json`, creates the host's Ed25519 key (`DIR/host.key`, mode
- * 0600) and prints the worker config's `hosts` entry, ready to paste.
+ * 0600) and prints the host line (`host-line.ts`): the `switchyard host add` command that adds
+ * this host to the worker config, ready to paste on the worker's machine.
  *
  * Safe to run again: an existing key is never overwritten (a new key is a new identity, which
  * every worker would have to learn; delete the file to mean that), and it prints the entry again.
@@ -16,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { LocalError } from '../shared/errors.ts';
 import { parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { DEFAULT_KEY_FILE, loadOrCreateHostKey } from '../sidecar/link/host-key.ts';
+import { describeHostLine, readHostLine } from './host-line.ts';
 import { configDirFrom } from './sidecar-command.ts';
 
 export async function runInitCommand(argv: string[]): Promise<number> {
@@ -58,8 +60,8 @@ export async function runInitCommand(argv: string[]): Promise<number> {
 
   const keyName = typeof existing?.['key-file'] === 'string' ? existing['key-file'] : DEFAULT_KEY_FILE;
   const keyPath = isAbsolute(keyName) ? keyName : join(dir, keyName);
-  const { key, created } = await loadOrCreateHostKey(keyPath);
-  const entry = { 'entity-id': entityId, 'public-key': key.publicKey };
+  const { created } = await loadOrCreateHostKey(keyPath);
+  const { line, skipped } = await readHostLine(dir);
   process.stdout.write(
     [
       configNote,
@@ -67,11 +69,9 @@ export async function runInitCommand(argv: string[]): Promise<number> {
         ? `Created the host key ${keyPath} (Ed25519, mode 0600): it stays on this machine, and no sandbox may read it`
         : `Kept the host key ${keyPath}: an existing key is never overwritten`,
       '',
-      'Add this host to the "hosts" list of the worker config:',
+      ...describeHostLine(line, skipped),
       '',
-      `  ${JSON.stringify(entry)}`,
-      '',
-      `Then configure servers in ${join(dir, 'mcp-servers', 'mcp.json')} and run: switchyard sidecar --config-dir ${dir}`,
+      `Configure servers in ${join(dir, 'mcp-servers', 'mcp.json')}, then run: switchyard sidecar --config-dir ${dir}`,
       '',
     ].join('\n'),
   );

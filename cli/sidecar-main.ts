@@ -22,7 +22,7 @@ export async function main(argv: string[]): Promise<number> {
   const code = await runWorkstationCommand(command, rest, { deno: false });
   if (code !== undefined) return code;
   process.stderr.write(
-    `switchyard: "${command}" is not part of the workstation's sidecar.js, which runs sidecar, sidecar init, sidecar profiles and doctor: run it with the full package (npx switchyard ${command})\n\n${HELP.workstation}\n`,
+    `switchyard: "${command}" is not part of the workstation's sidecar.js, which runs sidecar, sidecar init, sidecar host-entry, sidecar profiles and doctor: run it with the full package (npx switchyard-mcp ${command})\n\n${HELP.workstation}\n`,
   );
   return 1;
 }

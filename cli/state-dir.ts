@@ -51,5 +51,6 @@ export function clientConfigs(url: string, token: string) {
       },
     },
     mcpRemote: `npx -y mcp-remote ${url} --header "Authorization:${header}"`,
+    claudeCode: `claude mcp add --transport http switchyard ${url} --header "Authorization: ${header}"`,
   };
 }

@@ -1,7 +1,7 @@
 /**
- * The commands a workstation runs (`sidecar`, `sidecar init`, `sidecar profiles`, `doctor`), in one
- * place for both entries: the full `switchyard` bin (`main.ts`) and the workstation's
- * `dist/sidecar.js` (`sidecar-main.ts`), so the two cannot drift apart.
+ * The commands a workstation runs (`sidecar`, `sidecar init`, `sidecar host-entry`, `sidecar
+ * profiles`, `doctor`), in one place for both entries: the full `switchyard` bin (`main.ts`) and
+ * the workstation's `dist/sidecar.js` (`sidecar-main.ts`), so the two cannot drift apart.
  *
  * @module
  */
@@ -25,6 +25,11 @@ export async function runWorkstationCommand(command: string, rest: string[], opt
     if (wantsHelp) return printHelp('init');
     const { runInitCommand } = await import('./sidecar-init.ts');
     return runInitCommand(rest.slice(1));
+  }
+  if (rest[0] === 'host-entry') {
+    if (wantsHelp) return printHelp('host-entry');
+    const { runHostEntryCommand } = await import('./host-entry-command.ts');
+    return runHostEntryCommand(rest.slice(1));
   }
   if (rest[0] === 'profiles') {
     if (wantsHelp) return printHelp('profiles');

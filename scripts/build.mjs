@@ -7,6 +7,8 @@
  * - dist/sidecar.js: the one Node ESM file a workstation installs, built from the workstation
  *   entry (cli/sidecar-main.ts: sidecar, sidecar profiles, doctor); it holds no worker code.
  * - dist/switchyard.js: the full CLI (cli/main.ts), which the package's `switchyard` bin runs when built.
+ * - dist/deno-worker.js: the `deno run` entry `switchyard worker` starts in the published package,
+ *   which ships no TypeScript: Deno refuses to strip types from files under node_modules.
  */
 import { build } from 'esbuild';
 import { gzipSync } from 'node:zlib';
@@ -42,9 +44,9 @@ const edgeJsonSchema = {
   },
 };
 
-export async function buildWorker({ minify = true, outfile = join(dist, 'worker.js') } = {}) {
+export async function buildWorker({ minify = true, outfile = join(dist, 'worker.js'), entry = 'worker/adapters/deno/deno-serve.ts' } = {}) {
   const result = await build({
-    entryPoints: [join(root, 'worker/adapters/deno/deno-serve.ts')],
+    entryPoints: [join(root, entry)],
     outfile,
     bundle: true,
     format: 'esm',
@@ -90,12 +92,13 @@ export function buildCli({ outfile = join(dist, 'switchyard.js') } = {}) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (writeStatusAssets()) console.log('worker/status/status-page-assets.generated.ts regenerated');
   const worker = await buildWorker();
+  await buildWorker({ entry: 'worker/adapters/deno/deno-worker.ts', outfile: join(dist, 'deno-worker.js') });
   await buildSidecar();
   await buildCli();
   const code = readFileSync(join(dist, 'worker.js'));
   const sizes = { minified: code.length, gzipped: gzipSync(code).length };
   writeFileSync(join(dist, 'worker.meta.json'), JSON.stringify(worker.metafile));
   console.log(`dist/worker.js  ${(sizes.minified / 1024).toFixed(1)} KB minified, ${(sizes.gzipped / 1024).toFixed(1)} KB gzipped`);
-  console.log(`dist/sidecar.js  ${(readFileSync(join(dist, 'sidecar.js')).length / 1024).toFixed(1)} KB (workstation: sidecar, sidecar init, sidecar profiles, doctor)`);
+  console.log(`dist/sidecar.js  ${(readFileSync(join(dist, 'sidecar.js')).length / 1024).toFixed(1)} KB (workstation: sidecar, sidecar init, sidecar host-entry, sidecar profiles, doctor)`);
   console.log('dist/switchyard.js built (every command)');
 }

@@ -17,6 +17,7 @@
 import { z } from 'zod';
 import { FAILURE_REASONS } from './errors.ts';
 import { McpConnectionRequestSchema } from './connection-request.ts';
+import { HostExpectationsSchema } from './link/host-expectations.ts';
 import { NONCE_PATTERN, SIGNATURE_PATTERN } from './link/link-identity.ts';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
@@ -48,7 +49,8 @@ export const FrameSchema = z.discriminatedUnion('type', [
   z.strictObject({ v: V, type: z.literal('link-challenge'), nonce: z.string().regex(NONCE_PATTERN, 'must be 32 bytes, base64url') }),
   // `origin` is what the host signed, sent so a refusal can say so; the worker checks its own.
   z.strictObject({ v: V, type: z.literal('link-proof'), origin: Origin, signature: z.string().regex(SIGNATURE_PATTERN, 'must be a 64-byte Ed25519 signature, base64url') }),
-  z.strictObject({ v: V, type: z.literal('link-accepted') }),
+  // `expects` only on a doctor's probe: what the worker expects of this host (`link/host-expectations.ts`).
+  z.strictObject({ v: V, type: z.literal('link-accepted'), expects: HostExpectationsSchema.optional() }),
 ]);
 
 export type Frame = z.infer<typeof FrameSchema>;

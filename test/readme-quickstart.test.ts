@@ -8,12 +8,13 @@
  * Switchyard a developer already runs on 8787.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, existsSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { processesUnder } from './support/processes-under.ts';
 
 const REPO = join(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'switchyard-quickstart-'));
@@ -37,28 +38,6 @@ function freshCheckout(): void {
     mkdirSync(dirname(join(checkout, file)), { recursive: true });
     cpSync(join(REPO, file), join(checkout, file));
   }
-}
-
-/** Live (non-zombie) processes whose command line or working directory is inside `dir`. */
-function processesUnder(dir: string): string[] {
-  const found: string[] = [];
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (/^\d+ \(.*\) Z /.test(stat)) continue;
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      let cwd = '';
-      try {
-        cwd = readlinkSync(`/proc/${pid}/cwd`);
-      } catch {
-        // a process that exited meanwhile
-      }
-      if (cmd.includes(dir) || cwd.startsWith(dir)) found.push(`${pid}: ${cmd.slice(0, 160)}`);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return found;
 }
 
 describe('README quick start', () => {

@@ -26,6 +26,7 @@ import type { ChannelRouter } from './routing/channel-router.ts';
 import { createChannelOpener } from './routing/channel-opener.ts';
 import type { WorkerConfig } from './config/worker-config.ts';
 import type { HostLinkRegistry } from './link/host-link-registry.ts';
+import { hostExpectations } from './link/host-expectations.ts';
 import { createLinkRoute } from './link/link-route.ts';
 import { silentWorkerLogger, type WorkerLogger } from './log.ts';
 import { createAggregateHandler } from './aggregate/aggregate-route.ts';
@@ -98,6 +99,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
         publicUrl: config['public-url'],
         allowedHosts: config['allowed-hosts'],
         ...(deps.listenPort !== undefined ? { listenPort: deps.listenPort } : {}),
+        expectations: (entityId) => hostExpectations(config, entityId),
         log,
       })
     : undefined);

@@ -10,6 +10,9 @@
  *   link-accepted                 ──▶                        (or link-close, reason unauthorized)
  * ```
  *
+ * On a doctor's probe, `link-accepted` carries what the worker expects of the host
+ * (`host-expectations.ts`), for the workstation to compare with its own files.
+ *
  * Until the worker has verified the proof it accepts nothing else: any other frame, a second
  * proof or silence past the deadline ends the link with a `link-close` saying why. Frames go
  * through the same reader as every other frame (size limit, zod schema). What is signed and how
@@ -22,6 +25,7 @@ import { LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame, type FrameOf } from
 import { unrefTimer } from '../unref-timer.ts';
 import { readFrame } from './frame-reader.ts';
 import type { FrameSocket } from './frame-socket.ts';
+import type { HostExpectations } from './host-expectations.ts';
 import { createNonce } from './link-identity.ts';
 
 /** Default deadline for the whole handshake, on either end. */
@@ -41,11 +45,15 @@ export interface ChallengeOptions<T> extends HandshakeOptions<T> {
   verify(proof: FrameOf<'link-proof'>, nonce: string): Promise<ProofVerdict>;
   /** The nonce to send; fresh random by default (tests pin it). */
   nonce?: string;
+  /** What the worker expects of this host, sent with `link-accepted` (a doctor's probe only). */
+  expects?: () => HostExpectations | undefined;
 }
 
 export interface AnswerOptions<T> extends HandshakeOptions<T> {
   /** Signs the worker's nonce: the proof frame's fields. */
   prove(nonce: string): Promise<{ origin: string; signature: string }>;
+  /** Told what the worker expects of this host, when its `link-accepted` says (a probe's does). */
+  onExpects?: (expects: HostExpectations) => void;
 }
 
 /**
@@ -66,7 +74,8 @@ export function challengeHost<T>(socket: FrameSocket, options: ChallengeOptions<
       options.verify(frame, nonce).then(
         (verdict) => {
           if (!verdict.ok) return step.refuse('unauthorized', verdict.message);
-          step.send({ v: LINK_PROTOCOL_VERSION, type: 'link-accepted' });
+          const expects = options.expects?.();
+          step.send({ v: LINK_PROTOCOL_VERSION, type: 'link-accepted', ...(expects !== undefined ? { expects } : {}) });
           step.succeed();
         },
         () => step.refuse('unauthorized', 'The host\'s link proof could not be checked'),
@@ -95,7 +104,10 @@ export function answerChallenge<T>(socket: FrameSocket, options: AnswerOptions<T
         );
         return;
       }
-      if (frame.type === 'link-accepted' && state === 'awaiting-verdict') return step.succeed();
+      if (frame.type === 'link-accepted' && state === 'awaiting-verdict') {
+        if (frame.expects !== undefined) options.onExpects?.(frame.expects);
+        return step.succeed();
+      }
       step.refuse('invalid-request', `Expected ${state === 'awaiting-challenge' ? 'link-challenge' : 'link-accepted'}, got ${frame.type}: a link opens with the handshake`);
     };
   });

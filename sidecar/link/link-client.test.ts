@@ -98,7 +98,7 @@ describe('LinkClient', () => {
     const refusal = JSON.parse(lines.find((l) => l.includes('refused this host'))!) as Record<string, unknown>;
     expect(refusal).toMatchObject({
       level: 'error',
-      msg: 'Worker refused this host\'s key for entity "alice-laptop": The worker does not know this host\'s key (entity "alice-laptop"): add the hosts entry printed by `switchyard sidecar init` to the worker config',
+      msg: 'Worker refused this host\'s key for entity "alice-laptop": The worker does not know this host\'s key (entity "alice-laptop"): add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)',
     });
     expect(lines.some((l) => l.includes('Dialling the worker again'))).toBe(true);
     for (const text of credentialTexts(wrong)) {
@@ -117,7 +117,7 @@ describe('LinkClient', () => {
     stranger.start();
     await until(() => lines.some((l) => l.includes('refused this host')));
     expect(JSON.parse(lines.find((l) => l.includes('refused this host'))!)).toMatchObject({
-      msg: 'Worker refused this host\'s key for entity "stranger": The worker does not know host "stranger": add the hosts entry printed by `switchyard sidecar init` to the worker config',
+      msg: 'Worker refused this host\'s key for entity "stranger": The worker does not know host "stranger": add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)',
       status: 401,
     });
   });

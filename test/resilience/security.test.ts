@@ -118,7 +118,7 @@ describe('authentication and roles', { timeout: SLOW_MS }, () => {
     for (const [entity, key] of [[HOST_A, stack.hostKeys.b], [HOST_B, stack.hostKeys.a]] as const) {
       const error = (await RogueLink.connect(stack.url, entity, key).catch((e: unknown) => e)) as LinkRefusal;
       figures.inputs++;
-      expect(error.linkClose).toMatchObject({ reason: 'unauthorized', message: `The worker does not know this host's key (entity "${entity}"): add the hosts entry printed by \`switchyard sidecar init\` to the worker config` });
+      expect(error.linkClose).toMatchObject({ reason: 'unauthorized', message: `The worker does not know this host's key (entity "${entity}"): add this host to the worker config with the line \`switchyard sidecar host-entry\` prints (switchyard host add)` });
     }
     expect((await stack.health()).hosts.find((h) => h['entity-id'] === HOST_A)?.linked).toBe(true); // the real sidecar kept its link
   });
@@ -220,7 +220,7 @@ describe('link identity: a key pair, nothing reusable', { timeout: SLOW_MS }, ()
     const before = linksOfB();
     const error = (await RogueLink.connect(stack.url, HOST_B, wrong).catch((e: unknown) => e)) as LinkRefusal;
     figures.inputs++;
-    expect(error.linkClose).toMatchObject({ reason: 'unauthorized', message: expect.stringContaining('add the hosts entry printed by `switchyard sidecar init` to the worker config') });
+    expect(error.linkClose).toMatchObject({ reason: 'unauthorized', message: expect.stringContaining('add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)') });
     expect((await stack.health()).hosts.find((h) => h['entity-id'] === HOST_B)).toMatchObject({ linked: false });
     expect(linksOfB()).toBe(before);
   });

@@ -75,7 +75,7 @@ describe('worker config', () => {
     (input.servers as Record<string, unknown>).bad = { executor: { type: 'ftp' } };
     const issues = issuesOf(input);
     expect(issues).toContain('extra: unknown key');
-    expect(issues).toContain('agents[0].token-sha256: must be 64 hex digits (the sha-256 of the secret, e.g. from `sha256sum`)');
+    expect(issues).toContain('agents[0].token-sha256: must be 64 hex digits, a token\'s sha-256 (switchyard agent add writes an agent\'s; of any token: printf %s TOKEN | sha256sum)');
     expect(issues).toContain('agents[0].servers[1]: unknown server "ghost": define it under "servers"');
     expect(issues).toContain('servers.files.executor.entity-id: unknown host "bob-desktop": add it to "hosts"');
     expect(issues.some((i) => i.startsWith('servers.bad.executor.type: unknown descriptor type "ftp"'))).toBe(true);

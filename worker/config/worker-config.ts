@@ -25,7 +25,7 @@ export const DEFAULT_SESSION_IDLE_SECONDS = 900;
 
 const Sha256HexSchema = z
   .string()
-  .regex(/^[0-9A-Fa-f]{64}$/, 'must be 64 hex digits (the sha-256 of the secret, e.g. from `sha256sum`)')
+  .regex(/^[0-9A-Fa-f]{64}$/, 'must be 64 hex digits, a token\'s sha-256 (switchyard agent add writes an agent\'s; of any token: printf %s TOKEN | sha256sum)')
   .transform((s) => s.toLowerCase());
 
 export { AgentNameSchema };
@@ -49,6 +49,10 @@ export const AgentSchema = z.strictObject({
 export const HostSchema = z.strictObject({
   'entity-id': EntityIdSchema.describe('Host id a sidecar links as'),
   'public-key': PublicKeySchema.describe('The host\'s Ed25519 public key, "ed25519:<base64url>" as printed by switchyard sidecar init; its sidecar proves the private key on every link'),
+  'trust-profiles': z
+    .record(ProfileRefSchema, RevisionSchema)
+    .optional()
+    .describe('Revision of each trust profile the host reported in its host line (switchyard host add writes it); switchyard agent add --trust-profile pins from here'),
 });
 
 export const ServerEntrySchema = z.strictObject({

@@ -6,6 +6,7 @@ import { answerChallenge } from '../../shared/link/link-handshake.ts';
 import { ENTITY_ID_HEADER, LINK_PROBE_HEADER } from '../../shared/link/link-types.ts';
 import { hostCredential, hostSigner, type HostCredential } from '../../test/support/configs.ts';
 import { InMemoryHostLinkRegistry } from './host-link-registry.ts';
+import type { HostExpectations } from '../../shared/link/host-expectations.ts';
 import { createLinkRoute, type LinkRouteOptions } from './link-route.ts';
 
 const ALICE = hostCredential('alice-laptop');
@@ -64,10 +65,11 @@ function setup(options: Partial<LinkRouteOptions> = {}) {
 const upgradeHeaders = (entity: string, host = ORIGIN) => ({ upgrade: 'websocket', connection: 'Upgrade', host, [ENTITY_ID_HEADER]: entity });
 
 /** Answers the worker's challenge on `socket` as its sidecar would, signing with `key` for `origin`. */
-async function answer(socket: CallbackFrameSocket, key: HostCredential, origin = ORIGIN, entityId = 'alice-laptop') {
+async function answer(socket: CallbackFrameSocket, key: HostCredential, origin = ORIGIN, entityId = 'alice-laptop', onExpects?: (expects: HostExpectations) => void) {
   const sign = await hostSigner(key);
   return answerChallenge(socket, {
     prove: async (nonce) => ({ origin, signature: await sign({ origin, entityId, nonce }) }),
+    ...(onExpects !== undefined ? { onExpects } : {}),
     accept: () => {
       const endpoint = new LinkEndpoint(socket, {
         role: 'sidecar',
@@ -99,6 +101,20 @@ describe('link route', () => {
     expect(sidecars).toEqual([]);
   });
 
+  it('tells a verified probe, and only a probe, what the worker expects of the host', async () => {
+    const expects: HostExpectations = { servers: ['files'], 'trust-profiles': [{ ref: 'workspace', revision: `sha256:${'a'.repeat(64)}`, agents: ['alice'] }] };
+    const asked: string[] = [];
+    const { app, sidecars } = setup({ expectations: (entityId) => (asked.push(entityId), expects) });
+    const told: HostExpectations[] = [];
+    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    await answer(sidecars[0]!, ALICE, ORIGIN, 'alice-laptop', (e) => told.push(e));
+    expect(told).toEqual([]);
+    await app.request('/link', { headers: { ...upgradeHeaders('alice-laptop'), [LINK_PROBE_HEADER]: '1' } });
+    await answer(sidecars[1]!, ALICE, ORIGIN, 'alice-laptop', (e) => told.push(e));
+    expect(told).toEqual([expects]);
+    expect(asked).toEqual(['alice-laptop']);
+  });
+
   it('challenges the host, verifies its signature, and only then registers its link', async () => {
     const { app, registry, sidecars } = setup();
     const response = await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
@@ -117,7 +133,7 @@ describe('link route', () => {
     const refusal = await answer(sidecars[1]!, hostCredential('alice-laptop')).catch((e: unknown) => e);
     expect(refusal).toMatchObject({
       reason: 'unauthorized',
-      message: 'The worker does not know this host\'s key (entity "alice-laptop"): add the hosts entry printed by `switchyard sidecar init` to the worker config',
+      message: 'The worker does not know this host\'s key (entity "alice-laptop"): add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)',
     });
     expect(sidecars[1]!.closed).toBe(true);
     expect(logs.filter((l) => l.msg === 'Host linked')).toEqual([{ msg: 'Host linked', fields: { 'entity-id': 'alice-laptop', replaced: false } }]);
@@ -171,7 +187,7 @@ describe('link route', () => {
       [upgradeHeaders(hostile), /^Send X-Switchyard-Entity-Id: <entity id>, the host's "entity-id": "xA+…" must be 1-128 letters/],
       [upgradeHeaders('../etc'), /^Send X-Switchyard-Entity-Id: .*"\.\.\/etc" must be 1-128/],
       [{ upgrade: 'websocket', host: ORIGIN }, /the header is missing$/],
-      [upgradeHeaders('mallory'), /^The worker does not know host "mallory": add the hosts entry printed by `switchyard sidecar init` to the worker config$/],
+      [upgradeHeaders('mallory'), /^The worker does not know host "mallory": add this host to the worker config with the line `switchyard sidecar host-entry` prints \(switchyard host add\)$/],
     ];
     for (const [headers, message] of cases) {
       const response = await app.request('/link', { headers });

@@ -22,6 +22,7 @@ import { WireError } from '../../shared/errors.ts';
 import { CallbackFrameSocket, createFrameSocketPair } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions, type LinkLogger } from '../../shared/link/link-endpoint.ts';
 import { challengeHost, type ProofVerdict } from '../../shared/link/link-handshake.ts';
+import type { HostExpectations } from '../../shared/link/host-expectations.ts';
 import { ENTITY_ID_HEADER, LINK_PROBE_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import { EntityIdSchema } from '../../shared/names.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../auth/host-origin.ts';
@@ -47,9 +48,11 @@ export interface LinkRouteOptions {
   endpoint?: LinkTunables;
   /** Deadline for the handshake after the upgrade. Default 10 s. */
   handshakeTimeoutMs?: number;
+  /** What the worker expects of a host, told to a doctor's probe once its proof verified. */
+  expectations?: (entityId: string) => HostExpectations;
 }
 
-const UNKNOWN_KEY_FIX = 'add the hosts entry printed by `switchyard sidecar init` to the worker config';
+const UNKNOWN_KEY_FIX = 'add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)';
 
 /** A sub-app with `GET /link`; mount it with `app.route('/', createLinkRoute(…))`. */
 export function createLinkRoute(options: LinkRouteOptions): Hono {
@@ -89,6 +92,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
         socket = opened;
         challengeHost(opened, {
           verify: (proof, nonce) => checkProof(verifier, entityId, origin.origin, proof, nonce),
+          ...(probe && options.expectations !== undefined ? { expects: () => options.expectations?.(entityId) } : {}),
           // Built and registered only now: until the proof verified, nothing replaces a live link.
           // A probe (doctor) is verified the same way and then closed, never registered.
           accept: () => {

@@ -1,0 +1,166 @@
+/**
+ * `switchyard agent add|remove`: agents of a worker config, with nothing copied by hand.
+ *
+ * `agent add NAME --servers a,b [--trust-profile REF] --config worker.json` makes a fresh bearer
+ * token, writes only its sha-256 into the config, and prints the token once with paste-ready
+ * client configs; the token is stored nowhere. `--trust-profile REF` pins the revision the hosts
+ * of those servers reported (`host add` recorded it under their `hosts` entry); hosts that
+ * disagree, or none that reported it, are an error naming the fix. `agent pin NAME` moves an
+ * agent's pin to what its hosts report now (shown as a diff; `host add` does it for the agents of
+ * the host it adds). `agent remove NAME` takes the agent out, which revokes its token.
+ *
+ * @module
+ */
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { sha256Hex } from '../shared/credentials.ts';
+import { parseConnectionDescriptor } from '../shared/descriptors.ts';
+import { LocalError } from '../shared/errors.ts';
+import { launchesOnHost } from '../worker/link/host-expectations.ts';
+import { clientConfigs } from './state-dir.ts';
+import { openWorkerConfig, saveWorkerConfig, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
+
+const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF] [--containment required] [--url URL] --config worker.json | agent pin NAME [--dry-run] --config worker.json | agent remove NAME --config worker.json';
+
+/** The address agents reach when the config names none: the worker's default. */
+const DEFAULT_WORKER_URL = 'http://127.0.0.1:8787';
+
+/** The revision of `ref` that the hosts running `servers` reported, or why there is no one revision. */
+export function reportedRevision(file: WorkerConfigFile, servers: readonly string[], ref: string): string {
+  const hosts = file.parsed.hosts.filter((host) => servers.some((s) => {
+    const entry = file.parsed.servers[s];
+    return entry !== undefined && launchesOnHost(parseConnectionDescriptor(entry.executor, 'executor'), host['entity-id']);
+  }));
+  if (hosts.length === 0) {
+    throw new LocalError('usage', `None of the servers ${servers.join(', ')} runs on a host, so no host reports trust profile "${ref}": give its revision with --trust-profile-revision sha256:…`);
+  }
+  const revisions = new Map<string, string[]>();
+  for (const host of hosts) {
+    const revision = host['trust-profiles']?.[ref] ?? 'none';
+    revisions.set(revision, [...(revisions.get(revision) ?? []), host['entity-id']]);
+  }
+  const missing = revisions.get('none');
+  if (missing !== undefined) {
+    throw new LocalError(
+      'usage',
+      `Host ${missing.map((h) => `"${h}"`).join(', ')} reported no trust profile "${ref}": on that workstation add trust-profiles/${ref}.json, run sidecar host-entry and paste its line here (switchyard host add)`,
+    );
+  }
+  if (revisions.size > 1) {
+    const listed = [...revisions].map(([revision, ids]) => `${ids.join(', ')} at ${revision}`).join('; ');
+    throw new LocalError('usage', `The hosts of these servers have trust profile "${ref}" at different revisions (${listed}): one agent pins one revision, so make the profiles the same or split the agent`);
+  }
+  return [...revisions.keys()][0]!;
+}
+
+async function add(name: string, values: Record<string, string | boolean | undefined>, file: WorkerConfigFile): Promise<number> {
+  if (file.parsed.agents.some((a) => a.name === name)) {
+    throw new LocalError('usage', `${file.path} already has agent "${name}": remove it first (switchyard agent remove ${name} --config ${file.path}), which also revokes its token`);
+  }
+  const servers = typeof values.servers === 'string' ? values.servers.split(',').map((s) => s.trim()).filter((s) => s !== '') : [];
+  if (servers.length === 0) throw new LocalError('usage', `Missing --servers a,b: the servers agent "${name}" may use\n${USAGE}`);
+  const unknown = servers.filter((s) => file.parsed.servers[s] === undefined);
+  if (unknown.length > 0) {
+    const known = Object.keys(file.parsed.servers);
+    throw new LocalError('usage', `${file.path} defines no server ${unknown.map((s) => `"${s}"`).join(', ')} (it has ${known.length > 0 ? known.join(', ') : 'none yet: add a host first, switchyard host add'})`);
+  }
+  const ref = typeof values['trust-profile'] === 'string' ? values['trust-profile'] : undefined;
+  const given = typeof values['trust-profile-revision'] === 'string' ? values['trust-profile-revision'] : undefined;
+  const revision = ref === undefined ? undefined : (given ?? reportedRevision(file, servers, ref));
+  const token = `sy_${randomBytes(32).toString('base64url')}`;
+  const agent = {
+    name,
+    'token-sha256': await sha256Hex(token),
+    servers,
+    ...(ref !== undefined ? { 'trust-context': { 'trust-profile-ref': ref, 'trust-profile-revision': revision, ...(values.containment === 'required' ? { containment: 'required' } : {}) } } : {}),
+  };
+  const raw: RawWorkerConfig = structuredClone(file.raw);
+  raw.agents.push(agent);
+  const saved = saveWorkerConfig(file, raw);
+  const base = (typeof values.url === 'string' ? values.url : saved['public-url'] ?? DEFAULT_WORKER_URL).replace(/\/+$/, '');
+  const url = `${base}/mcp`;
+  const configs = clientConfigs(url, token);
+  const one = (value: unknown) => `  ${JSON.stringify(value)}`;
+  process.stdout.write(
+    [
+      `${file.created ? 'Created' : 'Updated'} ${file.path}: + agent "${name}" using ${servers.join(', ')}${ref !== undefined ? ` under trust profile "${ref}" at ${revision}` : ''}`,
+      '',
+      'Its token, shown this once (the worker config keeps only its sha-256; lost, remove the agent and add it again):',
+      '',
+      `  ${token}`,
+      '',
+      `Client configs for ${url}${values.url === undefined && saved['public-url'] === undefined ? ' (the worker\'s default address; pass --url for the one agents reach)' : ''}:`,
+      '',
+      'Claude Code:',
+      `  ${configs.claudeCode}`,
+      'VS Code (.vscode/mcp.json):',
+      one(configs.vscode),
+      'Cursor (~/.cursor/mcp.json):',
+      one(configs.cursor),
+      'Claude Desktop (claude_desktop_config.json, through mcp-remote):',
+      one(configs.claudeDesktop),
+      'Any MCP SDK client (Streamable HTTP: this URL, these headers):',
+      one({ url, headers: { Authorization: `Bearer ${token}` } }),
+      '',
+    ].join('\n'),
+  );
+  return 0;
+}
+
+/** Moves an agent's pin to the revision its hosts reported, printing the change; `--dry-run` writes nothing. */
+function pin(name: string, dryRun: boolean, file: WorkerConfigFile): number {
+  const agent = file.parsed.agents.find((a) => a.name === name);
+  if (agent === undefined) throw new LocalError('usage', `${file.path} has no agent "${name}" (it has ${file.parsed.agents.map((a) => a.name).join(', ') || 'none'})`);
+  const trust = agent['trust-context'];
+  if (trust === undefined) throw new LocalError('usage', `Agent "${name}" names no trust profile, so there is nothing to pin: add it again with --trust-profile REF`);
+  const ref = trust['trust-profile-ref'];
+  const revision = reportedRevision(file, agent.servers, ref);
+  if (revision === trust['trust-profile-revision']) {
+    process.stdout.write(`Agent "${name}" already pins trust profile "${ref}" at ${revision}, as its hosts report it: nothing to change\n`);
+    return 0;
+  }
+  const change = `~ agent "${name}" trust profile "${ref}" ${trust['trust-profile-revision']} → ${revision}`;
+  if (dryRun) {
+    process.stdout.write(`Would change ${file.path} (--dry-run: nothing written):\n  ${change}\n`);
+    return 0;
+  }
+  const raw: RawWorkerConfig = structuredClone(file.raw);
+  const entry = raw.agents.find((a) => a.name === name)!['trust-context'] as Record<string, string>;
+  entry['trust-profile-revision'] = revision;
+  saveWorkerConfig(file, raw);
+  process.stdout.write(`Updated ${file.path}:\n  ${change}\n`);
+  return 0;
+}
+
+function remove(name: string, file: WorkerConfigFile): number {
+  const raw: RawWorkerConfig = structuredClone(file.raw);
+  const before = raw.agents.length;
+  raw.agents = raw.agents.filter((a) => a.name !== name);
+  if (raw.agents.length === before) throw new LocalError('usage', `${file.path} has no agent "${name}" (it has ${file.parsed.agents.map((a) => a.name).join(', ') || 'none'})`);
+  saveWorkerConfig(file, raw);
+  process.stdout.write(`Updated ${file.path}: - agent "${name}" (its token no longer works once the worker has the new config)\n`);
+  return 0;
+}
+
+export async function runAgentCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string' },
+      servers: { type: 'string' },
+      'trust-profile': { type: 'string' },
+      'trust-profile-revision': { type: 'string' },
+      containment: { type: 'string' },
+      url: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+    },
+  });
+  const [action, name, ...extra] = positionals;
+  if ((action !== 'add' && action !== 'remove' && action !== 'pin') || name === undefined || extra.length > 0 || values.config === undefined) throw new LocalError('usage', USAGE);
+  if (values.containment !== undefined && values.containment !== 'required' && values.containment !== 'none') throw new LocalError('usage', `--containment must be required or none, not "${values.containment}"`);
+  const file = openWorkerConfig(resolve(values.config));
+  if (action === 'pin') return pin(name, values['dry-run'] === true, file);
+  return action === 'add' ? add(name, values, file) : remove(name, file);
+}

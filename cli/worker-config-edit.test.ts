@@ -1,0 +1,157 @@
+/**
+ * The commands that edit a worker config (`host add`, `agent add`, `agent remove`), run in process
+ * on files in a temp dir: what they write, what they print, and what they refuse to write.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { sha256Hex } from '../shared/credentials.ts';
+import { parseWorkerConfig } from '../worker/config/worker-config.ts';
+import { runAgentCommand } from './agent-command.ts';
+import { runHostAddCommand } from './host-add.ts';
+import { formatJson } from './json-file.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'sy-config-edit-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+const KEY = `ed25519:${'K'.repeat(42)}A`;
+const REV = (c: string) => `sha256:${c.repeat(64)}`;
+const line = (extra: Record<string, unknown> = {}) => JSON.stringify({ 'entity-id': 'laptop', 'public-key': KEY, servers: ['files'], 'trust-profiles': { workspace: REV('1') }, ...extra });
+
+let out: string;
+beforeEach(() => {
+  out = '';
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => ((out += String(chunk)), true));
+});
+afterEach(() => vi.restoreAllMocks());
+
+let n = 0;
+const fresh = () => join(root, `worker-${n++}.json`);
+const read = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown> & { agents: Record<string, unknown>[] };
+
+describe('formatJson', () => {
+  it('keeps what fits in 100 columns on one line and breaks the rest, in the file\'s indent', () => {
+    const value = { agents: [{ name: 'a', servers: ['x', 'y'] }], long: ['a'.repeat(60), 'b'.repeat(60)] };
+    expect(formatJson(value)).toBe(`{\n  "agents": [{"name": "a", "servers": ["x", "y"]}],\n  "long": [\n    "${'a'.repeat(60)}",\n    "${'b'.repeat(60)}"\n  ]\n}\n`);
+    expect(formatJson({ a: [] }, '\t')).toBe('{\n\t"a": []\n}\n');
+  });
+});
+
+describe('switchyard host add', () => {
+  it('creates the config from a host line: the host with its key and revisions, its servers bound to it, each change printed', async () => {
+    const path = fresh();
+    expect(await runHostAddCommand(['--config', path, line()])).toBe(0);
+    expect(read(path)).toEqual({
+      agents: [],
+      hosts: [{ 'entity-id': 'laptop', 'public-key': KEY, 'trust-profiles': { workspace: REV('1') } }],
+      servers: { files: { executor: { type: 'user-computer-profile', 'entity-id': 'laptop' } } },
+    });
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(out).toContain(`Created ${path}:\n  + host "laptop" with key ${KEY}\n  + host "laptop" trust profile "workspace" at ${REV('1')}\n  + server "files" on host "laptop"`);
+    expect(parseWorkerConfig(read(path), { runtime: 'edge' }).hosts).toHaveLength(1);
+  });
+
+  it('moves the pins of agents using the host to the revision it now reports, showing each; --dry-run writes nothing', async () => {
+    const path = fresh();
+    await runHostAddCommand(['--config', path, line()]);
+    await runAgentCommand(['add', 'alice', '--servers', 'files', '--trust-profile', 'workspace', '--config', path]);
+    const before = readFileSync(path, 'utf8');
+    out = '';
+    await runHostAddCommand(['--config', path, line({ 'trust-profiles': { workspace: REV('2') } }), '--dry-run']);
+    expect(out).toContain(`Would change ${path} (--dry-run: nothing written):\n  ~ host "laptop" trust profile "workspace" ${REV('1')} → ${REV('2')}\n  ~ agent "alice" trust profile "workspace" ${REV('1')} → ${REV('2')}`);
+    expect(readFileSync(path, 'utf8')).toBe(before);
+    await runHostAddCommand(['--config', path, line({ 'trust-profiles': { workspace: REV('2') } })]);
+    expect((read(path).agents[0]!['trust-context'] as Record<string, string>)['trust-profile-revision']).toBe(REV('2'));
+    out = '';
+    await runHostAddCommand(['--config', path, line({ 'trust-profiles': { workspace: REV('2') } })]);
+    expect(out).toContain('as it reports itself: nothing to change');
+  });
+
+  it('keeps a server defined elsewhere and says so, and names a server bound here that the host no longer has', async () => {
+    const path = fresh();
+    writeFileSync(path, JSON.stringify({ agents: [], servers: { files: { executor: { type: 'http', url: 'https://203.0.113.5/mcp' } } } }));
+    await runHostAddCommand(['--config', path, line()]);
+    expect(out).toContain('! server "files" is already defined elsewhere');
+    expect((read(path).servers as Record<string, unknown>).files).toEqual({ executor: { type: 'http', url: 'https://203.0.113.5/mcp' } });
+    await runHostAddCommand(['--config', path, line({ servers: ['notes'] })]);
+    await runHostAddCommand(['--config', path, line({ servers: [] })]);
+    expect(out).toContain('! server "notes" is bound to host "laptop", which does not define it: agents get server-not-found');
+  });
+
+  it('refuses a bad line or an invalid config with path: message, writing nothing', async () => {
+    const path = fresh();
+    await expect(runHostAddCommand(['--config', path, '{"entity-id":"laptop","public-key":"nope"}'])).rejects.toThrow(/Invalid host line: public-key: /);
+    await expect(runHostAddCommand(['--config', path, 'entity-id laptop'])).rejects.toThrow(/Invalid host line: not JSON/);
+    writeFileSync(path, JSON.stringify({ agents: [{ name: 'x' }], servers: {} }));
+    await expect(runHostAddCommand(['--config', path, line()])).rejects.toThrow(/is not a valid worker config, so it was left as it is.*\n {2}agents\[0\]\.token-sha256: /s);
+    expect(read(path)).toEqual({ agents: [{ name: 'x' }], servers: {} });
+  });
+});
+
+describe('switchyard agent add / remove', () => {
+  it('prints a fresh token once, stores only its sha-256, pins the revision the host reported, prints client configs', async () => {
+    const path = fresh();
+    await runHostAddCommand(['--config', path, line()]);
+    out = '';
+    expect(await runAgentCommand(['add', 'alice', '--servers', 'files', '--trust-profile', 'workspace', '--config', path, '--url', 'https://yard.example.com'])).toBe(0);
+    const token = /^ {2}(sy_[A-Za-z0-9_-]{43})$/m.exec(out)?.[1];
+    expect(token).toBeDefined();
+    const text = readFileSync(path, 'utf8');
+    expect(text).not.toContain(token);
+    expect(read(path).agents).toEqual([
+      { name: 'alice', 'token-sha256': await sha256Hex(token!), servers: ['files'], 'trust-context': { 'trust-profile-ref': 'workspace', 'trust-profile-revision': REV('1') } },
+    ]);
+    expect(text).toContain('"servers": ["files"]');
+    expect(out).toContain(`claude mcp add --transport http switchyard https://yard.example.com/mcp --header "Authorization: Bearer ${token}"`);
+    expect(out).toContain(`  {"url":"https://yard.example.com/mcp","headers":{"Authorization":"Bearer ${token}"}}`);
+    // Another run makes another token.
+    await runAgentCommand(['add', 'bob', '--servers', 'files', '--config', path]);
+    expect(out.match(/sy_[A-Za-z0-9_-]{43}/g)?.filter((t) => t !== token).length).toBeGreaterThan(0);
+    expect(read(path).agents[1]).not.toHaveProperty('trust-context');
+  });
+
+  it('refuses a profile no host of its servers reported, an unknown server and a name in use, naming the fix', async () => {
+    const path = fresh();
+    await runHostAddCommand(['--config', path, line()]);
+    await expect(runAgentCommand(['add', 'a', '--servers', 'files', '--trust-profile', 'other', '--config', path])).rejects.toThrow(
+      'Host "laptop" reported no trust profile "other": on that workstation add trust-profiles/other.json, run sidecar host-entry and paste its line here (switchyard host add)',
+    );
+    await expect(runAgentCommand(['add', 'a', '--servers', 'files,ghost', '--config', path])).rejects.toThrow(`${path} defines no server "ghost" (it has files)`);
+    await runAgentCommand(['add', 'a', '--servers', 'files', '--config', path]);
+    await expect(runAgentCommand(['add', 'a', '--servers', 'files', '--config', path])).rejects.toThrow('already has agent "a": remove it first');
+  });
+
+  it('refuses hosts that disagree on a profile, since one agent pins one revision', async () => {
+    const path = fresh();
+    await runHostAddCommand(['--config', path, line()]);
+    await runHostAddCommand(['--config', path, JSON.stringify({ 'entity-id': 'desk', 'public-key': `ed25519:${'D'.repeat(42)}A`, servers: ['notes'], 'trust-profiles': { workspace: REV('9') } })]);
+    await expect(runAgentCommand(['add', 'a', '--servers', 'files,notes', '--trust-profile', 'workspace', '--config', path])).rejects.toThrow(
+      `The hosts of these servers have trust profile "workspace" at different revisions (laptop at ${REV('1')}; desk at ${REV('9')})`,
+    );
+  });
+
+  it('pin moves a pin given by hand to the revision the hosts reported, showing it; then has nothing to change', async () => {
+    const path = fresh();
+    await runHostAddCommand(['--config', path, line()]);
+    await runAgentCommand(['add', 'a', '--servers', 'files', '--trust-profile', 'workspace', '--trust-profile-revision', REV('0'), '--config', path]);
+    out = '';
+    await runAgentCommand(['pin', 'a', '--config', path, '--dry-run']);
+    expect(out).toBe(`Would change ${path} (--dry-run: nothing written):\n  ~ agent "a" trust profile "workspace" ${REV('0')} → ${REV('1')}\n`);
+    await runAgentCommand(['pin', 'a', '--config', path]);
+    expect((read(path).agents[0]!['trust-context'] as Record<string, string>)['trust-profile-revision']).toBe(REV('1'));
+    out = '';
+    await runAgentCommand(['pin', 'a', '--config', path]);
+    expect(out).toContain('already pins trust profile "workspace"');
+  });
+
+  it('remove takes the agent out and keeps the rest', async () => {
+    const path = fresh();
+    await runHostAddCommand(['--config', path, line()]);
+    await runAgentCommand(['add', 'a', '--servers', 'files', '--config', path]);
+    await runAgentCommand(['add', 'b', '--servers', 'files', '--config', path]);
+    await runAgentCommand(['remove', 'a', '--config', path]);
+    expect(read(path).agents.map((a) => a.name)).toEqual(['b']);
+    await expect(runAgentCommand(['remove', 'a', '--config', path])).rejects.toThrow('has no agent "a" (it has b)');
+  });
+});

@@ -1,0 +1,23 @@
+/**
+ * What a worker expects of one host, sent to it in the `link-accepted` of a doctor's link probe
+ * (`LINK_PROBE_HEADER`), so `switchyard doctor` on the workstation can compare it with the host's
+ * own files: the servers the worker routes to this host to launch there, and each trust profile
+ * its agents name for them, at the revision they pin.
+ *
+ * It flows worker → host only, and only to a host that has just proved its key. It holds names
+ * and revisions the worker config holds anyway; the host never tells the worker its own
+ * revisions (DESIGN §5), so a worker cannot learn what would pass the stale check.
+ *
+ * @module
+ */
+import { z } from 'zod';
+import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema } from '../names.ts';
+
+export const HostExpectationsSchema = z.strictObject({
+  servers: z.array(ServerNameSchema).max(1000),
+  'trust-profiles': z
+    .array(z.strictObject({ ref: ProfileRefSchema, revision: RevisionSchema, agents: z.array(AgentNameSchema).max(1000) }))
+    .max(1000),
+});
+
+export type HostExpectations = z.infer<typeof HostExpectationsSchema>;
