@@ -22,6 +22,7 @@ import { httpStatusFor, WireError } from '../shared/errors.ts';
 import { ValidationError } from '../shared/validation.ts';
 import { agentAuth, type AgentVariables } from './auth/agent-auth.ts';
 import { hostOriginGuard } from './auth/host-origin.ts';
+import { createWorkerOAuth, type OAuthDeps } from './auth/oauth/oauth.ts';
 import type { ChannelRouter } from './routing/channel-router.ts';
 import { createChannelOpener } from './routing/channel-opener.ts';
 import type { WorkerConfig } from './config/worker-config.ts';
@@ -64,7 +65,12 @@ export interface AppDeps {
   recentErrors?: RecentErrors;
   /** The audit log and its recent calls; one that writes no lines by default. */
   audit?: WorkerAudit;
+  /** What the `oauth` config section needs from the runtime: the state store (built-in server), fetchers. */
+  oauth?: OAuthRuntime;
 }
+
+/** The runtime's part of OAuth: everything of `OAuthDeps` the config does not say. */
+export type OAuthRuntime = Omit<OAuthDeps, 'config' | 'agents' | 'adminTokenSha256' | 'publicUrl'>;
 
 export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   const { config, sessions } = deps;
@@ -116,7 +122,11 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   }));
   app.get('/', () => statusPageResponse());
 
-  const auth = auditedAuth(agentAuth(config.agents), audit);
+  const oauth = config.oauth === undefined
+    ? undefined
+    : createWorkerOAuth({ ...deps.oauth, config: config.oauth, agents: config.agents, adminTokenSha256: config['admin-token-sha256'], publicUrl: config['public-url'] });
+  if (oauth !== undefined) app.route('/', oauth.routes);
+  const auth = auditedAuth(agentAuth(config.agents, oauth?.resourceAuth), audit);
   const common = { config, open, sessions, log, recentErrors, audit };
   app.all('/mcp', auth, createAggregateHandler({ ...common, openTimeoutMs, requestTimeoutMs, ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}) }));
   // Passthrough requests get a deadline only when one is configured: long tools exist.

@@ -8,7 +8,7 @@
 import type { Hono } from 'hono';
 import type { UpgradeWebSocket } from 'hono/ws';
 import type { AgentVariables } from './auth/agent-auth.ts';
-import { createApp } from './app.ts';
+import { createApp, type OAuthRuntime } from './app.ts';
 import type { WorkerConfig } from './config/worker-config.ts';
 import { ExecutorTargetRouter, type ExecutorTargetRouterOptions } from './routing/executor-target-router.ts';
 import { InMemoryHostLinkRegistry, type HostLinkRegistry } from './link/host-link-registry.ts';
@@ -36,6 +36,8 @@ export interface ComposeWorkerOptions {
    * (only a runtime adapter can open one). Absent: no audit lines (the status page still lists calls).
    */
   auditWrite?: AuditWrite;
+  /** The runtime's part of OAuth (the state store of the built-in authorization server). */
+  oauth?: OAuthRuntime;
 }
 
 export interface ComposedWorker {
@@ -72,6 +74,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
     ...(options.upgradeWebSocket !== undefined ? { upgradeWebSocket: options.upgradeWebSocket } : {}),
     ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}),
     ...(options.listenPort !== undefined ? { listenPort: options.listenPort } : {}),
+    ...(options.oauth !== undefined ? { oauth: options.oauth } : {}),
   });
   return {
     app,

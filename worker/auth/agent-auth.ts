@@ -7,6 +7,10 @@
  * was or which agent it resembled. A missing or wrong token is a 401 JSON body with reason
  * `unauthorized` and `WWW-Authenticate: Bearer` (RFC 6750), before any route work.
  *
+ * With OAuth configured (`oauth/oauth.ts`), a token that is no static one is handed to the
+ * extension, which may accept it as an agent's; the 401 then carries its challenge
+ * (`resource_metadata`, RFC 9728), so MCP clients can discover how to sign in.
+ *
  * @module
  */
 import type { Context, MiddlewareHandler } from 'hono';
@@ -54,12 +58,33 @@ export function unauthorizedResponse(c: Context, hadToken: boolean): Response {
   return c.json(error.toHttpBody(), 401);
 }
 
+/** Accepts bearer tokens other than the static ones (OAuth access tokens) and words the 401 challenge. */
+export interface AgentTokenExtension {
+  /** The agent a token stands for, why it is refused, or null when it is none of this extension's. */
+  verify(token: string, c: Context): Promise<{ agent: string } | { refused: string } | null>;
+  /** The `WWW-Authenticate` value of a 401; `error` when a token was presented and refused. */
+  challenge(c: Context, error?: string): string;
+}
+
 /** Middleware: authenticates the agent and stores it as `c.get('agent')`, or answers 401. */
-export function agentAuth(agents: readonly AgentEntry[]): MiddlewareHandler<{ Variables: AgentVariables }> {
+export function agentAuth(agents: readonly AgentEntry[], extension?: AgentTokenExtension): MiddlewareHandler<{ Variables: AgentVariables }> {
   return async function agentAuth(c, next) {
     const header = c.req.header('authorization');
-    const agent = await authenticateAgent(header, agents);
-    if (agent === null) return unauthorizedResponse(c, bearerTokenOf(header) !== null);
+    const token = bearerTokenOf(header);
+    let agent = await authenticateAgent(header, agents);
+    if (agent === null && extension !== undefined) {
+      const verdict = token === null ? null : await extension.verify(token, c);
+      if (verdict !== null && 'agent' in verdict) agent = agents.find((a) => a.name === verdict.agent) ?? null;
+      if (agent === null) {
+        const why = verdict !== null && 'refused' in verdict ? verdict.refused : undefined;
+        const error = token === null
+          ? new WireError('unauthorized', 'Missing bearer token: send "Authorization: Bearer <token>", or sign in with OAuth (see WWW-Authenticate)')
+          : new WireError('unauthorized', `Invalid bearer token: ${why ?? 'not a token of this worker (expired, revoked or unknown)'}`);
+        c.header('WWW-Authenticate', extension.challenge(c, token === null ? undefined : (why ?? 'the token is expired, revoked or unknown')));
+        return c.json(error.toHttpBody(), 401);
+      }
+    }
+    if (agent === null) return unauthorizedResponse(c, token !== null);
     c.set('agent', agent);
     await next();
   };

@@ -17,6 +17,7 @@ import { issuesFromZod, ValidationError, type ValidationIssue } from '../../shar
 import { crossCheckWorkerConfig, type WorkerRuntime } from './config-checks.ts';
 import { PublicKeySchema } from '../../shared/link/link-identity.ts';
 import { AuditConfigSchema } from '../../shared/audit/audit-config.ts';
+import { OAuthConfigSchema } from '../auth/oauth/oauth-config.ts';
 import { DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS, HOST_PATTERN, ORIGIN_PATTERN } from '../auth/host-origin.ts';
 
 export type { WorkerRuntime } from './config-checks.ts';
@@ -90,6 +91,7 @@ export const WorkerConfigSchema = z.strictObject({
     .describe('Longest wait, in seconds, for opening a server and for one request. Unset: 60 to open a server, 600 for one request on /mcp, and no limit on one request on /servers/<name>/mcp'),
   'admin-token-sha256': Sha256HexSchema.optional().describe('sha-256 hex of a token that sees the full /healthz'),
   'audit': AuditConfigSchema.optional(),
+  'oauth': OAuthConfigSchema.optional(),
 });
 
 type Shape = z.infer<typeof WorkerConfigSchema>;

@@ -18,13 +18,13 @@
 import { STATUS_PAGE_CSS, STATUS_PAGE_SCRIPT } from './status-page-assets.generated.ts';
 
 /** A two-track junction: the mark in the top bar and the tab icon. */
-const LOGO_SVG =
+export const LOGO_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32" width="28" height="28" aria-hidden="true">' +
   '<rect width="32" height="32" rx="8" fill="#4263eb"/>' +
   '<path d="M7 16h6M13 16c4 0 5-7 12-7M13 16c4 0 5 7 12 7" stroke="#fff" stroke-width="2.6" fill="none" stroke-linecap="round"/>' +
   '</svg>';
 
-const FAVICON = `data:image/svg+xml,${encodeURIComponent(LOGO_SVG)}`;
+export const FAVICON = `data:image/svg+xml,${encodeURIComponent(LOGO_SVG)}`;
 
 /** The Content-Security-Policy of a page whose style and script carry `nonce`. */
 export function statusPageCsp(nonce: string): string {

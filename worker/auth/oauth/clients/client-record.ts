@@ -1,0 +1,56 @@
+/**
+ * A client as the authorization server knows it, whichever way it registered: from Dynamic
+ * Client Registration (kept in the store) or from its Client ID Metadata Document (fetched and
+ * cached). Plus the redirect URI rules both share.
+ *
+ * @module
+ */
+import { z } from 'zod';
+
+export type TokenEndpointAuthMethod = 'none' | 'client_secret_post' | 'client_secret_basic';
+
+export interface OAuthClient {
+  clientId: string;
+  clientName: string;
+  redirectUris: string[];
+  authMethod: TokenEndpointAuthMethod;
+  /** sha-256 hex of the client secret, for confidential DCR clients only. */
+  secretSha256?: string;
+  source: 'registration' | 'metadata-document';
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** Schemes a redirect may never use: they run code or read local data in the browser. */
+const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:', 'filesystem:', 'ws:', 'wss:', 'ftp:']);
+
+/**
+ * Why a redirect URI may not be registered, or null when it may: absolute, no fragment, and
+ * https, http on loopback only (native apps, RFC 8252 §7.3), or a private-use scheme of a native
+ * app (`cursor://…`, RFC 8252 §7.1).
+ */
+export function redirectUriRefusal(uri: string): string | null {
+  if (!URL.canParse(uri)) return `"${uri}" is not an absolute URI`;
+  const url = new URL(uri);
+  if (url.hash !== '' || uri.includes('#')) return `"${uri}" has a fragment`;
+  if (url.username !== '' || url.password !== '') return `"${uri}" carries credentials`;
+  if (url.protocol === 'https:') return null;
+  if (url.protocol === 'http:') return LOOPBACK_HOSTS.has(url.hostname) ? null : `"${uri}" is http: on a host other than loopback: use https`;
+  if (FORBIDDEN_SCHEMES.has(url.protocol)) return `"${uri}" uses the scheme ${url.protocol} which may not receive a code`;
+  return null;
+}
+
+/** True when every redirect URI is on this machine's loopback: the consent page warns about those. */
+export function loopbackOnly(uris: readonly string[]): boolean {
+  return uris.every((u) => URL.canParse(u) && LOOPBACK_HOSTS.has(new URL(u).hostname));
+}
+
+export const RedirectUrisSchema = z
+  .array(z.string().max(2000))
+  .min(1, 'must list at least one redirect URI')
+  .max(20, 'at most 20 redirect URIs')
+  .superRefine((uris, ctx) => {
+    uris.forEach((uri, i) => {
+      const why = redirectUriRefusal(uri);
+      if (why !== null) ctx.addIssue({ code: 'custom', path: [i], message: why });
+    });
+  });

@@ -1,0 +1,104 @@
+/**
+ * Finds the client behind a `client_id`: an https URL is a Client ID Metadata Document (when
+ * enabled), anything else a client from Dynamic Client Registration (RFC 7591, when enabled),
+ * kept in the store. Registration is open, as RFC 7591 allows, because registering grants
+ * nothing: every client still needs a person's approval on the consent page.
+ *
+ * @module
+ */
+import { z } from 'zod';
+import { OAuthError } from '../oauth-error.ts';
+import { randomSecret, sha256Hex } from '../oauth-crypto.ts';
+import type { JsonValue, OAuthStore } from '../oauth-store.ts';
+import { RedirectUrisSchema, type OAuthClient } from './client-record.ts';
+import { isMetadataDocumentClientId, type MetadataDocumentClients } from './metadata-document.ts';
+
+
+const RegistrationSchema = z.looseObject({
+  redirect_uris: RedirectUrisSchema,
+  client_name: z.string().min(1).max(200).optional(),
+  token_endpoint_auth_method: z.enum(['none', 'client_secret_post', 'client_secret_basic']).optional(),
+  grant_types: z
+    .array(z.string())
+    .optional()
+    .refine((g) => g === undefined || (g.includes('authorization_code') && g.every((t) => t === 'authorization_code' || t === 'refresh_token')), 'supported grant types: authorization_code, refresh_token'),
+  response_types: z
+    .array(z.string())
+    .optional()
+    .refine((r) => r === undefined || r.every((t) => t === 'code'), 'the only supported response type is "code"'),
+});
+
+export interface ClientRegistryOptions {
+  /** Client ID Metadata Documents; null when disabled. */
+  metadataDocuments: MetadataDocumentClients | null;
+  /** Dynamic Client Registration enabled. */
+  registration: boolean;
+  now?: () => number;
+}
+
+export class ClientRegistry {
+  readonly #store: OAuthStore;
+  readonly #options: ClientRegistryOptions;
+
+  constructor(store: OAuthStore, options: ClientRegistryOptions) {
+    this.#store = store;
+    this.#options = options;
+  }
+
+  get registrationEnabled(): boolean {
+    return this.#options.registration;
+  }
+
+  get metadataDocumentsEnabled(): boolean {
+    return this.#options.metadataDocuments !== null;
+  }
+
+  /** The client for `clientId`; `invalid_client` naming why when there is none. */
+  async get(clientId: string): Promise<OAuthClient> {
+    if (clientId === '') throw new OAuthError('invalid_request', 'Missing client_id');
+    if (isMetadataDocumentClientId(clientId)) {
+      const documents = this.#options.metadataDocuments;
+      if (documents === null) throw new OAuthError('invalid_client', 'Client ID Metadata Documents are disabled on this server: register the client instead');
+      return documents.get(clientId);
+    }
+    const record = await this.#store.get('client', clientId);
+    if (record === undefined) throw new OAuthError('invalid_client', `Unknown client "${clientId.slice(0, 100)}": register it first`);
+    return record as unknown as OAuthClient;
+  }
+
+  /** RFC 7591 §3: registers a client; the response (201) carries its id and, when confidential, its secret (never stored). */
+  async register(body: unknown): Promise<Record<string, unknown>> {
+    if (!this.#options.registration) throw new OAuthError('invalid_request', 'Dynamic Client Registration is disabled on this server', 404);
+    const parsed = RegistrationSchema.safeParse(body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const field = issue.path.join('.') || '(root)';
+      const code = String(issue.path[0]) === 'redirect_uris' ? 'invalid_redirect_uri' : 'invalid_client_metadata';
+      throw new OAuthError(code, `${field}: ${issue.message}`);
+    }
+    const meta = parsed.data;
+    const authMethod = meta.token_endpoint_auth_method ?? 'client_secret_basic';
+    const clientId = randomSecret('sy-client-').slice(0, 40);
+    const secret = authMethod === 'none' ? undefined : randomSecret('sycs_');
+    const client: OAuthClient = {
+      clientId,
+      clientName: meta.client_name ?? 'Unnamed client',
+      redirectUris: meta.redirect_uris,
+      authMethod,
+      ...(secret !== undefined ? { secretSha256: await sha256Hex(secret) } : {}),
+      source: 'registration',
+    };
+    await this.#store.put('client', clientId, client as unknown as JsonValue, null);
+    const issuedAt = Math.floor((this.#options.now ?? Date.now)() / 1000);
+    return {
+      client_id: clientId,
+      client_id_issued_at: issuedAt,
+      ...(secret !== undefined ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
+      client_name: client.clientName,
+      redirect_uris: client.redirectUris,
+      token_endpoint_auth_method: authMethod,
+      grant_types: meta.grant_types ?? ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    };
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document-00): a client whose
+ * `client_id` is an https URL is described by the JSON document at that URL. Fetching it is an
+ * SSRF risk, so the fetch is fenced in (`address-policy.ts` for hosts; here the rest):
+ *
+ * - the URL: https, a path other than `/`, no fragment, credentials or dot segments;
+ * - the host: a public name or address; with a resolver (Node, Deno) every resolved address too;
+ * - the request: no redirects followed, 5 s at most, 5 KiB at most, JSON only;
+ * - the document: `client_id` equal to the URL exactly, `client_name`, valid `redirect_uris`,
+ *   public-client authentication (`none`);
+ * - a cache honouring `Cache-Control: max-age` (clamped to 1 min … 1 day; 5 min without one),
+ *   bounded in size, so one client does not make the worker fetch on every request.
+ *
+ * The fetch and the resolver are injected: tests run the policy as pure functions and against a
+ * fake or local https server, and each runtime passes what it has.
+ *
+ * @module
+ */
+import { z } from 'zod';
+import { OAuthError } from '../oauth-error.ts';
+import { hostRefusal, isPublicAddress } from './address-policy.ts';
+import { RedirectUrisSchema, type OAuthClient } from './client-record.ts';
+
+export const METADATA_DOCUMENT_MAX_BYTES = 5 * 1024;
+export const METADATA_DOCUMENT_TIMEOUT_MS = 5_000;
+const CACHE_MIN_MS = 60_000;
+const CACHE_MAX_MS = 86_400_000;
+const CACHE_DEFAULT_MS = 300_000;
+const CACHE_ENTRIES = 256;
+
+export interface MetadataDocumentFetchDeps {
+  /** The fetch to use; `globalThis.fetch` by default. */
+  fetch?: (url: string, init: RequestInit) => Promise<Response>;
+  /** Resolves a host name to its addresses (every one must be public); none on runtimes that cannot. */
+  resolve?: (hostname: string) => Promise<string[]>;
+  now?: () => number;
+  timeoutMs?: number;
+}
+
+/** True when a client_id is meant as a metadata document URL (rather than a registered id). */
+export function isMetadataDocumentClientId(clientId: string): boolean {
+  return /^https?:\/\//i.test(clientId);
+}
+
+/** Why a client_id URL may not be fetched (the pure part of the policy), or null. */
+export function metadataUrlRefusal(clientId: string): string | null {
+  if (!URL.canParse(clientId)) return 'the client_id is not a URL';
+  const url = new URL(clientId);
+  if (url.protocol !== 'https:') return 'a client_id URL must use https';
+  if (url.username !== '' || url.password !== '') return 'a client_id URL must not carry credentials';
+  if (clientId.includes('#')) return 'a client_id URL must not have a fragment';
+  if (url.pathname === '/' || url.pathname === '') return 'a client_id URL must have a path';
+  if (/\/\.\.?(\/|$)/.test(clientId.slice(url.origin.length))) return 'a client_id URL must not contain dot segments';
+  if (url.href !== clientId) return `a client_id URL must be in normal form ("${url.href}")`;
+  return hostRefusal(url.hostname);
+}
+
+const DocumentSchema = z.looseObject({
+  client_id: z.string(),
+  client_name: z.string().min(1).max(200),
+  redirect_uris: RedirectUrisSchema,
+  token_endpoint_auth_method: z.string().optional(),
+  grant_types: z.array(z.string()).optional(),
+  response_types: z.array(z.string()).optional(),
+});
+
+/** Reads at most `limit` bytes of a body; more is an error, whatever Content-Length said. */
+async function readCapped(response: Response, limit: number): Promise<string> {
+  const reader = response.body?.getReader();
+  if (reader === undefined) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw new OAuthError('invalid_client', `The client metadata document is larger than ${limit} bytes`);
+    }
+    chunks.push(value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+
+/** Validates a fetched document against the URL it came from; the client it describes. */
+export function parseMetadataDocument(clientId: string, text: string): OAuthClient {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new OAuthError('invalid_client', 'The client metadata document is not valid JSON');
+  }
+  const parsed = DocumentSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new OAuthError('invalid_client', `The client metadata document is invalid: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  const doc = parsed.data;
+  if (doc.client_id !== clientId) throw new OAuthError('invalid_client', `The client metadata document names client_id "${doc.client_id.slice(0, 200)}", not the URL it was fetched from`);
+  const method = doc.token_endpoint_auth_method ?? 'none';
+  if (method !== 'none') throw new OAuthError('invalid_client', `Token endpoint auth method "${method.slice(0, 50)}" is not supported for metadata document clients: use "none" (a public client with PKCE)`);
+  if (doc.grant_types !== undefined && !doc.grant_types.includes('authorization_code')) {
+    throw new OAuthError('invalid_client', 'The client metadata document does not list the authorization_code grant');
+  }
+  return { clientId, clientName: doc.client_name, redirectUris: doc.redirect_uris, authMethod: 'none', source: 'metadata-document' };
+}
+
+function cacheLifetime(response: Response): number {
+  const header = response.headers.get('cache-control') ?? '';
+  if (/\bno-store\b/i.test(header)) return CACHE_MIN_MS;
+  const maxAge = /\bmax-age=(\d+)/i.exec(header);
+  if (maxAge === null) return CACHE_DEFAULT_MS;
+  return Math.min(CACHE_MAX_MS, Math.max(CACHE_MIN_MS, Number(maxAge[1]) * 1000));
+}
+
+/** Fetches, validates and caches metadata documents. */
+export class MetadataDocumentClients {
+  readonly #deps: Required<Omit<MetadataDocumentFetchDeps, 'resolve'>> & Pick<MetadataDocumentFetchDeps, 'resolve'>;
+  readonly #cache = new Map<string, { client: OAuthClient; until: number }>();
+
+  constructor(deps: MetadataDocumentFetchDeps = {}) {
+    this.#deps = {
+      fetch: deps.fetch ?? ((url, init) => fetch(url, init)),
+      now: deps.now ?? Date.now,
+      timeoutMs: deps.timeoutMs ?? METADATA_DOCUMENT_TIMEOUT_MS,
+      ...(deps.resolve !== undefined ? { resolve: deps.resolve } : {}),
+    };
+  }
+
+  async get(clientId: string): Promise<OAuthClient> {
+    const cached = this.#cache.get(clientId);
+    if (cached !== undefined && cached.until > this.#deps.now()) return cached.client;
+    this.#cache.delete(clientId);
+    const refusal = metadataUrlRefusal(clientId);
+    if (refusal !== null) throw new OAuthError('invalid_client', `Client metadata document refused: ${refusal}`);
+    const url = new URL(clientId);
+    if (this.#deps.resolve !== undefined) await this.#checkAddresses(url.hostname);
+    let response: Response;
+    try {
+      response = await this.#deps.fetch(clientId, {
+        redirect: 'manual',
+        headers: { accept: 'application/json' },
+        signal: AbortSignal.timeout(this.#deps.timeoutMs),
+      });
+    } catch (error) {
+      const what = (error as Error).name === 'TimeoutError' ? `no answer within ${this.#deps.timeoutMs} ms` : (error as Error).message;
+      throw new OAuthError('invalid_client', `Cannot fetch the client metadata document: ${what}`);
+    }
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      throw new OAuthError('invalid_client', `Cannot fetch the client metadata document: it answered ${response.status}${response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''}`);
+    }
+    const client = parseMetadataDocument(clientId, await readCapped(response, METADATA_DOCUMENT_MAX_BYTES));
+    if (this.#cache.size >= CACHE_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
+    this.#cache.set(clientId, { client, until: this.#deps.now() + cacheLifetime(response) });
+    return client;
+  }
+
+  async #checkAddresses(hostname: string): Promise<void> {
+    let addresses: string[];
+    try {
+      addresses = await this.#deps.resolve!(hostname.replace(/^\[|\]$/g, ''));
+    } catch (error) {
+      throw new OAuthError('invalid_client', `Cannot resolve the client metadata host "${hostname}": ${(error as Error).message}`);
+    }
+    const bad = addresses.find((a) => !isPublicAddress(a));
+    if (addresses.length === 0 || bad !== undefined) {
+      throw new OAuthError('invalid_client', `Client metadata document refused: "${hostname}" resolves to ${bad === undefined ? 'no address' : `${bad}, a loopback, private or reserved address`}`);
+    }
+  }
+}

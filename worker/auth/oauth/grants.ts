@@ -1,0 +1,185 @@
+/**
+ * Codes, grants and tokens of the built-in authorization server, on an `OAuthStore`.
+ *
+ * A **grant** is one approval: this client acts as this agent for this resource. Every code,
+ * access token and refresh token points at its grant, and deleting the grant ends all of them at
+ * once (revocation, reuse detection). Codes and tokens are random 256-bit secrets kept only as
+ * their sha-256 (the record id).
+ *
+ * - a code lives 60 s and is redeemed once; a second redemption is refused and revokes its grant
+ *   (RFC 6749 §4.1.2: the code may have been stolen);
+ * - an access token lives `access-token-seconds`;
+ * - a refresh token is replaced on every use (OAuth 2.1 §4.3.1, public clients); the used one is
+ *   remembered until it would have expired, and presenting it again revokes the grant.
+ *
+ * @module
+ */
+import { OAuthError } from './oauth-error.ts';
+import { pkceMatches, randomSecret, sha256Hex } from './oauth-crypto.ts';
+import type { JsonValue, OAuthStore } from './oauth-store.ts';
+
+export const CODE_TTL_MS = 60_000;
+export const SCOPE = 'mcp';
+
+export interface GrantOptions {
+  accessTtlMs: number;
+  refreshTtlMs: number;
+  now?: () => number;
+}
+
+interface GrantRecord {
+  clientId: string;
+  agent: string;
+  resource: string;
+  scope: string;
+  createdAt: number;
+}
+
+interface CodeRecord {
+  grantId: string;
+  clientId: string;
+  redirectUri: string;
+  codeChallenge: string;
+  resource: string;
+  used?: true;
+}
+
+interface TokenRecord {
+  grantId: string;
+  used?: true;
+}
+
+/** What an access token stands for, once verified. */
+export interface AccessTokenInfo {
+  agent: string;
+  clientId: string;
+  resource: string;
+  scope: string;
+}
+
+export interface IssuedTokens {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+export interface NewCode {
+  clientId: string;
+  redirectUri: string;
+  codeChallenge: string;
+  resource: string;
+  scope: string;
+  agent: string;
+}
+
+export const ACCESS_TOKEN_PREFIX = 'sya_';
+const REFRESH_TOKEN_PREFIX = 'syr_';
+const CODE_PREFIX = 'syc_';
+
+const asRecord = <T>(value: JsonValue | undefined): T | undefined => (value === undefined ? undefined : (value as unknown as T));
+const json = (value: object): JsonValue => value as unknown as JsonValue;
+
+export class Grants {
+  readonly #store: OAuthStore;
+  readonly #options: Required<GrantOptions>;
+
+  constructor(store: OAuthStore, options: GrantOptions) {
+    this.#store = store;
+    this.#options = { now: Date.now, ...options };
+  }
+
+  /** Records an approval and returns the one-time code for it. */
+  async createCode(request: NewCode): Promise<string> {
+    const now = this.#options.now();
+    const grantId = randomSecret('');
+    const grant: GrantRecord = { clientId: request.clientId, agent: request.agent, resource: request.resource, scope: request.scope, createdAt: now };
+    await this.#store.put('grant', grantId, json(grant), now + this.#options.refreshTtlMs);
+    const code = randomSecret(CODE_PREFIX);
+    const record: CodeRecord = { grantId, clientId: request.clientId, redirectUri: request.redirectUri, codeChallenge: request.codeChallenge, resource: request.resource };
+    await this.#store.put('code', await sha256Hex(code), json(record), now + CODE_TTL_MS);
+    return code;
+  }
+
+  /** The authorization_code grant: one redemption per code, with PKCE and the same redirect URI. */
+  async redeemCode(input: { code: string; clientId: string; redirectUri: string; codeVerifier: string; resource?: string }): Promise<IssuedTokens> {
+    const id = await sha256Hex(input.code);
+    const record = asRecord<CodeRecord>(await this.#store.take('code', id));
+    if (record === undefined) throw new OAuthError('invalid_grant', 'The authorization code is unknown or expired');
+    if (record.used === true) {
+      await this.#store.delete('grant', record.grantId);
+      throw new OAuthError('invalid_grant', 'The authorization code was already used: every token issued from it is revoked');
+    }
+    // Remembered as used until it would have expired, so a replay is recognised (and revokes).
+    await this.#store.put('code', id, json({ ...record, used: true }), this.#options.now() + CODE_TTL_MS);
+    if (record.clientId !== input.clientId) throw new OAuthError('invalid_grant', 'The authorization code was issued to another client');
+    if (record.redirectUri !== input.redirectUri) throw new OAuthError('invalid_grant', 'The redirect_uri differs from the one of the authorization request');
+    if (!(await pkceMatches(input.codeVerifier, record.codeChallenge))) {
+      await this.#store.delete('grant', record.grantId);
+      throw new OAuthError('invalid_grant', 'PKCE verification failed: the code_verifier does not match the code_challenge');
+    }
+    if (input.resource !== undefined && input.resource !== record.resource) {
+      throw new OAuthError('invalid_target', `The resource differs from the one of the authorization request ("${record.resource}")`);
+    }
+    const grant = await this.#grant(record.grantId);
+    if (grant === undefined) throw new OAuthError('invalid_grant', 'The grant of this authorization code was revoked');
+    return this.#issue(record.grantId, grant);
+  }
+
+  /** The refresh_token grant: rotates the refresh token; a replaced one presented again revokes the grant. */
+  async refresh(input: { refreshToken: string; clientId: string; resource?: string }): Promise<IssuedTokens> {
+    const id = await sha256Hex(input.refreshToken);
+    const record = asRecord<TokenRecord>(await this.#store.take('refresh', id));
+    if (record === undefined) throw new OAuthError('invalid_grant', 'The refresh token is unknown, expired or revoked');
+    const grant = await this.#grant(record.grantId);
+    if (record.used === true) {
+      await this.#store.delete('grant', record.grantId);
+      throw new OAuthError('invalid_grant', 'The refresh token was already used: the grant is revoked (sign in again)');
+    }
+    if (grant === undefined) throw new OAuthError('invalid_grant', 'The refresh token was revoked');
+    await this.#store.put('refresh', id, json({ ...record, used: true }), grant.createdAt + this.#options.refreshTtlMs);
+    if (grant.clientId !== input.clientId) throw new OAuthError('invalid_grant', 'The refresh token was issued to another client');
+    if (input.resource !== undefined && input.resource !== grant.resource) {
+      throw new OAuthError('invalid_target', `The resource differs from the one of the grant ("${grant.resource}")`);
+    }
+    // A refreshed grant lives another refresh lifetime.
+    const renewed: GrantRecord = { ...grant, createdAt: this.#options.now() };
+    await this.#store.put('grant', record.grantId, json(renewed), renewed.createdAt + this.#options.refreshTtlMs);
+    return this.#issue(record.grantId, renewed);
+  }
+
+  /** RFC 7009: revokes the grant behind an access or refresh token of `clientId`; unknown tokens are ignored. */
+  async revoke(token: string, clientId: string): Promise<void> {
+    const id = await sha256Hex(token);
+    const record = asRecord<TokenRecord>((await this.#store.get('access', id)) ?? (await this.#store.get('refresh', id)));
+    if (record === undefined) return;
+    const grant = await this.#grant(record.grantId);
+    if (grant !== undefined && grant.clientId !== clientId) throw new OAuthError('invalid_client', 'The token was issued to another client', 400);
+    await this.#store.delete('grant', record.grantId);
+    await this.#store.delete('access', id);
+    await this.#store.delete('refresh', id);
+  }
+
+  /** What a live access token stands for, or null (unknown, expired, or its grant revoked). */
+  async verifyAccessToken(token: string): Promise<AccessTokenInfo | null> {
+    if (!token.startsWith(ACCESS_TOKEN_PREFIX)) return null;
+    const record = asRecord<TokenRecord>(await this.#store.get('access', await sha256Hex(token)));
+    if (record === undefined) return null;
+    const grant = await this.#grant(record.grantId);
+    return grant === undefined ? null : { agent: grant.agent, clientId: grant.clientId, resource: grant.resource, scope: grant.scope };
+  }
+
+  async #grant(id: string): Promise<GrantRecord | undefined> {
+    return asRecord<GrantRecord>(await this.#store.get('grant', id));
+  }
+
+  async #issue(grantId: string, grant: GrantRecord): Promise<IssuedTokens> {
+    const now = this.#options.now();
+    const access = randomSecret(ACCESS_TOKEN_PREFIX);
+    const refresh = randomSecret(REFRESH_TOKEN_PREFIX);
+    await this.#store.put('access', await sha256Hex(access), json({ grantId }), now + this.#options.accessTtlMs);
+    await this.#store.put('refresh', await sha256Hex(refresh), json({ grantId }), grant.createdAt + this.#options.refreshTtlMs);
+    return { access_token: access, token_type: 'Bearer', expires_in: Math.floor(this.#options.accessTtlMs / 1000), refresh_token: refresh, scope: grant.scope };
+  }
+}

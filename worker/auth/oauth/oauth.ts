@@ -1,0 +1,115 @@
+/**
+ * OAuth 2.1 for agents, composed from the worker config's `oauth` section: the routes (metadata,
+ * the built-in authorization server) and the resource side the agent auth middleware consults
+ * for every bearer token that is not a static one.
+ *
+ * A token is accepted on an endpoint when it was issued for this worker's base URL or for that
+ * endpoint (see `resource-urls.ts`) and names a configured agent: the client then acts as that
+ * agent, with its servers and trust context. A 401 on an agent route points at the endpoint's
+ * Protected Resource Metadata (`resource_metadata`, plus `scope` with the built-in server).
+ *
+ * @module
+ */
+import { Hono, type Context } from 'hono';
+import { LocalError } from '../../../shared/errors.ts';
+import type { AgentEntry } from '../../config/worker-config.ts';
+import type { AgentTokenExtension } from '../agent-auth.ts';
+import { ClientRegistry } from './clients/client-registry.ts';
+import { MetadataDocumentClients, type MetadataDocumentFetchDeps } from './clients/metadata-document.ts';
+import { createAuthorizeHandlers } from './consent/authorize.ts';
+import { ExternalIssuer, type ExternalIssuerDeps } from './external-issuer.ts';
+import { Grants, SCOPE } from './grants.ts';
+import { authorizationServerMetadata, protectedResourceMetadata, type MetadataOptions } from './metadata.ts';
+import type { OAuthConfig } from './oauth-config.ts';
+import type { OAuthStore } from './oauth-store.ts';
+import { acceptedResources, AUTHORIZATION_SERVER_WELL_KNOWN, baseUrlOf, PROTECTED_RESOURCE_WELL_KNOWN, resourceMetadataUrl } from './resource-urls.ts';
+import { createTokenHandlers } from './token-endpoint.ts';
+
+export interface OAuthDeps {
+  config: OAuthConfig;
+  agents: readonly AgentEntry[];
+  adminTokenSha256: string | undefined;
+  publicUrl: string | undefined;
+  /** Required with the built-in server: where clients, grants and tokens live. */
+  store?: OAuthStore;
+  /** How Client ID Metadata Documents are fetched (fetch, resolver, clock). */
+  metadataDocuments?: MetadataDocumentFetchDeps;
+  externalIssuer?: ExternalIssuerDeps;
+  now?: () => number;
+}
+
+export interface WorkerOAuth {
+  routes: Hono;
+  resourceAuth: AgentTokenExtension;
+}
+
+const json = (body: unknown) => Response.json(body, { headers: { 'cache-control': 'max-age=300', 'access-control-allow-origin': '*' } });
+
+export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
+  const builtIn = deps.config['built-in'];
+  const external = deps.config['external-issuer'] !== undefined ? new ExternalIssuer(deps.config['external-issuer'], deps.externalIssuer) : undefined;
+  const baseUrl = (c: Context) => baseUrlOf(c.req.url, deps.publicUrl);
+  const options: MetadataOptions = {
+    builtIn: builtIn !== undefined,
+    externalIssuer: external?.issuer,
+    registration: builtIn?.['dynamic-client-registration'] ?? false,
+    metadataDocuments: builtIn?.['client-id-metadata-documents'] ?? false,
+  };
+  const agentNames = new Set(deps.agents.map((a) => a.name));
+  const routes = new Hono();
+
+  const prm = (c: Context, path: string) => json(protectedResourceMetadata(baseUrl(c), path, options));
+  routes.get(PROTECTED_RESOURCE_WELL_KNOWN, (c) => prm(c, ''));
+  routes.get(`${PROTECTED_RESOURCE_WELL_KNOWN}/mcp`, (c) => prm(c, '/mcp'));
+  routes.get(`${PROTECTED_RESOURCE_WELL_KNOWN}/servers/:name/mcp`, (c) => prm(c, `/servers/${encodeURIComponent(c.req.param('name'))}/mcp`));
+
+  let grants: Grants | undefined;
+  if (builtIn !== undefined) {
+    const store = deps.store;
+    if (store === undefined) {
+      throw new LocalError('invalid-config', 'oauth.built-in needs a state store: run the worker with a state dir (SWITCHYARD_STATE_DIR under Deno, --state-dir with switchyard worker)');
+    }
+    const now = deps.now ?? Date.now;
+    grants = new Grants(store, { accessTtlMs: builtIn['access-token-seconds'] * 1000, refreshTtlMs: builtIn['refresh-token-days'] * 86_400_000, now });
+    const clients = new ClientRegistry(store, {
+      metadataDocuments: builtIn['client-id-metadata-documents'] ? new MetadataDocumentClients({ now, ...deps.metadataDocuments }) : null,
+      registration: builtIn['dynamic-client-registration'],
+      now,
+    });
+    const authorize = createAuthorizeHandlers({ agents: deps.agents, adminTokenSha256: deps.adminTokenSha256, clients, grants, store, baseUrl, now });
+    const tokens = createTokenHandlers({ clients, grants, baseUrl });
+    routes.get(AUTHORIZATION_SERVER_WELL_KNOWN, (c) => json(authorizationServerMetadata(baseUrl(c), options)));
+    routes.get('/oauth/authorize', authorize.get);
+    routes.post('/oauth/authorize', authorize.post);
+    routes.post('/oauth/token', tokens.token);
+    routes.post('/oauth/revoke', tokens.revoke);
+    if (options.registration) routes.post('/oauth/register', tokens.register);
+  }
+
+  const resourceAuth: AgentTokenExtension = {
+    async verify(token, c) {
+      const base = baseUrl(c);
+      const accepted = acceptedResources(base, c.req.path);
+      if (grants !== undefined) {
+        const info = await grants.verifyAccessToken(token);
+        if (info !== null) {
+          if (!accepted.includes(info.resource)) return { refused: `the token was issued for another resource ("${info.resource}")` };
+          return agentNames.has(info.agent) ? { agent: info.agent } : { refused: `the token's agent "${info.agent}" is no longer configured` };
+        }
+      }
+      if (external !== undefined) {
+        const verdict = await external.verify(token, accepted, agentNames);
+        if (verdict !== null) return verdict;
+      }
+      return null;
+    },
+    challenge(c, error) {
+      const base = baseUrl(c);
+      const params = [`resource_metadata="${resourceMetadataUrl(base, c.req.path)}"`];
+      if (builtIn !== undefined) params.push(`scope="${SCOPE}"`);
+      if (error !== undefined) params.push('error="invalid_token"', `error_description="${error.replace(/["\\]/g, "'")}"`);
+      return `Bearer ${params.join(', ')}`;
+    },
+  };
+  return { routes, resourceAuth };
+}

@@ -1,0 +1,139 @@
+/**
+ * The token endpoint, `/oauth/token` (OAuth 2.1 §3.2): the `authorization_code` grant (with the
+ * PKCE verifier and the same redirect URI) and the `refresh_token` grant (rotating), for public
+ * clients (`client_id` in the body) and confidential DCR clients (`client_secret_basic` or
+ * `client_secret_post`). Plus revocation, `/oauth/revoke` (RFC 7009), with the same client
+ * authentication. Form bodies only, capped in size.
+ *
+ * @module
+ */
+import type { Context } from 'hono';
+import type { OAuthClient } from './clients/client-record.ts';
+import type { ClientRegistry } from './clients/client-registry.ts';
+import type { Grants } from './grants.ts';
+import { sha256Hex, stringsEqual } from './oauth-crypto.ts';
+import { OAuthError } from './oauth-error.ts';
+import { ownResource } from './resource-urls.ts';
+
+const FORM_MAX_BYTES = 16 * 1024;
+
+export interface TokenEndpointDeps {
+  clients: ClientRegistry;
+  grants: Grants;
+  baseUrl: (c: Context) => string;
+}
+
+/** The form of a token or revocation request; `invalid_request` when it is not one. */
+async function readForm(c: Context): Promise<URLSearchParams> {
+  const type = c.req.header('content-type') ?? '';
+  if (!/^application\/x-www-form-urlencoded\b/i.test(type)) throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded');
+  const text = await c.req.text();
+  if (text.length > FORM_MAX_BYTES) throw new OAuthError('invalid_request', `The body is larger than ${FORM_MAX_BYTES} bytes`);
+  const form = new URLSearchParams(text);
+  for (const key of new Set(form.keys())) if (form.getAll(key).length > 1) throw new OAuthError('invalid_request', `Parameter ${key} was sent more than once`);
+  return form;
+}
+
+function basicCredentials(header: string | undefined): { id: string; secret: string } | null {
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  if (m === null) return null;
+  let decoded: string;
+  try {
+    decoded = atob(m[1]!);
+  } catch {
+    throw new OAuthError('invalid_client', 'Malformed Basic credentials');
+  }
+  const colon = decoded.indexOf(':');
+  if (colon === -1) throw new OAuthError('invalid_client', 'Malformed Basic credentials');
+  return { id: decodeURIComponent(decoded.slice(0, colon)), secret: decodeURIComponent(decoded.slice(colon + 1)) };
+}
+
+/** Authenticates the client of a token-endpoint request (RFC 6749 §2.3) and returns it. */
+async function authenticateClient(c: Context, form: URLSearchParams, clients: ClientRegistry): Promise<OAuthClient> {
+  const basic = basicCredentials(c.req.header('authorization'));
+  const bodyId = form.get('client_id');
+  if (basic !== null && bodyId !== null && bodyId !== basic.id) throw new OAuthError('invalid_client', 'client_id differs from the Basic credentials');
+  const clientId = basic?.id ?? bodyId;
+  if (clientId === null) throw new OAuthError('invalid_client', 'Missing client_id');
+  const client = await clients.get(clientId);
+  if (client.authMethod === 'none') {
+    if (basic !== null && basic.secret !== '') throw new OAuthError('invalid_client', 'This client is public: it has no secret');
+    return client;
+  }
+  const secret = client.authMethod === 'client_secret_basic' ? basic?.secret : form.get('client_secret');
+  if (secret === undefined || secret === null) throw new OAuthError('invalid_client', `Missing client secret (${client.authMethod})`);
+  if (client.secretSha256 === undefined || !stringsEqual(await sha256Hex(secret), client.secretSha256)) throw new OAuthError('invalid_client', 'Invalid client secret');
+  return client;
+}
+
+function noStore(body: unknown, status = 200): Response {
+  return Response.json(body, { status, headers: { 'cache-control': 'no-store', pragma: 'no-cache' } });
+}
+
+function errorResponse(error: unknown): Response {
+  if (!(error instanceof OAuthError)) throw error;
+  return error.toResponse(error.status === 401 ? { 'www-authenticate': 'Basic realm="switchyard"' } : {});
+}
+
+export function createTokenHandlers(deps: TokenEndpointDeps) {
+  return {
+    async token(c: Context): Promise<Response> {
+      try {
+        const form = await readForm(c);
+        const client = await authenticateClient(c, form, deps.clients);
+        const base = deps.baseUrl(c);
+        const resourceParam = form.get('resource');
+        const resource = resourceParam === null ? undefined : ownResource(resourceParam, base);
+        if (resource === null) throw new OAuthError('invalid_target', `The resource "${resourceParam!.slice(0, 200)}" is not served here`);
+        const grantType = form.get('grant_type');
+        if (grantType === 'authorization_code') {
+          const code = form.get('code');
+          const verifier = form.get('code_verifier');
+          const redirectUri = form.get('redirect_uri');
+          if (code === null) throw new OAuthError('invalid_request', 'Missing code');
+          if (verifier === null) throw new OAuthError('invalid_request', 'Missing code_verifier: PKCE is required');
+          if (redirectUri === null) throw new OAuthError('invalid_request', 'Missing redirect_uri');
+          return noStore(await deps.grants.redeemCode({ code, clientId: client.clientId, redirectUri, codeVerifier: verifier, ...(resource !== undefined ? { resource } : {}) }));
+        }
+        if (grantType === 'refresh_token') {
+          const refreshToken = form.get('refresh_token');
+          if (refreshToken === null) throw new OAuthError('invalid_request', 'Missing refresh_token');
+          return noStore(await deps.grants.refresh({ refreshToken, clientId: client.clientId, ...(resource !== undefined ? { resource } : {}) }));
+        }
+        throw new OAuthError('unsupported_grant_type', `Unsupported grant_type "${(grantType ?? '').slice(0, 50)}": use authorization_code or refresh_token`);
+      } catch (error) {
+        return errorResponse(error);
+      }
+    },
+
+    async revoke(c: Context): Promise<Response> {
+      try {
+        const form = await readForm(c);
+        const client = await authenticateClient(c, form, deps.clients);
+        const token = form.get('token');
+        if (token === null) throw new OAuthError('invalid_request', 'Missing token');
+        await deps.grants.revoke(token, client.clientId);
+        return new Response(null, { status: 200, headers: { 'cache-control': 'no-store' } });
+      } catch (error) {
+        return errorResponse(error);
+      }
+    },
+
+    async register(c: Context): Promise<Response> {
+      try {
+        if (!/^application\/json\b/i.test(c.req.header('content-type') ?? '')) throw new OAuthError('invalid_client_metadata', 'The body must be application/json');
+        const text = await c.req.text();
+        if (text.length > FORM_MAX_BYTES) throw new OAuthError('invalid_client_metadata', `The body is larger than ${FORM_MAX_BYTES} bytes`);
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw new OAuthError('invalid_client_metadata', 'The body is not valid JSON');
+        }
+        return noStore(await deps.clients.register(body), 201);
+      } catch (error) {
+        return errorResponse(error);
+      }
+    },
+  };
+}
