@@ -1,0 +1,293 @@
+/**
+ * The built-in authorization server and the resource side, in process (`app.request`, no
+ * socket): discovery, the MCP SDK client's own OAuth flow (`auth()`), consent over HTTP, tokens
+ * used on both agent endpoints, refresh rotation and reuse detection, revocation, and each refusal
+ * the issue lists, with its error code and message.
+ */
+import { auth, refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BASE, testConfig } from '../../../test/support/in-process-app.ts';
+import { InProcessRouter } from '../../../test/support/in-process-router.ts';
+import { consentOverHttp, MemoryOAuthProvider } from '../../../test/support/oauth.ts';
+import { createTestMcpServer } from '../../../test/support/test-mcp-server.ts';
+import { createApp } from '../../app.ts';
+import { sha256Hex } from '../agent-auth.ts';
+import { InMemorySessionTable } from '../../sessions/session-table.ts';
+import { base64url } from './oauth-crypto.ts';
+import { FileOAuthStore } from './store/file-oauth-store.ts';
+
+const REDIRECT = 'http://127.0.0.1:33418/callback';
+const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0)) await c();
+});
+
+async function setup(options: { metadataFetch?: (url: string, init: RequestInit) => Promise<Response> } = {}) {
+  const router = new InProcessRouter({ alpha: createTestMcpServer, beta: createTestMcpServer });
+  const config = await testConfig([{ name: 'alice', servers: ['alpha'] }, { name: 'bob', servers: ['beta'] }], ['alpha', 'beta'], {
+    'admin-token-sha256': await sha256Hex('admin-token'),
+    oauth: { 'built-in': {} },
+  });
+  const sessions = new InMemorySessionTable({ idleMs: 60_000 });
+  const store = FileOAuthStore.inMemory();
+  const app = createApp({ config, router, sessions, retryAfterMs: 0, oauth: { store, ...(options.metadataFetch ? { metadataDocuments: { fetch: options.metadataFetch } } : {}) } });
+  const fetchFn = async (url: string | URL, init?: RequestInit) => app.request(String(url), init);
+  cleanups.push(async () => {
+    await sessions.closeAll();
+    sessions.dispose();
+  });
+  return { app, fetchFn, store };
+}
+
+/** Runs the SDK client's flow to the end: discovery, registration, consent, code exchange. */
+async function login(fetchFn: (url: string | URL, init?: RequestInit) => Promise<Response>, path: string, token: string, agent?: string) {
+  let location: URL | null = null;
+  const provider = new MemoryOAuthProvider(REDIRECT, async (url) => {
+    ({ location } = await consentOverHttp(fetchFn, url, token, agent !== undefined ? { agent } : {}));
+  });
+  expect(await auth(provider, { serverUrl: `${BASE}${path}`, fetchFn })).toBe('REDIRECT');
+  const back = location as URL | null;
+  expect(back, 'the consent redirected back').not.toBeNull();
+  expect(back!.searchParams.get('iss')).toBe(BASE);
+  expect(back!.searchParams.get('state')).toBe('test-state-123');
+  const code = back!.searchParams.get('code')!;
+  expect(await auth(provider, { serverUrl: `${BASE}${path}`, fetchFn, authorizationCode: code })).toBe('AUTHORIZED');
+  return { provider, code, tokens: provider.savedTokens! };
+}
+
+async function mcpClient(fetchFn: (url: string | URL, init?: RequestInit) => Promise<Response>, path: string, accessToken: string) {
+  const transport = new StreamableHTTPClientTransport(new URL(path, BASE), { fetch: fetchFn, requestInit: { headers: { authorization: `Bearer ${accessToken}` } } });
+  const client = new Client({ name: 'oauth-test', version: '1' });
+  await client.connect(transport);
+  cleanups.push(() => client.close());
+  return client;
+}
+
+const post = (fetchFn: (url: string, init?: RequestInit) => Promise<Response>, path: string, fields: Record<string, string>) =>
+  fetchFn(`${BASE}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+
+describe('discovery', () => {
+  it('answers a 401 on every agent route with resource_metadata and scope, and serves both metadata documents', async () => {
+    const { fetchFn } = await setup();
+    for (const path of ['/mcp', '/servers/alpha/mcp']) {
+      const res = await fetchFn(`${BASE}${path}`, { method: 'POST', headers: MCP_HEADERS, body: INIT });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${BASE}/.well-known/oauth-protected-resource${path}", scope="mcp"`);
+      const prm = (await (await fetchFn(`${BASE}/.well-known/oauth-protected-resource${path}`)).json()) as Record<string, unknown>;
+      expect(prm).toMatchObject({ resource: `${BASE}${path}`, authorization_servers: [BASE], scopes_supported: ['mcp'], bearer_methods_supported: ['header'] });
+    }
+    expect(await (await fetchFn(`${BASE}/.well-known/oauth-protected-resource`)).json()).toMatchObject({ resource: BASE });
+    const as = (await (await fetchFn(`${BASE}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+    expect(as).toMatchObject({
+      issuer: BASE,
+      authorization_endpoint: `${BASE}/oauth/authorize`,
+      token_endpoint: `${BASE}/oauth/token`,
+      registration_endpoint: `${BASE}/oauth/register`,
+      revocation_endpoint: `${BASE}/oauth/revoke`,
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
+    });
+  });
+
+  it('says why a presented token was refused in the body and the challenge', async () => {
+    const { fetchFn } = await setup();
+    const res = await fetchFn(`${BASE}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: 'Bearer sya_nope' }, body: INIT });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token", error_description="the token is expired, revoked or unknown"/);
+    expect(((await res.json()) as { error: { reason: string } }).error.reason).toBe('unauthorized');
+  });
+});
+
+describe('the SDK client flow', () => {
+  it('registers, signs in with an agent token, gets tokens and calls a tool as that agent; static tokens still work', async () => {
+    const { fetchFn } = await setup();
+    const { tokens } = await login(fetchFn, '/mcp', 'alice-token');
+    expect(tokens.access_token).toMatch(/^sya_/);
+    expect(tokens.refresh_token).toMatch(/^syr_/);
+    expect(tokens.expires_in).toBe(3600);
+    const client = await mcpClient(fetchFn, '/mcp', tokens.access_token);
+    const tools = (await client.listTools()).tools.map((t) => t.name);
+    expect(tools).toContain('alpha__echo');
+    expect(tools.some((t) => t.startsWith('beta__'))).toBe(false);
+    expect(await client.callTool({ name: 'alpha__echo', arguments: { text: 'hi' } })).toMatchObject({ content: [{ type: 'text', text: 'alpha: hi' }] });
+    const staticClient = await mcpClient(fetchFn, '/servers/alpha/mcp', 'alice-token');
+    expect((await staticClient.listTools()).tools.map((t) => t.name)).toContain('echo');
+  });
+
+  it('lets the admin approve a client for any agent, which then acts as that agent only', async () => {
+    const { fetchFn } = await setup();
+    const { tokens } = await login(fetchFn, '/mcp', 'admin-token', 'bob');
+    const client = await mcpClient(fetchFn, '/mcp', tokens.access_token);
+    const tools = (await client.listTools()).tools.map((t) => t.name);
+    expect(tools).toContain('beta__echo');
+    expect(tools.some((t) => t.startsWith('alpha__'))).toBe(false);
+  });
+
+  it('refuses an agent approving a client for another agent', async () => {
+    const { fetchFn } = await setup();
+    const provider = new MemoryOAuthProvider(REDIRECT, async (url) => {
+      const { response } = await consentOverHttp(fetchFn, url, 'alice-token', { agent: 'bob' });
+      expect(response.status).toBe(403);
+      expect(await response.text()).toContain('You may not approve this app for agent &#34;bob&#34;');
+    });
+    expect(await auth(provider, { serverUrl: `${BASE}/mcp`, fetchFn })).toBe('REDIRECT');
+  });
+
+  it('refreshes with rotation, and a reused refresh token revokes the whole grant', async () => {
+    const { fetchFn } = await setup();
+    const { provider, tokens } = await login(fetchFn, '/mcp', 'alice-token');
+    const asMeta = { issuer: BASE, authorization_endpoint: `${BASE}/oauth/authorize`, token_endpoint: `${BASE}/oauth/token`, response_types_supported: ['code'] };
+    const refreshed = await refreshAuthorization(BASE, { metadata: asMeta, clientInformation: provider.clientInfo!, refreshToken: tokens.refresh_token!, resource: new URL(`${BASE}/mcp`), fetchFn });
+    expect(refreshed.access_token).not.toBe(tokens.access_token);
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+    expect((await (await mcpClient(fetchFn, '/mcp', refreshed.access_token)).listTools()).tools.length).toBeGreaterThan(0);
+
+    const reuse = await post(fetchFn, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: provider.clientInfo!.client_id });
+    expect(reuse.status).toBe(400);
+    expect(await reuse.json()).toEqual({ error: 'invalid_grant', error_description: 'The refresh token was already used: the grant is revoked (sign in again)' });
+    const after = await fetchFn(`${BASE}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${refreshed.access_token}` }, body: INIT });
+    expect(after.status).toBe(401);
+  });
+
+  it('revocation ends access at once', async () => {
+    const { fetchFn } = await setup();
+    const { provider, tokens } = await login(fetchFn, '/servers/alpha/mcp', 'alice-token');
+    const ok = await fetchFn(`${BASE}/servers/alpha/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${tokens.access_token}` }, body: INIT });
+    expect(ok.status).toBe(200);
+    const revoked = await post(fetchFn, '/oauth/revoke', { token: tokens.access_token, client_id: provider.clientInfo!.client_id });
+    expect(revoked.status).toBe(200);
+    const after = await fetchFn(`${BASE}/servers/alpha/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${tokens.access_token}` }, body: INIT });
+    expect(after.status).toBe(401);
+    const refresh = await post(fetchFn, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: provider.clientInfo!.client_id });
+    expect(((await refresh.json()) as { error: string }).error).toBe('invalid_grant');
+  });
+});
+
+/** A registered public client and an approved code for it, ready to be exchanged by hand. */
+async function approvedCode(fetchFn: (url: string | URL, init?: RequestInit) => Promise<Response>, resource = `${BASE}/mcp`) {
+  const reg = await fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'Hand client', token_endpoint_auth_method: 'none' }) });
+  expect(reg.status).toBe(201);
+  const { client_id } = (await reg.json()) as { client_id: string };
+  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const challenge = base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
+  const url = new URL(`${BASE}/oauth/authorize`);
+  for (const [k, v] of Object.entries({ response_type: 'code', client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 's1', resource })) url.searchParams.set(k, v);
+  const { location } = await consentOverHttp(fetchFn, url, 'alice-token');
+  return { clientId: client_id, verifier, code: location!.searchParams.get('code')!, url };
+}
+
+describe('refusals', () => {
+  it('refuses a wrong PKCE verifier', async () => {
+    const { fetchFn } = await setup();
+    const { clientId, code } = await approvedCode(fetchFn);
+    const res = await post(fetchFn, '/oauth/token', { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: 'x'.repeat(43) });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: 'invalid_grant', error_description: 'PKCE verification failed: the code_verifier does not match the code_challenge' });
+  });
+
+  it('refuses a replayed code and revokes what the first redemption issued', async () => {
+    const { fetchFn } = await setup();
+    const { clientId, code, verifier } = await approvedCode(fetchFn);
+    const fields = { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier };
+    const first = await post(fetchFn, '/oauth/token', fields);
+    expect(first.status).toBe(200);
+    const { access_token } = (await first.json()) as { access_token: string };
+    const replay = await post(fetchFn, '/oauth/token', fields);
+    expect(await replay.json()).toEqual({ error: 'invalid_grant', error_description: 'The authorization code was already used: every token issued from it is revoked' });
+    const use = await fetchFn(`${BASE}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${access_token}` }, body: INIT });
+    expect(use.status).toBe(401);
+  });
+
+  it('refuses a foreign redirect URI on a page, without redirecting to it', async () => {
+    const { fetchFn } = await setup();
+    const { url } = await approvedCode(fetchFn);
+    url.searchParams.set('redirect_uri', 'https://evil.example/callback');
+    const res = await fetchFn(url, { redirect: 'manual' });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    const html = await res.text();
+    expect(html).toContain('invalid_request');
+    expect(html).toContain('is not registered for this client: nothing was sent to it');
+    url.searchParams.set('redirect_uri', `${REDIRECT}/`);
+    expect((await fetchFn(url, { redirect: 'manual' })).status).toBe(400);
+  });
+
+  it('refuses a token for another resource: at the authorization server, and on another endpoint', async () => {
+    const { fetchFn } = await setup();
+    const { url } = await approvedCode(fetchFn);
+    url.searchParams.set('resource', 'https://other.example/mcp');
+    const res = await fetchFn(url, { redirect: 'manual' });
+    expect(res.status).toBe(303);
+    const back = new URL(res.headers.get('location')!);
+    expect(back.searchParams.get('error')).toBe('invalid_target');
+    expect(back.searchParams.get('iss')).toBe(BASE);
+    expect(back.searchParams.get('state')).toBe('s1');
+
+    const { clientId, code, verifier } = await approvedCode(fetchFn, `${BASE}/servers/alpha/mcp`);
+    const tokens = (await (await post(fetchFn, '/oauth/token', { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier })).json()) as { access_token: string };
+    const here = await fetchFn(`${BASE}/servers/alpha/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${tokens.access_token}` }, body: INIT });
+    expect(here.status).toBe(200);
+    const elsewhere = await fetchFn(`${BASE}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${tokens.access_token}` }, body: INIT });
+    expect(elsewhere.status).toBe(401);
+    expect(((await elsewhere.json()) as { error: { message: string } }).error.message).toBe(`Invalid bearer token: the token was issued for another resource ("${BASE}/servers/alpha/mcp")`);
+  });
+
+  it('refuses a Client ID Metadata Document URL pointing at loopback without fetching it', async () => {
+    const fetched: string[] = [];
+    const { fetchFn } = await setup({ metadataFetch: async (url) => (fetched.push(url), new Response('{}')) });
+    for (const clientId of ['https://127.0.0.1/client.json', 'https://localhost/client.json', 'https://[::1]/c.json', 'http://app.example.com/client.json']) {
+      const url = new URL(`${BASE}/oauth/authorize`);
+      url.searchParams.set('client_id', clientId);
+      url.searchParams.set('redirect_uri', REDIRECT);
+      const res = await fetchFn(url, { redirect: 'manual' });
+      expect(res.status, clientId).toBe(400);
+      expect(await res.text()).toMatch(/invalid_client<\/code>: <span id="error-message">Client metadata document refused: /);
+    }
+    expect(fetched).toEqual([]);
+  });
+
+  it('accepts a client by its metadata document and refuses one whose client_id differs', async () => {
+    const docUrl = 'https://app.example.com/oauth/client.json';
+    const doc = { client_id: docUrl, client_name: 'Example app', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
+    const { fetchFn } = await setup({
+      metadataFetch: async (url) => Response.json(url === docUrl ? doc : { ...doc, client_id: docUrl }, { headers: { 'cache-control': 'max-age=600' } }),
+    });
+    let location: URL | null = null;
+    const provider = new MemoryOAuthProvider(REDIRECT, async (url) => {
+      ({ location } = await consentOverHttp(fetchFn, url, 'alice-token'));
+    }, { clientMetadataUrl: docUrl });
+    expect(await auth(provider, { serverUrl: `${BASE}/mcp`, fetchFn })).toBe('REDIRECT');
+    expect(provider.clientInfo!.client_id).toBe(docUrl);
+    const code = (location as URL | null)!.searchParams.get('code')!;
+    expect(await auth(provider, { serverUrl: `${BASE}/mcp`, fetchFn, authorizationCode: code })).toBe('AUTHORIZED');
+
+    const other = new URL(`${BASE}/oauth/authorize`);
+    other.searchParams.set('client_id', 'https://app.example.com/other.json');
+    other.searchParams.set('redirect_uri', REDIRECT);
+    expect(await (await fetchFn(other)).text()).toContain('names client_id');
+  });
+
+  it('refuses a forged consent post: wrong CSRF value, foreign Origin', async () => {
+    const { fetchFn } = await setup();
+    const { url } = await approvedCode(fetchFn);
+    const page = await fetchFn(url);
+    const html = await page.text();
+    const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+    const consent = /name="consent" value="([^"]+)"/.exec(html)![1]!;
+    const send = (headers: Record<string, string>, csrf: string) =>
+      fetchFn(`${BASE}/oauth/authorize`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams({ consent, csrf, step: 'sign-in', token: 'alice-token' }).toString() });
+    expect((await send({ cookie }, 'forged')).status).toBe(403);
+    const real = /name="csrf" value="([^"]+)"/.exec(html)![1]!;
+    expect((await send({}, real)).status).toBe(403);
+    expect((await send({ cookie, origin: 'http://localhost:9999' }, real)).status).toBe(403);
+    expect((await send({ cookie, origin: BASE }, real)).status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toMatch(/frame-ancestors 'none'/);
+    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+  });
+});
