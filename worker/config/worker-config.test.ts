@@ -164,3 +164,27 @@ describe('worker config', () => {
     expect(() => parseWorkerConfigText('{"agents":', { runtime: 'edge' })).toThrow(/^Invalid worker config: \(root\): not valid JSON/);
   });
 });
+
+describe('oauth section', () => {
+  const base = { agents: [], servers: {} };
+  it('accepts the built-in server with defaults, and an external issuer', () => {
+    const config = parseWorkerConfig({ ...base, oauth: { 'built-in': {} } }, { runtime: 'edge' });
+    expect(config.oauth?.['built-in']).toEqual({ 'access-token-seconds': 3600, 'refresh-token-days': 30, 'client-id-metadata-documents': true, 'dynamic-client-registration': true });
+    const ext = parseWorkerConfig({ ...base, oauth: { 'external-issuer': { issuer: 'https://login.example.com' } } }, { runtime: 'edge' });
+    expect(ext.oauth?.['external-issuer']?.['agent-claim']).toBe('sub');
+  });
+
+  it('reports bad oauth settings as path: message', () => {
+    const issues = (input: unknown) => {
+      try {
+        parseWorkerConfig({ ...base, oauth: input }, { runtime: 'edge' });
+        return [];
+      } catch (error) {
+        return (error as ValidationError).issues.map((i) => `${i.path}: ${i.message}`);
+      }
+    };
+    expect(issues({})).toEqual(['oauth: needs "built-in", "external-issuer" or both']);
+    expect(issues({ 'external-issuer': { issuer: 'http://login.example.com' } })).toEqual(['oauth.external-issuer.issuer: must be an https: URL (http: only on this machine\'s loopback)']);
+    expect(issues({ 'built-in': { 'access-token-seconds': 5, extra: 1 } })).toEqual(expect.arrayContaining(['oauth.built-in.extra: unknown key', expect.stringMatching(/^oauth\.built-in\.access-token-seconds: /)]));
+  });
+});

@@ -1,0 +1,81 @@
+/**
+ * An external OpenID issuer's JWT access tokens on the agent routes: verified against its keys
+ * (a local JWKS here; jose fetches the remote one in production), audience = this resource, the
+ * agent named by the configured claim. Static tokens keep working beside it.
+ */
+import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { BASE, testConfig } from '../../../test/support/in-process-app.ts';
+import { InProcessRouter } from '../../../test/support/in-process-router.ts';
+import { createTestMcpServer } from '../../../test/support/test-mcp-server.ts';
+import { createApp } from '../../app.ts';
+import { InMemorySessionTable } from '../../sessions/session-table.ts';
+
+const ISSUER = 'https://login.example.com/tenant';
+const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+
+let keys: Awaited<ReturnType<typeof generateKeyPair>>;
+let stranger: Awaited<ReturnType<typeof generateKeyPair>>;
+let jwks: ReturnType<typeof createLocalJWKSet>;
+beforeAll(async () => {
+  keys = await generateKeyPair('ES256');
+  stranger = await generateKeyPair('ES256');
+  jwks = createLocalJWKSet({ keys: [{ ...(await exportJWK(keys.publicKey)), kid: 'k1', alg: 'ES256' }] });
+});
+
+const sessions: InMemorySessionTable[] = [];
+afterEach(async () => {
+  for (const s of sessions.splice(0)) {
+    await s.closeAll();
+    s.dispose();
+  }
+});
+
+async function setup() {
+  const config = await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha'], { oauth: { 'external-issuer': { issuer: ISSUER, 'agent-claim': 'switchyard_agent' } } });
+  const table = new InMemorySessionTable({ idleMs: 60_000 });
+  sessions.push(table);
+  const app = createApp({ config, router: new InProcessRouter({ alpha: createTestMcpServer }), sessions: table, oauth: { externalIssuer: { getKey: jwks } } });
+  const call = (path: string, token: string) => app.request(`${BASE}${path}`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: INIT });
+  return { app, call };
+}
+
+function token(claims: Record<string, unknown>, options: { key?: CryptoKey; aud?: string; iss?: string; exp?: string } = {}) {
+  return new SignJWT({ switchyard_agent: 'alice', ...claims })
+    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+    .setIssuer(options.iss ?? ISSUER)
+    .setAudience(options.aud ?? `${BASE}/servers/alpha/mcp`)
+    .setIssuedAt()
+    .setExpirationTime(options.exp ?? '5m')
+    .sign(options.key ?? keys.privateKey);
+}
+
+describe('external issuer', () => {
+  it('points clients at the issuer and accepts its token for this resource as the named agent', async () => {
+    const { app, call } = await setup();
+    const prm = (await (await app.request(`${BASE}/.well-known/oauth-protected-resource/servers/alpha/mcp`)).json()) as Record<string, unknown>;
+    expect(prm.authorization_servers).toEqual([ISSUER]);
+    expect((await app.request(`${BASE}/.well-known/oauth-authorization-server`)).status).toBe(404);
+    expect((await call('/servers/alpha/mcp', await token({}))).status).toBe(200);
+    expect((await call('/servers/alpha/mcp', await token({}, { aud: BASE }))).status).toBe(200);
+  });
+
+  it('refuses a token for another resource, another issuer, a foreign key, an expired one and an unknown agent, saying why', async () => {
+    const { call } = await setup();
+    const cases: Array<[string, string]> = [
+      [await token({}, { aud: 'https://other.example/mcp' }), 'the token was issued for another resource (aud)'],
+      [await token({}, { aud: `${BASE}/mcp` }), 'the token was issued for another resource (aud)'],
+      [await token({}, { iss: 'https://evil.example' }), 'the token\'s "iss" claim is not accepted'],
+      [await token({}, { key: stranger.privateKey }), 'the token\'s signature does not verify against the issuer\'s keys'],
+      [await token({}, { exp: '-1m' }), 'the token has expired'],
+      [await token({ switchyard_agent: 'mallory' }), 'the token\'s "switchyard_agent" claim names no agent of this worker'],
+    ];
+    for (const [jwt, why] of cases) {
+      const res = await call('/servers/alpha/mcp', jwt);
+      expect(res.status, why).toBe(401);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toBe(`Invalid bearer token: ${why}`);
+      expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    }
+  });
+});
