@@ -1,7 +1,7 @@
 /**
  * Runs the worker under the real Deno binary as a child process and waits until it listens.
  * Shared by `switchyard worker` and `switchyard start`; Deno gets only the permissions the worker
- * needs: network, environment, and reading its config file and sources.
+ * needs: network, environment, reading its config file and sources, and its state dir when given.
  *
  * @module
  */
@@ -28,6 +28,8 @@ export interface DenoWorkerOptions {
   stderr?: 'inherit' | 'pipe';
   env?: Record<string, string>;
   startTimeoutMs?: number;
+  /** Where the worker keeps state (the built-in OAuth server's file); Deno may read and write only there besides its sources. */
+  stateDir?: string;
 }
 
 export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerProcess> {
@@ -43,8 +45,8 @@ export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerP
     '--no-prompt',
     '--allow-net',
     '--allow-env',
-    `--allow-read=${root},${options.configFile}`,
-    ...auditWritePermission(options.configFile),
+    `--allow-read=${[root, options.configFile, ...(options.stateDir !== undefined ? [options.stateDir] : [])].join(',')}`,
+    ...writePermission([...auditWritePaths(options.configFile), ...(options.stateDir !== undefined ? [options.stateDir] : [])]),
     ...(fromSource ? [`--config=${join(root, 'deno.json')}`] : ['--no-config']),
     entry,
   ];
@@ -54,6 +56,7 @@ export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerP
       ...process.env,
       ...options.env,
       SWITCHYARD_WORKER_CONFIG_FILE: options.configFile,
+      ...(options.stateDir !== undefined ? { SWITCHYARD_STATE_DIR: options.stateDir } : {}),
       HOST: options.host ?? '127.0.0.1',
       PORT: String(options.port ?? 8787),
       NO_COLOR: '1',
@@ -105,12 +108,17 @@ export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerP
 }
 
 /** `--allow-write` for the audit file the worker config names (resolved as the worker resolves it), if any. */
-function auditWritePermission(configFile: string): string[] {
+function auditWritePaths(configFile: string): string[] {
   let file: unknown;
   try {
     file = (JSON.parse(readFileSync(configFile, 'utf8')) as { audit?: { file?: unknown } }).audit?.file;
   } catch {
     return []; // the worker reports an unreadable or invalid config itself
   }
-  return typeof file === 'string' && file !== '' ? [`--allow-write=${resolve(dirname(configFile), file)}`] : [];
+  return typeof file === 'string' && file !== '' ? [resolve(dirname(configFile), file)] : [];
+}
+
+/** One `--allow-write` naming every path the worker may write (the audit file, the state dir), or none. */
+function writePermission(paths: readonly string[]): string[] {
+  return paths.length === 0 ? [] : [`--allow-write=${paths.join(',')}`];
 }

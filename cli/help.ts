@@ -59,7 +59,7 @@ Options:
   --host H          Address to listen on (default 127.0.0.1, or $HOST)
   --port N          Port (default 8787, or $PORT)
   --state-dir DIR   Where tokens, generated configs and the demo folder live (default .switchyard)`,
-  worker: `Usage: switchyard worker --config FILE [--host H] [--port N] [--runtime deno|node] [--config-dir DIR]
+  worker: `Usage: switchyard worker --config FILE [--host H] [--port N] [--runtime deno|node] [--config-dir DIR] [--state-dir DIR]
 
 Runs the edge worker. Under Deno by default (the binary from the "deno" npm package). With
 --runtime node it is the single-machine deployment: servers bound to a top-level {"type":"local"}
@@ -71,7 +71,8 @@ Options:
   --host H          Address to listen on (default 127.0.0.1)
   --port N          Port (default 8787)
   --runtime R       deno (default) or node
-  --config-dir DIR  With --runtime node: where local servers are configured (default: the config file's folder)`,
+  --config-dir DIR  With --runtime node: where local servers are configured (default: the config file's folder)
+  --state-dir DIR   With "oauth": {"built-in": …}: where its state (oauth-state.json) is kept (default: the config file's folder)`,
   sidecar: `Usage: switchyard sidecar --config-dir DIR [--worker URL] [--entity-id ID]
        switchyard sidecar init --config-dir DIR --worker URL --entity-id ID [--force]
        switchyard sidecar profiles --config-dir DIR

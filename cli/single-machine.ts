@@ -24,6 +24,7 @@ import { createSidecarComposition, type SidecarComposition } from '../sidecar/ho
 import { silentLogger, type Logger } from '../sidecar/log.ts';
 import type { ProcessExecutorOptions } from '../sidecar/process/process-executor.ts';
 import type { WorkerConfig } from '../worker/config/worker-config.ts';
+import type { OAuthRuntime } from '../worker/app.ts';
 import type { WorkerLogger } from '../worker/log.ts';
 import type { AuditWrite } from '../shared/audit/audit-log.ts';
 import { startNodeWorker, type NodeWorker } from '../worker/adapters/node/node-worker.ts';
@@ -45,6 +46,8 @@ export interface SingleMachineOptions {
   executor?: ProcessExecutorOptions;
   /** Where the worker's and the in-process host's audit lines go; none when absent. */
   auditWrite?: AuditWrite;
+  /** The runtime's part of OAuth (`oauth-state.ts`: the built-in server's state file). */
+  oauth?: OAuthRuntime;
 }
 
 export interface SingleMachine {
@@ -91,6 +94,7 @@ export async function startSingleMachine(options: SingleMachineOptions): Promise
     ...(localHost !== undefined ? { localHost } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
     ...(options.auditWrite !== undefined ? { auditWrite: options.auditWrite } : {}),
+    ...(options.oauth !== undefined ? { oauth: options.oauth } : {}),
   });
   let closing: Promise<void> | undefined;
   return {

@@ -8,7 +8,10 @@
  * - a token kept across restarts, printed with paste-ready client configs and written to
  *   `<state>/client-config.json`;
  * - the sidecar's host key, made on the first start and kept in `<state>/sidecar/host.key`; the
- *   generated worker config lists only its public key.
+ *   generated worker config lists only its public key;
+ * - the built-in OAuth authorization server, its state in `<state>/worker/`, so clients that
+ *   only do OAuth (Claude's custom connectors, ChatGPT) connect with the URL alone and are
+ *   approved on the consent page with the token.
  *
  * Ctrl-C (SIGINT) or SIGTERM stops the sidecar (ending every server process tree), then Deno.
  *
@@ -128,11 +131,13 @@ export async function runStart(argv: string[]): Promise<number> {
         memory: { executor: { type: 'reverse-http', 'entity-id': entityId } },
       },
       'allowed-hosts': allowedHostNames(host),
+      oauth: { 'built-in': {} },
     },
     0o600,
   );
 
-  const worker = await startDenoWorker({ configFile: workerConfig, host, port, env: { SWITCHYARD_LOG_LEVEL: quiet } });
+  const workerState = ensureDir(join(stateDir, 'worker'));
+  const worker = await startDenoWorker({ configFile: workerConfig, host, port, stateDir: workerState, env: { SWITCHYARD_LOG_LEVEL: quiet } });
   const sidecarLog = createLogger({ level: quiet as 'warn', fields: { component: 'sidecar' } });
   // The sidecar dials the worker's real address; an unspecified listen address is reached via loopback.
   const dialUrl = worker.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
@@ -195,6 +200,9 @@ export async function runStart(argv: string[]): Promise<number> {
       JSON.stringify(configs.claudeDesktop, null, 2),
       '',
       `Stdio-only clients:  ${configs.mcpRemote}`,
+      '',
+      'Claude custom connector (Settings > Connectors > Add custom connector; OAuth, approve with the token):',
+      agentUrl,
       '',
       'Ctrl-C stops everything.',
       '',

@@ -38,6 +38,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
       host: { type: 'string' },
       port: { type: 'string' },
       runtime: { type: 'string' },
+      'state-dir': { type: 'string' },
     },
   });
   if (values.config === undefined) throw new LocalError('usage', 'Missing --config FILE: the worker config (see switchyard worker --help)');
@@ -51,10 +52,14 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     throw new LocalError('usage', '--config-dir is for the single-machine mode: add --runtime node, or run a sidecar with switchyard sidecar --config-dir DIR');
   }
   const text = readConfigText(configFile);
+  // The built-in OAuth server's state (clients, grants, tokens, all hashed) lives beside the config by default.
+  const stateDir = resolve(values['state-dir'] ?? dirname(configFile));
 
   if (runtime === 'node') {
     const config = parseWorkerConfigText(text, { runtime: 'node' });
     const { startSingleMachine } = await import('./single-machine.ts');
+    const { nodeOAuthRuntime } = await import('./oauth-state.ts');
+    const oauth = await nodeOAuthRuntime(config, stateDir);
     const machine = await startSingleMachine({
       config,
       configDir: resolve(values['config-dir'] ?? dirname(configFile)),
@@ -63,6 +68,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
       log: createLogger({ fields: { component: 'worker' } }),
       hostLog: createLogger({ fields: { component: 'local-host' } }),
       auditWrite: auditWriter(config.audit?.file === undefined ? undefined : resolve(dirname(configFile), config.audit.file), parseLogLevel(process.env.SWITCHYARD_LOG_LEVEL)),
+      ...(oauth !== undefined ? { oauth } : {}),
     });
     // This process hosts the local servers itself: one agent's bug must not end every session.
     keepServingOnUnexpectedErrors(createLogger({ fields: { component: 'local-host' } }));
@@ -71,8 +77,8 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     await new Promise<never>(() => {});
   }
   // Validated here first so every problem is printed as path: message before Deno starts.
-  parseWorkerConfigText(text, { runtime: 'edge' });
-  const worker = await startDenoWorker({ configFile, host, port });
+  const edgeConfig = parseWorkerConfigText(text, { runtime: 'edge' });
+  const worker = await startDenoWorker({ configFile, host, port, ...(edgeConfig.oauth?.['built-in'] !== undefined ? { stateDir } : {}) });
   process.stdout.write(JSON.stringify({ event: 'listening', url: worker.url }) + '\n');
   stopOnSignals(async () => {
     await worker.stop();

@@ -155,7 +155,9 @@ export async function startStack(spec: StackSpec): Promise<Stack> {
     return proc;
   };
   const logLevel = spec.logLevel ?? 'info';
-  const startWorker = async (port: number) => track(await startWorkerProcessFromFile(procs, configFile, { port, logLevel }));
+  // A worker with OAuth keeps its state beside its config, so a restart finds its clients and grants.
+  const stateDir = spec.worker?.oauth !== undefined ? join(dir, 'worker-state') : undefined;
+  const startWorker = async (port: number) => track(await startWorkerProcessFromFile(procs, configFile, { port, logLevel, ...(stateDir !== undefined ? { stateDir } : {}) }));
   // Worker and sidecar start side by side (the sidecar retries until the worker listens), which
   // saves a process start per file; so the port is chosen up front.
   const port = await freePort();

@@ -29,6 +29,8 @@ export interface WorkerProcessOptions {
   port?: number;
   logLevel?: 'debug' | 'info' | 'warn';
   env?: Record<string, string>;
+  /** The worker's state dir (the built-in OAuth server's file); Deno may write only there. */
+  stateDir?: string;
 }
 
 /** Writes `config` and starts the worker under Deno; resolves once it listens. */
@@ -49,6 +51,7 @@ export async function startWorkerProcessFromFile(procs: ProcessSet, configFile: 
     configFile,
     port: options.port ?? 0,
     stderr: 'pipe',
+    ...(options.stateDir !== undefined ? { stateDir: options.stateDir } : {}),
     env: { SWITCHYARD_LOG_LEVEL: options.logLevel ?? 'info', ...options.env },
   });
   const listeningAt = Date.now();

@@ -4,7 +4,9 @@
  *
  * - `SWITCHYARD_WORKER_CONFIG`: the config as JSON text, or
  * - `SWITCHYARD_WORKER_CONFIG_FILE`: a path to it;
- * - `SWITCHYARD_LOG_LEVEL`: debug, info (default), warn or error.
+ * - `SWITCHYARD_LOG_LEVEL`: debug, info (default), warn or error;
+ * - `SWITCHYARD_STATE_DIR`: where the built-in OAuth server keeps its state (`oauth.built-in`
+ *   needs it; Deno then needs `--allow-read` and `--allow-write` on it).
  *
  * Audit lines go to stderr at that level, or to the file the config's `audit.file` names
  * (relative to the config file's directory), which needs `--allow-write` for that file.
@@ -20,6 +22,8 @@ import { createWorkerLogger, parseLogLevel, type WorkerLogger } from '../../log.
 import { formatIssue, ValidationError } from '../../../shared/validation.ts';
 import { upgradeWebSocket } from './deno-websocket.ts';
 import { levelFilteredWriter, type AuditWrite } from '../../../shared/audit/audit-log.ts';
+import { denoResolver, openDenoOAuthStore, type DenoStateApi } from './deno-oauth-state.ts';
+import type { OAuthRuntime } from '../../app.ts';
 
 export interface DenoHttpServer {
   finished: Promise<void>;
@@ -27,7 +31,7 @@ export interface DenoHttpServer {
 }
 
 /** The slice of the `Deno` namespace the worker adapters use. */
-export interface DenoRuntime {
+export interface DenoRuntime extends DenoStateApi {
   env: { get(key: string): string | undefined };
   readTextFile(path: string): Promise<string>;
   serve(
@@ -70,7 +74,8 @@ export async function createDenoWorker(options: { listenPort?: () => number | un
   const level = parseLogLevel(deno.env.get('SWITCHYARD_LOG_LEVEL'));
   const log = createWorkerLogger({ level, fields: { component: 'worker' } });
   const auditWrite = denoAuditWriter(auditFilePath(config.audit?.file, deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE')), level);
-  const worker = composeWorker({ config, log, auditWrite, upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never>, ...options });
+  const oauth = await oauthRuntime(config);
+  const worker = composeWorker({ config, log, auditWrite, upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never>, ...(oauth !== undefined ? { oauth } : {}), ...options });
   return { worker, log };
 }
 
@@ -93,4 +98,22 @@ function denoAuditWriter(file: string | undefined, level: string): AuditWrite {
   }
   const encoder = new TextEncoder();
   return (line) => void handle.writeSync(encoder.encode(line + '\n'));
+}
+
+/** The built-in OAuth server's store in `SWITCHYARD_STATE_DIR`; exits 2 when it is needed and missing or unreadable. */
+async function oauthRuntime(config: WorkerConfig): Promise<OAuthRuntime | undefined> {
+  if (config.oauth === undefined) return undefined;
+  const resolve = denoResolver(deno);
+  if (config.oauth['built-in'] === undefined) return { metadataDocuments: { resolve } };
+  const stateDir = deno.env.get('SWITCHYARD_STATE_DIR');
+  if (stateDir === undefined || stateDir === '') {
+    console.error('oauth.built-in needs a state dir for clients, grants and tokens: set SWITCHYARD_STATE_DIR (and allow Deno to read and write it)');
+    return deno.exit(2);
+  }
+  try {
+    return { store: await openDenoOAuthStore(deno, stateDir), metadataDocuments: { resolve } };
+  } catch (error) {
+    console.error(`Cannot open the OAuth state in "${stateDir}": ${error instanceof Error ? error.message : String(error)}`);
+    return deno.exit(2);
+  }
 }

@@ -40,6 +40,8 @@ export interface StartNodeWorkerOptions {
   retryAfterMs?: number;
   /** Writes one audit line (stderr or the `audit.file`, opened by the caller); none when absent. */
   auditWrite?: ComposeWorkerOptions['auditWrite'];
+  /** The runtime's part of OAuth: the built-in server's state store (`cli/oauth-state.ts` opens the file one). */
+  oauth?: ComposeWorkerOptions['oauth'];
 }
 
 export interface NodeWorker {
@@ -65,6 +67,7 @@ export async function startNodeWorker(options: StartNodeWorkerOptions): Promise<
     ...(options.log !== undefined ? { log: options.log } : {}),
     ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}),
     ...(options.auditWrite !== undefined ? { auditWrite: options.auditWrite } : {}),
+    ...(options.oauth !== undefined ? { oauth: options.oauth } : {}),
   });
   const wss = new WebSocketServer({ noServer: true });
   const hostname = options.host ?? '127.0.0.1';
