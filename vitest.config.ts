@@ -42,6 +42,7 @@ const SLOW = [
   'test/readme-quickstart.test.ts',
   'test/readme-deploy.test.ts',
   'test/status-page.test.ts',
+  'test/oauth/oauth-browser.test.ts',
   'test/conformance/**/*.test.ts',
   'test/resilience/load.test.ts',
 ];

@@ -47,6 +47,13 @@ interface CodeRecord {
 interface TokenRecord {
   grantId: string;
   used?: true;
+  /** An access token's resource, when narrower than its grant's. */
+  resource?: string;
+}
+
+/** True when a grant for `granted` may issue a token for `requested`: the same, or the whole worker's base. */
+function covers(granted: string, requested: string): boolean {
+  return granted === requested || (new URL(granted).pathname === '/' && requested.startsWith(`${granted}/`));
 }
 
 /** What an access token stands for, once verified. */
@@ -127,26 +134,36 @@ export class Grants {
     return this.#issue(record.grantId, grant);
   }
 
-  /** The refresh_token grant: rotates the refresh token; a replaced one presented again revokes the grant. */
+  /**
+   * The refresh_token grant: rotates the refresh token; a replaced one presented again revokes
+   * the grant. `resource` may narrow a grant for the whole worker to one endpoint (RFC 8707 §2.2).
+   */
   async refresh(input: { refreshToken: string; clientId: string; resource?: string }): Promise<IssuedTokens> {
     const id = await sha256Hex(input.refreshToken);
-    const record = asRecord<TokenRecord>(await this.#store.take('refresh', id));
-    if (record === undefined) throw new OAuthError('invalid_grant', 'The refresh token is unknown, expired or revoked');
-    const grant = await this.#grant(record.grantId);
-    if (record.used === true) {
-      await this.#store.delete('grant', record.grantId);
+    // Checked before it is used up, so a request that is merely wrong does not cost the client its grant.
+    const peek = asRecord<TokenRecord>(await this.#store.get('refresh', id));
+    if (peek === undefined) throw new OAuthError('invalid_grant', 'The refresh token is unknown, expired or revoked');
+    const grant = await this.#grant(peek.grantId);
+    if (peek.used === true) {
+      await this.#store.delete('grant', peek.grantId);
       throw new OAuthError('invalid_grant', 'The refresh token was already used: the grant is revoked (sign in again)');
     }
     if (grant === undefined) throw new OAuthError('invalid_grant', 'The refresh token was revoked');
-    await this.#store.put('refresh', id, json({ ...record, used: true }), grant.createdAt + this.#options.refreshTtlMs);
     if (grant.clientId !== input.clientId) throw new OAuthError('invalid_grant', 'The refresh token was issued to another client');
-    if (input.resource !== undefined && input.resource !== grant.resource) {
-      throw new OAuthError('invalid_target', `The resource differs from the one of the grant ("${grant.resource}")`);
+    const resource = input.resource ?? grant.resource;
+    if (!covers(grant.resource, resource)) {
+      throw new OAuthError('invalid_target', `The resource "${resource}" is not covered by the grant ("${grant.resource}")`);
     }
+    const record = asRecord<TokenRecord>(await this.#store.take('refresh', id));
+    if (record === undefined || record.used === true) {
+      await this.#store.delete('grant', peek.grantId);
+      throw new OAuthError('invalid_grant', 'The refresh token was used twice at once: the grant is revoked (sign in again)');
+    }
+    await this.#store.put('refresh', id, json({ ...record, used: true }), grant.createdAt + this.#options.refreshTtlMs);
     // A refreshed grant lives another refresh lifetime.
     const renewed: GrantRecord = { ...grant, createdAt: this.#options.now() };
     await this.#store.put('grant', record.grantId, json(renewed), renewed.createdAt + this.#options.refreshTtlMs);
-    return this.#issue(record.grantId, renewed);
+    return this.#issue(record.grantId, renewed, resource);
   }
 
   /** RFC 7009: revokes the grant behind an access or refresh token of `clientId`; unknown tokens are ignored. */
@@ -167,18 +184,18 @@ export class Grants {
     const record = asRecord<TokenRecord>(await this.#store.get('access', await sha256Hex(token)));
     if (record === undefined) return null;
     const grant = await this.#grant(record.grantId);
-    return grant === undefined ? null : { agent: grant.agent, clientId: grant.clientId, resource: grant.resource, scope: grant.scope };
+    return grant === undefined ? null : { agent: grant.agent, clientId: grant.clientId, resource: record.resource ?? grant.resource, scope: grant.scope };
   }
 
   async #grant(id: string): Promise<GrantRecord | undefined> {
     return asRecord<GrantRecord>(await this.#store.get('grant', id));
   }
 
-  async #issue(grantId: string, grant: GrantRecord): Promise<IssuedTokens> {
+  async #issue(grantId: string, grant: GrantRecord, resource = grant.resource): Promise<IssuedTokens> {
     const now = this.#options.now();
     const access = randomSecret(ACCESS_TOKEN_PREFIX);
     const refresh = randomSecret(REFRESH_TOKEN_PREFIX);
-    await this.#store.put('access', await sha256Hex(access), json({ grantId }), now + this.#options.accessTtlMs);
+    await this.#store.put('access', await sha256Hex(access), json({ grantId, ...(resource !== grant.resource ? { resource } : {}) }), now + this.#options.accessTtlMs);
     await this.#store.put('refresh', await sha256Hex(refresh), json({ grantId }), grant.createdAt + this.#options.refreshTtlMs);
     return { access_token: access, token_type: 'Bearer', expires_in: Math.floor(this.#options.accessTtlMs / 1000), refresh_token: refresh, scope: grant.scope };
   }

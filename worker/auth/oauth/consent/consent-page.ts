@@ -54,7 +54,7 @@ function page(nonce: string, title: string, body: string): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${escapeHtml(title)} · Switchyard</title>
 <link rel="icon" href="${FAVICON}">
 <style nonce="${nonce}">${STATUS_PAGE_CSS}${CONSENT_CSS}</style>
@@ -74,7 +74,8 @@ function respond(html: string, nonce: string, status: number, formTargets: reado
       'content-type': 'text/html; charset=utf-8',
       'content-security-policy': consentCsp(nonce, formTargets),
       'cache-control': 'no-store',
-      'referrer-policy': 'no-referrer',
+      // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on the form's POST.
+      'referrer-policy': 'same-origin',
       'x-content-type-options': 'nosniff',
       'x-frame-options': 'DENY',
       ...headers,
