@@ -33,7 +33,7 @@ const ROOT = process.env.SWITCHYARD_LAYERING_ROOT ?? join(import.meta.dirname, '
 const SCANNED = ['shared', 'worker', 'sidecar', 'cli', 'test', 'scripts', 'bin'];
 
 /** Packages known to run on every web runtime (Deno, Node, Workers); anything else is Node-only until shown otherwise. */
-const WEB_PACKAGES = ['hono', 'zod', '@modelcontextprotocol/sdk', '@cfworker/json-schema'];
+const WEB_PACKAGES = ['hono', 'zod', '@modelcontextprotocol/sdk', '@cfworker/json-schema', 'jose'];
 /** The one place in `worker/` allowed Node-only packages (still no `node:` module). */
 const NODE_ADAPTER = 'worker/adapters/node/';
 
