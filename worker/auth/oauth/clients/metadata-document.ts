@@ -142,22 +142,25 @@ export class MetadataDocumentClients {
     if (refusal !== null) throw new OAuthError('invalid_client', `Client metadata document refused: ${refusal}`);
     const url = new URL(clientId);
     if (this.#deps.resolve !== undefined) await this.#checkAddresses(url.hostname);
+    // One deadline for the whole exchange, headers and body.
+    const signal = AbortSignal.timeout(this.#deps.timeoutMs);
+    const failed = (error: unknown) =>
+      error instanceof OAuthError
+        ? error
+        : new OAuthError('invalid_client', `Cannot fetch the client metadata document: ${signal.aborted ? `no answer within ${this.#deps.timeoutMs} ms` : (error as Error).message}`);
     let response: Response;
+    let text: string;
     try {
-      response = await this.#deps.fetch(clientId, {
-        redirect: 'manual',
-        headers: { accept: 'application/json' },
-        signal: AbortSignal.timeout(this.#deps.timeoutMs),
-      });
+      response = await this.#deps.fetch(clientId, { redirect: 'manual', headers: { accept: 'application/json' }, signal });
+      if (response.status !== 200) {
+        await response.body?.cancel();
+        throw new OAuthError('invalid_client', `Cannot fetch the client metadata document: it answered ${response.status}${response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''}`);
+      }
+      text = await readCapped(response, METADATA_DOCUMENT_MAX_BYTES);
     } catch (error) {
-      const what = (error as Error).name === 'TimeoutError' ? `no answer within ${this.#deps.timeoutMs} ms` : (error as Error).message;
-      throw new OAuthError('invalid_client', `Cannot fetch the client metadata document: ${what}`);
+      throw failed(error);
     }
-    if (response.status !== 200) {
-      await response.body?.cancel();
-      throw new OAuthError('invalid_client', `Cannot fetch the client metadata document: it answered ${response.status}${response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''}`);
-    }
-    const client = parseMetadataDocument(clientId, await readCapped(response, METADATA_DOCUMENT_MAX_BYTES));
+    const client = parseMetadataDocument(clientId, text);
     if (this.#cache.size >= CACHE_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
     this.#cache.set(clientId, { client, until: this.#deps.now() + cacheLifetime(response) });
     return client;
