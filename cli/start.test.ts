@@ -41,6 +41,13 @@ describe('switchyard start', () => {
       await client.connect(new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers } }));
       // Every demo server now has a channel and a contained process for this session.
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['everything__echo', 'filesystem__list_directory', 'memory__read_graph']));
+      // The URL alone for a Claude custom connector, which signs in with the built-in OAuth server.
+      expect(out).toContain(`Claude custom connector (Settings > Connectors > Add custom connector; OAuth, approve with the token):\n${entry.url}\n`);
+      const challenge = await fetch(entry.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+      expect(challenge.status).toBe(401);
+      const issuer = new URL(entry.url).origin;
+      expect(challenge.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${issuer}/.well-known/oauth-protected-resource/mcp", scope="mcp"`);
+      expect(((await (await fetch(`${issuer}/.well-known/oauth-authorization-server`)).json()) as { issuer: string }).issuer).toBe(issuer);
     } finally {
       if (started.exitCode === null) process.kill(-started.pid!, 'SIGINT');
       const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 20_000);

@@ -6,7 +6,9 @@
  * - `GET /healthz`: liveness without a token, details with one (see `status/healthz.ts`);
  * - `GET /`: the status page (`status/status-page.ts`), which signs in and reads `/healthz`;
  * - `/mcp` and `/servers/:name/mcp`: the agent endpoints, behind bearer auth;
- * - `GET /link`: where sidecars dial in (engineer C's route, mounted as given).
+ * - `GET /link`: where sidecars dial in (engineer C's route, mounted as given);
+ * - with `oauth` configured: `/.well-known/oauth-protected-resource[/…]`, and for the built-in
+ *   authorization server `/.well-known/oauth-authorization-server` and `/oauth/*` (`auth/oauth/`).
  *
  * Host and Origin are checked on every route except `/link` (see `auth/host-origin.ts`).
  * Errors: a `WireError` becomes its HTTP status and `{error:{reason,message}}`; a
@@ -94,7 +96,9 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
     },
   });
 
-  const guard = hostOriginGuard({ allowedHosts: config['allowed-hosts'], allowedOrigins: config['allowed-origins'] });
+  // The worker's own public origin may always post to it (the OAuth consent form behind a proxy).
+  const ownOrigin = config['public-url'] !== undefined ? [new URL(config['public-url']).origin] : [];
+  const guard = hostOriginGuard({ allowedHosts: config['allowed-hosts'], allowedOrigins: [...config['allowed-origins'], ...ownOrigin] });
   app.use('*', async (c, next) => (c.req.path === '/link' ? next() : guard(c, next)));
 
   const linkRoute = deps.linkRoute ?? (deps.upgradeWebSocket !== undefined && deps.registry !== undefined
