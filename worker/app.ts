@@ -72,7 +72,7 @@ export interface AppDeps {
 }
 
 /** The runtime's part of OAuth: everything of `OAuthDeps` the config does not say. */
-export type OAuthRuntime = Omit<OAuthDeps, 'config' | 'agents' | 'adminTokenSha256' | 'publicUrl'>;
+export type OAuthRuntime = Omit<OAuthDeps, 'config' | 'agents' | 'adminTokenSha256' | 'publicUrl' | 'log'>;
 
 export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   const { config, sessions } = deps;
@@ -128,7 +128,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
 
   const oauth = config.oauth === undefined
     ? undefined
-    : createWorkerOAuth({ ...deps.oauth, config: config.oauth, agents: config.agents, adminTokenSha256: config['admin-token-sha256'], publicUrl: config['public-url'] });
+    : createWorkerOAuth({ log, ...deps.oauth, config: config.oauth, agents: config.agents, adminTokenSha256: config['admin-token-sha256'], publicUrl: config['public-url'] });
   if (oauth !== undefined) app.route('/', oauth.routes);
   const auth = auditedAuth(agentAuth(config.agents, oauth?.resourceAuth), audit);
   const common = { config, open, sessions, log, recentErrors, audit };

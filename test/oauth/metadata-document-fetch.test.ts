@@ -61,7 +61,7 @@ function localHttpsFetch(url: string, init: RequestInit): Promise<Response> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const req = request(
-      { host: '127.0.0.1', port, servername: target.hostname, path: target.pathname, method: 'GET', headers: { host: target.host, ...(init.headers as Record<string, string>) }, ca, signal: init.signal ?? null },
+      { host: '127.0.0.1', port, servername: target.hostname, path: target.pathname, method: 'GET', headers: { host: target.host, ...(init.headers as Record<string, string>) }, ca, ...(init.signal ? { signal: init.signal } : {}) },
       (res) => resolve(new Response(Readable.toWeb(res) as ReadableStream, { status: res.statusCode ?? 500, headers: res.headers as Record<string, string> })),
     );
     req.on('error', reject);

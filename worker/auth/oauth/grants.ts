@@ -17,6 +17,7 @@
 import { OAuthError } from './oauth-error.ts';
 import { pkceMatches, randomSecret, sha256Hex } from './oauth-crypto.ts';
 import type { JsonValue, OAuthStore } from './oauth-store.ts';
+import { silentWorkerLogger, type WorkerLogger } from '../../log.ts';
 
 export const CODE_TTL_MS = 60_000;
 export const SCOPE = 'mcp';
@@ -25,6 +26,8 @@ export interface GrantOptions {
   accessTtlMs: number;
   refreshTtlMs: number;
   now?: () => number;
+  /** Grants approved, revoked and ended by reuse; never a code or token. */
+  log?: WorkerLogger;
 }
 
 interface GrantRecord {
@@ -94,7 +97,7 @@ export class Grants {
 
   constructor(store: OAuthStore, options: GrantOptions) {
     this.#store = store;
-    this.#options = { now: Date.now, ...options };
+    this.#options = { now: Date.now, log: silentWorkerLogger, ...options };
   }
 
   /** Records an approval and returns the one-time code for it. */
@@ -106,6 +109,7 @@ export class Grants {
     const code = randomSecret(CODE_PREFIX);
     const record: CodeRecord = { grantId, clientId: request.clientId, redirectUri: request.redirectUri, codeChallenge: request.codeChallenge, resource: request.resource };
     await this.#store.put('code', await sha256Hex(code), json(record), now + CODE_TTL_MS);
+    this.#options.log.info('OAuth grant approved', { client: request.clientId, agent: request.agent, resource: request.resource });
     return code;
   }
 
@@ -116,6 +120,7 @@ export class Grants {
     if (record === undefined) throw new OAuthError('invalid_grant', 'The authorization code is unknown or expired');
     if (record.used === true) {
       await this.#store.delete('grant', record.grantId);
+      this.#options.log.warn('OAuth authorization code presented twice: its grant is revoked', { client: record.clientId });
       throw new OAuthError('invalid_grant', 'The authorization code was already used: every token issued from it is revoked');
     }
     // Remembered as used until it would have expired, so a replay is recognised (and revokes).
@@ -146,6 +151,7 @@ export class Grants {
     const grant = await this.#grant(peek.grantId);
     if (peek.used === true) {
       await this.#store.delete('grant', peek.grantId);
+      this.#options.log.warn('OAuth refresh token reused: its grant is revoked', { client: grant?.clientId ?? null, agent: grant?.agent ?? null });
       throw new OAuthError('invalid_grant', 'The refresh token was already used: the grant is revoked (sign in again)');
     }
     if (grant === undefined) throw new OAuthError('invalid_grant', 'The refresh token was revoked');
@@ -176,6 +182,7 @@ export class Grants {
     await this.#store.delete('grant', record.grantId);
     await this.#store.delete('access', id);
     await this.#store.delete('refresh', id);
+    this.#options.log.info('OAuth grant revoked', { client: clientId, agent: grant?.agent ?? null });
   }
 
   /** What a live access token stands for, or null (unknown, expired, or its grant revoked). */

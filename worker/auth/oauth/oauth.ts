@@ -22,6 +22,7 @@ import { Grants, SCOPE } from './grants.ts';
 import { authorizationServerMetadata, protectedResourceMetadata, type MetadataOptions } from './metadata.ts';
 import type { OAuthConfig } from './oauth-config.ts';
 import type { OAuthStore } from './oauth-store.ts';
+import type { WorkerLogger } from '../../log.ts';
 import { acceptedResources, AUTHORIZATION_SERVER_WELL_KNOWN, baseUrlOf, PROTECTED_RESOURCE_WELL_KNOWN, resourceMetadataUrl } from './resource-urls.ts';
 import { createTokenHandlers } from './token-endpoint.ts';
 
@@ -36,6 +37,7 @@ export interface OAuthDeps {
   metadataDocuments?: MetadataDocumentFetchDeps;
   externalIssuer?: ExternalIssuerDeps;
   now?: () => number;
+  log?: WorkerLogger;
 }
 
 export interface WorkerOAuth {
@@ -70,7 +72,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
       throw new LocalError('invalid-config', 'oauth.built-in needs a state store: run the worker with a state dir (SWITCHYARD_STATE_DIR under Deno, --state-dir with switchyard worker)');
     }
     const now = deps.now ?? Date.now;
-    grants = new Grants(store, { accessTtlMs: builtIn['access-token-seconds'] * 1000, refreshTtlMs: builtIn['refresh-token-days'] * 86_400_000, now });
+    grants = new Grants(store, { accessTtlMs: builtIn['access-token-seconds'] * 1000, refreshTtlMs: builtIn['refresh-token-days'] * 86_400_000, now, ...(deps.log !== undefined ? { log: deps.log } : {}) });
     const clients = new ClientRegistry(store, {
       metadataDocuments: builtIn['client-id-metadata-documents'] ? new MetadataDocumentClients({ now, ...deps.metadataDocuments }) : null,
       registration: builtIn['dynamic-client-registration'],
