@@ -1,0 +1,53 @@
+/**
+ * The built-in OAuth server's state under Deno: the worker refuses to start without a state dir
+ * (exit 2, saying what to set), and with one it keeps `oauth-state.json` there, mode 0600, holding
+ * hashes and metadata but no client secret in the clear, across a restart.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DENO } from '../support/paths.ts';
+import { ProcessSet } from '../support/processes.ts';
+import { startWorkerProcess } from '../support/worker-process.ts';
+
+const procs = new ProcessSet();
+const dir = mkdtempSync(join(tmpdir(), 'switchyard-deno-oauth-'));
+afterAll(async () => {
+  await procs.stopAll();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const CONFIG = { agents: [], servers: {}, oauth: { 'built-in': {} } };
+
+describe('OAuth state under Deno', () => {
+  it('refuses to start the built-in server without a state dir, saying what to set', async () => {
+    const proc = procs.spawn(DENO, ['run', '--allow-net', '--allow-read', '--allow-env', 'worker/adapters/deno/deno-worker.ts'], { SWITCHYARD_WORKER_CONFIG: JSON.stringify(CONFIG), SWITCHYARD_STATE_DIR: '' });
+    expect(await proc.exited).toBe(2);
+    expect(proc.stderr()).toContain('oauth.built-in needs a state dir for clients, grants and tokens: set SWITCHYARD_STATE_DIR');
+  });
+
+  it('keeps a registered client in a 0600 file without its secret, across a restart', async () => {
+    const stateDir = join(dir, 'state');
+    const first = await startWorkerProcess(procs, CONFIG, { dir, stateDir });
+    const registered = await fetch(`${first.url}/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Confidential app', redirect_uris: ['https://app.example.com/cb'] }),
+    });
+    expect(registered.status).toBe(201);
+    const { client_id, client_secret } = (await registered.json()) as { client_id: string; client_secret: string };
+    expect(client_secret).toMatch(/^sycs_/);
+    const file = join(stateDir, 'oauth-state.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const text = readFileSync(file, 'utf8');
+    expect(text).toContain(client_id);
+    expect(text).not.toContain(client_secret);
+    await first.process.stop();
+
+    const second = await startWorkerProcess(procs, CONFIG, { dir, stateDir });
+    const authorize = await fetch(`${second.url}/oauth/authorize?client_id=${client_id}&redirect_uri=${encodeURIComponent('https://app.example.com/cb')}&response_type=code&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`);
+    expect(authorize.status).toBe(200);
+    expect(await authorize.text()).toContain('Confidential app');
+  });
+});
