@@ -291,3 +291,22 @@ describe('refusals', () => {
     expect(page.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
   });
 });
+
+describe('hostile bodies', () => {
+  it('refuses an oversized token or registration body while it streams in', async () => {
+    const { fetchFn } = await setup();
+    const big = 'x'.repeat(20_000);
+    const token = await post(fetchFn, '/oauth/token', { grant_type: 'authorization_code', code: big });
+    expect(token.status).toBe(413);
+    expect(await token.json()).toEqual({ error: 'invalid_request', error_description: 'The body is larger than 16384 bytes' });
+    const reg = await fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: big }) });
+    expect(reg.status).toBe(413);
+  });
+
+  it('refuses a registration with a redirect URI that is neither https nor loopback, naming it', async () => {
+    const { fetchFn } = await setup();
+    const reg = await fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['http://evil.example/cb'] }) });
+    expect(reg.status).toBe(400);
+    expect(await reg.json()).toEqual({ error: 'invalid_redirect_uri', error_description: 'redirect_uris.0: "http://evil.example/cb" is http: on a host other than loopback: use https' });
+  });
+});

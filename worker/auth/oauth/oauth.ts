@@ -11,6 +11,7 @@
  * @module
  */
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { LocalError } from '../../../shared/errors.ts';
 import type { AgentEntry } from '../../config/worker-config.ts';
 import type { AgentTokenExtension } from '../agent-auth.ts';
@@ -25,6 +26,7 @@ import type { OAuthStore } from './oauth-store.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { acceptedResources, AUTHORIZATION_SERVER_WELL_KNOWN, baseUrlOf, PROTECTED_RESOURCE_WELL_KNOWN, resourceMetadataUrl } from './resource-urls.ts';
 import { createTokenHandlers } from './token-endpoint.ts';
+import { OAuthError } from './oauth-error.ts';
 
 export interface OAuthDeps {
   config: OAuthConfig;
@@ -45,6 +47,8 @@ export interface WorkerOAuth {
   resourceAuth: AgentTokenExtension;
 }
 
+export const OAUTH_BODY_MAX_BYTES = 16 * 1024;
+
 const json = (body: unknown) => Response.json(body, { headers: { 'cache-control': 'max-age=300', 'access-control-allow-origin': '*' } });
 
 export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
@@ -59,6 +63,8 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
   };
   const agentNames = new Set(deps.agents.map((a) => a.name));
   const routes = new Hono();
+  // Every OAuth request body is a small form or JSON document; a larger one is refused while it streams in.
+  routes.use('/oauth/*', bodyLimit({ maxSize: OAUTH_BODY_MAX_BYTES, onError: () => new OAuthError('invalid_request', `The body is larger than ${OAUTH_BODY_MAX_BYTES} bytes`, 413).toResponse() }));
 
   const prm = (c: Context, path: string) => json(protectedResourceMetadata(baseUrl(c), path, options));
   routes.get(PROTECTED_RESOURCE_WELL_KNOWN, (c) => prm(c, ''));
