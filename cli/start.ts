@@ -131,6 +131,8 @@ export async function runStart(argv: string[]): Promise<number> {
         memory: { executor: { type: 'reverse-http', 'entity-id': entityId } },
       },
       'allowed-hosts': allowedHostNames(host),
+      // The consent page posts its form from the worker's own origin, whichever of these names the browser used.
+      'allowed-origins': allowedHostNames(host),
       oauth: { 'built-in': {} },
     },
     0o600,
