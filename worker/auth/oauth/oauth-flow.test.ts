@@ -27,15 +27,15 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-async function setup(options: { metadataFetch?: (url: string, init: RequestInit) => Promise<Response> } = {}) {
+async function setup(options: { metadataFetch?: (url: string, init: RequestInit) => Promise<Response>; now?: () => number } = {}) {
   const router = new InProcessRouter({ alpha: createTestMcpServer, beta: createTestMcpServer });
   const config = await testConfig([{ name: 'alice', servers: ['alpha'] }, { name: 'bob', servers: ['beta'] }], ['alpha', 'beta'], {
     'admin-token-sha256': await sha256Hex('admin-token'),
     oauth: { 'built-in': {} },
   });
   const sessions = new InMemorySessionTable({ idleMs: 60_000 });
-  const store = FileOAuthStore.inMemory();
-  const app = createApp({ config, router, sessions, retryAfterMs: 0, oauth: { store, ...(options.metadataFetch ? { metadataDocuments: { fetch: options.metadataFetch } } : {}) } });
+  const store = FileOAuthStore.inMemory(options.now ? { now: options.now } : {});
+  const app = createApp({ config, router, sessions, retryAfterMs: 0, oauth: { store, ...(options.now ? { now: options.now } : {}), ...(options.metadataFetch ? { metadataDocuments: { fetch: options.metadataFetch } } : {}) } });
   const fetchFn = async (url: string | URL, init?: RequestInit) => app.request(String(url), init);
   cleanups.push(async () => {
     await sessions.closeAll();
@@ -308,5 +308,21 @@ describe('hostile bodies', () => {
     const reg = await fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['http://evil.example/cb'] }) });
     expect(reg.status).toBe(400);
     expect(await reg.json()).toEqual({ error: 'invalid_redirect_uri', error_description: 'redirect_uris.0: "http://evil.example/cb" is http: on a host other than loopback: use https' });
+  });
+});
+
+describe('registered clients', () => {
+  it('forgets a client that never got a token after a day, and keeps one that did', async () => {
+    let now = Date.now();
+    const { fetchFn } = await setup({ now: () => now });
+    const register = async () =>
+      ((await (await fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) })).json()) as { client_id: string }).client_id;
+    const idle = await register();
+    const { clientId: active, code, verifier } = await approvedCode(fetchFn);
+    expect((await post(fetchFn, '/oauth/token', { grant_type: 'authorization_code', code, client_id: active, redirect_uri: REDIRECT, code_verifier: verifier })).status).toBe(200);
+    now += 25 * 3_600_000;
+    const ask = (clientId: string) => fetchFn(`${BASE}/oauth/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT)}`);
+    expect(await (await ask(idle)).text()).toContain(`Unknown client &#34;${idle}&#34;: register it first`);
+    expect((await ask(active)).status).not.toBe(400);
   });
 });

@@ -82,6 +82,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
     const clients = new ClientRegistry(store, {
       metadataDocuments: builtIn['client-id-metadata-documents'] ? new MetadataDocumentClients({ now, ...deps.metadataDocuments }) : null,
       registration: builtIn['dynamic-client-registration'],
+      activeTtlMs: builtIn['refresh-token-days'] * 86_400_000,
       now,
     });
     const authorize = createAuthorizeHandlers({ agents: deps.agents, adminTokenSha256: deps.adminTokenSha256, clients, grants, store, baseUrl, now });

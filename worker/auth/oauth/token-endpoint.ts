@@ -93,12 +93,16 @@ export function createTokenHandlers(deps: TokenEndpointDeps) {
           if (code === null) throw new OAuthError('invalid_request', 'Missing code');
           if (verifier === null) throw new OAuthError('invalid_request', 'Missing code_verifier: PKCE is required');
           if (redirectUri === null) throw new OAuthError('invalid_request', 'Missing redirect_uri');
-          return noStore(await deps.grants.redeemCode({ code, clientId: client.clientId, redirectUri, codeVerifier: verifier, ...(resource !== undefined ? { resource } : {}) }));
+          const tokens = await deps.grants.redeemCode({ code, clientId: client.clientId, redirectUri, codeVerifier: verifier, ...(resource !== undefined ? { resource } : {}) });
+          await deps.clients.touch(client);
+          return noStore(tokens);
         }
         if (grantType === 'refresh_token') {
           const refreshToken = form.get('refresh_token');
           if (refreshToken === null) throw new OAuthError('invalid_request', 'Missing refresh_token');
-          return noStore(await deps.grants.refresh({ refreshToken, clientId: client.clientId, ...(resource !== undefined ? { resource } : {}) }));
+          const tokens = await deps.grants.refresh({ refreshToken, clientId: client.clientId, ...(resource !== undefined ? { resource } : {}) });
+          await deps.clients.touch(client);
+          return noStore(tokens);
         }
         throw new OAuthError('unsupported_grant_type', `Unsupported grant_type "${(grantType ?? '').slice(0, 50)}": use authorization_code or refresh_token`);
       } catch (error) {

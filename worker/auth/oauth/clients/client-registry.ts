@@ -2,7 +2,9 @@
  * Finds the client behind a `client_id`: an https URL is a Client ID Metadata Document (when
  * enabled), anything else a client from Dynamic Client Registration (RFC 7591, when enabled),
  * kept in the store. Registration is open, as RFC 7591 allows, because registering grants
- * nothing: every client still needs a person's approval on the consent page.
+ * nothing: every client still needs a person's approval on the consent page. So that open
+ * registration cannot fill the state file, a registered client lives a day until it first gets
+ * tokens, then as long as a refresh token would, renewed each time it gets tokens.
  *
  * @module
  */
@@ -33,8 +35,13 @@ export interface ClientRegistryOptions {
   metadataDocuments: MetadataDocumentClients | null;
   /** Dynamic Client Registration enabled. */
   registration: boolean;
+  /** How long a registered client that gets tokens is kept after its last token request. */
+  activeTtlMs: number;
   now?: () => number;
 }
+
+/** How long a registered client is kept before it ever gets a token. */
+export const UNUSED_CLIENT_TTL_MS = 86_400_000;
 
 export class ClientRegistry {
   readonly #store: OAuthStore;
@@ -66,6 +73,12 @@ export class ClientRegistry {
     return record as unknown as OAuthClient;
   }
 
+  /** Keeps a registered client that just got tokens for another refresh-token lifetime. */
+  async touch(client: OAuthClient): Promise<void> {
+    if (client.source !== 'registration') return;
+    await this.#store.put('client', client.clientId, client as unknown as JsonValue, (this.#options.now ?? Date.now)() + this.#options.activeTtlMs);
+  }
+
   /** RFC 7591 §3: registers a client; the response (201) carries its id and, when confidential, its secret (never stored). */
   async register(body: unknown): Promise<Record<string, unknown>> {
     if (!this.#options.registration) throw new OAuthError('invalid_request', 'Dynamic Client Registration is disabled on this server', 404);
@@ -88,8 +101,9 @@ export class ClientRegistry {
       ...(secret !== undefined ? { secretSha256: await sha256Hex(secret) } : {}),
       source: 'registration',
     };
-    await this.#store.put('client', clientId, client as unknown as JsonValue, null);
-    const issuedAt = Math.floor((this.#options.now ?? Date.now)() / 1000);
+    const now = (this.#options.now ?? Date.now)();
+    await this.#store.put('client', clientId, client as unknown as JsonValue, now + UNUSED_CLIENT_TTL_MS);
+    const issuedAt = Math.floor(now / 1000);
     return {
       client_id: clientId,
       client_id_issued_at: issuedAt,
