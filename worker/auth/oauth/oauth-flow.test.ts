@@ -27,11 +27,12 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-async function setup(options: { metadataFetch?: (url: string, init: RequestInit) => Promise<Response>; now?: () => number } = {}) {
+async function setup(options: { metadataFetch?: (url: string, init: RequestInit) => Promise<Response>; now?: () => number; publicUrl?: string } = {}) {
   const router = new InProcessRouter({ alpha: createTestMcpServer, beta: createTestMcpServer });
   const config = await testConfig([{ name: 'alice', servers: ['alpha'] }, { name: 'bob', servers: ['beta'] }], ['alpha', 'beta'], {
     'admin-token-sha256': await sha256Hex('admin-token'),
     oauth: { 'built-in': {} },
+    ...(options.publicUrl !== undefined ? { 'public-url': options.publicUrl } : {}),
   });
   const sessions = new InMemorySessionTable({ idleMs: 60_000 });
   const store = FileOAuthStore.inMemory(options.now ? { now: options.now } : {});
@@ -324,5 +325,26 @@ describe('registered clients', () => {
     const ask = (clientId: string) => fetchFn(`${BASE}/oauth/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT)}`);
     expect(await (await ask(idle)).text()).toContain(`Unknown client &#34;${idle}&#34;: register it first`);
     expect((await ask(active)).status).not.toBe(400);
+  });
+});
+
+describe('behind a proxy (public-url)', () => {
+  it('names the public URL as issuer and resource, and lets its origin post the consent form', async () => {
+    const PUBLIC = 'https://yard.example.com';
+    const { fetchFn } = await setup({ publicUrl: PUBLIC });
+    const res = await fetchFn(`${BASE}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: INIT });
+    expect(res.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${PUBLIC}/.well-known/oauth-protected-resource/mcp", scope="mcp"`);
+    expect(await (await fetchFn(`${BASE}/.well-known/oauth-authorization-server`)).json()).toMatchObject({ issuer: PUBLIC, token_endpoint: `${PUBLIC}/oauth/token` });
+    const reg = await fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) });
+    const { client_id } = (await reg.json()) as { client_id: string };
+    const url = new URL(`${BASE}/oauth/authorize`);
+    for (const [k, v] of Object.entries({ response_type: 'code', client_id, redirect_uri: REDIRECT, code_challenge: 'a'.repeat(43), code_challenge_method: 'S256', resource: `${PUBLIC}/mcp` })) url.searchParams.set(k, v);
+    const page = await fetchFn(url);
+    const html = await page.text();
+    const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+    const fields = { consent: /name="consent" value="([^"]+)"/.exec(html)![1]!, csrf: /name="csrf" value="([^"]+)"/.exec(html)![1]!, step: 'sign-in', token: 'alice-token' };
+    const signedIn = await fetchFn(`${BASE}/oauth/authorize`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: PUBLIC }, body: new URLSearchParams(fields).toString() });
+    expect(signedIn.status).toBe(200);
+    expect(await signedIn.text()).toContain('Signed in as agent alice');
   });
 });
