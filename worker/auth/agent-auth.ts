@@ -13,6 +13,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { constantTimeEqual, hexToBytes, sha256 } from '../../shared/credentials.ts';
 import { WireError } from '../../shared/errors.ts';
 import type { AgentEntry } from '../config/worker-config.ts';
+import { VerifiedTokenCache } from './verified-tokens.ts';
 
 /** The one sha-256 hex (`shared/credentials.ts`), re-exported for what configures agents by token. */
 export { sha256Hex } from '../../shared/credentials.ts';
@@ -56,10 +57,14 @@ export function unauthorizedResponse(c: Context, hadToken: boolean): Response {
 
 /** Middleware: authenticates the agent and stores it as `c.get('agent')`, or answers 401. */
 export function agentAuth(agents: readonly AgentEntry[]): MiddlewareHandler<{ Variables: AgentVariables }> {
+  const verified = new VerifiedTokenCache<AgentEntry>();
   return async function agentAuth(c, next) {
     const header = c.req.header('authorization');
-    const agent = await authenticateAgent(header, agents);
-    if (agent === null) return unauthorizedResponse(c, bearerTokenOf(header) !== null);
+    const token = bearerTokenOf(header);
+    const cached = token === null ? undefined : verified.get(token);
+    const agent = cached ?? (await authenticateAgent(header, agents));
+    if (agent === null) return unauthorizedResponse(c, token !== null);
+    if (cached === undefined) verified.remember(token!, agent);
     c.set('agent', agent);
     await next();
   };
