@@ -96,7 +96,8 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
     host: HOST,
     servers: { everything: everythingServer(), ...demo, counted: everythingServer() },
     profiles,
-    ...(options.sidecarConfig ? { sidecar: options.sidecarConfig } : {}),
+    // The warm pool as users get it (sidecar.json silent about it) unless the caller sizes it.
+    sidecar: { 'warm-pool': {}, ...options.sidecarConfig },
   });
   const revision = (await new TrustProfileStore(join(configDir, 'trust-profiles')).load(PROFILE)).revision;
 
