@@ -9,6 +9,7 @@
  *   npm run bench -- --only latency,link --variants b,e --calls 1000 --rounds 3
  *   npm run bench -- --quick                   # fewer calls and samples, no 256 sessions: about two minutes
  *   npm run bench -- --profile --label x       # CPU profiles of worker and sidecar under load
+ *   npm run bench -- --profile --profile-payload 1048576   # the same with 1 MB echoes
  *
  * Sections: size, hotpath, latency, link, cold, warm, concurrency, scale (memory is sampled at the
  * start and inside concurrency). Options: --calls (500) --warmup (50) --rounds (2) per latency
@@ -63,6 +64,7 @@ const { values, tokens } = parseArgs({
     'scale-calls': { type: 'string', default: '400' },
     quick: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    'profile-payload': { type: 'string', default: '0' },
   },
   tokens: true,
 });
@@ -94,7 +96,8 @@ const settings = {
 
 async function main(): Promise<number> {
   if (values.profile) {
-    await profileUnderLoad(registry, { calls: settings.calls * 4, label, log });
+    const payloadBytes = Number(values['profile-payload']);
+    await profileUnderLoad(registry, { calls: payloadBytes > 0 ? Math.max(10, Math.ceil(settings.calls / 10)) : settings.calls * 4, label, payloadBytes, log });
     return 0;
   }
   const failures: BenchResults['failures'] = [];
