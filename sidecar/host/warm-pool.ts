@@ -13,7 +13,8 @@
  *   when its own `initialize` asks the same (`warm-start-transport.ts`); so the server sees what
  *   a cold start would have shown it. The first session of an agent is therefore always cold.
  * - Sized by config: `size` instances per key (0 disables the pool), at most `maxInstances` in all
- *   (the pool's share of the host's memory); refilled in the background after each take; a key
+ *   (the pool's share of the host's memory); refilled in the background after each take, at most
+ *   `MAX_CONCURRENT_STARTS` instances starting at once so that refills never crowd out sessions; a key
  *   unused for `idleMs` is emptied; an instance that ends while pooled is dropped, not replaced at
  *   once (a crashing server would otherwise respawn in a loop), and a key whose instances fail to
  *   initialize `MAX_FAILURES` times in a row is no longer filled.
@@ -75,6 +76,11 @@ export interface WarmPoolOptions {
 export const DEFAULT_WARM_POOL = { size: 1, maxInstances: 16, idleSeconds: 600 } as const;
 
 const MAX_FAILURES = 3;
+/**
+ * Instances starting at once, all keys together: a refill is background work, and a burst of
+ * sessions taking instances must not turn into a burst of spawns competing with those sessions.
+ */
+const MAX_CONCURRENT_STARTS = 2;
 const MAX_PENDING_MESSAGES = 64;
 const INIT_ID = 'switchyard-warm-pool-initialize';
 
@@ -155,7 +161,7 @@ export class WarmPool {
   #fill(state: KeyState): void {
     const { size, maxInstances, budget, log } = this.#options;
     while (this.enabled && this.#keys.get(idOf(state.key)) === state && state.failures < MAX_FAILURES) {
-      if (state.ready.length + state.starting >= size || this.size >= maxInstances) return;
+      if (state.ready.length + state.starting >= size || this.size >= maxInstances || this.#startingCount() >= MAX_CONCURRENT_STARTS) return;
       if (budget !== undefined && !budget.tryReserve(state.key.agent)) {
         log.debug('Warm pool not refilled: the host budget is spent', { agent: state.key.agent, server: state.key.server });
         return;
@@ -172,15 +178,28 @@ export class WarmPool {
           }
           state.ready.push(instance);
           log.info('Warm instance ready', { agent: state.key.agent, server: state.key.server });
+          this.#fillAll();
         },
         (error: unknown) => {
           state.starting--;
           state.failures++;
           budget?.release(state.key.agent);
           log.warn('Warm instance did not start', { agent: state.key.agent, server: state.key.server, failures: state.failures, error });
+          this.#fillAll();
         },
       );
     }
+  }
+
+  #startingCount(): number {
+    let n = 0;
+    for (const state of this.#keys.values()) n += state.starting;
+    return n;
+  }
+
+  /** After a start settled: the next key still short of instances gets its turn. */
+  #fillAll(): void {
+    for (const state of [...this.#keys.values()]) this.#fill(state);
   }
 
   /** Launches and initializes one instance; rejects (and ends it) when it fails or takes too long. */
