@@ -78,6 +78,28 @@ describe('WarmPool', () => {
     expect(p.size).toBe(0);
   });
 
+  it('makes room for a key used more recently by ending an instance of the key used longest ago', async () => {
+    const p = pool(2, 2);
+    const made: FakeServer[] = [];
+    const launch = async () => {
+      const s = new FakeServer();
+      made.push(s);
+      return s;
+    };
+    p.learn(key, params, launch);
+    await settle();
+    expect(p.size).toBe(2);
+    const bob = { ...key, agent: 'bob' };
+    p.learn(bob, params, launch);
+    await settle();
+    await settle();
+    expect(p.size).toBe(2);
+    expect(made.slice(0, 2).every((s) => s.closed)).toBe(true);
+    expect(p.take(bob)).toBeDefined();
+    expect(p.take(key)).toBeUndefined();
+    await p.dispose();
+  });
+
   it('is disabled at size 0', async () => {
     const p = pool(0);
     p.learn(key, params, async () => new FakeServer());

@@ -13,7 +13,8 @@
  *   when its own `initialize` asks the same (`warm-start-transport.ts`); so the server sees what
  *   a cold start would have shown it. The first session of an agent is therefore always cold.
  * - Sized by config: `size` instances per key (0 disables the pool), at most `maxInstances` in all
- *   (the pool's share of the host's memory); refilled in the background after each take, at most
+ *   (the pool's share of the host's memory; when it is full, the key used longest ago gives up an
+ *   instance to a key used more recently); refilled in the background after each take, at most
  *   `MAX_CONCURRENT_STARTS` instances starting at once so that refills never crowd out sessions; a key
  *   unused for `idleMs` is emptied; an instance that ends while pooled is dropped, not replaced at
  *   once (a crashing server would otherwise respawn in a loop), and a key whose instances fail to
@@ -92,12 +93,16 @@ interface KeyState {
   starting: number;
   failures: number;
   idle: ReturnType<typeof setTimeout> | undefined;
+  /** When a session last took from or taught this key (for making room: the stalest key gives way). */
+  touched: number;
 }
 
 export class WarmPool {
   readonly #options: WarmPoolOptions;
   readonly #keys = new Map<string, KeyState>();
   #disposed = false;
+  /** Orders touches (a counter, not a clock: two in one millisecond still differ). */
+  #clock = 0;
 
   constructor(options: WarmPoolOptions) {
     this.#options = options;
@@ -143,7 +148,7 @@ export class WarmPool {
       state.launch = launch;
     } else {
       if (state !== undefined) this.#drop(id, state);
-      state = { key, params, launch, ready: [], starting: 0, failures: 0, idle: undefined };
+      state = { key, params, launch, ready: [], starting: 0, failures: 0, idle: undefined, touched: 0 };
       this.#keys.set(id, state);
     }
     this.#touch(state);
@@ -161,7 +166,8 @@ export class WarmPool {
   #fill(state: KeyState): void {
     const { size, maxInstances, budget, log } = this.#options;
     while (this.enabled && this.#keys.get(idOf(state.key)) === state && state.failures < MAX_FAILURES) {
-      if (state.ready.length + state.starting >= size || this.size >= maxInstances || this.#startingCount() >= MAX_CONCURRENT_STARTS) return;
+      if (state.ready.length + state.starting >= size || this.#startingCount() >= MAX_CONCURRENT_STARTS) return;
+      if (this.size >= maxInstances && !this.#makeRoomFor(state)) return;
       if (budget !== undefined && !budget.tryReserve(state.key.agent)) {
         log.debug('Warm pool not refilled: the host budget is spent', { agent: state.key.agent, server: state.key.server });
         return;
@@ -189,6 +195,17 @@ export class WarmPool {
         },
       );
     }
+  }
+
+  /** Ends one ready instance of the key used longest ago before `state`'s, if there is one. */
+  #makeRoomFor(state: KeyState): boolean {
+    let stalest: KeyState | undefined;
+    for (const other of this.#keys.values()) {
+      if (other !== state && other.ready.length > 0 && other.touched < state.touched && (stalest === undefined || other.touched < stalest.touched)) stalest = other;
+    }
+    if (stalest === undefined) return false;
+    this.#end(stalest, stalest.ready[0]!, 'room was made for a key used more recently');
+    return true;
   }
 
   #startingCount(): number {
@@ -250,6 +267,7 @@ export class WarmPool {
   }
 
   #touch(state: KeyState): void {
+    state.touched = ++this.#clock;
     if (state.idle !== undefined) clearTimeout(state.idle);
     state.idle = setTimeout(() => void Promise.all(this.#drop(idOf(state.key), state)), this.#options.idleMs);
     (state.idle as { unref?: () => void }).unref?.();
