@@ -37,7 +37,11 @@ export const TOKENS = {
   boxed: 'bench-boxed-token-0001',
   counter: 'bench-counter-token-01',
   demo: (i: number) => `bench-demo-token-${String(i).padStart(4, '0')}`,
+  coldPlain: (i: number) => `bench-cold-plain-${String(i).padStart(4, '0')}`,
+  coldBoxed: (i: number) => `bench-cold-boxed-${String(i).padStart(4, '0')}`,
 } as const;
+/** Agents `cold-plain-<i>` and `cold-boxed-<i>`: one session each, so the warm pool never serves a cold-start sample. */
+export const COLD_AGENTS = 12;
 /** Agents `demo-0` … that each use the three demo servers on `/mcp`: one per warm/cold sample. */
 export const DEMO_AGENTS = 12;
 export const DEMO_SERVERS = ['everything', 'filesystem', 'memory'] as const;
@@ -96,8 +100,9 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
     host: HOST,
     servers: { everything: everythingServer(), ...demo, counted: everythingServer() },
     profiles,
-    // The warm pool as users get it (sidecar.json silent about it) unless the caller sizes it.
-    sidecar: { 'warm-pool': {}, ...options.sidecarConfig },
+    // The warm pool as users get it (one instance per agent, server and revision), with room for
+    // every agent the bench runs at once, unless the caller sizes it.
+    sidecar: { 'warm-pool': { 'max-instances': 64 }, ...options.sidecarConfig },
   });
   const revision = (await new TrustProfileStore(join(configDir, 'trust-profiles')).load(PROFILE)).revision;
 
@@ -114,6 +119,10 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
         'trust-context': { 'trust-profile-ref': PROFILE, 'trust-profile-revision': revision, containment: 'required' },
       }),
       agentEntry({ name: 'counter', token: TOKENS.counter, servers: ['counted'] }),
+      ...Array.from({ length: COLD_AGENTS }, (_, i) => [
+        agentEntry({ name: `cold-plain-${i}`, token: TOKENS.coldPlain(i), servers: ['everything'] }),
+        agentEntry({ name: `cold-boxed-${i}`, token: TOKENS.coldBoxed(i), servers: ['everything'], 'trust-context': { 'trust-profile-ref': PROFILE, 'trust-profile-revision': revision, containment: 'required' } }),
+      ]).flat(),
     ],
     hosts: [workerHostEntry(HOST), workerHostEntry(COUNTED_HOST)],
     servers: { everything: onHost(HOST.entityId), filesystem: onHost(HOST.entityId), memory: onHost(HOST.entityId), counted: onHost(COUNTED_HOST.entityId) },
