@@ -54,6 +54,8 @@ export async function startSidecar(config: SidecarConfig, log: Logger, logLevel:
     trust: { ...(config.trustFloor !== undefined ? { floor: config.trustFloor } : {}), allowUncontained: config.allowUncontained },
     ...(config.modernInstanceIdleSeconds !== undefined ? { modernInstanceIdleSeconds: config.modernInstanceIdleSeconds } : {}),
     audit: { ...(config.audit !== undefined ? { config: config.audit } : {}), write: auditWriter(config.audit?.file, logLevel) },
+    // The CLI's host keeps a warm pool unless sidecar.json says otherwise (its defaults when it is silent).
+    warmPool: config.warmPool ?? {},
   });
   sidecar.start();
   return sidecar;

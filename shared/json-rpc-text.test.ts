@@ -1,5 +1,23 @@
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readJsonRpcText } from './json-rpc-text.ts';
+
+/** The four JSON-RPC shapes, with wrong values now and then, and now and then a key of another shape or a stray. */
+const id = fc.oneof(fc.integer(), fc.string(), fc.double(), fc.constant(null));
+const jsonrpc = fc.constantFrom('2.0', '2.0', '2.0', '1.0');
+const params = fc.oneof(fc.object(), fc.record({ _meta: fc.oneof(fc.object(), fc.record({ progressToken: fc.oneof(fc.string(), fc.integer(), fc.double()) })) }), fc.constant(null), fc.array(fc.integer()));
+const shapes = fc.oneof(
+  fc.record({ jsonrpc, id, method: fc.oneof(fc.string(), fc.integer()), params }, { requiredKeys: ['jsonrpc', 'id', 'method'] }),
+  fc.record({ jsonrpc, method: fc.oneof(fc.string(), fc.integer()), params }, { requiredKeys: ['jsonrpc', 'method'] }),
+  fc.record({ jsonrpc, id, result: fc.oneof(fc.object(), fc.record({ _meta: fc.object() }), fc.string(), fc.constant(null)) }),
+  fc.record(
+    { jsonrpc, id, error: fc.oneof(fc.record({ code: fc.oneof(fc.integer(), fc.double()), message: fc.oneof(fc.string(), fc.integer()), data: fc.jsonValue(), extra: fc.string() }, { requiredKeys: ['code', 'message'] }), fc.string()) },
+    { requiredKeys: ['jsonrpc', 'error'] },
+  ),
+);
+const extra = fc.option(fc.constantFrom('id', 'method', 'result', 'error', 'stray'), { freq: 4 });
+const nearMessage = fc.tuple(shapes, extra, fc.jsonValue()).map(([shape, key, value]) => (key === null ? shape : { ...shape, [key]: value }));
 
 const nest = (n: number) => '['.repeat(n) + ']'.repeat(n);
 
@@ -19,5 +37,24 @@ describe('readJsonRpcText', () => {
   it('passes 128 levels exactly', () => {
     expect(readJsonRpcText(`{"jsonrpc":"2.0","id":1,"result":{"x":${nest(126)}}}`).kind).toBe('message');
     expect(readJsonRpcText(`{"jsonrpc":"2.0","id":1,"result":{"x":${nest(127)}}}`).kind).toBe('too-deep');
+  });
+
+  it("accepts and returns exactly what the SDK's message union does", () => {
+    const accepted = new Set<string>();
+    fc.assert(
+      fc.property(fc.oneof(nearMessage, fc.jsonValue()), (generated) => {
+        const text = JSON.stringify(generated);
+        const value: unknown = JSON.parse(text);
+        const expected = JSONRPCMessageSchema.safeParse(value);
+        const read = readJsonRpcText(text);
+        if (expected.success) {
+          expect(read).toEqual({ kind: 'message', message: expected.data });
+          accepted.add(['id', 'method', 'result', 'error'].filter((k) => k in (value as object)).join('+'));
+        } else expect(read.kind).toBe('not-json-rpc');
+      }),
+      { numRuns: 2000 },
+    );
+    // The run reached every one of the four shapes, not only refusals.
+    expect([...accepted].sort()).toEqual(expect.arrayContaining(['id+error', 'id+method', 'id+result', 'method']));
   });
 });

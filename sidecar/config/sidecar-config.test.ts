@@ -25,6 +25,14 @@ describe('sidecar.json', () => {
     for (const bad of [0, -5, 1.5, '900']) expect(() => parseSidecarConfig({ ...base, 'modern-instance-idle-seconds': bad })).toThrow(/modern-instance-idle-seconds/);
   });
 
+  it('takes warm-pool sizes as whole numbers (size 0 disables it) and names a bad key', () => {
+    expect(parseSidecarConfig({ ...base, 'warm-pool': { size: 0 } })['warm-pool']).toEqual({ size: 0 });
+    expect(parseSidecarConfig({ ...base, 'warm-pool': { size: 2, 'max-instances': 8, 'idle-seconds': 60 } })['warm-pool']).toEqual({ size: 2, 'max-instances': 8, 'idle-seconds': 60 });
+    expect(() => parseSidecarConfig({ ...base, 'warm-pool': { size: -1 } })).toThrow(/warm-pool\.size: must be 0 \(no pool\) or more/);
+    expect(() => parseSidecarConfig({ ...base, 'warm-pool': { size: 1.5 } })).toThrow(/warm-pool\.size/);
+    expect(() => parseSidecarConfig({ ...base, 'warm-pool': { sized: 1 } })).toThrow(/warm-pool\.sized: unknown key/);
+  });
+
   it('accepts a user name that is one path segment', () => {
     expect(parseSidecarConfig({ ...base, user: 'alice.b_c-1' }).user).toBe('alice.b_c-1');
   });

@@ -19,6 +19,7 @@ import { EntityIdSchema, ProfileRefSchema } from '../../shared/names.ts';
 import { parseWith, ValidationError } from '../../shared/validation.ts';
 import { ConfigFileError, readJsonFile } from './config-file-problems.ts';
 import { UserNameSchema } from './user-name.ts';
+import { WarmPoolConfigSchema, warmPoolSettings, type WarmPoolSettings } from './warm-pool-config.ts';
 import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
 import { CLEARTEXT_REMOTE_MESSAGE, isCleartextRemote } from '../link/worker-url.ts';
 
@@ -80,6 +81,7 @@ export const SidecarConfigSchema = z
       .meta({ default: 900 })
       .describe('How long the legacy server process kept for a modern (2026-07-28) agent lives with no request in flight, in seconds (900 = 15 min)'),
     audit: AuditConfigSchema.optional(),
+    'warm-pool': WarmPoolConfigSchema.optional().describe('Server instances started and initialized ahead of an agent\'s next session, per agent, server and trust revision'),
   })
   .describe('Sidecar config (DIR/sidecar.json)');
 
@@ -102,6 +104,8 @@ export interface SidecarConfig {
   modernInstanceIdleSeconds?: number;
   /** `"audit"`, with `file` made absolute (relative to the config dir). */
   audit?: AuditConfig;
+  /** `"warm-pool"`, when set (the composition's defaults apply to what it leaves out). */
+  warmPool?: WarmPoolSettings;
 }
 
 export function parseSidecarConfig(input: unknown): SidecarConfigFile {
@@ -161,6 +165,7 @@ export function loadSidecarConfig(
     ...(file.audit !== undefined
       ? { audit: { ...file.audit, ...(file.audit.file !== undefined ? { file: isAbsolute(file.audit.file) ? file.audit.file : join(configDir, file.audit.file) } : {}) } }
       : {}),
+    ...(file['warm-pool'] !== undefined ? { warmPool: warmPoolSettings(file['warm-pool']) } : {}),
   };
 }
 

@@ -22,6 +22,7 @@ import { auditFromConfig } from '../../shared/audit/audit-from-config.ts';
 import type { AuditConfig } from '../../shared/audit/audit-config.ts';
 import type { AuditWrite } from '../../shared/audit/audit-log.ts';
 import { SidecarAudit } from '../audit/sidecar-audit.ts';
+import { DEFAULT_WARM_POOL, WarmPool, type WarmPoolBudget } from './warm-pool.ts';
 
 export interface SidecarCompositionConfig {
   /** The sidecar config dir: mcp-servers/, users/, machines/, trust-profiles/. */
@@ -47,6 +48,8 @@ export interface SidecarCompositionConfig {
   modernInstanceIdleSeconds?: number;
   /** sidecar.json `"audit"` and where its lines go (stderr or the configured file, opened by the caller); no audit lines without `write`. */
   audit?: { config?: AuditConfig; write: AuditWrite };
+  /** sidecar.json `"warm-pool"`, what it leaves out taken from `DEFAULT_WARM_POOL`; absent: no pool (in-process hosts, tests). */
+  warmPool?: { size?: number; maxInstances?: number; idleSeconds?: number; budget?: WarmPoolBudget };
 }
 
 export interface SidecarComposition {
@@ -56,6 +59,8 @@ export interface SidecarComposition {
   readonly handler: RemoteMcpHostHandler;
   /** The legacy instances serving modern agents; ended on `stop`. */
   readonly modernInstances: LegacyInstancePool;
+  /** Pre-spawned instances for legacy sessions; ended on `stop`. */
+  readonly warmPool: WarmPool;
   /** Every listener the sidecar answers channel opens with; today the MCP one. */
   readonly listeners: { readonly mcp: McpTransportListener };
   /** The link endpoint's channel-open handler (the MCP listener's). */
@@ -78,8 +83,11 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     : auditFromConfig(config.audit.config, { component: 'sidecar', write: config.audit.write, log });
   const audit = configured === null ? undefined : new SidecarAudit(configured.audit, config.entityId);
   const modernInstances = new LegacyInstancePool({ idleMs: (config.modernInstanceIdleSeconds ?? DEFAULT_INSTANCE_IDLE_SECONDS) * 1000, log });
+  const warm = config.warmPool === undefined ? { ...DEFAULT_WARM_POOL, size: 0 } : { ...DEFAULT_WARM_POOL, ...config.warmPool };
+  const warmPool = new WarmPool({ size: warm.size, maxInstances: warm.maxInstances, idleMs: warm.idleSeconds * 1000, log, ...(warm.budget ? { budget: warm.budget } : {}) });
   const handler = new RemoteMcpHostHandler({
     modernInstances,
+    warmPool,
     configDir: config.configDir,
     entityId: config.entityId,
     user: config.user,
@@ -110,6 +118,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     policies,
     handler,
     modernInstances,
+    warmPool,
     listeners: { mcp },
     onOpen: mcp.onOpen,
     link,
@@ -117,6 +126,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     async stop() {
       await link?.stop();
       await mcp.closeAll();
+      await warmPool.dispose();
       await modernInstances.dispose();
       await executor.disposeAll();
       await configured?.exporter?.flush();

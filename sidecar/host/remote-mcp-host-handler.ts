@@ -48,6 +48,8 @@ import { serverEraKey } from './modern/server-era.ts';
 import { resolveServerCommand, type CommandResolution } from './server-command.ts';
 import { resolveServerConfig, type ServerConfig } from './server-config.ts';
 import type { SidecarAudit } from '../audit/sidecar-audit.ts';
+import type { WarmPool } from './warm-pool.ts';
+import { warmOrColdTransport } from './warm-start-transport.ts';
 
 /** What a hosted channel hands back: tearing it down ends the server. */
 export interface HostedConnection {
@@ -76,6 +78,8 @@ export interface RemoteMcpHostHandlerOptions {
   modernInstances?: LegacyInstancePool;
   /** Every call on the record (`sidecar/audit/`). */
   audit?: SidecarAudit;
+  /** Pre-spawned, initialized instances for legacy sessions (the composition owns and disposes it); none: every session starts cold. */
+  warmPool?: WarmPool;
 }
 
 interface Trust {
@@ -124,7 +128,7 @@ export class RemoteMcpHostHandler {
     const server =
       config.kind === 'http'
         ? this.#httpTransport(config)
-        : new LegacyAgentTransport(await this.#stdioTransport(name, config, connection, trust, log), { server: name, eraKey: serverEraKey(name, config), eras: this.#modern.eras, log });
+        : new LegacyAgentTransport(await this.#legacyTransport(name, config, connection, trust, log), { server: name, eraKey: serverEraKey(name, config), eras: this.#modern.eras, log });
     const authorizer = trust.authorizer;
     const ledger = this.#options.audit?.ledger(connection);
     const bridge = bridgeChannels(channel, server, {
@@ -244,6 +248,18 @@ export class RemoteMcpHostHandler {
       this.#authorizers.set(resolved.revision, authorizer);
     }
     return { resolved, authorizer };
+  }
+
+  /** A legacy session's server: a warm instance from the host's pool when it holds one (`warm-start-transport.ts`). */
+  #legacyTransport(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger): Promise<Transport> {
+    const agent = connection.agent;
+    const { session: _session, ...spare } = connection;
+    return warmOrColdTransport({
+      pool: this.#options.warmPool,
+      key: agent === undefined ? null : { agent, server: name, revision: trust.resolved?.revision ?? 'uncontained' },
+      cold: () => this.#stdioTransport(name, config, connection, trust, log),
+      spare: () => this.#stdioTransport(name, config, spare, trust, this.#options.log.child({ server: name, agent: agent ?? null })),
+    });
   }
 
   async #stdioTransport(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger): Promise<Transport> {

@@ -13,6 +13,8 @@ import { EVERYTHING } from './processes.ts';
 
 export interface Agent {
   client: Client;
+  /** One echo of `message` through `tool`; throws unless the answer is the expected text. */
+  echo?(tool: string, message: string): Promise<void>;
   /** Pid of the server process when the client spawned it (stdio), else undefined. */
   serverPid?: number;
   close(): Promise<void>;
@@ -44,8 +46,60 @@ export async function connectStdio(): Promise<Agent> {
 /** One echo call; throws unless the answer is the expected text. */
 export async function echo(client: Client, tool: string, message: string): Promise<void> {
   const result = await client.callTool({ name: tool, arguments: { message } });
+  expectEcho(result, message);
+}
+
+function expectEcho(result: Record<string, unknown>, message: string): void {
   const first = (result.content as Array<{ type: string; text?: string }> | undefined)?.[0];
   if (result.isError === true || first?.text !== `Echo: ${message}`) throw new Error(`Unexpected echo answer: ${JSON.stringify(result).slice(0, 300)}`);
+}
+
+/**
+ * A modern (2026-07-28) agent: no session, every echo one stateless POST carrying the version in
+ * `_meta` and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers (as
+ * `test/modern/modern-client.ts` sends them). No SDK speaks the modern era yet, so this is fetch;
+ * its `client` is a placeholder that is never called.
+ */
+export function modernAgent(url: string, token: string): Agent {
+  let id = 1;
+  const headers = (name: string) => ({
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': MODERN_VERSION,
+    'mcp-method': 'tools/call',
+    'mcp-name': name,
+  });
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'switchyard-bench-modern', version: '1.0.0' },
+  };
+  return {
+    client: new Client({ name: 'switchyard-bench-modern', version: '1.0.0' }),
+    async echo(tool, message) {
+      const body = { jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name: tool, arguments: { message }, _meta: meta } };
+      const response = await fetch(url, { method: 'POST', headers: headers(tool), body: JSON.stringify(body) });
+      const text = await response.text();
+      const data = (response.headers.get('content-type') ?? '').startsWith('text/event-stream') ? lastSseData(text) : text;
+      const answer = JSON.parse(data) as { result?: Record<string, unknown>; error?: unknown };
+      if (answer.result === undefined) throw new Error(`Unexpected modern answer (${response.status}): ${data.slice(0, 300)}`);
+      expectEcho(answer.result, message);
+    },
+    close: async () => {},
+  };
+}
+
+const MODERN_VERSION = '2026-07-28';
+
+function lastSseData(text: string): string {
+  const events = text.split(/\r?\n\r?\n/).map((e) => e.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n')).filter(Boolean);
+  return events.at(-1) ?? '';
+}
+
+/** An agent's echo: its own (modern) or the SDK client's `tools/call`. */
+export function echoOf(agent: Agent): (tool: string, message: string) => Promise<void> {
+  return agent.echo ?? ((tool, message) => echo(agent.client, tool, message));
 }
 
 export interface Timed {
@@ -61,8 +115,9 @@ export interface Timed {
  * `count` sequential echo calls after `warmup` untimed ones. Errors are counted, not thrown, so a
  * flaky variant shows up in the table instead of ending the run.
  */
-export async function echoLoop(client: Client, tool: string, count: number, warmup = 0, tag = 'bench'): Promise<Timed> {
-  for (let i = 0; i < warmup; i++) await echo(client, tool, `${tag} warmup ${i}`);
+export async function echoLoop(client: Client | Agent, tool: string, count: number, warmup = 0, tag = 'bench', payload = ''): Promise<Timed> {
+  const call = client instanceof Client ? (t: string, m: string) => echo(client, t, m) : echoOf(client);
+  for (let i = 0; i < warmup; i++) await call(tool, `${tag} warmup ${i}${payload}`);
   const latencies: number[] = [];
   let errors = 0;
   let firstError: string | undefined;
@@ -70,7 +125,7 @@ export async function echoLoop(client: Client, tool: string, count: number, warm
   for (let i = 0; i < count; i++) {
     const t0 = performance.now();
     try {
-      await echo(client, tool, `${tag} ${i}`);
+      await call(tool, `${tag} ${i}${payload}`);
       latencies.push(performance.now() - t0);
     } catch (error) {
       errors++;

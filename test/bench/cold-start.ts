@@ -4,17 +4,21 @@
  * (`plain` agent) and contained (`boxed`, bubblewrap), with direct stdio (the SDK client spawning
  * the server itself) as the floor.
  *
+ * Each Switchyard sample is the first and only session of its own agent (`cold-plain-<i>`,
+ * `cold-boxed-<i>`), so the host's warm pool, which serves an agent's later sessions, never
+ * serves one (warm starts are measured in `warm-start.ts`).
+ *
  * Samples are interleaved (ordinary, contained, direct, ordinary, …) so that background noise
  * hits every kind alike, one untimed round first warms the worker's and sidecar's code paths, and
- * each sample starts only once every earlier server process has exited, so the teardown of the
- * previous sample is never measured. The median is reported, with min and max.
+ * each sample starts only once the previous one's server has exited and the pool's instance for
+ * its agent is ready, so neither the teardown nor that background start is measured. The median is reported, with min and max.
  *
  * @module
  */
 import { performance } from 'node:perf_hooks';
 import { connectHttp, connectStdio, echo, type Agent } from './client.ts';
 import { isAlive, sleep } from './processes.ts';
-import { TOKENS, type Stack } from './stack.ts';
+import { COLD_AGENTS, TOKENS, type Stack } from './stack.ts';
 import { median, round } from './stats.ts';
 
 export type ColdStartKind = 'ordinary' | 'contained' | 'direct';
@@ -29,21 +33,21 @@ export interface ColdStartResult {
 }
 
 export async function measureColdStart(stack: Stack, options: { samples: number; log(line: string): void }): Promise<ColdStartResult[]> {
-  const connect: Record<ColdStartKind, () => Promise<Agent>> = {
-    ordinary: () => connectHttp(`${stack.url}/servers/everything/mcp`, TOKENS.plain),
-    contained: () => connectHttp(`${stack.url}/servers/everything/mcp`, TOKENS.boxed),
+  const connect: Record<ColdStartKind, (i: number) => Promise<Agent>> = {
+    ordinary: (i) => connectHttp(`${stack.url}/servers/everything/mcp`, TOKENS.coldPlain(i)),
+    contained: (i) => connectHttp(`${stack.url}/servers/everything/mcp`, TOKENS.coldBoxed(i)),
     direct: () => connectStdio(),
   };
   const kinds = Object.keys(connect) as ColdStartKind[];
   const samples: Record<ColdStartKind, number[]> = { ordinary: [], contained: [], direct: [] };
   const errors: Record<ColdStartKind, number> = { ordinary: 0, contained: 0, direct: 0 };
-  for (let pass = -1; pass < options.samples; pass++) {
+  for (let pass = -1; pass < Math.min(options.samples, COLD_AGENTS - 1); pass++) {
     for (const kind of kinds) {
-      await serversGone(stack);
+      const spawnedBefore = stack.serverPids().length;
       const start = performance.now();
       let agent: Agent | undefined;
       try {
-        agent = await connect[kind]();
+        agent = await connect[kind](pass + 1);
         await echo(agent.client, 'echo', `cold ${kind} ${pass}`);
         if (pass >= 0) samples[kind].push(performance.now() - start);
       } catch {
@@ -51,6 +55,7 @@ export async function measureColdStart(stack: Stack, options: { samples: number;
       } finally {
         await agent?.close();
       }
+      if (kind !== 'direct') await quiet(stack, spawnedBefore, `cold-${kind === 'ordinary' ? 'plain' : 'boxed'}-${pass + 1}`);
     }
   }
   return kinds.map((kind) => {
@@ -61,8 +66,12 @@ export async function measureColdStart(stack: Stack, options: { samples: number;
   });
 }
 
-/** Waits (bounded) until every server the sidecar started so far has exited. */
-async function serversGone(stack: Stack): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (stack.serverPids().some(isAlive) && Date.now() < deadline) await sleep(20);
+/**
+ * Waits (bounded) until the sample's own server has exited and the warm instance the pool starts
+ * for that agent afterwards is ready, so neither lands in the next sample.
+ */
+async function quiet(stack: Stack, spawnedBefore: number, agent: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  const own = stack.serverPids()[spawnedBefore];
+  while (Date.now() < deadline && ((own !== undefined && isAlive(own)) || !stack.warmReady().some((r) => r.agent === agent))) await sleep(20);
 }

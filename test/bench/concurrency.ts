@@ -1,27 +1,36 @@
 /**
- * Concurrency against (b) `/servers/everything/mcp`: N agent sessions (each its own server
- * process), then every session calling `echo` sequentially, all sessions at once. Reported per
- * level: throughput over the wall time of the call phase, latency percentiles over every call,
- * errors (a failed call or a session that did not open), and how long opening all N took.
+ * Concurrency: N agent sessions (each its own server process), then every session calling `echo`
+ * sequentially, all sessions at once, against Switchyard (b) `/servers/everything/mcp` and against
+ * supergateway `--stateful` (a fresh one per level), level by level, the two in turn. Reported per
+ * level and gateway: throughput over the wall time of the call phase, latency percentiles over
+ * every call, errors (a failed call or a session that did not open), how long opening all N took,
+ * and the proxy processes' CPU per call (from /proc).
  *
  * Sessions are opened at most `OPEN_PARALLEL` at a time: opening 64 at once on two cores measures
- * the scheduler, and the open time is reported separately anyway. While the largest level is still
- * open, `atPeak` runs (memory is sampled there), then every session is closed.
+ * the scheduler, and the open time is reported separately anyway. While Switchyard's largest level
+ * is still open, `atPeak` runs (memory is sampled there), then every session is closed.
  *
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { connectHttp, echo, echoLoop, type Agent, type Timed } from './client.ts';
+import { connectHttp, echoLoop, echoOf, type Agent, type Timed } from './client.ts';
+import { startSupergateway } from './gateways.ts';
+import { cpuMs, type ProcessRegistry } from './processes.ts';
 import { TOKENS, type Stack } from './stack.ts';
 import { mergeParallel, round, summarize, type LatencySummary } from './stats.ts';
 
 const OPEN_PARALLEL = 16;
 
+export type ConcurrencyGateway = 'switchyard' | 'supergateway';
+
 export interface ConcurrencyResult {
+  gateway: ConcurrencyGateway;
   sessions: number;
   callsPerSession: number;
   openMs: number;
   openErrors: number;
+  /** CPU µs per call of the proxy processes (worker + sidecar, or supergateway), call phase only. */
+  proxyCpuUsPerCall: number | null;
   summary: LatencySummary;
 }
 
@@ -30,12 +39,48 @@ export function callsPerSession(sessions: number, total: number): number {
   return Math.max(20, Math.ceil(total / sessions));
 }
 
+export interface LevelTarget {
+  url: string;
+  token?: string;
+  /** Pids whose CPU is the proxy's. */
+  proxies: readonly number[];
+}
+
+/** Opens `sessions` sessions on `target`, runs the calls, measures; the sessions stay open for `atPeak`. */
+export async function runLevel(
+  target: LevelTarget,
+  sessions: number,
+  calls: number,
+  options: { tag: string; payload?: string; atPeak?: (agents: readonly Agent[]) => Promise<void> },
+): Promise<Omit<ConcurrencyResult, 'gateway'>> {
+  const openStart = performance.now();
+  const { agents, errors: openErrors } = await openSessions(target.url, sessions, target.token);
+  const openMs = round(performance.now() - openStart, 1);
+  try {
+    // One untimed call per session first, so every server has answered once (JIT, lazy init).
+    await Promise.all(agents.map((a, i) => echoOf(a)('echo', `${options.tag}-${i} warmup`).catch(() => {})));
+    const cpu = () => target.proxies.reduce((sum, pid) => sum + (cpuMs(pid) ?? 0), 0);
+    const cpuBefore = cpu();
+    const start = performance.now();
+    const loops: Timed[] = await Promise.all(agents.map((a, i) => echoLoop(a, 'echo', calls, 0, `${options.tag}-${i}`, options.payload ?? '')));
+    const merged = mergeParallel(loops, performance.now() - start);
+    const cpuUsed = cpu() - cpuBefore;
+    merged.errors += openErrors;
+    const summary = summarize(merged);
+    await options.atPeak?.(agents);
+    return { sessions, callsPerSession: calls, openMs, openErrors, proxyCpuUsPerCall: summary.calls === 0 ? null : Math.round((cpuUsed * 1000) / summary.calls), summary };
+  } finally {
+    await Promise.all(agents.map((a) => a.close()));
+  }
+}
+
 export async function measureConcurrency(
+  registry: ProcessRegistry,
   stack: Stack,
   options: {
     levels: readonly number[];
     totalCalls: number;
-    /** Runs just before the largest level's sessions are opened, and while they are all open. */
+    /** Runs just before Switchyard's largest level's sessions are opened, and while they are all open. */
     beforePeak?: () => void;
     atPeak?: (agents: readonly Agent[]) => Promise<void>;
     log(line: string): void;
@@ -43,34 +88,31 @@ export async function measureConcurrency(
 ): Promise<ConcurrencyResult[]> {
   const results: ConcurrencyResult[] = [];
   const peak = Math.max(...options.levels);
+  const report = (r: ConcurrencyResult) => {
+    results.push(r);
+    const s = r.summary;
+    options.log(
+      `  ${r.gateway} ${r.sessions} session(s) × ${r.callsPerSession} calls: ${s.callsPerSec} calls/s, p50 ${s.p50} ms, p99 ${s.p99} ms, ${s.errors} errors, ` +
+        `proxy CPU ${r.proxyCpuUsPerCall} µs/call (open ${r.openMs} ms)`,
+    );
+  };
   for (const sessions of options.levels) {
+    const calls = callsPerSession(sessions, options.totalCalls);
     if (sessions === peak) options.beforePeak?.();
-    const openStart = performance.now();
-    const { agents, errors: openErrors } = await openSessions(`${stack.url}/servers/everything/mcp`, sessions);
-    const openMs = round(performance.now() - openStart, 1);
+    const switchyard = { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.plain, proxies: [stack.worker.pid, stack.sidecar.pid] };
+    report({ gateway: 'switchyard', ...(await runLevel(switchyard, sessions, calls, { tag: `c${sessions}`, ...(sessions === peak && options.atPeak ? { atPeak: options.atPeak } : {}) })) });
+    const gateway = await startSupergateway(registry);
     try {
-      const calls = callsPerSession(sessions, options.totalCalls);
-      // One untimed call per session first, so every server has answered once (JIT, lazy init).
-      await Promise.all(agents.map((a, i) => echo(a.client, 'echo', `c${sessions}-${i} warmup`).catch(() => {})));
-      const start = performance.now();
-      const loops: Timed[] = await Promise.all(agents.map((a, i) => echoLoop(a.client, 'echo', calls, 0, `c${sessions}-${i}`)));
-      const merged = mergeParallel(loops, performance.now() - start);
-      merged.errors += openErrors;
-      const summary = summarize(merged);
-      results.push({ sessions, callsPerSession: calls, openMs, openErrors, summary });
-      options.log(
-        `  ${sessions} session(s) × ${calls} calls: ${summary.callsPerSec} calls/s, p50 ${summary.p50} ms, p99 ${summary.p99} ms, ${summary.errors} errors (open ${openMs} ms)`,
-      );
-      if (sessions === peak) await options.atPeak?.(agents);
+      report({ gateway: 'supergateway', ...(await runLevel({ url: gateway.url, proxies: [gateway.process.pid] }, sessions, calls, { tag: `g${sessions}` })) });
     } finally {
-      await Promise.all(agents.map((a) => a.close()));
+      await registry.stop(gateway.process);
     }
   }
   return results;
 }
 
 /** Opens `count` sessions, `OPEN_PARALLEL` at a time; failures are counted, not thrown. */
-async function openSessions(url: string, count: number): Promise<{ agents: Agent[]; errors: number }> {
+export async function openSessions(url: string, count: number, token?: string): Promise<{ agents: Agent[]; errors: number }> {
   const agents: Agent[] = [];
   let errors = 0;
   let next = 0;
@@ -78,7 +120,7 @@ async function openSessions(url: string, count: number): Promise<{ agents: Agent
     while (next < count) {
       next++;
       try {
-        agents.push(await connectHttp(url, TOKENS.plain));
+        agents.push(await connectHttp(url, token));
       } catch {
         errors++;
       }

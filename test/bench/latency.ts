@@ -7,18 +7,20 @@
  * (b) Switchyard `/servers/everything/mcp` — worker under Deno, link, CLI sidecar, ordinary launch;
  * (c) the same, contained — the `boxed` agent's profile puts the server under bubblewrap;
  * (d) Switchyard `/mcp` — the aggregate, tool `everything__echo`;
- * (e) supergateway `--stateful`; (f) mcp-proxy.
+ * (e) supergateway `--stateful`; (f) mcp-proxy;
+ * (m) Switchyard `/servers/everything/mcp` for a modern (2026-07-28) agent: no session, each echo
+ *     one stateless POST, served by the host's legacy instance for that agent.
  *
  * @module
  */
-import { connectHttp, connectStdio, echoLoop, type Agent, type Timed } from './client.ts';
+import { connectHttp, connectStdio, echoLoop, modernAgent, type Agent, type Timed } from './client.ts';
 import { startMcpProxy, startSupergateway, type Gateway } from './gateways.ts';
 import { cpuMs, descendants, type ProcessRegistry } from './processes.ts';
 import type { Stack } from './stack.ts';
 import { TOKENS } from './stack.ts';
 import { mergeParallel, summarize, type LatencySummary } from './stats.ts';
 
-export type VariantId = 'a' | 'b' | 'c' | 'd' | 'e' | 'f';
+export type VariantId = 'a' | 'b' | 'm' | 'c' | 'd' | 'e' | 'f';
 
 export interface VariantResult {
   id: VariantId;
@@ -60,6 +62,11 @@ export function variants(registry: ProcessRegistry, stack: Stack): Variant[] {
     const agent = await connectHttp(gateway.url);
     return { agent, proxies: { gateway: gateway.process.pid }, servers: () => descendants(gateway.process.pid), done: () => registry.stop(gateway.process) };
   };
+  const modern = async (): Promise<Opened> => {
+    const before = stack.serverPids().length;
+    const agent = modernAgent(`${stack.url}/servers/everything/mcp`, TOKENS.modern);
+    return { agent, proxies: { worker: stack.worker.pid, sidecar: stack.sidecar.pid }, servers: () => stack.serverPids().slice(before), done: async () => {} };
+  };
   const direct = async (): Promise<Opened> => {
     const agent = await connectStdio();
     return { agent, proxies: {}, servers: () => (agent.serverPid === undefined ? [] : [agent.serverPid]), done: async () => {} };
@@ -67,6 +74,7 @@ export function variants(registry: ProcessRegistry, stack: Stack): Variant[] {
   return [
     { id: 'a', label: 'direct stdio (SDK client spawns the server)', tool: 'echo', open: direct },
     { id: 'b', label: 'Switchyard /servers/everything/mcp', tool: 'echo', open: viaStack('/servers/everything/mcp', TOKENS.plain) },
+    { id: 'm', label: 'Switchyard /servers/everything/mcp, modern stateless request', tool: 'echo', open: modern },
     { id: 'c', label: 'Switchyard /servers/everything/mcp, contained (bwrap)', tool: 'echo', open: viaStack('/servers/everything/mcp', TOKENS.boxed) },
     { id: 'd', label: 'Switchyard /mcp (aggregate)', tool: 'everything__echo', open: viaStack('/mcp', TOKENS.plain) },
     { id: 'e', label: 'supergateway --stateful (streamableHttp)', tool: 'echo', open: viaGateway(startSupergateway) },
@@ -90,9 +98,9 @@ export async function measureLatency(
     for (const variant of selected) {
       const opened = await variant.open();
       try {
-        await echoLoop(opened.agent.client, variant.tool, 0, options.warmup, `variant ${variant.id} warmup`);
+        await echoLoop(opened.agent, variant.tool, 0, options.warmup, `variant ${variant.id} warmup`);
         const before = cpuSnapshot(opened);
-        const timed = await echoLoop(opened.agent.client, variant.tool, options.calls, 0, `variant ${variant.id}`);
+        const timed = await echoLoop(opened.agent, variant.tool, options.calls, 0, `variant ${variant.id}`);
         const after = cpuSnapshot(opened);
         const entry = pooled.get(variant.id) ?? { loops: [], cpuMs: {} };
         entry.loops.push(timed);

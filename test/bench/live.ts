@@ -6,16 +6,18 @@
  *
  * @module
  */
-import { connectHttp, connectStdio, echoLoop } from './client.ts';
+import { connectHttp, connectStdio, echoLoop, modernAgent } from './client.ts';
 import { measureColdStart, type ColdStartResult } from './cold-start.ts';
 import { measureConcurrency, type ConcurrencyResult } from './concurrency.ts';
 import { measureLatency, type VariantId, type VariantResult } from './latency.ts';
 import { measureLinkCost, type LinkCostResult } from './link-cost.ts';
 import { medianServerKb, perSession, snapshot, treeRssKb, type MemoryResult } from './memory.ts';
 import { isAlive, rssKb, sleep, type ProcessRegistry } from './processes.ts';
+import { measureScale, type ScaleResult } from './scale.ts';
 import { startStack, TOKENS, type Stack } from './stack.ts';
+import { measureWarmStart, type WarmStartResult } from './warm-start.ts';
 
-export const LIVE_SECTIONS = ['latency', 'link', 'cold', 'concurrency'] as const;
+export const LIVE_SECTIONS = ['latency', 'link', 'cold', 'warm', 'concurrency', 'scale'] as const;
 
 export interface LiveResults {
   latency: VariantResult[];
@@ -23,6 +25,8 @@ export interface LiveResults {
   coldStart: ColdStartResult[];
   concurrency: ConcurrencyResult[];
   memory: MemoryResult | null;
+  warmStart: WarmStartResult | null;
+  scale: ScaleResult | null;
 }
 
 export interface LiveSettings {
@@ -33,6 +37,13 @@ export interface LiveSettings {
   levels: number[];
   concurrencyCalls: number;
   coldSamples: number;
+  /** Cold/warm samples on `/mcp` with the three demo servers. */
+  warmSamples: number;
+  /** Sessions opened at once for the warm/cold open-time comparison (0: not run). */
+  fleet: number;
+  scaleSessions: number[];
+  scalePayloads: number[];
+  scaleCalls: number;
   variants?: VariantId[];
 }
 
@@ -51,9 +62,10 @@ export async function measureLive(registry: ProcessRegistry, settings: LiveSetti
     const latency = (await section('latency', () => measureLatency(registry, stack, { calls: settings.calls, warmup: settings.warmup, rounds: settings.rounds, ...(only ? { only } : {}), log }))) ?? [];
     const linkCost = await section('link', () => measureLinkCost(registry, stack, { calls: 200, log }));
     const coldStart = (await section('cold', () => measureColdStart(stack, { samples: settings.coldSamples, log }))) ?? [];
+    const warmStart = await section('warm', () => measureWarmStart(registry, stack, { samples: settings.warmSamples, fleet: settings.fleet, log }));
     const concurrency = await section('concurrency', async () => {
       const spawnedBefore = stack.serverPids().length;
-      const results = await measureConcurrency(stack, {
+      const results = await measureConcurrency(registry, stack, {
         levels: settings.levels,
         totalCalls: settings.concurrencyCalls,
         log,
@@ -71,7 +83,8 @@ export async function measureLive(registry: ProcessRegistry, settings: LiveSetti
       log(`  memory now: worker ${rssKb(stack.worker.pid)} KiB, sidecar ${rssKb(stack.sidecar.pid)} KiB; per session ${JSON.stringify(memory.perSessionKb)} KiB; server ${memory.serverKb} KiB`);
       return results;
     });
-    return { latency, linkCost, coldStart, concurrency: concurrency ?? [], memory: concurrency === null ? null : memory };
+    const scale = await section('scale', () => measureScale(stack, { sessions: settings.scaleSessions, payloads: settings.scalePayloads, totalCalls: settings.scaleCalls, log }));
+    return { latency, linkCost, coldStart, concurrency: concurrency ?? [], memory, warmStart, scale };
   } finally {
     await registry.stopAll();
     stack.dispose();
@@ -87,11 +100,12 @@ async function warmUp(stack: Stack, calls: number): Promise<void> {
   const paths: Array<[string, string, string]> = [
     ['/servers/everything/mcp', TOKENS.plain, 'echo'],
     ['/mcp', TOKENS.plain, 'everything__echo'],
+    ['modern', TOKENS.modern, 'echo'],
     ['/servers/everything/mcp', TOKENS.boxed, 'echo'],
   ];
   for (const [path, token, tool] of paths) {
-    const agent = await connectHttp(`${stack.url}${path}`, token);
-    await echoLoop(agent.client, tool, 0, calls, 'stack warmup');
+    const agent = path === 'modern' ? modernAgent(`${stack.url}/servers/everything/mcp`, token) : await connectHttp(`${stack.url}${path}`, token);
+    await echoLoop(agent, tool, 0, calls, 'stack warmup');
     await agent.close();
   }
   const deadline = Date.now() + 5_000;

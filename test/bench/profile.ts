@@ -64,21 +64,22 @@ class Inspector {
   }
 }
 
-export async function profileUnderLoad(registry: ProcessRegistry, options: { calls: number; label: string; log(line: string): void }): Promise<void> {
+export async function profileUnderLoad(registry: ProcessRegistry, options: { calls: number; label: string; payloadBytes?: number; log(line: string): void }): Promise<void> {
+  const payload = options.payloadBytes ? ' ' + 'x'.repeat(options.payloadBytes) : '';
   const inspect = ['--inspect=127.0.0.1:0'];
   const stack = await startStack(registry, { denoFlags: inspect, sidecarNodeFlags: inspect });
   try {
     const targets = { worker: await Inspector.attach(stack.worker), sidecar: await Inspector.attach(stack.sidecar) };
     const agent = await connectHttp(`${stack.url}/servers/everything/mcp`, TOKENS.plain);
-    await echoLoop(agent.client, 'echo', 0, 200, 'profile warmup');
+    await echoLoop(agent.client, 'echo', 0, payload ? 10 : 200, 'profile warmup', payload);
     for (const inspector of Object.values(targets)) {
       await inspector.send('Profiler.enable');
       await inspector.send('Profiler.setSamplingInterval', { interval: 100 });
       await inspector.send('Profiler.start');
     }
-    const timed = await echoLoop(agent.client, 'echo', options.calls, 0, 'profile');
+    const timed = await echoLoop(agent.client, 'echo', options.calls, 0, 'profile', payload);
     const s = summarize(timed);
-    options.log(`\nprofiled ${s.calls} echo calls through (b): p50 ${s.p50} ms, ${s.callsPerSec} calls/s (inspector attached)`);
+    options.log(`\nprofiled ${s.calls} echo calls${payload ? ` of ${options.payloadBytes} bytes` : ''} through (b): p50 ${s.p50} ms, ${s.callsPerSec} calls/s (inspector attached)`);
     const dir = join(REPO, 'bench-results', 'profiles');
     mkdirSync(dir, { recursive: true });
     for (const [name, inspector] of Object.entries(targets)) {

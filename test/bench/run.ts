@@ -7,11 +7,15 @@
  *   npm run bench                              # everything, label = timestamp
  *   npm run bench -- --label after --compare bench-results/before.json
  *   npm run bench -- --only latency,link --variants b,e --calls 1000 --rounds 3
+ *   npm run bench -- --quick                   # fewer calls and samples, no 256 sessions: about two minutes
  *   npm run bench -- --profile --label x       # CPU profiles of worker and sidecar under load
+ *   npm run bench -- --profile --profile-payload 1048576   # the same with 1 MB echoes
  *
- * Sections: size, hotpath, latency, link, cold, concurrency (memory is sampled inside concurrency).
- * Options: --calls (500) --warmup (50) --rounds (2) per latency variant; --levels (1,8,64) and
- * --concurrency-calls (500 per level) for concurrency; --cold-samples (7).
+ * Sections: size, hotpath, latency, link, cold, warm, concurrency, scale (memory is sampled at the
+ * start and inside concurrency). Options: --calls (500) --warmup (50) --rounds (2) per latency
+ * variant; --levels (1,8,64) and --concurrency-calls (500 per level) for concurrency, Switchyard and
+ * supergateway in turn; --cold-samples (7); --warm-samples (5) and --fleet (64) for warm starts;
+ * --scale-sessions (1,8,64,256), --scale-payloads (1024,65536,1048576), --scale-calls (400).
  *
  * @module
  */
@@ -27,9 +31,21 @@ import { evaluateTargets, renderMarkdown, writeResults, type BenchResults } from
 import { measureSize } from './size.ts';
 import { measureHotPath } from './hot-path-run.ts';
 
-const SECTIONS = ['size', 'hotpath', 'latency', 'link', 'cold', 'concurrency'] as const;
+const SECTIONS = ['size', 'hotpath', 'latency', 'link', 'cold', 'warm', 'concurrency', 'scale'] as const;
 
-const { values } = parseArgs({
+/** `--quick`: the same sections and targets on fewer calls and samples (noisier, a few minutes). */
+const QUICK: Record<string, string> = {
+  calls: '200',
+  warmup: '30',
+  rounds: '1',
+  'concurrency-calls': '200',
+  'cold-samples': '3',
+  'warm-samples': '3',
+  'scale-sessions': '1,8,64',
+  'scale-calls': '160',
+};
+
+const { values, tokens } = parseArgs({
   options: {
     label: { type: 'string' },
     calls: { type: 'string', default: '500' },
@@ -41,9 +57,20 @@ const { values } = parseArgs({
     only: { type: 'string' },
     variants: { type: 'string' },
     compare: { type: 'string' },
+    'warm-samples': { type: 'string', default: '5' },
+    fleet: { type: 'string', default: '64' },
+    'scale-sessions': { type: 'string', default: '1,8,64,256' },
+    'scale-payloads': { type: 'string', default: '1024,65536,1048576' },
+    'scale-calls': { type: 'string', default: '400' },
+    quick: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    'profile-payload': { type: 'string', default: '0' },
   },
+  tokens: true,
 });
+// An option given on the command line wins over `--quick`'s value for it.
+const given = new Set(tokens.flatMap((t) => (t.kind === 'option' ? [t.name] : [])));
+const option = (name: keyof typeof values & string): string => (values.quick && !given.has(name) && QUICK[name] !== undefined ? QUICK[name]! : String(values[name]));
 
 const log = (line: string) => process.stdout.write(line + '\n');
 const registry = new ProcessRegistry();
@@ -51,18 +78,26 @@ const cleanup = installCleanup(registry);
 const started = Date.now();
 const label = values.label ?? new Date(started).toISOString().replace(/[:.]/g, '-');
 const only = new Set(values.only?.split(',') ?? SECTIONS);
+const numbers = (text: string) => text.split(',').map(Number);
 const settings = {
-  calls: Number(values.calls),
-  warmup: Number(values.warmup),
-  rounds: Number(values.rounds),
-  levels: values.levels.split(',').map(Number),
-  concurrencyCalls: Number(values['concurrency-calls']),
-  coldSamples: Number(values['cold-samples']),
+  quick: values.quick,
+  calls: Number(option('calls')),
+  warmup: Number(option('warmup')),
+  rounds: Number(option('rounds')),
+  levels: numbers(option('levels')),
+  concurrencyCalls: Number(option('concurrency-calls')),
+  coldSamples: Number(option('cold-samples')),
+  warmSamples: Number(option('warm-samples')),
+  fleet: Number(option('fleet')),
+  scaleSessions: numbers(option('scale-sessions')),
+  scalePayloads: numbers(option('scale-payloads')),
+  scaleCalls: Number(option('scale-calls')),
 };
 
 async function main(): Promise<number> {
   if (values.profile) {
-    await profileUnderLoad(registry, { calls: settings.calls * 4, label, log });
+    const payloadBytes = Number(values['profile-payload']);
+    await profileUnderLoad(registry, { calls: payloadBytes > 0 ? Math.max(10, Math.ceil(settings.calls / 10)) : settings.calls * 4, label, payloadBytes, log });
     return 0;
   }
   const failures: BenchResults['failures'] = [];
@@ -90,7 +125,7 @@ async function main(): Promise<number> {
   const hotPath = await section('hotpath', () => measureHotPath(registry, log));
   const live: LiveResults = LIVE_SECTIONS.some((name) => only.has(name))
     ? await measureLive(registry, { ...settings, ...(values.variants ? { variants: values.variants.split(',') as VariantId[] } : {}) }, section, log)
-    : { latency: [], linkCost: null, coldStart: [], concurrency: [], memory: null };
+    : { latency: [], linkCost: null, coldStart: [], concurrency: [], memory: null, warmStart: null, scale: null };
   const partial = {
     label,
     startedAt: new Date(started).toISOString(),

@@ -1,8 +1,10 @@
 /**
  * The Switchyard stack under test, started the way users start it: the worker under the real
  * Deno binary through the production launcher (`cli/deno-worker-process.ts`, config file) and the
- * sidecar through the real CLI (`node --import tsx cli/main.ts sidecar --config-dir DIR`), linked
- * over reverse HTTP on 127.0.0.1, running server-everything from node_modules. Configs are written
+ * sidecar as a workstation installs it: `node sidecar.js sidecar --config-dir DIR`, the bundle
+ * `npm run build` writes as `dist/sidecar.js` (built afresh into the scratch dir, so a concurrent
+ * build is never disturbed and tsx's loader is not what is measured), linked over reverse HTTP on
+ * 127.0.0.1, running server-everything from node_modules. Configs are written
  * by `test/support/configs.ts`, as for every test.
  *
  * Three agents, so that no measurement opens servers it does not measure:
@@ -26,9 +28,23 @@ import { agentEntry, hostCredential, workerHostEntry, writeSidecarDir, writeWork
 import { everythingServer } from '../support/paths.ts';
 import { freePort } from '../support/processes.ts';
 import { sidecarCommand } from '../support/sidecar-process.ts';
+import { buildSidecarBundle } from './sidecar-bundle.ts';
 import { DENO, REPO, type BenchProcess, type ProcessRegistry } from './processes.ts';
 
-export const TOKENS = { plain: 'bench-plain-token-0001', boxed: 'bench-boxed-token-0001', counter: 'bench-counter-token-01' } as const;
+export const TOKENS = {
+  plain: 'bench-plain-token-0001',
+  modern: 'bench-modern-token-001',
+  boxed: 'bench-boxed-token-0001',
+  counter: 'bench-counter-token-01',
+  demo: (i: number) => `bench-demo-token-${String(i).padStart(4, '0')}`,
+  coldPlain: (i: number) => `bench-cold-plain-${String(i).padStart(4, '0')}`,
+  coldBoxed: (i: number) => `bench-cold-boxed-${String(i).padStart(4, '0')}`,
+} as const;
+/** Agents `cold-plain-<i>` and `cold-boxed-<i>`: one session each, so the warm pool never serves a cold-start sample. */
+export const COLD_AGENTS = 12;
+/** Agents `demo-0` … that each use the three demo servers on `/mcp`: one per warm/cold sample. */
+export const DEMO_AGENTS = 12;
+export const DEMO_SERVERS = ['everything', 'filesystem', 'memory'] as const;
 export const HOST = hostCredential('bench-host');
 export const COUNTED_HOST = hostCredential('bench-counted');
 const PROFILE = 'bench-contained';
@@ -38,6 +54,10 @@ export interface StackOptions {
   sidecarNodeFlags?: string[];
   /** Flags for `deno run` instead of the production launcher's (e.g. `--inspect=127.0.0.1:0`). */
   denoFlags?: string[];
+  /** Extra environment for the sidecar. */
+  sidecarEnv?: Record<string, string>;
+  /** Extra sidecar.json keys (e.g. the warm pool's size). */
+  sidecarConfig?: Record<string, unknown>;
 }
 
 export interface Stack {
@@ -47,6 +67,8 @@ export interface Stack {
   sidecar: BenchProcess;
   /** Pids of every server the CLI sidecar spawned, in order. */
   serverPids(): number[];
+  /** The sidecar's `Warm instance ready` log lines so far (agent and server of each). */
+  warmReady(): Array<{ agent: string; server: string }>;
   /** Removes the scratch dir now; the registry also does it once every process has stopped. */
   dispose(): void;
 }
@@ -69,13 +91,27 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
   // The port is chosen up front so that the sidecar dir can be written before the worker starts.
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  writeSidecarDir(configDir, { worker: url, host: HOST, servers: { everything: everythingServer(), counted: everythingServer() }, profiles });
+  const demo = {
+    filesystem: { command: process.execPath, args: [`${REPO}node_modules/@modelcontextprotocol/server-filesystem/dist/index.js`, scratch] },
+    memory: { command: process.execPath, args: [`${REPO}node_modules/@modelcontextprotocol/server-memory/dist/index.js`], env: { MEMORY_FILE_PATH: join(scratch, 'memory.jsonl') } },
+  };
+  writeSidecarDir(configDir, {
+    worker: url,
+    host: HOST,
+    servers: { everything: everythingServer(), ...demo, counted: everythingServer() },
+    profiles,
+    // The warm pool as users get it (one instance per agent, server and revision), with room for
+    // every agent the bench runs at once, unless the caller sizes it.
+    sidecar: { 'warm-pool': { 'max-instances': 64 }, ...options.sidecarConfig },
+  });
   const revision = (await new TrustProfileStore(join(configDir, 'trust-profiles')).load(PROFILE)).revision;
 
   const onHost = (entityId: string) => ({ executor: { type: 'user-computer-profile', 'entity-id': entityId, target: { type: 'local' } } });
   const workerConfig = writeWorkerConfig(dir, {
     agents: [
       agentEntry({ name: 'plain', token: TOKENS.plain, servers: ['everything'] }),
+      agentEntry({ name: 'modern', token: TOKENS.modern, servers: ['everything'] }),
+      ...Array.from({ length: DEMO_AGENTS }, (_, i) => agentEntry({ name: `demo-${i}`, token: TOKENS.demo(i), servers: [...DEMO_SERVERS] })),
       agentEntry({
         name: 'boxed',
         token: TOKENS.boxed,
@@ -83,9 +119,13 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
         'trust-context': { 'trust-profile-ref': PROFILE, 'trust-profile-revision': revision, containment: 'required' },
       }),
       agentEntry({ name: 'counter', token: TOKENS.counter, servers: ['counted'] }),
+      ...Array.from({ length: COLD_AGENTS }, (_, i) => [
+        agentEntry({ name: `cold-plain-${i}`, token: TOKENS.coldPlain(i), servers: ['everything'] }),
+        agentEntry({ name: `cold-boxed-${i}`, token: TOKENS.coldBoxed(i), servers: ['everything'], 'trust-context': { 'trust-profile-ref': PROFILE, 'trust-profile-revision': revision, containment: 'required' } }),
+      ]).flat(),
     ],
     hosts: [workerHostEntry(HOST), workerHostEntry(COUNTED_HOST)],
-    servers: { everything: onHost(HOST.entityId), counted: onHost(COUNTED_HOST.entityId) },
+    servers: { everything: onHost(HOST.entityId), filesystem: onHost(HOST.entityId), memory: onHost(HOST.entityId), counted: onHost(COUNTED_HOST.entityId) },
   });
 
   // The worker logs at warn: per-session info lines are not what is being measured.
@@ -100,21 +140,28 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
     worker = registry.spawn(
       'worker (deno)',
       DENO,
-      ['run', ...options.denoFlags, '--no-prompt', '--allow-net', '--allow-env', `--allow-read=${REPO},${realpathSync(`${REPO}node_modules`)},${workerConfig}`, 'worker/adapters/deno.ts'],
+      ['run', ...options.denoFlags, '--no-prompt', '--allow-net', '--allow-env', `--allow-read=${REPO},${realpathSync(`${REPO}node_modules`)},${workerConfig}`, `--config=${REPO}deno.json`, 'worker/adapters/deno/deno-worker.ts'],
       { SWITCHYARD_WORKER_CONFIG_FILE: workerConfig, HOST: '127.0.0.1', PORT: String(port), NO_COLOR: '1', ...env },
     );
     await worker.waitFor(/\{"event":"listening","url":"([^"]+)"\}/);
   }
 
   // Info level: `Server spawned` (with its pid) and `Linked to the worker` are info lines.
-  const command = sidecarCommand(configDir, { logLevel: 'info', ...(options.sidecarNodeFlags ? { nodeFlags: options.sidecarNodeFlags } : {}) });
-  const sidecar = registry.spawn('sidecar (node)', command.command, command.args, command.env);
+  const command = sidecarCommand(configDir, { logLevel: 'info' });
+  const bundle = await buildSidecarBundle(dir);
+  const args = [...(options.sidecarNodeFlags ?? []), bundle, 'sidecar', '--config-dir', configDir];
+  const sidecar = registry.spawn('sidecar (node)', command.command, args, { ...command.env, ...options.sidecarEnv });
   const pids: number[] = [];
+  const warm: Array<{ agent: string; server: string }> = [];
   let partial = '';
   sidecar.child.stderr!.on('data', (chunk: string) => {
     const lines = (partial + chunk).split('\n');
     partial = lines.pop() ?? '';
     for (const line of lines) {
+      if (line.includes('"Warm instance ready"')) {
+        const { agent, server } = JSON.parse(line) as { agent?: unknown; server?: unknown };
+        if (typeof agent === 'string' && typeof server === 'string') warm.push({ agent, server });
+      }
       if (!line.includes('"Server spawned"')) continue;
       const pid = (JSON.parse(line) as { pid?: unknown }).pid;
       if (typeof pid === 'number') {
@@ -124,5 +171,5 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
     }
   });
   await sidecar.waitFor(/"msg":"Linked to the worker"/);
-  return { url, dir, worker, sidecar, serverPids: () => [...pids], dispose: () => rmSync(dir, { recursive: true, force: true }) };
+  return { url, dir, worker, sidecar, serverPids: () => [...pids], warmReady: () => [...warm], dispose: () => rmSync(dir, { recursive: true, force: true }) };
 }

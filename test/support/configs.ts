@@ -101,5 +101,6 @@ export function writeSidecarDir(configDir: string, spec: SidecarDirSpec): void {
   for (const [ref, profile] of Object.entries(spec.profiles ?? {})) writeFileSync(join(configDir, 'trust-profiles', `${ref}.json`), JSON.stringify(profile));
   writeFileSync(join(configDir, 'host.key'), spec.host.privateKeyPem, { mode: 0o600 });
   // Test hosts serve unconstrained fixture servers; a test about the host floor sets its own keys.
-  writeFileSync(join(configDir, 'sidecar.json'), JSON.stringify({ worker: spec.worker, 'entity-id': spec.host.entityId, 'allow-uncontained': true, ...spec.sidecar }));
+  // They keep no warm pool, so each session's processes are its own to count; the pool's tests ask for one.
+  writeFileSync(join(configDir, 'sidecar.json'), JSON.stringify({ worker: spec.worker, 'entity-id': spec.host.entityId, 'allow-uncontained': true, 'warm-pool': { size: 0 }, ...spec.sidecar }));
 }

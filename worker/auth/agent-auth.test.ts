@@ -42,4 +42,19 @@ describe('agent authentication', () => {
     expect(ok.status).toBe(200);
     expect(await ok.text()).toBe('alice');
   });
+
+  it('keeps telling agents apart and refusing wrong tokens once tokens are cached as verified', async () => {
+    const app = new Hono<{ Variables: AgentVariables }>();
+    app.get('/mcp', agentAuth([await agent('alice', 'alice-token'), await agent('bob', 'bob-token')]), (c) => c.text(c.get('agent').name));
+    const as = async (token: string) => {
+      const response = await app.request('/mcp', { headers: { authorization: `Bearer ${token}` } });
+      return response.status === 200 ? response.text() : response.status;
+    };
+    for (let round = 0; round < 3; round++) {
+      expect(await as('alice-token')).toBe('alice');
+      expect(await as('bob-token')).toBe('bob');
+      expect(await as('alice-token-')).toBe(401);
+      expect(await as('alice-toke')).toBe(401);
+    }
+  });
 });

@@ -17,6 +17,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { constantTimeEqual, hexToBytes, sha256 } from '../../shared/credentials.ts';
 import { WireError } from '../../shared/errors.ts';
 import type { AgentEntry } from '../config/worker-config.ts';
+import { VerifiedTokenCache } from './verified-tokens.ts';
 
 /** The one sha-256 hex (`shared/credentials.ts`), re-exported for what configures agents by token. */
 export { sha256Hex } from '../../shared/credentials.ts';
@@ -68,10 +69,13 @@ export interface AgentTokenExtension {
 
 /** Middleware: authenticates the agent and stores it as `c.get('agent')`, or answers 401. */
 export function agentAuth(agents: readonly AgentEntry[], extension?: AgentTokenExtension): MiddlewareHandler<{ Variables: AgentVariables }> {
+  const verified = new VerifiedTokenCache<AgentEntry>();
   return async function agentAuth(c, next) {
     const header = c.req.header('authorization');
     const token = bearerTokenOf(header);
-    let agent = await authenticateAgent(header, agents);
+    const cached = token === null ? undefined : verified.get(token);
+    let agent = cached ?? (await authenticateAgent(header, agents));
+    if (agent !== null && cached === undefined) verified.remember(token!, agent);
     if (agent === null && extension !== undefined) {
       const verdict = token === null ? null : await extension.verify(token, c);
       if (verdict !== null && 'agent' in verdict) agent = agents.find((a) => a.name === verdict.agent) ?? null;

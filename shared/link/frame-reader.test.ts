@@ -1,0 +1,47 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FrameSchema, LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES } from '../frames.ts';
+import { readFrame } from './frame-reader.ts';
+
+/** `channel-message` frames, mostly well formed, now and then with one key wrong, missing or added. */
+const wellFormed = fc.record({
+  v: fc.constant(LINK_PROTOCOL_VERSION),
+  type: fc.constant('channel-message'),
+  channel: fc.integer({ min: 1, max: 2 ** 31 }),
+  message: fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), result: fc.object() }),
+});
+const wrong = fc.record({
+  key: fc.constantFrom('v', 'channel', 'message', 'extra'),
+  value: fc.oneof(fc.constantFrom(0, -1, 1.5, 2 ** 31 + 1, 2, null, undefined), fc.array(fc.integer()), fc.string(), fc.object()),
+});
+const channelMessage = fc
+  .tuple(wellFormed, fc.option(wrong, { freq: 2 }))
+  .map(([frame, change]) => (change === null ? frame : { ...frame, [change.key]: change.value }));
+
+describe('readFrame', () => {
+  it('reads channel-message frames exactly as the frame schema does', () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(channelMessage, (generated) => {
+        const text = JSON.stringify(generated);
+        const frame = JSON.parse(text) as Record<string, unknown>;
+        const read = readFrame(text, MAX_FRAME_BYTES);
+        if (frame.v !== LINK_PROTOCOL_VERSION) return void expect(read.kind).toBe('wrong-version');
+        const expected = FrameSchema.safeParse(frame);
+        if (expected.success && expected.data.type === 'channel-message') {
+          accepted++;
+          expect(read).toEqual({ kind: 'message', channel: expected.data.channel, message: expected.data.message });
+        } else expect(read.kind).toBe('malformed');
+      }),
+      { numRuns: 2000 },
+    );
+    expect(accepted).toBeGreaterThan(50);
+  });
+
+  it('words what is wrong with a channel-message the hand check refuses', () => {
+    const read = readFrame(JSON.stringify({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: 0, message: {} }), MAX_FRAME_BYTES);
+    expect(read).toEqual({ kind: 'malformed', problem: expect.stringMatching(/^channel: /) });
+    const stray = readFrame(JSON.stringify({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: 1, message: {}, extra: 1 }), MAX_FRAME_BYTES);
+    expect(stray.kind).toBe('malformed');
+  });
+});

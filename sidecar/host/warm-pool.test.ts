@@ -1,0 +1,174 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../log.ts';
+import { sameInitialize, WarmPool, type WarmKey } from './warm-pool.ts';
+import { WarmStartTransport, warmOrColdTransport } from './warm-start-transport.ts';
+
+/** An in-memory server: answers `initialize`, records what it was sent, asks for roots once initialized. */
+class FakeServer implements Transport {
+  static made = 0;
+  onmessage?: (message: JSONRPCMessage) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  readonly n = ++FakeServer.made;
+  readonly sent: JSONRPCMessage[] = [];
+  started = false;
+  closed = false;
+  async start() {
+    this.started = true;
+  }
+  async send(message: JSONRPCMessage) {
+    this.sent.push(message);
+    const m = message as { id?: string | number; method?: string };
+    if (m.method === 'initialize') queueMicrotask(() => this.onmessage?.({ jsonrpc: '2.0', id: m.id!, result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: `fake-${this.n}`, version: '1' } } }));
+    if (m.method === 'notifications/initialized') queueMicrotask(() => this.onmessage?.({ jsonrpc: '2.0', id: 'roots-1', method: 'roots/list' }));
+  }
+  async close() {
+    this.closed = true;
+    this.onclose?.();
+  }
+}
+
+const key: WarmKey = { agent: 'alice', server: 'files', revision: 'sha256:1' };
+const params = { protocolVersion: '2025-06-18', capabilities: { roots: {} }, clientInfo: { name: 'agent', version: '1' } };
+const initialize = (id: number, p: Record<string, unknown> = params) => ({ jsonrpc: '2.0', id, method: 'initialize', params: p }) as JSONRPCMessage;
+const settle = () => new Promise((r) => setTimeout(r, 0));
+
+function pool(size = 1, maxInstances = 4) {
+  return new WarmPool({ size, maxInstances, idleMs: 60_000, log: silentLogger });
+}
+
+describe('WarmPool', () => {
+  it('fills a key once it has learnt how, hands each instance out once, and refills', async () => {
+    const p = pool(2);
+    expect(p.take(key)).toBeUndefined();
+    p.learn(key, params, async () => new FakeServer());
+    await settle();
+    expect(p.size).toBe(2);
+    const a = p.take(key)!;
+    const b = p.take(key)!;
+    expect(a.transport).not.toBe(b.transport);
+    expect((a.transport as FakeServer).sent.map((m) => (m as { method?: string }).method)).toEqual(['initialize', 'notifications/initialized']);
+    // What the server asked while pooled waits for the session.
+    expect(a.pending).toEqual([{ jsonrpc: '2.0', id: 'roots-1', method: 'roots/list' }]);
+    await settle();
+    expect(p.size).toBe(2);
+    expect(p.take({ ...key, agent: 'bob' })).toBeUndefined();
+    await p.dispose();
+  });
+
+  it('keeps within max-instances over every key, drops an old revision and ends everything on dispose', async () => {
+    const p = pool(3, 4);
+    const made: FakeServer[] = [];
+    const launch = async () => {
+      const s = new FakeServer();
+      made.push(s);
+      return s;
+    };
+    p.learn(key, params, launch);
+    p.learn({ ...key, agent: 'bob' }, params, launch);
+    await settle();
+    expect(p.size).toBe(4);
+    p.learn({ ...key, revision: 'sha256:2' }, params, launch);
+    await settle();
+    expect(made.slice(0, 3).every((s) => s.closed)).toBe(true);
+    await p.dispose();
+    expect(made.every((s) => s.closed)).toBe(true);
+    expect(p.size).toBe(0);
+  });
+
+  it('makes room for a key used more recently by ending an instance of the key used longest ago', async () => {
+    const p = pool(2, 2);
+    const made: FakeServer[] = [];
+    const launch = async () => {
+      const s = new FakeServer();
+      made.push(s);
+      return s;
+    };
+    p.learn(key, params, launch);
+    await settle();
+    expect(p.size).toBe(2);
+    const bob = { ...key, agent: 'bob' };
+    p.learn(bob, params, launch);
+    await settle();
+    await settle();
+    expect(p.size).toBe(2);
+    expect(made.slice(0, 2).every((s) => s.closed)).toBe(true);
+    expect(p.take(bob)).toBeDefined();
+    expect(p.take(key)).toBeUndefined();
+    await p.dispose();
+  });
+
+  it('is disabled at size 0', async () => {
+    const p = pool(0);
+    p.learn(key, params, async () => new FakeServer());
+    await settle();
+    expect(p.size).toBe(0);
+    expect(p.enabled).toBe(false);
+  });
+
+  it('compares initialize params without their _meta and key order', () => {
+    expect(sameInitialize({ a: 1, b: { c: 2, d: 3 }, _meta: { x: 1 } }, { b: { d: 3, c: 2 }, a: 1 })).toBe(true);
+    expect(sameInitialize({ a: 1 }, { a: 2 })).toBe(false);
+  });
+});
+
+describe('WarmStartTransport', () => {
+  it('answers a matching initialize from the warm instance and then delivers what the server said while pooled', async () => {
+    const p = pool(1);
+    p.learn(key, params, async () => new FakeServer());
+    await settle();
+    const transport = await warmOrColdTransport({ pool: p, key, cold: async () => new FakeServer(), spare: async () => new FakeServer() });
+    expect(transport).toBeInstanceOf(WarmStartTransport);
+    expect((transport as WarmStartTransport).warm).toBe(true);
+    const received: JSONRPCMessage[] = [];
+    transport.onmessage = (m) => received.push(m);
+    await transport.start();
+    await transport.send(initialize(7));
+    await settle();
+    expect(received[0]).toMatchObject({ id: 7, result: { serverInfo: { name: expect.stringMatching(/^fake-/) } } });
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' } as JSONRPCMessage);
+    expect(received[1]).toEqual({ jsonrpc: '2.0', id: 'roots-1', method: 'roots/list' });
+    await transport.send({ jsonrpc: '2.0', id: 8, method: 'tools/list' } as JSONRPCMessage);
+    await p.dispose();
+  });
+
+  it('goes cold when the agent initializes differently, and the pool learns from a cold session', async () => {
+    const p = pool(1);
+    p.learn(key, params, async () => new FakeServer());
+    await settle();
+    const cold: FakeServer[] = [];
+    const transport = await warmOrColdTransport({
+      pool: p,
+      key,
+      cold: async () => {
+        const s = new FakeServer();
+        cold.push(s);
+        return s;
+      },
+      spare: async () => new FakeServer(),
+    });
+    const received: JSONRPCMessage[] = [];
+    transport.onmessage = (m) => received.push(m);
+    await transport.start();
+    const other = { ...params, clientInfo: { name: 'another-client', version: '2' } };
+    await transport.send(initialize(1, other));
+    await settle();
+    expect((transport as WarmStartTransport).warm).toBe(false);
+    expect(cold).toHaveLength(1);
+    expect(cold[0]!.sent[0]).toEqual(initialize(1, other));
+    expect(received[0]).toMatchObject({ id: 1, result: { serverInfo: { name: `fake-${cold[0]!.n}` } } });
+    // Learnt the new params: the pool's next instance is initialized like this session.
+    await settle();
+    const next = p.take(key)!;
+    expect(next.params).toEqual(other);
+    await p.dispose();
+  });
+
+  it('is the cold transport itself when there is no pool or no agent', async () => {
+    const server = new FakeServer();
+    expect(await warmOrColdTransport({ pool: undefined, key, cold: async () => server, spare: async () => new FakeServer() })).toBe(server);
+    expect(await warmOrColdTransport({ pool: pool(1), key: null, cold: async () => server, spare: async () => new FakeServer() })).toBe(server);
+  });
+});
