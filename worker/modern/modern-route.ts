@@ -20,6 +20,7 @@ import { connectionFor, trustFor } from '../routing/channel-router.ts';
 import type { Era } from './era.ts';
 import { MAX_MODERN_BODY_BYTES } from './modern-body.ts';
 import { invalidRequest, rejectionResponse } from './modern-errors.ts';
+import { relayListen } from './listen-relay.ts';
 import { relayModernRequest } from './modern-relay.ts';
 import { validateModernRequest } from './validate-request.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
@@ -84,6 +85,7 @@ export async function serveModern(request: Request, era: Exclude<Era, { kind: 'l
     else if (deps.audit !== undefined) deps.audit.refused(scope, message, error, trace);
     return Response.json(jsonRpcErrorBody(message.id, error), { status: httpStatusFor(error.reason) });
   }
+  if (message.method === 'subscriptions/listen') return relayListen(channel, traced, { signal: request.signal });
   return relayModernRequest(channel, traced, {
     signal: request.signal,
     ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),

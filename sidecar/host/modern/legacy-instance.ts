@@ -29,6 +29,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
 import { InFlightCalls, type Call, type CallSink, type InstanceRequest } from './in-flight-calls.ts';
+import { ListenerSet } from './listener-set.ts';
 
 export type { Call, CallOutcome, CallSink, InstanceRequest, ServerRequest } from './in-flight-calls.ts';
 import { inputRequestOf, isInputMethod } from './input-requests.ts';
@@ -64,13 +65,16 @@ export class LegacyInstance {
   readonly #options: LegacyInstanceOptions;
   readonly #calls: InFlightCalls;
   #initialize: InitializeResult | undefined;
+  /** The agent's open listen streams on this instance (`listen-stream.ts`); each keeps it from idling out. */
+  readonly listeners: ListenerSet;
 
   private constructor(options: LegacyInstanceOptions) {
     this.server = options.server;
     this.#transport = options.transport;
     this.#log = options.log;
     this.#options = options;
-    this.#calls = new InFlightCalls(options);
+    this.#calls = new InFlightCalls({ ...options, onActivity: () => options.onActivity?.(this.inFlight) });
+    this.listeners = new ListenerSet(() => options.onActivity?.(this.inFlight));
   }
 
   /** Launches the server and runs `initialize` + `notifications/initialized` on the agent's behalf. */
@@ -93,8 +97,9 @@ export class LegacyInstance {
     return this.#transport.pid;
   }
 
+  /** Calls in flight plus open listen streams: what keeps the instance from idling out. */
   get inFlight(): number {
-    return this.#calls.size;
+    return this.#calls.size + this.listeners.size;
   }
 
   /** True once the process has ended or the instance was closed. */
@@ -194,5 +199,5 @@ export class LegacyInstance {
       if (alone !== undefined && alone.sink.logLevel !== null && logLevelPasses(params?.level, alone.sink.logLevel)) alone.sink.notify({ method, ...(params ? { params } : {}) });
       return;
     }
-    this.#log.debug('Server notification not relayed to modern agents yet', { method });
+    this.listeners.dispatch(method, params); // change notifications go to the agent's listen streams
   }}

@@ -8,6 +8,8 @@
  * What the host does between the two:
  * - the tool-call check of the trust profile runs first, as on a legacy channel;
  * - `server/discover` is answered from the instance's `initialize` result;
+ * - `subscriptions/listen` keeps the channel open as the agent's listen stream (`listen-stream.ts`)
+ *   until the agent closes it or the instance ends;
  * - the modern `_meta` keys are stripped before forwarding (`progressToken` stays);
  * - results and errors are made modern on the way back (`modern-results.ts`);
  * - on a legacy instance, tools/call, prompts/get and resources/read go through `input-rounds.ts`:
@@ -30,6 +32,7 @@ import type { Call } from './legacy-instance.ts';
 import type { InstanceKey } from './legacy-instance-pool.ts';
 import { discoverResult, FORWARDED_METHODS, modernError, modernMetaOf, modernResult, stripModernMeta, type Implementation } from './modern-results.ts';
 import { isModernServer, type ServerInstance } from './server-instance.ts';
+import { listenOnLegacy, listenOnModern } from './listen-stream.ts';
 
 type Id = string | number;
 
@@ -84,6 +87,20 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
     if (channel.closed) return;
     if (method === 'server/discover' && !isModernServer(instance)) {
       reply({ jsonrpc: '2.0', id, result: discoverResult(instance.initializeResult) });
+      return;
+    }
+    if (method === 'subscriptions/listen') {
+      const out = {
+        notify: (notification: { method: string; params?: Record<string, unknown> }) => {
+          if (!answered) channel.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage).catch(() => {});
+        },
+        reply: (answer: Record<string, unknown>) => {
+          if (!answered) reply({ jsonrpc: '2.0', id, ...answer });
+        },
+      };
+      const end = isModernServer(instance) ? listenOnModern(id, params as Record<string, unknown> | undefined, instance, out) : await listenOnLegacy(id, params, instance, out);
+      abandon = end;
+      if (channel.closed) end();
       return;
     }
     if (INPUT_CAPABLE_METHODS.has(method) && !isModernServer(instance) && options.key !== undefined) {
@@ -141,7 +158,7 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
       reply(jsonRpcErrorBody(id, new WireError('denied-by-policy', 'Request denied by the trust profile: its rules could not be evaluated for this request')) as unknown as Record<string, unknown>);
       return;
     }
-    if (method !== 'server/discover' && !FORWARDED_METHODS.has(method)) {
+    if (method !== 'server/discover' && method !== 'subscriptions/listen' && !FORWARDED_METHODS.has(method)) {
       reply({ jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: `Method not found: ${method.slice(0, 64)}` } });
       return;
     }
