@@ -21,6 +21,7 @@ import type { Era } from './era.ts';
 import { MAX_MODERN_BODY_BYTES } from './modern-body.ts';
 import { invalidRequest, rejectionResponse } from './modern-errors.ts';
 import { relayListen } from './listen-relay.ts';
+import { readParamHeaders, withParamHeaders } from './param-headers.ts';
 import { relayModernRequest } from './modern-relay.ts';
 import { validateModernRequest } from './validate-request.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
@@ -60,7 +61,9 @@ export async function serveModern(request: Request, era: Exclude<Era, { kind: 'l
   const checked = validateModernRequest(body.value, request.headers);
   if (checked.kind === 'notification') return new Response(null, { status: 202 });
   if (checked.kind === 'rejected') return rejectionResponse(checked.id, checked.rejection);
-  const { request: message } = checked;
+  const params = checked.request.method === 'tools/call' ? readParamHeaders(request.headers) : { ok: true as const, values: null };
+  if (!params.ok) return rejectionResponse(checked.request.id, params.rejection);
+  const message = withParamHeaders(checked.request, params.values);
   const { agent, server } = target;
   const trace = traceContextOf(request.headers);
   const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const };

@@ -65,6 +65,8 @@ export class LegacyInstance {
   readonly #options: LegacyInstanceOptions;
   readonly #calls: InFlightCalls;
   #initialize: InitializeResult | undefined;
+  /** Counts the server's `notifications/tools/list_changed`: a cached tool list read at another count is stale. */
+  toolListVersion = 0;
   /** The agent's open listen streams on this instance (`listen-stream.ts`); each keeps it from idling out. */
   readonly listeners: ListenerSet;
 
@@ -199,5 +201,6 @@ export class LegacyInstance {
       if (alone !== undefined && alone.sink.logLevel !== null && logLevelPasses(params?.level, alone.sink.logLevel)) alone.sink.notify({ method, ...(params ? { params } : {}) });
       return;
     }
+    if (method === 'notifications/tools/list_changed') this.toolListVersion += 1;
     this.listeners.dispatch(method, params); // change notifications go to the agent's listen streams
   }}

@@ -10,7 +10,9 @@
  * - `server/discover` is answered from the instance's `initialize` result;
  * - `subscriptions/listen` keeps the channel open as the agent's listen stream (`listen-stream.ts`)
  *   until the agent closes it or the instance ends;
- * - the modern `_meta` keys are stripped before forwarding (`progressToken` stays);
+ * - the modern `_meta` keys are stripped before forwarding (`progressToken` stays), and the
+ *   `Mcp-Param-*` headers the worker put there are checked against the tool's `x-mcp-header`
+ *   arguments (`tool-schemas.ts`, -32020 on a mismatch) and never forwarded;
  * - results and errors are made modern on the way back (`modern-results.ts`);
  * - on a legacy instance, tools/call, prompts/get and resources/read go through `input-rounds.ts`:
  *   a question the server asks becomes an `InputRequiredResult`, and a retry resumes the call its
@@ -33,6 +35,9 @@ import type { InstanceKey } from './legacy-instance-pool.ts';
 import { discoverResult, FORWARDED_METHODS, modernError, modernMetaOf, modernResult, stripModernMeta, type Implementation } from './modern-results.ts';
 import { isModernServer, type ServerInstance } from './server-instance.ts';
 import { listenOnLegacy, listenOnModern } from './listen-stream.ts';
+import { takeParamHeaders } from './param-headers.ts';
+import { toolCallHeaderError } from './tool-schemas.ts';
+import type { ParamHeaders } from '../../../shared/param-headers-meta.ts';
 
 type Id = string | number;
 
@@ -81,10 +86,14 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
     reply(jsonRpcErrorBody(id, wire ?? new WireError('launch-failed', `Server "${server}" could not serve the request: see the sidecar log`, { detail: { server } })) as unknown as Record<string, unknown>);
   };
 
-  const serve = async (id: Id, method: string, params: unknown) => {
+  const serve = async (id: Id, method: string, params: unknown, paramHeaders: ParamHeaders) => {
     const meta = modernMetaOf(params);
     const instance = await options.instance(meta.clientInfo);
     if (channel.closed) return;
+    if (method === 'tools/call') {
+      const mismatch = await toolCallHeaderError(instance, params, paramHeaders, log);
+      if (mismatch !== null) return reply({ jsonrpc: '2.0', id, error: mismatch });
+    }
     if (method === 'server/discover' && !isModernServer(instance)) {
       reply({ jsonrpc: '2.0', id, result: discoverResult(instance.initializeResult) });
       return;
@@ -162,8 +171,11 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
       reply({ jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: `Method not found: ${method.slice(0, 64)}` } });
       return;
     }
-    const traced = options.ledger?.request(message) ?? message;
-    serve(id, method, (traced as { params?: unknown }).params).catch((error: unknown) => fail(id, error));
+    // The worker's Mcp-Param-* headers leave _meta before anything else sees the request.
+    const { params: untagged, headers } = takeParamHeaders(message.params);
+    const request = { ...message, ...(untagged !== undefined ? { params: untagged } : {}) };
+    const traced = options.ledger?.request(request) ?? request;
+    serve(id, method, (traced as { params?: unknown }).params, headers).catch((error: unknown) => fail(id, error));
   };
   channel.onclose = () => {
     if (!answered) options.ledger?.failAll('agent-left');
