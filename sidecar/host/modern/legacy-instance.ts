@@ -39,7 +39,7 @@ import { InitializeResultSchema, logLevelPasses, type Implementation, type Initi
 export const LEGACY_PROTOCOL_VERSION = '2025-11-25';
 
 /** What the host declares at `initialize`: everything a modern agent may answer through MRTR. */
-export const CLIENT_CAPABILITIES = { elicitation: {}, sampling: {}, roots: {} } as const;
+export const CLIENT_CAPABILITIES = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} } as const;
 
 type Id = string | number;
 
