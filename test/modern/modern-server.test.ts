@@ -5,6 +5,7 @@
  * SDK client gets a session the host opens on the server's behalf, beside the modern agent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { closeClient, connectClient } from '../support/clients.ts';
 import { fixtureServer } from '../support/paths.ts';
 import { startStack, type Stack } from '../support/stack.ts';
@@ -73,6 +74,36 @@ describe('a legacy SDK client and a modern stdio server', () => {
       ]);
       expect(legacy.content).toEqual([{ type: 'text', text: 'Echo: from a legacy session' }]);
       expect(modern.response.result.content).toEqual([{ type: 'text', text: 'Echo: from a modern agent' }]);
+    } finally {
+      await closeClient(client);
+    }
+  });
+});
+
+describe('a legacy SDK client answering a modern server\'s InputRequiredResult', () => {
+  it('gets each round\'s input requests as real elicitations over its session, and the final result of the retries', async () => {
+    const client = await connectClient(`${stack.url}/servers/modern/mcp`, stack.tokens.alice!, { elicitation: {} });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      const message = request.params.message;
+      asked.push(message);
+      return { action: 'accept', content: message === 'Your name?' ? { name: 'Ada' } : { colour: 'green' } };
+    });
+    try {
+      const result = await client.callTool({ name: 'ask', arguments: {} });
+      expect(result.content).toEqual([{ type: 'text', text: 'Hello Ada, you like green' }]);
+      expect(asked).toEqual(['Your name?', 'Your favourite colour?']);
+      // The session goes on: a plain call after the rounds.
+      expect((await client.callTool({ name: 'echo', arguments: { message: 'after' } })).content).toEqual([{ type: 'text', text: 'Echo: after' }]);
+    } finally {
+      await closeClient(client);
+    }
+  });
+
+  it('gets the server\'s -32021 when it did not declare elicitation at initialize', async () => {
+    const client = await connectClient(`${stack.url}/servers/modern/mcp`, stack.tokens.alice!);
+    try {
+      await expect(client.callTool({ name: 'ask', arguments: {} })).rejects.toMatchObject({ code: -32021 });
     } finally {
       await closeClient(client);
     }

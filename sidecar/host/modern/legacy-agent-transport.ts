@@ -18,8 +18,8 @@
  * The era verdict is shared with the modern agents' probe (`ServerEraCache`): a config known to
  * be modern skips the refused `initialize`, one known legacy is not asked `server/discover`.
  *
- * Not done here: an `InputRequiredResult` from the server is relayed as it is, not turned into
- * server→client requests to the legacy agent.
+ * An `InputRequiredResult` from the server becomes real server→client requests to the agent, and
+ * the host retries with its answers (`legacy-agent-rounds.ts`).
  *
  * @module
  */
@@ -27,6 +27,7 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log.ts';
 import { MODERN_PROTOCOL_VERSION, SERVER_INFO_KEY } from './modern-results.ts';
+import { LegacyAgentRounds } from './legacy-agent-rounds.ts';
 import { DiscoverResultSchema, verdictOf, type DiscoverResult, type ServerEraCache } from './server-era.ts';
 
 type Id = string | number;
@@ -56,6 +57,13 @@ export class LegacyAgentTransport implements Transport {
   #refusal: JSONRPCMessage | null = null;
   #clientMeta: Record<string, unknown> = {};
   #logLevel: unknown;
+  /** The agent's capabilities from its `initialize`, for the questions a modern server's rounds put to it. */
+  #capabilities: Record<string, unknown> = {};
+  readonly #rounds = new LegacyAgentRounds({
+    toAgent: (message) => this.onmessage?.(message),
+    toServer: (message) => void this.#inner.send(message).catch((error: unknown) => this.onerror?.(error as Error)),
+    capabilities: () => this.#capabilities,
+  });
 
   constructor(inner: Transport, options: LegacyAgentTransportOptions) {
     this.#inner = inner;
@@ -85,6 +93,7 @@ export class LegacyAgentTransport implements Transport {
     if (isRequest(message) && message.method === 'initialize') {
       this.#initialize = message;
       const params = message.params ?? {};
+      this.#capabilities = isRecord(params.capabilities) ? params.capabilities : {};
       this.#clientMeta = {
         'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
         'io.modelcontextprotocol/clientCapabilities': isRecord(params.capabilities) ? params.capabilities : {},
@@ -96,6 +105,7 @@ export class LegacyAgentTransport implements Transport {
     if (this.#mode !== 'modern') return this.#inner.send(message, options);
     if (!isRequest(message)) {
       if ('method' in message && message.method === 'notifications/initialized') return;
+      if (this.#rounds.fromAgent(message)) return;
       return this.#inner.send(message, options);
     }
     if (message.method === 'ping') return this.#answer(message.id, {});
@@ -106,7 +116,9 @@ export class LegacyAgentTransport implements Transport {
     const params = message.params ?? {};
     const meta = isRecord(params._meta) ? params._meta : {};
     const modernMeta = { ...meta, ...this.#clientMeta, ...(this.#logLevel !== undefined ? { 'io.modelcontextprotocol/logLevel': this.#logLevel } : {}) };
-    return this.#inner.send({ ...message, params: { ...params, _meta: modernMeta } } as JSONRPCMessage, options);
+    const modern = { ...message, params: { ...params, _meta: modernMeta } };
+    this.#rounds.track(modern);
+    return this.#inner.send(modern as JSONRPCMessage, options);
   }
 
   #fromServer(message: JSONRPCMessage): void {
@@ -125,6 +137,7 @@ export class LegacyAgentTransport implements Transport {
       }
       if (message.id === DISCOVER_ID) return this.#discovered(message);
     }
+    if (this.#mode === 'modern' && this.#rounds.fromServer(message)) return;
     this.onmessage?.(message);
   }
 
