@@ -62,6 +62,31 @@ describe('a modern agent and a modern stdio server', () => {
   });
 });
 
+describe("a modern agent and a modern server's InputRequiredResult", () => {
+  const ask = (extra: Record<string, unknown> = {}, agent: 'alice' | 'bob' = 'alice') =>
+    modernPost(`${stack.url}/servers/modern/mcp`, stack.tokens[agent]!, 'tools/call', { name: 'ask', arguments: {}, ...extra }, { meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } });
+  const accept = (content: Record<string, string>) => ({ action: 'accept', content });
+
+  it("gets the server's input requests with its state sealed by the host, and the server its own state back on each retry", async () => {
+    const first = (await ask()).response.result;
+    expect(first).toMatchObject({ resultType: 'input_required', inputRequests: { name: { method: 'elicitation/create' } } });
+    expect(first.requestState).not.toBe('round-1');
+    const second = (await ask({ inputResponses: { name: accept({ name: 'Ada' }) }, requestState: first.requestState })).response.result;
+    expect(second).toMatchObject({ resultType: 'input_required', inputRequests: { colour: { method: 'elicitation/create' } } });
+    const done = await ask({ inputResponses: { colour: accept({ colour: 'teal' }) }, requestState: second.requestState });
+    expect(done.response.result.content).toEqual([{ type: 'text', text: 'Hello Ada, you like teal' }]);
+  });
+
+  it('refuses a tampered state, and a state carried to another tool, before the server sees it', async () => {
+    const { requestState } = (await ask()).response.result;
+    const answers = { inputResponses: { name: accept({ name: 'Eve' }) } };
+    const tampered = await ask({ ...answers, requestState: `${requestState}-TAMPERED` });
+    expect(tampered.response.error).toMatchObject({ code: -32602, data: { reason: 'invalid-request', requestState: 'invalid' } });
+    const elsewhere = await modernPost(`${stack.url}/servers/modern/mcp`, stack.tokens.alice!, 'tools/call', { name: 'echo', arguments: { message: 'x' }, ...answers, requestState }, { meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } });
+    expect(elsewhere.response.error).toMatchObject({ code: -32602, data: { requestState: 'invalid' } });
+  });
+});
+
 describe('a legacy SDK client and a modern stdio server', () => {
   it('initializes, lists and calls echo through /servers/:name/mcp, while a modern agent uses the same server', async () => {
     const client = await connectClient(`${stack.url}/servers/modern/mcp`, stack.tokens.alice!);

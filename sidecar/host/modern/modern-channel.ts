@@ -35,6 +35,7 @@ import type { InstanceKey } from './legacy-instance-pool.ts';
 import { discoverResult, FORWARDED_METHODS, modernError, modernMetaOf, modernResult, stripModernMeta, type Implementation } from './modern-results.ts';
 import { isModernServer, type ServerInstance } from './server-instance.ts';
 import { listenOnLegacy, listenOnModern } from './listen-stream.ts';
+import { openServerState, sealServerState } from './modern-server-state.ts';
 import { takeParamHeaders } from './param-headers.ts';
 import { toolCallHeaderError } from './tool-schemas.ts';
 import type { ParamHeaders } from '../../../shared/param-headers-meta.ts';
@@ -134,6 +135,13 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
       reply({ jsonrpc: '2.0', id, ...answer });
       return;
     }
+    // A modern server's own requestState travels sealed by the host (`modern-server-state.ts`).
+    const sealing = isModernServer(instance) && INPUT_CAPABLE_METHODS.has(method) ? options.key : undefined;
+    if (sealing !== undefined) {
+      const opened = await openServerState(method, params, sealing);
+      if ('error' in opened) return reply({ jsonrpc: '2.0', id, error: opened.error });
+      params = opened.params;
+    }
     const forwarded = isModernServer(instance) ? (params as Record<string, unknown> | undefined) : stripModernMeta(params); // a modern server gets its _meta
     call = instance.call({ method, ...(forwarded !== undefined ? { params: forwarded } : {}) }, {
       logLevel: meta.logLevel,
@@ -141,7 +149,8 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
         if (!answered) channel.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage).catch(() => {});
       },
     });
-    const outcome = await call.outcome;
+    let outcome = await call.outcome;
+    if (sealing !== undefined && 'result' in outcome) outcome = await sealServerState(method, params, outcome.result, sealing);
     if ('result' in outcome) reply({ jsonrpc: '2.0', id, result: modernResult(method, outcome.result, instance.serverInfo) });
     else reply({ jsonrpc: '2.0', id, error: modernError(method, forwarded, outcome.error) });
   };
