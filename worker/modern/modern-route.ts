@@ -23,7 +23,7 @@ import { invalidRequest, rejectionResponse } from './modern-errors.ts';
 import { relayListen } from './listen-relay.ts';
 import { readParamHeaders, withParamHeaders } from './param-headers.ts';
 import { relayModernRequest } from './modern-relay.ts';
-import { validateModernRequest } from './validate-request.ts';
+import { validateModernRequest, type ModernRequest } from './validate-request.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
 import { formatTraceparent } from '../../shared/trace-context.ts';
 
@@ -45,25 +45,39 @@ export interface ModernTarget {
   refusal?: WireError;
 }
 
-/** Answers a request `classifyEra` did not call legacy. */
-export async function serveModern(request: Request, era: Exclude<Era, { kind: 'legacy' }>, target: ModernTarget, deps: ModernRouteDeps): Promise<Response> {
+export type Admission = { kind: 'answer'; response: Response } | { kind: 'request'; message: ModernRequest };
+
+/**
+ * Reads and validates a request `classifyEra` did not call legacy, on either agent endpoint: an
+ * answer when it is refused (or a notification, 202), else the request as it goes on, with its
+ * `Mcp-Param-*` headers decoded into `_meta` for the host (`param-headers.ts`).
+ */
+export function admitModernRequest(request: Request, era: Exclude<Era, { kind: 'legacy' }>): Admission {
+  const answer = (response: Response): Admission => ({ kind: 'answer', response });
   if (era.kind === 'reject') {
-    return Response.json(
+    return answer(Response.json(
       { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: protocol version 2026-07-28 has no GET stream and no sessions to delete; POST each request', data: { reason: 'invalid-request' } } },
       { status: 405, headers: { allow: 'POST' } },
-    );
+    ));
   }
   const body = era.body;
-  if (body.kind === 'too-large') return rejectionResponse(null, { ...invalidRequest(`the request body is over ${MAX_MODERN_BODY_BYTES} bytes`), status: 413 });
-  if (body.kind === 'not-json') return rejectionResponse(null, { status: 400, code: -32700, message: 'Parse error: the body is not JSON', data: { reason: 'invalid-request' } });
-  if (body.kind === 'too-deep') return rejectionResponse(body.id, invalidRequest('the request is nested deeper than 128 levels'));
+  if (body.kind === 'too-large') return answer(rejectionResponse(null, { ...invalidRequest(`the request body is over ${MAX_MODERN_BODY_BYTES} bytes`), status: 413 }));
+  if (body.kind === 'not-json') return answer(rejectionResponse(null, { status: 400, code: -32700, message: 'Parse error: the body is not JSON', data: { reason: 'invalid-request' } }));
+  if (body.kind === 'too-deep') return answer(rejectionResponse(body.id, invalidRequest('the request is nested deeper than 128 levels')));
 
   const checked = validateModernRequest(body.value, request.headers);
-  if (checked.kind === 'notification') return new Response(null, { status: 202 });
-  if (checked.kind === 'rejected') return rejectionResponse(checked.id, checked.rejection);
+  if (checked.kind === 'notification') return answer(new Response(null, { status: 202 }));
+  if (checked.kind === 'rejected') return answer(rejectionResponse(checked.id, checked.rejection));
   const params = checked.request.method === 'tools/call' ? readParamHeaders(request.headers) : { ok: true as const, values: null };
-  if (!params.ok) return rejectionResponse(checked.request.id, params.rejection);
-  const message = withParamHeaders(checked.request, params.values);
+  if (!params.ok) return answer(rejectionResponse(checked.request.id, params.rejection));
+  return { kind: 'request', message: withParamHeaders(checked.request, params.values) };
+}
+
+/** Answers a request `classifyEra` did not call legacy. */
+export async function serveModern(request: Request, era: Exclude<Era, { kind: 'legacy' }>, target: ModernTarget, deps: ModernRouteDeps): Promise<Response> {
+  const admitted = admitModernRequest(request, era);
+  if (admitted.kind === 'answer') return admitted.response;
+  const message = admitted.message;
   const { agent, server } = target;
   const trace = traceContextOf(request.headers);
   const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const };
@@ -73,6 +87,18 @@ export async function serveModern(request: Request, era: Exclude<Era, { kind: 'l
     return Response.json(jsonRpcErrorBody(message.id, refusal), { status: httpStatusFor(refusal.reason) });
   }
 
+  return forwardModern(request, message, { agent, server, descriptor: target.descriptor }, deps);
+}
+
+/**
+ * Sends one admitted request to one server over a channel of its own and relays the answer: a
+ * listen stream for `subscriptions/listen`, else JSON or the request's SSE stream. The aggregate
+ * forwards its single-server requests this way too.
+ */
+export async function forwardModern(request: Request, message: ModernRequest, to: { agent: AgentEntry; server: string; descriptor: ConnectionDescriptor }, deps: ModernRouteDeps): Promise<Response> {
+  const { agent, server } = to;
+  const trace = traceContextOf(request.headers);
+  const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const };
   const session = `modern-${crypto.randomUUID()}`;
   const ledger = deps.audit?.ledger({ ...scope, session });
   const traced = ledger?.request(message, trace) ?? message;
@@ -80,7 +106,7 @@ export async function serveModern(request: Request, era: Exclude<Era, { kind: 'l
   const traceparent = span !== undefined ? formatTraceparent(span) : deps.audit?.channelTraceparent(trace);
   let channel;
   try {
-    channel = await deps.open(target.descriptor, { ...connectionFor(agent, server, session, traceparent), era: 'modern' }, trustFor(agent));
+    channel = await deps.open(to.descriptor, { ...connectionFor(agent, server, session, traceparent), era: 'modern' }, trustFor(agent));
   } catch (error) {
     if (!(error instanceof WireError)) throw error;
     deps.log.info('Modern request refused', { agent: agent.name, server, method: message.method, reason: error.reason });
