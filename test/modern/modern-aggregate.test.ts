@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeClient, connectClient } from '../support/clients.ts';
 import { everythingServer, fixtureServer } from '../support/paths.ts';
 import { startStack, type Stack } from '../support/stack.ts';
+import { openListen } from './listen-client.ts';
 import { modernPost, MODERN, type ModernAnswer } from './modern-client.ts';
 
 let stack: Stack;
@@ -38,7 +39,7 @@ describe('the modern aggregate on /mcp', () => {
     expect(result).toMatchObject({
       resultType: 'complete',
       supportedVersions: [MODERN],
-      capabilities: { tools: {}, prompts: {}, resources: {} },
+      capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true, subscribe: true } },
       ttlMs: 0,
       cacheScope: 'private',
       _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'switchyard' } },
@@ -98,10 +99,25 @@ describe('the modern aggregate on /mcp', () => {
     expect(textOf(finished)).toBe('Hello Ada, you like red');
   });
 
-  it('answers subscriptions/listen 404, -32601: listen per server', async () => {
-    const answer = await aggregate('alice', 'subscriptions/listen', { notifications: { toolsListChanged: true } }, { id: 'l-1' });
-    expect(answer.status).toBe(404);
-    expect(answer.response).toMatchObject({ id: 'l-1', error: { code: -32601 } });
+  it("merges every server's listen stream into one: one acknowledgement, then each server's changes, and closing it ends them all", async () => {
+    const stream = await openListen(`${stack.url}/mcp`, stack.tokens.alice!, 'everywhere', { toolsListChanged: true, resourcesListChanged: true });
+    expect(await stream.next()).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'everywhere' }, notifications: { toolsListChanged: true, resourcesListChanged: true } },
+    });
+    try {
+      expect(textOf(await aggregate('alice', 'tools/call', { name: 'modern__touch-tools', arguments: {} }))).toBe('Notified 1');
+      expect(await stream.next()).toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'everywhere' } } });
+      await aggregate('alice', 'tools/call', { name: 'everything__gzip-file-as-resource', arguments: { name: 'agg.gz', data: 'data:text/plain,hi', outputType: 'resourceLink' } });
+      expect(await stream.next()).toEqual({ jsonrpc: '2.0', method: 'notifications/resources/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'everywhere' } } });
+    } finally {
+      await stream.close();
+    }
+    const deadline = Date.now() + 10_000;
+    const channels = async () => (await stack.health()).hosts.find((h) => h['entity-id'] === 'res-host-a')!.channels;
+    while ((await channels()) !== 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    expect(await channels()).toBe(0);
   });
 
   it('keeps legacy sessions on /mcp exactly as before, beside modern requests', async () => {

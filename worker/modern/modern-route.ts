@@ -11,6 +11,7 @@
  *
  * @module
  */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import type { AgentEntry } from '../config/worker-config.ts';
@@ -99,14 +100,14 @@ export async function forwardModern(request: Request, message: ModernRequest, to
   const { agent, server } = to;
   const trace = traceContextOf(request.headers);
   const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const };
-  const session = `modern-${crypto.randomUUID()}`;
+  const session = newModernSession();
   const ledger = deps.audit?.ledger({ ...scope, session });
   const traced = ledger?.request(message, trace) ?? message;
   const span = ledger?.spanOf(message.id);
   const traceparent = span !== undefined ? formatTraceparent(span) : deps.audit?.channelTraceparent(trace);
   let channel;
   try {
-    channel = await deps.open(to.descriptor, { ...connectionFor(agent, server, session, traceparent), era: 'modern' }, trustFor(agent));
+    channel = await openModernChannel(to, deps, { session, ...(traceparent !== undefined ? { traceparent } : {}) });
   } catch (error) {
     if (!(error instanceof WireError)) throw error;
     deps.log.info('Modern request refused', { agent: agent.name, server, method: message.method, reason: error.reason });
@@ -120,4 +121,21 @@ export async function forwardModern(request: Request, message: ModernRequest, to
     ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
     ...(ledger !== undefined ? { onAnswer: (answer: unknown) => (answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer)) } : {}),
   });
+}
+
+/**
+ * Opens the channel for one modern request: `era: "modern"` and a fresh session id that names
+ * nothing the worker keeps (the host keys its instance by agent and server). Rejects with a `WireError`.
+ */
+export function openModernChannel(
+  to: { agent: AgentEntry; server: string; descriptor: ConnectionDescriptor },
+  deps: Pick<ModernRouteDeps, 'open'>,
+  options: { session?: string; traceparent?: string } = {},
+): Promise<Transport> {
+  const session = options.session ?? newModernSession();
+  return deps.open(to.descriptor, { ...connectionFor(to.agent, to.server, session, options.traceparent), era: 'modern' }, trustFor(to.agent));
+}
+
+function newModernSession(): string {
+  return `modern-${crypto.randomUUID()}`;
 }

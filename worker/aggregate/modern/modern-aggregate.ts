@@ -14,18 +14,22 @@
  *   (legacy bridging and modern servers alike), so a state carried to another server is refused.
  * - `resources/read` goes to the server that lists the URI or a template matching it
  *   (`resource-routes.ts`), asked afresh each time; `completion/complete` follows its reference.
- * - `subscriptions/listen` is not served on `/mcp` yet (404, -32601): listen per server.
+ * - `subscriptions/listen` opens every server's listen stream and merges them into the agent's
+ *   one (`listen-fan-in.ts`): one acknowledgement, the union of what the servers honour.
  *
  * @module
  */
 import type { AgentEntry, WorkerConfig } from '../../config/worker-config.ts';
 import type { Era } from '../../modern/era.ts';
 import { methodNotFound, rejectionResponse } from '../../modern/modern-errors.ts';
-import { admitModernRequest, forwardModern, type ModernRouteDeps } from '../../modern/modern-route.ts';
+import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../../shared/errors.ts';
+import { relayListen } from '../../modern/listen-relay.ts';
+import { admitModernRequest, forwardModern, openModernChannel, type ModernRouteDeps } from '../../modern/modern-route.ts';
 import type { ModernRequest } from '../../modern/validate-request.ts';
 import { MAX_NAME_LENGTH, namespacedName, splitNamespacedName } from '../naming.ts';
 import { ResourceRoutes } from '../resource-routes.ts';
 import { askEveryServer, askServer, type AggregateContext } from './ask-servers.ts';
+import { ListenFanIn } from './listen-fan-in.ts';
 import { LIST_FIELD, mergeDiscover, mergeList, type ListMethod } from './modern-merge.ts';
 
 export interface ModernAggregateDeps extends ModernRouteDeps {
@@ -74,10 +78,28 @@ export async function serveModernAggregate(request: Request, era: Exclude<Era, {
     if (server === undefined) return error(message, 'Resource not found', typeof ref.uri === 'string' ? { uri: ref.uri } : {});
     return forward(ctx, message, server);
   }
-  return rejectionResponse(message.id, {
-    ...methodNotFound(method, 'not-yet'),
-    message: `Method not found: ${method.slice(0, 64)} is not served on /mcp yet; open it on /servers/<name>/mcp for each server`,
-  });
+  if (method === 'subscriptions/listen') return listenAcross(ctx, message);
+  return rejectionResponse(message.id, methodNotFound(method, 'unknown'));
+}
+
+/** One listen stream over every server's: opened where it can be, merged (`listen-fan-in.ts`). */
+async function listenAcross(ctx: AggregateContext, message: ModernRequest): Promise<Response> {
+  const opened = await Promise.all(ctx.servers.map(async (server) => {
+    try {
+      return { server, channel: await openModernChannel({ agent: ctx.agent, server, descriptor: ctx.config.servers[server]!.executor }, ctx.deps) };
+    } catch (failure) {
+      if (!(failure instanceof WireError)) throw failure;
+      ctx.deps.log.info('A server of the aggregate listen stream could not be opened', { agent: ctx.agent.name, server, reason: failure.reason });
+      return failure;
+    }
+  }));
+  const channels = opened.flatMap((o) => (o instanceof WireError ? [] : [o]));
+  const refused = opened.find((o): o is WireError => o instanceof WireError);
+  if (channels.length === 0) {
+    const failure = refused ?? new WireError('server-not-found', 'This agent may use no server: there is nothing to listen to');
+    return Response.json(jsonRpcErrorBody(message.id, failure), { status: httpStatusFor(failure.reason) });
+  }
+  return relayListen(new ListenFanIn(channels), message, { signal: ctx.request.signal });
 }
 
 /** The server and its own name behind a namespaced name; a hash-shortened one is looked up in the server's list. */

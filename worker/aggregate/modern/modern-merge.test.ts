@@ -12,7 +12,7 @@ describe('modern aggregate merge', () => {
     expect(cacheHints([], false)).toEqual({ ttlMs: 0, cacheScope: 'private' });
   });
 
-  it('discovers the union of features without listen flags, and names an unavailable server', () => {
+  it('discovers the union of features and of their listen flags, and names an unavailable server', () => {
     const result = mergeDiscover(
       [
         { server: 'a', result: { capabilities: { tools: { listChanged: true } }, ttlMs: 100, cacheScope: 'public', instructions: 'Use a' } },
@@ -20,7 +20,8 @@ describe('modern aggregate merge', () => {
       ],
       [['c', failure]],
     );
-    expect(result).toMatchObject({ resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { tools: {}, prompts: {}, resources: {} }, ttlMs: 0, cacheScope: 'public' });
+    expect(result).toMatchObject({ resultType: 'complete', supportedVersions: ['2026-07-28'], ttlMs: 0, cacheScope: 'public' });
+    expect(result.capabilities).toEqual({ tools: { listChanged: true }, prompts: {}, resources: { subscribe: true } });
     expect(Object.keys(result.capabilities as object)).toEqual(['tools', 'prompts', 'resources']);
     expect(result.instructions).toContain('c: host-offline: Host b is not linked');
     expect(result.instructions).toContain('Use a');

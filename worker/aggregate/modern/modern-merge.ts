@@ -5,9 +5,10 @@
  * - Caching hints: the smallest upstream `ttlMs` (a missing one counts as 0) and the stricter
  *   `cacheScope` (`private` if any upstream's is, or is missing); a server that could not answer
  *   makes the merged list stale at once (`ttlMs: 0`), so the agent asks again soon.
- * - `server/discover`: the features any server offers (without `listChanged` and `subscribe`: the
- *   aggregate serves no listen stream yet), the modern versions Switchyard serves, Switchyard's
- *   own serverInfo, and instructions naming the servers, unavailable ones with their reason.
+ * - `server/discover`: the features any server offers, with `listChanged` and `subscribe` where any
+ *   server announces them (the aggregate's listen stream merges theirs), the modern versions
+ *   Switchyard serves, Switchyard's own serverInfo, and instructions naming the servers,
+ *   unavailable ones with their reason.
  * - Lists: tool and prompt names namespaced `<server>__<name>` (`naming.ts`); resources and
  *   templates keep their URIs; an unavailable server's tools are its placeholder tool.
  *
@@ -37,8 +38,8 @@ export const LIST_FIELD: Record<ListMethod, 'tools' | 'prompts' | 'resources' | 
 
 export const AGGREGATE_SERVER_INFO = { name: 'switchyard', version: '0.1.0' } as const;
 const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
-/** The server features the aggregate passes on (listen-only flags are dropped). */
-const FEATURES = ['tools', 'prompts', 'resources', 'completions', 'logging'] as const;
+/** The server features the aggregate passes on, and the flags of each it keeps. */
+const FEATURES = { tools: ['listChanged'], prompts: ['listChanged'], resources: ['listChanged', 'subscribe'], completions: [], logging: [] } as const;
 
 export function cacheHints(results: readonly Result[], anyFailed: boolean): { ttlMs: number; cacheScope: 'public' | 'private' } {
   const ttls = results.map((r) => (typeof r.ttlMs === 'number' && Number.isInteger(r.ttlMs) && r.ttlMs >= 0 ? r.ttlMs : 0));
@@ -48,10 +49,15 @@ export function cacheHints(results: readonly Result[], anyFailed: boolean): { tt
 }
 
 export function mergeDiscover(answered: readonly Answered[], failed: ReadonlyArray<[string, UpstreamFailure]>): Result {
-  const capabilities: Record<string, Record<string, never>> = {};
+  const capabilities: Record<string, Record<string, true>> = {};
   for (const { result } of answered) {
     const offered = isRecord(result.capabilities) ? result.capabilities : {};
-    for (const feature of FEATURES) if (isRecord(offered[feature])) capabilities[feature] = {};
+    for (const [feature, flags] of Object.entries(FEATURES)) {
+      const own = offered[feature];
+      if (!isRecord(own)) continue;
+      const merged = (capabilities[feature] ??= {});
+      for (const flag of flags) if (own[flag] === true) merged[flag] = true;
+    }
   }
   const connected = answered.map(({ server, result }) => ({ server, ...(typeof result.instructions === 'string' ? { instructions: result.instructions } : {}) }));
   return {
