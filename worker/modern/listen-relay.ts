@@ -18,15 +18,13 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { statusForUpstreamError } from './modern-errors.ts';
+import { SSE_HEADERS, sseEvent } from './modern-relay.ts';
 import type { ModernRequest } from './validate-request.ts';
 
 /** How often a quiet listen stream gets a keep-alive comment. */
 export const KEEP_ALIVE_MS = 15_000;
 
-const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
-const encoder = new TextEncoder();
-const sseEvent = (message: unknown): Uint8Array => encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-const KEEP_ALIVE = encoder.encode(':\n\n');
+const KEEP_ALIVE = new TextEncoder().encode(':\n\n');
 
 export interface ListenRelayOptions {
   signal?: AbortSignal;
