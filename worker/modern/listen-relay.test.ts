@@ -6,6 +6,9 @@ import { relayListen } from './listen-relay.ts';
 const LISTEN = { jsonrpc: '2.0' as const, id: 9, method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true } } };
 const ACK = { jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 9 }, notifications: {} } };
 
+/** Lets the relay's start-then-send promise chain (microtasks) run: no clock involved. */
+const drained = () => new Promise((r) => setImmediate(r));
+
 async function host() {
   const [channel, far] = InMemoryTransport.createLinkedPair();
   const received: JSONRPCMessage[] = [];
@@ -30,7 +33,7 @@ describe('relayListen', () => {
   it('answers an SSE stream once the acknowledgement arrives, then each notification, and closes the channel when the agent cancels', async () => {
     const { channel, far, received, closed } = await host();
     const answering = relayListen(channel, LISTEN);
-    await new Promise((r) => setTimeout(r, 0));
+    await drained();
     expect(received).toEqual([LISTEN]);
     await far.send(ACK as JSONRPCMessage);
     const response = await answering;
@@ -45,7 +48,7 @@ describe('relayListen', () => {
   it('answers an error that comes before any acknowledgement as JSON', async () => {
     const { channel, far } = await host();
     const answering = relayListen(channel, LISTEN);
-    await new Promise((r) => setTimeout(r, 0));
+    await drained();
     await far.send({ jsonrpc: '2.0', id: 9, error: { code: -32602, message: 'Invalid params: no filter' } });
     const response = await answering;
     expect(response.status).toBe(400);
@@ -55,7 +58,7 @@ describe('relayListen', () => {
   it('ends the stream with the closing result the host sends', async () => {
     const { channel, far } = await host();
     const answering = relayListen(channel, LISTEN);
-    await new Promise((r) => setTimeout(r, 0));
+    await drained();
     await far.send(ACK as JSONRPCMessage);
     const closing = { jsonrpc: '2.0', id: 9, result: { resultType: 'complete', _meta: { 'io.modelcontextprotocol/subscriptionId': 9 } } };
     await far.send(closing as JSONRPCMessage);
