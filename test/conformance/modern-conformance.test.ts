@@ -39,9 +39,6 @@ const LEGACY_EXCEPTIONS: Readonly<Record<string, string>> = {
   // What a legacy server cannot express, however it is bridged:
   'input-required-result-basic-elicitation/sep-2322-elicitation-incomplete':
     'the scenario demands the input-request key "user_name"; a legacy server\'s elicitation/create names no key, so the host numbers them ("elicitation-1")',
-  'input-required-result-capability-check/sep-2322-respect-client-capabilities':
-    'the server must leave out the elicitation this request\'s client did not declare; a legacy server is initialized once, by the host, with every capability, ' +
-    'so it asks anyway, and the host answers -32021 rather than hide a question the server waits on',
   'input-required-result-ignore-extra-params/sep-2322-ignore-unexpected-params':
     'WARNING: the scenario sends the answer with the first request (no requestState) and expects a complete result; a legacy server asks at run time, ' +
     'so the host starts the call and the question comes up anew',
@@ -121,6 +118,7 @@ describe('the 2026-07-28 conformance requirements through /servers/:name/mcp', (
       'sep-2164-resource-not-found/sep-2164-error-code',
       'server-stateless/sep-2575-server-honors-notification-filter',
       'http-custom-header-server-validation/sep-2243-server-validate-param-match',
+      'input-required-result-capability-check/sep-2322-respect-client-capabilities',
     ]) {
       expect(run.get(key)?.status, key).toBe('SUCCESS');
     }
