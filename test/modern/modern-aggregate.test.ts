@@ -60,12 +60,16 @@ describe('the modern aggregate on /mcp', () => {
     expect((prompts.prompts as Array<{ name: string }>).every((p) => p.name.startsWith('everything__'))).toBe(true);
   });
 
-  it("calls a tool by its namespaced name, checked against Mcp-Name, the server getting its own name", async () => {
+  it("calls a tool by its namespaced name, checked against Mcp-Name and its Mcp-Param-* headers, the server getting its own name", async () => {
     expect(textOf(await aggregate('alice', 'tools/call', { name: 'everything__echo', arguments: { message: 'via /mcp' } }))).toBe('Echo: via /mcp');
     expect(textOf(await aggregate('alice', 'tools/call', { name: 'modern__echo', arguments: { message: 'modern via /mcp' } }))).toBe('Echo: modern via /mcp');
     const mismatch = await aggregate('alice', 'tools/call', { name: 'everything__echo', arguments: { message: 'x' } }, { headers: { 'mcp-name': 'echo' } });
     expect(mismatch.status).toBe(400);
     expect(mismatch.response.error.code).toBe(-32020);
+    const headers = await aggregate('alice', 'tools/call', { name: 'modern__regional', arguments: { region: 'us' } }, { headers: { 'Mcp-Param-Region': 'eu' } });
+    expect(headers.status).toBe(400);
+    expect(headers.response.error).toMatchObject({ code: -32020, message: expect.stringContaining('Mcp-Param-region') });
+    expect(textOf(await aggregate('alice', 'tools/call', { name: 'modern__regional', arguments: { region: 'us' } }, { headers: { 'Mcp-Param-Region': 'us' } }))).toBe('Region us, count undefined');
     const prompt = await aggregate('alice', 'prompts/get', { name: 'everything__simple-prompt', arguments: {} });
     expect(prompt.response.result).toMatchObject({ resultType: 'complete', messages: [expect.objectContaining({ role: 'user' })] });
     const unknown = await aggregate('bob', 'tools/call', { name: 'everything__echo', arguments: { message: 'x' } });
