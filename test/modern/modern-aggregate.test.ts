@@ -72,6 +72,8 @@ describe('the modern aggregate on /mcp', () => {
     expect(textOf(await aggregate('alice', 'tools/call', { name: 'modern__regional', arguments: { region: 'us' } }, { headers: { 'Mcp-Param-Region': 'us' } }))).toBe('Region us, count undefined');
     const prompt = await aggregate('alice', 'prompts/get', { name: 'everything__simple-prompt', arguments: {} });
     expect(prompt.response.result).toMatchObject({ resultType: 'complete', messages: [expect.objectContaining({ role: 'user' })] });
+    const placeholder = await aggregate('alice', 'tools/call', { name: 'offline__unavailable', arguments: {} });
+    expect(placeholder.response.result).toMatchObject({ resultType: 'complete', isError: true, structuredContent: { server: 'offline', reason: 'host-offline' } });
     const unknown = await aggregate('bob', 'tools/call', { name: 'everything__echo', arguments: { message: 'x' } });
     expect(unknown.response.error).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool') });
   });

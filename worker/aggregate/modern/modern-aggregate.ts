@@ -26,7 +26,8 @@ import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../../shared/erro
 import { relayListen } from '../../modern/listen-relay.ts';
 import { admitModernRequest, forwardModern, openModernChannel, type ModernRouteDeps } from '../../modern/modern-route.ts';
 import type { ModernRequest } from '../../modern/validate-request.ts';
-import { MAX_NAME_LENGTH, namespacedName, splitNamespacedName } from '../naming.ts';
+import { unavailableResult } from '../availability.ts';
+import { MAX_NAME_LENGTH, namespacedName, splitNamespacedName, UNAVAILABLE_TOOL } from '../naming.ts';
 import { ResourceRoutes } from '../resource-routes.ts';
 import { askEveryServer, askServer, type AggregateContext } from './ask-servers.ts';
 import { ListenFanIn } from './listen-fan-in.ts';
@@ -59,6 +60,11 @@ export async function serveModernAggregate(request: Request, era: Exclude<Era, {
   if (method === 'tools/call' || method === 'prompts/get') {
     const target = await resolveName(ctx, bare, method === 'tools/call' ? 'tools/list' : 'prompts/list', params.name);
     if (target === null) return error(message, `Unknown ${method === 'tools/call' ? 'tool' : 'prompt'}: ${String(params.name).slice(0, 128)}`);
+    if (method === 'tools/call' && target.name === UNAVAILABLE_TOOL) {
+      // The placeholder of a server that cannot be reached answers with the reason, as on a legacy session.
+      const asked = await askServer(ctx, target.server, { ...bare, method: 'tools/list' });
+      if (asked.kind === 'failed') return result(message, { resultType: 'complete', ...unavailableResult(target.server, asked.failure) });
+    }
     return forward(ctx, { ...message, params: { ...params, name: target.name } }, target.server);
   }
   if (method === 'resources/read') {
