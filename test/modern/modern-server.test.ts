@@ -5,7 +5,7 @@
  * SDK client gets a session the host opens on the server's behalf, beside the modern agent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { closeClient, connectClient } from '../support/clients.ts';
 import { fixtureServer } from '../support/paths.ts';
 import { startStack, type Stack } from '../support/stack.ts';
@@ -99,6 +99,20 @@ describe('a legacy SDK client and a modern stdio server', () => {
       ]);
       expect(legacy.content).toEqual([{ type: 'text', text: 'Echo: from a legacy session' }]);
       expect(modern.response.result.content).toEqual([{ type: 'text', text: 'Echo: from a modern agent' }]);
+    } finally {
+      await closeClient(client);
+    }
+  });
+});
+
+describe("a legacy SDK client and a modern server's change notifications", () => {
+  it('hears tools/list_changed through the listen the host keeps open for its session', async () => {
+    const client = await connectClient(`${stack.url}/servers/modern/mcp`, stack.tokens.alice!);
+    const heard = new Promise<unknown>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, (notification) => resolve(notification)));
+    try {
+      const touched = await client.callTool({ name: 'touch-tools', arguments: {} });
+      expect(touched.content).toEqual([{ type: 'text', text: 'Notified 1' }]);
+      expect(await heard).toEqual({ method: 'notifications/tools/list_changed' });
     } finally {
       await closeClient(client);
     }

@@ -19,7 +19,9 @@
  * be modern skips the refused `initialize`, one known legacy is not asked `server/discover`.
  *
  * An `InputRequiredResult` from the server becomes real server→client requests to the agent, and
- * the host retries with its answers (`legacy-agent-rounds.ts`).
+ * the host retries with its answers (`legacy-agent-rounds.ts`); the server's change notifications
+ * reach the agent through a listen the host keeps open for it, its `resources/subscribe` included
+ * (`legacy-agent-listen.ts`).
  *
  * @module
  */
@@ -27,6 +29,7 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log.ts';
 import { MODERN_PROTOCOL_VERSION, SERVER_INFO_KEY } from './modern-results.ts';
+import { LegacyAgentListen } from './legacy-agent-listen.ts';
 import { LegacyAgentRounds } from './legacy-agent-rounds.ts';
 import { DiscoverResultSchema, verdictOf, type DiscoverResult, type ServerEraCache } from './server-era.ts';
 
@@ -59,6 +62,8 @@ export class LegacyAgentTransport implements Transport {
   #logLevel: unknown;
   /** The agent's capabilities from its `initialize`, for the questions a modern server's rounds put to it. */
   #capabilities: Record<string, unknown> = {};
+  /** The listen the host keeps open on the agent's behalf once the session is modern. */
+  #listen: LegacyAgentListen | null = null;
   readonly #rounds = new LegacyAgentRounds({
     toAgent: (message) => this.onmessage?.(message),
     toServer: (message) => void this.#inner.send(message).catch((error: unknown) => this.onerror?.(error as Error)),
@@ -109,6 +114,15 @@ export class LegacyAgentTransport implements Transport {
       return this.#inner.send(message, options);
     }
     if (message.method === 'ping') return this.#answer(message.id, {});
+    if ((message.method === 'resources/subscribe' || message.method === 'resources/unsubscribe') && this.#listen !== null) {
+      const uri = message.params?.uri;
+      if (typeof uri !== 'string' || !this.#listen.subscribable) {
+        queueMicrotask(() => this.onmessage?.({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: `Method not found: ${message.method} (the server offers no resource subscriptions)` } } as JSONRPCMessage));
+        return;
+      }
+      this.#listen.watch(uri, message.method === 'resources/subscribe');
+      return this.#answer(message.id, {});
+    }
     if (message.method === 'logging/setLevel') {
       this.#logLevel = message.params?.level;
       return this.#answer(message.id, {});
@@ -137,7 +151,7 @@ export class LegacyAgentTransport implements Transport {
       }
       if (message.id === DISCOVER_ID) return this.#discovered(message);
     }
-    if (this.#mode === 'modern' && this.#rounds.fromServer(message)) return;
+    if (this.#mode === 'modern' && (this.#listen?.fromServer(message) === true || this.#rounds.fromServer(message))) return;
     this.onmessage?.(message);
   }
 
@@ -167,6 +181,13 @@ export class LegacyAgentTransport implements Transport {
     this.#settleEra('modern', discover.data);
     this.#options.log.info('A legacy agent is served by a modern server', { server: this.#options.server });
     this.onmessage?.({ jsonrpc: '2.0', id: initialize.id, result: initializeResultOf(discover.data, initialize.params?.protocolVersion, this.#options.server) } as JSONRPCMessage);
+    this.#listen = new LegacyAgentListen({
+      toServer: (message) => void this.#inner.send(message).catch((error: unknown) => this.onerror?.(error as Error)),
+      toAgent: (message) => this.onmessage?.(message),
+      meta: () => this.#clientMeta,
+      capabilities: discover.data.capabilities,
+    });
+    this.#listen.open();
   }
 
   #settleEra(era: 'legacy' | 'modern', discover?: DiscoverResult): void {
