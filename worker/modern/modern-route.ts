@@ -8,6 +8,8 @@
  *
  * The caller has already run bearer auth and the Host/Origin guard; the server-allowed check is
  * passed in as `refusal`, so it is answered with the request's id, like every other modern error.
+ * The admission (`admitModernRequest`) and the one-server forward (`forwardModern`, a listen
+ * stream for `subscriptions/listen`) serve the modern `/mcp` aggregate too.
  *
  * @module
  */

@@ -19,6 +19,9 @@
  *   an error (notes §4 "Correlation hazard"); with none,
  *   `roots/list` gets an empty list (server-everything asks right after `initialized`) and the others
  *   an error;
+ * - change notifications (`list_changed`, `resources/updated`) go to the agent's open listen
+ *   streams (`listeners`, `listen-stream.ts`), which keep the instance from idling out; a
+ *   `tools/list_changed` also makes the host's cached tool list stale (`toolListVersion`);
  * - the process ending fails every request in flight with `server-exited` (its exit reason when
  *   the transport gave one), and the instance is done: the pool starts a fresh one next time.
  *
