@@ -106,17 +106,21 @@ describe('the modern aggregate on /mcp', () => {
   });
 
   it("merges every server's listen stream into one: one acknowledgement, then each server's changes, and closing it ends them all", async () => {
-    const stream = await openListen(`${stack.url}/mcp`, stack.tokens.alice!, 'everywhere', { toolsListChanged: true, resourcesListChanged: true });
+    const watched = 'demo://resource/dynamic/text/7';
+    const stream = await openListen(`${stack.url}/mcp`, stack.tokens.alice!, 'everywhere', { toolsListChanged: true, resourcesListChanged: true, resourceSubscriptions: [watched] });
     expect(await stream.next()).toEqual({
       jsonrpc: '2.0',
       method: 'notifications/subscriptions/acknowledged',
-      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'everywhere' }, notifications: { toolsListChanged: true, resourcesListChanged: true } },
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'everywhere' }, notifications: { toolsListChanged: true, resourcesListChanged: true, resourceSubscriptions: [watched] } },
     });
     try {
       expect(textOf(await aggregate('alice', 'tools/call', { name: 'modern__touch-tools', arguments: {} }))).toBe('Notified 1');
       expect(await stream.next()).toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'everywhere' } } });
       await aggregate('alice', 'tools/call', { name: 'everything__gzip-file-as-resource', arguments: { name: 'agg.gz', data: 'data:text/plain,hi', outputType: 'resourceLink' } });
       expect(await stream.next()).toEqual({ jsonrpc: '2.0', method: 'notifications/resources/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'everywhere' } } });
+      // The watched URI went to the server that serves it (the only one with resources), which now sends its updates.
+      await aggregate('alice', 'tools/call', { name: 'everything__toggle-subscriber-updates', arguments: {} });
+      expect(await stream.next()).toEqual({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'everywhere' }, uri: watched } });
     } finally {
       await stream.close();
     }

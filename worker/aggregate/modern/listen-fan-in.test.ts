@@ -6,12 +6,12 @@ import { ListenFanIn, union } from './listen-fan-in.ts';
 const ACK = 'notifications/subscriptions/acknowledged';
 const SUB = 'io.modelcontextprotocol/subscriptionId';
 
-async function rig(servers: string[]) {
+async function rig(servers: string[], uris: Record<string, string[]> = {}) {
   const upstream = new Map<string, InMemoryTransport>();
   const channels = servers.map((server) => {
     const [channel, far] = InMemoryTransport.createLinkedPair();
     upstream.set(server, far);
-    return { server, channel };
+    return { server, channel, ...(uris[server] !== undefined ? { uris: uris[server] } : {}) };
   });
   const fanIn = new ListenFanIn(channels);
   const heard: Array<Record<string, any>> = [];
@@ -24,7 +24,7 @@ async function rig(servers: string[]) {
     await far.start();
   }
   await fanIn.start();
-  await fanIn.send({ jsonrpc: '2.0', id: 'L', method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true } } });
+  await fanIn.send({ jsonrpc: '2.0', id: 'L', method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true, resourceSubscriptions: ['x://1', 'y://2'] } } });
   const say = (server: string, message: Record<string, unknown>) => upstream.get(server)!.send({ jsonrpc: '2.0', ...message } as JSONRPCMessage);
   return { fanIn, heard, requests, say, upstream, closed: () => closed };
 }
@@ -64,6 +64,15 @@ describe('ListenFanIn', () => {
     const { heard, say } = await rig(['a']);
     await say('a', { id: 'L', error: { code: -32602, message: 'bad filter' } });
     expect(heard).toEqual([{ jsonrpc: '2.0', id: 'L', error: { code: -32602, message: 'bad filter' } }]);
+  });
+
+  it('sends each server only the watched URIs it serves', async () => {
+    const { requests } = await rig(['a', 'b', 'c'], { a: ['x://1'], b: [] });
+    expect(requests.map((r) => (r as { params: { notifications: unknown } }).params.notifications)).toEqual(expect.arrayContaining([
+      { toolsListChanged: true, resourceSubscriptions: ['x://1'] },
+      { toolsListChanged: true },
+      { toolsListChanged: true, resourceSubscriptions: ['x://1', 'y://2'] },
+    ]));
   });
 
   it('unions flags and URIs', () => {

@@ -3,7 +3,8 @@
  * agent, merged into one channel-like transport that `relayListen` serves as the agent's stream.
  *
  * - The listen request goes to every server with the agent's filter and id (the host tags each
- *   stream's messages with that id, so they need no re-tagging).
+ *   stream's messages with that id, so they need no re-tagging), its `resourceSubscriptions` cut
+ *   to the URIs that server serves.
  * - The acknowledgement is the agent's first message: it waits for every server's own (or its
  *   end), and acknowledges the union of what they agreed to honour. A notification that comes
  *   earlier waits behind it.
@@ -24,6 +25,8 @@ type Filter = Record<string, unknown> & { resourceSubscriptions?: string[] };
 interface Part {
   server: string;
   channel: Transport;
+  /** The URIs of the filter's `resourceSubscriptions` this server serves; all of them when undefined. */
+  uris?: readonly string[];
   state: 'waiting' | 'acked' | 'ended';
   filter?: Filter;
   /** How it ended: its closing result or error, none when its channel just closed. */
@@ -44,8 +47,8 @@ export class ListenFanIn implements Transport {
   #closed = false;
   readonly #early: JSONRPCMessage[] = [];
 
-  constructor(channels: ReadonlyArray<{ server: string; channel: Transport }>) {
-    this.#parts = channels.map(({ server, channel }) => ({ server, channel, state: 'waiting' }));
+  constructor(channels: ReadonlyArray<{ server: string; channel: Transport; uris?: readonly string[] }>) {
+    this.#parts = channels.map((part) => ({ ...part, state: 'waiting' }));
   }
 
   async start(): Promise<void> {
@@ -59,7 +62,7 @@ export class ListenFanIn implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if ('id' in message) this.#id = message.id as Id;
-    await Promise.all(this.#parts.map((part) => part.channel.send(message).catch(() => this.#ended(part))));
+    await Promise.all(this.#parts.map((part) => part.channel.send(forPart(message, part)).catch(() => this.#ended(part))));
   }
 
   async close(): Promise<void> {
@@ -113,6 +116,15 @@ export class ListenFanIn implements Transport {
       else this.onclose?.();
     }
   }
+}
+
+/** The listen request as one server gets it: only the watched URIs it serves. */
+function forPart(message: JSONRPCMessage, part: Part): JSONRPCMessage {
+  const params = (message as { params?: Record<string, unknown> }).params;
+  const filter = params?.notifications;
+  if (part.uris === undefined || !isRecord(filter)) return message;
+  const { resourceSubscriptions: _all, ...rest } = filter;
+  return { ...message, params: { ...params, notifications: { ...rest, ...(part.uris.length > 0 ? { resourceSubscriptions: [...part.uris] } : {}) } } } as JSONRPCMessage;
 }
 
 /** The union of the filters the servers acknowledged. */

@@ -105,6 +105,15 @@ async function listenAcross(ctx: AggregateContext, message: ModernRequest): Prom
     const failure = refused ?? new WireError('server-not-found', 'This agent may use no server: there is nothing to listen to');
     return Response.json(jsonRpcErrorBody(message.id, failure), { status: httpStatusFor(failure.reason) });
   }
+  // Each watched URI goes to the server that serves it, as a read would; one nobody serves is not acknowledged.
+  const filter = isRecord(message.params?.notifications) ? message.params.notifications : {};
+  const watched = Array.isArray(filter.resourceSubscriptions) ? filter.resourceSubscriptions.filter((u): u is string => typeof u === 'string') : [];
+  if (watched.length > 0) {
+    const bare = { ...message, params: { _meta: message.params?._meta } } as ModernRequest;
+    const route = await uriRouter(ctx, bare);
+    const owners = watched.map((uri) => [uri, route(uri)] as const);
+    for (const part of channels) Object.assign(part, { uris: owners.filter(([, owner]) => owner === part.server).map(([uri]) => uri) });
+  }
   return relayListen(new ListenFanIn(channels), message, { signal: ctx.request.signal });
 }
 
@@ -123,7 +132,12 @@ async function resolveName(ctx: AggregateContext, bare: ModernRequest, list: 'to
 
 /** The server that serves `uri`: the only one, or the one whose list or templates name it. */
 async function routeUri(ctx: AggregateContext, bare: ModernRequest, uri: string): Promise<string | undefined> {
-  if (ctx.servers.length === 1) return ctx.servers[0];
+  return (await uriRouter(ctx, bare))(uri);
+}
+
+/** Routes URIs by what the servers list now (asked once, for as many URIs as need it). */
+async function uriRouter(ctx: AggregateContext, bare: ModernRequest): Promise<(uri: string) => string | undefined> {
+  if (ctx.servers.length === 1) return () => ctx.servers[0];
   const [resources, templates] = await Promise.all([
     askEveryServer(ctx, { ...bare, method: 'resources/list' }, 'resources'),
     askEveryServer(ctx, { ...bare, method: 'resources/templates/list' }, 'resourceTemplates'),
@@ -132,7 +146,7 @@ async function routeUri(ctx: AggregateContext, bare: ModernRequest, uri: string)
   for (const { server, result } of resources.answered) routes.addResources(server, uris(result.resources, 'uri'));
   for (const { server, result } of templates.answered) routes.addTemplates(server, uris(result.resourceTemplates, 'uriTemplate'));
   const candidates = [...new Set([...resources.answered, ...templates.answered].map((a) => a.server))];
-  return routes.route(uri, candidates);
+  return (uri) => routes.route(uri, candidates);
 }
 
 function uris(items: unknown, field: string): string[] {
