@@ -68,7 +68,7 @@ describe('ListenFanIn', () => {
 
   it('sends each server only the watched URIs it serves', async () => {
     const { requests } = await rig(['a', 'b', 'c'], { a: ['x://1'], b: [] });
-    expect(requests.map((r) => (r as { params: { notifications: unknown } }).params.notifications)).toEqual(expect.arrayContaining([
+    expect(requests.map((r) => (r as unknown as { params: { notifications: unknown } }).params.notifications)).toEqual(expect.arrayContaining([
       { toolsListChanged: true, resourceSubscriptions: ['x://1'] },
       { toolsListChanged: true },
       { toolsListChanged: true, resourceSubscriptions: ['x://1', 'y://2'] },
