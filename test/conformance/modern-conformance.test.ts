@@ -7,7 +7,8 @@
  *
  * - **modern**: `modern-conformance-fixture-server.mjs`, a server that speaks only 2026-07-28. The
  *   host's probe finds it modern and forwards requests with their `_meta`; its own
- *   InputRequiredResults and requestState pass through untouched.
+ *   InputRequiredResults pass through, their requestState sealed by the host for the agent and
+ *   handed back to the server as it gave it on the retry.
  * - **legacy**: `conformance-fixture-server.mjs`, an SDK 1.32 server that knows only `initialize`.
  *   The host keeps a legacy instance for the agent, makes its results modern (`resultType`,
  *   caching hints, resource-not-found as -32602) and bridges its mid-call questions into
@@ -30,43 +31,14 @@ import { describeResult, runConformanceSuite, scenariosOf, score, type SuiteResu
 const SCENARIOS = 50;
 const isTasks = (key: string): boolean => key.startsWith('tasks-');
 
-const NO_LISTEN = 'Switchyard does not serve subscriptions/listen yet (it answers 404, -32601; being built on branch `modern`)';
-const NO_PARAM_HEADERS =
-  'Switchyard does not check Mcp-Param-* headers against a tool\'s x-mcp-header arguments yet (being built on branch `modern`); ' +
-  'a stdio server never sees HTTP headers, so the gateway must, from the tool\'s inputSchema';
-const PARAM_HEADER_CHECKS = {
-  'http-custom-header-server-validation/sep-2243-server-validate-param-match': NO_PARAM_HEADERS,
-  'http-custom-header-server-validation/sep-2243-server-reject-invalid-param-chars': NO_PARAM_HEADERS,
-  'http-custom-header-server-validation/sep-2243-server-reject-param-mismatch': NO_PARAM_HEADERS,
-};
-
-/** `<scenario>/<check id>` → why it does not pass with the modern fixture behind Switchyard. */
-const MODERN_EXCEPTIONS: Readonly<Record<string, string>> = {
-  ...PARAM_HEADER_CHECKS,
-  // The fixture serves listen and announces listChanged, so the suite expects listen to work
-  // through the gateway (FAILURE "not testable"; the last two are WARNINGs).
-  'server-stateless/sep-2575-server-sends-subscription-ack': NO_LISTEN,
-  'server-stateless/sep-2575-server-tags-subscription-id': NO_LISTEN,
-  'server-stateless/sep-2575-server-honors-notification-filter': NO_LISTEN,
-  'server-stateless/sep-2575-server-sends-prompts-list-changed-on-subscription': NO_LISTEN,
-  'server-stateless/sep-2575-server-sends-tools-list-changed-on-subscription': NO_LISTEN,
-};
+/** `<scenario>/<check id>` → why it does not pass with the modern fixture behind Switchyard: none does. */
+const MODERN_EXCEPTIONS: Readonly<Record<string, string>> = {};
 
 /** `<scenario>/<check id>` → why it does not pass with the legacy fixture behind Switchyard. */
 const LEGACY_EXCEPTIONS: Readonly<Record<string, string>> = {
-  ...PARAM_HEADER_CHECKS,
-  // As above: the fixture's initialize announces listChanged and subscribe, which server/discover passes on.
-  'server-stateless/sep-2575-server-sends-subscription-ack': NO_LISTEN,
-  'server-stateless/sep-2575-server-tags-subscription-id': NO_LISTEN,
-  'server-stateless/sep-2575-server-honors-notification-filter': NO_LISTEN,
-  'server-stateless/sep-2575-server-sends-prompts-list-changed-on-subscription': NO_LISTEN,
-  'server-stateless/sep-2575-server-sends-tools-list-changed-on-subscription': NO_LISTEN,
   // What a legacy server cannot express, however it is bridged:
   'input-required-result-basic-elicitation/sep-2322-elicitation-incomplete':
     'the scenario demands the input-request key "user_name"; a legacy server\'s elicitation/create names no key, so the host numbers them ("elicitation-1")',
-  'input-required-result-capability-check/sep-2322-respect-client-capabilities':
-    'the server must leave out the elicitation this request\'s client did not declare; a legacy server is initialized once, by the host, with every capability, ' +
-    'so it asks anyway, and the host answers -32021 rather than hide a question the server waits on',
   'input-required-result-ignore-extra-params/sep-2322-ignore-unexpected-params':
     'WARNING: the scenario sends the answer with the first request (no requestState) and expects a complete result; a legacy server asks at run time, ' +
     'so the host starts the call and the question comes up anew',
@@ -125,10 +97,13 @@ function assertPasses(server: 'modern' | 'legacy', exceptions: Readonly<Record<s
 }
 
 describe('the 2026-07-28 conformance requirements through /servers/:name/mcp', () => {
-  it('a modern stdio server behind Switchyard passes every scenario (but listen and Mcp-Param-* checks, not served yet)', () => {
+  it('a modern stdio server behind Switchyard passes every scenario', () => {
     const run = assertPasses('modern', MODERN_EXCEPTIONS);
     // A broken setup must not pass vacuously: the scenarios that need the server's own answers ran.
-    for (const key of ['server-stateless/sep-2575-server-implements-discover', 'input-required-result-multi-round/sep-2322-multi-round-r3', 'input-required-result-tampered-state/sep-2322-reject-tampered-state', 'caching/sep-2549-tools-list-caching-hints']) {
+    for (const key of [
+      'server-stateless/sep-2575-server-implements-discover', 'input-required-result-multi-round/sep-2322-multi-round-r3', 'input-required-result-tampered-state/sep-2322-reject-tampered-state',
+      'caching/sep-2549-tools-list-caching-hints', 'server-stateless/sep-2575-server-sends-subscription-ack', 'http-custom-header-server-validation/sep-2243-server-reject-param-mismatch',
+    ]) {
       expect(run.get(key)?.status, key).toBe('SUCCESS');
     }
   });
@@ -141,6 +116,9 @@ describe('the 2026-07-28 conformance requirements through /servers/:name/mcp', (
       'input-required-result-multi-round/sep-2322-multi-round-r3',
       'input-required-result-non-tool-request/sep-2322-non-tool-complete',
       'sep-2164-resource-not-found/sep-2164-error-code',
+      'server-stateless/sep-2575-server-honors-notification-filter',
+      'http-custom-header-server-validation/sep-2243-server-validate-param-match',
+      'input-required-result-capability-check/sep-2322-respect-client-capabilities',
     ]) {
       expect(run.get(key)?.status, key).toBe('SUCCESS');
     }

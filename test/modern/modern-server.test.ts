@@ -5,6 +5,7 @@
  * SDK client gets a session the host opens on the server's behalf, beside the modern agent.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { closeClient, connectClient } from '../support/clients.ts';
 import { fixtureServer } from '../support/paths.ts';
 import { startStack, type Stack } from '../support/stack.ts';
@@ -31,7 +32,7 @@ describe('a modern agent and a modern stdio server', () => {
     expect(answer.response).toEqual({
       jsonrpc: '2.0',
       id: 'discover-1',
-      result: { resultType: 'complete', supportedVersions: [MODERN], capabilities: { tools: {} }, ttlMs: 60000, cacheScope: 'public', _meta: FIXTURE_INFO },
+      result: { resultType: 'complete', supportedVersions: [MODERN], capabilities: { tools: { listChanged: true } }, ttlMs: 60000, cacheScope: 'public', _meta: FIXTURE_INFO },
     });
   });
 
@@ -39,11 +40,11 @@ describe('a modern agent and a modern stdio server', () => {
     const list = await post('tools/list');
     expect(list.response.result).toEqual({
       resultType: 'complete',
-      tools: [
+      tools: expect.arrayContaining([
         { name: 'echo', description: 'Echoes the message back', inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } },
         { name: 'wait', description: 'Never answers: waits to be cancelled', inputSchema: { type: 'object' } },
         { name: 'cancelled', description: 'The request ids cancelled so far, as JSON', inputSchema: { type: 'object' } },
-      ],
+      ]),
       ttlMs: 60000,
       cacheScope: 'public',
       _meta: FIXTURE_INFO,
@@ -61,18 +62,87 @@ describe('a modern agent and a modern stdio server', () => {
   });
 });
 
+describe("a modern agent and a modern server's InputRequiredResult", () => {
+  const ask = (extra: Record<string, unknown> = {}, agent: 'alice' | 'bob' = 'alice') =>
+    modernPost(`${stack.url}/servers/modern/mcp`, stack.tokens[agent]!, 'tools/call', { name: 'ask', arguments: {}, ...extra }, { meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } });
+  const accept = (content: Record<string, string>) => ({ action: 'accept', content });
+
+  it("gets the server's input requests with its state sealed by the host, and the server its own state back on each retry", async () => {
+    const first = (await ask()).response.result;
+    expect(first).toMatchObject({ resultType: 'input_required', inputRequests: { name: { method: 'elicitation/create' } } });
+    expect(first.requestState).not.toBe('round-1');
+    const second = (await ask({ inputResponses: { name: accept({ name: 'Ada' }) }, requestState: first.requestState })).response.result;
+    expect(second).toMatchObject({ resultType: 'input_required', inputRequests: { colour: { method: 'elicitation/create' } } });
+    const done = await ask({ inputResponses: { colour: accept({ colour: 'teal' }) }, requestState: second.requestState });
+    expect(done.response.result.content).toEqual([{ type: 'text', text: 'Hello Ada, you like teal' }]);
+  });
+
+  it('refuses a tampered state, and a state carried to another tool, before the server sees it', async () => {
+    const { requestState } = (await ask()).response.result;
+    const answers = { inputResponses: { name: accept({ name: 'Eve' }) } };
+    const tampered = await ask({ ...answers, requestState: `${requestState}-TAMPERED` });
+    expect(tampered.response.error).toMatchObject({ code: -32602, data: { reason: 'invalid-request', requestState: 'invalid' } });
+    const elsewhere = await modernPost(`${stack.url}/servers/modern/mcp`, stack.tokens.alice!, 'tools/call', { name: 'echo', arguments: { message: 'x' }, ...answers, requestState }, { meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } });
+    expect(elsewhere.response.error).toMatchObject({ code: -32602, data: { requestState: 'invalid' } });
+  });
+});
+
 describe('a legacy SDK client and a modern stdio server', () => {
   it('initializes, lists and calls echo through /servers/:name/mcp, while a modern agent uses the same server', async () => {
     const client = await connectClient(`${stack.url}/servers/modern/mcp`, stack.tokens.alice!);
     try {
       expect(client.getServerVersion()).toEqual({ name: 'modern-echo-fixture', version: '1.0.0' });
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo', 'wait', 'cancelled']);
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo', 'wait', 'cancelled', 'touch-tools', 'ask', 'regional']);
       const [legacy, modern] = await Promise.all([
         client.callTool({ name: 'echo', arguments: { message: 'from a legacy session' } }),
         post('tools/call', { name: 'echo', arguments: { message: 'from a modern agent' } }),
       ]);
       expect(legacy.content).toEqual([{ type: 'text', text: 'Echo: from a legacy session' }]);
       expect(modern.response.result.content).toEqual([{ type: 'text', text: 'Echo: from a modern agent' }]);
+    } finally {
+      await closeClient(client);
+    }
+  });
+});
+
+describe("a legacy SDK client and a modern server's change notifications", () => {
+  it('hears tools/list_changed through the listen the host keeps open for its session', async () => {
+    const client = await connectClient(`${stack.url}/servers/modern/mcp`, stack.tokens.alice!);
+    const heard = new Promise<unknown>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, (notification) => resolve(notification)));
+    try {
+      const touched = await client.callTool({ name: 'touch-tools', arguments: {} });
+      expect(touched.content).toEqual([{ type: 'text', text: 'Notified 1' }]);
+      expect(await heard).toEqual({ method: 'notifications/tools/list_changed' });
+    } finally {
+      await closeClient(client);
+    }
+  });
+});
+
+describe('a legacy SDK client answering a modern server\'s InputRequiredResult', () => {
+  it('gets each round\'s input requests as real elicitations over its session, and the final result of the retries', async () => {
+    const client = await connectClient(`${stack.url}/servers/modern/mcp`, stack.tokens.alice!, { elicitation: {} });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      const message = request.params.message;
+      asked.push(message);
+      return { action: 'accept', content: message === 'Your name?' ? { name: 'Ada' } : { colour: 'green' } };
+    });
+    try {
+      const result = await client.callTool({ name: 'ask', arguments: {} });
+      expect(result.content).toEqual([{ type: 'text', text: 'Hello Ada, you like green' }]);
+      expect(asked).toEqual(['Your name?', 'Your favourite colour?']);
+      // The session goes on: a plain call after the rounds.
+      expect((await client.callTool({ name: 'echo', arguments: { message: 'after' } })).content).toEqual([{ type: 'text', text: 'Echo: after' }]);
+    } finally {
+      await closeClient(client);
+    }
+  });
+
+  it('gets the server\'s -32021 when it did not declare elicitation at initialize', async () => {
+    const client = await connectClient(`${stack.url}/servers/modern/mcp`, stack.tokens.alice!);
+    try {
+      await expect(client.callTool({ name: 'ask', arguments: {} })).rejects.toMatchObject({ code: -32021 });
     } finally {
       await closeClient(client);
     }

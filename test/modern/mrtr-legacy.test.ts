@@ -126,3 +126,22 @@ describe('a modern agent answering a legacy server through InputRequiredResult',
     expect(textOf(done)).toContain('e2e-model');
   });
 });
+
+describe('per-request client capabilities, beyond the kind of question', () => {
+  const urlElicit = (capabilities: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    modernPost(url(), stack.tokens.alice!, 'tools/call', { name: 'trigger-url-elicitation', arguments: { url: 'https://example.com/consent' }, ...extra }, caps(capabilities));
+
+  it('refuses a URL elicitation to an agent that declared form elicitation only, naming elicitation.url', async () => {
+    const answer = await urlElicit({ elicitation: {} });
+    expect(answer.status).toBe(400);
+    expect(answer.response.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: { url: {} } }, reason: 'invalid-request' } });
+  });
+
+  it('asks an agent that declared elicitation.url, without the legacy elicitationId, and resumes the call', async () => {
+    const { key, request, state } = inputRequired(await urlElicit({ elicitation: { url: {} } }));
+    expect(request).toMatchObject({ method: 'elicitation/create', params: { mode: 'url', url: 'https://example.com/consent' } });
+    expect(request.params).not.toHaveProperty('elicitationId');
+    const done = await urlElicit({ elicitation: { url: {} } }, { inputResponses: { [key]: { action: 'accept' } }, requestState: state });
+    expect(done.response.result.resultType).toBe('complete');
+  });
+});

@@ -23,6 +23,8 @@ import type { SessionTable } from '../sessions/session-table.ts';
 import type { RecentErrors } from '../status/recent-errors.ts';
 import { handleSessionRequest } from '../sessions/session-route.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
+import { classifyEra } from '../modern/era.ts';
+import { serveModernAggregate } from './modern/modern-aggregate.ts';
 
 export interface AggregateDeps {
   config: WorkerConfig;
@@ -45,6 +47,9 @@ export interface AggregateDeps {
 export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables: AgentVariables }> {
   return async function aggregate(c) {
     const agent = c.get('agent');
+    // A modern (2026-07-28) request is served statelessly (`modern/modern-aggregate.ts`); the rest is today's path.
+    const era = await classifyEra(c.req.raw);
+    if (era.kind !== 'legacy') return serveModernAggregate(c.req.raw, era, agent, { config: deps.config, open: deps.open, log: deps.log, requestTimeoutMs: deps.requestTimeoutMs, ...(deps.audit !== undefined ? { audit: deps.audit } : {}) });
     return handleSessionRequest(c, agent, 'aggregate', deps, async ({ sessionId, initialize }) => {
       const servers = agent.servers.filter((s) => Object.hasOwn(deps.config.servers, s));
       const audit = deps.audit;

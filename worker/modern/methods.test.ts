@@ -12,9 +12,9 @@ describe('modern method set', () => {
     expect(methodSupport('tools/list')).toEqual({ kind: 'served' });
   });
 
-  it('tells removed, unknown and not-yet-served methods apart', () => {
+  it('tells removed and unknown methods apart, and serves subscriptions/listen', () => {
     expect(methodSupport('initialize').kind).toBe('removed');
     expect(methodSupport('toString').kind).toBe('unknown');
-    expect(methodSupport('subscriptions/listen').kind).toBe('not-yet');
+    expect(methodSupport('subscriptions/listen')).toEqual({ kind: 'served' });
   });
 });

@@ -2,9 +2,7 @@
  * The modern (2026-07-28) client request set (schema.ts `ClientRequest`), what each one mirrors
  * into `Mcp-Name`, and the methods 2026-07-28 removed.
  *
- * `subscriptions/listen` is in the spec's set but not served in this slice: it is answered like a
- * method the server does not have (404, -32601), with a message that says it is not supported
- * yet, so a client falls back to polling and the suite skips its listen checks.
+ * `subscriptions/listen` is served as a long-lived stream (`listen-relay.ts`).
  *
  * @module
  */
@@ -32,8 +30,8 @@ export const REMOVED_METHODS: readonly string[] = [
   'resources/unsubscribe',
 ];
 
-/** In the spec's set, but not served by Switchyard yet. */
-const NOT_YET: readonly string[] = ['subscriptions/listen'];
+/** In the spec's set, but not served by Switchyard yet (none now; the kind stays for the next one). */
+const NOT_YET: readonly string[] = [];
 
 export type MethodSupport =
   | { kind: 'served'; name?: 'name' | 'uri' }

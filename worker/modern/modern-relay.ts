@@ -26,9 +26,11 @@ export interface RelayOptions {
   onAnswer?: (message: unknown) => void;
 }
 
-const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
+/** The headers of every SSE answer to a modern request (no proxy buffering: events must flow at once). */
+export const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
 const encoder = new TextEncoder();
-const sseEvent = (message: unknown): Uint8Array => encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+/** One JSON-RPC message as an SSE event. */
+export const sseEvent = (message: unknown): Uint8Array => encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
 
 /** Sends `request` on `channel` (open, not started) and answers with what the channel returns. */
 export function relayModernRequest(channel: Transport, request: ModernRequest, options: RelayOptions = {}): Promise<Response> {

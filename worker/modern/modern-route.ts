@@ -8,9 +8,12 @@
  *
  * The caller has already run bearer auth and the Host/Origin guard; the server-allowed check is
  * passed in as `refusal`, so it is answered with the request's id, like every other modern error.
+ * The admission (`admitModernRequest`) and the one-server forward (`forwardModern`, a listen
+ * stream for `subscriptions/listen`) serve the modern `/mcp` aggregate too.
  *
  * @module
  */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import type { AgentEntry } from '../config/worker-config.ts';
@@ -20,8 +23,10 @@ import { connectionFor, trustFor } from '../routing/channel-router.ts';
 import type { Era } from './era.ts';
 import { MAX_MODERN_BODY_BYTES } from './modern-body.ts';
 import { invalidRequest, rejectionResponse } from './modern-errors.ts';
+import { relayListen } from './listen-relay.ts';
+import { readParamHeaders, withParamHeaders } from './param-headers.ts';
 import { relayModernRequest } from './modern-relay.ts';
-import { validateModernRequest } from './validate-request.ts';
+import { validateModernRequest, type ModernRequest } from './validate-request.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
 import { formatTraceparent } from '../../shared/trace-context.ts';
 
@@ -43,23 +48,39 @@ export interface ModernTarget {
   refusal?: WireError;
 }
 
-/** Answers a request `classifyEra` did not call legacy. */
-export async function serveModern(request: Request, era: Exclude<Era, { kind: 'legacy' }>, target: ModernTarget, deps: ModernRouteDeps): Promise<Response> {
+export type Admission = { kind: 'answer'; response: Response } | { kind: 'request'; message: ModernRequest };
+
+/**
+ * Reads and validates a request `classifyEra` did not call legacy, on either agent endpoint: an
+ * answer when it is refused (or a notification, 202), else the request as it goes on, with its
+ * `Mcp-Param-*` headers decoded into `_meta` for the host (`param-headers.ts`).
+ */
+export function admitModernRequest(request: Request, era: Exclude<Era, { kind: 'legacy' }>): Admission {
+  const answer = (response: Response): Admission => ({ kind: 'answer', response });
   if (era.kind === 'reject') {
-    return Response.json(
+    return answer(Response.json(
       { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Method not allowed: protocol version 2026-07-28 has no GET stream and no sessions to delete; POST each request', data: { reason: 'invalid-request' } } },
       { status: 405, headers: { allow: 'POST' } },
-    );
+    ));
   }
   const body = era.body;
-  if (body.kind === 'too-large') return rejectionResponse(null, { ...invalidRequest(`the request body is over ${MAX_MODERN_BODY_BYTES} bytes`), status: 413 });
-  if (body.kind === 'not-json') return rejectionResponse(null, { status: 400, code: -32700, message: 'Parse error: the body is not JSON', data: { reason: 'invalid-request' } });
-  if (body.kind === 'too-deep') return rejectionResponse(body.id, invalidRequest('the request is nested deeper than 128 levels'));
+  if (body.kind === 'too-large') return answer(rejectionResponse(null, { ...invalidRequest(`the request body is over ${MAX_MODERN_BODY_BYTES} bytes`), status: 413 }));
+  if (body.kind === 'not-json') return answer(rejectionResponse(null, { status: 400, code: -32700, message: 'Parse error: the body is not JSON', data: { reason: 'invalid-request' } }));
+  if (body.kind === 'too-deep') return answer(rejectionResponse(body.id, invalidRequest('the request is nested deeper than 128 levels')));
 
   const checked = validateModernRequest(body.value, request.headers);
-  if (checked.kind === 'notification') return new Response(null, { status: 202 });
-  if (checked.kind === 'rejected') return rejectionResponse(checked.id, checked.rejection);
-  const { request: message } = checked;
+  if (checked.kind === 'notification') return answer(new Response(null, { status: 202 }));
+  if (checked.kind === 'rejected') return answer(rejectionResponse(checked.id, checked.rejection));
+  const params = checked.request.method === 'tools/call' ? readParamHeaders(request.headers) : { ok: true as const, values: null };
+  if (!params.ok) return answer(rejectionResponse(checked.request.id, params.rejection));
+  return { kind: 'request', message: withParamHeaders(checked.request, params.values) };
+}
+
+/** Answers a request `classifyEra` did not call legacy. */
+export async function serveModern(request: Request, era: Exclude<Era, { kind: 'legacy' }>, target: ModernTarget, deps: ModernRouteDeps): Promise<Response> {
+  const admitted = admitModernRequest(request, era);
+  if (admitted.kind === 'answer') return admitted.response;
+  const message = admitted.message;
   const { agent, server } = target;
   const trace = traceContextOf(request.headers);
   const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const };
@@ -69,14 +90,26 @@ export async function serveModern(request: Request, era: Exclude<Era, { kind: 'l
     return Response.json(jsonRpcErrorBody(message.id, refusal), { status: httpStatusFor(refusal.reason) });
   }
 
-  const session = `modern-${crypto.randomUUID()}`;
+  return forwardModern(request, message, { agent, server, descriptor: target.descriptor }, deps);
+}
+
+/**
+ * Sends one admitted request to one server over a channel of its own and relays the answer: a
+ * listen stream for `subscriptions/listen`, else JSON or the request's SSE stream. The aggregate
+ * forwards its single-server requests this way too.
+ */
+export async function forwardModern(request: Request, message: ModernRequest, to: { agent: AgentEntry; server: string; descriptor: ConnectionDescriptor }, deps: ModernRouteDeps): Promise<Response> {
+  const { agent, server } = to;
+  const trace = traceContextOf(request.headers);
+  const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const };
+  const session = newModernSession();
   const ledger = deps.audit?.ledger({ ...scope, session });
   const traced = ledger?.request(message, trace) ?? message;
   const span = ledger?.spanOf(message.id);
   const traceparent = span !== undefined ? formatTraceparent(span) : deps.audit?.channelTraceparent(trace);
   let channel;
   try {
-    channel = await deps.open(target.descriptor, { ...connectionFor(agent, server, session, traceparent), era: 'modern' }, trustFor(agent));
+    channel = await openModernChannel(to, deps, { session, ...(traceparent !== undefined ? { traceparent } : {}) });
   } catch (error) {
     if (!(error instanceof WireError)) throw error;
     deps.log.info('Modern request refused', { agent: agent.name, server, method: message.method, reason: error.reason });
@@ -84,9 +117,27 @@ export async function serveModern(request: Request, era: Exclude<Era, { kind: 'l
     else if (deps.audit !== undefined) deps.audit.refused(scope, message, error, trace);
     return Response.json(jsonRpcErrorBody(message.id, error), { status: httpStatusFor(error.reason) });
   }
+  if (message.method === 'subscriptions/listen') return relayListen(channel, traced, { signal: request.signal });
   return relayModernRequest(channel, traced, {
     signal: request.signal,
     ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
     ...(ledger !== undefined ? { onAnswer: (answer: unknown) => (answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer)) } : {}),
   });
+}
+
+/**
+ * Opens the channel for one modern request: `era: "modern"` and a fresh session id that names
+ * nothing the worker keeps (the host keys its instance by agent and server). Rejects with a `WireError`.
+ */
+export function openModernChannel(
+  to: { agent: AgentEntry; server: string; descriptor: ConnectionDescriptor },
+  deps: Pick<ModernRouteDeps, 'open'>,
+  options: { session?: string; traceparent?: string } = {},
+): Promise<Transport> {
+  const session = options.session ?? newModernSession();
+  return deps.open(to.descriptor, { ...connectionFor(to.agent, to.server, session, options.traceparent), era: 'modern' }, trustFor(to.agent));
+}
+
+function newModernSession(): string {
+  return `modern-${crypto.randomUUID()}`;
 }

@@ -55,8 +55,8 @@ describe('modern request validation', () => {
     expect(rejection(check('resources/read', read, { 'mcp-name': 'test://other' }))).toMatchObject({ code: -32020 });
   });
 
-  it('answers unknown and removed methods 404 with -32601, and subscriptions/listen too for now', () => {
-    for (const method of ['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'unknown/method', 'subscriptions/listen']) {
+  it('answers unknown and removed methods 404 with -32601', () => {
+    for (const method of ['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'unknown/method']) {
       expect(rejection(check(method, { _meta: META }, {}, 9))).toMatchObject({ id: 9, status: 404, code: -32601 });
     }
   });

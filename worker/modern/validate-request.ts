@@ -5,8 +5,9 @@
  * `Mcp-Name` (-32020), the method set (404, -32601), and last `logLevel` (-32602).
  *
  * Not checked here: `Mcp-Param-*` against a tool's `x-mcp-header` properties, which needs the
- * tool's `inputSchema` (a cached `tools/list`); that comes with a later slice. Capabilities
- * (-32021) are the host's to judge, since only it knows what the server asks for.
+ * tool's `inputSchema`: the worker only decodes those headers (`param-headers.ts`) and the host
+ * checks them against the tool list it caches. Capabilities (-32021) are the host's to judge too,
+ * since only it knows what the server asks for.
  *
  * @module
  */

@@ -149,11 +149,18 @@ export class InFlightCalls {
     return this.#calls.values();
   }
 
-  /** The one call in flight, when there is exactly one (what an unattributed log line may go to). */
+  /** The call in flight under `upstreamId`, if it is. */
+  get(upstreamId: number): InFlightCall | undefined {
+    return this.#calls.get(upstreamId);
+  }
+
+  /**
+   * The one call in flight, when there is exactly one (what an unattributed log line may go to);
+   * an open listen stream does not count, it never takes log lines.
+   */
   alone(): InFlightCall | undefined {
-    if (this.#calls.size !== 1) return undefined;
-    const [call] = this.#calls.values();
-    return call;
+    const calls = [...this.#calls.values()].filter((call) => call.method !== 'subscriptions/listen');
+    return calls.length === 1 ? calls[0] : undefined;
   }
 
   /** Sends `request` under a fresh upstream id and progress token; see `Call`. */

@@ -13,6 +13,7 @@
  * @module
  */
 import { z } from 'zod';
+import { lackedForAll } from './client-capabilities.ts';
 
 /** The modern requests that may come back `input_required`. */
 export const INPUT_CAPABLE_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
@@ -39,14 +40,9 @@ export function inputRequestOf(method: InputMethod, params: unknown): InputReque
   return { method, params: kept };
 }
 
-/** The client capabilities `requests` need and `capabilities` lacks (`{}` when none is missing). */
-export function missingCapabilities(requests: Iterable<InputRequest>, capabilities: Record<string, unknown>): Record<string, Record<string, never>> {
-  const missing: Record<string, Record<string, never>> = {};
-  for (const request of requests) {
-    const needed = INPUT_METHODS[request.method];
-    if (!isRecord(capabilities[needed])) missing[needed] = {};
-  }
-  return missing;
+/** The client capabilities `requests` need and `capabilities` lacks (`{}` when none is missing; `client-capabilities.ts`). */
+export function missingCapabilities(requests: Iterable<InputRequest>, capabilities: Record<string, unknown>): Record<string, Record<string, unknown>> {
+  return lackedForAll(requests, capabilities);
 }
 
 /** `InputRequiredResult`: no caching fields, never `complete`; `serverInfo` in `_meta`, as on every result. */

@@ -166,6 +166,23 @@ describe('bridged MRTR rounds', () => {
     expect((await next('notifications/cancelled')).params).toMatchObject({ requestId: upstream.id });
   });
 
+  it('leaves out a question the request cannot answer beside one it can: the server hears "not declared", the agent is asked the rest', async () => {
+    const { round, ask, next, server } = await setup();
+    const first = round(CALL, { clientCapabilities: { sampling: {} } });
+    const upstream = await next('tools/call');
+    await ask('e', 'elicitation/create', { message: 'm', requestedSchema: { type: 'object', properties: {} } });
+    await ask('s', 'sampling/createMessage', { messages: [], maxTokens: 5 });
+    const answer = await first;
+    const requests = (answer as { result: { inputRequests: Record<string, { method: string }> } }).result.inputRequests;
+    expect(Object.values(requests).map((r) => r.method)).toEqual(['sampling/createMessage']);
+    expect(await next('response')).toMatchObject({ id: 'e', error: { code: -32603, message: expect.stringContaining('elicitation') } });
+    const { key, state } = irr(answer);
+    const retry = round({ ...CALL, inputResponses: { [key]: { role: 'assistant', content: { type: 'text', text: 'ok' }, model: 'm' } }, requestState: state }, { clientCapabilities: { sampling: {} } });
+    expect(await next('response')).toMatchObject({ id: 's', result: { model: 'm' } });
+    await server.send({ jsonrpc: '2.0', id: upstream.id as number, result: { content: [] } });
+    expect(await retry).toMatchObject({ result: { resultType: 'complete' } });
+  });
+
   it('answers roots/list with no roots itself for a request that declared none, and goes on', async () => {
     const { round, ask, next, server } = await setup();
     const first = round(CALL, { clientCapabilities: {} });

@@ -11,8 +11,10 @@
  * the round (used already), then `inputResponses` (malformed). Only then is the round used up and
  * are the answers delivered, so a bad retry leaves the call waiting for a good one.
  *
- * A question whose capability the round's request did not declare is answered with an error to
- * the server, the call is cancelled, and the request gets -32021 (`MissingRequiredClientCapability`).
+ * A question whose capability the round's request did not declare is never put to the agent: the
+ * server gets an error for it (what a client without the capability would give), and when the
+ * round holds no question the agent can answer, the call is cancelled and the request gets -32021
+ * (`MissingRequiredClientCapability`) naming what was lacking.
  * Except `roots/list`: an agent that declares no roots has none, so the host answers the empty list
  * itself. (The host declared `roots` at `initialize`, and server-everything asks right after
  * `initialized`, when it may land on the agent's first call: that must not fail the call.)
@@ -99,9 +101,13 @@ export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
     const forwarded = stripModernMeta(params);
     return 'result' in step.outcome ? { result: modernResult(method, step.outcome.result, instance.serverInfo) } : { error: modernError(method, forwarded, step.outcome.error) };
   }
-  const missing = missingCapabilities(step.requests.values(), request.clientCapabilities);
+  // A question the request's client cannot answer is not put to it: with others it can, the server
+  // hears "not declared" for that one (as from a client without the capability) and the rest are
+  // asked; with none it can, the request fails -32021 naming what it lacks.
+  const answerable = new Map([...step.requests].filter(([, input]) => Object.keys(missingCapabilities([input], request.clientCapabilities)).length === 0));
+  const missing = missingCapabilities([...step.requests.values()].filter((input) => ![...answerable.values()].includes(input)), request.clientCapabilities);
   const names = Object.keys(missing);
-  if (names.length > 0) {
+  if (names.length > 0 && answerable.size === 0) {
     const what = names.join(', ');
     call.cancel(`The modern agent did not declare the ${what} capability`, { code: -32603, message: `The client did not declare the ${what} capability` });
     return {
@@ -112,10 +118,15 @@ export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
       },
     };
   }
+  for (const [inputKey, input] of step.requests) {
+    if (answerable.has(inputKey)) continue;
+    const lacked = Object.keys(missingCapabilities([input], request.clientCapabilities)).join(', ');
+    call.answer(inputKey, { error: { code: -32603, message: `The client did not declare the ${lacked} capability` } });
+  }
   const pendingMs = request.pendingMs ?? PENDING_CALL_MS;
   const sealed = await codec.seal({ agent: key.agent, server: key.server, revision: key.revision, handle: call.handle, round: call.round, method, digest }, pendingMs);
   call.park(pendingMs);
-  return { result: inputRequiredResult(step.requests, sealed, instance.serverInfo) };
+  return { result: inputRequiredResult(answerable, sealed, instance.serverInfo) };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -56,9 +56,9 @@ describe('a legacy agent and a modern server', () => {
     const { sidecar } = composition();
     const client = await connect(sidecar, 'modern');
     expect(client.getServerVersion()).toEqual({ name: 'modern-echo-fixture', version: '1.0.0' });
-    expect(client.getServerCapabilities()).toEqual({ tools: {} });
+    expect(client.getServerCapabilities()).toEqual({ tools: { listChanged: true } });
     const tools = await client.listTools();
-    expect(tools.tools.map((t) => t.name)).toEqual(['echo', 'wait', 'cancelled']);
+    expect(tools.tools.map((t) => t.name)).toEqual(['echo', 'wait', 'cancelled', 'touch-tools', 'ask', 'regional']);
     const result = await client.callTool({ name: 'echo', arguments: { message: 'legacy to modern' } });
     expect(result.content).toEqual([{ type: 'text', text: 'Echo: legacy to modern' }]);
     expect(sidecar.modernInstances.eras.get(keyOf('modern'))).toMatchObject({ era: 'modern' });

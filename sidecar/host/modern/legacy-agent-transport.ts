@@ -18,8 +18,10 @@
  * The era verdict is shared with the modern agents' probe (`ServerEraCache`): a config known to
  * be modern skips the refused `initialize`, one known legacy is not asked `server/discover`.
  *
- * Not done here: an `InputRequiredResult` from the server is relayed as it is, not turned into
- * server→client requests to the legacy agent.
+ * An `InputRequiredResult` from the server becomes real server→client requests to the agent, and
+ * the host retries with its answers (`legacy-agent-rounds.ts`); the server's change notifications
+ * reach the agent through a listen the host keeps open for it, its `resources/subscribe` included
+ * (`legacy-agent-listen.ts`).
  *
  * @module
  */
@@ -27,6 +29,8 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log.ts';
 import { MODERN_PROTOCOL_VERSION, SERVER_INFO_KEY } from './modern-results.ts';
+import { LegacyAgentListen } from './legacy-agent-listen.ts';
+import { LegacyAgentRounds } from './legacy-agent-rounds.ts';
 import { DiscoverResultSchema, verdictOf, type DiscoverResult, type ServerEraCache } from './server-era.ts';
 
 type Id = string | number;
@@ -56,6 +60,15 @@ export class LegacyAgentTransport implements Transport {
   #refusal: JSONRPCMessage | null = null;
   #clientMeta: Record<string, unknown> = {};
   #logLevel: unknown;
+  /** The agent's capabilities from its `initialize`, for the questions a modern server's rounds put to it. */
+  #capabilities: Record<string, unknown> = {};
+  /** The listen the host keeps open on the agent's behalf once the session is modern. */
+  #listen: LegacyAgentListen | null = null;
+  readonly #rounds = new LegacyAgentRounds({
+    toAgent: (message) => this.onmessage?.(message),
+    toServer: (message) => void this.#inner.send(message).catch((error: unknown) => this.onerror?.(error as Error)),
+    capabilities: () => this.#capabilities,
+  });
 
   constructor(inner: Transport, options: LegacyAgentTransportOptions) {
     this.#inner = inner;
@@ -85,6 +98,7 @@ export class LegacyAgentTransport implements Transport {
     if (isRequest(message) && message.method === 'initialize') {
       this.#initialize = message;
       const params = message.params ?? {};
+      this.#capabilities = isRecord(params.capabilities) ? params.capabilities : {};
       this.#clientMeta = {
         'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
         'io.modelcontextprotocol/clientCapabilities': isRecord(params.capabilities) ? params.capabilities : {},
@@ -96,9 +110,19 @@ export class LegacyAgentTransport implements Transport {
     if (this.#mode !== 'modern') return this.#inner.send(message, options);
     if (!isRequest(message)) {
       if ('method' in message && message.method === 'notifications/initialized') return;
+      if (this.#rounds.fromAgent(message)) return;
       return this.#inner.send(message, options);
     }
     if (message.method === 'ping') return this.#answer(message.id, {});
+    if ((message.method === 'resources/subscribe' || message.method === 'resources/unsubscribe') && this.#listen !== null) {
+      const uri = message.params?.uri;
+      if (typeof uri !== 'string' || !this.#listen.subscribable) {
+        queueMicrotask(() => this.onmessage?.({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: `Method not found: ${message.method} (the server offers no resource subscriptions)` } } as JSONRPCMessage));
+        return;
+      }
+      this.#listen.watch(uri, message.method === 'resources/subscribe');
+      return this.#answer(message.id, {});
+    }
     if (message.method === 'logging/setLevel') {
       this.#logLevel = message.params?.level;
       return this.#answer(message.id, {});
@@ -106,7 +130,9 @@ export class LegacyAgentTransport implements Transport {
     const params = message.params ?? {};
     const meta = isRecord(params._meta) ? params._meta : {};
     const modernMeta = { ...meta, ...this.#clientMeta, ...(this.#logLevel !== undefined ? { 'io.modelcontextprotocol/logLevel': this.#logLevel } : {}) };
-    return this.#inner.send({ ...message, params: { ...params, _meta: modernMeta } } as JSONRPCMessage, options);
+    const modern = { ...message, params: { ...params, _meta: modernMeta } };
+    this.#rounds.track(modern);
+    return this.#inner.send(modern as JSONRPCMessage, options);
   }
 
   #fromServer(message: JSONRPCMessage): void {
@@ -125,6 +151,7 @@ export class LegacyAgentTransport implements Transport {
       }
       if (message.id === DISCOVER_ID) return this.#discovered(message);
     }
+    if (this.#mode === 'modern' && (this.#listen?.fromServer(message) === true || this.#rounds.fromServer(message))) return;
     this.onmessage?.(message);
   }
 
@@ -154,6 +181,13 @@ export class LegacyAgentTransport implements Transport {
     this.#settleEra('modern', discover.data);
     this.#options.log.info('A legacy agent is served by a modern server', { server: this.#options.server });
     this.onmessage?.({ jsonrpc: '2.0', id: initialize.id, result: initializeResultOf(discover.data, initialize.params?.protocolVersion, this.#options.server) } as JSONRPCMessage);
+    this.#listen = new LegacyAgentListen({
+      toServer: (message) => void this.#inner.send(message).catch((error: unknown) => this.onerror?.(error as Error)),
+      toAgent: (message) => this.onmessage?.(message),
+      meta: () => this.#clientMeta,
+      capabilities: discover.data.capabilities,
+    });
+    this.#listen.open();
   }
 
   #settleEra(era: 'legacy' | 'modern', discover?: DiscoverResult): void {

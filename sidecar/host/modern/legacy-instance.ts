@@ -19,6 +19,9 @@
  *   an error (notes §4 "Correlation hazard"); with none,
  *   `roots/list` gets an empty list (server-everything asks right after `initialized`) and the others
  *   an error;
+ * - change notifications (`list_changed`, `resources/updated`) go to the agent's open listen
+ *   streams (`listeners`, `listen-stream.ts`), which keep the instance from idling out; a
+ *   `tools/list_changed` also makes the host's cached tool list stale (`toolListVersion`);
  * - the process ending fails every request in flight with `server-exited` (its exit reason when
  *   the transport gave one), and the instance is done: the pool starts a fresh one next time.
  *
@@ -29,6 +32,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
 import { InFlightCalls, type Call, type CallSink, type InstanceRequest } from './in-flight-calls.ts';
+import { ListenerSet } from './listener-set.ts';
 
 export type { Call, CallOutcome, CallSink, InstanceRequest, ServerRequest } from './in-flight-calls.ts';
 import { inputRequestOf, isInputMethod } from './input-requests.ts';
@@ -38,7 +42,7 @@ import { InitializeResultSchema, logLevelPasses, type Implementation, type Initi
 export const LEGACY_PROTOCOL_VERSION = '2025-11-25';
 
 /** What the host declares at `initialize`: everything a modern agent may answer through MRTR. */
-export const CLIENT_CAPABILITIES = { elicitation: {}, sampling: {}, roots: {} } as const;
+export const CLIENT_CAPABILITIES = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} } as const;
 
 type Id = string | number;
 
@@ -64,13 +68,18 @@ export class LegacyInstance {
   readonly #options: LegacyInstanceOptions;
   readonly #calls: InFlightCalls;
   #initialize: InitializeResult | undefined;
+  /** Counts the server's `notifications/tools/list_changed`: a cached tool list read at another count is stale. */
+  toolListVersion = 0;
+  /** The agent's open listen streams on this instance (`listen-stream.ts`); each keeps it from idling out. */
+  readonly listeners: ListenerSet;
 
   private constructor(options: LegacyInstanceOptions) {
     this.server = options.server;
     this.#transport = options.transport;
     this.#log = options.log;
     this.#options = options;
-    this.#calls = new InFlightCalls(options);
+    this.#calls = new InFlightCalls({ ...options, onActivity: () => options.onActivity?.(this.inFlight) });
+    this.listeners = new ListenerSet(() => options.onActivity?.(this.inFlight));
   }
 
   /** Launches the server and runs `initialize` + `notifications/initialized` on the agent's behalf. */
@@ -93,8 +102,9 @@ export class LegacyInstance {
     return this.#transport.pid;
   }
 
+  /** Calls in flight plus open listen streams: what keeps the instance from idling out. */
   get inFlight(): number {
-    return this.#calls.size;
+    return this.#calls.size + this.listeners.size;
   }
 
   /** True once the process has ended or the instance was closed. */
@@ -194,5 +204,6 @@ export class LegacyInstance {
       if (alone !== undefined && alone.sink.logLevel !== null && logLevelPasses(params?.level, alone.sink.logLevel)) alone.sink.notify({ method, ...(params ? { params } : {}) });
       return;
     }
-    this.#log.debug('Server notification not relayed to modern agents yet', { method });
+    if (method === 'notifications/tools/list_changed') this.toolListVersion += 1;
+    this.listeners.dispatch(method, params); // change notifications go to the agent's listen streams
   }}

@@ -8,7 +8,11 @@
  * What the host does between the two:
  * - the tool-call check of the trust profile runs first, as on a legacy channel;
  * - `server/discover` is answered from the instance's `initialize` result;
- * - the modern `_meta` keys are stripped before forwarding (`progressToken` stays);
+ * - `subscriptions/listen` keeps the channel open as the agent's listen stream (`listen-stream.ts`)
+ *   until the agent closes it or the instance ends;
+ * - the modern `_meta` keys are stripped before forwarding (`progressToken` stays), and the
+ *   `Mcp-Param-*` headers the worker put there are checked against the tool's `x-mcp-header`
+ *   arguments (`tool-schemas.ts`, -32020 on a mismatch) and never forwarded;
  * - results and errors are made modern on the way back (`modern-results.ts`);
  * - on a legacy instance, tools/call, prompts/get and resources/read go through `input-rounds.ts`:
  *   a question the server asks becomes an `InputRequiredResult`, and a retry resumes the call its
@@ -30,6 +34,11 @@ import type { Call } from './legacy-instance.ts';
 import type { InstanceKey } from './legacy-instance-pool.ts';
 import { discoverResult, FORWARDED_METHODS, modernError, modernMetaOf, modernResult, stripModernMeta, type Implementation } from './modern-results.ts';
 import { isModernServer, type ServerInstance } from './server-instance.ts';
+import { listenOnLegacy, listenOnModern } from './listen-stream.ts';
+import { openServerState, sealServerState } from './modern-server-state.ts';
+import { takeParamHeaders } from './param-headers.ts';
+import { toolCallHeaderError } from './tool-schemas.ts';
+import type { ParamHeaders } from '../../../shared/param-headers-meta.ts';
 
 type Id = string | number;
 
@@ -78,12 +87,30 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
     reply(jsonRpcErrorBody(id, wire ?? new WireError('launch-failed', `Server "${server}" could not serve the request: see the sidecar log`, { detail: { server } })) as unknown as Record<string, unknown>);
   };
 
-  const serve = async (id: Id, method: string, params: unknown) => {
+  const serve = async (id: Id, method: string, params: unknown, paramHeaders: ParamHeaders) => {
     const meta = modernMetaOf(params);
     const instance = await options.instance(meta.clientInfo);
     if (channel.closed) return;
+    if (method === 'tools/call') {
+      const mismatch = await toolCallHeaderError(instance, params, paramHeaders, log);
+      if (mismatch !== null) return reply({ jsonrpc: '2.0', id, error: mismatch });
+    }
     if (method === 'server/discover' && !isModernServer(instance)) {
       reply({ jsonrpc: '2.0', id, result: discoverResult(instance.initializeResult) });
+      return;
+    }
+    if (method === 'subscriptions/listen') {
+      const out = {
+        notify: (notification: { method: string; params?: Record<string, unknown> }) => {
+          if (!answered) channel.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage).catch(() => {});
+        },
+        reply: (answer: Record<string, unknown>) => {
+          if (!answered) reply({ jsonrpc: '2.0', id, ...answer });
+        },
+      };
+      const end = isModernServer(instance) ? listenOnModern(id, params as Record<string, unknown> | undefined, instance, out) : await listenOnLegacy(id, params, instance, out);
+      abandon = end;
+      if (channel.closed) end();
       return;
     }
     if (INPUT_CAPABLE_METHODS.has(method) && !isModernServer(instance) && options.key !== undefined) {
@@ -108,6 +135,13 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
       reply({ jsonrpc: '2.0', id, ...answer });
       return;
     }
+    // A modern server's own requestState travels sealed by the host (`modern-server-state.ts`).
+    const sealing = isModernServer(instance) && INPUT_CAPABLE_METHODS.has(method) ? options.key : undefined;
+    if (sealing !== undefined) {
+      const opened = await openServerState(method, params, sealing);
+      if ('error' in opened) return reply({ jsonrpc: '2.0', id, error: opened.error });
+      params = opened.params;
+    }
     const forwarded = isModernServer(instance) ? (params as Record<string, unknown> | undefined) : stripModernMeta(params); // a modern server gets its _meta
     call = instance.call({ method, ...(forwarded !== undefined ? { params: forwarded } : {}) }, {
       logLevel: meta.logLevel,
@@ -115,7 +149,8 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
         if (!answered) channel.send({ jsonrpc: '2.0', ...notification } as JSONRPCMessage).catch(() => {});
       },
     });
-    const outcome = await call.outcome;
+    let outcome = await call.outcome;
+    if (sealing !== undefined && 'result' in outcome) outcome = await sealServerState(method, params, outcome.result, sealing);
     if ('result' in outcome) reply({ jsonrpc: '2.0', id, result: modernResult(method, outcome.result, instance.serverInfo) });
     else reply({ jsonrpc: '2.0', id, error: modernError(method, forwarded, outcome.error) });
   };
@@ -141,12 +176,15 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
       reply(jsonRpcErrorBody(id, new WireError('denied-by-policy', 'Request denied by the trust profile: its rules could not be evaluated for this request')) as unknown as Record<string, unknown>);
       return;
     }
-    if (method !== 'server/discover' && !FORWARDED_METHODS.has(method)) {
+    if (method !== 'server/discover' && method !== 'subscriptions/listen' && !FORWARDED_METHODS.has(method)) {
       reply({ jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: `Method not found: ${method.slice(0, 64)}` } });
       return;
     }
-    const traced = options.ledger?.request(message) ?? message;
-    serve(id, method, (traced as { params?: unknown }).params).catch((error: unknown) => fail(id, error));
+    // The worker's Mcp-Param-* headers leave _meta before anything else sees the request.
+    const { params: untagged, headers } = takeParamHeaders(message.params);
+    const request = { ...message, ...(untagged !== undefined ? { params: untagged } : {}) };
+    const traced = options.ledger?.request(request) ?? request;
+    serve(id, method, (traced as { params?: unknown }).params, headers).catch((error: unknown) => fail(id, error));
   };
   channel.onclose = () => {
     if (!answered) options.ledger?.failAll('agent-left');

@@ -113,10 +113,10 @@ describe('modern requests on a modern server', () => {
     expect(discover).toEqual({
       jsonrpc: '2.0',
       id: 'd',
-      result: { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, ttlMs: 60000, cacheScope: 'public', _meta: FIXTURE_INFO },
+      result: { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { tools: { listChanged: true } }, ttlMs: 60000, cacheScope: 'public', _meta: FIXTURE_INFO },
     });
     const [list] = await exchange(sidecar, 'alice', request('l', 'tools/list'));
-    expect(list).toMatchObject({ id: 'l', result: { resultType: 'complete', ttlMs: 60000, cacheScope: 'public', tools: [{ name: 'echo' }, { name: 'wait' }, { name: 'cancelled' }], _meta: FIXTURE_INFO } });
+    expect(list).toMatchObject({ id: 'l', result: { resultType: 'complete', ttlMs: 60000, cacheScope: 'public', tools: [{ name: 'echo' }, { name: 'wait' }, { name: 'cancelled' }, { name: 'touch-tools' }, { name: 'ask' }, { name: 'regional' }], _meta: FIXTURE_INFO } });
     const [call] = await exchange(sidecar, 'alice', request(7, 'tools/call', { name: 'echo', arguments: { message: 'modern to modern' } }));
     expect(call).toEqual({ jsonrpc: '2.0', id: 7, result: { resultType: 'complete', content: [{ type: 'text', text: 'Echo: modern to modern' }], _meta: FIXTURE_INFO } });
     expect(sidecar.modernInstances.instances().map((i) => i.constructor.name)).toEqual(['ModernServerInstance']);

@@ -23,6 +23,7 @@ import { InFlightCalls } from './in-flight-calls.ts';
 import type { Call, CallSink, InstanceRequest } from './legacy-instance.ts';
 import { SERVER_INFO_KEY, type Implementation, type JsonRpcErrorShape } from './modern-results.ts';
 import type { DiscoverResult, StartedTransport } from './server-era.ts';
+import { SUBSCRIPTION_ID_KEY } from './subscription-filter.ts';
 
 export interface ModernServerInstanceOptions {
   server: string;
@@ -145,5 +146,13 @@ export class ModernServerInstance {
       if (alone !== undefined && alone.sink.logLevel !== null) alone.sink.notify({ method, ...(params ? { params } : {}) });
       return;
     }
-    this.#log.debug('Server notification not relayed to modern agents yet', { method });
+    // A listen stream's messages name it by the id the host gave the listen request.
+    const subscription = isRecord(params?._meta) ? params._meta[SUBSCRIPTION_ID_KEY] : undefined;
+    const listen = typeof subscription === 'number' ? this.#calls.get(subscription) : undefined;
+    if (listen !== undefined) return listen.sink.notify({ method, ...(params ? { params } : {}) });
+    this.#log.debug('Server notification for no open request dropped', { method });
   }}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -17,6 +17,9 @@
  */
 import { z } from 'zod';
 
+/** The longest modern server state the host seals for its agent. */
+export const MAX_INNER_STATE_LENGTH = 32 * 1024;
+
 export const StateClaimsSchema = z.strictObject({
   v: z.literal(1),
   agent: z.string(),
@@ -26,6 +29,8 @@ export const StateClaimsSchema = z.strictObject({
   round: z.number().int().nonnegative(),
   method: z.string(),
   digest: z.string(),
+  /** A modern server's own requestState, sealed inside the host's (`modern-server-state.ts`). */
+  inner: z.string().max(MAX_INNER_STATE_LENGTH).optional(),
   /** Expiry, ms since the epoch. */
   exp: z.number(),
 });
@@ -41,8 +46,8 @@ export interface RequestStateCodecOptions {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-/** Far above any real state; a longer string is refused before any decoding. */
-const MAX_STATE_LENGTH = 4096;
+/** Far above any real state (a sealed server state included); a longer string is refused before any decoding. */
+const MAX_STATE_LENGTH = 64 * 1024;
 
 export class RequestStateCodec {
   readonly #key: CryptoKey;

@@ -44,7 +44,7 @@ describe('the stdio era probe', () => {
     expect(outcome.verdict).toMatchObject({
       era: 'modern',
       supported: ['2026-07-28'],
-      discover: { supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, ttlMs: 60000, cacheScope: 'public' },
+      discover: { supportedVersions: ['2026-07-28'], capabilities: { tools: { listChanged: true } }, ttlMs: 60000, cacheScope: 'public' },
     });
   });
 

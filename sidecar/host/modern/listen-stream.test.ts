@@ -1,0 +1,89 @@
+/**
+ * A listen stream on a legacy instance, seen at the wire: the instance's transport is one end of
+ * an in-memory channel pair, the other a scripted legacy server that announces list changes and
+ * resource subscriptions, answers `resources/subscribe` (refusing `x://refused`) and records
+ * what it gets.
+ */
+import { describe, expect, it } from 'vitest';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { createInMemoryChannelPair } from '../../../shared/channel-transport.ts';
+import { silentLogger } from '../../log.ts';
+import { LegacyInstance } from './legacy-instance.ts';
+import { listenOnLegacy, type ListenOutput } from './listen-stream.ts';
+
+type Message = { id?: number; method?: string; params?: Record<string, unknown> };
+const SUB = 'io.modelcontextprotocol/subscriptionId';
+
+async function scripted() {
+  const [hostEnd, server] = createInMemoryChannelPair();
+  const got: Message[] = [];
+  server.onmessage = (raw) => {
+    const message = raw as Message;
+    if (message.method === 'initialize') {
+      void server.send({ jsonrpc: '2.0', id: message.id!, result: { protocolVersion: '2025-11-25', capabilities: { tools: { listChanged: true }, resources: { subscribe: true, listChanged: true } }, serverInfo: { name: 'scripted', version: '1' } } });
+      return;
+    }
+    got.push(message);
+    if (message.method === 'resources/subscribe' || message.method === 'resources/unsubscribe') {
+      const refused = message.params?.uri === 'x://refused';
+      void server.send({ jsonrpc: '2.0', id: message.id!, ...(refused ? { error: { code: -32602, message: 'No such resource' } } : { result: {} }) } as JSONRPCMessage);
+    }
+  };
+  await server.start();
+  const instance = await LegacyInstance.start({ server: 'scripted', transport: hostEnd, clientInfo: { name: 'agent', version: '1' }, log: silentLogger });
+  const notify = (method: string, params: Record<string, unknown> = {}) => server.send({ jsonrpc: '2.0', method, params });
+  return { instance, got, notify, methods: () => got.map((m) => `${m.method} ${String(m.params?.uri ?? '')}`.trim()) };
+}
+
+function output(): ListenOutput & { notes: Array<Record<string, any>>; replies: unknown[] } {
+  const notes: Array<Record<string, any>> = [];
+  const replies: unknown[] = [];
+  return { notes, replies, notify: (n) => notes.push(n), reply: (a) => replies.push(a) };
+}
+/** Lets the in-memory channel's queued deliveries (microtasks) run: no clock involved. */
+const settle = () => new Promise((r) => setImmediate(r));
+
+describe('listen streams on a legacy instance', () => {
+  it('subscribes a watched URI upstream once for all streams, unsubscribes after the last, and fans notifications out by filter', async () => {
+    const { instance, notify, methods } = await scripted();
+    const a = output();
+    const b = output();
+    const endA = await listenOnLegacy('a', { notifications: { resourceSubscriptions: ['x://doc', 'x://refused'], promptsListChanged: true } }, instance, a);
+    const endB = await listenOnLegacy(2, { notifications: { toolsListChanged: true, resourceSubscriptions: ['x://doc'] } }, instance, b);
+    expect(a.notes[0]).toEqual({ method: 'notifications/subscriptions/acknowledged', params: { [`_meta`]: { [SUB]: 'a' }, notifications: { resourceSubscriptions: ['x://doc'] } } });
+    expect(b.notes[0]!.params).toEqual({ _meta: { [SUB]: 2 }, notifications: { toolsListChanged: true, resourceSubscriptions: ['x://doc'] } });
+    expect(methods()).toEqual(['notifications/initialized', 'resources/subscribe x://doc', 'resources/subscribe x://refused']);
+    expect(instance.inFlight).toBe(2);
+
+    await notify('notifications/resources/updated', { uri: 'x://doc' });
+    await notify('notifications/tools/list_changed');
+    await notify('notifications/prompts/list_changed');
+    await settle();
+    expect(a.notes.slice(1)).toEqual([{ method: 'notifications/resources/updated', params: { uri: 'x://doc', _meta: { [SUB]: 'a' } } }]);
+    expect(b.notes.slice(1).map((n) => n.method)).toEqual(['notifications/resources/updated', 'notifications/tools/list_changed']);
+
+    endA();
+    await settle();
+    expect(methods()).not.toContain('resources/unsubscribe x://doc');
+    endB();
+    await settle();
+    expect(methods().at(-1)).toBe('resources/unsubscribe x://doc');
+    expect(instance.inFlight).toBe(0);
+    await notify('notifications/tools/list_changed');
+    await settle();
+    expect(b.notes).toHaveLength(3);
+    await instance.close();
+  });
+
+  it('ends the stream with the closing result when the instance ends, and refuses a listen without a filter', async () => {
+    const { instance } = await scripted();
+    const out = output();
+    await listenOnLegacy('x', { notifications: {} }, instance, out);
+    const bad = output();
+    await listenOnLegacy('y', {}, instance, bad);
+    expect(bad.replies).toEqual([{ error: { code: -32602, message: expect.stringContaining('params.notifications is missing'), data: { reason: 'invalid-request' } } }]);
+    await instance.close();
+    await settle();
+    expect(out.replies).toEqual([{ result: { resultType: 'complete', _meta: { [SUB]: 'x' } } }]);
+  });
+});

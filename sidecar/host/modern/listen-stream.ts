@@ -1,0 +1,110 @@
+/**
+ * Serves one `subscriptions/listen` request on a modern channel, which stays open as the agent's
+ * listen stream (basic/patterns/subscriptions.mdx): the acknowledgement first, naming the subset
+ * of the filter the server honours, then each change notification the filter asked for, every
+ * one carrying `_meta["io.modelcontextprotocol/subscriptionId"]`, the listen request's own id.
+ *
+ * - On a legacy instance the host speaks for the server: it subscribes each watched URI upstream
+ *   (`resources/subscribe`, once per instance however many streams watch it, `listener-set.ts`),
+ *   acknowledges what the server's capabilities allow, and fans the instance's
+ *   the `list_changed` notifications and `notifications/resources/updated` out to the streams whose
+ *   filter asked. The instance ending ends the stream gracefully (a complete result).
+ * - On a modern server the request is passed through under a remapped id; what comes back tagged
+ *   with that id (the server's own acknowledgement, its notifications, its closing result) is
+ *   re-tagged with the agent's id.
+ * The returned function ends the subscription upstream (the agent closed its stream): the legacy
+ * listener leaves and URIs no stream watches any more are unsubscribed; a modern server gets
+ * `notifications/cancelled` for the listen's upstream id.
+ *
+ * @module
+ */
+import type { LegacyInstance } from './legacy-instance.ts';
+import type { JsonRpcErrorShape } from './modern-results.ts';
+import type { ModernServerInstance } from './modern-server-instance.ts';
+import { honouredFilter, parseSubscriptionFilter, passesFilter, SUBSCRIPTION_ID_KEY, tagged, type SubscriptionFilter } from './subscription-filter.ts';
+
+type Id = string | number;
+
+/** Where the stream's messages go: notifications while it is open, one response to end it. */
+export interface ListenOutput {
+  notify(notification: { method: string; params?: Record<string, unknown> }): void;
+  reply(answer: { result: Record<string, unknown> } | { error: JsonRpcErrorShape }): void;
+}
+
+const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
+const INVALID_PARAMS = -32602;
+const quiet = { notify: () => {}, logLevel: null };
+
+/** The result that ends a subscription gracefully. */
+export const listenClosed = (id: Id): { result: Record<string, unknown> } => ({ result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID_KEY]: id } } });
+
+export async function listenOnLegacy(id: Id, params: unknown, instance: LegacyInstance, out: ListenOutput): Promise<() => void> {
+  const parsed = parseSubscriptionFilter(params);
+  if (!parsed.ok) {
+    out.reply({ error: { code: INVALID_PARAMS, message: `Invalid params: ${parsed.problem}`, data: { reason: 'invalid-request' } } });
+    return () => {};
+  }
+  const honoured = honouredFilter(parsed.filter, instance.initializeResult.capabilities);
+  const listeners = instance.listeners;
+  const held: string[] = [];
+  for (const uri of honoured.resourceSubscriptions ?? []) {
+    if (listeners.retain(uri)) {
+      const outcome = await instance.call({ method: 'resources/subscribe', params: { uri } }, quiet).outcome.catch(() => ({ error: null }));
+      if (!('result' in outcome)) {
+        listeners.release(uri);
+        continue;
+      }
+    }
+    held.push(uri);
+  }
+  const filter: SubscriptionFilter = { ...honoured, ...(honoured.resourceSubscriptions !== undefined ? { resourceSubscriptions: held } : {}) };
+  if (filter.resourceSubscriptions?.length === 0) delete filter.resourceSubscriptions;
+  // The acknowledgement goes out before the listener joins, so nothing of the subscription precedes it.
+  out.notify(tagged(ACKNOWLEDGED, { notifications: filter }, id));
+  const leave = listeners.add({
+    offer: (method, notification) => {
+      if (passesFilter(filter, method, notification)) out.notify(tagged(method, notification, id));
+    },
+  });
+  let ended = false;
+  void instance.closed.then(() => {
+    if (!ended) out.reply(listenClosed(id));
+  });
+  return () => {
+    if (ended) return;
+    ended = true;
+    leave();
+    for (const uri of held) {
+      if (listeners.release(uri) && !instance.ended) void instance.call({ method: 'resources/unsubscribe', params: { uri } }, quiet).outcome.catch(() => {});
+    }
+  };
+}
+
+export function listenOnModern(id: Id, params: Record<string, unknown> | undefined, instance: ModernServerInstance, out: ListenOutput): () => void {
+  const call = instance.call({ method: 'subscriptions/listen', ...(params !== undefined ? { params } : {}) }, {
+    logLevel: null,
+    notify: (notification) => out.notify(tagged(notification.method, notification.params, id)),
+  });
+  let ended = false;
+  call.outcome.then(
+    (outcome) => {
+      ended = true;
+      if ('error' in outcome) return out.reply(outcome);
+      const result = isRecord(outcome.result) ? outcome.result : {};
+      const meta = isRecord(result._meta) ? result._meta : {};
+      out.reply({ result: { ...result, resultType: result.resultType ?? 'complete', _meta: { ...meta, [SUBSCRIPTION_ID_KEY]: id } } });
+    },
+    () => {
+      ended = true;
+      out.reply(listenClosed(id)); // the server's process ended: so did its subscriptions
+    },
+  );
+  return () => {
+    if (!ended) call.cancel('The agent closed its listen stream');
+    ended = true;
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

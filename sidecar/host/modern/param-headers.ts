@@ -1,0 +1,19 @@
+/**
+ * Takes the `Mcp-Param-*` headers the worker put in a modern request's `_meta`
+ * (`shared/param-headers-meta.ts`) out of its params, so no server ever sees the Switchyard key.
+ * A value that is not the shape the worker sends counts as no headers at all.
+ *
+ * @module
+ */
+import { PARAM_HEADERS_META_KEY, ParamHeadersSchema, type ParamHeaders } from '../../../shared/param-headers-meta.ts';
+
+export function takeParamHeaders(params: unknown): { params: unknown; headers: ParamHeaders } {
+  if (!isRecord(params) || !isRecord(params._meta) || !Object.hasOwn(params._meta, PARAM_HEADERS_META_KEY)) return { params, headers: {} };
+  const { [PARAM_HEADERS_META_KEY]: sent, ...meta } = params._meta;
+  const parsed = ParamHeadersSchema.safeParse(sent);
+  return { params: { ...params, _meta: meta }, headers: parsed.success ? parsed.data : {} };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

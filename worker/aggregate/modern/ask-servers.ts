@@ -1,0 +1,102 @@
+/**
+ * The modern aggregate's questions to the agent's servers: one request to one server (over a
+ * channel of its own, `forwardModern`, its answer read back from the relayed response), or the
+ * same request to every server at once, every page of a list read.
+ *
+ * A server that cannot be reached (its error names a Switchyard failure other than
+ * `invalid-request`: host offline, launch failed, timed out, …) is *failed*, with that reason; a
+ * server that answers with any other error (method not found: it has no prompts) simply offers
+ * nothing. Nothing is kept between requests: each question opens its own channels (DESIGN §8).
+ *
+ * @module
+ */
+import { isFailureReason } from '../../../shared/errors.ts';
+import type { AgentEntry, WorkerConfig } from '../../config/worker-config.ts';
+import { forwardModern, type ModernRouteDeps } from '../../modern/modern-route.ts';
+import type { ModernRequest } from '../../modern/validate-request.ts';
+import type { UpstreamFailure } from '../rpc-errors.ts';
+import type { Answered } from './modern-merge.ts';
+
+export interface AggregateContext {
+  /** The agent's HTTP request: its abort ends every question asked for it. */
+  request: Request;
+  agent: AgentEntry;
+  /** The agent's servers that the config defines, in the agent's order. */
+  servers: readonly string[];
+  config: WorkerConfig;
+  deps: ModernRouteDeps;
+}
+
+export type Asked = { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: { code: number; message: string; data?: unknown } } | { kind: 'failed'; failure: UpstreamFailure };
+
+/** Pages read of one list, at most. */
+const MAX_PAGES = 32;
+
+export async function askServer(ctx: AggregateContext, server: string, message: ModernRequest): Promise<Asked> {
+  const descriptor = ctx.config.servers[server]!.executor;
+  const response = await forwardModern(ctx.request, message, { agent: ctx.agent, server, descriptor }, ctx.deps);
+  const answer = lastMessage(await response.text());
+  if (answer === undefined) return { kind: 'failed', failure: { reason: 'server-exited', message: `Server "${server}" gave no answer to ${message.method}` } };
+  if (isRecord(answer.result)) return { kind: 'result', result: answer.result };
+  const error = isRecord(answer.error) ? answer.error : { code: -32603, message: 'No result' };
+  const reason = isRecord(error.data) ? error.data.reason : undefined;
+  if (isFailureReason(reason) && reason !== 'invalid-request') return { kind: 'failed', failure: { reason, message: String(error.message) } };
+  return { kind: 'error', error: error as { code: number; message: string } };
+}
+
+/** Asks every server, reading every page; what answered, and what failed with its reason. */
+export async function askEveryServer(ctx: AggregateContext, message: ModernRequest, field?: string): Promise<{ answered: Answered[]; failed: Array<[string, UpstreamFailure]> }> {
+  const answered: Answered[] = [];
+  const failed: Array<[string, UpstreamFailure]> = [];
+  await Promise.all(ctx.servers.map(async (server) => {
+    const asked = field === undefined ? await askServer(ctx, server, message) : await askAllPages(ctx, server, message, field);
+    if (asked.kind === 'result') answered.push({ server, result: asked.result });
+    else if (asked.kind === 'failed') failed.push([server, asked.failure]);
+  }));
+  const order = (server: string) => ctx.servers.indexOf(server);
+  answered.sort((a, b) => order(a.server) - order(b.server));
+  failed.sort((a, b) => order(a[0]) - order(b[0]));
+  return { answered, failed };
+}
+
+/** Every page of one server's list, as one result (the smallest ttlMs and the stricter scope of its pages). */
+async function askAllPages(ctx: AggregateContext, server: string, message: ModernRequest, field: string): Promise<Asked> {
+  const items: unknown[] = [];
+  let first: Record<string, unknown> | undefined;
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const { cursor: _agentCursor, ...params } = message.params ?? {};
+    const asked = await askServer(ctx, server, { ...message, params: { ...params, ...(cursor !== undefined ? { cursor } : {}) } });
+    if (asked.kind !== 'result') return first === undefined ? asked : { kind: 'result', result: { ...first, [field]: items } };
+    const result = asked.result;
+    if (first === undefined) first = result;
+    else first = { ...first, ttlMs: Math.min(Number(first.ttlMs ?? 0), Number(result.ttlMs ?? 0)), cacheScope: first.cacheScope === 'public' && result.cacheScope === 'public' ? 'public' : 'private' };
+    if (Array.isArray(result[field])) items.push(...(result[field] as unknown[]));
+    cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
+    if (cursor === undefined) break;
+  }
+  const { nextCursor: _next, ...merged } = first ?? {};
+  return { kind: 'result', result: { ...merged, [field]: items } };
+}
+
+/** The last JSON-RPC message of a relayed answer: the one JSON body, or the last SSE event. */
+function lastMessage(text: string): Record<string, unknown> | undefined {
+  const trimmed = text.trim();
+  if (trimmed === '') return undefined;
+  if (trimmed.startsWith('{')) return parse(trimmed);
+  const events = trimmed.split(/\r?\n\r?\n/).map((event) => event.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('\n')).filter(Boolean);
+  return events.length === 0 ? undefined : parse(events.at(-1)!);
+}
+
+function parse(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return isRecord(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

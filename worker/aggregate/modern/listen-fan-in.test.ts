@@ -1,0 +1,83 @@
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { ListenFanIn, union } from './listen-fan-in.ts';
+
+const ACK = 'notifications/subscriptions/acknowledged';
+const SUB = 'io.modelcontextprotocol/subscriptionId';
+
+async function rig(servers: string[], uris: Record<string, string[]> = {}) {
+  const upstream = new Map<string, InMemoryTransport>();
+  const channels = servers.map((server) => {
+    const [channel, far] = InMemoryTransport.createLinkedPair();
+    upstream.set(server, far);
+    return { server, channel, ...(uris[server] !== undefined ? { uris: uris[server] } : {}) };
+  });
+  const fanIn = new ListenFanIn(channels);
+  const heard: Array<Record<string, any>> = [];
+  let closed = false;
+  fanIn.onmessage = (m) => heard.push(m);
+  fanIn.onclose = () => (closed = true);
+  const requests: JSONRPCMessage[] = [];
+  for (const far of upstream.values()) {
+    far.onmessage = (m) => requests.push(m);
+    await far.start();
+  }
+  await fanIn.start();
+  await fanIn.send({ jsonrpc: '2.0', id: 'L', method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true, resourceSubscriptions: ['x://1', 'y://2'] } } });
+  const say = (server: string, message: Record<string, unknown>) => upstream.get(server)!.send({ jsonrpc: '2.0', ...message } as JSONRPCMessage);
+  return { fanIn, heard, requests, say, upstream, closed: () => closed };
+}
+const ack = (notifications: Record<string, unknown>) => ({ method: ACK, params: { _meta: { [SUB]: 'L' }, notifications } });
+
+describe('ListenFanIn', () => {
+  it('sends the listen to every server, acknowledges once all have, and holds earlier notifications behind it', async () => {
+    const { heard, requests, say } = await rig(['a', 'b']);
+    expect(requests).toHaveLength(2);
+    await say('a', ack({ toolsListChanged: true }));
+    await say('a', { method: 'notifications/tools/list_changed', params: { _meta: { [SUB]: 'L' } } });
+    expect(heard).toEqual([]);
+    await say('b', ack({ resourceSubscriptions: ['x://1'] }));
+    expect(heard.map((m) => m.method)).toEqual([ACK, 'notifications/tools/list_changed']);
+    expect(heard[0]!.params).toEqual({ _meta: { [SUB]: 'L' }, notifications: { toolsListChanged: true, resourceSubscriptions: ['x://1'] } });
+  });
+
+  it('keeps going when one server ends, and ends the stream when the last one does', async () => {
+    const { heard, say, closed } = await rig(['a', 'b']);
+    await say('a', ack({ toolsListChanged: true }));
+    await say('b', { id: 'L', error: { code: -32601, message: 'no listen here' } });
+    expect(heard.map((m) => m.method)).toEqual([ACK]);
+    await say('a', { id: 'L', result: { resultType: 'complete', _meta: { [SUB]: 'L' } } });
+    expect(heard.at(-1)).toEqual({ jsonrpc: '2.0', method: ACK, params: expect.anything() });
+    expect(closed()).toBe(true);
+  });
+
+  it('ends with the closing result when every server closed gracefully', async () => {
+    const { heard, say, closed } = await rig(['a']);
+    await say('a', ack({}));
+    await say('a', { id: 'L', result: { resultType: 'complete', _meta: { [SUB]: 'L' } } });
+    expect(heard.at(-1)).toEqual({ jsonrpc: '2.0', id: 'L', result: { resultType: 'complete', _meta: { [SUB]: 'L' } } });
+    expect(closed()).toBe(false);
+  });
+
+  it("answers the first server's error when none acknowledged", async () => {
+    const { heard, say } = await rig(['a']);
+    await say('a', { id: 'L', error: { code: -32602, message: 'bad filter' } });
+    expect(heard).toEqual([{ jsonrpc: '2.0', id: 'L', error: { code: -32602, message: 'bad filter' } }]);
+  });
+
+  it('sends each server only the watched URIs it serves', async () => {
+    const { requests } = await rig(['a', 'b', 'c'], { a: ['x://1'], b: [] });
+    expect(requests.map((r) => (r as unknown as { params: { notifications: unknown } }).params.notifications)).toEqual(expect.arrayContaining([
+      { toolsListChanged: true, resourceSubscriptions: ['x://1'] },
+      { toolsListChanged: true },
+      { toolsListChanged: true, resourceSubscriptions: ['x://1', 'y://2'] },
+    ]));
+  });
+
+  it('unions flags and URIs', () => {
+    expect(union([{ toolsListChanged: true, resourceSubscriptions: ['a'] }, { promptsListChanged: true, resourceSubscriptions: ['a', 'b'] }, {}])).toEqual({
+      toolsListChanged: true, promptsListChanged: true, resourceSubscriptions: ['a', 'b'],
+    });
+  });
+});

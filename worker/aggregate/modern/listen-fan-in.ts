@@ -1,0 +1,144 @@
+/**
+ * ListenFanIn: one `subscriptions/listen` on `/mcp` as the listen streams of every server of the
+ * agent, merged into one channel-like transport that `relayListen` serves as the agent's stream.
+ *
+ * - The listen request goes to every server with the agent's filter and id (the host tags each
+ *   stream's messages with that id, so they need no re-tagging), its `resourceSubscriptions` cut
+ *   to the URIs that server serves.
+ * - The acknowledgement is the agent's first message: it waits for every server's own (or its
+ *   end), and acknowledges the union of what they agreed to honour. A notification that comes
+ *   earlier waits behind it.
+ * - A server whose stream ends leaves the others running; when the last one ends, so does the
+ *   agent's stream (gracefully, with the closing result, when every server closed gracefully).
+ *   If none acknowledged at all, the first server's error is the answer.
+ * - Closing it (the agent went away) closes every server's channel: each host ends its
+ *   subscription upstream.
+ *
+ * @module
+ */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+type Id = string | number;
+type Filter = Record<string, unknown> & { resourceSubscriptions?: string[] };
+
+interface Part {
+  server: string;
+  channel: Transport;
+  /** The URIs of the filter's `resourceSubscriptions` this server serves; all of them when undefined. */
+  uris?: readonly string[];
+  state: 'waiting' | 'acked' | 'ended';
+  filter?: Filter;
+  /** How it ended: its closing result or error, none when its channel just closed. */
+  end?: JSONRPCMessage;
+}
+
+const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
+const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
+
+export class ListenFanIn implements Transport {
+  onmessage?: (message: JSONRPCMessage) => void;
+  onerror?: (error: Error) => void;
+  onclose?: () => void;
+
+  readonly #parts: Part[];
+  #id: Id | undefined;
+  #acked = false;
+  #closed = false;
+  readonly #early: JSONRPCMessage[] = [];
+
+  constructor(channels: ReadonlyArray<{ server: string; channel: Transport; uris?: readonly string[] }>) {
+    this.#parts = channels.map((part) => ({ ...part, state: 'waiting' }));
+  }
+
+  async start(): Promise<void> {
+    for (const part of this.#parts) {
+      part.channel.onmessage = (message) => this.#fromPart(part, message);
+      part.channel.onclose = () => this.#ended(part);
+      part.channel.onerror = (error) => this.onerror?.(error);
+    }
+    await Promise.all(this.#parts.map((part) => part.channel.start().catch(() => this.#ended(part))));
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if ('id' in message) this.#id = message.id as Id;
+    await Promise.all(this.#parts.map((part) => part.channel.send(forPart(message, part)).catch(() => this.#ended(part))));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#parts.map((part) => part.channel.close().catch(() => {})));
+  }
+
+  #fromPart(part: Part, message: JSONRPCMessage): void {
+    if (part.state === 'ended') return;
+    if (!('method' in message)) {
+      part.end = message;
+      part.state = 'ended';
+      void part.channel.close().catch(() => {});
+      return this.#settle();
+    }
+    if (message.method === ACKNOWLEDGED && part.state === 'waiting') {
+      const notifications = (message.params as { notifications?: unknown } | undefined)?.notifications;
+      part.filter = isRecord(notifications) ? notifications : {};
+      part.state = 'acked';
+      return this.#settle();
+    }
+    if (this.#acked) this.onmessage?.(message);
+    else this.#early.push(message);
+  }
+
+  #ended(part: Part): void {
+    if (part.state === 'ended') return;
+    part.state = 'ended';
+    this.#settle();
+  }
+
+  /** Sends the merged acknowledgement once no server is still waiting, and ends when every one has ended. */
+  #settle(): void {
+    if (this.#closed) return;
+    if (!this.#acked && this.#parts.every((part) => part.state !== 'waiting')) {
+      const acked = this.#parts.filter((part) => part.filter !== undefined);
+      if (acked.length === 0) {
+        const error = this.#parts.find((part) => part.end !== undefined && 'error' in part.end)?.end;
+        this.#closed = true;
+        if (error !== undefined) this.onmessage?.(error);
+        else this.onclose?.();
+        return;
+      }
+      this.#acked = true;
+      this.onmessage?.({ jsonrpc: '2.0', method: ACKNOWLEDGED, params: { _meta: { [SUBSCRIPTION_ID_KEY]: this.#id }, notifications: union(acked.map((p) => p.filter!)) } } as JSONRPCMessage);
+      for (const message of this.#early.splice(0)) this.onmessage?.(message);
+    }
+    if (this.#acked && this.#parts.every((part) => part.state === 'ended')) {
+      this.#closed = true;
+      const graceful = this.#parts.every((part) => part.end !== undefined && 'result' in part.end);
+      if (graceful) this.onmessage?.({ jsonrpc: '2.0', id: this.#id, result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID_KEY]: this.#id } } } as JSONRPCMessage);
+      else this.onclose?.();
+    }
+  }
+}
+
+/** The listen request as one server gets it: only the watched URIs it serves. */
+function forPart(message: JSONRPCMessage, part: Part): JSONRPCMessage {
+  const params = (message as { params?: Record<string, unknown> }).params;
+  const filter = params?.notifications;
+  if (part.uris === undefined || !isRecord(filter)) return message;
+  const { resourceSubscriptions: _all, ...rest } = filter;
+  return { ...message, params: { ...params, notifications: { ...rest, ...(part.uris.length > 0 ? { resourceSubscriptions: [...part.uris] } : {}) } } } as JSONRPCMessage;
+}
+
+/** The union of the filters the servers acknowledged. */
+export function union(filters: readonly Filter[]): Filter {
+  const merged: Filter = {};
+  const uris = new Set<string>();
+  for (const filter of filters) {
+    for (const [key, value] of Object.entries(filter)) if (value === true) merged[key] = true;
+    for (const uri of Array.isArray(filter.resourceSubscriptions) ? filter.resourceSubscriptions : []) if (typeof uri === 'string') uris.add(uri);
+  }
+  if (uris.size > 0) merged.resourceSubscriptions = [...uris];
+  return merged;
+}
+
+function isRecord(value: unknown): value is Filter {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

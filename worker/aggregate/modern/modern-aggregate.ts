@@ -1,0 +1,170 @@
+/**
+ * `/mcp` for a modern (2026-07-28) agent: the aggregate of every server the agent may use,
+ * served statelessly, each request on its own (DESIGN §8: nothing is kept between requests, so
+ * any worker instance serves any of them). The request is read and validated as on
+ * `/servers/:name/mcp` (`admitModernRequest`), its `Mcp-Name` against the aggregate's own names.
+ *
+ * - `server/discover` and the four lists go to every server at once and are merged
+ *   (`modern-merge.ts`): namespaced names, the smallest `ttlMs`, the stricter `cacheScope`.
+ * - `tools/call` and `prompts/get` go to the server their name names, with the server's own name
+ *   in place of `<server>__<name>` (so the forwarded request's `Mcp-Name`, were it sent on, is
+ *   the server's name too); a name shortened with a hash is looked up in that server's list.
+ *   An `InputRequiredResult` comes back as it is, and the retry, repeating the namespaced name,
+ *   reaches the same server; its `requestState` is sealed by the host for that agent and server
+ *   (legacy bridging and modern servers alike), so a state carried to another server is refused.
+ * - `resources/read` goes to the server that lists the URI or a template matching it
+ *   (`resource-routes.ts`), asked afresh each time; `completion/complete` follows its reference.
+ * - `subscriptions/listen` opens every server's listen stream and merges them into the agent's
+ *   one (`listen-fan-in.ts`): one acknowledgement, the union of what the servers honour.
+ *
+ * @module
+ */
+import type { AgentEntry, WorkerConfig } from '../../config/worker-config.ts';
+import type { Era } from '../../modern/era.ts';
+import { methodNotFound, rejectionResponse } from '../../modern/modern-errors.ts';
+import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../../shared/errors.ts';
+import { relayListen } from '../../modern/listen-relay.ts';
+import { admitModernRequest, forwardModern, openModernChannel, type ModernRouteDeps } from '../../modern/modern-route.ts';
+import type { ModernRequest } from '../../modern/validate-request.ts';
+import { unavailableResult } from '../availability.ts';
+import { MAX_NAME_LENGTH, namespacedName, splitNamespacedName, UNAVAILABLE_TOOL } from '../naming.ts';
+import { ResourceRoutes } from '../resource-routes.ts';
+import { askEveryServer, askServer, type AggregateContext } from './ask-servers.ts';
+import { ListenFanIn } from './listen-fan-in.ts';
+import { LIST_FIELD, mergeDiscover, mergeList, type ListMethod } from './modern-merge.ts';
+
+export interface ModernAggregateDeps extends ModernRouteDeps {
+  config: WorkerConfig;
+}
+
+const INVALID_PARAMS = -32602;
+
+export async function serveModernAggregate(request: Request, era: Exclude<Era, { kind: 'legacy' }>, agent: AgentEntry, deps: ModernAggregateDeps): Promise<Response> {
+  const admitted = admitModernRequest(request, era);
+  if (admitted.kind === 'answer') return admitted.response;
+  const message = admitted.message;
+  const ctx: AggregateContext = { request, agent, servers: agent.servers.filter((s) => Object.hasOwn(deps.config.servers, s)), config: deps.config, deps };
+  const params = message.params ?? {};
+  const bare = { ...message, params: { _meta: params._meta } } as ModernRequest;
+  const method = message.method;
+
+  if (method === 'server/discover') {
+    const { answered, failed } = await askEveryServer(ctx, bare);
+    return result(message, mergeDiscover(answered, failed));
+  }
+  if (Object.hasOwn(LIST_FIELD, method)) {
+    const listMethod = method as ListMethod;
+    const { answered, failed } = await askEveryServer(ctx, bare, LIST_FIELD[listMethod]);
+    return result(message, mergeList(listMethod, answered, failed));
+  }
+  if (method === 'tools/call' || method === 'prompts/get') {
+    const target = await resolveName(ctx, bare, method === 'tools/call' ? 'tools/list' : 'prompts/list', params.name);
+    if (target === null) return error(message, `Unknown ${method === 'tools/call' ? 'tool' : 'prompt'}: ${String(params.name).slice(0, 128)}`);
+    if (method === 'tools/call' && target.name === UNAVAILABLE_TOOL) {
+      // The placeholder of a server that cannot be reached answers with the reason, as on a legacy session.
+      const asked = await askServer(ctx, target.server, { ...bare, method: 'tools/list' });
+      if (asked.kind === 'failed') return result(message, { resultType: 'complete', ...unavailableResult(target.server, asked.failure) });
+    }
+    return forward(ctx, { ...message, params: { ...params, name: target.name } }, target.server);
+  }
+  if (method === 'resources/read') {
+    const uri = String(params.uri);
+    const server = await routeUri(ctx, bare, uri);
+    if (server === undefined) return error(message, 'Resource not found', { uri });
+    return forward(ctx, message, server);
+  }
+  if (method === 'completion/complete') {
+    const ref = isRecord(params.ref) ? params.ref : {};
+    if (ref.type === 'ref/prompt') {
+      const target = await resolveName(ctx, bare, 'prompts/list', ref.name);
+      if (target === null) return error(message, `Unknown prompt: ${String(ref.name).slice(0, 128)}`);
+      return forward(ctx, { ...message, params: { ...params, ref: { ...ref, name: target.name } } }, target.server);
+    }
+    const server = typeof ref.uri === 'string' ? await routeUri(ctx, bare, ref.uri) : undefined;
+    if (server === undefined) return error(message, 'Resource not found', typeof ref.uri === 'string' ? { uri: ref.uri } : {});
+    return forward(ctx, message, server);
+  }
+  if (method === 'subscriptions/listen') return listenAcross(ctx, message);
+  return rejectionResponse(message.id, methodNotFound(method, 'unknown'));
+}
+
+/** One listen stream over every server's: opened where it can be, merged (`listen-fan-in.ts`). */
+async function listenAcross(ctx: AggregateContext, message: ModernRequest): Promise<Response> {
+  const opened = await Promise.all(ctx.servers.map(async (server) => {
+    try {
+      return { server, channel: await openModernChannel({ agent: ctx.agent, server, descriptor: ctx.config.servers[server]!.executor }, ctx.deps) };
+    } catch (failure) {
+      if (!(failure instanceof WireError)) throw failure;
+      ctx.deps.log.info('A server of the aggregate listen stream could not be opened', { agent: ctx.agent.name, server, reason: failure.reason });
+      return failure;
+    }
+  }));
+  const channels = opened.flatMap((o) => (o instanceof WireError ? [] : [o]));
+  const refused = opened.find((o): o is WireError => o instanceof WireError);
+  if (channels.length === 0) {
+    const failure = refused ?? new WireError('server-not-found', 'This agent may use no server: there is nothing to listen to');
+    return Response.json(jsonRpcErrorBody(message.id, failure), { status: httpStatusFor(failure.reason) });
+  }
+  // Each watched URI goes to the server that serves it, as a read would; one nobody serves is not acknowledged.
+  const filter = isRecord(message.params?.notifications) ? message.params.notifications : {};
+  const watched = Array.isArray(filter.resourceSubscriptions) ? filter.resourceSubscriptions.filter((u): u is string => typeof u === 'string') : [];
+  if (watched.length > 0) {
+    const bare = { ...message, params: { _meta: message.params?._meta } } as ModernRequest;
+    const route = await uriRouter(ctx, bare);
+    const owners = watched.map((uri) => [uri, route(uri)] as const);
+    for (const part of channels) Object.assign(part, { uris: owners.filter(([, owner]) => owner === part.server).map(([uri]) => uri) });
+  }
+  return relayListen(new ListenFanIn(channels), message, { signal: ctx.request.signal });
+}
+
+/** The server and its own name behind a namespaced name; a hash-shortened one is looked up in the server's list. */
+async function resolveName(ctx: AggregateContext, bare: ModernRequest, list: 'tools/list' | 'prompts/list', full: unknown): Promise<{ server: string; name: string } | null> {
+  if (typeof full !== 'string') return null;
+  const split = splitNamespacedName(full);
+  if (split === null || !ctx.servers.includes(split.server)) return null;
+  if (!(full.length === MAX_NAME_LENGTH && /-[0-9a-f]{8}$/.test(full))) return split;
+  const field = LIST_FIELD[list];
+  const asked = await askServer(ctx, split.server, { ...bare, method: list });
+  const items = asked.kind === 'result' && Array.isArray(asked.result[field]) ? (asked.result[field] as unknown[]) : [];
+  const match = items.find((item) => isRecord(item) && typeof item.name === 'string' && namespacedName(split.server, item.name) === full) as { name: string } | undefined;
+  return match === undefined ? split : { server: split.server, name: match.name };
+}
+
+/** The server that serves `uri`: the only one, or the one whose list or templates name it. */
+async function routeUri(ctx: AggregateContext, bare: ModernRequest, uri: string): Promise<string | undefined> {
+  return (await uriRouter(ctx, bare))(uri);
+}
+
+/** Routes URIs by what the servers list now (asked once, for as many URIs as need it). */
+async function uriRouter(ctx: AggregateContext, bare: ModernRequest): Promise<(uri: string) => string | undefined> {
+  if (ctx.servers.length === 1) return () => ctx.servers[0];
+  const [resources, templates] = await Promise.all([
+    askEveryServer(ctx, { ...bare, method: 'resources/list' }, 'resources'),
+    askEveryServer(ctx, { ...bare, method: 'resources/templates/list' }, 'resourceTemplates'),
+  ]);
+  const routes = new ResourceRoutes();
+  for (const { server, result } of resources.answered) routes.addResources(server, uris(result.resources, 'uri'));
+  for (const { server, result } of templates.answered) routes.addTemplates(server, uris(result.resourceTemplates, 'uriTemplate'));
+  const candidates = [...new Set([...resources.answered, ...templates.answered].map((a) => a.server))];
+  return (uri) => routes.route(uri, candidates);
+}
+
+function uris(items: unknown, field: string): string[] {
+  return Array.isArray(items) ? items.flatMap((item) => (isRecord(item) && typeof item[field] === 'string' ? [item[field] as string] : [])) : [];
+}
+
+function forward(ctx: AggregateContext, message: ModernRequest, server: string): Promise<Response> {
+  return forwardModern(ctx.request, message, { agent: ctx.agent, server, descriptor: ctx.config.servers[server]!.executor }, ctx.deps);
+}
+
+function result(message: ModernRequest, value: Record<string, unknown>): Response {
+  return Response.json({ jsonrpc: '2.0', id: message.id, result: value });
+}
+
+function error(message: ModernRequest, text: string, data: Record<string, unknown> = {}): Response {
+  return Response.json({ jsonrpc: '2.0', id: message.id, error: { code: INVALID_PARAMS, message: text, data: { ...data, reason: 'invalid-request' } } });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { PARAM_HEADERS_META_KEY } from '../../shared/param-headers-meta.ts';
+import { readParamHeaders, withParamHeaders } from './param-headers.ts';
+
+describe('Mcp-Param-* headers', () => {
+  it('decodes each one by lower-case name: trimmed, Base64 sentinel decoded', () => {
+    const read = readParamHeaders(new Headers({ 'Mcp-Param-Region': ' us-west1 ', 'mcp-param-greeting': '=?base64?SGVsbG8sIOS4lueVjA==?=', 'mcp-name': 'x' }));
+    expect(read).toEqual({ ok: true, values: { region: 'us-west1', greeting: 'Hello, 世界' } });
+  });
+
+  it('refuses a malformed one with -32020 naming it', () => {
+    const read = readParamHeaders(new Headers({ 'mcp-param-text': '=?base64?SGVsbG8?=' }));
+    expect(read).toMatchObject({ ok: false, rejection: { status: 400, code: -32020, message: expect.stringContaining('Mcp-Param-text') } });
+  });
+
+  it("puts the values in _meta for the host, replacing what an agent sent there", () => {
+    const request = { jsonrpc: '2.0' as const, id: 1, method: 'tools/call', params: { name: 't', _meta: { [PARAM_HEADERS_META_KEY]: { region: 'forged' }, progressToken: 'p' } } };
+    expect(withParamHeaders(request, { region: 'eu' }).params!._meta).toEqual({ [PARAM_HEADERS_META_KEY]: { region: 'eu' }, progressToken: 'p' });
+    expect(withParamHeaders({ ...request, method: 'tools/list' }, null).params!._meta).toEqual({ progressToken: 'p' });
+  });
+});

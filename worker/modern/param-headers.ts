@@ -1,0 +1,45 @@
+/**
+ * The `Mcp-Param-{Name}` headers of a modern `tools/call` (2026-07-28 Streamable HTTP, "Custom
+ * Headers"): each one decoded as the body would carry it (OWS trimmed, the Base64 sentinel
+ * decoded); a malformed one is a header mismatch (-32020, HTTP 400), as the spec requires of a
+ * recognized header with invalid characters. Which ones the tool expects, and whether each matches
+ * its argument, only the host can tell (`shared/param-headers-meta.ts`): the decoded values go to
+ * it in the request's `_meta`.
+ *
+ * @module
+ */
+import { PARAM_HEADERS_META_KEY, type ParamHeaders } from '../../shared/param-headers-meta.ts';
+import { decodeHeaderValue } from './headers.ts';
+import { headerMismatch, type ModernRejection } from './modern-errors.ts';
+import type { ModernRequest } from './validate-request.ts';
+
+const PREFIX = 'mcp-param-';
+/** More than any tool's annotated arguments; beyond it a request is refused, not half-checked. */
+const MAX_PARAM_HEADERS = 64;
+
+export type ParamHeadersRead = { ok: true; values: ParamHeaders } | { ok: false; rejection: ModernRejection };
+
+export function readParamHeaders(headers: Headers): ParamHeadersRead {
+  const values: ParamHeaders = {};
+  let count = 0;
+  for (const [name, raw] of headers) {
+    if (!name.startsWith(PREFIX) || name.length === PREFIX.length) continue;
+    if (++count > MAX_PARAM_HEADERS) return { ok: false, rejection: headerMismatch(`more than ${MAX_PARAM_HEADERS} Mcp-Param-* headers`) };
+    const decoded = decodeHeaderValue(raw);
+    if (!decoded.ok) return { ok: false, rejection: headerMismatch(`the Mcp-Param-${name.slice(PREFIX.length, PREFIX.length + 64)} header is malformed: ${decoded.problem}`) };
+    values[name.slice(PREFIX.length)] = decoded.value;
+  }
+  return { ok: true, values };
+}
+
+/**
+ * The request as it goes to the host: for `tools/call` the decoded headers under the Switchyard
+ * `_meta` key; any value the agent put there itself is dropped, for every method.
+ */
+export function withParamHeaders(request: ModernRequest, values: ParamHeaders | null): ModernRequest {
+  const params = request.params ?? {};
+  const meta = { ...(params._meta as Record<string, unknown> | undefined) };
+  delete meta[PARAM_HEADERS_META_KEY];
+  if (values !== null) meta[PARAM_HEADERS_META_KEY] = values;
+  return { ...request, params: { ...params, _meta: meta } };
+}
