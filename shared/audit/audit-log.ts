@@ -2,7 +2,8 @@
  * AuditLog: where audit records go on one side (worker or sidecar). Each record becomes one JSON
  * line in the structured-log format (`time`, `level`, `msg: "audit"`, `component`, then the
  * record), written by `write`: stderr beside the structured logs unless the operator named a
- * file. Allowed calls are `info`; refusals, denials and refused credentials `warn`. On stderr a
+ * file. Allowed calls and requests without any credential are `info`; refusals, denials and
+ * refused credentials `warn`. On stderr a
  * line follows the log level like every other line (so `npm start`, quiet at `warn`, shows only
  * refusals); a file gets every line (`stderrAuditWriter`, and the runtimes' file writers).
  *
@@ -80,7 +81,7 @@ export class AuditLog {
   record(record: AuditRecord, startMs = this.now() - record.durationMs): void {
     record = { ...record, durationMs: Math.round(record.durationMs * 100) / 100 };
     const time = new Date(startMs + record.durationMs).toISOString();
-    const level = record.decision === 'allowed' ? 'info' : 'warn';
+    const level = record.decision === 'allowed' || record.reason === 'no-credential' ? 'info' : 'warn';
     // The record's keys are fixed and name no secret (JSON.stringify drops the absent ones), so the
     // logger's key redaction has nothing to do here; argument values are the operator's choice.
     try {

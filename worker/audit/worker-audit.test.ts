@@ -79,7 +79,7 @@ describe('the worker\'s audit log (in process)', () => {
     expect(lines.map((l) => [l.level, l.event, l.agent, l.server, l.decision, l.reason, l.fingerprint])).toEqual([
       ['warn', 'open', 'bob', 'beta', 'refused', 'server-not-found', undefined],
       ['warn', 'credential', null, null, 'refused', 'unauthorized', expect.stringMatching(/^sha256:[0-9a-f]{12}$/)],
-      ['warn', 'credential', null, null, 'refused', 'unauthorized', 'none: no bearer token'],
+      ['info', 'credential', null, null, 'refused', 'no-credential', 'none: no bearer token'],
     ]);
     expect(JSON.stringify(lines)).not.toContain('not-a-real-token');
   });

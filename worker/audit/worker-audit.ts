@@ -98,7 +98,9 @@ export class WorkerAudit {
       method: null,
       decision: 'refused',
       outcome: 'error',
-      reason: 'unauthorized',
+      // No token at all is how every OAuth client starts (discovery follows the 401's challenge), so
+      // it is `no-credential` at info; a token that was presented and refused stays a warn.
+      reason: fingerprint === null ? 'no-credential' : 'unauthorized',
       durationMs: 0,
       ...(fingerprint !== null ? { fingerprint } : { fingerprint: 'none: no bearer token' }),
       traceId: span.traceId,
