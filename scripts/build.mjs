@@ -4,6 +4,9 @@
  * - dist/worker.js: one neutral ESM file for any web runtime (`deno serve dist/worker.js`).
  *   The MCP SDK's Client/Server import ajv, which is large and compiles schemas with `new Function`
  *   (refused on edge runtimes); the bundle swaps it for the SDK's own @cfworker/json-schema provider.
+ * - dist/cloudflare/worker.js + dist/cloudflare/wrangler.jsonc: the same app for Cloudflare Workers
+ *   (worker/adapters/cloudflare/cloudflare-worker.ts: the edge worker and the HostLink and
+ *   AgentSession Durable Objects), with a paste-ready wrangler config (scripts/wrangler-template.mjs).
  * - dist/sidecar.js: the one Node ESM file a workstation installs, built from the workstation
  *   entry (cli/sidecar-main.ts: sidecar, sidecar profiles, doctor); it holds no worker code.
  * - dist/switchyard.js: the full CLI (cli/main.ts), which the package's `switchyard` bin runs when built.
@@ -16,6 +19,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { writeStatusAssets } from './status-assets.mjs';
+import { wranglerTemplate } from './wrangler-template.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -63,6 +67,14 @@ export async function buildWorker({ minify = true, outfile = join(dist, 'worker.
   return result;
 }
 
+/** dist/cloudflare/: the Workers bundle and its wrangler.jsonc, for `wrangler deploy`. */
+export async function buildCloudflareWorker({ minify = true, outdir = join(dist, 'cloudflare') } = {}) {
+  mkdirSync(outdir, { recursive: true });
+  const result = await buildWorker({ minify, outfile: join(outdir, 'worker.js'), entry: 'worker/adapters/cloudflare/cloudflare-worker.ts' });
+  writeFileSync(join(outdir, 'wrangler.jsonc'), wranglerTemplate());
+  return result;
+}
+
 /** One self-contained Node ESM file from a CLI entry; the result carries esbuild's metafile. */
 function buildNodeCli(entry, outfile) {
   return build({
@@ -93,12 +105,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (writeStatusAssets()) console.log('worker/status/status-page-assets.generated.ts regenerated');
   const worker = await buildWorker();
   await buildWorker({ entry: 'worker/adapters/deno/deno-worker.ts', outfile: join(dist, 'deno-worker.js') });
+  await buildCloudflareWorker();
   await buildSidecar();
   await buildCli();
   const code = readFileSync(join(dist, 'worker.js'));
   const sizes = { minified: code.length, gzipped: gzipSync(code).length };
   writeFileSync(join(dist, 'worker.meta.json'), JSON.stringify(worker.metafile));
   console.log(`dist/worker.js  ${(sizes.minified / 1024).toFixed(1)} KB minified, ${(sizes.gzipped / 1024).toFixed(1)} KB gzipped`);
+  console.log(`dist/cloudflare/worker.js  ${(readFileSync(join(dist, 'cloudflare', 'worker.js')).length / 1024).toFixed(1)} KB minified, with dist/cloudflare/wrangler.jsonc`);
   console.log(`dist/sidecar.js  ${(readFileSync(join(dist, 'sidecar.js')).length / 1024).toFixed(1)} KB (workstation: sidecar, sidecar init, sidecar host-entry, sidecar profiles, doctor)`);
   console.log('dist/switchyard.js built (every command)');
 }

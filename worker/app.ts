@@ -69,6 +69,8 @@ export interface AppDeps {
   audit?: WorkerAudit;
   /** What the `oauth` config section needs from the runtime: the state store (built-in server), fetchers. */
   oauth?: OAuthRuntime;
+  /** New agent session ids (see `sessions/session-route.ts`); random UUIDs by default. */
+  newSessionId?: () => string;
 }
 
 /** The runtime's part of OAuth: everything of `OAuthDeps` the config does not say. */
@@ -131,7 +133,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
     : createWorkerOAuth({ log, ...deps.oauth, config: config.oauth, agents: config.agents, adminTokenSha256: config['admin-token-sha256'], publicUrl: config['public-url'] });
   if (oauth !== undefined) app.route('/', oauth.routes);
   const auth = auditedAuth(agentAuth(config.agents, oauth?.resourceAuth), audit);
-  const common = { config, open, sessions, log, recentErrors, audit };
+  const common = { config, open, sessions, log, recentErrors, audit, ...(deps.newSessionId !== undefined ? { newSessionId: deps.newSessionId } : {}) };
   app.all('/mcp', auth, createAggregateHandler({ ...common, openTimeoutMs, requestTimeoutMs, ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}) }));
   // Passthrough requests get a deadline only when one is configured: long tools exist.
   app.all('/servers/:name/mcp', auth, createServerPassthroughHandler({ ...common, ...(timeout !== undefined ? { requestTimeoutMs: timeout * 1000 } : {}) }));

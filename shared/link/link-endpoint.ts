@@ -32,7 +32,7 @@ import { LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame } from '../frames.ts
 import type { FrameSocket } from './frame-socket.ts';
 import { exceeds, readFrame } from './frame-reader.ts';
 import { McpChannelClientTransport, type ChannelIo } from './mcp-channel-client-transport.ts';
-import { LinkLiveness } from './link-liveness.ts';
+import { KEEPALIVE_FRAME, LinkLiveness } from './link-liveness.ts';
 
 import type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats } from './link-types.ts';
 
@@ -76,7 +76,8 @@ export class LinkEndpoint {
   readonly #channels = new Map<number, McpChannelClientTransport>();
   readonly #pending = new Map<number, PendingOpen>();
   readonly #io: ChannelIo;
-  readonly #liveness: LinkLiveness;
+  readonly #liveness: LinkLiveness | null;
+  #framesIn = 0;
   #resolveClosed!: (info: LinkCloseInfo) => void;
   #closed = false;
   #nextId = 1;
@@ -100,10 +101,10 @@ export class LinkEndpoint {
     socket.onclose = (info) =>
       this.#teardown({ reason: 'host-offline', message: `Link socket closed${info.code === undefined ? '' : ` (code ${info.code})`}` }, 'none');
     const deadAfterMs = options.deadAfterMs ?? 20_000;
-    this.#liveness = new LinkLiveness({
+    this.#liveness = options.liveness === false ? null : new LinkLiveness({
       keepaliveMs: options.keepaliveIntervalMs ?? 10_000,
       deadAfterMs,
-      ping: (id) => this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'keepalive', id }),
+      ping: () => this.#trySend(KEEPALIVE_FRAME),
       dead: (silentMs) => {
         this.#log.warn('Link is dead', { peer: this.peer, silentMs });
         this.#teardown({ reason: 'host-offline', message: `No frame from ${this.peer} for ${deadAfterMs} ms: the link is dead` }, 'abort');
@@ -116,7 +117,7 @@ export class LinkEndpoint {
   }
 
   get stats(): LinkStats {
-    return { channels: this.#channels.size, framesIn: this.#liveness.frames, unknownChannelFrames: this.#unknown, malformedFrames: this.#malformed };
+    return { channels: this.#channels.size, framesIn: this.#framesIn, unknownChannelFrames: this.#unknown, malformedFrames: this.#malformed };
   }
 
   /**
@@ -181,7 +182,8 @@ export class LinkEndpoint {
     // ours) has no channel to go to and is nothing to warn about.
     if (this.#closed) return;
     this.onFrame?.('in', text);
-    this.#liveness.heard();
+    this.#framesIn++;
+    this.#liveness?.heard();
     const read = readFrame(text, this.#max);
     switch (read.kind) {
       case 'message': {
@@ -405,7 +407,7 @@ export class LinkEndpoint {
   #teardown(info: LinkCloseInfo, socketAction: 'none' | 'close' | 'tell-and-close' | 'abort', code = 1000): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#liveness.stop();
+    this.#liveness?.stop();
     if (socketAction === 'tell-and-close') {
       this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'link-close', ...(info.reason ? { reason: info.reason } : {}), message: clip(info.message) });
     }

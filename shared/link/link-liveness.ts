@@ -7,6 +7,11 @@
  * quarter of the deadline, turns counter changes into "heard from the peer". Death is therefore
  * noticed within `deadAfterMs` plus one tick (defaults: 20 s + 5 s).
  *
+ * Every keepalive is the same frame (id 0), and so is its reply: a Cloudflare Durable Object
+ * holding the worker end answers that exact text with the runtime's auto-response, without waking
+ * from hibernation (`worker/adapters/cloudflare/`). The id is in the frame schema for a peer's
+ * own matching; nothing here matches replies, since any inbound frame is a sign of life.
+ *
  * @module
  */
 import { unrefTimer } from '../unref-timer.ts';
@@ -14,13 +19,15 @@ import { unrefTimer } from '../unref-timer.ts';
 export interface LivenessOptions {
   keepaliveMs: number;
   deadAfterMs: number;
-  /** Sends one keepalive with this id. */
-  ping(id: number): void;
+  /** Sends one keepalive (`KEEPALIVE_FRAME`). */
+  ping(): void;
   /** The peer has been silent for `silentMs`; called once, then the watchdog stops. */
   dead(silentMs: number): void;
 }
 
-const MAX_PING_ID = 2 ** 31;
+/** The keepalive every end sends, and the reply to it, always these same two frames. */
+export const KEEPALIVE_FRAME = { v: 1, type: 'keepalive', id: 0 } as const;
+export const KEEPALIVE_REPLY_FRAME = { v: 1, type: 'keepalive-reply', id: 0 } as const;
 
 export class LinkLiveness {
   readonly #options: LivenessOptions;
@@ -29,7 +36,6 @@ export class LinkLiveness {
   #framesAtLastTick = 0;
   #lastHeardAt = Date.now();
   #lastPingAt = 0;
-  #pingId = 0;
 
   constructor(options: LivenessOptions) {
     this.#options = options;
@@ -65,8 +71,7 @@ export class LinkLiveness {
     }
     if (now - this.#lastPingAt >= this.#options.keepaliveMs) {
       this.#lastPingAt = now;
-      this.#pingId = this.#pingId >= MAX_PING_ID ? 1 : this.#pingId + 1;
-      this.#options.ping(this.#pingId);
+      this.#options.ping();
     }
   }
 }

@@ -47,6 +47,12 @@ export interface LinkEndpointOptions {
   keepaliveIntervalMs?: number;
   /** Silence after which the link is declared dead. Default 20 s, so death is noticed within 25 s. */
   deadAfterMs?: number;
+  /**
+   * `false`: this end neither sends keepalives nor watches for a silent peer. For a Durable
+   * Object, which cannot hibernate while it holds a timer: it answers keepalives with the
+   * runtime's auto-response and checks the peer's last one itself when it next needs the link.
+   */
+  liveness?: boolean;
   /** How long `openChannel` waits for an ack when its caller gives no deadline. Default 30 s. */
   openTimeoutMs?: number;
   /** Largest frame sent or accepted, in UTF-8 bytes. Default `MAX_FRAME_BYTES`. */

@@ -27,6 +27,8 @@ import { classifyEra } from '../modern/era.ts';
 import { serveModernAggregate } from './modern/modern-aggregate.ts';
 
 export interface AggregateDeps {
+  /** New session ids (`sessions/session-route.ts`); random UUIDs by default. */
+  newSessionId?: () => string;
   config: WorkerConfig;
   /** Opens a server's channel, under the open deadline, recording a failed open. */
   open: ChannelOpener;

@@ -50,6 +50,11 @@ export interface LinkRouteOptions {
   handshakeTimeoutMs?: number;
   /** What the worker expects of a host, told to a doctor's probe once its proof verified. */
   expectations?: (entityId: string) => HostExpectations;
+  /**
+   * Told of each verified link (never a probe) with its socket, once it is registered: a Durable
+   * Object records there what must outlive hibernation (`adapters/cloudflare/`).
+   */
+  onAccepted?: (entityId: string, ws: WSContext<unknown>) => void;
 }
 
 const UNKNOWN_KEY_FIX = 'add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)';
@@ -103,6 +108,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
             }
             endpoint = new LinkEndpoint(opened, { ...options.endpoint, role: 'worker', peer: entityId, ...(log ? { log } : {}) });
             options.registry.attach(entityId, endpoint);
+            options.onAccepted?.(entityId, ws);
             return endpoint;
           },
           ...(options.endpoint?.maxFrameBytes !== undefined ? { maxFrameBytes: options.endpoint.maxFrameBytes } : {}),

@@ -26,6 +26,8 @@ import { serveModern } from '../modern/modern-route.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
 
 export interface ServerPassthroughDeps {
+  /** New session ids (`sessions/session-route.ts`); random UUIDs by default. */
+  newSessionId?: () => string;
   config: WorkerConfig;
   /** Opens a server's channel, under the open deadline, recording a failed open. */
   open: ChannelOpener;

@@ -47,6 +47,8 @@ export interface NewSessionRequest {
 export interface SessionRouteOptions {
   sessions: SessionTable;
   log: WorkerLogger;
+  /** New session ids; `crypto.randomUUID()` by default (on Workers, an id naming the Durable Object that holds it). */
+  newSessionId?: () => string;
 }
 
 /** A JSON-RPC error response with the HTTP status that goes with its reason. */
@@ -107,7 +109,7 @@ export async function handleSessionRequest(
 
   let session: AgentSession;
   try {
-    session = await create({ agent, sessionId: crypto.randomUUID(), initialize });
+    session = await create({ agent, sessionId: options.newSessionId?.() ?? crypto.randomUUID(), initialize });
   } catch (error) {
     if (!(error instanceof WireError)) throw error;
     options.log.info('Agent session refused', { agent: agent.name, route, reason: error.reason });

@@ -1,0 +1,39 @@
+/**
+ * The `wrangler.jsonc` written beside the Workers bundle (dist/cloudflare/): paste-ready for
+ * `wrangler deploy`. Both Durable Object classes are SQLite-backed (`new_sqlite_classes`, what
+ * the Free plan requires); they store nothing yet, the only state being live sockets and sessions
+ * in memory. The config is a secret, never a var in this file: `wrangler secret put
+ * SWITCHYARD_WORKER_CONFIG < worker.json`.
+ *
+ * The compatibility date is the newest the workerd pinned by wrangler 4.86.0 (1.20260426.1) knows,
+ * so `wrangler dev` and the tests run what is deployed.
+ */
+export const COMPATIBILITY_DATE = '2026-04-26';
+
+export function wranglerTemplate({ name = 'switchyard' } = {}) {
+  return `// Switchyard on Cloudflare Workers: \`wrangler deploy\` from this directory.
+// Before the first deploy: wrangler secret put SWITCHYARD_WORKER_CONFIG < worker.json
+// (its "public-url" or "allowed-hosts" must name the URL sidecars and agents use).
+{
+  "$schema": "../../node_modules/wrangler/config-schema.json",
+  "name": ${JSON.stringify(name)},
+  "main": "worker.js",
+  "compatibility_date": "${COMPATIBILITY_DATE}",
+  "durable_objects": {
+    "bindings": [
+      // One per host, idFromName(entity id): holds that host's link (WebSocket Hibernation API).
+      { "name": "HOST_LINK", "class_name": "HostLink" },
+      // One per legacy agent session (initialize → newUniqueId; the session id names it).
+      { "name": "AGENT_SESSION", "class_name": "AgentSession" }
+    ]
+  },
+  "migrations": [
+    { "tag": "v1", "new_sqlite_classes": ["HostLink", "AgentSession"] }
+  ],
+  "vars": {
+    "SWITCHYARD_LOG_LEVEL": "info"
+  },
+  "observability": { "enabled": true }
+}
+`;
+}

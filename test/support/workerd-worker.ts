@@ -1,0 +1,111 @@
+/**
+ * The worker as Cloudflare runs it: the Workers bundle (`dist/cloudflare/worker.js`, built here by
+ * the production build function into a scratch dir) under the real workerd binary, through
+ * Miniflare, with the two Durable Object bindings of the shipped `wrangler.jsonc` and the config
+ * as the `SWITCHYARD_WORKER_CONFIG` binding. It listens on a real `http://127.0.0.1:PORT`, so the
+ * real sidecar CLI and SDK clients reach it as they would reach Cloudflare.
+ *
+ * `restart()` disposes the runtime (every Durable Object, socket and session ends) and starts it
+ * again on the same port: what a deploy or a data-centre failover does to a live worker.
+ *
+ * @module
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { Log, LogLevel, Miniflare } from 'miniflare';
+import { buildCloudflareWorker } from '../../scripts/build.mjs';
+import { COMPATIBILITY_DATE } from '../../scripts/wrangler-template.mjs';
+import { freePort } from './processes.ts';
+
+export interface WorkerdWorker {
+  readonly url: string;
+  readonly port: number;
+  /** Lines the worker wrote (console output of every isolate and object), so far. */
+  lines(): string[];
+  /** JSON log lines, parsed. */
+  logs(): Array<Record<string, unknown>>;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface WorkerdWorkerOptions {
+  port?: number;
+  logLevel?: 'debug' | 'info' | 'warn';
+}
+
+let bundle: Promise<{ dir: string; scriptPath: string }> | undefined;
+
+/** The bundle, built once per test process. */
+function built(): Promise<{ dir: string; scriptPath: string }> {
+  bundle ??= (async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-cloudflare-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    await buildCloudflareWorker({ minify: false, outdir: dir });
+    return { dir, scriptPath: join(dir, 'worker.js') };
+  })();
+  return bundle;
+}
+
+export async function startWorkerdWorker(config: unknown, options: WorkerdWorkerOptions = {}): Promise<WorkerdWorker> {
+  const { scriptPath } = await built();
+  const port = options.port ?? (await freePort());
+  const output: string[] = [];
+  const read = (stream: Readable) => {
+    let rest = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      const parts = (rest + chunk).split('\n');
+      rest = parts.pop() ?? '';
+      output.push(...parts.filter((l) => l !== ''));
+    });
+  };
+  const start = async () => {
+    const mf = new Miniflare({
+      modules: true,
+      scriptPath,
+      // The scratch dir is outside the cwd; workerd refuses module paths that climb out of it.
+      modulesRoot: dirname(scriptPath),
+      compatibilityDate: COMPATIBILITY_DATE,
+      durableObjects: { HOST_LINK: 'HostLink', AGENT_SESSION: 'AgentSession' },
+      bindings: { SWITCHYARD_WORKER_CONFIG: JSON.stringify(config), SWITCHYARD_LOG_LEVEL: options.logLevel ?? 'info' },
+      host: '127.0.0.1',
+      // No request.cf lookup: it would dial workers.cloudflare.com.
+      cf: false,
+      port,
+      log: new Log(LogLevel.WARN),
+      handleRuntimeStdio(stdout: Readable, stderr: Readable) {
+        read(stdout);
+        read(stderr);
+      },
+    });
+    try {
+      await mf.ready;
+    } catch (error) {
+      await mf.dispose().catch(() => {});
+      throw new Error(`workerd did not start: ${error instanceof Error ? error.message : String(error)}\n${output.slice(-40).join('\n')}`);
+    }
+    return mf;
+  };
+  let mf = await start();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    lines: () => [...output],
+    logs: () => output.flatMap((line) => {
+      const json = line.indexOf('{');
+      if (json === -1) return [];
+      try {
+        return [JSON.parse(line.slice(json)) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    }),
+    async restart() {
+      await mf.dispose();
+      mf = await start();
+    },
+    stop: () => mf.dispose(),
+  };
+}

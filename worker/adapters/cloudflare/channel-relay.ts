@@ -1,0 +1,92 @@
+/**
+ * The relay between an isolate that serves an agent and the Durable Object that holds the host's
+ * link. The agent's side (the stateless edge for a modern request, an `AgentSession` object for a
+ * legacy session) cannot touch the link socket, which lives in the host's object; so it dials the
+ * object (`GET /channel`, a WebSocket between the two) and opens its channel over that socket with
+ * the link's own frames and endpoint: the relay is a one-channel link. The object opens the same
+ * request on the host's link and bridges the two channels message for message, closing each with
+ * the other's reason, so `host-offline`, `server-exited` and the rest reach the agent unchanged.
+ *
+ * One relay socket carries one channel and ends with it: an I/O object of a Workers request
+ * cannot serve another request, and the relay's liveness timer must not outlive the channel.
+ * While a relay is open the host's object cannot hibernate, which is right: the bridge is state
+ * in memory.
+ *
+ * @module
+ */
+import type { ChannelCloseInfo, ChannelTransport } from '../../../shared/channel-transport.ts';
+import { httpStatusFor, WireError } from '../../../shared/errors.ts';
+import { LinkEndpoint, type LinkLogger } from '../../../shared/link/link-endpoint.ts';
+import type { HostLinkRegistry } from '../../link/host-link-registry.ts';
+import { acceptedFrameSocket } from './websocket-frame-socket.ts';
+import { newWebSocketPair, upgradeResponse } from './workers-runtime.ts';
+
+/** A relay's own open and close are routine, one pair per channel: logged at debug, warnings kept. */
+export function relayLog(log: LinkLogger & { debug(msg: string, fields?: Record<string, unknown>): void }): LinkLogger {
+  return { info: (msg, fields) => log.debug(msg, fields), warn: (msg, fields) => log.warn(msg, fields) };
+}
+
+/** The host object's path for relays; objects are reachable through their bindings only. */
+export const RELAY_PATH = '/channel';
+
+export interface RelayHost {
+  registry: HostLinkRegistry;
+  entityId: string;
+  /** False when the host has no live link now: the relay is refused before any socket exists. */
+  linked(): boolean;
+  /** The relay endpoint's log (see `relayLog`). */
+  log?: LinkLogger;
+}
+
+/** Host object side: answers `GET /channel` with a relay socket, or `host-offline` at once. */
+export function serveRelay(request: Request, host: RelayHost): Response {
+  if (request.headers.get('upgrade')?.toLowerCase() !== 'websocket') {
+    return Response.json(new WireError('invalid-request', 'The relay takes a WebSocket upgrade').toHttpBody(), { status: 426 });
+  }
+  if (!host.linked()) {
+    const offline = new WireError('host-offline', `Host "${host.entityId}" is offline: its sidecar has no live link to this worker`, { detail: { 'entity-id': host.entityId } });
+    return Response.json(offline.toHttpBody(), { status: httpStatusFor(offline.reason) });
+  }
+  const { client, server } = newWebSocketPair();
+  const relay: LinkEndpoint = new LinkEndpoint(acceptedFrameSocket(server), {
+    role: 'sidecar',
+    peer: `relay:${host.entityId}`,
+    ...(host.log !== undefined ? { log: host.log } : {}),
+    onOpen: async (connection, relayed) => {
+      const channel = await host.registry.openChannel(host.entityId, connection);
+      // The agent's side gave up while the host was opening: nothing to bridge.
+      if (relayed.closed || relay.closed) {
+        await channel.close();
+        return;
+      }
+      bridgeChannels(relayed, channel, () => relay.close({ message: 'Channel closed' }));
+    },
+  });
+  return upgradeResponse(client);
+}
+
+/**
+ * Joins two channels, neither started yet: each message goes to the other side, and when one
+ * ends the other is closed with its reason; then `ended` runs once.
+ */
+export function bridgeChannels(a: ChannelTransport, b: ChannelTransport, ended: () => void): void {
+  let done = false;
+  const join = (from: ChannelTransport, to: ChannelTransport) => {
+    let failure: ChannelCloseInfo = {};
+    from.onmessage = (message) => void to.send(message).catch(() => {});
+    from.onerror = (error) => {
+      if (error instanceof WireError) failure = { reason: error.reason, message: error.message };
+    };
+    from.onclose = () => {
+      void to.close(failure).finally(() => {
+        if (done) return;
+        done = true;
+        ended();
+      });
+    };
+  };
+  join(a, b);
+  join(b, a);
+  void a.start();
+  void b.start();
+}

@@ -1,0 +1,43 @@
+/**
+ * The worker config and logger on Workers, read from the bindings of each isolate: the edge
+ * worker and both Durable Object classes take the same `SWITCHYARD_WORKER_CONFIG` (a secret, or a
+ * var), validated by the same `parseWorkerConfigText` as every other runtime, once per isolate
+ * and config text. An invalid config is logged as one `path: message` line per problem and every
+ * request answers 500 until it is fixed: the body says only where to look, since anyone may read
+ * it.
+ *
+ * @module
+ */
+import { parseWorkerConfigText, type WorkerConfig } from '../../config/worker-config.ts';
+import { createWorkerLogger, parseLogLevel, type WorkerLogger } from '../../log.ts';
+import { formatIssue, ValidationError } from '../../../shared/validation.ts';
+import type { SwitchyardEnv } from './workers-runtime.ts';
+
+export type Loaded = { ok: true; config: WorkerConfig; log: WorkerLogger } | { ok: false; response: () => Response };
+
+let cached: { text: string | undefined; level: string | undefined; loaded: Loaded } | undefined;
+
+/** The parsed config and a logger for `component`, or the 500 answer for an unusable config. */
+export function loadFromEnv(env: SwitchyardEnv, component: string): Loaded {
+  const text = env.SWITCHYARD_WORKER_CONFIG;
+  const level = env.SWITCHYARD_LOG_LEVEL;
+  if (cached === undefined || cached.text !== text || cached.level !== level) cached = { text, level, loaded: parse(text, level) };
+  const loaded = cached.loaded;
+  return loaded.ok ? { ...loaded, log: loaded.log.child({ component }) } : loaded;
+}
+
+function parse(text: string | undefined, level: string | undefined): Loaded {
+  const refuse = (problem: string): Loaded => {
+    console.error(problem);
+    const body = { error: { message: 'The worker config is missing or invalid: see the worker log (wrangler tail)' } };
+    return { ok: false, response: () => Response.json(body, { status: 500 }) };
+  };
+  if (text === undefined || text === '') return refuse('No worker config: set SWITCHYARD_WORKER_CONFIG (wrangler secret put SWITCHYARD_WORKER_CONFIG < worker.json)');
+  try {
+    const config = parseWorkerConfigText(text, { runtime: 'edge' });
+    return { ok: true, config, log: createWorkerLogger({ level: parseLogLevel(level) }) };
+  } catch (error) {
+    if (error instanceof ValidationError) return refuse(`Invalid worker config SWITCHYARD_WORKER_CONFIG:\n${error.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}`);
+    return refuse(`Cannot read the worker config SWITCHYARD_WORKER_CONFIG: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * The Workers entry (`dist/cloudflare/worker.js`, built by `npm run build`): the stateless edge
+ * worker as the default export's `fetch`, and the two Durable Object classes its bindings name in
+ * `wrangler.jsonc`:
+ *
+ * - `HostLink` (binding `HOST_LINK`): one per host, `idFromName(entity id)`, holds its link;
+ * - `AgentSession` (binding `AGENT_SESSION`): one per legacy agent session.
+ *
+ * The config is `SWITCHYARD_WORKER_CONFIG` (a secret), validated as on every runtime; the edge app
+ * is built once per isolate and config text. Nothing runs at module load: Workers forbid timers and
+ * I/O in the global scope.
+ *
+ * A seam for the OAuth authorization server (`worker/auth/oauth/`): its small store interface gets
+ * a Durable Object storage implementation here, beside these classes, once it is on main.
+ *
+ * @module
+ */
+import type { Hono } from 'hono';
+import { loadFromEnv } from './cloudflare-env.ts';
+import { createEdgeApp } from './edge-front.ts';
+import type { SwitchyardEnv } from './workers-runtime.ts';
+
+export { AgentSession } from './agent-session-object.ts';
+export { HostLink } from './host-link-object.ts';
+
+let edge: { config: unknown; app: Hono } | undefined;
+
+export default {
+  fetch(request: Request, env: SwitchyardEnv): Response | Promise<Response> {
+    const loaded = loadFromEnv(env, 'edge');
+    if (!loaded.ok) return loaded.response();
+    if (edge === undefined || edge.config !== loaded.config) {
+      edge = { config: loaded.config, app: createEdgeApp(env, loaded.config, loaded.log) };
+    }
+    return edge.app.fetch(request);
+  },
+};

@@ -1,0 +1,97 @@
+/**
+ * The host-link registry on Workers (DESIGN §8): entity id → the `HostLink` Durable Object named
+ * `idFromName(entity id)`, which holds that host's link wherever it landed. Any isolate opens a
+ * channel through it: a relay socket to the object (`channel-relay.ts`), then a channel-open on
+ * that socket under the caller's deadline. The object refuses at once with `host-offline` when the
+ * host has no live link, so an agent never waits for a link that may not come.
+ *
+ * `status()` is synchronous, as `/healthz` reads it; `refresh()` asks each host's object first.
+ * Links attach inside their object, never here.
+ *
+ * @module
+ */
+import type { ChannelTransport } from '../../../shared/channel-transport.ts';
+import { isFailureReason, LocalError, WireError } from '../../../shared/errors.ts';
+import { LinkEndpoint, type LinkLogger, type OpenChannelOptions } from '../../../shared/link/link-endpoint.ts';
+import { ENTITY_ID_HEADER } from '../../../shared/link/link-types.ts';
+import type { HostLinkRegistry, HostLinkStatus } from '../../link/host-link-registry.ts';
+import { RELAY_PATH, relayLog } from './channel-relay.ts';
+import type { WorkerLogger } from '../../log.ts';
+import { acceptedFrameSocket } from './websocket-frame-socket.ts';
+import { webSocketOf, type DurableObjectNamespace, type DurableObjectStub } from './workers-runtime.ts';
+
+/** The origin of requests to a host's object: objects are reached through bindings, never DNS. */
+export const HOST_OBJECT_ORIGIN = 'https://host-link.switchyard';
+export const STATUS_PATH = '/status';
+
+/** Status reads in flight at once, so `/healthz` for many hosts stays within subrequest limits. */
+const STATUS_CONCURRENCY = 50;
+
+export function hostObject(namespace: DurableObjectNamespace, entityId: string): DurableObjectStub {
+  return namespace.get(namespace.idFromName(entityId));
+}
+
+export class DurableObjectHostLinkRegistry implements HostLinkRegistry {
+  readonly #namespace: DurableObjectNamespace;
+  readonly #log: LinkLogger | undefined;
+  #snapshot: HostLinkStatus[] = [];
+
+  constructor(namespace: DurableObjectNamespace, options: { log?: WorkerLogger } = {}) {
+    this.#namespace = namespace;
+    this.#log = options.log !== undefined ? relayLog(options.log) : undefined;
+  }
+
+  async openChannel(entityId: string, request: unknown, options: OpenChannelOptions = {}): Promise<ChannelTransport> {
+    const response = await hostObject(this.#namespace, entityId).fetch(`${HOST_OBJECT_ORIGIN}${RELAY_PATH}`, {
+      headers: { upgrade: 'websocket', [ENTITY_ID_HEADER]: entityId },
+    });
+    const ws = webSocketOf(response);
+    if (ws === null) throw await refusalOf(response, entityId);
+    const relay = new LinkEndpoint(acceptedFrameSocket(ws), { role: 'worker', peer: entityId, ...(this.#log !== undefined ? { log: this.#log } : {}) });
+    try {
+      return await relay.openChannel(request, options);
+    } catch (error) {
+      relay.close({ message: 'Channel open failed' });
+      throw error;
+    }
+  }
+
+  attach(): void {
+    throw new LocalError('wrong-place', 'On Workers a link attaches inside its host\'s Durable Object, never in the registry of an agent\'s isolate');
+  }
+
+  status(): HostLinkStatus[] {
+    return this.#snapshot;
+  }
+
+  /** Reads every host's state from its object, at most `STATUS_CONCURRENCY` at a time. */
+  async refresh(entityIds: readonly string[]): Promise<HostLinkStatus[]> {
+    const out: HostLinkStatus[] = new Array(entityIds.length);
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < entityIds.length; i = next++) out[i] = await this.#statusOf(entityIds[i]!);
+    };
+    await Promise.all(Array.from({ length: Math.min(STATUS_CONCURRENCY, entityIds.length) }, worker));
+    this.#snapshot = out;
+    return out;
+  }
+
+  async #statusOf(entityId: string): Promise<HostLinkStatus> {
+    const unknown = { 'entity-id': entityId, linked: false, since: null, channels: 0 };
+    try {
+      const response = await hostObject(this.#namespace, entityId).fetch(`${HOST_OBJECT_ORIGIN}${STATUS_PATH}`, { headers: { [ENTITY_ID_HEADER]: entityId } });
+      return response.ok ? ((await response.json()) as HostLinkStatus) : unknown;
+    } catch {
+      return unknown;
+    }
+  }
+}
+
+/** The host object's refusal (`{error:{reason,message}}`) as the `WireError` it stands for. */
+async function refusalOf(response: Response, entityId: string): Promise<WireError> {
+  const body = (await response.json().catch(() => null)) as { error?: { reason?: unknown; message?: unknown } } | null;
+  const reason = body?.error?.reason;
+  const message = body?.error?.message;
+  if (isFailureReason(reason) && typeof message === 'string') return new WireError(reason, message, { detail: { 'entity-id': entityId } });
+  return new WireError('host-offline', `Host "${entityId}" is unreachable: its Durable Object answered ${response.status}`, { detail: { 'entity-id': entityId } });
+}

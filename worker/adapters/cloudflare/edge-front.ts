@@ -1,0 +1,91 @@
+/**
+ * The stateless edge worker: whichever isolate a request lands on answers it or routes it to the
+ * Durable Object whose state it needs, so no request depends on the isolate a link or a session
+ * happened to reach (DESIGN §8).
+ *
+ * - `GET /link`: to the `HostLink` object of the host the upgrade names (a configured one, else
+ *   the link route's own refusal, answered here without waking any object).
+ * - `/mcp`, `/servers/:name/mcp`: Host/Origin guard and bearer auth here, before any object wakes.
+ *   A legacy request goes to the `AgentSession` object that holds its session: the one its
+ *   `Mcp-Session-Id` names, or for an `initialize` a new one. A modern (2026-07-28) request is
+ *   stateless and is served here by the same app as on Deno, its channel relayed through the
+ *   host's object.
+ * - `/healthz`: the same handler, after reading each host's state from its object. Agent sessions
+ *   live in their objects and are not counted here (`sessions` is 0).
+ * - everything else (`/`, 404s): the same app.
+ *
+ * @module
+ */
+import { Hono, type Context } from 'hono';
+import { createApp } from '../../app.ts';
+import { agentAuth } from '../../auth/agent-auth.ts';
+import { hostOriginGuard } from '../../auth/host-origin.ts';
+import type { WorkerConfig } from '../../config/worker-config.ts';
+import { createLinkRoute } from '../../link/link-route.ts';
+import type { WorkerLogger } from '../../log.ts';
+import { classifyByHeaders, classifyEra } from '../../modern/era.ts';
+import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
+import { jsonRpcErrorResponse } from '../../sessions/session-route.ts';
+import { WireError } from '../../../shared/errors.ts';
+import { ENTITY_ID_HEADER } from '../../../shared/link/link-types.ts';
+import { EntityIdSchema } from '../../../shared/names.ts';
+import { DurableObjectHostLinkRegistry, hostObject } from './durable-object-registry.ts';
+import { NoSessionTable } from './no-session-table.ts';
+import { objectOfSession } from './session-id.ts';
+import type { SwitchyardEnv } from './workers-runtime.ts';
+
+export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: WorkerLogger): Hono {
+  const registry = new DurableObjectHostLinkRegistry(env.HOST_LINK, { log });
+  const core = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions: new NoSessionTable(), registry, log });
+  const known = new Set(config.hosts.map((h) => h['entity-id']));
+  // Refusals of `/link` for an unknown or malformed entity id: the link route answers them
+  // before any upgrade, so its upgrade helper is never reached.
+  const refusals = createLinkRoute({
+    upgradeWebSocket: (() => {
+      throw new Error('unreachable: a link to a configured host goes to its Durable Object');
+    }) as never,
+    registry,
+    hosts: config.hosts,
+    publicUrl: config['public-url'],
+    allowedHosts: config['allowed-hosts'],
+    log,
+  });
+
+  const app = new Hono();
+  app.get('/link', (c) => {
+    const entityId = EntityIdSchema.safeParse(c.req.header(ENTITY_ID_HEADER));
+    if (entityId.success && known.has(entityId.data)) return hostObject(env.HOST_LINK, entityId.data).fetch(c.req.raw);
+    return refusals.fetch(c.req.raw);
+  });
+
+  const guard = hostOriginGuard({ allowedHosts: config['allowed-hosts'], allowedOrigins: config['allowed-origins'] });
+  const auth = agentAuth(config.agents);
+  const agentRoute = async (c: Context) => {
+    if (!(await isLegacy(c.req.raw))) return core.fetch(c.req.raw);
+    const sessionId = c.req.header('mcp-session-id');
+    if (sessionId !== undefined) {
+      const object = objectOfSession(env.AGENT_SESSION, sessionId);
+      if (object === null) return jsonRpcErrorResponse(c, null, new WireError('invalid-request', 'Session not found: it expired or was closed; initialize a new session'), 404);
+      return env.AGENT_SESSION.get(object).fetch(c.req.raw);
+    }
+    // Only a POST can open a session; anything else gets the app's own refusal.
+    if (c.req.method !== 'POST') return core.fetch(c.req.raw);
+    return env.AGENT_SESSION.get(env.AGENT_SESSION.newUniqueId()).fetch(c.req.raw);
+  };
+  app.all('/mcp', guard, auth, agentRoute);
+  app.all('/servers/:name/mcp', guard, auth, agentRoute);
+
+  app.get('/healthz', async (c) => {
+    if (c.req.header('authorization') !== undefined) await registry.refresh(config.hosts.map((h) => h['entity-id']));
+    return core.fetch(c.req.raw);
+  });
+  app.all('*', (c) => core.fetch(c.req.raw));
+  return app;
+}
+
+/** Whether the app would serve this request as legacy; the body is peeked at through a clone only. */
+async function isLegacy(request: Request): Promise<boolean> {
+  const verdict = classifyByHeaders(request.method, request.headers);
+  if (verdict !== 'peek') return verdict === 'legacy';
+  return (await classifyEra(request)).kind === 'legacy';
+}

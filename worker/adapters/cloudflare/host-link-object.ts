@@ -1,0 +1,206 @@
+/**
+ * `HostLink`: the Durable Object holding one host's link, named `idFromName(entity id)`, so every
+ * isolate finds the same one (DESIGN §8).
+ *
+ * - `GET /link` runs the link route of every runtime (`worker/link/link-route.ts`): the entity id
+ *   and Host checks, the Ed25519 challenge, the probe; the socket is accepted with the
+ *   Hibernation API (`hibernating-upgrade.ts`). The registry inside is the in-memory one with this
+ *   single host, so a newer link from the host replaces the older one and a link that goes fails
+ *   every channel with `host-offline`, exactly as on Deno and Node.
+ * - `GET /channel` is a relay from an agent's isolate (`channel-relay.ts`).
+ * - `GET /status` is this host's `/healthz` line.
+ *
+ * Hibernation: the worker end of the link runs with no timer (`liveness: false`) and the
+ * sidecar's keepalive, always the same text, is answered by the runtime's auto-response, so an
+ * idle link costs no wake-up. What must survive hibernation is in the socket's attachment: the
+ * verified entity id, when it linked, and how often the object woke. On waking, the object
+ * rebuilds the endpoint over the same socket without a new handshake: hibernation happens only
+ * while no relay is open, so no channel is lost. Death of a silent peer is checked lazily, when a
+ * channel is asked for: no keepalive answered for `DEAD_AFTER_MS` closes the link as dead.
+ *
+ * An eviction or a deploy closes the socket; the sidecar dials again and lands here, in a new
+ * instance. Nothing is stored: the only state is the live socket.
+ *
+ * @module
+ */
+import { Hono } from 'hono';
+import type { WSContext } from 'hono/ws';
+import { LinkEndpoint } from '../../../shared/link/link-endpoint.ts';
+import { KEEPALIVE_FRAME, KEEPALIVE_REPLY_FRAME } from '../../../shared/link/link-liveness.ts';
+import { ENTITY_ID_HEADER } from '../../../shared/link/link-types.ts';
+import { InMemoryHostLinkRegistry } from '../../link/host-link-registry.ts';
+import { createLinkRoute } from '../../link/link-route.ts';
+import type { WorkerLogger } from '../../log.ts';
+import { loadFromEnv } from './cloudflare-env.ts';
+import { RELAY_PATH, relayLog, serveRelay } from './channel-relay.ts';
+import { STATUS_PATH } from './durable-object-registry.ts';
+import { HibernatingSockets } from './hibernating-upgrade.ts';
+import { frameSocketOver } from './websocket-frame-socket.ts';
+import { autoResponse, type DurableObjectState, type SwitchyardEnv, type WorkersWebSocket } from './workers-runtime.ts';
+
+const LINK_TAG = 'link';
+/** A link is dead after this long without a frame or an answered keepalive (the sidecar sends one every 10 s). */
+export const DEAD_AFTER_MS = 25_000;
+
+/** What a link socket carries through hibernation. */
+export interface LinkAttachment {
+  'entity-id': string;
+  /** When the handshake verified the host (ISO). */
+  since: string;
+  /** Times this object was rebuilt around the socket after hibernating. */
+  wakes: number;
+}
+
+interface Live {
+  log: WorkerLogger;
+  registry: InMemoryHostLinkRegistry;
+  sockets: HibernatingSockets;
+  app: Hono;
+}
+
+export class HostLink {
+  readonly #state: DurableObjectState;
+  readonly #env: SwitchyardEnv;
+  #live: Live | undefined;
+  #entityId: string | undefined;
+  /** The current link socket and when this instance last heard from it. */
+  #link: { ws: WorkersWebSocket; heardAt: number } | undefined;
+
+  constructor(state: DurableObjectState, env: SwitchyardEnv) {
+    this.#state = state;
+    this.#env = env;
+    state.setWebSocketAutoResponse(autoResponse(JSON.stringify(KEEPALIVE_FRAME), JSON.stringify(KEEPALIVE_REPLY_FRAME)));
+    // Woken from hibernation (or restarted with sockets still open): take the link back.
+    const sockets = state.getWebSockets(LINK_TAG);
+    if (sockets.length > 0) this.#restore(sockets);
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    const live = this.#liveOrRefusal();
+    if (live instanceof Response) return live;
+    const path = new URL(request.url).pathname;
+    const entityId = request.headers.get(ENTITY_ID_HEADER);
+    if (entityId !== null && path !== '/link') this.#entityId ??= entityId;
+    if (path === RELAY_PATH) {
+      const host = this.#entityId ?? '';
+      return serveRelay(request, { registry: live.registry, entityId: host, linked: () => this.#linkAlive(live), log: relayLog(live.log) });
+    }
+    if (path === STATUS_PATH) return Response.json(this.#status(live));
+    return live.app.fetch(request);
+  }
+
+  webSocketMessage(ws: WorkersWebSocket, message: string | ArrayBuffer): void {
+    const live = this.#liveOrRefusal();
+    if (live instanceof Response) return ws.close(1011, 'Worker config invalid');
+    if (this.#link?.ws === ws) this.#link.heardAt = Date.now();
+    if (live.sockets.message(ws, message)) return;
+    this.#restore([ws]);
+    live.sockets.message(ws, message);
+  }
+
+  webSocketClose(ws: WorkersWebSocket, code: number, reason: string): void {
+    this.#live?.sockets.closed(ws, code, reason);
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, reason);
+    } catch {
+      // Already closed.
+    }
+  }
+
+  webSocketError(ws: WorkersWebSocket): void {
+    this.#live?.sockets.failed(ws);
+  }
+
+  #liveOrRefusal(): Live | Response {
+    if (this.#live !== undefined) return this.#live;
+    const loaded = loadFromEnv(this.#env, 'host-link');
+    if (!loaded.ok) return loaded.response();
+    const { config, log } = loaded;
+    const registry = new InMemoryHostLinkRegistry({ log });
+    const sockets = new HibernatingSockets(this.#state, [LINK_TAG]);
+    const app = new Hono();
+    app.route('/', createLinkRoute({
+      upgradeWebSocket: sockets.upgradeWebSocket,
+      registry,
+      hosts: config.hosts,
+      publicUrl: config['public-url'],
+      allowedHosts: config['allowed-hosts'],
+      log,
+      endpoint: { liveness: false },
+      onAccepted: (entityId, ws) => this.#accepted(entityId, ws),
+    }));
+    this.#live = { log, registry, sockets, app };
+    return this.#live;
+  }
+
+  #accepted(entityId: string, context: WSContext<unknown>): void {
+    const ws = context.raw as WorkersWebSocket;
+    this.#entityId = entityId;
+    this.#link = { ws, heardAt: Date.now() };
+    const attachment: LinkAttachment = { 'entity-id': entityId, since: new Date().toISOString(), wakes: 0 };
+    ws.serializeAttachment(attachment);
+  }
+
+  /** Rebuilds the link over sockets that outlived this instance's memory; keeps the newest verified one. */
+  #restore(sockets: WorkersWebSocket[]): void {
+    const live = this.#liveOrRefusal();
+    const verified = sockets
+      .map((ws) => ({ ws, attachment: linkAttachmentOf(ws.deserializeAttachment()) }))
+      .filter((s) => s.attachment !== null && s.ws !== this.#link?.ws)
+      .sort((x, y) => y.attachment!.since.localeCompare(x.attachment!.since));
+    for (const { ws } of verified.slice(1)) ws.close(1000, 'Replaced by a newer link from the same host');
+    for (const ws of sockets) if (!verified.some((s) => s.ws === ws) && ws !== this.#link?.ws) ws.close(1008, 'Link handshake did not complete');
+    const newest = verified[0];
+    if (newest === undefined || live instanceof Response) return;
+    const attachment = { ...newest.attachment!, wakes: newest.attachment!.wakes + 1 };
+    newest.ws.serializeAttachment(attachment);
+    const entityId = attachment['entity-id'];
+    const socket = frameSocketOver(newest.ws);
+    const endpoint = new LinkEndpoint(socket, { role: 'worker', peer: entityId, liveness: false, log: live.log });
+    live.sockets.adopt(newest.ws, {
+      onMessage: (event) => {
+        if (typeof event.data === 'string') socket.receive(event.data);
+        else endpoint.close({ reason: 'invalid-request', message: 'Link frames are text: a binary frame was refused' });
+      },
+      onClose: (event) => socket.ended({ code: event.code, reason: event.reason }),
+    });
+    live.registry.attach(entityId, endpoint);
+    this.#entityId = entityId;
+    this.#link = { ws: newest.ws, heardAt: Date.now() };
+    live.log.info('Host link restored after hibernation', { 'entity-id': entityId, wakes: attachment.wakes });
+  }
+
+  /** True when the host has a live link; a link silent past `DEAD_AFTER_MS` is closed here as dead. */
+  #linkAlive(live: Live): boolean {
+    const entityId = this.#entityId;
+    if (entityId === undefined || this.#link === undefined) return false;
+    const linked = live.registry.status().find((h) => h['entity-id'] === entityId)?.linked === true;
+    if (!linked) return false;
+    const answered = this.#state.getWebSocketAutoResponseTimestamp(this.#link.ws)?.getTime() ?? 0;
+    const silentMs = Date.now() - Math.max(this.#link.heardAt, answered);
+    if (silentMs < DEAD_AFTER_MS) return true;
+    live.log.warn('Link is dead', { peer: entityId, silentMs });
+    this.#link.ws.close(1001, 'Link is dead');
+    this.#live?.sockets.closed(this.#link.ws, 1006, 'Link is dead');
+    return false;
+  }
+
+  #status(live: Live) {
+    const entityId = this.#entityId;
+    const line = live.registry.status().find((h) => h['entity-id'] === entityId);
+    const attachment = this.#link !== undefined ? linkAttachmentOf(this.#link.ws.deserializeAttachment()) : null;
+    return {
+      'entity-id': entityId ?? null,
+      linked: line?.linked ?? false,
+      since: line?.since ?? null,
+      channels: line?.channels ?? 0,
+      wakes: attachment?.wakes ?? 0,
+    };
+  }
+}
+
+function linkAttachmentOf(value: unknown): LinkAttachment | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const a = value as Partial<LinkAttachment>;
+  return typeof a['entity-id'] === 'string' && typeof a.since === 'string' && typeof a.wakes === 'number' ? (a as LinkAttachment) : null;
+}

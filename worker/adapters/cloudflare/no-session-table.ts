@@ -1,0 +1,31 @@
+/**
+ * The session table of the stateless edge: always empty. Legacy sessions live in their
+ * `AgentSession` objects (`agent-session-object.ts`); the edge hands every request that opens or
+ * names one to its object, so the app it runs itself never registers a session.
+ *
+ * @module
+ */
+import { LocalError } from '../../../shared/errors.ts';
+import type { AgentSession, SessionInfo, SessionTable } from '../../sessions/session-table.ts';
+
+export class NoSessionTable implements SessionTable {
+  readonly size = 0;
+
+  add(_session: AgentSession): void {
+    throw new LocalError('wrong-place', 'On Workers a legacy session lives in its AgentSession Durable Object, never in the edge isolate');
+  }
+
+  get(_id: string): AgentSession | undefined {
+    return undefined;
+  }
+
+  touch(_id: string): void {}
+
+  remove(_id: string): void {}
+
+  async closeAll(): Promise<void> {}
+
+  list(): SessionInfo[] {
+    return [];
+  }
+}
