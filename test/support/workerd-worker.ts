@@ -15,7 +15,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Log, LogLevel, Miniflare } from 'miniflare';
+// @ts-expect-error plain JS build script
 import { buildCloudflareWorker } from '../../scripts/build.mjs';
+// @ts-expect-error plain JS build script
 import { COMPATIBILITY_DATE } from '../../scripts/wrangler-template.mjs';
 import { freePort } from './processes.ts';
 

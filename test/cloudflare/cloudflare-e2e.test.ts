@@ -1,0 +1,158 @@
+/**
+ * End to end on Cloudflare's runtime: the Workers bundle under workerd, two real sidecar CLIs
+ * (hosts A and B) linked to it, real SDK clients and modern raw-HTTP agents calling through it.
+ * Each server is the pid fixture, so every answer says which process served it, and each
+ * sidecar's log says which processes it spawned: a call served by the wrong host cannot pass.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { closeClient, connectClient } from '../support/clients.ts';
+import { fixtureServer } from '../support/paths.ts';
+import { startWorkerdStack, type HostName, type WorkerdStack } from '../support/workerd-stack.ts';
+import { modernPost } from '../modern/modern-client.ts';
+
+let stack: WorkerdStack;
+
+beforeAll(async () => {
+  stack = await startWorkerdStack({
+    servers: { a: { 'pid-a': fixtureServer('pid-server.mjs') }, b: { 'pid-b': fixtureServer('pid-server.mjs') } },
+    agents: [{ name: 'bob', servers: ['pid-b'] }],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const serverOf: Record<HostName, string> = { a: 'pid-a', b: 'pid-b' };
+
+function pidOf(result: unknown): number {
+  const text = (result as { content?: Array<{ text?: string }> }).content?.[0]?.text;
+  return Number(text);
+}
+
+/** The pid a tool call answered, checked to be a process of `host`'s sidecar and of no other. */
+function expectServedBy(host: HostName, pid: number): void {
+  const other: HostName = host === 'a' ? 'b' : 'a';
+  expect(stack.serverPids(host)).toContain(pid);
+  expect(stack.serverPids(other)).not.toContain(pid);
+}
+
+async function legacyPid(host: HostName, token = stack.tokens.alice!): Promise<number> {
+  const client = await connectClient(`${stack.url}/servers/${serverOf[host]}/mcp`, token);
+  try {
+    return pidOf(await client.callTool({ name: 'pid' }));
+  } finally {
+    await closeClient(client);
+  }
+}
+
+async function modernPid(host: HostName): Promise<number> {
+  const answer = await modernPost(`${stack.url}/servers/${serverOf[host]}/mcp`, stack.tokens.alice!, 'tools/call', { name: 'pid', arguments: {} });
+  expect(answer.status).toBe(200);
+  expect(answer.headers.get('mcp-session-id')).toBeNull();
+  return pidOf(answer.response.result);
+}
+
+/** A raw legacy initialize, for the answer's status and `data.reason`. */
+async function initialize(path: string, token = stack.tokens.alice!): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${stack.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+  });
+  const text = await response.text();
+  const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? 'null');
+  return { status: response.status, body: JSON.parse(data) };
+}
+
+describe('Switchyard on workerd: the real sidecars linked to the Workers bundle', () => {
+  it('shows both hosts linked on /healthz, each through its own Durable Object', async () => {
+    const health = await stack.health();
+    expect(health.hosts).toEqual(expect.arrayContaining([
+      expect.objectContaining({ 'entity-id': stack.entityId('a'), linked: true }),
+      expect.objectContaining({ 'entity-id': stack.entityId('b'), linked: true }),
+    ]));
+    expect(health.servers.map((s) => s.state)).toEqual(['available', 'available']);
+  });
+
+  it('routes legacy sessions on /servers/:name/mcp to the right host, never the other', async () => {
+    expectServedBy('a', await legacyPid('a'));
+    expectServedBy('b', await legacyPid('b'));
+  });
+
+  it('serves modern (2026-07-28) requests on /servers/:name/mcp statelessly, each to its host', async () => {
+    expectServedBy('a', await modernPid('a'));
+    expectServedBy('b', await modernPid('b'));
+  });
+
+  it('aggregates both hosts on /mcp in one legacy session whose every request finds its Durable Object', async () => {
+    const client = await connectClient(`${stack.url}/mcp`, stack.tokens.alice!);
+    try {
+      const tools = (await client.listTools()).tools.map((t) => t.name).sort();
+      expect(tools).toEqual(['pid-a__pid', 'pid-b__pid']);
+      const pids = { a: pidOf(await client.callTool({ name: 'pid-a__pid' })), b: pidOf(await client.callTool({ name: 'pid-b__pid' })) };
+      expectServedBy('a', pids.a);
+      expectServedBy('b', pids.b);
+      // The same session keeps its server processes: a second call is the same process.
+      expect(pidOf(await client.callTool({ name: 'pid-a__pid' }))).toBe(pids.a);
+    } finally {
+      await closeClient(client);
+    }
+  });
+
+  it('keeps a session to the agent that opened it: another agent, or a forged id, gets 404', async () => {
+    const client = await connectClient(`${stack.url}/servers/pid-b/mcp`, stack.tokens.alice!);
+    try {
+      const sessionId = (client.transport as { sessionId?: string }).sessionId!;
+      const asBob = await fetch(`${stack.url}/servers/pid-b/mcp`, { headers: { authorization: `Bearer ${stack.tokens.bob}`, 'mcp-session-id': sessionId, accept: 'text/event-stream' } });
+      expect(asBob.status).toBe(404);
+      const forged = await fetch(`${stack.url}/servers/pid-b/mcp`, { headers: { authorization: `Bearer ${stack.tokens.alice}`, 'mcp-session-id': `${'0'.repeat(64)}_${crypto.randomUUID()}`, accept: 'text/event-stream' } });
+      expect(forged.status).toBe(404);
+      expect((await forged.json()).error.data.reason).toBe('invalid-request');
+      expect(await initialize('/servers/pid-a/mcp', stack.tokens.bob)).toMatchObject({ status: 404, body: { error: { data: { reason: 'server-not-found' } } } });
+    } finally {
+      await closeClient(client);
+    }
+  });
+
+  it('refuses an agent without a valid token before any Durable Object wakes', async () => {
+    const response = await fetch(`${stack.url}/mcp`, { method: 'POST', headers: { authorization: 'Bearer nope', 'content-type': 'application/json' }, body: '{}' });
+    expect(response.status).toBe(401);
+  });
+
+  it('fails a host\'s channels with host-offline when its link goes, and serves it again once the sidecar relinks', async () => {
+    const open = await connectClient(`${stack.url}/servers/pid-b/mcp`, stack.tokens.alice!);
+    expectServedBy('b', pidOf(await open.callTool({ name: 'pid' })));
+    await stack.stopSidecar('b', 'SIGKILL');
+    await stack.waitLinked('b', false);
+
+    // The open session's channel failed with the link; a new one is refused at once.
+    const failed = await open.callTool({ name: 'pid' }).then(() => null, (error: unknown) => error);
+    expect(failed).not.toBeNull();
+    await open.close();
+    expect(await initialize('/servers/pid-b/mcp')).toMatchObject({ status: 503, body: { error: { data: { reason: 'host-offline' } } } });
+    const modern = await modernPost(`${stack.url}/servers/pid-b/mcp`, stack.tokens.alice!, 'tools/call', { name: 'pid', arguments: {} });
+    expect(modern.response.error?.data?.reason).toBe('host-offline');
+    // Host A is untouched.
+    expectServedBy('a', await legacyPid('a'));
+
+    stack.startSidecar('b');
+    await stack.waitLinked('b');
+    expectServedBy('b', await legacyPid('b'));
+    expectServedBy('b', await modernPid('b'));
+  });
+
+  it('relinks both sidecars after the runtime restarts, and an old session id is simply not found', async () => {
+    const client: Client = await connectClient(`${stack.url}/servers/pid-a/mcp`, stack.tokens.alice!);
+    const sessionId = (client.transport as { sessionId?: string }).sessionId!;
+    await stack.worker.restart();
+    await stack.waitLinked('a');
+    await stack.waitLinked('b');
+    const stale = await fetch(`${stack.url}/servers/pid-a/mcp`, { headers: { authorization: `Bearer ${stack.tokens.alice}`, 'mcp-session-id': sessionId, accept: 'text/event-stream' } });
+    expect(stale.status).toBe(404);
+    await client.close();
+    expectServedBy('a', await legacyPid('a'));
+    expectServedBy('b', await modernPid('b'));
+  });
+});
