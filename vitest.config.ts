@@ -46,6 +46,8 @@ const SLOW = [
   'test/oauth/oauth-conformance.test.ts',
   'test/conformance/**/*.test.ts',
   'test/resilience/load.test.ts',
+  // Waits out workerd's 10 s inactivity eviction.
+  'test/cloudflare/hibernation.test.ts',
 ];
 
 const EXCLUDE = ['**/node_modules/**', 'test/bench/**'];

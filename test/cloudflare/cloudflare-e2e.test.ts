@@ -10,6 +10,11 @@ import { closeClient, connectClient } from '../support/clients.ts';
 import { fixtureServer } from '../support/paths.ts';
 import { startWorkerdStack, type HostName, type WorkerdStack } from '../support/workerd-stack.ts';
 import { modernPost } from '../modern/modern-client.ts';
+import { WireError } from '../../shared/errors.ts';
+import type { LinkEndpoint } from '../../shared/link/link-endpoint.ts';
+import { LinkClient } from '../../sidecar/link/link-client.ts';
+import { silentLogger } from '../../sidecar/log.ts';
+import { hostSigner } from '../support/configs.ts';
 
 let stack: WorkerdStack;
 
@@ -141,6 +146,37 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
     await stack.waitLinked('b');
     expectServedBy('b', await legacyPid('b'));
     expectServedBy('b', await modernPid('b'));
+  });
+
+  it('replaces an older link from the same host, in either order, and the host keeps serving', async () => {
+    const host = stack.hostKey('a');
+    const sign = await hostSigner(host);
+    let resolveLinked!: (endpoint: LinkEndpoint) => void;
+    const linked = new Promise<LinkEndpoint>((resolve) => (resolveLinked = resolve));
+    // A second link as host A, by the real link client; it must not dial again before it stops.
+    const second = new LinkClient({
+      worker: stack.url,
+      entityId: host.entityId,
+      key: { sign },
+      onOpen: async () => {
+        throw new WireError('launch-failed', 'This test link hosts nothing');
+      },
+      log: silentLogger,
+      backoff: { firstMs: 600_000 },
+      onLinked: (endpoint) => resolveLinked(endpoint),
+    });
+    second.start();
+    try {
+      const ours = await linked;
+      // The CLI sidecar's link was the older one: closed with the reason, it dials again and
+      // replaces ours in turn.
+      await stack.sidecar('a').waitForLine((l) => l.msg === 'Link closed' && String(l.message).includes('Replaced by a newer link from the same host'), 'its link replaced');
+      expect(await ours.whenClosed).toMatchObject({ reason: 'host-offline', message: 'Replaced by a newer link from the same host' });
+    } finally {
+      await second.stop();
+    }
+    await stack.waitLinked('a');
+    expectServedBy('a', await legacyPid('a'));
   });
 
   it('relinks both sidecars after the runtime restarts, and an old session id is simply not found', async () => {

@@ -12,7 +12,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { agentEntry, hostCredential, randomCredential, tokenSha256, workerHostEntry, writeSidecarDir, type ServerEntry } from './configs.ts';
+import { agentEntry, hostCredential, randomCredential, tokenSha256, workerHostEntry, writeSidecarDir, type HostCredential, type ServerEntry } from './configs.ts';
 import { freePort, killGroups, ProcessSet } from './processes.ts';
 import { startSidecar, type SidecarProcess } from './sidecar-process.ts';
 import { fetchHealth, waitHostLinked, type Health } from './stack.ts';
@@ -35,6 +35,8 @@ export interface WorkerdStack {
   readonly worker: WorkerdWorker;
   sidecar(host: HostName): SidecarProcess;
   entityId(host: HostName): string;
+  /** A host's key pair, for a test that links as that host itself. */
+  hostKey(host: HostName): HostCredential;
   health(): Promise<Health>;
   waitLinked(host: HostName, linked?: boolean): Promise<void>;
   /** Starts host's sidecar again (after `stopSidecar` or a crash); returns before it links. */
@@ -100,6 +102,7 @@ export async function startWorkerdStack(spec: WorkerdStackSpec): Promise<Workerd
     worker: running,
     sidecar: (h) => current[h]!,
     entityId: (h) => hosts[h].entityId,
+    hostKey: (h) => hosts[h],
     health: () => fetchHealth(url, tokens.admin!),
     waitLinked,
     startSidecar: launch,

@@ -1,0 +1,57 @@
+/**
+ * Hibernation under workerd: a linked host's Durable Object left idle is taken out of memory by
+ * the runtime (workerd evicts an object after 10 s without an event; the sidecar's keepalives,
+ * answered by the auto-response, are not events), its link socket staying open. The next agent
+ * request wakes it: the object rebuilds the link from the socket's attachment, without a new
+ * handshake, and the call is served by the same sidecar over the same link.
+ *
+ * The wait is the runtime's own inactivity timeout; nothing can shorten it from outside, so the
+ * test asks `/healthz` (whose status read is itself an event) only every 11 s, until the object
+ * reports having woken.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeClient, connectClient } from '../support/clients.ts';
+import { fixtureServer } from '../support/paths.ts';
+import { startWorkerdStack, type WorkerdStack } from '../support/workerd-stack.ts';
+import { modernPost } from '../modern/modern-client.ts';
+
+const INACTIVITY_MS = 11_000;
+
+let stack: WorkerdStack;
+beforeAll(async () => {
+  stack = await startWorkerdStack({ servers: { a: { 'pid-a': fixtureServer('pid-server.mjs') }, b: { 'pid-b': fixtureServer('pid-server.mjs') } } });
+}, 120_000);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+type HostLine = { 'entity-id': string; linked: boolean; wakes?: number };
+
+async function hostLine(entityId: string): Promise<HostLine> {
+  return (await stack.health()).hosts.find((h) => h['entity-id'] === entityId) as HostLine;
+}
+
+describe('a host link on a hibernating Durable Object', () => {
+  it('wakes for the next agent request and serves it over the same link', async () => {
+    const entityId = stack.entityId('a');
+    const linksBefore = stack.sidecar('a').lines().filter((l) => l.msg === 'Linked to the worker').length;
+    expect(await hostLine(entityId)).toMatchObject({ linked: true, wakes: 0 });
+
+    let line: HostLine | undefined;
+    for (let tries = 0; tries < 5 && (line?.wakes ?? 0) === 0; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, INACTIVITY_MS));
+      line = await hostLine(entityId);
+    }
+    expect(line).toMatchObject({ linked: true, wakes: expect.any(Number) });
+    expect(line!.wakes).toBeGreaterThan(0);
+
+    const client = await connectClient(`${stack.url}/servers/pid-a/mcp`, stack.tokens.alice!);
+    const pid = Number(((await client.callTool({ name: 'pid' })) as { content: Array<{ text: string }> }).content[0]!.text);
+    await closeClient(client);
+    expect(stack.serverPids('a')).toContain(pid);
+    const modern = await modernPost(`${stack.url}/servers/pid-a/mcp`, stack.tokens.alice!, 'tools/call', { name: 'pid', arguments: {} });
+    expect(modern.status).toBe(200);
+    // Served over the link made before hibernating: the sidecar never dialled again.
+    expect(stack.sidecar('a').lines().filter((l) => l.msg === 'Linked to the worker')).toHaveLength(linksBefore);
+  }, 90_000);
+});
