@@ -7,6 +7,10 @@
  * - `worker/` and `shared/` import no `node:` module (nor a bare Node built-in) and no package
  *   outside the web-standard list; only `worker/adapters/node/` may use Node-only packages;
  * - `sidecar/process/` imports neither `sidecar/trust/`, `sidecar/host/` nor `sidecar/sandbox/`;
+ * - runtime adapters stay apart: the worker core never imports `worker/adapters/`, and no adapter
+ *   imports another's folder; Cloudflare Workers APIs (Durable Objects, `WebSocketPair`, the
+ *   hibernation methods, `cloudflare:` modules) appear in `worker/adapters/cloudflare/` only, and
+ *   its bundle, like Deno's, has no `node:` specifier;
  * - no import cycle among the project's TypeScript files.
  *
  * The direction rules bind source files; a `*.test.ts` beside its code may reach into `test/`
@@ -26,7 +30,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import { build, transform, type Plugin } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = process.env.SWITCHYARD_LAYERING_ROOT ?? join(import.meta.dirname, '..');
@@ -36,6 +40,12 @@ const SCANNED = ['shared', 'worker', 'sidecar', 'cli', 'test', 'scripts', 'bin']
 const WEB_PACKAGES = ['hono', 'zod', '@modelcontextprotocol/sdk', '@cfworker/json-schema', 'jose'];
 /** The one place in `worker/` allowed Node-only packages (still no `node:` module). */
 const NODE_ADAPTER = 'worker/adapters/node/';
+const ADAPTERS = 'worker/adapters';
+const CLOUDFLARE_ADAPTER = 'worker/adapters/cloudflare';
+/** Calls and names only the Workers runtime has; outside its adapter they would tie the core to it. */
+const WORKERS_ONLY_APIS = /\b(acceptWebSocket|WebSocketPair|WebSocketRequestResponsePair|serializeAttachment|deserializeAttachment|setWebSocketAutoResponse|getWebSocketAutoResponseTimestamp|idFromName|idFromString|newUniqueId|webSocketMessage|webSocketClose|DurableObjectState|DurableObjectNamespace)\b/;
+/** Each worker entry that the neutral bundle test builds. */
+const WORKER_ENTRIES = ['worker/adapters/deno/deno-serve.ts', 'worker/adapters/cloudflare/cloudflare-worker.ts'];
 
 interface Edge {
   from: string;
@@ -157,6 +167,35 @@ describe('layering (DESIGN §3)', () => {
     expect(offences).toEqual([]);
   });
 
+  it('keeps runtime adapters apart: the core imports none, none imports another', async () => {
+    const { edges } = await graph;
+    const adapterOf = (file: string) => (under(file, ADAPTERS) ? file.split('/')[2] : null);
+    const offences: string[] = [];
+    for (const edge of edges) {
+      if (!edge.local || isTest(edge.from) || !under(edge.from, 'worker') || !under(edge.to, ADAPTERS)) continue;
+      const from = adapterOf(edge.from);
+      if (from === null) offences.push(`${edge.from} imports "${edge.spec}": the worker core is runtime-neutral; a runtime adapter composes it, never the reverse`);
+      else if (from !== adapterOf(edge.to)) offences.push(`${edge.from} imports "${edge.spec}": one runtime adapter never imports another's`);
+    }
+    expect(offences).toEqual([]);
+  });
+
+  it('uses Cloudflare Workers APIs in worker/adapters/cloudflare/ only', async () => {
+    const { nodes, edges } = await graph;
+    const offences: string[] = [];
+    for (const edge of edges) {
+      if (edge.spec.startsWith('cloudflare:') && !under(edge.from, CLOUDFLARE_ADAPTER)) offences.push(`${edge.from} imports "${edge.spec}": Workers modules belong in ${CLOUDFLARE_ADAPTER}/`);
+    }
+    for (const file of nodes.filter((f) => (under(f, 'worker') || under(f, 'shared')) && !isTest(f) && !under(f, CLOUDFLARE_ADAPTER))) {
+      // Comments may name the APIs (they say why the core stays neutral); code may not.
+      const code = (await transform(readFileSync(join(ROOT, file), 'utf8'), { loader: 'ts', legalComments: 'none' })).code;
+      const hit = WORKERS_ONLY_APIS.exec(code);
+      if (hit !== null) offences.push(`${file} uses "${hit[1]}": a Cloudflare Workers API; put it in ${CLOUDFLARE_ADAPTER}/ behind the registry or session interfaces`);
+    }
+    expect(offences).toEqual([]);
+    expect(nodes.filter((f) => under(f, CLOUDFLARE_ADAPTER)).length, 'the Cloudflare adapter exists').toBeGreaterThan(0);
+  });
+
   it('has no import cycle (type-only imports included)', async () => {
     const { nodes, edges } = await graph;
     const local = edges.filter((e) => e.local);
@@ -176,12 +215,11 @@ describe('layering (DESIGN §3)', () => {
     expect(edges).toContainEqual(expect.objectContaining({ from: typeOnly!.from, spec: typeOnly!.spec }));
   });
 
-  it('an esbuild neutral-platform bundle of the worker entry contains no node: specifier', async () => {
-    const entry = ['worker/adapters/deno/deno-serve.ts'].find((f) => existsSync(join(ROOT, f)));
-    expect(entry, 'a worker entry exists').toBeDefined();
+  it.each(WORKER_ENTRIES)('an esbuild neutral-platform bundle of %s contains no node: specifier', async (entry) => {
+    expect(existsSync(join(ROOT, entry)), 'the worker entry exists').toBe(true);
     const nodeSpecifiers: string[] = [];
     const result = await build({
-      entryPoints: [join(ROOT, entry!)],
+      entryPoints: [join(ROOT, entry)],
       bundle: true,
       write: false,
       format: 'esm',
