@@ -15,7 +15,6 @@ export function wranglerTemplate({ name = 'switchyard' } = {}) {
 // Before the first deploy: wrangler secret put SWITCHYARD_WORKER_CONFIG < worker.json
 // (its "public-url" or "allowed-hosts" must name the URL sidecars and agents use).
 {
-  "$schema": "../../node_modules/wrangler/config-schema.json",
   "name": ${JSON.stringify(name)},
   "main": "worker.js",
   "compatibility_date": "${COMPATIBILITY_DATE}",

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { renderFleet, type FleetResult } from './fleet.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ColdStartResult } from './cold-start.ts';
@@ -39,6 +40,8 @@ export interface BenchResults {
   linkCost: LinkCostResult | null;
   size: SizeResult | null;
   hotPath: HotPathResults | null;
+  /** 1,000 simulated hosts on workerd beside Deno (`fleet.ts`); absent in older results. */
+  fleet?: FleetResult[] | null;
   targets: Target[];
   /** Sections that failed, with why; the rest of the run still reports. */
   failures: Array<{ section: string; error: string }>;
@@ -140,6 +143,8 @@ export function renderMarkdown(r: BenchResults, before?: BenchResults): string {
     const proxy = v.id === 'a' ? '–' : `${cpu.proxy}${cpu.worker !== undefined ? ` (${cpu.worker} + ${cpu.sidecar})` : ''}`;
     out.push(`| (${v.id}) ${v.label} | ${x(ratio(s.p50, a?.p50))} | ${x(ratio(s.p50, e?.p50))} | ${s.p50} | ${s.p90} | ${s.p99} | ${s.callsPerSec} | ${s.errors} | ${proxy} | ${cpu.server} | ${cpu.client} |`);
   }
+
+  if (r.fleet) out.push('', renderFleet(r.fleet));
 
   if (r.concurrency.length > 0) {
     out.push('', '## Concurrency: Switchyard (b) and supergateway --stateful', '', '| gateway | sessions | calls/session | calls/s | ÷ supergateway | p50 | p99 | errors | proxy CPU µs/call | open all (ms) |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');

@@ -16,6 +16,8 @@
  * variant; --levels (1,8,64) and --concurrency-calls (500 per level) for concurrency, Switchyard and
  * supergateway in turn; --cold-samples (7); --warm-samples (5) and --fleet (64) for warm starts;
  * --scale-sessions (1,8,64,256), --scale-payloads (1024,65536,1048576), --scale-calls (400).
+ * fleet: 1,000 simulated hosts on workerd beside Deno (`fleet.ts`; --fleet-hosts 1000,
+ * --fleet-rounds 2, --fleet-concurrency 32; `npm run bench -- --only fleet`).
  *
  * @module
  */
@@ -30,8 +32,9 @@ import { profileUnderLoad } from './profile.ts';
 import { evaluateTargets, renderMarkdown, writeResults, type BenchResults } from './report.ts';
 import { measureSize } from './size.ts';
 import { measureHotPath } from './hot-path-run.ts';
+import { measureFleet } from './fleet.ts';
 
-const SECTIONS = ['size', 'hotpath', 'latency', 'link', 'cold', 'warm', 'concurrency', 'scale'] as const;
+const SECTIONS = ['size', 'hotpath', 'latency', 'link', 'cold', 'warm', 'concurrency', 'scale', 'fleet'] as const;
 
 /** `--quick`: the same sections and targets on fewer calls and samples (noisier, a few minutes). */
 const QUICK: Record<string, string> = {
@@ -65,6 +68,9 @@ const { values, tokens } = parseArgs({
     quick: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     'profile-payload': { type: 'string', default: '0' },
+    'fleet-hosts': { type: 'string', default: '1000' },
+    'fleet-rounds': { type: 'string', default: '2' },
+    'fleet-concurrency': { type: 'string', default: '32' },
   },
   tokens: true,
 });
@@ -123,6 +129,8 @@ async function main(): Promise<number> {
 
   const size = await section('size', measureSize);
   const hotPath = await section('hotpath', () => measureHotPath(registry, log));
+  const hostFleet = await section('fleet', () =>
+    measureFleet(registry, { hosts: Number(values['fleet-hosts']), rounds: Number(values['fleet-rounds']), concurrency: Number(values['fleet-concurrency']) }, log));
   const live: LiveResults = LIVE_SECTIONS.some((name) => only.has(name))
     ? await measureLive(registry, { ...settings, ...(values.variants ? { variants: values.variants.split(',') as VariantId[] } : {}) }, section, log)
     : { latency: [], linkCost: null, coldStart: [], concurrency: [], memory: null, warmStart: null, scale: null };
@@ -135,6 +143,7 @@ async function main(): Promise<number> {
     ...live,
     size,
     hotPath,
+    fleet: hostFleet,
     failures,
   };
   const results: BenchResults = { ...partial, targets: evaluateTargets(partial) };
