@@ -71,6 +71,9 @@ export async function startWorkerdWorker(config: unknown, options: WorkerdWorker
       modulesRoot: dirname(scriptPath),
       compatibilityDate: COMPATIBILITY_DATE,
       durableObjects: { HOST_LINK: 'HostLink', AGENT_SESSION: 'AgentSession' },
+      // In memory, as the objects keep nothing on disk: locally each object's SQLite file would
+      // otherwise be created on its first request, which dominates linking a large fleet.
+      unsafeEphemeralDurableObjects: true,
       bindings: { SWITCHYARD_WORKER_CONFIG: JSON.stringify(config), SWITCHYARD_LOG_LEVEL: options.logLevel ?? 'info' },
       host: '127.0.0.1',
       // No request.cf lookup: it would dial workers.cloudflare.com.

@@ -30,6 +30,7 @@ import { KEEPALIVE_FRAME, KEEPALIVE_REPLY_FRAME } from '../../../shared/link/lin
 import { ENTITY_ID_HEADER } from '../../../shared/link/link-types.ts';
 import { InMemoryHostLinkRegistry } from '../../link/host-link-registry.ts';
 import { createLinkRoute } from '../../link/link-route.ts';
+import type { WorkerConfig } from '../../config/worker-config.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { loadFromEnv } from './cloudflare-env.ts';
 import { RELAY_PATH, relayLog, serveRelay } from './channel-relay.ts';
@@ -55,7 +56,9 @@ interface Live {
   log: WorkerLogger;
   registry: InMemoryHostLinkRegistry;
   sockets: HibernatingSockets;
-  app: Hono;
+  /** `/link`, built for the host this object is named after (see `#linkApp`). */
+  linkApp: Hono | undefined;
+  config: WorkerConfig;
 }
 
 export class HostLink {
@@ -86,7 +89,7 @@ export class HostLink {
       return serveRelay(request, { registry: live.registry, entityId: host, linked: () => this.#linkAlive(live), log: relayLog(live.log) });
     }
     if (path === STATUS_PATH) return Response.json(this.#status(live));
-    return live.app.fetch(request);
+    return this.#linkApp(live, entityId).fetch(request);
   }
 
   webSocketMessage(ws: WorkersWebSocket, message: string | ArrayBuffer): void {
@@ -118,19 +121,31 @@ export class HostLink {
     const { config, log } = loaded;
     const registry = new InMemoryHostLinkRegistry({ log });
     const sockets = new HibernatingSockets(this.#state, [LINK_TAG]);
+    this.#live = { log, registry, sockets, linkApp: undefined, config };
+    return this.#live;
+  }
+
+  /**
+   * The link route of every runtime, knowing only this object's host: the edge routes a link here
+   * by the entity id it announces, so one key is all this object ever checks (the whole list would
+   * cost every object of a large fleet its size in time and memory).
+   */
+  #linkApp(live: Live, announced: string | null): Hono {
+    if (live.linkApp !== undefined) return live.linkApp;
+    const { config, log, registry, sockets } = live;
     const app = new Hono();
     app.route('/', createLinkRoute({
       upgradeWebSocket: sockets.upgradeWebSocket,
       registry,
-      hosts: config.hosts,
+      hosts: config.hosts.filter((h) => h['entity-id'] === announced),
       publicUrl: config['public-url'],
       allowedHosts: config['allowed-hosts'],
       log,
       endpoint: { liveness: false },
       onAccepted: (entityId, ws) => this.#accepted(entityId, ws),
     }));
-    this.#live = { log, registry, sockets, app };
-    return this.#live;
+    if (announced !== null) live.linkApp = app;
+    return app;
   }
 
   #accepted(entityId: string, context: WSContext<unknown>): void {
