@@ -1,0 +1,60 @@
+/**
+ * The shipped `wrangler.jsonc` is paste-ready: wrangler itself (`unstable_startWorker`, what
+ * `wrangler dev` runs) starts the built bundle from it, with both Durable Object bindings and the
+ * migration as written, and the config given as the secret would be. A host's state comes from its
+ * `HostLink` object and an `initialize` reaches an `AgentSession` object, which asks the host's.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { unstable_startWorker } from 'wrangler';
+// @ts-expect-error plain JS build script
+import { buildCloudflareWorker } from '../../scripts/build.mjs';
+import { agentEntry, hostCredential, randomCredential, tokenSha256, workerHostEntry } from '../support/configs.ts';
+
+// No usage metrics from a test run (the machine has no internet beyond the npm registry anyway).
+process.env.WRANGLER_SEND_METRICS = 'false';
+const dir = mkdtempSync(join(tmpdir(), 'switchyard-wrangler-'));
+let worker: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
+
+afterAll(async () => {
+  await worker?.dispose().catch(() => {});
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('dist/cloudflare/wrangler.jsonc', () => {
+  it('runs the bundle under wrangler with both Durable Object classes bound', async () => {
+    await buildCloudflareWorker({ minify: true, outdir: dir });
+    const template = readFileSync(join(dir, 'wrangler.jsonc'), 'utf8');
+    expect(template).toContain('"new_sqlite_classes": ["HostLink", "AgentSession"]');
+
+    const host = hostCredential('wrangler-host');
+    const token = randomCredential('wrangler-agent');
+    const admin = randomCredential('wrangler-admin');
+    const config = {
+      agents: [agentEntry({ name: 'alice', token, servers: ['files'] })],
+      hosts: [workerHostEntry(host)],
+      servers: { files: { executor: { type: 'reverse-http', 'entity-id': host.entityId } } },
+      'admin-token-sha256': tokenSha256(admin),
+    };
+    worker = await unstable_startWorker({
+      config: join(dir, 'wrangler.jsonc'),
+      bindings: { SWITCHYARD_WORKER_CONFIG: { type: 'plain_text', value: JSON.stringify(config) } },
+      dev: { server: { hostname: '127.0.0.1', port: 0 }, inspector: false, logLevel: 'warn' },
+    } as Parameters<typeof unstable_startWorker>[0]);
+    await worker.ready;
+    const url = await worker.url;
+
+    const health = await fetch(new URL('/healthz', url), { headers: { authorization: `Bearer ${admin}` } });
+    expect(await health.json()).toMatchObject({ hosts: [{ 'entity-id': host.entityId, linked: false }], servers: [{ name: 'files', state: 'host-offline' }] });
+
+    const initialize = await fetch(new URL('/servers/files/mcp', url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    expect(initialize.status).toBe(503);
+    expect((await initialize.json()).error.data.reason).toBe('host-offline');
+  }, 120_000);
+});
