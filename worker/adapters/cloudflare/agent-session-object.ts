@@ -13,6 +13,8 @@
  * aggregate routes, the in-memory session table with its idle sweep), with the registry of
  * `durable-object-registry.ts`: channels go to each host's object over relays. An expired or
  * closed session leaves the object empty; its sweep timer is stopped so the runtime can evict it.
+ * Its event streams get keepalive comments, so a quiet GET stream outlives the edge's idle watchdog
+ * (`sse-keepalive.ts`).
  *
  * @module
  */
@@ -22,6 +24,7 @@ import { InMemorySessionTable } from '../../sessions/session-table.ts';
 import { loadFromEnv } from './cloudflare-env.ts';
 import { DurableObjectHostLinkRegistry } from './durable-object-registry.ts';
 import { sessionIdIn } from './session-id.ts';
+import { withSseKeepalive } from './sse-keepalive.ts';
 import type { DurableObjectState, SwitchyardEnv } from './workers-runtime.ts';
 
 /** The session table of one object: its sweep stops once the last session is gone. */
@@ -52,6 +55,6 @@ export class AgentSession {
       const app = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions, log, newSessionId: () => sessionIdIn(this.#state.id) });
       this.#fetch = app.fetch;
     }
-    return this.#fetch(request);
+    return withSseKeepalive(await this.#fetch(request));
   }
 }
