@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { closeClient, connectClient } from '../support/clients.ts';
 import { fixtureServer } from '../support/paths.ts';
+import { ProcessSet, startEverythingHttp } from '../support/processes.ts';
 import { startWorkerdStack, type HostName, type WorkerdStack } from '../support/workerd-stack.ts';
 import { modernPost } from '../modern/modern-client.ts';
 import { WireError } from '../../shared/errors.ts';
@@ -17,16 +18,20 @@ import { silentLogger } from '../../sidecar/log.ts';
 import { hostSigner } from '../support/configs.ts';
 
 let stack: WorkerdStack;
+const procs = new ProcessSet();
 
 beforeAll(async () => {
+  const everything = await startEverythingHttp(procs);
   stack = await startWorkerdStack({
     servers: { a: { 'pid-a': fixtureServer('pid-server.mjs') }, b: { 'pid-b': fixtureServer('pid-server.mjs') } },
+    edgeDirect: { docs: everything.url },
     agents: [{ name: 'bob', servers: ['pid-b'] }],
   });
 }, 120_000);
 
 afterAll(async () => {
   await stack?.stop();
+  await procs.stopAll();
 });
 
 const serverOf: Record<HostName, string> = { a: 'pid-a', b: 'pid-b' };
@@ -78,7 +83,7 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
       expect.objectContaining({ 'entity-id': stack.entityId('a'), linked: true }),
       expect.objectContaining({ 'entity-id': stack.entityId('b'), linked: true }),
     ]));
-    expect(health.servers.map((s) => s.state)).toEqual(['available', 'available']);
+    expect(health.servers.map((s) => s.state)).toEqual(['available', 'available', 'available']);
   });
 
   it('routes legacy sessions on /servers/:name/mcp to the right host, never the other', async () => {
@@ -95,12 +100,21 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
     const client = await connectClient(`${stack.url}/mcp`, stack.tokens.alice!);
     try {
       const tools = (await client.listTools()).tools.map((t) => t.name).sort();
-      expect(tools).toEqual(['pid-a__pid', 'pid-b__pid']);
+      expect(tools).toEqual(expect.arrayContaining(['pid-a__pid', 'pid-b__pid', 'docs__echo']));
       const pids = { a: pidOf(await client.callTool({ name: 'pid-a__pid' })), b: pidOf(await client.callTool({ name: 'pid-b__pid' })) };
       expectServedBy('a', pids.a);
       expectServedBy('b', pids.b);
       // The same session keeps its server processes: a second call is the same process.
       expect(pidOf(await client.callTool({ name: 'pid-a__pid' }))).toBe(pids.a);
+    } finally {
+      await closeClient(client);
+    }
+  });
+
+  it('proxies an edge-direct HTTP server from the session\'s object, through the same router', async () => {
+    const client = await connectClient(`${stack.url}/servers/docs/mcp`, stack.tokens.alice!);
+    try {
+      expect(await client.callTool({ name: 'echo', arguments: { message: 'at the edge' } })).toMatchObject({ content: [{ type: 'text', text: 'Echo: at the edge' }] });
     } finally {
       await closeClient(client);
     }

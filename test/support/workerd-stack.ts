@@ -25,6 +25,8 @@ export type HostName = 'a' | 'b';
 export interface WorkerdStackSpec {
   /** Servers on each host, by name, as in an mcp.json; names must differ between hosts. */
   servers: Record<HostName, Record<string, ServerEntry>>;
+  /** Edge-direct HTTP servers (top-level `http` descriptors), by name → MCP URL; `alice` may use them. */
+  edgeDirect?: Record<string, string>;
   /** Agents besides `alice`, with the servers each may use. */
   agents?: Array<{ name: string; servers: string[] }>;
 }
@@ -51,7 +53,8 @@ export async function startWorkerdStack(spec: WorkerdStackSpec): Promise<Workerd
   const procs = new ProcessSet();
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-cf-stack-'));
   const hosts = { a: hostCredential(CF_HOST_A), b: hostCredential(CF_HOST_B) };
-  const all = [...Object.keys(spec.servers.a), ...Object.keys(spec.servers.b)];
+  const edgeDirect = spec.edgeDirect ?? {};
+  const all = [...Object.keys(spec.servers.a), ...Object.keys(spec.servers.b), ...Object.keys(edgeDirect)];
   const agents = [{ name: 'alice', servers: all }, ...(spec.agents ?? [])];
   const tokens: Record<string, string> = { admin: randomCredential('admin-token') };
   for (const agent of agents) tokens[agent.name] = randomCredential(`${agent.name}-token`);
@@ -59,7 +62,10 @@ export async function startWorkerdStack(spec: WorkerdStackSpec): Promise<Workerd
   const config = {
     agents: agents.map((a) => agentEntry({ name: a.name, token: tokens[a.name]!, servers: a.servers })),
     hosts: [workerHostEntry(hosts.a), workerHostEntry(hosts.b)],
-    servers: Object.fromEntries((['a', 'b'] as const).flatMap((h) => Object.keys(spec.servers[h]).map((n) => [n, on(h)]))),
+    servers: {
+      ...Object.fromEntries((['a', 'b'] as const).flatMap((h) => Object.keys(spec.servers[h]).map((n) => [n, on(h)]))),
+      ...Object.fromEntries(Object.entries(edgeDirect).map(([n, url]) => [n, { executor: { type: 'http', url } }])),
+    },
     'admin-token-sha256': tokenSha256(tokens.admin!),
   };
   const port = await freePort();
