@@ -15,7 +15,6 @@
  *
  * @module
  */
-import type { Hono } from 'hono';
 import { loadFromEnv } from './cloudflare-env.ts';
 import { createEdgeApp } from './edge-front.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
@@ -23,7 +22,7 @@ import type { SwitchyardEnv } from './workers-runtime.ts';
 export { AgentSession } from './agent-session-object.ts';
 export { HostLink } from './host-link-object.ts';
 
-let edge: { config: unknown; app: Hono } | undefined;
+let edge: { config: unknown; app: { fetch(request: Request): Response | Promise<Response> } } | undefined;
 
 export default {
   fetch(request: Request, env: SwitchyardEnv): Response | Promise<Response> {

@@ -8,8 +8,9 @@
  * - `/mcp`, `/servers/:name/mcp`: Host/Origin guard and bearer auth here, before any object wakes.
  *   A legacy request goes to the `AgentSession` object that holds its session: the one its
  *   `Mcp-Session-Id` names, or for an `initialize` a new one. A modern (2026-07-28) request is
- *   stateless and is served here by the same app as on Deno, its channel relayed through the
- *   host's object.
+ *   stateless: to a server on a host it goes straight to that host's object, which serves it with
+ *   the same app on the link it holds (no relay); the rest (edge-direct servers, refusals) is
+ *   served here by the same app as on Deno.
  * - `/healthz`: the same handler, after reading each host's state from its object. Agent sessions
  *   live in their objects and are not counted here (`sessions` is 0).
  * - everything else (`/`, 404s): the same app.
@@ -18,14 +19,15 @@
  */
 import { Hono, type Context } from 'hono';
 import { createApp } from '../../app.ts';
-import { agentAuth } from '../../auth/agent-auth.ts';
+import { agentAuth, type AgentVariables } from '../../auth/agent-auth.ts';
 import { hostOriginGuard } from '../../auth/host-origin.ts';
-import type { WorkerConfig } from '../../config/worker-config.ts';
+import type { AgentEntry, WorkerConfig } from '../../config/worker-config.ts';
 import { createLinkRoute } from '../../link/link-route.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { classifyByHeaders, classifyEra } from '../../modern/era.ts';
 import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
 import { jsonRpcErrorResponse } from '../../sessions/session-route.ts';
+import { hostOf } from '../../../shared/descriptors.ts';
 import { WireError } from '../../../shared/errors.ts';
 import { ENTITY_ID_HEADER } from '../../../shared/link/link-types.ts';
 import { EntityIdSchema } from '../../../shared/names.ts';
@@ -34,7 +36,7 @@ import { NoSessionTable } from './no-session-table.ts';
 import { objectOfSession } from './session-id.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
 
-export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: WorkerLogger): Hono {
+export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: WorkerLogger): Hono<{ Variables: AgentVariables }> {
   const registry = new DurableObjectHostLinkRegistry(env.HOST_LINK, { log });
   const core = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions: new NoSessionTable(), registry, log });
   const known = new Set(config.hosts.map((h) => h['entity-id']));
@@ -51,7 +53,7 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
     log,
   });
 
-  const app = new Hono();
+  const app = new Hono<{ Variables: AgentVariables }>();
   app.get('/link', (c) => {
     const entityId = EntityIdSchema.safeParse(c.req.header(ENTITY_ID_HEADER));
     if (entityId.success && known.has(entityId.data)) return hostObject(env.HOST_LINK, entityId.data).fetch(c.req.raw);
@@ -60,8 +62,13 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
 
   const guard = hostOriginGuard({ allowedHosts: config['allowed-hosts'], allowedOrigins: config['allowed-origins'] });
   const auth = agentAuth(config.agents);
-  const agentRoute = async (c: Context) => {
-    if (!(await isLegacy(c.req.raw))) return core.fetch(c.req.raw);
+  const agentRoute = async (c: Context<{ Variables: AgentVariables }>) => {
+    if (!(await isLegacy(c.req.raw))) {
+      // Straight to the host's object, which serves it on the link it holds; anything else
+      // (edge-direct, refusals, /mcp) is the app's here.
+      const host = hostServing(config, c.get('agent'), c.req.param('name'));
+      return host === null ? core.fetch(c.req.raw) : hostObject(env.HOST_LINK, host).fetch(c.req.raw);
+    }
     const sessionId = c.req.header('mcp-session-id');
     if (sessionId !== undefined) {
       const object = objectOfSession(env.AGENT_SESSION, sessionId);
@@ -81,6 +88,12 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
   });
   app.all('*', (c) => core.fetch(c.req.raw));
   return app;
+}
+
+/** The host a server the agent may use is bound to, or null (edge-direct, unknown, not allowed). */
+function hostServing(config: WorkerConfig, agent: AgentEntry, server: string | undefined): string | null {
+  if (server === undefined || !agent.servers.includes(server) || !Object.hasOwn(config.servers, server)) return null;
+  return hostOf(config.servers[server]!.executor);
 }
 
 /** Whether the app would serve this request as legacy; the body is peeked at through a clone only. */

@@ -9,6 +9,8 @@
  *   every channel with `host-offline`, exactly as on Deno and Node.
  * - `GET /channel` is a relay from an agent's isolate (`channel-relay.ts`).
  * - `GET /status` is this host's `/healthz` line.
+ * - `/servers/:name/mcp` takes the modern (stateless) requests the edge sends for this host's
+ *   servers, served by the app of every runtime on this link, with no relay in between.
  *
  * Hibernation: the worker end of the link runs with no timer (`liveness: false`) and the
  * sidecar's keepalive, always the same text, is answered by the runtime's auto-response, so an
@@ -30,6 +32,9 @@ import { KEEPALIVE_FRAME, KEEPALIVE_REPLY_FRAME } from '../../../shared/link/lin
 import { ENTITY_ID_HEADER } from '../../../shared/link/link-types.ts';
 import { InMemoryHostLinkRegistry } from '../../link/host-link-registry.ts';
 import { createLinkRoute } from '../../link/link-route.ts';
+import { createApp } from '../../app.ts';
+import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
+import { NoSessionTable } from './no-session-table.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { loadFromEnv } from './cloudflare-env.ts';
@@ -58,6 +63,8 @@ interface Live {
   sockets: HibernatingSockets;
   /** `/link`, built for the host this object is named after (see `#linkApp`). */
   linkApp: Hono | undefined;
+  /** The app of every runtime, for the modern requests the edge sends here, on this link. */
+  agentApp: { fetch(request: Request): Response | Promise<Response> } | undefined;
   config: WorkerConfig;
 }
 
@@ -89,6 +96,12 @@ export class HostLink {
       return serveRelay(request, { registry: live.registry, entityId: host, linked: () => this.#linkAlive(live), log: relayLog(live.log) });
     }
     if (path === STATUS_PATH) return Response.json(this.#status(live));
+    if (path.startsWith('/servers/')) {
+      // A modern request the edge routed here: a dead link is closed first, so it is refused
+      // `host-offline` at once rather than left waiting on a silent socket.
+      this.#linkAlive(live);
+      return this.#agentApp(live).fetch(request);
+    }
     return this.#linkApp(live, entityId).fetch(request);
   }
 
@@ -121,8 +134,13 @@ export class HostLink {
     const { config, log } = loaded;
     const registry = new InMemoryHostLinkRegistry({ log });
     const sockets = new HibernatingSockets(this.#state, [LINK_TAG]);
-    this.#live = { log, registry, sockets, linkApp: undefined, config };
+    this.#live = { log, registry, sockets, linkApp: undefined, agentApp: undefined, config };
     return this.#live;
+  }
+
+  #agentApp(live: Live): { fetch(request: Request): Response | Promise<Response> } {
+    live.agentApp ??= createApp({ config: live.config, router: new ExecutorTargetRouter({ registry: live.registry }), sessions: new NoSessionTable(), log: live.log });
+    return live.agentApp;
   }
 
   /**
