@@ -2,8 +2,10 @@
  * Fleet: 1,000 simulated hosts (the real link client, each with its own Ed25519 key, all in this
  * process: `test/support/simulated-hosts.ts`) dial one worker at once; then a modern tools/call to
  * every host's server, `rounds` times round, `concurrency` in flight. Run twice with the same
- * config: the Workers bundle under workerd (a `HostLink` Durable Object per host, calls relayed
- * from the edge), and the Deno worker (one process, one in-memory registry).
+ * config: the Workers bundle under workerd (a `HostLink` Durable Object per host, each call
+ * routed by the edge isolate to its host's object), and the Deno worker (one process, one
+ * in-memory registry). Locally every object shares one workerd process and its threads; on
+ * Cloudflare they spread over machines, so these workerd figures are the single-machine floor.
  *
  * Figures: link-open time per host from the moment all dial (p50, p95, max) and until all are
  * linked; calls/s; misrouted (answered by another host) and lost (no result) calls, both of which
