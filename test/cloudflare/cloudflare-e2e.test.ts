@@ -193,6 +193,16 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
     expectServedBy('a', await legacyPid('a'));
   });
 
+  it('writes the audit line of every call to the worker\'s log, from the isolate or object that served it', () => {
+    const calls = stack.worker.logs().filter((l) => l.event === 'call' && l.tool === 'pid' && l.outcome === 'ok');
+    expect(calls).toEqual(expect.arrayContaining([
+      expect.objectContaining({ server: 'pid-a', host: stack.entityId('a'), era: 'legacy', route: 'passthrough' }),
+      expect.objectContaining({ server: 'pid-b', host: stack.entityId('b'), era: 'modern' }),
+      expect.objectContaining({ server: 'pid-a', route: 'aggregate' }),
+    ]));
+    expect(stack.worker.logs().some((l) => l.event === 'credential')).toBe(true);
+  });
+
   it('relinks both sidecars after the runtime restarts, and an old session id is simply not found', async () => {
     const client: Client = await connectClient(`${stack.url}/servers/pid-a/mcp`, stack.tokens.alice!);
     const sessionId = (client.transport as { sessionId?: string }).sessionId!;

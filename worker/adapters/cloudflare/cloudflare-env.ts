@@ -2,7 +2,7 @@
  * The worker config and logger on Workers, read from the bindings of each isolate: the edge
  * worker and both Durable Object classes take the same `SWITCHYARD_WORKER_CONFIG` (a secret, or a
  * var), validated by the same `parseWorkerConfigText` as every other runtime, once per isolate
- * and config text. An invalid config is logged as one `path: message` line per problem and every
+ * and config text; `audit()` builds the audit log of one app (`workers-audit.ts`). An invalid config is logged as one `path: message` line per problem and every
  * request answers 500 until it is fixed: the body says only where to look, since anyone may read
  * it.
  *
@@ -11,9 +11,11 @@
 import { parseWorkerConfigText, type WorkerConfig } from '../../config/worker-config.ts';
 import { createWorkerLogger, parseLogLevel, type WorkerLogger } from '../../log.ts';
 import { formatIssue, ValidationError } from '../../../shared/validation.ts';
+import type { WorkerAudit } from '../../audit/worker-audit.ts';
+import { workersAudit } from './workers-audit.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
 
-export type Loaded = { ok: true; config: WorkerConfig; log: WorkerLogger } | { ok: false; response: () => Response };
+export type Loaded = { ok: true; config: WorkerConfig; log: WorkerLogger; audit: () => WorkerAudit } | { ok: false; response: () => Response };
 
 let cached: { text: string | undefined; level: string | undefined; loaded: Loaded } | undefined;
 
@@ -35,7 +37,11 @@ function parse(text: string | undefined, level: string | undefined): Loaded {
   if (text === undefined || text === '') return refuse('No worker config: set SWITCHYARD_WORKER_CONFIG (wrangler secret put SWITCHYARD_WORKER_CONFIG < worker.json)');
   try {
     const config = parseWorkerConfigText(text, { runtime: 'edge' });
-    return { ok: true, config, log: createWorkerLogger({ level: parseLogLevel(level) }) };
+    if (config.audit?.file !== undefined) {
+      return refuse('Invalid worker config SWITCHYARD_WORKER_CONFIG:\n  audit.file: Workers have no file system: audit lines go to the worker\'s log (wrangler tail, Workers Logs); remove audit.file');
+    }
+    const log = createWorkerLogger({ level: parseLogLevel(level) });
+    return { ok: true, config, log, audit: () => workersAudit(config, log, parseLogLevel(level)) };
   } catch (error) {
     if (error instanceof ValidationError) return refuse(`Invalid worker config SWITCHYARD_WORKER_CONFIG:\n${error.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}`);
     return refuse(`Cannot read the worker config SWITCHYARD_WORKER_CONFIG: ${error instanceof Error ? error.message : String(error)}`);

@@ -29,7 +29,7 @@ export default {
     const loaded = loadFromEnv(env, 'edge');
     if (!loaded.ok) return loaded.response();
     if (edge === undefined || edge.config !== loaded.config) {
-      edge = { config: loaded.config, app: createEdgeApp(env, loaded.config, loaded.log) };
+      edge = { config: loaded.config, app: createEdgeApp(env, loaded.config, loaded.log, loaded.audit()) };
     }
     return edge.app.fetch(request);
   },

@@ -21,6 +21,8 @@ import { Hono, type Context } from 'hono';
 import { createApp } from '../../app.ts';
 import { agentAuth, type AgentVariables } from '../../auth/agent-auth.ts';
 import { hostOriginGuard } from '../../auth/host-origin.ts';
+import { auditedAuth } from '../../audit/credential-audit.ts';
+import type { WorkerAudit } from '../../audit/worker-audit.ts';
 import type { AgentEntry, WorkerConfig } from '../../config/worker-config.ts';
 import { createLinkRoute } from '../../link/link-route.ts';
 import type { WorkerLogger } from '../../log.ts';
@@ -36,9 +38,9 @@ import { NoSessionTable } from './no-session-table.ts';
 import { objectOfSession } from './session-id.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
 
-export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: WorkerLogger): Hono<{ Variables: AgentVariables }> {
+export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: WorkerLogger, audit: WorkerAudit): Hono<{ Variables: AgentVariables }> {
   const registry = new DurableObjectHostLinkRegistry(env.HOST_LINK, { log });
-  const core = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions: new NoSessionTable(), registry, log });
+  const core = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions: new NoSessionTable(), registry, log, audit });
   const known = new Set(config.hosts.map((h) => h['entity-id']));
   // Refusals of `/link` for an unknown or malformed entity id: the link route answers them
   // before any upgrade, so its upgrade helper is never reached.
@@ -61,7 +63,8 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
   });
 
   const guard = hostOriginGuard({ allowedHosts: config['allowed-hosts'], allowedOrigins: config['allowed-origins'] });
-  const auth = agentAuth(config.agents);
+  // Refused credentials are audited here, where they are refused.
+  const auth = auditedAuth(agentAuth(config.agents), audit);
   const agentRoute = async (c: Context<{ Variables: AgentVariables }>) => {
     if (!(await isLegacy(c.req.raw))) {
       // Straight to the host's object, which serves it on the link it holds; anything else

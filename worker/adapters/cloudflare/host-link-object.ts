@@ -35,6 +35,7 @@ import { createLinkRoute } from '../../link/link-route.ts';
 import { createApp } from '../../app.ts';
 import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
 import { NoSessionTable } from './no-session-table.ts';
+import type { WorkerAudit } from '../../audit/worker-audit.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { loadFromEnv } from './cloudflare-env.ts';
@@ -66,6 +67,7 @@ interface Live {
   /** The app of every runtime, for the modern requests the edge sends here, on this link. */
   agentApp: { fetch(request: Request): Response | Promise<Response> } | undefined;
   config: WorkerConfig;
+  audit: () => WorkerAudit;
 }
 
 export class HostLink {
@@ -131,15 +133,15 @@ export class HostLink {
     if (this.#live !== undefined) return this.#live;
     const loaded = loadFromEnv(this.#env, 'host-link');
     if (!loaded.ok) return loaded.response();
-    const { config, log } = loaded;
+    const { config, log, audit } = loaded;
     const registry = new InMemoryHostLinkRegistry({ log });
     const sockets = new HibernatingSockets(this.#state, [LINK_TAG]);
-    this.#live = { log, registry, sockets, linkApp: undefined, agentApp: undefined, config };
+    this.#live = { log, registry, sockets, linkApp: undefined, agentApp: undefined, config, audit };
     return this.#live;
   }
 
   #agentApp(live: Live): { fetch(request: Request): Response | Promise<Response> } {
-    live.agentApp ??= createApp({ config: live.config, router: new ExecutorTargetRouter({ registry: live.registry }), sessions: new NoSessionTable(), log: live.log });
+    live.agentApp ??= createApp({ config: live.config, router: new ExecutorTargetRouter({ registry: live.registry }), sessions: new NoSessionTable(), log: live.log, audit: live.audit() });
     return live.agentApp;
   }
 
