@@ -1,0 +1,37 @@
+/**
+ * The config on Workers: `SWITCHYARD_WORKER_CONFIG` validated by the same function as every
+ * runtime. An invalid one is logged as `path: message` lines and every route answers 500 with a
+ * body that names no detail (anyone may read it), until it is fixed.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { startWorkerdWorker, type WorkerdWorker } from '../support/workerd-worker.ts';
+
+const workers: WorkerdWorker[] = [];
+afterAll(async () => {
+  await Promise.all(workers.map((w) => w.stop()));
+});
+
+async function answers(config: unknown) {
+  const worker = await startWorkerdWorker(config);
+  workers.push(worker);
+  const responses = await Promise.all(['/healthz', '/mcp', '/link'].map((path) => fetch(`${worker.url}${path}`)));
+  return { worker, statuses: responses.map((r) => r.status), bodies: await Promise.all(responses.map((r) => r.text())) };
+}
+
+describe('the worker config on workerd', () => {
+  it('refuses an invalid config on every route, with every problem in the log and none in the answer', async () => {
+    const { worker, statuses, bodies } = await answers({ hosts: [{ 'entity-id': 'laptop', 'public-key': 'nope' }] });
+    expect(statuses).toEqual([500, 500, 500]);
+    for (const body of bodies) expect(JSON.parse(body)).toEqual({ error: { message: 'The worker config is missing or invalid: see the worker log (wrangler tail)' } });
+    const log = worker.lines().join('\n');
+    expect(log).toContain('Invalid worker config SWITCHYARD_WORKER_CONFIG:');
+    expect(log).toMatch(/agents: /);
+    expect(log).toMatch(/hosts\[0\]\.public-key: /);
+  });
+
+  it('refuses audit.file, since Workers have no file system', async () => {
+    const { worker, statuses } = await answers({ agents: [], hosts: [], servers: {}, audit: { file: 'audit.jsonl' } });
+    expect(statuses).toEqual([500, 500, 500]);
+    expect(worker.lines().join('\n')).toContain('audit.file: Workers have no file system');
+  });
+});
