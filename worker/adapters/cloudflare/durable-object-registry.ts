@@ -42,9 +42,16 @@ export class DurableObjectHostLinkRegistry implements HostLinkRegistry {
   }
 
   async openChannel(entityId: string, request: unknown, options: OpenChannelOptions = {}): Promise<ChannelTransport> {
-    const response = await hostObject(this.#namespace, entityId).fetch(`${HOST_OBJECT_ORIGIN}${RELAY_PATH}`, {
-      headers: { upgrade: 'websocket', [ENTITY_ID_HEADER]: entityId },
-    });
+    let response: Response;
+    try {
+      response = await hostObject(this.#namespace, entityId).fetch(`${HOST_OBJECT_ORIGIN}${RELAY_PATH}`, {
+        headers: { upgrade: 'websocket', [ENTITY_ID_HEADER]: entityId },
+      });
+    } catch (cause) {
+      // The object was reset (a deploy), overloaded or unreachable: for the agent, the host is offline now.
+      const message = cause instanceof Error ? cause.message.slice(0, 200) : String(cause);
+      throw new WireError('host-offline', `Host "${entityId}" is unreachable: its Durable Object failed: ${message}`, { detail: { 'entity-id': entityId }, cause });
+    }
     const ws = webSocketOf(response);
     if (ws === null) throw await refusalOf(response, entityId);
     const relay = new LinkEndpoint(acceptedFrameSocket(ws), { role: 'worker', peer: entityId, ...(this.#log !== undefined ? { log: this.#log } : {}) });

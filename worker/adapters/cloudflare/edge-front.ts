@@ -70,13 +70,16 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
       // Straight to the host's object, which serves it on the link it holds; anything else
       // (edge-direct, refusals, /mcp) is the app's here.
       const host = hostServing(config, c.get('agent'), c.req.param('name'));
-      return host === null ? core.fetch(c.req.raw) : hostObject(env.HOST_LINK, host).fetch(c.req.raw);
+      if (host === null) return core.fetch(c.req.raw);
+      return hostObject(env.HOST_LINK, host).fetch(c.req.raw).catch(() =>
+        jsonRpcErrorResponse(c, null, new WireError('host-offline', `Host "${host}" is unreachable: its Durable Object failed; try again`, { detail: { 'entity-id': host } })));
     }
     const sessionId = c.req.header('mcp-session-id');
     if (sessionId !== undefined) {
       const object = objectOfSession(env.AGENT_SESSION, sessionId);
-      if (object === null) return jsonRpcErrorResponse(c, null, new WireError('invalid-request', 'Session not found: it expired or was closed; initialize a new session'), 404);
-      return env.AGENT_SESSION.get(object).fetch(c.req.raw);
+      // An object that is gone (reset by a deploy, evicted) has lost its session: the same 404.
+      if (object === null) return sessionNotFound(c);
+      return env.AGENT_SESSION.get(object).fetch(c.req.raw).catch(() => sessionNotFound(c));
     }
     // Only a POST can open a session; anything else gets the app's own refusal.
     if (c.req.method !== 'POST') return core.fetch(c.req.raw);
@@ -91,6 +94,11 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
   });
   app.all('*', (c) => core.fetch(c.req.raw));
   return app;
+}
+
+/** The app's own answer for a session it does not have, which tells an MCP client to initialize again. */
+function sessionNotFound(c: Context): Response {
+  return jsonRpcErrorResponse(c, null, new WireError('invalid-request', 'Session not found: it expired or was closed; initialize a new session'), 404);
 }
 
 /** The host a server the agent may use is bound to, or null (edge-direct, unknown, not allowed). */
