@@ -25,17 +25,18 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-type HostLine = { 'entity-id': string; linked: boolean; wakes?: number };
+type HostLine = { 'entity-id': string; linked: boolean; since: string | null; wakes?: number };
 
 async function hostLine(entityId: string): Promise<HostLine> {
-  return (await stack.health()).hosts.find((h) => h['entity-id'] === entityId) as HostLine;
+  return (await stack.health()).hosts.find((h) => h['entity-id'] === entityId) as unknown as HostLine;
 }
 
 describe('a host link on a hibernating Durable Object', () => {
   it('wakes for the next agent request and serves it over the same link', async () => {
     const entityId = stack.entityId('a');
     const linksBefore = stack.sidecar('a').lines().filter((l) => l.msg === 'Linked to the worker').length;
-    expect(await hostLine(entityId)).toMatchObject({ linked: true, wakes: 0 });
+    const before = await hostLine(entityId);
+    expect(before).toMatchObject({ linked: true, wakes: 0 });
 
     let line: HostLine | undefined;
     for (let tries = 0; tries < 5 && (line?.wakes ?? 0) === 0; tries++) {
@@ -44,6 +45,8 @@ describe('a host link on a hibernating Durable Object', () => {
     }
     expect(line).toMatchObject({ linked: true, wakes: expect.any(Number) });
     expect(line!.wakes).toBeGreaterThan(0);
+    // Still the time the host linked, not the time the object woke.
+    expect(line!.since).toBe(before.since);
 
     const client = await connectClient(`${stack.url}/servers/pid-a/mcp`, stack.tokens.alice!);
     const pid = Number(((await client.callTool({ name: 'pid' })) as { content: Array<{ text: string }> }).content[0]!.text);
@@ -54,4 +57,18 @@ describe('a host link on a hibernating Durable Object', () => {
     // Served over the link made before hibernating: the sidecar never dialled again.
     expect(stack.sidecar('a').lines().filter((l) => l.msg === 'Linked to the worker')).toHaveLength(linksBefore);
   }, 90_000);
+
+  it('keeps an idle legacy session: its object, holding open relays, is not evicted while the session lives', async () => {
+    const client = await connectClient(`${stack.url}/servers/pid-b/mcp`, stack.tokens.alice!);
+    try {
+      const pid = Number(((await client.callTool({ name: 'pid' })) as { content: Array<{ text: string }> }).content[0]!.text);
+      // Past the runtime's inactivity eviction, with no request in between.
+      await new Promise((resolve) => setTimeout(resolve, INACTIVITY_MS + 4_000));
+      const again = Number(((await client.callTool({ name: 'pid' })) as { content: Array<{ text: string }> }).content[0]!.text);
+      expect(again).toBe(pid);
+      expect(stack.serverPids('b')).toContain(pid);
+    } finally {
+      await closeClient(client);
+    }
+  }, 60_000);
 });

@@ -227,7 +227,8 @@ export class HostLink {
     return {
       'entity-id': entityId ?? null,
       linked: line?.linked ?? false,
-      since: line?.since ?? null,
+      // When the host linked, not when this instance took the link back from hibernation.
+      since: line?.linked === true && attachment !== null ? attachment.since : (line?.since ?? null),
       channels: line?.channels ?? 0,
       wakes: attachment?.wakes ?? 0,
     };
