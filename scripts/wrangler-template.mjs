@@ -1,8 +1,8 @@
 /**
  * The `wrangler.jsonc` written beside the Workers bundle (dist/cloudflare/): paste-ready for
- * `wrangler deploy`. Both Durable Object classes are SQLite-backed (`new_sqlite_classes`, what
- * the Free plan requires); they store nothing yet, the only state being live sockets and sessions
- * in memory. The config is a secret, never a var in this file: `wrangler secret put
+ * `wrangler deploy`. The Durable Object classes are SQLite-backed (`new_sqlite_classes`, what the
+ * Free plan requires); HostLink and AgentSession store nothing (their state is live sockets and
+ * sessions in memory), OAuthState keeps the built-in OAuth server's records. The config is a secret, never a var in this file: `wrangler secret put
  * SWITCHYARD_WORKER_CONFIG < worker.json`.
  *
  * The compatibility date is the newest the workerd pinned by wrangler 4.86.0 (1.20260426.1) knows,
@@ -23,11 +23,13 @@ export function wranglerTemplate({ name = 'switchyard' } = {}) {
       // One per host, idFromName(entity id): holds that host's link (WebSocket Hibernation API).
       { "name": "HOST_LINK", "class_name": "HostLink" },
       // One per legacy agent session (initialize → newUniqueId; the session id names it).
-      { "name": "AGENT_SESSION", "class_name": "AgentSession" }
+      { "name": "AGENT_SESSION", "class_name": "AgentSession" },
+      // One: the built-in OAuth server's clients, grants and token hashes (its storage).
+      { "name": "OAUTH_STATE", "class_name": "OAuthState" }
     ]
   },
   "migrations": [
-    { "tag": "v1", "new_sqlite_classes": ["HostLink", "AgentSession"] }
+    { "tag": "v1", "new_sqlite_classes": ["HostLink", "AgentSession", "OAuthState"] }
   ],
   "vars": {
     "SWITCHYARD_LOG_LEVEL": "info"

@@ -27,7 +27,7 @@ describe('dist/cloudflare/wrangler.jsonc', () => {
   it('runs the bundle under wrangler with both Durable Object classes bound', async () => {
     await buildCloudflareWorker({ minify: true, outdir: dir });
     const template = readFileSync(join(dir, 'wrangler.jsonc'), 'utf8');
-    expect(template).toContain('"new_sqlite_classes": ["HostLink", "AgentSession"]');
+    expect(template).toContain('"new_sqlite_classes": ["HostLink", "AgentSession", "OAuthState"]');
 
     const host = hostCredential('wrangler-host');
     const token = randomCredential('wrangler-agent');

@@ -27,6 +27,8 @@ export interface WorkerdStackSpec {
   servers: Record<HostName, Record<string, ServerEntry>>;
   /** Edge-direct HTTP servers (top-level `http` descriptors), by name → MCP URL; `alice` may use them. */
   edgeDirect?: Record<string, string>;
+  /** Extra top-level worker config keys (e.g. `oauth`). */
+  worker?: Record<string, unknown>;
   /** Agents besides `alice`, with the servers each may use. */
   agents?: Array<{ name: string; servers: string[] }>;
 }
@@ -67,6 +69,7 @@ export async function startWorkerdStack(spec: WorkerdStackSpec): Promise<Workerd
       ...Object.fromEntries(Object.entries(edgeDirect).map(([n, url]) => [n, { executor: { type: 'http', url } }])),
     },
     'admin-token-sha256': tokenSha256(tokens.admin!),
+    ...spec.worker,
   };
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;

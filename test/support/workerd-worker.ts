@@ -70,7 +70,7 @@ export async function startWorkerdWorker(config: unknown, options: WorkerdWorker
       // The scratch dir is outside the cwd; workerd refuses module paths that climb out of it.
       modulesRoot: dirname(scriptPath),
       compatibilityDate: COMPATIBILITY_DATE,
-      durableObjects: { HOST_LINK: 'HostLink', AGENT_SESSION: 'AgentSession' },
+      durableObjects: { HOST_LINK: 'HostLink', AGENT_SESSION: 'AgentSession', OAUTH_STATE: 'OAuthState' },
       // In memory, as the objects keep nothing on disk: locally each object's SQLite file would
       // otherwise be created on its first request, which dominates linking a large fleet.
       unsafeEphemeralDurableObjects: true,

@@ -21,7 +21,7 @@
 import { createApp } from '../../app.ts';
 import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
 import { InMemorySessionTable } from '../../sessions/session-table.ts';
-import { loadFromEnv } from './cloudflare-env.ts';
+import { loadFromEnv, workersOAuth } from './cloudflare-env.ts';
 import { DurableObjectHostLinkRegistry } from './durable-object-registry.ts';
 import { sessionIdIn } from './session-id.ts';
 import { withSseKeepalive } from './sse-keepalive.ts';
@@ -52,7 +52,7 @@ export class AgentSession {
       const { config, log } = loaded;
       const registry = new DurableObjectHostLinkRegistry(this.#env.HOST_LINK, { log });
       const sessions = new ObjectSessionTable({ idleMs: config['session-idle-seconds'] * 1000, log });
-      const app = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions, log, audit: loaded.audit(), newSessionId: () => sessionIdIn(this.#state.id) });
+      const app = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions, log, audit: loaded.audit(), ...workersOAuth(this.#env, config), newSessionId: () => sessionIdIn(this.#state.id) });
       this.#fetch = app.fetch;
     }
     return withSseKeepalive(await this.#fetch(request));

@@ -13,9 +13,18 @@ import { createWorkerLogger, parseLogLevel, type WorkerLogger } from '../../log.
 import { formatIssue, ValidationError } from '../../../shared/validation.ts';
 import type { WorkerAudit } from '../../audit/worker-audit.ts';
 import { workersAudit } from './workers-audit.ts';
+import type { OAuthRuntime } from '../../app.ts';
+import { DurableObjectOAuthStore } from './oauth-state-object.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
 
 export type Loaded = { ok: true; config: WorkerConfig; log: WorkerLogger; audit: () => WorkerAudit } | { ok: false; response: () => Response };
+
+/** What an app's `oauth` option gets on Workers: the state in the `OAuthState` object (built-in server only). */
+export function workersOAuth(env: SwitchyardEnv, config: WorkerConfig): { oauth?: OAuthRuntime } {
+  if (config.oauth === undefined) return {};
+  // No DNS resolver on Workers: metadata documents are fetched with the runtime's fetch alone.
+  return { oauth: config.oauth['built-in'] === undefined ? {} : { store: new DurableObjectOAuthStore(env.OAUTH_STATE) } };
+}
 
 let cached: { text: string | undefined; level: string | undefined; loaded: Loaded } | undefined;
 

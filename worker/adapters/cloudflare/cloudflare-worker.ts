@@ -4,14 +4,12 @@
  * `wrangler.jsonc`:
  *
  * - `HostLink` (binding `HOST_LINK`): one per host, `idFromName(entity id)`, holds its link;
- * - `AgentSession` (binding `AGENT_SESSION`): one per legacy agent session.
+ * - `AgentSession` (binding `AGENT_SESSION`): one per legacy agent session;
+ * - `OAuthState` (binding `OAUTH_STATE`): one, the built-in OAuth server's state.
  *
  * The config is `SWITCHYARD_WORKER_CONFIG` (a secret), validated as on every runtime; the edge app
  * is built once per isolate and config text. Nothing runs at module load: Workers forbid timers and
  * I/O in the global scope.
- *
- * A seam for the OAuth authorization server (`worker/auth/oauth/`): its small store interface gets
- * a Durable Object storage implementation here, beside these classes, once it is on main.
  *
  * @module
  */
@@ -21,6 +19,7 @@ import type { SwitchyardEnv } from './workers-runtime.ts';
 
 export { AgentSession } from './agent-session-object.ts';
 export { HostLink } from './host-link-object.ts';
+export { OAuthState } from './oauth-state-object.ts';
 
 let edge: { config: unknown; app: { fetch(request: Request): Response | Promise<Response> } } | undefined;
 

@@ -22,6 +22,7 @@ import { createApp } from '../../app.ts';
 import { agentAuth, type AgentVariables } from '../../auth/agent-auth.ts';
 import { hostOriginGuard } from '../../auth/host-origin.ts';
 import { auditedAuth } from '../../audit/credential-audit.ts';
+import { createWorkerOAuth } from '../../auth/oauth/oauth.ts';
 import type { WorkerAudit } from '../../audit/worker-audit.ts';
 import type { AgentEntry, WorkerConfig } from '../../config/worker-config.ts';
 import { createLinkRoute } from '../../link/link-route.ts';
@@ -35,12 +36,13 @@ import { ENTITY_ID_HEADER } from '../../../shared/link/link-types.ts';
 import { EntityIdSchema } from '../../../shared/names.ts';
 import { DurableObjectHostLinkRegistry, hostObject } from './durable-object-registry.ts';
 import { NoSessionTable } from './no-session-table.ts';
+import { workersOAuth } from './cloudflare-env.ts';
 import { objectOfSession } from './session-id.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
 
 export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: WorkerLogger, audit: WorkerAudit): Hono<{ Variables: AgentVariables }> {
   const registry = new DurableObjectHostLinkRegistry(env.HOST_LINK, { log });
-  const core = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions: new NoSessionTable(), registry, log, audit });
+  const core = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions: new NoSessionTable(), registry, log, audit, ...workersOAuth(env, config) });
   const known = new Set(config.hosts.map((h) => h['entity-id']));
   // Refusals of `/link` for an unknown or malformed entity id: the link route answers them
   // before any upgrade, so its upgrade helper is never reached.
@@ -63,8 +65,12 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
   });
 
   const guard = hostOriginGuard({ allowedHosts: config['allowed-hosts'], allowedOrigins: config['allowed-origins'] });
-  // Refused credentials are audited here, where they are refused.
-  const auth = auditedAuth(agentAuth(config.agents), audit);
+  // Agents authenticate here as in the app: a configured bearer token, or with `oauth` an access
+  // token of its server (whose state every isolate shares); refused credentials are audited here.
+  const oauth = config.oauth === undefined
+    ? undefined
+    : createWorkerOAuth({ log, ...workersOAuth(env, config).oauth, config: config.oauth, agents: config.agents, adminTokenSha256: config['admin-token-sha256'], publicUrl: config['public-url'] });
+  const auth = auditedAuth(agentAuth(config.agents, oauth?.resourceAuth), audit);
   const agentRoute = async (c: Context<{ Variables: AgentVariables }>) => {
     if (!(await isLegacy(c.req.raw))) {
       // Straight to the host's object, which serves it on the link it holds; anything else

@@ -38,7 +38,7 @@ import { NoSessionTable } from './no-session-table.ts';
 import type { WorkerAudit } from '../../audit/worker-audit.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import type { WorkerLogger } from '../../log.ts';
-import { loadFromEnv } from './cloudflare-env.ts';
+import { loadFromEnv, workersOAuth } from './cloudflare-env.ts';
 import { RELAY_PATH, relayLog, serveRelay } from './channel-relay.ts';
 import { STATUS_PATH } from './durable-object-registry.ts';
 import { HibernatingSockets } from './hibernating-upgrade.ts';
@@ -141,7 +141,7 @@ export class HostLink {
   }
 
   #agentApp(live: Live): { fetch(request: Request): Response | Promise<Response> } {
-    live.agentApp ??= createApp({ config: live.config, router: new ExecutorTargetRouter({ registry: live.registry }), sessions: new NoSessionTable(), log: live.log, audit: live.audit() });
+    live.agentApp ??= createApp({ config: live.config, router: new ExecutorTargetRouter({ registry: live.registry }), sessions: new NoSessionTable(), log: live.log, audit: live.audit(), ...workersOAuth(this.#env, live.config) });
     return live.agentApp;
   }
 

@@ -38,8 +38,16 @@ export interface DurableObjectNamespace {
   get(id: DurableObjectId): DurableObjectStub;
 }
 
+/** The key-value storage API of a Durable Object (what `OAuthState` uses). */
+export interface DurableObjectStorage {
+  get(key: string): Promise<unknown>;
+  put(key: string, value: unknown): Promise<void>;
+  delete(key: string): Promise<boolean>;
+}
+
 export interface DurableObjectState {
   readonly id: DurableObjectId;
+  readonly storage: DurableObjectStorage;
   acceptWebSocket(ws: WorkersWebSocket, tags?: string[]): void;
   getWebSockets(tag?: string): WorkersWebSocket[];
   setWebSocketAutoResponse(pair: unknown): void;
@@ -55,6 +63,8 @@ export interface SwitchyardEnv {
   SWITCHYARD_LOG_LEVEL?: string;
   HOST_LINK: DurableObjectNamespace;
   AGENT_SESSION: DurableObjectNamespace;
+  /** The built-in OAuth server's state (`oauth-state-object.ts`). */
+  OAUTH_STATE: DurableObjectNamespace;
 }
 
 interface WorkersGlobals {

@@ -1,0 +1,56 @@
+/**
+ * The built-in OAuth server on Workers, its state in the `OAuthState` Durable Object: the SDK's
+ * own OAuth client runs the whole flow against the bundle under workerd (discovery, dynamic
+ * registration, the consent signed in with the agent's token, the code exchange), each step served
+ * by whichever isolate or object the request reaches, then calls host A's server with the access
+ * token it got; a refresh rotates the token, and the used refresh token is refused.
+ */
+import { auth, refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectClient, closeClient } from '../support/clients.ts';
+import { consentOverHttp, MemoryOAuthProvider } from '../support/oauth.ts';
+import { fixtureServer } from '../support/paths.ts';
+import { startWorkerdStack, type WorkerdStack } from '../support/workerd-stack.ts';
+
+const REDIRECT = 'http://127.0.0.1:33418/callback';
+let stack: WorkerdStack;
+
+beforeAll(async () => {
+  stack = await startWorkerdStack({
+    servers: { a: { 'pid-a': fixtureServer('pid-server.mjs') }, b: { 'pid-b': fixtureServer('pid-server.mjs') } },
+    worker: { oauth: { 'built-in': {} } },
+  });
+}, 120_000);
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('the built-in OAuth server on workerd', () => {
+  it('logs an SDK client in through every step and serves it with the access token, its state shared by every isolate', async () => {
+    const serverUrl = `${stack.url}/servers/pid-a/mcp`;
+    let location: URL | null = null;
+    const provider = new MemoryOAuthProvider(REDIRECT, async (url) => {
+      ({ location } = await consentOverHttp(fetch, url, stack.tokens.alice!));
+    });
+    expect(await auth(provider, { serverUrl })).toBe('REDIRECT');
+    const code = (location as URL | null)?.searchParams.get('code');
+    expect(code).toBeTruthy();
+    expect(await auth(provider, { serverUrl, authorizationCode: code! })).toBe('AUTHORIZED');
+    const tokens = provider.savedTokens!;
+
+    const client = await connectClient(serverUrl, tokens.access_token);
+    try {
+      const pid = Number(((await client.callTool({ name: 'pid' })) as { content: Array<{ text: string }> }).content[0]!.text);
+      expect(stack.serverPids('a')).toContain(pid);
+    } finally {
+      await closeClient(client);
+    }
+
+    // Refresh tokens rotate: the store's take lets each be used once.
+    const metadata = await (await fetch(`${stack.url}/.well-known/oauth-authorization-server`)).json();
+    const refresh = { metadata, clientInformation: provider.clientInformation()!, refreshToken: tokens.refresh_token!, resource: new URL(serverUrl) };
+    const rotated = await refreshAuthorization(stack.url, refresh);
+    expect(rotated.access_token).not.toBe(tokens.access_token);
+    await expect(refreshAuthorization(stack.url, refresh)).rejects.toThrow();
+  }, 120_000);
+});

@@ -1,0 +1,90 @@
+/**
+ * `OAuthState`: the built-in authorization server's state on Workers, the `OAuthStore` of
+ * `worker/auth/oauth/oauth-store.ts` kept in one Durable Object's storage (binding `OAUTH_STATE`,
+ * named `idFromName('oauth')`), so every isolate sees the same clients, grants and token hashes.
+ * The contract holds as the interface asks: one object serialises its storage calls, so `take`
+ * (a get, then a delete with no other I/O between) gives a record to exactly one of two callers;
+ * a put resolves once stored; an expired record reads as absent and is deleted on that read.
+ * Entries are `<kind>:<id>` → `{ value, expiresAt }`; ids are already hashes or random ids.
+ *
+ * `DurableObjectOAuthStore` is the store each app is given: one small request to the object per
+ * call.
+ *
+ * @module
+ */
+import { z } from 'zod';
+import { OAUTH_RECORD_KINDS, type JsonValue, type OAuthRecordKind, type OAuthStore } from '../../auth/oauth/oauth-store.ts';
+import type { DurableObjectNamespace, DurableObjectState } from './workers-runtime.ts';
+
+const Operation = z.discriminatedUnion('op', [
+  z.strictObject({ op: z.enum(['get', 'take', 'delete']), kind: z.enum(OAUTH_RECORD_KINDS), id: z.string().min(1).max(512) }),
+  z.strictObject({ op: z.literal('put'), kind: z.enum(OAUTH_RECORD_KINDS), id: z.string().min(1).max(512), value: z.json(), expiresAt: z.number().nullable() }),
+]);
+
+interface Entry {
+  value: JsonValue;
+  expiresAt: number | null;
+}
+
+export class OAuthState {
+  readonly #state: DurableObjectState;
+
+  constructor(state: DurableObjectState) {
+    this.#state = state;
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    const parsed = Operation.safeParse(await request.json().catch(() => null));
+    if (!parsed.success) return Response.json({ error: 'Invalid store operation' }, { status: 400 });
+    const operation = parsed.data;
+    const storage = this.#state.storage;
+    const key = `${operation.kind}:${operation.id}`;
+    switch (operation.op) {
+      case 'put':
+        await storage.put(key, { value: operation.value as JsonValue, expiresAt: operation.expiresAt } satisfies Entry);
+        return Response.json({});
+      case 'delete':
+        await storage.delete(key);
+        return Response.json({});
+      case 'get':
+      case 'take': {
+        const entry = (await storage.get(key)) as Entry | undefined;
+        const live = entry !== undefined && (entry.expiresAt === null || entry.expiresAt > Date.now());
+        if (entry !== undefined && (!live || operation.op === 'take')) await storage.delete(key);
+        return Response.json(live ? { value: entry.value } : {});
+      }
+    }
+  }
+}
+
+export class DurableObjectOAuthStore implements OAuthStore {
+  readonly #namespace: DurableObjectNamespace;
+
+  constructor(namespace: DurableObjectNamespace) {
+    this.#namespace = namespace;
+  }
+
+  get(kind: OAuthRecordKind, id: string): Promise<JsonValue | undefined> {
+    return this.#call({ op: 'get', kind, id });
+  }
+
+  async put(kind: OAuthRecordKind, id: string, value: JsonValue, expiresAt: number | null): Promise<void> {
+    await this.#call({ op: 'put', kind, id, value, expiresAt });
+  }
+
+  take(kind: OAuthRecordKind, id: string): Promise<JsonValue | undefined> {
+    return this.#call({ op: 'take', kind, id });
+  }
+
+  async delete(kind: OAuthRecordKind, id: string): Promise<void> {
+    await this.#call({ op: 'delete', kind, id });
+  }
+
+  async #call(operation: z.input<typeof Operation>): Promise<JsonValue | undefined> {
+    const stub = this.#namespace.get(this.#namespace.idFromName('oauth'));
+    const response = await stub.fetch('https://oauth-state.switchyard/', { method: 'POST', body: JSON.stringify(operation) });
+    if (!response.ok) throw new Error(`The OAuth state object refused a ${operation.op}: HTTP ${response.status}`);
+    const body = (await response.json()) as { value?: JsonValue };
+    return body.value;
+  }
+}
