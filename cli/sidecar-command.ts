@@ -56,6 +56,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger, logLevel:
     audit: { ...(config.audit !== undefined ? { config: config.audit } : {}), write: auditWriter(config.audit?.file, logLevel) },
     // The CLI's host keeps a warm pool unless sidecar.json says otherwise (its defaults when it is silent).
     warmPool: config.warmPool ?? {},
+    limits: config.limits,
   });
   sidecar.start();
   return sidecar;

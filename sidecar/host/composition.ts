@@ -23,6 +23,9 @@ import type { AuditConfig } from '../../shared/audit/audit-config.ts';
 import type { AuditWrite } from '../../shared/audit/audit-log.ts';
 import { SidecarAudit } from '../audit/sidecar-audit.ts';
 import { DEFAULT_WARM_POOL, WarmPool, type WarmPoolBudget } from './warm-pool.ts';
+import { ProcessBudget, type ProcessLimits } from './process-budget.ts';
+import { findPrlimit } from '../process/address-space-limit.ts';
+import type { ConfigSnapshot } from '../config/config-snapshot.ts';
 
 export interface SidecarCompositionConfig {
   /** The sidecar config dir: mcp-servers/, users/, machines/, trust-profiles/. */
@@ -50,7 +53,14 @@ export interface SidecarCompositionConfig {
   audit?: { config?: AuditConfig; write: AuditWrite };
   /** sidecar.json `"warm-pool"`, what it leaves out taken from `DEFAULT_WARM_POOL`; absent: no pool (in-process hosts, tests). */
   warmPool?: { size?: number; maxInstances?: number; idleSeconds?: number; budget?: WarmPoolBudget };
+  /** sidecar.json `"limits"` (`switchyard sidecar` always passes them, defaults filled in); no limit without it. */
+  limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number };
+  /** The accepted config files: a live sidecar reads through it, so a refused edit is never used; the disk without it. */
+  snapshot?: ConfigSnapshot;
 }
+
+/** What a sidecar dir reload hands a running composition (`cli/sidecar-reload.ts`). */
+export type SidecarReload = Required<Pick<SidecarCompositionConfig, 'snapshot' | 'trust' | 'sandbox' | 'limits'>>;
 
 export interface SidecarComposition {
   readonly executor: ProcessExecutor;
@@ -67,6 +77,14 @@ export interface SidecarComposition {
   readonly onOpen: ChannelOpenHandler;
   /** Present when the config names a worker and a host key. */
   readonly link: LinkClient | null;
+  /** The process limits every stdio launch is counted against. */
+  readonly budget: ProcessBudget;
+  /**
+   * Applies a changed config dir without a restart: the new files, trust floor, sandbox and
+   * limits; ends only the servers the change affects (`RemoteMcpHostHandler.reconfigure`).
+   * @returns How many servers were ended.
+   */
+  reload(next: SidecarReload): Promise<number>;
   /** Starts dialling the worker (no-op without a link client). */
   start(): void;
   /** Stops the link, ends every hosted server and waits for their process trees. */
@@ -75,8 +93,12 @@ export interface SidecarComposition {
 
 export function createSidecarComposition(config: SidecarCompositionConfig): SidecarComposition {
   const log = config.log ?? silentLogger;
-  const executor = new ProcessExecutor({ logger: log, ...config.executor });
-  const profiles = new TrustProfileStore(join(config.configDir, 'trust-profiles'));
+  const memoryLimit = addressSpaceLimit(config.limits?.memoryLimitMib ?? 0, config.env ?? process.env, log);
+  const executor = new ProcessExecutor({ logger: log, ...(memoryLimit !== undefined ? { addressSpaceLimit: memoryLimit } : {}), ...config.executor });
+  const budget = new ProcessBudget({ limits: processLimits(config.limits), log });
+  let snapshot = config.snapshot;
+  const read = snapshot === undefined ? undefined : (path: string) => snapshot!.read(path);
+  const profiles = new TrustProfileStore(join(config.configDir, 'trust-profiles'), read);
   const policies = new PolicyCache();
   const configured = config.audit === undefined
     ? null
@@ -105,6 +127,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     ...(config.env ? { env: config.env } : {}),
     ...(config.trust ? { trust: config.trust } : {}),
     ...(audit !== undefined ? { audit } : {}),
+    budget,
   });
   const open = (request: unknown, channel: Parameters<typeof handler.open>[1]) => handler.open(request, channel);
   const mcp = new McpTransportListener([audit !== undefined ? audit.audited(open) : open]);
@@ -122,6 +145,14 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     listeners: { mcp },
     onOpen: mcp.onOpen,
     link,
+    budget,
+    async reload(next) {
+      snapshot = next.snapshot;
+      budget.setLimits(processLimits(next.limits));
+      executor.setAddressSpaceLimit(addressSpaceLimit(next.limits.memoryLimitMib, config.env ?? process.env, log));
+      policies.clear();
+      return handler.reconfigure({ trust: next.trust, compile: compileOptions(config, next.sandbox, log) });
+    },
     start: () => link?.start(),
     async stop() {
       await link?.stop();
@@ -132,4 +163,24 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       await configured?.exporter?.flush();
     },
   };
+}
+
+// Every compile knows the config dir, so no sandbox ever sees the host key (DESIGN §5).
+function compileOptions(config: SidecarCompositionConfig, sandbox: SidecarCompositionConfig['sandbox'], log: Logger): RemoteMcpHostHandlerOptions['compile'] {
+  return { configDir: config.configDir, log, ...(sandbox ? { tmpSizeBytes: sandbox.tmpSizeMib * 1024 * 1024 } : {}), ...config.compile };
+}
+
+function processLimits(limits: SidecarCompositionConfig['limits']): ProcessLimits {
+  return limits === undefined ? { perAgent: Infinity, total: Infinity } : { perAgent: limits.processesPerAgent, total: limits.processes };
+}
+
+/** The executor's RLIMIT_AS, when one is asked for and `prlimit` exists to apply it (else said once, in the log). */
+function addressSpaceLimit(mib: number, env: Readonly<Record<string, string | undefined>>, log: Logger): { prlimit: string; bytes: number } | undefined {
+  if (mib <= 0) return undefined;
+  const prlimit = findPrlimit(env);
+  if (prlimit === null) {
+    log.warn('Server memory limit not applied: prlimit (util-linux) not found, or not Linux', { 'memory-limit-mib': mib });
+    return undefined;
+  }
+  return { prlimit, bytes: mib * 1024 * 1024 };
 }

@@ -24,7 +24,7 @@ export type { WorkerRuntime } from './config-checks.ts';
 
 export const DEFAULT_SESSION_IDLE_SECONDS = 900;
 /** Live sessions one agent may hold (`max-sessions-per-agent`); past it the oldest idle one is ended. */
-export const DEFAULT_MAX_SESSIONS_PER_AGENT = 8;
+export const DEFAULT_MAX_SESSIONS_PER_AGENT = 16;
 
 const Sha256HexSchema = z
   .string()

@@ -20,10 +20,10 @@ describe('agent session limits', () => {
     expect(admitSession([s('a', 1, 1), s('b', 2, 2)], 0, 2)).toEqual({ kind: 'full' });
   });
 
-  it('takes the agent\'s own limit over the worker-wide one, and 8 by default', () => {
+  it('takes the agent\'s own limit over the worker-wide one, and 16 by default', () => {
     expect(sessionLimitOf({ 'max-sessions': 2 }, { 'max-sessions-per-agent': 5 })).toBe(2);
     expect(sessionLimitOf({}, { 'max-sessions-per-agent': 5 })).toBe(5);
-    expect(sessionLimitOf({}, undefined)).toBe(8);
+    expect(sessionLimitOf({}, undefined)).toBe(16);
   });
 
   it('refuses with limit-reached, naming the agent and the limit', () => {
