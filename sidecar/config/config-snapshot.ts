@@ -1,9 +1,9 @@
 /**
  * A snapshot of the sidecar config dir: the text of every file the host reads to launch a server
  * (`sidecar.json`, each `mcp-servers/mcp.json` layer, `trust-profiles/*.json`), taken when the
- * dir was last accepted. A live sidecar reads through it instead of the disk, so an edit that
- * `switchyard check` refuses is never half-applied: the old files stay in force until a valid
- * set replaces them (`config-dir-watcher.ts`).
+ * dir was last accepted. Once `switchyard check` refuses what is on disk, a live sidecar reads
+ * through it instead of the disk, so a refused edit is never used: the old files stay in force
+ * until a valid set replaces them (`cli/sidecar-reload.ts`).
  *
  * @module
  */

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
 import { silentLogger, type Logger } from '../log.ts';
@@ -55,7 +56,10 @@ export interface SidecarCompositionConfig {
   warmPool?: { size?: number; maxInstances?: number; idleSeconds?: number; budget?: WarmPoolBudget };
   /** sidecar.json `"limits"` (`switchyard sidecar` always passes them, defaults filled in); no limit without it. */
   limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number };
-  /** The accepted config files: a live sidecar reads through it, so a refused edit is never used; the disk without it. */
+  /**
+   * The config files last accepted (a live sidecar's). Launches read the disk, as without it,
+   * until `refuseConfig` says the files on disk were refused: then this snapshot, until a reload.
+   */
   snapshot?: ConfigSnapshot;
 }
 
@@ -85,6 +89,8 @@ export interface SidecarComposition {
    * @returns How many servers were ended.
    */
   reload(next: SidecarReload): Promise<number>;
+  /** The files on disk were refused (`switchyard check` finds problems): launches read the last accepted snapshot until the next reload. */
+  refuseConfig(): void;
   /** Starts dialling the worker (no-op without a link client). */
   start(): void;
   /** Stops the link, ends every hosted server and waits for their process trees. */
@@ -97,7 +103,8 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   const executor = new ProcessExecutor({ logger: log, ...(memoryLimit !== undefined ? { addressSpaceLimit: memoryLimit } : {}), ...config.executor });
   const budget = new ProcessBudget({ limits: processLimits(config.limits), log });
   let snapshot = config.snapshot;
-  const read = snapshot === undefined ? undefined : (path: string) => snapshot!.read(path);
+  let refused = false;
+  const read = snapshot === undefined ? undefined : (path: string) => (refused ? snapshot!.read(path) : readFile(path, 'utf8'));
   const profiles = new TrustProfileStore(join(config.configDir, 'trust-profiles'), read);
   const policies = new PolicyCache();
   const configured = config.audit === undefined
@@ -146,8 +153,12 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     onOpen: mcp.onOpen,
     link,
     budget,
+    refuseConfig() {
+      refused = snapshot !== undefined;
+    },
     async reload(next) {
       snapshot = next.snapshot;
+      refused = false;
       budget.setLimits(processLimits(next.limits));
       executor.setAddressSpaceLimit(addressSpaceLimit(next.limits.memoryLimitMib, config.env ?? process.env, log));
       policies.clear();
