@@ -93,7 +93,7 @@ export const SidecarConfigSchema = z
           .max(10_000)
           .optional()
           .meta({ default: DEFAULT_HOST_PROCESSES })
-          .describe('Server processes this host runs in all; a launch past it ends the host\'s oldest idle one (the asking agent\'s own first), and is refused (limit-reached) only when none is idle'),
+          .describe('Server processes this host runs in all; a launch past it ends the asking agent\'s own oldest idle one, never another agent\'s, and is refused (limit-reached) when it has none'),
         'memory-limit-mib': z
           .number()
           .int()

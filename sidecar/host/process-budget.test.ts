@@ -35,15 +35,15 @@ describe('process budget', () => {
     expect(ended).toEqual([]);
   });
 
-  it('at the host cap ends the asking agent\'s own idle process first, then the host\'s oldest idle one', () => {
+  it('at the host cap ends only the asking agent\'s own idle process, and refuses when it has none', () => {
     const { ended, take } = budget(10, 3);
     take('bob', 'x');
     take('alice', 'a');
     take('carol', 'y').inFlight(1);
     take('alice', 'b');
     expect(ended).toEqual(['alice/a:limit-reached']);
-    take('dave', 'z');
-    expect(ended).toEqual(['alice/a:limit-reached', 'bob/x:limit-reached']);
+    expect(() => take('dave', 'z')).toThrow(expect.objectContaining({ reason: 'limit-reached' }));
+    expect(ended).toEqual(['alice/a:limit-reached']);
   });
 
   it('counts a released slot no more, and applies new limits from the next launch', () => {

@@ -6,8 +6,8 @@
  * Every stdio server the host launches takes a slot first, whether for a legacy session (one
  * process per agent session and server) or as the legacy instance a modern agent is served by.
  * A launch past the agent's limit ends that agent's least recently used idle process (no request
- * in flight); a launch past the host's cap ends the host's least recently used idle process, the
- * agent's own first. Only when nothing that may go is idle is the launch refused, with
+ * in flight); a launch past the host's cap ends the agent's own least recently used idle process,
+ * never another agent's. Only when nothing that may go is idle is the launch refused, with
  * `limit-reached`. A process ended this way closes its channel with `limit-reached`, so the agent
  * learns why.
  *
@@ -101,11 +101,12 @@ export class ProcessBudget {
       if (next === undefined) throw this.#refuse(agent, server, `agent "${agent}" already holds ${perAgent} server processes on this host, all busy`);
       victims.push(next);
     }
+    // At the host's cap only the asking agent's own idle processes may go: another agent's
+    // session is never ended for someone else's launch.
     const hostExcess = this.#held.size - victims.length + 1 - total;
     if (hostExcess > 0) {
-      const candidates = [...ownIdle, ...idle((h) => h.agent !== agent)];
-      if (candidates.length < hostExcess) throw this.#refuse(agent, server, `this host already runs ${total} server processes, all busy`);
-      victims.push(...candidates.slice(0, hostExcess));
+      if (ownIdle.length < hostExcess) throw this.#refuse(agent, server, `this host already runs ${total} server processes, none of them this agent's and idle`);
+      victims.push(...ownIdle.slice(0, hostExcess));
     }
     for (const victim of victims) {
       this.#held.delete(victim);
