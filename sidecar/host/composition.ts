@@ -124,17 +124,12 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     profiles,
     policies,
     log,
-    // Every compile knows the config dir, so no sandbox ever sees the host key (DESIGN §5).
-    compile: {
-      configDir: config.configDir,
-      log,
-      ...(config.sandbox ? { tmpSizeBytes: config.sandbox.tmpSizeMib * 1024 * 1024 } : {}),
-      ...config.compile,
-    },
+    compile: compileOptions(config, config.sandbox, log),
     ...(config.env ? { env: config.env } : {}),
     ...(config.trust ? { trust: config.trust } : {}),
     ...(audit !== undefined ? { audit } : {}),
     budget,
+    ...(read !== undefined ? { read } : {}),
   });
   const open = (request: unknown, channel: Parameters<typeof handler.open>[1]) => handler.open(request, channel);
   const mcp = new McpTransportListener([audit !== undefined ? audit.audited(open) : open]);
