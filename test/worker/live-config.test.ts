@@ -7,7 +7,8 @@
  * every other session keeps its very process; an invalid change is refused, logged with every
  * problem worded as `switchyard check` words it, and the config in force stays.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -19,7 +20,7 @@ import { closeClient, connectClient } from '../support/clients.ts';
 import { agentEntry, randomCredential } from '../support/configs.ts';
 import { msg } from '../support/line-log.ts';
 import { fixtureServer } from '../support/paths.ts';
-import { livePids } from '../support/processes.ts';
+import { livePids, ProcessSet, waitForOutput, watch } from '../support/processes.ts';
 import { startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
@@ -94,6 +95,13 @@ describe('live worker config', () => {
     expect(refused!.level).toBe('error');
     expect(await pidOf(bob)).toBe(bobPid);
     expect(await pidOf(await session('pid', daveToken))).toBeGreaterThan(0);
+
+    // Fixed again, and SIGHUP ("reload now") on top: it is put in force once, and Deno keeps running.
+    writeFileSync(file, JSON.stringify({ ...config, 'session-idle-seconds': 600 }));
+    stack.worker.process.child.kill('SIGHUP');
+    const [again] = (await logged(stack.worker.err, 'Worker config reloaded', 2)).slice(1);
+    expect(again).toMatchObject({ endedSessions: 0 });
+    expect(await pidOf(bob)).toBe(bobPid);
     expect(stack.worker.process.child.exitCode).toBeNull();
   });
 });
@@ -137,5 +145,47 @@ describe('live sidecar config dir', () => {
     expect(await pidOf(bob)).toBe(bobPid);
     expect(await pidOf(await session('pid', stack.tokens.bob!))).toBeGreaterThan(0);
     expect(stack.sidecar.process.child.exitCode).toBeNull();
+  });
+});
+
+describe('live worker config under Node (switchyard worker --runtime node)', () => {
+  it('reloads on SIGHUP and on a file change, keeps the session it does not affect, and refuses an invalid config', async () => {
+    const procs = new ProcessSet();
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-live-node-'));
+    try {
+      mkdirSync(join(dir, 'mcp-servers'));
+      writeFileSync(join(dir, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: { pid: fixtureServer('pid-server.mjs') } }));
+      writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ 'allow-uncontained': true }));
+      const file = join(dir, 'worker.json');
+      const [aliceToken, bobToken] = [randomCredential('alice-token'), randomCredential('bob-token')];
+      const config = { agents: [agentEntry({ name: 'alice', token: aliceToken, servers: ['pid'] })], servers: { pid: { executor: { type: 'local' } } } };
+      writeFileSync(file, JSON.stringify(config));
+      const worker = watch(procs.spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'worker', '--runtime', 'node', '--config', file, '--port', '0']));
+      const url = (await waitForOutput(worker.process, worker.process.stdout, /"url":"([^"]+)"/, 'the Node worker'))[1]!;
+      const alice = await connectClient(`${url}/servers/pid/mcp`, aliceToken);
+      const alicePid = await pidOf(alice);
+
+      // SIGHUP is "reload now", never the end of the worker.
+      writeFileSync(file, JSON.stringify({ ...config, agents: [...config.agents, agentEntry({ name: 'bob', token: bobToken, servers: ['pid'] })] }));
+      worker.process.child.kill('SIGHUP');
+      const [reloaded] = await logged(worker.err, 'Worker config reloaded', 1);
+      expect(reloaded).toMatchObject({ endedSessions: 0 });
+      const bob = await connectClient(`${url}/servers/pid/mcp`, bobToken);
+      expect(await pidOf(bob)).not.toBe(alicePid);
+      expect(await pidOf(alice)).toBe(alicePid);
+
+      writeFileSync(file, JSON.stringify({ ...config, 'session-idle-seconds': -1 }));
+      const [refused] = await logged(worker.err, 'Worker config refused: the config in force stays', 1);
+      expect(refused!.problems).toEqual(checkFile(file, 'node').issues.map(formatIssue));
+      expect(refused!.problems).toEqual(['session-idle-seconds: Too small: expected number to be >0']);
+      expect(await pidOf(bob)).toBeGreaterThan(0);
+      worker.process.child.kill('SIGHUP');
+      expect(await pidOf(alice)).toBe(alicePid);
+      expect(worker.process.child.exitCode).toBeNull();
+      for (const client of [alice, bob]) await closeClient(client);
+    } finally {
+      await procs.stopAll();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
