@@ -11,6 +11,7 @@
  * - The host holds at most `server-processes-per-agent` processes of one agent: an aggregate
  *   session needs one per server, so the host ends the agent's oldest idle process first.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { closeClient, connectClient } from '../support/clients.ts';
@@ -63,6 +64,9 @@ describe('per-agent limits', () => {
       pids.push(await pidOf(client));
     }
     expect((await stack.health()).sessions).toBe(SESSION_LIMIT + 1);
+    // Every server process maps at most sidecar.json's memory-limit-mib (4096 MiB by default), through RLIMIT_AS.
+    const limits = readFileSync(`/proc/${bobPid}/limits`, 'utf8');
+    expect(limits).toMatch(new RegExp(`^Max address space\\s+${4096 * 1024 * 1024}\\s+${4096 * 1024 * 1024}\\s+bytes`, 'm'));
     // The three oldest were ended to make room, in the order they were opened.
     const ended = stack.worker.err.filter(msg('Agent session ended to make room', { agent: 'alice' }));
     expect(ended).toHaveLength(3);
