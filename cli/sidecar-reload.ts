@@ -9,13 +9,14 @@
  *
  * @module
  */
-import { describeFileProblems } from '../sidecar/config/config-file-problems.ts';
+import { join } from 'node:path';
+import { ConfigFileError, describeFileProblems } from '../sidecar/config/config-file-problems.ts';
 import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
 import { watchConfig, type ConfigWatch } from '../sidecar/config/config-watcher.ts';
 import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import type { SidecarComposition } from '../sidecar/host/composition.ts';
 import type { Logger } from '../sidecar/log.ts';
-import { checkConfigDir } from './check-config-dir.ts';
+import { checkConfigDir, type FileCheck } from './check-config-dir.ts';
 
 const RESTART_KEYS = ['worker', 'entityId', 'keyFile', 'user', 'modernInstanceIdleSeconds'] as const;
 
@@ -39,7 +40,7 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
   const once = async (trigger: string): Promise<void> => {
     const before = ConfigSnapshot.take(dir);
     if (before.equals(accepted) || (refused !== null && before.equals(refused))) return;
-    const results = await checkConfigDir(dir);
+    const results = (await checkConfigDir(dir)).map((r) => withOverrides(r, dir, options.overrides));
     const after = ConfigSnapshot.take(dir);
     // Changed while being checked: what was checked is not what is there; the change's own event follows.
     if (!after.equals(before)) return;
@@ -71,6 +72,22 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
     queue = run.catch((error: unknown) => log.error('Sidecar config reload failed', { trigger, error }));
     return run;
   };
+}
+
+/**
+ * sidecar.json as the sidecar reads it: with the command line's `--worker` / `--entity-id` on top,
+ * so a key given there (or a sidecar.json left out for them) is no problem, as at start.
+ */
+function withOverrides(result: FileCheck, dir: string, overrides: SidecarReloadOptions['overrides']): FileCheck {
+  if (result.file !== join(dir, 'sidecar.json') || Object.keys(overrides).length === 0) return result;
+  try {
+    loadSidecarConfig(dir, overrides);
+  } catch (error) {
+    if (!(error instanceof ConfigFileError)) throw error;
+    return { ...result, kind: 'sidecar config', issues: [...error.issues] };
+  }
+  // Cross-file problems (a floor that does not resolve) stand whatever the flags say.
+  return { ...result, kind: 'sidecar config', issues: result.issues.filter((i) => i.path === 'trust-profile') };
 }
 
 /** Watches the dir (and SIGHUP) and reloads on every change. */
