@@ -9,7 +9,8 @@
  * - When every session of the agent is busy the new one is refused with `limit-reached` (HTTP
  *   429, JSON-RPC -32012) and nothing is started.
  * - The host holds at most `server-processes-per-agent` processes of one agent: an aggregate
- *   session needs one per server, so the host ends the agent's oldest idle process first.
+ *   session needs one per server, so the host ends the agent's oldest idle process first; the
+ *   instances kept for a modern (2026-07-28) agent count against the same limit.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,7 @@ import { msg } from '../support/line-log.ts';
 import { fixtureServer } from '../support/paths.ts';
 import { livePids } from '../support/processes.ts';
 import { startStack, type Stack } from '../support/stack.ts';
+import { modernPost } from '../modern/modern-client.ts';
 
 const SESSION_LIMIT = 3;
 const HOST_LIMIT = 3;
@@ -30,6 +32,7 @@ beforeAll(async () => {
     agents: [
       { name: 'bob', servers: ['pid'] },
       { name: 'carol', servers: ['pid', 'faults'] },
+      { name: 'dave', servers: ['pid', 'faults'] },
     ],
     worker: { 'max-sessions-per-agent': SESSION_LIMIT },
     sidecar: { limits: { 'server-processes-per-agent': HOST_LIMIT } },
@@ -133,5 +136,25 @@ describe('per-agent limits', () => {
     expect(await pidOf(bob)).toBe(bobPid);
     for (const client of [first, second, bob]) await closeClient(client);
     await expect.poll(() => livePids(stack.serverPids()), { timeout: 15_000 }).toEqual([]);
+  });
+
+  it('counts the instances kept for a modern agent against the same per-agent limit on the host', async () => {
+    const older = await connectClient(`${stack.url}/servers/pid/mcp`, stack.tokens.dave!);
+    const olderPid = await pidOf(older);
+    const newer = await connectClient(`${stack.url}/servers/faults/mcp`, stack.tokens.dave!);
+    await newer.callTool({ name: 'echo', arguments: { message: 'kept' } });
+    const modern = async (server: string, name: string, args: Record<string, unknown> = {}) =>
+      (await modernPost(`${stack.url}/servers/${server}/mcp`, stack.tokens.dave!, 'tools/call', { name, arguments: args })).response;
+    const instancePid = Number((await modern('pid', 'pid')).result.content[0].text);
+    const before = stack.sidecar.lines().filter((l) => l.msg === 'Server process ended to make room').length;
+    // A fourth process of dave's: his oldest idle one (the older legacy session's) makes room.
+    expect((await modern('faults', 'echo', { message: 'modern' })).result.content[0].text).toBe('Echo: modern');
+    const made = stack.sidecar.lines().filter((l) => l.msg === 'Server process ended to make room').slice(before);
+    expect(made).toEqual([expect.objectContaining({ agent: 'dave', server: 'pid' })]);
+    await expect.poll(() => livePids([olderPid]), { timeout: 15_000 }).toEqual([]);
+    await expect(pidOf(older)).rejects.toThrow();
+    expect((await newer.callTool({ name: 'echo', arguments: { message: 'still' } })).content).toEqual([{ type: 'text', text: 'Echo: still' }]);
+    expect(Number((await modern('pid', 'pid')).result.content[0].text)).toBe(instancePid);
+    for (const client of [older, newer]) await closeClient(client).catch(() => {});
   });
 });
