@@ -4,8 +4,8 @@
  * without a restart (`SidecarComposition.reload`: only the servers the change affects end) or
  * refused, every problem logged in `check`'s words, with the files last accepted kept in force.
  *
- * Keys that say who this host is (`worker`, `entity-id`, `key-file`, `user`) and
- * `modern-instance-idle-seconds` apply at the next start; a change to them is logged as such.
+ * Keys that say who this host is (`worker`, `entity-id`, `key-file`, `user`),
+ * `modern-instance-idle-seconds` and `audit` apply at the next start; a change to them is logged as such.
  *
  * @module
  */
@@ -18,7 +18,7 @@ import type { SidecarComposition } from '../sidecar/host/composition.ts';
 import type { Logger } from '../sidecar/log.ts';
 import { checkConfigDir, type FileCheck } from './check-config-dir.ts';
 
-const RESTART_KEYS = ['worker', 'entityId', 'keyFile', 'user', 'modernInstanceIdleSeconds'] as const;
+const RESTART_KEYS = ['worker', 'entityId', 'keyFile', 'user', 'modernInstanceIdleSeconds', 'audit'] as const;
 
 export interface SidecarReloadOptions {
   dir: string;
