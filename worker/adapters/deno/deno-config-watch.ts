@@ -20,6 +20,8 @@ interface DenoWatch {
 const deno = (globalThis as unknown as { Deno: DenoWatch }).Deno;
 /** Events of one save come in a burst; the reload waits for it to settle. */
 const SETTLE_MS = 50;
+/** How often a missing file is looked for again (every SETTLE_MS) before the watch gives up. */
+const REARM_TRIES = 40;
 
 export function watchDenoWorkerConfig(worker: ComposedWorker, file: string, initialText: string, log: WorkerLogger): void {
   const reload = createConfigReloader({ file, readText: () => deno.readTextFile(file), runtime: 'edge', initialText, target: worker, log });
@@ -33,11 +35,17 @@ export function watchDenoWorkerConfig(worker: ComposedWorker, file: string, init
   };
   deno.addSignalListener('SIGHUP', () => soon('SIGHUP'));
   const watch = async (): Promise<void> => {
-    for (;;) {
+    for (let attempt = 0; ; ) {
       let watcher: ReturnType<DenoWatch['watchFs']>;
       try {
         watcher = deno.watchFs(file);
+        attempt = 0;
       } catch (error) {
+        // Between an editor's delete and its write the file may be missing for a moment.
+        if (++attempt < REARM_TRIES) {
+          await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+          continue;
+        }
         log.warn('Worker config not watched: reload it with SIGHUP', { file, error });
         return;
       }
