@@ -71,8 +71,8 @@ describe('per-agent limits', () => {
     const limits = readFileSync(`/proc/${bobPid}/limits`, 'utf8');
     expect(limits).toMatch(new RegExp(`^Max address space\\s+${4096 * 1024 * 1024}\\s+${4096 * 1024 * 1024}\\s+bytes`, 'm'));
     // The three oldest were ended to make room, in the order they were opened.
-    const ended = stack.worker.err.filter(msg('Agent session ended to make room', { agent: 'alice' }));
-    expect(ended).toHaveLength(3);
+    // Logs arrive on their own pipe: wait for the lines rather than assume they came first.
+    await expect.poll(() => stack.worker.err.filter(msg('Agent session ended to make room', { agent: 'alice' })).length, { timeout: 15_000 }).toBe(3);
     for (const client of alice.slice(0, 3)) await expect(pidOf(client)).rejects.toThrow(/Session not found/);
     // The newest three still answer, each from the process it had; bob's session never noticed.
     for (const [i, client] of alice.slice(3).entries()) expect(await pidOf(client)).toBe(pids[3 + i]);
@@ -149,8 +149,8 @@ describe('per-agent limits', () => {
     const before = stack.sidecar.lines().filter((l) => l.msg === 'Server process ended to make room').length;
     // A fourth process of dave's: his oldest idle one (the older legacy session's) makes room.
     expect((await modern('faults', 'echo', { message: 'modern' })).result.content[0].text).toBe('Echo: modern');
-    const made = stack.sidecar.lines().filter((l) => l.msg === 'Server process ended to make room').slice(before);
-    expect(made).toEqual([expect.objectContaining({ agent: 'dave', server: 'pid' })]);
+    const made = () => stack.sidecar.lines().filter((l) => l.msg === 'Server process ended to make room').slice(before);
+    await expect.poll(made, { timeout: 15_000 }).toEqual([expect.objectContaining({ agent: 'dave', server: 'pid' })]);
     await expect.poll(() => livePids([olderPid]), { timeout: 15_000 }).toEqual([]);
     await expect(pidOf(older)).rejects.toThrow();
     expect((await newer.callTool({ name: 'echo', arguments: { message: 'still' } })).content).toEqual([{ type: 'text', text: 'Echo: still' }]);

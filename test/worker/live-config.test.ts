@@ -7,7 +7,7 @@
  * every other session keeps its very process; an invalid change is refused, logged with every
  * problem worded as `switchyard check` words it, and the config in force stays.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,7 +87,9 @@ describe('live worker config', () => {
 
     // Both ways: an invalid config is refused with check's words, and the one in force stays.
     const broken = { ...config, 'bogus-key': 1, agents: [{ ...config.agents[0], servers: ['nope'] }, ...config.agents.slice(1)] };
-    writeFileSync(file, JSON.stringify(broken));
+    // Saved as editors do: a new file renamed over the old one.
+    writeFileSync(`${file}.tmp`, JSON.stringify(broken));
+    renameSync(`${file}.tmp`, file);
     const [refused] = await logged(stack.worker.err, 'Worker config refused: the config in force stays', 1);
     const expected = checkFile(file, 'edge').issues.map(formatIssue);
     expect(expected.length).toBeGreaterThan(0);
@@ -96,11 +98,12 @@ describe('live worker config', () => {
     expect(await pidOf(bob)).toBe(bobPid);
     expect(await pidOf(await session('pid', daveToken))).toBeGreaterThan(0);
 
-    // Fixed again, and SIGHUP ("reload now") on top: it is put in force once, and Deno keeps running.
+    // Fixed again, in place: the watch followed the renamed file.
     writeFileSync(file, JSON.stringify({ ...config, 'session-idle-seconds': 600 }));
-    stack.worker.process.child.kill('SIGHUP');
     const [again] = (await logged(stack.worker.err, 'Worker config reloaded', 2)).slice(1);
-    expect(again).toMatchObject({ endedSessions: 0 });
+    expect(again).toMatchObject({ endedSessions: 0, trigger: 'file' });
+    // SIGHUP ("reload now") on an unchanged file changes nothing, and Deno keeps running.
+    stack.worker.process.child.kill('SIGHUP');
     expect(await pidOf(bob)).toBe(bobPid);
     expect(stack.worker.process.child.exitCode).toBeNull();
   });
