@@ -113,7 +113,9 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   const audit = configured === null ? undefined : new SidecarAudit(configured.audit, config.entityId);
   const modernInstances = new LegacyInstancePool({ idleMs: (config.modernInstanceIdleSeconds ?? DEFAULT_INSTANCE_IDLE_SECONDS) * 1000, log });
   const warm = config.warmPool === undefined ? { ...DEFAULT_WARM_POOL, size: 0 } : { ...DEFAULT_WARM_POOL, ...config.warmPool };
-  const warmPool = new WarmPool({ size: warm.size, maxInstances: warm.maxInstances, idleMs: warm.idleSeconds * 1000, log, ...(warm.budget ? { budget: warm.budget } : {}) });
+  // A spare counts against the process limits through its own transport (it holds a slot from
+  // spawn to end, in the pool and after a session takes it), so the pool only asks for free room.
+  const warmPool = new WarmPool({ size: warm.size, maxInstances: warm.maxInstances, idleMs: warm.idleSeconds * 1000, log, budget: warm.budget ?? { tryReserve: (agent) => budget.hasRoom(agent), release: () => {} } });
   const handler = new RemoteMcpHostHandler({
     modernInstances,
     warmPool,

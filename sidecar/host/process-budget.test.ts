@@ -56,4 +56,14 @@ describe('process budget', () => {
     expect(ended).toEqual([]);
     expect(b.count()).toBe(2);
   });
+
+  it('gives a warm pool\'s spare only free room, never ending a process for it', () => {
+    const { b, ended, take } = budget(2, 10);
+    take('alice', 'a');
+    expect(b.hasRoom('alice')).toBe(true);
+    b.reserve('alice', 'spare', { evict: false });
+    expect(b.hasRoom('alice')).toBe(false);
+    expect(() => b.reserve('alice', 'spare', { evict: false })).toThrow(expect.objectContaining({ reason: 'limit-reached' }));
+    expect(ended).toEqual([]);
+  });
 });

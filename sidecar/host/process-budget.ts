@@ -78,6 +78,11 @@ export class ProcessBudget {
     this.#limits = limits;
   }
 
+  /** Whether one more process of `agent` fits without ending any (what the warm pool asks before a spare). */
+  hasRoom(agent: string): boolean {
+    return this.count(agent) < this.#limits.perAgent && this.#held.size < this.#limits.total;
+  }
+
   /** Processes held, by everyone or by `agent`. */
   count(agent?: string): number {
     return agent === undefined ? this.#held.size : [...this.#held].filter((h) => h.agent === agent).length;
@@ -89,8 +94,10 @@ export class ProcessBudget {
    * @returns The slot and `bind`, through which the holder says how to end its process.
    * @throws WireError `limit-reached` when nothing that may be ended is idle.
    */
-  reserve(agent: string, server: string): { slot: ProcessSlot; bind(end: (error: WireError) => void): void } {
+  reserve(agent: string, server: string, options: { evict?: boolean } = {}): { slot: ProcessSlot; bind(end: (error: WireError) => void): void } {
     const { perAgent, total } = this.#limits;
+    // A warm pool's spare takes only free room: it never ends a process a session may come back to.
+    if (options.evict === false && !this.hasRoom(agent)) throw this.#refuse(agent, server, 'no free room for a spare instance');
     const idle = (pick: (h: Held) => boolean) =>
       [...this.#held].filter((h) => h.inFlight === 0 && pick(h)).sort((a, b) => a.lastActive - b.lastActive);
     const victims: Held[] = [];

@@ -268,16 +268,16 @@ export class RemoteMcpHostHandler {
       pool: this.#options.warmPool,
       key: agent === undefined ? null : { agent, server: name, revision: trust.resolved?.revision ?? 'uncontained' },
       cold: () => this.#stdioTransport(name, config, connection, trust, log),
-      spare: () => this.#stdioTransport(name, config, spare, trust, this.#options.log.child({ server: name, agent: agent ?? null })),
+      spare: () => this.#stdioTransport(name, config, spare, trust, this.#options.log.child({ server: name, agent: agent ?? null }), { spare: true }),
     });
   }
 
-  async #stdioTransport(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger): Promise<Transport> {
+  async #stdioTransport(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger, kind: { spare?: boolean } = {}): Promise<Transport> {
     const env = this.#options.env ?? process.env;
     const resolved = resolveServerCommand(name, config, { env, log, ...(this.#options.platform ? { platform: this.#options.platform } : {}) });
     const policy = await this.#policy(name, config, resolved, connection, trust);
     const launchEnv = { ...inheritedEnvironment(env), ...config.env };
-    const slot = this.#options.budget?.reserve(connection.agent ?? '(unnamed)', name);
+    const slot = this.#options.budget?.reserve(connection.agent ?? '(unnamed)', name, { evict: kind.spare !== true });
     const transport = new ProcessExecutorBackedClientTransport(
       name,
       { command: resolved.command, args: resolved.args, env: launchEnv, policy, ...(config.cwd ? { cwd: config.cwd } : {}), ...(resolved.verbatim ? { verbatim: true } : {}) },
