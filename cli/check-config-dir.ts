@@ -16,7 +16,7 @@ import type { ValidationIssue } from '../shared/validation.ts';
 import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
-import { type CheckResult, checkFile, type ConfigKind } from './check-file.ts';
+import { type CheckResult, checkSidecarFile, type SidecarConfigKind } from './check-sidecar-file.ts';
 
 export type FileCheck = CheckResult & { readonly file: string };
 
@@ -29,8 +29,8 @@ function subdirs(dir: string): string[] {
 }
 
 /** The files of a config dir the sidecar reads, with what each is. */
-function filesOf(dir: string): Array<{ file: string; kind: ConfigKind }> {
-  const files: Array<{ file: string; kind: ConfigKind }> = [{ file: join(dir, 'sidecar.json'), kind: 'sidecar config' }];
+function filesOf(dir: string): Array<{ file: string; kind: SidecarConfigKind }> {
+  const files: Array<{ file: string; kind: SidecarConfigKind }> = [{ file: join(dir, 'sidecar.json'), kind: 'sidecar config' }];
   const mcp = [join(dir, 'mcp-servers', 'mcp.json')];
   for (const group of ['users', 'machines']) for (const name of subdirs(join(dir, group))) mcp.push(join(dir, group, name, 'mcp-servers', 'mcp.json'));
   for (const file of mcp) if (existsSync(file)) files.push({ file, kind: 'mcp.json' });
@@ -64,7 +64,7 @@ export async function checkConfigDir(dir: string): Promise<FileCheck[]> {
   const store = new TrustProfileStore(join(dir, 'trust-profiles'));
   const results: FileCheck[] = [];
   for (const { file, kind } of filesOf(dir)) {
-    const own = checkFile(file, 'edge', kind);
+    const own = checkSidecarFile(file, kind);
     const issues: ValidationIssue[] = [...own.issues];
     if (issues.length === 0) {
       const read = readJsonFile(file);

@@ -5,15 +5,12 @@
  * @module
  */
 import { basename, dirname } from 'node:path';
-import { ValidationError, parseWith, type ValidationIssue } from '../shared/validation.ts';
+import { ValidationError } from '../shared/validation.ts';
 import { parseWorkerConfigText, type WorkerRuntime } from '../worker/config/worker-config.ts';
-import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
-import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';
-import { parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
-import { configDirWarnings } from '../sidecar/sandbox/config-dir-exposure.ts';
 import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
+import { type CheckResult, checkSidecarFile, type ConfigKind } from './check-sidecar-file.ts';
 
-export type ConfigKind = 'worker config' | 'sidecar config' | 'mcp.json' | 'trust profile';
+export { type CheckResult, configDirOfMcpFile, type ConfigKind } from './check-sidecar-file.ts';
 
 /** Guesses what a file is; a file that fits none is checked as what it most resembles. */
 export function kindOf(path: string, json: unknown): ConfigKind {
@@ -27,25 +24,6 @@ export function kindOf(path: string, json: unknown): ConfigKind {
 }
 
 /**
- * The sidecar config dir an `mcp.json` belongs to: `DIR/mcp-servers/`, `DIR/users/<user>/mcp-servers/`
- * or `DIR/machines/<entity-id>/mcp-servers/`. Relative `cwd`s resolve against it, as on the sidecar.
- */
-export function configDirOfMcpFile(path: string): string {
-  const servers = dirname(path);
-  const owner = dirname(servers);
-  const group = basename(dirname(owner));
-  return basename(servers) === 'mcp-servers' && (group === 'users' || group === 'machines') ? dirname(dirname(owner)) : owner;
-}
-
-export interface CheckResult {
-  kind: ConfigKind | 'file';
-  /** What makes the file unusable: check exits 1. */
-  issues: ValidationIssue[];
-  /** What would work but should not be so (a server that exposes the config dir): printed, exit 0. */
-  warnings: ValidationIssue[];
-}
-
-/**
  * Every problem in a file, or an empty list; never throws for bad content.
  *
  * @param known What the file is when its place says so (a config dir's files); guessed otherwise.
@@ -55,13 +33,9 @@ export function checkFile(path: string, runtime: WorkerRuntime = 'edge', known?:
   if (!read.ok) return { kind: 'file', issues: [read.issue], warnings: [] };
   const { text, json } = read;
   const kind = known ?? kindOf(path, json);
+  if (kind !== 'worker config') return checkSidecarFile(path, kind);
   try {
-    if (kind === 'worker config') parseWorkerConfigText(text, { runtime });
-    else if (kind === 'sidecar config') parseSidecarConfig(json);
-    else if (kind === 'mcp.json') {
-      const configDir = configDirOfMcpFile(path);
-      return { kind, issues: [], warnings: configDirWarnings(configDir, parseMcpServersFile(json, configDir)) };
-    } else parseWith(trustProfileFileSchema, json, 'trust profile');
+    parseWorkerConfigText(text, { runtime });
     return { kind, issues: [], warnings: [] };
   } catch (error) {
     if (error instanceof ValidationError) return { kind, issues: [...error.issues], warnings: [] };

@@ -18,6 +18,8 @@ import { auditWriter } from '../sidecar/audit/audit-writer.ts';
 import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { loadHostKey } from '../sidecar/link/host-key.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
+import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
+import { watchSidecarConfig } from './sidecar-reload.ts';
 import { stopOnSignals } from './signals.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { closeInheritedDescriptors } from '../sidecar/process/inherited-fds.ts';
@@ -39,9 +41,15 @@ function backoffFromEnv(): { firstMs?: number; capMs?: number } {
  * Reads the host key, then builds and starts a linked sidecar; used by `sidecar` and by `start`.
  * Audit lines go to `audit.file`, or to stderr at `logLevel` (the level `log` writes at).
  */
-export async function startSidecar(config: SidecarConfig, log: Logger, logLevel: string = parseLogLevel(process.env.SWITCHYARD_LOG_LEVEL)): Promise<SidecarComposition> {
+export async function startSidecar(
+  config: SidecarConfig,
+  log: Logger,
+  logLevel: string = parseLogLevel(process.env.SWITCHYARD_LOG_LEVEL),
+  snapshot = ConfigSnapshot.take(config.configDir),
+): Promise<SidecarComposition> {
   const key = await loadHostKey(config.keyFile);
   const sidecar = createSidecarComposition({
+    snapshot,
     configDir: config.configDir,
     entityId: config.entityId,
     user: config.user,
@@ -56,6 +64,7 @@ export async function startSidecar(config: SidecarConfig, log: Logger, logLevel:
     audit: { ...(config.audit !== undefined ? { config: config.audit } : {}), write: auditWriter(config.audit?.file, logLevel) },
     // The CLI's host keeps a warm pool unless sidecar.json says otherwise (its defaults when it is silent).
     warmPool: config.warmPool ?? {},
+    limits: config.limits,
   });
   sidecar.start();
   return sidecar;
@@ -71,10 +80,11 @@ export async function runSidecarCommand(argv: string[]): Promise<number> {
     },
   });
   const dir = configDirFrom(values);
-  const config = loadSidecarConfig(dir, {
+  const overrides = {
     ...(values.worker !== undefined ? { worker: values.worker } : {}),
     ...(values['entity-id'] !== undefined ? { entityId: values['entity-id'] } : {}),
-  });
+  };
+  const config = loadSidecarConfig(dir, overrides);
   const log = createLogger({ fields: { component: 'sidecar', 'entity-id': config.entityId } });
   log.info('Sidecar starting', { worker: config.worker, configDir: dir, user: config.user });
   keepServingOnUnexpectedErrors(log);
@@ -82,9 +92,13 @@ export async function runSidecarCommand(argv: string[]): Promise<number> {
   // now, once, and the executor checks again before each spawn.
   const inherited = closeInheritedDescriptors();
   if (inherited.length > 0) log.info('Closed descriptors the sidecar inherited', { fds: inherited });
-  const sidecar = await startSidecar(config, log);
+  const snapshot = ConfigSnapshot.take(dir);
+  const sidecar = await startSidecar(config, log, undefined, snapshot);
+  // A changed config dir applies without a restart (or is refused, the old one kept).
+  const watch = watchSidecarConfig({ dir, sidecar, config, snapshot, overrides, log });
   stopOnSignals(async () => {
     log.info('Sidecar stopping');
+    watch.close();
     await sidecar.stop();
   });
   await new Promise<never>(() => {});

@@ -19,6 +19,7 @@ import { parseLogLevel } from '../shared/log.ts';
 import { auditWriter } from '../sidecar/audit/audit-writer.ts';
 import { startDenoWorker } from './deno-worker-process.ts';
 import { stopOnSignals } from './signals.ts';
+import { watchWorkerConfigFile } from './worker-config-watch.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 
 function readConfigText(configFile: string): string {
@@ -73,13 +74,19 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     // This process hosts the local servers itself: one agent's bug must not end every session.
     keepServingOnUnexpectedErrors(createLogger({ fields: { component: 'local-host' } }));
     process.stdout.write(JSON.stringify({ event: 'listening', url: machine.url }) + '\n');
-    stopOnSignals(() => machine.close());
+    const watch = watchWorkerConfigFile(configFile, text, machine.node.worker, createLogger({ fields: { component: 'worker' } }));
+    stopOnSignals(() => {
+      watch.close();
+      return machine.close();
+    });
     await new Promise<never>(() => {});
   }
   // Validated here first so every problem is printed as path: message before Deno starts.
   const edgeConfig = parseWorkerConfigText(text, { runtime: 'edge' });
   const worker = await startDenoWorker({ configFile, host, port, ...(edgeConfig.oauth?.['built-in'] !== undefined ? { stateDir } : {}) });
   process.stdout.write(JSON.stringify({ event: 'listening', url: worker.url }) + '\n');
+  // Deno watches its config file itself; SIGHUP ("reload now") is passed on to it.
+  process.on('SIGHUP', () => worker.child.kill('SIGHUP'));
   stopOnSignals(async () => {
     await worker.stop();
   });

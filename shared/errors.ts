@@ -22,6 +22,7 @@ export const FAILURE_REASONS = [
   'denied-by-policy',
   'invalid-request',
   'request-timeout',
+  'limit-reached',
 ] as const;
 
 export type FailureReason = (typeof FAILURE_REASONS)[number];
@@ -40,6 +41,7 @@ const JSON_RPC_CODES: Record<FailureReason, number> = {
   'server-exited': -32009,
   'denied-by-policy': -32010,
   'request-timeout': -32011,
+  'limit-reached': -32012,
 };
 
 const HTTP_STATUS: Record<FailureReason, number> = {
@@ -55,6 +57,7 @@ const HTTP_STATUS: Record<FailureReason, number> = {
   'host-offline': 503,
   'containment-unavailable': 503,
   'request-timeout': 504,
+  'limit-reached': 429,
 };
 
 export function isFailureReason(value: unknown): value is FailureReason {

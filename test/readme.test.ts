@@ -24,12 +24,16 @@ describe('README', () => {
     }
   });
 
-  it('gives the defaults an operator tunes in the reference: idle sessions, sandbox /tmp, modern instances, the reconnect backoff cap', () => {
+  it('gives the defaults an operator tunes in the reference: idle sessions, per-agent limits, sandbox /tmp, modern instances, the reconnect backoff cap', () => {
     const reference = renderConfigReference();
     expect(reference).toMatch(/\| `session-idle-seconds` \| integer \| no \| `900` \|/);
     expect(reference).toMatch(/\| `sandbox\.tmp-size-mib` \| integer \| no \| `64` \|/);
     expect(reference).toMatch(/\| `modern-instance-idle-seconds` \| integer \| no \| `900` \|/);
     expect(reference).toMatch(/\| `SWITCHYARD_LINK_RETRY_CAP_MS` \| sidecar \| `30000` \| The reconnect backoff cap/);
+    expect(reference).toMatch(/\| `max-sessions-per-agent` \| integer \| no \| `16` \|/);
+    expect(reference).toMatch(/\| `limits\.server-processes-per-agent` \| integer \| no \| `32` \|/);
+    expect(reference).toMatch(/\| `limits\.server-processes` \| integer \| no \| `64` \|/);
+    expect(reference).toMatch(/\| `limits\.memory-limit-mib` \| integer \| no \| `4096` \|/);
     expect(reference).toMatch(/\| `request-timeout-seconds` \| number \| no \|  \| .*Unset: 60 to open a server, 600 for one request on \/mcp/);
   });
 

@@ -19,6 +19,8 @@ import type { AuditWrite } from '../shared/audit/audit-log.ts';
 import type { OtlpTraceExporter } from '../shared/audit/otlp-exporter.ts';
 import { RecentCalls } from './audit/recent-calls.ts';
 import { WorkerAudit } from './audit/worker-audit.ts';
+import { hostsToUnlink, sessionEndReason } from './config/config-reload.ts';
+import { RecentErrors } from './status/recent-errors.ts';
 
 export interface ComposeWorkerOptions {
   config: WorkerConfig;
@@ -41,11 +43,22 @@ export interface ComposeWorkerOptions {
 }
 
 export interface ComposedWorker {
-  app: Hono<{ Variables: AgentVariables }>;
+  /** The app of the config in force; a reload replaces it (serve `fetch`, which always answers with the current one). */
+  readonly app: Hono<{ Variables: AgentVariables }>;
+  /** Answers a request with the current app. */
+  fetch(request: Request, ...rest: unknown[]): Response | Promise<Response>;
+  /** The config in force. */
+  readonly config: WorkerConfig;
+  /**
+   * Puts a new (already validated) config in force without a restart: new requests follow it at
+   * once, the sessions and host links it affects are ended (`config/config-reload.ts`), every
+   * other session keeps going. Resolves with how many sessions were ended.
+   */
+  reload(next: WorkerConfig): Promise<{ endedSessions: number }>;
   registry: HostLinkRegistry;
   router: ExecutorTargetRouter;
   sessions: InMemorySessionTable;
-  audit: WorkerAudit;
+  readonly audit: WorkerAudit;
   /** The OTLP exporter, when `audit.otlp` is configured. */
   exporter: OtlpTraceExporter | null;
   /** Closes every agent session (and so every channel), stops the idle sweep and flushes the trace exporter. */
@@ -53,7 +66,7 @@ export interface ComposedWorker {
 }
 
 export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
-  const { config } = options;
+  let config = options.config;
   const log = options.log ?? silentWorkerLogger;
   const registry = new InMemoryHostLinkRegistry({ hosts: config.hosts.map((h) => h['entity-id']), log });
   const router = new ExecutorTargetRouter({
@@ -63,25 +76,49 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
   const sessions = new InMemorySessionTable({ idleMs: config['session-idle-seconds'] * 1000, log });
   const recentCalls = new RecentCalls();
   const configured = auditFromConfig(config.audit, { component: 'worker', write: options.auditWrite ?? (() => {}), log, onRecord: (record) => recentCalls.record(record) });
-  const audit = new WorkerAudit({ config, log: configured.audit, recentCalls });
-  const app = createApp({
-    audit,
-    config,
-    router,
-    sessions,
-    registry,
-    log,
-    ...(options.upgradeWebSocket !== undefined ? { upgradeWebSocket: options.upgradeWebSocket } : {}),
-    ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}),
-    ...(options.listenPort !== undefined ? { listenPort: options.listenPort } : {}),
-    ...(options.oauth !== undefined ? { oauth: options.oauth } : {}),
-  });
+  // One buffer of recent errors and calls across reloads, so the status page keeps its history;
+  // the audit's lines and exporter, and OAuth, stay as configured at start.
+  const recentErrors = new RecentErrors();
+  let audit = new WorkerAudit({ config, log: configured.audit, recentCalls });
+  const build = (current: WorkerConfig) =>
+    createApp({
+      audit,
+      config: current,
+      router,
+      sessions,
+      registry,
+      log,
+      recentErrors,
+      ...(options.upgradeWebSocket !== undefined ? { upgradeWebSocket: options.upgradeWebSocket } : {}),
+      ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}),
+      ...(options.listenPort !== undefined ? { listenPort: options.listenPort } : {}),
+      ...(options.oauth !== undefined ? { oauth: options.oauth } : {}),
+    });
+  let app = build(config);
   return {
-    app,
+    get app() {
+      return app;
+    },
+    fetch: (request, ...rest) => app.fetch(request, ...(rest as [])),
+    get config() {
+      return config;
+    },
+    async reload(next) {
+      const previous = config;
+      config = next;
+      audit = new WorkerAudit({ config: next, log: configured.audit, recentCalls });
+      app = build(next);
+      sessions.setIdleMs(next['session-idle-seconds'] * 1000);
+      registry.setHosts(next.hosts.map((h) => h['entity-id']), hostsToUnlink(previous, next));
+      const endedSessions = await sessions.closeWhere((session) => sessionEndReason(previous, next, session));
+      return { endedSessions };
+    },
     registry,
     router,
     sessions,
-    audit,
+    get audit() {
+      return audit;
+    },
     exporter: configured.exporter,
     async close() {
       await sessions.closeAll();

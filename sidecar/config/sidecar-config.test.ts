@@ -1,6 +1,9 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../shared/validation.ts';
-import { parseSidecarConfig } from './sidecar-config.ts';
+import { loadSidecarConfig, parseSidecarConfig } from './sidecar-config.ts';
 import { UserNameSchema } from './user-name.ts';
 
 const base = { worker: 'http://127.0.0.1:8787', 'entity-id': 'alice-laptop' };
@@ -31,6 +34,21 @@ describe('sidecar.json', () => {
     expect(() => parseSidecarConfig({ ...base, 'warm-pool': { size: -1 } })).toThrow(/warm-pool\.size: must be 0 \(no pool\) or more/);
     expect(() => parseSidecarConfig({ ...base, 'warm-pool': { size: 1.5 } })).toThrow(/warm-pool\.size/);
     expect(() => parseSidecarConfig({ ...base, 'warm-pool': { sized: 1 } })).toThrow(/warm-pool\.sized: unknown key/);
+  });
+
+  it('takes limits as whole numbers, 0 meaning no memory limit, and fills in the defaults', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-limits-'));
+    try {
+      writeFileSync(join(dir, 'sidecar.json'), JSON.stringify(base));
+      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 32, processes: 64, memoryLimitMib: 4096 });
+      writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-processes-per-agent': 2, 'memory-limit-mib': 0 } }));
+      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 2, processes: 64, memoryLimitMib: 0 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(() => parseSidecarConfig({ ...base, limits: { 'server-processes': 0 } })).toThrow(/limits\.server-processes: must be at least 1/);
+    expect(() => parseSidecarConfig({ ...base, limits: { 'memory-limit-mib': 1.5 } })).toThrow(/limits\.memory-limit-mib/);
+    expect(() => parseSidecarConfig({ ...base, limits: { sessions: 3 } })).toThrow(/limits/);
   });
 
   it('accepts a user name that is one path segment', () => {

@@ -22,6 +22,10 @@ import { UserNameSchema } from './user-name.ts';
 import { WarmPoolConfigSchema, warmPoolSettings, type WarmPoolSettings } from './warm-pool-config.ts';
 import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
 import { CLEARTEXT_REMOTE_MESSAGE, isCleartextRemote } from '../link/worker-url.ts';
+import { DEFAULT_HOST_PROCESSES, DEFAULT_PROCESSES_PER_AGENT } from '../host/process-budget.ts';
+
+/** The default RLIMIT_AS of every server process, in MiB (Node reserves about 1 GiB at start). */
+export const DEFAULT_MEMORY_LIMIT_MIB = 4096;
 
 /** The default cap of a sandbox's private `/tmp` (and `/dev/shm`), in MiB. */
 export const DEFAULT_TMP_SIZE_MIB = 64;
@@ -72,6 +76,35 @@ export const SidecarConfigSchema = z
       .optional()
       .describe('Limits of every contained server\'s sandbox'),
     ...HostTrustKeys,
+    limits: z
+      .strictObject({
+        'server-processes-per-agent': z
+          .number()
+          .int()
+          .min(1, 'must be at least 1')
+          .max(10_000)
+          .optional()
+          .meta({ default: DEFAULT_PROCESSES_PER_AGENT })
+          .describe('Server processes one agent may hold on this host (its legacy sessions\' and the instances kept for it as a modern agent); a launch past it ends that agent\'s oldest idle one, and is refused (limit-reached) only when none is idle'),
+        'server-processes': z
+          .number()
+          .int()
+          .min(1, 'must be at least 1')
+          .max(10_000)
+          .optional()
+          .meta({ default: DEFAULT_HOST_PROCESSES })
+          .describe('Server processes this host runs in all; a launch past it ends the asking agent\'s own oldest idle one, never another agent\'s, and is refused (limit-reached) when it has none'),
+        'memory-limit-mib': z
+          .number()
+          .int()
+          .min(0, 'must be 0 (no limit) or more')
+          .max(1_048_576)
+          .optional()
+          .meta({ default: DEFAULT_MEMORY_LIMIT_MIB })
+          .describe('Address space (RLIMIT_AS, through prlimit) each server process may map, in MiB; 0: no limit. With server-processes it bounds what the host spends on servers. Linux only'),
+      })
+      .optional()
+      .describe('What one agent, and all of them, may run on this host'),
     'modern-instance-idle-seconds': z
       .number()
       .int()
@@ -106,6 +139,15 @@ export interface SidecarConfig {
   audit?: AuditConfig;
   /** `"warm-pool"`, when set (the composition's defaults apply to what it leaves out). */
   warmPool?: WarmPoolSettings;
+  /** `"limits"`, with its defaults filled in. */
+  limits: SidecarLimits;
+}
+
+export interface SidecarLimits {
+  processesPerAgent: number;
+  processes: number;
+  /** 0: no limit. */
+  memoryLimitMib: number;
 }
 
 export function parseSidecarConfig(input: unknown): SidecarConfigFile {
@@ -166,6 +208,11 @@ export function loadSidecarConfig(
       ? { audit: { ...file.audit, ...(file.audit.file !== undefined ? { file: isAbsolute(file.audit.file) ? file.audit.file : join(configDir, file.audit.file) } : {}) } }
       : {}),
     ...(file['warm-pool'] !== undefined ? { warmPool: warmPoolSettings(file['warm-pool']) } : {}),
+    limits: {
+      processesPerAgent: file.limits?.['server-processes-per-agent'] ?? DEFAULT_PROCESSES_PER_AGENT,
+      processes: file.limits?.['server-processes'] ?? DEFAULT_HOST_PROCESSES,
+      memoryLimitMib: file.limits?.['memory-limit-mib'] ?? DEFAULT_MEMORY_LIMIT_MIB,
+    },
   };
 }
 

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
 import { silentLogger, type Logger } from '../log.ts';
@@ -23,6 +24,9 @@ import type { AuditConfig } from '../../shared/audit/audit-config.ts';
 import type { AuditWrite } from '../../shared/audit/audit-log.ts';
 import { SidecarAudit } from '../audit/sidecar-audit.ts';
 import { DEFAULT_WARM_POOL, WarmPool, type WarmPoolBudget } from './warm-pool.ts';
+import { ProcessBudget, type ProcessLimits } from './process-budget.ts';
+import { findPrlimit } from '../process/address-space-limit.ts';
+import type { ConfigSnapshot } from '../config/config-snapshot.ts';
 
 export interface SidecarCompositionConfig {
   /** The sidecar config dir: mcp-servers/, users/, machines/, trust-profiles/. */
@@ -50,7 +54,17 @@ export interface SidecarCompositionConfig {
   audit?: { config?: AuditConfig; write: AuditWrite };
   /** sidecar.json `"warm-pool"`, what it leaves out taken from `DEFAULT_WARM_POOL`; absent: no pool (in-process hosts, tests). */
   warmPool?: { size?: number; maxInstances?: number; idleSeconds?: number; budget?: WarmPoolBudget };
+  /** sidecar.json `"limits"` (`switchyard sidecar` always passes them, defaults filled in); no limit without it. */
+  limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number };
+  /**
+   * The config files last accepted (a live sidecar's). Launches read the disk, as without it,
+   * until `refuseConfig` says the files on disk were refused: then this snapshot, until a reload.
+   */
+  snapshot?: ConfigSnapshot;
 }
+
+/** What a sidecar dir reload hands a running composition (`cli/sidecar-reload.ts`). */
+export type SidecarReload = Required<Pick<SidecarCompositionConfig, 'snapshot' | 'trust' | 'sandbox' | 'limits'>>;
 
 export interface SidecarComposition {
   readonly executor: ProcessExecutor;
@@ -67,6 +81,16 @@ export interface SidecarComposition {
   readonly onOpen: ChannelOpenHandler;
   /** Present when the config names a worker and a host key. */
   readonly link: LinkClient | null;
+  /** The process limits every stdio launch is counted against. */
+  readonly budget: ProcessBudget;
+  /**
+   * Applies a changed config dir without a restart: the new files, trust floor, sandbox and
+   * limits; ends only the servers the change affects (`RemoteMcpHostHandler.reconfigure`).
+   * @returns How many servers were ended.
+   */
+  reload(next: SidecarReload): Promise<number>;
+  /** The files on disk were refused (`switchyard check` finds problems): launches read the last accepted snapshot until the next reload. */
+  refuseConfig(): void;
   /** Starts dialling the worker (no-op without a link client). */
   start(): void;
   /** Stops the link, ends every hosted server and waits for their process trees. */
@@ -75,8 +99,13 @@ export interface SidecarComposition {
 
 export function createSidecarComposition(config: SidecarCompositionConfig): SidecarComposition {
   const log = config.log ?? silentLogger;
-  const executor = new ProcessExecutor({ logger: log, ...config.executor });
-  const profiles = new TrustProfileStore(join(config.configDir, 'trust-profiles'));
+  const memoryLimit = addressSpaceLimit(config.limits?.memoryLimitMib ?? 0, config.env ?? process.env, log);
+  const executor = new ProcessExecutor({ logger: log, ...(memoryLimit !== undefined ? { addressSpaceLimit: memoryLimit } : {}), ...config.executor });
+  const budget = new ProcessBudget({ limits: processLimits(config.limits), log });
+  let snapshot = config.snapshot;
+  let refused = false;
+  const read = snapshot === undefined ? undefined : (path: string) => (refused ? snapshot!.read(path) : readFile(path, 'utf8'));
+  const profiles = new TrustProfileStore(join(config.configDir, 'trust-profiles'), read);
   const policies = new PolicyCache();
   const configured = config.audit === undefined
     ? null
@@ -84,7 +113,9 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   const audit = configured === null ? undefined : new SidecarAudit(configured.audit, config.entityId);
   const modernInstances = new LegacyInstancePool({ idleMs: (config.modernInstanceIdleSeconds ?? DEFAULT_INSTANCE_IDLE_SECONDS) * 1000, log });
   const warm = config.warmPool === undefined ? { ...DEFAULT_WARM_POOL, size: 0 } : { ...DEFAULT_WARM_POOL, ...config.warmPool };
-  const warmPool = new WarmPool({ size: warm.size, maxInstances: warm.maxInstances, idleMs: warm.idleSeconds * 1000, log, ...(warm.budget ? { budget: warm.budget } : {}) });
+  // A spare counts against the process limits through its own transport (it holds a slot from
+  // spawn to end, in the pool and after a session takes it), so the pool only asks for free room.
+  const warmPool = new WarmPool({ size: warm.size, maxInstances: warm.maxInstances, idleMs: warm.idleSeconds * 1000, log, budget: warm.budget ?? { tryReserve: (agent) => budget.hasRoom(agent), release: () => {} } });
   const handler = new RemoteMcpHostHandler({
     modernInstances,
     warmPool,
@@ -95,16 +126,12 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     profiles,
     policies,
     log,
-    // Every compile knows the config dir, so no sandbox ever sees the host key (DESIGN §5).
-    compile: {
-      configDir: config.configDir,
-      log,
-      ...(config.sandbox ? { tmpSizeBytes: config.sandbox.tmpSizeMib * 1024 * 1024 } : {}),
-      ...config.compile,
-    },
+    compile: compileOptions(config, config.sandbox, log),
     ...(config.env ? { env: config.env } : {}),
     ...(config.trust ? { trust: config.trust } : {}),
     ...(audit !== undefined ? { audit } : {}),
+    budget,
+    ...(read !== undefined ? { read } : {}),
   });
   const open = (request: unknown, channel: Parameters<typeof handler.open>[1]) => handler.open(request, channel);
   const mcp = new McpTransportListener([audit !== undefined ? audit.audited(open) : open]);
@@ -122,6 +149,18 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     listeners: { mcp },
     onOpen: mcp.onOpen,
     link,
+    budget,
+    refuseConfig() {
+      refused = snapshot !== undefined;
+    },
+    async reload(next) {
+      snapshot = next.snapshot;
+      refused = false;
+      budget.setLimits(processLimits(next.limits));
+      executor.setAddressSpaceLimit(addressSpaceLimit(next.limits.memoryLimitMib, config.env ?? process.env, log));
+      policies.clear();
+      return handler.reconfigure({ trust: next.trust, compile: compileOptions(config, next.sandbox, log) });
+    },
     start: () => link?.start(),
     async stop() {
       await link?.stop();
@@ -132,4 +171,24 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       await configured?.exporter?.flush();
     },
   };
+}
+
+// Every compile knows the config dir, so no sandbox ever sees the host key (DESIGN §5).
+function compileOptions(config: SidecarCompositionConfig, sandbox: SidecarCompositionConfig['sandbox'], log: Logger): RemoteMcpHostHandlerOptions['compile'] {
+  return { configDir: config.configDir, log, ...(sandbox ? { tmpSizeBytes: sandbox.tmpSizeMib * 1024 * 1024 } : {}), ...config.compile };
+}
+
+function processLimits(limits: SidecarCompositionConfig['limits']): ProcessLimits {
+  return limits === undefined ? { perAgent: Infinity, total: Infinity } : { perAgent: limits.processesPerAgent, total: limits.processes };
+}
+
+/** The executor's RLIMIT_AS, when one is asked for and `prlimit` exists to apply it (else said once, in the log). */
+function addressSpaceLimit(mib: number, env: Readonly<Record<string, string | undefined>>, log: Logger): { prlimit: string; bytes: number } | undefined {
+  if (mib <= 0) return undefined;
+  const prlimit = findPrlimit(env);
+  if (prlimit === null) {
+    log.warn('Server memory limit not applied: prlimit (util-linux) not found, or not Linux', { 'memory-limit-mib': mib });
+    return undefined;
+  }
+  return { prlimit, bytes: mib * 1024 * 1024 };
 }

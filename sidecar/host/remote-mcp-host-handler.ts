@@ -40,6 +40,8 @@ import { resolveEffectiveTrust, type EffectiveTrust, type HostTrustPolicy } from
 import type { TrustProfileStore } from '../trust/profile-store.ts';
 import { ToolCallAuthorizer } from '../trust/tool-call-authorizer.ts';
 import { bridgeChannels, type Bridge } from './channel-bridge.ts';
+import { HostedServers, type HostedFacts } from './hosted-servers.ts';
+import type { ProcessBudget } from './process-budget.ts';
 import { LegacyAgentTransport } from './modern/legacy-agent-transport.ts';
 import { DEFAULT_INSTANCE_IDLE_SECONDS, LegacyInstancePool } from './modern/legacy-instance-pool.ts';
 import { serveModernChannel } from './modern/modern-channel.ts';
@@ -80,7 +82,14 @@ export interface RemoteMcpHostHandlerOptions {
   audit?: SidecarAudit;
   /** Pre-spawned, initialized instances for legacy sessions (the composition owns and disposes it); none: every session starts cold. */
   warmPool?: WarmPool;
+  /** sidecar.json `"limits"`: every stdio launch takes a slot (`process-budget.ts`); no limit without one. */
+  budget?: ProcessBudget;
+  /** Reads the config dir's files (mcp.json layers): the disk by default, a live sidecar's accepted snapshot otherwise. */
+  read?: (path: string) => Promise<string>;
 }
+
+/** What a sidecar dir reload may change in a running handler. */
+export type HostSettings = Pick<RemoteMcpHostHandlerOptions, 'trust' | 'compile'>;
 
 interface Trust {
   /** Null only for an uncontained launch the host allows (no floor, no agent profile). */
@@ -92,7 +101,8 @@ interface Trust {
 const MAX_CACHED_AUTHORIZERS = 64;
 
 export class RemoteMcpHostHandler {
-  readonly #options: RemoteMcpHostHandlerOptions;
+  #options: RemoteMcpHostHandlerOptions;
+  readonly #hosted = new HostedServers();
   readonly #authorizers = new Map<string, ToolCallAuthorizer>();
   /** Open channels per agent session, so a session's cached policies go when its last channel does. */
   readonly #sessions = new Map<string, number>();
@@ -127,7 +137,7 @@ export class RemoteMcpHostHandler {
     if (eraOf(connection) === 'modern') return this.#openModern(name, config, connection, trust, channel, log);
     const server =
       config.kind === 'http'
-        ? this.#httpTransport(config)
+        ? this.#hosted.track(this.#httpTransport(config), { name, connection, config, revision: trust.resolved?.revision ?? null })
         : new LegacyAgentTransport(await this.#legacyTransport(name, config, connection, trust, log), { server: name, eraKey: serverEraKey(name, config), eras: this.#modern.eras, log });
     const authorizer = trust.authorizer;
     const ledger = this.#options.audit?.ledger(connection);
@@ -193,7 +203,7 @@ export class RemoteMcpHostHandler {
   async #serverConfig(name: string, log: Logger): Promise<ServerConfig> {
     const { configDir, entityId, user } = this.#options;
     try {
-      const resolved = await resolveServerConfig(configDir, { entityId, user }, name);
+      const resolved = await resolveServerConfig(configDir, { entityId, user }, name, this.#options.read);
       log.debug('Server config resolved', { source: resolved.source, file: resolved.file });
       return resolved.config;
     } catch (error) {
@@ -258,21 +268,63 @@ export class RemoteMcpHostHandler {
       pool: this.#options.warmPool,
       key: agent === undefined ? null : { agent, server: name, revision: trust.resolved?.revision ?? 'uncontained' },
       cold: () => this.#stdioTransport(name, config, connection, trust, log),
-      spare: () => this.#stdioTransport(name, config, spare, trust, this.#options.log.child({ server: name, agent: agent ?? null })),
+      spare: () => this.#stdioTransport(name, config, spare, trust, this.#options.log.child({ server: name, agent: agent ?? null }), { spare: true }),
     });
   }
 
-  async #stdioTransport(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger): Promise<Transport> {
+  async #stdioTransport(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger, kind: { spare?: boolean } = {}): Promise<Transport> {
     const env = this.#options.env ?? process.env;
     const resolved = resolveServerCommand(name, config, { env, log, ...(this.#options.platform ? { platform: this.#options.platform } : {}) });
     const policy = await this.#policy(name, config, resolved, connection, trust);
     const launchEnv = { ...inheritedEnvironment(env), ...config.env };
-    return new ProcessExecutorBackedClientTransport(
+    const slot = this.#options.budget?.reserve(connection.agent ?? '(unnamed)', name, { evict: kind.spare !== true });
+    const transport = new ProcessExecutorBackedClientTransport(
       name,
       { command: resolved.command, args: resolved.args, env: launchEnv, policy, ...(config.cwd ? { cwd: config.cwd } : {}), ...(resolved.verbatim ? { verbatim: true } : {}) },
       this.#options.executor,
       { logger: log },
     );
+    return this.#hosted.track(transport, { name, connection, config, revision: trust.resolved?.revision ?? null }, slot);
+  }
+
+  /** Servers running now (legacy sessions' and modern agents' instances), for status and tests. */
+  get hostedCount(): number {
+    return this.#hosted.size;
+  }
+
+  /**
+   * Applies new host settings (a sidecar dir reload; server configs and profiles are read through
+   * `read` already), then ends every running server that would not launch the same way now: its
+   * server gone or changed, or the trust it runs under resolving to another revision or not at
+   * all. Every other server keeps running.
+   *
+   * @returns How many servers were ended.
+   */
+  async reconfigure(settings: HostSettings): Promise<number> {
+    this.#options = { ...this.#options, ...settings };
+    this.#authorizers.clear();
+    return this.#hosted.endWhere((facts) => this.#changed(facts));
+  }
+
+  /** Why a running server must end after a config change, or null when it launches the same way now. */
+  async #changed(facts: HostedFacts): Promise<WireError | null> {
+    const { name, connection } = facts;
+    const log = this.#options.log.child({ server: name, agent: connection.agent ?? null, session: connection.session ?? null });
+    try {
+      const now = await this.#listedOrNull(name, log);
+      const same = now !== null && (facts.config.kind === 'http' ? now.kind === 'http' && now.url === facts.config.url && now.trustProfile === facts.config.trustProfile : JSON.stringify(now) === JSON.stringify(facts.config));
+      if (!same) {
+        log.info('Server ended: its config on this host changed');
+        return new WireError('server-exited', `Server "${name}" was ended: its config on this host changed; open the session again`, { detail: { server: name } });
+      }
+      const trust = await this.#trust(name, now.trustProfile, connection, log);
+      if ((trust.resolved?.revision ?? null) === facts.revision) return null;
+      log.info('Server ended: the trust it runs under changed');
+      return new WireError('trust-profile-stale', `Server "${name}" was ended: the trust profile it runs under on this host changed; open the session again`, { detail: { server: name } });
+    } catch (error) {
+      log.info('Server ended: it would not launch under the new config', { error });
+      return error instanceof WireError ? error : new WireError('launch-failed', `Server "${name}" was ended: it cannot start under this host's new config, see the sidecar log`, { detail: { server: name } });
+    }
   }
 
   /**

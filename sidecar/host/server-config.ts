@@ -119,11 +119,16 @@ export function serverConfigFiles(configDir: string, entityId: string, user: str
  * Finds `name` for this host. Throws `WireError('server-not-found')` when no layer defines it,
  * and `ValidationError` (local: its paths stay in the sidecar log) when a file is invalid.
  */
-export async function resolveServerConfig(configDir: string, scope: { entityId: string; user: string }, name: string): Promise<ResolvedServerConfig> {
+export async function resolveServerConfig(
+  configDir: string,
+  scope: { entityId: string; user: string },
+  name: string,
+  read: (path: string) => Promise<string> = (path) => readFile(path, 'utf8'),
+): Promise<ResolvedServerConfig> {
   for (const { source, file } of serverConfigFiles(configDir, scope.entityId, scope.user)) {
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = await read(file);
     } catch (error) {
       if ((error as { code?: string }).code === 'ENOENT' || (error as { code?: string }).code === 'ENOTDIR') continue;
       throw error;

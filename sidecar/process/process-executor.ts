@@ -17,6 +17,7 @@ import { LocalError, WireError } from '../../shared/errors.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { Duplex } from 'node:stream';
 import type { ContainedLaunch, SandboxDescriptor, SandboxReadiness, SpawnedSandbox } from './contained-launch.ts';
+import { type AddressSpaceLimit, limitedCommand } from './address-space-limit.ts';
 import { closeInheritedDescriptors } from './inherited-fds.ts';
 import { ChildProcessHandle, type ProcessHandle, type StopTimings } from './process-handle.ts';
 
@@ -60,6 +61,8 @@ export interface ProcessExecutorOptions extends Partial<StopTimings> {
   /** Every launch request as received, before anything is spawned (tests observe the policy given). */
   readonly onLaunch?: (request: ProcessLaunchRequest) => void;
   readonly onSpawn?: (attempt: SpawnAttempt) => void;
+  /** RLIMIT_AS of every launch, contained or not (`address-space-limit.ts`); none by default. */
+  readonly addressSpaceLimit?: AddressSpaceLimit;
 }
 
 const DEFAULT_TIMINGS: StopTimings = { stdinGraceMs: 300, termGraceMs: 2000 };
@@ -75,6 +78,8 @@ interface SpawnPlan {
   readonly cwd: string | undefined;
   readonly descriptors: readonly SandboxDescriptor[];
   readonly release: () => void;
+  /** The file reported to `onSpawn`: the launch's own, not the `prlimit` that runs it. */
+  readonly shownFile?: string;
 }
 
 /**
@@ -82,7 +87,7 @@ interface SpawnPlan {
  * sidecar can end them all at shutdown.
  */
 export class ProcessExecutor {
-  readonly #options: ProcessExecutorOptions;
+  #options: ProcessExecutorOptions;
   readonly #timings: StopTimings;
   readonly #logger: Logger;
   readonly #live = new Set<ChildProcessHandle>();
@@ -95,6 +100,12 @@ export class ProcessExecutor {
       termGraceMs: options.termGraceMs ?? DEFAULT_TIMINGS.termGraceMs,
     };
     this.#logger = options.logger ?? silentLogger;
+  }
+
+  /** A new RLIMIT_AS for launches from now on (a sidecar.json reload); undefined: none. */
+  setAddressSpaceLimit(limit: AddressSpaceLimit | undefined): void {
+    const { addressSpaceLimit: _old, ...rest } = this.#options;
+    this.#options = limit === undefined ? rest : { ...rest, addressSpaceLimit: limit };
   }
 
   /** How many processes this executor has spawned (sandbox tools included), failed or not. */
@@ -149,7 +160,7 @@ export class ProcessExecutor {
       stream?.on('error', (error) => this.#logger.debug('Sandbox descriptor error', { fd: 3 + i, error }));
       if (typeof d === 'object' && 'data' in d) stream?.end(d.data);
     });
-    this.#options.onSpawn?.({ backend: plan.backend, file: plan.file, pid: child.pid });
+    this.#options.onSpawn?.({ backend: plan.backend, file: plan.shownFile ?? plan.file, pid: child.pid });
     const handle = new ChildProcessHandle(child, this.#timings, this.#logger);
     this.#track(handle);
     const { policy } = request;
@@ -185,6 +196,12 @@ export class ProcessExecutor {
   }
 
   #plan(request: ProcessLaunchRequest): SpawnPlan {
+    const plan = this.#unlimitedPlan(request);
+    const limit = this.#options.addressSpaceLimit;
+    return limit === undefined ? plan : { ...plan, ...limitedCommand(limit, plan.file, plan.args), shownFile: plan.file };
+  }
+
+  #unlimitedPlan(request: ProcessLaunchRequest): SpawnPlan {
     const { policy } = request;
     if (policy === null) {
       return { backend: 'none', file: request.command, args: request.args, env: request.env, cwd: request.cwd, descriptors: [], release: () => {} };

@@ -43,6 +43,11 @@ export class PolicyCache {
   }
 
   /** Forgets every policy of a session (call when the session ends). */
+  /** Forgets every compiled policy (a config reload: what a policy was compiled from may have changed). */
+  clear(): void {
+    this.#entries.clear();
+  }
+
   dropSession(sessionId: string): void {
     for (const [id, entry] of this.#entries) if (entry.sessionId === sessionId) this.#entries.delete(id);
   }

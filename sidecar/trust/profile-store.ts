@@ -36,8 +36,14 @@ export interface ResolvedTrustProfile {
 export type TrustProfileListing = { readonly ref: string; readonly revision: string; readonly description?: string } | { readonly ref: string; readonly error: string };
 
 export class TrustProfileStore {
-  /** @param dir The `trust-profiles` folder itself (for a config dir: `join(configDir, 'trust-profiles')`). */
-  constructor(readonly dir: string) {}
+  /**
+   * @param dir The `trust-profiles` folder itself (for a config dir: `join(configDir, 'trust-profiles')`).
+   * @param read Reads a profile's text: the disk by default, a live sidecar's accepted snapshot otherwise.
+   */
+  constructor(
+    readonly dir: string,
+    readonly read: (path: string) => Promise<string> = (path) => readFile(path, 'utf8'),
+  ) {}
 
   /**
    * Resolves a reference and checks it against the revision the worker expects.
@@ -123,7 +129,7 @@ export class TrustProfileStore {
   async #read(ref: string, baseOf: string | undefined): Promise<TrustProfileFile> {
     let text: string;
     try {
-      text = await readFile(join(this.dir, `${ref}.json`), 'utf8');
+      text = await this.read(join(this.dir, `${ref}.json`));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       const role = baseOf === undefined ? '' : `, a base of "${baseOf}"`;

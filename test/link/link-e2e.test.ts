@@ -33,7 +33,9 @@ afterEach(async () => {
 /** A sidecar config dir for `worker`, presenting `host` (the worker knows only `HOST`). */
 function configDir(worker: string, host: HostCredential): string {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-link-'));
-  writeSidecarDir(dir, { worker, host, servers: { everything: everythingServer(), cat: { command: '/bin/cat' } } });
+  // 100 channels at once below: more server processes than a host runs by default.
+  const limits = { 'server-processes-per-agent': 128, 'server-processes': 128 };
+  writeSidecarDir(dir, { worker, host, servers: { everything: everythingServer(), cat: { command: '/bin/cat' } }, sidecar: { limits } });
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }

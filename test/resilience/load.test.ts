@@ -39,7 +39,12 @@ let stack: Stack;
 
 beforeAll(async () => {
   const echo = { command: process.execPath, args: [join(REPO, 'test/fixtures/raw-echo-server.mjs')] };
-  stack = await startStack({ servers: { 'echo-1': echo, 'echo-2': echo, everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } });
+  stack = await startStack({
+    servers: { 'echo-1': echo, 'echo-2': echo, everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } },
+    // One agent holds every session here: above the default per-agent limits.
+    worker: { 'max-sessions-per-agent': SESSIONS + 8 },
+    sidecar: { limits: { 'server-processes-per-agent': SESSIONS + 8, 'server-processes': SESSIONS + 8 } },
+  });
 });
 
 afterAll(async () => {

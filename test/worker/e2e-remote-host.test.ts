@@ -40,6 +40,8 @@ beforeAll(async () => {
       offline: { executor: { type: 'user-computer-profile', 'entity-id': 'bob-desktop', target: { type: 'local' } } },
     },
     'admin-token-sha256': await sha256Hex('admin-token'),
+    // One agent opens 20 sessions at once below: more than the default per-agent limit.
+    'max-sessions-per-agent': 24,
   }, { dir });
   writeSidecarDir(join(dir, 'sidecar'), {
     worker: worker.url,

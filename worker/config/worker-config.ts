@@ -23,6 +23,8 @@ import { DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS, HOST_PATTERN, ORIGIN_PA
 export type { WorkerRuntime } from './config-checks.ts';
 
 export const DEFAULT_SESSION_IDLE_SECONDS = 900;
+/** Live sessions one agent may hold (`max-sessions-per-agent`); past it the oldest idle one is ended. */
+export const DEFAULT_MAX_SESSIONS_PER_AGENT = 16;
 
 const Sha256HexSchema = z
   .string()
@@ -45,6 +47,13 @@ export const AgentSchema = z.strictObject({
   'token-sha256': Sha256HexSchema.describe('sha-256 hex of the bearer token the agent presents'),
   'servers': z.array(z.string()).describe('Servers this agent may use; each must be defined under "servers"'),
   'trust-context': TrustContextSchema.optional().describe('Trust profile for this agent; absent means unconstrained'),
+  'max-sessions': z
+    .number()
+    .int()
+    .positive()
+    .max(10_000)
+    .optional()
+    .describe('Live sessions this agent may hold; wins over "max-sessions-per-agent"'),
 });
 
 export const HostSchema = z.strictObject({
@@ -84,6 +93,13 @@ export const WorkerConfigSchema = z.strictObject({
     .positive()
     .default(DEFAULT_SESSION_IDLE_SECONDS)
     .describe('An agent session idle this long, in seconds, is closed with its server processes (900 = 15 min, suited to clients that never close their sessions)'),
+  'max-sessions-per-agent': z
+    .number()
+    .int()
+    .positive()
+    .max(10_000)
+    .default(DEFAULT_MAX_SESSIONS_PER_AGENT)
+    .describe('Live sessions (both endpoints together) one agent may hold; a new one past it ends that agent\'s oldest idle session, and is refused (limit-reached) only when none is idle. Other agents are never touched'),
   'request-timeout-seconds': z
     .number()
     .positive()

@@ -30,6 +30,11 @@ export interface HostLinkRegistry {
   /** Registers a live link for the host, replacing (and closing) any older one. */
   attach(entityId: string, endpoint: LinkEndpoint): void;
   status(): HostLinkStatus[];
+  /**
+   * The hosts of a reloaded config: new ones are listed, gone ones forgotten, and the live links
+   * of `unlink` (gone, or re-keyed) closed with `host-offline`.
+   */
+  setHosts?(hosts: readonly string[], unlink: readonly string[]): void;
 }
 
 export interface InMemoryHostLinkRegistryOptions {
@@ -80,6 +85,17 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
       entry.since = this.#now();
       this.#log?.info('Host unlinked', { 'entity-id': entityId, reason: info.reason ?? null, message: info.message });
     });
+  }
+
+  setHosts(hosts: readonly string[], unlink: readonly string[]): void {
+    for (const id of unlink) {
+      const endpoint = this.#entries.get(id)?.endpoint;
+      if (endpoint == null) continue;
+      this.#log?.info('Host link dropped by a config change', { 'entity-id': id });
+      endpoint.close({ reason: 'host-offline', message: 'The worker config changed this host\'s entry: link again' });
+    }
+    for (const id of [...this.#entries.keys()]) if (!hosts.includes(id)) this.#entries.delete(id);
+    for (const id of hosts) if (!this.#entries.has(id)) this.#entries.set(id, { endpoint: null, since: null });
   }
 
   status(): HostLinkStatus[] {

@@ -29,6 +29,7 @@ import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.
 import { MAX_JSON_DEPTH, parseJsonWithinDepth } from '../../shared/json-depth.ts';
 import type { AgentEntry } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
+import { sessionLimitOf } from './agent-limits.ts';
 import { readBoundedBody } from './bounded-body.ts';
 import type { AgentSession, SessionTable } from './session-table.ts';
 
@@ -49,6 +50,8 @@ export interface SessionRouteOptions {
   log: WorkerLogger;
   /** New session ids; `crypto.randomUUID()` by default (on Workers, an id naming the Durable Object that holds it). */
   newSessionId?: () => string;
+  /** The worker-wide `max-sessions-per-agent` (an agent's own `max-sessions` wins). */
+  config?: { readonly 'max-sessions-per-agent'?: number | undefined };
 }
 
 /** A JSON-RPC error response with the HTTP status that goes with its reason. */
@@ -107,15 +110,24 @@ export async function handleSessionRequest(
     return jsonRpcErrorResponse(c, null, new WireError('invalid-request', 'Invalid Request: initialize must be a JSON-RPC 2.0 request ("jsonrpc": "2.0", a string or number id)'));
   }
 
+  let room: { release(): void };
+  try {
+    room = await options.sessions.admit(agent.name, sessionLimitOf(agent, options.config));
+  } catch (error) {
+    if (!(error instanceof WireError)) throw error;
+    return jsonRpcErrorResponse(c, initialize.id, error);
+  }
   let session: AgentSession;
   try {
     session = await create({ agent, sessionId: options.newSessionId?.() ?? crypto.randomUUID(), initialize });
   } catch (error) {
+    room.release();
     if (!(error instanceof WireError)) throw error;
     options.log.info('Agent session refused', { agent: agent.name, route, reason: error.reason });
     return jsonRpcErrorResponse(c, initialize.id, error);
   }
   options.sessions.add(session);
+  room.release();
   let response: Response;
   try {
     response = await session.handle(c.req.raw, body);

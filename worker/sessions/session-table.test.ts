@@ -80,3 +80,50 @@ describe('session table', () => {
     table.dispose();
   });
 });
+
+describe('session table limits', () => {
+  it('ends the agent\'s oldest idle session to admit one past its limit, and no other agent\'s', async () => {
+    let now = 0;
+    const table = new InMemorySessionTable({ idleMs: 60_000, sweepIntervalMs: 60_000, now: () => now });
+    const old = fakeSession('old');
+    const newer = fakeSession('newer');
+    const bob = fakeSession('bob-1', 'bob');
+    table.add(bob);
+    table.add(old);
+    now = 10;
+    table.add(newer);
+    const room = await table.admit('alice', 2);
+    expect(old.closedWith).toEqual(['limit']);
+    expect(table.get('old')).toBeUndefined();
+    expect(newer.closedWith).toEqual([]);
+    expect(bob.closedWith).toEqual([]);
+    // The room is counted until released: a second opening at once must make room again.
+    const again = await table.admit('alice', 2);
+    expect(newer.closedWith).toEqual(['limit']);
+    room.release();
+    again.release();
+    table.dispose();
+  });
+
+  it('refuses with limit-reached when every session of the agent is busy', async () => {
+    const table = new InMemorySessionTable({ idleMs: 60_000, sweepIntervalMs: 60_000 });
+    const busy = fakeSession('busy');
+    busy.busy = 1;
+    table.add(busy);
+    await expect(table.admit('alice', 1)).rejects.toMatchObject({ reason: 'limit-reached' });
+    expect(busy.closedWith).toEqual([]);
+    table.dispose();
+  });
+
+  it('closes the sessions a config change picks, with the reason it gives', async () => {
+    const table = new InMemorySessionTable({ idleMs: 60_000, sweepIntervalMs: 60_000 });
+    const a = fakeSession('a');
+    const b = fakeSession('b', 'bob');
+    table.add(a);
+    table.add(b);
+    expect(await table.closeWhere((s) => (s.agent === 'bob' ? 'agent removed' : null))).toBe(1);
+    expect(b.closedWith).toEqual(['config']);
+    expect(table.get('a')).toBe(a);
+    table.dispose();
+  });
+});

@@ -15,6 +15,7 @@
 import type { WorkerLogger } from '../log.ts';
 import { silentWorkerLogger } from '../log.ts';
 import { unrefTimer } from '../../shared/unref-timer.ts';
+import { admitSession, limitReached } from './agent-limits.ts';
 
 /** One agent session as the table sees it; the route that created it owns the rest. */
 export interface AgentSession {
@@ -50,6 +51,14 @@ export interface SessionTable {
   touch(id: string): void;
   /** Drops the entry without closing it (the session closed itself). */
   remove(id: string): void;
+  /**
+   * Makes room for one more session of `agent` within `limit` (see `agent-limits.ts`): ends its
+   * oldest idle sessions when needed, or throws `limit-reached`. Call `release` once the new
+   * session is added, or failed to open.
+   */
+  admit(agent: string, limit: number): Promise<{ release(): void }>;
+  /** Closes and drops the sessions `pick` selects (a config reload ending what it changed). */
+  closeWhere(pick: (session: AgentSession) => string | null): Promise<number>;
   /** Closes and drops every session; used on shutdown. */
   closeAll(): Promise<void>;
   readonly size: number;
@@ -69,11 +78,13 @@ export interface InMemorySessionTableOptions {
 
 export class InMemorySessionTable implements SessionTable {
   readonly #sessions = new Map<string, { session: AgentSession; lastSeen: number; busySince?: number }>();
-  readonly #idleMs: number;
+  #idleMs: number;
   readonly #maxBusyMs: number;
   readonly #now: () => number;
   readonly #log: WorkerLogger;
   #timer: ReturnType<typeof setInterval> | undefined;
+  /** Sessions being opened per agent: counted against its limit before they are added. */
+  readonly #pending = new Map<string, number>();
 
   constructor(options: InMemorySessionTableOptions) {
     this.#idleMs = options.idleMs;
@@ -138,6 +149,53 @@ export class InMemorySessionTable implements SessionTable {
     for (const session of idle) this.#log.info('Agent session expired', { session: session.id, agent: session.agent, route: session.route });
     await Promise.allSettled(idle.map((s) => s.close('idle')));
     return idle.length;
+  }
+
+  async admit(agent: string, limit: number): Promise<{ release(): void }> {
+    const live = [...this.#sessions.values()]
+      .filter((e) => e.session.agent === agent)
+      .map((e) => ({ id: e.session.id, lastSeen: e.lastSeen, inFlight: e.session.inFlight }));
+    const pending = this.#pending.get(agent) ?? 0;
+    const admission = admitSession(live, pending, limit);
+    if (admission.kind === 'full') {
+      this.#log.warn('Agent session refused: limit reached', { agent, limit });
+      throw limitReached(agent, limit);
+    }
+    this.#pending.set(agent, pending + 1);
+    const ended = admission.evict.map((id) => this.#sessions.get(id)!.session);
+    for (const session of ended) {
+      this.#sessions.delete(session.id);
+      this.#log.info('Agent session ended to make room', { session: session.id, agent, route: session.route, limit });
+    }
+    await Promise.allSettled(ended.map((s) => s.close('limit')));
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        const left = (this.#pending.get(agent) ?? 1) - 1;
+        if (left > 0) this.#pending.set(agent, left);
+        else this.#pending.delete(agent);
+      },
+    };
+  }
+
+  async closeWhere(pick: (session: AgentSession) => string | null): Promise<number> {
+    const picked: Array<[AgentSession, string]> = [];
+    for (const [id, { session }] of this.#sessions) {
+      const why = pick(session);
+      if (why === null) continue;
+      picked.push([session, why]);
+      this.#sessions.delete(id);
+    }
+    for (const [session, why] of picked) this.#log.info('Agent session ended by a config change', { session: session.id, agent: session.agent, route: session.route, why });
+    await Promise.allSettled(picked.map(([s]) => s.close('config')));
+    return picked.length;
+  }
+
+  /** Changes the idle time (a config reload); the next sweep applies it. */
+  setIdleMs(idleMs: number): void {
+    this.#idleMs = idleMs;
   }
 
   async closeAll(): Promise<void> {

@@ -15,6 +15,14 @@ export class NoSessionTable implements SessionTable {
     throw new LocalError('wrong-place', 'On Workers a legacy session lives in its AgentSession Durable Object, never in the edge isolate');
   }
 
+  admit(_agent: string, _limit: number): Promise<{ release(): void }> {
+    return Promise.reject(new LocalError('wrong-place', 'On Workers a legacy session is admitted by its AgentSession Durable Object, never in the edge isolate'));
+  }
+
+  async closeWhere(_pick: (session: AgentSession) => string | null): Promise<number> {
+    return 0;
+  }
+
   get(_id: string): AgentSession | undefined {
     return undefined;
   }

@@ -24,6 +24,7 @@ import { upgradeWebSocket } from './deno-websocket.ts';
 import { levelFilteredWriter, type AuditWrite } from '../../../shared/audit/audit-log.ts';
 import { denoResolver, openDenoOAuthStore, type DenoStateApi } from './deno-oauth-state.ts';
 import type { OAuthRuntime } from '../../app.ts';
+import { watchDenoWorkerConfig } from './deno-config-watch.ts';
 
 export interface DenoHttpServer {
   finished: Promise<void>;
@@ -45,8 +46,8 @@ export interface DenoRuntime extends DenoStateApi {
 
 export const deno = (globalThis as unknown as { Deno: DenoRuntime }).Deno;
 
-/** Reads the config named by the environment; exits 2 with every problem when it is invalid. */
-export async function loadConfigFromEnv(): Promise<WorkerConfig> {
+/** Reads the config named by the environment (and the file it came from); exits 2 with every problem when it is invalid. */
+export async function loadConfigFromEnv(): Promise<{ config: WorkerConfig; file?: { path: string; text: string } }> {
   const inline = deno.env.get('SWITCHYARD_WORKER_CONFIG');
   const file = deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE');
   const source = inline !== undefined && inline !== '' ? 'SWITCHYARD_WORKER_CONFIG' : file !== undefined && file !== '' ? `"${file}"` : null;
@@ -55,8 +56,9 @@ export async function loadConfigFromEnv(): Promise<WorkerConfig> {
     return deno.exit(2);
   }
   try {
-    const text = inline !== undefined && inline !== '' ? inline : await deno.readTextFile(file!);
-    return parseWorkerConfigText(text, { runtime: 'edge' });
+    if (inline !== undefined && inline !== '') return { config: parseWorkerConfigText(inline, { runtime: 'edge' }) };
+    const text = await deno.readTextFile(file!);
+    return { config: parseWorkerConfigText(text, { runtime: 'edge' }), file: { path: file!, text } };
   } catch (error) {
     if (error instanceof ValidationError) {
       console.error(`Invalid worker config ${source}:`);
@@ -68,14 +70,18 @@ export async function loadConfigFromEnv(): Promise<WorkerConfig> {
   }
 }
 
-/** Builds the worker for Deno: config from the environment, `/link` over Deno WebSockets. */
+/**
+ * Builds the worker for Deno: config from the environment, `/link` over Deno WebSockets. A config
+ * file is watched and re-read on SIGHUP (`deno-config-watch.ts`); an inline config cannot change.
+ */
 export async function createDenoWorker(options: { listenPort?: () => number | undefined } = {}): Promise<{ worker: ComposedWorker; log: WorkerLogger }> {
-  const config = await loadConfigFromEnv();
+  const { config, file } = await loadConfigFromEnv();
   const level = parseLogLevel(deno.env.get('SWITCHYARD_LOG_LEVEL'));
   const log = createWorkerLogger({ level, fields: { component: 'worker' } });
   const auditWrite = denoAuditWriter(auditFilePath(config.audit?.file, deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE')), level);
   const oauth = await oauthRuntime(config);
   const worker = composeWorker({ config, log, auditWrite, upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never>, ...(oauth !== undefined ? { oauth } : {}), ...options });
+  if (file !== undefined) watchDenoWorkerConfig(worker, file.path, file.text, log);
   return { worker, log };
 }
 

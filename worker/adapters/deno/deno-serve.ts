@@ -15,4 +15,4 @@ import { createDenoWorker } from './deno-env.ts';
 
 const { worker } = await createDenoWorker();
 
-export default { fetch: worker.app.fetch } satisfies { fetch: (request: Request) => Response | Promise<Response> };
+export default { fetch: worker.fetch } satisfies { fetch: (request: Request) => Response | Promise<Response> };

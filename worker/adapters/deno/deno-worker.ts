@@ -38,7 +38,7 @@ const server = deno.serve(
       console.log(JSON.stringify({ event: 'listening', url: `http://${host}:${addr.port}` }));
     },
   },
-  worker.app.fetch,
+  worker.fetch,
 );
 
 let stopping = false;

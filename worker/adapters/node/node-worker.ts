@@ -74,7 +74,7 @@ export async function startNodeWorker(options: StartNodeWorkerOptions): Promise<
   // Plain HTTP/1.1 server: `serve` without `createServer` options returns a node:http Server.
   let server!: HttpServer;
   const address = await new Promise<ListeningAddress>((resolve, reject) => {
-    server = serve({ fetch: worker.app.fetch, hostname, port: options.port ?? 0, websocket: { server: wss } }, resolve) as HttpServer;
+    server = serve({ fetch: worker.fetch, hostname, port: options.port ?? 0, websocket: { server: wss } }, resolve) as HttpServer;
     server.once('error', reject);
   });
   listening = address.port;

@@ -1,0 +1,55 @@
+/**
+ * One file of a sidecar config dir checked on its own (`sidecar.json`, an `mcp.json`, a trust
+ * profile): every problem as `path: message`. Apart from `check-file.ts` because it needs no
+ * worker code: the workstation's `dist/sidecar.js` checks its own dir with it on every reload
+ * (`sidecar-reload.ts`), and must not carry the worker's config parser.
+ *
+ * @module
+ */
+import { basename, dirname } from 'node:path';
+import { ValidationError, parseWith, type ValidationIssue } from '../shared/validation.ts';
+import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
+import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';
+import { parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { configDirWarnings } from '../sidecar/sandbox/config-dir-exposure.ts';
+import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
+
+export type ConfigKind = 'worker config' | 'sidecar config' | 'mcp.json' | 'trust profile';
+export type SidecarConfigKind = Exclude<ConfigKind, 'worker config'>;
+
+export interface CheckResult {
+  kind: ConfigKind | 'file';
+  /** What makes the file unusable: check exits 1. */
+  issues: ValidationIssue[];
+  /** What would work but should not be so (a server that exposes the config dir): printed, exit 0. */
+  warnings: ValidationIssue[];
+}
+
+/**
+ * The sidecar config dir an `mcp.json` belongs to: `DIR/mcp-servers/`, `DIR/users/<user>/mcp-servers/`
+ * or `DIR/machines/<entity-id>/mcp-servers/`. Relative `cwd`s resolve against it, as on the sidecar.
+ */
+export function configDirOfMcpFile(path: string): string {
+  const servers = dirname(path);
+  const owner = dirname(servers);
+  const group = basename(dirname(owner));
+  return basename(servers) === 'mcp-servers' && (group === 'users' || group === 'machines') ? dirname(dirname(owner)) : owner;
+}
+
+/** Every problem in a sidecar dir's file of `kind`, or an empty list; never throws for bad content. */
+export function checkSidecarFile(path: string, kind: SidecarConfigKind): CheckResult {
+  const read = readJsonFile(path);
+  if (!read.ok) return { kind: 'file', issues: [read.issue], warnings: [] };
+  const { json } = read;
+  try {
+    if (kind === 'sidecar config') parseSidecarConfig(json);
+    else if (kind === 'mcp.json') {
+      const configDir = configDirOfMcpFile(path);
+      return { kind, issues: [], warnings: configDirWarnings(configDir, parseMcpServersFile(json, configDir)) };
+    } else parseWith(trustProfileFileSchema, json, 'trust profile');
+    return { kind, issues: [], warnings: [] };
+  } catch (error) {
+    if (error instanceof ValidationError) return { kind, issues: [...error.issues], warnings: [] };
+    throw error;
+  }
+}

@@ -1,0 +1,83 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
+import { loadSidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import type { SidecarComposition, SidecarReload } from '../sidecar/host/composition.ts';
+import type { Logger } from '../sidecar/log.ts';
+import { createSidecarReloader } from './sidecar-reload.ts';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const SIDECAR = { worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop' };
+
+function setup(sidecarJson: object = SIDECAR, overrides: { worker?: string } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-reload-'));
+  dirs.push(dir);
+  mkdirSync(join(dir, 'mcp-servers'));
+  mkdirSync(join(dir, 'trust-profiles'));
+  writeFileSync(join(dir, 'sidecar.json'), JSON.stringify(sidecarJson));
+  writeFileSync(join(dir, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: { a: { command: 'node' } } }));
+  const reloads: SidecarReload[] = [];
+  let refusals = 0;
+  const sidecar = {
+    reload: async (next: SidecarReload) => (reloads.push(next), 0),
+    refuseConfig: () => void (refusals += 1),
+  } as unknown as SidecarComposition;
+  const lines: Array<{ level: string; msg: string; fields: Record<string, unknown> }> = [];
+  const at = (level: string) => (msg: string, fields: Record<string, unknown> = {}) => void lines.push({ level, msg, fields });
+  const log = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log } as unknown as Logger;
+  const reload = createSidecarReloader({ dir, sidecar, config: loadSidecarConfig(dir, overrides), snapshot: ConfigSnapshot.take(dir), overrides, log });
+  return { dir, reload, reloads, refusals: () => refusals, lines };
+}
+
+describe('sidecar config reload', () => {
+  it('does nothing while the files are as accepted, and puts a valid change in force', async () => {
+    const { dir, reload, reloads, lines } = setup();
+    await reload('file');
+    expect(reloads).toEqual([]);
+    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...SIDECAR, limits: { 'server-processes': 5 }, 'trust-profile': 'floor' }));
+    writeFileSync(join(dir, 'trust-profiles', 'floor.json'), '{}');
+    await reload('SIGHUP');
+    expect(reloads).toHaveLength(1);
+    expect(reloads[0]).toMatchObject({ trust: { floor: 'floor', allowUncontained: false }, limits: { processes: 5, processesPerAgent: 32, memoryLimitMib: 4096 } });
+    expect(lines).toEqual([{ level: 'info', msg: 'Sidecar config reloaded', fields: { trigger: 'SIGHUP', endedServers: 0 } }]);
+  });
+
+  it('refuses an invalid dir once, in check\'s words, and keeps the one in force', async () => {
+    const { dir, reload, reloads, refusals, lines } = setup();
+    const file = join(dir, 'mcp-servers', 'mcp.json');
+    writeFileSync(file, JSON.stringify({ mcpServers: { a: { command: '' } } }));
+    await reload('file');
+    await reload('file');
+    expect(reloads).toEqual([]);
+    expect(refusals()).toBe(1);
+    expect(lines).toEqual([
+      { level: 'error', msg: 'Sidecar config refused: the config in force stays', fields: { trigger: 'file', problems: [`${file}: 1 problem (mcp.json)\n  mcpServers.a.command: must not be empty`] } },
+    ]);
+  });
+
+  it('refuses a floor that names no profile, and says which keys wait for a restart', async () => {
+    const { dir, reload, reloads, lines } = setup();
+    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...SIDECAR, 'trust-profile': 'missing' }));
+    await reload('file');
+    expect(reloads).toEqual([]);
+    expect(lines[0]!.fields.problems).toEqual([expect.stringContaining('trust-profile: no trust profile "missing" in trust-profiles/')]);
+    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...SIDECAR, 'entity-id': 'desk' }));
+    await reload('file');
+    expect(reloads).toHaveLength(1);
+    expect(lines.find((l) => l.msg === 'Sidecar config changes that apply at the next start')?.fields).toEqual({ keys: ['entityId'] });
+  });
+
+  it('reads sidecar.json with the command line\'s flags on top, as at start', async () => {
+    const { dir, reload, reloads } = setup({ 'entity-id': 'laptop' }, { worker: 'http://127.0.0.1:9' });
+    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ 'entity-id': 'laptop', 'allow-uncontained': true }));
+    await reload('file');
+    expect(reloads).toHaveLength(1);
+    expect(reloads[0]!.trust).toEqual({ allowUncontained: true });
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * Live config of `switchyard sidecar`: a changed config dir (sidecar.json, any mcp.json, trust
+ * profiles) is checked whole, as `switchyard check DIR` checks it, and then either put in force
+ * without a restart (`SidecarComposition.reload`: only the servers the change affects end) or
+ * refused, every problem logged in `check`'s words, with the files last accepted kept in force.
+ *
+ * Keys that say who this host is (`worker`, `entity-id`, `key-file`, `user`),
+ * `modern-instance-idle-seconds` and `audit` apply at the next start; a change to them is logged as such.
+ *
+ * @module
+ */
+import { join } from 'node:path';
+import { ConfigFileError, describeFileProblems } from '../sidecar/config/config-file-problems.ts';
+import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
+import { watchConfig, type ConfigWatch } from '../sidecar/config/config-watcher.ts';
+import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import type { SidecarComposition } from '../sidecar/host/composition.ts';
+import type { Logger } from '../sidecar/log.ts';
+import { checkConfigDir, type FileCheck } from './check-config-dir.ts';
+
+const RESTART_KEYS = ['worker', 'entityId', 'keyFile', 'user', 'modernInstanceIdleSeconds', 'audit'] as const;
+
+export interface SidecarReloadOptions {
+  dir: string;
+  sidecar: SidecarComposition;
+  /** The config the sidecar started with, and the snapshot it was taken with. */
+  config: SidecarConfig;
+  snapshot: ConfigSnapshot;
+  /** Flags given on the command line (they win over sidecar.json, as at start). */
+  overrides: { worker?: string; entityId?: string };
+  log: Logger;
+}
+
+/** One reload of the config dir; calls never overlap. */
+export function createSidecarReloader(options: SidecarReloadOptions): (trigger: string) => Promise<void> {
+  const { dir, sidecar, log } = options;
+  let accepted = options.snapshot;
+  let refused: ConfigSnapshot | null = null;
+  let queue: Promise<unknown> = Promise.resolve();
+  const once = async (trigger: string): Promise<void> => {
+    const before = ConfigSnapshot.take(dir);
+    if (before.equals(accepted) || (refused !== null && before.equals(refused))) return;
+    const results = (await checkConfigDir(dir)).map((r) => withOverrides(r, dir, options.overrides));
+    const after = ConfigSnapshot.take(dir);
+    // Changed while being checked: what was checked is not what is there; the change's own event follows.
+    if (!after.equals(before)) return;
+    const bad = results.filter((r) => r.issues.length > 0);
+    if (bad.length > 0) {
+      refused = after;
+      sidecar.refuseConfig();
+      log.error('Sidecar config refused: the config in force stays', {
+        trigger,
+        problems: bad.map((r) => describeFileProblems(r.file, r.kind, r.issues)),
+      });
+      return;
+    }
+    const next = loadSidecarConfig(dir, options.overrides);
+    const needRestart = RESTART_KEYS.filter((key) => JSON.stringify(next[key]) !== JSON.stringify(options.config[key]));
+    if (needRestart.length > 0) log.warn('Sidecar config changes that apply at the next start', { keys: needRestart });
+    const ended = await sidecar.reload({
+      snapshot: after,
+      trust: { ...(next.trustFloor !== undefined ? { floor: next.trustFloor } : {}), allowUncontained: next.allowUncontained },
+      sandbox: next.sandbox,
+      limits: next.limits,
+    });
+    accepted = after;
+    refused = null;
+    log.info('Sidecar config reloaded', { trigger, endedServers: ended });
+  };
+  return (trigger) => {
+    const run = queue.then(() => once(trigger));
+    queue = run.catch((error: unknown) => log.error('Sidecar config reload failed', { trigger, error }));
+    return run;
+  };
+}
+
+/**
+ * sidecar.json as the sidecar reads it: with the command line's `--worker` / `--entity-id` on top,
+ * so a key given there (or a sidecar.json left out for them) is no problem, as at start.
+ */
+function withOverrides(result: FileCheck, dir: string, overrides: SidecarReloadOptions['overrides']): FileCheck {
+  if (result.file !== join(dir, 'sidecar.json') || Object.keys(overrides).length === 0) return result;
+  try {
+    loadSidecarConfig(dir, overrides);
+  } catch (error) {
+    if (!(error instanceof ConfigFileError)) throw error;
+    return { ...result, kind: 'sidecar config', issues: [...error.issues] };
+  }
+  // Cross-file problems (a floor that does not resolve) stand whatever the flags say.
+  return { ...result, kind: 'sidecar config', issues: result.issues.filter((i) => i.path === 'trust-profile') };
+}
+
+/** Watches the dir (and SIGHUP) and reloads on every change. */
+export function watchSidecarConfig(options: SidecarReloadOptions): ConfigWatch {
+  const reload = createSidecarReloader(options);
+  return watchConfig({ dir: options.dir, recursive: true, onChange: (trigger) => void reload(trigger).catch(() => {}), log: options.log });
+}

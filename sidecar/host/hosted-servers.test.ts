@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { WireError } from '../../shared/errors.ts';
+import { silentLogger } from '../log.ts';
+import { HostedServers, type HostedFacts } from './hosted-servers.ts';
+import { ProcessBudget } from './process-budget.ts';
+
+/** A server transport that records what it was sent and can answer. */
+function fakeServer() {
+  const sent: JSONRPCMessage[] = [];
+  let closed = 0;
+  const transport: Transport = {
+    start: async () => {},
+    send: async (message) => void sent.push(message),
+    close: async () => {
+      closed += 1;
+      transport.onclose?.();
+    },
+  };
+  return { transport, sent, closes: () => closed, answer: (id: number) => transport.onmessage?.({ jsonrpc: '2.0', id, result: {} }) };
+}
+
+const facts = (name: string): HostedFacts => ({ name, connection: { 'server-name': name, agent: 'alice' } as HostedFacts['connection'], config: { kind: 'stdio', command: 'x', args: [], env: {} }, revision: null });
+
+describe('hosted servers', () => {
+  it('holds the budget slot while open, busy between a request and its answer', async () => {
+    const budget = new ProcessBudget({ limits: { perAgent: 1, total: 10 }, log: silentLogger });
+    const hosted = new HostedServers();
+    const server = fakeServer();
+    const outer = hosted.track(server.transport, facts('a'), budget.reserve('alice', 'a'));
+    await outer.start();
+    await outer.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo' } });
+    // Busy: the next launch of the agent cannot end it.
+    expect(() => budget.reserve('alice', 'b')).toThrow(expect.objectContaining({ reason: 'limit-reached' }));
+    server.answer(1);
+    const errors: Error[] = [];
+    outer.onerror = (error) => errors.push(error);
+    budget.reserve('alice', 'b');
+    // Idle now: it was ended to make room, with the reason its channel closes with.
+    expect(errors.map((e) => (e as WireError).reason)).toEqual(['limit-reached']);
+    expect(server.closes()).toBe(1);
+    expect(hosted.size).toBe(0);
+  });
+
+  it('ends only the servers a config change finds a reason for, and forgets closed ones', async () => {
+    const hosted = new HostedServers();
+    const [a, b] = [fakeServer(), fakeServer()];
+    const outerA = hosted.track(a.transport, facts('a'));
+    const outerB = hosted.track(b.transport, facts('b'));
+    const errors: string[] = [];
+    outerA.onerror = (e) => errors.push(`a:${(e as WireError).reason}`);
+    outerB.onerror = (e) => errors.push(`b:${(e as WireError).reason}`);
+    expect(await hosted.endWhere(async (f) => (f.name === 'a' ? new WireError('server-exited', 'changed') : null))).toBe(1);
+    expect(errors).toEqual(['a:server-exited']);
+    expect([a.closes(), b.closes()]).toEqual([1, 0]);
+    await outerB.close();
+    expect(hosted.size).toBe(0);
+  });
+});

@@ -1,0 +1,38 @@
+/**
+ * What a changed worker config means for what is running: which agent sessions must end and which
+ * host links must be dropped. Everything else keeps going (a reload applies new requests' rules
+ * at once, so a session the change does not touch never notices it).
+ *
+ * A session ends when its agent is gone, when the agent's credential or trust context changed
+ * (the profile and revision its servers were opened under), or when one of its servers is gone,
+ * no longer allowed to the agent, or bound to another descriptor. A host's link is dropped when
+ * the host is gone or its public key changed: the link proved the old key, and the sidecar dials
+ * again to prove the new one.
+ *
+ * @module
+ */
+import type { WorkerConfig } from './worker-config.ts';
+
+/** Why a session of `agent` using `servers` must end under `next`, or null when it may go on. */
+export function sessionEndReason(previous: WorkerConfig, next: WorkerConfig, session: { readonly agent: string; readonly servers: readonly string[] }): string | null {
+  const before = previous.agents.find((a) => a.name === session.agent);
+  const after = next.agents.find((a) => a.name === session.agent);
+  if (after === undefined) return 'agent removed';
+  if (before === undefined || before['token-sha256'] !== after['token-sha256']) return 'agent token changed';
+  if (JSON.stringify(before['trust-context'] ?? null) !== JSON.stringify(after['trust-context'] ?? null)) return 'agent trust context changed';
+  for (const server of session.servers) {
+    if (!after.servers.includes(server)) return `server "${server}" no longer allowed`;
+    const was = previous.servers[server];
+    const now = next.servers[server];
+    if (now === undefined) return `server "${server}" removed`;
+    if (was === undefined || JSON.stringify(was.executor) !== JSON.stringify(now.executor)) return `server "${server}" changed`;
+  }
+  return null;
+}
+
+/** Hosts whose live link must be dropped under `next`: gone, or with another public key. */
+export function hostsToUnlink(previous: WorkerConfig, next: WorkerConfig): string[] {
+  return previous.hosts
+    .filter((h) => next.hosts.find((n) => n['entity-id'] === h['entity-id'])?.['public-key'] !== h['public-key'])
+    .map((h) => h['entity-id']);
+}
