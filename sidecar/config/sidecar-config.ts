@@ -24,7 +24,7 @@ import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
 import { CLEARTEXT_REMOTE_MESSAGE, isCleartextRemote } from '../link/worker-url.ts';
 import { DEFAULT_HOST_PROCESSES, DEFAULT_PROCESSES_PER_AGENT } from '../host/process-budget.ts';
 
-/** The default RLIMIT_AS of every server process, in MiB (Node reserves about 1 GiB at start). */
+/** The default RLIMIT_DATA of every server process, in MiB. */
 export const DEFAULT_MEMORY_LIMIT_MIB = 4096;
 
 /** The default cap of a sandbox's private `/tmp` (and `/dev/shm`), in MiB. */
@@ -101,7 +101,7 @@ export const SidecarConfigSchema = z
           .max(1_048_576)
           .optional()
           .meta({ default: DEFAULT_MEMORY_LIMIT_MIB })
-          .describe('Address space (RLIMIT_AS, through prlimit) each server process may map, in MiB; 0: no limit. With server-processes it bounds what the host spends on servers. Linux only'),
+          .describe('Private writable memory (RLIMIT_DATA, through prlimit) each server process may commit, in MiB; 0: no limit. With server-processes it bounds what the host spends on servers. Linux only'),
       })
       .optional()
       .describe('What one agent, and all of them, may run on this host'),

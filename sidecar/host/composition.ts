@@ -182,7 +182,7 @@ function processLimits(limits: SidecarCompositionConfig['limits']): ProcessLimit
   return limits === undefined ? { perAgent: Infinity, total: Infinity } : { perAgent: limits.processesPerAgent, total: limits.processes };
 }
 
-/** The executor's RLIMIT_AS, when one is asked for and `prlimit` exists to apply it (else said once, in the log). */
+/** The executor's RLIMIT_DATA, when one is asked for and `prlimit` exists to apply it (else said once, in the log). */
 function addressSpaceLimit(mib: number, env: Readonly<Record<string, string | undefined>>, log: Logger): { prlimit: string; bytes: number } | undefined {
   if (mib <= 0) return undefined;
   const prlimit = findPrlimit(env);

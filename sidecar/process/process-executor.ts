@@ -61,7 +61,7 @@ export interface ProcessExecutorOptions extends Partial<StopTimings> {
   /** Every launch request as received, before anything is spawned (tests observe the policy given). */
   readonly onLaunch?: (request: ProcessLaunchRequest) => void;
   readonly onSpawn?: (attempt: SpawnAttempt) => void;
-  /** RLIMIT_AS of every launch, contained or not (`address-space-limit.ts`); none by default. */
+  /** RLIMIT_DATA of every launch, contained or not (`address-space-limit.ts`); none by default. */
   readonly addressSpaceLimit?: AddressSpaceLimit;
 }
 
@@ -102,7 +102,7 @@ export class ProcessExecutor {
     this.#logger = options.logger ?? silentLogger;
   }
 
-  /** A new RLIMIT_AS for launches from now on (a sidecar.json reload); undefined: none. */
+  /** A new RLIMIT_DATA for launches from now on (a sidecar.json reload); undefined: none. */
   setAddressSpaceLimit(limit: AddressSpaceLimit | undefined): void {
     const { addressSpaceLimit: _old, ...rest } = this.#options;
     this.#options = limit === undefined ? rest : { ...rest, addressSpaceLimit: limit };

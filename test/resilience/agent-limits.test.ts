@@ -67,9 +67,9 @@ describe('per-agent limits', () => {
       pids.push(await pidOf(client));
     }
     expect((await stack.health()).sessions).toBe(SESSION_LIMIT + 1);
-    // Every server process maps at most sidecar.json's memory-limit-mib (4096 MiB by default), through RLIMIT_AS.
+    // Every server process maps at most sidecar.json's memory-limit-mib (4096 MiB by default), through RLIMIT_DATA.
     const limits = readFileSync(`/proc/${bobPid}/limits`, 'utf8');
-    expect(limits).toMatch(new RegExp(`^Max address space\\s+${4096 * 1024 * 1024}\\s+${4096 * 1024 * 1024}\\s+bytes`, 'm'));
+    expect(limits).toMatch(new RegExp(`^Max data size\\s+${4096 * 1024 * 1024}\\s+${4096 * 1024 * 1024}\\s+bytes`, 'm'));
     // The three oldest were ended to make room, in the order they were opened.
     // Logs arrive on their own pipe: wait for the lines rather than assume they came first.
     await expect.poll(() => stack.worker.err.filter(msg('Agent session ended to make room', { agent: 'alice' })).length, { timeout: 15_000 }).toBe(3);
