@@ -10,6 +10,13 @@
  */
 export const COMPATIBILITY_DATE = '2026-04-26';
 
+/**
+ * `enable_request_signal`: an agent that goes away aborts its request's `signal`, which is how an
+ * open stream (a listen, a request's SSE answer) learns to close its channels; without it the
+ * runtime tells no one, and each abandoned listen keeps its host's subscription open.
+ */
+export const COMPATIBILITY_FLAGS = ['enable_request_signal'];
+
 export function wranglerTemplate({ name = 'switchyard' } = {}) {
   return `// Switchyard on Cloudflare Workers: \`wrangler deploy\` from this directory.
 // Before the first deploy: wrangler secret put SWITCHYARD_WORKER_CONFIG < worker.json
@@ -18,6 +25,8 @@ export function wranglerTemplate({ name = 'switchyard' } = {}) {
   "name": ${JSON.stringify(name)},
   "main": "worker.js",
   "compatibility_date": "${COMPATIBILITY_DATE}",
+  // An agent that goes away aborts its request's signal: its open streams close their channels.
+  "compatibility_flags": ${JSON.stringify(COMPATIBILITY_FLAGS)},
   "durable_objects": {
     "bindings": [
       // One per host, idFromName(entity id): holds that host's link (WebSocket Hibernation API).

@@ -5,6 +5,10 @@
  * request wakes it: the object rebuilds the link from the socket's attachment, without a new
  * handshake, and the call is served by the same sidecar over the same link.
  *
+ * A listen stream, one server's (held by its host's object) or the aggregate's (held by the edge),
+ * is a request in flight: it keeps its objects in memory, writes a keepalive comment while quiet,
+ * and still carries the next change after a wait past that eviction.
+ *
  * The wait is the runtime's own inactivity timeout; nothing can shorten it from outside, so the
  * test asks `/healthz` (whose status read is itself an event) only every 11 s, until the object
  * reports having woken.
@@ -13,13 +17,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeClient, connectClient } from '../support/clients.ts';
 import { fixtureServer } from '../support/paths.ts';
 import { startWorkerdStack, type WorkerdStack } from '../support/workerd-stack.ts';
+import { openListen } from '../modern/listen-client.ts';
 import { modernPost } from '../modern/modern-client.ts';
 
 const INACTIVITY_MS = 11_000;
 
 let stack: WorkerdStack;
 beforeAll(async () => {
-  stack = await startWorkerdStack({ servers: { a: { 'pid-a': fixtureServer('pid-server.mjs') }, b: { 'pid-b': fixtureServer('pid-server.mjs') } } });
+  stack = await startWorkerdStack({
+    servers: { a: { 'pid-a': fixtureServer('pid-server.mjs'), 'modern-a': fixtureServer('modern-echo-server.mjs') }, b: { 'pid-b': fixtureServer('pid-server.mjs') } },
+  });
 }, 120_000);
 afterAll(async () => {
   await stack?.stop();
@@ -69,6 +76,28 @@ describe('a host link on a hibernating Durable Object', () => {
       expect(stack.serverPids('b')).toContain(pid);
     } finally {
       await closeClient(client);
+    }
+  }, 60_000);
+
+  it('keeps quiet listen streams open past the inactivity eviction: a keepalive on each, then the next change still arrives', async () => {
+    const token = stack.tokens.alice!;
+    const linksBefore = stack.sidecar('a').lines().filter((l) => l.msg === 'Linked to the worker').length;
+    const one = await openListen(`${stack.url}/servers/modern-a/mcp`, token, 'quiet-one', { toolsListChanged: true });
+    const all = await openListen(`${stack.url}/mcp`, token, 'quiet-all', { toolsListChanged: true });
+    try {
+      expect((await one.next()).method).toBe('notifications/subscriptions/acknowledged');
+      expect((await all.next()).method).toBe('notifications/subscriptions/acknowledged');
+      // The keepalive interval (15 s) is past the runtime's 10 s eviction: nothing else happens meanwhile.
+      await Promise.all([one.keepalive(), all.keepalive()]);
+      const touched = await modernPost(`${stack.url}/servers/modern-a/mcp`, token, 'tools/call', { name: 'touch-tools', arguments: {} });
+      expect(touched.response.result.content[0].text).toBe('Notified 2');
+      const changed = (id: string) => ({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': id } } });
+      expect(await one.next()).toEqual(changed('quiet-one'));
+      expect(await all.next()).toEqual(changed('quiet-all'));
+      expect(stack.sidecar('a').lines().filter((l) => l.msg === 'Linked to the worker')).toHaveLength(linksBefore);
+    } finally {
+      await one.close();
+      await all.close();
     }
   }, 60_000);
 });

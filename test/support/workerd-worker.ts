@@ -18,7 +18,7 @@ import { Log, LogLevel, Miniflare } from 'miniflare';
 // @ts-expect-error plain JS build script
 import { buildCloudflareWorker } from '../../scripts/build.mjs';
 // @ts-expect-error plain JS build script
-import { COMPATIBILITY_DATE } from '../../scripts/wrangler-template.mjs';
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from '../../scripts/wrangler-template.mjs';
 import { freePort } from './processes.ts';
 
 export interface WorkerdWorker {
@@ -70,6 +70,7 @@ export async function startWorkerdWorker(config: unknown, options: WorkerdWorker
       // The scratch dir is outside the cwd; workerd refuses module paths that climb out of it.
       modulesRoot: dirname(scriptPath),
       compatibilityDate: COMPATIBILITY_DATE,
+      compatibilityFlags: COMPATIBILITY_FLAGS,
       durableObjects: { HOST_LINK: 'HostLink', AGENT_SESSION: 'AgentSession', OAUTH_STATE: 'OAuthState' },
       // In memory, as the objects keep nothing on disk: locally each object's SQLite file would
       // otherwise be created on its first request, which dominates linking a large fleet.

@@ -52,7 +52,7 @@ export class AgentSession {
       const { config, log } = loaded;
       const registry = new DurableObjectHostLinkRegistry(this.#env.HOST_LINK, { log });
       const sessions = new ObjectSessionTable({ idleMs: config['session-idle-seconds'] * 1000, log });
-      const app = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions, log, audit: loaded.audit(), ...workersOAuth(this.#env, config), newSessionId: () => sessionIdIn(this.#state.id) });
+      const app = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions, log, audit: loaded.audit().audit, ...workersOAuth(this.#env, config), newSessionId: () => sessionIdIn(this.#state.id) });
       this.#fetch = app.fetch;
     }
     return withSseKeepalive(await this.#fetch(request));

@@ -11,13 +11,12 @@
 import { parseWorkerConfigText, type WorkerConfig } from '../../config/worker-config.ts';
 import { createWorkerLogger, parseLogLevel, type WorkerLogger } from '../../log.ts';
 import { formatIssue, ValidationError } from '../../../shared/validation.ts';
-import type { WorkerAudit } from '../../audit/worker-audit.ts';
-import { workersAudit } from './workers-audit.ts';
+import { workersAudit, type WorkersAudit } from './workers-audit.ts';
 import type { OAuthRuntime } from '../../app.ts';
 import { DurableObjectOAuthStore } from './oauth-state-object.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
 
-export type Loaded = { ok: true; config: WorkerConfig; log: WorkerLogger; audit: () => WorkerAudit } | { ok: false; response: () => Response };
+export type Loaded = { ok: true; config: WorkerConfig; log: WorkerLogger; audit: () => WorkersAudit } | { ok: false; response: () => Response };
 
 /** What an app's `oauth` option gets on Workers: the state in the `OAuthState` object (built-in server only). */
 export function workersOAuth(env: SwitchyardEnv, config: WorkerConfig): { oauth?: OAuthRuntime } {

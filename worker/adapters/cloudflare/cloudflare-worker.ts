@@ -21,15 +21,36 @@ export { AgentSession } from './agent-session-object.ts';
 export { HostLink } from './host-link-object.ts';
 export { OAuthState } from './oauth-state-object.ts';
 
-let edge: { config: unknown; app: { fetch(request: Request): Response | Promise<Response> } } | undefined;
+let edge: { config: unknown; app: { fetch(request: Request): Response | Promise<Response> }; flush: (() => Promise<void>) | null } | undefined;
+
+/** The slice of the invocation's context the edge uses. */
+interface ExecutionContext {
+  waitUntil(promise: Promise<unknown>): void;
+}
 
 export default {
-  fetch(request: Request, env: SwitchyardEnv): Response | Promise<Response> {
+  async fetch(request: Request, env: SwitchyardEnv, ctx: ExecutionContext): Promise<Response> {
     const loaded = loadFromEnv(env, 'edge');
     if (!loaded.ok) return loaded.response();
     if (edge === undefined || edge.config !== loaded.config) {
-      edge = { config: loaded.config, app: createEdgeApp(env, loaded.config, loaded.log, loaded.audit()) };
+      const audit = loaded.audit();
+      edge = { config: loaded.config, app: createEdgeApp(env, loaded.config, loaded.log, audit.audit), flush: audit.flush };
     }
-    return edge.app.fetch(request);
+    const response = await edge.app.fetch(request);
+    return edge.flush === null ? response : flushedAfter(response, edge.flush, ctx);
   },
 };
+
+/**
+ * The response, with the audit's spans flushed under `waitUntil` once it is done (a streamed body
+ * at its end): the spans of a call are recorded by then, and the invocation, ending with its
+ * response, would otherwise take the exporter's pending batch with it.
+ */
+function flushedAfter(response: Response, flush: () => Promise<void>, ctx: ExecutionContext): Response {
+  if (response.body === null || response.status === 101) {
+    ctx.waitUntil(flush());
+    return response;
+  }
+  const done = new TransformStream<Uint8Array, Uint8Array>({ flush: () => ctx.waitUntil(flush()) });
+  return new Response(response.body.pipeThrough(done), response);
+}

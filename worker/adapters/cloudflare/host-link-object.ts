@@ -35,10 +35,10 @@ import { createLinkRoute } from '../../link/link-route.ts';
 import { createApp } from '../../app.ts';
 import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
 import { NoSessionTable } from './no-session-table.ts';
-import type { WorkerAudit } from '../../audit/worker-audit.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { loadFromEnv, workersOAuth } from './cloudflare-env.ts';
+import type { WorkersAudit } from './workers-audit.ts';
 import { RELAY_PATH, relayLog, serveRelay } from './channel-relay.ts';
 import { STATUS_PATH } from './durable-object-registry.ts';
 import { HibernatingSockets } from './hibernating-upgrade.ts';
@@ -67,7 +67,7 @@ interface Live {
   /** The app of every runtime, for the modern requests the edge sends here, on this link. */
   agentApp: { fetch(request: Request): Response | Promise<Response> } | undefined;
   config: WorkerConfig;
-  audit: () => WorkerAudit;
+  audit: () => WorkersAudit;
 }
 
 export class HostLink {
@@ -141,7 +141,7 @@ export class HostLink {
   }
 
   #agentApp(live: Live): { fetch(request: Request): Response | Promise<Response> } {
-    live.agentApp ??= createApp({ config: live.config, router: new ExecutorTargetRouter({ registry: live.registry }), sessions: new NoSessionTable(), log: live.log, audit: live.audit(), ...workersOAuth(this.#env, live.config) });
+    live.agentApp ??= createApp({ config: live.config, router: new ExecutorTargetRouter({ registry: live.registry }), sessions: new NoSessionTable(), log: live.log, audit: live.audit().audit, ...workersOAuth(this.#env, live.config) });
     return live.agentApp;
   }
 

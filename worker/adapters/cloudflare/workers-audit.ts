@@ -5,6 +5,10 @@
  * (`cloudflare-env.ts`). Each isolate and object keeps its own recent calls, as it keeps its own
  * recent errors.
  *
+ * With `audit.otlp`, `flush` sends the queued spans now. The edge calls it under `waitUntil` once
+ * each response is done: a stateless invocation ends with its response, and the exporter's own
+ * batching timer, set in it, would end with it, losing the spans (objects keep their timers).
+ *
  * @module
  */
 import { auditFromConfig } from '../../../shared/audit/audit-from-config.ts';
@@ -14,7 +18,13 @@ import { WorkerAudit } from '../../audit/worker-audit.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import type { WorkerLogger } from '../../log.ts';
 
-export function workersAudit(config: WorkerConfig, log: WorkerLogger, level: string): WorkerAudit {
+export interface WorkersAudit {
+  audit: WorkerAudit;
+  /** Sends the spans queued so far to the collector; null without `audit.otlp`. */
+  flush: (() => Promise<void>) | null;
+}
+
+export function workersAudit(config: WorkerConfig, log: WorkerLogger, level: string): WorkersAudit {
   const recentCalls = new RecentCalls();
   const configured = auditFromConfig(config.audit, {
     component: 'worker',
@@ -22,5 +32,6 @@ export function workersAudit(config: WorkerConfig, log: WorkerLogger, level: str
     log,
     onRecord: (record) => recentCalls.record(record),
   });
-  return new WorkerAudit({ config, log: configured.audit, recentCalls });
+  const exporter = configured.exporter;
+  return { audit: new WorkerAudit({ config, log: configured.audit, recentCalls }), flush: exporter === null ? null : () => exporter.flush() };
 }
