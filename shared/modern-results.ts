@@ -1,6 +1,7 @@
 /**
  * The modern (2026-07-28) wire shapes Switchyard produces when it serves a modern request from a
- * legacy server (the host's legacy instance, the worker's edge-direct legacy session): what it takes out of the request before forwarding, and what it adds to the
+ * legacy server (the host's legacy instance, the worker's edge-direct legacy session): what it
+ * takes out of the request before forwarding, and what it adds to the
  * answer on the way back. Pure functions, no I/O.
  *
  * - `_meta` keys under `io.modelcontextprotocol/` are the modern per-request fields; a legacy
