@@ -12,13 +12,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeClient, connectClient } from '../support/clients.ts';
 import { fixtureServer } from '../support/paths.ts';
-import { ProcessSet, startEverythingHttp, startModernHttp } from '../support/processes.ts';
+import { ProcessSet, startEverythingHttp, startModernHttp, waitUntil } from '../support/processes.ts';
 import { HOST_A, startStack, type Stack } from '../support/stack.ts';
 import { modernPost, MODERN, type ModernAnswer } from './modern-client.ts';
 
 const procs = new ProcessSet();
 let stack: Stack;
 let modernUrl: string;
+let everythingOut: () => string;
 const url = (server: string) => `${stack.url}/servers/${server}/mcp`;
 const bob = (server: string, method: string, params?: Record<string, unknown>, call?: Parameters<typeof modernPost>[4]) =>
   modernPost(url(server), stack.tokens.bob!, method, params, call);
@@ -27,6 +28,7 @@ const toolNames = (answer: ModernAnswer): string[] => (answer.response.result.to
 
 beforeAll(async () => {
   const everything = await startEverythingHttp(procs);
+  everythingOut = () => everything.process.stdout();
   const modern = await startModernHttp(procs, fixtureServer('modern-echo-server.mjs').args[0]!);
   modernUrl = modern.url;
   const onA = { type: 'user-computer-profile', 'entity-id': HOST_A, target: { type: 'local' } };
@@ -86,20 +88,20 @@ describe.each(['web', 'direct', 'web-modern', 'direct-modern'])('a modern agent 
     const calls = await Promise.all(['one', 'two', 'three'].map((message) => bob(server, 'tools/call', { name: 'echo', arguments: { message } })));
     expect(calls.map(textOf)).toEqual(['Echo: one', 'Echo: two', 'Echo: three']);
   });
+});
 
-  it.runIf(legacy)('serves a legacy SDK client on the same server at the same time', async () => {
-    const client = await connectClient(url(server), stack.tokens.bob!);
-    try {
-      const [legacyCall, modernCall] = await Promise.all([
-        client.callTool({ name: 'echo', arguments: { message: 'legacy side' } }),
-        bob(server, 'tools/call', { name: 'echo', arguments: { message: 'modern side' } }),
-      ]);
-      expect((legacyCall.content as Array<{ text: string }>)[0]!.text).toBe('Echo: legacy side');
-      expect(textOf(modernCall)).toBe('Echo: modern side');
-    } finally {
-      await closeClient(client);
-    }
-  });
+it.each(['web', 'direct'])('serves a legacy SDK client and a modern agent on the legacy HTTP server %s at the same time', async (server) => {
+  const client = await connectClient(url(server), stack.tokens.bob!);
+  try {
+    const [legacyCall, modernCall] = await Promise.all([
+      client.callTool({ name: 'echo', arguments: { message: 'legacy side' } }),
+      bob(server, 'tools/call', { name: 'echo', arguments: { message: 'modern side' } }),
+    ]);
+    expect((legacyCall.content as Array<{ text: string }>)[0]!.text).toBe('Echo: legacy side');
+    expect(textOf(modernCall)).toBe('Echo: modern side');
+  } finally {
+    await closeClient(client);
+  }
 });
 
 describe('what differs between a host\'s HTTP target and an edge-direct server', () => {
@@ -124,6 +126,16 @@ describe('what differs between a host\'s HTTP target and an edge-direct server',
     const call = await bob('direct', 'tools/call', { name: 'trigger-elicitation-request', arguments: {} }, { meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } });
     expect(call.response.result?.resultType === 'input_required').toBe(false);
     expect(call.response.error ?? call.response.result.isError).toBeTruthy();
+  });
+
+  it('ends the short legacy session of every edge-direct request: each session the worker opened gets its DELETE', async () => {
+    const sessions = (pattern: RegExp) => new Set([...everythingOut().matchAll(pattern)].map((m) => m[1]!));
+    const before = sessions(/Session initialized with ID: (\S+)/g);
+    const calls = await Promise.all(['a', 'b', 'c'].map((message) => bob('direct', 'tools/call', { name: 'echo', arguments: { message } })));
+    expect(calls.map(textOf)).toEqual(['Echo: a', 'Echo: b', 'Echo: c']);
+    const opened = [...sessions(/Session initialized with ID: (\S+)/g)].filter((id) => !before.has(id));
+    expect(opened).toHaveLength(3);
+    await waitUntil(() => opened.every((id) => sessions(/session termination request for session (\S+)/g).has(id)), 'the three sessions to be deleted');
   });
 
   it('answers a missing resource on an edge-direct legacy server with -32602 naming the uri', async () => {
