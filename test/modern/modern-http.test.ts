@@ -144,9 +144,10 @@ describe('what differs between a host\'s HTTP target and an edge-direct server',
     expect(answer.response.error).toMatchObject({ code: -32602, data: { uri } });
   });
 
-  it('sends an edge-direct modern server the mirrored headers, Mcp-Param-* included, and no Switchyard _meta', async () => {
-    const answer = await bob('direct-modern', 'tools/call', { name: 'regional', arguments: { region: 'eu-west', count: 3 } }, { headers: { 'mcp-param-region': 'eu-west', 'mcp-param-count': '3' } });
+  it.each(['direct-modern', 'web-modern'])('sends the modern server %s the mirrored headers, Mcp-Param-* included (it checks them), and no Switchyard _meta', async (server) => {
+    const answer = await bob(server, 'tools/call', { name: 'regional', arguments: { region: 'eu-west', count: 3 } }, { headers: { 'mcp-param-region': 'eu-west', 'mcp-param-count': '3' } });
     expect(answer.response.result?.resultType).toBe('complete');
+    expect(textOf(answer)).toBe('Region eu-west, count 3');
     const posts = (await (await fetch(modernUrl.replace(/\/mcp$/, '/posts'))).json()) as Array<{ method: string; headers: Record<string, string>; meta: string[] }>;
     const regional = posts.filter((p) => p.method === 'tools/call' && p.headers['mcp-name'] === 'regional').at(-1)!;
     expect(regional.headers).toMatchObject({ 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-param-region': 'eu-west', 'mcp-param-count': '3' });

@@ -6,6 +6,11 @@
  * switches it to the SDK's session-based Streamable HTTP client for good, whose `close` ends the
  * server's session with a DELETE (`HttpUpstreamTransport`).
  *
+ * A modern server's `tools/call` gets its `Mcp-Param-*` headers again: the host checked the
+ * agent's against the arguments and took them out of the request (`param-headers.ts`), so they
+ * are made anew from the arguments and the `x-mcp-header` annotations of the tool lists this
+ * transport has carried (the host's header check asks for the list before any call it checks).
+ *
  * The era verdict of an HTTP server is cached under its name and a fingerprint of its URL and
  * headers, as a stdio server's is under its launch (`server-era.ts`).
  *
@@ -17,7 +22,11 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { HttpUpstreamTransport } from '../../../shared/http-upstream-transport.ts';
 import { ModernHttpClientTransport } from '../../../shared/modern-http-transport.ts';
+import { PARAM_HEADERS_META_KEY } from '../../../shared/param-headers-meta.ts';
 import type { HttpServerConfig } from '../server-config.ts';
+import { annotatedArguments, type AnnotatedArgument } from './x-mcp-header.ts';
+
+type Id = string | number;
 
 /** The era cache key of an HTTP server config: its name and where and how it is reached. */
 export function httpServerEraKey(name: string, config: Pick<HttpServerConfig, 'url' | 'headers'>): string {
@@ -40,11 +49,18 @@ export class DualEraHttpTransport implements Transport {
   readonly #modern: ModernHttpClientTransport;
   #legacy: Transport | null = null;
   #closed = false;
+  /** The `tools/list` requests in flight, whose answers carry the annotations. */
+  readonly #toolLists = new Set<Id>();
+  /** Each listed tool's annotated arguments (none: the tool mirrors nothing, or is invalid for it). */
+  readonly #annotations = new Map<string, AnnotatedArgument[]>();
 
   constructor(config: Pick<HttpServerConfig, 'url' | 'headers'>) {
     this.#config = config;
     this.#modern = new ModernHttpClientTransport({ url: new URL(config.url), headers: config.headers });
-    this.#modern.onmessage = (message) => this.onmessage?.(message);
+    this.#modern.onmessage = (message) => {
+      this.#learnAnnotations(message);
+      this.onmessage?.(message);
+    };
     this.#modern.onerror = (error) => this.onerror?.(error);
     this.#modern.onclose = () => this.#legacy === null && this.#ended();
   }
@@ -60,7 +76,9 @@ export class DualEraHttpTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.#legacy === null && 'method' in message && message.method === 'initialize') await this.#switchToLegacy();
-    await (this.#legacy ?? this.#modern).send(message);
+    if (this.#legacy !== null) return this.#legacy.send(message);
+    if ('method' in message && 'id' in message && message.method === 'tools/list') this.#toolLists.add(message.id);
+    await this.#modern.send('method' in message && message.method === 'tools/call' ? this.#withParamHeaders(message) : message);
   }
 
   async close(): Promise<void> {
@@ -76,6 +94,28 @@ export class DualEraHttpTransport implements Transport {
     this.#legacy = legacy;
     await this.#modern.close();
     await legacy.start();
+  }
+
+  #learnAnnotations(message: JSONRPCMessage): void {
+    if (!('result' in message) || message.id === undefined || !this.#toolLists.delete(message.id)) return;
+    const tools = (message.result as { tools?: unknown }).tools;
+    if (!Array.isArray(tools)) return;
+    for (const tool of tools as Array<{ name?: unknown; inputSchema?: unknown }>) {
+      if (typeof tool?.name === 'string') this.#annotations.set(tool.name, annotatedArguments(tool.inputSchema) ?? []);
+    }
+  }
+
+  /** A `tools/call` with the values its tool mirrors into headers, where `modern-http-transport.ts` sends them from. */
+  #withParamHeaders(message: JSONRPCMessage): JSONRPCMessage {
+    const params = (message as { params?: { name?: unknown; arguments?: unknown; _meta?: Record<string, unknown> } }).params;
+    const annotated = typeof params?.name === 'string' ? this.#annotations.get(params.name) : undefined;
+    if (params === undefined || annotated === undefined || annotated.length === 0) return message;
+    const headers: Record<string, string> = {};
+    for (const argument of annotated) {
+      const value = argument.path.reduce<unknown>((at, key) => (typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[key] : undefined), params.arguments);
+      if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') headers[argument.header] = String(value);
+    }
+    return { ...message, params: { ...params, _meta: { ...params._meta, [PARAM_HEADERS_META_KEY]: headers } } } as JSONRPCMessage;
   }
 
   #ended(): void {
