@@ -7,7 +7,10 @@
  * (versioning.mdx): the request goes first as the agent sent it, a modern POST with its headers
  * (`shared/modern-http-transport.ts`). A modern server's answer (a result, or a modern error) is
  * relayed as it is. An answer that is not modern (a legacy server's "no session" 400) sends the
- * same request on a short legacy session of its own (`legacy-http-session.ts`). Nothing is kept
+ * same request on a short legacy session of its own (`legacy-http-session.ts`). A legacy server
+ * without sessions (an SDK server in stateless mode) answers the modern POST itself: its result
+ * is made modern on the way (`resultType`, caching hints), and its error to `server/discover`
+ * (a modern server answers that) sends the request on a legacy session too. Nothing is kept
  * between requests, the era verdict included: another worker instance needs nothing from this
  * one (DESIGN §8). The price, one refused POST before each legacy request, is the spec's own
  * fallback; a host's HTTP target caches the verdict instead, on the host.
@@ -18,7 +21,10 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { postModern, type ModernHttpTarget } from '../../shared/modern-http-transport.ts';
+import { modernError, modernResult } from '../../shared/modern-results.ts';
 import { serveOnLegacySession, type LegacySession } from './legacy-http-session.ts';
+
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
 export class EdgeDirectModernChannel implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
@@ -45,10 +51,20 @@ export class EdgeDirectModernChannel implements Transport {
     const emit = (answer: JSONRPCMessage) => {
       if (!this.#closed) this.onmessage?.(answer);
     };
-    void postModern(this.#target, message, emit, this.#abort.signal).then(
+    let legacyAnswer = false;
+    const relay = (answer: JSONRPCMessage) => {
+      if ('method' in answer || !('id' in answer) || answer.id !== request.id) return emit(answer);
+      if ('error' in answer) {
+        if (request.method === 'server/discover' && answer.error.code !== UNSUPPORTED_PROTOCOL_VERSION) legacyAnswer = true;
+        else emit({ ...answer, error: modernError(request.method, request.params, answer.error) } as JSONRPCMessage);
+        return;
+      }
+      emit({ ...answer, result: modernResult(request.method, answer.result) } as JSONRPCMessage);
+    };
+    void postModern(this.#target, message, relay, this.#abort.signal).then(
       (outcome) => {
         if (this.#closed) return;
-        if (outcome.modern) return this.#ended();
+        if (outcome.modern && !legacyAnswer) return this.#ended();
         this.#session = serveOnLegacySession(this.#target, request, emit);
       },
       (error: unknown) => {
