@@ -1,42 +1,60 @@
 /**
- * The official suite's 2026-07-28 requirements (`server --requirements 2026-07-28`, as
- * `modern-conformance.test.ts` runs it) through `/servers/:name/mcp` of the worker under Deno, to
- * an **edge-direct** HTTP server: the modern conformance fixture (stdio) behind
- * `modern-http-server.mjs`, a stateless 2026-07-28 Streamable HTTP front. The worker forwards each
- * request as a modern POST and keeps nothing between them; no host is in the path.
+ * The official suite's 2026-07-28 requirements (`server --requirements 2026-07-28`, run as
+ * `modern-conformance.test.ts` runs it) through `/servers/:name/mcp` of the worker under Deno to
+ * HTTP servers, three runs at once:
  *
- * Asserted as in the stdio run: every check passes but the listed ones, each with its reason, and
- * a listed one that passes fails the test. The tasks extension is printed, not asserted.
+ * - **direct**: edge-direct, the modern conformance fixture behind `modern-http-server.mjs` (a
+ *   stateless 2026-07-28 Streamable HTTP front). The worker sends each request as a modern POST
+ *   and keeps nothing between them; no host is in the path.
+ * - **web-modern**: the same kind of server (another one) as a host's HTTP target: the sidecar's
+ *   probe finds it modern and its instance for the agent sends modern POSTs.
+ * - **web-legacy**: `conformance-fixture-server.mjs http` (SDK 1.32, sessions) as a host's HTTP
+ *   target: the host's legacy instance is a Streamable HTTP session, MRTR bridged as for stdio.
+ *
+ * Asserted as in the stdio run (`modern-requirements.ts`).
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { REPO } from '../support/paths.ts';
-import { ProcessSet, startModernHttp } from '../support/processes.ts';
-import { startStack, type Stack } from '../support/stack.ts';
+import { ProcessSet, startModernHttp, waitForOutput } from '../support/processes.ts';
+import { HOST_A, startStack, type Stack } from '../support/stack.ts';
 import { startBearerProxy, type BearerProxy } from './bearer-proxy.ts';
-import { describeResult, runConformanceSuite, scenariosOf, score, type SuiteResults } from './conformance-cli.ts';
+import { runConformanceSuite, type SuiteResults } from './conformance-cli.ts';
+import { assertPasses, LEGACY_EXCEPTIONS } from './modern-requirements.ts';
 
-const SCENARIOS = 50;
-const isTasks = (key: string): boolean => key.startsWith('tasks-');
-
-/** `<scenario>/<check id>` → why it does not pass edge-direct. */
-const EXCEPTIONS: Readonly<Record<string, string>> = {};
-
+type Server = 'direct' | 'web-modern' | 'web-legacy';
 let stack: Stack;
 const procs = new ProcessSet();
 let proxy: BearerProxy | undefined;
-let run: SuiteResults;
+const results = new Map<Server, SuiteResults>();
+
+async function startLegacyFixtureHttp(): Promise<string> {
+  const proc = procs.spawn(process.execPath, [join(REPO, 'test/conformance/conformance-fixture-server.mjs'), 'http'], { PORT: '0' });
+  const match = await waitForOutput(proc, proc.stderr, /listening on port (\d+)/, 'conformance fixture');
+  return `http://127.0.0.1:${match[1]}/mcp`;
+}
 
 beforeAll(async () => {
-  const server = await startModernHttp(procs, join(REPO, 'test/conformance/modern-conformance-fixture-server.mjs'));
+  // Each run gets a server of its own: a scenario's list changes must not reach the other run's listen.
+  const modernFixture = () => startModernHttp(procs, join(REPO, 'test/conformance/modern-conformance-fixture-server.mjs')).then((s) => s.url);
+  const [modern, modernBehindHost, legacy] = await Promise.all([modernFixture(), modernFixture(), startLegacyFixtureHttp()]);
+  const onA = { type: 'user-computer-profile', 'entity-id': HOST_A, target: { type: 'local' } };
   stack = await startStack({
-    servers: {},
-    worker: { servers: { direct: { executor: { type: 'http', url: server.url } }, offline: { executor: { type: 'reverse-http', 'entity-id': 'res-host-b' } } } },
-    agents: [{ name: 'carol', servers: ['direct'] }],
+    servers: { 'web-modern': { url: modernBehindHost }, 'web-legacy': { url: legacy } },
+    worker: {
+      servers: {
+        direct: { executor: { type: 'http', url: modern } },
+        'web-modern': { executor: onA },
+        'web-legacy': { executor: onA },
+        offline: { executor: { type: 'reverse-http', 'entity-id': 'res-host-b' } },
+      },
+    },
+    agents: [{ name: 'carol', servers: ['direct', 'web-modern', 'web-legacy'] }],
   });
   proxy = await startBearerProxy(stack.url, stack.tokens.carol!);
-  run = await runConformanceSuite(procs, `${proxy.url}/servers/direct/mcp`, join(stack.dir, 'conformance-direct'), { requirements: '2026-07-28' });
-}, 180_000);
+  const run = async (server: Server) => results.set(server, await runConformanceSuite(procs, `${proxy!.url}/servers/${server}/mcp`, join(stack.dir, `conformance-${server}`), { requirements: '2026-07-28' }));
+  await Promise.all([run('direct'), run('web-modern'), run('web-legacy')]);
+}, 240_000);
 
 afterAll(async () => {
   await procs.stopAll();
@@ -44,27 +62,16 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-describe('the 2026-07-28 conformance requirements to an edge-direct HTTP server', () => {
+describe('the 2026-07-28 conformance requirements to HTTP servers', () => {
   it('a modern HTTP server reached edge-direct passes every scenario', () => {
-    const scored = new Map([...run].filter(([key]) => !isTasks(key)));
-    const tasks = new Map([...run].filter(([key]) => isTasks(key)));
-    const clean = scenariosOf(scored).filter((name) => [...scored].every(([key, r]) => !key.startsWith(`${name}/`) || r.status === 'SUCCESS' || r.status === 'INFO'));
-    console.log(
-      `[conformance 2026-07-28] edge-direct modern HTTP: ${clean.length}/${scenariosOf(scored).length} scenarios outside tasks with every check passing; ` +
-        `checks passed ${score(scored)} (${Object.keys(EXCEPTIONS).length} listed exceptions); tasks extension ${score(tasks)} (not asserted)`,
-    );
-    expect(scenariosOf(run)).toHaveLength(SCENARIOS);
-    const problems: string[] = [];
-    for (const [key, result] of scored) {
-      if (result.status === 'SUCCESS' || result.status === 'INFO' || Object.hasOwn(EXCEPTIONS, key)) continue;
-      problems.push(`${key} is ${describeResult(result)}`);
-    }
-    for (const key of Object.keys(EXCEPTIONS)) {
-      const result = run.get(key);
-      if (result === undefined) problems.push(`${key} is listed but was not reported: remove the entry`);
-      else if (result.status === 'SUCCESS') problems.push(`${key} is listed but passes: remove the entry`);
-    }
-    expect(problems, problems.join('\n')).toEqual([]);
-    expect(run.get('server-stateless/sep-2575-server-implements-discover')?.status).toBe('SUCCESS');
+    assertPasses('modern HTTP server, edge-direct', results.get('direct')!, {});
+  });
+
+  it('the same kind of server as a host\'s HTTP target passes every scenario', () => {
+    assertPasses('modern HTTP server, a host\'s target', results.get('web-modern')!, {});
+  });
+
+  it('a legacy HTTP server as a host\'s target passes what the legacy stdio server does, MRTR through the host\'s bridge', () => {
+    assertPasses('legacy HTTP server, a host\'s target', results.get('web-legacy')!, LEGACY_EXCEPTIONS);
   });
 });
