@@ -138,6 +138,23 @@ describe('what differs between a host\'s HTTP target and an edge-direct server',
     await waitUntil(() => opened.every((id) => sessions(/session termination request for session (\S+)/g).has(id)), 'the three sessions to be deleted');
   });
 
+  it('ends an edge-direct legacy call\'s session when the agent closes its stream, while the tool still runs', async () => {
+    const sessions = (pattern: RegExp) => new Set([...everythingOut().matchAll(pattern)].map((m) => m[1]!));
+    const before = sessions(/Session initialized with ID: (\S+)/g);
+    const abort = new AbortController();
+    const response = await fetch(url('direct'), {
+      method: 'POST', signal: abort.signal,
+      headers: { authorization: `Bearer ${stack.tokens.bob}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'trigger-long-running-operation' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'long-1', method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 60, steps: 120 }, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {}, progressToken: 'long' } } }),
+    });
+    const reader = response.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain('notifications/progress');
+    const [opened] = [...sessions(/Session initialized with ID: (\S+)/g)].filter((id) => !before.has(id));
+    abort.abort();
+    await reader.cancel().catch(() => {});
+    await waitUntil(() => sessions(/session termination request for session (\S+)/g).has(opened!), 'the cancelled call\'s session to be deleted');
+  });
+
   it('answers a missing resource on an edge-direct legacy server with -32602 naming the uri', async () => {
     const uri = 'demo://resource/static/document/nope.md';
     const answer = await bob('direct', 'resources/read', { uri });
