@@ -25,12 +25,10 @@
  * @module
  */
 import { DEFAULT_INHERITED_ENV_VARS } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { eraOf, isMcpRequestType, parseMcpConnectionRequestOrWireError, type McpConnection } from '../../shared/connection-request.ts';
 import type { ChannelTransport } from '../../shared/channel-transport.ts';
 import { WireError } from '../../shared/errors.ts';
-import { HttpUpstreamTransport } from '../../shared/http-upstream-transport.ts';
 import { ValidationError } from '../../shared/validation.ts';
 import type { Logger } from '../log.ts';
 import { ProcessExecutorBackedClientTransport } from '../process/process-backed-transport.ts';
@@ -42,6 +40,7 @@ import { ToolCallAuthorizer } from '../trust/tool-call-authorizer.ts';
 import { bridgeChannels, type Bridge } from './channel-bridge.ts';
 import { HostedServers, type HostedFacts } from './hosted-servers.ts';
 import type { ProcessBudget } from './process-budget.ts';
+import { DualEraHttpTransport, httpServerEraKey, legacyHttpTransport } from './modern/http-server-transport.ts';
 import { LegacyAgentTransport } from './modern/legacy-agent-transport.ts';
 import { DEFAULT_INSTANCE_IDLE_SECONDS, LegacyInstancePool } from './modern/legacy-instance-pool.ts';
 import { serveModernChannel } from './modern/modern-channel.ts';
@@ -137,7 +136,7 @@ export class RemoteMcpHostHandler {
     if (eraOf(connection) === 'modern') return this.#openModern(name, config, connection, trust, channel, log);
     const server =
       config.kind === 'http'
-        ? this.#hosted.track(this.#httpTransport(config), { name, connection, config, revision: trust.resolved?.revision ?? null })
+        ? this.#hosted.track(legacyHttpTransport(config), { name, connection, config, revision: trust.resolved?.revision ?? null })
         : new LegacyAgentTransport(await this.#legacyTransport(name, config, connection, trust, log), { server: name, eraKey: serverEraKey(name, config), eras: this.#modern.eras, log });
     const authorizer = trust.authorizer;
     const ledger = this.#options.audit?.ledger(connection);
@@ -166,15 +165,13 @@ export class RemoteMcpHostHandler {
 
   /**
    * A modern request, resolved and checked exactly as a legacy open (above), is served by the
-   * agent's legacy instance instead of a process of its own (`modern/`). Its launch waits for the
+   * agent's legacy instance instead of a process of its own (`modern/`), a stdio process or a
+   * connection to an HTTP server (`modern/http-server-transport.ts`). Its launch waits for the
    * request, whose clientInfo the instance is initialized with, so a failure to start comes back
    * as that request's error. The instance is launched without the request's session id: it
    * outlives the request, and its policy is compiled once, for the instance.
    */
   #openModern(name: string, config: ServerConfig, connection: McpConnection, trust: Trust, channel: ChannelTransport, log: Logger): HostedConnection {
-    if (config.kind !== 'stdio') {
-      throw new WireError('invalid-request', `Server "${name}" is an HTTP server: modern agents reach stdio servers only, for now`, { detail: { server: name } });
-    }
     const agent = connection.agent;
     if (agent === undefined) throw new WireError('invalid-request', 'A modern connection request must name its agent: the host keeps legacy instances per agent');
     const { session: _request, ...launch } = connection;
@@ -191,10 +188,13 @@ export class RemoteMcpHostHandler {
       instance: (clientInfo) =>
         this.#modern.acquire(key, async () => ({
           server: name,
-          transport: await this.#stdioTransport(name, config, launch, trust, instanceLog),
+          transport:
+            config.kind === 'http'
+              ? this.#hosted.track(new DualEraHttpTransport(config), { name, connection: launch, config, revision: trust.resolved?.revision ?? null })
+              : await this.#stdioTransport(name, config, launch, trust, instanceLog),
           clientInfo: clientInfo ?? HOST_CLIENT_INFO,
           log: instanceLog,
-          eraKey: serverEraKey(name, config),
+          eraKey: config.kind === 'http' ? httpServerEraKey(name, config) : serverEraKey(name, config),
         })),
       ...(authorizer !== null && !authorizer.unrestricted ? { filter: (m) => authorizer.filter(m) } : {}),
     });
@@ -342,11 +342,6 @@ export class RemoteMcpHostHandler {
       );
     const session = connection.session;
     return session === undefined ? compile() : this.#options.policies.getOrCompile({ sessionId: session, revision, server: name }, compile);
-  }
-
-  #httpTransport(config: Extract<ServerConfig, { kind: 'http' }>): Transport {
-    const transport = new StreamableHTTPClientTransport(new URL(config.url), Object.keys(config.headers).length > 0 ? { requestInit: { headers: config.headers } } : {});
-    return new HttpUpstreamTransport(transport);
   }
 
   /** Starts the bridge (launching a stdio server); a start failure becomes a stable `WireError`. */

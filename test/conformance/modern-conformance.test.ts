@@ -25,24 +25,11 @@ import { REPO } from '../support/paths.ts';
 import { ProcessSet } from '../support/processes.ts';
 import { startStack, type Stack } from '../support/stack.ts';
 import { startBearerProxy, type BearerProxy } from './bearer-proxy.ts';
-import { describeResult, runConformanceSuite, scenariosOf, score, type SuiteResults } from './conformance-cli.ts';
-
-/** `list --requirements 2026-07-28`: 37 scored server scenarios and 13 not scored (10 of them tasks). */
-const SCENARIOS = 50;
-const isTasks = (key: string): boolean => key.startsWith('tasks-');
+import { runConformanceSuite, type SuiteResults } from './conformance-cli.ts';
+import { assertPasses, LEGACY_EXCEPTIONS } from './modern-requirements.ts';
 
 /** `<scenario>/<check id>` → why it does not pass with the modern fixture behind Switchyard: none does. */
 const MODERN_EXCEPTIONS: Readonly<Record<string, string>> = {};
-
-/** `<scenario>/<check id>` → why it does not pass with the legacy fixture behind Switchyard. */
-const LEGACY_EXCEPTIONS: Readonly<Record<string, string>> = {
-  // What a legacy server cannot express, however it is bridged:
-  'input-required-result-basic-elicitation/sep-2322-elicitation-incomplete':
-    'the scenario demands the input-request key "user_name"; a legacy server\'s elicitation/create names no key, so the host numbers them ("elicitation-1")',
-  'input-required-result-ignore-extra-params/sep-2322-ignore-unexpected-params':
-    'WARNING: the scenario sends the answer with the first request (no requestState) and expects a complete result; a legacy server asks at run time, ' +
-    'so the host starts the call and the question comes up anew',
-};
 
 let stack: Stack;
 /** The suite's own processes (the stack keeps its worker, sidecar and servers). */
@@ -71,34 +58,15 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-/** Every check but the listed ones passes; every listed one is reported, and does not pass. */
-function assertPasses(server: 'modern' | 'legacy', exceptions: Readonly<Record<string, string>>): SuiteResults {
+function assertRun(server: 'modern' | 'legacy', exceptions: Readonly<Record<string, string>>): SuiteResults {
   const run = results.get(server)!;
-  const scored = new Map([...run].filter(([key]) => !isTasks(key)));
-  const tasks = new Map([...run].filter(([key]) => isTasks(key)));
-  const clean = scenariosOf(scored).filter((name) => [...scored].every(([key, r]) => !key.startsWith(`${name}/`) || r.status === 'SUCCESS' || r.status === 'INFO'));
-  console.log(
-    `[conformance 2026-07-28] ${server} fixture: ${scenariosOf(run).length} scenarios, ${clean.length}/${scenariosOf(scored).length} outside tasks with every check passing; checks passed ${score(scored)} ` +
-      `(${Object.keys(exceptions).length} listed exceptions); tasks extension ${score(tasks)} (not asserted)`,
-  );
-  expect(scenariosOf(run)).toHaveLength(SCENARIOS);
-  const problems: string[] = [];
-  for (const [key, result] of scored) {
-    if (result.status === 'SUCCESS' || result.status === 'INFO' || Object.hasOwn(exceptions, key)) continue;
-    problems.push(`${key} is ${describeResult(result)}`);
-  }
-  for (const key of Object.keys(exceptions)) {
-    const result = run.get(key);
-    if (result === undefined) problems.push(`${key} is listed but was not reported: remove the entry`);
-    else if (result.status === 'SUCCESS') problems.push(`${key} is listed but passes: remove the entry`);
-  }
-  expect(problems, `${server} fixture through /servers/${server}/mcp:\n${problems.join('\n')}`).toEqual([]);
+  assertPasses(`${server} fixture through /servers/${server}/mcp`, run, exceptions);
   return run;
 }
 
 describe('the 2026-07-28 conformance requirements through /servers/:name/mcp', () => {
   it('a modern stdio server behind Switchyard passes every scenario', () => {
-    const run = assertPasses('modern', MODERN_EXCEPTIONS);
+    const run = assertRun('modern', MODERN_EXCEPTIONS);
     // A broken setup must not pass vacuously: the scenarios that need the server's own answers ran.
     for (const key of [
       'server-stateless/sep-2575-server-implements-discover', 'input-required-result-multi-round/sep-2322-multi-round-r3', 'input-required-result-tampered-state/sep-2322-reject-tampered-state',
@@ -109,7 +77,7 @@ describe('the 2026-07-28 conformance requirements through /servers/:name/mcp', (
   });
 
   it('a legacy stdio server behind Switchyard passes every scenario a legacy server can express, MRTR through the host\'s bridge', () => {
-    const run = assertPasses('legacy', LEGACY_EXCEPTIONS);
+    const run = assertRun('legacy', LEGACY_EXCEPTIONS);
     for (const key of [
       'server-stateless/sep-2575-server-rejects-undeclared-capability',
       'input-required-result-multiple-input-requests/sep-2322-multiple-inputs-complete',

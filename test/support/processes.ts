@@ -10,6 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { LineLog } from './line-log.ts';
 import { EVERYTHING, REPO } from './paths.ts';
@@ -167,6 +168,13 @@ export async function waitForOutput(proc: RunningProcess, read: () => string, pa
 }
 
 /** server-everything's Streamable HTTP server on a free port; its MCP endpoint is `<url>/mcp`. */
+/** A modern-only (2026-07-28) Streamable HTTP server: `modern-http-server.mjs` in front of a modern stdio fixture. */
+export async function startModernHttp(procs: ProcessSet, fixture: string): Promise<{ url: string; process: RunningProcess }> {
+  const proc = procs.spawn(process.execPath, [join(REPO, 'test/fixtures/modern-http-server.mjs'), fixture], { PORT: '0' });
+  const match = await waitForOutput(proc, proc.stderr, /listening on port (\d+)/, 'modern-http-server');
+  return { url: `http://127.0.0.1:${match[1]}/mcp`, process: proc };
+}
+
 export async function startEverythingHttp(procs: ProcessSet): Promise<{ url: string; process: RunningProcess }> {
   const port = await freePort();
   const proc = procs.spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { PORT: String(port) });

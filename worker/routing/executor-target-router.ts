@@ -9,7 +9,8 @@
  *   McpConnectionRequest carrying references only (server name, trust profile ref + revision),
  *   under the caller's deadline.
  * - `http` (edge-direct): proxied from the worker with the SDK's Streamable HTTP client (as an
- *   `HttpUpstreamTransport`, so a raw pass-through works on it too). When the
+ *   `HttpUpstreamTransport`, so a raw pass-through works on it too); a modern agent's request
+ *   gets a channel of its own that learns the server's era per request (`EdgeDirectModernChannel`). When the
  *   agent's trust context requires containment this is refused with `unsupported-policy` before
  *   any request leaves the worker: there is no process to sandbox.
  * - `local`: only the all-in-one mode has a local host; it injects `localHost`.
@@ -24,6 +25,7 @@ import { parseMcpConnectionRequestOrWireError, type InnerTarget, type McpConnect
 import { innerTargetOf, type ConnectionDescriptor, type HttpDescriptor } from '../../shared/descriptors.ts';
 import { WireError } from '../../shared/errors.ts';
 import { HttpUpstreamTransport } from '../../shared/http-upstream-transport.ts';
+import { EdgeDirectModernChannel } from '../modern/edge-direct-channel.ts';
 import type { ChannelOpenOptions, ChannelRouter, ChannelTrust } from './channel-router.ts';
 import type { HostLinkRegistry } from '../link/host-link-registry.ts';
 
@@ -64,7 +66,7 @@ export class ExecutorTargetRouter implements ChannelRouter {
             { detail: { server: name } },
           );
         }
-        return this.#openHttp(descriptor);
+        return connection.era === 'modern' ? this.#openModernHttp(descriptor) : this.#openHttp(descriptor);
       case 'local': {
         const localHost = this.#options.localHost;
         if (localHost === undefined) {
@@ -78,6 +80,11 @@ export class ExecutorTargetRouter implements ChannelRouter {
         return localHost(parseMcpConnectionRequestOrWireError({ type: 'mcp', connection: rest }), options);
       }
     }
+  }
+
+  /** A modern request's channel: the request as it is, or a legacy session of its own (`modern/edge-direct-channel.ts`). */
+  #openModernHttp(descriptor: HttpDescriptor): Transport {
+    return new EdgeDirectModernChannel({ url: new URL(descriptor.url), ...(descriptor.headers ? { headers: descriptor.headers } : {}), ...(this.#options.fetch ? { fetch: this.#options.fetch } : {}) });
   }
 
   #openHttp(descriptor: HttpDescriptor): Transport {

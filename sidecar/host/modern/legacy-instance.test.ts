@@ -232,13 +232,11 @@ describe('modern requests on a legacy instance', () => {
     expect(allowed).toMatchObject({ id: 'y', result: { content: [{ type: 'text', text: 'Echo: fine' }] } });
   });
 
-  it('refuses a modern request to an HTTP server, after the same trust checks as a legacy open', async () => {
+  it('serves a modern request to an HTTP server after the same trust checks as a legacy open: one it cannot reach is that request\'s error', async () => {
     const { sidecar, spawns } = composition(configDir());
+    const [unreachable] = await exchange(sidecar, 'alice', { id: 'w', method: 'tools/list', params: { _meta: MODERN_META } }, { 'server-name': 'web' });
+    expect(unreachable).toMatchObject({ id: 'w', error: { data: { reason: 'launch-failed' } } });
     const [, hostEnd] = createInMemoryChannelPair();
-    await expect(sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'web', agent: 'alice', era: 'modern' } }, hostEnd)).rejects.toMatchObject({
-      reason: 'invalid-request',
-      message: expect.stringContaining('modern agents reach stdio servers only, for now'),
-    });
     const stale = { 'server-name': 'everything', agent: 'alice', era: 'modern', 'trust-profile-ref': 'floor', 'trust-profile-revision': `sha256:${'0'.repeat(64)}` };
     await expect(sidecar.handler.open({ type: 'mcp', connection: stale }, hostEnd)).rejects.toMatchObject({ reason: 'trust-profile-stale' });
     expect(spawns).toEqual([]);

@@ -1,0 +1,153 @@
+/**
+ * The modern (2026-07-28) wire shapes Switchyard produces when it serves a modern request from a
+ * legacy server (the host's legacy instance, the worker's edge-direct legacy session): what it
+ * takes out of the request before forwarding, and what it adds to the
+ * answer on the way back. Pure functions, no I/O.
+ *
+ * - `_meta` keys under `io.modelcontextprotocol/` are the modern per-request fields; a legacy
+ *   server knows none of them, so they are stripped (`progressToken` stays: legacy speaks it).
+ * - Every result gets `resultType: "complete"`; the cacheable ones (`CacheableResult` in the
+ *   schema) get `ttlMs: 0` and `cacheScope: "private"` unless the server set them: a legacy server
+ *   says nothing of caching, and its answers are per agent (the instance is).
+ * - A modern peer must never see `-32002` (legacy resource not found): it becomes `-32602` with
+ *   `data.uri`, and a `-32602` to `resources/read` without `data.uri` gets it.
+ * - `server/discover` is answered from the instance's `initialize` result.
+ *
+ * @module
+ */
+import { z } from 'zod';
+
+/** The one modern revision this host serves. */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+
+/** What the host says it is when the agent's request names no clientInfo. */
+export const HOST_CLIENT_INFO = { name: 'switchyard-host', version: '0.1.0' } as const;
+
+const MODERN_META_PREFIX = 'io.modelcontextprotocol/';
+const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
+const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
+const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+export const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+
+/** Methods whose complete result is a `CacheableResult` (schema.ts). */
+const CACHEABLE_METHODS = new Set(['server/discover', 'tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read']);
+
+/** The client requests of 2026-07-28 a legacy instance can serve (`subscriptions/listen` is not in this slice). */
+export const FORWARDED_METHODS = new Set(['completion/complete', 'prompts/get', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'tools/call', 'tools/list']);
+
+/** RFC 5424 severities, least severe first, as MCP's `LoggingLevel`. */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+const LogLevelSchema = z.enum(LOG_LEVELS);
+
+const ImplementationSchema = z.looseObject({ name: z.string().min(1).max(256), version: z.string().max(256) });
+export type Implementation = z.infer<typeof ImplementationSchema>;
+
+type Params = Record<string, unknown> & { _meta?: Record<string, unknown> };
+
+/** What a modern request's `_meta` asks of the host, read leniently: the worker has validated it. */
+export interface ModernRequestMeta {
+  clientInfo: Implementation | null;
+  logLevel: LogLevel | null;
+  /** What the agent can answer in this request (`{}` when none, or when it is not an object). */
+  clientCapabilities: Record<string, unknown>;
+  progressToken: string | number | undefined;
+}
+
+export function modernMetaOf(params: unknown): ModernRequestMeta {
+  const meta = metaOf(params);
+  const clientInfo = ImplementationSchema.safeParse(meta?.[CLIENT_INFO_KEY]);
+  const logLevel = LogLevelSchema.safeParse(meta?.[LOG_LEVEL_KEY]);
+  const capabilities = meta?.[CLIENT_CAPABILITIES_KEY];
+  const token = meta?.progressToken;
+  return {
+    clientInfo: clientInfo.success ? clientInfo.data : null,
+    logLevel: logLevel.success ? logLevel.data : null,
+    clientCapabilities: isRecord(capabilities) ? capabilities : {},
+    progressToken: typeof token === 'string' || typeof token === 'number' ? token : undefined,
+  };
+}
+
+/** `params` without the modern `_meta` keys (and without `_meta` when nothing else was in it). */
+export function stripModernMeta(params: unknown): Params | undefined {
+  if (!isRecord(params)) return undefined;
+  const meta = metaOf(params);
+  if (meta === undefined) return params;
+  const kept = Object.fromEntries(Object.entries(meta).filter(([key]) => !key.startsWith(MODERN_META_PREFIX)));
+  const { _meta: _dropped, ...rest } = params;
+  return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
+}
+
+/** True when a `notifications/message` at `level` passes a request's `logLevel` threshold. */
+export function logLevelPasses(level: unknown, threshold: LogLevel): boolean {
+  const index = LOG_LEVELS.indexOf(level as LogLevel);
+  return index >= 0 && index >= LOG_LEVELS.indexOf(threshold);
+}
+
+/** A legacy result as a modern one for `method`; `serverInfo` goes in its `_meta`, as the spec asks of every result. */
+export function modernResult(method: string, result: unknown, serverInfo?: Implementation): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(isRecord(result) ? result : {}) };
+  out.resultType ??= 'complete';
+  if (serverInfo !== undefined) {
+    const meta = isRecord(out._meta) ? out._meta : {};
+    out._meta = { ...meta, [SERVER_INFO_KEY]: meta[SERVER_INFO_KEY] ?? serverInfo };
+  }
+  if (CACHEABLE_METHODS.has(method) && out.resultType === 'complete') {
+    out.ttlMs ??= 0;
+    out.cacheScope ??= 'private';
+  }
+  return out;
+}
+
+export interface JsonRpcErrorShape {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+const LEGACY_RESOURCE_NOT_FOUND = -32002;
+const INVALID_PARAMS = -32602;
+
+/** A legacy error as a modern one for `method` with `params` (the forwarded ones). */
+export function modernError(method: string, params: unknown, error: JsonRpcErrorShape): JsonRpcErrorShape {
+  const uri = isRecord(params) && typeof params.uri === 'string' ? params.uri : undefined;
+  const notFound = error.code === LEGACY_RESOURCE_NOT_FOUND;
+  if (!notFound && !(error.code === INVALID_PARAMS && method === 'resources/read')) return error;
+  const data = isRecord(error.data) ? error.data : {};
+  return {
+    code: INVALID_PARAMS,
+    message: notFound ? 'Resource not found' : error.message,
+    data: { ...data, ...(uri !== undefined && data.uri === undefined ? { uri } : {}) },
+  };
+}
+
+/** The legacy `initialize` result the host holds for an instance. */
+export const InitializeResultSchema = z.looseObject({
+  protocolVersion: z.string(),
+  capabilities: z.record(z.string(), z.unknown()),
+  serverInfo: ImplementationSchema,
+  instructions: z.string().optional(),
+});
+export type InitializeResult = z.infer<typeof InitializeResultSchema>;
+
+/** `server/discover`'s result, built from the instance's `initialize` result. */
+export function discoverResult(initialize: InitializeResult): Record<string, unknown> {
+  return {
+    resultType: 'complete',
+    supportedVersions: [MODERN_PROTOCOL_VERSION],
+    capabilities: initialize.capabilities,
+    ...(initialize.instructions !== undefined ? { instructions: initialize.instructions } : {}),
+    ttlMs: 0,
+    cacheScope: 'private',
+    _meta: { [SERVER_INFO_KEY]: initialize.serverInfo },
+  };
+}
+
+function metaOf(params: unknown): Record<string, unknown> | undefined {
+  if (!isRecord(params)) return undefined;
+  return isRecord(params._meta) ? params._meta : undefined;
+}
+
+function isRecord(value: unknown): value is Params {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
