@@ -13,6 +13,7 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../log.ts';
 import { ProcessExecutor, type ProcessHandle } from '../process/process-executor.ts';
 import { type EffectiveProfile, NEUTRAL_PROFILE, type NetworkCapability } from '../trust/effective-profile.ts';
 import type { BubblewrapPolicy } from './containment-policy.ts';
@@ -21,7 +22,9 @@ import { bubblewrapProbe, compileContainment, type ContainmentLaunch } from './i
 const NODE = process.execPath;
 const FILESYSTEM_SERVER = join(process.cwd(), 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 const SECRET_NAME = 'SWITCHYARD_CONTAINED_TEST_SECRET';
-const executor = new ProcessExecutor({ termGraceMs: 500 });
+// A setup failure's bwrap line is only in the executor's log (it names paths): warn lines go to
+// stderr, so a failing run shows what bubblewrap said.
+const executor = new ProcessExecutor({ termGraceMs: 500, logger: createLogger({ level: 'warn' }) });
 
 let root: string;
 let granted: string;

@@ -9,11 +9,13 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../sidecar/log.ts';
 import { ProcessExecutor } from '../../sidecar/process/process-executor.ts';
 import { bubblewrapProbe, compileContainment } from '../../sidecar/sandbox/index.ts';
 import { NEUTRAL_PROFILE, type NetworkCapability } from '../../sidecar/trust/effective-profile.ts';
 
-const executor = new ProcessExecutor({ termGraceMs: 300 });
+// A setup failure's bwrap line is only in the executor's log: warn lines go to stderr.
+const executor = new ProcessExecutor({ termGraceMs: 300, logger: createLogger({ level: 'warn' }) });
 let root: string;
 
 beforeAll(() => {

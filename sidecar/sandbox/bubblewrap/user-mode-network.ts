@@ -121,13 +121,16 @@ export function startUserModeNetwork(request: UserModeNetworkRequest): Promise<v
     if (stderr.length < STDERR_BYTES) stderr += chunk.toString('utf8').slice(0, STDERR_BYTES - stderr.length);
   });
   let configured = false;
+  let stopping = false;
   const stop = () => {
+    stopping = true;
     exitFd.end();
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
   };
   void request.sandboxExited.then(stop, stop);
   child.once('exit', (code, signal) => {
-    if (configured) log.warn('slirp4netns ended while its sandbox runs: the sandbox has lost its network', { code, signal, stderr: stderr.trim() });
+    // Ended by us (the sandbox is gone, or setup failed): expected, not a lost network.
+    if (configured && !stopping) log.warn('slirp4netns ended while its sandbox runs: the sandbox has lost its network', { code, signal, stderr: stderr.trim() });
   });
   return new Promise<void>((resolve, reject) => {
     let settled = false;
