@@ -2,7 +2,7 @@
  * `npm run bench -- --profile`: where the time goes on the hot path. Starts the stack with the
  * V8 inspector on (Deno `--inspect`, node `--inspect`, both on a free loopback port), records a
  * CPU profile of the worker and of the sidecar over the Chrome DevTools Protocol while one agent
- * session runs sequential echo calls through (b), and prints the functions and packages with the
+ * session runs sequential echo calls through (b), or a modern agent through (m) with `--profile-variant m`, and prints the functions and packages with the
  * most self time. The raw profiles go to `bench-results/profiles/<label>-{worker,sidecar}.cpuprofile`
  * (open them in Chrome DevTools → Performance, or speedscope).
  *
@@ -13,7 +13,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { connectHttp, echoLoop } from './client.ts';
+import { connectHttp, echoLoop, modernAgent, type Agent } from './client.ts';
 import { REPO, type BenchProcess, type ProcessRegistry } from './processes.ts';
 import { startStack, TOKENS } from './stack.ts';
 import { summarize } from './stats.ts';
@@ -64,22 +64,23 @@ class Inspector {
   }
 }
 
-export async function profileUnderLoad(registry: ProcessRegistry, options: { calls: number; label: string; payloadBytes?: number; log(line: string): void }): Promise<void> {
+export async function profileUnderLoad(registry: ProcessRegistry, options: { calls: number; label: string; payloadBytes?: number; variant?: 'b' | 'm'; log(line: string): void }): Promise<void> {
   const payload = options.payloadBytes ? ' ' + 'x'.repeat(options.payloadBytes) : '';
   const inspect = ['--inspect=127.0.0.1:0'];
   const stack = await startStack(registry, { denoFlags: inspect, sidecarNodeFlags: inspect });
   try {
     const targets = { worker: await Inspector.attach(stack.worker), sidecar: await Inspector.attach(stack.sidecar) };
-    const agent = await connectHttp(`${stack.url}/servers/everything/mcp`, TOKENS.plain);
-    await echoLoop(agent.client, 'echo', 0, payload ? 10 : 200, 'profile warmup', payload);
+    const url = `${stack.url}/servers/everything/mcp`;
+    const agent: Agent = options.variant === 'm' ? modernAgent(url, TOKENS.modern) : await connectHttp(url, TOKENS.plain);
+    await echoLoop(agent, 'echo', 0, payload ? 10 : 200, 'profile warmup', payload);
     for (const inspector of Object.values(targets)) {
       await inspector.send('Profiler.enable');
       await inspector.send('Profiler.setSamplingInterval', { interval: 100 });
       await inspector.send('Profiler.start');
     }
-    const timed = await echoLoop(agent.client, 'echo', options.calls, 0, 'profile', payload);
+    const timed = await echoLoop(agent, 'echo', options.calls, 0, 'profile', payload);
     const s = summarize(timed);
-    options.log(`\nprofiled ${s.calls} echo calls${payload ? ` of ${options.payloadBytes} bytes` : ''} through (b): p50 ${s.p50} ms, ${s.callsPerSec} calls/s (inspector attached)`);
+    options.log(`\nprofiled ${s.calls} echo calls${payload ? ` of ${options.payloadBytes} bytes` : ''} through (${options.variant ?? 'b'}): p50 ${s.p50} ms, ${s.callsPerSec} calls/s (inspector attached)`);
     const dir = join(REPO, 'bench-results', 'profiles');
     mkdirSync(dir, { recursive: true });
     for (const [name, inspector] of Object.entries(targets)) {

@@ -10,6 +10,7 @@
  *   npm run bench -- --quick                   # fewer calls and samples, no 256 sessions: about two minutes
  *   npm run bench -- --profile --label x       # CPU profiles of worker and sidecar under load
  *   npm run bench -- --profile --profile-payload 1048576   # the same with 1 MB echoes
+ *   npm run bench -- --profile --profile-variant m         # the same for modern stateless requests
  *
  * Sections: size, hotpath, latency, link, cold, warm, concurrency, scale (memory is sampled at the
  * start and inside concurrency). Options: --calls (500) --warmup (50) --rounds (2) per latency
@@ -71,6 +72,7 @@ const { values, tokens } = parseArgs({
     'fleet-hosts': { type: 'string', default: '1000' },
     'fleet-rounds': { type: 'string', default: '2' },
     'fleet-concurrency': { type: 'string', default: '32' },
+    'profile-variant': { type: 'string', default: 'b' },
   },
   tokens: true,
 });
@@ -103,7 +105,7 @@ const settings = {
 async function main(): Promise<number> {
   if (values.profile) {
     const payloadBytes = Number(values['profile-payload']);
-    await profileUnderLoad(registry, { calls: payloadBytes > 0 ? Math.max(10, Math.ceil(settings.calls / 10)) : settings.calls * 4, label, payloadBytes, log });
+    await profileUnderLoad(registry, { calls: payloadBytes > 0 ? Math.max(10, Math.ceil(settings.calls / 10)) : settings.calls * 4, label, payloadBytes, variant: values['profile-variant'] === 'm' ? 'm' : 'b', log });
     return 0;
   }
   const failures: BenchResults['failures'] = [];
