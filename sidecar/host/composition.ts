@@ -152,6 +152,8 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     budget,
     refuseConfig() {
       refused = snapshot !== undefined;
+      // What was kept from the disk may be the refused files themselves: read the snapshot from now on.
+      handler.forgetConfigReads();
     },
     async reload(next) {
       snapshot = next.snapshot;

@@ -47,7 +47,8 @@ import { serveModernChannel } from './modern/modern-channel.ts';
 import { HOST_CLIENT_INFO } from './modern/modern-results.ts';
 import { serverEraKey } from './modern/server-era.ts';
 import { resolveServerCommand, type CommandResolution } from './server-command.ts';
-import { resolveServerConfig, type ServerConfig } from './server-config.ts';
+import type { ServerConfig } from './server-config.ts';
+import { ServerConfigCache } from './server-config-cache.ts';
 import type { SidecarAudit } from '../audit/sidecar-audit.ts';
 import type { WarmPool } from './warm-pool.ts';
 import { warmOrColdTransport } from './warm-start-transport.ts';
@@ -106,9 +107,11 @@ export class RemoteMcpHostHandler {
   /** Open channels per agent session, so a session's cached policies go when its last channel does. */
   readonly #sessions = new Map<string, number>();
   readonly #modern: LegacyInstancePool;
+  readonly #configs: ServerConfigCache;
 
   constructor(options: RemoteMcpHostHandlerOptions) {
     this.#options = options;
+    this.#configs = new ServerConfigCache({ configDir: options.configDir, entityId: options.entityId, user: options.user, ...(options.read ? { read: options.read } : {}) });
     this.#modern = options.modernInstances ?? new LegacyInstancePool({ idleMs: DEFAULT_INSTANCE_IDLE_SECONDS * 1000, log: options.log });
   }
 
@@ -201,9 +204,8 @@ export class RemoteMcpHostHandler {
   }
 
   async #serverConfig(name: string, log: Logger): Promise<ServerConfig> {
-    const { configDir, entityId, user } = this.#options;
     try {
-      const resolved = await resolveServerConfig(configDir, { entityId, user }, name, this.#options.read);
+      const resolved = await this.#configs.resolve(name);
       log.debug('Server config resolved', { source: resolved.source, file: resolved.file });
       return resolved.config;
     } catch (error) {
@@ -300,9 +302,16 @@ export class RemoteMcpHostHandler {
    *
    * @returns How many servers were ended.
    */
+  /** Forgets the server lookups kept (`server-config-cache.ts`): the files are now read another way. */
+  forgetConfigReads(): void {
+    this.#configs.clear();
+    this.#options.profiles.forget();
+  }
+
   async reconfigure(settings: HostSettings): Promise<number> {
     this.#options = { ...this.#options, ...settings };
     this.#authorizers.clear();
+    this.forgetConfigReads();
     return this.#hosted.endWhere((facts) => this.#changed(facts));
   }
 

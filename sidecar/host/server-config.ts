@@ -11,8 +11,8 @@
  * Each file has the format MCP clients already use, `{"mcpServers": {name: entry}}`, where an entry
  * is `{command, args?, env?, cwd?}` or `{url, headers?}`; a `type` key (`stdio`, `http`,
  * `streamable-http`) is accepted because clients write it, and `"trust-profile"` names the
- * entry's own trust floor (see `sidecar/trust/host-floor.ts`). Files are read on every lookup, so an
- * edit applies to the next session without a restart. A relative `cwd` is relative to DIR.
+ * entry's own trust floor (see `sidecar/trust/host-floor.ts`). The host reads them again whenever
+ * one changed (`server-config-cache.ts`), so an edit applies to the next session without a restart. A relative `cwd` is relative to DIR.
  *
  * @module
  */

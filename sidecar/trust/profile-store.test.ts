@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import { ValidationError } from '../../shared/validation.ts';
+import { SETTLE_MS } from '../config/file-stamp.ts';
 import { TrustProfileStore } from './profile-store.ts';
 
 let dir: string;
@@ -183,6 +184,27 @@ describe('TrustProfileStore', () => {
     expect((await store.load('p')).effective.networkCapabilities).toEqual([]);
     write('p', { 'network-capabilities': ['internet-client'] });
     expect((await store.load('p')).effective.networkCapabilities).toEqual(['internet-client']);
+  });
+
+  it('reuses a resolved profile while no file of its closure changed, and reads again after an edit of any', async () => {
+    const settled = new TrustProfileStore(dir, undefined, () => Date.now() + SETTLE_MS + 1000);
+    write('base', { 'network-capabilities': [] });
+    write('p', { 'base-trust-profiles': [{ profile: 'base', 'inheritance-mode': 'restrictive' }] });
+    const first = await settled.load('p');
+    expect(await settled.load('p')).toBe(first);
+    write('base', { 'network-capabilities': ['internet-client'], description: 'edited' });
+    const second = await settled.load('p');
+    expect(second).not.toBe(first);
+    expect(await settled.load('p')).toBe(second);
+    rmSync(join(dir, 'base.json'));
+    await expect(settled.load('p')).rejects.toMatchObject({ reason: 'trust-profile-not-found' });
+  });
+
+  it('sees an edit of the same size made right after a resolve', async () => {
+    write('p', { 'network-capabilities': ['loopback'] });
+    expect((await store.load('p')).effective.networkCapabilities).toEqual(['loopback']);
+    write('p', { 'network-capabilities': ['internet'] });
+    await expect(store.load('p')).rejects.toThrow(ValidationError);
   });
 
   it('reports an invalid file as path: message without quoting its content', async () => {

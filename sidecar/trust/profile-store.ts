@@ -4,9 +4,9 @@
  * The link carries only a reference and the revision the worker expects (DESIGN §5), so this store
  * is where a launch is refused before anything starts: a missing profile or base is
  * `trust-profile-not-found`, a revision that differs from the files on disk is
- * `trust-profile-stale`. Files are read fresh on every resolve, so an edited profile is noticed at
- * the next launch and a worker still pinned to the old revision is refused rather than silently
- * given the new policy.
+ * `trust-profile-stale`. Files are read afresh whenever one of them changed (their stamps, see
+ * `config/file-stamp.ts`), so an edited profile is noticed at the next launch and a worker still
+ * pinned to the old revision is refused rather than silently given the new policy.
  *
  * The revision is the digest of the effective profile, the root composed with its whole base
  * closure (`policy-revision.ts`): a change anywhere in the closure (a base of a base too) that
@@ -18,6 +18,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LocalError, WireError } from '../../shared/errors.ts';
+import { fileStamp } from '../config/file-stamp.ts';
 import { parseWith, ValidationError } from '../../shared/validation.ts';
 import { composeProfile } from './compose.ts';
 import { type EffectiveProfile, effectiveFromFile } from './effective-profile.ts';
@@ -37,12 +38,20 @@ export type TrustProfileListing = { readonly ref: string; readonly revision: str
 
 export class TrustProfileStore {
   /**
+   * Resolved profiles by reference, with the stamps of every file of their closure: reused while
+   * none has changed (`config/file-stamp.ts`), as a floor is resolved on every channel open.
+   */
+  readonly #kept = new Map<string, { stamps: Map<string, string>; resolved: ResolvedTrustProfile }>();
+
+  /**
    * @param dir The `trust-profiles` folder itself (for a config dir: `join(configDir, 'trust-profiles')`).
    * @param read Reads a profile's text: the disk by default, a live sidecar's accepted snapshot otherwise.
+   * @param now The time a file's stamp is judged against (tests move it on).
    */
   constructor(
     readonly dir: string,
     readonly read: (path: string) => Promise<string> = (path) => readFile(path, 'utf8'),
+    readonly now: () => number = Date.now,
   ) {}
 
   /**
@@ -73,17 +82,28 @@ export class TrustProfileStore {
     return resolved;
   }
 
+  /** Forgets every resolved profile kept: the files are now read another way (a reload, a refused dir's snapshot). */
+  forget(): void {
+    this.#kept.clear();
+  }
+
   /** Resolves a reference without a revision check (local tooling; launches use {@link resolve}). */
   async load(ref: string): Promise<ResolvedTrustProfile> {
     const valid = trustProfileRefSchema.safeParse(ref);
     if (!valid.success) {
       throw new WireError('invalid-request', `Invalid trust profile reference: ${valid.error.issues[0]?.message ?? 'not a profile name'}`);
     }
+    const kept = this.#kept.get(ref);
+    if (kept !== undefined && [...kept.stamps].every(([file, stamp]) => fileStamp(file, this.now()) === stamp)) return kept.resolved;
     const closure = new Map<string, TrustProfileFile>();
     const memo = new Map<string, EffectiveProfile>();
-    const effective = await this.#effective(ref, [], closure, memo);
+    const stamps = new Map<string, string | null>();
+    const effective = await this.#effective(ref, [], closure, memo, stamps);
     const description = closure.get(ref)?.description;
-    return { ref, effective, revision: policyRevision(effective), ...(description === undefined ? {} : { description }) };
+    const resolved = { ref, effective, revision: policyRevision(effective), ...(description === undefined ? {} : { description }) };
+    if ([...stamps.values()].every((stamp) => stamp !== null)) this.#kept.set(ref, { stamps: stamps as Map<string, string>, resolved });
+    else this.#kept.delete(ref);
+    return resolved;
   }
 
   /** Every `<ref>.json` in the folder, sorted by name; an unusable one is listed with its error. */
@@ -108,28 +128,37 @@ export class TrustProfileStore {
     );
   }
 
-  async #effective(ref: string, chain: readonly string[], closure: Map<string, TrustProfileFile>, memo: Map<string, EffectiveProfile>): Promise<EffectiveProfile> {
+  async #effective(
+    ref: string,
+    chain: readonly string[],
+    closure: Map<string, TrustProfileFile>,
+    memo: Map<string, EffectiveProfile>,
+    stamps: Map<string, string | null>,
+  ): Promise<EffectiveProfile> {
     if (chain.includes(ref)) {
       const cycle = [...chain.slice(chain.indexOf(ref)), ref].map((r) => `"${r}"`).join(' → ');
       throw new LocalError('trust-profile-invalid', `Trust profile bases form a cycle: ${cycle}`);
     }
     const known = memo.get(ref);
     if (known !== undefined) return known;
-    const file = await this.#read(ref, chain.at(-1));
+    const file = await this.#read(ref, chain.at(-1), stamps);
     closure.set(ref, file);
     const bases = [];
     for (const base of file['base-trust-profiles'] ?? []) {
-      bases.push({ profile: await this.#effective(base.profile, [...chain, ref], closure, memo), mode: base['inheritance-mode'] });
+      bases.push({ profile: await this.#effective(base.profile, [...chain, ref], closure, memo, stamps), mode: base['inheritance-mode'] });
     }
     const effective = composeProfile(effectiveFromFile(file), bases);
     memo.set(ref, effective);
     return effective;
   }
 
-  async #read(ref: string, baseOf: string | undefined): Promise<TrustProfileFile> {
+  /** Reads one profile file, its stamp taken first into `stamps` (a change while reading then leaves a stale stamp, never stale content). */
+  async #read(ref: string, baseOf: string | undefined, stamps: Map<string, string | null>): Promise<TrustProfileFile> {
+    const path = join(this.dir, `${ref}.json`);
+    stamps.set(path, fileStamp(path, this.now()));
     let text: string;
     try {
-      text = await this.read(join(this.dir, `${ref}.json`));
+      text = await this.read(path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       const role = baseOf === undefined ? '' : `, a base of "${baseOf}"`;
