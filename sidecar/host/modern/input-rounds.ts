@@ -58,8 +58,9 @@ const GONE = 'The pending call this requestState names is gone (answered, expire
 export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
   const { method, params, instance, key } = request;
   const codec = request.codec ?? (await hostRequestStateCodec());
-  const original = originalParams(params);
-  const digest = await paramsDigest({ method, params: original });
+  // Only a retry's check and a sealed state need the digest: a call answered at once (most) never does.
+  let digest: Promise<string> | undefined;
+  const digestOnce = () => (digest ??= paramsDigest({ method, params: originalParams(params) }));
   const state = isRecord(params) ? params.requestState : undefined;
   let call: BridgedCall;
   if (state === undefined) {
@@ -74,7 +75,7 @@ export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
     if (claims.agent !== key.agent || claims.server !== key.server || claims.revision !== key.revision) {
       return stateError('invalid', 'requestState was not issued to this agent for this server: retry the original request');
     }
-    if (claims.method !== method || claims.digest !== digest) {
+    if (claims.method !== method || claims.digest !== (await digestOnce())) {
       return stateError('invalid', 'requestState belongs to another request: a retry repeats the original method and params');
     }
     const parked = parkedCalls(instance).get(claims.handle);
@@ -124,7 +125,7 @@ export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
     call.answer(inputKey, { error: { code: -32603, message: `The client did not declare the ${lacked} capability` } });
   }
   const pendingMs = request.pendingMs ?? PENDING_CALL_MS;
-  const sealed = await codec.seal({ agent: key.agent, server: key.server, revision: key.revision, handle: call.handle, round: call.round, method, digest }, pendingMs);
+  const sealed = await codec.seal({ agent: key.agent, server: key.server, revision: key.revision, handle: call.handle, round: call.round, method, digest: await digestOnce() }, pendingMs);
   call.park(pendingMs);
   return { result: inputRequiredResult(answerable, sealed, instance.serverInfo) };
 }
