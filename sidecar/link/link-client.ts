@@ -15,6 +15,7 @@
  */
 import WebSocket from 'ws';
 import { CallbackFrameSocket } from '../../shared/link/frame-socket.ts';
+import { coalescedSend } from './coalesced-send.ts';
 import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions } from '../../shared/link/link-endpoint.ts';
 import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import { answerChallenge } from '../../shared/link/link-handshake.ts';
@@ -143,7 +144,7 @@ export class LinkClient {
     ws.on('error', (error) => (failure = error));
     ws.on('open', () => {
       const opened = new CallbackFrameSocket({
-        send: (text) => ws.send(text),
+        send: coalescedSend(ws),
         close: (code, reason) => ws.close(code, reason),
         abort: () => ws.terminate(),
       });
