@@ -46,6 +46,10 @@ describe('Host and Origin validation', () => {
     const origin = await app.request('http://localhost:8787/', { headers: { origin: 'https://evil.example' } });
     expect(origin.status).toBe(403);
     expect(((await origin.json()) as { error: { message: string } }).error.message).toMatch(/^Origin "https:\/\/evil.example" is not allowed/);
+    // The Host last allowed is remembered, never a refused one.
+    expect((await app.request('http://localhost:8787/')).status).toBe(200);
+    expect((await app.request('http://localhost:8787/', { headers: { host: 'evil.example' } })).status).toBe(403);
+    expect((await app.request('http://localhost:8787/', { headers: { host: 'evil.example' } })).status).toBe(403);
   });
 
   it('parses its allow-lists once, when built, not per request', async () => {

@@ -99,12 +99,15 @@ export interface HostOriginOptions {
 export function hostOriginGuard(options: HostOriginOptions): MiddlewareHandler {
   const hosts = parseAll(options.allowedHosts, parseHost);
   const origins = parseAll(options.allowedOrigins, parseOrigin);
+  // Every request of a deployment carries the same Host: the last one allowed is not parsed again.
+  let lastAllowedHost: string | undefined;
   return async function hostOriginGuard(c, next) {
     const host = c.req.header('host') ?? hostFromUrl(c.req.url);
-    if (!hostIn(host, hosts)) {
+    if ((host === undefined || host !== lastAllowedHost) && !hostIn(host, hosts)) {
       const error = new WireError('invalid-request', `Host ${quote(host)} is not allowed: add it to "allowed-hosts" in the worker config`);
       return c.json(error.toHttpBody(), 403);
     }
+    lastAllowedHost = host;
     const origin = c.req.header('origin');
     if (!originIn(origin, origins)) {
       const error = new WireError('invalid-request', `Origin ${quote(origin)} is not allowed: add it to "allowed-origins" in the worker config`);

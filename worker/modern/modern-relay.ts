@@ -101,7 +101,10 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     channel.onerror = (error) => {
       if (error instanceof WireError) failure = error;
     };
-    channel.onclose = () => fail(failure ?? new WireError('server-exited', `The server's channel closed before it answered ${request.method}`));
+    // Closed after the answer too (by `finish`): only a close before it is an error worth building.
+    channel.onclose = () => {
+      if (!done) fail(failure ?? new WireError('server-exited', `The server's channel closed before it answered ${request.method}`));
+    };
 
     if (options.signal?.aborted) return abandoned();
     options.signal?.addEventListener('abort', abandoned, { once: true });
