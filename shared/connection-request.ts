@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { WireError } from './errors.ts';
 import { DESCRIPTOR_LEVEL_SCHEMAS } from './descriptors.ts';
 import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema } from './names.ts';

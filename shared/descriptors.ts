@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { EntityIdSchema } from './names.ts';
 import { joinPath, parseWith, ValidationError } from './validation.ts';
 

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { FAILURE_REASONS } from './errors.ts';
 import { McpConnectionRequestSchema } from './connection-request.ts';
 import { HostExpectationsSchema } from './link/host-expectations.ts';

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/v4';
 
 export const PARAM_HEADERS_META_KEY = 'dev.switchyard/mcpParamHeaders';
 

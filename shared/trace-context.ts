@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/v4';
 
 /** The `_meta` key of 2026-07-28 (and the HTTP header name) for the trace context. */
 export const TRACEPARENT_KEY = 'traceparent';

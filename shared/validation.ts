@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { z } from 'zod';
+import type * as z from 'zod/v4';
 import { LocalError, WireError } from './errors.ts';
 
 export interface ValidationIssue {

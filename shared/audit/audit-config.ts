@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/v4';
 
 export const OtlpConfigSchema = z
   .strictObject({

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema } from '../names.ts';
 
 export const HostExpectationsSchema = z.strictObject({

@@ -21,7 +21,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/v4';
 
 export const PUBLIC_KEY_PREFIX = 'ed25519:';
 /** Bytes of randomness in a challenge. */

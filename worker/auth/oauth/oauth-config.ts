@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/v4';
 
 export const DEFAULT_ACCESS_TOKEN_SECONDS = 3600;
 export const DEFAULT_REFRESH_TOKEN_DAYS = 30;

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { OAuthError } from '../oauth-error.ts';
 import { randomSecret, sha256Hex } from '../oauth-crypto.ts';
 import type { JsonValue, OAuthStore } from '../oauth-store.ts';

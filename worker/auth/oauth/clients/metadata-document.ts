@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { OAuthError } from '../oauth-error.ts';
 import { hostRefusal, isPublicAddress } from './address-policy.ts';
 import { RedirectUrisSchema, type OAuthClient } from './client-record.ts';
