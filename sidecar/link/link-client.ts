@@ -16,6 +16,7 @@
 import WebSocket from 'ws';
 import { CallbackFrameSocket } from '../../shared/link/frame-socket.ts';
 import { coalescedSend } from './coalesced-send.ts';
+import { linkMask } from './frame-mask.ts';
 import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions } from '../../shared/link/link-endpoint.ts';
 import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import { answerChallenge } from '../../shared/link/link-handshake.ts';
@@ -76,6 +77,7 @@ export function linkUrl(worker: string): string {
 export class LinkClient {
   readonly #options: LinkClientOptions;
   readonly #url: string;
+  readonly #mask: ((mask: Uint8Array) => void) | undefined;
   readonly #origin: string;
   readonly #log: Logger;
   #ws: WebSocket | null = null;
@@ -87,6 +89,7 @@ export class LinkClient {
   constructor(options: LinkClientOptions) {
     this.#options = options;
     this.#url = linkUrl(options.worker);
+    this.#mask = linkMask(this.#url);
     this.#origin = originOfUrl(this.#url);
     this.#log = options.log.child({ worker: this.#url, 'entity-id': options.entityId });
   }
@@ -126,6 +129,7 @@ export class LinkClient {
       perMessageDeflate: false,
       maxPayload: maxFrame + 1024,
       handshakeTimeout: 10_000,
+      ...(this.#mask !== undefined ? { generateMask: this.#mask } : {}),
     });
     this.#ws = ws;
     let refusedStatus: number | null = null;
