@@ -2,6 +2,7 @@ import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { readJsonRpcText } from './json-rpc-text.ts';
+import { RAW_TEXT_MIN_CHARS, rawTextOf } from './raw-message-text.ts';
 
 /** The four JSON-RPC shapes, with wrong values now and then, and now and then a key of another shape or a stray. */
 const id = fc.oneof(fc.integer(), fc.string(), fc.double(), fc.constant(null));
@@ -56,5 +57,27 @@ describe('readJsonRpcText', () => {
     );
     // The run reached every one of the four shapes, not only refusals.
     expect([...accepted].sort()).toEqual(expect.arrayContaining(['id+error', 'id+method', 'id+result', 'method']));
+  });
+});
+
+describe('the text a large result was read from', () => {
+  const large = (extra: string) => `{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"${'x'.repeat(RAW_TEXT_MIN_CHARS)}"}]${extra}}}`;
+
+  it('is kept for that message object, and it holds what the parse holds', () => {
+    const text = large(',"_meta":{"k":1}');
+    const read = readJsonRpcText(text);
+    if (read.kind !== 'message') throw new Error('expected a message');
+    expect(rawTextOf(read.message)).toBe(text);
+    expect(JSON.parse(text)).toEqual(read.message);
+    expect(rawTextOf({ ...read.message })).toBeUndefined();
+  });
+
+  it('is not kept for a small message or an error response', () => {
+    const small = readJsonRpcText('{"jsonrpc":"2.0","id":1,"result":{}}');
+    const error = readJsonRpcText(`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"${'m'.repeat(RAW_TEXT_MIN_CHARS)}","extra":1}}`);
+    for (const read of [small, error]) {
+      if (read.kind !== 'message') throw new Error('expected a message');
+      expect(rawTextOf(read.message)).toBeUndefined();
+    }
   });
 });

@@ -23,6 +23,7 @@ import {
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import { parseJsonWithinDepth } from './json-depth.ts';
+import { keepRawText } from './raw-message-text.ts';
 
 export type ReadJsonRpc =
   | { kind: 'message'; message: JSONRPCMessage }
@@ -35,7 +36,11 @@ export function readJsonRpcText(text: string): ReadJsonRpc {
   const read = parseJsonWithinDepth(text);
   if (read.kind !== 'json') return read;
   const parsed = schemaFor(read.value).safeParse(read.value);
-  return parsed.success ? { kind: 'message', message: parsed.data as JSONRPCMessage } : { kind: 'not-json-rpc' };
+  if (!parsed.success) return { kind: 'not-json-rpc' };
+  const message = parsed.data as JSONRPCMessage;
+  // A result's schema keeps every key it was given; the error schema drops unknown ones, so only a result's text is its content.
+  if ('result' in message) keepRawText(message, text);
+  return { kind: 'message', message };
 }
 
 /** The one branch of the SDK's message union that `value` could match (the union itself when none could). */

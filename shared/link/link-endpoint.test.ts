@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../errors.ts';
 import { closeInfoOf, type ChannelCloseInfo, type ChannelTransport } from '../channel-transport.ts';
+import { readJsonRpcText } from '../json-rpc-text.ts';
+import { RAW_TEXT_MIN_CHARS } from '../raw-message-text.ts';
 import { CallbackFrameSocket, createFrameSocketPair } from './frame-socket.ts';
 import { LinkEndpoint, exceeds, type ChannelOpenHandler, type LinkEndpointOptions } from './link-endpoint.ts';
 import { advanceBy, advanceUntilSettled, useFakeClock } from '../../test/support/fake-clock.ts';
@@ -55,6 +57,25 @@ describe('LinkEndpoint', () => {
     void channel.start();
     await channel.send(ping(1, 'hello'));
     expect(await reply).toEqual(ping(1, 'hello'));
+  });
+
+  it('sends a large result read from a server line as that very text, and the peer gets the same message', async () => {
+    const text = `{"jsonrpc":"2.0", "id":1, "result":{"content":[{"type":"text","text":"${'é'.repeat(RAW_TEXT_MIN_CHARS)}"}]}}`;
+    const read = readJsonRpcText(text);
+    if (read.kind !== 'message') throw new Error('expected a message');
+    const host: ChannelOpenHandler = async (_request, channel) => {
+      channel.onmessage = () => void channel.send(read.message).catch(() => {});
+      void channel.start();
+    };
+    const { worker, sidecar } = link(host);
+    const sent: string[] = [];
+    sidecar.onFrame = (direction, frame) => direction === 'out' && sent.push(frame);
+    const channel = await worker.openChannel({ type: 'mcp', connection: { 'server-name': 'echo' } });
+    const reply = nextMessage(channel);
+    void channel.start();
+    await channel.send(ping(1));
+    expect(await reply).toEqual(JSON.parse(text));
+    expect(sent.at(-1)).toBe(`{"v":1,"type":"channel-message","channel":${channel.id},"message":${text}}`);
   });
 
   it('turns a WireError thrown by the host into a rejected open with the same reason', async () => {

@@ -28,6 +28,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, LocalError, WireError, type FailureReason } from '../errors.ts';
 import { MAX_JSON_DEPTH } from '../json-depth.ts';
+import { rawTextOf } from '../raw-message-text.ts';
 import { LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame } from '../frames.ts';
 import type { FrameSocket } from './frame-socket.ts';
 import { exceeds, readFrame } from './frame-reader.ts';
@@ -337,7 +338,10 @@ export class LinkEndpoint {
 
   #sendMessage(id: number, message: JSONRPCMessage): void {
     if (this.#closed) throw this.#offline();
-    this.#sendFrame({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message });
+    // A large message forwarded unchanged goes as the text it came in (`raw-message-text.ts`): the same frame, not serialised again.
+    const raw = rawTextOf(message);
+    if (raw !== undefined) this.#sendText(`{"v":${LINK_PROTOCOL_VERSION},"type":"channel-message","channel":${id},"message":${raw}}`);
+    else this.#sendFrame({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message });
   }
 
   #closeChannel(channel: McpChannelClientTransport, info: { reason?: FailureReason; message?: string }): void {
@@ -360,7 +364,10 @@ export class LinkEndpoint {
 
   /** Sends one frame; throws `WireError` when it is too large (never truncated) or the link is down. */
   #sendFrame(frame: Frame): void {
-    const text = JSON.stringify(frame);
+    this.#sendText(JSON.stringify(frame));
+  }
+
+  #sendText(text: string): void {
     if (exceeds(text, this.#max)) {
       throw new WireError('invalid-request', `Message too large for the link: more than the ${this.#max} byte frame limit`);
     }
