@@ -34,7 +34,6 @@ import type { FrameSocket } from './frame-socket.ts';
 import { exceeds, readFrame } from './frame-reader.ts';
 import { McpChannelClientTransport, type ChannelIo } from './mcp-channel-client-transport.ts';
 import { KEEPALIVE_FRAME, LinkLiveness } from './link-liveness.ts';
-
 import type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats } from './link-types.ts';
 
 export { exceeds } from './frame-reader.ts';
@@ -338,10 +337,8 @@ export class LinkEndpoint {
 
   #sendMessage(id: number, message: JSONRPCMessage): void {
     if (this.#closed) throw this.#offline();
-    // A large message forwarded unchanged goes as the text it came in (`raw-message-text.ts`): the same frame, not serialised again.
-    const raw = rawTextOf(message);
-    if (raw !== undefined) this.#sendText(`{"v":${LINK_PROTOCOL_VERSION},"type":"channel-message","channel":${id},"message":${raw}}`);
-    else this.#sendFrame({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message });
+    const raw = rawTextOf(message); // a large result forwarded unchanged: the text it came in (`raw-message-text.ts`)
+    this.#sendFrame(raw !== undefined ? `{"v":${LINK_PROTOCOL_VERSION},"type":"channel-message","channel":${id},"message":${raw}}` : { v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message });
   }
 
   #closeChannel(channel: McpChannelClientTransport, info: { reason?: FailureReason; message?: string }): void {
@@ -363,11 +360,8 @@ export class LinkEndpoint {
   }
 
   /** Sends one frame; throws `WireError` when it is too large (never truncated) or the link is down. */
-  #sendFrame(frame: Frame): void {
-    this.#sendText(JSON.stringify(frame));
-  }
-
-  #sendText(text: string): void {
+  #sendFrame(frame: Frame | string): void {
+    const text = typeof frame === 'string' ? frame : JSON.stringify(frame);
     if (exceeds(text, this.#max)) {
       throw new WireError('invalid-request', `Message too large for the link: more than the ${this.#max} byte frame limit`);
     }
