@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/v4';
 
 /** The one modern revision this host serves. */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';

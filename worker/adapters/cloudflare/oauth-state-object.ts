@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { OAUTH_RECORD_KINDS, type JsonValue, type OAuthRecordKind, type OAuthStore } from '../../auth/oauth/oauth-store.ts';
 import type { DurableObjectNamespace, DurableObjectState } from './workers-runtime.ts';
 
