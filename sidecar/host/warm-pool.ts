@@ -190,7 +190,13 @@ export class WarmPool {
           state.starting--;
           state.failures++;
           budget?.release(state.key.agent);
-          log.warn('Warm instance did not start', { agent: state.key.agent, server: state.key.server, failures: state.failures, error });
+          // One failed spare costs nothing (the session starts cold) and is expected while the
+          // sidecar stops (a terminal's Ctrl-C reaches the starting server too): only giving up
+          // on a key is the operator's concern.
+          const fields = { agent: state.key.agent, server: state.key.server, failures: state.failures, error };
+          if (this.#disposed) log.debug('Warm instance did not start', fields);
+          else if (state.failures >= MAX_FAILURES) log.warn('Warm pool gave up on a server: its instances keep failing to start, so its sessions start cold', fields);
+          else log.info('Warm instance did not start', fields);
           this.#fillAll();
         },
       );

@@ -104,12 +104,17 @@ beforeAll(async () => {
     // leaves a server process behind until its session expires; a short idle time reaps them as
     // the runs go (each scenario uses its session for about a second) instead of keeping ~60.
     'session-idle-seconds': 10,
+    // Six suite runs share this one agent at once, ~30 never-ended sessions each: the default
+    // per-agent limit (16) would end another run's session between two of its requests. What
+    // the limit does is tested in test/resilience/agent-limits.test.ts.
+    'max-sessions-per-agent': 512,
   }, { dir });
   const configDir = join(dir, 'sidecar');
   writeSidecarDir(configDir, {
     worker: worker.url,
     host: HOST,
     servers: { everything: everythingServer(), fixture: { command: process.execPath, args: [FIXTURE, 'stdio'] } },
+    sidecar: { limits: { 'server-processes-per-agent': 512, 'server-processes': 512 } },
   });
   startSidecar(procs, configDir);
   await waitUntil(async () => {
