@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { readStreamWithin } from '../../shared/bounded-stream.ts';
 
 export type BoundedBody = { kind: 'text'; text: string } | { kind: 'too-large'; maxBytes: number };
 
@@ -21,25 +22,6 @@ export async function readBoundedBody(request: Request, maxBytes: number): Promi
     return tooLarge;
   }
   if (declared >= 0) return { kind: 'text', text: await request.text() };
-  if (request.body === null) return { kind: 'text', text: '' };
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      return tooLarge;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return { kind: 'text', text: new TextDecoder().decode(bytes) };
+  const text = await readStreamWithin(request.body, maxBytes);
+  return text === null ? tooLarge : { kind: 'text', text };
 }

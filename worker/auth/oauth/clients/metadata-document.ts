@@ -17,6 +17,7 @@
  * @module
  */
 import * as z from 'zod/v4';
+import { readStreamWithin } from '../../../../shared/bounded-stream.ts';
 import { OAuthError } from '../oauth-error.ts';
 import { hostRefusal, isPublicAddress } from './address-policy.ts';
 import { RedirectUrisSchema, type OAuthClient } from './client-record.ts';
@@ -66,27 +67,9 @@ const DocumentSchema = z.looseObject({
 
 /** Reads at most `limit` bytes of a body; more is an error, whatever Content-Length said. */
 async function readCapped(response: Response, limit: number): Promise<string> {
-  const reader = response.body?.getReader();
-  if (reader === undefined) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      throw new OAuthError('invalid_client', `The client metadata document is larger than ${limit} bytes`);
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return new TextDecoder().decode(all);
+  const text = await readStreamWithin(response.body, limit);
+  if (text === null) throw new OAuthError('invalid_client', `The client metadata document is larger than ${limit} bytes`);
+  return text;
 }
 
 /** Validates a fetched document against the URL it came from; the client it describes. */
