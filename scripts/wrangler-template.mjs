@@ -2,7 +2,8 @@
  * The `wrangler.jsonc` written beside the Workers bundle (dist/cloudflare/): paste-ready for
  * `wrangler deploy`. The Durable Object classes are SQLite-backed (`new_sqlite_classes`, what the
  * Free plan requires); HostLink and AgentSession store nothing (their state is live sockets and
- * sessions in memory), OAuthState keeps the built-in OAuth server's records. The config is a secret, never a var in this file: `wrangler secret put
+ * sessions in memory), OAuthState keeps the built-in OAuth server's records, AgentSlots each
+ * agent's session leases (added by migration v2: a migration is never rewritten once deployed). The config is a secret, never a var in this file: `wrangler secret put
  * SWITCHYARD_WORKER_CONFIG < worker.json`.
  *
  * The compatibility date is the newest the workerd pinned by wrangler 4.86.0 (1.20260426.1) knows,
@@ -34,11 +35,15 @@ export function wranglerTemplate({ name = 'switchyard' } = {}) {
       // One per legacy agent session (initialize → newUniqueId; the session id names it).
       { "name": "AGENT_SESSION", "class_name": "AgentSession" },
       // One: the built-in OAuth server's clients, grants and token hashes (its storage).
-      { "name": "OAUTH_STATE", "class_name": "OAuthState" }
+      { "name": "OAUTH_STATE", "class_name": "OAuthState" },
+      // One per agent, idFromName(agent name): its sessions' slots, so max-sessions holds on every isolate.
+      { "name": "AGENT_SLOTS", "class_name": "AgentSlots" }
     ]
   },
+  // Append only: a deployed worker has applied the earlier tags.
   "migrations": [
-    { "tag": "v1", "new_sqlite_classes": ["HostLink", "AgentSession", "OAuthState"] }
+    { "tag": "v1", "new_sqlite_classes": ["HostLink", "AgentSession", "OAuthState"] },
+    { "tag": "v2", "new_sqlite_classes": ["AgentSlots"] }
   ],
   "vars": {
     "SWITCHYARD_LOG_LEVEL": "info"

@@ -28,6 +28,8 @@ export interface WorkerdWorker {
   lines(): string[];
   /** JSON log lines, parsed. */
   logs(): Array<Record<string, unknown>>;
+  /** Asks the Durable Object `name` of `binding` (`idFromName`), as another object of the worker would. */
+  objectFetch(binding: string, name: string, url: string, init?: RequestInit): Promise<Response>;
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -71,9 +73,17 @@ export async function startWorkerdWorker(config: unknown, options: WorkerdWorker
       modulesRoot: dirname(scriptPath),
       compatibilityDate: COMPATIBILITY_DATE,
       compatibilityFlags: COMPATIBILITY_FLAGS,
-      durableObjects: { HOST_LINK: 'HostLink', AGENT_SESSION: 'AgentSession', OAUTH_STATE: 'OAuthState' },
-      // In memory, as the objects keep nothing on disk: locally each object's SQLite file would
-      // otherwise be created on its first request, which dominates linking a large fleet.
+      durableObjects: {
+        HOST_LINK: 'HostLink',
+        AGENT_SESSION: 'AgentSession',
+        OAUTH_STATE: 'OAuthState',
+        // Kept in memory while the runtime runs: in-memory storage goes with an evicted object,
+        // where Cloudflare's storage, as the agent's session leases need, outlives it.
+        AGENT_SLOTS: { className: 'AgentSlots', unsafePreventEviction: true },
+      },
+      // In memory, as the objects keep nothing on disk (AgentSlots aside, see above): locally each
+      // object's SQLite file would otherwise be created on its first request, which dominates
+      // linking a large fleet.
       unsafeEphemeralDurableObjects: true,
       bindings: { SWITCHYARD_WORKER_CONFIG: JSON.stringify(config), SWITCHYARD_LOG_LEVEL: options.logLevel ?? 'info' },
       host: '127.0.0.1',
@@ -108,6 +118,13 @@ export async function startWorkerdWorker(config: unknown, options: WorkerdWorker
         return [];
       }
     }),
+    async objectFetch(binding, name, url, init) {
+      // Typed by hand: miniflare's own types need @cloudflare/workers-types.
+      type Namespace = { idFromName(name: string): unknown; get(id: unknown): { fetch(url: string, init?: unknown): Promise<{ status: number; headers: Iterable<[string, string]>; text(): Promise<string> }> } };
+      const namespace = (await mf.getDurableObjectNamespace(binding)) as unknown as Namespace;
+      const response = await namespace.get(namespace.idFromName(name)).fetch(url, init);
+      return new Response(await response.text(), { status: response.status, headers: [...response.headers] });
+    },
     async restart() {
       await mf.dispose();
       mf = await start();

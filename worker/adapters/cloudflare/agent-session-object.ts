@@ -13,25 +13,130 @@
  * aggregate routes, the in-memory session table with its idle sweep), with the registry of
  * `durable-object-registry.ts`: channels go to each host's object over relays. An expired or
  * closed session leaves the object empty; its sweep timer is stopped so the runtime can evict it.
+ * The agent's `max-sessions` is held by its `AgentSlots` object (`agent-slots-object.ts`): this
+ * object takes a slot there before opening its session and gives it back when the session ends.
  * Its event streams get keepalive comments, so a quiet GET stream outlives the edge's idle watchdog
  * (`sse-keepalive.ts`).
  *
  * @module
  */
 import { createApp } from '../../app.ts';
+import type { WorkerLogger } from '../../log.ts';
 import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
+import { limitReached } from '../../sessions/agent-limits.ts';
 import { InMemorySessionTable } from '../../sessions/session-table.ts';
+import { AgentSlotsClient, SLOT_END_IF_IDLE_PATH, SLOT_STATE_PATH, type SlotState } from './agent-slots-object.ts';
 import { loadFromEnv, workersOAuth } from './cloudflare-env.ts';
 import { DurableObjectHostLinkRegistry } from './durable-object-registry.ts';
 import { sessionIdIn } from './session-id.ts';
 import { withSseKeepalive } from './sse-keepalive.ts';
-import type { DurableObjectState, SwitchyardEnv } from './workers-runtime.ts';
+import type { DurableObjectNamespace, DurableObjectState, SwitchyardEnv } from './workers-runtime.ts';
 
-/** The session table of one object: its sweep stops once the last session is gone. */
+/**
+ * The session table of one object, holding at most its one session. Its sweep stops once the
+ * session is gone. Admission asks the agent's `AgentSlots` object (the limit holds across every
+ * object and isolate), each sweep renews the session's slot, and the slot goes back when the
+ * session closes.
+ */
 class ObjectSessionTable extends InMemorySessionTable {
+  /** This object's id: the key of its slot. */
+  readonly #key: string;
+  readonly #slotsNamespace: DurableObjectNamespace;
+  readonly #idleMs: number;
+  readonly #log: WorkerLogger;
+  readonly #waitUntil: (promise: Promise<unknown>) => void;
+  /** The agent's slots, while this object holds one. */
+  #slots: AgentSlotsClient | undefined;
+  /** An admission or the session's opening is under way. */
+  #opening = false;
+  #released: Promise<void> = Promise.resolve();
+
+  constructor(options: { key: string; slots: DurableObjectNamespace; idleMs: number; log: WorkerLogger; waitUntil: (promise: Promise<unknown>) => void }) {
+    super({ idleMs: options.idleMs, log: options.log });
+    this.#key = options.key;
+    this.#slotsNamespace = options.slots;
+    this.#idleMs = options.idleMs;
+    this.#log = options.log;
+    this.#waitUntil = options.waitUntil;
+  }
+
+  override async admit(agent: string, limit: number): Promise<{ release(): void }> {
+    const slots = new AgentSlotsClient(this.#slotsNamespace, agent);
+    this.#opening = true;
+    let admitted: 'admitted' | 'full';
+    try {
+      // A lease lasts one idle time: the sweep renews it four times or more within that.
+      admitted = await slots.admit(this.#key, limit, this.#idleMs);
+    } catch (error) {
+      this.#opening = false;
+      throw error;
+    }
+    if (admitted === 'full') {
+      this.#opening = false;
+      this.#log.warn('Agent session refused: limit reached', { agent, limit });
+      throw limitReached(agent, limit);
+    }
+    this.#slots = slots;
+    return {
+      release: () => {
+        this.#opening = false;
+        if (this.size === 0) this.#giveBack();
+      },
+    };
+  }
+
   override remove(id: string): void {
     super.remove(id);
-    if (this.size === 0) this.dispose();
+    if (this.size > 0) return;
+    this.dispose();
+    this.#giveBack();
+  }
+
+  override async sweep(): Promise<number> {
+    const ended = await super.sweep();
+    const [info] = this.list();
+    const slots = this.#slots;
+    if (info === undefined || slots === undefined) return ended;
+    await slots.renew(this.#key, info.lastSeen, this.get(info.id)!.inFlight, this.#idleMs).catch((error: unknown) => {
+      this.#log.debug('Agent session slot not renewed', { error: error instanceof Error ? error.message : String(error) });
+    });
+    return ended;
+  }
+
+  /** What this object holds, for the agent's slots object: a session being opened is busy. */
+  slotState(): SlotState {
+    const [info] = this.list();
+    if (info !== undefined) return { lastSeen: info.lastSeen, inFlight: this.get(info.id)!.inFlight };
+    return this.#opening ? { lastSeen: Date.now(), inFlight: 1 } : { gone: true };
+  }
+
+  /** Ends the session to make room for another of its agent, unless it is busy; its slot is the asker's to free. */
+  async endIfIdle(): Promise<SlotState> {
+    const state = this.slotState();
+    const [info] = this.list();
+    if (!('lastSeen' in state) || state.inFlight > 0 || info === undefined) return state;
+    const session = this.get(info.id)!;
+    this.#slots = undefined;
+    this.remove(session.id);
+    this.#log.info('Agent session ended to make room', { session: session.id, agent: session.agent, route: session.route });
+    await session.close('limit');
+    return { ended: true };
+  }
+
+  /** Resolves once a slot given back has reached the agent's slots object. */
+  released(): Promise<void> {
+    return this.#released;
+  }
+
+  #giveBack(): void {
+    const slots = this.#slots;
+    if (slots === undefined || this.#opening) return;
+    this.#slots = undefined;
+    this.#released = slots.release(this.#key).catch((error: unknown) => {
+      // The lease lapses within one idle time anyway.
+      this.#log.warn('Agent session slot not given back', { error: error instanceof Error ? error.message : String(error) });
+    });
+    this.#waitUntil(this.#released);
   }
 }
 
@@ -39,6 +144,7 @@ export class AgentSession {
   readonly #state: DurableObjectState;
   readonly #env: SwitchyardEnv;
   #fetch: ((request: Request) => Response | Promise<Response>) | undefined;
+  #sessions: ObjectSessionTable | undefined;
 
   constructor(state: DurableObjectState, env: SwitchyardEnv) {
     this.#state = state;
@@ -46,15 +152,29 @@ export class AgentSession {
   }
 
   async fetch(request: Request): Promise<Response> {
+    const path = new URL(request.url).pathname;
+    // From the agent's slots object only: the edge routes nothing but agent endpoints here.
+    if (request.method === 'POST' && path === SLOT_STATE_PATH) return Response.json(this.#sessions?.slotState() ?? { gone: true });
+    if (request.method === 'POST' && path === SLOT_END_IF_IDLE_PATH) return Response.json((await this.#sessions?.endIfIdle()) ?? { gone: true });
     if (this.#fetch === undefined) {
       const loaded = loadFromEnv(this.#env, 'agent-session');
       if (!loaded.ok) return loaded.response();
       const { config, log } = loaded;
       const registry = new DurableObjectHostLinkRegistry(this.#env.HOST_LINK, { log });
-      const sessions = new ObjectSessionTable({ idleMs: config['session-idle-seconds'] * 1000, log });
+      const sessions = new ObjectSessionTable({
+        key: this.#state.id.toString(),
+        slots: this.#env.AGENT_SLOTS,
+        idleMs: config['session-idle-seconds'] * 1000,
+        log,
+        waitUntil: (promise) => this.#state.waitUntil(promise),
+      });
+      this.#sessions = sessions;
       const app = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions, log, audit: loaded.audit().audit, ...workersOAuth(this.#env, config), newSessionId: () => sessionIdIn(this.#state.id) });
       this.#fetch = app.fetch;
     }
-    return withSseKeepalive(await this.#fetch(request));
+    const response = await this.#fetch(request);
+    // A DELETE's answer waits for the slot it freed: the agent's next session may need it.
+    await this.#sessions?.released();
+    return withSseKeepalive(response);
   }
 }

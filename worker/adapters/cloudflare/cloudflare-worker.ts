@@ -1,10 +1,12 @@
 /**
  * The Workers entry (`dist/cloudflare/worker.js`, built by `npm run build`): the stateless edge
- * worker as the default export's `fetch`, and the two Durable Object classes its bindings name in
+ * worker as the default export's `fetch`, and the Durable Object classes its bindings name in
  * `wrangler.jsonc`:
  *
  * - `HostLink` (binding `HOST_LINK`): one per host, `idFromName(entity id)`, holds its link;
  * - `AgentSession` (binding `AGENT_SESSION`): one per legacy agent session;
+ * - `AgentSlots` (binding `AGENT_SLOTS`): one per agent, `idFromName(agent name)`, holds its
+ *   `max-sessions` across every isolate;
  * - `OAuthState` (binding `OAUTH_STATE`): one, the built-in OAuth server's state.
  *
  * The config is `SWITCHYARD_WORKER_CONFIG` (a secret), validated as on every runtime; the edge app
@@ -18,6 +20,7 @@ import { createEdgeApp } from './edge-front.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
 
 export { AgentSession } from './agent-session-object.ts';
+export { AgentSlots } from './agent-slots-object.ts';
 export { HostLink } from './host-link-object.ts';
 export { OAuthState } from './oauth-state-object.ts';
 

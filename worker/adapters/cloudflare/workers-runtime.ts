@@ -38,11 +38,12 @@ export interface DurableObjectNamespace {
   get(id: DurableObjectId): DurableObjectStub;
 }
 
-/** The key-value storage API of a Durable Object (what `OAuthState` uses). */
+/** The key-value storage API of a Durable Object (what `OAuthState` and `AgentSlots` use). */
 export interface DurableObjectStorage {
   get(key: string): Promise<unknown>;
   put(key: string, value: unknown): Promise<void>;
   delete(key: string): Promise<boolean>;
+  list(options?: { prefix?: string }): Promise<Map<string, unknown>>;
 }
 
 export interface DurableObjectState {
@@ -63,6 +64,8 @@ export interface SwitchyardEnv {
   SWITCHYARD_LOG_LEVEL?: string;
   HOST_LINK: DurableObjectNamespace;
   AGENT_SESSION: DurableObjectNamespace;
+  /** One per agent, `idFromName(agent name)`: its live sessions' slots (`agent-slots-object.ts`). */
+  AGENT_SLOTS: DurableObjectNamespace;
   /** The built-in OAuth server's state (`oauth-state-object.ts`). */
   OAUTH_STATE: DurableObjectNamespace;
 }

@@ -1,0 +1,207 @@
+/**
+ * `AgentSlots`: on Workers, the one place that sees every live legacy session of one agent
+ * (binding `AGENT_SLOTS`, `idFromName(agent name)`), so `max-sessions` holds across isolates as it
+ * does in the session table on Deno and Node (`worker/sessions/agent-limits.ts`). Each session's
+ * `AgentSession` object holds one slot, a lease keyed by that object's id.
+ *
+ * - `admit`: the same decision as on Deno and Node (`admitSession`): below the limit the new
+ *   lease is written at once; at it, the agent's least recently used idle sessions are asked to end
+ *   (each checks it is idle still); when too few are idle, every lease is first read back from its
+ *   session (a lease's state is up to one sweep old), and only then is the new one refused.
+ * - `renew`: each session's sweep (a quarter of the idle time, at most 30 s) reports its last
+ *   activity and requests in flight and extends its lease by one idle time; a live session whose
+ *   lease this object lost (its storage reset) takes it again, so the count heals within a sweep.
+ * - `release`: a session that closed (DELETE, idle expiry, a failed initialize) gives its slot back.
+ * - `held`: how many slots the agent holds (what `/healthz` cannot count on Workers).
+ *
+ * A slot is never held forever: a session whose object was evicted or failed stops renewing and
+ * its lease lapses after one idle time; at the limit, a session whose object answers that it has
+ * none is reclaimed at once. Operations run one at a time (a queue in this single-threaded
+ * object), since an admission waits on other objects; leases are kept in storage too, so this
+ * object being evicted loses none.
+ *
+ * @module
+ */
+import * as z from 'zod/v4';
+import { admitSession } from '../../sessions/agent-limits.ts';
+import type { WorkerLogger } from '../../log.ts';
+import { loadFromEnv } from './cloudflare-env.ts';
+import type { DurableObjectNamespace, DurableObjectState, SwitchyardEnv } from './workers-runtime.ts';
+
+/** Paths of the requests an `AgentSlots` object sends its sessions' objects (never routed from the edge). */
+export const SLOT_STATE_PATH = '/agent-slots/state';
+export const SLOT_END_IF_IDLE_PATH = '/agent-slots/end-if-idle';
+const SESSION_OBJECT_ORIGIN = 'https://agent-session.switchyard';
+const SLOTS_OBJECT_ORIGIN = 'https://agent-slots.switchyard';
+
+const SessionKey = z.string().regex(/^[0-9a-f]{64}$/);
+const Operation = z.discriminatedUnion('op', [
+  z.strictObject({ op: z.literal('admit'), session: SessionKey, limit: z.number().int().positive(), leaseMs: z.number().int().positive() }),
+  z.strictObject({ op: z.literal('renew'), session: SessionKey, lastSeen: z.number(), inFlight: z.number().int().nonnegative(), leaseMs: z.number().int().positive() }),
+  z.strictObject({ op: z.literal('release'), session: SessionKey }),
+  z.strictObject({ op: z.literal('held') }),
+]);
+type Operation = z.infer<typeof Operation>;
+
+/** What a session's object says of its session: none (gone), just ended to make room (ended), or its activity. */
+export const SlotState = z.union([
+  z.strictObject({ gone: z.literal(true) }),
+  z.strictObject({ ended: z.literal(true) }),
+  z.strictObject({ lastSeen: z.number(), inFlight: z.number().int().nonnegative() }),
+]);
+export type SlotState = z.infer<typeof SlotState>;
+
+export type SlotAnswer = { kind: 'admitted' } | { kind: 'full' } | { held: number } | Record<string, never>;
+
+interface Lease {
+  expires: number;
+  lastSeen: number;
+  inFlight: number;
+}
+
+const LEASE_PREFIX = 'lease:';
+
+export class AgentSlots {
+  readonly #state: DurableObjectState;
+  readonly #env: SwitchyardEnv;
+  #leases: Map<string, Lease> | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(state: DurableObjectState, env: SwitchyardEnv) {
+    this.#state = state;
+    this.#env = env;
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    const parsed = Operation.safeParse(await request.json().catch(() => null));
+    if (!parsed.success) return Response.json({ error: 'Invalid slot operation' }, { status: 400 });
+    const run = this.#queue.then(() => this.#apply(parsed.data));
+    this.#queue = run.catch(() => {});
+    return Response.json(await run);
+  }
+
+  async #apply(operation: Operation): Promise<SlotAnswer> {
+    const leases = await this.#load();
+    const now = Date.now();
+    for (const [session, lease] of leases) {
+      if (lease.expires <= now) await this.#drop(leases, session, 'its lease lapsed');
+    }
+    switch (operation.op) {
+      case 'admit':
+        return this.#admit(leases, operation.session, operation.limit, operation.leaseMs);
+      case 'renew':
+        await this.#put(leases, operation.session, { expires: now + operation.leaseMs, lastSeen: operation.lastSeen, inFlight: operation.inFlight });
+        return {};
+      case 'release':
+        await this.#delete(leases, operation.session);
+        return {};
+      case 'held':
+        return { held: leases.size };
+    }
+  }
+
+  async #admit(leases: Map<string, Lease>, session: string, limit: number, leaseMs: number): Promise<SlotAnswer> {
+    let refreshed = false;
+    for (;;) {
+      const live = [...leases].map(([id, lease]) => ({ id, lastSeen: lease.lastSeen, inFlight: lease.inFlight }));
+      const admission = admitSession(live, 0, limit);
+      if (admission.kind === 'full') {
+        if (refreshed) return { kind: 'full' };
+        // Decided on what the sessions say now, not on leases up to one sweep old.
+        refreshed = true;
+        await Promise.all(live.map(async ({ id }) => this.#learn(leases, id, await this.#ask(id, SLOT_STATE_PATH))));
+        continue;
+      }
+      if (admission.evict.length === 0) break;
+      // Each one ends, or counts as busy from now on (it is, or it failed to answer): so this loop ends.
+      await Promise.all(admission.evict.map(async (id) => {
+        const state = (await this.#ask(id, SLOT_END_IF_IDLE_PATH)) ?? { lastSeen: Date.now(), inFlight: 1 };
+        await this.#learn(leases, id, 'lastSeen' in state ? { ...state, inFlight: Math.max(state.inFlight, 1) } : state);
+      }));
+    }
+    // Being opened counts as busy: nothing ends it to make room before its first renewal.
+    const now = Date.now();
+    await this.#put(leases, session, { expires: now + leaseMs, lastSeen: now, inFlight: 1 });
+    return { kind: 'admitted' };
+  }
+
+  /** Records what a session's object answered; an object that failed to answer keeps its lease until it lapses. */
+  async #learn(leases: Map<string, Lease>, id: string, state: SlotState | null): Promise<void> {
+    const lease = leases.get(id);
+    if (state === null || lease === undefined) return;
+    if ('ended' in state) await this.#delete(leases, id);
+    else if ('gone' in state) await this.#drop(leases, id, 'its object holds no session');
+    else await this.#put(leases, id, { ...lease, lastSeen: state.lastSeen, inFlight: state.inFlight });
+  }
+
+  async #ask(id: string, path: string): Promise<SlotState | null> {
+    try {
+      const sessions = this.#env.AGENT_SESSION;
+      const response = await sessions.get(sessions.idFromString(id)).fetch(`${SESSION_OBJECT_ORIGIN}${path}`, { method: 'POST' });
+      const state = SlotState.safeParse(await response.json());
+      return state.success ? state.data : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Frees a slot its session never gave back. */
+  async #drop(leases: Map<string, Lease>, id: string, why: string): Promise<void> {
+    await this.#delete(leases, id);
+    this.#log()?.info('Agent session slot reclaimed', { why });
+  }
+
+  async #delete(leases: Map<string, Lease>, id: string): Promise<void> {
+    leases.delete(id);
+    await this.#state.storage.delete(LEASE_PREFIX + id);
+  }
+
+  async #put(leases: Map<string, Lease>, id: string, lease: Lease): Promise<void> {
+    leases.set(id, lease);
+    await this.#state.storage.put(LEASE_PREFIX + id, lease);
+  }
+
+  async #load(): Promise<Map<string, Lease>> {
+    if (this.#leases === undefined) {
+      const stored = await this.#state.storage.list({ prefix: LEASE_PREFIX });
+      this.#leases = new Map([...stored].map(([key, lease]) => [key.slice(LEASE_PREFIX.length), lease as Lease]));
+    }
+    return this.#leases;
+  }
+
+  #log(): WorkerLogger | undefined {
+    const loaded = loadFromEnv(this.#env, 'agent-slots');
+    return loaded.ok ? loaded.log : undefined;
+  }
+}
+
+/** One agent's slots as its session's object uses them: one small request to the agent's object per call. */
+export class AgentSlotsClient {
+  readonly #namespace: DurableObjectNamespace;
+  readonly #agent: string;
+
+  constructor(namespace: DurableObjectNamespace, agent: string) {
+    this.#namespace = namespace;
+    this.#agent = agent;
+  }
+
+  async admit(session: string, limit: number, leaseMs: number): Promise<'admitted' | 'full'> {
+    const answer = (await this.#call({ op: 'admit', session, limit, leaseMs })) as { kind: 'admitted' | 'full' };
+    return answer.kind;
+  }
+
+  async renew(session: string, lastSeen: number, inFlight: number, leaseMs: number): Promise<void> {
+    await this.#call({ op: 'renew', session, lastSeen, inFlight, leaseMs });
+  }
+
+  async release(session: string): Promise<void> {
+    await this.#call({ op: 'release', session });
+  }
+
+  async #call(operation: Operation): Promise<unknown> {
+    const stub = this.#namespace.get(this.#namespace.idFromName(this.#agent));
+    const response = await stub.fetch(`${SLOTS_OBJECT_ORIGIN}/`, { method: 'POST', body: JSON.stringify(operation) });
+    if (!response.ok) throw new Error(`The agent's slots object refused a ${operation.op}: HTTP ${response.status}`);
+    return response.json();
+  }
+}
