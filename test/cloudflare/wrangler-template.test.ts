@@ -2,7 +2,8 @@
  * The shipped `wrangler.jsonc` is paste-ready: wrangler itself (`unstable_startWorker`, what
  * `wrangler dev` runs) starts the built bundle from it, with both Durable Object bindings and the
  * migration as written, and the config given as the secret would be. A host's state comes from its
- * `HostLink` object and an `initialize` reaches an `AgentSession` object, which asks the host's.
+ * `HostLink` object and an `initialize` reaches an `AgentSession` object, which takes a slot from
+ * the agent's `AgentSlots` object and asks the host's.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,10 +25,12 @@ afterAll(async () => {
 });
 
 describe('dist/cloudflare/wrangler.jsonc', () => {
-  it('runs the bundle under wrangler with both Durable Object classes bound', async () => {
+  it('runs the bundle under wrangler with its Durable Object classes bound', async () => {
     await buildCloudflareWorker({ minify: true, outdir: dir });
     const template = readFileSync(join(dir, 'wrangler.jsonc'), 'utf8');
-    expect(template).toContain('"new_sqlite_classes": ["HostLink", "AgentSession", "OAuthState"]');
+    expect(template).toContain('{ "tag": "v1", "new_sqlite_classes": ["HostLink", "AgentSession", "OAuthState"] }');
+    // A class added later comes in a tag of its own: a deployed worker has applied v1 as it was.
+    expect(template).toContain('{ "tag": "v2", "new_sqlite_classes": ["AgentSlots"] }');
 
     const host = hostCredential('wrangler-host');
     const token = randomCredential('wrangler-agent');
@@ -54,6 +57,7 @@ describe('dist/cloudflare/wrangler.jsonc', () => {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
     });
+    // Admitted by alice's AgentSlots object first, then refused by the host's.
     expect(initialize.status).toBe(503);
     expect((await initialize.json()).error.data.reason).toBe('host-offline');
   }, 120_000);
