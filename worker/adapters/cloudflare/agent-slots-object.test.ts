@@ -51,8 +51,8 @@ function slotsWith(objects: Map<string, SessionObject>): { op(body: unknown): Pr
   };
 }
 
-const admit = (n: number, limit = 1) => ({ op: 'admit', session: key(n), limit, leaseMs: 1_000 });
-const renew = (n: number, inFlight: number) => ({ op: 'renew', session: key(n), lastSeen: Date.now(), inFlight, leaseMs: 1_000 });
+const admit = (n: number, limit = 1) => ({ op: 'admit', agent: 'alice', session: key(n), limit, leaseMs: 1_000 });
+const renew = (n: number, inFlight: number) => ({ op: 'renew', agent: 'alice', session: key(n), lastSeen: Date.now(), inFlight, leaseMs: 1_000 });
 
 beforeEach(() => {
   vi.useFakeTimers({ toFake: ['Date'] });
@@ -100,6 +100,7 @@ describe('AgentSlots', () => {
     await slots.op(renew(1, 3));
     expect(await slots.op(admit(2))).toEqual({ kind: 'admitted' });
     expect(slots.asked).toEqual([`${SLOT_STATE_PATH} ${key(1)}`, `${SLOT_END_IF_IDLE_PATH} ${key(1)}`]);
+    expect(await slots.op({ op: 'held' })).toEqual({ held: 1 });
   });
 
   it('refuses when a session chosen to end turns out busy, keeping its slot', async () => {
@@ -110,17 +111,21 @@ describe('AgentSlots', () => {
     expect(await slots.op({ op: 'held' })).toEqual({ held: 1 });
   });
 
-  it('gives a released slot back and takes a renewed one again after losing it', async () => {
+  it('gives a released slot back for good, and lets a live session whose lease was lost take it again', async () => {
     const slots = slotsWith(new Map());
     await slots.op(admit(1, 2));
-    await slots.op({ op: 'release', session: key(1) });
+    await slots.op({ op: 'release', agent: 'alice', session: key(1) });
     expect(await slots.op({ op: 'held' })).toEqual({ held: 0 });
+    // A renewal the session sent before it closed, arriving after its release.
     await slots.op(renew(1, 0));
+    expect(await slots.op({ op: 'held' })).toEqual({ held: 0 });
+    // A session this object never saw end (its storage reset) renews into a slot.
+    await slots.op(renew(2, 0));
     expect(await slots.op({ op: 'held' })).toEqual({ held: 1 });
   });
 
   it('refuses a malformed operation', async () => {
     const slots = slotsWith(new Map());
-    expect(await slots.op({ op: 'admit', session: 'not-an-object-id', limit: 1, leaseMs: 1 })).toEqual({ error: 'Invalid slot operation' });
+    expect(await slots.op({ op: 'admit', agent: 'alice', session: 'not-an-object-id', limit: 1, leaseMs: 1 })).toEqual({ error: 'Invalid slot operation' });
   });
 });

@@ -10,7 +10,8 @@
  *   session (a lease's state is up to one sweep old), and only then is the new one refused.
  * - `renew`: each session's sweep (a quarter of the idle time, at most 30 s) reports its last
  *   activity and requests in flight and extends its lease by one idle time; a live session whose
- *   lease this object lost (its storage reset) takes it again, so the count heals within a sweep.
+ *   lease this object lost (its storage reset) takes it again, so the count heals within a sweep;
+ *   a session given back or ended is remembered, so its last renewal cannot take a slot again.
  * - `release`: a session that closed (DELETE, idle expiry, a failed initialize) gives its slot back.
  * - `held`: how many slots the agent holds (what `/healthz` cannot count on Workers).
  *
@@ -23,6 +24,7 @@
  * @module
  */
 import * as z from 'zod/v4';
+import { AgentNameSchema } from '../../../shared/names.ts';
 import { admitSession } from '../../sessions/agent-limits.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { loadFromEnv } from './cloudflare-env.ts';
@@ -35,10 +37,11 @@ const SESSION_OBJECT_ORIGIN = 'https://agent-session.switchyard';
 const SLOTS_OBJECT_ORIGIN = 'https://agent-slots.switchyard';
 
 const SessionKey = z.string().regex(/^[0-9a-f]{64}$/);
+/** Each call names the agent (the object's name, which its id does not give back), for the log. */
 const Operation = z.discriminatedUnion('op', [
-  z.strictObject({ op: z.literal('admit'), session: SessionKey, limit: z.number().int().positive(), leaseMs: z.number().int().positive() }),
-  z.strictObject({ op: z.literal('renew'), session: SessionKey, lastSeen: z.number(), inFlight: z.number().int().nonnegative(), leaseMs: z.number().int().positive() }),
-  z.strictObject({ op: z.literal('release'), session: SessionKey }),
+  z.strictObject({ op: z.literal('admit'), agent: AgentNameSchema, session: SessionKey, limit: z.number().int().positive(), leaseMs: z.number().int().positive() }),
+  z.strictObject({ op: z.literal('renew'), agent: AgentNameSchema, session: SessionKey, lastSeen: z.number(), inFlight: z.number().int().nonnegative(), leaseMs: z.number().int().positive() }),
+  z.strictObject({ op: z.literal('release'), agent: AgentNameSchema, session: SessionKey }),
   z.strictObject({ op: z.literal('held') }),
 ]);
 type Operation = z.infer<typeof Operation>;
@@ -60,12 +63,17 @@ interface Lease {
 }
 
 const LEASE_PREFIX = 'lease:';
+/** Sessions remembered as given back, so a renewal sent just before cannot take the slot again. */
+const RELEASED_REMEMBERED = 1024;
 
 export class AgentSlots {
   readonly #state: DurableObjectState;
   readonly #env: SwitchyardEnv;
   #leases: Map<string, Lease> | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  #agent: string | undefined;
+  /** Session keys given back or ended, oldest first (object ids are never reused). */
+  readonly #released = new Set<string>();
 
   constructor(state: DurableObjectState, env: SwitchyardEnv) {
     this.#state = state;
@@ -81,6 +89,7 @@ export class AgentSlots {
   }
 
   async #apply(operation: Operation): Promise<SlotAnswer> {
+    if (operation.op !== 'held') this.#agent = operation.agent;
     const leases = await this.#load();
     const now = Date.now();
     for (const [session, lease] of leases) {
@@ -90,10 +99,11 @@ export class AgentSlots {
       case 'admit':
         return this.#admit(leases, operation.session, operation.limit, operation.leaseMs);
       case 'renew':
+        if (this.#released.has(operation.session)) return {};
         await this.#put(leases, operation.session, { expires: now + operation.leaseMs, lastSeen: operation.lastSeen, inFlight: operation.inFlight });
         return {};
       case 'release':
-        await this.#delete(leases, operation.session);
+        await this.#end(leases, operation.session);
         return {};
       case 'held':
         return { held: leases.size };
@@ -129,7 +139,7 @@ export class AgentSlots {
   async #learn(leases: Map<string, Lease>, id: string, state: SlotState | null): Promise<void> {
     const lease = leases.get(id);
     if (state === null || lease === undefined) return;
-    if ('ended' in state) await this.#delete(leases, id);
+    if ('ended' in state) await this.#end(leases, id);
     else if ('gone' in state) await this.#drop(leases, id, 'its object holds no session');
     else await this.#put(leases, id, { ...lease, lastSeen: state.lastSeen, inFlight: state.inFlight });
   }
@@ -148,7 +158,14 @@ export class AgentSlots {
   /** Frees a slot its session never gave back. */
   async #drop(leases: Map<string, Lease>, id: string, why: string): Promise<void> {
     await this.#delete(leases, id);
-    this.#log()?.info('Agent session slot reclaimed', { why });
+    this.#log()?.info('Agent session slot reclaimed', { agent: this.#agent, why });
+  }
+
+  /** Frees the slot of a session that is over. */
+  async #end(leases: Map<string, Lease>, id: string): Promise<void> {
+    this.#released.add(id);
+    if (this.#released.size > RELEASED_REMEMBERED) this.#released.delete(this.#released.values().next().value!);
+    await this.#delete(leases, id);
   }
 
   async #delete(leases: Map<string, Lease>, id: string): Promise<void> {
@@ -186,16 +203,16 @@ export class AgentSlotsClient {
   }
 
   async admit(session: string, limit: number, leaseMs: number): Promise<'admitted' | 'full'> {
-    const answer = (await this.#call({ op: 'admit', session, limit, leaseMs })) as { kind: 'admitted' | 'full' };
+    const answer = (await this.#call({ op: 'admit', agent: this.#agent, session, limit, leaseMs })) as { kind: 'admitted' | 'full' };
     return answer.kind;
   }
 
   async renew(session: string, lastSeen: number, inFlight: number, leaseMs: number): Promise<void> {
-    await this.#call({ op: 'renew', session, lastSeen, inFlight, leaseMs });
+    await this.#call({ op: 'renew', agent: this.#agent, session, lastSeen, inFlight, leaseMs });
   }
 
   async release(session: string): Promise<void> {
-    await this.#call({ op: 'release', session });
+    await this.#call({ op: 'release', agent: this.#agent, session });
   }
 
   async #call(operation: Operation): Promise<unknown> {
