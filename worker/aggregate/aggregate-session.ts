@@ -1,6 +1,6 @@
 /**
- * AggregateSession: one agent session of `/mcp`. It pairs the agent-facing SDK transport
- * (`WebStandardStreamableHTTPServerTransport`) with an `AggregateServer` and its upstream clients,
+ * AggregateSession: one agent session of `/mcp`. It pairs the agent-facing transport
+ * (`LegacyHttpEndpoint`) with an `AggregateServer` and its upstream clients,
  * and ends them together: on DELETE from the agent, on idle expiry, on shutdown.
  *
  * Unlike a passthrough session, an upstream going away does not end it: that server turns into its
@@ -8,9 +8,9 @@
  *
  * @module
  */
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AggregateServer, type AggregateServerOptions } from './aggregate-server.ts';
 import type { WorkerLogger } from '../log.ts';
+import { LegacyHttpEndpoint, type LegacyPostBody } from '../sessions/legacy-http-endpoint.ts';
 import type { AgentSession } from '../sessions/session-table.ts';
 
 export interface AggregateSessionOptions extends AggregateServerOptions {
@@ -25,7 +25,7 @@ export class AggregateSession implements AgentSession {
   readonly agent: string;
   readonly route = 'aggregate';
   readonly #aggregate: AggregateServer;
-  readonly #transport: WebStandardStreamableHTTPServerTransport;
+  readonly #transport: LegacyHttpEndpoint;
   readonly #log: WorkerLogger;
   readonly #onClosed: (session: AggregateSession) => void;
   #closed = false;
@@ -45,8 +45,8 @@ export class AggregateSession implements AgentSession {
     this.#aggregate = aggregate;
     this.#log = log;
     this.#onClosed = options.onClosed;
-    this.#transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => options.id,
+    this.#transport = new LegacyHttpEndpoint({
+      sessionId: options.id,
       onsessionclosed: () => this.close('closed by the agent'),
     });
     // Set before `Server.connect`, which chains its own handler after this one.
@@ -65,8 +65,8 @@ export class AggregateSession implements AgentSession {
     return this.#aggregate.inFlight;
   }
 
-  handle(request: Request, parsedBody?: unknown): Promise<Response> {
-    return this.#transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+  handle(request: Request, body?: LegacyPostBody): Promise<Response> {
+    return this.#transport.handleRequest(request, body);
   }
 
   async close(why = 'closed'): Promise<void> {

@@ -1,7 +1,6 @@
 /**
  * PassthroughSession: one agent session of `/servers/:name/mcp`, bridged raw to one upstream
- * channel. The agent faces an SDK `WebStandardStreamableHTTPServerTransport` (sessions, SSE,
- * resumable framing done by the SDK); every JSON-RPC message is passed on unchanged both ways, so
+ * channel. The agent faces a `LegacyHttpEndpoint` (sessions, SSE, resumable framing); every JSON-RPC message is passed on unchanged both ways, so
  * the agent sees the server exactly as it is, including its own `initialize` result.
  *
  * The one decision this file makes is which SSE stream a server→client message travels on:
@@ -26,44 +25,22 @@
  * closing ends the server process at once instead of at idle expiry.
  *
  * Hot path (profiled with `npm run bench -- --profile`): a POST body is read in one
- * `Request.text()` and handed to the SDK as `parsedBody` (by `sessions/session-route.ts`, which
- * also refuses deep JSON), and messages are classified by shape rather than with the SDK's zod
- * type guards; see `isRequest`/`isResponse`.
+ * `Request.text()` and parsed once (by `sessions/session-route.ts`, which also refuses deep JSON),
+ * and messages are classified by shape (`shared/json-rpc-guards.ts`), never with a zod parse.
  *
  * @module
  */
 import { SessionEventStore } from './session-event-store.ts';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCErrorResponse, JSONRPCMessage, JSONRPCRequest, JSONRPCResultResponse, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { isRequest, isResponse } from '../../shared/json-rpc-guards.ts';
+import { LegacyHttpEndpoint, type LegacyPostBody } from '../sessions/legacy-http-endpoint.ts';
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import type { WorkerLogger } from '../log.ts';
 import type { AgentSession } from '../sessions/session-table.ts';
 import type { CallLedger } from '../../shared/audit/call-ledger.ts';
 import type { TraceContext } from '../../shared/trace-context.ts';
 import { traceContextOf } from '../audit/worker-audit.ts';
-
-/**
- * Structural twins of the SDK's `isJSONRPCRequest` / `isJSONRPCResultResponse` /
- * `isJSONRPCErrorResponse`, which each run a zod `safeParse` of the whole message (0.2 µs in a
- * hot loop, 15–20 µs for the first check of a fresh message in the worker's CPU profile). Agent
- * messages were already validated by the SDK transport; server messages are checked by the SDK
- * again when sent to the agent, so routing needs only the shape: a request has `method` and `id`,
- * a response has no `method`, a `result` or `error` object, and a string or number id when it has
- * one. (For server messages this saves nothing yet: the SDK's `send()` runs the same guard on the
- * same message, and the first-check cost moved there in the profile.)
- */
-function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
-  return 'method' in message && 'id' in message;
-}
-
-function isResponse(message: JSONRPCMessage): message is JSONRPCResultResponse | JSONRPCErrorResponse {
-  if ('method' in message) return false;
-  const m = message as { id?: unknown; result?: unknown; error?: unknown };
-  const id = m.id;
-  if (id !== undefined && typeof id !== 'string' && typeof id !== 'number') return false;
-  return (typeof m.result === 'object' && m.result !== null && id !== undefined) || (typeof m.error === 'object' && m.error !== null);
-}
 
 export interface PassthroughSessionOptions {
   id: string;
@@ -94,7 +71,7 @@ export class PassthroughSession implements AgentSession {
   /** The failure the channel reported through `onerror` before closing, if any. */
   #upstreamFailure: WireError | undefined;
   #upstreamOpen = true;
-  readonly #transport: WebStandardStreamableHTTPServerTransport;
+  readonly #transport: LegacyHttpEndpoint;
   readonly #log: WorkerLogger;
   readonly #onClosed: (session: PassthroughSession) => void;
   /** Agent requests awaiting the server's response, oldest first. */
@@ -119,8 +96,8 @@ export class PassthroughSession implements AgentSession {
     this.#requestTimeoutMs = options.requestTimeoutMs;
     this.#onUpstreamFailed = options.onUpstreamFailed;
     this.#ledger = options.ledger;
-    this.#transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => options.id,
+    this.#transport = new LegacyHttpEndpoint({
+      sessionId: options.id,
       // Resumable streams, as the server itself offers them: a dropped SSE stream loses nothing.
       eventStore: new SessionEventStore(),
       onsessionclosed: () => this.close('closed by the agent'),
@@ -147,9 +124,9 @@ export class PassthroughSession implements AgentSession {
     return this.#inFlight.size;
   }
 
-  /** One HTTP request of the agent; a POST's body comes already read and parsed (`sessions/session-route.ts`). */
-  handle(request: Request, parsedBody?: unknown): Promise<Response> {
-    return this.#transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
+  /** One HTTP request of the agent; a POST's body comes already read (`sessions/session-route.ts`). */
+  handle(request: Request, body?: LegacyPostBody): Promise<Response> {
+    return this.#transport.handleRequest(request, body);
   }
 
   async close(why = 'closed'): Promise<void> {

@@ -4,19 +4,22 @@
  * keeps the last `maxEvents` events of the session; older ones are forgotten, and a resume from a
  * forgotten id replays nothing rather than guessing.
  *
- * Session state lives behind the session table (DESIGN §8), so this store goes with its session.
+ * Session state lives behind the session table (DESIGN §8), so this store goes with its session,
+ * and is synchronous (`LegacyEventStore`).
  *
  * @module
  */
-import type { EventStore } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { LegacyEventStore } from '../sessions/legacy-http-endpoint.ts';
+
+type StoredMessage = JSONRPCMessage | Record<string, never>;
 
 interface StoredEvent {
   streamId: string;
-  message: JSONRPCMessage;
+  message: StoredMessage;
 }
 
-export class SessionEventStore implements EventStore {
+export class SessionEventStore implements LegacyEventStore {
   readonly #events = new Map<string, StoredEvent>();
   readonly #maxEvents: number;
   #seq = 0;
@@ -29,7 +32,7 @@ export class SessionEventStore implements EventStore {
     return this.#events.size;
   }
 
-  async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
+  storeEvent(streamId: string, message: StoredMessage): string {
     const eventId = `${streamId}_${++this.#seq}`;
     this.#events.set(eventId, { streamId, message });
     // Maps iterate in insertion order, so the first key is the oldest event.
@@ -37,18 +40,17 @@ export class SessionEventStore implements EventStore {
     return eventId;
   }
 
-  async getStreamIdForEventId(eventId: string): Promise<string | undefined> {
+  streamIdOf(eventId: string): string | undefined {
     return this.#events.get(eventId)?.streamId;
   }
 
-  async replayEventsAfter(lastEventId: string, { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> }): Promise<string> {
+  replayAfter(lastEventId: string, send: (eventId: string, message: StoredMessage) => void): void {
     const last = this.#events.get(lastEventId);
-    if (last === undefined) return '';
+    if (last === undefined) return;
     let after = false;
-    for (const [eventId, event] of [...this.#events]) {
+    for (const [eventId, event] of this.#events) {
       if (eventId === lastEventId) after = true;
-      else if (after && event.streamId === last.streamId) await send(eventId, event.message);
+      else if (after && event.streamId === last.streamId) send(eventId, event.message);
     }
-    return last.streamId;
   }
 }

@@ -1,14 +1,13 @@
 /**
  * Every error body of an agent endpoint carries `data.reason` (DESIGN §4), including the errors
- * the SDK transport answers by itself inside a session (bad JSON, a message that is not JSON-RPC,
- * an oversized batch or body, a second initialize, an unsupported protocol version, PUT); and an
- * initialize with a bad JSON-RPC envelope is refused before any server is opened.
+ * a session's endpoint (`legacy-http-endpoint.ts`) answers by itself (bad JSON, a message that is
+ * not JSON-RPC, an oversized batch or body, a second initialize, an unsupported protocol version,
+ * PUT); and an initialize with a bad JSON-RPC envelope is refused before any server is opened.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestMcpServer } from '../../test/support/test-mcp-server.ts';
 import { InProcessRouter } from '../../test/support/in-process-router.ts';
 import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
-import { withReason } from './session-route.ts';
 
 let harness: InProcessApp | undefined;
 afterEach(async () => {
@@ -20,7 +19,7 @@ const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVe
 const HEADERS = { authorization: 'Bearer alice-token', accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
 
 describe('error reasons inside a session', () => {
-  it.each(['/servers/alpha/mcp', '/mcp'])('adds invalid-request to the SDK transport\'s own errors on %s', async (path) => {
+  it.each(['/servers/alpha/mcp', '/mcp'])('adds invalid-request to the session endpoint\'s own errors on %s', async (path) => {
     harness = startInProcessApp(await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha']), new InProcessRouter({ alpha: createTestMcpServer }));
     const init = await harness.fetch(`${BASE}${path}`, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) });
     await init.text();
@@ -72,15 +71,5 @@ describe('error reasons inside a session', () => {
     const declared = await harness.fetch(`${BASE}${path}`, { method: 'POST', headers: { ...HEADERS, 'content-length': String(50 * 1024 * 1024) }, body: 'x' });
     expect(declared.status).toBe(400);
     expect(router.opened).toEqual([]);
-  });
-
-  it('leaves successful answers, 5xx answers and answers that already have a reason as they are', async () => {
-    const ok = new Response('{"jsonrpc":"2.0","id":1,"result":{}}', { status: 200, headers: { 'content-type': 'application/json' } });
-    expect(await withReason(ok)).toBe(ok);
-    const failed = new Response('{"error":{"message":"x"}}', { status: 500, headers: { 'content-type': 'application/json' } });
-    expect(await withReason(failed)).toBe(failed);
-    const reasoned = await withReason(new Response('{"error":{"code":1,"message":"m","data":{"reason":"host-offline","x":1}}}', { status: 404, headers: { 'content-type': 'application/json', allow: 'GET' } }));
-    expect(await reasoned.json()).toEqual({ error: { code: 1, message: 'm', data: { reason: 'host-offline', x: 1 } } });
-    expect(reasoned.headers.get('allow')).toBe('GET');
   });
 });

@@ -7,36 +7,34 @@
  * the header must be an `initialize` POST; the endpoint's `create` opens the upstream side, and
  * only then is the new session registered and handed the request. Cheap checks (Accept, media
  * type, JSON) run before `create`, so a malformed request never starts a server process.
- * Errors the SDK transport answers itself get a `data.reason` too (`withReason`).
  *
  * Every POST body is read here, once, for both endpoints (`readPostBody`), and handed to the
  * session already parsed: a body nested deeper than `MAX_JSON_DEPTH` is answered with
  * `invalid-request` (HTTP 400, JSON-RPC -32600, the request's id when it can be read) before
- * the SDK, zod or the link see it. Past the parse, everything recursive (the link's
+ * the session or the link see it. Past the parse, everything recursive (the link's
  * `JSON.stringify` above all) overflows the stack on deep input, and where that exception lands
  * is a misleading `server-exited` or a request that never ends. Reading the body here is also
  * the hot path's cheapest read: a body with a declared length is one `Request.text()` (about
- * 4 µs under `Deno.serve` against 18 µs for the SDK's chunked reader, measured for a tools/call).
- * A body over the SDK's own limit, or one that is not JSON, goes to the SDK as it came (rebuilt
- * from the text), so its answers (413, parse error) stay exactly the SDK's.
+ * 4 µs under `Deno.serve` against 18 µs for a chunked reader, measured for a tools/call).
+ * A body over the endpoint's limit, or one that is not JSON, is handed on as such, so the session's
+ * endpoint answers it (413, parse error) after its own header checks (`legacy-http-endpoint.ts`).
  *
  * @module
  */
 import type { Context } from 'hono';
 import type { InitializeRequest, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
-import { isInitializeRequest, isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { MAX_JSON_DEPTH, parseJsonWithinDepth } from '../../shared/json-depth.ts';
+import { isInitializeRequest, isJsonRpcMessage, isRequest } from '../../shared/json-rpc-guards.ts';
 import type { AgentEntry } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
 import { sessionLimitOf } from './agent-limits.ts';
 import { readBoundedBody } from './bounded-body.ts';
+import { MAX_LEGACY_BODY_BYTES, type LegacyPostBody } from './legacy-http-endpoint.ts';
 import type { AgentSession, SessionTable } from './session-table.ts';
 
-/** Largest initialize body read before the transport takes over; initialize requests are small. */
+/** Largest initialize body read before the session exists; initialize requests are small. */
 const MAX_INITIALIZE_BYTES = 1024 * 1024;
-/** The SDK transport's own body limit (`DEFAULT_MAX_REQUEST_BODY_SIZE`, 4 MiB); larger bodies are its business. */
-const MAX_POST_BYTES = 4 * 1024 * 1024;
 
 export interface NewSessionRequest {
   agent: AgentEntry;
@@ -77,11 +75,10 @@ export async function handleSessionRequest(
       return jsonRpcErrorResponse(c, null, new WireError('invalid-request', 'Session not found: it expired or was closed; initialize a new session'), 404);
     }
     options.sessions.touch(sessionId);
-    if (c.req.method !== 'POST') return withReason(await session.handle(c.req.raw));
+    if (c.req.method !== 'POST') return session.handle(c.req.raw);
     const body = await readPostBody(c.req.raw);
     if (body.kind === 'too-deep') return jsonRpcErrorResponse(c, body.id, tooDeep());
-    if (body.kind === 'too-large') return jsonRpcErrorResponse(c, null, new WireError('invalid-request', `Payload too large: the request body is over ${MAX_POST_BYTES} bytes`), 413);
-    return withReason(body.kind === 'json' ? await session.handle(c.req.raw, body.value) : await session.handle(body.request));
+    return session.handle(c.req.raw, body);
   }
 
   if (c.req.method !== 'POST') {
@@ -98,7 +95,7 @@ export async function handleSessionRequest(
   if (body instanceof TooDeep) return jsonRpcErrorResponse(c, body.id, tooDeep());
   if (body instanceof WireError) return jsonRpcErrorResponse(c, null, body);
   const messages = Array.isArray(body) ? body : [body];
-  const initialize = messages.find(isInitializeRequest) as (JSONRPCRequest & InitializeRequest) | undefined;
+  const initialize = messages.find((message) => isInitializeRequest(message)) as (JSONRPCRequest & InitializeRequest) | undefined;
   if (initialize === undefined || messages.length !== 1) {
     const message = initialize === undefined
       ? 'Bad Request: Mcp-Session-Id header is required'
@@ -106,7 +103,7 @@ export async function handleSessionRequest(
     return jsonRpcErrorResponse(c, null, new WireError('invalid-request', message));
   }
   // `isInitializeRequest` checks method and params only: a bad envelope must not start a server.
-  if (!isJSONRPCRequest(initialize)) {
+  if (!isJsonRpcMessage(initialize) || !isRequest(initialize)) {
     return jsonRpcErrorResponse(c, null, new WireError('invalid-request', 'Invalid Request: initialize must be a JSON-RPC 2.0 request ("jsonrpc": "2.0", a string or number id)'));
   }
 
@@ -130,7 +127,7 @@ export async function handleSessionRequest(
   room.release();
   let response: Response;
   try {
-    response = await session.handle(c.req.raw, body);
+    response = await session.handle(c.req.raw, { kind: 'json', value: body });
   } catch (error) {
     options.sessions.remove(session.id);
     await session.close('initialize failed');
@@ -142,34 +139,7 @@ export async function handleSessionRequest(
   } else {
     options.log.info('Agent session opened', { agent: agent.name, route, session: session.id });
   }
-  return withReason(response);
-}
-
-/**
- * The SDK transport answers malformed requests itself (400, 404, 405, 406, 413, 415) with
- * JSON-RPC errors that carry no `data.reason`, while DESIGN §4 promises a reason in every error
- * body; such a 4xx answer gets `invalid-request`. Only 4xx JSON answers are read and rebuilt, so
- * the hot path (200 with an SSE stream, 202) passes through untouched.
- */
-export async function withReason(response: Response): Promise<Response> {
-  if (response.status < 400 || response.status >= 500 || !(response.headers.get('content-type') ?? '').includes('application/json')) return response;
-  const text = await response.text();
-  const headers = new Headers(response.headers);
-  headers.delete('content-length');
-  const init = { status: response.status, statusText: response.statusText, headers };
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return new Response(text, init);
-  }
-  const error = (body as { error?: unknown } | null)?.error;
-  if (typeof error !== 'object' || error === null) return new Response(text, init);
-  const data = (error as { data?: unknown }).data;
-  const fields = typeof data === 'object' && data !== null && !Array.isArray(data) ? (data as Record<string, unknown>) : {};
-  if (typeof fields.reason === 'string') return new Response(text, init);
-  (error as { data?: unknown }).data = { ...fields, reason: 'invalid-request' };
-  return new Response(JSON.stringify(body), init);
+  return response;
 }
 
 /** The initialize body as JSON, read within its cap; a `WireError` when too large or not JSON, `TooDeep` when nested too deep. */
@@ -189,19 +159,9 @@ function tooDeep(): WireError {
   return new WireError('invalid-request', `Request nested deeper than ${MAX_JSON_DEPTH} levels`);
 }
 
-type PostBody =
-  | { kind: 'json'; value: unknown }
-  | { kind: 'as-is'; request: Request }
-  | { kind: 'too-deep'; id: string | number | null }
-  | { kind: 'too-large' };
-
-/** A session's POST body: parsed and depth-checked, or for the SDK to answer as it came. */
-async function readPostBody(request: Request): Promise<PostBody> {
-  const length = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (length > MAX_POST_BYTES) return { kind: 'as-is', request };
-  const body = await readBoundedBody(request, MAX_POST_BYTES);
+/** A session's POST body, read once and depth-checked; what is not JSON or too large the session's endpoint answers. */
+async function readPostBody(request: Request): Promise<LegacyPostBody | { kind: 'too-deep'; id: string | number | null }> {
+  const body = await readBoundedBody(request, MAX_LEGACY_BODY_BYTES);
   if (body.kind === 'too-large') return { kind: 'too-large' };
-  const read = parseJsonWithinDepth(body.text);
-  if (read.kind === 'not-json') return { kind: 'as-is', request: new Request(request.url, { method: 'POST', headers: request.headers, body: body.text }) };
-  return read.kind === 'too-deep' ? { kind: 'too-deep', id: read.id } : read;
+  return parseJsonWithinDepth(body.text);
 }

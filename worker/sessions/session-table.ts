@@ -16,6 +16,7 @@ import type { WorkerLogger } from '../log.ts';
 import { silentWorkerLogger } from '../log.ts';
 import { unrefTimer } from '../../shared/unref-timer.ts';
 import { admitSession, limitReached } from './agent-limits.ts';
+import type { LegacyPostBody } from './legacy-http-endpoint.ts';
 
 /** One agent session as the table sees it; the route that created it owns the rest. */
 export interface AgentSession {
@@ -29,8 +30,8 @@ export interface AgentSession {
   readonly channelCount: number;
   /** Agent requests currently being answered; a busy session never expires. */
   readonly inFlight: number;
-  /** Answers one HTTP request of this session (POST, GET or DELETE). */
-  handle(request: Request, parsedBody?: unknown): Promise<Response>;
+  /** Answers one HTTP request of this session (POST, GET or DELETE); a POST's body may come already read. */
+  handle(request: Request, body?: LegacyPostBody): Promise<Response>;
   /** Closes the agent-facing transport and every upstream channel. Idempotent. */
   close(why?: string): Promise<void>;
 }

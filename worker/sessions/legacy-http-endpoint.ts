@@ -1,0 +1,363 @@
+/**
+ * LegacyHttpEndpoint: the agent-facing side of one legacy (session-based, 2025-03-26 to
+ * 2025-11-25) Streamable HTTP session, as an MCP `Transport`: agent messages come out of
+ * `onmessage`, messages for the agent go in through `send`. It answers what the SDK's
+ * `WebStandardStreamableHTTPServerTransport` answered, with the same status codes, JSON-RPC codes
+ * and messages (the suite and the legacy conformance runs pin them), plus the `data.reason`
+ * (`invalid-request`) every agent-facing error carries (DESIGN §4):
+ *
+ * - POST: `Accept` must name JSON and SSE (406), the body must be JSON (415, 400 -32700, 413 over
+ *   4 MiB), a batch at most 100 messages (400 -32600), each message JSON-RPC (400 -32700). Only
+ *   notifications and responses: 202. Any request: an SSE stream that carries the answers of its
+ *   requests (and what the session relates to them) and ends after the last answer.
+ * - GET: the session's one standalone SSE stream (409 for a second), or with `Last-Event-ID` a
+ *   resumed stream: what it missed, replayed from the event store, then whatever follows.
+ * - DELETE: ends the session (`onsessionclosed`, then `close`).
+ * - every request but the initialize POST: `Mcp-Session-Id` must be this session's (400 when
+ *   missing, 404 when another), `MCP-Protocol-Version`, when sent, one the SDK supports (400).
+ *
+ * An agent that closes a response stream loses nothing the event store keeps: what is sent for it
+ * meanwhile is stored and replayed on resume. SSE streams get a keep-alive comment every 15 s
+ * from one timer per session, armed while a stream is open.
+ *
+ * Why not the SDK's transport (issue 17): it ran a zod parse of every agent message, two or three
+ * more zod guards per message sent, copied every request's headers into an object, and used an
+ * asynchronous event store (so every event cost awaits, and a resume had to dedupe races). Here a
+ * body is parsed once by the caller (`session-route.ts`), messages are checked by shape
+ * (`shared/json-rpc-guards.ts`), headers are copied only when asked for, and the event store is
+ * synchronous, so a resume replays and registers its stream in one step. A large message forwarded
+ * unchanged is written as the text it was read from (`shared/raw-message-text.ts`).
+ *
+ * @module
+ */
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { InitializeRequest, JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { isInitializeRequest, isJsonRpcMessage, isRequest, isResponse } from '../../shared/json-rpc-guards.ts';
+import { rawTextOf } from '../../shared/raw-message-text.ts';
+import { readBoundedBody } from './bounded-body.ts';
+
+/** The versions a session accepts in `MCP-Protocol-Version` (the SDK's `SUPPORTED_PROTOCOL_VERSIONS`). */
+export const SUPPORTED_LEGACY_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
+/** What a request without `MCP-Protocol-Version` speaks, by the spec. */
+const DEFAULT_NEGOTIATED_VERSION = '2025-03-26';
+/** The first version whose clients read an event with empty data, so a stream can start with an id. */
+const PRIMING_VERSION = '2025-11-25';
+/** Largest POST body (the SDK's `DEFAULT_MAX_REQUEST_BODY_SIZE`). */
+export const MAX_LEGACY_BODY_BYTES = 4 * 1024 * 1024;
+const MAX_BATCH = 100;
+export const SSE_KEEP_ALIVE_MS = 15_000;
+const STANDALONE = '_GET_stream';
+
+/**
+ * Remembers the events of a session's streams for `Last-Event-ID`. Synchronous: it lives with
+ * its session (DESIGN §8), so nothing can happen between storing an event and writing it.
+ */
+export interface LegacyEventStore {
+  /** Stores `message` (an empty object for a stream's priming event) and returns its event id. */
+  storeEvent(streamId: string, message: JSONRPCMessage | Record<string, never>): string;
+  streamIdOf(eventId: string): string | undefined;
+  /** Calls `send` for each event of that event's stream stored after it, in order. */
+  replayAfter(eventId: string, send: (eventId: string, message: JSONRPCMessage | Record<string, never>) => void): void;
+}
+
+export interface LegacyHttpEndpointOptions {
+  sessionId: string;
+  /** Makes every SSE stream resumable; without one, events carry no id. */
+  eventStore?: LegacyEventStore;
+  /** Called on DELETE, before the endpoint closes. */
+  onsessionclosed?: () => void | Promise<void>;
+  keepAliveMs?: number;
+}
+
+/** A POST's body as the caller read it: parsed, not JSON, or over the limit. */
+export type LegacyPostBody = { kind: 'json'; value: unknown } | { kind: 'not-json' } | { kind: 'too-large' };
+
+interface Stream {
+  controller: ReadableStreamDefaultController<Uint8Array>;
+}
+
+/** The requests of one POST, answered when `pending` is empty. */
+interface Exchange {
+  ids: RequestId[];
+  pending: Set<RequestId>;
+}
+
+const encoder = new TextEncoder();
+const KEEP_ALIVE = encoder.encode(': keepalive\n\n');
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' };
+
+/** A JSON-RPC error answered by the endpoint itself; `id` is always null, as the SDK's were. */
+function refuse(status: number, code: number, message: string, headers?: Record<string, string>): Response {
+  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message, data: { reason: 'invalid-request' } }, id: null });
+  return new Response(body, { status, headers: { 'content-type': 'application/json', ...headers } });
+}
+
+const sessionNotFound = () => refuse(404, -32001, 'Session not found');
+
+/** `Content-Type` names JSON: its media type, not a substring (`text/plain; x=application/json` is not). */
+function isJsonContentType(header: string | null): boolean {
+  if (header === 'application/json') return true;
+  if (header === null) return false;
+  const semicolon = header.indexOf(';');
+  const essence = (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase();
+  // A comma means joined duplicate headers: ambiguous, so not JSON.
+  return essence === 'application/json' && !header.includes(',');
+}
+
+export class LegacyHttpEndpoint implements Transport {
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  sessionId?: string;
+
+  readonly #id: string;
+  readonly #store: LegacyEventStore | undefined;
+  readonly #onSessionClosed: (() => void | Promise<void>) | undefined;
+  readonly #keepAliveMs: number;
+  readonly #streams = new Map<string, Stream>();
+  readonly #exchanges = new Map<string, Exchange>();
+  readonly #requestStream = new Map<RequestId, string>();
+  /** Streams whose agent holds an event id (it read one), so an answer it missed is replayable. */
+  readonly #resumable = new Set<string>();
+  #keepAlive: ReturnType<typeof setInterval> | undefined;
+  #nextStream = 0;
+  #started = false;
+  #initialized = false;
+  #closed = false;
+
+  constructor(options: LegacyHttpEndpointOptions) {
+    this.#id = options.sessionId;
+    this.#store = options.eventStore;
+    this.#onSessionClosed = options.onsessionclosed;
+    this.#keepAliveMs = options.keepAliveMs ?? SSE_KEEP_ALIVE_MS;
+  }
+
+  async start(): Promise<void> {
+    if (this.#started) throw new Error('Transport already started');
+    this.#started = true;
+  }
+
+  /** One HTTP request of the session. A POST's body may come already read (`body`); else it is read here. */
+  async handleRequest(request: Request, body?: LegacyPostBody): Promise<Response> {
+    if (this.#closed) return sessionNotFound();
+    switch (request.method) {
+      case 'POST':
+        return this.#post(request, body);
+      case 'GET':
+        return this.#get(request);
+      case 'DELETE':
+        return this.#delete(request);
+      default:
+        return refuse(405, -32000, 'Method not allowed.', { allow: 'GET, POST, DELETE' });
+    }
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const response = isResponse(message);
+    const requestId = response ? (message as { id?: RequestId }).id : options?.relatedRequestId;
+    if (requestId === undefined) {
+      if (response) throw new Error('Cannot send a response on a standalone SSE stream unless resuming a previous client request');
+      const eventId = this.#store?.storeEvent(STANDALONE, message); // stored while no GET stream is open too, for a resume
+      const stream = this.#streams.get(STANDALONE);
+      if (stream !== undefined) this.#write(stream, message, eventId);
+      return;
+    }
+    const streamId = this.#requestStream.get(requestId);
+    if (streamId === undefined) throw new Error(`No connection established for request ID: ${String(requestId)}`);
+    const eventId = this.#store?.storeEvent(streamId, message);
+    const stream = this.#streams.get(streamId);
+    if (stream !== undefined && this.#write(stream, message, eventId) && eventId !== undefined) this.#resumable.add(streamId);
+    if (!response) return;
+    const exchange = this.#exchanges.get(streamId);
+    if (exchange === undefined) return;
+    exchange.pending.delete(requestId);
+    if (exchange.pending.size > 0) return;
+    this.#exchanges.delete(streamId);
+    for (const id of exchange.ids) this.#requestStream.delete(id);
+    const resumable = this.#resumable.delete(streamId);
+    if (stream !== undefined) this.#endStream(streamId, stream);
+    else if (!this.#closed && !resumable) throw new Error(`No connection established for request ID: ${String(requestId)}`);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const [id, stream] of [...this.#streams]) this.#endStream(id, stream);
+    this.#exchanges.clear();
+    this.#requestStream.clear();
+    this.#resumable.clear();
+    this.onclose?.();
+  }
+
+  async #post(request: Request, given: LegacyPostBody | undefined): Promise<Response> {
+    const accept = request.headers.get('accept');
+    if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
+      return refuse(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+    }
+    if (!isJsonContentType(request.headers.get('content-type'))) return refuse(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    const body = given ?? (await readBody(request));
+    if (body.kind === 'too-large') return refuse(413, -32000, `Payload Too Large: Request body must not exceed ${MAX_LEGACY_BODY_BYTES} bytes`);
+    if (body.kind === 'not-json') return refuse(400, -32700, 'Parse error: Invalid JSON');
+    const batch = Array.isArray(body.value);
+    const messages = (batch ? body.value : [body.value]) as unknown[];
+    if (messages.length > MAX_BATCH) return refuse(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`);
+    if (!messages.every(isJsonRpcMessage)) return refuse(400, -32700, 'Parse error: Invalid JSON-RPC message');
+    if (this.#closed) return sessionNotFound();
+
+    const initialize = messages.find((message) => isInitializeRequest(message)) as (JSONRPCMessage & InitializeRequest) | undefined;
+    if (initialize !== undefined) {
+      if (this.#initialized) return refuse(400, -32600, 'Invalid Request: Server already initialized');
+      if (messages.length > 1) return refuse(400, -32600, 'Invalid Request: Only one initialization request is allowed');
+      this.#initialized = true;
+      this.sessionId = this.#id;
+    } else {
+      const refused = this.#checkSession(request);
+      if (refused !== undefined) return refused;
+    }
+
+    const requests = messages.filter(isRequest);
+    const extra = extraFor(request);
+    if (requests.length === 0) {
+      for (const message of messages) this.onmessage?.(message, extra);
+      return new Response(null, { status: 202 });
+    }
+    const version = initialize !== undefined ? initialize.params.protocolVersion : (request.headers.get('mcp-protocol-version') ?? DEFAULT_NEGOTIATED_VERSION);
+    const streamId = `${++this.#nextStream}`;
+    const ids = requests.map((r) => r.id);
+    const readable = this.#openStream(streamId);
+    this.#exchanges.set(streamId, { ids, pending: new Set(ids) });
+    for (const id of ids) this.#requestStream.set(id, streamId);
+    if (this.#store !== undefined && version >= PRIMING_VERSION) {
+      // An id before any message, so an agent whose stream drops at once can still resume it.
+      const eventId = this.#store.storeEvent(streamId, {});
+      this.#streams.get(streamId)!.controller.enqueue(encoder.encode(`id: ${eventId}\ndata: \n\n`));
+      this.#resumable.add(streamId);
+    }
+    for (const message of messages) this.onmessage?.(message, extra);
+    return new Response(readable, { status: 200, headers: { ...SSE_HEADERS, 'mcp-session-id': this.#id } });
+  }
+
+  #get(request: Request): Response {
+    if (!request.headers.get('accept')?.includes('text/event-stream')) return refuse(406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+    const refused = this.#checkSession(request);
+    if (refused !== undefined) return refused;
+    const lastEventId = request.headers.get('last-event-id');
+    if (this.#store !== undefined && lastEventId) return this.#resume(this.#store, lastEventId);
+    if (this.#streams.has(STANDALONE)) return refuse(409, -32000, 'Conflict: Only one SSE stream is allowed per session');
+    return new Response(this.#openStream(STANDALONE), { headers: { ...SSE_HEADERS, 'mcp-session-id': this.#id } });
+  }
+
+  #resume(store: LegacyEventStore, lastEventId: string): Response {
+    const streamId = store.streamIdOf(lastEventId);
+    if (streamId === undefined) return refuse(400, -32000, 'Invalid event ID format');
+    if (this.#streams.has(streamId)) return refuse(409, -32000, 'Conflict: Stream already has an active connection');
+    const readable = this.#openStream(streamId);
+    const stream = this.#streams.get(streamId)!;
+    store.replayAfter(lastEventId, (eventId, message) => void this.#write(stream, message, eventId));
+    this.#resumable.add(streamId);
+    return new Response(readable, { headers: { ...SSE_HEADERS, 'mcp-session-id': this.#id } });
+  }
+
+  async #delete(request: Request): Promise<Response> {
+    const refused = this.#checkSession(request);
+    if (refused !== undefined) return refused;
+    try {
+      await this.#onSessionClosed?.();
+      return new Response(null, { status: 200 });
+    } finally {
+      await this.close();
+    }
+  }
+
+  /** The session and version checks every request but the initialize POST gets. */
+  #checkSession(request: Request): Response | undefined {
+    if (!this.#initialized) return refuse(400, -32000, 'Bad Request: Server not initialized');
+    const sessionId = request.headers.get('mcp-session-id');
+    if (!sessionId) return refuse(400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+    if (sessionId !== this.#id) return sessionNotFound();
+    const version = request.headers.get('mcp-protocol-version');
+    if (version !== null && !SUPPORTED_LEGACY_VERSIONS.includes(version)) {
+      return refuse(400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_LEGACY_VERSIONS.join(', ')})`);
+    }
+    return undefined;
+  }
+
+  /** A new SSE body registered as `streamId`; the agent cancelling it unregisters it (a later one under that id stays). */
+  #openStream(streamId: string): ReadableStream<Uint8Array> {
+    let stream: Stream | undefined;
+    const readable = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        stream = { controller };
+      },
+      cancel: () => {
+        if (this.#streams.get(streamId) === stream) this.#unregister(streamId);
+      },
+    });
+    this.#streams.set(streamId, stream!);
+    if (this.#keepAlive === undefined && this.#keepAliveMs > 0) {
+      this.#keepAlive = setInterval(() => this.#tick(), this.#keepAliveMs);
+      (this.#keepAlive as { unref?: () => void }).unref?.();
+    }
+    return readable;
+  }
+
+  #endStream(streamId: string, stream: Stream): void {
+    this.#unregister(streamId);
+    try {
+      stream.controller.close();
+    } catch {
+      // Already closed or cancelled by the agent.
+    }
+  }
+
+  #unregister(streamId: string): void {
+    this.#streams.delete(streamId);
+    if (this.#streams.size === 0 && this.#keepAlive !== undefined) {
+      clearInterval(this.#keepAlive);
+      this.#keepAlive = undefined;
+    }
+  }
+
+  #tick(): void {
+    for (const [streamId, stream] of [...this.#streams]) {
+      try {
+        stream.controller.enqueue(KEEP_ALIVE);
+      } catch {
+        this.#unregister(streamId);
+      }
+    }
+  }
+
+  /** Writes one event, in one chunk; false when the stream is gone. */
+  #write(stream: Stream, message: JSONRPCMessage | Record<string, never>, eventId: string | undefined): boolean {
+    const data = rawTextOf(message) ?? JSON.stringify(message);
+    try {
+      stream.controller.enqueue(encoder.encode(eventId === undefined ? `event: message\ndata: ${data}\n\n` : `event: message\nid: ${eventId}\ndata: ${data}\n\n`));
+      return true;
+    } catch (error) {
+      this.onerror?.(error as Error);
+      return false;
+    }
+  }
+}
+
+async function readBody(request: Request): Promise<LegacyPostBody> {
+  const body = await readBoundedBody(request, MAX_LEGACY_BODY_BYTES);
+  if (body.kind === 'too-large') return body;
+  try {
+    return { kind: 'json', value: JSON.parse(body.text) };
+  } catch {
+    return { kind: 'not-json' };
+  }
+}
+
+/** The `MessageExtraInfo` of a request's messages: its headers copied into an object only if someone reads them. */
+function extraFor(request: Request): MessageExtraInfo {
+  let info: MessageExtraInfo['requestInfo'];
+  return {
+    get requestInfo() {
+      info ??= { headers: Object.fromEntries(request.headers.entries()), url: new URL(request.url) };
+      return info;
+    },
+  };
+}
