@@ -84,7 +84,7 @@ interface Exchange {
 
 const encoder = new TextEncoder();
 const KEEP_ALIVE = encoder.encode(': keepalive\n\n');
-const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' };
+const SSE_HEADERS: Record<string, string> = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' };
 
 /** A JSON-RPC error answered by the endpoint itself; `id` is always null, as the SDK's were. */
 function refuse(status: number, code: number, message: string, headers?: Record<string, string>): Response {
@@ -114,6 +114,7 @@ export class LegacyHttpEndpoint implements Transport {
   readonly #store: LegacyEventStore | undefined;
   readonly #onSessionClosed: (() => void | Promise<void>) | undefined;
   readonly #keepAliveMs: number;
+  readonly #sseHeaders: Record<string, string>;
   readonly #streams = new Map<string, Stream>();
   readonly #exchanges = new Map<string, Exchange>();
   readonly #requestStream = new Map<RequestId, string>();
@@ -130,6 +131,7 @@ export class LegacyHttpEndpoint implements Transport {
     this.#store = options.eventStore;
     this.#onSessionClosed = options.onsessionclosed;
     this.#keepAliveMs = options.keepAliveMs ?? SSE_KEEP_ALIVE_MS;
+    this.#sseHeaders = { ...SSE_HEADERS, 'mcp-session-id': options.sessionId };
   }
 
   async start(): Promise<void> {
@@ -234,7 +236,7 @@ export class LegacyHttpEndpoint implements Transport {
       this.#resumable.add(streamId);
     }
     for (const message of messages) this.onmessage?.(message, extra);
-    return new Response(readable, { status: 200, headers: { ...SSE_HEADERS, 'mcp-session-id': this.#id } });
+    return new Response(readable, { status: 200, headers: this.#sseHeaders });
   }
 
   #get(request: Request): Response {
@@ -244,7 +246,7 @@ export class LegacyHttpEndpoint implements Transport {
     const lastEventId = request.headers.get('last-event-id');
     if (this.#store !== undefined && lastEventId) return this.#resume(this.#store, lastEventId);
     if (this.#streams.has(STANDALONE)) return refuse(409, -32000, 'Conflict: Only one SSE stream is allowed per session');
-    return new Response(this.#openStream(STANDALONE), { headers: { ...SSE_HEADERS, 'mcp-session-id': this.#id } });
+    return new Response(this.#openStream(STANDALONE), { headers: this.#sseHeaders });
   }
 
   #resume(store: LegacyEventStore, lastEventId: string): Response {
@@ -255,7 +257,7 @@ export class LegacyHttpEndpoint implements Transport {
     const stream = this.#streams.get(streamId)!;
     store.replayAfter(lastEventId, (eventId, message) => void this.#write(stream, message, eventId));
     this.#resumable.add(streamId);
-    return new Response(readable, { headers: { ...SSE_HEADERS, 'mcp-session-id': this.#id } });
+    return new Response(readable, { headers: this.#sseHeaders });
   }
 
   async #delete(request: Request): Promise<Response> {
