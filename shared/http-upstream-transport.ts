@@ -1,5 +1,6 @@
 /**
- * HttpUpstreamTransport: an SDK client transport to an HTTP MCP server (normally the SDK's
+ * HttpUpstreamTransport: an SDK client transport to an HTTP MCP server (the worker's own
+ * `LegacyHttpClientTransport`, `httpUpstream`; the sidecar's is still the SDK's
  * `StreamableHTTPClientTransport`) made fit to be bridged raw, with or without an SDK `Client` on
  * top. The worker uses it for edge-direct servers, the sidecar for workstation-side HTTP servers.
  *
@@ -22,11 +23,18 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, WireError } from './errors.ts';
 import { exceedsDepth, MAX_JSON_DEPTH, shallowRequestId } from './json-depth.ts';
+import { LegacyHttpClientTransport } from './legacy-http-client-transport.ts';
+import type { ModernHttpTarget } from './modern-http-transport.ts';
 
 const TERMINATE_TIMEOUT_MS = 2_000;
 
 interface SessionTransport extends Transport {
   terminateSession?: () => Promise<void>;
+}
+
+/** A session-based client to the HTTP MCP server at `target`, fit to be bridged raw. */
+export function httpUpstream(target: ModernHttpTarget): HttpUpstreamTransport {
+  return new HttpUpstreamTransport(new LegacyHttpClientTransport(target));
 }
 
 export class HttpUpstreamTransport implements Transport {
