@@ -29,16 +29,17 @@ export interface SseReadOptions {
   maxEventChars?: number;
 }
 
-/** Calls `onEvent` for every event with data until the body ends (aborting the fetch ends it too). */
+/** Calls `onEvent` for every event with data, one a microtask, until the body ends (aborting the fetch ends it too). */
 export async function readSseEvents(body: ReadableStream<Uint8Array>, onEvent: (event: SseEvent) => void, options: SseReadOptions = {}): Promise<void> {
   const max = options.maxEventChars ?? MAX_SSE_EVENT_CHARS;
   const tooLong = () => new Error(`SSE event longer than ${max} characters: the stream is dropped`);
   let data: string | undefined;
   let event: string | undefined;
   let id: string | undefined;
+  const ready: SseEvent[] = [];
   const line = (text: string) => {
     if (text === '') {
-      if (data !== undefined) onEvent({ data, event, id });
+      if (data !== undefined) ready.push({ data, event, id });
       data = event = id = undefined;
       return;
     }
@@ -54,6 +55,15 @@ export async function readSseEvents(body: ReadableStream<Uint8Array>, onEvent: (
     else if (field === 'retry' && /^\d+$/.test(value)) options.onRetry?.(Number(value));
   };
 
+  // One event per microtask, as a stream of events would hand them out: an SDK \`Protocol\` runs a
+  // notification's handler a microtask late but a response's at once, so progress delivered in
+  // the same turn as its response would find the request already gone.
+  const dispatch = async () => {
+    for (const next of ready.splice(0)) {
+      onEvent(next);
+      await null;
+    }
+  };
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let partial = '';
@@ -74,6 +84,7 @@ export async function readSseEvents(body: ReadableStream<Uint8Array>, onEvent: (
       }
       partial = start === 0 ? partial + text : text.slice(start);
       if (partial.length > max) throw tooLong();
+      await dispatch();
     }
   } catch (error) {
     await reader.cancel().catch(() => {});
@@ -81,6 +92,7 @@ export async function readSseEvents(body: ReadableStream<Uint8Array>, onEvent: (
   }
   if (partial !== '') line(partial);
   line('');
+  await dispatch();
 }
 
 /** Calls `onMessage` for every event's parsed data until the body ends (aborting the fetch ends it too). */
