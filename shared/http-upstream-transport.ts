@@ -1,8 +1,8 @@
 /**
- * HttpUpstreamTransport: an SDK client transport to an HTTP MCP server (the worker's own
- * `LegacyHttpClientTransport`, `httpUpstream`; the sidecar's is still the SDK's
- * `StreamableHTTPClientTransport`) made fit to be bridged raw, with or without an SDK `Client` on
- * top. The worker uses it for edge-direct servers, the sidecar for workstation-side HTTP servers.
+ * HttpUpstreamTransport: an SDK client transport to an HTTP MCP server (Switchyard's own
+ * `LegacyHttpClientTransport`, put together by `httpUpstream`) made fit to be bridged raw, with
+ * or without an SDK `Client` on top. The worker uses it for edge-direct servers, the sidecar for
+ * workstation-side HTTP servers.
  *
  * It is the same `Transport` with two additions a pass-through needs, because nothing else does
  * them when no `Client` is there:
@@ -12,7 +12,7 @@
  *   state for an agent that is gone (the SDK `Client` does not do this either).
  * `close` is idempotent and `onclose` fires once.
  *
- * A server message nested deeper than `MAX_JSON_DEPTH` is refused on arrival (the SDK transport
+ * A server message nested deeper than `MAX_JSON_DEPTH` is refused on arrival (the HTTP transport
  * parsed it, but nothing recursive has seen it yet): an answer becomes an `invalid-request` error
  * for the request it answered, a server request is answered with that error, a notification is
  * dropped and reported, so no caller waits for a message nothing downstream could serialize.
