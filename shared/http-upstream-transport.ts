@@ -1,7 +1,8 @@
 /**
- * HttpUpstreamTransport: an SDK client transport to an HTTP MCP server (normally the SDK's
- * `StreamableHTTPClientTransport`) made fit to be bridged raw, with or without an SDK `Client` on
- * top. The worker uses it for edge-direct servers, the sidecar for workstation-side HTTP servers.
+ * HttpUpstreamTransport: an SDK client transport to an HTTP MCP server (Switchyard's own
+ * `LegacyHttpClientTransport`, put together by `httpUpstream`) made fit to be bridged raw, with
+ * or without an SDK `Client` on top. The worker uses it for edge-direct servers, the sidecar for
+ * workstation-side HTTP servers.
  *
  * It is the same `Transport` with two additions a pass-through needs, because nothing else does
  * them when no `Client` is there:
@@ -11,7 +12,7 @@
  *   state for an agent that is gone (the SDK `Client` does not do this either).
  * `close` is idempotent and `onclose` fires once.
  *
- * A server message nested deeper than `MAX_JSON_DEPTH` is refused on arrival (the SDK transport
+ * A server message nested deeper than `MAX_JSON_DEPTH` is refused on arrival (the HTTP transport
  * parsed it, but nothing recursive has seen it yet): an answer becomes an `invalid-request` error
  * for the request it answered, a server request is answered with that error, a notification is
  * dropped and reported, so no caller waits for a message nothing downstream could serialize.
@@ -22,11 +23,18 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, WireError } from './errors.ts';
 import { exceedsDepth, MAX_JSON_DEPTH, shallowRequestId } from './json-depth.ts';
+import { LegacyHttpClientTransport } from './legacy-http-client-transport.ts';
+import type { ModernHttpTarget } from './modern-http-transport.ts';
 
 const TERMINATE_TIMEOUT_MS = 2_000;
 
 interface SessionTransport extends Transport {
   terminateSession?: () => Promise<void>;
+}
+
+/** A session-based client to the HTTP MCP server at `target`, fit to be bridged raw. */
+export function httpUpstream(target: ModernHttpTarget): HttpUpstreamTransport {
+  return new HttpUpstreamTransport(new LegacyHttpClientTransport(target));
 }
 
 export class HttpUpstreamTransport implements Transport {

@@ -19,10 +19,9 @@
  *
  * @module
  */
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../../shared/errors.ts';
-import { HttpUpstreamTransport } from '../../shared/http-upstream-transport.ts';
+import { httpUpstream } from '../../shared/http-upstream-transport.ts';
 import type { ModernHttpTarget } from '../../shared/modern-http-transport.ts';
 import {
   discoverResult, InitializeResultSchema, logLevelPasses, modernError, modernMetaOf, modernResult, stripModernMeta, type InitializeResult, type JsonRpcErrorShape,
@@ -51,9 +50,7 @@ export function serveOnLegacySession(target: ModernHttpTarget, request: Request,
     emit({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: {}, _meta: { [SUBSCRIPTION_ID_KEY]: request.id } } });
     return { close: async () => {} };
   }
-  const transport = new HttpUpstreamTransport(
-    new StreamableHTTPClientTransport(target.url, { ...(target.headers ? { requestInit: { headers: target.headers } } : {}), ...(target.fetch ? { fetch: target.fetch } : {}) }),
-  );
+  const transport = httpUpstream(target);
   const pending = new Map<Id, (answer: Answer) => void>();
   let answered = false;
   let closed = false;

@@ -8,8 +8,9 @@
  *   is what runs there. The router opens a channel on that host's link with an
  *   McpConnectionRequest carrying references only (server name, trust profile ref + revision),
  *   under the caller's deadline.
- * - `http` (edge-direct): proxied from the worker with the SDK's Streamable HTTP client (as an
- *   `HttpUpstreamTransport`, so a raw pass-through works on it too); a modern agent's request
+ * - `http` (edge-direct): proxied from the worker with its own Streamable HTTP client
+ *   (`shared/legacy-http-client-transport.ts`, as an `HttpUpstreamTransport`, so a raw
+ *   pass-through works on it too); a modern agent's request
  *   gets a channel of its own that learns the server's era per request (`EdgeDirectModernChannel`). When the
  *   agent's trust context requires containment this is refused with `unsupported-policy` before
  *   any request leaves the worker: there is no process to sandbox.
@@ -19,12 +20,12 @@
  *
  * @module
  */
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { parseMcpConnectionRequestOrWireError, type InnerTarget, type McpConnection, type McpConnectionRequest } from '../../shared/connection-request.ts';
 import { innerTargetOf, type ConnectionDescriptor, type HttpDescriptor } from '../../shared/descriptors.ts';
 import { WireError } from '../../shared/errors.ts';
-import { HttpUpstreamTransport } from '../../shared/http-upstream-transport.ts';
+import { httpUpstream } from '../../shared/http-upstream-transport.ts';
+import type { ModernHttpTarget } from '../../shared/modern-http-transport.ts';
 import { EdgeDirectModernChannel } from '../modern/edge-direct-channel.ts';
 import type { ChannelOpenOptions, ChannelRouter, ChannelTrust } from './channel-router.ts';
 import type { HostLinkRegistry } from '../link/host-link-registry.ts';
@@ -84,15 +85,15 @@ export class ExecutorTargetRouter implements ChannelRouter {
 
   /** A modern request's channel: the request as it is, or a legacy session of its own (`modern/edge-direct-channel.ts`). */
   #openModernHttp(descriptor: HttpDescriptor): Transport {
-    return new EdgeDirectModernChannel({ url: new URL(descriptor.url), ...(descriptor.headers ? { headers: descriptor.headers } : {}), ...(this.#options.fetch ? { fetch: this.#options.fetch } : {}) });
+    return new EdgeDirectModernChannel(this.#httpTarget(descriptor));
   }
 
   #openHttp(descriptor: HttpDescriptor): Transport {
-    const transport = new StreamableHTTPClientTransport(new URL(descriptor.url), {
-      ...(descriptor.headers ? { requestInit: { headers: descriptor.headers } } : {}),
-      ...(this.#options.fetch ? { fetch: this.#options.fetch } : {}),
-    });
-    return new HttpUpstreamTransport(transport);
+    return httpUpstream(this.#httpTarget(descriptor));
+  }
+
+  #httpTarget(descriptor: HttpDescriptor): ModernHttpTarget {
+    return { url: new URL(descriptor.url), ...(descriptor.headers ? { headers: descriptor.headers } : {}), ...(this.#options.fetch ? { fetch: this.#options.fetch } : {}) };
   }
 }
 

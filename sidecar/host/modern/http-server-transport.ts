@@ -3,8 +3,9 @@
  * reaches over Streamable HTTP), so the same instance code serves stdio and HTTP servers
  * (`server-instance.ts`): the era probe and a modern server's requests go as modern POSTs
  * (`shared/modern-http-transport.ts`); the host's `initialize`, sent when the probe said legacy,
- * switches it to the SDK's session-based Streamable HTTP client for good, whose `close` ends the
- * server's session with a DELETE (`HttpUpstreamTransport`).
+ * switches it to the session-based Streamable HTTP client for good (the worker's own,
+ * `shared/legacy-http-client-transport.ts`), whose `close` ends the server's session with a DELETE
+ * (`HttpUpstreamTransport`).
  *
  * A modern server's `tools/call` gets its `Mcp-Param-*` headers again: the host checked the
  * agent's against the arguments and took them out of the request (`param-headers.ts`), so they
@@ -17,10 +18,9 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { HttpUpstreamTransport } from '../../../shared/http-upstream-transport.ts';
+import { httpUpstream, type HttpUpstreamTransport } from '../../../shared/http-upstream-transport.ts';
 import { ModernHttpClientTransport } from '../../../shared/modern-http-transport.ts';
 import { PARAM_HEADERS_META_KEY } from '../../../shared/param-headers-meta.ts';
 import type { HttpServerConfig } from '../server-config.ts';
@@ -35,10 +35,9 @@ export function httpServerEraKey(name: string, config: Pick<HttpServerConfig, 'u
   return `${name}#http#${fingerprint}`;
 }
 
-/** The SDK's session-based client to `config`, fit to be bridged raw. */
+/** The session-based client to `config`, fit to be bridged raw. */
 export function legacyHttpTransport(config: Pick<HttpServerConfig, 'url' | 'headers'>): HttpUpstreamTransport {
-  const inner = new StreamableHTTPClientTransport(new URL(config.url), Object.keys(config.headers).length > 0 ? { requestInit: { headers: config.headers } } : {});
-  return new HttpUpstreamTransport(inner);
+  return httpUpstream({ url: new URL(config.url), headers: config.headers });
 }
 
 export class DualEraHttpTransport implements Transport {

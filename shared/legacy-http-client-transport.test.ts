@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod/v4';
+import { httpUpstream } from './http-upstream-transport.ts';
+import { LegacyHttpClientTransport } from './legacy-http-client-transport.ts';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
+interface Seen {
+  method: string;
+  session: string | undefined;
+  version: string | undefined;
+  lastEventId: string | undefined;
+  key: string | undefined;
+}
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+/** A real HTTP server on 127.0.0.1 that records what each request carried. */
+async function listen(handler: Handler) {
+  const seen: Seen[] = [];
+  const server = createServer((req, res) => {
+    const header = (name: string) => req.headers[name] as string | undefined;
+    seen.push({ method: req.method!, session: header('mcp-session-id'), version: header('mcp-protocol-version'), lastEventId: header('last-event-id'), key: header('x-api-key') });
+    void handler(req, res);
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`), seen };
+}
+
+/** The SDK's own session-based server, with an event store (its streams can be resumed) and a 5 ms retry. */
+async function sdkServer() {
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const closed: string[] = [];
+  const server = await listen(async (req, res) => {
+    const id = req.headers['mcp-session-id'] as string | undefined;
+    let transport = id === undefined ? undefined : sessions.get(id);
+    if (transport === undefined) {
+      const mcp = new McpServer({ name: 'sessions', version: '1.0.0' });
+      mcp.registerTool('count', { inputSchema: { to: z.number() } }, async ({ to }, extra) => {
+        for (let i = 1; i <= to; i++) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: extra._meta!.progressToken!, progress: i, total: to } });
+        return { content: [{ type: 'text', text: `counted to ${to}` }] };
+      });
+      mcp.registerTool('hang-up', {}, async (extra) => {
+        await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: extra._meta!.progressToken!, progress: 1 } });
+        extra.closeSSEStream?.();
+        return { content: [{ type: 'text', text: 'answered after the hang-up' }] };
+      });
+      transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        eventStore: new InMemoryEventStore(),
+        retryInterval: 5,
+        onsessioninitialized: (sid) => void sessions.set(sid, transport!),
+        onsessionclosed: (sid) => void closed.push(sid),
+      });
+      await mcp.connect(transport);
+    }
+    await transport.handleRequest(req, res);
+  });
+  return { ...server, closed };
+}
+
+const initialize = (id: string | number = 'init'): JSONRPCMessage => ({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+
+/** Collects a transport's messages; `next(predicate)` waits for the first one that matches. */
+function inbox(transport: { onmessage?: (message: JSONRPCMessage) => void }) {
+  const messages: JSONRPCMessage[] = [];
+  const waiting: Array<{ match: (m: JSONRPCMessage) => boolean; resolve: (m: JSONRPCMessage) => void }> = [];
+  transport.onmessage = (message) => {
+    messages.push(message);
+    for (const w of waiting.filter((w) => w.match(message))) {
+      waiting.splice(waiting.indexOf(w), 1);
+      w.resolve(message);
+    }
+  };
+  const next = (match: (m: JSONRPCMessage) => boolean) => {
+    const found = messages.find(match);
+    return found ? Promise.resolve(found) : new Promise<JSONRPCMessage>((resolve) => waiting.push({ match, resolve }));
+  };
+  return { messages, next };
+}
+
+const answers = (id: string | number) => (m: JSONRPCMessage) => 'id' in m && m.id === id && !('method' in m);
+
+describe('LegacyHttpClientTransport against the SDK server', () => {
+  it('carries an SDK client: the session id on every request after initialize, the version header once negotiated, the configured header, progress from the SSE answer', async () => {
+    const server = await sdkServer();
+    const client = new Client({ name: 'agent', version: '1.0.0' });
+    await client.connect(httpUpstream({ url: server.url, headers: { 'x-api-key': 'k-1' } }));
+    const progress: number[] = [];
+    const result = await client.callTool({ name: 'count', arguments: { to: 3 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    expect(result.content).toEqual([{ type: 'text', text: 'counted to 3' }]);
+    expect(progress).toEqual([1, 2, 3]);
+    await client.close();
+
+    const [init, ...later] = server.seen;
+    expect(init).toMatchObject({ method: 'POST', session: undefined, version: undefined, key: 'k-1' });
+    const session = later[0]!.session;
+    expect(session).toMatch(/^[0-9a-f-]{36}$/);
+    expect(later.every((s) => s.session === session && s.version === '2025-11-25' && s.key === 'k-1')).toBe(true);
+    expect(later.map((s) => s.method)).toEqual(expect.arrayContaining(['POST', 'GET', 'DELETE']));
+    expect(server.closed).toEqual([session]);
+  });
+
+  it('takes up a request\'s stream the server hung up on, with Last-Event-ID, and gets the answer', async () => {
+    const server = await sdkServer();
+    const upstream = httpUpstream({ url: server.url });
+    const { next } = inbox(upstream);
+    await upstream.start();
+    await upstream.send(initialize());
+    await next(answers('init'));
+    await upstream.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    await upstream.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'hang-up', _meta: { progressToken: 'p' } } });
+    expect(await next(answers(2))).toMatchObject({ result: { content: [{ type: 'text', text: 'answered after the hang-up' }] } });
+    expect(server.seen.some((s) => s.method === 'GET' && s.lastEventId !== undefined)).toBe(true);
+    await upstream.close();
+  });
+});
+
+describe('LegacyHttpClientTransport on the wire', () => {
+  const sse = (res: ServerResponse, ...events: string[]) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const event of events) res.write(event);
+  };
+
+  it('reads messages the server sends on the standalone GET stream, opened once initialized is accepted', async () => {
+    const server = await listen((req, res) => {
+      if (req.method === 'GET') return sse(res, ': ready\n\n', 'data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n');
+      res.writeHead(202).end();
+    });
+    const transport = new LegacyHttpClientTransport({ url: server.url });
+    const { next } = inbox(transport);
+    await transport.start();
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    expect(await next((m) => 'method' in m)).toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    await transport.close();
+  });
+
+  it('fails a send the server refuses with an Error naming the status and the body, reported to onerror too', async () => {
+    const server = await listen((_req, res) => void res.writeHead(404, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}'));
+    const transport = new LegacyHttpClientTransport({ url: server.url });
+    const errors: Error[] = [];
+    transport.onerror = (error) => errors.push(error);
+    await transport.start();
+    const failure = transport.send(initialize(1));
+    await expect(failure).rejects.toThrow(/^The HTTP server answered initialize with HTTP 404: .*Session not found/);
+    expect(errors).toHaveLength(1);
+    await transport.close();
+  });
+
+  it('refuses an answer of another content type, and a JSON answer that is no JSON-RPC message', async () => {
+    let body = '<html>';
+    const server = await listen((_req, res) => void res.writeHead(200, { 'content-type': body === '<html>' ? 'text/html' : 'application/json; charset=utf-8' }).end(body));
+    const transport = new LegacyHttpClientTransport({ url: server.url });
+    await transport.start();
+    await expect(transport.send(initialize(1))).rejects.toThrow('unexpected content type: text/html');
+    body = '{"hello":"world"}';
+    await expect(transport.send(initialize(2))).rejects.toThrow('JSON that is no JSON-RPC message');
+    await transport.close();
+  });
+
+  it('follows a redirect within the origin, keeping the method and body, and not one to another origin', async () => {
+    const elsewhere = await listen((_req, res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":{}}'));
+    const paths: string[] = [];
+    const server = await listen((req, res) => {
+      paths.push(`${req.method} ${req.url}`);
+      if (req.url === '/mcp') return void res.writeHead(307, { location: '/mcp/' }).end();
+      if (req.url === '/away') return void res.writeHead(307, { location: elsewhere.url.href }).end();
+      let text = '';
+      req.on('data', (chunk) => (text += chunk));
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: JSON.parse(text).id, result: { at: req.url } })));
+    });
+    const moved = new LegacyHttpClientTransport({ url: server.url });
+    const { next } = inbox(moved);
+    await moved.start();
+    await moved.send(initialize(1));
+    expect(await next(answers(1))).toEqual({ jsonrpc: '2.0', id: 1, result: { at: '/mcp/' } });
+    expect(paths).toEqual(['POST /mcp', 'POST /mcp/']);
+    await moved.close();
+
+    const away = new LegacyHttpClientTransport({ url: new URL('/away', server.url) });
+    await away.start();
+    await expect(away.send(initialize(1))).rejects.toThrow('HTTP 307 (a redirect out of the server\'s origin, not followed)');
+    expect(elsewhere.seen).toEqual([]);
+    await away.close();
+  });
+
+  it('ends the session with a DELETE carrying its id, and takes a 405 as the server keeping none', async () => {
+    let deleteStatus = 200;
+    const server = await listen((req, res) => {
+      if (req.method === 'DELETE') return void res.writeHead(deleteStatus).end();
+      res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's-42' }).end('{"jsonrpc":"2.0","id":1,"result":{}}');
+    });
+    const transport = new LegacyHttpClientTransport({ url: server.url });
+    await transport.start();
+    await transport.terminateSession();
+    expect(server.seen).toEqual([]);
+    await transport.send(initialize(1));
+    expect(transport.sessionId).toBe('s-42');
+    await transport.terminateSession();
+    expect(transport.sessionId).toBeUndefined();
+    await transport.send(initialize(1));
+    deleteStatus = 405;
+    await transport.terminateSession();
+    expect(server.seen.filter((s) => s.method === 'DELETE').map((s) => s.session)).toEqual(['s-42', 's-42']);
+    await transport.close();
+  });
+
+  it('aborts its streams on close and reports nothing more', async () => {
+    let hungUp!: () => void;
+    const serverSawClose = new Promise<void>((resolve) => (hungUp = resolve));
+    const server = await listen((req, res) => {
+      res.on('close', hungUp);
+      if (req.method === 'POST') sse(res, 'id: e-1\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n\n');
+    });
+    const transport = new LegacyHttpClientTransport({ url: server.url });
+    const { next } = inbox(transport);
+    const errors: Error[] = [];
+    transport.onerror = (error) => errors.push(error);
+    let closes = 0;
+    transport.onclose = () => closes++;
+    await transport.start();
+    await transport.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow' } });
+    await next((m) => 'method' in m);
+    await transport.close();
+    await serverSawClose;
+    expect(closes).toBe(1);
+    expect(errors).toEqual([]);
+    expect(server.seen.map((s) => s.method)).toEqual(['POST']);
+  });
+});

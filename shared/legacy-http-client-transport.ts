@@ -1,0 +1,257 @@
+/**
+ * Legacy (session-based, 2025-11-25 and before) Streamable HTTP, client side: Switchyard's own,
+ * web-standard, in place of the SDK's `StreamableHTTPClientTransport`, which brings OAuth client
+ * code and an SSE parser library into the worker's bundle for nothing it uses here. It does what
+ * that one did for edge-direct servers, and no more (no auth provider: configured headers carry
+ * any credential):
+ *
+ * - each message is one POST; a request's answer is JSON or an SSE stream of the request's own,
+ *   whose messages (progress, server requests, the response) arrive in order;
+ * - the `Mcp-Session-Id` the server hands out is sent on every later request, and the protocol
+ *   version once set (`setProtocolVersion`, `HttpUpstreamTransport` does it after `initialize`)
+ *   as `MCP-Protocol-Version`;
+ * - once `notifications/initialized` is accepted, a GET opens the standalone stream for messages
+ *   the server sends outside any request (405: the server has none);
+ * - a stream that ends before its response (the GET stream always, a POST stream when its events
+ *   carried ids) is taken up again with a GET carrying `Last-Event-ID`, after the server's `retry`
+ *   or a backoff (1 s growing 1.5 times), giving up after two failed attempts in a row;
+ * - a redirect is followed only within the URL's origin (307 and 308 for a POST), at most five;
+ * - `terminateSession` is the session's DELETE (405 is fine: the server keeps no sessions);
+ *   `close` aborts every request and stream.
+ *
+ * Failures are plain `Error`s, thrown from `send` and reported to `onerror`, as the SDK's were:
+ * the caller names the wire reason (`launch-failed` at `initialize`, `server-exited` later). A
+ * message that is no JSON-RPC message is reported and dropped (on a stream) or fails the send
+ * (a JSON answer). SSE lines and events are bounded (`sse-messages.ts`), JSON answers likewise.
+ *
+ * @module
+ */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { readStreamWithin } from './bounded-stream.ts';
+import { jsonRpcMessageOf } from './json-rpc-message.ts';
+import type { ModernHttpTarget } from './modern-http-transport.ts';
+import { MAX_SSE_EVENT_CHARS, readSseEvents } from './sse-messages.ts';
+
+const MAX_REDIRECTS = 5;
+const MAX_ERROR_TEXT_BYTES = 4 * 1024;
+const RECONNECT = { initialMs: 1_000, maxMs: 30_000, growth: 1.5, maxRetries: 2 };
+
+/** A stream taken up again: from the last event id it carried. */
+interface Resume {
+  lastEventId: string | undefined;
+}
+
+export class LegacyHttpClientTransport implements Transport {
+  onmessage?: (message: JSONRPCMessage) => void;
+  onerror?: (error: Error) => void;
+  onclose?: () => void;
+  readonly #target: ModernHttpTarget;
+  #abort: AbortController | undefined;
+  #sessionId: string | undefined;
+  #protocolVersion: string | undefined;
+  #retryMs: number | undefined;
+  #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(target: ModernHttpTarget) {
+    this.#target = target;
+  }
+
+  get sessionId(): string | undefined {
+    return this.#sessionId;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.#protocolVersion = version;
+  }
+
+  async start(): Promise<void> {
+    if (this.#abort !== undefined) throw new Error('The HTTP client transport was already started');
+    this.#abort = new AbortController();
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    try {
+      await this.#post(message);
+    } catch (error) {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      this.onerror?.(failure);
+      throw failure;
+    }
+  }
+
+  /** Ends the server's session with a DELETE; nothing to do without a session. */
+  async terminateSession(): Promise<void> {
+    if (this.#sessionId === undefined) return;
+    try {
+      const response = await this.#fetch('DELETE', this.#headers());
+      await response.body?.cancel();
+      if (!response.ok && response.status !== 405) throw new Error(`The HTTP server refused to end its session: HTTP ${response.status}${redirectNote(response)}`);
+      this.#sessionId = undefined;
+    } catch (error) {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      this.onerror?.(failure);
+      throw failure;
+    }
+  }
+
+  async close(): Promise<void> {
+    clearTimeout(this.#reconnectTimer);
+    this.#reconnectTimer = undefined;
+    this.#abort?.abort();
+    this.onclose?.();
+  }
+
+  async #post(message: JSONRPCMessage): Promise<void> {
+    const headers = this.#headers();
+    headers.set('content-type', 'application/json');
+    headers.set('accept', 'application/json, text/event-stream');
+    const response = await this.#fetch('POST', headers, JSON.stringify(message));
+    const sessionId = response.headers.get('mcp-session-id');
+    if (sessionId) this.#sessionId = sessionId;
+    const what = 'method' in message ? message.method : 'a response';
+    if (!response.ok) {
+      const text = (await readStreamWithin(response.body, MAX_ERROR_TEXT_BYTES).catch(() => null)) ?? '';
+      throw new Error(`The HTTP server answered ${what} with HTTP ${response.status}${redirectNote(response)}${text === '' ? '' : `: ${text.slice(0, 300)}`}`);
+    }
+    if (response.status === 202 || !('method' in message && 'id' in message)) {
+      await response.body?.cancel();
+      if (response.status === 202 && 'method' in message && message.method === 'notifications/initialized') {
+        this.#openStandaloneStream({ lastEventId: undefined }).catch((error: Error) => this.onerror?.(error));
+      }
+      return;
+    }
+    const type = mediaType(response.headers.get('content-type'));
+    if (type === 'text/event-stream' && response.body !== null) {
+      void this.#readStream(response.body, false);
+    } else if (type === 'application/json') {
+      const text = await readStreamWithin(response.body, MAX_SSE_EVENT_CHARS);
+      if (text === null) throw new Error(`The HTTP server's answer to ${what} is larger than ${MAX_SSE_EVENT_CHARS} bytes`);
+      const parsed: unknown = JSON.parse(text);
+      const messages = (Array.isArray(parsed) ? parsed : [parsed]).map((value) => {
+        const read = jsonRpcMessageOf(value);
+        if (read === null) throw new Error(`The HTTP server answered ${what} with JSON that is no JSON-RPC message`);
+        return read;
+      });
+      for (const read of messages) this.onmessage?.(read);
+    } else {
+      await response.body?.cancel();
+      throw new Error(`The HTTP server answered ${what} with an unexpected content type: ${response.headers.get('content-type') ?? 'none'}`);
+    }
+  }
+
+  /** The GET stream of server messages outside any request, from `resume.lastEventId` when taken up again. */
+  async #openStandaloneStream(resume: Resume): Promise<void> {
+    const headers = this.#headers();
+    headers.set('accept', 'text/event-stream');
+    if (resume.lastEventId !== undefined) headers.set('last-event-id', resume.lastEventId);
+    const response = await this.#fetch('GET', headers);
+    if (!response.ok) {
+      await response.body?.cancel();
+      if (response.status === 405) return;
+      throw new Error(`The HTTP server refused its SSE stream: HTTP ${response.status}${redirectNote(response)}`);
+    }
+    if (response.body !== null) void this.#readStream(response.body, true, resume.lastEventId);
+  }
+
+  /** Reads one SSE stream to its end; takes it up again when it ended before its response and can be resumed. */
+  async #readStream(body: ReadableStream<Uint8Array>, standalone: boolean, lastEventId?: string): Promise<void> {
+    let resumable = standalone;
+    let answered = false;
+    let failure: Error | undefined;
+    try {
+      await readSseEvents(
+        body,
+        (event) => {
+          if (event.id !== undefined) {
+            lastEventId = event.id;
+            resumable = true;
+          }
+          if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return;
+          let message: JSONRPCMessage | null = null;
+          try {
+            message = jsonRpcMessageOf(JSON.parse(event.data));
+          } catch {}
+          if (message === null) return this.onerror?.(new Error('The HTTP server sent an SSE event that is no JSON-RPC message: dropped'));
+          if ('result' in message || 'error' in message) answered = true;
+          this.onmessage?.(message);
+        },
+        { onRetry: (ms) => (this.#retryMs = ms) },
+      );
+    } catch (error) {
+      failure = new Error(`The HTTP server's SSE stream broke off: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (this.#abort?.signal.aborted) return;
+    if (failure !== undefined) this.onerror?.(failure);
+    if (resumable && !answered) this.#reconnect({ lastEventId }, 0);
+  }
+
+  #reconnect(resume: Resume, attempt: number): void {
+    if (attempt >= RECONNECT.maxRetries) {
+      this.onerror?.(new Error(`The HTTP server's SSE stream could not be taken up again after ${RECONNECT.maxRetries} attempts`));
+      return;
+    }
+    const delay = this.#retryMs ?? Math.min(RECONNECT.initialMs * RECONNECT.growth ** attempt, RECONNECT.maxMs);
+    this.#reconnectTimer = setTimeout(() => {
+      this.#reconnectTimer = undefined;
+      this.#openStandaloneStream(resume).catch((error: Error) => {
+        if (this.#abort?.signal.aborted) return;
+        this.onerror?.(new Error(`Could not take up the HTTP server's SSE stream again: ${error.message}`));
+        this.#reconnect(resume, attempt + 1);
+      });
+    }, delay);
+  }
+
+  /** The session's headers, then the configured ones (they win, as they did with the SDK). */
+  #headers(): Headers {
+    const headers = new Headers();
+    if (this.#sessionId !== undefined) headers.set('mcp-session-id', this.#sessionId);
+    if (this.#protocolVersion !== undefined) headers.set('mcp-protocol-version', this.#protocolVersion);
+    for (const [name, value] of Object.entries(this.#target.headers ?? {})) headers.set(name, value);
+    return headers;
+  }
+
+  /** A fetch of the target URL that follows redirects only within its origin. */
+  async #fetch(method: string, headers: Headers, body?: string): Promise<Response> {
+    const fetchFn = this.#target.fetch ?? fetch;
+    const init: RequestInit = { method, headers, redirect: 'manual', ...(body !== undefined ? { body } : {}), ...(this.#abort ? { signal: this.#abort.signal } : {}) };
+    let url = this.#target.url;
+    for (let hops = 0; ; hops++) {
+      const response = await fetchFn(url, init);
+      const next = hops < MAX_REDIRECTS ? redirectWithinOrigin(response, url, method) : undefined;
+      if (next === undefined) return response;
+      await response.body?.cancel();
+      url = next;
+    }
+  }
+}
+
+/** Where `response` redirects to, when that is within `from`'s origin and keeps the method. */
+function redirectWithinOrigin(response: Response, from: URL, method: string): URL | undefined {
+  const keepsMethod = response.status === 307 || response.status === 308 || (method === 'GET' && [301, 302, 303].includes(response.status));
+  const location = keepsMethod ? response.headers.get('location') : null;
+  if (location === null) return undefined;
+  let to: URL;
+  try {
+    to = new URL(location, from);
+  } catch {
+    return undefined;
+  }
+  const sameOrigin = to.protocol === from.protocol && to.host === from.host;
+  const upgraded = from.protocol === 'http:' && to.protocol === 'https:' && to.hostname === from.hostname && from.port === '' && to.port === '';
+  const addsUserinfo = (to.username !== '' || to.password !== '') && (to.username !== from.username || to.password !== from.password);
+  return (sameOrigin || upgraded) && !addsUserinfo ? to : undefined;
+}
+
+/** What to say of a redirect that was not followed. */
+function redirectNote(response: Response): string {
+  if (response.type === 'opaqueredirect') return ' (a redirect, not followed: this runtime does not show where to)';
+  const location = response.status >= 300 && response.status < 400 ? response.headers.get('location') : null;
+  return location === null ? '' : ' (a redirect out of the server\'s origin, not followed)';
+}
+
+/** The `type/subtype` of a Content-Type header, lowercased, without parameters. */
+function mediaType(header: string | null): string | undefined {
+  const essence = header?.split(';', 1)[0]?.trim().toLowerCase();
+  return essence === '' ? undefined : essence;
+}
