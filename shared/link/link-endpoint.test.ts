@@ -120,6 +120,86 @@ describe('LinkEndpoint', () => {
     expect(received).toEqual([ping(1), ping(2)]);
   });
 
+  describe('a first message sent right behind the open', () => {
+    it('goes before the ack, waits in the host channel until the handler starts it, and is marked sent', async () => {
+      let release!: () => void;
+      const received: JSONRPCMessage[] = [];
+      const { worker, sidecar } = link(async (_request, channel) => {
+        await new Promise<void>((resolve) => (release = resolve));
+        channel.onmessage = (message) => {
+          received.push(message);
+          void channel.send({ jsonrpc: '2.0', id: 1, result: { echoed: true } });
+        };
+        void channel.start();
+      });
+      const sent: string[] = [];
+      worker.onFrame = (direction, text) => sent.push(`${direction} ${JSON.parse(text).type}`);
+      const opening = worker.openChannel({ type: 'mcp' }, { first: ping(1, 'ahead') });
+      expect(sent).toEqual(['out channel-open', 'out channel-message']);
+      await until(() => release !== undefined && sidecar.stats.framesIn === 2);
+      expect(received).toEqual([]);
+      release();
+      const channel = await opening;
+      expect(channel.sentAhead).toEqual(ping(1, 'ahead'));
+      const reply = nextMessage(channel);
+      void channel.start();
+      expect(await reply).toEqual({ jsonrpc: '2.0', id: 1, result: { echoed: true } });
+      expect(received).toEqual([ping(1, 'ahead')]);
+      // The handler answered before it returned, so the answer may precede the ack: it waited in the worker's channel.
+      expect(sent.slice(2).sort()).toEqual(['in channel-message', 'in channel-open-ack']);
+    });
+
+    it('is dropped unread by a refused open, which rejects with the host\'s reason and message as without it', async () => {
+      const seen: JSONRPCMessage[] = [];
+      const { worker, sidecar } = link(async (_request, channel) => {
+        channel.onmessage = (message) => seen.push(message);
+        await Promise.resolve();
+        throw new WireError('server-not-found', 'Server "nope" not found on this host');
+      });
+      await expect(worker.openChannel({ type: 'mcp' }, { first: ping(1) })).rejects.toMatchObject({ reason: 'server-not-found', message: 'Server "nope" not found on this host' });
+      expect(seen).toEqual([]);
+      expect(worker.stats.channels).toBe(0);
+      expect(sidecar.stats.channels).toBe(0);
+      expect(sidecar.stats.unknownChannelFrames).toBe(0);
+    });
+
+    it('is withdrawn by a close before the ack: the host channel is closed before its handler returns, and no ack follows', async () => {
+      let release!: () => void;
+      let hostChannel: ChannelTransport | undefined;
+      let handled!: () => void;
+      const done = new Promise<void>((resolve) => (handled = resolve));
+      const { worker, sidecar } = link(async (_request, channel) => {
+        hostChannel = channel;
+        await new Promise<void>((resolve) => (release = resolve));
+        handled();
+      });
+      const sidecarSent: string[] = [];
+      sidecar.onFrame = (direction, text) => direction === 'out' && sidecarSent.push(JSON.parse(text).type);
+      const deadline = new AbortController();
+      const opening = worker.openChannel({ type: 'mcp' }, { first: ping(1), signal: deadline.signal });
+      await until(() => release !== undefined && sidecar.stats.framesIn === 2);
+      const gone = new WireError('request-timeout', 'Opening server "echo" took longer than 1 s: check its host and try again');
+      deadline.abort(gone);
+      await expect(opening).rejects.toBe(gone);
+      await until(() => sidecar.stats.framesIn === 3);
+      expect(hostChannel!.closed).toBe(true);
+      release();
+      await done;
+      await Promise.resolve();
+      expect(sidecarSent).toEqual([]);
+      expect(worker.stats.channels).toBe(0);
+      expect(sidecar.stats.channels).toBe(0);
+    });
+
+    it('that is too large for a frame is not marked sent, so the caller\'s own send fails as any send does', async () => {
+      const { worker } = link(echoHost, { maxFrameBytes: 256 });
+      const channel = await worker.openChannel({ type: 'mcp' }, { first: ping(1, 'x'.repeat(300)) });
+      expect(channel.sentAhead).toBeUndefined();
+      void channel.start();
+      await expect(channel.send(ping(1, 'x'.repeat(300)))).rejects.toMatchObject({ reason: 'invalid-request' });
+    });
+  });
+
   it('closes a channel on both ends when either end closes it', async () => {
     const hostChannels: ChannelTransport[] = [];
     const { worker } = link(async (_r, channel) => {

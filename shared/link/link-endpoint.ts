@@ -13,7 +13,7 @@
  *   so small JSON-RPC frames are not held back waiting for an ACK.
  *
  * What this file adds over a raw socket: channel ids allocated by the opener, open/ack/open-error
- * with a timeout, keepalive both ways with a deadline (a silent peer is declared dead within
+ * with a timeout (and a first message that may go right behind the open, before the ack), keepalive both ways with a deadline (a silent peer is declared dead within
  * `deadAfterMs` plus a quarter of it), a frame size limit in both directions (an oversized send
  * fails that send; an oversized inbound frame closes the link), and link loss failing every channel
  * at once with reason `host-offline`. Frames for unknown channels are counted and ignored.
@@ -56,6 +56,14 @@ export interface OpenChannelOptions {
    * that is a `WireError` (else `request-timeout`). Replaces the endpoint's own open timer.
    */
   signal?: AbortSignal;
+  /**
+   * A message sent right behind the channel-open, before the ack (a modern request: one round
+   * trip instead of two). The host's endpoint queues it on the channel it made for the open, and
+   * only its handler starting the channel, once it accepted, delivers it; a refused open drops it
+   * unread, and the open still rejects with the host's reason. The channel that comes back says
+   * it went ahead (`sentAhead`), so the caller does not send it again.
+   */
+  first?: JSONRPCMessage;
 }
 
 export class LinkEndpoint {
@@ -159,8 +167,23 @@ export class LinkEndpoint {
         this.#pending.delete(id);
         this.#channels.delete(id);
         reject(error);
+        return;
       }
+      if (options.first !== undefined) this.#sendAhead(channel, options.first);
     });
+  }
+
+  /**
+   * The first message, right behind its channel-open. One that cannot go (too large for a frame)
+   * is left for the caller to send after the ack, where it fails as any send does.
+   */
+  #sendAhead(channel: McpChannelClientTransport, message: JSONRPCMessage): void {
+    try {
+      this.#sendMessage(channel.id, message);
+      channel.sentAhead = message;
+    } catch {
+      // Sent again after the ack, and answered there.
+    }
   }
 
   /** Ends the link: tells the peer with link-close, closes the socket, fails every channel. */
@@ -315,6 +338,9 @@ export class LinkEndpoint {
       this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason: 'invalid-request', message: `Channel ${id} is already open` });
       return;
     }
+    // Registered before the handler decides, so what the worker sent right behind the open (a
+    // modern request, `OpenChannelOptions.first`) waits in the channel's queue: only the handler
+    // starting it delivers that, and a refused or abandoned open is never started.
     const channel = new McpChannelClientTransport(id, this.#io);
     this.#channels.set(id, channel);
     onOpen(request, channel).then(

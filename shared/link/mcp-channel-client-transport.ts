@@ -9,6 +9,7 @@
  *
  * @module
  */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ChannelTransport, type ChannelCloseInfo } from '../channel-transport.ts';
 
@@ -20,6 +21,8 @@ export interface ChannelIo {
 
 export class McpChannelClientTransport extends ChannelTransport {
   readonly id: number;
+  /** The message that went right behind this channel's open (`OpenChannelOptions.first`), if one did. */
+  sentAhead: JSONRPCMessage | undefined = undefined;
   readonly #io: ChannelIo;
 
   constructor(id: number, io: ChannelIo) {
@@ -45,4 +48,9 @@ export class McpChannelClientTransport extends ChannelTransport {
   remoteClosed(info: ChannelCloseInfo): void {
     this.finish(info);
   }
+}
+
+/** True when `message` already went to the host with the open of `transport` (a link channel's `sentAhead`). */
+export function wasSentAhead(transport: Transport, message: JSONRPCMessage): boolean {
+  return transport instanceof McpChannelClientTransport && transport.sentAhead === message;
 }
