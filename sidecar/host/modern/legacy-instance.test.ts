@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { WireError } from '../../../shared/errors.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeInfoOf, createInMemoryChannelPair, type ChannelCloseInfo, type ChannelTransport } from '../../../shared/channel-transport.ts';
 import { everythingServer } from '../../../test/support/paths.ts';
@@ -14,6 +15,9 @@ import { isAlive, waitFor } from '../../../test/support/processes.ts';
 import type { ProcessLaunchRequest, SpawnAttempt } from '../../process/process-executor.ts';
 import type { HostTrustPolicy } from '../../trust/host-floor.ts';
 import { createSidecarComposition, type SidecarComposition } from '../composition.ts';
+import { createFrameSocketPair } from '../../../shared/link/frame-socket.ts';
+import { LinkEndpoint } from '../../../shared/link/link-endpoint.ts';
+import type { ChannelOpenHandler } from '../../../shared/link/link-types.ts';
 
 const MODERN_META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 
@@ -240,6 +244,73 @@ describe('modern requests on a legacy instance', () => {
     const stale = { 'server-name': 'everything', agent: 'alice', era: 'modern', 'trust-profile-ref': 'floor', 'trust-profile-revision': `sha256:${'0'.repeat(64)}` };
     await expect(sidecar.handler.open({ type: 'mcp', connection: stale }, hostEnd)).rejects.toMatchObject({ reason: 'trust-profile-stale' });
     expect(spawns).toEqual([]);
+  });
+});
+
+/** A real link to the composition's channel-open handler, as the worker's end sees it; `gate` holds each open before the handler runs. */
+function linked(sidecar: SidecarComposition, gate?: (host: LinkEndpoint) => Promise<void>) {
+  const [workerSocket, sidecarSocket] = createFrameSocketPair();
+  let host!: LinkEndpoint;
+  const handled: Promise<unknown>[] = [];
+  const onOpen: ChannelOpenHandler = (request, channel) => {
+    const handling = (async () => {
+      await gate?.(host);
+      await sidecar.onOpen(request, channel);
+    })();
+    handled.push(handling.catch(() => {}));
+    return handling;
+  };
+  host = new LinkEndpoint(sidecarSocket, { role: 'sidecar', onOpen });
+  const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'alice-laptop' });
+  cleanups.push(() => worker.close());
+  const hostSent: string[] = [];
+  host.onFrame = (direction, text) => direction === 'out' && hostSent.push(JSON.parse(text).type);
+  return { worker, host, hostSent, handled };
+}
+
+const modernOpen = (extra: Record<string, unknown> = {}) => ({ type: 'mcp', connection: { 'server-name': 'everything', agent: 'alice', session: `modern-${++sessions}`, era: 'modern', ...extra } });
+
+describe('a modern request sent right behind its channel open (one round trip)', () => {
+  it('is answered on the channel the ack hands back, and reaches the server once', async () => {
+    const { sidecar } = composition(configDir());
+    const { worker } = linked(sidecar);
+    const request = { jsonrpc: '2.0', ...echo('ahead', 'pipelined') } as JSONRPCMessage;
+    const channel = await worker.openChannel(modernOpen(), { first: request });
+    expect(channel.sentAhead).toBe(request);
+    const messages: JSONRPCMessage[] = [];
+    channel.onmessage = (message) => messages.push(message);
+    const closed = closeInfoOf(channel);
+    await channel.start();
+    expect(await closed).toEqual({});
+    expect(messages).toEqual([{ jsonrpc: '2.0', id: 'ahead', result: expect.objectContaining({ content: [{ type: 'text', text: 'Echo: pipelined' }] }) }]);
+  });
+
+  it('refused (unknown server, stale profile) rejects with the host\'s reason as before; nothing starts and nothing is served', async () => {
+    const { sidecar, spawns } = composition(configDir());
+    const { worker, host, hostSent } = linked(sidecar);
+    const request = { jsonrpc: '2.0', ...echo(1, 'never') } as JSONRPCMessage;
+    await expect(worker.openChannel(modernOpen({ 'server-name': 'nope' }), { first: request })).rejects.toMatchObject({ reason: 'server-not-found' });
+    const stale = modernOpen({ 'trust-profile-ref': 'floor', 'trust-profile-revision': `sha256:${'0'.repeat(64)}` });
+    await expect(worker.openChannel(stale, { first: request })).rejects.toMatchObject({ reason: 'trust-profile-stale' });
+    expect(hostSent).toEqual(['channel-open-error', 'channel-open-error']);
+    expect(spawns).toEqual([]);
+    expect(instancesOf(sidecar).length).toBe(0);
+    expect(host.stats).toMatchObject({ channels: 0, unknownChannelFrames: 0 });
+  });
+
+  it('withdrawn by a close before the ack (the agent went away) is never served: no instance starts, no ack is sent', async () => {
+    const { sidecar, spawns } = composition(configDir());
+    // The handler runs only once the host has read the open, the request and the close.
+    const { worker, hostSent, handled } = linked(sidecar, async (host) => void (await waitFor(() => (host.stats.framesIn >= 3 ? true : undefined), 'the close')));
+    const deadline = new AbortController();
+    const opening = worker.openChannel(modernOpen(), { first: { jsonrpc: '2.0', ...echo(1, 'withdrawn') } as JSONRPCMessage, signal: deadline.signal });
+    deadline.abort(new WireError('request-timeout', 'The agent went away'));
+    await expect(opening).rejects.toMatchObject({ reason: 'request-timeout' });
+    await waitFor(() => handled[0], 'the open to reach the handler');
+    await handled[0];
+    expect(hostSent).toEqual([]);
+    expect(spawns).toEqual([]);
+    expect(instancesOf(sidecar).length).toBe(0);
   });
 });
 

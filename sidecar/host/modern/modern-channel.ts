@@ -158,6 +158,9 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
   channel.onmessage = (message) => {
     if (seen) return log.debug('Second message on a modern channel ignored');
     seen = true;
+    // The request came right behind the open and the worker closed the channel before this host
+    // accepted it (the agent went away): it is queued, and withdrawn, so nothing serves it.
+    if (channel.closed) return log.debug('A modern request was withdrawn before its channel opened');
     if (!('method' in message) || !('id' in message)) {
       log.debug('A modern channel carried no request: closed');
       void channel.close();
