@@ -17,6 +17,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
+import { wasSentAhead } from '../../shared/link/mcp-channel-client-transport.ts';
 import { statusForUpstreamError } from './modern-errors.ts';
 import { SSE_HEADERS, sseEvent } from './modern-relay.ts';
 import type { ModernRequest } from './validate-request.ts';
@@ -106,8 +107,9 @@ export function relayListen(channel: Transport, request: ModernRequest, options:
 
     if (options.signal?.aborted) return abandoned();
     options.signal?.addEventListener('abort', abandoned, { once: true });
+    // A request that went right behind the channel's open (`forwardModern`) is not sent twice.
     void channel.start().then(
-      () => channel.send(request as JSONRPCMessage),
+      () => (wasSentAhead(channel, request as JSONRPCMessage) ? undefined : channel.send(request as JSONRPCMessage)),
     ).catch((error: unknown) => {
       const wire = error instanceof WireError ? error : new WireError('server-exited', 'Could not send subscriptions/listen to the server');
       end(jsonRpcErrorBody(request.id, wire), httpStatusFor(wire.reason));

@@ -14,6 +14,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
+import { wasSentAhead } from '../../shared/link/mcp-channel-client-transport.ts';
 import { statusForUpstreamError } from './modern-errors.ts';
 import type { ModernRequest } from './validate-request.ts';
 
@@ -109,8 +110,9 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     if (options.signal?.aborted) return abandoned();
     options.signal?.addEventListener('abort', abandoned, { once: true });
     arm();
+    // A request that went right behind the channel's open (`forwardModern`) is not sent twice.
     void channel.start().then(
-      () => channel.send(request as JSONRPCMessage),
+      () => (wasSentAhead(channel, request as JSONRPCMessage) ? undefined : channel.send(request as JSONRPCMessage)),
     ).catch((error: unknown) => fail(error instanceof WireError ? error : new WireError('server-exited', `Could not send ${request.method} to the server`)));
   });
 }

@@ -10,7 +10,10 @@ import type { McpConnection } from '../../shared/connection-request.ts';
 import { WireError } from '../../shared/errors.ts';
 import { BASE, testConfig } from '../../test/support/in-process-app.ts';
 import { createApp } from '../app.ts';
-import type { ChannelRouter } from '../routing/channel-router.ts';
+import type { ChannelOpenOptions, ChannelRouter } from '../routing/channel-router.ts';
+import { createFrameSocketPair } from '../../shared/link/frame-socket.ts';
+import { LinkEndpoint } from '../../shared/link/link-endpoint.ts';
+import type { ChannelOpenHandler } from '../../shared/link/link-types.ts';
 import { InMemorySessionTable } from '../sessions/session-table.ts';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -47,12 +50,31 @@ class FakeHost implements ChannelRouter {
   }
 }
 
+/** A host behind a real link: the router opens on the worker's end of an in-memory link, as the registry does. */
+class LinkedHost implements ChannelRouter {
+  readonly worker: LinkEndpoint;
+  readonly host: LinkEndpoint;
+  /** Frame types the worker's end sent, in order. */
+  readonly sent: string[] = [];
+
+  constructor(onOpen: ChannelOpenHandler) {
+    const [workerSocket, hostSocket] = createFrameSocketPair();
+    this.worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'laptop', liveness: false });
+    this.host = new LinkEndpoint(hostSocket, { role: 'sidecar', onOpen, liveness: false });
+    this.worker.onFrame = (direction, text) => direction === 'out' && this.sent.push(JSON.parse(text).type);
+  }
+
+  open(_descriptor: unknown, connection: McpConnection, _trust: unknown, options: ChannelOpenOptions = {}): Promise<ChannelTransport> {
+    return this.worker.openChannel({ type: 'mcp', connection }, options);
+  }
+}
+
 let sessions: InMemorySessionTable | undefined;
 afterEach(() => sessions?.dispose());
 
-async function start(extra: Record<string, unknown> = {}) {
+async function start<H extends ChannelRouter = FakeHost>(extra: Record<string, unknown> = {}, router?: H) {
   const config = await testConfig([{ name: 'alice', servers: ['everything'] }, { name: 'bob', servers: [] }], ['everything'], extra);
-  const host = new FakeHost();
+  const host = router ?? (new FakeHost() as unknown as H);
   sessions = new InMemorySessionTable({ idleMs: 60_000 });
   const app = createApp({ config, router: host, sessions });
   const post = (body: unknown, headers: Record<string, string> = {}, init: RequestInit = {}) =>
@@ -199,6 +221,46 @@ describe('modern requests on /servers/:name/mcp', () => {
     const response = await post(toolsList(9), { 'mcp-method': 'tools/list' });
     expect(response.status).toBe(503);
     expect(await response.json()).toMatchObject({ id: 9, error: { data: { reason: 'host-offline' } } });
+  });
+
+  it('over a host\'s link, sends the request right behind the open, once: the host has it before it acks', async () => {
+    const received: JSONRPCMessage[] = [];
+    let framesAtOpen = -1;
+    const linked = new LinkedHost(async (_request, channel) => {
+      framesAtOpen = linked.host.stats.framesIn;
+      channel.onmessage = (message) => {
+        received.push(message);
+        void channel.send({ jsonrpc: '2.0', id: 3, result: { resultType: 'complete', tools: [], ttlMs: 0, cacheScope: 'private' } }).then(() => channel.close());
+      };
+      await channel.start();
+    });
+    const { post } = await start({}, linked);
+    const response = await post(toolsList(3), { 'mcp-method': 'tools/list' });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ id: 3, result: { tools: [] } });
+    expect(framesAtOpen).toBe(1);
+    expect(received).toEqual([toolsList(3)]);
+    expect(linked.sent.slice(0, 2)).toEqual(['channel-open', 'channel-message']);
+    expect(linked.sent.filter((type) => type === 'channel-message')).toHaveLength(1);
+    linked.worker.close();
+  });
+
+  it('over a host\'s link, answers a refused open with its reason and the request id, exactly as an open refused without the request', async () => {
+    const seen: JSONRPCMessage[] = [];
+    const linked = new LinkedHost(async (_request, channel) => {
+      channel.onmessage = (message) => seen.push(message);
+      throw new WireError('trust-profile-stale', 'Trust profile "workspace" changed on this host: open the session again');
+    });
+    const { post } = await start({}, linked);
+    const response = await post(toolsList(4), { 'mcp-method': 'tools/list' });
+    const { host: fake, post: fakePost } = await start();
+    fake.failure = new WireError('trust-profile-stale', 'Trust profile "workspace" changed on this host: open the session again');
+    const unpipelined = await fakePost(toolsList(4), { 'mcp-method': 'tools/list' });
+    expect(response.status).toBe(unpipelined.status);
+    expect(await response.json()).toEqual(await unpipelined.json());
+    expect(seen).toEqual([]);
+    expect(linked.host.stats.channels).toBe(0);
+    linked.worker.close();
   });
 
   it('caps a modern body at 128 levels like a legacy one', async () => {

@@ -14,6 +14,7 @@
  * @module
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import type { AgentEntry } from '../config/worker-config.ts';
@@ -109,7 +110,9 @@ export async function forwardModern(request: Request, message: ModernRequest, to
   const traceparent = span !== undefined ? formatTraceparent(span) : deps.audit?.channelTraceparent(trace);
   let channel;
   try {
-    channel = await openModernChannel(to, deps, { session, ...(traceparent !== undefined ? { traceparent } : {}) });
+    // The request goes right behind the open (one round trip on a host's link); a refused open
+    // drops it unread on the host, and is answered here as before.
+    channel = await openModernChannel(to, deps, { session, first: traced as JSONRPCMessage, ...(traceparent !== undefined ? { traceparent } : {}) });
   } catch (error) {
     if (!(error instanceof WireError)) throw error;
     deps.log.info('Modern request refused', { agent: agent.name, server, method: message.method, reason: error.reason });
@@ -127,15 +130,17 @@ export async function forwardModern(request: Request, message: ModernRequest, to
 
 /**
  * Opens the channel for one modern request: `era: "modern"` and a fresh session id that names
- * nothing the worker keeps (the host keys its instance by agent and server). Rejects with a `WireError`.
+ * nothing the worker keeps (the host keys its instance by agent and server); `first`, the request,
+ * goes right behind the open where the medium can (`ChannelOpenOptions.first`). Rejects with a `WireError`.
  */
 export function openModernChannel(
   to: { agent: AgentEntry; server: string; descriptor: ConnectionDescriptor },
   deps: Pick<ModernRouteDeps, 'open'>,
-  options: { session?: string; traceparent?: string } = {},
+  options: { session?: string; traceparent?: string; first?: JSONRPCMessage } = {},
 ): Promise<Transport> {
   const session = options.session ?? newModernSession();
-  return deps.open(to.descriptor, { ...connectionFor(to.agent, to.server, session, options.traceparent), era: 'modern' }, trustFor(to.agent));
+  const connection = { ...connectionFor(to.agent, to.server, session, options.traceparent), era: 'modern' as const };
+  return deps.open(to.descriptor, connection, trustFor(to.agent), options.first !== undefined ? { first: options.first } : {});
 }
 
 function newModernSession(): string {

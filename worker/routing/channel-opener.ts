@@ -19,10 +19,10 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { McpConnection } from '../../shared/connection-request.ts';
 import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import { WireError } from '../../shared/errors.ts';
-import type { ChannelRouter, ChannelTrust } from './channel-router.ts';
+import type { ChannelOpenOptions, ChannelRouter, ChannelTrust } from './channel-router.ts';
 
 /** Opens the channel to one server for one agent session; rejects with a `WireError`. */
-export type ChannelOpener = (descriptor: ConnectionDescriptor, connection: McpConnection, trust: ChannelTrust) => Promise<Transport>;
+export type ChannelOpener = (descriptor: ConnectionDescriptor, connection: McpConnection, trust: ChannelTrust, options?: Pick<ChannelOpenOptions, 'first'>) => Promise<Transport>;
 
 export interface ChannelOpenerOptions {
   /** The open's deadline (`request-timeout-seconds`, or the default). */
@@ -33,14 +33,14 @@ export interface ChannelOpenerOptions {
 
 export function createChannelOpener(router: ChannelRouter, options: ChannelOpenerOptions): ChannelOpener {
   const { timeoutMs, onOpenFailed } = options;
-  return async (descriptor, connection, trust) => {
+  return async (descriptor, connection, trust, options = {}) => {
     const server = connection['server-name'];
     const deadline = new AbortController();
     const timer = setTimeout(
       () => deadline.abort(new WireError('request-timeout', `Opening server "${server}" took longer than ${Math.round(timeoutMs / 1000)} s: check its host and try again`)),
       timeoutMs,
     );
-    const opening = router.open(descriptor, connection, trust, { signal: deadline.signal });
+    const opening = router.open(descriptor, connection, trust, { ...options, signal: deadline.signal });
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {
       onAbort = () => reject(deadline.signal.reason);

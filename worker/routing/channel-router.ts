@@ -10,6 +10,7 @@
  * @module
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { McpConnection } from '../../shared/connection-request.ts';
 import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import type { AgentEntry } from '../config/worker-config.ts';
@@ -22,6 +23,12 @@ export interface ChannelTrust {
 export interface ChannelOpenOptions {
   /** The open's deadline; a router passes it on to whatever waits (the host's link). */
   signal?: AbortSignal;
+  /**
+   * The channel's first message, to go right behind the open where the medium can (a host's
+   * link: `OpenChannelOptions.first`); elsewhere it is ignored, and the caller sends it once the
+   * channel is open unless `wasSentAhead` says it went.
+   */
+  first?: JSONRPCMessage;
 }
 
 export interface ChannelRouter {
