@@ -191,6 +191,55 @@ describe('LinkEndpoint', () => {
       expect(sidecar.stats.channels).toBe(0);
     });
 
+    it('is acked together with the channel\'s first frame out, not in a frame of its own, and an open without one is acked at once', async () => {
+      const hostChannels: ChannelTransport[] = [];
+      const { worker, sidecar } = link(async (_request, channel) => {
+        hostChannels.push(channel);
+        await channel.start();
+      });
+      const out: string[] = [];
+      sidecar.onFrame = (direction, text) => direction === 'out' && out.push(JSON.parse(text).type);
+      const plain = await worker.openChannel({ type: 'mcp' });
+      expect(out).toEqual(['channel-open-ack']);
+      void plain.start();
+
+      let opened = false;
+      const opening = worker.openChannel({ type: 'mcp' }, { first: ping(1) }).then((channel) => ((opened = true), channel));
+      await until(() => hostChannels.length === 2);
+      await Promise.resolve();
+      expect(out).toEqual(['channel-open-ack']);
+      expect(opened).toBe(false);
+      await hostChannels[1]!.send({ jsonrpc: '2.0', id: 1, result: {} });
+      expect(out).toEqual(['channel-open-ack', 'channel-open-ack', 'channel-message']);
+      const channel = await opening;
+      const reply = nextMessage(channel);
+      void channel.start();
+      expect(await reply).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+    });
+
+    it('is acked on its own after a moment when its answer is slow, and before a close when the host closes it unanswered', async () => {
+      useFakeClock();
+      const hostChannels: ChannelTransport[] = [];
+      const { worker, sidecar } = link(async (_request, channel) => {
+        hostChannels.push(channel);
+        await channel.start();
+      }, { liveness: false });
+      const out: string[] = [];
+      sidecar.onFrame = (direction, text) => direction === 'out' && out.push(JSON.parse(text).type);
+      const slow = await advanceUntilSettled(worker.openChannel({ type: 'mcp' }, { first: ping(1) }));
+      expect(out).toEqual(['channel-open-ack']);
+      expect(slow.closed).toBe(false);
+
+      const closing = worker.openChannel({ type: 'mcp' }, { first: ping(2) });
+      await advanceBy(0);
+      await hostChannels[1]!.close();
+      const closed = await advanceUntilSettled(closing);
+      expect(out).toEqual(['channel-open-ack', 'channel-open-ack', 'channel-close']);
+      const info = closeOf(closed);
+      void closed.start();
+      expect(await info).toEqual({});
+    });
+
     it('that is too large for a frame is not marked sent, so the caller\'s own send fails as any send does', async () => {
       const { worker } = link(echoHost, { maxFrameBytes: 256 });
       const channel = await worker.openChannel({ type: 'mcp' }, { first: ping(1, 'x'.repeat(300)) });

@@ -29,6 +29,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, LocalError, WireError, type FailureReason } from '../errors.ts';
 import { MAX_JSON_DEPTH } from '../json-depth.ts';
 import { rawTextOf } from '../raw-message-text.ts';
+import { unrefTimer } from '../unref-timer.ts';
 import { LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame } from '../frames.ts';
 import type { FrameSocket } from './frame-socket.ts';
 import { exceeds, readFrame } from './frame-reader.ts';
@@ -41,6 +42,11 @@ export type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger
 
 const SILENT: LinkLogger = { info() {}, warn() {} };
 const MAX_CHANNEL_ID = 2 ** 31;
+/**
+ * Longest wait of a deferred ack (see `#acceptOpen`): nothing waits on it but the worker's open
+ * deadline, which is seconds, so a call slower than this gets its ack alone a moment late.
+ */
+const ACK_DEFER_MS = 20;
 
 interface PendingOpen {
   channel: McpChannelClientTransport;
@@ -83,6 +89,8 @@ export class LinkEndpoint {
   readonly #openTimeoutMs: number;
   readonly #channels = new Map<number, McpChannelClientTransport>();
   readonly #pending = new Map<number, PendingOpen>();
+  /** Host end: accepted pipelined opens whose ack waits for the channel's first frame out. */
+  readonly #deferredAcks = new Map<number, ReturnType<typeof setTimeout>>();
   readonly #io: ChannelIo;
   readonly #liveness: LinkLiveness | null;
   #framesIn = 0;
@@ -301,6 +309,7 @@ export class LinkEndpoint {
           return;
         }
         this.#channels.delete(frame.channel);
+        this.#dropDeferredAck(frame.channel);
         channel.remoteClosed({ ...(frame.reason ? { reason: frame.reason } : {}), ...(frame.message ? { message: frame.message } : {}) });
         return;
       }
@@ -345,7 +354,12 @@ export class LinkEndpoint {
     this.#channels.set(id, channel);
     onOpen(request, channel).then(
       () => {
-        if (this.#channels.get(id) === channel && !channel.closed) this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-ack', channel: id });
+        if (this.#channels.get(id) !== channel || channel.closed) return;
+        // A pipelined open (its first message came right behind it) is answered by that
+        // message's answer anyway: the ack goes with the channel's first frame out, in the same
+        // socket write, instead of in a write of its own. A slow answer gets it after ACK_DEFER_MS.
+        if (channel.heard) this.#deferAck(id);
+        else this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-ack', channel: id });
       },
       (error: unknown) => {
         const wire = error instanceof WireError ? error : null;
@@ -361,14 +375,39 @@ export class LinkEndpoint {
     );
   }
 
+  #deferAck(id: number): void {
+    const timer = setTimeout(() => this.#flushAck(id), ACK_DEFER_MS);
+    unrefTimer(timer);
+    this.#deferredAcks.set(id, timer);
+  }
+
+  /** Sends the deferred ack of channel `id`, if it has one waiting. */
+  #flushAck(id: number): void {
+    const timer = this.#deferredAcks.get(id);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.#deferredAcks.delete(id);
+    this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-ack', channel: id });
+  }
+
+  #dropDeferredAck(id: number): void {
+    const timer = this.#deferredAcks.get(id);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    this.#deferredAcks.delete(id);
+  }
+
   #sendMessage(id: number, message: JSONRPCMessage): void {
     if (this.#closed) throw this.#offline();
+    if (this.#deferredAcks.size > 0) this.#flushAck(id);
     const raw = rawTextOf(message); // a large result forwarded unchanged: the text it came in (`raw-message-text.ts`)
     this.#sendFrame(raw !== undefined ? `{"v":${LINK_PROTOCOL_VERSION},"type":"channel-message","channel":${id},"message":${raw}}` : { v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message });
   }
 
   #closeChannel(channel: McpChannelClientTransport, info: { reason?: FailureReason; message?: string }): void {
     if (this.#channels.get(channel.id) !== channel) return;
+    // Accepted, then closed: the worker hears the ack first, so the close is not taken for a refusal.
+    if (this.#deferredAcks.size > 0) this.#flushAck(channel.id);
     this.#channels.delete(channel.id);
     const pending = this.#pending.get(channel.id);
     if (pending !== undefined) {
@@ -456,6 +495,8 @@ export class LinkEndpoint {
       pending.reject(failed);
     }
     this.#pending.clear();
+    for (const timer of this.#deferredAcks.values()) clearTimeout(timer);
+    this.#deferredAcks.clear();
     const channels = [...this.#channels.values()];
     this.#channels.clear();
     for (const channel of channels) channel.remoteClosed({ reason: 'host-offline', message: failed.message });

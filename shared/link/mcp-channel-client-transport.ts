@@ -23,6 +23,8 @@ export class McpChannelClientTransport extends ChannelTransport {
   readonly id: number;
   /** The message that went right behind this channel's open (`OpenChannelOptions.first`), if one did. */
   sentAhead: JSONRPCMessage | undefined = undefined;
+  /** A message has arrived on it: on the host, before its open was decided, that means the open was pipelined. */
+  heard = false;
   readonly #io: ChannelIo;
 
   constructor(id: number, io: ChannelIo) {
@@ -41,6 +43,7 @@ export class McpChannelClientTransport extends ChannelTransport {
 
   /** Endpoint side: a message for this channel arrived. */
   receive(message: JSONRPCMessage): void {
+    this.heard = true;
     this.deliver(message);
   }
 
