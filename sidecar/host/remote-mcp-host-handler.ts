@@ -178,7 +178,6 @@ export class RemoteMcpHostHandler {
     const agent = connection.agent;
     if (agent === undefined) throw new WireError('invalid-request', 'A modern connection request must name its agent: the host keeps legacy instances per agent');
     const { session: _request, ...launch } = connection;
-    const instanceLog = this.#options.log.child({ server: name, agent });
     const key = { agent, server: name, revision: trust.resolved?.revision ?? 'uncontained' };
     const authorizer = trust.authorizer;
     log.debug('Modern request', { revision: key.revision });
@@ -189,16 +188,20 @@ export class RemoteMcpHostHandler {
       key,
       ...(ledger !== undefined ? { ledger } : {}),
       instance: (clientInfo) =>
-        this.#modern.acquire(key, async () => ({
-          server: name,
-          transport:
-            config.kind === 'http'
-              ? this.#hosted.track(new DualEraHttpTransport(config), { name, connection: launch, config, revision: trust.resolved?.revision ?? null })
-              : await this.#stdioTransport(name, config, launch, trust, instanceLog),
-          clientInfo: clientInfo ?? HOST_CLIENT_INFO,
-          log: instanceLog,
-          eraKey: config.kind === 'http' ? httpServerEraKey(name, config) : serverEraKey(name, config),
-        })),
+        this.#modern.acquire(key, async () => {
+          // Only for an instance that launches: most modern requests find theirs running.
+          const instanceLog = this.#options.log.child({ server: name, agent });
+          return {
+            server: name,
+            transport:
+              config.kind === 'http'
+                ? this.#hosted.track(new DualEraHttpTransport(config), { name, connection: launch, config, revision: trust.resolved?.revision ?? null })
+                : await this.#stdioTransport(name, config, launch, trust, instanceLog),
+            clientInfo: clientInfo ?? HOST_CLIENT_INFO,
+            log: instanceLog,
+            eraKey: config.kind === 'http' ? httpServerEraKey(name, config) : serverEraKey(name, config),
+          };
+        }),
       ...(authorizer !== null && !authorizer.unrestricted ? { filter: (m) => authorizer.filter(m) } : {}),
     });
   }
