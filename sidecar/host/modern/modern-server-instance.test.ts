@@ -151,7 +151,7 @@ describe('modern requests on a modern server', () => {
     await waiting.agentEnd.close();
     await waiting.closed;
     // The agent's end settles first; the host's end hears of the close a little later.
-    await expect.poll(() => instance.inFlight).toBe(0);
+    await expect.poll(() => instance.inFlight, { timeout: 10_000 }).toBe(0);
     const [answer] = await exchange(sidecar, 'alice', request(2, 'tools/call', { name: 'cancelled', arguments: {} }));
     expect(answer).toMatchObject({ id: 2, result: { content: [{ type: 'text', text: expect.stringMatching(/^\[\d+\]$/) }] } });
     expect(waiting.messages).toEqual([]);
