@@ -3,7 +3,8 @@
  *
  * @module
  */
-import type * as z from 'zod/v4';
+import * as z from 'zod/mini';
+import './zod-english.ts';
 import { LocalError, WireError } from './errors.ts';
 
 export interface ValidationIssue {
@@ -39,7 +40,7 @@ export function joinPath(path: readonly PropertyKey[], prefix = ''): string {
 }
 
 /** Turns zod issues into `path: message` problems, naming unknown keys one by one. */
-export function issuesFromZod(error: z.ZodError, prefix = ''): ValidationIssue[] {
+export function issuesFromZod(error: z.core.$ZodError, prefix = ''): ValidationIssue[] {
   const out: ValidationIssue[] = [];
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
@@ -51,9 +52,9 @@ export function issuesFromZod(error: z.ZodError, prefix = ''): ValidationIssue[]
   return out;
 }
 
-/** `schema.safeParse` that throws `ValidationError` with every problem found. */
-export function parseWith<T>(schema: z.ZodType<T>, input: unknown, what: string, prefix = ''): T {
-  const result = schema.safeParse(input);
+/** `schema.safeParse` that throws `ValidationError` with every problem found (any zod 4 schema, mini or classic). */
+export function parseWith<T>(schema: z.core.$ZodType<T>, input: unknown, what: string, prefix = ''): T {
+  const result = z.safeParse(schema, input);
   if (result.success) return result.data;
   throw new ValidationError(what, issuesFromZod(result.error, prefix));
 }
