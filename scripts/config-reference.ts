@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { WorkerConfigSchema } from '../worker/config/worker-config.ts';
 import { SidecarConfigSchema } from '../sidecar/config/sidecar-config.ts';
 import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';
@@ -46,7 +46,7 @@ function rows(schema: Json, prefix: string, out: string[]): void {
   }
 }
 
-function table(title: string, schema: z.ZodType): string {
+function table(title: string, schema: z.core.$ZodType): string {
   const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json;
   const out = [`#### ${title}`, '', '| key | type | required | default | meaning |', '|---|---|---|---|---|'];
   rows(json, '', out);
@@ -72,7 +72,7 @@ export function renderConfigReference(): string {
     START,
     table('Worker config (`switchyard worker --config FILE`)', WorkerConfigSchema),
     ...Object.entries(DESCRIPTOR_LEVEL_SCHEMAS).map(([type, schema]) =>
-      table(`Connection descriptor \`{"type":"${type}"}\` (\`servers.<name>.executor\`): ${schema.description ?? ''}`, schema),
+      table(`Connection descriptor \`{"type":"${type}"}\` (\`servers.<name>.executor\`): ${z.globalRegistry.get(schema)?.description ?? ''}`, schema),
     ),
     table('Sidecar config (`DIR/sidecar.json`)', SidecarConfigSchema),
     table('Server entry, stdio (`mcpServers.<name>` in `DIR/**/mcp-servers/mcp.json`)', StdioEntrySchema),

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
 import { WireError } from './errors.ts';
 import { DESCRIPTOR_LEVEL_SCHEMAS } from './descriptors.ts';
 import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema } from './names.ts';
@@ -26,31 +26,33 @@ export const McpConnectionSchema = z
   .strictObject({
     'server-name': ServerNameSchema,
     /** The agent's profile: a request the host composes restrictively with its own floor, never the last word. */
-    'trust-profile-ref': ProfileRefSchema.optional(),
-    'trust-profile-revision': RevisionSchema.optional(),
+    'trust-profile-ref': z.optional(ProfileRefSchema),
+    'trust-profile-revision': z.optional(RevisionSchema),
     /** Inner target; absent means `{"type":"local"}`. */
-    'target': InnerTargetSchema.optional(),
+    'target': z.optional(InnerTargetSchema),
     /** Opaque agent session id: scopes the sidecar's per-session policy cache; never a credential. */
-    'session': z.string().regex(/^[A-Za-z0-9_-]{1,128}$/).optional(),
+    'session': z.optional(z.string().check(z.regex(/^[A-Za-z0-9_-]{1,128}$/))),
     /** Agent name, for the sidecar's logs; a modern request's host state is keyed by it. */
-    'agent': AgentNameSchema.optional(),
+    'agent': z.optional(AgentNameSchema),
     /**
      * The agent's protocol era, `legacy` when absent (read it with `eraOf`): legacy bridges one
      * session to one server process; `modern` (2026-07-28) carries one stateless request, served
      * by the agent's legacy instance on the host. Optional rather than defaulted, so a worker
      * never sends it for legacy traffic and an older host keeps accepting that.
      */
-    'era': ConnectionEraSchema.optional(),
+    'era': z.optional(ConnectionEraSchema),
     /**
      * W3C trace context of what opened the channel (the agent's `traceparent`, or the worker's new
      * trace): the host's audit lines and spans for this channel join that trace.
      */
-    'traceparent': TraceparentSchema.optional(),
+    'traceparent': z.optional(TraceparentSchema),
   })
-  .refine((c) => (c['trust-profile-ref'] === undefined) === (c['trust-profile-revision'] === undefined), {
-    message: 'trust-profile-ref and trust-profile-revision go together: send a reference with its expected revision, or neither (the host\'s own floor then applies)',
-    path: ['trust-profile-revision'],
-  });
+  .check(
+    z.refine((c) => (c['trust-profile-ref'] === undefined) === (c['trust-profile-revision'] === undefined), {
+      message: 'trust-profile-ref and trust-profile-revision go together: send a reference with its expected revision, or neither (the host\'s own floor then applies)',
+      path: ['trust-profile-revision'],
+    }),
+  );
 
 export const McpConnectionRequestSchema = z.strictObject({
   type: z.literal('mcp'),

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
 import { EntityIdSchema } from './names.ts';
 import { joinPath, parseWith, ValidationError } from './validation.ts';
 
@@ -35,35 +35,35 @@ export const DESCRIPTOR_TYPES = ['local', 'http', 'user-computer-profile', 'reve
 /** Deepest host-outer/target-inner nesting accepted; real configs use two levels. */
 export const MAX_DESCRIPTOR_DEPTH = 4;
 
-const HttpUrlSchema = z
-  .string()
-  .url('must be an absolute URL')
-  .refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL');
+const HttpUrlSchema = z.string().check(
+  z.url('must be an absolute URL'),
+  z.refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL'),
+);
 
 /** One level of each descriptor type; `target` is parsed recursively by `parseConnectionDescriptor`. */
 export const DESCRIPTOR_LEVEL_SCHEMAS = {
-  'local': z.strictObject({ type: z.literal('local') }).describe('The machine the worker runs on (single-machine mode only: switchyard worker --runtime node); as a target: launch the server on that host'),
+  'local': z.strictObject({ type: z.literal('local') }).check(z.describe('The machine the worker runs on (single-machine mode only: switchyard worker --runtime node); as a target: launch the server on that host')),
   'http': z
     .strictObject({
       type: z.literal('http'),
-      url: HttpUrlSchema.describe('Streamable HTTP MCP endpoint'),
-      headers: z.record(z.string(), z.string()).optional().describe('Headers sent with every request'),
+      url: HttpUrlSchema.check(z.describe('Streamable HTTP MCP endpoint')),
+      headers: z.optional(z.record(z.string(), z.string())).check(z.describe('Headers sent with every request')),
     })
-    .describe('An HTTP MCP server: edge-direct at the top level, reached from the host as a target'),
+    .check(z.describe('An HTTP MCP server: edge-direct at the top level, reached from the host as a target')),
   'user-computer-profile': z
     .strictObject({
       type: z.literal('user-computer-profile'),
-      'entity-id': EntityIdSchema.describe('The host, as listed under "hosts"'),
-      target: z.unknown().optional().describe('What runs there: {"type":"local"} (default) or {"type":"http",…}'),
+      'entity-id': EntityIdSchema.check(z.describe('The host, as listed under "hosts"')),
+      target: z.optional(z.unknown()).check(z.describe('What runs there: {"type":"local"} (default) or {"type":"http",…}')),
     })
-    .describe('A workstation reached over its sidecar\'s link'),
+    .check(z.describe('A workstation reached over its sidecar\'s link')),
   'reverse-http': z
     .strictObject({
       type: z.literal('reverse-http'),
-      'entity-id': EntityIdSchema.describe('The host, as listed under "hosts"'),
-      target: z.unknown().optional().describe('What runs there; absent means {"type":"local"}'),
+      'entity-id': EntityIdSchema.check(z.describe('The host, as listed under "hosts"')),
+      target: z.optional(z.unknown()).check(z.describe('What runs there; absent means {"type":"local"}')),
     })
-    .describe('Same as user-computer-profile: a host reached over the link it dialled'),
+    .check(z.describe('Same as user-computer-profile: a host reached over the link it dialled')),
 } as const;
 
 /**
@@ -91,7 +91,7 @@ function parseLevel(input: unknown, path: string, depth: number): ConnectionDesc
       { path: joinPath(['type'], path), message: `unknown descriptor type ${shown}: expected one of ${DESCRIPTOR_TYPES.join(', ')}` },
     ]);
   }
-  const level = parseWith(DESCRIPTOR_LEVEL_SCHEMAS[type as keyof typeof DESCRIPTOR_LEVEL_SCHEMAS] as z.ZodType<Record<string, unknown>>, input, 'connection descriptor', path);
+  const level = parseWith(DESCRIPTOR_LEVEL_SCHEMAS[type as keyof typeof DESCRIPTOR_LEVEL_SCHEMAS] as z.ZodMiniType<Record<string, unknown>>, input, 'connection descriptor', path);
   if (level.type === 'user-computer-profile' || level.type === 'reverse-http') {
     const { target, ...outer } = level as { target?: unknown } & Record<string, unknown>;
     if (target === undefined) return outer as unknown as ConnectionDescriptor;

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
 import { FAILURE_REASONS } from './errors.ts';
 import { McpConnectionRequestSchema } from './connection-request.ts';
 import { HostExpectationsSchema } from './link/host-expectations.ts';
@@ -26,11 +26,11 @@ export const LINK_PROTOCOL_VERSION = 1;
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
 const V = z.literal(LINK_PROTOCOL_VERSION);
-const ChannelId = z.number().int().min(1).max(2 ** 31);
+const ChannelId = z.number().check(z.int(), z.gte(1), z.lte(2 ** 31));
 const Reason = z.enum(FAILURE_REASONS);
-const Message = z.string().max(2000);
+const Message = z.string().check(z.maxLength(2000));
 /** A worker origin as signed (`canonicalOrigin`): a host name or bracketed IPv6 literal, maybe a port. */
-const Origin = z.string().regex(/^[a-z0-9.\-[\]:]{1,300}$/, 'must be a lowercase host[:port]');
+const Origin = z.string().check(z.regex(/^[a-z0-9.\-[\]:]{1,300}$/, 'must be a lowercase host[:port]'));
 
 export const FrameSchema = z.discriminatedUnion('type', [
   z.strictObject({ v: V, type: z.literal('channel-open'), channel: ChannelId, request: z.unknown() }),
@@ -42,15 +42,15 @@ export const FrameSchema = z.discriminatedUnion('type', [
     channel: ChannelId,
     message: z.custom<JSONRPCMessage>((m) => typeof m === 'object' && m !== null && !Array.isArray(m), 'must be a JSON-RPC message object'),
   }),
-  z.strictObject({ v: V, type: z.literal('channel-close'), channel: ChannelId, reason: Reason.optional(), message: Message.optional() }),
-  z.strictObject({ v: V, type: z.literal('keepalive'), id: z.number().int().nonnegative() }),
-  z.strictObject({ v: V, type: z.literal('keepalive-reply'), id: z.number().int().nonnegative() }),
-  z.strictObject({ v: V, type: z.literal('link-close'), reason: Reason.optional(), message: Message }),
-  z.strictObject({ v: V, type: z.literal('link-challenge'), nonce: z.string().regex(NONCE_PATTERN, 'must be 32 bytes, base64url') }),
+  z.strictObject({ v: V, type: z.literal('channel-close'), channel: ChannelId, reason: z.optional(Reason), message: z.optional(Message) }),
+  z.strictObject({ v: V, type: z.literal('keepalive'), id: z.number().check(z.int(), z.nonnegative()) }),
+  z.strictObject({ v: V, type: z.literal('keepalive-reply'), id: z.number().check(z.int(), z.nonnegative()) }),
+  z.strictObject({ v: V, type: z.literal('link-close'), reason: z.optional(Reason), message: Message }),
+  z.strictObject({ v: V, type: z.literal('link-challenge'), nonce: z.string().check(z.regex(NONCE_PATTERN, 'must be 32 bytes, base64url')) }),
   // `origin` is what the host signed, sent so a refusal can say so; the worker checks its own.
-  z.strictObject({ v: V, type: z.literal('link-proof'), origin: Origin, signature: z.string().regex(SIGNATURE_PATTERN, 'must be a 64-byte Ed25519 signature, base64url') }),
+  z.strictObject({ v: V, type: z.literal('link-proof'), origin: Origin, signature: z.string().check(z.regex(SIGNATURE_PATTERN, 'must be a 64-byte Ed25519 signature, base64url')) }),
   // `expects` only on a doctor's probe: what the worker expects of this host (`link/host-expectations.ts`).
-  z.strictObject({ v: V, type: z.literal('link-accepted'), expects: HostExpectationsSchema.optional() }),
+  z.strictObject({ v: V, type: z.literal('link-accepted'), expects: z.optional(HostExpectationsSchema) }),
 ]);
 
 export type Frame = z.infer<typeof FrameSchema>;

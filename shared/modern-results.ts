@@ -15,7 +15,7 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
 
 /** The one modern revision this host serves. */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -40,7 +40,7 @@ export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'criti
 export type LogLevel = (typeof LOG_LEVELS)[number];
 const LogLevelSchema = z.enum(LOG_LEVELS);
 
-const ImplementationSchema = z.looseObject({ name: z.string().min(1).max(256), version: z.string().max(256) });
+const ImplementationSchema = z.looseObject({ name: z.string().check(z.minLength(1), z.maxLength(256)), version: z.string().check(z.maxLength(256)) });
 export type Implementation = z.infer<typeof ImplementationSchema>;
 
 type Params = Record<string, unknown> & { _meta?: Record<string, unknown> };
@@ -126,7 +126,7 @@ export const InitializeResultSchema = z.looseObject({
   protocolVersion: z.string(),
   capabilities: z.record(z.string(), z.unknown()),
   serverInfo: ImplementationSchema,
-  instructions: z.string().optional(),
+  instructions: z.optional(z.string()),
 });
 export type InitializeResult = z.infer<typeof InitializeResultSchema>;
 

@@ -8,10 +8,10 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
 
 export const PARAM_HEADERS_META_KEY = 'dev.switchyard/mcpParamHeaders';
 
 /** Decoded `Mcp-Param-{Name}` values by lower-case `{name}`. */
-export const ParamHeadersSchema = z.record(z.string().max(256), z.string().max(8192));
+export const ParamHeadersSchema = z.record(z.string().check(z.maxLength(256)), z.string().check(z.maxLength(8192)));
 export type ParamHeaders = z.infer<typeof ParamHeadersSchema>;

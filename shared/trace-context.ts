@@ -11,7 +11,7 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
 
 /** The `_meta` key of 2026-07-28 (and the HTTP header name) for the trace context. */
 export const TRACEPARENT_KEY = 'traceparent';
@@ -19,10 +19,10 @@ export const TRACEPARENT_KEY = 'traceparent';
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
 /** A `traceparent` value of version 00 with non-zero ids; for the channel request (zod at every boundary). */
-export const TraceparentSchema = z
-  .string()
-  .regex(TRACEPARENT, { message: 'must be a W3C traceparent: "00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>", lowercase', abort: true })
-  .refine((value) => parseTraceparent(value) !== null, 'must not have an all-zero trace id or parent id');
+export const TraceparentSchema = z.string().check(
+  z.regex(TRACEPARENT, { message: 'must be a W3C traceparent: "00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>", lowercase', abort: true }),
+  z.refine((value) => parseTraceparent(value) !== null, 'must not have an all-zero trace id or parent id'),
+);
 
 export interface TraceContext {
   /** 32 lowercase hex digits. */

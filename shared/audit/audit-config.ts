@@ -4,37 +4,34 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
 
 export const OtlpConfigSchema = z
   .strictObject({
     endpoint: z
       .string()
-      .url('must be an absolute URL')
-      .refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL')
-      .describe('The collector\'s OTLP/HTTP traces URL, e.g. "http://127.0.0.1:4318/v1/traces"; spans are sent as OTLP JSON'),
+      .check(
+        z.url('must be an absolute URL'),
+        z.refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL'),
+        z.describe('The collector\'s OTLP/HTTP traces URL, e.g. "http://127.0.0.1:4318/v1/traces"; spans are sent as OTLP JSON'),
+      ),
     headers: z
-      .record(z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'must be an HTTP header name'), z.string())
-      .optional()
-      .describe('HTTP headers sent with every export (e.g. an API key); never logged'),
+      .optional(z.record(z.string().check(z.regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'must be an HTTP header name')), z.string()))
+      .check(z.describe('HTTP headers sent with every export (e.g. an API key); never logged')),
   })
-  .describe('Export one span per audited call to an OpenTelemetry collector (batched, bounded queue; a call never waits for it, and spans are dropped with a counted warning while the collector is down)');
+  .check(z.describe('Export one span per audited call to an OpenTelemetry collector (batched, bounded queue; a call never waits for it, and spans are dropped with a counted warning while the collector is down)'));
 
 export const AuditConfigSchema = z
   .strictObject({
     file: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('Append every audit line to this file (created 0600) instead of stderr. A relative path is from the worker config file\'s directory (the working directory for an inline config) or the sidecar\'s config dir; under Deno the worker needs --allow-write for it, which switchyard worker grants. Default: stderr, beside the structured logs, at the log level'),
+      .optional(z.string().check(z.minLength(1)))
+      .check(z.describe('Append every audit line to this file (created 0600) instead of stderr. A relative path is from the worker config file\'s directory (the working directory for an inline config) or the sidecar\'s config dir; under Deno the worker needs --allow-write for it, which switchyard worker grants. Default: stderr, beside the structured logs, at the log level')),
     'include-arguments': z
-      .boolean()
-      .optional()
-      .meta({ default: false })
-      .describe('Keep each call\'s argument values in its audit line; off by default, since arguments may hold anything the agent sent'),
-    otlp: OtlpConfigSchema.optional(),
+      .optional(z.boolean())
+      .check(z.meta({ default: false }), z.describe('Keep each call\'s argument values in its audit line; off by default, since arguments may hold anything the agent sent')),
+    otlp: z.optional(OtlpConfigSchema),
   })
-  .describe('Audit log: one JSON line per tools/call, resources/read and prompts/get, per refused open and per refused agent credential');
+  .check(z.describe('Audit log: one JSON line per tools/call, resources/read and prompts/get, per refused open and per refused agent credential'));
 
 export type AuditConfig = z.infer<typeof AuditConfigSchema>;
 export type OtlpConfig = z.infer<typeof OtlpConfigSchema>;

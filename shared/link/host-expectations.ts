@@ -10,14 +10,14 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
 import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema } from '../names.ts';
 
 export const HostExpectationsSchema = z.strictObject({
-  servers: z.array(ServerNameSchema).max(1000),
+  servers: z.array(ServerNameSchema).check(z.maxLength(1000)),
   'trust-profiles': z
-    .array(z.strictObject({ ref: ProfileRefSchema, revision: RevisionSchema, agents: z.array(AgentNameSchema).max(1000) }))
-    .max(1000),
+    .array(z.strictObject({ ref: ProfileRefSchema, revision: RevisionSchema, agents: z.array(AgentNameSchema).check(z.maxLength(1000)) }))
+    .check(z.maxLength(1000)),
 });
 
 export type HostExpectations = z.infer<typeof HostExpectationsSchema>;

@@ -21,7 +21,7 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
 
 export const PUBLIC_KEY_PREFIX = 'ed25519:';
 /** Bytes of randomness in a challenge. */
@@ -65,16 +65,18 @@ export function parsePublicKey(text: string): Uint8Array<ArrayBuffer> {
 }
 
 /** A host's public key in the worker config. */
-export const PublicKeySchema = z.string().refine(
-  (text) => {
-    try {
-      parsePublicKey(text);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  'must be "ed25519:" followed by 43 base64url characters: the "public-key" printed by `switchyard sidecar init`',
+export const PublicKeySchema = z.string().check(
+  z.refine(
+    (text) => {
+      try {
+        parsePublicKey(text);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    'must be "ed25519:" followed by 43 base64url characters: the "public-key" printed by `switchyard sidecar init`',
+  ),
 );
 
 /** A fresh challenge nonce, base64url. */

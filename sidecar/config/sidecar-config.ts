@@ -32,7 +32,7 @@ export const DEFAULT_TMP_SIZE_MIB = 64;
 
 /** The keys that decide what a launch runs under when the worker names no profile (sidecar/trust/host-floor.ts). */
 const HostTrustKeys = {
-  'trust-profile': ProfileRefSchema.optional().describe(
+  'trust-profile': z.optional(ProfileRefSchema).describe(
     'Trust floor of every server on this host: a profile in trust-profiles/, composed restrictively with whatever the agent\'s trust context names',
   ),
   'allow-uncontained': z
@@ -53,7 +53,7 @@ export const SidecarConfigSchema = z
       .refine((u) => /^(https?|wss?):\/\//i.test(u), 'must be an http(s): or ws(s): URL')
       .refine((u) => !isCleartextRemote(u), CLEARTEXT_REMOTE_MESSAGE)
       .describe('Base URL of the worker this sidecar links to; https: unless the worker is on this machine (127.0.0.1, localhost, [::1])'),
-    'entity-id': EntityIdSchema.describe('This host\'s entity id, as listed under "hosts" in the worker config'),
+    'entity-id': EntityIdSchema.check(z.describe('This host\'s entity id, as listed under "hosts" in the worker config')),
     'key-file': z
       .string()
       .min(1)
@@ -113,7 +113,7 @@ export const SidecarConfigSchema = z
       .optional()
       .meta({ default: 900 })
       .describe('How long the legacy server process kept for a modern (2026-07-28) agent lives with no request in flight, in seconds (900 = 15 min)'),
-    audit: AuditConfigSchema.optional(),
+    audit: z.optional(AuditConfigSchema),
     'warm-pool': WarmPoolConfigSchema.optional().describe('Server instances started and initialized ahead of an agent\'s next session, per agent, server and trust revision'),
   })
   .describe('Sidecar config (DIR/sidecar.json)');

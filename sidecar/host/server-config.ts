@@ -40,7 +40,7 @@ export interface ResolvedServerConfig {
 }
 
 /** A server entry's own floor; see `sidecar/trust/host-floor.ts`. */
-const TrustFloorSchema = ProfileRefSchema.optional().describe(
+const TrustFloorSchema = z.optional(ProfileRefSchema).describe(
   'This server\'s trust floor on this host: a profile in trust-profiles/, composed restrictively with the agent\'s; wins over sidecar.json "trust-profile"',
 );
 

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
 import { parseConnectionDescriptor, type ConnectionDescriptor } from '../../shared/descriptors.ts';
 import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema, EntityIdSchema } from '../../shared/names.ts';
 import { issuesFromZod, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
@@ -26,88 +26,68 @@ export const DEFAULT_SESSION_IDLE_SECONDS = 900;
 /** Live sessions one agent may hold (`max-sessions-per-agent`); past it the oldest idle one is ended. */
 export const DEFAULT_MAX_SESSIONS_PER_AGENT = 16;
 
-const Sha256HexSchema = z
-  .string()
-  .regex(/^[0-9A-Fa-f]{64}$/, 'must be 64 hex digits, a token\'s sha-256 (switchyard agent add writes an agent\'s; of any token: printf %s TOKEN | sha256sum)')
-  .transform((s) => s.toLowerCase());
+const Sha256HexSchema = z.pipe(
+  z.string().check(z.regex(/^[0-9A-Fa-f]{64}$/, 'must be 64 hex digits, a token\'s sha-256 (switchyard agent add writes an agent\'s; of any token: printf %s TOKEN | sha256sum)')),
+  z.transform((s: string) => s.toLowerCase()),
+);
 
 export { AgentNameSchema };
 
 export const TrustContextSchema = z.strictObject({
-  'trust-profile-ref': ProfileRefSchema.describe('Trust profile on the launch host: trust-profiles/<ref>.json'),
-  'trust-profile-revision': RevisionSchema.describe('Expected revision; a changed profile is refused (trust-profile-stale)'),
+  'trust-profile-ref': ProfileRefSchema.check(z.describe('Trust profile on the launch host: trust-profiles/<ref>.json')),
+  'trust-profile-revision': RevisionSchema.check(z.describe('Expected revision; a changed profile is refused (trust-profile-stale)')),
   'containment': z
-    .enum(['required', 'none'])
-    .optional()
-    .describe('"required": never run this agent\'s servers uncontained (edge-direct http is refused)'),
+    .optional(z.enum(['required', 'none']))
+    .check(z.describe('"required": never run this agent\'s servers uncontained (edge-direct http is refused)')),
 });
 
 export const AgentSchema = z.strictObject({
-  'name': AgentNameSchema.describe('Agent name, shown in logs and sent to sidecars'),
-  'token-sha256': Sha256HexSchema.describe('sha-256 hex of the bearer token the agent presents'),
-  'servers': z.array(z.string()).describe('Servers this agent may use; each must be defined under "servers"'),
-  'trust-context': TrustContextSchema.optional().describe('Trust profile for this agent; absent means unconstrained'),
+  'name': AgentNameSchema.check(z.describe('Agent name, shown in logs and sent to sidecars')),
+  'token-sha256': Sha256HexSchema.check(z.describe('sha-256 hex of the bearer token the agent presents')),
+  'servers': z.array(z.string()).check(z.describe('Servers this agent may use; each must be defined under "servers"')),
+  'trust-context': z.optional(TrustContextSchema).check(z.describe('Trust profile for this agent; absent means unconstrained')),
   'max-sessions': z
-    .number()
-    .int()
-    .positive()
-    .max(10_000)
-    .optional()
-    .describe('Live sessions this agent may hold; wins over "max-sessions-per-agent"'),
+    .optional(z.number().check(z.int(), z.positive(), z.lte(10_000)))
+    .check(z.describe('Live sessions this agent may hold; wins over "max-sessions-per-agent"')),
 });
 
 export const HostSchema = z.strictObject({
-  'entity-id': EntityIdSchema.describe('Host id a sidecar links as'),
-  'public-key': PublicKeySchema.describe('The host\'s Ed25519 public key, "ed25519:<base64url>" as printed by switchyard sidecar init; its sidecar proves the private key on every link'),
+  'entity-id': EntityIdSchema.check(z.describe('Host id a sidecar links as')),
+  'public-key': PublicKeySchema.check(z.describe('The host\'s Ed25519 public key, "ed25519:<base64url>" as printed by switchyard sidecar init; its sidecar proves the private key on every link')),
   'trust-profiles': z
-    .record(ProfileRefSchema, RevisionSchema)
-    .optional()
-    .describe('Revision of each trust profile the host reported in its host line (switchyard host add writes it); switchyard agent add --trust-profile pins from here'),
+    .optional(z.record(ProfileRefSchema, RevisionSchema))
+    .check(z.describe('Revision of each trust profile the host reported in its host line (switchyard host add writes it); switchyard agent add --trust-profile pins from here')),
 });
 
 export const ServerEntrySchema = z.strictObject({
-  executor: z.unknown().describe('Connection descriptor: where this server runs'),
+  executor: z.unknown().check(z.describe('Connection descriptor: where this server runs')),
 });
 
 export const WorkerConfigSchema = z.strictObject({
-  'agents': z.array(AgentSchema).describe('Agents that may connect, by bearer token'),
-  'hosts': z.array(HostSchema).default([]).describe('Hosts whose sidecars may link'),
-  'servers': z.record(z.string(), ServerEntrySchema).describe('Servers by name, each bound to a descriptor'),
+  'agents': z.array(AgentSchema).check(z.describe('Agents that may connect, by bearer token')),
+  'hosts': z._default(z.array(HostSchema), []).check(z.describe('Hosts whose sidecars may link')),
+  'servers': z.record(z.string(), ServerEntrySchema).check(z.describe('Servers by name, each bound to a descriptor')),
   'public-url': z
-    .string()
-    .url('must be an absolute URL')
-    .refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL')
-    .optional()
-    .describe('The URL sidecars dial, for a worker behind a proxy or tunnel that rewrites Host: a link proof must name it. Default: the link request\'s Host, when it is an allowed host on the port the worker listens on'),
+    .optional(z.string().check(z.url('must be an absolute URL'), z.refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL')))
+    .check(z.describe('The URL sidecars dial, for a worker behind a proxy or tunnel that rewrites Host: a link proof must name it. Default: the link request\'s Host, when it is an allowed host on the port the worker listens on')),
   'allowed-hosts': z
-    .array(z.string().regex(HOST_PATTERN, 'must be a host name, optionally with ":port"'))
-    .default([...DEFAULT_ALLOWED_HOSTS])
-    .describe('Host header values accepted (DNS-rebinding protection); loopback names by default'),
+    ._default(z.array(z.string().check(z.regex(HOST_PATTERN, 'must be a host name, optionally with ":port"'))), [...DEFAULT_ALLOWED_HOSTS])
+    .check(z.describe('Host header values accepted (DNS-rebinding protection); loopback names by default')),
   'allowed-origins': z
-    .array(z.string().regex(ORIGIN_PATTERN, 'must be an origin like "https://app.example.com" or a host name'))
-    .default([...DEFAULT_ALLOWED_ORIGINS])
-    .describe('Origin header values accepted from browsers; loopback names by default'),
+    ._default(z.array(z.string().check(z.regex(ORIGIN_PATTERN, 'must be an origin like "https://app.example.com" or a host name'))), [...DEFAULT_ALLOWED_ORIGINS])
+    .check(z.describe('Origin header values accepted from browsers; loopback names by default')),
   'session-idle-seconds': z
-    .number()
-    .int()
-    .positive()
-    .default(DEFAULT_SESSION_IDLE_SECONDS)
-    .describe('An agent session idle this long, in seconds, is closed with its server processes (900 = 15 min, suited to clients that never close their sessions)'),
+    ._default(z.number().check(z.int(), z.positive()), DEFAULT_SESSION_IDLE_SECONDS)
+    .check(z.describe('An agent session idle this long, in seconds, is closed with its server processes (900 = 15 min, suited to clients that never close their sessions)')),
   'max-sessions-per-agent': z
-    .number()
-    .int()
-    .positive()
-    .max(10_000)
-    .default(DEFAULT_MAX_SESSIONS_PER_AGENT)
-    .describe('Live sessions (both endpoints together) one agent may hold; a new one past it ends that agent\'s oldest idle session, and is refused (limit-reached) only when none is idle. Other agents are never touched'),
+    ._default(z.number().check(z.int(), z.positive(), z.lte(10_000)), DEFAULT_MAX_SESSIONS_PER_AGENT)
+    .check(z.describe('Live sessions (both endpoints together) one agent may hold; a new one past it ends that agent\'s oldest idle session, and is refused (limit-reached) only when none is idle. Other agents are never touched')),
   'request-timeout-seconds': z
-    .number()
-    .positive()
-    .optional()
-    .describe('Longest wait, in seconds, for opening a server and for one request. Unset: 60 to open a server, 600 for one request on /mcp, and no limit on one request on /servers/<name>/mcp'),
-  'admin-token-sha256': Sha256HexSchema.optional().describe('sha-256 hex of a token that sees the full /healthz'),
-  'audit': AuditConfigSchema.optional(),
-  'oauth': OAuthConfigSchema.optional(),
+    .optional(z.number().check(z.positive()))
+    .check(z.describe('Longest wait, in seconds, for opening a server and for one request. Unset: 60 to open a server, 600 for one request on /mcp, and no limit on one request on /servers/<name>/mcp')),
+  'admin-token-sha256': z.optional(Sha256HexSchema).check(z.describe('sha-256 hex of a token that sees the full /healthz')),
+  'audit': z.optional(AuditConfigSchema),
+  'oauth': z.optional(OAuthConfigSchema),
 });
 
 type Shape = z.infer<typeof WorkerConfigSchema>;

@@ -11,7 +11,8 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
+import '../../shared/zod-english.ts';
 
 export const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 export const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
@@ -24,29 +25,29 @@ const JsonObjectSchema = z.record(z.string(), z.unknown());
 export const ImplementationSchema = z.looseObject({
   name: z.string(),
   version: z.string(),
-  title: z.string().optional(),
-  description: z.string().optional(),
-  websiteUrl: z.string().optional(),
-  icons: z.array(z.looseObject({ src: z.string() })).optional(),
+  title: z.optional(z.string()),
+  description: z.optional(z.string()),
+  websiteUrl: z.optional(z.string()),
+  icons: z.optional(z.array(z.looseObject({ src: z.string() }))),
 });
 
 /** `ClientCapabilities`: an open set; `{}` means none. Known members are objects when present. */
 export const ClientCapabilitiesSchema = z.looseObject({
-  experimental: z.record(z.string(), JsonObjectSchema).optional(),
-  roots: JsonObjectSchema.optional(),
-  sampling: z.looseObject({ context: JsonObjectSchema.optional(), tools: JsonObjectSchema.optional() }).optional(),
-  elicitation: z.looseObject({ form: JsonObjectSchema.optional(), url: JsonObjectSchema.optional() }).optional(),
-  extensions: z.record(z.string(), JsonObjectSchema).optional(),
+  experimental: z.optional(z.record(z.string(), JsonObjectSchema)),
+  roots: z.optional(JsonObjectSchema),
+  sampling: z.optional(z.looseObject({ context: z.optional(JsonObjectSchema), tools: z.optional(JsonObjectSchema) })),
+  elicitation: z.optional(z.looseObject({ form: z.optional(JsonObjectSchema), url: z.optional(JsonObjectSchema) })),
+  extensions: z.optional(z.record(z.string(), JsonObjectSchema)),
 });
 
 export const LoggingLevelSchema = z.enum(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
 
 /** The required part of `RequestMetaObject`, plus the optional `clientInfo` and `progressToken`. */
 export const RequestMetaSchema = z.looseObject({
-  [PROTOCOL_VERSION_KEY]: z.string().min(1),
+  [PROTOCOL_VERSION_KEY]: z.string().check(z.minLength(1)),
   [CLIENT_CAPABILITIES_KEY]: ClientCapabilitiesSchema,
-  [CLIENT_INFO_KEY]: ImplementationSchema.optional(),
-  progressToken: z.union([z.string(), z.number()]).optional(),
+  [CLIENT_INFO_KEY]: z.optional(ImplementationSchema),
+  progressToken: z.optional(z.union([z.string(), z.number()])),
 });
 
 export type RequestMeta = z.infer<typeof RequestMetaSchema>;

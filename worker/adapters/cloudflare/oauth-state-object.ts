@@ -12,13 +12,13 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
 import { OAUTH_RECORD_KINDS, type JsonValue, type OAuthRecordKind, type OAuthStore } from '../../auth/oauth/oauth-store.ts';
 import type { DurableObjectNamespace, DurableObjectState } from './workers-runtime.ts';
 
 const Operation = z.discriminatedUnion('op', [
-  z.strictObject({ op: z.enum(['get', 'take', 'delete']), kind: z.enum(OAUTH_RECORD_KINDS), id: z.string().min(1).max(512) }),
-  z.strictObject({ op: z.literal('put'), kind: z.enum(OAUTH_RECORD_KINDS), id: z.string().min(1).max(512), value: z.json(), expiresAt: z.number().nullable() }),
+  z.strictObject({ op: z.enum(['get', 'take', 'delete']), kind: z.enum(OAUTH_RECORD_KINDS), id: z.string().check(z.minLength(1), z.maxLength(512)) }),
+  z.strictObject({ op: z.literal('put'), kind: z.enum(OAUTH_RECORD_KINDS), id: z.string().check(z.minLength(1), z.maxLength(512)), value: z.json(), expiresAt: z.nullable(z.number()) }),
 ]);
 
 interface Entry {

@@ -5,61 +5,53 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
 
 export const DEFAULT_ACCESS_TOKEN_SECONDS = 3600;
 export const DEFAULT_REFRESH_TOKEN_DAYS = 30;
 
 const isLoopbackHost = (host: string) => host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
 
-const IssuerUrlSchema = z
-  .string()
-  .url('must be an absolute URL')
-  .refine((value) => {
+const IssuerUrlSchema = z.string().check(
+  z.url('must be an absolute URL'),
+  z.refine((value) => {
     const url = URL.canParse(value) ? new URL(value) : null;
     return url !== null && (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname)));
-  }, 'must be an https: URL (http: only on this machine\'s loopback)')
-  .refine((value) => !value.includes('#') && !value.includes('?'), 'must have no query or fragment');
+  }, 'must be an https: URL (http: only on this machine\'s loopback)'),
+  z.refine((value) => !value.includes('#') && !value.includes('?'), 'must have no query or fragment'),
+);
 
 export const BuiltInServerSchema = z.strictObject({
   'access-token-seconds': z
-    .number()
-    .int()
-    .min(60)
-    .max(86_400)
-    .default(DEFAULT_ACCESS_TOKEN_SECONDS)
-    .describe('Lifetime of an access token, in seconds (60 to 86400); clients renew it with their refresh token'),
+    ._default(z.number().check(z.int(), z.gte(60), z.lte(86_400)), DEFAULT_ACCESS_TOKEN_SECONDS)
+    .check(z.describe('Lifetime of an access token, in seconds (60 to 86400); clients renew it with their refresh token')),
   'refresh-token-days': z
-    .number()
-    .int()
-    .min(1)
-    .max(365)
-    .default(DEFAULT_REFRESH_TOKEN_DAYS)
-    .describe('Lifetime of a refresh token, in days; each use replaces it with a new one, and reusing a replaced one revokes the whole grant'),
+    ._default(z.number().check(z.int(), z.gte(1), z.lte(365)), DEFAULT_REFRESH_TOKEN_DAYS)
+    .check(z.describe('Lifetime of a refresh token, in days; each use replaces it with a new one, and reusing a replaced one revokes the whole grant')),
   'client-id-metadata-documents': z
-    .boolean()
-    .default(true)
-    .describe('Accept https client_id URLs (Client ID Metadata Documents), fetched with SSRF protection'),
+    ._default(z.boolean(), true)
+    .check(z.describe('Accept https client_id URLs (Client ID Metadata Documents), fetched with SSRF protection')),
   'dynamic-client-registration': z
-    .boolean()
-    .default(true)
-    .describe('Accept Dynamic Client Registration (RFC 7591) at /oauth/register, for clients without Client ID Metadata Documents'),
+    ._default(z.boolean(), true)
+    .check(z.describe('Accept Dynamic Client Registration (RFC 7591) at /oauth/register, for clients without Client ID Metadata Documents')),
 });
 
 export const ExternalIssuerSchema = z.strictObject({
-  'issuer': IssuerUrlSchema.describe('The OpenID Connect issuer whose JWT access tokens are accepted (its "iss")'),
-  'jwks-uri': IssuerUrlSchema.optional().describe('Its JSON Web Key Set; default: "jwks_uri" from the issuer\'s /.well-known/openid-configuration'),
-  'agent-claim': z.string().min(1).default('sub').describe('The token claim whose value names the agent (an "agents[].name") the client acts as'),
-  'audience': z.string().min(1).optional().describe('The "aud" the issuer puts in tokens for this worker; default: the resource URL of the endpoint (RFC 8707)'),
+  'issuer': IssuerUrlSchema.check(z.describe('The OpenID Connect issuer whose JWT access tokens are accepted (its "iss")')),
+  'jwks-uri': z.optional(IssuerUrlSchema).check(z.describe('Its JSON Web Key Set; default: "jwks_uri" from the issuer\'s /.well-known/openid-configuration')),
+  'agent-claim': z._default(z.string().check(z.minLength(1)), 'sub').check(z.describe('The token claim whose value names the agent (an "agents[].name") the client acts as')),
+  'audience': z.optional(z.string().check(z.minLength(1))).check(z.describe('The "aud" the issuer puts in tokens for this worker; default: the resource URL of the endpoint (RFC 8707)')),
 });
 
 export const OAuthConfigSchema = z
   .strictObject({
-    'built-in': BuiltInServerSchema.optional().describe('The worker\'s own authorization server: a person signs in on its consent page with an agent or admin token and approves a client for one agent'),
-    'external-issuer': ExternalIssuerSchema.optional().describe('An external OpenID Connect issuer whose JWT access tokens are verified against its JWKS'),
+    'built-in': z.optional(BuiltInServerSchema).check(z.describe('The worker\'s own authorization server: a person signs in on its consent page with an agent or admin token and approves a client for one agent')),
+    'external-issuer': z.optional(ExternalIssuerSchema).check(z.describe('An external OpenID Connect issuer whose JWT access tokens are verified against its JWKS')),
   })
-  .refine((o) => o['built-in'] !== undefined || o['external-issuer'] !== undefined, 'needs "built-in", "external-issuer" or both')
-  .describe('OAuth 2.1 for agents (MCP authorization); static bearer tokens keep working beside it');
+  .check(
+    z.refine((o) => o['built-in'] !== undefined || o['external-issuer'] !== undefined, 'needs "built-in", "external-issuer" or both'),
+    z.describe('OAuth 2.1 for agents (MCP authorization); static bearer tokens keep working beside it'),
+  );
 
 export type OAuthConfig = z.infer<typeof OAuthConfigSchema>;
 export type BuiltInServerConfig = z.infer<typeof BuiltInServerSchema>;

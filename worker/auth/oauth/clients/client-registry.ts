@@ -8,7 +8,8 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
+import '../../../../shared/zod-english.ts';
 import { OAuthError } from '../oauth-error.ts';
 import { randomSecret, sha256Hex } from '../oauth-crypto.ts';
 import type { JsonValue, OAuthStore } from '../oauth-store.ts';
@@ -18,16 +19,14 @@ import { isMetadataDocumentClientId, type MetadataDocumentClients } from './meta
 
 const RegistrationSchema = z.looseObject({
   redirect_uris: RedirectUrisSchema,
-  client_name: z.string().min(1).max(200).optional(),
-  token_endpoint_auth_method: z.enum(['none', 'client_secret_post', 'client_secret_basic']).optional(),
+  client_name: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  token_endpoint_auth_method: z.optional(z.enum(['none', 'client_secret_post', 'client_secret_basic'])),
   grant_types: z
-    .array(z.string())
-    .optional()
-    .refine((g) => g === undefined || (g.includes('authorization_code') && g.every((t) => t === 'authorization_code' || t === 'refresh_token')), 'supported grant types: authorization_code, refresh_token'),
+    .optional(z.array(z.string()))
+    .check(z.refine((g) => g === undefined || (g.includes('authorization_code') && g.every((t) => t === 'authorization_code' || t === 'refresh_token')), 'supported grant types: authorization_code, refresh_token')),
   response_types: z
-    .array(z.string())
-    .optional()
-    .refine((r) => r === undefined || r.every((t) => t === 'code'), 'the only supported response type is "code"'),
+    .optional(z.array(z.string()))
+    .check(z.refine((r) => r === undefined || r.every((t) => t === 'code'), 'the only supported response type is "code"')),
 });
 
 export interface ClientRegistryOptions {

@@ -16,7 +16,8 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
+import '../../../../shared/zod-english.ts';
 import { readStreamWithin } from '../../../../shared/bounded-stream.ts';
 import { OAuthError } from '../oauth-error.ts';
 import { hostRefusal, isPublicAddress } from './address-policy.ts';
@@ -58,11 +59,11 @@ export function metadataUrlRefusal(clientId: string): string | null {
 
 const DocumentSchema = z.looseObject({
   client_id: z.string(),
-  client_name: z.string().min(1).max(200),
+  client_name: z.string().check(z.minLength(1), z.maxLength(200)),
   redirect_uris: RedirectUrisSchema,
-  token_endpoint_auth_method: z.string().optional(),
-  grant_types: z.array(z.string()).optional(),
-  response_types: z.array(z.string()).optional(),
+  token_endpoint_auth_method: z.optional(z.string()),
+  grant_types: z.optional(z.array(z.string())),
+  response_types: z.optional(z.array(z.string())),
 });
 
 /** Reads at most `limit` bytes of a body; more is an error, whatever Content-Length said. */
