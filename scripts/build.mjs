@@ -26,8 +26,10 @@ const dist = join(root, 'dist');
 mkdirSync(dist, { recursive: true });
 
 /**
- * zod re-exports all ~50 of its message locales through one namespace the SDK keeps alive, about
- * 250 KB of the bundle; the worker speaks English only, so the namespace is cut down to `en`.
+ * zod re-exports all ~50 of its message locales through one namespace that zod classic (the MCP
+ * SDK's `types.js`) keeps alive, about 250 KB of the bundle; the worker speaks English only, so the
+ * namespace is cut down to `en`. The worker's own schemas are zod/mini, whose namespace esbuild
+ * drops by itself; their English comes from shared/zod-english.ts.
  */
 const zodEnglishOnly = {
   name: 'zod-english-only',
