@@ -13,7 +13,7 @@
  */
 import { isAbsolute, join } from 'node:path';
 import { userInfo } from 'node:os';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { AuditConfigSchema, type AuditConfig } from '../../shared/audit/audit-config.ts';
 import { EntityIdSchema, ProfileRefSchema } from '../../shared/names.ts';
 import { parseWith, ValidationError } from '../../shared/validation.ts';
@@ -32,14 +32,12 @@ export const DEFAULT_TMP_SIZE_MIB = 64;
 
 /** The keys that decide what a launch runs under when the worker names no profile (sidecar/trust/host-floor.ts). */
 const HostTrustKeys = {
-  'trust-profile': z.optional(ProfileRefSchema).describe(
-    'Trust floor of every server on this host: a profile in trust-profiles/, composed restrictively with whatever the agent\'s trust context names',
+  'trust-profile': z.optional(ProfileRefSchema).check(
+    z.describe('Trust floor of every server on this host: a profile in trust-profiles/, composed restrictively with whatever the agent\'s trust context names'),
   ),
   'allow-uncontained': z
-    .boolean()
-    .optional()
-    .meta({ default: false })
-    .describe('With no trust floor and no agent profile, run a server uncontained instead of refusing it (denied-by-policy)'),
+    .optional(z.boolean())
+    .check(z.meta({ default: false }), z.describe('With no trust floor and no agent profile, run a server uncontained instead of refusing it (denied-by-policy)')),
 };
 
 /** Only the host trust keys of a sidecar.json (single-machine mode reads these and nothing else). */
@@ -49,74 +47,61 @@ export const SidecarConfigSchema = z
   .strictObject({
     worker: z
       .string()
-      .url('must be an absolute URL')
-      .refine((u) => /^(https?|wss?):\/\//i.test(u), 'must be an http(s): or ws(s): URL')
-      .refine((u) => !isCleartextRemote(u), CLEARTEXT_REMOTE_MESSAGE)
-      .describe('Base URL of the worker this sidecar links to; https: unless the worker is on this machine (127.0.0.1, localhost, [::1])'),
+      .check(
+        z.url('must be an absolute URL'),
+        z.refine((u) => /^(https?|wss?):\/\//i.test(u), 'must be an http(s): or ws(s): URL'),
+        z.refine((u) => !isCleartextRemote(u), CLEARTEXT_REMOTE_MESSAGE),
+        z.describe('Base URL of the worker this sidecar links to; https: unless the worker is on this machine (127.0.0.1, localhost, [::1])'),
+      ),
     'entity-id': EntityIdSchema.check(z.describe('This host\'s entity id, as listed under "hosts" in the worker config')),
     'key-file': z
-      .string()
-      .min(1)
-      .optional()
-      .meta({ default: DEFAULT_KEY_FILE })
-      .describe('This host\'s Ed25519 private key, written by switchyard sidecar init (relative to the config dir)'),
-    user: UserNameSchema.optional()
-      .describe('Selects users/<user>/mcp-servers; defaults to the OS user'),
+      .optional(z.string().check(z.minLength(1)))
+      .check(z.meta({ default: DEFAULT_KEY_FILE }), z.describe('This host\'s Ed25519 private key, written by switchyard sidecar init (relative to the config dir)')),
+    user: z.optional(UserNameSchema).check(z.describe('Selects users/<user>/mcp-servers; defaults to the OS user')),
     sandbox: z
-      .strictObject({
-        'tmp-size-mib': z
-          .number()
-          .int('must be a whole number of MiB')
-          .min(1, 'must be at least 1')
-          .max(65536, 'must be at most 65536')
-          .optional()
-          .meta({ default: DEFAULT_TMP_SIZE_MIB })
-          .describe('Size cap of each contained server\'s private /tmp and /dev/shm, in MiB'),
-      })
-      .optional()
-      .describe('Limits of every contained server\'s sandbox'),
+      .optional(
+        z.strictObject({
+          'tmp-size-mib': z
+            .optional(z.number().check(z.int('must be a whole number of MiB'), z.gte(1, 'must be at least 1'), z.lte(65536, 'must be at most 65536')))
+            .check(z.meta({ default: DEFAULT_TMP_SIZE_MIB }), z.describe('Size cap of each contained server\'s private /tmp and /dev/shm, in MiB')),
+        }),
+      )
+      .check(z.describe('Limits of every contained server\'s sandbox')),
     ...HostTrustKeys,
     limits: z
-      .strictObject({
-        'server-processes-per-agent': z
-          .number()
-          .int()
-          .min(1, 'must be at least 1')
-          .max(10_000)
-          .optional()
-          .meta({ default: DEFAULT_PROCESSES_PER_AGENT })
-          .describe('Server processes one agent may hold on this host (its legacy sessions\' and the instances kept for it as a modern agent); a launch past it ends that agent\'s oldest idle one, and is refused (limit-reached) only when none is idle'),
-        'server-processes': z
-          .number()
-          .int()
-          .min(1, 'must be at least 1')
-          .max(10_000)
-          .optional()
-          .meta({ default: DEFAULT_HOST_PROCESSES })
-          .describe('Server processes this host runs in all; a launch past it ends the asking agent\'s own oldest idle one, never another agent\'s, and is refused (limit-reached) when it has none'),
-        'memory-limit-mib': z
-          .number()
-          .int()
-          .min(0, 'must be 0 (no limit) or more')
-          .max(1_048_576)
-          .optional()
-          .meta({ default: DEFAULT_MEMORY_LIMIT_MIB })
-          .describe('Private writable memory (RLIMIT_DATA, through prlimit) each server process may commit, in MiB; 0: no limit. With server-processes it bounds what the host spends on servers. Linux only'),
-      })
-      .optional()
-      .describe('What one agent, and all of them, may run on this host'),
+      .optional(
+        z.strictObject({
+          'server-processes-per-agent': z
+            .optional(z.number().check(z.int(), z.gte(1, 'must be at least 1'), z.lte(10_000)))
+            .check(
+              z.meta({ default: DEFAULT_PROCESSES_PER_AGENT }),
+              z.describe('Server processes one agent may hold on this host (its legacy sessions\' and the instances kept for it as a modern agent); a launch past it ends that agent\'s oldest idle one, and is refused (limit-reached) only when none is idle'),
+            ),
+          'server-processes': z
+            .optional(z.number().check(z.int(), z.gte(1, 'must be at least 1'), z.lte(10_000)))
+            .check(
+              z.meta({ default: DEFAULT_HOST_PROCESSES }),
+              z.describe('Server processes this host runs in all; a launch past it ends the asking agent\'s own oldest idle one, never another agent\'s, and is refused (limit-reached) when it has none'),
+            ),
+          'memory-limit-mib': z
+            .optional(z.number().check(z.int(), z.gte(0, 'must be 0 (no limit) or more'), z.lte(1_048_576)))
+            .check(
+              z.meta({ default: DEFAULT_MEMORY_LIMIT_MIB }),
+              z.describe('Private writable memory (RLIMIT_DATA, through prlimit) each server process may commit, in MiB; 0: no limit. With server-processes it bounds what the host spends on servers. Linux only'),
+            ),
+        }),
+      )
+      .check(z.describe('What one agent, and all of them, may run on this host')),
     'modern-instance-idle-seconds': z
-      .number()
-      .int()
-      .positive()
-      .max(86_400)
-      .optional()
-      .meta({ default: 900 })
-      .describe('How long the legacy server process kept for a modern (2026-07-28) agent lives with no request in flight, in seconds (900 = 15 min)'),
+      .optional(z.number().check(z.int(), z.positive(), z.lte(86_400)))
+      .check(
+        z.meta({ default: 900 }),
+        z.describe('How long the legacy server process kept for a modern (2026-07-28) agent lives with no request in flight, in seconds (900 = 15 min)'),
+      ),
     audit: z.optional(AuditConfigSchema),
-    'warm-pool': WarmPoolConfigSchema.optional().describe('Server instances started and initialized ahead of an agent\'s next session, per agent, server and trust revision'),
+    'warm-pool': z.optional(WarmPoolConfigSchema).check(z.describe('Server instances started and initialized ahead of an agent\'s next session, per agent, server and trust revision')),
   })
-  .describe('Sidecar config (DIR/sidecar.json)');
+  .check(z.describe('Sidecar config (DIR/sidecar.json)'));
 
 export type SidecarConfigFile = z.infer<typeof SidecarConfigSchema>;
 
@@ -158,7 +143,7 @@ export function parseSidecarConfig(input: unknown): SidecarConfigFile {
  * Parses a sidecar.json's content as `schema`; problems are thrown as a {@link ConfigFileError}
  * naming the file, worded as `switchyard check` words them.
  */
-function parseFile<T>(schema: z.ZodType<T>, input: unknown, path: string): T {
+function parseFile<T>(schema: z.ZodMiniType<T>, input: unknown, path: string): T {
   try {
     return parseWith(schema, input, 'sidecar config');
   } catch (error) {

@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
-export const UserNameSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, { message: 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', abort: true })
-  .refine((s) => !s.includes('..'), 'must not contain ".."');
+export const UserNameSchema = z.string().check(
+  z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, { message: 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', abort: true }),
+  z.refine((s) => !s.includes('..'), 'must not contain ".."'),
+);

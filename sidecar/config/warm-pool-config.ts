@@ -5,34 +5,28 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { DEFAULT_WARM_POOL } from '../host/warm-pool.ts';
 
 export const WarmPoolConfigSchema = z.strictObject({
   size: z
-    .number()
-    .int('must be a whole number')
-    .min(0, 'must be 0 (no pool) or more')
-    .max(256, 'must be at most 256')
-    .optional()
-    .meta({ default: DEFAULT_WARM_POOL.size })
-    .describe('Instances kept ready per agent, server and trust revision, once that agent has had one session of that server; 0 disables the pool'),
+    .optional(z.number().check(z.int('must be a whole number'), z.gte(0, 'must be 0 (no pool) or more'), z.lte(256, 'must be at most 256')))
+    .check(
+      z.meta({ default: DEFAULT_WARM_POOL.size }),
+      z.describe('Instances kept ready per agent, server and trust revision, once that agent has had one session of that server; 0 disables the pool'),
+    ),
   'max-instances': z
-    .number()
-    .int('must be a whole number')
-    .min(0, 'must be 0 or more')
-    .max(1024, 'must be at most 1024')
-    .optional()
-    .meta({ default: DEFAULT_WARM_POOL.maxInstances })
-    .describe('Instances pooled at most on this host, all agents and servers together: the pool\'s share of the host\'s memory'),
+    .optional(z.number().check(z.int('must be a whole number'), z.gte(0, 'must be 0 or more'), z.lte(1024, 'must be at most 1024')))
+    .check(
+      z.meta({ default: DEFAULT_WARM_POOL.maxInstances }),
+      z.describe('Instances pooled at most on this host, all agents and servers together: the pool\'s share of the host\'s memory'),
+    ),
   'idle-seconds': z
-    .number()
-    .int('must be a whole number of seconds')
-    .positive('must be at least 1')
-    .max(86_400, 'must be at most 86400')
-    .optional()
-    .meta({ default: DEFAULT_WARM_POOL.idleSeconds })
-    .describe('How long the instances of an agent and server are kept when no session of theirs starts, in seconds'),
+    .optional(z.number().check(z.int('must be a whole number of seconds'), z.positive('must be at least 1'), z.lte(86_400, 'must be at most 86400')))
+    .check(
+      z.meta({ default: DEFAULT_WARM_POOL.idleSeconds }),
+      z.describe('How long the instances of an agent and server are kept when no session of theirs starts, in seconds'),
+    ),
 });
 
 export interface WarmPoolSettings {

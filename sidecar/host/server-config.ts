@@ -18,7 +18,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { WireError } from '../../shared/errors.ts';
 import { EntityIdSchema, ProfileRefSchema, ServerNameSchema } from '../../shared/names.ts';
 import { joinPath, parseWith, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
@@ -40,27 +40,29 @@ export interface ResolvedServerConfig {
 }
 
 /** A server entry's own floor; see `sidecar/trust/host-floor.ts`. */
-const TrustFloorSchema = z.optional(ProfileRefSchema).describe(
-  'This server\'s trust floor on this host: a profile in trust-profiles/, composed restrictively with the agent\'s; wins over sidecar.json "trust-profile"',
+const TrustFloorSchema = z.optional(ProfileRefSchema).check(
+  z.describe('This server\'s trust floor on this host: a profile in trust-profiles/, composed restrictively with the agent\'s; wins over sidecar.json "trust-profile"'),
 );
 
 export const StdioEntrySchema = z.strictObject({
-  type: z.literal('stdio').optional(),
-  command: z.string().min(1, 'must not be empty').describe('Program to run; searched on PATH when not a path'),
-  args: z.array(z.string()).optional().describe('Arguments, in order'),
-  env: z.record(z.string(), z.string()).optional().describe('Variables added to the inherited environment'),
-  cwd: z.string().min(1).optional().describe('Working directory; relative to the config dir'),
+  type: z.optional(z.literal('stdio')),
+  command: z.string().check(z.minLength(1, 'must not be empty'), z.describe('Program to run; searched on PATH when not a path')),
+  args: z.optional(z.array(z.string())).check(z.describe('Arguments, in order')),
+  env: z.optional(z.record(z.string(), z.string())).check(z.describe('Variables added to the inherited environment')),
+  cwd: z.optional(z.string().check(z.minLength(1))).check(z.describe('Working directory; relative to the config dir')),
   'trust-profile': TrustFloorSchema,
 });
 
 export const HttpEntrySchema = z.strictObject({
-  type: z.enum(['http', 'streamable-http']).optional(),
+  type: z.optional(z.enum(['http', 'streamable-http'])),
   url: z
     .string()
-    .url('must be an absolute URL')
-    .refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL')
-    .describe('Streamable HTTP endpoint, reached from this host'),
-  headers: z.record(z.string(), z.string()).optional().describe('Headers sent with every request'),
+    .check(
+      z.url('must be an absolute URL'),
+      z.refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL'),
+      z.describe('Streamable HTTP endpoint, reached from this host'),
+    ),
+  headers: z.optional(z.record(z.string(), z.string())).check(z.describe('Headers sent with every request')),
   'trust-profile': TrustFloorSchema,
 });
 

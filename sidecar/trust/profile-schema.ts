@@ -11,7 +11,7 @@
  * @module
  */
 import { posix } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ProfileRefSchema } from '../../shared/names.ts';
 import { type JsonSchema, schemaProblem } from './json-schema.ts';
 
@@ -28,76 +28,74 @@ export function normalizeAbsolutePath(path: string): string {
   return normal.length > 1 && normal.endsWith('/') ? normal.slice(0, -1) : normal;
 }
 
-const absolutePathSchema = z
-  .string()
-  .refine((p) => posix.isAbsolute(p), { error: 'must be an absolute path' })
-  .refine((p) => !p.includes('\0'), { error: 'must not contain a NUL character' })
-  .transform(normalizeAbsolutePath);
+const absolutePathSchema = z.pipe(
+  z.string().check(
+    z.refine((p) => posix.isAbsolute(p), { error: 'must be an absolute path' }),
+    z.refine((p) => !p.includes('\0'), { error: 'must not contain a NUL character' }),
+  ),
+  z.transform(normalizeAbsolutePath),
+);
 
-const envNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name' });
+const envNameSchema = z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name' }));
 
-const jsonSchemaSchema = z.unknown().transform((value, ctx): JsonSchema => {
-  if (typeof value !== 'boolean' && (typeof value !== 'object' || value === null || Array.isArray(value))) {
-    ctx.addIssue({ code: 'custom', message: 'must be a JSON Schema (an object or a boolean)' });
-    return z.NEVER;
-  }
-  const problem = schemaProblem(value as JsonSchema);
-  if (problem !== undefined) {
-    ctx.addIssue({ code: 'custom', message: `invalid JSON Schema: ${problem}` });
-    return z.NEVER;
-  }
-  return value as JsonSchema;
-});
+const jsonSchemaSchema = z.custom<JsonSchema>().check(
+  z.superRefine((value, ctx) => {
+    if (typeof value !== 'boolean' && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON Schema (an object or a boolean)' });
+      return;
+    }
+    const problem = schemaProblem(value);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `invalid JSON Schema: ${problem}` });
+  }),
+);
 
-const baseReferenceSchema = z.preprocess(
-  (value) => (typeof value === 'string' ? { profile: value } : value),
+const baseReferenceSchema = z.pipe(
+  z.transform((value: unknown) => (typeof value === 'string' ? { profile: value } : value)),
   z.strictObject(
     {
       profile: trustProfileRefSchema,
-      'inheritance-mode': z.enum(['restrictive', 'permissive']).default('restrictive'),
+      'inheritance-mode': z._default(z.enum(['restrictive', 'permissive']), 'restrictive'),
     },
     { error: 'must be a profile name or {"profile", "inheritance-mode"}' },
   ),
 );
 
 const filesystemPathSchema = z.strictObject({
-  'source-path': absolutePathSchema.describe('Absolute path on the launch host'),
-  'target-path': absolutePathSchema.optional().describe('Where it appears inside the sandbox; defaults to source-path'),
-  'access-mode': z.enum(['read-only', 'read-write']).describe('read-only or read-write'),
+  'source-path': absolutePathSchema.check(z.describe('Absolute path on the launch host')),
+  'target-path': z.optional(absolutePathSchema).check(z.describe('Where it appears inside the sandbox; defaults to source-path')),
+  'access-mode': z.enum(['read-only', 'read-write']).check(z.describe('read-only or read-write')),
 });
 
 export const trustProfileFileSchema = z.strictObject({
-  description: z.string().optional().describe('Shown by switchyard sidecar profiles'),
+  description: z.optional(z.string()).check(z.describe('Shown by switchyard sidecar profiles')),
   'base-trust-profiles': z
-    .array(baseReferenceSchema)
-    .optional()
-    .describe('Profiles this one composes with: a name (restrictive) or {"profile", "inheritance-mode": "restrictive" | "permissive"}'),
-  'filesystem-paths': z.array(filesystemPathSchema).optional().describe('Paths the server may use; any grant makes the profile contained'),
+    .optional(z.array(baseReferenceSchema))
+    .check(z.describe('Profiles this one composes with: a name (restrictive) or {"profile", "inheritance-mode": "restrictive" | "permissive"}')),
+  'filesystem-paths': z.optional(z.array(filesystemPathSchema)).check(z.describe('Paths the server may use; any grant makes the profile contained')),
   'network-capabilities': z
-    .array(z.enum(NETWORK_CAPABILITIES))
-    .optional()
-    .describe(
-      'Absent: unconstrained, or no network when the profile grants paths; [] no network; "loopback": a private loopback only; ' +
-        '"internet-client": outbound connections through user-mode networking (slirp4netns), never the host\'s loopback',
+    .optional(z.array(z.enum(NETWORK_CAPABILITIES)))
+    .check(
+      z.describe(
+        'Absent: unconstrained, or no network when the profile grants paths; [] no network; "loopback": a private loopback only; ' +
+          '"internet-client": outbound connections through user-mode networking (slirp4netns), never the host\'s loopback',
+      ),
     ),
   environment: z
-    .strictObject({
-      inherit: z.array(envNameSchema).optional().describe('Variable names copied from the sidecar environment'),
-      set: z
-        .record(envNameSchema, z.string().refine((v) => !v.includes('\0'), { error: 'must not contain a NUL character' }))
-        .optional()
-        .describe('Variables set to fixed values (win over inherited ones and the server entry)'),
-    })
-    .optional()
-    .describe('Environment of a contained server: empty plus these'),
+    .optional(
+      z.strictObject({
+        inherit: z.optional(z.array(envNameSchema)).check(z.describe('Variable names copied from the sidecar environment')),
+        set: z
+          .optional(z.record(envNameSchema, z.string().check(z.refine((v) => !v.includes('\0'), { error: 'must not contain a NUL character' }))))
+          .check(z.describe('Variables set to fixed values (win over inherited ones and the server entry)')),
+      }),
+    )
+    .check(z.describe('Environment of a contained server: empty plus these')),
   'allowed-mcp-tool-call-schemas': z
-    .array(jsonSchemaSchema)
-    .optional()
-    .describe('JSON Schemas over {toolName, input}; when present a tools/call must match'),
+    .optional(z.array(jsonSchemaSchema))
+    .check(z.describe('JSON Schemas over {toolName, input}; when present a tools/call must match')),
   'restricted-mcp-tool-call-schemas': z
-    .array(jsonSchemaSchema)
-    .optional()
-    .describe('JSON Schemas over {toolName, input}; a tools/call matching any is denied (denied-by-policy)'),
+    .optional(z.array(jsonSchemaSchema))
+    .check(z.describe('JSON Schemas over {toolName, input}; a tools/call matching any is denied (denied-by-policy)')),
 });
 
 /** A parsed profile file: bare base names already expanded to `{profile, inheritance-mode: restrictive}`. */

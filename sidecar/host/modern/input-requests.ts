@@ -12,7 +12,8 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import '../../../shared/zod-english.ts';
 import { lackedForAll } from './client-capabilities.ts';
 
 /** The modern requests that may come back `input_required`. */
@@ -55,11 +56,11 @@ export function inputRequiredResult(requests: Map<string, InputRequest>, request
   };
 }
 
-const ElicitResultSchema = z.looseObject({ action: z.enum(['accept', 'decline', 'cancel']), content: z.record(z.string(), z.unknown()).optional() });
-const CreateMessageResultSchema = z.looseObject({ role: z.literal('assistant'), content: z.unknown().refine((c) => c !== undefined && c !== null, 'content is required'), model: z.string() });
+const ElicitResultSchema = z.looseObject({ action: z.enum(['accept', 'decline', 'cancel']), content: z.optional(z.record(z.string(), z.unknown())) });
+const CreateMessageResultSchema = z.looseObject({ role: z.literal('assistant'), content: z.unknown().check(z.refine((c) => c !== undefined && c !== null, 'content is required')), model: z.string() });
 const ListRootsResultSchema = z.looseObject({ roots: z.array(z.looseObject({ uri: z.string() })) });
 
-const RESULT_SCHEMAS: Record<InputMethod, z.ZodType> = {
+const RESULT_SCHEMAS: Record<InputMethod, z.ZodMiniType> = {
   'elicitation/create': ElicitResultSchema,
   'sampling/createMessage': CreateMessageResultSchema,
   'roots/list': ListRootsResultSchema,

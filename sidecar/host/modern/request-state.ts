@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
 
 /** The longest modern server state the host seals for its agent. */
 export const MAX_INNER_STATE_LENGTH = 32 * 1024;
@@ -26,11 +26,11 @@ export const StateClaimsSchema = z.strictObject({
   server: z.string(),
   revision: z.string(),
   handle: z.string(),
-  round: z.number().int().nonnegative(),
+  round: z.number().check(z.int(), z.nonnegative()),
   method: z.string(),
   digest: z.string(),
   /** A modern server's own requestState, sealed inside the host's (`modern-server-state.ts`). */
-  inner: z.string().max(MAX_INNER_STATE_LENGTH).optional(),
+  inner: z.optional(z.string().check(z.maxLength(MAX_INNER_STATE_LENGTH))),
   /** Expiry, ms since the epoch. */
   exp: z.number(),
 });

@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { WireError } from '../../../shared/errors.ts';
 import type { StdioServerConfig } from '../server-config.ts';
 import { MODERN_PROTOCOL_VERSION, type Implementation } from './modern-results.ts';
@@ -28,10 +28,10 @@ export const DEFAULT_PROBE_TIMEOUT_MS = 2000;
 
 /** `server/discover`'s result (schema `DiscoverResult`), read as far as the host needs it. */
 export const DiscoverResultSchema = z.looseObject({
-  resultType: z.string().optional(),
-  supportedVersions: z.array(z.string()).min(1),
+  resultType: z.optional(z.string()),
+  supportedVersions: z.array(z.string()).check(z.minLength(1)),
   capabilities: z.record(z.string(), z.unknown()),
-  instructions: z.string().optional(),
+  instructions: z.optional(z.string()),
 });
 export type DiscoverResult = z.infer<typeof DiscoverResultSchema>;
 

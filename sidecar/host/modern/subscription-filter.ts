@@ -11,15 +11,16 @@
  *
  * @module
  */
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import '../../../shared/zod-english.ts';
 
 export const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 
 export const SubscriptionFilterSchema = z.looseObject({
-  toolsListChanged: z.boolean().optional(),
-  promptsListChanged: z.boolean().optional(),
-  resourcesListChanged: z.boolean().optional(),
-  resourceSubscriptions: z.array(z.string().min(1).max(2048)).max(256).optional(),
+  toolsListChanged: z.optional(z.boolean()),
+  promptsListChanged: z.optional(z.boolean()),
+  resourcesListChanged: z.optional(z.boolean()),
+  resourceSubscriptions: z.optional(z.array(z.string().check(z.minLength(1), z.maxLength(2048))).check(z.maxLength(256))),
 });
 export type SubscriptionFilter = z.infer<typeof SubscriptionFilterSchema>;
 
