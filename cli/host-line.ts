@@ -11,7 +11,7 @@
  * @module
  */
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { LocalError } from '../shared/errors.ts';
 import { PublicKeySchema } from '../shared/link/link-identity.ts';
 import { EntityIdSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema } from '../shared/names.ts';
@@ -27,8 +27,8 @@ export const PACKAGE_BIN = 'switchyard-mcp';
 export const HostLineSchema = z.strictObject({
   'entity-id': EntityIdSchema,
   'public-key': PublicKeySchema,
-  'servers': z.array(ServerNameSchema).max(1000).optional(),
-  'trust-profiles': z.record(ProfileRefSchema, RevisionSchema).optional(),
+  'servers': z.optional(z.array(ServerNameSchema).check(z.maxLength(1000))),
+  'trust-profiles': z.optional(z.record(ProfileRefSchema, RevisionSchema)),
 });
 
 export type HostLine = z.infer<typeof HostLineSchema>;
