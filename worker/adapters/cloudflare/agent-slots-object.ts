@@ -23,7 +23,7 @@
  *
  * @module
  */
-import * as z from 'zod/v4';
+import * as z from 'zod/mini';
 import { AgentNameSchema } from '../../../shared/names.ts';
 import { admitSession } from '../../sessions/agent-limits.ts';
 import type { WorkerLogger } from '../../log.ts';
@@ -36,11 +36,11 @@ export const SLOT_END_IF_IDLE_PATH = '/agent-slots/end-if-idle';
 const SESSION_OBJECT_ORIGIN = 'https://agent-session.switchyard';
 const SLOTS_OBJECT_ORIGIN = 'https://agent-slots.switchyard';
 
-const SessionKey = z.string().regex(/^[0-9a-f]{64}$/);
+const SessionKey = z.string().check(z.regex(/^[0-9a-f]{64}$/));
 /** Each call names the agent (the object's name, which its id does not give back), for the log. */
 const Operation = z.discriminatedUnion('op', [
-  z.strictObject({ op: z.literal('admit'), agent: AgentNameSchema, session: SessionKey, limit: z.number().int().positive(), leaseMs: z.number().int().positive() }),
-  z.strictObject({ op: z.literal('renew'), agent: AgentNameSchema, session: SessionKey, lastSeen: z.number(), inFlight: z.number().int().nonnegative(), leaseMs: z.number().int().positive() }),
+  z.strictObject({ op: z.literal('admit'), agent: AgentNameSchema, session: SessionKey, limit: z.number().check(z.int(), z.positive()), leaseMs: z.number().check(z.int(), z.positive()) }),
+  z.strictObject({ op: z.literal('renew'), agent: AgentNameSchema, session: SessionKey, lastSeen: z.number(), inFlight: z.number().check(z.int(), z.nonnegative()), leaseMs: z.number().check(z.int(), z.positive()) }),
   z.strictObject({ op: z.literal('release'), agent: AgentNameSchema, session: SessionKey }),
   z.strictObject({ op: z.literal('held') }),
 ]);
@@ -50,7 +50,7 @@ type Operation = z.infer<typeof Operation>;
 export const SlotState = z.union([
   z.strictObject({ gone: z.literal(true) }),
   z.strictObject({ ended: z.literal(true) }),
-  z.strictObject({ lastSeen: z.number(), inFlight: z.number().int().nonnegative() }),
+  z.strictObject({ lastSeen: z.number(), inFlight: z.number().check(z.int(), z.nonnegative()) }),
 ]);
 export type SlotState = z.infer<typeof SlotState>;
 
