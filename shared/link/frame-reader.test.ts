@@ -44,4 +44,9 @@ describe('readFrame', () => {
     const stray = readFrame(JSON.stringify({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: 1, message: {}, extra: 1 }), MAX_FRAME_BYTES);
     expect(stray.kind).toBe('malformed');
   });
+
+  it('names a version it cannot print by its type, even one whose toString is not callable', () => {
+    expect(readFrame('{"v":{"toString":0},"type":"channel-message"}', MAX_FRAME_BYTES)).toEqual({ kind: 'wrong-version', version: 'object' });
+    expect(readFrame('{"v":"99","type":"hello"}', MAX_FRAME_BYTES)).toEqual({ kind: 'wrong-version', version: '99' });
+  });
 });

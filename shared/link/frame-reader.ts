@@ -35,7 +35,7 @@ export function readFrame(text: string, maxBytes: number): ReadFrame {
     return { kind: 'malformed', problem: 'not valid JSON' };
   }
   if (typeof frame !== 'object' || frame === null || Array.isArray(frame)) return { kind: 'malformed', problem: 'not a JSON object' };
-  if (frame.v !== LINK_PROTOCOL_VERSION) return { kind: 'wrong-version', version: String(frame.v).slice(0, 16) };
+  if (frame.v !== LINK_PROTOCOL_VERSION) return { kind: 'wrong-version', version: versionText(frame.v) };
   // The frame adds one level around the message (or the channel-open request) it carries.
   if (exceedsDepth(frame, MAX_JSON_DEPTH + 1)) {
     const message = frame.message;
@@ -81,4 +81,9 @@ export function exceeds(text: string, max: number): boolean {
   if (text.length > max) return true;
   if (text.length * 3 <= max) return false;
   return new TextEncoder().encode(text).byteLength > max;
+}
+
+/** A peer's version as text for the log: only a number or a string is printed (an object's own `toString` may not be callable). */
+function versionText(v: unknown): string {
+  return typeof v === 'number' || typeof v === 'string' ? String(v).slice(0, 16) : typeof v;
 }
