@@ -17,9 +17,9 @@
  * and capabilities; the fixture: `createServer()` in `conformance-fixture-server.mjs`). They differ
  * only in the HTTP framing around it, which over the link is the worker's own; so the comparison
  * measures exactly what the passthrough adds or loses. (One framing difference is real and not
- * measured by the active suite: server-everything's HTTP mode has an SSE event store, so its
- * events carry ids and a client may resume a dropped stream with `Last-Event-ID`; the worker's
- * agent-facing transport has no event store, so its events carry no ids. Only the pending
+ * measured by the active suite: both server-everything's HTTP mode and the passthrough keep an
+ * SSE event store, so events carry ids and a client may resume a dropped stream with
+ * `Last-Event-ID`; the aggregate `/mcp` keeps none, so its events carry no ids. Only the pending
  * `server-sse-polling` scenario looks at that, and only as WARNINGs.)
  *
  * The servers:
@@ -136,7 +136,7 @@ beforeAll(async () => {
   ]);
   results.set('everything', { direct: everythingDirect, edge: everythingEdge, linked: everythingLinked });
   results.set('fixture', { direct: fixtureDirect, edge: fixtureEdge, linked: fixtureLinked });
-}, 180_000);
+}, 300_000);
 
 afterAll(async () => {
   await proxy?.close();
