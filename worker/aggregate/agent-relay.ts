@@ -6,23 +6,22 @@
  * per upstream, the agent requests it is serving right now (newest last) and sends such traffic on
  * the newest one's stream, where the agent's client expects it; with none in flight it goes on
  * the standalone stream. A request needing a client capability the agent did not declare is
- * refused upstream with "method not found", never sent. List changes of any upstream become the
- * aggregate's own (debounced by the SDK server).
+ * refused upstream with "method not found", never sent; so is a URL elicitation's completion
+ * notification to an agent without URL elicitation. List changes of any upstream become the
+ * aggregate's own (announced once however many upstreams changed at once).
+ *
+ * Cancellation runs both ways: an upstream cancelling its request aborts `signal`, which cancels
+ * the request to the agent; an agent cancelling its request aborts the upstream request serving
+ * it (see `aggregate-server.ts`).
  *
  * @module
  */
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, McpError, ResultSchema, type ClientCapabilities, type JSONRPCRequest, type Notification, type Result } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { WorkerLogger } from '../log.ts';
-import { ForwardedRpcError, originalMessage } from './rpc-errors.ts';
-
-/** What a request handler's `extra` offers that relaying needs. */
-export interface HandlerExtra {
-  signal: AbortSignal;
-  _meta?: { progressToken?: string | number; [key: string]: unknown };
-  sendNotification(notification: { method: string; params?: Record<string, unknown> }): Promise<void>;
-  sendRequest(request: { method: string; params?: Record<string, unknown> }, schema: typeof ResultSchema, options?: { signal?: AbortSignal; timeout?: number }): Promise<Result>;
-}
+import type { AgentServer } from './agent-server.ts';
+import type { IncomingNotification, IncomingRequest, RequestContext, Result } from './rpc/json-rpc-peer.ts';
+import { RPC_CODES, RpcError } from './rpc/peer-errors.ts';
+import { toUpstreamError } from './rpc-errors.ts';
 
 const CAPABILITY_OF_METHOD: Record<string, keyof ClientCapabilities> = {
   'sampling/createMessage': 'sampling',
@@ -30,12 +29,14 @@ const CAPABILITY_OF_METHOD: Record<string, keyof ClientCapabilities> = {
   'roots/list': 'roots',
 };
 
-/** Upstream list-change notifications and the aggregate server's method announcing the same. */
-export const LIST_CHANGED: Record<string, 'sendToolListChanged' | 'sendPromptListChanged' | 'sendResourceListChanged'> = {
-  'notifications/tools/list_changed': 'sendToolListChanged',
-  'notifications/prompts/list_changed': 'sendPromptListChanged',
-  'notifications/resources/list_changed': 'sendResourceListChanged',
-};
+/** Upstream list-change notifications, which the aggregate announces as its own. */
+export const LIST_CHANGED: ReadonlySet<string> = new Set([
+  'notifications/tools/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/resources/list_changed',
+]);
+
+const ELICITATION_COMPLETE = 'notifications/elicitation/complete';
 
 export interface AgentRelayOptions {
   agentCapabilities: ClientCapabilities;
@@ -43,62 +44,58 @@ export interface AgentRelayOptions {
   requestTimeoutMs: number;
   log: WorkerLogger;
   /** The agent-facing server, once built. */
-  server: () => Server | undefined;
+  server: () => AgentServer | undefined;
 }
 
 export class AgentRelay {
   readonly #options: AgentRelayOptions;
-  readonly #active = new Map<string, HandlerExtra[]>();
+  readonly #active = new Map<string, RequestContext[]>();
 
   constructor(options: AgentRelayOptions) {
     this.#options = options;
   }
 
-  /** Runs `work` (a request to `upstream`) as serving the agent request behind `extra`. */
-  async serving<T>(upstream: string, extra: HandlerExtra, work: () => Promise<T>): Promise<T> {
+  /** Runs `work` (a request to `upstream`) as serving the agent request behind `context`. */
+  async serving<T>(upstream: string, context: RequestContext, work: () => Promise<T>): Promise<T> {
     const active = this.#active.get(upstream) ?? [];
     this.#active.set(upstream, active);
-    active.push(extra);
+    active.push(context);
     try {
       return await work();
     } finally {
-      active.splice(active.indexOf(extra), 1);
+      active.splice(active.indexOf(context), 1);
     }
   }
 
   /** A server→client request of `upstream`, asked of the agent on the related stream. */
-  async request(upstream: string, request: JSONRPCRequest, signal: AbortSignal): Promise<Result> {
+  async request(upstream: string, request: IncomingRequest, signal: AbortSignal): Promise<Result> {
     const capability = CAPABILITY_OF_METHOD[request.method];
     const server = this.#options.server();
     if (server === undefined || (capability !== undefined && this.#options.agentCapabilities[capability] === undefined)) {
-      throw new ForwardedRpcError(ErrorCode.MethodNotFound, `The agent does not support ${request.method}`);
+      throw new RpcError(RPC_CODES.methodNotFound, `The agent does not support ${request.method}`);
     }
-    const outgoing = { method: request.method, ...(request.params !== undefined ? { params: request.params } : {}) };
-    const options = { signal, timeout: this.#options.requestTimeoutMs };
+    const options = { signal, timeoutMs: this.#options.requestTimeoutMs };
     const related = this.#active.get(upstream)?.at(-1);
     try {
       return related !== undefined
-        ? await related.sendRequest(outgoing, ResultSchema, options)
-        : await server.request(outgoing, ResultSchema, options);
+        ? await related.request(request.method, request.params, options)
+        : await server.request(request.method, request.params, options);
     } catch (error) {
-      if (error instanceof McpError) throw new ForwardedRpcError(error.code, originalMessage(error), error.data);
-      throw error;
+      throw toUpstreamError(error);
     }
   }
 
   /** A notification of `upstream`, passed to the agent (list changes as the aggregate's own). */
-  notify(upstream: string, notification: Notification): void {
+  notify(upstream: string, notification: IncomingNotification): void {
     const server = this.#options.server();
     if (server === undefined) return;
-    const listChanged = LIST_CHANGED[notification.method];
-    if (listChanged !== undefined) {
-      void server[listChanged]().catch(() => {});
+    if (LIST_CHANGED.has(notification.method)) {
+      server.announce(notification.method);
       return;
     }
+    if (notification.method === ELICITATION_COMPLETE && !this.#options.agentCapabilities.elicitation?.url) return;
     const related = this.#active.get(upstream)?.at(-1);
-    const send = related !== undefined
-      ? related.sendNotification(notification as { method: string; params?: Record<string, unknown> })
-      : server.notification(notification);
+    const send = related !== undefined ? related.notify(notification.method, notification.params) : server.notify(notification.method, notification.params);
     send.catch((error: unknown) => this.#options.log.debug('Notification not delivered', { server: upstream, method: notification.method, error }));
   }
 
@@ -106,6 +103,6 @@ export class AgentRelay {
   announceListsChanged(): void {
     const server = this.#options.server();
     if (server === undefined) return;
-    for (const method of Object.values(LIST_CHANGED)) void server[method]().catch(() => {});
+    for (const method of LIST_CHANGED) server.announce(method);
   }
 }

@@ -1,13 +1,14 @@
 /**
- * AggregateServer: the MCP server an agent sees on `/mcp`, one per agent session. A low-level SDK
- * `Server` whose handlers fan out to the session's `UpstreamSet`:
+ * AggregateServer: the MCP server an agent sees on `/mcp`, one per agent session. An
+ * `AgentServer` whose handlers fan out to the session's `UpstreamSet`:
  *
  * - tools and prompts are listed from every available server under `<server>__<name>` (see
  *   `naming.ts`) and calls are routed back by that name; an unavailable server shows as
  *   `<server>__unavailable` (see `availability.ts`);
  * - resources keep their URIs; reads, subscriptions and completions are routed by URI;
- * - results pass through unchanged, `isError` tool results included; upstream JSON-RPC errors keep
- *   their code, message and `data` (see `rpc-errors.ts`);
+ * - results pass through unchanged, `isError` tool results included (a gateway does not validate a
+ *   tool's output against its schema: the agent's client does that); upstream JSON-RPC errors
+ *   keep their code, message and `data` (see `rpc-errors.ts`);
  * - progress is relayed under the agent's own token; cancellation follows the agent's;
  * - server→client requests (sampling, elicitation, roots) go to the agent, on the stream of the
  *   agent request that the upstream is serving, if the agent declared that capability;
@@ -16,27 +17,21 @@
  *
  * @module
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  CallToolRequestSchema, CompleteRequestSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema,
-  ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema,
-  ReadResourceRequestSchema, ResultSchema, RootsListChangedNotificationSchema, SetLevelRequestSchema,
-  SubscribeRequestSchema, UnsubscribeRequestSchema,
-  type ClientCapabilities, type Result, type ServerCapabilities,
-} from '@modelcontextprotocol/sdk/types.js';
-import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
+import type { ClientCapabilities, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { WorkerLogger } from '../log.ts';
-import { AgentRelay, LIST_CHANGED, type HandlerExtra } from './agent-relay.ts';
+import { AgentRelay } from './agent-relay.ts';
+import { AgentServer, type AgentRequestHandler } from './agent-server.ts';
 import { aggregateInstructions, unavailableResult, unavailableTool } from './availability.ts';
 import { NameTable, UNAVAILABLE_TOOL } from './naming.ts';
+import { objectParam, stringParam } from './request-params.ts';
 import { ResourceRoutes } from './resource-routes.ts';
-import { ForwardedRpcError, toAgentError } from './rpc-errors.ts';
+import { toAgentError } from './rpc-errors.ts';
+import type { Params, RequestContext, Result } from './rpc/json-rpc-peer.ts';
+import { RPC_CODES, RpcError } from './rpc/peer-errors.ts';
+import type { UpstreamClient } from './upstream-client.ts';
 import { UpstreamSet, type UpstreamSetOptions } from './upstream-set.ts';
 import type { CallLedger } from '../../shared/audit/call-ledger.ts';
 import { traceContextOf } from '../audit/worker-audit.ts';
-
-type Params = Record<string, unknown> & { _meta?: Record<string, unknown> };
 
 export interface AggregateServerOptions extends Omit<UpstreamSetOptions, 'hooks' | 'capabilities' | 'timeoutMs'> {
   /** What the agent declared at initialize; upstreams see the same sampling/elicitation/roots. */
@@ -60,7 +55,7 @@ export class AggregateServer {
   readonly #resources = new ResourceRoutes();
   readonly #relay: AgentRelay;
   #inFlight = 0;
-  #server: Server | undefined;
+  #server: AgentServer | undefined;
   readonly #ledgers = new Map<string, CallLedger>();
   #auditIds = 0;
 
@@ -91,8 +86,8 @@ export class AggregateServer {
     });
   }
 
-  /** The agent-facing SDK server; connect it to the agent's transport. */
-  get server(): Server {
+  /** The agent-facing server; connect it to the agent's transport. */
+  get server(): AgentServer {
     if (this.#server === undefined) throw new Error('AggregateServer is not built yet: use AggregateServer.create');
     return this.#server;
   }
@@ -102,9 +97,9 @@ export class AggregateServer {
     return this.#inFlight;
   }
 
-  #build(): Server {
+  #build(): AgentServer {
     const instructions = aggregateInstructions({
-      connected: this.upstreams.connected().map(([server, client]) => ({ server, instructions: client.getInstructions() })),
+      connected: this.upstreams.connected().map(([server, client]) => ({ server, instructions: client.instructions })),
       failed: this.upstreams.failed(),
     });
     const capabilities: ServerCapabilities = {
@@ -114,17 +109,15 @@ export class AggregateServer {
       logging: {},
       completions: {},
     };
-    const server = new Server(
-      { name: 'switchyard', version: '0.1.0' },
-      {
-        capabilities,
-        instructions,
-        jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
-        debouncedNotificationMethods: Object.keys(LIST_CHANGED),
+    return new AgentServer({
+      serverInfo: { name: 'switchyard', version: '0.1.0' },
+      capabilities,
+      instructions,
+      requests: this.#requestHandlers(),
+      notifications: {
+        'notifications/roots/list_changed': () => void Promise.allSettled(this.upstreams.connected().map(([, client]) => client.sendRootsListChanged())),
       },
-    );
-    this.#registerHandlers(server);
-    return server;
+    });
   }
 
   async close(): Promise<void> {
@@ -132,83 +125,79 @@ export class AggregateServer {
     await this.#server?.close().catch(() => {});
   }
 
-  #registerHandlers(server: Server): void {
-    server.setRequestHandler(ListToolsRequestSchema, (_req, extra) => this.#handle(async () => {
-      const tools = await this.#listEach('tools', 'tools/list', 'tools', extra as HandlerExtra, (s, items) => {
-        this.#tools.clearServer(s);
-        return items.map((tool) => ({ ...tool, name: this.#tools.add(s, String(tool.name)) }));
-      });
-      return { tools: [...tools, ...this.upstreams.failed().map(([s, f]) => unavailableTool(s, f))] };
-    }));
-    server.setRequestHandler(CallToolRequestSchema, (req, extra) => this.#handle(async () => {
-      const target = this.#resolve(this.#tools, req.params.name, 'tool');
-      const client = this.upstreams.client(target.server);
-      const failure = this.upstreams.failure(target.server);
-      if (client === undefined && target.name === UNAVAILABLE_TOOL && failure !== undefined) {
-        this.#ledger(target.server)?.refuse({ id: 0, method: 'tools/call', params: { name: target.name } }, 'refused', failure.reason, traceOf(extra));
-        return unavailableResult(target.server, failure);
-      }
-      return this.#forward(target.server, 'tools/call', { ...(req.params as Params), name: target.name }, extra as HandlerExtra);
-    }));
-    server.setRequestHandler(ListPromptsRequestSchema, (_req, extra) => this.#handle(async () => {
-      const prompts = await this.#listEach('prompts', 'prompts/list', 'prompts', extra as HandlerExtra, (s, items) => {
-        this.#prompts.clearServer(s);
-        return items.map((prompt) => ({ ...prompt, name: this.#prompts.add(s, String(prompt.name)) }));
-      });
-      return { prompts };
-    }));
-    server.setRequestHandler(GetPromptRequestSchema, (req, extra) => this.#handle(async () => {
-      const target = this.#resolve(this.#prompts, req.params.name, 'prompt');
-      return this.#forward(target.server, 'prompts/get', { ...(req.params as Params), name: target.name }, extra as HandlerExtra);
-    }));
-    server.setRequestHandler(ListResourcesRequestSchema, (_req, extra) => this.#handle(async () => {
-      const resources = await this.#listEach('resources', 'resources/list', 'resources', extra as HandlerExtra, (s, items) => {
-        this.#resources.clearResources(s);
-        this.#resources.addResources(s, items.map((r) => String(r.uri)));
-        return items;
-      });
-      return { resources };
-    }));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, (_req, extra) => this.#handle(async () => {
-      const resourceTemplates = await this.#listEach('resources', 'resources/templates/list', 'resourceTemplates', extra as HandlerExtra, (s, items) => {
-        this.#resources.clearTemplates(s);
-        this.#resources.addTemplates(s, items.map((t) => String(t.uriTemplate)));
-        return items;
-      });
-      return { resourceTemplates };
-    }));
-    for (const [schema, method] of [
-      [ReadResourceRequestSchema, 'resources/read'],
-      [SubscribeRequestSchema, 'resources/subscribe'],
-      [UnsubscribeRequestSchema, 'resources/unsubscribe'],
-    ] as const) {
-      server.setRequestHandler(schema, (req, extra) => this.#handle(async () => {
-        const target = this.#resourceServer(req.params.uri);
-        return this.#forward(target, method, req.params as Params, extra as HandlerExtra);
-      }));
-    }
-    server.setRequestHandler(CompleteRequestSchema, (req, extra) => this.#handle(async () => {
-      const ref = req.params.ref as { type: string; name?: string; uri?: string };
-      if (ref.type === 'ref/prompt') {
-        const target = this.#resolve(this.#prompts, String(ref.name), 'prompt');
-        if (this.upstreams.capabilities(target.server).completions === undefined) return { completion: { values: [] } };
-        return this.#forward(target.server, 'completion/complete', { ...(req.params as Params), ref: { ...ref, name: target.name } }, extra as HandlerExtra);
-      }
-      const target = this.#resourceServer(String(ref.uri));
-      if (this.upstreams.capabilities(target).completions === undefined) return { completion: { values: [] } };
-      return this.#forward(target, 'completion/complete', req.params as Params, extra as HandlerExtra);
-    }));
-    server.setRequestHandler(SetLevelRequestSchema, (req) => this.#handle(async () => {
-      await Promise.allSettled(
-        this.upstreams.connected()
-          .filter(([s]) => this.upstreams.capabilities(s).logging !== undefined)
-          .map(([, client]) => client.setLoggingLevel(req.params.level)),
-      );
-      return {};
-    }));
-    server.setNotificationHandler(RootsListChangedNotificationSchema, async () => {
-      await Promise.allSettled(this.upstreams.connected().map(([, client]) => client.sendRootsListChanged()));
-    });
+  #requestHandlers(): Record<string, AgentRequestHandler> {
+    const counted = (handler: AgentRequestHandler): AgentRequestHandler => (params, context) => this.#handle(() => handler(params, context));
+    const resourceRequest = (method: string): AgentRequestHandler => counted(async (params, context) =>
+      this.#forward(this.#resourceServer(stringParam(params, 'uri')), method, params, context));
+    return {
+      'tools/list': counted(async (_params, context) => {
+        const tools = await this.#listEach('tools', 'tools/list', 'tools', context, (s, items) => {
+          this.#tools.clearServer(s);
+          return items.map((tool) => ({ ...tool, name: this.#tools.add(s, String(tool.name)) }));
+        });
+        return { tools: [...tools, ...this.upstreams.failed().map(([s, f]) => unavailableTool(s, f))] };
+      }),
+      'tools/call': counted(async (params, context) => {
+        const target = this.#resolve(this.#tools, stringParam(params, 'name'), 'tool');
+        const client = this.upstreams.client(target.server);
+        const failure = this.upstreams.failure(target.server);
+        if (client === undefined && target.name === UNAVAILABLE_TOOL && failure !== undefined) {
+          this.#ledger(target.server)?.refuse({ id: 0, method: 'tools/call', params: { name: target.name } }, 'refused', failure.reason, traceOf(context));
+          return unavailableResult(target.server, failure) as Result;
+        }
+        return this.#forward(target.server, 'tools/call', { ...params, name: target.name }, context);
+      }),
+      'prompts/list': counted(async (_params, context) => {
+        const prompts = await this.#listEach('prompts', 'prompts/list', 'prompts', context, (s, items) => {
+          this.#prompts.clearServer(s);
+          return items.map((prompt) => ({ ...prompt, name: this.#prompts.add(s, String(prompt.name)) }));
+        });
+        return { prompts };
+      }),
+      'prompts/get': counted(async (params, context) => {
+        const target = this.#resolve(this.#prompts, stringParam(params, 'name'), 'prompt');
+        return this.#forward(target.server, 'prompts/get', { ...params, name: target.name }, context);
+      }),
+      'resources/list': counted(async (_params, context) => {
+        const resources = await this.#listEach('resources', 'resources/list', 'resources', context, (s, items) => {
+          this.#resources.clearResources(s);
+          this.#resources.addResources(s, items.map((r) => String(r.uri)));
+          return items;
+        });
+        return { resources };
+      }),
+      'resources/templates/list': counted(async (_params, context) => {
+        const resourceTemplates = await this.#listEach('resources', 'resources/templates/list', 'resourceTemplates', context, (s, items) => {
+          this.#resources.clearTemplates(s);
+          this.#resources.addTemplates(s, items.map((t) => String(t.uriTemplate)));
+          return items;
+        });
+        return { resourceTemplates };
+      }),
+      'resources/read': resourceRequest('resources/read'),
+      'resources/subscribe': resourceRequest('resources/subscribe'),
+      'resources/unsubscribe': resourceRequest('resources/unsubscribe'),
+      'completion/complete': counted(async (params, context) => {
+        const ref = objectParam(params, 'ref');
+        if (ref.type === 'ref/prompt') {
+          const target = this.#resolve(this.#prompts, String(ref.name), 'prompt');
+          if (this.upstreams.capabilities(target.server).completions === undefined) return { completion: { values: [] } };
+          return this.#forward(target.server, 'completion/complete', { ...params, ref: { ...ref, name: target.name } }, context);
+        }
+        const target = this.#resourceServer(String(ref.uri));
+        if (this.upstreams.capabilities(target).completions === undefined) return { completion: { values: [] } };
+        return this.#forward(target, 'completion/complete', params, context);
+      }),
+      'logging/setLevel': counted(async (params) => {
+        const level = stringParam(params, 'level');
+        await Promise.allSettled(
+          this.upstreams.connected()
+            .filter(([s]) => this.upstreams.capabilities(s).logging !== undefined)
+            .map(([, client]) => client.setLoggingLevel(level)),
+        );
+        return {};
+      }),
+    };
   }
 
   async #handle<T>(work: () => Promise<T>): Promise<T> {
@@ -224,7 +213,7 @@ export class AggregateServer {
   #resolve(table: NameTable, name: string, kind: 'tool' | 'prompt'): { server: string; name: string } {
     const target = table.resolve(name);
     if (target === null || !this.upstreams.servers.includes(target.server)) {
-      throw new ForwardedRpcError(ErrorCode.InvalidParams, `Unknown ${kind} "${name.slice(0, 200)}": list ${kind}s to see the available names`);
+      throw new RpcError(RPC_CODES.invalidParams, `Unknown ${kind} "${name.slice(0, 200)}": list ${kind}s to see the available names`);
     }
     return target;
   }
@@ -232,7 +221,7 @@ export class AggregateServer {
   #resourceServer(uri: string): string {
     const candidates = this.upstreams.connected().filter(([s]) => this.upstreams.capabilities(s).resources !== undefined).map(([s]) => s);
     const server = this.#resources.route(uri, candidates);
-    if (server === undefined) throw new ForwardedRpcError(-32002, `Resource not found: ${uri.slice(0, 500)}`, { uri });
+    if (server === undefined) throw new RpcError(-32002, `Resource not found: ${uri.slice(0, 500)}`, { uri });
     return server;
   }
 
@@ -241,14 +230,14 @@ export class AggregateServer {
     capability: 'tools' | 'prompts' | 'resources',
     method: string,
     key: string,
-    extra: HandlerExtra,
+    context: RequestContext,
     map: (server: string, items: Array<Record<string, unknown>>) => Array<Record<string, unknown>>,
   ): Promise<Array<Record<string, unknown>>> {
     await this.upstreams.retryFailed();
     const lists = await Promise.all(this.upstreams.connected().map(async ([server, client]) => {
       if (this.upstreams.capabilities(server)[capability] === undefined) return [];
       try {
-        return map(server, await listAll(client, method, key, extra.signal, this.#options.requestTimeoutMs));
+        return map(server, await listAll(client, method, key, context.signal, this.#options.requestTimeoutMs));
       } catch (error) {
         this.#options.log.warn('Upstream list failed', { server, method, error: error instanceof Error ? error.message : String(error) });
         return [];
@@ -258,29 +247,29 @@ export class AggregateServer {
   }
 
   /** Sends one request upstream with the agent's progress and cancellation; maps its errors. */
-  async #forward(server: string, method: string, params: Params, extra: HandlerExtra): Promise<Result> {
+  async #forward(server: string, method: string, params: Params, context: RequestContext): Promise<Result> {
     const client = this.upstreams.client(server);
     if (client === undefined) throw toAgentError(server, new Error('unavailable'), () => this.upstreams.failure(server));
     const { progressToken, ...meta } = params._meta ?? {};
     const { _meta: _, ...rest } = params;
     const ledger = this.#ledger(server);
     const audited: AuditedRequest = { id: ++this.#auditIds, method, params: Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest };
-    const upstreamParams = ledger === undefined ? audited.params : ledger.request(audited, traceOf(extra)).params;
+    const upstreamParams = ledger === undefined ? audited.params : ledger.request(audited, traceOf(context)).params;
     try {
-      const result = await this.#relay.serving(server, extra, () =>
-        client.request({ method, params: upstreamParams }, ResultSchema, {
-          signal: extra.signal,
-          timeout: this.#options.requestTimeoutMs,
+      const result = await this.#relay.serving(server, context, () =>
+        client.request(method, upstreamParams, {
+          signal: context.signal,
+          timeoutMs: this.#options.requestTimeoutMs,
           resetTimeoutOnProgress: true,
           ...(progressToken !== undefined
-            ? { onprogress: (p) => void extra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } }).catch(() => {}) }
+            ? { onprogress: (p) => void context.notify('notifications/progress', { ...p, progressToken }).catch(() => {}) }
             : {}),
         }));
       ledger?.answer({ id: audited.id, result });
       return result;
     } catch (error) {
       const answer = toAgentError(server, error, () => this.upstreams.failure(server));
-      ledger?.answer({ id: audited.id, error: answer instanceof ForwardedRpcError ? { code: answer.code, data: answer.data } : {} });
+      ledger?.answer({ id: audited.id, error: answer instanceof RpcError ? { code: answer.code, data: answer.data } : {} });
       throw answer;
     }
   }
@@ -295,8 +284,8 @@ export class AggregateServer {
 }
 
 /** The agent's trace context, from the HTTP request that carried this call. */
-function traceOf(extra: unknown) {
-  return traceContextOf((extra as { requestInfo?: { headers?: Record<string, string> } }).requestInfo?.headers);
+function traceOf(context: RequestContext) {
+  return traceContextOf(context.info?.requestInfo?.headers);
 }
 
 /** The agent's sampling, elicitation and roots capabilities, for the upstream clients to declare. */
@@ -309,12 +298,12 @@ function mirroredCapabilities(agent: ClientCapabilities): ClientCapabilities {
 }
 
 /** Every page of one list method; a server paging forever is cut off after 100 pages. */
-async function listAll(client: Client, method: string, key: string, signal: AbortSignal, timeout: number): Promise<Array<Record<string, unknown>>> {
+async function listAll(client: UpstreamClient, method: string, key: string, signal: AbortSignal, timeoutMs: number): Promise<Array<Record<string, unknown>>> {
   const items: Array<Record<string, unknown>> = [];
   let cursor: string | undefined;
   for (let page = 0; page < 100; page++) {
-    const result = await client.request({ method, params: cursor === undefined ? {} : { cursor } }, ResultSchema, { signal, timeout });
-    const list = (result as Record<string, unknown>)[key];
+    const result = await client.request(method, cursor === undefined ? {} : { cursor }, { signal, timeoutMs });
+    const list = result[key];
     if (Array.isArray(list)) items.push(...(list as Array<Record<string, unknown>>));
     cursor = typeof result.nextCursor === 'string' ? result.nextCursor : undefined;
     if (cursor === undefined) break;

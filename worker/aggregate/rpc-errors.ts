@@ -3,38 +3,18 @@
  * the same code, message and data (in particular `data.reason`), and Switchyard's own failures
  * must carry their stable reason.
  *
- * The SDK's `Protocol` answers a throwing handler with `{code, message, data}` read off the thrown
- * value, so throwing a `ForwardedRpcError` sends exactly those. The SDK's `McpError` prefixes its
- * message with `MCP error <code>: `; that prefix is taken off again so messages do not grow at
- * every hop.
+ * A request handler answers with the code, message and data of what it throws (see
+ * `rpc/json-rpc-peer.ts`), so throwing an `RpcError` sends exactly those.
  *
  * @module
  */
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { WireError, type FailureReason } from '../../shared/errors.ts';
-
-/** An error a request handler throws to answer with this exact JSON-RPC error. */
-export class ForwardedRpcError extends Error {
-  override readonly name = 'ForwardedRpcError';
-  readonly code: number;
-  readonly data: unknown;
-
-  constructor(code: number, message: string, data?: unknown) {
-    super(message);
-    this.code = code;
-    this.data = data;
-  }
-}
+import { ConnectionClosedError, RequestCancelledError, RequestTimeoutError, RPC_CODES, RpcError } from './rpc/peer-errors.ts';
 
 /** The same failure as a JSON-RPC error with `data.reason`. */
-export function fromWireError(error: WireError): ForwardedRpcError {
+export function fromWireError(error: WireError): RpcError {
   const body = error.toJsonRpcError();
-  return new ForwardedRpcError(body.code, body.message, body.data);
-}
-
-/** Strips the `MCP error <code>: ` prefix the SDK adds when it builds an `McpError`. */
-export function originalMessage(error: McpError): string {
-  return error.message.replace(/^MCP error -?\d+: /, '');
+  return new RpcError(body.code, body.message, body.data);
 }
 
 export interface UpstreamFailure {
@@ -43,37 +23,39 @@ export interface UpstreamFailure {
 }
 
 /**
- * The SDK's own local timeout (code -32001 with a numeric `data.timeout`), as opposed to a server
- * that answered with that code: the one test for it. Returns the timeout in ms, or undefined.
+ * Maps what an upstream request rejected with to what the agent receives:
+ * - an upstream JSON-RPC error: unchanged (code, message, data);
+ * - no answer in time: reason `request-timeout`;
+ * - the connection closing under the request: the upstream's failure reason (`server-exited`,
+ *   `host-offline`, …) once it is known, else -32000 "Connection closed";
+ * - the agent's own cancellation: -32001 with the reason (the agent is not answered then; the
+ *   audit record keeps it);
+ * - anything else: `server-exited`, since the request cannot have been answered.
  */
-export function sdkTimeoutMs(error: unknown): number | undefined {
-  if (!(error instanceof McpError) || error.code !== ErrorCode.RequestTimeout) return undefined;
-  const timeout = (error.data as { timeout?: unknown } | undefined)?.timeout;
-  return typeof timeout === 'number' ? timeout : undefined;
+export function toAgentError(server: string, error: unknown, failure: () => UpstreamFailure | undefined): Error {
+  if (error instanceof RpcError) return error;
+  if (error instanceof WireError) return fromWireError(error);
+  if (error instanceof RequestTimeoutError) {
+    return fromWireError(new WireError('request-timeout', `Server "${server}" did not answer within ${error.timeoutMs} ms`));
+  }
+  if (error instanceof RequestCancelledError) return new RpcError(RPC_CODES.requestTimeout, error.message);
+  const known = failure();
+  if (error instanceof ConnectionClosedError) {
+    return known !== undefined
+      ? fromWireError(new WireError(known.reason, `Server "${server}" disconnected: ${known.message}`))
+      : new RpcError(RPC_CODES.connectionClosed, error.message);
+  }
+  return fromWireError(new WireError(known?.reason ?? 'server-exited', `Server "${server}" could not answer: ${known?.message ?? 'connection lost'}`));
 }
 
 /**
- * Maps what `client.request` threw to what the agent receives:
- * - an upstream JSON-RPC error: unchanged (code, message, data);
- * - the SDK's local timeout (code -32001 with `data.timeout`): reason `request-timeout`;
- * - the connection closing under the request (code -32000 once the upstream is known to have
- *   failed): the upstream's failure reason (`server-exited`, `host-offline`, …);
- * - anything else: `server-exited`, since the request cannot have been answered.
- *
- * The SDK's local codes overlap codes servers use, so they are told apart by shape, never by text.
+ * Maps what a request to the agent rejected with to the answer its upstream gets, with the codes
+ * the SDK gave these cases: the agent's own error unchanged, -32001 for no answer in time (with
+ * `data.timeout`) or a cancellation, -32000 for the agent's session ending.
  */
-export function toAgentError(server: string, error: unknown, failure: () => UpstreamFailure | undefined): Error {
-  if (error instanceof ForwardedRpcError) return error;
-  if (error instanceof WireError) return fromWireError(error);
-  if (error instanceof McpError) {
-    const timeout = sdkTimeoutMs(error);
-    if (timeout !== undefined) return fromWireError(new WireError('request-timeout', `Server "${server}" did not answer within ${timeout} ms`));
-    const known = failure();
-    if (error.code === ErrorCode.ConnectionClosed && error.data === undefined && known !== undefined) {
-      return fromWireError(new WireError(known.reason, `Server "${server}" disconnected: ${known.message}`));
-    }
-    return new ForwardedRpcError(error.code, originalMessage(error), error.data);
-  }
-  const known = failure();
-  return fromWireError(new WireError(known?.reason ?? 'server-exited', `Server "${server}" could not answer: ${known?.message ?? 'connection lost'}`));
+export function toUpstreamError(error: unknown): unknown {
+  if (error instanceof RequestTimeoutError) return new RpcError(RPC_CODES.requestTimeout, 'Request timed out', { timeout: error.timeoutMs });
+  if (error instanceof RequestCancelledError) return new RpcError(RPC_CODES.requestTimeout, error.message);
+  if (error instanceof ConnectionClosedError) return new RpcError(RPC_CODES.connectionClosed, error.message);
+  return error;
 }

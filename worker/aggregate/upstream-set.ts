@@ -1,6 +1,6 @@
 /**
- * UpstreamSet: the SDK `Client`s of one aggregate session, one per server the agent may use,
- * each connected straight to the channel (an SDK `Transport`) the router opened for it.
+ * UpstreamSet: the `UpstreamClient`s of one aggregate session, one per server the agent may use,
+ * each connected straight to the channel (an MCP SDK `Transport`) the router opened for it.
  *
  * Every server is either connected or failed with a stable reason; none is ever silently
  * missing. All are connected in parallel at initialize. A server that fails later (its channel
@@ -8,7 +8,7 @@
  * server whose reason may be temporary (`host-offline`, `server-exited`, `launch-failed`,
  * `request-timeout`) is tried again lazily, when the agent next lists something. Failures after
  * the open (initialize failed, a channel ended with a reason) go to `onUpstreamFailed`, where the
- * status page records them: a channel's failure reaches the `Client` as a `WireError` on
+ * status page records them: a channel's failure reaches the client as a `WireError` on
  * `onerror` just before `onclose`.
  *
  * Server→client traffic of each upstream (sampling, elicitation, roots, logging, list changes) is
@@ -16,20 +16,20 @@
  *
  * @module
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { ClientCapabilities, Implementation, JSONRPCRequest, Notification, Result, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import { CfWorkerJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/cfworker';
-import { WireError, type FailureReason } from '../../shared/errors.ts';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ClientCapabilities, Implementation, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { WireError, type FailureReason } from '../../shared/errors.ts';
 import type { WorkerLogger } from '../log.ts';
-import { originalMessage, sdkTimeoutMs, type UpstreamFailure } from './rpc-errors.ts';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { UpstreamFailure } from './rpc-errors.ts';
+import type { IncomingNotification, IncomingRequest, Result } from './rpc/json-rpc-peer.ts';
+import { RequestTimeoutError } from './rpc/peer-errors.ts';
+import { UpstreamClient } from './upstream-client.ts';
 
 export interface UpstreamHooks {
   /** A server→client request from upstream `server`; resolves to the agent's result. */
-  onRequest(server: string, request: JSONRPCRequest, signal: AbortSignal): Promise<Result>;
-  /** A notification from upstream `server` that the SDK did not consume itself. */
-  onNotification(server: string, notification: Notification): void;
+  onRequest(server: string, request: IncomingRequest, signal: AbortSignal): Promise<Result>;
+  /** A notification from upstream `server` (all but cancellations and progress, which the client handles). */
+  onNotification(server: string, notification: IncomingNotification): void;
   /** A server became unavailable or available again. */
   onAvailabilityChanged(): void;
 }
@@ -62,7 +62,7 @@ const RETRYABLE: ReadonlySet<FailureReason> = new Set(['host-offline', 'server-e
 
 type State =
   | { kind: 'connecting'; attempt: Promise<void> }
-  | { kind: 'connected'; client: Client }
+  | { kind: 'connected'; client: UpstreamClient }
   | { kind: 'failed'; failure: UpstreamFailure; at: number };
 
 export class UpstreamSet {
@@ -98,13 +98,13 @@ export class UpstreamSet {
     await Promise.all(attempts);
   }
 
-  client(server: string): Client | undefined {
+  client(server: string): UpstreamClient | undefined {
     const state = this.#states.get(server);
     return state?.kind === 'connected' ? state.client : undefined;
   }
 
   capabilities(server: string): ServerCapabilities {
-    return this.client(server)?.getServerCapabilities() ?? {};
+    return this.client(server)?.capabilities ?? {};
   }
 
   failure(server: string): UpstreamFailure | undefined {
@@ -113,10 +113,10 @@ export class UpstreamSet {
   }
 
   /** Connected servers in config order. */
-  connected(): Array<[string, Client]> {
+  connected(): Array<[string, UpstreamClient]> {
     return this.#options.servers.flatMap((s) => {
       const client = this.client(s);
-      return client === undefined ? [] : [[s, client] as [string, Client]];
+      return client === undefined ? [] : [[s, client] as [string, UpstreamClient]];
     });
   }
 
@@ -155,28 +155,28 @@ export class UpstreamSet {
     }
     if (this.#closed) return void channel.close();
 
-    const client = new Client(this.#options.clientInfo, {
-      capabilities: this.#options.capabilities,
-      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
-    });
     let lastWire: WireError | undefined;
     let connected = false;
-    client.onerror = (error) => {
-      if (error instanceof WireError) lastWire = error;
-      else log.debug('Upstream transport error', { server, error: error.message });
-    };
-    client.onclose = () => {
-      if (this.#closed || !connected || this.#states.get(server)?.kind !== 'connected') return;
-      if (lastWire !== undefined) this.#options.onUpstreamFailed?.(server, lastWire);
-      this.#fail(server, lastWire ?? new WireError('server-exited', 'the server closed the connection'));
-      hooks.onAvailabilityChanged();
-    };
-    client.fallbackRequestHandler = (request, extra) => hooks.onRequest(server, request, extra.signal);
-    client.fallbackNotificationHandler = async (notification) => hooks.onNotification(server, notification);
+    const client: UpstreamClient = new UpstreamClient({
+      clientInfo: this.#options.clientInfo,
+      capabilities: this.#options.capabilities,
+      onRequest: (request, signal) => hooks.onRequest(server, request, signal),
+      onNotification: (notification) => hooks.onNotification(server, notification),
+      onerror: (error) => {
+        if (error instanceof WireError) lastWire = error;
+        else log.debug('Upstream transport error', { server, error: error.message });
+      },
+      onclose: () => {
+        const state = this.#states.get(server);
+        if (this.#closed || !connected || state?.kind !== 'connected' || state.client !== client) return;
+        if (lastWire !== undefined) this.#options.onUpstreamFailed?.(server, lastWire);
+        this.#fail(server, lastWire ?? new WireError('server-exited', 'the server closed the connection'));
+        hooks.onAvailabilityChanged();
+      },
+    });
     try {
-      await client.connect(channel, { timeout: this.#options.timeoutMs });
+      await client.connect(channel, this.#options.timeoutMs);
     } catch (error) {
-      await client.close().catch(() => {});
       await channel.close().catch(() => {});
       const failure = lastWire ?? connectFailure(server, error);
       this.#options.onUpstreamFailed?.(server, failure);
@@ -196,9 +196,9 @@ export class UpstreamSet {
 }
 
 function connectFailure(server: string, error: unknown): WireError {
-  if (sdkTimeoutMs(error) !== undefined) {
+  if (error instanceof RequestTimeoutError) {
     return new WireError('request-timeout', `Server "${server}" did not answer initialize in time`);
   }
-  const detail = error instanceof McpError ? originalMessage(error) : error instanceof Error ? error.message : String(error);
+  const detail = error instanceof Error ? error.message : String(error);
   return new WireError('launch-failed', `Server "${server}" did not initialize: ${detail.slice(0, 300)}`);
 }

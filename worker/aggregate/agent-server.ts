@@ -1,0 +1,88 @@
+/**
+ * AgentServer: the MCP server end an agent talks to on `/mcp`, a `JsonRpcPeer` on the agent's
+ * transport plus the server's half of the initialize handshake, as the MCP SDK's `Server` did it:
+ * the agent's protocol version when it is a supported one, else the latest; the aggregate's
+ * capabilities, server info and instructions.
+ *
+ * Requests are answered by the handler registered for their method (`Method not found`, -32601,
+ * for any other); notifications go to theirs, or are dropped. `announce` sends a parameterless
+ * notification (a list change) at most once per turn of the event loop however often it is
+ * called, as the SDK's debounced notifications did, so one upstream going away together with a
+ * list change is one announcement.
+ *
+ * @module
+ */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Implementation, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { JsonRpcPeer, type IncomingRequest, type Params, type RequestContext, type RequestOptions, type Result } from './rpc/json-rpc-peer.ts';
+import { RPC_CODES, RpcError } from './rpc/peer-errors.ts';
+import { negotiatedVersion } from './rpc/protocol-versions.ts';
+
+export type AgentRequestHandler = (params: Params, context: RequestContext) => Promise<Result>;
+
+export interface AgentServerOptions {
+  serverInfo: Implementation;
+  capabilities: ServerCapabilities;
+  instructions?: string;
+  requests: Readonly<Record<string, AgentRequestHandler>>;
+  notifications: Readonly<Record<string, () => void>>;
+}
+
+export class AgentServer {
+  readonly #options: AgentServerOptions;
+  readonly #peer: JsonRpcPeer;
+  readonly #announcing = new Set<string>();
+
+  constructor(options: AgentServerOptions) {
+    this.#options = options;
+    this.#peer = new JsonRpcPeer({
+      request: (request, context) => this.#answer(request, context),
+      notification: (notification) => {
+        if (Object.hasOwn(options.notifications, notification.method)) options.notifications[notification.method]!();
+      },
+    });
+  }
+
+  /** Starts serving the agent's transport. */
+  connect(transport: Transport): Promise<void> {
+    return this.#peer.connect(transport);
+  }
+
+  async close(): Promise<void> {
+    await this.#peer.close();
+  }
+
+  /** A request to the agent on its standalone stream. */
+  request(method: string, params: Params | undefined, options?: RequestOptions): Promise<Result> {
+    return this.#peer.request(method, params, options);
+  }
+
+  /** A notification to the agent on its standalone stream. */
+  notify(method: string, params?: Params): Promise<void> {
+    return this.#peer.notify(method, params);
+  }
+
+  /** Sends `method` without params once, soon, however often it is announced until then. */
+  announce(method: string): void {
+    if (this.#announcing.has(method)) return;
+    this.#announcing.add(method);
+    queueMicrotask(() => {
+      this.#announcing.delete(method);
+      if (this.#peer.connected) this.#peer.notify(method).catch(() => {});
+    });
+  }
+
+  async #answer(request: IncomingRequest, context: RequestContext): Promise<Result> {
+    const { requests, capabilities, serverInfo, instructions } = this.#options;
+    if (request.method === 'initialize') {
+      return {
+        protocolVersion: negotiatedVersion(request.params?.protocolVersion),
+        capabilities,
+        serverInfo,
+        ...(instructions !== undefined && instructions !== '' ? { instructions } : {}),
+      };
+    }
+    if (!Object.hasOwn(requests, request.method)) throw new RpcError(RPC_CODES.methodNotFound, 'Method not found');
+    return requests[request.method]!(request.params ?? {}, context);
+  }
+}
