@@ -11,7 +11,7 @@ afterEach(() => void vi.useRealTimers());
 function recordSends(transport: ChannelTransport): Array<{ message: JSONRPCMessage; options: TransportSendOptions | undefined }> {
   const sent: Array<{ message: JSONRPCMessage; options: TransportSendOptions | undefined }> = [];
   const send = transport.send.bind(transport);
-  transport.send = (message, options) => {
+  transport.send = (message: JSONRPCMessage, options?: TransportSendOptions) => {
     sent.push({ message, options });
     return send(message);
   };
