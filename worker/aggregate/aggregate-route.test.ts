@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, McpError,
+  CallToolResultSchema, CreateMessageRequestSchema, CreateMessageResultSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, McpError,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WireError } from '../../shared/errors.ts';
 import { createTestMcpServer } from '../../test/support/test-mcp-server.ts';
 import { InProcessRouter } from '../../test/support/in-process-router.ts';
@@ -19,6 +20,36 @@ async function setup(servers = ['alpha', 'beta']) {
   const config = await testConfig([{ name: 'alice', servers }, { name: 'bob', servers: ['gamma'] }], ['alpha', 'beta', 'gamma']);
   harness = startInProcessApp(config, router);
   return { router, harness };
+}
+
+interface Heard {
+  waiting?: boolean;
+  toolCancelled?: unknown;
+  /** Resolves once the agent has the server's question. */
+  asked: Promise<void>;
+}
+
+/** A server whose tool `wait` ends only when cancelled, and whose `ask` cancels its own sampling request. */
+function cancellingServer(heard: Heard): McpServer {
+  const server = new McpServer({ name: 'c', version: '1.0.0' });
+  server.registerTool('wait', { description: 'Waits for its cancellation' }, async (extra) => {
+    heard.waiting = true;
+    await new Promise<void>((resolve) => extra.signal.addEventListener('abort', () => resolve()));
+    heard.toolCancelled = extra.signal.reason;
+    return { content: [] };
+  });
+  server.registerTool('ask', { description: 'Asks, then takes the question back' }, async (extra) => {
+    const controller = new AbortController();
+    const asked = extra.sendRequest(
+      { method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } },
+      CreateMessageResultSchema,
+      { signal: controller.signal },
+    ).catch(() => 'withdrawn');
+    await heard.asked;
+    controller.abort('changed my mind');
+    return { content: [{ type: 'text', text: String(await asked) }] };
+  });
+  return server;
 }
 
 describe('/mcp aggregate', () => {
@@ -72,6 +103,31 @@ describe('/mcp aggregate', () => {
     expect(JSON.stringify(await client.callTool({ name: 'alpha__elicit', arguments: {} }))).toContain('Ada');
     await client.callTool({ name: 'alpha__log', arguments: {} });
     expect(logs).toEqual(['logged']);
+  });
+
+  it('passes cancellation both ways: the agent cancelling a call, a server withdrawing its question', async () => {
+    let agentAsked!: () => void;
+    const heard: Heard = { asked: new Promise<void>((resolve) => (agentAsked = resolve)) };
+    const router = new InProcessRouter({ c: () => cancellingServer(heard) });
+    harness = startInProcessApp(await testConfig([{ name: 'alice', servers: ['c'] }], ['c']), router);
+    const client = await harness.client('/mcp', 'alice-token', { sampling: {} });
+
+    const controller = new AbortController();
+    const call = client.callTool({ name: 'c__wait', arguments: {} }, CallToolResultSchema, { signal: controller.signal }).catch((e: unknown) => e);
+    await expect.poll(() => heard.waiting).toBe(true);
+    controller.abort('no longer needed');
+    await call;
+    await expect.poll(() => heard.toolCancelled).toBe('no longer needed');
+
+    let agentSawCancel: unknown;
+    client.setRequestHandler(CreateMessageRequestSchema, async (_request, extra) => {
+      agentAsked();
+      await new Promise<void>((resolve) => extra.signal.addEventListener('abort', () => resolve()));
+      agentSawCancel = extra.signal.reason;
+      return { role: 'assistant', model: 'm', content: { type: 'text', text: 'too late' } };
+    });
+    expect(await client.callTool({ name: 'c__ask', arguments: {} })).toEqual({ content: [{ type: 'text', text: 'withdrawn' }] });
+    await expect.poll(() => agentSawCancel).toBeDefined();
   });
 
   it('refuses sampling for an agent that did not declare it', async () => {

@@ -45,7 +45,7 @@ describe('JsonRpcPeer', () => {
     const { a, clientSent } = await pair({ request: (request) => ({ echoed: request.params?.text, method: request.method }) });
     const answers = await Promise.all(['one', 'two', 'three'].map((text) => a.request('echo', { text })));
     expect(answers).toEqual([{ echoed: 'one', method: 'echo' }, { echoed: 'two', method: 'echo' }, { echoed: 'three', method: 'echo' }]);
-    expect(clientSent.map((s) => (s.message as { id: number }).id)).toEqual([0, 1, 2]);
+    expect(clientSent.map((s) => (s.message as { id: number }).id)).toEqual([1, 2, 3]);
     expect(await a.request('ping', undefined)).toEqual({});
   });
 
@@ -70,7 +70,7 @@ describe('JsonRpcPeer', () => {
     const context = await served.promise;
     await vi.advanceTimersByTimeAsync(1_000);
     expect(await answer).toEqual(new RequestTimeoutError(1_000));
-    expect(clientSent.at(-1)!.message).toMatchObject({ method: 'notifications/cancelled', params: { requestId: 0 } });
+    expect(clientSent.at(-1)!.message).toMatchObject({ method: 'notifications/cancelled', params: { requestId: 1 } });
     await vi.waitFor(() => expect(context.signal.aborted).toBe(true));
   });
 
@@ -82,7 +82,7 @@ describe('JsonRpcPeer', () => {
     const progress: unknown[] = [];
     const answer = a.request('long', { _meta: { keep: 1 } }, { timeoutMs: 1_000, resetTimeoutOnProgress: true, onprogress: (p) => void progress.push(p) });
     const { token, context } = await served.promise;
-    expect(token).toBe(0);
+    expect(token).toBe(1);
     await vi.advanceTimersByTimeAsync(800);
     await context.notify('notifications/progress', { progressToken: token, progress: 1, total: 2 });
     await vi.waitFor(() => expect(progress).toEqual([{ progress: 1, total: 2 }]));
@@ -105,7 +105,7 @@ describe('JsonRpcPeer', () => {
     finish.resolve({ late: true });
     await context.notify('notifications/message', { dropped: true });
     await a.request('ping', undefined); // a round trip after the late answer would have arrived
-    expect(serverSent.map((s) => s.message)).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }]);
+    expect(serverSent.map((s) => s.message)).toEqual([{ jsonrpc: '2.0', id: 2, result: {} }]);
     expect(errors).toEqual([]);
   });
 
@@ -118,7 +118,7 @@ describe('JsonRpcPeer', () => {
       { request: (request) => ({ roots: [], method: request.method }) },
     );
     expect(await a.request('tools/call', { name: 'x' })).toEqual({ asked: { roots: [], method: 'roots/list' } });
-    expect(serverSent.slice(0, 2).map((s) => s.options)).toEqual([{ relatedRequestId: 0 }, { relatedRequestId: 0 }]);
+    expect(serverSent.slice(0, 2).map((s) => s.options)).toEqual([{ relatedRequestId: 1 }, { relatedRequestId: 1 }]);
   });
 
   it('fails requests in flight with ConnectionClosedError after onclose, and aborts the ones it serves', async () => {

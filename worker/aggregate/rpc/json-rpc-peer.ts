@@ -3,9 +3,11 @@
  * session, a link channel, an in-memory pair), the part of the SDK's `Protocol` the aggregate
  * needs and nothing more: no schema parsing per message, since a gateway passes what it is given.
  *
- * - Requests it sends get its own ids (0, 1, 2, …), are answered by id, time out (a timer a
+ * - Requests it sends get its own ids (1, 2, 3, …), are answered by id, time out (a timer a
  *   progress notification may restart), and are cancelled with `notifications/cancelled` when
- *   their signal aborts or they time out.
+ *   their signal aborts or they time out. Ids start at 1, not at 0 as the SDK's do: the SDK's
+ *   `Protocol` ignores a cancellation of request id 0 (it tests the id for truthiness), and so
+ *   do servers that test a progress token so.
  * - Progress for a request it sent reaches that request's `onprogress`: the request carries its
  *   id as `_meta.progressToken`.
  * - Requests it receives go to one handler with a context: a signal the other side's
@@ -89,7 +91,7 @@ export class JsonRpcPeer {
   onerror?: (error: Error) => void;
   readonly #handlers: PeerHandlers;
   #transport: Transport | undefined;
-  #nextId = 0;
+  #nextId = 1;
   readonly #pending = new Map<number, Pending>();
   readonly #serving = new Map<RequestId, AbortController>();
 
