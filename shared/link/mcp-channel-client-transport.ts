@@ -1,6 +1,6 @@
 /**
  * McpChannelClientTransport (upstream M2): an MCP SDK `Transport` that is one channel carried on
- * a link. The worker's router hands it out and the SDK `Client` of `/mcp` connects to it as is;
+ * a link. The worker's router hands it out and the upstream client of `/mcp` connects to it as is;
  * on the sidecar the same class is the agent's side of the channel a host bridges to its server.
  *
  * It adds nothing to `ChannelTransport` but the wiring to its endpoint: outbound messages become
