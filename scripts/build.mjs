@@ -27,19 +27,25 @@ mkdirSync(dist, { recursive: true });
 
 /**
  * zod re-exports all ~50 of its message locales through one namespace that zod classic (the MCP
- * SDK's `types.js`) keeps alive, about 250 KB of the bundle; the worker speaks English only, so the
- * namespace is cut down to `en`. The worker's own schemas are zod/mini, whose namespace esbuild
- * drops by itself; their English comes from shared/zod-english.ts.
+ * SDK's `types.js`) keeps alive, about 250 KB of a bundle; Switchyard speaks English only, so the
+ * namespace is cut down to `en`. Our own schemas are zod/mini, whose namespace esbuild drops by
+ * itself; their English comes from shared/zod-english.ts. `standIn` is the module that takes the
+ * namespace's place: the worker's file in worker/bundle/, or for the Node CLI bundles a virtual
+ * module (dist/sidecar.js must hold no file of worker/).
  */
-const zodEnglishOnly = {
-  name: 'zod-english-only',
-  setup(b) {
-    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => {
-      if (!/[\\/]zod[\\/]/.test(args.importer)) return undefined;
-      return { path: join(root, 'worker', 'bundle', 'zod-locales-en.ts') };
-    });
-  },
-};
+function zodEnglishOnly(standIn) {
+  return {
+    name: 'zod-english-only',
+    setup(b) {
+      b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => (/[\\/]zod[\\/]/.test(args.importer) ? standIn : undefined));
+      b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, () => ({
+        contents: "export { default as en } from 'zod/v4/locales/en.js';",
+        resolveDir: root,
+        loader: 'js',
+      }));
+    },
+  };
+}
 
 const edgeJsonSchema = {
   name: 'edge-json-schema',
@@ -63,7 +69,7 @@ export async function buildWorker({ minify = true, outfile = join(dist, 'worker.
     minify,
     metafile: true,
     legalComments: 'none',
-    plugins: [edgeJsonSchema, zodEnglishOnly],
+    plugins: [edgeJsonSchema, zodEnglishOnly({ path: join(root, 'worker', 'bundle', 'zod-locales-en.ts') })],
     logLevel: 'warning',
   });
   return result;
@@ -77,7 +83,13 @@ export async function buildCloudflareWorker({ minify = true, outdir = join(dist,
   return result;
 }
 
-/** One self-contained Node ESM file from a CLI entry; the result carries esbuild's metafile. */
+/**
+ * One self-contained Node ESM file from a CLI entry; the result carries esbuild's metafile.
+ * Whitespace and syntax are minified, identifiers are not (stack traces keep their names): V8 holds
+ * a module's whole source for as long as it runs, and kept comments carried a few non-Latin-1
+ * characters (`—`, `→`), which made that string two bytes a character, 3.5 MB of the idle
+ * sidecar's heap; minified it is ASCII and 1.2 MB (issue 17).
+ */
 function buildNodeCli(entry, outfile) {
   return build({
     entryPoints: [join(root, entry)],
@@ -87,6 +99,9 @@ function buildNodeCli(entry, outfile) {
     platform: 'node',
     target: 'node20',
     external: ['bufferutil', 'utf-8-validate', 'deno', 'playwright-core'],
+    minifyWhitespace: true,
+    minifySyntax: true,
+    plugins: [zodEnglishOnly({ path: 'en', namespace: 'zod-english-only' })],
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
     metafile: true,
     logLevel: 'warning',

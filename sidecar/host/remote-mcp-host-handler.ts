@@ -24,7 +24,6 @@
  *
  * @module
  */
-import { DEFAULT_INHERITED_ENV_VARS } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { eraOf, isMcpRequestType, parseMcpConnectionRequestOrWireError, type McpConnection } from '../../shared/connection-request.ts';
 import type { ChannelTransport } from '../../shared/channel-transport.ts';
@@ -39,6 +38,7 @@ import type { TrustProfileStore } from '../trust/profile-store.ts';
 import { ToolCallAuthorizer } from '../trust/tool-call-authorizer.ts';
 import { bridgeChannels, type Bridge } from './channel-bridge.ts';
 import { HostedServers, type HostedFacts } from './hosted-servers.ts';
+import { inheritedEnvironment } from './inherited-environment.ts';
 import type { ProcessBudget } from './process-budget.ts';
 import { DualEraHttpTransport, httpServerEraKey, legacyHttpTransport } from './modern/http-server-transport.ts';
 import { LegacyAgentTransport } from './modern/legacy-agent-transport.ts';
@@ -385,18 +385,4 @@ function sameEndpoint(a: string, b: string): boolean {
     return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}${url.search}`;
   };
   return norm(a) === norm(b);
-}
-
-/**
- * What an uncontained server inherits from the sidecar: the MCP SDK's allow-list (PATH, HOME,
- * USER, …), as MCP clients do, never the whole environment; values that look like shell
- * functions are dropped, as the SDK does. A contained server gets its profile's environment.
- */
-function inheritedEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of DEFAULT_INHERITED_ENV_VARS) {
-    const value = env[name];
-    if (value !== undefined && !value.startsWith('()')) out[name] = value;
-  }
-  return out;
 }
