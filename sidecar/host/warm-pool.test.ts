@@ -1,6 +1,6 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../log.ts';
 import { sameInitialize, WarmPool, type WarmKey } from './warm-pool.ts';
 import { WarmStartTransport, warmOrColdTransport } from './warm-start-transport.ts';
@@ -35,8 +35,9 @@ const params = { protocolVersion: '2025-06-18', capabilities: { roots: {} }, cli
 const initialize = (id: number, p: Record<string, unknown> = params) => ({ jsonrpc: '2.0', id, method: 'initialize', params: p }) as JSONRPCMessage;
 const settle = () => new Promise((r) => setTimeout(r, 0));
 
-function pool(size = 1, maxInstances = 4) {
-  return new WarmPool({ size, maxInstances, idleMs: 60_000, log: silentLogger });
+/** A pool that refills at once (no pause awaited), unless a test asks for one. */
+function pool(size = 1, maxInstances = 4, refillQuietMs = 0) {
+  return new WarmPool({ size, maxInstances, idleMs: 60_000, log: silentLogger, refillQuietMs });
 }
 
 describe('WarmPool', () => {
@@ -98,6 +99,66 @@ describe('WarmPool', () => {
     expect(p.take(bob)).toBeDefined();
     expect(p.take(key)).toBeUndefined();
     await p.dispose();
+  });
+
+  it('refills only once sessions have paused, so a burst is served without spawns beside it', async () => {
+    vi.useFakeTimers();
+    try {
+      const p = pool(3, 8, 100);
+      let launched = 0;
+      p.learn(key, params, async () => {
+        launched++;
+        return new FakeServer();
+      });
+      expect(launched).toBe(0);
+      await vi.advanceTimersByTimeAsync(100);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(p.size).toBe(3);
+      expect(launched).toBe(3);
+      // A burst: one take every 50 ms, each inside the previous one's quiet window.
+      for (let i = 0; i < 3; i++) {
+        expect(p.take(key)).toBeDefined();
+        await vi.advanceTimersByTimeAsync(50);
+      }
+      expect(launched).toBe(3);
+      expect(p.take(key)).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(99);
+      expect(launched).toBe(3);
+      await vi.advanceTimersByTimeAsync(1);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(launched).toBe(6);
+      expect(p.size).toBe(3);
+      await p.dispose();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('refills a steady stream of sessions within five seconds even without a pause', async () => {
+    vi.useFakeTimers();
+    try {
+      const p = pool(1, 8, 100);
+      let launched = 0;
+      p.learn(key, params, async () => {
+        launched++;
+        return new FakeServer();
+      });
+      await vi.advanceTimersByTimeAsync(100);
+      expect(launched).toBe(1);
+      for (let t = 0; t < 4_900; t += 50) {
+        p.take(key);
+        await vi.advanceTimersByTimeAsync(50);
+      }
+      expect(launched).toBe(1);
+      for (let t = 0; t < 200; t += 50) {
+        p.take(key);
+        await vi.advanceTimersByTimeAsync(50);
+      }
+      expect(launched).toBeGreaterThan(1);
+      await p.dispose();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('is disabled at size 0', async () => {
