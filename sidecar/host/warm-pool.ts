@@ -89,10 +89,10 @@ const MAX_CONCURRENT_STARTS = 2;
  * Refills wait for a pause in the sessions: a burst of sessions taking instances is served by the
  * instances ready, and a server start (hundreds of ms of CPU for a node server) during the burst
  * takes a core from the sessions being opened. A steady stream of sessions still gets its refills
- * after `REFILL_MAX_DEFER_MS`.
+ * after `REFILL_MAX_DEFER_MS`, long enough for a burst of 64 on a loaded two-core machine (9 s).
  */
 const REFILL_QUIET_MS = 250;
-const REFILL_MAX_DEFER_MS = 5_000;
+export const REFILL_MAX_DEFER_MS = 30_000;
 const MAX_PENDING_MESSAGES = 64;
 const INIT_ID = 'switchyard-warm-pool-initialize';
 
