@@ -101,10 +101,11 @@ describe('WarmPool', () => {
     await p.dispose();
   });
 
-  it('refills only once sessions have paused, so a burst is served without spawns beside it', async () => {
+  /** A pool that waits 100 ms of quiet before refilling, under fake timers, with its launches counted. */
+  async function quietPool(size: number, run: (p: WarmPool, launched: () => number) => Promise<void>): Promise<void> {
     vi.useFakeTimers();
     try {
-      const p = pool(3, 8, 100);
+      const p = pool(size, 8, 100);
       let launched = 0;
       p.learn(key, params, async () => {
         launched++;
@@ -113,53 +114,44 @@ describe('WarmPool', () => {
       expect(launched).toBe(0);
       await vi.advanceTimersByTimeAsync(100);
       await vi.advanceTimersByTimeAsync(0);
-      expect(p.size).toBe(3);
-      expect(launched).toBe(3);
+      expect(p.size).toBe(size);
+      await run(p, () => launched);
+      await p.dispose();
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+
+  it('refills only once sessions have paused, so a burst is served without spawns beside it', () =>
+    quietPool(3, async (p, launched) => {
       // A burst: one take every 50 ms, each inside the previous one's quiet window.
       for (let i = 0; i < 3; i++) {
         expect(p.take(key)).toBeDefined();
         await vi.advanceTimersByTimeAsync(50);
       }
-      expect(launched).toBe(3);
+      expect(launched()).toBe(3);
       expect(p.take(key)).toBeUndefined();
       await vi.advanceTimersByTimeAsync(99);
-      expect(launched).toBe(3);
+      expect(launched()).toBe(3);
       await vi.advanceTimersByTimeAsync(1);
       await vi.advanceTimersByTimeAsync(0);
-      expect(launched).toBe(6);
+      expect(launched()).toBe(6);
       expect(p.size).toBe(3);
-      await p.dispose();
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    }));
 
-  it('refills a steady stream of sessions after REFILL_MAX_DEFER_MS even without a pause', async () => {
-    vi.useFakeTimers();
-    try {
-      const p = pool(1, 8, 100);
-      let launched = 0;
-      p.learn(key, params, async () => {
-        launched++;
-        return new FakeServer();
-      });
-      await vi.advanceTimersByTimeAsync(100);
-      expect(launched).toBe(1);
+  it('refills a steady stream of sessions after REFILL_MAX_DEFER_MS even without a pause', () =>
+    quietPool(1, async (p, launched) => {
       for (let t = 0; t < REFILL_MAX_DEFER_MS - 100; t += 50) {
         p.take(key);
         await vi.advanceTimersByTimeAsync(50);
       }
-      expect(launched).toBe(1);
+      expect(launched()).toBe(1);
       for (let t = 0; t < 200; t += 50) {
         p.take(key);
         await vi.advanceTimersByTimeAsync(50);
       }
-      expect(launched).toBeGreaterThan(1);
-      await p.dispose();
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+      expect(launched()).toBeGreaterThan(1);
+    }));
 
   it('is disabled at size 0', async () => {
     const p = pool(0);
