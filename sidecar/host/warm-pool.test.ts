@@ -40,6 +40,27 @@ function pool(size = 1, maxInstances = 4, refillQuietMs = 0) {
   return new WarmPool({ size, maxInstances, idleMs: 60_000, log: silentLogger, refillQuietMs });
 }
 
+/** A pool that waits 100 ms of quiet before refilling, under fake timers, with its launches counted. */
+async function quietPool(size: number, run: (p: WarmPool, launched: () => number) => Promise<void>): Promise<void> {
+  vi.useFakeTimers();
+  try {
+    const p = pool(size, 8, 100);
+    let launched = 0;
+    p.learn(key, params, async () => {
+      launched++;
+      return new FakeServer();
+    });
+    expect(launched).toBe(0);
+    await vi.advanceTimersByTimeAsync(100);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(p.size).toBe(size);
+    await run(p, () => launched);
+    await p.dispose();
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
 describe('WarmPool', () => {
   it('fills a key once it has learnt how, hands each instance out once, and refills', async () => {
     const p = pool(2);
@@ -101,36 +122,18 @@ describe('WarmPool', () => {
     await p.dispose();
   });
 
-  /** A pool that waits 100 ms of quiet before refilling, under fake timers, with its launches counted. */
-  async function quietPool(size: number, run: (p: WarmPool, launched: () => number) => Promise<void>): Promise<void> {
-    vi.useFakeTimers();
-    try {
-      const p = pool(size, 8, 100);
-      let launched = 0;
-      p.learn(key, params, async () => {
-        launched++;
-        return new FakeServer();
-      });
-      expect(launched).toBe(0);
-      await vi.advanceTimersByTimeAsync(100);
-      await vi.advanceTimersByTimeAsync(0);
-      expect(p.size).toBe(size);
-      await run(p, () => launched);
-      await p.dispose();
-    } finally {
-      vi.useRealTimers();
-    }
-  }
-
-  it('refills only once sessions have paused, so a burst is served without spawns beside it', () =>
+  it('refills only once no session is opening and sessions have paused, so a burst is served without spawns beside it', () =>
     quietPool(3, async (p, launched) => {
       // A burst: one take every 50 ms, each inside the previous one's quiet window.
       for (let i = 0; i < 3; i++) {
         expect(p.take(key)).toBeDefined();
         await vi.advanceTimersByTimeAsync(50);
       }
-      expect(launched()).toBe(3);
       expect(p.take(key)).toBeUndefined();
+      // Past the quiet window, but the three sessions are still opening.
+      await vi.advanceTimersByTimeAsync(200);
+      expect(launched()).toBe(3);
+      for (let i = 0; i < 3; i++) p.opened();
       await vi.advanceTimersByTimeAsync(99);
       expect(launched()).toBe(3);
       await vi.advanceTimersByTimeAsync(1);
@@ -142,7 +145,7 @@ describe('WarmPool', () => {
   it('refills a steady stream of sessions after REFILL_MAX_DEFER_MS even without a pause', () =>
     quietPool(1, async (p, launched) => {
       for (let t = 0; t < REFILL_MAX_DEFER_MS - 100; t += 50) {
-        p.take(key);
+        if (p.take(key) !== undefined) p.opened();
         await vi.advanceTimersByTimeAsync(50);
       }
       expect(launched()).toBe(1);
@@ -186,6 +189,28 @@ describe('WarmStartTransport', () => {
     await transport.send({ jsonrpc: '2.0', id: 8, method: 'tools/list' } as JSONRPCMessage);
     await p.dispose();
   });
+
+  it('holds the pool\'s refill while a session handed a warm instance is opening, and only then', () =>
+    quietPool(1, async (p, launched) => {
+      const transport = await warmOrColdTransport({ pool: p, key, cold: async () => new FakeServer(), spare: async () => new FakeServer() });
+      await transport.start();
+      await transport.send(initialize(7));
+      await vi.advanceTimersByTimeAsync(500);
+      expect(launched()).toBe(1);
+      await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' } as JSONRPCMessage);
+      await vi.advanceTimersByTimeAsync(100);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(launched()).toBe(2);
+      // Closing afterwards does not count the session's opening twice.
+      await transport.close();
+      expect(p.take(key)).toBeDefined();
+      await vi.advanceTimersByTimeAsync(200);
+      expect(launched()).toBe(2);
+      p.opened();
+      await vi.advanceTimersByTimeAsync(100);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(launched()).toBe(3);
+    }));
 
   it('goes cold when the agent initializes differently, and the pool learns from a cold session', async () => {
     const p = pool(1);

@@ -14,8 +14,9 @@
  *   a cold start would have shown it. The first session of an agent is therefore always cold.
  * - Sized by config: `size` instances per key (0 disables the pool), at most `maxInstances` in all
  *   (the pool's share of the host's memory; when it is full, the key used longest ago gives up an
- *   instance to a key used more recently); refilled in the background after each take, once sessions have paused
- *   (`REFILL_QUIET_MS`: a burst is served from what is ready, not slowed by spawns beside it), at most
+ *   instance to a key used more recently); refilled in the background after each take, once no session handed an instance is still opening
+ *   and sessions have paused (`REFILL_QUIET_MS`: a burst is served from what is ready, not slowed by
+ *   spawns beside it), at most
  *   `MAX_CONCURRENT_STARTS` instances starting at once so that refills never crowd out sessions; a key
  *   unused for `idleMs` is emptied; an instance that ends while pooled is dropped, not replaced at
  *   once (a crashing server would otherwise respawn in a loop), and a key whose instances fail to
@@ -72,7 +73,7 @@ export interface WarmPoolOptions {
   budget?: WarmPoolBudget;
   /** Bound on a pooled instance's start and `initialize`. */
   initTimeoutMs?: number;
-  /** Refills wait until sessions have stopped arriving this long (`REFILL_QUIET_MS`; 0: at once). */
+  /** Refills wait until no session is opening and none arrived for this long (`REFILL_QUIET_MS`; 0: refill at once). */
   refillQuietMs?: number;
 }
 
@@ -114,8 +115,10 @@ export class WarmPool {
   #disposed = false;
   /** Orders touches (a counter, not a clock: two in one millisecond still differ). */
   #clock = 0;
-  /** When a session last took or taught an instance, and since when refills have waited. */
+  /** When a session last took, taught or finished opening, and since when refills have waited. */
   #lastActivity = -Infinity;
+  /** Sessions handed an instance whose opening has not finished (`opened`). */
+  #opening = 0;
   #deferredSince: number | null = null;
   #refillTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -141,12 +144,23 @@ export class WarmPool {
     this.#touch(state);
     const instance = state.ready.shift();
     if (instance !== undefined) {
+      this.#opening++;
       this.#options.budget?.release(key.agent);
       this.#options.log.debug('Warm instance taken', { agent: key.agent, server: key.server });
     }
     this.#sessionArrived();
     this.#fill(state);
     return instance;
+  }
+
+  /**
+   * A session handed an instance by `take` has finished opening (its `initialize` answered and
+   * acknowledged), gone cold instead, or closed: once no session is opening, refills may start.
+   * Called once per instance taken.
+   */
+  opened(): void {
+    if (this.#opening > 0) this.#opening--;
+    this.#sessionArrived();
   }
 
   /**
@@ -238,20 +252,22 @@ export class WarmPool {
   }
 
   /**
-   * Whether refills wait for the sessions arriving now to stop (`REFILL_QUIET_MS`); when they do,
-   * a timer fills every key once the pause came or the wait reached `REFILL_MAX_DEFER_MS`.
+   * Whether refills wait for the sessions opening now (`opened`) and then a pause
+   * (`REFILL_QUIET_MS`); when they do, a timer looks again once the pause could have come, and
+   * refills go ahead anyway once they have waited `REFILL_MAX_DEFER_MS`.
    */
   #refillDeferred(): boolean {
     const quietMs = this.#options.refillQuietMs ?? REFILL_QUIET_MS;
+    if (quietMs === 0) return false;
     const now = Date.now();
     const quietFor = now - this.#lastActivity;
     this.#deferredSince ??= now;
-    if (quietFor >= quietMs || now - this.#deferredSince >= REFILL_MAX_DEFER_MS) {
+    if ((this.#opening === 0 && quietFor >= quietMs) || now - this.#deferredSince >= REFILL_MAX_DEFER_MS) {
       this.#deferredSince = null;
       return false;
     }
     if (this.#refillTimer === undefined) {
-      const waitMs = Math.min(quietMs - quietFor, REFILL_MAX_DEFER_MS - (now - this.#deferredSince));
+      const waitMs = Math.min(Math.max(1, quietMs - quietFor), REFILL_MAX_DEFER_MS - (now - this.#deferredSince));
       this.#refillTimer = setTimeout(() => {
         this.#refillTimer = undefined;
         this.#fillAll();
