@@ -156,6 +156,20 @@ describe('WarmPool', () => {
       expect(launched()).toBeGreaterThan(1);
     }));
 
+  it('stops counting a session that never reported its opening after REFILL_MAX_DEFER_MS', () =>
+    quietPool(2, async (p, launched) => {
+      expect(p.take(key)).toBeDefined();
+      await vi.advanceTimersByTimeAsync(REFILL_MAX_DEFER_MS);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(launched()).toBe(3);
+      // The first session never said it opened; the next one does, and its refill waits only the pause.
+      expect(p.take(key)).toBeDefined();
+      p.opened();
+      await vi.advanceTimersByTimeAsync(100);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(launched()).toBe(4);
+    }));
+
   it('is disabled at size 0', async () => {
     const p = pool(0);
     p.learn(key, params, async () => new FakeServer());

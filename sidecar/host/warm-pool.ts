@@ -117,8 +117,12 @@ export class WarmPool {
   #clock = 0;
   /** When a session last took, taught or finished opening, and since when refills have waited. */
   #lastActivity = -Infinity;
-  /** Sessions handed an instance whose opening has not finished (`opened`). */
-  #opening = 0;
+  /**
+   * When each session handed an instance, whose opening has not finished (`opened`), took it; in
+   * order. One older than `REFILL_MAX_DEFER_MS` no longer holds refills (a session that never
+   * reported cannot stop them).
+   */
+  #opening: number[] = [];
   #deferredSince: number | null = null;
   #refillTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -144,7 +148,7 @@ export class WarmPool {
     this.#touch(state);
     const instance = state.ready.shift();
     if (instance !== undefined) {
-      this.#opening++;
+      this.#opening.push(Date.now());
       this.#options.budget?.release(key.agent);
       this.#options.log.debug('Warm instance taken', { agent: key.agent, server: key.server });
     }
@@ -159,7 +163,7 @@ export class WarmPool {
    * Called once per instance taken.
    */
   opened(): void {
-    if (this.#opening > 0) this.#opening--;
+    this.#opening.shift();
     this.#sessionArrived();
   }
 
@@ -262,7 +266,8 @@ export class WarmPool {
     const now = Date.now();
     const quietFor = now - this.#lastActivity;
     this.#deferredSince ??= now;
-    if ((this.#opening === 0 && quietFor >= quietMs) || now - this.#deferredSince >= REFILL_MAX_DEFER_MS) {
+    while (this.#opening.length > 0 && now - this.#opening[0]! >= REFILL_MAX_DEFER_MS) this.#opening.shift();
+    if ((this.#opening.length === 0 && quietFor >= quietMs) || now - this.#deferredSince >= REFILL_MAX_DEFER_MS) {
       this.#deferredSince = null;
       return false;
     }
