@@ -36,8 +36,8 @@ const REAL_PROCESSES_BESIDE_CODE = [
   'sidecar/sandbox/index.test.ts',
 ];
 
-/** In-process checks that live under test/ because they span the tree. */
-const IN_PROCESS_UNDER_TEST = ['test/layering.test.ts', 'test/config-parsers.property.test.ts', 'test/readme.test.ts'];
+/** In-process checks that live under test/ because they span the tree, and the bench's pure parts. */
+const IN_PROCESS_UNDER_TEST = ['test/layering.test.ts', 'test/config-parsers.property.test.ts', 'test/readme.test.ts', 'test/bench/**/*.test.ts'];
 
 const SLOW = [
   'test/readme-quickstart.test.ts',
@@ -51,7 +51,8 @@ const SLOW = [
   'test/cloudflare/hibernation.test.ts',
 ];
 
-const EXCLUDE = ['**/node_modules/**', 'test/bench/**'];
+// The bench's modules are not tests; its `*.test.ts` (pure parts only) run in `unit`.
+const EXCLUDE = ['**/node_modules/**'];
 
 const common = { testTimeout: 30_000, hookTimeout: 60_000, pool: 'forks' } as const;
 

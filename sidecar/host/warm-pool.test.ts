@@ -1,8 +1,8 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../log.ts';
-import { sameInitialize, WarmPool, type WarmKey } from './warm-pool.ts';
+import { REFILL_MAX_DEFER_MS, sameInitialize, WarmPool, type WarmKey } from './warm-pool.ts';
 import { WarmStartTransport, warmOrColdTransport } from './warm-start-transport.ts';
 
 /** An in-memory server: answers `initialize`, records what it was sent, asks for roots once initialized. */
@@ -35,8 +35,30 @@ const params = { protocolVersion: '2025-06-18', capabilities: { roots: {} }, cli
 const initialize = (id: number, p: Record<string, unknown> = params) => ({ jsonrpc: '2.0', id, method: 'initialize', params: p }) as JSONRPCMessage;
 const settle = () => new Promise((r) => setTimeout(r, 0));
 
-function pool(size = 1, maxInstances = 4) {
-  return new WarmPool({ size, maxInstances, idleMs: 60_000, log: silentLogger });
+/** A pool that refills at once (no pause awaited), unless a test asks for one. */
+function pool(size = 1, maxInstances = 4, refillQuietMs = 0) {
+  return new WarmPool({ size, maxInstances, idleMs: 60_000, log: silentLogger, refillQuietMs });
+}
+
+/** A pool that waits 100 ms of quiet before refilling, under fake timers, with its launches counted. */
+async function quietPool(size: number, run: (p: WarmPool, launched: () => number) => Promise<void>): Promise<void> {
+  vi.useFakeTimers();
+  try {
+    const p = pool(size, 8, 100);
+    let launched = 0;
+    p.learn(key, params, async () => {
+      launched++;
+      return new FakeServer();
+    });
+    expect(launched).toBe(0);
+    await vi.advanceTimersByTimeAsync(100);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(p.size).toBe(size);
+    await run(p, () => launched);
+    await p.dispose();
+  } finally {
+    vi.useRealTimers();
+  }
 }
 
 describe('WarmPool', () => {
@@ -100,6 +122,54 @@ describe('WarmPool', () => {
     await p.dispose();
   });
 
+  it('refills only once no session is opening and sessions have paused, so a burst is served without spawns beside it', () =>
+    quietPool(3, async (p, launched) => {
+      // A burst: one take every 50 ms, each inside the previous one's quiet window.
+      for (let i = 0; i < 3; i++) {
+        expect(p.take(key)).toBeDefined();
+        await vi.advanceTimersByTimeAsync(50);
+      }
+      expect(p.take(key)).toBeUndefined();
+      // Past the quiet window, but the three sessions are still opening.
+      await vi.advanceTimersByTimeAsync(200);
+      expect(launched()).toBe(3);
+      for (let i = 0; i < 3; i++) p.opened();
+      await vi.advanceTimersByTimeAsync(99);
+      expect(launched()).toBe(3);
+      await vi.advanceTimersByTimeAsync(1);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(launched()).toBe(6);
+      expect(p.size).toBe(3);
+    }));
+
+  it('refills a steady stream of sessions after REFILL_MAX_DEFER_MS even without a pause', () =>
+    quietPool(1, async (p, launched) => {
+      for (let t = 0; t < REFILL_MAX_DEFER_MS - 100; t += 50) {
+        if (p.take(key) !== undefined) p.opened();
+        await vi.advanceTimersByTimeAsync(50);
+      }
+      expect(launched()).toBe(1);
+      for (let t = 0; t < 200; t += 50) {
+        p.take(key);
+        await vi.advanceTimersByTimeAsync(50);
+      }
+      expect(launched()).toBeGreaterThan(1);
+    }));
+
+  it('stops counting a session that never reported its opening after REFILL_MAX_DEFER_MS', () =>
+    quietPool(2, async (p, launched) => {
+      expect(p.take(key)).toBeDefined();
+      await vi.advanceTimersByTimeAsync(REFILL_MAX_DEFER_MS);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(launched()).toBe(3);
+      // The first session never said it opened; the next one does, and its refill waits only the pause.
+      expect(p.take(key)).toBeDefined();
+      p.opened();
+      await vi.advanceTimersByTimeAsync(100);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(launched()).toBe(4);
+    }));
+
   it('is disabled at size 0', async () => {
     const p = pool(0);
     p.learn(key, params, async () => new FakeServer());
@@ -133,6 +203,28 @@ describe('WarmStartTransport', () => {
     await transport.send({ jsonrpc: '2.0', id: 8, method: 'tools/list' } as JSONRPCMessage);
     await p.dispose();
   });
+
+  it('holds the pool\'s refill while a session handed a warm instance is opening, and only then', () =>
+    quietPool(1, async (p, launched) => {
+      const transport = await warmOrColdTransport({ pool: p, key, cold: async () => new FakeServer(), spare: async () => new FakeServer() });
+      await transport.start();
+      await transport.send(initialize(7));
+      await vi.advanceTimersByTimeAsync(500);
+      expect(launched()).toBe(1);
+      await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' } as JSONRPCMessage);
+      await vi.advanceTimersByTimeAsync(100);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(launched()).toBe(2);
+      // Closing afterwards does not count the session's opening twice.
+      await transport.close();
+      expect(p.take(key)).toBeDefined();
+      await vi.advanceTimersByTimeAsync(200);
+      expect(launched()).toBe(2);
+      p.opened();
+      await vi.advanceTimersByTimeAsync(100);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(launched()).toBe(3);
+    }));
 
   it('goes cold when the agent initializes differently, and the pool learns from a cold session', async () => {
     const p = pool(1);

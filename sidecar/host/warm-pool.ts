@@ -14,7 +14,9 @@
  *   a cold start would have shown it. The first session of an agent is therefore always cold.
  * - Sized by config: `size` instances per key (0 disables the pool), at most `maxInstances` in all
  *   (the pool's share of the host's memory; when it is full, the key used longest ago gives up an
- *   instance to a key used more recently); refilled in the background after each take, at most
+ *   instance to a key used more recently); refilled in the background after each take, once no session handed an instance is still opening
+ *   and sessions have paused (`REFILL_QUIET_MS`: a burst is served from what is ready, not slowed by
+ *   spawns beside it), at most
  *   `MAX_CONCURRENT_STARTS` instances starting at once so that refills never crowd out sessions; a key
  *   unused for `idleMs` is emptied; an instance that ends while pooled is dropped, not replaced at
  *   once (a crashing server would otherwise respawn in a loop), and a key whose instances fail to
@@ -71,6 +73,8 @@ export interface WarmPoolOptions {
   budget?: WarmPoolBudget;
   /** Bound on a pooled instance's start and `initialize`. */
   initTimeoutMs?: number;
+  /** Refills wait until no session is opening and none arrived for this long (`REFILL_QUIET_MS`; 0: refill at once). */
+  refillQuietMs?: number;
 }
 
 /** The defaults the config reference prints. */
@@ -82,6 +86,14 @@ const MAX_FAILURES = 3;
  * sessions taking instances must not turn into a burst of spawns competing with those sessions.
  */
 const MAX_CONCURRENT_STARTS = 2;
+/**
+ * Refills wait for a pause in the sessions: a burst of sessions taking instances is served by the
+ * instances ready, and a server start (hundreds of ms of CPU for a node server) during the burst
+ * takes a core from the sessions being opened. A steady stream of sessions still gets its refills
+ * after `REFILL_MAX_DEFER_MS`, long enough for a burst of 64 on a loaded two-core machine (9 s).
+ */
+const REFILL_QUIET_MS = 250;
+export const REFILL_MAX_DEFER_MS = 30_000;
 const MAX_PENDING_MESSAGES = 64;
 const INIT_ID = 'switchyard-warm-pool-initialize';
 
@@ -103,6 +115,16 @@ export class WarmPool {
   #disposed = false;
   /** Orders touches (a counter, not a clock: two in one millisecond still differ). */
   #clock = 0;
+  /** When a session last took, taught or finished opening, and since when refills have waited. */
+  #lastActivity = -Infinity;
+  /**
+   * When each session handed an instance, whose opening has not finished (`opened`), took it; in
+   * order. One older than `REFILL_MAX_DEFER_MS` no longer holds refills (a session that never
+   * reported cannot stop them).
+   */
+  #opening: number[] = [];
+  #deferredSince: number | null = null;
+  #refillTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: WarmPoolOptions) {
     this.#options = options;
@@ -126,11 +148,23 @@ export class WarmPool {
     this.#touch(state);
     const instance = state.ready.shift();
     if (instance !== undefined) {
+      this.#opening.push(Date.now());
       this.#options.budget?.release(key.agent);
       this.#options.log.debug('Warm instance taken', { agent: key.agent, server: key.server });
     }
+    this.#sessionArrived();
     this.#fill(state);
     return instance;
+  }
+
+  /**
+   * A session handed an instance by `take` has finished opening (its `initialize` answered and
+   * acknowledged), gone cold instead, or closed: once no session is opening, refills may start.
+   * Called once per instance taken.
+   */
+  opened(): void {
+    this.#opening.shift();
+    this.#sessionArrived();
   }
 
   /**
@@ -152,12 +186,14 @@ export class WarmPool {
       this.#keys.set(id, state);
     }
     this.#touch(state);
+    this.#sessionArrived();
     this.#fill(state);
   }
 
   /** Ends every pooled instance; nothing is filled afterwards. */
   async dispose(): Promise<void> {
     this.#disposed = true;
+    clearTimeout(this.#refillTimer);
     const closing: Array<Promise<void>> = [];
     for (const [id, state] of this.#keys) closing.push(...this.#drop(id, state));
     await Promise.all(closing);
@@ -167,6 +203,7 @@ export class WarmPool {
     const { size, maxInstances, budget, log } = this.#options;
     while (this.enabled && this.#keys.get(idOf(state.key)) === state && state.failures < MAX_FAILURES) {
       if (state.ready.length + state.starting >= size || this.#startingCount() >= MAX_CONCURRENT_STARTS) return;
+      if (this.#refillDeferred()) return;
       if (this.size >= maxInstances && !this.#makeRoomFor(state)) return;
       if (budget !== undefined && !budget.tryReserve(state.key.agent)) {
         log.debug('Warm pool not refilled: the host budget is spent', { agent: state.key.agent, server: state.key.server });
@@ -211,6 +248,37 @@ export class WarmPool {
     }
     if (stalest === undefined) return false;
     this.#end(stalest, stalest.ready[0]!, 'room was made for a key used more recently');
+    return true;
+  }
+
+  #sessionArrived(): void {
+    this.#lastActivity = Date.now();
+  }
+
+  /**
+   * Whether refills wait for the sessions opening now (`opened`) and then a pause
+   * (`REFILL_QUIET_MS`); when they do, a timer looks again once the pause could have come, and
+   * refills go ahead anyway once they have waited `REFILL_MAX_DEFER_MS`.
+   */
+  #refillDeferred(): boolean {
+    const quietMs = this.#options.refillQuietMs ?? REFILL_QUIET_MS;
+    if (quietMs === 0) return false;
+    const now = Date.now();
+    const quietFor = now - this.#lastActivity;
+    this.#deferredSince ??= now;
+    while (this.#opening.length > 0 && now - this.#opening[0]! >= REFILL_MAX_DEFER_MS) this.#opening.shift();
+    if ((this.#opening.length === 0 && quietFor >= quietMs) || now - this.#deferredSince >= REFILL_MAX_DEFER_MS) {
+      this.#deferredSince = null;
+      return false;
+    }
+    if (this.#refillTimer === undefined) {
+      const waitMs = Math.min(Math.max(1, quietMs - quietFor), REFILL_MAX_DEFER_MS - (now - this.#deferredSince));
+      this.#refillTimer = setTimeout(() => {
+        this.#refillTimer = undefined;
+        this.#fillAll();
+      }, waitMs);
+      (this.#refillTimer as { unref?: () => void }).unref?.();
+    }
     return true;
   }
 

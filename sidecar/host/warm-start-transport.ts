@@ -54,6 +54,8 @@ export class WarmStartTransport implements Transport {
   #phase: Phase = 'before-initialize';
   /** The agent's `initialize` on a cold instance, until the server answers it. */
   #coldInitialize: { id: string | number; params: InitializeParams } | null = null;
+  /** Whether the pool was told this session's opening is over (once, for a warm instance taken). */
+  #opened: boolean;
 
   constructor(pool: WarmPool, key: WarmKey, instance: WarmInstance | Transport, options: WarmStartOptions) {
     this.#pool = pool;
@@ -61,6 +63,7 @@ export class WarmStartTransport implements Transport {
     this.#options = options;
     this.#warm = 'transport' in instance && 'result' in instance ? instance : null;
     this.#inner = this.#warm?.transport ?? (instance as Transport);
+    this.#opened = this.#warm === null;
   }
 
   /** Whether this session was handed a pooled instance (and still uses it). */
@@ -79,6 +82,7 @@ export class WarmStartTransport implements Transport {
   }
 
   async close(): Promise<void> {
+    this.#openingOver();
     await this.#inner.close();
   }
 
@@ -101,6 +105,7 @@ export class WarmStartTransport implements Transport {
     }
     // Warm, initialize answered: the pool already sent the server `notifications/initialized`.
     this.#phase = 'open';
+    this.#openingOver();
     const pending = this.#warm?.pending.splice(0) ?? [];
     const isInitialized = 'method' in message && message.method === 'notifications/initialized' && !('id' in message);
     if (!isInitialized) await this.#inner.send(message, options);
@@ -110,7 +115,17 @@ export class WarmStartTransport implements Transport {
   #wire(transport: Transport): void {
     transport.onmessage = (message) => this.#fromServer(message);
     transport.onerror = (error) => this.onerror?.(error);
-    transport.onclose = () => this.onclose?.();
+    transport.onclose = () => {
+      this.#openingOver();
+      this.onclose?.();
+    };
+  }
+
+  /** Tells the pool this session, handed a warm instance, is no longer opening (its refills wait for that). */
+  #openingOver(): void {
+    if (this.#opened) return;
+    this.#opened = true;
+    this.#pool.opened();
   }
 
   #fromServer(message: JSONRPCMessage): void {
@@ -128,6 +143,7 @@ export class WarmStartTransport implements Transport {
 
   /** The agent asked something the warm instance was not initialized for: end it, launch a cold one. */
   async #goCold(): Promise<void> {
+    this.#openingOver();
     const unused = this.#inner;
     unused.onclose = undefined;
     unused.onmessage = undefined;

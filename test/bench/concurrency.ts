@@ -44,6 +44,8 @@ export interface LevelTarget {
   token?: string;
   /** Pids whose CPU is the proxy's. */
   proxies: readonly number[];
+  /** Agents that open nothing (modern, stateless), made instead of SDK sessions. */
+  open?: (url: string, token?: string) => Agent;
 }
 
 /** Opens `sessions` sessions on `target`, runs the calls, measures; the sessions stay open for `atPeak`. */
@@ -54,7 +56,9 @@ export async function runLevel(
   options: { tag: string; payload?: string; atPeak?: (agents: readonly Agent[]) => Promise<void> },
 ): Promise<Omit<ConcurrencyResult, 'gateway'>> {
   const openStart = performance.now();
-  const { agents, errors: openErrors } = await openSessions(target.url, sessions, target.token);
+  const { agents, errors: openErrors } = target.open === undefined
+    ? await openSessions(target.url, sessions, target.token)
+    : { agents: Array.from({ length: sessions }, () => target.open!(target.url, target.token)), errors: 0 };
   const openMs = round(performance.now() - openStart, 1);
   try {
     // One untimed call per session first, so every server has answered once (JIT, lazy init).

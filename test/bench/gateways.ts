@@ -22,12 +22,13 @@ export interface Gateway {
   process: BenchProcess;
 }
 
-export async function startSupergateway(registry: ProcessRegistry): Promise<Gateway> {
+/** supergateway in front of `command` (a shell-style command line; server-everything unless given). */
+export async function startSupergateway(registry: ProcessRegistry, command = `${process.execPath} ${EVERYTHING} stdio`): Promise<Gateway> {
   const port = await freePort();
   const proc = registry.spawn('supergateway', process.execPath, [
     `${REPO}node_modules/supergateway/dist/index.js`,
     '--stdio',
-    `${process.execPath} ${EVERYTHING} stdio`,
+    command,
     '--outputTransport',
     'streamableHttp',
     '--stateful',

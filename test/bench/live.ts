@@ -83,7 +83,7 @@ export async function measureLive(registry: ProcessRegistry, settings: LiveSetti
       log(`  memory now: worker ${rssKb(stack.worker.pid)} KiB, sidecar ${rssKb(stack.sidecar.pid)} KiB; per session ${JSON.stringify(memory.perSessionKb)} KiB; server ${memory.serverKb} KiB`);
       return results;
     });
-    const scale = await section('scale', () => measureScale(stack, { sessions: settings.scaleSessions, payloads: settings.scalePayloads, totalCalls: settings.scaleCalls, log }));
+    const scale = await section('scale', () => measureScale(registry, stack, { sessions: settings.scaleSessions, payloads: settings.scalePayloads, totalCalls: settings.scaleCalls, log }));
     return { latency, linkCost, coldStart, concurrency: concurrency ?? [], memory, warmStart, scale };
   } finally {
     await registry.stopAll();

@@ -20,7 +20,7 @@ import { REPO } from './processes.ts';
 import type { SizeResult } from './size.ts';
 import type { HotPathResults } from './hot-path-run.ts';
 import { renderScaleSvg } from './scale-chart.ts';
-import { size, type ScaleResult } from './scale.ts';
+import { pointLabel, size, type ScaleResult } from './scale.ts';
 import { ratio } from './stats.ts';
 import type { WarmStartResult } from './warm-start.ts';
 
@@ -101,11 +101,13 @@ export function evaluateTargets(r: Omit<BenchResults, 'targets'>): Target[] {
   const sc = r.scale;
   const covered = (sweep: string, values: number[], of: (p: ScaleResult['points'][number]) => number) => values.every((v) => sc?.points.some((p) => p.sweep === sweep && of(p) === v));
   const full = covered('sessions', [1, 8, 64, 256], (p) => p.sessions) && covered('payload', [1024, 65536, 1048576], (p) => p.payloadBytes);
+  const at256 = sc?.points.filter((p) => p.sweep === 'sessions' && p.sessions === 256).map((p) => `${p.gateway} ${p.workload}`) ?? [];
   add(
     'scale curve: latency and CPU at 1, 8, 64, 256 sessions and 1 KB, 64 KB, 1 MB',
-    sc === null ? 'not run' : `${sc.points.length} points${full ? '' : ' (not every level)'}${sc.skipped.length > 0 ? `; skipped ${sc.skipped.join('; ')}` : ''}; chart in bench-results/`,
+    sc === null ? 'not run' : `${sc.points.length} points${full ? '' : ' (not every level)'}${at256.length > 0 ? `; 256 sessions: ${at256.join(', ')}` : ''}${sc.skipped.length > 0 ? `; ${sc.skipped.length} not run (memory, see the scale table)` : ''}; chart in bench-results/`,
     null,
-    sc === null ? null : full && sc.points.every((p) => p.errors === 0),
+    // supergateway's rows are the comparison: its errors are reported in the table, not held against Switchyard.
+    sc === null ? null : full && sc.points.every((p) => p.gateway !== 'switchyard' || p.errors === 0),
   );
   const ordinary = cold('ordinary');
   const contained = cold('contained');
@@ -165,9 +167,13 @@ export function renderMarkdown(r: BenchResults, before?: BenchResults): string {
 
   const sc = r.scale;
   if (sc) {
-    out.push('', '## Scale curve (Switchyard (b))', '', '| sweep | sessions | payload | calls | p50 | p99 | calls/s | worker + sidecar CPU µs/call | errors |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const p of sc.points) out.push(`| ${p.sweep} | ${p.sessions} | ${size(p.payloadBytes)} | ${p.calls} | ${p.p50} | ${p.p99} | ${p.callsPerSec} | ${p.cpuUsPerCall ?? '–'} | ${p.errors} |`);
-    if (sc.skipped.length > 0) out.push('', `Skipped: ${sc.skipped.join('; ')}.`);
+    out.push('', '## Scale curve', '', 'Each row says what its sessions are: legacy sessions each have their own server process (server-everything, or the SDK-free raw echo fixture, light enough for 256 of them, behind Switchyard and behind supergateway --stateful alike); modern clients are stateless requests of one agent, all served by the one server-everything instance the host keeps for it. Payload rows: one legacy session on server-everything.', '');
+    out.push('| sweep | what | sessions | payload | calls | p50 | p99 | calls/s | ÷ supergateway | proxy CPU µs/call | errors |', '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const p of sc.points) {
+      const sg = p.gateway === 'switchyard' ? sc.points.find((o) => o.gateway === 'supergateway' && o.workload === p.workload && o.sessions === p.sessions && o.payloadBytes === p.payloadBytes) : undefined;
+      out.push(`| ${p.sweep} | ${pointLabel(p)} | ${p.sessions} | ${size(p.payloadBytes)} | ${p.calls} | ${p.p50} | ${p.p99} | ${p.callsPerSec} | ${x(ratio(p.callsPerSec, sg?.callsPerSec))} | ${p.cpuUsPerCall ?? '–'} | ${p.errors} |`);
+    }
+    if (sc.skipped.length > 0) out.push('', 'Not run (too little memory available beside the reserve kept for the rest of the machine):', '', ...sc.skipped.map((s) => `- ${s}`));
     out.push('', `Chart: bench-results/${r.label}-scale.svg.`);
   }
 

@@ -1,21 +1,39 @@
 /**
- * The scale curve: how latency and the proxies' CPU per call grow with work, on Switchyard (b)
- * `/servers/everything/mcp`. Two sweeps: sessions (1, 8, 64, 256 by default, each session calling
- * `echo` with a 1 KB payload, all at once) and payload size (1 KB, 64 KB, 1 MB echoed by one
- * session). Printed as a table and drawn as an SVG (`bench-results/<label>-scale.svg`, written by
- * the report).
+ * The scale curve: how latency and the proxies' CPU per call grow with work. Two sweeps:
  *
- * A level is skipped, with a note, when the machine has too little memory available for that many
- * server processes (`MIB_PER_SESSION` each): on a shared two-core machine 256 servers is a lot.
+ * - sessions (1, 8, 64, 256 by default, each calling `echo` with a 1 KB payload, all at once), as
+ *   three workloads, each row labelled with what it is (`WORKLOADS`):
+ *   - `legacy-everything`: legacy sessions on Switchyard (b) `/servers/everything/mcp`, one
+ *     server-everything process per session;
+ *   - `legacy-echo`: legacy sessions with one SDK-free echo process each
+ *     (`test/fixtures/raw-echo-server.mjs`, a fifth of server-everything's memory), on Switchyard
+ *     and on supergateway `--stateful` in front of the same command, so the ratio holds at 256;
+ *   - `modern-shared`: modern (stateless) clients of one agent, every request served by the one
+ *     server-everything instance the host keeps for that agent.
+ * - payload size (1 KB, 64 KB, 1 MB echoed by one legacy session on server-everything).
+ *
+ * A level runs only when the machine has the memory for its server processes beside a reserve
+ * kept for everyone else on it (`memoryGuard`); a level that does not is reported as not run, with
+ * the figures that decided it. Printed as a table and drawn as an SVG
+ * (`bench-results/<label>-scale.svg`, written by the report).
  *
  * @module
  */
 import { readFileSync } from 'node:fs';
-import { runLevel } from './concurrency.ts';
-import { TOKENS, type Stack } from './stack.ts';
+import { modernAgent } from './client.ts';
+import { runLevel, type LevelTarget } from './concurrency.ts';
+import { startSupergateway } from './gateways.ts';
+import type { ProcessRegistry } from './processes.ts';
+import { memoryGuard, pointLabel, reserveMib, WORKLOADS, type ScaleGateway, type ScaleWorkload } from './scale-workloads.ts';
+import { RAW_ECHO, TOKENS, type Stack } from './stack.ts';
+
+export { pointLabel };
+
 
 export interface ScalePoint {
   sweep: 'sessions' | 'payload';
+  gateway: ScaleGateway;
+  workload: ScaleWorkload;
   sessions: number;
   payloadBytes: number;
   calls: number;
@@ -23,49 +41,69 @@ export interface ScalePoint {
   p99: number;
   callsPerSec: number;
   errors: number;
-  /** Worker + sidecar CPU µs per call. */
+  /** Proxy CPU µs per call: worker + sidecar, or supergateway. */
   cpuUsPerCall: number | null;
 }
 
 export interface ScaleResult {
   points: ScalePoint[];
+  /** Levels not run, each with why (`memoryGuard`'s reason). */
   skipped: string[];
 }
 
-const MIB_PER_SESSION = 120;
 export const KB = 1024;
 
 export async function measureScale(
+  registry: ProcessRegistry,
   stack: Stack,
   options: { sessions: readonly number[]; payloads: readonly number[]; totalCalls: number; log(line: string): void },
 ): Promise<ScaleResult> {
-  const target = { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.plain, proxies: [stack.worker.pid, stack.sidecar.pid] };
+  const proxies = [stack.worker.pid, stack.sidecar.pid];
+  const switchyard: Record<ScaleWorkload, LevelTarget> = {
+    'legacy-everything': { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.plain, proxies },
+    'legacy-echo': { url: `${stack.url}/servers/echo/mcp`, token: TOKENS.echo, proxies },
+    'modern-shared': { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.modern, proxies, open: (url, token) => modernAgent(url, token!) },
+  };
   const points: ScalePoint[] = [];
   const skipped: string[] = [];
-  const run = async (sweep: ScalePoint['sweep'], sessions: number, payloadBytes: number, calls: number) => {
-    const r = await runLevel(target, sessions, calls, { tag: `s${sessions}-${payloadBytes}`, payload: ' ' + 'x'.repeat(payloadBytes) });
-    const point = { sweep, sessions, payloadBytes, calls: r.summary.calls, p50: r.summary.p50, p99: r.summary.p99, callsPerSec: r.summary.callsPerSec, errors: r.summary.errors, cpuUsPerCall: r.proxyCpuUsPerCall };
+  const run = async (at: Pick<ScalePoint, 'sweep' | 'gateway' | 'workload' | 'sessions' | 'payloadBytes'>, target: LevelTarget, calls: number) => {
+    const reason = memoryGuard({ sessions: at.sessions, mibPerSession: WORKLOADS[at.workload].mibPerSession }, machineMemory());
+    if (reason !== null) {
+      skipped.push(`${pointLabel(at)}, ${at.sessions} sessions: ${reason}`);
+      options.log(`  not run: ${pointLabel(at)}, ${at.sessions} sessions: ${reason}`);
+      return;
+    }
+    const r = await runLevel(target, at.sessions, calls, { tag: `s${at.workload}${at.sessions}-${at.payloadBytes}`, payload: ' ' + 'x'.repeat(at.payloadBytes) });
+    const point: ScalePoint = { ...at, calls: r.summary.calls, p50: r.summary.p50, p99: r.summary.p99, callsPerSec: r.summary.callsPerSec, errors: r.summary.errors, cpuUsPerCall: r.proxyCpuUsPerCall };
     points.push(point);
-    options.log(`  ${sweep}: ${sessions} session(s), ${size(payloadBytes)}: p50 ${point.p50} ms, p99 ${point.p99} ms, ${point.callsPerSec} calls/s, CPU ${point.cpuUsPerCall} µs/call, ${point.errors} errors`);
+    options.log(`  ${pointLabel(point)}: ${at.sessions} session(s), ${size(at.payloadBytes)}: p50 ${point.p50} ms, p99 ${point.p99} ms, ${point.callsPerSec} calls/s, CPU ${point.cpuUsPerCall} µs/call, ${point.errors} errors`);
   };
   for (const sessions of options.sessions) {
-    const available = availableMib();
-    if (available !== null && available < sessions * MIB_PER_SESSION) {
-      skipped.push(`${sessions} sessions: ${available} MiB available, ${sessions * MIB_PER_SESSION} MiB wanted`);
-      options.log(`  skipped ${sessions} sessions: not enough memory available (${available} MiB)`);
-      continue;
+    const calls = Math.max(10, Math.ceil(options.totalCalls / sessions));
+    const at = { sweep: 'sessions', sessions, payloadBytes: KB } as const;
+    for (const workload of ['legacy-everything', 'legacy-echo', 'modern-shared'] as const) await run({ ...at, gateway: 'switchyard', workload }, switchyard[workload], calls);
+    // supergateway in front of the same echo command: a fresh one per level, as in concurrency.
+    const gateway = await startSupergateway(registry, `${RAW_ECHO.command} ${RAW_ECHO.args.join(' ')}`);
+    try {
+      await run({ ...at, gateway: 'supergateway', workload: 'legacy-echo' }, { url: gateway.url, proxies: [gateway.process.pid] }, calls);
+    } finally {
+      await registry.stop(gateway.process);
     }
-    await run('sessions', sessions, KB, Math.max(10, Math.ceil(options.totalCalls / sessions)));
   }
-  for (const bytes of options.payloads) await run('payload', 1, bytes, Math.max(10, Math.ceil(options.totalCalls / Math.max(1, bytes / (64 * KB)))));
+  for (const bytes of options.payloads) {
+    await run({ sweep: 'payload', gateway: 'switchyard', workload: 'legacy-everything', sessions: 1, payloadBytes: bytes }, switchyard['legacy-everything'], Math.max(10, Math.ceil(options.totalCalls / Math.max(1, bytes / (64 * KB)))));
+  }
   return { points, skipped };
 }
 
-/** MemAvailable in MiB, or null off Linux. */
-function availableMib(): number | null {
+/** MemAvailable and the reserve kept from MemTotal, in MiB, or null off Linux. */
+function machineMemory(): { availableMib: number; reserveMib: number } | null {
   try {
-    const match = /^MemAvailable:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'));
-    return match ? Math.floor(Number(match[1]) / 1024) : null;
+    const info = readFileSync('/proc/meminfo', 'utf8');
+    const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(info)?.[1] ?? NaN) / 1024;
+    const available = field('MemAvailable');
+    const total = field('MemTotal');
+    return Number.isFinite(available) && Number.isFinite(total) ? { availableMib: Math.floor(available), reserveMib: reserveMib(total) } : null;
   } catch {
     return null;
   }

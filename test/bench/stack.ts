@@ -7,8 +7,11 @@
  * 127.0.0.1, running server-everything from node_modules. Configs are written
  * by `test/support/configs.ts`, as for every test.
  *
- * Three agents, so that no measurement opens servers it does not measure:
- * - `plain`: `everything` with no trust context (ordinary launch);
+ * Agents, so that no measurement opens servers it does not measure:
+ * - `plain`: `everything` with no trust context (ordinary launch); `modern` the same for stateless
+ *   requests;
+ * - `echo`: `echo`, the SDK-free echo fixture, one light process per legacy session (the scale
+ *   curve's 256 sessions);
  * - `boxed`: `everything` under the `bench-contained` profile (a read-write scratch dir, no
  *   network), so the sidecar launches it under bubblewrap;
  * - `counter`: `counted`, bound to a second host served by an in-process sidecar whose link
@@ -25,7 +28,7 @@ import { join } from 'node:path';
 import { startDenoWorker } from '../../cli/deno-worker-process.ts';
 import { TrustProfileStore } from '../../sidecar/trust/profile-store.ts';
 import { agentEntry, hostCredential, workerHostEntry, writeSidecarDir, writeWorkerConfig } from '../support/configs.ts';
-import { everythingServer } from '../support/paths.ts';
+import { everythingServer, fixtureServer } from '../support/paths.ts';
 import { freePort } from '../support/processes.ts';
 import { sidecarCommand } from '../support/sidecar-process.ts';
 import { buildSidecarBundle } from './sidecar-bundle.ts';
@@ -34,6 +37,7 @@ import { DENO, REPO, type BenchProcess, type ProcessRegistry } from './processes
 export const TOKENS = {
   plain: 'bench-plain-token-0001',
   modern: 'bench-modern-token-001',
+  echo: 'bench-echo-token-00001',
   boxed: 'bench-boxed-token-0001',
   counter: 'bench-counter-token-01',
   demo: (i: number) => `bench-demo-token-${String(i).padStart(4, '0')}`,
@@ -46,8 +50,12 @@ export const COLD_AGENTS = 12;
 export const DEMO_AGENTS = 12;
 export const DEMO_SERVERS = ['everything', 'filesystem', 'memory'] as const;
 export const HOST = hostCredential('bench-host');
+/** The most sessions one agent opens at once (the scale curve's 256, with room): its worker and sidecar limits. */
+export const MAX_BENCH_SESSIONS = 512;
 export const COUNTED_HOST = hostCredential('bench-counted');
 const PROFILE = 'bench-contained';
+/** The SDK-free stdio echo server (`test/fixtures/raw-echo-server.mjs`): a light process per session for the 256-session level. */
+export const RAW_ECHO = fixtureServer('raw-echo-server.mjs');
 
 export interface StackOptions {
   /** Extra flags for the sidecar's node (e.g. `--inspect=127.0.0.1:0` when profiling). */
@@ -98,19 +106,22 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
   writeSidecarDir(configDir, {
     worker: url,
     host: HOST,
-    servers: { everything: everythingServer(), ...demo, counted: everythingServer() },
+    servers: { everything: everythingServer(), ...demo, counted: everythingServer(), echo: RAW_ECHO },
     profiles,
     // The warm pool as users get it (one instance per agent, server and revision), with room for
-    // every agent the bench runs at once, unless the caller sizes it.
-    sidecar: { 'warm-pool': { 'max-instances': 64 }, ...options.sidecarConfig },
+    // every agent the bench runs at once, unless the caller sizes it. The process limits are raised
+    // past the largest level the bench opens for one agent (the defaults, 32 per agent and 64 in
+    // all, would end sessions' servers mid-run and cap the pool).
+    sidecar: { 'warm-pool': { 'max-instances': 64 }, limits: { 'server-processes-per-agent': MAX_BENCH_SESSIONS, 'server-processes': 2 * MAX_BENCH_SESSIONS }, ...options.sidecarConfig },
   });
   const revision = (await new TrustProfileStore(join(configDir, 'trust-profiles')).load(PROFILE)).revision;
 
   const onHost = (entityId: string) => ({ executor: { type: 'user-computer-profile', 'entity-id': entityId, target: { type: 'local' } } });
   const workerConfig = writeWorkerConfig(dir, {
     agents: [
-      agentEntry({ name: 'plain', token: TOKENS.plain, servers: ['everything'] }),
-      agentEntry({ name: 'modern', token: TOKENS.modern, servers: ['everything'] }),
+      { ...agentEntry({ name: 'plain', token: TOKENS.plain, servers: ['everything'] }), 'max-sessions': MAX_BENCH_SESSIONS },
+      { ...agentEntry({ name: 'modern', token: TOKENS.modern, servers: ['everything'] }), 'max-sessions': MAX_BENCH_SESSIONS },
+      { ...agentEntry({ name: 'echo', token: TOKENS.echo, servers: ['echo'] }), 'max-sessions': MAX_BENCH_SESSIONS },
       ...Array.from({ length: DEMO_AGENTS }, (_, i) => agentEntry({ name: `demo-${i}`, token: TOKENS.demo(i), servers: [...DEMO_SERVERS] })),
       agentEntry({
         name: 'boxed',
@@ -125,7 +136,7 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
       ]).flat(),
     ],
     hosts: [workerHostEntry(HOST), workerHostEntry(COUNTED_HOST)],
-    servers: { everything: onHost(HOST.entityId), filesystem: onHost(HOST.entityId), memory: onHost(HOST.entityId), counted: onHost(COUNTED_HOST.entityId) },
+    servers: { everything: onHost(HOST.entityId), echo: onHost(HOST.entityId), filesystem: onHost(HOST.entityId), memory: onHost(HOST.entityId), counted: onHost(COUNTED_HOST.entityId) },
   });
 
   // The worker logs at warn: per-session info lines are not what is being measured.

@@ -15,7 +15,7 @@
 import { performance } from 'node:perf_hooks';
 import { connectHttp, echo, type Agent } from './client.ts';
 import { openSessions } from './concurrency.ts';
-import { sleep, type ProcessRegistry } from './processes.ts';
+import { cpuMs, sleep, type ProcessRegistry } from './processes.ts';
 import { DEMO_AGENTS, DEMO_SERVERS, startStack, TOKENS, type Stack } from './stack.ts';
 import { median, round } from './stats.ts';
 
@@ -35,6 +35,7 @@ interface Summary {
 }
 
 const READY_TIMEOUT_MS = 60_000;
+const FLEET_READY_TIMEOUT_MS = 300_000;
 
 export async function measureWarmStart(registry: ProcessRegistry, stack: Stack, options: { samples: number; fleet: number; log(line: string): void }): Promise<WarmStartResult> {
   const cold: number[] = [];
@@ -79,12 +80,18 @@ async function firstToolResult(url: string, token: string, tag: string): Promise
  */
 async function measureFleet(registry: ProcessRegistry, stack: Stack, sessions: number, log: (line: string) => void): Promise<WarmStartResult['fleet']> {
   const open = async (s: Stack) => {
+    const cpu = { worker: cpuMs(s.worker.pid) ?? 0, sidecar: cpuMs(s.sidecar.pid) ?? 0, client: process.cpuUsage() };
+    const spawned = s.serverPids().length;
     const start = performance.now();
     const { agents, errors } = await openSessions(`${s.url}/servers/everything/mcp`, sessions, TOKENS.plain);
     const ms = round(performance.now() - start, 1);
+    const client = process.cpuUsage(cpu.client);
+    // Where the opening's time went: CPU of each process while the sessions opened, and how many
+    // servers the sidecar spawned meanwhile (cold sessions' own, or the warm pool's refills).
+    const spent = `worker ${Math.round((cpuMs(s.worker.pid) ?? 0) - cpu.worker)} ms CPU, sidecar ${Math.round((cpuMs(s.sidecar.pid) ?? 0) - cpu.sidecar)} ms, bench client ${Math.round((client.user + client.system) / 1000)} ms; ${s.serverPids().length - spawned} servers spawned meanwhile`;
     await Promise.all(agents.map((a) => echo(a.client, 'echo', 'fleet').catch(() => {})));
     await Promise.all(agents.map((a) => a.close()));
-    return { ms, errors };
+    return { ms, errors, spent };
   };
   const coldRun = await open(stack);
   const sized = await startStack(registry, { sidecarConfig: { 'warm-pool': { size: sessions, 'max-instances': sessions } } });
@@ -93,9 +100,11 @@ async function measureFleet(registry: ProcessRegistry, stack: Stack, sessions: n
     const first = await connectHttp(`${sized.url}/servers/everything/mcp`, TOKENS.plain);
     await echo(first.client, 'echo', 'fleet learn');
     await first.close();
-    await waitFor(() => sized.warmReady().filter((r) => r.agent === 'plain').length >= sessions, `${sessions} warm instances`);
+    // 64 server-everything starts, two at a time, take a minute or more on a loaded two-core machine.
+    const ready = () => sized.warmReady().filter((r) => r.agent === 'plain').length;
+    await waitFor(() => ready() >= sessions, `${sessions} warm instances`, FLEET_READY_TIMEOUT_MS, () => `${ready()} ready`);
     const warmRun = await open(sized);
-    log(`  opening ${sessions} sessions: cold ${coldRun.ms} ms (${coldRun.errors} errors), warm ${warmRun.ms} ms (${warmRun.errors} errors)`);
+    log(`  opening ${sessions} sessions: cold ${coldRun.ms} ms (${coldRun.errors} errors; ${coldRun.spent}), warm ${warmRun.ms} ms (${warmRun.errors} errors; ${warmRun.spent})`);
     return { sessions, coldMs: coldRun.ms, warmMs: warmRun.ms, coldErrors: coldRun.errors, warmErrors: warmRun.errors };
   } finally {
     await registry.stop(sized.sidecar);
@@ -104,10 +113,10 @@ async function measureFleet(registry: ProcessRegistry, stack: Stack, sessions: n
   }
 }
 
-async function waitFor(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
+async function waitFor(condition: () => boolean, what: string, timeoutMs = READY_TIMEOUT_MS, progress?: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}${progress ? ` (${progress()})` : ''}`);
     await sleep(20);
   }
 }
