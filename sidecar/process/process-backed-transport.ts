@@ -5,7 +5,8 @@
  * What it adds to the SDK's own stdio client: the launch goes through `ProcessExecutor`, so the
  * same code path serves contained and ordinary servers; stderr is drained apart into the log and a
  * bounded tail that explains a premature exit; closing ends the whole process tree. Framing is the
- * SDK's (newline-delimited, `serializeMessage`); each stdout line is read by `readJsonRpcText`,
+ * SDK's (newline-delimited JSON, written here rather than with its `serializeMessage`, whose module
+ * loads the SDK's `types.js` and every MCP zod schema with it); each stdout line is read by `readJsonRpcText`,
  * which refuses output nested deeper than `MAX_JSON_DEPTH` before anything recursive sees it: a
  * too-deep answer to request X becomes an `invalid-request` error for X (the caller is told,
  * instead of waiting for an answer the link could never carry), a too-deep server request is
@@ -14,7 +15,6 @@
  * @module
  */
 import type { Readable, Writable } from 'node:stream';
-import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, LocalError, WireError } from '../../shared/errors.ts';
@@ -87,7 +87,7 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     if (!stdin || stdin.destroyed || stdin.writableEnded) {
       throw new LocalError('not-connected', `Cannot send to server "${this.name}": the transport is not open`);
     }
-    await writeRespectingBackpressure(stdin, serializeMessage(message), this.name);
+    await writeRespectingBackpressure(stdin, `${JSON.stringify(message)}\n`, this.name);
   }
 
   /** Stops the protocol, ends the process tree, drains stderr, then calls `onclose` once. */

@@ -26,7 +26,8 @@
  * @module
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { negotiatedVersion } from '../../../shared/protocol-versions.ts';
 import type { Logger } from '../../log.ts';
 import { MODERN_PROTOCOL_VERSION, SERVER_INFO_KEY } from './modern-results.ts';
 import { LegacyAgentListen } from './legacy-agent-listen.ts';
@@ -205,7 +206,7 @@ export function initializeResultOf(discover: DiscoverResult, requested: unknown,
   const meta = isRecord(discover._meta) ? discover._meta : {};
   const serverInfo = isRecord(meta[SERVER_INFO_KEY]) ? meta[SERVER_INFO_KEY] : { name: server, version: '0.0.0' };
   return {
-    protocolVersion: typeof requested === 'string' && SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION,
+    protocolVersion: negotiatedVersion(requested),
     capabilities: discover.capabilities,
     serverInfo,
     ...(discover.instructions !== undefined ? { instructions: discover.instructions } : {}),
