@@ -1,6 +1,7 @@
 /**
  * The two Node files `npm run build` writes for the CLI: `dist/sidecar.js`, the one file a
- * workstation installs (the sidecar's commands, no worker code: checked on esbuild's metafile),
+ * workstation installs (the sidecar's commands, no worker code and no MCP SDK: checked on esbuild's
+ * metafile),
  * and `dist/switchyard.js`, every command, which the package's `switchyard` bin runs once built.
  */
 import { execFile } from 'node:child_process';
@@ -46,6 +47,13 @@ describe('dist/sidecar.js', () => {
     expect(inputs.some((i) => i.startsWith('sidecar/host/'))).toBe(true);
     expect(inputs.filter((i) => i.startsWith('worker/'))).toEqual([]);
     expect(inputs.filter((i) => /node_modules\/(hono|@hono|deno)\//.test(i))).toEqual([]);
+  });
+
+  it('loads none of the MCP SDK and no classic zod (the SDK\'s types.js builds every MCP schema at load: megabytes of idle RSS)', async () => {
+    const { metafile } = (await buildSidecar({ outfile: join(out, 'sidecar-sdk-free.js') })) as { metafile: Metafile };
+    const inputs = Object.keys(metafile.inputs);
+    expect(inputs.filter((i) => i.includes('node_modules/@modelcontextprotocol/'))).toEqual([]);
+    expect(inputs.filter((i) => i.includes('node_modules/zod/v4/classic/'))).toEqual([]);
   });
 
   it('runs the workstation commands on its own: profiles with their revisions, doctor without a Deno check', async () => {
