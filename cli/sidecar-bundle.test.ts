@@ -71,6 +71,19 @@ describe('dist/sidecar.js', () => {
     expect(init).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ {2}npx switchyard-mcp host add --config worker\.json '\{"entity-id":"h","public-key":"ed25519:[A-Za-z0-9_-]{43}"\}'$/m) });
   });
 
+  it('checks a profile\'s JSON Schemas with the ajv it carries, loaded on first use: both dialects, a bad schema named', async () => {
+    const sidecar = join(out, 'sidecar.js');
+    await buildSidecar({ outfile: sidecar });
+    const dir = configDir();
+    const schemas = [{ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' }, { type: 'object' }];
+    writeFileSync(join(dir, 'trust-profiles', 'workspace.json'), JSON.stringify({ 'allowed-mcp-tool-call-schemas': schemas }));
+    writeFileSync(join(dir, 'trust-profiles', 'broken.json'), JSON.stringify({ 'restricted-mcp-tool-call-schemas': [{ type: 12 }] }));
+    const result = await node(sidecar, 'sidecar', 'profiles', '--config-dir', dir);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toMatch(/^workspace {2}sha256:[0-9a-f]{64}$/m);
+    expect(result.stdout + result.stderr).toContain('restricted-mcp-tool-call-schemas[0]: invalid JSON Schema: schema/type must be');
+  });
+
   it('names the full package for a command it does not carry', async () => {
     const sidecar = join(out, 'sidecar.js');
     await buildSidecar({ outfile: sidecar });

@@ -10,10 +10,34 @@
  * same `$id`. So profile checking only validates against the meta-schema (nothing registered), and
  * each authorizer compiles with engines of its own ({@link SchemaCompiler}).
  *
+ * ajv is loaded on first use, synchronously (the profile's zod parse calls {@link schemaProblem}),
+ * not when the sidecar starts: its module bodies cost the linked sidecar about 0.5 MiB of RSS, and
+ * most profiles hold no schema (issue 17: the idle sidecar). In dist/sidecar.js `require` is
+ * esbuild's, which bundles ajv and runs its module bodies at the first call (`sidecar-bundle.test.ts`
+ * checks a profile's schemas there); from source (tsx, vitest) it is Node's, by `createRequire`.
+ *
  * @module
  */
-import { Ajv, type AnySchema, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv, AnySchema, ValidateFunction } from 'ajv';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+
+interface AjvModules {
+  Ajv: typeof Ajv;
+  Ajv2020: typeof Ajv2020;
+}
+
+let loaded: AjvModules | undefined;
+
+function ajv(): AjvModules {
+  if (loaded !== undefined) return loaded;
+  // Literal `require('…')` calls, so that esbuild sees and bundles both modules.
+  const load = typeof require === 'function' ? undefined : createRequire(import.meta.url);
+  const draft07 = (load ? load('ajv') : require('ajv')) as { Ajv: typeof Ajv };
+  const draft2020 = (load ? load('ajv/dist/2020.js') : require('ajv/dist/2020.js')) as { Ajv2020: typeof Ajv2020 };
+  loaded = { Ajv: draft07.Ajv, Ajv2020: draft2020.Ajv2020 };
+  return loaded;
+}
 
 /** A JSON Schema as written in a profile file: an object or a boolean. */
 export type JsonSchema = boolean | Readonly<Record<string, unknown>>;
@@ -26,10 +50,10 @@ class Engines {
   for(schema: JsonSchema): Ajv | Ajv2020 {
     const dialect = typeof schema === 'object' ? schema['$schema'] : undefined;
     if (typeof dialect === 'string' && dialect.includes('2020-12')) {
-      this.#draft2020 ??= new Ajv2020({ strict: false, allErrors: false });
+      this.#draft2020 ??= new (ajv().Ajv2020)({ strict: false, allErrors: false });
       return this.#draft2020;
     }
-    this.#draft07 ??= new Ajv({ strict: false, allErrors: false });
+    this.#draft07 ??= new (ajv().Ajv)({ strict: false, allErrors: false });
     return this.#draft07;
   }
 }
