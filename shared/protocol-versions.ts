@@ -1,8 +1,10 @@
 /**
  * The session-era MCP protocol versions, in the SDK's order (`SUPPORTED_PROTOCOL_VERSIONS`,
  * `LATEST_PROTOCOL_VERSION`; `protocol-versions.test.ts` holds them equal), written out here so
- * that the sidecar answering a legacy `initialize` need not load the SDK's `types.js`, which
- * builds every MCP zod schema when it is loaded (issue 17: the sidecar's idle RSS).
+ * that neither the worker's `/mcp` aggregate nor the sidecar answering a legacy `initialize` loads
+ * the SDK's `types.js`, which builds every MCP zod schema when it is loaded (issue 17: bundle size
+ * and the sidecar's idle RSS). Towards an upstream, initialize asks for the latest; an answer with
+ * a version not listed here fails the initialize.
  *
  * @module
  */

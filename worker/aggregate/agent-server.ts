@@ -16,7 +16,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Implementation, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { JsonRpcPeer, type IncomingRequest, type Params, type RequestContext, type RequestOptions, type Result } from './rpc/json-rpc-peer.ts';
 import { RPC_CODES, RpcError } from './rpc/peer-errors.ts';
-import { negotiatedVersion } from './rpc/protocol-versions.ts';
+import { negotiatedVersion } from '../../shared/protocol-versions.ts';
 
 export type AgentRequestHandler = (params: Params, context: RequestContext) => Promise<Result>;
 

@@ -13,7 +13,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ClientCapabilities, Implementation, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { JsonRpcPeer, type IncomingNotification, type IncomingRequest, type Params, type RequestOptions, type Result } from './rpc/json-rpc-peer.ts';
-import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from './rpc/protocol-versions.ts';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from '../../shared/protocol-versions.ts';
 
 export interface UpstreamClientOptions {
   clientInfo: Implementation;
