@@ -48,6 +48,16 @@ export interface LevelTarget {
   open?: (url: string, token?: string) => Agent;
 }
 
+/** What one level measured, unsummarised, so that rounds of it can be pooled (`poolLevels`). */
+export interface LevelRun {
+  openMs: number;
+  openErrors: number;
+  /** Every session's calls, over the call phase's wall time; open failures counted as errors. */
+  timed: Timed;
+  /** CPU ms of the proxy processes over the call phase. */
+  proxyCpuMs: number;
+}
+
 /** Opens `sessions` sessions on `target`, runs the calls, measures; the sessions stay open for `atPeak`. */
 export async function runLevel(
   target: LevelTarget,
@@ -55,6 +65,15 @@ export async function runLevel(
   calls: number,
   options: { tag: string; payload?: string; atPeak?: (agents: readonly Agent[]) => Promise<void> },
 ): Promise<Omit<ConcurrencyResult, 'gateway'>> {
+  return summarizeLevel(sessions, calls, await runLevelTimed(target, sessions, calls, options));
+}
+
+export async function runLevelTimed(
+  target: LevelTarget,
+  sessions: number,
+  calls: number,
+  options: { tag: string; payload?: string; atPeak?: (agents: readonly Agent[]) => Promise<void> },
+): Promise<LevelRun> {
   const openStart = performance.now();
   const { agents, errors: openErrors } = target.open === undefined
     ? await openSessions(target.url, sessions, target.token)
@@ -67,15 +86,40 @@ export async function runLevel(
     const cpuBefore = cpu();
     const start = performance.now();
     const loops: Timed[] = await Promise.all(agents.map((a, i) => echoLoop(a, 'echo', calls, 0, `${options.tag}-${i}`, options.payload ?? '')));
-    const merged = mergeParallel(loops, performance.now() - start);
-    const cpuUsed = cpu() - cpuBefore;
-    merged.errors += openErrors;
-    const summary = summarize(merged);
+    const timed = mergeParallel(loops, performance.now() - start);
+    const proxyCpuMs = cpu() - cpuBefore;
+    timed.errors += openErrors;
     await options.atPeak?.(agents);
-    return { sessions, callsPerSession: calls, openMs, openErrors, proxyCpuUsPerCall: summary.calls === 0 ? null : Math.round((cpuUsed * 1000) / summary.calls), summary };
+    return { openMs, openErrors, timed, proxyCpuMs };
   } finally {
     await Promise.all(agents.map((a) => a.close()));
   }
+}
+
+/**
+ * Rounds of one level that ran one after another, as one: calls and errors pooled, wall times,
+ * open times and CPU added.
+ */
+export function poolLevels(runs: readonly LevelRun[]): LevelRun {
+  const timed = mergeParallel(runs.map((r) => r.timed), runs.reduce((sum, r) => sum + r.timed.wallMs, 0));
+  return {
+    openMs: round(runs.reduce((sum, r) => sum + r.openMs, 0), 1),
+    openErrors: runs.reduce((sum, r) => sum + r.openErrors, 0),
+    timed,
+    proxyCpuMs: runs.reduce((sum, r) => sum + r.proxyCpuMs, 0),
+  };
+}
+
+export function summarizeLevel(sessions: number, calls: number, run: LevelRun): Omit<ConcurrencyResult, 'gateway'> {
+  const summary = summarize(run.timed);
+  return {
+    sessions,
+    callsPerSession: calls,
+    openMs: run.openMs,
+    openErrors: run.openErrors,
+    proxyCpuUsPerCall: summary.calls === 0 ? null : Math.round((run.proxyCpuMs * 1000) / summary.calls),
+    summary,
+  };
 }
 
 export async function measureConcurrency(

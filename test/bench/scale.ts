@@ -21,7 +21,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { modernAgent } from './client.ts';
-import { runLevel, type LevelTarget } from './concurrency.ts';
+import { poolLevels, runLevelTimed, summarizeLevel, type LevelRun, type LevelTarget } from './concurrency.ts';
 import { startSupergateway } from './gateways.ts';
 import type { ProcessRegistry } from './processes.ts';
 import { memoryGuard, pointLabel, reserveMib, WORKLOADS, type ScaleGateway, type ScaleWorkload } from './scale-workloads.ts';
@@ -53,6 +53,9 @@ export interface ScaleResult {
 
 export const KB = 1024;
 
+/** Where a point is on the curve: everything but what was measured. */
+type At = Pick<ScalePoint, 'sweep' | 'gateway' | 'workload' | 'sessions' | 'payloadBytes'>;
+
 export async function measureScale(
   registry: ProcessRegistry,
   stack: Stack,
@@ -66,34 +69,75 @@ export async function measureScale(
   };
   const points: ScalePoint[] = [];
   const skipped: string[] = [];
-  const run = async (at: Pick<ScalePoint, 'sweep' | 'gateway' | 'workload' | 'sessions' | 'payloadBytes'>, target: LevelTarget, calls: number) => {
+  const tag = (at: At) => `s-${at.gateway}-${at.workload}${at.sessions}-${at.payloadBytes}`;
+  const guarded = (at: At): boolean => {
     const reason = memoryGuard({ sessions: at.sessions, mibPerSession: WORKLOADS[at.workload].mibPerSession }, machineMemory());
-    if (reason !== null) {
-      skipped.push(`${pointLabel(at)}, ${at.sessions} sessions: ${reason}`);
-      options.log(`  not run: ${pointLabel(at)}, ${at.sessions} sessions: ${reason}`);
-      return;
-    }
-    const r = await runLevel(target, at.sessions, calls, { tag: `s${at.workload}${at.sessions}-${at.payloadBytes}`, payload: ' ' + 'x'.repeat(at.payloadBytes) });
+    if (reason === null) return true;
+    skipped.push(`${pointLabel(at)}, ${at.sessions} sessions: ${reason}`);
+    options.log(`  not run: ${pointLabel(at)}, ${at.sessions} sessions: ${reason}`);
+    return false;
+  };
+  const report = (at: At, calls: number, measured: LevelRun) => {
+    const r = summarizeLevel(at.sessions, calls, measured);
     const point: ScalePoint = { ...at, calls: r.summary.calls, p50: r.summary.p50, p99: r.summary.p99, callsPerSec: r.summary.callsPerSec, errors: r.summary.errors, cpuUsPerCall: r.proxyCpuUsPerCall };
     points.push(point);
     options.log(`  ${pointLabel(point)}: ${at.sessions} session(s), ${size(at.payloadBytes)}: p50 ${point.p50} ms, p99 ${point.p99} ms, ${point.callsPerSec} calls/s, CPU ${point.cpuUsPerCall} µs/call, ${point.errors} errors`);
   };
+  const run = async (at: At, target: LevelTarget, calls: number) => {
+    if (guarded(at)) report(at, calls, await runLevelTimed(target, at.sessions, calls, { tag: tag(at), payload: ' ' + 'x'.repeat(at.payloadBytes) }));
+  };
   for (const sessions of options.sessions) {
     const calls = Math.max(10, Math.ceil(options.totalCalls / sessions));
     const at = { sweep: 'sessions', sessions, payloadBytes: KB } as const;
-    for (const workload of ['legacy-everything', 'legacy-echo', 'modern-shared'] as const) await run({ ...at, gateway: 'switchyard', workload }, switchyard[workload], calls);
-    // supergateway in front of the same echo command: a fresh one per level, as in concurrency.
-    const gateway = await startSupergateway(registry, `${RAW_ECHO.command} ${RAW_ECHO.args.join(' ')}`);
-    try {
-      await run({ ...at, gateway: 'supergateway', workload: 'legacy-echo' }, { url: gateway.url, proxies: [gateway.process.pid] }, calls);
-    } finally {
-      await registry.stop(gateway.process);
-    }
+    // The echo pair first, before server-everything's sessions of this level end and its warm
+    // pool refills beside whatever runs next; then the two Switchyard-only rows.
+    await comparePair(registry, { ...at, workload: 'legacy-echo' }, switchyard['legacy-echo'], calls, { guarded, tag, report });
+    for (const workload of ['legacy-everything', 'modern-shared'] as const) await run({ ...at, gateway: 'switchyard', workload }, switchyard[workload], calls);
   }
   for (const bytes of options.payloads) {
     await run({ sweep: 'payload', gateway: 'switchyard', workload: 'legacy-everything', sessions: 1, payloadBytes: bytes }, switchyard['legacy-everything'], Math.max(10, Math.ceil(options.totalCalls / Math.max(1, bytes / (64 * KB)))));
   }
   return { points, skipped };
+}
+
+/** Rounds of the Switchyard/supergateway pair per level: A B B A, so drift in the machine's load falls on both. */
+const PAIR_ROUNDS = 2;
+
+/**
+ * Switchyard and supergateway (`--stateful`, a fresh one per level as in concurrency, in front of
+ * the same echo command) on the same workload, measured in turns, A B B A, each turn a share of the
+ * calls, and each side's turns pooled. On a shared machine load comes and goes within seconds; one
+ * turn each, minutes apart, compared whichever load each happened to meet (a 0.52× at one session
+ * in one run, where the two ran with one and two rows between them).
+ */
+async function comparePair(
+  registry: ProcessRegistry,
+  at: Omit<At, 'gateway'>,
+  switchyard: LevelTarget,
+  calls: number,
+  io: { guarded(at: At): boolean; tag(at: At): string; report(at: At, calls: number, run: LevelRun): void },
+): Promise<void> {
+  const mine = { ...at, gateway: 'switchyard' } as const;
+  const theirs = { ...at, gateway: 'supergateway' } as const;
+  if (!io.guarded(mine) || !io.guarded(theirs)) return;
+  const perTurn = Math.max(5, Math.ceil(calls / PAIR_ROUNDS));
+  const payload = ' ' + 'x'.repeat(at.payloadBytes);
+  const gateway = await startSupergateway(registry, `${RAW_ECHO.command} ${RAW_ECHO.args.join(' ')}`);
+  try {
+    const turns = { switchyard: [] as LevelRun[], supergateway: [] as LevelRun[] };
+    const targets = { switchyard, supergateway: { url: gateway.url, proxies: [gateway.process.pid] } };
+    for (let round = 0; round < PAIR_ROUNDS; round++) {
+      const order = round % 2 === 0 ? (['switchyard', 'supergateway'] as const) : (['supergateway', 'switchyard'] as const);
+      for (const side of order) {
+        const which = side === 'switchyard' ? mine : theirs;
+        turns[side].push(await runLevelTimed(targets[side], at.sessions, perTurn, { tag: `${io.tag(which)}-${round}`, payload }));
+      }
+    }
+    io.report(mine, perTurn * PAIR_ROUNDS, poolLevels(turns.switchyard));
+    io.report(theirs, perTurn * PAIR_ROUNDS, poolLevels(turns.supergateway));
+  } finally {
+    await registry.stop(gateway.process);
+  }
 }
 
 /** MemAvailable and the reserve kept from MemTotal, in MiB, or null off Linux. */
