@@ -8,6 +8,7 @@
  *   - `legacy-echo`: legacy sessions with one SDK-free echo process each
  *     (`test/fixtures/raw-echo-server.mjs`, a fifth of server-everything's memory), on Switchyard
  *     and on supergateway `--stateful` in front of the same command, so the ratio holds at 256;
+ *     the two measured in turns (`comparePair`), so that both meet the same load;
  *   - `modern-shared`: modern (stateless) clients of one agent, every request served by the one
  *     server-everything instance the host keeps for that agent.
  * - payload size (1 KB, 64 KB, 1 MB echoed by one legacy session on server-everything).
