@@ -31,6 +31,12 @@ export interface ConcurrencyResult {
   openErrors: number;
   /** CPU µs per call of the proxy processes (worker + sidecar, or supergateway), call phase only. */
   proxyCpuUsPerCall: number | null;
+  /**
+   * CPU µs per call of the bench process (the SDK clients), call phase only. On two cores it is
+   * the largest share of a call, the same for either gateway, so once the level is CPU-bound it
+   * bounds the calls/s ratio: (client + theirs) ÷ (client + ours), whatever the proxy costs.
+   */
+  clientCpuUsPerCall: number | null;
   summary: LatencySummary;
 }
 
@@ -56,6 +62,8 @@ export interface LevelRun {
   timed: Timed;
   /** CPU ms of the proxy processes over the call phase. */
   proxyCpuMs: number;
+  /** CPU ms of this process (the agents' SDK clients) over the call phase. */
+  clientCpuMs: number;
 }
 
 /** Opens `sessions` sessions on `target`, runs the calls, measures; the sessions stay open for `atPeak`. */
@@ -84,13 +92,15 @@ export async function runLevelTimed(
     await Promise.all(agents.map((a, i) => echoOf(a)('echo', `${options.tag}-${i} warmup`).catch(() => {})));
     const cpu = () => target.proxies.reduce((sum, pid) => sum + (cpuMs(pid) ?? 0), 0);
     const cpuBefore = cpu();
+    const clientBefore = process.cpuUsage();
     const start = performance.now();
     const loops: Timed[] = await Promise.all(agents.map((a, i) => echoLoop(a, 'echo', calls, 0, `${options.tag}-${i}`, options.payload ?? '')));
     const timed = mergeParallel(loops, performance.now() - start);
     const proxyCpuMs = cpu() - cpuBefore;
+    const client = process.cpuUsage(clientBefore);
     timed.errors += openErrors;
     await options.atPeak?.(agents);
-    return { openMs, openErrors, timed, proxyCpuMs };
+    return { openMs, openErrors, timed, proxyCpuMs, clientCpuMs: (client.user + client.system) / 1000 };
   } finally {
     await Promise.all(agents.map((a) => a.close()));
   }
@@ -107,17 +117,20 @@ export function poolLevels(runs: readonly LevelRun[]): LevelRun {
     openErrors: runs.reduce((sum, r) => sum + r.openErrors, 0),
     timed,
     proxyCpuMs: runs.reduce((sum, r) => sum + r.proxyCpuMs, 0),
+    clientCpuMs: runs.reduce((sum, r) => sum + r.clientCpuMs, 0),
   };
 }
 
 export function summarizeLevel(sessions: number, calls: number, run: LevelRun): Omit<ConcurrencyResult, 'gateway'> {
   const summary = summarize(run.timed);
+  const perCall = (ms: number) => (summary.calls === 0 ? null : Math.round((ms * 1000) / summary.calls));
   return {
     sessions,
     callsPerSession: calls,
     openMs: run.openMs,
     openErrors: run.openErrors,
-    proxyCpuUsPerCall: summary.calls === 0 ? null : Math.round((run.proxyCpuMs * 1000) / summary.calls),
+    proxyCpuUsPerCall: perCall(run.proxyCpuMs),
+    clientCpuUsPerCall: perCall(run.clientCpuMs),
     summary,
   };
 }
@@ -141,7 +154,7 @@ export async function measureConcurrency(
     const s = r.summary;
     options.log(
       `  ${r.gateway} ${r.sessions} session(s) × ${r.callsPerSession} calls: ${s.callsPerSec} calls/s, p50 ${s.p50} ms, p99 ${s.p99} ms, ${s.errors} errors, ` +
-        `proxy CPU ${r.proxyCpuUsPerCall} µs/call (open ${r.openMs} ms)`,
+        `proxy CPU ${r.proxyCpuUsPerCall} µs/call, client CPU ${r.clientCpuUsPerCall} µs/call (open ${r.openMs} ms)`,
     );
   };
   for (const sessions of options.levels) {

@@ -150,11 +150,11 @@ export function renderMarkdown(r: BenchResults, before?: BenchResults): string {
   if (r.fleet) out.push('', renderFleet(r.fleet));
 
   if (r.concurrency.length > 0) {
-    out.push('', '## Concurrency: Switchyard (b) and supergateway --stateful', '', '| gateway | sessions | calls/session | calls/s | ÷ supergateway | p50 | p99 | errors | proxy CPU µs/call | open all (ms) |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    out.push('', '## Concurrency: Switchyard (b) and supergateway --stateful', '', '| gateway | sessions | calls/session | calls/s | ÷ supergateway | p50 | p99 | errors | proxy CPU µs/call | client CPU µs/call | open all (ms) |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   }
   for (const c of r.concurrency) {
     const sg = r.concurrency.find((o) => o.gateway === 'supergateway' && o.sessions === c.sessions);
-    out.push(`| ${c.gateway} | ${c.sessions} | ${c.callsPerSession} | ${c.summary.callsPerSec} | ${x(ratio(c.summary.callsPerSec, sg?.summary.callsPerSec))} | ${c.summary.p50} | ${c.summary.p99} | ${c.summary.errors} | ${c.proxyCpuUsPerCall ?? '–'} | ${c.openMs} |`);
+    out.push(`| ${c.gateway} | ${c.sessions} | ${c.callsPerSession} | ${c.summary.callsPerSec} | ${x(ratio(c.summary.callsPerSec, sg?.summary.callsPerSec))} | ${c.summary.p50} | ${c.summary.p99} | ${c.summary.errors} | ${c.proxyCpuUsPerCall ?? '–'} | ${c.clientCpuUsPerCall ?? '–'} | ${c.openMs} |`);
   }
 
   const w = r.warmStart;
@@ -168,11 +168,11 @@ export function renderMarkdown(r: BenchResults, before?: BenchResults): string {
 
   const sc = r.scale;
   if (sc) {
-    out.push('', '## Scale curve', '', 'Each row says what its sessions are: legacy sessions each have their own server process (server-everything, or the SDK-free raw echo fixture, light enough for 256 of them, behind Switchyard and behind supergateway --stateful alike, the two measured in turns, A B B A, and each side's turns pooled); modern clients are stateless requests of one agent, all served by the one server-everything instance the host keeps for it. Payload rows: one legacy session on server-everything.', '');
-    out.push('| sweep | what | sessions | payload | calls | p50 | p99 | calls/s | ÷ supergateway | proxy CPU µs/call | errors |', '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    out.push('', '## Scale curve', '', 'Each row says what its sessions are: legacy sessions each have their own server process (server-everything, or the SDK-free raw echo fixture, light enough for 256 of them, behind Switchyard and behind supergateway --stateful alike, the two measured in turns, A B B A, and each side’s turns pooled); modern clients are stateless requests of one agent, all served by the one server-everything instance the host keeps for it. Payload rows: one legacy session on server-everything.', '');
+    out.push('| sweep | what | sessions | payload | calls | p50 | p99 | calls/s | ÷ supergateway | proxy CPU µs/call | client CPU µs/call | errors |', '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const p of sc.points) {
       const sg = p.gateway === 'switchyard' ? sc.points.find((o) => o.gateway === 'supergateway' && o.workload === p.workload && o.sessions === p.sessions && o.payloadBytes === p.payloadBytes) : undefined;
-      out.push(`| ${p.sweep} | ${pointLabel(p)} | ${p.sessions} | ${size(p.payloadBytes)} | ${p.calls} | ${p.p50} | ${p.p99} | ${p.callsPerSec} | ${x(ratio(p.callsPerSec, sg?.callsPerSec))} | ${p.cpuUsPerCall ?? '–'} | ${p.errors} |`);
+      out.push(`| ${p.sweep} | ${pointLabel(p)} | ${p.sessions} | ${size(p.payloadBytes)} | ${p.calls} | ${p.p50} | ${p.p99} | ${p.callsPerSec} | ${x(ratio(p.callsPerSec, sg?.callsPerSec))} | ${p.cpuUsPerCall ?? '–'} | ${p.clientCpuUsPerCall ?? '–'} | ${p.errors} |`);
     }
     if (sc.skipped.length > 0) out.push('', 'Not run (too little memory available beside the reserve kept for the rest of the machine):', '', ...sc.skipped.map((s) => `- ${s}`));
     out.push('', `Chart: bench-results/${r.label}-scale.svg.`);
