@@ -1,7 +1,8 @@
 /**
  * Concurrency: N agent sessions (each its own server process), then every session calling `echo`
  * sequentially, all sessions at once, against Switchyard (b) `/servers/everything/mcp` and against
- * supergateway `--stateful` (a fresh one per level), level by level, the two in turn. Reported per
+ * supergateway `--stateful` (a fresh one per level), level by level, the two in turns, A B B A,
+ * each side's turns pooled (`inTurns`), so that both meet the same load. Reported per
  * level and gateway: throughput over the wall time of the call phase, latency percentiles over
  * every call, errors (a failed call or a session that did not open), how long opening all N took,
  * and the proxy processes' CPU per call (from /proc).
@@ -67,15 +68,6 @@ export interface LevelRun {
 }
 
 /** Opens `sessions` sessions on `target`, runs the calls, measures; the sessions stay open for `atPeak`. */
-export async function runLevel(
-  target: LevelTarget,
-  sessions: number,
-  calls: number,
-  options: { tag: string; payload?: string; atPeak?: (agents: readonly Agent[]) => Promise<void> },
-): Promise<Omit<ConcurrencyResult, 'gateway'>> {
-  return summarizeLevel(sessions, calls, await runLevelTimed(target, sessions, calls, options));
-}
-
 export async function runLevelTimed(
   target: LevelTarget,
   sessions: number,
@@ -121,6 +113,35 @@ export function poolLevels(runs: readonly LevelRun[]): LevelRun {
   };
 }
 
+/** Rounds of a Switchyard/supergateway pair per level: A B B A, so drift in the machine's load falls on both. */
+const PAIR_ROUNDS = 2;
+
+/**
+ * Switchyard and supergateway on the same level, measured in turns, A B B A, each turn a share of
+ * the calls (`callsPerTurn` per session), and each side's turns pooled. On a shared machine load
+ * comes and goes within seconds; one turn each compared whatever load each side happened to meet
+ * (the scale curve's echo pair at one session read 0.52× in one run and 2.55× in another, nothing
+ * changed). `atPeak` runs in Switchyard's first turn, while its sessions are open.
+ */
+export async function inTurns(
+  sides: Record<ConcurrencyGateway, LevelTarget>,
+  sessions: number,
+  calls: number,
+  options: { tag: string; payload?: string; atPeak?: (agents: readonly Agent[]) => Promise<void> },
+): Promise<{ callsPerSession: number; runs: Record<ConcurrencyGateway, LevelRun> }> {
+  const callsPerTurn = Math.max(5, Math.ceil(calls / PAIR_ROUNDS));
+  const turns: Record<ConcurrencyGateway, LevelRun[]> = { switchyard: [], supergateway: [] };
+  for (let round = 0; round < PAIR_ROUNDS; round++) {
+    const order = round % 2 === 0 ? (['switchyard', 'supergateway'] as const) : (['supergateway', 'switchyard'] as const);
+    for (const side of order) {
+      const atPeak = side === 'switchyard' && turns.switchyard.length === 0 ? options.atPeak : undefined;
+      const payload = options.payload === undefined ? {} : { payload: options.payload };
+      turns[side].push(await runLevelTimed(sides[side], sessions, callsPerTurn, { tag: `${options.tag}-${side}-${round}`, ...payload, ...(atPeak ? { atPeak } : {}) }));
+    }
+  }
+  return { callsPerSession: callsPerTurn * PAIR_ROUNDS, runs: { switchyard: poolLevels(turns.switchyard), supergateway: poolLevels(turns.supergateway) } };
+}
+
 export function summarizeLevel(sessions: number, calls: number, run: LevelRun): Omit<ConcurrencyResult, 'gateway'> {
   const summary = summarize(run.timed);
   const perCall = (ms: number) => (summary.calls === 0 ? null : Math.round((ms * 1000) / summary.calls));
@@ -161,10 +182,11 @@ export async function measureConcurrency(
     const calls = callsPerSession(sessions, options.totalCalls);
     if (sessions === peak) options.beforePeak?.();
     const switchyard = { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.plain, proxies: [stack.worker.pid, stack.sidecar.pid] };
-    report({ gateway: 'switchyard', ...(await runLevel(switchyard, sessions, calls, { tag: `c${sessions}`, ...(sessions === peak && options.atPeak ? { atPeak: options.atPeak } : {}) })) });
     const gateway = await startSupergateway(registry);
     try {
-      report({ gateway: 'supergateway', ...(await runLevel({ url: gateway.url, proxies: [gateway.process.pid] }, sessions, calls, { tag: `g${sessions}` })) });
+      const atPeak = sessions === peak && options.atPeak ? { atPeak: options.atPeak } : {};
+      const { callsPerSession: perSession, runs } = await inTurns({ switchyard, supergateway: { url: gateway.url, proxies: [gateway.process.pid] } }, sessions, calls, { tag: `c${sessions}`, ...atPeak });
+      for (const side of ['switchyard', 'supergateway'] as const) report({ gateway: side, ...summarizeLevel(sessions, perSession, runs[side]) });
     } finally {
       await registry.stop(gateway.process);
     }

@@ -22,7 +22,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { modernAgent } from './client.ts';
-import { poolLevels, runLevelTimed, summarizeLevel, type LevelRun, type LevelTarget } from './concurrency.ts';
+import { inTurns, runLevelTimed, summarizeLevel, type LevelRun, type LevelTarget } from './concurrency.ts';
 import { startSupergateway } from './gateways.ts';
 import type { ProcessRegistry } from './processes.ts';
 import { memoryGuard, pointLabel, reserveMib, WORKLOADS, type ScaleGateway, type ScaleWorkload } from './scale-workloads.ts';
@@ -103,15 +103,9 @@ export async function measureScale(
   return { points, skipped };
 }
 
-/** Rounds of the Switchyard/supergateway pair per level: A B B A, so drift in the machine's load falls on both. */
-const PAIR_ROUNDS = 2;
-
 /**
  * Switchyard and supergateway (`--stateful`, a fresh one per level as in concurrency, in front of
- * the same echo command) on the same workload, measured in turns, A B B A, each turn a share of the
- * calls, and each side's turns pooled. On a shared machine load comes and goes within seconds; one
- * turn each, minutes apart, compared whichever load each happened to meet (a 0.52× at one session
- * in one run, where the two ran with one and two rows between them).
+ * the same echo command) on the same workload, measured in turns (`inTurns`).
  */
 async function comparePair(
   registry: ProcessRegistry,
@@ -123,21 +117,11 @@ async function comparePair(
   const mine = { ...at, gateway: 'switchyard' } as const;
   const theirs = { ...at, gateway: 'supergateway' } as const;
   if (!io.guarded(mine) || !io.guarded(theirs)) return;
-  const perTurn = Math.max(5, Math.ceil(calls / PAIR_ROUNDS));
-  const payload = ' ' + 'x'.repeat(at.payloadBytes);
   const gateway = await startSupergateway(registry, `${RAW_ECHO.command} ${RAW_ECHO.args.join(' ')}`);
   try {
-    const turns = { switchyard: [] as LevelRun[], supergateway: [] as LevelRun[] };
-    const targets = { switchyard, supergateway: { url: gateway.url, proxies: [gateway.process.pid] } };
-    for (let round = 0; round < PAIR_ROUNDS; round++) {
-      const order = round % 2 === 0 ? (['switchyard', 'supergateway'] as const) : (['supergateway', 'switchyard'] as const);
-      for (const side of order) {
-        const which = side === 'switchyard' ? mine : theirs;
-        turns[side].push(await runLevelTimed(targets[side], at.sessions, perTurn, { tag: `${io.tag(which)}-${round}`, payload }));
-      }
-    }
-    io.report(mine, perTurn * PAIR_ROUNDS, poolLevels(turns.switchyard));
-    io.report(theirs, perTurn * PAIR_ROUNDS, poolLevels(turns.supergateway));
+    const { callsPerSession, runs } = await inTurns({ switchyard, supergateway: { url: gateway.url, proxies: [gateway.process.pid] } }, at.sessions, calls, { tag: io.tag(mine), payload: ' ' + 'x'.repeat(at.payloadBytes) });
+    io.report(mine, callsPerSession, runs.switchyard);
+    io.report(theirs, callsPerSession, runs.supergateway);
   } finally {
     await registry.stop(gateway.process);
   }
