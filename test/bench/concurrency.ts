@@ -68,7 +68,7 @@ export interface LevelRun {
 }
 
 /** Opens `sessions` sessions on `target`, runs the calls, measures; the sessions stay open for `atPeak`. */
-export async function runLevelTimed(
+export async function runLevel(
   target: LevelTarget,
   sessions: number,
   calls: number,
@@ -136,7 +136,7 @@ export async function inTurns(
     for (const side of order) {
       const atPeak = side === 'switchyard' && turns.switchyard.length === 0 ? options.atPeak : undefined;
       const payload = options.payload === undefined ? {} : { payload: options.payload };
-      turns[side].push(await runLevelTimed(sides[side], sessions, callsPerTurn, { tag: `${options.tag}-${side}-${round}`, ...payload, ...(atPeak ? { atPeak } : {}) }));
+      turns[side].push(await runLevel(sides[side], sessions, callsPerTurn, { tag: `${options.tag}-${side}-${round}`, ...payload, ...(atPeak ? { atPeak } : {}) }));
     }
   }
   return { callsPerSession: callsPerTurn * PAIR_ROUNDS, runs: { switchyard: poolLevels(turns.switchyard), supergateway: poolLevels(turns.supergateway) } };

@@ -22,7 +22,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { modernAgent } from './client.ts';
-import { inTurns, runLevelTimed, summarizeLevel, type LevelRun, type LevelTarget } from './concurrency.ts';
+import { inTurns, runLevel, summarizeLevel, type LevelRun, type LevelTarget } from './concurrency.ts';
 import { startSupergateway } from './gateways.ts';
 import type { ProcessRegistry } from './processes.ts';
 import { memoryGuard, pointLabel, reserveMib, WORKLOADS, type ScaleGateway, type ScaleWorkload } from './scale-workloads.ts';
@@ -87,7 +87,7 @@ export async function measureScale(
     options.log(`  ${pointLabel(point)}: ${at.sessions} session(s), ${size(at.payloadBytes)}: p50 ${point.p50} ms, p99 ${point.p99} ms, ${point.callsPerSec} calls/s, CPU ${point.cpuUsPerCall} µs/call (client ${point.clientCpuUsPerCall}), ${point.errors} errors`);
   };
   const run = async (at: At, target: LevelTarget, calls: number) => {
-    if (guarded(at)) report(at, calls, await runLevelTimed(target, at.sessions, calls, { tag: tag(at), payload: ' ' + 'x'.repeat(at.payloadBytes) }));
+    if (guarded(at)) report(at, calls, await runLevel(target, at.sessions, calls, { tag: tag(at), payload: ' ' + 'x'.repeat(at.payloadBytes) }));
   };
   for (const sessions of options.sessions) {
     const calls = Math.max(10, Math.ceil(options.totalCalls / sessions));
