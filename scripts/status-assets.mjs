@@ -4,7 +4,9 @@
  * the string module the worker imports, worker/status/status-page-assets.generated.ts, minified by
  * esbuild's transform (whitespace, comments and local names only; no syntax is lowered: the files
  * are plain ES2020 and CSS as browsers take them), which halves what they cost the worker bundle
- * (issue 17) while the files keep their comments. The module
+ * (issue 17) while the files keep their comments; then deflated (zlib format) and base64'd, which
+ * halves them again: worker/status/status-page-assets.ts inflates them once, with the web-standard
+ * DecompressionStream, when a page first needs them. The module
  * is committed, because the worker also runs from its sources (Deno runs worker/adapters/deno/deno-worker.ts,
  * tests import sources) where no build step runs; `npm run build` regenerates it, and
  * worker/status/status-page-assets.test.ts fails when it is stale.
@@ -13,6 +15,7 @@
  */
 import { transformSync } from 'esbuild';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { deflateSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -39,7 +42,8 @@ export function renderStatusAssets() {
     const text = minifyAsset(readFileSync(join(root, file), 'utf8'), loader);
     // Inlined into the page's <script>/<style>: a closing tag inside would end the element early.
     if (text.toLowerCase().includes(closing)) throw new Error(`${file} contains "${closing}", which would end the page's element early: split the text`);
-    lines.push(`/** ${file}, minified. */`, `export const ${name} = ${JSON.stringify(text)};`, '');
+    const deflated = deflateSync(Buffer.from(text, 'utf8'), { level: 9 }).toString('base64');
+    lines.push(`/** ${file}, minified, deflated (zlib), base64. */`, `export const ${name}_DEFLATED = ${JSON.stringify(deflated)};`, '');
   }
   return lines.join('\n');
 }

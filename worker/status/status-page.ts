@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { STATUS_PAGE_CSS, STATUS_PAGE_SCRIPT } from './status-page-assets.generated.ts';
+import { htmlWithAssets, type StatusPageAssets } from './status-page-assets.ts';
 
 /** A two-track junction: the mark in the top bar and the tab icon. */
 export const LOGO_SVG =
@@ -49,7 +49,7 @@ export function createNonce(): string {
 }
 
 /** The page's HTML; `nonce` must come from `createNonce` (it is inserted verbatim). */
-export function statusPageHtml(nonce: string): string {
+export function statusPageHtml(nonce: string, assets: StatusPageAssets): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -58,7 +58,7 @@ export function statusPageHtml(nonce: string): string {
 <meta name="referrer" content="no-referrer">
 <title>Switchyard worker status</title>
 <link rel="icon" href="${FAVICON}">
-<style nonce="${nonce}">${STATUS_PAGE_CSS}</style>
+<style nonce="${nonce}">${assets.css}</style>
 </head>
 <body>
 <header class="topbar">
@@ -120,7 +120,7 @@ export function statusPageHtml(nonce: string): string {
     </section>
   </section>
 </main>
-<script nonce="${nonce}">${STATUS_PAGE_SCRIPT}</script>
+<script nonce="${nonce}">${assets.script}</script>
 </body>
 </html>
 `;
@@ -129,7 +129,7 @@ export function statusPageHtml(nonce: string): string {
 /** The `/` response: the page with a fresh nonce and headers that keep it from being cached, framed or sniffed. */
 export function statusPageResponse(): Response {
   const nonce = createNonce();
-  return new Response(statusPageHtml(nonce), {
+  return new Response(htmlWithAssets((assets) => statusPageHtml(nonce, assets)), {
     headers: {
       'content-type': 'text/html; charset=utf-8',
       'content-security-policy': statusPageCsp(nonce),
