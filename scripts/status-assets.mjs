@@ -24,6 +24,8 @@ export const GENERATED = join(root, 'worker', 'status', 'status-page-assets.gene
 const ASSETS = [
   { name: 'STATUS_PAGE_SCRIPT', file: 'worker/status/assets/status-page.js', closing: '</script', loader: 'js' },
   { name: 'STATUS_PAGE_CSS', file: 'worker/status/assets/status-page.css', closing: '</style', loader: 'css' },
+  // Static markup, no script or style inside: kept as written, only deflated.
+  { name: 'STATUS_PAGE_MAIN', file: 'worker/status/assets/status-page-main.html', closing: '<script', loader: undefined },
 ];
 
 /** `text` minified; esnext, so esbuild lowers nothing and the output uses only the syntax the file does. */
@@ -39,11 +41,12 @@ export function renderStatusAssets() {
     '',
   ];
   for (const { name, file, closing, loader } of ASSETS) {
-    const text = minifyAsset(readFileSync(join(root, file), 'utf8'), loader);
+    const source = readFileSync(join(root, file), 'utf8');
+    const text = loader === undefined ? source : minifyAsset(source, loader);
     // Inlined into the page's <script>/<style>: a closing tag inside would end the element early.
     if (text.toLowerCase().includes(closing)) throw new Error(`${file} contains "${closing}", which would end the page's element early: split the text`);
     const deflated = deflateSync(Buffer.from(text, 'utf8'), { level: 9 }).toString('base64');
-    lines.push(`/** ${file}, minified, deflated (zlib), base64. */`, `export const ${name}_DEFLATED = ${JSON.stringify(deflated)};`, '');
+    lines.push(`/** ${file}, ${loader === undefined ? '' : 'minified, '}deflated (zlib), base64. */`, `export const ${name}_DEFLATED = ${JSON.stringify(deflated)};`, '');
   }
   return lines.join('\n');
 }

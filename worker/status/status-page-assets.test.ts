@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain JS build script
 import { GENERATED, minifyAsset, renderStatusAssets } from '../../scripts/status-assets.mjs';
-import { STATUS_PAGE_CSS_DEFLATED, STATUS_PAGE_SCRIPT_DEFLATED } from './status-page-assets.generated.ts';
+import { STATUS_PAGE_CSS_DEFLATED, STATUS_PAGE_MAIN_DEFLATED, STATUS_PAGE_SCRIPT_DEFLATED } from './status-page-assets.generated.ts';
 import { htmlWithAssets, statusPageAssets } from './status-page-assets.ts';
 
 const minify = minifyAsset as (text: string, loader: 'js' | 'css') => string;
@@ -14,8 +14,9 @@ describe('status page assets', () => {
     expect(current, 'worker/status/status-page-assets.generated.ts is stale: run npm run build (or node scripts/status-assets.mjs)').toBe(true);
   });
 
-  it('holds the asset files minified and deflated: inflated, their code and rules are there, their comments and indentation gone', async () => {
-    const { script: STATUS_PAGE_SCRIPT, css: STATUS_PAGE_CSS } = await statusPageAssets();
+  it('holds the asset files (script and stylesheet minified) deflated: inflated, their code and rules are there, their comments and indentation gone', async () => {
+    const { script: STATUS_PAGE_SCRIPT, css: STATUS_PAGE_CSS, main } = await statusPageAssets();
+    expect(main).toBe(asset('status-page-main.html'));
     expect(STATUS_PAGE_SCRIPT).toBe(minify(asset('status-page.js'), 'js'));
     expect(STATUS_PAGE_CSS).toBe(minify(asset('status-page.css'), 'css'));
     expect(STATUS_PAGE_SCRIPT.length).toBeLessThan(asset('status-page.js').length * 0.7);
@@ -27,8 +28,8 @@ describe('status page assets', () => {
   });
 
   it('stores them in about a third of the files\' size, and inflates them once', async () => {
-    const stored = STATUS_PAGE_SCRIPT_DEFLATED.length + STATUS_PAGE_CSS_DEFLATED.length;
-    expect(stored).toBeLessThan((asset('status-page.js').length + asset('status-page.css').length) / 2.5);
+    const stored = STATUS_PAGE_SCRIPT_DEFLATED.length + STATUS_PAGE_CSS_DEFLATED.length + STATUS_PAGE_MAIN_DEFLATED.length;
+    expect(stored).toBeLessThan((asset('status-page.js').length + asset('status-page.css').length + asset('status-page-main.html').length) / 2.5);
     expect(statusPageAssets()).toBe(statusPageAssets());
   });
 

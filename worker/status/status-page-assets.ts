@@ -1,5 +1,5 @@
 /**
- * The status page's script and stylesheet (the consent pages share the stylesheet), stored
+ * The status page's script, stylesheet and `<main>` markup (the consent pages share the stylesheet), stored
  * deflated in status-page-assets.generated.ts to keep dist/worker.js small (issue 17) and inflated
  * once, when a page first needs them, with the web-standard DecompressionStream (Deno, Node,
  * workerd). Pages stay synchronous to build: `htmlWithAssets` is a response body that renders
@@ -7,11 +7,13 @@
  *
  * @module
  */
-import { STATUS_PAGE_CSS_DEFLATED, STATUS_PAGE_SCRIPT_DEFLATED } from './status-page-assets.generated.ts';
+import { STATUS_PAGE_CSS_DEFLATED, STATUS_PAGE_MAIN_DEFLATED, STATUS_PAGE_SCRIPT_DEFLATED } from './status-page-assets.generated.ts';
 
 export interface StatusPageAssets {
   script: string;
   css: string;
+  /** The status page's `<main>` element. */
+  main: string;
 }
 
 let inflated: Promise<StatusPageAssets> | undefined;
@@ -23,7 +25,11 @@ async function inflate(base64: string): Promise<string> {
 
 /** The assets as text; inflated on the first call, the same promise after. */
 export function statusPageAssets(): Promise<StatusPageAssets> {
-  inflated ??= Promise.all([inflate(STATUS_PAGE_SCRIPT_DEFLATED), inflate(STATUS_PAGE_CSS_DEFLATED)]).then(([script, css]) => ({ script, css }));
+  inflated ??= Promise.all([STATUS_PAGE_SCRIPT_DEFLATED, STATUS_PAGE_CSS_DEFLATED, STATUS_PAGE_MAIN_DEFLATED].map(inflate)).then(([script, css, main]) => ({
+    script: script!,
+    css: css!,
+    main: main!,
+  }));
   return inflated;
 }
 

@@ -10,7 +10,8 @@
  * Each response carries a fresh CSP nonce for its one `<style>` and one `<script>`; everything
  * else is refused (`default-src 'none'`), only same-origin fetches are allowed, forms may not
  * submit anywhere and no one may frame the page. The only dynamic value in the HTML is the nonce
- * (base64url, so it needs no escaping). Host/Origin validation happens in the app's middleware,
+ * (base64url, so it needs no escaping); the `<main>` markup is `assets/status-page-main.html`, which
+ * travels deflated with the script and stylesheet. Host/Origin validation happens in the app's middleware,
  * as for every route.
  *
  * @module
@@ -69,57 +70,7 @@ export function statusPageHtml(nonce: string, assets: StatusPageAssets): string 
     <button type="button" class="btn btn-quiet" id="sign-out">Sign out</button>
   </div>
 </header>
-<main>
-  <noscript><p class="banner">This page needs JavaScript to sign in and show the status; <code>/healthz</code> answers the same JSON to a bearer token.</p></noscript>
-  <section class="sign-in" id="sign-in" hidden>
-    <form class="card sign-in-card" id="sign-in-form" autocomplete="off" novalidate>
-      <h1>Switchyard worker</h1>
-      <p class="muted">Sign in with the admin token or an agent token to see hosts, servers, sessions and recent errors.</p>
-      <label for="token">Bearer token</label>
-      <input id="token" type="password" autocomplete="off" autocapitalize="off" spellcheck="false" placeholder="Paste a token">
-      <p class="form-error" id="sign-in-error" role="alert" hidden></p>
-      <button type="submit" class="btn btn-primary" id="sign-in-button">Sign in</button>
-      <p class="fine">The token stays in this browser tab (session storage) and is sent only as an Authorization header to <code>/healthz</code>.</p>
-    </form>
-  </section>
-  <section id="dashboard" hidden>
-    <div class="page-head">
-      <div class="title"><h1>Overview</h1><p class="muted" id="scope"></p></div>
-      <div class="endpoint">Agent endpoint<code id="endpoint"></code></div>
-    </div>
-    <div class="banner" id="banner" role="status" hidden></div>
-    <div class="summary">
-      <div class="card stat"><div class="stat-label">Hosts linked</div><div class="stat-value" id="stat-hosts"></div><div class="stat-note" id="stat-hosts-note"></div></div>
-      <div class="card stat"><div class="stat-label">Servers available</div><div class="stat-value" id="stat-servers"></div><div class="stat-note" id="stat-servers-note"></div></div>
-      <div class="card stat"><div class="stat-label">Live sessions</div><div class="stat-value" id="stat-sessions"></div><div class="stat-note" id="stat-sessions-note"></div></div>
-      <div class="card stat" id="stat-errors-card"><div class="stat-label">Recent errors</div><div class="stat-value" id="stat-errors"></div><div class="stat-note">kept in this worker's memory</div></div>
-    </div>
-    <div class="grid">
-      <div class="column">
-        <section class="card panel" id="hosts-panel">
-          <div class="panel-head"><h2>Hosts</h2><span>sidecar links</span></div>
-          <table><thead><tr><th>Host</th><th>Link</th><th>Since</th><th class="num">Channels</th></tr></thead><tbody id="hosts-body"></tbody></table>
-        </section>
-        <section class="card panel" id="sessions-panel">
-          <div class="panel-head"><h2>Live sessions</h2><span>per agent and endpoint</span></div>
-          <table><thead><tr><th>Agent</th><th>Endpoint</th><th class="num">Sessions</th><th class="num">Channels</th></tr></thead><tbody id="sessions-body"></tbody></table>
-        </section>
-      </div>
-      <section class="card panel" id="servers-panel">
-        <div class="panel-head"><h2>Servers</h2><span>where each one runs</span></div>
-        <table><thead><tr><th>Server</th><th>Binding</th><th>State</th></tr></thead><tbody id="servers-body"></tbody></table>
-      </section>
-    </div>
-    <section class="card panel" id="errors-panel">
-      <div class="panel-head"><h2>Recent errors</h2><span id="errors-count"></span></div>
-      <table><thead><tr><th>When</th><th>Reason</th><th>Server</th><th>Agent</th><th>Message</th></tr></thead><tbody id="errors-body"></tbody></table>
-    </section>
-    <section class="card panel" id="calls-panel">
-      <div class="panel-head"><h2>Recent calls</h2><span>the audit log's last calls, never their arguments</span></div>
-      <table><thead><tr><th>When</th><th>Agent</th><th>Server</th><th>Call</th><th>Decision</th><th>Outcome</th><th class="num">ms</th></tr></thead><tbody id="calls-body"></tbody></table>
-    </section>
-  </section>
-</main>
+${assets.main}
 <script nonce="${nonce}">${assets.script}</script>
 </body>
 </html>
