@@ -2,8 +2,6 @@
 /**
  * Builds the shippable files, after regenerating the status page's asset module:
  * - dist/worker.js: one neutral ESM file for any web runtime (`deno serve dist/worker.js`).
- *   The MCP SDK's Client/Server import ajv, which is large and compiles schemas with `new Function`
- *   (refused on edge runtimes); the bundle swaps it for the SDK's own @cfworker/json-schema provider.
  * - dist/cloudflare/worker.js + dist/cloudflare/wrangler.jsonc: the same app for Cloudflare Workers
  *   (worker/adapters/cloudflare/cloudflare-worker.ts: the edge worker and the HostLink and
  *   AgentSession Durable Objects), with a paste-ready wrangler config (scripts/wrangler-template.mjs).
@@ -17,7 +15,7 @@ import { build } from 'esbuild';
 import { gzipSync } from 'node:zlib';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { writeStatusAssets } from './status-assets.mjs';
 import { wranglerTemplate } from './wrangler-template.mjs';
 
@@ -27,32 +25,40 @@ mkdirSync(dist, { recursive: true });
 
 /**
  * zod re-exports all ~50 of its message locales through one namespace that zod classic (the MCP
- * SDK's `types.js`) keeps alive, about 250 KB of a bundle; Switchyard speaks English only, so the
- * namespace is cut down to `en`. Our own schemas are zod/mini, whose namespace esbuild drops by
- * itself; their English comes from shared/zod-english.ts. `standIn` is the module that takes the
- * namespace's place: the worker's file in worker/bundle/, or for the Node CLI bundles a virtual
- * module (dist/sidecar.js must hold no file of worker/).
+ * SDK's `types.js`, which the Node bundles hold) keeps alive, about 250 KB of a bundle; Switchyard
+ * speaks English only, so the namespace is cut down to `en`, a virtual module (no file of the repo,
+ * so dist/sidecar.js holds no file of worker/). Our own schemas are zod/mini, whose namespace
+ * esbuild drops by itself; their English comes from shared/zod-english.ts.
  */
-function zodEnglishOnly(standIn) {
-  return {
-    name: 'zod-english-only',
-    setup(b) {
-      b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) => (/[\\/]zod[\\/]/.test(args.importer) ? standIn : undefined));
-      b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, () => ({
-        contents: "export { default as en } from 'zod/v4/locales/en.js';",
-        resolveDir: root,
-        loader: 'js',
-      }));
-    },
-  };
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]zod[\\/]/.test(args.importer) ? { path: 'en', namespace: 'zod-english-only' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, () => ({
+      contents: "export { default as en } from 'zod/v4/locales/en.js';",
+      resolveDir: root,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * The schemas' `z.describe('…')` texts are what `npm run docs` turns into the README's config
+ * reference, from the sources; nothing in a running worker reads them, so the worker bundles hold
+ * them empty (4 KB of dist/worker.js, issue 17). A call whose text is not one literal keeps it.
+ */
+export function emptyDescriptions(source) {
+  return source.replace(/\bz\.describe\(\s*(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\$]|\\.|\$(?!\{))*`)\s*,?\s*\)/g, "z.describe('')");
 }
 
-const edgeJsonSchema = {
-  name: 'edge-json-schema',
+const noDescriptions = {
+  name: 'no-descriptions',
   setup(b) {
-    b.onResolve({ filter: /validation\/ajv-provider\.js$/ }, () => ({
-      path: join(root, 'worker', 'bundle', 'edge-json-schema-validator.ts'),
-    }));
+    b.onLoad({ filter: /\.ts$/ }, (args) =>
+      /^(worker|shared)[\\/]/.test(relative(root, args.path)) ? { contents: emptyDescriptions(readFileSync(args.path, 'utf8')), loader: 'ts' } : undefined,
+    );
   },
 };
 
@@ -69,7 +75,7 @@ export async function buildWorker({ minify = true, outfile = join(dist, 'worker.
     minify,
     metafile: true,
     legalComments: 'none',
-    plugins: [edgeJsonSchema, zodEnglishOnly({ path: join(root, 'worker', 'bundle', 'zod-locales-en.ts') })],
+    plugins: [zodEnglishOnly, noDescriptions],
     logLevel: 'warning',
   });
   return result;
@@ -101,7 +107,7 @@ function buildNodeCli(entry, outfile) {
     external: ['bufferutil', 'utf-8-validate', 'deno', 'playwright-core'],
     minifyWhitespace: true,
     minifySyntax: true,
-    plugins: [zodEnglishOnly({ path: 'en', namespace: 'zod-english-only' })],
+    plugins: [zodEnglishOnly],
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
     metafile: true,
     logLevel: 'warning',

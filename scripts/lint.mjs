@@ -11,6 +11,8 @@
  *   the whole namespace too; zod/mini's functions and a namespace import let esbuild drop what is
  *   unused. sidecar/ and cli/ follow so that one dialect composes the shared schemas, which have no
  *   methods to chain (tests may use classic, as the SDK's tool registration does);
+ * - worker/ builds its apps with worker/trie-router-hono.ts's `Hono`, not 'hono''s: that one brings
+ *   a second router into dist/worker.js (issue 17);
  * - files over 450 lines are listed as a warning (aim for 70-300).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -39,6 +41,9 @@ for (const file of ['shared', 'worker', 'sidecar', 'cli', 'test', 'scripts'].fla
     }
     if (/^(worker|shared|sidecar|cli)\//.test(file) && !isTest && /from 'zod(\/[^']*)?'/.test(line) && !/^import (type )?\* as z from 'zod\/mini';$/.test(line) && !/from 'zod\/v4\/locales\//.test(line)) {
       problems.push(`${at}: zod classic (or a named import) keeps all of zod's methods in the bundles; use import * as z from 'zod/mini'`);
+    }
+    if (file.startsWith('worker/') && !isTest && /^import \{[^}]*(?<!type )\bHono\b[^}]*\} from 'hono';/.test(line)) {
+      problems.push(`${at}: 'hono''s Hono brings the RegExpRouter too; import Hono from worker/trie-router-hono.ts`);
     }
     if (isTest && /\b(it|test|describe)\.only\(/.test(line)) problems.push(`${at}: .only would skip the rest of the suite`);
     if (isTest && /\b(it|test|describe)\.(skip|todo)\(/.test(line) && !/because|reason/i.test(lines[i - 1] ?? '' + line)) problems.push(`${at}: skipped test without a written reason`);

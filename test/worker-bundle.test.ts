@@ -1,7 +1,7 @@
 /**
  * `dist/worker.js` as users deploy it: one neutral ESM file, run by `deno serve` unchanged, with
- * an agent reaching an edge-direct server through it (so the bundle's swapped JSON Schema
- * validator and trimmed zod are exercised, not just loaded).
+ * an agent reaching an edge-direct server through it (so the bundle's trimmed zod is exercised,
+ * not just loaded) and the status page served from its deflated assets.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain JS build script
-import { buildWorker } from '../scripts/build.mjs';
+import { buildWorker, emptyDescriptions } from '../scripts/build.mjs';
 import { sha256Hex } from '../worker/auth/agent-auth.ts';
 import { closeClient, connectClient } from './support/clients.ts';
 import { DENO } from './support/paths.ts';
@@ -29,6 +29,9 @@ describe('dist/worker.js', () => {
     const code = readFileSync(outfile, 'utf8');
     expect(code).not.toMatch(/from\s*["']node:|require\(["']node:/);
     expect(code).not.toMatch(/\bimport\s*\(\s*["'](?!data:)[^"']+["']\s*\)/);
+    // The config schemas' descriptions are for npm run docs only; their English error messages stay.
+    expect(code).not.toContain('Agent name, shown in logs');
+    expect(code).toContain('Invalid input');
     process.stdout.write(`dist/worker.js: ${(code.length / 1024).toFixed(1)} KB minified, ${(gzipSync(code).length / 1024).toFixed(1)} KB gzipped\n`);
 
     const everything = await startEverythingHttp(procs);
@@ -45,10 +48,23 @@ describe('dist/worker.js', () => {
     expect(await direct.callTool({ name: 'echo', arguments: { message: 'bundled' } })).toMatchObject({ content: [{ type: 'text', text: 'Echo: bundled' }] });
     await closeClient(direct);
 
-    // The aggregate runs the SDK Client inside the bundle, whose output-schema checks use the swapped validator.
+    const page = await fetch(`${url}/`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('.sign-in-card{');
+    expect(html).toContain('switchyard.status.token');
+
     const aggregate = await connectClient(`${url}/mcp`, 'alice-token');
     const structured = await aggregate.callTool({ name: 'everything__get-structured-content', arguments: { location: 'New York' } });
     expect(structured.structuredContent).toBeDefined();
     await closeClient(aggregate);
   }, 120_000);
+
+  it('empties only literal z.describe texts, whatever their quotes, escapes and line breaks', () => {
+    const empty = emptyDescriptions as (source: string) => string;
+    expect(empty(`a.check(z.describe('it\\'s "x"'), z.maxLength(3))`)).toBe(`a.check(z.describe(''), z.maxLength(3))`);
+    expect(empty('z.describe(\n  "two\\nlines",\n)')).toBe(`z.describe('')`);
+    expect(empty('z.describe(`plain`) z.describe(`${name} kept`)')).toBe("z.describe('') z.describe(`${name} kept`)");
+    expect(empty(`z.describe('a' + b)`)).toBe(`z.describe('a' + b)`);
+  });
 });

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { Hono } from 'hono';
+import { Hono } from './trie-router-hono.ts';
 import { HTTPException } from 'hono/http-exception';
 import type { UpgradeWebSocket } from 'hono/ws';
 import { httpStatusFor, WireError } from '../shared/errors.ts';

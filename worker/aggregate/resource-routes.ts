@@ -8,11 +8,11 @@
  *
  * @module
  */
-import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
+import { compileUriTemplate } from './uri-template-match.ts';
 
 export class ResourceRoutes {
   readonly #byUri = new Map<string, string>();
-  #templates: Array<{ server: string; template: UriTemplate }> = [];
+  #templates: Array<{ server: string; matches: (uri: string) => boolean }> = [];
 
   /** Records the URIs a server listed; the first server to list a URI keeps it. */
   addResources(server: string, uris: readonly string[]): void {
@@ -22,9 +22,9 @@ export class ResourceRoutes {
   addTemplates(server: string, templates: readonly string[]): void {
     for (const text of templates) {
       try {
-        this.#templates.push({ server, template: new UriTemplate(text) });
+        this.#templates.push({ server, matches: compileUriTemplate(text) });
       } catch {
-        // A template the SDK cannot parse cannot route anything; its exact URIs still can.
+        // A template that does not parse cannot route anything; its exact URIs still can.
       }
     }
   }
@@ -41,13 +41,8 @@ export class ResourceRoutes {
   route(uri: string, candidates: readonly string[]): string | undefined {
     const exact = this.#byUri.get(uri);
     if (exact !== undefined && candidates.includes(exact)) return exact;
-    for (const { server, template } of this.#templates) {
-      if (!candidates.includes(server)) continue;
-      try {
-        if (template.match(uri) !== null) return server;
-      } catch {
-        // An over-long URI fails to match; try the next template.
-      }
+    for (const { server, matches } of this.#templates) {
+      if (candidates.includes(server) && matches(uri)) return server;
     }
     return candidates.length === 1 ? candidates[0] : undefined;
   }

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { Hono } from 'hono';
+import { Hono } from '../trie-router-hono.ts';
 import type { UpgradeWebSocket, WSContext } from 'hono/ws';
 import { WireError } from '../../shared/errors.ts';
 import { CallbackFrameSocket, createFrameSocketPair } from '../../shared/link/frame-socket.ts';

@@ -1,8 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain JS build script
-import { GENERATED, renderStatusAssets } from '../../scripts/status-assets.mjs';
-import { STATUS_PAGE_CSS, STATUS_PAGE_SCRIPT } from './status-page-assets.generated.ts';
+import { GENERATED, minifyAsset, renderStatusAssets } from '../../scripts/status-assets.mjs';
+import { STATUS_PAGE_CSS_DEFLATED, STATUS_PAGE_MAIN_DEFLATED, STATUS_PAGE_SCRIPT_DEFLATED } from './status-page-assets.generated.ts';
+import { htmlWithAssets, statusPageAssets } from './status-page-assets.ts';
+
+const minify = minifyAsset as (text: string, loader: 'js' | 'css') => string;
+const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
 
 describe('status page assets', () => {
   it('the generated module is what scripts/status-assets.mjs makes of the asset files now (run npm run build after editing them)', () => {
@@ -10,8 +14,33 @@ describe('status page assets', () => {
     expect(current, 'worker/status/status-page-assets.generated.ts is stale: run npm run build (or node scripts/status-assets.mjs)').toBe(true);
   });
 
-  it('holds the asset files verbatim', () => {
-    expect(STATUS_PAGE_SCRIPT).toBe(readFileSync(new URL('./assets/status-page.js', import.meta.url), 'utf8'));
-    expect(STATUS_PAGE_CSS).toBe(readFileSync(new URL('./assets/status-page.css', import.meta.url), 'utf8'));
+  it('holds the asset files (script and stylesheet minified) deflated: inflated, their code and rules are there, their comments and indentation gone', async () => {
+    const { script: STATUS_PAGE_SCRIPT, css: STATUS_PAGE_CSS, main } = await statusPageAssets();
+    expect(main).toBe(asset('status-page-main.html'));
+    expect(STATUS_PAGE_SCRIPT).toBe(minify(asset('status-page.js'), 'js'));
+    expect(STATUS_PAGE_CSS).toBe(minify(asset('status-page.css'), 'css'));
+    expect(STATUS_PAGE_SCRIPT.length).toBeLessThan(asset('status-page.js').length * 0.7);
+    expect(STATUS_PAGE_SCRIPT).not.toContain('Why it works this way');
+    // Strings and selectors the page's HTML and /healthz depend on survive minifying.
+    expect(STATUS_PAGE_SCRIPT).toContain('switchyard.status.token');
+    expect(STATUS_PAGE_SCRIPT).toContain('/healthz');
+    expect(STATUS_PAGE_CSS).toContain('.sign-in-card');
+  });
+
+  it('stores them in about a third of the files\' size, and inflates them once', async () => {
+    const stored = STATUS_PAGE_SCRIPT_DEFLATED.length + STATUS_PAGE_CSS_DEFLATED.length + STATUS_PAGE_MAIN_DEFLATED.length;
+    expect(stored).toBeLessThan((asset('status-page.js').length + asset('status-page.css').length + asset('status-page-main.html').length) / 2.5);
+    expect(statusPageAssets()).toBe(statusPageAssets());
+  });
+
+  it('renders a page body once the assets are inflated', async () => {
+    const { css } = await statusPageAssets();
+    const text = await new Response(htmlWithAssets((assets) => `<style>${assets.css}</style>—`)).text();
+    expect(text).toBe(`<style>${css}</style>—`);
+  });
+
+  it('minifies without lowering syntax the file does not use', () => {
+    expect(minify('const f = async (a) => a ?? 1;', 'js')).toMatch(/^const f=async (\w)=>\1\?\?1;$/);
+    expect(minify('a {\n  color: #ffffff;\n}\n', 'css')).toBe('a{color:#fff}');
   });
 });

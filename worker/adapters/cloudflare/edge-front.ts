@@ -17,7 +17,8 @@
  *
  * @module
  */
-import { Hono, type Context } from 'hono';
+import type { Context } from 'hono';
+import { Hono } from '../../trie-router-hono.ts';
 import { createApp } from '../../app.ts';
 import { agentAuth, type AgentVariables } from '../../auth/agent-auth.ts';
 import { hostOriginGuard } from '../../auth/host-origin.ts';

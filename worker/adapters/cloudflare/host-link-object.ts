@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { Hono } from 'hono';
+import { Hono } from '../../trie-router-hono.ts';
 import type { WSContext } from 'hono/ws';
 import { LinkEndpoint } from '../../../shared/link/link-endpoint.ts';
 import { KEEPALIVE_FRAME, KEEPALIVE_REPLY_FRAME } from '../../../shared/link/link-liveness.ts';

@@ -10,7 +10,8 @@
  *
  * @module
  */
-import { Hono, type Context } from 'hono';
+import type { Context } from 'hono';
+import { Hono } from '../../trie-router-hono.ts';
 import { bodyLimit } from 'hono/body-limit';
 import { LocalError } from '../../../shared/errors.ts';
 import type { AgentEntry } from '../../config/worker-config.ts';

@@ -11,9 +11,9 @@
  * - Refresh is a setTimeout chain (never two requests at once); a failed refresh keeps the last
  *   data and says so; a 401 (token revoked) signs out with a message.
  *
- * Plain ES2020, shipped as written: scripts/status-assets.mjs embeds this file verbatim in
- * status-page-assets.generated.ts (npm run build runs it), with no transpiling or minifying, so it
- * never depends on how the worker bundle is built.
+ * Plain ES2020, never transpiled: scripts/status-assets.mjs embeds this file, only minified, in
+ * status-page-assets.generated.ts (npm run build runs it), so it never depends on how the worker
+ * bundle is built.
  */
 'use strict';
 (function () {

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { STATUS_PAGE_CSS } from '../../../status/status-page-assets.generated.ts';
+import { htmlWithAssets, type StatusPageAssets } from '../../../status/status-page-assets.ts';
 import { createNonce, FAVICON, LOGO_SVG } from '../../../status/status-page.ts';
 
 const CONSENT_CSS = `
@@ -48,8 +48,8 @@ export function formTargetOf(redirectUri: string): string {
   return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : url.protocol;
 }
 
-function page(nonce: string, title: string, body: string): string {
-  return `<!doctype html>
+function page(nonce: string, title: string, body: string): ReadableStream<Uint8Array> {
+  return htmlWithAssets((assets: StatusPageAssets) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -57,17 +57,17 @@ function page(nonce: string, title: string, body: string): string {
 <meta name="referrer" content="same-origin">
 <title>${escapeHtml(title)} · Switchyard</title>
 <link rel="icon" href="${FAVICON}">
-<style nonce="${nonce}">${STATUS_PAGE_CSS}${CONSENT_CSS}</style>
+<style nonce="${nonce}">${assets.css}${CONSENT_CSS}</style>
 </head>
 <body>
 <header class="topbar"><div class="brand">${LOGO_SVG}<span class="brand-name">Switchyard</span><span class="brand-sub">authorize an app</span></div></header>
 <main><section class="sign-in">${body}</section></main>
 </body>
 </html>
-`;
+`);
 }
 
-function respond(html: string, nonce: string, status: number, formTargets: readonly string[], headers: Record<string, string>): Response {
+function respond(html: ReadableStream<Uint8Array>, nonce: string, status: number, formTargets: readonly string[], headers: Record<string, string>): Response {
   return new Response(html, {
     status,
     headers: {
