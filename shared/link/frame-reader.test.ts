@@ -38,6 +38,30 @@ describe('readFrame', () => {
     expect(accepted).toBeGreaterThan(50);
   });
 
+  it('reads channel-open-ack and channel-close frames exactly as the frame schema does', () => {
+    const bare = fc.record({ v: fc.constant(LINK_PROTOCOL_VERSION), type: fc.constantFrom('channel-open-ack', 'channel-close'), channel: fc.integer({ min: 1, max: 2 ** 31 }) });
+    const change = fc.record({
+      key: fc.constantFrom('channel', 'reason', 'message', 'extra'),
+      value: fc.oneof(fc.constantFrom(0, -1, 1.5, 2 ** 31 + 1, 2, null, undefined, 'server-exited', 'text'), fc.string(), fc.object()),
+    });
+    const frames = fc.tuple(bare, fc.option(change, { freq: 2 })).map(([frame, c]) => (c === null ? frame : { ...frame, [c.key]: c.value }));
+    let accepted = 0;
+    fc.assert(
+      fc.property(frames, (generated) => {
+        const text = JSON.stringify(generated);
+        const frame = JSON.parse(text) as Record<string, unknown>;
+        const read = readFrame(text, MAX_FRAME_BYTES);
+        const expected = FrameSchema.safeParse(frame);
+        if (expected.success) {
+          accepted++;
+          expect(read).toEqual({ kind: 'frame', frame: expected.data });
+        } else expect(read.kind).toBe('malformed');
+      }),
+      { numRuns: 2000 },
+    );
+    expect(accepted).toBeGreaterThan(50);
+  });
+
   it('words what is wrong with a channel-message the hand check refuses', () => {
     const read = readFrame(JSON.stringify({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: 0, message: {} }), MAX_FRAME_BYTES);
     expect(read).toEqual({ kind: 'malformed', problem: expect.stringMatching(/^channel: /) });

@@ -19,13 +19,26 @@ import { statusForUpstreamError } from './modern-errors.ts';
 import type { ModernRequest } from './validate-request.ts';
 
 export interface RelayOptions {
-  /** The agent's request: its abort (the connection went away) cancels the call. */
-  signal?: AbortSignal;
+  /**
+   * The agent's request's signal: its abort (the connection went away) cancels the call. Read
+   * only once the answer has taken `ABORT_WATCH_MS` (see there), so a getter here is not run for
+   * a quick answer.
+   */
+  signal?: () => AbortSignal;
   /** Longest wait for the response; each notification starts the wait again. None when absent. */
   timeoutMs?: number;
   /** Told the answer sent (the audit log's outcome), or null when the agent went away first. */
   onAnswer?: (message: unknown) => void;
 }
+
+/**
+ * How long an answer may take before the agent's abort is watched. Deno builds a request's
+ * `AbortSignal` only when it is read, and then aborts it when the response is done, whether or
+ * not the agent left: a `DOMException` with its stack and an abort event, about 90 µs of the
+ * worker's CPU per modern call (issue 17). Most answers take a few ms; an agent that leaves
+ * before this is seen this late (the signal read then is already aborted), never missed.
+ */
+export const ABORT_WATCH_MS = 250;
 
 /** The headers of every SSE answer to a modern request (no proxy buffering: events must flow at once). */
 export const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
@@ -39,13 +52,17 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     let stream: ReadableStreamDefaultController<Uint8Array> | undefined;
     let done = false;
     let failure: WireError | undefined;
+    // One timer at a time, for the earlier of two things: watching the agent's abort, the deadline.
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let deadlineAt: number | undefined;
+    let watched: AbortSignal | undefined;
+    let watchPending = options.signal !== undefined;
 
     const finish = () => {
       if (done) return;
       done = true;
       if (timer !== undefined) clearTimeout(timer);
-      options.signal?.removeEventListener('abort', abandoned);
+      watched?.removeEventListener('abort', abandoned);
       void channel.close().catch(() => {});
     };
     // Nobody reads this answer: it only settles the handler.
@@ -66,11 +83,31 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       finish();
     };
     const fail = (error: WireError) => answer(jsonRpcErrorBody(request.id, error), httpStatusFor(error.reason));
-    const arm = () => {
-      if (options.timeoutMs === undefined) return;
+    const schedule = () => {
       if (timer !== undefined) clearTimeout(timer);
-      const seconds = Math.round(options.timeoutMs / 1000);
-      timer = setTimeout(() => fail(new WireError('request-timeout', `The server did not answer ${request.method} within ${seconds} s`)), options.timeoutMs);
+      timer = undefined;
+      if (deadlineAt === undefined && !watchPending) return;
+      const untilDeadline = deadlineAt === undefined ? Infinity : Math.max(0, deadlineAt - performance.now());
+      timer = setTimeout(onTimer, watchPending ? Math.min(ABORT_WATCH_MS, untilDeadline) : untilDeadline);
+    };
+    const onTimer = () => {
+      timer = undefined;
+      if (done) return;
+      if (watchPending) {
+        watchPending = false;
+        watched = options.signal!();
+        if (watched.aborted) return abandoned();
+        watched.addEventListener('abort', abandoned, { once: true });
+      }
+      if (deadlineAt !== undefined && performance.now() >= deadlineAt) {
+        return fail(new WireError('request-timeout', `The server did not answer ${request.method} within ${Math.round(options.timeoutMs! / 1000)} s`));
+      }
+      schedule();
+    };
+    // (Re)starts the deadline: at the request, and again at each notification.
+    const arm = () => {
+      if (options.timeoutMs !== undefined) deadlineAt = performance.now() + options.timeoutMs;
+      schedule();
     };
     const notify = (message: JSONRPCMessage) => {
       if (stream === undefined) {
@@ -107,8 +144,6 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       if (!done) fail(failure ?? new WireError('server-exited', `The server's channel closed before it answered ${request.method}`));
     };
 
-    if (options.signal?.aborted) return abandoned();
-    options.signal?.addEventListener('abort', abandoned, { once: true });
     arm();
     // A request that went right behind the channel's open (`forwardModern`) is not sent twice.
     void channel.start().then(

@@ -122,7 +122,7 @@ export async function forwardModern(request: Request, message: ModernRequest, to
   }
   if (message.method === 'subscriptions/listen') return relayListen(channel, traced, { signal: request.signal });
   return relayModernRequest(channel, traced, {
-    signal: request.signal,
+    signal: () => request.signal,
     ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
     ...(ledger !== undefined ? { onAnswer: (answer: unknown) => (answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer)) } : {}),
   });

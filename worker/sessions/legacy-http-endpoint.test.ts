@@ -206,5 +206,8 @@ describe('LegacyHttpEndpoint', () => {
     };
     await endpoint.handleRequest(post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { ...SESSION, traceparent: 'tp' }));
     expect(headers).toMatchObject({ 'mcp-session-id': ID, traceparent: 'tp' });
+    const record = headers as Record<string, string | undefined>;
+    expect([record['traceparent'], record['x-absent'], record['not a header name'], 'traceparent' in record, 'x-absent' in record]).toEqual(['tp', undefined, undefined, true, false]);
+    expect({ ...record }).toEqual({ ...SESSION, traceparent: 'tp' });
   });
 });
