@@ -15,7 +15,7 @@
  */
 import { transformSync } from 'esbuild';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { deflateSync } from 'node:zlib';
+import { deflateSync, inflateSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -33,6 +33,34 @@ export function minifyAsset(text, loader) {
   return transformSync(text, { loader, minify: true, target: 'esnext', legalComments: 'none', charset: 'utf8' }).code.trimEnd();
 }
 
+/** Each asset's text as the page gets it (minified where it has a loader), checked for a closing tag. */
+function assetTexts() {
+  return ASSETS.map(({ name, file, closing, loader }) => {
+    const source = readFileSync(join(root, file), 'utf8');
+    const text = loader === undefined ? source : minifyAsset(source, loader);
+    // Inlined into the page's <script>/<style>: a closing tag inside would end the element early.
+    if (text.toLowerCase().includes(closing)) throw new Error(`${file} contains "${closing}", which would end the page's element early: split the text`);
+    return { name, file, loader, text };
+  });
+}
+
+/**
+ * Whether the committed module holds the asset files as they are now, compared inflated: another
+ * zlib (another Node) may deflate the same text to other bytes, which is no reason to call it stale.
+ */
+export function statusAssetsCurrent() {
+  let module = '';
+  try {
+    module = readFileSync(GENERATED, 'utf8');
+  } catch {
+    return false;
+  }
+  return assetTexts().every(({ name, text }) => {
+    const stored = new RegExp(`export const ${name}_DEFLATED = "([A-Za-z0-9+/=]*)";`).exec(module)?.[1];
+    return stored !== undefined && inflateSync(Buffer.from(stored, 'base64')).toString('utf8') === text;
+  });
+}
+
 /** The module's text for the asset files as they are now. */
 export function renderStatusAssets() {
   const lines = [
@@ -40,11 +68,7 @@ export function renderStatusAssets() {
     '// Edit the asset files, then run npm run build (or node scripts/status-assets.mjs).',
     '',
   ];
-  for (const { name, file, closing, loader } of ASSETS) {
-    const source = readFileSync(join(root, file), 'utf8');
-    const text = loader === undefined ? source : minifyAsset(source, loader);
-    // Inlined into the page's <script>/<style>: a closing tag inside would end the element early.
-    if (text.toLowerCase().includes(closing)) throw new Error(`${file} contains "${closing}", which would end the page's element early: split the text`);
+  for (const { name, file, loader, text } of assetTexts()) {
     const deflated = deflateSync(Buffer.from(text, 'utf8'), { level: 9 }).toString('base64');
     lines.push(`/** ${file}, ${loader === undefined ? '' : 'minified, '}deflated (zlib), base64. */`, `export const ${name}_DEFLATED = ${JSON.stringify(deflated)};`, '');
   }
@@ -53,21 +77,14 @@ export function renderStatusAssets() {
 
 /** Writes the module when it differs; true when it did. */
 export function writeStatusAssets() {
-  const text = renderStatusAssets();
-  let current = '';
-  try {
-    current = readFileSync(GENERATED, 'utf8');
-  } catch {
-    // first run
-  }
-  if (current === text) return false;
-  writeFileSync(GENERATED, text);
+  if (statusAssetsCurrent()) return false;
+  writeFileSync(GENERATED, renderStatusAssets());
   return true;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (process.argv.includes('--check')) {
-    const stale = readFileSync(GENERATED, 'utf8') !== renderStatusAssets();
+    const stale = !statusAssetsCurrent();
     process.stdout.write(stale ? 'status-page-assets.generated.ts is stale: run node scripts/status-assets.mjs\n' : 'status-page-assets.generated.ts is current\n');
     process.exitCode = stale ? 1 : 0;
   } else {
