@@ -49,7 +49,8 @@ export async function echo(client: Client, tool: string, message: string): Promi
   expectEcho(result, message);
 }
 
-function expectEcho(result: Record<string, unknown>, message: string): void {
+/** Throws unless `result` is the echo of `message`. */
+export function expectEcho(result: Record<string, unknown>, message: string): void {
   const first = (result.content as Array<{ type: string; text?: string }> | undefined)?.[0];
   if (result.isError === true || first?.text !== `Echo: ${message}`) throw new Error(`Unexpected echo answer: ${JSON.stringify(result).slice(0, 300)}`);
 }

@@ -5,7 +5,9 @@
  * each side's turns pooled (`inTurns`), so that both meet the same load. Reported per
  * level and gateway: throughput over the wall time of the call phase, latency percentiles over
  * every call, errors (a failed call or a session that did not open), how long opening all N took,
- * and the proxy processes' CPU per call (from /proc).
+ * and the proxy processes' CPU per call (from /proc). Every level runs twice, with the SDK client
+ * and with the light fetch client (`light-client.ts`), both gateways driven by the same one: the
+ * SDK client costs as much CPU per call as a gateway, which caps the calls/s ratio on two cores.
  *
  * Sessions are opened at most `OPEN_PARALLEL` at a time: opening 64 at once on two cores measures
  * the scheduler, and the open time is reported separately anyway. While Switchyard's largest level
@@ -15,6 +17,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { connectHttp, echoLoop, echoOf, type Agent, type Timed } from './client.ts';
+import { connectLight } from './light-client.ts';
 import { startSupergateway } from './gateways.ts';
 import { cpuMs, type ProcessRegistry } from './processes.ts';
 import { TOKENS, type Stack } from './stack.ts';
@@ -24,8 +27,15 @@ const OPEN_PARALLEL = 16;
 
 export type ConcurrencyGateway = 'switchyard' | 'supergateway';
 
+/** Which agent drove the level: the MCP SDK client, or the light fetch client. */
+export type ConcurrencyClient = 'sdk' | 'light';
+
+const CONNECT: Record<ConcurrencyClient, (url: string, token?: string) => Promise<Agent>> = { sdk: connectHttp, light: connectLight };
+
 export interface ConcurrencyResult {
   gateway: ConcurrencyGateway;
+  /** Absent in results from before the light client: those are SDK rows. */
+  client: ConcurrencyClient;
   sessions: number;
   callsPerSession: number;
   openMs: number;
@@ -33,7 +43,7 @@ export interface ConcurrencyResult {
   /** CPU µs per call of the proxy processes (worker + sidecar, or supergateway), call phase only. */
   proxyCpuUsPerCall: number | null;
   /**
-   * CPU µs per call of the bench process (the SDK clients), call phase only. On two cores it is
+   * CPU µs per call of the bench process (the agents' clients), call phase only. On two cores it is
    * the largest share of a call, the same for either gateway, so once the level is CPU-bound it
    * bounds the calls/s ratio: (client + theirs) ÷ (client + ours), whatever the proxy costs.
    */
@@ -53,6 +63,8 @@ export interface LevelTarget {
   proxies: readonly number[];
   /** Agents that open nothing (modern, stateless), made instead of SDK sessions. */
   open?: (url: string, token?: string) => Agent;
+  /** How a session is opened: the SDK client unless given. */
+  connect?: (url: string, token?: string) => Promise<Agent>;
 }
 
 /** What one level measured, unsummarised, so that rounds of it can be pooled (`poolLevels`). */
@@ -63,7 +75,7 @@ export interface LevelRun {
   timed: Timed;
   /** CPU ms of the proxy processes over the call phase. */
   proxyCpuMs: number;
-  /** CPU ms of this process (the agents' SDK clients) over the call phase. */
+  /** CPU ms of this process (the agents' clients) over the call phase. */
   clientCpuMs: number;
 }
 
@@ -76,7 +88,7 @@ export async function runLevel(
 ): Promise<LevelRun> {
   const openStart = performance.now();
   const { agents, errors: openErrors } = target.open === undefined
-    ? await openSessions(target.url, sessions, target.token)
+    ? await openSessions(target.url, sessions, target.token, target.connect)
     : { agents: Array.from({ length: sessions }, () => target.open!(target.url, target.token)), errors: 0 };
   const openMs = round(performance.now() - openStart, 1);
   try {
@@ -142,7 +154,7 @@ export async function inTurns(
   return { callsPerSession: callsPerTurn * PAIR_ROUNDS, runs: { switchyard: poolLevels(turns.switchyard), supergateway: poolLevels(turns.supergateway) } };
 }
 
-export function summarizeLevel(sessions: number, calls: number, run: LevelRun): Omit<ConcurrencyResult, 'gateway'> {
+export function summarizeLevel(sessions: number, calls: number, run: LevelRun): Omit<ConcurrencyResult, 'gateway' | 'client'> {
   const summary = summarize(run.timed);
   const perCall = (ms: number) => (summary.calls === 0 ? null : Math.round((ms * 1000) / summary.calls));
   return {
@@ -174,19 +186,23 @@ export async function measureConcurrency(
     results.push(r);
     const s = r.summary;
     options.log(
-      `  ${r.gateway} ${r.sessions} session(s) × ${r.callsPerSession} calls: ${s.callsPerSec} calls/s, p50 ${s.p50} ms, p99 ${s.p99} ms, ${s.errors} errors, ` +
+      `  ${r.gateway} (${r.client} client) ${r.sessions} session(s) × ${r.callsPerSession} calls: ${s.callsPerSec} calls/s, p50 ${s.p50} ms, p99 ${s.p99} ms, ${s.errors} errors, ` +
         `proxy CPU ${r.proxyCpuUsPerCall} µs/call, client CPU ${r.clientCpuUsPerCall} µs/call (open ${r.openMs} ms)`,
     );
   };
   for (const sessions of options.levels) {
     const calls = callsPerSession(sessions, options.totalCalls);
     if (sessions === peak) options.beforePeak?.();
-    const switchyard = { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.plain, proxies: [stack.worker.pid, stack.sidecar.pid] };
     const gateway = await startSupergateway(registry);
     try {
-      const atPeak = sessions === peak && options.atPeak ? { atPeak: options.atPeak } : {};
-      const { callsPerSession: perSession, runs } = await inTurns({ switchyard, supergateway: { url: gateway.url, proxies: [gateway.process.pid] } }, sessions, calls, { tag: `c${sessions}`, ...atPeak });
-      for (const side of ['switchyard', 'supergateway'] as const) report({ gateway: side, ...summarizeLevel(sessions, perSession, runs[side]) });
+      for (const client of ['sdk', 'light'] as const) {
+        const connect = CONNECT[client];
+        const switchyard = { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.plain, proxies: [stack.worker.pid, stack.sidecar.pid], connect };
+        const supergateway = { url: gateway.url, proxies: [gateway.process.pid], connect };
+        const atPeak = sessions === peak && client === 'sdk' && options.atPeak ? { atPeak: options.atPeak } : {};
+        const { callsPerSession: perSession, runs } = await inTurns({ switchyard, supergateway }, sessions, calls, { tag: `c${sessions}-${client}`, ...atPeak });
+        for (const side of ['switchyard', 'supergateway'] as const) report({ gateway: side, client, ...summarizeLevel(sessions, perSession, runs[side]) });
+      }
     } finally {
       await registry.stop(gateway.process);
     }
@@ -195,7 +211,7 @@ export async function measureConcurrency(
 }
 
 /** Opens `count` sessions, `OPEN_PARALLEL` at a time; failures are counted, not thrown. */
-export async function openSessions(url: string, count: number, token?: string): Promise<{ agents: Agent[]; errors: number }> {
+export async function openSessions(url: string, count: number, token?: string, connect = connectHttp): Promise<{ agents: Agent[]; errors: number }> {
   const agents: Agent[] = [];
   let errors = 0;
   let next = 0;
@@ -203,7 +219,7 @@ export async function openSessions(url: string, count: number, token?: string): 
     while (next < count) {
       next++;
       try {
-        agents.push(await connectHttp(url, token));
+        agents.push(await connect(url, token));
       } catch {
         errors++;
       }

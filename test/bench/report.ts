@@ -82,11 +82,15 @@ export function evaluateTargets(r: Omit<BenchResults, 'targets'>): Target[] {
     add(`worker + sidecar CPU per echo (${id}) ≤ 0.2× supergateway's`, `${x?.cpuUsPerCall.proxy ?? '–'} µs (${x?.cpuUsPerCall.worker ?? '–'} + ${x?.cpuUsPerCall.sidecar ?? '–'}) vs ${e?.cpuUsPerCall.proxy ?? '–'} µs`, q, atMost(q, 0.2));
   }
   for (const sessions of [8, 64]) {
-    const sy = r.concurrency.find((c) => c.gateway === 'switchyard' && c.sessions === sessions);
-    const sg = r.concurrency.find((c) => c.gateway === 'supergateway' && c.sessions === sessions);
+    // Judged on the light client's rows: the SDK client's own CPU per call is about a gateway's and caps the ratio (concurrency.ts).
+    const row = (gateway: string) => r.concurrency.find((c) => c.gateway === gateway && c.client === 'light' && c.sessions === sessions);
+    const sy = row('switchyard');
+    const sg = row('supergateway');
     const q = ratio(sy?.summary.callsPerSec, sg?.summary.callsPerSec);
-    add(`calls/s at ${sessions} sessions ≥ 3× supergateway's`, `${sy?.summary.callsPerSec ?? '–'} vs ${sg?.summary.callsPerSec ?? '–'} calls/s`, q, known(q) ? q! >= 3 : null);
-    add(`${sessions} sessions: zero errors`, sy === undefined ? 'not run' : `${sy.summary.errors} errors (supergateway ${sg?.summary.errors ?? '–'})`, null, sy === undefined ? null : sy.summary.errors === 0);
+    add(`calls/s at ${sessions} sessions ≥ 3× supergateway's (light client: both gateways driven by the same plain-fetch client)`, `${sy?.summary.callsPerSec ?? '–'} vs ${sg?.summary.callsPerSec ?? '–'} calls/s`, q, known(q) ? q! >= 3 : null);
+    const errors = (gateway: string) => r.concurrency.filter((c) => c.gateway === gateway && c.sessions === sessions).reduce((sum, c) => sum + c.summary.errors, 0);
+    const ran = r.concurrency.some((c) => c.sessions === sessions);
+    add(`${sessions} sessions: zero errors (both clients)`, ran ? `${errors('switchyard')} errors (supergateway ${errors('supergateway')})` : 'not run', null, ran ? errors('switchyard') === 0 : null);
   }
   const w = r.warmStart;
   add('/mcp with 3 demo servers, initialize → first tool result, warm ≤ 100 ms', w === null ? 'not run' : `warm ${w.warm.median} ms, cold ${w.cold.median} ms (${w.warm.errors + w.cold.errors} errors)`, null, w === null ? null : w.warm.median <= 100 && w.warm.errors === 0);
@@ -150,11 +154,20 @@ export function renderMarkdown(r: BenchResults, before?: BenchResults): string {
   if (r.fleet) out.push('', renderFleet(r.fleet));
 
   if (r.concurrency.length > 0) {
-    out.push('', '## Concurrency: Switchyard (b) and supergateway --stateful', '', '| gateway | sessions | calls/session | calls/s | ÷ supergateway | p50 | p99 | errors | proxy CPU µs/call | client CPU µs/call | open all (ms) |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    out.push(
+      '',
+      '## Concurrency: Switchyard (b) and supergateway --stateful',
+      '',
+      'Each level twice, each time both gateways driven by the same client: the MCP SDK client (sdk), and a plain-fetch client (light) whose own CPU per call is small, so that it does not cap the calls/s ratio. The target is judged on the light rows.',
+      '',
+      '| client | gateway | sessions | calls/session | calls/s | ÷ supergateway | p50 | p99 | errors | proxy CPU µs/call | client CPU µs/call | open all (ms) |',
+      '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    );
   }
   for (const c of r.concurrency) {
-    const sg = r.concurrency.find((o) => o.gateway === 'supergateway' && o.sessions === c.sessions);
-    out.push(`| ${c.gateway} | ${c.sessions} | ${c.callsPerSession} | ${c.summary.callsPerSec} | ${x(ratio(c.summary.callsPerSec, sg?.summary.callsPerSec))} | ${c.summary.p50} | ${c.summary.p99} | ${c.summary.errors} | ${c.proxyCpuUsPerCall ?? '–'} | ${c.clientCpuUsPerCall ?? '–'} | ${c.openMs} |`);
+    const client = c.client ?? 'sdk';
+    const sg = r.concurrency.find((o) => o.gateway === 'supergateway' && (o.client ?? 'sdk') === client && o.sessions === c.sessions);
+    out.push(`| ${client} | ${c.gateway} | ${c.sessions} | ${c.callsPerSession} | ${c.summary.callsPerSec} | ${x(ratio(c.summary.callsPerSec, sg?.summary.callsPerSec))} | ${c.summary.p50} | ${c.summary.p99} | ${c.summary.errors} | ${c.proxyCpuUsPerCall ?? '–'} | ${c.clientCpuUsPerCall ?? '–'} | ${c.openMs} |`);
   }
 
   const w = r.warmStart;
@@ -241,8 +254,8 @@ function renderComparison(before: BenchResults, after: BenchResults): string[] {
     }
   }
   for (const c of after.concurrency) {
-    const old = before.concurrency.find((o) => o.sessions === c.sessions && (o.gateway ?? 'switchyard') === c.gateway)?.summary;
-    row(`${c.gateway} ${c.sessions} sessions calls/s`, old?.callsPerSec, c.summary.callsPerSec);
+    const old = before.concurrency.find((o) => o.sessions === c.sessions && (o.gateway ?? 'switchyard') === c.gateway && (o.client ?? 'sdk') === (c.client ?? 'sdk'))?.summary;
+    row(`${c.gateway} (${c.client ?? 'sdk'} client) ${c.sessions} sessions calls/s`, old?.callsPerSec, c.summary.callsPerSec);
   }
   row('hot path: link + bridge CPU µs', before.hotPath?.link.cpuMinUs, after.hotPath?.link.cpuMinUs);
   row('hot path: passthrough CPU µs', before.hotPath?.passthrough.cpuMinUs, after.hotPath?.passthrough.cpuMinUs);
