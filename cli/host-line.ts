@@ -11,7 +11,7 @@
  * @module
  */
 import { join } from 'node:path';
-import * as z from 'zod/mini';
+import * as z from '../shared/zod.ts';
 import { LocalError } from '../shared/errors.ts';
 import { PublicKeySchema } from '../shared/link/link-identity.ts';
 import { EntityIdSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema } from '../shared/names.ts';

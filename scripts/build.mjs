@@ -28,7 +28,7 @@ mkdirSync(dist, { recursive: true });
  * SDK's `types.js`, which the Node bundles hold) keeps alive, about 250 KB of a bundle; Switchyard
  * speaks English only, so the namespace is cut down to `en`, a virtual module (no file of the repo,
  * so dist/sidecar.js holds no file of worker/). Our own schemas are zod/mini, whose namespace
- * esbuild drops by itself; their English comes from shared/zod-english.ts.
+ * esbuild drops by itself; their English comes from shared/zod.ts.
  */
 const zodEnglishOnly = {
   name: 'zod-english-only',

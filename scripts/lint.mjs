@@ -5,8 +5,10 @@
  * runs too.
  * - no console.log in sidecar/ or worker/ outside the CLI and entry adapters: stdout may belong to a protocol;
  * - no .only in tests, no skipped test without a written reason;
- * - worker/, shared/, sidecar/ and cli/ import zod as `import * as z from 'zod/mini'` (locales
- *   aside): zod classic hangs every method on the schema prototypes, so dist/worker.js would keep
+ * - worker/, shared/, sidecar/ and cli/ import zod as `import * as z from '…/shared/zod.ts'`, which
+ *   is zod/mini with English messages registered (only shared/zod.ts imports 'zod/mini' itself; a
+ *   type-only import of it is fine): a module that parses can then never show "Invalid input"
+ *   for want of the locale. zod classic hangs every method on the schema prototypes, so dist/worker.js would keep
  *   all of them (about 60 KB minified) whatever the code calls, and a named `import { z }` binds
  *   the whole namespace too; zod/mini's functions and a namespace import let esbuild drop what is
  *   unused. sidecar/ and cli/ follow so that one dialect composes the shared schemas, which have no
@@ -39,8 +41,11 @@ for (const file of ['shared', 'worker', 'sidecar', 'cli', 'test', 'scripts'].fla
     if ((file.startsWith('sidecar/') || file.startsWith('worker/')) && !isTest && !file.startsWith('cli/') && !file.startsWith('worker/adapters/') && /\bconsole\.log\(/.test(line)) {
       problems.push(`${at}: console.log writes to stdout, which may belong to a protocol; use the logger`);
     }
-    if (/^(worker|shared|sidecar|cli)\//.test(file) && !isTest && /from 'zod(\/[^']*)?'/.test(line) && !/^import (type )?\* as z from 'zod\/mini';$/.test(line) && !/from 'zod\/v4\/locales\//.test(line)) {
-      problems.push(`${at}: zod classic (or a named import) keeps all of zod's methods in the bundles; use import * as z from 'zod/mini'`);
+    if (/^(worker|shared|sidecar|cli)\//.test(file) && !isTest && file !== 'shared/zod.ts' && /from 'zod(\/[^']*)?'/.test(line) && !/^import type \* as z from 'zod\/mini';$/.test(line)) {
+      problems.push(`${at}: import zod as import * as z from shared/zod.ts (zod/mini with English messages; zod classic or a named import keeps all of zod's methods in the bundles)`);
+    }
+    if (/^(worker|shared|sidecar|cli)\//.test(file) && !isTest && /from '(\.\.?\/)+(shared\/)?zod\.ts'/.test(line) && !/^import (type )?\* as z from '(\.\.?\/)+(shared\/)?zod\.ts';$/.test(line)) {
+      problems.push(`${at}: import shared/zod.ts as a namespace (import * as z), so esbuild can drop what is unused`);
     }
     if (file.startsWith('worker/') && !isTest && /^import \{[^}]*(?<!type )\bHono\b[^}]*\} from 'hono';/.test(line)) {
       problems.push(`${at}: 'hono''s Hono brings the RegExpRouter too; import Hono from worker/trie-router-hono.ts`);

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from './zod.ts';
 import { WireError } from './errors.ts';
 import { DESCRIPTOR_LEVEL_SCHEMAS } from './descriptors.ts';
 import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema } from './names.ts';

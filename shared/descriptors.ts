@@ -12,7 +12,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from './zod.ts';
 import { EntityIdSchema } from './names.ts';
 import { joinPath, parseWith, ValidationError } from './validation.ts';
 

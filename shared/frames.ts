@@ -14,7 +14,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from './zod.ts';
 import { FAILURE_REASONS } from './errors.ts';
 import { McpConnectionRequestSchema } from './connection-request.ts';
 import { HostExpectationsSchema } from './link/host-expectations.ts';

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from './zod.ts';
 
 /** The one modern revision this host serves. */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';

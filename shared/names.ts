@@ -4,7 +4,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from './zod.ts';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 

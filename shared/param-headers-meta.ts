@@ -8,7 +8,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from './zod.ts';
 
 export const PARAM_HEADERS_META_KEY = 'dev.switchyard/mcpParamHeaders';
 

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from './zod.ts';
 
 /** The `_meta` key of 2026-07-28 (and the HTTP header name) for the trace context. */
 export const TRACEPARENT_KEY = 'traceparent';

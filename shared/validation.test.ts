@@ -3,7 +3,7 @@ import * as z from 'zod/mini';
 import { parseWith, ValidationError } from './validation.ts';
 
 describe('parseWith', () => {
-  // zod/mini registers no locale: without shared/zod-english.ts every message reads "Invalid input".
+  // zod/mini registers no locale: without shared/zod.ts every message reads "Invalid input".
   // This file imports no zod classic (nor the MCP SDK, which would register English on its own).
   it('reports zod/mini issues in English as path: message', () => {
     const schema = z.strictObject({ port: z.number().check(z.int(), z.lte(65_535)), name: z.string() });

@@ -3,8 +3,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
-import './zod-english.ts';
+import * as z from './zod.ts';
 import { LocalError, WireError } from './errors.ts';
 
 export interface ValidationIssue {

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from '../zod.ts';
 
 export const OtlpConfigSchema = z
   .strictObject({

@@ -14,7 +14,6 @@
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { FrameSchema, LINK_PROTOCOL_VERSION, type Frame } from '../frames.ts';
-import '../zod-english.ts';
 import { exceedsDepth, MAX_JSON_DEPTH, shallowRequestId } from '../json-depth.ts';
 
 export type ReadFrame =

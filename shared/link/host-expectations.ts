@@ -10,7 +10,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from '../zod.ts';
 import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema } from '../names.ts';
 
 export const HostExpectationsSchema = z.strictObject({

@@ -21,7 +21,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from '../zod.ts';
 
 export const PUBLIC_KEY_PREFIX = 'ed25519:';
 /** Bytes of randomness in a challenge. */

@@ -13,7 +13,7 @@
  */
 import { isAbsolute, join } from 'node:path';
 import { userInfo } from 'node:os';
-import * as z from 'zod/mini';
+import * as z from '../../shared/zod.ts';
 import { AuditConfigSchema, type AuditConfig } from '../../shared/audit/audit-config.ts';
 import { EntityIdSchema, ProfileRefSchema } from '../../shared/names.ts';
 import { parseWith, ValidationError } from '../../shared/validation.ts';

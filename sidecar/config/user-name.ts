@@ -5,7 +5,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from '../../shared/zod.ts';
 
 export const UserNameSchema = z.string().check(
   z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, { message: 'must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', abort: true }),

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from '../../shared/zod.ts';
 import { DEFAULT_WARM_POOL } from '../host/warm-pool.ts';
 
 export const WarmPoolConfigSchema = z.strictObject({

@@ -18,7 +18,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import * as z from 'zod/mini';
+import * as z from '../../shared/zod.ts';
 import { WireError } from '../../shared/errors.ts';
 import { EntityIdSchema, ProfileRefSchema, ServerNameSchema } from '../../shared/names.ts';
 import { joinPath, parseWith, ValidationError, type ValidationIssue } from '../../shared/validation.ts';

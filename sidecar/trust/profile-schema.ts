@@ -11,7 +11,7 @@
  * @module
  */
 import { posix } from 'node:path';
-import * as z from 'zod/mini';
+import * as z from '../../shared/zod.ts';
 import { ProfileRefSchema } from '../../shared/names.ts';
 import { type JsonSchema, schemaProblem } from './json-schema.ts';
 

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from '../../shared/zod.ts';
 import { parseConnectionDescriptor, type ConnectionDescriptor } from '../../shared/descriptors.ts';
 import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema, EntityIdSchema } from '../../shared/names.ts';
 import { issuesFromZod, ValidationError, type ValidationIssue } from '../../shared/validation.ts';

@@ -25,7 +25,6 @@ import { challengeHost, type ProofVerdict } from '../../shared/link/link-handsha
 import type { HostExpectations } from '../../shared/link/host-expectations.ts';
 import { ENTITY_ID_HEADER, LINK_PROBE_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import { EntityIdSchema } from '../../shared/names.ts';
-import '../../shared/zod-english.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../auth/host-origin.ts';
 import { createHostVerifier, type HostKeyEntry, type HostVerifier } from './host-auth.ts';
 import type { HostLinkRegistry } from './host-link-registry.ts';

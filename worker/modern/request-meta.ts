@@ -11,8 +11,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
-import '../../shared/zod-english.ts';
+import * as z from '../../shared/zod.ts';
 
 export const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 export const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';

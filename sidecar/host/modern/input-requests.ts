@@ -12,8 +12,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
-import '../../../shared/zod-english.ts';
+import * as z from '../../../shared/zod.ts';
 import { lackedForAll } from './client-capabilities.ts';
 
 /** The modern requests that may come back `input_required`. */

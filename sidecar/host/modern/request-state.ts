@@ -15,7 +15,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from '../../../shared/zod.ts';
 
 /** The longest modern server state the host seals for its agent. */
 export const MAX_INNER_STATE_LENGTH = 32 * 1024;

@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import * as z from 'zod/mini';
+import * as z from '../../../shared/zod.ts';
 import { WireError } from '../../../shared/errors.ts';
 import type { StdioServerConfig } from '../server-config.ts';
 import { MODERN_PROTOCOL_VERSION, type Implementation } from './modern-results.ts';

@@ -11,8 +11,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
-import '../../../shared/zod-english.ts';
+import * as z from '../../../shared/zod.ts';
 
 export const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 

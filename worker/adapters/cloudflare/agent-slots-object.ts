@@ -23,7 +23,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from '../../../shared/zod.ts';
 import { AgentNameSchema } from '../../../shared/names.ts';
 import { admitSession } from '../../sessions/agent-limits.ts';
 import type { WorkerLogger } from '../../log.ts';

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from '../../../shared/zod.ts';
 import { OAUTH_RECORD_KINDS, type JsonValue, type OAuthRecordKind, type OAuthStore } from '../../auth/oauth/oauth-store.ts';
 import type { DurableObjectNamespace, DurableObjectState } from './workers-runtime.ts';
 

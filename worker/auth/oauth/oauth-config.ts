@@ -5,7 +5,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from '../../../shared/zod.ts';
 
 export const DEFAULT_ACCESS_TOKEN_SECONDS = 3600;
 export const DEFAULT_REFRESH_TOKEN_DAYS = 30;

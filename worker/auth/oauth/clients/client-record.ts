@@ -5,7 +5,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
+import * as z from '../../../../shared/zod.ts';
 
 export type TokenEndpointAuthMethod = 'none' | 'client_secret_post' | 'client_secret_basic';
 

@@ -8,8 +8,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
-import '../../../../shared/zod-english.ts';
+import * as z from '../../../../shared/zod.ts';
 import { OAuthError } from '../oauth-error.ts';
 import { randomSecret, sha256Hex } from '../oauth-crypto.ts';
 import type { JsonValue, OAuthStore } from '../oauth-store.ts';

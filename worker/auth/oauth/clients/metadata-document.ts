@@ -16,8 +16,7 @@
  *
  * @module
  */
-import * as z from 'zod/mini';
-import '../../../../shared/zod-english.ts';
+import * as z from '../../../../shared/zod.ts';
 import { readStreamWithin } from '../../../../shared/bounded-stream.ts';
 import { OAuthError } from '../oauth-error.ts';
 import { hostRefusal, isPublicAddress } from './address-policy.ts';
