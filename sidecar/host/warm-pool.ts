@@ -299,6 +299,8 @@ export class WarmPool {
     const pending: JSONRPCMessage[] = [];
     let settle!: { resolve(result: Record<string, unknown>): void; reject(error: Error): void };
     const answered = new Promise<Record<string, unknown>>((resolve, reject) => (settle = { resolve, reject }));
+    // The server may end before the initialize is awaited (start or send failed, or a Ctrl-C): that rejection is the catch's below, not an unhandled one.
+    answered.catch(() => {});
     let instance: WarmInstance | undefined;
     transport.onmessage = (message) => {
       if ('id' in message && message.id === INIT_ID && !('method' in message)) {
