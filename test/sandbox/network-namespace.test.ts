@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProcessExecutor } from '../../sidecar/process/process-executor.ts';
+import { createLogger } from '../../sidecar/log.ts';
 import { bubblewrapProbe, compileContainment } from '../../sidecar/sandbox/index.ts';
 import { type EffectiveProfile, NEUTRAL_PROFILE, type NetworkCapability } from '../../sidecar/trust/effective-profile.ts';
 import { Figures } from '../resilience/figures.ts';
@@ -38,7 +39,8 @@ const TEST_HOST = `203.0.113.${base + 2}`;
 const ABSTRACT_NAME = `switchyard-test-${tag}`;
 const ABSTRACT = `\0${ABSTRACT_NAME}`;
 
-const executor = new ProcessExecutor({ termGraceMs: 300 });
+// Warnings to stderr: a failed sandbox setup then shows bwrap's and slirp4netns's own words.
+const executor = new ProcessExecutor({ termGraceMs: 300, logger: createLogger({ level: 'warn' }) });
 /** Counted with the resilience suite's totals: each contained launch a session, each reach tried an input. */
 const figures = new Figures('sandbox-network');
 let root: string;
