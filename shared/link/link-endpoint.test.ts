@@ -5,7 +5,7 @@ import { closeInfoOf, type ChannelCloseInfo, type ChannelTransport } from '../ch
 import { readJsonRpcText } from '../json-rpc-text.ts';
 import { RAW_TEXT_MIN_CHARS } from '../raw-message-text.ts';
 import { CallbackFrameSocket, createFrameSocketPair } from './frame-socket.ts';
-import { LinkEndpoint, exceeds, type ChannelOpenHandler, type LinkEndpointOptions } from './link-endpoint.ts';
+import { LinkEndpoint, REMEMBERED_CLOSES, exceeds, type ChannelOpenHandler, type LinkEndpointOptions } from './link-endpoint.ts';
 import { advanceBy, advanceUntilSettled, useFakeClock } from '../../test/support/fake-clock.ts';
 
 const endpoints: LinkEndpoint[] = [];
@@ -321,6 +321,90 @@ describe('LinkEndpoint', () => {
     await until(() => received.length === 1);
     raw.send(JSON.stringify({ v: 1, type: 'channel-open-ack', channel: received[0]!.channel }));
     await expect(opened).resolves.toBeDefined();
+  });
+
+  describe('a close crossing the peer\'s close of the same channel', () => {
+    /** Answers a request and closes its channel in the same turn, as a modern channel's host does. */
+    const answerAndClose: ChannelOpenHandler = async (_request, channel) => {
+      channel.onmessage = (message) => {
+        if (!('method' in message) || !('id' in message)) return;
+        void channel.send({ jsonrpc: '2.0', id: message.id, result: {} }).catch(() => {});
+        void channel.close();
+      };
+      void channel.start();
+    };
+    const unknownWarning = 'Ignored a frame for an unknown channel';
+
+    it('is dropped quietly on both ends: neither counts nor logs the other\'s close as an unknown channel', async () => {
+      const warnings: Record<string, string[]> = { worker: [], sidecar: [] };
+      const logTo = (end: string) => ({ log: { info() {}, warn: (message: string) => warnings[end]!.push(message) } });
+      const [workerSocket, sidecarSocket] = createFrameSocketPair();
+      const worker = new LinkEndpoint(workerSocket, { role: 'worker', ...logTo('worker') });
+      const sidecar = new LinkEndpoint(sidecarSocket, { role: 'sidecar', onOpen: answerAndClose, ...logTo('sidecar') });
+      endpoints.push(worker, sidecar);
+      const closes: string[] = [];
+      worker.onFrame = (direction, text) => JSON.parse(text).type === 'channel-close' && closes.push(`worker ${direction}`);
+      sidecar.onFrame = (direction, text) => JSON.parse(text).type === 'channel-close' && closes.push(`sidecar ${direction}`);
+      const ids: number[] = [];
+      for (let i = 1; i <= 3; i++) {
+        const channel = await worker.openChannel({ type: 'mcp' });
+        ids.push(channel.id);
+        const answered = new Promise<void>((resolve) => {
+          // The worker's modern relay closes the channel as soon as the answer is in: the host's
+          // close, sent right behind the answer, is then on its way already.
+          channel.onmessage = () => {
+            void channel.close();
+            resolve();
+          };
+        });
+        await channel.start();
+        await channel.send(ping(i));
+        await answered;
+      }
+      // Frames go in order each way: once this open's ack is back, both ends have read every close.
+      await worker.openChannel({ type: 'mcp' });
+      expect(closes.filter((c) => c === 'worker out')).toHaveLength(3);
+      expect(closes.filter((c) => c === 'worker in')).toHaveLength(3);
+      expect(closes.filter((c) => c === 'sidecar in')).toHaveLength(3);
+      expect(worker.stats.unknownChannelFrames).toBe(0);
+      expect(sidecar.stats.unknownChannelFrames).toBe(0);
+      expect(warnings).toEqual({ worker: [], sidecar: [] });
+
+      // The peer's close was its last word there: another frame for that channel is unknown again,
+      // as is one for a channel never opened.
+      sidecarSocket.send(JSON.stringify({ v: 1, type: 'channel-close', channel: ids[0] }));
+      sidecarSocket.send(JSON.stringify({ v: 1, type: 'channel-message', channel: 999, message: ping(9) }));
+      await worker.openChannel({ type: 'mcp' });
+      expect(worker.stats.unknownChannelFrames).toBe(2);
+      expect(warnings.worker).toEqual([unknownWarning]);
+    });
+
+    it('is dropped quietly when it comes with a late answer to an open given up, and remembered for the last REMEMBERED_CLOSES channels only', async () => {
+      const { worker, raw } = rawPeer();
+      const opened: number[] = [];
+      raw.onmessage = (text) => {
+        const frame = JSON.parse(text) as { type: string; channel: number };
+        if (frame.type !== 'channel-open') return;
+        opened.push(frame.channel);
+        if (opened.length > 1) raw.send(JSON.stringify({ v: 1, type: 'channel-open-ack', channel: frame.channel }));
+      };
+      const deadline = new AbortController();
+      const givenUp = worker.openChannel({}, { signal: deadline.signal });
+      deadline.abort();
+      await expect(givenUp).rejects.toMatchObject({ reason: 'request-timeout' });
+      // The host had accepted and answered before it heard: ack, answer and close all cross.
+      const first = opened[0]!;
+      raw.send(JSON.stringify({ v: 1, type: 'channel-open-ack', channel: first }));
+      raw.send(JSON.stringify({ v: 1, type: 'channel-message', channel: first, message: { jsonrpc: '2.0', id: 1, result: {} } }));
+      raw.send(JSON.stringify({ v: 1, type: 'channel-close', channel: first }));
+      for (let i = 0; i <= REMEMBERED_CLOSES; i++) await (await worker.openChannel({})).close();
+      expect(worker.stats.unknownChannelFrames).toBe(0);
+      // The first of these is one close too far back and forgotten; the last one is remembered.
+      raw.send(JSON.stringify({ v: 1, type: 'channel-close', channel: opened[1] }));
+      raw.send(JSON.stringify({ v: 1, type: 'channel-close', channel: opened.at(-1) }));
+      await worker.openChannel({});
+      expect(worker.stats.unknownChannelFrames).toBe(1);
+    });
   });
 
   it('fails a send that is too large for a frame, without truncating, and keeps the link', async () => {

@@ -16,7 +16,8 @@
  * with a timeout (and a first message that may go right behind the open, before the ack), keepalive both ways with a deadline (a silent peer is declared dead within
  * `deadAfterMs` plus a quarter of it), a frame size limit in both directions (an oversized send
  * fails that send; an oversized inbound frame closes the link), and link loss failing every channel
- * at once with reason `host-offline`. Frames for unknown channels are counted and ignored.
+ * at once with reason `host-offline`. Frames for unknown channels are counted and ignored, except
+ * those on a channel this end closed a moment ago, which the peer sent before it heard (`#closedHere`).
  *
  * Every inbound frame gets one `JSON.parse` and the zod frame schema; nothing is logged per
  * message. Measured (npm run bench, 2 shared cores): 2 frames and ~305 bytes of payload per echo
@@ -47,6 +48,12 @@ const MAX_CHANNEL_ID = 2 ** 31;
  * deadline, which is seconds, so a call slower than this gets its ack alone a moment late.
  */
 const ACK_DEFER_MS = 20;
+/**
+ * How many channels this end closed are remembered (see `#closedHere`): frames the peer sent
+ * before it heard of a close arrive within about one round trip of it, a few hundred channels
+ * at most even at thousands of calls a second.
+ */
+export const REMEMBERED_CLOSES = 1024;
 
 interface PendingOpen {
   channel: McpChannelClientTransport;
@@ -91,6 +98,14 @@ export class LinkEndpoint {
   readonly #pending = new Map<number, PendingOpen>();
   /** Host end: accepted pipelined opens whose ack waits for the channel's first frame out. */
   readonly #deferredAcks = new Map<number, ReturnType<typeof setTimeout>>();
+  /**
+   * Channels this end closed (or refused) lately, oldest first, at most `REMEMBERED_CLOSES`.
+   * What the peer sent on one before it heard of that (its own close crossing ours: both ends
+   * close a modern request's channel once it is answered; a late answer or ack) is expected, so
+   * it is dropped without counting as an unknown channel. The peer's close is its last frame
+   * there, and the id is forgotten with it.
+   */
+  readonly #closedHere = new Set<number>();
   readonly #io: ChannelIo;
   readonly #liveness: LinkLiveness | null;
   #framesIn = 0;
@@ -204,7 +219,7 @@ export class LinkEndpoint {
     for (;;) {
       const id = this.#nextId;
       this.#nextId = id >= MAX_CHANNEL_ID ? 1 : id + 1;
-      if (!this.#channels.has(id)) return id;
+      if (!this.#channels.has(id) && !this.#closedHere.has(id)) return id;
     }
   }
 
@@ -219,7 +234,7 @@ export class LinkEndpoint {
     switch (read.kind) {
       case 'message': {
         const channel = this.#channels.get(read.channel);
-        if (channel === undefined) this.#unknownChannel(read.channel);
+        if (channel === undefined) this.#unknownChannel(read.channel, false);
         else this.#deliver(read.channel, channel, read.message);
         return;
       }
@@ -276,7 +291,7 @@ export class LinkEndpoint {
     }
     if (read.type !== 'channel-message' || read.id === null) return;
     const channel = this.#channels.get(id);
-    if (channel === undefined) return this.#unknownChannel(id);
+    if (channel === undefined) return this.#unknownChannel(id, false);
     const refusal = (what: string) => jsonRpcErrorBody(read.id, new WireError('invalid-request', `${what} nested deeper than ${MAX_JSON_DEPTH} levels`)) as JSONRPCMessage;
     if (read.request) this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message: refusal('Request') });
     else this.#deliver(id, channel, refusal('Response'));
@@ -288,7 +303,7 @@ export class LinkEndpoint {
         return this.#acceptOpen(frame.channel, frame.request);
       case 'channel-open-ack': {
         const pending = this.#pending.get(frame.channel);
-        if (pending === undefined) return this.#unknownChannel(frame.channel);
+        if (pending === undefined) return this.#unknownChannel(frame.channel, false);
         this.#pending.delete(frame.channel);
         pending.stopWaiting();
         pending.resolve(pending.channel);
@@ -296,13 +311,13 @@ export class LinkEndpoint {
       }
       case 'channel-open-error': {
         const pending = this.#pending.get(frame.channel);
-        if (pending === undefined) return this.#unknownChannel(frame.channel);
+        if (pending === undefined) return this.#unknownChannel(frame.channel, true);
         this.#settleRefused(frame.channel, pending, frame.reason, frame.message);
         return;
       }
       case 'channel-close': {
         const channel = this.#channels.get(frame.channel);
-        if (channel === undefined) return this.#unknownChannel(frame.channel);
+        if (channel === undefined) return this.#unknownChannel(frame.channel, true);
         const pending = this.#pending.get(frame.channel);
         if (pending !== undefined) {
           this.#settleRefused(frame.channel, pending, frame.reason ?? 'server-exited', frame.message ?? 'The host closed the channel before it opened');
@@ -352,6 +367,7 @@ export class LinkEndpoint {
     // starting it delivers that, and a refused or abandoned open is never started.
     const channel = new McpChannelClientTransport(id, this.#io);
     this.#channels.set(id, channel);
+    this.#closedHere.delete(id);
     onOpen(request, channel).then(
       () => {
         if (this.#channels.get(id) !== channel || channel.closed) return;
@@ -368,6 +384,7 @@ export class LinkEndpoint {
         const message = clip(wire?.message ?? 'The host failed to open the channel');
         if (this.#channels.get(id) === channel) {
           this.#channels.delete(id);
+          this.#rememberClosed(id);
           this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason, message });
         }
         channel.remoteClosed({ reason, message });
@@ -415,6 +432,7 @@ export class LinkEndpoint {
       pending.stopWaiting();
     }
     if (this.#closed) return;
+    this.#rememberClosed(channel.id);
     this.#trySend({
       v: LINK_PROTOCOL_VERSION,
       type: 'channel-close',
@@ -451,7 +469,17 @@ export class LinkEndpoint {
     if (isLogWorthy(this.#malformed)) this.#log.warn('Ignored a malformed link frame', { peer: this.peer, problem: what, count: this.#malformed });
   }
 
-  #unknownChannel(id: unknown): void {
+  #rememberClosed(id: number): void {
+    if (this.#closedHere.size >= REMEMBERED_CLOSES) this.#closedHere.delete(this.#closedHere.values().next().value!);
+    this.#closedHere.add(id);
+  }
+
+  /** A frame for no open channel; `last`: the peer's final frame on it (channel-close, channel-open-error). */
+  #unknownChannel(id: number, last: boolean): void {
+    if (this.#closedHere.has(id)) {
+      if (last) this.#closedHere.delete(id);
+      return;
+    }
     this.#unknown++;
     if (isLogWorthy(this.#unknown)) this.#log.warn('Ignored a frame for an unknown channel', { peer: this.peer, channel: id, count: this.#unknown });
   }
@@ -497,6 +525,7 @@ export class LinkEndpoint {
     this.#pending.clear();
     for (const timer of this.#deferredAcks.values()) clearTimeout(timer);
     this.#deferredAcks.clear();
+    this.#closedHere.clear();
     const channels = [...this.#channels.values()];
     this.#channels.clear();
     for (const channel of channels) channel.remoteClosed({ reason: 'host-offline', message: failed.message });

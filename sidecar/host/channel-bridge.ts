@@ -17,7 +17,8 @@
  *   neither the sidecar nor another agent's session;
  * - the order of starting: `start()` starts the server (for stdio, launches it) with every
  *   callback already wired, so nothing it says is lost, and only then the agent's channel; a
- *   server that ends while starting is reported once the start has settled.
+ *   server that ends while starting is reported once the start has settled, and none is started
+ *   for a channel the agent closed already.
  *
  * @module
  */
@@ -136,9 +137,13 @@ export function bridgeChannels(agent: ChannelTransport, server: Transport, optio
   return {
     closed,
     async start() {
-      await server.start();
-      started = true;
-      if (endedWhileStarting) serverEnded();
+      // An agent that left while the host opened its channel (its close came before the ack)
+      // gets no server: starting the channel announces the close, which closes the unstarted one.
+      if (!agent.closed) {
+        await server.start();
+        started = true;
+        if (endedWhileStarting) serverEnded();
+      }
       await agent.start();
     },
     async close() {

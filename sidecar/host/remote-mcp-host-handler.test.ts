@@ -167,6 +167,19 @@ describe('RemoteMcpHostHandler', () => {
     expect(sidecar.listeners.mcp.hostedCount).toBe(0);
   });
 
+  it('starts no server for an agent that left while the host was opening its channel (the close came before the ack)', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { everything: { command: NODE, args: [EVERYTHING, 'stdio'] } } });
+    const { sidecar, spawns } = composition(dir);
+    const [agentEnd, hostEnd] = createInMemoryChannelPair();
+    const opening = sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'everything' } }, hostEnd);
+    await agentEnd.close();
+    const hosted = await opening;
+    await hosted!.closed;
+    expect(spawns).toEqual([]);
+    expect(sidecar.handler.hostedCount).toBe(0);
+  });
+
   it('closes the channel with server-exited and the exit code when the server exits', async () => {
     const dir = tempDir();
     writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { flaky: { command: NODE, args: [EARLY_EXIT] } } });

@@ -62,6 +62,17 @@ describe('a modern agent and a modern stdio server', () => {
   });
 });
 
+describe('the channel of each modern request', () => {
+  it('is closed by both ends once answered, and neither logs the close that crossed its own as a frame for an unknown channel', async () => {
+    for (let i = 0; i < 5; i++) expect((await post('tools/call', { name: 'echo', arguments: { message: `closing ${i}` } })).status).toBe(200);
+    // Frames go in order each way on the one link: once this is answered, each end has read the other's closes.
+    expect((await post('server/discover')).status).toBe(200);
+    const logs = stack.history.map((p) => p.process.stderr()).join('\n');
+    expect(logs).toContain('Server instance started for a modern agent'); // the sidecar's log is there to read
+    expect(logs).not.toContain('Ignored a frame for an unknown channel');
+  });
+});
+
 describe("a modern agent and a modern server's InputRequiredResult", () => {
   const ask = (extra: Record<string, unknown> = {}, agent: 'alice' | 'bob' = 'alice') =>
     modernPost(`${stack.url}/servers/modern/mcp`, stack.tokens[agent]!, 'tools/call', { name: 'ask', arguments: {}, ...extra }, { meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } });

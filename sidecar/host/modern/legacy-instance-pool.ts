@@ -7,8 +7,9 @@
  * - The effective trust revision is part of the key: a changed floor or profile gets a fresh
  *   process under the new policy, and the old one idles out.
  * - Concurrent first requests share one start (the pending start is what the key holds).
- * - Idle expiry: an instance with nothing in flight for `idleMs` is closed; an instance that ended
- *   (its process exited) leaves the pool at once, so the next request starts a fresh one.
+ * - Idle expiry: an instance with nothing in flight for `idleMs` since its last call or acquire is
+ *   closed; an instance that ended (its process exited) leaves the pool at once, so the next
+ *   request starts a fresh one.
  * - `dispose` (sidecar stop) ends them all and refuses new ones (`host-offline`).
  * - Each instance is of its server's era (`server-instance.ts`): the stdio probe, or the verdict
  *   cached per server config, picks a legacy instance or a modern one.
@@ -82,7 +83,10 @@ export class LegacyInstancePool {
     if (existing !== undefined) {
       const instance = await existing.starting;
       if (!instance.ended) {
-        this.#clearIdle(existing);
+        // The clock starts again, not stops: the caller may start no call (its agent left while it
+        // waited, or its answer needs none, as a legacy server/discover), and then nothing else
+        // would ever arm it. A call that starts stops it (`onActivity`).
+        if (instance.inFlight === 0) this.#armIdle(id, existing);
         return instance;
       }
       if (this.#entries.get(id) === existing) this.#entries.delete(id);

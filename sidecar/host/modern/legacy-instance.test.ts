@@ -202,6 +202,17 @@ describe('modern requests on a legacy instance', () => {
     expect(spawns).toHaveLength(2);
   });
 
+  it('ends an idle instance whose last request needed no call of the server (server/discover)', async () => {
+    const { sidecar, spawns } = composition(configDir(), { idleSeconds: 2 });
+    await exchange(sidecar, 'alice', echo(1, 'then discover'));
+    const [discover] = await exchange(sidecar, 'alice', { id: 2, method: 'server/discover', params: { _meta: MODERN_META } });
+    expect(discover).toMatchObject({ id: 2, result: { supportedVersions: expect.any(Array) } });
+    expect(spawns).toHaveLength(1); // answered from the running instance, not a fresh one
+    const pid = spawns[0]!.pid!;
+    await waitFor(() => (!isAlive(pid) ? true : undefined), 'the idle instance to end');
+    expect(sidecar.modernInstances.size).toBe(0);
+  });
+
   it('ends every instance when the sidecar stops', async () => {
     const { sidecar, spawns } = composition(configDir());
     await exchange(sidecar, 'alice', echo(1, 'a'));

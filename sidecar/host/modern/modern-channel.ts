@@ -89,10 +89,13 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
 
   const serve = async (id: Id, method: string, params: unknown, paramHeaders: ParamHeaders) => {
     const meta = modernMetaOf(params);
+    // After every await below the agent may have left: `onclose` then found no call to cancel, so
+    // nothing may start for it now (the Mcp-Param check's own tools/list is such an await).
     const instance = await options.instance(meta.clientInfo);
     if (channel.closed) return;
     if (method === 'tools/call') {
       const mismatch = await toolCallHeaderError(instance, params, paramHeaders, log);
+      if (channel.closed) return;
       if (mismatch !== null) return reply({ jsonrpc: '2.0', id, error: mismatch });
     }
     if (method === 'server/discover' && !isModernServer(instance)) {
@@ -139,6 +142,7 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
     const sealing = isModernServer(instance) && INPUT_CAPABLE_METHODS.has(method) ? options.key : undefined;
     if (sealing !== undefined) {
       const opened = await openServerState(method, params, sealing);
+      if (channel.closed) return;
       if ('error' in opened) return reply({ jsonrpc: '2.0', id, error: opened.error });
       params = opened.params;
     }

@@ -12,10 +12,13 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeInfoOf, createInMemoryChannelPair } from '../../../shared/channel-transport.ts';
 import { fixtureServer } from '../../../test/support/paths.ts';
+import { deferred } from '../../../test/support/deferred.ts';
 import { waitFor } from '../../../test/support/processes.ts';
 import type { SpawnAttempt } from '../../process/process-executor.ts';
 import { createSidecarComposition, type SidecarComposition } from '../composition.ts';
+import type { InstanceRequest } from './in-flight-calls.ts';
 import { serverEraKey } from './server-era.ts';
+import type { ServerInstance } from './server-instance.ts';
 
 const MODERN_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -82,13 +85,15 @@ let sessions = 0;
 async function send(sidecar: SidecarComposition, agent: string, request: Record<string, unknown>, server = 'modern') {
   const [agentEnd, hostEnd] = createInMemoryChannelPair();
   const connection = { 'server-name': server, agent, session: `modern-${++sessions}`, era: 'modern' };
-  expect(await sidecar.handler.open({ type: 'mcp', connection }, hostEnd)).not.toBeNull();
+  const hosted = await sidecar.handler.open({ type: 'mcp', connection }, hostEnd);
+  expect(hosted).not.toBeNull();
   const messages: JSONRPCMessage[] = [];
   agentEnd.onmessage = (message) => messages.push(message);
   const closed = closeInfoOf(agentEnd);
   await agentEnd.start();
   await agentEnd.send({ jsonrpc: '2.0', ...request } as JSONRPCMessage);
-  return { agentEnd, messages, closed };
+  /** `hostClosed`: the host's end has heard of the close (its handler ran). */
+  return { agentEnd, messages, closed, hostClosed: hosted!.closed! };
 }
 
 /** Sends `request` and waits for the host to answer and close the channel. */
@@ -146,6 +151,9 @@ describe('modern requests on a modern server', () => {
   it('cancels upstream with notifications/cancelled for the remapped id when the channel closes first, and the instance keeps serving', async () => {
     const { dir } = configDir();
     const { sidecar, spawns } = composition(dir);
+    // A first tools/call has the host read the tool list for its Mcp-Param check (kept for the
+    // list's ttlMs): without it, the one call in flight below could be that list, not the wait.
+    await exchange(sidecar, 'alice', request(1, 'tools/call', { name: 'echo', arguments: { message: 'tool list read' } }));
     const waiting = await send(sidecar, 'alice', request('agent-id', 'tools/call', { name: 'wait', arguments: {} }));
     const instance = await waitFor(() => sidecar.modernInstances.instances().find((i) => i.inFlight === 1), 'the wait call in flight');
     await waiting.agentEnd.close();
@@ -155,6 +163,78 @@ describe('modern requests on a modern server', () => {
     const [answer] = await exchange(sidecar, 'alice', request(2, 'tools/call', { name: 'cancelled', arguments: {} }));
     expect(answer).toMatchObject({ id: 2, result: { content: [{ type: 'text', text: expect.stringMatching(/^\[\d+\]$/) }] } });
     expect(waiting.messages).toEqual([]);
+    expect(spawns).toHaveLength(1);
+  });
+});
+
+describe('a modern request whose agent leaves while the host prepares it', () => {
+  /** Records what the host forwards to `instance`, and holds the answers of the requests `hold` picks until `release`. */
+  function tap(instance: ServerInstance, hold: (request: InstanceRequest) => boolean) {
+    const forwarded: string[] = [];
+    const held = deferred();
+    const asked = deferred();
+    const call = instance.call.bind(instance);
+    instance.call = (request, sink) => {
+      forwarded.push(request.method === 'tools/call' ? `tools/call ${String(request.params?.name)}` : request.method);
+      const started = call(request, sink);
+      if (!hold(request)) return started;
+      asked.resolve();
+      return { ...started, outcome: held.promise.then(() => started.outcome) };
+    };
+    return { forwarded, asked: asked.promise, release: () => held.resolve() };
+  }
+
+  /**
+   * After `release`, what the held request does next runs on microtasks alone; a round trip to the
+   * process (this exchange) is I/O, so it comes after all of them: whatever was going to be
+   * forwarded has been by then.
+   */
+  const cancelledIds = async (sidecar: SidecarComposition) => {
+    const [answer] = await exchange(sidecar, 'alice', request(2, 'tools/call', { name: 'cancelled', arguments: {} }));
+    return JSON.parse((answer as unknown as { result: { content: [{ text: string }] } }).result.content[0].text) as number[];
+  };
+
+  it("forwards no call when the channel closed while the Mcp-Param check read the server's tool list", async () => {
+    const { dir } = configDir();
+    const { sidecar } = composition(dir);
+    await exchange(sidecar, 'alice', request('d', 'server/discover'));
+    const [instance] = sidecar.modernInstances.instances();
+    const tapped = tap(instance!, (r) => r.method === 'tools/list');
+    const waiting = await send(sidecar, 'alice', request('agent-id', 'tools/call', { name: 'wait', arguments: {} }));
+    await tapped.asked;
+    await waiting.agentEnd.close();
+    await waiting.hostClosed;
+    tapped.release();
+    expect(await cancelledIds(sidecar)).toEqual([]);
+    expect(tapped.forwarded.filter((m) => m.startsWith('tools/call'))).toEqual(['tools/call cancelled']);
+    expect(instance!.inFlight).toBe(0);
+    expect(waiting.messages).toEqual([]);
+  });
+
+  it('forwards no call when the channel closed while its instance was launching', async () => {
+    const { dir } = configDir();
+    const { sidecar, spawns } = composition(dir);
+    const pool = sidecar.modernInstances;
+    const acquire = pool.acquire.bind(pool);
+    const launched = deferred<ServerInstance>();
+    const held = deferred();
+    let first = true;
+    pool.acquire = async (key, start) => {
+      const instance = await acquire(key, start);
+      if (!first) return instance;
+      first = false;
+      launched.resolve(instance);
+      await held.promise;
+      return instance;
+    };
+    const waiting = await send(sidecar, 'alice', request('agent-id', 'tools/call', { name: 'wait', arguments: {} }));
+    const tapped = tap(await launched.promise, () => false);
+    await waiting.agentEnd.close();
+    await waiting.hostClosed;
+    held.resolve();
+    expect(await cancelledIds(sidecar)).toEqual([]);
+    expect(tapped.forwarded.filter((m) => m.startsWith('tools/call'))).toEqual(['tools/call cancelled']);
+    expect(pool.instances()[0]!.inFlight).toBe(0);
     expect(spawns).toHaveLength(1);
   });
 });

@@ -3,6 +3,7 @@ import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/tran
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createInMemoryChannelPair, type ChannelTransport } from '../../../shared/channel-transport.ts';
 import { JsonRpcPeer, type PeerHandlers, type RequestContext } from './json-rpc-peer.ts';
+import { deferred } from '../../../test/support/deferred.ts';
 import { ConnectionClosedError, RequestCancelledError, RequestTimeoutError, RpcError } from './peer-errors.ts';
 
 afterEach(() => void vi.useRealTimers());
@@ -31,13 +32,6 @@ async function pair(server: Partial<PeerHandlers>, client: Partial<PeerHandlers>
   await a.connect(clientEnd);
   await b.connect(serverEnd);
   return { a, b, clientEnd, serverEnd, clientSent, serverSent, errors };
-}
-
-/** A promise and its resolver, for handlers that answer when the test says so. */
-function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
 }
 
 describe('JsonRpcPeer', () => {
