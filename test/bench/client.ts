@@ -9,6 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { EVERYTHING } from './processes.ts';
 
 export interface Agent {
@@ -22,7 +23,7 @@ export interface Agent {
 
 /** An SDK client over Streamable HTTP, with a bearer token when given. */
 export async function connectHttp(url: string, token?: string): Promise<Agent> {
-  const transport = new StreamableHTTPClientTransport(new URL(url), token === undefined ? {} : { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: fetchWithOwnSignal, ...(token === undefined ? {} : { requestInit: { headers: { authorization: `Bearer ${token}` } } }) });
   const client = new Client({ name: 'switchyard-bench', version: '1.0.0' });
   await client.connect(transport);
   return {
@@ -34,6 +35,31 @@ export async function connectHttp(url: string, token?: string): Promise<Agent> {
     },
   };
 }
+
+/**
+ * fetch for the SDK transport, which hands its one session-long AbortSignal to every POST: undici
+ * adds an abort listener to that signal per request and removes it only once the request object is
+ * garbage-collected, so a session of a few thousand calls piled them up (a
+ * MaxListenersExceededWarning past 1,500, printed in the latency section). Each POST gets a signal of its own instead,
+ * aborted with the session's until its answer has arrived; then the link is cut, so nothing
+ * accumulates. (`AbortSignal.any` would keep the abort for the body too, but under Node 20 it
+ * retains about 50 bytes per call.) The body is read right after by the SDK, and the bench ends a
+ * session with a DELETE before aborting, so no body read is left waiting on the abort. The GET
+ * stream, one per session, keeps the session's signal.
+ */
+const fetchWithOwnSignal: FetchLike = async (url, init) => {
+  const parent = init?.signal;
+  if (init === undefined || parent === undefined || parent === null || init.method !== 'POST') return fetch(url, init);
+  const own = new AbortController();
+  const abort = () => own.abort(parent.reason);
+  if (parent.aborted) abort();
+  else parent.addEventListener('abort', abort, { once: true });
+  try {
+    return await fetch(url, { ...init, signal: own.signal });
+  } finally {
+    parent.removeEventListener('abort', abort);
+  }
+};
 
 /** An SDK client that spawns server-everything over stdio: the baseline with no proxy at all. */
 export async function connectStdio(): Promise<Agent> {
