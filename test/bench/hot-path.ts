@@ -8,9 +8,9 @@
  *   → a transport that answers like server-everything's `echo`. Covers link-endpoint,
  *   frame-reader, mcp-channel-client-transport, channel-transport, channel-bridge.
  *   Runs under Node (the sidecar's runtime).
- * - `passthrough`: one `tools/call` POST through `PassthroughSession.handle` (the SDK's Streamable
- *   HTTP server transport, SSE answer read to the end) over an in-memory channel to the same echo
- *   answerer. Run it under Deno (the worker's runtime): `deno run -A test/bench/hot-path-main.ts`.
+ * - `passthrough`: one `tools/call` POST through `PassthroughSession.handle` (Switchyard's own
+ *   `LegacyHttpEndpoint`, which answers the agent's HTTP; SSE answer read to the end) over an
+ *   in-memory channel to the same echo answerer. Run it under Deno (the worker's runtime): `deno run -A test/bench/hot-path-main.ts`.
  *
  * Each is warmed up, then timed in several rounds; the minimum round is the least disturbed one.
  *

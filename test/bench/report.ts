@@ -221,7 +221,7 @@ export function renderMarkdown(r: BenchResults, before?: BenchResults): string {
     const h = r.hotPath;
     out.push('', '## Hot path, in process (µs per round trip, best of several rounds)', '', '| path | CPU | wall best | wall median |', '|---|---:|---:|---:|');
     out.push(`| link + sidecar bridge (node) | ${h.link.cpuMinUs} | ${h.link.minUs} | ${h.link.medianUs} |`);
-    out.push(`| PassthroughSession + SDK HTTP transport (deno) | ${h.passthrough.cpuMinUs} | ${h.passthrough.minUs} | ${h.passthrough.medianUs} |`);
+    out.push(`| PassthroughSession + LegacyHttpEndpoint (deno) | ${h.passthrough.cpuMinUs} | ${h.passthrough.minUs} | ${h.passthrough.medianUs} |`);
     if (h.bodyRead) out.push('', `POST body under Deno.serve (best round): SDK stream reader ${h.bodyRead.sdkReaderUs} µs, \`Request.text()\` ${h.bodyRead.requestTextUs} µs.`);
   }
 
