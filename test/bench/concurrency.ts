@@ -6,7 +6,7 @@
  * level and gateway: throughput over the wall time of the call phase, latency percentiles over
  * every call, errors (a failed call or a session that did not open), how long opening all N took,
  * and the proxy processes' CPU per call (from /proc). Every level runs twice, with the SDK client
- * and with the light fetch client (`light-client.ts`), both gateways driven by the same one: the
+ * and with the light client (`light-client.ts`, node:http), both gateways driven by the same one: the
  * SDK client costs as much CPU per call as a gateway, which caps the calls/s ratio on two cores.
  *
  * Sessions are opened at most `OPEN_PARALLEL` at a time: opening 64 at once on two cores measures
@@ -27,7 +27,7 @@ const OPEN_PARALLEL = 16;
 
 export type ConcurrencyGateway = 'switchyard' | 'supergateway';
 
-/** Which agent drove the level: the MCP SDK client, or the light fetch client. */
+/** Which agent drove the level: the MCP SDK client, or the light client (`LIGHT_TRANSPORT`). */
 export type ConcurrencyClient = 'sdk' | 'light';
 
 const CONNECT: Record<ConcurrencyClient, (url: string, token?: string) => Promise<Agent>> = { sdk: connectHttp, light: connectLight };
