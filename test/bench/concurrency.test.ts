@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { poolLevels, summarizeLevel, type LevelRun } from './concurrency.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { inTurnsOf, poolLevels, summarizeLevel, type LevelRun } from './concurrency.ts';
 
 const turn = (latencies: number[], wallMs: number, extra: Partial<LevelRun> = {}): LevelRun => ({
   openMs: 10,
@@ -29,5 +30,24 @@ describe('pooling the turns of one level', () => {
     expect(summary.summary.firstError).toBe('first');
     expect(summary.proxyCpuUsPerCall).toBe(1000);
     expect(summary.clientCpuUsPerCall).toBe(2000);
+  });
+});
+
+describe('measuring sides in turns', () => {
+  it('runs the sides forwards then backwards, each side its share of the calls, pooled per side', async () => {
+    const calls: string[] = [];
+    const side = (name: string) => ({
+      url: `http://${name}.invalid/mcp`,
+      proxies: [],
+      open: () => ({ client: new Client({ name: 'turns', version: '1' }), echo: async () => void calls.push(name), close: async () => {} }),
+    });
+    const { callsPerSession, runs } = await inTurnsOf({ a: side('a'), b: side('b'), c: side('c') }, ['a', 'b', 'c'], 2, 10, { tag: 't' });
+    // Per turn: one untimed call per session, then 5 timed calls per session (2 sessions): 12 calls.
+    expect(calls).toHaveLength(6 * 12);
+    const turns = Array.from({ length: 6 }, (_, i) => [...new Set(calls.slice(i * 12, (i + 1) * 12))].join());
+    expect(turns).toEqual(['a', 'b', 'c', 'c', 'b', 'a']);
+    expect(callsPerSession).toBe(10);
+    expect(runs.a.timed.latencies).toHaveLength(20);
+    expect(Object.keys(runs)).toEqual(['a', 'b', 'c']);
   });
 });

@@ -141,17 +141,34 @@ export async function inTurns(
   calls: number,
   options: { tag: string; payload?: string; atPeak?: (agents: readonly Agent[]) => Promise<void> },
 ): Promise<{ callsPerSession: number; runs: Record<ConcurrencyGateway, LevelRun> }> {
+  const { atPeak, ...rest } = options;
+  return inTurnsOf(sides, ['switchyard', 'supergateway'], sessions, calls, { ...rest, ...(atPeak ? { atPeak: { side: 'switchyard', run: atPeak } } : {}) });
+}
+
+/**
+ * Any number of sides on the same level in turns: `order` forwards, then backwards (A B C C B A:
+ * with two sides, A B B A), `PAIR_ROUNDS` turns each, each side's turns pooled. `atPeak` runs in
+ * its side's first turn.
+ */
+export async function inTurnsOf<K extends string>(
+  sides: Record<K, LevelTarget>,
+  order: readonly K[],
+  sessions: number,
+  calls: number,
+  options: { tag: string; payload?: string; atPeak?: { side: K; run: (agents: readonly Agent[]) => Promise<void> } },
+): Promise<{ callsPerSession: number; runs: Record<K, LevelRun> }> {
   const callsPerTurn = Math.max(5, Math.ceil(calls / PAIR_ROUNDS));
-  const turns: Record<ConcurrencyGateway, LevelRun[]> = { switchyard: [], supergateway: [] };
+  const turns = new Map<K, LevelRun[]>(order.map((side) => [side, []]));
+  const payload = options.payload === undefined ? {} : { payload: options.payload };
   for (let round = 0; round < PAIR_ROUNDS; round++) {
-    const order = round % 2 === 0 ? (['switchyard', 'supergateway'] as const) : (['supergateway', 'switchyard'] as const);
-    for (const side of order) {
-      const atPeak = side === 'switchyard' && turns.switchyard.length === 0 ? options.atPeak : undefined;
-      const payload = options.payload === undefined ? {} : { payload: options.payload };
-      turns[side].push(await runLevel(sides[side], sessions, callsPerTurn, { tag: `${options.tag}-${side}-${round}`, ...payload, ...(atPeak ? { atPeak } : {}) }));
+    for (const side of round % 2 === 0 ? order : [...order].reverse()) {
+      const done = turns.get(side)!;
+      const atPeak = options.atPeak?.side === side && done.length === 0 ? { atPeak: options.atPeak.run } : {};
+      done.push(await runLevel(sides[side], sessions, callsPerTurn, { tag: `${options.tag}-${side}-${round}`, ...payload, ...atPeak }));
     }
   }
-  return { callsPerSession: callsPerTurn * PAIR_ROUNDS, runs: { switchyard: poolLevels(turns.switchyard), supergateway: poolLevels(turns.supergateway) } };
+  const runs = Object.fromEntries(order.map((side) => [side, poolLevels(turns.get(side)!)])) as Record<K, LevelRun>;
+  return { callsPerSession: callsPerTurn * PAIR_ROUNDS, runs };
 }
 
 export function summarizeLevel(sessions: number, calls: number, run: LevelRun): Omit<ConcurrencyResult, 'gateway' | 'client'> {

@@ -22,8 +22,8 @@ import { mergeParallel, summarize, type LatencySummary } from './stats.ts';
 
 export type VariantId = 'a' | 'b' | 'm' | 'c' | 'd' | 'e' | 'f';
 
-export interface VariantResult {
-  id: VariantId;
+export interface VariantResult<Id extends string = VariantId> {
+  id: Id;
   label: string;
   summary: LatencySummary;
   /**
@@ -34,7 +34,7 @@ export interface VariantResult {
   cpuUsPerCall: Record<string, number>;
 }
 
-interface Opened {
+export interface Opened {
   agent: Agent;
   /** The proxy processes in front of the server, by name (none for direct stdio). */
   proxies: Record<string, number>;
@@ -43,8 +43,8 @@ interface Opened {
   done(): Promise<void>;
 }
 
-interface Variant {
-  id: VariantId;
+export interface Variant<Id extends string = VariantId> {
+  id: Id;
   label: string;
   tool: string;
   /** Starts whatever the variant needs and connects one agent; `done` stops it again. */
@@ -93,9 +93,21 @@ export async function measureLatency(
   options: { calls: number; warmup: number; rounds: number; only?: readonly VariantId[]; log(line: string): void },
 ): Promise<VariantResult[]> {
   const selected = variants(registry, stack).filter((v) => options.only === undefined || options.only.includes(v.id));
-  const pooled = new Map<VariantId, { loops: Timed[]; cpuMs: Record<string, number> }>();
+  return runVariants(selected, options);
+}
+
+/**
+ * The loop behind `measureLatency`: each variant opened, warmed up, timed and closed, `rounds`
+ * times, pooled per variant. `backAndForth` runs every other round in reverse (a b c c b a), so that
+ * a drift in the machine's load over the run falls on every variant alike.
+ */
+export async function runVariants<Id extends string>(
+  selected: ReadonlyArray<Variant<Id>>,
+  options: { calls: number; warmup: number; rounds: number; backAndForth?: boolean; log(line: string): void },
+): Promise<Array<VariantResult<Id>>> {
+  const pooled = new Map<Id, { loops: Timed[]; cpuMs: Record<string, number> }>();
   for (let round = 0; round < options.rounds; round++) {
-    for (const variant of selected) {
+    for (const variant of options.backAndForth === true && round % 2 === 1 ? [...selected].reverse() : selected) {
       const opened = await variant.open();
       try {
         await echoLoop(opened.agent, variant.tool, 0, options.warmup, `variant ${variant.id} warmup`);
