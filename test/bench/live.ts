@@ -9,6 +9,7 @@
 import { connectHttp, connectStdio, echoLoop, modernAgent } from './client.ts';
 import { measureColdStart, type ColdStartResult } from './cold-start.ts';
 import { measureConcurrency, type ConcurrencyResult } from './concurrency.ts';
+import { measureFloor, type FloorResult } from './floor.ts';
 import { measureLatency, type VariantId, type VariantResult } from './latency.ts';
 import { measureLinkCost, type LinkCostResult } from './link-cost.ts';
 import { medianServerKb, perSession, snapshot, treeRssKb, type MemoryResult } from './memory.ts';
@@ -17,7 +18,7 @@ import { measureScale, type ScaleResult } from './scale.ts';
 import { startStack, TOKENS, type Stack } from './stack.ts';
 import { measureWarmStart, type WarmStartResult } from './warm-start.ts';
 
-export const LIVE_SECTIONS = ['latency', 'link', 'cold', 'warm', 'concurrency', 'scale'] as const;
+export const LIVE_SECTIONS = ['latency', 'link', 'cold', 'warm', 'concurrency', 'floor', 'scale'] as const;
 
 export interface LiveResults {
   latency: VariantResult[];
@@ -27,6 +28,7 @@ export interface LiveResults {
   memory: MemoryResult | null;
   warmStart: WarmStartResult | null;
   scale: ScaleResult | null;
+  floor: FloorResult | null;
 }
 
 export interface LiveSettings {
@@ -83,8 +85,9 @@ export async function measureLive(registry: ProcessRegistry, settings: LiveSetti
       log(`  memory now: worker ${rssKb(stack.worker.pid)} KiB, sidecar ${rssKb(stack.sidecar.pid)} KiB; per session ${JSON.stringify(memory.perSessionKb)} KiB; server ${memory.serverKb} KiB`);
       return results;
     });
+    const floor = await section('floor', () => measureFloor(registry, stack, { calls: settings.calls, warmup: settings.warmup, levels: settings.levels, concurrencyCalls: settings.concurrencyCalls, log }));
     const scale = await section('scale', () => measureScale(registry, stack, { sessions: settings.scaleSessions, payloads: settings.scalePayloads, totalCalls: settings.scaleCalls, log }));
-    return { latency, linkCost, coldStart, concurrency: concurrency ?? [], memory, warmStart, scale };
+    return { latency, linkCost, coldStart, concurrency: concurrency ?? [], memory, warmStart, scale, floor };
   } finally {
     await registry.stopAll();
     stack.dispose();

@@ -13,6 +13,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ColdStartResult } from './cold-start.ts';
 import type { ConcurrencyResult } from './concurrency.ts';
+import type { FloorResult } from './floor.ts';
+import { renderFloor } from './floor-report.ts';
 import type { VariantResult } from './latency.ts';
 import type { LinkCostResult } from './link-cost.ts';
 import type { MemoryResult } from './memory.ts';
@@ -42,6 +44,8 @@ export interface BenchResults {
   hotPath: HotPathResults | null;
   /** 1,000 simulated hosts on workerd beside Deno (`fleet.ts`); absent in older results. */
   fleet?: FleetResult[] | null;
+  /** The floor relays beside the gateways (`floor.ts`); absent in older results. */
+  floor?: FloorResult | null;
   targets: Target[];
   /** Sections that failed, with why; the rest of the run still reports. */
   failures: Array<{ section: string; error: string }>;
@@ -133,6 +137,7 @@ export function renderMarkdown(r: BenchResults, before?: BenchResults): string {
   out.push('## Targets (reported, not asserted)', '', '| target | this run | ÷ supergateway | met |', '|---|---|---:|---|');
   for (const t of r.targets) out.push(`| ${t.target} | ${t.value} | ${x(t.vsSupergateway)} | ${t.met === null ? 'n/a' : t.met ? 'yes' : '**no**'} |`);
   out.push('');
+  if (r.floor) out.push('Whether a gateway of Switchyard\'s shape can meet these ratios here at all: "The targets against the floor", below.', '');
 
   const a = r.latency.find((v) => v.id === 'a')?.summary;
   const e = r.latency.find((v) => v.id === 'e')?.summary;
@@ -178,6 +183,8 @@ export function renderMarkdown(r: BenchResults, before?: BenchResults): string {
     }
     if (w.fleet) out.push('', `Opening ${w.fleet.sessions} sessions on /servers/everything/mcp: cold ${w.fleet.coldMs} ms (${w.fleet.coldErrors} errors), warm (pool sized ${w.fleet.sessions}) ${w.fleet.warmMs} ms (${w.fleet.warmErrors} errors).`);
   }
+
+  if (r.floor) out.push('', ...renderFloor(r.floor));
 
   const sc = r.scale;
   if (sc) {

@@ -12,9 +12,11 @@
  *   npm run bench -- --profile --profile-payload 1048576   # the same with 1 MB echoes
  *   npm run bench -- --profile --profile-variant m         # the same for modern stateless requests
  *
- * Sections: size, hotpath, latency, link, cold, warm, concurrency, scale (memory is sampled at the
- * start and inside concurrency). Options: --calls (500) --warmup (50) --rounds (2) per latency
- * variant; --levels (1,8,64) and --concurrency-calls (500 per level) for concurrency, Switchyard and
+ * Sections: size, hotpath, latency, link, cold, warm, concurrency, floor, scale (memory is sampled at
+ * the start and inside concurrency). floor: minimal 3- and 4-process relays beside Switchyard and
+ * supergateway, in turns, at one session and at each --levels above 1 (`floor.ts`;
+ * `npm run bench -- --quick --only floor`). Options: --calls (500) --warmup (50) --rounds (2) per
+ * latency variant; --levels (1,8,64) and --concurrency-calls (500 per level) for concurrency, Switchyard and
  * supergateway in turn; --cold-samples (7); --warm-samples (5) and --fleet (64) for warm starts;
  * --scale-sessions (1,8,64,256), --scale-payloads (1024,65536,1048576), --scale-calls (400).
  * fleet: 1,000 simulated hosts on workerd beside Deno (`fleet.ts`; --fleet-hosts 1000,
@@ -35,7 +37,7 @@ import { measureSize } from './size.ts';
 import { measureHotPath } from './hot-path-run.ts';
 import { measureFleet } from './fleet.ts';
 
-const SECTIONS = ['size', 'hotpath', 'latency', 'link', 'cold', 'warm', 'concurrency', 'scale', 'fleet'] as const;
+const SECTIONS = ['size', 'hotpath', 'latency', 'link', 'cold', 'warm', 'concurrency', 'floor', 'scale', 'fleet'] as const;
 
 /** `--quick`: the same sections and targets on fewer calls and samples (noisier, a few minutes). */
 const QUICK: Record<string, string> = {
@@ -135,7 +137,7 @@ async function main(): Promise<number> {
     measureFleet(registry, { hosts: Number(values['fleet-hosts']), rounds: Number(values['fleet-rounds']), concurrency: Number(values['fleet-concurrency']) }, log));
   const live: LiveResults = LIVE_SECTIONS.some((name) => only.has(name))
     ? await measureLive(registry, { ...settings, ...(values.variants ? { variants: values.variants.split(',') as VariantId[] } : {}) }, section, log)
-    : { latency: [], linkCost: null, coldStart: [], concurrency: [], memory: null, warmStart: null, scale: null };
+    : { latency: [], linkCost: null, coldStart: [], concurrency: [], memory: null, warmStart: null, scale: null, floor: null };
   const partial = {
     label,
     startedAt: new Date(started).toISOString(),

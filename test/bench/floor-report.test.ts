@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import type { FloorConcurrencyRow, FloorResult, FloorSide, FloorVariantId } from './floor.ts';
+import { compareToFloors, distanceFromFloor, floorVerdict, renderFloor } from './floor-report.ts';
+import type { LatencySummary } from './stats.ts';
+
+const summary = (p50: number, p99: number, callsPerSec = 0): LatencySummary => ({ calls: 100, errors: 0, p50, p90: p50, p99, mean: p50, max: p99, callsPerSec });
+const row = (id: FloorVariantId, p50: number, p99: number, proxy: number, parts: Record<string, number> = {}) => ({ id, label: `row ${id}`, summary: summary(p50, p99), cpuUsPerCall: { proxy, ...parts, server: 400, client: 2000 } });
+const level = (side: FloorSide, sessions: number, callsPerSec: number): FloorConcurrencyRow => ({ side, sessions, callsPerSession: 20, openMs: 1, openErrors: 0, proxyCpuUsPerCall: 100, clientCpuUsPerCall: 300, summary: summary(10, 20, callsPerSec) });
+
+const result: FloorResult = {
+  latency: [
+    row('a', 0.5, 1, 0),
+    row('b', 4, 12, 1800, { worker: 1000, sidecar: 800 }),
+    row('e', 4, 10, 2500, { gateway: 2500 }),
+    row('floor3-node', 2, 6, 400, { relay: 400 }),
+    row('floor3-deno', 1.8, 7, 450, { edge: 450 }),
+    row('floor4', 2.4, 8, 900, { edge: 500, relay: 400 }),
+  ],
+  lightClient: { fetch: { clientCpuUsPerCall: 900, p50: 2 }, http: { clientCpuUsPerCall: 300, p50: 1 } },
+  lightTransport: 'http',
+  concurrency: [
+    level('switchyard', 8, 400), level('supergateway', 8, 350), level('floor3-node', 8, 1400), level('floor3-deno', 8, 1200), level('floor4', 8, 1000),
+    level('switchyard', 64, 600), level('supergateway', 64, 200), level('floor3-node', 64, 1000), level('floor3-deno', 64, 900), level('floor4', 64, 800),
+  ],
+};
+
+describe('what the floor says about a target', () => {
+  const latency = { what: 'p50 at one session', bound: 0.5, direction: 'at-most' } as const;
+  const calls = { what: 'calls/s at 8 sessions', bound: 3, direction: 'at-least' } as const;
+
+  it('says a ≤ target is within reach when the 4-process floor meets it', () => {
+    expect(floorVerdict(latency, 0.3, 0.45)).toBe("4-process floor: 0.45× of supergateway's p50 at one session — the 0.5× target is within what four processes can do here");
+    expect(floorVerdict(latency, 0.3, 0.5)).toMatch(/within what four processes can do/);
+  });
+
+  it('says a ≤ target is below four processes, and whether three reach it', () => {
+    expect(floorVerdict(latency, 0.45, 0.6)).toBe("4-process floor: 0.6× of supergateway's p50 at one session — the 0.5× target is below what four processes can do here; three processes reach 0.45×");
+    expect(floorVerdict(latency, 0.55, 0.6)).toBe("4-process floor: 0.6× of supergateway's p50 at one session — the 0.5× target is below what four processes can do here, and below what three can (0.55×)");
+    expect(floorVerdict(latency, null, 0.6)).toMatch(/below what three can \(not measured\)$/);
+  });
+
+  it('reads a ≥ target the other way round', () => {
+    expect(floorVerdict(calls, 4, 3.2)).toMatch(/the 3× target is within what four processes can do here$/);
+    expect(floorVerdict(calls, 3.5, 2.9)).toMatch(/the 3× target is above what four processes can do here; three processes reach 3.5×$/);
+    expect(floorVerdict(calls, 2, 1.5)).toMatch(/above what four processes can do here, and above what three can \(2×\)$/);
+  });
+
+  it('says so when the 4-process floor was not measured', () => {
+    expect(floorVerdict(latency, 0.3, null)).toBe('not measured');
+  });
+});
+
+describe('the targets against the floor', () => {
+  it('gives Switchyard, the better 3-process floor and the 4-process floor as ratios to supergateway, per target', () => {
+    const rows = compareToFloors(result);
+    expect(rows.map((r) => r.target.what)).toEqual(['p50 at one session', 'p99 at one session', 'proxy CPU per echo', 'calls/s at 8 sessions', 'calls/s at 64 sessions']);
+    const [p50, p99, cpu, at8, at64] = rows;
+    expect(p50).toMatchObject({ switchyard: 1, floor3: { kind: 'floor3-deno', ratio: 0.45 }, floor4: 0.6 });
+    expect(p50!.verdict).toMatch(/below what four processes can do here; three processes reach 0.45×/);
+    expect(p99).toMatchObject({ switchyard: 1.2, floor3: { kind: 'floor3-node', ratio: 0.6 }, floor4: 0.8 });
+    expect(cpu).toMatchObject({ switchyard: 0.72, floor3: { kind: 'floor3-node', ratio: 0.16 }, floor4: 0.36 });
+    // For calls/s the better floor is the higher one.
+    expect(at8).toMatchObject({ switchyard: 1.14, floor3: { kind: 'floor3-node', ratio: 4 }, floor4: 2.86 });
+    expect(at64).toMatchObject({ switchyard: 3, floor4: 4 });
+    expect(at64!.verdict).toMatch(/within what four processes can do here/);
+  });
+
+  it('leaves a ratio out when its side was not measured', () => {
+    const rows = compareToFloors({ ...result, latency: result.latency.filter((v) => v.id !== 'floor4'), concurrency: [] });
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toMatchObject({ floor4: null, verdict: 'not measured' });
+  });
+
+  it('gives each gateway ÷ the floor of its own shape', () => {
+    expect(distanceFromFloor(result)).toEqual({
+      switchyard: 'p50 1.67×, proxy CPU 2×, calls/s at 8 0.4×, calls/s at 64 0.75×',
+      supergateway: 'p50 2×, proxy CPU 6.25×, calls/s at 8 0.25×, calls/s at 64 0.2×',
+    });
+  });
+
+  it('renders the floor table with each relay process, the light client figures and the verdicts', () => {
+    const text = renderFloor(result).join('\n');
+    expect(text).toContain('| row floor4 | 4 | 2.4 | 8 | 0.6× | 0.8× | 900 (edge 500 + relay 400) | 0.36× | 400 | 2000 | 0 |');
+    expect(text).toContain('| row a | 2 (no HTTP) | 0.5 | 1 | 0.13× | 0.1× | – | – | 400 | 2000 | 0 |');
+    expect(text).toContain('fetch 900 µs (p50 2 ms), node:http keep-alive 300 µs (p50 1 ms); the light rows use node:http.');
+    expect(text).toContain('| 4-process floor (Deno.serve → WebSocket → Node relay → stdio) | 64 | 20 | 800 | 4× |');
+    expect(text).toContain('| p50 at one session ≤ 0.5× | 1× | 0.45× (Deno) | 0.6× |');
+    expect(text).toContain('| calls/s at 64 sessions ≥ 3× | 3× | 5× (Node) | 4× |');
+  });
+});

@@ -1,0 +1,125 @@
+/**
+ * The floor section of the bench report (`floor.ts`): the floor relays next to Switchyard and
+ * supergateway from the same turns, and for each of issue 17's targets the floors' ratio to
+ * supergateway next to Switchyard's, with what that says: whether a Switchyard-shaped (4-process)
+ * gateway can meet the target on this machine at all. Pure formatting, unit-tested on inputs.
+ *
+ * @module
+ */
+import { FLOOR_LABELS, type FloorKind, type FloorResult, type FloorSide, type FloorVariantId } from './floor.ts';
+import { ratio } from './stats.ts';
+
+/** One of the issue's targets as a ratio to supergateway: `at-most` for latency and CPU, `at-least` for calls/s. */
+export interface RatioTarget {
+  what: string;
+  bound: number;
+  direction: 'at-most' | 'at-least';
+}
+
+export interface FloorComparison {
+  target: RatioTarget;
+  switchyard: number | null;
+  floor3: { kind: FloorKind; ratio: number } | null;
+  floor4: number | null;
+  verdict: string;
+}
+
+const meets = (target: RatioTarget, value: number) => (target.direction === 'at-most' ? value <= target.bound : value >= target.bound);
+const x = (value: number | null | undefined) => (value === null || value === undefined ? '–' : `${value}×`);
+
+/**
+ * What the floors say about one target: reachable by four processes (so by Switchyard's shape),
+ * only by three, or by neither, here.
+ */
+export function floorVerdict(target: RatioTarget, floor3: number | null, floor4: number | null): string {
+  if (floor4 === null) return 'not measured';
+  const beyond = target.direction === 'at-most' ? 'below' : 'above';
+  const of = `4-process floor: ${floor4}× of supergateway's ${target.what}`;
+  if (meets(target, floor4)) return `${of} — the ${target.bound}× target is within what four processes can do here`;
+  if (floor3 !== null && meets(target, floor3)) return `${of} — the ${target.bound}× target is ${beyond} what four processes can do here; three processes reach ${floor3}×`;
+  return `${of} — the ${target.bound}× target is ${beyond} what four processes can do here, and ${beyond} what three can (${floor3 === null ? 'not measured' : `${floor3}×`})`;
+}
+
+/** The better of the two 3-process floors for `target` (either may be missing). */
+function best3(target: RatioTarget, node: number | null, deno: number | null): { kind: FloorKind; ratio: number } | null {
+  const candidates: Array<{ kind: FloorKind; ratio: number }> = [];
+  if (node !== null) candidates.push({ kind: 'floor3-node', ratio: node });
+  if (deno !== null) candidates.push({ kind: 'floor3-deno', ratio: deno });
+  if (candidates.length === 0) return null;
+  return candidates.reduce((a, b) => ((target.direction === 'at-most' ? b.ratio < a.ratio : b.ratio > a.ratio) ? b : a));
+}
+
+/** Every ratio target, Switchyard's and the floors' ratios to supergateway in this section's own turns. */
+export function compareToFloors(r: FloorResult): FloorComparison[] {
+  const lat = (id: FloorVariantId) => r.latency.find((v) => v.id === id);
+  const conc = (side: FloorSide, sessions: number) => r.concurrency.find((c) => c.side === side && c.sessions === sessions)?.summary.callsPerSec;
+  const rows: Array<{ target: RatioTarget; of: (id: 'b' | FloorKind) => number | null }> = [];
+  for (const p of ['p50', 'p99'] as const) {
+    rows.push({ target: { what: `${p} at one session`, bound: 0.5, direction: 'at-most' }, of: (id) => ratio(lat(id)?.summary[p], lat('e')?.summary[p]) });
+  }
+  rows.push({ target: { what: 'proxy CPU per echo', bound: 0.2, direction: 'at-most' }, of: (id) => ratio(lat(id)?.cpuUsPerCall.proxy, lat('e')?.cpuUsPerCall.proxy) });
+  for (const sessions of [...new Set(r.concurrency.map((c) => c.sessions))].sort((a, b) => a - b)) {
+    rows.push({ target: { what: `calls/s at ${sessions} sessions`, bound: 3, direction: 'at-least' }, of: (id) => ratio(conc(id === 'b' ? 'switchyard' : id, sessions), conc('supergateway', sessions)) });
+  }
+  return rows.map(({ target, of }) => {
+    const floor3 = best3(target, of('floor3-node'), of('floor3-deno'));
+    const floor4 = of('floor4');
+    return { target, switchyard: of('b'), floor3, floor4, verdict: floorVerdict(target, floor3?.ratio ?? null, floor4) };
+  });
+}
+
+const PROCESSES: Record<FloorVariantId, string> = { a: '2 (no HTTP)', b: '4', e: '3', 'floor3-node': '3', 'floor3-deno': '3', floor4: '4' };
+const SIDE_LABELS: Record<FloorSide, string> = { switchyard: 'Switchyard (b)', supergateway: 'supergateway --stateful (e)', ...FLOOR_LABELS };
+
+export function renderFloor(r: FloorResult): string[] {
+  const e = r.latency.find((v) => v.id === 'e');
+  const out = [
+    '## The floor: minimal relays in front of the same server',
+    '',
+    'The least any gateway of each shape can cost here (`test/bench/floor.ts`): a relay that parses each POST once, writes it as a line to the server and answers with its line, one server-everything per session, no auth, no logging. Measured in turns with Switchyard and supergateway in this section (not the latency section\'s rows). Latency and CPU at one session with the SDK client; proxy CPU is the relay processes\' (µs per echo, from /proc); server CPU is that of the session\'s server processes (Switchyard\'s: every server the sidecar spawned since the session opened), and the direct row, with no HTTP in front, gives the server\'s own cost per echo, to subtract.',
+    '',
+    '| variant | processes | p50 | p99 | p50 ÷ (e) | p99 ÷ (e) | proxy CPU | ÷ (e) | server CPU | client CPU | errors |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const v of r.latency) {
+    const cpu = v.cpuUsPerCall;
+    const parts = Object.entries(cpu).filter(([k]) => !['proxy', 'server', 'client'].includes(k));
+    const proxy = v.id === 'a' ? '–' : `${cpu.proxy}${parts.length > 1 ? ` (${parts.map(([k, us]) => `${k} ${us}`).join(' + ')})` : ''}`;
+    const s = v.summary;
+    out.push(`| ${v.label} | ${PROCESSES[v.id]} | ${s.p50} | ${s.p99} | ${x(ratio(s.p50, e?.summary.p50))} | ${x(ratio(s.p99, e?.summary.p99))} | ${proxy} | ${v.id === 'a' ? '–' : x(ratio(cpu.proxy, e?.cpuUsPerCall.proxy))} | ${cpu.server} | ${cpu.client} | ${s.errors} |`);
+  }
+  const lc = r.lightClient;
+  out.push('', `Light client's own CPU per call (bench process, one session on the 3-process Node floor, in turns): fetch ${lc.fetch.clientCpuUsPerCall ?? '–'} µs (p50 ${lc.fetch.p50} ms), node:http keep-alive ${lc.http.clientCpuUsPerCall ?? '–'} µs (p50 ${lc.http.p50} ms); the light rows use ${r.lightTransport === 'http' ? 'node:http' : 'fetch'}.`);
+  if (r.concurrency.length > 0) {
+    out.push('', `Calls/s with the light client (${r.lightTransport === 'http' ? 'node:http keep-alive' : 'fetch'}), every side in turns:`, '', '| side | sessions | calls/session | calls/s | ÷ supergateway | p50 | p99 | errors | proxy CPU µs/call | client CPU µs/call |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const c of r.concurrency) {
+      const sg = r.concurrency.find((o) => o.side === 'supergateway' && o.sessions === c.sessions);
+      out.push(`| ${SIDE_LABELS[c.side]} | ${c.sessions} | ${c.callsPerSession} | ${c.summary.callsPerSec} | ${x(ratio(c.summary.callsPerSec, sg?.summary.callsPerSec))} | ${c.summary.p50} | ${c.summary.p99} | ${c.summary.errors} | ${c.proxyCpuUsPerCall ?? '–'} | ${c.clientCpuUsPerCall ?? '–'} |`);
+    }
+  }
+  out.push('', '### The targets against the floor', '', 'Each figure ÷ supergateway\'s in this section\'s turns; the 3-process column is the better of the Node and Deno floors.', '', '| target | Switchyard | 3-process floor | 4-process floor | what the floor says |', '|---|---:|---:|---:|---|');
+  for (const c of compareToFloors(r)) {
+    const bound = `${c.target.what} ${c.target.direction === 'at-most' ? '≤' : '≥'} ${c.target.bound}×`;
+    out.push(`| ${bound} | ${x(c.switchyard)} | ${c.floor3 === null ? '–' : `${c.floor3.ratio}× (${c.floor3.kind === 'floor3-node' ? 'Node' : 'Deno'})`} | ${x(c.floor4)} | ${c.verdict} |`);
+  }
+  const gap = distanceFromFloor(r);
+  out.push('', `Distance from each gateway's own floor: Switchyard ÷ 4-process floor ${gap.switchyard}; supergateway ÷ 3-process Node floor ${gap.supergateway}.`);
+  return out;
+}
+
+/** Each gateway ÷ the floor of its own shape, for p50, proxy CPU and calls/s at each level. */
+export function distanceFromFloor(r: FloorResult): { switchyard: string; supergateway: string } {
+  const lat = (id: FloorVariantId) => r.latency.find((v) => v.id === id);
+  const levels = [...new Set(r.concurrency.map((c) => c.sessions))].sort((a, b) => a - b);
+  const conc = (side: FloorSide, sessions: number) => r.concurrency.find((c) => c.side === side && c.sessions === sessions)?.summary.callsPerSec;
+  const describe = (gateway: 'b' | 'e', floor: FloorKind) => {
+    const side: FloorSide = gateway === 'b' ? 'switchyard' : 'supergateway';
+    const parts = [
+      `p50 ${x(ratio(lat(gateway)?.summary.p50, lat(floor)?.summary.p50))}`,
+      `proxy CPU ${x(ratio(lat(gateway)?.cpuUsPerCall.proxy, lat(floor)?.cpuUsPerCall.proxy))}`,
+      ...levels.map((n) => `calls/s at ${n} ${x(ratio(conc(side, n), conc(floor, n)))}`),
+    ];
+    return parts.join(', ');
+  };
+  return { switchyard: describe('b', 'floor4'), supergateway: describe('e', 'floor3-node') };
+}
