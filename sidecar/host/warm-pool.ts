@@ -210,6 +210,7 @@ export class WarmPool {
         return;
       }
       state.starting++;
+      log.info('Warm instance starting', { agent: state.key.agent, server: state.key.server });
       void this.#start(state).then(
         (instance) => {
           state.starting--;

@@ -65,6 +65,8 @@ export interface LevelTarget {
   open?: (url: string, token?: string) => Agent;
   /** How a session is opened: the SDK client unless given. */
   connect?: (url: string, token?: string) => Promise<Agent>;
+  /** Resolves once the gateway's background work for the opened sessions (warm spares) is done. */
+  settled?: () => Promise<void>;
 }
 
 /** What one level measured, unsummarised, so that rounds of it can be pooled (`poolLevels`). */
@@ -94,6 +96,7 @@ export async function runLevel(
   try {
     // One untimed call per session first, so every server has answered once (JIT, lazy init).
     await Promise.all(agents.map((a, i) => echoOf(a)('echo', `${options.tag}-${i} warmup`).catch(() => {})));
+    await target.settled?.();
     const cpu = () => target.proxies.reduce((sum, pid) => sum + (cpuMs(pid) ?? 0), 0);
     const cpuBefore = cpu();
     const clientBefore = process.cpuUsage();
@@ -214,7 +217,7 @@ export async function measureConcurrency(
     try {
       for (const client of ['sdk', 'light'] as const) {
         const connect = CONNECT[client];
-        const switchyard = { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.plain, proxies: [stack.worker.pid, stack.sidecar.pid], connect };
+        const switchyard = { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.plain, proxies: [stack.worker.pid, stack.sidecar.pid], connect, settled: stack.sparesSettled };
         const supergateway = { url: gateway.url, proxies: [gateway.process.pid], connect };
         const atPeak = sessions === peak && client === 'sdk' && options.atPeak ? { atPeak: options.atPeak } : {};
         const { callsPerSession: perSession, runs } = await inTurns({ switchyard, supergateway }, sessions, calls, { tag: `c${sessions}-${client}`, ...atPeak });

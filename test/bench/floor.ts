@@ -158,7 +158,7 @@ export async function measureFloor(
         return { url: relay.url, proxies: Object.values(relay.proxies), connect };
       };
       const sides: Record<FloorSide, LevelTarget> = {
-        switchyard: { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.plain, proxies: [stack.worker.pid, stack.sidecar.pid], connect },
+        switchyard: { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.plain, proxies: [stack.worker.pid, stack.sidecar.pid], connect, settled: stack.sparesSettled },
         supergateway: { url: gateway.url, proxies: [gateway.process.pid], connect },
         'floor3-node': onFloor('floor3-node'),
         'floor3-deno': onFloor('floor3-deno'),

@@ -38,8 +38,13 @@ export interface Opened {
   agent: Agent;
   /** The proxy processes in front of the server, by name (none for direct stdio). */
   proxies: Record<string, number>;
-  /** The server process(es) this session talks to. */
+  /**
+   * The server process(es) this session may talk to: for Switchyard every server the sidecar runs,
+   * since a session takes a warm spare started earlier (idle spares cost nothing while timed).
+   */
   servers(): number[];
+  /** Resolves once the gateway's background work for this open (warm spares) is done. */
+  settled?(): Promise<void>;
   done(): Promise<void>;
 }
 
@@ -53,9 +58,8 @@ export interface Variant<Id extends string = VariantId> {
 
 export function variants(registry: ProcessRegistry, stack: Stack): Variant[] {
   const viaStack = (path: string, token: string) => async (): Promise<Opened> => {
-    const before = stack.serverPids().length;
     const agent = await connectHttp(`${stack.url}${path}`, token);
-    return { agent, proxies: { worker: stack.worker.pid, sidecar: stack.sidecar.pid }, servers: () => stack.serverPids().slice(before), done: async () => {} };
+    return { agent, proxies: { worker: stack.worker.pid, sidecar: stack.sidecar.pid }, servers: () => stack.serverPids(), settled: stack.sparesSettled, done: async () => {} };
   };
   const viaGateway = (start: (r: ProcessRegistry) => Promise<Gateway>) => async (): Promise<Opened> => {
     const gateway = await start(registry);
@@ -63,9 +67,8 @@ export function variants(registry: ProcessRegistry, stack: Stack): Variant[] {
     return { agent, proxies: { gateway: gateway.process.pid }, servers: () => descendants(gateway.process.pid), done: () => registry.stop(gateway.process) };
   };
   const modern = async (): Promise<Opened> => {
-    const before = stack.serverPids().length;
     const agent = modernAgent(`${stack.url}/servers/everything/mcp`, TOKENS.modern);
-    return { agent, proxies: { worker: stack.worker.pid, sidecar: stack.sidecar.pid }, servers: () => stack.serverPids().slice(before), done: async () => {} };
+    return { agent, proxies: { worker: stack.worker.pid, sidecar: stack.sidecar.pid }, servers: () => stack.serverPids(), settled: stack.sparesSettled, done: async () => {} };
   };
   const direct = async (): Promise<Opened> => {
     const agent = await connectStdio();
@@ -111,6 +114,7 @@ export async function runVariants<Id extends string>(
       const opened = await variant.open();
       try {
         await echoLoop(opened.agent, variant.tool, 0, options.warmup, `variant ${variant.id} warmup`);
+        await opened.settled?.();
         const before = cpuSnapshot(opened);
         const timed = await echoLoop(opened.agent, variant.tool, options.calls, 0, `variant ${variant.id}`);
         const after = cpuSnapshot(opened);

@@ -66,9 +66,9 @@ export async function measureScale(
 ): Promise<ScaleResult> {
   const proxies = [stack.worker.pid, stack.sidecar.pid];
   const switchyard: Record<ScaleWorkload, LevelTarget> = {
-    'legacy-everything': { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.plain, proxies },
-    'legacy-echo': { url: `${stack.url}/servers/echo/mcp`, token: TOKENS.echo, proxies },
-    'modern-shared': { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.modern, proxies, open: (url, token) => modernAgent(url, token!) },
+    'legacy-everything': { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.plain, proxies, settled: stack.sparesSettled },
+    'legacy-echo': { url: `${stack.url}/servers/echo/mcp`, token: TOKENS.echo, proxies, settled: stack.sparesSettled },
+    'modern-shared': { url: `${stack.url}/servers/everything/mcp`, token: TOKENS.modern, proxies, open: (url, token) => modernAgent(url, token!), settled: stack.sparesSettled },
   };
   const points: ScalePoint[] = [];
   const skipped: string[] = [];

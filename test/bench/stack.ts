@@ -77,6 +77,11 @@ export interface Stack {
   serverPids(): number[];
   /** The sidecar's `Warm instance ready` log lines so far (agent and server of each). */
   warmReady(): Array<{ agent: string; server: string }>;
+  /**
+   * Resolves once the warm pool has no spare starting and has stayed so past its refill pause: a
+   * spare's start (a whole Node server's boot) during a timed loop would be charged to the calls.
+   */
+  sparesSettled(): Promise<void>;
   /** Removes the scratch dir now; the registry also does it once every process has stopped. */
   dispose(): void;
 }
@@ -164,11 +169,21 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
   const sidecar = registry.spawn('sidecar (node)', command.command, args, { ...command.env, ...options.sidecarEnv });
   const pids: number[] = [];
   const warm: Array<{ agent: string; server: string }> = [];
+  let sparesStarting = 0;
+  let lastSpareChange = 0;
   let partial = '';
   sidecar.child.stderr!.on('data', (chunk: string) => {
     const lines = (partial + chunk).split('\n');
     partial = lines.pop() ?? '';
     for (const line of lines) {
+      if (line.includes('"Warm instance starting"')) {
+        sparesStarting++;
+        lastSpareChange = Date.now();
+      }
+      if (line.includes('"Warm instance ready"') || line.includes('"Warm instance did not start"')) {
+        sparesStarting--;
+        lastSpareChange = Date.now();
+      }
       if (line.includes('"Warm instance ready"')) {
         const { agent, server } = JSON.parse(line) as { agent?: unknown; server?: unknown };
         if (typeof agent === 'string' && typeof server === 'string') warm.push({ agent, server });
@@ -182,5 +197,30 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
     }
   });
   await sidecar.waitFor(/"msg":"Linked to the worker"/);
-  return { url, dir, worker, sidecar, serverPids: () => [...pids], warmReady: () => [...warm], dispose: () => rmSync(dir, { recursive: true, force: true }) };
+  const sparesSettled = () => settleSpares(() => ({ starting: sparesStarting, lastChange: lastSpareChange }));
+  return { url, dir, worker, sidecar, serverPids: () => [...pids], warmReady: () => [...warm], sparesSettled, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Past the warm pool's refill pause (`REFILL_QUIET_MS`, 250 ms) with room for a loaded box. */
+const SPARES_QUIET_MS = 600;
+const SPARES_WAIT_MS = 60_000;
+
+/**
+ * Polls (bench code, not a test) until no spare is starting and none started or finished for
+ * `SPARES_QUIET_MS`: a refill waits for a pause after the last session opened, so "none starting"
+ * alone could be read just before it begins. Gives up after `SPARES_WAIT_MS`, saying so.
+ */
+async function settleSpares(state: () => { starting: number; lastChange: number }): Promise<void> {
+  const since = Date.now();
+  const start = Date.now();
+  for (;;) {
+    const { starting, lastChange } = state();
+    const now = Date.now();
+    if (starting <= 0 && now - Math.max(lastChange, since) >= SPARES_QUIET_MS) return;
+    if (now - start > SPARES_WAIT_MS) {
+      process.stderr.write(`bench: warm spares still starting after ${SPARES_WAIT_MS} ms; timing anyway\n`);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
