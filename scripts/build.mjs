@@ -96,8 +96,9 @@ export async function buildCloudflareWorker({ minify = true, outdir = join(dist,
  * characters (`—`, `→`), which made that string two bytes a character, 3.5 MB of the idle
  * sidecar's heap; minified it is ASCII and 1.2 MB (issue 17).
  */
-function buildNodeCli(entry, outfile) {
+function buildNodeCli(entry, outfile, { sourcemap = false } = {}) {
   return build({
+    sourcemap,
     entryPoints: [join(root, entry)],
     outfile,
     bundle: true,
@@ -114,9 +115,9 @@ function buildNodeCli(entry, outfile) {
   });
 }
 
-/** dist/sidecar.js: the workstation's commands only. */
-export function buildSidecar({ outfile = join(dist, 'sidecar.js') } = {}) {
-  return buildNodeCli('cli/sidecar-main.ts', outfile);
+/** dist/sidecar.js: the workstation's commands only; `sourcemap` for profiling it (`test/bench/sidecar-cpu.ts`). */
+export function buildSidecar({ outfile = join(dist, 'sidecar.js'), sourcemap = false } = {}) {
+  return buildNodeCli('cli/sidecar-main.ts', outfile, { sourcemap });
 }
 
 /** dist/switchyard.js: every command. */

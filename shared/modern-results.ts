@@ -56,16 +56,25 @@ export interface ModernRequestMeta {
 
 export function modernMetaOf(params: unknown): ModernRequestMeta {
   const meta = metaOf(params);
-  const clientInfo = ImplementationSchema.safeParse(meta?.[CLIENT_INFO_KEY]);
-  const logLevel = LogLevelSchema.safeParse(meta?.[LOG_LEVEL_KEY]);
   const capabilities = meta?.[CLIENT_CAPABILITIES_KEY];
   const token = meta?.progressToken;
   return {
-    clientInfo: clientInfo.success ? clientInfo.data : null,
-    logLevel: logLevel.success ? logLevel.data : null,
+    clientInfo: parsedOrNull(ImplementationSchema, meta?.[CLIENT_INFO_KEY]),
+    logLevel: parsedOrNull(LogLevelSchema, meta?.[LOG_LEVEL_KEY]),
     clientCapabilities: isRecord(capabilities) ? capabilities : {},
     progressToken: typeof token === 'string' || typeof token === 'number' ? token : undefined,
   };
+}
+
+/**
+ * `schema`'s output for `value`, null when it fails. An absent key fails either schema, and is not
+ * handed to zod: a failed parse builds its error, most of the time of a modern request's `_meta`
+ * read, which usually has no `logLevel` (issue 17).
+ */
+function parsedOrNull<T>(schema: z.ZodMiniType<T>, value: unknown): T | null {
+  if (value === undefined) return null;
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : null;
 }
 
 /** `params` without the modern `_meta` keys (and without `_meta` when nothing else was in it). */

@@ -83,8 +83,12 @@ export function withoutCredentials(uri: string): string {
 export function subjectOf(method: string, params: unknown, includeArguments: boolean): Pick<AuditRecord, 'tool' | 'uri' | 'prompt' | 'arguments'> {
   const p = (typeof params === 'object' && params !== null ? params : {}) as { name?: unknown; uri?: unknown; arguments?: unknown };
   const text = (value: unknown) => (typeof value === 'string' ? value.slice(0, 256) : undefined);
-  const subject =
-    method === 'tools/call' ? { tool: text(p.name) } : method === 'prompts/get' ? { prompt: text(p.name) } : method === 'resources/read' ? { uri: text(typeof p.uri === 'string' ? withoutCredentials(p.uri) : p.uri) } : {};
-  const clean = Object.fromEntries(Object.entries(subject).filter(([, v]) => v !== undefined));
-  return includeArguments && p.arguments !== undefined ? { ...clean, arguments: p.arguments } : clean;
+  const subject: Pick<AuditRecord, 'tool' | 'uri' | 'prompt' | 'arguments'> = {};
+  // Set one by one, only when defined: every audited call builds one (issue 17).
+  const name = method === 'tools/call' || method === 'prompts/get' ? text(p.name) : undefined;
+  if (name !== undefined) subject[method === 'tools/call' ? 'tool' : 'prompt'] = name;
+  const uri = method === 'resources/read' ? text(typeof p.uri === 'string' ? withoutCredentials(p.uri) : p.uri) : undefined;
+  if (uri !== undefined) subject.uri = uri;
+  if (includeArguments && p.arguments !== undefined) subject.arguments = p.arguments;
+  return subject;
 }

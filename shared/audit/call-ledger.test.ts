@@ -35,6 +35,18 @@ describe('CallLedger', () => {
     expect((forwarded.params as { _meta?: unknown })._meta).toEqual({ traceparent: `00-0af7651916cd43dd8448eb211c80319c-${lines[0]!.spanId}-01` });
   });
 
+  it('writes a line\'s keys in one fixed order: the log fields, the scope, the call, its trace, its outcome, its duration', () => {
+    const texts: string[] = [];
+    const log = new AuditLog({ component: 'sidecar', write: (line) => texts.push(line), fields: { 'entity-id': 'laptop' }, now: () => 1_000_000 });
+    const ledger = new CallLedger(log, { agent: 'alice', server: 'files', host: 'laptop', era: 'legacy', session: 's1', parent: null });
+    ledger.request(call(1));
+    ledger.answer({ jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'no', data: { reason: 'server-exited' } } });
+    expect(Object.keys(JSON.parse(texts[0]!))).toEqual([
+      'time', 'level', 'msg', 'component', 'entity-id', 'event', 'agent', 'server', 'host', 'era', 'session', 'method', 'tool',
+      'traceId', 'spanId', 'parentSpanId', 'decision', 'outcome', 'reason', 'errorCode', 'durationMs',
+    ]);
+  });
+
   it('prefers the trace context the request arrived with, then its own _meta, then the scope', () => {
     const { lines, ledger } = harness();
     ledger.request(call(1), parseTraceparent('00-11111111111111111111111111111111-2222222222222222-01'));

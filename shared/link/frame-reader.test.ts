@@ -18,6 +18,25 @@ const channelMessage = fc
   .tuple(wellFormed, fc.option(wrong, { freq: 2 }))
   .map(([frame, change]) => (change === null ? frame : { ...frame, [change.key]: change.value }));
 
+/** Frames other than channel-message read as `{ kind: 'frame' }` with the schema's output, keys in its order, or as malformed where it refuses them. */
+function readsAsTheSchemaDoes(frames: fc.Arbitrary<Record<string, unknown>>): void {
+  let accepted = 0;
+  fc.assert(
+    fc.property(frames, (generated) => {
+      const text = JSON.stringify(generated);
+      const read = readFrame(text, MAX_FRAME_BYTES);
+      const expected = FrameSchema.safeParse(JSON.parse(text));
+      if (expected.success) {
+        accepted++;
+        expect(read).toEqual({ kind: 'frame', frame: expected.data });
+        expect(Object.keys((read as { frame: object }).frame)).toEqual(Object.keys(expected.data));
+      } else expect(read.kind).toBe('malformed');
+    }),
+    { numRuns: 2000 },
+  );
+  expect(accepted).toBeGreaterThan(50);
+}
+
 describe('readFrame', () => {
   it('reads channel-message frames exactly as the frame schema does', () => {
     let accepted = 0;
@@ -44,22 +63,21 @@ describe('readFrame', () => {
       key: fc.constantFrom('channel', 'reason', 'message', 'extra'),
       value: fc.oneof(fc.constantFrom(0, -1, 1.5, 2 ** 31 + 1, 2, null, undefined, 'server-exited', 'text'), fc.string(), fc.object()),
     });
-    const frames = fc.tuple(bare, fc.option(change, { freq: 2 })).map(([frame, c]) => (c === null ? frame : { ...frame, [c.key]: c.value }));
-    let accepted = 0;
-    fc.assert(
-      fc.property(frames, (generated) => {
-        const text = JSON.stringify(generated);
-        const frame = JSON.parse(text) as Record<string, unknown>;
-        const read = readFrame(text, MAX_FRAME_BYTES);
-        const expected = FrameSchema.safeParse(frame);
-        if (expected.success) {
-          accepted++;
-          expect(read).toEqual({ kind: 'frame', frame: expected.data });
-        } else expect(read.kind).toBe('malformed');
-      }),
-      { numRuns: 2000 },
-    );
-    expect(accepted).toBeGreaterThan(50);
+    readsAsTheSchemaDoes(fc.tuple(bare, fc.option(change, { freq: 2 })).map(([frame, c]) => (c === null ? frame : { ...frame, [c.key]: c.value })));
+  });
+
+  it('reads channel-open frames exactly as the frame schema does', () => {
+    const open = fc.record({
+      v: fc.constant(LINK_PROTOCOL_VERSION),
+      type: fc.constant('channel-open'),
+      channel: fc.integer({ min: 1, max: 2 ** 31 }),
+      request: fc.oneof(fc.record({ type: fc.constant('mcp'), connection: fc.object() }), fc.jsonValue()),
+    });
+    const change = fc.record({
+      key: fc.constantFrom('channel', 'request', 'extra'),
+      value: fc.oneof(fc.constantFrom(0, -1, 1.5, 2 ** 31 + 1, 2, null, undefined, 'text'), fc.string(), fc.object()),
+    });
+    readsAsTheSchemaDoes(fc.tuple(open, fc.option(change, { freq: 2 })).map(([frame, c]) => (c === null ? frame : { ...frame, [c.key]: c.value })));
   });
 
   it('words what is wrong with a channel-message the hand check refuses', () => {

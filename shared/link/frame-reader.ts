@@ -1,7 +1,7 @@
 /**
  * Reads one inbound link frame: one `JSON.parse`, then the zod frame schema for every frame type
- * but a well-formed `channel-message`, which the same rules check by hand (the hot path: see
- * `wellFormedChannelMessage`). The JSON-RPC payload inside is only checked for being an object
+ * but a well-formed `channel-message`, `channel-open`, `channel-open-ack` or bare `channel-close`,
+ * which the same rules check by hand (the hot path: see `wellFormedChannelMessage`). The JSON-RPC payload inside is only checked for being an object
  * here; the MCP endpoint at each end validates it. Also the UTF-8 size test used for both
  * directions.
  *
@@ -52,6 +52,9 @@ export function readFrame(text: string, maxBytes: number): ReadFrame {
   } else if (frame.type === 'channel-open-ack' || frame.type === 'channel-close') {
     const fast = bareChannelFrame(frame, frame.type);
     if (fast !== null) return fast;
+  } else if (frame.type === 'channel-open') {
+    const fast = wellFormedChannelOpen(frame);
+    if (fast !== null) return fast;
   }
   const parsed = FrameSchema.safeParse(frame);
   if (!parsed.success) {
@@ -87,6 +90,18 @@ function bareChannelFrame(frame: Record<string, unknown>, type: 'channel-open-ac
   const { channel } = frame;
   if (Object.keys(frame).length !== 3 || !validChannelId(channel)) return null;
   return { kind: 'frame', frame: { v: LINK_PROTOCOL_VERSION, type, channel } };
+}
+
+/**
+ * A `channel-open` with its request: a modern request opens a channel of its own, so this is one
+ * frame per call on the host, and zod's walk of the frame union cost as much as the rest of the
+ * read (issue 17). Exactly the keys `v`, `type`, `channel`, `request` and a valid channel; the
+ * request is any value here, as in the schema: the host validates it (`connection-request.ts`).
+ */
+function wellFormedChannelOpen(frame: Record<string, unknown>): ReadFrame | null {
+  const { channel } = frame;
+  if (Object.keys(frame).length !== 4 || !('request' in frame) || !validChannelId(channel)) return null;
+  return { kind: 'frame', frame: { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel, request: frame.request } };
 }
 
 function validChannelId(channel: unknown): channel is number {

@@ -10,13 +10,13 @@ import { pathToFileURL } from 'node:url';
 import { REPO } from './processes.ts';
 
 interface BuildModule {
-  buildSidecar(options: { outfile?: string }): Promise<unknown>;
+  buildSidecar(options: { outfile?: string; sourcemap?: boolean }): Promise<unknown>;
 }
 
-/** Builds the sidecar bundle into `dir`; returns its path. */
-export async function buildSidecarBundle(dir: string): Promise<string> {
+/** Builds the sidecar bundle into `dir`; returns its path. `sourcemap` writes `sidecar.js.map` beside it (profiles). */
+export async function buildSidecarBundle(dir: string, options: { sourcemap?: boolean } = {}): Promise<string> {
   const { buildSidecar } = (await import(pathToFileURL(join(REPO, 'scripts', 'build.mjs')).href)) as BuildModule;
   const outfile = join(dir, 'sidecar.js');
-  await buildSidecar({ outfile });
+  await buildSidecar({ outfile, sourcemap: options.sourcemap === true });
   return outfile;
 }

@@ -66,6 +66,8 @@ export interface StackOptions {
   sidecarEnv?: Record<string, string>;
   /** Extra sidecar.json keys (e.g. the warm pool's size). */
   sidecarConfig?: Record<string, unknown>;
+  /** A sidecar bundle built beforehand (another commit's, to compare two), instead of building this tree's. */
+  sidecarBundle?: string;
 }
 
 export interface Stack {
@@ -164,7 +166,7 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
 
   // Info level: `Server spawned` (with its pid) and `Linked to the worker` are info lines.
   const command = sidecarCommand(configDir, { logLevel: 'info' });
-  const bundle = await buildSidecarBundle(dir);
+  const bundle = options.sidecarBundle ?? (await buildSidecarBundle(dir));
   const args = [...(options.sidecarNodeFlags ?? []), bundle, 'sidecar', '--config-dir', configDir];
   const sidecar = registry.spawn('sidecar (node)', command.command, args, { ...command.env, ...options.sidecarEnv });
   const pids: number[] = [];

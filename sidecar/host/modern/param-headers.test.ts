@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PARAM_HEADERS_META_KEY } from '../../../shared/param-headers-meta.ts';
+import { PARAM_HEADERS_META_KEY, ParamHeadersSchema } from '../../../shared/param-headers-meta.ts';
 import { takeParamHeaders } from './param-headers.ts';
 
 describe('takeParamHeaders', () => {
@@ -12,5 +12,11 @@ describe('takeParamHeaders', () => {
     expect(takeParamHeaders({ _meta: { [PARAM_HEADERS_META_KEY]: { region: 5 } } })).toEqual({ params: { _meta: {} }, headers: {} });
     expect(takeParamHeaders({ name: 't' })).toEqual({ params: { name: 't' }, headers: {} });
     expect(takeParamHeaders(undefined)).toEqual({ params: undefined, headers: {} });
+  });
+
+  it('reads the empty object every call without headers carries as the schema does', () => {
+    const read = takeParamHeaders(JSON.parse(`{"name":"t","_meta":{"${PARAM_HEADERS_META_KEY}":{}}}`));
+    expect(read).toEqual({ params: { name: 't', _meta: {} }, headers: ParamHeadersSchema.parse({}) });
+    expect(takeParamHeaders({ _meta: { [PARAM_HEADERS_META_KEY]: [] } }).headers).toEqual({});
   });
 });

@@ -10,8 +10,17 @@ import { PARAM_HEADERS_META_KEY, ParamHeadersSchema, type ParamHeaders } from '.
 export function takeParamHeaders(params: unknown): { params: unknown; headers: ParamHeaders } {
   if (!isRecord(params) || !isRecord(params._meta) || !Object.hasOwn(params._meta, PARAM_HEADERS_META_KEY)) return { params, headers: {} };
   const { [PARAM_HEADERS_META_KEY]: sent, ...meta } = params._meta;
+  return { params: { ...params, _meta: meta }, headers: headersOf(sent) };
+}
+
+/**
+ * What the worker sent, or no headers. Most calls send none: every modern `tools/call` carries the
+ * key, and an empty object is what the schema gives back for `{}`, without a parse per request.
+ */
+function headersOf(sent: unknown): ParamHeaders {
+  if (isRecord(sent) && Object.keys(sent).length === 0 && Object.getPrototypeOf(sent) === Object.prototype) return {};
   const parsed = ParamHeadersSchema.safeParse(sent);
-  return { params: { ...params, _meta: meta }, headers: parsed.success ? parsed.data : {} };
+  return parsed.success ? parsed.data : {};
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
