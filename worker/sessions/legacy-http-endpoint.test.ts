@@ -18,6 +18,11 @@ function post(body: unknown, headers: Record<string, string> = SESSION): Request
   return new Request(URL_, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
 }
 
+/** A POST handed over already parsed, as the session route does: its messages are passed on before this returns. */
+function callOf(endpoint: LegacyHttpEndpoint, body: unknown, headers: Record<string, string> = SESSION): Promise<Response> {
+  return endpoint.handleRequest(post(body, headers), { kind: 'json', value: body });
+}
+
 /** An endpoint past initialize, with what it passed on. */
 async function opened(options: Partial<LegacyHttpEndpointOptions> = {}, version = '2025-06-18') {
   const endpoint = new LegacyHttpEndpoint({ sessionId: ID, ...options });
@@ -84,6 +89,53 @@ describe('LegacyHttpEndpoint', () => {
       result(1),
     ]);
     expect(received.map((m) => ('method' in m ? m.method : 'response'))).toEqual(['initialize', 'notifications/initialized', 'ping', 'ping']);
+  });
+
+  it('answers a lone request whose answer comes first with that answer as plain JSON', async () => {
+    const store = new SessionEventStore();
+    const { endpoint } = await opened({ eventStore: store }, '2025-11-25');
+    const stored = store.size;
+    const call = callOf(endpoint, ping(4), { ...SESSION, 'mcp-protocol-version': '2025-11-25' });
+    await endpoint.send(result(4, { ok: true }));
+    const response = await call;
+    expect([response.status, response.headers.get('content-type'), response.headers.get('mcp-session-id')]).toEqual([200, 'application/json', ID]);
+    expect(await response.json()).toEqual(result(4, { ok: true }));
+    expect(store.size).toBe(stored); // no event id went out, so nothing is kept for a resume
+    await expect(endpoint.send(result(4))).rejects.toThrow('No connection established for request ID: 4');
+  });
+
+  it('starts the SSE stream, primed, when a notification for the lone request comes before its answer', async () => {
+    const { endpoint } = await opened({ eventStore: new SessionEventStore() }, '2025-11-25');
+    const call = callOf(endpoint, ping(6), { ...SESSION, 'mcp-protocol-version': '2025-11-25' });
+    const progress: JSONRPCMessage = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: 1 } };
+    await endpoint.send(progress, { relatedRequestId: 6 });
+    await endpoint.send(result(6));
+    const response = await call;
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    expect(eventsOf(await response.text()).map((e) => [typeof e.id, e.data])).toEqual([['string', ''], ['string', JSON.stringify(progress)], ['string', JSON.stringify(result(6))]]);
+  });
+
+  it('starts the SSE stream once the JSON window has passed, and keeps a batch of one on SSE', async () => {
+    const { endpoint } = await opened({ eventStore: new SessionEventStore() }, '2025-11-25');
+    const headers = { ...SESSION, 'mcp-protocol-version': '2025-11-25' };
+    const slow = await callOf(endpoint, ping(10), headers); // resolves when the window passes, unanswered
+    expect(slow.headers.get('content-type')).toBe('text/event-stream');
+    const [priming] = await readThenDrop(slow, 1);
+    expect(priming).toEqual({ id: expect.any(String), data: '' });
+    await endpoint.send(result(10)); // kept for the resume the priming id allows
+    const resumed = await endpoint.handleRequest(new Request(URL_, { method: 'GET', headers: { ...headers, 'last-event-id': priming!.id! } }));
+    expect((await readThenDrop(resumed, 1)).map((e) => JSON.parse(e.data))).toEqual([result(10)]);
+    const batch = callOf(endpoint, [ping(11)], headers);
+    await endpoint.send(result(11));
+    expect((await batch).headers.get('content-type')).toBe('text/event-stream');
+  });
+
+  it('gives a POST still waiting for its answer an ended stream when the session closes', async () => {
+    const { endpoint } = await opened();
+    const call = callOf(endpoint, ping(12));
+    await endpoint.close();
+    const response = await call;
+    expect([response.status, response.headers.get('content-type'), await response.text()]).toEqual([200, 'text/event-stream', '']);
   });
 
   it('reads the body itself when not given one, within the limit', async () => {

@@ -9,7 +9,14 @@
  * - POST: `Accept` must name JSON and SSE (406), the body must be JSON (415, 400 -32700, 413 over
  *   4 MiB), a batch at most 100 messages (400 -32600), each message JSON-RPC (400 -32700). Only
  *   notifications and responses: 202. Any request: an SSE stream that carries the answers of its
- *   requests (and what the session relates to them) and ends after the last answer.
+ *   requests (and what the session relates to them) and ends after the last answer. One request
+ *   alone (not a batch, not `initialize`) whose answer is the first thing sent for it, within
+ *   `JSON_ANSWER_WINDOW_MS`, is answered with that message as plain `application/json` instead:
+ *   Streamable HTTP lets a server answer a request either way and every client must take both
+ *   (2025-03-26 and 2025-11-25, "Sending Messages to the Server" 5), and under Deno the SSE body
+ *   (a stream, its priming event, the stored events) cost 70-90 µs of the worker's CPU per call
+ *   (issue 17). A notification or a server request for it first, or the window passing, starts
+ *   the SSE stream as before, priming event id included, so a long call stays resumable.
  * - GET: the session's one standalone SSE stream (409 for a second), or with `Last-Event-ID` a
  *   resumed stream: what it missed, replayed from the event store, then whatever follows.
  * - DELETE: ends the session (`onsessionclosed`, then `close`).
@@ -33,6 +40,7 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { InitializeRequest, JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { isInitializeRequest, isJsonRpcMessage, isRequest, isResponse } from '../../shared/json-rpc-guards.ts';
+import { DelayQueue, type DelayEntry } from '../../shared/delay-queue.ts';
 import { rawTextOf } from '../../shared/raw-message-text.ts';
 import { readBoundedBody } from './bounded-body.ts';
 
@@ -47,6 +55,14 @@ export const MAX_LEGACY_BODY_BYTES = 4 * 1024 * 1024;
 const MAX_BATCH = 100;
 export const SSE_KEEP_ALIVE_MS = 15_000;
 const STANDALONE = '_GET_stream';
+/**
+ * How long a lone request's POST waits for its answer before it starts the SSE stream anyway.
+ * Short: most calls are answered in a few ms, and a call that takes longer should get its stream
+ * (and the priming event id that makes it resumable, and keep-alives) without a noticeable delay.
+ */
+export const JSON_ANSWER_WINDOW_MS = 100;
+/** The JSON windows of every session, on one timer (`shared/delay-queue.ts`: a timer per POST cost more than the window saves). */
+const jsonAnswerWindows = new DelayQueue(JSON_ANSWER_WINDOW_MS);
 
 /**
  * Remembers the events of a session's streams for `Last-Event-ID`. Synchronous: it lives with
@@ -82,6 +98,14 @@ interface Exchange {
   pending: Set<RequestId>;
 }
 
+/** A lone request's POST whose answer may still go out as plain JSON (`JSON_ANSWER_WINDOW_MS`). */
+interface JsonWait {
+  resolve: (response: Response) => void;
+  window: DelayEntry;
+  /** Whether its SSE stream, if it comes to one, starts with a priming event. */
+  priming: boolean;
+}
+
 const encoder = new TextEncoder();
 const KEEP_ALIVE = encoder.encode(': keepalive\n\n');
 const SSE_HEADERS: Record<string, string> = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' };
@@ -115,11 +139,14 @@ export class LegacyHttpEndpoint implements Transport {
   readonly #onSessionClosed: (() => void | Promise<void>) | undefined;
   readonly #keepAliveMs: number;
   readonly #sseHeaders: Record<string, string>;
+  readonly #jsonHeaders: Record<string, string>;
   readonly #streams = new Map<string, Stream>();
   readonly #exchanges = new Map<string, Exchange>();
   readonly #requestStream = new Map<RequestId, string>();
   /** Streams whose agent holds an event id (it read one), so an answer it missed is replayable. */
   readonly #resumable = new Set<string>();
+  /** Streams not started yet: their one request may still be answered with plain JSON. */
+  readonly #jsonWaits = new Map<string, JsonWait>();
   #keepAlive: ReturnType<typeof setInterval> | undefined;
   #nextStream = 0;
   #started = false;
@@ -132,6 +159,7 @@ export class LegacyHttpEndpoint implements Transport {
     this.#onSessionClosed = options.onsessionclosed;
     this.#keepAliveMs = options.keepAliveMs ?? SSE_KEEP_ALIVE_MS;
     this.#sseHeaders = { ...SSE_HEADERS, 'mcp-session-id': options.sessionId };
+    this.#jsonHeaders = { 'content-type': 'application/json', 'mcp-session-id': options.sessionId };
   }
 
   async start(): Promise<void> {
@@ -166,6 +194,18 @@ export class LegacyHttpEndpoint implements Transport {
     }
     const streamId = this.#requestStream.get(requestId);
     if (streamId === undefined) throw new Error(`No connection established for request ID: ${String(requestId)}`);
+    const wait = this.#jsonWaits.get(streamId);
+    if (wait !== undefined) {
+      if (response) {
+        // The lone request's answer came first: the whole exchange is this one JSON body.
+        this.#stopWaiting(streamId, wait);
+        this.#exchanges.delete(streamId);
+        this.#requestStream.delete(requestId);
+        wait.resolve(new Response(rawTextOf(message) ?? JSON.stringify(message), { status: 200, headers: this.#jsonHeaders }));
+        return;
+      }
+      this.#startWaitingStream(streamId);
+    }
     const eventId = this.#store?.storeEvent(streamId, message);
     const stream = this.#streams.get(streamId);
     if (stream !== undefined && this.#write(stream, message, eventId) && eventId !== undefined) this.#resumable.add(streamId);
@@ -184,6 +224,8 @@ export class LegacyHttpEndpoint implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // A POST still waiting gets the (empty, ended) stream it would have had.
+    for (const streamId of [...this.#jsonWaits.keys()]) this.#startWaitingStream(streamId);
     for (const [id, stream] of [...this.#streams]) this.#endStream(id, stream);
     this.#exchanges.clear();
     this.#requestStream.clear();
@@ -226,17 +268,45 @@ export class LegacyHttpEndpoint implements Transport {
     const version = initialize !== undefined ? initialize.params.protocolVersion : (request.headers.get('mcp-protocol-version') ?? DEFAULT_NEGOTIATED_VERSION);
     const streamId = `${++this.#nextStream}`;
     const ids = requests.map((r) => r.id);
-    const readable = this.#openStream(streamId);
     this.#exchanges.set(streamId, { ids, pending: new Set(ids) });
     for (const id of ids) this.#requestStream.set(id, streamId);
-    if (this.#store !== undefined && version >= PRIMING_VERSION) {
+    const priming = this.#store !== undefined && version >= PRIMING_VERSION;
+    // Registered before the message goes on, so an answer however quick finds it.
+    const answered = !batch && initialize === undefined ? this.#waitForJsonAnswer(streamId, priming) : Promise.resolve(this.#sseResponse(streamId, priming));
+    for (const message of messages) this.onmessage?.(message, extra);
+    return answered;
+  }
+
+  /** Starts the SSE stream `streamId` as the POST's response. */
+  #sseResponse(streamId: string, priming: boolean): Response {
+    const readable = this.#openStream(streamId);
+    if (priming) {
       // An id before any message, so an agent whose stream drops at once can still resume it.
-      const eventId = this.#store.storeEvent(streamId, {});
+      const eventId = this.#store!.storeEvent(streamId, {});
       this.#streams.get(streamId)!.controller.enqueue(encoder.encode(`id: ${eventId}\ndata: \n\n`));
       this.#resumable.add(streamId);
     }
-    for (const message of messages) this.onmessage?.(message, extra);
     return new Response(readable, { status: 200, headers: this.#sseHeaders });
+  }
+
+  #waitForJsonAnswer(streamId: string, priming: boolean): Promise<Response> {
+    return new Promise<Response>((resolve) => {
+      const window = jsonAnswerWindows.add(() => this.#startWaitingStream(streamId));
+      this.#jsonWaits.set(streamId, { resolve, window, priming });
+    });
+  }
+
+  /** A waiting POST's answer will not be plain JSON: its SSE stream starts now. */
+  #startWaitingStream(streamId: string): void {
+    const wait = this.#jsonWaits.get(streamId);
+    if (wait === undefined) return;
+    this.#stopWaiting(streamId, wait);
+    wait.resolve(this.#sseResponse(streamId, wait.priming));
+  }
+
+  #stopWaiting(streamId: string, wait: JsonWait): void {
+    this.#jsonWaits.delete(streamId);
+    jsonAnswerWindows.cancel(wait.window);
   }
 
   #get(request: Request): Response {

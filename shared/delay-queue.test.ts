@@ -1,0 +1,64 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DelayQueue } from './delay-queue.ts';
+
+describe('DelayQueue', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+  const queue = (ms: number) => new DelayQueue(ms, () => Date.now());
+
+  it('runs each entry its delay after it was added, in order', () => {
+    const q = queue(100);
+    const ran: string[] = [];
+    q.add(() => ran.push('a'));
+    vi.advanceTimersByTime(40);
+    q.add(() => ran.push('b'));
+    vi.advanceTimersByTime(59);
+    expect(ran).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(ran).toEqual(['a']);
+    vi.advanceTimersByTime(39);
+    expect(ran).toEqual(['a']);
+    vi.advanceTimersByTime(1);
+    expect(ran).toEqual(['a', 'b']);
+    expect(q.size).toBe(0);
+  });
+
+  it('never runs a cancelled entry, and holds no timer once nothing is live', () => {
+    const q = queue(100);
+    const ran: string[] = [];
+    const a = q.add(() => ran.push('a'));
+    const b = q.add(() => ran.push('b'));
+    q.add(() => ran.push('c'));
+    q.cancel(b);
+    expect(q.size).toBe(3); // b waits behind the live head
+    q.cancel(a);
+    expect(q.size).toBe(1); // a and b dropped at once
+    vi.advanceTimersByTime(100);
+    expect(ran).toEqual(['c']);
+    const d = q.add(() => ran.push('d'));
+    q.cancel(d);
+    expect(q.size).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('runs an entry a callback adds at its own time, and an entry cancelled after it ran is a no-op', () => {
+    const q = queue(50);
+    const ran: string[] = [];
+    const first = q.add(() => {
+      ran.push('first');
+      q.add(() => ran.push('added'));
+    });
+    vi.advanceTimersByTime(50);
+    q.cancel(first);
+    expect(ran).toEqual(['first']);
+    vi.advanceTimersByTime(49);
+    expect(ran).toEqual(['first']);
+    vi.advanceTimersByTime(1);
+    expect(ran).toEqual(['first', 'added']);
+  });
+
+  it('refuses a delay that is not a finite number of ms', () => {
+    expect(() => new DelayQueue(-1)).toThrow(/delay must be a finite number of ms, got -1/);
+    expect(() => new DelayQueue(Number.NaN)).toThrow(RangeError);
+  });
+});
