@@ -18,8 +18,13 @@ import { parseWith, ValidationError } from './validation.ts';
 export const InnerTargetSchema = z.discriminatedUnion('type', [DESCRIPTOR_LEVEL_SCHEMAS.local, DESCRIPTOR_LEVEL_SCHEMAS.http]);
 export type InnerTarget = z.infer<typeof InnerTargetSchema>;
 
+/** What a connection's opaque `session` id may be. */
+export const CONNECTION_SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+export const CONNECTION_ERAS = ['legacy', 'modern'] as const;
+
 /** The protocol era of the agent behind a channel. */
-export const ConnectionEraSchema = z.enum(['legacy', 'modern']);
+export const ConnectionEraSchema = z.enum(CONNECTION_ERAS);
 export type ConnectionEra = z.infer<typeof ConnectionEraSchema>;
 
 export const McpConnectionSchema = z
@@ -31,7 +36,7 @@ export const McpConnectionSchema = z
     /** Inner target; absent means `{"type":"local"}`. */
     'target': z.optional(InnerTargetSchema),
     /** Opaque agent session id: scopes the sidecar's per-session policy cache; never a credential. */
-    'session': z.optional(z.string().check(z.regex(/^[A-Za-z0-9_-]{1,128}$/))),
+    'session': z.optional(z.string().check(z.regex(CONNECTION_SESSION_ID))),
     /** Agent name, for the sidecar's logs; a modern request's host state is keyed by it. */
     'agent': z.optional(AgentNameSchema),
     /**

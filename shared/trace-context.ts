@@ -24,6 +24,11 @@ export const TraceparentSchema = z.string().check(
   z.refine((value) => parseTraceparent(value) !== null, 'must not have an all-zero trace id or parent id'),
 );
 
+/** What `TraceparentSchema` accepts, without a zod parse (the worker checks its own traceparents per call). */
+export function isTraceparent(value: unknown): boolean {
+  return typeof value === 'string' && TRACEPARENT.test(value) && parseTraceparent(value) !== null;
+}
+
 export interface TraceContext {
   /** 32 lowercase hex digits. */
   traceId: string;

@@ -21,7 +21,7 @@
  * @module
  */
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { parseMcpConnectionRequestOrWireError, type InnerTarget, type McpConnection, type McpConnectionRequest } from '../../shared/connection-request.ts';
+import type { InnerTarget, McpConnection, McpConnectionRequest } from '../../shared/connection-request.ts';
 import { innerTargetOf, type ConnectionDescriptor, type HttpDescriptor } from '../../shared/descriptors.ts';
 import { WireError } from '../../shared/errors.ts';
 import { httpUpstream } from '../../shared/http-upstream-transport.ts';
@@ -29,6 +29,7 @@ import type { ModernHttpTarget } from '../../shared/modern-http-transport.ts';
 import { EdgeDirectModernChannel } from '../modern/edge-direct-channel.ts';
 import type { ChannelOpenOptions, ChannelRouter, ChannelTrust } from './channel-router.ts';
 import type { HostLinkRegistry } from '../link/host-link-registry.ts';
+import { ConnectionRequestCheck } from './connection-request-check.ts';
 
 export interface ExecutorTargetRouterOptions {
   registry: HostLinkRegistry;
@@ -40,6 +41,8 @@ export interface ExecutorTargetRouterOptions {
 
 export class ExecutorTargetRouter implements ChannelRouter {
   readonly #options: ExecutorTargetRouterOptions;
+  /** The channel-open request's schema check, memoized per descriptor (`connection-request-check.ts`). */
+  readonly #check = new ConnectionRequestCheck();
 
   constructor(options: ExecutorTargetRouterOptions) {
     this.#options = options;
@@ -53,10 +56,7 @@ export class ExecutorTargetRouter implements ChannelRouter {
       case 'reverse-http': {
         const target = hostTarget(innerTargetOf(descriptor), name);
         const { target: _ignored, ...rest } = connection;
-        const request = parseMcpConnectionRequestOrWireError({
-          type: 'mcp',
-          connection: target.type === 'local' ? rest : { ...rest, target },
-        });
+        const request = this.#check.request(descriptor, rest, target.type === 'local' ? undefined : target);
         return this.#options.registry.openChannel(descriptor['entity-id'], request, options);
       }
       case 'http':
@@ -78,7 +78,7 @@ export class ExecutorTargetRouter implements ChannelRouter {
           );
         }
         const { target: _ignored, ...rest } = connection;
-        return localHost(parseMcpConnectionRequestOrWireError({ type: 'mcp', connection: rest }), options);
+        return localHost(this.#check.request(descriptor, rest, undefined), options);
       }
     }
   }
