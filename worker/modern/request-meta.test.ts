@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hasModernClaim, logLevelProblem, parseRequestMeta } from './request-meta.ts';
+import { hasModernClaim, logLevelProblem, parseRequestMeta, RequestMetaSchema } from './request-meta.ts';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 
@@ -21,5 +21,23 @@ describe('modern request _meta', () => {
     expect(hasModernClaim({ protocolVersion: '2025-11-25' })).toBe(false);
     const parsed = parseRequestMeta({ _meta: { ...META, 'io.modelcontextprotocol/logLevel': 'verbose' } });
     expect(parsed.ok && logLevelProblem(parsed.meta)).toContain('not a logging level');
+  });
+
+  it('accepts exactly what the schema accepts, the common shapes recognized without it included', () => {
+    const versions = ['2026-07-28', '', 7, undefined];
+    const capabilities = [{}, { roots: {} }, { roots: 1 }, { 'com.example/x': 1 }, [], 'all', null, undefined];
+    const infos = [undefined, { name: 'a', version: '1' }, { name: 'a' }, { name: 'a', version: 1 }, { name: 'a', version: '1', title: 2 }, { name: 'a', version: '1', title: 't', extra: 5 }, [], null];
+    const tokens = [undefined, 'p', 1, {}, null];
+    for (const version of versions) for (const caps of capabilities) for (const info of infos) for (const progressToken of tokens) {
+      const meta = {
+        ...(version !== undefined ? { 'io.modelcontextprotocol/protocolVersion': version } : {}),
+        ...(caps !== undefined ? { 'io.modelcontextprotocol/clientCapabilities': caps } : {}),
+        ...(info !== undefined ? { 'io.modelcontextprotocol/clientInfo': info } : {}),
+        ...(progressToken !== undefined ? { progressToken } : {}),
+      };
+      const parsed = parseRequestMeta({ _meta: meta });
+      expect([JSON.stringify(meta), parsed.ok]).toEqual([JSON.stringify(meta), RequestMetaSchema.safeParse(meta).success]);
+      if (parsed.ok) expect(parsed.meta).toEqual(meta);
+    }
   });
 });
