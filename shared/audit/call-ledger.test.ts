@@ -134,6 +134,17 @@ describe('CallLedger', () => {
     expect(written).toEqual(['warn-line', 'info-2']);
   });
 
+  it('never builds a line its writer would drop, and still hands the record on', () => {
+    let built = 0;
+    const onRecord: unknown[] = [];
+    const record = { event: 'call', agent: 'a', server: 's', host: null, method: 'tools/call', decision: 'allowed', outcome: 'ok', durationMs: 1.234, arguments: { toJSON: () => ++built } } as const;
+    new AuditLog({ component: 'worker', write: levelFilteredWriter(() => {}, 'warn'), onRecord: (r) => void onRecord.push(r) }).record(record, 0);
+    expect([built, onRecord]).toEqual([0, [expect.objectContaining({ durationMs: 1.23, time: '1970-01-01T00:00:00.001Z' })]]);
+    const lines: string[] = [];
+    new AuditLog({ component: 'worker', write: levelFilteredWriter((line) => void lines.push(line), 'info') }).record(record, 0);
+    expect([built, JSON.parse(lines[0]!).durationMs]).toEqual([1, 1.23]);
+  });
+
   it('never throws into a call when its sink fails', () => {
     const log = new AuditLog({ component: 'worker', write: () => { throw new Error('disk full'); } });
     const ledger = new CallLedger(log, { agent: 'a', server: 's', host: null });
