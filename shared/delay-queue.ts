@@ -3,16 +3,20 @@
  * first, all on one runtime timer. Hot-path deadlines (a channel open's, the window in which a
  * legacy POST may still be answered with plain JSON) are set and cancelled once per call and
  * almost never fire; under Deno a `setTimeout` with its `clearTimeout` cost 20-40 µs of a call's
- * CPU in the worker's profiles (issue 17), this an object and a clock read.
+ * CPU in the worker's profiles (issue 17), this an object and a `Date.now()` (`performance.now()`
+ * is an op there, about 1.6 µs).
  *
  * With one delay for every entry, entries are due in the order they were added, so the queue is a
  * FIFO list and the timer is armed for its head only. A cancelled entry is dropped at once when it
  * is the head (calls mostly finish in the order they started), else when the head reaches it, so
- * the list stays about as long as the calls in flight. The timer is held only while an entry is
- * live, as each entry's own `setTimeout` was.
+ * the list stays about as long as the calls in flight. The timer is not cleared when the list
+ * empties (the next call would only arm it again): it fires once, finds nothing, and stops; it is
+ * unref'd, so it never keeps a process alive on its own.
  *
  * @module
  */
+import { unrefTimer } from './unref-timer.ts';
+
 export interface DelayEntry {
   readonly due: number;
   /** Cleared by `cancel` and before it runs. */
@@ -29,7 +33,7 @@ export class DelayQueue {
   /** When the armed timer fires; it may be earlier than the head's due time (that head was cancelled). */
   #timerDue = 0;
 
-  constructor(delayMs: number, now: () => number = () => performance.now()) {
+  constructor(delayMs: number, now: () => number = () => Date.now()) {
     if (!(delayMs >= 0) || !Number.isFinite(delayMs)) throw new RangeError(`Cannot create a DelayQueue: the delay must be a finite number of ms, got ${delayMs}`);
     this.delayMs = delayMs;
     this.#now = now;
@@ -60,17 +64,13 @@ export class DelayQueue {
 
   #dropCancelledHeads(): void {
     while (this.#head !== undefined && this.#head.run === undefined) this.#head = this.#head.next;
-    if (this.#head === undefined) {
-      this.#tail = undefined;
-      // Nothing left to run: the timer would only wake the process to find that out.
-      if (this.#timer !== undefined) clearTimeout(this.#timer);
-      this.#timer = undefined;
-    }
+    if (this.#head === undefined) this.#tail = undefined;
   }
 
   #arm(due: number): void {
     this.#timerDue = due;
     this.#timer = setTimeout(() => this.#fire(), Math.max(0, due - this.#now()));
+    unrefTimer(this.#timer);
   }
 
   #fire(): void {
