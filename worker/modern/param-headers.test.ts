@@ -13,6 +13,14 @@ describe('Mcp-Param-* headers', () => {
     expect(read).toMatchObject({ ok: false, rejection: { status: 400, code: -32020, message: expect.stringContaining('Mcp-Param-text') } });
   });
 
+  it('reports the first problem in header order, and refuses more than 64', () => {
+    const two = readParamHeaders(new Headers({ 'mcp-param-b': '=?base64?SGVsbG8?=', 'mcp-param-a': '=?base64?SGVsbG8?=' }));
+    expect(two).toMatchObject({ ok: false, rejection: { message: expect.stringContaining('Mcp-Param-a header') } });
+    const many = readParamHeaders(new Headers(Array.from({ length: 65 }, (_, i) => [`mcp-param-p${i}`, 'v'] as [string, string])));
+    expect(many).toMatchObject({ ok: false, rejection: { code: -32020, message: expect.stringContaining('more than 64 Mcp-Param-* headers') } });
+    expect(readParamHeaders(new Headers(Array.from({ length: 64 }, (_, i) => [`mcp-param-p${i}`, 'v'] as [string, string])))).toMatchObject({ ok: true });
+  });
+
   it("puts the values in _meta for the host, replacing what an agent sent there", () => {
     const request = { jsonrpc: '2.0' as const, id: 1, method: 'tools/call', params: { name: 't', _meta: { [PARAM_HEADERS_META_KEY]: { region: 'forged' }, progressToken: 'p' } } };
     expect(withParamHeaders(request, { region: 'eu' }).params!._meta).toEqual({ [PARAM_HEADERS_META_KEY]: { region: 'eu' }, progressToken: 'p' });

@@ -19,17 +19,26 @@ const MAX_PARAM_HEADERS = 64;
 
 export type ParamHeadersRead = { ok: true; values: ParamHeaders } | { ok: false; rejection: ModernRejection };
 
+/**
+ * Every header has to be looked at to find these, and `forEach` is how: Deno's `Headers`
+ * iterator cost ~80 µs of a modern call against ~20 µs for `forEach` over the same sorted,
+ * combined pairs (issue 17). The first problem in that order is the one reported, as before.
+ */
 export function readParamHeaders(headers: Headers): ParamHeadersRead {
   const values: ParamHeaders = {};
   let count = 0;
-  for (const [name, raw] of headers) {
-    if (!name.startsWith(PREFIX) || name.length === PREFIX.length) continue;
-    if (++count > MAX_PARAM_HEADERS) return { ok: false, rejection: headerMismatch(`more than ${MAX_PARAM_HEADERS} Mcp-Param-* headers`) };
+  let rejection: ModernRejection | undefined;
+  headers.forEach((raw, name) => {
+    if (rejection !== undefined || !name.startsWith(PREFIX) || name.length === PREFIX.length) return;
+    if (++count > MAX_PARAM_HEADERS) {
+      rejection = headerMismatch(`more than ${MAX_PARAM_HEADERS} Mcp-Param-* headers`);
+      return;
+    }
     const decoded = decodeHeaderValue(raw);
-    if (!decoded.ok) return { ok: false, rejection: headerMismatch(`the Mcp-Param-${name.slice(PREFIX.length, PREFIX.length + 64)} header is malformed: ${decoded.problem}`) };
-    values[name.slice(PREFIX.length)] = decoded.value;
-  }
-  return { ok: true, values };
+    if (!decoded.ok) rejection = headerMismatch(`the Mcp-Param-${name.slice(PREFIX.length, PREFIX.length + 64)} header is malformed: ${decoded.problem}`);
+    else values[name.slice(PREFIX.length)] = decoded.value;
+  });
+  return rejection !== undefined ? { ok: false, rejection } : { ok: true, values };
 }
 
 /**
