@@ -31,17 +31,28 @@ export const MAX_JSON_DEPTH = 128;
 export function exceedsDepth(value: unknown, max: number): boolean {
   if (typeof value !== 'object' || value === null) return false;
   if (max < 1) return true;
-  const pending: object[] = [value];
-  const depths: number[] = [1];
+  // Containers and their depths interleaved on one stack, objects read with `for…in` (no array
+  // of values per object): this runs on every link frame and body, and the two stacks and
+  // `Object.values` were most of its time (issue 17). A parsed JSON value has no inherited
+  // enumerable keys, so `for…in` sees exactly its own values.
+  const pending: unknown[] = [value, 1];
   while (pending.length > 0) {
-    const container = pending.pop()!;
-    const depth = depths.pop()!;
-    const children: unknown[] = Array.isArray(container) ? container : Object.values(container);
-    for (const child of children) {
-      if (typeof child !== 'object' || child === null) continue;
-      if (depth + 1 > max) return true;
-      pending.push(child);
-      depths.push(depth + 1);
+    const depth = pending.pop() as number;
+    const container = pending.pop() as Record<string, unknown> | unknown[];
+    if (Array.isArray(container)) {
+      for (let i = 0; i < container.length; i++) {
+        const child = container[i];
+        if (typeof child !== 'object' || child === null) continue;
+        if (depth >= max) return true;
+        pending.push(child, depth + 1);
+      }
+    } else {
+      for (const key in container) {
+        const child = container[key];
+        if (typeof child !== 'object' || child === null) continue;
+        if (depth >= max) return true;
+        pending.push(child, depth + 1);
+      }
     }
   }
   return false;
