@@ -37,8 +37,8 @@
  *
  * Asserted: every check that SUCCEEDS directly also SUCCEEDS through the worker on both routes,
  * and no WARNING becomes a FAILURE, unless listed in `KNOWN_DIFFERENCES` with its reason; a listed
- * check that passes through the worker fails the test too, so the list cannot go stale. Checks
- * that fail directly are not compared (the worker passing more is fine: it adds DNS-rebinding
+ * check that passes through the worker fails the test too, so the list cannot go stale; a check in
+ * `TIMING_DEPENDENT` may also end with the one other result listed there. Checks that fail directly are not compared (the worker passing more is fine: it adds DNS-rebinding
  * protection that neither server has, so `dns-rebinding-protection/localhost-host-rebinding-rejected`
  * fails directly and passes through the worker).
  */
@@ -66,6 +66,17 @@ const TOKEN = 'conformance-agent-token';
  * servers.
  */
 const KNOWN_DIFFERENCES: Readonly<Record<string, string>> = {};
+
+/**
+ * `<scenario>/<check id>` → the one other result it may have through the worker, and why: which
+ * one it gets depends on timing, so it is neither a regression nor a stale known difference.
+ */
+const TIMING_DEPENDENT: Readonly<Record<string, { status: string; why: string }>> = {
+  'server-sse-multiple-streams/server-sse-streams-functional': {
+    status: 'INFO',
+    why: 'the worker answers a lone request whose answer is the first thing sent for it within 100 ms as plain JSON (issue 17, legacy-http-endpoint.ts); when all three concurrent tools/list POSTs are answered that fast, the scenario reports INFO ("SSE streaming is optional"), else it checks the SSE streams it got',
+  },
+};
 
 /** The three runs of one server program. */
 interface Runs {
@@ -169,6 +180,7 @@ function assertParity(server: 'everything' | 'fixture', paths: { edge: string; l
   for (const [route, through] of [[`edge-direct ${paths.edge}`, runs.edge], [`over the link ${paths.linked}`, runs.linked]] as const) {
     for (const [key, what] of regressions(runs.direct, through)) {
       if (Object.hasOwn(KNOWN_DIFFERENCES, key)) continue;
+      if (Object.hasOwn(TIMING_DEPENDENT, key) && through.get(key)?.status === TIMING_DEPENDENT[key]!.status) continue;
       problems.push(`${route}: ${key} is ${runs.direct.get(key)!.status} directly but ${what}`);
     }
     for (const key of Object.keys(KNOWN_DIFFERENCES)) {
