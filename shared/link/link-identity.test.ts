@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { decodeBase64Url } from '../base64url.ts';
 import {
-  canonicalOrigin, createNonce, decodeBase64Url, formatPublicKey, importPublicKey, linkProofMessage, originOfUrl,
+  canonicalOrigin, createNonce, formatPublicKey, importPublicKey, linkProofMessage, originOfUrl,
   parsePublicKey, PublicKeySchema, signLinkProof, verifyLinkProof, type LinkProofFields,
 } from './link-identity.ts';
 

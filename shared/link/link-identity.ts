@@ -21,6 +21,7 @@
  *
  * @module
  */
+import { decodeBase64Url, encodeBase64Url } from '../base64url.ts';
 import * as z from '../zod.ts';
 
 export const PUBLIC_KEY_PREFIX = 'ed25519:';
@@ -33,21 +34,6 @@ const ED25519 = { name: 'Ed25519' } as const;
 export const NONCE_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 export const SIGNATURE_PATTERN = /^[A-Za-z0-9_-]{86}$/;
 const PUBLIC_KEY_PATTERN = /^ed25519:[A-Za-z0-9_-]{43}$/;
-
-export function encodeBase64Url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
-/** Decodes base64url (no padding); throws `TypeError` on any other character. */
-export function decodeBase64Url(text: string): Uint8Array<ArrayBuffer> {
-  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) throw new TypeError('Invalid base64url text');
-  const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4));
-  const out = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-  return out;
-}
 
 /** `ed25519:<base64url>` of 32 raw public key bytes. */
 export function formatPublicKey(raw: Uint8Array): string {

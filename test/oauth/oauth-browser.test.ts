@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeOAuthRuntime } from '../../cli/oauth-state.ts';
 import { startSingleMachine, type SingleMachine } from '../../cli/single-machine.ts';
 import { parseWorkerConfig } from '../../worker/config/worker-config.ts';
-import { base64url } from '../../worker/auth/oauth/oauth-crypto.ts';
+import { encodeBase64Url as base64url } from '../../shared/base64url.ts';
 import { agentEntry } from '../support/configs.ts';
 import { modernPost } from '../modern/modern-client.ts';
 import { MemoryOAuthProvider } from '../support/oauth.ts';

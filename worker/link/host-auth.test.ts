@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createNonce, decodeBase64Url, encodeBase64Url, signLinkProof } from '../../shared/link/link-identity.ts';
+import { decodeBase64Url, encodeBase64Url } from '../../shared/base64url.ts';
+import { createNonce, signLinkProof } from '../../shared/link/link-identity.ts';
 import { hostCredential, hostSigner } from '../../test/support/configs.ts';
 import { createHostVerifier } from './host-auth.ts';
 

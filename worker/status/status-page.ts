@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { encodeBase64Url } from '../../shared/base64url.ts';
 import { htmlWithAssets, type StatusPageAssets } from './status-page-assets.ts';
 
 /** A two-track junction: the mark in the top bar and the tab icon. */
@@ -43,10 +44,7 @@ export function statusPageCsp(nonce: string): string {
 
 /** A fresh 128-bit nonce, base64url (safe inside an HTML attribute and a CSP header as is). */
 export function createNonce(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)));
 }
 
 /** The page's HTML; `nonce` must come from `createNonce` (it is inserted verbatim). */

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import { decodeBase64Url, encodeBase64Url } from '../../../shared/base64url.ts';
 import * as z from '../../../shared/zod.ts';
 
 /** The longest modern server state the host seals for its agent. */
@@ -65,9 +66,9 @@ export class RequestStateCodec {
 
   /** The sealed state for `claims`, valid for `ttlMs` from now. */
   async seal(claims: Omit<StateClaims, 'v' | 'exp'>, ttlMs: number): Promise<string> {
-    const body = base64url(encoder.encode(JSON.stringify({ v: 1, ...claims, exp: this.#now() + ttlMs })));
+    const body = encodeBase64Url(encoder.encode(JSON.stringify({ v: 1, ...claims, exp: this.#now() + ttlMs })));
     const tag = new Uint8Array(await crypto.subtle.sign('HMAC', this.#key, encoder.encode(body)));
-    return `${body}.${base64url(tag)}`;
+    return `${body}.${encodeBase64Url(tag)}`;
   }
 
   /** The claims of a state this host sealed, if its tag verifies and it has not expired. */
@@ -116,17 +117,9 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-function base64url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
-}
-
 function fromBase64url(text: string): Uint8Array<ArrayBuffer> | null {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) return null;
   try {
-    const binary = atob(text.replaceAll('-', '+').replaceAll('_', '/'));
-    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+    return decodeBase64Url(text);
   } catch {
     return null;
   }

@@ -5,19 +5,14 @@
  *
  * @module
  */
+import { encodeBase64Url } from '../../../shared/base64url.ts';
 import { constantTimeEqual, sha256, sha256Hex } from '../../../shared/credentials.ts';
 
 export { sha256Hex };
 
-export function base64url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
 /** A fresh secret: `prefix` + 256 random bits, base64url (the prefix says what it is in a log scan). */
 export function randomSecret(prefix: string): string {
-  return `${prefix}${base64url(crypto.getRandomValues(new Uint8Array(32)))}`;
+  return `${prefix}${encodeBase64Url(crypto.getRandomValues(new Uint8Array(32)))}`;
 }
 
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
@@ -28,7 +23,7 @@ export const CODE_CHALLENGE_PATTERN = /^[A-Za-z0-9\-_]{43}$/;
 /** True when `verifier` hashes to `challenge` under S256. */
 export async function pkceMatches(verifier: string, challenge: string): Promise<boolean> {
   if (!CODE_VERIFIER_PATTERN.test(verifier)) return false;
-  const computed = base64url(await sha256(verifier));
+  const computed = encodeBase64Url(await sha256(verifier));
   const encoder = new TextEncoder();
   return constantTimeEqual(encoder.encode(computed), encoder.encode(challenge));
 }

@@ -15,7 +15,7 @@ import { createTestMcpServer } from '../../../test/support/test-mcp-server.ts';
 import { createApp } from '../../app.ts';
 import { sha256Hex } from '../agent-auth.ts';
 import { InMemorySessionTable } from '../../sessions/session-table.ts';
-import { base64url } from './oauth-crypto.ts';
+import { encodeBase64Url as base64url } from '../../../shared/base64url.ts';
 import { FileOAuthStore } from './store/file-oauth-store.ts';
 
 const REDIRECT = 'http://127.0.0.1:33418/callback';
