@@ -1,9 +1,9 @@
 /**
  * An external OpenID issuer's JWT access tokens on the agent routes: verified against its keys
- * (a local JWKS here; jose fetches the remote one in production), audience = this resource, the
+ * (served here by an in-process fetch; test/oauth fetches them over HTTP), audience = this resource, the
  * agent named by the configured claim. Static tokens keep working beside it.
  */
-import { createLocalJWKSet, exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BASE, testConfig } from '../../../test/support/in-process-app.ts';
 import { InProcessRouter } from '../../../test/support/in-process-router.ts';
@@ -17,11 +17,16 @@ const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', param
 
 let keys: Awaited<ReturnType<typeof generateKeyPair>>;
 let stranger: Awaited<ReturnType<typeof generateKeyPair>>;
-let jwks: ReturnType<typeof createLocalJWKSet>;
+let issuerFetch: (url: string) => Promise<Response>;
 beforeAll(async () => {
   keys = await generateKeyPair('ES256');
   stranger = await generateKeyPair('ES256');
-  jwks = createLocalJWKSet({ keys: [{ ...(await exportJWK(keys.publicKey)), kid: 'k1', alg: 'ES256' }] });
+  const jwks = { keys: [{ ...(await exportJWK(keys.publicKey)), kid: 'k1', alg: 'ES256' }] };
+  const documents: Record<string, unknown> = {
+    [`${ISSUER}/.well-known/openid-configuration`]: { issuer: ISSUER, jwks_uri: `${ISSUER}/keys` },
+    [`${ISSUER}/keys`]: jwks,
+  };
+  issuerFetch = async (url) => (url in documents ? Response.json(documents[url]) : new Response(null, { status: 404 }));
 });
 
 const sessions: InMemorySessionTable[] = [];
@@ -36,7 +41,7 @@ async function setup() {
   const config = await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha'], { oauth: { 'external-issuer': { issuer: ISSUER, 'agent-claim': 'switchyard_agent' } } });
   const table = new InMemorySessionTable({ idleMs: 60_000 });
   sessions.push(table);
-  const app = createApp({ config, router: new InProcessRouter({ alpha: createTestMcpServer }), sessions: table, oauth: { externalIssuer: { getKey: jwks } } });
+  const app = createApp({ config, router: new InProcessRouter({ alpha: createTestMcpServer }), sessions: table, oauth: { externalIssuer: { fetch: issuerFetch } } });
   const call = (path: string, token: string) => app.request(`${BASE}${path}`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: INIT });
   return { app, call };
 }

@@ -1,25 +1,24 @@
 /**
  * An external OpenID Connect issuer as the source of agents' access tokens: a JWT is accepted
- * when its signature verifies against the issuer's JWKS (`jose`; asymmetric algorithms only, so a
+ * when its signature verifies against the issuer's JWKS (`jwt/`; asymmetric algorithms only, so a
  * key published for verification can never be used to mint), `iss` is the issuer, `aud` names
  * this resource (RFC 8707; the configured `audience` instead when set), it has not expired, and
  * the configured claim names a configured agent.
  *
  * The JWKS comes from `jwks-uri`, or from the issuer's discovery document, fetched once and
- * kept (jose caches and refreshes the key set itself).
+ * kept (the key set caches and refreshes itself: `jwt/remote-key-set.ts`).
  *
  * @module
  */
-import { createRemoteJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { JwtError } from './jwt/jwt-error.ts';
+import { verifyJwt } from './jwt/jwt-verify.ts';
+import { RemoteKeySet } from './jwt/remote-key-set.ts';
 import type { ExternalIssuerConfig } from './oauth-config.ts';
-
-const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
 export type ExternalVerdict = { agent: string } | { refused: string } | null;
 
 export interface ExternalIssuerDeps {
-  /** A key source for tests (jose `createLocalJWKSet`); by default the issuer's remote JWKS. */
-  getKey?: JWTVerifyGetKey;
+  /** How the discovery document and the JWKS are fetched; `fetch` by default. */
   fetch?: (url: string, init?: RequestInit) => Promise<Response>;
 }
 
@@ -31,12 +30,11 @@ export function looksLikeJwt(token: string): boolean {
 export class ExternalIssuer {
   readonly #config: ExternalIssuerConfig;
   readonly #fetch: (url: string, init?: RequestInit) => Promise<Response>;
-  #getKey: Promise<JWTVerifyGetKey> | undefined;
+  #keySet: Promise<RemoteKeySet> | undefined;
 
   constructor(config: ExternalIssuerConfig, deps: ExternalIssuerDeps = {}) {
     this.#config = config;
     this.#fetch = deps.fetch ?? ((url, init) => fetch(url, init));
-    if (deps.getKey !== undefined) this.#getKey = Promise.resolve(deps.getKey);
   }
 
   get issuer(): string {
@@ -48,12 +46,12 @@ export class ExternalIssuer {
     if (!looksLikeJwt(token)) return null;
     let payload: Record<string, unknown>;
     try {
-      const getKey = await this.#keys();
-      ({ payload } = await jwtVerify(token, getKey, {
+      const keys = await this.#keys();
+      const audience = this.#config.audience;
+      payload = await verifyJwt(token, (header, alg, algorithm) => keys.keyFor(header, alg, algorithm), {
         issuer: this.#config.issuer,
-        audience: this.#config.audience ?? [...audiences],
-        algorithms: ALGORITHMS,
-      }));
+        audiences: audience !== undefined ? [audience] : audiences,
+      });
     } catch (error) {
       return { refused: describe(error) };
     }
@@ -65,33 +63,39 @@ export class ExternalIssuer {
     return { agent };
   }
 
-  #keys(): Promise<JWTVerifyGetKey> {
-    this.#getKey ??= this.#discover().catch((error: unknown) => {
-      this.#getKey = undefined;
+  #keys(): Promise<RemoteKeySet> {
+    this.#keySet ??= this.#discover().catch((error: unknown) => {
+      this.#keySet = undefined;
       throw error;
     });
-    return this.#getKey;
+    return this.#keySet;
   }
 
-  async #discover(): Promise<JWTVerifyGetKey> {
+  async #discover(): Promise<RemoteKeySet> {
     const configured = this.#config['jwks-uri'];
-    if (configured !== undefined) return createRemoteJWKSet(new URL(configured));
+    if (configured !== undefined) return this.#keySetAt(configured);
     const issuer = this.#config.issuer.replace(/\/$/, '');
     const response = await this.#fetch(`${issuer}/.well-known/openid-configuration`, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5_000) });
     if (!response.ok) throw new Error(`the issuer's discovery document answered ${response.status}`);
     const doc = (await response.json()) as { jwks_uri?: unknown; issuer?: unknown };
     if (doc.issuer !== this.#config.issuer) throw new Error('the issuer\'s discovery document names another issuer');
     if (typeof doc.jwks_uri !== 'string') throw new Error('the issuer\'s discovery document has no jwks_uri');
-    return createRemoteJWKSet(new URL(doc.jwks_uri));
+    return this.#keySetAt(doc.jwks_uri);
+  }
+
+  #keySetAt(url: string): RemoteKeySet {
+    return new RemoteKeySet(new URL(url).href, this.#fetch);
   }
 }
 
 function describe(error: unknown): string {
-  if (error instanceof errors.JWTExpired) return 'the token has expired';
-  if (error instanceof errors.JWTClaimValidationFailed) {
-    return error.claim === 'aud' ? 'the token was issued for another resource (aud)' : `the token's "${error.claim}" claim is not accepted`;
+  const code = error instanceof JwtError ? error.code : 'invalid';
+  if (code === 'expired') return 'the token has expired';
+  if (code === 'claim') {
+    const claim = (error as JwtError).claim;
+    return claim === 'aud' ? 'the token was issued for another resource (aud)' : `the token's "${claim}" claim is not accepted`;
   }
-  if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JWKSNoMatchingKey) return 'the token\'s signature does not verify against the issuer\'s keys';
-  if (error instanceof errors.JOSEAlgNotAllowed) return 'the token\'s signing algorithm is not accepted';
+  if (code === 'signature') return 'the token\'s signature does not verify against the issuer\'s keys';
+  if (code === 'algorithm') return 'the token\'s signing algorithm is not accepted';
   return `the token cannot be verified: ${(error as Error).message}`;
 }

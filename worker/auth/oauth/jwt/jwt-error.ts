@@ -1,0 +1,20 @@
+/**
+ * Why a JWT was refused, as a code the external issuer turns into the refusal an agent reads:
+ * `expired` (its `exp` passed), `claim` (another claim failed: `claim` names it), `signature`
+ * (it does not verify, or no key of the issuer's set fits it), `algorithm` (its `alg` is not
+ * accepted), `invalid` (it is malformed or cannot be checked; the message says how).
+ *
+ * @module
+ */
+
+export type JwtRefusal = 'expired' | 'claim' | 'signature' | 'algorithm' | 'invalid';
+
+export class JwtError extends Error {
+  constructor(
+    readonly code: JwtRefusal,
+    message: string,
+    readonly claim?: string,
+  ) {
+    super(message);
+  }
+}
