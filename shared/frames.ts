@@ -28,7 +28,9 @@ export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 const V = z.literal(LINK_PROTOCOL_VERSION);
 const ChannelId = z.number().check(z.int(), z.gte(1), z.lte(2 ** 31));
 const Reason = z.enum(FAILURE_REASONS);
-const Message = z.string().check(z.maxLength(2000));
+/** Longest `message` a frame carries; longer ones are clipped before they are sent (`clipFrameMessage`). */
+export const MAX_FRAME_MESSAGE_CHARS = 2000;
+const Message = z.string().check(z.maxLength(MAX_FRAME_MESSAGE_CHARS));
 /** A worker origin as signed (`canonicalOrigin`): a host name or bracketed IPv6 literal, maybe a port. */
 const Origin = z.string().check(z.regex(/^[a-z0-9.\-[\]:]{1,300}$/, 'must be a lowercase host[:port]'));
 
@@ -54,6 +56,11 @@ export const FrameSchema = z.discriminatedUnion('type', [
 ]);
 
 export type Frame = z.infer<typeof FrameSchema>;
+
+/** `message` cut to what the frame schema accepts. */
+export function clipFrameMessage(message: string): string {
+  return message.length <= MAX_FRAME_MESSAGE_CHARS ? message : `${message.slice(0, MAX_FRAME_MESSAGE_CHARS - 3)}...`;
+}
 export type FrameOf<T extends Frame['type']> = Extract<Frame, { type: T }>;
 
 /** The request inside a channel-open frame is validated separately, by the host that answers it. */

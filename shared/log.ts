@@ -18,6 +18,11 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
+/** True for the 1st, 10th, 100th, … occurrence of an event: logging only those, a flood of it cannot flood the log. */
+export function isLogWorthy(count: number): boolean {
+  return /^10*$/.test(String(count));
+}
+
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 const SECRET_KEY = /secret|token|password|authorization|cookie|credential|api[-_]?key/i;
 

@@ -3,6 +3,15 @@
  * over a WebSocket under Deno, Node (`ws`), hono's `WSContext`, a Durable Object, or an in-memory
  * pair in the all-in-one mode and in tests. Text frames only; one `send` is one frame.
  *
+ * Why a WebSocket carries the link:
+ * - Full duplex on one TCP connection that the sidecar dials out, so a host behind NAT needs no
+ *   open port, and server→client traffic (progress, sampling, elicitation) needs no polling.
+ * - It runs everywhere the worker runs: `Deno.upgradeWebSocket`, `ws` under Node, and Cloudflare
+ *   Durable Objects, whose hibernating WebSockets keep an idle link open at no cost (DESIGN §8).
+ * - One connection for every channel: no per-session handshake, and one place for liveness.
+ * - Nagle is off on both ends (`ws` calls `setNoDelay()` on every socket; Deno and Workers do too),
+ *   so small JSON-RPC frames are not held back waiting for an ACK.
+ *
  * @module
  */
 
@@ -26,6 +35,16 @@ export interface FrameSocket {
   onmessage?: (text: string) => void;
   /** The socket is gone, for whatever cause; fires at most once. */
   onclose?: (info: FrameSocketCloseInfo) => void;
+}
+
+/** Starts an orderly close, if the socket is not already gone, with `message` cut to what a close frame holds. */
+export function closeQuietly(socket: FrameSocket, code: number, message: string): void {
+  try {
+    // A WebSocket close reason is at most 123 bytes: keep it short and ASCII.
+    socket.close(code, message.replace(/[^\x20-\x7e]/g, '?').slice(0, 120));
+  } catch {
+    // Already closed.
+  }
 }
 
 /** A `FrameSocket` whose callbacks an adapter fires; `closed` keeps `onclose` to one call. */

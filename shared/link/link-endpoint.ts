@@ -3,21 +3,14 @@
  * host link. The worker end opens channels (one per agent session per server); the sidecar end
  * answers them through an `onOpen` handler.
  *
- * Why a WebSocket carries the link:
- * - Full duplex on one TCP connection that the sidecar dials out, so a host behind NAT needs no
- *   open port, and server→client traffic (progress, sampling, elicitation) needs no polling.
- * - It runs everywhere the worker runs: `Deno.upgradeWebSocket`, `ws` under Node, and Cloudflare
- *   Durable Objects, whose hibernating WebSockets keep an idle link open at no cost (DESIGN §8).
- * - One connection for every channel: no per-session handshake, and one place for liveness.
- * - Nagle is off on both ends (`ws` calls `setNoDelay()` on every socket; Deno and Workers do too),
- *   so small JSON-RPC frames are not held back waiting for an ACK.
+ * Why a WebSocket carries the link: see `frame-socket.ts`.
  *
  * What this file adds over a raw socket: channel ids allocated by the opener, open/ack/open-error
  * with a timeout (and a first message that may go right behind the open, before the ack), keepalive both ways with a deadline (a silent peer is declared dead within
  * `deadAfterMs` plus a quarter of it), a frame size limit in both directions (an oversized send
  * fails that send; an oversized inbound frame closes the link), and link loss failing every channel
  * at once with reason `host-offline`. Frames for unknown channels are counted and ignored, except
- * those on a channel this end closed a moment ago, which the peer sent before it heard (`#closedHere`).
+ * those on a channel this end closed a moment ago, which the peer sent before it heard (`recent-closes.ts`).
  *
  * Every inbound frame gets one `JSON.parse` and the zod frame schema; nothing is logged per
  * message. Measured (npm run bench, 2 shared cores): 2 frames and ~305 bytes of payload per echo
@@ -29,55 +22,24 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, LocalError, WireError, type FailureReason } from '../errors.ts';
 import { MAX_JSON_DEPTH } from '../json-depth.ts';
+import { isLogWorthy } from '../log.ts';
 import { rawTextOf } from '../raw-message-text.ts';
-import { unrefTimer } from '../unref-timer.ts';
-import { LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame } from '../frames.ts';
-import type { FrameSocket } from './frame-socket.ts';
+import { clipFrameMessage as clip, LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame } from '../frames.ts';
+import { DeferredAcks } from './deferred-acks.ts';
+import { closeQuietly, type FrameSocket } from './frame-socket.ts';
 import { exceeds, readFrame } from './frame-reader.ts';
 import { McpChannelClientTransport, type ChannelIo } from './mcp-channel-client-transport.ts';
+import { PendingOpens, type PendingOpen } from './pending-opens.ts';
+import { RecentCloses } from './recent-closes.ts';
 import { KEEPALIVE_FRAME, LinkLiveness } from './link-liveness.ts';
-import type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats } from './link-types.ts';
+import type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats, OpenChannelOptions } from './link-types.ts';
 
 export { exceeds } from './frame-reader.ts';
-export type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats } from './link-types.ts';
+export { REMEMBERED_CLOSES } from './recent-closes.ts';
+export type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats, OpenChannelOptions } from './link-types.ts';
 
 const SILENT: LinkLogger = { info() {}, warn() {} };
 const MAX_CHANNEL_ID = 2 ** 31;
-/**
- * Longest wait of a deferred ack (see `#acceptOpen`): nothing waits on it but the worker's open
- * deadline, which is seconds, so a call slower than this gets its ack alone a moment late.
- */
-const ACK_DEFER_MS = 20;
-/**
- * How many channels this end closed are remembered (see `#closedHere`): frames the peer sent
- * before it heard of a close arrive within about one round trip of it, a few hundred channels
- * at most even at thousands of calls a second.
- */
-export const REMEMBERED_CLOSES = 1024;
-
-interface PendingOpen {
-  channel: McpChannelClientTransport;
-  resolve(channel: McpChannelClientTransport): void;
-  reject(error: Error): void;
-  /** Ends the wait: clears the timer or drops the abort listener. */
-  stopWaiting(): void;
-}
-
-export interface OpenChannelOptions {
-  /**
-   * The caller's deadline: when it aborts, the open is given up with the signal's reason when
-   * that is a `WireError` (else `request-timeout`). Replaces the endpoint's own open timer.
-   */
-  signal?: AbortSignal;
-  /**
-   * A message sent right behind the channel-open, before the ack (a modern request: one round
-   * trip instead of two). The host's endpoint queues it on the channel it made for the open, and
-   * only its handler starting the channel, once it accepted, delivers it; a refused open drops it
-   * unread, and the open still rejects with the host's reason. The channel that comes back says
-   * it went ahead (`sentAhead`), so the caller does not send it again.
-   */
-  first?: JSONRPCMessage;
-}
 
 export class LinkEndpoint {
   /** Settles once, when the link has ended for any cause. */
@@ -95,17 +57,11 @@ export class LinkEndpoint {
   readonly #max: number;
   readonly #openTimeoutMs: number;
   readonly #channels = new Map<number, McpChannelClientTransport>();
-  readonly #pending = new Map<number, PendingOpen>();
+  readonly #pending = new PendingOpens();
   /** Host end: accepted pipelined opens whose ack waits for the channel's first frame out. */
-  readonly #deferredAcks = new Map<number, ReturnType<typeof setTimeout>>();
-  /**
-   * Channels this end closed (or refused) lately, oldest first, at most `REMEMBERED_CLOSES`.
-   * What the peer sent on one before it heard of that (its own close crossing ours: both ends
-   * close a modern request's channel once it is answered; a late answer or ack) is expected, so
-   * it is dropped without counting as an unknown channel. The peer's close is its last frame
-   * there, and the id is forgotten with it.
-   */
-  readonly #closedHere = new Set<number>();
+  readonly #acks = new DeferredAcks((id) => this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-ack', channel: id }));
+  /** Channels this end closed lately, whose late frames from the peer are expected (`recent-closes.ts`). */
+  readonly #closedHere = new RecentCloses();
   readonly #io: ChannelIo;
   readonly #liveness: LinkLiveness | null;
   #framesIn = 0;
@@ -167,7 +123,7 @@ export class LinkEndpoint {
     return new Promise<McpChannelClientTransport>((resolve, reject) => {
       const giveUp = (error: WireError) => {
         if (this.#pending.get(id)?.channel !== channel) return;
-        this.#pending.delete(id);
+        this.#pending.take(id);
         void channel.close({ reason: error.reason, message: error.message });
         reject(error);
       };
@@ -181,13 +137,12 @@ export class LinkEndpoint {
         const timer = setTimeout(() => giveUp(new WireError('request-timeout', `Host "${this.peer}" did not answer the channel open within ${timeoutMs} ms`)), timeoutMs);
         stopWaiting = () => clearTimeout(timer);
       }
-      this.#pending.set(id, { channel, resolve, reject, stopWaiting });
+      this.#pending.add(id, { channel, resolve, reject, stopWaiting });
       this.#channels.set(id, channel);
       try {
         this.#sendFrame({ v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request });
       } catch (error) {
-        stopWaiting();
-        this.#pending.delete(id);
+        this.#pending.take(id);
         this.#channels.delete(id);
         reject(error);
         return;
@@ -285,7 +240,7 @@ export class LinkEndpoint {
     if (id === null) return;
     if (read.type === 'channel-open') {
       if (this.role === 'sidecar' && !this.#channels.has(id)) {
-        this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason: 'invalid-request', message: `Connection request nested deeper than ${MAX_JSON_DEPTH} levels` });
+        this.#refuseOpen(id, `Connection request nested deeper than ${MAX_JSON_DEPTH} levels`);
       }
       return;
     }
@@ -302,15 +257,13 @@ export class LinkEndpoint {
       case 'channel-open':
         return this.#acceptOpen(frame.channel, frame.request);
       case 'channel-open-ack': {
-        const pending = this.#pending.get(frame.channel);
+        const pending = this.#pending.take(frame.channel);
         if (pending === undefined) return this.#unknownChannel(frame.channel, false);
-        this.#pending.delete(frame.channel);
-        pending.stopWaiting();
         pending.resolve(pending.channel);
         return;
       }
       case 'channel-open-error': {
-        const pending = this.#pending.get(frame.channel);
+        const pending = this.#pending.take(frame.channel);
         if (pending === undefined) return this.#unknownChannel(frame.channel, true);
         this.#settleRefused(frame.channel, pending, frame.reason, frame.message);
         return;
@@ -318,13 +271,13 @@ export class LinkEndpoint {
       case 'channel-close': {
         const channel = this.#channels.get(frame.channel);
         if (channel === undefined) return this.#unknownChannel(frame.channel, true);
-        const pending = this.#pending.get(frame.channel);
+        const pending = this.#pending.take(frame.channel);
         if (pending !== undefined) {
           this.#settleRefused(frame.channel, pending, frame.reason ?? 'server-exited', frame.message ?? 'The host closed the channel before it opened');
           return;
         }
         this.#channels.delete(frame.channel);
-        this.#dropDeferredAck(frame.channel);
+        this.#acks.drop(frame.channel);
         channel.remoteClosed({ ...(frame.reason ? { reason: frame.reason } : {}), ...(frame.message ? { message: frame.message } : {}) });
         return;
       }
@@ -344,37 +297,33 @@ export class LinkEndpoint {
     }
   }
 
+  /** Settles an open taken from `#pending` as refused by the host. */
   #settleRefused(id: number, pending: PendingOpen, reason: FailureReason, message: string): void {
-    this.#pending.delete(id);
     this.#channels.delete(id);
-    pending.stopWaiting();
     pending.channel.remoteClosed({ reason, message });
     pending.reject(new WireError(reason, message));
   }
 
+  #refuseOpen(id: number, message: string, reason: FailureReason = 'invalid-request'): void {
+    this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason, message });
+  }
+
   #acceptOpen(id: number, request: unknown): void {
     const onOpen = this.#onOpen;
-    if (this.role !== 'sidecar' || onOpen === undefined) {
-      this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason: 'invalid-request', message: 'This end of the link does not accept channels' });
-      return;
-    }
-    if (this.#channels.has(id)) {
-      this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason: 'invalid-request', message: `Channel ${id} is already open` });
-      return;
-    }
+    if (this.role !== 'sidecar' || onOpen === undefined) return this.#refuseOpen(id, 'This end of the link does not accept channels');
+    if (this.#channels.has(id)) return this.#refuseOpen(id, `Channel ${id} is already open`);
     // Registered before the handler decides, so what the worker sent right behind the open (a
     // modern request, `OpenChannelOptions.first`) waits in the channel's queue: only the handler
     // starting it delivers that, and a refused or abandoned open is never started.
     const channel = new McpChannelClientTransport(id, this.#io);
     this.#channels.set(id, channel);
-    this.#closedHere.delete(id);
+    this.#closedHere.forget(id);
     onOpen(request, channel).then(
       () => {
         if (this.#channels.get(id) !== channel || channel.closed) return;
-        // A pipelined open (its first message came right behind it) is answered by that
-        // message's answer anyway: the ack goes with the channel's first frame out, in the same
-        // socket write, instead of in a write of its own. A slow answer gets it after ACK_DEFER_MS.
-        if (channel.heard) this.#deferAck(id);
+        // A pipelined open (its first message came right behind it): the ack goes with the
+        // channel's first frame out (`deferred-acks.ts`).
+        if (channel.heard) this.#acks.defer(id);
         else this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-ack', channel: id });
       },
       (error: unknown) => {
@@ -384,39 +333,17 @@ export class LinkEndpoint {
         const message = clip(wire?.message ?? 'The host failed to open the channel');
         if (this.#channels.get(id) === channel) {
           this.#channels.delete(id);
-          this.#rememberClosed(id);
-          this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason, message });
+          this.#closedHere.remember(id);
+          this.#refuseOpen(id, message, reason);
         }
         channel.remoteClosed({ reason, message });
       },
     );
   }
 
-  #deferAck(id: number): void {
-    const timer = setTimeout(() => this.#flushAck(id), ACK_DEFER_MS);
-    unrefTimer(timer);
-    this.#deferredAcks.set(id, timer);
-  }
-
-  /** Sends the deferred ack of channel `id`, if it has one waiting. */
-  #flushAck(id: number): void {
-    const timer = this.#deferredAcks.get(id);
-    if (timer === undefined) return;
-    clearTimeout(timer);
-    this.#deferredAcks.delete(id);
-    this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-ack', channel: id });
-  }
-
-  #dropDeferredAck(id: number): void {
-    const timer = this.#deferredAcks.get(id);
-    if (timer === undefined) return;
-    clearTimeout(timer);
-    this.#deferredAcks.delete(id);
-  }
-
   #sendMessage(id: number, message: JSONRPCMessage): void {
     if (this.#closed) throw this.#offline();
-    if (this.#deferredAcks.size > 0) this.#flushAck(id);
+    this.#acks.flush(id);
     const raw = rawTextOf(message); // a large result forwarded unchanged: the text it came in (`raw-message-text.ts`)
     this.#sendFrame(raw !== undefined ? `{"v":${LINK_PROTOCOL_VERSION},"type":"channel-message","channel":${id},"message":${raw}}` : { v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message });
   }
@@ -424,15 +351,11 @@ export class LinkEndpoint {
   #closeChannel(channel: McpChannelClientTransport, info: { reason?: FailureReason; message?: string }): void {
     if (this.#channels.get(channel.id) !== channel) return;
     // Accepted, then closed: the worker hears the ack first, so the close is not taken for a refusal.
-    if (this.#deferredAcks.size > 0) this.#flushAck(channel.id);
+    this.#acks.flush(channel.id);
     this.#channels.delete(channel.id);
-    const pending = this.#pending.get(channel.id);
-    if (pending !== undefined) {
-      this.#pending.delete(channel.id);
-      pending.stopWaiting();
-    }
+    this.#pending.take(channel.id);
     if (this.#closed) return;
-    this.#rememberClosed(channel.id);
+    this.#closedHere.remember(channel.id);
     this.#trySend({
       v: LINK_PROTOCOL_VERSION,
       type: 'channel-close',
@@ -469,15 +392,10 @@ export class LinkEndpoint {
     if (isLogWorthy(this.#malformed)) this.#log.warn('Ignored a malformed link frame', { peer: this.peer, problem: what, count: this.#malformed });
   }
 
-  #rememberClosed(id: number): void {
-    if (this.#closedHere.size >= REMEMBERED_CLOSES) this.#closedHere.delete(this.#closedHere.values().next().value!);
-    this.#closedHere.add(id);
-  }
-
   /** A frame for no open channel; `last`: the peer's final frame on it (channel-close, channel-open-error). */
   #unknownChannel(id: number, last: boolean): void {
     if (this.#closedHere.has(id)) {
-      if (last) this.#closedHere.delete(id);
+      if (last) this.#closedHere.forget(id);
       return;
     }
     this.#unknown++;
@@ -505,26 +423,15 @@ export class LinkEndpoint {
     if (socketAction === 'tell-and-close') {
       this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'link-close', ...(info.reason ? { reason: info.reason } : {}), message: clip(info.message) });
     }
-    if (socketAction === 'close' || socketAction === 'tell-and-close') {
-      try {
-        // A WebSocket close reason is at most 123 bytes: keep it short and ASCII.
-        this.#socket.close(code, info.message.replace(/[^\x20-\x7e]/g, '?').slice(0, 120));
-      } catch {
-        // Already closed.
-      }
-    } else if (socketAction === 'abort') {
+    if (socketAction === 'close' || socketAction === 'tell-and-close') closeQuietly(this.#socket, code, info.message);
+    else if (socketAction === 'abort') {
       if (this.#socket.abort) this.#socket.abort();
       else this.#socket.close(1001, 'Link is dead');
     }
     const failure = this.role === 'worker' ? `Host "${this.peer}" went offline: ${info.message}` : `The link to the worker closed: ${info.message}`;
     const failed = new WireError('host-offline', clip(failure));
-    for (const pending of this.#pending.values()) {
-      pending.stopWaiting();
-      pending.reject(failed);
-    }
-    this.#pending.clear();
-    for (const timer of this.#deferredAcks.values()) clearTimeout(timer);
-    this.#deferredAcks.clear();
+    this.#pending.failAll(failed);
+    this.#acks.clear();
     this.#closedHere.clear();
     const channels = [...this.#channels.values()];
     this.#channels.clear();
@@ -532,14 +439,4 @@ export class LinkEndpoint {
     this.#log.info('Link closed', { peer: this.peer, reason: info.reason ?? null, message: info.message, channels: channels.length });
     this.#resolveClosed(info);
   }
-}
-
-/** Frame messages are capped at 2000 characters by the frame schema. */
-function clip(message: string): string {
-  return message.length <= 2000 ? message : `${message.slice(0, 1997)}...`;
-}
-
-/** Logs the 1st, 10th, 100th, … occurrence, so a flood of bad frames cannot flood the log. */
-function isLogWorthy(count: number): boolean {
-  return /^10*$/.test(String(count));
 }

@@ -21,10 +21,10 @@
  * @module
  */
 import { WireError, type FailureReason } from '../errors.ts';
-import { LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame, type FrameOf } from '../frames.ts';
+import { clipFrameMessage, LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame, type FrameOf } from '../frames.ts';
 import { unrefTimer } from '../unref-timer.ts';
 import { readFrame } from './frame-reader.ts';
-import type { FrameSocket } from './frame-socket.ts';
+import { closeQuietly, type FrameSocket } from './frame-socket.ts';
 import type { HostExpectations } from './host-expectations.ts';
 import { createNonce } from './link-identity.ts';
 
@@ -157,7 +157,7 @@ function runHandshake<T>(socket: FrameSocket, options: HandshakeOptions<T>, star
       },
       refuse: (reason, message) => {
         if (!settle(new WireError(reason, message))) return;
-        send({ v: LINK_PROTOCOL_VERSION, type: 'link-close', reason, message: clip(message) });
+        send({ v: LINK_PROTOCOL_VERSION, type: 'link-close', reason, message: clipFrameMessage(message) });
         closeQuietly(socket, reason === 'unauthorized' ? 1008 : 1002, message);
       },
       ended: (frame) => {
@@ -189,17 +189,4 @@ function runHandshake<T>(socket: FrameSocket, options: HandshakeOptions<T>, star
     };
     onFrame = start(step);
   });
-}
-
-function closeQuietly(socket: FrameSocket, code: number, message: string): void {
-  try {
-    // A WebSocket close reason is at most 123 bytes: keep it short and ASCII.
-    socket.close(code, message.replace(/[^\x20-\x7e]/g, '?').slice(0, 120));
-  } catch {
-    // Already closed.
-  }
-}
-
-function clip(message: string): string {
-  return message.length <= 2000 ? message : `${message.slice(0, 1997)}...`;
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import type { FailureReason } from '../errors.ts';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelTransport } from '../channel-transport.ts';
 
 export type LinkRole = 'worker' | 'sidecar';
@@ -71,4 +72,20 @@ export interface LinkStats {
   framesIn: number;
   unknownChannelFrames: number;
   malformedFrames: number;
+}
+
+export interface OpenChannelOptions {
+  /**
+   * The caller's deadline: when it aborts, the open is given up with the signal's reason when
+   * that is a `WireError` (else `request-timeout`). Replaces the endpoint's own open timer.
+   */
+  signal?: AbortSignal;
+  /**
+   * A message sent right behind the channel-open, before the ack (a modern request: one round
+   * trip instead of two). The host's endpoint queues it on the channel it made for the open, and
+   * only its handler starting the channel, once it accepted, delivers it; a refused open drops it
+   * unread, and the open still rejects with the host's reason. The channel that comes back says
+   * it went ahead (`sentAhead`), so the caller does not send it again.
+   */
+  first?: JSONRPCMessage;
 }
