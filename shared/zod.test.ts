@@ -1,5 +1,6 @@
 /**
- * shared/zod.ts's `url` and `int` against zod's own checks of those names, which they replace in
+ * shared/zod.ts's checks (`url`, `int`, the bounds and lengths) against zod's own checks of those
+ * names, which they replace in
  * every schema (issue 17): over a corpus of inputs, in the positions the schemas use them (alone,
  * before refinements and bounds, with and without a message, inside objects), both give the same
  * result, the same value and the same issues with the same messages, and the config reference
@@ -30,9 +31,18 @@ const URLS: unknown[] = [
 ];
 const INTS: unknown[] = [0, -0, 1, 7, 10, 11, -1, 0.5, 1.5, -2.5, 2 ** 53 - 1, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), 1e300, -1e300, Number.NaN, Number.POSITIVE_INFINITY, '3', null];
 
-type Build = (c: { url: typeof z.url; int: typeof z.int }) => zod.ZodMiniType;
-const OURS = { url: z.url, int: z.int };
-const ZODS = { url: (message: string) => zod.url(message), int: (message?: string) => zod.int(message) } as unknown as typeof OURS;
+const OURS = { url: z.url, int: z.int, lte: z.lte, gte: z.gte, positive: z.positive, nonnegative: z.nonnegative, maxLength: z.maxLength, minLength: z.minLength };
+const ZODS = {
+  url: (message: string) => zod.url(message),
+  int: (message?: string) => zod.int(message),
+  lte: (limit: number, message?: string) => zod.lte(limit, message),
+  gte: (limit: number, message?: string) => zod.gte(limit, message),
+  positive: (message?: string) => zod.positive(message),
+  nonnegative: (message?: string) => zod.nonnegative(message),
+  maxLength: (limit: number, message?: string) => zod.maxLength(limit, message),
+  minLength: (limit: number, message?: string) => zod.minLength(limit, message),
+} as unknown as typeof OURS;
+type Build = (c: typeof OURS) => zod.ZodMiniType;
 
 const outcome = (schema: zod.ZodMiniType, input: unknown) => {
   const result = zod.safeParse(schema, input);
@@ -67,6 +77,31 @@ describe('url and int, beside zod\'s', () => {
     expectSame((c) => z.number().check(c.int('must be a whole number'), z.positive('must be at least 1'), z.lte(86_400, 'must be at most 86400')), INTS);
     expectSame((c) => z.strictObject({ n: z._default(z.number().check(c.int(), z.gte(60)), 3600) }), [...INTS.map((n) => ({ n })), {}]);
     expect(outcome(z.number().check(z.int(), z.gte(1)), 0.5)).toEqual({ issues: [{ code: 'invalid_type', path: [], message: 'Invalid input: expected int, received number' }] });
+  });
+
+  it('bounds: the same verdicts and messages at, below and above each, inclusive or not, after int', () => {
+    const numbers = [...INTS, -5, 59, 60, 61, 65_535, 65_536, 2 ** 31, 2 ** 31 + 1];
+    expectSame((c) => z.number().check(c.gte(60), c.lte(65_535)), numbers);
+    expectSame((c) => z.number().check(c.int(), c.gte(0, 'must be 0 or more'), c.lte(1024, 'must be at most 1024')), numbers);
+    expectSame((c) => z.number().check(c.positive(), c.lte(2 ** 31)), numbers);
+    expectSame((c) => z.number().check(c.positive('must be at least 1')), numbers);
+    expectSame((c) => z.number().check(c.nonnegative(), c.int()), numbers);
+    expectSame((c) => z.optional(z.number().check(c.int(), c.gte(1))), [...numbers, undefined]);
+  });
+
+  it('lengths: code points for strings, items for arrays, and run after an array\'s bad elements as zod\'s do', () => {
+    const strings = ['', 'a', 'ab', 'abc', 'abcd', '😀', '😀😀', 'a😀', '😀a😀', '\ud83d', '\ud83d\ud83d', 'x'.repeat(2000), 'x'.repeat(2001), '😀'.repeat(1000), '😀'.repeat(1001), 7, null];
+    expectSame((c) => z.string().check(c.minLength(1), c.maxLength(3)), strings);
+    expectSame((c) => z.string().check(c.minLength(2, 'must not be empty'), c.maxLength(2000)), strings);
+    expectSame((c) => z.string().check(c.minLength(3)), strings);
+    expectSame((c) => z.string().check(z.regex(/^[a-z]*$/, 'must be lowercase'), c.maxLength(2)), strings);
+    const arrays = [[], ['a'], ['a', 'b', 'c'], [1], [1, 2, 3], ['a', 2, 'c', 4], 'abc', null];
+    expectSame((c) => z.array(z.string()).check(c.minLength(1, 'must list at least one'), c.maxLength(2, 'at most 2')), arrays);
+    expectSame((c) => z.strictObject({ uris: z.array(z.string().check(c.minLength(1))).check(c.maxLength(2)) }), arrays.map((uris) => ({ uris })));
+    let parsed = 0;
+    const counted = z.array(z.string().check(z.refine(() => ++parsed > 0))).check(z.minLength(1), z.maxLength(2));
+    expect(outcome(counted, Array(100_000).fill('x'))).toMatchObject({ issues: [{ code: 'too_big', path: [] }] });
+    expect(parsed).toBe(0);
   });
 
   it('documents an int as an integer and a url as a string, as zod\'s did', () => {

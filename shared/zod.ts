@@ -15,15 +15,21 @@ z.config(en());
 export * from 'zod/mini';
 
 /*
- * `url` and `int` stand in for zod's checks of the same names (an explicit export wins over
- * `export *`): zod's bring its URL and number-format machinery, about 3 KB of dist/worker.js
- * (issue 17), for what these do on `superRefine`, which the schemas use anyway. Each raises the
- * issues zod's does, so the messages are the same, and leaves the value as zod's does;
- * shared/zod.test.ts holds them to zod's own over a corpus.
+ * The checks below stand in for zod's of the same names (an explicit export wins over
+ * `export *`): each of zod's is a class with its own issue plumbing, and with zod's URL and
+ * number-format machinery they were 5 KB of dist/worker.js (issue 17), for what these do on
+ * `superRefine`, which the schemas use anyway. Each raises the issues zod's does, so the messages
+ * are the same, runs when zod's does, and leaves the value as zod's does; shared/zod.test.ts
+ * holds them to zod's own over a corpus, in the positions the schemas use them.
  */
 
+type Check<T> = z.core.$ZodCheck<T>;
+
+/** The fields every issue of a check shares: its input, and the check's own message when it has one. */
+const issueOf = (input: unknown, message: string | undefined) => ({ input, ...(message !== undefined ? { message } : {}) });
+
 /** `z.url(message)`: an absolute URL once trimmed; the value is kept trimmed and without tabs or newlines, as the URL parser reads it. */
-export function url(message: string): z.core.$ZodCheck<string> {
+export function url(message: string): Check<string> {
   return z.superRefine((value: string, ctx) => {
     const trimmed = value.trim();
     if (URL.canParse(trimmed)) ctx.value = trimmed.replace(/[\t\n\r]/g, '');
@@ -32,9 +38,9 @@ export function url(message: string): z.core.$ZodCheck<string> {
 }
 
 /** `z.int(message?)`: a safe integer; a fraction ends the checks that follow, as zod's does. Documented as an integer (`npm run docs`). */
-export function int(message?: string): z.core.$ZodCheck<number> {
+export function int(message?: string): Check<number> {
   const check = z.superRefine((value: number, ctx) => {
-    const issue = { input: value, ...(message !== undefined ? { message } : {}) };
+    const issue = issueOf(value, message);
     if (!Number.isInteger(value)) ctx.addIssue({ ...issue, code: 'invalid_type', expected: 'int', continue: false });
     else if (value > Number.MAX_SAFE_INTEGER) ctx.addIssue({ ...issue, code: 'too_big', origin: 'int', maximum: Number.MAX_SAFE_INTEGER, inclusive: true });
     else if (value < Number.MIN_SAFE_INTEGER) ctx.addIssue({ ...issue, code: 'too_small', origin: 'int', minimum: Number.MIN_SAFE_INTEGER, inclusive: true });
@@ -44,3 +50,53 @@ export function int(message?: string): z.core.$ZodCheck<number> {
   });
   return check;
 }
+
+function bound(limit: number, inclusive: boolean, upper: boolean, message: string | undefined): Check<number> {
+  return z.superRefine((value: number, ctx) => {
+    if (upper ? (inclusive ? value <= limit : value < limit) : inclusive ? value >= limit : value > limit) return;
+    const issue = { ...issueOf(value, message), origin: 'number', inclusive };
+    ctx.addIssue(upper ? { ...issue, code: 'too_big', maximum: limit } : { ...issue, code: 'too_small', minimum: limit });
+  });
+}
+
+/** `z.lte(limit, message?)`. */
+export const lte = (limit: number, message?: string) => bound(limit, true, true, message);
+/** `z.gte(limit, message?)`. */
+export const gte = (limit: number, message?: string) => bound(limit, true, false, message);
+/** `z.positive(message?)`: more than 0. */
+export const positive = (message?: string) => bound(0, false, false, message);
+/** `z.nonnegative(message?)`: 0 or more. */
+export const nonnegative = (message?: string) => bound(0, true, false, message);
+
+type Lengthy = { length: number };
+
+/**
+ * Code points, not UTF-16 units, as zod counts a string's length; counted, as zod does, only when
+ * the units alone cannot tell (a code point is one or two units).
+ */
+function lengthOf(value: Lengthy, limit: number, upper: boolean): number {
+  const units = value.length;
+  if (typeof value !== 'string' || (upper ? units <= limit : units < limit || units >= limit * 2)) return units;
+  let count = 0;
+  for (const _ of value) count++;
+  return count;
+}
+
+function lengthBound(limit: number, upper: boolean, message: string | undefined): Check<Lengthy> {
+  const check = z.superRefine((value: Lengthy, ctx) => {
+    const length = lengthOf(value, limit, upper);
+    if (upper ? length <= limit : length >= limit) return;
+    const issue = { ...issueOf(value, message), origin: Array.isArray(value) ? 'array' : typeof value === 'string' ? 'string' : 'unknown', inclusive: true };
+    ctx.addIssue(upper ? { ...issue, code: 'too_big', maximum: limit } : { ...issue, code: 'too_small', minimum: limit });
+  });
+  // As zod's: it runs whenever the value has a length, even after an issue that did not end the checks (an array with a bad element);
+  // and named as zod's, so that an array too long for it is refused before any element is parsed.
+  Object.assign(check._zod.def, upper ? { check: 'max_length', maximum: limit } : { check: 'min_length', minimum: limit });
+  check._zod.def.when = (payload) => payload.value != null && (payload.value as Partial<Lengthy>).length !== undefined;
+  return check;
+}
+
+/** `z.maxLength(limit, message?)`: at most `limit` characters (code points) or items. */
+export const maxLength = (limit: number, message?: string) => lengthBound(limit, true, message);
+/** `z.minLength(limit, message?)`: at least `limit` characters (code points) or items. */
+export const minLength = (limit: number, message?: string) => lengthBound(limit, false, message);
