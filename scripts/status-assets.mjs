@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 /**
- * Turns the status page's real asset files (worker/status/assets/status-page.js and .css) into
- * the string module the worker imports, worker/status/status-page-assets.generated.ts, minified by
+ * Turns the status page's real asset files (worker/status/assets/: its script, stylesheet and
+ * `<main>` markup, and the consent pages' stylesheet) into the string module the worker imports, worker/status/status-page-assets.generated.ts, minified by
  * esbuild's transform (whitespace, comments and local names only; no syntax is lowered: the files
  * are plain ES2020 and CSS as browsers take them), which halves what they cost the worker bundle
- * (issue 17) while the files keep their comments; then deflated (zlib format) and base64'd, which
- * halves them again: worker/status/status-page-assets.ts inflates them once, with the web-standard
+ * (issue 17) while the files keep their comments; then deflated together (zlib format, one text,
+ * so they share one dictionary) and base64'd, which halves them again: worker/status/status-page-assets.ts inflates them once, with the web-standard
  * DecompressionStream, when a page first needs them. The module
  * is committed, because the worker also runs from its sources (Deno runs worker/adapters/deno/deno-worker.ts,
  * tests import sources) where no build step runs; `npm run build` regenerates it, and
@@ -21,9 +21,12 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const GENERATED = join(root, 'worker', 'status', 'status-page-assets.generated.ts');
+/** Between the assets' texts, in the one deflated text that holds them all (they share its dictionary). */
+const SEPARATOR = '\0';
 const ASSETS = [
   { name: 'STATUS_PAGE_SCRIPT', file: 'worker/status/assets/status-page.js', closing: '</script', loader: 'js' },
   { name: 'STATUS_PAGE_CSS', file: 'worker/status/assets/status-page.css', closing: '</style', loader: 'css' },
+  { name: 'CONSENT_PAGE_CSS', file: 'worker/status/assets/consent-page.css', closing: '</style', loader: 'css' },
   // Static markup, no script or style inside: kept as written, only deflated.
   { name: 'STATUS_PAGE_MAIN', file: 'worker/status/assets/status-page-main.html', closing: '<script', loader: undefined },
 ];
@@ -40,8 +43,13 @@ function assetTexts() {
     const text = loader === undefined ? source : minifyAsset(source, loader);
     // Inlined into the page's <script>/<style>: a closing tag inside would end the element early.
     if (text.toLowerCase().includes(closing)) throw new Error(`${file} contains "${closing}", which would end the page's element early: split the text`);
+    if (text.includes(SEPARATOR)) throw new Error(`${file} contains a NUL character, which separates the assets in the deflated text`);
     return { name, file, loader, text };
   });
+}
+
+function joinedTexts() {
+  return assetTexts().map(({ text }) => text).join(SEPARATOR);
 }
 
 /**
@@ -55,10 +63,8 @@ export function statusAssetsCurrent() {
   } catch {
     return false;
   }
-  return assetTexts().every(({ name, text }) => {
-    const stored = new RegExp(`export const ${name}_DEFLATED = "([A-Za-z0-9+/=]*)";`).exec(module)?.[1];
-    return stored !== undefined && inflateSync(Buffer.from(stored, 'base64')).toString('utf8') === text;
-  });
+  const stored = /export const PAGE_ASSETS_DEFLATED = "([A-Za-z0-9+/=]*)";/.exec(module)?.[1];
+  return stored !== undefined && inflateSync(Buffer.from(stored, 'base64')).toString('utf8') === joinedTexts();
 }
 
 /** The module's text for the asset files as they are now. */
@@ -68,10 +74,15 @@ export function renderStatusAssets() {
     '// Edit the asset files, then run npm run build (or node scripts/status-assets.mjs).',
     '',
   ];
-  for (const { name, file, loader, text } of assetTexts()) {
-    const deflated = deflateSync(Buffer.from(text, 'utf8'), { level: 9 }).toString('base64');
-    lines.push(`/** ${file}, ${loader === undefined ? '' : 'minified, '}deflated (zlib), base64. */`, `export const ${name}_DEFLATED = ${JSON.stringify(deflated)};`, '');
-  }
+  const deflated = deflateSync(Buffer.from(joinedTexts(), 'utf8'), { level: 9 }).toString('base64');
+  lines.push(
+    '/**',
+    ' * These asset files, in this order, joined by NUL characters, then deflated (zlib) and base64\'d:',
+    ...assetTexts().map(({ file, loader }) => ` * - ${file}${loader === undefined ? '' : ', minified'}`),
+    ' */',
+    `export const PAGE_ASSETS_DEFLATED = ${JSON.stringify(deflated)};`,
+    '',
+  );
   return lines.join('\n');
 }
 

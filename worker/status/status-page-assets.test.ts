@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 // @ts-expect-error plain JS build script
 import { minifyAsset, statusAssetsCurrent } from '../../scripts/status-assets.mjs';
-import { STATUS_PAGE_CSS_DEFLATED, STATUS_PAGE_MAIN_DEFLATED, STATUS_PAGE_SCRIPT_DEFLATED } from './status-page-assets.generated.ts';
+import { PAGE_ASSETS_DEFLATED } from './status-page-assets.generated.ts';
 import { htmlWithAssets, statusPageAssets } from './status-page-assets.ts';
 
 const minify = minifyAsset as (text: string, loader: 'js' | 'css') => string;
@@ -15,10 +15,13 @@ describe('status page assets', () => {
   });
 
   it('holds the asset files (script and stylesheet minified) deflated: inflated, their code and rules are there, their comments and indentation gone', async () => {
-    const { script: STATUS_PAGE_SCRIPT, css: STATUS_PAGE_CSS, main } = await statusPageAssets();
+    const { script: STATUS_PAGE_SCRIPT, css: STATUS_PAGE_CSS, consentCss, main } = await statusPageAssets();
     expect(main).toBe(asset('status-page-main.html'));
     expect(STATUS_PAGE_SCRIPT).toBe(minify(asset('status-page.js'), 'js'));
     expect(STATUS_PAGE_CSS).toBe(minify(asset('status-page.css'), 'css'));
+    expect(consentCss).toBe(minify(asset('consent-page.css'), 'css'));
+    expect(consentCss).toContain('.btn-deny');
+    expect(consentCss).not.toContain('consent-page.ts');
     expect(STATUS_PAGE_SCRIPT.length).toBeLessThan(asset('status-page.js').length * 0.7);
     expect(STATUS_PAGE_SCRIPT).not.toContain('Why it works this way');
     // Strings and selectors the page's HTML and /healthz depend on survive minifying.
@@ -28,8 +31,8 @@ describe('status page assets', () => {
   });
 
   it('stores them in about a third of the files\' size, and inflates them once', async () => {
-    const stored = STATUS_PAGE_SCRIPT_DEFLATED.length + STATUS_PAGE_CSS_DEFLATED.length + STATUS_PAGE_MAIN_DEFLATED.length;
-    expect(stored).toBeLessThan((asset('status-page.js').length + asset('status-page.css').length + asset('status-page-main.html').length) / 2.5);
+    const files = ['status-page.js', 'status-page.css', 'consent-page.css', 'status-page-main.html'];
+    expect(PAGE_ASSETS_DEFLATED.length).toBeLessThan(files.reduce((sum, file) => sum + asset(file).length, 0) / 2.5);
     expect(statusPageAssets()).toBe(statusPageAssets());
   });
 

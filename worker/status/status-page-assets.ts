@@ -1,17 +1,19 @@
 /**
- * The status page's script, stylesheet and `<main>` markup (the consent pages share the stylesheet), stored
- * deflated in status-page-assets.generated.ts to keep dist/worker.js small (issue 17) and inflated
- * once, when a page first needs them, with the web-standard DecompressionStream (Deno, Node,
- * workerd). Pages stay synchronous to build: `htmlWithAssets` is a response body that renders
+ * The status page's script, stylesheet and `<main>` markup, and the consent pages' stylesheet
+ * (they also use the status page's), stored deflated together in status-page-assets.generated.ts
+ * to keep dist/worker.js small (issue 17) and inflated once, when a page first needs them, with
+ * the web-standard DecompressionStream (Deno, Node, workerd). Pages stay synchronous to build: `htmlWithAssets` is a response body that renders
  * its HTML as soon as the assets are there.
  *
  * @module
  */
-import { STATUS_PAGE_CSS_DEFLATED, STATUS_PAGE_MAIN_DEFLATED, STATUS_PAGE_SCRIPT_DEFLATED } from './status-page-assets.generated.ts';
+import { PAGE_ASSETS_DEFLATED } from './status-page-assets.generated.ts';
 
 export interface StatusPageAssets {
   script: string;
   css: string;
+  /** The consent pages' own rules, after `css`. */
+  consentCss: string;
   /** The status page's `<main>` element. */
   main: string;
 }
@@ -25,11 +27,11 @@ async function inflate(base64: string): Promise<string> {
 
 /** The assets as text; inflated on the first call, the same promise after. */
 export function statusPageAssets(): Promise<StatusPageAssets> {
-  inflated ??= Promise.all([STATUS_PAGE_SCRIPT_DEFLATED, STATUS_PAGE_CSS_DEFLATED, STATUS_PAGE_MAIN_DEFLATED].map(inflate)).then(([script, css, main]) => ({
-    script: script!,
-    css: css!,
-    main: main!,
-  }));
+  // In the order scripts/status-assets.mjs joins them.
+  inflated ??= inflate(PAGE_ASSETS_DEFLATED).then((text) => {
+    const [script, css, consentCss, main] = text.split('\0') as [string, string, string, string];
+    return { script, css, consentCss, main };
+  });
   return inflated;
 }
 

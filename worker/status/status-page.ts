@@ -47,21 +47,34 @@ export function createNonce(): string {
   return encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)));
 }
 
-/** The page's HTML; `nonce` must come from `createNonce` (it is inserted verbatim). */
-export function statusPageHtml(nonce: string, assets: StatusPageAssets): string {
+/**
+ * The opening of a page in the status page's look, up to `<body>`, which the consent pages share:
+ * `title` and `css` as HTML (escaped by the caller), `nonce` from `createNonce`.
+ */
+export function pageStart(nonce: string, title: string, referrer: 'no-referrer' | 'same-origin', css: string): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>Switchyard worker status</title>
+<meta name="referrer" content="${referrer}">
+<title>${title}</title>
 <link rel="icon" href="${FAVICON}">
-<style nonce="${nonce}">${assets.css}</style>
+<style nonce="${nonce}">${css}</style>
 </head>
 <body>
-<header class="topbar">
-  <div class="brand">${LOGO_SVG}<span class="brand-name">Switchyard</span><span class="brand-sub">worker status</span></div>
+`;
+}
+
+/** The mark and name in a page's top bar, with what the page is for. */
+export function brand(sub: string): string {
+  return `<div class="brand">${LOGO_SVG}<span class="brand-name">Switchyard</span><span class="brand-sub">${sub}</span></div>`;
+}
+
+/** The page's HTML; `nonce` must come from `createNonce` (it is inserted verbatim). */
+export function statusPageHtml(nonce: string, assets: StatusPageAssets): string {
+  return `${pageStart(nonce, 'Switchyard worker status', 'no-referrer', assets.css)}<header class="topbar">
+  ${brand('worker status')}
   <div class="session-bar" id="session-bar" hidden>
     <span id="updated-wrap"><span class="live-dot" id="live"></span><span id="updated"></span></span>
     <span class="viewer" id="viewer"></span>

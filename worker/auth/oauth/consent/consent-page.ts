@@ -1,6 +1,6 @@
 /**
  * The consent pages of the built-in authorization server, in the status page's look (its
- * stylesheet and mark): sign in with an agent or admin token, then approve (or deny) one client
+ * stylesheet and mark, plus worker/status/assets/consent-page.css, stored with them): sign in with an agent or admin token, then approve (or deny) one client
  * for one agent; and an error page for requests that cannot be sent back to the client.
  *
  * Plain HTML forms, no script. Every value is escaped. Each response carries a fresh CSP nonce
@@ -12,20 +12,7 @@
  * @module
  */
 import { htmlWithAssets, type StatusPageAssets } from '../../../status/status-page-assets.ts';
-import { createNonce, FAVICON, LOGO_SVG } from '../../../status/status-page.ts';
-
-const CONSENT_CSS = `
-.consent-card { width: 460px; }
-.consent-card dl { display: grid; grid-template-columns: max-content 1fr; gap: 6px 14px; margin: 0 0 18px; font-size: 13px; }
-.consent-card dt { color: var(--muted); }
-.consent-card dd { margin: 0; word-break: break-all; }
-.consent-card select { width: 100%; font: inherit; padding: 8px 10px; border: 1px solid #cdd4de; border-radius: 8px; margin-bottom: 14px; background: #fff; }
-.consent-card .actions { display: flex; gap: 10px; }
-.consent-card .actions .btn { flex: 1; }
-.btn-deny { background: #fff; color: var(--text); border-color: #cdd4de; }
-.btn-deny:hover { background: var(--neutral-bg); }
-.warning { margin: 0 0 14px; padding: 9px 11px; border-radius: 8px; background: var(--warn-bg); color: var(--warn); font-size: 13px; }
-`;
+import { brand, createNonce, pageStart } from '../../../status/status-page.ts';
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
@@ -49,22 +36,13 @@ export function formTargetOf(redirectUri: string): string {
 }
 
 function page(nonce: string, title: string, body: string): ReadableStream<Uint8Array> {
-  return htmlWithAssets((assets: StatusPageAssets) => `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="same-origin">
-<title>${escapeHtml(title)} · Switchyard</title>
-<link rel="icon" href="${FAVICON}">
-<style nonce="${nonce}">${assets.css}${CONSENT_CSS}</style>
-</head>
-<body>
-<header class="topbar"><div class="brand">${LOGO_SVG}<span class="brand-name">Switchyard</span><span class="brand-sub">authorize an app</span></div></header>
+  return htmlWithAssets(
+    (assets: StatusPageAssets) => `${pageStart(nonce, `${escapeHtml(title)} · Switchyard`, 'same-origin', assets.css + assets.consentCss)}<header class="topbar">${brand('authorize an app')}</header>
 <main><section class="sign-in">${body}</section></main>
 </body>
 </html>
-`);
+`,
+  );
 }
 
 function respond(html: ReadableStream<Uint8Array>, nonce: string, status: number, formTargets: readonly string[], headers: Record<string, string>): Response {
