@@ -31,10 +31,11 @@ const URLS: unknown[] = [
 ];
 const INTS: unknown[] = [0, -0, 1, 7, 10, 11, -1, 0.5, 1.5, -2.5, 2 ** 53 - 1, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), 1e300, -1e300, Number.NaN, Number.POSITIVE_INFINITY, '3', null];
 
-const OURS = { url: z.url, int: z.int, lte: z.lte, gte: z.gte, positive: z.positive, nonnegative: z.nonnegative, maxLength: z.maxLength, minLength: z.minLength };
+const OURS = { url: z.url, int: z.int, regex: z.regex, lte: z.lte, gte: z.gte, positive: z.positive, nonnegative: z.nonnegative, maxLength: z.maxLength, minLength: z.minLength };
 const ZODS = {
   url: (message: string) => zod.url(message),
   int: (message?: string) => zod.int(message),
+  regex: (pattern: RegExp, params?: Parameters<typeof z.regex>[1]) => zod.regex(pattern, params),
   lte: (limit: number, message?: string) => zod.lte(limit, message),
   gte: (limit: number, message?: string) => zod.gte(limit, message),
   positive: (message?: string) => zod.positive(message),
@@ -102,6 +103,16 @@ describe('url and int, beside zod\'s', () => {
     const counted = z.array(z.string().check(z.refine(() => ++parsed > 0))).check(z.minLength(1), z.maxLength(2));
     expect(outcome(counted, Array(100_000).fill('x'))).toMatchObject({ issues: [{ code: 'too_big', path: [] }] });
     expect(parsed).toBe(0);
+  });
+
+  it('regex: the same verdicts and messages, with a message, { message, abort }, { error } or none, and a global pattern twice', () => {
+    const names = ['alice', 'Alice', 'a..b', '-x', '-..x', 'x'.repeat(70), '', 'bob_1', 7];
+    expectSame((c) => z.string().check(c.regex(/^[a-z][a-z0-9_]*$/)), names);
+    expectSame((c) => z.string().check(c.regex(/^[a-z][a-z0-9_]*$/, 'must be a lowercase name'), c.maxLength(8)), names);
+    expectSame((c) => z.string().check(c.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, { message: 'must be 1-64 letters', abort: true }), z.refine((v) => !v.includes('..'), 'must not contain ".."')), names);
+    expectSame((c) => z.string().check(c.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, { message: 'must be 1-64 letters' }), z.refine((v) => !v.includes('..'), 'must not contain ".."')), names);
+    expectSame((c) => z.string().check(c.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name' })), names);
+    expectSame((c) => z.array(z.string().check(c.regex(/a/g, 'must hold an a'))), [['a', 'a', 'ba', 'b', 'aa'], ['b']]);
   });
 
   it('documents an int as an integer and a url as a string, as zod\'s did', () => {

@@ -16,9 +16,9 @@ export * from 'zod/mini';
 
 /*
  * The checks below stand in for zod's of the same names (an explicit export wins over
- * `export *`): each of zod's is a class with its own issue plumbing, and with zod's URL and
- * number-format machinery they were 5 KB of dist/worker.js (issue 17), for what these do on
- * `superRefine`, which the schemas use anyway. Each raises the issues zod's does, so the messages
+ * `export *`): each of zod's is a class with its own issue plumbing, and with zod's URL,
+ * string-format and number-format machinery they were 6 KB of dist/worker.js (issue 17), for
+ * what these do on `superRefine`, which the schemas use anyway. Each raises the issues zod's does, so the messages
  * are the same, runs when zod's does, and leaves the value as zod's does; shared/zod.test.ts
  * holds them to zod's own over a corpus, in the positions the schemas use them.
  */
@@ -49,6 +49,16 @@ export function int(message?: string): Check<number> {
     schema._zod.bag.format = 'safeint';
   });
   return check;
+}
+
+/** `z.regex(pattern, message?)`; as zod's, the message may come as `{ message }` or `{ error }`, and `abort` ends the checks that follow. */
+export function regex(pattern: RegExp, params?: string | { message?: string; error?: string; abort?: boolean }): Check<string> {
+  const { message = undefined, abort = false } = typeof params === 'string' ? { message: params } : { message: params?.error ?? params?.message, abort: params?.abort };
+  return z.superRefine((value: string, ctx) => {
+    pattern.lastIndex = 0;
+    if (pattern.test(value)) return;
+    ctx.addIssue({ ...issueOf(value, message), origin: 'string', code: 'invalid_format', format: 'regex', pattern: pattern.toString(), continue: !abort } as z.core.$ZodRawIssue);
+  });
 }
 
 function bound(limit: number, inclusive: boolean, upper: boolean, message: string | undefined): Check<number> {
