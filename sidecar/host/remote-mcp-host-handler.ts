@@ -25,7 +25,7 @@
  * @module
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { eraOf, isMcpRequestType, parseMcpConnectionRequestOrWireError, type McpConnection } from '../../shared/connection-request.ts';
+import { eraOf, isMcpRequestType, type McpConnection } from '../../shared/connection-request.ts';
 import type { ChannelTransport } from '../../shared/channel-transport.ts';
 import { WireError } from '../../shared/errors.ts';
 import { ValidationError } from '../../shared/validation.ts';
@@ -37,6 +37,7 @@ import { resolveEffectiveTrust, type EffectiveTrust, type HostTrustPolicy } from
 import type { TrustProfileStore } from '../trust/profile-store.ts';
 import { ToolCallAuthorizer } from '../trust/tool-call-authorizer.ts';
 import { bridgeChannels, type Bridge } from './channel-bridge.ts';
+import { ConnectionRequestMemo } from './connection-request-memo.ts';
 import { HostedServers, type HostedFacts } from './hosted-servers.ts';
 import { inheritedEnvironment } from './inherited-environment.ts';
 import type { ProcessBudget } from './process-budget.ts';
@@ -108,6 +109,7 @@ export class RemoteMcpHostHandler {
   readonly #sessions = new Map<string, number>();
   readonly #modern: LegacyInstancePool;
   readonly #configs: ServerConfigCache;
+  readonly #requests = new ConnectionRequestMemo();
 
   constructor(options: RemoteMcpHostHandlerOptions) {
     this.#options = options;
@@ -118,7 +120,7 @@ export class RemoteMcpHostHandler {
   /** Hosts the requested server on `channel`; null when the request is not an `mcp` one. */
   async open(request: unknown, channel: ChannelTransport): Promise<HostedConnection | null> {
     if (!isMcpRequestType(request)) return null;
-    const { connection } = parseMcpConnectionRequestOrWireError(request);
+    const { connection } = this.#requests.parse(request);
     const name = connection['server-name'];
     const log = this.#options.log.child({ server: name, agent: connection.agent ?? null, session: connection.session ?? null });
     const target = connection.target ?? { type: 'local' as const };

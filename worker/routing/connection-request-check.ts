@@ -15,26 +15,12 @@
  *
  * @module
  */
-import {
-  CONNECTION_ERAS,
-  CONNECTION_SESSION_ID,
-  McpConnectionSchema,
-  parseMcpConnectionRequestOrWireError,
-  type InnerTarget,
-  type McpConnection,
-  type McpConnectionRequest,
-} from '../../shared/connection-request.ts';
+import { parseMcpConnectionRequestOrWireError, type InnerTarget, type McpConnection, type McpConnectionRequest } from '../../shared/connection-request.ts';
+import { FIXED_CONNECTION_KEYS, inSchemaOrder, KNOWN_CONNECTION_KEYS, perCallValid } from '../../shared/connection-request-fields.ts';
 import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
-import { isTraceparent } from '../../shared/trace-context.ts';
 
 /** Far more than the agents of any config; past it a descriptor's memo starts over. */
 export const MAX_CHECKED_PER_DESCRIPTOR = 1024;
-
-/** The connection's keys in the schema's order: the order a parse gives them. */
-const KEYS = Object.keys(McpConnectionSchema.shape) as Array<keyof McpConnection>;
-const PER_CALL = new Set<string>(['session', 'era', 'traceparent']);
-const FIXED = KEYS.filter((key) => key !== 'target' && !PER_CALL.has(key));
-const KNOWN = new Set<string>(KEYS);
 
 interface Checked {
   /** The inner target as the parse returned it; absent for a local one. */
@@ -69,23 +55,7 @@ export class ConnectionRequestCheck {
 
 /** The memo key of the per-config part, or null when the connection has a key the schema does not know (the parse refuses it). */
 function fixedKey(connection: McpConnection): string | null {
-  for (const key in connection) if (!KNOWN.has(key) || key === 'target') return null;
+  for (const key in connection) if (!KNOWN_CONNECTION_KEYS.has(key) || key === 'target') return null;
   // JSON tells an absent value from an empty one and escapes every separator.
-  return JSON.stringify(FIXED.map((key) => connection[key] ?? null));
-}
-
-function perCallValid(connection: McpConnection): boolean {
-  const { session, era, traceparent } = connection;
-  return (session === undefined || (typeof session === 'string' && CONNECTION_SESSION_ID.test(session)))
-    && (era === undefined || CONNECTION_ERAS.includes(era))
-    && (traceparent === undefined || isTraceparent(traceparent));
-}
-
-function inSchemaOrder(connection: McpConnection, target: InnerTarget | undefined): McpConnection {
-  const out: Record<string, unknown> = {};
-  for (const key of KEYS) {
-    const value = key === 'target' ? target : connection[key];
-    if (value !== undefined) out[key] = value;
-  }
-  return out as McpConnection;
+  return JSON.stringify(FIXED_CONNECTION_KEYS.map((key) => connection[key] ?? null));
 }
