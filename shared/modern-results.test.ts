@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { discoverResult, logLevelPasses, modernError, modernMetaOf, modernResult, stripModernMeta } from './modern-results.ts';
+import { clientInfoOf, discoverResult, logLevelPasses, modernError, modernMetaOf, modernResult, stripModernMeta } from './modern-results.ts';
 
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -19,8 +19,10 @@ describe('modern results from a legacy server', () => {
   });
 
   it('reads clientInfo and logLevel, ignoring malformed ones', () => {
-    expect(modernMetaOf({ _meta: META })).toMatchObject({ clientInfo: { name: 'agent', version: '1.0.0' }, logLevel: 'warning' });
-    expect(modernMetaOf({ _meta: { 'io.modelcontextprotocol/clientInfo': { name: 3 }, 'io.modelcontextprotocol/logLevel': 'loud' } })).toMatchObject({ clientInfo: null, logLevel: null });
+    expect(modernMetaOf({ _meta: META })).toMatchObject({ logLevel: 'warning' });
+    expect(clientInfoOf({ _meta: META })).toEqual({ name: 'agent', version: '1.0.0' });
+    expect(modernMetaOf({ _meta: { 'io.modelcontextprotocol/clientInfo': { name: 3 }, 'io.modelcontextprotocol/logLevel': 'loud' } })).toMatchObject({ logLevel: null });
+    expect(clientInfoOf({ _meta: { 'io.modelcontextprotocol/clientInfo': { name: 3 } } })).toBeNull();
   });
 
   it('reads the client capabilities and progress token, an object and a string or number or nothing', () => {

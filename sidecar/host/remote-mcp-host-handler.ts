@@ -199,7 +199,7 @@ export class RemoteMcpHostHandler {
               config.kind === 'http'
                 ? this.#hosted.track(new DualEraHttpTransport(config), { name, connection: launch, config, revision: trust.resolved?.revision ?? null })
                 : await this.#stdioTransport(name, config, launch, trust, instanceLog),
-            clientInfo: clientInfo ?? HOST_CLIENT_INFO,
+            clientInfo: clientInfo() ?? HOST_CLIENT_INFO,
             log: instanceLog,
             eraKey: config.kind === 'http' ? httpServerEraKey(name, config) : serverEraKey(name, config),
           };

@@ -32,7 +32,7 @@ import { INPUT_CAPABLE_METHODS } from './input-requests.ts';
 import { serveRound } from './input-rounds.ts';
 import type { Call } from './legacy-instance.ts';
 import type { InstanceKey } from './legacy-instance-pool.ts';
-import { discoverResult, FORWARDED_METHODS, modernError, modernMetaOf, modernResult, stripModernMeta, type Implementation } from './modern-results.ts';
+import { clientInfoOf, discoverResult, FORWARDED_METHODS, modernError, modernMetaOf, modernResult, stripModernMeta, type Implementation } from './modern-results.ts';
 import { isModernServer, type ServerInstance } from './server-instance.ts';
 import { listenOnLegacy, listenOnModern } from './listen-stream.ts';
 import { openServerState, sealServerState } from './modern-server-state.ts';
@@ -52,8 +52,8 @@ export interface ModernChannel {
 export interface ModernChannelOptions {
   server: string;
   log: Logger;
-  /** The agent's instance; `clientInfo` is the request's own, for an instance not yet started. */
-  instance: (clientInfo: Implementation | null) => Promise<ServerInstance>;
+  /** The agent's instance; `clientInfo` gives the request's own, for an instance not yet started. */
+  instance: (clientInfo: () => Implementation | null) => Promise<ServerInstance>;
   /** What the instance is kept for: a `requestState` is bound to it. */
   key?: InstanceKey;
   /** The trust profile's tool-call check; returns the error to answer instead of forwarding. */
@@ -91,7 +91,7 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
     const meta = modernMetaOf(params);
     // After every await below the agent may have left: `onclose` then found no call to cancel, so
     // nothing may start for it now (the Mcp-Param check's own tools/list is such an await).
-    const instance = await options.instance(meta.clientInfo);
+    const instance = await options.instance(() => clientInfoOf(params));
     if (channel.closed) return;
     if (method === 'tools/call') {
       const mismatch = await toolCallHeaderError(instance, params, paramHeaders, log);
