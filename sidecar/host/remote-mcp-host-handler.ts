@@ -49,7 +49,7 @@ import { HOST_CLIENT_INFO } from './modern/modern-results.ts';
 import { serverEraKey } from './modern/server-era.ts';
 import { resolveServerCommand, type CommandResolution } from './server-command.ts';
 import type { ServerConfig } from './server-config.ts';
-import { ServerConfigCache } from './server-config-cache.ts';
+import { MODERN_STAMP_AGE_MS, ServerConfigCache } from './server-config-cache.ts';
 import type { SidecarAudit } from '../audit/sidecar-audit.ts';
 import type { WarmPool } from './warm-pool.ts';
 import { warmOrColdTransport } from './warm-start-transport.ts';
@@ -124,10 +124,11 @@ export class RemoteMcpHostHandler {
     const name = connection['server-name'];
     const log = this.#options.log.child({ server: name, agent: connection.agent ?? null, session: connection.session ?? null });
     const target = connection.target ?? { type: 'local' as const };
-    const configured = target.type === 'http' ? null : await this.#serverConfig(name, log);
+    const stampAgeMs = eraOf(connection) === 'modern' ? MODERN_STAMP_AGE_MS : 0;
+    const configured = target.type === 'http' ? null : await this.#serverConfig(name, log, stampAgeMs);
     // An inner http target is checked against what this host lists for the name only after the
     // trust check, which needs no URL: a contained profile refuses any HTTP server.
-    const listed = configured ?? (await this.#listedOrNull(name, log));
+    const listed = configured ?? (await this.#listedOrNull(name, log, stampAgeMs));
     const trust = await this.#trust(name, listed?.trustProfile, connection, log);
     const contained = trust.resolved !== null && containmentRequired(trust.resolved.effective);
     if ((configured === null || configured.kind === 'http') && contained) {
@@ -208,9 +209,9 @@ export class RemoteMcpHostHandler {
     });
   }
 
-  async #serverConfig(name: string, log: Logger): Promise<ServerConfig> {
+  async #serverConfig(name: string, log: Logger, stampAgeMs = 0): Promise<ServerConfig> {
     try {
-      const resolved = await this.#configs.resolve(name);
+      const resolved = await this.#configs.resolve(name, stampAgeMs);
       log.debug('Server config resolved', { source: resolved.source, file: resolved.file });
       return resolved.config;
     } catch (error) {
@@ -222,9 +223,9 @@ export class RemoteMcpHostHandler {
 
   /** An inner http target is allowed only where this host lists the same endpoint for the name. */
   /** The server this host lists under `name`, or null when it lists none. */
-  async #listedOrNull(name: string, log: Logger): Promise<ServerConfig | null> {
+  async #listedOrNull(name: string, log: Logger, stampAgeMs = 0): Promise<ServerConfig | null> {
     try {
-      return await this.#serverConfig(name, log);
+      return await this.#serverConfig(name, log, stampAgeMs);
     } catch (error) {
       if (error instanceof WireError && error.reason === 'server-not-found') return null;
       throw error;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SETTLE_MS } from '../config/file-stamp.ts';
-import { ServerConfigCache } from './server-config-cache.ts';
+import { MODERN_STAMP_AGE_MS, ServerConfigCache } from './server-config-cache.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -70,5 +70,20 @@ describe('ServerConfigCache', () => {
     const cache = new ServerConfigCache({ ...scope, configDir: dir, ...settled });
     await expect(cache.resolve('files')).rejects.toThrow(/not valid JSON/);
     await expect(cache.resolve('files')).rejects.toThrow(/not valid JSON/);
+  });
+  it('relies on a check of the stamps as recent as a modern request allows, and never serves an edit it has seen the old way', async () => {
+    write('mcp-servers', { files: { command: 'files-v1' } });
+    let clock = Date.now() + SETTLE_MS + 1000;
+    const cache = new ServerConfigCache({ ...scope, configDir: dir, now: () => clock });
+    const modern = async () => (await cache.resolve('files', MODERN_STAMP_AGE_MS)).config;
+    expect(await modern()).toMatchObject({ command: 'files-v1' });
+    write('mcp-servers', { files: { command: 'files-version-2' } });
+    clock += MODERN_STAMP_AGE_MS - 1;
+    expect(await modern()).toMatchObject({ command: 'files-v1' }); // the check a moment ago stands
+    clock += 1;
+    expect(await modern()).toMatchObject({ command: 'files-version-2' });
+    write('mcp-servers', { files: { command: 'files-third-version' } });
+    expect(await command(cache, 'files')).toBe('files-third-version'); // a legacy open stats at once
+    expect(await modern()).toMatchObject({ command: 'files-third-version' });
   });
 });

@@ -9,6 +9,14 @@
 import { filesStamp } from '../config/file-stamp.ts';
 import { resolveServerConfig, serverConfigFiles, type ResolvedServerConfig } from './server-config.ts';
 
+/**
+ * How long a modern request relies on the last check of the layers' stamps: a modern agent opens a
+ * channel per request, and a stat of every layer was about 50 µs of the sidecar's CPU each time
+ * under perf (issue 17). It is the config watcher's own settle time (`config-watcher.ts`), so a
+ * live sidecar's reload, which makes an edit take effect for everything, comes no sooner.
+ */
+export const MODERN_STAMP_AGE_MS = 50;
+
 export interface ServerConfigCacheOptions {
   configDir: string;
   entityId: string;
@@ -23,17 +31,29 @@ export class ServerConfigCache {
   readonly #options: ServerConfigCacheOptions;
   readonly #files: string[];
   readonly #entries = new Map<string, { stamp: string; resolved: ResolvedServerConfig }>();
+  /** The layers' stamps when last checked, and when (never kept for a layer too recently changed to stamp). */
+  #checked: { stamp: string; at: number } | undefined;
 
   constructor(options: ServerConfigCacheOptions) {
     this.#options = options;
     this.#files = serverConfigFiles(options.configDir, options.entityId, options.user).map((layer) => layer.file);
   }
 
-  /** As `resolveServerConfig`, from the last read while no layer has changed since. */
-  async resolve(name: string): Promise<ResolvedServerConfig> {
+  /**
+   * As `resolveServerConfig`, from the last read while no layer has changed since.
+   *
+   * @param stampAgeMs How old a check of the layers' stamps may be and still be relied on (0: stat
+   *   them now). A modern agent's requests pass `MODERN_STAMP_AGE_MS`; an edit is then seen at the
+   *   first request after the next check, and once seen, the old config is never served again.
+   */
+  async resolve(name: string, stampAgeMs = 0): Promise<ResolvedServerConfig> {
     const { configDir, entityId, user } = this.#options;
+    const now = this.#options.now?.() ?? Date.now();
+    const last = this.#checked;
     // Stamped before reading: a change during the read leaves a stamp that no longer matches.
-    const stamp = filesStamp(this.#files, this.#options.now?.());
+    const recent = last !== undefined && now - last.at < stampAgeMs;
+    const stamp = recent ? last.stamp : filesStamp(this.#files, now);
+    if (!recent) this.#checked = stamp === null ? undefined : { stamp, at: now };
     const kept = this.#entries.get(name);
     if (stamp !== null && kept?.stamp === stamp) return kept.resolved;
     const resolved = await resolveServerConfig(configDir, { entityId, user }, name, this.#options.read);
@@ -48,5 +68,6 @@ export class ServerConfigCache {
    */
   clear(): void {
     this.#entries.clear();
+    this.#checked = undefined;
   }
 }
