@@ -99,8 +99,7 @@ export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
   }
   if (step.kind === 'outcome') {
     call.complete();
-    const forwarded = stripModernMeta(params);
-    return 'result' in step.outcome ? { result: modernResult(method, step.outcome.result, instance.serverInfo) } : { error: modernError(method, forwarded, step.outcome.error) };
+    return 'result' in step.outcome ? { result: modernResult(method, step.outcome.result, instance.serverInfo) } : { error: modernError(method, stripModernMeta(params), step.outcome.error) };
   }
   // A question the request's client cannot answer is not put to it: with others it can, the server
   // hears "not declared" for that one (as from a client without the capability) and the rest are
