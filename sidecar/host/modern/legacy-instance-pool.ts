@@ -95,7 +95,11 @@ export class LegacyInstancePool {
     const entry: Entry = { starting: null!, instance: null, idle: undefined };
     entry.starting = (async () => {
       const hooks = {
-        onActivity: (inFlight: number) => (inFlight === 0 ? this.#armIdle(id, entry) : this.#clearIdle(entry)),
+        // A call starting leaves the clock running: it finds the call in flight if it runs out, and
+        // the last call's end starts it again (a refresh, not a new timer per request: issue 17).
+        onActivity: (inFlight: number) => {
+          if (inFlight === 0) this.#armIdle(id, entry);
+        },
         onEnded: () => {
           this.#clearIdle(entry);
           if (this.#entries.get(id) === entry) this.#entries.delete(id);
@@ -132,9 +136,11 @@ export class LegacyInstancePool {
   }
 
   #armIdle(id: string, entry: Entry): void {
-    this.#clearIdle(entry);
+    if (entry.idle !== undefined) {
+      entry.idle.refresh(); // restarts it, fired already or not
+      return;
+    }
     entry.idle = setTimeout(() => {
-      entry.idle = undefined;
       const instance = entry.instance;
       if (instance === null || instance.inFlight > 0) return;
       if (this.#entries.get(id) === entry) this.#entries.delete(id);
