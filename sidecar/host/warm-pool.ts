@@ -210,7 +210,8 @@ export class WarmPool {
         return;
       }
       state.starting++;
-      log.info('Warm instance starting', { agent: state.key.agent, server: state.key.server });
+      // `starting` (all keys) lets an operator, and the bench, see when refills are done.
+      log.info('Warm instance starting', { agent: state.key.agent, server: state.key.server, starting: this.#startingCount() });
       void this.#start(state).then(
         (instance) => {
           state.starting--;
@@ -218,10 +219,12 @@ export class WarmPool {
           if (this.#disposed || this.#keys.get(idOf(state.key)) !== state) {
             budget?.release(state.key.agent);
             void instance.transport.close().catch(() => {});
+            const why = this.#disposed ? 'the pool is closing' : "the agent's sessions now initialize differently";
+            log.info('Warm instance not kept', { agent: state.key.agent, server: state.key.server, why, starting: this.#startingCount() });
             return;
           }
           state.ready.push(instance);
-          log.info('Warm instance ready', { agent: state.key.agent, server: state.key.server });
+          log.info('Warm instance ready', { agent: state.key.agent, server: state.key.server, starting: this.#startingCount() });
           this.#fillAll();
         },
         (error: unknown) => {
@@ -231,7 +234,7 @@ export class WarmPool {
           // One failed spare costs nothing (the session starts cold) and is expected while the
           // sidecar stops (a terminal's Ctrl-C reaches the starting server too): only giving up
           // on a key is the operator's concern.
-          const fields = { agent: state.key.agent, server: state.key.server, failures: state.failures, error };
+          const fields = { agent: state.key.agent, server: state.key.server, failures: state.failures, starting: this.#startingCount(), error };
           if (this.#disposed) log.debug('Warm instance did not start', fields);
           else if (state.failures >= MAX_FAILURES) log.warn('Warm pool gave up on a server: its instances keep failing to start, so its sessions start cold', fields);
           else log.info('Warm instance did not start', fields);

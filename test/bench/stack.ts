@@ -178,13 +178,13 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
     const lines = (partial + chunk).split('\n');
     partial = lines.pop() ?? '';
     for (const line of lines) {
-      if (line.includes('"Warm instance starting"')) {
-        sparesStarting++;
-        lastSpareChange = Date.now();
-      }
-      if (line.includes('"Warm instance ready"') || line.includes('"Warm instance did not start"')) {
-        sparesStarting--;
-        lastSpareChange = Date.now();
+      // Every start and end of a spare says how many are starting now, across all keys.
+      if (line.includes('"msg":"Warm ') && line.includes('"starting":')) {
+        const starting = (JSON.parse(line) as { starting?: unknown }).starting;
+        if (typeof starting === 'number') {
+          sparesStarting = starting;
+          lastSpareChange = Date.now();
+        }
       }
       if (line.includes('"Warm instance ready"')) {
         const { agent, server } = JSON.parse(line) as { agent?: unknown; server?: unknown };
