@@ -28,25 +28,29 @@ describe('what the floor says about a target', () => {
   const latency = { what: 'p50 at one session', bound: 0.5, direction: 'at-most' } as const;
   const calls = { what: 'calls/s at 8 sessions', bound: 3, direction: 'at-least' } as const;
 
-  it('says a ≤ target is within reach when the 4-process floor meets it', () => {
-    expect(floorVerdict(latency, 0.3, 0.45)).toBe("4-process floor: 0.45× of supergateway's p50 at one session — the 0.5× target is within what four processes can do here");
-    expect(floorVerdict(latency, 0.3, 0.5)).toMatch(/within what four processes can do/);
+  it('says a ≤ target is within reach when the minimal 4-process relay meets it', () => {
+    expect(floorVerdict(latency, 0.3, 0.45)).toBe("within reach of Switchyard's shape: the minimal 4-process relay meets it (0.45×)");
+    expect(floorVerdict(latency, 0.3, 0.5)).toMatch(/within reach/);
   });
 
-  it('says a ≤ target is below four processes, and whether three reach it', () => {
-    expect(floorVerdict(latency, 0.45, 0.6)).toBe("4-process floor: 0.6× of supergateway's p50 at one session — the 0.5× target is below what four processes can do here; three processes reach 0.45×");
-    expect(floorVerdict(latency, 0.55, 0.6)).toBe("4-process floor: 0.6× of supergateway's p50 at one session — the 0.5× target is below what four processes can do here, and below what three can (0.55×)");
-    expect(floorVerdict(latency, null, 0.6)).toMatch(/below what three can \(not measured\)$/);
+  it('says a ≤ target is met only by three processes, and when Switchyard beats the 4-process relay', () => {
+    expect(floorVerdict(latency, 0.45, 0.6)).toBe("only the minimal 3-process relay meets it (0.45×), and Switchyard's shape adds a link hop to that work; the minimal 4-process relay measured 0.6×");
+    expect(floorVerdict(latency, 0.45, 0.6, 0.55)).toMatch(/measured 0\.6×, and Switchyard \(0\.55×\) beats it, so that relay is no bound$/);
+    expect(floorVerdict(latency, 0.45, 0.6, 0.7)).toMatch(/measured 0\.6×$/);
+  });
+
+  it('says a ≤ target is beyond any gateway when even the 3-process relay misses it', () => {
+    expect(floorVerdict(latency, 0.55, 0.6)).toBe("the 0.5× target is below even the minimal 3-process relay (0.55×), whose work any gateway in front of a stdio server does, and Switchyard's shape adds a link hop to it");
   });
 
   it('reads a ≥ target the other way round', () => {
-    expect(floorVerdict(calls, 4, 3.2)).toMatch(/the 3× target is within what four processes can do here$/);
-    expect(floorVerdict(calls, 3.5, 2.9)).toMatch(/the 3× target is above what four processes can do here; three processes reach 3.5×$/);
-    expect(floorVerdict(calls, 2, 1.5)).toMatch(/above what four processes can do here, and above what three can \(2×\)$/);
+    expect(floorVerdict(calls, 4, 3.2)).toMatch(/within reach .* \(3\.2×\)$/);
+    expect(floorVerdict(calls, 3.5, 2.9, 3.1)).toMatch(/only the minimal 3-process relay meets it \(3\.5×\).*Switchyard \(3\.1×\) beats it/);
+    expect(floorVerdict(calls, 2, 1.5)).toMatch(/the 3× target is above even the minimal 3-process relay \(2×\)/);
   });
 
-  it('says so when the 4-process floor was not measured', () => {
-    expect(floorVerdict(latency, 0.3, null)).toBe('not measured');
+  it('says so when the 3-process floor was not measured', () => {
+    expect(floorVerdict(latency, null, 0.3)).toBe('not measured');
   });
 });
 
@@ -56,19 +60,22 @@ describe('the targets against the floor', () => {
     expect(rows.map((r) => r.target.what)).toEqual(['p50 at one session', 'p99 at one session', 'proxy CPU per echo', 'calls/s at 8 sessions', 'calls/s at 64 sessions']);
     const [p50, p99, cpu, at8, at64] = rows;
     expect(p50).toMatchObject({ switchyard: 1, floor3: { kind: 'floor3-deno', ratio: 0.45 }, floor4: 0.6 });
-    expect(p50!.verdict).toMatch(/below what four processes can do here; three processes reach 0.45×/);
+    expect(p50!.verdict).toMatch(/^only the minimal 3-process relay meets it \(0\.45×\).*measured 0\.6×$/);
     expect(p99).toMatchObject({ switchyard: 1.2, floor3: { kind: 'floor3-node', ratio: 0.6 }, floor4: 0.8 });
     expect(cpu).toMatchObject({ switchyard: 0.72, floor3: { kind: 'floor3-node', ratio: 0.16 }, floor4: 0.36 });
     // For calls/s the better floor is the higher one.
     expect(at8).toMatchObject({ switchyard: 1.14, floor3: { kind: 'floor3-node', ratio: 4 }, floor4: 2.86 });
     expect(at64).toMatchObject({ switchyard: 3, floor4: 4 });
-    expect(at64!.verdict).toMatch(/within what four processes can do here/);
+    expect(at64!.verdict).toMatch(/^within reach of Switchyard's shape/);
   });
 
   it('leaves a ratio out when its side was not measured', () => {
     const rows = compareToFloors({ ...result, latency: result.latency.filter((v) => v.id !== 'floor4'), concurrency: [] });
     expect(rows).toHaveLength(3);
-    expect(rows[0]).toMatchObject({ floor4: null, verdict: 'not measured' });
+    expect(rows[0]).toMatchObject({ floor4: null });
+    expect(rows[0]!.verdict).toBe("only the minimal 3-process relay meets it (0.45×), and Switchyard's shape adds a link hop to that work");
+    const none = compareToFloors({ ...result, latency: result.latency.filter((v) => v.id !== 'floor3-node' && v.id !== 'floor3-deno'), concurrency: [] });
+    expect(none[0]).toMatchObject({ floor3: null, verdict: 'not measured' });
   });
 
   it('gives each gateway ÷ the floor of its own shape', () => {
