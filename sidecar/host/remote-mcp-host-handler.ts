@@ -37,7 +37,7 @@ import { resolveEffectiveTrust, type EffectiveTrust, type HostTrustPolicy } from
 import type { TrustProfileStore } from '../trust/profile-store.ts';
 import { ToolCallAuthorizer } from '../trust/tool-call-authorizer.ts';
 import { bridgeChannels, type Bridge } from './channel-bridge.ts';
-import { ConnectionRequestMemo } from './connection-request-memo.ts';
+import { ConnectionRequestMemo } from '../../shared/connection-request-memo.ts';
 import { HostedServers, type HostedFacts } from './hosted-servers.ts';
 import { inheritedEnvironment } from './inherited-environment.ts';
 import type { ProcessBudget } from './process-budget.ts';

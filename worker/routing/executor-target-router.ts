@@ -29,7 +29,7 @@ import type { ModernHttpTarget } from '../../shared/modern-http-transport.ts';
 import { EdgeDirectModernChannel } from '../modern/edge-direct-channel.ts';
 import type { ChannelOpenOptions, ChannelRouter, ChannelTrust } from './channel-router.ts';
 import type { HostLinkRegistry } from '../link/host-link-registry.ts';
-import { ConnectionRequestCheck } from './connection-request-check.ts';
+import { ConnectionRequestMemo } from '../../shared/connection-request-memo.ts';
 
 export interface ExecutorTargetRouterOptions {
   registry: HostLinkRegistry;
@@ -41,8 +41,8 @@ export interface ExecutorTargetRouterOptions {
 
 export class ExecutorTargetRouter implements ChannelRouter {
   readonly #options: ExecutorTargetRouterOptions;
-  /** The channel-open request's schema check, memoized per descriptor (`connection-request-check.ts`). */
-  readonly #check = new ConnectionRequestCheck();
+  /** The check of the channel-open requests this worker sends, memoized (`connection-request-memo.ts`). */
+  readonly #requests = new ConnectionRequestMemo();
 
   constructor(options: ExecutorTargetRouterOptions) {
     this.#options = options;
@@ -56,7 +56,7 @@ export class ExecutorTargetRouter implements ChannelRouter {
       case 'reverse-http': {
         const target = hostTarget(innerTargetOf(descriptor), name);
         const { target: _ignored, ...rest } = connection;
-        const request = this.#check.request(descriptor, rest, target.type === 'local' ? undefined : target);
+        const request = this.#requests.parse({ type: 'mcp', connection: target.type === 'local' ? rest : { ...rest, target } });
         return this.#options.registry.openChannel(descriptor['entity-id'], request, options);
       }
       case 'http':
@@ -78,7 +78,7 @@ export class ExecutorTargetRouter implements ChannelRouter {
           );
         }
         const { target: _ignored, ...rest } = connection;
-        return localHost(this.#check.request(descriptor, rest, undefined), options);
+        return localHost(this.#requests.parse({ type: 'mcp', connection: rest }), options);
       }
     }
   }

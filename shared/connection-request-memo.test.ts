@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseMcpConnectionRequestOrWireError } from '../../shared/connection-request.ts';
-import { WireError } from '../../shared/errors.ts';
+import { parseMcpConnectionRequestOrWireError } from './connection-request.ts';
+import { WireError } from './errors.ts';
 import { ConnectionRequestMemo } from './connection-request-memo.ts';
 
 const TRACE = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
@@ -38,6 +38,8 @@ describe('ConnectionRequestMemo', () => {
     const bad = [
       request({ session: 'has space' }),
       request({ session: 7 }),
+      request({ session: 'x'.repeat(129) }),
+      request({ agent: 'al ice' }),
       request({ era: 'future' }),
       request({ traceparent: '00-00000000000000000000000000000000-b7ad6b7169203331-01' }),
       request({ traceparent: ` ${TRACE}` }),
