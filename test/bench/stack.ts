@@ -68,6 +68,8 @@ export interface StackOptions {
   sidecarConfig?: Record<string, unknown>;
   /** A sidecar bundle built beforehand (another commit's, to compare two), instead of building this tree's. */
   sidecarBundle?: string;
+  /** Another checkout whose worker sources Deno runs (with `denoFlags`), to compare two workers; this tree's by default. */
+  workerRoot?: string;
 }
 
 export interface Stack {
@@ -149,16 +151,17 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
   // The worker logs at warn: per-session info lines are not what is being measured.
   const env = { SWITCHYARD_LOG_LEVEL: 'warn' };
   let worker: BenchProcess;
-  if (options.denoFlags === undefined) {
+  if (options.denoFlags === undefined && options.workerRoot === undefined) {
     const deno = await startDenoWorker({ configFile: workerConfig, port, stderr: 'pipe', env });
     worker = registry.track('worker (deno)', deno.child);
   } else {
     // Profiling: the production launcher passes `--quiet`, which also hides the inspector's
     // "Debugger listening" line that profiling reads; so Deno is started here with the flags given.
+    const root = options.workerRoot === undefined ? REPO : `${options.workerRoot.replace(/\/$/, '')}/`;
     worker = registry.spawn(
       'worker (deno)',
       DENO,
-      ['run', ...options.denoFlags, '--no-prompt', '--allow-net', '--allow-env', `--allow-read=${REPO},${realpathSync(`${REPO}node_modules`)},${workerConfig}`, `--config=${REPO}deno.json`, 'worker/adapters/deno/deno-worker.ts'],
+      ['run', ...(options.denoFlags ?? []), '--no-prompt', '--allow-net', '--allow-env', `--allow-read=${root},${realpathSync(`${root}node_modules`)},${workerConfig}`, `--config=${root}deno.json`, `${root}worker/adapters/deno/deno-worker.ts`],
       { SWITCHYARD_WORKER_CONFIG_FILE: workerConfig, HOST: '127.0.0.1', PORT: String(port), NO_COLOR: '1', ...env },
     );
     await worker.waitFor(/\{"event":"listening","url":"([^"]+)"\}/);

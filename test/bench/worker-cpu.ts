@@ -1,0 +1,178 @@
+/**
+ * The worker's CPU per echo call, and two worker checkouts against each other: `node --import tsx
+ * test/bench/worker-cpu.ts [--trees A,B] [--rounds 4] [--calls 1000] [--variants b,m,b8,m8]`.
+ *
+ * Each round starts the whole stack (this tree's sidecar bundle, server-everything) once per
+ * worker checkout, all at once, and per variant runs `calls` echoes on each in `--batches`
+ * batches taken in turns (A B B A …), after a warm-up: (b) one legacy session on
+ * `/servers/everything/mcp`, (m) sequential modern stateless requests, (b8) 8 legacy sessions and
+ * (m8) 8 modern agents calling at once. Every agent is the light `node:http` client, so the box's
+ * two cores go to the gateway. What it prints is the Deno process's own CPU per call (its
+ * threads' run time from /proc schedstat, in µs), per round and as the median over rounds, and
+ * the ratio B/A of each round: interleaved batches put the load of other work on the machine on
+ * both alike, so the ratios say more than either column. Without `--trees` it measures this
+ * tree's worker alone. A tree is a checkout with `node_modules` beside its sources
+ * (`git worktree add DIR COMMIT`, then a symlink to this tree's `node_modules`).
+ *
+ * @module
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { echoLoop, expectEcho, type Agent } from './client.ts';
+import { connectLight, httpExchange, readAnswer } from './light-client.ts';
+import { installCleanup, ProcessRegistry } from './processes.ts';
+import { buildSidecarBundle } from './sidecar-bundle.ts';
+import { startStack, TOKENS, type Stack } from './stack.ts';
+import { median, round } from './stats.ts';
+
+type Variant = 'b' | 'm' | 'b8' | 'm8';
+
+const { values } = parseArgs({
+  options: {
+    trees: { type: 'string' },
+    rounds: { type: 'string', default: '4' },
+    calls: { type: 'string', default: '1000' },
+    warmup: { type: 'string', default: '200' },
+    batches: { type: 'string', default: '10' },
+    variants: { type: 'string', default: 'b,m,b8,m8' },
+  },
+});
+const log = (line: string) => process.stdout.write(line + '\n');
+const registry = new ProcessRegistry();
+const cleanup = installCleanup(registry);
+const calls = Number(values.calls);
+const warmup = Number(values.warmup);
+const batches = Number(values.batches);
+const chosen = values.variants.split(',') as Variant[];
+const trees = values.trees?.split(',').map((path) => resolve(path)) ?? [undefined];
+const MODERN_VERSION = '2026-07-28';
+
+/** A modern agent on the light client: one stateless POST per echo, the headers `modernAgent` sends. */
+function lightModernAgent(url: string, token: string): Agent {
+  const exchange = httpExchange(url);
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'switchyard-bench-modern', version: '1.0.0' },
+  };
+  let id = 1;
+  return {
+    client: undefined as never,
+    async echo(tool, message) {
+      const headers = {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN_VERSION,
+        'mcp-method': 'tools/call',
+        'mcp-name': tool,
+      };
+      const n = id++;
+      const body = { jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: tool, arguments: { message }, _meta: meta } };
+      const response = await exchange.send('POST', headers, JSON.stringify(body));
+      expectEcho(readAnswer(response.text, response.header('content-type') ?? '', n), message);
+    },
+    close: async () => exchange.close(),
+  };
+}
+
+async function agentsFor(stack: Stack, variant: Variant): Promise<Agent[]> {
+  const url = `${stack.url}/servers/everything/mcp`;
+  const count = variant.endsWith('8') ? 8 : 1;
+  const make = () => (variant.startsWith('m') ? Promise.resolve(lightModernAgent(url, TOKENS.modern)) : connectLight(url, TOKENS.plain));
+  return Promise.all(Array.from({ length: count }, make));
+}
+
+/**
+ * ns a process has run on a CPU so far, summed over its threads (/proc/<pid>/task/<tid>/schedstat):
+ * exact where /proc's utime and stime count 10 ms ticks, which a batch of a few hundred calls is
+ * only tens of.
+ */
+function cpuNs(pid: number): number {
+  let sum = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      sum += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // A thread that ended between the listing and the read.
+    }
+  }
+  return sum;
+}
+
+/** `calls` echoes spread over `agents` at once; the worker's CPU they cost, in ns. */
+async function batch(stack: Stack, agents: readonly Agent[], calls: number): Promise<number> {
+  const each = Math.ceil(calls / agents.length);
+  const before = cpuNs(stack.worker.pid);
+  const timed = await Promise.all(agents.map((agent) => echoLoop(agent, 'echo', each, 0, 'timed')));
+  const used = cpuNs(stack.worker.pid) - before;
+  const failed = timed.find((t) => t.errors > 0);
+  if (failed !== undefined) throw new Error(`${failed.errors} errors, first: ${failed.firstError}`);
+  return used / (each * agents.length);
+}
+
+/**
+ * One round: a stack per tree, all started at once; per variant, batches run on each stack in
+ * turns (A B B A …), so load from other work on the machine falls on both alike.
+ */
+async function round1(bundle: string, r: number): Promise<Array<Record<string, number>>> {
+  const stacks: Stack[] = [];
+  try {
+    for (const tree of trees) stacks.push(await startStack(registry, { sidecarBundle: bundle, ...(tree !== undefined ? { workerRoot: tree } : {}) }));
+    const perCall = trees.map(() => ({}) as Record<string, number>);
+    for (const variant of chosen) {
+      const agents = await Promise.all(stacks.map((stack) => agentsFor(stack, variant)));
+      try {
+        for (const [i, stack] of stacks.entries()) await batch(stack, agents[i]!, warmup);
+        const ns = trees.map(() => 0);
+        for (let b = 0; b < batches; b++) {
+          const order = stacks.map((_, i) => i);
+          if ((b + r) % 2 === 1) order.reverse();
+          for (const i of order) ns[i]! += await batch(stacks[i]!, agents[i]!, calls / batches);
+        }
+        ns.forEach((total, i) => (perCall[i]![variant] = round(total / batches / 1000, 1)));
+      } finally {
+        await Promise.all(agents.flat().map((agent) => agent.close()));
+      }
+    }
+    return perCall;
+  } finally {
+    for (const stack of stacks) {
+      await registry.stop(stack.sidecar);
+      await registry.stop(stack.worker);
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const scratch = mkdtempSync(join(tmpdir(), 'switchyard-worker-cpu-'));
+  registry.afterStop(() => rmSync(scratch, { recursive: true, force: true }));
+  const bundle = await buildSidecarBundle(scratch);
+  const results = trees.map(() => [] as Array<Record<string, number>>);
+  for (let r = 0; r < Number(values.rounds); r++) {
+    const perCall = await round1(bundle, r);
+    perCall.forEach((row, i) => {
+      results[i]!.push(row);
+      log(`round ${r + 1} ${String.fromCharCode(65 + i)}: ${JSON.stringify(row)} µs worker CPU per call`);
+    });
+  }
+  for (const variant of chosen) {
+    const medians = results.map((rows) => round(median(rows.map((row) => row[variant]!)), 1));
+    const line = medians.map((m, i) => `${String.fromCharCode(65 + i)} ${m}`).join(', ');
+    const ratios = results.length === 2 ? `; B/A per round ${results[0]!.map((row, r) => round(results[1]![r]![variant]! / row[variant]!, 3)).join(' ')}` : '';
+    log(`(${variant}) median µs per call: ${line}${ratios}`);
+  }
+}
+
+main()
+  .then(async () => {
+    await cleanup();
+    process.exit(0);
+  })
+  .catch(async (error: unknown) => {
+    process.stderr.write(`worker-cpu: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    await cleanup();
+    process.exit(1);
+  });
