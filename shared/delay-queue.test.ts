@@ -62,4 +62,28 @@ describe('DelayQueue', () => {
     expect(() => new DelayQueue(-1)).toThrow(/delay must be a finite number of ms, got -1/);
     expect(() => new DelayQueue(Number.NaN)).toThrow(RangeError);
   });
+
+  it('keeps its deadlines on the monotonic clock when the wall clock jumps', () => {
+    vi.useRealTimers();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const wall = vi.spyOn(Date, 'now');
+    try {
+      const q = new DelayQueue(1000);
+      const ran: string[] = [];
+      q.add(() => ran.push('a'));
+      vi.advanceTimersByTime(500);
+      q.add(() => ran.push('b'));
+      const then = Date.now();
+      wall.mockReturnValue(then + 3_600_000);
+      vi.advanceTimersByTime(500);
+      expect(ran).toEqual(['a']); // an hour forward does not make 'b' due
+      wall.mockReturnValue(then - 3_600_000);
+      vi.advanceTimersByTime(499);
+      expect(ran).toEqual(['a']);
+      vi.advanceTimersByTime(1);
+      expect(ran).toEqual(['a', 'b']); // an hour back does not hold it
+    } finally {
+      wall.mockRestore();
+    }
+  });
 });

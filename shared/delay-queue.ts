@@ -3,8 +3,10 @@
  * first, all on one runtime timer. Hot-path deadlines (a channel open's, the window in which a
  * legacy POST may still be answered with plain JSON) are set and cancelled once per call and
  * almost never fire; under Deno a `setTimeout` with its `clearTimeout` cost 20-40 µs of a call's
- * CPU in the worker's profiles (issue 17), this an object and a `Date.now()` (`performance.now()`
- * is an op there, about 1.6 µs).
+ * CPU in the worker's profiles (issue 17), this an object and one `performance.now()` per entry.
+ * The clock is the monotonic one: with `Date.now()` a wall-clock step (NTP, a suspended laptop, an
+ * operator) moved every pending deadline with it, forward ending channel opens early, backward
+ * holding them past their limit.
  *
  * With one delay for every entry, entries are due in the order they were added, so the queue is a
  * FIFO list and the timer is armed for its head only. A cancelled entry is dropped at once when it
@@ -33,7 +35,7 @@ export class DelayQueue {
   /** When the armed timer fires; it may be earlier than the head's due time (that head was cancelled). */
   #timerDue = 0;
 
-  constructor(delayMs: number, now: () => number = () => Date.now()) {
+  constructor(delayMs: number, now: () => number = () => performance.now()) {
     if (!(delayMs >= 0) || !Number.isFinite(delayMs)) throw new RangeError(`Cannot create a DelayQueue: the delay must be a finite number of ms, got ${delayMs}`);
     this.delayMs = delayMs;
     this.#now = now;
@@ -45,7 +47,7 @@ export class DelayQueue {
     if (this.#tail === undefined) this.#head = entry;
     else this.#tail.next = entry;
     this.#tail = entry;
-    if (this.#timer === undefined) this.#arm(entry.due);
+    if (this.#timer === undefined) this.#arm(entry.due, this.delayMs);
     return entry;
   }
 
@@ -67,9 +69,10 @@ export class DelayQueue {
     if (this.#head === undefined) this.#tail = undefined;
   }
 
-  #arm(due: number): void {
+  /** Arms the timer for `due`, `inMs` from now (known to `add`, which has just read the clock). */
+  #arm(due: number, inMs = due - this.#now()): void {
     this.#timerDue = due;
-    this.#timer = setTimeout(() => this.#fire(), Math.max(0, due - this.#now()));
+    this.#timer = setTimeout(() => this.#fire(), Math.max(0, inMs));
     unrefTimer(this.#timer);
   }
 
