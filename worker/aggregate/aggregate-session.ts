@@ -10,7 +10,8 @@
  */
 import { AggregateServer, type AggregateServerOptions } from './aggregate-server.ts';
 import type { WorkerLogger } from '../log.ts';
-import { LegacyHttpEndpoint, type LegacyPostBody } from '../sessions/legacy-http-endpoint.ts';
+import { LegacyHttpEndpoint } from '../sessions/legacy-http-endpoint.ts';
+import type { LegacyPostBody } from '../sessions/legacy-post-body.ts';
 import type { AgentSession } from '../sessions/session-table.ts';
 
 export interface AggregateSessionOptions extends AggregateServerOptions {

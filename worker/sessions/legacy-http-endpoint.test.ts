@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { keepRawText, RAW_TEXT_MIN_CHARS } from '../../shared/raw-message-text.ts';
 import { SessionEventStore } from '../passthrough/session-event-store.ts';
-import { LegacyHttpEndpoint, MAX_LEGACY_BODY_BYTES, type LegacyHttpEndpointOptions } from './legacy-http-endpoint.ts';
+import { LegacyHttpEndpoint, type LegacyHttpEndpointOptions } from './legacy-http-endpoint.ts';
+import { MAX_LEGACY_BODY_BYTES } from './legacy-post-body.ts';
 
 const URL_ = 'http://127.0.0.1/servers/alpha/mcp';
 const ID = 'session-1';

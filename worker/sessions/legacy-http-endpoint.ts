@@ -42,7 +42,9 @@ import type { InitializeRequest, JSONRPCMessage, MessageExtraInfo, RequestId } f
 import { isInitializeRequest, isJsonRpcMessage, isRequest, isResponse } from '../../shared/json-rpc-guards.ts';
 import { DelayQueue, type DelayEntry } from '../../shared/delay-queue.ts';
 import { rawTextOf } from '../../shared/raw-message-text.ts';
-import { readBoundedBody } from './bounded-body.ts';
+import { isJsonContentType, refuse, sessionNotFound } from './legacy-http-refusals.ts';
+import { MAX_LEGACY_BODY_BYTES, readLegacyPostBody, type LegacyPostBody } from './legacy-post-body.ts';
+import { extraFor } from './message-extra.ts';
 
 /** The versions a session accepts in `MCP-Protocol-Version` (the SDK's `SUPPORTED_PROTOCOL_VERSIONS`). */
 export const SUPPORTED_LEGACY_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
@@ -50,8 +52,6 @@ export const SUPPORTED_LEGACY_VERSIONS: readonly string[] = ['2025-11-25', '2025
 const DEFAULT_NEGOTIATED_VERSION = '2025-03-26';
 /** The first version whose clients read an event with empty data, so a stream can start with an id. */
 const PRIMING_VERSION = '2025-11-25';
-/** Largest POST body (the SDK's `DEFAULT_MAX_REQUEST_BODY_SIZE`). */
-export const MAX_LEGACY_BODY_BYTES = 4 * 1024 * 1024;
 const MAX_BATCH = 100;
 export const SSE_KEEP_ALIVE_MS = 15_000;
 const STANDALONE = '_GET_stream';
@@ -85,9 +85,6 @@ export interface LegacyHttpEndpointOptions {
   keepAliveMs?: number;
 }
 
-/** A POST's body as the caller read it: parsed, not JSON, or over the limit. */
-export type LegacyPostBody = { kind: 'json'; value: unknown } | { kind: 'not-json' } | { kind: 'too-large' };
-
 interface Stream {
   controller: ReadableStreamDefaultController<Uint8Array>;
 }
@@ -109,24 +106,6 @@ interface JsonWait {
 const encoder = new TextEncoder();
 const KEEP_ALIVE = encoder.encode(': keepalive\n\n');
 const SSE_HEADERS: Record<string, string> = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' };
-
-/** A JSON-RPC error answered by the endpoint itself; `id` is always null, as the SDK's were. */
-function refuse(status: number, code: number, message: string, headers?: Record<string, string>): Response {
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message, data: { reason: 'invalid-request' } }, id: null });
-  return new Response(body, { status, headers: { 'content-type': 'application/json', ...headers } });
-}
-
-const sessionNotFound = () => refuse(404, -32001, 'Session not found');
-
-/** `Content-Type` names JSON: its media type, not a substring (`text/plain; x=application/json` is not). */
-function isJsonContentType(header: string | null): boolean {
-  if (header === 'application/json') return true;
-  if (header === null) return false;
-  const semicolon = header.indexOf(';');
-  const essence = (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase();
-  // A comma means joined duplicate headers: ambiguous, so not JSON.
-  return essence === 'application/json' && !header.includes(',');
-}
 
 export class LegacyHttpEndpoint implements Transport {
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
@@ -239,7 +218,7 @@ export class LegacyHttpEndpoint implements Transport {
       return refuse(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
     }
     if (!isJsonContentType(request.headers.get('content-type'))) return refuse(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
-    const body = given ?? (await readBody(request));
+    const body = given ?? (await readLegacyPostBody(request));
     if (body.kind === 'too-large') return refuse(413, -32000, `Payload Too Large: Request body must not exceed ${MAX_LEGACY_BODY_BYTES} bytes`);
     if (body.kind === 'not-json') return refuse(400, -32700, 'Parse error: Invalid JSON');
     const batch = Array.isArray(body.value);
@@ -411,59 +390,4 @@ export class LegacyHttpEndpoint implements Transport {
       return false;
     }
   }
-}
-
-async function readBody(request: Request): Promise<LegacyPostBody> {
-  const body = await readBoundedBody(request, MAX_LEGACY_BODY_BYTES);
-  if (body.kind === 'too-large') return body;
-  try {
-    return { kind: 'json', value: JSON.parse(body.text) };
-  } catch {
-    return { kind: 'not-json' };
-  }
-}
-
-/** The `MessageExtraInfo` of a request's messages, built only if someone reads it. */
-function extraFor(request: Request): MessageExtraInfo {
-  let info: MessageExtraInfo['requestInfo'];
-  return {
-    get requestInfo() {
-      let url: URL | undefined;
-      info ??= {
-        headers: headersRecord(request.headers),
-        get url() {
-          return (url ??= new URL(request.url));
-        },
-      };
-      return info;
-    },
-  };
-}
-
-/**
- * The request's headers as the record `MessageExtraInfo` has, read through: one header looked
- * up (the passthrough reads `traceparent` of every message) is one `Headers.get`, where a copy
- * iterated every header (in Deno through WebIDL iterators, tens of µs a call: issue 17). Listing
- * the keys copies them once.
- */
-function headersRecord(headers: Headers): Record<string, string | undefined> {
-  let copy: Record<string, string> | undefined;
-  const all = () => (copy ??= Object.fromEntries(headers.entries()));
-  const lookup = (key: string | symbol): string | undefined => {
-    if (typeof key !== 'string') return undefined;
-    try {
-      return headers.get(key) ?? undefined;
-    } catch {
-      return undefined; // not a header name at all
-    }
-  };
-  return new Proxy({} as Record<string, string | undefined>, {
-    get: (_, key) => lookup(key),
-    has: (_, key) => lookup(key) !== undefined,
-    ownKeys: () => Reflect.ownKeys(all()),
-    getOwnPropertyDescriptor: (_, key) => {
-      const value = typeof key === 'string' ? all()[key] : undefined;
-      return value === undefined ? undefined : { value, writable: false, enumerable: true, configurable: true };
-    },
-  });
 }

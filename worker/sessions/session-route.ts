@@ -17,7 +17,7 @@
  * the hot path's cheapest read: a body with a declared length is one `Request.text()` (about
  * 4 µs under `Deno.serve` against 18 µs for a chunked reader, measured for a tools/call).
  * A body over the endpoint's limit, or one that is not JSON, is handed on as such, so the session's
- * endpoint answers it (413, parse error) after its own header checks (`legacy-http-endpoint.ts`).
+ * endpoint answers it (413, parse error) after its own header checks (`legacy-http-endpoint.ts`, `legacy-post-body.ts`).
  *
  * @module
  */
@@ -30,7 +30,7 @@ import type { AgentEntry } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
 import { sessionLimitOf } from './agent-limits.ts';
 import { readBoundedBody } from './bounded-body.ts';
-import { MAX_LEGACY_BODY_BYTES, type LegacyPostBody } from './legacy-http-endpoint.ts';
+import { MAX_LEGACY_BODY_BYTES, type LegacyPostBody } from './legacy-post-body.ts';
 import type { AgentSession, SessionTable } from './session-table.ts';
 
 /** Largest initialize body read before the session exists; initialize requests are small. */

@@ -16,7 +16,7 @@ import type { WorkerLogger } from '../log.ts';
 import { silentWorkerLogger } from '../log.ts';
 import { unrefTimer } from '../../shared/unref-timer.ts';
 import { admitSession, limitReached } from './agent-limits.ts';
-import type { LegacyPostBody } from './legacy-http-endpoint.ts';
+import type { LegacyPostBody } from './legacy-post-body.ts';
 
 /** One agent session as the table sees it; the route that created it owns the rest. */
 export interface AgentSession {

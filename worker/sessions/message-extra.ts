@@ -1,0 +1,53 @@
+/**
+ * The SDK's `MessageExtraInfo` of an agent's messages, made lazily from the HTTP request they
+ * came in: nothing is copied unless a reader asks for it (the passthrough reads one header of
+ * every message, `traceparent`).
+ *
+ * @module
+ */
+import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+
+/** The `MessageExtraInfo` of a request's messages, built only if someone reads it. */
+export function extraFor(request: Request): MessageExtraInfo {
+  let info: MessageExtraInfo['requestInfo'];
+  return {
+    get requestInfo() {
+      let url: URL | undefined;
+      info ??= {
+        headers: headersRecord(request.headers),
+        get url() {
+          return (url ??= new URL(request.url));
+        },
+      };
+      return info;
+    },
+  };
+}
+
+/**
+ * The request's headers as the record `MessageExtraInfo` has, read through: one header looked
+ * up (the passthrough reads `traceparent` of every message) is one `Headers.get`, where a copy
+ * iterated every header (in Deno through WebIDL iterators, tens of µs a call: issue 17). Listing
+ * the keys copies them once.
+ */
+function headersRecord(headers: Headers): Record<string, string | undefined> {
+  let copy: Record<string, string> | undefined;
+  const all = () => (copy ??= Object.fromEntries(headers.entries()));
+  const lookup = (key: string | symbol): string | undefined => {
+    if (typeof key !== 'string') return undefined;
+    try {
+      return headers.get(key) ?? undefined;
+    } catch {
+      return undefined; // not a header name at all
+    }
+  };
+  return new Proxy({} as Record<string, string | undefined>, {
+    get: (_, key) => lookup(key),
+    has: (_, key) => lookup(key) !== undefined,
+    ownKeys: () => Reflect.ownKeys(all()),
+    getOwnPropertyDescriptor: (_, key) => {
+      const value = typeof key === 'string' ? all()[key] : undefined;
+      return value === undefined ? undefined : { value, writable: false, enumerable: true, configurable: true };
+    },
+  });
+}
