@@ -8,9 +8,10 @@
  * `/servers/everything/mcp`, (m) sequential modern stateless requests, (b8) 8 legacy sessions and
  * (m8) 8 modern agents calling at once. Every agent is the light `node:http` client, so the box's
  * two cores go to the gateway. What it prints is the Deno process's own CPU per call (its
- * threads' run time from /proc schedstat, in µs), per round and as the median over rounds, and
- * the ratio B/A of each round: interleaved batches put the load of other work on the machine on
- * both alike, so the ratios say more than either column. Without `--trees` it measures this
+ * threads' run time from /proc schedstat, in µs), per round (the mean of its batches) and as the
+ * median over all batches, and the median of the ratios B/A of batches run side by side:
+ * interleaved batches put the load of other work on the machine on both alike, so that ratio
+ * says more than either column. Without `--trees` it measures this
  * tree's worker alone. A tree is a checkout with `node_modules` beside its sources
  * (`git worktree add DIR COMMIT`, then a symlink to this tree's `node_modules`).
  *
@@ -35,7 +36,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '4' },
     calls: { type: 'string', default: '1000' },
     warmup: { type: 'string', default: '200' },
-    batches: { type: 'string', default: '10' },
+    batches: { type: 'string', default: '40' },
     variants: { type: 'string', default: 'b,m,b8,m8' },
   },
 });
@@ -113,31 +114,33 @@ async function batch(stack: Stack, agents: readonly Agent[], calls: number): Pro
   return used / (each * agents.length);
 }
 
+/** Per tree, per variant: µs of worker CPU per call of each batch, in batch order. */
+type Batches = Array<Record<string, number[]>>;
+
 /**
  * One round: a stack per tree, all started at once; per variant, batches run on each stack in
  * turns (A B B A …), so load from other work on the machine falls on both alike.
  */
-async function round1(bundle: string, r: number): Promise<Array<Record<string, number>>> {
+async function runRound(bundle: string, r: number): Promise<Batches> {
   const stacks: Stack[] = [];
   try {
     for (const tree of trees) stacks.push(await startStack(registry, { sidecarBundle: bundle, ...(tree !== undefined ? { workerRoot: tree } : {}) }));
-    const perCall = trees.map(() => ({}) as Record<string, number>);
+    const perBatch: Batches = trees.map(() => ({}));
     for (const variant of chosen) {
       const agents = await Promise.all(stacks.map((stack) => agentsFor(stack, variant)));
       try {
         for (const [i, stack] of stacks.entries()) await batch(stack, agents[i]!, warmup);
-        const ns = trees.map(() => 0);
+        for (const row of perBatch) row[variant] = [];
         for (let b = 0; b < batches; b++) {
           const order = stacks.map((_, i) => i);
           if ((b + r) % 2 === 1) order.reverse();
-          for (const i of order) ns[i]! += await batch(stacks[i]!, agents[i]!, calls / batches);
+          for (const i of order) perBatch[i]![variant]!.push(round((await batch(stacks[i]!, agents[i]!, calls / batches)) / 1000, 1));
         }
-        ns.forEach((total, i) => (perCall[i]![variant] = round(total / batches / 1000, 1)));
       } finally {
         await Promise.all(agents.flat().map((agent) => agent.close()));
       }
     }
-    return perCall;
+    return perBatch;
   } finally {
     for (const stack of stacks) {
       await registry.stop(stack.sidecar);
@@ -146,24 +149,34 @@ async function round1(bundle: string, r: number): Promise<Array<Record<string, n
   }
 }
 
+const mean = (values: readonly number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+
 async function main(): Promise<void> {
   const scratch = mkdtempSync(join(tmpdir(), 'switchyard-worker-cpu-'));
   registry.afterStop(() => rmSync(scratch, { recursive: true, force: true }));
   const bundle = await buildSidecarBundle(scratch);
-  const results = trees.map(() => [] as Array<Record<string, number>>);
+  const all: Batches = trees.map(() => Object.fromEntries(chosen.map((v) => [v, [] as number[]])));
   for (let r = 0; r < Number(values.rounds); r++) {
-    const perCall = await round1(bundle, r);
-    perCall.forEach((row, i) => {
-      results[i]!.push(row);
-      log(`round ${r + 1} ${String.fromCharCode(65 + i)}: ${JSON.stringify(row)} µs worker CPU per call`);
+    const perBatch = await runRound(bundle, r);
+    perBatch.forEach((row, i) => {
+      for (const variant of chosen) all[i]![variant]!.push(...row[variant]!);
+      log(`round ${r + 1} ${String.fromCharCode(65 + i)}: ${JSON.stringify(Object.fromEntries(chosen.map((v) => [v, round(mean(row[v]!), 1)])))} µs worker CPU per call (mean of batches)`);
     });
   }
+  // Each batch of B beside the batch of A run next to it: the median of those ratios is what a
+  // burst of load elsewhere on the machine moves least.
   for (const variant of chosen) {
-    const medians = results.map((rows) => round(median(rows.map((row) => row[variant]!)), 1));
+    const medians = all.map((row) => round(median(row[variant]!), 1));
     const line = medians.map((m, i) => `${String.fromCharCode(65 + i)} ${m}`).join(', ');
-    const ratios = results.length === 2 ? `; B/A per round ${results[0]!.map((row, r) => round(results[1]![r]![variant]! / row[variant]!, 3)).join(' ')}` : '';
-    log(`(${variant}) median µs per call: ${line}${ratios}`);
+    const pairs = all.length === 2 ? all[0]![variant]!.map((a, b) => all[1]![variant]![b]! / a) : [];
+    const ratio = pairs.length > 0 ? `; B/A median of ${pairs.length} paired batches ${round(median(pairs), 3)} (quartiles ${round(quartile(pairs, 0.25), 3)}-${round(quartile(pairs, 0.75), 3)})` : '';
+    log(`(${variant}) median µs per call: ${line}${ratio}`);
   }
+}
+
+function quartile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
 main()
