@@ -22,7 +22,7 @@ import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
 import { watchSidecarConfig } from './sidecar-reload.ts';
 import { stopOnSignals } from './signals.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
-import { closeInheritedDescriptors } from '../sidecar/process/inherited-fds.ts';
+import { inheritableDescriptors } from '../sidecar/process/inherited-fds.ts';
 
 export function configDirFrom(values: { 'config-dir'?: string | undefined }): string {
   const dir = values['config-dir'] ?? process.env.SWITCHYARD_CONFIG_DIR;
@@ -88,10 +88,10 @@ export async function runSidecarCommand(argv: string[]): Promise<number> {
   const log = createLogger({ fields: { component: 'sidecar', 'entity-id': config.entityId } });
   log.info('Sidecar starting', { worker: config.worker, configDir: dir, user: config.user });
   keepServingOnUnexpectedErrors(log);
-  // A descriptor the shell left open (not close-on-exec) would pass into every server: close them
-  // now, once, and the executor checks again before each spawn.
-  const inherited = closeInheritedDescriptors();
-  if (inherited.length > 0) log.info('Closed descriptors the sidecar inherited', { fds: inherited });
+  // A descriptor without close-on-exec (a shell's pipe, or V8's own profiling files, which it
+  // writes to for the life of the process) is never closed here: every spawn masks it instead.
+  const inheritable = inheritableDescriptors();
+  if (inheritable.length > 0) log.info('Descriptors without close-on-exec are kept from every server', { fds: inheritable });
   const snapshot = ConfigSnapshot.take(dir);
   const sidecar = await startSidecar(config, log, undefined, snapshot);
   // A changed config dir applies without a restart (or is refused, the old one kept).

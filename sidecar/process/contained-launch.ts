@@ -66,6 +66,15 @@ export interface ContainedLaunch {
    */
   wrap(command: string, args: readonly string[]): SandboxSpawn;
   /**
+   * The tool's options that make it close `fds` before it runs the command, so the server
+   * inherits none of them; the executor puts them first in the tool's arguments. Each of `fds`
+   * is open on `/dev/null` in the tool (the executor's mask over a descriptor the sidecar holds
+   * without `O_CLOEXEC`, `inherited-fds.ts`), so an option that reads the descriptor reads
+   * nothing. A backend without it takes no launch while the sidecar holds such a descriptor: the
+   * launch fails closed.
+   */
+  closeDescriptors?(fds: readonly number[]): readonly string[];
+  /**
    * Finishes the sandbox's setup (starting what it needs beside it, such as its network) and
    * resolves once the sandbox runs the command, or `unknown`. `signal` ends only the wait; setup
    * the sandbox is blocked on goes on.

@@ -1,20 +1,33 @@
 /**
- * Descriptors the sidecar inherited and must not pass on (DESIGN §5: no stray descriptors).
+ * Descriptors a spawned child would inherit, and how a spawn keeps them from it (DESIGN §5: no
+ * stray descriptors).
  *
  * libuv does not close a parent's descriptors when it spawns a child: every descriptor without
  * `O_CLOEXEC` reaches the child, and through bwrap the server inside the sandbox (a pipe a shell
- * left open showed up as fd 251 inside). Everything Node and libuv open is `O_CLOEXEC` (files,
- * sockets, the parent ends of child pipes, the IPC channel of a forked process), and so is every
- * descriptor the sandbox backends open for a launch, so a descriptor ≥ 3 without the flag can
- * only have come from whoever started the sidecar. Nothing in the sidecar uses those, so they are
- * closed: once at start, and again before every spawn, since a library could still have opened
- * one.
+ * left open showed up as fd 251 inside). Node and libuv open everything `O_CLOEXEC`, but not
+ * everything in the process is theirs: what the sidecar inherited from whoever started it has no
+ * flag, and neither have the files V8 opens for its own flags (`--perf-basic-prof`'s
+ * `/tmp/perf-PID.map`, `--prof`'s log), which it writes to for as long as the process runs. The
+ * two look the same from here, so the sidecar closes neither: closing V8's map let the link's
+ * socket take its number, and V8 then wrote its map into the link.
  *
- * Linux only (it reads `/proc/self/fdinfo`); elsewhere it does nothing.
+ * The child drops them instead, between fork and exec, where libuv already works: each such
+ * descriptor at or above the spawn's own gets a `stdio` entry, a descriptor on `/dev/null` that
+ * libuv's `dup2` puts over it in the child only. The sidecar's own copy stays as it was. An
+ * ordinary server then holds `/dev/null` at that number, which opens nothing; a sandbox tool is
+ * told to close those numbers before it runs the command (`ContainedLaunch.closeDescriptors`), so
+ * a contained server holds none.
+ *
+ * The list is read in the same synchronous step as the spawn, and the sidecar's own code opens
+ * nothing between the two; a native thread that opened a descriptor without `O_CLOEXEC` in that
+ * instant is the one case left, and none of the sidecar's threads does (libuv's pool opens
+ * everything `O_CLOEXEC`).
+ *
+ * Linux only (it reads `/proc/self/fdinfo`); elsewhere nothing is inheritable and nothing masked.
  *
  * @module
  */
-import { closeSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /** `O_CLOEXEC` as `/proc/self/fdinfo/N` prints it in its octal `flags:` line. */
 const O_CLOEXEC = 0o2000000;
@@ -48,25 +61,75 @@ export function inheritableDescriptors(): number[] {
   return found.sort((a, b) => a - b);
 }
 
+/** One masked descriptor and what it is in the sidecar, for the log (never for the link). */
+export interface MaskedDescriptor {
+  readonly fd: number;
+  /** `readlink /proc/self/fd/N`: a path, `pipe:[…]`, `socket:[…]`, or `unknown`. */
+  readonly target: string;
+}
+
+/** What one spawn adds to keep the sidecar's inheritable descriptors from its child. */
+export interface DescriptorMask {
+  /** The masked numbers, ascending, all at or above the spawn's first free index. */
+  readonly fds: readonly number[];
+  /**
+   * The spawn's `stdio` entries from its first free index on: the `/dev/null` descriptor at each
+   * masked number, `'ignore'` (which libuv leaves alone above 2) between them.
+   */
+  readonly stdio: readonly (number | 'ignore')[];
+  /** Each masked number with what it points to in the sidecar. */
+  describe(): MaskedDescriptor[];
+  /** Closes the sidecar's `/dev/null` descriptor; once the spawn returned (or failed). */
+  close(): void;
+}
+
+function targetOf(fd: number): string {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return 'unknown';
+  }
+}
+
 /**
- * Closes every descriptor ≥ 3 that a spawned child would inherit.
+ * The mask for `fds` on a spawn whose `stdio` already fills the indices below `firstFree` (a
+ * descriptor there is replaced by the spawn's own entry anyway).
  *
- * @returns The descriptors closed, for the log.
- * @example At sidecar start
+ * @returns `null` when nothing needs masking.
+ * @throws When `/dev/null` cannot be opened (the spawn must not go ahead then).
+ */
+export function descriptorMask(fds: readonly number[], firstFree: number): DescriptorMask | null {
+  const masked = [...new Set(fds)].filter((fd) => fd >= firstFree).sort((a, b) => a - b);
+  if (masked.length === 0) return null;
+  const placeholder = openSync('/dev/null', 'r'); // close-on-exec, as Node opens everything
+  const stdio: (number | 'ignore')[] = Array.from({ length: masked.at(-1)! + 1 - firstFree }, () => 'ignore');
+  for (const fd of masked) stdio[fd - firstFree] = placeholder;
+  let open = true;
+  return {
+    fds: masked,
+    stdio,
+    describe: () => masked.map((fd) => ({ fd, target: targetOf(fd) })),
+    close() {
+      if (open) closeSync(placeholder);
+      open = false;
+    },
+  };
+}
+
+/**
+ * The mask for every descriptor this process holds that a child would inherit.
+ *
+ * @param firstFree The spawn's `stdio` length without the mask (3 plus its own descriptors).
+ * @example Before a spawn
  * ```ts
- * const closed = closeInheritedDescriptors();
- * if (closed.length > 0) log.info('Closed inherited descriptors', { fds: closed });
+ * const mask = maskInheritableDescriptors(3);
+ * try {
+ *   spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe', ...(mask?.stdio ?? [])] });
+ * } finally {
+ *   mask?.close();
+ * }
  * ```
  */
-export function closeInheritedDescriptors(): number[] {
-  const closed: number[] = [];
-  for (const fd of inheritableDescriptors()) {
-    try {
-      closeSync(fd);
-      closed.push(fd);
-    } catch {
-      // already closed
-    }
-  }
-  return closed;
+export function maskInheritableDescriptors(firstFree: number): DescriptorMask | null {
+  return descriptorMask(inheritableDescriptors(), firstFree);
 }

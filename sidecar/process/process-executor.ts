@@ -7,8 +7,9 @@
  * contained launch that fails is reported as `containment-unavailable` or `launch-failed` and is
  * never retried without the policy: required containment fails closed. Every process gets its own
  * process group, so disposal can end the whole tree, grandchildren included, and holds only
- * stdin, stdout, stderr and the descriptors its policy passes: descriptors the sidecar inherited
- * are closed before every spawn (`inherited-fds.ts`).
+ * stdin, stdout, stderr and the descriptors its policy passes: a descriptor the sidecar holds
+ * without `O_CLOEXEC` (inherited, or the runtime's own) is masked in the child, never closed in
+ * the sidecar, and a sandbox tool closes it before the server runs (`inherited-fds.ts`).
  *
  * @module
  */
@@ -18,7 +19,7 @@ import { type Logger, silentLogger } from '../log.ts';
 import type { Duplex } from 'node:stream';
 import type { ContainedLaunch, SandboxDescriptor, SandboxReadiness, SpawnedSandbox } from './contained-launch.ts';
 import { type AddressSpaceLimit, limitedCommand } from './address-space-limit.ts';
-import { closeInheritedDescriptors } from './inherited-fds.ts';
+import { type DescriptorMask, maskInheritableDescriptors } from './inherited-fds.ts';
 import { ChildProcessHandle, type ProcessHandle, type StopTimings } from './process-handle.ts';
 
 export type { ContainedLaunch } from './contained-launch.ts';
@@ -128,8 +129,9 @@ export class ProcessExecutor {
     this.#options.onLaunch?.(request);
     if (signal?.aborted) throw cancelled(signal);
     let plan: SpawnPlan;
+    let mask: DescriptorMask | null;
     try {
-      plan = this.#plan(request);
+      ({ plan, mask } = this.#plan(request));
     } catch (error) {
       // The policy refused what it would mount; its message crosses the link, the cause stays here.
       this.#logger.warn('Contained launch refused before spawn', { backend: request.policy?.backend ?? 'none', error, cause: (error as Error).cause ?? null });
@@ -137,12 +139,10 @@ export class ProcessExecutor {
     }
     let child: ChildProcess;
     try {
-      const closed = closeInheritedDescriptors();
-      if (closed.length > 0) this.#logger.info('Closed descriptors the sidecar inherited', { fds: closed });
       child = spawn(plan.file, plan.args, {
         cwd: plan.cwd,
         env: { ...plan.env },
-        stdio: ['pipe', 'pipe', 'pipe', ...plan.descriptors.map((d) => (typeof d === 'object' && 'fd' in d ? d.fd : ('pipe' as const)))],
+        stdio: ['pipe', 'pipe', 'pipe', ...plan.descriptors.map((d) => (typeof d === 'object' && 'fd' in d ? d.fd : ('pipe' as const))), ...(mask?.stdio ?? [])],
         detached: true,
         shell: false,
         windowsHide: true,
@@ -152,9 +152,10 @@ export class ProcessExecutor {
       throw toLaunchError(error, plan.backend);
     } finally {
       plan.release();
+      mask?.close();
     }
     this.#spawnCount += 1;
-    const extra = child.stdio.slice(3) as (Duplex | null)[];
+    const extra = child.stdio.slice(3, 3 + plan.descriptors.length) as (Duplex | null)[];
     plan.descriptors.forEach((d, i) => {
       const stream = extra[i];
       stream?.on('error', (error) => this.#logger.debug('Sandbox descriptor error', { fd: 3 + i, error }));
@@ -195,10 +196,43 @@ export class ProcessExecutor {
     void handle.whenGroupGone().then(() => this.#live.delete(handle));
   }
 
-  #plan(request: ProcessLaunchRequest): SpawnPlan {
-    const plan = this.#unlimitedPlan(request);
+  /**
+   * The spawn, and the mask over the sidecar's inheritable descriptors, read last so that nothing
+   * runs between it and the spawn. A contained launch also has its tool close them.
+   *
+   * @throws WireError `launch-failed` for a contained launch whose backend cannot close them.
+   */
+  #plan(request: ProcessLaunchRequest): { plan: SpawnPlan; mask: DescriptorMask | null } {
+    let plan = this.#unlimitedPlan(request);
+    let mask: DescriptorMask | null = null;
+    try {
+      mask = maskInheritableDescriptors(3 + plan.descriptors.length);
+      if (mask !== null) plan = this.#withoutMasked(plan, request.policy, mask);
+    } catch (error) {
+      plan.release();
+      mask?.close();
+      throw error;
+    }
     const limit = this.#options.addressSpaceLimit;
-    return limit === undefined ? plan : { ...plan, ...limitedCommand(limit, plan.file, plan.args), shownFile: plan.file };
+    return { plan: limit === undefined ? plan : { ...plan, ...limitedCommand(limit, plan.file, plan.args), shownFile: plan.file }, mask };
+  }
+
+  /** `plan` with its sandbox tool closing the masked descriptors; an ordinary one keeps them on `/dev/null`. */
+  #withoutMasked(plan: SpawnPlan, policy: ContainedLaunch | null, mask: DescriptorMask): SpawnPlan {
+    const fds = mask.describe();
+    if (policy === null) {
+      this.#logger.info('Descriptors the sidecar holds without close-on-exec are on /dev/null in the server', { fds });
+      return plan;
+    }
+    if (policy.closeDescriptors === undefined) {
+      const list = mask.fds.join(', ');
+      throw new WireError('launch-failed', `Cannot start contained process: the sidecar holds descriptors a sandbox would inherit (fd ${list}) and the ${policy.backend} backend cannot close them: see the sidecar log`, {
+        detail: { backend: policy.backend },
+        cause: new LocalError('inheritable-descriptors', `Inheritable descriptors: ${fds.map((d) => `fd ${d.fd} (${d.target})`).join(', ')}`),
+      });
+    }
+    this.#logger.info('Descriptors the sidecar holds without close-on-exec are closed in the sandbox', { backend: policy.backend, fds });
+    return { ...plan, args: [...policy.closeDescriptors(mask.fds), ...plan.args] };
   }
 
   #unlimitedPlan(request: ProcessLaunchRequest): SpawnPlan {

@@ -1,23 +1,35 @@
 /**
- * Run by `stray-fd.test.ts` as `node --import tsx test/sandbox/stray-fd-runner.ts`, with stray
- * descriptors its parent left open (as a shell's pipe would be). It launches `sleep` through the
- * real ProcessExecutor uncontained, contained without network and contained with
- * `internet-client`, and prints, for each, the descriptors the server process holds and those of
- * the sandbox tool (bwrap), as read from `/proc/PID/fd` while it runs.
+ * Run by `stray-fd.test.ts` as `node --perf-basic-prof … --import tsx test/sandbox/stray-fd-runner.ts`,
+ * with stray descriptors its parent left open (as a shell's pipe would be) and V8's own perf map
+ * open without close-on-exec. It launches `sleep` through the real ProcessExecutor uncontained,
+ * contained without network and contained with `internet-client`, and prints, for each, what
+ * the server process holds, and what the sandbox tool (bwrap) and its network helper
+ * (slirp4netns) hold, as read from `/proc/PID/fd` while it runs; then a contained launch whose
+ * backend cannot close descriptors, refused; then its own inheritable descriptors again, and it
+ * writes a line to fd 40 to show the parent's pipe still works.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ProcessExecutor } from '../../sidecar/process/process-executor.ts';
+import type { WireError } from '../../shared/errors.ts';
+import { ProcessExecutor, type ContainedLaunch } from '../../sidecar/process/process-executor.ts';
 import { inheritableDescriptors } from '../../sidecar/process/inherited-fds.ts';
 import { bubblewrapProbe, compileContainment } from '../../sidecar/sandbox/index.ts';
 import { NEUTRAL_PROFILE, type NetworkCapability } from '../../sidecar/trust/effective-profile.ts';
 
 const SLEEP = '/usr/bin/sleep';
 
-function fdsOf(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/fd`).map(Number).sort((a, b) => a - b);
+/** Each descriptor of `pid` with what it points to. */
+function fdsOf(pid: number): Record<number, string> {
+  const found: Record<number, string> = {};
+  for (const entry of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      found[Number(entry)] = readlinkSync(`/proc/${pid}/fd/${entry}`);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return found;
 }
 
 function childrenOf(pid: number): number[] {
@@ -28,50 +40,69 @@ function childrenOf(pid: number): number[] {
   }
 }
 
-/** The `sleep` below `pid` (itself, or its descendant inside the sandbox). */
-function serverPid(pid: number): number | undefined {
-  if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep') return pid;
+/** The process named `comm` below `pid` (itself, or a descendant, inside the sandbox or beside it). */
+function find(pid: number, comm: string): number | undefined {
+  if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === comm) return pid;
   for (const child of childrenOf(pid)) {
-    const found = serverPid(child);
+    const found = find(child, comm);
     if (found !== undefined) return found;
   }
   return undefined;
 }
 
+const inheritable = (): Record<number, string> => Object.fromEntries(inheritableDescriptors().map((fd) => [fd, readlinkSync(`/proc/self/fd/${fd}`)]));
+
+async function policyFor(dir: string, network: NetworkCapability[]): Promise<ContainedLaunch> {
+  const policy = await compileContainment(
+    { ...NEUTRAL_PROFILE, filesystemPaths: [{ sourcePath: dir, targetPath: dir, accessMode: 'read-write' }], networkCapabilities: network },
+    { file: SLEEP, args: ['30'] },
+    { revision: 'sha256:test', platform: 'linux', probe: bubblewrapProbe('/usr/bin/bwrap') },
+  );
+  if (policy === null) throw new Error('A profile granting a path compiles to a policy');
+  return policy;
+}
+
 async function main(): Promise<void> {
-  const strayBefore = inheritableDescriptors();
+  const strayBefore = inheritable();
   const executor = new ProcessExecutor({ termGraceMs: 200 });
   const dir = mkdtempSync(join(tmpdir(), 'sy-stray-fd-'));
   const results: Record<string, unknown> = { strayBefore };
   const launches: [string, NetworkCapability[] | null][] = [['uncontained', null], ['contained', []], ['internet-client', ['internet-client']]];
   for (const [name, network] of launches) {
-    const policy =
-      network === null
-        ? null
-        : await compileContainment(
-            { ...NEUTRAL_PROFILE, filesystemPaths: [{ sourcePath: dir, targetPath: dir, accessMode: 'read-write' }], networkCapabilities: network },
-            { file: SLEEP, args: ['30'] },
-            { revision: 'sha256:test', platform: 'linux', probe: bubblewrapProbe('/usr/bin/bwrap') },
-          );
+    const policy = network === null ? null : await policyFor(dir, network);
     const handle = await executor.launch({ command: SLEEP, args: ['30'], env: {}, policy });
     let server: number | undefined;
     for (let i = 0; i < 400 && server === undefined; i++) {
-      server = serverPid(handle.pid);
+      server = find(handle.pid, 'sleep');
       if (server === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
     }
     // `comm` reads "sleep" from early in exec, before the kernel closes close-on-exec descriptors
     // (bwrap's own), so a read at that instant can show one that is about to go. Poll until only
-    // 0-2 remain, within a bound: a descriptor that really leaked never goes, and is reported.
+    // 0-2 and /dev/null remain, within a bound: a descriptor that really leaked never goes, and is reported.
+    const settled = (fds: Record<number, string>) => Object.entries(fds).every(([fd, target]) => Number(fd) <= 2 || target === '/dev/null');
     let serverFds = server === undefined ? null : fdsOf(server);
-    for (let i = 0; i < 200 && server !== undefined && serverFds!.some((fd) => fd > 2); i++) {
+    for (let i = 0; i < 200 && serverFds !== null && !settled(serverFds); i++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
-      serverFds = fdsOf(server);
+      serverFds = fdsOf(server!);
     }
-    results[name] = { server: serverFds, tool: policy === null ? null : fdsOf(handle.pid) };
+    const helper = network?.includes('internet-client') ? find(process.pid, 'slirp4netns') : undefined;
+    results[name] = { server: serverFds, tool: policy === null ? null : fdsOf(handle.pid), helper: helper === undefined ? null : fdsOf(helper) };
     await handle.dispose(0);
+  }
+  // A backend that cannot close descriptors in its sandbox takes no launch while there are any.
+  const { closeDescriptors: _, ...unable } = await policyFor(dir, []);
+  const spawnsBefore = executor.spawnCount;
+  try {
+    await executor.launch({ command: SLEEP, args: ['30'], env: {}, policy: unable });
+    results.refused = null;
+  } catch (error) {
+    const wire = error as WireError;
+    results.refused = { reason: wire.reason, message: wire.message, cause: (wire.cause as Error | undefined)?.message, spawned: executor.spawnCount - spawnsBefore };
   }
   await executor.disposeAll();
   rmSync(dir, { recursive: true, force: true });
+  results.strayAfter = inheritable();
+  writeSync(40, 'fd 40 still open\n');
   process.stdout.write(JSON.stringify(results) + '\n');
 }
 

@@ -49,6 +49,8 @@ export interface StackSpec {
   logLevel?: 'debug' | 'info';
   /** Host A's sidecar.json keys beyond worker and entity id (`trust-profile`, `allow-uncontained`: true unless given). */
   sidecar?: Record<string, unknown>;
+  /** Flags for the sidecar's node (e.g. `--perf-basic-prof`), as `SidecarOptions.nodeFlags`. */
+  sidecarNodeFlags?: string[];
 }
 
 export interface Stack {
@@ -163,7 +165,7 @@ export async function startStack(spec: StackSpec): Promise<Stack> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   writeSidecarDir(configDir, { worker: url, host: hostA, servers: spec.servers, ...(spec.profiles ? { profiles: spec.profiles } : {}), ...(spec.sidecar ? { sidecar: spec.sidecar } : {}) });
-  const startSidecar = () => track(startSidecarProcess(procs, configDir, { logLevel }));
+  const startSidecar = () => track(startSidecarProcess(procs, configDir, { logLevel, ...(spec.sidecarNodeFlags ? { nodeFlags: spec.sidecarNodeFlags } : {}) }));
   const sidecars: SidecarProcess[] = [];
   let sidecar = startSidecar();
   sidecars.push(sidecar);

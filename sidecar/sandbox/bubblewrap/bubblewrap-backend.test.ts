@@ -61,6 +61,10 @@ describe('the bubblewrap backend', () => {
     expect(readDescriptors().length).toBe(before);
   });
 
+  it('closes descriptors in the sandbox as empty --args descriptors, which bwrap reads to their end and closes', () => {
+    expect(bubblewrapLaunch(fields).closeDescriptors?.([7, 251])).toEqual(['--args', '7', '--args', '251']);
+  });
+
   it('a spread copy with changed fields wraps with the changed fields', () => {
     const copy = { ...bubblewrapLaunch(fields), args: ['--unshare-net'] };
     expect(copy.wrap('/bin/true', []).args).toEqual(['--json-status-fd', '3', '--unshare-net', '--', '/bin/true']);

@@ -81,6 +81,10 @@ export const bubblewrapBackend: SandboxBackend<BubblewrapPolicyFields> = {
     return pid === undefined || pid === null ? 'unknown' : whenCommandRuns(pid, signal);
   },
   classifyFailure: (stderr, exit) => sandboxToolFailure('bubblewrap', 'bwrap: ', stderr, exit),
+  // bwrap passes every descriptor it does not use itself on to the command, and has no option to
+  // close one; but it reads an `--args` descriptor to its end and closes it, and on `/dev/null`
+  // (all the executor ever puts there) that end comes at once, with no argument.
+  closeDescriptors: (fds) => fds.flatMap((fd) => ['--args', String(fd)]),
 };
 
 /** A bubblewrap policy from its fields (the compiler's, or a test's hand-written ones). */

@@ -30,11 +30,11 @@
  *
  * @module
  */
-import { execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import type { Duplex } from 'node:stream';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
-import { closeInheritedDescriptors } from '../../process/inherited-fds.ts';
+import { maskInheritableDescriptors } from '../../process/inherited-fds.ts';
 import { type BackendAvailability, type ContainmentProbe, findOnPath } from '../availability.ts';
 
 /** The nameserver slirp4netns relays to the host's resolver; the sandbox's `/etc/resolv.conf` names it. */
@@ -111,8 +111,14 @@ export function startUserModeNetwork(request: UserModeNetworkRequest): Promise<v
     ...(root ? [] : ['--userns-path', `/proc/${sandboxPid}/ns/user`]),
     '--netns-type', 'path', `/proc/${sandboxPid}/ns/net`, 'tap0',
   ];
-  closeInheritedDescriptors();
-  const child = spawn(request.executable, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
+  // What the sidecar holds without close-on-exec reaches slirp4netns only as /dev/null.
+  const mask = maskInheritableDescriptors(5);
+  let child: ChildProcess;
+  try {
+    child = spawn(request.executable, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe', ...(mask?.stdio ?? [])], env: { PATH: '/usr/bin:/bin' } });
+  } finally {
+    mask?.close();
+  }
   const ready = child.stdio[3] as Duplex;
   const exitFd = child.stdio[4] as Duplex;
   for (const stream of [ready, exitFd, child.stderr]) stream?.on('error', () => {});
