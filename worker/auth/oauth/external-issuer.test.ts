@@ -46,14 +46,15 @@ async function setup() {
   return { app, call };
 }
 
-function token(claims: Record<string, unknown>, options: { key?: CryptoKey; aud?: string; iss?: string; exp?: string } = {}) {
-  return new SignJWT({ switchyard_agent: 'alice', ...claims })
+/** `exp: null` leaves the claim out. */
+function token(claims: Record<string, unknown>, options: { key?: CryptoKey; aud?: string; iss?: string; exp?: string | null } = {}) {
+  const jwt = new SignJWT({ switchyard_agent: 'alice', ...claims })
     .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
     .setIssuer(options.iss ?? ISSUER)
     .setAudience(options.aud ?? `${BASE}/servers/alpha/mcp`)
-    .setIssuedAt()
-    .setExpirationTime(options.exp ?? '5m')
-    .sign(options.key ?? keys.privateKey);
+    .setIssuedAt();
+  if (options.exp !== null) jwt.setExpirationTime(options.exp ?? '5m');
+  return jwt.sign(options.key ?? keys.privateKey);
 }
 
 describe('external issuer', () => {
@@ -66,7 +67,7 @@ describe('external issuer', () => {
     expect((await call('/servers/alpha/mcp', await token({}, { aud: BASE }))).status).toBe(200);
   });
 
-  it('refuses a token for another resource, another issuer, a foreign key, an expired one and an unknown agent, saying why', async () => {
+  it('refuses a token for another resource, another issuer, a foreign key, an expired one, one that never expires and an unknown agent, saying why', async () => {
     const { call } = await setup();
     const cases: Array<[string, string]> = [
       [await token({}, { aud: 'https://other.example/mcp' }), 'the token was issued for another resource (aud)'],
@@ -74,6 +75,7 @@ describe('external issuer', () => {
       [await token({}, { iss: 'https://evil.example' }), 'the token\'s "iss" claim is not accepted'],
       [await token({}, { key: stranger.privateKey }), 'the token\'s signature does not verify against the issuer\'s keys'],
       [await token({}, { exp: '-1m' }), 'the token has expired'],
+      [await token({}, { exp: null }), 'the token has no "exp" claim, and an access token must expire'],
       [await token({ switchyard_agent: 'mallory' }), 'the token\'s "switchyard_agent" claim names no agent of this worker'],
     ];
     for (const [jwt, why] of cases) {

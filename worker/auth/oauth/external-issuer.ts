@@ -2,8 +2,8 @@
  * An external OpenID Connect issuer as the source of agents' access tokens: a JWT is accepted
  * when its signature verifies against the issuer's JWKS (`jwt/`; asymmetric algorithms only, so a
  * key published for verification can never be used to mint), `iss` is the issuer, `aud` names
- * this resource (RFC 8707; the configured `audience` instead when set), it has not expired, and
- * the configured claim names a configured agent.
+ * this resource (RFC 8707; the configured `audience` instead when set), it has an `exp` (RFC
+ * 9068 §2.2) that has not passed, and the configured claim names a configured agent.
  *
  * The JWKS comes from `jwks-uri`, or from the issuer's discovery document, fetched once and
  * kept (the key set caches and refreshes itself: `jwt/remote-key-set.ts`).
@@ -91,6 +91,7 @@ export class ExternalIssuer {
 function describe(error: unknown): string {
   const code = error instanceof JwtError ? error.code : 'invalid';
   if (code === 'expired') return 'the token has expired';
+  if (code === 'unexpiring') return 'the token has no "exp" claim, and an access token must expire';
   if (code === 'claim') {
     const claim = (error as JwtError).claim;
     return claim === 'aud' ? 'the token was issued for another resource (aud)' : `the token's "${claim}" claim is not accepted`;

@@ -19,11 +19,11 @@ const AGENTS = new Set(['alice']);
 const NOW = 1_900_000_000;
 const ALGS = [...JWS_ALGORITHMS.keys()];
 
-/** The external issuer's `verify` before this verifier, with jose, as it was. */
+/** The external issuer's `verify` before this verifier, with jose, as it was, plus `exp` required (RFC 9068 §2.2). */
 async function joseVerify(token: string, jwks: JSONWebKeySet): Promise<ExternalVerdict> {
   let payload: Record<string, unknown>;
   try {
-    ({ payload } = await jwtVerify(token, createLocalJWKSet(jwks), { issuer: ISSUER, audience: [...AUDIENCES], algorithms: ALGS }));
+    ({ payload } = await jwtVerify(token, createLocalJWKSet(jwks), { issuer: ISSUER, audience: [...AUDIENCES], algorithms: ALGS, requiredClaims: ['exp'] }));
   } catch (error) {
     return { refused: joseDescribe(error) };
   }
@@ -33,6 +33,7 @@ async function joseVerify(token: string, jwks: JSONWebKeySet): Promise<ExternalV
 
 function joseDescribe(error: unknown): string {
   if (error instanceof errors.JWTExpired) return 'the token has expired';
+  if (error instanceof errors.JWTClaimValidationFailed && error.claim === 'exp' && error.reason === 'missing') return 'the token has no "exp" claim, and an access token must expire';
   if (error instanceof errors.JWTClaimValidationFailed) {
     return error.claim === 'aud' ? 'the token was issued for another resource (aud)' : `the token's "${error.claim}" claim is not accepted`;
   }
@@ -118,6 +119,7 @@ const signed = (alg: string, payload: Record<string, unknown>, header: Record<st
 
 const accepted: ExternalVerdict = { agent: 'alice' };
 const refused = (why: string): ExternalVerdict => ({ refused: why });
+const UNEXPIRING = refused('the token has no "exp" claim, and an access token must expire');
 const SIGNATURE = refused('the token\'s signature does not verify against the issuer\'s keys');
 const ALGORITHM = refused('the token\'s signing algorithm is not accepted');
 const claimRefused = (claim: string) => refused(`the token's "${claim}" claim is not accepted`);
@@ -174,7 +176,7 @@ describe('the JWT verifier, token by token beside jose', () => {
     );
   });
 
-  it('checks iss, aud, exp, nbf and iat as jose did, with no clock skew', async () => {
+  it('checks iss, aud, exp, nbf and iat as jose did, with no clock skew, and requires exp', async () => {
     const es = (extra: Record<string, unknown>) => signRaw({ alg: 'ES256', kid: 'ES256' }, claims(extra), pairs.get('ES256')!.privateKey, 'ES256');
     const without = async (claim: string) => {
       const c: Record<string, unknown> = claims();
@@ -189,7 +191,10 @@ describe('the JWT verifier, token by token beside jose', () => {
         ['expiring next second', await es({ exp: NOW + 1 }), accepted],
         ['exp a string', await es({ exp: String(NOW + 300) }), claimRefused('exp')],
         ['exp null', await es({ exp: null }), claimRefused('exp')],
-        ['no exp (jose required none)', await without('exp'), accepted],
+        ['no exp', await without('exp'), UNEXPIRING],
+        ['no exp, another issuer: exp is said (presence before values)', await signRaw({ alg: 'ES256', kid: 'ES256' }, { iss: 'https://evil.example', aud: AUDIENCE, sub: 'alice' }, pairs.get('ES256')!.privateKey, 'ES256'), UNEXPIRING],
+        ['no exp and no aud: aud is said', await signRaw({ alg: 'ES256', kid: 'ES256' }, { iss: ISSUER, sub: 'alice' }, pairs.get('ES256')!.privateKey, 'ES256'), refused('the token was issued for another resource (aud)')],
+        ['no exp, nbf in the future: exp is said', await signRaw({ alg: 'ES256', kid: 'ES256' }, { iss: ISSUER, aud: AUDIENCE, sub: 'alice', nbf: NOW + 10 }, pairs.get('ES256')!.privateKey, 'ES256'), UNEXPIRING],
         ['nbf next second', await es({ nbf: NOW + 1 }), claimRefused('nbf')],
         ['nbf this second', await es({ nbf: NOW }), accepted],
         ['nbf a string', await es({ nbf: 'now' }), claimRefused('nbf')],

@@ -8,7 +8,10 @@
  * - the signature verifies (RSA keys of 2048 bits or more);
  * - the claims are a JSON object, `iss` is the issuer, `aud` is (or holds) one of the audiences,
  *   `iat`, `nbf` and `exp` are numbers when present, `nbf` is not in the future and `exp` is in
- *   the future, with no clock skew allowed.
+ *   the future, with no clock skew allowed;
+ * - `exp` is present, which jose left to `requiredClaims` and RFC 9068 §2.2 requires of a JWT
+ *   access token: a token that never expires is refused (`unexpiring`), checked where jose
+ *   checks presence, after `iss` and `aud` and before any claim's value.
  *
  * @module
  */
@@ -83,6 +86,7 @@ function checkClaims(claims: Record<string, unknown>, expected: JwtExpectations)
   for (const claim of ['iss', 'aud']) {
     if (!Object.hasOwn(claims, claim)) throw claimError(claim, `missing required "${claim}" claim`);
   }
+  if (!Object.hasOwn(claims, 'exp')) throw new JwtError('unexpiring', 'Missing required "exp" claim: an access token must expire (RFC 9068 §2.2)', 'exp');
   if (claims.iss !== expected.issuer) throw claimError('iss', 'unexpected "iss" claim value');
   const aud = claims.aud;
   if (!(typeof aud === 'string' ? expected.audiences.includes(aud) : Array.isArray(aud) && expected.audiences.some((a) => aud.includes(a)))) {
