@@ -11,15 +11,18 @@
 import type { Duplex } from 'node:stream';
 import type { WireError } from '../../shared/errors.ts';
 import type { Logger } from '../log.ts';
+import type { DescriptorMask } from './inherited-fds.ts';
 import type { ProcessExit } from './process-handle.ts';
 
 /**
  * One descriptor of the sandbox tool beyond stdin, stdout and stderr:
  * - `'pipe'`: a pipe between the sidecar and the tool (bwrap's status and block fds);
  * - `{ data }`: a pipe the executor writes `data` to and then closes (a file bwrap copies in);
- * - `{ fd }`: a descriptor the sidecar opened for this launch, passed as is (a grant's source).
+ * - `{ fd }`: a descriptor the sidecar opened for this launch, passed as is (a grant's source,
+ *   or the `/dev/null` of a mask, `inherited-fds.ts`);
+ * - `'ignore'`: nothing put at this number (a gap below a masked one).
  */
-export type SandboxDescriptor = 'pipe' | { readonly data: string } | { readonly fd: number };
+export type SandboxDescriptor = 'pipe' | 'ignore' | { readonly data: string } | { readonly fd: number };
 
 /** The sandbox tool's command line that runs one server inside the sandbox. */
 export interface SandboxSpawn {
@@ -31,8 +34,16 @@ export interface SandboxSpawn {
   /** The tool's fds 3, 4, …, in order; the tool's arguments name them by number. */
   readonly descriptors?: readonly SandboxDescriptor[];
   /**
-   * Closes the sidecar's copies of the `{ fd }` descriptors. The executor calls it exactly once,
-   * right after the spawn (the child holds its own copies by then) or when the spawn fails.
+   * The mask over the descriptors the sidecar holds without `O_CLOEXEC` (`inherited-fds.ts`),
+   * whose entries end `descriptors`, and whose numbers the tool's arguments close before it runs
+   * the command. `null`: there were none. Absent: the backend cannot close any, so the executor
+   * refuses the launch while the sidecar holds one the tool's own descriptors do not replace.
+   */
+  readonly inherited?: DescriptorMask | null;
+  /**
+   * Closes the sidecar's copies of the `{ fd }` descriptors, and the mask. The executor calls it
+   * exactly once, right after the spawn (the child holds its own copies by then) or when the
+   * spawn fails.
    */
   release?(): void;
 }
@@ -65,15 +76,6 @@ export interface ContainedLaunch {
    *   `launch-failed` when what the policy mounts is not what it was compiled for.
    */
   wrap(command: string, args: readonly string[]): SandboxSpawn;
-  /**
-   * The tool's options that make it close `fds` before it runs the command, so the server
-   * inherits none of them; the executor puts them first in the tool's arguments. Each of `fds`
-   * is open on `/dev/null` in the tool (the executor's mask over a descriptor the sidecar holds
-   * without `O_CLOEXEC`, `inherited-fds.ts`), so an option that reads the descriptor reads
-   * nothing. A backend without it takes no launch while the sidecar holds such a descriptor: the
-   * launch fails closed.
-   */
-  closeDescriptors?(fds: readonly number[]): readonly string[];
   /**
    * Finishes the sandbox's setup (starting what it needs beside it, such as its network) and
    * resolves once the sandbox runs the command, or `unknown`. `signal` ends only the wait; setup

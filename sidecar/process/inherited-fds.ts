@@ -14,9 +14,9 @@
  * The child drops them instead, between fork and exec, where libuv already works: each such
  * descriptor at or above the spawn's own gets a `stdio` entry, a descriptor on `/dev/null` that
  * libuv's `dup2` puts over it in the child only. The sidecar's own copy stays as it was. An
- * ordinary server then holds `/dev/null` at that number, which opens nothing; a sandbox tool is
- * told to close those numbers before it runs the command (`ContainedLaunch.closeDescriptors`), so
- * a contained server holds none.
+ * ordinary server then holds `/dev/null` at that number, which opens nothing; a sandbox backend
+ * masks them in the spawn it wraps and has its tool close those numbers before it runs the
+ * command (`SandboxSpawn.inherited`), so a contained server holds none.
  *
  * The list is read in the same synchronous step as the spawn, and the sidecar's own code opens
  * nothing between the two; a native thread that opened a descriptor without `O_CLOEXEC` in that
@@ -83,12 +83,15 @@ export interface DescriptorMask {
   close(): void;
 }
 
-function targetOf(fd: number): string {
-  try {
-    return readlinkSync(`/proc/self/fd/${fd}`);
-  } catch {
-    return 'unknown';
-  }
+/** Each of `fds` with what it points to in this process. */
+export function descriptorTargets(fds: readonly number[]): MaskedDescriptor[] {
+  return fds.map((fd) => {
+    try {
+      return { fd, target: readlinkSync(`/proc/self/fd/${fd}`) };
+    } catch {
+      return { fd, target: 'unknown' };
+    }
+  });
 }
 
 /**
@@ -108,7 +111,7 @@ export function descriptorMask(fds: readonly number[], firstFree: number): Descr
   return {
     fds: masked,
     stdio,
-    describe: () => masked.map((fd) => ({ fd, target: targetOf(fd) })),
+    describe: () => descriptorTargets(masked),
     close() {
       if (open) closeSync(placeholder);
       open = false;

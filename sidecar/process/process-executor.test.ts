@@ -108,7 +108,7 @@ describe('ProcessExecutor', () => {
     const seatbelt = seatbeltLaunch({ backend: 'seatbelt', executable: join(dir, 'sandbox-exec'), profile: '(version 1)', env: {}, cwd: '/', revision: 'sha256:x' }, 'darwin');
     // Seatbelt has no way to close descriptors, and on macOS the executor finds none (no /proc).
     // Here on Linux this test's own process may hold some (a runner's pipe), refusing the launch first.
-    const policy = { ...seatbelt, closeDescriptors: () => [] };
+    const policy = { ...seatbelt, wrap: (command: string, args: readonly string[]) => ({ ...seatbelt.wrap(command, args), inherited: null }) };
     const error = await mac.launch({ command: NODE, args: [], env: {}, policy }).catch((e) => e);
     expect(error.reason).toBe('containment-unavailable');
     expect(attempts.map((a) => [a.backend, a.file])).toEqual([['seatbelt', policy.executable]]);

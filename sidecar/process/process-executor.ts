@@ -19,7 +19,7 @@ import { type Logger, silentLogger } from '../log.ts';
 import type { Duplex } from 'node:stream';
 import type { ContainedLaunch, SandboxDescriptor, SandboxReadiness, SpawnedSandbox } from './contained-launch.ts';
 import { type AddressSpaceLimit, limitedCommand } from './address-space-limit.ts';
-import { type DescriptorMask, maskInheritableDescriptors } from './inherited-fds.ts';
+import { type DescriptorMask, descriptorTargets, inheritableDescriptors, maskInheritableDescriptors } from './inherited-fds.ts';
 import { ChildProcessHandle, type ProcessHandle, type StopTimings } from './process-handle.ts';
 
 export type { ContainedLaunch } from './contained-launch.ts';
@@ -78,6 +78,8 @@ interface SpawnPlan {
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string | undefined;
   readonly descriptors: readonly SandboxDescriptor[];
+  /** A contained spawn's mask, as its backend reported it (`SandboxSpawn.inherited`). */
+  readonly inherited?: DescriptorMask | null;
   readonly release: () => void;
   /** The file reported to `onSpawn`: the launch's own, not the `prlimit` that runs it. */
   readonly shownFile?: string;
@@ -142,7 +144,7 @@ export class ProcessExecutor {
       child = spawn(plan.file, plan.args, {
         cwd: plan.cwd,
         env: { ...plan.env },
-        stdio: ['pipe', 'pipe', 'pipe', ...plan.descriptors.map((d) => (typeof d === 'object' && 'fd' in d ? d.fd : ('pipe' as const))), ...(mask?.stdio ?? [])],
+        stdio: ['pipe', 'pipe', 'pipe', ...plan.descriptors.map(stdioOf), ...(mask?.stdio ?? [])],
         detached: true,
         shell: false,
         windowsHide: true,
@@ -197,17 +199,21 @@ export class ProcessExecutor {
   }
 
   /**
-   * The spawn, and the mask over the sidecar's inheritable descriptors, read last so that nothing
-   * runs between it and the spawn. A contained launch also has its tool close them.
+   * The spawn, read last so that nothing runs between it and the spawn: an ordinary one with the
+   * mask over the sidecar's inheritable descriptors, a contained one with its backend's.
    *
    * @throws WireError `launch-failed` for a contained launch whose backend cannot close them.
    */
   #plan(request: ProcessLaunchRequest): { plan: SpawnPlan; mask: DescriptorMask | null } {
-    let plan = this.#unlimitedPlan(request);
+    const plan = this.#unlimitedPlan(request);
     let mask: DescriptorMask | null = null;
     try {
-      mask = maskInheritableDescriptors(3 + plan.descriptors.length);
-      if (mask !== null) plan = this.#withoutMasked(plan, request.policy, mask);
+      if (request.policy === null) {
+        mask = maskInheritableDescriptors(3);
+        if (mask !== null) this.#logger.info('Descriptors the sidecar holds without close-on-exec are on /dev/null in the server', { fds: mask.describe() });
+      } else {
+        this.#checkInherited(plan, request.policy);
+      }
     } catch (error) {
       plan.release();
       mask?.close();
@@ -217,22 +223,19 @@ export class ProcessExecutor {
     return { plan: limit === undefined ? plan : { ...plan, ...limitedCommand(limit, plan.file, plan.args), shownFile: plan.file }, mask };
   }
 
-  /** `plan` with its sandbox tool closing the masked descriptors; an ordinary one keeps them on `/dev/null`. */
-  #withoutMasked(plan: SpawnPlan, policy: ContainedLaunch | null, mask: DescriptorMask): SpawnPlan {
-    const fds = mask.describe();
-    if (policy === null) {
-      this.#logger.info('Descriptors the sidecar holds without close-on-exec are on /dev/null in the server', { fds });
-      return plan;
+  /** Logs what a contained launch's tool closes; refuses one whose backend closes none while some would pass. */
+  #checkInherited(plan: SpawnPlan, policy: ContainedLaunch): void {
+    if (plan.inherited !== undefined) {
+      if (plan.inherited !== null) this.#logger.info('Descriptors the sidecar holds without close-on-exec are closed in the sandbox', { backend: policy.backend, fds: plan.inherited.describe() });
+      return;
     }
-    if (policy.closeDescriptors === undefined) {
-      const list = mask.fds.join(', ');
-      throw new WireError('launch-failed', `Cannot start contained process: the sidecar holds descriptors a sandbox would inherit (fd ${list}) and the ${policy.backend} backend cannot close them: see the sidecar log`, {
-        detail: { backend: policy.backend },
-        cause: new LocalError('inheritable-descriptors', `Inheritable descriptors: ${fds.map((d) => `fd ${d.fd} (${d.target})`).join(', ')}`),
-      });
-    }
-    this.#logger.info('Descriptors the sidecar holds without close-on-exec are closed in the sandbox', { backend: policy.backend, fds });
-    return { ...plan, args: [...policy.closeDescriptors(mask.fds), ...plan.args] };
+    const own = plan.descriptors;
+    const passed = inheritableDescriptors().filter((fd) => fd >= 3 + own.length || own[fd - 3] === 'ignore');
+    if (passed.length === 0) return;
+    throw new WireError('launch-failed', `Cannot start contained process: the sidecar holds descriptors a sandbox would inherit (fd ${passed.join(', ')}) and the ${policy.backend} backend cannot close them: see the sidecar log`, {
+      detail: { backend: policy.backend },
+      cause: new LocalError('inheritable-descriptors', `Inheritable descriptors: ${descriptorTargets(passed).map((d) => `fd ${d.fd} (${d.target})`).join(', ')}`),
+    });
   }
 
   #unlimitedPlan(request: ProcessLaunchRequest): SpawnPlan {
@@ -246,7 +249,8 @@ export class ProcessExecutor {
       if (!released) spawn.release?.();
       released = true;
     };
-    return { backend: policy.backend, file: spawn.file, args: spawn.args, env: spawn.env, cwd: spawn.cwd, descriptors: spawn.descriptors ?? [], release };
+    const plan = { backend: policy.backend, file: spawn.file, args: spawn.args, env: spawn.env, cwd: spawn.cwd, descriptors: spawn.descriptors ?? [], release };
+    return spawn.inherited === undefined ? plan : { ...plan, inherited: spawn.inherited };
   }
 
   /**
@@ -270,6 +274,11 @@ export class ProcessExecutor {
     this.#logger.warn('Contained launch failed during sandbox setup', { backend: policy.backend, exit, stderr: stderr.text() });
     throw failure;
   }
+}
+
+function stdioOf(descriptor: SandboxDescriptor): 'pipe' | 'ignore' | number {
+  if (descriptor === 'ignore' || descriptor === 'pipe') return descriptor;
+  return 'fd' in descriptor ? descriptor.fd : 'pipe';
 }
 
 function toLaunchError(error: unknown, backend: ContainmentBackend, signal?: AbortSignal): Error {

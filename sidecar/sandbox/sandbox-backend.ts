@@ -59,13 +59,11 @@ export interface SandboxBackend<F extends PolicyFields> {
   compile(input: CompileInput): F | Promise<F>;
   /** The tool's command line running `command args` under `policy`; throws `containment-unavailable` off its platform. */
   wrap(policy: F, command: string, args: readonly string[]): SandboxSpawn;
-  /** See {@link ContainedLaunch.closeDescriptors}; a backend without it refuses launches that need it. */
-  closeDescriptors?(fds: readonly number[]): readonly string[];
   whenReady(policy: F, sandbox: SpawnedSandbox, signal: AbortSignal): Promise<SandboxReadiness>;
   classifyFailure(stderr: string, exit: ProcessExit): WireError | undefined;
 }
 
-type Operations = Pick<ContainedLaunch, 'wrap' | 'whenReady' | 'classifyFailure' | 'closeDescriptors'>;
+type Operations = Pick<ContainedLaunch, 'wrap' | 'whenReady' | 'classifyFailure'>;
 const operations = new WeakMap<object, Operations>();
 
 /** One set of operations per backend, so two policies with equal fields are equal. */
@@ -80,7 +78,6 @@ function operationsOf<F extends PolicyFields>(backend: SandboxBackend<F>): Opera
         return backend.whenReady(this, sandbox, signal);
       },
       classifyFailure: (stderr, exit) => backend.classifyFailure(stderr, exit),
-      ...(backend.closeDescriptors !== undefined ? { closeDescriptors: backend.closeDescriptors } : {}),
     };
     operations.set(backend, ops);
   }

@@ -90,7 +90,16 @@ async function main(): Promise<void> {
     await handle.dispose(0);
   }
   // A backend that cannot close descriptors in its sandbox takes no launch while there are any.
-  const { closeDescriptors: _, ...unable } = await policyFor(dir, []);
+  // (bubblewrap's own spawn, with its mask taken out again)
+  const bwrap = await policyFor(dir, []);
+  const unable: ContainedLaunch = {
+    ...bwrap,
+    wrap(command, args) {
+      const { inherited, ...spawn } = bwrap.wrap(command, args);
+      const own = (spawn.descriptors ?? []).length - (inherited?.stdio.length ?? 0);
+      return { ...spawn, args: spawn.args.slice(2 * (inherited?.fds.length ?? 0)), descriptors: spawn.descriptors?.slice(0, own) };
+    },
+  };
   const spawnsBefore = executor.spawnCount;
   try {
     await executor.launch({ command: SLEEP, args: ['30'], env: {}, policy: unable });

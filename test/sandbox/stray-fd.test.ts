@@ -62,7 +62,7 @@ describe('a launched server holds no descriptor the sidecar holds without close-
     runner.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     (runner.stdio as unknown as Readable[])[40]!.on('data', (chunk: Buffer) => (fromStray += chunk.toString()));
     const code = await new Promise((resolve) => runner.once('close', resolve));
-    expect({ code, stderr }).toMatchObject({ code: 0 });
+    expect(code, stderr).toBe(0);
     const result = JSON.parse(stdout) as Result;
 
     // The strays and V8's map were really there, inheritable, when the executor started launching.

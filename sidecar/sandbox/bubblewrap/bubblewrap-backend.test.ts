@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { WireError } from '../../../shared/errors.ts';
 import { silentLogger } from '../../log.ts';
-import type { SpawnedSandbox } from '../../process/contained-launch.ts';
+import type { SandboxDescriptor, SandboxSpawn, SpawnedSandbox } from '../../process/contained-launch.ts';
 import { inheritableDescriptors } from '../../process/inherited-fds.ts';
 import { bubblewrapLaunch } from './bubblewrap-backend.ts';
 import { USER_MODE_RESOLV_CONF } from './user-mode-network.ts';
@@ -14,23 +14,52 @@ const exit = { code: 1, signal: null };
 const dir = mkdtempSync(join(tmpdir(), 'sy-bwrap-backend-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/**
+ * What a spawn adds for the descriptors this test process holds without close-on-exec (a runner's
+ * pipe, when there is one; test/sandbox/stray-fd.test.ts launches with some for certain): an
+ * empty `--args` first for each, and its `/dev/null` at its number after the spawn's own.
+ */
+function masked(spawn: SandboxSpawn): { closing: string[]; descriptors: SandboxDescriptor[] } {
+  const mask = spawn.inherited ?? null;
+  return {
+    closing: mask?.fds.flatMap((fd) => ['--args', String(fd)]) ?? [],
+    descriptors: mask?.stdio.map((entry): SandboxDescriptor => (entry === 'ignore' ? 'ignore' : { fd: entry })) ?? [],
+  };
+}
+
 const noSandbox: SpawnedSandbox = { pid: 0, descriptors: [], exited: new Promise(() => {}), kill: () => {}, log: silentLogger };
 
 describe('the bubblewrap backend', () => {
-  it('wraps a launch as bwrap --json-status-fd 3 [...policy] -- command ...args, with the policy environment', () => {
-    expect(bubblewrapLaunch(fields).wrap('/usr/bin/node', ['server.js', '--flag'])).toMatchObject({
+  it('wraps a launch as bwrap [--args N …] --json-status-fd 3 [...policy] -- command ...args, with the policy environment', () => {
+    const spawn = bubblewrapLaunch(fields).wrap('/usr/bin/node', ['server.js', '--flag']);
+    const { closing, descriptors } = masked(spawn);
+    expect(spawn).toMatchObject({
       file: '/usr/bin/bwrap',
-      args: ['--json-status-fd', '3', '--unshare-all', '--', '/usr/bin/node', 'server.js', '--flag'],
+      args: [...closing, '--json-status-fd', '3', '--unshare-all', '--', '/usr/bin/node', 'server.js', '--flag'],
       env: { PATH: '/usr/bin' },
       cwd: '/srv',
-      descriptors: ['pipe'],
+      descriptors: ['pipe', ...descriptors],
     });
+    spawn.release?.();
+  });
+
+  it('masks every descriptor this process holds without close-on-exec, above its own, on one /dev/null that release closes', () => {
+    const spawn = bubblewrapLaunch(fields).wrap('/bin/true', []);
+    const mask = spawn.inherited;
+    expect(mask?.fds ?? []).toEqual(inheritableDescriptors().filter((fd) => fd >= 4));
+    const placeholders = new Set((spawn.descriptors ?? []).slice(1).flatMap((d) => (typeof d === 'object' && 'fd' in d ? [d.fd] : [])));
+    expect(placeholders.size).toBe(mask === null || mask === undefined ? 0 : 1);
+    for (const fd of placeholders) expect(readlinkSync(`/proc/self/fd/${fd}`)).toBe('/dev/null');
+    spawn.release?.();
+    for (const fd of placeholders) expect(() => fstatSync(fd)).toThrow(/EBADF/);
   });
 
   it('blocks internet-client on fd 4 and passes the resolv.conf on fd 5', () => {
     const spawn = bubblewrapLaunch({ ...fields, network: 'internet-client', userModeNetwork: '/usr/bin/slirp4netns' }).wrap('/bin/true', []);
-    expect(spawn.args.slice(0, 4)).toEqual(['--json-status-fd', '3', '--block-fd', '4']);
-    expect(spawn.descriptors).toEqual(['pipe', 'pipe', { data: USER_MODE_RESOLV_CONF }]);
+    const { closing, descriptors } = masked(spawn);
+    expect(spawn.args.slice(0, closing.length + 4)).toEqual([...closing, '--json-status-fd', '3', '--block-fd', '4']);
+    expect(spawn.descriptors).toEqual(['pipe', 'pipe', { data: USER_MODE_RESOLV_CONF }, ...descriptors]);
+    spawn.release?.();
   });
 
   it('opens each grant source once per launch, as descriptors of the spawn that release closes', () => {
@@ -61,13 +90,11 @@ describe('the bubblewrap backend', () => {
     expect(readDescriptors().length).toBe(before);
   });
 
-  it('closes descriptors in the sandbox as empty --args descriptors, which bwrap reads to their end and closes', () => {
-    expect(bubblewrapLaunch(fields).closeDescriptors?.([7, 251])).toEqual(['--args', '7', '--args', '251']);
-  });
-
   it('a spread copy with changed fields wraps with the changed fields', () => {
     const copy = { ...bubblewrapLaunch(fields), args: ['--unshare-net'] };
-    expect(copy.wrap('/bin/true', []).args).toEqual(['--json-status-fd', '3', '--unshare-net', '--', '/bin/true']);
+    const spawn = copy.wrap('/bin/true', []);
+    expect(spawn.args).toEqual([...masked(spawn).closing, '--json-status-fd', '3', '--unshare-net', '--', '/bin/true']);
+    spawn.release?.();
   });
 
   it('classifies bwrap setup failures, and leaves the server exits alone', () => {

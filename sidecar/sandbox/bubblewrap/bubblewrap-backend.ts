@@ -1,7 +1,8 @@
 /**
- * The bubblewrap backend (Linux): `bwrap --json-status-fd 3 [--block-fd 4] [...policy.args] --
- * command ...args`, spawned with exactly the policy's environment and the descriptors of
- * `bubblewrap-descriptors.ts` (the grant sources opened at this launch, `grant-descriptors.ts`),
+ * The bubblewrap backend (Linux): `bwrap [--args N …] --json-status-fd 3 [--block-fd 4]
+ * [...policy.args] -- command ...args`, spawned with exactly the policy's environment and the
+ * descriptors of `bubblewrap-descriptors.ts` (the grant sources opened at this launch,
+ * `grant-descriptors.ts`; the `--args` close what the sidecar holds without close-on-exec),
  * ready as soon as the sandbox runs the command (`bubblewrap-ready.ts`) — for `internet-client`
  * once slirp4netns has configured its network (`user-mode-network.ts`) — and a `bwrap: …` line
  * on stderr explaining a setup failure.
@@ -9,6 +10,7 @@
  * @module
  */
 import type { SandboxDescriptor, SandboxReadiness, SpawnedSandbox } from '../../process/contained-launch.ts';
+import { type DescriptorMask, maskInheritableDescriptors } from '../../process/inherited-fds.ts';
 import type { BubblewrapPolicy, BubblewrapPolicyFields } from '../containment-policy.ts';
 import { containedLaunch, type SandboxBackend } from '../sandbox-backend.ts';
 import { sandboxToolFailure } from '../setup-failure.ts';
@@ -18,6 +20,16 @@ import { bubblewrapPolicy } from './bubblewrap.ts';
 import { bubblewrapProbe } from './bubblewrap-probe.ts';
 import { openGrantSources } from './grant-descriptors.ts';
 import { startUserModeNetwork, USER_MODE_RESOLV_CONF } from './user-mode-network.ts';
+
+/**
+ * bwrap passes every descriptor it does not use itself on to the command, and has no option to
+ * close one; but it reads an `--args` descriptor to its end and closes it, and the mask's are on
+ * `/dev/null` (entries of the same spawn's `descriptors`, so whoever spawns it puts them there),
+ * whose end comes at once, with no argument.
+ */
+function closing(inherited: DescriptorMask | null): string[] {
+  return inherited?.fds.flatMap((fd) => ['--args', String(fd)]) ?? [];
+}
 
 /** Resolves with `promise`, or `undefined` once `signal` fires; a later rejection is left to `promise`'s own handlers. */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
@@ -65,13 +77,28 @@ export const bubblewrapBackend: SandboxBackend<BubblewrapPolicyFields> = {
     const descriptors: SandboxDescriptor[] = ['pipe'];
     if (layout.block !== undefined) descriptors.push('pipe', { data: USER_MODE_RESOLV_CONF });
     descriptors.push(...grants.fds.map((fd) => ({ fd })));
+    let inherited: DescriptorMask | null;
+    try {
+      inherited = maskInheritableDescriptors(3 + descriptors.length);
+    } catch (error) {
+      grants.close();
+      throw error;
+    }
+    if (inherited !== null) descriptors.push(...inherited.stdio.map((entry): SandboxDescriptor => (entry === 'ignore' ? 'ignore' : { fd: entry })));
     return {
       file: policy.executable,
-      args: ['--json-status-fd', String(layout.status), ...(layout.block !== undefined ? ['--block-fd', String(layout.block)] : []), ...policy.args, '--', command, ...args],
+      args: [
+        ...closing(inherited),
+        '--json-status-fd', String(layout.status), ...(layout.block !== undefined ? ['--block-fd', String(layout.block)] : []), ...policy.args, '--', command, ...args,
+      ],
       env: policy.env,
       cwd: policy.cwd,
       descriptors,
-      release: () => grants.close(),
+      inherited,
+      release: () => {
+        grants.close();
+        inherited?.close();
+      },
     };
   },
   whenReady: async (policy, sandbox, signal): Promise<SandboxReadiness> => {
@@ -81,10 +108,6 @@ export const bubblewrapBackend: SandboxBackend<BubblewrapPolicyFields> = {
     return pid === undefined || pid === null ? 'unknown' : whenCommandRuns(pid, signal);
   },
   classifyFailure: (stderr, exit) => sandboxToolFailure('bubblewrap', 'bwrap: ', stderr, exit),
-  // bwrap passes every descriptor it does not use itself on to the command, and has no option to
-  // close one; but it reads an `--args` descriptor to its end and closes it, and on `/dev/null`
-  // (all the executor ever puts there) that end comes at once, with no argument.
-  closeDescriptors: (fds) => fds.flatMap((fd) => ['--args', String(fd)]),
 };
 
 /** A bubblewrap policy from its fields (the compiler's, or a test's hand-written ones). */
