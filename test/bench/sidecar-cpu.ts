@@ -131,7 +131,7 @@ async function profile(dir: string): Promise<void> {
 
 /**
  * `perf record` of the sidecar during each timed loop (on-CPU samples, kernel included, which a
- * V8 profile cannot tell apart from waiting). JIT frames stay unnamed: `--perf-basic-prof`'s map file is a descriptor without O_CLOEXEC, which the sidecar closes at start as inherited (`inherited-fds.ts`), and V8 then writes its map into whatever socket reuses the number.
+ * V8 profile cannot tell apart from waiting). JIT frames stay unnamed: `--perf-basic-prof` is not passed here (it now works: the sidecar no longer closes V8's map as an inherited descriptor, `inherited-fds.ts`).
  */
 async function perf(dir: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
