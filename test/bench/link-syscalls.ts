@@ -42,7 +42,7 @@ function agentFor(stack: Stack, variant: Variant): Promise<Agent> {
 }
 
 async function traced(pid: number, out: string): Promise<() => Promise<void>> {
-  const child = spawn('strace', ['-f', '-qq', '-yy', '-xx', '-s', '4096', '-e', 'trace=write,writev,sendto,sendmsg,epoll_wait,epoll_pwait,read,recvfrom', '-o', out, '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('strace', ['-f', '-qq', '-ttt', '-yy', '-xx', '-s', '4096', '-e', 'trace=write,writev,sendto,sendmsg,epoll_wait,epoll_pwait,read,recvfrom', '-o', out, '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
   let attached = '';
   child.stderr!.on('data', (chunk: Buffer) => (attached += chunk.toString()));
   await new Promise((resolve) => setTimeout(resolve, 700)); // strace attaches to every thread
@@ -97,7 +97,7 @@ function analyse(file: string, linkPort: number, side: 'worker' | 'sidecar'): Co
   const counts: Counts = { linkWrites: 0, wsMessages: 0, frames: {}, otherWrites: 0, epollWaits: 0, linkReads: 0 };
   const text = readFileSync(file, 'utf8');
   for (const line of text.split('\n')) {
-    const call = /^\d+\s+(\w+)\((\d+)<((?:TCP|UNIX-STREAM):\[[^\]]*\]|[^>]*)>(?:, )?(.*)$/.exec(line);
+    const call = /^\d+\s+(?:[\d.]+\s+)?(\w+)\((\d+)<((?:TCP|UNIX-STREAM):\[[^\]]*\]|[^>]*)>(?:, )?(.*)$/.exec(line);
     if (line.includes('epoll_wait(') || line.includes('epoll_pwait(')) {
       const returned = /= (\d+)$/.exec(line);
       if (returned !== null && Number(returned[1]) > 0) counts.epollWaits++;
