@@ -1,6 +1,6 @@
 /**
  * Two checkouts against each other, whole stack: `node --import tsx test/bench/link-pair.ts
- * --trees A,B [--rounds 20] [--calls 100] [--variants b,m]`, where A and B are checkouts with
+ * --trees A,B [--rounds 2000] [--calls 1] [--variants b,m]`, where A and B are checkouts with
  * `node_modules` (a worktree, or an export of a commit with the folder linked in).
  *
  * The link's cost is split between the worker (Deno) and the sidecar (Node), so a change to it is
@@ -8,8 +8,9 @@
  * own sidecar bundle, server-everything) run side by side, and `rounds` batches of `calls`
  * sequential echoes alternate between them, A B B A, per variant after a warm-up: (b) a legacy
  * session on `/servers/everything/mcp`, (m) modern stateless requests. It prints the worker's and
- * the sidecar's CPU per call (user + system from /proc, summed over the batches) and the p50, for
- * A and B and as B/A.
+ * the sidecar's CPU per call (user + system from /proc, around the whole loop) and the p50, for A
+ * and B and as B/A. The legacy path is the control when only the modern one changed: its B/A is
+ * what the two stacks differ by on their own.
  *
  * @module
  */
@@ -25,8 +26,8 @@ type Variant = 'b' | 'm';
 const { values } = parseArgs({
   options: {
     trees: { type: 'string' },
-    rounds: { type: 'string', default: '20' },
-    calls: { type: 'string', default: '100' },
+    rounds: { type: 'string', default: '2000' },
+    calls: { type: 'string', default: '1' },
     warmup: { type: 'string', default: '300' },
     variants: { type: 'string', default: 'b,m' },
   },
@@ -44,7 +45,7 @@ interface StackModule {
   startStack(registry: ProcessRegistry): Promise<Stack>;
 }
 
-/** µs of CPU per call of one process over the batches, from /proc clock ticks summed. */
+/** µs of CPU per call of one process over the loop, from /proc clock ticks. */
 class Meter {
   cpuMs = 0;
   calls = 0;
@@ -75,21 +76,22 @@ async function compare(): Promise<void> {
       for (const agent of agents) await echoLoop(agent, 'echo', 0, Number(values.warmup), 'warmup');
       for (const stack of stacks) await stack.sparesSettled();
       const meters = stacks.map(() => ({ worker: new Meter(), sidecar: new Meter(), latencies: [] as number[] }));
+      // Each process's CPU is read once around the whole loop: it serves only its own tree's calls,
+      // so the batches can be as short as one call, and both trees see the same moments of load.
+      const before = stacks.map((stack) => ({ worker: cpuMs(stack.worker.pid)!, sidecar: cpuMs(stack.sidecar.pid)! }));
       for (let b = 0; b < batches; b++) {
         for (const i of b % 2 === 0 ? [0, 1] : [1, 0]) {
-          const stack = stacks[i]!;
-          const worker0 = cpuMs(stack.worker.pid)!;
-          const sidecar0 = cpuMs(stack.sidecar.pid)!;
           const timed = await echoLoop(agents[i]!, 'echo', calls, 0, 'timed');
           if (timed.errors > 0) throw new Error(`(${variant}) ${timed.errors} errors, first: ${timed.firstError}`);
-          const m = meters[i]!;
-          m.worker.cpuMs += cpuMs(stack.worker.pid)! - worker0;
-          m.sidecar.cpuMs += cpuMs(stack.sidecar.pid)! - sidecar0;
-          m.worker.calls += calls;
-          m.sidecar.calls += calls;
-          m.latencies.push(...timed.latencies);
+          meters[i]!.latencies.push(...timed.latencies);
         }
       }
+      stacks.forEach((stack, i) => {
+        const m = meters[i]!;
+        m.worker.cpuMs = cpuMs(stack.worker.pid)! - before[i]!.worker;
+        m.sidecar.cpuMs = cpuMs(stack.sidecar.pid)! - before[i]!.sidecar;
+        m.worker.calls = m.sidecar.calls = batches * calls;
+      });
       for (const agent of agents) await agent.close();
       const rows = meters.map((m) => ({ worker: m.worker.perCall(), sidecar: m.sidecar.perCall(), p50: round(percentile([...m.latencies].sort((x, y) => x - y), 50), 3) }));
       for (const key of ['worker', 'sidecar', 'p50'] as const) {
