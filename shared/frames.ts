@@ -34,15 +34,19 @@ const Message = z.string().check(z.maxLength(MAX_FRAME_MESSAGE_CHARS));
 /** A worker origin as signed (`canonicalOrigin`): a host name or bracketed IPv6 literal, maybe a port. */
 const Origin = z.string().check(z.regex(/^[a-z0-9.\-[\]:]{1,300}$/, 'must be a lowercase host[:port]'));
 
+const JsonRpcObject = z.custom<JSONRPCMessage>((m) => typeof m === 'object' && m !== null && !Array.isArray(m), 'must be a JSON-RPC message object');
+
 export const FrameSchema = z.discriminatedUnion('type', [
-  z.strictObject({ v: V, type: z.literal('channel-open'), channel: ChannelId, request: z.unknown() }),
+  // `first`: the channel's first message in the open's own frame, sent only to a host that
+  // announced `open-first` (`link/link-features.ts`): an older host's strict schema refuses it.
+  z.strictObject({ v: V, type: z.literal('channel-open'), channel: ChannelId, request: z.unknown(), first: z.optional(JsonRpcObject) }),
   z.strictObject({ v: V, type: z.literal('channel-open-ack'), channel: ChannelId }),
   z.strictObject({ v: V, type: z.literal('channel-open-error'), channel: ChannelId, reason: Reason, message: Message }),
   z.strictObject({
     v: V,
     type: z.literal('channel-message'),
     channel: ChannelId,
-    message: z.custom<JSONRPCMessage>((m) => typeof m === 'object' && m !== null && !Array.isArray(m), 'must be a JSON-RPC message object'),
+    message: JsonRpcObject,
   }),
   z.strictObject({ v: V, type: z.literal('channel-close'), channel: ChannelId, reason: z.optional(Reason), message: z.optional(Message) }),
   z.strictObject({ v: V, type: z.literal('keepalive'), id: z.number().check(z.int(), z.nonnegative()) }),

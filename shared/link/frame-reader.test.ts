@@ -73,9 +73,10 @@ describe('readFrame', () => {
       channel: fc.integer({ min: 1, max: 2 ** 31 }),
       request: fc.oneof(fc.record({ type: fc.constant('mcp'), connection: fc.object() }), fc.jsonValue()),
     });
+    // `first` (open-first): a JSON-RPC message object, or something the schema refuses there.
     const change = fc.record({
-      key: fc.constantFrom('channel', 'request', 'extra'),
-      value: fc.oneof(fc.constantFrom(0, -1, 1.5, 2 ** 31 + 1, 2, null, undefined, 'text'), fc.string(), fc.object()),
+      key: fc.constantFrom('channel', 'request', 'extra', 'first', 'first'),
+      value: fc.oneof(fc.constantFrom(0, -1, 1.5, 2 ** 31 + 1, 2, null, undefined, 'text'), fc.string(), fc.object(), fc.array(fc.integer()), fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), method: fc.string() })),
     });
     readsAsTheSchemaDoes(fc.tuple(open, fc.option(change, { freq: 2 })).map(([frame, c]) => (c === null ? frame : { ...frame, [c.key]: c.value })));
   });

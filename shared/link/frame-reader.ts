@@ -1,6 +1,6 @@
 /**
  * Reads one inbound link frame: one `JSON.parse`, then the zod frame schema for every frame type
- * but a well-formed `channel-message`, `channel-open`, `channel-open-ack` or bare `channel-close`,
+ * but a well-formed `channel-message`, `channel-open` (with its `first` message or not), `channel-open-ack` or bare `channel-close`,
  * which the same rules check by hand (the hot path: see `wellFormedChannelMessage`). The JSON-RPC payload inside is only checked for being an object
  * here; the MCP endpoint at each end validates it. Also the UTF-8 size test used for both
  * directions.
@@ -95,13 +95,17 @@ function bareChannelFrame(frame: Record<string, unknown>, type: 'channel-open-ac
 /**
  * A `channel-open` with its request: a modern request opens a channel of its own, so this is one
  * frame per call on the host, and zod's walk of the frame union cost as much as the rest of the
- * read (issue 17). Exactly the keys `v`, `type`, `channel`, `request` and a valid channel; the
- * request is any value here, as in the schema: the host validates it (`connection-request.ts`).
+ * read (issue 17). Exactly the keys `v`, `type`, `channel`, `request`, maybe `first`, and a valid
+ * channel; the request is any value here, as in the schema: the host validates it
+ * (`connection-request.ts`); `first`, as a `channel-message`'s message, an object.
  */
 function wellFormedChannelOpen(frame: Record<string, unknown>): ReadFrame | null {
-  const { channel } = frame;
-  if (Object.keys(frame).length !== 4 || !('request' in frame) || !validChannelId(channel)) return null;
-  return { kind: 'frame', frame: { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel, request: frame.request } };
+  const { channel, first } = frame;
+  const keys = Object.keys(frame).length;
+  if (!('request' in frame) || !validChannelId(channel)) return null;
+  if (keys === 4) return { kind: 'frame', frame: { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel, request: frame.request } };
+  if (keys !== 5 || typeof first !== 'object' || first === null || Array.isArray(first)) return null;
+  return { kind: 'frame', frame: { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel, request: frame.request, first: first as JSONRPCMessage } };
 }
 
 function validChannelId(channel: unknown): channel is number {

@@ -120,8 +120,12 @@ describe('LinkEndpoint', () => {
     expect(received).toEqual([ping(1), ping(2)]);
   });
 
-  describe('a first message sent right behind the open', () => {
-    it('goes before the ack, waits in the host channel until the handler starts it, and is marked sent', async () => {
+  describe('a first message sent with or right behind the open', () => {
+    // To a host that reads open-first (`link-features.ts`) the two go as one frame; to any other, as two.
+    it.each([
+      ['in a frame of its own, to a host that did not announce open-first', {}, ['out channel-open', 'out channel-message']],
+      ['in the channel-open frame, to a host that reads open-first', { peerFeatures: new Set(['open-first'] as const) }, ['out channel-open+first']],
+    ] as const)('goes before the ack %s, waits in the host channel until the handler starts it, and is marked sent', async (_case, options: Partial<LinkEndpointOptions>, frames) => {
       let release!: () => void;
       const received: JSONRPCMessage[] = [];
       const { worker, sidecar } = link(async (_request, channel) => {
@@ -131,12 +135,15 @@ describe('LinkEndpoint', () => {
           void channel.send({ jsonrpc: '2.0', id: 1, result: { echoed: true } });
         };
         void channel.start();
-      });
+      }, options);
       const sent: string[] = [];
-      worker.onFrame = (direction, text) => sent.push(`${direction} ${JSON.parse(text).type}`);
+      worker.onFrame = (direction, text) => {
+        const frame = JSON.parse(text) as { type: string; first?: unknown };
+        sent.push(`${direction} ${frame.type}${frame.first === undefined ? '' : '+first'}`);
+      };
       const opening = worker.openChannel({ type: 'mcp' }, { first: ping(1, 'ahead') });
-      expect(sent).toEqual(['out channel-open', 'out channel-message']);
-      await until(() => release !== undefined && sidecar.stats.framesIn === 2);
+      expect(sent).toEqual(frames);
+      await until(() => release !== undefined && sidecar.stats.framesIn === frames.length);
       expect(received).toEqual([]);
       release();
       const channel = await opening;
@@ -146,7 +153,7 @@ describe('LinkEndpoint', () => {
       expect(await reply).toEqual({ jsonrpc: '2.0', id: 1, result: { echoed: true } });
       expect(received).toEqual([ping(1, 'ahead')]);
       // The handler answered before it returned, so the answer may precede the ack: it waited in the worker's channel.
-      expect(sent.slice(2).sort()).toEqual(['in channel-message', 'in channel-open-ack']);
+      expect(sent.slice(frames.length).sort()).toEqual(['in channel-message', 'in channel-open-ack']);
     });
 
     it('is dropped unread by a refused open, which rejects with the host\'s reason and message as without it', async () => {
@@ -246,6 +253,64 @@ describe('LinkEndpoint', () => {
       expect(channel.sentAhead).toBeUndefined();
       void channel.start();
       await expect(channel.send(ping(1, 'x'.repeat(300)))).rejects.toMatchObject({ reason: 'invalid-request' });
+    });
+  });
+
+  describe('a first message in the channel-open frame itself, to a host that reads open-first', () => {
+    const opensWithFirst: Partial<LinkEndpointOptions> = { peerFeatures: new Set(['open-first'] as const) };
+
+    it('gets its ack in the answer\'s write, never alone before it', async () => {
+      const hostChannels: ChannelTransport[] = [];
+      const { worker, sidecar } = link(async (_request, channel) => {
+        hostChannels.push(channel);
+        await channel.start();
+      }, opensWithFirst);
+      const out: string[] = [];
+      sidecar.onFrame = (direction, text) => direction === 'out' && out.push(JSON.parse(text).type);
+      let opened = false;
+      const opening = worker.openChannel({ type: 'mcp' }, { first: ping(1) }).then((channel) => ((opened = true), channel));
+      await until(() => hostChannels.length === 1);
+      await Promise.resolve();
+      expect(out).toEqual([]);
+      expect(opened).toBe(false);
+      await hostChannels[0]!.send({ jsonrpc: '2.0', id: 1, result: {} });
+      expect(out).toEqual(['channel-open-ack', 'channel-message']);
+      const channel = await opening;
+      const reply = nextMessage(channel);
+      void channel.start();
+      expect(await reply).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+    });
+
+    it('is dropped unread by a refused open, which rejects with the host\'s reason and message', async () => {
+      const seen: JSONRPCMessage[] = [];
+      const { worker, sidecar } = link(async (_request, channel) => {
+        channel.onmessage = (message) => seen.push(message);
+        await Promise.resolve();
+        throw new WireError('server-not-found', 'Server "nope" not found on this host');
+      }, opensWithFirst);
+      await expect(worker.openChannel({ type: 'mcp' }, { first: ping(1) })).rejects.toMatchObject({ reason: 'server-not-found', message: 'Server "nope" not found on this host' });
+      expect(seen).toEqual([]);
+      expect(sidecar.stats.channels).toBe(0);
+    });
+
+    it('goes in frames of their own when the two do not fit in one', async () => {
+      const { worker, sidecar } = link(echoHost, { ...opensWithFirst, maxFrameBytes: 256 });
+      const channel = await worker.openChannel({ type: 'mcp', pad: 'p'.repeat(60) }, { first: ping(1, 'x'.repeat(100)) });
+      expect(channel.sentAhead).toEqual(ping(1, 'x'.repeat(100)));
+      expect(sidecar.stats.framesIn).toBe(2);
+      const reply = nextMessage(channel);
+      void channel.start();
+      expect(await reply).toEqual(ping(1, 'x'.repeat(100)));
+    });
+
+    it('is never sent to a host that did not announce open-first: an older sidecar gets the open with the keys its schema takes', async () => {
+      const { worker, received } = rawPeer();
+      void worker.openChannel({ type: 'mcp' }, { first: ping(1) }).catch(() => {});
+      await until(() => received.length === 2);
+      expect(received.map((frame) => Object.keys(frame).sort())).toEqual([
+        ['channel', 'request', 'type', 'v'],
+        ['channel', 'message', 'type', 'v'],
+      ]);
     });
   });
 

@@ -6,7 +6,7 @@
  * Why a WebSocket carries the link: see `frame-socket.ts`.
  *
  * What this file adds over a raw socket: channel ids allocated by the opener, open/ack/open-error
- * with a timeout (and a first message that may go right behind the open, before the ack), keepalive both ways with a deadline (a silent peer is declared dead within
+ * with a timeout (and a first message that may go with or right behind the open, before the ack), keepalive both ways with a deadline (a silent peer is declared dead within
  * `deadAfterMs` plus a quarter of it), a frame size limit in both directions (an oversized send
  * fails that send; an oversized inbound frame closes the link), and link loss failing every channel
  * at once with reason `host-offline`. Frames for unknown channels are counted and ignored, except
@@ -56,6 +56,8 @@ export class LinkEndpoint {
   readonly #log: LinkLogger;
   readonly #max: number;
   readonly #openTimeoutMs: number;
+  /** The host reads a channel-open that carries the first message (`link-features.ts`). */
+  readonly #opensWithFirst: boolean;
   readonly #channels = new Map<number, McpChannelClientTransport>();
   readonly #pending = new PendingOpens();
   /** Host end: accepted pipelined opens whose ack waits for the channel's first frame out. */
@@ -79,6 +81,7 @@ export class LinkEndpoint {
     this.#log = options.log ?? SILENT;
     this.#max = options.maxFrameBytes ?? MAX_FRAME_BYTES;
     this.#openTimeoutMs = options.openTimeoutMs ?? 30_000;
+    this.#opensWithFirst = options.peerFeatures?.has('open-first') === true;
     this.whenClosed = new Promise((resolve) => (this.#resolveClosed = resolve));
     this.#io = {
       send: (id, message) => this.#sendMessage(id, message),
@@ -139,6 +142,13 @@ export class LinkEndpoint {
       }
       this.#pending.add(id, { channel, resolve, reject, stopWaiting });
       this.#channels.set(id, channel);
+      const { first } = options;
+      // To a host that reads `open-first`, one frame and one socket write for both (`link-features.ts`);
+      // if they are too large together, or the link is down, the two frames below go or fail as ever.
+      if (first !== undefined && this.#opensWithFirst && this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request, first })) {
+        channel.sentAhead = first;
+        return;
+      }
       try {
         this.#sendFrame({ v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request });
       } catch (error) {
@@ -147,21 +157,14 @@ export class LinkEndpoint {
         reject(error);
         return;
       }
-      if (options.first !== undefined) this.#sendAhead(channel, options.first);
+      if (first === undefined) return;
+      try {
+        this.#sendMessage(id, first);
+        channel.sentAhead = first;
+      } catch {
+        // Too large for a frame: left for the caller to send after the ack, where it fails as any send does.
+      }
     });
-  }
-
-  /**
-   * The first message, right behind its channel-open. One that cannot go (too large for a frame)
-   * is left for the caller to send after the ack, where it fails as any send does.
-   */
-  #sendAhead(channel: McpChannelClientTransport, message: JSONRPCMessage): void {
-    try {
-      this.#sendMessage(channel.id, message);
-      channel.sentAhead = message;
-    } catch {
-      // Sent again after the ack, and answered there.
-    }
   }
 
   /** Ends the link: tells the peer with link-close, closes the socket, fails every channel. */
@@ -255,7 +258,7 @@ export class LinkEndpoint {
   #dispatch(frame: Frame): void {
     switch (frame.type) {
       case 'channel-open':
-        return this.#acceptOpen(frame.channel, frame.request);
+        return this.#acceptOpen(frame.channel, frame.request, frame.first);
       case 'channel-open-ack': {
         const pending = this.#pending.take(frame.channel);
         if (pending === undefined) return this.#unknownChannel(frame.channel, false);
@@ -308,16 +311,17 @@ export class LinkEndpoint {
     this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason, message });
   }
 
-  #acceptOpen(id: number, request: unknown): void {
+  #acceptOpen(id: number, request: unknown, first: JSONRPCMessage | undefined): void {
     const onOpen = this.#onOpen;
     if (this.role !== 'sidecar' || onOpen === undefined) return this.#refuseOpen(id, 'This end of the link does not accept channels');
     if (this.#channels.has(id)) return this.#refuseOpen(id, `Channel ${id} is already open`);
-    // Registered before the handler decides, so what the worker sent right behind the open (a
-    // modern request, `OpenChannelOptions.first`) waits in the channel's queue: only the handler
-    // starting it delivers that, and a refused or abandoned open is never started.
+    // Registered before the handler decides, so what came with or right behind the open (a modern
+    // request, `OpenChannelOptions.first`) waits in the channel's queue: only the handler starting
+    // it delivers that, and a refused or abandoned open is never started.
     const channel = new McpChannelClientTransport(id, this.#io);
     this.#channels.set(id, channel);
     this.#closedHere.forget(id);
+    if (first !== undefined) channel.receive(first);
     onOpen(request, channel).then(
       () => {
         if (this.#channels.get(id) !== channel || channel.closed) return;
@@ -379,11 +383,13 @@ export class LinkEndpoint {
     this.onFrame?.('out', text);
   }
 
-  #trySend(frame: Frame): void {
+  /** False when the frame did not go. Control frames are best effort: a closed socket tears the link down through onclose. */
+  #trySend(frame: Frame): boolean {
     try {
       this.#sendFrame(frame);
+      return true;
     } catch {
-      // Control frames are best effort: a closed socket tears the link down through onclose.
+      return false;
     }
   }
 

@@ -7,6 +7,7 @@
 import type { FailureReason } from '../errors.ts';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelTransport } from '../channel-transport.ts';
+import type { LinkFeature } from './link-features.ts';
 
 export type LinkRole = 'worker' | 'sidecar';
 
@@ -58,6 +59,8 @@ export interface LinkEndpointOptions {
   openTimeoutMs?: number;
   /** Largest frame sent or accepted, in UTF-8 bytes. Default `MAX_FRAME_BYTES`. */
   maxFrameBytes?: number;
+  /** Worker end: what the host announced it reads (`link-features.ts`); none when absent. */
+  peerFeatures?: ReadonlySet<LinkFeature>;
   log?: LinkLogger;
 }
 
@@ -81,8 +84,9 @@ export interface OpenChannelOptions {
    */
   signal?: AbortSignal;
   /**
-   * A message sent right behind the channel-open, before the ack (a modern request: one round
-   * trip instead of two). The host's endpoint queues it on the channel it made for the open, and
+   * A message sent with the channel-open (in its frame to a host that reads `open-first`, else
+   * right behind it), before the ack (a modern request: one round trip instead of two). The
+   * host's endpoint queues it on the channel it made for the open, and
    * only its handler starting the channel, once it accepted, delivers it; a refused open drops it
    * unread, and the open still rejects with the host's reason. The channel that comes back says
    * it went ahead (`sentAhead`), so the caller does not send it again.

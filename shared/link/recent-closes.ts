@@ -1,10 +1,10 @@
 /**
  * The channels one end of a link closed (or refused) lately, oldest first, at most
  * `REMEMBERED_CLOSES`. What the peer sent on one before it heard of that (its own close crossing
- * ours: both ends close a modern request's channel once it is answered; a late answer or ack) is
- * expected, so the endpoint drops it without counting it as a frame for an unknown channel. The
- * peer's close is its last frame there, and the id is forgotten with it. A remembered id is not
- * handed out again, so such a late frame never reaches a new channel.
+ * ours: the host closing a modern request's channel behind its answer as the agent leaves; a late
+ * answer or ack) is expected, so the endpoint drops it without counting it as a frame for an
+ * unknown channel. The peer's close is its last frame there, and the id is forgotten with it. A
+ * remembered id is not handed out again, so such a late frame never reaches a new channel.
  *
  * @module
  */

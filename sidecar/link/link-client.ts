@@ -19,6 +19,7 @@ import { coalescedSend } from './coalesced-send.ts';
 import { linkMask } from './frame-mask.ts';
 import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions } from '../../shared/link/link-endpoint.ts';
 import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
+import { LINK_FEATURES, LINK_FEATURES_HEADER } from '../../shared/link/link-features.ts';
 import { answerChallenge } from '../../shared/link/link-handshake.ts';
 import { originOfUrl, type LinkProofFields } from '../../shared/link/link-identity.ts';
 import { WireError } from '../../shared/errors.ts';
@@ -125,7 +126,7 @@ export class LinkClient {
     const { entityId, key } = this.#options;
     const maxFrame = this.#options.endpoint?.maxFrameBytes ?? MAX_FRAME_BYTES;
     const ws = new WebSocket(this.#url, {
-      headers: { [ENTITY_ID_HEADER]: entityId },
+      headers: { [ENTITY_ID_HEADER]: entityId, [LINK_FEATURES_HEADER]: LINK_FEATURES.join(',') },
       perMessageDeflate: false,
       maxPayload: maxFrame + 1024,
       handshakeTimeout: 10_000,

@@ -4,6 +4,7 @@ import { createFrameSocketPair, type CallbackFrameSocket } from '../../shared/li
 import { LinkEndpoint } from '../../shared/link/link-endpoint.ts';
 import { answerChallenge } from '../../shared/link/link-handshake.ts';
 import { ENTITY_ID_HEADER, LINK_PROBE_HEADER } from '../../shared/link/link-types.ts';
+import { LINK_FEATURES_HEADER } from '../../shared/link/link-features.ts';
 import { hostCredential, hostSigner, type HostCredential } from '../../test/support/configs.ts';
 import { InMemoryHostLinkRegistry } from './host-link-registry.ts';
 import type { HostExpectations } from '../../shared/link/host-expectations.ts';
@@ -123,6 +124,28 @@ describe('link route', () => {
     await answer(sidecars[0]!, ALICE);
     expect(registry.status()[0]).toMatchObject({ 'entity-id': 'alice-laptop', linked: true });
     expect(await echoes(registry)).toEqual({ jsonrpc: '2.0', id: 7, method: 'ping' });
+  });
+
+  it('puts a first message in the channel-open frame only for a host whose upgrade announced open-first', async () => {
+    for (const [extra, expected] of [
+      [{ [LINK_FEATURES_HEADER]: 'open-first' }, [['channel-open', true]]],
+      [{}, [['channel-open', false], ['channel-message', false]]],
+    ] as const) {
+      const { app, registry, sidecars } = setup();
+      await app.request('/link', { headers: { ...upgradeHeaders('alice-laptop'), ...extra } });
+      const endpoint = await answer(sidecars[0]!, ALICE);
+      const seen: Array<[string, boolean]> = [];
+      endpoint.onFrame = (direction, text) => {
+        const frame = JSON.parse(text) as { type: string };
+        if (direction === 'in') seen.push([frame.type, 'first' in frame]);
+      };
+      const ping = { jsonrpc: '2.0' as const, id: 7, method: 'ping' };
+      const channel = await registry.openChannel('alice-laptop', { type: 'mcp' }, { first: ping });
+      const reply = new Promise((resolve) => (channel.onmessage = resolve));
+      void channel.start();
+      expect(await reply).toEqual(ping);
+      expect(seen).toEqual(expected);
+    }
   });
 
   it('refuses a wrong key with unauthorized and what to do, registers nothing, and leaves the live link alone', async () => {

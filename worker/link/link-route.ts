@@ -24,6 +24,7 @@ import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions, type L
 import { challengeHost, type ProofVerdict } from '../../shared/link/link-handshake.ts';
 import type { HostExpectations } from '../../shared/link/host-expectations.ts';
 import { ENTITY_ID_HEADER, LINK_PROBE_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
+import { LINK_FEATURES, LINK_FEATURES_HEADER, linkFeaturesOf } from '../../shared/link/link-features.ts';
 import { EntityIdSchema } from '../../shared/names.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../auth/host-origin.ts';
 import { createHostVerifier, type HostKeyEntry, type HostVerifier } from './host-auth.ts';
@@ -89,6 +90,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
     if (!origin.ok) return refuse(entityId, origin.message);
 
     const probe = c.req.header(LINK_PROBE_HEADER) === '1';
+    const peerFeatures = linkFeaturesOf(c.req.header(LINK_FEATURES_HEADER));
     let socket: CallbackFrameSocket | undefined;
     let endpoint: LinkEndpoint | undefined;
     return options.upgradeWebSocket(c, {
@@ -106,7 +108,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
               opened.close(1000, 'Link probe verified');
               return undefined;
             }
-            endpoint = new LinkEndpoint(opened, { ...options.endpoint, role: 'worker', peer: entityId, ...(log ? { log } : {}) });
+            endpoint = new LinkEndpoint(opened, { ...options.endpoint, role: 'worker', peer: entityId, peerFeatures, ...(log ? { log } : {}) });
             options.registry.attach(entityId, endpoint);
             options.onAccepted?.(entityId, ws);
             return endpoint;
@@ -187,7 +189,8 @@ export function attachInMemoryHost(
 ): InMemoryHost {
   const [workerSocket, sidecarSocket] = createFrameSocketPair();
   const logged = options.log ? { log: options.log } : {};
-  const worker = new LinkEndpoint(workerSocket, { ...options.endpoint, ...logged, role: 'worker', peer: entityId });
+  // The sidecar end is this code's: it reads everything this code sends.
+  const worker = new LinkEndpoint(workerSocket, { ...options.endpoint, ...logged, role: 'worker', peer: entityId, peerFeatures: new Set(LINK_FEATURES) });
   const sidecar = new LinkEndpoint(sidecarSocket, { ...options.endpoint, ...logged, role: 'sidecar', peer: 'worker', onOpen });
   registry.attach(entityId, worker);
   return { worker, sidecar, close: () => worker.close({ message: 'In-memory host detached' }) };

@@ -1,8 +1,11 @@
-/** The modern relay's one timer: the deadline, and the agent's abort read only for a slow answer. */
+/** The modern relay's one timer: the deadline, and the agent's abort read only for a slow answer; who closes a link channel after the response. */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createInMemoryChannelPair } from '../../shared/channel-transport.ts';
-import { relayModernRequest } from './modern-relay.ts';
+import { createFrameSocketPair } from '../../shared/link/frame-socket.ts';
+import { LinkEndpoint, type ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
+import { advanceBy, advanceUntilSettled, useFakeClock } from '../../test/support/fake-clock.ts';
+import { HOST_CLOSE_WAIT_MS, relayModernRequest } from './modern-relay.ts';
 
 const request = { jsonrpc: '2.0' as const, id: 1, method: 'tools/list' };
 
@@ -48,5 +51,60 @@ describe('relayModernRequest', () => {
       expect(await response.json()).toMatchObject({ id: 1, error: { data: { reason: 'request-timeout' } } });
       await closed;
     }
+  });
+});
+
+describe('relayModernRequest on a link channel', () => {
+  /** A worker and a host endpoint; `closes`: whether the host closes the channel behind its response. */
+  function linkWith(closes: boolean) {
+    const [workerSocket, hostSocket] = createFrameSocketPair();
+    const worker = new LinkEndpoint(workerSocket, { role: 'worker', liveness: false });
+    const hostClosed = new Promise<void>((resolveClosed) => {
+      const onOpen: ChannelOpenHandler = async (_request, channel) => {
+        channel.onmessage = (message) => {
+          const answered = channel.send({ jsonrpc: '2.0', id: (message as { id: number }).id, result: { tools: [] } });
+          if (closes) void answered.finally(() => channel.close());
+        };
+        channel.onclose = resolveClosed;
+        void channel.start();
+      };
+      new LinkEndpoint(hostSocket, { role: 'sidecar', onOpen, liveness: false });
+    });
+    const sent: string[] = [];
+    worker.onFrame = (direction, text) => {
+      if (direction === 'out') sent.push((JSON.parse(text) as { type: string }).type);
+    };
+    return { worker, sent, hostClosed };
+  }
+
+  // First of the link cases: the fallback's queue is the module's, and its timer is armed here under the fake clock.
+  it('closes the channel itself when the host has not, HOST_CLOSE_WAIT_MS after the response', async () => {
+    useFakeClock();
+    try {
+      const { worker, sent, hostClosed } = linkWith(false);
+      // The host's ack, held for the answer it went out before here, comes at ACK_DEFER_MS.
+      const channel = await advanceUntilSettled(worker.openChannel({ type: 'mcp', connection: { 'server-name': 'x' } }, { first: request }), { stepMs: 1 });
+      await relayModernRequest(channel, request);
+      expect(sent).toEqual(['channel-open', 'channel-message']);
+      await advanceBy(HOST_CLOSE_WAIT_MS - 10);
+      expect(channel.closed).toBe(false);
+      await advanceUntilSettled(hostClosed);
+      expect(sent).toEqual(['channel-open', 'channel-message', 'channel-close']);
+      worker.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('sends no channel-close after the response when the host closes the channel behind it', async () => {
+    const { worker, sent, hostClosed } = linkWith(true);
+    // Sent after the ack, so the response reaches a relay that is running, which then used to close.
+    const channel = await worker.openChannel({ type: 'mcp', connection: { 'server-name': 'x' } });
+    const response = await relayModernRequest(channel, request);
+    expect(await response.json()).toEqual({ jsonrpc: '2.0', id: 1, result: { tools: [] } });
+    await hostClosed;
+    expect(channel.closed).toBe(true);
+    expect(sent).toEqual(['channel-open', 'channel-message']);
+    worker.close();
   });
 });

@@ -2,9 +2,10 @@
  * Relays one modern request over its own channel and turns what comes back into the HTTP answer:
  * JSON when the response comes first, an SSE stream scoped to the request when a notification
  * (progress, a log line) comes before it, the response then ending the stream (notes §2,
- * "Choosing the response"). The channel is closed as soon as the response is out, when the
- * channel fails, at the deadline, or when the agent goes away (its request aborted, its stream
- * cancelled): closing it is how the host learns to cancel the call upstream.
+ * "Choosing the response"). The channel is closed when the channel fails, at the deadline, or when
+ * the agent goes away (its request aborted, its stream cancelled): closing it is how the host
+ * learns to cancel the call upstream. After the response, a link channel's host closes it
+ * (`HOST_CLOSE_WAIT_MS`); any other channel is closed here as soon as the response is out.
  *
  * Only notifications and the one response with the request's id reach the agent: 2026-07-28
  * forbids independent requests on a request's stream, and the host answers those itself.
@@ -15,7 +16,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { DelayQueue, type DelayEntry } from '../../shared/delay-queue.ts';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
-import { wasSentAhead } from '../../shared/link/mcp-channel-client-transport.ts';
+import { McpChannelClientTransport, wasSentAhead } from '../../shared/link/mcp-channel-client-transport.ts';
 import { statusForUpstreamError } from './modern-errors.ts';
 import type { ModernRequest } from './validate-request.ts';
 
@@ -42,6 +43,15 @@ export interface RelayOptions {
 export const ABORT_WATCH_MS = 250;
 /** Every request's abort watch without a deadline, on one timer: a `setTimeout` per call cost 40 µs of it under Deno. */
 const abortWatches = new DelayQueue(ABORT_WATCH_MS);
+/**
+ * How long a link channel's host may take to close it after its response before the worker does.
+ * Every host closes a modern channel right after its response (`serveModernChannel`'s `reply`,
+ * since modern channels exist), in the same socket write, so the worker's own `channel-close`
+ * there was a frame and a wake-up of the host spent only to be dropped (issue 17); this bounds
+ * what a host that did not would hold open.
+ */
+export const HOST_CLOSE_WAIT_MS = 1000;
+const hostCloseWaits = new DelayQueue(HOST_CLOSE_WAIT_MS);
 
 /** The headers of every SSE answer to a modern request (no proxy buffering: events must flow at once). */
 export const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
@@ -61,14 +71,18 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     let deadlineAt: number | undefined;
     let watched: AbortSignal | undefined;
     let watchPending = options.signal !== undefined;
+    let hostCloseWait: DelayEntry | undefined;
+    const close = () => void channel.close().catch(() => {});
 
-    const finish = () => {
+    /** `byHost`: the host's response ended it, and the host closes the channel behind it. */
+    const finish = (byHost = false) => {
       if (done) return;
       done = true;
       if (timer !== undefined) clearTimeout(timer);
       if (watch !== undefined) abortWatches.cancel(watch);
       watched?.removeEventListener('abort', abandoned);
-      void channel.close().catch(() => {});
+      if (byHost && channel instanceof McpChannelClientTransport) hostCloseWait = hostCloseWaits.add(close);
+      else close();
     };
     // Nobody reads this answer: it only settles the handler.
     const abandoned = () => {
@@ -76,7 +90,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       finish();
       resolve(new Response(null, { status: 499 }));
     };
-    const answer = (message: unknown, status: number) => {
+    const answer = (message: unknown, status: number, byHost = false) => {
       if (done) return;
       options.onAnswer?.(message);
       if (stream !== undefined) {
@@ -85,7 +99,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       } else {
         resolve(Response.json(message, { status }));
       }
-      finish();
+      finish(byHost);
     };
     const fail = (error: WireError) => answer(jsonRpcErrorBody(request.id, error), httpStatusFor(error.reason));
     const schedule = () => {
@@ -143,7 +157,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       const { id, method } = message as { id?: unknown; method?: unknown };
       if (method === undefined && id === request.id) {
         const error = (message as { error?: { code?: unknown } }).error;
-        answer(message, error === undefined ? 200 : statusForUpstreamError(error.code));
+        answer(message, error === undefined ? 200 : statusForUpstreamError(error.code), true);
       } else if (typeof method === 'string' && id === undefined) {
         notify(message);
       }
@@ -153,6 +167,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     };
     // Closed after the answer too (by `finish`): only a close before it is an error worth building.
     channel.onclose = () => {
+      if (hostCloseWait !== undefined) hostCloseWaits.cancel(hostCloseWait);
       if (!done) fail(failure ?? new WireError('server-exited', `The server's channel closed before it answered ${request.method}`));
     };
 

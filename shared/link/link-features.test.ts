@@ -1,0 +1,12 @@
+import { describe, expect, it } from 'vitest';
+import { LINK_FEATURES, linkFeaturesOf } from './link-features.ts';
+
+describe('linkFeaturesOf', () => {
+  it('reads the features this code knows from the header, and none from an absent one', () => {
+    expect([...linkFeaturesOf(LINK_FEATURES.join(','))]).toEqual([...LINK_FEATURES]);
+    expect([...linkFeaturesOf(' open-first , later-feature,')]).toEqual(['open-first']);
+    expect(linkFeaturesOf(undefined).size).toBe(0);
+    expect(linkFeaturesOf(null).size).toBe(0);
+    expect(linkFeaturesOf('').size).toBe(0);
+  });
+});

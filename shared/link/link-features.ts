@@ -1,0 +1,33 @@
+/**
+ * What a sidecar's end of the link understands beyond link protocol version 1, announced in a
+ * header of its upgrade request, so that a worker of any age and a sidecar of any age work
+ * together: an older worker ignores the header and sends what every sidecar reads; a worker
+ * reading it uses only what the sidecar named; an older sidecar sends none, and gets version 1
+ * as it always did. Every frame schema is strict, so nothing new can travel unannounced.
+ *
+ * - `open-first`: a `channel-open` may carry the channel's first message (`first`), where it
+ *   would otherwise go in a frame of its own right behind. Under Deno every WebSocket `send` is a
+ *   socket write of its own, so a modern request cost the worker two writes and the host often
+ *   two reads and wake-ups, and its ack then went alone, before the answer (issue 17).
+ *
+ * @module
+ */
+
+/** The upgrade request header: the features this sidecar reads, comma-separated. */
+export const LINK_FEATURES_HEADER = 'X-Switchyard-Link-Features';
+
+export type LinkFeature = 'open-first';
+
+/** What this code's sidecar end reads. */
+export const LINK_FEATURES: readonly LinkFeature[] = ['open-first'];
+
+/** The features a header value names that this code knows; an absent header names none. */
+export function linkFeaturesOf(header: string | null | undefined): ReadonlySet<LinkFeature> {
+  const features = new Set<LinkFeature>();
+  if (header === null || header === undefined) return features;
+  for (const name of header.slice(0, 200).split(',')) {
+    const feature = name.trim();
+    if ((LINK_FEATURES as readonly string[]).includes(feature)) features.add(feature as LinkFeature);
+  }
+  return features;
+}
