@@ -25,6 +25,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { SETTLE_MS } from '../../sidecar/config/file-stamp.ts';
 import { connectHttp, echoLoop, modernAgent, type Agent } from './client.ts';
 import { cpuMs, installCleanup, ProcessRegistry } from './processes.ts';
 import { buildSidecarBundle } from './sidecar-bundle.ts';
@@ -86,6 +87,7 @@ interface Measured {
 async function measure(bundle: string | undefined, variants: readonly Variant[], nodeFlags: string[] = [], around?: (pid: number, variant: Variant) => Promise<() => Promise<void>>): Promise<Measured> {
   const floor = values.floor ? { profiles: FLOOR, sidecarConfig: { 'trust-profile': 'bench-floor' } } : {};
   const stack = await startStack(registry, { ...(bundle !== undefined ? { sidecarBundle: bundle } : {}), sidecarNodeFlags: nodeFlags, ...floor });
+  await configSettled(join(stack.dir, 'sidecar'));
   const perCall: Record<string, number> = {};
   const windows: Record<string, Window> = {};
   const nowUs = () => Number(process.hrtime.bigint() / 1000n);
@@ -107,6 +109,22 @@ async function measure(bundle: string | undefined, variants: readonly Variant[],
     }
   }
   return { stack, perCall, windows };
+}
+
+/**
+ * Waits until every file of the sidecar dir is older than `SETTLE_MS`: before that the host keeps
+ * no parsed mcp.json or profile (a file too recently changed has no stamp, `file-stamp.ts`), and
+ * each open parses them again, which is not what a running host does, and how much of a timed
+ * loop fell inside that time varied with how fast the stack started.
+ */
+async function configSettled(dir: string): Promise<void> {
+  let newest = 0;
+  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
+    const stat = statSync(join(dir, name));
+    newest = Math.max(newest, stat.mtimeMs, stat.ctimeMs);
+  }
+  const wait = newest + SETTLE_MS + 100 - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }
 
 async function stop(stack: Stack): Promise<void> {
