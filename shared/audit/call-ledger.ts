@@ -11,7 +11,7 @@
  * @module
  */
 import { childSpan, traceparentOfParams, withTraceparent, type Span, type TraceContext } from '../trace-context.ts';
-import type { AuditLog } from './audit-log.ts';
+import { roundDuration, type AuditLog } from './audit-log.ts';
 import { AUDITED_METHODS, outcomeOfAnswer, subjectOf, type AuditDecision, type AuditRecord } from './audit-record.ts';
 
 type Id = string | number;
@@ -121,7 +121,8 @@ export class CallLedger {
   }
 
   #finish(pending: Pending, outcome: Pick<AuditRecord, 'decision' | 'outcome' | 'reason' | 'errorCode'>): void {
-    const durationMs = Math.max(0, this.#audit.now() - pending.startMs);
+    // Rounded as the record keeps it, so that the audit log need not copy the record to round it.
+    const durationMs = roundDuration(Math.max(0, this.#audit.now() - pending.startMs));
     this.#audit.record(Object.assign({}, pending.base, outcome, { durationMs }), pending.startMs);
   }
 }

@@ -129,7 +129,7 @@ export class RemoteMcpHostHandler {
     // An inner http target is checked against what this host lists for the name only after the
     // trust check, which needs no URL: a contained profile refuses any HTTP server.
     const listed = configured ?? (await this.#listedOrNull(name, log, stampAgeMs));
-    const trust = await this.#trust(name, listed?.trustProfile, connection, log);
+    const trust = await this.#trust(name, listed?.trustProfile, connection, log, stampAgeMs);
     const contained = trust.resolved !== null && containmentRequired(trust.resolved.effective);
     if ((configured === null || configured.kind === 'http') && contained) {
       throw new WireError(
@@ -244,13 +244,13 @@ export class RemoteMcpHostHandler {
     return { ...configured, url: configured.url, headers: { ...target.headers, ...configured.headers } };
   }
 
-  async #trust(name: string, serverFloor: string | undefined, connection: McpConnection, log: Logger): Promise<Trust> {
+  async #trust(name: string, serverFloor: string | undefined, connection: McpConnection, log: Logger, stampAgeMs = 0): Promise<Trust> {
     const ref = connection['trust-profile-ref'];
     const revision = connection['trust-profile-revision'];
     const resolved = await resolveEffectiveTrust(
       this.#options.profiles,
       this.#options.trust ?? {},
-      { server: name, serverFloor, requested: ref !== undefined && revision !== undefined ? { ref, revision } : undefined },
+      { server: name, serverFloor, requested: ref !== undefined && revision !== undefined ? { ref, revision } : undefined, stampAgeMs },
       log,
     );
     if (resolved === null) return { resolved, authorizer: null };

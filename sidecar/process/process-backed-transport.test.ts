@@ -246,6 +246,24 @@ describe('ProcessExecutorBackedClientTransport', () => {
     expect(errors.every((e) => (e as LocalError).code === 'invalid-message')).toBe(true);
   });
 
+  it('reads lines split across chunks (inside a UTF-8 character too), several in one chunk, LF or CRLF', async () => {
+    const script = [
+      "const line = (m) => JSON.stringify({ jsonrpc: '2.0', method: m, params: { text: 'café ' + m } });",
+      "const first = Buffer.from(line('one') + '\\r\\n');",
+      'const cut = first.indexOf(0xc3) + 1;',
+      'process.stdout.write(first.subarray(0, cut));',
+      "setTimeout(() => process.stdout.write(Buffer.concat([first.subarray(cut), Buffer.from(line('two') + '\\n' + line('three') + '\\r\\n')])), 50);",
+      'setInterval(() => {}, 1000);',
+    ].join('\n');
+    const { t, errors } = transport({ command: NODE, args: ['-e', script], env: {}, policy: null });
+    const messages: unknown[] = [];
+    t.onmessage = (message) => messages.push(message);
+    await t.start();
+    await waitFor(() => (messages.length >= 3 ? true : undefined), 'three messages');
+    expect(messages).toEqual(['one', 'two', 'three'].map((m) => ({ jsonrpc: '2.0', method: m, params: { text: `café ${m}` } })));
+    expect(errors).toEqual([]);
+  });
+
   it('closes with message-too-large when stdout holds more than the cap without a newline', async () => {
     const script = "process.stdout.write('x'.repeat(3 * 1024 * 1024)); setInterval(() => {}, 1000)";
     const { t, errors, closes } = transport({ command: NODE, args: ['-e', script], env: {}, policy: null }, { maxMessageBytes: 1024 * 1024 });

@@ -87,7 +87,8 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     if (!stdin || stdin.destroyed || stdin.writableEnded) {
       throw new LocalError('not-connected', `Cannot send to server "${this.name}": the transport is not open`);
     }
-    await writeRespectingBackpressure(stdin, `${JSON.stringify(message)}\n`, this.name);
+    // The pipe takes nearly every message at once: only a full one costs a promise and listeners.
+    if (!stdin.write(`${JSON.stringify(message)}\n`)) await drained(stdin, this.name);
   }
 
   /** Stops the protocol, ends the process tree, drains stderr, then calls `onclose` once. */
@@ -228,18 +229,22 @@ class LineBuffer {
 
   /** @throws Error when the unfinished line would pass `maxBytes` (the buffer is cleared). */
   append(chunk: Buffer): void {
-    if ((this.#buffer?.length ?? 0) + chunk.length > this.maxBytes) {
+    const held = this.#buffer;
+    if ((held?.length ?? 0) + chunk.length > this.maxBytes) {
       this.clear();
       throw new Error(`Line buffer exceeded maximum size of ${this.maxBytes} bytes`);
     }
-    this.#buffer = this.#buffer ? Buffer.concat([this.#buffer, chunk]) : chunk;
+    // Nothing held is the usual case (a chunk ends with its line): the chunk itself, no copy.
+    this.#buffer = held === undefined ? chunk : Buffer.concat([held, chunk]);
   }
 
   readLine(): string | null {
-    const index = this.#buffer?.indexOf(0x0a) ?? -1;
-    if (this.#buffer === undefined || index === -1) return null;
-    const line = this.#buffer.toString('utf8', 0, index).replace(/\r$/, '');
-    this.#buffer = this.#buffer.subarray(index + 1);
+    const buffer = this.#buffer;
+    const index = buffer?.indexOf(0x0a) ?? -1;
+    if (buffer === undefined || index === -1) return null;
+    const end = index > 0 && buffer[index - 1] === 0x0d ? index - 1 : index; // CRLF: a CR is only ever that byte in UTF-8
+    const line = buffer.toString('utf8', 0, end);
+    this.#buffer = index + 1 < buffer.length ? buffer.subarray(index + 1) : undefined;
     return line;
   }
 
@@ -266,7 +271,8 @@ function pullStream(readable: Readable): ReadableStream<Uint8Array> {
   );
 }
 
-function writeRespectingBackpressure(stream: Writable, data: string, name: string): Promise<void> {
+/** Settles when a stream that refused a write drains (resolves) or closes first (rejects). */
+function drained(stream: Writable, name: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const done = (error?: unknown) => {
       stream.off('drain', onDrain).off('close', onClose).off('error', onClose);
@@ -275,7 +281,6 @@ function writeRespectingBackpressure(stream: Writable, data: string, name: strin
     };
     const onDrain = () => done();
     const onClose = (error?: unknown) => done(error ?? new Error('stdin closed'));
-    if (stream.write(data)) return resolve();
     stream.once('drain', onDrain).once('close', onClose).once('error', onClose);
   });
 }

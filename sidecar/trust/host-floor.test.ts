@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WireError } from '../../shared/errors.ts';
 import { createLogger, silentLogger } from '../log.ts';
+import { SETTLE_MS } from '../config/file-stamp.ts';
+import { MODERN_STAMP_AGE_MS } from '../host/server-config-cache.ts';
 import { resolveEffectiveTrust } from './host-floor.ts';
 import { policyRevision } from './policy-revision.ts';
 import { TrustProfileStore } from './profile-store.ts';
@@ -38,6 +40,24 @@ describe('resolveEffectiveTrust', () => {
     expect([await revisionOf('floor'), requested.revision]).not.toContain(trust.revision);
     const other = (await resolveEffectiveTrust(store, { floor: 'server-floor' }, { server: 's', requested }, silentLogger))!;
     expect(other.revision).not.toBe(trust.revision);
+  });
+
+  it('composes an agent profile under a floor once per pair of resolved profiles, afresh after an edit of either', async () => {
+    let clock = Date.now() + SETTLE_MS + 1000;
+    const settled = new TrustProfileStore(dir, undefined, () => clock);
+    const requested = { ref: 'agent', revision: (await settled.load('agent')).revision };
+    const open = async (stampAgeMs = 0) => (await resolveEffectiveTrust(settled, { floor: 'floor' }, { server: 's', requested, stampAgeMs }, silentLogger))!;
+    const first = await open();
+    expect((await open()).effective).toBe(first.effective);
+    write('floor', { 'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-write' }, { 'source-path': '/home', 'access-mode': 'read-only' }], 'network-capabilities': [] });
+    clock += 1;
+    // A modern request relies on the check a moment ago; a legacy open stats, and sees the edit.
+    expect((await open(MODERN_STAMP_AGE_MS)).revision).toBe(first.revision);
+    const edited = await open();
+    expect(edited.revision).not.toBe(first.revision);
+    expect(edited.effective.filesystemPaths.map((g) => [g.sourcePath, g.accessMode])).toEqual([['/home', 'read-only'], ['/srv', 'read-only']]);
+    expect(edited.revision).toBe(policyRevision(edited.effective));
+    expect((await open(MODERN_STAMP_AGE_MS)).effective).toBe(edited.effective);
   });
 
   it('lets a server entry\'s floor win over the host\'s', async () => {

@@ -56,6 +56,8 @@ export interface TrustRequest {
   readonly serverFloor?: string | undefined;
   /** What the worker sent: both or neither (the connection request schema enforces it). */
   readonly requested?: { readonly ref: string; readonly revision: string } | undefined;
+  /** How old a check of the profiles' files may be (`TrustProfileStore.load`); 0, stat them now, by default. */
+  readonly stampAgeMs?: number;
 }
 
 /**
@@ -76,35 +78,50 @@ export async function resolveEffectiveTrust(store: TrustProfileStore, host: Host
       { detail: { server } },
     );
   }
-  const floor = floorRef === undefined ? null : await loadFloor(store, floorRef, server, log);
-  const agent = requested === undefined ? null : await loadRequested(store, requested, log);
-  if (floor !== null && agent !== null) {
-    const effective = underFloor(agent.effective, floor.effective);
-    return {
-      effective,
-      revision: policyRevision(effective),
-      floor: floor.ref,
-      requested: agent.ref,
-    };
-  }
+  const stampAgeMs = request.stampAgeMs ?? 0;
+  const floor = floorRef === undefined ? null : await loadFloor(store, floorRef, server, log, stampAgeMs);
+  const agent = requested === undefined ? null : await loadRequested(store, requested, log, stampAgeMs);
+  if (floor !== null && agent !== null) return { ...composedUnderFloor(agent, floor), floor: floor.ref, requested: agent.ref };
   const only = (floor ?? agent)!;
   return { effective: only.effective, revision: only.revision, floor: floor?.ref ?? null, requested: agent?.ref ?? null };
 }
 
-async function loadFloor(store: TrustProfileStore, ref: string, server: string, log: Logger): Promise<ResolvedTrustProfile> {
+/**
+ * `agent ∧ floor` and its revision, by the two resolved profiles: the store hands back the same
+ * objects while their files are unchanged, and new ones after an edit, so an entry is never stale
+ * and goes with them. Composing and digesting again on every open of a modern agent's request was
+ * work per request for a result that changes only with a file.
+ */
+const composed = new WeakMap<ResolvedTrustProfile, WeakMap<ResolvedTrustProfile, { effective: EffectiveProfile; revision: string }>>();
+
+function composedUnderFloor(agent: ResolvedTrustProfile, floor: ResolvedTrustProfile): { effective: EffectiveProfile; revision: string } {
+  let byFloor = composed.get(agent);
+  if (byFloor === undefined) composed.set(agent, (byFloor = new WeakMap()));
+  let result = byFloor.get(floor);
+  if (result === undefined) {
+    const effective = underFloor(agent.effective, floor.effective);
+    byFloor.set(floor, (result = { effective, revision: policyRevision(effective) }));
+  }
+  return result;
+}
+
+async function loadFloor(store: TrustProfileStore, ref: string, server: string, log: Logger, stampAgeMs: number): Promise<ResolvedTrustProfile> {
   try {
-    return await store.load(ref);
+    return await store.load(ref, stampAgeMs);
   } catch (error) {
     log.error('The host\'s trust floor cannot be used: every launch under it is refused', { floor: ref, error });
     throw new WireError('launch-failed', `Server "${server}" cannot start: this host's trust floor is unusable, see the sidecar log`, { detail: { server } });
   }
 }
 
-async function loadRequested(store: TrustProfileStore, requested: { ref: string; revision: string }, log: Logger): Promise<ResolvedTrustProfile> {
+async function loadRequested(store: TrustProfileStore, requested: { ref: string; revision: string }, log: Logger, stampAgeMs: number): Promise<ResolvedTrustProfile> {
   const { ref } = requested;
   try {
-    return await store.resolve(ref, requested.revision, ({ expected, current }) =>
-      log.warn('Trust profile revision differs from the one the worker sent: launch refused', { ref, expected, current }),
+    return await store.resolve(
+      ref,
+      requested.revision,
+      ({ expected, current }) => log.warn('Trust profile revision differs from the one the worker sent: launch refused', { ref, expected, current }),
+      stampAgeMs,
     );
   } catch (error) {
     if (error instanceof WireError) throw error;

@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import { ValidationError } from '../../shared/validation.ts';
 import { SETTLE_MS } from '../config/file-stamp.ts';
+import { MODERN_STAMP_AGE_MS } from '../host/server-config-cache.ts';
 import { TrustProfileStore } from './profile-store.ts';
 
 let dir: string;
@@ -198,6 +199,49 @@ describe('TrustProfileStore', () => {
     expect(await settled.load('p')).toBe(second);
     rmSync(join(dir, 'base.json'));
     await expect(settled.load('p')).rejects.toMatchObject({ reason: 'trust-profile-not-found' });
+  });
+
+  it('relies on a check of the stamps as recent as a modern request allows, and never serves an edit it has seen the old way', async () => {
+    let clock = Date.now() + SETTLE_MS + 1000;
+    const windowed = new TrustProfileStore(dir, undefined, () => clock);
+    const modern = async () => (await windowed.load('p', MODERN_STAMP_AGE_MS)).effective.networkCapabilities;
+    write('p', { 'network-capabilities': [] });
+    expect(await modern()).toEqual([]);
+    write('p', { 'network-capabilities': ['loopback'] });
+    clock += MODERN_STAMP_AGE_MS - 1;
+    expect(await modern()).toEqual([]); // the check a moment ago stands
+    clock += 1;
+    expect(await modern()).toEqual(['loopback']);
+    write('p', { 'network-capabilities': ['internet-client'] });
+    expect((await windowed.load('p')).effective.networkCapabilities).toEqual(['internet-client']); // a legacy open stats at once
+    expect(await modern()).toEqual(['internet-client']);
+    write('p', { 'network-capabilities': ['internet'] }); // invalid: seen, refused, and the old profile not served after
+    await expect(windowed.load('p')).rejects.toThrow(ValidationError);
+    await expect(windowed.load('p', MODERN_STAMP_AGE_MS)).rejects.toThrow(ValidationError);
+    await expect(windowed.resolve('p', 'sha256:any', undefined, MODERN_STAMP_AGE_MS)).rejects.toThrow(ValidationError);
+  });
+
+  it('keeps no read that ended after a newer one: an older read ending last does not put back the old profile', async () => {
+    const clock = Date.now() + SETTLE_MS + 1000;
+    let release: (() => void) | undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holdNext = true;
+    const read = async (path: string) => {
+      const text = readFileSync(path, 'utf8');
+      if (holdNext) {
+        holdNext = false;
+        await held;
+      }
+      return text;
+    };
+    const racing = new TrustProfileStore(dir, read, () => clock);
+    write('p', { 'network-capabilities': [] });
+    const older = racing.load('p');
+    write('p', { 'network-capabilities': ['loopback'] });
+    expect((await racing.load('p')).effective.networkCapabilities).toEqual(['loopback']);
+    release!();
+    expect((await older).effective.networkCapabilities).toEqual([]);
+    expect((await racing.load('p', MODERN_STAMP_AGE_MS)).effective.networkCapabilities).toEqual(['loopback']);
   });
 
   it('sees an edit of the same size made right after a resolve', async () => {

@@ -1,10 +1,14 @@
 /**
  * The sidecar's CPU per echo call, and two sidecar bundles against each other: `node --import tsx
- * test/bench/sidecar-cpu.ts [--bundles A.js,B.js] [--rounds 4] [--calls 1000] [--variants b,m]`.
+ * test/bench/sidecar-cpu.ts [--bundles A.js,B.js] [--rounds 4] [--calls 1000] [--variants b,m,b8,m8] [--floor]`.
  *
  * Each round starts the whole stack (Deno worker, the CLI sidecar from the bundle, server-everything)
- * once per bundle, in A B B A order, and times `calls` sequential echoes per variant after a warm-up:
- * (b) a legacy session on `/servers/everything/mcp`, (m) modern stateless requests. What it prints
+ * once per bundle, in A B B A order, and times `calls` echoes per variant after a warm-up:
+ * (b) a legacy session on `/servers/everything/mcp`, (m) modern stateless requests, each one at a
+ * time; (b8) and (m8) the same from 8 sessions (8 concurrent request loops for modern) at once,
+ * `calls` in all, where a wake-up of the sidecar may find several messages. `--floor` gives the
+ * host a trust floor (a profile that constrains nothing, so servers still run uncontained), so
+ * every open, and every modern request, resolves a trust profile. What it prints
  * is the sidecar process's own CPU (user + system, from /proc) per call, per round and as the
  * median over rounds, and the ratio B/A of each round's pair: on a shared machine the pairs say
  * more than either column. Without `--bundles` it measures this tree's bundle alone.
@@ -21,6 +25,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { SETTLE_MS } from '../../sidecar/config/file-stamp.ts';
 import { connectHttp, echoLoop, modernAgent, type Agent } from './client.ts';
 import { cpuMs, installCleanup, ProcessRegistry } from './processes.ts';
 import { buildSidecarBundle } from './sidecar-bundle.ts';
@@ -28,7 +33,10 @@ import { profileReport, type Window } from './sidecar-profile-report.ts';
 import { startStack, TOKENS, type Stack } from './stack.ts';
 import { median, round } from './stats.ts';
 
-type Variant = 'b' | 'm';
+type Variant = 'b' | 'm' | 'b8' | 'm8';
+
+/** Sessions (or modern request loops) at once in the concurrent variants. */
+const CONCURRENT = 8;
 
 const { values } = parseArgs({
   options: {
@@ -39,6 +47,7 @@ const { values } = parseArgs({
     variants: { type: 'string', default: 'b,m' },
     'cpu-prof': { type: 'string' },
     perf: { type: 'string' },
+    floor: { type: 'boolean', default: false },
   },
 });
 const log = (line: string) => process.stdout.write(line + '\n');
@@ -49,10 +58,22 @@ const warmup = Number(values.warmup);
 const chosen = values.variants.split(',') as Variant[];
 const bundles = values.bundles?.split(',').map((path) => resolve(path)) ?? [undefined];
 
-function agentFor(stack: Stack, variant: Variant): Promise<Agent> {
+function agentsFor(stack: Stack, variant: Variant): Promise<Agent[]> {
   const url = `${stack.url}/servers/everything/mcp`;
-  return variant === 'm' ? Promise.resolve(modernAgent(url, TOKENS.modern)) : connectHttp(url, TOKENS.plain);
+  const one = () => (variant.startsWith('m') ? Promise.resolve(modernAgent(url, TOKENS.modern)) : connectHttp(url, TOKENS.plain));
+  return Promise.all(Array.from({ length: variant.endsWith('8') ? CONCURRENT : 1 }, one));
 }
+
+/** `count` echoes after `warm` untimed ones, shared out over `agents`: each agent's one after another, all agents at once. */
+async function echoAll(agents: readonly Agent[], count: number, warm: number, tag: string): Promise<{ errors: number; firstError?: string }> {
+  const share = (n: number) => Math.ceil(n / agents.length);
+  const runs = await Promise.all(agents.map((agent, i) => echoLoop(agent, 'echo', share(count), share(warm), `${tag} ${i}`)));
+  const firstError = runs.find((run) => run.firstError !== undefined)?.firstError;
+  return { errors: runs.reduce((sum, run) => sum + run.errors, 0), ...(firstError !== undefined ? { firstError } : {}) };
+}
+
+/** A floor that constrains nothing (no paths, no network rule): servers run uncontained, but each open resolves it. */
+const FLOOR = { 'bench-floor': { description: 'Benchmark: a floor that constrains nothing' } };
 
 interface Measured {
   stack: Stack;
@@ -64,28 +85,46 @@ interface Measured {
 
 /** Starts a stack on `bundle` (this tree's when undefined) and times each variant's echoes on it; `around` wraps each timed loop. */
 async function measure(bundle: string | undefined, variants: readonly Variant[], nodeFlags: string[] = [], around?: (pid: number, variant: Variant) => Promise<() => Promise<void>>): Promise<Measured> {
-  const stack = await startStack(registry, { ...(bundle !== undefined ? { sidecarBundle: bundle } : {}), sidecarNodeFlags: nodeFlags });
+  const floor = values.floor ? { profiles: FLOOR, sidecarConfig: { 'trust-profile': 'bench-floor' } } : {};
+  const stack = await startStack(registry, { ...(bundle !== undefined ? { sidecarBundle: bundle } : {}), sidecarNodeFlags: nodeFlags, ...floor });
+  await configSettled(join(stack.dir, 'sidecar'));
   const perCall: Record<string, number> = {};
   const windows: Record<string, Window> = {};
   const nowUs = () => Number(process.hrtime.bigint() / 1000n);
   for (const variant of variants) {
-    const agent = await agentFor(stack, variant);
+    const agents = await agentsFor(stack, variant);
     try {
-      await echoLoop(agent, 'echo', 0, warmup, 'warmup');
+      await echoAll(agents, 0, warmup, 'warmup');
       const done = await around?.(stack.sidecar.pid, variant);
       const before = cpuMs(stack.sidecar.pid)!;
       const fromUs = nowUs();
-      const timed = await echoLoop(agent, 'echo', calls, 0, 'timed');
+      const timed = await echoAll(agents, calls, 0, 'timed');
       windows[variant] = { fromUs, toUs: nowUs() };
       const after = cpuMs(stack.sidecar.pid)!;
       await done?.();
       if (timed.errors > 0) throw new Error(`(${variant}): ${timed.errors} errors, first: ${timed.firstError}`);
-      perCall[variant] = round(((after - before) * 1000) / calls, 0);
+      perCall[variant] = round(((after - before) * 1000) / (Math.ceil(calls / agents.length) * agents.length), 0);
     } finally {
-      await agent.close();
+      await Promise.all(agents.map((agent) => agent.close()));
     }
   }
   return { stack, perCall, windows };
+}
+
+/**
+ * Waits until every file of the sidecar dir is older than `SETTLE_MS`: before that the host keeps
+ * no parsed mcp.json or profile (a file too recently changed has no stamp, `file-stamp.ts`), and
+ * each open parses them again, which is not what a running host does, and how much of a timed
+ * loop fell inside that time varied with how fast the stack started.
+ */
+async function configSettled(dir: string): Promise<void> {
+  let newest = 0;
+  for (const name of readdirSync(dir, { recursive: true }) as string[]) {
+    const stat = statSync(join(dir, name));
+    newest = Math.max(newest, stat.mtimeMs, stat.ctimeMs);
+  }
+  const wait = newest + SETTLE_MS + 100 - Date.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
 }
 
 async function stop(stack: Stack): Promise<void> {

@@ -70,6 +70,8 @@ export interface StackOptions {
   sidecarBundle?: string;
   /** Another checkout whose worker sources Deno runs (with `denoFlags`), to compare two workers; this tree's by default. */
   workerRoot?: string;
+  /** More trust profiles in the sidecar dir, by reference (a floor that `sidecarConfig` names). */
+  profiles?: Record<string, unknown>;
 }
 
 export interface Stack {
@@ -98,6 +100,7 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
   const scratch = join(dir, 'scratch');
   mkdirSync(scratch, { recursive: true });
   const profiles = {
+    ...options.profiles,
     [PROFILE]: {
       description: 'Benchmark: a scratch dir read-write, no network',
       'filesystem-paths': [{ 'source-path': scratch, 'access-mode': 'read-write' }],

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { AuditLog, isoTime, type AuditLevel } from './audit-log.ts';
+import type { AuditRecord } from './audit-record.ts';
+
+const record: AuditRecord = {
+  event: 'call',
+  agent: 'agent "quoted"',
+  server: 'everything',
+  host: 'host-1',
+  method: 'tools/call',
+  tool: 'echo',
+  decision: 'allowed',
+  outcome: 'ok',
+  durationMs: 1.23456,
+  era: 'legacy',
+  session: 's-1',
+  traceId: '0af7651916cd43dd8448eb211c80319c',
+  spanId: 'b7ad6b7169203331',
+  parentSpanId: null,
+};
+
+function linesOf(fields?: Record<string, unknown>): Array<{ line: string; level: AuditLevel }> {
+  const lines: Array<{ line: string; level: AuditLevel }> = [];
+  const log = new AuditLog({ component: 'sidecar', write: (line, level) => lines.push({ line, level }), ...(fields !== undefined ? { fields } : {}) });
+  log.record(record, Date.UTC(2026, 11, 1, 19, 46, 7, 5));
+  log.record({ ...record, decision: 'refused', outcome: 'error', reason: 'trust-profile-stale', durationMs: 0, tool: undefined }, Date.UTC(2026, 11, 1, 19, 46, 8, 120));
+  return lines;
+}
+
+describe('AuditLog lines', () => {
+  it('are the record after time, level, msg, component and the fields, in that order, the duration rounded in its place', () => {
+    expect(linesOf()).toEqual(linesOf({})); // without fields: put together from pieces
+    const plain = linesOf()[0]!.line;
+    expect(plain).toBe(JSON.stringify({ time: '2026-12-01T19:46:07.006Z', level: 'info', msg: 'audit', component: 'sidecar', ...record, durationMs: 1.23 }));
+    const [allowed, refused] = linesOf({ 'entity-id': 'host-1' });
+    expect(allowed!.level).toBe('info');
+    expect(allowed!.line).toBe(
+      JSON.stringify({ time: '2026-12-01T19:46:07.006Z', level: 'info', msg: 'audit', component: 'sidecar', 'entity-id': 'host-1', ...record, durationMs: 1.23 }),
+    );
+    expect(Object.keys(JSON.parse(allowed!.line))).toEqual(['time', 'level', 'msg', 'component', 'entity-id', ...Object.keys(record)]);
+    expect(refused!.level).toBe('warn');
+    const { tool: _tool, ...untooled } = record;
+    expect(refused!.line).toBe(
+      JSON.stringify({ time: '2026-12-01T19:46:08.120Z', level: 'warn', msg: 'audit', component: 'sidecar', 'entity-id': 'host-1', ...untooled, decision: 'refused', outcome: 'error', reason: 'trust-profile-stale', durationMs: 0 }),
+    );
+  });
+
+  it('let a field that repeats a key of the line be overwritten in place, as one object of them all would', () => {
+    const [line] = linesOf({ component: 'overridden', agent: 'field-agent', extra: 1 });
+    expect(line!.line).toBe(JSON.stringify(Object.assign({ time: '2026-12-01T19:46:07.006Z', level: 'info', msg: 'audit', component: 'sidecar' }, { component: 'overridden', agent: 'field-agent', extra: 1 }, record, { durationMs: 1.23 })));
+  });
+});
+
+describe('isoTime', () => {
+  it('is toISOString of the same time value, across seconds, before 1970 and with fractions', () => {
+    const base = Date.UTC(2026, 11, 1, 23, 59, 59, 0);
+    const times = [base, base + 7, base + 42, base + 999, base + 999.9, base + 1000, base + 1000.5, base + 86_400_000 + 3, 0, -1, -1.5, -999, -1000, -1001, Date.UTC(1969, 0, 1, 0, 0, 0, 17)];
+    for (const ms of times) expect(isoTime(ms), String(ms)).toBe(new Date(ms).toISOString());
+  });
+});
