@@ -71,6 +71,16 @@ describe('ServerConfigCache', () => {
     await expect(cache.resolve('files')).rejects.toThrow(/not valid JSON/);
     await expect(cache.resolve('files')).rejects.toThrow(/not valid JSON/);
   });
+  it('stats the layers again when the clock stepped back since the last check: a step back never stretches the window', async () => {
+    write('mcp-servers', { files: { command: 'files-v1' } });
+    let clock = Date.now() + SETTLE_MS + 1000;
+    const cache = new ServerConfigCache({ ...scope, configDir: dir, now: () => clock });
+    const modern = async () => (await cache.resolve('files', MODERN_STAMP_AGE_MS)).config;
+    expect(await modern()).toMatchObject({ command: 'files-v1' });
+    write('mcp-servers', { files: { command: 'files-version-2' } });
+    clock -= 3_600_000;
+    expect(await modern()).toMatchObject({ command: 'files-version-2' });
+  });
   it('relies on a check of the stamps as recent as a modern request allows, and never serves an edit it has seen the old way', async () => {
     write('mcp-servers', { files: { command: 'files-v1' } });
     let clock = Date.now() + SETTLE_MS + 1000;

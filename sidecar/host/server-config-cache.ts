@@ -51,7 +51,9 @@ export class ServerConfigCache {
     const now = this.#options.now?.() ?? Date.now();
     const last = this.#checked;
     // Stamped before reading: a change during the read leaves a stamp that no longer matches.
-    const recent = last !== undefined && now - last.at < stampAgeMs;
+    // A clock stepped back (age below 0) proves nothing recent: the layers are statted again.
+    const age = last === undefined ? -1 : now - last.at;
+    const recent = last !== undefined && age >= 0 && age < stampAgeMs;
     const stamp = recent ? last.stamp : filesStamp(this.#files, now);
     if (!recent) this.#checked = stamp === null ? undefined : { stamp, at: now };
     const kept = this.#entries.get(name);

@@ -221,6 +221,17 @@ describe('TrustProfileStore', () => {
     await expect(windowed.resolve('p', 'sha256:any', undefined, MODERN_STAMP_AGE_MS)).rejects.toThrow(ValidationError);
   });
 
+  it('checks the files again when the clock stepped back since the last check: a step back never stretches the window', async () => {
+    let clock = Date.now() + SETTLE_MS + 1000;
+    const windowed = new TrustProfileStore(dir, undefined, () => clock);
+    const modern = async () => (await windowed.load('p', MODERN_STAMP_AGE_MS)).effective.networkCapabilities;
+    write('p', { 'network-capabilities': [] });
+    expect(await modern()).toEqual([]);
+    write('p', { 'network-capabilities': ['loopback'] });
+    clock -= 3_600_000; // an hour back; the file's stamp is then ahead of the clock, so not settled either
+    expect(await modern()).toEqual(['loopback']);
+  });
+
   it('keeps no read that ended after a newer one: an older read ending last does not put back the old profile', async () => {
     const clock = Date.now() + SETTLE_MS + 1000;
     let release: (() => void) | undefined;

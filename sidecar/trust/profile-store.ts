@@ -120,7 +120,9 @@ export class TrustProfileStore {
       }
     } else {
       const now = this.now();
-      if (now - kept.checkedAt < stampAgeMs) return kept.resolved;
+      // A clock stepped back (age below 0) proves nothing recent: the files are checked again.
+      const age = now - kept.checkedAt;
+      if (age >= 0 && age < stampAgeMs) return kept.resolved;
       if (unchanged(kept.stamps, now)) {
         kept.checkedAt = now;
         return kept.resolved;
