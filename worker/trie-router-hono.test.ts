@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Hono, MAX_REMEMBERED, MemoRouter } from './trie-router-hono.ts';
+import { Hono, MAX_REMEMBERED, MAX_REMEMBERED_PATH, MemoRouter } from './trie-router-hono.ts';
 
 describe('MemoRouter', () => {
   it('answers a remembered path as the trie does, params included', () => {
@@ -29,6 +29,17 @@ describe('MemoRouter', () => {
     const again = router.match('POST', '/servers/0/mcp');
     expect(again).not.toBe(first);
     expect(again[0][0]![1]).toEqual({ name: '0' });
+  });
+
+  it('remembers no path longer than MAX_REMEMBERED_PATH, and answers it all the same', () => {
+    const router = new MemoRouter<string>();
+    router.add('ALL', '/servers/:name/mcp', 'server');
+    const long = `/servers/${'a'.repeat(MAX_REMEMBERED_PATH)}/mcp`;
+    const first = router.match('POST', long);
+    expect(router.match('POST', long)).not.toBe(first);
+    expect(first[0][0]![1]).toEqual({ name: 'a'.repeat(MAX_REMEMBERED_PATH) });
+    const short = router.match('POST', '/servers/s/mcp');
+    expect(router.match('POST', '/servers/s/mcp')).toBe(short);
   });
 });
 

@@ -12,8 +12,8 @@
  * again and again (an agent's `/servers/<name>/mcp`), so `MemoRouter` keeps each answer: a match
  * is a pure function of method and path once the routes are added, and Hono only reads it (the
  * handlers and the raw param values; decoding happens per read). The memo holds at most
- * `MAX_REMEMBERED` paths and starts over when full, so paths an agent makes up cost memory
- * only up to that bound, and a route added later clears it.
+ * `MAX_REMEMBERED` paths of at most `MAX_REMEMBERED_PATH` characters and starts over when full,
+ * so paths anyone makes up cost memory only up to that bound, and a route added later clears it.
  *
  * @module
  */
@@ -24,6 +24,12 @@ import type { BlankEnv, BlankSchema, Env, Schema } from 'hono/types';
 
 /** Most method-and-path answers one router remembers. */
 export const MAX_REMEMBERED = 256;
+/**
+ * Longest path whose answer is remembered: the worker's own paths are far shorter, and the memo is
+ * consulted before auth, so long made-up paths would otherwise pin up to `MAX_REMEMBERED` times
+ * the runtime's URL limit.
+ */
+export const MAX_REMEMBERED_PATH = 256;
 
 export class MemoRouter<T> extends TrieRouter<T> {
   override name = 'MemoRouter';
@@ -35,6 +41,7 @@ export class MemoRouter<T> extends TrieRouter<T> {
   }
 
   override match(method: string, path: string): Result<T> {
+    if (path.length > MAX_REMEMBERED_PATH) return super.match(method, path);
     const key = `${method} ${path}`;
     let result = this.#memo.get(key);
     if (result === undefined) {
