@@ -8,9 +8,9 @@
  */
 import { vi } from 'vitest';
 
-/** Timers and clock a deadline or a keepalive reads; `queueMicrotask` and `nextTick` stay real. */
+/** Timers and clocks (wall and monotonic) a deadline or a keepalive reads; `queueMicrotask` and `nextTick` stay real. */
 export function useFakeClock(): void {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'] });
 }
 
 /**
