@@ -165,7 +165,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     channel.onerror = (error) => {
       if (error instanceof WireError) failure = error;
     };
-    // Closed after the answer too (by `finish`): only a close before it is an error worth building.
+    // Closed after the answer too (by the host, or by `finish`): only a close before it is an error worth building.
     channel.onclose = () => {
       if (hostCloseWait !== undefined) hostCloseWaits.cancel(hostCloseWait);
       if (!done) fail(failure ?? new WireError('server-exited', `The server's channel closed before it answered ${request.method}`));
