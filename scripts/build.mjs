@@ -47,17 +47,33 @@ const zodEnglishOnly = {
 /**
  * The schemas' `z.describe('…')` texts are what `npm run docs` turns into the README's config
  * reference, from the sources; nothing in a running worker reads them, so the worker bundles hold
- * them empty (4 KB of dist/worker.js, issue 17). A call whose text is not one literal keeps it.
+ * none (issue 17). A description is a check that checks nothing, and a check goes only in a check
+ * list (`.check(…)`): one with a literal text is dropped from its list, and a `.check(…)` of it
+ * alone goes with it (each is a clone of the schema, with a no-op check run on every parse).
+ * A call whose text is not one literal keeps it; one in a place these patterns do not know is
+ * kept with its text emptied.
  */
-export function emptyDescriptions(source) {
-  return source.replace(/\bz\.describe\(\s*(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|`(?:[^`\\$]|\\.|\$(?!\{))*`)\s*,?\s*\)/g, "z.describe('')");
+const LITERAL = String.raw`(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|\`(?:[^\`\\$]|\\.|\$(?!\{))*\`)`;
+const DESCRIBE = String.raw`z\.describe\(\s*${LITERAL}\s*,?\s*\)`;
+const DESCRIPTION_CUTS = [
+  // `.check(z.describe('…'))`: the whole call.
+  [new RegExp(String.raw`\.check\(\s*${DESCRIBE}\s*,?\s*\)`, 'g'), ''],
+  // `.check(z.describe('…'), other)`: the first of several.
+  [new RegExp(String.raw`(\.check\(\s*)${DESCRIBE}\s*,\s*`, 'g'), '$1'],
+  // `.check(other, z.describe('…'))`: the last of several.
+  [new RegExp(String.raw`,\s*${DESCRIBE}(?=\s*,?\s*\))`, 'g'), ''],
+  [new RegExp(DESCRIBE, 'g'), "z.describe('')"],
+];
+
+export function withoutDescriptions(source) {
+  return DESCRIPTION_CUTS.reduce((text, [pattern, replacement]) => text.replace(pattern, replacement), source);
 }
 
 const noDescriptions = {
   name: 'no-descriptions',
   setup(b) {
     b.onLoad({ filter: /\.ts$/ }, (args) =>
-      /^(worker|shared)[\\/]/.test(relative(root, args.path)) ? { contents: emptyDescriptions(readFileSync(args.path, 'utf8')), loader: 'ts' } : undefined,
+      /^(worker|shared)[\\/]/.test(relative(root, args.path)) ? { contents: withoutDescriptions(readFileSync(args.path, 'utf8')), loader: 'ts' } : undefined,
     );
   },
 };
