@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * Turns the status page's real asset files (worker/status/assets/: its script, stylesheet and
- * `<main>` markup, and the consent pages' stylesheet) into the string module the worker imports, worker/status/status-page-assets.generated.ts, minified by
+ * Turns the status page's real asset files (worker/status/assets/: its script and stylesheet, the
+ * consent pages' stylesheet, and both pages' markup as templates) into the string module the worker imports, worker/status/status-page-assets.generated.ts, minified by
  * esbuild's transform (whitespace, comments and local names only; no syntax is lowered: the files
  * are plain ES2020 and CSS as browsers take them), which halves what they cost the worker bundle
  * (issue 17) while the files keep their comments; then deflated together (zlib format, one text,
@@ -27,8 +27,13 @@ const ASSETS = [
   { name: 'STATUS_PAGE_SCRIPT', file: 'worker/status/assets/status-page.js', closing: '</script', loader: 'js' },
   { name: 'STATUS_PAGE_CSS', file: 'worker/status/assets/status-page.css', closing: '</style', loader: 'css' },
   { name: 'CONSENT_PAGE_CSS', file: 'worker/status/assets/consent-page.css', closing: '</style', loader: 'css' },
-  // Static markup, no script or style inside: kept as written, only deflated.
-  { name: 'STATUS_PAGE_MAIN', file: 'worker/status/assets/status-page-main.html', closing: '<script', loader: undefined },
+  // The pages' markup, as templates with {{name}} placeholders (`fillTemplate` in worker/status/status-page-assets.ts): kept as written, only deflated.
+  ...['page.html', 'logo.svg', 'status-page.html', 'consent-page.html', 'consent-client.html', 'consent-loopback-warning.html', 'consent-sign-in.html', 'consent-approve.html', 'consent-error.html'].map((file) => ({
+    name: file,
+    file: `worker/status/assets/${file}`,
+    closing: undefined,
+    loader: undefined,
+  })),
 ];
 
 /** `text` minified; esnext, so esbuild lowers nothing and the output uses only the syntax the file does. */
@@ -40,9 +45,10 @@ export function minifyAsset(text, loader) {
 function assetTexts() {
   return ASSETS.map(({ name, file, closing, loader }) => {
     const source = readFileSync(join(root, file), 'utf8');
-    const text = loader === undefined ? source : minifyAsset(source, loader);
+    // A file's final line break is its editor's, not the page's.
+    const text = loader === undefined ? source.trimEnd() : minifyAsset(source, loader);
     // Inlined into the page's <script>/<style>: a closing tag inside would end the element early.
-    if (text.toLowerCase().includes(closing)) throw new Error(`${file} contains "${closing}", which would end the page's element early: split the text`);
+    if (closing !== undefined && text.toLowerCase().includes(closing)) throw new Error(`${file} contains "${closing}", which would end the page's element early: split the text`);
     if (text.includes(SEPARATOR)) throw new Error(`${file} contains a NUL character, which separates the assets in the deflated text`);
     return { name, file, loader, text };
   });

@@ -1,21 +1,42 @@
 /**
- * The status page's script, stylesheet and `<main>` markup, and the consent pages' stylesheet
- * (they also use the status page's), stored deflated together in status-page-assets.generated.ts
- * to keep dist/worker.js small (issue 17) and inflated once, when a page first needs them, with
- * the web-standard DecompressionStream (Deno, Node, workerd). Pages stay synchronous to build: `htmlWithAssets` is a response body that renders
- * its HTML as soon as the assets are there.
+ * The status page's script and stylesheet, the consent pages' stylesheet (they also use the status
+ * page's), and both pages' markup as templates, stored deflated together in
+ * status-page-assets.generated.ts to keep dist/worker.js small (issue 17) and inflated once, when a
+ * page first needs them, with the web-standard DecompressionStream (Deno, Node, workerd). Pages
+ * stay synchronous to build: `htmlWithAssets` is a response body that renders its HTML as soon as
+ * the assets are there.
  *
  * @module
  */
 import { PAGE_ASSETS_DEFLATED } from './status-page-assets.generated.ts';
+
+/** The markup files of worker/status/assets/, templates for `fillTemplate`. */
+export interface PageTemplates {
+  /** A whole page: `referrer`, `title`, `favicon`, `nonce`, `css` and `body`. */
+  page: string;
+  /** The mark in the top bar and the tab icon. */
+  logo: string;
+  /** The status page's body: `brand`, `nonce` and `script`. */
+  statusPage: string;
+  /** A consent page's body: `brand` and `form`. */
+  consentPage: string;
+  /** The facts about a client: `client-name`, `client-id`, `redirect-host` and `loopback-warning`. */
+  consentClient: string;
+  consentLoopbackWarning: string;
+  /** `client`, `consent`, `csrf` and `error`. */
+  consentSignIn: string;
+  /** `client-name`, `signed-in-as`, `client`, `resource`, `consent`, `csrf` and `options`. */
+  consentApprove: string;
+  /** `code` and `message`. */
+  consentError: string;
+}
 
 export interface StatusPageAssets {
   script: string;
   css: string;
   /** The consent pages' own rules, after `css`. */
   consentCss: string;
-  /** The status page's `<main>` element. */
-  main: string;
+  templates: PageTemplates;
 }
 
 let inflated: Promise<StatusPageAssets> | undefined;
@@ -25,14 +46,29 @@ async function inflate(base64: string): Promise<string> {
   return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'))).text();
 }
 
+/** The markup files after the stylesheets, in the order scripts/status-assets.mjs joins them. */
+const TEMPLATE_NAMES = ['page', 'logo', 'statusPage', 'consentPage', 'consentClient', 'consentLoopbackWarning', 'consentSignIn', 'consentApprove', 'consentError'] as const;
+
 /** The assets as text; inflated on the first call, the same promise after. */
 export function statusPageAssets(): Promise<StatusPageAssets> {
-  // In the order scripts/status-assets.mjs joins them.
   inflated ??= inflate(PAGE_ASSETS_DEFLATED).then((text) => {
-    const [script, css, consentCss, main] = text.split('\0') as [string, string, string, string];
-    return { script, css, consentCss, main };
+    const [script = '', css = '', consentCss = '', ...markup] = text.split('\0');
+    const templates = Object.fromEntries(TEMPLATE_NAMES.map((name, i) => [name, markup[i] ?? ''])) as Record<keyof PageTemplates, string>;
+    return { script, css, consentCss, templates };
   });
   return inflated;
+}
+
+/**
+ * `template` with each `{{name}}` replaced by `values[name]`, which is HTML as is: the caller
+ * escapes what it takes from outside. One pass over the template only, so a value that holds
+ * `{{…}}` stays as it is; a placeholder without a value is a bug, and throws.
+ */
+export function fillTemplate(template: string, values: Record<string, string>): string {
+  return template.replace(/\{\{([a-z-]+)\}\}/g, (_, name: string) => {
+    if (!Object.hasOwn(values, name)) throw new Error(`Template placeholder {{${name}}} has no value`);
+    return values[name]!;
+  });
 }
 
 /** A response body: the UTF-8 of `render(assets)`, once the assets are inflated. */

@@ -10,23 +10,14 @@
  * Each response carries a fresh CSP nonce for its one `<style>` and one `<script>`; everything
  * else is refused (`default-src 'none'`), only same-origin fetches are allowed, forms may not
  * submit anywhere and no one may frame the page. The only dynamic value in the HTML is the nonce
- * (base64url, so it needs no escaping); the `<main>` markup is `assets/status-page-main.html`, which
- * travels deflated with the script and stylesheet. Host/Origin validation happens in the app's middleware,
+ * (base64url, so it needs no escaping); the markup is `assets/page.html` and `assets/status-page.html`,
+ * which travel deflated with the script and stylesheet. Host/Origin validation happens in the app's middleware,
  * as for every route.
  *
  * @module
  */
 import { encodeBase64Url } from '../../shared/base64url.ts';
-import { htmlWithAssets, type StatusPageAssets } from './status-page-assets.ts';
-
-/** A two-track junction: the mark in the top bar and the tab icon. */
-export const LOGO_SVG =
-  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32" width="28" height="28" aria-hidden="true">' +
-  '<rect width="32" height="32" rx="8" fill="#4263eb"/>' +
-  '<path d="M7 16h6M13 16c4 0 5-7 12-7M13 16c4 0 5 7 12 7" stroke="#fff" stroke-width="2.6" fill="none" stroke-linecap="round"/>' +
-  '</svg>';
-
-export const FAVICON = `data:image/svg+xml,${encodeURIComponent(LOGO_SVG)}`;
+import { fillTemplate, htmlWithAssets, type StatusPageAssets } from './status-page-assets.ts';
 
 /** The Content-Security-Policy of a page whose style and script carry `nonce`. */
 export function statusPageCsp(nonce: string): string {
@@ -47,45 +38,32 @@ export function createNonce(): string {
   return encodeBase64Url(crypto.getRandomValues(new Uint8Array(16)));
 }
 
-/**
- * The opening of a page in the status page's look, up to `<body>`, which the consent pages share:
- * `title` and `css` as HTML (escaped by the caller), `nonce` from `createNonce`.
- */
-export function pageStart(nonce: string, title: string, referrer: 'no-referrer' | 'same-origin', css: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="${referrer}">
-<title>${title}</title>
-<link rel="icon" href="${FAVICON}">
-<style nonce="${nonce}">${css}</style>
-</head>
-<body>
-`;
+export interface PageParts {
+  /** From `createNonce`. */
+  nonce: string;
+  /** HTML, escaped by the caller. */
+  title: string;
+  referrer: 'no-referrer' | 'same-origin';
+  css: string;
+  /** HTML: the top bar and what follows it. */
+  body: string;
+}
+
+/** A whole page in the status page's look, which the consent pages share (`assets/page.html`). */
+export function pageHtml(assets: StatusPageAssets, parts: PageParts): string {
+  const favicon = `data:image/svg+xml,${encodeURIComponent(assets.templates.logo)}`;
+  return `${fillTemplate(assets.templates.page, { ...parts, favicon })}\n`;
 }
 
 /** The mark and name in a page's top bar, with what the page is for. */
-export function brand(sub: string): string {
-  return `<div class="brand">${LOGO_SVG}<span class="brand-name">Switchyard</span><span class="brand-sub">${sub}</span></div>`;
+export function brand(assets: StatusPageAssets, sub: string): string {
+  return `<div class="brand">${assets.templates.logo}<span class="brand-name">Switchyard</span><span class="brand-sub">${sub}</span></div>`;
 }
 
 /** The page's HTML; `nonce` must come from `createNonce` (it is inserted verbatim). */
 export function statusPageHtml(nonce: string, assets: StatusPageAssets): string {
-  return `${pageStart(nonce, 'Switchyard worker status', 'no-referrer', assets.css)}<header class="topbar">
-  ${brand('worker status')}
-  <div class="session-bar" id="session-bar" hidden>
-    <span id="updated-wrap"><span class="live-dot" id="live"></span><span id="updated"></span></span>
-    <span class="viewer" id="viewer"></span>
-    <button type="button" class="btn btn-quiet" id="sign-out">Sign out</button>
-  </div>
-</header>
-${assets.main}
-<script nonce="${nonce}">${assets.script}</script>
-</body>
-</html>
-`;
+  const body = fillTemplate(assets.templates.statusPage, { brand: brand(assets, 'worker status'), nonce, script: assets.script });
+  return pageHtml(assets, { nonce, title: 'Switchyard worker status', referrer: 'no-referrer', css: assets.css, body });
 }
 
 /** The `/` response: the page with a fresh nonce and headers that keep it from being cached, framed or sniffed. */
