@@ -10,6 +10,7 @@
 import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import type { ValidationIssue } from '../../shared/validation.ts';
 import { NAMESPACE_SEPARATOR } from '../aggregate/naming.ts';
+import { asRecord } from '../../shared/records.ts';
 
 /**
  * Where the worker runs, which decides what it can serve:
@@ -26,12 +27,6 @@ export const EDGE_LOCAL_SERVER_MESSAGE =
   'a top-level {"type":"local"} server runs in the worker\'s own process, which only the single-machine mode can do: ' +
   'run it with `switchyard worker --runtime node`, or bind the server to a host: ' +
   '{"type":"user-computer-profile","entity-id":"<host>","target":{"type":"local"}}';
-
-type Raw = Record<string, unknown>;
-
-function asRecord(value: unknown): Raw | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Raw) : undefined;
-}
 
 function asArray(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [];

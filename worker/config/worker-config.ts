@@ -19,6 +19,7 @@ import { PublicKeySchema } from '../../shared/link/link-identity.ts';
 import { AuditConfigSchema } from '../../shared/audit/audit-config.ts';
 import { OAuthConfigSchema } from '../auth/oauth/oauth-config.ts';
 import { DEFAULT_ALLOWED_HOSTS, DEFAULT_ALLOWED_ORIGINS, HOST_PATTERN, ORIGIN_PATTERN } from '../auth/host-origin.ts';
+import { asRecord } from '../../shared/records.ts';
 
 export type { WorkerRuntime } from './config-checks.ts';
 
@@ -115,9 +116,9 @@ export function parseWorkerConfig(input: unknown, options: ParseWorkerConfigOpti
   for (const [name, entry] of Object.entries(rawServers)) {
     const nameCheck = ServerNameSchema.safeParse(name);
     if (!nameCheck.success) issues.push(...issuesFromZod(nameCheck.error, `servers.${name}`));
-    const executor = recordOrUndefined(entry)?.executor;
+    const executor = asRecord(entry)?.executor;
     if (executor === undefined) {
-      if (recordOrUndefined(entry) !== undefined) issues.push({ path: `servers.${name}.executor`, message: 'is required' });
+      if (asRecord(entry) !== undefined) issues.push({ path: `servers.${name}.executor`, message: 'is required' });
       continue;
     }
     try {
@@ -149,12 +150,8 @@ function requiredMessage(issue: { code: string; input?: unknown; expected?: unkn
   return issue.code === 'invalid_type' && issue.input === undefined ? `is required (${String(issue.expected)})` : undefined;
 }
 
-function recordOrUndefined(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-}
-
 function recordAt(value: unknown, key: string): Record<string, unknown> {
-  return recordOrUndefined(recordOrUndefined(value)?.[key]) ?? {};
+  return asRecord(asRecord(value)?.[key]) ?? {};
 }
 
 function dedupe(issues: readonly ValidationIssue[]): ValidationIssue[] {

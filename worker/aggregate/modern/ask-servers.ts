@@ -16,6 +16,7 @@ import { forwardModern, type ModernRouteDeps } from '../../modern/modern-route.t
 import type { ModernRequest } from '../../modern/validate-request.ts';
 import type { UpstreamFailure } from '../rpc-errors.ts';
 import type { Answered } from './modern-merge.ts';
+import { asRecord, isRecord } from '../../../shared/records.ts';
 
 export interface AggregateContext {
   /** The agent's HTTP request: its abort ends every question asked for it. */
@@ -90,13 +91,8 @@ function lastMessage(text: string): Record<string, unknown> | undefined {
 
 function parse(text: string): Record<string, unknown> | undefined {
   try {
-    const value: unknown = JSON.parse(text);
-    return isRecord(value) ? value : undefined;
+    return asRecord(JSON.parse(text));
   } catch {
     return undefined;
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -18,6 +18,7 @@
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isRecord } from '../../../shared/records.ts';
 
 type Id = string | number;
 type Filter = Record<string, unknown> & { resourceSubscriptions?: string[] };
@@ -79,7 +80,7 @@ export class ListenFanIn implements Transport {
     }
     if (message.method === ACKNOWLEDGED && part.state === 'waiting') {
       const notifications = (message.params as { notifications?: unknown } | undefined)?.notifications;
-      part.filter = isRecord(notifications) ? notifications : {};
+      part.filter = isRecord(notifications) ? (notifications as Filter) : {};
       part.state = 'acked';
       return this.#settle();
     }
@@ -137,8 +138,4 @@ export function union(filters: readonly Filter[]): Filter {
   }
   if (uris.size > 0) merged.resourceSubscriptions = [...uris];
   return merged;
-}
-
-function isRecord(value: unknown): value is Filter {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -32,6 +32,7 @@ import { ResourceRoutes } from '../resource-routes.ts';
 import { askEveryServer, askServer, type AggregateContext } from './ask-servers.ts';
 import { ListenFanIn } from './listen-fan-in.ts';
 import { LIST_FIELD, mergeDiscover, mergeList, type ListMethod } from './modern-merge.ts';
+import { isRecord } from '../../../shared/records.ts';
 
 export interface ModernAggregateDeps extends ModernRouteDeps {
   config: WorkerConfig;
@@ -163,8 +164,4 @@ function result(message: ModernRequest, value: Record<string, unknown>): Respons
 
 function error(message: ModernRequest, text: string, data: Record<string, unknown> = {}): Response {
   return Response.json({ jsonrpc: '2.0', id: message.id, error: { code: INVALID_PARAMS, message: text, data: { ...data, reason: 'invalid-request' } } });
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -18,6 +18,7 @@ import { aggregateInstructions, unavailableTool } from '../availability.ts';
 import { namespacedName } from '../naming.ts';
 import type { UpstreamFailure } from '../rpc-errors.ts';
 import { SUPPORTED_MODERN_VERSIONS } from '../../modern/headers.ts';
+import { isRecord } from '../../../shared/records.ts';
 
 type Result = Record<string, unknown>;
 
@@ -87,8 +88,4 @@ export function mergeList(method: ListMethod, answered: readonly Answered[], fai
     ...cacheHints(answered.map((a) => a.result), failed.length > 0),
     _meta: { [SERVER_INFO_KEY]: AGGREGATE_SERVER_INFO },
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -16,6 +16,7 @@
  * @module
  */
 import { decodeBase64Url } from '../../../../shared/base64url.ts';
+import { isRecord } from '../../../../shared/records.ts';
 import { JWS_ALGORITHMS, MIN_RSA_BITS, type JwsAlgorithm } from './jws-algorithms.ts';
 import { JwtError } from './jwt-error.ts';
 
@@ -34,10 +35,6 @@ export interface JwtExpectations {
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 const encoder = new TextEncoder();
 
-export function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 const invalid = (message: string) => new JwtError('invalid', message);
 
 function decode(segment: string, what: string): Uint8Array<ArrayBuffer> {
@@ -55,7 +52,7 @@ function parseObject(bytes: Uint8Array, message: string): Record<string, unknown
   } catch {
     throw invalid(message);
   }
-  if (!isJsonObject(value)) throw invalid(message);
+  if (!isRecord(value)) throw invalid(message);
   return value;
 }
 

@@ -13,7 +13,8 @@
  */
 import type { JwsAlgorithm } from './jws-algorithms.ts';
 import { JwtError } from './jwt-error.ts';
-import { isJsonObject, type JwsHeader } from './jwt-verify.ts';
+import { isRecord } from '../../../../shared/records.ts';
+import type { JwsHeader } from './jwt-verify.ts';
 
 export const JWKS_TIMEOUT_MS = 5_000;
 export const JWKS_MAX_AGE_MS = 600_000;
@@ -139,7 +140,7 @@ export class RemoteKeySet {
     } catch {
       throw signal.aborted ? timedOut() : new JwtError('invalid', 'Failed to parse the JSON Web Key Set HTTP response as JSON');
     }
-    if (!isJsonObject(set) || !Array.isArray(set.keys) || !set.keys.every(isJsonObject)) throw new JwtError('invalid', 'JSON Web Key Set malformed');
+    if (!isRecord(set) || !Array.isArray(set.keys) || !set.keys.every(isRecord)) throw new JwtError('invalid', 'JSON Web Key Set malformed');
     return set.keys;
   }
 }
