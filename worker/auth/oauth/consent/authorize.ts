@@ -19,7 +19,6 @@
  * @module
  */
 import type { Context } from 'hono';
-import { getCookie } from 'hono/cookie';
 import { matchTokenHash } from '../../agent-auth.ts';
 import type { AgentEntry } from '../../../config/worker-config.ts';
 import { loopbackOnly, type OAuthClient } from '../clients/client-record.ts';
@@ -30,10 +29,10 @@ import { OAuthError } from '../oauth-error.ts';
 import type { JsonValue, OAuthStore } from '../oauth-store.ts';
 import { ownResource } from '../resource-urls.ts';
 import { approvePage, errorPage, signInPage, type ClientSummary } from './consent-page.ts';
+import { csrfCookieOf, csrfSetCookie } from './csrf-cookie.ts';
 
 export const CONSENT_TTL_MS = 10 * 60_000;
 export const MAX_SIGN_IN_ATTEMPTS = 5;
-const CSRF_COOKIE = 'sy_oauth_csrf';
 
 export interface AuthorizeDeps {
   agents: readonly AgentEntry[];
@@ -70,11 +69,6 @@ function redirectWithError(redirectUri: string, issuer: string, state: string | 
 
 function summary(client: OAuthClient, redirectUri: string): ClientSummary {
   return { clientName: client.clientName, clientId: client.clientId, redirectUri, loopbackOnly: loopbackOnly(client.redirectUris) };
-}
-
-function csrfCookie(c: Context, value: string): string {
-  const secure = new URL(c.req.url).protocol === 'https:' ? '; Secure' : '';
-  return `${CSRF_COOKIE}=${value}; Path=/oauth; HttpOnly; SameSite=Strict; Max-Age=${CONSENT_TTL_MS / 1000}${secure}`;
 }
 
 export function createAuthorizeHandlers(deps: AuthorizeDeps) {
@@ -125,10 +119,10 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       }
 
       const consentId = randomSecret('');
-      const existing = getCookie(c, CSRF_COOKIE);
+      const existing = csrfCookieOf(c);
       const csrf = existing !== undefined && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomSecret('');
       await saveConsent(consentId, { clientId: client.clientId, redirectUri, codeChallenge: challenge, resource, state, csrfSha256: await sha256Hex(csrf), attempts: 0 });
-      return signInPage({ client: summary(client, redirectUri), consentId, csrf, headers: { 'set-cookie': csrfCookie(c, csrf) } });
+      return signInPage({ client: summary(client, redirectUri), consentId, csrf, headers: { 'set-cookie': csrfSetCookie(c, csrf, CONSENT_TTL_MS / 1000) } });
     },
 
     async post(c: Context): Promise<Response> {
@@ -142,7 +136,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
       const consentId = field('consent');
       const csrf = field('csrf');
-      const cookie = getCookie(c, CSRF_COOKIE) ?? '';
+      const cookie = csrfCookieOf(c) ?? '';
       const consent = consentId === '' ? undefined : await loadConsent(consentId);
       if (consent === undefined) return errorPage('invalid_request', 'This authorization form has expired or was already used: start again from the app');
       if (csrf === '' || !stringsEqual(csrf, cookie) || !stringsEqual(await sha256Hex(csrf), consent.csrfSha256)) {
