@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import * as zod from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
 import * as z from './zod.ts';
 
 const URLS: unknown[] = [
@@ -120,5 +121,50 @@ describe('url and int, beside zod\'s', () => {
       expect((z.toJSONSchema(build(OURS)) as { type: string }).type).toBe((z.toJSONSchema(build(ZODS)) as { type: string }).type);
     }
     expect((z.toJSONSchema(z.number().check(z.int())) as { type: string }).type).toBe('integer');
+  });
+});
+
+describe('English messages, beside zod\'s en locale', () => {
+  const INPUTS: unknown[] = [undefined, null, 0, 1.5, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 'x', '', true, [], [1], {}, { a: 1 }, new Date(0), 10n, Symbol('s'), () => 1];
+  const sizes = (code: 'too_big' | 'too_small', bound: 'maximum' | 'minimum') =>
+    ['string', 'array', 'number', 'int', 'unknown', undefined].flatMap((origin) =>
+      [true, false].flatMap((inclusive) => [undefined, true].map((exact) => ({ code, origin, inclusive, exact, [bound]: 3, input: 'x' }))),
+    );
+  // Every issue shape the schemas can raise: their checks' formats are url and regex only (datetime is the MCP SDK's), and their sizes of strings, arrays and numbers.
+  const ISSUES = [
+    ...['string', 'number', 'int', 'boolean', 'array', 'object', 'record', 'literal', 'never', 'nan', 'bigint', 'symbol', 'function', 'date'].flatMap((expected) =>
+      INPUTS.map((input) => ({ code: 'invalid_type', expected, input })),
+    ),
+    ...[[1], ['a'], [true], [null], ['a', 'b', 3], [10n, 'x']].map((values) => ({ code: 'invalid_value', values, input: 'z' })),
+    ...sizes('too_big', 'maximum'),
+    ...sizes('too_small', 'minimum'),
+    { code: 'invalid_format', format: 'url', input: 'x' },
+    { code: 'invalid_format', format: 'datetime', input: 'x' },
+    { code: 'invalid_format', format: 'regex', pattern: '/^[a-z]+$/', input: 'X' },
+    { code: 'invalid_format', format: 'starts_with', prefix: 'a', input: 'b' },
+    { code: 'invalid_format', format: 'ends_with', suffix: 'a', input: 'b' },
+    { code: 'invalid_format', format: 'includes', includes: 'a', input: 'b' },
+    { code: 'not_multiple_of', divisor: 5, input: 7 },
+    { code: 'unrecognized_keys', keys: ['a'], input: {} },
+    { code: 'unrecognized_keys', keys: ['a', 'b-c'], input: {} },
+    { code: 'invalid_key', origin: 'record', issues: [], input: 'k' },
+    { code: 'invalid_union', errors: [], input: 1 },
+    { code: 'invalid_union', errors: [], options: ['a', 'b'], input: 1 },
+    { code: 'invalid_union', errors: [], options: [], input: 1 },
+    { code: 'invalid_union', errors: [], inclusive: false, input: 1 },
+    { code: 'invalid_element', origin: 'map', key: 'k', issues: [], input: 1 },
+    { code: 'custom', input: 1 },
+  ] as unknown as zod.core.$ZodRawIssue[];
+
+  it('words every issue the schemas can raise as the locale does', () => {
+    const theirs = en().localeError;
+    for (const issue of ISSUES) expect(z.englishIssueMessage(issue), JSON.stringify(issue, (_, v) => (typeof v === 'bigint' ? `${v}n` : v))).toBe(theirs(issue));
+  });
+
+  it('is what parses report', () => {
+    expect(zod.safeParse(z.strictObject({ a: z.string() }), { a: 1, b: 2 }).error?.issues.map((i) => i.message)).toEqual([
+      'Invalid input: expected string, received number',
+      'Unrecognized key: "b"',
+    ]);
   });
 });

@@ -2,15 +2,92 @@
  * zod for Switchyard: zod/mini with English messages. zod/mini registers no locale (zod classic
  * registers English on its first schema), so without it every issue would read "Invalid input".
  * Every schema module imports zod from here (the lint holds it), so no module that shows an
- * issue's message to a person can forget the locale. The bundles keep only this locale
- * (scripts/build.mjs).
+ * issue's message to a person can forget the locale.
  *
  * @module
  */
 import * as z from 'zod/mini';
-import en from 'zod/v4/locales/en.js';
 
-z.config(en());
+/*
+ * The English of zod's issues, as zod's own `en` locale (zod/v4/locales/en.js) words them, for
+ * the issues Switchyard's schemas can raise. That locale also names 30 string formats (email,
+ * uuid, ISO dates, IBAN, …) and the sizes of files, sets and maps, which no schema here checks:
+ * the checks below raise only the `url` and `regex` formats, on strings, arrays and numbers; kept
+ * out, with zod's helpers for them, they were 0.9 KB of dist/worker.js (issue 17). shared/zod.test.ts holds every message
+ * here to the locale's, issue shape by issue shape.
+ */
+
+/**
+ * The formats the checks below raise, named as zod's locale names them; and `datetime`, which the
+ * MCP SDK's schemas (zod classic) check: in a process that holds both, one locale serves them all.
+ */
+const FORMAT_NOUNS: Record<string, string> = { regex: 'input', url: 'URL', datetime: 'ISO datetime' };
+/** Units of the sizes of what has a length (zod's names for the origins). */
+const SIZE_UNITS: Record<string, string> = { string: 'characters', array: 'items' };
+
+/** zod's name for the type of a value (`util.parsedType`, which zod/mini does not export on its own). */
+function parsedType(value: unknown): string {
+  if (typeof value === 'number') return Number.isNaN(value) ? 'nan' : 'number';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'object' && Object.getPrototypeOf(value) !== Object.prototype && 'constructor' in value && value.constructor) return (value.constructor as { name: string }).name;
+  return typeof value;
+}
+
+/** A value as zod's messages quote it (`util.stringifyPrimitive`, `util.joinValues`). */
+const quoted = (value: unknown) => (typeof value === 'bigint' ? `${value}n` : typeof value === 'string' ? `"${value}"` : `${String(value)}`);
+const quotedList = (values: readonly unknown[], separator: string) => values.map(quoted).join(separator);
+
+function typeName(type: string, input?: unknown): string {
+  if (type === 'number' && typeof input === 'number' && !Number.isFinite(input)) return String(input);
+  return type === 'nan' ? 'NaN' : type;
+}
+
+export const englishIssueMessage: z.core.$ZodErrorMap = (issue) => {
+  switch (issue.code) {
+    case 'invalid_type':
+      return `Invalid input: expected ${typeName(issue.expected)}, received ${typeName(parsedType(issue.input), issue.input)}`;
+    case 'invalid_value':
+      if (issue.values.length === 1) return `Invalid input: expected ${quoted(issue.values[0])}`;
+      return `Invalid option: expected one of ${quotedList(issue.values, '|')}`;
+    case 'too_big': {
+      const adj = issue.exact ? 'exactly ' : issue.inclusive ? '<=' : '<';
+      const unit = SIZE_UNITS[issue.origin ?? ''];
+      if (unit !== undefined) return `Too big: expected ${issue.origin ?? 'value'} to have ${adj}${issue.maximum.toString()} ${unit}`;
+      return `Too big: expected ${issue.origin ?? 'value'} to be ${adj}${issue.maximum.toString()}`;
+    }
+    case 'too_small': {
+      const adj = issue.exact ? 'exactly ' : issue.inclusive ? '>=' : '>';
+      const unit = SIZE_UNITS[issue.origin];
+      if (unit !== undefined) return `Too small: expected ${issue.origin} to have ${adj}${issue.minimum.toString()} ${unit}`;
+      return `Too small: expected ${issue.origin} to be ${adj}${issue.minimum.toString()}`;
+    }
+    case 'invalid_format': {
+      const format = issue as z.core.$ZodIssueInvalidStringFormat & { prefix?: string; suffix?: string; includes?: string };
+      if (format.format === 'starts_with') return `Invalid string: must start with "${format.prefix}"`;
+      if (format.format === 'ends_with') return `Invalid string: must end with "${format.suffix}"`;
+      if (format.format === 'includes') return `Invalid string: must include "${format.includes}"`;
+      if (format.format === 'regex') return `Invalid string: must match pattern ${format.pattern}`;
+      return `Invalid ${FORMAT_NOUNS[format.format] ?? issue.format}`;
+    }
+    case 'not_multiple_of':
+      return `Invalid number: must be a multiple of ${issue.divisor}`;
+    case 'unrecognized_keys':
+      return `Unrecognized key${issue.keys.length > 1 ? 's' : ''}: ${quotedList(issue.keys, ', ')}`;
+    case 'invalid_key':
+      return `Invalid key in ${issue.origin}`;
+    case 'invalid_union':
+      if (issue.options && Array.isArray(issue.options) && issue.options.length > 0) return `Invalid discriminator value. Expected ${issue.options.map((o) => `'${o}'`).join(' | ')}`;
+      if (issue.inclusive === false) return 'Invalid input: more than one option matched';
+      return 'Invalid input';
+    case 'invalid_element':
+      return `Invalid value in ${issue.origin}`;
+    default:
+      return 'Invalid input';
+  }
+};
+
+z.config({ localeError: englishIssueMessage });
 
 export * from 'zod/mini';
 
