@@ -45,23 +45,25 @@ const zodEnglishOnly = {
 };
 
 /**
- * The schemas' `z.describe('…')` texts are what `npm run docs` turns into the README's config
- * reference, from the sources; nothing in a running worker reads them, so the worker bundles hold
- * none (issue 17). A description is a check that checks nothing, and a check goes only in a check
- * list (`.check(…)`): one with a literal text is dropped from its list, and a `.check(…)` of it
- * alone goes with it (each is a clone of the schema, with a no-op check run on every parse).
- * A call whose text is not one literal keeps it; one in a place these patterns do not know is
- * kept with its text emptied.
+ * The schemas' `z.describe('…')` texts and `z.meta({…})` notes are what `npm run docs` turns into
+ * the README's config reference, from the sources; nothing in a running worker reads them, so the
+ * worker bundles hold none (issue 17). Each is a check that checks nothing, and a check goes only
+ * in a check list (`.check(…)`): one with a literal text (a flat object literal for `z.meta`) is
+ * dropped from its list, and a `.check(…)` of them alone goes with it (each was a clone of the
+ * schema, with a no-op check run on every parse). A call whose argument is not such a literal
+ * keeps it; a literal description in a place these patterns do not know is kept with its text
+ * emptied.
  */
 const LITERAL = String.raw`(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|\`(?:[^\`\\$]|\\.|\$(?!\{))*\`)`;
 const DESCRIBE = String.raw`z\.describe\(\s*${LITERAL}\s*,?\s*\)`;
+const DOC = String.raw`(?:${DESCRIBE}|z\.meta\(\s*\{[^{}()'"\`]*\}\s*,?\s*\))`;
 const DESCRIPTION_CUTS = [
-  // `.check(z.describe('…'))`: the whole call.
-  [new RegExp(String.raw`\.check\(\s*${DESCRIBE}\s*,?\s*\)`, 'g'), ''],
+  // `.check(z.describe('…'))`, `.check(z.meta({…}), z.describe('…'))`: the whole call.
+  [new RegExp(String.raw`\.check\(\s*(?:${DOC}\s*,\s*)*${DOC}\s*,?\s*\)`, 'g'), ''],
   // `.check(z.describe('…'), other)`: the first of several.
-  [new RegExp(String.raw`(\.check\(\s*)${DESCRIBE}\s*,\s*`, 'g'), '$1'],
+  [new RegExp(String.raw`(\.check\(\s*)(?:${DOC}\s*,\s*)+`, 'g'), '$1'],
   // `.check(other, z.describe('…'))`: the last of several.
-  [new RegExp(String.raw`,\s*${DESCRIBE}(?=\s*,?\s*\))`, 'g'), ''],
+  [new RegExp(String.raw`(?:,\s*${DOC})+(?=\s*,?\s*\))`, 'g'), ''],
   [new RegExp(DESCRIBE, 'g'), "z.describe('')"],
 ];
 

@@ -60,13 +60,17 @@ describe('dist/worker.js', () => {
     await closeClient(aggregate);
   }, 120_000);
 
-  it('drops literal z.describe checks from their check lists, whatever their quotes, escapes and line breaks', () => {
+  it('drops literal z.describe and z.meta checks from their check lists, whatever their quotes, escapes and line breaks', () => {
     const cut = withoutDescriptions as (source: string) => string;
     expect(cut(`a.check(z.describe('it\\'s "x"'), z.maxLength(3))`)).toBe(`a.check(z.maxLength(3))`);
     expect(cut('s.check(\n  z.describe(\n    "two\\nlines",\n  ),\n).parse(v)')).toBe('s.parse(v)');
     expect(cut(`z.optional(s).check(z.describe('only'))`)).toBe(`z.optional(s)`);
     expect(cut(`s.check(\n  z.refine(f, 'm'),\n  z.describe('last'),\n)`)).toBe(`s.check(\n  z.refine(f, 'm'),\n)`);
-    expect(cut(`s.check(z.meta({ default: false }), z.describe('last'))`)).toBe(`s.check(z.meta({ default: false }))`);
+    expect(cut(`s.check(z.meta({ default: false }), z.describe('both'))`)).toBe(`s`);
+    expect(cut(`s.check(z.refine(f), z.meta({ default: false }), z.describe('x'))`)).toBe(`s.check(z.refine(f))`);
+    expect(cut(`s.check(z.meta({ default: false }), z.refine(f))`)).toBe(`s.check(z.refine(f))`);
+    // A note that is no flat literal without strings stays, as does a description made at run time.
+    expect(cut(`s.check(z.meta({ a: 'x' }), z.refine(f))`)).toBe(`s.check(z.meta({ a: 'x' }), z.refine(f))`);
     expect(cut('s.check(z.describe(`plain`)) s.check(z.describe(`${name} kept`))')).toBe('s s.check(z.describe(`${name} kept`))');
     expect(cut(`s.check(z.describe('a' + b))`)).toBe(`s.check(z.describe('a' + b))`);
     // Not in a place it knows: kept, with its text emptied.
