@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { OAuthError } from './oauth-error.ts';
+import { invalidClient, invalidGrant, OAuthError } from './oauth-error.ts';
 import { pkceMatches, randomSecret, sha256Hex } from './oauth-crypto.ts';
 import type { JsonValue, OAuthStore } from './oauth-store.ts';
 import { silentWorkerLogger, type WorkerLogger } from '../../log.ts';
@@ -117,25 +117,25 @@ export class Grants {
   async redeemCode(input: { code: string; clientId: string; redirectUri: string; codeVerifier: string; resource?: string }): Promise<IssuedTokens> {
     const id = await sha256Hex(input.code);
     const record = asRecord<CodeRecord>(await this.#store.take('code', id));
-    if (record === undefined) throw new OAuthError('invalid_grant', 'The authorization code is unknown or expired');
+    if (record === undefined) throw invalidGrant('The authorization code is unknown or expired');
     if (record.used === true) {
       await this.#store.delete('grant', record.grantId);
       this.#options.log.warn('OAuth authorization code presented twice: its grant is revoked', { client: record.clientId });
-      throw new OAuthError('invalid_grant', 'The authorization code was already used: every token issued from it is revoked');
+      throw invalidGrant('The authorization code was already used: every token issued from it is revoked');
     }
     // Remembered as used until it would have expired, so a replay is recognised (and revokes).
     await this.#store.put('code', id, json({ ...record, used: true }), this.#options.now() + CODE_TTL_MS);
-    if (record.clientId !== input.clientId) throw new OAuthError('invalid_grant', 'The authorization code was issued to another client');
-    if (record.redirectUri !== input.redirectUri) throw new OAuthError('invalid_grant', 'The redirect_uri differs from the one of the authorization request');
+    if (record.clientId !== input.clientId) throw invalidGrant('The authorization code was issued to another client');
+    if (record.redirectUri !== input.redirectUri) throw invalidGrant('The redirect_uri differs from the one of the authorization request');
     if (!(await pkceMatches(input.codeVerifier, record.codeChallenge))) {
       await this.#store.delete('grant', record.grantId);
-      throw new OAuthError('invalid_grant', 'PKCE verification failed: the code_verifier does not match the code_challenge');
+      throw invalidGrant('PKCE verification failed: the code_verifier does not match the code_challenge');
     }
     if (input.resource !== undefined && input.resource !== record.resource) {
       throw new OAuthError('invalid_target', `The resource differs from the one of the authorization request ("${record.resource}")`);
     }
     const grant = await this.#grant(record.grantId);
-    if (grant === undefined) throw new OAuthError('invalid_grant', 'The grant of this authorization code was revoked');
+    if (grant === undefined) throw invalidGrant('The grant of this authorization code was revoked');
     return this.#issue(record.grantId, grant);
   }
 
@@ -147,15 +147,15 @@ export class Grants {
     const id = await sha256Hex(input.refreshToken);
     // Checked before it is used up, so a request that is merely wrong does not cost the client its grant.
     const peek = asRecord<TokenRecord>(await this.#store.get('refresh', id));
-    if (peek === undefined) throw new OAuthError('invalid_grant', 'The refresh token is unknown, expired or revoked');
+    if (peek === undefined) throw invalidGrant('The refresh token is unknown, expired or revoked');
     const grant = await this.#grant(peek.grantId);
     if (peek.used === true) {
       await this.#store.delete('grant', peek.grantId);
       this.#options.log.warn('OAuth refresh token reused: its grant is revoked', { client: grant?.clientId ?? null, agent: grant?.agent ?? null });
-      throw new OAuthError('invalid_grant', 'The refresh token was already used: the grant is revoked (sign in again)');
+      throw invalidGrant('The refresh token was already used: the grant is revoked (sign in again)');
     }
-    if (grant === undefined) throw new OAuthError('invalid_grant', 'The refresh token was revoked');
-    if (grant.clientId !== input.clientId) throw new OAuthError('invalid_grant', 'The refresh token was issued to another client');
+    if (grant === undefined) throw invalidGrant('The refresh token was revoked');
+    if (grant.clientId !== input.clientId) throw invalidGrant('The refresh token was issued to another client');
     const resource = input.resource ?? grant.resource;
     if (!covers(grant.resource, resource)) {
       throw new OAuthError('invalid_target', `The resource "${resource}" is not covered by the grant ("${grant.resource}")`);
@@ -163,7 +163,7 @@ export class Grants {
     const record = asRecord<TokenRecord>(await this.#store.take('refresh', id));
     if (record === undefined || record.used === true) {
       await this.#store.delete('grant', peek.grantId);
-      throw new OAuthError('invalid_grant', 'The refresh token was used twice at once: the grant is revoked (sign in again)');
+      throw invalidGrant('The refresh token was used twice at once: the grant is revoked (sign in again)');
     }
     await this.#store.put('refresh', id, json({ ...record, used: true }), grant.createdAt + this.#options.refreshTtlMs);
     // A refreshed grant lives another refresh lifetime.
@@ -178,7 +178,7 @@ export class Grants {
     const record = asRecord<TokenRecord>((await this.#store.get('access', id)) ?? (await this.#store.get('refresh', id)));
     if (record === undefined) return;
     const grant = await this.#grant(record.grantId);
-    if (grant !== undefined && grant.clientId !== clientId) throw new OAuthError('invalid_client', 'The token was issued to another client', 400);
+    if (grant !== undefined && grant.clientId !== clientId) throw invalidClient('The token was issued to another client', 400);
     await this.#store.delete('grant', record.grantId);
     await this.#store.delete('access', id);
     await this.#store.delete('refresh', id);

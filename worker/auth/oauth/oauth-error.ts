@@ -40,3 +40,8 @@ export class OAuthError extends Error {
     return Response.json(this.toJson(), { status: this.status, headers: { 'cache-control': 'no-store', ...headers } });
   }
 }
+
+/** The three codes nearly every refusal carries, by name: `throw invalidRequest('Missing code')`. */
+export const invalidRequest = (message: string, status?: number) => new OAuthError('invalid_request', message, status);
+export const invalidClient = (message: string, status?: number) => new OAuthError('invalid_client', message, status);
+export const invalidGrant = (message: string) => new OAuthError('invalid_grant', message);

@@ -27,7 +27,7 @@ import type { OAuthStore } from './oauth-store.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { acceptedResources, AUTHORIZATION_SERVER_WELL_KNOWN, baseUrlOf, PROTECTED_RESOURCE_WELL_KNOWN, resourceMetadataUrl } from './resource-urls.ts';
 import { createTokenHandlers } from './token-endpoint.ts';
-import { OAuthError } from './oauth-error.ts';
+import { invalidRequest } from './oauth-error.ts';
 
 export interface OAuthDeps {
   config: OAuthConfig;
@@ -65,7 +65,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
   const agentNames = new Set(deps.agents.map((a) => a.name));
   const routes = new Hono();
   // Every OAuth request body is a small form or JSON document; a larger one is refused while it streams in.
-  routes.use('/oauth/*', bodyLimit({ maxSize: OAUTH_BODY_MAX_BYTES, onError: () => new OAuthError('invalid_request', `The body is larger than ${OAUTH_BODY_MAX_BYTES} bytes`, 413).toResponse() }));
+  routes.use('/oauth/*', bodyLimit({ maxSize: OAUTH_BODY_MAX_BYTES, onError: () => invalidRequest(`The body is larger than ${OAUTH_BODY_MAX_BYTES} bytes`, 413).toResponse() }));
 
   const prm = (c: Context, path: string) => json(protectedResourceMetadata(baseUrl(c), path, options));
   routes.get(PROTECTED_RESOURCE_WELL_KNOWN, (c) => prm(c, ''));

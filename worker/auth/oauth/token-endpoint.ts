@@ -12,7 +12,7 @@ import type { OAuthClient } from './clients/client-record.ts';
 import type { ClientRegistry } from './clients/client-registry.ts';
 import type { Grants } from './grants.ts';
 import { sha256Hex, stringsEqual } from './oauth-crypto.ts';
-import { OAuthError } from './oauth-error.ts';
+import { invalidClient, invalidRequest, OAuthError } from './oauth-error.ts';
 import { ownResource } from './resource-urls.ts';
 
 const FORM_MAX_BYTES = 16 * 1024;
@@ -26,11 +26,11 @@ export interface TokenEndpointDeps {
 /** The form of a token or revocation request; `invalid_request` when it is not one. */
 async function readForm(c: Context): Promise<URLSearchParams> {
   const type = c.req.header('content-type') ?? '';
-  if (!/^application\/x-www-form-urlencoded\b/i.test(type)) throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded');
+  if (!/^application\/x-www-form-urlencoded\b/i.test(type)) throw invalidRequest('The body must be application/x-www-form-urlencoded');
   const text = await c.req.text();
-  if (text.length > FORM_MAX_BYTES) throw new OAuthError('invalid_request', `The body is larger than ${FORM_MAX_BYTES} bytes`);
+  if (text.length > FORM_MAX_BYTES) throw invalidRequest(`The body is larger than ${FORM_MAX_BYTES} bytes`);
   const form = new URLSearchParams(text);
-  for (const key of new Set(form.keys())) if (form.getAll(key).length > 1) throw new OAuthError('invalid_request', `Parameter ${key} was sent more than once`);
+  for (const key of new Set(form.keys())) if (form.getAll(key).length > 1) throw invalidRequest(`Parameter ${key} was sent more than once`);
   return form;
 }
 
@@ -41,10 +41,10 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
   try {
     decoded = atob(m[1]!);
   } catch {
-    throw new OAuthError('invalid_client', 'Malformed Basic credentials');
+    throw invalidClient('Malformed Basic credentials');
   }
   const colon = decoded.indexOf(':');
-  if (colon === -1) throw new OAuthError('invalid_client', 'Malformed Basic credentials');
+  if (colon === -1) throw invalidClient('Malformed Basic credentials');
   return { id: decodeURIComponent(decoded.slice(0, colon)), secret: decodeURIComponent(decoded.slice(colon + 1)) };
 }
 
@@ -52,17 +52,17 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
 async function authenticateClient(c: Context, form: URLSearchParams, clients: ClientRegistry): Promise<OAuthClient> {
   const basic = basicCredentials(c.req.header('authorization'));
   const bodyId = form.get('client_id');
-  if (basic !== null && bodyId !== null && bodyId !== basic.id) throw new OAuthError('invalid_client', 'client_id differs from the Basic credentials');
+  if (basic !== null && bodyId !== null && bodyId !== basic.id) throw invalidClient('client_id differs from the Basic credentials');
   const clientId = basic?.id ?? bodyId;
-  if (clientId === null) throw new OAuthError('invalid_client', 'Missing client_id');
+  if (clientId === null) throw invalidClient('Missing client_id');
   const client = await clients.get(clientId);
   if (client.authMethod === 'none') {
-    if (basic !== null && basic.secret !== '') throw new OAuthError('invalid_client', 'This client is public: it has no secret');
+    if (basic !== null && basic.secret !== '') throw invalidClient('This client is public: it has no secret');
     return client;
   }
   const secret = client.authMethod === 'client_secret_basic' ? basic?.secret : form.get('client_secret');
-  if (secret === undefined || secret === null) throw new OAuthError('invalid_client', `Missing client secret (${client.authMethod})`);
-  if (client.secretSha256 === undefined || !stringsEqual(await sha256Hex(secret), client.secretSha256)) throw new OAuthError('invalid_client', 'Invalid client secret');
+  if (secret === undefined || secret === null) throw invalidClient(`Missing client secret (${client.authMethod})`);
+  if (client.secretSha256 === undefined || !stringsEqual(await sha256Hex(secret), client.secretSha256)) throw invalidClient('Invalid client secret');
   return client;
 }
 
@@ -90,16 +90,16 @@ export function createTokenHandlers(deps: TokenEndpointDeps) {
           const code = form.get('code');
           const verifier = form.get('code_verifier');
           const redirectUri = form.get('redirect_uri');
-          if (code === null) throw new OAuthError('invalid_request', 'Missing code');
-          if (verifier === null) throw new OAuthError('invalid_request', 'Missing code_verifier: PKCE is required');
-          if (redirectUri === null) throw new OAuthError('invalid_request', 'Missing redirect_uri');
+          if (code === null) throw invalidRequest('Missing code');
+          if (verifier === null) throw invalidRequest('Missing code_verifier: PKCE is required');
+          if (redirectUri === null) throw invalidRequest('Missing redirect_uri');
           const tokens = await deps.grants.redeemCode({ code, clientId: client.clientId, redirectUri, codeVerifier: verifier, ...(resource !== undefined ? { resource } : {}) });
           await deps.clients.touch(client);
           return noStore(tokens);
         }
         if (grantType === 'refresh_token') {
           const refreshToken = form.get('refresh_token');
-          if (refreshToken === null) throw new OAuthError('invalid_request', 'Missing refresh_token');
+          if (refreshToken === null) throw invalidRequest('Missing refresh_token');
           const tokens = await deps.grants.refresh({ refreshToken, clientId: client.clientId, ...(resource !== undefined ? { resource } : {}) });
           await deps.clients.touch(client);
           return noStore(tokens);
@@ -115,7 +115,7 @@ export function createTokenHandlers(deps: TokenEndpointDeps) {
         const form = await readForm(c);
         const client = await authenticateClient(c, form, deps.clients);
         const token = form.get('token');
-        if (token === null) throw new OAuthError('invalid_request', 'Missing token');
+        if (token === null) throw invalidRequest('Missing token');
         await deps.grants.revoke(token, client.clientId);
         return new Response(null, { status: 200, headers: { 'cache-control': 'no-store' } });
       } catch (error) {

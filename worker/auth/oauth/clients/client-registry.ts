@@ -9,7 +9,7 @@
  * @module
  */
 import * as z from '../../../../shared/zod.ts';
-import { OAuthError } from '../oauth-error.ts';
+import { invalidClient, invalidRequest, OAuthError } from '../oauth-error.ts';
 import { randomSecret, sha256Hex } from '../oauth-crypto.ts';
 import type { JsonValue, OAuthStore } from '../oauth-store.ts';
 import { RedirectUrisSchema, type OAuthClient } from './client-record.ts';
@@ -60,14 +60,14 @@ export class ClientRegistry {
 
   /** The client for `clientId`; `invalid_client` naming why when there is none. */
   async get(clientId: string): Promise<OAuthClient> {
-    if (clientId === '') throw new OAuthError('invalid_request', 'Missing client_id');
+    if (clientId === '') throw invalidRequest('Missing client_id');
     if (isMetadataDocumentClientId(clientId)) {
       const documents = this.#options.metadataDocuments;
-      if (documents === null) throw new OAuthError('invalid_client', 'Client ID Metadata Documents are disabled on this server: register the client instead');
+      if (documents === null) throw invalidClient('Client ID Metadata Documents are disabled on this server: register the client instead');
       return documents.get(clientId);
     }
     const record = await this.#store.get('client', clientId);
-    if (record === undefined) throw new OAuthError('invalid_client', `Unknown client "${clientId.slice(0, 100)}": register it first`);
+    if (record === undefined) throw invalidClient(`Unknown client "${clientId.slice(0, 100)}": register it first`);
     return record as unknown as OAuthClient;
   }
 
@@ -79,7 +79,7 @@ export class ClientRegistry {
 
   /** RFC 7591 §3: registers a client; the response (201) carries its id and, when confidential, its secret (never stored). */
   async register(body: unknown): Promise<Record<string, unknown>> {
-    if (!this.#options.registration) throw new OAuthError('invalid_request', 'Dynamic Client Registration is disabled on this server', 404);
+    if (!this.#options.registration) throw invalidRequest('Dynamic Client Registration is disabled on this server', 404);
     const parsed = RegistrationSchema.safeParse(body);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;

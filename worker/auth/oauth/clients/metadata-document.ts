@@ -18,7 +18,7 @@
  */
 import * as z from '../../../../shared/zod.ts';
 import { readStreamWithin } from '../../../../shared/bounded-stream.ts';
-import { OAuthError } from '../oauth-error.ts';
+import { invalidClient, OAuthError } from '../oauth-error.ts';
 import { hostRefusal, isPublicAddress } from './address-policy.ts';
 import { RedirectUrisSchema, type OAuthClient } from './client-record.ts';
 
@@ -68,7 +68,7 @@ const DocumentSchema = z.looseObject({
 /** Reads at most `limit` bytes of a body; more is an error, whatever Content-Length said. */
 async function readCapped(response: Response, limit: number): Promise<string> {
   const text = await readStreamWithin(response.body, limit);
-  if (text === null) throw new OAuthError('invalid_client', `The client metadata document is larger than ${limit} bytes`);
+  if (text === null) throw invalidClient(`The client metadata document is larger than ${limit} bytes`);
   return text;
 }
 
@@ -78,19 +78,19 @@ export function parseMetadataDocument(clientId: string, text: string): OAuthClie
   try {
     json = JSON.parse(text);
   } catch {
-    throw new OAuthError('invalid_client', 'The client metadata document is not valid JSON');
+    throw invalidClient('The client metadata document is not valid JSON');
   }
   const parsed = DocumentSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new OAuthError('invalid_client', `The client metadata document is invalid: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw invalidClient(`The client metadata document is invalid: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
   const doc = parsed.data;
-  if (doc.client_id !== clientId) throw new OAuthError('invalid_client', `The client metadata document names client_id "${doc.client_id.slice(0, 200)}", not the URL it was fetched from`);
+  if (doc.client_id !== clientId) throw invalidClient(`The client metadata document names client_id "${doc.client_id.slice(0, 200)}", not the URL it was fetched from`);
   const method = doc.token_endpoint_auth_method ?? 'none';
-  if (method !== 'none') throw new OAuthError('invalid_client', `Token endpoint auth method "${method.slice(0, 50)}" is not supported for metadata document clients: use "none" (a public client with PKCE)`);
+  if (method !== 'none') throw invalidClient(`Token endpoint auth method "${method.slice(0, 50)}" is not supported for metadata document clients: use "none" (a public client with PKCE)`);
   if (doc.grant_types !== undefined && !doc.grant_types.includes('authorization_code')) {
-    throw new OAuthError('invalid_client', 'The client metadata document does not list the authorization_code grant');
+    throw invalidClient('The client metadata document does not list the authorization_code grant');
   }
   return { clientId, clientName: doc.client_name, redirectUris: doc.redirect_uris, authMethod: 'none', source: 'metadata-document' };
 }
@@ -122,7 +122,7 @@ export class MetadataDocumentClients {
     if (cached !== undefined && cached.until > this.#deps.now()) return cached.client;
     this.#cache.delete(clientId);
     const refusal = metadataUrlRefusal(clientId);
-    if (refusal !== null) throw new OAuthError('invalid_client', `Client metadata document refused: ${refusal}`);
+    if (refusal !== null) throw invalidClient(`Client metadata document refused: ${refusal}`);
     const url = new URL(clientId);
     if (this.#deps.resolve !== undefined) await this.#checkAddresses(url.hostname);
     // One deadline for the whole exchange, headers and body.
@@ -130,14 +130,14 @@ export class MetadataDocumentClients {
     const failed = (error: unknown) =>
       error instanceof OAuthError
         ? error
-        : new OAuthError('invalid_client', `Cannot fetch the client metadata document: ${signal.aborted ? `no answer within ${this.#deps.timeoutMs} ms` : (error as Error).message}`);
+        : invalidClient(`Cannot fetch the client metadata document: ${signal.aborted ? `no answer within ${this.#deps.timeoutMs} ms` : (error as Error).message}`);
     let response: Response;
     let text: string;
     try {
       response = await this.#deps.fetch(clientId, { redirect: 'manual', headers: { accept: 'application/json' }, signal });
       if (response.status !== 200) {
         await response.body?.cancel();
-        throw new OAuthError('invalid_client', `Cannot fetch the client metadata document: it answered ${response.status}${response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''}`);
+        throw invalidClient(`Cannot fetch the client metadata document: it answered ${response.status}${response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''}`);
       }
       text = await readCapped(response, METADATA_DOCUMENT_MAX_BYTES);
     } catch (error) {
@@ -154,11 +154,11 @@ export class MetadataDocumentClients {
     try {
       addresses = await this.#deps.resolve!(hostname.replace(/^\[|\]$/g, ''));
     } catch (error) {
-      throw new OAuthError('invalid_client', `Cannot resolve the client metadata host "${hostname}": ${(error as Error).message}`);
+      throw invalidClient(`Cannot resolve the client metadata host "${hostname}": ${(error as Error).message}`);
     }
     const bad = addresses.find((a) => !isPublicAddress(a));
     if (addresses.length === 0 || bad !== undefined) {
-      throw new OAuthError('invalid_client', `Client metadata document refused: "${hostname}" resolves to ${bad === undefined ? 'no address' : `${bad}, a loopback, private or reserved address`}`);
+      throw invalidClient(`Client metadata document refused: "${hostname}" resolves to ${bad === undefined ? 'no address' : `${bad}, a loopback, private or reserved address`}`);
     }
   }
 }

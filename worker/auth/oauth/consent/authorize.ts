@@ -25,7 +25,7 @@ import { loopbackOnly, type OAuthClient } from '../clients/client-record.ts';
 import type { ClientRegistry } from '../clients/client-registry.ts';
 import { SCOPE, type Grants } from '../grants.ts';
 import { CODE_CHALLENGE_PATTERN, randomSecret, sha256Hex, stringsEqual } from '../oauth-crypto.ts';
-import { OAuthError } from '../oauth-error.ts';
+import { invalidRequest, OAuthError } from '../oauth-error.ts';
 import type { JsonValue, OAuthStore } from '../oauth-store.ts';
 import { ownResource } from '../resource-urls.ts';
 import { approvePage, errorPage, signInPage, type ClientSummary } from './consent-page.ts';
@@ -105,13 +105,13 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       const state = single('state');
       const fail = (error: OAuthError) => redirectWithError(redirectUri, issuer, state, error);
       for (const name of ['response_type', 'code_challenge', 'code_challenge_method', 'resource', 'scope', 'state']) {
-        if (q.getAll(name).length > 1) return fail(new OAuthError('invalid_request', `Parameter ${name} was sent more than once`));
+        if (q.getAll(name).length > 1) return fail(invalidRequest(`Parameter ${name} was sent more than once`));
       }
       if (q.get('response_type') !== 'code') return fail(new OAuthError('unsupported_response_type', 'Only response_type=code is supported'));
       const challenge = q.get('code_challenge');
-      if (challenge === null) return fail(new OAuthError('invalid_request', 'PKCE is required: send code_challenge and code_challenge_method=S256'));
-      if (q.get('code_challenge_method') !== 'S256') return fail(new OAuthError('invalid_request', 'Only code_challenge_method=S256 is supported'));
-      if (!CODE_CHALLENGE_PATTERN.test(challenge)) return fail(new OAuthError('invalid_request', 'code_challenge must be 43 base64url characters (S256)'));
+      if (challenge === null) return fail(invalidRequest('PKCE is required: send code_challenge and code_challenge_method=S256'));
+      if (q.get('code_challenge_method') !== 'S256') return fail(invalidRequest('Only code_challenge_method=S256 is supported'));
+      if (!CODE_CHALLENGE_PATTERN.test(challenge)) return fail(invalidRequest('code_challenge must be 43 base64url characters (S256)'));
       const resourceParam = q.get('resource');
       const resource = resourceParam === null ? issuer : ownResource(resourceParam, issuer);
       if (resource === null) {
