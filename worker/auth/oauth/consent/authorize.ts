@@ -57,14 +57,18 @@ interface ConsentRecord {
   subject?: { agent: string | null };
 }
 
-/** An error that goes back to the client on its redirect URI. */
-function redirectWithError(redirectUri: string, issuer: string, state: string | null, error: OAuthError): Response {
+/** A 303 back to the client on its redirect URI: `params`, then `state` when the request had one, and `iss` (RFC 9207). */
+function redirectBack(redirectUri: string, params: Record<string, string>, state: string | null, issuer: string): Response {
   const url = new URL(redirectUri);
-  url.searchParams.set('error', error.code);
-  url.searchParams.set('error_description', error.message);
+  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
   if (state !== null) url.searchParams.set('state', state);
   url.searchParams.set('iss', issuer);
   return new Response(null, { status: 303, headers: { location: url.href, 'cache-control': 'no-store' } });
+}
+
+/** An error that goes back to the client on its redirect URI. */
+function redirectWithError(redirectUri: string, issuer: string, state: string | null, error: OAuthError): Response {
+  return redirectBack(redirectUri, { error: error.code, error_description: error.message }, state, issuer);
 }
 
 function summary(client: OAuthClient, redirectUri: string): ClientSummary {
@@ -82,19 +86,24 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
     await deps.store.put('consent', await sha256Hex(id), record as unknown as JsonValue, now() + CONSENT_TTL_MS);
   }
 
+  /** The client, or the error page that says why there is none (never a redirect: its redirect URI is not known good). */
+  async function clientOrErrorPage(clientId: string): Promise<OAuthClient | Response> {
+    try {
+      return await deps.clients.get(clientId);
+    } catch (error) {
+      if (error instanceof OAuthError) return errorPage(error.code, error.message);
+      throw error;
+    }
+  }
+
   return {
     async get(c: Context): Promise<Response> {
       const q = new URL(c.req.url).searchParams;
       const issuer = deps.baseUrl(c);
       const single = (name: string) => (q.getAll(name).length > 1 ? null : q.get(name));
       const clientId = single('client_id') ?? '';
-      let client: OAuthClient;
-      try {
-        client = await deps.clients.get(clientId);
-      } catch (error) {
-        if (error instanceof OAuthError) return errorPage(error.code, error.message);
-        throw error;
-      }
+      const client = await clientOrErrorPage(clientId);
+      if (client instanceof Response) return client;
       const requested = single('redirect_uri');
       const redirectUri = requested ?? (client.redirectUris.length === 1 ? client.redirectUris[0]! : null);
       if (redirectUri === null) return errorPage('invalid_request', 'Missing redirect_uri: this client registered more than one');
@@ -142,13 +151,8 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       if (csrf === '' || !stringsEqual(csrf, cookie) || !stringsEqual(await sha256Hex(csrf), consent.csrfSha256)) {
         return errorPage('invalid_request', 'The form\'s CSRF check failed: open the authorization link again in this browser', 403);
       }
-      let client: OAuthClient;
-      try {
-        client = await deps.clients.get(consent.clientId);
-      } catch (error) {
-        if (error instanceof OAuthError) return errorPage(error.code, error.message);
-        throw error;
-      }
+      const client = await clientOrErrorPage(consent.clientId);
+      if (client instanceof Response) return client;
       const step = field('step');
 
       if (step === 'sign-in') {
@@ -191,11 +195,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
         scope: SCOPE,
         agent,
       });
-      const target = new URL(consent.redirectUri);
-      target.searchParams.set('code', code);
-      if (consent.state !== null) target.searchParams.set('state', consent.state);
-      target.searchParams.set('iss', issuer);
-      return new Response(null, { status: 303, headers: { location: target.href, 'cache-control': 'no-store' } });
+      return redirectBack(consent.redirectUri, { code }, consent.state, issuer);
     },
   };
 }
