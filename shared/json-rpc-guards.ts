@@ -15,6 +15,7 @@
 import type {
   InitializeRequest, JSONRPCErrorResponse, JSONRPCMessage, JSONRPCRequest, JSONRPCResultResponse, RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
+import { isRecord as isObject } from './records.ts';
 
 type Fields = Record<string, unknown>;
 
@@ -23,10 +24,6 @@ const NOTIFICATION_KEYS = new Set(['jsonrpc', 'method', 'params']);
 const RESULT_KEYS = new Set(['jsonrpc', 'id', 'result']);
 const ERROR_KEYS = new Set(['jsonrpc', 'id', 'error']);
 const RELATED_TASK_KEY = 'io.modelcontextprotocol/related-task';
-
-function isObject(value: unknown): value is Fields {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 export function isRequestId(value: unknown): value is RequestId {
   return typeof value === 'string' || Number.isInteger(value);

@@ -16,6 +16,7 @@
  * @module
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { isRecord } from './records.ts';
 
 export const JSONRPC_VERSION = '2.0';
 const RELATED_TASK_KEY = 'io.modelcontextprotocol/related-task';
@@ -71,8 +72,4 @@ function withMetaOf(holder: unknown): Json | null {
 function onlyKeys(value: Json, allowed: ReadonlySet<string>): boolean {
   for (const key in value) if (!allowed.has(key)) return false;
   return true;
-}
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

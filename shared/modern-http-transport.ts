@@ -26,6 +26,7 @@ import { jsonRpcErrorBody, WireError } from './errors.ts';
 import { exceedsDepth, MAX_JSON_DEPTH } from './json-depth.ts';
 import { PARAM_HEADERS_META_KEY } from './param-headers-meta.ts';
 import { readSseMessages } from './sse-messages.ts';
+import { isRecord } from './records.ts';
 
 export const MODERN_VERSION = '2026-07-28';
 const MODERN_HTTP_ERROR_CODES = new Set([-32020, -32021, -32022, -32601, -32602]);
@@ -112,10 +113,6 @@ export function encodeHeaderValue(value: string): string {
 function isModernError(answer: unknown, id: Id | undefined): boolean {
   if (!isRecord(answer) || id === undefined || answer.id !== id || !isRecord(answer.error)) return false;
   return MODERN_HTTP_ERROR_CODES.has(answer.error.code as number);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The SDK `Transport` over `postModern`: one POST per request, answers as messages. */

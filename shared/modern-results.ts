@@ -16,6 +16,7 @@
  * @module
  */
 import * as z from './zod.ts';
+import { isRecord } from './records.ts';
 
 /** The one modern revision this host serves. */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -162,8 +163,4 @@ export function discoverResult(initialize: InitializeResult): Record<string, unk
 function metaOf(params: unknown): Record<string, unknown> | undefined {
   if (!isRecord(params)) return undefined;
   return isRecord(params._meta) ? params._meta : undefined;
-}
-
-function isRecord(value: unknown): value is Params {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
