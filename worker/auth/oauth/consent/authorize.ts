@@ -71,6 +71,9 @@ function redirectWithError(redirectUri: string, issuer: string, state: string | 
   return redirectBack(redirectUri, { error: error.code, error_description: error.message }, state, issuer);
 }
 
+/** The error page of a request that is not one this endpoint takes (`invalid_request`). */
+const invalidRequestPage = (message: string, status?: number) => errorPage('invalid_request', message, status);
+
 function summary(client: OAuthClient, redirectUri: string): ClientSummary {
   return { clientName: client.clientName, clientId: client.clientId, redirectUri, loopbackOnly: loopbackOnly(client.redirectUris) };
 }
@@ -106,10 +109,10 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       if (client instanceof Response) return client;
       const requested = single('redirect_uri');
       const redirectUri = requested ?? (client.redirectUris.length === 1 ? client.redirectUris[0]! : null);
-      if (redirectUri === null) return errorPage('invalid_request', 'Missing redirect_uri: this client registered more than one');
+      if (redirectUri === null) return invalidRequestPage('Missing redirect_uri: this client registered more than one');
       // Exact string match (OAuth 2.1 §2.3.1): no prefix, no normalisation, no port wildcard.
       if (!client.redirectUris.includes(redirectUri)) {
-        return errorPage('invalid_request', `The redirect_uri "${redirectUri.slice(0, 200)}" is not registered for this client: nothing was sent to it`);
+        return invalidRequestPage(`The redirect_uri "${redirectUri.slice(0, 200)}" is not registered for this client: nothing was sent to it`);
       }
       const state = single('state');
       const fail = (error: OAuthError) => redirectWithError(redirectUri, issuer, state, error);
@@ -139,7 +142,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       const origin = c.req.header('origin');
       const site = c.req.header('sec-fetch-site');
       if ((origin !== undefined && origin !== issuer) || (site !== undefined && site !== 'same-origin')) {
-        return errorPage('invalid_request', 'The form was not sent from this server\'s own page', 403);
+        return invalidRequestPage('The form was not sent from this server\'s own page', 403);
       }
       const form = await c.req.parseBody();
       const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
@@ -147,9 +150,9 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       const csrf = field('csrf');
       const cookie = csrfCookieOf(c) ?? '';
       const consent = consentId === '' ? undefined : await loadConsent(consentId);
-      if (consent === undefined) return errorPage('invalid_request', 'This authorization form has expired or was already used: start again from the app');
+      if (consent === undefined) return invalidRequestPage('This authorization form has expired or was already used: start again from the app');
       if (csrf === '' || !stringsEqual(csrf, cookie) || !stringsEqual(await sha256Hex(csrf), consent.csrfSha256)) {
-        return errorPage('invalid_request', 'The form\'s CSRF check failed: open the authorization link again in this browser', 403);
+        return invalidRequestPage('The form\'s CSRF check failed: open the authorization link again in this browser', 403);
       }
       const client = await clientOrErrorPage(consent.clientId);
       if (client instanceof Response) return client;
@@ -179,7 +182,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
         });
       }
 
-      if (step !== 'approve' && step !== 'deny') return errorPage('invalid_request', 'Unknown form step');
+      if (step !== 'approve' && step !== 'deny') return invalidRequestPage('Unknown form step');
       if (consent.subject === undefined) return errorPage('access_denied', 'Sign in first', 401);
       // Used up either way: one consent, one answer.
       await deps.store.delete('consent', await sha256Hex(consentId));
