@@ -131,10 +131,7 @@ export class AggregateServer {
       this.#forward(this.#resourceServer(stringParam(params, 'uri')), method, params, context));
     return {
       'tools/list': counted(async (_params, context) => {
-        const tools = await this.#listEach('tools', 'tools/list', 'tools', context, (s, items) => {
-          this.#tools.clearServer(s);
-          return items.map((tool) => ({ ...tool, name: this.#tools.add(s, String(tool.name)) }));
-        });
+        const tools = await this.#listNamed('tools', this.#tools, context);
         return { tools: [...tools, ...this.upstreams.failed().map(([s, f]) => unavailableTool(s, f))] };
       }),
       'tools/call': counted(async (params, context) => {
@@ -147,13 +144,7 @@ export class AggregateServer {
         }
         return this.#forward(target.server, 'tools/call', { ...params, name: target.name }, context);
       }),
-      'prompts/list': counted(async (_params, context) => {
-        const prompts = await this.#listEach('prompts', 'prompts/list', 'prompts', context, (s, items) => {
-          this.#prompts.clearServer(s);
-          return items.map((prompt) => ({ ...prompt, name: this.#prompts.add(s, String(prompt.name)) }));
-        });
-        return { prompts };
-      }),
+      'prompts/list': counted(async (_params, context) => ({ prompts: await this.#listNamed('prompts', this.#prompts, context) })),
       'prompts/get': counted(async (params, context) => {
         const target = this.#resolve(this.#prompts, stringParam(params, 'name'), 'prompt');
         return this.#forward(target.server, 'prompts/get', { ...params, name: target.name }, context);
@@ -179,14 +170,10 @@ export class AggregateServer {
       'resources/unsubscribe': resourceRequest('resources/unsubscribe'),
       'completion/complete': counted(async (params, context) => {
         const ref = objectParam(params, 'ref');
-        if (ref.type === 'ref/prompt') {
-          const target = this.#resolve(this.#prompts, String(ref.name), 'prompt');
-          if (this.upstreams.capabilities(target.server).completions === undefined) return { completion: { values: [] } };
-          return this.#forward(target.server, 'completion/complete', { ...params, ref: { ...ref, name: target.name } }, context);
-        }
-        const target = this.#resourceServer(String(ref.uri));
-        if (this.upstreams.capabilities(target).completions === undefined) return { completion: { values: [] } };
-        return this.#forward(target, 'completion/complete', params, context);
+        const prompt = ref.type === 'ref/prompt' ? this.#resolve(this.#prompts, String(ref.name), 'prompt') : undefined;
+        const server = prompt?.server ?? this.#resourceServer(String(ref.uri));
+        if (this.upstreams.capabilities(server).completions === undefined) return { completion: { values: [] } };
+        return this.#forward(server, 'completion/complete', prompt === undefined ? params : { ...params, ref: { ...ref, name: prompt.name } }, context);
       }),
       'logging/setLevel': counted(async (params) => {
         const level = stringParam(params, 'level');
@@ -223,6 +210,14 @@ export class AggregateServer {
     const server = this.#resources.route(uri, candidates);
     if (server === undefined) throw new RpcError(-32002, `Resource not found: ${uri.slice(0, 500)}`, { uri });
     return server;
+  }
+
+  /** Tools or prompts from every server, under their namespaced names (`table` forgets each server's old ones). */
+  #listNamed(kind: 'tools' | 'prompts', table: NameTable, context: RequestContext): Promise<Array<Record<string, unknown>>> {
+    return this.#listEach(kind, `${kind}/list`, kind, context, (s, items) => {
+      table.clearServer(s);
+      return items.map((item) => ({ ...item, name: table.add(s, String(item.name)) }));
+    });
   }
 
   /** Lists one kind from every available server offering it (all pages), in config order. */
