@@ -19,3 +19,6 @@ export class JwtError extends Error {
     super(message);
   }
 }
+
+/** A token or key set that is malformed or cannot be checked (`invalid`); `message` says how. */
+export const invalidJwt = (message: string) => new JwtError('invalid', message);

@@ -18,7 +18,7 @@
 import { decodeBase64Url } from '../../../../shared/base64url.ts';
 import { isRecord } from '../../../../shared/records.ts';
 import { JWS_ALGORITHMS, MIN_RSA_BITS, type JwsAlgorithm } from './jws-algorithms.ts';
-import { JwtError } from './jwt-error.ts';
+import { invalidJwt, JwtError } from './jwt-error.ts';
 
 export type JwsHeader = Record<string, unknown>;
 
@@ -35,13 +35,11 @@ export interface JwtExpectations {
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 const encoder = new TextEncoder();
 
-const invalid = (message: string) => new JwtError('invalid', message);
-
 function decode(segment: string, what: string): Uint8Array<ArrayBuffer> {
   try {
     return decodeBase64Url(segment);
   } catch {
-    throw invalid(`Failed to base64url decode the ${what}`);
+    throw invalidJwt(`Failed to base64url decode the ${what}`);
   }
 }
 
@@ -50,9 +48,9 @@ function parseObject(bytes: Uint8Array, message: string): Record<string, unknown
   try {
     value = JSON.parse(strictUtf8.decode(bytes));
   } catch {
-    throw invalid(message);
+    throw invalidJwt(message);
   }
-  if (!isRecord(value)) throw invalid(message);
+  if (!isRecord(value)) throw invalidJwt(message);
   return value;
 }
 
@@ -61,13 +59,13 @@ function payloadEncoded(header: JwsHeader): boolean {
   const crit = header.crit;
   if (crit === undefined) return true;
   if (!Array.isArray(crit) || crit.length === 0 || crit.some((name) => typeof name !== 'string' || name === '')) {
-    throw invalid('"crit" (Critical) Header Parameter MUST be an array of non-empty strings when present');
+    throw invalidJwt('"crit" (Critical) Header Parameter MUST be an array of non-empty strings when present');
   }
   for (const name of crit) {
-    if (name !== 'b64') throw invalid(`Extension Header Parameter "${name}" is not recognized`);
-    if (!Object.hasOwn(header, 'b64')) throw invalid('Extension Header Parameter "b64" is missing');
+    if (name !== 'b64') throw invalidJwt(`Extension Header Parameter "${name}" is not recognized`);
+    if (!Object.hasOwn(header, 'b64')) throw invalidJwt('Extension Header Parameter "b64" is missing');
   }
-  if (typeof header.b64 !== 'boolean') throw invalid('The "b64" (base64url-encode payload) Header Parameter must be a boolean');
+  if (typeof header.b64 !== 'boolean') throw invalidJwt('The "b64" (base64url-encode payload) Header Parameter must be a boolean');
   return header.b64;
 }
 
@@ -100,24 +98,24 @@ function checkClaims(claims: Record<string, unknown>, expected: JwtExpectations)
 /** The token's claims when it verifies; throws a `JwtError` (or the key source's error) otherwise. */
 export async function verifyJwt(token: string, keyFor: KeyFor, expected: JwtExpectations): Promise<Record<string, unknown>> {
   const parts = token.split('.');
-  if (parts.length !== 3) throw invalid('Invalid Compact JWS');
+  if (parts.length !== 3) throw invalidJwt('Invalid Compact JWS');
   const [encodedHeader, encodedPayload, encodedSignature] = parts as [string, string, string];
   let headerBytes: Uint8Array;
   try {
     headerBytes = decodeBase64Url(encodedHeader);
   } catch {
-    throw invalid('JWS Protected Header is invalid');
+    throw invalidJwt('JWS Protected Header is invalid');
   }
   const header = parseObject(headerBytes, 'JWS Protected Header is invalid');
   const encoded = payloadEncoded(header);
   const alg = header.alg;
-  if (typeof alg !== 'string' || alg === '') throw invalid('JWS "alg" (Algorithm) Header Parameter missing or invalid');
+  if (typeof alg !== 'string' || alg === '') throw invalidJwt('JWS "alg" (Algorithm) Header Parameter missing or invalid');
   const algorithm = JWS_ALGORITHMS.get(alg);
   if (algorithm === undefined) throw new JwtError('algorithm', '"alg" (Algorithm) Header Parameter value not allowed');
   const key = await keyFor(header, alg, algorithm);
   const signature = decode(encodedSignature, 'signature');
   if (algorithm.kty === 'RSA' && !((key.algorithm as RsaHashedKeyAlgorithm).modulusLength >= MIN_RSA_BITS)) {
-    throw invalid(`${alg} requires key modulusLength to be ${MIN_RSA_BITS} bits or larger`);
+    throw invalidJwt(`${alg} requires key modulusLength to be ${MIN_RSA_BITS} bits or larger`);
   }
   let verified = false;
   try {
@@ -126,7 +124,7 @@ export async function verifyJwt(token: string, keyFor: KeyFor, expected: JwtExpe
     // A signature WebCrypto cannot even check (wrong length for the curve) does not verify either.
   }
   if (!verified) throw new JwtError('signature', 'signature verification failed');
-  if (!encoded) throw invalid('JWTs MUST NOT use unencoded payload');
+  if (!encoded) throw invalidJwt('JWTs MUST NOT use unencoded payload');
   const claims = parseObject(decode(encodedPayload, 'payload'), 'JWT Claims Set must be a top-level JSON object');
   checkClaims(claims, expected);
   return claims;

@@ -12,7 +12,7 @@
  * @module
  */
 import type { JwsAlgorithm } from './jws-algorithms.ts';
-import { JwtError } from './jwt-error.ts';
+import { invalidJwt, JwtError } from './jwt-error.ts';
 import { isRecord } from '../../../../shared/records.ts';
 import type { JwsHeader } from './jwt-verify.ts';
 
@@ -83,7 +83,7 @@ export class RemoteKeySet {
   #select(header: JwsHeader, alg: string, algorithm: JwsAlgorithm): Promise<CryptoKey> {
     const candidates = this.#keys!.filter((jwk) => fits(jwk, alg, algorithm, header.kid));
     if (candidates.length === 0) throw new NoMatchingKey();
-    if (candidates.length > 1) throw new JwtError('invalid', 'multiple matching keys found in the JSON Web Key Set');
+    if (candidates.length > 1) throw invalidJwt('multiple matching keys found in the JSON Web Key Set');
     return this.#import(candidates[0]!, alg, algorithm);
   }
 
@@ -96,7 +96,7 @@ export class RemoteKeySet {
     // A private key in the set is imported as one (to sign) and then refused, never used to verify.
     const usages = (jwk.key_ops ?? [jwk.d || jwk.priv ? 'sign' : 'verify']) as KeyUsage[];
     const pending = crypto.subtle.importKey('jwk', { ...keyData, ext: true } as JsonWebKey, algorithm.importParams, true, usages).then((key) => {
-      if (key.type !== 'public') throw new JwtError('invalid', 'JSON Web Key Set members must be public keys');
+      if (key.type !== 'public') throw invalidJwt('JSON Web Key Set members must be public keys');
       return key;
     });
     byAlg.set(alg, pending);
@@ -126,21 +126,21 @@ export class RemoteKeySet {
 
   async #download(): Promise<Jwk[]> {
     const signal = AbortSignal.timeout(JWKS_TIMEOUT_MS);
-    const timedOut = () => new JwtError('invalid', 'request timed out');
+    const timedOut = () => invalidJwt('request timed out');
     let response: Response;
     try {
       response = await this.#fetch(this.#url, { signal, redirect: 'manual', headers: { accept: 'application/json, application/jwk-set+json' } });
     } catch (error) {
       throw (error as Error)?.name === 'TimeoutError' ? timedOut() : error;
     }
-    if (response.status !== 200) throw new JwtError('invalid', 'Expected 200 OK from the JSON Web Key Set HTTP response');
+    if (response.status !== 200) throw invalidJwt('Expected 200 OK from the JSON Web Key Set HTTP response');
     let set: unknown;
     try {
       set = await response.json();
     } catch {
-      throw signal.aborted ? timedOut() : new JwtError('invalid', 'Failed to parse the JSON Web Key Set HTTP response as JSON');
+      throw signal.aborted ? timedOut() : invalidJwt('Failed to parse the JSON Web Key Set HTTP response as JSON');
     }
-    if (!isRecord(set) || !Array.isArray(set.keys) || !set.keys.every(isRecord)) throw new JwtError('invalid', 'JSON Web Key Set malformed');
+    if (!isRecord(set) || !Array.isArray(set.keys) || !set.keys.every(isRecord)) throw invalidJwt('JSON Web Key Set malformed');
     return set.keys;
   }
 }
