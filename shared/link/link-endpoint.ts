@@ -56,7 +56,8 @@ export class LinkEndpoint {
   readonly #log: LinkLogger;
   readonly #max: number;
   readonly #openTimeoutMs: number;
-  /** The host reads a channel-open that carries the first message (`link-features.ts`). */
+  /** What the peer announced it reads (`link-features.ts`); open-first is the one the worker uses. */
+  readonly peerFeatures: NonNullable<LinkEndpointOptions['peerFeatures']>;
   readonly #opensWithFirst: boolean;
   readonly #channels = new Map<number, McpChannelClientTransport>();
   readonly #pending = new PendingOpens();
@@ -81,7 +82,8 @@ export class LinkEndpoint {
     this.#log = options.log ?? SILENT;
     this.#max = options.maxFrameBytes ?? MAX_FRAME_BYTES;
     this.#openTimeoutMs = options.openTimeoutMs ?? 30_000;
-    this.#opensWithFirst = options.peerFeatures?.has('open-first') === true;
+    this.peerFeatures = options.peerFeatures ?? new Set();
+    this.#opensWithFirst = this.peerFeatures.has('open-first');
     this.whenClosed = new Promise((resolve) => (this.#resolveClosed = resolve));
     this.#io = {
       send: (id, message) => this.#sendMessage(id, message),

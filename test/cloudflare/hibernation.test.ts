@@ -3,7 +3,8 @@
  * the runtime (workerd evicts an object after 10 s without an event; the sidecar's keepalives,
  * answered by the auto-response, are not events), its link socket staying open. The next agent
  * request wakes it: the object rebuilds the link from the socket's attachment, without a new
- * handshake, and the call is served by the same sidecar over the same link.
+ * handshake, with the link features the host announced when it dialled, and the call is served
+ * by the same sidecar over the same link.
  *
  * A listen stream, one server's (held by its host's object) or the aggregate's (held by the edge),
  * is a request in flight: it keeps its objects in memory, writes a keepalive comment while quiet,
@@ -32,7 +33,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-type HostLine = { 'entity-id': string; linked: boolean; since: string | null; wakes?: number };
+type HostLine = { 'entity-id': string; linked: boolean; since: string | null; wakes?: number; features?: string[] };
 
 async function hostLine(entityId: string): Promise<HostLine> {
   return (await stack.health()).hosts.find((h) => h['entity-id'] === entityId) as unknown as HostLine;
@@ -43,7 +44,8 @@ describe('a host link on a hibernating Durable Object', () => {
     const entityId = stack.entityId('a');
     const linksBefore = stack.sidecar('a').lines().filter((l) => l.msg === 'Linked to the worker').length;
     const before = await hostLine(entityId);
-    expect(before).toMatchObject({ linked: true, wakes: 0 });
+    // The sidecar announced open-first when it dialled (`link-features.ts`).
+    expect(before).toMatchObject({ linked: true, wakes: 0, features: ['open-first'] });
 
     let line: HostLine | undefined;
     for (let tries = 0; tries < 5 && (line?.wakes ?? 0) === 0; tries++) {
@@ -52,8 +54,10 @@ describe('a host link on a hibernating Durable Object', () => {
     }
     expect(line).toMatchObject({ linked: true, wakes: expect.any(Number) });
     expect(line!.wakes).toBeGreaterThan(0);
-    // Still the time the host linked, not the time the object woke.
+    // Still the time the host linked, not the time the object woke, and the features it announced
+    // then: the endpoint rebuilt around the socket still puts a modern request in the open frame.
     expect(line!.since).toBe(before.since);
+    expect(line!.features).toEqual(['open-first']);
 
     const client = await connectClient(`${stack.url}/servers/pid-a/mcp`, stack.tokens.alice!);
     const pid = Number(((await client.callTool({ name: 'pid' })) as { content: Array<{ text: string }> }).content[0]!.text);

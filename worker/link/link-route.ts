@@ -52,10 +52,10 @@ export interface LinkRouteOptions {
   /** What the worker expects of a host, told to a doctor's probe once its proof verified. */
   expectations?: (entityId: string) => HostExpectations;
   /**
-   * Told of each verified link (never a probe) with its socket, once it is registered: a Durable
-   * Object records there what must outlive hibernation (`adapters/cloudflare/`).
+   * Told of each verified link (never a probe) with its socket and endpoint, once it is
+   * registered: a Durable Object records there what must outlive hibernation (`adapters/cloudflare/`).
    */
-  onAccepted?: (entityId: string, ws: WSContext<unknown>) => void;
+  onAccepted?: (entityId: string, ws: WSContext<unknown>, endpoint: LinkEndpoint) => void;
 }
 
 const UNKNOWN_KEY_FIX = 'add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)';
@@ -110,7 +110,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
             }
             endpoint = new LinkEndpoint(opened, { ...options.endpoint, role: 'worker', peer: entityId, peerFeatures, ...(log ? { log } : {}) });
             options.registry.attach(entityId, endpoint);
-            options.onAccepted?.(entityId, ws);
+            options.onAccepted?.(entityId, ws, endpoint);
             return endpoint;
           },
           ...(options.endpoint?.maxFrameBytes !== undefined ? { maxFrameBytes: options.endpoint.maxFrameBytes } : {}),

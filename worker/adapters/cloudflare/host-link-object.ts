@@ -30,6 +30,7 @@ import type { WSContext } from 'hono/ws';
 import { LinkEndpoint } from '../../../shared/link/link-endpoint.ts';
 import { KEEPALIVE_FRAME, KEEPALIVE_REPLY_FRAME } from '../../../shared/link/link-liveness.ts';
 import { ENTITY_ID_HEADER } from '../../../shared/link/link-types.ts';
+import { linkFeaturesOf } from '../../../shared/link/link-features.ts';
 import { InMemoryHostLinkRegistry } from '../../link/host-link-registry.ts';
 import { createLinkRoute } from '../../link/link-route.ts';
 import { createApp } from '../../app.ts';
@@ -56,6 +57,12 @@ export interface LinkAttachment {
   since: string;
   /** Times this object was rebuilt around the socket after hibernating. */
   wakes: number;
+  /**
+   * The link features the host announced when it dialled (`link-features.ts`): the rebuilt
+   * endpoint must use the same ones, or every modern request after a wake costs two frames again.
+   * Absent from an attachment written before features were kept: none, as that link had then.
+   */
+  features?: string[];
 }
 
 interface Live {
@@ -76,7 +83,7 @@ export class HostLink {
   #live: Live | undefined;
   #entityId: string | undefined;
   /** The current link socket and when this instance last heard from it. */
-  #link: { ws: WorkersWebSocket; heardAt: number } | undefined;
+  #link: { ws: WorkersWebSocket; heardAt: number; endpoint: LinkEndpoint } | undefined;
 
   constructor(state: DurableObjectState, env: SwitchyardEnv) {
     this.#state = state;
@@ -162,17 +169,17 @@ export class HostLink {
       allowedHosts: config['allowed-hosts'],
       log,
       endpoint: { liveness: false },
-      onAccepted: (entityId, ws) => this.#accepted(entityId, ws),
+      onAccepted: (entityId, ws, endpoint) => this.#accepted(entityId, ws, endpoint),
     }));
     if (announced !== null) live.linkApp = app;
     return app;
   }
 
-  #accepted(entityId: string, context: WSContext<unknown>): void {
+  #accepted(entityId: string, context: WSContext<unknown>, endpoint: LinkEndpoint): void {
     const ws = context.raw as WorkersWebSocket;
     this.#entityId = entityId;
-    this.#link = { ws, heardAt: Date.now() };
-    const attachment: LinkAttachment = { 'entity-id': entityId, since: new Date().toISOString(), wakes: 0 };
+    this.#link = { ws, heardAt: Date.now(), endpoint };
+    const attachment: LinkAttachment = { 'entity-id': entityId, since: new Date().toISOString(), wakes: 0, features: [...endpoint.peerFeatures] };
     ws.serializeAttachment(attachment);
   }
 
@@ -191,7 +198,8 @@ export class HostLink {
     newest.ws.serializeAttachment(attachment);
     const entityId = attachment['entity-id'];
     const socket = frameSocketOver(newest.ws);
-    const endpoint = new LinkEndpoint(socket, { role: 'worker', peer: entityId, liveness: false, log: live.log });
+    const peerFeatures = linkFeaturesOf(attachment.features?.join(','));
+    const endpoint = new LinkEndpoint(socket, { role: 'worker', peer: entityId, liveness: false, log: live.log, peerFeatures });
     live.sockets.adopt(newest.ws, {
       onMessage: (event) => {
         if (typeof event.data === 'string') socket.receive(event.data);
@@ -201,7 +209,7 @@ export class HostLink {
     });
     live.registry.attach(entityId, endpoint);
     this.#entityId = entityId;
-    this.#link = { ws: newest.ws, heardAt: Date.now() };
+    this.#link = { ws: newest.ws, heardAt: Date.now(), endpoint };
     live.log.info('Host link restored after hibernation', { 'entity-id': entityId, wakes: attachment.wakes });
   }
 
@@ -231,6 +239,8 @@ export class HostLink {
       since: line?.linked === true && attachment !== null ? attachment.since : (line?.since ?? null),
       channels: line?.channels ?? 0,
       wakes: attachment?.wakes ?? 0,
+      // What the live endpoint uses, so that a wake that forgot the host's features shows.
+      features: line?.linked === true && this.#link !== undefined ? [...this.#link.endpoint.peerFeatures] : [],
     };
   }
 }
@@ -238,5 +248,6 @@ export class HostLink {
 function linkAttachmentOf(value: unknown): LinkAttachment | null {
   if (typeof value !== 'object' || value === null) return null;
   const a = value as Partial<LinkAttachment>;
-  return typeof a['entity-id'] === 'string' && typeof a.since === 'string' && typeof a.wakes === 'number' ? (a as LinkAttachment) : null;
+  const features = a.features === undefined || (Array.isArray(a.features) && a.features.every((f) => typeof f === 'string'));
+  return typeof a['entity-id'] === 'string' && typeof a.since === 'string' && typeof a.wakes === 'number' && features ? (a as LinkAttachment) : null;
 }
