@@ -82,8 +82,7 @@ export class LinkEndpoint {
     this.#log = options.log ?? SILENT;
     this.#max = options.maxFrameBytes ?? MAX_FRAME_BYTES;
     this.#openTimeoutMs = options.openTimeoutMs ?? 30_000;
-    this.peerFeatures = options.peerFeatures ?? new Set();
-    this.#opensWithFirst = this.peerFeatures.has('open-first');
+    this.#opensWithFirst = (this.peerFeatures = options.peerFeatures ?? new Set()).has('open-first');
     this.whenClosed = new Promise((resolve) => (this.#resolveClosed = resolve));
     this.#io = {
       send: (id, message) => this.#sendMessage(id, message),
