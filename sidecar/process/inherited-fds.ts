@@ -32,6 +32,7 @@
  */
 import { closeSync, openSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { LocalError, WireError } from '../../shared/errors.ts';
+import { maskShortfall, openFilesLimit } from './mask-reach.ts';
 
 /** `O_CLOEXEC` as `/proc/self/fdinfo/N` prints it in its octal `flags:` line. */
 const O_CLOEXEC = 0o2000000;
@@ -136,17 +137,43 @@ export function descriptorTargets(fds: readonly number[]): MaskedDescriptor[] {
   });
 }
 
+/** Refuses a mask libuv could not set up in the child (`mask-reach.ts`), naming the descriptor and the limit. */
+function checkReach(masked: readonly number[], placeholder: number, firstFree: number): void {
+  const limit = openFilesLimit();
+  if (limit === null) return; // the spawn itself still fails before exec, with its own errno
+  let open: number[];
+  try {
+    open = ownDescriptorTable.list().map(Number).filter(Number.isInteger);
+  } catch {
+    return;
+  }
+  const lacking = maskShortfall({ limit, open, placeholder, masked, firstFree });
+  if (lacking === 0) return;
+  const fd = masked.at(-1)!;
+  throw new WireError('launch-failed', `Cannot start process: the sidecar holds fd ${fd} without close-on-exec, too near its open-files limit (${limit}) for a spawn to mask it: close it before the sidecar starts, or raise the limit (ulimit -n)`, {
+    detail: { fd, limit },
+    cause: new LocalError('descriptor-out-of-reach', `A spawn would need ${lacking} more free descriptors above fd ${fd} (${descriptorTargets([fd])[0]!.target}) than the limit of ${limit} leaves`),
+  });
+}
+
 /**
  * The mask for `fds` on a spawn whose `stdio` already fills the indices below `firstFree` (a
  * descriptor there is replaced by the spawn's own entry anyway).
  *
  * @returns `null` when nothing needs masking.
- * @throws When `/dev/null` cannot be opened (the spawn must not go ahead then).
+ * @throws When `/dev/null` cannot be opened (the spawn must not go ahead then); WireError
+ *   `launch-failed` when the highest is too near the open-files limit to be masked (`mask-reach.ts`).
  */
 export function descriptorMask(fds: readonly number[], firstFree: number): DescriptorMask | null {
   const masked = [...new Set(fds)].filter((fd) => fd >= firstFree).sort((a, b) => a - b);
   if (masked.length === 0) return null;
   const placeholder = openSync('/dev/null', 'r'); // close-on-exec, as Node opens everything
+  try {
+    checkReach(masked, placeholder, firstFree);
+  } catch (error) {
+    closeSync(placeholder);
+    throw error;
+  }
   const stdio: (number | 'ignore')[] = Array.from({ length: masked.at(-1)! + 1 - firstFree }, () => 'ignore');
   for (const fd of masked) stdio[fd - firstFree] = placeholder;
   let open = true;
@@ -165,7 +192,7 @@ export function descriptorMask(fds: readonly number[], firstFree: number): Descr
  * The mask for every descriptor this process holds that a child would inherit.
  *
  * @param firstFree The spawn's `stdio` length without the mask (3 plus its own descriptors).
- * @throws WireError `launch-failed` when the descriptors cannot be listed.
+ * @throws WireError `launch-failed` when the descriptors cannot be listed, or the highest is out of reach.
  * @example Before a spawn
  * ```ts
  * const mask = maskInheritableDescriptors(3);
