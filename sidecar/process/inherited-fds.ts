@@ -191,6 +191,9 @@ export function descriptorMask(fds: readonly number[], firstFree: number): Descr
 /**
  * The mask for every descriptor this process holds that a child would inherit.
  *
+ * `spawnMasked` (`masked-spawn.ts`) does this for every spawn; a sandbox backend calls it itself,
+ * to name the numbers to its tool.
+ *
  * @param firstFree The spawn's `stdio` length without the mask (3 plus its own descriptors).
  * @throws WireError `launch-failed` when the descriptors cannot be listed, or the highest is out of reach.
  * @example Before a spawn

@@ -30,11 +30,10 @@
  *
  * @module
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import type { Duplex } from 'node:stream';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
-import { maskInheritableDescriptors } from '../../process/inherited-fds.ts';
+import { runHelper, spawnMasked } from '../../process/masked-spawn.ts';
 import { type BackendAvailability, type ContainmentProbe, findOnPath } from '../availability.ts';
 
 /** The nameserver slirp4netns relays to the host's resolver; the sandbox's `/etc/resolv.conf` names it. */
@@ -68,19 +67,21 @@ export function userModeNetworkProbe(executable?: string): ContainmentProbe {
     const exe = userModeNetworkExecutable(executable);
     let result = probed.get(exe);
     if (result === undefined) {
-      result = new Promise((resolve) => {
-        execFile(exe, ['--version'], { env: { PATH: '/usr/bin:/bin' }, timeout: 10_000 }, (error, stdout) => {
-          if (error === null && /slirp4netns version/.test(String(stdout))) return resolve({ available: true, executable: exe });
-          const missing = (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';
-          resolve({
+      result = runHelper(exe, ['--version'], { env: { PATH: '/usr/bin:/bin' }, timeoutMs: 10_000 }).then(
+        (run): BackendAvailability => {
+          if (run.ok && /slirp4netns version/.test(run.stdout)) return { available: true, executable: exe };
+          const missing = run.errno === 'ENOENT';
+          return {
             available: false,
             problem: missing ? 'missing' : 'unusable',
             message: missing
               ? `Containment unavailable: the "internet-client" network needs slirp4netns, which is not installed (no "${exe}"): install it with the OS package manager, e.g. apt-get install slirp4netns or dnf install slirp4netns`
               : `Containment unavailable: the "internet-client" network needs slirp4netns, and "${exe} --version" failed: reinstall the slirp4netns package`,
-          });
-        });
-      });
+          };
+        },
+        // Not spawned at all: the sidecar's descriptors could not be listed, so no helper runs.
+        (error: Error): BackendAvailability => ({ available: false, problem: 'unusable', message: `Containment unavailable: slirp4netns cannot be checked on this host: ${error.message}` }),
+      );
       probed.set(exe, result);
     }
     return result;
@@ -112,13 +113,7 @@ export function startUserModeNetwork(request: UserModeNetworkRequest): Promise<v
     '--netns-type', 'path', `/proc/${sandboxPid}/ns/net`, 'tap0',
   ];
   // What the sidecar holds without close-on-exec reaches slirp4netns only as /dev/null.
-  const mask = maskInheritableDescriptors(5);
-  let child: ChildProcess;
-  try {
-    child = spawn(request.executable, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe', ...(mask?.stdio ?? [])], env: { PATH: '/usr/bin:/bin' } });
-  } finally {
-    mask?.close();
-  }
+  const child = spawnMasked(request.executable, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
   const ready = child.stdio[3] as Duplex;
   const exitFd = child.stdio[4] as Duplex;
   for (const stream of [ready, exitFd, child.stderr]) stream?.on('error', () => {});
