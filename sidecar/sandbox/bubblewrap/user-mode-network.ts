@@ -4,8 +4,9 @@
  *
  * bubblewrap always gives the sandbox a new network namespace (`--unshare-net` through
  * `--unshare-all`), which holds only its own loopback. For `internet-client` the backend starts
- * bwrap with `--block-fd`, so the command waits; once bwrap reports the sandbox's PID 1, this
- * module runs
+ * bwrap with `--block-fd`, so the command waits; once bwrap reports the sandbox's PID 1 and has
+ * given its loopback an address (`sandbox-loopback.ts`: slirp4netns brings `lo` up, which
+ * before that address fails bwrap's setup), this module runs
  *
  * ```
  * slirp4netns --configure --mtu 65520 --disable-host-loopback --enable-sandbox --enable-seccomp \
