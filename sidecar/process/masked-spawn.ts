@@ -38,6 +38,18 @@ export function spawnMasked(file: string, args: readonly string[], options: Mask
   }
 }
 
+/**
+ * The error of a spawn Node gave up on before it made the child's pipes (EMFILE, ENFILE: the
+ * sidecar is out of descriptors). Such a child has no `stdio` at all, and Node emits the error on
+ * the next tick, when nobody may be listening yet: that would end the sidecar.
+ *
+ * @returns The error, once emitted; `undefined` for a spawn that got as far as its pipes.
+ */
+export function earlySpawnError(child: ChildProcess): Promise<Error> | undefined {
+  if (child.stdio !== undefined) return undefined;
+  return new Promise((resolve) => child.once('error', resolve));
+}
+
 /** How a short-lived helper ended: `errno` when it could not be started, else its exit. */
 export interface HelperResult {
   readonly ok: boolean;

@@ -20,7 +20,7 @@ import type { Duplex } from 'node:stream';
 import type { ContainedLaunch, SandboxDescriptor, SandboxReadiness, SpawnedSandbox } from './contained-launch.ts';
 import { type AddressSpaceLimit, limitedCommand } from './address-space-limit.ts';
 import { type DescriptorMask, descriptorTargets, inheritableDescriptors } from './inherited-fds.ts';
-import { spawnMasked } from './masked-spawn.ts';
+import { earlySpawnError, spawnMasked } from './masked-spawn.ts';
 import { ChildProcessHandle, type ProcessHandle, type StopTimings } from './process-handle.ts';
 
 export type { ContainedLaunch } from './contained-launch.ts';
@@ -159,6 +159,8 @@ export class ProcessExecutor {
     } finally {
       plan.release();
     }
+    const early = earlySpawnError(child);
+    if (early !== undefined) throw toLaunchError(await early, plan.backend);
     this.#spawnCount += 1;
     const extra = child.stdio.slice(3, 3 + plan.descriptors.length) as (Duplex | null)[];
     plan.descriptors.forEach((d, i) => {

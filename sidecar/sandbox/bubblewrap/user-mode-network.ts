@@ -34,7 +34,7 @@
 import type { Duplex } from 'node:stream';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
-import { runHelper, spawnMasked } from '../../process/masked-spawn.ts';
+import { earlySpawnError, runHelper, spawnMasked } from '../../process/masked-spawn.ts';
 import { type BackendAvailability, type ContainmentProbe, findOnPath } from '../availability.ts';
 
 /** The nameserver slirp4netns relays to the host's resolver; the sandbox's `/etc/resolv.conf` names it. */
@@ -98,6 +98,9 @@ export interface UserModeNetworkRequest {
   readonly log: Logger;
 }
 
+const networkFailed = (why: string): WireError =>
+  new WireError('launch-failed', `Cannot start contained process: its user-mode network (slirp4netns) ${why}, see the sidecar log`, { detail: { backend: 'bubblewrap' } });
+
 /**
  * Starts slirp4netns for one sandbox and resolves once the sandbox's network is configured.
  *
@@ -115,6 +118,13 @@ export function startUserModeNetwork(request: UserModeNetworkRequest): Promise<v
   ];
   // What the sidecar holds without close-on-exec reaches slirp4netns only as /dev/null.
   const child = spawnMasked(request.executable, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
+  const early = earlySpawnError(child);
+  if (early !== undefined) {
+    return early.then((error) => {
+      log.warn('User-mode network did not start', { error });
+      throw networkFailed('could not be started');
+    });
+  }
   const ready = child.stdio[3] as Duplex;
   const exitFd = child.stdio[4] as Duplex;
   for (const stream of [ready, exitFd, child.stderr]) stream?.on('error', () => {});
@@ -144,9 +154,7 @@ export function startUserModeNetwork(request: UserModeNetworkRequest): Promise<v
       stop();
       reject(error);
     };
-    const failed = (why: string) =>
-      new WireError('launch-failed', `Cannot start contained process: its user-mode network (slirp4netns) ${why}, see the sidecar log`, { detail: { backend: 'bubblewrap' } });
-    const timer = setTimeout(() => fail(failed('did not come up in time'), { timeoutMs: READY_TIMEOUT_MS }), READY_TIMEOUT_MS);
+    const timer = setTimeout(() => fail(networkFailed('did not come up in time'), { timeoutMs: READY_TIMEOUT_MS }), READY_TIMEOUT_MS);
     ready.once('data', () => {
       clearTimeout(timer);
       if (settled) return;
@@ -161,10 +169,10 @@ export function startUserModeNetwork(request: UserModeNetworkRequest): Promise<v
           }),
           { error },
         );
-      } else fail(failed('could not be started'), { error });
+      } else fail(networkFailed('could not be started'), { error });
     });
     child.once('exit', (code, signal) => {
-      if (!configured) fail(failed('exited before the network was up'), { code, signal });
+      if (!configured) fail(networkFailed('exited before the network was up'), { code, signal });
     });
   });
 }
