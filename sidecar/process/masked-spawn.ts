@@ -19,6 +19,12 @@ export interface MaskedSpawnOptions extends Omit<SpawnOptions, 'stdio'> {
   readonly stdio: readonly StdioEntry[];
   /** Told what was masked, before the spawn (for the log; never for the link). */
   readonly onMask?: (mask: DescriptorMask) => void;
+  /**
+   * The mask the caller made over these same `stdio` entries, in the same synchronous step (a
+   * sandbox backend's, whose entries `stdio` already ends with; `null`: nothing to mask): not
+   * listed again, since a listing costs milliseconds.
+   */
+  readonly masked?: DescriptorMask | null;
 }
 
 /**
@@ -28,7 +34,8 @@ export interface MaskedSpawnOptions extends Omit<SpawnOptions, 'stdio'> {
  *   beyond what a spawn can mask; and whatever `spawn` throws.
  */
 export function spawnMasked(file: string, args: readonly string[], options: MaskedSpawnOptions): ChildProcess {
-  const { stdio, onMask, ...rest } = options;
+  const { stdio, onMask, masked, ...rest } = options;
+  if (masked !== undefined) return spawn(file, args, { ...rest, stdio: [...stdio] });
   const mask = maskInheritableDescriptors(stdio.length);
   try {
     if (mask !== null) onMask?.(mask);

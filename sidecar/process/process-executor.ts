@@ -149,8 +149,9 @@ export class ProcessExecutor {
         shell: false,
         windowsHide: true,
         windowsVerbatimArguments: request.verbatim === true,
-        // A contained spawn's backend masked them already (and its tool closes them); nothing is left for this one then.
-        onMask: (mask) => this.#logger.info('Descriptors the sidecar holds without close-on-exec are on /dev/null in the server', { backend: plan.backend, fds: mask.describe() }),
+        // A contained spawn's backend masked them in #plan (its tool closes them), or #checkInherited found none to mask.
+        ...(plan.backend === 'none' ? {} : { masked: plan.inherited ?? null }),
+        onMask: (mask) => this.#logger.info('Descriptors the sidecar holds without close-on-exec are on /dev/null in the server', { fds: mask.describe() }),
       });
     } catch (error) {
       // Refused before anything ran (its descriptors could not be listed or masked), or spawn threw.
