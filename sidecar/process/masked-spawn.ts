@@ -77,11 +77,16 @@ const OUTPUT_BYTES = 64 * 1024;
  *
  * @param options `env`: the helper's whole environment (default the sidecar's); after `timeoutMs`
  *   the helper gets SIGKILL and the result says so.
- * @returns Never rejects for the helper's own failure; rejects when the spawn is refused
- *   ({@link spawnMasked}'s WireError).
+ * @returns Never rejects for the helper's own failure (an `errno` such as EMFILE when it could not
+ *   be started); rejects, never throws, when the spawn is refused ({@link spawnMasked}'s WireError).
  */
 export function runHelper(file: string, args: readonly string[], options: { env?: Readonly<Record<string, string>>; timeoutMs: number }): Promise<HelperResult> {
-  const child = spawnMasked(file, args, { stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true, ...(options.env === undefined ? {} : { env: { ...options.env } }) });
+  let child: ChildProcess;
+  try {
+    child = spawnMasked(file, args, { stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true, ...(options.env === undefined ? {} : { env: { ...options.env } }) });
+  } catch (error) {
+    return Promise.reject(error);
+  }
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (chunk: Buffer) => (stdout = (stdout + chunk.toString('utf8')).slice(0, OUTPUT_BYTES)));

@@ -138,7 +138,7 @@ export class ChildProcessHandle implements ProcessHandle {
       if (process.platform === 'win32') {
         // Windows has no process groups or graceful signals: taskkill /T ends the whole tree.
         const { file, args } = windowsTreeKillCommand(this.pid, process.env);
-        void runHelper(file, args, { timeoutMs: 10_000 });
+        runHelper(file, args, { timeoutMs: 10_000 }).catch((error: unknown) => this.#logger.warn('Cannot signal process group', { pid: this.pid, signal, error }));
       } else process.kill(-this.pid, signal);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ESRCH') this.#logger.warn('Cannot signal process group', { pid: this.pid, signal, error });

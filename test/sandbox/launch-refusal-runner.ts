@@ -2,7 +2,8 @@
  * Run by `launch-refusal.test.ts` as `node --import tsx test/sandbox/launch-refusal-runner.ts`, in
  * a process its test set up to be unable to launch safely: without a readable `/proc/self/fd`,
  * or holding a descriptor without close-on-exec at the top of its open-files limit; with
- * `--out-of-descriptors` it fills its own table first, so the spawn itself runs out. It launches
+ * `--out-of-descriptors` it fills its own table first, so the spawn itself runs out (and probes
+ * once then, once after). It launches
  * `/usr/bin/true` through the real ProcessExecutor, uncontained, and runs the real bubblewrap
  * probe, and prints what happened to each as JSON.
  */
@@ -26,7 +27,8 @@ function fillDescriptors(free: number): () => void {
 async function main(): Promise<void> {
   const executor = new ProcessExecutor({ termGraceMs: 200 });
   // Room to list the descriptors and to make one pipe, not the next: the spawn runs out (EMFILE).
-  const release = process.argv.includes('--out-of-descriptors') ? fillDescriptors(2) : () => {};
+  const full = process.argv.includes('--out-of-descriptors');
+  const release = full ? fillDescriptors(2) : () => {};
   let launch: Record<string, unknown>;
   try {
     const handle = await executor.launch({ command: '/usr/bin/true', args: [], env: {}, policy: null });
@@ -35,11 +37,13 @@ async function main(): Promise<void> {
     const wire = error as WireError;
     launch = { started: false, reason: wire.reason, message: wire.message, detail: wire.detail, cause: (wire.cause as { code?: string } | undefined)?.code ?? null };
   }
-  release();
   const spawned = executor.spawnCount;
+  // Out of descriptors, the probe cannot run bwrap at all: that verdict must not outlive the moment.
+  const probeWhileFull = full ? await bubblewrapProbe('/usr/bin/bwrap')() : null;
+  release();
   await executor.disposeAll();
   const probe = await bubblewrapProbe('/usr/bin/bwrap')();
-  process.stdout.write(JSON.stringify({ launch, spawned, probe }) + '\n');
+  process.stdout.write(JSON.stringify({ launch, spawned, probe, probeWhileFull }) + '\n');
 }
 
 main().catch((error: unknown) => {

@@ -10,7 +10,8 @@
  *   number lower it is masked as any other.
  *
  * And one a sidecar meets without strays: a spawn that runs out of descriptors (EMFILE) before
- * its pipes exist, which took the whole process down.
+ * its pipes exist, which took the whole process down (and left a probe run then cached as the
+ * host's verdict for good).
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -24,6 +25,7 @@ interface Outcome {
   launch: { started: boolean; exit?: { code: number | null }; reason?: string; message?: string; detail?: Record<string, unknown>; cause?: string | null };
   spawned: number;
   probe: { available: boolean; message?: string };
+  probeWhileFull: { available: boolean; problem?: string; message?: string } | null;
 }
 
 async function run(file: string, args: string[]): Promise<Outcome> {
@@ -74,6 +76,9 @@ describe.runIf(process.platform === 'linux')('a launch that cannot keep strays f
     // Node emits that error a tick after spawn() returned a child without stdio; unheard, it ended the process.
     const outcome = await run(process.execPath, ['--import', 'tsx', RUNNER, '--out-of-descriptors']);
     expect(outcome.launch).toMatchObject({ started: false, reason: 'launch-failed', message: 'Cannot start process: spawn failed: EMFILE', detail: { errno: 'EMFILE' } });
+    // The probe could not run bwrap then; that is not kept as the host's verdict, and the next one runs it.
+    expect(outcome.probeWhileFull).toMatchObject({ available: false, problem: 'unusable' });
+    expect(outcome.probeWhileFull?.message).toContain('EMFILE');
     expect(outcome.probe).toMatchObject({ available: true });
   });
 

@@ -6,27 +6,31 @@
  * restriction) and most containers forbid, and the sandbox uses options older versions lack
  * (`--disable-userns`, `--size`: bubblewrap 0.8). So the probe runs the smallest real sandbox with
  * the namespace options every policy uses, `bwrap --unshare-all --unshare-user --disable-userns
- * --ro-bind / / true`. Results are cached per executable path for the life
- * of the sidecar (a host does not gain namespaces while running; restart the sidecar after
- * fixing it).
+ * --ro-bind / / true`. Results are cached per executable path for the life of the sidecar (a
+ * host does not gain namespaces while running; restart the sidecar after fixing it), unless the
+ * check itself could not run (`cachedProbe`).
  *
  * @module
  */
 import { type HelperResult, runHelper } from '../../process/masked-spawn.ts';
-import { type BackendAvailability, type ContainmentProbe, findOnPath } from '../availability.ts';
+import { type BackendAvailability, cachedProbe, type ContainmentProbe, findOnPath, type ProbeRun } from '../availability.ts';
 
 const FALLBACK_BWRAP = '/usr/bin/bwrap';
 const probed = new Map<string, Promise<BackendAvailability>>();
 
-async function runBubblewrap(executable: string): Promise<BackendAvailability> {
+async function runBubblewrap(executable: string): Promise<ProbeRun> {
   const args = ['--unshare-all', '--unshare-user', '--disable-userns', '--ro-bind', '/', '/', 'true'];
   let result: HelperResult;
   try {
     result = await runHelper(executable, args, { env: { PATH: '/usr/bin:/bin' }, timeoutMs: 15_000 });
   } catch (error) {
-    // The probe could not be spawned without strays (the sidecar's descriptors could not be listed).
-    return { available: false, problem: 'unusable', message: `Containment unavailable: bubblewrap cannot be checked on this host: ${(error as Error).message}` };
+    // Not spawned: the sidecar's descriptors could not be listed or masked, so no helper runs.
+    return { lasting: false, availability: { available: false, problem: 'unusable', message: `Containment unavailable: bubblewrap cannot be checked on this host: ${(error as Error).message}` } };
   }
+  return { lasting: result.errno === undefined || result.errno === 'ENOENT', availability: verdict(executable, result) };
+}
+
+function verdict(executable: string, result: HelperResult): BackendAvailability {
   if (result.ok) return { available: true, executable };
   if (result.errno === 'ENOENT') {
     return {
@@ -71,12 +75,7 @@ export function bubblewrapExecutable(executable?: string): string {
 export function bubblewrapProbe(executable?: string): ContainmentProbe {
   return () => {
     const exe = bubblewrapExecutable(executable);
-    let result = probed.get(exe);
-    if (result === undefined) {
-      result = runBubblewrap(exe);
-      probed.set(exe, result);
-    }
-    return result;
+    return cachedProbe(probed, exe, () => runBubblewrap(exe));
   };
 }
 

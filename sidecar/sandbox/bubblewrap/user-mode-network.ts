@@ -35,7 +35,7 @@ import type { Duplex } from 'node:stream';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
 import { earlySpawnError, runHelper, spawnMasked } from '../../process/masked-spawn.ts';
-import { type BackendAvailability, type ContainmentProbe, findOnPath } from '../availability.ts';
+import { type BackendAvailability, cachedProbe, type ContainmentProbe, findOnPath, type ProbeRun } from '../availability.ts';
 
 /** The nameserver slirp4netns relays to the host's resolver; the sandbox's `/etc/resolv.conf` names it. */
 export const USER_MODE_NAMESERVER = '10.0.2.3';
@@ -56,7 +56,8 @@ export function userModeNetworkExecutable(executable?: string): string {
 }
 
 /**
- * Whether `slirp4netns` is installed and runs; cached per executable for the life of the sidecar.
+ * Whether `slirp4netns` is installed and runs; cached per executable for the life of the sidecar
+ * (`cachedProbe`: unless the check itself could not run).
  *
  * @example
  * ```ts
@@ -66,26 +67,27 @@ export function userModeNetworkExecutable(executable?: string): string {
 export function userModeNetworkProbe(executable?: string): ContainmentProbe {
   return () => {
     const exe = userModeNetworkExecutable(executable);
-    let result = probed.get(exe);
-    if (result === undefined) {
-      result = runHelper(exe, ['--version'], { env: { PATH: '/usr/bin:/bin' }, timeoutMs: 10_000 }).then(
-        (run): BackendAvailability => {
-          if (run.ok && /slirp4netns version/.test(run.stdout)) return { available: true, executable: exe };
+    return cachedProbe(probed, exe, () =>
+      runHelper(exe, ['--version'], { env: { PATH: '/usr/bin:/bin' }, timeoutMs: 10_000 }).then(
+        (run): ProbeRun => {
+          const lasting = run.errno === undefined || run.errno === 'ENOENT';
+          if (run.ok && /slirp4netns version/.test(run.stdout)) return { lasting, availability: { available: true, executable: exe } };
           const missing = run.errno === 'ENOENT';
           return {
-            available: false,
-            problem: missing ? 'missing' : 'unusable',
-            message: missing
-              ? `Containment unavailable: the "internet-client" network needs slirp4netns, which is not installed (no "${exe}"): install it with the OS package manager, e.g. apt-get install slirp4netns or dnf install slirp4netns`
-              : `Containment unavailable: the "internet-client" network needs slirp4netns, and "${exe} --version" failed: reinstall the slirp4netns package`,
+            lasting,
+            availability: {
+              available: false,
+              problem: missing ? 'missing' : 'unusable',
+              message: missing
+                ? `Containment unavailable: the "internet-client" network needs slirp4netns, which is not installed (no "${exe}"): install it with the OS package manager, e.g. apt-get install slirp4netns or dnf install slirp4netns`
+                : `Containment unavailable: the "internet-client" network needs slirp4netns, and "${exe} --version" failed: reinstall the slirp4netns package`,
+            },
           };
         },
-        // Not spawned at all: the sidecar's descriptors could not be listed, so no helper runs.
-        (error: Error): BackendAvailability => ({ available: false, problem: 'unusable', message: `Containment unavailable: slirp4netns cannot be checked on this host: ${error.message}` }),
-      );
-      probed.set(exe, result);
-    }
-    return result;
+        // Not spawned: the sidecar's descriptors could not be listed or masked, so no helper runs.
+        (error: Error): ProbeRun => ({ lasting: false, availability: { available: false, problem: 'unusable', message: `Containment unavailable: slirp4netns cannot be checked on this host: ${error.message}` } }),
+      ),
+    );
   };
 }
 
