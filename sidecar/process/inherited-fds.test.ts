@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readlinkSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { descriptorMask, inheritableDescriptors } from './inherited-fds.ts';
+import { WireError } from '../../shared/errors.ts';
+import { type DescriptorTable, descriptorMask, inheritableDescriptors, inheritableDescriptorsIn } from './inherited-fds.ts';
 
 // Real processes holding real strays are in test/sandbox/stray-fd.test.ts and runtime-descriptors.test.ts.
 describe.runIf(process.platform === 'linux')('descriptors a child would inherit', () => {
@@ -44,5 +45,61 @@ describe.runIf(process.platform === 'linux')('descriptors a child would inherit'
       mask?.close();
       closeSync(own);
     }
+  });
+});
+
+const errno = (code: string) => Object.assign(new Error(`${code}: from the test`), { code });
+/** A table from `fdinfo` (number → its text, or the errno its read fails with); `list` fails with `listing` when given. */
+function table(fdinfo: Record<number, string | { errno: string }>, listing?: string): DescriptorTable & { reads: number } {
+  const t = {
+    reads: 0,
+    list: () => {
+      t.reads += 1;
+      if (listing !== undefined) throw errno(listing);
+      return ['0', '1', '2', ...Object.keys(fdinfo)];
+    },
+    info: (fd: number) => {
+      t.reads += 1;
+      const info = fdinfo[fd];
+      if (info === undefined || typeof info === 'object') throw errno(info?.errno ?? 'ENOENT');
+      return info;
+    },
+  };
+  return t;
+}
+const flags = (octal: string) => `pos:\t0\nflags:\t${octal}\nmnt_id:\t15\n`;
+
+describe('which descriptors a child would inherit, from a descriptor table', () => {
+  it('lists those without O_CLOEXEC, ascending, and skips one closed while it was read', () => {
+    const fds = table({ 12: flags('0100002'), 4: flags('02100000'), 9: flags('02'), 7: { errno: 'ENOENT' } });
+    expect(inheritableDescriptorsIn('linux', fds)).toEqual([9, 12]);
+  });
+
+  it('counts a descriptor whose flags it cannot parse as inheritable: masking one more is harmless', () => {
+    expect(inheritableDescriptorsIn('linux', table({ 5: 'pos:\t0\n' }))).toEqual([5]);
+  });
+
+  it('refuses on Linux when /proc/self/fd cannot be read, naming it, instead of listing nothing', () => {
+    let refusal: unknown;
+    try {
+      inheritableDescriptorsIn('linux', table({}, 'ENOENT'));
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(WireError);
+    expect(refusal).toMatchObject({ reason: 'launch-failed', detail: { errno: 'ENOENT' }, cause: { code: 'descriptors-unreadable' } });
+    expect((refusal as Error).message).toBe('Cannot start process: the sidecar cannot list the descriptors a child would inherit, /proc/self/fd is unreadable: ENOENT');
+  });
+
+  it('refuses when one descriptor cannot be told apart, for any reason but its closing', () => {
+    expect(() => inheritableDescriptorsIn('linux', table({ 8: flags('02'), 11: { errno: 'EACCES' } }))).toThrow(
+      'Cannot start process: the sidecar cannot list the descriptors a child would inherit, /proc/self/fdinfo/11 is unreadable: EACCES',
+    );
+  });
+
+  it.each(['darwin', 'win32', 'freebsd'] as const)('has nothing to list on %s and reads nothing there (no /proc)', (platform) => {
+    const fds = table({ 9: flags('02') }, 'ENOENT');
+    expect(inheritableDescriptorsIn(platform, fds)).toEqual([]);
+    expect(fds.reads).toBe(0);
   });
 });

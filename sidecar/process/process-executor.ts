@@ -13,13 +13,14 @@
  *
  * @module
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { Duplex } from 'node:stream';
 import type { ContainedLaunch, SandboxDescriptor, SandboxReadiness, SpawnedSandbox } from './contained-launch.ts';
 import { type AddressSpaceLimit, limitedCommand } from './address-space-limit.ts';
-import { type DescriptorMask, descriptorTargets, inheritableDescriptors, maskInheritableDescriptors } from './inherited-fds.ts';
+import { type DescriptorMask, descriptorTargets, inheritableDescriptors } from './inherited-fds.ts';
+import { earlySpawnError, spawnMasked } from './masked-spawn.ts';
 import { ChildProcessHandle, type ProcessHandle, type StopTimings } from './process-handle.ts';
 
 export type { ContainedLaunch } from './contained-launch.ts';
@@ -131,9 +132,8 @@ export class ProcessExecutor {
     this.#options.onLaunch?.(request);
     if (signal?.aborted) throw cancelled(signal);
     let plan: SpawnPlan;
-    let mask: DescriptorMask | null;
     try {
-      ({ plan, mask } = this.#plan(request));
+      plan = this.#plan(request);
     } catch (error) {
       // The policy refused what it would mount; its message crosses the link, the cause stays here.
       this.#logger.warn('Contained launch refused before spawn', { backend: request.policy?.backend ?? 'none', error, cause: (error as Error).cause ?? null });
@@ -141,21 +141,27 @@ export class ProcessExecutor {
     }
     let child: ChildProcess;
     try {
-      child = spawn(plan.file, plan.args, {
+      child = spawnMasked(plan.file, plan.args, {
         cwd: plan.cwd,
         env: { ...plan.env },
-        stdio: ['pipe', 'pipe', 'pipe', ...plan.descriptors.map(stdioOf), ...(mask?.stdio ?? [])],
+        stdio: ['pipe', 'pipe', 'pipe', ...plan.descriptors.map(stdioOf)],
         detached: true,
         shell: false,
         windowsHide: true,
         windowsVerbatimArguments: request.verbatim === true,
+        // A contained spawn's backend masked them in #plan (its tool closes them), or #checkInherited found none to mask.
+        ...(plan.backend === 'none' ? {} : { masked: plan.inherited ?? null }),
+        onMask: (mask) => this.#logger.info('Descriptors the sidecar holds without close-on-exec are on /dev/null in the server', { fds: mask.describe() }),
       });
     } catch (error) {
+      // Refused before anything ran (its descriptors could not be listed or masked), or spawn threw.
+      this.#logger.warn('Launch failed at spawn', { backend: plan.backend, error, cause: (error as Error).cause ?? null });
       throw toLaunchError(error, plan.backend);
     } finally {
       plan.release();
-      mask?.close();
     }
+    const early = earlySpawnError(child);
+    if (early !== undefined) throw toLaunchError(await early, plan.backend);
     this.#spawnCount += 1;
     const extra = child.stdio.slice(3, 3 + plan.descriptors.length) as (Duplex | null)[];
     plan.descriptors.forEach((d, i) => {
@@ -199,28 +205,21 @@ export class ProcessExecutor {
   }
 
   /**
-   * The spawn, read last so that nothing runs between it and the spawn: an ordinary one with the
-   * mask over the sidecar's inheritable descriptors, a contained one with its backend's.
+   * The spawn, its command limited when the executor has a limit. A contained one checks its
+   * backend's mask here; an ordinary one is masked by `spawnMasked` itself, in the spawn's own step.
    *
    * @throws WireError `launch-failed` for a contained launch whose backend cannot close them.
    */
-  #plan(request: ProcessLaunchRequest): { plan: SpawnPlan; mask: DescriptorMask | null } {
+  #plan(request: ProcessLaunchRequest): SpawnPlan {
     const plan = this.#unlimitedPlan(request);
-    let mask: DescriptorMask | null = null;
     try {
-      if (request.policy === null) {
-        mask = maskInheritableDescriptors(3);
-        if (mask !== null) this.#logger.info('Descriptors the sidecar holds without close-on-exec are on /dev/null in the server', { fds: mask.describe() });
-      } else {
-        this.#checkInherited(plan, request.policy);
-      }
+      if (request.policy !== null) this.#checkInherited(plan, request.policy);
     } catch (error) {
       plan.release();
-      mask?.close();
       throw error;
     }
     const limit = this.#options.addressSpaceLimit;
-    return { plan: limit === undefined ? plan : { ...plan, ...limitedCommand(limit, plan.file, plan.args), shownFile: plan.file }, mask };
+    return limit === undefined ? plan : { ...plan, ...limitedCommand(limit, plan.file, plan.args), shownFile: plan.file };
   }
 
   /** Logs what a contained launch's tool closes; refuses one whose backend closes none while some would pass. */

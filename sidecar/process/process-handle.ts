@@ -7,10 +7,11 @@
  *
  * @module
  */
-import { execFile, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { Logger } from '../log.ts';
+import { runHelper } from './masked-spawn.ts';
 import { windowsTreeKillCommand } from './windows/windows-tree-kill.ts';
 
 /** How a process ended: an exit code, or the signal that killed it. */
@@ -137,7 +138,7 @@ export class ChildProcessHandle implements ProcessHandle {
       if (process.platform === 'win32') {
         // Windows has no process groups or graceful signals: taskkill /T ends the whole tree.
         const { file, args } = windowsTreeKillCommand(this.pid, process.env);
-        execFile(file, args, { windowsHide: true }, () => {});
+        runHelper(file, args, { timeoutMs: 10_000 }).catch((error: unknown) => this.#logger.warn('Cannot signal process group', { pid: this.pid, signal, error }));
       } else process.kill(-this.pid, signal);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ESRCH') this.#logger.warn('Cannot signal process group', { pid: this.pid, signal, error });

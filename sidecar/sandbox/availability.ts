@@ -20,6 +20,30 @@ export type BackendAvailability =
 /** Checks a backend; the compiler calls it before producing a policy. */
 export type ContainmentProbe = () => Promise<BackendAvailability>;
 
+/** What one run of a probe found, and whether that holds for the life of the sidecar. */
+export interface ProbeRun {
+  readonly availability: BackendAvailability;
+  /** The tool ran, or is not installed; not when the check itself could not run (EMFILE, a refused spawn). */
+  readonly lasting: boolean;
+}
+
+/**
+ * The probe's result for `executable`, run once and kept for the life of the sidecar (a host
+ * does not gain namespaces while it runs), unless it was not lasting: then the next compile
+ * checks again, so a moment without descriptors does not disable containment for good.
+ */
+export function cachedProbe(cache: Map<string, Promise<BackendAvailability>>, executable: string, run: () => Promise<ProbeRun>): Promise<BackendAvailability> {
+  let result = cache.get(executable);
+  if (result === undefined) {
+    result = run().then(({ availability, lasting }) => {
+      if (!lasting) cache.delete(executable);
+      return availability;
+    });
+    cache.set(executable, result);
+  }
+  return result;
+}
+
 /** The first executable `name` on a `PATH` value, if any. */
 export function findOnPath(name: string, pathValue: string | undefined): string | undefined {
   for (const dir of (pathValue ?? '').split(delimiter)) {

@@ -8,13 +8,13 @@
  * backend cannot close descriptors, refused; then its own inheritable descriptors again, and it
  * writes a line to fd 40 to show the parent's pipe still works.
  */
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WireError } from '../../shared/errors.ts';
 import { ProcessExecutor, type ContainedLaunch } from '../../sidecar/process/process-executor.ts';
 import { inheritableDescriptors } from '../../sidecar/process/inherited-fds.ts';
-import { bubblewrapProbe, compileContainment } from '../../sidecar/sandbox/index.ts';
+import { bubblewrapProbe, compileContainment, userModeNetworkProbe } from '../../sidecar/sandbox/index.ts';
 import { NEUTRAL_PROFILE, type NetworkCapability } from '../../sidecar/trust/effective-profile.ts';
 
 const SLEEP = '/usr/bin/sleep';
@@ -60,6 +60,26 @@ async function policyFor(dir: string, network: NetworkCapability[]): Promise<Con
   );
   if (policy === null) throw new Error('A profile granting a path compiles to a policy');
   return policy;
+}
+
+/**
+ * What each of the sidecar's short-lived helpers holds: the real bubblewrap and slirp4netns
+ * probes, run on stand-ins that list their own descriptors into a file beside themselves (and
+ * print what the real ones would).
+ */
+async function probed(dir: string): Promise<Record<string, { available: boolean; fds: Record<number, string> }>> {
+  const standIn = (name: string, stdout: string): string => {
+    const file = join(dir, name);
+    writeFileSync(file, `#!/bin/sh\nfor f in /proc/$$/fd/*; do printf '%s %s\\n' "\${f##*/}" "$(readlink "$f")"; done > "$0.fds"\necho '${stdout}'\n`, { mode: 0o755 });
+    return file;
+  };
+  const listed = (file: string): Record<number, string> =>
+    Object.fromEntries(readFileSync(`${file}.fds`, 'utf8').trim().split('\n').map((line) => [Number(line.split(' ')[0]), line.slice(line.indexOf(' ') + 1)]));
+  const bwrap = standIn('bwrap', 'ok');
+  const slirp = standIn('slirp4netns', 'slirp4netns version 1.2.0');
+  const bwrapProbe = await bubblewrapProbe(bwrap)();
+  const slirpProbe = await userModeNetworkProbe(slirp)();
+  return { bwrap: { available: bwrapProbe.available, fds: listed(bwrap) }, slirp4netns: { available: slirpProbe.available, fds: listed(slirp) } };
 }
 
 async function main(): Promise<void> {
@@ -109,6 +129,7 @@ async function main(): Promise<void> {
     results.refused = { reason: wire.reason, message: wire.message, cause: (wire.cause as Error | undefined)?.message, spawned: executor.spawnCount - spawnsBefore };
   }
   await executor.disposeAll();
+  results.probes = await probed(dir);
   rmSync(dir, { recursive: true, force: true });
   results.strayAfter = inheritable();
   writeSync(40, 'fd 40 still open\n');

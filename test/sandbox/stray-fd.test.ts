@@ -8,7 +8,7 @@
  *
  * Contained servers (with and without user-mode networking) hold only stdin, stdout and stderr;
  * an uncontained one holds those and `/dev/null` where the strays are; bwrap and slirp4netns hold
- * none of the strays. The process itself still holds every one of them afterwards, its parent's
+ * none of the strays, nor do the processes of its bubblewrap and slirp4netns probes. The process itself still holds every one of them afterwards, its parent's
  * pipe still carries what it writes, and a backend that cannot close descriptors in its sandbox
  * is refused a launch before anything is spawned.
  */
@@ -44,6 +44,7 @@ interface Result {
   contained: Listing;
   'internet-client': Listing;
   refused: { reason: string; message: string; cause: string; spawned: number } | null;
+  probes: Record<'bwrap' | 'slirp4netns', { available: boolean; fds: Fds }>;
 }
 
 const targets = (fds: Fds | null): string[] => Object.values(fds ?? {});
@@ -82,6 +83,14 @@ describe('a launched server holds no descriptor the sidecar holds without close-
     }
     expect(result['internet-client'].helper).not.toBeNull();
     expect(targets(result['internet-client'].helper).filter((t) => strayTargets.includes(t))).toEqual([]);
+
+    // The probes' short-lived processes too: the strays' numbers hold /dev/null there.
+    for (const name of ['bwrap', 'slirp4netns'] as const) {
+      const probe = result.probes[name];
+      expect(probe.available, name).toBe(true);
+      expect(targets(probe.fds).filter((t) => strayTargets.includes(t)), name).toEqual([]);
+      for (const fd of strays) expect(probe.fds[fd], `${name} fd ${fd}`).toBe('/dev/null');
+    }
 
     expect(result.refused).toMatchObject({ reason: 'launch-failed', spawned: 0 });
     expect(result.refused?.message).toMatch(/^Cannot start contained process: the sidecar holds descriptors a sandbox would inherit \(fd [\d, ]+\) and the bubblewrap backend cannot close them/);

@@ -4,7 +4,8 @@
  * descriptors of `bubblewrap-descriptors.ts` (the grant sources opened at this launch,
  * `grant-descriptors.ts`; the `--args` close what the sidecar holds without close-on-exec),
  * ready as soon as the sandbox runs the command (`bubblewrap-ready.ts`) — for `internet-client`
- * once slirp4netns has configured its network (`user-mode-network.ts`) — and a `bwrap: …` line
+ * once slirp4netns, started after bwrap addressed the loopback (`sandbox-loopback.ts`), has
+ * configured its network (`user-mode-network.ts`) — and a `bwrap: …` line
  * on stderr explaining a setup failure.
  *
  * @module
@@ -16,6 +17,7 @@ import { containedLaunch, type SandboxBackend } from '../sandbox-backend.ts';
 import { sandboxToolFailure } from '../setup-failure.ts';
 import { descriptorLayout } from './bubblewrap-descriptors.ts';
 import { readChildPid, whenCommandRuns } from './bubblewrap-ready.ts';
+import { whenLoopbackAddressed } from './sandbox-loopback.ts';
 import { bubblewrapPolicy } from './bubblewrap.ts';
 import { bubblewrapProbe } from './bubblewrap-probe.ts';
 import { openGrantSources } from './grant-descriptors.ts';
@@ -57,6 +59,10 @@ async function finishSetup(policy: BubblewrapPolicyFields, sandbox: SpawnedSandb
     sandbox.kill();
     return null;
   }
+  // slirp4netns brings `lo` up first thing; before bwrap has addressed it, that fails bwrap's own setup (sandbox-loopback.ts).
+  const loopback = await whenLoopbackAddressed(pid);
+  if (loopback === 'gone') return null; // bwrap failed during setup: its exit says why
+  if (loopback === 'unknown') sandbox.log.warn('Cannot tell whether bwrap has set up the sandbox loopback: starting its network anyway', { pid });
   try {
     await startUserModeNetwork({ executable: policy.userModeNetwork, sandboxPid: pid, sandboxExited: sandbox.exited, log: sandbox.log });
   } catch (error) {

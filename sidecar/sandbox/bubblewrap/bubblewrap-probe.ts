@@ -6,48 +6,55 @@
  * restriction) and most containers forbid, and the sandbox uses options older versions lack
  * (`--disable-userns`, `--size`: bubblewrap 0.8). So the probe runs the smallest real sandbox with
  * the namespace options every policy uses, `bwrap --unshare-all --unshare-user --disable-userns
- * --ro-bind / / true`. Results are cached per executable path for the life
- * of the sidecar (a host does not gain namespaces while running; restart the sidecar after
- * fixing it).
+ * --ro-bind / / true`. Results are cached per executable path for the life of the sidecar (a
+ * host does not gain namespaces while running; restart the sidecar after fixing it), unless the
+ * check itself could not run (`cachedProbe`).
  *
  * @module
  */
-import { execFile } from 'node:child_process';
-import { type BackendAvailability, type ContainmentProbe, findOnPath } from '../availability.ts';
+import { type HelperResult, runHelper } from '../../process/masked-spawn.ts';
+import { type BackendAvailability, cachedProbe, type ContainmentProbe, findOnPath, type ProbeRun } from '../availability.ts';
 
 const FALLBACK_BWRAP = '/usr/bin/bwrap';
 const probed = new Map<string, Promise<BackendAvailability>>();
 
-function runBubblewrap(executable: string): Promise<BackendAvailability> {
-  return new Promise((resolve) => {
-    const args = ['--unshare-all', '--unshare-user', '--disable-userns', '--ro-bind', '/', '/', 'true'];
-    execFile(executable, args, { env: { PATH: '/usr/bin:/bin' }, timeout: 15_000 }, (error, _stdout, stderr) => {
-      if (error === null) return resolve({ available: true, executable });
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        return resolve({
-          available: false,
-          problem: 'missing',
-          message: `Containment unavailable: bubblewrap is not installed (no "${executable}"): install it with the OS package manager, e.g. apt-get install bubblewrap or dnf install bubblewrap`,
-        });
-      }
-      const why = String(stderr).trim().split('\n')[0] || error.message;
-      if (/unknown option|unrecognized option/i.test(why)) {
-        return resolve({
-          available: false,
-          problem: 'unusable',
-          message: `Containment unavailable: bubblewrap "${executable}" is too old: ${why}; install bubblewrap 0.8 or later (for --disable-userns and --size)`,
-        });
-      }
-      resolve({
-        available: false,
-        problem: 'unusable',
-        message:
-          `Containment unavailable: bubblewrap cannot create a sandbox on this host: ${why}; ` +
-          'enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, and on Ubuntu 24.04+ ' +
-          'kernel.apparmor_restrict_unprivileged_userns=0) or run the sidecar where they are allowed',
-      });
-    });
-  });
+async function runBubblewrap(executable: string): Promise<ProbeRun> {
+  const args = ['--unshare-all', '--unshare-user', '--disable-userns', '--ro-bind', '/', '/', 'true'];
+  let result: HelperResult;
+  try {
+    result = await runHelper(executable, args, { env: { PATH: '/usr/bin:/bin' }, timeoutMs: 15_000 });
+  } catch (error) {
+    // Not spawned: the sidecar's descriptors could not be listed or masked, so no helper runs.
+    return { lasting: false, availability: { available: false, problem: 'unusable', message: `Containment unavailable: bubblewrap cannot be checked on this host: ${(error as Error).message}` } };
+  }
+  return { lasting: result.errno === undefined || result.errno === 'ENOENT', availability: verdict(executable, result) };
+}
+
+function verdict(executable: string, result: HelperResult): BackendAvailability {
+  if (result.ok) return { available: true, executable };
+  if (result.errno === 'ENOENT') {
+    return {
+      available: false,
+      problem: 'missing',
+      message: `Containment unavailable: bubblewrap is not installed (no "${executable}"): install it with the OS package manager, e.g. apt-get install bubblewrap or dnf install bubblewrap`,
+    };
+  }
+  const why = result.stderr.trim().split('\n')[0] || result.message;
+  if (/unknown option|unrecognized option/i.test(why)) {
+    return {
+      available: false,
+      problem: 'unusable',
+      message: `Containment unavailable: bubblewrap "${executable}" is too old: ${why}; install bubblewrap 0.8 or later (for --disable-userns and --size)`,
+    };
+  }
+  return {
+    available: false,
+    problem: 'unusable',
+    message:
+      `Containment unavailable: bubblewrap cannot create a sandbox on this host: ${why}; ` +
+      'enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, and on Ubuntu 24.04+ ' +
+      'kernel.apparmor_restrict_unprivileged_userns=0) or run the sidecar where they are allowed',
+  };
 }
 
 /** The `bwrap` a probe checks: `executable`, else the first on the sidecar's `PATH`, else `/usr/bin/bwrap`. */
@@ -68,12 +75,7 @@ export function bubblewrapExecutable(executable?: string): string {
 export function bubblewrapProbe(executable?: string): ContainmentProbe {
   return () => {
     const exe = bubblewrapExecutable(executable);
-    let result = probed.get(exe);
-    if (result === undefined) {
-      result = runBubblewrap(exe);
-      probed.set(exe, result);
-    }
-    return result;
+    return cachedProbe(probed, exe, () => runBubblewrap(exe));
   };
 }
 

@@ -4,8 +4,9 @@
  *
  * bubblewrap always gives the sandbox a new network namespace (`--unshare-net` through
  * `--unshare-all`), which holds only its own loopback. For `internet-client` the backend starts
- * bwrap with `--block-fd`, so the command waits; once bwrap reports the sandbox's PID 1, this
- * module runs
+ * bwrap with `--block-fd`, so the command waits; once bwrap reports the sandbox's PID 1 and has
+ * given its loopback an address (`sandbox-loopback.ts`: slirp4netns brings `lo` up, which
+ * before that address fails bwrap's setup), this module runs
  *
  * ```
  * slirp4netns --configure --mtu 65520 --disable-host-loopback --enable-sandbox --enable-seccomp \
@@ -30,12 +31,11 @@
  *
  * @module
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import type { Duplex } from 'node:stream';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
-import { maskInheritableDescriptors } from '../../process/inherited-fds.ts';
-import { type BackendAvailability, type ContainmentProbe, findOnPath } from '../availability.ts';
+import { earlySpawnError, runHelper, spawnMasked } from '../../process/masked-spawn.ts';
+import { type BackendAvailability, cachedProbe, type ContainmentProbe, findOnPath, type ProbeRun } from '../availability.ts';
 
 /** The nameserver slirp4netns relays to the host's resolver; the sandbox's `/etc/resolv.conf` names it. */
 export const USER_MODE_NAMESERVER = '10.0.2.3';
@@ -56,7 +56,8 @@ export function userModeNetworkExecutable(executable?: string): string {
 }
 
 /**
- * Whether `slirp4netns` is installed and runs; cached per executable for the life of the sidecar.
+ * Whether `slirp4netns` is installed and runs; cached per executable for the life of the sidecar
+ * (`cachedProbe`: unless the check itself could not run).
  *
  * @example
  * ```ts
@@ -66,24 +67,27 @@ export function userModeNetworkExecutable(executable?: string): string {
 export function userModeNetworkProbe(executable?: string): ContainmentProbe {
   return () => {
     const exe = userModeNetworkExecutable(executable);
-    let result = probed.get(exe);
-    if (result === undefined) {
-      result = new Promise((resolve) => {
-        execFile(exe, ['--version'], { env: { PATH: '/usr/bin:/bin' }, timeout: 10_000 }, (error, stdout) => {
-          if (error === null && /slirp4netns version/.test(String(stdout))) return resolve({ available: true, executable: exe });
-          const missing = (error as NodeJS.ErrnoException | null)?.code === 'ENOENT';
-          resolve({
-            available: false,
-            problem: missing ? 'missing' : 'unusable',
-            message: missing
-              ? `Containment unavailable: the "internet-client" network needs slirp4netns, which is not installed (no "${exe}"): install it with the OS package manager, e.g. apt-get install slirp4netns or dnf install slirp4netns`
-              : `Containment unavailable: the "internet-client" network needs slirp4netns, and "${exe} --version" failed: reinstall the slirp4netns package`,
-          });
-        });
-      });
-      probed.set(exe, result);
-    }
-    return result;
+    return cachedProbe(probed, exe, () =>
+      runHelper(exe, ['--version'], { env: { PATH: '/usr/bin:/bin' }, timeoutMs: 10_000 }).then(
+        (run): ProbeRun => {
+          const lasting = run.errno === undefined || run.errno === 'ENOENT';
+          if (run.ok && /slirp4netns version/.test(run.stdout)) return { lasting, availability: { available: true, executable: exe } };
+          const missing = run.errno === 'ENOENT';
+          return {
+            lasting,
+            availability: {
+              available: false,
+              problem: missing ? 'missing' : 'unusable',
+              message: missing
+                ? `Containment unavailable: the "internet-client" network needs slirp4netns, which is not installed (no "${exe}"): install it with the OS package manager, e.g. apt-get install slirp4netns or dnf install slirp4netns`
+                : `Containment unavailable: the "internet-client" network needs slirp4netns, and "${exe} --version" failed: reinstall the slirp4netns package`,
+            },
+          };
+        },
+        // Not spawned: the sidecar's descriptors could not be listed or masked, so no helper runs.
+        (error: Error): ProbeRun => ({ lasting: false, availability: { available: false, problem: 'unusable', message: `Containment unavailable: slirp4netns cannot be checked on this host: ${error.message}` } }),
+      ),
+    );
   };
 }
 
@@ -95,6 +99,9 @@ export interface UserModeNetworkRequest {
   readonly sandboxExited: Promise<unknown>;
   readonly log: Logger;
 }
+
+const networkFailed = (why: string): WireError =>
+  new WireError('launch-failed', `Cannot start contained process: its user-mode network (slirp4netns) ${why}, see the sidecar log`, { detail: { backend: 'bubblewrap' } });
 
 /**
  * Starts slirp4netns for one sandbox and resolves once the sandbox's network is configured.
@@ -112,12 +119,13 @@ export function startUserModeNetwork(request: UserModeNetworkRequest): Promise<v
     '--netns-type', 'path', `/proc/${sandboxPid}/ns/net`, 'tap0',
   ];
   // What the sidecar holds without close-on-exec reaches slirp4netns only as /dev/null.
-  const mask = maskInheritableDescriptors(5);
-  let child: ChildProcess;
-  try {
-    child = spawn(request.executable, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe', ...(mask?.stdio ?? [])], env: { PATH: '/usr/bin:/bin' } });
-  } finally {
-    mask?.close();
+  const child = spawnMasked(request.executable, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
+  const early = earlySpawnError(child);
+  if (early !== undefined) {
+    return early.then((error) => {
+      log.warn('User-mode network did not start', { error });
+      throw networkFailed('could not be started');
+    });
   }
   const ready = child.stdio[3] as Duplex;
   const exitFd = child.stdio[4] as Duplex;
@@ -148,9 +156,7 @@ export function startUserModeNetwork(request: UserModeNetworkRequest): Promise<v
       stop();
       reject(error);
     };
-    const failed = (why: string) =>
-      new WireError('launch-failed', `Cannot start contained process: its user-mode network (slirp4netns) ${why}, see the sidecar log`, { detail: { backend: 'bubblewrap' } });
-    const timer = setTimeout(() => fail(failed('did not come up in time'), { timeoutMs: READY_TIMEOUT_MS }), READY_TIMEOUT_MS);
+    const timer = setTimeout(() => fail(networkFailed('did not come up in time'), { timeoutMs: READY_TIMEOUT_MS }), READY_TIMEOUT_MS);
     ready.once('data', () => {
       clearTimeout(timer);
       if (settled) return;
@@ -165,10 +171,10 @@ export function startUserModeNetwork(request: UserModeNetworkRequest): Promise<v
           }),
           { error },
         );
-      } else fail(failed('could not be started'), { error });
+      } else fail(networkFailed('could not be started'), { error });
     });
     child.once('exit', (code, signal) => {
-      if (!configured) fail(failed('exited before the network was up'), { code, signal });
+      if (!configured) fail(networkFailed('exited before the network was up'), { code, signal });
     });
   });
 }
