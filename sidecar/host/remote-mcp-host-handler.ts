@@ -29,7 +29,7 @@ import { eraOf, isMcpRequestType, type McpConnection } from '../../shared/connec
 import type { ChannelTransport } from '../../shared/channel-transport.ts';
 import { WireError } from '../../shared/errors.ts';
 import { ValidationError } from '../../shared/validation.ts';
-import type { Logger } from '../log.ts';
+import { deferredChild, type Logger } from '../log.ts';
 import { ProcessExecutorBackedClientTransport } from '../process/process-backed-transport.ts';
 import type { ProcessExecutor } from '../process/process-executor.ts';
 import { compileContainment, containmentRequired, type CompileOptions, type ContainmentPolicy, type PolicyCache } from '../sandbox/index.ts';
@@ -122,7 +122,7 @@ export class RemoteMcpHostHandler {
     if (!isMcpRequestType(request)) return null;
     const { connection } = this.#requests.parse(request);
     const name = connection['server-name'];
-    const log = this.#options.log.child({ server: name, agent: connection.agent ?? null, session: connection.session ?? null });
+    const log = deferredChild(this.#options.log, { server: name, agent: connection.agent ?? null, session: connection.session ?? null });
     const target = connection.target ?? { type: 'local' as const };
     const stampAgeMs = eraOf(connection) === 'modern' ? MODERN_STAMP_AGE_MS : 0;
     const configured = target.type === 'http' ? null : await this.#serverConfig(name, log, stampAgeMs);
