@@ -55,7 +55,7 @@ export function parkedCalls(instance: LegacyInstance): Map<string, BridgedCall> 
 }
 
 export class BridgedCall {
-  readonly handle = crypto.randomUUID();
+  #handle: string | undefined;
   /** The round the next valid `requestState` names. */
   round = 0;
   readonly #instance: LegacyInstance;
@@ -89,6 +89,11 @@ export class BridgedCall {
       (outcome) => this.#finish({ kind: 'outcome', outcome }),
       (error: unknown) => this.#finish({ kind: 'failed', error }),
     );
+  }
+
+  /** The call's random name, drawn when first asked for: only a call that asks the agent (whose `requestState` names it) ever needs one. */
+  get handle(): string {
+    return (this.#handle ??= crypto.randomUUID());
   }
 
   /** The server's questions not answered yet, by key. */
@@ -156,7 +161,7 @@ export class BridgedCall {
   complete(): void {
     this.#done = true;
     this.#clearExpiry();
-    parkedCalls(this.#instance).delete(this.handle);
+    if (this.#handle !== undefined) parkedCalls(this.#instance).delete(this.#handle); // never named, never parked
   }
 
   /** Answers the open questions with `error` (or a generic one) and cancels the call upstream. */
