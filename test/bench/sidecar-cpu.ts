@@ -1,6 +1,6 @@
 /**
  * The sidecar's CPU per echo call, and two sidecar bundles against each other: `node --import tsx
- * test/bench/sidecar-cpu.ts [--bundles A.js,B.js] [--rounds 4] [--calls 1000] [--variants b,m,b8,m8] [--floor]`.
+ * test/bench/sidecar-cpu.ts [--bundles A/sidecar.js,B/sidecar.js] [--rounds 4] [--calls 1000] [--variants b,m,b8,m8] [--floor]`.
  *
  * Each round starts the whole stack (Deno worker, the CLI sidecar from the bundle, server-everything)
  * once per bundle, in A B B A order, and times `calls` echoes per variant after a warm-up:
@@ -11,7 +11,9 @@
  * every open, and every modern request, resolves a trust profile. What it prints
  * is the sidecar process's own CPU (user + system, from /proc) per call, per round and as the
  * median over rounds, and the ratio B/A of each round's pair: on a shared machine the pairs say
- * more than either column. Without `--bundles` it measures this tree's bundle alone.
+ * more than either column. Without `--bundles` it measures this tree's bundle alone. Each bundle
+ * must be named `sidecar.js` (`npm run build` in a checkout writes one): the bundle's entry runs
+ * only under that name, so another one would start a sidecar that exits at once.
  *
  * `--cpu-prof DIR` instead runs each variant once on a sidecar started with node's `--cpu-prof`
  * (written when it exits on SIGTERM, into DIR) and prints where its time went
@@ -23,7 +25,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SETTLE_MS } from '../../sidecar/config/file-stamp.ts';
 import { connectHttp, echoLoop, modernAgent, type Agent } from './client.ts';
@@ -57,6 +59,9 @@ const calls = Number(values.calls);
 const warmup = Number(values.warmup);
 const chosen = values.variants.split(',') as Variant[];
 const bundles = values.bundles?.split(',').map((path) => resolve(path)) ?? [undefined];
+for (const bundle of bundles) {
+  if (bundle !== undefined && basename(bundle) !== 'sidecar.js') throw new Error(`Name each --bundles file sidecar.js, as npm run build does: the bundle runs only under that name: ${bundle}`);
+}
 
 function agentsFor(stack: Stack, variant: Variant): Promise<Agent[]> {
   const url = `${stack.url}/servers/everything/mcp`;
