@@ -134,7 +134,8 @@ export class LinkEndpoint {
       let stopWaiting: () => void;
       if (signal !== undefined) {
         const onAbort = () => giveUp(this.#givenUp(signal));
-        signal.addEventListener('abort', onAbort, { once: true });
+        // Without `{ once: true }` (it aborts once; removed on settle): Deno converts an options object per call.
+        signal.addEventListener('abort', onAbort);
         stopWaiting = () => signal.removeEventListener('abort', onAbort);
       } else {
         const timeoutMs = this.#openTimeoutMs;
