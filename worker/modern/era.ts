@@ -49,7 +49,8 @@ export function bodyClaimsModern(value: unknown): boolean {
   return hasModernClaim((value as { params?: unknown }).params);
 }
 
-const LEGACY: Era = Object.freeze({ kind: 'legacy' });
+/** Shared by every legacy request: an era is only read. */
+const LEGACY: Era = { kind: 'legacy' };
 
 /**
  * The request's era; a promise only when its body must be read to tell, so a caller that awaits

@@ -61,13 +61,14 @@ export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Han
     }
     // The agent's trace context is read only where it is used (a refusal, a session's open): a
     // session's own requests carry theirs to its ledger, so the rest of them never read it here.
+    const trace = () => traceContextOf(c.req.raw.headers);
     if (entry === undefined || !agent.servers.includes(name)) {
       const refusal = serverNotFound(name, agent.servers);
-      deps.audit?.refused({ agent: agent.name, server: name.slice(0, 64), era: 'legacy', route: 'passthrough' }, null, refusal, traceContextOf(c.req.raw.headers));
+      deps.audit?.refused({ agent: agent.name, server: name.slice(0, 64), era: 'legacy', route: 'passthrough' }, null, refusal, trace());
       return jsonRpcErrorResponse(c, null, refusal);
     }
     return handleSessionRequest(c, agent, `server:${name}`, deps, async ({ sessionId }) => {
-      const traceparent = deps.audit?.channelTraceparent(traceContextOf(c.req.raw.headers));
+      const traceparent = deps.audit?.channelTraceparent(trace());
       const channel = await deps.open(entry.executor, connectionFor(agent, name, sessionId, traceparent), trustFor(agent));
       const recentErrors = deps.recentErrors;
       const ledger = deps.audit?.ledger({ agent: agent.name, server: name, era: 'legacy', route: 'passthrough', session: sessionId });

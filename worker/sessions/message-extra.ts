@@ -8,7 +8,7 @@
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 
 /** The request an `extraFor` came from, for `requestHeaderOf`. */
-const REQUEST = Symbol('request');
+const REQUEST = Symbol();
 
 /** The `MessageExtraInfo` of a request's messages, built only if someone reads it. */
 export function extraFor(request: Request): MessageExtraInfo {
@@ -35,8 +35,7 @@ export function extraFor(request: Request): MessageExtraInfo {
  * object and a Proxy per request for that one lookup (issue 17).
  */
 export function requestHeaderOf(extra: MessageExtraInfo | undefined, name: string): string | null {
-  const request = (extra as { [REQUEST]?: Request } | undefined)?.[REQUEST];
-  return request === undefined ? null : request.headers.get(name);
+  return (extra as { [REQUEST]?: Request } | undefined)?.[REQUEST]?.headers.get(name) ?? null;
 }
 
 /**
