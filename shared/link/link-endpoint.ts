@@ -134,8 +134,7 @@ export class LinkEndpoint {
       let stopWaiting: () => void;
       if (signal !== undefined) {
         const onAbort = () => giveUp(this.#givenUp(signal));
-        // Without `{ once: true }` (it aborts once; removed on settle): Deno converts an options object per call.
-        signal.addEventListener('abort', onAbort);
+        signal.addEventListener('abort', onAbort); // no `{ once: true }`: Deno converts options per call (issue 17)
         stopWaiting = () => signal.removeEventListener('abort', onAbort);
       } else {
         const timeoutMs = this.#openTimeoutMs;
