@@ -134,7 +134,7 @@ export class LinkEndpoint {
       let stopWaiting: () => void;
       if (signal !== undefined) {
         const onAbort = () => giveUp(this.#givenUp(signal));
-        signal.addEventListener('abort', onAbort, { once: true });
+        signal.addEventListener('abort', onAbort); // no `{ once: true }`: Deno converts options per call (issue 17)
         stopWaiting = () => signal.removeEventListener('abort', onAbort);
       } else {
         const timeoutMs = this.#openTimeoutMs;

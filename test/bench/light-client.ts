@@ -137,3 +137,34 @@ export async function connectLight(url: string, token?: string, transport: Light
     throw error;
   }
 }
+
+const MODERN_VERSION = '2026-07-28';
+
+/** A modern agent on the light client: one stateless POST per echo, the headers `modernAgent` sends. */
+export function connectLightModern(url: string, token: string): Agent {
+  const exchange = httpExchange(url);
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'switchyard-bench-modern', version: '1.0.0' },
+  };
+  let id = 1;
+  return {
+    client: undefined as never,
+    async echo(tool, message) {
+      const headers = {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN_VERSION,
+        'mcp-method': 'tools/call',
+        'mcp-name': tool,
+      };
+      const n = id++;
+      const body = { jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: tool, arguments: { message }, _meta: meta } };
+      const response = await exchange.send('POST', headers, JSON.stringify(body));
+      expectEcho(readAnswer(response.text, response.header('content-type') ?? '', n), message);
+    },
+    close: async () => exchange.close(),
+  };
+}

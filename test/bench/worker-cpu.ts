@@ -17,13 +17,14 @@
  *
  * @module
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { echoLoop, expectEcho, type Agent } from './client.ts';
-import { connectLight, httpExchange, readAnswer } from './light-client.ts';
+import { echoLoop, type Agent } from './client.ts';
+import { connectLight, connectLightModern } from './light-client.ts';
 import { installCleanup, ProcessRegistry } from './processes.ts';
+import { schedCpuNs } from './sched-cpu.ts';
 import { buildSidecarBundle } from './sidecar-bundle.ts';
 import { startStack, TOKENS, type Stack } from './stack.ts';
 import { median, round } from './stats.ts';
@@ -48,67 +49,19 @@ const warmup = Number(values.warmup);
 const batches = Number(values.batches);
 const chosen = values.variants.split(',') as Variant[];
 const trees = values.trees?.split(',').map((path) => resolve(path)) ?? [undefined];
-const MODERN_VERSION = '2026-07-28';
-
-/** A modern agent on the light client: one stateless POST per echo, the headers `modernAgent` sends. */
-function lightModernAgent(url: string, token: string): Agent {
-  const exchange = httpExchange(url);
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
-    'io.modelcontextprotocol/clientCapabilities': {},
-    'io.modelcontextprotocol/clientInfo': { name: 'switchyard-bench-modern', version: '1.0.0' },
-  };
-  let id = 1;
-  return {
-    client: undefined as never,
-    async echo(tool, message) {
-      const headers = {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN_VERSION,
-        'mcp-method': 'tools/call',
-        'mcp-name': tool,
-      };
-      const n = id++;
-      const body = { jsonrpc: '2.0', id: n, method: 'tools/call', params: { name: tool, arguments: { message }, _meta: meta } };
-      const response = await exchange.send('POST', headers, JSON.stringify(body));
-      expectEcho(readAnswer(response.text, response.header('content-type') ?? '', n), message);
-    },
-    close: async () => exchange.close(),
-  };
-}
-
 async function agentsFor(stack: Stack, variant: Variant): Promise<Agent[]> {
   const url = `${stack.url}/servers/everything/mcp`;
   const count = variant.endsWith('8') ? 8 : 1;
-  const make = () => (variant.startsWith('m') ? Promise.resolve(lightModernAgent(url, TOKENS.modern)) : connectLight(url, TOKENS.plain));
+  const make = () => (variant.startsWith('m') ? Promise.resolve(connectLightModern(url, TOKENS.modern)) : connectLight(url, TOKENS.plain));
   return Promise.all(Array.from({ length: count }, make));
-}
-
-/**
- * ns a process has run on a CPU so far, summed over its threads (/proc/<pid>/task/<tid>/schedstat):
- * exact where /proc's utime and stime count 10 ms ticks, which a batch of a few hundred calls is
- * only tens of.
- */
-function cpuNs(pid: number): number {
-  let sum = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      sum += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-    } catch {
-      // A thread that ended between the listing and the read.
-    }
-  }
-  return sum;
 }
 
 /** `calls` echoes spread over `agents` at once; the worker's CPU they cost, in ns. */
 async function batch(stack: Stack, agents: readonly Agent[], calls: number): Promise<number> {
   const each = Math.ceil(calls / agents.length);
-  const before = cpuNs(stack.worker.pid);
+  const before = schedCpuNs(stack.worker.pid);
   const timed = await Promise.all(agents.map((agent) => echoLoop(agent, 'echo', each, 0, 'timed')));
-  const used = cpuNs(stack.worker.pid) - before;
+  const used = schedCpuNs(stack.worker.pid) - before;
   const failed = timed.find((t) => t.errors > 0);
   if (failed !== undefined) throw new Error(`${failed.errors} errors, first: ${failed.firstError}`);
   return used / (each * agents.length);

@@ -50,7 +50,8 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
   return async function aggregate(c) {
     const agent = c.get('agent');
     // A modern (2026-07-28) request is served statelessly (`modern/modern-aggregate.ts`); the rest is today's path.
-    const era = await classifyEra(c.req.raw);
+    const classified = classifyEra(c.req.raw);
+    const era = classified instanceof Promise ? await classified : classified;
     if (era.kind !== 'legacy') return serveModernAggregate(c.req.raw, era, agent, { config: deps.config, open: deps.open, log: deps.log, requestTimeoutMs: deps.requestTimeoutMs, ...(deps.audit !== undefined ? { audit: deps.audit } : {}) });
     return handleSessionRequest(c, agent, 'aggregate', deps, async ({ sessionId, initialize }) => {
       const servers = agent.servers.filter((s) => Object.hasOwn(deps.config.servers, s));

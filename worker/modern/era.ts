@@ -49,16 +49,24 @@ export function bodyClaimsModern(value: unknown): boolean {
   return hasModernClaim((value as { params?: unknown }).params);
 }
 
-export async function classifyEra(request: Request): Promise<Era> {
+/** Shared by every legacy request: an era is only read. */
+const LEGACY: Era = { kind: 'legacy' };
+
+/**
+ * The request's era; a promise only when its body must be read to tell, so a caller that awaits
+ * only a promise gives the legacy hot path (a version header decides) no extra turn (issue 17).
+ */
+export function classifyEra(request: Request): Era | Promise<Era> {
   const verdict = classifyByHeaders(request.method, request.headers);
-  if (verdict === 'legacy') return { kind: 'legacy' };
+  if (verdict === 'legacy') return LEGACY;
   if (verdict === 'reject') return { kind: 'reject', status: 405 };
-  if (verdict === 'modern') return { kind: 'modern', body: await readModernBody(request) };
+  if (verdict === 'modern') return readModernBody(request).then((body) => ({ kind: 'modern', body }));
   // Only a small body of declared length is peeked at: a clone tees the stream, and a large or
   // endless one must reach the legacy path's own caps unread.
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  if (!(declared >= 0 && declared <= MAX_PEEK_BYTES)) return { kind: 'legacy' };
-  const body = parseModernBody(await request.clone().text());
-  if (body.kind === 'json' && bodyClaimsModern(body.value)) return { kind: 'modern', body };
-  return { kind: 'legacy' };
+  if (!(declared >= 0 && declared <= MAX_PEEK_BYTES)) return LEGACY;
+  return request.clone().text().then((text): Era => {
+    const body = parseModernBody(text);
+    return body.kind === 'json' && bodyClaimsModern(body.value) ? { kind: 'modern', body } : LEGACY;
+  });
 }

@@ -53,19 +53,23 @@ export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Han
     const name = c.req.param('name') ?? '';
     const entry = Object.hasOwn(deps.config.servers, name) ? deps.config.servers[name] : undefined;
     // A modern (2026-07-28) request is served statelessly, one channel per request; the rest is today's path.
-    const era = await classifyEra(c.req.raw);
+    const classified = classifyEra(c.req.raw);
+    const era = classified instanceof Promise ? await classified : classified;
     if (era.kind !== 'legacy') {
       const allowed = entry !== undefined && agent.servers.includes(name);
       return serveModern(c.req.raw, era, { agent, server: name, ...(allowed ? { descriptor: entry.executor } : { refusal: serverNotFound(name, agent.servers) }) }, deps);
     }
-    const trace = traceContextOf(c.req.raw.headers);
+    // The agent's trace context is read only where it is used (a refusal, a session's open): a
+    // session's own requests carry theirs to its ledger, so the rest of them never read it here.
+    const trace = () => traceContextOf(c.req.raw.headers);
     if (entry === undefined || !agent.servers.includes(name)) {
       const refusal = serverNotFound(name, agent.servers);
-      deps.audit?.refused({ agent: agent.name, server: name.slice(0, 64), era: 'legacy', route: 'passthrough' }, null, refusal, trace);
+      deps.audit?.refused({ agent: agent.name, server: name.slice(0, 64), era: 'legacy', route: 'passthrough' }, null, refusal, trace());
       return jsonRpcErrorResponse(c, null, refusal);
     }
     return handleSessionRequest(c, agent, `server:${name}`, deps, async ({ sessionId }) => {
-      const channel = await deps.open(entry.executor, connectionFor(agent, name, sessionId, deps.audit?.channelTraceparent(trace)), trustFor(agent));
+      const traceparent = deps.audit?.channelTraceparent(trace());
+      const channel = await deps.open(entry.executor, connectionFor(agent, name, sessionId, traceparent), trustFor(agent));
       const recentErrors = deps.recentErrors;
       const ledger = deps.audit?.ledger({ agent: agent.name, server: name, era: 'legacy', route: 'passthrough', session: sessionId });
       return new PassthroughSession({

@@ -40,8 +40,8 @@ import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import type { WorkerLogger } from '../log.ts';
 import type { AgentSession } from '../sessions/session-table.ts';
 import type { CallLedger } from '../../shared/audit/call-ledger.ts';
-import type { TraceContext } from '../../shared/trace-context.ts';
-import { traceContextOf } from '../audit/worker-audit.ts';
+import { parseTraceparent, TRACEPARENT_KEY, type TraceContext } from '../../shared/trace-context.ts';
+import { requestHeaderOf } from '../sessions/message-extra.ts';
 
 export interface PassthroughSessionOptions {
   id: string;
@@ -103,7 +103,7 @@ export class PassthroughSession implements AgentSession {
       eventStore: new SessionEventStore(),
       onsessionclosed: () => this.close('closed by the agent'),
     });
-    this.#transport.onmessage = (message, extra) => this.#fromAgent(message, this.#ledger === undefined ? null : traceContextOf(extra?.requestInfo?.headers));
+    this.#transport.onmessage = (message, extra) => this.#fromAgent(message, this.#ledger === undefined ? null : parseTraceparent(requestHeaderOf(extra, TRACEPARENT_KEY)));
     this.#transport.onclose = () => void this.close('transport closed');
     this.#channel.onmessage = (message) => this.#fromServer(message);
     this.#channel.onerror = (error) => {

@@ -39,15 +39,16 @@ export function createChannelOpener(router: ChannelRouter, options: ChannelOpene
   return async (descriptor, connection, trust, options = {}) => {
     const server = connection['server-name'];
     const deadline = new AbortController();
-    const timer = deadlines.add(() =>
-      deadline.abort(new WireError('request-timeout', `Opening server "${server}" took longer than ${Math.round(timeoutMs / 1000)} s: check its host and try again`)),
-    );
-    const opening = router.open(descriptor, connection, trust, { ...options, signal: deadline.signal });
-    let onAbort: (() => void) | undefined;
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(deadline.signal.reason);
-      deadline.signal.addEventListener('abort', onAbort, { once: true });
+    // The deadline rejects the race itself, beside aborting the signal it hands down: a listener
+    // on that signal was an `addEventListener` and a `removeEventListener` (with their options'
+    // WebIDL conversion) on every open, a modern request's every call (issue 17).
+    let expire!: (reason: unknown) => void;
+    const aborted = new Promise<never>((_, reject) => (expire = reject));
+    const timer = deadlines.add(() => {
+      deadline.abort(new WireError('request-timeout', `Opening server "${server}" took longer than ${Math.round(timeoutMs / 1000)} s: check its host and try again`));
+      expire(deadline.signal.reason);
     });
+    const opening = router.open(descriptor, connection, trust, { ...options, signal: deadline.signal });
     try {
       return await Promise.race([opening, aborted]);
     } catch (error) {
@@ -57,7 +58,6 @@ export function createChannelOpener(router: ChannelRouter, options: ChannelOpene
       throw failure;
     } finally {
       deadlines.cancel(timer);
-      if (onAbort !== undefined) deadline.signal.removeEventListener('abort', onAbort);
     }
   };
 }

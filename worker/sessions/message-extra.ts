@@ -7,10 +7,14 @@
  */
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 
+/** The request an `extraFor` came from, for `requestHeaderOf`. */
+const REQUEST = Symbol();
+
 /** The `MessageExtraInfo` of a request's messages, built only if someone reads it. */
 export function extraFor(request: Request): MessageExtraInfo {
   let info: MessageExtraInfo['requestInfo'];
-  return {
+  const extra: MessageExtraInfo & { [REQUEST]: Request } = {
+    [REQUEST]: request,
     get requestInfo() {
       let url: URL | undefined;
       info ??= {
@@ -22,6 +26,16 @@ export function extraFor(request: Request): MessageExtraInfo {
       return info;
     },
   };
+  return extra;
+}
+
+/**
+ * One header of the request an `extraFor` came from (null when absent or for any other extra):
+ * the passthrough reads `traceparent` of every message, and going through `requestInfo` built an
+ * object and a Proxy per request for that one lookup (issue 17).
+ */
+export function requestHeaderOf(extra: MessageExtraInfo | undefined, name: string): string | null {
+  return (extra as { [REQUEST]?: Request } | undefined)?.[REQUEST]?.headers.get(name) ?? null;
 }
 
 /**
