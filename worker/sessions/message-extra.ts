@@ -8,7 +8,7 @@
 import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 
 /** The request an `extraFor` came from, for `requestHeaderOf`. */
-const REQUEST = Symbol();
+const REQUEST = Symbol('request');
 
 /** The `MessageExtraInfo` of a request's messages, built only if someone reads it. */
 export function extraFor(request: Request): MessageExtraInfo {
