@@ -54,6 +54,17 @@ describe('createChannelOpener', () => {
     expect(errors.list()[0]).toMatchObject({ reason: 'launch-failed', message: 'Could not open server "files": boom' });
   });
 
+  it('treats a router that throws before returning its promise like one that rejects, and cancels its deadline', async () => {
+    const errors = new RecentErrors();
+    const throwsAtOnce: ChannelRouter = {
+      open() {
+        throw new TypeError('no promise');
+      },
+    };
+    await expect(opener(throwsAtOnce, errors, 1)()).rejects.toMatchObject({ reason: 'launch-failed' });
+    expect(errors.list()[0]).toMatchObject({ reason: 'launch-failed', message: 'Could not open server "files": no promise' });
+  });
+
   it('records an open that outlived its time as request-timeout', async () => {
     const errors = new RecentErrors();
     const never: ChannelRouter = { open: () => new Promise<never>(() => {}) };

@@ -6,7 +6,7 @@
  * One deadline, passed down: the timer lives here, and its `AbortSignal` goes through the router
  * to whatever waits (the host's link gives up its pending open with this same error), so the
  * configured `request-timeout-seconds` is the one limit, not a second timer around an inner one.
- * A router that cannot be interrupted is raced against the same signal, and a channel that
+ * A router that cannot be interrupted is raced against the deadline itself, and a channel that
  * arrives after it fired is closed at once. Anything thrown that is not a `WireError` becomes
  * `launch-failed`. The deadlines of all opens share one timer (`shared/delay-queue.ts`): a modern
  * request opens a channel per call, and its own `setTimeout` was 20-30 µs of it under Deno.
@@ -48,11 +48,14 @@ export function createChannelOpener(router: ChannelRouter, options: ChannelOpene
       deadline.abort(new WireError('request-timeout', `Opening server "${server}" took longer than ${Math.round(timeoutMs / 1000)} s: check its host and try again`));
       expire(deadline.signal.reason);
     });
-    const opening = router.open(descriptor, connection, trust, { ...options, signal: deadline.signal });
+    // Inside the try: a router that throws at once still cancels the timer, which would otherwise
+    // reject `aborted` later with nothing listening.
+    let opening: ReturnType<ChannelRouter['open']> | undefined;
     try {
+      opening = router.open(descriptor, connection, trust, { ...options, signal: deadline.signal });
       return await Promise.race([opening, aborted]);
     } catch (error) {
-      if (deadline.signal.aborted) void opening.then((channel) => channel.close(), () => {});
+      if (deadline.signal.aborted) void opening?.then((channel) => channel.close(), () => {});
       const failure = error instanceof WireError ? error : new WireError('launch-failed', `Could not open server "${server}": ${errorText(error)}`, { cause: error });
       onOpenFailed?.(connection, failure);
       throw failure;
