@@ -49,8 +49,11 @@ describe.runIf(process.platform === 'linux')('descriptors a child would inherit'
 });
 
 const errno = (code: string) => Object.assign(new Error(`${code}: from the test`), { code });
-/** A table from `fdinfo` (number → its text, or the errno its read fails with); `list` fails with `listing` when given. */
-function table(fdinfo: Record<number, string | { errno: string }>, listing?: string): DescriptorTable & { reads: number } {
+/**
+ * A table from `fdinfo` (number → its text, or the errno its read fails with); `list` fails with
+ * `listing` when given; the numbers in `open` are open whatever their fdinfo says.
+ */
+function table(fdinfo: Record<number, string | { errno: string }>, listing?: string, open: readonly number[] = []): DescriptorTable & { reads: number } {
   const t = {
     reads: 0,
     list: () => {
@@ -64,6 +67,7 @@ function table(fdinfo: Record<number, string | { errno: string }>, listing?: str
       if (info === undefined || typeof info === 'object') throw errno(info?.errno ?? 'ENOENT');
       return info;
     },
+    isOpen: (fd: number) => open.includes(fd),
   };
   return t;
 }
@@ -73,6 +77,11 @@ describe('which descriptors a child would inherit, from a descriptor table', () 
   it('lists those without O_CLOEXEC, ascending, and skips one closed while it was read', () => {
     const fds = table({ 12: flags('0100002'), 4: flags('02100000'), 9: flags('02'), 7: { errno: 'ENOENT' } });
     expect(inheritableDescriptorsIn('linux', fds)).toEqual([9, 12]);
+  });
+
+  it('masks a descriptor still open whose fdinfo is missing: a /proc without fdinfo lets nothing through', () => {
+    const noFdinfo = table({ 5: { errno: 'ENOENT' }, 8: { errno: 'ENOENT' }, 9: { errno: 'ENOENT' } }, undefined, [5, 9]);
+    expect(inheritableDescriptorsIn('linux', noFdinfo)).toEqual([5, 9]);
   });
 
   it('counts a descriptor whose flags it cannot parse as inheritable: masking one more is harmless', () => {

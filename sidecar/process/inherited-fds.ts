@@ -30,7 +30,7 @@
  *
  * @module
  */
-import { closeSync, openSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import { maskShortfall, openFilesLimit } from './mask-reach.ts';
 
@@ -41,14 +41,24 @@ const O_CLOEXEC = 0o2000000;
 export interface DescriptorTable {
   /** The names in `/proc/self/fd`; throws when the directory cannot be read. */
   list(): string[];
-  /** `/proc/self/fdinfo/N`; throws when it cannot be read (ENOENT: N was closed meanwhile). */
+  /** `/proc/self/fdinfo/N`; throws when it cannot be read (ENOENT: N was closed meanwhile, or there is no fdinfo). */
   info(fd: number): string;
+  /** Whether N is open now (`fstat`): tells a descriptor closed meanwhile from a `/proc` without fdinfo. */
+  isOpen(fd: number): boolean;
 }
 
 /** The running process's own table, from `/proc/self`. */
 export const ownDescriptorTable: DescriptorTable = {
   list: () => readdirSync('/proc/self/fd'),
   info: (fd) => readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'),
+  isOpen: (fd) => {
+    try {
+      fstatSync(fd);
+      return true;
+    } catch {
+      return false;
+    }
+  },
 };
 
 const errnoOf = (error: unknown): string => String((error as NodeJS.ErrnoException | null)?.code ?? 'unknown');
@@ -85,7 +95,13 @@ export function inheritableDescriptorsIn(platform: NodeJS.Platform, table: Descr
     try {
       info = table.info(fd);
     } catch (error) {
-      if (errnoOf(error) === 'ENOENT') continue; // closed meanwhile, or the directory handle the listing itself used
+      // Closed meanwhile (the directory handle the listing itself used, say) is skipped; still open
+      // with no fdinfo to read is masked, as an unparsable one is: a /proc without fdinfo must not
+      // let every descriptor through.
+      if (errnoOf(error) === 'ENOENT') {
+        if (table.isOpen(fd)) found.push(fd);
+        continue;
+      }
       throw unreadable(`/proc/self/fdinfo/${fd}`, error);
     }
     const flags = /^flags:\s*([0-7]+)/m.exec(info);
@@ -98,7 +114,7 @@ export function inheritableDescriptorsIn(platform: NodeJS.Platform, table: Descr
  * The descriptors ≥ 3 of this process that a spawned child would inherit.
  *
  * @returns Their numbers, ascending; empty off Linux.
- * @throws WireError `launch-failed` on Linux when `/proc/self/fd` cannot be read.
+ * @throws WireError `launch-failed` on Linux when `/proc/self/fd`, or a descriptor's fdinfo, cannot be read.
  */
 export function inheritableDescriptors(): number[] {
   return inheritableDescriptorsIn(process.platform, ownDescriptorTable);
