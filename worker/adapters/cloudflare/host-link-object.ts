@@ -245,9 +245,12 @@ export class HostLink {
   }
 }
 
-function linkAttachmentOf(value: unknown): LinkAttachment | null {
+/** A socket attachment read back as a link's, or null when it is not one (a socket whose handshake never completed). */
+export function linkAttachmentOf(value: unknown): LinkAttachment | null {
   if (typeof value !== 'object' || value === null) return null;
   const a = value as Partial<LinkAttachment>;
-  const features = a.features === undefined || (Array.isArray(a.features) && a.features.every((f) => typeof f === 'string'));
-  return typeof a['entity-id'] === 'string' && typeof a.since === 'string' && typeof a.wakes === 'number' && features ? (a as LinkAttachment) : null;
+  if (typeof a['entity-id'] !== 'string' || typeof a.since !== 'string' || typeof a.wakes !== 'number') return null;
+  // Features that do not read as a list of names are none: the link still restores, at two frames per open.
+  const features = Array.isArray(a.features) ? a.features.filter((f): f is string => typeof f === 'string') : [];
+  return { 'entity-id': a['entity-id'], since: a.since, wakes: a.wakes, features };
 }
