@@ -68,12 +68,14 @@ export interface HelperResult {
   readonly stderr: string;
   /** The spawn failure, or a non-zero exit, in words; empty when `ok`. */
   readonly message: string;
+  /** Killed after `timeoutMs`: a verdict on the host should not be drawn from it (a loaded host is slow). */
+  readonly timedOut?: true;
 }
 
 const OUTPUT_BYTES = 64 * 1024;
 
 /**
- * Runs a short-lived helper to its end (`execFile`, which cannot be masked: it takes no `stdio`).
+ * Runs a short-lived helper to its end, instead of `execFile`, which cannot be masked: it takes no `stdio`.
  *
  * @param options `env`: the helper's whole environment (default the sidecar's); after `timeoutMs`
  *   the helper gets SIGKILL and the result says so.
@@ -107,7 +109,7 @@ export function runHelper(file: string, args: readonly string[], options: { env?
       if (child.pid === undefined) return; // the 'error' above resolved
       const ok = code === 0 && !timedOut;
       const message = ok ? '' : timedOut ? `${file} did not finish within ${options.timeoutMs} ms` : `${file} exited with ${signal ?? `code ${code}`}`;
-      resolve({ ok, code, signal, stdout, stderr, message });
+      resolve({ ok, code, signal, stdout, stderr, message, ...(timedOut ? { timedOut: true as const } : {}) });
     });
   });
 }

@@ -161,7 +161,11 @@ export class ProcessExecutor {
       plan.release();
     }
     const early = earlySpawnError(child);
-    if (early !== undefined) throw toLaunchError(await early, plan.backend);
+    if (early !== undefined) {
+      const error = await early;
+      this.#logger.warn('Launch failed at spawn', { backend: plan.backend, error });
+      throw toLaunchError(error, plan.backend);
+    }
     this.#spawnCount += 1;
     const extra = child.stdio.slice(3, 3 + plan.descriptors.length) as (Duplex | null)[];
     plan.descriptors.forEach((d, i) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type BackendAvailability, cachedProbe, type ProbeRun } from './availability.ts';
+import { type BackendAvailability, cachedProbe, isLastingRun, type ProbeRun } from './availability.ts';
 
 const unusable: BackendAvailability = { available: false, problem: 'unusable', message: 'Containment unavailable: from the test' };
 const available: BackendAvailability = { available: true, executable: '/usr/bin/tool' };
@@ -24,5 +24,17 @@ describe('a cached probe', () => {
     expect(await cachedProbe(cache, '/usr/bin/tool', run)).toEqual(available);
     expect(await cachedProbe(cache, '/usr/bin/tool', run)).toEqual(available);
     expect(runs).toEqual([]);
+  });
+});
+
+describe('whether a helper run says something lasting about the host', () => {
+  it('does when the tool ran to its end, or is not installed', () => {
+    expect(isLastingRun({})).toBe(true);
+    expect(isLastingRun({ errno: 'ENOENT' })).toBe(true);
+  });
+
+  it('does not when the spawn ran out of descriptors, or the run was killed for its time', () => {
+    expect(isLastingRun({ errno: 'EMFILE' })).toBe(false);
+    expect(isLastingRun({ timedOut: true })).toBe(false);
   });
 });

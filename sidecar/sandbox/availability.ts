@@ -8,6 +8,7 @@
  */
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import type { HelperResult } from '../process/masked-spawn.ts';
 
 /**
  * `missing`: the tool is not installed; `unusable`: it is, but cannot sandbox on this host.
@@ -23,8 +24,17 @@ export type ContainmentProbe = () => Promise<BackendAvailability>;
 /** What one run of a probe found, and whether that holds for the life of the sidecar. */
 export interface ProbeRun {
   readonly availability: BackendAvailability;
-  /** The tool ran, or is not installed; not when the check itself could not run (EMFILE, a refused spawn). */
+  /** The tool ran, or is not installed; not when the check itself could not run (EMFILE, a refused spawn, a timeout). */
   readonly lasting: boolean;
+}
+
+/**
+ * Whether a helper's run says something for the life of the sidecar: it ran to its end, or the
+ * tool is not installed. A spawn that failed for want of descriptors (EMFILE), or a run killed for
+ * its time on a loaded host, says nothing lasting about the host.
+ */
+export function isLastingRun(run: Pick<HelperResult, 'errno' | 'timedOut'>): boolean {
+  return run.timedOut !== true && (run.errno === undefined || run.errno === 'ENOENT');
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The SDK's `MessageExtraInfo` of an agent's messages, made lazily from the HTTP request they
- * came in: nothing is copied unless a reader asks for it (the passthrough reads one header of
- * every message, `traceparent`).
+ * came in: nothing is copied unless a reader asks for it. The passthrough reads one header,
+ * `traceparent`, and only from the request itself (`requestHeaderOf`).
  *
  * @module
  */
@@ -40,7 +40,7 @@ export function requestHeaderOf(extra: MessageExtraInfo | undefined, name: strin
 
 /**
  * The request's headers as the record `MessageExtraInfo` has, read through: one header looked
- * up (the passthrough reads `traceparent` of every message) is one `Headers.get`, where a copy
+ * up (by an SDK reader of `requestInfo`) is one `Headers.get`, where a copy
  * iterated every header (in Deno through WebIDL iterators, tens of µs a call: issue 17). Listing
  * the keys copies them once.
  */

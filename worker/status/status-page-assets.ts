@@ -64,8 +64,11 @@ const TEMPLATE_NAMES = ['page', 'logo', 'statusPage', 'consentPage', 'consentCli
 /** The assets as text; inflated on the first call, the same promise after. */
 export function statusPageAssets(): Promise<StatusPageAssets> {
   inflated ??= inflate(PAGE_ASSETS_DEFLATED, PAGE_ASSETS_BYTES).then((text) => {
-    const [script = '', css = '', consentCss = '', ...markup] = text.split('\0');
-    const templates = Object.fromEntries(TEMPLATE_NAMES.map((name, i) => [name, markup[i] ?? ''])) as Record<keyof PageTemplates, string>;
+    const parts = text.split('\0');
+    // A generated module out of step with this list would otherwise serve blank pages with a 200.
+    if (parts.length !== 3 + TEMPLATE_NAMES.length) throw new Error(`Status page assets hold ${parts.length} parts, not ${3 + TEMPLATE_NAMES.length}: run npm run build`);
+    const [script, css, consentCss, ...markup] = parts as [string, string, string, ...string[]];
+    const templates = Object.fromEntries(TEMPLATE_NAMES.map((name, i) => [name, markup[i]!])) as Record<keyof PageTemplates, string>;
     return { script, css, consentCss, templates };
   });
   return inflated;

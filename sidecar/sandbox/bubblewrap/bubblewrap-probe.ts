@@ -13,7 +13,7 @@
  * @module
  */
 import { type HelperResult, runHelper } from '../../process/masked-spawn.ts';
-import { type BackendAvailability, cachedProbe, type ContainmentProbe, findOnPath, type ProbeRun } from '../availability.ts';
+import { type BackendAvailability, cachedProbe, type ContainmentProbe, findOnPath, isLastingRun, type ProbeRun } from '../availability.ts';
 
 const FALLBACK_BWRAP = '/usr/bin/bwrap';
 const probed = new Map<string, Promise<BackendAvailability>>();
@@ -27,7 +27,7 @@ async function runBubblewrap(executable: string): Promise<ProbeRun> {
     // Not spawned: the sidecar's descriptors could not be listed or masked, so no helper runs.
     return { lasting: false, availability: { available: false, problem: 'unusable', message: `Containment unavailable: bubblewrap cannot be checked on this host: ${(error as Error).message}` } };
   }
-  return { lasting: result.errno === undefined || result.errno === 'ENOENT', availability: verdict(executable, result) };
+  return { lasting: isLastingRun(result), availability: verdict(executable, result) };
 }
 
 function verdict(executable: string, result: HelperResult): BackendAvailability {

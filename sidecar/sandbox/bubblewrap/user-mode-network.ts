@@ -35,7 +35,7 @@ import type { Duplex } from 'node:stream';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
 import { earlySpawnError, runHelper, spawnMasked } from '../../process/masked-spawn.ts';
-import { type BackendAvailability, cachedProbe, type ContainmentProbe, findOnPath, type ProbeRun } from '../availability.ts';
+import { type BackendAvailability, cachedProbe, type ContainmentProbe, findOnPath, isLastingRun, type ProbeRun } from '../availability.ts';
 
 /** The nameserver slirp4netns relays to the host's resolver; the sandbox's `/etc/resolv.conf` names it. */
 export const USER_MODE_NAMESERVER = '10.0.2.3';
@@ -70,7 +70,7 @@ export function userModeNetworkProbe(executable?: string): ContainmentProbe {
     return cachedProbe(probed, exe, () =>
       runHelper(exe, ['--version'], { env: { PATH: '/usr/bin:/bin' }, timeoutMs: 10_000 }).then(
         (run): ProbeRun => {
-          const lasting = run.errno === undefined || run.errno === 'ENOENT';
+          const lasting = isLastingRun(run);
           if (run.ok && /slirp4netns version/.test(run.stdout)) return { lasting, availability: { available: true, executable: exe } };
           const missing = run.errno === 'ENOENT';
           return {
