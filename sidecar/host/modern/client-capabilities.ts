@@ -11,6 +11,8 @@
  *
  * @module
  */
+import { isRecord } from '../../../shared/records.ts';
+
 /** A server's question, as `input-requests.ts` holds it. */
 interface InputRequest {
   method: string;
@@ -47,8 +49,4 @@ export function lackedForAll(requests: Iterable<InputRequest>, capabilities: Rec
     for (const [name, sub] of Object.entries(lackedFor(request, capabilities))) merged[name] = { ...merged[name], ...sub };
   }
   return merged;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

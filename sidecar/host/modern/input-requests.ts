@@ -14,6 +14,7 @@
  */
 import * as z from '../../../shared/zod.ts';
 import { lackedForAll } from './client-capabilities.ts';
+import { isRecord } from '../../../shared/records.ts';
 
 /** The modern requests that may come back `input_required`. */
 export const INPUT_CAPABLE_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
@@ -93,8 +94,4 @@ export function originalParams(params: unknown): Record<string, unknown> {
   if (!isRecord(params)) return {};
   const { _meta: _m, inputResponses: _i, requestState: _s, ...rest } = params;
   return rest;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

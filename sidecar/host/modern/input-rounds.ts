@@ -27,6 +27,7 @@ import type { LegacyInstance } from './legacy-instance.ts';
 import type { InstanceKey } from './legacy-instance-pool.ts';
 import { modernError, modernResult, stripModernMeta, type JsonRpcErrorShape } from './modern-results.ts';
 import { hostRequestStateCodec, paramsDigest, type RequestStateCodec } from './request-state.ts';
+import { isRecord } from '../../../shared/records.ts';
 
 export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
 const INVALID_PARAMS = -32602;
@@ -127,8 +128,4 @@ export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
   const sealed = await codec.seal({ agent: key.agent, server: key.server, revision: key.revision, handle: call.handle, round: call.round, method, digest: await digestOnce() }, pendingMs);
   call.park(pendingMs);
   return { result: inputRequiredResult(answerable, sealed, instance.serverInfo) };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -14,6 +14,7 @@
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { SUBSCRIPTION_ID_KEY } from './subscription-filter.ts';
+import { isRecord } from '../../../shared/records.ts';
 
 export interface LegacyAgentListenOptions {
   toServer(message: JSONRPCMessage): void;
@@ -88,8 +89,4 @@ export class LegacyAgentListen {
     const own = this.#options.capabilities[feature];
     return isRecord(own) && own[flag] === true;
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

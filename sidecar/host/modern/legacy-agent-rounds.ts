@@ -18,6 +18,7 @@
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { INPUT_CAPABLE_METHODS, INPUT_METHODS, isInputMethod } from './input-requests.ts';
+import { isRecord } from '../../../shared/records.ts';
 
 type Id = string | number;
 
@@ -151,8 +152,4 @@ export class LegacyAgentRounds {
     for (const id of bridged.asked.keys()) this.#byQuestion.delete(id);
     bridged.asked.clear();
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

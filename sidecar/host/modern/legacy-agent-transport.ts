@@ -33,6 +33,7 @@ import { MODERN_PROTOCOL_VERSION, SERVER_INFO_KEY } from './modern-results.ts';
 import { LegacyAgentListen } from './legacy-agent-listen.ts';
 import { LegacyAgentRounds } from './legacy-agent-rounds.ts';
 import { DiscoverResultSchema, verdictOf, type DiscoverResult, type ServerEraCache } from './server-era.ts';
+import { isRecord } from '../../../shared/records.ts';
 
 type Id = string | number;
 type Request = { jsonrpc: '2.0'; id: Id; method: string; params?: Record<string, unknown> };
@@ -215,8 +216,4 @@ export function initializeResultOf(discover: DiscoverResult, requested: unknown,
 
 function isRequest(message: JSONRPCMessage): message is JSONRPCMessage & Request {
   return 'method' in message && 'id' in message;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -22,6 +22,7 @@ import type { LegacyInstance } from './legacy-instance.ts';
 import type { JsonRpcErrorShape } from './modern-results.ts';
 import type { ModernServerInstance } from './modern-server-instance.ts';
 import { honouredFilter, parseSubscriptionFilter, passesFilter, SUBSCRIPTION_ID_KEY, tagged, type SubscriptionFilter } from './subscription-filter.ts';
+import { isRecord } from '../../../shared/records.ts';
 
 type Id = string | number;
 
@@ -103,8 +104,4 @@ export function listenOnModern(id: Id, params: Record<string, unknown> | undefin
     if (!ended) call.cancel('The agent closed its listen stream');
     ended = true;
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -24,6 +24,7 @@ import type { Call, CallSink, InstanceRequest } from './legacy-instance.ts';
 import { SERVER_INFO_KEY, type Implementation, type JsonRpcErrorShape } from './modern-results.ts';
 import type { DiscoverResult, StartedTransport } from './server-era.ts';
 import { SUBSCRIPTION_ID_KEY } from './subscription-filter.ts';
+import { isRecord } from '../../../shared/records.ts';
 
 export interface ModernServerInstanceOptions {
   server: string;
@@ -152,7 +153,3 @@ export class ModernServerInstance {
     if (listen !== undefined) return listen.sink.notify({ method, ...(params ? { params } : {}) });
     this.#log.debug('Server notification for no open request dropped', { method });
   }}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

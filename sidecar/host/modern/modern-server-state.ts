@@ -16,6 +16,7 @@ import { originalParams } from './input-requests.ts';
 import type { InstanceKey } from './legacy-instance-pool.ts';
 import type { JsonRpcErrorShape } from './modern-results.ts';
 import { hostRequestStateCodec, MAX_INNER_STATE_LENGTH, paramsDigest, type RequestStateCodec } from './request-state.ts';
+import { isRecord } from '../../../shared/records.ts';
 
 const INVALID_PARAMS = -32602;
 /** The `handle` of a sealed server state: there is no pending call on the host to name. */
@@ -57,8 +58,4 @@ export async function sealServerState(method: string, params: unknown, result: u
     PENDING_CALL_MS,
   );
   return { result: { ...result, requestState: sealed } };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import { PARAM_HEADERS_META_KEY, ParamHeadersSchema, type ParamHeaders } from '../../../shared/param-headers-meta.ts';
+import { isRecord } from '../../../shared/records.ts';
 
 export function takeParamHeaders(params: unknown): { params: unknown; headers: ParamHeaders } {
   if (!isRecord(params) || !isRecord(params._meta) || !Object.hasOwn(params._meta, PARAM_HEADERS_META_KEY)) return { params, headers: {} };
@@ -21,8 +22,4 @@ function headersOf(sent: unknown): ParamHeaders {
   if (isRecord(sent) && Object.keys(sent).length === 0 && Object.getPrototypeOf(sent) === Object.prototype) return {};
   const parsed = ParamHeadersSchema.safeParse(sent);
   return parsed.success ? parsed.data : {};
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -12,6 +12,7 @@
  * @module
  */
 import * as z from '../../../shared/zod.ts';
+import { isRecord } from '../../../shared/records.ts';
 
 export const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 
@@ -68,8 +69,4 @@ export function passesFilter(filter: SubscriptionFilter, method: string, params:
 export function tagged(method: string, params: Record<string, unknown> | undefined, subscriptionId: string | number): { method: string; params: Record<string, unknown> } {
   const meta = isRecord(params?._meta) ? params._meta : {};
   return { method, params: { ...params, _meta: { ...meta, [SUBSCRIPTION_ID_KEY]: subscriptionId } } };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -18,6 +18,7 @@ import type { Logger } from '../../log.ts';
 import { MODERN_PROTOCOL_VERSION } from './modern-results.ts';
 import { isModernServer, type ServerInstance } from './server-instance.ts';
 import { annotatedArguments, paramHeaderMismatch, type AnnotatedArgument } from './x-mcp-header.ts';
+import { isRecord } from '../../../shared/records.ts';
 
 interface Cached {
   tools: Map<string, AnnotatedArgument[] | null>;
@@ -68,10 +69,6 @@ async function refresh(instance: ServerInstance, log: Logger, now: () => number)
   const cached: Cached = { tools, expires: now() + (Number.isFinite(ttlMs) ? ttlMs : 0), version };
   cache.set(instance, cached);
   return cached;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const HEADER_MISMATCH = -32020;

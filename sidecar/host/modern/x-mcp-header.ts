@@ -12,6 +12,8 @@
  *
  * @module
  */
+import { isRecord } from '../../../shared/records.ts';
+
 export interface AnnotatedArgument {
   /** The header's `{Name}`, lower-case (header names compare case-insensitively). */
   header: string;
@@ -78,8 +80,4 @@ function valueAt(args: unknown, path: readonly string[]): unknown {
     node = node[key];
   }
   return node;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
