@@ -23,7 +23,8 @@ export function isLogWorthy(count: number): boolean {
   return /^10*$/.test(String(count));
 }
 
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+/** Levels by rank: a logger at a level writes lines of that rank and above. */
+export const LOG_LEVEL_ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 const SECRET_KEY = /secret|token|password|authorization|cookie|credential|api[-_]?key/i;
 
 export function redact(fields: LogFields): LogFields {
@@ -51,7 +52,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const write = options.write ?? ((line: string) => console.error(line));
   const base = options.fields ?? {};
   const log = (lvl: LogLevel, msg: string, fields?: LogFields) => {
-    if (ORDER[lvl] < ORDER[level]) return;
+    if (LOG_LEVEL_ORDER[lvl] < LOG_LEVEL_ORDER[level]) return;
     write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...redact({ ...base, ...fields }) }));
   };
   return {
@@ -65,7 +66,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 
 /** Reads a level name (e.g. from `SWITCHYARD_LOG_LEVEL`), `info` when absent or unknown. */
 export function parseLogLevel(value: string | undefined): LogLevel {
-  return value !== undefined && value in ORDER ? (value as LogLevel) : 'info';
+  return value !== undefined && value in LOG_LEVEL_ORDER ? (value as LogLevel) : 'info';
 }
 
 /** A logger that drops everything, for tests that do not read logs. */

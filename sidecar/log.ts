@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { createLogger as createSharedLogger, parseLogLevel, type LogFields, type Logger, type LoggerOptions, type LogLevel } from '../shared/log.ts';
+import { createLogger as createSharedLogger, LOG_LEVEL_ORDER as ORDER, parseLogLevel, type LogFields, type Logger, type LoggerOptions, type LogLevel } from '../shared/log.ts';
 
 export { redact, silentLogger, type LogFields, type Logger, type LoggerOptions, type LogLevel } from '../shared/log.ts';
 
@@ -14,8 +14,6 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   levels.set(logger, level);
   return logger;
 }
-
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
 /** The level of each logger made here, so a deferred child of one builds no fields for a line it would drop. */
 const levels = new WeakMap<Logger, LogLevel>();
