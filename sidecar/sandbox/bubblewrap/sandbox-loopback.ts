@@ -14,8 +14,8 @@
  *
  * The address shows in the namespace's routing table as a local /32 route as soon as it is added
  * (`/proc/PID/net/fib_trie`, readable by the sidecar without entering the namespace). Nothing
- * signals it, so the table is read, every 1 ms at first and at most every 16 ms, until it does, until PID 1 is gone (bwrap failed:
- * its exit reports the failure), or until `timeoutMs`.
+ * signals it, so the table is read (every 1 ms at first, backing off to 16 ms) until it does,
+ * until PID 1 is gone (bwrap failed: its exit reports the failure), or until `timeoutMs`.
  *
  * @module
  */
@@ -32,8 +32,7 @@ const LOOPBACK_LOCAL = /\|-- 127\.0\.0\.1\n\s+\/32 host LOCAL/;
  * @returns Once the sandbox's loopback has 127.0.0.1, or once that cannot be known.
  */
 export async function whenLoopbackAddressed(pid: number, options: { pollMs?: number; timeoutMs?: number } = {}): Promise<LoopbackState> {
-  // From 1 ms (bwrap usually has it within a few), doubling to 16: a slow start on a loaded host
-  // is not read a thousand times a second.
+  // bwrap usually has it within a few ms; a slow start on a loaded host is not read 1,000 times a second.
   let pollMs = options.pollMs ?? 1;
   const deadline = performance.now() + (options.timeoutMs ?? 5_000);
   const table = `/proc/${pid}/net/fib_trie`;
