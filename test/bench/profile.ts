@@ -17,18 +17,8 @@ import { connectHttp, echoLoop, modernAgent, type Agent } from './client.ts';
 import { REPO, type BenchProcess, type ProcessRegistry } from './processes.ts';
 import { startStack, TOKENS } from './stack.ts';
 import { summarize } from './stats.ts';
+import type { CpuProfile, ProfileNode } from './cpu-profile.ts';
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
 
 /** A minimal CDP session: request/response by id, nothing else. */
 class Inspector {

@@ -13,19 +13,8 @@ import { readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { REPO } from './processes.ts';
+import type { CpuProfile, ProfileNode } from './cpu-profile.ts';
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
-  children?: number[];
-}
-
-interface CpuProfile {
-  nodes: ProfileNode[];
-  startTime: number;
-  samples: number[];
-  timeDeltas: number[];
-}
 
 /** A window in µs of the monotonic clock (`process.hrtime`), which V8's profile timestamps also use. */
 export interface Window {

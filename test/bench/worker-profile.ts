@@ -26,6 +26,7 @@ import { installCleanup, ProcessRegistry, REPO, type BenchProcess } from './proc
 import { buildSidecarBundle } from './sidecar-bundle.ts';
 import { startStack, TOKENS } from './stack.ts';
 import { schedCpuNs } from './sched-cpu.ts';
+import type { CpuProfile, ProfileNode } from './cpu-profile.ts';
 
 type Variant = 'b' | 'm' | 'b8' | 'm8';
 
@@ -47,16 +48,6 @@ const log = (line: string) => process.stdout.write(line + '\n');
 const registry = new ProcessRegistry();
 const cleanup = installCleanup(registry);
 
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
 
 /** Request/response over the Chrome DevTools Protocol, nothing else. */
 async function inspect(proc: BenchProcess): Promise<{ send<T>(method: string, params?: Record<string, unknown>): Promise<T>; close(): void }> {
