@@ -194,6 +194,8 @@ export async function measureConcurrency(
   options: {
     levels: readonly number[];
     totalCalls: number;
+    /** Echo calls each supergateway serves before it is measured (`burn-in.ts`). */
+    burnIn: number;
     /** Runs just before Switchyard's largest level's sessions are opened, and while they are all open. */
     beforePeak?: () => void;
     atPeak?: (agents: readonly Agent[]) => Promise<void>;
@@ -213,7 +215,7 @@ export async function measureConcurrency(
   for (const sessions of options.levels) {
     const calls = callsPerSession(sessions, options.totalCalls);
     if (sessions === peak) options.beforePeak?.();
-    const gateway = await startSupergateway(registry);
+    const gateway = await startSupergateway(registry, options.burnIn);
     try {
       for (const client of ['sdk', 'light'] as const) {
         const connect = CONNECT[client];

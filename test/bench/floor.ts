@@ -30,6 +30,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { connectHttp } from './client.ts';
 import { inTurnsOf, summarizeLevel, type ConcurrencyResult, type LevelTarget } from './concurrency.ts';
+import { burnIn } from './burn-in.ts';
 import { startSupergateway } from './gateways.ts';
 import { runVariants, variants, type Variant, type VariantResult } from './latency.ts';
 import { connectLight, LIGHT_TRANSPORT, type LightTransport } from './light-client.ts';
@@ -92,7 +93,14 @@ async function bundleRelays(dir: string): Promise<{ http: string; relay: string 
   return out;
 }
 
-async function startFloor(registry: ProcessRegistry, kind: FloorKind, bundles: { http: string; relay: string }): Promise<FloorRelay> {
+/** A floor relay of `kind`, listening, burnt in with `burnInCalls` echo calls (`burn-in.ts`). */
+async function startFloor(registry: ProcessRegistry, kind: FloorKind, bundles: { http: string; relay: string }, burnInCalls: number): Promise<FloorRelay> {
+  const relay = await spawnFloor(registry, kind, bundles);
+  await burnIn(relay.url, burnInCalls);
+  return relay;
+}
+
+async function spawnFloor(registry: ProcessRegistry, kind: FloorKind, bundles: { http: string; relay: string }): Promise<FloorRelay> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/mcp`;
   const ready = (proc: BenchProcess, what: string) => proc.waitFor(new RegExp(`^${what}$`, 'm'));
@@ -122,20 +130,20 @@ const FLOORS: readonly FloorKind[] = ['floor3-node', 'floor3-deno', 'floor4'];
 export async function measureFloor(
   registry: ProcessRegistry,
   stack: Stack,
-  options: { calls: number; warmup: number; levels: readonly number[]; concurrencyCalls: number; log(line: string): void },
+  options: { calls: number; warmup: number; burnIn: number; levels: readonly number[]; concurrencyCalls: number; log(line: string): void },
 ): Promise<FloorResult> {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-floor-'));
   registry.afterStop(() => rmSync(dir, { recursive: true, force: true }));
   const bundles = await bundleRelays(dir);
   const log = options.log;
 
-  const references = variants(registry, stack).filter((v): v is Variant<'a' | 'b' | 'e'> => v.id === 'a' || v.id === 'b' || v.id === 'e');
+  const references = variants(registry, stack, options.burnIn).filter((v): v is Variant<'a' | 'b' | 'e'> => v.id === 'a' || v.id === 'b' || v.id === 'e');
   const floors = FLOORS.map((kind): Variant<FloorKind> => ({
     id: kind,
     label: FLOOR_LABELS[kind],
     tool: 'echo',
     open: async () => {
-      const relay = await startFloor(registry, kind, bundles);
+      const relay = await startFloor(registry, kind, bundles, options.burnIn);
       const agent = await connectHttp(relay.url);
       return { agent, proxies: relay.proxies, servers: () => descendants(relay.serverParent), done: relay.stop };
     },
@@ -143,16 +151,16 @@ export async function measureFloor(
   log('  one session, SDK client, back and forth:');
   const latency = await runVariants<FloorVariantId>([...references, ...floors], { calls: options.calls, warmup: options.warmup, rounds: 2, backAndForth: true, log });
 
-  const lightClient = await measureLightClient(registry, bundles, options.calls, log);
+  const lightClient = await measureLightClient(registry, bundles, options.calls, options.burnIn, log);
 
   const concurrency: FloorConcurrencyRow[] = [];
   for (const sessions of options.levels.filter((n) => n > 1)) {
     const calls = Math.max(20, Math.ceil(options.concurrencyCalls / sessions));
     const connect = (url: string, token?: string) => connectLight(url, token, LIGHT_TRANSPORT);
-    const gateway = await startSupergateway(registry);
+    const gateway = await startSupergateway(registry, options.burnIn);
     const relays: FloorRelay[] = [];
     try {
-      for (const kind of FLOORS) relays.push(await startFloor(registry, kind, bundles));
+      for (const kind of FLOORS) relays.push(await startFloor(registry, kind, bundles, options.burnIn));
       const onFloor = (kind: FloorKind): LevelTarget => {
         const relay = relays[FLOORS.indexOf(kind)]!;
         return { url: relay.url, proxies: Object.values(relay.proxies), connect };
@@ -180,8 +188,8 @@ export async function measureFloor(
 }
 
 /** The light client's own CPU per call over fetch and node:http, in turns, on the cheapest relay. */
-async function measureLightClient(registry: ProcessRegistry, bundles: { http: string; relay: string }, calls: number, log: (line: string) => void): Promise<FloorResult['lightClient']> {
-  const relay = await startFloor(registry, 'floor3-node', bundles);
+async function measureLightClient(registry: ProcessRegistry, bundles: { http: string; relay: string }, calls: number, burnInCalls: number, log: (line: string) => void): Promise<FloorResult['lightClient']> {
+  const relay = await startFloor(registry, 'floor3-node', bundles, burnInCalls);
   try {
     const side = (transport: LightTransport): LevelTarget => ({ url: relay.url, proxies: Object.values(relay.proxies), connect: (url, token) => connectLight(url, token, transport) });
     // More calls than a latency row: the bench process's own background work (child output, GC) lands in these figures too.

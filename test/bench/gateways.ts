@@ -16,14 +16,18 @@
 import { connect } from 'node:net';
 import { EVERYTHING, REPO, sleep, type BenchProcess, type ProcessRegistry } from './processes.ts';
 import { freePort } from '../support/processes.ts';
+import { burnIn } from './burn-in.ts';
 
 export interface Gateway {
   url: string;
   process: BenchProcess;
 }
 
-/** supergateway in front of `command` (a shell-style command line; server-everything unless given). */
-export async function startSupergateway(registry: ProcessRegistry, command = `${process.execPath} ${EVERYTHING} stdio`): Promise<Gateway> {
+/**
+ * supergateway in front of `command` (a shell-style command line; server-everything unless given),
+ * burnt in with `burnInCalls` echo calls before it is returned (`burn-in.ts`).
+ */
+export async function startSupergateway(registry: ProcessRegistry, burnInCalls: number, command = `${process.execPath} ${EVERYTHING} stdio`): Promise<Gateway> {
   const port = await freePort();
   const proc = registry.spawn('supergateway', process.execPath, [
     `${REPO}node_modules/supergateway/dist/index.js`,
@@ -37,11 +41,11 @@ export async function startSupergateway(registry: ProcessRegistry, command = `${
     '--logLevel',
     'none',
   ]);
-  await waitForPort(port, proc);
-  return { url: `http://127.0.0.1:${port}/mcp`, process: proc };
+  return ready(port, proc, burnInCalls);
 }
 
-export async function startMcpProxy(registry: ProcessRegistry): Promise<Gateway> {
+/** mcp-proxy in front of server-everything, burnt in like `startSupergateway`. */
+export async function startMcpProxy(registry: ProcessRegistry, burnInCalls: number): Promise<Gateway> {
   const port = await freePort();
   const proc = registry.spawn('mcp-proxy', process.execPath, [
     `${REPO}node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs`,
@@ -56,8 +60,14 @@ export async function startMcpProxy(registry: ProcessRegistry): Promise<Gateway>
     EVERYTHING,
     'stdio',
   ]);
+  return ready(port, proc, burnInCalls);
+}
+
+async function ready(port: number, proc: BenchProcess, burnInCalls: number): Promise<Gateway> {
   await waitForPort(port, proc);
-  return { url: `http://127.0.0.1:${port}/mcp`, process: proc };
+  const url = `http://127.0.0.1:${port}/mcp`;
+  await burnIn(url, burnInCalls);
+  return { url, process: proc };
 }
 
 export { freePort };

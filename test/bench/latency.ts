@@ -56,13 +56,14 @@ export interface Variant<Id extends string = VariantId> {
   open(): Promise<Opened>;
 }
 
-export function variants(registry: ProcessRegistry, stack: Stack): Variant[] {
+/** The variants; a gateway of its own (e, f) is burnt in with `burnInCalls` at each start (`burn-in.ts`). */
+export function variants(registry: ProcessRegistry, stack: Stack, burnInCalls: number): Variant[] {
   const viaStack = (path: string, token: string) => async (): Promise<Opened> => {
     const agent = await connectHttp(`${stack.url}${path}`, token);
     return { agent, proxies: { worker: stack.worker.pid, sidecar: stack.sidecar.pid }, servers: () => stack.serverPids(), settled: stack.sparesSettled, done: async () => {} };
   };
-  const viaGateway = (start: (r: ProcessRegistry) => Promise<Gateway>) => async (): Promise<Opened> => {
-    const gateway = await start(registry);
+  const viaGateway = (start: (r: ProcessRegistry, burnInCalls: number) => Promise<Gateway>) => async (): Promise<Opened> => {
+    const gateway = await start(registry, burnInCalls);
     const agent = await connectHttp(gateway.url);
     return { agent, proxies: { gateway: gateway.process.pid }, servers: () => descendants(gateway.process.pid), done: () => registry.stop(gateway.process) };
   };
@@ -93,9 +94,9 @@ export function variants(registry: ProcessRegistry, stack: Stack): Variant[] {
 export async function measureLatency(
   registry: ProcessRegistry,
   stack: Stack,
-  options: { calls: number; warmup: number; rounds: number; only?: readonly VariantId[]; log(line: string): void },
+  options: { calls: number; warmup: number; burnIn: number; rounds: number; only?: readonly VariantId[]; log(line: string): void },
 ): Promise<VariantResult[]> {
-  const selected = variants(registry, stack).filter((v) => options.only === undefined || options.only.includes(v.id));
+  const selected = variants(registry, stack, options.burnIn).filter((v) => options.only === undefined || options.only.includes(v.id));
   return runVariants(selected, options);
 }
 

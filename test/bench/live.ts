@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { connectHttp, connectStdio, echoLoop, modernAgent } from './client.ts';
+import { burnIn } from './burn-in.ts';
+import { connectStdio, echoLoop, modernAgent } from './client.ts';
 import { measureColdStart, type ColdStartResult } from './cold-start.ts';
 import { measureConcurrency, type ConcurrencyResult } from './concurrency.ts';
 import { measureFloor, type FloorResult } from './floor.ts';
@@ -34,6 +35,8 @@ export interface LiveResults {
 export interface LiveSettings {
   calls: number;
   warmup: number;
+  /** Echo calls every gateway process serves before it is measured (`burn-in.ts`). */
+  burnIn: number;
   /** Round-robin repetitions of the latency variants. */
   rounds: number;
   levels: number[];
@@ -57,11 +60,11 @@ export async function measureLive(registry: ProcessRegistry, settings: LiveSetti
   const stack = await startStack(registry);
   try {
     const fresh = snapshot(stack);
-    await warmUp(stack, settings.warmup * 4);
+    await warmUp(stack, settings.burnIn);
     const peakSessions = Math.max(...settings.levels);
     const memory: MemoryResult = { fresh, idle: snapshot(stack), beforePeak: null, atPeak: null, peakSessions, perSessionKb: { worker: null, sidecar: null }, serverKb: null, directServerKb: null };
     const only = settings.variants;
-    const latency = (await section('latency', () => measureLatency(registry, stack, { calls: settings.calls, warmup: settings.warmup, rounds: settings.rounds, ...(only ? { only } : {}), log }))) ?? [];
+    const latency = (await section('latency', () => measureLatency(registry, stack, { calls: settings.calls, warmup: settings.warmup, burnIn: settings.burnIn, rounds: settings.rounds, ...(only ? { only } : {}), log }))) ?? [];
     const linkCost = await section('link', () => measureLinkCost(registry, stack, { calls: 200, log }));
     const coldStart = (await section('cold', () => measureColdStart(stack, { samples: settings.coldSamples, log }))) ?? [];
     const warmStart = await section('warm', () => measureWarmStart(registry, stack, { samples: settings.warmSamples, fleet: settings.fleet, log }));
@@ -70,6 +73,7 @@ export async function measureLive(registry: ProcessRegistry, settings: LiveSetti
       const results = await measureConcurrency(registry, stack, {
         levels: settings.levels,
         totalCalls: settings.concurrencyCalls,
+        burnIn: settings.burnIn,
         log,
         beforePeak: () => (memory.beforePeak = snapshot(stack)),
         atPeak: async () => {
@@ -85,8 +89,8 @@ export async function measureLive(registry: ProcessRegistry, settings: LiveSetti
       log(`  memory now: worker ${rssKb(stack.worker.pid)} KiB, sidecar ${rssKb(stack.sidecar.pid)} KiB; per session ${JSON.stringify(memory.perSessionKb)} KiB; server ${memory.serverKb} KiB`);
       return results;
     });
-    const floor = await section('floor', () => measureFloor(registry, stack, { calls: settings.calls, warmup: settings.warmup, levels: settings.levels, concurrencyCalls: settings.concurrencyCalls, log }));
-    const scale = await section('scale', () => measureScale(registry, stack, { sessions: settings.scaleSessions, payloads: settings.scalePayloads, totalCalls: settings.scaleCalls, log }));
+    const floor = await section('floor', () => measureFloor(registry, stack, { calls: settings.calls, warmup: settings.warmup, burnIn: settings.burnIn, levels: settings.levels, concurrencyCalls: settings.concurrencyCalls, log }));
+    const scale = await section('scale', () => measureScale(registry, stack, { sessions: settings.scaleSessions, payloads: settings.scalePayloads, totalCalls: settings.scaleCalls, burnIn: settings.burnIn, log }));
     return { latency, linkCost, coldStart, concurrency: concurrency ?? [], memory, warmStart, scale, floor };
   } finally {
     await registry.stopAll();
@@ -95,9 +99,10 @@ export async function measureLive(registry: ProcessRegistry, settings: LiveSetti
 }
 
 /**
- * Brings the worker's and the sidecar's code paths to their optimized tiers before anything is
- * measured: V8 compiles on background threads, and that CPU would otherwise be charged to
- * whichever variant happens to run first. Then waits until those sessions' servers have exited.
+ * The stack's burn-in (`burn-in.ts`): `calls` echo calls on each of the worker's and the sidecar's
+ * code paths, so that every row measures them at their optimized tiers, as the other gateways'
+ * rows measure theirs, and no row pays for V8's compiling. Then waits until those sessions'
+ * servers have exited.
  */
 async function warmUp(stack: Stack, calls: number): Promise<void> {
   const paths: Array<[string, string, string]> = [
@@ -107,8 +112,12 @@ async function warmUp(stack: Stack, calls: number): Promise<void> {
     ['/servers/everything/mcp', TOKENS.boxed, 'echo'],
   ];
   for (const [path, token, tool] of paths) {
-    const agent = path === 'modern' ? modernAgent(`${stack.url}/servers/everything/mcp`, token) : await connectHttp(`${stack.url}${path}`, token);
-    await echoLoop(agent, tool, 0, calls, 'stack warmup');
+    if (path !== 'modern') {
+      await burnIn(`${stack.url}${path}`, calls, token, tool);
+      continue;
+    }
+    const agent = modernAgent(`${stack.url}/servers/everything/mcp`, token);
+    await echoLoop(agent, tool, 0, calls, 'burn-in');
     await agent.close();
   }
   const deadline = Date.now() + 5_000;

@@ -25,6 +25,7 @@ import { renderScaleSvg } from './scale-chart.ts';
 import { pointLabel, size, type ScaleResult } from './scale.ts';
 import { ratio } from './stats.ts';
 import type { WarmStartResult } from './warm-start.ts';
+import { renderWarmUpCurve, type WarmUpCurve } from './warm-up-curve.ts';
 
 export interface BenchResults {
   label: string;
@@ -32,7 +33,7 @@ export interface BenchResults {
   durationSec: number;
   /** Load averages say how much else ran on the machine: the end-to-end numbers move with it. */
   machine: { cpus: number; cpuModel: string; node: string; deno: string; loadavgAtStart: number[]; loadavgAtEnd?: number[] };
-  settings: { quick: boolean; calls: number; warmup: number; rounds: number; levels: number[]; concurrencyCalls: number; coldSamples: number; warmSamples: number; fleet: number };
+  settings: { quick: boolean; calls: number; warmup: number; burnIn?: number; rounds: number; levels: number[]; concurrencyCalls: number; coldSamples: number; warmSamples: number; fleet: number };
   latency: VariantResult[];
   concurrency: ConcurrencyResult[];
   coldStart: ColdStartResult[];
@@ -46,6 +47,8 @@ export interface BenchResults {
   fleet?: FleetResult[] | null;
   /** The floor relays beside the gateways (`floor.ts`); absent in older results. */
   floor?: FloorResult | null;
+  /** Fresh processes' cost per call, block by block (`warm-up-curve.ts`); absent in older results. */
+  warmUpCurve?: WarmUpCurve | null;
   targets: Target[];
   /** Sections that failed, with why; the rest of the run still reports. */
   failures: Array<{ section: string; error: string }>;
@@ -129,7 +132,8 @@ export function renderMarkdown(r: BenchResults, before?: BenchResults): string {
   const m = r.machine;
   out.push(`# Switchyard benchmark — ${r.label}`, '');
   out.push(`${r.startedAt}, ${r.durationSec} s. ${m.cpus} × ${m.cpuModel}; node ${m.node}, deno ${m.deno}; load average ${m.loadavgAtStart.join(' ')} at start${m.loadavgAtEnd ? `, ${m.loadavgAtEnd.join(' ')} at end` : ''}.`);
-  out.push(`Per variant: ${r.settings.rounds} round(s), round-robin, of ${r.settings.calls} timed sequential calls after ${r.settings.warmup} warm-up calls, pooled; latencies in ms.${r.settings.quick ? ' A `--quick` run: fewer calls and samples, so noisier.' : ''}`, '');
+  const burnt = r.settings.burnIn === undefined ? '' : ` Every gateway process (Switchyard's worker and sidecar, supergateway, mcp-proxy, the floor relays) served ${r.settings.burnIn} echo calls before any of its calls was timed, so that each is measured at its steady state (the warm-up curve, below, shows why).`;
+  out.push(`Per variant: ${r.settings.rounds} round(s), round-robin, of ${r.settings.calls} timed sequential calls after ${r.settings.warmup} warm-up calls, pooled; latencies in ms.${burnt}${r.settings.quick ? ' A `--quick` run: fewer calls and samples, so noisier.' : ''}`, '');
   out.push(
     'A shared two-core machine: other work ran beside this run (see the load average), so read the ratios within this run rather than the absolute times; CPU per call (from /proc) moves less with load than latency does.',
     '',
@@ -156,6 +160,7 @@ export function renderMarkdown(r: BenchResults, before?: BenchResults): string {
     out.push(`| (${v.id}) ${v.label} | ${x(ratio(s.p50, a?.p50))} | ${x(ratio(s.p50, e?.p50))} | ${s.p50} | ${s.p90} | ${s.p99} | ${s.callsPerSec} | ${s.errors} | ${proxy} | ${cpu.server} | ${cpu.client} |`);
   }
 
+  if (r.warmUpCurve) out.push('', ...renderWarmUpCurve(r.warmUpCurve));
   if (r.fleet) out.push('', renderFleet(r.fleet));
 
   if (r.concurrency.length > 0) {

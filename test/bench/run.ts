@@ -12,10 +12,12 @@
  *   npm run bench -- --profile --profile-payload 1048576   # the same with 1 MB echoes
  *   npm run bench -- --profile --profile-variant m         # the same for modern stateless requests
  *
- * Sections: size, hotpath, latency, link, cold, warm, concurrency, floor, scale (memory is sampled at
+ * Sections: size, hotpath, curve, latency, link, cold, warm, concurrency, floor, scale (memory is sampled at
  * the start and inside concurrency). floor: minimal 3- and 4-process relays beside Switchyard and
  * supergateway, in turns, at one session and at each --levels above 1 (`floor.ts`;
- * `npm run bench -- --quick --only floor`). Options: --calls (500) --warmup (50) --rounds (2) per
+ * `npm run bench -- --quick --only floor`). Options: --burn-in (3000) echo calls every gateway
+ * process serves before it is measured (`burn-in.ts`); --curve-blocks (8) of --curve-calls (500)
+ * for the warm-up curve of fresh processes (`warm-up-curve.ts`); --calls (500) --warmup (50) --rounds (2) per
  * latency variant; --levels (1,8,64) and --concurrency-calls (500 per level) for concurrency, Switchyard and
  * supergateway in turn; --cold-samples (7); --warm-samples (5) and --fleet (64) for warm starts;
  * --scale-sessions (1,8,64,256), --scale-payloads (1024,65536,1048576), --scale-calls (400).
@@ -28,6 +30,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { BURN_IN_CALLS } from './burn-in.ts';
 import type { VariantId } from './latency.ts';
 import { LIVE_SECTIONS, measureLive, type LiveResults } from './live.ts';
 import { DENO, installCleanup, ProcessRegistry } from './processes.ts';
@@ -36,13 +39,17 @@ import { evaluateTargets, renderMarkdown, writeResults, type BenchResults } from
 import { measureSize } from './size.ts';
 import { measureHotPath } from './hot-path-run.ts';
 import { measureFleet } from './fleet.ts';
+import { measureWarmUpCurve } from './warm-up-curve.ts';
 
-const SECTIONS = ['size', 'hotpath', 'latency', 'link', 'cold', 'warm', 'concurrency', 'floor', 'scale', 'fleet'] as const;
+const SECTIONS = ['size', 'hotpath', 'curve', 'latency', 'link', 'cold', 'warm', 'concurrency', 'floor', 'scale', 'fleet'] as const;
 
 /** `--quick`: the same sections and targets on fewer calls and samples (noisier, a few minutes). */
 const QUICK: Record<string, string> = {
   calls: '200',
   warmup: '30',
+  'burn-in': '300',
+  'curve-blocks': '4',
+  'curve-calls': '250',
   rounds: '1',
   'concurrency-calls': '200',
   'cold-samples': '3',
@@ -56,6 +63,9 @@ const { values, tokens } = parseArgs({
     label: { type: 'string' },
     calls: { type: 'string', default: '500' },
     warmup: { type: 'string', default: '50' },
+    'burn-in': { type: 'string', default: String(BURN_IN_CALLS) },
+    'curve-blocks': { type: 'string', default: '8' },
+    'curve-calls': { type: 'string', default: '500' },
     rounds: { type: 'string', default: '2' },
     levels: { type: 'string', default: '1,8,64' },
     'concurrency-calls': { type: 'string', default: '500' },
@@ -93,6 +103,7 @@ const settings = {
   quick: values.quick,
   calls: Number(option('calls')),
   warmup: Number(option('warmup')),
+  burnIn: Number(option('burn-in')),
   rounds: Number(option('rounds')),
   levels: numbers(option('levels')),
   concurrencyCalls: Number(option('concurrency-calls')),
@@ -133,6 +144,7 @@ async function main(): Promise<number> {
 
   const size = await section('size', measureSize);
   const hotPath = await section('hotpath', () => measureHotPath(registry, log));
+  const warmUpCurve = await section('curve', () => measureWarmUpCurve(registry, { blocks: Number(option('curve-blocks')), callsPerBlock: Number(option('curve-calls')), log }));
   const hostFleet = await section('fleet', () =>
     measureFleet(registry, { hosts: Number(values['fleet-hosts']), rounds: Number(values['fleet-rounds']), concurrency: Number(values['fleet-concurrency']) }, log));
   const live: LiveResults = LIVE_SECTIONS.some((name) => only.has(name))
@@ -147,6 +159,7 @@ async function main(): Promise<number> {
     ...live,
     size,
     hotPath,
+    warmUpCurve,
     fleet: hostFleet,
     failures,
   };

@@ -62,7 +62,7 @@ type At = Pick<ScalePoint, 'sweep' | 'gateway' | 'workload' | 'sessions' | 'payl
 export async function measureScale(
   registry: ProcessRegistry,
   stack: Stack,
-  options: { sessions: readonly number[]; payloads: readonly number[]; totalCalls: number; log(line: string): void },
+  options: { sessions: readonly number[]; payloads: readonly number[]; totalCalls: number; burnIn: number; log(line: string): void },
 ): Promise<ScaleResult> {
   const proxies = [stack.worker.pid, stack.sidecar.pid];
   const switchyard: Record<ScaleWorkload, LevelTarget> = {
@@ -94,7 +94,7 @@ export async function measureScale(
     const at = { sweep: 'sessions', sessions, payloadBytes: KB } as const;
     // The echo pair first, before server-everything's sessions of this level end and its warm
     // pool refills beside whatever runs next; then the two Switchyard-only rows.
-    await comparePair(registry, { ...at, workload: 'legacy-echo' }, switchyard['legacy-echo'], calls, { guarded, tag, report });
+    await comparePair(registry, { ...at, workload: 'legacy-echo' }, switchyard['legacy-echo'], calls, options.burnIn, { guarded, tag, report });
     for (const workload of ['legacy-everything', 'modern-shared'] as const) await run({ ...at, gateway: 'switchyard', workload }, switchyard[workload], calls);
   }
   for (const bytes of options.payloads) {
@@ -104,20 +104,21 @@ export async function measureScale(
 }
 
 /**
- * Switchyard and supergateway (`--stateful`, a fresh one per level as in concurrency, in front of
- * the same echo command) on the same workload, measured in turns (`inTurns`).
+ * Switchyard and supergateway (`--stateful`, a fresh one per level as in concurrency, burnt in, in
+ * front of the same echo command) on the same workload, measured in turns (`inTurns`).
  */
 async function comparePair(
   registry: ProcessRegistry,
   at: Omit<At, 'gateway'>,
   switchyard: LevelTarget,
   calls: number,
+  burnInCalls: number,
   io: { guarded(at: At): boolean; tag(at: At): string; report(at: At, calls: number, run: LevelRun): void },
 ): Promise<void> {
   const mine = { ...at, gateway: 'switchyard' } as const;
   const theirs = { ...at, gateway: 'supergateway' } as const;
   if (!io.guarded(mine) || !io.guarded(theirs)) return;
-  const gateway = await startSupergateway(registry, `${RAW_ECHO.command} ${RAW_ECHO.args.join(' ')}`);
+  const gateway = await startSupergateway(registry, burnInCalls, `${RAW_ECHO.command} ${RAW_ECHO.args.join(' ')}`);
   try {
     const { callsPerSession, runs } = await inTurns({ switchyard, supergateway: { url: gateway.url, proxies: [gateway.process.pid] } }, at.sessions, calls, { tag: io.tag(mine), payload: ' ' + 'x'.repeat(at.payloadBytes) });
     io.report(mine, callsPerSession, runs.switchyard);
