@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FloorConcurrencyRow, FloorResult, FloorSide, FloorVariantId } from './floor.ts';
-import { compareToFloors, distanceFromFloor, floorVerdict, renderFloor } from './floor-report.ts';
+import { compareToFloors, distanceFromFloor, floorVerdict, renderFloor, restatedTargets } from './floor-report.ts';
 import type { LatencySummary } from './stats.ts';
 
 const summary = (p50: number, p99: number, callsPerSec = 0): LatencySummary => ({ calls: 100, errors: 0, p50, p90: p50, p99, mean: p50, max: p99, callsPerSec });
@@ -93,5 +93,30 @@ describe('the targets against the floor', () => {
     expect(text).toContain('| 4-process floor (Deno.serve → WebSocket → Node relay → stdio) | 64 | 20 | 800 | 4× |');
     expect(text).toContain('| p50 at one session ≤ 0.5× | 1× | 0.45× (Deno) | 0.6× |');
     expect(text).toContain('| calls/s at 64 sessions ≥ 3× | 3× | 5× (Node) | 4× |');
+  });
+});
+
+describe('the targets restated against the floor of Switchyard\'s shape', () => {
+  const restated = restatedTargets(result);
+  const of = (what: string) => restated.find((t) => t.what.startsWith(what))!;
+
+  it('holds latency and CPU to 1.3× the 4-process relay', () => {
+    // b 4 ms vs floor4 2.4 ms; p99 12 vs 8; CPU 1800 vs 900.
+    expect(of('echo p50')).toMatchObject({ switchyard: 4, floor: 2.4, ratio: 1.67, met: false });
+    expect(of('echo p99')).toMatchObject({ ratio: 1.5, met: false });
+    expect(of('proxy CPU')).toMatchObject({ switchyard: 1800, floor: 900, ratio: 2, met: false });
+  });
+
+  it('holds calls/s at each level to at least 1/1.3 of the relay', () => {
+    // 400 vs 1000 at 8 sessions: 0.4×; 600 vs 800 at 64: 0.75×, under 0.77.
+    expect(of('calls/s at 8 ')).toMatchObject({ ratio: 0.4, met: false });
+    expect(of('calls/s at 64 ')).toMatchObject({ ratio: 0.75, met: false });
+    const near: FloorResult = { ...result, concurrency: result.concurrency.map((c) => (c.side === 'switchyard' && c.sessions === 64 ? level('switchyard', 64, 620) : c)) };
+    expect(restatedTargets(near).find((t) => t.what.startsWith('calls/s at 64 '))).toMatchObject({ ratio: 0.78, met: true });
+  });
+
+  it('leaves a target unjudged when the floor was not measured', () => {
+    const noFloor: FloorResult = { ...result, latency: result.latency.filter((v) => v.id !== 'floor4') };
+    expect(restatedTargets(noFloor).find((t) => t.what.startsWith('echo p50'))).toMatchObject({ ratio: null, met: null });
   });
 });

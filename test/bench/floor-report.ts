@@ -112,6 +112,45 @@ export function renderFloor(r: FloorResult): string[] {
   return out;
 }
 
+/** How far Switchyard may be from the minimal relay of its own shape under the restated targets. */
+export const FLOOR_SLACK = 1.3;
+
+export interface RestatedTarget {
+  what: string;
+  unit: 'ms' | 'µs' | 'calls/s';
+  /** Switchyard's figure, the 4-process floor's, and Switchyard ÷ floor. */
+  switchyard: number | undefined;
+  floor: number | undefined;
+  ratio: number | null;
+  met: boolean | null;
+}
+
+/**
+ * The issue's ratio targets restated against the floor of Switchyard's own shape (the minimal
+ * 4-process relay, measured in the same turns): p50, p99 and proxy CPU at most `FLOOR_SLACK`×
+ * the relay's, calls/s at each level at least 1/`FLOOR_SLACK` of its. Ratios to supergateway
+ * ask for more than any gateway of that shape does here (`compareToFloors`); these ask how much
+ * Switchyard's real work (auth, sessions, trust, audit, validation) costs over a relay that does
+ * none of it.
+ */
+export function restatedTargets(r: FloorResult): RestatedTarget[] {
+  const lat = (id: FloorVariantId) => r.latency.find((v) => v.id === id);
+  const conc = (side: FloorSide, sessions: number) => r.concurrency.find((c) => c.side === side && c.sessions === sessions)?.summary.callsPerSec;
+  const row = (what: string, unit: RestatedTarget['unit'], switchyard: number | undefined, floor: number | undefined, direction: 'at-most' | 'at-least'): RestatedTarget => {
+    const q = ratio(switchyard, floor);
+    return { what, unit, switchyard, floor, ratio: q, met: q === null ? null : direction === 'at-most' ? q <= FLOOR_SLACK : q >= Math.round((1 / FLOOR_SLACK) * 100) / 100 };
+  };
+  const rows = [
+    row(`echo p50 at one session ≤ ${FLOOR_SLACK}× the 4-process floor's`, 'ms', lat('b')?.summary.p50, lat('floor4')?.summary.p50, 'at-most'),
+    row(`echo p99 at one session ≤ ${FLOOR_SLACK}× the 4-process floor's`, 'ms', lat('b')?.summary.p99, lat('floor4')?.summary.p99, 'at-most'),
+    row(`proxy CPU per echo ≤ ${FLOOR_SLACK}× the 4-process floor's`, 'µs', lat('b')?.cpuUsPerCall.proxy, lat('floor4')?.cpuUsPerCall.proxy, 'at-most'),
+  ];
+  for (const sessions of [...new Set(r.concurrency.map((c) => c.sessions))].sort((a, b) => a - b)) {
+    rows.push(row(`calls/s at ${sessions} sessions ≥ 1/${FLOOR_SLACK} of the 4-process floor's`, 'calls/s', conc('switchyard', sessions), conc('floor4', sessions), 'at-least'));
+  }
+  return rows;
+}
+
 /** Each gateway ÷ the floor of its own shape, for p50, proxy CPU and calls/s at each level. */
 export function distanceFromFloor(r: FloorResult): { switchyard: string; supergateway: string } {
   const lat = (id: FloorVariantId) => r.latency.find((v) => v.id === id);
