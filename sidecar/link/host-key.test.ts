@@ -2,9 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LocalError } from '../../shared/errors.ts';
-import { createNonce, importPublicKey, parsePublicKey, verifyLinkProof } from '../../shared/link/link-identity.ts';
+import { createNonce, importPublicKey, parsePublicKey, signLinkProof, verifyLinkProof } from '../../shared/link/link-identity.ts';
+import { ed25519Pkcs8 } from './ed25519-seed.ts';
 import { createHostKey, loadHostKey, loadOrCreateHostKey } from './host-key.ts';
 
 const dirs: string[] = [];
@@ -35,11 +36,39 @@ describe('host key', () => {
     expect(await verifyLinkProof(await importPublicKey(parsePublicKey(created.publicKey)), fields, await loaded.sign(fields))).toBe(true);
   });
 
-  it('is what openssl reads: the same public key', async () => {
+  it('is what openssl reads: the same public key, and the same PEM written back', async () => {
     const path = join(scratch(), 'host.key');
     const key = await createHostKey(path);
     const der = execFileSync('openssl', ['pkey', '-in', path, '-pubout', '-outform', 'DER']);
     expect(new Uint8Array(der.subarray(der.length - 32))).toEqual(parsePublicKey(key.publicKey));
+    // openssl re-encodes what it parsed: the file is standard PKCS#8 PEM, byte for byte.
+    expect(execFileSync('openssl', ['pkey', '-in', path], { encoding: 'utf8' })).toBe(readFileSync(path, 'utf8'));
+  });
+
+  it('is made from a seed drawn from crypto.getRandomValues, not by a key-generation job (which can hang Node 20)', async () => {
+    const seed = new Uint8Array(32).map((_, i) => i * 7 + 1);
+    const random = vi.spyOn(crypto, 'getRandomValues').mockImplementationOnce(<T extends ArrayBufferView | null>(array: T): T => {
+      (array as unknown as Uint8Array).set(seed);
+      return array;
+    });
+    const generate = vi.spyOn(crypto.subtle, 'generateKey');
+    try {
+      const path = join(scratch(), 'host.key');
+      const created = await createHostKey(path);
+      expect(generate).not.toHaveBeenCalled();
+      expect(random).toHaveBeenCalledTimes(1);
+      const der = ed25519Pkcs8(seed);
+      expect(readFileSync(path, 'utf8')).toBe(`-----BEGIN PRIVATE KEY-----\n${Buffer.from(der).toString('base64')}\n-----END PRIVATE KEY-----\n`);
+      // That seed's key signs, and the worker verifies with the public key printed for it.
+      const fields = { origin: 'yard.example.com', entityId: 'alice-laptop', nonce: createNonce() };
+      const signer = await crypto.subtle.importKey('pkcs8', der, { name: 'Ed25519' }, false, ['sign']);
+      const printed = await importPublicKey(parsePublicKey(created.publicKey));
+      expect(await verifyLinkProof(printed, fields, await signLinkProof(signer, fields))).toBe(true);
+      expect(await verifyLinkProof(printed, fields, await created.sign(fields))).toBe(true);
+    } finally {
+      random.mockRestore();
+      generate.mockRestore();
+    }
   });
 
   it('never overwrites an existing key; loadOrCreate keeps it', async () => {

@@ -13,6 +13,7 @@
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { LocalError } from '../../shared/errors.ts';
 import { formatPublicKey, signLinkProof, type LinkProofFields } from '../../shared/link/link-identity.ts';
+import { randomEd25519Pkcs8 } from './ed25519-seed.ts';
 
 export const DEFAULT_KEY_FILE = 'host.key';
 
@@ -45,10 +46,12 @@ export async function loadHostKey(path: string): Promise<HostKey> {
   return fromPkcs8(path, pemToDer(path, text));
 }
 
-/** Generates a new key and writes it to `path` (0600); never replaces an existing file. */
+/**
+ * Makes a new key from a random seed (`ed25519-seed.ts`: no key-generation job, which can hang
+ * Node 20) and writes it to `path` (0600); never replaces an existing file.
+ */
 export async function createHostKey(path: string): Promise<HostKey> {
-  const pair = (await crypto.subtle.generateKey(ED25519, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const der = new Uint8Array(await crypto.subtle.exportKey('pkcs8', pair.privateKey));
+  const der = randomEd25519Pkcs8();
   try {
     writeFileSync(path, derToPem(der), { mode: 0o600, flag: 'wx' });
   } catch (error) {
