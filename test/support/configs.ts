@@ -13,6 +13,7 @@ import { createHash, createPrivateKey, createPublicKey, randomBytes } from 'node
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { formatPublicKey, signLinkProof, type LinkProofFields } from '../../shared/link/link-identity.ts';
+import { randomEd25519Pkcs8 } from '../../sidecar/link/ed25519-seed.ts';
 
 /** A stdio (`command`) or HTTP (`url`) server entry, as in an mcp.json. */
 export type ServerEntry = { command: string; args?: string[]; env?: Record<string, string>; cwd?: string } | { url: string; headers?: Record<string, string> };
@@ -31,17 +32,9 @@ const sha256Hex = (text: string): string => createHash('sha256').update(text).di
 /** A random credential, recognisable in logs by its prefix. */
 export const randomCredential = (what: string): string => `res-${what}-${randomBytes(12).toString('hex')}`;
 
-/** PKCS#8 DER of an Ed25519 private key: this prefix, then its 32-byte seed (RFC 8410 §7). */
-const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-
-/**
- * A fresh key pair for host `entityId`, made from a random seed. Not `generateKeyPairSync`: in
- * Node 20 a garbage-collected key generation job locks its key's mutex in its destructor, and a
- * GC that ran inside that key's JWK export (which holds the mutex) deadlocked the process; the
- * bench's fleet, which makes 1,000 keys, hung so for good.
- */
+/** A fresh key pair for host `entityId`, made from a random seed as the sidecar makes its own (`ed25519-seed.ts` says why). */
 export function hostCredential(entityId: string): HostCredential {
-  const privateKey = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, randomBytes(32)]), format: 'der', type: 'pkcs8' });
+  const privateKey = createPrivateKey({ key: Buffer.from(randomEd25519Pkcs8()), format: 'der', type: 'pkcs8' });
   const { x } = createPublicKey(privateKey).export({ format: 'jwk' });
   return { entityId, privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), publicKey: formatPublicKey(new Uint8Array(Buffer.from(x ?? '', 'base64url'))) };
 }
