@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ed25519Pkcs8, randomEd25519Pkcs8 } from './ed25519-seed.ts';
 
@@ -26,5 +28,26 @@ describe('an Ed25519 key from its seed', () => {
 
   it('is a new key each time when the seed is random', () => {
     expect(hex(randomEd25519Pkcs8())).not.toBe(hex(randomEd25519Pkcs8()));
+  });
+});
+
+// A key-generation job can hang Node 20 (ed25519-seed.ts): the sidecar and the CLI make every key from random bytes.
+describe('the sidecar and the CLI run no key-generation job', () => {
+  const ROOT = join(import.meta.dirname, '..', '..');
+  const GENERATES = /\bgenerateKey(?:Pair)?(?:Sync)?\s*\(/;
+
+  it('calls neither WebCrypto generateKey nor node:crypto generateKey* outside tests', () => {
+    const offenders = ['sidecar', 'cli'].flatMap((dir) =>
+      (readdirSync(join(ROOT, dir), { recursive: true }) as string[])
+        .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
+        .map((file) => join(dir, file))
+        .filter((file) => GENERATES.test(readFileSync(join(ROOT, file), 'utf8'))),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('tells a call from a mention', () => {
+    for (const call of ['crypto.subtle.generateKey({ name: "Ed25519" }', 'generateKeyPairSync("ed25519")', 'await generateKeyPair (', 'generateKeySync("hmac"']) expect(GENERATES.test(call), call).toBe(true);
+    for (const mention of ['WebCrypto `generateKey`', 'a generateKeyJob', 'importKey(']) expect(GENERATES.test(mention), mention).toBe(false);
   });
 });

@@ -60,7 +60,8 @@ export class RequestStateCodec {
   }
 
   static async create(options: RequestStateCodecOptions = {}): Promise<RequestStateCodec> {
-    const key = options.key ?? (await crypto.subtle.generateKey({ name: 'HMAC', hash: 'SHA-256', length: 256 }, false, ['sign', 'verify']));
+    // Imported from random bytes, not generated: the sidecar runs no key-generation job (`../../link/ed25519-seed.ts`).
+    const key = options.key ?? (await crypto.subtle.importKey('raw', crypto.getRandomValues(new Uint8Array(32)), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']));
     return new RequestStateCodec(key, options.now ?? Date.now);
   }
 
