@@ -8,7 +8,7 @@
  * backend cannot close descriptors, refused; then its own inheritable descriptors again, and it
  * writes a line to fd 40 to show the parent's pipe still works.
  */
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readlinkSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WireError } from '../../shared/errors.ts';
@@ -16,29 +16,9 @@ import { ProcessExecutor, type ContainedLaunch } from '../../sidecar/process/pro
 import { inheritableDescriptors } from '../../sidecar/process/inherited-fds.ts';
 import { bubblewrapProbe, compileContainment, userModeNetworkProbe } from '../../sidecar/sandbox/index.ts';
 import { NEUTRAL_PROFILE, type NetworkCapability } from '../../sidecar/trust/effective-profile.ts';
+import { childrenOf, descriptorsOf, fdListingStandIn, standInRuns } from '../support/descriptors.ts';
 
 const SLEEP = '/usr/bin/sleep';
-
-/** Each descriptor of `pid` with what it points to. */
-function fdsOf(pid: number): Record<number, string> {
-  const found: Record<number, string> = {};
-  for (const entry of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      found[Number(entry)] = readlinkSync(`/proc/${pid}/fd/${entry}`);
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return found;
-}
-
-function childrenOf(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
 
 /** The process named `comm` below `pid` (itself, or a descendant, inside the sandbox or beside it). */
 function find(pid: number, comm: string): number | undefined {
@@ -64,22 +44,14 @@ async function policyFor(dir: string, network: NetworkCapability[]): Promise<Con
 
 /**
  * What each of the sidecar's short-lived helpers holds: the real bubblewrap and slirp4netns
- * probes, run on stand-ins that list their own descriptors into a file beside themselves (and
- * print what the real ones would).
+ * probes, run on stand-ins that list their own descriptors (and print what the real ones would).
  */
-async function probed(dir: string): Promise<Record<string, { available: boolean; fds: Record<number, string> }>> {
-  const standIn = (name: string, stdout: string): string => {
-    const file = join(dir, name);
-    writeFileSync(file, `#!/bin/sh\nfor f in /proc/$$/fd/*; do printf '%s %s\\n' "\${f##*/}" "$(readlink "$f")"; done > "$0.fds"\necho '${stdout}'\n`, { mode: 0o755 });
-    return file;
-  };
-  const listed = (file: string): Record<number, string> =>
-    Object.fromEntries(readFileSync(`${file}.fds`, 'utf8').trim().split('\n').map((line) => [Number(line.split(' ')[0]), line.slice(line.indexOf(' ') + 1)]));
-  const bwrap = standIn('bwrap', 'ok');
-  const slirp = standIn('slirp4netns', 'slirp4netns version 1.2.0');
+async function probed(dir: string): Promise<Record<string, { available: boolean; runs: Record<number, string>[] }>> {
+  const bwrap = fdListingStandIn(dir, 'bwrap', 'ok');
+  const slirp = fdListingStandIn(dir, 'slirp4netns', 'slirp4netns version 1.2.0');
   const bwrapProbe = await bubblewrapProbe(bwrap)();
   const slirpProbe = await userModeNetworkProbe(slirp)();
-  return { bwrap: { available: bwrapProbe.available, fds: listed(bwrap) }, slirp4netns: { available: slirpProbe.available, fds: listed(slirp) } };
+  return { bwrap: { available: bwrapProbe.available, runs: standInRuns(bwrap) }, slirp4netns: { available: slirpProbe.available, runs: standInRuns(slirp) } };
 }
 
 async function main(): Promise<void> {
@@ -100,13 +72,13 @@ async function main(): Promise<void> {
     // (bwrap's own), so a read at that instant can show one that is about to go. Poll until only
     // 0-2 and /dev/null remain, within a bound: a descriptor that really leaked never goes, and is reported.
     const settled = (fds: Record<number, string>) => Object.entries(fds).every(([fd, target]) => Number(fd) <= 2 || target === '/dev/null');
-    let serverFds = server === undefined ? null : fdsOf(server);
+    let serverFds = server === undefined ? null : descriptorsOf(server);
     for (let i = 0; i < 200 && serverFds !== null && !settled(serverFds); i++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
-      serverFds = fdsOf(server!);
+      serverFds = descriptorsOf(server!);
     }
     const helper = network?.includes('internet-client') ? find(process.pid, 'slirp4netns') : undefined;
-    results[name] = { server: serverFds, tool: policy === null ? null : fdsOf(handle.pid), helper: helper === undefined ? null : fdsOf(helper) };
+    results[name] = { server: serverFds, tool: policy === null ? null : descriptorsOf(handle.pid), helper: helper === undefined ? null : descriptorsOf(helper) };
     await handle.dispose(0);
   }
   // A backend that cannot close descriptors in its sandbox takes no launch while there are any.
