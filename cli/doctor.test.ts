@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentEntry, hostCredential, type SidecarDirSpec, workerHostEntry, writeSidecarDir } from '../test/support/configs.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
+import { fdListingStandIn, standInRuns, STRAYS, strayStdio } from '../test/support/descriptors.ts';
 import { freePort, ProcessSet } from '../test/support/processes.ts';
 import { startWorkerProcess, type WorkerProcess } from '../test/support/worker-process.ts';
 import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
@@ -52,6 +53,31 @@ describe('switchyard doctor', () => {
       expect(probed.available).toBe(false);
       expect(byName['bubblewrap usable']).toMatchObject({ ok: false, detail: probed.available ? '' : probed.message });
       expect(byName['bubblewrap usable']?.detail).toContain('No permissions to create new namespace');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('runs its probes and version checks with none of the descriptors it inherited', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-doctor-fds-'));
+    try {
+      const bwrap = fdListingStandIn(dir, 'bwrap', 'bubblewrap 0.0-stand-in');
+      const slirp = fdListingStandIn(dir, 'slirp4netns', 'slirp4netns version 1.2.0');
+      const deno = fdListingStandIn(dir, 'deno', 'deno 0.0.0-stand-in');
+      const child = spawn(process.execPath, [BIN, 'doctor'], { stdio: strayStdio(), env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, SWITCHYARD_DENO: deno, SWITCHYARD_FROM_SOURCE: '1' } });
+      let stdout = '';
+      let stderr = '';
+      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      await new Promise((resolve) => child.once('close', resolve));
+      expect(stdout, stderr).toContain(`ok   bubblewrap present: bubblewrap 0.0-stand-in (${bwrap})`);
+      expect(stdout).toContain(`ok   slirp4netns present: slirp4netns version 1.2.0 (${slirp})`);
+      expect(stdout).toContain('ok   deno found: deno 0.0.0-stand-in');
+      // The probes ran each tool, and so did each `--version`: every run held /dev/null where doctor held a stray pipe.
+      for (const [tool, runs] of [bwrap, slirp, deno].map((file) => [file, standInRuns(file)] as const)) {
+        expect(runs.length, tool).toBeGreaterThan(0);
+        for (const fds of runs) for (const fd of STRAYS) expect(fds[fd], `${tool}: fd ${fd}`).toBe('/dev/null');
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

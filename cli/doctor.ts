@@ -3,8 +3,8 @@
  *
  * @module
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { type HelperResult, runHelper } from '../sidecar/process/masked-spawn.ts';
 import { bubblewrapExecutable, bubblewrapProbe, userModeNetworkExecutable, userModeNetworkProbe } from '../sidecar/sandbox/index.ts';
 import { denoBinaryPath } from './deno-binary.ts';
 
@@ -16,14 +16,20 @@ export interface DoctorCheck {
   fix?: string;
 }
 
-function run(file: string, args: string[]): { ok: boolean; out: string } {
+/**
+ * A tool's `--version`, through the sidecar's masked spawn so that no descriptor doctor inherited
+ * reaches it: its stdout when it exits 0; else its stderr, the errno, or what failed, in the
+ * words the report has always used (`ETIMEDOUT`, `Command failed: …`, as `execFileSync` put them).
+ */
+async function run(file: string, args: string[]): Promise<{ ok: boolean; out: string }> {
+  let result: HelperResult;
   try {
-    const out = execFileSync(file, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 10_000 });
-    return { ok: true, out: out.trim() };
+    result = await runHelper(file, args, { timeoutMs: 10_000 });
   } catch (error) {
-    const e = error as { stderr?: string; code?: string; message: string };
-    return { ok: false, out: (e.stderr ?? '').toString().trim() || e.code || e.message };
+    return { ok: false, out: (error as Error).message }; // the spawn was refused: doctor's descriptors could not be listed
   }
+  if (result.ok) return { ok: true, out: result.stdout.trim() };
+  return { ok: false, out: result.stderr.trim() || (result.timedOut ? 'ETIMEDOUT' : result.errno) || `Command failed: ${[file, ...args].join(' ')}` };
 }
 
 function readNumber(path: string): number | null {
@@ -41,7 +47,7 @@ export async function runDoctor(options: { worker?: string; bwrap?: string; slir
   const bwrap = bubblewrapExecutable(options.bwrap);
   const availability = await bubblewrapProbe(bwrap)();
   const present = availability.available || availability.problem !== 'missing';
-  const version = present ? run(bwrap, ['--version']) : undefined;
+  const version = present ? await run(bwrap, ['--version']) : undefined;
   checks.push(
     present
       ? { name: 'bubblewrap present', ok: true, detail: version?.ok ? `${version.out} (${bwrap})` : bwrap }
@@ -71,7 +77,7 @@ export async function runDoctor(options: { worker?: string; bwrap?: string; slir
     // The same probe a contained launch under "internet-client" asks, so the two never disagree.
     const slirp = userModeNetworkExecutable(options.slirp4netns);
     const network = await userModeNetworkProbe(slirp)();
-    const version = network.available ? run(slirp, ['--version']) : undefined;
+    const version = network.available ? await run(slirp, ['--version']) : undefined;
     checks.push(
       network.available
         ? { name: 'slirp4netns present', ok: true, detail: `${version?.ok ? version.out.split('\n')[0] : 'slirp4netns'} (${slirp}); "internet-client" sandboxes get user-mode networking` }
@@ -85,7 +91,7 @@ export async function runDoctor(options: { worker?: string; bwrap?: string; slir
   }
   if (options.deno !== false) try {
     const deno = denoBinaryPath();
-    const v = run(deno, ['--version']);
+    const v = await run(deno, ['--version']);
     checks.push(v.ok ? { name: 'deno found', ok: true, detail: v.out.split('\n')[0] ?? deno } : { name: 'deno found', ok: false, detail: v.out, fix: 'Reinstall: npm ci' });
   } catch (error) {
     checks.push({ name: 'deno found', ok: false, detail: (error as Error).message, fix: 'Run: npm install' });
