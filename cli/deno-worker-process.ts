@@ -5,10 +5,11 @@
  *
  * @module
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { LocalError } from '../shared/errors.ts';
+import { spawnMasked } from '../sidecar/process/masked-spawn.ts';
 import { denoBinaryPath, packageRoot } from './deno-binary.ts';
 
 export interface DenoWorkerProcess {
@@ -50,19 +51,25 @@ export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerP
     ...(fromSource ? [`--config=${join(root, 'deno.json')}`] : ['--no-config']),
     entry,
   ];
-  const child = spawn(denoBinaryPath(), args, {
-    cwd: root,
-    env: {
-      ...process.env,
-      ...options.env,
-      SWITCHYARD_WORKER_CONFIG_FILE: options.configFile,
-      ...(options.stateDir !== undefined ? { SWITCHYARD_STATE_DIR: options.stateDir } : {}),
-      HOST: options.host ?? '127.0.0.1',
-      PORT: String(options.port ?? 8787),
-      NO_COLOR: '1',
-    },
-    stdio: ['ignore', 'pipe', options.stderr ?? 'inherit'],
-  });
+  let child: ChildProcess;
+  try {
+    // Masked: a descriptor this process inherited (a shell's stray pipe) must not stay open in Deno for the worker's life.
+    child = spawnMasked(denoBinaryPath(), args, {
+      cwd: root,
+      env: {
+        ...process.env,
+        ...options.env,
+        SWITCHYARD_WORKER_CONFIG_FILE: options.configFile,
+        ...(options.stateDir !== undefined ? { SWITCHYARD_STATE_DIR: options.stateDir } : {}),
+        HOST: options.host ?? '127.0.0.1',
+        PORT: String(options.port ?? 8787),
+        NO_COLOR: '1',
+      },
+      stdio: ['ignore', 'pipe', options.stderr ?? 'inherit'],
+    });
+  } catch (error) {
+    return Promise.reject(error);
+  }
   const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
   const stop = async (graceMs = 5_000): Promise<number> => {
     if (child.exitCode === null && child.signalCode === null) {

@@ -1,10 +1,11 @@
 /**
- * The one `spawn` of the sidecar: every process it starts (a server, bwrap, slirp4netns, a
- * probe's `bwrap … true` or `slirp4netns --version`, Windows' `taskkill`) goes through here, so
- * none inherits what the sidecar holds without close-on-exec (DESIGN §5: no stray descriptors).
- * The list is read in the same synchronous step as the spawn and masked in the child
- * (`inherited-fds.ts`); a list that cannot be read refuses the spawn. `masked-spawn.test.ts`
- * checks that nothing else in `sidecar/` imports a spawning function of `node:child_process`.
+ * The one `spawn` of the sidecar and the CLI: every process they start (a server, bwrap,
+ * slirp4netns, a probe's `bwrap … true` or `slirp4netns --version`, Windows' `taskkill`, the
+ * CLI's Deno worker and doctor's `--version` runs) goes through here, so none inherits what the
+ * parent holds without close-on-exec (DESIGN §5: no stray descriptors). The list is read in the
+ * same synchronous step as the spawn and masked in the child (`inherited-fds.ts`); a list that
+ * cannot be read refuses the spawn. `masked-spawn.test.ts` checks that nothing else in `sidecar/`
+ * or `cli/` imports a spawning function of `node:child_process`.
  *
  * @module
  */
