@@ -1,0 +1,53 @@
+/**
+ * The loopback wait (`sandbox-loopback.ts`) reads `/proc/PID/net/fib_trie` of the sandbox's PID 1
+ * from outside the sandbox. Workstations run the sidecar as an ordinary user, while everything
+ * else here runs as root, which may read anything; so the runner does it as a user other than
+ * root (a uid with no account, under `setpriv`, when this suite runs as root; itself otherwise).
+ * The table is readable there too (the namespace's `/proc/PID/net` files are 0444 and the kernel
+ * makes no ptrace check on `/proc/PID/net`), so the wait sees the address come up.
+ */
+import { execFile } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { REPO } from '../support/paths.ts';
+
+const SETPRIV = '/usr/bin/setpriv';
+const root = process.getuid?.() === 0;
+
+/** A uid no account has: nothing it writes belongs to anyone, and it holds no group. */
+function unusedUid(): number {
+  const taken = new Set(readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => Number(line.split(':')[2])));
+  let uid = 61_000;
+  while (taken.has(uid)) uid++;
+  return uid;
+}
+
+const readNumber = (path: string): number | null => (existsSync(path) ? Number(readFileSync(path, 'utf8').trim()) : null);
+/** What `switchyard doctor` checks: whether a user other than root may create user namespaces (bwrap's need). */
+const unprivilegedUserNamespaces =
+  readNumber('/proc/sys/user/max_user_namespaces') !== 0 && readNumber('/proc/sys/kernel/unprivileged_userns_clone') !== 0 && readNumber('/proc/sys/kernel/apparmor_restrict_unprivileged_userns') !== 1;
+
+const uid = unusedUid();
+const home = mkdtempSync(join(tmpdir(), 'sy-loopback-user-home-'));
+if (root) chownSync(home, uid, uid);
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+// Skipped off Linux, without bwrap, where only root may create user namespaces (no
+// sidecar runs contained as a user there), and as root without setpriv to become another user.
+const runs = process.platform === 'linux' && existsSync('/usr/bin/bwrap') && unprivilegedUserNamespaces && (!root || existsSync(SETPRIV));
+
+describe.runIf(runs)('the sandbox loopback wait, as a user other than root', () => {
+  it("reads the routing table of that user's sandbox from outside it, and sees 127.0.0.1 come up", async () => {
+    const node = [process.execPath, '--import', 'tsx', join(REPO, 'test/sandbox/loopback-as-user-runner.ts')];
+    const [file, ...args] = root ? [SETPRIV, `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...node] : node;
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home, TSX_DISABLE_CACHE: '1' };
+    const { stdout } = await promisify(execFile)(file!, args, { cwd: REPO, env });
+    const result = JSON.parse(stdout) as { uid: number; wait: string; bwrapExit: number };
+    expect(result.uid).not.toBe(0);
+    if (root) expect(result.uid).toBe(uid);
+    expect(result).toMatchObject({ wait: 'up', bwrapExit: 0 });
+  });
+});
