@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { closeSync } from 'node:fs';
 import type { SandboxDescriptor, SandboxReadiness, SpawnedSandbox } from '../../process/contained-launch.ts';
 import { type DescriptorMask, maskInheritableDescriptors } from '../../process/inherited-fds.ts';
 import type { BubblewrapPolicy, BubblewrapPolicyFields } from '../containment-policy.ts';
@@ -21,7 +22,7 @@ import { whenLoopbackAddressed } from './sandbox-loopback.ts';
 import { bubblewrapPolicy } from './bubblewrap.ts';
 import { bubblewrapProbe } from './bubblewrap-probe.ts';
 import { openGrantSources } from './grant-descriptors.ts';
-import { startUserModeNetwork, USER_MODE_RESOLV_CONF } from './user-mode-network.ts';
+import { openSandboxUserNamespace, startUserModeNetwork, USER_MODE_RESOLV_CONF } from './user-mode-network.ts';
 
 /**
  * bwrap passes every descriptor it does not use itself on to the command, and has no option to
@@ -54,23 +55,29 @@ async function finishSetup(policy: BubblewrapPolicyFields, sandbox: SpawnedSandb
   if (status === null || status === undefined) return null;
   const pid = await readChildPid(status);
   if (pid === null || policy.network !== 'internet-client') return pid;
-  const block = layout.block === undefined ? undefined : sandbox.descriptors[layout.block - 3];
-  if (policy.userModeNetwork === undefined || block === null || block === undefined) {
-    sandbox.kill();
-    return null;
-  }
-  // slirp4netns brings `lo` up first thing; before bwrap has addressed it, that fails bwrap's own setup (sandbox-loopback.ts).
-  const loopback = await whenLoopbackAddressed(pid);
-  if (loopback === 'gone') return null; // bwrap failed during setup: its exit says why
-  if (loopback === 'unknown') sandbox.log.warn('Cannot tell whether bwrap has set up the sandbox loopback: starting its network anyway', { pid });
+  // At once, in the same tick as the PID: a sidecar that is not root configures the network from there (user-mode-network.ts).
+  const userNamespace = process.getuid?.() === 0 ? undefined : openSandboxUserNamespace(pid);
   try {
-    await startUserModeNetwork({ executable: policy.userModeNetwork, sandboxPid: pid, sandboxExited: sandbox.exited, log: sandbox.log });
-  } catch (error) {
-    sandbox.kill();
-    throw error;
+    const block = layout.block === undefined ? undefined : sandbox.descriptors[layout.block - 3];
+    if (policy.userModeNetwork === undefined || block === null || block === undefined) {
+      sandbox.kill();
+      return null;
+    }
+    // slirp4netns brings `lo` up first thing; before bwrap has addressed it, that fails bwrap's own setup (sandbox-loopback.ts).
+    const loopback = await whenLoopbackAddressed(pid);
+    if (loopback === 'gone') return null; // bwrap failed during setup: its exit says why
+    if (loopback === 'unknown') sandbox.log.warn('Cannot tell whether bwrap has set up the sandbox loopback: starting its network anyway', { pid });
+    try {
+      await startUserModeNetwork({ executable: policy.userModeNetwork, sandboxPid: pid, sandboxExited: sandbox.exited, log: sandbox.log, ...(userNamespace !== undefined ? { userNamespace } : {}) });
+    } catch (error) {
+      sandbox.kill();
+      throw error;
+    }
+    block.end('1');
+    return pid;
+  } finally {
+    if (userNamespace !== undefined) closeSync(userNamespace);
   }
-  block.end('1');
-  return pid;
 }
 
 export const bubblewrapBackend: SandboxBackend<BubblewrapPolicyFields> = {

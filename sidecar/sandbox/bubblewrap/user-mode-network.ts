@@ -21,16 +21,23 @@
  *
  * Joining the namespace: a root sidecar joins it by path without entering the sandbox's user
  * namespace. bwrap's `--disable-userns` moves the sandbox into a nested user namespace during
- * setup, and a slirp4netns that joined that one could no longer enter the network namespace
- * (owned by the outer one). A sidecar that is not root has to enter the sandbox's user
- * namespace to configure its network; it does so at once, and if bwrap has nested it first the
- * launch fails closed (`launch-failed`), never without the policy.
+ * setup, before it waits on its block fd, and a slirp4netns that joined that one could no longer
+ * enter the network namespace (owned by the outer one). A sidecar that is not root has to be in
+ * the outer one to configure the network, so the backend opens PID 1's user namespace as soon as
+ * bwrap reports the PID ({@link openSandboxUserNamespace}), before bwrap gets that far, and
+ * slirp4netns runs inside it (`nsenter --user=/proc/self/fd/5 --preserve-credentials`), where this
+ * user is root: it then joins the network namespace by path as a root sidecar does. (slirp4netns's
+ * own `--userns-path` cannot serve: started after the loopback is up, it found the nested
+ * namespace, and with `--netns-type path` its `--enable-sandbox` step enters no user namespace
+ * and fails on `setegid(0)`.) Had bwrap nested first, slirp4netns cannot join the network and
+ * the launch fails closed (`launch-failed`), never without the policy.
  *
  * slirp4netns ends with the sandbox: the sidecar closes its exit fd and signals it when bwrap
  * exits, and the exit fd also closes when the sidecar itself dies, so none is left behind.
  *
  * @module
  */
+import { openSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
@@ -44,6 +51,8 @@ export const USER_MODE_NAMESERVER = '10.0.2.3';
 export const USER_MODE_RESOLV_CONF = `# written by switchyard: slirp4netns relays DNS to the host's resolver\nnameserver ${USER_MODE_NAMESERVER}\n`;
 
 const FALLBACK = '/usr/bin/slirp4netns';
+/** util-linux's, on every Linux host bubblewrap runs on. */
+const NSENTER = '/usr/bin/nsenter';
 /** How long slirp4netns may take to configure the namespace before the launch fails. */
 const READY_TIMEOUT_MS = 10_000;
 const STDERR_BYTES = 4096;
@@ -95,9 +104,26 @@ export interface UserModeNetworkRequest {
   readonly executable: string;
   /** The sandbox's PID 1 as the host sees it (bwrap's `child-pid`). */
   readonly sandboxPid: number;
+  /** For a sidecar that is not root: PID 1's first user namespace ({@link openSandboxUserNamespace}), which slirp4netns runs in. */
+  readonly userNamespace?: number;
   /** Settles when the sandbox is gone: slirp4netns ends then. */
   readonly sandboxExited: Promise<unknown>;
   readonly log: Logger;
+}
+
+/**
+ * The user namespace bwrap created for the sandbox, opened while PID 1 is still in it: read at
+ * once when bwrap reports the PID, before its `--disable-userns` step nests PID 1 deeper.
+ *
+ * @returns The descriptor (close-on-exec; the caller closes it once slirp4netns was spawned), or
+ *   `undefined` when PID 1 is already gone (its exit reports why).
+ */
+export function openSandboxUserNamespace(sandboxPid: number): number | undefined {
+  try {
+    return openSync(`/proc/${sandboxPid}/ns/user`, 'r');
+  } catch {
+    return undefined;
+  }
 }
 
 const networkFailed = (why: string): WireError =>
@@ -112,14 +138,16 @@ const networkFailed = (why: string): WireError =>
 export function startUserModeNetwork(request: UserModeNetworkRequest): Promise<void> {
   const { sandboxPid, log } = request;
   const root = process.getuid?.() === 0;
-  const args = [
+  const slirp = [
     '--configure', '--mtu', '65520', '--disable-host-loopback', '--enable-sandbox', '--enable-seccomp',
     '--ready-fd', '3', '--exit-fd', '4',
-    ...(root ? [] : ['--userns-path', `/proc/${sandboxPid}/ns/user`]),
+    ...(root || request.userNamespace !== undefined ? [] : ['--userns-path', `/proc/${sandboxPid}/ns/user`]),
     '--netns-type', 'path', `/proc/${sandboxPid}/ns/net`, 'tap0',
   ];
+  const inside = !root && request.userNamespace !== undefined;
+  const [file, args] = inside ? [NSENTER, ['--user=/proc/self/fd/5', '--preserve-credentials', request.executable, ...slirp]] : [request.executable, slirp];
   // What the sidecar holds without close-on-exec reaches slirp4netns only as /dev/null.
-  const child = spawnMasked(request.executable, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
+  const child = spawnMasked(file, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe', ...(inside ? [request.userNamespace!] : [])], env: { PATH: '/usr/bin:/bin' } });
   const early = earlySpawnError(child);
   if (early !== undefined) {
     return early.then((error) => {
