@@ -43,7 +43,10 @@ describe.runIf(existsSync(STRACE))('an internet-client sandbox whose loopback se
     const handle = await executor.launch({ command: '/usr/bin/cat', args: ['/proc/net/fib_trie'], env: {}, policy });
     let stdout = '';
     handle.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    // The exit can come before the last of stdout: both are waited for.
+    const drained = new Promise((resolve) => handle.stdout.once('close', resolve));
     expect(await handle.exited).toEqual({ code: 0, signal: null });
+    await drained;
     // The sandbox's own routing table: its loopback, and the slirp4netns network started after it.
     expect(stdout).toMatch(/\|-- 127\.0\.0\.1\n\s+\/32 host LOCAL/);
     expect(stdout).toMatch(/\|-- 10\.0\.2\.100\n\s+\/32 host LOCAL/);
