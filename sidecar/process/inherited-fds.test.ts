@@ -97,12 +97,12 @@ describe('which descriptors a child would inherit, from a descriptor table', () 
     }
     expect(refusal).toBeInstanceOf(WireError);
     expect(refusal).toMatchObject({ reason: 'launch-failed', detail: { errno: 'ENOENT' }, cause: { code: 'descriptors-unreadable' } });
-    expect((refusal as Error).message).toBe('Cannot start process: the sidecar cannot list the descriptors a child would inherit, /proc/self/fd is unreadable: ENOENT');
+    expect((refusal as Error).message).toBe('Cannot start process: cannot list the descriptors a child would inherit, /proc/self/fd is unreadable: ENOENT');
   });
 
   it('refuses when one descriptor cannot be told apart, for any reason but its closing', () => {
     expect(() => inheritableDescriptorsIn('linux', table({ 8: flags('02'), 11: { errno: 'EACCES' } }))).toThrow(
-      'Cannot start process: the sidecar cannot list the descriptors a child would inherit, /proc/self/fdinfo/11 is unreadable: EACCES',
+      'Cannot start process: cannot list the descriptors a child would inherit, /proc/self/fdinfo/11 is unreadable: EACCES',
     );
   });
 

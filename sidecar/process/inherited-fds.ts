@@ -65,7 +65,7 @@ const errnoOf = (error: unknown): string => String((error as NodeJS.ErrnoExcepti
 
 function unreadable(what: string, error: unknown): WireError {
   const errno = errnoOf(error);
-  return new WireError('launch-failed', `Cannot start process: the sidecar cannot list the descriptors a child would inherit, ${what} is unreadable: ${errno}`, {
+  return new WireError('launch-failed', `Cannot start process: cannot list the descriptors a child would inherit, ${what} is unreadable: ${errno}`, {
     detail: { errno },
     cause: new LocalError('descriptors-unreadable', `Cannot read ${what}: ${(error as Error | null)?.message ?? String(error)}`, { cause: error }),
   });

@@ -52,7 +52,7 @@ describe.runIf(process.platform === 'linux')('a launch that cannot keep strays f
     expect(outcome.launch).toMatchObject({
       started: false,
       reason: 'launch-failed',
-      message: 'Cannot start process: the sidecar cannot list the descriptors a child would inherit, /proc/self/fd is unreadable: ENOENT',
+      message: 'Cannot start process: cannot list the descriptors a child would inherit, /proc/self/fd is unreadable: ENOENT',
       cause: 'descriptors-unreadable',
     });
     expect(outcome.spawned).toBe(0);
