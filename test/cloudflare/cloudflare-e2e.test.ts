@@ -16,6 +16,7 @@ import type { LinkEndpoint } from '../../shared/link/link-endpoint.ts';
 import { LinkClient } from '../../sidecar/link/link-client.ts';
 import { silentLogger } from '../../sidecar/log.ts';
 import { hostSigner } from '../support/configs.ts';
+import { oneConnection } from '../support/one-connection.ts';
 
 let stack: WorkerdStack;
 const procs = new ProcessSet();
@@ -138,6 +139,28 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
   it('refuses an agent without a valid token before any Durable Object wakes', async () => {
     const response = await fetch(`${stack.url}/mcp`, { method: 'POST', headers: { authorization: 'Bearer nope', 'content-type': 'application/json' }, body: '{}' });
     expect(response.status).toBe(401);
+  });
+
+  it('keeps an agent\'s connection after answering a request whose body it did not need: the next request on it is answered', async () => {
+    // A session that is over, its object still there: its 404 needs no body, nor does a 401.
+    const ended = await connectClient(`${stack.url}/servers/pid-a/mcp`, stack.tokens.alice!);
+    const sessionId = (ended.transport as { sessionId?: string }).sessionId!;
+    await closeClient(ended);
+    const connection = oneConnection(stack.url);
+    const call = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'pid', arguments: {} } });
+    const post = (token: string, headers: Record<string, string> = {}) =>
+      connection.send('POST', '/servers/pid-a/mcp', { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, call);
+    try {
+      // workerd closed the connection after each of these; an agent's next request, already on
+      // its way, was dropped with it (in CI: "fetch failed: other side closed").
+      expect(await post(stack.tokens.alice!, { 'mcp-session-id': sessionId })).toMatchObject({ status: 404 });
+      expect(await post('nope')).toMatchObject({ status: 401, reusedSocket: true });
+      const again = await post(stack.tokens.alice!, { 'mcp-session-id': sessionId });
+      expect(again).toMatchObject({ status: 404, reusedSocket: true });
+      expect(JSON.parse(again.body).error.data.reason).toBe('invalid-request');
+    } finally {
+      connection.close();
+    }
   });
 
   it('fails a host\'s channels with host-offline when its link goes, and serves it again once the sidecar relinks', async () => {

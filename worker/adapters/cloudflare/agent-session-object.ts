@@ -30,6 +30,7 @@ import { loadFromEnv, workersOAuth } from './cloudflare-env.ts';
 import { DurableObjectHostLinkRegistry } from './durable-object-registry.ts';
 import { sessionIdIn } from './session-id.ts';
 import { withSseKeepalive } from './sse-keepalive.ts';
+import { drainUnreadBody } from './unread-body.ts';
 import type { DurableObjectNamespace, DurableObjectState, SwitchyardEnv } from './workers-runtime.ts';
 
 /**
@@ -173,6 +174,8 @@ export class AgentSession {
       this.#fetch = app.fetch;
     }
     const response = await this.#fetch(request);
+    // The 404 of a session that is over needs no body; read anyway, it keeps the agent's connection (`unread-body.ts`).
+    await drainUnreadBody(request);
     // A DELETE's answer waits for the slot it freed: the agent's next session may need it.
     await this.#sessions?.released();
     return withSseKeepalive(response);

@@ -17,6 +17,7 @@
  */
 import { loadFromEnv } from './cloudflare-env.ts';
 import { createEdgeApp } from './edge-front.ts';
+import { drainUnreadBody } from './unread-body.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
 
 export { AgentSession } from './agent-session-object.ts';
@@ -40,6 +41,8 @@ export default {
       edge = { config: loaded.config, app: createEdgeApp(env, loaded.config, loaded.log, audit.audit), flush: audit.flush };
     }
     const response = await edge.app.fetch(request);
+    // A refusal the edge answered itself keeps the agent's connection (`unread-body.ts`).
+    await drainUnreadBody(request);
     return edge.flush === null ? response : flushedAfter(response, edge.flush, ctx);
   },
 };

@@ -43,6 +43,7 @@ import type { WorkersAudit } from './workers-audit.ts';
 import { RELAY_PATH, relayLog, serveRelay } from './channel-relay.ts';
 import { STATUS_PATH } from './durable-object-registry.ts';
 import { HibernatingSockets } from './hibernating-upgrade.ts';
+import { drainUnreadBody } from './unread-body.ts';
 import { frameSocketOver } from './websocket-frame-socket.ts';
 import { autoResponse, type DurableObjectState, type SwitchyardEnv, type WorkersWebSocket } from './workers-runtime.ts';
 
@@ -109,7 +110,10 @@ export class HostLink {
       // A modern request the edge routed here: a dead link is closed first, so it is refused
       // `host-offline` at once rather than left waiting on a silent socket.
       this.#linkAlive(live);
-      return this.#agentApp(live).fetch(request);
+      const response = await this.#agentApp(live).fetch(request);
+      // A refusal that read no body keeps the agent's connection (`unread-body.ts`).
+      await drainUnreadBody(request);
+      return response;
     }
     return this.#linkApp(live, entityId).fetch(request);
   }
