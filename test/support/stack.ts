@@ -105,9 +105,11 @@ export async function fetchHealth(url: string, adminToken: string): Promise<Heal
 export async function waitHostLinked(url: string, adminToken: string, entityId: string, linked = true, sidecar?: SidecarProcess): Promise<void> {
   const deadline = Date.now() + 30_000;
   while ((await fetchHealth(url, adminToken)).hosts.find((h) => h['entity-id'] === entityId)?.linked !== linked) {
-    const exited = sidecar !== undefined && linked && sidecar.process.child.exitCode !== null;
+    // A sidecar killed by a signal has no exit code, only its signal.
+    const child = sidecar?.process.child;
+    const exited = child !== undefined && linked && (child.exitCode !== null || child.signalCode !== null);
     if (exited || Date.now() > deadline) {
-      const why = exited ? `its sidecar exited with code ${sidecar.process.child.exitCode}` : 'timed out';
+      const why = exited ? `its sidecar exited with ${child.exitCode !== null ? `code ${child.exitCode}` : child.signalCode}` : 'timed out';
       throw new Error(`Host ${entityId} never became ${linked ? 'linked' : 'unlinked'} (${why}); sidecar log:\n${sidecar?.err.text.slice(-3000) ?? ''}`);
     }
     await new Promise((r) => setTimeout(r, 25));
