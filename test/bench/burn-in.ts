@@ -12,8 +12,12 @@
  */
 import { connectHttp, echoLoop } from './client.ts';
 
-/** Echo calls a process serves before it is measured, unless `--burn-in` says otherwise. */
-export const BURN_IN_CALLS = 3000;
+/**
+ * Echo calls a process serves before it is measured, unless `--burn-in` says otherwise: past the
+ * knee of every side's warm-up curve here (supergateway's CPU per call still fell between 3,000
+ * and 4,000 calls, Switchyard's from about 2,000 on only within noise).
+ */
+export const BURN_IN_CALLS = 5000;
 
 /** `calls` echo calls (tool `echo`) through one new session on `url`, then the session closed. */
 export async function burnIn(url: string, calls: number, token?: string, tool = 'echo'): Promise<void> {

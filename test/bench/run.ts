@@ -15,8 +15,8 @@
  * Sections: size, hotpath, curve, latency, link, cold, warm, concurrency, floor, scale (memory is sampled at
  * the start and inside concurrency). floor: minimal 3- and 4-process relays beside Switchyard and
  * supergateway, in turns, at one session and at each --levels above 1 (`floor.ts`;
- * `npm run bench -- --quick --only floor`). Options: --burn-in (3000) echo calls every gateway
- * process serves before it is measured (`burn-in.ts`); --curve-blocks (8) of --curve-calls (500)
+ * `npm run bench -- --quick --only floor`). Options: --burn-in (5000) echo calls every gateway
+ * process serves before it is measured (`burn-in.ts`); --curve-blocks (10) of --curve-calls (600)
  * for the warm-up curve of fresh processes (`warm-up-curve.ts`); --calls (500) --warmup (50) --rounds (2) per
  * latency variant; --levels (1,8,64) and --concurrency-calls (500 per level) for concurrency, Switchyard and
  * supergateway in turn; --cold-samples (7); --warm-samples (5) and --fleet (64) for warm starts;
@@ -64,8 +64,8 @@ const { values, tokens } = parseArgs({
     calls: { type: 'string', default: '500' },
     warmup: { type: 'string', default: '50' },
     'burn-in': { type: 'string', default: String(BURN_IN_CALLS) },
-    'curve-blocks': { type: 'string', default: '8' },
-    'curve-calls': { type: 'string', default: '500' },
+    'curve-blocks': { type: 'string', default: '10' },
+    'curve-calls': { type: 'string', default: '600' },
     rounds: { type: 'string', default: '2' },
     levels: { type: 'string', default: '1,8,64' },
     'concurrency-calls': { type: 'string', default: '500' },
