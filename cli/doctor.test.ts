@@ -32,6 +32,16 @@ describe('switchyard doctor', () => {
     expect(formatDoctor(checks)).toContain('→ Install it: sudo apt-get install -y slirp4netns');
   });
 
+  it('checks nsenter only for a sidecar that is not root, which starts slirp4netns with it', async () => {
+    const asUser = await runDoctor({ root: false, deno: false });
+    expect(asUser.find((c) => c.name === 'nsenter present')).toMatchObject({ ok: true, detail: expect.stringContaining('/usr/bin/nsenter') });
+    const missing = await runDoctor({ root: false, nsenter: '/nonexistent/nsenter', deno: false });
+    expect(missing.find((c) => c.name === 'nsenter present')).toMatchObject({ ok: false, detail: '"/nonexistent/nsenter" not found' });
+    expect(formatDoctor(missing)).toContain('→ Install util-linux');
+    const asRoot = await runDoctor({ root: true, nsenter: '/nonexistent/nsenter', deno: false });
+    expect(asRoot.some((c) => c.name === 'nsenter present')).toBe(false);
+  });
+
   it('says how to install bubblewrap when it is missing', async () => {
     const checks = await runDoctor({ bwrap: '/nonexistent/bwrap' });
     const present = checks.find((c) => c.name === 'bubblewrap present');

@@ -3,9 +3,9 @@
  *
  * @module
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { type HelperResult, runHelper } from '../sidecar/process/masked-spawn.ts';
-import { bubblewrapExecutable, bubblewrapProbe, userModeNetworkExecutable, userModeNetworkProbe } from '../sidecar/sandbox/index.ts';
+import { bubblewrapExecutable, bubblewrapProbe, NSENTER, userModeNetworkExecutable, userModeNetworkProbe } from '../sidecar/sandbox/index.ts';
 import { denoBinaryPath } from './deno-binary.ts';
 
 export interface DoctorCheck {
@@ -40,8 +40,12 @@ function readNumber(path: string): number | null {
   }
 }
 
-/** `deno: false` leaves out the Deno check: a workstation's sidecar (`dist/sidecar.js`) runs no worker. */
-export async function runDoctor(options: { worker?: string; bwrap?: string; slirp4netns?: string; deno?: boolean } = {}): Promise<DoctorCheck[]> {
+/**
+ * `deno: false` leaves out the Deno check: a workstation's sidecar (`dist/sidecar.js`) runs no worker.
+ * `root` (this process's own uid unless given) decides whether nsenter is checked: only a sidecar
+ * that is not root starts slirp4netns through it.
+ */
+export async function runDoctor(options: { worker?: string; bwrap?: string; slirp4netns?: string; nsenter?: string; root?: boolean; deno?: boolean } = {}): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
   // The sidecar's own probe decides, so doctor and a contained launch never disagree.
   const bwrap = bubblewrapExecutable(options.bwrap);
@@ -87,6 +91,14 @@ export async function runDoctor(options: { worker?: string; bwrap?: string; slir
             detail: network.message,
             fix: 'Install it: sudo apt-get install -y slirp4netns (Fedora: sudo dnf install slirp4netns); until then servers whose profile grants "internet-client" fail closed with containment-unavailable',
           },
+    );
+  }
+  if (process.platform === 'linux' && !(options.root ?? process.getuid?.() === 0)) {
+    const nsenter = options.nsenter ?? NSENTER;
+    checks.push(
+      existsSync(nsenter)
+        ? { name: 'nsenter present', ok: true, detail: `${nsenter}; a sidecar that is not root starts slirp4netns inside the sandbox's user namespace with it` }
+        : { name: 'nsenter present', ok: false, detail: `"${nsenter}" not found`, fix: 'Install util-linux (sudo apt-get install -y util-linux); until then servers whose profile grants "internet-client" fail closed with containment-unavailable' },
     );
   }
   if (options.deno !== false) try {

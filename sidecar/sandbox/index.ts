@@ -26,7 +26,7 @@ import type { ContainedLaunch } from '../process/contained-launch.ts';
 
 export type { BackendAvailability, ContainmentProbe } from './availability.ts';
 export { bubblewrapExecutable, bubblewrapProbe } from './bubblewrap/bubblewrap-probe.ts';
-export { userModeNetworkExecutable, userModeNetworkProbe } from './bubblewrap/user-mode-network.ts';
+export { NSENTER, userModeNetworkExecutable, userModeNetworkProbe } from './bubblewrap/user-mode-network.ts';
 export { configDirExposures, configDirWarnings, type ConfigDirExposure } from './config-dir-exposure.ts';
 export { seatbeltProbe } from './seatbelt/seatbelt-probe.ts';
 export type { BubblewrapPolicy, ContainmentPolicy, SeatbeltPolicy } from './containment-policy.ts';

@@ -51,8 +51,8 @@ export const USER_MODE_NAMESERVER = '10.0.2.3';
 export const USER_MODE_RESOLV_CONF = `# written by switchyard: slirp4netns relays DNS to the host's resolver\nnameserver ${USER_MODE_NAMESERVER}\n`;
 
 const FALLBACK = '/usr/bin/slirp4netns';
-/** util-linux's, on every Linux host bubblewrap runs on. */
-const NSENTER = '/usr/bin/nsenter';
+/** util-linux's, which a sidecar that is not root starts slirp4netns with (`switchyard doctor` checks it). */
+export const NSENTER = '/usr/bin/nsenter';
 /** How long slirp4netns may take to configure the namespace before the launch fails. */
 const READY_TIMEOUT_MS = 10_000;
 const STDERR_BYTES = 4096;
@@ -106,6 +106,8 @@ export interface UserModeNetworkRequest {
   readonly sandboxPid: number;
   /** For a sidecar that is not root: PID 1's first user namespace ({@link openSandboxUserNamespace}), which slirp4netns runs in. */
   readonly userNamespace?: number;
+  /** util-linux's nsenter, which enters that namespace; `/usr/bin/nsenter` unless given. */
+  readonly nsenter?: string;
   /** Settles when the sandbox is gone: slirp4netns ends then. */
   readonly sandboxExited: Promise<unknown>;
   readonly log: Logger;
@@ -144,8 +146,9 @@ export function startUserModeNetwork(request: UserModeNetworkRequest): Promise<v
     ...(root || request.userNamespace !== undefined ? [] : ['--userns-path', `/proc/${sandboxPid}/ns/user`]),
     '--netns-type', 'path', `/proc/${sandboxPid}/ns/net`, 'tap0',
   ];
-  const inside = !root && request.userNamespace !== undefined;
-  const [file, args] = inside ? [NSENTER, ['--user=/proc/self/fd/5', '--preserve-credentials', request.executable, ...slirp]] : [request.executable, slirp];
+  const inside = request.userNamespace !== undefined;
+  const nsenter = request.nsenter ?? NSENTER;
+  const [file, args] = inside ? [nsenter, ['--user=/proc/self/fd/5', '--preserve-credentials', request.executable, ...slirp]] : [request.executable, slirp];
   // What the sidecar holds without close-on-exec reaches slirp4netns only as /dev/null.
   const child = spawnMasked(file, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe', ...(inside ? [request.userNamespace!] : [])], env: { PATH: '/usr/bin:/bin' } });
   const early = earlySpawnError(child);
@@ -192,7 +195,14 @@ export function startUserModeNetwork(request: UserModeNetworkRequest): Promise<v
       resolve();
     });
     child.once('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') {
+      if (error.code === 'ENOENT' && inside) {
+        fail(
+          new WireError('containment-unavailable', `Containment unavailable: a sidecar that is not root starts the "internet-client" network with nsenter, which is not installed (no "${nsenter}"): install util-linux`, {
+            detail: { backend: 'bubblewrap' },
+          }),
+          { error },
+        );
+      } else if (error.code === 'ENOENT') {
         fail(
           new WireError('containment-unavailable', 'Containment unavailable: the "internet-client" network needs slirp4netns, which is not installed: install it with the OS package manager, e.g. apt-get install slirp4netns', {
             detail: { backend: 'bubblewrap' },
