@@ -49,6 +49,11 @@ describe('what the floor says about a target', () => {
     expect(floorVerdict(calls, 2, 1.5)).toMatch(/the 3× target is above even the minimal 3-process relay \(2×\)/);
   });
 
+  it('says a target is within reach when the 4-process relay meets it, even where the 3-process ones did not', () => {
+    expect(floorVerdict(calls, 2.96, 3.3)).toBe("within reach of Switchyard's shape: the minimal 4-process relay meets it (3.3×), though the minimal 3-process relays did not in these turns (2.96×)");
+    expect(floorVerdict(latency, 0.52, 0.48)).toMatch(/^within reach .* \(0\.48×\), though .* \(0\.52×\)$/);
+  });
+
   it('says so when the 3-process floor was not measured', () => {
     expect(floorVerdict(latency, null, 0.3)).toBe('not measured');
   });

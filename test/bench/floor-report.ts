@@ -28,14 +28,21 @@ const meets = (target: RatioTarget, value: number) => (target.direction === 'at-
 const x = (value: number | null | undefined) => (value === null || value === undefined ? '–' : `${value}×`);
 
 /**
- * What the floors say about one target. The 3-process relay is the lower bound: any gateway in
- * front of a stdio server does at least its work, and Switchyard's shape adds a link hop to it.
+ * What the floors say about one target. The 3-process relay is the lower bound of the work: any
+ * gateway in front of a stdio server does at least its work, and Switchyard's shape adds a link hop
+ * to it. Not of calls/s under concurrency, though: there a 4-process relay spreads over both cores
+ * and has outrun the 3-process ones (3.3× against 2.96× at 8 sessions), so a 4-process relay that
+ * meets a target says it is within reach, whatever the 3-process ones did.
  * The 4-process relay is only a minimal relay of Switchyard's shape, no bound: a tuned gateway can
  * beat it (its WebSocket library and its server's pipe are not tuned), which is said when it does.
  */
 export function floorVerdict(target: RatioTarget, floor3: number | null, floor4: number | null, switchyard: number | null = null): string {
   if (floor3 === null) return 'not measured';
   const beyond = target.direction === 'at-most' ? 'below' : 'above';
+  // Measured, a relay of Switchyard's own shape meeting the target outweighs any bound reasoned from the 3-process one.
+  if (floor4 !== null && meets(target, floor4) && !meets(target, floor3)) {
+    return `within reach of Switchyard's shape: the minimal 4-process relay meets it (${floor4}×), though the minimal 3-process relays did not in these turns (${floor3}×)`;
+  }
   if (!meets(target, floor3)) {
     return `the ${target.bound}× target is ${beyond} even the minimal 3-process relay (${floor3}×), whose work any gateway in front of a stdio server does, and Switchyard's shape adds a link hop to it`;
   }
