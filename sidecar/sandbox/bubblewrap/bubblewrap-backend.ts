@@ -56,7 +56,9 @@ async function finishSetup(policy: BubblewrapPolicyFields, sandbox: SpawnedSandb
   const pid = await readChildPid(status);
   if (pid === null || policy.network !== 'internet-client') return pid;
   // At once, in the same tick as the PID: a sidecar that is not root configures the network from there (user-mode-network.ts).
-  const userNamespace = process.getuid?.() === 0 ? undefined : openSandboxUserNamespace(pid);
+  const root = process.getuid?.() === 0;
+  const userNamespace = root ? undefined : openSandboxUserNamespace(pid);
+  if (!root && userNamespace === undefined) return null; // PID 1 is gone already: bwrap's exit says why
   try {
     const block = layout.block === undefined ? undefined : sandbox.descriptors[layout.block - 3];
     if (policy.userModeNetwork === undefined || block === null || block === undefined) {

@@ -139,11 +139,10 @@ const networkFailed = (why: string): WireError =>
  */
 export function startUserModeNetwork(request: UserModeNetworkRequest): Promise<void> {
   const { sandboxPid, log } = request;
-  const root = process.getuid?.() === 0;
+  // Root or inside the sandbox's first user namespace, slirp4netns joins the network by path alone.
   const slirp = [
     '--configure', '--mtu', '65520', '--disable-host-loopback', '--enable-sandbox', '--enable-seccomp',
     '--ready-fd', '3', '--exit-fd', '4',
-    ...(root || request.userNamespace !== undefined ? [] : ['--userns-path', `/proc/${sandboxPid}/ns/user`]),
     '--netns-type', 'path', `/proc/${sandboxPid}/ns/net`, 'tap0',
   ];
   const inside = request.userNamespace !== undefined;
