@@ -7,12 +7,13 @@
  * (and V8 kept writing the map after start, when the link was up), and the server it launched
  * holds neither.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeClient, connectClient } from '../support/clients.ts';
+import { descriptorsOf } from '../support/descriptors.ts';
 import { fixtureServer } from '../support/paths.ts';
 import { startStack, type Stack } from '../support/stack.ts';
 
@@ -22,20 +23,11 @@ const logDir = mkdtempSync(join(tmpdir(), 'sy-v8-log-'));
 const v8Log = join(logDir, 'v8.log');
 let perfMap: string;
 
-/** Every descriptor of `pid` with what it points to. */
-function descriptorsOf(pid: number): Map<number, string> {
-  const found = new Map<number, string>();
-  for (const entry of readdirSync(`/proc/${pid}/fd`)) {
-    try {
-      found.set(Number(entry), readlinkSync(`/proc/${pid}/fd/${entry}`));
-    } catch {
-      // closed meanwhile
-    }
-  }
-  return found;
-}
-
-const numberOf = (fds: Map<number, string>, target: string): number | undefined => [...fds].find(([, t]) => t === target)?.[0];
+/** The descriptor of `fds` that points to `target`. */
+const numberOf = (fds: Record<number, string>, target: string): number | undefined => {
+  const found = Object.entries(fds).find(([, t]) => t === target)?.[0];
+  return found === undefined ? undefined : Number(found);
+};
 
 beforeAll(async () => {
   stack = await startStack({ servers: { echo: fixtureServer('echo-server.mjs') }, sidecarNodeFlags: ['--perf-basic-prof', '--no-logfile-per-isolate', `--logfile=${v8Log}`] });
@@ -66,7 +58,7 @@ describe("the sidecar under V8's profiling flags", () => {
     expect((await stack.health()).hosts.find((h) => h['entity-id'] === 'res-host-a')?.linked).toBe(true);
 
     const after = descriptorsOf(sidecarPid);
-    expect({ map: after.get(mapFd!), log: after.get(logFd!) }).toEqual({ map: perfMap, log: v8Log });
+    expect({ map: after[mapFd!], log: after[logFd!] }).toEqual({ map: perfMap, log: v8Log });
     // V8 wrote map entries for code compiled since the link came up (the launch, the calls), into the file.
     expect(statSync(perfMap).size).toBeGreaterThan(mapSizeLinked);
     expect(readFileSync(perfMap, 'utf8')).toMatch(/^[0-9a-f]+ [0-9a-f]+ \S/m);
@@ -74,7 +66,7 @@ describe("the sidecar under V8's profiling flags", () => {
     const [server] = stack.serverPids();
     expect(server).toEqual(expect.any(Number));
     expect(existsSync(`/proc/${server}/fd`)).toBe(true);
-    const held = [...descriptorsOf(server!).values()];
+    const held = Object.values(descriptorsOf(server!));
     expect(held).not.toContain(perfMap);
     expect(held).not.toContain(v8Log);
   });
