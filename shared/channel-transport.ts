@@ -53,6 +53,18 @@ export abstract class ChannelTransport implements Transport {
     await this.transmit(message);
   }
 
+  /**
+   * Sends the channel's last message, then closes it (orderly) whether or not the send went;
+   * rejects as `send` does. A link channel does both in one frame where the worker reads that.
+   */
+  async reply(message: JSONRPCMessage): Promise<void> {
+    try {
+      await this.send(message);
+    } finally {
+      await this.close();
+    }
+  }
+
   /** Closes both directions; the peer ends the same way, with `info`'s reason when it has one. */
   async close(info: ChannelCloseInfo = {}): Promise<void> {
     if (this.#closed) return;

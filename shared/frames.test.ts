@@ -6,6 +6,7 @@ import { exceeds, readFrame } from './link/frame-reader.ts';
 function reread(text: string): Frame {
   const read = readFrame(text, MAX_FRAME_BYTES);
   if (read.kind === 'message') return { v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: read.channel, message: read.message };
+  if (read.kind === 'reply') return { v: LINK_PROTOCOL_VERSION, type: 'channel-reply', channel: read.channel, message: read.message };
   if (read.kind === 'frame') return read.frame;
   throw new Error(`not read as a frame: ${JSON.stringify(read)}`);
 }
@@ -14,7 +15,9 @@ describe('link frames', () => {
   it('round-trips every frame type through the live reader', () => {
     const frames: Frame[] = [
       { v: 1, type: 'channel-open', channel: 1, request: { type: 'mcp', connection: { 'server-name': 'x' } } },
+      { v: 1, type: 'channel-open', channel: 1, request: { type: 'mcp' }, first: { jsonrpc: '2.0', id: 1, method: 'ping' }, reply: true },
       { v: 1, type: 'channel-open-ack', channel: 1 },
+      { v: 1, type: 'channel-reply', channel: 1, message: { jsonrpc: '2.0', id: 1, result: {} } },
       { v: 1, type: 'channel-open-error', channel: 1, reason: 'trust-profile-stale', message: 'Profile changed' },
       { v: 1, type: 'channel-message', channel: 1, message: { jsonrpc: '2.0', id: 1, method: 'ping' } },
       { v: 1, type: 'channel-close', channel: 1, reason: 'server-exited', message: 'exit 3' },
@@ -33,6 +36,9 @@ describe('link frames', () => {
     expect(readFrame('{"v":1,"type":"channel-close","channel":1,"reason":"because"}', MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringMatching(/^reason: /) });
     expect(readFrame('{"v":1,"type":"keepalive","id":1,"extra":true}', MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringContaining('"extra"') });
     expect(readFrame('not json', MAX_FRAME_BYTES)).toEqual({ kind: 'malformed', problem: 'not valid JSON' });
+    // `reply` only as true, and a reply's message only as an object.
+    expect(readFrame('{"v":1,"type":"channel-open","channel":1,"request":{},"first":{},"reply":false}', MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringMatching(/^reply: /) });
+    expect(readFrame('{"v":1,"type":"channel-reply","channel":1,"message":[]}', MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringMatching(/^message: /) });
   });
 
   it('refuses a short nonce, a signature of the wrong size and an origin with a line break', () => {

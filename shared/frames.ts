@@ -39,8 +39,13 @@ const JsonRpcObject = z.custom<JSONRPCMessage>((m) => typeof m === 'object' && m
 export const FrameSchema = z.discriminatedUnion('type', [
   // `first`: the channel's first message in the open's own frame, sent only to a host that
   // announced `open-first` (`link/link-features.ts`): an older host's strict schema refuses it.
-  z.strictObject({ v: V, type: z.literal('channel-open'), channel: ChannelId, request: z.unknown(), first: z.optional(JsonRpcObject) }),
+  // `reply`: the worker reads `channel-reply` on this channel, asked only of a host that announced
+  // `open-reply`, and only with `first`.
+  z.strictObject({ v: V, type: z.literal('channel-open'), channel: ChannelId, request: z.unknown(), first: z.optional(JsonRpcObject), reply: z.optional(z.literal(true)) }),
   z.strictObject({ v: V, type: z.literal('channel-open-ack'), channel: ChannelId }),
+  // The channel's last message and its orderly close, acking its open if that has not gone: one
+  // frame where three went (`open-reply`).
+  z.strictObject({ v: V, type: z.literal('channel-reply'), channel: ChannelId, message: JsonRpcObject }),
   z.strictObject({ v: V, type: z.literal('channel-open-error'), channel: ChannelId, reason: Reason, message: Message }),
   z.strictObject({
     v: V,

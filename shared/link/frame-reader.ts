@@ -18,6 +18,8 @@ import { exceedsDepth, MAX_JSON_DEPTH, shallowRequestId } from '../json-depth.ts
 
 export type ReadFrame =
   | { kind: 'message'; channel: number; message: JSONRPCMessage }
+  /** A `channel-reply`: the channel's last message, then its close (and its ack, if the open still waits). */
+  | { kind: 'reply'; channel: number; message: JSONRPCMessage }
   | { kind: 'frame'; frame: Frame }
   | { kind: 'too-large' }
   | { kind: 'wrong-version'; version: string }
@@ -46,8 +48,8 @@ export function readFrame(text: string, maxBytes: number): ReadFrame {
       request: typeof message === 'object' && message !== null && 'method' in message,
     };
   }
-  if (frame.type === 'channel-message') {
-    const fast = wellFormedChannelMessage(frame);
+  if (frame.type === 'channel-message' || frame.type === 'channel-reply') {
+    const fast = wellFormedChannelMessage(frame, frame.type === 'channel-message' ? 'message' : 'reply');
     if (fast !== null) return fast;
   } else if (frame.type === 'channel-open-ack' || frame.type === 'channel-close') {
     const fast = bareChannelFrame(frame, frame.type);
@@ -63,22 +65,23 @@ export function readFrame(text: string, maxBytes: number): ReadFrame {
     return { kind: 'malformed', problem: `${where}${issue?.message ?? 'not a link frame'}` };
   }
   if (parsed.data.type === 'channel-message') return { kind: 'message', channel: parsed.data.channel, message: parsed.data.message as JSONRPCMessage };
+  if (parsed.data.type === 'channel-reply') return { kind: 'reply', channel: parsed.data.channel, message: parsed.data.message as JSONRPCMessage };
   return { kind: 'frame', frame: parsed.data };
 }
 
 /**
- * A `channel-message` frame that the schema's branch for it accepts, checked by hand: it is all
- * but every frame on a busy link, and zod's strict object walk was a third of this function's
- * time (issue 17). The same rules as `FrameSchema`'s branch: exactly the keys `v`, `type`,
+ * A `channel-message` frame (or a `channel-reply`, of the same shape) that the schema's branch for
+ * it accepts, checked by hand: it is all but every frame on a busy link, and zod's strict object
+ * walk was a third of this function's time (issue 17). The same rules as `FrameSchema`'s branch: exactly the keys `v`, `type`,
  * `channel`, `message`; a channel id that is a whole number in 1…2³¹; a message that is an object
  * and not an array. Anything else (null) goes to the schema, which also words the problem.
  */
-function wellFormedChannelMessage(frame: Record<string, unknown>): ReadFrame | null {
+function wellFormedChannelMessage(frame: Record<string, unknown>, kind: 'message' | 'reply'): ReadFrame | null {
   const { channel, message } = frame;
   if (Object.keys(frame).length !== 4 || !('channel' in frame) || !('message' in frame)) return null;
   if (!validChannelId(channel)) return null;
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return null;
-  return { kind: 'message', channel, message: message as JSONRPCMessage };
+  return { kind, channel, message: message as JSONRPCMessage };
 }
 
 /**
@@ -95,17 +98,20 @@ function bareChannelFrame(frame: Record<string, unknown>, type: 'channel-open-ac
 /**
  * A `channel-open` with its request: a modern request opens a channel of its own, so this is one
  * frame per call on the host, and zod's walk of the frame union cost as much as the rest of the
- * read (issue 17). Exactly the keys `v`, `type`, `channel`, `request`, maybe `first`, and a valid
+ * read (issue 17). Exactly the keys `v`, `type`, `channel`, `request`, maybe `first` (and `reply`), and a valid
  * channel; the request is any value here, as in the schema: the host validates it
- * (`connection-request.ts`); `first`, as a `channel-message`'s message, an object.
+ * (`connection-request.ts`); `first`, as a `channel-message`'s message, an object; `reply`, only
+ * beside `first`, true.
  */
 function wellFormedChannelOpen(frame: Record<string, unknown>): ReadFrame | null {
   const { channel, first } = frame;
   const keys = Object.keys(frame).length;
   if (!('request' in frame) || !validChannelId(channel)) return null;
   if (keys === 4) return { kind: 'frame', frame: { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel, request: frame.request } };
-  if (keys !== 5 || typeof first !== 'object' || first === null || Array.isArray(first)) return null;
-  return { kind: 'frame', frame: { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel, request: frame.request, first: first as JSONRPCMessage } };
+  if (typeof first !== 'object' || first === null || Array.isArray(first)) return null;
+  if (keys === 5) return { kind: 'frame', frame: { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel, request: frame.request, first: first as JSONRPCMessage } };
+  if (keys !== 6 || frame.reply !== true) return null;
+  return { kind: 'frame', frame: { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel, request: frame.request, first: first as JSONRPCMessage, reply: true } };
 }
 
 function validChannelId(channel: unknown): channel is number {

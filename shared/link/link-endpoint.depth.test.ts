@@ -81,6 +81,26 @@ describe('link frames nested too deep', () => {
     expect(worker.closed).toBe(false);
   });
 
+  it('ends a channel whose channel-reply is too deep: the open resolves, the caller gets the refusal of its answer, then the close', async () => {
+    const [workerSocket, raw] = createFrameSocketPair();
+    const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'raw', peerFeatures: new Set(['open-first', 'open-reply'] as const) });
+    endpoints.push(worker);
+    raw.onmessage = (text) => {
+      const f = JSON.parse(text) as { type: string; channel: number };
+      if (f.type === 'channel-open') raw.send(`{"v":1,"type":"channel-reply","channel":${f.channel},"message":{"jsonrpc":"2.0","id":7,"result":{"x":${nest(100_000)}}}}`);
+    };
+    const channel = await worker.openChannel({ type: 'mcp', connection: { 'server-name': 'x' } }, { first: { jsonrpc: '2.0', id: 7, method: 'tools/call' } });
+    const got: JSONRPCMessage[] = [];
+    channel.onmessage = (message) => got.push(message);
+    let closed = false;
+    channel.onclose = () => (closed = true);
+    await channel.start();
+    expect(got).toEqual([{ jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'Response nested deeper than 128 levels', data: { reason: 'invalid-request' } } }]);
+    expect(closed).toBe(true);
+    expect(worker.stats).toMatchObject({ channels: 0, malformedFrames: 1 });
+    expect(worker.closed).toBe(false);
+  });
+
   it('refuses a too-deep channel-open with channel-open-error', async () => {
     const { raw, received } = sidecarFacingRawWorker(() => {});
     raw.send(`{"v":1,"type":"channel-open","channel":3,"request":{"type":"mcp","connection":{"server-name":"x","target":${nest(100_000)}}}}`);

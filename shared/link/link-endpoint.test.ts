@@ -314,6 +314,96 @@ describe('LinkEndpoint', () => {
     });
   });
 
+  describe('a last message and close in one channel-reply, to a worker that asked on the open (open-reply)', () => {
+    const replies: Partial<LinkEndpointOptions> = { peerFeatures: new Set(['open-first', 'open-reply'] as const) };
+    /**
+     * A host that answers each channel's first message with `reply` once its open is settled, as a
+     * server's answer comes; `replied` holds what each reply threw (null when it went).
+     */
+    function replyingLink(options: Partial<LinkEndpointOptions>, answer = (message: JSONRPCMessage) => ({ jsonrpc: '2.0', id: (message as { id: number }).id, result: { ok: true } }) as JSONRPCMessage) {
+      const replied: Array<Promise<unknown>> = [];
+      const made = link(async (_request, channel) => {
+        channel.onmessage = (message) => {
+          replied.push(new Promise((resolve) => setTimeout(resolve, 0)).then(() => channel.reply(answer(message))).then(() => null, (error: unknown) => error));
+        };
+        await channel.start();
+      }, options);
+      const out: string[] = [];
+      made.sidecar.onFrame = (direction, text) => direction === 'out' && out.push(JSON.parse(text).type);
+      return { ...made, out, replied };
+    }
+
+    it('acks the open, delivers the answer and then closes the channel on the worker, from one frame', async () => {
+      const { worker, sidecar, out, replied } = replyingLink(replies);
+      const channel = await worker.openChannel({ type: 'mcp' }, { first: ping(1) });
+      expect(out).toEqual(['channel-reply']);
+      expect(await replied[0]).toBeNull();
+      const got: JSONRPCMessage[] = [];
+      channel.onmessage = (message) => got.push(message);
+      const closed = closeOf(channel);
+      await channel.start();
+      expect(got).toEqual([{ jsonrpc: '2.0', id: 1, result: { ok: true } }]);
+      expect(await closed).toEqual({});
+      expect([worker.stats.channels, sidecar.stats.channels]).toEqual([0, 0]);
+      // The worker's own close of a channel already ended sends nothing, and nothing is unknown on either end.
+      await channel.close();
+      expect([worker.stats.unknownChannelFrames, sidecar.stats.unknownChannelFrames]).toEqual([0, 0]);
+    });
+
+    it('is asked for only of a host that announced open-reply, and only with a first message in the open', async () => {
+      const asked = rawPeer(replies);
+      void asked.worker.openChannel({ type: 'mcp' }, { first: ping(1) }).catch(() => {});
+      void asked.worker.openChannel({ type: 'mcp' }).catch(() => {});
+      const older = rawPeer({ peerFeatures: new Set(['open-first'] as const) });
+      void older.worker.openChannel({ type: 'mcp' }, { first: ping(1) }).catch(() => {});
+      await until(() => asked.received.length === 2 && older.received.length === 1);
+      expect(asked.received.map((frame) => frame.reply)).toEqual([true, undefined]);
+      expect(Object.keys(older.received[0]!).sort()).toEqual(['channel', 'first', 'request', 'type', 'v']);
+    });
+
+    it('goes as the answer and a close, as before, to a worker that did not ask', async () => {
+      const { worker, out } = replyingLink({ peerFeatures: new Set(['open-first'] as const) });
+      const channel = await worker.openChannel({ type: 'mcp' }, { first: ping(1) });
+      const got = nextMessage(channel);
+      const closed = closeOf(channel);
+      void channel.start();
+      expect(await got).toEqual({ jsonrpc: '2.0', id: 1, result: { ok: true } });
+      expect(await closed).toEqual({});
+      expect(out).toEqual(['channel-open-ack', 'channel-message', 'channel-close']);
+    });
+
+    it('folds the answer and the close of a slow call whose ack went alone', async () => {
+      useFakeClock();
+      const hostChannels: ChannelTransport[] = [];
+      const { worker, sidecar } = link(async (_request, channel) => {
+        hostChannels.push(channel);
+        await channel.start();
+      }, { ...replies, liveness: false });
+      const out: string[] = [];
+      sidecar.onFrame = (direction, text) => direction === 'out' && out.push(JSON.parse(text).type);
+      const channel = await advanceUntilSettled(worker.openChannel({ type: 'mcp' }, { first: ping(1) }));
+      expect(out).toEqual(['channel-open-ack']);
+      const got: JSONRPCMessage[] = [];
+      channel.onmessage = (message) => got.push(message);
+      const closed = closeOf(channel);
+      void channel.start();
+      await hostChannels[0]!.reply({ jsonrpc: '2.0', id: 1, result: {} });
+      expect(out).toEqual(['channel-open-ack', 'channel-reply']);
+      expect(await advanceUntilSettled(closed)).toEqual({});
+      expect(got).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }]);
+    });
+
+    it('fails as a send does when the answer is too large for a frame, and still closes the channel', async () => {
+      const { worker, out, replied } = replyingLink({ ...replies, maxFrameBytes: 256 }, (message) => ({ jsonrpc: '2.0', id: (message as { id: number }).id, result: { big: 'x'.repeat(300) } }) as JSONRPCMessage);
+      const channel = await worker.openChannel({ type: 'mcp' }, { first: ping(1) });
+      const closed = closeOf(channel);
+      void channel.start();
+      expect(await closed).toEqual({});
+      expect(await replied[0]).toMatchObject({ reason: 'invalid-request' });
+      expect(out).toEqual(['channel-open-ack', 'channel-close']);
+    });
+  });
+
   it('closes a channel on both ends when either end closes it', async () => {
     const hostChannels: ChannelTransport[] = [];
     const { worker } = link(async (_r, channel) => {

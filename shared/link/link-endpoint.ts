@@ -6,7 +6,8 @@
  * Why a WebSocket carries the link: see `frame-socket.ts`.
  *
  * What this file adds over a raw socket: channel ids allocated by the opener, open/ack/open-error
- * with a timeout (and a first message that may go with or right behind the open, before the ack), keepalive both ways with a deadline (a silent peer is declared dead within
+ * with a timeout (and a first message that may go with or right behind the open, before the ack,
+ * and a last message that may go with the close, and the ack, in one `channel-reply`), keepalive both ways with a deadline (a silent peer is declared dead within
  * `deadAfterMs` plus a quarter of it), a frame size limit in both directions (an oversized send
  * fails that send; an oversized inbound frame closes the link), and link loss failing every channel
  * at once with reason `host-offline`. Frames for unknown channels are counted and ignored, except
@@ -59,6 +60,8 @@ export class LinkEndpoint {
   /** What the peer announced it reads (`link-features.ts`); open-first is the one the worker uses. */
   readonly peerFeatures: NonNullable<LinkEndpointOptions['peerFeatures']>;
   readonly #opensWithFirst: boolean;
+  /** Worker end: the host may answer an open that carries `first` with one `channel-reply` (`open-reply`). */
+  readonly #asksReply: boolean;
   readonly #channels = new Map<number, McpChannelClientTransport>();
   readonly #pending = new PendingOpens();
   /** Host end: accepted pipelined opens whose ack waits for the channel's first frame out. */
@@ -83,10 +86,12 @@ export class LinkEndpoint {
     this.#max = options.maxFrameBytes ?? MAX_FRAME_BYTES;
     this.#openTimeoutMs = options.openTimeoutMs ?? 30_000;
     this.#opensWithFirst = (this.peerFeatures = options.peerFeatures ?? new Set()).has('open-first');
+    this.#asksReply = this.#opensWithFirst && this.peerFeatures.has('open-reply');
     this.whenClosed = new Promise((resolve) => (this.#resolveClosed = resolve));
     this.#io = {
       send: (id, message) => this.#sendMessage(id, message),
       close: (channel, info) => this.#closeChannel(channel, info),
+      reply: (channel, message) => this.#replyChannel(channel, message),
     };
     socket.onmessage = (text) => this.#onText(text);
     socket.onclose = (info) =>
@@ -146,7 +151,14 @@ export class LinkEndpoint {
       const { first } = options;
       // To a host that reads `open-first`, one frame and one socket write for both (`link-features.ts`);
       // if they are too large together, or the link is down, the two frames below go or fail as ever.
-      if (first !== undefined && this.#opensWithFirst && this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request, first })) {
+      // To one that reads `open-reply` too, the open asks for the answer and the close in one frame.
+      let opening: Frame | undefined;
+      if (first !== undefined && this.#opensWithFirst) {
+        opening = this.#asksReply
+          ? { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request, first, reply: true }
+          : { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request, first };
+      }
+      if (opening !== undefined && this.#trySend(opening)) {
         channel.sentAhead = first;
         return;
       }
@@ -197,6 +209,8 @@ export class LinkEndpoint {
         else this.#deliver(read.channel, channel, read.message);
         return;
       }
+      case 'reply':
+        return this.#replied(read.channel, read.message);
       case 'too-deep':
         return this.#tooDeep(read);
       case 'frame':
@@ -248,10 +262,12 @@ export class LinkEndpoint {
       }
       return;
     }
+    const refusal = (what: string) => jsonRpcErrorBody(read.id, new WireError('invalid-request', `${what} nested deeper than ${MAX_JSON_DEPTH} levels`)) as JSONRPCMessage;
+    // A reply ends its channel whatever it carried: the caller gets the refusal of an answer, or the close.
+    if (read.type === 'channel-reply') return this.#replied(id, read.id === null || read.request ? null : refusal('Response'));
     if (read.type !== 'channel-message' || read.id === null) return;
     const channel = this.#channels.get(id);
     if (channel === undefined) return this.#unknownChannel(id, false);
-    const refusal = (what: string) => jsonRpcErrorBody(read.id, new WireError('invalid-request', `${what} nested deeper than ${MAX_JSON_DEPTH} levels`)) as JSONRPCMessage;
     if (read.request) this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message: refusal('Request') });
     else this.#deliver(id, channel, refusal('Response'));
   }
@@ -259,7 +275,9 @@ export class LinkEndpoint {
   #dispatch(frame: Frame): void {
     switch (frame.type) {
       case 'channel-open':
-        return this.#acceptOpen(frame.channel, frame.request, frame.first);
+        return this.#acceptOpen(frame.channel, frame.request, frame.first, frame.reply === true);
+      case 'channel-reply':
+        return this.#replied(frame.channel, frame.message);
       case 'channel-open-ack': {
         const pending = this.#pending.take(frame.channel);
         if (pending === undefined) return this.#unknownChannel(frame.channel, false);
@@ -312,7 +330,7 @@ export class LinkEndpoint {
     this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason, message });
   }
 
-  #acceptOpen(id: number, request: unknown, first: JSONRPCMessage | undefined): void {
+  #acceptOpen(id: number, request: unknown, first: JSONRPCMessage | undefined, readsReply: boolean): void {
     const onOpen = this.#onOpen;
     if (this.role !== 'sidecar' || onOpen === undefined) return this.#refuseOpen(id, 'This end of the link does not accept channels');
     if (this.#channels.has(id)) return this.#refuseOpen(id, `Channel ${id} is already open`);
@@ -320,6 +338,7 @@ export class LinkEndpoint {
     // request, `OpenChannelOptions.first`) waits in the channel's queue: only the handler starting
     // it delivers that, and a refused or abandoned open is never started.
     const channel = new McpChannelClientTransport(id, this.#io);
+    channel.readsReply = readsReply;
     this.#channels.set(id, channel);
     this.#closedHere.forget(id);
     if (first !== undefined) channel.receive(first);
@@ -368,6 +387,42 @@ export class LinkEndpoint {
       ...(info.reason ? { reason: info.reason } : {}),
       ...(info.message ? { message: clip(info.message) } : {}),
     });
+  }
+
+  /**
+   * Host end: `message` and the channel's close in one `channel-reply`, which also stands for an
+   * ack still held. Only where the worker asked for it on the open; false, with nothing sent, where
+   * it did not or the frame cannot go (too large, the link down), for the caller to send and close
+   * as ever, which then fails or succeeds as it always did.
+   */
+  #replyChannel(channel: McpChannelClientTransport, message: JSONRPCMessage): boolean {
+    const id = channel.id;
+    if (!channel.readsReply || this.#closed || this.#channels.get(id) !== channel) return false;
+    const raw = rawTextOf(message);
+    try {
+      this.#sendFrame(raw !== undefined ? `{"v":${LINK_PROTOCOL_VERSION},"type":"channel-reply","channel":${id},"message":${raw}}` : { v: LINK_PROTOCOL_VERSION, type: 'channel-reply', channel: id, message });
+    } catch {
+      return false;
+    }
+    this.#acks.drop(id);
+    this.#channels.delete(id);
+    this.#closedHere.remember(id);
+    return true;
+  }
+
+  /**
+   * Worker end: a `channel-reply`: the open resolves if it still waits, the message (none when it
+   * was refused unread) is delivered, and the channel closes in order behind it. The channel's
+   * consumer gets the message before the close even when it starts later (`ChannelTransport`).
+   */
+  #replied(id: number, message: JSONRPCMessage | null): void {
+    const channel = this.#channels.get(id);
+    if (channel === undefined) return this.#unknownChannel(id, true);
+    this.#channels.delete(id);
+    this.#acks.drop(id);
+    this.#pending.take(id)?.resolve(channel);
+    if (message !== null) this.#deliver(id, channel, message);
+    channel.remoteClosed({});
   }
 
   /** Sends one frame; throws `WireError` when it is too large (never truncated) or the link is down. */

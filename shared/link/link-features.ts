@@ -9,6 +9,13 @@
  *   would otherwise go in a frame of its own right behind. Under Deno every WebSocket `send` is a
  *   socket write of its own, so a modern request cost the worker two writes and the host often
  *   two reads and wake-ups, and its ack then went alone, before the answer (issue 17).
+ * - `open-reply`: a `channel-open` that carries `first` may also carry `reply: true`, the worker
+ *   saying it reads `channel-reply`: the ack (if it has not gone), the channel's last message and
+ *   its close, in one frame. A modern request's channel carries one answer and then closes, and
+ *   each frame the worker reads is a WebSocket event, a `JSON.parse` and a dispatch under Deno:
+ *   three frames per answer were two more than it needs (issue 17). Only the worker can say it
+ *   reads the new frame, and only the open can carry that to an older sidecar's strict schema
+ *   safely, so the sidecar names the feature and the worker asks per open.
  *
  * @module
  */
@@ -16,10 +23,10 @@
 /** The upgrade request header: the features this sidecar reads, comma-separated. */
 export const LINK_FEATURES_HEADER = 'X-Switchyard-Link-Features';
 
-export type LinkFeature = 'open-first';
+export type LinkFeature = 'open-first' | 'open-reply';
 
 /** What this code's sidecar end reads. */
-export const LINK_FEATURES: readonly LinkFeature[] = ['open-first'];
+export const LINK_FEATURES: readonly LinkFeature[] = ['open-first', 'open-reply'];
 
 /** The features a header value names that this code knows; an absent header names none. */
 export function linkFeaturesOf(header: string | null | undefined): ReadonlySet<LinkFeature> {

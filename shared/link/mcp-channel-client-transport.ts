@@ -13,10 +13,12 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ChannelTransport, type ChannelCloseInfo } from '../channel-transport.ts';
 
-/** What a channel needs from its endpoint; both calls are synchronous and may throw `WireError`. */
+/** What a channel needs from its endpoint; the calls are synchronous and `send` and `close` may throw `WireError`. */
 export interface ChannelIo {
   send(id: number, message: JSONRPCMessage): void;
   close(channel: McpChannelClientTransport, info: ChannelCloseInfo): void;
+  /** Sends `message` and the channel's close as one frame; false when the peer did not ask for that or the frame did not go. */
+  reply(channel: McpChannelClientTransport, message: JSONRPCMessage): boolean;
 }
 
 export class McpChannelClientTransport extends ChannelTransport {
@@ -25,6 +27,8 @@ export class McpChannelClientTransport extends ChannelTransport {
   sentAhead: JSONRPCMessage | undefined = undefined;
   /** A message has arrived on it: on the host, before its open was decided, that means the open was pipelined. */
   heard = false;
+  /** Host end: the worker asked on the open for the last message and the close in one frame (`open-reply`). */
+  readsReply = false;
   readonly #io: ChannelIo;
 
   constructor(id: number, io: ChannelIo) {
@@ -39,6 +43,12 @@ export class McpChannelClientTransport extends ChannelTransport {
 
   protected async closeRemote(info: ChannelCloseInfo): Promise<void> {
     this.#io.close(this, info);
+  }
+
+  /** One `channel-reply` frame where the worker reads it, else the message and then the close. */
+  override async reply(message: JSONRPCMessage): Promise<void> {
+    if (!this.closed && this.#io.reply(this, message)) return this.finish({});
+    return super.reply(message);
   }
 
   /** Endpoint side: a message for this channel arrived. */

@@ -90,21 +90,21 @@ describe('LinkClient', () => {
     expect(await reply).toEqual({ jsonrpc: '2.0', id: 1, method: 'ping' });
   });
 
-  it('announces open-first when it dials, so the worker sends a channel\'s first message in the open\'s frame', async () => {
+  it('announces open-first and open-reply when it dials, so the worker sends a channel\'s first message in the open\'s frame and asks for one reply frame', async () => {
     const w = await worker();
     const { linkClient } = await client(w.url, ALICE);
     await until(() => linkClient.endpoint !== null && w.registry.status()[0]!.linked);
-    const seen: Array<[string, boolean]> = [];
+    const seen: Array<[string, boolean, boolean]> = [];
     linkClient.endpoint!.onFrame = (direction, text) => {
-      const frame = JSON.parse(text) as { type: string };
-      if (direction === 'in' && frame.type.startsWith('channel')) seen.push([frame.type, 'first' in frame]);
+      const frame = JSON.parse(text) as { type: string; reply?: unknown };
+      if (direction === 'in' && frame.type.startsWith('channel')) seen.push([frame.type, 'first' in frame, frame.reply === true]);
     };
     const ping = { jsonrpc: '2.0' as const, id: 1, method: 'ping' };
     const channel = await w.registry.openChannel('alice-laptop', {}, { first: ping });
     const reply = new Promise((resolve) => (channel.onmessage = resolve));
     void channel.start();
     expect(await reply).toEqual(ping);
-    expect(seen).toEqual([['channel-open', true]]);
+    expect(seen).toEqual([['channel-open', true, true]]);
   });
 
   it('logs a refused key clearly, with what to do and without the key, and keeps retrying', async () => {

@@ -107,4 +107,33 @@ describe('relayModernRequest on a link channel', () => {
     expect(sent).toEqual(['channel-open', 'channel-message']);
     worker.close();
   });
+
+  it('answers from a host\'s channel-reply and sends nothing after the open: the reply closed the channel', async () => {
+    const [workerSocket, hostSocket] = createFrameSocketPair();
+    const features = { peerFeatures: new Set(['open-first', 'open-reply'] as const), liveness: false };
+    const worker = new LinkEndpoint(workerSocket, { role: 'worker', ...features });
+    const received: string[] = [];
+    const hostClosed = new Promise<void>((resolveClosed) => {
+      const onOpen: ChannelOpenHandler = async (_request, channel) => {
+        channel.onmessage = (message) => {
+          setTimeout(() => void channel.reply({ jsonrpc: '2.0', id: (message as { id: number }).id, result: { tools: [] } }), 0);
+        };
+        channel.onclose = resolveClosed;
+        void channel.start();
+      };
+      const host = new LinkEndpoint(hostSocket, { role: 'sidecar', onOpen, liveness: false });
+      host.onFrame = (direction, text) => direction === 'in' && received.push((JSON.parse(text) as { type: string }).type);
+    });
+    const sent: string[] = [];
+    worker.onFrame = (direction, text) => direction === 'out' && sent.push((JSON.parse(text) as { type: string }).type);
+    const channel = await worker.openChannel({ type: 'mcp', connection: { 'server-name': 'x' } }, { first: request });
+    const response = await relayModernRequest(channel, request);
+    expect(await response.json()).toEqual({ jsonrpc: '2.0', id: 1, result: { tools: [] } });
+    await hostClosed;
+    expect(channel.closed).toBe(true);
+    expect(sent).toEqual(['channel-open']);
+    expect(received).toEqual(['channel-open']);
+    expect(worker.stats.channels).toBe(0);
+    worker.close();
+  });
 });

@@ -81,6 +81,8 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       if (timer !== undefined) clearTimeout(timer);
       if (watch !== undefined) abortWatches.cancel(watch);
       watched?.removeEventListener('abort', abandoned);
+      // A host's `channel-reply` has closed the channel already: nothing to wait for or to close.
+      if (channel instanceof McpChannelClientTransport && channel.closed) return;
       if (byHost && channel instanceof McpChannelClientTransport) hostCloseWait = hostCloseWaits.add(close);
       else close();
     };

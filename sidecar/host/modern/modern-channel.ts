@@ -73,13 +73,11 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
   let answered = false;
   let seen = false;
 
+  // The answer and the close, in one frame where the worker reads that (`open-reply`).
   const reply = (message: Record<string, unknown>) => {
     answered = true;
     options.ledger?.answer(message);
-    channel
-      .send(message as JSONRPCMessage)
-      .catch((error: unknown) => log.debug('Modern answer not delivered', { error }))
-      .finally(() => void channel.close());
+    channel.reply(message as JSONRPCMessage).catch((error: unknown) => log.debug('Modern answer not delivered', { error }));
   };
   const fail = (id: Id, error: unknown) => {
     const wire = error instanceof WireError ? error : error instanceof ValidationError ? error.toWireError() : null;
