@@ -49,6 +49,7 @@ const { values } = parseArgs({
     variants: { type: 'string', default: 'b,m' },
     'cpu-prof': { type: 'string' },
     perf: { type: 'string' },
+    'jit-names': { type: 'boolean', default: false },
     floor: { type: 'boolean', default: false },
   },
 });
@@ -175,7 +176,8 @@ async function profile(dir: string): Promise<void> {
 
 /**
  * `perf record` of the sidecar during each timed loop (on-CPU samples, kernel included, which a
- * V8 profile cannot tell apart from waiting). JIT frames stay unnamed: `--perf-basic-prof` is not passed here (it now works: the sidecar no longer closes V8's map as an inherited descriptor, `inherited-fds.ts`).
+ * V8 profile cannot tell apart from waiting). JIT frames stay unnamed unless `--jit-names` starts
+ * the sidecar with `--perf-basic-prof` (a map file in /tmp that perf reads; it costs a little itself).
  */
 async function perf(dir: string): Promise<void> {
   mkdirSync(dir, { recursive: true });
@@ -191,7 +193,7 @@ async function perf(dir: string): Promise<void> {
     };
   };
   for (const variant of chosen) {
-    const { stack, perCall } = await measure(bundles[0], [variant], [], record);
+    const { stack, perCall } = await measure(bundles[0], [variant], values['jit-names'] ? ['--perf-basic-prof'] : [], record);
     log(`(${variant}) ${perCall[variant]} µs sidecar CPU per call under perf`);
     await stop(stack);
   }
