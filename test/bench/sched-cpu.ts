@@ -1,6 +1,6 @@
 /**
- * A process's CPU time from /proc, for the paired worker measurements (`worker-cpu.ts`,
- * `worker-profile.ts`).
+ * A process's CPU time from /proc, in ns: what every CPU figure of the bench is read from
+ * (`processes.ts` `cpuMs`).
  *
  * @module
  */
