@@ -329,8 +329,9 @@ describe('LinkEndpoint', () => {
         await channel.start();
       }, options);
       const out: string[] = [];
-      made.sidecar.onFrame = (direction, text) => direction === 'out' && out.push(JSON.parse(text).type);
-      return { ...made, out, replied };
+      const texts: string[] = [];
+      made.sidecar.onFrame = (direction, text) => direction === 'out' && out.push(JSON.parse(text).type) && texts.push(text);
+      return { ...made, out, texts, replied };
     }
 
     it('acks the open, delivers the answer and then closes the channel on the worker, from one frame', async () => {
@@ -391,6 +392,19 @@ describe('LinkEndpoint', () => {
       expect(out).toEqual(['channel-open-ack', 'channel-reply']);
       expect(await advanceUntilSettled(closed)).toEqual({});
       expect(got).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }]);
+    });
+
+    it('carries a large result read from a server line as that very text', async () => {
+      const text = `{"jsonrpc":"2.0", "id":1, "result":{"content":[{"type":"text","text":"${'é'.repeat(RAW_TEXT_MIN_CHARS)}"}]}}`;
+      const read = readJsonRpcText(text);
+      if (read.kind !== 'message') throw new Error('expected a message');
+      const { worker, out, texts } = replyingLink(replies, () => read.message);
+      const channel = await worker.openChannel({ type: 'mcp' }, { first: ping(1) });
+      const got = nextMessage(channel);
+      void channel.start();
+      expect(await got).toEqual(JSON.parse(text));
+      expect(out).toEqual(['channel-reply']);
+      expect(texts).toEqual([`{"v":1,"type":"channel-reply","channel":${channel.id},"message":${text}}`]);
     });
 
     it('fails as a send does when the answer is too large for a frame, and still closes the channel', async () => {

@@ -40,6 +40,12 @@ export { REMEMBERED_CLOSES } from './recent-closes.ts';
 export type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats, OpenChannelOptions } from './link-types.ts';
 
 const SILENT: LinkLogger = { info() {}, warn() {} };
+
+/** A frame of `type` carrying `message`, a large result forwarded unchanged as the text it came in (`raw-message-text.ts`). */
+function carrying(type: 'channel-message' | 'channel-reply', channel: number, message: JSONRPCMessage): Frame | string {
+  const raw = rawTextOf(message);
+  return raw !== undefined ? `{"v":${LINK_PROTOCOL_VERSION},"type":"${type}","channel":${channel},"message":${raw}}` : { v: LINK_PROTOCOL_VERSION, type, channel, message };
+}
 const MAX_CHANNEL_ID = 2 ** 31;
 
 export class LinkEndpoint {
@@ -276,8 +282,6 @@ export class LinkEndpoint {
     switch (frame.type) {
       case 'channel-open':
         return this.#acceptOpen(frame.channel, frame.request, frame.first, frame.reply === true);
-      case 'channel-reply':
-        return this.#replied(frame.channel, frame.message);
       case 'channel-open-ack': {
         const pending = this.#pending.take(frame.channel);
         if (pending === undefined) return this.#unknownChannel(frame.channel, false);
@@ -368,8 +372,7 @@ export class LinkEndpoint {
   #sendMessage(id: number, message: JSONRPCMessage): void {
     if (this.#closed) throw this.#offline();
     this.#acks.flush(id);
-    const raw = rawTextOf(message); // a large result forwarded unchanged: the text it came in (`raw-message-text.ts`)
-    this.#sendFrame(raw !== undefined ? `{"v":${LINK_PROTOCOL_VERSION},"type":"channel-message","channel":${id},"message":${raw}}` : { v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message });
+    this.#sendFrame(carrying('channel-message', id, message));
   }
 
   #closeChannel(channel: McpChannelClientTransport, info: { reason?: FailureReason; message?: string }): void {
@@ -398,9 +401,8 @@ export class LinkEndpoint {
   #replyChannel(channel: McpChannelClientTransport, message: JSONRPCMessage): boolean {
     const id = channel.id;
     if (!channel.readsReply || this.#closed || this.#channels.get(id) !== channel) return false;
-    const raw = rawTextOf(message);
     try {
-      this.#sendFrame(raw !== undefined ? `{"v":${LINK_PROTOCOL_VERSION},"type":"channel-reply","channel":${id},"message":${raw}}` : { v: LINK_PROTOCOL_VERSION, type: 'channel-reply', channel: id, message });
+      this.#sendFrame(carrying('channel-reply', id, message));
     } catch {
       return false;
     }
