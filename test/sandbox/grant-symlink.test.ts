@@ -37,8 +37,12 @@ let shared: string;
 let publicDir: string;
 let keys: string;
 
+/** Every test's root, all removed after the file: each test makes its own. */
+const roots: string[] = [];
+
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), 'sy-grant-symlink-'));
+  roots.push(root);
   shared = join(root, 'shared');
   publicDir = join(shared, 'public');
   keys = join(root, 'dot-ssh');
@@ -50,7 +54,7 @@ beforeEach(() => {
 afterAll(async () => {
   figures.report();
   await executor.disposeAll();
-  rmSync(root, { recursive: true, force: true });
+  for (const dir of roots) rmSync(dir, { recursive: true, force: true });
 });
 
 const writer = (): EffectiveProfile => ({ ...NEUTRAL_PROFILE, filesystemPaths: [{ sourcePath: shared, targetPath: shared, accessMode: 'read-write' }], networkCapabilities: [] });

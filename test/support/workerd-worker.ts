@@ -20,6 +20,7 @@ import { buildCloudflareWorker } from '../../scripts/build.mjs';
 // @ts-expect-error plain JS build script
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS } from '../../scripts/wrangler-template.mjs';
 import { freePort } from './processes.ts';
+import { TEST_SCRATCH_ENV } from '../global-setup.ts';
 
 export interface WorkerdWorker {
   readonly url: string;
@@ -44,7 +45,9 @@ let bundle: Promise<{ dir: string; scriptPath: string }> | undefined;
 /** The bundle, built once per test process. */
 function built(): Promise<{ dir: string; scriptPath: string }> {
   bundle ??= (async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'switchyard-cloudflare-'));
+    // Under vitest, in the run's scratch dir, which its teardown removes (`global-setup.ts`):
+    // vitest ends a file's process with a signal, so an `exit` handler never ran.
+    const dir = mkdtempSync(join(process.env[TEST_SCRATCH_ENV] ?? tmpdir(), 'switchyard-cloudflare-'));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
     await buildCloudflareWorker({ minify: false, outdir: dir });
     return { dir, scriptPath: join(dir, 'worker.js') };
