@@ -49,6 +49,30 @@ const until = async (check: () => boolean) => {
   while (!check()) await new Promise((r) => setTimeout(r, 5));
 };
 
+/** A host that starts every channel it is offered and keeps them, in order, for the test to answer on. */
+function keepingHost(): { onOpen: ChannelOpenHandler; channels: ChannelTransport[] } {
+  const channels: ChannelTransport[] = [];
+  return {
+    channels,
+    onOpen: async (_request, channel) => {
+      channels.push(channel);
+      await channel.start();
+    },
+  };
+}
+
+/** What `endpoint` sends from now on: each frame's type and text, in order. */
+function framesOut(endpoint: LinkEndpoint): { types: string[]; texts: string[] } {
+  const types: string[] = [];
+  const texts: string[] = [];
+  endpoint.onFrame = (direction, text) => {
+    if (direction !== 'out') return;
+    types.push((JSON.parse(text) as { type: string }).type);
+    texts.push(text);
+  };
+  return { types, texts };
+}
+
 describe('LinkEndpoint', () => {
   it('opens a channel and pumps messages both ways', async () => {
     const { worker } = link();
@@ -68,8 +92,7 @@ describe('LinkEndpoint', () => {
       void channel.start();
     };
     const { worker, sidecar } = link(host);
-    const sent: string[] = [];
-    sidecar.onFrame = (direction, frame) => direction === 'out' && sent.push(frame);
+    const sent = framesOut(sidecar).texts;
     const channel = await worker.openChannel({ type: 'mcp', connection: { 'server-name': 'echo' } });
     const reply = nextMessage(channel);
     void channel.start();
@@ -180,8 +203,7 @@ describe('LinkEndpoint', () => {
         await new Promise<void>((resolve) => (release = resolve));
         handled();
       });
-      const sidecarSent: string[] = [];
-      sidecar.onFrame = (direction, text) => direction === 'out' && sidecarSent.push(JSON.parse(text).type);
+      const sidecarSent = framesOut(sidecar).types;
       const deadline = new AbortController();
       const opening = worker.openChannel({ type: 'mcp' }, { first: ping(1), signal: deadline.signal });
       await until(() => release !== undefined && sidecar.stats.framesIn === 2);
@@ -199,13 +221,10 @@ describe('LinkEndpoint', () => {
     });
 
     it('is acked together with the channel\'s first frame out, not in a frame of its own, and an open without one is acked at once', async () => {
-      const hostChannels: ChannelTransport[] = [];
-      const { worker, sidecar } = link(async (_request, channel) => {
-        hostChannels.push(channel);
-        await channel.start();
-      });
-      const out: string[] = [];
-      sidecar.onFrame = (direction, text) => direction === 'out' && out.push(JSON.parse(text).type);
+      const host = keepingHost();
+      const hostChannels = host.channels;
+      const { worker, sidecar } = link(host.onOpen);
+      const out = framesOut(sidecar).types;
       const plain = await worker.openChannel({ type: 'mcp' });
       expect(out).toEqual(['channel-open-ack']);
       void plain.start();
@@ -226,13 +245,10 @@ describe('LinkEndpoint', () => {
 
     it('is acked on its own after a moment when its answer is slow, and before a close when the host closes it unanswered', async () => {
       useFakeClock();
-      const hostChannels: ChannelTransport[] = [];
-      const { worker, sidecar } = link(async (_request, channel) => {
-        hostChannels.push(channel);
-        await channel.start();
-      }, { liveness: false });
-      const out: string[] = [];
-      sidecar.onFrame = (direction, text) => direction === 'out' && out.push(JSON.parse(text).type);
+      const host = keepingHost();
+      const hostChannels = host.channels;
+      const { worker, sidecar } = link(host.onOpen, { liveness: false });
+      const out = framesOut(sidecar).types;
       const slow = await advanceUntilSettled(worker.openChannel({ type: 'mcp' }, { first: ping(1) }));
       expect(out).toEqual(['channel-open-ack']);
       expect(slow.closed).toBe(false);
@@ -260,13 +276,10 @@ describe('LinkEndpoint', () => {
     const opensWithFirst: Partial<LinkEndpointOptions> = { peerFeatures: new Set(['open-first'] as const) };
 
     it('gets its ack in the answer\'s write, never alone before it', async () => {
-      const hostChannels: ChannelTransport[] = [];
-      const { worker, sidecar } = link(async (_request, channel) => {
-        hostChannels.push(channel);
-        await channel.start();
-      }, opensWithFirst);
-      const out: string[] = [];
-      sidecar.onFrame = (direction, text) => direction === 'out' && out.push(JSON.parse(text).type);
+      const host = keepingHost();
+      const hostChannels = host.channels;
+      const { worker, sidecar } = link(host.onOpen, opensWithFirst);
+      const out = framesOut(sidecar).types;
       let opened = false;
       const opening = worker.openChannel({ type: 'mcp' }, { first: ping(1) }).then((channel) => ((opened = true), channel));
       await until(() => hostChannels.length === 1);
@@ -328,9 +341,7 @@ describe('LinkEndpoint', () => {
         };
         await channel.start();
       }, options);
-      const out: string[] = [];
-      const texts: string[] = [];
-      made.sidecar.onFrame = (direction, text) => direction === 'out' && out.push(JSON.parse(text).type) && texts.push(text);
+      const { types: out, texts } = framesOut(made.sidecar);
       return { ...made, out, texts, replied };
     }
 
@@ -375,13 +386,10 @@ describe('LinkEndpoint', () => {
 
     it('folds the answer and the close of a slow call whose ack went alone', async () => {
       useFakeClock();
-      const hostChannels: ChannelTransport[] = [];
-      const { worker, sidecar } = link(async (_request, channel) => {
-        hostChannels.push(channel);
-        await channel.start();
-      }, { ...replies, liveness: false });
-      const out: string[] = [];
-      sidecar.onFrame = (direction, text) => direction === 'out' && out.push(JSON.parse(text).type);
+      const host = keepingHost();
+      const hostChannels = host.channels;
+      const { worker, sidecar } = link(host.onOpen, { ...replies, liveness: false });
+      const out = framesOut(sidecar).types;
       const channel = await advanceUntilSettled(worker.openChannel({ type: 'mcp' }, { first: ping(1) }));
       expect(out).toEqual(['channel-open-ack']);
       const got: JSONRPCMessage[] = [];
