@@ -53,7 +53,7 @@ describe('Deno entries', () => {
     worker.process.child.kill('SIGTERM');
     expect(await worker.process.exited).toBe(0);
     const log = worker.process.stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(log).toContainEqual(expect.objectContaining({ msg: 'Worker stopping', signal: 'SIGTERM' }));
+    expect(log).toContainEqual(expect.objectContaining({ msg: 'Worker stopping', cause: 'SIGTERM' }));
     expect(log).toContainEqual(expect.objectContaining({ msg: 'Passthrough session closing', why: 'shutdown', server: 'everything' }));
     await closeClient(client);
   });

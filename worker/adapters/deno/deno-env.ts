@@ -6,7 +6,8 @@
  * - `SWITCHYARD_WORKER_CONFIG_FILE`: a path to it;
  * - `SWITCHYARD_LOG_LEVEL`: debug, info (default), warn or error;
  * - `SWITCHYARD_STATE_DIR`: where the built-in OAuth server keeps its state (`oauth.built-in`
- *   needs it; Deno then needs `--allow-read` and `--allow-write` on it).
+ *   needs it; Deno then needs `--allow-read` and `--allow-write` on it);
+ * - `SWITCHYARD_STOP_ON_STDIN_END=1`: stdin is the parent's lifeline (`deno-worker.ts`).
  *
  * Audit lines go to stderr at that level, or to the file the config's `audit.file` names
  * (relative to the config file's directory), which needs `--allow-write` for that file.
@@ -43,6 +44,7 @@ export interface DenoRuntime extends DenoStateApi {
   exit(code?: number): never;
   openSync(path: string, options: { append: true; create: true; mode?: number }): { writeSync(bytes: Uint8Array): number };
   stderr: { writeSync(bytes: Uint8Array): number };
+  stdin: { readable: ReadableStream<Uint8Array> };
 }
 
 export const deno = (globalThis as unknown as { Deno: DenoRuntime }).Deno;

@@ -11,6 +11,11 @@
  * parent process knows the URL. SIGTERM or SIGINT closes every agent session (and with them the
  * channels and server processes), stops the server and exits 0.
  *
+ * With `SWITCHYARD_STOP_ON_STDIN_END=1` the end of stdin stops it the same way. The CLI that runs
+ * Deno holds stdin's other end and never writes to it, so the kernel ends it when the CLI is gone
+ * however it went (SIGKILL, a signal before its handlers were in place): a worker nobody can stop
+ * any more must not keep the port and the agents' sessions.
+ *
  * `deno serve` users take `deno-serve.ts` instead, which default-exports `{ fetch }`.
  *
  * @module
@@ -42,13 +47,24 @@ const server = deno.serve(
 );
 
 let stopping = false;
-async function stop(signal: string): Promise<void> {
+async function stop(cause: 'SIGTERM' | 'SIGINT' | 'stdin-end'): Promise<void> {
   if (stopping) return;
   stopping = true;
-  log.info('Worker stopping', { signal });
+  log.info('Worker stopping', { cause });
   const grace = new Promise<void>((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS));
   await Promise.race([Promise.allSettled([worker.close(), server.shutdown()]), grace]);
   deno.exit(0);
 }
 deno.addSignalListener('SIGTERM', () => void stop('SIGTERM'));
 deno.addSignalListener('SIGINT', () => void stop('SIGINT'));
+if (deno.env.get('SWITCHYARD_STOP_ON_STDIN_END') === '1') void untilEnd(deno.stdin.readable).then(() => stop('stdin-end'));
+
+/** Resolves once `stream` ends or fails: either way the parent is gone. */
+async function untilEnd(stream: ReadableStream<Uint8Array>): Promise<void> {
+  const reader = stream.getReader();
+  try {
+    while (!(await reader.read()).done);
+  } catch {
+    // A read error on the lifeline means the same as its end.
+  }
+}
