@@ -13,8 +13,12 @@ import { spawnMasked } from '../sidecar/process/masked-spawn.ts';
 import { denoBinaryPath, packageRoot } from './deno-binary.ts';
 
 export interface DenoWorkerProcess {
-  url: string;
   child: ChildProcess;
+  /**
+   * The worker's base URL once it listens. Rejects when Deno exits or the start times out first;
+   * never settles once `stop()` was asked for before then: the caller chose the end.
+   */
+  listening: Promise<string>;
   /** Resolves with the exit code once Deno has exited. */
   exited: Promise<number>;
   /** SIGTERM, then SIGKILL after a grace period; resolves once it has exited. */
@@ -33,7 +37,16 @@ export interface DenoWorkerOptions {
   stateDir?: string;
 }
 
-export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerProcess> {
+/**
+ * Starts Deno and returns at once, so the caller can take over its stop (signal handlers) before
+ * it listens: a signal in between would otherwise end this process and leave Deno running.
+ *
+ * Deno's stdin is a pipe this process holds and never writes to (`SWITCHYARD_STOP_ON_STDIN_END`):
+ * when this process is gone, however it went, Deno stops itself.
+ *
+ * @throws Whatever the spawn throws (`spawnMasked`).
+ */
+export function spawnDenoWorker(options: DenoWorkerOptions): DenoWorkerProcess {
   const root = packageRoot();
   // A checkout runs the sources; the published package ships only the bundle (Deno strips no
   // types under node_modules).
@@ -51,27 +64,26 @@ export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerP
     ...(fromSource ? [`--config=${join(root, 'deno.json')}`] : ['--no-config']),
     entry,
   ];
-  let child: ChildProcess;
-  try {
-    // Masked: a descriptor this process inherited (a shell's stray pipe) must not stay open in Deno for the worker's life.
-    child = spawnMasked(denoBinaryPath(), args, {
-      cwd: root,
-      env: {
-        ...process.env,
-        ...options.env,
-        SWITCHYARD_WORKER_CONFIG_FILE: options.configFile,
-        ...(options.stateDir !== undefined ? { SWITCHYARD_STATE_DIR: options.stateDir } : {}),
-        HOST: options.host ?? '127.0.0.1',
-        PORT: String(options.port ?? 8787),
-        NO_COLOR: '1',
-      },
-      stdio: ['ignore', 'pipe', options.stderr ?? 'inherit'],
-    });
-  } catch (error) {
-    return Promise.reject(error);
-  }
+  // Masked: a descriptor this process inherited (a shell's stray pipe) must not stay open in Deno for the worker's life.
+  const child = spawnMasked(denoBinaryPath(), args, {
+    cwd: root,
+    env: {
+      ...process.env,
+      ...options.env,
+      SWITCHYARD_WORKER_CONFIG_FILE: options.configFile,
+      ...(options.stateDir !== undefined ? { SWITCHYARD_STATE_DIR: options.stateDir } : {}),
+      SWITCHYARD_STOP_ON_STDIN_END: '1',
+      HOST: options.host ?? '127.0.0.1',
+      PORT: String(options.port ?? 8787),
+      NO_COLOR: '1',
+    },
+    stdio: ['pipe', 'pipe', options.stderr ?? 'inherit'],
+  });
+  // Nothing is ever written; the pipe must not keep this process running by itself.
+  (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
   const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
-  const stop = async (graceMs = 5_000): Promise<number> => {
+  let stopAsked = false;
+  const end = async (graceMs: number): Promise<number> => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
@@ -81,10 +93,10 @@ export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerP
     }
     return exited;
   };
-  return new Promise((resolve, reject) => {
+  const listening = new Promise<string>((resolve, reject) => {
     let buffered = '';
     const timer = setTimeout(() => {
-      void stop(0);
+      void end(0);
       reject(new LocalError('worker-start-timeout', 'The worker did not start listening in time: see its log above'));
     }, options.startTimeoutMs ?? 30_000);
     const onData = (chunk: Buffer) => {
@@ -98,7 +110,7 @@ export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerP
             clearTimeout(timer);
             child.stdout!.off('data', onData);
             child.stdout!.resume();
-            resolve({ url: event.url, child, exited, stop });
+            resolve(event.url);
             return;
           }
         } catch {
@@ -109,9 +121,20 @@ export function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerP
     child.stdout!.on('data', onData);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new LocalError('worker-exited', `The worker exited with code ${code} before listening: see its log above`));
+      if (!stopAsked) reject(new LocalError('worker-exited', `The worker exited with code ${code} before listening: see its log above`));
     });
   });
+  const stop = (graceMs = 5_000): Promise<number> => {
+    stopAsked = true;
+    return end(graceMs);
+  };
+  return { child, listening, exited, stop };
+}
+
+/** {@link spawnDenoWorker}, then waits until it listens. */
+export async function startDenoWorker(options: DenoWorkerOptions): Promise<DenoWorkerProcess & { url: string }> {
+  const worker = spawnDenoWorker(options);
+  return { ...worker, url: await worker.listening };
 }
 
 /** `--allow-write` for the audit file the worker config names (resolved as the worker resolves it), if any. */

@@ -29,8 +29,9 @@ import { loadSidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
 import { loadOrCreateHostKey } from '../sidecar/link/host-key.ts';
 import { isLoopbackHostname } from '../sidecar/link/worker-url.ts';
-import { startDenoWorker } from './deno-worker-process.ts';
+import { type DenoWorkerProcess, spawnDenoWorker } from './deno-worker-process.ts';
 import { startSidecar } from './sidecar-command.ts';
+import type { SidecarComposition } from '../sidecar/host/composition.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { stopOnSignals } from './signals.ts';
 import { sha256Hex } from '../shared/credentials.ts';
@@ -139,22 +140,23 @@ export async function runStart(argv: string[]): Promise<number> {
   );
 
   const workerState = ensureDir(join(stateDir, 'worker'));
-  const worker = await startDenoWorker({ configFile: workerConfig, host, port, stateDir: workerState, env: { SWITCHYARD_LOG_LEVEL: quiet } });
   const sidecarLog = createLogger({ level: quiet as 'warn', fields: { component: 'sidecar' } });
-  // The sidecar dials the worker's real address; an unspecified listen address is reached via loopback.
-  const dialUrl = worker.url.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
-  // The demo profile is also the host's floor: a session the worker opens without naming it still runs contained.
-  writeJson(join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'trust-profile': 'demo' });
-  // This process hosts the demo servers, like `switchyard sidecar`: one bad request costs a channel, not every session.
-  keepServingOnUnexpectedErrors(sidecarLog);
-  const sidecar = await startSidecar(loadSidecarConfig(configDir), sidecarLog, quiet);
+  let sidecar: Promise<SidecarComposition | undefined> = Promise.resolve(undefined);
+  let running: DenoWorkerProcess | undefined;
   let stopping = false;
+  // Taken over before Deno starts (a signal is handled no sooner than the spawn below returns) and
+  // kept while the sidecar starts: a signal's default action would end this process and leave
+  // Deno and the sidecar's servers running.
   stopOnSignals(async () => {
     stopping = true;
     process.stderr.write('\nStopping: ending every server process, then the worker…\n');
-    await sidecar.stop();
-    await worker.stop();
+    await (await sidecar)?.stop();
+    await running?.stop();
   });
+  const worker = spawnDenoWorker({ configFile: workerConfig, host, port, stateDir: workerState, env: { SWITCHYARD_LOG_LEVEL: quiet } });
+  running = worker;
+  // Until Deno listens, its exit is reported by `listening` (with the reason, above this process's error).
+  const workerUrl = await worker.listening;
   void worker.exited.then(async (code) => {
     // Ctrl-C reaches Deno too (same process group): its exit is then expected, not a failure.
     if (stopping) return;
@@ -163,20 +165,36 @@ export async function runStart(argv: string[]): Promise<number> {
     // this process's own Ctrl-C it is a stop, not a failure.
     if (code === 0) {
       log.info('The worker stopped; stopping the sidecar');
-      await sidecar.stop();
+      await (await sidecar)?.stop();
       process.exit(0);
     }
     log.error('The worker exited unexpectedly; stopping', { code });
-    await sidecar.stop();
+    await (await sidecar)?.stop();
     process.exit(1);
   });
+  // The sidecar dials the worker's real address; an unspecified listen address is reached via loopback.
+  const dialUrl = workerUrl.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
+  // The demo profile is also the host's floor: a session the worker opens without naming it still runs contained.
+  writeJson(join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'trust-profile': 'demo' });
+  // This process hosts the demo servers, like `switchyard sidecar`: one bad request costs a channel, not every session.
+  keepServingOnUnexpectedErrors(sidecarLog);
+  const starting = startSidecar(loadSidecarConfig(configDir), sidecarLog, quiet);
+  sidecar = starting.catch(() => undefined);
+  try {
+    await starting;
+  } catch (error) {
+    // Reported by the caller; Deno must not outlive the start that failed.
+    stopping = true;
+    await worker.stop();
+    throw error;
+  }
 
   const availability = await containment;
   if (availability !== null && !availability.available) {
     process.stderr.write(`warning: ${availability.message}; the demo servers run contained, so each will fail with containment-unavailable until then\n`);
   }
 
-  const agentUrl = `${worker.url}/mcp`;
+  const agentUrl = `${workerUrl}/mcp`;
   const configs = clientConfigs(agentUrl, token);
   writeJson(join(stateDir, 'client-config.json'), configs.generic, 0o600);
   process.stdout.write(
@@ -186,7 +204,7 @@ export async function runStart(argv: string[]): Promise<number> {
       '',
       `  Agent URL   ${agentUrl}`,
       `  Token       ${token}`,
-      `  Status      ${worker.url}/  (sign in with the token)`,
+      `  Status      ${workerUrl}/  (sign in with the token)`,
       `  Servers     ${DEMO_SERVERS.join(', ')} — contained by bubblewrap under trust profile "demo"`,
       '',
       `Client config (written to ${join(stateDir, 'client-config.json')}):`,

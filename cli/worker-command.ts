@@ -17,7 +17,7 @@ import { parseWorkerConfigText } from '../worker/config/worker-config.ts';
 import { createLogger } from '../sidecar/log.ts';
 import { parseLogLevel } from '../shared/log.ts';
 import { auditWriter } from '../sidecar/audit/audit-writer.ts';
-import { startDenoWorker } from './deno-worker-process.ts';
+import { type DenoWorkerProcess, spawnDenoWorker } from './deno-worker-process.ts';
 import { stopOnSignals } from './signals.ts';
 import { watchWorkerConfigFile } from './worker-config-watch.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
@@ -83,12 +83,16 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   }
   // Validated here first so every problem is printed as path: message before Deno starts.
   const edgeConfig = parseWorkerConfigText(text, { runtime: 'edge' });
-  const worker = await startDenoWorker({ configFile, host, port, ...(edgeConfig.oauth?.['built-in'] !== undefined ? { stateDir } : {}) });
-  process.stdout.write(JSON.stringify({ event: 'listening', url: worker.url }) + '\n');
+  // Taken over before Deno starts (a signal is handled no sooner than the spawn below returns): a
+  // signal's default action would end this process and leave Deno running until it saw its stdin end.
+  let running: DenoWorkerProcess | undefined;
+  stopOnSignals(async () => {
+    await running?.stop();
+  });
+  const worker = spawnDenoWorker({ configFile, host, port, ...(edgeConfig.oauth?.['built-in'] !== undefined ? { stateDir } : {}) });
+  running = worker;
   // Deno watches its config file itself; SIGHUP ("reload now") is passed on to it.
   process.on('SIGHUP', () => worker.child.kill('SIGHUP'));
-  stopOnSignals(async () => {
-    await worker.stop();
-  });
+  process.stdout.write(JSON.stringify({ event: 'listening', url: await worker.listening }) + '\n');
   return worker.exited;
 }
