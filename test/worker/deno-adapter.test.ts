@@ -1,8 +1,10 @@
 /**
  * The Deno entries as users run them: config from the environment with every problem reported
- * as `path: message` (exit 2), `deno serve` with the default-exported fetch, and a clean SIGTERM
- * that closes open agent sessions and exits 0.
+ * as `path: message` (exit 2), an address it cannot listen on named in one line (exit 1), `deno
+ * serve` with the default-exported fetch, and a clean SIGTERM that closes open agent sessions and
+ * exits 0.
  */
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../worker/auth/agent-auth.ts';
 import { closeClient, connectClient } from '../support/clients.ts';
@@ -31,6 +33,19 @@ describe('Deno entries', () => {
     const proc = procs.spawn(DENO, RUN, { SWITCHYARD_WORKER_CONFIG: '', SWITCHYARD_WORKER_CONFIG_FILE: '' });
     expect(await proc.exited).toBe(2);
     expect(proc.stderr()).toContain('No worker config: set SWITCHYARD_WORKER_CONFIG (JSON) or SWITCHYARD_WORKER_CONFIG_FILE (path)');
+  });
+
+  it('says which address it cannot listen on, and why, instead of a stack trace: exits 1', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const proc = procs.spawn(DENO, RUN, { SWITCHYARD_WORKER_CONFIG: JSON.stringify({ agents: [], servers: {} }), HOST: '127.0.0.1', PORT: String(port) });
+      expect(await proc.exited).toBe(1);
+      expect(proc.stderr().trim()).toBe(`Cannot listen on 127.0.0.1:${port}: the port is already in use: stop what holds it, or choose another port (0 picks a free one)`);
+    } finally {
+      holder.close();
+    }
   });
 
   it('serves the same app under `deno serve`', async () => {

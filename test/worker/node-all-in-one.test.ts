@@ -136,6 +136,17 @@ describe('single-machine mode (switchyard worker --runtime node)', () => {
     }
   });
 
+  it('names the address it cannot listen on, and why, as the Deno worker does (listen-failed)', async () => {
+    const first = await startNodeWorker({ config: parseWorkerConfig({ agents: [], servers: {} }, { runtime: 'node' }) });
+    cleanups.push(() => first.close());
+    const port = Number(new URL(first.url).port);
+    const second = startNodeWorker({ config: parseWorkerConfig({ agents: [], servers: {} }, { runtime: 'node' }), port });
+    await expect(second).rejects.toMatchObject({
+      code: 'listen-failed',
+      message: `Cannot listen on 127.0.0.1:${port}: the port is already in use: stop what holds it, or choose another port (0 picks a free one)`,
+    });
+  });
+
   it('has no local host without one: the Node adapter refuses a local binding instead of failing each session later', async () => {
     await expect(startNodeWorker({ config: parseWorkerConfig(localEcho, { runtime: 'node' }) })).rejects.toThrow(/"echo" are bound to a top-level \{"type":"local"\}, but this worker has no local host/);
   });

@@ -20,7 +20,8 @@
  *
  * @module
  */
-import { createDenoWorker, deno } from './deno-env.ts';
+import { listenFailureMessage } from '../../listen-failure.ts';
+import { createDenoWorker, deno, type DenoHttpServer } from './deno-env.ts';
 
 const SHUTDOWN_GRACE_MS = 3_000;
 
@@ -33,18 +34,25 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
   deno.exit(2);
 }
 
-const server = deno.serve(
-  {
-    hostname,
-    port,
-    onListen(addr) {
-      listening = addr.port;
-      const host = addr.hostname.includes(':') ? `[${addr.hostname}]` : addr.hostname;
-      console.log(JSON.stringify({ event: 'listening', url: `http://${host}:${addr.port}` }));
+let server: DenoHttpServer;
+try {
+  server = deno.serve(
+    {
+      hostname,
+      port,
+      onListen(addr) {
+        listening = addr.port;
+        const host = addr.hostname.includes(':') ? `[${addr.hostname}]` : addr.hostname;
+        console.log(JSON.stringify({ event: 'listening', url: `http://${host}:${addr.port}` }));
+      },
     },
-  },
-  worker.fetch,
-);
+    worker.fetch,
+  );
+} catch (error) {
+  console.error(listenFailureMessage(hostname, port, error));
+  await worker.close();
+  deno.exit(1);
+}
 
 let stopping = false;
 async function stop(cause: 'SIGTERM' | 'SIGINT' | 'stdin-end'): Promise<void> {

@@ -22,6 +22,7 @@ import { WebSocketServer } from 'ws';
 import { composeWorker, type ComposedWorker, type ComposeWorkerOptions } from '../../compose.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import { LocalError } from '../../../shared/errors.ts';
+import { listenFailureMessage } from '../../listen-failure.ts';
 import type { WorkerLogger } from '../../log.ts';
 
 type ListeningAddress = Parameters<NonNullable<Parameters<typeof serve>[1]>>[0];
@@ -73,10 +74,17 @@ export async function startNodeWorker(options: StartNodeWorkerOptions): Promise<
   const hostname = options.host ?? '127.0.0.1';
   // Plain HTTP/1.1 server: `serve` without `createServer` options returns a node:http Server.
   let server!: HttpServer;
-  const address = await new Promise<ListeningAddress>((resolve, reject) => {
-    server = serve({ fetch: worker.fetch, hostname, port: options.port ?? 0, websocket: { server: wss } }, resolve) as HttpServer;
-    server.once('error', reject);
-  });
+  let address: ListeningAddress;
+  try {
+    address = await new Promise<ListeningAddress>((resolve, reject) => {
+      server = serve({ fetch: worker.fetch, hostname, port: options.port ?? 0, websocket: { server: wss } }, resolve) as HttpServer;
+      server.once('error', reject);
+    });
+  } catch (error) {
+    await worker.close();
+    wss.close();
+    throw new LocalError('listen-failed', listenFailureMessage(hostname, options.port ?? 0, error), { cause: error });
+  }
   listening = address.port;
   const host = address.address.includes(':') ? `[${address.address}]` : address.address;
   let closing: Promise<void> | undefined;
