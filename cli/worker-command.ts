@@ -13,7 +13,9 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LocalError } from '../shared/errors.ts';
-import { parseWorkerConfigText } from '../worker/config/worker-config.ts';
+import { parseWorkerConfigText, type WorkerConfig } from '../worker/config/worker-config.ts';
+import { ValidationError } from '../shared/validation.ts';
+import { ConfigFileError } from '../sidecar/config/config-file-problems.ts';
 import { createLogger } from '../sidecar/log.ts';
 import { parseLogLevel } from '../shared/log.ts';
 import { auditWriter } from '../sidecar/audit/audit-writer.ts';
@@ -27,6 +29,16 @@ function readConfigText(configFile: string): string {
     return readFileSync(configFile, 'utf8');
   } catch (error) {
     throw new LocalError('invalid-config', `Cannot read the worker config "${configFile}": ${(error as { code?: string }).code ?? 'unreadable'}`);
+  }
+}
+
+/** The config, or what `switchyard check` would say of the file (heading, one line per problem). */
+function parseConfigFile(configFile: string, text: string, runtime: 'edge' | 'node'): WorkerConfig {
+  try {
+    return parseWorkerConfigText(text, { runtime });
+  } catch (error) {
+    if (error instanceof ValidationError) throw new ConfigFileError(configFile, 'worker config', error.issues);
+    throw error;
   }
 }
 
@@ -57,7 +69,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   const stateDir = resolve(values['state-dir'] ?? dirname(configFile));
 
   if (runtime === 'node') {
-    const config = parseWorkerConfigText(text, { runtime: 'node' });
+    const config = parseConfigFile(configFile, text, 'node');
     const { startSingleMachine } = await import('./single-machine.ts');
     const { nodeOAuthRuntime } = await import('./oauth-state.ts');
     const oauth = await nodeOAuthRuntime(config, stateDir);
@@ -82,7 +94,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     await new Promise<never>(() => {});
   }
   // Validated here first so every problem is printed as path: message before Deno starts.
-  const edgeConfig = parseWorkerConfigText(text, { runtime: 'edge' });
+  const edgeConfig = parseConfigFile(configFile, text, 'edge');
   // Taken over before Deno starts (a signal is handled no sooner than the spawn below returns): a
   // signal's default action would end this process and leave Deno running until it saw its stdin end.
   let running: DenoWorkerProcess | undefined;

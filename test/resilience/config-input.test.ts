@@ -115,6 +115,26 @@ describe('configuration input', { timeout: SLOW_MS }, () => {
     expect(result.stdout).not.toContain('inline-secret');
   });
 
+  it('switchyard worker refuses a bad config file as `check` reports it, on either runtime, before Deno starts', async () => {
+    const file = join(dir, 'worker-cli.json');
+    writeFileSync(file, JSON.stringify({ agents: [{ name: 'a', servers: [] }], servers: {}, surprise: 1 }));
+    figures.inputs++;
+    const checked = await run(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'check', file], { cwd: REPO }).then(
+      () => '',
+      (error: { stdout: string }) => error.stdout,
+    );
+    for (const runtime of ['deno', 'node']) {
+      const result = await run(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'worker', '--runtime', runtime, '--config', file, '--port', '0'], { cwd: REPO }).then(
+        () => ({ code: 0, stdout: '', stderr: '' }),
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+      expect([runtime, result.code]).toEqual([runtime, 1]);
+      expect([runtime, result.stderr]).toEqual([runtime, `switchyard: ${checked}`]);
+      expect(result.stdout).toBe('');
+    }
+    expect(checked).toBe(`${file}: 2 problems (worker config)\n  agents[0].token-sha256: is required (string)\n  surprise: unknown key\n`);
+  });
+
   it('the worker refuses a bad config at start: exit 2 and one line per problem', async () => {
     const config = JSON.stringify({ agents: [{ name: 'a', 'token-sha256': 'nope', servers: ['ghost'] }], servers: {}, 'session-idle-seconds': 1.5 });
     const result = await run(DENO, ['run', '--quiet', '--allow-env', '--allow-read', '--allow-net', 'worker/adapters/deno/deno-worker.ts'], { cwd: REPO, env: { ...process.env, SWITCHYARD_WORKER_CONFIG: config, PORT: '0' } }).then(
