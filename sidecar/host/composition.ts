@@ -26,6 +26,7 @@ import { SidecarAudit } from '../audit/sidecar-audit.ts';
 import { DEFAULT_WARM_POOL, WarmPool, type WarmPoolBudget } from './warm-pool.ts';
 import { ProcessBudget, type ProcessLimits } from './process-budget.ts';
 import { findPrlimit } from '../process/address-space-limit.ts';
+import { findSetpriv } from '../process/parent-death.ts';
 import type { ConfigSnapshot } from '../config/config-snapshot.ts';
 
 export interface SidecarCompositionConfig {
@@ -100,7 +101,13 @@ export interface SidecarComposition {
 export function createSidecarComposition(config: SidecarCompositionConfig): SidecarComposition {
   const log = config.log ?? silentLogger;
   const memoryLimit = addressSpaceLimit(config.limits?.memoryLimitMib ?? 0, config.env ?? process.env, log);
-  const executor = new ProcessExecutor({ logger: log, ...(memoryLimit !== undefined ? { addressSpaceLimit: memoryLimit } : {}), ...config.executor });
+  const setpriv = parentDeathTool(config.env ?? process.env, log);
+  const executor = new ProcessExecutor({
+    logger: log,
+    ...(memoryLimit !== undefined ? { addressSpaceLimit: memoryLimit } : {}),
+    ...(setpriv !== undefined ? { setpriv } : {}),
+    ...config.executor,
+  });
   const budget = new ProcessBudget({ limits: processLimits(config.limits), log });
   let snapshot = config.snapshot;
   let refused = false;
@@ -182,6 +189,14 @@ function compileOptions(config: SidecarCompositionConfig, sandbox: SidecarCompos
 
 function processLimits(limits: SidecarCompositionConfig['limits']): ProcessLimits {
   return limits === undefined ? { perAgent: Infinity, total: Infinity } : { perAgent: limits.processesPerAgent, total: limits.processes };
+}
+
+/** `setpriv` for the executor on Linux (else said once, in the log); nothing elsewhere, where no such signal exists. */
+function parentDeathTool(env: Readonly<Record<string, string | undefined>>, log: Logger): string | undefined {
+  if (process.platform !== 'linux') return undefined;
+  const setpriv = findSetpriv(env);
+  if (setpriv === null) log.warn('Ordinary servers may outlive a sidecar killed outright: setpriv (util-linux) not found');
+  return setpriv ?? undefined;
 }
 
 /** The executor's RLIMIT_DATA, when one is asked for and `prlimit` exists to apply it (else said once, in the log). */

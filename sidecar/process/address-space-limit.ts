@@ -17,15 +17,20 @@
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
-/** Where `prlimit` is, or null (not Linux, or util-linux absent). */
-export function findPrlimit(env: Readonly<Record<string, string | undefined>>, platform: NodeJS.Platform = process.platform): string | null {
+/** Where util-linux's `name` is on `PATH`, or null (not Linux, or util-linux absent). */
+export function findUtilLinuxTool(name: string, env: Readonly<Record<string, string | undefined>>, platform: NodeJS.Platform = process.platform): string | null {
   if (platform !== 'linux') return null;
   for (const dir of (env.PATH ?? '/usr/bin:/bin').split(delimiter)) {
     if (dir === '') continue;
-    const candidate = join(dir, 'prlimit');
+    const candidate = join(dir, name);
     if (existsSync(candidate)) return candidate;
   }
   return null;
+}
+
+/** Where `prlimit` is, or null (not Linux, or util-linux absent). */
+export function findPrlimit(env: Readonly<Record<string, string | undefined>>, platform: NodeJS.Platform = process.platform): string | null {
+  return findUtilLinuxTool('prlimit', env, platform);
 }
 
 export interface AddressSpaceLimit {

@@ -19,6 +19,7 @@ import { type Logger, silentLogger } from '../log.ts';
 import type { Duplex } from 'node:stream';
 import type { ContainedLaunch, SandboxDescriptor, SandboxReadiness, SpawnedSandbox } from './contained-launch.ts';
 import { type AddressSpaceLimit, limitedCommand } from './address-space-limit.ts';
+import { diesWithParentCommand } from './parent-death.ts';
 import { type DescriptorMask, descriptorTargets, inheritableDescriptors } from './inherited-fds.ts';
 import { earlySpawnError, spawnMasked } from './masked-spawn.ts';
 import { ChildProcessHandle, type ProcessHandle, type StopTimings } from './process-handle.ts';
@@ -65,6 +66,11 @@ export interface ProcessExecutorOptions extends Partial<StopTimings> {
   readonly onSpawn?: (attempt: SpawnAttempt) => void;
   /** RLIMIT_DATA of every launch, contained or not (`address-space-limit.ts`); none by default. */
   readonly addressSpaceLimit?: AddressSpaceLimit;
+  /**
+   * `setpriv`, to give every ordinary launch SIGKILL as its parent-death signal (`parent-death.ts`):
+   * it then ends even with a sidecar killed outright. None by default.
+   */
+  readonly setpriv?: string;
 }
 
 const DEFAULT_TIMINGS: StopTimings = { stdinGraceMs: 300, termGraceMs: 2000 };
@@ -82,7 +88,7 @@ interface SpawnPlan {
   /** A contained spawn's mask, as its backend reported it (`SandboxSpawn.inherited`). */
   readonly inherited?: DescriptorMask | null;
   readonly release: () => void;
-  /** The file reported to `onSpawn`: the launch's own, not the `prlimit` that runs it. */
+  /** The file reported to `onSpawn`: the launch's own, not the `prlimit` or `setpriv` that runs it. */
   readonly shownFile?: string;
 }
 
@@ -223,7 +229,11 @@ export class ProcessExecutor {
       throw error;
     }
     const limit = this.#options.addressSpaceLimit;
-    return limit === undefined ? plan : { ...plan, ...limitedCommand(limit, plan.file, plan.args), shownFile: plan.file };
+    const limited = limit === undefined ? plan : { ...plan, ...limitedCommand(limit, plan.file, plan.args), shownFile: plan.file };
+    const setpriv = this.#options.setpriv;
+    // A contained launch dies with the sidecar already (its backend's own, bwrap --die-with-parent).
+    if (setpriv === undefined || plan.backend !== 'none') return limited;
+    return { ...limited, ...diesWithParentCommand(setpriv, limited.file, limited.args), shownFile: plan.file };
   }
 
   /** Logs what a contained launch's tool closes; refuses one whose backend closes none while some would pass. */

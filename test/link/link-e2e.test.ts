@@ -16,8 +16,8 @@ import { closeInfoOf } from '../../shared/channel-transport.ts';
 import { ExecutorTargetRouter } from '../../worker/routing/executor-target-router.ts';
 import { credentialTexts, hostCredential, writeSidecarDir, type HostCredential } from '../support/configs.ts';
 import { startInProcessWorker, type InProcessWorker } from '../support/node-worker.ts';
-import { everythingServer } from '../support/paths.ts';
-import { isAlive, ProcessSet } from '../support/processes.ts';
+import { everythingServer, fixtureServer } from '../support/paths.ts';
+import { isAlive, ProcessSet, waitFor, waitUntil } from '../support/processes.ts';
 import { startSidecar, type SidecarProcess } from '../support/sidecar-process.ts';
 
 const ENTITY = 'alice-laptop';
@@ -35,7 +35,8 @@ function configDir(worker: string, host: HostCredential): string {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-link-'));
   // 100 channels at once below: more server processes than a host runs by default.
   const limits = { 'server-processes-per-agent': 128, 'server-processes': 128 };
-  writeSidecarDir(dir, { worker, host, servers: { everything: everythingServer(), cat: { command: '/bin/cat' } }, sidecar: { limits } });
+  const deaf = { command: process.execPath, args: fixtureServer('hang-server.mjs', '--outlive-stdin').args };
+  writeSidecarDir(dir, { worker, host, servers: { everything: everythingServer(), cat: { command: '/bin/cat' }, deaf }, sidecar: { limits } });
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
@@ -154,6 +155,16 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     expect(errors.map(reasonOf)).toContain('host-offline');
     expect(await within(outcome, NOTICE_BOUND_MS, 'the pending call failing')).toBeInstanceOf(Error);
     await expect(router().open(hostDescriptor, { 'server-name': 'everything' })).rejects.toMatchObject({ reason: 'host-offline' });
+  });
+
+  it('kill the sidecar (SIGKILL): an ordinary server that outlives its stdin ends with it all the same', async () => {
+    const { worker, sidecar, router } = await setup();
+    await linked(worker);
+    await router().open(hostDescriptor, { 'server-name': 'deaf', session: 's-deaf', agent: 'tester' });
+    const pid = await waitFor(() => sidecar.serverPids()[0], 'the server to be spawned');
+    expect(isAlive(pid)).toBe(true);
+    sidecar.process.child.kill('SIGKILL');
+    await waitUntil(() => !isAlive(pid), 'the server to end with the sidecar', NOTICE_BOUND_MS);
   });
 
   it('refuses a wrong host key and logs it on both sides, with what to do and without the key', async () => {

@@ -71,8 +71,8 @@ describe('link faults', { timeout: SLOW_MS }, () => {
     // While the host is down, a new session is refused at once with the same reason.
     const refused = await connectClient(`${stack.url}/servers/echo/mcp`, stack.tokens.alice!).catch((e: unknown) => e);
     expect(String(refused)).toMatch(/host-offline/);
-    // Uncontained servers are spawned detached: a SIGKILLed sidecar cannot end them. They must
-    // end on their own once their stdin closes: none may be left (the stack would kill them).
+    // Uncontained servers are spawned detached, out of reach of a group kill: they end by their
+    // parent-death signal, or with their stdin. None may be left (the stack would kill them).
     const orphanedAt = Date.now();
     await expect.poll(() => alive(orphans), { timeout: 10_000 }).toEqual([]);
     figures.note('ms until the servers of the SIGKILLed sidecar had all ended', Date.now() - orphanedAt);

@@ -3,8 +3,9 @@
  * DIR` (the production composition), owned by a `ProcessSet`, with its JSON log read as lines.
  * Link retries are shortened so that relinking after a fault is quick.
  *
- * Uncontained servers are spawned detached, so a SIGKILLed sidecar leaves them behind; every pid
- * the sidecar logged as spawned is SIGKILLed (its process group) once the set stops.
+ * Uncontained servers are spawned detached: a SIGKILLed sidecar ends them (their parent-death
+ * signal) but not what they started; every pid the sidecar logged as spawned is SIGKILLed (its
+ * process group) once the set stops.
  *
  * @module
  */
