@@ -32,6 +32,14 @@ describe('switchyard doctor', () => {
     expect(formatDoctor(checks)).toContain('→ Install it: sudo apt-get install -y slirp4netns');
   });
 
+  it('checks the util-linux tools the sidecar runs each server through, found on PATH as the sidecar finds them', async () => {
+    const found = (await runDoctor({ deno: false })).find((c) => c.name === 'util-linux present');
+    expect(found).toMatchObject({ ok: true, detail: expect.stringMatching(/\/prlimit caps each server's memory; .*\/setpriv makes an uncontained server end with a sidecar killed outright/) });
+    const checks = await runDoctor({ deno: false, env: { PATH: '/nonexistent' } });
+    expect(checks.find((c) => c.name === 'util-linux present')).toMatchObject({ ok: false, detail: 'prlimit and setpriv not found on PATH' });
+    expect(formatDoctor(checks)).toContain('→ Install util-linux (sudo apt-get install -y util-linux)');
+  });
+
   it('checks nsenter only for a sidecar that is not root, which starts slirp4netns with it', async () => {
     const asUser = await runDoctor({ root: false, deno: false });
     expect(asUser.find((c) => c.name === 'nsenter present')).toMatchObject({ ok: true, detail: expect.stringContaining('/usr/bin/nsenter') });

@@ -7,6 +7,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { type HelperResult, runHelper } from '../sidecar/process/masked-spawn.ts';
 import { bubblewrapExecutable, bubblewrapProbe, NSENTER, userModeNetworkExecutable, userModeNetworkProbe } from '../sidecar/sandbox/index.ts';
 import { denoBinaryPath } from './deno-binary.ts';
+import { findPrlimit } from '../sidecar/process/address-space-limit.ts';
+import { findSetpriv } from '../sidecar/process/parent-death.ts';
 
 export interface DoctorCheck {
   name: string;
@@ -45,7 +47,9 @@ function readNumber(path: string): number | null {
  * `root` (this process's own uid unless given) decides whether nsenter is checked: only a sidecar
  * that is not root starts slirp4netns through it.
  */
-export async function runDoctor(options: { worker?: string; bwrap?: string; slirp4netns?: string; nsenter?: string; root?: boolean; deno?: boolean } = {}): Promise<DoctorCheck[]> {
+export async function runDoctor(
+  options: { worker?: string; bwrap?: string; slirp4netns?: string; nsenter?: string; root?: boolean; deno?: boolean; env?: Readonly<Record<string, string | undefined>> } = {},
+): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
   // The sidecar's own probe decides, so doctor and a contained launch never disagree.
   const bwrap = bubblewrapExecutable(options.bwrap);
@@ -90,6 +94,22 @@ export async function runDoctor(options: { worker?: string; bwrap?: string; slir
             ok: false,
             detail: network.message,
             fix: 'Install it: sudo apt-get install -y slirp4netns (Fedora: sudo dnf install slirp4netns); until then servers whose profile grants "internet-client" fail closed with containment-unavailable',
+          },
+    );
+  }
+  if (process.platform === 'linux') {
+    // Found on PATH as the sidecar finds them (`composition.ts`), so the two never disagree.
+    const env = options.env ?? process.env;
+    const tools = { prlimit: findPrlimit(env), setpriv: findSetpriv(env) };
+    const missing = Object.entries(tools).flatMap(([name, path]) => (path === null ? [name] : []));
+    checks.push(
+      missing.length === 0
+        ? { name: 'util-linux present', ok: true, detail: `${tools.prlimit} caps each server's memory; ${tools.setpriv} makes an uncontained server end with a sidecar killed outright` }
+        : {
+            name: 'util-linux present',
+            ok: false,
+            detail: `${missing.join(' and ')} not found on PATH`,
+            fix: 'Install util-linux (sudo apt-get install -y util-linux); until then servers run without the memory limit, and an uncontained one may outlive a sidecar killed outright',
           },
     );
   }
