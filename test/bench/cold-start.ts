@@ -30,6 +30,12 @@ export interface ColdStartResult {
   min: number;
   max: number;
   errors: number;
+  /**
+   * Contained only: what containment adds, the median over the passes where both ran of this
+   * pass's contained sample minus its ordinary one, taken back to back. Load that drifts over the
+   * section moves both alike, so this says more than the difference of the two medians.
+   */
+  overOrdinary?: { median: number; pairs: number };
 }
 
 export async function measureColdStart(stack: Stack, options: { samples: number; log(line: string): void }): Promise<ColdStartResult[]> {
@@ -40,6 +46,8 @@ export async function measureColdStart(stack: Stack, options: { samples: number;
   };
   const kinds = Object.keys(connect) as ColdStartKind[];
   const samples: Record<ColdStartKind, number[]> = { ordinary: [], contained: [], direct: [] };
+  // By pass, so that a failed sample leaves its pass out of the pairs instead of shifting them.
+  const byPass: Record<ColdStartKind, Map<number, number>> = { ordinary: new Map(), contained: new Map(), direct: new Map() };
   const errors: Record<ColdStartKind, number> = { ordinary: 0, contained: 0, direct: 0 };
   for (let pass = -1; pass < Math.min(options.samples, COLD_AGENTS - 1); pass++) {
     for (const kind of kinds) {
@@ -49,7 +57,10 @@ export async function measureColdStart(stack: Stack, options: { samples: number;
       try {
         agent = await connect[kind](pass + 1);
         await echo(agent.client, 'echo', `cold ${kind} ${pass}`);
-        if (pass >= 0) samples[kind].push(performance.now() - start);
+        if (pass >= 0) {
+          samples[kind].push(performance.now() - start);
+          byPass[kind].set(pass, samples[kind].at(-1)!);
+        }
       } catch {
         if (pass >= 0) errors[kind]++;
       } finally {
@@ -60,10 +71,20 @@ export async function measureColdStart(stack: Stack, options: { samples: number;
   }
   return kinds.map((kind) => {
     const list = samples[kind].map((v) => round(v, 1));
-    const result = { kind, samples: list, median: round(median(list), 1), min: Math.min(...list), max: Math.max(...list), errors: errors[kind] };
-    options.log(`  ${kind}: median ${result.median} ms (min ${result.min}, max ${result.max}, ${result.errors} errors)`);
+    const result: ColdStartResult = { kind, samples: list, median: round(median(list), 1), min: Math.min(...list), max: Math.max(...list), errors: errors[kind] };
+    if (kind === 'contained') {
+      const over = pairedExcess(byPass.contained, byPass.ordinary);
+      if (over !== null) result.overOrdinary = over;
+    }
+    options.log(`  ${kind}: median ${result.median} ms (min ${result.min}, max ${result.max}, ${result.errors} errors)${result.overOrdinary ? `, +${result.overOrdinary.median} ms over ordinary (median of ${result.overOrdinary.pairs} pairs)` : ''}`);
     return result;
   });
+}
+
+/** The median of `a − b` over the passes both have, or null when none; rounded to 0.1 ms. */
+export function pairedExcess(a: ReadonlyMap<number, number>, b: ReadonlyMap<number, number>): { median: number; pairs: number } | null {
+  const differences = [...a].flatMap(([pass, value]) => (b.has(pass) ? [value - b.get(pass)!] : []));
+  return differences.length === 0 ? null : { median: round(median(differences), 1), pairs: differences.length };
 }
 
 /**

@@ -123,7 +123,14 @@ export function evaluateTargets(r: Omit<BenchResults, 'targets'>): Target[] {
   );
   const ordinary = cold('ordinary');
   const contained = cold('contained');
-  add('contained cold start ≤ ordinary + 20 ms', `${contained ?? '–'} ms vs ${ordinary ?? '–'} ms`, null, known(contained, ordinary) ? contained! <= ordinary! + 20 : null);
+  // Judged on the pairs taken back to back where there are some (cold-start.ts), else on the medians.
+  const over = r.coldStart.find((c) => c.kind === 'contained')?.overOrdinary;
+  add(
+    'contained cold start ≤ ordinary + 20 ms',
+    `${over !== undefined ? `+${over.median} ms (median of ${over.pairs} back-to-back pairs); medians ` : ''}${contained ?? '–'} ms vs ${ordinary ?? '–'} ms`,
+    null,
+    over !== undefined ? over.median <= 20 : known(contained, ordinary) ? contained! <= ordinary! + 20 : null,
+  );
   // The ratio targets restated against the minimal relay of Switchyard's own shape (floor-report.ts).
   for (const t of r.floor ? restatedTargets(r.floor) : []) add(`restated: ${t.what}`, `${t.switchyard ?? '–'} vs ${t.floor ?? '–'} ${t.unit} (${t.ratio ?? '–'}×), the floor section's turns`, null, t.met);
   return out;

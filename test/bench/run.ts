@@ -19,7 +19,7 @@
  * process serves before it is measured (`burn-in.ts`); --curve-blocks (10) of --curve-calls (600)
  * for the warm-up curve of fresh processes (`warm-up-curve.ts`); --calls (500) --warmup (50) --rounds (2) per
  * latency variant; --levels (1,8,64) and --concurrency-calls (500 per level) for concurrency, Switchyard and
- * supergateway in turn; --cold-samples (7); --warm-samples (5) and --fleet (64) for warm starts;
+ * supergateway in turn; --cold-samples (11, the most the stack's cold agents allow); --warm-samples (5) and --fleet (64) for warm starts;
  * --scale-sessions (1,8,64,256), --scale-payloads (1024,65536,1048576), --scale-calls (400).
  * fleet: 1,000 simulated hosts on workerd beside Deno (`fleet.ts`; --fleet-hosts 1000,
  * --fleet-rounds 2, --fleet-concurrency 32; `npm run bench -- --only fleet`).
@@ -69,7 +69,7 @@ const { values, tokens } = parseArgs({
     rounds: { type: 'string', default: '2' },
     levels: { type: 'string', default: '1,8,64' },
     'concurrency-calls': { type: 'string', default: '500' },
-    'cold-samples': { type: 'string', default: '7' },
+    'cold-samples': { type: 'string', default: '11' },
     only: { type: 'string' },
     variants: { type: 'string' },
     compare: { type: 'string' },
