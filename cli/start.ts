@@ -188,6 +188,8 @@ export async function runStart(argv: string[]): Promise<number> {
     await worker.stop();
     throw error;
   }
+  // A signal while the sidecar started: the handler ends this process once both are stopped.
+  if (stopping) return new Promise<never>(() => {});
 
   const availability = await containment;
   if (availability !== null && !availability.available) {
