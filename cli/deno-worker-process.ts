@@ -6,6 +6,7 @@
  * @module
  */
 import type { ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { LocalError } from '../shared/errors.ts';
@@ -80,7 +81,7 @@ export function spawnDenoWorker(options: DenoWorkerOptions): DenoWorkerProcess {
     stdio: ['pipe', 'pipe', options.stderr ?? 'inherit'],
   });
   // Nothing is ever written; the pipe must not keep this process running by itself.
-  (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  (child.stdin as Socket | null)?.unref();
   const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
   let stopAsked = false;
   const end = async (graceMs: number): Promise<number> => {

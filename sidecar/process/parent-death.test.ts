@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { isAlive, waitUntil } from '../../test/support/processes.ts';
+import { findPrlimit } from './address-space-limit.ts';
 import { diesWithParentCommand, findSetpriv } from './parent-death.ts';
 
 /** A process that outlives its stdin (it holds a timer), as some servers do. */
@@ -29,8 +30,9 @@ describe('dying with the sidecar', () => {
   it('ends a process that outlives its stdin when its parent is SIGKILLed, through prlimit too; without it the process stays', async () => {
     const setpriv = findSetpriv(process.env);
     expect(setpriv, 'setpriv (util-linux) is installed').not.toBeNull();
-    const prlimit = setpriv!.replace(/setpriv$/, 'prlimit');
-    const command = diesWithParentCommand(setpriv!, prlimit, ['--data=4294967296', '--', process.execPath, '-e', OUTLIVES_STDIN]);
+    const prlimit = findPrlimit(process.env);
+    expect(prlimit, 'prlimit (util-linux) is installed').not.toBeNull();
+    const command = diesWithParentCommand(setpriv!, prlimit!, ['--data=4294967296', '--', process.execPath, '-e', OUTLIVES_STDIN]);
     const guarded = await parentWithChild(command.file, command.args);
     const unguarded = await parentWithChild(process.execPath, ['-e', OUTLIVES_STDIN]);
     try {
@@ -40,7 +42,7 @@ describe('dying with the sidecar', () => {
       await waitUntil(() => !isAlive(unguarded.parent), 'the other parent to end', 10_000);
       expect(isAlive(unguarded.child)).toBe(true);
     } finally {
-      for (const pid of [guarded.child, unguarded.child]) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+      for (const pid of [guarded.parent, unguarded.parent, guarded.child, unguarded.child]) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
     }
   });
 });
