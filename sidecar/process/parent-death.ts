@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { findUtilLinuxTool } from './address-space-limit.ts';
+import { findUtilLinuxTool } from './util-linux.ts';
 
 /** Where `setpriv` is, or null (not Linux, or util-linux absent). */
 export function findSetpriv(env: Readonly<Record<string, string | undefined>>, platform: NodeJS.Platform = process.platform): string | null {

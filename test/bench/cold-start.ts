@@ -45,8 +45,7 @@ export async function measureColdStart(stack: Stack, options: { samples: number;
     direct: () => connectStdio(),
   };
   const kinds = Object.keys(connect) as ColdStartKind[];
-  const samples: Record<ColdStartKind, number[]> = { ordinary: [], contained: [], direct: [] };
-  // By pass, so that a failed sample leaves its pass out of the pairs instead of shifting them.
+  // Each kind's samples by pass, so that a failed one leaves its pass out of the pairs instead of shifting them.
   const byPass: Record<ColdStartKind, Map<number, number>> = { ordinary: new Map(), contained: new Map(), direct: new Map() };
   const errors: Record<ColdStartKind, number> = { ordinary: 0, contained: 0, direct: 0 };
   for (let pass = -1; pass < Math.min(options.samples, COLD_AGENTS - 1); pass++) {
@@ -57,10 +56,7 @@ export async function measureColdStart(stack: Stack, options: { samples: number;
       try {
         agent = await connect[kind](pass + 1);
         await echo(agent.client, 'echo', `cold ${kind} ${pass}`);
-        if (pass >= 0) {
-          samples[kind].push(performance.now() - start);
-          byPass[kind].set(pass, samples[kind].at(-1)!);
-        }
+        if (pass >= 0) byPass[kind].set(pass, performance.now() - start);
       } catch {
         if (pass >= 0) errors[kind]++;
       } finally {
@@ -70,7 +66,7 @@ export async function measureColdStart(stack: Stack, options: { samples: number;
     }
   }
   return kinds.map((kind) => {
-    const list = samples[kind].map((v) => round(v, 1));
+    const list = [...byPass[kind].values()].map((v) => round(v, 1));
     const result: ColdStartResult = { kind, samples: list, median: round(median(list), 1), min: Math.min(...list), max: Math.max(...list), errors: errors[kind] };
     if (kind === 'contained') {
       const over = pairedExcess(byPass.contained, byPass.ordinary);

@@ -39,6 +39,17 @@ export function inheritable(pid: number, fd: number): boolean {
   return flags !== undefined && (Number.parseInt(flags, 8) & 0o2000000) === 0;
 }
 
+/** The child of `pid` whose command name (`/proc/<pid>/comm`) is `comm`, if it has one now. */
+export function childNamed(pid: number, comm: string): number | undefined {
+  return childrenOf(pid).find((child) => {
+    try {
+      return readFileSync(`/proc/${child}/comm`, 'utf8').trim() === comm;
+    } catch {
+      return false; // ended meanwhile
+    }
+  });
+}
+
 /** The children of every thread of `pid`. */
 export function childrenOf(pid: number): number[] {
   try {

@@ -6,13 +6,13 @@
  * a SIGTERM that reached the CLI between Deno's `listening` line and its handlers did the same.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeWorkerConfig } from '../support/configs.ts';
-import { childrenOf } from '../support/descriptors.ts';
+import { childNamed } from '../support/descriptors.ts';
 import { REPO } from '../support/paths.ts';
 import { isAlive, ProcessSet, waitFor, waitUntil, type RunningProcess } from '../support/processes.ts';
 
@@ -38,14 +38,7 @@ function startCli(): RunningProcess {
 }
 
 async function denoOf(cli: RunningProcess): Promise<number> {
-  const comm = (pid: number): string => {
-    try {
-      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-    } catch {
-      return '';
-    }
-  };
-  const pid = await waitFor(() => childrenOf(cli.child.pid!).find((p) => comm(p) === 'deno'), 'the CLI to start Deno');
+  const pid = await waitFor(() => childNamed(cli.child.pid!, 'deno'), 'the CLI to start Deno');
   denos.push(pid);
   return pid;
 }

@@ -6,12 +6,12 @@
  * held both pipes for as long as it ran.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeWorkerConfig } from '../support/configs.ts';
-import { childrenOf, descriptorsOf, inheritable, STRAYS, strayStdio } from '../support/descriptors.ts';
+import { childNamed, descriptorsOf, inheritable, STRAYS, strayStdio } from '../support/descriptors.ts';
 import { REPO } from '../support/paths.ts';
 import { isAlive, ProcessSet, waitUntil } from '../support/processes.ts';
 
@@ -21,8 +21,6 @@ afterAll(async () => {
   await procs.stopAll();
   rmSync(dir, { recursive: true, force: true });
 });
-
-const comm = (pid: number): string => readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
 
 describe('switchyard worker with descriptors its parent left open', () => {
   it('starts Deno with /dev/null where they are, and keeps them itself', async () => {
@@ -35,7 +33,7 @@ describe('switchyard worker with descriptors its parent left open', () => {
     const cli = procs.adopt(child);
     await waitUntil(() => cli.stdout().includes('"event":"listening"') || child.exitCode !== null, 'the worker to listen');
     expect(cli.stdout(), cli.stderr()).toContain('"event":"listening"');
-    const deno = childrenOf(child.pid!).find((pid) => comm(pid) === 'deno');
+    const deno = childNamed(child.pid!, 'deno');
     expect(deno, 'the CLI runs Deno as its child').toBeDefined();
 
     // The strays are really there in the CLI, and would reach a child it spawned plainly.
