@@ -55,6 +55,25 @@ function built(): Promise<{ dir: string; scriptPath: string }> {
   return bundle;
 }
 
+/**
+ * `make()` with the OS temp dir set to the run's scratch dir, under vitest. Miniflare takes its own
+ * temp dir from `os.tmpdir()` as it is constructed, and removes it on `dispose()` without waiting,
+ * or from an exit hook: a test file's process, ended by a signal, often did neither, and each run
+ * left a few `miniflare-*` dirs in /tmp.
+ */
+function inScratchTmpDir<T>(make: () => T): T {
+  const scratch = process.env[TEST_SCRATCH_ENV];
+  if (scratch === undefined) return make();
+  const before = process.env.TMPDIR;
+  process.env.TMPDIR = scratch;
+  try {
+    return make();
+  } finally {
+    if (before === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = before;
+  }
+}
+
 export async function startWorkerdWorker(config: unknown, options: WorkerdWorkerOptions = {}): Promise<WorkerdWorker> {
   const { scriptPath } = await built();
   const port = options.port ?? (await freePort());
@@ -69,7 +88,7 @@ export async function startWorkerdWorker(config: unknown, options: WorkerdWorker
     });
   };
   const start = async () => {
-    const mf = new Miniflare({
+    const mf = inScratchTmpDir(() => new Miniflare({
       modules: true,
       scriptPath,
       // The scratch dir is outside the cwd; workerd refuses module paths that climb out of it.
@@ -98,7 +117,7 @@ export async function startWorkerdWorker(config: unknown, options: WorkerdWorker
         read(stdout);
         read(stderr);
       },
-    });
+    }));
     try {
       await mf.ready;
     } catch (error) {
