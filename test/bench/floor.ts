@@ -63,7 +63,7 @@ export interface FloorResult {
 }
 
 /** A running floor relay: its URL, its proxy processes by name, and whose children the servers are. */
-interface FloorRelay {
+export interface FloorRelay {
   url: string;
   proxies: Record<string, number>;
   serverParent: number;
@@ -74,7 +74,7 @@ const SERVER = [process.execPath, EVERYTHING, 'stdio'];
 const EDGE = `${REPO}test/bench/floor/floor-deno-edge.ts`;
 
 /** Bundles the two Node relays into `dir` (as the sidecar is run from its bundle: no tsx loader, no esbuild child). */
-async function bundleRelays(dir: string): Promise<{ http: string; relay: string }> {
+export async function bundleRelays(dir: string): Promise<{ http: string; relay: string }> {
   const out = { http: join(dir, 'floor-node-http.js'), relay: join(dir, 'floor-node-relay.js') };
   const bundle = (entry: string, outfile: string) =>
     build({
@@ -100,7 +100,8 @@ async function startFloor(registry: ProcessRegistry, kind: FloorKind, bundles: {
   return relay;
 }
 
-async function spawnFloor(registry: ProcessRegistry, kind: FloorKind, bundles: { http: string; relay: string }): Promise<FloorRelay> {
+/** A floor relay of `kind`, listening (and linked, for the 4-process one); `edgeFlags` go to the Deno edge's `deno run` (profiling). */
+export async function spawnFloor(registry: ProcessRegistry, kind: FloorKind, bundles: { http: string; relay: string }, edgeFlags: readonly string[] = []): Promise<FloorRelay> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/mcp`;
   const ready = (proc: BenchProcess, what: string) => proc.waitFor(new RegExp(`^${what}$`, 'm'));
@@ -109,7 +110,7 @@ async function spawnFloor(registry: ProcessRegistry, kind: FloorKind, bundles: {
     await ready(relay, 'listening');
     return { url, proxies: { relay: relay.pid }, serverParent: relay.pid, stop: () => registry.stop(relay) };
   }
-  const edge = registry.spawn(`${kind} edge`, DENO, ['run', '--quiet', '--allow-net=127.0.0.1', '--allow-run', '--allow-read', EDGE, kind === 'floor4' ? 'link' : 'stdio', String(port), ...SERVER]);
+  const edge = registry.spawn(`${kind} edge`, DENO, ['run', '--quiet', ...edgeFlags, '--allow-net=127.0.0.1', '--allow-run', '--allow-read', EDGE, kind === 'floor4' ? 'link' : 'stdio', String(port), ...SERVER]);
   await ready(edge, 'listening');
   if (kind === 'floor3-deno') return { url, proxies: { edge: edge.pid }, serverParent: edge.pid, stop: () => registry.stop(edge) };
   const relay = registry.spawn('floor4 relay', process.execPath, [bundles.relay, `ws://127.0.0.1:${port}/link`, ...SERVER]);

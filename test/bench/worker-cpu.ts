@@ -1,6 +1,6 @@
 /**
  * The worker's CPU per echo call, and two worker checkouts against each other: `node --import tsx
- * test/bench/worker-cpu.ts [--trees A,B] [--rounds 4] [--calls 1000] [--variants b,m,b8,m8]`.
+ * test/bench/worker-cpu.ts [--trees A,B] [--deno-flags 'A;B'] [--rounds 4] [--calls 1000] [--variants b,m,b8,m8]`.
  *
  * Each round starts the whole stack (this tree's sidecar bundle, server-everything) once per
  * worker checkout, all at once, and per variant runs `calls` echoes on each in `--batches`
@@ -13,7 +13,10 @@
  * interleaved batches put the load of other work on the machine on both alike, so that ratio
  * says more than either column. Without `--trees` it measures this
  * tree's worker alone. A tree is a checkout with `node_modules` beside its sources
- * (`git worktree add DIR COMMIT`, then a symlink to this tree's `node_modules`).
+ * (`git worktree add DIR COMMIT`, then a symlink to this tree's `node_modules`). `--deno-flags`
+ * compares Deno flags instead, on one tree: `--deno-flags ';--v8-flags=--max-semi-space-size=32'`
+ * runs side A with no flags and side B with that one (both started as the profiling tools start
+ * Deno, not through the CLI).
  *
  * @module
  */
@@ -39,6 +42,8 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '200' },
     batches: { type: 'string', default: '40' },
     variants: { type: 'string', default: 'b,m,b8,m8' },
+    /** Deno flags per side, `;` between sides, spaces between flags: `--deno-flags ';--v8-flags=--max-semi-space-size=32'`. */
+    'deno-flags': { type: 'string' },
   },
 });
 const log = (line: string) => process.stdout.write(line + '\n');
@@ -48,7 +53,10 @@ const calls = Number(values.calls);
 const warmup = Number(values.warmup);
 const batches = Number(values.batches);
 const chosen = values.variants.split(',') as Variant[];
-const trees = values.trees?.split(',').map((path) => resolve(path)) ?? [undefined];
+const flagSides = values['deno-flags']?.split(';').map((side) => side.split(' ').filter((flag) => flag !== ''));
+const givenTrees = values.trees?.split(',').map((path) => resolve(path)) ?? [undefined];
+/** One worker per side: the trees given, or this tree once per `--deno-flags` side. */
+const trees = flagSides !== undefined && givenTrees.length === 1 ? flagSides.map(() => givenTrees[0]) : givenTrees;
 async function agentsFor(stack: Stack, variant: Variant): Promise<Agent[]> {
   const url = `${stack.url}/servers/everything/mcp`;
   const count = variant.endsWith('8') ? 8 : 1;
@@ -77,7 +85,10 @@ type Batches = Array<Record<string, number[]>>;
 async function runRound(bundle: string, r: number): Promise<Batches> {
   const stacks: Stack[] = [];
   try {
-    for (const tree of trees) stacks.push(await startStack(registry, { sidecarBundle: bundle, ...(tree !== undefined ? { workerRoot: tree } : {}) }));
+    for (const [i, tree] of trees.entries()) {
+      const denoFlags = flagSides?.[i];
+      stacks.push(await startStack(registry, { sidecarBundle: bundle, ...(tree !== undefined ? { workerRoot: tree } : {}), ...(denoFlags !== undefined ? { denoFlags } : {}) }));
+    }
     const perBatch: Batches = trees.map(() => ({}));
     for (const variant of chosen) {
       const agents = await Promise.all(stacks.map((stack) => agentsFor(stack, variant)));

@@ -1,8 +1,9 @@
 /**
  * Where the worker's CPU goes per echo call under Deno, from a V8 CPU profile taken over the
  * inspector while agents call: `node --import tsx test/bench/worker-profile.ts [--variants b8,m8]
- * [--calls 4000] [--out bench-results/profiles] [--tree DIR] [--perf]`, or `--report DATA --us N` to read
- * a recorded perf.data again.
+ * [--calls 4000] [--out bench-results/profiles] [--tree DIR] [--perf [--floor]]`, or `--report DATA --us N`
+ * to read a recorded perf.data again. `--floor` profiles the 4-process floor's Deno edge under perf
+ * instead of the worker: the same loop and split, to read the worker's against.
  *
  * Per variant (those of `worker-cpu.ts`: b, m, b8, m8) it starts the stack with the worker under
  * `deno run --inspect`, warms up, then profiles the timed calls only (100 µs sampling), and prints
@@ -25,6 +26,7 @@ import { connectLight, connectLightModern } from './light-client.ts';
 import { installCleanup, ProcessRegistry, REPO, type BenchProcess } from './processes.ts';
 import { buildSidecarBundle } from './sidecar-bundle.ts';
 import { startStack, TOKENS } from './stack.ts';
+import { bundleRelays, spawnFloor } from './floor.ts';
 import { schedCpuNs } from './sched-cpu.ts';
 import type { CpuProfile, ProfileNode } from './cpu-profile.ts';
 
@@ -39,6 +41,8 @@ const { values } = parseArgs({
     tree: { type: 'string' },
     top: { type: 'string', default: '40' },
     perf: { type: 'boolean', default: false },
+    /** Profile the 4-process floor's Deno edge under perf instead of the worker (implies `--perf`). */
+    floor: { type: 'boolean', default: false },
     /** `--report DATA --us N`: prints `perfReport` of a recorded perf.data whose calls cost N µs each. */
     report: { type: 'string' },
     us: { type: 'string' },
@@ -83,31 +87,54 @@ async function agentsFor(url: string, variant: Variant): Promise<Agent[]> {
  * whatever JS ran last), the kernel and Deno's native side included; JIT frames are named through
  * `--perf-basic-prof`. Prints the split of `perfReport`.
  */
+/** Names JIT frames for perf (a map file in /tmp that perf reads). */
+const PERF_MAP = '--v8-flags=--perf-basic-prof';
+
 async function perfVariant(bundle: string, variant: Variant, calls: number, warmup: number): Promise<void> {
-  const stack = await startStack(registry, { sidecarBundle: bundle, denoFlags: ['--v8-flags=--perf-basic-prof'], ...(values.tree !== undefined ? { workerRoot: resolve(values.tree) } : {}) });
+  const stack = await startStack(registry, { sidecarBundle: bundle, denoFlags: [PERF_MAP], ...(values.tree !== undefined ? { workerRoot: resolve(values.tree) } : {}) });
   try {
-    const agents = await agentsFor(`${stack.url}/servers/everything/mcp`, variant);
-    const each = Math.ceil(calls / agents.length);
-    await Promise.all(agents.map((agent) => echoLoop(agent, 'echo', 0, Math.ceil(warmup / agents.length), 'warmup')));
-    mkdirSync(values.out, { recursive: true });
-    const data = join(values.out, `${variant}-worker.perf.data`);
-    const perf = spawn('perf', ['record', '-F', '2999', '-g', '-p', String(stack.worker.pid), '-o', data], { stdio: ['ignore', 'ignore', 'pipe'] });
-    await new Promise((done) => setTimeout(done, 500)); // perf attaches
-    const before = schedCpuNs(stack.worker.pid);
-    const timed = await Promise.all(agents.map((agent) => echoLoop(agent, 'echo', each, 0, 'timed')));
-    const usedUs = (schedCpuNs(stack.worker.pid) - before) / 1000;
-    const stopped = new Promise((done) => perf.once('exit', done));
-    perf.kill('SIGINT');
-    await stopped;
-    const total = each * agents.length;
-    const errors = timed.reduce((n, t) => n + t.errors, 0);
-    log(`\n(${variant}) ${total} calls, ${errors} errors: ${(usedUs / total).toFixed(0)} µs worker CPU per call (/proc, under perf); ${data}`);
-    log(perfReport(execFileSync('perf', ['script', '-i', data, '-F', 'ip,sym,dso'], { encoding: 'utf8', maxBuffer: 1 << 30 }), usedUs / total, Number(values.top)));
-    await Promise.all(agents.map((agent) => agent.close()));
+    await perfLoop(stack.worker.pid, `${stack.url}/servers/everything/mcp`, variant, 'worker', calls, warmup);
   } finally {
     await registry.stop(stack.sidecar);
     await registry.stop(stack.worker);
   }
+}
+
+/**
+ * `--perf --floor`: the same loop on the 4-process floor's Deno edge (`floor.ts`), so the worker's
+ * split reads against the least a Deno edge of this shape spends in the kernel, in Deno's native
+ * side and in JS. Legacy sessions only (b, b8): the floor has no modern path.
+ */
+async function perfFloorVariant(scratch: string, variant: Variant, calls: number, warmup: number): Promise<void> {
+  if (variant.startsWith('m')) throw new Error(`The floor serves legacy sessions only: --floor takes b or b8, not ${variant}`);
+  const floor = await spawnFloor(registry, 'floor4', await bundleRelays(scratch), [PERF_MAP]);
+  try {
+    await perfLoop(floor.proxies.edge!, floor.url, variant, 'floor-edge', calls, warmup);
+  } finally {
+    await floor.stop();
+  }
+}
+
+/** Warms up, then records `pid` under perf while `calls` echoes run, and prints the split. */
+async function perfLoop(pid: number, url: string, variant: Variant, what: string, calls: number, warmup: number): Promise<void> {
+  const agents = await agentsFor(url, variant);
+  const each = Math.ceil(calls / agents.length);
+  await Promise.all(agents.map((agent) => echoLoop(agent, 'echo', 0, Math.ceil(warmup / agents.length), 'warmup')));
+  mkdirSync(values.out, { recursive: true });
+  const data = join(values.out, `${variant}-${what}.perf.data`);
+  const perf = spawn('perf', ['record', '-F', '2999', '-g', '-p', String(pid), '-o', data], { stdio: ['ignore', 'ignore', 'pipe'] });
+  await new Promise((done) => setTimeout(done, 500)); // perf attaches
+  const before = schedCpuNs(pid);
+  const timed = await Promise.all(agents.map((agent) => echoLoop(agent, 'echo', each, 0, 'timed')));
+  const usedUs = (schedCpuNs(pid) - before) / 1000;
+  const stopped = new Promise((done) => perf.once('exit', done));
+  perf.kill('SIGINT');
+  await stopped;
+  const total = each * agents.length;
+  const errors = timed.reduce((n, t) => n + t.errors, 0);
+  log(`\n(${variant}) ${total} calls, ${errors} errors: ${(usedUs / total).toFixed(0)} µs ${what} CPU per call (/proc, under perf); ${data}`);
+  log(perfReport(execFileSync('perf', ['script', '-i', data, '-F', 'comm,ip,sym,dso'], { encoding: 'utf8', maxBuffer: 1 << 30 }), usedUs / total, Number(values.top)));
+  await Promise.all(agents.map((agent) => agent.close()));
 }
 
 async function profileVariant(bundle: string, variant: Variant, calls: number, warmup: number): Promise<void> {
@@ -148,6 +175,7 @@ async function profileVariant(bundle: string, variant: Variant, calls: number, w
  */
 export function perfReport(script: string, usPerCall: number, topN: number): string {
   const kinds = new Map<string, number>();
+  const threads = new Map<string, number>();
   const outer = new Map<string, number>();
   const nearest = new Map<string, number>();
   const add = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1);
@@ -157,6 +185,10 @@ export function perfReport(script: string, usPerCall: number, topN: number): str
     const frames = chunk.split('\n').map((line) => /^\s*[0-9a-f]+\s+(.*?)\s+\((.*)\)$/.exec(line)).filter((m) => m !== null).map((m) => ({ sym: m[1]!, dso: m[2]! }));
     if (frames.length === 0) continue;
     samples++;
+    // The sample's header line names its thread when the script has `comm`: Deno's main thread is
+    // `deno`; V8's background threads (GC, the optimizing compiler) are `V8 DefaultWorke…`.
+    const header = chunk.split('\n').find((line) => line.trim() !== '' && !line.startsWith('\t') && !line.startsWith(' '));
+    add(threads, header === undefined ? '(no thread name)' : header.trim().startsWith('V8 ') ? 'V8 background threads' : header.trim());
     const leaf = frames[0]!;
     const kind = leaf.dso.includes('kernel') ? 'kernel' : leaf.sym.startsWith('JS:') ? 'JIT' : leaf.dso.includes('libc') ? 'libc' : 'deno native';
     add(kinds, kind);
@@ -166,7 +198,7 @@ export function perfReport(script: string, usPerCall: number, topN: number): str
   }
   const top = (map: Map<string, number>, n: number) =>
     [...map].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, count]) => `    ${((count / samples) * usPerCall).toFixed(1).padStart(7)} µs  ${k}`).join('\n');
-  return `  ${samples} samples\n  by leaf:\n${top(kinds, 5)}\n  by outermost JS frame:\n${top(outer, 15)}\n  by nearest JS frame:\n${top(nearest, topN)}`;
+  return `  ${samples} samples\n  by thread:\n${top(threads, 4)}\n  by leaf:\n${top(kinds, 5)}\n  by outermost JS frame:\n${top(outer, 15)}\n  by nearest JS frame:\n${top(nearest, topN)}`;
 }
 
 /** Where a frame's code lives: the worker's own file, a package, Deno's runtime, or a native pseudo-frame. */
@@ -211,13 +243,16 @@ export function report(profile: CpuProfile, calls: number, topN: number): string
 
 async function main(): Promise<void> {
   if (values.report !== undefined) {
-    log(perfReport(execFileSync('perf', ['script', '-i', values.report, '-F', 'ip,sym,dso'], { encoding: 'utf8', maxBuffer: 1 << 30 }), Number(values.us ?? 1), Number(values.top)));
+    log(perfReport(execFileSync('perf', ['script', '-i', values.report, '-F', 'comm,ip,sym,dso'], { encoding: 'utf8', maxBuffer: 1 << 30 }), Number(values.us ?? 1), Number(values.top)));
     return;
   }
   const scratch = mkdtempSync(join(tmpdir(), 'switchyard-worker-profile-'));
   registry.afterStop(() => rmSync(scratch, { recursive: true, force: true }));
   const bundle = await buildSidecarBundle(scratch);
-  for (const variant of values.variants.split(',') as Variant[]) await (values.perf ? perfVariant : profileVariant)(bundle, variant, Number(values.calls), Number(values.warmup));
+  for (const variant of values.variants.split(',') as Variant[]) {
+    if (values.floor) await perfFloorVariant(scratch, variant, Number(values.calls), Number(values.warmup));
+    else await (values.perf ? perfVariant : profileVariant)(bundle, variant, Number(values.calls), Number(values.warmup));
+  }
 }
 
 main()
