@@ -24,6 +24,7 @@ import { linesOf } from '../../shared/line-framing.ts';
 import type { Logger } from '../log.ts';
 import type { ProcessExecutor, ProcessExit, ProcessHandle, ProcessLaunchRequest } from './process-executor.ts';
 import { StderrTail, type StderrTailLimits } from './stderr-tail.ts';
+import { StdoutLines } from './stdout-lines.ts';
 
 /** How the transport logs, bounds its buffers and can be cancelled while starting. */
 export interface ProcessTransportOptions {
@@ -51,7 +52,7 @@ export class ProcessExecutorBackedClientTransport implements Transport {
   readonly #options: ProcessTransportOptions;
   readonly #logger: Logger;
   readonly #tail: StderrTail;
-  readonly #readBuffer: LineBuffer;
+  readonly #readBuffer: StdoutLines;
   readonly #launchAbort = new AbortController();
   #state: State = 'new';
   #starting: Promise<void> | undefined;
@@ -68,7 +69,7 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     this.#options = options;
     this.#logger = options.logger.child({ server: name });
     this.#tail = new StderrTail(options.stderrTail);
-    this.#readBuffer = new LineBuffer(options.maxMessageBytes ?? 16 * 1024 * 1024);
+    this.#readBuffer = new StdoutLines(options.maxMessageBytes ?? 16 * 1024 * 1024);
   }
 
   /** Launches the server once; a second call rejects with LocalError `'already-started'`. */
@@ -218,38 +219,6 @@ export class ProcessExecutorBackedClientTransport implements Transport {
   #report(error: Error): void {
     this.#logger.debug('Transport error', { error });
     this.onerror?.(error);
-  }
-}
-
-/** Stdout split into lines (LF or CRLF), as the SDK's `ReadBuffer` does, with a cap on the unfinished line. */
-class LineBuffer {
-  #buffer: Buffer | undefined;
-
-  constructor(readonly maxBytes: number) {}
-
-  /** @throws Error when the unfinished line would pass `maxBytes` (the buffer is cleared). */
-  append(chunk: Buffer): void {
-    const held = this.#buffer;
-    if ((held?.length ?? 0) + chunk.length > this.maxBytes) {
-      this.clear();
-      throw new Error(`Line buffer exceeded maximum size of ${this.maxBytes} bytes`);
-    }
-    // Nothing held is the usual case (a chunk ends with its line): the chunk itself, no copy.
-    this.#buffer = held === undefined ? chunk : Buffer.concat([held, chunk]);
-  }
-
-  readLine(): string | null {
-    const buffer = this.#buffer;
-    const index = buffer?.indexOf(0x0a) ?? -1;
-    if (buffer === undefined || index === -1) return null;
-    const end = index > 0 && buffer[index - 1] === 0x0d ? index - 1 : index; // CRLF: a CR is only ever that byte in UTF-8
-    const line = buffer.toString('utf8', 0, end);
-    this.#buffer = index + 1 < buffer.length ? buffer.subarray(index + 1) : undefined;
-    return line;
-  }
-
-  clear(): void {
-    this.#buffer = undefined;
   }
 }
 
