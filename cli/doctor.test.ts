@@ -9,6 +9,7 @@ import { agentEntry, hostCredential, type SidecarDirSpec, workerHostEntry, write
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { fdListingStandIn, standInRuns, STRAYS, strayStdio } from '../test/support/descriptors.ts';
 import { freePort, ProcessSet } from '../test/support/processes.ts';
+import { oldSetpriv } from '../test/support/old-setpriv.ts';
 import { startWorkerProcess, type WorkerProcess } from '../test/support/worker-process.ts';
 import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
 import { formatDoctor, runDoctor } from './doctor.ts';
@@ -38,6 +39,14 @@ describe('switchyard doctor', () => {
     const checks = await runDoctor({ deno: false, env: { PATH: '/nonexistent' } });
     expect(checks.find((c) => c.name === 'util-linux present')).toMatchObject({ ok: false, detail: 'prlimit and setpriv not found on PATH' });
     expect(formatDoctor(checks)).toContain('→ Install util-linux (sudo apt-get install -y util-linux)');
+    const dir = mkdtempSync(join(tmpdir(), 'doctor-setpriv-'));
+    try {
+      oldSetpriv(dir);
+      const withOld = (await runDoctor({ deno: false, env: { PATH: `${dir}:/usr/bin:/bin` } })).find((c) => c.name === 'util-linux present');
+      expect(withOld).toMatchObject({ ok: false, detail: `${dir}/setpriv does not take --pdeathsig: ${dir}/setpriv exited with code 1: setpriv: unrecognized option '--pdeathsig'` });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('checks nsenter only for a sidecar that is not root, which starts slirp4netns with it', async () => {

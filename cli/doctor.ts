@@ -8,7 +8,7 @@ import { type HelperResult, runHelper } from '../sidecar/process/masked-spawn.ts
 import { bubblewrapExecutable, bubblewrapProbe, NSENTER, userModeNetworkExecutable, userModeNetworkProbe } from '../sidecar/sandbox/index.ts';
 import { denoBinaryPath } from './deno-binary.ts';
 import { findPrlimit } from '../sidecar/process/address-space-limit.ts';
-import { findSetpriv } from '../sidecar/process/parent-death.ts';
+import { findSetpriv, takesParentDeathSignal } from '../sidecar/process/parent-death.ts';
 
 export interface DoctorCheck {
   name: string;
@@ -102,15 +102,24 @@ export async function runDoctor(
     const env = options.env ?? process.env;
     const tools = { prlimit: findPrlimit(env), setpriv: findSetpriv(env) };
     const missing = Object.entries(tools).flatMap(([name, path]) => (path === null ? [name] : []));
+    // Asked as the sidecar asks it, before its first ordinary launch: an old one refuses the option.
+    const probe = tools.setpriv === null ? null : await takesParentDeathSignal(tools.setpriv);
     checks.push(
-      missing.length === 0
-        ? { name: 'util-linux present', ok: true, detail: `${tools.prlimit} caps each server's memory; ${tools.setpriv} makes an uncontained server end with a sidecar killed outright` }
-        : {
+      missing.length > 0
+        ? {
             name: 'util-linux present',
             ok: false,
             detail: `${missing.join(' and ')} not found on PATH`,
             fix: 'Install util-linux (sudo apt-get install -y util-linux); until then servers run without the memory limit, and an uncontained one may outlive a sidecar killed outright',
-          },
+          }
+        : probe !== null && !probe.ok
+          ? {
+              name: 'util-linux present',
+              ok: false,
+              detail: `${tools.setpriv} does not take --pdeathsig: ${probe.problem}`,
+              fix: 'Install util-linux 2.33 or later; until then an uncontained server may outlive a sidecar killed outright (the sidecar runs servers without setpriv)',
+            }
+          : { name: 'util-linux present', ok: true, detail: `${tools.prlimit} caps each server's memory; ${tools.setpriv} makes an uncontained server end with a sidecar killed outright` },
     );
   }
   if (process.platform === 'linux' && !(options.root ?? process.getuid?.() === 0)) {

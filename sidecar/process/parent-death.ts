@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { runHelper } from './masked-spawn.ts';
 import { findUtilLinuxTool } from './util-linux.ts';
 
 /** Where `setpriv` is, or null (not Linux, or util-linux absent). */
@@ -20,4 +21,22 @@ export function findSetpriv(env: Readonly<Record<string, string | undefined>>, p
 /** The command line that runs `file args` with SIGKILL as its parent-death signal (setpriv execs it: same pid, same descriptors). */
 export function diesWithParentCommand(setpriv: string, file: string, args: readonly string[]): { file: string; args: string[] } {
   return { file: setpriv, args: ['--pdeathsig', 'KILL', '--', file, ...args] };
+}
+
+/** Longest wait for the probe: setpriv execs itself, a few milliseconds on an idle host. */
+const PROBE_TIMEOUT_MS = 5_000;
+
+/**
+ * Whether `setpriv` takes `--pdeathsig`: util-linux added it in 2.33, and a host with an older
+ * one (RHEL 8's 2.32) or BusyBox's refuses the option, and with it every launch run through it.
+ * Asked by running it for real, through itself (`setpriv --pdeathsig KILL -- setpriv --version`),
+ * so nothing but the tool in question needs to be on the host. A probe that timed out says
+ * nothing of the tool: the launch goes through it, as when the probe passed.
+ */
+export async function takesParentDeathSignal(setpriv: string): Promise<{ ok: true } | { ok: false; problem: string }> {
+  const { file, args } = diesWithParentCommand(setpriv, setpriv, ['--version']);
+  const result = await runHelper(file, args, { timeoutMs: PROBE_TIMEOUT_MS }).catch((error: unknown) => ({ ok: false, message: error instanceof Error ? error.message : String(error), stderr: '', timedOut: undefined }));
+  if (result.ok || result.timedOut === true) return { ok: true };
+  const said = result.stderr.trim().split('\n')[0]?.slice(0, 200);
+  return { ok: false, problem: said !== undefined && said !== '' ? `${result.message}: ${said}` : result.message };
 }

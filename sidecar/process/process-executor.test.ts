@@ -9,6 +9,9 @@ import { seatbeltLaunch } from '../sandbox/seatbelt/seatbelt-backend.ts';
 import { ProcessExecutor, type ProcessHandle, type SpawnAttempt } from './process-executor.ts';
 import { testBubblewrapPolicy } from '../../test/support/bubblewrap-policy.ts';
 import { isAlive, waitFor } from '../../test/support/processes.ts';
+import { oldSetpriv } from '../../test/support/old-setpriv.ts';
+import { findSetpriv } from './parent-death.ts';
+import { silentLogger } from '../log.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const FIXTURES = join(REPO, 'test/fixtures');
@@ -42,6 +45,29 @@ describe('ProcessExecutor', () => {
     handles.push(handle);
     return handle;
   };
+
+  it('still launches ordinary servers when setpriv lacks --pdeathsig (util-linux before 2.33), without it, and says so once', async () => {
+    const warnings: Array<{ msg: string; fields: Record<string, unknown> }> = [];
+    const logger = { ...silentLogger, warn: (msg: string, fields: Record<string, unknown> = {}) => void warnings.push({ msg, fields }) };
+    const current = findSetpriv(process.env);
+    expect(current, 'setpriv (util-linux) is installed').not.toBeNull();
+    for (const [setpriv, warned] of [[current!, 0], [oldSetpriv(dir), 1]] as const) {
+      warnings.length = 0;
+      const own = new ProcessExecutor({ termGraceMs: 300, stdinGraceMs: 100, setpriv, logger });
+      try {
+        for (const word of ['one', 'two']) {
+          const handle = await own.launch({ command: NODE, args: ['-e', 'process.stdin.pipe(process.stdout)'], env: {}, policy: null });
+          handle.stdin.end(word);
+          expect(await text(handle.stdout)).toBe(word);
+          await handle.dispose(0);
+        }
+      } finally {
+        await own.disposeAll();
+      }
+      expect(warnings, setpriv).toHaveLength(warned);
+    }
+    expect(warnings[0]).toMatchObject({ msg: expect.stringContaining('setpriv does not take --pdeathsig'), fields: { problem: expect.stringContaining("unrecognized option '--pdeathsig'") } });
+  });
 
   it('launches an uncontained process with exactly the given environment, in its own process group', async () => {
     const script = 'process.stdout.write(JSON.stringify({env: process.env, cwd: process.cwd()}))';

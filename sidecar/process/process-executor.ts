@@ -19,7 +19,7 @@ import { type Logger, silentLogger } from '../log.ts';
 import type { Duplex } from 'node:stream';
 import type { ContainedLaunch, SandboxDescriptor, SandboxReadiness, SpawnedSandbox } from './contained-launch.ts';
 import { type AddressSpaceLimit, limitedCommand } from './address-space-limit.ts';
-import { diesWithParentCommand } from './parent-death.ts';
+import { diesWithParentCommand, takesParentDeathSignal } from './parent-death.ts';
 import { type DescriptorMask, descriptorTargets, inheritableDescriptors } from './inherited-fds.ts';
 import { earlySpawnError, spawnMasked } from './masked-spawn.ts';
 import { ChildProcessHandle, type ProcessHandle, type StopTimings } from './process-handle.ts';
@@ -102,6 +102,8 @@ export class ProcessExecutor {
   readonly #logger: Logger;
   readonly #live = new Set<ChildProcessHandle>();
   #spawnCount = 0;
+  /** The `setpriv` ordinary launches go through, once the first one has found it takes `--pdeathsig`. */
+  #parentDeath: Promise<string | undefined> | undefined;
 
   constructor(options: ProcessExecutorOptions = {}) {
     this.#options = options;
@@ -137,9 +139,12 @@ export class ProcessExecutor {
     const { signal } = options;
     this.#options.onLaunch?.(request);
     if (signal?.aborted) throw cancelled(signal);
+    // Awaited only when there is a setpriv to ask about: otherwise the spawn stays in this tick.
+    const setpriv = request.policy === null && this.#options.setpriv !== undefined ? await this.#parentDeathTool() : undefined;
+    if (signal?.aborted) throw cancelled(signal);
     let plan: SpawnPlan;
     try {
-      plan = this.#plan(request);
+      plan = this.#plan(request, setpriv);
     } catch (error) {
       // The policy refused what it would mount; its message crosses the link, the cause stays here.
       this.#logger.warn('Contained launch refused before spawn', { backend: request.policy?.backend ?? 'none', error, cause: (error as Error).cause ?? null });
@@ -199,6 +204,22 @@ export class ProcessExecutor {
     }
   }
 
+  /**
+   * The executor's `setpriv`, asked once whether it takes `--pdeathsig` (`parent-death.ts`): one
+   * that does not would refuse every ordinary launch, so without it they run as they did before
+   * there was one, and the log says why, once.
+   */
+  #parentDeathTool(): Promise<string | undefined> {
+    const setpriv = this.#options.setpriv;
+    if (setpriv === undefined) return Promise.resolve(undefined);
+    this.#parentDeath ??= takesParentDeathSignal(setpriv).then((probe) => {
+      if (probe.ok) return setpriv;
+      this.#logger.warn('Ordinary servers may outlive a sidecar killed outright: setpriv does not take --pdeathsig (util-linux 2.33 or later does)', { setpriv, problem: probe.problem });
+      return undefined;
+    });
+    return this.#parentDeath;
+  }
+
   /** Ends every live process tree (stdin, SIGTERM, SIGKILL) and waits for them. */
   async disposeAll(): Promise<void> {
     await Promise.all([...this.#live].map((handle) => handle.dispose()));
@@ -220,7 +241,7 @@ export class ProcessExecutor {
    *
    * @throws WireError `launch-failed` for a contained launch whose backend cannot close them.
    */
-  #plan(request: ProcessLaunchRequest): SpawnPlan {
+  #plan(request: ProcessLaunchRequest, setpriv: string | undefined): SpawnPlan {
     const plan = this.#unlimitedPlan(request);
     try {
       if (request.policy !== null) this.#checkInherited(plan, request.policy);
@@ -230,7 +251,6 @@ export class ProcessExecutor {
     }
     const limit = this.#options.addressSpaceLimit;
     const limited = limit === undefined ? plan : { ...plan, ...limitedCommand(limit, plan.file, plan.args), shownFile: plan.file };
-    const setpriv = this.#options.setpriv;
     // A contained launch dies with the sidecar already (its backend's own, bwrap --die-with-parent).
     if (setpriv === undefined || plan.backend !== 'none') return limited;
     return { ...limited, ...diesWithParentCommand(setpriv, limited.file, limited.args), shownFile: plan.file };
