@@ -9,7 +9,7 @@
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { LineLog } from './line-log.ts';
@@ -31,6 +31,32 @@ export function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * True once `pid` runs `file` itself: its argv[0] is `file`, so every exec before it (setpriv,
+ * prlimit, a shell) is done, and whatever those set up for it is in place.
+ */
+export function runsFile(pid: number, file: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === file;
+  } catch {
+    return false;
+  }
+}
+
+/** The live processes (zombies aside: a PID 1 that reaps nothing keeps them) of process group `pgid`. */
+export function groupMembers(pgid: number): number[] {
+  return readdirSync('/proc').flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(group) === pgid && state !== 'Z' && state !== 'X' ? [Number(entry)] : [];
+    } catch {
+      return [];
+    }
+  });
 }
 
 /** The pids among `pids` that are still alive. */
