@@ -97,6 +97,8 @@ export function spawnDenoWorker(options: DenoWorkerOptions): DenoWorkerProcess {
   const listening = new Promise<string>((resolve, reject) => {
     let buffered = '';
     const timer = setTimeout(() => {
+      // A stop already asked ends Deno itself, and leaves `listening` unsettled (see above).
+      if (stopAsked) return;
       void end(0);
       reject(new LocalError('worker-start-timeout', 'The worker did not start listening in time: see its log above'));
     }, options.startTimeoutMs ?? 30_000);

@@ -5,12 +5,13 @@
  * that may be logged as a warning or an error, and the exit is clean.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { groupMembers, waitUntil } from '../test/support/processes.ts';
 
 const REPO = join(import.meta.dirname, '..');
 const stateDir = mkdtempSync(join(tmpdir(), 'sy-start-'));
@@ -60,4 +61,30 @@ describe('switchyard start', () => {
     expect(logged).toEqual([]);
     expect(err).not.toContain('exited unexpectedly');
   }, 90_000);
+
+  it('exits 1 with the error, leaving no worker behind, when the start fails after the worker listens', async () => {
+    const failing = mkdtempSync(join(tmpdir(), 'sy-start-fail-'));
+    try {
+      // What start writes once Deno listens (the sidecar's config) cannot be written: a folder holds its name.
+      mkdirSync(join(failing, 'sidecar', 'sidecar.json'), { recursive: true });
+      const started = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start', '--port', '0', '--state-dir', failing], {
+        cwd: REPO,
+        env: { ...process.env, SWITCHYARD_LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      let err = '';
+      started.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+      const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 30_000);
+      const code = await exited;
+      clearTimeout(timer);
+      expect(code, err).toBe(1);
+      expect(err).toContain(`EISDIR: illegal operation on a directory, open '${join(failing, 'sidecar', 'sidecar.json')}'`);
+      // Deno ran in the CLI's process group (the containment probe too): nothing of it is left.
+      await waitUntil(() => groupMembers(started.pid!).length === 0, 'the CLI\'s process group to be empty', 10_000);
+    } finally {
+      rmSync(failing, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

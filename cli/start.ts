@@ -174,24 +174,28 @@ export async function runStart(argv: string[]): Promise<number> {
   });
   // The sidecar dials the worker's real address; an unspecified listen address is reached via loopback.
   const dialUrl = workerUrl.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
-  // The demo profile is also the host's floor: a session the worker opens without naming it still runs contained.
-  writeJson(join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'trust-profile': 'demo' });
   // This process hosts the demo servers, like `switchyard sidecar`: one bad request costs a channel, not every session.
   keepServingOnUnexpectedErrors(sidecarLog);
-  const starting = startSidecar(loadSidecarConfig(configDir), sidecarLog, quiet);
-  sidecar = starting.catch(() => undefined);
+  let availability: Awaited<typeof containment>;
   try {
+    // The demo profile is also the host's floor: a session the worker opens without naming it still runs contained.
+    writeJson(join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'trust-profile': 'demo' });
+    const starting = startSidecar(loadSidecarConfig(configDir), sidecarLog, quiet);
+    sidecar = starting.catch(() => undefined);
     await starting;
+    availability = await containment;
   } catch (error) {
-    // Reported by the caller; Deno must not outlive the start that failed.
+    // Reported by the caller; Deno must not outlive the start that failed (it would keep this
+    // process alive, holding the port, with the error already printed).
     stopping = true;
+    await (await sidecar)?.stop();
     await worker.stop();
     throw error;
   }
-  // A signal while the sidecar started: the handler ends this process once both are stopped.
+  // A signal while the sidecar started, or while containment was probed: the handler ends this
+  // process once both are stopped, and no banner prints over its stopping.
   if (stopping) return new Promise<never>(() => {});
 
-  const availability = await containment;
   if (availability !== null && !availability.available) {
     process.stderr.write(`warning: ${availability.message}; the demo servers run contained, so each will fail with containment-unavailable until then\n`);
   }
