@@ -31,6 +31,13 @@ describe('pooling the turns of one level', () => {
     expect(summary.proxyCpuUsPerCall).toBe(1000);
     expect(summary.clientCpuUsPerCall).toBe(2000);
   });
+
+  it('keeps each proxy process\'s CPU apart, added over the turns, only when every turn measured it', () => {
+    const split = poolLevels([turn([1, 2], 10, { proxyCpuMs: 3, proxyCpuMsEach: [1, 2] }), turn([1, 2], 10, { proxyCpuMs: 5, proxyCpuMsEach: [4, 1] })]);
+    expect(summarizeLevel(2, 2, split)).toMatchObject({ proxyCpuUsPerCall: 2000, proxyCpuUsEach: [1250, 750] });
+    const older = poolLevels([turn([1, 2], 10, { proxyCpuMsEach: [1, 1] }), turn([1, 2], 10)]);
+    expect(summarizeLevel(2, 2, older).proxyCpuUsEach).toBeUndefined();
+  });
 });
 
 describe('measuring sides in turns', () => {

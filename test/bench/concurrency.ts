@@ -42,6 +42,8 @@ export interface ConcurrencyResult {
   openErrors: number;
   /** CPU µs per call of the proxy processes (worker + sidecar, or supergateway), call phase only. */
   proxyCpuUsPerCall: number | null;
+  /** The same per proxy process (worker, then sidecar), when the level measured each. */
+  proxyCpuUsEach?: number[];
   /**
    * CPU µs per call of the bench process (the agents' clients), call phase only. On two cores it is
    * the largest share of a call, the same for either gateway, so once the level is CPU-bound it
@@ -77,6 +79,8 @@ export interface LevelRun {
   timed: Timed;
   /** CPU ms of the proxy processes over the call phase. */
   proxyCpuMs: number;
+  /** The same, each proxy process's own, in the order of `LevelTarget.proxies` (absent in older results). */
+  proxyCpuMsEach?: number[];
   /** CPU ms of this process (the agents' clients) over the call phase. */
   clientCpuMs: number;
 }
@@ -97,17 +101,18 @@ export async function runLevel(
     // One untimed call per session first, so every server has answered once (JIT, lazy init).
     await Promise.all(agents.map((a, i) => echoOf(a)('echo', `${options.tag}-${i} warmup`).catch(() => {})));
     await target.settled?.();
-    const cpu = () => target.proxies.reduce((sum, pid) => sum + (cpuMs(pid) ?? 0), 0);
-    const cpuBefore = cpu();
+    const each = () => target.proxies.map((pid) => cpuMs(pid) ?? 0);
+    const eachBefore = each();
     const clientBefore = process.cpuUsage();
     const start = performance.now();
     const loops: Timed[] = await Promise.all(agents.map((a, i) => echoLoop(a, 'echo', calls, 0, `${options.tag}-${i}`, options.payload ?? '')));
     const timed = mergeParallel(loops, performance.now() - start);
-    const proxyCpuMs = cpu() - cpuBefore;
+    const proxyCpuMsEach = each().map((ms, i) => ms - eachBefore[i]!);
+    const proxyCpuMs = proxyCpuMsEach.reduce((a, b) => a + b, 0);
     const client = process.cpuUsage(clientBefore);
     timed.errors += openErrors;
     await options.atPeak?.(agents);
-    return { openMs, openErrors, timed, proxyCpuMs, clientCpuMs: (client.user + client.system) / 1000 };
+    return { openMs, openErrors, timed, proxyCpuMs, proxyCpuMsEach, clientCpuMs: (client.user + client.system) / 1000 };
   } finally {
     await Promise.all(agents.map((a) => a.close()));
   }
@@ -124,6 +129,9 @@ export function poolLevels(runs: readonly LevelRun[]): LevelRun {
     openErrors: runs.reduce((sum, r) => sum + r.openErrors, 0),
     timed,
     proxyCpuMs: runs.reduce((sum, r) => sum + r.proxyCpuMs, 0),
+    ...(runs.every((r) => r.proxyCpuMsEach !== undefined) && runs.length > 0
+      ? { proxyCpuMsEach: runs[0]!.proxyCpuMsEach!.map((_, i) => runs.reduce((sum, r) => sum + r.proxyCpuMsEach![i]!, 0)) }
+      : {}),
     clientCpuMs: runs.reduce((sum, r) => sum + r.clientCpuMs, 0),
   };
 }
@@ -183,6 +191,7 @@ export function summarizeLevel(sessions: number, calls: number, run: LevelRun): 
     openMs: run.openMs,
     openErrors: run.openErrors,
     proxyCpuUsPerCall: perCall(run.proxyCpuMs),
+    ...(run.proxyCpuMsEach !== undefined && summary.calls > 0 ? { proxyCpuUsEach: run.proxyCpuMsEach.map((ms) => perCall(ms)!) } : {}),
     clientCpuUsPerCall: perCall(run.clientCpuMs),
     summary,
   };

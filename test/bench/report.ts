@@ -203,10 +203,10 @@ export function renderMarkdown(r: BenchResults, before?: BenchResults): string {
   const sc = r.scale;
   if (sc) {
     out.push('', '## Scale curve', '', 'Each row says what its sessions are: legacy sessions each have their own server process (server-everything, or the SDK-free raw echo fixture, light enough for 256 of them, behind Switchyard and behind supergateway --stateful alike, the two measured in turns, A B B A, and each side’s turns pooled); modern clients are stateless requests of one agent, all served by the one server-everything instance the host keeps for it. Payload rows: one legacy session on server-everything.', '');
-    out.push('| sweep | what | sessions | payload | calls | p50 | p99 | calls/s | ÷ supergateway | proxy CPU µs/call | client CPU µs/call | errors |', '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    out.push('| sweep | what | sessions | payload | calls | p50 | p99 | calls/s | ÷ supergateway | proxy CPU µs/call (worker + sidecar) | client CPU µs/call | errors |', '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const p of sc.points) {
       const sg = p.gateway === 'switchyard' ? sc.points.find((o) => o.gateway === 'supergateway' && o.workload === p.workload && o.sessions === p.sessions && o.payloadBytes === p.payloadBytes) : undefined;
-      out.push(`| ${p.sweep} | ${pointLabel(p)} | ${p.sessions} | ${size(p.payloadBytes)} | ${p.calls} | ${p.p50} | ${p.p99} | ${p.callsPerSec} | ${x(ratio(p.callsPerSec, sg?.callsPerSec))} | ${p.cpuUsPerCall ?? '–'} | ${p.clientCpuUsPerCall ?? '–'} | ${p.errors} |`);
+      out.push(`| ${p.sweep} | ${pointLabel(p)} | ${p.sessions} | ${size(p.payloadBytes)} | ${p.calls} | ${p.p50} | ${p.p99} | ${p.callsPerSec} | ${x(ratio(p.callsPerSec, sg?.callsPerSec))} | ${p.cpuUsPerCall ?? '–'}${p.cpuUsEach !== undefined ? ` (${p.cpuUsEach.join(' + ')})` : ''} | ${p.clientCpuUsPerCall ?? '–'} | ${p.errors} |`);
     }
     if (sc.skipped.length > 0) out.push('', 'Not run (too little memory available beside the reserve kept for the rest of the machine):', '', ...sc.skipped.map((s) => `- ${s}`));
     out.push('', `Chart: bench-results/${r.label}-scale.svg.`);

@@ -44,6 +44,8 @@ export interface ScalePoint {
   errors: number;
   /** Proxy CPU µs per call: worker + sidecar, or supergateway. */
   cpuUsPerCall: number | null;
+  /** Switchyard's split of it: the worker's, then the sidecar's (absent in older results). */
+  cpuUsEach?: number[];
   /** The bench's SDK clients' CPU µs per call (see `ConcurrencyResult.clientCpuUsPerCall`). */
   clientCpuUsPerCall: number | null;
 }
@@ -82,7 +84,7 @@ export async function measureScale(
   };
   const report = (at: At, calls: number, measured: LevelRun) => {
     const r = summarizeLevel(at.sessions, calls, measured);
-    const point: ScalePoint = { ...at, calls: r.summary.calls, p50: r.summary.p50, p99: r.summary.p99, callsPerSec: r.summary.callsPerSec, errors: r.summary.errors, cpuUsPerCall: r.proxyCpuUsPerCall, clientCpuUsPerCall: r.clientCpuUsPerCall };
+    const point: ScalePoint = { ...at, calls: r.summary.calls, p50: r.summary.p50, p99: r.summary.p99, callsPerSec: r.summary.callsPerSec, errors: r.summary.errors, cpuUsPerCall: r.proxyCpuUsPerCall, ...(r.proxyCpuUsEach !== undefined && r.proxyCpuUsEach.length > 1 ? { cpuUsEach: r.proxyCpuUsEach } : {}), clientCpuUsPerCall: r.clientCpuUsPerCall };
     points.push(point);
     options.log(`  ${pointLabel(point)}: ${at.sessions} session(s), ${size(at.payloadBytes)}: p50 ${point.p50} ms, p99 ${point.p99} ms, ${point.callsPerSec} calls/s, CPU ${point.cpuUsPerCall} µs/call (client ${point.clientCpuUsPerCall}), ${point.errors} errors`);
   };
