@@ -29,6 +29,7 @@ const REAL_PROCESSES_BESIDE_CODE = [
   'sidecar/host/modern/server-era.test.ts',
   'sidecar/host/remote-mcp-host-handler.test.ts',
   'sidecar/process/address-space-limit.test.ts',
+  'sidecar/process/group-watchdog.test.ts',
   'sidecar/process/parent-death.test.ts',
   'sidecar/process/process-backed-transport.test.ts',
   'sidecar/process/process-executor.test.ts',

@@ -106,6 +106,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     logger: log,
     ...(memoryLimit !== undefined ? { addressSpaceLimit: memoryLimit } : {}),
     ...(setpriv !== undefined ? { setpriv } : {}),
+    groupWatchdog: true,
     ...config.executor,
   });
   const budget = new ProcessBudget({ limits: processLimits(config.limits), log });

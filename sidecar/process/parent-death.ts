@@ -5,8 +5,8 @@
  * `execve`), so the kernel kills the server when the sidecar's main thread, which spawned it,
  * ends. A contained launch has the same from bubblewrap's `--die-with-parent`.
  *
- * It reaches the server's own process, not what the server started: those still end with their
- * stdin, or when the sidecar ends their process group on an orderly stop.
+ * It reaches the server's own process, not what the server started (the real server behind `npx`):
+ * those end with their process group, which the group watchdog kills (`group-watchdog.ts`).
  *
  * @module
  */

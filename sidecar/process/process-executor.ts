@@ -23,6 +23,7 @@ import { diesWithParentCommand, takesParentDeathSignal } from './parent-death.ts
 import { type DescriptorMask, descriptorTargets, inheritableDescriptors } from './inherited-fds.ts';
 import { earlySpawnError, spawnMasked } from './masked-spawn.ts';
 import { ChildProcessHandle, type ProcessHandle, type StopTimings } from './process-handle.ts';
+import { GroupWatchdog } from './group-watchdog.ts';
 
 export type { ContainedLaunch } from './contained-launch.ts';
 export type { ProcessExit, ProcessHandle } from './process-handle.ts';
@@ -71,6 +72,12 @@ export interface ProcessExecutorOptions extends Partial<StopTimings> {
    * it then ends even with a sidecar killed outright. None by default.
    */
   readonly setpriv?: string;
+  /**
+   * Watch every server's process group from a small shell beside the sidecar, which kills the
+   * groups still live when the sidecar ends however it ends (`group-watchdog.ts`). Off by default;
+   * never on Windows, which has no process groups.
+   */
+  readonly groupWatchdog?: boolean;
 }
 
 const DEFAULT_TIMINGS: StopTimings = { stdinGraceMs: 300, termGraceMs: 2000 };
@@ -104,6 +111,7 @@ export class ProcessExecutor {
   #spawnCount = 0;
   /** The `setpriv` ordinary launches go through, once the first one has found it takes `--pdeathsig`. */
   #parentDeath: Promise<string | undefined> | undefined;
+  readonly #watchdog: GroupWatchdog | undefined;
 
   constructor(options: ProcessExecutorOptions = {}) {
     this.#options = options;
@@ -112,6 +120,10 @@ export class ProcessExecutor {
       termGraceMs: options.termGraceMs ?? DEFAULT_TIMINGS.termGraceMs,
     };
     this.#logger = options.logger ?? silentLogger;
+    this.#watchdog =
+      options.groupWatchdog === true && process.platform !== 'win32'
+        ? new GroupWatchdog({ logger: this.#logger, liveGroups: () => [...this.#live].map((handle) => handle.pid) })
+        : undefined;
   }
 
   /** A new RLIMIT_DATA for launches from now on (a sidecar.json reload); undefined: none. */
@@ -220,9 +232,10 @@ export class ProcessExecutor {
     return this.#parentDeath;
   }
 
-  /** Ends every live process tree (stdin, SIGTERM, SIGKILL) and waits for them. */
+  /** Ends every live process tree (stdin, SIGTERM, SIGKILL) and waits for them, then the group watchdog. */
   async disposeAll(): Promise<void> {
     await Promise.all([...this.#live].map((handle) => handle.dispose()));
+    await this.#watchdog?.close();
   }
 
   /** Sends SIGKILL to every live process group at once, for a synchronous `process.on('exit')`. */
@@ -232,7 +245,11 @@ export class ProcessExecutor {
 
   #track(handle: ChildProcessHandle): void {
     this.#live.add(handle);
-    void handle.whenGroupGone().then(() => this.#live.delete(handle));
+    this.#watchdog?.watch(handle.pid);
+    void handle.whenGroupGone().then(() => {
+      this.#live.delete(handle);
+      this.#watchdog?.forget(handle.pid);
+    });
   }
 
   /**

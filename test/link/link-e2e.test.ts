@@ -18,6 +18,7 @@ import { credentialTexts, hostCredential, writeSidecarDir, type HostCredential }
 import { startInProcessWorker, type InProcessWorker } from '../support/node-worker.ts';
 import { everythingServer, fixtureServer } from '../support/paths.ts';
 import { isAlive, ProcessSet, runsFile, waitFor, waitUntil } from '../support/processes.ts';
+import { childrenOf } from '../support/descriptors.ts';
 import { startSidecar, type SidecarProcess } from '../support/sidecar-process.ts';
 
 const ENTITY = 'alice-laptop';
@@ -36,7 +37,9 @@ function configDir(worker: string, host: HostCredential): string {
   // 100 channels at once below: more server processes than a host runs by default.
   const limits = { 'server-processes-per-agent': 128, 'server-processes': 128 };
   const deaf = { command: process.execPath, args: fixtureServer('hang-server.mjs', '--outlive-stdin').args };
-  writeSidecarDir(dir, { worker, host, servers: { everything: everythingServer(), cat: { command: '/bin/cat' }, deaf }, sidecar: { limits } });
+  // As `npx` runs a server: the real one is the launch's child (the trailing `:` keeps sh from exec'ing it).
+  const wrapped = { command: '/bin/sh', args: ['-c', `${[process.execPath, ...deaf.args].map((arg) => `'${arg}'`).join(' ')}; :`] };
+  writeSidecarDir(dir, { worker, host, servers: { everything: everythingServer(), cat: { command: '/bin/cat' }, deaf, wrapped }, sidecar: { limits } });
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
@@ -166,6 +169,17 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     await waitUntil(() => runsFile(pid, process.execPath), 'the server to run node', NOTICE_BOUND_MS);
     sidecar.process.child.kill('SIGKILL');
     await waitUntil(() => !isAlive(pid), 'the server to end with the sidecar', NOTICE_BOUND_MS);
+  });
+
+  it('kill the sidecar (SIGKILL): a server a wrapper started (as npx does) ends with it too, through its group', async () => {
+    const { worker, sidecar, router } = await setup();
+    await linked(worker);
+    await router().open(hostDescriptor, { 'server-name': 'wrapped', session: 's-wrapped', agent: 'tester' });
+    const wrapper = await waitFor(() => sidecar.serverPids()[0], 'the wrapper to be spawned');
+    const server = await waitFor(() => childrenOf(wrapper).find((pid) => runsFile(pid, process.execPath)), 'the wrapper\'s node server to run');
+    sidecar.process.child.kill('SIGKILL');
+    // The wrapper has the parent-death signal; its child, which ignores its stdin's end, only the watchdog.
+    await waitUntil(() => !isAlive(server) && !isAlive(wrapper), 'the wrapped server to end with the sidecar', NOTICE_BOUND_MS);
   });
 
   it('refuses a wrong host key and logs it on both sides, with what to do and without the key', async () => {

@@ -1,0 +1,60 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isAlive, runsFile, waitFor, waitUntil } from '../../test/support/processes.ts';
+import { WATCHDOG_SCRIPT } from './group-watchdog.ts';
+
+const REPO = resolve(import.meta.dirname, '../..');
+
+/** The groups the script would kill after reading `lines`, `kill` being a shell function that only says so. */
+function killedAfter(lines: readonly string[]): string[] {
+  const out = execFileSync('/bin/sh', ['-c', `kill() { echo "$*"; }\n${WATCHDOG_SCRIPT}`], { input: lines.map((l) => `${l}\n`).join(''), encoding: 'utf8' });
+  return out.split('\n').filter(Boolean);
+}
+
+describe('the server group watchdog', () => {
+  it('kills the groups still listed when its input ends: one added and not taken off, each once', () => {
+    expect(killedAfter(['+123', '+1234', '+12', '-123', '+77', '-77'])).toEqual(['-KILL -1234', '-KILL -12']);
+    expect(killedAfter(['+5', '-6', '-5'])).toEqual([]);
+    expect(killedAfter([])).toEqual([]);
+  });
+
+  it('ends the groups it watches when the process that fed it is SIGKILLed, leader and grandchild alike; not the others', async () => {
+    // A stand-in for a sidecar: it starts three server groups, each a leader (as `npx` is) whose
+    // child outlives its stdin, watches two and takes one of those off the list again.
+    const group = `spawn(process.execPath, ['-e', "require('node:child_process').spawn(process.execPath, ['-e', 'setInterval(() => {}, 60000)'], { stdio: 'ignore' }); setInterval(() => {}, 60000)"], { stdio: ['pipe', 'ignore', 'ignore'], detached: true })`;
+    const script = [
+      "import { spawn } from 'node:child_process';",
+      `import { GroupWatchdog } from ${JSON.stringify(join(REPO, 'sidecar/process/group-watchdog.ts'))};`,
+      'const live = [];',
+      "const watchdog = new GroupWatchdog({ logger: { warn() {}, info() {}, debug() {}, error() {}, child() { return this; } }, liveGroups: () => live });",
+      `const [watched, forgotten, unwatched] = [${group}, ${group}, ${group}];`,
+      'for (const child of [watched, forgotten]) { live.push(child.pid); watchdog.watch(child.pid); }',
+      'watchdog.forget(forgotten.pid);',
+      'console.log(JSON.stringify([watched.pid, forgotten.pid, unwatched.pid]));',
+      'setInterval(() => {}, 60000);',
+    ].join('\n');
+    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
+    const leaders = await new Promise<number[]>((done) => parent.stdout.once('data', (d: Buffer) => done(JSON.parse(String(d)) as number[])));
+    const children = await Promise.all(leaders.map((leader) => waitFor(() => grandchildOf(leader), `the child of group ${leader}`)));
+    const all = [...leaders, ...children];
+    try {
+      for (const pid of children) await waitUntil(() => runsFile(pid, process.execPath), 'each grandchild to run node', 10_000);
+      parent.kill('SIGKILL');
+      await waitUntil(() => !isAlive(leaders[0]!) && !isAlive(children[0]!), 'the watched group to end with the sidecar', 10_000);
+      expect([leaders[1], children[1], leaders[2], children[2]].map((pid) => isAlive(pid!))).toEqual([true, true, true, true]);
+    } finally {
+      parent.kill('SIGKILL');
+      for (const pid of all) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  });
+});
+
+function grandchildOf(pid: number): number | undefined {
+  try {
+    const children = execFileSync('/bin/sh', ['-c', `cat /proc/${pid}/task/*/children`], { encoding: 'utf8' }).trim().split(/\s+/).filter(Boolean).map(Number);
+    return children[0];
+  } catch {
+    return undefined;
+  }
+}

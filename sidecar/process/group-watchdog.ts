@@ -1,0 +1,109 @@
+/**
+ * The process groups of a sidecar's servers end with the sidecar even when it is killed outright
+ * (SIGKILL, the OOM killer) and what outlives it is not the server's own process: `npx`, `uvx`
+ * and shell wrappers start the real server as their child, which the parent-death signal
+ * (`parent-death.ts`) does not reach, and a server that does not end with its stdin (an interval
+ * keeps server-everything alive) then runs on, an orphan.
+ *
+ * A small POSIX `sh` beside the sidecar holds the list of its live server groups, sent one line
+ * each over a pipe (`+PGID`, `-PGID`); when the pipe ends, however the sidecar ended, it sends
+ * SIGKILL to every group still listed, then exits. A group leaves the list as soon as it is gone
+ * (`whenGroupGone`), so no number it kills has been handed to anyone else since. It runs in its
+ * own session, so a terminal's Ctrl-C to the sidecar's group does not take the list with it.
+ *
+ * @module
+ */
+import type { ChildProcess } from 'node:child_process';
+import type { Writable } from 'node:stream';
+import type { Logger } from '../log.ts';
+import { spawnMasked } from './masked-spawn.ts';
+
+/** The watchdog: reads `+PGID` and `-PGID` lines until the pipe ends, then kills what is listed. */
+export const WATCHDOG_SCRIPT = [
+  "groups=' '",
+  'while IFS= read -r line; do',
+  '  case "$line" in',
+  '    +*) groups="$groups${line#+} " ;;',
+  '    -*) g=${line#-}; case "$groups" in *" $g "*) groups="${groups%% $g *} ${groups#* $g }" ;; esac ;;',
+  '  esac',
+  'done',
+  // `kill -KILL -PGID`: dash, the usual /bin/sh, takes no `--` there.
+  'for g in $groups; do kill -KILL "-$g" 2>/dev/null; done',
+].join('\n');
+
+export interface GroupWatchdogOptions {
+  logger: Logger;
+  /** The groups live now, sent first to a watchdog started again after one died. */
+  liveGroups: () => Iterable<number>;
+  /** The shell; `/bin/sh` by default. */
+  shell?: string;
+}
+
+export class GroupWatchdog {
+  readonly #options: GroupWatchdogOptions;
+  #child: ChildProcess | undefined;
+  #stdin: Writable | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: GroupWatchdogOptions) {
+    this.#options = options;
+  }
+
+  /** Lists the group `pgid` (its leader's pid), starting the watchdog first if none runs. */
+  watch(pgid: number): void {
+    if (pgid <= 0) return;
+    if (this.#stdin === undefined) {
+      this.#start();
+      // A watchdog started again also lists what the last one held (this group among them).
+      return;
+    }
+    this.#stdin.write(`+${pgid}\n`);
+  }
+
+  /** Takes the group `pgid` off the list: it is gone. */
+  forget(pgid: number): void {
+    if (pgid > 0) this.#stdin?.write(`-${pgid}\n`);
+  }
+
+  /** Ends the watchdog (it kills whatever is still listed) and waits for it; the next `watch` starts another. */
+  close(): Promise<void> {
+    const child = this.#child;
+    const stdin = this.#stdin;
+    if (child === undefined || stdin === undefined) return this.#closing ?? Promise.resolve();
+    this.#child = undefined;
+    this.#stdin = undefined;
+    const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    stdin.end();
+    this.#closing = exited;
+    return exited;
+  }
+
+  #start(): void {
+    let child: ChildProcess;
+    try {
+      child = spawnMasked(this.#options.shell ?? '/bin/sh', ['-c', WATCHDOG_SCRIPT], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+    } catch (error) {
+      this.#options.logger.warn('Server process groups are not watched: the watchdog could not start', { error });
+      return;
+    }
+    const stdin = child.stdin!;
+    // Neither keeps the sidecar running; the pipe's end is the whole point.
+    child.unref();
+    (stdin as Writable & { unref?: () => void }).unref?.();
+    stdin.on('error', () => {});
+    child.once('error', (error) => this.#lost(child, error));
+    child.once('exit', (code, signal) => this.#lost(child, { code, signal }));
+    this.#child = child;
+    this.#stdin = stdin;
+    const lines = [...this.#options.liveGroups()].filter((pgid) => pgid > 0).map((pgid) => `+${pgid}\n`);
+    if (lines.length > 0) stdin.write(lines.join(''));
+  }
+
+  /** The watchdog ended without being asked: the next `watch` starts another, with every live group. */
+  #lost(child: ChildProcess, how: unknown): void {
+    if (this.#child !== child) return;
+    this.#child = undefined;
+    this.#stdin = undefined;
+    this.#options.logger.warn('The server group watchdog ended; the next launch starts another', { how });
+  }
+}
