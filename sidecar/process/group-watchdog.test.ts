@@ -2,7 +2,9 @@ import { execFileSync, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isAlive, runsFile, waitFor, waitUntil } from '../../test/support/processes.ts';
-import { WATCHDOG_SCRIPT } from './group-watchdog.ts';
+import { GroupWatchdog, WATCHDOG_SCRIPT } from './group-watchdog.ts';
+import { childNamed } from '../../test/support/descriptors.ts';
+import { silentLogger } from '../log.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
 
@@ -46,6 +48,29 @@ describe('the server group watchdog', () => {
     } finally {
       parent.kill('SIGKILL');
       for (const pid of all) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  });
+});
+
+describe('a watchdog that died', () => {
+  it('is started again at the next watch, listing every live group, and kills them all when closed', async () => {
+    const group = () => spawn(process.execPath, ['-e', 'setInterval(() => {}, 60000)'], { stdio: 'ignore', detached: true });
+    const [first, second] = [group(), group()];
+    const live = [first.pid!];
+    const warnings: string[] = [];
+    const watchdog = new GroupWatchdog({ logger: { ...silentLogger, warn: (msg: string) => void warnings.push(msg) }, liveGroups: () => live });
+    try {
+      watchdog.watch(first.pid!);
+      const dead = await waitFor(() => childNamed(process.pid, 'sh'), 'the watchdog to run');
+      process.kill(dead, 'SIGKILL');
+      await waitUntil(() => warnings.length > 0, 'the watchdog\'s end to be noticed', 10_000);
+      expect(warnings).toEqual(['The server group watchdog ended; the next launch starts another']);
+      live.push(second.pid!);
+      watchdog.watch(second.pid!);
+      await watchdog.close();
+      await waitUntil(() => !isAlive(first.pid!) && !isAlive(second.pid!), 'both groups to be killed by the new watchdog', 10_000);
+    } finally {
+      for (const child of [first, second]) if (isAlive(child.pid!)) child.kill('SIGKILL');
     }
   });
 });

@@ -33,7 +33,7 @@ export const WATCHDOG_SCRIPT = [
 
 export interface GroupWatchdogOptions {
   logger: Logger;
-  /** The groups live now, sent first to a watchdog started again after one died. */
+  /** The groups live now, sent to a watchdog as it starts (again, after one died). */
   liveGroups: () => Iterable<number>;
   /** The shell; `/bin/sh` by default. */
   shell?: string;
@@ -52,12 +52,8 @@ export class GroupWatchdog {
   /** Lists the group `pgid` (its leader's pid), starting the watchdog first if none runs. */
   watch(pgid: number): void {
     if (pgid <= 0) return;
-    if (this.#stdin === undefined) {
-      this.#start();
-      // A watchdog started again also lists what the last one held (this group among them).
-      return;
-    }
-    this.#stdin.write(`+${pgid}\n`);
+    if (this.#stdin === undefined) this.#start(pgid);
+    else this.#stdin.write(`+${pgid}\n`);
   }
 
   /** Takes the group `pgid` off the list: it is gone. */
@@ -78,7 +74,8 @@ export class GroupWatchdog {
     return exited;
   }
 
-  #start(): void {
+  /** Starts a watchdog listing `pgid` and every live group (all of them again, after one died). */
+  #start(pgid: number): void {
     let child: ChildProcess;
     try {
       child = spawnMasked(this.#options.shell ?? '/bin/sh', ['-c', WATCHDOG_SCRIPT], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
@@ -95,8 +92,8 @@ export class GroupWatchdog {
     child.once('exit', (code, signal) => this.#lost(child, { code, signal }));
     this.#child = child;
     this.#stdin = stdin;
-    const lines = [...this.#options.liveGroups()].filter((pgid) => pgid > 0).map((pgid) => `+${pgid}\n`);
-    if (lines.length > 0) stdin.write(lines.join(''));
+    const groups = new Set([pgid, ...this.#options.liveGroups()].filter((group) => group > 0));
+    stdin.write([...groups].map((group) => `+${group}\n`).join(''));
   }
 
   /** The watchdog ended without being asked: the next `watch` starts another, with every live group. */
