@@ -83,7 +83,13 @@ export class GroupWatchdog {
       this.#options.logger.warn('Server process groups are not watched: the watchdog could not start', { error });
       return;
     }
-    const stdin = child.stdin!;
+    const stdin = child.stdin;
+    if (stdin === null) {
+      // A spawn Node gave up on before its pipes (EMFILE): its error comes on the next tick.
+      child.once('error', () => {});
+      this.#options.logger.warn('Server process groups are not watched: the watchdog could not start', { error: 'no pipe' });
+      return;
+    }
     // Neither keeps the sidecar running; the pipe's end is the whole point.
     child.unref();
     (stdin as Writable & { unref?: () => void }).unref?.();
