@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isAlive, runsFile, waitFor, waitUntil } from '../../test/support/processes.ts';
 import { GroupWatchdog, WATCHDOG_SCRIPT } from './group-watchdog.ts';
-import { childNamed } from '../../test/support/descriptors.ts';
+import { childNamed, childrenOf } from '../../test/support/descriptors.ts';
 import { silentLogger } from '../log.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
@@ -38,7 +38,7 @@ describe('the server group watchdog', () => {
     ].join('\n');
     const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
     const leaders = await new Promise<number[]>((done) => parent.stdout.once('data', (d: Buffer) => done(JSON.parse(String(d)) as number[])));
-    const children = await Promise.all(leaders.map((leader) => waitFor(() => grandchildOf(leader), `the child of group ${leader}`)));
+    const children = await Promise.all(leaders.map((leader) => waitFor(() => childrenOf(leader)[0], `the child of group ${leader}`)));
     const all = [...leaders, ...children];
     try {
       for (const pid of children) await waitUntil(() => runsFile(pid, process.execPath), 'each grandchild to run node', 10_000);
@@ -74,12 +74,3 @@ describe('a watchdog that died', () => {
     }
   });
 });
-
-function grandchildOf(pid: number): number | undefined {
-  try {
-    const children = execFileSync('/bin/sh', ['-c', `cat /proc/${pid}/task/*/children`], { encoding: 'utf8' }).trim().split(/\s+/).filter(Boolean).map(Number);
-    return children[0];
-  } catch {
-    return undefined;
-  }
-}
