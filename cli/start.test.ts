@@ -17,14 +17,19 @@ const REPO = join(import.meta.dirname, '..');
 const stateDir = mkdtempSync(join(tmpdir(), 'sy-start-'));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 
+/** `switchyard start` on a free port, in a process group of its own (so the test can signal the whole group), logging at warn. */
+function startCli(state: string) {
+  return spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start', '--port', '0', '--state-dir', state], {
+    cwd: REPO,
+    env: { ...process.env, SWITCHYARD_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+}
+
 describe('switchyard start', () => {
   it('stops on a terminal\'s Ctrl-C with live sessions, exit 0, and logs nothing at warn or error', async () => {
-    const started = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start', '--port', '0', '--state-dir', stateDir], {
-      cwd: REPO,
-      env: { ...process.env, SWITCHYARD_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const started = startCli(stateDir);
     let out = '';
     let err = '';
     started.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -67,12 +72,7 @@ describe('switchyard start', () => {
     try {
       // What start writes once Deno listens (the sidecar's config) cannot be written: a folder holds its name.
       mkdirSync(join(failing, 'sidecar', 'sidecar.json'), { recursive: true });
-      const started = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start', '--port', '0', '--state-dir', failing], {
-        cwd: REPO,
-        env: { ...process.env, SWITCHYARD_LOG_LEVEL: 'warn' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
-      });
+      const started = startCli(failing);
       let err = '';
       started.stderr!.on('data', (d: Buffer) => (err += d.toString()));
       const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));

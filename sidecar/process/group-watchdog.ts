@@ -16,7 +16,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import type { Logger } from '../log.ts';
-import { spawnMasked } from './masked-spawn.ts';
+import { earlySpawnError, spawnMasked } from './masked-spawn.ts';
 
 /** The watchdog: reads `+PGID` and `-PGID` lines until the pipe ends, then kills what is listed. */
 export const WATCHDOG_SCRIPT = [
@@ -83,13 +83,12 @@ export class GroupWatchdog {
       this.#options.logger.warn('Server process groups are not watched: the watchdog could not start', { error });
       return;
     }
-    const stdin = child.stdin;
-    if (stdin === null) {
-      // A spawn Node gave up on before its pipes (EMFILE): its error comes on the next tick.
-      child.once('error', () => {});
-      this.#options.logger.warn('Server process groups are not watched: the watchdog could not start', { error: 'no pipe' });
+    const early = earlySpawnError(child);
+    if (early !== undefined) {
+      void early.then((error) => this.#options.logger.warn('Server process groups are not watched: the watchdog could not start', { error }));
       return;
     }
+    const stdin = child.stdin!;
     // Neither keeps the sidecar running; the pipe's end is the whole point.
     child.unref();
     (stdin as Writable & { unref?: () => void }).unref?.();

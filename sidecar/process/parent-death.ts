@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { runHelper } from './masked-spawn.ts';
+import { type HelperResult, runHelper } from './masked-spawn.ts';
 import { findUtilLinuxTool } from './util-linux.ts';
 
 /** Where `setpriv` is, or null (not Linux, or util-linux absent). */
@@ -35,7 +35,13 @@ const PROBE_TIMEOUT_MS = 5_000;
  */
 export async function takesParentDeathSignal(setpriv: string): Promise<{ ok: true } | { ok: false; problem: string }> {
   const { file, args } = diesWithParentCommand(setpriv, setpriv, ['--version']);
-  const result = await runHelper(file, args, { timeoutMs: PROBE_TIMEOUT_MS }).catch((error: unknown) => ({ ok: false, message: error instanceof Error ? error.message : String(error), stderr: '', timedOut: undefined }));
+  let result: HelperResult;
+  try {
+    result = await runHelper(file, args, { timeoutMs: PROBE_TIMEOUT_MS });
+  } catch (error) {
+    // The spawn refused outright (spawnMasked's WireError): no verdict on the tool, but no launch through it either.
+    return { ok: false, problem: error instanceof Error ? error.message : String(error) };
+  }
   if (result.ok || result.timedOut === true) return { ok: true };
   const said = result.stderr.trim().split('\n')[0]?.slice(0, 200);
   return { ok: false, problem: said !== undefined && said !== '' ? `${result.message}: ${said}` : result.message };

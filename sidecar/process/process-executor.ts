@@ -152,7 +152,7 @@ export class ProcessExecutor {
     this.#options.onLaunch?.(request);
     if (signal?.aborted) throw cancelled(signal);
     // Awaited only when there is a setpriv to ask about: otherwise the spawn stays in this tick.
-    const setpriv = request.policy === null && this.#options.setpriv !== undefined ? await this.#parentDeathTool() : undefined;
+    const setpriv = request.policy === null && this.#options.setpriv !== undefined ? await this.#parentDeathTool(this.#options.setpriv) : undefined;
     if (signal?.aborted) throw cancelled(signal);
     let plan: SpawnPlan;
     try {
@@ -221,9 +221,7 @@ export class ProcessExecutor {
    * that does not would refuse every ordinary launch, so without it they run as they did before
    * there was one, and the log says why, once.
    */
-  #parentDeathTool(): Promise<string | undefined> {
-    const setpriv = this.#options.setpriv;
-    if (setpriv === undefined) return Promise.resolve(undefined);
+  #parentDeathTool(setpriv: string): Promise<string | undefined> {
     this.#parentDeath ??= takesParentDeathSignal(setpriv).then((probe) => {
       if (probe.ok) return setpriv;
       this.#logger.warn('Ordinary servers may outlive a sidecar killed outright: setpriv does not take --pdeathsig (util-linux 2.33 or later does)', { setpriv, problem: probe.problem });
