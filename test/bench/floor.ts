@@ -100,8 +100,15 @@ async function startFloor(registry: ProcessRegistry, kind: FloorKind, bundles: {
   return relay;
 }
 
-/** A floor relay of `kind`, listening (and linked, for the 4-process one); `edgeFlags` go to the Deno edge's `deno run` (profiling). */
-export async function spawnFloor(registry: ProcessRegistry, kind: FloorKind, bundles: { http: string; relay: string }, edgeFlags: readonly string[] = []): Promise<FloorRelay> {
+/** Extra runtime flags (profiling): `edge` to the Deno edge's `deno run`, `relay` to the Node relay's `node`. */
+export interface FloorFlags {
+  edge?: readonly string[];
+  relay?: readonly string[];
+}
+
+/** A floor relay of `kind`, listening (and linked, for the 4-process one). */
+export async function spawnFloor(registry: ProcessRegistry, kind: FloorKind, bundles: { http: string; relay: string }, flags: FloorFlags = {}): Promise<FloorRelay> {
+  const edgeFlags = flags.edge ?? [];
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/mcp`;
   const ready = (proc: BenchProcess, what: string) => proc.waitFor(new RegExp(`^${what}$`, 'm'));
@@ -113,7 +120,7 @@ export async function spawnFloor(registry: ProcessRegistry, kind: FloorKind, bun
   const edge = registry.spawn(`${kind} edge`, DENO, ['run', '--quiet', ...edgeFlags, '--allow-net=127.0.0.1', '--allow-run', '--allow-read', EDGE, kind === 'floor4' ? 'link' : 'stdio', String(port), ...SERVER]);
   await ready(edge, 'listening');
   if (kind === 'floor3-deno') return { url, proxies: { edge: edge.pid }, serverParent: edge.pid, stop: () => registry.stop(edge) };
-  const relay = registry.spawn('floor4 relay', process.execPath, [bundles.relay, `ws://127.0.0.1:${port}/link`, ...SERVER]);
+  const relay = registry.spawn('floor4 relay', process.execPath, [...(flags.relay ?? []), bundles.relay, `ws://127.0.0.1:${port}/link`, ...SERVER]);
   await ready(edge, 'linked');
   return {
     url,

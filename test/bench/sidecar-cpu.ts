@@ -34,6 +34,7 @@ import { buildSidecarBundle } from './sidecar-bundle.ts';
 import { profileReport, type Window } from './sidecar-profile-report.ts';
 import { startStack, TOKENS, type Stack } from './stack.ts';
 import { median, round } from './stats.ts';
+import { nodePerfMapFlags } from './perf-map.ts';
 
 type Variant = 'b' | 'm' | 'b8' | 'm8';
 
@@ -193,7 +194,7 @@ async function perf(dir: string): Promise<void> {
     };
   };
   for (const variant of chosen) {
-    const { stack, perCall } = await measure(bundles[0], [variant], values['jit-names'] ? ['--perf-basic-prof'] : [], record);
+    const { stack, perCall } = await measure(bundles[0], [variant], values['jit-names'] ? nodePerfMapFlags(dir) : [], record);
     log(`(${variant}) ${perCall[variant]} µs sidecar CPU per call under perf`);
     await stop(stack);
   }

@@ -1,7 +1,7 @@
 /**
  * Where the worker's CPU goes per echo call under Deno, from a V8 CPU profile taken over the
  * inspector while agents call: `node --import tsx test/bench/worker-profile.ts [--variants b8,m8]
- * [--calls 4000] [--out bench-results/profiles] [--tree DIR] [--perf [--floor]]`, or `--report DATA --us N`
+ * [--calls 4000] [--out bench-results/profiles] [--tree DIR] [--perf [--floor [--floor-relay]]]`, or `--report DATA --us N`
  * to read a recorded perf.data again. `--floor` profiles the 4-process floor's Deno edge under perf
  * instead of the worker: the same loop and split, to read the worker's against.
  *
@@ -28,6 +28,7 @@ import { buildSidecarBundle } from './sidecar-bundle.ts';
 import { startStack, TOKENS } from './stack.ts';
 import { bundleRelays, spawnFloor } from './floor.ts';
 import { schedCpuNs } from './sched-cpu.ts';
+import { nodePerfMapFlags } from './perf-map.ts';
 import type { CpuProfile, ProfileNode } from './cpu-profile.ts';
 
 type Variant = 'b' | 'm' | 'b8' | 'm8';
@@ -43,6 +44,8 @@ const { values } = parseArgs({
     perf: { type: 'boolean', default: false },
     /** Profile the 4-process floor's Deno edge under perf instead of the worker (implies `--perf`). */
     floor: { type: 'boolean', default: false },
+    /** With `--floor`: the floor's Node relay instead of its Deno edge, to read the sidecar's split against. */
+    'floor-relay': { type: 'boolean', default: false },
     /** `--report DATA --us N`: prints `perfReport` of a recorded perf.data whose calls cost N µs each. */
     report: { type: 'string' },
     us: { type: 'string' },
@@ -107,9 +110,10 @@ async function perfVariant(bundle: string, variant: Variant, calls: number, warm
  */
 async function perfFloorVariant(scratch: string, variant: Variant, calls: number, warmup: number): Promise<void> {
   if (variant.startsWith('m')) throw new Error(`The floor serves legacy sessions only: --floor takes b or b8, not ${variant}`);
-  const floor = await spawnFloor(registry, 'floor4', await bundleRelays(scratch), [PERF_MAP]);
+  const floor = await spawnFloor(registry, 'floor4', await bundleRelays(scratch), { edge: [PERF_MAP], relay: nodePerfMapFlags(scratch) });
   try {
-    await perfLoop(floor.proxies.edge!, floor.url, variant, 'floor-edge', calls, warmup);
+    if (values['floor-relay']) await perfLoop(floor.proxies.relay!, floor.url, variant, 'floor-relay', calls, warmup);
+    else await perfLoop(floor.proxies.edge!, floor.url, variant, 'floor-edge', calls, warmup);
   } finally {
     await floor.stop();
   }
