@@ -1,6 +1,6 @@
 /**
  * The sidecar's CPU per echo call, and two sidecar bundles against each other: `node --import tsx
- * test/bench/sidecar-cpu.ts [--bundles A/sidecar.js,B/sidecar.js] [--rounds 4] [--calls 1000] [--variants b,m,b8,m8] [--floor]`.
+ * test/bench/sidecar-cpu.ts [--bundles A/sidecar.js,B/sidecar.js] [--node-flags 'A;B'] [--rounds 4] [--calls 1000] [--variants b,m,b8,m8] [--floor]`.
  *
  * Each round starts the whole stack (Deno worker, the CLI sidecar from the bundle, server-everything)
  * once per bundle, in A B B A order, and times `calls` echoes per variant after a warm-up:
@@ -11,7 +11,9 @@
  * every open, and every modern request, resolves a trust profile. What it prints
  * is the sidecar process's own CPU (user + system, from /proc) per call, per round and as the
  * median over rounds, and the ratio B/A of each round's pair: on a shared machine the pairs say
- * more than either column. Without `--bundles` it measures this tree's bundle alone. Each bundle
+ * more than either column. Without `--bundles` it measures this tree's bundle alone. `--node-flags`
+ * compares node flags instead, on one bundle: `--node-flags ';--max-semi-space-size=16'` runs side
+ * A with none and side B with that one. Each bundle
  * must be named `sidecar.js` (`npm run build` in a checkout writes one): the bundle's entry runs
  * only under that name, so another one would start a sidecar that exits at once.
  *
@@ -52,6 +54,8 @@ const { values } = parseArgs({
     perf: { type: 'string' },
     'jit-names': { type: 'boolean', default: false },
     floor: { type: 'boolean', default: false },
+    /** `'A;B'`: node flags for side A and side B (space-separated within a side), on one bundle. */
+    'node-flags': { type: 'string' },
   },
 });
 const log = (line: string) => process.stdout.write(line + '\n');
@@ -60,7 +64,9 @@ const cleanup = installCleanup(registry);
 const calls = Number(values.calls);
 const warmup = Number(values.warmup);
 const chosen = values.variants.split(',') as Variant[];
-const bundles = values.bundles?.split(',').map((path) => resolve(path)) ?? [undefined];
+const flagSides = values['node-flags']?.split(';').map((side) => side.split(' ').filter((flag) => flag !== ''));
+if (flagSides !== undefined && (flagSides.length !== 2 || values.bundles?.includes(','))) throw new Error(`--node-flags takes two sides, 'A;B', on one bundle: ${values['node-flags']}`);
+const bundles = flagSides !== undefined ? flagSides.map(() => values.bundles === undefined ? undefined : resolve(values.bundles)) : (values.bundles?.split(',').map((path) => resolve(path)) ?? [undefined]);
 for (const bundle of bundles) {
   if (bundle !== undefined && basename(bundle) !== 'sidecar.js') throw new Error(`Name each --bundles file sidecar.js, as npm run build does: the bundle runs only under that name: ${bundle}`);
 }
@@ -145,7 +151,7 @@ async function compare(): Promise<void> {
     const order = bundles.map((_, i) => i);
     if (r % 2 === 1) order.reverse();
     for (const i of order) {
-      const { stack, perCall } = await measure(bundles[i], chosen);
+      const { stack, perCall } = await measure(bundles[i], chosen, flagSides?.[i] ?? []);
       await stop(stack);
       results[i]!.push(perCall);
       log(`round ${r + 1} ${String.fromCharCode(65 + i)}: ${JSON.stringify(perCall)} µs sidecar CPU per call`);
