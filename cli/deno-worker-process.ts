@@ -39,6 +39,14 @@ export interface DenoWorkerOptions {
 }
 
 /**
+ * The Deno behaviour the worker is written for, whatever starts it. `request.signal` is read only
+ * to learn that an agent went away before its answer (a modern request, a listen stream); Deno's
+ * legacy behaviour also aborts it after every answer delivered, and prints a warning about that at
+ * the first request (on stderr, where a user reads it as the worker's own).
+ */
+export const DENO_WORKER_RUNTIME_FLAGS: readonly string[] = ['--unstable-no-legacy-abort'];
+
+/**
  * Starts Deno and returns at once, so the caller can take over its stop (signal handlers) before
  * it listens: a signal in between would otherwise end this process and leave Deno running.
  *
@@ -58,6 +66,7 @@ export function spawnDenoWorker(options: DenoWorkerOptions): DenoWorkerProcess {
     'run',
     '--quiet',
     '--no-prompt',
+    ...DENO_WORKER_RUNTIME_FLAGS,
     '--allow-net',
     '--allow-env',
     `--allow-read=${[root, options.configFile, ...(options.stateDir !== undefined ? [options.stateDir] : [])].join(',')}`,

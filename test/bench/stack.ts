@@ -25,7 +25,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startDenoWorker } from '../../cli/deno-worker-process.ts';
+import { DENO_WORKER_RUNTIME_FLAGS, startDenoWorker } from '../../cli/deno-worker-process.ts';
 import { TrustProfileStore } from '../../sidecar/trust/profile-store.ts';
 import { agentEntry, hostCredential, workerHostEntry, writeSidecarDir, writeWorkerConfig } from '../support/configs.ts';
 import { everythingServer, fixtureServer } from '../support/paths.ts';
@@ -164,7 +164,7 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
     worker = registry.spawn(
       'worker (deno)',
       DENO,
-      ['run', ...(options.denoFlags ?? []), '--no-prompt', '--allow-net', '--allow-env', `--allow-read=${root},${realpathSync(`${root}node_modules`)},${workerConfig}`, `--config=${root}deno.json`, `${root}worker/adapters/deno/deno-worker.ts`],
+      ['run', ...DENO_WORKER_RUNTIME_FLAGS, ...(options.denoFlags ?? []), '--no-prompt', '--allow-net', '--allow-env', `--allow-read=${root},${realpathSync(`${root}node_modules`)},${workerConfig}`, `--config=${root}deno.json`, `${root}worker/adapters/deno/deno-worker.ts`],
       { SWITCHYARD_WORKER_CONFIG_FILE: workerConfig, HOST: '127.0.0.1', PORT: String(port), NO_COLOR: '1', ...env },
     );
     await worker.waitFor(/\{"event":"listening","url":"([^"]+)"\}/);

@@ -92,3 +92,15 @@ describe('subscriptions/listen on a modern stdio server', () => {
     expect(notified).toBe('Notified 0');
   });
 });
+
+describe('the worker under Deno', () => {
+  it("prints no warning of Deno's own while listen streams open and close: it reads request.signal only to see an agent leave", async () => {
+    // Deno's legacy behaviour aborts request.signal after every answer too, and warns about that
+    // at the first read; the launcher opts out of it. A listen reads the signal at once.
+    const stream = await openListen(url('everything'), stack.tokens.alice!, 'quiet', { toolsListChanged: true });
+    expect((await stream.next()).method).toBe('notifications/subscriptions/acknowledged');
+    await stream.close();
+    expect(await untilNoChannels()).toBe(0);
+    expect(stack.worker.err.text).not.toMatch(/Deno\.serve|legacy[- ]abort|legacy behavior/i);
+  });
+});

@@ -3,7 +3,7 @@
  *
  * ```sh
  * SWITCHYARD_WORKER_CONFIG_FILE=worker.json \
- *   deno serve --allow-net --allow-read --allow-env --host 127.0.0.1 --port 8787 worker/adapters/deno/deno-serve.ts
+ *   deno serve --unstable-no-legacy-abort --allow-net --allow-read --allow-env --host 127.0.0.1 --port 8787 worker/adapters/deno/deno-serve.ts
  * ```
  *
  * Same worker as `deno.ts` (config from the environment, `/link` over Deno WebSockets); no

@@ -3,7 +3,7 @@
  *
  * ```sh
  * SWITCHYARD_WORKER_CONFIG_FILE=worker.json HOST=127.0.0.1 PORT=8787 \
- *   deno run --allow-net --allow-read --allow-env worker/adapters/deno/deno-worker.ts
+ *   deno run --unstable-no-legacy-abort --allow-net --allow-read --allow-env worker/adapters/deno/deno-worker.ts
  * ```
  *
  * `HOST` and `PORT` default to 127.0.0.1 and 8787; `PORT=0` picks a free port. Once listening it
