@@ -48,13 +48,14 @@ describe('the modern aggregate on /mcp', () => {
     expect(result.instructions).toMatch(/offline: host-offline/);
   });
 
-  it('lists tools of every server under namespaced names, with the smallest ttlMs and the stricter cacheScope', async () => {
+  it('lists tools of every server under namespaced names, with the smallest ttlMs, and private: the list is the agent\'s own', async () => {
     const alice = (await aggregate('alice', 'tools/list')).response.result;
     const names = (alice.tools as Array<{ name: string }>).map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['everything__echo', 'everything__trigger-elicitation-request', 'modern__echo', 'modern__ask', 'offline__unavailable']));
     expect(alice).toMatchObject({ resultType: 'complete', ttlMs: 0, cacheScope: 'private' });
-    // The modern fixture alone says 60 s, public; beside a legacy server (0, private) the stricter wins.
-    expect((await aggregate('bob', 'tools/list')).response.result).toMatchObject({ ttlMs: 60000, cacheScope: 'public' });
+    // The modern fixture alone says 60 s, public: the time stands, but what /mcp lists is bob's
+    // servers, which a shared cache must not serve to another agent.
+    expect((await aggregate('bob', 'tools/list')).response.result).toMatchObject({ ttlMs: 60000, cacheScope: 'private' });
     expect((await aggregate('carol', 'tools/list')).response.result).toMatchObject({ ttlMs: 0, cacheScope: 'private' });
     const prompts = (await aggregate('alice', 'prompts/list')).response.result;
     expect((prompts.prompts as Array<{ name: string }>).every((p) => p.name.startsWith('everything__'))).toBe(true);

@@ -5,7 +5,7 @@
  * `/servers/:name/mcp` (`admitModernRequest`), its `Mcp-Name` against the aggregate's own names.
  *
  * - `server/discover` and the four lists go to every server at once and are merged
- *   (`modern-merge.ts`): namespaced names, the smallest `ttlMs`, the stricter `cacheScope`.
+ *   (`modern-merge.ts`): namespaced names, the smallest `ttlMs`, and `cacheScope: "private"`.
  * - `tools/call` and `prompts/get` go to the server their name names, with the server's own name
  *   in place of `<server>__<name>` (so the forwarded request's `Mcp-Name`, were it sent on, is
  *   the server's name too); a name shortened with a hash is looked up in that server's list.

@@ -4,11 +4,11 @@ import { cacheHints, mergeDiscover, mergeList } from './modern-merge.ts';
 const failure = { reason: 'host-offline' as const, message: 'Host b is not linked' };
 
 describe('modern aggregate merge', () => {
-  it('takes the smallest ttlMs and the stricter cacheScope; a missing hint or a failed server counts as 0 and private', () => {
-    expect(cacheHints([{ ttlMs: 60000, cacheScope: 'public' }, { ttlMs: 5000, cacheScope: 'public' }], false)).toEqual({ ttlMs: 5000, cacheScope: 'public' });
+  it('takes the smallest ttlMs, a missing hint or a failed server counting as 0, and is private even when every server said public: the merged answer is one agent\'s', () => {
+    expect(cacheHints([{ ttlMs: 60000, cacheScope: 'public' }, { ttlMs: 5000, cacheScope: 'public' }], false)).toEqual({ ttlMs: 5000, cacheScope: 'private' });
     expect(cacheHints([{ ttlMs: 60000, cacheScope: 'public' }, { ttlMs: 90000, cacheScope: 'private' }], false)).toEqual({ ttlMs: 60000, cacheScope: 'private' });
     expect(cacheHints([{ ttlMs: 60000, cacheScope: 'public' }, {}], false)).toEqual({ ttlMs: 0, cacheScope: 'private' });
-    expect(cacheHints([{ ttlMs: 60000, cacheScope: 'public' }], true)).toEqual({ ttlMs: 0, cacheScope: 'public' });
+    expect(cacheHints([{ ttlMs: 60000, cacheScope: 'public' }], true)).toEqual({ ttlMs: 0, cacheScope: 'private' });
     expect(cacheHints([], false)).toEqual({ ttlMs: 0, cacheScope: 'private' });
   });
 
@@ -20,7 +20,7 @@ describe('modern aggregate merge', () => {
       ],
       [['c', failure]],
     );
-    expect(result).toMatchObject({ resultType: 'complete', supportedVersions: ['2026-07-28'], ttlMs: 0, cacheScope: 'public' });
+    expect(result).toMatchObject({ resultType: 'complete', supportedVersions: ['2026-07-28'], ttlMs: 0, cacheScope: 'private' });
     expect(result.capabilities).toEqual({ tools: { listChanged: true }, prompts: {}, resources: { subscribe: true } });
     expect(Object.keys(result.capabilities as object)).toEqual(['tools', 'prompts', 'resources']);
     expect(result.instructions).toContain('c: host-offline: Host b is not linked');
@@ -31,6 +31,6 @@ describe('modern aggregate merge', () => {
     const tools = mergeList('tools/list', [{ server: 'a', result: { tools: [{ name: 'echo', inputSchema: {} }], ttlMs: 10, cacheScope: 'public' } }], [['c', failure]]);
     expect((tools.tools as Array<{ name: string }>).map((t) => t.name)).toEqual(['a__echo', 'c__unavailable']);
     const resources = mergeList('resources/list', [{ server: 'a', result: { resources: [{ uri: 'file:///x', name: 'x' }], ttlMs: 10, cacheScope: 'public' } }], []);
-    expect(resources).toMatchObject({ resources: [{ uri: 'file:///x', name: 'x' }], ttlMs: 10, cacheScope: 'public' });
+    expect(resources).toMatchObject({ resources: [{ uri: 'file:///x', name: 'x' }], ttlMs: 10, cacheScope: 'private' });
   });
 });

@@ -2,9 +2,11 @@
  * How the modern (2026-07-28) aggregate on `/mcp` merges what the agent's servers answered into
  * one answer. Pure functions, no I/O.
  *
- * - Caching hints: the smallest upstream `ttlMs` (a missing one counts as 0) and the stricter
- *   `cacheScope` (`private` if any upstream's is, or is missing); a server that could not answer
- *   makes the merged list stale at once (`ttlMs: 0`), so the agent asks again soon.
+ * - Caching hints: the smallest upstream `ttlMs` (a missing one counts as 0); a server that could
+ *   not answer makes the merged list stale at once (`ttlMs: 0`), so the agent asks again soon. The
+ *   `cacheScope` is always `private`, whatever the servers said: the merged answer is this agent's
+ *   (only its servers, their failures as placeholder tools, instructions naming them), and a
+ *   `public` one may be served by a shared cache to any other agent (spec, server/utilities/caching).
  * - `server/discover`: the features any server offers, with `listChanged` and `subscribe` where any
  *   server announces them (the aggregate's listen stream merges theirs), the modern versions
  *   Switchyard serves, Switchyard's own serverInfo, and instructions naming the servers,
@@ -42,11 +44,10 @@ const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 /** The server features the aggregate passes on, and the flags of each it keeps. */
 const FEATURES = { tools: ['listChanged'], prompts: ['listChanged'], resources: ['listChanged', 'subscribe'], completions: [], logging: [] } as const;
 
-export function cacheHints(results: readonly Result[], anyFailed: boolean): { ttlMs: number; cacheScope: 'public' | 'private' } {
+export function cacheHints(results: readonly Result[], anyFailed: boolean): { ttlMs: number; cacheScope: 'private' } {
   const ttls = results.map((r) => (typeof r.ttlMs === 'number' && Number.isInteger(r.ttlMs) && r.ttlMs >= 0 ? r.ttlMs : 0));
   const ttlMs = anyFailed || ttls.length === 0 ? 0 : Math.min(...ttls);
-  const cacheScope = results.length > 0 && results.every((r) => r.cacheScope === 'public') ? 'public' : 'private';
-  return { ttlMs, cacheScope };
+  return { ttlMs, cacheScope: 'private' };
 }
 
 export function mergeDiscover(answered: readonly Answered[], failed: ReadonlyArray<[string, UpstreamFailure]>): Result {
