@@ -54,6 +54,12 @@ describe('a modern agent and a modern stdio server', () => {
     expect(call.response).toEqual({ jsonrpc: '2.0', id: 42, result: { resultType: 'complete', content: [{ type: 'text', text: 'Echo: modern all the way' }], _meta: FIXTURE_INFO } });
   });
 
+  it('answers a method the server does not implement 404 with its -32601, as the transport asks', async () => {
+    const answer = await post('prompts/list', {}, { id: 'no-prompts' });
+    expect(answer.status).toBe(404);
+    expect(answer.response).toMatchObject({ id: 'no-prompts', error: { code: -32601 } });
+  });
+
   it("streams the server's progress under the agent's own token, then the result", async () => {
     const answer = await post('tools/call', { name: 'echo', arguments: { message: 'with progress' } }, { meta: { progressToken: 'agent-token' } });
     expect(answer.sse).toBe(true);

@@ -19,8 +19,9 @@ describe('modern error answers', () => {
     expect(methodNotFound('subscriptions/listen', 'not-yet').message).toContain('not supported yet');
   });
 
-  it('keep 400 for the modern errors a server returns, 200 for any other error answer', () => {
+  it('keep 400 for the modern errors a server returns, 404 for a method it does not implement, 200 for any other error answer', () => {
     expect([-32020, -32021, -32022].map(statusForUpstreamError)).toEqual([400, 400, 400]);
-    expect([-32602, -32601, -32603, undefined].map(statusForUpstreamError)).toEqual([200, 200, 200, 200]);
+    expect(statusForUpstreamError(-32601)).toBe(404);
+    expect([-32602, -32603, -32000, undefined].map(statusForUpstreamError)).toEqual([200, 200, 200, 200]);
   });
 });

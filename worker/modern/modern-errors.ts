@@ -76,8 +76,11 @@ export function rejectionResponse(id: string | number | null, rejection: ModernR
 
 /**
  * The HTTP status for a JSON-RPC error a server sent back: the modern errors the spec pins to 400
- * keep it; anything else is an answer to the request, 200.
+ * keep it, and a method the server does not implement is 404, as the transport asks of whoever
+ * answers the agent (a legacy server's -32601 as much as a modern one's); anything else is an
+ * answer to the request, 200.
  */
 export function statusForUpstreamError(code: unknown): number {
+  if (code === METHOD_NOT_FOUND) return 404;
   return code === HEADER_MISMATCH || code === MISSING_REQUIRED_CLIENT_CAPABILITY || code === UNSUPPORTED_PROTOCOL_VERSION ? 400 : 200;
 }
