@@ -27,11 +27,17 @@ export const FAILURE_REASONS = [
 
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
-/** JSON-RPC error code per reason: -32600 for a malformed request, the rest in the server range. */
+/**
+ * JSON-RPC error code per reason: -32600 for a malformed request, the rest in the server range,
+ * but for `server-not-found`. It was -32002, which MCP defines as "resource not found" up to
+ * 2025-11-25 and which a 2026-07-28 implementation must not emit at all (basic/index, Error
+ * Codes); its code is one outside JSON-RPC's reserved range, where the spec asks new ones to go.
+ * The stable contract is `data.reason` either way.
+ */
 const JSON_RPC_CODES: Record<FailureReason, number> = {
   'invalid-request': -32600,
   'unauthorized': -32001,
-  'server-not-found': -32002,
+  'server-not-found': -31002,
   'host-offline': -32003,
   'unsupported-policy': -32004,
   'trust-profile-not-found': -32005,

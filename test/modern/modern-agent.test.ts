@@ -124,6 +124,8 @@ describe('a modern agent on /servers/:name/mcp', () => {
     const refused = await modernPost(url('offline'), stack.tokens.bob!, 'tools/list', {}, { id: 'no-1' });
     expect(refused.status).toBe(404);
     expect(refused.response).toMatchObject({ id: 'no-1', error: { data: { reason: 'server-not-found' } } });
+    // Not -32002: MCP's "resource not found" of earlier versions, which 2026-07-28 forbids emitting.
+    expect(refused.response.error.code).toBe(-31002);
   });
 
   it('serves a legacy SDK client on the same agent and server at the same time', async () => {
