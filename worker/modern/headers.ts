@@ -31,7 +31,18 @@ export function trimOws(value: string): string {
   return value.replace(/^[ \t]+|[ \t]+$/g, '');
 }
 
-/** A header value as the body would carry it: trimmed, and decoded when it is a Base64 sentinel. */
+/**
+ * A header that takes no Base64 sentinel (`Mcp-Method`), as compared with the body: trimmed, and
+ * refused only for a character outside visible ASCII, space and tab. A sentinel stays the literal
+ * text it is, which matches no method: an intermediary routing on the header must see the very
+ * value the server runs (spec, Server Validation: only Mcp-Name and Mcp-Param-* are decoded).
+ */
+export function plainHeaderValue(raw: string): HeaderValue {
+  if (!ALLOWED_CHARS.test(raw)) return { ok: false, problem: 'it contains a character outside visible ASCII, space and tab' };
+  return { ok: true, value: trimOws(raw) };
+}
+
+/** A header value as the body would carry it (`Mcp-Name`, `Mcp-Param-*`): trimmed, and decoded when it is a Base64 sentinel. */
 export function decodeHeaderValue(raw: string): HeaderValue {
   if (!ALLOWED_CHARS.test(raw)) return { ok: false, problem: 'it contains a character outside visible ASCII, space and tab' };
   const value = trimOws(raw);

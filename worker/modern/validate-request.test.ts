@@ -44,6 +44,11 @@ describe('modern request validation', () => {
     expect(rejection(validateModernRequest({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: list }, new Headers(HEADERS)))).toMatchObject({ code: -32020 });
     expect(rejection(check('tools/list', list, { 'mcp-method': 'TOOLS/LIST' }))).toMatchObject({ code: -32020 });
     expect(rejection(check('tools/list', list, { 'mcp-method': 'prompts/list' }))).toMatchObject({ code: -32020 });
+    // Only Mcp-Name and Mcp-Param-* take the Base64 sentinel: an encoded method is a mismatch,
+    // since an intermediary routing on Mcp-Method would see another value than the one run.
+    expect(rejection(check('tools/list', list, { 'mcp-method': `=?base64?${btoa('tools/list')}?=` }))).toMatchObject({ status: 400, code: -32020 });
+    expect(check('tools/list', list, { 'mcp-method': ' tools/list ' }).kind).toBe('request');
+    expect(rejection(check('tools/list', list, { 'mcp-method': 'tools/list\u0001' }))).toMatchObject({ code: -32020 });
     const call = { name: 'echo', _meta: META };
     expect(rejection(check('tools/call', call))).toMatchObject({ status: 400, code: -32020 });
     expect(rejection(check('tools/call', call, { 'mcp-name': 'wrong_tool_name' }))).toMatchObject({ code: -32020 });

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { decodeHeaderValue, METHOD_HEADER, NAME_HEADER, protocolVersionHeader, SUPPORTED_MODERN_VERSIONS } from './headers.ts';
+import { decodeHeaderValue, METHOD_HEADER, plainHeaderValue, NAME_HEADER, protocolVersionHeader, SUPPORTED_MODERN_VERSIONS } from './headers.ts';
 import { methodSupport } from './methods.ts';
 import {
   headerMismatch, invalidMeta, invalidRequest, methodNotFound, unsupportedVersion, type ModernRejection,
@@ -62,7 +62,7 @@ export function validateModernRequest(body: unknown, headers: Headers): Validati
 
   const methodHeader = headers.get(METHOD_HEADER);
   if (methodHeader === null) return reject(headerMismatch('the Mcp-Method header is missing'));
-  const headerMethod = decodeHeaderValue(methodHeader);
+  const headerMethod = plainHeaderValue(methodHeader);
   if (!headerMethod.ok) return reject(headerMismatch(`the Mcp-Method header is malformed: ${headerMethod.problem}`));
   if (headerMethod.value !== method) {
     return reject(headerMismatch(`Mcp-Method header value '${headerMethod.value.slice(0, 64)}' does not match body value '${method.slice(0, 64)}'`));
