@@ -128,8 +128,13 @@ export class BridgedCall {
     }
   }
 
-  /** Parks the call for the agent's retry; not retried within `ttlMs`, it is cancelled. */
+  /**
+   * Parks the call for the agent's retry; not retried within `ttlMs`, it is cancelled. A call
+   * already done (the agent left while its state was sealed, which cancelled it) is not parked:
+   * its expiry could not remove it, and it would stay until the instance ended.
+   */
   park(ttlMs: number = PENDING_CALL_MS): void {
+    if (this.#done) return;
     this.#attached = null;
     parkedCalls(this.#instance).set(this.handle, this);
     this.#clearExpiry();

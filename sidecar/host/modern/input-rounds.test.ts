@@ -8,7 +8,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { createInMemoryChannelPair, type ChannelTransport } from '../../../shared/channel-transport.ts';
 import { silentLogger } from '../../log.ts';
-import type { Attachment } from './bridged-call.ts';
+import { parkedCalls, type Attachment } from './bridged-call.ts';
 import { serveRound, type RoundAnswer, type RoundRequest } from './input-rounds.ts';
 import { LegacyInstance } from './legacy-instance.ts';
 import { RequestStateCodec } from './request-state.ts';
@@ -201,5 +201,19 @@ describe('bridged MRTR rounds', () => {
     abandon!();
     expect((await next('notifications/cancelled')).params).toMatchObject({ requestId: upstream.id });
     await expect(first).rejects.toMatchObject({ message: expect.stringContaining('cancelled') });
+  });
+
+  it('parks nothing when the agent leaves while its InputRequiredResult is sealed: the cancelled call does not stay parked until its instance ends', async () => {
+    const { round, next, ask, instance } = await setup();
+    const codec = await RequestStateCodec.create();
+    let abandon: (() => void) | undefined;
+    // The agent's channel closes during the seal's await (an async HMAC).
+    const leaving = { open: codec.open.bind(codec), seal: (...args: Parameters<RequestStateCodec['seal']>) => (abandon!(), codec.seal(...args)) } as unknown as RequestStateCodec;
+    const first = round(CALL, { codec: leaving, onAbandon: (cancel) => (abandon = cancel) });
+    const upstream = await next('tools/call');
+    await ask('q', 'elicitation/create', { message: 'Topic?', requestedSchema: { type: 'object', properties: {} } });
+    await first;
+    expect((await next('notifications/cancelled')).params).toMatchObject({ requestId: upstream.id });
+    expect(parkedCalls(instance).size).toBe(0);
   });
 });
