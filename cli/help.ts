@@ -53,6 +53,8 @@ Run "node sidecar.js <command> --help" for a command's options.`,
 Starts the worker under Deno (default http://127.0.0.1:8787), one sidecar on this machine linked
 over reverse HTTP, and demo MCP servers from npm. Prints the agent URL, a token (kept across
 restarts in the state dir) and client config, written to <state-dir>/client-config.json.
+The worker and sidecar configs in the state dir are regenerated on every start (an edited one is
+kept as FILE.previous); run your own with switchyard worker and switchyard sidecar.
 HOST and PORT environment variables override the address. Ctrl-C stops everything.
 
 Options:

@@ -5,7 +5,7 @@
  * that may be logged as a warning or an error, and the exit is clean.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -25,6 +25,28 @@ function startCli(state: string) {
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
+}
+
+/** Runs start until its banner, then stops it as Ctrl-C does; what it printed and how it exited. */
+async function startAndStop(state: string): Promise<{ code: number | null; out: string; err: string }> {
+  const started = startCli(state);
+  let out = '';
+  let err = '';
+  started.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  started.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+  const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 30_000);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      started.stdout!.on('data', () => out.includes('Ctrl-C stops everything') && resolve());
+      void exited.then(() => reject(new Error(`start exited before its banner:\n${out}\n${err}`)));
+    });
+  } finally {
+    if (started.exitCode === null) process.kill(-started.pid!, 'SIGINT');
+  }
+  const code = await exited;
+  clearTimeout(timer);
+  return { code, out, err };
 }
 
 describe('switchyard start', () => {
@@ -87,4 +109,41 @@ describe('switchyard start', () => {
       rmSync(failing, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('keeps an edited or broken generated file as FILE.previous, says so on stderr once, and regenerates it', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'sy-start-edit-'));
+    const notes = (err: string) => err.split('\n').filter((line) => line.startsWith('note: '));
+    try {
+      const first = await startAndStop(state);
+      expect(first.code, first.err).toBe(0);
+      expect(notes(first.err)).toEqual([]);
+      const workerJson = join(state, 'worker.json');
+      const mcpJson = join(state, 'sidecar', 'mcp-servers', 'mcp.json');
+      const demoJson = join(state, 'sidecar', 'trust-profiles', 'demo.json');
+      const generated = readFileSync(workerJson, 'utf8');
+      const edited = JSON.stringify({ ...JSON.parse(generated), 'session-idle-seconds': 60 }, null, 2);
+      writeFileSync(workerJson, edited);
+      writeFileSync(mcpJson, '{"mcpServers": {');
+
+      const second = await startAndStop(state);
+      expect(second.code, second.err).toBe(0);
+      expect(notes(second.err)).toEqual([
+        `note: ${mcpJson} had changed since start wrote it; it was regenerated and your copy kept as ${mcpJson}.previous. start rewrites it on every start: to run an edited config, use switchyard worker and switchyard sidecar (README: "Deploying")`,
+        `note: ${workerJson} had changed since start wrote it; it was regenerated and your copy kept as ${workerJson}.previous. start rewrites it on every start: to run an edited config, use switchyard worker and switchyard sidecar (README: "Deploying")`,
+      ]);
+      expect(readFileSync(`${workerJson}.previous`, 'utf8')).toBe(edited);
+      expect(readFileSync(`${mcpJson}.previous`, 'utf8')).toBe('{"mcpServers": {');
+      expect(readFileSync(workerJson, 'utf8')).toBe(generated);
+      expect(JSON.parse(readFileSync(mcpJson, 'utf8'))).toHaveProperty('mcpServers.everything');
+      expect(existsSync(`${demoJson}.previous`)).toBe(false);
+
+      // Unedited since: regenerated quietly, and the user's copies stay as they were.
+      const third = await startAndStop(state);
+      expect(third.code, third.err).toBe(0);
+      expect(notes(third.err)).toEqual([]);
+      expect(readFileSync(`${workerJson}.previous`, 'utf8')).toBe(edited);
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

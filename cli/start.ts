@@ -9,6 +9,9 @@
  *   `<state>/client-config.json`;
  * - the sidecar's host key, made on the first start and kept in `<state>/sidecar/host.key`; the
  *   generated worker config lists only its public key;
+ * - `worker.json` and the sidecar's `sidecar.json`, `mcp.json` and `demo` profile written afresh
+ *   on every start, a copy the user edited kept as `FILE.previous` and named on stderr
+ *   (`generated-file.ts`);
  * - the built-in OAuth authorization server, its state in `<state>/worker/`, so clients that
  *   only do OAuth (Claude's custom connectors, ChatGPT) connect with the URL alone and are
  *   approved on the consent page with the token.
@@ -36,6 +39,7 @@ import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { stopOnSignals } from './signals.ts';
 import { sha256Hex } from '../shared/credentials.ts';
 import { clientConfigs, ensureDir, ensureSecret, HOST_KEY_FILE, writeJson } from './state-dir.ts';
+import { writeGeneratedJson } from './generated-file.ts';
 
 const DEMO_SERVERS = ['everything', 'filesystem', 'memory'] as const;
 
@@ -58,7 +62,10 @@ function allowedHostNames(host: string): string[] {
   return [...new Set(names)];
 }
 
-/** Writes the sidecar's servers, host key and demo trust profile; sidecar.json follows once the worker listens. */
+/**
+ * Writes the sidecar's servers, host key and demo trust profile; sidecar.json follows once the
+ * worker listens. The servers and the profile are generated afresh, an edited copy kept aside.
+ */
 async function writeSidecarFiles(stateDir: string) {
   const configDir = ensureDir(join(stateDir, 'sidecar'));
   const demoDir = ensureDir(join(stateDir, 'demo'));
@@ -66,7 +73,7 @@ async function writeSidecarFiles(stateDir: string) {
   const { key } = await loadOrCreateHostKey(join(configDir, HOST_KEY_FILE));
   rmSync(join(configDir, 'host.secret'), { force: true }); // the shared secret of earlier versions, replaced by the key
   ensureDir(join(configDir, 'mcp-servers'));
-  writeJson(join(configDir, 'mcp-servers', 'mcp.json'), {
+  writeGeneratedJson(stateDir, join(configDir, 'mcp-servers', 'mcp.json'), {
     mcpServers: {
       everything: { command: process.execPath, args: [packageEntry('@modelcontextprotocol/server-everything'), 'stdio'] },
       filesystem: { command: process.execPath, args: [packageEntry('@modelcontextprotocol/server-filesystem'), demoDir] },
@@ -78,7 +85,7 @@ async function writeSidecarFiles(stateDir: string) {
     },
   });
   ensureDir(join(configDir, 'trust-profiles'));
-  writeJson(join(configDir, 'trust-profiles', 'demo.json'), {
+  writeGeneratedJson(stateDir, join(configDir, 'trust-profiles', 'demo.json'), {
     description: 'Demo: read-write on the demo folder only, no network',
     'filesystem-paths': [{ 'source-path': demoDir, 'access-mode': 'read-write' }],
     'network-capabilities': [],
@@ -114,7 +121,8 @@ export async function runStart(argv: string[]): Promise<number> {
   const { configDir, key } = await writeSidecarFiles(stateDir);
   const demo = await new TrustProfileStore(join(configDir, 'trust-profiles')).load('demo');
   const workerConfig = join(stateDir, 'worker.json');
-  writeJson(
+  writeGeneratedJson(
+    stateDir,
     workerConfig,
     {
       agents: [
@@ -179,7 +187,7 @@ export async function runStart(argv: string[]): Promise<number> {
   let availability: Awaited<typeof containment>;
   try {
     // The demo profile is also the host's floor: a session the worker opens without naming it still runs contained.
-    writeJson(join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'trust-profile': 'demo' });
+    writeGeneratedJson(stateDir, join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'trust-profile': 'demo' });
     const starting = startSidecar(loadSidecarConfig(configDir), sidecarLog, quiet);
     sidecar = starting.catch(() => undefined);
     await starting;
