@@ -44,6 +44,12 @@ describe('README', () => {
     expect(listed).toEqual(real.sort());
   });
 
+  it('says nothing twice: no paragraph of two lines or more appears again', () => {
+    const paragraphs = readme.split(/\n\s*\n/).map((p) => p.trim()).filter((p) => p.includes('\n') && !p.startsWith('```'));
+    const repeated = paragraphs.filter((p, i) => paragraphs.indexOf(p) !== i);
+    expect(repeated).toEqual([]);
+  });
+
   it('names only npm scripts and switchyard commands that exist', () => {
     const scripts = Object.keys((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
     for (const [, name] of readme.matchAll(/npm run (\w+)/g)) expect(scripts).toContain(name);
