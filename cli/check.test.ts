@@ -93,6 +93,13 @@ describe('switchyard check', () => {
     expect(result.stdout).toMatch(/\(root\): not valid JSON/);
   });
 
+  it('shows both forms of check in the main help, a host dir beside a worker config as the README runs it', async () => {
+    const { stdout } = await switchyard('--help');
+    expect(stdout).toContain('\n  check [--runtime edge|node] FILE|DIR...\n');
+    expect(stdout).toMatch(/\n {2}check worker\.json DIR {2,}\S/);
+    expect((await switchyard('check', '--help')).stdout).toContain('\n       switchyard check [--runtime edge|node] worker.json DIR\n');
+  });
+
   it('prints help for every command', async () => {
     for (const command of [[], ['start'], ['worker'], ['sidecar'], ['sidecar', 'profiles'], ['check'], ['doctor']]) {
       const { code, stdout } = await switchyard(...command, '--help');

@@ -25,8 +25,9 @@ Commands:
   agent pin NAME --config FILE  Pin an agent's trust profile at the revision its hosts reported
   agent remove NAME --config FILE
                                 Remove an agent, revoking its token
-  check [--runtime edge|node] FILE|DIR
+  check [--runtime edge|node] FILE|DIR...
                                 Validate a worker config, sidecar.json, mcp.json or trust profile
+  check worker.json DIR         Check a worker config against a host's config dir
   doctor [--config-dir DIR] [--worker URL]
                                 Check bubblewrap, user namespaces, Deno and the worker
 
@@ -130,6 +131,7 @@ agent out, which revokes its token.`,
 Prints each trust profile in DIR/trust-profiles with its current revision, the value to put in
 the worker config's "trust-profile-revision".`,
   check: `Usage: switchyard check [--runtime edge|node] FILE|DIR...
+       switchyard check [--runtime edge|node] worker.json DIR
 
 Validates a worker config, a sidecar.json, an mcp.json or a trust profile (recognised by its
 content and place) and prints every problem as "path: message". Exit 1 when there is any.
