@@ -52,6 +52,12 @@ describe('modern results from a legacy server', () => {
     expect(modernError('resources/read', { uri }, { code: -32602, message: 'x', data: { uri: 'file:///other' } }).data).toEqual({ uri: 'file:///other' });
     const toolError = { code: -32602, message: 'Bad arguments' };
     expect(modernError('tools/call', { name: 'echo' }, toolError)).toBe(toolError);
+    // Codes 2026-07-28 forbids or keeps for its own errors never reach a modern agent as the server sent them.
+    const elicitations = [{ mode: 'url', url: 'https://x.example/auth', message: 'Sign in', elicitationId: 'e1' }];
+    expect(modernError('tools/call', { name: 'pay' }, { code: -32042, message: 'Sign in first', data: { elicitations } })).toEqual({ code: -32603, message: 'Sign in first', data: { elicitations, serverCode: -32042 } });
+    expect(modernError('tools/call', { name: 'x' }, { code: -32050, message: 'app-specific' })).toEqual({ code: -32603, message: 'app-specific', data: { serverCode: -32050 } });
+    expect(modernError('tools/call', { name: 'x' }, { code: -32021, message: 'Missing required client capability' }).code).toBe(-32021);
+    expect(modernError('tools/call', { name: 'x' }, { code: -32019, message: 'legacy range' }).code).toBe(-32019);
   });
 
   it('builds server/discover from the initialize result, serverInfo in _meta', () => {

@@ -123,10 +123,25 @@ export interface JsonRpcErrorShape {
 }
 
 const LEGACY_RESOURCE_NOT_FOUND = -32002;
+/** `URLElicitationRequiredError` (2025-11-25 only); the host turns it into a URL elicitation round where it can (`input-rounds.ts`). */
+export const URL_ELICITATION_REQUIRED = -32042;
 const INVALID_PARAMS = -32602;
+const INTERNAL_ERROR = -32603;
+/** The sub-range 2026-07-28 keeps for codes it defines (basic/index, Error Codes), and the ones it defines there. */
+const SPEC_RESERVED = { from: -32099, to: -32020 } as const;
+const SPEC_DEFINED = new Set([-32020, -32021, -32022]);
 
-/** A legacy error as a modern one for `method` with `params` (the forwarded ones). */
+/**
+ * A legacy error as a modern one for `method` with `params` (the forwarded ones). A modern agent
+ * never sees a code 2026-07-28 forbids (-32002, -32042) or one it keeps for errors it has not
+ * defined (-32023 to -32099): such an error becomes -32603, its message kept and its code in
+ * `data.serverCode`. The three it defines (-32020 to -32022) pass: a modern server answering
+ * statelessly goes through here too.
+ */
 export function modernError(method: string, params: unknown, error: JsonRpcErrorShape): JsonRpcErrorShape {
+  if (error.code >= SPEC_RESERVED.from && error.code <= SPEC_RESERVED.to && !SPEC_DEFINED.has(error.code)) {
+    return { code: INTERNAL_ERROR, message: error.message, data: { ...(isRecord(error.data) ? error.data : {}), serverCode: error.code } };
+  }
   const uri = isRecord(params) && typeof params.uri === 'string' ? params.uri : undefined;
   const notFound = error.code === LEGACY_RESOURCE_NOT_FOUND;
   if (!notFound && !(error.code === INVALID_PARAMS && method === 'resources/read')) return error;
