@@ -144,4 +144,22 @@ describe('per-request client capabilities, beyond the kind of question', () => {
     const done = await urlElicit({ elicitation: { url: {} } }, { inputResponses: { [key]: { action: 'accept' } }, requestState: state });
     expect(done.response.result.resultType).toBe('complete');
   });
+
+  it("turns a legacy server's -32042 (URL elicitation required) into an InputRequiredResult whose retry sends the call again, never the code 2026-07-28 forbids", async () => {
+    const errorPath = (extra: Record<string, unknown> = {}, capabilities: Record<string, unknown> = { elicitation: { url: {} } }) =>
+      modernPost(url(), stack.tokens.alice!, 'tools/call', { name: 'trigger-url-elicitation', arguments: { url: 'https://example.com/pay', errorPath: true }, ...extra }, caps(capabilities));
+    const first = await errorPath();
+    expect(first.status).toBe(200);
+    const prerequisite = inputRequired(first);
+    expect(prerequisite.request).toMatchObject({ method: 'elicitation/create', params: { mode: 'url', url: expect.stringMatching(/^https?:\/\//), message: expect.any(String) } });
+    expect(prerequisite.request.params).not.toHaveProperty('elicitationId');
+    // The retry goes to the server again; it sees its prerequisite met and asks on the request path.
+    const second = await errorPath({ inputResponses: { [prerequisite.key]: { action: 'accept' } }, requestState: prerequisite.state });
+    const asked = inputRequired(second);
+    expect(asked.request.params).toMatchObject({ mode: 'url', url: 'https://example.com/pay' });
+    const done = await errorPath({ inputResponses: { [asked.key]: { action: 'accept' } }, requestState: asked.state });
+    expect(done.response.result.resultType).toBe('complete');
+    // Another agent's or a tampered state resends nothing.
+    expect((await modernPost(url(), stack.tokens.bob!, 'tools/call', { name: 'trigger-url-elicitation', arguments: { url: 'https://example.com/pay', errorPath: true }, requestState: prerequisite.state }, caps({ elicitation: { url: {} } }))).response.error.data.requestState).toBe('invalid');
+  });
 });

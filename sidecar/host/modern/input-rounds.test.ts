@@ -203,6 +203,19 @@ describe('bridged MRTR rounds', () => {
     await expect(first).rejects.toMatchObject({ message: expect.stringContaining('cancelled') });
   });
 
+  it("answers a server's -32042 by the capability the request declared: -32021 without elicitation.url, -32603 for elicitations that are not URL ones, never -32042", async () => {
+    const { round, next, server } = await setup();
+    const urlRequired = (data: unknown) => ({ code: -32042, message: 'Open the link first', data });
+    const formOnly = round(CALL, { clientCapabilities: { elicitation: {} } });
+    const upstream = await next('tools/call');
+    await server.send({ jsonrpc: '2.0', id: upstream.id as number, error: urlRequired({ elicitations: [{ mode: 'url', url: 'https://x.example/a', message: 'Sign in', elicitationId: 'e' }] }) });
+    expect(await formOnly).toMatchObject({ error: { code: -32021, data: { requiredCapabilities: { elicitation: { url: {} } }, reason: 'invalid-request' } } });
+    const odd = round(CALL);
+    const second = await next('tools/call');
+    await server.send({ jsonrpc: '2.0', id: second.id as number, error: urlRequired({ elicitations: [{ mode: 'form', message: 'x' }] }) });
+    expect(await odd).toMatchObject({ error: { code: -32603, message: 'Open the link first', data: { serverCode: -32042 } } });
+  });
+
   it('parks nothing when the agent leaves while its InputRequiredResult is sealed: the cancelled call does not stay parked until its instance ends', async () => {
     const { round, next, ask, instance } = await setup();
     const codec = await RequestStateCodec.create();

@@ -22,14 +22,17 @@
  * @module
  */
 import { BridgedCall, PENDING_CALL_MS, parkedCalls, type Attachment } from './bridged-call.ts';
-import { checkInputResponses, inputRequiredResult, missingCapabilities, originalParams } from './input-requests.ts';
+import { checkInputResponses, inputRequestOf, inputRequiredResult, missingCapabilities, originalParams } from './input-requests.ts';
 import type { LegacyInstance } from './legacy-instance.ts';
 import type { InstanceKey } from './legacy-instance-pool.ts';
-import { modernError, modernResult, stripModernMeta, type JsonRpcErrorShape } from './modern-results.ts';
+import { modernError, modernResult, stripModernMeta, URL_ELICITATION_REQUIRED, type JsonRpcErrorShape } from './modern-results.ts';
 import { hostRequestStateCodec, paramsDigest, type RequestStateCodec } from './request-state.ts';
 import { isRecord } from '../../../shared/records.ts';
+import * as z from '../../../shared/zod.ts';
 
 export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
+/** More URL elicitations in one error than any server asks at once; past it the error goes as it came. */
+const MAX_URL_ELICITATIONS = 16;
 const INVALID_PARAMS = -32602;
 
 export interface RoundRequest {
@@ -65,9 +68,7 @@ export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
   const state = isRecord(params) ? params.requestState : undefined;
   let call: BridgedCall;
   if (state === undefined) {
-    const forwarded = stripModernMeta(params);
-    const { inputResponses: _i, ...upstream } = forwarded ?? {};
-    call = new BridgedCall(instance, { method, ...(forwarded !== undefined ? { params: upstream } : {}) }, request.attachment);
+    call = firstCall(request);
   } else {
     if (typeof state !== 'string') return stateError('invalid', 'params.requestState must be the string the host sent: retry the original request');
     const opened = await codec.open(state);
@@ -79,16 +80,36 @@ export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
     if (claims.method !== method || claims.digest !== (await digestOnce())) {
       return stateError('invalid', 'requestState belongs to another request: a retry repeats the original method and params');
     }
-    const parked = parkedCalls(instance).get(claims.handle);
-    if (parked === undefined) return stateError('gone', GONE);
-    if (claims.round !== parked.round) return stateError('used', 'requestState was already used: send the one from the latest InputRequiredResult, or retry the original request');
-    const responses = checkInputResponses((params as Record<string, unknown>).inputResponses, parked.openRequests);
-    if (!responses.ok) return { error: { code: INVALID_PARAMS, message: `Invalid params: ${responses.problem}`, data: { reason: 'invalid-request' } } };
-    parked.claim(request.attachment, responses.responses);
-    call = parked;
+    if (claims.resend === true) {
+      // After a URL elicitation the legacy server keeps no call: the user went to its URL (or
+      // not), and the original request goes to it again, as a legacy client's retry would.
+      const responses = (params as Record<string, unknown>).inputResponses;
+      if (responses !== undefined && !isRecord(responses)) return { error: { code: INVALID_PARAMS, message: 'Invalid params: params.inputResponses must be an object keyed by the inputRequests keys', data: { reason: 'invalid-request' } } };
+      call = firstCall(request);
+    } else {
+      const parked = parkedCalls(instance).get(claims.handle);
+      if (parked === undefined) return stateError('gone', GONE);
+      if (claims.round !== parked.round) return stateError('used', 'requestState was already used: send the one from the latest InputRequiredResult, or retry the original request');
+      const responses = checkInputResponses((params as Record<string, unknown>).inputResponses, parked.openRequests);
+      if (!responses.ok) return { error: { code: INVALID_PARAMS, message: `Invalid params: ${responses.problem}`, data: { reason: 'invalid-request' } } };
+      parked.claim(request.attachment, responses.responses);
+      call = parked;
+    }
   }
   request.onAbandon(() => call.cancel('The agent closed its request'));
+  return settle(request, call, codec, digestOnce);
+}
 
+/** The request as its server gets it the first time (or again, after a URL elicitation): no modern `_meta`, no MRTR fields. */
+function firstCall(request: RoundRequest): BridgedCall {
+  const forwarded = stripModernMeta(request.params);
+  const { inputResponses: _i, requestState: _s, ...upstream } = forwarded ?? {};
+  return new BridgedCall(request.instance, { method: request.method, ...(forwarded !== undefined ? { params: upstream } : {}) }, request.attachment);
+}
+
+/** Waits for the call's next step and says what the round is answered with. */
+async function settle(request: RoundRequest, call: BridgedCall, codec: RequestStateCodec, digestOnce: () => Promise<string>): Promise<RoundAnswer> {
+  const { method, params, instance, key } = request;
   let step = await call.next();
   while (step.kind === 'input' && !isRecord(request.clientCapabilities.roots) && [...step.requests.values()].some((r) => r.method === 'roots/list')) {
     for (const [inputKey, input] of step.requests) if (input.method === 'roots/list') call.answer(inputKey, { result: { roots: [] } });
@@ -100,6 +121,10 @@ export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
   }
   if (step.kind === 'outcome') {
     call.complete();
+    if ('error' in step.outcome && step.outcome.error.code === URL_ELICITATION_REQUIRED) {
+      const asked = await urlElicitationRound(request, step.outcome.error, codec, digestOnce);
+      if (asked !== null) return asked;
+    }
     return 'result' in step.outcome ? { result: modernResult(method, step.outcome.result, instance.serverInfo) } : { error: modernError(method, stripModernMeta(params), step.outcome.error) };
   }
   // A question the request's client cannot answer is not put to it: with others it can, the server
@@ -128,4 +153,34 @@ export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
   const sealed = await codec.seal({ agent: key.agent, server: key.server, revision: key.revision, handle: call.handle, round: call.round, method, digest: await digestOnce() }, pendingMs);
   call.park(pendingMs);
   return { result: inputRequiredResult(answerable, sealed, instance.serverInfo) };
+}
+
+const UrlElicitationsSchema = z.array(
+  z.looseObject({ mode: z.literal('url'), url: z.string().check(z.url('must be an absolute URL')), message: z.string(), elicitationId: z.optional(z.string()) }),
+).check(z.minLength(1), z.maxLength(MAX_URL_ELICITATIONS));
+
+/**
+ * A legacy server's `URLElicitationRequiredError` (-32042, 2025-11-25) as 2026-07-28 asks it: an
+ * `InputRequiredResult` of URL elicitations whose state resends the request (a modern agent must
+ * not be sent -32042). A request without the `elicitation.url` capability gets -32021, as for a
+ * question it cannot answer. Null when the error's `data.elicitations` is not a list of URL
+ * elicitations: the error then goes as any other (`modernError`).
+ */
+async function urlElicitationRound(request: RoundRequest, error: JsonRpcErrorShape, codec: RequestStateCodec, digestOnce: () => Promise<string>): Promise<RoundAnswer | null> {
+  const elicitations = UrlElicitationsSchema.safeParse(isRecord(error.data) ? error.data.elicitations : undefined);
+  if (!elicitations.success) return null;
+  const asked = new Map(elicitations.data.map((elicitation, i) => [`url-elicitation-${i + 1}`, inputRequestOf('elicitation/create', elicitation)] as const));
+  const missing = missingCapabilities(asked.values(), request.clientCapabilities);
+  if (Object.keys(missing).length > 0) {
+    return {
+      error: {
+        code: MISSING_REQUIRED_CLIENT_CAPABILITY,
+        message: `Missing required client capability: elicitation: the server asked for a URL elicitation during ${request.method}; declare it in _meta clientCapabilities and retry`,
+        data: { requiredCapabilities: missing, reason: 'invalid-request' },
+      },
+    };
+  }
+  const { key, method } = request;
+  const sealed = await codec.seal({ agent: key.agent, server: key.server, revision: key.revision, handle: '', round: 0, method, digest: await digestOnce(), resend: true }, request.pendingMs ?? PENDING_CALL_MS);
+  return { result: inputRequiredResult(asked, sealed, request.instance.serverInfo) };
 }

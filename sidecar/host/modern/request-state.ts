@@ -30,6 +30,8 @@ export const StateClaimsSchema = z.strictObject({
   round: z.number().check(z.int(), z.nonnegative()),
   method: z.string(),
   digest: z.string(),
+  /** No call is parked: the retry sends the original request again (a legacy server's URL elicitation, `input-rounds.ts`). */
+  resend: z.optional(z.literal(true)),
   /** A modern server's own requestState, sealed inside the host's (`modern-server-state.ts`). */
   inner: z.optional(z.string().check(z.maxLength(MAX_INNER_STATE_LENGTH))),
   /** Expiry, ms since the epoch. */
