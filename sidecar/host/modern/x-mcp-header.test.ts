@@ -42,6 +42,9 @@ describe('x-mcp-header', () => {
     expect(paramHeaderMismatch(annotated, { region: 'us' }, {})).toContain('Mcp-Param-region header is missing');
     expect(paramHeaderMismatch(annotated, { region: 'us' }, { region: 'eu' })).toContain("value 'eu' does not match body value 'us'");
     expect(paramHeaderMismatch(annotated, { region: 'us', count: 4 }, { region: 'us', count: 'four' })).toContain('Mcp-Param-count');
+    // Numerically, but in decimal only: what Number() alone also reads is not the body's value.
+    for (const sent of ['0x2A', '0b101010', '0o52', ' ', 'Infinity']) expect(paramHeaderMismatch(annotated, { region: 'us', count: 42 }, { region: 'us', count: sent })).toContain('Mcp-Param-count');
+    for (const sent of ['42', '+42', '42.0', '4.2e1', '-0']) expect(paramHeaderMismatch(annotated, { region: 'us', count: sent === '-0' ? 0 : 42 }, { region: 'us', count: sent })).toBeUndefined();
     expect(paramHeaderMismatch(annotated, { region: 'us', nested: {} }, { region: 'us', zone: 'a' })).toContain('arguments.nested.zone is not');
   });
 });

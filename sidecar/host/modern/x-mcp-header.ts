@@ -67,9 +67,16 @@ export function paramHeaderMismatch(annotated: readonly AnnotatedArgument[], arg
   return undefined;
 }
 
+/**
+ * A decimal number as a header may carry an integer: compared numerically, as the spec advises
+ * (`42.0` is 42), but only in decimal: `Number` also reads `0x2A`, `0b101010` and `Infinity`, text
+ * an intermediary would not take for the body's value.
+ */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
 function matches(type: AnnotatedArgument['type'], value: unknown, sent: string): boolean {
   if (type === 'boolean') return (value === true && sent === 'true') || (value === false && sent === 'false');
-  if (type === 'integer') return typeof value === 'number' && sent.trim() !== '' && Number(sent) === value;
+  if (type === 'integer') return typeof value === 'number' && DECIMAL.test(sent) && Number(sent) === value;
   return typeof value === 'string' && value === sent;
 }
 
