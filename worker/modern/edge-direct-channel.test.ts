@@ -39,6 +39,20 @@ describe('EdgeDirectModernChannel', () => {
     expect(messages).toEqual([{ jsonrpc: '2.0', id: 'r-1', result: { tools: [], resultType: 'complete', ttlMs: 0, cacheScope: 'private' } }]);
   });
 
+  it("passes a stateless server's log notifications only to a request that asked for them, at or above its logLevel", async () => {
+    const log = (level: string) => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level, data: level } });
+    const sse = (body: Record<string, any>) =>
+      new Response([log('debug'), log('warning'), { jsonrpc: '2.0', id: body.id, result: { content: [] } }].map((m) => `event: message\ndata: ${JSON.stringify(m)}\n\n`).join(''), { headers: { 'content-type': 'text/event-stream' } });
+    const quiet = channelTo((body) => sse(body!));
+    await quiet.channel.send(request('tools/call', { name: 'chatty' }));
+    await quiet.closed;
+    expect(quiet.messages.map((m) => ('method' in m ? m.method : 'answer'))).toEqual(['answer']);
+    const asked = channelTo((body) => sse(body!));
+    await asked.channel.send({ jsonrpc: '2.0', id: 'r-1', method: 'tools/call', params: { name: 'chatty', _meta: { ...META, 'io.modelcontextprotocol/logLevel': 'info' } } });
+    await asked.closed;
+    expect(asked.messages.map((m) => ('method' in m ? (m.params as { level: string }).level : 'answer'))).toEqual(['warning', 'answer']);
+  });
+
   it('opens a legacy session when the server asks for one, answers server/discover from initialize, and ends the session with a DELETE', async () => {
     const { channel, seen, messages } = channelTo((body, init) => {
       if (init.method === 'DELETE') return new Response(null, { status: 200 });

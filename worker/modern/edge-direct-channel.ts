@@ -21,7 +21,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { postModern, type ModernHttpTarget } from '../../shared/modern-http-transport.ts';
-import { modernError, modernResult } from '../../shared/modern-results.ts';
+import { logLevelPasses, modernError, modernMetaOf, modernResult } from '../../shared/modern-results.ts';
 import { serveOnLegacySession, type LegacySession } from './legacy-http-session.ts';
 
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
@@ -52,7 +52,11 @@ export class EdgeDirectModernChannel implements Transport {
       if (!this.#closed) this.onmessage?.(answer);
     };
     let legacyAnswer = false;
+    // A server answering statelessly may be a legacy one, which logs whatever its level: a request
+    // without `logLevel` gets no notifications/message, one with it only those at or above it.
+    const logLevel = modernMetaOf(request.params).logLevel;
     const relay = (answer: JSONRPCMessage) => {
+      if ('method' in answer && answer.method === 'notifications/message' && (logLevel === null || !logLevelPasses((answer.params as { level?: unknown } | undefined)?.level, logLevel))) return;
       if ('method' in answer || !('id' in answer) || answer.id !== request.id) return emit(answer);
       if ('error' in answer) {
         if (request.method === 'server/discover' && answer.error.code !== UNSUPPORTED_PROTOCOL_VERSION) legacyAnswer = true;
