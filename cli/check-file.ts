@@ -8,7 +8,7 @@ import { basename, dirname } from 'node:path';
 import { ValidationError } from '../shared/validation.ts';
 import { parseWorkerConfigText, type WorkerRuntime } from '../worker/config/worker-config.ts';
 import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
-import { type CheckResult, checkSidecarFile, type ConfigKind } from './check-sidecar-file.ts';
+import { type CheckResult, checkSidecarFile, type ConfigKind, unusableFile } from './check-sidecar-file.ts';
 
 export { type CheckResult, configDirOfMcpFile, type ConfigKind } from './check-sidecar-file.ts';
 
@@ -30,7 +30,7 @@ export function kindOf(path: string, json: unknown): ConfigKind {
  */
 export function checkFile(path: string, runtime: WorkerRuntime = 'edge', known?: ConfigKind): CheckResult {
   const read = readJsonFile(path);
-  if (!read.ok) return { kind: 'file', issues: [read.issue], warnings: [] };
+  if (!read.ok) return unusableFile(path, read.issue);
   const { text, json } = read;
   const kind = known ?? kindOf(path, json);
   if (kind !== 'worker config') return checkSidecarFile(path, kind);

@@ -13,6 +13,7 @@ import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';
 import { parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { configDirWarnings } from '../sidecar/sandbox/config-dir-exposure.ts';
 import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
+import { locateSyntaxErrorInFile, type Unreadable, unreadable } from './config-file-read.ts';
 
 export type ConfigKind = 'worker config' | 'sidecar config' | 'mcp.json' | 'trust profile';
 export type SidecarConfigKind = Exclude<ConfigKind, 'worker config'>;
@@ -23,6 +24,15 @@ export interface CheckResult {
   issues: ValidationIssue[];
   /** What would work but should not be so (a server that exposes the config dir): printed, exit 0. */
   warnings: ValidationIssue[];
+  /** Why the file cannot be read at all, reported as just that (`FILE: not found`). */
+  unreadable?: Unreadable;
+}
+
+/** A file that is not JSON one can read: why it cannot be read, or its syntax error with line and column. */
+export function unusableFile(path: string, issue: ValidationIssue): CheckResult {
+  const why = unreadable(path);
+  if (why !== undefined) return { kind: 'file', issues: [{ path: '(root)', message: why }], warnings: [], unreadable: why };
+  return { kind: 'file', issues: locateSyntaxErrorInFile(path, [issue]), warnings: [] };
 }
 
 /**
@@ -39,7 +49,7 @@ export function configDirOfMcpFile(path: string): string {
 /** Every problem in a sidecar dir's file of `kind`, or an empty list; never throws for bad content. */
 export function checkSidecarFile(path: string, kind: SidecarConfigKind): CheckResult {
   const read = readJsonFile(path);
-  if (!read.ok) return { kind: 'file', issues: [read.issue], warnings: [] };
+  if (!read.ok) return unusableFile(path, read.issue);
   const { json } = read;
   try {
     if (kind === 'sidecar config') parseSidecarConfig(json);

@@ -155,6 +155,30 @@ describe('switchyard check --runtime: a worker config as the runtime it names va
   }, 60_000);
 });
 
+describe('switchyard check on a file it cannot use as JSON', () => {
+  it('says a missing file is not found, in plain words, and exits 1', async () => {
+    const missing = join(dir, 'nonexistent.json');
+    expect(await switchyard('check', missing)).toMatchObject({ code: 1, stdout: `${missing}: not found\n` });
+  });
+
+  it('places a syntax error at its line and column, in the words of the worker\'s own log under Deno', async () => {
+    const file = write('syntax/worker.json', '{\n  "agents": [],\n  servers: {}\n}\n');
+    const checked = await switchyard('check', file);
+    expect(checked.code).toBe(1);
+    const problem = (text: string) => text.split('\n').find((l) => l.includes('(root): '))?.trim();
+    expect(problem(checked.stdout)).toBe('(root): not valid JSON: Expected double-quoted property name in JSON at position 20 (line 3 column 3)');
+    const worker = await run(denoBinaryPath(), ['run', '--allow-env', '--allow-read', '--allow-net', join(import.meta.dirname, '..', 'worker', 'adapters', 'deno', 'deno-worker.ts')], {
+      SWITCHYARD_WORKER_CONFIG_FILE: file,
+      PORT: '0',
+      NO_COLOR: '1',
+    });
+    expect(worker.code).toBe(2);
+    expect(problem(worker.stderr)).toBe(problem(checked.stdout));
+    const cli = await switchyard('worker', '--config', file, '--port', '0');
+    expect(problem(cli.stderr)).toBe(problem(checked.stdout));
+  }, 60_000);
+});
+
 describe('switchyard check on an mcp.json', () => {
   it('warns, without failing, about a server that would expose the sidecar config dir inside a sandbox', async () => {
     const script = write('cfg/server.mjs', '');
@@ -211,7 +235,7 @@ describe('switchyard check DIR: a sidecar config dir checked whole', () => {
   it('reports a dir without sidecar.json, and a sidecar refuses a broken sidecar.json naming the file exactly as check does', async () => {
     const root = join(dir, 'broken-sidecar');
     mkdirSync(root, { recursive: true });
-    expect((await switchyard('check', root)).stdout).toContain(`${join(root, 'sidecar.json')}: 1 problem (file)\n  (root): cannot read "${join(root, 'sidecar.json')}": ENOENT`);
+    expect((await switchyard('check', root)).stdout).toContain(`${join(root, 'sidecar.json')}: not found\n`);
     write('broken-sidecar/sidecar.json', { worker: 'http://yard.example.com', 'entity-id': 'a b', extra: 1 });
     const checked = await switchyard('check', join(root, 'sidecar.json'));
     const sidecar = await switchyard('sidecar', '--config-dir', root);
@@ -221,6 +245,10 @@ describe('switchyard check DIR: a sidecar config dir checked whole', () => {
     write('broken-sidecar/sidecar.json', '{"worker": ');
     const unparsable = await switchyard('sidecar', '--config-dir', root);
     expect(unparsable.stderr).toBe(`switchyard: ${(await switchyard('check', join(root, 'sidecar.json'))).stdout}`);
+    write('broken-sidecar/sidecar.json', '{\n  "worker": "http://127.0.0.1:8787",\n}');
+    const misplaced = await switchyard('check', join(root, 'sidecar.json'));
+    expect(misplaced.stdout).toContain('at position 39 (line 3 column 1)');
+    expect((await switchyard('sidecar', '--config-dir', root)).stderr).toBe(`switchyard: ${misplaced.stdout}`);
   });
 });
 

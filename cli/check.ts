@@ -80,7 +80,8 @@ function isDirectory(path: string): boolean {
 }
 
 /** `FILE: ok (kind)` with its warnings, or the problem report a failing command prints too. */
-export function formatResult({ file, kind, issues, warnings }: CheckResult & { file: string }): string {
+export function formatResult({ file, kind, issues, warnings, unreadable }: CheckResult & { file: string }): string {
+  if (unreadable !== undefined) return `${file}: ${unreadable}`;
   if (issues.length > 0) return describeFileProblems(file, kind, issues);
   const warned = warnings.length === 0 ? '' : `, ${warnings.length} warning${warnings.length === 1 ? '' : 's'}`;
   return [`${file}: ok (${kind}${warned})`, ...warnings.map((w) => `  warning: ${formatIssue(w)}`)].join('\n');

@@ -16,7 +16,7 @@
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import type { SidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { loadHostKey, type HostKey } from '../sidecar/link/host-key.ts';
 import { resolveStdioCommand } from '../sidecar/process/stdio-command-resolver.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
@@ -24,6 +24,7 @@ import type { DoctorCheck } from './doctor.ts';
 import { expectationChecks } from './doctor-expectations.ts';
 import { probeLink } from './doctor-link.ts';
 import { hostServers } from './host-servers.ts';
+import { readSidecarConfig } from './sidecar-config-file.ts';
 
 function isFile(path: string): boolean {
   try {
@@ -99,7 +100,7 @@ async function profileChecks(config: SidecarConfig): Promise<DoctorCheck[]> {
 export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs?: number } = {}): Promise<DoctorCheck[]> {
   let config: SidecarConfig;
   try {
-    config = loadSidecarConfig(dir);
+    config = readSidecarConfig(dir);
   } catch (error) {
     return [{ name: 'sidecar.json', ok: false, detail: (error as Error).message, fix: `Fix it: switchyard check ${dir} lists every problem` }];
   }

@@ -20,6 +20,7 @@ import { loadHostKey } from '../sidecar/link/host-key.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
 import { watchSidecarConfig } from './sidecar-reload.ts';
+import { readSidecarConfig } from './sidecar-config-file.ts';
 import { stopOnSignals } from './signals.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { inheritableDescriptors } from '../sidecar/process/inherited-fds.ts';
@@ -84,7 +85,7 @@ export async function runSidecarCommand(argv: string[]): Promise<number> {
     ...(values.worker !== undefined ? { worker: values.worker } : {}),
     ...(values['entity-id'] !== undefined ? { entityId: values['entity-id'] } : {}),
   };
-  const config = loadSidecarConfig(dir, overrides);
+  const config = readSidecarConfig(dir, overrides);
   const log = createLogger({ fields: { component: 'sidecar', 'entity-id': config.entityId } });
   log.info('Sidecar starting', { worker: config.worker, configDir: dir, user: config.user });
   keepServingOnUnexpectedErrors(log);

@@ -17,6 +17,7 @@ import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar
 import type { SidecarComposition } from '../sidecar/host/composition.ts';
 import type { Logger } from '../sidecar/log.ts';
 import { checkConfigDir, type FileCheck } from './check-config-dir.ts';
+import { readSidecarConfig } from './sidecar-config-file.ts';
 
 const RESTART_KEYS = ['worker', 'entityId', 'keyFile', 'user', 'modernInstanceIdleSeconds', 'audit'] as const;
 
@@ -81,7 +82,7 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
 function withOverrides(result: FileCheck, dir: string, overrides: SidecarReloadOptions['overrides']): FileCheck {
   if (result.file !== join(dir, 'sidecar.json') || Object.keys(overrides).length === 0) return result;
   try {
-    loadSidecarConfig(dir, overrides);
+    readSidecarConfig(dir, overrides);
   } catch (error) {
     if (!(error instanceof ConfigFileError)) throw error;
     return { ...result, kind: 'sidecar config', issues: [...error.issues] };

@@ -23,12 +23,13 @@ import { type DenoWorkerProcess, spawnDenoWorker } from './deno-worker-process.t
 import { stopOnSignals } from './signals.ts';
 import { watchWorkerConfigFile } from './worker-config-watch.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
+import { locateSyntaxError, unreadable } from './config-file-read.ts';
 
 function readConfigText(configFile: string): string {
   try {
     return readFileSync(configFile, 'utf8');
   } catch (error) {
-    throw new LocalError('invalid-config', `Cannot read the worker config "${configFile}": ${(error as { code?: string }).code ?? 'unreadable'}`);
+    throw new LocalError('invalid-config', `Cannot read the worker config "${configFile}": ${unreadable(configFile) ?? (error as { code?: string }).code ?? 'unreadable'}`);
   }
 }
 
@@ -37,7 +38,7 @@ function parseConfigFile(configFile: string, text: string, runtime: 'edge' | 'no
   try {
     return parseWorkerConfigText(text, { runtime });
   } catch (error) {
-    if (error instanceof ValidationError) throw new ConfigFileError(configFile, 'worker config', error.issues);
+    if (error instanceof ValidationError) throw new ConfigFileError(configFile, 'worker config', locateSyntaxError(error.issues, text));
     throw error;
   }
 }
