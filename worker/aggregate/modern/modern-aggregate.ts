@@ -10,8 +10,10 @@
  *   in place of `<server>__<name>` (so the forwarded request's `Mcp-Name`, were it sent on, is
  *   the server's name too); a name shortened with a hash is looked up in that server's list.
  *   An `InputRequiredResult` comes back as it is, and the retry, repeating the namespaced name,
- *   reaches the same server; its `requestState` is sealed by the host for that agent and server
- *   (legacy bridging and modern servers alike), so a state carried to another server is refused.
+ *   reaches the same server. Behind a host its `requestState` is sealed by the host for that
+ *   agent and server (legacy bridging and modern servers alike), so a state carried to another
+ *   server is refused; an edge-direct modern server's own state goes as the server made it, bound
+ *   by that server alone (it sees one configured credential for every agent).
  * - `resources/read` goes to the server that lists the URI or a template matching it
  *   (`resource-routes.ts`), asked afresh each time; `completion/complete` follows its reference.
  * - `subscriptions/listen` opens every server's listen stream and merges them into the agent's
