@@ -24,7 +24,8 @@ import type { DoctorCheck } from './doctor.ts';
 import { expectationChecks } from './doctor-expectations.ts';
 import { probeLink } from './doctor-link.ts';
 import { hostServers } from './host-servers.ts';
-import { readSidecarConfig } from './sidecar-config-file.ts';
+import type { Unreadable } from './config-file-read.ts';
+import { initCommand, readSidecarConfig, unreadableSidecarConfig } from './sidecar-config-file.ts';
 
 function isFile(path: string): boolean {
   try {
@@ -93,11 +94,21 @@ async function profileChecks(config: SidecarConfig): Promise<DoctorCheck[]> {
   return checks;
 }
 
+/** What to do about a sidecar.json that cannot be read. */
+const UNREADABLE_FIX: Record<Unreadable, (dir: string) => string> = {
+  'not found': (dir) => `Set up this workstation: ${initCommand(dir)}`,
+  'not a file': (dir) => `Move what is at ${join(dir, 'sidecar.json')} aside, then set up this workstation: ${initCommand(dir)}`,
+  'not readable': (dir) => `Run doctor as the user the sidecar runs as, or let that user read ${join(dir, 'sidecar.json')} (its owner and mode)`,
+};
+
 /**
  * @param dir The sidecar config dir.
  * @returns The checks, in order; a failure early on (an unusable sidecar.json) ends the list.
  */
 export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs?: number } = {}): Promise<DoctorCheck[]> {
+  const file = join(dir, 'sidecar.json');
+  const why = unreadableSidecarConfig(dir);
+  if (why !== undefined) return [{ name: 'sidecar.json', ok: false, detail: `${file}: ${why}`, fix: UNREADABLE_FIX[why](dir) }];
   let config: SidecarConfig;
   try {
     config = readSidecarConfig(dir);
@@ -114,7 +125,7 @@ export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs
       name: 'host key',
       ok: false,
       detail: (error as Error).message,
-      fix: `Run switchyard sidecar init --config-dir ${dir} to write one, then add the hosts entry it prints to the worker config`,
+      fix: `Run switchyard sidecar init --config-dir ${dir} --worker ${config.worker} --entity-id ${config.entityId} to write one, then run the host add line it prints on the worker's machine`,
     });
   }
   if (key !== undefined) {

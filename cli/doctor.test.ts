@@ -13,6 +13,7 @@ import { oldSetpriv } from '../test/support/old-setpriv.ts';
 import { startWorkerProcess, type WorkerProcess } from '../test/support/worker-process.ts';
 import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
 import { formatDoctor, runDoctor } from './doctor.ts';
+import { runWorkstationDoctor } from './doctor-workstation.ts';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'switchyard.mjs');
 
@@ -120,6 +121,36 @@ describe('switchyard doctor', () => {
     const down = (await runDoctor({ worker: `http://127.0.0.1:${port}` })).find((c) => c.name === 'worker reachable');
     expect(down?.ok).toBe(false);
     expect(down?.fix).toMatch(/Start the worker/);
+  });
+});
+
+describe('switchyard doctor --config-dir: a sidecar.json that cannot be read', () => {
+  const root = mkdtempSync(join(tmpdir(), 'sy-doctor-unreadable-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('reports a missing one as only that, with the sidecar init line that writes it; switchyard sidecar says the same', async () => {
+    const dir = join(root, 'nope');
+    const checks = await runWorkstationDoctor(dir);
+    expect(formatDoctor(checks)).toBe(
+      `FAIL sidecar.json: ${join(dir, 'sidecar.json')}: not found\n     → Set up this workstation: switchyard sidecar init --config-dir ${dir} --worker URL --entity-id ID`,
+    );
+    const sidecar = await promisify(execFile)(process.execPath, [BIN, 'sidecar', '--config-dir', dir], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } }).catch((e: { stderr: string }) => e);
+    expect(sidecar.stderr).toBe(`switchyard: ${join(dir, 'sidecar.json')}: not found: set up this workstation with switchyard sidecar init --config-dir ${dir} --worker URL --entity-id ID\n`);
+  });
+
+  it('says a folder in its place is not a file', async () => {
+    const dir = join(root, 'folder');
+    mkdirSync(join(dir, 'sidecar.json'), { recursive: true });
+    const [check] = await runWorkstationDoctor(dir);
+    expect(check).toMatchObject({ ok: false, detail: `${join(dir, 'sidecar.json')}: not a file`, fix: expect.stringContaining(`switchyard sidecar init --config-dir ${dir} --worker URL --entity-id ID`) });
+  });
+
+  it('gives a missing host key the sidecar init line in full, with this host\'s worker and entity id', async () => {
+    const dir = join(root, 'keyless');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop' }));
+    const key = (await runWorkstationDoctor(dir)).find((c) => c.name === 'host key');
+    expect(key?.fix).toBe(`Run switchyard sidecar init --config-dir ${dir} --worker http://127.0.0.1:8787 --entity-id laptop to write one, then run the host add line it prints on the worker's machine`);
   });
 });
 
