@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { formatDoctor, runDoctor } from './doctor.ts';
 import { runWorkstationDoctor } from './doctor-workstation.ts';
+import { FULL_CLI, type Program } from './program.ts';
 
 /**
  * `switchyard doctor`: prints every check with its fix; exit 1 when one fails.
@@ -10,13 +11,13 @@ import { runWorkstationDoctor } from './doctor-workstation.ts';
  * deep checks of DIR (`doctor-workstation.ts`: sidecar.json, the host key, the real link
  * handshake, trust profiles, server commands) instead of a `/healthz` request.
  *
- * @param options `deno: false` on a workstation, which runs no worker.
+ * @param options `deno: false` on a workstation, which runs no worker; `program`, the one running, for its hints.
  */
-export async function runDoctorCommand(argv: string[], options: { deno?: boolean } = {}): Promise<number> {
+export async function runDoctorCommand(argv: string[], options: { deno?: boolean; program?: Program } = {}): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { 'config-dir': { type: 'string' }, worker: { type: 'string' } } });
   const dir = values['config-dir'];
-  const system = await runDoctor({ ...options, ...(dir !== undefined ? { deno: false } : {}), ...(values.worker === undefined ? {} : { worker: values.worker }) });
-  const checks = dir === undefined ? system : [...system, ...(await runWorkstationDoctor(resolve(dir)))];
+  const system = await runDoctor({ deno: dir === undefined && options.deno !== false, ...(values.worker === undefined ? {} : { worker: values.worker }) });
+  const checks = dir === undefined ? system : [...system, ...(await runWorkstationDoctor(resolve(dir), { program: options.program ?? FULL_CLI }))];
   process.stdout.write(formatDoctor(checks) + '\n');
   return checks.every((c) => c.ok) ? 0 : 1;
 }

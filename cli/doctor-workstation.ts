@@ -24,8 +24,9 @@ import type { DoctorCheck } from './doctor.ts';
 import { expectationChecks } from './doctor-expectations.ts';
 import { probeLink } from './doctor-link.ts';
 import { hostServers } from './host-servers.ts';
-import type { Unreadable } from './config-file-read.ts';
+import { type Unreadable, unreadable } from './config-file-read.ts';
 import { initCommand, readSidecarConfig, unreadableSidecarConfig } from './sidecar-config-file.ts';
+import { FULL_CLI, type Program } from './program.ts';
 
 function isFile(path: string): boolean {
   try {
@@ -49,9 +50,17 @@ function linkCheck(config: SidecarConfig, probe: Awaited<ReturnType<typeof probe
   return { name, ok: false, detail: `the worker at ${probe.url} refused host "${config.entityId}": ${probe.message}`, fix: 'Do what the worker says above, then run doctor again' };
 }
 
-function commandChecks(config: SidecarConfig): DoctorCheck[] {
+/**
+ * What to do about a file whose problems the detail lists: `check` lists every problem of the dir
+ * with the full bin; the workstation's sidecar.js has no check, and the detail says it all.
+ */
+function fixFile(program: Program, dir: string, file: string): string {
+  return program.check ? `Fix it: ${program.run} check ${dir} lists every problem` : `Fix ${file}: its problems are listed above`;
+}
+
+function commandChecks(config: SidecarConfig, program: Program): DoctorCheck[] {
   const { servers, problems } = hostServers(config.configDir, config.entityId, config.user);
-  const checks: DoctorCheck[] = problems.map(({ file, message }) => ({ name: `servers in ${file}`, ok: false, detail: message, fix: `Fix it: switchyard check ${config.configDir}` }));
+  const checks: DoctorCheck[] = problems.map(({ file, message }) => ({ name: `servers in ${file}`, ok: false, detail: message, fix: fixFile(program, config.configDir, file) }));
   for (const [name, { server, file }] of servers) {
     if (server.kind !== 'stdio') continue;
     try {
@@ -72,13 +81,13 @@ function commandChecks(config: SidecarConfig): DoctorCheck[] {
   return checks;
 }
 
-async function profileChecks(config: SidecarConfig): Promise<DoctorCheck[]> {
+async function profileChecks(config: SidecarConfig, program: Program): Promise<DoctorCheck[]> {
   const store = new TrustProfileStore(join(config.configDir, 'trust-profiles'));
   const checks: DoctorCheck[] = [];
   for (const entry of await store.list()) {
     checks.push(
       'error' in entry
-        ? { name: `trust profile "${entry.ref}"`, ok: false, detail: entry.error, fix: `Fix it: switchyard check ${config.configDir} lists every problem` }
+        ? { name: `trust profile "${entry.ref}"`, ok: false, detail: entry.error, fix: fixFile(program, config.configDir, join(store.dir, `${entry.ref}.json`)) }
         : { name: `trust profile "${entry.ref}"`, ok: true, detail: entry.revision },
     );
   }
@@ -95,9 +104,9 @@ async function profileChecks(config: SidecarConfig): Promise<DoctorCheck[]> {
 }
 
 /** What to do about a sidecar.json that cannot be read. */
-const UNREADABLE_FIX: Record<Unreadable, (dir: string) => string> = {
-  'not found': (dir) => `Set up this workstation: ${initCommand(dir)}`,
-  'not a file': (dir) => `Move what is at ${join(dir, 'sidecar.json')} aside, then set up this workstation: ${initCommand(dir)}`,
+const UNREADABLE_FIX: Record<Unreadable, (dir: string, program: Program) => string> = {
+  'not found': (dir, program) => `Set up this workstation: ${initCommand(dir, program)}`,
+  'not a file': (dir, program) => `Move what is at ${join(dir, 'sidecar.json')} aside, then set up this workstation: ${initCommand(dir, program)}`,
   'not readable': (dir) => `Run doctor as the user the sidecar runs as, or let that user read ${join(dir, 'sidecar.json')} (its owner and mode)`,
 };
 
@@ -105,15 +114,16 @@ const UNREADABLE_FIX: Record<Unreadable, (dir: string) => string> = {
  * @param dir The sidecar config dir.
  * @returns The checks, in order; a failure early on (an unusable sidecar.json) ends the list.
  */
-export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs?: number } = {}): Promise<DoctorCheck[]> {
+export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs?: number; program?: Program } = {}): Promise<DoctorCheck[]> {
+  const program = options.program ?? FULL_CLI;
   const file = join(dir, 'sidecar.json');
   const why = unreadableSidecarConfig(dir);
-  if (why !== undefined) return [{ name: 'sidecar.json', ok: false, detail: `${file}: ${why}`, fix: UNREADABLE_FIX[why](dir) }];
+  if (why !== undefined) return [{ name: 'sidecar.json', ok: false, detail: `${file}: ${why}`, fix: UNREADABLE_FIX[why](dir, program) }];
   let config: SidecarConfig;
   try {
-    config = readSidecarConfig(dir);
+    config = readSidecarConfig(dir, {}, program);
   } catch (error) {
-    return [{ name: 'sidecar.json', ok: false, detail: (error as Error).message, fix: `Fix it: switchyard check ${dir} lists every problem` }];
+    return [{ name: 'sidecar.json', ok: false, detail: (error as Error).message, fix: fixFile(program, dir, file) }];
   }
   const checks: DoctorCheck[] = [{ name: 'sidecar.json', ok: true, detail: `worker ${config.worker}, entity "${config.entityId}"` }];
   let key: HostKey | undefined;
@@ -121,18 +131,27 @@ export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs
     key = await loadHostKey(config.keyFile);
     checks.push({ name: 'host key', ok: true, detail: `${config.keyFile}: ${key.publicKey}` });
   } catch (error) {
-    checks.push({
-      name: 'host key',
-      ok: false,
-      detail: (error as Error).message,
-      fix: `Run switchyard sidecar init --config-dir ${dir} --worker ${config.worker} --entity-id ${config.entityId} to write one, then run the host add line it prints on the worker's machine`,
-    });
+    const init = `${program.run} sidecar init --config-dir ${dir} --worker ${config.worker} --entity-id ${config.entityId}`;
+    const unusable = unreadable(config.keyFile);
+    checks.push(
+      unusable === 'not found'
+        ? { name: 'host key', ok: false, detail: `${config.keyFile}: not found`, fix: `Run ${init} to write one, then run the host add line it prints on the worker's machine` }
+        : unusable === 'not readable'
+          ? { name: 'host key', ok: false, detail: `${config.keyFile}: not readable`, fix: 'Run doctor as the user the sidecar runs as (the key is mode 0600)' }
+          : {
+              name: 'host key',
+              ok: false,
+              detail: (error as Error).message,
+              // init never overwrites a key: a new one is a new identity, which the worker must learn.
+              fix: `To make a new identity, move ${config.keyFile} aside, run ${init} and run the host add line it prints on the worker's machine`,
+            },
+    );
   }
   if (key !== undefined) {
     const probe = await probeLink({ worker: config.worker, entityId: config.entityId, key, ...(options.linkTimeoutMs !== undefined ? { timeoutMs: options.linkTimeoutMs } : {}) });
     checks.push(linkCheck(config, probe, dir));
     if (probe.ok) checks.push(...(await expectationChecks(config, probe.expects)));
   }
-  checks.push(...(await profileChecks(config)), ...commandChecks(config));
+  checks.push(...(await profileChecks(config, program)), ...commandChecks(config, program));
   return checks;
 }

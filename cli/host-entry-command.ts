@@ -8,10 +8,11 @@
 import { parseArgs } from 'node:util';
 import { describeHostLine, readHostLine } from './host-line.ts';
 import { configDirFrom } from './sidecar-command.ts';
+import { FULL_CLI, type Program } from './program.ts';
 
-export async function runHostEntryCommand(argv: string[]): Promise<number> {
+export async function runHostEntryCommand(argv: string[], program: Program = FULL_CLI): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { 'config-dir': { type: 'string' } } });
-  const { line, skipped } = await readHostLine(configDirFrom(values));
+  const { line, skipped } = await readHostLine(configDirFrom(values, program));
   process.stdout.write(describeHostLine(line, skipped).join('\n') + '\n');
   return skipped.length > 0 ? 1 : 0;
 }

@@ -10,6 +10,7 @@
 import { describeError, runAsProcess } from './describe-error.ts';
 import { HELP, printHelp as help } from './help.ts';
 import { runWorkstationCommand } from './workstation-commands.ts';
+import { FULL_CLI } from './program.ts';
 
 export { describeError };
 
@@ -49,7 +50,7 @@ export async function main(argv: string[]): Promise<number> {
       return runHostAddCommand(rest.slice(1));
     }
     default: {
-      const code = await runWorkstationCommand(command, rest, { deno: true });
+      const code = await runWorkstationCommand(command, rest, { deno: true, program: FULL_CLI });
       if (code !== undefined) return code;
       process.stderr.write(`switchyard: unknown command "${command}"\n\n${HELP.main}\n`);
       return 1;

@@ -84,6 +84,32 @@ describe('dist/sidecar.js', () => {
     expect(result.stdout + result.stderr).toContain('restricted-mcp-tool-call-schemas[0]: invalid JSON Schema: schema/type must be');
   });
 
+  it('names in doctor\'s hints only what it can run: no check, its own commands as node sidecar.js runs them', async () => {
+    const sidecar = join(out, 'sidecar.js');
+    await buildSidecar({ outfile: sidecar });
+    const broken = configDir();
+    const report = await node(sidecar, 'doctor', '--config-dir', broken);
+    expect(report.code).toBe(1);
+    expect(report.stdout).toContain(`\n     → Fix ${join(broken, 'sidecar.json')}: its problems are listed above\n`);
+    expect(report.stdout).not.toContain('switchyard check');
+
+    const keyless = configDir();
+    writeFileSync(join(keyless, 'sidecar.json'), JSON.stringify({ worker: 'http://127.0.0.1:1', 'entity-id': 'h' }));
+    writeFileSync(join(keyless, 'trust-profiles', 'bad.json'), JSON.stringify({ 'network-capabilities': ['everything'] }));
+    const deep = await node(sidecar, 'doctor', '--config-dir', keyless);
+    expect(deep.stdout).toContain(`\n     → Fix ${join(keyless, 'trust-profiles', 'bad.json')}: its problems are listed above\n`);
+    expect(deep.stdout).toContain(`\n     → Run node ${sidecar} sidecar init --config-dir ${keyless} --worker http://127.0.0.1:1 --entity-id h to write one`);
+    expect(deep.stdout).not.toMatch(/\bswitchyard (?:check|sidecar|doctor)\b/); // a command this file does not have, named as the full bin
+
+    const missing = join(mkdtempSync(join(out, 'missing-')), 'switchyard');
+    const fresh = await node(sidecar, 'doctor', '--config-dir', missing);
+    const init = `node ${sidecar} sidecar init --config-dir ${missing} --worker URL --entity-id ID`;
+    expect(fresh.stdout).toContain(`\n     → Set up this workstation: ${init}\n`);
+    // The hint runs as printed, once given the worker and the entity id.
+    const [, ...args] = init.replace('URL', 'https://yard.example.com').replace('ID', 'h').split(' ');
+    expect(await node(...args)).toMatchObject({ code: 0 });
+  });
+
   it('names the full package for a command it does not carry', async () => {
     const sidecar = join(out, 'sidecar.js');
     await buildSidecar({ outfile: sidecar });

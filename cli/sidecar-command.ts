@@ -21,13 +21,14 @@ import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
 import { watchSidecarConfig } from './sidecar-reload.ts';
 import { readSidecarConfig } from './sidecar-config-file.ts';
+import { FULL_CLI, type Program } from './program.ts';
 import { stopOnSignals } from './signals.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { inheritableDescriptors } from '../sidecar/process/inherited-fds.ts';
 
-export function configDirFrom(values: { 'config-dir'?: string | undefined }): string {
+export function configDirFrom(values: { 'config-dir'?: string | undefined }, program: Program = FULL_CLI): string {
   const dir = values['config-dir'] ?? process.env.SWITCHYARD_CONFIG_DIR;
-  if (dir === undefined) throw new LocalError('usage', 'Missing --config-dir DIR: the sidecar config dir (see switchyard sidecar --help)');
+  if (dir === undefined) throw new LocalError('usage', `Missing --config-dir DIR: the sidecar config dir (see ${program.run} sidecar --help)`);
   return resolve(dir);
 }
 
@@ -71,7 +72,7 @@ export async function startSidecar(
   return sidecar;
 }
 
-export async function runSidecarCommand(argv: string[]): Promise<number> {
+export async function runSidecarCommand(argv: string[], program: Program = FULL_CLI): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -80,12 +81,12 @@ export async function runSidecarCommand(argv: string[]): Promise<number> {
       'entity-id': { type: 'string' },
     },
   });
-  const dir = configDirFrom(values);
+  const dir = configDirFrom(values, program);
   const overrides = {
     ...(values.worker !== undefined ? { worker: values.worker } : {}),
     ...(values['entity-id'] !== undefined ? { entityId: values['entity-id'] } : {}),
   };
-  const config = readSidecarConfig(dir, overrides);
+  const config = readSidecarConfig(dir, overrides, program);
   const log = createLogger({ fields: { component: 'sidecar', 'entity-id': config.entityId } });
   log.info('Sidecar starting', { worker: config.worker, configDir: dir, user: config.user });
   keepServingOnUnexpectedErrors(log);
@@ -106,9 +107,9 @@ export async function runSidecarCommand(argv: string[]): Promise<number> {
   return 0;
 }
 
-export async function runProfilesCommand(argv: string[]): Promise<number> {
+export async function runProfilesCommand(argv: string[], program: Program = FULL_CLI): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { 'config-dir': { type: 'string' }, json: { type: 'boolean' } } });
-  const store = new TrustProfileStore(join(configDirFrom(values), 'trust-profiles'));
+  const store = new TrustProfileStore(join(configDirFrom(values, program), 'trust-profiles'));
   const listing = await store.list();
   if (values.json) {
     process.stdout.write(JSON.stringify(listing, null, 2) + '\n');

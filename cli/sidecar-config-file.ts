@@ -14,12 +14,13 @@ import { LocalError } from '../shared/errors.ts';
 import { ConfigFileError } from '../sidecar/config/config-file-problems.ts';
 import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { locateSyntaxErrorInFile, type Unreadable, unreadable } from './config-file-read.ts';
+import { FULL_CLI, type Program } from './program.ts';
 
 export type SidecarOverrides = { worker?: string; entityId?: string };
 
-/** The command that sets up a workstation in `dir`, as the README gives it; `program` is how this program is run. */
-export function initCommand(dir: string, program = 'switchyard'): string {
-  return `${program} sidecar init --config-dir ${dir} --worker URL --entity-id ID`;
+/** The command that sets up a workstation in `dir`, as the README gives it, for the program running. */
+export function initCommand(dir: string, program: Program = FULL_CLI): string {
+  return `${program.run} sidecar init --config-dir ${dir} --worker URL --entity-id ID`;
 }
 
 /**
@@ -32,7 +33,7 @@ export function unreadableSidecarConfig(dir: string, overrides: SidecarOverrides
 }
 
 /** {@link loadSidecarConfig}, its refusals worded as the module comment says. */
-export function readSidecarConfig(dir: string, overrides: SidecarOverrides = {}, program = 'switchyard'): SidecarConfig {
+export function readSidecarConfig(dir: string, overrides: SidecarOverrides = {}, program: Program = FULL_CLI): SidecarConfig {
   const file = join(dir, 'sidecar.json');
   const why = unreadableSidecarConfig(dir, overrides);
   if (why !== undefined) throw new LocalError('invalid-config', `${file}: ${why}${why === 'not found' ? `: set up this workstation with ${initCommand(dir, program)}` : ''}`);

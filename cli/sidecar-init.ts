@@ -19,16 +19,17 @@ import { parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { DEFAULT_KEY_FILE, loadOrCreateHostKey } from '../sidecar/link/host-key.ts';
 import { describeHostLine, readHostLine } from './host-line.ts';
 import { configDirFrom } from './sidecar-command.ts';
+import { FULL_CLI, type Program } from './program.ts';
 
-export async function runInitCommand(argv: string[]): Promise<number> {
+export async function runInitCommand(argv: string[], program: Program = FULL_CLI): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: { 'config-dir': { type: 'string' }, worker: { type: 'string' }, 'entity-id': { type: 'string' }, force: { type: 'boolean' } },
   });
-  const dir = configDirFrom(values);
+  const dir = configDirFrom(values, program);
   const { worker, 'entity-id': entityId } = values;
   if (worker === undefined || entityId === undefined) {
-    throw new LocalError('usage', 'Missing --worker URL or --entity-id ID: switchyard sidecar init --config-dir DIR --worker URL --entity-id ID');
+    throw new LocalError('usage', `Missing --worker URL or --entity-id ID: ${program.run} sidecar init --config-dir DIR --worker URL --entity-id ID`);
   }
   parseSidecarConfig({ worker, 'entity-id': entityId }); // the same checks as the sidecar's, before anything is written
 
@@ -71,7 +72,7 @@ export async function runInitCommand(argv: string[]): Promise<number> {
       '',
       ...describeHostLine(line, skipped),
       '',
-      `Configure servers in ${join(dir, 'mcp-servers', 'mcp.json')}, then run: switchyard sidecar --config-dir ${dir}`,
+      `Configure servers in ${join(dir, 'mcp-servers', 'mcp.json')}, then run: ${program.run} sidecar --config-dir ${dir}`,
       '',
     ].join('\n'),
   );

@@ -10,6 +10,7 @@
 import { runAsProcess } from './describe-error.ts';
 import { HELP } from './help.ts';
 import { runWorkstationCommand } from './workstation-commands.ts';
+import { workstationProgram } from './program.ts';
 
 export { describeError } from './describe-error.ts';
 
@@ -19,7 +20,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(HELP.workstation + '\n');
     return command === undefined ? 1 : 0;
   }
-  const code = await runWorkstationCommand(command, rest, { deno: false });
+  const code = await runWorkstationCommand(command, rest, { deno: false, program: workstationProgram() });
   if (code !== undefined) return code;
   process.stderr.write(
     `switchyard: "${command}" is not part of the workstation's sidecar.js, which runs sidecar, sidecar init, sidecar host-entry, sidecar profiles and doctor: run it with the full package (npx switchyard-mcp ${command})\n\n${HELP.workstation}\n`,

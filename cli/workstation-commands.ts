@@ -6,10 +6,13 @@
  * @module
  */
 import { printHelp } from './help.ts';
+import type { Program } from './program.ts';
 
 export interface WorkstationOptions {
   /** Whether `doctor` checks for Deno: a workstation runs no worker, so `sidecar.js` says no. */
   deno: boolean;
+  /** The program running: its hints name only commands it has, started as it was. */
+  program: Program;
 }
 
 /** Runs a workstation command; `undefined` when `command` is not one. */
@@ -18,25 +21,25 @@ export async function runWorkstationCommand(command: string, rest: string[], opt
   if (command === 'doctor') {
     if (wantsHelp) return printHelp('doctor');
     const { runDoctorCommand } = await import('./doctor-command.ts');
-    return runDoctorCommand(rest, { deno: options.deno });
+    return runDoctorCommand(rest, options);
   }
   if (command !== 'sidecar') return undefined;
   if (rest[0] === 'init') {
     if (wantsHelp) return printHelp('init');
     const { runInitCommand } = await import('./sidecar-init.ts');
-    return runInitCommand(rest.slice(1));
+    return runInitCommand(rest.slice(1), options.program);
   }
   if (rest[0] === 'host-entry') {
     if (wantsHelp) return printHelp('host-entry');
     const { runHostEntryCommand } = await import('./host-entry-command.ts');
-    return runHostEntryCommand(rest.slice(1));
+    return runHostEntryCommand(rest.slice(1), options.program);
   }
   if (rest[0] === 'profiles') {
     if (wantsHelp) return printHelp('profiles');
     const { runProfilesCommand } = await import('./sidecar-command.ts');
-    return runProfilesCommand(rest.slice(1));
+    return runProfilesCommand(rest.slice(1), options.program);
   }
   if (wantsHelp) return printHelp('sidecar');
   const { runSidecarCommand } = await import('./sidecar-command.ts');
-  return runSidecarCommand(rest);
+  return runSidecarCommand(rest, options.program);
 }
