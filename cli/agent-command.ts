@@ -18,7 +18,7 @@ import { sha256Hex } from '../shared/credentials.ts';
 import { parseConnectionDescriptor } from '../shared/descriptors.ts';
 import { LocalError } from '../shared/errors.ts';
 import { launchesOnHost } from '../worker/link/host-expectations.ts';
-import { clientConfigs } from './state-dir.ts';
+import { clientConfigs, reachableFromTheCloud } from './state-dir.ts';
 import { openWorkerConfig, saveWorkerConfig, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
 
 const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF] [--containment required] [--url URL] --config worker.json | agent pin NAME [--dry-run] --config worker.json | agent remove NAME --config worker.json';
@@ -98,8 +98,9 @@ async function add(name: string, values: Record<string, string | boolean | undef
       one(configs.vscode),
       'Cursor (~/.cursor/mcp.json):',
       one(configs.cursor),
-      'Claude Desktop (claude_desktop_config.json, through mcp-remote):',
-      one(configs.claudeDesktop),
+      ...(reachableFromTheCloud(url)
+        ? [`Claude (claude.ai, Desktop, mobile): Settings > Connectors > Add custom connector, paste ${url}, approve with this token${saved.oauth === undefined ? ' (first add "oauth": {"built-in": {}} to the worker config: a connector signs in with OAuth)' : ''}`]
+        : ['Claude Desktop (claude_desktop_config.json, through mcp-remote: a custom connector needs a public https URL):', one(configs.claudeDesktop)]),
       'Any MCP SDK client (Streamable HTTP: this URL, these headers):',
       one({ url, headers: { Authorization: `Bearer ${token}` } }),
       '',

@@ -69,8 +69,11 @@ describe('switchyard start', () => {
       await client.connect(new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers } }));
       // Every demo server now has a channel and a contained process for this session.
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['everything__echo', 'filesystem__list_directory', 'memory__read_graph']));
-      // The URL alone for a Claude custom connector, which signs in with the built-in OAuth server.
-      expect(out).toContain(`Claude custom connector (Settings > Connectors > Add custom connector; OAuth, approve with the token):\n${entry.url}\n`);
+      // Claude Desktop reaches this loopback URL through mcp-remote; a custom connector, which connects from the cloud, cannot.
+      expect(out).toContain(`Claude Desktop (claude_desktop_config.json, through mcp-remote):\n{\n  "mcpServers": {\n    "switchyard": {\n      "command": "npx",\n      "args": [\n        "-y",\n        "mcp-remote",\n        "${entry.url}",`);
+      expect(out).toContain('Claude custom connectors (claude.ai, Desktop, mobile) and ChatGPT connect from the cloud: they\nneed a public https URL, not this local one (README: "Connecting agents").\n');
+      expect(out).not.toMatch(/connector.*\n\s*http:/);
+      // OAuth for the clients that sign in themselves (VS Code, Cursor, Claude Code), with the URL alone.
       const challenge = await fetch(entry.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
       expect(challenge.status).toBe(401);
       const issuer = new URL(entry.url).origin;

@@ -12,9 +12,10 @@
  * - `worker.json` and the sidecar's `sidecar.json`, `mcp.json` and `demo` profile written afresh
  *   on every start, a copy the user edited kept as `FILE.previous` and named on stderr
  *   (`generated-file.ts`);
- * - the built-in OAuth authorization server, its state in `<state>/worker/`, so clients that
- *   only do OAuth (Claude's custom connectors, ChatGPT) connect with the URL alone and are
- *   approved on the consent page with the token.
+ * - the built-in OAuth authorization server, its state in `<state>/worker/`, so clients that sign
+ *   in themselves (VS Code, Cursor, Claude Code) connect with the URL alone and are approved on
+ *   the consent page with the token. Claude's custom connectors and ChatGPT connect from the
+ *   cloud, which cannot reach this loopback URL: the banner says they need a public one.
  *
  * Ctrl-C (SIGINT) or SIGTERM stops the sidecar (ending every server process tree), then Deno.
  *
@@ -230,13 +231,13 @@ export async function runStart(argv: string[]): Promise<number> {
       'Cursor (~/.cursor/mcp.json):',
       JSON.stringify(configs.cursor, null, 2),
       '',
-      'Claude Desktop (claude_desktop_config.json):',
+      'Claude Desktop (claude_desktop_config.json, through mcp-remote):',
       JSON.stringify(configs.claudeDesktop, null, 2),
       '',
       `Stdio-only clients:  ${configs.mcpRemote}`,
       '',
-      'Claude custom connector (Settings > Connectors > Add custom connector; OAuth, approve with the token):',
-      agentUrl,
+      'Claude custom connectors (claude.ai, Desktop, mobile) and ChatGPT connect from the cloud: they',
+      'need a public https URL, not this local one (README: "Connecting agents").',
       '',
       'Ctrl-C stops everything.',
       '',

@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isLoopbackHostname } from '../sidecar/link/worker-url.ts';
 
 /** The host key in `<state>/sidecar/` (`sidecar/link/host-key.ts` makes it on the first start). */
 export const HOST_KEY_FILE = 'host.key';
@@ -33,6 +34,19 @@ export function writeJson(path: string, value: unknown, mode = 0o644): void {
   writeFileSync(path, JSON.stringify(value, null, 2) + '\n', { mode });
 }
 
+/** Private IPv4 and IPv6 literals (RFC 1918, link-local, unique local): no cloud reaches them. */
+const PRIVATE_ADDRESS = /^(?:10\.|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.|169\.254\.|\[f[cd]|\[fe80:)/i;
+
+/**
+ * Whether a client that connects from its vendor's cloud can use `url`: Claude's custom connectors
+ * (claude.ai, Desktop and mobile alike) and ChatGPT's need a public https URL. For any other, Claude
+ * Desktop reaches the worker through mcp-remote, run on this machine from its config file.
+ */
+export function reachableFromTheCloud(url: string): boolean {
+  const { protocol, hostname } = new URL(url);
+  return protocol === 'https:' && !isLoopbackHostname(hostname) && !PRIVATE_ADDRESS.test(hostname);
+}
+
 /** Paste-ready client configs for the one Switchyard URL. */
 export function clientConfigs(url: string, token: string) {
   const header = `Bearer ${token}`;
@@ -40,7 +54,7 @@ export function clientConfigs(url: string, token: string) {
     generic: { mcpServers: { switchyard: { type: 'http', url, headers: { Authorization: header } } } },
     vscode: { servers: { switchyard: { type: 'http', url, headers: { Authorization: header } } } },
     cursor: { mcpServers: { switchyard: { url, headers: { Authorization: header } } } },
-    // Claude Desktop's config file starts stdio servers only, so it reaches the URL through mcp-remote.
+    // Claude Desktop's config file starts stdio servers only, so it reaches a local URL through mcp-remote.
     claudeDesktop: {
       mcpServers: {
         switchyard: {

@@ -111,6 +111,25 @@ describe('switchyard agent add / remove', () => {
     expect(read(path).agents[1]).not.toHaveProperty('trust-context');
   });
 
+  it('gives Claude a custom connector only for a public https URL (it connects from the cloud), else Claude Desktop through mcp-remote', async () => {
+    const path = fresh();
+    await runHostAddCommand(['--config', path, line()]);
+    out = '';
+    await runAgentCommand(['add', 'a', '--servers', 'files', '--config', path, '--url', 'https://yard.example.com']);
+    expect(out).toContain('\nClaude (claude.ai, Desktop, mobile): Settings > Connectors > Add custom connector, paste https://yard.example.com/mcp, approve with this token (first add "oauth": {"built-in": {}} to the worker config: a connector signs in with OAuth)\n');
+    expect(out).not.toContain('mcp-remote');
+    writeFileSync(path, JSON.stringify({ ...read(path), oauth: { 'built-in': {} } }));
+    out = '';
+    await runAgentCommand(['add', 'b', '--servers', 'files', '--config', path, '--url', 'https://yard.example.com']);
+    expect(out).toContain('\nClaude (claude.ai, Desktop, mobile): Settings > Connectors > Add custom connector, paste https://yard.example.com/mcp, approve with this token\n');
+    for (const url of ['http://127.0.0.1:8787', 'https://localhost:8443', 'https://192.168.1.20']) {
+      out = '';
+      await runAgentCommand(['add', `c${url.length}`, '--servers', 'files', '--config', path, '--url', url]);
+      expect(out, url).toContain(`\nClaude Desktop (claude_desktop_config.json, through mcp-remote: a custom connector needs a public https URL):\n  {"mcpServers":{"switchyard":{"command":"npx","args":["-y","mcp-remote","${url}/mcp",`);
+      expect(out, url).not.toContain('Add custom connector');
+    }
+  });
+
   it('refuses a profile no host of its servers reported, an unknown server and a name in use, naming the fix', async () => {
     const path = fresh();
     await runHostAddCommand(['--config', path, line()]);
