@@ -41,6 +41,7 @@ function backoffFromEnv(): { firstMs?: number; capMs?: number } {
 
 /**
  * Reads the host key, then builds and starts a linked sidecar; used by `sidecar` and by `start`.
+ * `onLinked` runs at each link to the worker (the first one: the host serves from then on).
  * Audit lines go to `audit.file`, or to stderr at `logLevel` (the level `log` writes at).
  */
 export async function startSidecar(
@@ -48,6 +49,7 @@ export async function startSidecar(
   log: Logger,
   logLevel: string = parseLogLevel(process.env.SWITCHYARD_LOG_LEVEL),
   snapshot = ConfigSnapshot.take(config.configDir),
+  onLinked?: () => void,
 ): Promise<SidecarComposition> {
   const key = await loadHostKey(config.keyFile);
   const sidecar = createSidecarComposition({
@@ -59,7 +61,7 @@ export async function startSidecar(
     key,
     log,
     executor: { onSpawn: (attempt) => log.info('Server spawned', { pid: attempt.pid ?? null, backend: attempt.backend }) },
-    link: { backoff: backoffFromEnv() },
+    link: { backoff: backoffFromEnv(), ...(onLinked !== undefined ? { onLinked } : {}) },
     sandbox: config.sandbox,
     trust: { ...(config.trustFloor !== undefined ? { floor: config.trustFloor } : {}), allowUncontained: config.allowUncontained },
     ...(config.modernInstanceIdleSeconds !== undefined ? { modernInstanceIdleSeconds: config.modernInstanceIdleSeconds } : {}),

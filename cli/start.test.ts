@@ -66,6 +66,9 @@ describe('switchyard start', () => {
       await banner;
       const config = JSON.parse(readFileSync(join(stateDir, 'client-config.json'), 'utf8')) as { mcpServers: { switchyard: { url: string; headers: Record<string, string> } } };
       const entry = config.mcpServers.switchyard;
+      // The banner follows the sidecar's link: an agent's first request finds the host.
+      const health = (await (await fetch(new URL('/healthz', entry.url), { headers: entry.headers })).json()) as { hosts: Array<{ 'entity-id': string; linked: boolean }> };
+      expect(health.hosts).toEqual([expect.objectContaining({ 'entity-id': 'this-machine', linked: true })]);
       await client.connect(new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers } }));
       // Every demo server now has a channel and a contained process for this session.
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['everything__echo', 'filesystem__list_directory', 'memory__read_graph']));

@@ -43,6 +43,10 @@ import { clientConfigs, ensureDir, ensureSecret, HOST_KEY_FILE, writeJson } from
 import { writeGeneratedJson } from './generated-file.ts';
 
 const DEMO_SERVERS = ['everything', 'filesystem', 'memory'] as const;
+/** How long the banner waits for the sidecar's first link before printing anyway, with a warning. */
+const LINK_WAIT_MS = 15_000;
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
 function packageEntry(name: string): string {
   const require = createRequire(import.meta.url);
@@ -189,10 +193,16 @@ export async function runStart(argv: string[]): Promise<number> {
   try {
     // The demo profile is also the host's floor: a session the worker opens without naming it still runs contained.
     writeGeneratedJson(stateDir, join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'trust-profile': 'demo' });
-    const starting = startSidecar(loadSidecarConfig(configDir), sidecarLog, quiet);
+    let linked!: () => void;
+    const firstLink = new Promise<void>((resolve) => (linked = resolve));
+    const starting = startSidecar(loadSidecarConfig(configDir), sidecarLog, quiet, undefined, () => linked());
     sidecar = starting.catch(() => undefined);
     await starting;
     availability = await containment;
+    // "Running" means an agent's first request finds the host: before the link it would find the
+    // demo servers unavailable (host-offline). A link that takes longer is reported, not waited out.
+    const late = await Promise.race([firstLink.then(() => false), delay(LINK_WAIT_MS).then(() => true)]);
+    if (late && !stopping) process.stderr.write(`warning: the sidecar has not linked to the worker after ${LINK_WAIT_MS / 1000} s: the demo servers show as unavailable until it does (run with SWITCHYARD_LOG_LEVEL=info to see why)\n`);
   } catch (error) {
     // Reported by the caller; Deno must not outlive the start that failed (it would keep this
     // process alive, holding the port, with the error already printed).
