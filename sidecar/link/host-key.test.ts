@@ -88,7 +88,8 @@ describe('host key', () => {
     await createHostKey(path);
     chmodSync(path, 0o640);
     expect((await error(loadHostKey(path))).message).toBe(`Host key "${path}" is readable by other users: run chmod 600 "${path}"`);
-    expect((await error(loadHostKey(join(dir, 'none.key')))).message).toMatch(/^Cannot read the host key ".*none\.key": ENOENT: create it with `switchyard sidecar init --config-dir DIR --worker URL --entity-id ID`$/);
+    expect((await error(loadHostKey(join(dir, 'none.key')))).message).toBe(`Cannot read the host key "${join(dir, 'none.key')}": not found: create it with \`sidecar init --config-dir DIR --worker URL --entity-id ID\` (\`switchyard sidecar init …\`, or \`node sidecar.js sidecar init …\` on a workstation)`);
+    expect((await error(loadHostKey(dir))).message).toBe(`Cannot read the host key "${dir}": a folder, not a file`);
     const junk = join(dir, 'junk.key');
     writeFileSync(junk, 'host_0123456789abcdef\n', { mode: 0o600 });
     expect((await error(loadHostKey(junk))).message).toMatch(/is not a PEM private key/);

@@ -29,7 +29,9 @@ export interface HostKey {
   sign(fields: LinkProofFields): Promise<string>;
 }
 
-const INIT_HINT = 'create it with `switchyard sidecar init --config-dir DIR --worker URL --entity-id ID`';
+/** `sidecar init` is the same command in both programs that host a sidecar: `switchyard`, and a workstation's one-file `sidecar.js`. */
+const INIT_HINT = 'create it with `sidecar init --config-dir DIR --worker URL --entity-id ID` (`switchyard sidecar init …`, or `node sidecar.js sidecar init …` on a workstation)';
+const READ_PROBLEMS: Record<string, string> = { ENOENT: 'not found', EACCES: 'not readable', EISDIR: 'a folder, not a file' };
 
 /** Reads and checks the key at `path`; `LocalError('invalid-config')` saying what to do otherwise. */
 export async function loadHostKey(path: string): Promise<HostKey> {
@@ -38,7 +40,7 @@ export async function loadHostKey(path: string): Promise<HostKey> {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     const code = (error as { code?: string }).code ?? 'unreadable';
-    throw new LocalError('invalid-config', `Cannot read the host key "${path}": ${code}${code === 'ENOENT' ? `: ${INIT_HINT}` : ''}`);
+    throw new LocalError('invalid-config', `Cannot read the host key "${path}": ${READ_PROBLEMS[code] ?? code}${code === 'ENOENT' ? `: ${INIT_HINT}` : ''}`);
   }
   if (process.platform !== 'win32' && (statSync(path).mode & 0o077) !== 0) {
     throw new LocalError('invalid-config', `Host key "${path}" is readable by other users: run chmod 600 "${path}"`);
