@@ -37,7 +37,7 @@ export async function checkAcross(config: WorkerConfig, dir: string): Promise<{ 
   const entityId = host.entityId;
   const listed = (config.hosts ?? []).find((h) => h['entity-id'] === entityId);
   if (listed === undefined) {
-    sidecar.push({ path: 'entity-id', message: `the worker config has no host "${entityId}" under "hosts": add this host with the line \`switchyard sidecar host-entry\` prints (switchyard host add)` });
+    sidecar.push({ path: 'entity-id', message: `the worker config has no host "${entityId}" under "hosts": add this host with the line \`sidecar host-entry\` prints on that host (switchyard host add)` });
   } else {
     try {
       const key = await loadHostKey(host.keyFile);

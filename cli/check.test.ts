@@ -273,7 +273,7 @@ describe('switchyard check worker.json DIR: a worker config against the host dir
     const elsewhere = write('across-1/worker.json', { agents: [], hosts: [workerHostEntry(desk)], servers: { notes: { executor: { type: 'reverse-http', 'entity-id': 'desk' } } } });
     const first = await switchyard('check', elsewhere, root);
     expect(first.code).toBe(1);
-    expect(first.stdout).toContain(`${join(root, 'sidecar.json')}: 1 problem (across files, with ${elsewhere})\n  entity-id: the worker config has no host "laptop" under "hosts": add this host with the line \`switchyard sidecar host-entry\` prints (switchyard host add)`);
+    expect(first.stdout).toContain(`${join(root, 'sidecar.json')}: 1 problem (across files, with ${elsewhere})\n  entity-id: the worker config has no host "laptop" under "hosts": add this host with the line \`sidecar host-entry\` prints on that host (switchyard host add)`);
 
     const drifted = write('across-2/worker.json', config([workerHostEntry(hostCredential('laptop'))], stale));
     const second = await switchyard('check', drifted, root);

@@ -201,13 +201,13 @@ describe('switchyard doctor --config-dir: a workstation, checked deep against a 
   it('catches a wrong host key, with the worker\'s fix', async () => {
     const { code, line } = await doctor('wrong-key', { host: { ...hostCredential('laptop') } });
     expect(code).toBe(1);
-    expect(line('link to the worker')).toMatch(/^FAIL link to the worker: the worker at ws:\/\/.* refused host "laptop": The worker does not know this host's key \(entity "laptop"\): add this host to the worker config with the line `switchyard sidecar host-entry` prints \(switchyard host add\)\n/);
+    expect(line('link to the worker')).toMatch(/^FAIL link to the worker: the worker at ws:\/\/.* refused host "laptop": The worker does not know this host's key \(entity "laptop"\): add this host to the worker config with the line `sidecar host-entry` prints on that host \(switchyard host add\)\n/);
   });
 
   it('catches an entity id the worker does not know, naming it and the fix', async () => {
     const { code, line } = await doctor('unknown-id', { host: { ...known, entityId: 'desk' } });
     expect(code).toBe(1);
-    expect(line('link to the worker')).toContain('refused host "desk": The worker does not know host "desk": add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)');
+    expect(line('link to the worker')).toContain('refused host "desk": The worker does not know host "desk": add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)');
   });
 
   it('catches a server whose command is not on PATH, naming the server and the command', async () => {

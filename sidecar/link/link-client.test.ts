@@ -115,7 +115,7 @@ describe('LinkClient', () => {
     const refusal = JSON.parse(lines.find((l) => l.includes('refused this host'))!) as Record<string, unknown>;
     expect(refusal).toMatchObject({
       level: 'error',
-      msg: 'Worker refused this host\'s key for entity "alice-laptop": The worker does not know this host\'s key (entity "alice-laptop"): add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)',
+      msg: 'Worker refused this host\'s key for entity "alice-laptop": The worker does not know this host\'s key (entity "alice-laptop"): add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)',
     });
     expect(lines.some((l) => l.includes('Dialling the worker again'))).toBe(true);
     for (const text of credentialTexts(wrong)) {
@@ -134,7 +134,7 @@ describe('LinkClient', () => {
     stranger.start();
     await until(() => lines.some((l) => l.includes('refused this host')));
     expect(JSON.parse(lines.find((l) => l.includes('refused this host'))!)).toMatchObject({
-      msg: 'Worker refused this host\'s key for entity "stranger": The worker does not know host "stranger": add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)',
+      msg: 'Worker refused this host\'s key for entity "stranger": The worker does not know host "stranger": add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)',
       status: 401,
     });
   });

@@ -186,7 +186,7 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     const wrong = hostCredential(ENTITY);
     const { worker, sidecar } = await setup(wrong);
     const line = await sidecar.waitForLine((l) => String(l.msg).includes('refused this host\'s key'), 'the refusal', 10_000);
-    expect(line.msg).toBe(`Worker refused this host's key for entity "${ENTITY}": The worker does not know this host's key (entity "${ENTITY}"): add this host to the worker config with the line \`switchyard sidecar host-entry\` prints (switchyard host add)`);
+    expect(line.msg).toBe(`Worker refused this host's key for entity "${ENTITY}": The worker does not know this host's key (entity "${ENTITY}"): add this host to the worker config with the line \`sidecar host-entry\` prints on that host (switchyard host add)`);
     await sidecar.waitForLine((l) => l.msg === 'Dialling the worker again', 'a retry', 10_000);
     for (const text of credentialTexts(wrong)) {
       expect(sidecar.process.stderr()).not.toContain(text);

@@ -119,7 +119,7 @@ describe('authentication and roles', { timeout: SLOW_MS }, () => {
     for (const [entity, key] of [[HOST_A, stack.hostKeys.b], [HOST_B, stack.hostKeys.a]] as const) {
       const error = (await RogueLink.connect(stack.url, entity, key).catch((e: unknown) => e)) as LinkRefusal;
       figures.inputs++;
-      expect(error.linkClose).toMatchObject({ reason: 'unauthorized', message: `The worker does not know this host's key (entity "${entity}"): add this host to the worker config with the line \`switchyard sidecar host-entry\` prints (switchyard host add)` });
+      expect(error.linkClose).toMatchObject({ reason: 'unauthorized', message: `The worker does not know this host's key (entity "${entity}"): add this host to the worker config with the line \`sidecar host-entry\` prints on that host (switchyard host add)` });
     }
     expect((await stack.health()).hosts.find((h) => h['entity-id'] === HOST_A)?.linked).toBe(true); // the real sidecar kept its link
   });
@@ -221,7 +221,7 @@ describe('link identity: a key pair, nothing reusable', { timeout: SLOW_MS }, ()
     const before = linksOfB();
     const error = (await RogueLink.connect(stack.url, HOST_B, wrong).catch((e: unknown) => e)) as LinkRefusal;
     figures.inputs++;
-    expect(error.linkClose).toMatchObject({ reason: 'unauthorized', message: expect.stringContaining('add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)') });
+    expect(error.linkClose).toMatchObject({ reason: 'unauthorized', message: expect.stringContaining('add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)') });
     expect((await stack.health()).hosts.find((h) => h['entity-id'] === HOST_B)).toMatchObject({ linked: false });
     expect(linksOfB()).toBe(before);
   });

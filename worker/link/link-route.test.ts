@@ -156,7 +156,7 @@ describe('link route', () => {
     const refusal = await answer(sidecars[1]!, hostCredential('alice-laptop')).catch((e: unknown) => e);
     expect(refusal).toMatchObject({
       reason: 'unauthorized',
-      message: 'The worker does not know this host\'s key (entity "alice-laptop"): add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)',
+      message: 'The worker does not know this host\'s key (entity "alice-laptop"): add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)',
     });
     expect(sidecars[1]!.closed).toBe(true);
     expect(logs.filter((l) => l.msg === 'Host linked')).toEqual([{ msg: 'Host linked', fields: { 'entity-id': 'alice-laptop', replaced: false } }]);
@@ -210,7 +210,7 @@ describe('link route', () => {
       [upgradeHeaders(hostile), /^Send X-Switchyard-Entity-Id: <entity id>, the host's "entity-id": "xA+…" must be 1-128 letters/],
       [upgradeHeaders('../etc'), /^Send X-Switchyard-Entity-Id: .*"\.\.\/etc" must be 1-128/],
       [{ upgrade: 'websocket', host: ORIGIN }, /the header is missing$/],
-      [upgradeHeaders('mallory'), /^The worker does not know host "mallory": add this host to the worker config with the line `switchyard sidecar host-entry` prints \(switchyard host add\)$/],
+      [upgradeHeaders('mallory'), /^The worker does not know host "mallory": add this host to the worker config with the line `sidecar host-entry` prints on that host \(switchyard host add\)$/],
     ];
     for (const [headers, message] of cases) {
       const response = await app.request('/link', { headers });

@@ -58,7 +58,7 @@ export interface LinkRouteOptions {
   onAccepted?: (entityId: string, ws: WSContext<unknown>, endpoint: LinkEndpoint) => void;
 }
 
-const UNKNOWN_KEY_FIX = 'add this host to the worker config with the line `switchyard sidecar host-entry` prints (switchyard host add)';
+const UNKNOWN_KEY_FIX = 'add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)';
 
 /** A sub-app with `GET /link`; mount it with `app.route('/', createLinkRoute(…))`. */
 export function createLinkRoute(options: LinkRouteOptions): Hono {
