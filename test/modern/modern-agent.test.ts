@@ -73,7 +73,7 @@ describe('a modern agent on /servers/:name/mcp', () => {
     expect(mismatch.response).toMatchObject({ id: 302, error: { code: -32020, data: { reason: 'invalid-request' } } });
     const version = await alice('server/discover', {}, { id: 301, headers: { 'mcp-protocol-version': 'v999.0.0' }, meta: { 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } });
     expect(version.status).toBe(400);
-    expect(version.response).toMatchObject({ id: 301, error: { code: -32022, data: { supported: [MODERN, '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'], requested: 'v999.0.0' } } });
+    expect(version.response).toMatchObject({ id: 301, error: { code: -32022, data: { supported: [MODERN], requested: 'v999.0.0' } } });
   });
 
   it('answers initialize with modern _meta 404, -32601', async () => {

@@ -8,7 +8,7 @@ describe('modern error answers', () => {
     expect(response.headers.get('mcp-session-id')).toBeNull();
     expect(await response.json()).toEqual({
       jsonrpc: '2.0', id: 301,
-      error: { code: -32022, message: expect.stringMatching(/^Unsupported protocol version: 1900-01-01/), data: { supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'], requested: '1900-01-01', reason: 'invalid-request' } },
+      error: { code: -32022, message: expect.stringMatching(/^Unsupported protocol version: 1900-01-01/), data: { supported: ['2026-07-28'], requested: '1900-01-01', reason: 'invalid-request' } },
     });
     expect(missingCapability({ sampling: {} })).toMatchObject({ status: 400, code: -32021, data: { requiredCapabilities: { sampling: {} }, reason: 'invalid-request' } });
     expect(headerMismatch('x')).toMatchObject({ status: 400, code: -32020, message: 'Header mismatch: x' });

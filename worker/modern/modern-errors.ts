@@ -11,7 +11,6 @@
  */
 import type { FailureReason } from '../../shared/errors.ts';
 import { SUPPORTED_MODERN_VERSIONS } from './headers.ts';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '../../shared/protocol-versions.ts';
 
 export const HEADER_MISMATCH = -32020;
 export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
@@ -36,17 +35,11 @@ export const invalidMeta = (detail: string): ModernRejection => ({
   status: 400, code: INVALID_PARAMS, message: `Invalid params: ${detail}`, data: { reason: 'invalid-request' },
 });
 
-/**
- * Every version this URL serves, the session-based ones (through `initialize`) after the modern
- * ones, as the spec's own example lists them: a dual-era client picks from it.
- */
-const SUPPORTED_VERSIONS: readonly string[] = [...SUPPORTED_MODERN_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS];
-
 export const unsupportedVersion = (requested: string): ModernRejection => ({
   status: 400,
   code: UNSUPPORTED_PROTOCOL_VERSION,
-  message: `Unsupported protocol version: ${requested.slice(0, 64)}; this server speaks ${SUPPORTED_MODERN_VERSIONS.join(', ')}, and ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')} through initialize`,
-  data: { supported: [...SUPPORTED_VERSIONS], requested, reason: 'invalid-request' },
+  message: `Unsupported protocol version: ${requested.slice(0, 64)}; this server speaks ${SUPPORTED_MODERN_VERSIONS.join(', ')} (and the session-based versions through initialize)`,
+  data: { supported: [...SUPPORTED_MODERN_VERSIONS], requested, reason: 'invalid-request' },
 });
 
 export const missingCapability = (requiredCapabilities: Record<string, unknown>): ModernRejection => ({

@@ -182,7 +182,7 @@ describe('modern requests on /servers/:name/mcp', () => {
     expect(await mismatch.json()).toMatchObject({ id: 302, error: { code: -32020, data: { reason: 'invalid-request' } } });
     const version = await post({ jsonrpc: '2.0', id: 301, method: 'server/discover', params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } } }, { 'mcp-protocol-version': 'v999.0.0', 'mcp-method': 'server/discover' });
     expect(version.status).toBe(400);
-    expect(await version.json()).toMatchObject({ id: 301, error: { code: -32022, data: { supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'], requested: 'v999.0.0' } } });
+    expect(await version.json()).toMatchObject({ id: 301, error: { code: -32022, data: { supported: ['2026-07-28'], requested: 'v999.0.0' } } });
     const init = await post({ jsonrpc: '2.0', id: 6, method: 'initialize', params: { _meta: META } }, { 'mcp-method': 'initialize' });
     expect(init.status).toBe(404);
     expect(await init.json()).toMatchObject({ id: 6, error: { code: -32601 } });

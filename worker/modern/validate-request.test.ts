@@ -35,7 +35,7 @@ describe('modern request validation', () => {
   it('refuses an unsupported version with -32022 naming what is supported and what was asked', () => {
     const meta = { ...META, 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' };
     expect(rejection(check('server/discover', { _meta: meta }, { 'mcp-protocol-version': 'v999.0.0' }, 301))).toEqual({
-      id: 301, status: 400, code: -32022, data: { supported: ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'], requested: 'v999.0.0', reason: 'invalid-request' },
+      id: 301, status: 400, code: -32022, data: { supported: ['2026-07-28'], requested: 'v999.0.0', reason: 'invalid-request' },
     });
   });
 
