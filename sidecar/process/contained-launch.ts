@@ -48,6 +48,13 @@ export interface SandboxSpawn {
   release?(): void;
 }
 
+/**
+ * The `LocalError` code a backend's `whenReady` throws when the sandbox it set up cannot be
+ * finished but a new one may be (a race the backend lost, not a refusal): the executor ends that
+ * sandbox and launches again, a bounded number of times.
+ */
+export const LAUNCH_AGAIN = 'sandbox-launch-again';
+
 /** `unknown`: the sandbox cannot tell; the executor then watches a fixed setup window. */
 export type SandboxReadiness = 'ready' | 'unknown';
 

@@ -7,6 +7,7 @@ import { LocalError, WireError } from '../../shared/errors.ts';
 import type { BubblewrapPolicy } from '../sandbox/containment-policy.ts';
 import { seatbeltLaunch } from '../sandbox/seatbelt/seatbelt-backend.ts';
 import { ProcessExecutor, type ProcessHandle, type SpawnAttempt } from './process-executor.ts';
+import { LAUNCH_AGAIN, type SpawnedSandbox } from './contained-launch.ts';
 import { testBubblewrapPolicy } from '../../test/support/bubblewrap-policy.ts';
 import { isAlive, waitFor } from '../../test/support/processes.ts';
 import { oldSetpriv } from '../../test/support/old-setpriv.ts';
@@ -97,6 +98,33 @@ describe('ProcessExecutor', () => {
     expect(seen.net).toEqual(['lo']);
     expect(await handle.exited).toEqual({ code: 0, signal: null });
     expect(attempts.map((a) => a.backend)).toEqual(['bubblewrap']);
+  });
+
+  it('launches again when the sandbox setup lost a race its backend reports (LAUNCH_AGAIN), the lost sandboxes gone, at most three times', async () => {
+    const policy = bwrapPolicy();
+    const racing = (losses: number) => {
+      let lost = 0;
+      return {
+        ...policy,
+        whenReady(sandbox: SpawnedSandbox, signal: AbortSignal) {
+          if (lost++ >= losses) return policy.whenReady(sandbox, signal);
+          sandbox.kill();
+          return Promise.reject(new LocalError(LAUNCH_AGAIN, 'lost the race'));
+        },
+      };
+    };
+    const script = 'process.stdout.write("up")';
+    const handle = await launch({ command: '/usr/bin/node', args: ['-e', script], env: {}, policy: racing(2) });
+    expect(await text(handle.stdout)).toBe('up');
+    expect(attempts.map((a) => a.backend)).toEqual(['bubblewrap', 'bubblewrap', 'bubblewrap']);
+    for (const lost of attempts.slice(0, 2)) expect(isAlive(lost.pid!)).toBe(false);
+    attempts.length = 0;
+    const error = await executor.launch({ command: '/usr/bin/node', args: ['-e', script], env: {}, policy: racing(3) }).catch((e) => e);
+    expect(error).toBeInstanceOf(WireError);
+    expect(error.reason).toBe('launch-failed');
+    expect(attempts).toHaveLength(3);
+    await handle.exited;
+    await waitFor(() => (executor.liveCount === 0 ? true : undefined), 'every sandbox gone');
   });
 
   it('fails closed with containment-unavailable when the bubblewrap executable is missing, and never retries', async () => {

@@ -17,7 +17,7 @@ import type { ChildProcess } from 'node:child_process';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import { type Logger, silentLogger } from '../log.ts';
 import type { Duplex } from 'node:stream';
-import type { ContainedLaunch, SandboxDescriptor, SandboxReadiness, SpawnedSandbox } from './contained-launch.ts';
+import { LAUNCH_AGAIN, type ContainedLaunch, type SandboxDescriptor, type SandboxReadiness, type SpawnedSandbox } from './contained-launch.ts';
 import { type AddressSpaceLimit, limitedCommand } from './address-space-limit.ts';
 import { diesWithParentCommand, takesParentDeathSignal } from './parent-death.ts';
 import { type DescriptorMask, descriptorTargets, inheritableDescriptors } from './inherited-fds.ts';
@@ -148,8 +148,20 @@ export class ProcessExecutor {
    * `LocalError` `'aborted'` when `signal` fires first; in both cases nothing is left running.
    */
   async launch(request: ProcessLaunchRequest, options: { signal?: AbortSignal } = {}): Promise<ProcessHandle> {
-    const { signal } = options;
     this.#options.onLaunch?.(request);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#launchOnce(request, options);
+      } catch (error) {
+        // A sandbox whose setup lost a race (its backend says so) is gone already; a new one may win.
+        if (!(error instanceof LocalError && error.code === LAUNCH_AGAIN) || attempt >= LAUNCH_ATTEMPTS) throw launchAgainFailed(error, request.policy?.backend ?? 'none');
+        this.#logger.info('Contained launch started again', { backend: request.policy?.backend ?? 'none', attempt, why: error.message });
+      }
+    }
+  }
+
+  async #launchOnce(request: ProcessLaunchRequest, options: { signal?: AbortSignal }): Promise<ProcessHandle> {
+    const { signal } = options;
     if (signal?.aborted) throw cancelled(signal);
     // Awaited only when there is a setpriv to ask about: otherwise the spawn stays in this tick.
     const setpriv = request.policy === null && this.#options.setpriv !== undefined ? await this.#parentDeathTool(this.#options.setpriv) : undefined;
@@ -340,6 +352,15 @@ function toLaunchError(error: unknown, backend: ContainmentBackend, signal?: Abo
     });
   }
   return new WireError('launch-failed', `Cannot start process: spawn failed: ${errno}`, { detail: { backend, errno }, cause: error });
+}
+
+/** How many times a contained launch is tried when its backend asks for another (`LAUNCH_AGAIN`). */
+const LAUNCH_ATTEMPTS = 3;
+
+/** What the caller gets when every attempt lost its race: a launch failure, as any other, never the local code. */
+function launchAgainFailed(error: unknown, backend: string): unknown {
+  if (!(error instanceof LocalError) || error.code !== LAUNCH_AGAIN) return error;
+  return new WireError('launch-failed', `Cannot start contained process: its sandbox could not be set up in ${LAUNCH_ATTEMPTS} attempts on this loaded host, see the sidecar log`, { detail: { backend }, cause: error });
 }
 
 function cancelled(signal: AbortSignal): LocalError {

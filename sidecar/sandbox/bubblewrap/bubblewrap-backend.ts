@@ -10,8 +10,8 @@
  *
  * @module
  */
-import { closeSync } from 'node:fs';
-import type { SandboxDescriptor, SandboxReadiness, SpawnedSandbox } from '../../process/contained-launch.ts';
+import { closeSync, readFileSync } from 'node:fs';
+import { LAUNCH_AGAIN, type SandboxDescriptor, type SandboxReadiness, type SpawnedSandbox } from '../../process/contained-launch.ts';
 import { type DescriptorMask, maskInheritableDescriptors } from '../../process/inherited-fds.ts';
 import type { BubblewrapPolicy, BubblewrapPolicyFields } from '../containment-policy.ts';
 import { containedLaunch, type SandboxBackend } from '../sandbox-backend.ts';
@@ -22,7 +22,8 @@ import { whenLoopbackAddressed } from './sandbox-loopback.ts';
 import { bubblewrapPolicy } from './bubblewrap.ts';
 import { bubblewrapProbe } from './bubblewrap-probe.ts';
 import { openGrantSources } from './grant-descriptors.ts';
-import { openSandboxUserNamespace, startUserModeNetwork, USER_MODE_RESOLV_CONF } from './user-mode-network.ts';
+import { openSandboxUserNamespace, startUserModeNetwork, USER_MODE_RESOLV_CONF, userNamespaceLevel } from './user-mode-network.ts';
+import { LocalError } from '../../../shared/errors.ts';
 
 /**
  * bwrap passes every descriptor it does not use itself on to the command, and has no option to
@@ -60,6 +61,11 @@ async function finishSetup(policy: BubblewrapPolicyFields, sandbox: SpawnedSandb
   const userNamespace = root ? undefined : openSandboxUserNamespace(pid);
   if (!root && userNamespace === undefined) return null; // PID 1 is gone already: bwrap's exit says why
   try {
+    if (userNamespace !== undefined && userNamespaceLevel(readUidMap(pid)) === 'nested') {
+      // Reached too late: slirp4netns could not join the network from there. Start over.
+      sandbox.kill();
+      throw new LocalError(LAUNCH_AGAIN, 'The sandbox nested its user namespace before the sidecar could open the first one (a loaded machine): launching again');
+    }
     const block = layout.block === undefined ? undefined : sandbox.descriptors[layout.block - 3];
     if (policy.userModeNetwork === undefined || block === null || block === undefined) {
       sandbox.kill();
@@ -79,6 +85,15 @@ async function finishSetup(policy: BubblewrapPolicyFields, sandbox: SpawnedSandb
     return pid;
   } finally {
     if (userNamespace !== undefined) closeSync(userNamespace);
+  }
+}
+
+/** PID 1's uid map; empty when it cannot be read (PID 1 gone: its exit says why). */
+function readUidMap(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/uid_map`, 'utf8');
+  } catch {
+    return '';
   }
 }
 

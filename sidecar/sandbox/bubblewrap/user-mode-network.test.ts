@@ -2,7 +2,15 @@ import { closeSync, openSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { WireError } from '../../../shared/errors.ts';
 import { silentLogger } from '../../log.ts';
-import { startUserModeNetwork } from './user-mode-network.ts';
+import { startUserModeNetwork, userNamespaceLevel } from './user-mode-network.ts';
+
+describe('the level of user namespace a uid map shows', () => {
+  it('is the first one before bwrap writes its map or while it maps the user to 0 (for devpts), nested once it maps the user to itself', () => {
+    expect(userNamespaceLevel('')).toBe('first');
+    expect(userNamespaceLevel('         0      61000          1\n')).toBe('first');
+    expect(userNamespaceLevel('     61000      61000          1\n')).toBe('nested');
+  });
+});
 
 describe.runIf(process.platform === 'linux')('the user-mode network of a sidecar that is not root', () => {
   it('names nsenter, not slirp4netns, when nsenter is what is missing', async () => {

@@ -128,6 +128,19 @@ export function openSandboxUserNamespace(sandboxPid: number): number | undefined
   }
 }
 
+/**
+ * Whether PID 1 was still in bwrap's first user namespace when `uidMap` (its `/proc/PID/uid_map`,
+ * read just after {@link openSandboxUserNamespace}) was read, so the namespace opened before is
+ * that one: `first` when the map is not written yet or maps 0 (with `--dev`, bwrap maps the
+ * user to 0 there, to mount devpts), `nested` when it maps the user's own uid (the nested one,
+ * where the sandbox runs as itself). The open comes first: nesting only goes one way, so a read
+ * that still sees the first namespace proves the descriptor holds it.
+ */
+export function userNamespaceLevel(uidMap: string): 'first' | 'nested' {
+  const first = uidMap.trim().split(/\s+/)[0];
+  return first === undefined || first === '' || first === '0' ? 'first' : 'nested';
+}
+
 const networkFailed = (why: string): WireError =>
   new WireError('launch-failed', `Cannot start contained process: its user-mode network (slirp4netns) ${why}, see the sidecar log`, { detail: { backend: 'bubblewrap' } });
 
