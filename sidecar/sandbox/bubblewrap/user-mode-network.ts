@@ -29,8 +29,10 @@
  * user is root: it then joins the network namespace by path as a root sidecar does. (slirp4netns's
  * own `--userns-path` cannot serve: started after the loopback is up, it found the nested
  * namespace, and with `--netns-type path` its `--enable-sandbox` step enters no user namespace
- * and fails on `setegid(0)`.) Had bwrap nested first, slirp4netns cannot join the network and
- * the launch fails closed (`launch-failed`), never without the policy.
+ * and fails on `setegid(0)`.) Had bwrap nested first (a loaded machine), slirp4netns could not
+ * join the network: PID 1's uid map, read after the open, tells ({@link userNamespaceLevel}), and
+ * that sandbox ends and the launch starts over (the executor's `LAUNCH_AGAIN`); one that keeps
+ * losing fails closed (`launch-failed`), never without the policy.
  *
  * slirp4netns ends with the sandbox: the sidecar closes its exit fd and signals it when bwrap
  * exits, and the exit fd also closes when the sidecar itself dies, so none is left behind.
