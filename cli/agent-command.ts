@@ -65,6 +65,8 @@ async function add(name: string, values: Record<string, string | boolean | undef
     const known = Object.keys(file.parsed.servers);
     throw new LocalError('usage', `${file.path} defines no server ${unknown.map((s) => `"${s}"`).join(', ')} (it has ${known.length > 0 ? known.join(', ') : 'none yet: add a host first, switchyard host add'})`);
   }
+  // Checked before anything is saved: a token printed only after the save must not be lost to a bad --url.
+  if (typeof values.url === 'string' && !isHttpUrl(values.url)) throw new LocalError('usage', `Invalid --url "${values.url}": expected the worker's http(s) URL agents reach, e.g. https://yard.example.com`);
   const ref = typeof values['trust-profile'] === 'string' ? values['trust-profile'] : undefined;
   const given = typeof values['trust-profile-revision'] === 'string' ? values['trust-profile-revision'] : undefined;
   const revision = ref === undefined ? undefined : (given ?? reportedRevision(file, servers, ref));
@@ -164,4 +166,12 @@ export async function runAgentCommand(argv: string[]): Promise<number> {
   const file = openWorkerConfig(resolve(values.config));
   if (action === 'pin') return pin(name, values['dry-run'] === true, file);
   return action === 'add' ? add(name, values, file) : remove(name, file);
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(text).protocol);
+  } catch {
+    return false;
+  }
 }

@@ -139,6 +139,9 @@ describe('switchyard agent add / remove', () => {
     await expect(runAgentCommand(['add', 'a', '--servers', 'files,ghost', '--config', path])).rejects.toThrow(`${path} defines no server "ghost" (it has files)`);
     await runAgentCommand(['add', 'a', '--servers', 'files', '--config', path]);
     await expect(runAgentCommand(['add', 'a', '--servers', 'files', '--config', path])).rejects.toThrow('already has agent "a": remove it first');
+    // A bad --url is refused before the save: the token, printed after it, is never lost.
+    await expect(runAgentCommand(['add', 'b', '--servers', 'files', '--config', path, '--url', 'yard.example.com'])).rejects.toThrow('Invalid --url "yard.example.com": expected the worker\'s http(s) URL agents reach');
+    expect(read(path).agents.map((agent) => agent.name)).toEqual(['a']);
   });
 
   it('refuses hosts that disagree on a profile, since one agent pins one revision', async () => {
