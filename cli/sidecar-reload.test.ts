@@ -80,4 +80,14 @@ describe('sidecar config reload', () => {
     expect(reloads).toHaveLength(1);
     expect(reloads[0]!.trust).toEqual({ allowUncontained: true });
   });
+
+  it('refuses a sidecar.json that cannot be read, flags given or not, as any other refusal: the config in force stays', async () => {
+    const { dir, reload, reloads, refusals, lines } = setup({ 'entity-id': 'laptop' }, { worker: 'http://127.0.0.1:9' });
+    rmSync(join(dir, 'sidecar.json'));
+    mkdirSync(join(dir, 'sidecar.json'));
+    await reload('file');
+    expect(reloads).toHaveLength(0);
+    expect(refusals()).toBe(1);
+    expect(lines.map((l) => l.msg)).toEqual(['Sidecar config refused: the config in force stays']);
+  });
 });

@@ -18,6 +18,7 @@ import type { SidecarComposition } from '../sidecar/host/composition.ts';
 import type { Logger } from '../sidecar/log.ts';
 import { checkConfigDir, type FileCheck } from './check-config-dir.ts';
 import { readSidecarConfig } from './sidecar-config-file.ts';
+import { LocalError } from '../shared/errors.ts';
 
 const RESTART_KEYS = ['worker', 'entityId', 'keyFile', 'user', 'modernInstanceIdleSeconds', 'audit'] as const;
 
@@ -84,6 +85,10 @@ function withOverrides(result: FileCheck, dir: string, overrides: SidecarReloadO
   try {
     readSidecarConfig(dir, overrides);
   } catch (error) {
+    // A sidecar.json that cannot be read is a refusal like any other (the file check says why), not a failed reload.
+    if (error instanceof LocalError && error.code === 'invalid-config') {
+      return { ...result, kind: 'sidecar config', issues: result.issues.length > 0 ? result.issues : [{ path: '(root)', message: error.message }] };
+    }
     if (!(error instanceof ConfigFileError)) throw error;
     return { ...result, kind: 'sidecar config', issues: [...error.issues] };
   }
