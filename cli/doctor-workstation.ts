@@ -114,6 +114,15 @@ const UNREADABLE_FIX: Record<Unreadable, (dir: string, program: Program) => stri
  * @param dir The sidecar config dir.
  * @returns The checks, in order; a failure early on (an unusable sidecar.json) ends the list.
  */
+/** Whether other users may read `file` (the host key must be 0600; the sidecar refuses it otherwise). */
+function readableByOthers(file: string): boolean {
+  try {
+    return process.platform !== 'win32' && (statSync(file).mode & 0o077) !== 0;
+  } catch {
+    return false;
+  }
+}
+
 export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs?: number; program?: Program } = {}): Promise<DoctorCheck[]> {
   const program = options.program ?? FULL_CLI;
   const file = join(dir, 'sidecar.json');
@@ -138,7 +147,9 @@ export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs
         ? { name: 'host key', ok: false, detail: `${config.keyFile}: not found`, fix: `Run ${init} to write one, then run the host add line it prints on the worker's machine` }
         : unusable === 'not readable'
           ? { name: 'host key', ok: false, detail: `${config.keyFile}: not readable`, fix: 'Run doctor as the user the sidecar runs as (the key is mode 0600)' }
-          : {
+          : unusable === undefined && readableByOthers(config.keyFile)
+            ? { name: 'host key', ok: false, detail: (error as Error).message, fix: `Run chmod 600 ${config.keyFile}: the key stays the host's identity` }
+            : {
               name: 'host key',
               ok: false,
               detail: (error as Error).message,

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentEntry, hostCredential, type SidecarDirSpec, workerHostEntry, writeSidecarDir } from '../test/support/configs.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
+import { createHostKey } from '../sidecar/link/host-key.ts';
 import { fdListingStandIn, standInRuns, STRAYS, strayStdio } from '../test/support/descriptors.ts';
 import { freePort, ProcessSet } from '../test/support/processes.ts';
 import { oldSetpriv } from '../test/support/old-setpriv.ts';
@@ -151,6 +152,16 @@ describe('switchyard doctor --config-dir: a sidecar.json that cannot be read', (
     writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop' }));
     const key = (await runWorkstationDoctor(dir)).find((c) => c.name === 'host key');
     expect(key?.fix).toBe(`Run switchyard sidecar init --config-dir ${dir} --worker http://127.0.0.1:8787 --entity-id laptop to write one, then run the host add line it prints on the worker's machine`);
+  });
+
+  it('fixes a host key other users may read with chmod, not with a new identity the worker would refuse', async () => {
+    const dir = join(root, 'loose-key');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop' }));
+    await createHostKey(join(dir, 'host.key'));
+    chmodSync(join(dir, 'host.key'), 0o644);
+    const key = (await runWorkstationDoctor(dir)).find((c) => c.name === 'host key');
+    expect(key).toMatchObject({ ok: false, detail: expect.stringContaining('readable by other users'), fix: `Run chmod 600 ${join(dir, 'host.key')}: the key stays the host's identity` });
   });
 });
 
