@@ -47,17 +47,20 @@ describe('modern results from a legacy server', () => {
 
   it('turns a legacy -32002 into -32602 with data.uri, and adds data.uri to a resources/read -32602', () => {
     const uri = 'file:///nope';
-    expect(modernError('resources/read', { uri }, { code: -32002, message: 'Resource not found: file:///nope' })).toEqual({ code: -32602, message: 'Resource not found', data: { uri } });
-    expect(modernError('resources/read', { uri }, { code: -32602, message: 'Unknown resource' })).toEqual({ code: -32602, message: 'Unknown resource', data: { uri } });
-    expect(modernError('resources/read', { uri }, { code: -32602, message: 'x', data: { uri: 'file:///other' } }).data).toEqual({ uri: 'file:///other' });
+    expect(modernError('resources/read', { uri }, { code: -32002, message: 'Resource not found: file:///nope' }, 'legacy')).toEqual({ code: -32602, message: 'Resource not found', data: { uri } });
+    expect(modernError('resources/read', { uri }, { code: -32602, message: 'Unknown resource' }, 'legacy')).toEqual({ code: -32602, message: 'Unknown resource', data: { uri } });
+    expect(modernError('resources/read', { uri }, { code: -32602, message: 'x', data: { uri: 'file:///other' } }, 'legacy').data).toEqual({ uri: 'file:///other' });
     const toolError = { code: -32602, message: 'Bad arguments' };
-    expect(modernError('tools/call', { name: 'echo' }, toolError)).toBe(toolError);
+    expect(modernError('tools/call', { name: 'echo' }, toolError, 'legacy')).toBe(toolError);
     // Codes 2026-07-28 forbids or keeps for its own errors never reach a modern agent as the server sent them.
     const elicitations = [{ mode: 'url', url: 'https://x.example/auth', message: 'Sign in', elicitationId: 'e1' }];
-    expect(modernError('tools/call', { name: 'pay' }, { code: -32042, message: 'Sign in first', data: { elicitations } })).toEqual({ code: -32603, message: 'Sign in first', data: { elicitations, serverCode: -32042 } });
-    expect(modernError('tools/call', { name: 'x' }, { code: -32050, message: 'app-specific' })).toEqual({ code: -32603, message: 'app-specific', data: { serverCode: -32050 } });
-    expect(modernError('tools/call', { name: 'x' }, { code: -32021, message: 'Missing required client capability' }).code).toBe(-32021);
-    expect(modernError('tools/call', { name: 'x' }, { code: -32019, message: 'legacy range' }).code).toBe(-32019);
+    expect(modernError('tools/call', { name: 'pay' }, { code: -32042, message: 'Sign in first', data: { elicitations } }, 'legacy')).toEqual({ code: -32603, message: 'Sign in first', data: { elicitations, serverCode: -32042 } });
+    expect(modernError('tools/call', { name: 'x' }, { code: -32050, message: 'app-specific' }, 'legacy')).toEqual({ code: -32603, message: 'app-specific', data: { serverCode: -32050 } });
+    // -32020 to -32022 mean what 2026-07-28 says only from a modern server: a legacy one's are its own.
+    expect(modernError('tools/call', { name: 'x' }, { code: -32021, message: 'Missing required client capability' }, 'either').code).toBe(-32021);
+    expect(modernError('tools/call', { name: 'x' }, { code: -32021, message: 'quota' }, 'legacy')).toEqual({ code: -32603, message: 'quota', data: { serverCode: -32021 } });
+    expect(modernError('tools/call', { name: 'x' }, { code: -32050, message: 'odd', data: 'text' }, 'legacy').data).toEqual({ serverData: 'text', serverCode: -32050 });
+    expect(modernError('tools/call', { name: 'x' }, { code: -32019, message: 'legacy range' }, 'legacy').code).toBe(-32019);
   });
 
   it('builds server/discover from the initialize result, serverInfo in _meta', () => {

@@ -135,12 +135,14 @@ const SPEC_DEFINED = new Set([-32020, -32021, -32022]);
  * A legacy error as a modern one for `method` with `params` (the forwarded ones). A modern agent
  * never sees a code 2026-07-28 forbids (-32002, -32042) or one it keeps for errors it has not
  * defined (-32023 to -32099): such an error becomes -32603, its message kept and its code in
- * `data.serverCode`. The three it defines (-32020 to -32022) pass: a modern server answering
- * statelessly goes through here too.
+ * `data.serverCode`. The three it defines (-32020 to -32022) mean what it says only from a
+ * modern server: from `server` `legacy` they are the server's own codes and go the same way;
+ * from `either` (an HTTP server answering statelessly, maybe a modern one) they pass.
  */
-export function modernError(method: string, params: unknown, error: JsonRpcErrorShape): JsonRpcErrorShape {
-  if (error.code >= SPEC_RESERVED.from && error.code <= SPEC_RESERVED.to && !SPEC_DEFINED.has(error.code)) {
-    return { code: INTERNAL_ERROR, message: error.message, data: { ...(isRecord(error.data) ? error.data : {}), serverCode: error.code } };
+export function modernError(method: string, params: unknown, error: JsonRpcErrorShape, server: 'legacy' | 'either'): JsonRpcErrorShape {
+  const reserved = error.code >= SPEC_RESERVED.from && error.code <= SPEC_RESERVED.to;
+  if (reserved && (server === 'legacy' || !SPEC_DEFINED.has(error.code))) {
+    return { code: INTERNAL_ERROR, message: error.message, data: { ...(isRecord(error.data) ? error.data : {}), ...(error.data !== undefined && !isRecord(error.data) ? { serverData: error.data } : {}), serverCode: error.code } };
   }
   const uri = isRecord(params) && typeof params.uri === 'string' ? params.uri : undefined;
   const notFound = error.code === LEGACY_RESOURCE_NOT_FOUND;

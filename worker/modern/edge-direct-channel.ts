@@ -60,7 +60,7 @@ export class EdgeDirectModernChannel implements Transport {
       if ('method' in answer || !('id' in answer) || answer.id !== request.id) return emit(answer);
       if ('error' in answer) {
         if (request.method === 'server/discover' && answer.error.code !== UNSUPPORTED_PROTOCOL_VERSION) legacyAnswer = true;
-        else emit({ ...answer, error: modernError(request.method, request.params, answer.error) } as JSONRPCMessage);
+        else emit({ ...answer, error: modernError(request.method, request.params, answer.error, 'either') } as JSONRPCMessage);
         return;
       }
       emit({ ...answer, result: modernResult(request.method, answer.result) } as JSONRPCMessage);

@@ -102,7 +102,7 @@ export function serveOnLegacySession(target: ModernHttpTarget, request: Request,
     if (request.method === 'server/discover') return respond({ result: discoverResult(info) });
     if (meta.logLevel !== null && info.capabilities.logging !== undefined) await ask(`switchyard-log-${crypto.randomUUID()}`, 'logging/setLevel', { level: meta.logLevel });
     const answer = await ask(request.id, request.method, forwardedParams(request.params));
-    respond('result' in answer ? { result: modernResult(request.method, answer.result, info.serverInfo) } : { error: modernError(request.method, request.params, answer.error) });
+    respond('result' in answer ? { result: modernResult(request.method, answer.result, info.serverInfo) } : { error: modernError(request.method, request.params, answer.error, 'legacy') });
   };
   const done = run().catch((error: unknown) => respond({ error: failure(error, request.method).toJsonRpcError() }));
 

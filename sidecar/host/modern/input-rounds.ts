@@ -125,7 +125,7 @@ async function settle(request: RoundRequest, call: BridgedCall, codec: RequestSt
       const asked = await urlElicitationRound(request, step.outcome.error, codec, digestOnce);
       if (asked !== null) return asked;
     }
-    return 'result' in step.outcome ? { result: modernResult(method, step.outcome.result, instance.serverInfo) } : { error: modernError(method, stripModernMeta(params), step.outcome.error) };
+    return 'result' in step.outcome ? { result: modernResult(method, step.outcome.result, instance.serverInfo) } : { error: modernError(method, stripModernMeta(params), step.outcome.error, 'legacy') };
   }
   // A question the request's client cannot answer is not put to it: with others it can, the server
   // hears "not declared" for that one (as from a client without the capability) and the rest are

@@ -154,7 +154,7 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
     let outcome = await call.outcome;
     if (sealing !== undefined && 'result' in outcome) outcome = await sealServerState(method, params, outcome.result, sealing);
     if ('result' in outcome) reply({ jsonrpc: '2.0', id, result: modernResult(method, outcome.result, instance.serverInfo) });
-    else reply({ jsonrpc: '2.0', id, error: modernError(method, forwarded, outcome.error) });
+    else reply({ jsonrpc: '2.0', id, error: modernError(method, forwarded, outcome.error, isModernServer(instance) ? 'either' : 'legacy') });
   };
 
   channel.onmessage = (message) => {
