@@ -28,7 +28,7 @@ import { buildSidecarBundle } from './sidecar-bundle.ts';
 import { startStack, TOKENS } from './stack.ts';
 import { bundleRelays, spawnFloor } from './floor.ts';
 import { schedCpuNs } from './sched-cpu.ts';
-import { nodePerfMapFlags } from './perf-map.ts';
+import { denoPerfMapFlag, nodePerfMapFlags } from './perf-map.ts';
 import type { CpuProfile, ProfileNode } from './cpu-profile.ts';
 
 type Variant = 'b' | 'm' | 'b8' | 'm8';
@@ -91,10 +91,12 @@ async function agentsFor(url: string, variant: Variant): Promise<Agent[]> {
  * `--perf-basic-prof`. Prints the split of `perfReport`.
  */
 /** Names JIT frames for perf (a map file in /tmp that perf reads). */
-const PERF_MAP = '--v8-flags=--perf-basic-prof';
+const perfMap = () => denoPerfMapFlag(scratchDir);
+/** The run's scratch dir (set first thing in main): V8's code log goes there, not into the working directory. */
+let scratchDir = tmpdir();
 
 async function perfVariant(bundle: string, variant: Variant, calls: number, warmup: number): Promise<void> {
-  const stack = await startStack(registry, { sidecarBundle: bundle, denoFlags: [PERF_MAP], ...(values.tree !== undefined ? { workerRoot: resolve(values.tree) } : {}) });
+  const stack = await startStack(registry, { sidecarBundle: bundle, denoFlags: [perfMap()], ...(values.tree !== undefined ? { workerRoot: resolve(values.tree) } : {}) });
   try {
     await perfLoop(stack.worker.pid, `${stack.url}/servers/everything/mcp`, variant, 'worker', calls, warmup);
   } finally {
@@ -110,7 +112,7 @@ async function perfVariant(bundle: string, variant: Variant, calls: number, warm
  */
 async function perfFloorVariant(scratch: string, variant: Variant, calls: number, warmup: number): Promise<void> {
   if (variant.startsWith('m')) throw new Error(`The floor serves legacy sessions only: --floor takes b or b8, not ${variant}`);
-  const floor = await spawnFloor(registry, 'floor4', await bundleRelays(scratch), { edge: [PERF_MAP], relay: nodePerfMapFlags(scratch) });
+  const floor = await spawnFloor(registry, 'floor4', await bundleRelays(scratch), { edge: [perfMap()], relay: nodePerfMapFlags(scratch) });
   try {
     if (values['floor-relay']) await perfLoop(floor.proxies.relay!, floor.url, variant, 'floor-relay', calls, warmup);
     else await perfLoop(floor.proxies.edge!, floor.url, variant, 'floor-edge', calls, warmup);
@@ -251,6 +253,7 @@ async function main(): Promise<void> {
     return;
   }
   const scratch = mkdtempSync(join(tmpdir(), 'switchyard-worker-profile-'));
+  scratchDir = scratch;
   registry.afterStop(() => rmSync(scratch, { recursive: true, force: true }));
   const bundle = await buildSidecarBundle(scratch);
   for (const variant of values.variants.split(',') as Variant[]) {
