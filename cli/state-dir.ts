@@ -34,8 +34,13 @@ export function writeJson(path: string, value: unknown, mode = 0o644): void {
   writeFileSync(path, JSON.stringify(value, null, 2) + '\n', { mode });
 }
 
-/** Private IPv4 and IPv6 literals (RFC 1918, link-local, unique local): no cloud reaches them. */
-const PRIVATE_ADDRESS = /^(?:10\.|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.|169\.254\.|\[f[cd]|\[fe80:)/i;
+/**
+ * Private IPv4 and IPv6 literals (RFC 1918, shared address space as Tailscale uses it, link-local,
+ * unique local): no cloud reaches them. Only literals: `10.example.com` is a name.
+ */
+const PRIVATE_IPV4 = /^(?:10\.|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.|169\.254\.|100\.(?:6[4-9]|[7-9]\d|1[01]\d|12[0-7])\.)\d+\.\d+(?:\.\d+)?$/;
+const PRIVATE_IPV6 = /^\[(?:f[cd]|fe[89ab])/i;
+const isPrivateAddress = (hostname: string) => PRIVATE_IPV4.test(hostname) || PRIVATE_IPV6.test(hostname);
 
 /**
  * Whether a client that connects from its vendor's cloud can use `url`: Claude's custom connectors
@@ -44,7 +49,7 @@ const PRIVATE_ADDRESS = /^(?:10\.|192\.168\.|172\.(?:1[6-9]|2\d|3[01])\.|169\.25
  */
 export function reachableFromTheCloud(url: string): boolean {
   const { protocol, hostname } = new URL(url);
-  return protocol === 'https:' && !isLoopbackHostname(hostname) && !PRIVATE_ADDRESS.test(hostname);
+  return protocol === 'https:' && !isLoopbackHostname(hostname) && !isPrivateAddress(hostname);
 }
 
 /** Paste-ready client configs for the one Switchyard URL. */
