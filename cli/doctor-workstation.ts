@@ -26,7 +26,7 @@ import { probeLink } from './doctor-link.ts';
 import { hostServers } from './host-servers.ts';
 import { type Unreadable, unreadable } from './config-file-read.ts';
 import { initCommand, readSidecarConfig, unreadableSidecarConfig } from './sidecar-config-file.ts';
-import { FULL_CLI, type Program } from './program.ts';
+import { FULL_CLI, shellWord, type Program } from './program.ts';
 
 function isFile(path: string): boolean {
   try {
@@ -140,7 +140,7 @@ export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs
     key = await loadHostKey(config.keyFile);
     checks.push({ name: 'host key', ok: true, detail: `${config.keyFile}: ${key.publicKey}` });
   } catch (error) {
-    const init = `${program.run} sidecar init --config-dir ${dir} --worker ${config.worker} --entity-id ${config.entityId}`;
+    const init = `${program.run} sidecar init --config-dir ${shellWord(dir)} --worker ${shellWord(config.worker)} --entity-id ${shellWord(config.entityId)}`;
     const unusable = unreadable(config.keyFile);
     checks.push(
       unusable === 'not found'

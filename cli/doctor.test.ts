@@ -146,6 +146,13 @@ describe('switchyard doctor --config-dir: a sidecar.json that cannot be read', (
     expect(check).toMatchObject({ ok: false, detail: `${join(dir, 'sidecar.json')}: not a file`, fix: expect.stringContaining(`switchyard sidecar init --config-dir ${dir} --worker URL --entity-id ID`) });
   });
 
+  it('quotes a config dir with a space in the init line it suggests, so the line runs as printed', async () => {
+    const dir = join(root, 'my configs');
+    mkdirSync(dir, { recursive: true });
+    const [check] = await runWorkstationDoctor(dir);
+    expect(check!.fix).toContain(`switchyard sidecar init --config-dir '${dir}' --worker URL --entity-id ID`);
+  });
+
   it('gives a missing host key the sidecar init line in full, with this host\'s worker and entity id', async () => {
     const dir = join(root, 'keyless');
     mkdirSync(dir, { recursive: true });

@@ -17,7 +17,7 @@ export interface Program {
 export const FULL_CLI: Program = { run: 'switchyard', check: true };
 
 /** A path as one shell word. */
-function shellWord(text: string): string {
+export function shellWord(text: string): string {
   return /^[\w@%+=:,./~-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 

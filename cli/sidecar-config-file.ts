@@ -14,13 +14,13 @@ import { LocalError } from '../shared/errors.ts';
 import { ConfigFileError } from '../sidecar/config/config-file-problems.ts';
 import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { locateSyntaxErrorInFile, type Unreadable, unreadable } from './config-file-read.ts';
-import { FULL_CLI, type Program } from './program.ts';
+import { FULL_CLI, shellWord, type Program } from './program.ts';
 
 export type SidecarOverrides = { worker?: string; entityId?: string };
 
 /** The command that sets up a workstation in `dir`, as the README gives it, for the program running. */
 export function initCommand(dir: string, program: Program = FULL_CLI): string {
-  return `${program.run} sidecar init --config-dir ${dir} --worker URL --entity-id ID`;
+  return `${program.run} sidecar init --config-dir ${shellWord(dir)} --worker URL --entity-id ID`;
 }
 
 /**

@@ -19,7 +19,7 @@ import { parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { DEFAULT_KEY_FILE, loadOrCreateHostKey } from '../sidecar/link/host-key.ts';
 import { describeHostLine, readHostLine } from './host-line.ts';
 import { configDirFrom } from './sidecar-command.ts';
-import { FULL_CLI, type Program } from './program.ts';
+import { FULL_CLI, shellWord, type Program } from './program.ts';
 
 export async function runInitCommand(argv: string[], program: Program = FULL_CLI): Promise<number> {
   const { values } = parseArgs({
@@ -72,7 +72,7 @@ export async function runInitCommand(argv: string[], program: Program = FULL_CLI
       '',
       ...describeHostLine(line, skipped),
       '',
-      `Configure servers in ${join(dir, 'mcp-servers', 'mcp.json')}, then run: ${program.run} sidecar --config-dir ${dir}`,
+      `Configure servers in ${join(dir, 'mcp-servers', 'mcp.json')}, then run: ${program.run} sidecar --config-dir ${shellWord(dir)}`,
       '',
     ].join('\n'),
   );
