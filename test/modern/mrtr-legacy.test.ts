@@ -159,7 +159,10 @@ describe('per-request client capabilities, beyond the kind of question', () => {
     expect(asked.request.params).toMatchObject({ mode: 'url', url: 'https://example.com/pay' });
     const done = await errorPath({ inputResponses: { [asked.key]: { action: 'accept' } }, requestState: asked.state });
     expect(done.response.result.resultType).toBe('complete');
-    // Another agent's or a tampered state resends nothing.
+    // Another agent's, a tampered or another request's state resends nothing.
     expect((await modernPost(url(), stack.tokens.bob!, 'tools/call', { name: 'trigger-url-elicitation', arguments: { url: 'https://example.com/pay', errorPath: true }, requestState: prerequisite.state }, caps({ elicitation: { url: {} } }))).response.error.data.requestState).toBe('invalid');
+    expect((await errorPath({ requestState: `${prerequisite.state}x` })).response.error.data.requestState).toBe('invalid');
+    const other = await modernPost(url(), stack.tokens.alice!, 'tools/call', { name: 'trigger-url-elicitation', arguments: { url: 'https://example.com/other', errorPath: true }, requestState: prerequisite.state }, caps({ elicitation: { url: {} } }));
+    expect(other.response.error.data.requestState).toBe('invalid');
   });
 });
