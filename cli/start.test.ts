@@ -27,40 +27,37 @@ function startCli(state: string) {
   });
 }
 
+/** `switchyard start` with what it prints collected, its exit, and its banner (rejecting if it exits first). */
+function watchStart(state: string) {
+  const started = startCli(state);
+  const printed = { out: '', err: '' };
+  started.stdout!.on('data', (d: Buffer) => (printed.out += d.toString()));
+  started.stderr!.on('data', (d: Buffer) => (printed.err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+  const banner = new Promise<void>((resolve, reject) => {
+    started.stdout!.on('data', () => printed.out.includes('Ctrl-C stops everything') && resolve());
+    void exited.then(() => reject(new Error(`start exited before its banner:\n${printed.out}\n${printed.err}`)));
+  });
+  return { started, printed, exited, banner };
+}
+
 /** Runs start until its banner, then stops it as Ctrl-C does; what it printed and how it exited. */
 async function startAndStop(state: string): Promise<{ code: number | null; out: string; err: string }> {
-  const started = startCli(state);
-  let out = '';
-  let err = '';
-  started.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  started.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+  const { started, printed, exited, banner } = watchStart(state);
   const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 30_000);
   try {
-    await new Promise<void>((resolve, reject) => {
-      started.stdout!.on('data', () => out.includes('Ctrl-C stops everything') && resolve());
-      void exited.then(() => reject(new Error(`start exited before its banner:\n${out}\n${err}`)));
-    });
+    await banner;
   } finally {
     if (started.exitCode === null) process.kill(-started.pid!, 'SIGINT');
   }
   const code = await exited;
   clearTimeout(timer);
-  return { code, out, err };
+  return { code, ...printed };
 }
 
 describe('switchyard start', () => {
   it('stops on a terminal\'s Ctrl-C with live sessions, exit 0, and logs nothing at warn or error', async () => {
-    const started = startCli(stateDir);
-    let out = '';
-    let err = '';
-    started.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    started.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
-    const banner = new Promise<void>((resolve, reject) => {
-      started.stdout!.on('data', () => out.includes('Ctrl-C stops everything') && resolve());
-      void exited.then(() => reject(new Error(`start exited before its banner:\n${out}\n${err}`)));
-    });
+    const { started, printed, exited, banner } = watchStart(stateDir);
     const client = new Client({ name: 'ctrl-c', version: '1.0.0' });
     try {
       await banner;
@@ -73,9 +70,9 @@ describe('switchyard start', () => {
       // Every demo server now has a channel and a contained process for this session.
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['everything__echo', 'filesystem__list_directory', 'memory__read_graph']));
       // Claude Desktop reaches this loopback URL through mcp-remote; a custom connector, which connects from the cloud, cannot.
-      expect(out).toContain(`Claude Desktop (claude_desktop_config.json, through mcp-remote):\n{\n  "mcpServers": {\n    "switchyard": {\n      "command": "npx",\n      "args": [\n        "-y",\n        "mcp-remote",\n        "${entry.url}",`);
-      expect(out).toContain('Claude custom connectors (claude.ai, Desktop, mobile) and ChatGPT connect from the cloud: they\nneed a public https URL, not this local one (README: "Connecting agents").\n');
-      expect(out).not.toMatch(/connector.*\n\s*http:/);
+      expect(printed.out).toContain(`Claude Desktop (claude_desktop_config.json, through mcp-remote):\n{\n  "mcpServers": {\n    "switchyard": {\n      "command": "npx",\n      "args": [\n        "-y",\n        "mcp-remote",\n        "${entry.url}",`);
+      expect(printed.out).toContain('Claude custom connectors (claude.ai, Desktop, mobile) and ChatGPT connect from the cloud: they\nneed a public https URL, not this local one (README: "Connecting agents").\n');
+      expect(printed.out).not.toMatch(/connector.*\n\s*http:/);
       // OAuth for the clients that sign in themselves (VS Code, Cursor, Claude Code), with the URL alone.
       const challenge = await fetch(entry.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
       expect(challenge.status).toBe(401);
@@ -90,9 +87,9 @@ describe('switchyard start', () => {
       expect(code).toBe(0);
     }
     // The tokenless request that starts OAuth discovery is audited at info (no-credential), so it is not here.
-    const logged = err.split('\n').filter((line) => /"level":"(warn|error)"/.test(line));
+    const logged = printed.err.split('\n').filter((line) => /"level":"(warn|error)"/.test(line));
     expect(logged).toEqual([]);
-    expect(err).not.toContain('exited unexpectedly');
+    expect(printed.err).not.toContain('exited unexpectedly');
   }, 90_000);
 
   it('exits 1 with the error, leaving no worker behind, when the start fails after the worker listens', async () => {
