@@ -153,8 +153,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const code = readFileSync(join(dist, 'worker.js'));
   const sizes = { minified: code.length, gzipped: gzipSync(code).length };
   writeFileSync(join(dist, 'worker.meta.json'), JSON.stringify(worker.metafile));
-  console.log(`dist/worker.js  ${(sizes.minified / 1024).toFixed(1)} KB minified, ${(sizes.gzipped / 1024).toFixed(1)} KB gzipped`);
-  console.log(`dist/cloudflare/worker.js  ${(readFileSync(join(dist, 'cloudflare', 'worker.js')).length / 1024).toFixed(1)} KB minified, with dist/cloudflare/wrangler.jsonc`);
-  console.log(`dist/sidecar.js  ${(readFileSync(join(dist, 'sidecar.js')).length / 1024).toFixed(1)} KB (workstation: sidecar, sidecar init, sidecar host-entry, sidecar profiles, doctor)`);
+  console.log(`dist/worker.js  ${(sizes.minified / 1024).toFixed(1)} KiB minified, ${(sizes.gzipped / 1024).toFixed(1)} KiB gzipped`);
+  console.log(`dist/cloudflare/worker.js  ${(readFileSync(join(dist, 'cloudflare', 'worker.js')).length / 1024).toFixed(1)} KiB minified, with dist/cloudflare/wrangler.jsonc`);
+  console.log(`dist/sidecar.js  ${(readFileSync(join(dist, 'sidecar.js')).length / 1024).toFixed(1)} KiB (workstation: sidecar, sidecar init, sidecar host-entry, sidecar profiles, doctor)`);
   console.log('dist/switchyard.js built (every command)');
 }

@@ -32,7 +32,7 @@ describe('dist/worker.js', () => {
     // The config schemas' descriptions are for npm run docs only; their English error messages stay.
     expect(code).not.toContain('Agent name, shown in logs');
     expect(code).toContain('Invalid input');
-    process.stdout.write(`dist/worker.js: ${(code.length / 1024).toFixed(1)} KB minified, ${(gzipSync(code).length / 1024).toFixed(1)} KB gzipped\n`);
+    process.stdout.write(`dist/worker.js: ${(code.length / 1024).toFixed(1)} KiB minified, ${(gzipSync(code).length / 1024).toFixed(1)} KiB gzipped\n`);
 
     const everything = await startEverythingHttp(procs);
     const config = {

@@ -104,7 +104,8 @@ export function evaluateTargets(r: Omit<BenchResults, 'targets'>): Target[] {
   const f = w?.fleet ?? null;
   add(`opening ${f?.sessions ?? 64} sessions, pool sized for them, ≤ 2 s`, f === null ? 'not run' : `warm ${f.warmMs} ms, cold ${f.coldMs} ms (${f.warmErrors + f.coldErrors} errors)`, null, f === null ? null : f.warmMs <= 2000 && f.warmErrors === 0);
   const size = r.size?.minifiedBytes;
-  add('dist/worker.js ≤ 250 KB minified', size === undefined ? 'not run' : `${(size / 1024).toFixed(1)} KB`, null, size === undefined ? null : size <= 250 * 1024);
+  // KB as the issue writes it, 1000 bytes: the stricter reading (the KiB figure beside it).
+  add('dist/worker.js ≤ 250 KB minified', size === undefined ? 'not run' : `${(size / 1000).toFixed(1)} KB (${(size / 1024).toFixed(1)} KiB)`, null, size === undefined ? null : size <= 250_000);
   const mem = r.memory;
   // Linked and idle: right after the link came up, no session yet (memory.ts says why the
   // after-warm-up figure is reported, not checked).
