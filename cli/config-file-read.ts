@@ -11,6 +11,7 @@
  */
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import type { ValidationIssue } from '../shared/validation.ts';
+import { lineAndColumn } from '../shared/text-position.ts';
 
 export type Unreadable = 'not found' | 'not a file' | 'not readable';
 
@@ -39,9 +40,7 @@ export function unreadable(path: string): Unreadable | undefined {
 export function withLineAndColumn(message: string, text: string): string {
   const match = /at position (\d+)(?!\d| \(line)/.exec(message);
   if (match === null) return message;
-  const before = text.slice(0, Number(match[1]));
-  const line = before.split('\n').length;
-  const column = before.length - before.lastIndexOf('\n');
+  const { line, column } = lineAndColumn(text, Number(match[1]));
   return message.replace(match[0], `${match[0]} (line ${line} column ${column})`);
 }
 

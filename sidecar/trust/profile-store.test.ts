@@ -274,6 +274,8 @@ describe('TrustProfileStore', () => {
     const broken = (await failure(store.load('broken'))) as ValidationError;
     expect(broken.issues[0]?.message).toMatch(/^not valid JSON/);
     expect(broken.message).not.toContain('SECRET_VALUE');
+    write('multiline', '{\n  "description": "x",\n  oops\n}');
+    expect(((await failure(store.load('multiline'))) as ValidationError).issues[0]?.message).toBe('not valid JSON at position 26 (line 3 column 3)');
   });
 
   it('lists profiles with revisions, and unusable ones with their error', async () => {
