@@ -21,6 +21,7 @@ import { loadHostKey, type HostKey } from '../sidecar/link/host-key.ts';
 import { resolveStdioCommand } from '../sidecar/process/stdio-command-resolver.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import type { DoctorCheck } from './doctor.ts';
+import { LocalError } from '../shared/errors.ts';
 import { expectationChecks } from './doctor-expectations.ts';
 import { probeLink } from './doctor-link.ts';
 import { hostServers } from './host-servers.ts';
@@ -110,19 +111,23 @@ const UNREADABLE_FIX: Record<Unreadable, (dir: string, program: Program) => stri
   'not readable': (dir) => `Run doctor as the user the sidecar runs as, or let that user read ${join(dir, 'sidecar.json')} (its owner and mode)`,
 };
 
+/** The failed host-key check: what is wrong with the key, and the fix that keeps the host's identity where one can. */
+function hostKeyProblem(config: SidecarConfig, dir: string, program: Program, error: unknown): DoctorCheck {
+  const file = config.keyFile;
+  const init = `${program.run} sidecar init --config-dir ${shellWord(dir)} --worker ${shellWord(config.worker)} --entity-id ${shellWord(config.entityId)}`;
+  const unusable = unreadable(file);
+  if (unusable === 'not found') return { name: 'host key', ok: false, detail: `${file}: not found`, fix: `Run ${init} to write one, then run the host add line it prints on the worker's machine` };
+  if (unusable === 'not readable') return { name: 'host key', ok: false, detail: `${file}: not readable`, fix: 'Run doctor as the user the sidecar runs as (the key is mode 0600)' };
+  const detail = (error as Error).message;
+  if (error instanceof LocalError && error.code === 'host-key-exposed') return { name: 'host key', ok: false, detail, fix: `Run chmod 600 ${shellWord(file)}: the key stays the host's identity` };
+  // init never overwrites a key: a new one is a new identity, which the worker must learn.
+  return { name: 'host key', ok: false, detail, fix: `To make a new identity, move ${file} aside, run ${init} and run the host add line it prints on the worker's machine` };
+}
+
 /**
  * @param dir The sidecar config dir.
  * @returns The checks, in order; a failure early on (an unusable sidecar.json) ends the list.
  */
-/** Whether other users may read `file` (the host key must be 0600; the sidecar refuses it otherwise). */
-function readableByOthers(file: string): boolean {
-  try {
-    return process.platform !== 'win32' && (statSync(file).mode & 0o077) !== 0;
-  } catch {
-    return false;
-  }
-}
-
 export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs?: number; program?: Program } = {}): Promise<DoctorCheck[]> {
   const program = options.program ?? FULL_CLI;
   const file = join(dir, 'sidecar.json');
@@ -140,23 +145,7 @@ export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs
     key = await loadHostKey(config.keyFile);
     checks.push({ name: 'host key', ok: true, detail: `${config.keyFile}: ${key.publicKey}` });
   } catch (error) {
-    const init = `${program.run} sidecar init --config-dir ${shellWord(dir)} --worker ${shellWord(config.worker)} --entity-id ${shellWord(config.entityId)}`;
-    const unusable = unreadable(config.keyFile);
-    checks.push(
-      unusable === 'not found'
-        ? { name: 'host key', ok: false, detail: `${config.keyFile}: not found`, fix: `Run ${init} to write one, then run the host add line it prints on the worker's machine` }
-        : unusable === 'not readable'
-          ? { name: 'host key', ok: false, detail: `${config.keyFile}: not readable`, fix: 'Run doctor as the user the sidecar runs as (the key is mode 0600)' }
-          : unusable === undefined && readableByOthers(config.keyFile)
-            ? { name: 'host key', ok: false, detail: (error as Error).message, fix: `Run chmod 600 ${config.keyFile}: the key stays the host's identity` }
-            : {
-              name: 'host key',
-              ok: false,
-              detail: (error as Error).message,
-              // init never overwrites a key: a new one is a new identity, which the worker must learn.
-              fix: `To make a new identity, move ${config.keyFile} aside, run ${init} and run the host add line it prints on the worker's machine`,
-            },
-    );
+    checks.push(hostKeyProblem(config, dir, program, error));
   }
   if (key !== undefined) {
     const probe = await probeLink({ worker: config.worker, entityId: config.entityId, key, ...(options.linkTimeoutMs !== undefined ? { timeoutMs: options.linkTimeoutMs } : {}) });

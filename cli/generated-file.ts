@@ -16,6 +16,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { jsonFileText } from './state-dir.ts';
 
 const RECORD = 'generated.json';
 
@@ -48,7 +49,7 @@ function readText(path: string): string | undefined {
  * @returns Where the edited copy went, or `undefined` when there was none to keep.
  */
 export function writeGeneratedJson(stateDir: string, path: string, value: unknown, mode = 0o644): string | undefined {
-  const text = JSON.stringify(value, null, 2) + '\n';
+  const text = jsonFileText(value);
   const record = readRecord(stateDir);
   const key = relative(stateDir, path);
   const existing = readText(path);
@@ -62,6 +63,6 @@ export function writeGeneratedJson(stateDir: string, path: string, value: unknow
     );
   }
   writeFileSync(path, text, { mode });
-  writeFileSync(join(stateDir, RECORD), JSON.stringify({ ...record, [key]: sha256(text) }, null, 2) + '\n');
+  writeFileSync(join(stateDir, RECORD), jsonFileText({ ...record, [key]: sha256(text) }));
   return kept;
 }

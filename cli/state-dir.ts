@@ -30,8 +30,13 @@ export function ensureDir(path: string): string {
   return path;
 }
 
+/** A JSON file's text as the CLI writes every one: two-space indent, a final newline. */
+export function jsonFileText(value: unknown): string {
+  return JSON.stringify(value, null, 2) + '\n';
+}
+
 export function writeJson(path: string, value: unknown, mode = 0o644): void {
-  writeFileSync(path, JSON.stringify(value, null, 2) + '\n', { mode });
+  writeFileSync(path, jsonFileText(value), { mode });
 }
 
 /**

@@ -142,7 +142,8 @@ const SPEC_DEFINED = new Set([-32020, -32021, -32022]);
 export function modernError(method: string, params: unknown, error: JsonRpcErrorShape, server: 'legacy' | 'either'): JsonRpcErrorShape {
   const reserved = error.code >= SPEC_RESERVED.from && error.code <= SPEC_RESERVED.to;
   if (reserved && (server === 'legacy' || !SPEC_DEFINED.has(error.code))) {
-    return { code: INTERNAL_ERROR, message: error.message, data: { ...(isRecord(error.data) ? error.data : {}), ...(error.data !== undefined && !isRecord(error.data) ? { serverData: error.data } : {}), serverCode: error.code } };
+    const data = isRecord(error.data) ? error.data : error.data === undefined ? {} : { serverData: error.data };
+    return { code: INTERNAL_ERROR, message: error.message, data: { ...data, serverCode: error.code } };
   }
   const uri = isRecord(params) && typeof params.uri === 'string' ? params.uri : undefined;
   const notFound = error.code === LEGACY_RESOURCE_NOT_FOUND;

@@ -33,7 +33,11 @@ export interface HostKey {
 const INIT_HINT = 'create it with `sidecar init --config-dir DIR --worker URL --entity-id ID` (`switchyard sidecar init …`, or `node sidecar.js sidecar init …` on a workstation)';
 const READ_PROBLEMS: Record<string, string> = { ENOENT: 'not found', EACCES: 'not readable', EISDIR: 'a folder, not a file' };
 
-/** Reads and checks the key at `path`; `LocalError('invalid-config')` saying what to do otherwise. */
+/**
+ * Reads and checks the key at `path`; `LocalError('invalid-config')` saying what to do otherwise,
+ * or `LocalError('host-key-exposed')` when other users may read it (a chmod fixes that, the key
+ * stays the host's identity).
+ */
 export async function loadHostKey(path: string): Promise<HostKey> {
   let text: string;
   try {
@@ -43,7 +47,7 @@ export async function loadHostKey(path: string): Promise<HostKey> {
     throw new LocalError('invalid-config', `Cannot read the host key "${path}": ${READ_PROBLEMS[code] ?? code}${code === 'ENOENT' ? `: ${INIT_HINT}` : ''}`);
   }
   if (process.platform !== 'win32' && (statSync(path).mode & 0o077) !== 0) {
-    throw new LocalError('invalid-config', `Host key "${path}" is readable by other users: run chmod 600 "${path}"`);
+    throw new LocalError('host-key-exposed', `Host key "${path}" is readable by other users: run chmod 600 "${path}"`);
   }
   return fromPkcs8(path, pemToDer(path, text));
 }

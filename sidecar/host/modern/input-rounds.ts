@@ -56,6 +56,7 @@ type StateProblem = 'invalid' | 'gone' | 'used';
 const stateError = (problem: StateProblem, message: string): RoundAnswer => ({
   error: { code: INVALID_PARAMS, message, data: { reason: 'invalid-request', requestState: problem } },
 });
+const invalidParams = (problem: string): RoundAnswer => ({ error: { code: INVALID_PARAMS, message: `Invalid params: ${problem}`, data: { reason: 'invalid-request' } } });
 const INTEGRITY = 'requestState failed its integrity check: retry the original request';
 const GONE = 'The pending call this requestState names is gone (answered, expired, or its server ended): retry the original request';
 
@@ -84,14 +85,14 @@ export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
       // After a URL elicitation the legacy server keeps no call: the user went to its URL (or
       // not), and the original request goes to it again, as a legacy client's retry would.
       const responses = (params as Record<string, unknown>).inputResponses;
-      if (responses !== undefined && !isRecord(responses)) return { error: { code: INVALID_PARAMS, message: 'Invalid params: params.inputResponses must be an object keyed by the inputRequests keys', data: { reason: 'invalid-request' } } };
+      if (responses !== undefined && !isRecord(responses)) return invalidParams('params.inputResponses must be an object keyed by the inputRequests keys');
       call = firstCall(request);
     } else {
       const parked = parkedCalls(instance).get(claims.handle);
       if (parked === undefined) return stateError('gone', GONE);
       if (claims.round !== parked.round) return stateError('used', 'requestState was already used: send the one from the latest InputRequiredResult, or retry the original request');
       const responses = checkInputResponses((params as Record<string, unknown>).inputResponses, parked.openRequests);
-      if (!responses.ok) return { error: { code: INVALID_PARAMS, message: `Invalid params: ${responses.problem}`, data: { reason: 'invalid-request' } } };
+      if (!responses.ok) return invalidParams(responses.problem);
       parked.claim(request.attachment, responses.responses);
       call = parked;
     }
