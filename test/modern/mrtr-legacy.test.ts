@@ -153,6 +153,9 @@ describe('per-request client capabilities, beyond the kind of question', () => {
     const prerequisite = inputRequired(first);
     expect(prerequisite.request).toMatchObject({ method: 'elicitation/create', params: { mode: 'url', url: expect.stringMatching(/^https?:\/\//), message: expect.any(String) } });
     expect(prerequisite.request.params).not.toHaveProperty('elicitationId');
+    // Declined, the call is not sent again (it would bring the same elicitation back): the host says why.
+    const declined = await errorPath({ inputResponses: { [prerequisite.key]: { action: 'decline' } }, requestState: prerequisite.state });
+    expect(declined.response.error).toMatchObject({ code: -32603, data: { serverCode: -32042, action: 'decline' } });
     // The retry goes to the server again; it sees its prerequisite met and asks on the request path.
     const second = await errorPath({ inputResponses: { [prerequisite.key]: { action: 'accept' } }, requestState: prerequisite.state });
     const asked = inputRequired(second);

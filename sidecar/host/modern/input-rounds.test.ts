@@ -216,6 +216,27 @@ describe('bridged MRTR rounds', () => {
     expect(await odd).toMatchObject({ error: { code: -32603, message: 'Open the link first', data: { serverCode: -32042 } } });
   });
 
+  it("sends a -32042's call again only when the user did not decline or dismiss its URL: a refusal is answered by the host, the server never asked again", async () => {
+    const { round, next, server } = await setup();
+    const required = { code: -32042, message: 'Open the link first', data: { elicitations: [{ mode: 'url', url: 'https://x.example/a', message: 'Sign in' }] } };
+    const urlCapable = { clientCapabilities: { elicitation: { url: {} } } };
+    const first = round(CALL, urlCapable);
+    await server.send({ jsonrpc: '2.0', id: (await next('tools/call')).id as number, error: required });
+    const { key, state } = irr(await first);
+    // Answered without the server: a resend would wait for its answer, which never comes.
+    for (const action of ['decline', 'cancel'] as const) {
+      expect(await round({ ...CALL, requestState: state, inputResponses: { [key]: { action } } }, urlCapable)).toEqual({
+        error: { code: -32603, message: expect.stringContaining('URL elicitation required'), data: { serverCode: -32042, action } },
+      });
+    }
+    // The user may still change their mind: the same state, accepted, sends the call again.
+    const retry = round({ ...CALL, requestState: state, inputResponses: { [key]: { action: 'accept' } } }, urlCapable);
+    const again = await next('tools/call');
+    expect(again.params).toEqual(CALL);
+    await server.send({ jsonrpc: '2.0', id: again.id as number, result: { content: [] } });
+    expect(await retry).toMatchObject({ result: { resultType: 'complete' } });
+  });
+
   it('parks nothing when the agent leaves while its InputRequiredResult is sealed: the cancelled call does not stay parked until its instance ends', async () => {
     const { round, next, ask, instance } = await setup();
     const codec = await RequestStateCodec.create();

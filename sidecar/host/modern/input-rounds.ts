@@ -34,6 +34,8 @@ export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
 /** More URL elicitations in one error than any server asks at once; past it the error goes as it came. */
 const MAX_URL_ELICITATIONS = 16;
 const INVALID_PARAMS = -32602;
+/** The inputRequests keys of a -32042's URL elicitations (`url-elicitation-1`, …). */
+const URL_ELICITATION_KEY = 'url-elicitation-';
 
 export interface RoundRequest {
   method: string;
@@ -86,6 +88,10 @@ export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
       // not), and the original request goes to it again, as a legacy client's retry would.
       const responses = (params as Record<string, unknown>).inputResponses;
       if (responses !== undefined && !isRecord(responses)) return invalidParams('params.inputResponses must be an object keyed by the inputRequests keys');
+      // A user who declined (or dismissed) the URL has not done what the server asked first: sent
+      // again, the call would only bring back the same elicitation, to be asked again and again.
+      const refusal = urlElicitationRefusal(responses);
+      if (refusal !== undefined) return urlElicitationRefused(method, refusal);
       call = firstCall(request);
     } else {
       const parked = parkedCalls(instance).get(claims.handle);
@@ -99,6 +105,27 @@ export async function serveRound(request: RoundRequest): Promise<RoundAnswer> {
   }
   request.onAbandon(() => call.cancel('The agent closed its request'));
   return settle(request, call, codec, digestOnce);
+}
+
+/** `decline` or `cancel` when the user gave that answer to any of a resend state's URL elicitations. */
+function urlElicitationRefusal(responses: Record<string, unknown> | undefined): 'decline' | 'cancel' | undefined {
+  for (const [key, response] of Object.entries(responses ?? {})) {
+    if (!key.startsWith(URL_ELICITATION_KEY) || !isRecord(response)) continue;
+    if (response.action === 'decline' || response.action === 'cancel') return response.action;
+  }
+  return undefined;
+}
+
+/** What the server's -32042 said, as a modern agent may hear it (`modernError`), now that the user will not open its URL. */
+function urlElicitationRefused(method: string, action: 'decline' | 'cancel'): RoundAnswer {
+  const what = action === 'decline' ? 'declined' : 'dismissed';
+  return {
+    error: {
+      code: -32603,
+      message: `URL elicitation required: the server needs the user to open its URL before ${method}, and the user ${what} it, so the request was not sent again`,
+      data: { serverCode: URL_ELICITATION_REQUIRED, action },
+    },
+  };
 }
 
 /** The request as its server gets it the first time (or again, after a URL elicitation): no modern `_meta`, no MRTR fields. */
@@ -170,7 +197,7 @@ const UrlElicitationsSchema = z.array(
 async function urlElicitationRound(request: RoundRequest, error: JsonRpcErrorShape, codec: RequestStateCodec, digestOnce: () => Promise<string>): Promise<RoundAnswer | null> {
   const elicitations = UrlElicitationsSchema.safeParse(isRecord(error.data) ? error.data.elicitations : undefined);
   if (!elicitations.success) return null;
-  const asked = new Map(elicitations.data.map((elicitation, i) => [`url-elicitation-${i + 1}`, inputRequestOf('elicitation/create', elicitation)] as const));
+  const asked = new Map(elicitations.data.map((elicitation, i) => [`${URL_ELICITATION_KEY}${i + 1}`, inputRequestOf('elicitation/create', elicitation)] as const));
   const missing = missingCapabilities(asked.values(), request.clientCapabilities);
   if (Object.keys(missing).length > 0) {
     return {
