@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { isLoopbackHostname } from '../sidecar/link/worker-url.ts';
+import { isLoopbackHostname } from '../shared/loopback.ts';
 
 /** The host key in `<state>/sidecar/` (`sidecar/link/host-key.ts` makes it on the first start). */
 export const HOST_KEY_FILE = 'host.key';

@@ -6,12 +6,7 @@
  *
  * @module
  */
-
-/** `localhost`, `127.0.0.0/8` and `[::1]`, as `URL.hostname` spells them. */
-export function isLoopbackHostname(hostname: string): boolean {
-  const name = hostname.toLowerCase();
-  return name === 'localhost' || name === '[::1]' || /^127(\.\d{1,3}){3}$/.test(name);
-}
+import { isLoopbackHostname } from '../../shared/loopback.ts';
 
 /** True when the link to `url` would leave this machine unencrypted. */
 export function isCleartextRemote(url: string): boolean {

@@ -5,7 +5,9 @@
  * a `Host` naming itself. So the origin is one this worker knows to be its own:
  *
  * - `public-url` from the worker config when set: the URL sidecars dial (for a worker behind a
- *   proxy or tunnel that rewrites `Host`); the request's `Host` is then ignored;
+ *   proxy or tunnel that rewrites `Host`). Beside it only a loopback `Host` on the port this worker
+ *   listens on counts: a sidecar on the worker's own machine (`switchyard start --public-url`)
+ *   dials it there, and only a sidecar on this machine signs for that origin;
  * - otherwise the request's `Host`, only when it names this worker: one of `allowed-hosts`, and,
  *   where the runtime tells its listening port, that port.
  *
@@ -15,6 +17,7 @@
  */
 import { isHostAllowed } from '../auth/host-origin.ts';
 import { canonicalOrigin, originOfUrl } from '../../shared/link/link-identity.ts';
+import { isLoopbackHostname } from '../../shared/loopback.ts';
 
 export interface LinkOriginOptions {
   /** The worker config's `public-url`. */
@@ -25,13 +28,17 @@ export interface LinkOriginOptions {
   listenPort?: (() => number | undefined) | undefined;
 }
 
-export type OriginCheck = { ok: true; origin: string } | { ok: false; message: string };
+/** `origin`: the one a proof is expected to name; `also`: one more it may name instead. */
+export type OriginCheck = { ok: true; origin: string; also?: string } | { ok: false; message: string };
 
 /** Builds the check once per app: the request's `Host` header (or none) → this worker's origin. */
 export function createLinkOriginCheck(options: LinkOriginOptions): (host: string | undefined) => OriginCheck {
   if (options.publicUrl !== undefined) {
     const origin = originOfUrl(options.publicUrl);
-    return () => ({ ok: true, origin });
+    return (host) => {
+      const local = host !== undefined && isLoopbackHostname(hostnameOf(host)) && portMatches(host, options.listenPort?.()) === true ? canonicalOrigin(host) : undefined;
+      return local === undefined || local === origin ? { ok: true, origin } : { ok: true, origin, also: local };
+    };
   }
   const fix = 'behind a proxy or tunnel, set "public-url" in the worker config to the URL sidecars dial';
   return (host) => {
@@ -40,13 +47,23 @@ export function createLinkOriginCheck(options: LinkOriginOptions): (host: string
       return { ok: false, message: `Host ${quote(host)} does not name this worker: add it to "allowed-hosts", or ${fix}` };
     }
     const listening = options.listenPort?.();
-    const port = /:(\d+)$/.exec(host.trim())?.[1];
-    const portMatches = port === undefined ? listening === 80 || listening === 443 : Number(port) === listening;
-    if (listening !== undefined && !portMatches) {
+    if (portMatches(host, listening) === false) {
       return { ok: false, message: `Host ${quote(host)} is not this worker's address (it listens on port ${listening}): ${fix}` };
     }
     return { ok: true, origin: canonicalOrigin(host) };
   };
+}
+
+/** Whether `host`'s port (80 or 443 when it names none) is `listening`; undefined when the port this worker listens on is not known. */
+function portMatches(host: string, listening: number | undefined): boolean | undefined {
+  if (listening === undefined) return undefined;
+  const port = /:(\d+)$/.exec(host.trim())?.[1];
+  return port === undefined ? listening === 80 || listening === 443 : Number(port) === listening;
+}
+
+/** `host` without its port (`[::1]:8787` → `[::1]`), as `URL.hostname` spells it. */
+function hostnameOf(host: string): string {
+  return host.trim().replace(/:\d+$/, '');
 }
 
 /** A header value quoted for a message or log: printable ASCII, at most 64 characters. */

@@ -247,4 +247,21 @@ describe('link route', () => {
     await answer(sidecars[1]!, ALICE, 'yard.example.com');
     expect(registry.status()[0]!.linked).toBe(true);
   });
+
+  it('with public-url, a sidecar on the worker\'s own machine may still dial it on loopback, at the port it listens on, and no other Host', async () => {
+    const { app, registry, sidecars } = setup({ publicUrl: 'https://yard.example.com', listenPort: () => 8787 });
+    // Another port on loopback, or a name that is not loopback: only the public origin counts there.
+    for (const host of ['127.0.0.1:9999', 'evil.example:8787']) {
+      await app.request('/link', { headers: upgradeHeaders('alice-laptop', host) });
+      await expect(answer(sidecars.at(-1)!, ALICE, host)).rejects.toMatchObject({ reason: 'unauthorized', message: expect.stringContaining('but this worker is "yard.example.com"') });
+    }
+    // A proxy on this machine that rewrites Host to the loopback address: the public origin still links.
+    await app.request('/link', { headers: upgradeHeaders('alice-laptop', '127.0.0.1:8787') });
+    await answer(sidecars.at(-1)!, ALICE, 'yard.example.com');
+    expect(registry.status()[0]!.linked).toBe(true);
+    // The sidecar beside the worker (switchyard start --public-url) signs for the loopback address it dialled.
+    await app.request('/link', { headers: upgradeHeaders('alice-laptop', 'localhost:8787') });
+    await answer(sidecars.at(-1)!, ALICE, 'localhost:8787');
+    expect(registry.status()[0]!.linked).toBe(true);
+  });
 });

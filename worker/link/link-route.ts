@@ -98,7 +98,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
         const opened = wsFrameSocket(ws);
         socket = opened;
         challengeHost(opened, {
-          verify: (proof, nonce) => checkProof(verifier, entityId, origin.origin, proof, nonce),
+          verify: (proof, nonce) => checkProof(verifier, entityId, origin, proof, nonce),
           ...(probe && options.expectations !== undefined ? { expects: () => options.expectations?.(entityId) } : {}),
           // Built and registered only now: until the proof verified, nothing replaces a live link.
           // A probe (doctor) is verified the same way and then closed, never registered.
@@ -136,11 +136,13 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
 }
 
 /** The verdict on a proof: this host's key, this nonce, and this worker's own origin. */
-async function checkProof(verifier: HostVerifier, entityId: string, origin: string, proof: { origin: string; signature: string }, nonce: string): Promise<ProofVerdict> {
+async function checkProof(verifier: HostVerifier, entityId: string, expected: { origin: string; also?: string }, proof: { origin: string; signature: string }, nonce: string): Promise<ProofVerdict> {
+  const { origin, also } = expected;
   if (await verifier.verify(entityId, { origin, nonce }, proof.signature)) return { ok: true };
+  if (also !== undefined && proof.origin === also && (await verifier.verify(entityId, { origin: also, nonce }, proof.signature))) return { ok: true };
   // Signed by the host, but for the worker it dialled: a challenge relayed from there, or a proxy
   // that rewrote Host. Said apart, so an operator is not sent looking for a wrong key.
-  if (proof.origin !== origin && (await verifier.verify(entityId, { origin: proof.origin, nonce }, proof.signature))) {
+  if (proof.origin !== origin && proof.origin !== also && (await verifier.verify(entityId, { origin: proof.origin, nonce }, proof.signature))) {
     return {
       ok: false,
       message: `Host "${entityId}" signed this challenge for worker "${proof.origin}", but this worker is "${origin}": a link relayed through another worker is refused; if a proxy rewrites Host, set "public-url" in the worker config to this worker's public URL`,

@@ -1,0 +1,13 @@
+/**
+ * This machine's loopback names, as `URL.hostname` spells them. A request or a link that names one
+ * came from this machine (or through a proxy on it): the sidecar dials plain http only to these,
+ * and a worker with a `public-url` still takes a link from a sidecar beside it on one.
+ *
+ * @module
+ */
+
+/** `localhost`, `127.0.0.0/8` and `[::1]`, as `URL.hostname` spells them. */
+export function isLoopbackHostname(hostname: string): boolean {
+  const name = hostname.toLowerCase();
+  return name === 'localhost' || name === '[::1]' || /^127(\.\d{1,3}){3}$/.test(name);
+}
