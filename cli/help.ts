@@ -49,7 +49,7 @@ Commands:
 
 The worker, switchyard start and switchyard check come with the full package (npx switchyard-mcp).
 Run "node sidecar.js <command> --help" for a command's options.`,
-  start: `Usage: switchyard start [--host H] [--port N] [--state-dir DIR]
+  start: `Usage: switchyard start [--host H] [--port N] [--state-dir DIR] [--public-url URL]
 
 Starts the worker under Deno (default http://127.0.0.1:8787), one sidecar on this machine linked
 over reverse HTTP, and demo MCP servers from npm. Prints the agent URL, a token (kept across
@@ -61,7 +61,9 @@ HOST and PORT environment variables override the address. Ctrl-C stops everythin
 Options:
   --host H          Address to listen on (default 127.0.0.1, or $HOST)
   --port N          Port (default 8787, or $PORT)
-  --state-dir DIR   Where tokens, generated configs and the demo folder live (default .switchyard)`,
+  --state-dir DIR   Where tokens, generated configs and the demo folder live (default .switchyard)
+  --public-url URL  The https origin a tunnel or proxy forwards to this worker, for clients that
+                    connect from the cloud (Claude custom connectors, ChatGPT)`,
   worker: `Usage: switchyard worker --config FILE [--host H] [--port N] [--runtime deno|node] [--config-dir DIR] [--state-dir DIR]
 
 Runs the edge worker. Under Deno by default (the binary from the "deno" npm package). With

@@ -4,7 +4,8 @@
  * holds channels to every demo server. Both ends then shut down at the same moment; nothing of
  * that may be logged as a warning or an error, and the exit is clean.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { request } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,8 +19,8 @@ const stateDir = mkdtempSync(join(tmpdir(), 'sy-start-'));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 
 /** `switchyard start` on a free port, in a process group of its own (so the test can signal the whole group), logging at warn. */
-function startCli(state: string) {
-  return spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start', '--port', '0', '--state-dir', state], {
+function startCli(state: string, extra: string[] = []) {
+  return spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start', '--port', '0', '--state-dir', state, ...extra], {
     cwd: REPO,
     env: { ...process.env, SWITCHYARD_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -28,8 +29,8 @@ function startCli(state: string) {
 }
 
 /** `switchyard start` with what it prints collected, its exit, and its banner (rejecting if it exits first). */
-function watchStart(state: string) {
-  const started = startCli(state);
+function watchStart(state: string, extra: string[] = []) {
+  const started = startCli(state, extra);
   const printed = { out: '', err: '' };
   started.stdout!.on('data', (d: Buffer) => (printed.out += d.toString()));
   started.stderr!.on('data', (d: Buffer) => (printed.err += d.toString()));
@@ -71,7 +72,7 @@ describe('switchyard start', () => {
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['everything__echo', 'filesystem__list_directory', 'memory__read_graph']));
       // Claude Desktop reaches this loopback URL through mcp-remote; a custom connector, which connects from the cloud, cannot.
       expect(printed.out).toContain(`Claude Desktop (claude_desktop_config.json, through mcp-remote):\n{\n  "mcpServers": {\n    "switchyard": {\n      "command": "npx",\n      "args": [\n        "-y",\n        "mcp-remote",\n        "${entry.url}",`);
-      expect(printed.out).toContain('Claude custom connectors (claude.ai, Desktop, mobile) and ChatGPT connect from the cloud: they\nneed a public https URL, not this local one (README: "Connecting agents").\n');
+      expect(printed.out).toContain('Claude custom connectors (claude.ai, Desktop, mobile) and ChatGPT connect from the cloud: they\nneed a public https URL, not this local one: forward one to this worker and restart with\n--public-url <that URL> (README: "Connecting agents").\n');
       expect(printed.out).not.toMatch(/connector.*\n\s*http:/);
       // OAuth for the clients that sign in themselves (VS Code, Cursor, Claude Code), with the URL alone.
       const challenge = await fetch(entry.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
@@ -91,6 +92,67 @@ describe('switchyard start', () => {
     expect(logged).toEqual([]);
     expect(printed.err).not.toContain('exited unexpectedly');
   }, 90_000);
+
+  it('with --public-url, serves the agents that come through a tunnel by that name (OAuth included), while its own sidecar links on loopback', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'sy-start-public-'));
+    const { started, printed, exited, banner } = watchStart(state, ['--public-url', 'https://yard.example.test']);
+    try {
+      await banner;
+      const config = JSON.parse(readFileSync(join(state, 'client-config.json'), 'utf8')) as { mcpServers: { switchyard: { url: string; headers: Record<string, string> } } };
+      expect(config.mcpServers.switchyard.url).toBe('https://yard.example.test/mcp');
+      const local = /Local URL {3}(http:\/\/\S+)\/mcp/.exec(printed.out)![1]!;
+      expect(printed.out).toContain('Agent URL   https://yard.example.test/mcp');
+      expect(printed.out).toContain('Claude custom connectors (claude.ai, Desktop, mobile) and ChatGPT: add https://yard.example.test/mcp as a custom');
+      // The tunnel: the local address, with the Host the cloud client used.
+      const viaTunnel = (host: string, headers: Record<string, string> = {}) =>
+        new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
+          const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'tunnel', version: '1' } } });
+          const req = request(`${local}/mcp`, { method: 'POST', headers: { host, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
+            let text = '';
+            res.on('data', (d: Buffer) => (text += d.toString()));
+            res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
+          });
+          req.on('error', reject);
+          req.end(body);
+        });
+      // Its own sidecar linked on loopback though the worker now names itself by the public URL.
+      const health = (await (await fetch(`${local}/healthz`, { headers: config.mcpServers.switchyard.headers })).json()) as { hosts: Array<{ linked: boolean }> };
+      expect(health.hosts).toEqual([expect.objectContaining({ linked: true })]);
+      const signedIn = await viaTunnel('yard.example.test', config.mcpServers.switchyard.headers);
+      expect(signedIn.status, signedIn.body).toBe(200);
+      expect(signedIn.headers['mcp-session-id']).toEqual(expect.any(String));
+      // OAuth discovery names the public URL, the one a cloud client checks the metadata against.
+      const challenge = await viaTunnel('yard.example.test');
+      expect(challenge.status).toBe(401);
+      expect(challenge.headers['www-authenticate']).toBe('Bearer resource_metadata="https://yard.example.test/.well-known/oauth-protected-resource/mcp", scope="mcp"');
+      // Any other name is still refused (DNS rebinding).
+      expect((await viaTunnel('evil.example.test', config.mcpServers.switchyard.headers)).status).toBe(403);
+    } finally {
+      if (started.exitCode === null) process.kill(-started.pid!, 'SIGINT');
+      const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 20_000);
+      const code = await exited;
+      clearTimeout(timer);
+      rmSync(state, { recursive: true, force: true });
+      expect(code, printed.err).toBe(0);
+    }
+  }, 90_000);
+
+  it('refuses a --public-url that cloud clients could not use, naming what is wrong, before starting anything', () => {
+    const state = mkdtempSync(join(tmpdir(), 'sy-start-bad-url-'));
+    try {
+      for (const [url, problem] of [
+        ['http://yard.example.test', 'must be an https: URL, since Claude and ChatGPT connect only over TLS'],
+        ['https://yard.example.test/mcp', "must be the worker's origin alone (https://yard.example.test), which it serves /mcp and OAuth from"],
+        ['yard.example.test', 'not an absolute URL (e.g. https://yard.example.com)'],
+      ] as const) {
+        const run = spawnSync(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start', '--state-dir', state, '--public-url', url], { cwd: REPO, encoding: 'utf8', timeout: 30_000 });
+        expect([url, run.status, run.stderr.trim()]).toEqual([url, 1, `switchyard: Invalid --public-url "${url}": ${problem}`]);
+      }
+      expect(existsSync(join(state, 'worker.json'))).toBe(false);
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('exits 1 with the error, leaving no worker behind, when the start fails after the worker listens', async () => {
     const failing = mkdtempSync(join(tmpdir(), 'sy-start-fail-'));

@@ -15,7 +15,8 @@
  * - the built-in OAuth authorization server, its state in `<state>/worker/`, so clients that sign
  *   in themselves (VS Code, Cursor, Claude Code) connect with the URL alone and are approved on
  *   the consent page with the token. Claude's custom connectors and ChatGPT connect from the
- *   cloud, which cannot reach this loopback URL: the banner says they need a public one.
+ *   cloud, which cannot reach this loopback URL: `--public-url` names the https origin a tunnel
+ *   forwards here, and the worker then calls itself by it (its sidecar still links on loopback).
  *
  * Ctrl-C (SIGINT) or SIGTERM stops the sidecar (ending every server process tree), then Deno.
  *
@@ -32,7 +33,7 @@ import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { loadSidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
 import { loadOrCreateHostKey } from '../sidecar/link/host-key.ts';
-import { isLoopbackHostname } from '../sidecar/link/worker-url.ts';
+import { isLoopbackHostname } from '../shared/loopback.ts';
 import { type DenoWorkerProcess, spawnDenoWorker } from './deno-worker-process.ts';
 import { startSidecar } from './sidecar-command.ts';
 import type { SidecarComposition } from '../sidecar/host/composition.ts';
@@ -99,11 +100,30 @@ async function writeSidecarFiles(stateDir: string) {
   return { configDir, key };
 }
 
+/**
+ * `--public-url`: the https origin a tunnel or proxy forwards to this worker, for the clients that
+ * connect from the cloud. An origin alone: the worker serves `/mcp` and OAuth from its root.
+ */
+function publicOrigin(value: string): string {
+  const wrong = (problem: string) => new LocalError('usage', `Invalid --public-url "${value}": ${problem}`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw wrong('not an absolute URL (e.g. https://yard.example.com)');
+  }
+  if (url.protocol !== 'https:') throw wrong('must be an https: URL, since Claude and ChatGPT connect only over TLS');
+  if (url.username !== '' || url.password !== '') throw wrong('must not carry a user name or password');
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '') throw wrong(`must be the worker's origin alone (${url.origin}), which it serves /mcp and OAuth from`);
+  return url.origin;
+}
+
 export async function runStart(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { host: { type: 'string' }, port: { type: 'string' }, 'state-dir': { type: 'string' } },
+    options: { host: { type: 'string' }, port: { type: 'string' }, 'state-dir': { type: 'string' }, 'public-url': { type: 'string' } },
   });
+  const publicUrl = values['public-url'] === undefined ? undefined : publicOrigin(values['public-url']);
   const host = values.host ?? process.env.HOST ?? '127.0.0.1';
   const port = Number(values.port ?? process.env.PORT ?? '8787');
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new LocalError('usage', `Invalid port "${values.port ?? process.env.PORT}": expected 0-65535`);
@@ -144,7 +164,9 @@ export async function runStart(argv: string[]): Promise<number> {
         filesystem: { executor: { type: 'reverse-http', 'entity-id': entityId } },
         memory: { executor: { type: 'reverse-http', 'entity-id': entityId } },
       },
-      'allowed-hosts': allowedHostNames(host),
+      ...(publicUrl !== undefined ? { 'public-url': publicUrl } : {}),
+      // The public name too: a tunnel or proxy passes the Host the cloud client used.
+      'allowed-hosts': [...allowedHostNames(host), ...(publicUrl !== undefined ? [new URL(publicUrl).host] : [])],
       // The consent page posts its form from the worker's own origin, whichever of these names the browser used.
       'allowed-origins': allowedHostNames(host),
       oauth: { 'built-in': {} },
@@ -219,7 +241,8 @@ export async function runStart(argv: string[]): Promise<number> {
     process.stderr.write(`warning: ${availability.message}; the demo servers run contained, so each will fail with containment-unavailable until then\n`);
   }
 
-  const agentUrl = `${workerUrl}/mcp`;
+  const localUrl = `${workerUrl}/mcp`;
+  const agentUrl = publicUrl !== undefined ? `${publicUrl}/mcp` : localUrl;
   const configs = clientConfigs(agentUrl, token);
   writeJson(join(stateDir, 'client-config.json'), configs.generic, 0o600);
   process.stdout.write(
@@ -228,6 +251,7 @@ export async function runStart(argv: string[]): Promise<number> {
       'Switchyard is running.',
       '',
       `  Agent URL   ${agentUrl}`,
+      ...(publicUrl !== undefined ? [`  Local URL   ${localUrl}  (what ${publicUrl} must be forwarded to)`] : []),
       `  Token       ${token}`,
       `  Status      ${workerUrl}/  (sign in with the token)`,
       `  Servers     ${DEMO_SERVERS.join(', ')} — contained by bubblewrap under trust profile "demo"`,
@@ -246,8 +270,17 @@ export async function runStart(argv: string[]): Promise<number> {
       '',
       `Stdio-only clients:  ${configs.mcpRemote}`,
       '',
-      'Claude custom connectors (claude.ai, Desktop, mobile) and ChatGPT connect from the cloud: they',
-      'need a public https URL, not this local one (README: "Connecting agents").',
+      ...(publicUrl !== undefined
+        ? [
+            `Claude custom connectors (claude.ai, Desktop, mobile) and ChatGPT: add ${agentUrl} as a custom`,
+            'connector and approve it on the consent page with the token above. They connect from the cloud:',
+            `whatever forwards ${publicUrl} to ${workerUrl} (a tunnel, a TLS proxy) must be running.`,
+          ]
+        : [
+            'Claude custom connectors (claude.ai, Desktop, mobile) and ChatGPT connect from the cloud: they',
+            'need a public https URL, not this local one: forward one to this worker and restart with',
+            '--public-url <that URL> (README: "Connecting agents").',
+          ]),
       '',
       'Ctrl-C stops everything.',
       '',
