@@ -12,6 +12,11 @@
  * - a refresh token is replaced on every use (OAuth 2.1 §4.3.1, public clients); the used one is
  *   remembered until it would have expired, and presenting it again revokes the grant.
  *
+ * A grant also keeps the `token-sha256` of its agent and of whoever approved it (the agent, or the
+ * admin) at that moment: once either token is changed or removed in the worker config, the grant's
+ * tokens stop working and it cannot be refreshed (OAuth 2.1 §4.3.1: the owner's credentials
+ * changed). Rotating a leaked token therefore also ends what was approved with it.
+ *
  * @module
  */
 import { invalidClient, invalidGrant, OAuthError } from './oauth-error.ts';
@@ -28,6 +33,15 @@ export interface GrantOptions {
   now?: () => number;
   /** Grants approved, revoked and ended by reuse; never a code or token. */
   log?: WorkerLogger;
+  /** Whether the tokens that approved a grant are still those of the worker config (`Approval`). */
+  stillApproved?: (approval: Approval) => boolean;
+}
+
+/** Who approved a grant: its agent's `token-sha256` and the approver's (the same, or the admin's), when it was approved. */
+export interface Approval {
+  agent: string;
+  agentTokenSha256?: string;
+  approverTokenSha256?: string;
 }
 
 interface GrantRecord {
@@ -36,6 +50,9 @@ interface GrantRecord {
   resource: string;
   scope: string;
   createdAt: number;
+  /** Absent from grants made before they were recorded: those count as no longer approved. */
+  agentTokenSha256?: string;
+  approverTokenSha256?: string;
 }
 
 interface CodeRecord {
@@ -82,7 +99,11 @@ export interface NewCode {
   resource: string;
   scope: string;
   agent: string;
+  agentTokenSha256: string;
+  approverTokenSha256: string;
 }
+
+export const STALE_APPROVAL = 'The agent token or admin token that approved this app was changed or removed since: sign in again';
 
 export const ACCESS_TOKEN_PREFIX = 'sya_';
 const REFRESH_TOKEN_PREFIX = 'syr_';
@@ -97,14 +118,22 @@ export class Grants {
 
   constructor(store: OAuthStore, options: GrantOptions) {
     this.#store = store;
-    this.#options = { now: Date.now, log: silentWorkerLogger, ...options };
+    this.#options = { now: Date.now, log: silentWorkerLogger, stillApproved: () => true, ...options };
   }
 
   /** Records an approval and returns the one-time code for it. */
   async createCode(request: NewCode): Promise<string> {
     const now = this.#options.now();
     const grantId = randomSecret('');
-    const grant: GrantRecord = { clientId: request.clientId, agent: request.agent, resource: request.resource, scope: request.scope, createdAt: now };
+    const grant: GrantRecord = {
+      clientId: request.clientId,
+      agent: request.agent,
+      resource: request.resource,
+      scope: request.scope,
+      createdAt: now,
+      agentTokenSha256: request.agentTokenSha256,
+      approverTokenSha256: request.approverTokenSha256,
+    };
     await this.#store.put('grant', grantId, json(grant), now + this.#options.refreshTtlMs);
     const code = randomSecret(CODE_PREFIX);
     const record: CodeRecord = { grantId, clientId: request.clientId, redirectUri: request.redirectUri, codeChallenge: request.codeChallenge, resource: request.resource };
@@ -136,6 +165,7 @@ export class Grants {
     }
     const grant = await this.#grant(record.grantId);
     if (grant === undefined) throw invalidGrant('The grant of this authorization code was revoked');
+    if (!this.#options.stillApproved(grant)) throw invalidGrant(STALE_APPROVAL);
     return this.#issue(record.grantId, grant);
   }
 
@@ -156,6 +186,11 @@ export class Grants {
     }
     if (grant === undefined) throw invalidGrant('The refresh token was revoked');
     if (grant.clientId !== input.clientId) throw invalidGrant('The refresh token was issued to another client');
+    if (!this.#options.stillApproved(grant)) {
+      await this.#store.delete('grant', peek.grantId);
+      this.#options.log.info('OAuth grant ended: a token that approved it was changed', { client: grant.clientId, agent: grant.agent });
+      throw invalidGrant(STALE_APPROVAL);
+    }
     const resource = input.resource ?? grant.resource;
     if (!covers(grant.resource, resource)) {
       throw new OAuthError('invalid_target', `The resource "${resource}" is not covered by the grant ("${grant.resource}")`);
@@ -185,13 +220,17 @@ export class Grants {
     this.#options.log.info('OAuth grant revoked', { client: clientId, agent: grant?.agent ?? null });
   }
 
-  /** What a live access token stands for, or null (unknown, expired, or its grant revoked). */
-  async verifyAccessToken(token: string): Promise<AccessTokenInfo | null> {
+  /**
+   * What a live access token stands for, or null (unknown, expired, or its grant revoked);
+   * `stale` when a token that approved its grant has been changed since (it must not be honoured).
+   */
+  async verifyAccessToken(token: string): Promise<(AccessTokenInfo & { stale: boolean }) | null> {
     if (!token.startsWith(ACCESS_TOKEN_PREFIX)) return null;
     const record = asRecord<TokenRecord>(await this.#store.get('access', await sha256Hex(token)));
     if (record === undefined) return null;
     const grant = await this.#grant(record.grantId);
-    return grant === undefined ? null : { agent: grant.agent, clientId: grant.clientId, resource: record.resource ?? grant.resource, scope: grant.scope };
+    if (grant === undefined) return null;
+    return { agent: grant.agent, clientId: grant.clientId, resource: record.resource ?? grant.resource, scope: grant.scope, stale: !this.#options.stillApproved(grant) };
   }
 
   async #grant(id: string): Promise<GrantRecord | undefined> {

@@ -27,15 +27,18 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-async function setup(options: { metadataFetch?: (url: string, init: RequestInit) => Promise<Response>; now?: () => number; publicUrl?: string } = {}) {
+/** `store` and `tokens`: a worker restarted over the same OAuth state, with the admin's or alice's token changed in its config. */
+async function setup(options: { metadataFetch?: (url: string, init: RequestInit) => Promise<Response>; now?: () => number; publicUrl?: string; store?: FileOAuthStore; tokens?: { admin?: string; alice?: string } } = {}) {
   const router = new InProcessRouter({ alpha: createTestMcpServer, beta: createTestMcpServer });
-  const config = await testConfig([{ name: 'alice', servers: ['alpha'] }, { name: 'bob', servers: ['beta'] }], ['alpha', 'beta'], {
-    'admin-token-sha256': await sha256Hex('admin-token'),
+  const configured = await testConfig([{ name: 'alice', servers: ['alpha'] }, { name: 'bob', servers: ['beta'] }], ['alpha', 'beta'], {
+    'admin-token-sha256': await sha256Hex(options.tokens?.admin ?? 'admin-token'),
     oauth: { 'built-in': {} },
     ...(options.publicUrl !== undefined ? { 'public-url': options.publicUrl } : {}),
   });
+  const aliceSha = await sha256Hex(options.tokens?.alice ?? 'alice-token');
+  const config = { ...configured, agents: configured.agents.map((a) => (a.name === 'alice' ? { ...a, 'token-sha256': aliceSha } : a)) };
   const sessions = new InMemorySessionTable({ idleMs: 60_000 });
-  const store = FileOAuthStore.inMemory(options.now ? { now: options.now } : {});
+  const store = options.store ?? FileOAuthStore.inMemory(options.now ? { now: options.now } : {});
   const app = createApp({ config, router, sessions, retryAfterMs: 0, oauth: { store, ...(options.now ? { now: options.now } : {}), ...(options.metadataFetch ? { metadataDocuments: { fetch: options.metadataFetch } } : {}) } });
   const fetchFn = async (url: string | URL, init?: RequestInit) => app.request(String(url), init);
   cleanups.push(async () => {
@@ -154,6 +157,34 @@ describe('the SDK client flow', () => {
     expect(await reuse.json()).toEqual({ error: 'invalid_grant', error_description: 'The refresh token was already used: the grant is revoked (sign in again)' });
     const after = await fetchFn(`${BASE}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${refreshed.access_token}` }, body: INIT });
     expect(after.status).toBe(401);
+  });
+
+  it('ends what a token approved once that token is changed in the config: a leaked token, rotated, leaves no OAuth access behind', async () => {
+    const first = await setup();
+    const byAlice = await login(first.fetchFn, '/mcp', 'alice-token');
+    const byAdmin = await login(first.fetchFn, '/mcp', 'admin-token', 'bob');
+    const call = (fetchFn: typeof first.fetchFn, token: string) => fetchFn(`${BASE}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: INIT });
+    const refresh = (fetchFn: typeof first.fetchFn, login: typeof byAlice) =>
+      post(fetchFn, '/oauth/token', { grant_type: 'refresh_token', refresh_token: login.tokens.refresh_token!, client_id: login.provider.clientInfo!.client_id });
+    // The same config, restarted: both grants hold.
+    const same = await setup({ store: first.store });
+    expect((await call(same.fetchFn, byAlice.tokens.access_token)).status).toBe(200);
+    expect((await call(same.fetchFn, byAdmin.tokens.access_token)).status).toBe(200);
+    // Alice's token rotated: what she approved ends (access and refresh); the admin's approval for bob holds.
+    const rotated = await setup({ store: first.store, tokens: { alice: 'alice-token-2' } });
+    const refused = await call(rotated.fetchFn, byAlice.tokens.access_token);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toContain('error_description="the agent token or admin token that approved this app was changed or removed since: sign in again"');
+    expect(await (await refresh(rotated.fetchFn, byAlice)).json()).toEqual({ error: 'invalid_grant', error_description: 'The agent token or admin token that approved this app was changed or removed since: sign in again' });
+    expect((await call(rotated.fetchFn, byAdmin.tokens.access_token)).status).toBe(200);
+    // The admin token rotated: what the admin approved ends too.
+    const adminRotated = await setup({ store: first.store, tokens: { admin: 'admin-token-2' } });
+    expect((await call(adminRotated.fetchFn, byAdmin.tokens.access_token)).status).toBe(401);
+    expect((await refresh(adminRotated.fetchFn, byAdmin)).status).toBe(400);
+    // Ended for good: the old tokens back in the config bring neither grant back.
+    const restored = await setup({ store: first.store });
+    expect((await refresh(restored.fetchFn, byAlice)).status).toBe(400);
+    expect((await refresh(restored.fetchFn, byAdmin)).status).toBe(400);
   });
 
   it('revocation ends access at once', async () => {

@@ -20,7 +20,7 @@ import { ClientRegistry } from './clients/client-registry.ts';
 import { MetadataDocumentClients, type MetadataDocumentFetchDeps } from './clients/metadata-document.ts';
 import { createAuthorizeHandlers } from './consent/authorize.ts';
 import { ExternalIssuer, type ExternalIssuerDeps } from './external-issuer.ts';
-import { Grants, SCOPE } from './grants.ts';
+import { Grants, SCOPE, STALE_APPROVAL, type Approval } from './grants.ts';
 import { authorizationServerMetadata, protectedResourceMetadata, type MetadataOptions } from './metadata.ts';
 import type { OAuthConfig } from './oauth-config.ts';
 import type { OAuthStore } from './oauth-store.ts';
@@ -63,6 +63,13 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
     metadataDocuments: builtIn?.['client-id-metadata-documents'] ?? false,
   };
   const agentNames = new Set(deps.agents.map((a) => a.name));
+  const agentTokens = new Map(deps.agents.map((a) => [a.name, a['token-sha256']]));
+  // Both tokens as the worker config has them now: a rotated or removed one ends the grant.
+  const stillApproved = (approval: Approval) => {
+    const current = agentTokens.get(approval.agent);
+    if (current === undefined || approval.agentTokenSha256 !== current) return false;
+    return approval.approverTokenSha256 === current || (deps.adminTokenSha256 !== undefined && approval.approverTokenSha256 === deps.adminTokenSha256);
+  };
   const routes = new Hono();
   // Every OAuth request body is a small form or JSON document; a larger one is refused while it streams in.
   routes.use('/oauth/*', bodyLimit({ maxSize: OAUTH_BODY_MAX_BYTES, onError: () => invalidRequest(`The body is larger than ${OAUTH_BODY_MAX_BYTES} bytes`, 413).toResponse() }));
@@ -79,7 +86,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
       throw new LocalError('invalid-config', 'oauth.built-in needs a state store: run the worker with a state dir (SWITCHYARD_STATE_DIR under Deno, --state-dir with switchyard worker)');
     }
     const now = deps.now ?? Date.now;
-    grants = new Grants(store, { accessTtlMs: builtIn['access-token-seconds'] * 1000, refreshTtlMs: builtIn['refresh-token-days'] * 86_400_000, now, ...(deps.log !== undefined ? { log: deps.log } : {}) });
+    grants = new Grants(store, { accessTtlMs: builtIn['access-token-seconds'] * 1000, refreshTtlMs: builtIn['refresh-token-days'] * 86_400_000, now, stillApproved, ...(deps.log !== undefined ? { log: deps.log } : {}) });
     const clients = new ClientRegistry(store, {
       metadataDocuments: builtIn['client-id-metadata-documents'] ? new MetadataDocumentClients({ now, ...deps.metadataDocuments }) : null,
       registration: builtIn['dynamic-client-registration'],
@@ -104,7 +111,8 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
         const info = await grants.verifyAccessToken(token);
         if (info !== null) {
           if (!accepted.includes(info.resource)) return { refused: `the token was issued for another resource ("${info.resource}")` };
-          return agentNames.has(info.agent) ? { agent: info.agent } : { refused: `the token's agent "${info.agent}" is no longer configured` };
+          if (!agentNames.has(info.agent)) return { refused: `the token's agent "${info.agent}" is no longer configured` };
+          return info.stale ? { refused: STALE_APPROVAL.charAt(0).toLowerCase() + STALE_APPROVAL.slice(1) } : { agent: info.agent };
         }
       }
       if (external !== undefined) {

@@ -53,8 +53,8 @@ interface ConsentRecord {
   state: string | null;
   csrfSha256: string;
   attempts: number;
-  /** After sign-in: the agent name, or null for the admin. */
-  subject?: { agent: string | null };
+  /** After sign-in: the agent name, or null for the admin, and the `token-sha256` signed in with. */
+  subject?: { agent: string | null; tokenSha256: string };
 }
 
 /** A 303 back to the client on its redirect URI: `params`, then `state` when the request had one, and `iss` (RFC 9207). */
@@ -171,7 +171,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
           return signInPage({ client: summary(client, consent.redirectUri), consentId, csrf, error: 'Token not accepted: use an agent token or the admin token of this worker' });
         }
         const agent = index < deps.agents.length ? deps.agents[index]!.name : null;
-        await saveConsent(consentId, { ...consent, subject: { agent } });
+        await saveConsent(consentId, { ...consent, subject: { agent, tokenSha256: hashes[index]! } });
         return approvePage({
           client: summary(client, consent.redirectUri),
           consentId,
@@ -188,7 +188,8 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       await deps.store.delete('consent', await sha256Hex(consentId));
       if (step === 'deny') return redirectWithError(consent.redirectUri, issuer, consent.state, new OAuthError('access_denied', 'The request was denied on the consent page'));
       const agent = field('agent');
-      const allowed = consent.subject.agent === null ? deps.agents.some((a) => a.name === agent) : agent === consent.subject.agent;
+      const entry = deps.agents.find((a) => a.name === agent);
+      const allowed = entry !== undefined && (consent.subject.agent === null || agent === consent.subject.agent);
       if (!allowed) return errorPage('access_denied', `You may not approve this app for agent "${agent.slice(0, 100)}"`, 403);
       const code = await deps.grants.createCode({
         clientId: consent.clientId,
@@ -197,6 +198,8 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
         resource: consent.resource,
         scope: SCOPE,
         agent,
+        agentTokenSha256: entry['token-sha256'],
+        approverTokenSha256: consent.subject.tokenSha256,
       });
       return redirectBack(consent.redirectUri, { code }, consent.state, issuer);
     },
