@@ -250,16 +250,45 @@ describe('refusals', () => {
     expect((await fetchFn(url, { redirect: 'manual' })).status).toBe(400);
   });
 
+  it('redirects to no client before a person acts: a bad request from a client anyone may register shows its error on a page (no open redirector)', async () => {
+    const { fetchFn } = await setup();
+    const registered = (await (await fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['https://phish.example/login'], token_endpoint_auth_method: 'none' }) })).json()) as { client_id: string };
+    const challenge = base64url(new Uint8Array(32));
+    for (const [query, code] of [
+      [{ response_type: 'token' }, 'unsupported_response_type'],
+      [{ response_type: 'code' }, 'invalid_request'],
+      [{ response_type: 'code', code_challenge: challenge, code_challenge_method: 'plain' }, 'invalid_request'],
+      [{ response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', resource: 'https://other.example/' }, 'invalid_target'],
+    ] as const) {
+      const url = new URL(`${BASE}/oauth/authorize`);
+      for (const [name, value] of Object.entries({ client_id: registered.client_id, state: 'x', ...query })) url.searchParams.set(name, value);
+      const res = await fetchFn(url, { redirect: 'manual' });
+      expect([code, res.status, res.headers.get('location')]).toEqual([code, 400, null]);
+      expect(await res.text()).toContain(code);
+    }
+  });
+
+  it('takes a native app\'s loopback redirect on the port it listens on this time, though it registered none (RFC 8252 §7.3)', async () => {
+    const { fetchFn } = await setup();
+    const registered = (await (await fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' }) })).json()) as { client_id: string };
+    const ask = (redirectUri: string) => {
+      const url = new URL(`${BASE}/oauth/authorize`);
+      const query = { client_id: registered.client_id, redirect_uri: redirectUri, response_type: 'code', code_challenge: base64url(new Uint8Array(32)), code_challenge_method: 'S256' };
+      for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+      return fetchFn(url, { redirect: 'manual' });
+    };
+    expect((await ask('http://127.0.0.1:50123/callback')).status).toBe(200);
+    expect(await (await ask('http://127.0.0.1:50123/other')).text()).toContain('is not registered for this client');
+  });
+
   it('refuses a token for another resource: at the authorization server, and on another endpoint', async () => {
     const { fetchFn } = await setup();
     const { url } = await approvedCode(fetchFn);
     url.searchParams.set('resource', 'https://other.example/mcp');
     const res = await fetchFn(url, { redirect: 'manual' });
-    expect(res.status).toBe(303);
-    const back = new URL(res.headers.get('location')!);
-    expect(back.searchParams.get('error')).toBe('invalid_target');
-    expect(back.searchParams.get('iss')).toBe(BASE);
-    expect(back.searchParams.get('state')).toBe('s1');
+    expect(res.status).toBe(400);
+    expect(res.headers.get('location')).toBeNull();
+    expect(await res.text()).toContain('invalid_target');
 
     const { clientId, code, verifier } = await approvedCode(fetchFn, `${BASE}/servers/alpha/mcp`);
     const tokens = (await (await post(fetchFn, '/oauth/token', { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier })).json()) as { access_token: string };
@@ -355,7 +384,8 @@ describe('registered clients', () => {
     now += 25 * 3_600_000;
     const ask = (clientId: string) => fetchFn(`${BASE}/oauth/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT)}`);
     expect(await (await ask(idle)).text()).toContain(`Unknown client &#34;${idle}&#34;: register it first`);
-    expect((await ask(active)).status).not.toBe(400);
+    // Still known: its request goes on to the next check (it sent no response_type).
+    expect(await (await ask(active)).text()).toContain('unsupported_response_type');
   });
 });
 

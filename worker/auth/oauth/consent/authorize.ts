@@ -2,15 +2,17 @@
  * The authorization endpoint, `/oauth/authorize` (OAuth 2.1 §4.1, authorization code + PKCE S256
  * only), with its consent flow:
  *
- * 1. `GET` validates the request. An unknown client or a redirect URI that is not registered
- *    exactly is shown on an error page and never redirected to (an open redirect otherwise);
- *    every other problem goes back to the client as `error` with `state` and `iss` (RFC 9207).
- *    A valid request is kept as a **consent** record (10 min) and the sign-in form shown.
+ * 1. `GET` validates the request. Every problem is shown on an error page, never redirected:
+ *    every client here registered itself (DCR, or its own metadata document), so its redirect
+ *    URI is not one this server trusts, and a redirect nobody acted on would make the worker's
+ *    origin a redirector to it (OAuth 2.1 §7.12.2). A valid request is kept as a **consent**
+ *    record (10 min) and the sign-in form shown.
  * 2. `POST step=sign-in` checks the token typed in (any agent's or the admin's, compared in
  *    constant time against all of them); five wrong tokens end the consent.
  * 3. `POST step=approve|deny`: the consent is used up; approving for an agent the signed-in
  *    person may act as (an agent: itself; the admin: any) records a grant and redirects with a
- *    one-time code, `state` and `iss`.
+ *    one-time code, `state` and `iss` (RFC 9207); denying redirects with `access_denied`. Only
+ *    here, after a person signed in and chose, does the worker send the browser to the client.
  *
  * CSRF: each POST must carry the consent id, a CSRF value equal to the browser's
  * `sy_oauth_csrf` cookie (HttpOnly, SameSite=Strict, path /oauth) and to the one the consent
@@ -21,7 +23,7 @@
 import type { Context } from 'hono';
 import { matchTokenHash } from '../../agent-auth.ts';
 import type { AgentEntry } from '../../../config/worker-config.ts';
-import { loopbackOnly, type OAuthClient } from '../clients/client-record.ts';
+import { loopbackOnly, redirectUriMatches, type OAuthClient } from '../clients/client-record.ts';
 import type { ClientRegistry } from '../clients/client-registry.ts';
 import { SCOPE, type Grants } from '../grants.ts';
 import { CODE_CHALLENGE_PATTERN, randomSecret, sha256Hex, stringsEqual } from '../oauth-crypto.ts';
@@ -110,12 +112,12 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       const requested = single('redirect_uri');
       const redirectUri = requested ?? (client.redirectUris.length === 1 ? client.redirectUris[0]! : null);
       if (redirectUri === null) return invalidRequestPage('Missing redirect_uri: this client registered more than one');
-      // Exact string match (OAuth 2.1 §2.3.1): no prefix, no normalisation, no port wildcard.
-      if (!client.redirectUris.includes(redirectUri)) {
+      // Exact string match (OAuth 2.1 §2.3.1): no prefix, no normalisation; only a loopback one's port may differ.
+      if (!client.redirectUris.some((registered) => redirectUriMatches(registered, redirectUri))) {
         return invalidRequestPage(`The redirect_uri "${redirectUri.slice(0, 200)}" is not registered for this client: nothing was sent to it`);
       }
       const state = single('state');
-      const fail = (error: OAuthError) => redirectWithError(redirectUri, issuer, state, error);
+      const fail = (error: OAuthError) => errorPage(error.code, error.message);
       for (const name of ['response_type', 'code_challenge', 'code_challenge_method', 'resource', 'scope', 'state']) {
         if (q.getAll(name).length > 1) return fail(invalidRequest(`Parameter ${name} was sent more than once`));
       }
