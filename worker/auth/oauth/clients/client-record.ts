@@ -39,6 +39,22 @@ export function redirectUriRefusal(uri: string): string | null {
   return null;
 }
 
+/**
+ * Whether a requested redirect URI is one the client registered: the exact string (OAuth 2.1
+ * §2.3.1), except that an http loopback one may name any port (RFC 8252 §7.3: a native app
+ * listens on a port it gets from the system at each sign-in), all else equal.
+ */
+export function redirectUriMatches(registered: string, requested: string): boolean {
+  if (registered === requested) return true;
+  if (!URL.canParse(registered) || !URL.canParse(requested)) return false;
+  const a = new URL(registered);
+  const b = new URL(requested);
+  if (a.protocol !== 'http:' || b.protocol !== 'http:' || !LOOPBACK_HOSTS.has(a.hostname)) return false;
+  // Compared as written but for the port: no case folding, no path normalisation.
+  const withoutPort = (uri: string, url: URL) => uri.replace(`//${url.host}`, `//${url.hostname}`);
+  return !requested.includes('#') && withoutPort(registered, a) === withoutPort(requested, b) && a.hostname === b.hostname;
+}
+
 /** True when every redirect URI is on this machine's loopback: the consent page warns about those. */
 export function loopbackOnly(uris: readonly string[]): boolean {
   return uris.every((u) => URL.canParse(u) && LOOPBACK_HOSTS.has(new URL(u).hostname));
