@@ -145,4 +145,12 @@ describe('underFloor', () => {
     expect(underFloor(p(['ro:/srv/docs'], []), floor)).toEqual(p(['ro:/srv/docs'], []));
     expect(underFloor(NEUTRAL_PROFILE, floor)).toEqual(floor);
   });
+
+  it('passes no name of the sidecar\'s environment that the floor does not: a floor silent on it passes none, whatever the request lists', () => {
+    const floor = p(['rw:/srv'], []);
+    const requested = { ...p(['rw:/srv'], []), environment: { inherit: ['GITHUB_TOKEN', 'LANG'], set: { MODE: 'ci' } } };
+    expect(underFloor(requested, floor).environment).toEqual({ inherit: [], set: {} });
+    const floorWithLang = { ...floor, environment: { inherit: ['LANG'], set: {} } };
+    expect(underFloor(requested, floorWithLang).environment).toEqual({ inherit: ['LANG'], set: {} });
+  });
 });

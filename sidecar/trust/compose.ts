@@ -152,13 +152,17 @@ export function composeProfile(own: EffectiveProfile, bases: readonly ComposedBa
  * What a launch runs under when the host has a floor: the agent's requested profile narrowed by
  * the floor (`requested ∧ floor`, the restrictive mode above), so an agent's trust context can
  * only tighten what the host allows, never loosen it. A path the agent grants and the floor does
- * not is not granted; a network wider than the floor's is cut to the floor's; the tool-call rules
- * of both must pass.
+ * not is not granted; a network wider than the floor's is cut to the floor's; a name the floor
+ * does not pass to the server is not passed (a floor without `environment` passes none); the
+ * tool-call rules of both must pass.
  *
  * @param requested The agent's effective profile (its target mappings win where both grant).
  * @param floor The host's floor: `sidecar.json` "trust-profile", or the server entry's own.
  * @returns The effective profile of the launch.
  */
 export function underFloor(requested: EffectiveProfile, floor: EffectiveProfile): EffectiveProfile {
-  return narrow(requested, floor);
+  // A floor silent on the environment launches with none of the sidecar's: that is its ceiling
+  // here, where a base's silence would be neutral (an agent's profile must not bring its own list).
+  const silent = floor.environment === undefined && requested.environment !== undefined;
+  return narrow(requested, silent ? { ...floor, environment: { inherit: [], set: {} } } : floor);
 }
