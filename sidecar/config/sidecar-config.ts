@@ -87,7 +87,7 @@ export const SidecarConfigSchema = z
             .optional(z.number().check(z.int(), z.gte(0, 'must be 0 (no limit) or more'), z.lte(1_048_576)))
             .check(
               z.meta({ default: DEFAULT_MEMORY_LIMIT_MIB }),
-              z.describe('Private writable memory (RLIMIT_DATA, through prlimit) each server process may commit, in MiB; 0: no limit. With server-processes it bounds what the host spends on servers. Linux only'),
+              z.describe('Private writable memory (RLIMIT_DATA, through prlimit) each server process may commit, in MiB; 0: no limit. Per process (each child of a forking server has its own). Linux only'),
             ),
         }),
       )
