@@ -21,7 +21,8 @@ export const COMPATIBILITY_FLAGS = ['enable_request_signal'];
 export function wranglerTemplate({ name = 'switchyard' } = {}) {
   return `// Switchyard on Cloudflare Workers: \`wrangler deploy\` from this directory.
 // Before the first deploy: wrangler secret put SWITCHYARD_WORKER_CONFIG < worker.json
-// (its "public-url" or "allowed-hosts" must name the URL sidecars and agents use).
+// Set its "public-url" to this worker's URL (https://<name>.<subdomain>.workers.dev, or your custom
+// domain): that alone lets sidecars and agents use it; "allowed-hosts" is for any other name.
 {
   "name": ${JSON.stringify(name)},
   "main": "worker.js",

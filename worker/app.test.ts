@@ -55,6 +55,17 @@ describe('worker app', () => {
     expect(((await origin.json()) as { error: { reason: string } }).error.reason).toBe('invalid-request');
   });
 
+  it('accepts the Host and Origin of public-url without listing them in allowed-hosts', async () => {
+    const config = await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha'], { 'public-url': 'https://switchyard.me.workers.dev' });
+    harness = startInProcessApp(config, new InProcessRouter({ alpha: createTestMcpServer }));
+    const own = { ...MCP_HEADERS, host: 'switchyard.me.workers.dev', origin: 'https://switchyard.me.workers.dev', authorization: 'Bearer alice-token' };
+    const initialize = await harness.fetch('https://switchyard.me.workers.dev/mcp', { method: 'POST', headers: own, body: INIT });
+    expect(initialize.status).toBe(200);
+    // Only that host: a foreign one is still refused.
+    const foreign = await harness.fetch('https://evil.example/mcp', { method: 'POST', headers: { ...own, host: 'evil.example' }, body: INIT });
+    expect(foreign.status).toBe(403);
+  });
+
   it('answers /healthz minimally without a token, fully for the admin, and per agent for an agent', async () => {
     const h = await setup();
     expect(await (await h.fetch(`${BASE}/healthz`)).json()).toEqual({ ok: true });

@@ -18,6 +18,7 @@
  * @module
  */
 import { Hono } from './trie-router-hono.ts';
+import type { MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { UpgradeWebSocket } from 'hono/ws';
 import { httpStatusFor, WireError } from '../shared/errors.ts';
@@ -76,6 +77,20 @@ export interface AppDeps {
 /** The runtime's part of OAuth: everything of `OAuthDeps` the config does not say. */
 export type OAuthRuntime = Omit<OAuthDeps, 'config' | 'agents' | 'adminTokenSha256' | 'publicUrl' | 'log'>;
 
+/**
+ * The Host/Origin guard of every runtime's agent routes. `public-url` is the worker's own address:
+ * the link route already takes it, so agents that use it must not be refused a Host that
+ * `allowed-hosts` does not repeat, and its origin may always post (the OAuth consent form behind a
+ * proxy).
+ */
+export function workerHostOriginGuard(config: WorkerConfig): MiddlewareHandler {
+  const publicUrl = config['public-url'] === undefined ? [] : [new URL(config['public-url'])];
+  return hostOriginGuard({
+    allowedHosts: [...config['allowed-hosts'], ...publicUrl.map((url) => url.host)],
+    allowedOrigins: [...config['allowed-origins'], ...publicUrl.map((url) => url.origin)],
+  });
+}
+
 export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   const { config, sessions } = deps;
   const log = deps.log ?? silentWorkerLogger;
@@ -98,9 +113,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
     },
   });
 
-  // The worker's own public origin may always post to it (the OAuth consent form behind a proxy).
-  const ownOrigin = config['public-url'] !== undefined ? [new URL(config['public-url']).origin] : [];
-  const guard = hostOriginGuard({ allowedHosts: config['allowed-hosts'], allowedOrigins: [...config['allowed-origins'], ...ownOrigin] });
+  const guard = workerHostOriginGuard(config);
   app.use('*', async (c, next) => (c.req.path === '/link' ? next() : guard(c, next)));
 
   const linkRoute = deps.linkRoute ?? (deps.upgradeWebSocket !== undefined && deps.registry !== undefined

@@ -12,6 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { unstable_startWorker } from 'wrangler';
 // @ts-expect-error plain JS build script
 import { buildCloudflareWorker } from '../../scripts/build.mjs';
+// @ts-expect-error plain JS build script
+import { wranglerTemplate } from '../../scripts/wrangler-template.mjs';
 import { agentEntry, hostCredential, randomCredential, tokenSha256, workerHostEntry } from '../support/configs.ts';
 
 // No usage metrics from a test run (the machine has no internet beyond the npm registry anyway).
@@ -25,6 +27,13 @@ afterAll(async () => {
 });
 
 describe('dist/cloudflare/wrangler.jsonc', () => {
+  it('tells that public-url alone lets sidecars and agents use the worker', () => {
+    const header = (wranglerTemplate() as string).split('\n').filter((line) => line.startsWith('//')).join('\n');
+    expect(header).toContain('"public-url"');
+    expect(header).toMatch(/that alone lets sidecars and agents use it/);
+    expect(header).not.toMatch(/"public-url" or "allowed-hosts" must/);
+  });
+
   it('runs the bundle under wrangler with its Durable Object classes bound', async () => {
     await buildCloudflareWorker({ minify: true, outdir: dir });
     const template = readFileSync(join(dir, 'wrangler.jsonc'), 'utf8');

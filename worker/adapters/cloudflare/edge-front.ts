@@ -19,9 +19,8 @@
  */
 import type { Context } from 'hono';
 import { Hono } from '../../trie-router-hono.ts';
-import { createApp } from '../../app.ts';
+import { createApp, workerHostOriginGuard } from '../../app.ts';
 import { agentAuth, type AgentVariables } from '../../auth/agent-auth.ts';
-import { hostOriginGuard } from '../../auth/host-origin.ts';
 import { auditedAuth } from '../../audit/credential-audit.ts';
 import { createWorkerOAuth } from '../../auth/oauth/oauth.ts';
 import type { WorkerAudit } from '../../audit/worker-audit.ts';
@@ -65,7 +64,8 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
     return refusals.fetch(c.req.raw);
   });
 
-  const guard = hostOriginGuard({ allowedHosts: config['allowed-hosts'], allowedOrigins: config['allowed-origins'] });
+  // The app's own guard, so the edge accepts exactly the hosts and origins every runtime does.
+  const guard = workerHostOriginGuard(config);
   // Agents authenticate here as in the app: a configured bearer token, or with `oauth` an access
   // token of its server (whose state every isolate shares); refused credentials are audited here.
   const oauth = config.oauth === undefined
