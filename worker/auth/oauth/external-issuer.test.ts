@@ -85,4 +85,17 @@ describe('external issuer', () => {
       expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
     }
   });
+
+  it('answers an unsigned token whose header carries bytes no header may hold with a 401, repeating none of it', async () => {
+    const { call } = await setup();
+    const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    for (const crit of [['€'], ['x\r\nSet-Cookie: a=b'], ['bé'], ['"\\'.repeat(300)]]) {
+      const res = await call('/servers/alpha/mcp', `${b64({ alg: 'RS256', crit })}.${b64({ sub: 'x' })}.c2ln`);
+      expect([crit, res.status]).toEqual([crit, 401]);
+      const challenge = res.headers.get('www-authenticate')!;
+      expect(challenge).toMatch(/^[\x20-\x7e]*$/);
+      expect(challenge).not.toContain('Set-Cookie');
+      expect(challenge.length).toBeLessThan(600);
+    }
+  });
 });

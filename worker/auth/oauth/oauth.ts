@@ -50,6 +50,16 @@ export interface WorkerOAuth {
 
 export const OAUTH_BODY_MAX_BYTES = 16 * 1024;
 
+/**
+ * RFC 6750 §3: `error_description` is printable ASCII without `"` and `\`. A reason may quote
+ * what a token claims; anything else becomes `?` (a raw byte or line break in a header would
+ * fail the whole response), and it stays short.
+ */
+export function errorDescription(text: string): string {
+  const clean = text.replace(/["\\]/g, "'").replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?');
+  return clean.length > 200 ? `${clean.slice(0, 197)}...` : clean;
+}
+
 const json = (body: unknown) => Response.json(body, { headers: { 'cache-control': 'max-age=300', 'access-control-allow-origin': '*' } });
 
 export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
@@ -125,7 +135,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
       const base = baseUrl(c);
       const params = [`resource_metadata="${resourceMetadataUrl(base, c.req.path)}"`];
       if (builtIn !== undefined) params.push(`scope="${SCOPE}"`);
-      if (error !== undefined) params.push('error="invalid_token"', `error_description="${error.replace(/["\\]/g, "'")}"`);
+      if (error !== undefined) params.push('error="invalid_token"', `error_description="${errorDescription(error)}"`);
       return `Bearer ${params.join(', ')}`;
     },
   };
