@@ -364,6 +364,23 @@ describe('hostile bodies', () => {
     expect(reg.status).toBe(413);
   });
 
+  it('answers malformed Basic client credentials with 401 invalid_client, saying what is wrong', async () => {
+    const { fetchFn } = await setup();
+    for (const [credentials, problem] of [
+      ['%zz:secret', 'Malformed Basic credentials: bad percent-encoding'],
+      ['no-colon', 'Malformed Basic credentials: no ":" between client id and secret'],
+    ] as const) {
+      for (const path of ['/oauth/token', '/oauth/revoke']) {
+        const res = await fetchFn(`${BASE}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${btoa(credentials)}` },
+          body: new URLSearchParams({ grant_type: 'authorization_code', code: 'x', token: 'x' }).toString(),
+        });
+        expect([path, res.status, await res.json()]).toEqual([path, 401, { error: 'invalid_client', error_description: problem }]);
+      }
+    }
+  });
+
   it('refuses a registration with a redirect URI that is neither https nor loopback, naming it', async () => {
     const { fetchFn } = await setup();
     const reg = await fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['http://evil.example/cb'] }) });

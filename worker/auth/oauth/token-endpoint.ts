@@ -44,8 +44,13 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
     throw invalidClient('Malformed Basic credentials');
   }
   const colon = decoded.indexOf(':');
-  if (colon === -1) throw invalidClient('Malformed Basic credentials');
-  return { id: decodeURIComponent(decoded.slice(0, colon)), secret: decodeURIComponent(decoded.slice(colon + 1)) };
+  if (colon === -1) throw invalidClient('Malformed Basic credentials: no ":" between client id and secret');
+  try {
+    // RFC 6749 §2.3.1: both parts are form-urlencoded before they are joined.
+    return { id: decodeURIComponent(decoded.slice(0, colon)), secret: decodeURIComponent(decoded.slice(colon + 1)) };
+  } catch {
+    throw invalidClient('Malformed Basic credentials: bad percent-encoding');
+  }
 }
 
 /** Authenticates the client of a token-endpoint request (RFC 6749 §2.3) and returns it. */
