@@ -26,7 +26,8 @@ function agentsWho(names: readonly string[], verb: string): string {
  */
 export async function expectationChecks(config: SidecarConfig, expects: HostExpectations | undefined): Promise<DoctorCheck[]> {
   if (expects === undefined) {
-    return [{ name: 'what the worker expects', ok: true, detail: 'the worker did not say (a version from before it told probes): server names and revisions not compared' }];
+    // Its version is unknown here: it may be an old worker, or one whose runtime does not pass this on.
+    return [{ name: 'what the worker expects', ok: true, detail: 'the worker accepted the probe without saying what it expects of this host: server names and pinned revisions not compared' }];
   }
   const checks: DoctorCheck[] = [];
   const mcpJson = join(config.configDir, 'mcp-servers', 'mcp.json');

@@ -21,7 +21,7 @@ import type { HostKey } from '../sidecar/link/host-key.ts';
 import { linkUrl } from '../sidecar/link/link-client.ts';
 
 export type LinkProbe =
-  /** `expects`: what the worker expects of this host (a worker from before it told probes: absent). */
+  /** `expects`: what the worker expects of this host; absent when the worker does not say. */
   | { readonly ok: true; readonly url: string; readonly expects?: HostExpectations }
   /** `unreachable`: no WebSocket to the worker; `refused`: the worker answered and said no. */
   | { readonly ok: false; readonly url: string; readonly problem: 'unreachable' | 'refused'; readonly message: string };

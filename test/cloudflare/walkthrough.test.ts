@@ -63,4 +63,18 @@ describe('the Workers bundle as a new user deploys it', () => {
     const foreign = await send(worker, '/mcp', { method: 'POST', headers: { ...headers, host: 'evil.example' }, body: INITIALIZE });
     expect(foreign.status).toBe(403);
   }, 60_000);
+
+  it('tells doctor\'s probe what it expects of the host, from the HostLink object', async () => {
+    const host = hostCredential('walk-laptop');
+    const revision = `sha256:${'a'.repeat(64)}`;
+    const worker = await started({
+      agents: [agentEntry({ name: 'alice', token: randomCredential('walk-agent'), servers: ['files'], 'trust-context': { 'trust-profile-ref': 'workspace', 'trust-profile-revision': revision } })],
+      hosts: [workerHostEntry(host)],
+      servers: { files: { executor: { type: 'user-computer-profile', 'entity-id': host.entityId, target: { type: 'local' } } } },
+    });
+    const dir = mkdtempSync(join(process.env[TEST_SCRATCH_ENV] ?? tmpdir(), 'switchyard-walk-'));
+    writeFileSync(join(dir, 'host.key'), host.privateKeyPem, { mode: 0o600 });
+    const probe = await probeLink({ worker: worker.url, entityId: host.entityId, key: await loadHostKey(join(dir, 'host.key')) });
+    expect(probe).toMatchObject({ ok: true, expects: { servers: ['files'], 'trust-profiles': [{ ref: 'workspace', revision, agents: ['alice'] }] } });
+  }, 60_000);
 });

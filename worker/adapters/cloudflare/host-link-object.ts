@@ -31,6 +31,7 @@ import { LinkEndpoint } from '../../../shared/link/link-endpoint.ts';
 import { KEEPALIVE_FRAME, KEEPALIVE_REPLY_FRAME } from '../../../shared/link/link-liveness.ts';
 import { ENTITY_ID_HEADER } from '../../../shared/link/link-types.ts';
 import { linkFeaturesOf } from '../../../shared/link/link-features.ts';
+import { hostExpectations } from '../../link/host-expectations.ts';
 import { InMemoryHostLinkRegistry } from '../../link/host-link-registry.ts';
 import { createLinkRoute } from '../../link/link-route.ts';
 import { createApp } from '../../app.ts';
@@ -171,6 +172,8 @@ export class HostLink {
       hosts: config.hosts.filter((h) => h['entity-id'] === announced),
       publicUrl: config['public-url'],
       allowedHosts: config['allowed-hosts'],
+      // What doctor's probe compares with the host's files, as on every runtime.
+      expectations: (entityId) => hostExpectations(config, entityId),
       log,
       endpoint: { liveness: false },
       onAccepted: (entityId, ws, endpoint) => this.#accepted(entityId, ws, endpoint),
