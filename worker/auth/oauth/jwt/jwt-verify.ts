@@ -62,8 +62,7 @@ function payloadEncoded(header: JwsHeader): boolean {
     throw invalidJwt('"crit" (Critical) Header Parameter MUST be an array of non-empty strings when present');
   }
   for (const name of crit) {
-    // Not echoed: the header is the presenter's to write, and nothing of it is verified yet.
-    if (name !== 'b64') throw invalidJwt('An Extension Header Parameter in "crit" is not recognized');
+    if (name !== 'b64') throw invalidJwt(`Extension Header Parameter "${name}" is not recognized`);
     if (!Object.hasOwn(header, 'b64')) throw invalidJwt('Extension Header Parameter "b64" is missing');
   }
   if (typeof header.b64 !== 'boolean') throw invalidJwt('The "b64" (base64url-encode payload) Header Parameter must be a boolean');
