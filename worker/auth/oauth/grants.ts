@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { invalidClient, invalidGrant, OAuthError } from './oauth-error.ts';
+import { invalidClient, invalidGrant, invalidRequest, OAuthError } from './oauth-error.ts';
 import { pkceMatches, randomSecret, sha256Hex } from './oauth-crypto.ts';
 import type { JsonValue, OAuthStore } from './oauth-store.ts';
 import { silentWorkerLogger, type WorkerLogger } from '../../log.ts';
@@ -59,6 +59,8 @@ interface CodeRecord {
   grantId: string;
   clientId: string;
   redirectUri: string;
+  /** False when the authorization request left redirect_uri out (the client's one registered URI was used): the token request may too. */
+  redirectUriSent?: boolean;
   codeChallenge: string;
   resource: string;
   used?: true;
@@ -95,6 +97,7 @@ export interface IssuedTokens {
 export interface NewCode {
   clientId: string;
   redirectUri: string;
+  redirectUriSent: boolean;
   codeChallenge: string;
   resource: string;
   scope: string;
@@ -136,15 +139,30 @@ export class Grants {
     };
     await this.#store.put('grant', grantId, json(grant), now + this.#options.refreshTtlMs);
     const code = randomSecret(CODE_PREFIX);
-    const record: CodeRecord = { grantId, clientId: request.clientId, redirectUri: request.redirectUri, codeChallenge: request.codeChallenge, resource: request.resource };
+    const record: CodeRecord = { grantId, clientId: request.clientId, redirectUri: request.redirectUri, redirectUriSent: request.redirectUriSent, codeChallenge: request.codeChallenge, resource: request.resource };
     await this.#store.put('code', await sha256Hex(code), json(record), now + CODE_TTL_MS);
     this.#options.log.info('OAuth grant approved', { client: request.clientId, agent: request.agent, resource: request.resource });
     return code;
   }
 
-  /** The authorization_code grant: one redemption per code, with PKCE and the same redirect URI. */
-  async redeemCode(input: { code: string; clientId: string; redirectUri: string; codeVerifier: string; resource?: string }): Promise<IssuedTokens> {
+  /**
+   * The authorization_code grant: one redemption per code, with PKCE and the same redirect URI.
+   * A request that is merely wrong (another client, another redirect URI, a resource the grant
+   * does not cover) is refused before the code is used up, so the right one still works; a wrong
+   * PKCE verifier uses it up and revokes its grant (whoever sent it may hold a stolen code).
+   */
+  async redeemCode(input: { code: string; clientId: string; redirectUri: string | undefined; codeVerifier: string; resource?: string }): Promise<IssuedTokens> {
     const id = await sha256Hex(input.code);
+    const peek = asRecord<CodeRecord>(await this.#store.get('code', id));
+    if (peek === undefined) throw invalidGrant('The authorization code is unknown or expired');
+    if (peek.used !== true) {
+      if (peek.clientId !== input.clientId) throw invalidGrant('The authorization code was issued to another client');
+      if (input.redirectUri === undefined && peek.redirectUriSent !== false) throw invalidRequest('Missing redirect_uri: the authorization request sent one, and this request must repeat it');
+      if (input.redirectUri !== undefined && peek.redirectUri !== input.redirectUri) throw invalidGrant('The redirect_uri differs from the one of the authorization request');
+      if (input.resource !== undefined && !covers(peek.resource, input.resource)) {
+        throw new OAuthError('invalid_target', `The resource "${input.resource}" is not covered by the authorization request's ("${peek.resource}")`);
+      }
+    }
     const record = asRecord<CodeRecord>(await this.#store.take('code', id));
     if (record === undefined) throw invalidGrant('The authorization code is unknown or expired');
     if (record.used === true) {
@@ -154,19 +172,14 @@ export class Grants {
     }
     // Remembered as used until it would have expired, so a replay is recognised (and revokes).
     await this.#store.put('code', id, json({ ...record, used: true }), this.#options.now() + CODE_TTL_MS);
-    if (record.clientId !== input.clientId) throw invalidGrant('The authorization code was issued to another client');
-    if (record.redirectUri !== input.redirectUri) throw invalidGrant('The redirect_uri differs from the one of the authorization request');
     if (!(await pkceMatches(input.codeVerifier, record.codeChallenge))) {
       await this.#store.delete('grant', record.grantId);
       throw invalidGrant('PKCE verification failed: the code_verifier does not match the code_challenge');
     }
-    if (input.resource !== undefined && input.resource !== record.resource) {
-      throw new OAuthError('invalid_target', `The resource differs from the one of the authorization request ("${record.resource}")`);
-    }
     const grant = await this.#grant(record.grantId);
     if (grant === undefined) throw invalidGrant('The grant of this authorization code was revoked');
     if (!this.#options.stillApproved(grant)) throw invalidGrant(STALE_APPROVAL);
-    return this.#issue(record.grantId, grant);
+    return this.#issue(record.grantId, grant, input.resource ?? grant.resource);
   }
 
   /**

@@ -202,7 +202,7 @@ describe('the SDK client flow', () => {
 });
 
 /** A registered public client and an approved code for it, ready to be exchanged by hand. */
-async function approvedCode(fetchFn: (url: string | URL, init?: RequestInit) => Promise<Response>, resource = `${BASE}/mcp`) {
+async function approvedCode(fetchFn: (url: string | URL, init?: RequestInit) => Promise<Response>, resource = `${BASE}/mcp`, sendRedirectUri = true) {
   const reg = await fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], client_name: 'Hand client', token_endpoint_auth_method: 'none' }) });
   expect(reg.status).toBe(201);
   const { client_id } = (await reg.json()) as { client_id: string };
@@ -210,6 +210,7 @@ async function approvedCode(fetchFn: (url: string | URL, init?: RequestInit) => 
   const challenge = base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
   const url = new URL(`${BASE}/oauth/authorize`);
   for (const [k, v] of Object.entries({ response_type: 'code', client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 's1', resource })) url.searchParams.set(k, v);
+  if (!sendRedirectUri) url.searchParams.delete('redirect_uri');
   const { location } = await consentOverHttp(fetchFn, url, 'alice-token');
   return { clientId: client_id, verifier, code: location!.searchParams.get('code')!, url };
 }
@@ -221,6 +222,28 @@ describe('refusals', () => {
     const res = await post(fetchFn, '/oauth/token', { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: 'x'.repeat(43) });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ error: 'invalid_grant', error_description: 'PKCE verification failed: the code_verifier does not match the code_challenge' });
+  });
+
+  it('keeps the code through a request that is merely wrong (client, redirect URI, resource), so the right one still redeems it', async () => {
+    const { fetchFn } = await setup();
+    const { clientId, code, verifier } = await approvedCode(fetchFn);
+    const fields = { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier };
+    const other = (await (await fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) })).json()) as { client_id: string };
+    expect(await (await post(fetchFn, '/oauth/token', { ...fields, client_id: other.client_id })).json()).toMatchObject({ error: 'invalid_grant', error_description: 'The authorization code was issued to another client' });
+    expect(await (await post(fetchFn, '/oauth/token', { ...fields, redirect_uri: `${REDIRECT}/` })).json()).toMatchObject({ error: 'invalid_grant' });
+    expect(await (await post(fetchFn, '/oauth/token', { ...fields, resource: `${BASE}/servers/alpha/mcp` })).json()).toMatchObject({ error: 'invalid_target' });
+    expect(await (await post(fetchFn, '/oauth/token', { ...fields, redirect_uri: '' })).json()).toMatchObject({ error: 'invalid_grant' });
+    expect((await post(fetchFn, '/oauth/token', fields)).status).toBe(200);
+  });
+
+  it('redeems without redirect_uri a code whose authorization request had none, and asks for it when it had one (RFC 6749 §4.1.3)', async () => {
+    const { fetchFn } = await setup();
+    const without = await approvedCode(fetchFn, `${BASE}/mcp`, false);
+    expect((await post(fetchFn, '/oauth/token', { grant_type: 'authorization_code', code: without.code, client_id: without.clientId, code_verifier: without.verifier })).status).toBe(200);
+    const withIt = await approvedCode(fetchFn);
+    const fields = { grant_type: 'authorization_code', code: withIt.code, client_id: withIt.clientId, code_verifier: withIt.verifier };
+    expect(await (await post(fetchFn, '/oauth/token', fields)).json()).toEqual({ error: 'invalid_request', error_description: 'Missing redirect_uri: the authorization request sent one, and this request must repeat it' });
+    expect((await post(fetchFn, '/oauth/token', { ...fields, redirect_uri: REDIRECT })).status).toBe(200);
   });
 
   it('refuses a replayed code and revokes what the first redemption issued', async () => {

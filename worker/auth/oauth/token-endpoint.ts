@@ -97,8 +97,7 @@ export function createTokenHandlers(deps: TokenEndpointDeps) {
           const redirectUri = form.get('redirect_uri');
           if (code === null) throw invalidRequest('Missing code');
           if (verifier === null) throw invalidRequest('Missing code_verifier: PKCE is required');
-          if (redirectUri === null) throw invalidRequest('Missing redirect_uri');
-          const tokens = await deps.grants.redeemCode({ code, clientId: client.clientId, redirectUri, codeVerifier: verifier, ...(resource !== undefined ? { resource } : {}) });
+          const tokens = await deps.grants.redeemCode({ code, clientId: client.clientId, redirectUri: redirectUri ?? undefined, codeVerifier: verifier, ...(resource !== undefined ? { resource } : {}) });
           await deps.clients.touch(client);
           return noStore(tokens);
         }

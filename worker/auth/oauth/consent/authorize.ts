@@ -50,6 +50,8 @@ export interface AuthorizeDeps {
 interface ConsentRecord {
   clientId: string;
   redirectUri: string;
+  /** Whether the request named its redirect URI (RFC 6749 §4.1.3: then the token request must too). */
+  redirectUriSent?: boolean;
   codeChallenge: string;
   resource: string;
   state: string | null;
@@ -135,7 +137,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       const consentId = randomSecret('');
       const existing = csrfCookieOf(c);
       const csrf = existing !== undefined && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomSecret('');
-      await saveConsent(consentId, { clientId: client.clientId, redirectUri, codeChallenge: challenge, resource, state, csrfSha256: await sha256Hex(csrf), attempts: 0 });
+      await saveConsent(consentId, { clientId: client.clientId, redirectUri, redirectUriSent: requested !== null, codeChallenge: challenge, resource, state, csrfSha256: await sha256Hex(csrf), attempts: 0 });
       return signInPage({ client: summary(client, redirectUri), consentId, csrf, headers: { 'set-cookie': csrfSetCookie(c, csrf, CONSENT_TTL_MS / 1000) } });
     },
 
@@ -196,6 +198,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       const code = await deps.grants.createCode({
         clientId: consent.clientId,
         redirectUri: consent.redirectUri,
+        redirectUriSent: consent.redirectUriSent !== false,
         codeChallenge: consent.codeChallenge,
         resource: consent.resource,
         scope: SCOPE,
