@@ -29,6 +29,14 @@ describe('the worker config on workerd', () => {
     expect(log).toMatch(/hosts\[0\]\.public-key: /);
   });
 
+  it('says how to give a config both deployed and under wrangler dev, which reads no secret', async () => {
+    const { worker, statuses } = await answers(undefined);
+    expect(statuses).toEqual([500, 500, 500]);
+    const log = worker.errorLines().join('\n');
+    expect(log).toContain('No worker config: set SWITCHYARD_WORKER_CONFIG, deployed with wrangler secret put SWITCHYARD_WORKER_CONFIG < worker.json');
+    expect(log).toContain('under wrangler dev in a .dev.vars file next to wrangler.jsonc holding the line SWITCHYARD_WORKER_CONFIG=');
+  });
+
   it('refuses audit.file, since Workers have no file system', async () => {
     const { worker, statuses } = await answers({ agents: [], hosts: [], servers: {}, audit: { file: 'audit.jsonl' } });
     expect(statuses).toEqual([500, 500, 500]);

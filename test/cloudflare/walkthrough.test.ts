@@ -77,4 +77,22 @@ describe('the Workers bundle as a new user deploys it', () => {
     const probe = await probeLink({ worker: worker.url, entityId: host.entityId, key: await loadHostKey(join(dir, 'host.key')) });
     expect(probe).toMatchObject({ ok: true, expects: { servers: ['files'], 'trust-profiles': [{ ref: 'workspace', revision, agents: ['alice'] }] } });
   }, 60_000);
+
+  it('logs ordinary traffic at its own level: info lines and allowed calls are not written as errors', async () => {
+    const token = randomCredential('walk-agent');
+    const worker = await started({ agents: [agentEntry({ name: 'alice', token, servers: [] })], hosts: [], servers: {} });
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const allowed = await fetch(`${worker.url}/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body: INITIALIZE });
+    expect(allowed.status).toBe(200);
+    await allowed.text();
+    const refused = await fetch(`${worker.url}/mcp`, { method: 'POST', headers: { ...headers, authorization: 'Bearer wrong' }, body: INITIALIZE });
+    expect(refused.status).toBe(401);
+    await refused.text();
+    const levelOf = (line: string) => (JSON.parse(line.slice(line.indexOf('{'))) as { level?: string; msg?: string });
+    const json = (lines: string[]) => lines.filter((line) => line.includes('{"time"')).map(levelOf);
+    // The refused credential's audit line is a warning; the session the allowed one opened, news.
+    await expect.poll(() => json(worker.errorLines()).some((l) => l.level === 'warn' && l.msg === 'audit')).toBe(true);
+    await expect.poll(() => json(worker.lines()).some((l) => l.level === 'info' && l.msg === 'Agent session opened')).toBe(true);
+    expect(json(worker.errorLines()).filter((l) => l.level !== 'warn' && l.level !== 'error')).toEqual([]);
+  }, 60_000);
 });

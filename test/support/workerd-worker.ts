@@ -27,6 +27,8 @@ export interface WorkerdWorker {
   readonly port: number;
   /** Lines the worker wrote (console output of every isolate and object), so far. */
   lines(): string[];
+  /** Those of them workerd wrote to stderr: `console.warn` and `console.error`, where `console.log` goes to stdout. */
+  errorLines(): string[];
   /** JSON log lines, parsed. */
   logs(): Array<Record<string, unknown>>;
   /** Asks the Durable Object `name` of `binding` (`idFromName`), as another object of the worker would. */
@@ -78,13 +80,16 @@ export async function startWorkerdWorker(config: unknown, options: WorkerdWorker
   const { scriptPath } = await built();
   const port = options.port ?? (await freePort());
   const output: string[] = [];
-  const read = (stream: Readable) => {
+  const errors: string[] = [];
+  const read = (stream: Readable, also?: string[]) => {
     let rest = '';
     stream.setEncoding('utf8');
     stream.on('data', (chunk: string) => {
       const parts = (rest + chunk).split('\n');
       rest = parts.pop() ?? '';
-      output.push(...parts.filter((l) => l !== ''));
+      const lines = parts.filter((l) => l !== '');
+      output.push(...lines);
+      also?.push(...lines);
     });
   };
   const start = async () => {
@@ -107,7 +112,8 @@ export async function startWorkerdWorker(config: unknown, options: WorkerdWorker
       // object's SQLite file would otherwise be created on its first request, which dominates
       // linking a large fleet.
       unsafeEphemeralDurableObjects: true,
-      bindings: { SWITCHYARD_WORKER_CONFIG: JSON.stringify(config), SWITCHYARD_LOG_LEVEL: options.logLevel ?? 'info' },
+      // No config at all (`undefined`): what a worker gets before its secret is put.
+      bindings: { ...(config === undefined ? {} : { SWITCHYARD_WORKER_CONFIG: JSON.stringify(config) }), SWITCHYARD_LOG_LEVEL: options.logLevel ?? 'info' },
       host: '127.0.0.1',
       // No request.cf lookup: it would dial workers.cloudflare.com.
       cf: false,
@@ -115,7 +121,7 @@ export async function startWorkerdWorker(config: unknown, options: WorkerdWorker
       log: new Log(LogLevel.WARN),
       handleRuntimeStdio(stdout: Readable, stderr: Readable) {
         read(stdout);
-        read(stderr);
+        read(stderr, errors);
       },
     }));
     try {
@@ -131,6 +137,7 @@ export async function startWorkerdWorker(config: unknown, options: WorkerdWorker
     url: `http://127.0.0.1:${port}`,
     port,
     lines: () => [...output],
+    errorLines: () => [...errors],
     logs: () => output.flatMap((line) => {
       const json = line.indexOf('{');
       if (json === -1) return [];

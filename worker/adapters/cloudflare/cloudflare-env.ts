@@ -1,15 +1,19 @@
 /**
  * The worker config and logger on Workers, read from the bindings of each isolate: the edge
  * worker and both Durable Object classes take the same `SWITCHYARD_WORKER_CONFIG` (a secret, or a
- * var), validated by the same `parseWorkerConfigText` as every other runtime, once per isolate
- * and config text; `audit()` builds the audit log of one app (`workers-audit.ts`). An invalid config is logged as one `path: message` line per problem and every
- * request answers 500 until it is fixed: the body says only where to look, since anyone may read
- * it.
+ * var), validated by the same `parseWorkerConfigText` as every other runtime, with the refusals
+ * of `cloudflare-config.ts`, once per isolate and config text; its lines go through the console
+ * method of their level (`workers-console.ts`); `audit()` builds the audit log of one app
+ * (`workers-audit.ts`). An invalid config is logged as one `path: message` line per problem and
+ * every request answers 500 until it is fixed: the body says only where to look, since anyone may
+ * read it.
  *
  * @module
  */
-import { parseWorkerConfigText, type WorkerConfig } from '../../config/worker-config.ts';
-import { createWorkerLogger, parseLogLevel, type WorkerLogger } from '../../log.ts';
+import type { WorkerConfig } from '../../config/worker-config.ts';
+import { parseLogLevel, type WorkerLogger } from '../../log.ts';
+import { parseCloudflareConfigText } from './cloudflare-config.ts';
+import { workersLogger } from './workers-console.ts';
 import { formatIssue, ValidationError } from '../../../shared/validation.ts';
 import { workersAudit, type WorkersAudit } from './workers-audit.ts';
 import type { OAuthRuntime } from '../../app.ts';
@@ -36,19 +40,23 @@ export function loadFromEnv(env: SwitchyardEnv, component: string): Loaded {
   return loaded.ok ? { ...loaded, log: loaded.log.child({ component }) } : loaded;
 }
 
+/**
+ * `wrangler secret put` sets nothing for `wrangler dev`, which reads `.dev.vars` instead, and only
+ * when it starts: a user trying the worker locally first must be told so.
+ */
+export const NO_CONFIG = 'No worker config: set SWITCHYARD_WORKER_CONFIG, deployed with wrangler secret put SWITCHYARD_WORKER_CONFIG < worker.json, ' +
+  'or under wrangler dev in a .dev.vars file next to wrangler.jsonc holding the line SWITCHYARD_WORKER_CONFIG=\'<worker.json as one line of JSON>\' (then restart wrangler dev)';
+
 function parse(text: string | undefined, level: string | undefined): Loaded {
   const refuse = (problem: string): Loaded => {
     console.error(problem);
     const body = { error: { message: 'The worker config is missing or invalid: see the worker log (wrangler tail)' } };
     return { ok: false, response: () => Response.json(body, { status: 500 }) };
   };
-  if (text === undefined || text === '') return refuse('No worker config: set SWITCHYARD_WORKER_CONFIG (wrangler secret put SWITCHYARD_WORKER_CONFIG < worker.json)');
+  if (text === undefined || text === '') return refuse(NO_CONFIG);
   try {
-    const config = parseWorkerConfigText(text, { runtime: 'edge' });
-    if (config.audit?.file !== undefined) {
-      return refuse('Invalid worker config SWITCHYARD_WORKER_CONFIG:\n  audit.file: Workers have no file system: audit lines go to the worker\'s log (wrangler tail, Workers Logs); remove audit.file');
-    }
-    const log = createWorkerLogger({ level: parseLogLevel(level) });
+    const config = parseCloudflareConfigText(text);
+    const log = workersLogger(parseLogLevel(level));
     return { ok: true, config, log, audit: () => workersAudit(config, log, parseLogLevel(level)) };
   } catch (error) {
     if (error instanceof ValidationError) return refuse(`Invalid worker config SWITCHYARD_WORKER_CONFIG:\n${error.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}`);

@@ -1,7 +1,7 @@
 /**
  * The audit log on Workers: the same records as every runtime (`shared/audit/`), one JSON line
- * each on the isolate's log (`console.error`, read with `wrangler tail` or Workers Logs) at the
- * log level. Workers have no file system, so a config with `audit.file` is refused when it is read
+ * each on the isolate's log (`console.log`, a refusal `console.warn`: `workers-console.ts`; read
+ * with `wrangler tail` or Workers Logs) at the log level. Workers have no file system, so a config with `audit.file` is refused when it is read
  * (`cloudflare-env.ts`). Each isolate and object keeps its own recent calls, as it keeps its own
  * recent errors.
  *
@@ -12,11 +12,11 @@
  * @module
  */
 import { auditFromConfig } from '../../../shared/audit/audit-from-config.ts';
-import { levelFilteredWriter } from '../../../shared/audit/audit-log.ts';
 import { RecentCalls } from '../../audit/recent-calls.ts';
 import { WorkerAudit } from '../../audit/worker-audit.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import type { WorkerLogger } from '../../log.ts';
+import { workersAuditWrite } from './workers-console.ts';
 
 export interface WorkersAudit {
   audit: WorkerAudit;
@@ -28,7 +28,7 @@ export function workersAudit(config: WorkerConfig, log: WorkerLogger, level: str
   const recentCalls = new RecentCalls();
   const configured = auditFromConfig(config.audit, {
     component: 'worker',
-    write: levelFilteredWriter((line) => console.error(line), level),
+    write: workersAuditWrite(level),
     log,
     onRecord: (record) => recentCalls.record(record),
   });

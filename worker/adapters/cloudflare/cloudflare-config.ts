@@ -1,0 +1,42 @@
+/**
+ * What Cloudflare Workers refuse in a worker config that every other edge runtime takes, in one
+ * pure function that the bundle (`cloudflare-env.ts`) and `switchyard check --runtime cloudflare`
+ * both call, so check passes exactly what the deployed worker accepts.
+ *
+ * The secret's size is check's alone: Cloudflare refuses a larger one at `wrangler secret put`, so
+ * a config the worker reads has always fit.
+ *
+ * @module
+ */
+import { parseWorkerConfigText, type WorkerConfig } from '../../config/worker-config.ts';
+import { ValidationError, type ValidationIssue } from '../../../shared/validation.ts';
+
+/**
+ * Cloudflare's limit on one environment variable or secret: "5 KB" on its Workers limits page,
+ * read as 5 × 1024 bytes. wrangler 4.86 states no limit of its own (the API enforces it).
+ */
+export const SECRET_MAX_BYTES = 5 * 1024;
+
+/** The refusals of a config already valid for the edge, as `path: message` problems. */
+export function cloudflareConfigIssues(config: WorkerConfig): ValidationIssue[] {
+  if (config.audit?.file === undefined) return [];
+  return [{ path: 'audit.file', message: 'Workers have no file system: audit lines go to the worker\'s log (wrangler tail, Workers Logs); remove audit.file' }];
+}
+
+/** Parses a worker config as the Workers bundle does; throws `ValidationError` listing every problem. */
+export function parseCloudflareConfigText(text: string): WorkerConfig {
+  const config = parseWorkerConfigText(text, { runtime: 'edge' });
+  const issues = cloudflareConfigIssues(config);
+  if (issues.length > 0) throw new ValidationError('worker config', issues);
+  return config;
+}
+
+/** The size problem of config text (valid JSON) stored as a secret, measured as it should be sent: minified. */
+export function secretSizeIssues(text: string): ValidationIssue[] {
+  const bytes = new TextEncoder().encode(JSON.stringify(JSON.parse(text))).length;
+  if (bytes <= SECRET_MAX_BYTES) return [];
+  return [{
+    path: '(root)',
+    message: `${bytes.toLocaleString('en-US')} bytes as minified JSON, more than a Workers secret holds (${SECRET_MAX_BYTES.toLocaleString('en-US')} bytes): remove agents, hosts or servers, or shorten their names`,
+  }];
+}
