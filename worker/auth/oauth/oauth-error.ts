@@ -18,6 +18,7 @@ export type OAuthErrorCode =
   | 'access_denied'
   | 'invalid_redirect_uri'
   | 'invalid_client_metadata'
+  | 'temporarily_unavailable'
   | 'server_error';
 
 export class OAuthError extends Error {

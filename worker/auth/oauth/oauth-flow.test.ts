@@ -28,7 +28,7 @@ afterEach(async () => {
 });
 
 /** `store` and `tokens`: a worker restarted over the same OAuth state, with the admin's or alice's token changed in its config. */
-async function setup(options: { metadataFetch?: (url: string, init: RequestInit) => Promise<Response>; now?: () => number; publicUrl?: string; store?: FileOAuthStore; tokens?: { admin?: string; alice?: string } } = {}) {
+async function setup(options: { metadataFetch?: (url: string, init: RequestInit) => Promise<Response>; now?: () => number; publicUrl?: string; store?: FileOAuthStore; tokens?: { admin?: string; alice?: string }; budgets?: { registrationsPerHour?: number; consentsPerWindow?: number } } = {}) {
   const router = new InProcessRouter({ alpha: createTestMcpServer, beta: createTestMcpServer });
   const configured = await testConfig([{ name: 'alice', servers: ['alpha'] }, { name: 'bob', servers: ['beta'] }], ['alpha', 'beta'], {
     'admin-token-sha256': await sha256Hex(options.tokens?.admin ?? 'admin-token'),
@@ -39,7 +39,7 @@ async function setup(options: { metadataFetch?: (url: string, init: RequestInit)
   const config = { ...configured, agents: configured.agents.map((a) => (a.name === 'alice' ? { ...a, 'token-sha256': aliceSha } : a)) };
   const sessions = new InMemorySessionTable({ idleMs: 60_000 });
   const store = options.store ?? FileOAuthStore.inMemory(options.now ? { now: options.now } : {});
-  const app = createApp({ config, router, sessions, retryAfterMs: 0, oauth: { store, ...(options.now ? { now: options.now } : {}), ...(options.metadataFetch ? { metadataDocuments: { fetch: options.metadataFetch } } : {}) } });
+  const app = createApp({ config, router, sessions, retryAfterMs: 0, oauth: { store, ...(options.now ? { now: options.now } : {}), ...(options.metadataFetch ? { metadataDocuments: { fetch: options.metadataFetch } } : {}), ...(options.budgets ? { budgets: options.budgets } : {}) } });
   const fetchFn = async (url: string | URL, init?: RequestInit) => app.request(String(url), init);
   cleanups.push(async () => {
     await sessions.closeAll();
@@ -413,7 +413,30 @@ describe('hostile bodies', () => {
 });
 
 describe('registered clients', () => {
-  it('forgets a client that never got a token after a day, and keeps one that did', async () => {
+  it('bounds what strangers can make it write: registrations per hour and sign-in pages per ten minutes, refused with 429 until the window moves on', async () => {
+    let now = Date.now();
+    const { fetchFn } = await setup({ now: () => now, budgets: { registrationsPerHour: 2, consentsPerWindow: 2 } });
+    const register = () => fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) });
+    const first = (await (await register()).json()) as { client_id: string };
+    expect((await register()).status).toBe(201);
+    const refused = await register();
+    expect([refused.status, await refused.json()]).toEqual([429, { error: 'temporarily_unavailable', error_description: 'Too many clients registered in the last hour: try again in 60 min' }]);
+    const page = () => {
+      const url = new URL(`${BASE}/oauth/authorize`);
+      for (const [k, v] of Object.entries({ client_id: first.client_id, redirect_uri: REDIRECT, response_type: 'code', code_challenge: base64url(new Uint8Array(32)), code_challenge_method: 'S256' })) url.searchParams.set(k, v);
+      return fetchFn(url);
+    };
+    expect([(await page()).status, (await page()).status]).toEqual([200, 200]);
+    const full = await page();
+    expect(full.status).toBe(429);
+    expect(await full.text()).toContain('Too many sign-in pages were opened on this server in the last 10 minutes');
+    now += 10 * 60_000;
+    expect((await page()).status).toBe(200);
+    now += 50 * 60_000;
+    expect((await register()).status).toBe(201);
+  });
+
+  it('forgets a client that never got a token after an hour, and keeps one that did', async () => {
     let now = Date.now();
     const { fetchFn } = await setup({ now: () => now });
     const register = async () =>
@@ -421,7 +444,7 @@ describe('registered clients', () => {
     const idle = await register();
     const { clientId: active, code, verifier } = await approvedCode(fetchFn);
     expect((await post(fetchFn, '/oauth/token', { grant_type: 'authorization_code', code, client_id: active, redirect_uri: REDIRECT, code_verifier: verifier })).status).toBe(200);
-    now += 25 * 3_600_000;
+    now += 3_600_001;
     const ask = (clientId: string) => fetchFn(`${BASE}/oauth/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT)}`);
     expect(await (await ask(idle)).text()).toContain(`Unknown client &#34;${idle}&#34;: register it first`);
     // Still known: its request goes on to the next check (it sent no response_type).

@@ -41,6 +41,8 @@ export interface OAuthDeps {
   externalIssuer?: ExternalIssuerDeps;
   now?: () => number;
   log?: WorkerLogger;
+  /** What strangers may have it write (`WriteBudget`): registrations per hour, sign-in pages per ten minutes. */
+  budgets?: { registrationsPerHour?: number; consentsPerWindow?: number };
 }
 
 export interface WorkerOAuth {
@@ -102,8 +104,18 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
       registration: builtIn['dynamic-client-registration'],
       activeTtlMs: builtIn['refresh-token-days'] * 86_400_000,
       now,
+      ...(deps.budgets?.registrationsPerHour !== undefined ? { registrationsPerHour: deps.budgets.registrationsPerHour } : {}),
     });
-    const authorize = createAuthorizeHandlers({ agents: deps.agents, adminTokenSha256: deps.adminTokenSha256, clients, grants, store, baseUrl, now });
+    const authorize = createAuthorizeHandlers({
+      agents: deps.agents,
+      adminTokenSha256: deps.adminTokenSha256,
+      clients,
+      grants,
+      store,
+      baseUrl,
+      now,
+      ...(deps.budgets?.consentsPerWindow !== undefined ? { consentsPerWindow: deps.budgets.consentsPerWindow } : {}),
+    });
     const tokens = createTokenHandlers({ clients, grants, baseUrl });
     routes.get(AUTHORIZATION_SERVER_WELL_KNOWN, (c) => json(authorizationServerMetadata(baseUrl(c), options)));
     routes.get('/oauth/authorize', authorize.get);

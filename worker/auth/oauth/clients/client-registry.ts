@@ -3,8 +3,9 @@
  * enabled), anything else a client from Dynamic Client Registration (RFC 7591, when enabled),
  * kept in the store. Registration is open, as RFC 7591 allows, because registering grants
  * nothing: every client still needs a person's approval on the consent page. So that open
- * registration cannot fill the state file, a registered client lives a day until it first gets
- * tokens, then as long as a refresh token would, renewed each time it gets tokens.
+ * registration cannot fill the state file, a registered client lives an hour until it first gets
+ * tokens (a sign-in takes minutes), then as long as a refresh token would, renewed each time it
+ * gets tokens; and a process registers at most `REGISTRATIONS_PER_HOUR` clients an hour.
  *
  * @module
  */
@@ -13,6 +14,7 @@ import { invalidClient, invalidRequest, OAuthError } from '../oauth-error.ts';
 import { randomSecret, sha256Hex } from '../oauth-crypto.ts';
 import type { JsonValue, OAuthStore } from '../oauth-store.ts';
 import { RedirectUrisSchema, type OAuthClient } from './client-record.ts';
+import { WriteBudget } from '../write-budget.ts';
 import { isMetadataDocumentClientId, type MetadataDocumentClients } from './metadata-document.ts';
 
 
@@ -36,18 +38,24 @@ export interface ClientRegistryOptions {
   /** How long a registered client that gets tokens is kept after its last token request. */
   activeTtlMs: number;
   now?: () => number;
+  /** Registrations a process accepts per hour; default {@link REGISTRATIONS_PER_HOUR}. */
+  registrationsPerHour?: number;
 }
 
+export const REGISTRATIONS_PER_HOUR = 200;
+
 /** How long a registered client is kept before it ever gets a token. */
-export const UNUSED_CLIENT_TTL_MS = 86_400_000;
+export const UNUSED_CLIENT_TTL_MS = 3_600_000;
 
 export class ClientRegistry {
   readonly #store: OAuthStore;
   readonly #options: ClientRegistryOptions;
+  readonly #registrations: WriteBudget;
 
   constructor(store: OAuthStore, options: ClientRegistryOptions) {
     this.#store = store;
     this.#options = options;
+    this.#registrations = new WriteBudget(options.registrationsPerHour ?? REGISTRATIONS_PER_HOUR, 3_600_000, options.now ?? Date.now);
   }
 
   get registrationEnabled(): boolean {
@@ -88,6 +96,9 @@ export class ClientRegistry {
       throw new OAuthError(code, `${field}: ${issue.message}`);
     }
     const meta = parsed.data;
+    if (!this.#registrations.take()) {
+      throw new OAuthError('temporarily_unavailable', `Too many clients registered in the last hour: try again in ${this.#registrations.minutesUntilFree()} min`, 429);
+    }
     const authMethod = meta.token_endpoint_auth_method ?? 'client_secret_basic';
     const clientId = randomSecret('sy-client-').slice(0, 40);
     const secret = authMethod === 'none' ? undefined : randomSecret('sycs_');

@@ -32,9 +32,12 @@ import type { JsonValue, OAuthStore } from '../oauth-store.ts';
 import { ownResource } from '../resource-urls.ts';
 import { approvePage, errorPage, signInPage, type ClientSummary } from './consent-page.ts';
 import { csrfCookieOf, csrfSetCookie } from './csrf-cookie.ts';
+import { WriteBudget } from '../write-budget.ts';
 
 export const CONSENT_TTL_MS = 10 * 60_000;
 export const MAX_SIGN_IN_ATTEMPTS = 5;
+/** Sign-in pages a process opens per consent lifetime: each is a record strangers make (`WriteBudget`). */
+export const CONSENTS_PER_WINDOW = 300;
 
 export interface AuthorizeDeps {
   agents: readonly AgentEntry[];
@@ -45,6 +48,8 @@ export interface AuthorizeDeps {
   /** The worker's base URL for a request (the issuer and resource origin). */
   baseUrl: (c: Context) => string;
   now?: () => number;
+  /** Default {@link CONSENTS_PER_WINDOW}. */
+  consentsPerWindow?: number;
 }
 
 interface ConsentRecord {
@@ -84,6 +89,7 @@ function summary(client: OAuthClient, redirectUri: string): ClientSummary {
 
 export function createAuthorizeHandlers(deps: AuthorizeDeps) {
   const now = deps.now ?? Date.now;
+  const consents = new WriteBudget(deps.consentsPerWindow ?? CONSENTS_PER_WINDOW, CONSENT_TTL_MS, now);
 
   async function loadConsent(id: string): Promise<ConsentRecord | undefined> {
     return (await deps.store.get('consent', await sha256Hex(id))) as unknown as ConsentRecord | undefined;
@@ -134,6 +140,9 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
         return fail(new OAuthError('invalid_target', `The resource "${resourceParam!.slice(0, 200)}" is not served here: this server issues tokens for ${issuer}, ${issuer}/mcp and ${issuer}/servers/<name>/mcp`));
       }
 
+      if (!consents.take()) {
+        return errorPage('temporarily_unavailable', `Too many sign-in pages were opened on this server in the last ${CONSENT_TTL_MS / 60_000} minutes: try again in ${consents.minutesUntilFree()} min`, 429);
+      }
       const consentId = randomSecret('');
       const existing = csrfCookieOf(c);
       const csrf = existing !== undefined && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomSecret('');

@@ -1,0 +1,41 @@
+/**
+ * How many records of one kind strangers may have the authorization server write in a window:
+ * registrations and consents need no credential (RFC 7591 registration is open; a sign-in page is
+ * for anyone to open), and each is a record in the state every later write rewrites. Past the
+ * budget the request is refused until the window moves on; nothing already written is touched.
+ *
+ * Counted per worker process (per isolate on Cloudflare): it bounds what one process lets
+ * strangers write, which, with their short lives (an unused client an hour, a consent ten
+ * minutes), bounds the state.
+ *
+ * @module
+ */
+
+export class WriteBudget {
+  readonly #max: number;
+  readonly #windowMs: number;
+  readonly #now: () => number;
+  /** Times of the writes still in the window, oldest first. */
+  readonly #times: number[] = [];
+
+  constructor(max: number, windowMs: number, now: () => number = Date.now) {
+    this.#max = max;
+    this.#windowMs = windowMs;
+    this.#now = now;
+  }
+
+  /** Takes one write from the budget: false, and nothing taken, when it is spent. */
+  take(): boolean {
+    const now = this.#now();
+    while (this.#times.length > 0 && this.#times[0]! <= now - this.#windowMs) this.#times.shift();
+    if (this.#times.length >= this.#max) return false;
+    this.#times.push(now);
+    return true;
+  }
+
+  /** Minutes until the oldest write leaves the window, for the refusal's message. */
+  minutesUntilFree(): number {
+    const oldest = this.#times[0];
+    return oldest === undefined ? 0 : Math.max(1, Math.ceil((oldest + this.#windowMs - this.#now()) / 60_000));
+  }
+}
