@@ -17,12 +17,13 @@ import type { ProcessExit } from './process-handle.ts';
 /**
  * One descriptor of the sandbox tool beyond stdin, stdout and stderr:
  * - `'pipe'`: a pipe between the sidecar and the tool (bwrap's status and block fds);
- * - `{ data }`: a pipe the executor writes `data` to and then closes (a file bwrap copies in);
+ * - `{ data }`: a pipe the executor writes `data` to and then closes (a file bwrap copies in, or
+ *   the seccomp filter it loads);
  * - `{ fd }`: a descriptor the sidecar opened for this launch, passed as is (a grant's source,
  *   or the `/dev/null` of a mask, `inherited-fds.ts`);
  * - `'ignore'`: nothing put at this number (a gap below a masked one).
  */
-export type SandboxDescriptor = 'pipe' | 'ignore' | { readonly data: string } | { readonly fd: number };
+export type SandboxDescriptor = 'pipe' | 'ignore' | { readonly data: string | Uint8Array } | { readonly fd: number };
 
 /** The sandbox tool's command line that runs one server inside the sandbox. */
 export interface SandboxSpawn {

@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
@@ -119,7 +119,12 @@ describe('a grant cannot be redirected through a symlink', () => {
     const stdio: ('ignore' | 'pipe' | number)[] = ['ignore', 'pipe', 'pipe', ...(plan.descriptors ?? []).map((d) => (typeof d === 'object' && 'fd' in d ? d.fd : ('pipe' as const)))];
     const child = spawn(plan.file, plan.args, { env: { ...plan.env }, cwd: plan.cwd, stdio });
     plan.release?.();
-    for (const extra of child.stdio.slice(3)) (extra as Readable | null)?.resume();
+    // As the executor does: bwrap reads its seccomp filter from a data pipe to its end.
+    child.stdio.slice(3).forEach((extra, i) => {
+      const d = plan.descriptors?.[i];
+      if (typeof d === 'object' && 'data' in d) (extra as Writable).end(d.data);
+      else (extra as Readable | null)?.resume();
+    });
     let stdout = '';
     child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const code = await new Promise((resolve) => child.once('close', resolve));

@@ -7,6 +7,7 @@ import { silentLogger } from '../../log.ts';
 import type { SandboxDescriptor, SandboxSpawn, SpawnedSandbox } from '../../process/contained-launch.ts';
 import { inheritableDescriptors } from '../../process/inherited-fds.ts';
 import { bubblewrapLaunch } from './bubblewrap-backend.ts';
+import { seccompFilter } from './seccomp-filter.ts';
 import { USER_MODE_RESOLV_CONF } from './user-mode-network.ts';
 
 const fields = { backend: 'bubblewrap', executable: '/usr/bin/bwrap', args: ['--unshare-all'], env: { PATH: '/usr/bin' }, cwd: '/srv', revision: 'sha256:r' } as const;
@@ -30,15 +31,15 @@ function masked(spawn: SandboxSpawn): { closing: string[]; descriptors: SandboxD
 const noSandbox: SpawnedSandbox = { pid: 0, descriptors: [], exited: new Promise(() => {}), kill: () => {}, log: silentLogger };
 
 describe('the bubblewrap backend', () => {
-  it('wraps a launch as bwrap [--args N …] --json-status-fd 3 [...policy] -- command ...args, with the policy environment', () => {
+  it('wraps a launch as bwrap [--args N …] --json-status-fd 3 --seccomp 4 [...policy] -- command ...args, with the policy environment', () => {
     const spawn = bubblewrapLaunch(fields).wrap('/usr/bin/node', ['server.js', '--flag']);
     const { closing, descriptors } = masked(spawn);
     expect(spawn).toMatchObject({
       file: '/usr/bin/bwrap',
-      args: [...closing, '--json-status-fd', '3', '--unshare-all', '--', '/usr/bin/node', 'server.js', '--flag'],
+      args: [...closing, '--json-status-fd', '3', '--seccomp', '4', '--unshare-all', '--', '/usr/bin/node', 'server.js', '--flag'],
       env: { PATH: '/usr/bin' },
       cwd: '/srv',
-      descriptors: ['pipe', ...descriptors],
+      descriptors: ['pipe', { data: seccompFilter() }, ...descriptors],
     });
     spawn.release?.();
   });
@@ -47,7 +48,7 @@ describe('the bubblewrap backend', () => {
     const spawn = bubblewrapLaunch(fields).wrap('/bin/true', []);
     const mask = spawn.inherited;
     expect(mask?.fds ?? []).toEqual(inheritableDescriptors().filter((fd) => fd >= 4));
-    const placeholders = new Set((spawn.descriptors ?? []).slice(1).flatMap((d) => (typeof d === 'object' && 'fd' in d ? [d.fd] : [])));
+    const placeholders = new Set((spawn.descriptors ?? []).slice(2).flatMap((d) => (typeof d === 'object' && 'fd' in d ? [d.fd] : [])));
     expect(placeholders.size).toBe(mask === null || mask === undefined ? 0 : 1);
     for (const fd of placeholders) expect(readlinkSync(`/proc/self/fd/${fd}`)).toBe('/dev/null');
     spawn.release?.();
@@ -57,8 +58,8 @@ describe('the bubblewrap backend', () => {
   it('blocks internet-client on fd 4 and passes the resolv.conf on fd 5', () => {
     const spawn = bubblewrapLaunch({ ...fields, network: 'internet-client', userModeNetwork: '/usr/bin/slirp4netns' }).wrap('/bin/true', []);
     const { closing, descriptors } = masked(spawn);
-    expect(spawn.args.slice(0, closing.length + 4)).toEqual([...closing, '--json-status-fd', '3', '--block-fd', '4']);
-    expect(spawn.descriptors).toEqual(['pipe', 'pipe', { data: USER_MODE_RESOLV_CONF }, ...descriptors]);
+    expect(spawn.args.slice(0, closing.length + 6)).toEqual([...closing, '--json-status-fd', '3', '--block-fd', '4', '--seccomp', '6']);
+    expect(spawn.descriptors).toEqual(['pipe', 'pipe', { data: USER_MODE_RESOLV_CONF }, { data: seccompFilter() }, ...descriptors]);
     spawn.release?.();
   });
 
@@ -72,6 +73,14 @@ describe('the bubblewrap backend', () => {
     expect(inheritableDescriptors()).not.toContain(fd);
     spawn.release?.();
     expect(() => fstatSync(fd)).toThrow(/EBADF/);
+  });
+
+  it('passes the seccomp filter after the grants, so their numbers stay those the compiler wrote', () => {
+    const spawn = bubblewrapLaunch({ ...fields, grantSources: [dir, dir] }).wrap('/bin/true', []);
+    const { closing } = masked(spawn);
+    expect(spawn.args.slice(closing.length, closing.length + 4)).toEqual(['--json-status-fd', '3', '--seccomp', '6']);
+    expect(spawn.descriptors?.slice(0, 4)).toEqual(['pipe', { fd: expect.any(Number) }, { fd: expect.any(Number) }, { data: seccompFilter() }]);
+    spawn.release?.();
   });
 
   it('refuses to wrap when a grant source became a symlink, leaving nothing open', () => {
@@ -93,7 +102,7 @@ describe('the bubblewrap backend', () => {
   it('a spread copy with changed fields wraps with the changed fields', () => {
     const copy = { ...bubblewrapLaunch(fields), args: ['--unshare-net'] };
     const spawn = copy.wrap('/bin/true', []);
-    expect(spawn.args).toEqual([...masked(spawn).closing, '--json-status-fd', '3', '--unshare-net', '--', '/bin/true']);
+    expect(spawn.args).toEqual([...masked(spawn).closing, '--json-status-fd', '3', '--seccomp', '4', '--unshare-net', '--', '/bin/true']);
     spawn.release?.();
   });
 

@@ -1,6 +1,7 @@
 /**
  * The bubblewrap backend (Linux): `bwrap [--args N …] --json-status-fd 3 [--block-fd 4]
- * [...policy.args] -- command ...args`, spawned with exactly the policy's environment and the
+ * --seccomp N [...policy.args] -- command ...args` (N after the grants; the filter is
+ * `seccomp-filter.ts`'s), spawned with exactly the policy's environment and the
  * descriptors of `bubblewrap-descriptors.ts` (the grant sources opened at this launch,
  * `grant-descriptors.ts`; the `--args` close what the sidecar holds without close-on-exec),
  * ready as soon as the sandbox runs the command (`bubblewrap-ready.ts`) — for `internet-client`
@@ -22,6 +23,7 @@ import { whenLoopbackAddressed } from './sandbox-loopback.ts';
 import { bubblewrapPolicy } from './bubblewrap.ts';
 import { bubblewrapProbe } from './bubblewrap-probe.ts';
 import { openGrantSources } from './grant-descriptors.ts';
+import { seccompFilter } from './seccomp-filter.ts';
 import { openSandboxUserNamespace, startUserModeNetwork, USER_MODE_RESOLV_CONF, userNamespaceLevel } from './user-mode-network.ts';
 import { LocalError } from '../../../shared/errors.ts';
 
@@ -103,10 +105,13 @@ export const bubblewrapBackend: SandboxBackend<BubblewrapPolicyFields> = {
   compile: bubblewrapPolicy,
   wrap: (policy, command, args) => {
     const layout = descriptorLayout(policy.network);
+    // Here and not in the compiled args, so no policy (a hand-written or an older cached one) runs without it.
+    const filter = seccompFilter();
     const grants = openGrantSources(policy.grantSources ?? []);
     const descriptors: SandboxDescriptor[] = ['pipe'];
     if (layout.block !== undefined) descriptors.push('pipe', { data: USER_MODE_RESOLV_CONF });
-    descriptors.push(...grants.fds.map((fd) => ({ fd })));
+    descriptors.push(...grants.fds.map((fd) => ({ fd })), { data: filter });
+    const seccomp = layout.seccomp(grants.fds.length);
     let inherited: DescriptorMask | null;
     try {
       inherited = maskInheritableDescriptors(3 + descriptors.length);
@@ -119,7 +124,8 @@ export const bubblewrapBackend: SandboxBackend<BubblewrapPolicyFields> = {
       file: policy.executable,
       args: [
         ...closing(inherited),
-        '--json-status-fd', String(layout.status), ...(layout.block !== undefined ? ['--block-fd', String(layout.block)] : []), ...policy.args, '--', command, ...args,
+        '--json-status-fd', String(layout.status), ...(layout.block !== undefined ? ['--block-fd', String(layout.block)] : []), '--seccomp', String(seccomp),
+        ...policy.args, '--', command, ...args,
       ],
       env: policy.env,
       cwd: policy.cwd,

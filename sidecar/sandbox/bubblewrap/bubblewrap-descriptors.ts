@@ -9,6 +9,7 @@
  * | 4 | `--block-fd`: the command waits until the network is up | `internet-client` |
  * | 5 | `--ro-bind-data`: the sandbox's `/etc/resolv.conf` | `internet-client` |
  * | next | `--bind-fd` / `--ro-bind-fd`: one per grant, in order | each grant |
+ * | next | `--seccomp`: the filter (`seccomp-filter.ts`), after the grants so their numbers stay put | always |
  *
  * @module
  */
@@ -22,9 +23,14 @@ export interface DescriptorLayout {
   readonly resolvConf?: number;
   /** The descriptor of grant `i`. */
   grant(i: number): number;
+  /** The seccomp filter's descriptor, after a launch's `grants` grants. */
+  seccomp(grants: number): number;
 }
 
 export function descriptorLayout(network: ContainedNetwork | undefined): DescriptorLayout {
-  if (network === 'internet-client') return { status: STATUS_FD, block: 4, resolvConf: 5, grant: (i) => 6 + i };
-  return { status: STATUS_FD, grant: (i) => 4 + i };
+  const first = network === 'internet-client' ? 6 : 4;
+  const grant = (i: number) => first + i;
+  const seccomp = (grants: number) => grant(grants);
+  if (network === 'internet-client') return { status: STATUS_FD, block: 4, resolvConf: 5, grant, seccomp };
+  return { status: STATUS_FD, grant, seccomp };
 }
