@@ -6,11 +6,24 @@
  */
 import { basename, dirname } from 'node:path';
 import { ValidationError } from '../shared/validation.ts';
-import { parseWorkerConfigText, type WorkerRuntime } from '../worker/config/worker-config.ts';
+import { parseWorkerConfigText, type WorkerConfig, type WorkerRuntime } from '../worker/config/worker-config.ts';
+import { parseCloudflareConfigText, secretSizeIssues } from '../worker/adapters/cloudflare/cloudflare-config.ts';
 import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
 import { type CheckResult, checkSidecarFile, type ConfigKind, unusableFile } from './check-sidecar-file.ts';
 
 export { type CheckResult, configDirOfMcpFile, type ConfigKind } from './check-sidecar-file.ts';
+
+/**
+ * Where a worker config will run, as check names it: a runtime of `switchyard worker`, or
+ * `cloudflare`, the Workers bundle, which refuses more than the edge does and reads the config
+ * from a secret of bounded size.
+ */
+export type CheckRuntime = WorkerRuntime | 'cloudflare';
+
+/** A worker config parsed by the very function its runtime parses it with; throws `ValidationError`. */
+export function parseCheckedWorkerConfig(text: string, runtime: CheckRuntime): WorkerConfig {
+  return runtime === 'cloudflare' ? parseCloudflareConfigText(text) : parseWorkerConfigText(text, { runtime });
+}
 
 /** Guesses what a file is; a file that fits none is checked as what it most resembles. */
 export function kindOf(path: string, json: unknown): ConfigKind {
@@ -28,17 +41,19 @@ export function kindOf(path: string, json: unknown): ConfigKind {
  *
  * @param known What the file is when its place says so (a config dir's files); guessed otherwise.
  */
-export function checkFile(path: string, runtime: WorkerRuntime = 'edge', known?: ConfigKind): CheckResult {
+export function checkFile(path: string, runtime: CheckRuntime = 'edge', known?: ConfigKind): CheckResult {
   const read = readJsonFile(path);
   if (!read.ok) return unusableFile(path, read.issue);
   const { text, json } = read;
   const kind = known ?? kindOf(path, json);
   if (kind !== 'worker config') return checkSidecarFile(path, kind);
+  // Told beside any other problem: fixing those rarely makes a config small enough.
+  const size = runtime === 'cloudflare' ? secretSizeIssues(text) : [];
   try {
-    parseWorkerConfigText(text, { runtime });
-    return { kind, issues: [], warnings: [] };
+    parseCheckedWorkerConfig(text, runtime);
+    return { kind, issues: size, warnings: [] };
   } catch (error) {
-    if (error instanceof ValidationError) return { kind, issues: [...error.issues], warnings: [] };
+    if (error instanceof ValidationError) return { kind, issues: [...error.issues, ...size], warnings: [] };
     throw error;
   }
 }

@@ -7,6 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error plain JS build script
 import { buildWorker } from '../scripts/build.mjs';
 import { EDGE_LOCAL_SERVER_MESSAGE } from '../worker/config/config-checks.ts';
+import { startWorkerdWorker } from '../test/support/workerd-worker.ts';
+import { tokenSha256 } from '../test/support/configs.ts';
 import { denoBinaryPath } from './deno-binary.ts';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'switchyard.mjs');
@@ -95,9 +97,9 @@ describe('switchyard check', () => {
 
   it('shows both forms of check in the main help, a host dir beside a worker config as the README runs it', async () => {
     const { stdout } = await switchyard('--help');
-    expect(stdout).toContain('\n  check [--runtime edge|node] FILE|DIR...\n');
+    expect(stdout).toContain('\n  check [--runtime edge|node|cloudflare] FILE|DIR...\n');
     expect(stdout).toMatch(/\n {2}check worker\.json DIR {2,}\S/);
-    expect((await switchyard('check', '--help')).stdout).toContain('\n       switchyard check [--runtime edge|node] worker.json DIR\n');
+    expect((await switchyard('check', '--help')).stdout).toContain('\n       switchyard check [--runtime edge|node|cloudflare] worker.json DIR\n');
   });
 
   it('prints help for every command', async () => {
@@ -153,6 +155,52 @@ describe('switchyard check --runtime: a worker config as the runtime it names va
     expect(served.code).toBe(2);
     expect(issueLines(served.stderr)).toEqual([expected]);
   }, 60_000);
+});
+
+describe('switchyard check --runtime cloudflare: what the Workers bundle takes', () => {
+  const agent = (i: number) => ({ name: `agent-${String(i).padStart(2, '0')}`, 'token-sha256': tokenSha256(`token-${i}`), servers: [] });
+  const sized = (count: number) => ({ agents: Array.from({ length: count }, (_, i) => agent(i)), hosts: [], servers: {} });
+
+  it('refuses what the bundle refuses under workerd, in its words, where edge passes it', async () => {
+    const config = { agents: [], hosts: [], servers: {}, audit: { file: 'audit.jsonl' } };
+    const file = write('cloudflare-audit/worker.json', config);
+    expect(await switchyard('check', file)).toMatchObject({ code: 0 });
+    const checked = await switchyard('check', '--runtime', 'cloudflare', file);
+    expect(checked.code).toBe(1);
+    expect(issueLines(checked.stdout)).toEqual([expect.stringMatching(/^audit\.file: Workers have no file system/)]);
+
+    const worker = await startWorkerdWorker(config);
+    try {
+      await fetch(`${worker.url}/healthz`).then((r) => r.text());
+      await expect.poll(() => issueLines(worker.errorLines().join('\n'))).toEqual(issueLines(checked.stdout));
+    } finally {
+      await worker.stop();
+    }
+  }, 60_000);
+
+  it('refuses a config larger than a secret holds, counted as minified JSON, and passes one that fits only minified', async () => {
+    // Pretty-printed, as host add and agent add write it, over the limit; minified, under it.
+    let fits = 1;
+    while (JSON.stringify(sized(fits + 1)).length <= 5120) fits += 1;
+    expect(JSON.stringify(sized(fits), null, 2).length).toBeGreaterThan(5120);
+    const ok = write('cloudflare-size/fits.json', JSON.stringify(sized(fits), null, 2));
+    expect(await switchyard('check', '--runtime', 'cloudflare', ok)).toMatchObject({ code: 0, stdout: `${ok}: ok (worker config)\n` });
+
+    const big = write('cloudflare-size/worker.json', JSON.stringify(sized(fits + 1), null, 2));
+    const bytes = JSON.stringify(sized(fits + 1)).length;
+    const checked = await switchyard('check', '--runtime', 'cloudflare', big);
+    expect(checked.code).toBe(1);
+    expect(checked.stdout.split('\n').slice(1).map((l) => l.trim()).filter((l) => l !== '')).toEqual([`(root): ${bytes.toLocaleString('en-US')} bytes as minified JSON, more than a Workers secret holds (5,120 bytes): remove agents, hosts or servers, or shorten their names`]);
+    // Not a limit of the other runtimes, which read a file.
+    expect(await switchyard('check', big)).toMatchObject({ code: 0 });
+  });
+
+  it('names cloudflare among the runtimes it knows', async () => {
+    const file = write('cloudflare-usage/worker.json', sized(1));
+    const result = await switchyard('check', '--runtime', 'workers', file);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain('Unknown runtime "workers": expected edge (the default, also for deno), node or cloudflare');
+  });
 });
 
 describe('switchyard check on a file it cannot use as JSON', () => {

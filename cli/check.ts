@@ -7,8 +7,9 @@
  *
  * A worker config is validated exactly as the runtime it will run on validates it, by the same
  * function (`parseWorkerConfigText`) that `switchyard worker` and the deployed bundle call:
- * `--runtime edge` (the default: `dist/worker.js`, Deno) or `--runtime node` (the single-machine
- * mode, which also serves top-level `{"type":"local"}` servers).
+ * `--runtime edge` (the default: `dist/worker.js`, Deno), `--runtime node` (the single-machine
+ * mode, which also serves top-level `{"type":"local"}` servers) or `--runtime cloudflare` (the
+ * Workers bundle: the edge's checks, its own refusals, and the size a secret holds).
  *
  * @module
  */
@@ -16,20 +17,20 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatIssue } from '../shared/validation.ts';
-import { parseWorkerConfigText, type WorkerConfig, type WorkerRuntime } from '../worker/config/worker-config.ts';
+import type { WorkerConfig } from '../worker/config/worker-config.ts';
 import { LocalError } from '../shared/errors.ts';
 import { describeFileProblems, readJsonFile } from '../sidecar/config/config-file-problems.ts';
 import { checkAcross } from './check-across.ts';
 import { checkConfigDir } from './check-config-dir.ts';
-import { type CheckResult, checkFile } from './check-file.ts';
+import { type CheckResult, checkFile, type CheckRuntime, parseCheckedWorkerConfig } from './check-file.ts';
 
-export { type CheckResult, checkFile, type ConfigKind, configDirOfMcpFile, kindOf } from './check-file.ts';
+export { type CheckResult, checkFile, type CheckRuntime, type ConfigKind, configDirOfMcpFile, kindOf } from './check-file.ts';
 
 /** `--runtime` as check names it; `deno` is an edge runtime, the default of `switchyard worker`. */
-export function checkRuntime(value: string | undefined): WorkerRuntime {
+export function checkRuntime(value: string | undefined): CheckRuntime {
   if (value === undefined || value === 'edge' || value === 'deno') return 'edge';
-  if (value === 'node') return 'node';
-  throw new LocalError('usage', `Unknown runtime "${value}": expected edge (the default, also for deno) or node`);
+  if (value === 'node' || value === 'cloudflare') return value;
+  throw new LocalError('usage', `Unknown runtime "${value}": expected edge (the default, also for deno), node or cloudflare`);
 }
 
 export async function runCheck(argv: string[]): Promise<number> {
@@ -52,7 +53,7 @@ export async function runCheck(argv: string[]): Promise<number> {
     if (directory) dirs.push(target);
     else if (results[0]?.kind === 'worker config' && results[0].issues.length === 0) {
       const read = readJsonFile(target);
-      if (read.ok) workers.push({ file: target, config: parseWorkerConfigText(read.text, { runtime }) });
+      if (read.ok) workers.push({ file: target, config: parseCheckedWorkerConfig(read.text, runtime) });
     }
   }
   // A worker config and a host's dir given together are checked against each other.

@@ -25,7 +25,7 @@ Commands:
   agent pin NAME --config FILE  Pin an agent's trust profile at the revision its hosts reported
   agent remove NAME --config FILE
                                 Remove an agent, revoking its token
-  check [--runtime edge|node] FILE|DIR...
+  check [--runtime edge|node|cloudflare] FILE|DIR...
                                 Validate a worker config, sidecar.json, mcp.json or trust profile
   check worker.json DIR         Check a worker config against a host's config dir
   doctor [--config-dir DIR] [--worker URL]
@@ -132,8 +132,8 @@ agent out, which revokes its token.`,
 
 Prints each trust profile in DIR/trust-profiles with its current revision, the value to put in
 the worker config's "trust-profile-revision".`,
-  check: `Usage: switchyard check [--runtime edge|node] FILE|DIR...
-       switchyard check [--runtime edge|node] worker.json DIR
+  check: `Usage: switchyard check [--runtime edge|node|cloudflare] FILE|DIR...
+       switchyard check [--runtime edge|node|cloudflare] worker.json DIR
 
 Validates a worker config, a sidecar.json, an mcp.json or a trust profile (recognised by its
 content and place) and prints every problem as "path: message". Exit 1 when there is any.
@@ -144,8 +144,10 @@ bound to it defined in its mcp.json, and its agents' trust profiles at their cur
 
 Options:
   --runtime R       How a worker config will run: edge (default: dist/worker.js, switchyard worker
-                    under Deno) or node (switchyard worker --runtime node, which also serves
-                    top-level {"type":"local"} servers)`,
+                    under Deno), node (switchyard worker --runtime node, which also serves
+                    top-level {"type":"local"} servers) or cloudflare (dist/cloudflare/worker.js:
+                    what Workers refuse too, such as audit.file, and the 5,120 bytes a secret
+                    holds, counted on the config as minified JSON)`,
   doctor: `Usage: switchyard doctor [--config-dir DIR] [--worker URL]
 
 Checks that bubblewrap is present and usable, user namespaces are enabled, Deno is installed and
