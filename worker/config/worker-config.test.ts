@@ -59,6 +59,20 @@ describe('worker config', () => {
     expect(issues).toContain('public-url: must be an http: or https: URL');
   });
 
+  it('takes public-url as an origin alone, and over https wherever the built-in OAuth server takes tokens off this machine', () => {
+    const input = designExample();
+    expect(parseWorkerConfig({ ...input, 'public-url': 'https://yard.example.com/' }, { runtime: 'edge' })['public-url']).toBe('https://yard.example.com/');
+    for (const url of ['https://yard.example.com/switchyard', 'https://yard.example.com/?x=1', 'https://me@yard.example.com']) {
+      expect([url, issuesOf({ ...input, 'public-url': url })]).toEqual([url, ["public-url: must be the worker's origin alone (scheme, host and port), without a path, query or user name"]]);
+    }
+    const oauth = { oauth: { 'built-in': {} } };
+    expect(issuesOf({ ...input, ...oauth, 'public-url': 'http://yard.lan:8787' })).toEqual([
+      "public-url: must be https: with oauth.built-in, whose consent page takes agent tokens (plain http is for this machine's loopback only): put the worker behind TLS",
+    ]);
+    expect(parseWorkerConfig({ ...input, ...oauth, 'public-url': 'http://127.0.0.1:8787' }, { runtime: 'edge' })['public-url']).toBe('http://127.0.0.1:8787');
+    expect(parseWorkerConfig({ ...input, 'public-url': 'http://yard.lan:8787' }, { runtime: 'edge' })['public-url']).toBe('http://yard.lan:8787');
+  });
+
   it('lowercases hash hex so either case matches', () => {
     const input = designExample();
     (input.agents as Array<Record<string, unknown>>)[0]!['token-sha256'] = 'A'.repeat(64);

@@ -65,12 +65,21 @@ export const ServerEntrySchema = z.strictObject({
   executor: z.unknown().check(z.describe('Connection descriptor: where this server runs')),
 });
 
+function originOnly(url: URL): boolean {
+  return url.pathname === '/' && url.search === '' && url.hash === '' && url.username === '' && url.password === '';
+}
+
 export const WorkerConfigSchema = z.strictObject({
   'agents': z.array(AgentSchema).check(z.describe('Agents that may connect, by bearer token')),
   'hosts': z._default(z.array(HostSchema), []).check(z.describe('Hosts whose sidecars may link')),
   'servers': z.record(z.string(), ServerEntrySchema).check(z.describe('Servers by name, each bound to a descriptor')),
   'public-url': z
-    .optional(z.string().check(z.url('must be an absolute URL'), z.refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL')))
+    .optional(z.string().check(
+      z.url('must be an absolute URL'),
+      z.refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL'),
+      // Its origin is all the worker uses (it serves /mcp, /link and OAuth from its root): a path would be dropped unseen.
+      z.refine((u) => !URL.canParse(u) || originOnly(new URL(u)), 'must be the worker\'s origin alone (scheme, host and port), without a path, query or user name'),
+    ))
     .check(z.describe('The URL sidecars dial, for a worker behind a proxy or tunnel that rewrites Host: a link proof must name it. Default: the link request\'s Host, when it is an allowed host on the port the worker listens on')),
   'allowed-hosts': z
     ._default(z.array(z.string().check(z.regex(HOST_PATTERN, 'must be a host name, optionally with ":port"'))), [...DEFAULT_ALLOWED_HOSTS])
