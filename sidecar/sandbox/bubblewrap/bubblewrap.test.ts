@@ -65,7 +65,21 @@ describe('bubblewrapPolicy', () => {
 
   it('caps the private /tmp and /dev/shm at the configured size', async () => {
     const { args } = await compile({ networkCapabilities: [] });
-    expect(args.join(' ')).toContain(`--size ${MIB64} --tmpfs /tmp --proc /proc --dev /dev --size ${MIB64} --tmpfs /dev/shm`);
+    expect(args.join(' ')).toContain(`--size ${MIB64} --tmpfs /tmp --proc /proc`);
+    expect(args.join(' ')).toContain(`--dev /dev --size ${MIB64} --tmpfs /dev/shm`);
+  });
+
+  it('makes /proc/sys and the other kernel knobs read-only right after mounting /proc', async () => {
+    const { args } = await compile({ networkCapabilities: [] });
+    const proc = args.indexOf('--proc');
+    expect(args.slice(proc, proc + 17)).toEqual([
+      '--proc', '/proc',
+      '--ro-bind', '/proc/sys', '/proc/sys',
+      '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
+      '--ro-bind-try', '/proc/irq', '/proc/irq',
+      '--ro-bind-try', '/proc/bus', '/proc/bus',
+      '--ro-bind-try', '/proc/fs', '/proc/fs',
+    ]);
   });
 
   it.each<[string, NetworkCapability[] | undefined, string]>([
@@ -140,6 +154,24 @@ describe('bubblewrapPolicy', () => {
     expect((error as WireError).reason).toBe('launch-failed');
     expect((error as WireError).message).not.toContain(root);
     expect(lines.join('\n')).toContain(at('link'));
+  });
+
+  it.each<[string, FilesystemGrant['accessMode'], string]>([
+    ['/', 'read-only', 'proc'],
+    ['/proc', 'read-only', 'proc'],
+    ['/proc/1', 'read-only', 'proc'],
+    ['/sys', 'read-write', 'sysfs'],
+  ])("refuses a grant of %s (%s), which would bring in the host's %s", async (source, mode, type) => {
+    const lines: string[] = [];
+    const error = await compile({ filesystemPaths: [grant(source, mode, '/mnt/host')] }, {}, {}, { log: createLogger({ write: (line) => lines.push(line) }) }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WireError);
+    expect(error).toMatchObject({ reason: 'launch-failed', message: `Cannot start contained process: a path its trust profile grants exposes the host's ${type} filesystem; the sidecar log names it` });
+    expect(lines.join('\n')).toContain(`"path":"${source}"`);
+  });
+
+  it('still grants /sys read-only', async () => {
+    const policy = await compile({ filesystemPaths: [grant('/sys', 'read-only', '/mnt/sys')] });
+    expect(mounts(policy.args, ['--ro-bind-fd'])).toEqual([['--ro-bind-fd', '4', '/mnt/sys']]);
   });
 
   it('leaves an implicit read-only path inside a writable grant to the grant', async () => {

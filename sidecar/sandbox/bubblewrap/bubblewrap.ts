@@ -19,22 +19,26 @@
  *   `/etc` that name resolution, TLS, users, time zones and the dynamic loader need — never
  *   `/etc/shadow` or `/etc/ssl/private`;
  * - a fresh `/tmp` and `/dev/shm`, each a tmpfs capped at `tmpSizeBytes` (`--size`) so a server
- *   cannot fill the host's memory through them; `--proc /proc`; `--dev /dev`, read-only;
+ *   cannot fill the host's memory through them; `--proc /proc` with `/proc/sys` and the other
+ *   kernel knobs read-only ({@link PROC_READ_ONLY}); `--dev /dev`, read-only;
+ * - a seccomp filter, which the backend adds to every launch (`seccomp-filter.ts`);
  * - read-only: the interpreter, the server's install dir and `cwd` (`launch-paths.ts`); none of
  *   them may expose the sidecar's config dir (`config-dir-exposure.ts`, checked by the compiler);
  * - the profile's grants, read-write or read-only, mounted shallowest first so a deeper grant
  *   overrides a shallower one exactly as `filesystem-grants.ts` defines, each from a descriptor
  *   the backend opens at launch (`grant-descriptors.ts`: a symlink swapped in cannot redirect
  *   it; a source that is not its own real path is refused here already). An implicit read-only
- *   path inside a grant is left to the grant (it must not make a writable grant read-only).
+ *   path inside a grant is left to the grant (it must not make a writable grant read-only). A
+ *   grant that would bring in the host's procfs, or a writable sysfs or cgroupfs, is refused
+ *   ({@link NEVER_GRANTED}): it would undo the read-only `/proc/sys` above, and worse.
  * `$HOME` is never mounted. There is no `--clearenv`/`--setenv`: the backend spawns bwrap with
  * exactly {@link BubblewrapPolicyFields.env}, so environment values never appear in bwrap's argv.
  *
  * @module
  */
-import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
 import { WireError } from '../../../shared/errors.ts';
-import { containedNetwork } from '../../trust/effective-profile.ts';
+import { containedNetwork, type FilesystemGrant } from '../../trust/effective-profile.ts';
 import { isWithin } from '../../trust/filesystem-grants.ts';
 import type { BubblewrapPolicyFields } from '../containment-policy.ts';
 import { containedEnvironment } from '../environment.ts';
@@ -66,6 +70,59 @@ export const ETC_ENTRIES = [
   '/etc/ld.so.conf',
   '/etc/ld.so.conf.d',
 ];
+
+/**
+ * Read-only over the sandbox's `/proc`, right after it is mounted. A sidecar running as root maps
+ * the server to kuid 0, and sysctl writes are checked against that uid, not against capabilities,
+ * so `--cap-drop ALL` leaves `/proc/sys/kernel/core_pattern` (host root code execution) writable.
+ * bwrap covers `/proc/sys` only when `access(W_OK)` on it succeeds, which it never does on the
+ * directory. `/proc/sys` must exist (a bwrap failure, not a silent gap); the others, Docker's
+ * read-only `/proc` paths, are there only with their kernel options.
+ */
+export const PROC_READ_ONLY = [
+  '--ro-bind', '/proc/sys', '/proc/sys',
+  ...['/proc/sysrq-trigger', '/proc/irq', '/proc/bus', '/proc/fs'].flatMap((path) => ['--ro-bind-try', path, path]),
+];
+
+/**
+ * Kernel filesystems a grant must not bring in. The host's procfs not at all: writable, its
+ * `/proc/sys` is writable again for a server mapped to root (checked: `core_pattern` accepts a
+ * write); read-only, it still undoes the PID namespace, listing every host process with its
+ * command line, where tokens often are. The others not writable: sysfs, cgroupfs and the like
+ * check writes by uid too, so a server mapped to root could write them.
+ */
+const NEVER_GRANTED = new Set(['proc']);
+const NEVER_WRITABLE = new Set(['sysfs', 'cgroup', 'cgroup2', 'debugfs', 'tracefs', 'securityfs', 'bpf', 'configfs', 'efivarfs', 'pstore', 'binfmt_misc']);
+
+/** Mount points of the host's kernel filesystems, with the type of each. */
+function kernelMounts(): { path: string; type: string }[] {
+  let text: string;
+  try {
+    text = readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return [{ path: '/proc', type: 'proc' }, { path: '/sys', type: 'sysfs' }];
+  }
+  return text.split('\n').flatMap((line) => {
+    const [before, after] = line.split(' - ');
+    const type = after?.split(' ')[0] ?? '';
+    const point = before?.split(' ')[4];
+    if (point === undefined || (!NEVER_GRANTED.has(type) && !NEVER_WRITABLE.has(type))) return [];
+    return [{ path: point.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8))), type }];
+  });
+}
+
+/** Refuses a grant whose source is, holds or lies in a kernel filesystem it must not expose. */
+function refuseKernelFilesystems(grants: readonly FilesystemGrant[], log: CompileInput['log']): void {
+  const mounts = kernelMounts();
+  for (const grant of grants) {
+    const hit = mounts.find((m) => (isWithin(grant.sourcePath, m.path) || isWithin(m.path, grant.sourcePath)) && (NEVER_GRANTED.has(m.type) || grant.accessMode === 'read-write'));
+    if (hit === undefined) continue;
+    log.warn('Refused a trust profile grant that exposes a host kernel filesystem', { path: grant.sourcePath, mount: hit.path, type: hit.type });
+    throw new WireError('launch-failed', `Cannot start contained process: a path its trust profile grants exposes the host's ${hit.type} filesystem; the sidecar log names it`, {
+      detail: { backend: 'bubblewrap' },
+    });
+  }
+}
 
 /** The system mounts, and the system dirs they cover, from one look at each directory. */
 function systemMounts(resolvConfFd: number | undefined): { args: string[]; dirs: string[] } {
@@ -101,7 +158,8 @@ interface Mount {
  * @param input The profile, the launch, the probed executable and the host facts.
  * @returns The policy fields the bubblewrap backend runs as `bwrap [...args, '--', file, ...launch.args]`.
  * @throws WireError `containment-unavailable` when `internet-client` is granted and slirp4netns is
- *   missing; `launch-failed` when a grant's source is missing or not its own real path.
+ *   missing; `launch-failed` when a grant's source is missing or not its own real path, or would
+ *   bring in a host kernel filesystem ({@link NEVER_GRANTED}).
  */
 export async function bubblewrapPolicy(input: CompileInput): Promise<BubblewrapPolicyFields> {
   const { effective, launch } = input;
@@ -116,9 +174,10 @@ export async function bubblewrapPolicy(input: CompileInput): Promise<BubblewrapP
   const size = String(input.tmpSizeBytes);
   const args = ['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--cap-drop', 'ALL'];
   const system = systemMounts(layout.resolvConf);
-  args.push(...system.args, '--size', size, '--tmpfs', '/tmp', '--proc', '/proc', '--dev', '/dev', '--size', size, '--tmpfs', '/dev/shm');
+  args.push(...system.args, '--size', size, '--tmpfs', '/tmp', '--proc', '/proc', ...PROC_READ_ONLY, '--dev', '/dev', '--size', size, '--tmpfs', '/dev/shm');
 
   const grants = effective.filesystemPaths;
+  refuseKernelFilesystems(grants, input.log);
   try {
     openGrantSources(grants.map((g) => g.sourcePath)).close();
   } catch (error) {
