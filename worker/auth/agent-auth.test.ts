@@ -33,6 +33,16 @@ describe('agent authentication', () => {
     expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="switchyard"');
     expect(await missing.json()).toEqual({ error: { reason: 'unauthorized', message: 'Missing bearer token: send "Authorization: Bearer <token>"' } });
 
+    // A header that is there but is no Bearer token is not called missing: the client sent one, wrongly.
+    for (const authorization of ['Basic YWxpY2U6eA==', 'Bearer a b', 'Bearer', 'alice-token']) {
+      const malformed = await app.request('/mcp', { headers: { authorization } });
+      expect([authorization, malformed.status, ((await malformed.json()) as { error: { message: string } }).error.message]).toEqual([
+        authorization,
+        401,
+        'Malformed Authorization header: it is not "Bearer <token>" (one token, no spaces in it)',
+      ]);
+    }
+
     const wrong = await app.request('/mcp', { headers: { authorization: 'Bearer nope' } });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toContain('error="invalid_token"');

@@ -50,11 +50,18 @@ export async function authenticateAgent(header: string | null | undefined, agent
   return index === -1 ? null : agents[index]!;
 }
 
+/** Why no token was read from the request: an Authorization header that is not `Bearer <token>` is said apart from none. */
+function missingTokenMessage(header: string | undefined): string {
+  return header === undefined || header.trim() === ''
+    ? 'Missing bearer token: send "Authorization: Bearer <token>"'
+    : 'Malformed Authorization header: it is not "Bearer <token>" (one token, no spaces in it)';
+}
+
 /** The 401 every agent route answers with; `hadToken` adds RFC 6750's `invalid_token`. */
 export function unauthorizedResponse(c: Context, hadToken: boolean): Response {
   const error = hadToken
     ? new WireError('unauthorized', 'Invalid bearer token: check the token configured for this agent')
-    : new WireError('unauthorized', 'Missing bearer token: send "Authorization: Bearer <token>"');
+    : new WireError('unauthorized', missingTokenMessage(c.req.header('authorization')));
   c.header('WWW-Authenticate', hadToken ? 'Bearer realm="switchyard", error="invalid_token"' : 'Bearer realm="switchyard"');
   return c.json(error.toHttpBody(), 401);
 }
@@ -82,7 +89,7 @@ export function agentAuth(agents: readonly AgentEntry[], extension?: AgentTokenE
       if (agent === null) {
         const why = verdict !== null && 'refused' in verdict ? verdict.refused : undefined;
         const error = token === null
-          ? new WireError('unauthorized', 'Missing bearer token: send "Authorization: Bearer <token>", or sign in with OAuth (see WWW-Authenticate)')
+          ? new WireError('unauthorized', `${missingTokenMessage(header)}, or sign in with OAuth (see WWW-Authenticate)`)
           : new WireError('unauthorized', `Invalid bearer token: ${why ?? 'not a token of this worker (expired, revoked or unknown)'}`);
         c.header('WWW-Authenticate', extension.challenge(c, token === null ? undefined : (why ?? 'the token is expired, revoked or unknown')));
         return c.json(error.toHttpBody(), 401);
