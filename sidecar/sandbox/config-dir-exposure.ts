@@ -73,7 +73,7 @@ export function configDirExposures(
     seen.add(`${by}:${path}`);
     found.push({ path, by });
   };
-  for (const root of launchPaths(launch, options.home ?? homedir()).roots) add(root.path, root.for);
+  for (const root of launchPaths(launch, options.home ?? homedir(), options.grants).roots) add(root.path, root.for);
   for (const grant of options.grants ?? []) add(grant.sourcePath, 'grant');
   return found;
 }

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WireError } from '../../shared/errors.ts';
 import { launchPaths } from './launch-paths.ts';
 
 let root: string;
@@ -97,5 +98,88 @@ describe('launchPaths', () => {
     mkdirSync(join(root, 'work'));
     const { roots } = launchPaths({ file: '/usr/bin/node', args: [script], cwd: join(root, 'work') }, home);
     expect(roots).toEqual(expect.arrayContaining([{ path: join(root, 'srv'), for: 'script' }, { path: join(root, 'work'), for: 'cwd' }, { path: '/usr', for: 'command' }]));
+  });
+});
+
+describe('launchPaths under grants, whose contents the contained server decides', () => {
+  const grant = (sourcePath: string) => ({ sourcePath });
+  const refusal = (run: () => unknown): WireError => {
+    try {
+      run();
+    } catch (error) {
+      return error as WireError;
+    }
+    throw new Error('expected a refusal');
+  };
+
+  it('adds no root for a script, command or cwd inside a grant, nor walks above the grant source', () => {
+    const mono = join(root, 'mono');
+    const foo = join(mono, 'packages', 'foo');
+    file(join(mono, 'package.json'), '{}');
+    file(join(mono, '.env'), 'SECRET=1');
+    const script = file(join(foo, 'server.cjs'));
+    const node = file(join(foo, 'bin', 'node'));
+    const launch = { file: node, args: [script], cwd: foo };
+    // The server deleted foo/package.json: before, the walk went on to expose all of mono.
+    expect(launchPaths(launch, home, [grant(foo)])).toEqual({ readOnly: [], emptyDirs: [], roots: [] });
+    file(join(foo, 'package.json'), '{}');
+    expect(launchPaths(launch, home, [grant(foo)]).readOnly).toEqual([]);
+  });
+
+  it('refuses a script inside a grant that the server made a symlink to a file outside every grant', () => {
+    const project = join(root, 'project');
+    file(join(home, '.ssh', 'id_ed25519'), 'KEY');
+    mkdirSync(project);
+    symlinkSync(join(home, '.ssh', 'id_ed25519'), join(project, 'server.js'));
+    const error = refusal(() => launchPaths({ file: '/usr/bin/node', args: [join(project, 'server.js')], cwd: project }, home, [grant(project)]));
+    expect(error).toBeInstanceOf(WireError);
+    expect(error).toMatchObject({ reason: 'launch-failed', detail: { part: 'script' } });
+    expect(error.message).toMatch(/^Cannot start contained process: its script lies in a path its trust profile grants and resolves to outside every grant/);
+    expect(error.message).not.toContain(root);
+    expect((error.cause as Error).message).toContain(join(home, '.ssh', 'id_ed25519'));
+  });
+
+  it('sees a symlink the server planted in a grant even where the path leaves the grant again', () => {
+    const project = join(root, 'project');
+    const secret = file(join(root, 'secrets', 'server.js'));
+    mkdirSync(project);
+    symlinkSync(join(root, 'secrets'), join(project, 'lib'));
+    expect(refusal(() => launchPaths({ file: '/usr/bin/node', args: [join(project, 'lib', 'server.js')] }, home, [grant(project)])).reason).toBe('launch-failed');
+    const outside = join(root, 'opt');
+    mkdirSync(outside);
+    symlinkSync(join(project, 'lib'), join(outside, 'srv'));
+    const through = refusal(() => launchPaths({ file: '/usr/bin/node', args: [join(outside, 'srv', 'server.js')] }, home, [grant(project)]));
+    expect(through.message).toMatch(/^Cannot start contained process: its script reaches a path its trust profile grants through a symlink/);
+    expect(launchPaths({ file: '/usr/bin/node', args: [secret] }, home, [grant(project)]).readOnly).toEqual(['/usr', join(root, 'secrets')]);
+  });
+
+  it('refuses a cwd inside a grant that resolves outside it, and a command that does', () => {
+    const project = join(root, 'project');
+    mkdirSync(join(root, 'elsewhere'));
+    mkdirSync(project);
+    symlinkSync(join(root, 'elsewhere'), join(project, 'work'));
+    expect(refusal(() => launchPaths({ file: '/usr/bin/node', args: [], cwd: join(project, 'work') }, home, [grant(project)])).detail).toEqual({ part: 'cwd' });
+    const node = file(join(root, 'opt', 'node-v20', 'bin', 'node'));
+    symlinkSync(node, join(project, 'node'));
+    expect(refusal(() => launchPaths({ file: join(project, 'node'), args: [] }, home, [grant(project)])).detail).toEqual({ part: 'command' });
+  });
+
+  it('lets a path in a grant lead to another grant or into the system dirs every sandbox shows, as a venv interpreter does', () => {
+    const project = join(root, 'project');
+    const shared = join(root, 'shared');
+    const lib = file(join(shared, 'lib.js'));
+    mkdirSync(join(project, '.venv', 'bin'), { recursive: true });
+    symlinkSync(lib, join(project, 'lib.js'));
+    symlinkSync('/usr/bin/env', join(project, '.venv', 'bin', 'python'));
+    const launch = { file: join(project, '.venv', 'bin', 'python'), args: [join(project, 'lib.js')] };
+    expect(launchPaths(launch, home, [grant(project), grant(shared)]).readOnly).toEqual([]);
+  });
+
+  it('keeps the roots of a launch outside the grants as they were', () => {
+    const project = join(root, 'project');
+    mkdirSync(project);
+    file(join(root, 'srv', 'package.json'), '{}');
+    const script = file(join(root, 'srv', 'lib', 'main.js'));
+    expect(launchPaths({ file: '/usr/bin/node', args: [script], cwd: project }, home, [grant(project)]).readOnly).toEqual(['/usr', join(root, 'srv')]);
   });
 });

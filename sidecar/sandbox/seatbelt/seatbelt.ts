@@ -102,7 +102,7 @@ export function seatbeltProfile(input: SeatbeltProfileInput): string {
  * @returns The policy fields the Seatbelt backend runs as `sandbox-exec -p <profile> file ...launch.args`.
  */
 export function seatbeltPolicy(input: CompileInput): SeatbeltPolicyFields {
-  const paths = launchPaths(input.launch, input.home);
+  const paths = launchPaths(input.launch, input.home, input.effective.filesystemPaths);
   const profile = seatbeltProfile({ effective: input.effective, readPaths: paths.readOnly, revision: input.revision });
   return {
     backend: 'seatbelt',
