@@ -28,7 +28,7 @@ describe('address-space limit', () => {
   it('finds prlimit on PATH on Linux only', () => {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-prlimit-'));
     try {
-      writeFileSync(join(dir, 'prlimit'), '');
+      writeFileSync(join(dir, 'prlimit'), '', { mode: 0o755 });
       expect(findPrlimit({ PATH: `/nonexistent:${dir}` }, 'linux')).toBe(join(dir, 'prlimit'));
       expect(findPrlimit({ PATH: '/nonexistent' }, 'linux')).toBeNull();
       expect(findPrlimit({ PATH: dir }, 'darwin')).toBeNull();

@@ -1,5 +1,10 @@
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type BackendAvailability, cachedProbe, isLastingRun, type ProbeRun } from './availability.ts';
+import { bubblewrapExecutable, bubblewrapProbe } from './bubblewrap/bubblewrap-probe.ts';
+import { userModeNetworkExecutable, userModeNetworkProbe } from './bubblewrap/user-mode-network.ts';
 
 const unusable: BackendAvailability = { available: false, problem: 'unusable', message: 'Containment unavailable: from the test' };
 const available: BackendAvailability = { available: true, executable: '/usr/bin/tool' };
@@ -36,5 +41,33 @@ describe('whether a helper run says something lasting about the host', () => {
   it('does not when the spawn ran out of descriptors, or the run was killed for its time', () => {
     expect(isLastingRun({ errno: 'EMFILE' })).toBe(false);
     expect(isLastingRun({ timedOut: true })).toBe(false);
+  });
+});
+
+// A PATH entry a contained server can write (here: everyone can), first on the sidecar's PATH.
+describe.runIf(process.platform === 'linux' && existsSync('/usr/bin/bwrap') && existsSync('/usr/bin/slirp4netns'))('the sandbox tools on the sidecar\'s PATH', () => {
+  it('are never taken from a directory a server could have written them to, and a refused one is never run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-planted-'));
+    const planted = join(dir, 'bin');
+    const saved = process.env['PATH'];
+    try {
+      mkdirSync(planted, { mode: 0o777 });
+      chmodSync(planted, 0o777);
+      for (const name of ['bwrap', 'slirp4netns']) writeFileSync(join(planted, name), `#!/bin/sh\ntouch "${dir}/ran"\n`, { mode: 0o755 });
+      process.env['PATH'] = `${planted}:/usr/bin:/bin`;
+      expect(bubblewrapExecutable()).toBe('/usr/bin/bwrap');
+      expect(userModeNetworkExecutable()).toBe('/usr/bin/slirp4netns');
+      // Named back, as switchyard doctor names what it was given, the refused file still does not run.
+      expect(await bubblewrapProbe(join(planted, 'bwrap'))()).toEqual({
+        available: false,
+        problem: 'missing',
+        message: `Containment unavailable: bubblewrap "${planted}/bwrap" is not used, since a contained server could have put it there: "${planted}" is writable by its group or by everyone; install bubblewrap with the OS package manager, e.g. apt-get install bubblewrap, and keep directories the sidecar's user can write off its PATH`,
+      });
+      expect(await userModeNetworkProbe(join(planted, 'slirp4netns'))()).toMatchObject({ available: false, message: expect.stringContaining(`"${planted}/slirp4netns" is not used`) });
+      expect(existsSync(join(dir, 'ran'))).toBe(false);
+    } finally {
+      process.env['PATH'] = saved;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -6,8 +6,6 @@
  *
  * @module
  */
-import { accessSync, constants } from 'node:fs';
-import { delimiter, join } from 'node:path';
 import type { HelperResult } from '../process/masked-spawn.ts';
 
 /**
@@ -52,18 +50,4 @@ export function cachedProbe(cache: Map<string, Promise<BackendAvailability>>, ex
     cache.set(executable, result);
   }
   return result;
-}
-
-/** The first executable `name` on a `PATH` value, if any. */
-export function findOnPath(name: string, pathValue: string | undefined): string | undefined {
-  for (const dir of (pathValue ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return join(dir, name);
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }

@@ -10,10 +10,15 @@
  * host does not gain namespaces while running; restart the sidecar after fixing it), unless the
  * check itself could not run (`cachedProbe`).
  *
+ * bwrap itself runs unconfined, so it is taken from `PATH` only where no server can have put it
+ * (`host-tool.ts`); with none there, containment is unavailable, saying which file was refused and
+ * why, and nothing is run.
+ *
  * @module
  */
+import { findHostTool, type HostToolLookup } from '../../process/host-tool.ts';
 import { type HelperResult, runHelper } from '../../process/masked-spawn.ts';
-import { type BackendAvailability, cachedProbe, type ContainmentProbe, findOnPath, isLastingRun, type ProbeRun } from '../availability.ts';
+import { type BackendAvailability, cachedProbe, type ContainmentProbe, isLastingRun, type ProbeRun } from '../availability.ts';
 
 const FALLBACK_BWRAP = '/usr/bin/bwrap';
 const probed = new Map<string, Promise<BackendAvailability>>();
@@ -57,15 +62,38 @@ function verdict(executable: string, result: HelperResult): BackendAvailability 
   };
 }
 
-/** The `bwrap` a probe checks: `executable`, else the first on the sidecar's `PATH`, else `/usr/bin/bwrap`. */
+/** The sidecar's own lookup: its `PATH`, then `/usr/bin`, where packages install bwrap. */
+function lookup(): HostToolLookup {
+  return findHostTool('bwrap', `${process.env['PATH'] ?? ''}:/usr/bin`);
+}
+
+/**
+ * Why no `bwrap` may run: by default, when the lookup found only refused ones; a named one, when
+ * the lookup refused that very file (doctor names what {@link bubblewrapExecutable} gave it).
+ */
+function refusal(executable: string | undefined, found: HostToolLookup): BackendAvailability | undefined {
+  const refused = executable === undefined ? (found.path === null ? found.refused[0] : undefined) : found.refused.find((r) => r.file === executable);
+  if (refused === undefined) return undefined;
+  return {
+    available: false,
+    problem: 'missing',
+    message: `Containment unavailable: bubblewrap "${refused.file}" is not used, since a contained server could have put it there: ${refused.why}; install bubblewrap with the OS package manager, e.g. apt-get install bubblewrap, and keep directories the sidecar's user can write off its PATH`,
+  };
+}
+
+/**
+ * The `bwrap` a probe checks: `executable`, else the first on the sidecar's `PATH` that no server
+ * can have put there, else `/usr/bin/bwrap`.
+ */
 export function bubblewrapExecutable(executable?: string): string {
-  return executable ?? findOnPath('bwrap', process.env['PATH']) ?? FALLBACK_BWRAP;
+  return executable ?? lookup().path ?? FALLBACK_BWRAP;
 }
 
 /**
  * The bubblewrap probe.
  *
- * @param executable The `bwrap` to use; by default the first on the sidecar's `PATH`, else `/usr/bin/bwrap`.
+ * @param executable The `bwrap` to use, as tests and `switchyard doctor --bwrap` name one; by
+ *   default the first trusted one on the sidecar's `PATH`, else `/usr/bin/bwrap`.
  * @returns A probe whose result is cached per executable.
  * @example Pointing at a missing binary
  * ```ts
@@ -75,7 +103,8 @@ export function bubblewrapExecutable(executable?: string): string {
 export function bubblewrapProbe(executable?: string): ContainmentProbe {
   return () => {
     const exe = bubblewrapExecutable(executable);
+    const refused = refusal(executable, lookup());
+    if (refused !== undefined) return Promise.resolve(refused);
     return cachedProbe(probed, exe, () => runBubblewrap(exe));
   };
 }
-

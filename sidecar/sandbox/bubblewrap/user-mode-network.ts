@@ -43,8 +43,9 @@ import { openSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
+import { findHostTool, type HostToolLookup } from '../../process/host-tool.ts';
 import { earlySpawnError, runHelper, spawnMasked } from '../../process/masked-spawn.ts';
-import { type BackendAvailability, cachedProbe, type ContainmentProbe, findOnPath, isLastingRun, type ProbeRun } from '../availability.ts';
+import { type BackendAvailability, cachedProbe, type ContainmentProbe, isLastingRun, type ProbeRun } from '../availability.ts';
 
 /** The nameserver slirp4netns relays to the host's resolver; the sandbox's `/etc/resolv.conf` names it. */
 export const USER_MODE_NAMESERVER = '10.0.2.3';
@@ -61,9 +62,28 @@ const STDERR_BYTES = 4096;
 
 const probed = new Map<string, Promise<BackendAvailability>>();
 
-/** The `slirp4netns` a probe checks: `executable`, else the first on the sidecar's `PATH`, else `/usr/bin/slirp4netns`. */
+// slirp4netns runs outside the sandbox it serves: taken only where no server can have put it (`host-tool.ts`).
+function lookup(): HostToolLookup {
+  return findHostTool('slirp4netns', `${process.env['PATH'] ?? ''}:/usr/bin`);
+}
+
+/** As bubblewrap's: refused by default when only refused ones were found, or when named and refused. */
+function refusal(executable: string | undefined, found: HostToolLookup): BackendAvailability | undefined {
+  const refused = executable === undefined ? (found.path === null ? found.refused[0] : undefined) : found.refused.find((r) => r.file === executable);
+  if (refused === undefined) return undefined;
+  return {
+    available: false,
+    problem: 'missing',
+    message: `Containment unavailable: the "internet-client" network needs slirp4netns, and "${refused.file}" is not used, since a contained server could have put it there: ${refused.why}; install it with the OS package manager, e.g. apt-get install slirp4netns, and keep directories the sidecar's user can write off its PATH`,
+  };
+}
+
+/**
+ * The `slirp4netns` a probe checks: `executable`, else the first on the sidecar's `PATH` that no
+ * server can have put there, else `/usr/bin/slirp4netns`.
+ */
 export function userModeNetworkExecutable(executable?: string): string {
-  return executable ?? findOnPath('slirp4netns', process.env['PATH']) ?? FALLBACK;
+  return executable ?? lookup().path ?? FALLBACK;
 }
 
 /**
@@ -78,6 +98,8 @@ export function userModeNetworkExecutable(executable?: string): string {
 export function userModeNetworkProbe(executable?: string): ContainmentProbe {
   return () => {
     const exe = userModeNetworkExecutable(executable);
+    const refused = refusal(executable, lookup());
+    if (refused !== undefined) return Promise.resolve(refused);
     return cachedProbe(probed, exe, () =>
       runHelper(exe, ['--version'], { env: { PATH: '/usr/bin:/bin' }, timeoutMs: 10_000 }).then(
         (run): ProbeRun => {
