@@ -1,11 +1,12 @@
 /**
- * How many records of one kind strangers may have the authorization server write in a window:
+ * How much of one kind of work strangers may have the authorization server do in a window:
  * registrations and consents need no credential (RFC 7591 registration is open; a sign-in page is
- * for anyone to open), and each is a record in the state every later write rewrites. Past the
- * budget the request is refused until the window moves on; nothing already written is touched.
+ * for anyone to open), and each is a record in the state every later write rewrites; any https
+ * URL may be named as a client_id, and each new one is a fetch. Past the budget the request is
+ * refused until the window moves on; nothing already done is touched.
  *
- * Counted per worker process (per isolate on Cloudflare): it bounds what one process lets
- * strangers write, which, with their short lives (an unused client an hour, a consent ten
+ * Counted per worker process (per isolate on Cloudflare): it bounds what one process does for
+ * strangers, which, with the records' short lives (an unused client an hour, a consent ten
  * minutes), bounds the state.
  *
  * @module

@@ -21,6 +21,7 @@ import { readStreamWithin } from '../../../../shared/bounded-stream.ts';
 import { invalidClient, OAuthError } from '../oauth-error.ts';
 import { hostRefusal, isPublicAddress } from './address-policy.ts';
 import { RedirectUrisSchema, type OAuthClient } from './client-record.ts';
+import { WriteBudget } from '../write-budget.ts';
 
 export const METADATA_DOCUMENT_MAX_BYTES = 5 * 1024;
 export const METADATA_DOCUMENT_TIMEOUT_MS = 5_000;
@@ -36,6 +37,8 @@ export interface MetadataDocumentFetchDeps {
   resolve?: (hostname: string) => Promise<string[]>;
   now?: () => number;
   timeoutMs?: number;
+  /** Documents fetched per minute at most (default {@link FETCHES_PER_MINUTE}). */
+  fetchesPerMinute?: number;
 }
 
 /** True when a client_id is meant as a metadata document URL (rather than a registered id). */
@@ -104,9 +107,20 @@ function cacheLifetime(response: Response): number {
 }
 
 /** Fetches, validates and caches metadata documents. */
+/**
+ * Anyone may name any https URL as a client_id, and each unknown one is a fetch of up to
+ * {@link METADATA_DOCUMENT_TIMEOUT_MS}: a process fetches this many a minute at most, and a URL that
+ * failed is not fetched again for {@link FAILURE_TTL_MS}, so the worker cannot be made to fetch for
+ * strangers at their pace.
+ */
+export const FETCHES_PER_MINUTE = 60;
+export const FAILURE_TTL_MS = 60_000;
+
 export class MetadataDocumentClients {
-  readonly #deps: Required<Omit<MetadataDocumentFetchDeps, 'resolve'>> & Pick<MetadataDocumentFetchDeps, 'resolve'>;
+  readonly #deps: Required<Omit<MetadataDocumentFetchDeps, 'resolve' | 'fetchesPerMinute'>> & Pick<MetadataDocumentFetchDeps, 'resolve'>;
   readonly #cache = new Map<string, { client: OAuthClient; until: number }>();
+  readonly #failures = new Map<string, { error: OAuthError; until: number }>();
+  readonly #fetches: WriteBudget;
 
   constructor(deps: MetadataDocumentFetchDeps = {}) {
     this.#deps = {
@@ -115,6 +129,7 @@ export class MetadataDocumentClients {
       timeoutMs: deps.timeoutMs ?? METADATA_DOCUMENT_TIMEOUT_MS,
       ...(deps.resolve !== undefined ? { resolve: deps.resolve } : {}),
     };
+    this.#fetches = new WriteBudget(deps.fetchesPerMinute ?? FETCHES_PER_MINUTE, 60_000, this.#deps.now);
   }
 
   async get(clientId: string): Promise<OAuthClient> {
@@ -123,6 +138,28 @@ export class MetadataDocumentClients {
     this.#cache.delete(clientId);
     const refusal = metadataUrlRefusal(clientId);
     if (refusal !== null) throw invalidClient(`Client metadata document refused: ${refusal}`);
+    const failure = this.#failures.get(clientId);
+    if (failure !== undefined && failure.until > this.#deps.now()) throw failure.error;
+    this.#failures.delete(clientId);
+    if (!this.#fetches.take()) {
+      throw new OAuthError('temporarily_unavailable', `Too many client metadata documents fetched in the last minute: try again in ${this.#fetches.minutesUntilFree()} min`, 429);
+    }
+    try {
+      const client = await this.#fetchDocument(clientId);
+      if (this.#cache.size >= CACHE_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
+      this.#cache.set(clientId, client);
+      return client.client;
+    } catch (error) {
+      if (error instanceof OAuthError) {
+        if (this.#failures.size >= CACHE_ENTRIES) this.#failures.delete(this.#failures.keys().next().value!);
+        this.#failures.set(clientId, { error, until: this.#deps.now() + FAILURE_TTL_MS });
+      }
+      throw error;
+    }
+  }
+
+  /** Fetches, checks and parses one document, with how long it may be cached. */
+  async #fetchDocument(clientId: string): Promise<{ client: OAuthClient; until: number }> {
     const url = new URL(clientId);
     if (this.#deps.resolve !== undefined) await this.#checkAddresses(url.hostname);
     // One deadline for the whole exchange, headers and body.
@@ -144,9 +181,7 @@ export class MetadataDocumentClients {
       throw failed(error);
     }
     const client = parseMetadataDocument(clientId, text);
-    if (this.#cache.size >= CACHE_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
-    this.#cache.set(clientId, { client, until: this.#deps.now() + cacheLifetime(response) });
-    return client;
+    return { client, until: this.#deps.now() + cacheLifetime(response) };
   }
 
   async #checkAddresses(hostname: string): Promise<void> {
