@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -172,6 +172,16 @@ describe('bubblewrapPolicy', () => {
   it('still grants /sys read-only', async () => {
     const policy = await compile({ filesystemPaths: [grant('/sys', 'read-only', '/mnt/sys')] });
     expect(mounts(policy.args, ['--ro-bind-fd'])).toEqual([['--ro-bind-fd', '4', '/mnt/sys']]);
+  });
+
+  it('refuses a script the server turned into a symlink out of its writable grant', async () => {
+    mkdirSync(at('planted'), { recursive: true });
+    writeFileSync(at('outside-secret'), 'KEY');
+    symlinkSync(at('outside-secret'), at('planted/server.js'));
+    const error = await compile({ filesystemPaths: [grant(at('planted'), 'read-write')] }, { args: [at('planted/server.js')], cwd: at('planted') }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WireError);
+    expect(error).toMatchObject({ reason: 'launch-failed' });
+    expect((error as WireError).message).not.toContain(root);
   });
 
   it('leaves an implicit read-only path inside a writable grant to the grant', async () => {

@@ -184,7 +184,7 @@ export async function bubblewrapPolicy(input: CompileInput): Promise<BubblewrapP
     input.log.warn('Refused a trust profile grant', { cause: (error as Error).cause ?? null });
     throw error;
   }
-  const implicit = launchPaths(launch, input.home);
+  const implicit = launchPaths(launch, input.home, grants);
   const covered = (path: string) => grants.some((g) => isWithin(path, g.targetPath)) || system.dirs.some((d) => isWithin(path, d));
   const mounts: Mount[] = [
     ...implicit.readOnly.filter((p) => !covered(p)).map((p): Mount => ({ flag: '--ro-bind', source: p, target: p })),
