@@ -155,11 +155,14 @@ describe.each(Object.entries(SECCOMP_ARCHES))('the seccomp filter for %s', (arch
     expect(call('socket', [0x1_0000_0028n, 1n, 0n])).toBe(errno(EAFNOSUPPORT)); // vsock, high bits set
   });
 
-  it.runIf(table.x32)('kills x32 calls, lets -1 through to the kernel', () => {
-    expect(run(bytes, { nr: 0x40000000 | table.numbers.keyctl!, arch: table.audit })).toBe(SECCOMP_RET_KILL_PROCESS);
-    expect(run(bytes, { nr: 0x40000000, arch: table.audit })).toBe(SECCOMP_RET_KILL_PROCESS);
-    expect(run(bytes, { nr: -1, arch: table.audit })).toBe(SECCOMP_RET_ALLOW);
-  });
+  // Only x86_64 has an x32 ABI (numbers with bit 30 set under the same audit arch); arm64 has none to test.
+  if (table.x32) {
+    it('kills x32 calls, lets -1 through to the kernel', () => {
+      expect(run(bytes, { nr: 0x40000000 | table.numbers.keyctl!, arch: table.audit })).toBe(SECCOMP_RET_KILL_PROCESS);
+      expect(run(bytes, { nr: 0x40000000, arch: table.audit })).toBe(SECCOMP_RET_KILL_PROCESS);
+      expect(run(bytes, { nr: -1, arch: table.audit })).toBe(SECCOMP_RET_ALLOW);
+    });
+  }
 });
 
 describe('seccompFilter', () => {
