@@ -107,9 +107,7 @@ console.log('planted');`,
     expect(await session(readWrite(project), { file: NODE, args: [join(project, 'server.js')], cwd: project })).toBe('package.json,server.js');
   });
 
-  // Needs bubblewrap.ts to pass the grants to launchPaths (its call at the grant mounts): the
-  // compile-time check above sees the grants, the mounts do not yet. Enable with that change.
-  it.skip('keeps the monorepo around a granted package unreadable after the server deletes its package.json', async () => {
+  it('keeps the monorepo around a granted package unreadable after the server deletes its package.json', async () => {
     const mono = join(root, 'mono');
     const foo = join(mono, 'packages', 'foo');
     mkdirSync(foo, { recursive: true });
