@@ -17,12 +17,14 @@ export interface BubblewrapPolicyFields extends PolicyFields {
   readonly executable: string;
   /**
    * Every bwrap option that goes before `--` and the server's command line, except the status and
-   * block fds the backend adds. Grants are mounted from descriptors (`--bind-fd N`), numbered as
-   * `bubblewrap-descriptors.ts` lays them out.
+   * block fds the backend adds. Grants and launch roots are mounted from descriptors (`--bind-fd N`,
+   * `--ro-bind-fd N`), numbered as `bubblewrap-descriptors.ts` lays them out.
    */
   readonly args: readonly string[];
-  /** The sources of the `--bind-fd` / `--ro-bind-fd` mounts in `args`, in descriptor order; opened at each launch. */
+  /** The grant sources of the `--bind-fd` / `--ro-bind-fd` mounts in `args`, in descriptor order; opened at each launch. */
   readonly grantSources?: readonly string[];
+  /** The implicit launch roots `args` mounts with `--ro-bind-fd` after the grants, in descriptor order; opened at each launch. */
+  readonly launchRoots?: readonly string[];
   /** The sandbox's network; absent means `none` (a hand-written policy). */
   readonly network?: ContainedNetwork;
   /** The probed `slirp4netns`, present exactly when `network` is `internet-client`. */

@@ -83,6 +83,39 @@ describe('the bubblewrap backend', () => {
     spawn.release?.();
   });
 
+  it('opens each launch root at every launch, after the grants and before the seccomp filter', () => {
+    const policy = bubblewrapLaunch({ ...fields, grantSources: [dir], launchRoots: [dir] });
+    const spawn = policy.wrap('/bin/true', []);
+    const { closing } = masked(spawn);
+    expect(spawn.args.slice(closing.length, closing.length + 4)).toEqual(['--json-status-fd', '3', '--seccomp', '6']);
+    expect(spawn.descriptors?.slice(0, 4)).toEqual(['pipe', { fd: expect.any(Number) }, { fd: expect.any(Number) }, { data: seccompFilter() }]);
+    const fd = (spawn.descriptors?.[2] as { fd: number }).fd;
+    expect(readlinkSync(`/proc/self/fd/${fd}`)).toBe(dir);
+    expect(inheritableDescriptors()).not.toContain(fd);
+    spawn.release?.();
+    expect(() => fstatSync(fd)).toThrow(/EBADF/);
+    // The policy holds paths only: the next launch opens them afresh.
+    const again = policy.wrap('/bin/true', []);
+    expect(readlinkSync(`/proc/self/fd/${(again.descriptors?.[2] as { fd: number }).fd}`)).toBe(dir);
+    again.release?.();
+  });
+
+  it('refuses to wrap when a launch root became a symlink, naming no path and leaving nothing open', () => {
+    const link = join(dir, 'swapped-root');
+    symlinkSync('/etc', link);
+    const before = readDescriptors().length;
+    let error: unknown;
+    try {
+      bubblewrapLaunch({ ...fields, grantSources: [dir], launchRoots: [link] }).wrap('/bin/true', []);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(WireError);
+    expect(error).toMatchObject({ reason: 'launch-failed', cause: { code: 'launch-root-not-real-path' } });
+    expect((error as WireError).message).not.toContain(dir);
+    expect(readDescriptors().length).toBe(before);
+  });
+
   it('refuses to wrap when a grant source became a symlink, leaving nothing open', () => {
     const link = join(dir, 'swapped');
     symlinkSync('/etc', link);

@@ -1,9 +1,10 @@
 /**
  * The bubblewrap backend (Linux): `bwrap [--args N …] --json-status-fd 3 [--block-fd 4]
- * --seccomp N [...policy.args] -- command ...args` (N after the grants; the filter is
- * `seccomp-filter.ts`'s), spawned with exactly the policy's environment and the
- * descriptors of `bubblewrap-descriptors.ts` (the grant sources opened at this launch,
- * `grant-descriptors.ts`; the `--args` close what the sidecar holds without close-on-exec),
+ * --seccomp N [...policy.args] -- command ...args` (N after the grants and launch roots; the
+ * filter is `seccomp-filter.ts`'s), spawned with exactly the policy's environment and the
+ * descriptors of `bubblewrap-descriptors.ts` (the grant sources and launch roots opened at this
+ * launch, never from a cached policy, `grant-descriptors.ts`; the `--args` close what the sidecar
+ * holds without close-on-exec),
  * ready as soon as the sandbox runs the command (`bubblewrap-ready.ts`) — for `internet-client`
  * once slirp4netns, started after bwrap addressed the loopback (`sandbox-loopback.ts`), has
  * configured its network (`user-mode-network.ts`) — and a `bwrap: …` line
@@ -107,7 +108,7 @@ export const bubblewrapBackend: SandboxBackend<BubblewrapPolicyFields> = {
     const layout = descriptorLayout(policy.network);
     // Here and not in the compiled args, so no policy (a hand-written or an older cached one) runs without it.
     const filter = seccompFilter();
-    const grants = openGrantSources(policy.grantSources ?? []);
+    const grants = openGrantSources(policy.grantSources ?? [], policy.launchRoots ?? []);
     const descriptors: SandboxDescriptor[] = ['pipe'];
     if (layout.block !== undefined) descriptors.push('pipe', { data: USER_MODE_RESOLV_CONF });
     descriptors.push(...grants.fds.map((fd) => ({ fd })), { data: filter });

@@ -9,7 +9,8 @@
  * | 4 | `--block-fd`: the command waits until the network is up | `internet-client` |
  * | 5 | `--ro-bind-data`: the sandbox's `/etc/resolv.conf` | `internet-client` |
  * | next | `--bind-fd` / `--ro-bind-fd`: one per grant, in order | each grant |
- * | next | `--seccomp`: the filter (`seccomp-filter.ts`), after the grants so their numbers stay put | always |
+ * | next | `--ro-bind-fd`: one per implicit launch root outside the grants, in order | each such root |
+ * | next | `--seccomp`: the filter (`seccomp-filter.ts`), after every mount so their numbers stay put | always |
  *
  * @module
  */
@@ -23,14 +24,17 @@ export interface DescriptorLayout {
   readonly resolvConf?: number;
   /** The descriptor of grant `i`. */
   grant(i: number): number;
-  /** The seccomp filter's descriptor, after a launch's `grants` grants. */
-  seccomp(grants: number): number;
+  /** The descriptor of launch root `i`, after a launch's `grants` grants. */
+  launchRoot(grants: number, i: number): number;
+  /** The seccomp filter's descriptor, after a launch's `mounts` grants and launch roots. */
+  seccomp(mounts: number): number;
 }
 
 export function descriptorLayout(network: ContainedNetwork | undefined): DescriptorLayout {
   const first = network === 'internet-client' ? 6 : 4;
   const grant = (i: number) => first + i;
-  const seccomp = (grants: number) => grant(grants);
-  if (network === 'internet-client') return { status: STATUS_FD, block: 4, resolvConf: 5, grant, seccomp };
-  return { status: STATUS_FD, grant, seccomp };
+  const launchRoot = (grants: number, i: number) => grant(grants + i);
+  const seccomp = (mounts: number) => grant(mounts);
+  if (network === 'internet-client') return { status: STATUS_FD, block: 4, resolvConf: 5, grant, launchRoot, seccomp };
+  return { status: STATUS_FD, grant, launchRoot, seccomp };
 }
