@@ -26,6 +26,8 @@ export function wranglerTemplate({ name = 'switchyard' } = {}) {
 {
   "name": ${JSON.stringify(name)},
   "main": "worker.js",
+  // worker.js is already one minified file that imports nothing: bundled again, it grew by a third.
+  "no_bundle": true,
   "compatibility_date": "${COMPATIBILITY_DATE}",
   // An agent that goes away aborts its request's signal: its open streams close their channels.
   "compatibility_flags": ${JSON.stringify(COMPATIBILITY_FLAGS)},

@@ -5,9 +5,11 @@
  * `HostLink` object and an `initialize` reaches an `AgentSession` object, which takes a slot from
  * the agent's `AgentSlots` object and asks the host's.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { unstable_startWorker } from 'wrangler';
 // @ts-expect-error plain JS build script
@@ -19,6 +21,7 @@ import { agentEntry, hostCredential, randomCredential, tokenSha256, workerHostEn
 // No usage metrics from a test run (the machine has no internet beyond the npm registry anyway).
 process.env.WRANGLER_SEND_METRICS = 'false';
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-wrangler-'));
+const WRANGLER = join(import.meta.dirname, '..', '..', 'node_modules', 'wrangler', 'bin', 'wrangler.js');
 let worker: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
 
 afterAll(async () => {
@@ -33,6 +36,15 @@ describe('dist/cloudflare/wrangler.jsonc', () => {
     expect(header).toMatch(/that alone lets sidecars and agents use it/);
     expect(header).not.toMatch(/"public-url" or "allowed-hosts" must/);
   });
+
+  it('has wrangler deploy upload the bundle as built, without bundling it again', async () => {
+    const built = join(dir, 'deploy');
+    await buildCloudflareWorker({ minify: true, outdir: built });
+    const uploaded = join(dir, 'uploaded');
+    // --dry-run writes what it would upload and needs no network or account.
+    await promisify(execFile)(process.execPath, [WRANGLER, 'deploy', '--dry-run', '--outdir', uploaded], { cwd: built, env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } });
+    expect(readFileSync(join(uploaded, 'worker.js')).equals(readFileSync(join(built, 'worker.js')))).toBe(true);
+  }, 120_000);
 
   it('runs the bundle under wrangler with its Durable Object classes bound', async () => {
     await buildCloudflareWorker({ minify: true, outdir: dir });
