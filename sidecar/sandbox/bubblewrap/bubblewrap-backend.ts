@@ -3,8 +3,8 @@
  * --seccomp N [...policy.args] -- command ...args` (N after the grants and launch roots; the
  * filter is `seccomp-filter.ts`'s), spawned with exactly the policy's environment and the
  * descriptors of `bubblewrap-descriptors.ts` (the grant sources and launch roots opened at this
- * launch, never from a cached policy, `grant-descriptors.ts`; the `--args` close what the sidecar
- * holds without close-on-exec),
+ * launch, `grant-descriptors.ts`, so a cached policy holds paths and never a descriptor; the
+ * `--args` close what the sidecar holds without close-on-exec),
  * ready as soon as the sandbox runs the command (`bubblewrap-ready.ts`) — for `internet-client`
  * once slirp4netns, started after bwrap addressed the loopback (`sandbox-loopback.ts`), has
  * configured its network (`user-mode-network.ts`) — and a `bwrap: …` line

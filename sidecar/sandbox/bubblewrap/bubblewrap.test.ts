@@ -184,6 +184,31 @@ describe('bubblewrapPolicy', () => {
     expect((error as WireError).message).not.toContain(root);
   });
 
+  it('mounts each implicit launch root outside the grants from a descriptor after the grants, never by path', async () => {
+    mkdirSync(at('tools/echo'), { recursive: true });
+    writeFileSync(at('tools/echo/package.json'), '{}');
+    writeFileSync(at('tools/echo/server.js'), '');
+    const policy = await compile({ filesystemPaths: [grant(at('data'), 'read-only')] }, { args: [at('tools/echo/server.js')], cwd: at('srv/app') });
+    expect(policy.launchRoots).toEqual([at('srv/app'), at('tools/echo')]);
+    expect(mounts(policy.args, ['--ro-bind-fd', '--bind-fd']).filter(([, , target]) => target.startsWith(root))).toEqual([
+      ['--ro-bind-fd', '4', at('data')],
+      ['--ro-bind-fd', '5', at('srv/app')],
+      ['--ro-bind-fd', '6', at('tools/echo')],
+    ]);
+    expect(mounts(policy.args, ['--bind', '--ro-bind']).filter(([, source]) => source.startsWith(root))).toEqual([]);
+    expect(policy.grantSources).toEqual([at('data')]);
+  });
+
+  it('refuses a launch root that is not its own real path, logging the path and not saying it', async () => {
+    writeFileSync(at('real/server.js'), '');
+    const lines: string[] = [];
+    const error = await compile({ networkCapabilities: [] }, { args: [at('link/server.js')] }, {}, { log: createLogger({ write: (line) => lines.push(line) }) }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WireError);
+    expect(error).toMatchObject({ reason: 'launch-failed', message: expect.stringMatching(/^Cannot start contained process: a path its command, script or working directory is mounted from /) });
+    expect((error as WireError).message).not.toContain(root);
+    expect(lines.join('\n')).toContain(at('link'));
+  });
+
   it('leaves an implicit read-only path inside a writable grant to the grant', async () => {
     const { args } = await compile({ filesystemPaths: [grant(at('srv/app'), 'read-write')] }, { cwd: at('srv/app/work') });
     expect(mounts(args, ['--bind', '--ro-bind', '--bind-fd']).filter(([, , target]) => target.startsWith(root))).toEqual([['--bind-fd', '4', at('srv/app')]]);

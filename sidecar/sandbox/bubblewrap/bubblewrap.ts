@@ -23,7 +23,12 @@
  *   kernel knobs read-only ({@link PROC_READ_ONLY}); `--dev /dev`, read-only;
  * - a seccomp filter, which the backend adds to every launch (`seccomp-filter.ts`);
  * - read-only: the interpreter, the server's install dir and `cwd` (`launch-paths.ts`); none of
- *   them may expose the sidecar's config dir (`config-dir-exposure.ts`, checked by the compiler);
+ *   them may expose the sidecar's config dir (`config-dir-exposure.ts`, checked by the compiler).
+ *   Each is mounted from a descriptor opened at launch like a grant's (`grant-descriptors.ts`), so
+ *   a root that another profile's server can write (a shared install dir) and swaps for a symlink
+ *   after that check refuses the launch instead of mounting the symlink's target. A root that is
+ *   not its own real path is refused here already, as a grant is: whoever can change a symlink on
+ *   the way would choose what the sandbox shows, so the server config must name real paths;
  * - the profile's grants, read-write or read-only, mounted shallowest first so a deeper grant
  *   overrides a shallower one exactly as `filesystem-grants.ts` defines, each from a descriptor
  *   the backend opens at launch (`grant-descriptors.ts`: a symlink swapped in cannot redirect
@@ -147,9 +152,19 @@ function systemMounts(resolvConfFd: number | undefined): { args: string[]; dirs:
   return { args, dirs };
 }
 
+/** Opens the sources as a launch will (`grant-descriptors.ts`), so a bad one fails the compile, not a later launch of a cached policy. */
+function refuseUnlessOwnPaths(grants: readonly string[], launchRoots: readonly string[], log: CompileInput['log'], refusal: string): void {
+  try {
+    openGrantSources(grants, launchRoots).close();
+  } catch (error) {
+    log.warn(refusal, { cause: (error as Error).cause ?? null });
+    throw error;
+  }
+}
+
 interface Mount {
-  readonly flag: '--ro-bind' | '--ro-bind-fd' | '--bind-fd';
-  /** A path, or for a grant the descriptor bwrap will hold it as. */
+  readonly flag: '--ro-bind-fd' | '--bind-fd';
+  /** The descriptor bwrap will hold the source as. */
   readonly source: string;
   readonly target: string;
 }
@@ -158,8 +173,8 @@ interface Mount {
  * @param input The profile, the launch, the probed executable and the host facts.
  * @returns The policy fields the bubblewrap backend runs as `bwrap [...args, '--', file, ...launch.args]`.
  * @throws WireError `containment-unavailable` when `internet-client` is granted and slirp4netns is
- *   missing; `launch-failed` when a grant's source is missing or not its own real path, or would
- *   bring in a host kernel filesystem ({@link NEVER_GRANTED}).
+ *   missing; `launch-failed` when a grant's source or a launch root is missing or not its own real
+ *   path, or a grant would bring in a host kernel filesystem ({@link NEVER_GRANTED}).
  */
 export async function bubblewrapPolicy(input: CompileInput): Promise<BubblewrapPolicyFields> {
   const { effective, launch } = input;
@@ -178,16 +193,14 @@ export async function bubblewrapPolicy(input: CompileInput): Promise<BubblewrapP
 
   const grants = effective.filesystemPaths;
   refuseKernelFilesystems(grants, input.log);
-  try {
-    openGrantSources(grants.map((g) => g.sourcePath)).close();
-  } catch (error) {
-    input.log.warn('Refused a trust profile grant', { cause: (error as Error).cause ?? null });
-    throw error;
-  }
+  // The grants before launchPaths, which trusts them; the roots after. Both again at each launch (the backend's wrap).
+  refuseUnlessOwnPaths(grants.map((g) => g.sourcePath), [], input.log, 'Refused a trust profile grant');
   const implicit = launchPaths(launch, input.home, grants);
   const covered = (path: string) => grants.some((g) => isWithin(path, g.targetPath)) || system.dirs.some((d) => isWithin(path, d));
+  const launchRoots = implicit.readOnly.filter((p) => !covered(p));
+  refuseUnlessOwnPaths([], launchRoots, input.log, 'Refused a launch root');
   const mounts: Mount[] = [
-    ...implicit.readOnly.filter((p) => !covered(p)).map((p): Mount => ({ flag: '--ro-bind', source: p, target: p })),
+    ...launchRoots.map((p, i): Mount => ({ flag: '--ro-bind-fd', source: String(layout.launchRoot(grants.length, i)), target: p })),
     ...grants.map((g, i): Mount => ({ flag: g.accessMode === 'read-write' ? '--bind-fd' : '--ro-bind-fd', source: String(layout.grant(i)), target: g.targetPath })),
   ];
   const depth = (p: string) => (p === '/' ? 0 : p.split('/').length - 1);
@@ -202,6 +215,7 @@ export async function bubblewrapPolicy(input: CompileInput): Promise<BubblewrapP
     executable: input.executable,
     args,
     grantSources: grants.map((g) => g.sourcePath),
+    launchRoots,
     network,
     ...(userModeNetwork !== undefined ? { userModeNetwork } : {}),
     env: containedEnvironment(effective.environment, launch.env, input.sidecarEnv),
