@@ -80,8 +80,9 @@ export const DEFAULT_TMP_SIZE_BYTES = 64 * 1024 * 1024;
  * @param options Revision, platform and probe.
  * @returns `null` when containment is not required, else the policy for the process executor.
  * @throws WireError `containment-unavailable` when no usable backend exists or the backend
- *   cannot enforce the profile; `launch-failed` when the launch would expose the config dir or a
- *   grant is not its own real path; LocalError `invalid-launch` for a relative command path.
+ *   cannot enforce the profile; `launch-failed` when the launch would expose the config dir, or a
+ *   grant or launch root is not its own real path (a symlink, or a path inside a grant that leads
+ *   out of every grant); LocalError `invalid-launch` for a relative command path.
  */
 export async function compileContainment(effective: EffectiveProfile, launch: ContainmentLaunch, options: CompileOptions): Promise<ContainmentPolicy | null> {
   if (!containmentRequired(effective)) return null;
