@@ -4,7 +4,8 @@
  * - dist/worker.js: one neutral ESM file for any web runtime (`deno serve dist/worker.js`).
  * - dist/cloudflare/worker.js + dist/cloudflare/wrangler.jsonc: the same app for Cloudflare Workers
  *   (worker/adapters/cloudflare/cloudflare-worker.ts: the edge worker and the HostLink and
- *   AgentSession Durable Objects), with a paste-ready wrangler config (scripts/wrangler-template.mjs).
+ *   AgentSession Durable Objects), with a paste-ready wrangler config (scripts/wrangler-template.mjs),
+ *   which a later build never overwrites once it is edited (`writeWranglerConfig`).
  * - dist/sidecar.js: the one Node ESM file a workstation installs, built from the workstation
  *   entry (cli/sidecar-main.ts: sidecar, sidecar profiles, doctor); it holds no worker code.
  * - dist/switchyard.js: the full CLI (cli/main.ts), which the package's `switchyard` bin runs when built.
@@ -13,7 +14,8 @@
  */
 import { build } from 'esbuild';
 import { gzipSync } from 'node:zlib';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join, relative } from 'node:path';
 import { writeStatusAssets } from './status-assets.mjs';
@@ -99,12 +101,81 @@ export async function buildWorker({ minify = true, outfile = join(dist, 'worker.
   return result;
 }
 
-/** dist/cloudflare/: the Workers bundle and its wrangler.jsonc, for `wrangler deploy`. */
+/**
+ * dist/cloudflare/: the Workers bundle and its wrangler.jsonc, for `wrangler deploy`. The
+ * directory is never emptied: it is where users run wrangler, so it holds their `.dev.vars` and
+ * wrangler's local state (package.json's "files" names the two built files, so neither ships).
+ */
 export async function buildCloudflareWorker({ minify = true, outdir = join(dist, 'cloudflare') } = {}) {
   mkdirSync(outdir, { recursive: true });
   const result = await buildWorker({ minify, outfile: join(outdir, 'worker.js'), entry: 'worker/adapters/cloudflare/cloudflare-worker.ts' });
-  writeFileSync(join(outdir, 'wrangler.jsonc'), wranglerTemplate());
+  writeWranglerConfig(outdir, wranglerTemplate());
   return result;
+}
+
+/** Where the build records the sha-256 of the wrangler.jsonc it last generated. */
+const WRANGLER_RECORD = '.wrangler.jsonc.sha256';
+
+/**
+ * The sha-256 of every template a build wrote before builds kept the record: a checkout built
+ * then holds one of them, which is no edit, and must not be kept forever (the package would
+ * ship it). Later templates are known by the record alone, so the list never grows.
+ */
+const UNRECORDED_TEMPLATES = new Set([
+  'fd52393cfe139a2a599411c43e128be86e88a4fb2ed379cbf24c87898e9d9174',
+  '639e11c5fd0e95d2a4b59ccf6caed43a33ef53d0c3aea6498f55dcffc2200363',
+  'c4009a88c8561f9300653c231fd98db219c946a9b0991aaadfb4c9f31de138b2',
+  'bf98703c0a8d929dd7a1881f033f2cba45ea674dbca40dcb31ad604b88af2cae',
+  '2484cd0ec46d8ad8db5f629844f6ea9962fb92700b76c5e451165f2d761a3ffb',
+  '8136d0416c128ab277b111d09623f41ce212df204f6036529d75a00a7fd28eae',
+]);
+
+/**
+ * Writes wrangler.jsonc without eating a user's edits, as `switchyard start` treats its generated
+ * files (cli/generated-file.ts): users must edit this one (the worker's name, routes, account),
+ * and a build that replaced it would have the next deploy go to another worker. The sha-256 of
+ * each template written is recorded beside it; a wrangler.jsonc that holds the last one is
+ * replaced quietly, anything else (an edit, or a file from before the record) is kept and a
+ * template that changed since goes to wrangler.jsonc.new, with one line on stderr. Keeping the edited file, where
+ * start renames it aside, is the difference: wrangler reads this one when it deploys.
+ *
+ * @returns `written`, or `kept` (a changed template is then in wrangler.jsonc.new).
+ */
+export function writeWranglerConfig(outdir, text) {
+  const file = join(outdir, 'wrangler.jsonc');
+  const fresh = `${file}.new`;
+  const record = join(outdir, WRANGLER_RECORD);
+  const existing = readIfFile(file);
+  const generated = readIfFile(record)?.trim();
+  const unedited = existing === undefined || existing === text || sha256(existing) === generated || (generated === undefined && UNRECORDED_TEMPLATES.has(sha256(existing)));
+  if (unedited) {
+    writeFileSync(file, text);
+    writeFileSync(record, `${sha256(text)}\n`);
+    rmSync(fresh, { force: true });
+    return 'written';
+  }
+  // The template is what the last build wrote: the edits already start from it, nothing to carry over.
+  if (sha256(text) === generated) return 'kept';
+  writeFileSync(fresh, text);
+  writeFileSync(record, `${sha256(text)}\n`);
+  process.stderr.write(
+    `note: ${relative(process.cwd(), file) || file} differs from the template the build last wrote there, so it was kept with your edits; ` +
+      `this build's template is ${relative(process.cwd(), fresh) || fresh}: carry over what changed (diff the two), or move it over wrangler.jsonc to drop your edits\n`,
+  );
+  return 'kept';
+}
+
+function sha256(text) {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** The file's text, or undefined when there is none. */
+function readIfFile(path) {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
 }
 
 /**
