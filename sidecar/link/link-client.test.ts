@@ -111,11 +111,11 @@ describe('LinkClient', () => {
     const w = await worker();
     const wrong = hostCredential('alice-laptop');
     const { lines } = await client(w.url, wrong);
-    await until(() => lines.filter((l) => l.includes('refused this host')).length >= 2);
-    const refusal = JSON.parse(lines.find((l) => l.includes('refused this host'))!) as Record<string, unknown>;
+    await until(() => lines.filter((l) => l.includes('refused the link')).length >= 2);
+    const refusal = JSON.parse(lines.find((l) => l.includes('refused the link'))!) as Record<string, unknown>;
     expect(refusal).toMatchObject({
       level: 'error',
-      msg: 'Worker refused this host\'s key for entity "alice-laptop": The worker does not know this host\'s key (entity "alice-laptop"): add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)',
+      msg: 'Worker refused the link of host "alice-laptop": The worker does not know this host\'s key (entity "alice-laptop"): add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)',
     });
     expect(lines.some((l) => l.includes('Dialling the worker again'))).toBe(true);
     for (const text of credentialTexts(wrong)) {
@@ -132,11 +132,22 @@ describe('LinkClient', () => {
     const stranger = new LinkClient({ worker: w.url, entityId: 'stranger', key: await keyOf(ALICE), onOpen: echo, log: createLogger({ level: 'debug', write: (line) => lines.push(line) }), backoff: { firstMs: 20, capMs: 100 } });
     cleanups.push(() => stranger.stop());
     stranger.start();
-    await until(() => lines.some((l) => l.includes('refused this host')));
-    expect(JSON.parse(lines.find((l) => l.includes('refused this host'))!)).toMatchObject({
-      msg: 'Worker refused this host\'s key for entity "stranger": The worker does not know host "stranger": add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)',
+    await until(() => lines.some((l) => l.includes('refused the link')));
+    expect(JSON.parse(lines.find((l) => l.includes('refused the link'))!)).toMatchObject({
+      msg: 'Worker refused the link of host "stranger": The worker does not know host "stranger": add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)',
       status: 401,
     });
+  });
+
+  it('logs a Host the worker does not answer to without blaming the key, which was fine', async () => {
+    const w = await startInProcessWorker([ALICE], { 'allowed-hosts': ['yard.example.com'] });
+    cleanups.push(() => w.stop());
+    const { lines } = await client(w.url, ALICE);
+    await until(() => lines.some((l) => l.includes('"level":"error"')));
+    const refusal = JSON.parse(lines.find((l) => l.includes('"level":"error"'))!) as Record<string, unknown>;
+    expect(refusal).toMatchObject({ status: 401 });
+    expect(refusal.msg).toMatch(/^Worker refused the link of host "alice-laptop": Host "127\.0\.0\.1:\d+" does not name this worker: /);
+    expect(refusal.msg).not.toMatch(/key/);
   });
 
   it('dials again after the worker goes away and comes back', async () => {

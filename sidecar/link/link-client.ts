@@ -194,9 +194,10 @@ export class LinkClient {
       if (upMs >= (this.#options.backoff?.stableMs ?? DEFAULT_BACKOFF.stableMs)) this.#attempt = 0;
       this.#log.info('Link to worker dropped', { code, upMs });
     } else if (refused?.reason === 'unauthorized' || status === 401 || status === 403) {
-      // The worker's own words say what to fix (its hosts entry, this host's key, its public-url).
+      // The worker's own words say what to fix (its hosts entry, this host's key, its public-url or
+      // allowed-hosts); the reason alone does not tell which, so the prefix blames none of them.
       const message = refused?.message ?? messageOf(await (body ?? Promise.resolve('')));
-      this.#log.error(`Worker refused this host's key for entity "${entityId}": ${message ?? 'check the worker\'s "hosts" entry for this host'}`, status === null ? {} : { status });
+      this.#log.error(`Worker refused the link of host "${entityId}": ${message ?? 'check this host\'s entry in the worker\'s "hosts", and the worker\'s "public-url"'}`, status === null ? {} : { status });
     } else if (refused !== null) {
       this.#log.warn('Link handshake failed', { reason: refused.reason, message: refused.message });
     } else if (status !== null) {

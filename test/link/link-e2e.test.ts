@@ -185,8 +185,8 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
   it('refuses a wrong host key and logs it on both sides, with what to do and without the key', async () => {
     const wrong = hostCredential(ENTITY);
     const { worker, sidecar } = await setup(wrong);
-    const line = await sidecar.waitForLine((l) => String(l.msg).includes('refused this host\'s key'), 'the refusal', 10_000);
-    expect(line.msg).toBe(`Worker refused this host's key for entity "${ENTITY}": The worker does not know this host's key (entity "${ENTITY}"): add this host to the worker config with the line \`sidecar host-entry\` prints on that host (switchyard host add)`);
+    const line = await sidecar.waitForLine((l) => String(l.msg).includes('refused the link'), 'the refusal', 10_000);
+    expect(line.msg).toBe(`Worker refused the link of host "${ENTITY}": The worker does not know this host's key (entity "${ENTITY}"): add this host to the worker config with the line \`sidecar host-entry\` prints on that host (switchyard host add)`);
     await sidecar.waitForLine((l) => l.msg === 'Dialling the worker again', 'a retry', 10_000);
     for (const text of credentialTexts(wrong)) {
       expect(sidecar.process.stderr()).not.toContain(text);
