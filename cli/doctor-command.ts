@@ -9,7 +9,8 @@ import { FULL_CLI, type Program } from './program.ts';
  *
  * With `--config-dir DIR` it is a workstation's doctor: no Deno (a sidecar runs no worker), and
  * deep checks of DIR (`doctor-workstation.ts`: sidecar.json, the host key, the real link
- * handshake, trust profiles, server commands) instead of a `/healthz` request.
+ * handshake, trust profiles, server commands). `--worker URL` beside it wins over sidecar.json's
+ * "worker", as it does for `switchyard sidecar`, for the `/healthz` request and the link alike.
  *
  * @param options `deno: false` on a workstation, which runs no worker; `program`, the one running, for its hints.
  */
@@ -17,7 +18,10 @@ export async function runDoctorCommand(argv: string[], options: { deno?: boolean
   const { values } = parseArgs({ args: argv, options: { 'config-dir': { type: 'string' }, worker: { type: 'string' } } });
   const dir = values['config-dir'];
   const system = await runDoctor({ deno: dir === undefined && options.deno !== false, ...(values.worker === undefined ? {} : { worker: values.worker }) });
-  const checks = dir === undefined ? system : [...system, ...(await runWorkstationDoctor(resolve(dir), { program: options.program ?? FULL_CLI }))];
+  const workstation = dir === undefined
+    ? []
+    : await runWorkstationDoctor(resolve(dir), { program: options.program ?? FULL_CLI, ...(values.worker === undefined ? {} : { worker: values.worker }) });
+  const checks = [...system, ...workstation];
   process.stdout.write(formatDoctor(checks) + '\n');
   return checks.every((c) => c.ok) ? 0 : 1;
 }

@@ -37,7 +37,12 @@ function isFile(path: string): boolean {
   }
 }
 
-function linkCheck(config: SidecarConfig, probe: Awaited<ReturnType<typeof probeLink>>, dir: string): DoctorCheck {
+/** Where the worker URL doctor probes came from, for the fixes that name it. */
+function workerSource(dir: string, worker: string | undefined): string {
+  return worker === undefined ? `"worker" in ${join(dir, 'sidecar.json')}` : '--worker';
+}
+
+function linkCheck(config: SidecarConfig, probe: Awaited<ReturnType<typeof probeLink>>, dir: string, worker: string | undefined): DoctorCheck {
   const name = 'link to the worker';
   if (probe.ok) return { name, ok: true, detail: `${probe.url} accepted host "${config.entityId}" and its key` };
   if (probe.problem === 'unreachable') {
@@ -45,7 +50,7 @@ function linkCheck(config: SidecarConfig, probe: Awaited<ReturnType<typeof probe
       name,
       ok: false,
       detail: `cannot reach the worker at ${probe.url}: ${probe.message}`,
-      fix: `Check that the worker runs and listens at ${config.worker} ("worker" in ${join(dir, 'sidecar.json')}) and that this machine reaches it (address, port, firewall, TLS)`,
+      fix: `Check that the worker runs and listens at ${config.worker} (${workerSource(dir, worker)}) and that this machine reaches it (address, port, firewall, TLS)`,
     };
   }
   return { name, ok: false, detail: `the worker at ${probe.url} refused host "${config.entityId}": ${probe.message}`, fix: 'Do what the worker says above, then run doctor again' };
@@ -126,20 +131,24 @@ function hostKeyProblem(config: SidecarConfig, dir: string, program: Program, er
 
 /**
  * @param dir The sidecar config dir.
+ * @param options `worker`: the worker to probe instead of sidecar.json's, as `switchyard sidecar
+ *   --worker` dials it instead (a new deployment, before sidecar.json names it).
  * @returns The checks, in order; a failure early on (an unusable sidecar.json) ends the list.
  */
-export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs?: number; program?: Program } = {}): Promise<DoctorCheck[]> {
+export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs?: number; program?: Program; worker?: string } = {}): Promise<DoctorCheck[]> {
   const program = options.program ?? FULL_CLI;
   const file = join(dir, 'sidecar.json');
-  const why = unreadableSidecarConfig(dir);
+  const overrides = options.worker === undefined ? {} : { worker: options.worker };
+  const why = unreadableSidecarConfig(dir, overrides);
   if (why !== undefined) return [{ name: 'sidecar.json', ok: false, detail: `${file}: ${why}`, fix: UNREADABLE_FIX[why](dir, program) }];
   let config: SidecarConfig;
   try {
-    config = readSidecarConfig(dir, {}, program);
+    config = readSidecarConfig(dir, overrides, program);
   } catch (error) {
     return [{ name: 'sidecar.json', ok: false, detail: (error as Error).message, fix: fixFile(program, dir, file) }];
   }
-  const checks: DoctorCheck[] = [{ name: 'sidecar.json', ok: true, detail: `worker ${config.worker}, entity "${config.entityId}"` }];
+  const given = options.worker === undefined ? '' : ' (--worker)';
+  const checks: DoctorCheck[] = [{ name: 'sidecar.json', ok: true, detail: `worker ${config.worker}${given}, entity "${config.entityId}"` }];
   let key: HostKey | undefined;
   try {
     key = await loadHostKey(config.keyFile);
@@ -149,7 +158,7 @@ export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs
   }
   if (key !== undefined) {
     const probe = await probeLink({ worker: config.worker, entityId: config.entityId, key, ...(options.linkTimeoutMs !== undefined ? { timeoutMs: options.linkTimeoutMs } : {}) });
-    checks.push(linkCheck(config, probe, dir));
+    checks.push(linkCheck(config, probe, dir, options.worker));
     if (probe.ok) checks.push(...(await expectationChecks(config, probe.expects)));
   }
   checks.push(...(await profileChecks(config, program)), ...commandChecks(config, program));

@@ -122,6 +122,8 @@ describe('switchyard doctor', () => {
     const down = (await runDoctor({ worker: `http://127.0.0.1:${port}` })).find((c) => c.name === 'worker reachable');
     expect(down?.ok).toBe(false);
     expect(down?.fix).toMatch(/Start the worker/);
+    const typo = (await runDoctor({ worker: 'yard.example.com' })).find((c) => c.name === 'worker reachable');
+    expect(typo).toMatchObject({ ok: false, detail: '"yard.example.com" is not an absolute URL' });
   });
 });
 
@@ -173,11 +175,11 @@ describe('switchyard doctor --config-dir: a sidecar.json that cannot be read', (
 });
 
 /** Runs the bin's `doctor --config-dir` on a freshly written DIR; a check's line (and its fix line) by name. */
-async function doctorOn(dir: string, spec: SidecarDirSpec): Promise<{ code: number; stdout: string; line: (check: string) => string }> {
+async function doctorOn(dir: string, spec: SidecarDirSpec, args: string[] = []): Promise<{ code: number; stdout: string; line: (check: string) => string }> {
   writeSidecarDir(dir, spec);
   let result: { code: number; stdout: string };
   try {
-    result = { code: 0, stdout: (await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } })).stdout };
+    result = { code: 0, stdout: (await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir, ...args], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } })).stdout };
   } catch (error) {
     const e = error as { code: number; stdout: string };
     result = { code: e.code, stdout: e.stdout };
@@ -239,6 +241,18 @@ describe('switchyard doctor --config-dir: a workstation, checked deep against a 
     const { code, line } = await doctor('unreachable', { worker: `http://127.0.0.1:${port}` });
     expect(code).toBe(1);
     expect(line('link to the worker')).toMatch(new RegExp(`^FAIL link to the worker: cannot reach the worker at ws://127\\.0\\.0\\.1:${port}/link: .*\\n {5}→ Check that the worker runs and listens at http://127\\.0\\.0\\.1:${port} \\("worker" in .*sidecar\\.json\\)`));
+  });
+
+  it('probes the worker --worker names instead of sidecar.json\'s, as the sidecar dials it with --worker', async () => {
+    const elsewhere = `http://127.0.0.1:${await freePort()}`;
+    const { code, line } = await doctorOn(join(root, 'given-worker'), { worker: elsewhere, host: known, servers: { echo: { command: process.execPath, args: ['-e', ''] } } }, ['--worker', worker.url]);
+    expect(line('sidecar.json')).toBe(`ok   sidecar.json: worker ${worker.url} (--worker), entity "laptop"`);
+    expect(line('link to the worker')).toBe(`ok   link to the worker: ${worker.url.replace(/^http/, 'ws')}/link accepted host "laptop" and its key`);
+    expect(line('worker reachable')).toMatch(/^ok {3}worker reachable: /);
+    expect(code).toBe(0);
+
+    const gone = await doctorOn(join(root, 'given-worker-gone'), { worker: worker.url, host: known, servers: {} }, ['--worker', elsewhere]);
+    expect(gone.line('link to the worker')).toMatch(/→ Check that the worker runs and listens at http:\/\/127\.0\.0\.1:\d+ \(--worker\) and/);
   });
 
   it('catches a floor that does not exist and a profile whose base is missing', async () => {

@@ -137,7 +137,9 @@ export async function runDoctor(
   } catch (error) {
     checks.push({ name: 'deno found', ok: false, detail: (error as Error).message, fix: 'Run: npm install' });
   }
-  if (options.worker !== undefined) {
+  if (options.worker !== undefined && !URL.canParse(options.worker)) {
+    checks.push({ name: 'worker reachable', ok: false, detail: `"${options.worker}" is not an absolute URL`, fix: 'Give the worker\'s URL, e.g. --worker https://yard.example.com' });
+  } else if (options.worker !== undefined) {
     const url = new URL('/healthz', options.worker.replace(/^ws/, 'http')).toString();
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(5000) });

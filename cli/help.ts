@@ -156,7 +156,8 @@ Checks that bubblewrap is present and usable, user namespaces are enabled, Deno 
 With --config-dir DIR it checks a workstation (no Deno needed): DIR/sidecar.json, the host key,
 the real link handshake with the worker (as a probe: verified, then closed; a sidecar running
 on this host keeps its link), every trust profile, and every
-configured server's command, each failure with what to do.`,
+configured server's command, each failure with what to do. --worker URL beside it is the
+worker probed instead of sidecar.json's "worker", as switchyard sidecar --worker dials it.`,
 };
 
 /** Prints one command's help; exit code 0. */
