@@ -83,7 +83,7 @@ export const WorkerConfigSchema = z.strictObject({
     .check(z.describe('The URL sidecars dial, for a worker behind a proxy or tunnel that rewrites Host: a link proof must name it. Default: the link request\'s Host, when it is an allowed host on the port the worker listens on')),
   'allowed-hosts': z
     ._default(z.array(z.string().check(z.regex(HOST_PATTERN, 'must be a host name, optionally with ":port"'))), [...DEFAULT_ALLOWED_HOSTS])
-    .check(z.describe('Host header values accepted (DNS-rebinding protection); loopback names by default')),
+    .check(z.describe('Host header values accepted (DNS-rebinding protection); loopback names by default. The host of public-url is always accepted too')),
   'allowed-origins': z
     ._default(z.array(z.string().check(z.regex(ORIGIN_PATTERN, 'must be an origin like "https://app.example.com" or a host name'))), [...DEFAULT_ALLOWED_ORIGINS])
     .check(z.describe('Origin header values accepted from browsers; loopback names by default')),
