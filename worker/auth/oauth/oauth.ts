@@ -12,7 +12,6 @@
  */
 import type { Context } from 'hono';
 import { Hono } from '../../trie-router-hono.ts';
-import { bodyLimit } from 'hono/body-limit';
 import { LocalError } from '../../../shared/errors.ts';
 import type { AgentEntry } from '../../config/worker-config.ts';
 import type { AgentTokenExtension } from '../agent-auth.ts';
@@ -28,6 +27,7 @@ import type { WorkerLogger } from '../../log.ts';
 import { acceptedResources, AUTHORIZATION_SERVER_WELL_KNOWN, baseUrlOf, PROTECTED_RESOURCE_WELL_KNOWN, resourceMetadataUrl } from './resource-urls.ts';
 import { createTokenHandlers } from './token-endpoint.ts';
 import { invalidRequest } from './oauth-error.ts';
+import { readBoundedBody } from '../../sessions/bounded-body.ts';
 
 export interface OAuthDeps {
   config: OAuthConfig;
@@ -83,8 +83,15 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
     return approval.approverTokenSha256 === current || (deps.adminTokenSha256 !== undefined && approval.approverTokenSha256 === deps.adminTokenSha256);
   };
   const routes = new Hono();
-  // Every OAuth request body is a small form or JSON document; a larger one is refused while it streams in.
-  routes.use('/oauth/*', bodyLimit({ maxSize: OAUTH_BODY_MAX_BYTES, onError: () => invalidRequest(`The body is larger than ${OAUTH_BODY_MAX_BYTES} bytes`, 413).toResponse() }));
+  // Every OAuth request body is a small form or JSON document; a larger one is refused while it
+  // streams in, and what the handlers read is what was read here (the worker's one body reader).
+  routes.use('/oauth/*', async (c, next) => {
+    if (c.req.raw.body === null) return next();
+    const body = await readBoundedBody(c.req.raw, OAUTH_BODY_MAX_BYTES);
+    if (body.kind === 'too-large') return invalidRequest(`The body is larger than ${OAUTH_BODY_MAX_BYTES} bytes`, 413).toResponse();
+    c.req.raw = new Request(c.req.raw, { body: body.text });
+    return next();
+  });
 
   const prm = (c: Context, path: string) => json(protectedResourceMetadata(baseUrl(c), path, options));
   routes.get(PROTECTED_RESOURCE_WELL_KNOWN, (c) => prm(c, ''));
@@ -104,7 +111,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
       registration: builtIn['dynamic-client-registration'],
       activeTtlMs: builtIn['refresh-token-days'] * 86_400_000,
       now,
-      ...(deps.budgets?.registrationsPerHour !== undefined ? { registrationsPerHour: deps.budgets.registrationsPerHour } : {}),
+      registrationsPerHour: deps.budgets?.registrationsPerHour,
     });
     const authorize = createAuthorizeHandlers({
       agents: deps.agents,
@@ -114,7 +121,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
       store,
       baseUrl,
       now,
-      ...(deps.budgets?.consentsPerWindow !== undefined ? { consentsPerWindow: deps.budgets.consentsPerWindow } : {}),
+      consentsPerWindow: deps.budgets?.consentsPerWindow,
     });
     const tokens = createTokenHandlers({ clients, grants, baseUrl });
     routes.get(AUTHORIZATION_SERVER_WELL_KNOWN, (c) => json(authorizationServerMetadata(baseUrl(c), options)));

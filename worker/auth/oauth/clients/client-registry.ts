@@ -39,7 +39,7 @@ export interface ClientRegistryOptions {
   activeTtlMs: number;
   now?: () => number;
   /** Registrations a process accepts per hour; default {@link REGISTRATIONS_PER_HOUR}. */
-  registrationsPerHour?: number;
+  registrationsPerHour?: number | undefined;
 }
 
 export const REGISTRATIONS_PER_HOUR = 200;

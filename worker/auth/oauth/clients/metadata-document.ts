@@ -118,8 +118,8 @@ export const FAILURE_TTL_MS = 60_000;
 
 export class MetadataDocumentClients {
   readonly #deps: Required<Omit<MetadataDocumentFetchDeps, 'resolve' | 'fetchesPerMinute'>> & Pick<MetadataDocumentFetchDeps, 'resolve'>;
-  readonly #cache = new Map<string, { client: OAuthClient; until: number }>();
-  readonly #failures = new Map<string, { error: OAuthError; until: number }>();
+  /** A document's client, or why it could not be had, until it may be fetched again. */
+  readonly #cache = new Map<string, { client: OAuthClient | OAuthError; until: number }>();
   readonly #fetches: WriteBudget;
 
   constructor(deps: MetadataDocumentFetchDeps = {}) {
@@ -134,28 +134,27 @@ export class MetadataDocumentClients {
 
   async get(clientId: string): Promise<OAuthClient> {
     const cached = this.#cache.get(clientId);
-    if (cached !== undefined && cached.until > this.#deps.now()) return cached.client;
+    if (cached !== undefined && cached.until > this.#deps.now()) {
+      if (cached.client instanceof OAuthError) throw cached.client;
+      return cached.client;
+    }
     this.#cache.delete(clientId);
     const refusal = metadataUrlRefusal(clientId);
     if (refusal !== null) throw invalidClient(`Client metadata document refused: ${refusal}`);
-    const failure = this.#failures.get(clientId);
-    if (failure !== undefined && failure.until > this.#deps.now()) throw failure.error;
-    this.#failures.delete(clientId);
     if (!this.#fetches.take()) {
       throw new OAuthError('temporarily_unavailable', `Too many client metadata documents fetched in the last minute: try again in ${this.#fetches.minutesUntilFree()} min`, 429);
     }
+    let entry: { client: OAuthClient | OAuthError; until: number };
     try {
-      const client = await this.#fetchDocument(clientId);
-      if (this.#cache.size >= CACHE_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
-      this.#cache.set(clientId, client);
-      return client.client;
+      entry = await this.#fetchDocument(clientId);
     } catch (error) {
-      if (error instanceof OAuthError) {
-        if (this.#failures.size >= CACHE_ENTRIES) this.#failures.delete(this.#failures.keys().next().value!);
-        this.#failures.set(clientId, { error, until: this.#deps.now() + FAILURE_TTL_MS });
-      }
-      throw error;
+      if (!(error instanceof OAuthError)) throw error;
+      entry = { client: error, until: this.#deps.now() + FAILURE_TTL_MS };
     }
+    if (this.#cache.size >= CACHE_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
+    this.#cache.set(clientId, entry);
+    if (entry.client instanceof OAuthError) throw entry.client;
+    return entry.client;
   }
 
   /** Fetches, checks and parses one document, with how long it may be cached. */

@@ -49,7 +49,7 @@ export interface AuthorizeDeps {
   baseUrl: (c: Context) => string;
   now?: () => number;
   /** Default {@link CONSENTS_PER_WINDOW}. */
-  consentsPerWindow?: number;
+  consentsPerWindow?: number | undefined;
 }
 
 interface ConsentRecord {
