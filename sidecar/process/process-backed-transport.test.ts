@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalError, WireError, reasonOf } from '../../shared/errors.ts';
-import { silentLogger } from '../log.ts';
+import { createLogger, silentLogger } from '../log.ts';
 import type { BubblewrapPolicy } from '../sandbox/containment-policy.ts';
 import { ProcessExecutorBackedClientTransport, type ProcessTransportOptions } from './process-backed-transport.ts';
 import { ProcessExecutor, type ProcessLaunchRequest, type SpawnAttempt } from './process-executor.ts';
@@ -178,16 +178,27 @@ describe('ProcessExecutorBackedClientTransport', () => {
     expect(isAlive(t.pid ?? 0)).toBe(false);
   });
 
-  it('reports a premature exit as server-exited with the exit code and a sanitized stderr tail', async () => {
-    const { t, errors, closes } = transport(fixture('early-exit-server.mjs'), {}, 'early');
+  it('reports a premature exit as server-exited with the exit code, and logs the sanitized stderr tail only on this host', async () => {
+    const lines: string[] = [];
+    const { t, errors, closes } = transport(fixture('early-exit-server.mjs'), { logger: createLogger({ level: 'warn', write: (line) => lines.push(line) }) }, 'early');
     await t.start();
     await waitFor(() => (closes() > 0 ? true : undefined), 'onclose');
     expect(errors).toHaveLength(1);
     const error = errors[0] as WireError;
     expect(error).toBeInstanceOf(WireError);
     expect(error.reason).toBe('server-exited');
-    expect(error.detail).toMatchObject({ exitCode: 3, signal: null });
-    expect(error.message).toBe('Server "early" exited with code 3: early-exit: loading configuration | early-exit: fatal: missing setting evil');
+    expect(error.detail).toEqual({ server: 'early', exitCode: 3, signal: null });
+    // The message crosses the link: a server's stderr may print its environment or files.
+    expect(error.message).toBe('Server "early" exited with code 3: see the sidecar log');
+    expect(lines.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        server: 'early',
+        exitCode: 3,
+        signal: null,
+        stderr: 'early-exit: loading configuration | early-exit: fatal: missing setting evil',
+      }),
+    ]);
     expect(t.stderrTail()[1]).toContain('\u001b[31m');
     expect(closes()).toBe(1);
   });

@@ -4,7 +4,7 @@
  *
  * What it adds to the SDK's own stdio client: the launch goes through `ProcessExecutor`, so the
  * same code path serves contained and ordinary servers; stderr is drained apart into the log and a
- * bounded tail that explains a premature exit; closing ends the whole process tree. Framing is the
+ * bounded tail that explains a premature exit in this host's log, never in the error sent on; closing ends the whole process tree. Framing is the
  * SDK's (newline-delimited JSON, written here rather than with its `serializeMessage`, whose module
  * loads the SDK's `types.js` and every MCP zod schema with it); each stdout line is read by `readJsonRpcText`,
  * which refuses output nested deeper than `MAX_JSON_DEPTH` before anything recursive sees it: a
@@ -204,16 +204,19 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     this.onclose?.();
   }
 
+  /**
+   * The stderr tail stays in this host's log: the error crosses the link to the worker, its agents
+   * and /healthz, and a server's stderr may print its environment or the files it read.
+   */
   #exitError(exit: ProcessExit): WireError {
+    this.#logger.warn('Server exited', { exitCode: exit.code, signal: exit.signal, stderr: this.#tail.sanitized() });
     const { policy } = this.#request;
     if (policy !== null && !this.#sawStdout) {
       const failure = policy.classifyFailure(this.#tail.lines().join('\n'), exit);
       if (failure) return failure;
     }
     const how = exit.signal === null ? `with code ${exit.code}` : `on signal ${exit.signal}`;
-    const tail = this.#tail.sanitized();
-    const message = `Server "${this.name}" exited ${how}${tail ? `: ${tail}` : ''}`;
-    return new WireError('server-exited', message, { detail: { server: this.name, exitCode: exit.code, signal: exit.signal } });
+    return new WireError('server-exited', `Server "${this.name}" exited ${how}: see the sidecar log`, { detail: { server: this.name, exitCode: exit.code, signal: exit.signal } });
   }
 
   #report(error: Error): void {

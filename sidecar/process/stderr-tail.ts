@@ -1,7 +1,8 @@
 /**
  * StderrTail: the last lines a server wrote to stderr, bounded by count and bytes, kept to
  * explain a premature exit. A server can write gigabytes of stderr; the tail never holds more
- * than its limits, and its text is sanitized before it goes into an error message.
+ * than its limits, and its text is sanitized before it goes into the exit's log line (never into
+ * the error sent over the link, which a server's environment printed to stderr must not reach).
  *
  * @module
  */
@@ -14,7 +15,7 @@ export interface StderrTailLimits {
 }
 
 const DEFAULT_LIMITS: StderrTailLimits = { lines: 64, bytes: 8192 };
-/** Longest sanitized tail put into an error message, in characters. */
+/** Longest sanitized tail put into a log line, in characters. */
 const MESSAGE_CHARS = 1024;
 
 // CSI / OSC / two-character escape sequences, then C0 and C1 controls, DEL, zero-width and bidi controls.

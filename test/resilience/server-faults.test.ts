@@ -77,7 +77,10 @@ describe('misbehaving servers', { timeout: SLOW_MS }, () => {
     figures.faults++;
     figures.calls++;
     expect(error).toBeInstanceOf(McpError);
-    expect(failure(error)).toEqual({ reason: 'server-exited', message: expect.stringMatching(/Server "fault" exited with code 7: fault: crashing with code 7/) });
+    // Its stderr stays on the host: the agent is sent to the sidecar log, which has it.
+    expect(failure(error)).toEqual({ reason: 'server-exited', message: expect.stringContaining('Server "fault" exited with code 7: see the sidecar log') });
+    const exitLine = await stack.sidecar.waitForLine((line) => line.msg === 'Server exited' && line.server === 'fault', 'the exit of "fault"');
+    expect(exitLine).toMatchObject({ exitCode: 7, stderr: expect.stringContaining('fault: crashing with code 7') });
     await gone(pid);
     // The session ended with its server: the next call is told to initialize again.
     const next = await client.callTool({ name: 'echo', arguments: { message: 'after' } }).catch((e: unknown) => e);
