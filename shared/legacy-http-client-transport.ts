@@ -32,6 +32,7 @@ import { readStreamWithin } from './bounded-stream.ts';
 import { jsonRpcMessageOf } from './json-rpc-message.ts';
 import type { ModernHttpTarget } from './modern-http-transport.ts';
 import { MAX_SSE_EVENT_CHARS, readSseEvents } from './sse-messages.ts';
+import { fetchErrorText } from './fetch-error-text.ts';
 
 const MAX_REDIRECTS = 5;
 const MAX_ERROR_TEXT_BYTES = 4 * 1024;
@@ -179,7 +180,7 @@ export class LegacyHttpClientTransport implements Transport {
         { onRetry: (ms) => (this.#retryMs = ms) },
       );
     } catch (error) {
-      failure = new Error(`The HTTP server's SSE stream broke off: ${error instanceof Error ? error.message : String(error)}`);
+      failure = new Error(`The HTTP server's SSE stream broke off: ${fetchErrorText(error)}`);
     }
     if (this.#abort?.signal.aborted) return;
     if (failure !== undefined) this.onerror?.(failure);

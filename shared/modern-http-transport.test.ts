@@ -40,6 +40,15 @@ describe('postModern', () => {
   });
 });
 
+describe('postModern, a server out of reach', () => {
+  it('tells the agent why, never the URL (whose query or credentials the runtime quotes)', async () => {
+    const url = 'https://svc.internal:8443/mcp?api_key=S3CRET';
+    const failing = { url: new URL(url), fetch: async () => Promise.reject(new TypeError(`error sending request for url (${url}): client error (Connect): tcp connect error: Connection refused`)) };
+    const error = await postModern(failing, call({ name: 'echo' }), () => {}).catch((e: unknown) => e);
+    expect(error).toMatchObject({ reason: 'server-exited', message: 'Could not reach the HTTP server: error sending request for url (<url>): client error (Connect): tcp connect error: Connection refused' });
+  });
+});
+
 describe('ModernHttpClientTransport', () => {
   it('answers a request the server did not answer as a modern one with an error for its id, naming the status', async () => {
     const transport = new ModernHttpClientTransport(answering(new Response('<html>', { status: 502, headers: { 'content-type': 'text/html' } })));

@@ -27,6 +27,7 @@ import { exceedsDepth, MAX_JSON_DEPTH } from './json-depth.ts';
 import { PARAM_HEADERS_META_KEY } from './param-headers-meta.ts';
 import { readSseMessages } from './sse-messages.ts';
 import { isRecord } from './records.ts';
+import { fetchErrorText } from './fetch-error-text.ts';
 
 export const MODERN_VERSION = '2026-07-28';
 const MODERN_HTTP_ERROR_CODES = new Set([-32020, -32021, -32022, -32601, -32602]);
@@ -56,7 +57,7 @@ export async function postModern(target: ModernHttpTarget, message: JSONRPCMessa
     response = await (target.fetch ?? fetch)(target.url, { method: 'POST', headers: { ...headers, ...target.headers }, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
   } catch (error) {
     if (signal?.aborted) return { modern: true };
-    throw new WireError('server-exited', `Could not reach the HTTP server: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300));
+    throw new WireError('server-exited', `Could not reach the HTTP server: ${fetchErrorText(error)}`);
   }
   const id = 'id' in message ? message.id : undefined;
   const type = response.headers.get('content-type') ?? '';
@@ -80,7 +81,7 @@ export async function postModern(target: ModernHttpTarget, message: JSONRPCMessa
     else if (type.includes('application/json')) deliver(await response.json());
     else await response.body?.cancel();
   } catch (error) {
-    if (!signal?.aborted) throw new WireError('server-exited', `The HTTP server's answer broke off: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300));
+    if (!signal?.aborted) throw new WireError('server-exited', `The HTTP server's answer broke off: ${fetchErrorText(error)}`);
   }
   return { modern: true };
 }

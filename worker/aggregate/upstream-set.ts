@@ -24,6 +24,7 @@ import type { UpstreamFailure } from './rpc-errors.ts';
 import type { IncomingNotification, IncomingRequest, Result } from './rpc/json-rpc-peer.ts';
 import { RequestTimeoutError } from './rpc/peer-errors.ts';
 import { UpstreamClient } from './upstream-client.ts';
+import { fetchErrorText } from '../../shared/fetch-error-text.ts';
 
 export interface UpstreamHooks {
   /** A server→client request from upstream `server`; resolves to the agent's result. */
@@ -199,6 +200,5 @@ function connectFailure(server: string, error: unknown): WireError {
   if (error instanceof RequestTimeoutError) {
     return new WireError('request-timeout', `Server "${server}" did not answer initialize in time`);
   }
-  const detail = error instanceof Error ? error.message : String(error);
-  return new WireError('launch-failed', `Server "${server}" did not initialize: ${detail.slice(0, 300)}`);
+  return new WireError('launch-failed', `Server "${server}" did not initialize: ${fetchErrorText(error)}`);
 }

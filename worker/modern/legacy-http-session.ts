@@ -27,6 +27,7 @@ import {
   clientInfoOf, discoverResult, InitializeResultSchema, logLevelPasses, modernError, modernMetaOf, modernResult, stripModernMeta, type InitializeResult, type JsonRpcErrorShape,
 } from '../../shared/modern-results.ts';
 import { PARAM_HEADERS_META_KEY } from '../../shared/param-headers-meta.ts';
+import { fetchErrorText } from '../../shared/fetch-error-text.ts';
 
 /** The legacy revision the session opens with (the SDK answers with the one it speaks). */
 const LEGACY_VERSION = '2025-11-25';
@@ -130,5 +131,5 @@ function forwardedParams(params: Record<string, unknown> | undefined): Record<st
 
 function failure(error: unknown, method: string): WireError {
   if (error instanceof WireError) return error;
-  return new WireError('server-exited', `Could not send ${method} to the HTTP server: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300));
+  return new WireError('server-exited', `Could not send ${method} to the HTTP server: ${fetchErrorText(error)}`);
 }

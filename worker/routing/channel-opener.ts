@@ -22,6 +22,7 @@ import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import { DelayQueue } from '../../shared/delay-queue.ts';
 import { WireError } from '../../shared/errors.ts';
 import type { ChannelOpenOptions, ChannelRouter, ChannelTrust } from './channel-router.ts';
+import { fetchErrorText } from '../../shared/fetch-error-text.ts';
 
 /** Opens the channel to one server for one agent session; rejects with a `WireError`. */
 export type ChannelOpener = (descriptor: ConnectionDescriptor, connection: McpConnection, trust: ChannelTrust, options?: Pick<ChannelOpenOptions, 'first'>) => Promise<Transport>;
@@ -56,7 +57,7 @@ export function createChannelOpener(router: ChannelRouter, options: ChannelOpene
       return await Promise.race([opening, aborted]);
     } catch (error) {
       if (deadline.signal.aborted) void opening?.then((channel) => channel.close(), () => {});
-      const failure = error instanceof WireError ? error : new WireError('launch-failed', `Could not open server "${server}": ${errorText(error)}`, { cause: error });
+      const failure = error instanceof WireError ? error : new WireError('launch-failed', `Could not open server "${server}": ${fetchErrorText(error)}`, { cause: error });
       onOpenFailed?.(connection, failure);
       throw failure;
     } finally {
@@ -65,7 +66,4 @@ export function createChannelOpener(router: ChannelRouter, options: ChannelOpene
   };
 }
 
-function errorText(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.slice(0, 300);
-}
+

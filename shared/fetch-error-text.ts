@@ -1,0 +1,22 @@
+/**
+ * What a failed request to a server may tell an agent: its error's message with every URL in it
+ * replaced by `<url>` and any bearer token cut, bounded. Runtimes quote the request's URL in their
+ * fetch errors (Deno: `error sending request for url (…)`; Node: a URL it refuses, credentials and
+ * all), and a server's URL is the worker's config: its query may hold a key, and its host and path
+ * are nothing an agent was told. The reason the request failed (refused, reset, a TLS problem) is
+ * what helps, and it stays.
+ *
+ * @module
+ */
+
+const MAX_LENGTH = 300;
+
+/** `error`'s message (and its cause's code, as Node keeps the reason there) without URLs or tokens. */
+export function fetchErrorText(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = error instanceof Error && typeof (error.cause as { code?: unknown } | undefined)?.code === 'string' ? (error.cause as { code: string }).code : undefined;
+  const text = (code !== undefined && !message.includes(code) ? `${message} (${code})` : message)
+    .replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s)"'<>]*/gi, '<url>')
+    .replace(/\bBearer\s+[^\s"']+/gi, 'Bearer [redacted]');
+  return text.length > MAX_LENGTH ? `${text.slice(0, MAX_LENGTH - 1)}…` : text;
+}
