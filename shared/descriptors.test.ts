@@ -36,6 +36,12 @@ describe('connection descriptors', () => {
     );
   });
 
+  it('refuses an http URL that carries credentials, pointing at headers', () => {
+    expect(issues({ type: 'http', url: 'https://svc:ghp_secret@docs.example.com/mcp' }, 'servers.docs.executor')).toEqual([
+      'servers.docs.executor.url: must not carry a user name or password: send credentials in "headers" (e.g. {"Authorization": "Basic …"})',
+    ]);
+  });
+
   it('rejects hostile nesting depth before walking it', () => {
     let deep: unknown = { type: 'local' };
     for (let i = 0; i < 10_000; i++) deep = { type: 'reverse-http', 'entity-id': 'h', target: deep };

@@ -38,6 +38,8 @@ export const MAX_DESCRIPTOR_DEPTH = 4;
 const HttpUrlSchema = z.string().check(
   z.url('must be an absolute URL'),
   z.refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL'),
+  // fetch refuses such a URL, and quotes it whole in its error: credentials go in "headers".
+  z.refine((u) => !URL.canParse(u) || (new URL(u).username === '' && new URL(u).password === ''), 'must not carry a user name or password: send credentials in "headers" (e.g. {"Authorization": "Basic …"})'),
 );
 
 /** One level of each descriptor type; `target` is parsed recursively by `parseConnectionDescriptor`. */
