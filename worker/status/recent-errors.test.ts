@@ -71,9 +71,9 @@ describe('RecentErrors', () => {
 
 describe('scrubMessage', () => {
   it('removes URL credentials, query strings and bearer tokens', () => {
-    const text = scrubMessage('fetch https://user:hunter2@docs.example.com/mcp?key=s3cr3t#x failed; sent Bearer abc.def');
-    expect(text).toBe('fetch https://[redacted]@docs.example.com/mcp?[redacted]#x failed; sent Bearer [redacted]');
-    expect(text).not.toMatch(/hunter2|s3cr3t|abc\.def/);
+    const text = scrubMessage('fetch https://user:hunt@r2@docs.example.com/mcp?key=s3cr3t#access_token=fr4g failed; sent Bearer abc.def');
+    expect(text).toBe('fetch https://[redacted]@docs.example.com/mcp?[redacted]#[redacted] failed; sent Bearer [redacted]');
+    expect(text).not.toMatch(/hunt|r2@|s3cr3t|fr4g|abc\.def/);
   });
 
   it('leaves ordinary messages alone and bounds long ones', () => {

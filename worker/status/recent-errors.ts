@@ -83,13 +83,15 @@ export class RecentErrors {
 }
 
 /**
- * Removes what could be a credential from a message and bounds its length: `user:pass@` in URLs,
- * URL query strings (tokens often ride there) and `Bearer <token>`.
+ * Removes what could be a credential from a message and bounds its length: `user:pass@` in URLs
+ * (to the last `@` before the path, a password may hold one), URL query strings and fragments
+ * (tokens often ride there) and `Bearer <token>`.
  */
 export function scrubMessage(message: string): string {
   const scrubbed = message
-    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/@"']*@/gi, '$1[redacted]@')
+    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/"']*@/gi, '$1[redacted]@')
     .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s?#"']*)\?[^\s#"']*/gi, '$1?[redacted]')
+    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s#"']*)#[^\s"']*/gi, '$1#[redacted]')
     .replace(/\bBearer\s+[^\s"']+/gi, 'Bearer [redacted]');
   return scrubbed.length > MAX_MESSAGE_LENGTH ? `${scrubbed.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : scrubbed;
 }
