@@ -126,6 +126,38 @@ describe('RemoteMcpHostHandler', () => {
     await expect(ask('local', url)).rejects.toMatchObject({ reason: 'denied-by-policy' });
   });
 
+  it('names a refused inner http target without its query or fragment, in the error sent back and in its own log', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { listed: { url: 'http://127.0.0.1:9/mcp' } } });
+    const lines: string[] = [];
+    const sidecar = createSidecarComposition({ configDir: dir, entityId: 'alice-laptop', user: 'alice', trust: { allowUncontained: true }, log: createLogger({ level: 'debug', write: (line) => lines.push(line) }) });
+    cleanups.push(() => sidecar.stop());
+    const [, hostEnd] = createInMemoryChannelPair();
+    const ask = async (url: string): Promise<WireError> => {
+      try {
+        await sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'listed', target: { type: 'http', url } } }, hostEnd);
+      } catch (error) {
+        return error as WireError;
+      }
+      throw new Error(`The host opened ${url}`);
+    };
+
+    const refused = await ask('https://mcp.example.com/v1?api_key=QUERY-SECRET#access_token=FRAGMENT-SECRET');
+    expect(refused).toMatchObject({ reason: 'denied-by-policy' });
+    expect(refused.message).toContain('https://mcp.example.com/v1?[redacted]#[redacted]');
+    // A URL without credentials is quoted whole, as the hint the host's owner can paste.
+    expect((await ask('https://mcp.example.com/v2')).message).toContain('add {"url": "https://mcp.example.com/v2"} under mcpServers.listed');
+    // Whether the request's schema lets userinfo through or not, it is not sent back.
+    const withUser = await ask('https://svc:USER-SECRET@mcp.example.com/v1');
+    const sent = [refused, withUser].flatMap((e) => [e.message, JSON.stringify(e.toJsonRpcError())]).join('\n');
+    const logged = lines.join('\n');
+    expect(logged).toContain('Refused an inner http target this host does not list');
+    for (const secret of ['QUERY-SECRET', 'FRAGMENT-SECRET', 'USER-SECRET']) {
+      expect(sent).not.toContain(secret);
+      expect(logged).not.toContain(secret);
+    }
+  });
+
   it('OpenAsync_UnknownConnection_ReturnsNull, and the listener refuses it with invalid-request', async () => {
     const { sidecar, spawns } = composition(tempDir());
     const [, hostEnd] = createInMemoryChannelPair();

@@ -28,6 +28,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { eraOf, isMcpRequestType, type McpConnection } from '../../shared/connection-request.ts';
 import type { ChannelTransport } from '../../shared/channel-transport.ts';
 import { WireError } from '../../shared/errors.ts';
+import { redactUrl } from '../../shared/url-redaction.ts';
 import { ValidationError } from '../../shared/validation.ts';
 import { deferredChild, type Logger } from '../log.ts';
 import { ProcessExecutorBackedClientTransport } from '../process/process-backed-transport.ts';
@@ -234,12 +235,13 @@ export class RemoteMcpHostHandler {
 
   #innerHttpTarget(name: string, target: { url: string; headers?: Record<string, string> }, configured: ServerConfig | null, log: Logger): ServerConfig {
     if (configured === null || configured.kind !== 'http' || !sameEndpoint(configured.url, target.url)) {
-      log.warn('Refused an inner http target this host does not list', { url: target.url });
-      throw new WireError(
-        'denied-by-policy',
-        `This host does not list ${target.url} for server "${name}": add {"url": "${target.url}"} under mcpServers.${name} in its mcp-servers/mcp.json to allow it`,
-        { detail: { server: name } },
-      );
+      // The worker config's URL may hold an API key, and this refusal reaches the agent and /healthz.
+      const shown = redactUrl(target.url);
+      log.warn('Refused an inner http target this host does not list', { url: shown });
+      const fix = shown === target.url ? `add {"url": "${shown}"}` : 'add that URL in full as {"url": …}';
+      throw new WireError('denied-by-policy', `This host does not list ${shown} for server "${name}": ${fix} under mcpServers.${name} in its mcp-servers/mcp.json to allow it`, {
+        detail: { server: name },
+      });
     }
     return { ...configured, url: configured.url, headers: { ...target.headers, ...configured.headers } };
   }
