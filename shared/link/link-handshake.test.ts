@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WireError } from '../errors.ts';
 import { advanceUntilSettled, useFakeClock } from '../../test/support/fake-clock.ts';
 import { createFrameSocketPair } from './frame-socket.ts';
-import { answerChallenge, challengeHost, type ProofVerdict } from './link-handshake.ts';
+import { answerChallenge, challengeHost, PRE_AUTH_MAX_FRAME_BYTES, PROOF_TIMEOUT_MS, type ProofVerdict } from './link-handshake.ts';
+import { MAX_FRAME_MESSAGE_CHARS } from '../frames.ts';
 import { importPublicKey, signLinkProof, verifyLinkProof } from './link-identity.ts';
 import { LinkEndpoint } from './link-endpoint.ts';
 
@@ -120,6 +121,49 @@ describe('link handshake', () => {
     const sidecar = answerChallenge(sidecarSocket, { prove: async () => ({ origin: ORIGIN, signature: 'A'.repeat(86) }), accept: () => 1 });
     expect(await advanceUntilSettled(sidecar.catch((e: unknown) => e))).toMatchObject({ reason: 'request-timeout' });
     expect(silentWorker.closed).toBe(true);
+  });
+
+  it('waits for the proof 5 s by default on the worker\'s end, and still 10 s on the sidecar\'s', async () => {
+    useFakeClock();
+    const [workerSocket] = createFrameSocketPair();
+    const worker = challengeHost(workerSocket, { verify: async () => ({ ok: true }), accept: () => 1 });
+    expect(await advanceUntilSettled(worker.catch((e: unknown) => e))).toMatchObject({ reason: 'request-timeout', message: `The link handshake did not complete within ${PROOF_TIMEOUT_MS} ms` });
+    expect(PROOF_TIMEOUT_MS).toBe(5_000);
+    const [, sidecarSocket] = createFrameSocketPair();
+    const sidecar = answerChallenge(sidecarSocket, { prove: async () => ({ origin: ORIGIN, signature: 'A'.repeat(86) }), accept: () => 1 });
+    expect(await advanceUntilSettled(sidecar.catch((e: unknown) => e))).toMatchObject({ message: 'The link handshake did not complete within 10000 ms' });
+  });
+
+  it('refuses, before parsing it, a frame over 8 KiB from a host not yet verified, closing with 1009', async () => {
+    const [workerSocket, raw] = createFrameSocketPair();
+    const received: Array<Record<string, unknown>> = [];
+    raw.onmessage = (text) => received.push(JSON.parse(text) as Record<string, unknown>);
+    const closed = new Promise((resolve) => (raw.onclose = resolve));
+    const accept = vi.fn(() => 'endpoint');
+    const verify = vi.fn(async (): Promise<ProofVerdict> => ({ ok: true }));
+    const worker = challengeHost(workerSocket, { verify, accept });
+    // A proof that would be refused as malformed once parsed: the size alone refuses it first.
+    raw.send(JSON.stringify({ v: 1, type: 'link-proof', origin: 'o'.repeat(1024 * 1024), signature: 'A'.repeat(86) }));
+    await expect(worker).rejects.toMatchObject({ reason: 'invalid-request', message: `Incoming link frame exceeds the ${PRE_AUTH_MAX_FRAME_BYTES} byte limit before the host is verified` });
+    expect(await closed).toMatchObject({ code: 1009 });
+    expect(received.map((f) => f.type)).toEqual(['link-challenge', 'link-close']);
+    expect(verify).not.toHaveBeenCalled();
+    expect(accept).not.toHaveBeenCalled();
+  });
+
+  it('takes the largest frames an honest host sends before it is verified: a proof for a 300-character origin, a clipped link-close', async () => {
+    const proof = JSON.stringify({ v: 1, type: 'link-proof', origin: 'o'.repeat(300), signature: 'A'.repeat(86) });
+    const close = JSON.stringify({ v: 1, type: 'link-close', reason: 'invalid-request', message: '€'.repeat(MAX_FRAME_MESSAGE_CHARS) });
+    expect(new TextEncoder().encode(proof).byteLength).toBeLessThan(450);
+    expect(new TextEncoder().encode(close).byteLength).toBeLessThanOrEqual(PRE_AUTH_MAX_FRAME_BYTES);
+    const [workerSocket, raw] = createFrameSocketPair();
+    const worker = challengeHost(workerSocket, { verify: async () => ({ ok: false, message: 'Not this key' }), accept: () => 1 });
+    raw.send(proof);
+    await expect(worker).rejects.toMatchObject({ reason: 'unauthorized', message: 'Not this key' });
+    const [otherWorker, otherRaw] = createFrameSocketPair();
+    const ended = challengeHost(otherWorker, { verify: async () => ({ ok: true }), accept: () => 1 });
+    otherRaw.send(close);
+    await expect(ended).rejects.toMatchObject({ reason: 'invalid-request', message: '€'.repeat(MAX_FRAME_MESSAGE_CHARS) });
   });
 
   it('refuses a malformed handshake frame through the shared frame reader', async () => {

@@ -15,8 +15,9 @@
  *
  * Until the worker has verified the proof it accepts nothing else: any other frame, a second
  * proof or silence past the deadline ends the link with a `link-close` saying why. Frames go
- * through the same reader as every other frame (size limit, zod schema). What is signed and how
- * it is checked is `link-identity.ts`.
+ * through the same reader as every other frame (size limit, zod schema), but the worker's end
+ * takes none over `PRE_AUTH_MAX_FRAME_BYTES` and waits `PROOF_TIMEOUT_MS` at most: whoever sends
+ * them has proven nothing yet. What is signed and how it is checked is `link-identity.ts`.
  *
  * @module
  */
@@ -28,8 +29,25 @@ import { closeQuietly, type FrameSocket } from './frame-socket.ts';
 import type { HostExpectations } from './host-expectations.ts';
 import { createNonce } from './link-identity.ts';
 
-/** Default deadline for the whole handshake, on either end. */
+/** Default deadline for the whole handshake on the sidecar's end, which also waits for the worker to verify. */
 export const HANDSHAKE_TIMEOUT_MS = 10_000;
+
+/**
+ * Default deadline on the worker's end, from the upgrade to the proof: one round trip and an
+ * Ed25519 signature for an honest sidecar. 5 s still lets through a round trip of 2 s (a
+ * saturated uplink's bufferbloat, a satellite or 2G link) with a lost segment resent, while a
+ * stranger who sends nothing holds a pending slot (`worker/link/pending-handshakes.ts`) half as
+ * long as the 10 s before; those slots, not this deadline, are what bound the cost of strangers.
+ */
+export const PROOF_TIMEOUT_MS = 5_000;
+
+/**
+ * Largest frame the worker's end reads before the host is verified. A host sends at most a
+ * `link-proof` (140 bytes plus its origin, which the schema caps at 300: under 450) or a
+ * `link-close` whose message is clipped to 2000 characters (about 6 KB of UTF-8 at worst); 8 KiB
+ * takes either, and a stranger's bigger frame is refused before it is parsed.
+ */
+export const PRE_AUTH_MAX_FRAME_BYTES = 8 * 1024;
 
 export interface HandshakeOptions<T> {
   /** Builds what runs on the socket once the handshake succeeded (the link endpoint). */
@@ -62,7 +80,8 @@ export interface AnswerOptions<T> extends HandshakeOptions<T> {
  */
 export function challengeHost<T>(socket: FrameSocket, options: ChallengeOptions<T>): Promise<T> {
   const nonce = options.nonce ?? createNonce();
-  return runHandshake(socket, options, (step) => {
+  const limits = { timeoutMs: options.timeoutMs ?? PROOF_TIMEOUT_MS, maxFrameBytes: options.maxFrameBytes ?? PRE_AUTH_MAX_FRAME_BYTES };
+  return runHandshake(socket, { ...options, ...limits }, (step) => {
     let state: 'awaiting-proof' | 'verifying' = 'awaiting-proof';
     step.send({ v: LINK_PROTOCOL_VERSION, type: 'link-challenge', nonce });
     return (frame) => {
@@ -116,8 +135,8 @@ export function answerChallenge<T>(socket: FrameSocket, options: AnswerOptions<T
 interface Step {
   send(frame: Frame): void;
   succeed(): void;
-  /** Tells the peer why (link-close) and closes. */
-  refuse(reason: FailureReason, message: string): void;
+  /** Tells the peer why (link-close) and closes, with `code` or the one `reason` implies. */
+  refuse(reason: FailureReason, message: string, code?: number): void;
   /** The peer ended the handshake with a link-close. */
   ended(frame: FrameOf<'link-close'>): void;
 }
@@ -155,10 +174,10 @@ function runHandshake<T>(socket: FrameSocket, options: HandshakeOptions<T>, star
           reject(error);
         }
       },
-      refuse: (reason, message) => {
+      refuse: (reason, message, code) => {
         if (!settle(new WireError(reason, message))) return;
         send({ v: LINK_PROTOCOL_VERSION, type: 'link-close', reason, message: clipFrameMessage(message) });
-        closeQuietly(socket, reason === 'unauthorized' ? 1008 : 1002, message);
+        closeQuietly(socket, code ?? (reason === 'unauthorized' ? 1008 : 1002), message);
       },
       ended: (frame) => {
         if (!settle(new WireError(frame.reason ?? 'host-offline', frame.message))) return;
@@ -180,7 +199,8 @@ function runHandshake<T>(socket: FrameSocket, options: HandshakeOptions<T>, star
         case 'message':
           return step.refuse('invalid-request', 'Expected the handshake, got channel-message: nothing else is accepted before the link handshake completes');
         case 'too-large':
-          return step.refuse('invalid-request', `Incoming link frame exceeds the ${max} byte limit`);
+          // 1009 as on a live link: the peer learns it was the size, even if the link-close is lost.
+          return step.refuse('invalid-request', `Incoming link frame exceeds the ${max} byte limit${max < MAX_FRAME_BYTES ? ' before the host is verified' : ''}`, 1009);
         case 'wrong-version':
           return step.refuse('invalid-request', `Unsupported link protocol version ${read.version}: this end speaks version ${LINK_PROTOCOL_VERSION}`);
         case 'malformed':
