@@ -1,4 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { advanceBy, useFakeClock } from '../../test/support/fake-clock.ts';
+import { PRE_AUTH_MAX_FRAME_BYTES } from '../../shared/link/link-handshake.ts';
+import { PENDING_HANDSHAKE_LIMITS } from './pending-handshakes.ts';
 import { WSContext, defineWebSocketHelper, type WSEvents } from 'hono/ws';
 import { createFrameSocketPair, type CallbackFrameSocket } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint } from '../../shared/link/link-endpoint.ts';
@@ -16,6 +19,7 @@ const ORIGIN = '127.0.0.1:8787';
 const endpoints: LinkEndpoint[] = [];
 afterEach(() => {
   for (const endpoint of endpoints.splice(0)) endpoint.close();
+  vi.useRealTimers();
 });
 
 /**
@@ -23,9 +27,11 @@ afterEach(() => {
  * end of an in-memory socket pair; the other end (`sidecars`) is the dialling host's, for the test
  * to drive.
  */
-function fakeUpgrade() {
+function fakeUpgrade(opens = true) {
   const sidecars: CallbackFrameSocket[] = [];
   const upgradeWebSocket = defineWebSocketHelper<unknown, never>(async (_c, events: WSEvents<unknown>) => {
+    // A dialler gone before the upgrade completed: the route is told nothing.
+    if (!opens) return new Response(null, { status: 200 });
     const [serverSide, clientSide] = createFrameSocketPair();
     const ws = new WSContext<unknown>({ send: (data) => serverSide.send(String(data)), close: (code, reason) => serverSide.close(code, reason), readyState: 1 });
     serverSide.onmessage = (text) => events.onMessage?.(new MessageEvent('message', { data: text }), ws);
@@ -54,11 +60,11 @@ function buffered(socket: CallbackFrameSocket): CallbackFrameSocket {
   return socket;
 }
 
-function setup(options: Partial<LinkRouteOptions> = {}) {
+function setup(options: Partial<LinkRouteOptions> = {}, opens = true) {
   const logs: { msg: string; fields?: Record<string, unknown> }[] = [];
   const log = { info: (msg: string, fields?: Record<string, unknown>) => logs.push({ msg, fields }), warn: (msg: string, fields?: Record<string, unknown>) => logs.push({ msg, fields }) };
   const registry = new InMemoryHostLinkRegistry({ hosts: ['alice-laptop'], log });
-  const { upgradeWebSocket, sidecars } = fakeUpgrade();
+  const { upgradeWebSocket, sidecars } = fakeUpgrade(opens);
   const app = createLinkRoute({ upgradeWebSocket, registry, hosts: [{ 'entity-id': 'alice-laptop', 'public-key': ALICE.publicKey }], log, ...options });
   return { app, registry, sidecars, logs };
 }
@@ -263,5 +269,92 @@ describe('link route', () => {
     await app.request('/link', { headers: upgradeHeaders('alice-laptop', 'localhost:8787') });
     await answer(sidecars.at(-1)!, ALICE, 'localhost:8787');
     expect(registry.status()[0]!.linked).toBe(true);
+  });
+  describe('before the proof', () => {
+    const others = ['bob-desk', 'carol-box'].map((id) => ({ 'entity-id': id, 'public-key': hostCredential(id).publicKey }));
+    const hosts = [{ 'entity-id': 'alice-laptop', 'public-key': ALICE.publicKey }, ...others];
+    const dial = async (app: ReturnType<typeof setup>['app'], entity: string) => {
+      const response = await app.request('/link', { headers: upgradeHeaders(entity) });
+      return { status: response.status, body: response.status === 200 ? null : ((await response.json()) as unknown), retryAfter: response.headers.get('retry-after') };
+    };
+
+    it('answers 429 limit-reached, before upgrading, past the handshakes pending for one host or in all', async () => {
+      const { app, sidecars, logs } = setup({ hosts, pendingLimits: { total: 3, perEntity: 2 } });
+      expect([await dial(app, 'alice-laptop'), await dial(app, 'alice-laptop')].map((d) => d.status)).toEqual([200, 200]);
+      expect(await dial(app, 'alice-laptop')).toEqual({
+        status: 429,
+        retryAfter: '5',
+        body: { error: { reason: 'limit-reached', 'entity-id': 'alice-laptop', limit: 'per-entity', max: 2, message: 'Host "alice-laptop" already has 2 link handshakes pending: retry once they complete or time out (in 5 s at most)' } },
+      });
+      expect((await dial(app, 'bob-desk')).status).toBe(200);
+      expect(await dial(app, 'carol-box')).toMatchObject({ status: 429, body: { error: { reason: 'limit-reached', limit: 'total', max: 3, message: 'This worker already has 3 link handshakes pending: retry in a few seconds' } } });
+      expect(sidecars).toHaveLength(3);
+      // One line when a limit fills, not one per refusal.
+      expect(logs.filter((l) => l.fields?.reason === 'limit-reached')).toHaveLength(1);
+    });
+
+    it('frees a slot the moment a handshake verifies, is refused, or its socket closes', async () => {
+      const { app, registry, sidecars } = setup({ hosts, pendingLimits: { total: 2, perEntity: 2 } });
+      await dial(app, 'alice-laptop');
+      await dial(app, 'alice-laptop');
+      expect((await dial(app, 'bob-desk')).status).toBe(429);
+      await answer(sidecars[0]!, ALICE);
+      expect(registry.status()[0]).toMatchObject({ linked: true });
+      expect((await dial(app, 'bob-desk')).status).toBe(200);
+      // Refused: a proof by another key.
+      await expect(answer(sidecars[1]!, hostCredential('alice-laptop'))).rejects.toMatchObject({ reason: 'unauthorized' });
+      expect((await dial(app, 'carol-box')).status).toBe(200);
+      expect((await dial(app, 'carol-box')).status).toBe(429);
+      sidecars[2]!.close();
+      await vi.waitFor(() => expect(sidecars[2]!.closed).toBe(true));
+      expect((await dial(app, 'carol-box')).status).toBe(200);
+      // The verified link holds no slot all along.
+      expect(await echoes(registry)).toEqual({ jsonrpc: '2.0', id: 7, method: 'ping' });
+    });
+
+    it('frees the slot of a silent dialler at the 5 s deadline, and of an upgrade that never opened soon after', async () => {
+      useFakeClock();
+      const { app, sidecars } = setup({ hosts, pendingLimits: { total: 1, perEntity: 1 } });
+      await dial(app, 'alice-laptop');
+      expect((await dial(app, 'alice-laptop')).status).toBe(429);
+      await advanceBy(4_900);
+      expect(sidecars[0]!.closed).toBe(false);
+      await advanceBy(200);
+      expect(sidecars[0]!.closed).toBe(true);
+      expect((await dial(app, 'alice-laptop')).status).toBe(200);
+
+      const never = setup({ hosts, pendingLimits: { total: 1, perEntity: 1 } }, false);
+      expect((await dial(never.app, 'bob-desk')).status).toBe(200);
+      expect((await dial(never.app, 'bob-desk')).status).toBe(429);
+      await advanceBy(6_100);
+      expect((await dial(never.app, 'bob-desk')).status).toBe(200);
+    });
+
+    it('by default takes 4 handshakes pending per host and 64 in all', async () => {
+      expect(PENDING_HANDSHAKE_LIMITS).toEqual({ total: 64, perEntity: 4 });
+      const many = Array.from({ length: 17 }, (_, i) => ({ 'entity-id': `host-${i}`, 'public-key': ALICE.publicKey }));
+      const { app, sidecars } = setup({ hosts: many });
+      const statuses: number[] = [];
+      for (const { 'entity-id': id } of many.slice(0, 16)) for (let i = 0; i < 5; i++) statuses.push((await dial(app, id)).status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(64);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(16);
+      expect((await dial(app, 'host-16')).body).toMatchObject({ error: { reason: 'limit-reached', limit: 'total', max: 64 } });
+      for (const sidecar of sidecars) sidecar.close();
+    });
+
+    it('refuses a frame over 8 KiB with 1009 and a link-close before parsing it, registering nothing', async () => {
+      const { app, registry, sidecars, logs } = setup();
+      await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+      const sidecar = sidecars[0]!;
+      const frames: Array<Record<string, unknown>> = [];
+      sidecar.onmessage = (text) => frames.push(JSON.parse(text) as Record<string, unknown>);
+      const closed = new Promise<unknown>((resolve) => (sidecar.onclose = resolve));
+      sidecar.send(JSON.stringify({ v: 1, type: 'link-proof', origin: 'o'.repeat(1024 * 1024), signature: 'A'.repeat(86) }));
+      expect(await closed).toMatchObject({ code: 1009 });
+      expect(frames.map((f) => f.type)).toEqual(['link-challenge', 'link-close']);
+      expect(frames[1]).toMatchObject({ reason: 'invalid-request', message: `Incoming link frame exceeds the ${PRE_AUTH_MAX_FRAME_BYTES} byte limit before the host is verified` });
+      expect(registry.status()[0]!.linked).toBe(false);
+      expect(logs.find((l) => l.msg === 'Refused a host link')?.fields).toMatchObject({ 'entity-id': 'alice-laptop', reason: 'invalid-request' });
+    });
   });
 });

@@ -2,11 +2,20 @@
  * `GET /link`: where sidecars dial in. Before the upgrade it checks what the request alone can
  * tell: the entity id header (well-formed, a configured host) and that `Host` names this worker
  * (`link-origin.ts`); those refusals are plain HTTP 401 answers, so a sidecar sees the status
- * itself. After the upgrade the worker challenges the host (`shared/link/link-handshake.ts`) and
- * verifies its signature (`host-auth.ts`); only then is a link endpoint built and registered, so
- * a failed attempt never replaces a host's live link. A refused proof gets a `link-close` with
- * reason `unauthorized` saying what to do. The upgrade helper is injected (`hono/deno`,
- * `@hono/node-server`, later a Durable Object), so this file stays web-standard.
+ * itself. Then it counts the handshakes still unverified (`pending-handshakes.ts`) and answers
+ * 429 `limit-reached` past the limits, still before upgrading: whoever can name a host can start
+ * one. After the upgrade the worker challenges the host (`shared/link/link-handshake.ts`, which
+ * takes no frame over 8 KiB and waits 5 s at most before the proof) and verifies its signature
+ * (`host-auth.ts`); only then is a link endpoint built and registered, so a failed attempt never
+ * replaces a host's live link. A refused proof gets a `link-close` with reason `unauthorized`
+ * saying what to do. The upgrade helper is injected (`deno-websocket.ts`, `@hono/node-server`,
+ * a Durable Object's `hibernating-upgrade.ts`), so this file stays web-standard.
+ *
+ * An unknown entity id is refused by name ("does not know host X"), so anyone can learn which ids
+ * exist. Kept on purpose: ids are names, not secrets (every agent bound to a host is told it, and
+ * it is in config files and logs), the key is what proves a host; doctor's guidance rests on the
+ * refusal; and answering unknown ids like a failed proof would mean upgrading them, so a stranger
+ * knowing no id at all could fill the pending slots with random ones.
  *
  * Under Node, `@hono/node-server` v2 upgrades only when the server is created with
  * `serve({ fetch, websocket: { server: new WebSocketServer({ noServer: true }) } })` (checked in
@@ -21,15 +30,17 @@ import type { UpgradeWebSocket, WSContext } from 'hono/ws';
 import { WireError } from '../../shared/errors.ts';
 import { CallbackFrameSocket, createFrameSocketPair } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions, type LinkLogger } from '../../shared/link/link-endpoint.ts';
-import { challengeHost, type ProofVerdict } from '../../shared/link/link-handshake.ts';
+import { challengeHost, PROOF_TIMEOUT_MS, type ProofVerdict } from '../../shared/link/link-handshake.ts';
 import type { HostExpectations } from '../../shared/link/host-expectations.ts';
 import { ENTITY_ID_HEADER, LINK_PROBE_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import { LINK_FEATURES, LINK_FEATURES_HEADER, linkFeaturesOf } from '../../shared/link/link-features.ts';
 import { EntityIdSchema } from '../../shared/names.ts';
+import { unrefTimer } from '../../shared/unref-timer.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../auth/host-origin.ts';
 import { createHostVerifier, type HostKeyEntry, type HostVerifier } from './host-auth.ts';
 import type { HostLinkRegistry } from './host-link-registry.ts';
 import { createLinkOriginCheck, quote, type LinkOriginOptions } from './link-origin.ts';
+import { PendingHandshakes, type PendingHandshakeLimits } from './pending-handshakes.ts';
 
 /** Endpoint tunables the route passes through (timings and frame limit). */
 export type LinkTunables = Omit<LinkEndpointOptions, 'role' | 'onOpen' | 'peer' | 'log'>;
@@ -47,8 +58,10 @@ export interface LinkRouteOptions {
   listenPort?: LinkOriginOptions['listenPort'];
   log?: LinkLogger;
   endpoint?: LinkTunables;
-  /** Deadline for the handshake after the upgrade. Default 10 s. */
+  /** Deadline for the handshake after the upgrade. Default `PROOF_TIMEOUT_MS` (5 s). */
   handshakeTimeoutMs?: number;
+  /** Unverified handshakes at once, in total and per entity id. Default `PENDING_HANDSHAKE_LIMITS`. */
+  pendingLimits?: PendingHandshakeLimits;
   /** What the worker expects of a host, told to a doctor's probe once its proof verified. */
   expectations?: (entityId: string) => HostExpectations;
   /**
@@ -65,6 +78,10 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
   const verifier = createHostVerifier(options.hosts);
   const originOf = createLinkOriginCheck({ publicUrl: options.publicUrl, allowedHosts: options.allowedHosts ?? DEFAULT_ALLOWED_HOSTS, listenPort: options.listenPort });
   const log = options.log;
+  const pending = new PendingHandshakes(options.pendingLimits);
+  const timeoutMs = options.handshakeTimeoutMs ?? PROOF_TIMEOUT_MS;
+  /** Set while refusals for a full limit go unlogged: one line when it fills, not one per refusal. */
+  let fullLogged = false;
   const app = new Hono();
   app.get('/link', async function linkRoute(c) {
     if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') {
@@ -89,12 +106,34 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
     const origin = originOf(c.req.header('host') ?? hostFromUrl(c.req.url));
     if (!origin.ok) return refuse(entityId, origin.message);
 
+    const admission = pending.admit(entityId);
+    if (!admission.ok) {
+      const message = admission.limit === 'per-entity'
+        ? `Host "${entityId}" already has ${admission.max} link handshakes pending: retry once they complete or time out (in ${Math.ceil(timeoutMs / 1000)} s at most)`
+        : `This worker already has ${admission.max} link handshakes pending: retry in a few seconds`;
+      if (!fullLogged) log?.warn('Refused a host link', { 'entity-id': entityId, reason: 'limit-reached', problem: message });
+      fullLogged = true;
+      c.header(REFUSAL_HEADER, message);
+      c.header('retry-after', String(Math.ceil(timeoutMs / 1000)));
+      const error = new WireError('limit-reached', message, { detail: { 'entity-id': entityId, limit: admission.limit, max: admission.max } });
+      return c.json(error.toHttpBody(), 429);
+    }
+    const release = () => {
+      admission.release();
+      fullLogged = false;
+    };
+    // An upgrade that never opens (the dialler left before it completed) gets no events at all;
+    // its slot still frees, a little after the handshake deadline it would have had.
+    const unopened = setTimeout(release, timeoutMs + 1_000);
+    unrefTimer(unopened);
+
     const probe = c.req.header(LINK_PROBE_HEADER) === '1';
     const peerFeatures = linkFeaturesOf(c.req.header(LINK_FEATURES_HEADER));
     let socket: CallbackFrameSocket | undefined;
     let endpoint: LinkEndpoint | undefined;
     return options.upgradeWebSocket(c, {
       onOpen(_event, ws) {
+        clearTimeout(unopened);
         const opened = wsFrameSocket(ws);
         socket = opened;
         challengeHost(opened, {
@@ -103,6 +142,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
           // Built and registered only now: until the proof verified, nothing replaces a live link.
           // A probe (doctor) is verified the same way and then closed, never registered.
           accept: () => {
+            release();
             if (probe) {
               log?.info('Verified a host link probe', { 'entity-id': entityId });
               opened.close(1000, 'Link probe verified');
@@ -113,9 +153,9 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
             options.onAccepted?.(entityId, ws, endpoint);
             return endpoint;
           },
-          ...(options.endpoint?.maxFrameBytes !== undefined ? { maxFrameBytes: options.endpoint.maxFrameBytes } : {}),
-          ...(options.handshakeTimeoutMs !== undefined ? { timeoutMs: options.handshakeTimeoutMs } : {}),
+          timeoutMs,
         }).catch((error: unknown) => {
+          release();
           const wire = error instanceof WireError ? error : null;
           log?.warn('Refused a host link', { 'entity-id': entityId, reason: wire?.reason ?? null, problem: wire?.message ?? String(error) });
         });
@@ -128,6 +168,8 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
         else ws.close(1003, 'Link frames are text');
       },
       onClose(event) {
+        clearTimeout(unopened);
+        release();
         socket?.ended({ code: event.code, reason: event.reason });
       },
     });

@@ -1,0 +1,69 @@
+/**
+ * Link handshakes upgraded but not yet verified. Anyone who can name a configured host may start
+ * one, and each holds a socket (and, until the runtime hands it over, whatever frame it is
+ * reading) for up to the handshake deadline; so they are counted, in total and per entity id, and
+ * `/link` answers 429 past either limit instead of upgrading. A verified link leaves the count the
+ * moment it verifies: only strangers compete for these slots, never the links already up.
+ *
+ * Per entity id as well as in total, so that one host's redial loop (or someone holding its slots)
+ * leaves room for the others; the total bounds what any mix of ids can hold.
+ *
+ * @module
+ */
+
+export interface PendingHandshakeLimits {
+  /** Unverified handshakes at once, every host together. */
+  total: number;
+  /** Unverified handshakes at once for one entity id. */
+  perEntity: number;
+}
+
+/**
+ * 64 in total: a whole fleet redialling after a worker restart gets through in a few rounds,
+ * each handshake taking one round trip; 4 per host: a sidecar and doctor's probe, with room for a
+ * redial while an abandoned attempt waits out its deadline.
+ */
+export const PENDING_HANDSHAKE_LIMITS: PendingHandshakeLimits = { total: 64, perEntity: 4 };
+
+export type Admission =
+  | { ok: true; release(): void }
+  | { ok: false; limit: 'total' | 'per-entity'; max: number };
+
+export class PendingHandshakes {
+  readonly limits: PendingHandshakeLimits;
+  #total = 0;
+  readonly #byEntity = new Map<string, number>();
+
+  constructor(limits: PendingHandshakeLimits = PENDING_HANDSHAKE_LIMITS) {
+    this.limits = limits;
+  }
+
+  get total(): number {
+    return this.#total;
+  }
+
+  of(entityId: string): number {
+    return this.#byEntity.get(entityId) ?? 0;
+  }
+
+  /** A slot for one handshake of `entityId`; `release` may be called any number of times. */
+  admit(entityId: string): Admission {
+    const held = this.of(entityId);
+    if (held >= this.limits.perEntity) return { ok: false, limit: 'per-entity', max: this.limits.perEntity };
+    if (this.#total >= this.limits.total) return { ok: false, limit: 'total', max: this.limits.total };
+    this.#total++;
+    this.#byEntity.set(entityId, held + 1);
+    let released = false;
+    return {
+      ok: true,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#total--;
+        const left = this.of(entityId) - 1;
+        if (left > 0) this.#byEntity.set(entityId, left);
+        else this.#byEntity.delete(entityId);
+      },
+    };
+  }
+}
