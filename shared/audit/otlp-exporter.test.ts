@@ -71,4 +71,26 @@ describe('OtlpTraceExporter against a real local collector', () => {
     expect(exporter.dropped).toBe(5);
     expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
   });
+
+  it('names the collector without the credentials its URL carries, and keeps them out of why the export failed', async () => {
+    collector = await startOtlpCollector();
+    collector.failing = true;
+    const base = new URL(collector.endpoint);
+    const withQuery = `${collector.endpoint}?api_key=QUERY-SECRET#FRAGMENT-SECRET`;
+    const withUser = `http://svc:USER-SECRET@${base.host}${base.pathname}?api_key=QUERY-SECRET`;
+    const warnings: Array<Record<string, unknown>> = [];
+    for (const endpoint of [withQuery, withUser]) {
+      const { lines, log } = logs();
+      const exporter = new OtlpTraceExporter({ endpoint, serviceName: 'switchyard-worker', log, flushMs: 5 });
+      exporter.export(span(1));
+      await exporter.flush();
+      expect(exporter.dropped).toBe(1);
+      warnings.push(...lines.filter((l) => l.level === 'warn'));
+    }
+    expect(warnings).toEqual([
+      expect.objectContaining({ endpoint: `${collector.endpoint}?[redacted]#[redacted]`, why: 'the collector answered HTTP 503' }),
+      expect.objectContaining({ endpoint: `http://[redacted]@${base.host}${base.pathname}?[redacted]` }),
+    ]);
+    for (const secret of ['QUERY-SECRET', 'FRAGMENT-SECRET', 'USER-SECRET']) expect(JSON.stringify(warnings)).not.toContain(secret);
+  });
 });

@@ -16,6 +16,7 @@
  */
 import type { Logger } from '../log.ts';
 import { unrefTimer } from '../unref-timer.ts';
+import { redactUrl, redactUrlsIn } from '../url-redaction.ts';
 import type { FinishedSpan, SpanSink } from './audit-log.ts';
 
 export interface OtlpTraceExporterOptions {
@@ -132,9 +133,10 @@ export class OtlpTraceExporter implements SpanSink {
     this.#dropped += count;
     if (this.#warned) return;
     this.#warned = true;
+    // A collector's key may ride in its URL, and fetch's errors quote the URL whole.
     this.#options.log.warn('OTLP spans dropped: the trace collector is not taking them; calls go on, and this is said once until exports resume', {
-      endpoint: this.#options.endpoint,
-      why: why.slice(0, 200),
+      endpoint: redactUrl(this.#options.endpoint),
+      why: redactUrlsIn(why).slice(0, 200),
       dropped: this.#dropped,
     });
   }
