@@ -74,9 +74,31 @@ export function outcomeOfAnswer(message: unknown): Pick<AuditRecord, 'outcome' |
   return { decision: 'allowed', outcome: 'ok' };
 }
 
-/** A URI without what may be a credential: `user:pass@` and the query (tokens often ride there). */
+/**
+ * A URI without what may be a credential: its userinfo, its query and its fragment (OAuth's
+ * implicit flow puts tokens there) become `[redacted]`. Parsed as a URL where it is one; else the
+ * userinfo runs to the last `@` before the path, since a password may hold an `@` of its own.
+ */
 export function withoutCredentials(uri: string): string {
-  return uri.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#@]*@/i, '$1[redacted]@').replace(/\?[^#]*/, '?[redacted]');
+  const hash = uri.indexOf('#');
+  const query = (hash < 0 ? uri : uri.slice(0, hash)).includes('?');
+  if (hash < 0 && !query && !uri.includes('@')) return uri;
+  if (URL.canParse(uri)) {
+    const url = new URL(uri);
+    const userinfo = url.username !== '' || url.password !== '';
+    // Left as written when there is nothing to take out (an `@` in the path): `href` would normalize it.
+    if (!userinfo && !query && hash < 0) return uri;
+    url.username = '';
+    url.password = '';
+    url.search = '';
+    url.hash = '';
+    const text = `${url.href}${query ? '?[redacted]' : ''}${hash >= 0 ? '#[redacted]' : ''}`;
+    return userinfo ? text.replace(/^([a-z][a-z0-9+.-]*:\/\/)/i, '$1[redacted]@') : text;
+  }
+  return uri
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1[redacted]@')
+    .replace(/#.*$/s, '#[redacted]')
+    .replace(/\?[^#]*/, '?[redacted]');
 }
 
 /** The call's subject (`tool`, `uri` or `prompt`) and, when asked for, its arguments. */

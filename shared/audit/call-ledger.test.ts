@@ -59,11 +59,11 @@ describe('CallLedger', () => {
     ]);
   });
 
-  it('writes a resource URI without its userinfo or query, where credentials ride', () => {
+  it('writes a resource URI without its userinfo, query or fragment, where credentials ride', () => {
     const { lines, ledger } = harness();
     ledger.request({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'https://bob:hunter2@api.example.com/doc?token=abc#part' } });
     ledger.answer({ id: 1, result: {} });
-    expect(lines[0]!.uri).toBe('https://[redacted]@api.example.com/doc?[redacted]#part');
+    expect(lines[0]!.uri).toBe('https://[redacted]@api.example.com/doc?[redacted]#[redacted]');
   });
 
   it('keeps argument values only when include-arguments is on', () => {
