@@ -1,5 +1,39 @@
 import { describe, expect, it } from 'vitest';
-import { withoutCredentials } from './audit-record.ts';
+import { AuditLog } from './audit-log.ts';
+import { CallLedger } from './call-ledger.ts';
+import { outcomeOfAnswer, withoutCredentials } from './audit-record.ts';
+
+describe('outcomeOfAnswer', () => {
+  it('keeps a stable reason from an answer, and anything else as rpc-error', () => {
+    expect(outcomeOfAnswer({ error: { code: -32003, message: 'x', data: { reason: 'host-offline' } } })).toEqual({ decision: 'allowed', outcome: 'error', reason: 'host-offline', errorCode: -32003 });
+    expect(outcomeOfAnswer({ error: { code: 1, message: 'x', data: { reason: 'my-own-words' } } })).toEqual({ decision: 'allowed', outcome: 'error', reason: 'rpc-error', errorCode: 1 });
+    expect(outcomeOfAnswer({ error: { code: 1, data: { reason: { toString: () => 'host-offline' } } } }).reason).toBe('rpc-error');
+    expect(outcomeOfAnswer({ error: { code: 'x', data: null } })).toEqual({ decision: 'allowed', outcome: 'error', reason: 'rpc-error' });
+  });
+
+  it('never takes a policy denial as the decision from a peer\'s answer, unless the peer is a host that decides', () => {
+    const denial = { error: { code: -32010, message: 'x', data: { reason: 'denied-by-policy' } } };
+    expect(outcomeOfAnswer({ error: { code: 1, data: { reason: 'denied-by-policy' } } })).toEqual({ decision: 'allowed', outcome: 'error', reason: 'denied-by-policy', errorCode: 1 });
+    expect(outcomeOfAnswer(denial)).toMatchObject({ decision: 'allowed', reason: 'denied-by-policy' });
+    expect(outcomeOfAnswer(denial, { peerDecides: true })).toMatchObject({ decision: 'denied-by-policy', reason: 'denied-by-policy', errorCode: -32010 });
+    // Not the shape a host's refusal has: not its decision either.
+    expect(outcomeOfAnswer({ error: { code: -32000, data: { reason: 'denied-by-policy' } } }, { peerDecides: true })).toMatchObject({ decision: 'allowed' });
+  });
+
+  it('keeps a huge reason out of the line, the span and the recent calls', () => {
+    const lines: string[] = [];
+    const records: Array<{ reason?: string; tool?: string }> = [];
+    const spans: Array<{ error: string | null; attributes: Record<string, unknown> }> = [];
+    const log = new AuditLog({ component: 'sidecar', write: (line) => lines.push(line), onRecord: (r) => void records.push(r), spans: { export: (s) => void spans.push(s) } });
+    const ledger = new CallLedger(log, { agent: 'a', server: 's', host: null, parent: null });
+    ledger.request({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x'.repeat(10_000) } });
+    ledger.answer({ jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'm', data: { reason: 'R'.repeat(1_000_000) } } });
+    ledger.refuse({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'y' } }, 'refused', 'Q'.repeat(1_000_000));
+    expect(lines.map((line) => line.length < 1_000)).toEqual([true, true]);
+    expect(records.map((r) => [r.reason, r.tool?.length])).toEqual([['rpc-error', 256], ['Q'.repeat(256), 1]]);
+    expect(spans.map((s) => [s.error, s.attributes['error.type']])).toEqual([['rpc-error', 'rpc-error'], ['Q'.repeat(256), 'Q'.repeat(256)]]);
+  });
+});
 
 describe('withoutCredentials', () => {
   it('takes out the fragment, where implicit-flow tokens ride', () => {

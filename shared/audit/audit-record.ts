@@ -9,6 +9,7 @@
  *
  * @module
  */
+import { isFailureReason, jsonRpcCodeFor } from '../errors.ts';
 
 /** The methods audited one line per call. */
 export const AUDITED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'resources/read', 'prompts/get']);
@@ -58,17 +59,41 @@ export interface AuditRecord {
   fingerprint?: string;
 }
 
-/** What a JSON-RPC answer says about the call it ends. */
-export function outcomeOfAnswer(message: unknown): Pick<AuditRecord, 'outcome' | 'reason' | 'errorCode' | 'decision'> {
+/**
+ * The longest text from a request or a peer that a record keeps: a line is one call, whatever a
+ * server or an agent puts in a name or a URI.
+ */
+export const MAX_RECORD_TEXT = 256;
+
+/** `text` cut to `MAX_RECORD_TEXT` characters. */
+export function capped(text: string): string {
+  return text.length > MAX_RECORD_TEXT ? text.slice(0, MAX_RECORD_TEXT) : text;
+}
+
+export interface AnswerTrust {
+  /**
+   * The answer comes from a Switchyard host that applies trust profiles (the worker's channel to a
+   * host or to its local host), so its `denied-by-policy` error is that host's decision. The host
+   * passes a server's answers on unchanged and the link says nothing of who wrote one, so a server
+   * behind it can write the same error: the host's own line is the one to believe.
+   */
+  peerDecides?: boolean;
+}
+
+/**
+ * What a JSON-RPC answer says about the call it ends. The peer writes the answer, so only a
+ * stable reason is kept (anything else is `rpc-error`): a server must not put its own words, of
+ * any length, into the record. The decision is `allowed` (this side passed the call on) unless
+ * `trust.peerDecides` and the answer is a host's policy denial.
+ */
+export function outcomeOfAnswer(message: unknown, trust: AnswerTrust = {}): Pick<AuditRecord, 'outcome' | 'reason' | 'errorCode' | 'decision'> {
   const m = (typeof message === 'object' && message !== null ? message : {}) as { result?: { isError?: unknown }; error?: { code?: unknown; data?: { reason?: unknown } } };
   if (typeof m.error === 'object' && m.error !== null) {
-    const reason = typeof m.error.data?.reason === 'string' ? m.error.data.reason : 'rpc-error';
-    return {
-      decision: reason === 'denied-by-policy' ? 'denied-by-policy' : 'allowed',
-      outcome: 'error',
-      reason,
-      ...(typeof m.error.code === 'number' ? { errorCode: m.error.code } : {}),
-    };
+    const given = typeof m.error.data === 'object' && m.error.data !== null ? m.error.data.reason : undefined;
+    const reason = isFailureReason(given) ? given : 'rpc-error';
+    const code = Number.isSafeInteger(m.error.code) ? (m.error.code as number) : undefined;
+    const denied = trust.peerDecides === true && reason === 'denied-by-policy' && code === jsonRpcCodeFor('denied-by-policy');
+    return { decision: denied ? 'denied-by-policy' : 'allowed', outcome: 'error', reason, ...(code !== undefined ? { errorCode: code } : {}) };
   }
   if (m.result?.isError === true) return { decision: 'allowed', outcome: 'error', reason: 'tool-error' };
   return { decision: 'allowed', outcome: 'ok' };
@@ -104,7 +129,7 @@ export function withoutCredentials(uri: string): string {
 /** The call's subject (`tool`, `uri` or `prompt`) and, when asked for, its arguments. */
 export function subjectOf(method: string, params: unknown, includeArguments: boolean): Pick<AuditRecord, 'tool' | 'uri' | 'prompt' | 'arguments'> {
   const p = (typeof params === 'object' && params !== null ? params : {}) as { name?: unknown; uri?: unknown; arguments?: unknown };
-  const text = (value: unknown) => (typeof value === 'string' ? value.slice(0, 256) : undefined);
+  const text = (value: unknown) => (typeof value === 'string' ? capped(value) : undefined);
   const subject: Pick<AuditRecord, 'tool' | 'uri' | 'prompt' | 'arguments'> = {};
   // Set one by one, only when defined: every audited call builds one (issue 17).
   const name = method === 'tools/call' || method === 'prompts/get' ? text(p.name) : undefined;

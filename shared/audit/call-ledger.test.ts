@@ -73,19 +73,30 @@ describe('CallLedger', () => {
     expect(lines[0]!.arguments).toEqual({ path: '/secret/plan.txt' });
   });
 
-  it('tells errors apart: a stable reason, denied-by-policy as a decision, a tool error, any other JSON-RPC error', () => {
+  it('tells errors apart: a stable reason, a peer\'s denied-by-policy (a reason, not this side\'s decision), a tool error, any other JSON-RPC error', () => {
     const { lines, ledger } = harness();
-    for (let id = 1; id <= 4; id++) ledger.request(call(id));
+    for (let id = 1; id <= 5; id++) ledger.request(call(id));
     ledger.answer({ id: 1, error: { code: -32003, message: 'x', data: { reason: 'host-offline' } } });
     ledger.answer({ id: 2, error: { code: -32010, message: 'x', data: { reason: 'denied-by-policy' } } });
     ledger.answer({ id: 3, result: { isError: true, content: [] } });
     ledger.answer({ id: 4, error: { code: -32602, message: 'x' } });
+    ledger.answer({ id: 5, error: { code: -32000, message: 'x', data: { reason: 'made-up' } } });
     expect(lines.map((l) => [l.level, l.decision, l.outcome, l.reason, l.errorCode])).toEqual([
       ['info', 'allowed', 'error', 'host-offline', -32003],
-      ['warn', 'denied-by-policy', 'error', 'denied-by-policy', -32010],
+      ['info', 'allowed', 'error', 'denied-by-policy', -32010],
       ['info', 'allowed', 'error', 'tool-error', undefined],
       ['info', 'allowed', 'error', 'rpc-error', -32602],
+      ['info', 'allowed', 'error', 'rpc-error', -32000],
     ]);
+  });
+
+  it('takes a host\'s policy denial as the decision on a channel through that host', () => {
+    const lines: Array<Record<string, any>> = [];
+    const log = new AuditLog({ component: 'worker', write: (line) => lines.push(JSON.parse(line)) });
+    const ledger = new CallLedger(log, { agent: 'alice', server: 'files', host: 'laptop' }, { peerDecides: true });
+    ledger.request(call(1));
+    ledger.answer({ id: 1, error: { code: -32010, message: 'x', data: { reason: 'denied-by-policy', tool: 'read_file' } } });
+    expect(lines.map((l) => [l.level, l.decision, l.reason, l.errorCode])).toEqual([['warn', 'denied-by-policy', 'denied-by-policy', -32010]]);
   });
 
   it('records a refusal at warn at once, and ends every call in flight when the channel goes', () => {

@@ -12,7 +12,7 @@
  */
 import { childSpan, traceparentOfParams, withTraceparent, type Span, type TraceContext } from '../trace-context.ts';
 import { roundDuration, type AuditLog } from './audit-log.ts';
-import { AUDITED_METHODS, outcomeOfAnswer, subjectOf, type AuditDecision, type AuditRecord } from './audit-record.ts';
+import { AUDITED_METHODS, capped, outcomeOfAnswer, subjectOf, type AnswerTrust, type AuditDecision, type AuditRecord } from './audit-record.ts';
 
 type Id = string | number;
 
@@ -34,6 +34,11 @@ interface Pending {
   base: Omit<AuditRecord, 'decision' | 'outcome' | 'durationMs'>;
 }
 
+export interface CallLedgerOptions {
+  /** How far an answer's error is believed (`AnswerTrust`): the worker's channels through a host. */
+  peerDecides?: boolean;
+}
+
 interface RequestLike {
   id?: unknown;
   method?: unknown;
@@ -46,10 +51,12 @@ export class CallLedger {
   /** The scope as every record of this ledger carries it (no `parent`), copied once rather than per call. */
   readonly #recorded: Omit<CallScope, 'parent'>;
   readonly #pending = new Map<Id, Pending>();
+  readonly #trust: AnswerTrust;
 
-  constructor(audit: AuditLog, scope: CallScope) {
+  constructor(audit: AuditLog, scope: CallScope, options: CallLedgerOptions = {}) {
     this.#audit = audit;
     this.#scope = scope;
+    this.#trust = options.peerDecides === true ? { peerDecides: true } : {};
     const { parent: _parent, ...recorded } = scope;
     this.#recorded = recorded;
   }
@@ -81,7 +88,7 @@ export class CallLedger {
     const pending = this.#pending.get(id);
     if (pending === undefined || (message as { method?: unknown }).method !== undefined) return;
     this.#pending.delete(id);
-    this.#finish(pending, outcomeOfAnswer(message));
+    this.#finish(pending, outcomeOfAnswer(message, this.#trust));
   }
 
   /** Ends the call `id` with a failure answered here (a timeout, the channel gone). */
@@ -89,7 +96,7 @@ export class CallLedger {
     const pending = this.#pending.get(id);
     if (pending === undefined) return;
     this.#pending.delete(id);
-    this.#finish(pending, { decision, outcome: 'error', reason });
+    this.#finish(pending, { decision, outcome: 'error', reason: capped(reason) });
   }
 
   /** Ends every call still in flight (the channel or session ended). */
@@ -101,7 +108,7 @@ export class CallLedger {
   refuse(message: unknown, decision: Exclude<AuditDecision, 'allowed'>, reason: string, arrivedWith: TraceContext | null = null): void {
     if (!CallLedger.audits(message)) return;
     const span = childSpan(arrivedWith ?? traceparentOfParams(message.params) ?? this.#scope.parent ?? null);
-    this.#finish({ startMs: this.#audit.now(), span, base: this.#base(message, span) }, { decision, outcome: 'error', reason });
+    this.#finish({ startMs: this.#audit.now(), span, base: this.#base(message, span) }, { decision, outcome: 'error', reason: capped(reason) });
   }
 
   get inFlight(): number {

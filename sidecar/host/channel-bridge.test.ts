@@ -3,7 +3,9 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { createInMemoryChannelPair } from '../../shared/channel-transport.ts';
 import type { JsonRpcErrorResponse } from '../../shared/errors.ts';
-import { silentLogger } from '../log.ts';
+import { createLogger, silentLogger } from '../log.ts';
+import { AuditLog } from '../../shared/audit/audit-log.ts';
+import { CallLedger } from '../../shared/audit/call-ledger.ts';
 import { bridgeChannels } from './channel-bridge.ts';
 
 /** A server transport that records what it is sent and answers every request with `result: {}`. */
@@ -56,6 +58,29 @@ describe('bridgeChannels on hostile input', () => {
     ]);
     expect(sent.map((m) => ('id' in m ? m.id : null))).toEqual([2]);
     expect(calls).toBe(2);
+  });
+
+  it('names a denied tool in its log lines and audit line cut short, however long the agent made it', async () => {
+    const [agent, host] = createInMemoryChannelPair();
+    const { server, sent } = fakeServer();
+    const lines: string[] = [];
+    const log = createLogger({ level: 'debug', write: (line) => lines.push(line) });
+    const ledger = new CallLedger(new AuditLog({ component: 'sidecar', write: (line) => lines.push(line) }), { agent: 'a', server: 'test', host: 'h' });
+    const deny = (m: JSONRPCMessage) => ('id' in m && m.id === 1 ? { jsonrpc: '2.0' as const, id: 1, error: { code: -32010, message: 'Denied', data: { reason: 'denied-by-policy' as const } } } : null);
+    let calls = 0;
+    const throwing = (m: JSONRPCMessage) => (++calls === 2 ? (() => { throw new Error('boom'); })() : deny(m));
+    await bridgeChannels(host, server, { server: 'test', log, ledger, filter: throwing }).start();
+    const got: JSONRPCMessage[] = [];
+    agent.onmessage = (m) => got.push(m);
+    await agent.start();
+    const name = 'n'.repeat(1_000_000);
+    await agent.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name } });
+    await agent.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name } });
+    await until(() => got.length === 2);
+    expect(sent).toEqual([]);
+    expect(lines.length).toBeGreaterThanOrEqual(4);
+    for (const line of lines) expect(line.length).toBeLessThan(2_000);
+    expect(lines.filter((line) => line.includes('n'.repeat(256)))).toHaveLength(lines.length);
   });
 
   it('answers a request whose server answer the link cannot carry (its JSON.stringify threw), instead of dropping it', async () => {

@@ -28,6 +28,7 @@ import type { ChannelCloseInfo, ChannelTransport } from '../../shared/channel-tr
 import { jsonRpcErrorBody, WireError, type JsonRpcErrorResponse } from '../../shared/errors.ts';
 import type { Logger } from '../log.ts';
 import type { CallLedger } from '../../shared/audit/call-ledger.ts';
+import { capped } from '../../shared/audit/audit-record.ts';
 
 export interface BridgeOptions {
   /** The server's name, for messages and logs. */
@@ -166,7 +167,8 @@ function errorName(error: unknown): string {
   return error instanceof Error ? error.name : typeof error;
 }
 
+/** The tool named, cut short: the name is the agent's, and a denied call's line must not be as long as its body. */
 function toolName(message: JSONRPCMessage): string | null {
   const params = 'params' in message ? (message.params as { name?: unknown } | undefined) : undefined;
-  return typeof params?.name === 'string' ? params.name : null;
+  return typeof params?.name === 'string' ? capped(params.name) : null;
 }

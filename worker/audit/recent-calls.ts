@@ -48,7 +48,7 @@ export class RecentCalls {
       name: (record.tool ?? record.prompt ?? record.uri ?? null)?.slice(0, 200) ?? null,
       decision: record.decision,
       outcome: record.outcome,
-      reason: record.reason ?? null,
+      reason: record.reason?.slice(0, 200) ?? null,
       durationMs: Math.round(record.durationMs * 10) / 10,
       traceId: record.traceId ?? null,
     };

@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { auditFromConfig } from '../../shared/audit/audit-from-config.ts';
+import { AuditLog } from '../../shared/audit/audit-log.ts';
+import type { WorkerConfig } from '../config/worker-config.ts';
 import { WireError } from '../../shared/errors.ts';
 import { silentLogger } from '../../shared/log.ts';
 import { startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
@@ -26,6 +28,37 @@ async function start(options: { includeArguments?: boolean } = {}) {
   harness = startInProcessApp(config, router, { audit: new WorkerAudit({ config, log, recentCalls }) });
   return { lines, router, harness, recentCalls };
 }
+
+describe('WorkerAudit.ledger', () => {
+  it('takes a policy denial as the decision only through a host, never from an edge-direct server, and keeps a server\'s words out', () => {
+    const lines: Array<Record<string, any>> = [];
+    const recentCalls = new RecentCalls(4);
+    const log = new AuditLog({ component: 'worker', write: (line) => lines.push(JSON.parse(line)), onRecord: (r) => recentCalls.record(r) });
+    const config = { servers: { edge: { executor: { type: 'http', url: 'https://mcp.example.com/mcp' } }, hosted: { executor: { type: 'user-computer-profile', 'entity-id': 'laptop' } }, here: { executor: { type: 'local' } } } } as unknown as WorkerConfig;
+    const audit = new WorkerAudit({ config, log, recentCalls });
+    const denial = { jsonrpc: '2.0', id: 1, error: { code: -32010, message: 'Denied', data: { reason: 'denied-by-policy' } } };
+    for (const server of ['edge', 'hosted', 'here']) {
+      const ledger = audit.ledger({ agent: 'alice', server, era: 'legacy', route: 'passthrough' });
+      ledger.request({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'rm' } });
+      ledger.answer(denial);
+    }
+    const ledger = audit.ledger({ agent: 'alice', server: 'edge', era: 'legacy', route: 'passthrough' });
+    ledger.request({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'rm' } });
+    ledger.answer({ jsonrpc: '2.0', id: 2, error: { code: -32000, message: 'x', data: { reason: 'R'.repeat(100_000) } } });
+    expect(lines.map((l) => [l.server, l.level, l.decision, l.reason])).toEqual([
+      ['edge', 'info', 'allowed', 'denied-by-policy'],
+      ['hosted', 'warn', 'denied-by-policy', 'denied-by-policy'],
+      ['here', 'warn', 'denied-by-policy', 'denied-by-policy'],
+      ['edge', 'info', 'allowed', 'rpc-error'],
+    ]);
+    expect(recentCalls.list().map((c) => [c.server, c.decision, c.reason])).toEqual([
+      ['edge', 'allowed', 'rpc-error'],
+      ['here', 'denied-by-policy', 'denied-by-policy'],
+      ['hosted', 'denied-by-policy', 'denied-by-policy'],
+      ['edge', 'allowed', 'denied-by-policy'],
+    ]);
+  });
+});
 
 describe('the worker\'s audit log (in process)', () => {
   it('records passthrough calls with their outcome and the agent\'s trace, and sends the trace to the host', async () => {

@@ -58,9 +58,14 @@ export class WorkerAudit {
     return entry === undefined ? null : hostOf(entry.executor);
   }
 
-  /** A ledger for the calls of one session or request to `server`. */
+  /**
+   * A ledger for the calls of one session or request to `server`. A server on a host (or the local
+   * host) is reached through that host's trust profile, whose denial comes back as an answer: it is
+   * the decision of the call. An edge-direct server answers for itself, and decides nothing.
+   */
   ledger(scope: Omit<CallScope, 'host'> & { server: string }): CallLedger {
-    return new CallLedger(this.#log, { ...scope, host: this.hostOf(scope.server) });
+    const entry = Object.hasOwn(this.#config.servers, scope.server) ? this.#config.servers[scope.server] : undefined;
+    return new CallLedger(this.#log, { ...scope, host: this.hostOf(scope.server) }, { peerDecides: entry !== undefined && entry.executor.type !== 'http' });
   }
 
   /** The `traceparent` a channel-open request carries: the agent's, or a new trace's. */
