@@ -21,6 +21,11 @@ export const upgradeWebSocket: UpgradeWebSocket<WebSocket, { protocol?: string }
   // `idleTimeout: 0`: Deno's own idle ping re-arms a timer on every inbound message (~10-30 µs of
   // each call's CPU, issue 17), and the link has its own liveness on both ends, which declares a
   // silent peer dead after 25 s, well before Deno's 120 s would.
+  // No message size limit can be passed: Deno (2.9) reads `protocol`, `idleTimeout`, `socket` and
+  // `head` only (denoland/deno#15809), and buffers any message up to its own 64 MiB before the
+  // link sees it. So the link's limits (8 KiB before the proof, 16 MiB after) apply to frames
+  // already read, and what bounds a stranger's memory is the cap on pending handshakes
+  // (`worker/link/pending-handshakes.ts`).
   const { response, socket } = deno.upgradeWebSocket(c.req.raw, { idleTimeout: 0, ...(subprotocol ? { protocol: subprotocol } : {}), ...options });
   const ws = new WSContext<WebSocket>({
     close: (code, reason) => socket.close(code, reason),

@@ -22,6 +22,7 @@ import { WebSocketServer } from 'ws';
 import { composeWorker, type ComposedWorker, type ComposeWorkerOptions } from '../../compose.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import { LocalError } from '../../../shared/errors.ts';
+import { MAX_FRAME_BYTES } from '../../../shared/frames.ts';
 import { listenFailureMessage } from '../../listen-failure.ts';
 import type { WorkerLogger } from '../../log.ts';
 
@@ -70,7 +71,12 @@ export async function startNodeWorker(options: StartNodeWorkerOptions): Promise<
     ...(options.auditWrite !== undefined ? { auditWrite: options.auditWrite } : {}),
     ...(options.oauth !== undefined ? { oauth: options.oauth } : {}),
   });
-  const wss = new WebSocketServer({ noServer: true });
+  // `ws` refuses a bigger message from its header (1009), before reading it, where the link's own
+  // check could only look at it once buffered; the slack leaves frames near the limit to that check,
+  // which tells the host why in a link-close. The limit holds for the socket's whole life: `ws` has
+  // no public way to lower it until the proof verified, so the handshake's 8 KiB cap is checked on
+  // the buffered frame here (`shared/link/link-handshake.ts`).
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES + 1024 });
   const hostname = options.host ?? '127.0.0.1';
   // Plain HTTP/1.1 server: `serve` without `createServer` options returns a node:http Server.
   let server!: HttpServer;
