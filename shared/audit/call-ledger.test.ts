@@ -99,6 +99,27 @@ describe('CallLedger', () => {
     expect(lines.map((l) => [l.level, l.decision, l.reason, l.errorCode])).toEqual([['warn', 'denied-by-policy', 'denied-by-policy', -32010]]);
   });
 
+  it('records every call of a reused id: answers end them oldest first', () => {
+    const { lines, ledger, tick } = harness();
+    ledger.request(call(1, 'a'));
+    tick(1);
+    ledger.request(call(1, 'b'));
+    ledger.request(call(1, 'c'));
+    expect(ledger.inFlight).toBe(3);
+    ledger.answer({ id: 1, result: {} });
+    ledger.answer({ id: 1, result: { isError: true } });
+    expect(ledger.inFlight).toBe(1);
+    ledger.failAll('session-closed');
+    expect(ledger.inFlight).toBe(0);
+    ledger.answer({ id: 1, result: {} });
+    expect(lines.map((l) => [l.tool, l.outcome, l.reason, l.durationMs])).toEqual([
+      ['a', 'ok', undefined, 1],
+      ['b', 'error', 'tool-error', 0],
+      ['c', 'error', 'session-closed', 0],
+    ]);
+    expect(new Set(lines.map((l) => l.spanId)).size).toBe(3);
+  });
+
   it('records a refusal at warn at once, and ends every call in flight when the channel goes', () => {
     const { lines, ledger } = harness();
     ledger.refuse(call(9, 'rm'), 'denied-by-policy', 'denied-by-policy');

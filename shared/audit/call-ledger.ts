@@ -32,6 +32,12 @@ interface Pending {
   startMs: number;
   span: Span;
   base: Omit<AuditRecord, 'decision' | 'outcome' | 'durationMs'>;
+  /**
+   * A later call with the same id, still in flight. JSON-RPC forbids reusing an id in flight, but
+   * a peer that does must not take a call off the record: the calls queue under their id and
+   * answers end them oldest first, as a server answering in order would.
+   */
+  next?: Pending;
 }
 
 export interface CallLedgerOptions {
@@ -50,7 +56,9 @@ export class CallLedger {
   readonly #scope: CallScope;
   /** The scope as every record of this ledger carries it (no `parent`), copied once rather than per call. */
   readonly #recorded: Omit<CallScope, 'parent'>;
+  /** The oldest call in flight of each id; later ones with the same id hang off it (`Pending.next`). */
   readonly #pending = new Map<Id, Pending>();
+  #inFlight = 0;
   readonly #trust: AnswerTrust;
 
   constructor(audit: AuditLog, scope: CallScope, options: CallLedgerOptions = {}) {
@@ -72,11 +80,19 @@ export class CallLedger {
     if (!CallLedger.audits(message)) return message;
     const parent = arrivedWith ?? traceparentOfParams(message.params) ?? this.#scope.parent ?? null;
     const span = childSpan(parent);
-    this.#pending.set(message.id, { startMs: this.#audit.now(), span, base: this.#base(message, span) });
+    const pending: Pending = { startMs: this.#audit.now(), span, base: this.#base(message, span) };
+    const first = this.#pending.get(message.id);
+    if (first === undefined) this.#pending.set(message.id, pending);
+    else {
+      let last = first;
+      while (last.next !== undefined) last = last.next;
+      last.next = pending;
+    }
+    this.#inFlight++;
     return withTraceparent(message, span);
   }
 
-  /** This hop's span of the call `id` in flight, if any. */
+  /** This hop's span of the (oldest) call `id` in flight, if any. */
   spanOf(id: Id): Span | undefined {
     return this.#pending.get(id)?.span;
   }
@@ -85,23 +101,20 @@ export class CallLedger {
   answer(message: unknown): void {
     const id = (message as { id?: unknown } | null)?.id;
     if (typeof id !== 'string' && typeof id !== 'number') return;
-    const pending = this.#pending.get(id);
-    if (pending === undefined || (message as { method?: unknown }).method !== undefined) return;
-    this.#pending.delete(id);
-    this.#finish(pending, outcomeOfAnswer(message, this.#trust));
+    if ((message as { method?: unknown }).method !== undefined) return;
+    const pending = this.#take(id);
+    if (pending !== undefined) this.#finish(pending, outcomeOfAnswer(message, this.#trust));
   }
 
-  /** Ends the call `id` with a failure answered here (a timeout, the channel gone). */
+  /** Ends the (oldest) call `id` with a failure answered here (a timeout, the channel gone). */
   fail(id: Id, reason: string, decision: AuditDecision = 'allowed'): void {
-    const pending = this.#pending.get(id);
-    if (pending === undefined) return;
-    this.#pending.delete(id);
-    this.#finish(pending, { decision, outcome: 'error', reason: capped(reason) });
+    const pending = this.#take(id);
+    if (pending !== undefined) this.#finish(pending, { decision, outcome: 'error', reason: capped(reason) });
   }
 
   /** Ends every call still in flight (the channel or session ended). */
   failAll(reason: string): void {
-    for (const id of [...this.#pending.keys()]) this.fail(id, reason);
+    for (const id of [...this.#pending.keys()]) while (this.#pending.has(id)) this.fail(id, reason);
   }
 
   /** Records a request answered here without forwarding it (denied by policy, refused). */
@@ -112,7 +125,17 @@ export class CallLedger {
   }
 
   get inFlight(): number {
-    return this.#pending.size;
+    return this.#inFlight;
+  }
+
+  /** Removes the oldest call `id` in flight and returns it. */
+  #take(id: Id): Pending | undefined {
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return undefined;
+    if (pending.next === undefined) this.#pending.delete(id);
+    else this.#pending.set(id, pending.next);
+    this.#inFlight--;
+    return pending;
   }
 
   // Records are put together with `Object.assign` (its keys are this code's own, never `__proto__`),
