@@ -4,7 +4,7 @@ import { AuditLog } from '../../shared/audit/audit-log.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import { WireError } from '../../shared/errors.ts';
 import { silentLogger } from '../../shared/log.ts';
-import { startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
+import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
 import { InProcessRouter } from '../../test/support/in-process-router.ts';
 import { createTestMcpServer } from '../../test/support/test-mcp-server.ts';
 import { RecentCalls } from './recent-calls.ts';
@@ -12,6 +12,10 @@ import { WorkerAudit } from './worker-audit.ts';
 
 const TRACE = '0af7651916cd43dd8448eb211c80319c';
 const TRACEPARENT = `00-${TRACE}-00f067aa0ba902b7-01`;
+
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+};
 
 let harness: InProcessApp | undefined;
 afterEach(async () => {
@@ -80,6 +84,31 @@ describe('the worker\'s audit log (in process)', () => {
       expect(typeof line.durationMs).toBe('number');
     }
     expect(JSON.stringify(lines)).not.toContain('private words');
+  });
+
+  it('refuses a request whose id is in flight in the session, so the server never runs it unrecorded, and audits both', async () => {
+    const { lines, router, harness } = await start();
+    const client = await harness.client('/servers/alpha/mcp', 'alice-token');
+    const sessionId = (client.transport as { sessionId?: string }).sessionId!;
+    const post = (body: unknown) => harness.fetch(`${BASE}/servers/alpha/mcp`, {
+      method: 'POST',
+      headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', authorization: 'Bearer alice-token', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify(body),
+    });
+    const call = (id: number, text: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text } } });
+    const batch = await (await post([call(7, 'first'), call(7, 'second')])).text();
+    expect(batch).toContain('"reason":"invalid-request"');
+    expect(batch).toContain('"code":-32600');
+    expect(batch).not.toContain('alpha: second');
+    await until(() => lines.length === 2);
+    // The id is free again once answered.
+    expect(await (await post(call(7, 'third'))).text()).toContain('alpha: third');
+    expect(lines.map((l) => [l.level, l.tool, l.decision, l.outcome, l.reason, l.session])).toEqual([
+      ['warn', 'echo', 'refused', 'error', 'invalid-request', sessionId],
+      ['info', 'echo', 'allowed', 'ok', undefined, sessionId],
+      ['info', 'echo', 'allowed', 'ok', undefined, sessionId],
+    ]);
+    expect(router.opened).toHaveLength(1);
   });
 
   it('keeps arguments only when the config says so', async () => {

@@ -145,6 +145,7 @@ export class PassthroughSession implements AgentSession {
 
   #fromAgent(message: JSONRPCMessage, trace: TraceContext | null): void {
     if (isRequest(message)) {
+      if (this.#inFlight.has(message.id)) return this.#refuseReusedId(message, trace);
       if (this.#timedOut.size > 0) this.#timedOut.delete(message.id); // a reused id: its next answer belongs to this request
       this.#inFlight.set(message.id, true);
       const token = (message.params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
@@ -157,6 +158,18 @@ export class PassthroughSession implements AgentSession {
       const wire = error instanceof WireError ? error : new WireError('server-exited', `Server "${this.#server}" is no longer connected`);
       this.#answer(message.id, wire);
     });
+  }
+
+  /**
+   * JSON-RPC ids are unique among a session's requests in flight. A server given two requests
+   * with one id runs both (the MCP SDK's server does) and its answers cannot say which is which,
+   * so the second never reaches it: it is answered here and audited as refused.
+   */
+  #refuseReusedId(message: JSONRPCMessage & { id: RequestId; method: string }, trace: TraceContext | null): void {
+    const error = new WireError('invalid-request', `Request refused: id ${JSON.stringify(message.id).slice(0, 64)} is already in use by a request in flight in this session`);
+    this.#log.info('Request refused: its id is in flight', { method: message.method.slice(0, 64) });
+    this.#ledger?.refuse(message, 'refused', error.reason, trace);
+    this.#transport.send(jsonRpcErrorBody(message.id, error) as JSONRPCMessage).catch(() => {});
   }
 
   #fromServer(message: JSONRPCMessage): void {
