@@ -26,6 +26,8 @@ export type { WorkerRuntime } from './config-checks.ts';
 export const DEFAULT_SESSION_IDLE_SECONDS = 900;
 /** Live sessions one agent may hold (`max-sessions-per-agent`); past it the oldest idle one is ended. */
 export const DEFAULT_MAX_SESSIONS_PER_AGENT = 16;
+/** Requests one agent may have in flight (`max-requests-per-agent`); past it a request is refused. */
+export const DEFAULT_MAX_REQUESTS_PER_AGENT = 256;
 
 // Lowercased by a check rather than a pipe into a transform: the same value, without zod's pipe (1 KB of dist/worker.js).
 const Sha256HexSchema = z.string().check(
@@ -93,6 +95,9 @@ export const WorkerConfigSchema = z.strictObject({
   'max-sessions-per-agent': z
     ._default(z.number().check(z.int(), z.positive(), z.lte(10_000)), DEFAULT_MAX_SESSIONS_PER_AGENT)
     .check(z.describe('Live sessions (both endpoints together) one agent may hold; a new one past it ends that agent\'s oldest idle session, and is refused (limit-reached) only when none is idle. Other agents are never touched')),
+  'max-requests-per-agent': z
+    ._default(z.number().check(z.int(), z.positive(), z.lte(100_000)), DEFAULT_MAX_REQUESTS_PER_AGENT)
+    .check(z.describe('Requests one agent may have in flight at once, over all its sessions and modern requests together (a session alone: 64); one past it is answered limit-reached (HTTP 429, or one error per refused request in a batch) and goes nowhere. Other agents are never touched')),
   'request-timeout-seconds': z
     .optional(z.number().check(z.positive()))
     .check(z.describe('Longest wait, in seconds, for opening a server and for one request. Unset: 60 to open a server, 600 for one request on /mcp, and no limit on one request on /servers/<name>/mcp')),

@@ -27,6 +27,22 @@
  * meanwhile is stored and replayed on resume. SSE streams get a keep-alive comment every 15 s
  * from one timer per session, armed while a stream is open.
  *
+ * Bounds, so one agent cannot make the worker hold unbounded memory (review dos.md):
+ * - requests in flight: at most `maxRequestsInFlight` per session, and the agent's own cap across
+ *   sessions when the route hands one over (`request-limits.ts`). A request past either is
+ *   answered `limit-reached` at once: a lone one with HTTP 429, one in a batch with an error
+ *   event on the batch's stream, a batch none of whose requests fit with 429 and those errors as
+ *   a JSON array. Notifications and responses always go on: they are how an agent drains.
+ * - SSE backpressure: an agent that stops reading leaves its events queued in the worker. A
+ *   stream holding more than `maxQueuedBytes` unread is ended (errored, which drops the queue)
+ *   instead of queueing more; what it would have carried stays in the event store, so the agent
+ *   resumes with `Last-Event-ID` as after any dropped connection.
+ * - the event store: a stream that ended with every event already taken by the agent's
+ *   connection is forgotten, so the store's budget goes to streams still running. A stream that
+ *   ended while events were still queued keeps them, in case that connection drops.
+ * - a resumed stream whose requests were all answered already is ended after its replay, as the
+ *   spec asks of a stream once its response is sent.
+ *
  * Why not the SDK's transport (issue 17): it ran a zod parse of every agent message, two or three
  * more zod guards per message sent, copied every request's headers into an object, and used an
  * asynchronous event store (so every event cost awaits, and a resume had to dedupe races). Here a
@@ -38,13 +54,15 @@
  * @module
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { InitializeRequest, JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { InitializeRequest, JSONRPCMessage, JSONRPCRequest, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { isInitializeRequest, isJsonRpcMessage, isRequest, isResponse } from '../../shared/json-rpc-guards.ts';
 import { DelayQueue, type DelayEntry } from '../../shared/delay-queue.ts';
 import { rawTextOf } from '../../shared/raw-message-text.ts';
+import { jsonRpcErrorBody, type WireError } from '../../shared/errors.ts';
 import { isJsonContentType, refuse, sessionNotFound } from './legacy-http-refusals.ts';
 import { MAX_LEGACY_BODY_BYTES, readLegacyPostBody, type LegacyPostBody } from './legacy-post-body.ts';
 import { extraFor } from './message-extra.ts';
+import { agentRequestsFor, agentRequestsLimitReached, MAX_REQUESTS_PER_SESSION, sessionRequestsLimitReached, type AgentRequests } from './request-limits.ts';
 
 /** The versions a session accepts in `MCP-Protocol-Version` (the SDK's `SUPPORTED_PROTOCOL_VERSIONS`). */
 export const SUPPORTED_LEGACY_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
@@ -54,6 +72,11 @@ const DEFAULT_NEGOTIATED_VERSION = '2025-03-26';
 const PRIMING_VERSION = '2025-11-25';
 const MAX_BATCH = 100;
 export const SSE_KEEP_ALIVE_MS = 15_000;
+/**
+ * Unread bytes one SSE stream may hold before it is ended. Enough for a fast reader behind a
+ * burst of large answers; a stalled one costs at most this plus the one event that crossed it.
+ */
+export const MAX_SSE_QUEUED_BYTES = 4 * 1024 * 1024;
 const STANDALONE = '_GET_stream';
 /**
  * How long a lone request's POST waits for its answer before it starts the SSE stream anyway.
@@ -69,11 +92,14 @@ const jsonAnswerWindows = new DelayQueue(JSON_ANSWER_WINDOW_MS);
  * its session (DESIGN §8), so nothing can happen between storing an event and writing it.
  */
 export interface LegacyEventStore {
-  /** Stores `message` (an empty object for a stream's priming event) and returns its event id. */
-  storeEvent(streamId: string, message: JSONRPCMessage | Record<string, never>): string;
+  /** Stores an event's `data` (empty for a stream's priming event) and returns its event id, kept or not. */
+  storeEvent(streamId: string, text: string): string;
+  /** The stream of an event id this store issued, even when its event is no longer kept. */
   streamIdOf(eventId: string): string | undefined;
-  /** Calls `send` for each event of that event's stream stored after it, in order. */
-  replayAfter(eventId: string, send: (eventId: string, message: JSONRPCMessage | Record<string, never>) => void): void;
+  /** Calls `send` for each event of that event's stream still kept after it, in order. */
+  replayAfter(eventId: string, send: (eventId: string, text: string) => void): void;
+  /** Drops what is kept of a stream no agent will resume. */
+  forgetStream?(streamId: string): void;
 }
 
 export interface LegacyHttpEndpointOptions {
@@ -83,6 +109,10 @@ export interface LegacyHttpEndpointOptions {
   /** Called on DELETE, before the endpoint closes. */
   onsessionclosed?: () => void | Promise<void>;
   keepAliveMs?: number;
+  /** Requests this session may have in flight; `MAX_REQUESTS_PER_SESSION` by default. */
+  maxRequestsInFlight?: number;
+  /** Unread bytes an SSE stream may hold before it is ended; `MAX_SSE_QUEUED_BYTES` by default. */
+  maxQueuedBytes?: number;
 }
 
 interface Stream {
@@ -105,6 +135,9 @@ interface JsonWait {
 
 const encoder = new TextEncoder();
 const KEEP_ALIVE = encoder.encode(': keepalive\n\n');
+/** Counted in bytes with no high-water mark, so `desiredSize` is minus the bytes not yet read. */
+const BYTE_QUEUE: QueuingStrategy<Uint8Array> = { highWaterMark: 0, size: (chunk) => chunk.byteLength };
+const textOf = (message: JSONRPCMessage): string => rawTextOf(message) ?? JSON.stringify(message);
 const SSE_HEADERS: Record<string, string> = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' };
 
 export class LegacyHttpEndpoint implements Transport {
@@ -117,6 +150,12 @@ export class LegacyHttpEndpoint implements Transport {
   readonly #store: LegacyEventStore | undefined;
   readonly #onSessionClosed: (() => void | Promise<void>) | undefined;
   readonly #keepAliveMs: number;
+  readonly #maxInFlight: number;
+  readonly #maxQueuedBytes: number;
+  /** Requests taken and not answered yet, as counted against the caps. */
+  #inFlight = 0;
+  /** The agent's cap the session's requests draw from, once a request has brought it. */
+  #agentRequests: AgentRequests | undefined;
   readonly #sseHeaders: Record<string, string>;
   readonly #jsonHeaders: Record<string, string>;
   readonly #streams = new Map<string, Stream>();
@@ -137,6 +176,8 @@ export class LegacyHttpEndpoint implements Transport {
     this.#store = options.eventStore;
     this.#onSessionClosed = options.onsessionclosed;
     this.#keepAliveMs = options.keepAliveMs ?? SSE_KEEP_ALIVE_MS;
+    this.#maxInFlight = options.maxRequestsInFlight ?? MAX_REQUESTS_PER_SESSION;
+    this.#maxQueuedBytes = options.maxQueuedBytes ?? MAX_SSE_QUEUED_BYTES;
     this.#sseHeaders = { ...SSE_HEADERS, 'mcp-session-id': options.sessionId };
     this.#jsonHeaders = { 'content-type': 'application/json', 'mcp-session-id': options.sessionId };
   }
@@ -166,9 +207,11 @@ export class LegacyHttpEndpoint implements Transport {
     const requestId = response ? (message as { id?: RequestId }).id : options?.relatedRequestId;
     if (requestId === undefined) {
       if (response) throw new Error('Cannot send a response on a standalone SSE stream unless resuming a previous client request');
-      const eventId = this.#store?.storeEvent(STANDALONE, message); // stored while no GET stream is open too, for a resume
       const stream = this.#streams.get(STANDALONE);
-      if (stream !== undefined) this.#write(stream, message, eventId);
+      if (stream === undefined && this.#store === undefined) return;
+      const text = textOf(message);
+      const eventId = this.#store?.storeEvent(STANDALONE, text); // stored while no GET stream is open too, for a resume
+      if (stream !== undefined) this.#write(STANDALONE, stream, text, eventId);
       return;
     }
     const streamId = this.#requestStream.get(requestId);
@@ -178,6 +221,7 @@ export class LegacyHttpEndpoint implements Transport {
       if (response) {
         // The lone request's answer came first: the whole exchange is this one JSON body.
         this.#stopWaiting(streamId, wait);
+        if (this.#exchanges.get(streamId)?.pending.has(requestId) === true) this.#settle(1);
         this.#exchanges.delete(streamId);
         this.#requestStream.delete(requestId);
         wait.resolve(new Response(rawTextOf(message) ?? JSON.stringify(message), { status: 200, headers: this.#jsonHeaders }));
@@ -185,19 +229,26 @@ export class LegacyHttpEndpoint implements Transport {
       }
       this.#startWaitingStream(streamId);
     }
-    const eventId = this.#store?.storeEvent(streamId, message);
     const stream = this.#streams.get(streamId);
-    if (stream !== undefined && this.#write(stream, message, eventId) && eventId !== undefined) this.#resumable.add(streamId);
+    if (stream !== undefined || this.#store !== undefined) {
+      const text = textOf(message);
+      const eventId = this.#store?.storeEvent(streamId, text);
+      if (stream !== undefined && this.#write(streamId, stream, text, eventId) && eventId !== undefined) this.#resumable.add(streamId);
+    }
     if (!response) return;
     const exchange = this.#exchanges.get(streamId);
     if (exchange === undefined) return;
-    exchange.pending.delete(requestId);
+    if (exchange.pending.delete(requestId)) this.#settle(1);
     if (exchange.pending.size > 0) return;
     this.#exchanges.delete(streamId);
     for (const id of exchange.ids) this.#requestStream.delete(id);
     const resumable = this.#resumable.delete(streamId);
-    if (stream !== undefined) this.#endStream(streamId, stream);
-    else if (!this.#closed && !resumable) throw new Error(`No connection established for request ID: ${String(requestId)}`);
+    if (this.#streams.get(streamId) === stream && stream !== undefined) {
+      // Everything written was taken by the agent's connection: nothing left for it to resume.
+      const delivered = stream.controller.desiredSize === 0;
+      this.#endStream(streamId, stream);
+      if (delivered) this.#store?.forgetStream?.(streamId);
+    } else if (!this.#closed && !resumable) throw new Error(`No connection established for request ID: ${String(requestId)}`);
   }
 
   async close(): Promise<void> {
@@ -206,6 +257,7 @@ export class LegacyHttpEndpoint implements Transport {
     // A POST still waiting gets the (empty, ended) stream it would have had.
     for (const streamId of [...this.#jsonWaits.keys()]) this.#startWaitingStream(streamId);
     for (const [id, stream] of [...this.#streams]) this.#endStream(id, stream);
+    this.#settle(this.#inFlight);
     this.#exchanges.clear();
     this.#requestStream.clear();
     this.#resumable.clear();
@@ -238,22 +290,63 @@ export class LegacyHttpEndpoint implements Transport {
       if (refused !== undefined) return refused;
     }
 
-    const requests = messages.filter(isRequest);
+    const all = messages.filter(isRequest);
     const extra = extraFor(request);
-    if (requests.length === 0) {
+    if (all.length === 0) {
       for (const message of messages) this.onmessage?.(message, extra);
       return new Response(null, { status: 202 });
+    }
+    this.#agentRequests ??= agentRequestsFor(request);
+    const { admitted: requests, refusal } = this.#admit(all);
+    const refused = all.slice(requests.length);
+    const goesOn = (message: JSONRPCMessage) => refused.length === 0 || !(refused as JSONRPCMessage[]).includes(message);
+    if (requests.length === 0) {
+      for (const message of messages) if (goesOn(message)) this.onmessage?.(message, extra);
+      const errors = refused.map((r) => jsonRpcErrorBody(r.id, refusal!));
+      return Response.json(batch ? errors : errors[0], { status: 429 });
     }
     const version = initialize !== undefined ? initialize.params.protocolVersion : (request.headers.get('mcp-protocol-version') ?? DEFAULT_NEGOTIATED_VERSION);
     const streamId = `${++this.#nextStream}`;
     const ids = requests.map((r) => r.id);
-    this.#exchanges.set(streamId, { ids, pending: new Set(ids) });
+    const exchange = { ids, pending: new Set(ids) };
+    this.#exchanges.set(streamId, exchange);
+    this.#take(exchange.pending.size);
     for (const id of ids) this.#requestStream.set(id, streamId);
     const priming = this.#store !== undefined && version >= PRIMING_VERSION;
     // Registered before the message goes on, so an answer however quick finds it.
     const answered = !batch && initialize === undefined ? this.#waitForJsonAnswer(streamId, priming) : Promise.resolve(this.#sseResponse(streamId, priming));
-    for (const message of messages) this.onmessage?.(message, extra);
+    // Only a batch is partly refused, and a batch's stream is open by now.
+    for (const r of refused) this.#emit(streamId, JSON.stringify(jsonRpcErrorBody(r.id, refusal!)));
+    for (const message of messages) if (goesOn(message)) this.onmessage?.(message, extra);
     return answered;
+  }
+
+  /** The leading requests that fit under both caps, and why the rest do not. */
+  #admit(requests: JSONRPCRequest[]): { admitted: JSONRPCRequest[]; refusal?: WireError } {
+    const sessionRoom = Math.max(0, this.#maxInFlight - this.#inFlight);
+    const agent = this.#agentRequests;
+    const room = agent === undefined ? sessionRoom : Math.min(sessionRoom, agent.room);
+    if (requests.length <= room) return { admitted: requests };
+    const refusal = agent !== undefined && agent.room < sessionRoom ? agentRequestsLimitReached(agent.agent, agent.limit) : sessionRequestsLimitReached(this.#maxInFlight);
+    return { admitted: requests.slice(0, room), refusal };
+  }
+
+  #take(count: number): void {
+    this.#inFlight += count;
+    this.#agentRequests?.take(count);
+  }
+
+  #settle(count: number): void {
+    if (count === 0) return;
+    this.#inFlight -= count;
+    this.#agentRequests?.release(count);
+  }
+
+  /** Stores and writes one event on `streamId`, whether or not its stream is connected. */
+  #emit(streamId: string, text: string): void {
+    const eventId = this.#store?.storeEvent(streamId, text);
+    const stream = this.#streams.get(streamId);
+    if (stream !== undefined && this.#write(streamId, stream, text, eventId) && eventId !== undefined) this.#resumable.add(streamId);
   }
 
   /** Starts the SSE stream `streamId` as the POST's response. */
@@ -261,7 +354,7 @@ export class LegacyHttpEndpoint implements Transport {
     const readable = this.#openStream(streamId);
     if (priming) {
       // An id before any message, so an agent whose stream drops at once can still resume it.
-      const eventId = this.#store!.storeEvent(streamId, {});
+      const eventId = this.#store!.storeEvent(streamId, '');
       this.#streams.get(streamId)!.controller.enqueue(encoder.encode(`id: ${eventId}\ndata: \n\n`));
       this.#resumable.add(streamId);
     }
@@ -304,8 +397,11 @@ export class LegacyHttpEndpoint implements Transport {
     if (this.#streams.has(streamId)) return refuse(409, -32000, 'Conflict: Stream already has an active connection');
     const readable = this.#openStream(streamId);
     const stream = this.#streams.get(streamId)!;
-    store.replayAfter(lastEventId, (eventId, message) => void this.#write(stream, message, eventId));
-    this.#resumable.add(streamId);
+    // Not held to the queue bound: a replay is at most the store's budget, and it must go out whole.
+    store.replayAfter(lastEventId, (eventId, text) => void this.#write(streamId, stream, text, eventId, true));
+    // Every request of the stream was answered already (or it never was one): nothing more will come.
+    if (streamId !== STANDALONE && !this.#exchanges.has(streamId)) this.#endStream(streamId, stream);
+    else this.#resumable.add(streamId);
     return new Response(readable, { headers: this.#sseHeaders });
   }
 
@@ -336,14 +432,17 @@ export class LegacyHttpEndpoint implements Transport {
   /** A new SSE body registered as `streamId`; the agent cancelling it unregisters it (a later one under that id stays). */
   #openStream(streamId: string): ReadableStream<Uint8Array> {
     let stream: Stream | undefined;
-    const readable = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        stream = { controller };
+    const readable = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          stream = { controller };
+        },
+        cancel: () => {
+          if (this.#streams.get(streamId) === stream) this.#unregister(streamId);
+        },
       },
-      cancel: () => {
-        if (this.#streams.get(streamId) === stream) this.#unregister(streamId);
-      },
-    });
+      BYTE_QUEUE,
+    );
     this.#streams.set(streamId, stream!);
     if (this.#keepAlive === undefined && this.#keepAliveMs > 0) {
       this.#keepAlive = setInterval(() => this.#tick(), this.#keepAliveMs);
@@ -371,6 +470,7 @@ export class LegacyHttpEndpoint implements Transport {
 
   #tick(): void {
     for (const [streamId, stream] of [...this.#streams]) {
+      if (this.#overflowing(streamId, stream)) continue;
       try {
         stream.controller.enqueue(KEEP_ALIVE);
       } catch {
@@ -379,9 +479,9 @@ export class LegacyHttpEndpoint implements Transport {
     }
   }
 
-  /** Writes one event, in one chunk; false when the stream is gone. */
-  #write(stream: Stream, message: JSONRPCMessage | Record<string, never>, eventId: string | undefined): boolean {
-    const data = rawTextOf(message) ?? JSON.stringify(message);
+  /** Writes one event, in one chunk; false when the stream is gone, or was ended for not being read. */
+  #write(streamId: string, stream: Stream, data: string, eventId: string | undefined, replay = false): boolean {
+    if (!replay && this.#overflowing(streamId, stream)) return false;
     try {
       stream.controller.enqueue(encoder.encode(eventId === undefined ? `event: message\ndata: ${data}\n\n` : `event: message\nid: ${eventId}\ndata: ${data}\n\n`));
       return true;
@@ -389,5 +489,18 @@ export class LegacyHttpEndpoint implements Transport {
       this.onerror?.(error as Error);
       return false;
     }
+  }
+
+  /**
+   * Ends `stream` when its agent has left more than `maxQueuedBytes` unread. Errored rather than
+   * closed: a close would wait behind the queue, and an error drops it now (the agent's
+   * connection is cut, and it resumes from the event store).
+   */
+  #overflowing(streamId: string, stream: Stream): boolean {
+    const unread = -(stream.controller.desiredSize ?? 0);
+    if (unread <= this.#maxQueuedBytes) return false;
+    if (this.#streams.get(streamId) === stream) this.#unregister(streamId);
+    stream.controller.error(new Error(`SSE stream ended: the agent left more than ${this.#maxQueuedBytes} bytes unread`));
+    return true;
   }
 }

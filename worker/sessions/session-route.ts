@@ -30,6 +30,7 @@ import type { AgentEntry } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
 import { sessionLimitOf } from './agent-limits.ts';
 import { readBoundedBody } from './bounded-body.ts';
+import { agentRequestsOf, drawRequestsFrom } from './request-limits.ts';
 import { MAX_LEGACY_BODY_BYTES, type LegacyPostBody } from './legacy-post-body.ts';
 import type { AgentSession, SessionTable } from './session-table.ts';
 
@@ -48,8 +49,8 @@ export interface SessionRouteOptions {
   log: WorkerLogger;
   /** New session ids; `crypto.randomUUID()` by default (on Workers, an id naming the Durable Object that holds it). */
   newSessionId?: () => string;
-  /** The worker-wide `max-sessions-per-agent` (an agent's own `max-sessions` wins). */
-  config?: { readonly 'max-sessions-per-agent'?: number | undefined };
+  /** The worker-wide `max-sessions-per-agent` (an agent's own `max-sessions` wins) and `max-requests-per-agent`. */
+  config?: { readonly 'max-sessions-per-agent'?: number | undefined; readonly 'max-requests-per-agent'?: number | undefined };
 }
 
 /** A JSON-RPC error response with the HTTP status that goes with its reason. */
@@ -78,6 +79,7 @@ export async function handleSessionRequest(
     if (c.req.method !== 'POST') return session.handle(c.req.raw);
     const body = await readPostBody(c.req.raw);
     if (body.kind === 'too-deep') return jsonRpcErrorResponse(c, body.id, tooDeep());
+    drawRequestsFrom(c.req.raw, agentRequestsOf(agent, options.config));
     return session.handle(c.req.raw, body);
   }
 
@@ -125,6 +127,7 @@ export async function handleSessionRequest(
   }
   options.sessions.add(session);
   room.release();
+  drawRequestsFrom(c.req.raw, agentRequestsOf(agent, options.config));
   let response: Response;
   try {
     response = await session.handle(c.req.raw, { kind: 'json', value: body });

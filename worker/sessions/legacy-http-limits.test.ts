@@ -1,0 +1,199 @@
+/**
+ * The bounds of a legacy session endpoint (review dos.md, findings 1, 3 and 5): requests in
+ * flight per session and per agent, SSE streams an agent stops reading, and what the event store
+ * keeps of streams that ended.
+ */
+import { describe, expect, it } from 'vitest';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { SessionEventStore } from '../passthrough/session-event-store.ts';
+import { LegacyHttpEndpoint, type LegacyHttpEndpointOptions } from './legacy-http-endpoint.ts';
+import { AgentRequests, drawRequestsFrom, MAX_REQUESTS_PER_SESSION } from './request-limits.ts';
+
+const URL_ = 'http://127.0.0.1/servers/alpha/mcp';
+const ID = 'session-1';
+const BASE_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+const SESSION = { ...BASE_HEADERS, 'mcp-session-id': ID, 'mcp-protocol-version': '2025-11-25' };
+const ping = (id: number) => ({ jsonrpc: '2.0', id, method: 'ping' });
+const result = (id: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, result: {} });
+const progress = (n: number, pad = ''): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: n, message: pad } });
+const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+
+function call(endpoint: LegacyHttpEndpoint, body: unknown, agent?: AgentRequests): Promise<Response> {
+  const request = new Request(URL_, { method: 'POST', headers: SESSION, body: JSON.stringify(body) });
+  if (agent !== undefined) drawRequestsFrom(request, agent);
+  return endpoint.handleRequest(request, { kind: 'json', value: body });
+}
+
+function get(endpoint: LegacyHttpEndpoint, lastEventId?: string): Promise<Response> {
+  return endpoint.handleRequest(new Request(URL_, { method: 'GET', headers: lastEventId === undefined ? SESSION : { ...SESSION, 'last-event-id': lastEventId } }));
+}
+
+async function opened(options: Partial<LegacyHttpEndpointOptions> = {}, agent?: AgentRequests) {
+  const endpoint = new LegacyHttpEndpoint({ sessionId: ID, ...options });
+  const received: JSONRPCMessage[] = [];
+  endpoint.onmessage = (message) => void received.push(message);
+  const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+  const request = new Request(URL_, { method: 'POST', headers: BASE_HEADERS, body: JSON.stringify(initialize) });
+  if (agent !== undefined) drawRequestsFrom(request, agent);
+  const init = await endpoint.handleRequest(request);
+  await endpoint.send(result(0));
+  await init.text();
+  received.length = 0;
+  return { endpoint, received };
+}
+
+interface SseEvent {
+  id?: string;
+  data: string;
+}
+
+function eventsOf(text: string): SseEvent[] {
+  return text.split('\n\n').filter((block) => block.trim() !== '' && !block.startsWith(':')).map((block) => {
+    const id = /^id: (.*)$/m.exec(block)?.[1];
+    const data = /^data: ?(.*)$/m.exec(block)?.[1] ?? '';
+    return id === undefined ? { data } : { id, data };
+  });
+}
+
+const decoder = new TextDecoder();
+/** Reads one chunk (one event: the endpoint writes each in one chunk) off a raw body reader. */
+async function nextEvent(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<SseEvent> {
+  const { value } = await reader.read();
+  return eventsOf(decoder.decode(value))[0]!;
+}
+
+const limitError = (id: number, data: Record<string, unknown>) => ({ jsonrpc: '2.0', id, error: { code: -32012, message: expect.any(String), data: { reason: 'limit-reached', ...data } } });
+
+describe('requests in flight', () => {
+  it(`refuses a session's request past ${MAX_REQUESTS_PER_SESSION} in flight with limit-reached, per message inside a batch, and takes more once some are answered`, async () => {
+    const { endpoint, received } = await opened();
+    const full = await call(endpoint, Array.from({ length: MAX_REQUESTS_PER_SESSION }, (_, i) => ping(i + 1)));
+    expect(full.status).toBe(200);
+    expect(received).toHaveLength(MAX_REQUESTS_PER_SESSION);
+
+    const lone = await call(endpoint, ping(65));
+    expect(lone.status).toBe(429);
+    const body = (await lone.json()) as { error: { message: string } };
+    expect(body).toEqual(limitError(65, { limit: MAX_REQUESTS_PER_SESSION }));
+    expect(body.error.message).toBe(`This session already has ${MAX_REQUESTS_PER_SESSION} requests in flight: wait for their answers before sending more, or open another session`);
+    // Wholly refused, but what frees a slot (answers, notifications) still goes on.
+    const none = await call(endpoint, [ping(66), initialized]);
+    expect(none.status).toBe(429);
+    expect(await none.json()).toEqual([limitError(66, { limit: MAX_REQUESTS_PER_SESSION })]);
+    expect(received.slice(MAX_REQUESTS_PER_SESSION)).toEqual([initialized]);
+
+    await endpoint.send(result(1));
+    const partly = await call(endpoint, [ping(67), ping(68)]);
+    expect(partly.status).toBe(200);
+    expect(received.at(-1)).toEqual(ping(67));
+    await endpoint.send(result(67));
+    const events = eventsOf(await partly.text()).filter((e) => e.data !== '').map((e) => JSON.parse(e.data) as unknown);
+    expect(events).toEqual([limitError(68, { limit: MAX_REQUESTS_PER_SESSION }), result(67)]);
+    await endpoint.close();
+  });
+
+  it("counts an agent's requests across its sessions, refuses past its cap, and gives them back when a session closes", async () => {
+    const alice = new AgentRequests('alice', 3);
+    const one = await opened({}, alice);
+    const two = await opened({}, alice);
+    expect(alice.inFlight).toBe(0);
+    void call(one.endpoint, [ping(1), ping(2)], alice);
+    void call(two.endpoint, ping(1), alice);
+    expect(alice.inFlight).toBe(3);
+    const refused = await call(two.endpoint, ping(2), alice);
+    expect(refused.status).toBe(429);
+    const body = (await refused.json()) as { error: { message: string } };
+    expect(body).toEqual(limitError(2, { agent: 'alice', limit: 3 }));
+    expect(body.error.message).toBe('Agent "alice" already has 3 requests in flight: wait for their answers before sending more, or raise max-requests-per-agent in the worker config');
+    expect(two.received).toEqual([ping(1)]);
+
+    await one.endpoint.close();
+    expect(alice.inFlight).toBe(1);
+    const taken = call(two.endpoint, ping(3), alice);
+    expect(two.received.at(-1)).toEqual(ping(3));
+    await two.endpoint.send(result(3));
+    expect((await taken).status).toBe(200);
+    expect(alice.inFlight).toBe(1);
+    await two.endpoint.close();
+    expect(alice.inFlight).toBe(0);
+  });
+});
+
+describe('SSE backpressure', () => {
+  it('ends a stream its agent stopped reading once it holds more than the bound, and the agent resumes what it missed', async () => {
+    const { endpoint } = await opened({ eventStore: new SessionEventStore(), maxQueuedBytes: 64 * 1024 });
+    const stalled = await call(endpoint, [ping(1)]);
+    const reader = stalled.body!.getReader();
+    const priming = await nextEvent(reader);
+    expect(priming).toEqual({ id: expect.any(String), data: '' });
+    // 200 KB for a reader that reads nothing more.
+    const notes = Array.from({ length: 20 }, (_, n) => progress(n, 'p'.repeat(10_000)));
+    for (const note of notes) await endpoint.send(note, { relatedRequestId: 1 });
+    await expect(reader.read()).rejects.toThrow('the agent left more than 65536 bytes unread');
+    await endpoint.send(result(1));
+
+    const resumed = await get(endpoint, priming.id);
+    expect(resumed.status).toBe(200);
+    const replayed = eventsOf(await resumed.text()).map((e) => JSON.parse(e.data) as unknown);
+    expect(replayed).toEqual([...notes, result(1)]);
+  });
+
+  it('bounds the standalone stream too, which a later GET may open again', async () => {
+    const { endpoint } = await opened({ maxQueuedBytes: 16 * 1024 });
+    const standalone = await get(endpoint);
+    for (let n = 0; n < 10; n++) await endpoint.send(progress(n, 'q'.repeat(4_000)));
+    await expect(standalone.body!.getReader().read()).rejects.toThrow('unread');
+    const again = await get(endpoint);
+    expect(again.status).toBe(200);
+    await endpoint.close();
+  });
+});
+
+describe('event store retention', () => {
+  it("forgets a stream's events once it ended with every event taken, and keeps those of one that ended unread", async () => {
+    const store = new SessionEventStore();
+    const { endpoint } = await opened({ eventStore: store });
+    // The initialize answer was read only after the stream ended, so it is still kept.
+    const before = store.size;
+
+    const read = await call(endpoint, [ping(1)]);
+    const reader = read.body!.getReader();
+    const priming = await nextEvent(reader);
+    const pending = nextEvent(reader);
+    await endpoint.send(progress(1), { relatedRequestId: 1 });
+    expect(JSON.parse((await pending).data)).toEqual(progress(1));
+    const last = reader.read();
+    await endpoint.send(result(1));
+    expect(JSON.parse(eventsOf(decoder.decode((await last).value))[0]!.data)).toEqual(result(1));
+    expect((await reader.read()).done).toBe(true);
+    expect(store.size).toBe(before);
+    // A resume of it replays nothing, and ends: its answer went out already.
+    const late = await get(endpoint, priming.id);
+    expect([late.status, await late.text()]).toEqual([200, '']);
+
+    const unread = await call(endpoint, [ping(2)]);
+    await endpoint.send(progress(2), { relatedRequestId: 2 });
+    await endpoint.send(result(2));
+    expect(store.size).toBe(before + 2);
+    expect(eventsOf(await unread.text()).filter((e) => e.data !== '').map((e) => JSON.parse(e.data) as unknown)).toEqual([progress(2), result(2)]);
+  });
+
+  it('resumes from an evicted event with what its stream still holds, no error, and the answer still to come', async () => {
+    const { endpoint } = await opened({ eventStore: new SessionEventStore({ maxEvents: 2 }) });
+    const call1 = await call(endpoint, [ping(1)]);
+    const reader = call1.body!.getReader();
+    await nextEvent(reader);
+    const pending = nextEvent(reader);
+    await endpoint.send(progress(1), { relatedRequestId: 1 });
+    const seen = await pending;
+    await reader.cancel();
+    for (let n = 2; n <= 4; n++) await endpoint.send(progress(n), { relatedRequestId: 1 });
+
+    const resumed = await get(endpoint, seen.id);
+    expect(resumed.status).toBe(200);
+    await endpoint.send(result(1));
+    const replayed = eventsOf(await resumed.text()).map((e) => JSON.parse(e.data) as unknown);
+    // Events 1 and 2 were evicted; nothing of them comes back.
+    expect(replayed).toEqual([progress(3), progress(4), result(1)]);
+  });
+});

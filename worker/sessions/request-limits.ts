@@ -1,0 +1,97 @@
+/**
+ * Caps on requests in flight (review dos.md, finding 3): every request the worker has taken and
+ * not yet answered holds its message, its bookkeeping and a share of the host's, so one agent
+ * sending calls a server never answers (2000 of them: worker +230 MiB, sidecar +114 MiB) could
+ * make the worker hold unbounded memory, and an OOM kill ends every agent's sessions.
+ *
+ * - A legacy session answers at most `MAX_REQUESTS_PER_SESSION` requests at once
+ *   (`legacy-http-endpoint.ts`).
+ * - An agent has at most `max-requests-per-agent` requests in flight across its sessions, both
+ *   endpoints, and its modern (2026-07-28) requests (`modern/modern-route.ts`).
+ *
+ * Past either, a request is answered with `limit-reached` (JSON-RPC -32012; HTTP 429 when the
+ * whole POST is refused, one error per refused request inside a batch) and goes nowhere. Answers,
+ * notifications and requests within the cap are never held back, so the agent can always drain.
+ *
+ * The per-agent count is this isolate's: on Cloudflare, where each session is a Durable Object
+ * of its own, only the per-session cap bounds a session, and the per-agent one bounds what one
+ * isolate serves. An agent's counter belongs to its config entry, so a reloaded config starts
+ * new counters while requests taken under the old one are returned to the old one.
+ *
+ * @module
+ */
+import { WireError } from '../../shared/errors.ts';
+import { DEFAULT_MAX_REQUESTS_PER_AGENT } from '../config/worker-config.ts';
+
+/** Requests one legacy session may have in flight: more than any client runs at once for real. */
+export const MAX_REQUESTS_PER_SESSION = 64;
+
+/** The requests one agent has in flight in this isolate. */
+export class AgentRequests {
+  #inFlight = 0;
+
+  constructor(
+    readonly agent: string,
+    readonly limit: number,
+  ) {}
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** How many more requests fit now. */
+  get room(): number {
+    return Math.max(0, this.limit - this.#inFlight);
+  }
+
+  take(count = 1): void {
+    this.#inFlight += count;
+  }
+
+  release(count = 1): void {
+    this.#inFlight = Math.max(0, this.#inFlight - count);
+  }
+}
+
+const byAgent = new WeakMap<object, AgentRequests>();
+
+/** The counter of `agent` (its config entry), limited by the worker's `max-requests-per-agent`. */
+export function agentRequestsOf(agent: { readonly name: string }, config: { readonly 'max-requests-per-agent'?: number | undefined } | undefined): AgentRequests {
+  let requests = byAgent.get(agent);
+  if (requests === undefined) {
+    requests = new AgentRequests(agent.name, config?.['max-requests-per-agent'] ?? DEFAULT_MAX_REQUESTS_PER_AGENT);
+    byAgent.set(agent, requests);
+  }
+  return requests;
+}
+
+/**
+ * The agent counter a session's HTTP request draws from. Handed over beside the request because
+ * the session route knows the agent and the endpoint counts the requests, and the session objects
+ * between them pass the request on untouched.
+ */
+const drawnFrom = new WeakMap<Request, AgentRequests>();
+
+export function drawRequestsFrom(request: Request, requests: AgentRequests): void {
+  drawnFrom.set(request, requests);
+}
+
+export function agentRequestsFor(request: Request): AgentRequests | undefined {
+  return drawnFrom.get(request);
+}
+
+export function sessionRequestsLimitReached(limit: number): WireError {
+  return new WireError(
+    'limit-reached',
+    `This session already has ${limit} requests in flight: wait for their answers before sending more, or open another session`,
+    { detail: { limit } },
+  );
+}
+
+export function agentRequestsLimitReached(agent: string, limit: number): WireError {
+  return new WireError(
+    'limit-reached',
+    `Agent "${agent}" already has ${limit} requests in flight: wait for their answers before sending more, or raise max-requests-per-agent in the worker config`,
+    { detail: { agent, limit } },
+  );
+}
