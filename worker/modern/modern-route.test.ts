@@ -263,6 +263,38 @@ describe('modern requests on /servers/:name/mcp', () => {
     linked.worker.close();
   });
 
+  it("refuses a request past the agent's max-requests-per-agent with limit-reached, opening nothing, until an answer is read", async () => {
+    const { host, post } = await start({ 'max-requests-per-agent': 2 });
+    const call = (id: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: { ...META, progressToken: id } } });
+    const streamed = post(call('a'), { 'mcp-method': 'tools/call', 'mcp-name': 'slow' });
+    const held = post(toolsList(2), { 'mcp-method': 'tools/list' });
+    const [a, b] = [await host.next(0), await host.next(1)];
+    await a.received;
+    await a.host.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'a', progress: 1 } });
+    const stream = await streamed;
+    expect(stream.headers.get('content-type')).toBe('text/event-stream');
+
+    const refused = await post(toolsList(3), { 'mcp-method': 'tools/list' });
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toEqual({
+      jsonrpc: '2.0',
+      id: 3,
+      error: { code: -32012, message: 'Agent "alice" already has 2 requests in flight: wait for their answers before sending more, or raise max-requests-per-agent in the worker config', data: { reason: 'limit-reached', agent: 'alice', limit: 2 } },
+    });
+    expect(host.opens).toHaveLength(2);
+
+    // A streamed answer is in flight until the agent has read it to the end.
+    await a.host.send({ jsonrpc: '2.0', id: 'a', result: { resultType: 'complete', content: [] } });
+    expect((await post(toolsList(4), { 'mcp-method': 'tools/list' })).status).toBe(429);
+    await stream.text();
+    const next = post(toolsList(5), { 'mcp-method': 'tools/list' });
+    const c = await host.next(2);
+    expect(await c.received).toEqual(toolsList(5));
+    await b.host.send({ jsonrpc: '2.0', id: 2, result: { resultType: 'complete', tools: [] } });
+    await c.host.send({ jsonrpc: '2.0', id: 5, result: { resultType: 'complete', tools: [] } });
+    expect([(await held).status, (await next).status]).toEqual([200, 200]);
+  });
+
   it('caps a modern body at 128 levels like a legacy one', async () => {
     const { host, post } = await start();
     let deep: unknown = 0;

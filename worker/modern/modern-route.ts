@@ -11,6 +11,11 @@
  * The admission (`admitModernRequest`) and the one-server forward (`forwardModern`, a listen
  * stream for `subscriptions/listen`) serve the modern `/mcp` aggregate too.
  *
+ * Each forwarded request counts against its agent's `max-requests-per-agent`, with the agent's
+ * legacy requests (`sessions/request-limits.ts`), from before its channel opens until its answer
+ * has been read or abandoned (a listen stream: until it ends): a channel is worker and host memory
+ * for as long as it is open. Past the cap the request is answered 429 `limit-reached` and nothing opens.
+ *
  * @module
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -26,10 +31,11 @@ import { MAX_MODERN_BODY_BYTES } from './modern-body.ts';
 import { invalidRequest, rejectionResponse } from './modern-errors.ts';
 import { relayListen } from './listen-relay.ts';
 import { readParamHeaders, withParamHeaders } from './param-headers.ts';
-import { relayModernRequest } from './modern-relay.ts';
+import { relayModernRequest, SSE_HEADERS } from './modern-relay.ts';
 import { validateModernRequest, type ModernRequest } from './validate-request.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
 import { formatTraceparent } from '../../shared/trace-context.ts';
+import { agentRequestsLimitReached, agentRequestsOf } from '../sessions/request-limits.ts';
 
 export interface ModernRouteDeps {
   open: ChannelOpener;
@@ -38,6 +44,8 @@ export interface ModernRouteDeps {
   requestTimeoutMs?: number;
   /** Every call on the record (`audit/`). */
   audit?: WorkerAudit;
+  /** The worker's `max-requests-per-agent`; its default when absent. */
+  config?: { readonly 'max-requests-per-agent'?: number | undefined };
 }
 
 export interface ModernTarget {
@@ -103,6 +111,20 @@ export async function forwardModern(request: Request, message: ModernRequest, to
   const { agent, server } = to;
   const trace = traceContextOf(request.headers);
   const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const };
+  const requests = agentRequestsOf(agent, deps.config);
+  if (requests.room === 0) {
+    const refusal = agentRequestsLimitReached(agent.name, requests.limit);
+    deps.log.info('Modern request refused', { agent: agent.name, server, method: message.method, reason: refusal.reason });
+    deps.audit?.refused(scope, message, refusal, trace);
+    return Response.json(jsonRpcErrorBody(message.id, refusal), { status: httpStatusFor(refusal.reason) });
+  }
+  requests.take();
+  let taken = true;
+  const release = () => {
+    if (!taken) return;
+    taken = false;
+    requests.release();
+  };
   const session = newModernSession();
   const ledger = deps.audit?.ledger({ ...scope, session });
   const traced = ledger?.request(message, trace) ?? message;
@@ -114,18 +136,59 @@ export async function forwardModern(request: Request, message: ModernRequest, to
     // drops it unread on the host, and is answered here as before.
     channel = await openModernChannel(to, deps, { session, first: traced as JSONRPCMessage, ...(traceparent !== undefined ? { traceparent } : {}) });
   } catch (error) {
+    release();
     if (!(error instanceof WireError)) throw error;
     deps.log.info('Modern request refused', { agent: agent.name, server, method: message.method, reason: error.reason });
     if (ledger?.spanOf(message.id) !== undefined) ledger.fail(message.id, error.reason, error.reason === 'denied-by-policy' ? 'denied-by-policy' : 'refused');
     else if (deps.audit !== undefined) deps.audit.refused(scope, message, error, trace);
     return Response.json(jsonRpcErrorBody(message.id, error), { status: httpStatusFor(error.reason) });
   }
-  if (message.method === 'subscriptions/listen') return relayListen(channel, traced, { signal: request.signal });
-  return relayModernRequest(channel, traced, {
-    signal: () => request.signal,
-    ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
-    ...(ledger !== undefined ? { onAnswer: (answer: unknown) => (answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer)) } : {}),
-  });
+  const answered = message.method === 'subscriptions/listen'
+    ? relayListen(channel, traced, { signal: request.signal })
+    : relayModernRequest(channel, traced, {
+        signal: () => request.signal,
+        ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
+        ...(ledger !== undefined ? { onAnswer: (answer: unknown) => (answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer)) } : {}),
+      });
+  return releasedWhenRead(await answered, release);
+}
+
+/**
+ * `response` as it is, calling `release` once its body has been read to the end or cancelled:
+ * a streamed answer is still in flight until then. A JSON answer is read by now, so it is released at once.
+ */
+function releasedWhenRead(response: Response, release: () => void): Response {
+  const body = response.body;
+  if (body === null || response.headers.get('content-type') !== SSE_HEADERS['content-type']) {
+    release();
+    return response;
+  }
+  const reader = body.getReader();
+  const relayed = new ReadableStream<Uint8Array>(
+    {
+      pull: async (controller) => {
+        let chunk: ReadableStreamReadResult<Uint8Array>;
+        try {
+          chunk = await reader.read();
+        } catch (error) {
+          release();
+          throw error;
+        }
+        if (chunk.done) {
+          release();
+          controller.close();
+        } else {
+          controller.enqueue(chunk.value);
+        }
+      },
+      cancel: (reason) => {
+        release();
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return new Response(relayed, { status: response.status, headers: response.headers });
 }
 
 /**
