@@ -1,0 +1,51 @@
+/**
+ * The watcher on a real folder, saved the ways editors save: in place, and by replacing the file
+ * (write a new one, rename it over), after which Node 20's recursive watch saw nothing more.
+ */
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../log.ts';
+import { watchConfig, type ConfigWatch } from './config-watcher.ts';
+
+let dir: string;
+let watch: ConfigWatch | undefined;
+afterEach(() => {
+  watch?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A watch of `dir` whose next change can be awaited. */
+function watched(recursive: boolean) {
+  let wake: (() => void) | undefined;
+  watch = watchConfig({ dir, recursive, onChange: () => wake?.(), log: silentLogger });
+  return () => new Promise<void>((resolve) => (wake = resolve));
+}
+
+describe('watchConfig', () => {
+  it('sees every save of a profile, in place or replaced, in a folder of the config dir, and folders made later', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sy-watch-'));
+    mkdirSync(join(dir, 'trust-profiles'));
+    const profile = join(dir, 'trust-profiles', 'workspace.json');
+    writeFileSync(profile, '{}');
+    const next = watched(true);
+    const replace = (text: string) => {
+      writeFileSync(`${profile}.tmp`, text);
+      renameSync(`${profile}.tmp`, profile);
+    };
+    for (const save of [() => replace('{"a":1}'), () => writeFileSync(profile, '{"a":2}'), () => replace('{"a":3}'), () => writeFileSync(profile, '{"a":4}')]) {
+      const changed = next();
+      save();
+      await changed;
+    }
+    // A folder made after the start, with a config in it at once: seen, whether or not its own watch came first.
+    const changed = next();
+    mkdirSync(join(dir, 'mcp-servers'));
+    writeFileSync(join(dir, 'mcp-servers', 'mcp.json'), '{}');
+    await changed;
+    const again = next();
+    writeFileSync(join(dir, 'mcp-servers', 'mcp.json'), '{"mcpServers":{}}');
+    await again;
+  });
+});
