@@ -4,7 +4,10 @@
  * serve` with the default-exported fetch, and a clean SIGTERM that closes open agent sessions and
  * exits 0.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../worker/auth/agent-auth.ts';
 import { closeClient, connectClient } from '../support/clients.ts';
@@ -55,6 +58,30 @@ describe('Deno entries', () => {
     const [, url] = await waitForOutput(proc, () => proc.stdout() + proc.stderr(), /Listening on (http:\/\/[^\s/]+)/, 'deno serve');
     expect(await (await fetch(`${url}/healthz`)).json()).toEqual({ ok: true });
     await proc.stop();
+  });
+
+  it('under `deno serve` with a watched config file, exits 0 on SIGTERM and on SIGINT, with a session open', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-deno-serve-'));
+    try {
+      const file = join(dir, 'worker.json');
+      const everything = await startEverythingHttp(procs);
+      writeFileSync(file, JSON.stringify({
+        agents: [{ name: 'alice', 'token-sha256': await sha256Hex('alice-token'), servers: ['everything'] }],
+        servers: { everything: { executor: { type: 'http', url: everything.url } } },
+      }));
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        const proc = procs.spawn(DENO, ['serve', '--allow-net', '--allow-read', '--allow-env', '--host', '127.0.0.1', '--port', '0', 'worker/adapters/deno/deno-serve.ts'], { SWITCHYARD_WORKER_CONFIG_FILE: file });
+        const [, url] = await waitForOutput(proc, () => proc.stdout() + proc.stderr(), /Listening on (http:\/\/[^\s/]+)/, 'deno serve');
+        const client = await connectClient(`${url}/servers/everything/mcp`, 'alice-token');
+        expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+        proc.child.kill(signal);
+        // Before, the config file's watch kept the process alive once deno serve stopped listening.
+        expect([signal, await proc.exited]).toEqual([signal, 0]);
+        await closeClient(client);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('closes open agent sessions and exits 0 on SIGTERM', async () => {
