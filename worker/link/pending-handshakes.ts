@@ -6,7 +6,9 @@
  * moment it verifies: only strangers compete for these slots, never the links already up.
  *
  * Per entity id as well as in total, so that one host's redial loop (or someone holding its slots)
- * leaves room for the others; the total bounds what any mix of ids can hold.
+ * leaves room for the others; the total bounds what any mix of ids can hold. On Cloudflare each
+ * host's handshakes run in that host's own Durable Object (`host-link-object.ts`, same route), so
+ * there the per-entity limit is the one that binds.
  *
  * @module
  */
