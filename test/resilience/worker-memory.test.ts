@@ -6,7 +6,7 @@
  * - Event store: answers too large to keep are not kept, and a stream whose answers were all
  *   read is forgotten, so a resume from one of its events replays nothing (and ends, without an
  *   error), where 512 kept events of 1 MB echoes held about 1 GB per session.
- * - Requests in flight: a session takes 64 calls a server never answers and refuses the 65th
+ * - Requests in flight: a session takes 128 calls a server never answers and refuses the 129th
  *   with limit-reached; the agent's sessions together, and its modern requests, take
  *   `max-requests-per-agent`. Another agent's calls go on untouched.
  *
@@ -14,13 +14,14 @@
  * is the behaviour that bounds it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_REQUESTS_PER_SESSION } from '../../worker/sessions/request-limits.ts';
 import { fixtureServer } from '../support/paths.ts';
 import { startStack, type Stack } from '../support/stack.ts';
 import { modernPost } from '../modern/modern-client.ts';
 import { exchange, RawSession } from './raw-client.ts';
 import { rssMiB } from './proc-stats.ts';
 
-const AGENT_LIMIT = 100;
+const AGENT_LIMIT = 200;
 let stack: Stack;
 
 beforeAll(async () => {
@@ -89,17 +90,20 @@ describe('worker memory one agent can hold', () => {
     expect(await session.close()).toBe(200);
   });
 
-  it("refuses a session's 65th call in flight and the agent's calls past its cap with limit-reached, bob unaffected", async () => {
+  it(`refuses a session's call past ${MAX_REQUESTS_PER_SESSION} in flight and the agent's calls past its cap with limit-reached, bob unaffected`, async () => {
     const first = await RawSession.open(`${stack.url}/servers/faults/mcp`, stack.tokens.alice!);
     const before = rssMiB(stack.worker.pid!);
-    const held = await post(first, Array.from({ length: 64 }, (_, i) => hang(1000 + i)));
+    // Two batches (a batch holds 100 at most) fill the session.
+    const held = await post(first, Array.from({ length: 100 }, (_, i) => hang(1000 + i)));
     expect(held.status).toBe(200);
+    const heldToo = await post(first, Array.from({ length: MAX_REQUESTS_PER_SESSION - 100 }, (_, i) => hang(1100 + i)));
+    expect(heldToo.status).toBe(200);
 
     const lone = await post(first, hang(2000));
     expect(lone.status).toBe(429);
-    expect(await lone.json()).toMatchObject({ id: 2000, error: { code: -32012, data: { reason: 'limit-reached', limit: 64 } } });
+    expect(await lone.json()).toMatchObject({ id: 2000, error: { code: -32012, data: { reason: 'limit-reached', limit: MAX_REQUESTS_PER_SESSION } } });
 
-    // The review's flood: 2000 calls of 20 KB; all past the first 64 are refused at once.
+    // The review's flood: 2000 calls of 20 KB; all past the session's cap are refused at once.
     const pad = 'p'.repeat(20_000);
     let refused = 0;
     for (let batch = 0; batch < 20; batch++) {
@@ -108,24 +112,25 @@ describe('worker memory one agent can hold', () => {
       refused += ((await answer.json()) as unknown[]).length;
     }
     expect(refused).toBe(2000);
-    console.log(`worker RSS with 64 calls held and 2000 refused on one session: ${before} -> ${rssMiB(stack.worker.pid!)} MiB`);
+    console.log(`worker RSS with ${MAX_REQUESTS_PER_SESSION} calls held and 2000 refused on one session: ${before} -> ${rssMiB(stack.worker.pid!)} MiB`);
 
-    // A second session of alice's takes only what is left of her 100.
+    // A second session of alice's takes only what is left of her 200: 72 of 76.
     const second = await RawSession.open(`${stack.url}/servers/faults/mcp`, stack.tokens.alice!);
-    const partly = await post(second, Array.from({ length: 40 }, (_, i) => hang(101 + i)));
+    const partly = await post(second, Array.from({ length: 76 }, (_, i) => hang(101 + i)));
     expect(partly.status).toBe(200);
     const errors = await readMessages(partly, 4);
-    expect(errors.map((m) => m.id)).toEqual([137, 138, 139, 140]);
+    expect(errors.map((m) => m.id)).toEqual([173, 174, 175, 176]);
     for (const error of errors) expect(error).toMatchObject({ error: { code: -32012, data: { reason: 'limit-reached', agent: 'alice', limit: AGENT_LIMIT } } });
     const modern = await modernPost(`${stack.url}/servers/faults/mcp`, stack.tokens.alice!, 'tools/call', { name: 'echo', arguments: { message: 'x' } });
     expect(modern.response).toMatchObject({ error: { code: -32012, data: { reason: 'limit-reached', agent: 'alice' } } });
 
     expect(await bobEcho()).toMatchObject({ result: { content: [{ type: 'text', text: 'Echo: hi' }] } });
 
-    // Ending the first session gives its 64 back to alice.
+    // Ending the first session gives its calls back to alice.
     expect(await first.close()).toBe(200);
     expect(await second.request('tools/call', { name: 'echo', arguments: { message: 'again' } })).toMatchObject({ result: { content: [{ type: 'text', text: 'Echo: again' }] } });
     await held.body?.cancel();
+    await heldToo.body?.cancel();
     expect(await second.close()).toBe(200);
   });
 });

@@ -97,7 +97,7 @@ export const WorkerConfigSchema = z.strictObject({
     .check(z.describe('Live sessions (both endpoints together) one agent may hold; a new one past it ends that agent\'s oldest idle session, and is refused (limit-reached) only when none is idle. Other agents are never touched')),
   'max-requests-per-agent': z
     ._default(z.number().check(z.int(), z.positive(), z.lte(100_000)), DEFAULT_MAX_REQUESTS_PER_AGENT)
-    .check(z.describe('Requests one agent may have in flight at once, over all its sessions and modern requests together (a session alone: 64); one past it is answered limit-reached (HTTP 429, or one error per refused request in a batch) and goes nowhere. Other agents are never touched')),
+    .check(z.describe('Requests one agent may have in flight at once, over all its sessions and modern requests together (a session alone: 128); one past it is answered limit-reached (HTTP 429, or one error per refused request in a batch) and goes nowhere. Other agents are never touched')),
   'request-timeout-seconds': z
     .optional(z.number().check(z.positive()))
     .check(z.describe('Longest wait, in seconds, for opening a server and for one request. Unset: 60 to open a server, 600 for one request on /mcp, and no limit on one request on /servers/<name>/mcp')),

@@ -67,28 +67,32 @@ const limitError = (id: number, data: Record<string, unknown>) => ({ jsonrpc: '2
 describe('requests in flight', () => {
   it(`refuses a session's request past ${MAX_REQUESTS_PER_SESSION} in flight with limit-reached, per message inside a batch, and takes more once some are answered`, async () => {
     const { endpoint, received } = await opened();
-    const full = await call(endpoint, Array.from({ length: MAX_REQUESTS_PER_SESSION }, (_, i) => ping(i + 1)));
-    expect(full.status).toBe(200);
-    expect(received).toHaveLength(MAX_REQUESTS_PER_SESSION);
+    const N = MAX_REQUESTS_PER_SESSION;
+    // Filled in batches of at most 100, the most one batch may hold.
+    for (let from = 1; from <= N; from += 100) {
+      const full = await call(endpoint, Array.from({ length: Math.min(100, N - from + 1) }, (_, i) => ping(from + i)));
+      expect(full.status).toBe(200);
+    }
+    expect(received).toHaveLength(N);
 
-    const lone = await call(endpoint, ping(65));
+    const lone = await call(endpoint, ping(N + 1));
     expect(lone.status).toBe(429);
     const body = (await lone.json()) as { error: { message: string } };
-    expect(body).toEqual(limitError(65, { limit: MAX_REQUESTS_PER_SESSION }));
-    expect(body.error.message).toBe(`This session already has ${MAX_REQUESTS_PER_SESSION} requests in flight: wait for their answers before sending more, or open another session`);
+    expect(body).toEqual(limitError(N + 1, { limit: N }));
+    expect(body.error.message).toBe(`This session already has ${N} requests in flight: wait for their answers before sending more, or open another session`);
     // Wholly refused, but what frees a slot (answers, notifications) still goes on.
-    const none = await call(endpoint, [ping(66), initialized]);
+    const none = await call(endpoint, [ping(N + 2), initialized]);
     expect(none.status).toBe(429);
-    expect(await none.json()).toEqual([limitError(66, { limit: MAX_REQUESTS_PER_SESSION })]);
-    expect(received.slice(MAX_REQUESTS_PER_SESSION)).toEqual([initialized]);
+    expect(await none.json()).toEqual([limitError(N + 2, { limit: N })]);
+    expect(received.slice(N)).toEqual([initialized]);
 
     await endpoint.send(result(1));
-    const partly = await call(endpoint, [ping(67), ping(68)]);
+    const partly = await call(endpoint, [ping(N + 3), ping(N + 4)]);
     expect(partly.status).toBe(200);
-    expect(received.at(-1)).toEqual(ping(67));
-    await endpoint.send(result(67));
+    expect(received.at(-1)).toEqual(ping(N + 3));
+    await endpoint.send(result(N + 3));
     const events = eventsOf(await partly.text()).filter((e) => e.data !== '').map((e) => JSON.parse(e.data) as unknown);
-    expect(events).toEqual([limitError(68, { limit: MAX_REQUESTS_PER_SESSION }), result(67)]);
+    expect(events).toEqual([limitError(N + 4, { limit: N }), result(N + 3)]);
     await endpoint.close();
   });
 

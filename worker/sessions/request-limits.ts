@@ -23,8 +23,11 @@
 import { WireError } from '../../shared/errors.ts';
 import { DEFAULT_MAX_REQUESTS_PER_AGENT } from '../config/worker-config.ts';
 
-/** Requests one legacy session may have in flight: more than any client runs at once for real. */
-export const MAX_REQUESTS_PER_SESSION = 64;
+/**
+ * Requests one legacy session may have in flight: more than any client runs at once for real, and
+ * above the 100 one batch may hold, so a full batch on a quiet session is always taken whole.
+ */
+export const MAX_REQUESTS_PER_SESSION = 128;
 
 /** The requests one agent has in flight in this isolate. */
 export class AgentRequests {
