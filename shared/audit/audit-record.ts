@@ -10,6 +10,7 @@
  * @module
  */
 import { isFailureReason, jsonRpcCodeFor } from '../errors.ts';
+import { redactUrl } from '../url-redaction.ts';
 
 /** The methods audited one line per call. */
 export const AUDITED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'resources/read', 'prompts/get']);
@@ -105,25 +106,8 @@ export function outcomeOfAnswer(message: unknown, trust: AnswerTrust = {}): Pick
  * userinfo runs to the last `@` before the path, since a password may hold an `@` of its own.
  */
 export function withoutCredentials(uri: string): string {
-  const hash = uri.indexOf('#');
-  const query = (hash < 0 ? uri : uri.slice(0, hash)).includes('?');
-  if (hash < 0 && !query && !uri.includes('@')) return uri;
-  if (URL.canParse(uri)) {
-    const url = new URL(uri);
-    const userinfo = url.username !== '' || url.password !== '';
-    // Left as written when there is nothing to take out (an `@` in the path): `href` would normalize it.
-    if (!userinfo && !query && hash < 0) return uri;
-    url.username = '';
-    url.password = '';
-    url.search = '';
-    url.hash = '';
-    const text = `${url.href}${query ? '?[redacted]' : ''}${hash >= 0 ? '#[redacted]' : ''}`;
-    return userinfo ? text.replace(/^([a-z][a-z0-9+.-]*:\/\/)/i, '$1[redacted]@') : text;
-  }
-  return uri
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1[redacted]@')
-    .replace(/#.*$/s, '#[redacted]')
-    .replace(/\?[^#]*/, '?[redacted]');
+  // Most URIs hold none of these: left as written, and without a parse on every audited read.
+  return /[?#@]/.test(uri) ? redactUrl(uri) : uri;
 }
 
 /** The call's subject (`tool`, `uri` or `prompt`) and, when asked for, its arguments. */

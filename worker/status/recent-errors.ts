@@ -17,6 +17,7 @@
  * @module
  */
 import type { FailureReason } from '../../shared/errors.ts';
+import { redactUrlsIn } from '../../shared/url-redaction.ts';
 
 /** One failure as shown on /healthz (`recentErrors`) and the status page. */
 export interface RecentError {
@@ -88,10 +89,6 @@ export class RecentErrors {
  * (tokens often ride there) and `Bearer <token>`.
  */
 export function scrubMessage(message: string): string {
-  const scrubbed = message
-    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/"']*@/gi, '$1[redacted]@')
-    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s?#"']*)\?[^\s#"']*/gi, '$1?[redacted]')
-    .replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s#"']*)#[^\s"']*/gi, '$1#[redacted]')
-    .replace(/\bBearer\s+[^\s"']+/gi, 'Bearer [redacted]');
+  const scrubbed = redactUrlsIn(message).replace(/\bBearer\s+[^\s"']+/gi, 'Bearer [redacted]');
   return scrubbed.length > MAX_MESSAGE_LENGTH ? `${scrubbed.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : scrubbed;
 }
