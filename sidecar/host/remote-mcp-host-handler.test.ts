@@ -405,7 +405,7 @@ describe('the host holds the line: its own floor, whatever the worker asks', () 
     const { revision: current } = await sidecar.profiles.load('workspace');
     const [, hostEnd] = createInMemoryChannelPair();
     const stale = (await sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'echo', 'trust-profile-ref': 'workspace', 'trust-profile-revision': STALE } }, hostEnd).catch((e: unknown) => e)) as WireError;
-    expect(stale).toMatchObject({ reason: 'trust-profile-stale', message: expect.stringContaining('switchyard sidecar profiles') });
+    expect(stale).toMatchObject({ reason: 'trust-profile-stale', message: expect.stringContaining('sidecar host-entry') });
     // What crosses the link: the channel-open-error's message, and for in-process hosts the whole error body.
     for (const sent of [stale.message, JSON.stringify(stale.detail), JSON.stringify(stale.toJsonRpcError()), JSON.stringify(stale.toHttpBody())]) {
       expect(sent).not.toContain(current);

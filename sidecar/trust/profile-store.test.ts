@@ -58,7 +58,7 @@ describe('TrustProfileStore', () => {
     const error = (await failure(store.resolve('workspace', old, (revisions) => told.push(revisions)))) as WireError;
     const { revision: current } = await store.load('workspace');
     expect(error.reason).toBe('trust-profile-stale');
-    expect(error.message).toContain('switchyard sidecar profiles');
+    expect(error.message).toContain('run `sidecar host-entry`');
     const wire = JSON.stringify({ message: error.message, detail: error.detail, body: error.toJsonRpcError() });
     expect(wire).not.toContain(current);
     expect(wire).not.toContain(old);

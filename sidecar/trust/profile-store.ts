@@ -86,7 +86,7 @@ export class TrustProfileStore {
       throw new WireError(
         'trust-profile-stale',
         `Trust profile "${ref}" has changed on this host since the worker config named its revision: ` +
-          'update trust-profile-revision in the worker config with the revision printed by `switchyard sidecar profiles` on this host',
+          'on this host run `sidecar host-entry` (or `doctor`, which prints the line too) and pass its line to `switchyard host add` on the worker\'s machine, which moves the pins',
         { detail: { ref } },
       );
     }

@@ -354,7 +354,7 @@ describe('the host holds the line: its floor, deep JSON, hostile rules', { timeo
     const refused = await exchange(`${held.url}/servers/echo/mcp`, { headers: { authorization: `Bearer ${held.tokens.stale}` }, body: INIT });
     figures.inputs++;
     expect(refused.status).toBe(409);
-    expect(JSON.parse(refused.body)).toMatchObject({ error: { data: { reason: 'trust-profile-stale' }, message: expect.stringContaining('switchyard sidecar profiles') } });
+    expect(JSON.parse(refused.body)).toMatchObject({ error: { data: { reason: 'trust-profile-stale' }, message: expect.stringContaining('sidecar host-entry') } });
     expect(refused.body).not.toMatch(/sha256:/);
     const current = (await new TrustProfileStore(join(held.dir, 'sidecar', 'trust-profiles')).load('edited')).revision;
     expect(held.worker.process.stderr()).not.toContain(current);
