@@ -22,6 +22,11 @@ describe('worker config reloader', () => {
     expect(await reload('SIGHUP')).toEqual({ kind: 'reloaded', endedSessions: 2 });
     expect(applied.map((c) => c['session-idle-seconds'])).toEqual([60]);
     expect(lines).toEqual([{ level: 'info', msg: 'Worker config reloaded', fields: { file: 'w.json', trigger: 'SIGHUP', endedSessions: 2 } }]);
+    // An operator's SIGHUP with nothing changed is answered in the log; a file event's is not.
+    expect(await reload('SIGHUP')).toEqual({ kind: 'unchanged' });
+    expect(lines.at(-1)).toEqual({ level: 'info', msg: 'Worker config unchanged: nothing to reload', fields: { file: 'w.json', trigger: 'SIGHUP' } });
+    expect(await reload('file')).toEqual({ kind: 'unchanged' });
+    expect(lines).toHaveLength(2);
   });
 
   it('refuses an invalid config with every problem as path: message, and applies nothing', async () => {

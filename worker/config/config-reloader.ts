@@ -44,7 +44,11 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
       log.error('Worker config refused: the config in force stays', { file, trigger, problems });
       return { kind: 'refused', problems };
     }
-    if (text === lastText) return { kind: 'unchanged' };
+    if (text === lastText) {
+      // A file event with no change is an editor's touch; a SIGHUP is an operator asking, who is owed an answer.
+      if (trigger === 'SIGHUP') log.info('Worker config unchanged: nothing to reload', { file, trigger });
+      return { kind: 'unchanged' };
+    }
     let next: WorkerConfig;
     try {
       next = parseWorkerConfigText(text, { runtime: options.runtime });
