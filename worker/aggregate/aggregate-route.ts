@@ -62,7 +62,7 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
         agent: agent.name,
         servers,
         open: (server) => deps.open(deps.config.servers[server]!.executor, connectionFor(agent, server, sessionId, traceparent), trustFor(agent)),
-        ...(audit !== undefined ? { ledger: (server: string) => audit.ledger({ agent: agent.name, server, era: 'legacy', route: 'aggregate', session: sessionId }) } : {}),
+        ...(audit !== undefined ? { ledger: (server: string | null) => audit.ledger({ agent: agent.name, server, era: 'legacy', route: 'aggregate', session: sessionId }) } : {}),
         clientInfo: initialize.params.clientInfo as Implementation,
         agentCapabilities: initialize.params.capabilities as ClientCapabilities,
         openTimeoutMs: deps.openTimeoutMs,

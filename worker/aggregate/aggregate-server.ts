@@ -41,8 +41,8 @@ export interface AggregateServerOptions extends Omit<UpstreamSetOptions, 'hooks'
   /** Longest wait for one forwarded request (progress resets it). */
   requestTimeoutMs: number;
   log: WorkerLogger;
-  /** The audit ledger of one upstream server's calls in this session. */
-  ledger?: (server: string) => CallLedger;
+  /** The audit ledger of one upstream server's calls in this session; `null`: of calls that name none of the agent's servers. */
+  ledger?: (server: string | null) => CallLedger;
 }
 
 type AuditedRequest = { id: number; method: string; params: Params };
@@ -56,7 +56,7 @@ export class AggregateServer {
   readonly #relay: AgentRelay;
   #inFlight = 0;
   #server: AgentServer | undefined;
-  readonly #ledgers = new Map<string, CallLedger>();
+  readonly #ledgers = new Map<string | null, CallLedger>();
   #auditIds = 0;
 
   /**
@@ -128,14 +128,14 @@ export class AggregateServer {
   #requestHandlers(): Record<string, AgentRequestHandler> {
     const counted = (handler: AgentRequestHandler): AgentRequestHandler => (params, context) => this.#handle(() => handler(params, context));
     const resourceRequest = (method: string): AgentRequestHandler => counted(async (params, context) =>
-      this.#forward(this.#resourceServer(stringParam(params, 'uri')), method, params, context));
+      this.#forward(this.#resourceServer(method, params, context), method, params, context));
     return {
       'tools/list': counted(async (_params, context) => {
         const tools = await this.#listNamed('tools', this.#tools, context);
         return { tools: [...tools, ...this.upstreams.failed().map(([s, f]) => unavailableTool(s, f))] };
       }),
       'tools/call': counted(async (params, context) => {
-        const target = this.#resolve(this.#tools, stringParam(params, 'name'), 'tool');
+        const target = this.#resolve(this.#tools, 'tools/call', params, context);
         const client = this.upstreams.client(target.server);
         const failure = this.upstreams.failure(target.server);
         if (client === undefined && target.name === UNAVAILABLE_TOOL && failure !== undefined) {
@@ -146,7 +146,7 @@ export class AggregateServer {
       }),
       'prompts/list': counted(async (_params, context) => ({ prompts: await this.#listNamed('prompts', this.#prompts, context) })),
       'prompts/get': counted(async (params, context) => {
-        const target = this.#resolve(this.#prompts, stringParam(params, 'name'), 'prompt');
+        const target = this.#resolve(this.#prompts, 'prompts/get', params, context);
         return this.#forward(target.server, 'prompts/get', { ...params, name: target.name }, context);
       }),
       'resources/list': counted(async (_params, context) => {
@@ -170,8 +170,8 @@ export class AggregateServer {
       'resources/unsubscribe': resourceRequest('resources/unsubscribe'),
       'completion/complete': counted(async (params, context) => {
         const ref = objectParam(params, 'ref');
-        const prompt = ref.type === 'ref/prompt' ? this.#resolve(this.#prompts, String(ref.name), 'prompt') : undefined;
-        const server = prompt?.server ?? this.#resourceServer(String(ref.uri));
+        const prompt = ref.type === 'ref/prompt' ? this.#resolve(this.#prompts, 'completion/complete', { name: String(ref.name) }, context) : undefined;
+        const server = prompt?.server ?? this.#resourceServer('completion/complete', { uri: String(ref.uri) }, context);
         if (this.upstreams.capabilities(server).completions === undefined) return { completion: { values: [] } };
         return this.#forward(server, 'completion/complete', prompt === undefined ? params : { ...params, ref: { ...ref, name: prompt.name } }, context);
       }),
@@ -197,19 +197,34 @@ export class AggregateServer {
   }
 
   /** A namespaced name back to its server and original name, for one of the agent's servers. */
-  #resolve(table: NameTable, name: string, kind: 'tool' | 'prompt'): { server: string; name: string } {
+  #resolve(table: NameTable, method: string, params: Params, context: RequestContext): { server: string; name: string } {
+    const name = stringParam(params, 'name');
     const target = table.resolve(name);
     if (target === null || !this.upstreams.servers.includes(target.server)) {
+      this.#unroutable(method, { name }, context);
+      const kind = table === this.#tools ? 'tool' : 'prompt';
       throw new RpcError(RPC_CODES.invalidParams, `Unknown ${kind} "${name.slice(0, 200)}": list ${kind}s to see the available names`);
     }
     return target;
   }
 
-  #resourceServer(uri: string): string {
+  #resourceServer(method: string, params: Params, context: RequestContext): string {
+    const uri = stringParam(params, 'uri');
     const candidates = this.upstreams.connected().filter(([s]) => this.upstreams.capabilities(s).resources !== undefined).map(([s]) => s);
     const server = this.#resources.route(uri, candidates);
-    if (server === undefined) throw new RpcError(-32002, `Resource not found: ${uri.slice(0, 500)}`, { uri });
+    if (server === undefined) {
+      this.#unroutable(method, { uri }, context);
+      throw new RpcError(-32002, `Resource not found: ${uri.slice(0, 500)}`, { uri });
+    }
     return server;
+  }
+
+  /**
+   * A call whose name or URI leads to none of the agent's servers is on the record as a probe of
+   * an unknown server is on `/servers/:name/mcp`; on no server, as the name may be one the agent may not use.
+   */
+  #unroutable(method: string, params: Params, context: RequestContext): void {
+    this.#ledger(null)?.refuse({ id: 0, method, params }, 'refused', 'server-not-found', traceOf(context));
   }
 
   /** Tools or prompts from every server, under their namespaced names (`table` forgets each server's old ones). */
@@ -269,7 +284,7 @@ export class AggregateServer {
     }
   }
 
-  #ledger(server: string): CallLedger | undefined {
+  #ledger(server: string | null): CallLedger | undefined {
     const make = this.#options.ledger;
     if (make === undefined) return undefined;
     let ledger = this.#ledgers.get(server);

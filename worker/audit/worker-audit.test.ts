@@ -132,6 +132,26 @@ describe('the worker\'s audit log (in process)', () => {
     ]);
   });
 
+  it('records a legacy /mcp call naming none of the agent\'s servers once, as refused on no server', async () => {
+    const { lines, harness } = await start();
+    const client = await harness.client('/mcp', 'bob-token', {}, { traceparent: TRACEPARENT });
+    await client.listResources();
+    await expect(client.callTool({ name: 'nosuch', arguments: {} })).rejects.toThrow(/Unknown tool/);
+    await expect(client.callTool({ name: 'beta__echo', arguments: {} })).rejects.toThrow(/Unknown tool/);
+    await expect(client.getPrompt({ name: 'beta__greet' })).rejects.toThrow(/Unknown prompt/);
+    await client.close();
+    const alice = await harness.client('/mcp', 'alice-token');
+    await alice.listResources();
+    await expect(alice.readResource({ uri: 'test://gamma/readme?key=k' })).rejects.toThrow(/Resource not found/);
+    expect(lines.filter((l) => l.event === 'call').map((l) => [l.level, l.agent, l.server, l.host, l.route, l.era, l.method, l.tool ?? l.prompt ?? l.uri, l.decision, l.outcome, l.reason])).toEqual([
+      ['warn', 'bob', null, null, 'aggregate', 'legacy', 'tools/call', 'nosuch', 'refused', 'error', 'server-not-found'],
+      ['warn', 'bob', null, null, 'aggregate', 'legacy', 'tools/call', 'beta__echo', 'refused', 'error', 'server-not-found'],
+      ['warn', 'bob', null, null, 'aggregate', 'legacy', 'prompts/get', 'beta__greet', 'refused', 'error', 'server-not-found'],
+      ['warn', 'alice', null, null, 'aggregate', 'legacy', 'resources/read', 'test://gamma/readme?[redacted]', 'refused', 'error', 'server-not-found'],
+    ]);
+    expect(lines[0]!.traceId).toBe(TRACE);
+  });
+
   it('records a server the agent may not use, and a wrong or missing token without the token', async () => {
     const { lines, harness } = await start();
     const refused = await harness.fetch('/servers/beta/mcp', { method: 'POST', headers: { authorization: 'Bearer bob-token', 'content-type': 'application/json' }, body: '{}' });

@@ -52,9 +52,9 @@ export class WorkerAudit {
     return this.#log;
   }
 
-  /** The host `server` runs on, or null (edge-direct, local, unknown). */
-  hostOf(server: string): string | null {
-    const entry = Object.hasOwn(this.#config.servers, server) ? this.#config.servers[server] : undefined;
+  /** The host `server` runs on, or null (edge-direct, local, unknown, none). */
+  hostOf(server: string | null): string | null {
+    const entry = server !== null && Object.hasOwn(this.#config.servers, server) ? this.#config.servers[server] : undefined;
     return entry === undefined ? null : hostOf(entry.executor);
   }
 
@@ -62,9 +62,10 @@ export class WorkerAudit {
    * A ledger for the calls of one session or request to `server`. A server on a host (or the local
    * host) is reached through that host's trust profile, whose denial comes back as an answer: it is
    * the decision of the call. An edge-direct server answers for itself, and decides nothing.
+   * `server: null`: calls on `/mcp` that name none of the agent's servers, refused on none.
    */
-  ledger(scope: Omit<CallScope, 'host'> & { server: string }): CallLedger {
-    const entry = Object.hasOwn(this.#config.servers, scope.server) ? this.#config.servers[scope.server] : undefined;
+  ledger(scope: Omit<CallScope, 'host'>): CallLedger {
+    const entry = scope.server !== null && Object.hasOwn(this.#config.servers, scope.server) ? this.#config.servers[scope.server] : undefined;
     return new CallLedger(this.#log, { ...scope, host: this.hostOf(scope.server) }, { peerDecides: entry !== undefined && entry.executor.type !== 'http' });
   }
 
