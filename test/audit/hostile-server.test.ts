@@ -14,7 +14,7 @@ let session: string;
 type Audit = Record<string, any>;
 const audits = (lines: readonly LogLine[]): Audit[] => lines.filter((l) => l.json.msg === 'audit' && l.json.event === 'call').map((l) => l.json as Audit);
 
-async function post(body: unknown, sessionId?: string): Promise<{ sessionId: string | null; text: string }> {
+async function post(body: unknown, sessionId?: string): Promise<{ status: number; sessionId: string | null; text: string }> {
   const response = await fetch(`${stack.url}/servers/hostile/mcp`, {
     method: 'POST',
     headers: {
@@ -25,7 +25,7 @@ async function post(body: unknown, sessionId?: string): Promise<{ sessionId: str
     },
     body: JSON.stringify(body),
   });
-  return { sessionId: response.headers.get('mcp-session-id'), text: await response.text() };
+  return { status: response.status, sessionId: response.headers.get('mcp-session-id'), text: await response.text() };
 }
 
 const call = (id: number, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
@@ -54,6 +54,7 @@ describe('the audit log against a hostile server', () => {
   it('never runs a call off the record when an agent reuses a request id in one batch', async () => {
     const answer = await post([call(7, 'delete_everything'), call(7, 'slow')], session);
     expect(answer.text).toContain('"reason":"invalid-request"');
+    expect(answer.text).toContain('ok delete_everything'); // the batch's stream still carries the answer of the request that ran
     const deleted = await linesFor('delete_everything');
     const slow = await linesFor('slow', false);
     expect(deleted.worker.map((a) => [a.decision, a.outcome])).toEqual([['allowed', 'ok']]);
@@ -62,6 +63,17 @@ describe('the audit log against a hostile server', () => {
     expect(slow.worker.map((a) => [a.level, a.decision, a.reason])).toEqual([['warn', 'refused', 'invalid-request']]);
     await new Promise((resolve) => setTimeout(resolve, 500)); // what the server would have taken to answer it
     expect(audits(stack.sidecar.err.lines).filter((a) => a.tool === 'slow')).toEqual([]);
+  }, 30_000);
+
+  it('refuses a lone request reusing the id of one in flight with 400, audited once, and the first still gets its answer', async () => {
+    const first = post(call(10, 'slow'), session);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the first is in flight: the server takes 300 ms over it
+    const second = await post(call(10, 'reused'), session);
+    expect(second.status).toBe(400);
+    expect(JSON.parse(second.text)).toMatchObject({ id: 10, error: { code: -32600, message: 'Request refused: id 10 is already in use by a request in flight in this session', data: { reason: 'invalid-request' } } });
+    expect((await first).text).toContain('ok slow');
+    expect(audits(stack.worker.err.lines).filter((a) => a.tool === 'reused').map((a) => [a.decision, a.reason])).toEqual([['refused', 'invalid-request']]);
+    expect(audits(stack.sidecar.err.lines).filter((a) => a.tool === 'reused')).toEqual([]);
   }, 30_000);
 
   it('keeps a server\'s own error reason, and its claim of a policy denial, out of the sidecar\'s decision and of every line', async () => {

@@ -75,7 +75,11 @@ export class PassthroughSession implements AgentSession {
   readonly #transport: LegacyHttpEndpoint;
   readonly #log: WorkerLogger;
   readonly #onClosed: (session: PassthroughSession) => void;
-  /** Agent requests awaiting the server's response, oldest first. */
+  /**
+   * Agent requests awaiting the server's response, oldest first. Never two of one id: the endpoint
+   * refuses a reused id before it gets here (`onreusedid`), as only it can route that refusal to
+   * the right stream, and a server given both would run both under one id.
+   */
   readonly #inFlight = new Map<RequestId, true>();
   readonly #progress = new Map<string | number, RequestId>();
   readonly #requestTimeoutMs: number | undefined;
@@ -104,6 +108,10 @@ export class PassthroughSession implements AgentSession {
       onsessionclosed: () => this.close('closed by the agent'),
     });
     this.#transport.onmessage = (message, extra) => this.#fromAgent(message, this.#ledger === undefined ? null : parseTraceparent(requestHeaderOf(extra, TRACEPARENT_KEY)));
+    this.#transport.onreusedid = (message, error, extra) => {
+      this.#log.info('Request refused: its id is in flight', { method: message.method.slice(0, 64) });
+      if (this.#ledger !== undefined) this.#ledger.refuse(message, 'refused', error.reason, parseTraceparent(requestHeaderOf(extra, TRACEPARENT_KEY)));
+    };
     this.#transport.onclose = () => void this.close('transport closed');
     this.#channel.onmessage = (message) => this.#fromServer(message);
     this.#channel.onerror = (error) => {
@@ -145,7 +153,6 @@ export class PassthroughSession implements AgentSession {
 
   #fromAgent(message: JSONRPCMessage, trace: TraceContext | null): void {
     if (isRequest(message)) {
-      if (this.#inFlight.has(message.id)) return this.#refuseReusedId(message, trace);
       if (this.#timedOut.size > 0) this.#timedOut.delete(message.id); // a reused id: its next answer belongs to this request
       this.#inFlight.set(message.id, true);
       const token = (message.params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
@@ -158,18 +165,6 @@ export class PassthroughSession implements AgentSession {
       const wire = error instanceof WireError ? error : new WireError('server-exited', `Server "${this.#server}" is no longer connected`);
       this.#answer(message.id, wire);
     });
-  }
-
-  /**
-   * JSON-RPC ids are unique among a session's requests in flight. A server given two requests
-   * with one id runs both (the MCP SDK's server does) and its answers cannot say which is which,
-   * so the second never reaches it: it is answered here and audited as refused.
-   */
-  #refuseReusedId(message: JSONRPCMessage & { id: RequestId; method: string }, trace: TraceContext | null): void {
-    const error = new WireError('invalid-request', `Request refused: id ${JSON.stringify(message.id).slice(0, 64)} is already in use by a request in flight in this session`);
-    this.#log.info('Request refused: its id is in flight', { method: message.method.slice(0, 64) });
-    this.#ledger?.refuse(message, 'refused', error.reason, trace);
-    this.#transport.send(jsonRpcErrorBody(message.id, error) as JSONRPCMessage).catch(() => {});
   }
 
   #fromServer(message: JSONRPCMessage): void {

@@ -242,6 +242,68 @@ describe('LegacyHttpEndpoint', () => {
     expect(await errorOf(await endpoint.handleRequest(post(ping(1))))).toEqual([404, -32001, 'invalid-request']);
   });
 
+  it('refuses a lone request whose id is in flight with 400 naming the id, and the first request still gets its answer', async () => {
+    const { endpoint, received } = await opened();
+    const reused: unknown[] = [];
+    endpoint.onreusedid = (request, error) => void reused.push([request.id, error.reason]);
+    const first = callOf(endpoint, ping(5));
+    const second = await callOf(endpoint, { ...ping(5), method: 'tools/list' });
+    expect(second.status).toBe(400);
+    expect(await second.json()).toEqual({
+      jsonrpc: '2.0', id: 5,
+      error: { code: -32600, message: 'Request refused: id 5 is already in use by a request in flight in this session', data: { reason: 'invalid-request' } },
+    });
+    await endpoint.send(result(5, { first: true }));
+    expect(await (await first).json()).toEqual(result(5, { first: true }));
+    expect(received.map((m) => ('method' in m ? m.method : 'response'))).toEqual(['initialize', 'ping']);
+    expect(reused).toEqual([[5, 'invalid-request']]);
+    // Answered, the id is free again.
+    const third = callOf(endpoint, ping(5));
+    await endpoint.send(result(5, { third: true }));
+    expect(await (await third).json()).toEqual(result(5, { third: true }));
+  });
+
+  it('refuses, inside a batch, each request repeating an id of the batch or one in flight, and the rest go on', async () => {
+    const { endpoint, received } = await opened();
+    const reused: unknown[] = [];
+    endpoint.onreusedid = (request) => void reused.push(request.id);
+    const lone = callOf(endpoint, [ping('a')]);
+    const batch = await callOf(endpoint, [ping(7), { ...ping(7), method: 'tools/list' }, ping('a'), ping(8)]);
+    expect(batch.status).toBe(200);
+    expect(received.filter((m) => 'id' in m).map((m) => [(m as { id: unknown }).id, (m as { method: string }).method])).toEqual([[0, 'initialize'], ['a', 'ping'], [7, 'ping'], [8, 'ping']]);
+    expect(reused).toEqual([7, 'a']);
+    await endpoint.send(result(8));
+    await endpoint.send(result(7));
+    await endpoint.send(result('a'));
+    const events = eventsOf(await batch.text()).map((e) => JSON.parse(e.data));
+    expect(events.slice(0, 2).map((e) => [e.id, e.error.code, e.error.data.reason, e.error.message])).toEqual([
+      [7, -32600, 'invalid-request', 'Request refused: id 7 is used by an earlier request of this batch'],
+      ['a', -32600, 'invalid-request', 'Request refused: id "a" is already in use by a request in flight in this session'],
+    ]);
+    expect(events.slice(2)).toEqual([result(8), result(7)]);
+    expect(eventsOf(await (await lone).text()).map((e) => JSON.parse(e.data))).toEqual([result('a')]);
+  });
+
+  it('refuses a batch whose every request reuses an id with 400 and one error each, passing its notifications on', async () => {
+    const { endpoint, received } = await opened();
+    void callOf(endpoint, ping(1));
+    const batch = await callOf(endpoint, [ping(1), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }, ping(1)]);
+    expect(batch.status).toBe(400);
+    expect(((await batch.json()) as Array<{ id: number; error: { data: unknown } }>).map((e) => [e.id, e.error.data])).toEqual([[1, { reason: 'invalid-request' }], [1, { reason: 'invalid-request' }]]);
+    expect(received.map((m) => ('method' in m ? m.method : 'response'))).toEqual(['initialize', 'ping', 'notifications/cancelled']);
+  });
+
+  it('lets an id answered inside a batch still running be used again, and routes its answer to the new request', async () => {
+    const { endpoint } = await opened();
+    const batch = await callOf(endpoint, [ping(1), ping(2)]);
+    await endpoint.send(result(1));
+    const again = await callOf(endpoint, [ping(1)]);
+    await endpoint.send(result(2));
+    await endpoint.send(result(1, { again: true }));
+    expect(eventsOf(await batch.text()).map((e) => JSON.parse(e.data))).toEqual([result(1), result(2)]);
+    expect(eventsOf(await again.text()).map((e) => JSON.parse(e.data))).toEqual([result(1, { again: true })]);
+  });
+
   it('writes a keep-alive comment on open streams', async () => {
     const { endpoint } = await opened({ keepAliveMs: 5 });
     const get = await endpoint.handleRequest(new Request(URL_, { method: 'GET', headers: SESSION }));

@@ -17,6 +17,12 @@
  *   (a stream, its priming event, the stored events) cost 70-90 µs of the worker's CPU per call
  *   (issue 17). A notification or a server request for it first, or the window passing, starts
  *   the SSE stream as before, priming event id included, so a long call stays resumable.
+ * - a request whose id is in flight in the session, or taken by an earlier request of its batch, is
+ *   refused before anything is recorded for it (-32600 `invalid-request`, naming the id): answers
+ *   are routed to their stream by id alone, so it would take the first request's answer or leave
+ *   a stream without one. Inside a batch each such request gets its error on the batch's stream
+ *   and the rest go on; a POST with no other request is answered 400. `onreusedid` is told, so
+ *   the session can audit the refusal.
  * - GET: the session's one standalone SSE stream (409 for a second), or with `Last-Event-ID` a
  *   resumed stream: what it missed, replayed from the event store, then whatever follows.
  * - DELETE: ends the session (`onsessionclosed`, then `close`).
@@ -58,7 +64,7 @@ import type { InitializeRequest, JSONRPCMessage, JSONRPCRequest, MessageExtraInf
 import { isInitializeRequest, isJsonRpcMessage, isRequest, isResponse } from '../../shared/json-rpc-guards.ts';
 import { DelayQueue, type DelayEntry } from '../../shared/delay-queue.ts';
 import { rawTextOf } from '../../shared/raw-message-text.ts';
-import { jsonRpcErrorBody, type WireError } from '../../shared/errors.ts';
+import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { isJsonContentType, refuse, sessionNotFound } from './legacy-http-refusals.ts';
 import { MAX_LEGACY_BODY_BYTES, readLegacyPostBody, type LegacyPostBody } from './legacy-post-body.ts';
 import { extraFor } from './message-extra.ts';
@@ -144,6 +150,8 @@ export class LegacyHttpEndpoint implements Transport {
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
   onclose?: () => void;
   onerror?: (error: Error) => void;
+  /** Told of each request refused for reusing an id in flight (already answered to the agent), so it can be audited. */
+  onreusedid?: (request: JSONRPCRequest, error: WireError, extra?: MessageExtraInfo) => void;
   sessionId?: string;
 
   readonly #id: string;
@@ -241,7 +249,8 @@ export class LegacyHttpEndpoint implements Transport {
     if (exchange.pending.delete(requestId)) this.#settle(1);
     if (exchange.pending.size > 0) return;
     this.#exchanges.delete(streamId);
-    for (const id of exchange.ids) this.#requestStream.delete(id);
+    // An id answered earlier in the exchange may already name a newer request's stream.
+    for (const id of exchange.ids) if (this.#requestStream.get(id) === streamId) this.#requestStream.delete(id);
     const resumable = this.#resumable.delete(streamId);
     if (this.#streams.get(streamId) === stream && stream !== undefined) {
       // Everything written was taken by the agent's connection: nothing left for it to resume.
@@ -297,13 +306,18 @@ export class LegacyHttpEndpoint implements Transport {
       return new Response(null, { status: 202 });
     }
     this.#agentRequests ??= agentRequestsFor(request);
-    const { admitted: requests, refusal } = this.#admit(all);
-    const refused = all.slice(requests.length);
-    const goesOn = (message: JSONRPCMessage) => refused.length === 0 || !(refused as JSONRPCMessage[]).includes(message);
+    let refused = this.#reusedIds(all, extra);
+    const candidates = refused === undefined ? all : all.filter((r) => !refused!.has(r));
+    const { admitted: requests, refusal } = this.#admit(candidates);
+    if (requests.length < candidates.length) {
+      refused ??= new Map();
+      for (const r of candidates.slice(requests.length)) refused.set(r, refusal!);
+    }
+    const goesOn = (message: JSONRPCMessage) => refused === undefined || !refused.has(message as JSONRPCRequest);
+    const errors = refused === undefined ? [] : all.flatMap((r) => (refused!.has(r) ? [jsonRpcErrorBody(r.id, refused!.get(r)!)] : []));
     if (requests.length === 0) {
       for (const message of messages) if (goesOn(message)) this.onmessage?.(message, extra);
-      const errors = refused.map((r) => jsonRpcErrorBody(r.id, refusal!));
-      return Response.json(batch ? errors : errors[0], { status: 429 });
+      return Response.json(batch ? errors : errors[0], { status: refusal !== undefined ? 429 : 400 });
     }
     const version = initialize !== undefined ? initialize.params.protocolVersion : (request.headers.get('mcp-protocol-version') ?? DEFAULT_NEGOTIATED_VERSION);
     const streamId = `${++this.#nextStream}`;
@@ -316,9 +330,37 @@ export class LegacyHttpEndpoint implements Transport {
     // Registered before the message goes on, so an answer however quick finds it.
     const answered = !batch && initialize === undefined ? this.#waitForJsonAnswer(streamId, priming) : Promise.resolve(this.#sseResponse(streamId, priming));
     // Only a batch is partly refused, and a batch's stream is open by now.
-    for (const r of refused) this.#emit(streamId, JSON.stringify(jsonRpcErrorBody(r.id, refusal!)));
+    for (const error of errors) this.#emit(streamId, JSON.stringify(error));
     for (const message of messages) if (goesOn(message)) this.onmessage?.(message, extra);
     return answered;
+  }
+
+  /**
+   * The requests that reuse an id in flight in this session, or one taken earlier in the same
+   * batch, with their refusals, told to `onreusedid`; undefined when there are none. Answers are
+   * routed to their stream by id alone, so a second request under a live id would take the first
+   * one's answer (or leave its stream without one): it never goes on, and nothing is recorded for it.
+   */
+  #reusedIds(requests: JSONRPCRequest[], extra: MessageExtraInfo | undefined): Map<JSONRPCRequest, WireError> | undefined {
+    let refused: Map<JSONRPCRequest, WireError> | undefined;
+    const taken = requests.length > 1 ? new Set<RequestId>() : undefined;
+    for (const r of requests) {
+      const repeated = taken !== undefined && taken.has(r.id);
+      if (!repeated && !this.#isInFlight(r.id)) {
+        taken?.add(r.id);
+        continue;
+      }
+      const id = JSON.stringify(r.id).slice(0, 64);
+      const error = new WireError('invalid-request', repeated ? `Request refused: id ${id} is used by an earlier request of this batch` : `Request refused: id ${id} is already in use by a request in flight in this session`);
+      (refused ??= new Map()).set(r, error);
+      this.onreusedid?.(r, error, extra);
+    }
+    return refused;
+  }
+
+  #isInFlight(id: RequestId): boolean {
+    const streamId = this.#requestStream.get(id);
+    return streamId !== undefined && this.#exchanges.get(streamId)?.pending.has(id) === true;
   }
 
   /** The leading requests that fit under both caps, and why the rest do not. */
