@@ -184,6 +184,37 @@ describe('the worker\'s audit log (in process)', () => {
     expect(JSON.stringify(lines)).not.toContain('private');
   });
 
+  it('records modern /mcp calls naming none of the agent\'s servers once, a refused unavailable server, and each call\'s route', async () => {
+    const { lines, router, harness } = await start();
+    const post = (path: string, token: string, method: string, params: Record<string, unknown>) => harness.fetch(path, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method,
+        ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : typeof params.uri === 'string' ? { 'mcp-name': params.uri } : {}), traceparent: TRACEPARENT,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+    }).then((r) => r.json() as Promise<Record<string, any>>);
+    expect((await post('/mcp', 'bob-token', 'tools/call', { name: 'nosuch', arguments: {} })).error.code).toBe(-32602);
+    expect((await post('/mcp', 'bob-token', 'tools/call', { name: 'beta__echo', arguments: {} })).error.code).toBe(-32602);
+    expect((await post('/mcp', 'bob-token', 'prompts/get', { name: 'beta__greet' })).error.code).toBe(-32602);
+    expect((await post('/mcp', 'alice-token', 'resources/read', { uri: 'test://gamma/readme' })).error.code).toBe(-32602);
+    expect((await post('/mcp', 'alice-token', 'tools/call', { name: 'alpha__echo', arguments: { text: 'x' } })).result.content).toEqual([{ type: 'text', text: 'alpha: x' }]);
+    expect((await post('/servers/alpha/mcp', 'alice-token', 'tools/call', { name: 'echo', arguments: { text: 'x' } })).result.content).toEqual([{ type: 'text', text: 'alpha: x' }]);
+    router.failures.set('beta', new WireError('host-offline', 'Host "laptop" is offline'));
+    expect((await post('/mcp', 'alice-token', 'tools/call', { name: 'beta__unavailable', arguments: {} })).result.isError).toBe(true);
+    expect(lines.filter((l) => l.event === 'call').map((l) => [l.level, l.agent, l.server, l.route, l.era, l.method, l.tool ?? l.prompt ?? l.uri, l.decision, l.outcome, l.reason])).toEqual([
+      ['warn', 'bob', null, 'aggregate', 'modern', 'tools/call', 'nosuch', 'refused', 'error', 'server-not-found'],
+      ['warn', 'bob', null, 'aggregate', 'modern', 'tools/call', 'beta__echo', 'refused', 'error', 'server-not-found'],
+      ['warn', 'bob', null, 'aggregate', 'modern', 'prompts/get', 'beta__greet', 'refused', 'error', 'server-not-found'],
+      ['warn', 'alice', null, 'aggregate', 'modern', 'resources/read', 'test://gamma/readme', 'refused', 'error', 'server-not-found'],
+      ['info', 'alice', 'alpha', 'aggregate', 'modern', 'tools/call', 'echo', 'allowed', 'ok', undefined],
+      ['info', 'alice', 'alpha', 'passthrough', 'modern', 'tools/call', 'echo', 'allowed', 'ok', undefined],
+      ['warn', 'alice', 'beta', 'aggregate', 'modern', 'tools/call', 'unavailable', 'refused', 'error', 'host-offline'],
+    ]);
+    expect(lines.filter((l) => l.event === 'open').map((l) => [l.server, l.route, l.method, l.reason])).toEqual([['beta', 'aggregate', 'tools/list', 'host-offline']]);
+    expect(lines[0]!.traceId).toBe(TRACE);
+  });
+
   it('shows the recent calls on /healthz, bounded, an agent only its own, never arguments', async () => {
     const { harness, recentCalls } = await start();
     const alice = await harness.client('/servers/alpha/mcp', 'alice-token');

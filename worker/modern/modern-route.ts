@@ -92,14 +92,22 @@ export async function serveModern(request: Request, era: Exclude<Era, { kind: 'l
   const message = admitted.message;
   const { agent, server } = target;
   const trace = traceContextOf(request.headers);
-  const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const };
+  const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const, route: 'passthrough' as const };
   if (target.refusal !== undefined || target.descriptor === undefined) {
     const refusal = target.refusal ?? new WireError('server-not-found', `Server "${server.slice(0, 64)}" not found`);
     deps.audit?.refused(scope, message, refusal, trace);
     return Response.json(jsonRpcErrorBody(message.id, refusal), { status: httpStatusFor(refusal.reason) });
   }
 
-  return forwardModern(request, message, { agent, server, descriptor: target.descriptor }, deps);
+  return forwardModern(request, message, { agent, server, descriptor: target.descriptor, route: 'passthrough' }, deps);
+}
+
+/** Where a modern request goes: one server, for the endpoint the agent called (the audit's `route`). */
+export interface ModernForward {
+  agent: AgentEntry;
+  server: string;
+  descriptor: ConnectionDescriptor;
+  route: 'passthrough' | 'aggregate';
 }
 
 /**
@@ -107,10 +115,10 @@ export async function serveModern(request: Request, era: Exclude<Era, { kind: 'l
  * listen stream for `subscriptions/listen`, else JSON or the request's SSE stream. The aggregate
  * forwards its single-server requests this way too.
  */
-export async function forwardModern(request: Request, message: ModernRequest, to: { agent: AgentEntry; server: string; descriptor: ConnectionDescriptor }, deps: ModernRouteDeps): Promise<Response> {
+export async function forwardModern(request: Request, message: ModernRequest, to: ModernForward, deps: ModernRouteDeps): Promise<Response> {
   const { agent, server } = to;
   const trace = traceContextOf(request.headers);
-  const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const };
+  const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const, route: to.route };
   const requests = agentRequestsOf(agent, deps.config);
   if (requests.room === 0) {
     const refusal = agentRequestsLimitReached(agent.name, requests.limit);

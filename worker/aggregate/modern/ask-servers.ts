@@ -35,7 +35,7 @@ const MAX_PAGES = 32;
 
 export async function askServer(ctx: AggregateContext, server: string, message: ModernRequest): Promise<Asked> {
   const descriptor = ctx.config.servers[server]!.executor;
-  const response = await forwardModern(ctx.request, message, { agent: ctx.agent, server, descriptor }, ctx.deps);
+  const response = await forwardModern(ctx.request, message, { agent: ctx.agent, server, descriptor, route: 'aggregate' }, ctx.deps);
   const answer = lastMessage(await response.text());
   if (answer === undefined) return { kind: 'failed', failure: { reason: 'server-exited', message: `Server "${server}" gave no answer to ${message.method}` } };
   if (isRecord(answer.result)) return { kind: 'result', result: answer.result };

@@ -35,6 +35,7 @@ import { askEveryServer, askServer, type AggregateContext } from './ask-servers.
 import { ListenFanIn } from './listen-fan-in.ts';
 import { LIST_FIELD, mergeDiscover, mergeList, type ListMethod } from './modern-merge.ts';
 import { isRecord } from '../../../shared/records.ts';
+import { traceContextOf } from '../../audit/worker-audit.ts';
 
 export interface ModernAggregateDeps extends ModernRouteDeps {
   config: WorkerConfig;
@@ -62,18 +63,21 @@ export async function serveModernAggregate(request: Request, era: Exclude<Era, {
   }
   if (method === 'tools/call' || method === 'prompts/get') {
     const target = await resolveName(ctx, bare, method === 'tools/call' ? 'tools/list' : 'prompts/list', params.name);
-    if (target === null) return error(message, `Unknown ${method === 'tools/call' ? 'tool' : 'prompt'}: ${String(params.name).slice(0, 128)}`);
+    if (target === null) return unroutable(ctx, message, `Unknown ${method === 'tools/call' ? 'tool' : 'prompt'}: ${String(params.name).slice(0, 128)}`);
     if (method === 'tools/call' && target.name === UNAVAILABLE_TOOL) {
       // The placeholder of a server that cannot be reached answers with the reason, as on a legacy session.
       const asked = await askServer(ctx, target.server, { ...bare, method: 'tools/list' });
-      if (asked.kind === 'failed') return result(message, { resultType: 'complete', ...unavailableResult(target.server, asked.failure) });
+      if (asked.kind === 'failed') {
+        ledger(ctx, target.server)?.refuse({ ...message, params: { ...params, name: target.name } }, 'refused', asked.failure.reason, traceContextOf(ctx.request.headers));
+        return result(message, { resultType: 'complete', ...unavailableResult(target.server, asked.failure) });
+      }
     }
     return forward(ctx, { ...message, params: { ...params, name: target.name } }, target.server);
   }
   if (method === 'resources/read') {
     const uri = String(params.uri);
     const server = await routeUri(ctx, bare, uri);
-    if (server === undefined) return error(message, 'Resource not found', { uri });
+    if (server === undefined) return unroutable(ctx, message, 'Resource not found', { uri });
     return forward(ctx, message, server);
   }
   if (method === 'completion/complete') {
@@ -157,7 +161,20 @@ function uris(items: unknown, field: string): string[] {
 }
 
 function forward(ctx: AggregateContext, message: ModernRequest, server: string): Promise<Response> {
-  return forwardModern(ctx.request, message, { agent: ctx.agent, server, descriptor: ctx.config.servers[server]!.executor }, ctx.deps);
+  return forwardModern(ctx.request, message, { agent: ctx.agent, server, descriptor: ctx.config.servers[server]!.executor, route: 'aggregate' }, ctx.deps);
+}
+
+function ledger(ctx: AggregateContext, server: string | null) {
+  return ctx.deps.audit?.ledger({ agent: ctx.agent.name, server, era: 'modern', route: 'aggregate' });
+}
+
+/**
+ * A call whose name or URI leads to none of the agent's servers is on the record as a probe of an
+ * unknown server is on `/servers/:name/mcp`; on no server, as the name may be one the agent may not use.
+ */
+function unroutable(ctx: AggregateContext, message: ModernRequest, text: string, data?: Record<string, unknown>): Response {
+  ledger(ctx, null)?.refuse(message, 'refused', 'server-not-found', traceContextOf(ctx.request.headers));
+  return error(message, text, data);
 }
 
 function result(message: ModernRequest, value: Record<string, unknown>): Response {
