@@ -20,6 +20,12 @@ describe('outcomeOfAnswer', () => {
     expect(outcomeOfAnswer({ error: { code: -32000, data: { reason: 'denied-by-policy' } } }, { peerDecides: true })).toMatchObject({ decision: 'allowed' });
   });
 
+  it('tells a modern round that asks the agent for input from a result: the call is not over', () => {
+    expect(outcomeOfAnswer({ result: { resultType: 'input_required', inputRequests: {}, requestState: 's' } })).toEqual({ decision: 'allowed', outcome: 'input-required' });
+    expect(outcomeOfAnswer({ result: { resultType: 'complete', content: [] } })).toEqual({ decision: 'allowed', outcome: 'ok' });
+    expect(outcomeOfAnswer({ result: { resultType: 'complete', isError: true } })).toEqual({ decision: 'allowed', outcome: 'error', reason: 'tool-error' });
+  });
+
   it('keeps a huge reason out of the line, the span and the recent calls', () => {
     const lines: string[] = [];
     const records: Array<{ reason?: string; tool?: string }> = [];

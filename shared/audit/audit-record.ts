@@ -39,8 +39,13 @@ export interface AuditRecord {
   /** `prompts/get`: the prompt's name. */
   prompt?: string;
   decision: AuditDecision;
-  /** `ok`, or `error` with `reason` (a stable reason, `tool-error` for an `isError` result, `rpc-error` otherwise). */
-  outcome: 'ok' | 'error';
+  /**
+   * `ok`; `input-required`: a modern call's round that asks the agent for input (an
+   * `InputRequiredResult`), not its result, which ends the line of the retry that carries the
+   * answers; or `error` with `reason` (a stable reason, `tool-error` for an `isError` result,
+   * `rpc-error` otherwise).
+   */
+  outcome: 'ok' | 'input-required' | 'error';
   reason?: string;
   /** The JSON-RPC error code of an error answer. */
   errorCode?: number;
@@ -88,7 +93,7 @@ export interface AnswerTrust {
  * `trust.peerDecides` and the answer is a host's policy denial.
  */
 export function outcomeOfAnswer(message: unknown, trust: AnswerTrust = {}): Pick<AuditRecord, 'outcome' | 'reason' | 'errorCode' | 'decision'> {
-  const m = (typeof message === 'object' && message !== null ? message : {}) as { result?: { isError?: unknown }; error?: { code?: unknown; data?: { reason?: unknown } } };
+  const m = (typeof message === 'object' && message !== null ? message : {}) as { result?: { isError?: unknown; resultType?: unknown }; error?: { code?: unknown; data?: { reason?: unknown } } };
   if (typeof m.error === 'object' && m.error !== null) {
     const given = typeof m.error.data === 'object' && m.error.data !== null ? m.error.data.reason : undefined;
     const reason = isFailureReason(given) ? given : 'rpc-error';
@@ -96,6 +101,7 @@ export function outcomeOfAnswer(message: unknown, trust: AnswerTrust = {}): Pick
     const denied = trust.peerDecides === true && reason === 'denied-by-policy' && code === jsonRpcCodeFor('denied-by-policy');
     return { decision: denied ? 'denied-by-policy' : 'allowed', outcome: 'error', reason, ...(code !== undefined ? { errorCode: code } : {}) };
   }
+  if (m.result?.resultType === 'input_required') return { decision: 'allowed', outcome: 'input-required' };
   if (m.result?.isError === true) return { decision: 'allowed', outcome: 'error', reason: 'tool-error' };
   return { decision: 'allowed', outcome: 'ok' };
 }

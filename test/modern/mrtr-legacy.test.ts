@@ -62,6 +62,21 @@ describe('a modern agent answering a legacy server through InputRequiredResult',
     expect(replay.response).toMatchObject({ id: expect.anything(), error: { code: -32602, data: { reason: 'invalid-request', requestState: 'gone' } } });
   });
 
+  it('records the round that asks as input-required, not ok, and the retry that ends the call as ok, on both sides', async () => {
+    const traced = (n: number) => ({ headers: { traceparent: `00-${'ab'.repeat(15)}${String(n).padStart(2, '0')}-00f067aa0ba902b7-01` } });
+    const traceOf = (n: number) => traced(n).headers.traceparent.split('-')[1];
+    const first = await modernPost(url(), stack.tokens.alice!, 'tools/call', { name: 'trigger-elicitation-request', arguments: {} }, { ...caps(ELICIT), ...traced(1) });
+    const { key, state } = inputRequired(first);
+    const retry = await modernPost(url(), stack.tokens.alice!, 'tools/call', { name: 'trigger-elicitation-request', arguments: {}, inputResponses: { [key]: accept('Ada') }, requestState: state }, { ...caps(ELICIT), ...traced(2) });
+    expect(retry.response.result.resultType).toBe('complete');
+    for (const log of [stack.worker.err, stack.sidecar.err]) {
+      const lineOf = async (n: number) => (await log.waitFor((l) => l.json.msg === 'audit' && l.json.traceId === traceOf(n), `audit line of round ${n}`, { timeoutMs: 20_000 })).json;
+      expect(await lineOf(1)).toMatchObject({ level: 'info', agent: 'alice', tool: 'trigger-elicitation-request', era: 'modern', decision: 'allowed', outcome: 'input-required' });
+      expect(await lineOf(2)).toMatchObject({ level: 'info', agent: 'alice', tool: 'trigger-elicitation-request', era: 'modern', decision: 'allowed', outcome: 'ok' });
+    }
+    expect((await stack.worker.err.waitFor((l) => l.json.msg === 'audit' && l.json.traceId === traceOf(1), 'worker line')).json.route).toBe('passthrough');
+  });
+
   it('refuses a tampered requestState, and the pending call still takes the right one', async () => {
     const { key, state } = inputRequired(await elicit('alice'));
     const tampered = await elicit('alice', { inputResponses: { [key]: accept('Eve') }, requestState: `${state}-TAMPERED` });
