@@ -122,7 +122,7 @@
     fill('calls-body', list(report.recentCalls).map(function (c) {
       var call = String(c.method === null ? '—' : c.method) + (c.name ? ' ' + String(c.name) : '');
       var decision = c.decision === 'allowed' ? pill('ok', 'allowed') : pill('bad', String(c.decision));
-      var outcome = c.outcome === 'ok' ? pill('ok', 'ok') : pill('warn', String(c.reason || 'error'));
+      var outcome = c.outcome === 'ok' ? pill('ok', 'ok') : c.outcome === 'input-required' ? pill('ok', 'input required') : pill('warn', String(c.reason || 'error'));
       return row([
         cell(ago(c.time, report.time), 'when', String(c.time)),
         cell(c.agent === null ? '—' : String(c.agent), 'mono'),
