@@ -73,7 +73,7 @@ describe('per-agent limits', () => {
     // The three oldest were ended to make room, in the order they were opened.
     // Logs arrive on their own pipe: wait for the lines rather than assume they came first.
     await expect.poll(() => stack.worker.err.filter(msg('Agent session ended to make room', { agent: 'alice' })).length, { timeout: 15_000 }).toBe(3);
-    for (const client of alice.slice(0, 3)) await expect(pidOf(client)).rejects.toThrow(/Session not found/);
+    for (const client of alice.slice(0, 3)) await expect(pidOf(client)).rejects.toThrow(/Session ended: agent \W+alice\W+ opened a session past its limit of \d+, .*endedBecause\W+limit-reached/);
     // The newest three still answer, each from the process it had; bob's session never noticed.
     for (const [i, client] of alice.slice(3).entries()) expect(await pidOf(client)).toBe(pids[3 + i]);
     expect(await pidOf(bob)).toBe(bobPid);

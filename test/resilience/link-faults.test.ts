@@ -81,7 +81,7 @@ describe('link faults', { timeout: SLOW_MS }, () => {
     await stack.waitLinked();
     await echo('fault');
     const next = await client.callTool({ name: 'echo', arguments: { message: 'old session' } }).catch((e: unknown) => e);
-    expect(String(next)).toMatch(/Session not found/);
+    expect(String(next)).toMatch(/Session ended: .*; initialize a new session.*endedBecause\W+host-offline/);
     await client.close();
   });
 

@@ -85,7 +85,7 @@ describe('misbehaving servers', { timeout: SLOW_MS }, () => {
     // The session ended with its server: the next call is told to initialize again.
     const next = await client.callTool({ name: 'echo', arguments: { message: 'after' } }).catch((e: unknown) => e);
     figures.calls++;
-    expect(String(next)).toMatch(/Session not found/);
+    expect(String(next)).toMatch(/Session ended: Server \W+fault\W+ exited with code 7: see the sidecar log; initialize a new session.*endedBecause\W+server-exited/);
     await client.close();
   });
 

@@ -152,6 +152,34 @@ describe('/servers/:name/mcp passthrough', () => {
     await expect.poll(() => harness.sessions.size).toBe(0);
   });
 
+  it('answers a request on a session its upstream ended with 404 saying why, to its own agent only', async () => {
+    const { router, harness } = await setup();
+    const client = await harness.client('/servers/alpha/mcp', 'alice-token');
+    const sessionId = (client.transport as { sessionId?: string }).sessionId!;
+    await router.opened[0]!.serverEnd.close({ reason: 'trust-profile-stale', message: 'Server "alpha" was ended: the trust profile it runs under on this host changed' });
+    await expect.poll(() => harness.sessions.size).toBe(0);
+    const ping = (token: string, path = '/servers/alpha/mcp') => harness.fetch(`${BASE}${path}`, {
+      method: 'POST',
+      headers: { ...HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+    });
+    const ended = await ping('alice-token');
+    expect(ended.status).toBe(404);
+    expect(await ended.json()).toEqual({
+      jsonrpc: '2.0', id: null,
+      error: {
+        code: -32600,
+        message: 'Session ended: Server "alpha" was ended: the trust profile it runs under on this host changed; initialize a new session',
+        data: { reason: 'invalid-request', endedBecause: 'trust-profile-stale' },
+      },
+    });
+    const other = await ping('bob-token', '/servers/beta/mcp');
+    expect(other.status).toBe(404);
+    expect(((await other.json()) as { error: { message: string; data: unknown } }).error).toMatchObject({
+      message: 'Session not found: it expired or was closed; initialize a new session', data: { reason: 'invalid-request' },
+    });
+  });
+
   it('expires an idle session and closes its channel', async () => {
     let now = 0;
     const router = new InProcessRouter({ alpha: createTestMcpServer });
@@ -163,6 +191,6 @@ describe('/servers/:name/mcp passthrough', () => {
     expect(router.openChannels()).toBe(0);
     expect(harness.sessions.size).toBe(0);
     const error = await client.listTools().catch((e: unknown) => e);
-    expect(String(error)).toContain('Session not found');
+    expect(String(error)).toContain('Session ended: no request for more than 60 s; initialize a new session');
   });
 });

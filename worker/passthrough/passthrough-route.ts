@@ -78,7 +78,7 @@ export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Han
         server: name,
         channel,
         log: deps.log.child({ agent: agent.name }),
-        onClosed: (session) => deps.sessions.remove(session.id),
+        onClosed: (session, end) => deps.sessions.remove(session.id, end),
         ...(deps.requestTimeoutMs !== undefined ? { requestTimeoutMs: deps.requestTimeoutMs } : {}),
         ...(ledger !== undefined ? { ledger } : {}),
         ...(recentErrors !== undefined

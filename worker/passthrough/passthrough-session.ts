@@ -39,6 +39,7 @@ import type { LegacyPostBody } from '../sessions/legacy-post-body.ts';
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import type { WorkerLogger } from '../log.ts';
 import type { AgentSession } from '../sessions/session-table.ts';
+import type { SessionEnd } from '../sessions/ended-sessions.ts';
 import type { CallLedger } from '../../shared/audit/call-ledger.ts';
 import { parseTraceparent, TRACEPARENT_KEY, type TraceContext } from '../../shared/trace-context.ts';
 import { requestHeaderOf } from '../sessions/message-extra.ts';
@@ -50,8 +51,8 @@ export interface PassthroughSessionOptions {
   /** The upstream channel as the router opened it, not yet started. */
   channel: Transport;
   log: WorkerLogger;
-  /** Called once when the session has closed, for whatever reason. */
-  onClosed: (session: PassthroughSession) => void;
+  /** Called once when the session has closed, for whatever reason; with `end` when its upstream ended it. */
+  onClosed: (session: PassthroughSession, end?: SessionEnd) => void;
   /** Longest wait for the server's answer to one agent request (progress restarts it); none when absent. */
   requestTimeoutMs?: number;
   /** Told when the upstream channel ends because something failed (its reason is set). */
@@ -74,7 +75,7 @@ export class PassthroughSession implements AgentSession {
   #upstreamOpen = true;
   readonly #transport: LegacyHttpEndpoint;
   readonly #log: WorkerLogger;
-  readonly #onClosed: (session: PassthroughSession) => void;
+  readonly #onClosed: (session: PassthroughSession, end?: SessionEnd) => void;
   /**
    * Agent requests awaiting the server's response, oldest first. Never two of one id: the endpoint
    * refuses a reused id before it gets here (`onreusedid`), as only it can route that refusal to
@@ -138,14 +139,14 @@ export class PassthroughSession implements AgentSession {
     return this.#transport.handleRequest(request, body);
   }
 
-  async close(why = 'closed'): Promise<void> {
+  async close(why = 'closed', end?: SessionEnd): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.#log.debug('Passthrough session closing', { why });
     for (const { timer } of this.#deadlines.values()) clearTimeout(timer);
     this.#deadlines.clear();
     this.#ledger?.failAll('session-closed');
-    this.#onClosed(this);
+    this.#onClosed(this, end);
     this.#upstreamOpen = false;
     await this.#channel.close().catch(() => {});
     await this.#transport.close().catch(() => {});
@@ -254,6 +255,6 @@ export class PassthroughSession implements AgentSession {
     );
     this.#log.info('Upstream channel closed', { reason: error.reason });
     await Promise.all([...this.#inFlight.keys()].map((id) => this.#answer(id, error)));
-    await this.close('upstream closed');
+    await this.close('upstream closed', { because: error.reason, why: failure?.message ?? `Server "${this.#server}" ended the session` });
   }
 }

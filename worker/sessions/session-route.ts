@@ -3,7 +3,9 @@
  *
  * A request carrying `Mcp-Session-Id` goes to that session, but only if the session belongs to
  * the same agent and the same endpoint: anything else is the 404 "Session not found" that tells an
- * MCP client to initialize again (never a hint that the id exists elsewhere). A request without
+ * MCP client to initialize again (never a hint that the id exists elsewhere). For a session of
+ * this agent and endpoint that the worker ended lately, the 404's body says why
+ * (`data.endedBecause`, `ended-sessions.ts`). A request without
  * the header must be an `initialize` POST; the endpoint's `create` opens the upstream side, and
  * only then is the new session registered and handed the request. Cheap checks (Accept, media
  * type, JSON) run before `create`, so a malformed request never starts a server process.
@@ -73,7 +75,12 @@ export async function handleSessionRequest(
   if (sessionId !== undefined) {
     const session = options.sessions.get(sessionId);
     if (session === undefined || session.agent !== agent.name || session.route !== route) {
-      return jsonRpcErrorResponse(c, null, new WireError('invalid-request', 'Session not found: it expired or was closed; initialize a new session'), 404);
+      // Still the spec's 404, which is what makes a client initialize again; the body says why when the worker ended it.
+      const end = session === undefined ? await options.sessions.endOf?.(sessionId, agent.name, route) : undefined;
+      const notFound = end === undefined
+        ? new WireError('invalid-request', 'Session not found: it expired or was closed; initialize a new session')
+        : new WireError('invalid-request', `Session ended: ${end.why}; initialize a new session`, { detail: { endedBecause: end.because } });
+      return jsonRpcErrorResponse(c, null, notFound, 404);
     }
     options.sessions.touch(sessionId);
     if (c.req.method !== 'POST') return session.handle(c.req.raw);

@@ -126,4 +126,28 @@ describe('session table limits', () => {
     expect(table.get('a')).toBe(a);
     table.dispose();
   });
+
+  it('remembers why it ended a session (idle, a config change, the agent\'s limit), and what a session closing itself says', async () => {
+    let now = 0;
+    const table = new InMemorySessionTable({ idleMs: 100, sweepIntervalMs: 60_000, now: () => now });
+    for (const id of ['idle', 'config', 'oldest', 'newer', 'upstream', 'plain']) table.add(fakeSession(id));
+    now = 50;
+    for (const id of ['config', 'oldest', 'newer', 'upstream', 'plain']) table.touch(id);
+    now = 120;
+    for (const id of ['config', 'newer', 'upstream', 'plain']) table.touch(id);
+    expect(await table.sweep()).toBe(1);
+    await table.closeWhere((s) => (s.id === 'config' ? 'server "everything" no longer allowed' : null));
+    (await table.admit('alice', 4)).release();
+    table.remove('upstream', { because: 'trust-profile-stale', why: 'Trust profile "workspace" changed' });
+    table.remove('plain');
+    const end = (id: string) => table.endOf(id, 'alice', 'aggregate');
+    expect(await end('idle')).toEqual({ because: 'idle', why: 'no request for more than 0 s' });
+    expect(await end('config')).toEqual({ because: 'config-changed', why: 'the worker config changed: server "everything" no longer allowed' });
+    expect(await end('oldest')).toEqual({ because: 'limit-reached', why: 'agent "alice" opened a session past its limit of 4, and this was its least recently used idle one' });
+    expect(await end('upstream')).toEqual({ because: 'trust-profile-stale', why: 'Trust profile "workspace" changed' });
+    expect(await end('plain')).toBeUndefined();
+    expect(await end('newer')).toBeUndefined();
+    expect(await table.endOf('idle', 'bob', 'aggregate')).toBeUndefined();
+    table.dispose();
+  });
 });

@@ -17,6 +17,7 @@ import { silentWorkerLogger } from '../log.ts';
 import { unrefTimer } from '../../shared/unref-timer.ts';
 import { admitSession, limitReached } from './agent-limits.ts';
 import type { LegacyPostBody } from './legacy-post-body.ts';
+import { EndedSessions, type SessionEnd } from './ended-sessions.ts';
 
 /** One agent session as the table sees it; the route that created it owns the rest. */
 export interface AgentSession {
@@ -50,8 +51,10 @@ export interface SessionTable {
   get(id: string): AgentSession | undefined;
   /** Records activity now. */
   touch(id: string): void;
-  /** Drops the entry without closing it (the session closed itself). */
-  remove(id: string): void;
+  /** Drops the entry without closing it (the session closed itself, for `end` when the worker ended it). */
+  remove(id: string, end?: SessionEnd): void;
+  /** How a session this table held lately was ended by the worker, for that agent on that route only (`ended-sessions.ts`). */
+  endOf?(id: string, agent: string, route: string): Promise<SessionEnd | undefined>;
   /**
    * Makes room for one more session of `agent` within `limit` (see `agent-limits.ts`): ends its
    * oldest idle sessions when needed, or throws `limit-reached`. Call `release` once the new
@@ -86,12 +89,14 @@ export class InMemorySessionTable implements SessionTable {
   #timer: ReturnType<typeof setInterval> | undefined;
   /** Sessions being opened per agent: counted against its limit before they are added. */
   readonly #pending = new Map<string, number>();
+  readonly #ended: EndedSessions;
 
   constructor(options: InMemorySessionTableOptions) {
     this.#idleMs = options.idleMs;
     this.#maxBusyMs = options.maxBusyMs ?? Math.max(options.idleMs * 6, 3_600_000);
     this.#now = options.now ?? Date.now;
     this.#log = options.log ?? silentWorkerLogger;
+    this.#ended = new EndedSessions({ now: this.#now });
     const every = options.sweepIntervalMs ?? Math.min(Math.max(options.idleMs / 4, 10), 30_000);
     this.#timer = setInterval(() => void this.sweep(), every);
     unrefTimer(this.#timer);
@@ -110,8 +115,15 @@ export class InMemorySessionTable implements SessionTable {
     if (entry !== undefined) entry.lastSeen = this.#now();
   }
 
-  remove(id: string): void {
+  remove(id: string, end?: SessionEnd): void {
+    const entry = this.#sessions.get(id);
+    if (entry === undefined) return;
     this.#sessions.delete(id);
+    if (end !== undefined) this.#ended.record(entry.session, end);
+  }
+
+  endOf(id: string, agent: string, route: string): Promise<SessionEnd | undefined> {
+    return this.#ended.find(id, agent, route);
   }
 
   get size(): number {
@@ -134,18 +146,22 @@ export class InMemorySessionTable implements SessionTable {
     const now = this.#now();
     const idle: AgentSession[] = [];
     for (const [id, entry] of this.#sessions) {
+      let end: SessionEnd;
       if (entry.session.inFlight > 0) {
         entry.busySince ??= now;
         if (now - entry.busySince < this.#maxBusyMs) {
           entry.lastSeen = now;
           continue;
         }
+        end = { because: 'request-timeout', why: `its requests went unanswered for more than ${Math.round(this.#maxBusyMs / 1000)} s` };
       } else {
         entry.busySince = undefined;
         if (now - entry.lastSeen < this.#idleMs) continue;
+        end = { because: 'idle', why: `no request for more than ${Math.round(this.#idleMs / 1000)} s` };
       }
       idle.push(entry.session);
       this.#sessions.delete(id);
+      this.#ended.record(entry.session, end);
     }
     for (const session of idle) this.#log.info('Agent session expired', { session: session.id, agent: session.agent, route: session.route });
     await Promise.allSettled(idle.map((s) => s.close('idle')));
@@ -166,6 +182,7 @@ export class InMemorySessionTable implements SessionTable {
     const ended = admission.evict.map((id) => this.#sessions.get(id)!.session);
     for (const session of ended) {
       this.#sessions.delete(session.id);
+      this.#ended.record(session, { because: 'limit-reached', why: `agent "${agent}" opened a session past its limit of ${limit}, and this was its least recently used idle one` });
       this.#log.info('Agent session ended to make room', { session: session.id, agent, route: session.route, limit });
     }
     await Promise.allSettled(ended.map((s) => s.close('limit')));
@@ -188,6 +205,7 @@ export class InMemorySessionTable implements SessionTable {
       if (why === null) continue;
       picked.push([session, why]);
       this.#sessions.delete(id);
+      this.#ended.record(session, { because: 'config-changed', why: `the worker config changed: ${why}` });
     }
     for (const [session, why] of picked) this.#log.info('Agent session ended by a config change', { session: session.id, agent: session.agent, route: session.route, why });
     await Promise.allSettled(picked.map(([s]) => s.close('config')));
