@@ -220,6 +220,19 @@ export class AggregateServer {
   }
 
   /**
+   * A request its session refused before this server saw it (an id already in flight): on the
+   * record as refused, under the server its tool or prompt name leads to (by that server's own
+   * name), else (a resource read, an unknown name) under none, as an unroutable call is.
+   */
+  refusedBySession(message: { method: string; params?: unknown }, reason: string, trace: ReturnType<typeof traceContextOf>): void {
+    const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as Params;
+    const table = message.method === 'tools/call' ? this.#tools : message.method === 'prompts/get' ? this.#prompts : undefined;
+    const target = table?.resolve(typeof params.name === 'string' ? params.name : '');
+    const server = target != null && this.upstreams.servers.includes(target.server) ? target.server : null;
+    this.#ledger(server)?.refuse({ id: 0, method: message.method, params: server === null ? params : { ...params, name: target!.name } }, 'refused', reason, trace);
+  }
+
+  /**
    * A call whose name or URI leads to none of the agent's servers is on the record as a probe of
    * an unknown server is on `/servers/:name/mcp`; on no server, as the name may be one the agent may not use.
    */

@@ -11,6 +11,8 @@
 import { AggregateServer, type AggregateServerOptions } from './aggregate-server.ts';
 import type { WorkerLogger } from '../log.ts';
 import { LegacyHttpEndpoint } from '../sessions/legacy-http-endpoint.ts';
+import { requestHeaderOf } from '../sessions/message-extra.ts';
+import { parseTraceparent, TRACEPARENT_KEY } from '../../shared/trace-context.ts';
 import type { LegacyPostBody } from '../sessions/legacy-post-body.ts';
 import type { AgentSession } from '../sessions/session-table.ts';
 
@@ -52,6 +54,8 @@ export class AggregateSession implements AgentSession {
     });
     // Set before `Server.connect`, which chains its own handler after this one.
     this.#transport.onclose = () => void this.close('transport closed');
+    // The endpoint refused it (an id in flight): the server never saw it, so the record is written here.
+    this.#transport.onreusedid = (message, error, extra) => aggregate.refusedBySession(message, error.reason, parseTraceparent(requestHeaderOf(extra, TRACEPARENT_KEY)));
   }
 
   get servers(): readonly string[] {

@@ -111,6 +111,25 @@ describe('the worker\'s audit log (in process)', () => {
     expect(router.opened).toHaveLength(1);
   });
 
+  it('on /mcp too, records a request the session refused for an id in flight, under the server its name leads to', async () => {
+    const { lines, harness } = await start();
+    const client = await harness.client('/mcp', 'alice-token');
+    await client.listTools();
+    const sessionId = (client.transport as { sessionId?: string }).sessionId!;
+    const call = (id: number, text: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'alpha__echo', arguments: { text } } });
+    const batch = await (await harness.fetch(`${BASE}/mcp`, {
+      method: 'POST',
+      headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', authorization: 'Bearer alice-token', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify([call(9, 'first'), call(9, 'second')]),
+    })).text();
+    expect(batch).toContain('"code":-32600');
+    await until(() => lines.filter((l) => l.event === 'call').length === 2);
+    expect(lines.filter((l) => l.event === 'call').map((l) => [l.route, l.server, l.tool, l.decision, l.reason]).sort()).toEqual([
+      ['aggregate', 'alpha', 'echo', 'allowed', undefined],
+      ['aggregate', 'alpha', 'echo', 'refused', 'invalid-request'],
+    ]);
+  });
+
   it('keeps arguments only when the config says so', async () => {
     const { lines, harness } = await start({ includeArguments: true });
     const client = await harness.client('/servers/alpha/mcp', 'alice-token');
