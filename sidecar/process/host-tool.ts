@@ -166,3 +166,11 @@ export function findHostTool(name: string, pathValue: string, owner?: ToolOwner)
   if (owner === undefined) lookups.set(key, lookup);
   return lookup;
 }
+
+/**
+ * Why a tool may not run: by default (`executable` undefined), when the lookup found only refused
+ * ones; a named one, when the lookup refused that very file (doctor names what it was given).
+ */
+export function toolRefusal(executable: string | undefined, found: HostToolLookup): RefusedTool | undefined {
+  return executable === undefined ? (found.path === null ? found.refused[0] : undefined) : found.refused.find((r) => r.file === executable);
+}

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { findHostTool, type HostToolLookup } from '../../process/host-tool.ts';
+import { findHostTool, type HostToolLookup, toolRefusal } from '../../process/host-tool.ts';
 import { type HelperResult, runHelper } from '../../process/masked-spawn.ts';
 import { type BackendAvailability, cachedProbe, type ContainmentProbe, isLastingRun, type ProbeRun } from '../availability.ts';
 
@@ -67,12 +67,9 @@ function lookup(): HostToolLookup {
   return findHostTool('bwrap', `${process.env['PATH'] ?? ''}:/usr/bin`);
 }
 
-/**
- * Why no `bwrap` may run: by default, when the lookup found only refused ones; a named one, when
- * the lookup refused that very file (doctor names what {@link bubblewrapExecutable} gave it).
- */
+/** Why no `bwrap` may run (`toolRefusal`; doctor names what {@link bubblewrapExecutable} gave it). */
 function refusal(executable: string | undefined, found: HostToolLookup): BackendAvailability | undefined {
-  const refused = executable === undefined ? (found.path === null ? found.refused[0] : undefined) : found.refused.find((r) => r.file === executable);
+  const refused = toolRefusal(executable, found);
   if (refused === undefined) return undefined;
   return {
     available: false,

@@ -43,7 +43,7 @@ import { openSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
-import { findHostTool, type HostToolLookup } from '../../process/host-tool.ts';
+import { findHostTool, type HostToolLookup, toolRefusal } from '../../process/host-tool.ts';
 import { earlySpawnError, runHelper, spawnMasked } from '../../process/masked-spawn.ts';
 import { type BackendAvailability, cachedProbe, type ContainmentProbe, isLastingRun, type ProbeRun } from '../availability.ts';
 
@@ -67,9 +67,9 @@ function lookup(): HostToolLookup {
   return findHostTool('slirp4netns', `${process.env['PATH'] ?? ''}:/usr/bin`);
 }
 
-/** As bubblewrap's: refused by default when only refused ones were found, or when named and refused. */
+/** Why no slirp4netns may run (`toolRefusal`). */
 function refusal(executable: string | undefined, found: HostToolLookup): BackendAvailability | undefined {
-  const refused = executable === undefined ? (found.path === null ? found.refused[0] : undefined) : found.refused.find((r) => r.file === executable);
+  const refused = toolRefusal(executable, found);
   if (refused === undefined) return undefined;
   return {
     available: false,
