@@ -25,6 +25,7 @@ import { ProcessExecutor } from '../../sidecar/process/process-executor.ts';
 import { bubblewrapProbe, compileContainment, type ContainmentLaunch, type ContainmentPolicy } from '../../sidecar/sandbox/index.ts';
 import { type EffectiveProfile, NEUTRAL_PROFILE } from '../../sidecar/trust/effective-profile.ts';
 import { REPO } from '../support/paths.ts';
+import { unprivilegedUserNamespaces, unusedUid } from '../support/unprivileged-user.ts';
 
 const NODE = process.execPath;
 const KEY = '-----BEGIN OPENSSH PRIVATE KEY----- of the host user, never to be read';
@@ -126,17 +127,6 @@ fs.rmSync(${JSON.stringify(join(foo, 'package.json'))}, { force: true });`,
   });
 });
 
-/** A uid no account has: nothing it writes belongs to anyone, and it holds no group. */
-function unusedUid(): number {
-  const taken = new Set(readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => Number(line.split(':')[2])));
-  let uid = 61_000;
-  while (taken.has(uid)) uid++;
-  return uid;
-}
-
-const readNumber = (path: string): number | null => (existsSync(path) ? Number(readFileSync(path, 'utf8').trim()) : null);
-const unprivilegedUserNamespaces =
-  readNumber('/proc/sys/user/max_user_namespaces') !== 0 && readNumber('/proc/sys/kernel/unprivileged_userns_clone') !== 0 && readNumber('/proc/sys/kernel/apparmor_restrict_unprivileged_userns') !== 1;
 
 // As a user other than root, the workstation case: root's own servers run as uid 0 and own what root owns.
 describe.runIf(linux && existsSync('/usr/bin/slirp4netns') && unprivilegedUserNamespaces && (!asRoot || existsSync(SETPRIV)))('the tools a sidecar runs around its servers', () => {

@@ -16,22 +16,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO } from '../support/paths.ts';
+import { unprivilegedUserNamespaces, unusedUid } from '../support/unprivileged-user.ts';
 
 const SETPRIV = '/usr/bin/setpriv';
 const root = process.getuid?.() === 0;
 
-/** A uid no account has: nothing it writes belongs to anyone, and it holds no group. */
-function unusedUid(): number {
-  const taken = new Set(readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => Number(line.split(':')[2])));
-  let uid = 61_000;
-  while (taken.has(uid)) uid++;
-  return uid;
-}
-
-const readNumber = (path: string): number | null => (existsSync(path) ? Number(readFileSync(path, 'utf8').trim()) : null);
-/** What `switchyard doctor` checks: whether a user other than root may create user namespaces (bwrap's need). */
-const unprivilegedUserNamespaces =
-  readNumber('/proc/sys/user/max_user_namespaces') !== 0 && readNumber('/proc/sys/kernel/unprivileged_userns_clone') !== 0 && readNumber('/proc/sys/kernel/apparmor_restrict_unprivileged_userns') !== 1;
 
 const uid = unusedUid();
 const home = mkdtempSync(join(tmpdir(), 'sy-loopback-user-home-'));

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO } from '../support/paths.ts';
+import { unprivilegedUserNamespaces, unusedUid } from '../support/unprivileged-user.ts';
 
 const BWRAP = '/usr/bin/bwrap';
 const PERL = '/usr/bin/perl';
@@ -25,17 +26,6 @@ const SETPRIV = '/usr/bin/setpriv';
 const root = process.getuid?.() === 0;
 const { EPERM, ENOSYS, EAFNOSUPPORT, EROFS } = constants.errno;
 
-/** A uid no account has: nothing it writes belongs to anyone, and it holds no group. */
-function unusedUid(): number {
-  const taken = new Set(readFileSync('/etc/passwd', 'utf8').split('\n').map((line) => Number(line.split(':')[2])));
-  let uid = 61_100;
-  while (taken.has(uid)) uid++;
-  return uid;
-}
-
-const readNumber = (path: string): number | null => (existsSync(path) ? Number(readFileSync(path, 'utf8').trim()) : null);
-const unprivilegedUserNamespaces =
-  readNumber('/proc/sys/user/max_user_namespaces') !== 0 && readNumber('/proc/sys/kernel/unprivileged_userns_clone') !== 0 && readNumber('/proc/sys/kernel/apparmor_restrict_unprivileged_userns') !== 1;
 
 /**
  * Prints `name errno` for each probe (0: it succeeded). Arguments are passed where the call would
@@ -89,7 +79,7 @@ interface Launched {
   warnings: unknown[];
 }
 
-const uid = unusedUid();
+const uid = unusedUid(61_100);
 const home = mkdtempSync(join(tmpdir(), 'sy-hardening-home-'));
 if (root) chownSync(home, uid, uid);
 afterAll(() => rmSync(home, { recursive: true, force: true }));
