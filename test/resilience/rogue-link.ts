@@ -134,6 +134,11 @@ export class RogueLink {
     }
   }
 
+  /** How the worker closed the link, once it has. */
+  closedWith(): Promise<{ code: number; reason: string }> {
+    return this.#closed;
+  }
+
   /** Frames received that are not keepalive traffic. */
   traffic(): Array<Record<string, unknown>> {
     return this.received.filter((f) => f.type !== 'keepalive' && f.type !== 'keepalive-reply');

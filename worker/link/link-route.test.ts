@@ -278,17 +278,20 @@ describe('link route', () => {
       return { status: response.status, body: response.status === 200 ? null : ((await response.json()) as unknown), retryAfter: response.headers.get('retry-after') };
     };
 
-    it('answers 429 limit-reached, before upgrading, past the handshakes pending for one host or in all', async () => {
+    it('gives a new handshake for a host with its slots full the place of its oldest, which is closed; past the total, 429 before upgrading', async () => {
       const { app, sidecars, logs } = setup({ hosts, pendingLimits: { total: 3, perEntity: 2 } });
       expect([await dial(app, 'alice-laptop'), await dial(app, 'alice-laptop')].map((d) => d.status)).toEqual([200, 200]);
-      expect(await dial(app, 'alice-laptop')).toEqual({
+      // Anyone may name a host: refusing here would let a stranger's silent sockets lock it out.
+      expect((await dial(app, 'alice-laptop')).status).toBe(200);
+      await vi.waitFor(() => expect(sidecars[0]!.closed).toBe(true));
+      expect([sidecars[1]!.closed, sidecars[2]!.closed]).toEqual([false, false]);
+      expect((await dial(app, 'bob-desk')).status).toBe(200);
+      expect(await dial(app, 'carol-box')).toEqual({
         status: 429,
         retryAfter: '5',
-        body: { error: { reason: 'limit-reached', 'entity-id': 'alice-laptop', limit: 'per-entity', max: 2, message: 'Host "alice-laptop" already has 2 link handshakes pending: retry once they complete or time out (in 5 s at most)' } },
+        body: { error: { reason: 'limit-reached', 'entity-id': 'carol-box', limit: 'total', max: 3, message: 'This worker already has 3 link handshakes pending: retry in a few seconds' } },
       });
-      expect((await dial(app, 'bob-desk')).status).toBe(200);
-      expect(await dial(app, 'carol-box')).toMatchObject({ status: 429, body: { error: { reason: 'limit-reached', limit: 'total', max: 3, message: 'This worker already has 3 link handshakes pending: retry in a few seconds' } } });
-      expect(sidecars).toHaveLength(3);
+      expect(sidecars).toHaveLength(4);
       // One line when a limit fills, not one per refusal.
       expect(logs.filter((l) => l.fields?.reason === 'limit-reached')).toHaveLength(1);
     });
@@ -316,18 +319,18 @@ describe('link route', () => {
       useFakeClock();
       const { app, sidecars } = setup({ hosts, pendingLimits: { total: 1, perEntity: 1 } });
       await dial(app, 'alice-laptop');
-      expect((await dial(app, 'alice-laptop')).status).toBe(429);
+      expect((await dial(app, 'bob-desk')).status).toBe(429);
       await advanceBy(4_900);
       expect(sidecars[0]!.closed).toBe(false);
       await advanceBy(200);
       expect(sidecars[0]!.closed).toBe(true);
-      expect((await dial(app, 'alice-laptop')).status).toBe(200);
+      expect((await dial(app, 'bob-desk')).status).toBe(200);
 
       const never = setup({ hosts, pendingLimits: { total: 1, perEntity: 1 } }, false);
       expect((await dial(never.app, 'bob-desk')).status).toBe(200);
-      expect((await dial(never.app, 'bob-desk')).status).toBe(429);
+      expect((await dial(never.app, 'carol-box')).status).toBe(429);
       await advanceBy(6_100);
-      expect((await dial(never.app, 'bob-desk')).status).toBe(200);
+      expect((await dial(never.app, 'carol-box')).status).toBe(200);
     });
 
     it('by default takes 4 handshakes pending per host and 64 in all', async () => {
@@ -335,9 +338,10 @@ describe('link route', () => {
       const many = Array.from({ length: 17 }, (_, i) => ({ 'entity-id': `host-${i}`, 'public-key': ALICE.publicKey }));
       const { app, sidecars } = setup({ hosts: many });
       const statuses: number[] = [];
+      // A fifth for one host takes its oldest's place: 16 hosts × 5 dials leave 64 pending.
       for (const { 'entity-id': id } of many.slice(0, 16)) for (let i = 0; i < 5; i++) statuses.push((await dial(app, id)).status);
-      expect(statuses.filter((s) => s === 200)).toHaveLength(64);
-      expect(statuses.filter((s) => s === 429)).toHaveLength(16);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(80);
+      await vi.waitFor(() => expect(sidecars.filter((s) => s.closed)).toHaveLength(16));
       expect((await dial(app, 'host-16')).body).toMatchObject({ error: { reason: 'limit-reached', limit: 'total', max: 64 } });
       for (const sidecar of sidecars) sidecar.close();
     });

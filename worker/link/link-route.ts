@@ -106,11 +106,15 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
     const origin = originOf(c.req.header('host') ?? hostFromUrl(c.req.url));
     if (!origin.ok) return refuse(entityId, origin.message);
 
-    const admission = pending.admit(entityId);
+    // Set once the socket opens; a handshake evicted before that is closed as it opens.
+    let evicted = false;
+    let openedWs: { close(code?: number, reason?: string): void } | undefined;
+    const admission = pending.admit(entityId, () => {
+      evicted = true;
+      openedWs?.close(1013, 'A newer link handshake for this host took its place');
+    });
     if (!admission.ok) {
-      const message = admission.limit === 'per-entity'
-        ? `Host "${entityId}" already has ${admission.max} link handshakes pending: retry once they complete or time out (in ${Math.ceil(timeoutMs / 1000)} s at most)`
-        : `This worker already has ${admission.max} link handshakes pending: retry in a few seconds`;
+      const message = `This worker already has ${admission.max} link handshakes pending: retry in a few seconds`;
       if (!fullLogged) log?.warn('Refused a host link', { 'entity-id': entityId, reason: 'limit-reached', problem: message });
       fullLogged = true;
       c.header(REFUSAL_HEADER, message);
@@ -134,6 +138,11 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
     return options.upgradeWebSocket(c, {
       onOpen(_event, ws) {
         clearTimeout(unopened);
+        openedWs = ws;
+        if (evicted) {
+          ws.close(1013, 'A newer link handshake for this host took its place');
+          return;
+        }
         const opened = wsFrameSocket(ws);
         socket = opened;
         challengeHost(opened, {

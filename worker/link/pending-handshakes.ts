@@ -6,7 +6,11 @@
  * moment it verifies: only strangers compete for these slots, never the links already up.
  *
  * Per entity id as well as in total, so that one host's redial loop (or someone holding its slots)
- * leaves room for the others; the total bounds what any mix of ids can hold. On Cloudflare each
+ * leaves room for the others; the total bounds what any mix of ids can hold. A new handshake for
+ * an id whose slots are full takes the place of that id's oldest one, which is closed, instead of
+ * being refused: anyone may name a host, so refusing would let a stranger keep four silent sockets
+ * open for it and lock the real sidecar out for good, whereas now the stranger must open new ones
+ * faster than the sidecar proves itself (one round trip), and a proven link holds no slot. On Cloudflare each
  * host's handshakes run in that host's own Durable Object (`host-link-object.ts`, same route), so
  * there the per-entity limit is the one that binds.
  *
@@ -29,12 +33,18 @@ export const PENDING_HANDSHAKE_LIMITS: PendingHandshakeLimits = { total: 64, per
 
 export type Admission =
   | { ok: true; release(): void }
-  | { ok: false; limit: 'total' | 'per-entity'; max: number };
+  | { ok: false; limit: 'total'; max: number };
+
+interface Holder {
+  release(): void;
+  evict(): void;
+}
 
 export class PendingHandshakes {
   readonly limits: PendingHandshakeLimits;
   #total = 0;
-  readonly #byEntity = new Map<string, number>();
+  /** Each entity's pending handshakes, oldest first. */
+  readonly #byEntity = new Map<string, Holder[]>();
 
   constructor(limits: PendingHandshakeLimits = PENDING_HANDSHAKE_LIMITS) {
     this.limits = limits;
@@ -45,27 +55,35 @@ export class PendingHandshakes {
   }
 
   of(entityId: string): number {
-    return this.#byEntity.get(entityId) ?? 0;
+    return this.#byEntity.get(entityId)?.length ?? 0;
   }
 
-  /** A slot for one handshake of `entityId`; `release` may be called any number of times. */
-  admit(entityId: string): Admission {
-    const held = this.of(entityId);
-    if (held >= this.limits.perEntity) return { ok: false, limit: 'per-entity', max: this.limits.perEntity };
+  /**
+   * A slot for one handshake of `entityId`; `release` may be called any number of times. With
+   * the id's slots full, its oldest handshake is released and told to end (`evict`).
+   */
+  admit(entityId: string, evict: () => void): Admission {
+    const holders = this.#byEntity.get(entityId) ?? [];
+    if (holders.length >= this.limits.perEntity) {
+      const oldest = holders[0]!;
+      oldest.release();
+      oldest.evict();
+    }
     if (this.#total >= this.limits.total) return { ok: false, limit: 'total', max: this.limits.total };
     this.#total++;
-    this.#byEntity.set(entityId, held + 1);
     let released = false;
-    return {
-      ok: true,
+    const holder: Holder = {
+      evict,
       release: () => {
         if (released) return;
         released = true;
         this.#total--;
-        const left = this.of(entityId) - 1;
-        if (left > 0) this.#byEntity.set(entityId, left);
+        const left = (this.#byEntity.get(entityId) ?? []).filter((h) => h !== holder);
+        if (left.length > 0) this.#byEntity.set(entityId, left);
         else this.#byEntity.delete(entityId);
       },
     };
+    this.#byEntity.set(entityId, [...(this.#byEntity.get(entityId) ?? []), holder]);
+    return { ok: true, release: holder.release };
   }
 }
