@@ -47,5 +47,24 @@ describe('watchConfig', () => {
     const again = next();
     writeFileSync(join(dir, 'mcp-servers', 'mcp.json'), '{"mcpServers":{}}');
     await again;
+    // A folder removed (a reload: what it held is gone) and put back: the new one is watched.
+    const removed = next();
+    rmSync(join(dir, 'mcp-servers'), { recursive: true });
+    await removed;
+    const back = next();
+    mkdirSync(join(dir, 'mcp-servers'));
+    await back;
+    const edited = next();
+    writeFileSync(join(dir, 'mcp-servers', 'mcp.json'), '{"mcpServers":{"a":{}}}');
+    await edited;
+  });
+
+  it('watches the per-user layer three folders down', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sy-watch-'));
+    mkdirSync(join(dir, 'users', 'alice', 'mcp-servers'), { recursive: true });
+    const next = watched(true);
+    const changed = next();
+    writeFileSync(join(dir, 'users', 'alice', 'mcp-servers', 'mcp.json'), '{}');
+    await changed;
   });
 });

@@ -14,13 +14,13 @@
  *
  * @module
  */
-import { readdirSync, watch, type FSWatcher } from 'node:fs';
-import { basename, join } from 'node:path';
+import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Logger } from '../log.ts';
 
 const SETTLE_MS = 50;
-/** How deep below `dir` folders are watched: a sidecar config dir nests one level. */
-const MAX_DEPTH = 2;
+/** How deep below `dir` folders are watched: a sidecar config dir's deepest is `users/<user>/mcp-servers/`. */
+const MAX_DEPTH = 3;
 
 export interface ConfigWatchOptions {
   /** The folder to watch. */
@@ -48,8 +48,13 @@ export function watchConfig(options: ConfigWatchOptions): ConfigWatch {
   };
   const onHup = () => soon('SIGHUP');
   process.on('SIGHUP', onHup);
-  const watchers = new Map<string, FSWatcher>();
+  /** Each watched folder's watch and the inode it was made on (a folder put back is another inode). */
+  const watchers = new Map<string, { watcher: FSWatcher; ino: number }>();
   let closed = false;
+  const unwatch = (dir: string) => {
+    watchers.get(dir)?.watcher.close();
+    watchers.delete(dir);
+  };
 
   const arm = (dir: string, depth: number) => {
     if (closed || watchers.has(dir)) return;
@@ -58,20 +63,26 @@ export function watchConfig(options: ConfigWatchOptions): ConfigWatch {
       watcher = watch(dir, { persistent: false }, (_event, name) => {
         const changed = name === null ? null : basename(name.toString());
         if (changed === null || (options.file !== undefined ? changed === options.file : changed.endsWith('.json'))) soon('file');
-        // A folder made (or put back) since: watch it too.
-        if (options.recursive && depth < MAX_DEPTH) armFolders(dir, depth);
+        // A folder made, removed or put back since: watch what is there now (Node reports no
+        // error on a watched folder's removal, so its watch would stay, deaf, otherwise).
+        if (options.recursive && depth < MAX_DEPTH) recheck(dir, depth);
       });
     } catch (error) {
       if (dir === options.dir) options.log.warn('Config not watched: reload it with SIGHUP', { dir, error });
       return;
     }
     watcher.on('error', (error) => {
-      watcher.close();
-      watchers.delete(dir);
+      unwatch(dir);
       if (dir === options.dir) options.log.warn('Config no longer watched: reload it with SIGHUP', { dir, error });
       else soon('file'); // the folder went: what it held is gone from the config
     });
-    watchers.set(dir, watcher);
+    let ino = -1;
+    try {
+      ino = statSync(dir).ino;
+    } catch {
+      // Gone already: the next look at its parent drops it.
+    }
+    watchers.set(dir, { watcher, ino });
     // A folder that came after the start may hold files already, written before its watch.
     if (started) soon('file');
     if (options.recursive && depth < MAX_DEPTH) armFolders(dir, depth);
@@ -85,6 +96,22 @@ export function watchConfig(options: ConfigWatchOptions): ConfigWatch {
     }
     for (const entry of entries) if (entry.isDirectory()) arm(join(dir, entry.name), depth + 1);
   };
+  /** The folders under `dir` as they are now: gone ones dropped (a reload), replaced ones watched anew. */
+  const recheck = (dir: string, depth: number) => {
+    for (const [watched, { ino }] of [...watchers]) {
+      if (watched === dir || dirname(watched) !== dir) continue;
+      let now: number | undefined;
+      try {
+        now = statSync(watched).ino;
+      } catch {
+        now = undefined;
+      }
+      if (now === ino) continue;
+      for (const below of [...watchers.keys()]) if (below === watched || below.startsWith(`${watched}/`)) unwatch(below);
+      soon('file');
+    }
+    armFolders(dir, depth);
+  };
   let started = false;
   arm(options.dir, 0);
   started = true;
@@ -94,7 +121,7 @@ export function watchConfig(options: ConfigWatchOptions): ConfigWatch {
       closed = true;
       if (timer !== undefined) clearTimeout(timer);
       process.off('SIGHUP', onHup);
-      for (const watcher of watchers.values()) watcher.close();
+      for (const { watcher } of watchers.values()) watcher.close();
       watchers.clear();
     },
   };
