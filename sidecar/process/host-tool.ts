@@ -100,7 +100,9 @@ export function untrustedBecause(file: string, owner: ToolOwner = sidecarUser())
       const here = join(dir, name);
       const stat = lstatSync(here);
       if (stat.isSymbolicLink()) {
-        // Its directory is checked already: only root could have made or can change this link.
+        // Its directory is checked already, but a sticky one (/tmp) lets others make links there
+        // that only their owner can change: a link counts only when root owns it.
+        if (stat.uid !== 0) return `"${here}" is a symlink owned by uid ${stat.uid}, who can point it elsewhere`;
         if (++links > MAX_LINKS) return `"${file}" does not resolve: too many symlinks`;
         const target = readlinkSync(here);
         pending.unshift(...target.split('/').filter((c) => c !== ''));

@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lchownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -71,6 +71,14 @@ describe.runIf(process.platform === 'linux' && asRoot)('which tools the sidecar 
     expect(untrustedBecause(join(dir, 'bin', 'setpriv'), root)).toBe(`"${writable}" is writable by its group or by everyone`);
     symlinkSync('/usr/bin/setpriv', join(dir, 'bin', 'prlimit'));
     expect(untrustedBecause(join(dir, 'bin', 'prlimit'), root)).toBeUndefined();
+    // In a sticky folder anyone may make a link only its owner can repoint: it counts only when root owns it.
+    const sticky = join(dir, 'sticky');
+    mkdirSync(sticky);
+    chmodSync(sticky, 0o1777);
+    symlinkSync('/usr/bin/setpriv', join(sticky, 'setpriv'));
+    expect(untrustedBecause(join(sticky, 'setpriv'), root)).toBeUndefined();
+    lchownSync(join(sticky, 'setpriv'), 61_000, 61_000);
+    expect(untrustedBecause(join(sticky, 'setpriv'), root)).toBe(`"${join(sticky, 'setpriv')}" is a symlink owned by uid 61000, who can point it elsewhere`);
   });
 
   it('refuses, for a sidecar that is not root, what that user may write although root owns it (groups, ACLs)', () => {
