@@ -55,7 +55,7 @@ export class AggregateSession implements AgentSession {
     // Set before `Server.connect`, which chains its own handler after this one.
     this.#transport.onclose = () => void this.close('transport closed');
     // The endpoint refused it (an id in flight): the server never saw it, so the record is written here.
-    this.#transport.onreusedid = (message, error, extra) => aggregate.refusedBySession(message, error.reason, parseTraceparent(requestHeaderOf(extra, TRACEPARENT_KEY)));
+    this.#transport.onrefused = (message, error, extra) => aggregate.refusedBySession(message, error.reason, parseTraceparent(requestHeaderOf(extra, TRACEPARENT_KEY)));
   }
 
   get servers(): readonly string[] {

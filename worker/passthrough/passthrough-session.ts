@@ -78,7 +78,7 @@ export class PassthroughSession implements AgentSession {
   readonly #onClosed: (session: PassthroughSession, end?: SessionEnd) => void;
   /**
    * Agent requests awaiting the server's response, oldest first. Never two of one id: the endpoint
-   * refuses a reused id before it gets here (`onreusedid`), as only it can route that refusal to
+   * refuses a reused id before it gets here (`onrefused`), as only it can route that refusal to
    * the right stream, and a server given both would run both under one id.
    */
   readonly #inFlight = new Map<RequestId, true>();
@@ -109,8 +109,8 @@ export class PassthroughSession implements AgentSession {
       onsessionclosed: () => this.close('closed by the agent'),
     });
     this.#transport.onmessage = (message, extra) => this.#fromAgent(message, this.#ledger === undefined ? null : parseTraceparent(requestHeaderOf(extra, TRACEPARENT_KEY)));
-    this.#transport.onreusedid = (message, error, extra) => {
-      this.#log.info('Request refused: its id is in flight', { method: message.method.slice(0, 64) });
+    this.#transport.onrefused = (message, error, extra) => {
+      this.#log.info('Request refused', { method: message.method.slice(0, 64), reason: error.reason });
       if (this.#ledger !== undefined) this.#ledger.refuse(message, 'refused', error.reason, parseTraceparent(requestHeaderOf(extra, TRACEPARENT_KEY)));
     };
     this.#transport.onclose = () => void this.close('transport closed');

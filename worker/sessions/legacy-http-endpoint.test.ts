@@ -245,7 +245,7 @@ describe('LegacyHttpEndpoint', () => {
   it('refuses a lone request whose id is in flight with 400 naming the id, and the first request still gets its answer', async () => {
     const { endpoint, received } = await opened();
     const reused: unknown[] = [];
-    endpoint.onreusedid = (request, error) => void reused.push([request.id, error.reason]);
+    endpoint.onrefused = (request, error) => void reused.push([request.id, error.reason]);
     const first = callOf(endpoint, ping(5));
     const second = await callOf(endpoint, { ...ping(5), method: 'tools/list' });
     expect(second.status).toBe(400);
@@ -266,7 +266,7 @@ describe('LegacyHttpEndpoint', () => {
   it('refuses, inside a batch, each request repeating an id of the batch or one in flight, and the rest go on', async () => {
     const { endpoint, received } = await opened();
     const reused: unknown[] = [];
-    endpoint.onreusedid = (request) => void reused.push(request.id);
+    endpoint.onrefused = (request) => void reused.push(request.id);
     const lone = callOf(endpoint, [ping('a')]);
     const batch = await callOf(endpoint, [ping(7), { ...ping(7), method: 'tools/list' }, ping('a'), ping(8)]);
     expect(batch.status).toBe(200);

@@ -21,7 +21,7 @@
  *   refused before anything is recorded for it (-32600 `invalid-request`, naming the id): answers
  *   are routed to their stream by id alone, so it would take the first request's answer or leave
  *   a stream without one. Inside a batch each such request gets its error on the batch's stream
- *   and the rest go on; a POST with no other request is answered 400. `onreusedid` is told, so
+ *   and the rest go on; a POST with no other request is answered 400. `onrefused` is told, so
  *   the session can audit the refusal.
  * - GET: the session's one standalone SSE stream (409 for a second), or with `Last-Event-ID` a
  *   resumed stream: what it missed, replayed from the event store, then whatever follows.
@@ -150,8 +150,8 @@ export class LegacyHttpEndpoint implements Transport {
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  /** Told of each request refused for reusing an id in flight (already answered to the agent), so it can be audited. */
-  onreusedid?: (request: JSONRPCRequest, error: WireError, extra?: MessageExtraInfo) => void;
+  /** Told of each request refused here (an id in flight, a limit reached), already answered to the agent, so it can be audited. */
+  onrefused?: (request: JSONRPCRequest, error: WireError, extra?: MessageExtraInfo) => void;
   sessionId?: string;
 
   readonly #id: string;
@@ -311,7 +311,10 @@ export class LegacyHttpEndpoint implements Transport {
     const { admitted: requests, refusal } = this.#admit(candidates);
     if (requests.length < candidates.length) {
       refused ??= new Map();
-      for (const r of candidates.slice(requests.length)) refused.set(r, refusal!);
+      for (const r of candidates.slice(requests.length)) {
+        refused.set(r, refusal!);
+        this.onrefused?.(r, refusal!, extra);
+      }
     }
     const goesOn = (message: JSONRPCMessage) => refused === undefined || !refused.has(message as JSONRPCRequest);
     const errors = refused === undefined ? [] : all.flatMap((r) => (refused!.has(r) ? [jsonRpcErrorBody(r.id, refused!.get(r)!)] : []));
@@ -337,7 +340,7 @@ export class LegacyHttpEndpoint implements Transport {
 
   /**
    * The requests that reuse an id in flight in this session, or one taken earlier in the same
-   * batch, with their refusals, told to `onreusedid`; undefined when there are none. Answers are
+   * batch, with their refusals, told to `onrefused`; undefined when there are none. Answers are
    * routed to their stream by id alone, so a second request under a live id would take the first
    * one's answer (or leave its stream without one): it never goes on, and nothing is recorded for it.
    */
@@ -353,7 +356,7 @@ export class LegacyHttpEndpoint implements Transport {
       const id = JSON.stringify(r.id).slice(0, 64);
       const error = new WireError('invalid-request', repeated ? `Request refused: id ${id} is used by an earlier request of this batch` : `Request refused: id ${id} is already in use by a request in flight in this session`);
       (refused ??= new Map()).set(r, error);
-      this.onreusedid?.(r, error, extra);
+      this.onrefused?.(r, error, extra);
     }
     return refused;
   }

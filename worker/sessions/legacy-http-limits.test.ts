@@ -75,8 +75,12 @@ describe('requests in flight', () => {
     }
     expect(received).toHaveLength(N);
 
+    const refusedTold: Array<[unknown, string]> = [];
+    endpoint.onrefused = (request, error) => void refusedTold.push([request.id, error.reason]);
     const lone = await call(endpoint, ping(N + 1));
     expect(lone.status).toBe(429);
+    // Told, as a reused id is, so the session can put the refusal on the record.
+    expect(refusedTold).toEqual([[N + 1, 'limit-reached']]);
     const body = (await lone.json()) as { error: { message: string } };
     expect(body).toEqual(limitError(N + 1, { limit: N }));
     expect(body.error.message).toBe(`This session already has ${N} requests in flight: wait for their answers before sending more, or open another session`);
