@@ -144,7 +144,7 @@ describe('a legacy session that idles out on Workers', () => {
     expect(await held(stack, 'alice')).toBe(1);
     await expect.poll(() => linesOf(stack, 'Agent session expired', 'alice').length, { timeout: 15_000 }).toBe(1);
     await expect.poll(() => held(stack, 'alice'), { timeout: 15_000 }).toBe(0);
-    await expect(pidOf(first)).rejects.toThrow(/Session not found/);
+    await expect(pidOf(first)).rejects.toThrow(/Session ended: no request for more than \d+ s; initialize a new session/);
     await first.close();
 
     const next = await connectClient(`${stack.url}/servers/pid-a/mcp`, stack.tokens.alice!);

@@ -266,9 +266,11 @@ describe('modern requests on /servers/:name/mcp', () => {
   it("refuses a request past the agent's max-requests-per-agent with limit-reached, opening nothing, until an answer is read", async () => {
     const { host, post } = await start({ 'max-requests-per-agent': 2 });
     const call = (id: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: { ...META, progressToken: id } } });
+    // One after the other: two requests posted at once may open their channels in either order.
     const streamed = post(call('a'), { 'mcp-method': 'tools/call', 'mcp-name': 'slow' });
+    const a = await host.next(0);
     const held = post(toolsList(2), { 'mcp-method': 'tools/list' });
-    const [a, b] = [await host.next(0), await host.next(1)];
+    const b = await host.next(1);
     await a.received;
     await a.host.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'a', progress: 1 } });
     const stream = await streamed;
