@@ -80,6 +80,14 @@ async function add(name: string, values: Record<string, string | boolean | undef
   const raw: RawWorkerConfig = structuredClone(file.raw);
   raw.agents.push(agent);
   const saved = saveWorkerConfig(file, raw);
+  // Without a profile the host decides alone, and a host with neither a floor nor allow-uncontained refuses every launch.
+  const onHosts = servers.filter((s) => ['user-computer-profile', 'reverse-http'].includes((file.parsed.servers[s]?.executor as { type?: string } | undefined)?.type ?? ''));
+  if (ref === undefined && onHosts.length > 0) {
+    process.stderr.write(
+      `note: agent "${name}" names no trust profile, so ${onHosts.join(', ')} run under each host's floor ("trust-profile" in its sidecar.json); ` +
+        'a host with none (and no "allow-uncontained") refuses them with denied-by-policy: add --trust-profile REF to pin one\n',
+    );
+  }
   const base = (typeof values.url === 'string' ? values.url : saved['public-url'] ?? DEFAULT_WORKER_URL).replace(/\/+$/, '');
   const url = `${base}/mcp`;
   const configs = clientConfigs(url, token);

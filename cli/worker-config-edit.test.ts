@@ -105,8 +105,11 @@ describe('switchyard agent add / remove', () => {
     expect(text).toContain('"servers": ["files"]');
     expect(out).toContain(`claude mcp add --transport http switchyard https://yard.example.com/mcp --header "Authorization: Bearer ${token}"`);
     expect(out).toContain(`  {"url":"https://yard.example.com/mcp","headers":{"Authorization":"Bearer ${token}"}}`);
-    // Another run makes another token.
+    // Another run makes another token; without a profile, the note says what the host then decides.
+    let err = '';
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((err += String(chunk)), true));
     await runAgentCommand(['add', 'bob', '--servers', 'files', '--config', path]);
+    expect(err).toBe('note: agent "bob" names no trust profile, so files run under each host\'s floor ("trust-profile" in its sidecar.json); a host with none (and no "allow-uncontained") refuses them with denied-by-policy: add --trust-profile REF to pin one\n');
     expect(out.match(/sy_[A-Za-z0-9_-]{43}/g)?.filter((t) => t !== token).length).toBeGreaterThan(0);
     expect(read(path).agents[1]).not.toHaveProperty('trust-context');
   });
