@@ -70,7 +70,7 @@ export async function runDoctor(
     checks.push({
       name: 'user namespaces',
       ok: !blocked,
-      detail: `max_user_namespaces=${maxNs ?? 'n/a'}, unprivileged_userns_clone=${debianClone ?? 'n/a'}, apparmor_restrict_unprivileged_userns=${apparmor ?? 'n/a'}${root ? ' (running as root)' : ''}`,
+      detail: `max_user_namespaces=${maxNs ?? 'n/a'}, unprivileged_userns_clone=${debianClone ?? 'n/a'}, apparmor_restrict_unprivileged_userns=${apparmor ?? 'n/a'}${root ? ' (running as root: contained servers then run as the host\'s root, without capabilities, and pass every permission check on root-owned files they are granted; run the sidecar as an ordinary user where you can)' : ''}`,
       ...(blocked ? { fix: 'Enable them: sudo sysctl -w user.max_user_namespaces=15000 kernel.unprivileged_userns_clone=1 (on Ubuntu 24.04+ also allow bwrap in AppArmor)' } : {}),
     });
   }
