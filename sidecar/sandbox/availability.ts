@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { findHostTool, toolRefusal } from '../process/host-tool.ts';
 import type { HelperResult } from '../process/masked-spawn.ts';
 
 /**
@@ -50,4 +51,26 @@ export function cachedProbe(cache: Map<string, Promise<BackendAvailability>>, ex
     cache.set(executable, result);
   }
   return result;
+}
+
+/**
+ * The sidecar's own tool lookup for a sandbox helper that runs outside the sandbox it serves (bwrap,
+ * slirp4netns): its `PATH`, then `/usr/bin`, taken only where no server can have put it
+ * (`host-tool.ts`); and, when the one to run was refused, the availability that says so.
+ *
+ * @param executable The tool named explicitly (doctor, tests), else undefined for the lookup's pick.
+ * @param needs What needs it, for the message: `bubblewrap "…"`, `the "internet-client" network needs slirp4netns, and "…"`.
+ */
+export function sandboxHelper(name: string, executable: string | undefined, needs: (file: string) => string): { path: string | null; refused?: BackendAvailability } {
+  const found = findHostTool(name, `${process.env['PATH'] ?? ''}:/usr/bin`);
+  const refused = toolRefusal(executable, found);
+  if (refused === undefined) return { path: found.path };
+  return {
+    path: found.path,
+    refused: {
+      available: false,
+      problem: 'missing',
+      message: `Containment unavailable: ${needs(refused.file)} is not used, since a contained server could have put it there: ${refused.why}; install ${name === 'bwrap' ? 'bubblewrap' : name} with the OS package manager, e.g. apt-get install ${name === 'bwrap' ? 'bubblewrap' : name}, and keep directories the sidecar's user can write off its PATH`,
+    },
+  };
 }

@@ -16,9 +16,8 @@
  *
  * @module
  */
-import { findHostTool, type HostToolLookup, toolRefusal } from '../../process/host-tool.ts';
 import { type HelperResult, runHelper } from '../../process/masked-spawn.ts';
-import { type BackendAvailability, cachedProbe, type ContainmentProbe, isLastingRun, type ProbeRun } from '../availability.ts';
+import { type BackendAvailability, cachedProbe, type ContainmentProbe, isLastingRun, type ProbeRun, sandboxHelper } from '../availability.ts';
 
 const FALLBACK_BWRAP = '/usr/bin/bwrap';
 const probed = new Map<string, Promise<BackendAvailability>>();
@@ -62,28 +61,15 @@ function verdict(executable: string, result: HelperResult): BackendAvailability 
   };
 }
 
-/** The sidecar's own lookup: its `PATH`, then `/usr/bin`, where packages install bwrap. */
-function lookup(): HostToolLookup {
-  return findHostTool('bwrap', `${process.env['PATH'] ?? ''}:/usr/bin`);
-}
-
-/** Why no `bwrap` may run (`toolRefusal`; doctor names what {@link bubblewrapExecutable} gave it). */
-function refusal(executable: string | undefined, found: HostToolLookup): BackendAvailability | undefined {
-  const refused = toolRefusal(executable, found);
-  if (refused === undefined) return undefined;
-  return {
-    available: false,
-    problem: 'missing',
-    message: `Containment unavailable: bubblewrap "${refused.file}" is not used, since a contained server could have put it there: ${refused.why}; install bubblewrap with the OS package manager, e.g. apt-get install bubblewrap, and keep directories the sidecar's user can write off its PATH`,
-  };
-}
+/** `sandboxHelper` for bwrap: the path the lookup took, and the refusal when the one to run was refused. */
+const helper = (executable?: string) => sandboxHelper('bwrap', executable, (file) => `bubblewrap "${file}"`);
 
 /**
  * The `bwrap` a probe checks: `executable`, else the first on the sidecar's `PATH` that no server
  * can have put there, else `/usr/bin/bwrap`.
  */
 export function bubblewrapExecutable(executable?: string): string {
-  return executable ?? lookup().path ?? FALLBACK_BWRAP;
+  return executable ?? helper().path ?? FALLBACK_BWRAP;
 }
 
 /**
@@ -100,7 +86,7 @@ export function bubblewrapExecutable(executable?: string): string {
 export function bubblewrapProbe(executable?: string): ContainmentProbe {
   return () => {
     const exe = bubblewrapExecutable(executable);
-    const refused = refusal(executable, lookup());
+    const refused = helper(executable).refused;
     if (refused !== undefined) return Promise.resolve(refused);
     return cachedProbe(probed, exe, () => runBubblewrap(exe));
   };

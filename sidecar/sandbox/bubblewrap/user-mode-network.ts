@@ -43,9 +43,8 @@ import { openSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
-import { findHostTool, type HostToolLookup, toolRefusal } from '../../process/host-tool.ts';
 import { earlySpawnError, runHelper, spawnMasked } from '../../process/masked-spawn.ts';
-import { type BackendAvailability, cachedProbe, type ContainmentProbe, isLastingRun, type ProbeRun } from '../availability.ts';
+import { type BackendAvailability, cachedProbe, type ContainmentProbe, isLastingRun, type ProbeRun, sandboxHelper } from '../availability.ts';
 
 /** The nameserver slirp4netns relays to the host's resolver; the sandbox's `/etc/resolv.conf` names it. */
 export const USER_MODE_NAMESERVER = '10.0.2.3';
@@ -62,28 +61,15 @@ const STDERR_BYTES = 4096;
 
 const probed = new Map<string, Promise<BackendAvailability>>();
 
-// slirp4netns runs outside the sandbox it serves: taken only where no server can have put it (`host-tool.ts`).
-function lookup(): HostToolLookup {
-  return findHostTool('slirp4netns', `${process.env['PATH'] ?? ''}:/usr/bin`);
-}
-
-/** Why no slirp4netns may run (`toolRefusal`). */
-function refusal(executable: string | undefined, found: HostToolLookup): BackendAvailability | undefined {
-  const refused = toolRefusal(executable, found);
-  if (refused === undefined) return undefined;
-  return {
-    available: false,
-    problem: 'missing',
-    message: `Containment unavailable: the "internet-client" network needs slirp4netns, and "${refused.file}" is not used, since a contained server could have put it there: ${refused.why}; install it with the OS package manager, e.g. apt-get install slirp4netns, and keep directories the sidecar's user can write off its PATH`,
-  };
-}
+/** `sandboxHelper` for slirp4netns: the path the lookup took, and the refusal when the one to run was refused. */
+const helper = (executable?: string) => sandboxHelper('slirp4netns', executable, (file) => `the "internet-client" network needs slirp4netns, and "${file}"`);
 
 /**
  * The `slirp4netns` a probe checks: `executable`, else the first on the sidecar's `PATH` that no
  * server can have put there, else `/usr/bin/slirp4netns`.
  */
 export function userModeNetworkExecutable(executable?: string): string {
-  return executable ?? lookup().path ?? FALLBACK;
+  return executable ?? helper().path ?? FALLBACK;
 }
 
 /**
@@ -98,7 +84,7 @@ export function userModeNetworkExecutable(executable?: string): string {
 export function userModeNetworkProbe(executable?: string): ContainmentProbe {
   return () => {
     const exe = userModeNetworkExecutable(executable);
-    const refused = refusal(executable, lookup());
+    const refused = helper(executable).refused;
     if (refused !== undefined) return Promise.resolve(refused);
     return cachedProbe(probed, exe, () =>
       runHelper(exe, ['--version'], { env: { PATH: '/usr/bin:/bin' }, timeoutMs: 10_000 }).then(
