@@ -77,9 +77,11 @@ describe('link admission before the proof', { timeout: SLOW_MS }, () => {
     const outcome = await rogue.probe();
     expect(outcome).toMatchObject({
       kind: 'closed',
-      code: 1009,
       linkClose: { type: 'link-close', reason: 'invalid-request', message: 'Incoming link frame exceeds the 8192 byte limit before the host is verified' },
     });
+    // 1009 as the worker sends it; or, when the worker closes while the rest of the 1 MiB is still
+    // on its way, a connection reset before the close frame is read (1006): the link-close said why.
+    expect([1009, 1006]).toContain((outcome as { code: number }).code);
     await hostServes();
   });
 
