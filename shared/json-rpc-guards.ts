@@ -88,3 +88,8 @@ export function isInitializeRequest(value: unknown): value is InitializeRequest 
   return typeof protocolVersion === 'string' && isObject(capabilities) && isObject(clientInfo)
     && typeof clientInfo.name === 'string' && typeof clientInfo.version === 'string';
 }
+
+/** A `notifications/cancelled` that names the request it cancels (a task's cancellation names none). */
+export function isCancellation(value: unknown): value is { method: 'notifications/cancelled'; params: { requestId: RequestId } } {
+  return isObject(value) && value.method === 'notifications/cancelled' && !('id' in value) && isObject(value.params) && isRequestId(value.params.requestId);
+}

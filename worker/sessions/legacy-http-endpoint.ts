@@ -23,6 +23,10 @@
  *   a stream without one. Inside a batch each such request gets its error on the batch's stream
  *   and the rest go on; a POST with no other request is answered 400. `onrefused` is told, so
  *   the session can audit the refusal.
+ * - an agent's `notifications/cancelled` naming a request in flight settles it here, before it
+ *   goes on: the server that honours it never answers (MCP, "Cancellation"), so the request's
+ *   place under the caps, and the stream it alone kept open, are given back now, not when the
+ *   session ends; an answer already on its way is dropped.
  * - GET: the session's one standalone SSE stream (409 for a second), or with `Last-Event-ID` a
  *   resumed stream: what it missed, replayed from the event store, then whatever follows.
  * - DELETE: ends the session (`onsessionclosed`, then `close`).
@@ -61,7 +65,7 @@
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { InitializeRequest, JSONRPCMessage, JSONRPCRequest, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { isInitializeRequest, isJsonRpcMessage, isRequest, isResponse } from '../../shared/json-rpc-guards.ts';
+import { isCancellation, isInitializeRequest, isJsonRpcMessage, isRequest, isResponse } from '../../shared/json-rpc-guards.ts';
 import { DelayQueue, type DelayEntry } from '../../shared/delay-queue.ts';
 import { rawTextOf } from '../../shared/raw-message-text.ts';
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
@@ -84,6 +88,8 @@ export const SSE_KEEP_ALIVE_MS = 15_000;
  */
 export const MAX_SSE_QUEUED_BYTES = 4 * 1024 * 1024;
 const STANDALONE = '_GET_stream';
+/** Cancelled requests whose late answer a session still recognises; an older one's answer is refused as unknown, as before. */
+const MAX_CANCELLED_REMEMBERED = 256;
 /**
  * How long a lone request's POST waits for its answer before it starts the SSE stream anyway.
  * Short: most calls are answered in a few ms, and a call that takes longer should get its stream
@@ -171,6 +177,8 @@ export class LegacyHttpEndpoint implements Transport {
   readonly #requestStream = new Map<RequestId, string>();
   /** Streams whose agent holds an event id (it read one), so an answer it missed is replayable. */
   readonly #resumable = new Set<string>();
+  /** Requests the agent cancelled while in flight, whose answer, if one still comes, is dropped (oldest forgotten first). */
+  readonly #cancelled = new Set<RequestId>();
   /** Streams not started yet: their one request may still be answered with plain JSON. */
   readonly #jsonWaits = new Map<string, JsonWait>();
   #keepAlive: ReturnType<typeof setInterval> | undefined;
@@ -223,7 +231,10 @@ export class LegacyHttpEndpoint implements Transport {
       return;
     }
     const streamId = this.#requestStream.get(requestId);
-    if (streamId === undefined) throw new Error(`No connection established for request ID: ${String(requestId)}`);
+    if (streamId === undefined) {
+      if (response && this.#cancelled.delete(requestId)) return; // the agent cancelled it: its answer goes nowhere
+      throw new Error(`No connection established for request ID: ${String(requestId)}`);
+    }
     const wait = this.#jsonWaits.get(streamId);
     if (wait !== undefined) {
       if (response) {
@@ -270,6 +281,7 @@ export class LegacyHttpEndpoint implements Transport {
     this.#exchanges.clear();
     this.#requestStream.clear();
     this.#resumable.clear();
+    this.#cancelled.clear();
     this.onclose?.();
   }
 
@@ -302,11 +314,15 @@ export class LegacyHttpEndpoint implements Transport {
     const all = messages.filter(isRequest);
     const extra = extraFor(request);
     if (all.length === 0) {
+      for (const message of messages) if (isCancellation(message)) this.#cancel(message.params.requestId);
       for (const message of messages) this.onmessage?.(message, extra);
       return new Response(null, { status: 202 });
     }
     this.#agentRequests ??= agentRequestsFor(request);
     let refused = this.#reusedIds(all, extra);
+    // After the id check, which is against requests sent before this POST; before the caps, so a
+    // cancellation makes room for a request beside it.
+    if (all.length < messages.length) for (const message of messages) if (isCancellation(message)) this.#cancel(message.params.requestId);
     const candidates = refused === undefined ? all : all.filter((r) => !refused!.has(r));
     const { admitted: requests, refusal } = this.#admit(candidates);
     if (requests.length < candidates.length) {
@@ -325,6 +341,7 @@ export class LegacyHttpEndpoint implements Transport {
     const version = initialize !== undefined ? initialize.params.protocolVersion : (request.headers.get('mcp-protocol-version') ?? DEFAULT_NEGOTIATED_VERSION);
     const streamId = `${++this.#nextStream}`;
     const ids = requests.map((r) => r.id);
+    if (this.#cancelled.size > 0) for (const id of ids) this.#cancelled.delete(id); // a reused id: its answer is this request's
     const exchange = { ids, pending: new Set(ids) };
     this.#exchanges.set(streamId, exchange);
     this.#take(exchange.pending.size);
@@ -359,6 +376,31 @@ export class LegacyHttpEndpoint implements Transport {
       this.onrefused?.(r, error, extra);
     }
     return refused;
+  }
+
+  /**
+   * The agent cancelled request `id`: if it is in flight here, it is settled now, since a server
+   * that honours the cancellation never answers it (MCP, "Cancellation": the receiver should not
+   * send a response), and its slot under the caps, and the POST it alone kept open, would otherwise
+   * be held until the session ends. An answer already on its way is dropped when it comes.
+   */
+  #cancel(id: RequestId): void {
+    if (!this.#isInFlight(id)) return;
+    const streamId = this.#requestStream.get(id)!;
+    const exchange = this.#exchanges.get(streamId)!;
+    exchange.pending.delete(id);
+    this.#requestStream.delete(id);
+    this.#settle(1);
+    if (this.#cancelled.size >= MAX_CANCELLED_REMEMBERED) this.#cancelled.delete(this.#cancelled.values().next().value!);
+    this.#cancelled.add(id);
+    if (exchange.pending.size > 0) return;
+    this.#exchanges.delete(streamId);
+    for (const other of exchange.ids) if (this.#requestStream.get(other) === streamId) this.#requestStream.delete(other);
+    this.#resumable.delete(streamId);
+    // A lone request's POST still waiting gets its (empty, ended) stream, as on close.
+    this.#startWaitingStream(streamId);
+    const stream = this.#streams.get(streamId);
+    if (stream !== undefined) this.#endStream(streamId, stream);
   }
 
   #isInFlight(id: RequestId): boolean {

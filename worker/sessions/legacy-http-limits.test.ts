@@ -125,6 +125,36 @@ describe('requests in flight', () => {
     await two.endpoint.close();
     expect(alice.inFlight).toBe(0);
   });
+
+  it("gives a request's slot back when the agent cancels it, ends the stream it alone kept open, and drops its late answer", async () => {
+    const alice = new AgentRequests('alice', 3);
+    const { endpoint, received } = await opened({}, alice);
+    const lone = call(endpoint, ping(1), alice);
+    const batch = await call(endpoint, [ping(2), ping(3)], alice);
+    expect(alice.inFlight).toBe(3);
+    // A server that honours a cancellation never answers the request (MCP: "not send a response").
+    const cancel = (id: number) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'stopped' } });
+    expect((await call(endpoint, [cancel(1), cancel(2), cancel(99)], alice)).status).toBe(202);
+    expect(received.slice(-3)).toEqual([cancel(1), cancel(2), cancel(99)]);
+    expect(alice.inFlight).toBe(1);
+    // The lone POST, still waiting for its answer, ends with none; the batch's stream waits for 3 alone.
+    expect(eventsOf(await (await lone).text())).toEqual([]);
+    await endpoint.send(result(1)); // an answer already on its way when the cancellation went
+    await endpoint.send(result(2));
+    await endpoint.send(result(3));
+    expect(eventsOf(await batch.text())).toEqual([{ data: JSON.stringify(result(3)) }]);
+    expect(alice.inFlight).toBe(0);
+
+    // A cap filled by cancelled requests takes new ones again.
+    for (let id = 10; id < 13; id++) void call(endpoint, ping(id), alice);
+    expect((await call(endpoint, ping(13), alice)).status).toBe(429);
+    await call(endpoint, [cancel(10), cancel(11), cancel(12)], alice);
+    const after = call(endpoint, ping(13), alice);
+    await endpoint.send(result(13));
+    expect(await (await after).json()).toEqual(result(13));
+    await endpoint.close();
+    expect(alice.inFlight).toBe(0);
+  });
 });
 
 describe('SSE backpressure', () => {
