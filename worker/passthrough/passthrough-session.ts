@@ -10,6 +10,11 @@
  *   the most recent agent request still in flight (a server sends these while handling a
  *   request), else the standalone GET stream.
  *
+ * A request the agent cancels (`notifications/cancelled`) ends here as it goes on to the server:
+ * a server that honours it never answers, and a call still counted in flight would keep the
+ * session busy (never swept idle) and its audit line open until the session ended. Its line says
+ * `cancelled`; an answer the server sends anyway is dropped.
+ *
  * When the upstream channel ends (host offline, server exited), every request still in flight gets
  * a JSON-RPC error carrying `data.reason`, and the session closes: the agent must initialize again.
  * A channel that ended with a failure reason is also reported through `onUpstreamFailed` (the
@@ -33,7 +38,7 @@
 import { SessionEventStore } from './session-event-store.ts';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { isRequest, isResponse } from '../../shared/json-rpc-guards.ts';
+import { isCancellation, isRequest, isResponse } from '../../shared/json-rpc-guards.ts';
 import { LegacyHttpEndpoint } from '../sessions/legacy-http-endpoint.ts';
 import type { LegacyPostBody } from '../sessions/legacy-post-body.ts';
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
@@ -43,6 +48,9 @@ import type { SessionEnd } from '../sessions/ended-sessions.ts';
 import type { CallLedger } from '../../shared/audit/call-ledger.ts';
 import { parseTraceparent, TRACEPARENT_KEY, type TraceContext } from '../../shared/trace-context.ts';
 import { requestHeaderOf } from '../sessions/message-extra.ts';
+
+/** Requests settled here whose late answer a session still recognises, and drops. */
+const MAX_SETTLED_REMEMBERED = 256;
 
 export interface PassthroughSessionOptions {
   id: string;
@@ -86,8 +94,8 @@ export class PassthroughSession implements AgentSession {
   readonly #requestTimeoutMs: number | undefined;
   /** Deadline timers of in-flight requests, with their method for the error message. */
   readonly #deadlines = new Map<RequestId, { timer: ReturnType<typeof setTimeout>; method: string }>();
-  /** Requests answered with `request-timeout`: the server's late answer is dropped. */
-  readonly #timedOut = new Set<RequestId>();
+  /** Requests settled here (answered with `request-timeout`, or cancelled by the agent): the server's late answer is dropped. */
+  readonly #settledHere = new Set<RequestId>();
   #closed = false;
 
   constructor(options: PassthroughSessionOptions) {
@@ -154,11 +162,17 @@ export class PassthroughSession implements AgentSession {
 
   #fromAgent(message: JSONRPCMessage, trace: TraceContext | null): void {
     if (isRequest(message)) {
-      if (this.#timedOut.size > 0) this.#timedOut.delete(message.id); // a reused id: its next answer belongs to this request
+      if (this.#settledHere.size > 0) this.#settledHere.delete(message.id); // a reused id: its next answer belongs to this request
       this.#inFlight.set(message.id, true);
       const token = (message.params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
       if (typeof token === 'string' || typeof token === 'number') this.#progress.set(token, message.id);
       this.#armDeadline(message.id, message.method);
+    } else if (isCancellation(message) && this.#inFlight.has(message.params.requestId)) {
+      // A server that honours it never answers: the call ends here, or it would hold the session busy.
+      const id = message.params.requestId;
+      this.#settle(id);
+      this.#rememberSettled(id);
+      this.#ledger?.fail(id, 'cancelled');
     }
     const forwarded = this.#ledger === undefined ? message : this.#ledger.request(message, trace);
     this.#channel.send(forwarded).catch((error: unknown) => {
@@ -170,7 +184,7 @@ export class PassthroughSession implements AgentSession {
 
   #fromServer(message: JSONRPCMessage): void {
     if (isResponse(message)) {
-      if (this.#timedOut.size > 0 && message.id !== undefined && this.#timedOut.delete(message.id)) return; // already answered with request-timeout
+      if (this.#settledHere.size > 0 && message.id !== undefined && this.#settledHere.delete(message.id)) return; // timed out or cancelled: already settled
       if (message.id !== undefined) this.#settle(message.id);
       this.#ledger?.answer(message);
       this.#transport.send(message).catch((error: unknown) => this.#log.debug('Response not delivered: the agent left', { error }));
@@ -209,7 +223,7 @@ export class PassthroughSession implements AgentSession {
 
   async #expire(id: RequestId, method: string, ms: number): Promise<void> {
     if (this.#closed || !this.#inFlight.has(id)) return;
-    this.#timedOut.add(id);
+    this.#rememberSettled(id);
     const seconds = Math.round(ms / 100) / 10;
     this.#log.info('Request timed out', { method, seconds });
     if (method !== 'initialize') {
@@ -225,6 +239,12 @@ export class PassthroughSession implements AgentSession {
     );
     await this.#answer(id, error);
     if (method === 'initialize') await this.close('initialize timed out');
+  }
+
+  /** `id` was settled here: its answer, if the server still sends one, is dropped (the oldest are forgotten). */
+  #rememberSettled(id: RequestId): void {
+    if (this.#settledHere.size >= MAX_SETTLED_REMEMBERED) this.#settledHere.delete(this.#settledHere.values().next().value!);
+    this.#settledHere.add(id);
   }
 
   #settle(id: RequestId): void {
