@@ -43,6 +43,23 @@ describe('hosted servers', () => {
     expect(hosted.size).toBe(0);
   });
 
+  it('is idle again once the agent cancels its request, which the server will never answer', async () => {
+    const budget = new ProcessBudget({ limits: { perAgent: 1, total: 10 }, log: silentLogger });
+    const hosted = new HostedServers();
+    const server = fakeServer();
+    const outer = hosted.track(server.transport, facts('a'), budget.reserve('alice', 'a'));
+    await outer.start();
+    await outer.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow' } });
+    await outer.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow' } });
+    await outer.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
+    expect(() => budget.reserve('alice', 'b')).toThrow(expect.objectContaining({ reason: 'limit-reached' }));
+    await outer.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2 } });
+    expect(server.sent.map((m) => ('method' in m ? m.method : 'answer'))).toEqual(['tools/call', 'tools/call', 'notifications/cancelled', 'notifications/cancelled']);
+    server.answer(2); // an answer already on its way counts for nothing
+    budget.reserve('alice', 'b');
+    expect(server.closes()).toBe(1);
+  });
+
   it('ends only the servers a config change finds a reason for, and forgets closed ones', async () => {
     const hosted = new HostedServers();
     const [a, b] = [fakeServer(), fakeServer()];

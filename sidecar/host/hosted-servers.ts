@@ -3,7 +3,8 @@
  * (server name, agent, the server config, the effective trust revision), so a change of the
  * config dir can end exactly the ones it affects (`reload`) and leave every other session alone.
  *
- * Each is tracked through its transport: the wrapper counts requests in flight for the process
+ * Each is tracked through its transport: the wrapper counts requests in flight (until answered or
+ * cancelled: a server that honours a cancellation never answers) for the process
  * budget's slot, forgets the server (and gives the slot back) when the transport closes, and can
  * end it with a `WireError`, which its channel then closes with (`limit-reached`,
  * `trust-profile-stale`, `server-exited`), so the agent learns why.
@@ -14,6 +15,7 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { McpConnection } from '../../shared/connection-request.ts';
 import type { WireError } from '../../shared/errors.ts';
+import { isCancellation } from '../../shared/json-rpc-guards.ts';
 import type { ReservedSlot } from './process-budget.ts';
 import type { ServerConfig } from './server-config.ts';
 
@@ -57,9 +59,16 @@ export class HostedServers {
         }
       },
       async send(message: JSONRPCMessage, options?: TransportSendOptions) {
-        if (slot !== undefined && 'method' in message && 'id' in message && !pending.has(message.id)) {
-          pending.add(message.id);
-          slot.inFlight(1);
+        if (slot !== undefined && 'method' in message) {
+          if ('id' in message) {
+            if (!pending.has(message.id)) {
+              pending.add(message.id);
+              slot.inFlight(1);
+            }
+          } else if (isCancellation(message) && pending.delete(message.params.requestId)) {
+            // A server that honours it never answers: counted busy, the process could never be ended to make room.
+            slot.inFlight(-1);
+          }
         }
         await inner.send(message, options);
       },
