@@ -41,6 +41,7 @@ import { RecentErrors } from './status/recent-errors.ts';
 import { statusPageResponse } from './status/status-page.ts';
 import { auditedAuth } from './audit/credential-audit.ts';
 import { WorkerAudit } from './audit/worker-audit.ts';
+import { AgentRequestCounters } from './sessions/request-limits.ts';
 
 /** Default longest wait for opening a server (the channel open, and on `/mcp` its initialize). */
 export const DEFAULT_OPEN_TIMEOUT_SECONDS = 60;
@@ -72,6 +73,8 @@ export interface AppDeps {
   oauth?: OAuthRuntime;
   /** New agent session ids (see `sessions/session-route.ts`); random UUIDs by default. */
   newSessionId?: () => string;
+  /** Each agent's requests in flight; the composed worker keeps one across reloads, else a new one. */
+  requestCounters?: AgentRequestCounters;
 }
 
 /** The runtime's part of OAuth: everything of `OAuthDeps` the config does not say. */
@@ -146,7 +149,8 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
     : createWorkerOAuth({ log, ...deps.oauth, config: config.oauth, agents: config.agents, adminTokenSha256: config['admin-token-sha256'], publicUrl: config['public-url'] });
   if (oauth !== undefined) app.route('/', oauth.routes);
   const auth = auditedAuth(agentAuth(config.agents, oauth?.resourceAuth), audit);
-  const common = { config, open, sessions, log, recentErrors, audit, ...(deps.newSessionId !== undefined ? { newSessionId: deps.newSessionId } : {}) };
+  const requestCounters = deps.requestCounters ?? new AgentRequestCounters();
+  const common = { config, open, sessions, log, recentErrors, audit, requestCounters, ...(deps.newSessionId !== undefined ? { newSessionId: deps.newSessionId } : {}) };
   app.all('/mcp', auth, createAggregateHandler({ ...common, openTimeoutMs, requestTimeoutMs, ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}) }));
   // Passthrough requests get a deadline only when one is configured: long tools exist.
   app.all('/servers/:name/mcp', auth, createServerPassthroughHandler({ ...common, ...(timeout !== undefined ? { requestTimeoutMs: timeout * 1000 } : {}) }));

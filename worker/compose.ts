@@ -21,6 +21,7 @@ import { RecentCalls } from './audit/recent-calls.ts';
 import { WorkerAudit } from './audit/worker-audit.ts';
 import { hostsToUnlink, sessionEndReason } from './config/config-reload.ts';
 import { RecentErrors } from './status/recent-errors.ts';
+import { AgentRequestCounters } from './sessions/request-limits.ts';
 
 export interface ComposeWorkerOptions {
   config: WorkerConfig;
@@ -80,6 +81,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
   // the audit's lines and exporter, and OAuth, stay as configured at start.
   const recentErrors = new RecentErrors();
   let audit = new WorkerAudit({ config, log: configured.audit, recentCalls });
+  const requestCounters = new AgentRequestCounters();
   const build = (current: WorkerConfig) =>
     createApp({
       audit,
@@ -89,6 +91,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       registry,
       log,
       recentErrors,
+      requestCounters,
       ...(options.upgradeWebSocket !== undefined ? { upgradeWebSocket: options.upgradeWebSocket } : {}),
       ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}),
       ...(options.listenPort !== undefined ? { listenPort: options.listenPort } : {}),

@@ -25,6 +25,7 @@ import { handleSessionRequest } from '../sessions/session-route.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
 import { classifyEra } from '../modern/era.ts';
 import { serveModernAggregate } from './modern/modern-aggregate.ts';
+import type { AgentRequestCounters } from '../sessions/request-limits.ts';
 
 export interface AggregateDeps {
   /** New session ids (`sessions/session-route.ts`); random UUIDs by default. */
@@ -44,6 +45,8 @@ export interface AggregateDeps {
   recentErrors?: RecentErrors;
   /** Every call on the record (`audit/`). */
   audit?: WorkerAudit;
+  /** Each agent's requests in flight, kept across config reloads. */
+  requestCounters: AgentRequestCounters;
 }
 
 export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables: AgentVariables }> {
@@ -52,7 +55,7 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
     // A modern (2026-07-28) request is served statelessly (`modern/modern-aggregate.ts`); the rest is today's path.
     const classified = classifyEra(c.req.raw);
     const era = classified instanceof Promise ? await classified : classified;
-    if (era.kind !== 'legacy') return serveModernAggregate(c.req.raw, era, agent, { config: deps.config, open: deps.open, log: deps.log, requestTimeoutMs: deps.requestTimeoutMs, ...(deps.audit !== undefined ? { audit: deps.audit } : {}) });
+    if (era.kind !== 'legacy') return serveModernAggregate(c.req.raw, era, agent, { config: deps.config, open: deps.open, log: deps.log, requestTimeoutMs: deps.requestTimeoutMs, requestCounters: deps.requestCounters, ...(deps.audit !== undefined ? { audit: deps.audit } : {}) });
     return handleSessionRequest(c, agent, 'aggregate', deps, async ({ sessionId, initialize }) => {
       const servers = agent.servers.filter((s) => Object.hasOwn(deps.config.servers, s));
       const audit = deps.audit;

@@ -35,7 +35,7 @@ import { relayModernRequest, SSE_HEADERS } from './modern-relay.ts';
 import { validateModernRequest, type ModernRequest } from './validate-request.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
 import { formatTraceparent } from '../../shared/trace-context.ts';
-import { agentRequestsLimitReached, agentRequestsOf } from '../sessions/request-limits.ts';
+import { agentRequestsLimitReached, type AgentRequestCounters } from '../sessions/request-limits.ts';
 
 export interface ModernRouteDeps {
   open: ChannelOpener;
@@ -46,6 +46,8 @@ export interface ModernRouteDeps {
   audit?: WorkerAudit;
   /** The worker's `max-requests-per-agent`; its default when absent. */
   config?: { readonly 'max-requests-per-agent'?: number | undefined };
+  /** Each agent's requests in flight, kept across config reloads. */
+  requestCounters: AgentRequestCounters;
 }
 
 export interface ModernTarget {
@@ -119,7 +121,7 @@ export async function forwardModern(request: Request, message: ModernRequest, to
   const { agent, server } = to;
   const trace = traceContextOf(request.headers);
   const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const, route: to.route };
-  const requests = agentRequestsOf(agent, deps.config);
+  const requests = deps.requestCounters.of(agent, deps.config);
   if (requests.room === 0) {
     const refusal = agentRequestsLimitReached(agent.name, requests.limit);
     deps.log.info('Modern request refused', { agent: agent.name, server, method: message.method, reason: refusal.reason });

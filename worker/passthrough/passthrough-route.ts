@@ -24,6 +24,7 @@ import { handleSessionRequest, jsonRpcErrorResponse } from '../sessions/session-
 import { classifyEra } from '../modern/era.ts';
 import { serveModern } from '../modern/modern-route.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
+import type { AgentRequestCounters } from '../sessions/request-limits.ts';
 
 export interface ServerPassthroughDeps {
   /** New session ids (`sessions/session-route.ts`); random UUIDs by default. */
@@ -39,6 +40,8 @@ export interface ServerPassthroughDeps {
   requestTimeoutMs?: number;
   /** Every call on the record (`audit/`); none in tests that do not read it. */
   audit?: WorkerAudit;
+  /** Each agent's requests in flight, kept across config reloads. */
+  requestCounters: AgentRequestCounters;
 }
 
 /** Answer for a server that is unknown or not allowed for this agent; the two are indistinguishable. */

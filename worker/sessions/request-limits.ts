@@ -15,8 +15,8 @@
  *
  * The per-agent count is this isolate's: on Cloudflare, where each session is a Durable Object
  * of its own, only the per-session cap bounds a session, and the per-agent one bounds what one
- * isolate serves. An agent's counter belongs to its config entry, so a reloaded config starts
- * new counters while requests taken under the old one are returned to the old one.
+ * isolate serves. An agent's counter is kept by name across config reloads
+ * (`AgentRequestCounters`), so a reload neither resets nor doubles it.
  *
  * @module
  */
@@ -35,7 +35,8 @@ export class AgentRequests {
 
   constructor(
     readonly agent: string,
-    readonly limit: number,
+    /** The cap; a config reload may change it (requests over a lowered one finish, none is taken until below). */
+    public limit: number,
   ) {}
 
   get inFlight(): number {
@@ -56,16 +57,22 @@ export class AgentRequests {
   }
 }
 
-const byAgent = new WeakMap<object, AgentRequests>();
+/**
+ * Every agent's counter, by agent name, for as long as the worker runs: a config reload builds a
+ * new app but keeps this, so requests taken before and after it count against one cap (a counter
+ * per config entry let an agent hold twice its cap across a reload).
+ */
+export class AgentRequestCounters {
+  readonly #byName = new Map<string, AgentRequests>();
 
-/** The counter of `agent` (its config entry), limited by the worker's `max-requests-per-agent`. */
-export function agentRequestsOf(agent: { readonly name: string }, config: { readonly 'max-requests-per-agent'?: number | undefined } | undefined): AgentRequests {
-  let requests = byAgent.get(agent);
-  if (requests === undefined) {
-    requests = new AgentRequests(agent.name, config?.['max-requests-per-agent'] ?? DEFAULT_MAX_REQUESTS_PER_AGENT);
-    byAgent.set(agent, requests);
+  /** The counter of `agent`, limited by the worker's `max-requests-per-agent` in the config in force. */
+  of(agent: { readonly name: string }, config: { readonly 'max-requests-per-agent'?: number | undefined } | undefined): AgentRequests {
+    const limit = config?.['max-requests-per-agent'] ?? DEFAULT_MAX_REQUESTS_PER_AGENT;
+    let requests = this.#byName.get(agent.name);
+    if (requests === undefined) this.#byName.set(agent.name, (requests = new AgentRequests(agent.name, limit)));
+    else requests.limit = limit;
+    return requests;
   }
-  return requests;
 }
 
 /**

@@ -32,7 +32,7 @@ import type { AgentEntry } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
 import { sessionLimitOf } from './agent-limits.ts';
 import { readBoundedBody } from './bounded-body.ts';
-import { agentRequestsOf, drawRequestsFrom } from './request-limits.ts';
+import { drawRequestsFrom, type AgentRequestCounters } from './request-limits.ts';
 import { MAX_LEGACY_BODY_BYTES, type LegacyPostBody } from './legacy-post-body.ts';
 import type { AgentSession, SessionTable } from './session-table.ts';
 
@@ -53,6 +53,8 @@ export interface SessionRouteOptions {
   newSessionId?: () => string;
   /** The worker-wide `max-sessions-per-agent` (an agent's own `max-sessions` wins) and `max-requests-per-agent`. */
   config?: { readonly 'max-sessions-per-agent'?: number | undefined; readonly 'max-requests-per-agent'?: number | undefined };
+  /** Each agent's requests in flight, kept across config reloads. */
+  requestCounters: AgentRequestCounters;
 }
 
 /** A JSON-RPC error response with the HTTP status that goes with its reason. */
@@ -86,7 +88,7 @@ export async function handleSessionRequest(
     if (c.req.method !== 'POST') return session.handle(c.req.raw);
     const body = await readPostBody(c.req.raw);
     if (body.kind === 'too-deep') return jsonRpcErrorResponse(c, body.id, tooDeep());
-    drawRequestsFrom(c.req.raw, agentRequestsOf(agent, options.config));
+    drawRequestsFrom(c.req.raw, options.requestCounters.of(agent, options.config));
     return session.handle(c.req.raw, body);
   }
 
@@ -134,7 +136,7 @@ export async function handleSessionRequest(
   }
   options.sessions.add(session);
   room.release();
-  drawRequestsFrom(c.req.raw, agentRequestsOf(agent, options.config));
+  drawRequestsFrom(c.req.raw, options.requestCounters.of(agent, options.config));
   let response: Response;
   try {
     response = await session.handle(c.req.raw, { kind: 'json', value: body });

@@ -1,0 +1,75 @@
+/**
+ * An agent's requests in flight count against one `max-requests-per-agent` across a config reload:
+ * the composed worker builds a new app on each reload and hands it the same counters. A counter
+ * per config entry let an agent hold its cap under the old config and its cap again under the new.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { BASE, testConfig } from '../../test/support/in-process-app.ts';
+import { InProcessRouter } from '../../test/support/in-process-router.ts';
+import { createApp } from '../app.ts';
+import { AgentRequestCounters } from './request-limits.ts';
+import { InMemorySessionTable } from './session-table.ts';
+
+const sessions = new InMemorySessionTable({ idleMs: 60_000 });
+afterEach(async () => {
+  await sessions.closeAll();
+});
+
+function hangingServer(name: string): McpServer {
+  const server = new McpServer({ name, version: '1.0.0' });
+  server.registerTool('hang', {}, () => new Promise(() => {}));
+  return server;
+}
+
+const HEADERS = { authorization: 'Bearer alice-token', accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+const hang = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'hang', arguments: {} } });
+
+/** A session on `app`'s passthrough, and a way to post on it. */
+async function sessionOn(app: ReturnType<typeof createApp>) {
+  const url = `${BASE}/servers/alpha/mcp`;
+  const init = await app.request(url, { method: 'POST', headers: HEADERS, body: JSON.stringify(initialize) });
+  const headers = { ...HEADERS, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+  await init.text();
+  return (body: unknown) => app.request(url, { method: 'POST', headers, body: JSON.stringify(body) });
+}
+
+describe('AgentRequestCounters', () => {
+  it('keeps one counter per agent name, whatever config entry asks, under the limit in force', () => {
+    const counters = new AgentRequestCounters();
+    const before = counters.of({ name: 'alice' }, { 'max-requests-per-agent': 2 });
+    before.take(2);
+    const after = counters.of({ name: 'alice' }, { 'max-requests-per-agent': 1 });
+    expect(after).toBe(before);
+    expect([after.limit, after.room]).toEqual([1, 0]);
+    after.release(2);
+    expect(counters.of({ name: 'alice' }, { 'max-requests-per-agent': 1 }).room).toBe(1);
+    expect(counters.of({ name: 'bob' }, undefined).inFlight).toBe(0);
+  });
+
+  it("counts an agent's calls taken before a reload against its cap after it", async () => {
+    const router = new InProcessRouter({ alpha: hangingServer });
+    const requestCounters = new AgentRequestCounters();
+    const config = await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha'], { 'max-requests-per-agent': 2 });
+    const first = createApp({ config, router, sessions, retryAfterMs: 0, requestCounters });
+    const old = await sessionOn(first);
+    expect((await old(hang(1))).status).toBe(200);
+    expect((await old(hang(2))).status).toBe(200);
+
+    // The reloaded config: the same agent, another entry.
+    const reloaded = await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha'], { 'max-requests-per-agent': 2 });
+    const second = createApp({ config: reloaded, router, sessions, retryAfterMs: 0, requestCounters });
+    const url = `${BASE}/servers/alpha/mcp`;
+    const refused = await second.request(url, { method: 'POST', headers: HEADERS, body: JSON.stringify(initialize) });
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ id: 0, error: { data: { reason: 'limit-reached', agent: 'alice', limit: 2 } } });
+
+    // A call the agent cancels under the old config makes room under the new one.
+    expect((await old({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } })).status).toBe(202);
+    const opened = await second.request(url, { method: 'POST', headers: HEADERS, body: JSON.stringify(initialize) });
+    expect(opened.status).toBe(200);
+    expect(opened.headers.get('mcp-session-id')).not.toBeNull();
+    await opened.text();
+  });
+});
