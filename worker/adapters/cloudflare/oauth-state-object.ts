@@ -3,7 +3,8 @@
  * `worker/auth/oauth/oauth-store.ts` kept in one Durable Object's storage (binding `OAUTH_STATE`,
  * named `idFromName('oauth')`), so every isolate sees the same clients, grants and token hashes.
  * The contract holds as the interface asks: one object serialises its storage calls, so `take`
- * (a get, then a delete with no other I/O between) gives a record to exactly one of two callers;
+ * (a get, then a delete with no other I/O between) gives a record to exactly one of two callers,
+ * and `add` (a get, then a put only when nothing live was there) keeps exactly one of two values;
  * a put resolves once stored; an expired record reads as absent and is deleted on that read.
  * Entries are `<kind>:<id>` → `{ value, expiresAt }`; ids are already hashes or random ids.
  *
@@ -18,7 +19,7 @@ import type { DurableObjectNamespace, DurableObjectState } from './workers-runti
 
 const Operation = z.discriminatedUnion('op', [
   z.strictObject({ op: z.enum(['get', 'take', 'delete']), kind: z.enum(OAUTH_RECORD_KINDS), id: z.string().check(z.minLength(1), z.maxLength(512)) }),
-  z.strictObject({ op: z.literal('put'), kind: z.enum(OAUTH_RECORD_KINDS), id: z.string().check(z.minLength(1), z.maxLength(512)), value: z.json(), expiresAt: z.nullable(z.number()) }),
+  z.strictObject({ op: z.enum(['put', 'add']), kind: z.enum(OAUTH_RECORD_KINDS), id: z.string().check(z.minLength(1), z.maxLength(512)), value: z.json(), expiresAt: z.nullable(z.number()) }),
 ]);
 
 interface Entry {
@@ -43,6 +44,12 @@ export class OAuthState {
       case 'put':
         await storage.put(key, { value: operation.value as JsonValue, expiresAt: operation.expiresAt } satisfies Entry);
         return Response.json({});
+      case 'add': {
+        const existing = (await storage.get(key)) as Entry | undefined;
+        if (existing !== undefined && (existing.expiresAt === null || existing.expiresAt > Date.now())) return Response.json({ value: existing.value });
+        await storage.put(key, { value: operation.value as JsonValue, expiresAt: operation.expiresAt } satisfies Entry);
+        return Response.json({ value: operation.value });
+      }
       case 'delete':
         await storage.delete(key);
         return Response.json({});
@@ -78,6 +85,10 @@ export class DurableObjectOAuthStore implements OAuthStore {
 
   async delete(kind: OAuthRecordKind, id: string): Promise<void> {
     await this.#call({ op: 'delete', kind, id });
+  }
+
+  async add(kind: OAuthRecordKind, id: string, value: JsonValue, expiresAt: number | null): Promise<JsonValue> {
+    return (await this.#call({ op: 'add', kind, id, value, expiresAt }))!;
   }
 
   async #call(operation: z.input<typeof Operation>): Promise<JsonValue | undefined> {

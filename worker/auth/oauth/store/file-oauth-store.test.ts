@@ -34,6 +34,14 @@ describe('FileOAuthStore', () => {
     expect(results.filter((r) => r !== undefined)).toEqual([{ grantId: 'g' }]);
   });
 
+  it('add keeps the first of two concurrent values, gives both callers that one, and writes only when it adds', async () => {
+    const file = memoryFile();
+    const store = await FileOAuthStore.open(file);
+    expect(await Promise.all([store.add('key', 'k', 'first', null), store.add('key', 'k', 'second', null)])).toEqual(['first', 'first']);
+    expect(file.writes).toBe(1);
+    expect(await (await FileOAuthStore.open(file)).get('key', 'k')).toBe('first');
+  });
+
   it('forgets expired records, on read and in the file', async () => {
     let now = 1_000;
     const file = memoryFile();

@@ -5,9 +5,11 @@
  *
  * Writes are serialised and atomic (write a temporary file, then rename), so a crash leaves the
  * previous or the next state, never half of one. Reads and `take` work on the in-memory copy
- * synchronously, which makes `take` atomic within the process. Expired records are dropped on
- * load and whenever the file is written. The file holds hashes and metadata only: no token, code
- * or client secret is ever stored in the clear. One process per file (the worker owns it).
+ * synchronously, which makes `take` and `add` atomic within the process. Expired records are
+ * dropped on load and whenever the file is written. The file holds hashes and metadata, and one
+ * secret, the server key that authenticates client ids and consent forms (`server-key.ts`): no
+ * token, code or client secret is ever stored, in the clear or otherwise. One process per file
+ * (the worker owns it).
  *
  * @module
  */
@@ -80,6 +82,15 @@ export class FileOAuthStore implements OAuthStore {
     this.#entries.delete(key);
     await this.#persist();
     return entry.value;
+  }
+
+  async add(kind: OAuthRecordKind, id: string, value: JsonValue, expiresAt: number | null): Promise<JsonValue> {
+    const key = `${kind}:${id}`;
+    const existing = this.#live(key);
+    if (existing !== undefined) return existing.value;
+    this.#entries.set(key, { value, expiresAt });
+    await this.#persist();
+    return value;
   }
 
   async delete(kind: OAuthRecordKind, id: string): Promise<void> {
