@@ -1,7 +1,8 @@
 /**
  * The built-in OAuth server's state under Deno: the worker refuses to start without a state dir
  * (exit 2, saying what to set), and with one it keeps `oauth-state.json` there, mode 0600, holding
- * hashes and metadata but no client secret in the clear, across a restart.
+ * its server key (which seals registered client ids) but no client and no client secret, across a
+ * restart.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,7 @@ describe('OAuth state under Deno', () => {
     expect(proc.stderr()).toContain('oauth.built-in needs a state dir for clients, grants and tokens: set SWITCHYARD_STATE_DIR');
   });
 
-  it('keeps a registered client in a 0600 file without its secret, across a restart', async () => {
+  it('keeps the key that seals client ids in a 0600 file, without the client or its secret, so a client registered before a restart still works', async () => {
     const stateDir = join(dir, 'state');
     const first = await startWorkerProcess(procs, CONFIG, { dir, stateDir });
     const registered = await fetch(`${first.url}/oauth/register`, {
@@ -41,7 +42,8 @@ describe('OAuth state under Deno', () => {
     const file = join(stateDir, 'oauth-state.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const text = readFileSync(file, 'utf8');
-    expect(text).toContain(client_id);
+    expect(Object.keys((JSON.parse(text) as { records: object }).records)).toEqual(['key:hmac-sha256']);
+    expect(text).not.toContain(client_id);
     expect(text).not.toContain(client_secret);
     await first.process.stop();
 

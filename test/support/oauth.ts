@@ -107,7 +107,8 @@ export async function consentOverHttp(fetchFn: FetchLike, authorizationUrl: URL 
   if (signedIn.status !== 200) return { location: null, response: signedIn };
   const approve = await signedIn.text();
   const agent = options.agent ?? /<option value="([^"]+)"/.exec(approve)?.[1] ?? '';
-  const answer = await post({ consent, csrf, step: options.step ?? 'approve', agent });
+  // The approval form carries its own sealed request, now with who signed in.
+  const answer = await post({ consent: hiddenField(approve, 'consent'), csrf, step: options.step ?? 'approve', agent });
   const location = answer.headers.get('location');
   return { location: location === null ? null : new URL(location), response: answer };
 }

@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterEach, describe, expect, it } from 'vitest';
 import { BASE, testConfig } from '../../../test/support/in-process-app.ts';
 import { InProcessRouter } from '../../../test/support/in-process-router.ts';
-import { consentOverHttp, MemoryOAuthProvider } from '../../../test/support/oauth.ts';
+import { consentOverHttp, hiddenField, MemoryOAuthProvider } from '../../../test/support/oauth.ts';
 import { createTestMcpServer } from '../../../test/support/test-mcp-server.ts';
 import { createApp } from '../../app.ts';
 import { sha256Hex } from '../agent-auth.ts';
@@ -28,7 +28,7 @@ afterEach(async () => {
 });
 
 /** `store` and `tokens`: a worker restarted over the same OAuth state, with the admin's or alice's token changed in its config. */
-async function setup(options: { metadataFetch?: (url: string, init: RequestInit) => Promise<Response>; now?: () => number; publicUrl?: string; store?: FileOAuthStore; tokens?: { admin?: string; alice?: string }; budgets?: { registrationsPerHour?: number; consentsPerWindow?: number } } = {}) {
+async function setup(options: { metadataFetch?: (url: string, init: RequestInit) => Promise<Response>; now?: () => number; publicUrl?: string; store?: FileOAuthStore; tokens?: { admin?: string; alice?: string } } = {}) {
   const router = new InProcessRouter({ alpha: createTestMcpServer, beta: createTestMcpServer });
   const configured = await testConfig([{ name: 'alice', servers: ['alpha'] }, { name: 'bob', servers: ['beta'] }], ['alpha', 'beta'], {
     'admin-token-sha256': await sha256Hex(options.tokens?.admin ?? 'admin-token'),
@@ -39,7 +39,7 @@ async function setup(options: { metadataFetch?: (url: string, init: RequestInit)
   const config = { ...configured, agents: configured.agents.map((a) => (a.name === 'alice' ? { ...a, 'token-sha256': aliceSha } : a)) };
   const sessions = new InMemorySessionTable({ idleMs: 60_000 });
   const store = options.store ?? FileOAuthStore.inMemory(options.now ? { now: options.now } : {});
-  const app = createApp({ config, router, sessions, retryAfterMs: 0, oauth: { store, ...(options.now ? { now: options.now } : {}), ...(options.metadataFetch ? { metadataDocuments: { fetch: options.metadataFetch } } : {}), ...(options.budgets ? { budgets: options.budgets } : {}) } });
+  const app = createApp({ config, router, sessions, retryAfterMs: 0, oauth: { store, ...(options.now ? { now: options.now } : {}), ...(options.metadataFetch ? { metadataDocuments: { fetch: options.metadataFetch } } : {}) } });
   const fetchFn = async (url: string | URL, init?: RequestInit) => app.request(String(url), init);
   cleanups.push(async () => {
     await sessions.closeAll();
@@ -412,43 +412,187 @@ describe('hostile bodies', () => {
   });
 });
 
-describe('registered clients', () => {
-  it('bounds what strangers can make it write: registrations per hour and sign-in pages per ten minutes, refused with 429 until the window moves on', async () => {
-    let now = Date.now();
-    const { fetchFn } = await setup({ now: () => now, budgets: { registrationsPerHour: 2, consentsPerWindow: 2 } });
-    const register = () => fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) });
-    const first = (await (await register()).json()) as { client_id: string };
-    expect((await register()).status).toBe(201);
-    const refused = await register();
-    expect([refused.status, await refused.json()]).toEqual([429, { error: 'temporarily_unavailable', error_description: 'Too many clients registered in the last hour: try again in 60 min' }]);
-    const page = () => {
-      const url = new URL(`${BASE}/oauth/authorize`);
-      for (const [k, v] of Object.entries({ client_id: first.client_id, redirect_uri: REDIRECT, response_type: 'code', code_challenge: base64url(new Uint8Array(32)), code_challenge_method: 'S256' })) url.searchParams.set(k, v);
-      return fetchFn(url);
-    };
-    expect([(await page()).status, (await page()).status]).toEqual([200, 200]);
-    const full = await page();
-    expect(full.status).toBe(429);
-    expect(await full.text()).toContain('Too many sign-in pages were opened on this server in the last 10 minutes');
-    now += 10 * 60_000;
-    expect((await page()).status).toBe(200);
-    now += 50 * 60_000;
-    expect((await register()).status).toBe(201);
+/** A state file in memory, counting its writes (what `FileOAuthStore` persists on every change). */
+function memoryStateFile(initial: string | null = null) {
+  const file = { text: initial, writes: 0, read: async () => file.text, write: async (text: string) => void ((file.writes += 1), (file.text = text)) };
+  return file;
+}
+
+const register = (fetchFn: (url: string | URL, init?: RequestInit) => Promise<Response>, metadata: Record<string, unknown> = { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) =>
+  fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(metadata) });
+
+function authorizeUrl(clientId: string, extra: Record<string, string> = {}): URL {
+  const url = new URL(`${BASE}/oauth/authorize`);
+  for (const [k, v] of Object.entries({ client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', code_challenge: base64url(new Uint8Array(32)), code_challenge_method: 'S256', ...extra })) url.searchParams.set(k, v);
+  return url;
+}
+
+/** The message of a consent error page: `code: message`. */
+async function pageError(res: Response): Promise<string> {
+  const html = await res.text();
+  const m = /<code id="error-code">([^<]+)<\/code>: <span id="error-message">([^<]*)<\/span>/.exec(html);
+  return m === null ? html.slice(0, 200) : `${m[1]}: ${m[2]!.replace(/&#34;/g, '"').replace(/&#39;/g, "'")}`;
+}
+
+describe('what strangers can do', () => {
+  it('registers a client and opens its sign-in page without writing anything to the state', async () => {
+    const file = memoryStateFile();
+    const store = await FileOAuthStore.open(file);
+    const { fetchFn } = await setup({ store });
+    // The first request that needs the server key makes it: the one write a stranger can cause, once.
+    const first = (await (await register(fetchFn)).json()) as { client_id: string };
+    expect(file.writes).toBe(1);
+    expect(Object.keys((JSON.parse(file.text!) as { records: object }).records)).toEqual(['key:hmac-sha256']);
+    const before = file.text;
+    expect((await register(fetchFn, { redirect_uris: [REDIRECT], client_name: 'Confidential' })).status).toBe(201);
+    expect((await fetchFn(authorizeUrl(first.client_id))).status).toBe(200);
+    expect([file.writes, file.text]).toEqual([1, before]);
   });
 
-  it('forgets a client that never got a token after an hour, and keeps one that did', async () => {
+  it('leaves a legitimate sign-in working after a stranger registered 1000 clients and opened 1000 sign-in pages', async () => {
+    const file = memoryStateFile();
+    const { fetchFn } = await setup({ store: await FileOAuthStore.open(file) });
+    const statuses = new Set<number>();
+    for (let i = 0; i < 1000; i++) {
+      const reg = await register(fetchFn, { redirect_uris: [`https://stranger.example/${i}`], client_name: `Junk ${i}`, token_endpoint_auth_method: 'none' });
+      statuses.add(reg.status);
+      const { client_id } = (await reg.json()) as { client_id: string };
+      const page = await fetchFn(authorizeUrl(client_id, { redirect_uri: `https://stranger.example/${i}` }));
+      statuses.add(page.status);
+      await page.body?.cancel();
+    }
+    expect([...statuses]).toEqual([201, 200]);
+    expect(file.writes).toBe(1);
+    const { tokens } = await login(fetchFn, '/mcp', 'alice-token');
+    expect(tokens.access_token).toMatch(/^sya_/);
+  });
+
+  it('refuses a client_id that was altered, with invalid_client saying so, at the consent page and the token endpoint', async () => {
+    const { fetchFn } = await setup();
+    const { client_id } = (await (await register(fetchFn)).json()) as { client_id: string };
+    const payload = client_id.split('.')[1]!;
+    const claims = JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(payload.replace(/-/g, '+').replace(/_/g, '/')), (ch) => ch.charCodeAt(0)))) as { r: string[] };
+    claims.r = ['https://evil.example/cb'];
+    const forged = client_id.replace(payload, base64url(new TextEncoder().encode(JSON.stringify(claims))));
+    const message = 'Invalid client_id: it was altered, or not issued by this server: register the client again';
+    for (const clientId of [forged, `${client_id.slice(0, -1)}${client_id.endsWith('A') ? 'B' : 'A'}`, `${client_id}.x`]) {
+      expect(await pageError(await fetchFn(authorizeUrl(clientId, { redirect_uri: 'https://evil.example/cb' })))).toBe(`invalid_client: ${message}`);
+      const token = await post(fetchFn, '/oauth/token', { grant_type: 'authorization_code', code: 'x', client_id: clientId, code_verifier: 'x'.repeat(43) });
+      expect([token.status, await token.json()]).toEqual([401, { error: 'invalid_client', error_description: message }]);
+    }
+  });
+
+  it('refuses a sign-in form that was altered or has expired, and takes one answer per form, with invalid_request saying why', async () => {
     let now = Date.now();
     const { fetchFn } = await setup({ now: () => now });
-    const register = async () =>
-      ((await (await fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }) })).json()) as { client_id: string }).client_id;
-    const idle = await register();
+    const { client_id } = (await (await register(fetchFn)).json()) as { client_id: string };
+    const page = await fetchFn(authorizeUrl(client_id, { state: 's' }));
+    const html = await page.text();
+    const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+    const consent = hiddenField(html, 'consent');
+    const csrf = hiddenField(html, 'csrf');
+    const send = (fields: Record<string, string>) =>
+      fetchFn(`${BASE}/oauth/authorize`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: BASE }, body: new URLSearchParams({ csrf, ...fields }).toString() });
+    const [body, mac] = consent.split('.') as [string, string];
+    const altered = `${body.slice(0, 10)}${body[10] === 'A' ? 'B' : 'A'}${body.slice(11)}.${mac}`;
+    expect(await pageError(await send({ consent: altered, step: 'sign-in', token: 'alice-token' }))).toBe('invalid_request: This authorization form was altered, or not made by this server: start again from the app');
+    expect(await pageError(await send({ consent, step: 'approve', agent: 'alice' }))).toBe('access_denied: Sign in first');
+    const signedIn = await send({ consent, step: 'sign-in', token: 'alice-token' });
+    const approval = hiddenField(await signedIn.text(), 'consent');
+    const approved = await send({ consent: approval, step: 'approve', agent: 'alice' });
+    expect(approved.status).toBe(303);
+    expect(new URL(approved.headers.get('location')!).searchParams.get('code')).toMatch(/^syc_/);
+    expect(await pageError(await send({ consent: approval, step: 'approve', agent: 'alice' }))).toBe('invalid_request: This authorization form was already used: start again from the app');
+    now += 10 * 60_000;
+    expect(await pageError(await send({ consent, step: 'sign-in', token: 'alice-token' }))).toBe('invalid_request: This authorization form has expired: start again from the app');
+  });
+
+  it('ends a sign-in form after five wrong tokens, as before', async () => {
+    const { fetchFn } = await setup();
+    const { client_id } = (await (await register(fetchFn)).json()) as { client_id: string };
+    const page = await fetchFn(authorizeUrl(client_id));
+    const html = await page.text();
+    const fields = { consent: hiddenField(html, 'consent'), csrf: hiddenField(html, 'csrf'), step: 'sign-in' };
+    const send = (token: string) =>
+      fetchFn(`${BASE}/oauth/authorize`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: page.headers.get('set-cookie')!.split(';')[0]!, origin: BASE }, body: new URLSearchParams({ ...fields, token }).toString() });
+    for (let i = 0; i < 4; i++) expect((await send('wrong')).status).toBe(401);
+    expect(await pageError(await send('wrong'))).toBe('access_denied: Too many wrong tokens (5): start again from the app');
+    expect(await pageError(await send('alice-token'))).toBe('access_denied: Too many wrong tokens (5): start again from the app');
+  });
+
+  it('says what was too long in a registration: the redirect URIs, one of them, or the name', async () => {
+    const { fetchFn } = await setup();
+    const long = `https://app.example/${'a'.repeat(600)}`;
+    for (const [metadata, error] of [
+      [{ redirect_uris: Array.from({ length: 9 }, (_, i) => `https://app.example/${i}`) }, { error: 'invalid_redirect_uri', error_description: 'redirect_uris: at most 8 redirect URIs' }],
+      [{ redirect_uris: [REDIRECT, long] }, { error: 'invalid_redirect_uri', error_description: `redirect_uris.1: too long: ${long.length} characters, at most 512` }],
+      [{ redirect_uris: Array.from({ length: 3 }, (_, i) => `https://app.example/${i}${'b'.repeat(400)}`) }, { error: 'invalid_redirect_uri', error_description: 'redirect_uris: too long together: 1263 characters, at most 1024: register fewer or shorter redirect URIs' }],
+      [{ redirect_uris: [REDIRECT], client_name: 'n'.repeat(101) }, { error: 'invalid_client_metadata', error_description: 'client_name: too long: at most 100 characters' }],
+    ] as const) {
+      const res = await register(fetchFn, metadata);
+      expect([res.status, await res.json()]).toEqual([400, error]);
+    }
+    const longest = await register(fetchFn, { redirect_uris: Array.from({ length: 8 }, (_, i) => `https://app.example/${i}${'c'.repeat(105)}`), client_name: '\u00e9'.repeat(100) });
+    expect(longest.status).toBe(201);
+    expect(((await longest.json()) as { client_id: string }).client_id.length).toBeLessThanOrEqual(2048);
+  });
+
+  it('refuses a state longer than 2048 characters on the page, since the request travels in the form', async () => {
+    const { fetchFn } = await setup();
+    const { client_id } = (await (await register(fetchFn)).json()) as { client_id: string };
+    expect(await pageError(await fetchFn(authorizeUrl(client_id, { state: 's'.repeat(2049) })))).toBe('invalid_request: The state is longer than 2048 characters');
+  });
+});
+
+describe('registered clients', () => {
+  it('authenticates a confidential client by the secret derived from its client_id, with Basic or in the body, and refuses another secret', async () => {
+    const { fetchFn } = await setup();
+    const reg = (await (await register(fetchFn, { redirect_uris: [REDIRECT], client_name: 'Confidential app', token_endpoint_auth_method: 'client_secret_post' })).json()) as { client_id: string; client_secret: string };
+    expect(reg.client_secret).toMatch(/^sycs_[A-Za-z0-9_-]{43}$/);
+    const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+    const challenge = base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
+    const { location } = await consentOverHttp(fetchFn, authorizeUrl(reg.client_id, { code_challenge: challenge }), 'alice-token');
+    const fields = { grant_type: 'authorization_code', code: location!.searchParams.get('code')!, client_id: reg.client_id, redirect_uri: REDIRECT, code_verifier: verifier };
+    const wrong = await post(fetchFn, '/oauth/token', { ...fields, client_secret: `sycs_${'A'.repeat(43)}` });
+    expect([wrong.status, await wrong.json()]).toEqual([401, { error: 'invalid_client', error_description: 'Invalid client secret' }]);
+    expect(await (await post(fetchFn, '/oauth/token', fields)).json()).toEqual({ error: 'invalid_client', error_description: 'Missing client secret (client_secret_post)' });
+    const ok = await post(fetchFn, '/oauth/token', { ...fields, client_secret: reg.client_secret });
+    expect(ok.status).toBe(200);
+  });
+
+  it('keeps a client registered as a record before client ids were sealed working: sign-in, tokens with its secret, refresh', async () => {
+    const store = FileOAuthStore.inMemory();
+    const clientId = 'sy-client-abcdefghijklmnopqrstuvwxyz0123';
+    const secret = 'sycs_an-old-secret-of-a-client-registered-before';
+    await store.put('client', clientId, { clientId, clientName: 'Old app', redirectUris: [REDIRECT], authMethod: 'client_secret_post', secretSha256: await sha256Hex(secret), source: 'registration' }, Date.now() + 86_400_000);
+    const { fetchFn } = await setup({ store });
+    const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+    const challenge = base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
+    const page = await fetchFn(authorizeUrl(clientId, { code_challenge: challenge }));
+    expect(await page.text()).toContain('Old app');
+    const { location } = await consentOverHttp(fetchFn, authorizeUrl(clientId, { code_challenge: challenge }), 'alice-token');
+    const fields = { grant_type: 'authorization_code', code: location!.searchParams.get('code')!, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier };
+    expect((await post(fetchFn, '/oauth/token', { ...fields, client_secret: 'sycs_wrong' })).status).toBe(401);
+    const tokens = (await (await post(fetchFn, '/oauth/token', { ...fields, client_secret: secret })).json()) as { refresh_token: string };
+    const refreshed = await post(fetchFn, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: clientId, client_secret: secret });
+    expect(refreshed.status).toBe(200);
+  });
+
+  it('refuses a client that never got a token a day after it registered, and keeps one that did', async () => {
+    let now = Date.now();
+    const { fetchFn } = await setup({ now: () => now });
+    const idle = ((await (await register(fetchFn)).json()) as { client_id: string }).client_id;
     const { clientId: active, code, verifier } = await approvedCode(fetchFn);
     expect((await post(fetchFn, '/oauth/token', { grant_type: 'authorization_code', code, client_id: active, redirect_uri: REDIRECT, code_verifier: verifier })).status).toBe(200);
     now += 3_600_001;
     const ask = (clientId: string) => fetchFn(`${BASE}/oauth/authorize?client_id=${clientId}&redirect_uri=${encodeURIComponent(REDIRECT)}`);
-    expect(await (await ask(idle)).text()).toContain(`Unknown client &#34;${idle}&#34;: register it first`);
-    // Still known: its request goes on to the next check (it sent no response_type).
-    expect(await (await ask(active)).text()).toContain('unsupported_response_type');
+    // An hour on, both are still known: their requests go on to the next check (they sent no response_type).
+    expect(await pageError(await ask(idle))).toBe('unsupported_response_type: Only response_type=code is supported');
+    now += 23 * 3_600_000;
+    expect(await pageError(await ask(idle))).toBe('invalid_client: Client registration expired: it got no token within 24 hours of registering: register the client again');
+    const token = await post(fetchFn, '/oauth/token', { grant_type: 'authorization_code', code: 'x', client_id: idle, code_verifier: 'x'.repeat(43) });
+    expect([token.status, ((await token.json()) as { error: string }).error]).toEqual([401, 'invalid_client']);
+    expect(await pageError(await ask(active))).toBe('unsupported_response_type: Only response_type=code is supported');
   });
 });
 

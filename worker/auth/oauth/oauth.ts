@@ -23,6 +23,7 @@ import { Grants, SCOPE, STALE_APPROVAL, type Approval } from './grants.ts';
 import { authorizationServerMetadata, protectedResourceMetadata, type MetadataOptions } from './metadata.ts';
 import type { OAuthConfig } from './oauth-config.ts';
 import type { OAuthStore } from './oauth-store.ts';
+import { ServerKey } from './server-key.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { acceptedResources, AUTHORIZATION_SERVER_WELL_KNOWN, baseUrlOf, PROTECTED_RESOURCE_WELL_KNOWN, resourceMetadataUrl } from './resource-urls.ts';
 import { createTokenHandlers } from './token-endpoint.ts';
@@ -41,8 +42,6 @@ export interface OAuthDeps {
   externalIssuer?: ExternalIssuerDeps;
   now?: () => number;
   log?: WorkerLogger;
-  /** What strangers may have it write (`WriteBudget`): registrations per hour, sign-in pages per ten minutes. */
-  budgets?: { registrationsPerHour?: number; consentsPerWindow?: number };
 }
 
 export interface WorkerOAuth {
@@ -105,13 +104,15 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
       throw new LocalError('invalid-config', 'oauth.built-in needs a state store: run the worker with a state dir (SWITCHYARD_STATE_DIR under Deno, --state-dir with switchyard worker)');
     }
     const now = deps.now ?? Date.now;
+    // Seals what strangers start (registrations, sign-in forms), so neither writes a record.
+    const key = new ServerKey(store, now);
     grants = new Grants(store, { accessTtlMs: builtIn['access-token-seconds'] * 1000, refreshTtlMs: builtIn['refresh-token-days'] * 86_400_000, now, stillApproved, ...(deps.log !== undefined ? { log: deps.log } : {}) });
     const clients = new ClientRegistry(store, {
       metadataDocuments: builtIn['client-id-metadata-documents'] ? new MetadataDocumentClients({ now, ...deps.metadataDocuments }) : null,
       registration: builtIn['dynamic-client-registration'],
       activeTtlMs: builtIn['refresh-token-days'] * 86_400_000,
+      key,
       now,
-      registrationsPerHour: deps.budgets?.registrationsPerHour,
     });
     const authorize = createAuthorizeHandlers({
       agents: deps.agents,
@@ -119,9 +120,9 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
       clients,
       grants,
       store,
+      key,
       baseUrl,
       now,
-      consentsPerWindow: deps.budgets?.consentsPerWindow,
     });
     const tokens = createTokenHandlers({ clients, grants, baseUrl });
     routes.get(AUTHORIZATION_SERVER_WELL_KNOWN, (c) => json(authorizationServerMetadata(baseUrl(c), options)));

@@ -11,7 +11,6 @@ import type { Context } from 'hono';
 import type { OAuthClient } from './clients/client-record.ts';
 import type { ClientRegistry } from './clients/client-registry.ts';
 import type { Grants } from './grants.ts';
-import { sha256Hex, stringsEqual } from './oauth-crypto.ts';
 import { invalidClient, invalidRequest, OAuthError } from './oauth-error.ts';
 import { ownResource } from './resource-urls.ts';
 
@@ -67,7 +66,7 @@ async function authenticateClient(c: Context, form: URLSearchParams, clients: Cl
   }
   const secret = client.authMethod === 'client_secret_basic' ? basic?.secret : form.get('client_secret');
   if (secret === undefined || secret === null) throw invalidClient(`Missing client secret (${client.authMethod})`);
-  if (client.secretSha256 === undefined || !stringsEqual(await sha256Hex(secret), client.secretSha256)) throw invalidClient('Invalid client secret');
+  if (!(await clients.secretMatches(client, secret))) throw invalidClient('Invalid client secret');
   return client;
 }
 

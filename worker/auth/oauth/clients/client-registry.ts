@@ -1,26 +1,64 @@
 /**
  * Finds the client behind a `client_id`: an https URL is a Client ID Metadata Document (when
- * enabled), anything else a client from Dynamic Client Registration (RFC 7591, when enabled),
- * kept in the store. Registration is open, as RFC 7591 allows, because registering grants
- * nothing: every client still needs a person's approval on the consent page. So that open
- * registration cannot fill the state file, a registered client lives an hour until it first gets
- * tokens (a sign-in takes minutes), then as long as a refresh token would, renewed each time it
- * gets tokens; and a process registers at most `REGISTRATIONS_PER_HOUR` clients an hour.
+ * enabled), anything else a client from Dynamic Client Registration (RFC 7591, when enabled).
+ * Registration is open, as RFC 7591 allows, because registering grants nothing: every client
+ * still needs a person's approval on the consent page.
+ *
+ * Registration writes nothing. The `client_id` it issues is the registration itself, a sealed
+ * value (`server-key.ts`): `sy-client.<payload>.<mac>`, the payload holding the redirect URIs, the
+ * name, the token endpoint auth method, the issue time and a random nonce (so two identical
+ * registrations get two clients). A confidential client's secret is the MAC of its client_id,
+ * derived again to check it and compared in constant time. So what it accepts is bounded to keep
+ * the client_id short enough for a URL: {@link MAX_REDIRECT_URIS} redirect URIs of at most
+ * {@link MAX_REDIRECT_URI_LENGTH} characters, {@link MAX_REDIRECT_URIS_TOTAL} together, and a name
+ * of at most {@link MAX_CLIENT_NAME_LENGTH}.
+ *
+ * Lifetime: a client that gets no token within {@link UNUSED_CLIENT_TTL_MS} of registering is
+ * refused after that (register again); one that gets tokens is marked active (a small record,
+ * written by the token endpoint, so only after a person approved it), which lasts as long as a
+ * refresh token would, renewed each time it gets tokens.
+ *
+ * Clients registered before, kept as records (`sy-client-` + 30 characters), are looked up and
+ * kept alive as they always were.
  *
  * @module
  */
 import * as z from '../../../../shared/zod.ts';
+import { encodeBase64Url } from '../../../../shared/base64url.ts';
 import { invalidClient, invalidRequest, OAuthError } from '../oauth-error.ts';
-import { randomSecret, sha256Hex } from '../oauth-crypto.ts';
+import { sha256Hex, stringsEqual } from '../oauth-crypto.ts';
 import type { JsonValue, OAuthStore } from '../oauth-store.ts';
-import { RedirectUrisSchema, type OAuthClient } from './client-record.ts';
-import { WriteBudget } from '../write-budget.ts';
+import type { ServerKey } from '../server-key.ts';
+import { RedirectUrisSchema, type OAuthClient, type TokenEndpointAuthMethod } from './client-record.ts';
 import { isMetadataDocumentClientId, type MetadataDocumentClients } from './metadata-document.ts';
 
+export const MAX_REDIRECT_URIS = 8;
+export const MAX_REDIRECT_URI_LENGTH = 512;
+export const MAX_REDIRECT_URIS_TOTAL = 1024;
+export const MAX_CLIENT_NAME_LENGTH = 100;
+/** No client_id is longer: a registered one by its bounds, a metadata document URL by this check. */
+export const MAX_CLIENT_ID_LENGTH = 2048;
+
+/** How long a registered client may wait for its first token. */
+export const UNUSED_CLIENT_TTL_MS = 86_400_000;
+
+const CLIENT_ID_PREFIX = 'sy-client.';
+const SECRET_PREFIX = 'sycs_';
+/** The ids of clients registered as records, before client ids were sealed: `randomSecret('sy-client-').slice(0, 40)`. */
+const STORED_CLIENT_ID = /^sy-client-[A-Za-z0-9_-]{30}$/;
 
 const RegistrationSchema = z.looseObject({
-  redirect_uris: RedirectUrisSchema,
-  client_name: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  redirect_uris: RedirectUrisSchema.check(
+    z.maxLength(MAX_REDIRECT_URIS, `at most ${MAX_REDIRECT_URIS} redirect URIs`),
+    z.superRefine((uris: string[], ctx) => {
+      uris.forEach((uri, i) => {
+        if (uri.length > MAX_REDIRECT_URI_LENGTH) ctx.addIssue({ code: 'custom', path: [i], message: `too long: ${uri.length} characters, at most ${MAX_REDIRECT_URI_LENGTH}` });
+      });
+      const total = uris.reduce((sum, uri) => sum + uri.length, 0);
+      if (total > MAX_REDIRECT_URIS_TOTAL) ctx.addIssue({ code: 'custom', message: `too long together: ${total} characters, at most ${MAX_REDIRECT_URIS_TOTAL}: register fewer or shorter redirect URIs` });
+    }),
+  ),
+  client_name: z.optional(z.string().check(z.minLength(1), z.maxLength(MAX_CLIENT_NAME_LENGTH, `too long: at most ${MAX_CLIENT_NAME_LENGTH} characters`))),
   token_endpoint_auth_method: z.optional(z.enum(['none', 'client_secret_post', 'client_secret_basic'])),
   grant_types: z
     .optional(z.array(z.string()))
@@ -30,6 +68,17 @@ const RegistrationSchema = z.looseObject({
     .check(z.refine((r) => r === undefined || r.every((t) => t === 'code'), 'the only supported response type is "code"')),
 });
 
+/** What a sealed client_id holds. */
+const ClientIdPayloadSchema = z.strictObject({
+  r: z.array(z.string()).check(z.minLength(1)),
+  n: z.optional(z.string()),
+  a: z.enum(['none', 'client_secret_post', 'client_secret_basic']),
+  /** Issued at, seconds since the epoch. */
+  t: z.number(),
+  /** A random nonce: two registrations alike are still two clients. */
+  j: z.string(),
+});
+
 export interface ClientRegistryOptions {
   /** Client ID Metadata Documents; null when disabled. */
   metadataDocuments: MetadataDocumentClients | null;
@@ -37,25 +86,20 @@ export interface ClientRegistryOptions {
   registration: boolean;
   /** How long a registered client that gets tokens is kept after its last token request. */
   activeTtlMs: number;
+  /** The key that seals client ids and derives client secrets. */
+  key: ServerKey;
   now?: () => number;
-  /** Registrations a process accepts per hour; default {@link REGISTRATIONS_PER_HOUR}. */
-  registrationsPerHour?: number | undefined;
 }
-
-export const REGISTRATIONS_PER_HOUR = 200;
-
-/** How long a registered client is kept before it ever gets a token. */
-export const UNUSED_CLIENT_TTL_MS = 3_600_000;
 
 export class ClientRegistry {
   readonly #store: OAuthStore;
   readonly #options: ClientRegistryOptions;
-  readonly #registrations: WriteBudget;
+  readonly #now: () => number;
 
   constructor(store: OAuthStore, options: ClientRegistryOptions) {
     this.#store = store;
     this.#options = options;
-    this.#registrations = new WriteBudget(options.registrationsPerHour ?? REGISTRATIONS_PER_HOUR, 3_600_000, options.now ?? Date.now);
+    this.#now = options.now ?? Date.now;
   }
 
   get registrationEnabled(): boolean {
@@ -69,23 +113,54 @@ export class ClientRegistry {
   /** The client for `clientId`; `invalid_client` naming why when there is none. */
   async get(clientId: string): Promise<OAuthClient> {
     if (clientId === '') throw invalidRequest('Missing client_id');
+    if (clientId.length > MAX_CLIENT_ID_LENGTH) throw invalidClient(`The client_id is longer than ${MAX_CLIENT_ID_LENGTH} characters`);
     if (isMetadataDocumentClientId(clientId)) {
       const documents = this.#options.metadataDocuments;
       if (documents === null) throw invalidClient('Client ID Metadata Documents are disabled on this server: register the client instead');
       return documents.get(clientId);
     }
-    const record = await this.#store.get('client', clientId);
+    if (clientId.startsWith(CLIENT_ID_PREFIX)) return this.#sealed(clientId);
+    const record = STORED_CLIENT_ID.test(clientId) ? await this.#store.get('client', clientId) : undefined;
     if (record === undefined) throw invalidClient(`Unknown client "${clientId.slice(0, 100)}": register it first`);
     return record as unknown as OAuthClient;
+  }
+
+  /** The client a sealed client_id describes, once its MAC and its lifetime are checked. */
+  async #sealed(clientId: string): Promise<OAuthClient> {
+    const payload = ClientIdPayloadSchema.safeParse(await this.#options.key.open('client-id', clientId.slice(CLIENT_ID_PREFIX.length)));
+    if (!payload.success) throw invalidClient('Invalid client_id: it was altered, or not issued by this server: register the client again');
+    const { r: redirectUris, n: name, a: authMethod, t: issuedAt } = payload.data;
+    if (this.#now() - issuedAt * 1000 > UNUSED_CLIENT_TTL_MS && (await this.#store.get('client', await sha256Hex(clientId))) === undefined) {
+      throw invalidClient(`Client registration expired: it got no token within ${UNUSED_CLIENT_TTL_MS / 3_600_000} hours of registering: register the client again`);
+    }
+    return { clientId, clientName: name ?? 'Unnamed client', redirectUris, authMethod, source: 'registration' };
+  }
+
+  /** True when `secret` is the client's secret (constant time): derived from a sealed client_id, or the stored hash of an older one. */
+  async secretMatches(client: OAuthClient, secret: string): Promise<boolean> {
+    if (client.authMethod === 'none' || client.source !== 'registration') return false;
+    if (client.secretSha256 !== undefined) return stringsEqual(await sha256Hex(secret), client.secretSha256);
+    if (!client.clientId.startsWith(CLIENT_ID_PREFIX)) return false;
+    return stringsEqual(secret, await this.#secretOf(client.clientId));
+  }
+
+  async #secretOf(clientId: string): Promise<string> {
+    return `${SECRET_PREFIX}${await this.#options.key.mac('client-secret', clientId)}`;
   }
 
   /** Keeps a registered client that just got tokens for another refresh-token lifetime. */
   async touch(client: OAuthClient): Promise<void> {
     if (client.source !== 'registration') return;
-    await this.#store.put('client', client.clientId, client as unknown as JsonValue, (this.#options.now ?? Date.now)() + this.#options.activeTtlMs);
+    const until = this.#now() + this.#options.activeTtlMs;
+    if (client.clientId.startsWith(CLIENT_ID_PREFIX)) {
+      // Keyed by the id's hash: a sealed id is long, and the mark says only that it is in use.
+      await this.#store.put('client', await sha256Hex(client.clientId), { active: true }, until);
+      return;
+    }
+    await this.#store.put('client', client.clientId, client as unknown as JsonValue, until);
   }
 
-  /** RFC 7591 §3: registers a client; the response (201) carries its id and, when confidential, its secret (never stored). */
+  /** RFC 7591 §3: registers a client, writing nothing; the response (201) carries its id and, when confidential, its secret. */
   async register(body: unknown): Promise<Record<string, unknown>> {
     if (!this.#options.registration) throw invalidRequest('Dynamic Client Registration is disabled on this server', 404);
     const parsed = RegistrationSchema.safeParse(body);
@@ -96,29 +171,27 @@ export class ClientRegistry {
       throw new OAuthError(code, `${field}: ${issue.message}`);
     }
     const meta = parsed.data;
-    if (!this.#registrations.take()) {
-      throw new OAuthError('temporarily_unavailable', `Too many clients registered in the last hour: try again in ${this.#registrations.minutesUntilFree()} min`, 429);
-    }
-    const authMethod = meta.token_endpoint_auth_method ?? 'client_secret_basic';
-    const clientId = randomSecret('sy-client-').slice(0, 40);
-    const secret = authMethod === 'none' ? undefined : randomSecret('sycs_');
-    const client: OAuthClient = {
-      clientId,
-      clientName: meta.client_name ?? 'Unnamed client',
-      redirectUris: meta.redirect_uris,
-      authMethod,
-      ...(secret !== undefined ? { secretSha256: await sha256Hex(secret) } : {}),
-      source: 'registration',
+    const authMethod: TokenEndpointAuthMethod = meta.token_endpoint_auth_method ?? 'client_secret_basic';
+    const issuedAt = Math.floor(this.#now() / 1000);
+    const payload: z.infer<typeof ClientIdPayloadSchema> = {
+      r: meta.redirect_uris,
+      ...(meta.client_name !== undefined ? { n: meta.client_name } : {}),
+      a: authMethod,
+      t: issuedAt,
+      j: encodeBase64Url(crypto.getRandomValues(new Uint8Array(9))),
     };
-    const now = (this.#options.now ?? Date.now)();
-    await this.#store.put('client', clientId, client as unknown as JsonValue, now + UNUSED_CLIENT_TTL_MS);
-    const issuedAt = Math.floor(now / 1000);
+    const clientId = `${CLIENT_ID_PREFIX}${await this.#options.key.seal('client-id', payload)}`;
+    if (clientId.length > MAX_CLIENT_ID_LENGTH) {
+      // Only a name full of characters JSON escapes gets here: the bounds above keep the rest short.
+      throw new OAuthError('invalid_client_metadata', `client_name: too long once encoded in the client_id (${clientId.length} characters, at most ${MAX_CLIENT_ID_LENGTH}): use a shorter name`);
+    }
+    const secret = authMethod === 'none' ? undefined : await this.#secretOf(clientId);
     return {
       client_id: clientId,
       client_id_issued_at: issuedAt,
       ...(secret !== undefined ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
-      client_name: client.clientName,
-      redirect_uris: client.redirectUris,
+      client_name: meta.client_name ?? 'Unnamed client',
+      redirect_uris: meta.redirect_uris,
       token_endpoint_auth_method: authMethod,
       grant_types: meta.grant_types ?? ['authorization_code', 'refresh_token'],
       response_types: ['code'],

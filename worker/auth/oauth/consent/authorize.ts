@@ -1,43 +1,57 @@
 /**
  * The authorization endpoint, `/oauth/authorize` (OAuth 2.1 §4.1, authorization code + PKCE S256
- * only), with its consent flow:
+ * only), with its consent flow. Nothing a stranger can do here writes to the state: the pending
+ * request travels in the page's form as a sealed value (`server-key.ts`, purpose `consent`),
+ * authenticated, bound to the browser's CSRF cookie and good for {@link CONSENT_TTL_MS}.
  *
  * 1. `GET` validates the request. Every problem is shown on an error page, never redirected:
  *    every client here registered itself (DCR, or its own metadata document), so its redirect
  *    URI is not one this server trusts, and a redirect nobody acted on would make the worker's
- *    origin a redirector to it (OAuth 2.1 §7.12.2). A valid request is kept as a **consent**
- *    record (10 min) and the sign-in form shown.
+ *    origin a redirector to it (OAuth 2.1 §7.12.2). A valid request is sealed into the sign-in
+ *    form (client, redirect URI, PKCE challenge, resource, state, the CSRF value's hash, expiry,
+ *    a nonce).
  * 2. `POST step=sign-in` checks the token typed in (any agent's or the admin's, compared in
- *    constant time against all of them); five wrong tokens end the consent.
- * 3. `POST step=approve|deny`: the consent is used up; approving for an agent the signed-in
- *    person may act as (an agent: itself; the admin: any) records a grant and redirects with a
- *    one-time code, `state` and `iss` (RFC 9207); denying redirects with `access_denied`. Only
- *    here, after a person signed in and chose, does the worker send the browser to the client.
+ *    constant time against all of them); five wrong tokens end the form in this process (a count
+ *    kept in memory, not in the state). A right one seals the request again with who signed in
+ *    (the agent, or the admin, and a MAC of that token's hash, never the hash itself) into the
+ *    approval form.
+ * 3. `POST step=approve|deny`: only a form sealed after a sign-in is taken; the token signed in
+ *    with must still be the configured one. The form is used up (its nonce recorded until it
+ *    expires: one form, one answer); approving for an agent the signed-in person may act as (an
+ *    agent: itself; the admin: any) records a grant and redirects with a one-time code, `state`
+ *    and `iss` (RFC 9207); denying redirects with `access_denied`. These are the only writes, and
+ *    only a person holding a token can make them. Only here, after a person signed in and chose,
+ *    does the worker send the browser to the client.
  *
- * CSRF: each POST must carry the consent id, a CSRF value equal to the browser's
- * `sy_oauth_csrf` cookie (HttpOnly, SameSite=Strict, path /oauth) and to the one the consent
- * recorded, and a same-origin `Origin` (or `Sec-Fetch-Site`) when the browser sends one.
+ * CSRF: each POST must carry the sealed form, a CSRF value equal to the browser's
+ * `sy_oauth_csrf` cookie (HttpOnly, SameSite=Strict, path /oauth) and to the one the form was
+ * sealed with, and a same-origin `Origin` (or `Sec-Fetch-Site`) when the browser sends one.
  *
  * @module
  */
 import type { Context } from 'hono';
+import * as z from '../../../../shared/zod.ts';
+import { encodeBase64Url } from '../../../../shared/base64url.ts';
+import { sha256 } from '../../../../shared/credentials.ts';
 import { matchTokenHash } from '../../agent-auth.ts';
 import type { AgentEntry } from '../../../config/worker-config.ts';
 import { loopbackOnly, redirectUriMatches, type OAuthClient } from '../clients/client-record.ts';
 import type { ClientRegistry } from '../clients/client-registry.ts';
 import { SCOPE, type Grants } from '../grants.ts';
-import { CODE_CHALLENGE_PATTERN, randomSecret, sha256Hex, stringsEqual } from '../oauth-crypto.ts';
+import { CODE_CHALLENGE_PATTERN, randomSecret, stringsEqual } from '../oauth-crypto.ts';
 import { invalidRequest, OAuthError } from '../oauth-error.ts';
-import type { JsonValue, OAuthStore } from '../oauth-store.ts';
+import type { OAuthStore } from '../oauth-store.ts';
 import { ownResource } from '../resource-urls.ts';
+import type { ServerKey } from '../server-key.ts';
 import { approvePage, errorPage, signInPage, type ClientSummary } from './consent-page.ts';
 import { csrfCookieOf, csrfSetCookie } from './csrf-cookie.ts';
-import { WriteBudget } from '../write-budget.ts';
 
 export const CONSENT_TTL_MS = 10 * 60_000;
 export const MAX_SIGN_IN_ATTEMPTS = 5;
-/** Sign-in pages a process opens per consent lifetime: each is a record strangers make (`WriteBudget`). */
-export const CONSENTS_PER_WINDOW = 300;
+/** A longer `state` is refused: the request travels in the form, whose body is bounded. */
+export const MAX_STATE_LENGTH = 2048;
+/** Forms whose wrong tokens this process counts at once; the oldest are forgotten first. */
+const ATTEMPT_COUNTS = 10_000;
 
 export interface AuthorizeDeps {
   agents: readonly AgentEntry[];
@@ -45,26 +59,36 @@ export interface AuthorizeDeps {
   clients: ClientRegistry;
   grants: Grants;
   store: OAuthStore;
+  /** Seals the pending request into the form. */
+  key: ServerKey;
   /** The worker's base URL for a request (the issuer and resource origin). */
   baseUrl: (c: Context) => string;
   now?: () => number;
-  /** Default {@link CONSENTS_PER_WINDOW}. */
-  consentsPerWindow?: number | undefined;
 }
 
-interface ConsentRecord {
-  clientId: string;
-  redirectUri: string;
-  /** Whether the request named its redirect URI (RFC 6749 §4.1.3: then the token request must too). */
-  redirectUriSent?: boolean;
-  codeChallenge: string;
-  resource: string;
-  state: string | null;
-  csrfSha256: string;
-  attempts: number;
-  /** After sign-in: the agent name, or null for the admin, and the `token-sha256` signed in with. */
-  subject?: { agent: string | null; tokenSha256: string };
-}
+/** The pending authorization request, as sealed into the form. */
+const ConsentSchema = z.strictObject({
+  /** client_id */
+  c: z.string(),
+  /** The redirect URI, and whether the request named it (RFC 6749 §4.1.3: then the token request must too). */
+  u: z.string(),
+  us: z.boolean(),
+  /** The PKCE S256 challenge. */
+  p: z.string(),
+  /** The resource. */
+  r: z.string(),
+  /** The client's state, or null. */
+  s: z.nullable(z.string()),
+  /** base64url sha-256 of the CSRF value the form is bound to. */
+  x: z.string(),
+  /** Expiry, ms since the epoch. */
+  e: z.number(),
+  /** A random nonce: names this form (wrong tokens, its one answer). */
+  n: z.string(),
+  /** After sign-in: the agent, or null for the admin, and the MAC of the `token-sha256` signed in with. */
+  a: z.optional(z.strictObject({ g: z.nullable(z.string()), h: z.string() })),
+});
+type Consent = z.infer<typeof ConsentSchema>;
 
 /** A 303 back to the client on its redirect URI: `params`, then `state` when the request had one, and `iss` (RFC 9207). */
 function redirectBack(redirectUri: string, params: Record<string, string>, state: string | null, issuer: string): Response {
@@ -87,16 +111,35 @@ function summary(client: OAuthClient, redirectUri: string): ClientSummary {
   return { clientName: client.clientName, clientId: client.clientId, redirectUri, loopbackOnly: loopbackOnly(client.redirectUris) };
 }
 
+const csrfHash = async (csrf: string) => encodeBase64Url(await sha256(csrf));
+
 export function createAuthorizeHandlers(deps: AuthorizeDeps) {
   const now = deps.now ?? Date.now;
-  const consents = new WriteBudget(deps.consentsPerWindow ?? CONSENTS_PER_WINDOW, CONSENT_TTL_MS, now);
+  /** Wrong tokens per form nonce, with the form's expiry; in memory only. */
+  const attempts = new Map<string, { count: number; until: number }>();
 
-  async function loadConsent(id: string): Promise<ConsentRecord | undefined> {
-    return (await deps.store.get('consent', await sha256Hex(id))) as unknown as ConsentRecord | undefined;
+  function wrongToken(nonce: string, until: number): number {
+    const t = now();
+    for (const [n, entry] of attempts) {
+      if (entry.until > t && attempts.size < ATTEMPT_COUNTS) break;
+      attempts.delete(n);
+    }
+    const count = (attempts.get(nonce)?.count ?? 0) + 1;
+    attempts.delete(nonce);
+    attempts.set(nonce, { count, until });
+    return count;
   }
 
-  async function saveConsent(id: string, record: ConsentRecord): Promise<void> {
-    await deps.store.put('consent', await sha256Hex(id), record as unknown as JsonValue, now() + CONSENT_TTL_MS);
+  const seal = (consent: Consent) => deps.key.seal('consent', consent);
+  const approverMac = (consent: Consent, tokenSha256: string) => deps.key.mac('approver', `${consent.n}:${tokenSha256}`);
+
+  /** The form's pending request, or the page that says why it cannot be taken. */
+  async function openConsent(sealed: string): Promise<Consent | Response> {
+    if (sealed === '') return invalidRequestPage('Missing the authorization form: start again from the app');
+    const parsed = ConsentSchema.safeParse(await deps.key.open('consent', sealed));
+    if (!parsed.success) return invalidRequestPage('This authorization form was altered, or not made by this server: start again from the app');
+    if (parsed.data.e <= now()) return invalidRequestPage('This authorization form has expired: start again from the app');
+    return parsed.data;
   }
 
   /** The client, or the error page that says why there is none (never a redirect: its redirect URI is not known good). */
@@ -134,20 +177,17 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       if (challenge === null) return fail(invalidRequest('PKCE is required: send code_challenge and code_challenge_method=S256'));
       if (q.get('code_challenge_method') !== 'S256') return fail(invalidRequest('Only code_challenge_method=S256 is supported'));
       if (!CODE_CHALLENGE_PATTERN.test(challenge)) return fail(invalidRequest('code_challenge must be 43 base64url characters (S256)'));
+      if (state !== null && state.length > MAX_STATE_LENGTH) return fail(invalidRequest(`The state is longer than ${MAX_STATE_LENGTH} characters`));
       const resourceParam = q.get('resource');
       const resource = resourceParam === null ? issuer : ownResource(resourceParam, issuer);
       if (resource === null) {
         return fail(new OAuthError('invalid_target', `The resource "${resourceParam!.slice(0, 200)}" is not served here: this server issues tokens for ${issuer}, ${issuer}/mcp and ${issuer}/servers/<name>/mcp`));
       }
 
-      if (!consents.take()) {
-        return errorPage('temporarily_unavailable', `Too many sign-in pages were opened on this server in the last ${CONSENT_TTL_MS / 60_000} minutes: try again in ${consents.minutesUntilFree()} min`, 429);
-      }
-      const consentId = randomSecret('');
       const existing = csrfCookieOf(c);
       const csrf = existing !== undefined && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomSecret('');
-      await saveConsent(consentId, { clientId: client.clientId, redirectUri, redirectUriSent: requested !== null, codeChallenge: challenge, resource, state, csrfSha256: await sha256Hex(csrf), attempts: 0 });
-      return signInPage({ client: summary(client, redirectUri), consentId, csrf, headers: { 'set-cookie': csrfSetCookie(c, csrf, CONSENT_TTL_MS / 1000) } });
+      const consent: Consent = { c: client.clientId, u: redirectUri, us: requested !== null, p: challenge, r: resource, s: state, x: await csrfHash(csrf), e: now() + CONSENT_TTL_MS, n: randomSecret('').slice(0, 22) };
+      return signInPage({ client: summary(client, redirectUri), consentId: await seal(consent), csrf, headers: { 'set-cookie': csrfSetCookie(c, csrf, CONSENT_TTL_MS / 1000) } });
     },
 
     async post(c: Context): Promise<Response> {
@@ -159,15 +199,16 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       }
       const form = await c.req.parseBody();
       const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
-      const consentId = field('consent');
+      const sealed = field('consent');
       const csrf = field('csrf');
       const cookie = csrfCookieOf(c) ?? '';
-      const consent = consentId === '' ? undefined : await loadConsent(consentId);
-      if (consent === undefined) return invalidRequestPage('This authorization form has expired or was already used: start again from the app');
-      if (csrf === '' || !stringsEqual(csrf, cookie) || !stringsEqual(await sha256Hex(csrf), consent.csrfSha256)) {
+      const consent = await openConsent(sealed);
+      if (consent instanceof Response) return consent;
+      if (csrf === '' || !stringsEqual(csrf, cookie) || !stringsEqual(await csrfHash(csrf), consent.x)) {
         return invalidRequestPage('The form\'s CSRF check failed: open the authorization link again in this browser', 403);
       }
-      const client = await clientOrErrorPage(consent.clientId);
+      if ((attempts.get(consent.n)?.count ?? 0) >= MAX_SIGN_IN_ATTEMPTS) return errorPage('access_denied', `Too many wrong tokens (${MAX_SIGN_IN_ATTEMPTS}): start again from the app`, 401);
+      const client = await clientOrErrorPage(consent.c);
       if (client instanceof Response) return client;
       const step = field('step');
 
@@ -175,47 +216,48 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
         const hashes = [...deps.agents.map((a) => a['token-sha256']), ...(deps.adminTokenSha256 !== undefined ? [deps.adminTokenSha256] : [])];
         const index = await matchTokenHash(field('token'), hashes);
         if (index === -1) {
-          const attempts = consent.attempts + 1;
-          if (attempts >= MAX_SIGN_IN_ATTEMPTS) {
-            await deps.store.delete('consent', await sha256Hex(consentId));
-            return errorPage('access_denied', `Too many wrong tokens (${MAX_SIGN_IN_ATTEMPTS}): start again from the app`, 401);
-          }
-          await saveConsent(consentId, { ...consent, attempts });
-          return signInPage({ client: summary(client, consent.redirectUri), consentId, csrf, error: 'Token not accepted: use an agent token or the admin token of this worker' });
+          if (wrongToken(consent.n, consent.e) >= MAX_SIGN_IN_ATTEMPTS) return errorPage('access_denied', `Too many wrong tokens (${MAX_SIGN_IN_ATTEMPTS}): start again from the app`, 401);
+          return signInPage({ client: summary(client, consent.u), consentId: sealed, csrf, error: 'Token not accepted: use an agent token or the admin token of this worker' });
         }
         const agent = index < deps.agents.length ? deps.agents[index]!.name : null;
-        await saveConsent(consentId, { ...consent, subject: { agent, tokenSha256: hashes[index]! } });
+        const signedIn: Consent = { ...consent, a: { g: agent, h: await approverMac(consent, hashes[index]!) } };
         return approvePage({
-          client: summary(client, consent.redirectUri),
-          consentId,
+          client: summary(client, consent.u),
+          consentId: await seal(signedIn),
           csrf,
           signedInAs: agent === null ? 'admin' : `agent ${agent}`,
           agents: agent === null ? deps.agents.map((a) => a.name) : [agent],
-          resource: consent.resource,
+          resource: consent.r,
         });
       }
 
       if (step !== 'approve' && step !== 'deny') return invalidRequestPage('Unknown form step');
-      if (consent.subject === undefined) return errorPage('access_denied', 'Sign in first', 401);
-      // Used up either way: one consent, one answer.
-      await deps.store.delete('consent', await sha256Hex(consentId));
-      if (step === 'deny') return redirectWithError(consent.redirectUri, issuer, consent.state, new OAuthError('access_denied', 'The request was denied on the consent page'));
+      if (consent.a === undefined) return errorPage('access_denied', 'Sign in first', 401);
+      // The token signed in with, as the config has it now: one changed since may not approve.
+      const approverSha256 = consent.a.g === null ? deps.adminTokenSha256 : deps.agents.find((a) => a.name === consent.a!.g)?.['token-sha256'];
+      if (approverSha256 === undefined || !stringsEqual(await approverMac(consent, approverSha256), consent.a.h)) {
+        return errorPage('access_denied', 'The token you signed in with was changed or removed since: sign in again', 401);
+      }
+      // Used up either way: one form, one answer (the first write here, after a person signed in).
+      const mark = randomSecret('');
+      if ((await deps.store.add('consent', consent.n, mark, consent.e)) !== mark) return invalidRequestPage('This authorization form was already used: start again from the app');
+      if (step === 'deny') return redirectWithError(consent.u, issuer, consent.s, new OAuthError('access_denied', 'The request was denied on the consent page'));
       const agent = field('agent');
       const entry = deps.agents.find((a) => a.name === agent);
-      const allowed = entry !== undefined && (consent.subject.agent === null || agent === consent.subject.agent);
+      const allowed = entry !== undefined && (consent.a.g === null || agent === consent.a.g);
       if (!allowed) return errorPage('access_denied', `You may not approve this app for agent "${agent.slice(0, 100)}"`, 403);
       const code = await deps.grants.createCode({
-        clientId: consent.clientId,
-        redirectUri: consent.redirectUri,
-        redirectUriSent: consent.redirectUriSent !== false,
-        codeChallenge: consent.codeChallenge,
-        resource: consent.resource,
+        clientId: consent.c,
+        redirectUri: consent.u,
+        redirectUriSent: consent.us,
+        codeChallenge: consent.p,
+        resource: consent.r,
         scope: SCOPE,
         agent,
         agentTokenSha256: entry['token-sha256'],
-        approverTokenSha256: consent.subject.tokenSha256,
+        approverTokenSha256: approverSha256,
       });
-      return redirectBack(consent.redirectUri, { code }, consent.state, issuer);
+      return redirectBack(consent.u, { code }, consent.s, issuer);
     },
   };
 }
