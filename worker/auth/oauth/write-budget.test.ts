@@ -12,4 +12,11 @@ describe('WriteBudget', () => {
     now = 60_000;
     expect([budget.take(), budget.take(), budget.take(), budget.take()]).toEqual([true, true, true, false]);
   });
+
+  it('takes back a refunded take', () => {
+    const budget = new WriteBudget(1, 60_000, () => 0);
+    expect(budget.take()).toBe(true);
+    budget.refund();
+    expect([budget.take(), budget.take()]).toEqual([true, false]);
+  });
 });

@@ -1,13 +1,11 @@
 /**
- * How much of one kind of work strangers may have the authorization server do in a window:
- * registrations and consents need no credential (RFC 7591 registration is open; a sign-in page is
- * for anyone to open), and each is a record in the state every later write rewrites; any https
- * URL may be named as a client_id, and each new one is a fetch. Past the budget the request is
- * refused until the window moves on; nothing already done is touched.
+ * How much of one kind of work strangers may have the authorization server do in a window: any
+ * https URL may be named as a client_id, and each new one is a fetch (`metadata-document.ts`
+ * keeps one budget per URL host). Past the budget the request is refused until the window moves
+ * on; nothing already done is touched. Registrations and sign-in pages need none: they write
+ * nothing (their client ids and forms are sealed values, `server-key.ts`).
  *
- * Counted per worker process (per isolate on Cloudflare): it bounds what one process does for
- * strangers, which, with the records' short lives (an unused client an hour, a consent ten
- * minutes), bounds the state.
+ * Counted per worker process (per isolate on Cloudflare), in memory.
  *
  * @module
  */
@@ -32,6 +30,11 @@ export class WriteBudget {
     if (this.#times.length >= this.#max) return false;
     this.#times.push(now);
     return true;
+  }
+
+  /** Gives back the latest take: the work it paid for turned out not to count. */
+  refund(): void {
+    this.#times.pop();
   }
 
   /** Minutes until the oldest write leaves the window, for the refusal's message. */

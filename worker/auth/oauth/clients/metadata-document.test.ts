@@ -18,18 +18,44 @@ describe('client metadata documents, fetched for strangers', () => {
     expect(fetched).toEqual([DOC_URL, DOC_URL]);
   });
 
-  it('fetches so many new documents a minute at most, then refuses with temporarily_unavailable until the minute has passed', async () => {
+  it('counts only failed fetches, per host: junk under one host is refused with temporarily_unavailable for a minute, and holds back no other host', async () => {
     let now = 0;
     let fetches = 0;
-    const clients = new MetadataDocumentClients({ now: () => now, fetchesPerMinute: 2, fetch: async (url) => (fetches++, Response.json(doc(url))) });
-    expect((await clients.get('https://a.example/c.json')).clientName).toBe('App');
-    await clients.get('https://b.example/c.json');
-    await expect(clients.get('https://c.example/c.json')).rejects.toMatchObject({ code: 'temporarily_unavailable', status: 429 });
-    // A cached one costs no fetch.
-    expect((await clients.get('https://a.example/c.json')).clientId).toBe('https://a.example/c.json');
+    const clients = new MetadataDocumentClients({
+      now: () => now,
+      fetchesPerHostPerMinute: 2,
+      fetch: async (url) => (fetches++, new URL(url).hostname === 'junk.example' ? new Response('no', { status: 404 }) : Response.json(doc(url))),
+    });
+    await expect(clients.get('https://junk.example/1')).rejects.toMatchObject({ code: 'invalid_client' });
+    await expect(clients.get('https://junk.example/2')).rejects.toMatchObject({ code: 'invalid_client' });
+    const refused = await clients.get('https://junk.example/3').catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'temporarily_unavailable', status: 429, message: 'Too many client metadata documents from "junk.example" failed in the last minute: try again in 1 min' });
     expect(fetches).toBe(2);
+    // Another host, and documents that are fetched well (however many), cost nothing.
+    for (let i = 0; i < 10; i++) expect((await clients.get(`https://app.example/c${i}.json`)).clientName).toBe('App');
     now += 60_000;
-    await clients.get('https://c.example/c.json');
-    expect(fetches).toBe(3);
+    await expect(clients.get('https://junk.example/3')).rejects.toMatchObject({ code: 'invalid_client' });
+  });
+
+  it('serves a known client from its cache and fetches it again when its lifetime is over without a budget, however much junk strangers sent', async () => {
+    let now = 0;
+    const fetched: string[] = [];
+    const clients = new MetadataDocumentClients({
+      now: () => now,
+      fetchesPerHostPerMinute: 1,
+      fetch: async (url) => (fetched.push(url), url === DOC_URL ? Response.json(doc(url), { headers: { 'cache-control': 'max-age=300' } }) : new Response('no', { status: 404 })),
+    });
+    expect((await clients.get(DOC_URL)).clientId).toBe(DOC_URL);
+    // A stranger spends app.example's budget and fills the failures' cache far past its size.
+    await expect(clients.get('https://app.example/junk-0')).rejects.toMatchObject({ code: 'invalid_client' });
+    await expect(clients.get('https://app.example/junk-1')).rejects.toMatchObject({ code: 'temporarily_unavailable' });
+    for (let i = 0; i < 2000; i++) await clients.get(`https://junk-${i}.example/c.json`).catch(() => {});
+    expect((await clients.get(DOC_URL)).clientId).toBe(DOC_URL);
+    expect(fetched.filter((u) => u === DOC_URL)).toHaveLength(1);
+    now += 300_000;
+    await expect(clients.get('https://app.example/junk-2')).rejects.toMatchObject({ code: 'invalid_client' });
+    await expect(clients.get('https://app.example/junk-3')).rejects.toMatchObject({ code: 'temporarily_unavailable' });
+    expect((await clients.get(DOC_URL)).clientId).toBe(DOC_URL);
+    expect(fetched.filter((u) => u === DOC_URL)).toHaveLength(2);
   });
 });

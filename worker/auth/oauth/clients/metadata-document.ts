@@ -11,6 +11,15 @@
  * - a cache honouring `Cache-Control: max-age` (clamped to 1 min … 1 day; 5 min without one),
  *   bounded in size, so one client does not make the worker fetch on every request.
  *
+ * Strangers may name any https URL, so what they can make it fetch is bounded, without letting
+ * them lock known clients out: documents fetched well and failures are cached apart (junk fills
+ * only the failures' cache, and a failed URL is not fetched again for {@link FAILURE_TTL_MS}); a
+ * cached document is served without a fetch, and fetching it again once its lifetime is over
+ * costs nothing. Only a fetch of a URL not in the cache counts, per host of the URL, and only
+ * when it fails: {@link FAILED_FETCHES_PER_HOST_PER_MINUTE} a minute. So one stranger's junk
+ * under their own host (or hosts) costs nobody else anything; junk under a client's own host can
+ * delay only that host's clients not yet cached in this process, for a minute at most.
+ *
  * The fetch and the resolver are injected: tests run the policy as pure functions and against a
  * fake or local https server, and each runtime passes what it has.
  *
@@ -29,6 +38,7 @@ const CACHE_MIN_MS = 60_000;
 const CACHE_MAX_MS = 86_400_000;
 const CACHE_DEFAULT_MS = 300_000;
 const CACHE_ENTRIES = 256;
+const FAILURE_ENTRIES = 1024;
 
 export interface MetadataDocumentFetchDeps {
   /** The fetch to use; `globalThis.fetch` by default. */
@@ -37,8 +47,8 @@ export interface MetadataDocumentFetchDeps {
   resolve?: (hostname: string) => Promise<string[]>;
   now?: () => number;
   timeoutMs?: number;
-  /** Documents fetched per minute at most (default {@link FETCHES_PER_MINUTE}). */
-  fetchesPerMinute?: number;
+  /** Failed fetches per URL host and minute at most (default {@link FAILED_FETCHES_PER_HOST_PER_MINUTE}). */
+  fetchesPerHostPerMinute?: number;
 }
 
 /** True when a client_id is meant as a metadata document URL (rather than a registered id). */
@@ -106,21 +116,26 @@ function cacheLifetime(response: Response): number {
   return Math.min(CACHE_MAX_MS, Math.max(CACHE_MIN_MS, Number(maxAge[1]) * 1000));
 }
 
-/** Fetches, validates and caches metadata documents. */
 /**
- * Anyone may name any https URL as a client_id, and each unknown one is a fetch of up to
- * {@link METADATA_DOCUMENT_TIMEOUT_MS}: a process fetches this many a minute at most, and a URL that
- * failed is not fetched again for {@link FAILURE_TTL_MS}, so the worker cannot be made to fetch for
- * strangers at their pace.
+ * Failed fetches a process makes per URL host and minute, at most: each unknown URL is a fetch
+ * of up to {@link METADATA_DOCUMENT_TIMEOUT_MS}, and a failure is not fetched again for
+ * {@link FAILURE_TTL_MS}, so the worker cannot be made to fetch from one host at a stranger's pace.
  */
-export const FETCHES_PER_MINUTE = 60;
+export const FAILED_FETCHES_PER_HOST_PER_MINUTE = 10;
 export const FAILURE_TTL_MS = 60_000;
+/** Hosts whose failed fetches are counted at once; the least recently counted is forgotten first. */
+const COUNTED_HOSTS = 1024;
 
+/** Fetches, validates and caches metadata documents. */
 export class MetadataDocumentClients {
-  readonly #deps: Required<Omit<MetadataDocumentFetchDeps, 'resolve' | 'fetchesPerMinute'>> & Pick<MetadataDocumentFetchDeps, 'resolve'>;
-  /** A document's client, or why it could not be had, until it may be fetched again. */
-  readonly #cache = new Map<string, { client: OAuthClient | OAuthError; until: number }>();
-  readonly #fetches: WriteBudget;
+  readonly #deps: Required<Omit<MetadataDocumentFetchDeps, 'resolve' | 'fetchesPerHostPerMinute'>> & Pick<MetadataDocumentFetchDeps, 'resolve'>;
+  /** Documents fetched well, least recently used first, with until when each may be served without a fetch. */
+  readonly #documents = new Map<string, { client: OAuthClient; until: number }>();
+  /** Why a URL could not be had, until it may be fetched again; apart, so junk never evicts a document. */
+  readonly #failures = new Map<string, { error: OAuthError; until: number }>();
+  /** Failed fetches per host in the last minute, least recently counted first. */
+  readonly #hosts = new Map<string, WriteBudget>();
+  readonly #perHost: number;
 
   constructor(deps: MetadataDocumentFetchDeps = {}) {
     this.#deps = {
@@ -129,32 +144,55 @@ export class MetadataDocumentClients {
       timeoutMs: deps.timeoutMs ?? METADATA_DOCUMENT_TIMEOUT_MS,
       ...(deps.resolve !== undefined ? { resolve: deps.resolve } : {}),
     };
-    this.#fetches = new WriteBudget(deps.fetchesPerMinute ?? FETCHES_PER_MINUTE, 60_000, this.#deps.now);
+    this.#perHost = deps.fetchesPerHostPerMinute ?? FAILED_FETCHES_PER_HOST_PER_MINUTE;
   }
 
   async get(clientId: string): Promise<OAuthClient> {
-    const cached = this.#cache.get(clientId);
-    if (cached !== undefined && cached.until > this.#deps.now()) {
-      if (cached.client instanceof OAuthError) throw cached.client;
-      return cached.client;
+    const now = this.#deps.now();
+    const known = this.#documents.get(clientId);
+    if (known !== undefined) {
+      this.#documents.delete(clientId);
+      if (known.until > now) {
+        this.#documents.set(clientId, known);
+        return known.client;
+      }
     }
-    this.#cache.delete(clientId);
+    const failed = this.#failures.get(clientId);
+    if (failed !== undefined && failed.until > now) throw failed.error;
+    this.#failures.delete(clientId);
     const refusal = metadataUrlRefusal(clientId);
     if (refusal !== null) throw invalidClient(`Client metadata document refused: ${refusal}`);
-    if (!this.#fetches.take()) {
-      throw new OAuthError('temporarily_unavailable', `Too many client metadata documents fetched in the last minute: try again in ${this.#fetches.minutesUntilFree()} min`, 429);
+    // A document served before is fetched again for free; a URL never fetched well takes from its host's budget.
+    const budget = known === undefined ? this.#budgetOf(new URL(clientId).hostname) : null;
+    if (budget !== null && !budget.take()) {
+      throw new OAuthError('temporarily_unavailable', `Too many client metadata documents from "${new URL(clientId).hostname}" failed in the last minute: try again in ${budget.minutesUntilFree()} min`, 429);
     }
-    let entry: { client: OAuthClient | OAuthError; until: number };
+    let entry: { client: OAuthClient; until: number };
     try {
       entry = await this.#fetchDocument(clientId);
     } catch (error) {
-      if (!(error instanceof OAuthError)) throw error;
-      entry = { client: error, until: this.#deps.now() + FAILURE_TTL_MS };
+      if (!(error instanceof OAuthError)) {
+        budget?.refund();
+        throw error;
+      }
+      if (this.#failures.size >= FAILURE_ENTRIES) this.#failures.delete(this.#failures.keys().next().value!);
+      this.#failures.set(clientId, { error, until: this.#deps.now() + FAILURE_TTL_MS });
+      throw error;
     }
-    if (this.#cache.size >= CACHE_ENTRIES) this.#cache.delete(this.#cache.keys().next().value!);
-    this.#cache.set(clientId, entry);
-    if (entry.client instanceof OAuthError) throw entry.client;
+    // Only failures count: a host that serves documents is never held back.
+    budget?.refund();
+    if (this.#documents.size >= CACHE_ENTRIES) this.#documents.delete(this.#documents.keys().next().value!);
+    this.#documents.set(clientId, entry);
     return entry.client;
+  }
+
+  /** The failed-fetch budget of `host`, made on first use; the least recently used one is forgotten past {@link COUNTED_HOSTS}. */
+  #budgetOf(host: string): WriteBudget {
+    const budget = this.#hosts.get(host) ?? new WriteBudget(this.#perHost, 60_000, this.#deps.now);
+    this.#hosts.delete(host);
+    if (this.#hosts.size >= COUNTED_HOSTS) this.#hosts.delete(this.#hosts.keys().next().value!);
+    this.#hosts.set(host, budget);
+    return budget;
   }
 
   /** Fetches, checks and parses one document, with how long it may be cached. */
