@@ -119,7 +119,10 @@ class InMemoryChannel extends ChannelTransport {
   }
 }
 
-/** Two linked channel ends in one process: what one sends, the other receives. */
+/**
+ * Two linked channel ends in one process: what one sends, the other receives, the very object, so
+ * a host's mark on its own answer (`audit/host-answers.ts`) goes with it (single-machine mode).
+ */
 export function createInMemoryChannelPair(): [ChannelTransport, ChannelTransport] {
   const a = new InMemoryChannel();
   const b = new InMemoryChannel();

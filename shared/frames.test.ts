@@ -5,8 +5,9 @@ import { exceeds, readFrame } from './link/frame-reader.ts';
 /** What the live reader makes of a frame, back as the frame it read. */
 function reread(text: string): Frame {
   const read = readFrame(text, MAX_FRAME_BYTES);
-  if (read.kind === 'message') return { v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: read.channel, message: read.message };
-  if (read.kind === 'reply') return { v: LINK_PROTOCOL_VERSION, type: 'channel-reply', channel: read.channel, message: read.message };
+  const own = read.kind === 'message' || read.kind === 'reply' ? (read.own === true ? { own: true as const } : {}) : {};
+  if (read.kind === 'message') return { v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: read.channel, message: read.message, ...own };
+  if (read.kind === 'reply') return { v: LINK_PROTOCOL_VERSION, type: 'channel-reply', channel: read.channel, message: read.message, ...own };
   if (read.kind === 'frame') return read.frame;
   throw new Error(`not read as a frame: ${JSON.stringify(read)}`);
 }
@@ -16,8 +17,12 @@ describe('link frames', () => {
     const frames: Frame[] = [
       { v: 1, type: 'channel-open', channel: 1, request: { type: 'mcp', connection: { 'server-name': 'x' } } },
       { v: 1, type: 'channel-open', channel: 1, request: { type: 'mcp' }, first: { jsonrpc: '2.0', id: 1, method: 'ping' }, reply: true },
+      { v: 1, type: 'channel-open', channel: 1, request: { type: 'mcp' }, first: { jsonrpc: '2.0', id: 1, method: 'ping' }, reply: true, own: true },
+      { v: 1, type: 'channel-open', channel: 1, request: { type: 'mcp' }, own: true },
       { v: 1, type: 'channel-open-ack', channel: 1 },
       { v: 1, type: 'channel-reply', channel: 1, message: { jsonrpc: '2.0', id: 1, result: {} } },
+      { v: 1, type: 'channel-reply', channel: 1, message: { jsonrpc: '2.0', id: 1, error: { code: -32010, message: 'Denied' } }, own: true },
+      { v: 1, type: 'channel-message', channel: 1, message: { jsonrpc: '2.0', id: 1, error: { code: -32010, message: 'Denied' } }, own: true },
       { v: 1, type: 'channel-open-error', channel: 1, reason: 'trust-profile-stale', message: 'Profile changed' },
       { v: 1, type: 'channel-message', channel: 1, message: { jsonrpc: '2.0', id: 1, method: 'ping' } },
       { v: 1, type: 'channel-close', channel: 1, reason: 'server-exited', message: 'exit 3' },
@@ -39,6 +44,15 @@ describe('link frames', () => {
     // `reply` only as true, and a reply's message only as an object.
     expect(readFrame('{"v":1,"type":"channel-open","channel":1,"request":{},"first":{},"reply":false}', MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringMatching(/^reply: /) });
     expect(readFrame('{"v":1,"type":"channel-reply","channel":1,"message":[]}', MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringMatching(/^message: /) });
+    // `own` (host-answers) only as true, on an open or a message from the host.
+    for (const type of ['channel-message', 'channel-reply']) {
+      expect(readFrame(`{"v":1,"type":"${type}","channel":1,"message":{},"own":false}`, MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringMatching(/^own: /) });
+      expect(readFrame(`{"v":1,"type":"${type}","channel":1,"message":{},"own":1}`, MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringMatching(/^own: /) });
+    }
+    expect(readFrame('{"v":1,"type":"channel-open","channel":1,"request":{},"own":"yes"}', MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed', problem: expect.stringMatching(/^own: /) });
+    // Nowhere else: the frames a host's answer never travels in.
+    expect(readFrame('{"v":1,"type":"channel-open-error","channel":1,"reason":"denied-by-policy","message":"x","own":true}', MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed' });
+    expect(readFrame('{"v":1,"type":"channel-close","channel":1,"own":true}', MAX_FRAME_BYTES)).toMatchObject({ kind: 'malformed' });
   });
 
   it('refuses a short nonce, a signature of the wrong size and an origin with a line break', () => {

@@ -35,23 +35,32 @@ const Message = z.string().check(z.maxLength(MAX_FRAME_MESSAGE_CHARS));
 const Origin = z.string().check(z.regex(/^[a-z0-9.\-[\]:]{1,300}$/, 'must be a lowercase host[:port]'));
 
 const JsonRpcObject = z.custom<JSONRPCMessage>((m) => typeof m === 'object' && m !== null && !Array.isArray(m), 'must be a JSON-RPC message object');
+/**
+ * On a `channel-message` or `channel-reply` from the host: the host wrote this answer itself, in
+ * the server's place (`link/link-features.ts`, `host-answers`); only on a channel whose open asked
+ * for it. A server writes the message, never the frame, so it cannot set this.
+ */
+const Own = z.literal(true);
 
 export const FrameSchema = z.discriminatedUnion('type', [
   // `first`: the channel's first message in the open's own frame, sent only to a host that
   // announced `open-first` (`link/link-features.ts`): an older host's strict schema refuses it.
   // `reply`: the worker reads `channel-reply` on this channel, asked only of a host that announced
   // `open-reply`, and only with `first`.
-  z.strictObject({ v: V, type: z.literal('channel-open'), channel: ChannelId, request: z.unknown(), first: z.optional(JsonRpcObject), reply: z.optional(z.literal(true)) }),
+  // `own`: the worker reads `own` on this channel's messages, asked only of a host that announced
+  // `host-answers`.
+  z.strictObject({ v: V, type: z.literal('channel-open'), channel: ChannelId, request: z.unknown(), first: z.optional(JsonRpcObject), reply: z.optional(z.literal(true)), own: z.optional(Own) }),
   z.strictObject({ v: V, type: z.literal('channel-open-ack'), channel: ChannelId }),
   // The channel's last message and its orderly close, acking its open if that has not gone: one
   // frame where three went (`open-reply`).
-  z.strictObject({ v: V, type: z.literal('channel-reply'), channel: ChannelId, message: JsonRpcObject }),
+  z.strictObject({ v: V, type: z.literal('channel-reply'), channel: ChannelId, message: JsonRpcObject, own: z.optional(Own) }),
   z.strictObject({ v: V, type: z.literal('channel-open-error'), channel: ChannelId, reason: Reason, message: Message }),
   z.strictObject({
     v: V,
     type: z.literal('channel-message'),
     channel: ChannelId,
     message: JsonRpcObject,
+    own: z.optional(Own),
   }),
   z.strictObject({ v: V, type: z.literal('channel-close'), channel: ChannelId, reason: z.optional(Reason), message: z.optional(Message) }),
   z.strictObject({ v: V, type: z.literal('keepalive'), id: z.number().check(z.int(), z.nonnegative()) }),

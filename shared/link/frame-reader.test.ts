@@ -11,8 +11,8 @@ const wellFormed = fc.record({
   message: fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), result: fc.object() }),
 });
 const wrong = fc.record({
-  key: fc.constantFrom('v', 'channel', 'message', 'extra'),
-  value: fc.oneof(fc.constantFrom(0, -1, 1.5, 2 ** 31 + 1, 2, null, undefined), fc.array(fc.integer()), fc.string(), fc.object()),
+  key: fc.constantFrom('v', 'channel', 'message', 'extra', 'own'),
+  value: fc.oneof(fc.constantFrom(0, -1, 1.5, 2 ** 31 + 1, 2, null, undefined, true, false), fc.array(fc.integer()), fc.string(), fc.object()),
 });
 const channelMessage = fc
   .tuple(wellFormed, fc.option(wrong, { freq: 2 }))
@@ -49,7 +49,8 @@ describe('readFrame', () => {
         const expected = FrameSchema.safeParse(frame);
         if (expected.success && expected.data.type === 'channel-message') {
           accepted++;
-          expect(read).toEqual({ kind: 'message', channel: expected.data.channel, message: expected.data.message });
+          const { channel, message, own } = expected.data;
+          expect(read).toStrictEqual(own === true ? { kind: 'message', channel, message, own } : { kind: 'message', channel, message });
         } else expect(read.kind).toBe('malformed');
       }),
       { numRuns: 2000 },
@@ -78,7 +79,14 @@ describe('readFrame', () => {
       key: fc.constantFrom('channel', 'request', 'extra', 'first', 'first'),
       value: fc.oneof(fc.constantFrom(0, -1, 1.5, 2 ** 31 + 1, 2, null, undefined, 'text'), fc.string(), fc.object(), fc.array(fc.integer()), fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer(), method: fc.string() })),
     });
-    readsAsTheSchemaDoes(fc.tuple(open, fc.option(change, { freq: 2 })).map(([frame, c]) => (c === null ? frame : { ...frame, [c.key]: c.value })));
+    // `reply` and `own` (host-answers): true, or something the schema refuses there.
+    const flag = fc.option(fc.constantFrom(true, true, false, 1, 'true', null), { freq: 2 });
+    readsAsTheSchemaDoes(fc.tuple(open, fc.option(change, { freq: 2 }), flag, flag).map(([frame, c, reply, own]) => {
+      const changed: Record<string, unknown> = c === null ? { ...frame } : { ...frame, [c.key]: c.value };
+      if (reply !== null) changed.reply = reply;
+      if (own !== null) changed.own = own;
+      return changed;
+    }));
   });
 
   it('words what is wrong with a channel-message the hand check refuses', () => {

@@ -13,13 +13,14 @@
  * @module
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { FrameSchema, LINK_PROTOCOL_VERSION, type Frame } from '../frames.ts';
+import { FrameSchema, LINK_PROTOCOL_VERSION, type Frame, type FrameOf } from '../frames.ts';
 import { exceedsDepth, MAX_JSON_DEPTH, shallowRequestId } from '../json-depth.ts';
 
 export type ReadFrame =
-  | { kind: 'message'; channel: number; message: JSONRPCMessage }
+  /** `own`: the host marked the message as its own answer (`host-answers`); absent when it did not. */
+  | { kind: 'message'; channel: number; message: JSONRPCMessage; own?: true }
   /** A `channel-reply`: the channel's last message, then its close (and its ack, if the open still waits). */
-  | { kind: 'reply'; channel: number; message: JSONRPCMessage }
+  | { kind: 'reply'; channel: number; message: JSONRPCMessage; own?: true }
   | { kind: 'frame'; frame: Frame }
   | { kind: 'too-large' }
   | { kind: 'wrong-version'; version: string }
@@ -64,8 +65,11 @@ export function readFrame(text: string, maxBytes: number): ReadFrame {
     const where = issue === undefined || issue.path.length === 0 ? '' : `${issue.path.join('.')}: `;
     return { kind: 'malformed', problem: `${where}${issue?.message ?? 'not a link frame'}` };
   }
-  if (parsed.data.type === 'channel-message') return { kind: 'message', channel: parsed.data.channel, message: parsed.data.message as JSONRPCMessage };
-  if (parsed.data.type === 'channel-reply') return { kind: 'reply', channel: parsed.data.channel, message: parsed.data.message as JSONRPCMessage };
+  if (parsed.data.type === 'channel-message' || parsed.data.type === 'channel-reply') {
+    const { channel, message, own } = parsed.data;
+    const kind = parsed.data.type === 'channel-message' ? 'message' : 'reply';
+    return own === true ? { kind, channel, message: message as JSONRPCMessage, own } : { kind, channel, message: message as JSONRPCMessage };
+  }
   return { kind: 'frame', frame: parsed.data };
 }
 
@@ -73,15 +77,17 @@ export function readFrame(text: string, maxBytes: number): ReadFrame {
  * A `channel-message` frame (or a `channel-reply`, of the same shape) that the schema's branch for
  * it accepts, checked by hand: it is all but every frame on a busy link, and zod's strict object
  * walk was a third of this function's time (issue 17). The same rules as `FrameSchema`'s branch: exactly the keys `v`, `type`,
- * `channel`, `message`; a channel id that is a whole number in 1…2³¹; a message that is an object
- * and not an array. Anything else (null) goes to the schema, which also words the problem.
+ * `channel`, `message`, maybe `own`; a channel id that is a whole number in 1…2³¹; a message that is an object
+ * and not an array; `own`, true. Anything else (null) goes to the schema, which also words the problem.
  */
 function wellFormedChannelMessage(frame: Record<string, unknown>, kind: 'message' | 'reply'): ReadFrame | null {
   const { channel, message } = frame;
-  if (Object.keys(frame).length !== 4 || !('channel' in frame) || !('message' in frame)) return null;
+  const keys = Object.keys(frame).length;
+  if (!('channel' in frame) || !('message' in frame)) return null;
   if (!validChannelId(channel)) return null;
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return null;
-  return { kind, channel, message: message as JSONRPCMessage };
+  if (keys === 4) return { kind, channel, message: message as JSONRPCMessage };
+  return keys === 5 && frame.own === true ? { kind, channel, message: message as JSONRPCMessage, own: true } : null;
 }
 
 /**
@@ -98,20 +104,28 @@ function bareChannelFrame(frame: Record<string, unknown>, type: 'channel-open-ac
 /**
  * A `channel-open` with its request: a modern request opens a channel of its own, so this is one
  * frame per call on the host, and zod's walk of the frame union cost as much as the rest of the
- * read (issue 17). Exactly the keys `v`, `type`, `channel`, `request`, maybe `first` (and `reply`), and a valid
- * channel; the request is any value here, as in the schema: the host validates it
- * (`connection-request.ts`); `first`, as a `channel-message`'s message, an object; `reply`, only
- * beside `first`, true.
+ * read (issue 17). Exactly the keys `v`, `type`, `channel`, `request`, maybe `first` (and `reply`),
+ * maybe `own`, and a valid channel; the request is any value here, as in the schema: the host
+ * validates it (`connection-request.ts`); `first`, as a `channel-message`'s message, an object;
+ * `reply`, only beside `first`, true; `own`, true. Built with the schema's keys in its order.
  */
 function wellFormedChannelOpen(frame: Record<string, unknown>): ReadFrame | null {
   const { channel, first } = frame;
-  const keys = Object.keys(frame).length;
+  let keys = Object.keys(frame).length;
   if (!('request' in frame) || !validChannelId(channel)) return null;
-  if (keys === 4) return { kind: 'frame', frame: { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel, request: frame.request } };
-  if (typeof first !== 'object' || first === null || Array.isArray(first)) return null;
-  if (keys === 5) return { kind: 'frame', frame: { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel, request: frame.request, first: first as JSONRPCMessage } };
-  if (keys !== 6 || frame.reply !== true) return null;
-  return { kind: 'frame', frame: { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel, request: frame.request, first: first as JSONRPCMessage, reply: true } };
+  const own = 'own' in frame;
+  if (own) {
+    if (frame.own !== true) return null;
+    keys--;
+  }
+  let open: FrameOf<'channel-open'>;
+  if (keys === 4) open = { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel, request: frame.request };
+  else if (typeof first !== 'object' || first === null || Array.isArray(first)) return null;
+  else if (keys === 5) open = { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel, request: frame.request, first: first as JSONRPCMessage };
+  else if (keys !== 6 || frame.reply !== true) return null;
+  else open = { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel, request: frame.request, first: first as JSONRPCMessage, reply: true };
+  if (own) open.own = true;
+  return { kind: 'frame', frame: open };
 }
 
 function validChannelId(channel: unknown): channel is number {

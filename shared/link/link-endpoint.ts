@@ -12,6 +12,9 @@
  * fails that send; an oversized inbound frame closes the link), and link loss failing every channel
  * at once with reason `host-offline`. Frames for unknown channels are counted and ignored, except
  * those on a channel this end closed a moment ago, which the peer sent before it heard (`recent-closes.ts`).
+ * And who wrote an answer, where the host announced `host-answers`: the worker asks on each open,
+ * the host sets `own: true` on the frame of an answer it marked as its own, and the worker marks
+ * the message it reads from such a frame (`audit/host-answers.ts`), for its audit.
  *
  * Every inbound frame gets one `JSON.parse` and the zod frame schema; nothing is logged per
  * message. Measured (npm run bench, 2 shared cores): 2 frames and ~305 bytes of payload per echo
@@ -25,7 +28,8 @@ import { jsonRpcErrorBody, LocalError, WireError, type FailureReason } from '../
 import { MAX_JSON_DEPTH } from '../json-depth.ts';
 import { isLogWorthy } from '../log.ts';
 import { rawTextOf } from '../raw-message-text.ts';
-import { clipFrameMessage as clip, LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame } from '../frames.ts';
+import { clipFrameMessage as clip, LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame, type FrameOf } from '../frames.ts';
+import { hostAnswer } from '../audit/host-answers.ts';
 import { DeferredAcks } from './deferred-acks.ts';
 import { closeQuietly, type FrameSocket } from './frame-socket.ts';
 import { exceeds, readFrame } from './frame-reader.ts';
@@ -41,10 +45,14 @@ export type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger
 
 const SILENT: LinkLogger = { info() {}, warn() {} };
 
-/** A frame of `type` carrying `message`, a large result forwarded unchanged as the text it came in (`raw-message-text.ts`). */
-function carrying(type: 'channel-message' | 'channel-reply', channel: number, message: JSONRPCMessage): Frame | string {
+/**
+ * A frame of `type` carrying `message`, a large result forwarded unchanged as the text it came in
+ * (`raw-message-text.ts`); `own`: marked as the host's own answer (`host-answers`).
+ */
+function carrying(type: 'channel-message' | 'channel-reply', channel: number, message: JSONRPCMessage, own: boolean): Frame | string {
   const raw = rawTextOf(message);
-  return raw !== undefined ? `{"v":${LINK_PROTOCOL_VERSION},"type":"${type}","channel":${channel},"message":${raw}}` : { v: LINK_PROTOCOL_VERSION, type, channel, message };
+  if (raw !== undefined) return `{"v":${LINK_PROTOCOL_VERSION},"type":"${type}","channel":${channel},${own ? '"own":true,' : ''}"message":${raw}}`;
+  return own ? { v: LINK_PROTOCOL_VERSION, type, channel, message, own } : { v: LINK_PROTOCOL_VERSION, type, channel, message };
 }
 const MAX_CHANNEL_ID = 2 ** 31;
 
@@ -68,6 +76,8 @@ export class LinkEndpoint {
   readonly #opensWithFirst: boolean;
   /** Worker end: the host may answer an open that carries `first` with one `channel-reply` (`open-reply`). */
   readonly #asksReply: boolean;
+  /** Worker end: every open asks the host to mark its own answers, and only then is a mark believed (`host-answers`). */
+  readonly #asksOwn: boolean;
   readonly #channels = new Map<number, McpChannelClientTransport>();
   readonly #pending = new PendingOpens();
   /** Host end: accepted pipelined opens whose ack waits for the channel's first frame out. */
@@ -93,11 +103,12 @@ export class LinkEndpoint {
     this.#openTimeoutMs = options.openTimeoutMs ?? 30_000;
     this.#opensWithFirst = (this.peerFeatures = options.peerFeatures ?? new Set()).has('open-first');
     this.#asksReply = this.#opensWithFirst && this.peerFeatures.has('open-reply');
+    this.#asksOwn = this.peerFeatures.has('host-answers');
     this.whenClosed = new Promise((resolve) => (this.#resolveClosed = resolve));
     this.#io = {
-      send: (id, message) => this.#sendMessage(id, message),
+      send: (id, message, own) => this.#sendMessage(id, message, own),
       close: (channel, info) => this.#closeChannel(channel, info),
-      reply: (channel, message) => this.#replyChannel(channel, message),
+      reply: (channel, message, own) => this.#replyChannel(channel, message, own),
     };
     socket.onmessage = (text) => this.#onText(text);
     socket.onclose = (info) =>
@@ -158,18 +169,20 @@ export class LinkEndpoint {
       // To a host that reads `open-first`, one frame and one socket write for both (`link-features.ts`);
       // if they are too large together, or the link is down, the two frames below go or fail as ever.
       // To one that reads `open-reply` too, the open asks for the answer and the close in one frame.
-      let opening: Frame | undefined;
+      // To one that reads `host-answers`, every open asks for the host's own answers marked.
+      let opening: FrameOf<'channel-open'> | undefined;
       if (first !== undefined && this.#opensWithFirst) {
         opening = this.#asksReply
           ? { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request, first, reply: true }
           : { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request, first };
+        if (this.#asksOwn) opening.own = true;
       }
       if (opening !== undefined && this.#trySend(opening)) {
         channel.sentAhead = first;
         return;
       }
       try {
-        this.#sendFrame({ v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request });
+        this.#sendFrame(this.#asksOwn ? { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request, own: true } : { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request });
       } catch (error) {
         this.#pending.take(id);
         this.#channels.delete(id);
@@ -178,7 +191,7 @@ export class LinkEndpoint {
       }
       if (first === undefined) return;
       try {
-        this.#sendMessage(id, first);
+        this.#sendMessage(id, first, false);
         channel.sentAhead = first;
       } catch {
         // Too large for a frame: left for the caller to send after the ack, where it fails as any send does.
@@ -210,12 +223,15 @@ export class LinkEndpoint {
     const read = readFrame(text, this.#max);
     switch (read.kind) {
       case 'message': {
+        // A host's mark is believed where this end asked for marks, and there only (`host-answers`).
+        if (read.own === true && this.#asksOwn) hostAnswer(read.message);
         const channel = this.#channels.get(read.channel);
         if (channel === undefined) this.#unknownChannel(read.channel, false);
         else this.#deliver(read.channel, channel, read.message);
         return;
       }
       case 'reply':
+        if (read.own === true && this.#asksOwn) hostAnswer(read.message);
         return this.#replied(read.channel, read.message);
       case 'too-deep':
         return this.#tooDeep(read);
@@ -248,7 +264,7 @@ export class LinkEndpoint {
       const requestId = 'method' in message && 'id' in message ? message.id : undefined;
       if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
       const failure = new WireError('invalid-request', `The message could not be handled on the ${this.role === 'sidecar' ? 'host' : 'worker'}: see its log`);
-      this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message: jsonRpcErrorBody(requestId, failure) as JSONRPCMessage });
+      this.#trySend(this.#ownAnswer(channel, jsonRpcErrorBody(requestId, failure) as JSONRPCMessage));
     }
   }
 
@@ -274,14 +290,21 @@ export class LinkEndpoint {
     if (read.type !== 'channel-message' || read.id === null) return;
     const channel = this.#channels.get(id);
     if (channel === undefined) return this.#unknownChannel(id, false);
-    if (read.request) this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: id, message: refusal('Request') });
+    if (read.request) this.#trySend(this.#ownAnswer(channel, refusal('Request')));
     else this.#deliver(id, channel, refusal('Response'));
+  }
+
+  /** A `channel-message` with an answer this end wrote itself: on the host, marked as its own where the worker asked. */
+  #ownAnswer(channel: McpChannelClientTransport, message: JSONRPCMessage): Frame {
+    return channel.marksOwn
+      ? { v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: channel.id, message: hostAnswer(message), own: true }
+      : { v: LINK_PROTOCOL_VERSION, type: 'channel-message', channel: channel.id, message };
   }
 
   #dispatch(frame: Frame): void {
     switch (frame.type) {
       case 'channel-open':
-        return this.#acceptOpen(frame.channel, frame.request, frame.first, frame.reply === true);
+        return this.#acceptOpen(frame.channel, frame.request, frame.first, frame.reply === true, frame.own === true);
       case 'channel-open-ack': {
         const pending = this.#pending.take(frame.channel);
         if (pending === undefined) return this.#unknownChannel(frame.channel, false);
@@ -334,7 +357,7 @@ export class LinkEndpoint {
     this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason, message });
   }
 
-  #acceptOpen(id: number, request: unknown, first: JSONRPCMessage | undefined, readsReply: boolean): void {
+  #acceptOpen(id: number, request: unknown, first: JSONRPCMessage | undefined, readsReply: boolean, marksOwn: boolean): void {
     const onOpen = this.#onOpen;
     if (this.role !== 'sidecar' || onOpen === undefined) return this.#refuseOpen(id, 'This end of the link does not accept channels');
     if (this.#channels.has(id)) return this.#refuseOpen(id, `Channel ${id} is already open`);
@@ -343,6 +366,7 @@ export class LinkEndpoint {
     // it delivers that, and a refused or abandoned open is never started.
     const channel = new McpChannelClientTransport(id, this.#io);
     channel.readsReply = readsReply;
+    channel.marksOwn = marksOwn;
     this.#channels.set(id, channel);
     this.#closedHere.forget(id);
     if (first !== undefined) channel.receive(first);
@@ -369,10 +393,10 @@ export class LinkEndpoint {
     );
   }
 
-  #sendMessage(id: number, message: JSONRPCMessage): void {
+  #sendMessage(id: number, message: JSONRPCMessage, own: boolean): void {
     if (this.#closed) throw this.#offline();
     this.#acks.flush(id);
-    this.#sendFrame(carrying('channel-message', id, message));
+    this.#sendFrame(carrying('channel-message', id, message, own));
   }
 
   #closeChannel(channel: McpChannelClientTransport, info: { reason?: FailureReason; message?: string }): void {
@@ -398,11 +422,11 @@ export class LinkEndpoint {
    * it did not or the frame cannot go (too large, the link down), for the caller to send and close
    * as ever, which then fails or succeeds as it always did.
    */
-  #replyChannel(channel: McpChannelClientTransport, message: JSONRPCMessage): boolean {
+  #replyChannel(channel: McpChannelClientTransport, message: JSONRPCMessage, own: boolean): boolean {
     const id = channel.id;
     if (!channel.readsReply || this.#closed || this.#channels.get(id) !== channel) return false;
     try {
-      this.#sendFrame(carrying('channel-reply', id, message));
+      this.#sendFrame(carrying('channel-reply', id, message, own));
     } catch {
       return false;
     }

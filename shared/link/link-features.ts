@@ -16,6 +16,17 @@
  *   three frames per answer were two more than it needs (issue 17). Only the worker can say it
  *   reads the new frame, and only the open can carry that to an older sidecar's strict schema
  *   safely, so the sidecar names the feature and the worker asks per open.
+ * - `host-answers`: a `channel-open` may carry `own: true`, the worker saying it reads `own: true`
+ *   on this channel's `channel-message` and `channel-reply` frames, where the host marks an answer
+ *   it wrote itself, in the server's place (a refusal, above all its trust profile's
+ *   `denied-by-policy`, or a failure it met), never one a server wrote: a server can put any error
+ *   in its answer, but not a key in the frame around it. The worker records a host's
+ *   `denied-by-policy` as the decision of the call only from a marked answer
+ *   (`audit/host-answers.ts`); from a sidecar that did not announce this, whose answers it cannot
+ *   tell apart, none is believed: the worker's line then says the call was passed on (`allowed`)
+ *   and answered with that error, which is true whoever wrote it, and the host's own line holds
+ *   its decision. Asked per open as `open-reply` is, for the same reason: a newer sidecar marks
+ *   nothing for an older worker, whose strict schema would refuse the key.
  *
  * @module
  */
@@ -23,10 +34,10 @@
 /** The upgrade request header: the features this sidecar reads, comma-separated. */
 export const LINK_FEATURES_HEADER = 'X-Switchyard-Link-Features';
 
-export type LinkFeature = 'open-first' | 'open-reply';
+export type LinkFeature = 'open-first' | 'open-reply' | 'host-answers';
 
 /** What this code's sidecar end reads. */
-export const LINK_FEATURES: readonly LinkFeature[] = ['open-first', 'open-reply'];
+export const LINK_FEATURES: readonly LinkFeature[] = ['open-first', 'open-reply', 'host-answers'];
 
 /** The features a header value names that this code knows; an absent header names none. */
 export function linkFeaturesOf(header: string | null | undefined): ReadonlySet<LinkFeature> {

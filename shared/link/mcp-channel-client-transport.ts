@@ -4,21 +4,24 @@
  * on the sidecar the same class is the agent's side of the channel a host bridges to its server.
  *
  * It adds nothing to `ChannelTransport` but the wiring to its endpoint: outbound messages become
- * `channel-message` frames, a local close becomes a `channel-close` frame (with its reason), and
- * the endpoint feeds inbound messages and remote closes.
+ * `channel-message` frames (with `own: true` for an answer the host marked as its own, where the
+ * worker asked: `audit/host-answers.ts`), a local close becomes a `channel-close` frame (with its
+ * reason), and the endpoint feeds inbound messages and remote closes.
  *
  * @module
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ChannelTransport, type ChannelCloseInfo } from '../channel-transport.ts';
+import { isHostAnswer } from '../audit/host-answers.ts';
 
 /** What a channel needs from its endpoint; the calls are synchronous and `send` and `close` may throw `WireError`. */
 export interface ChannelIo {
-  send(id: number, message: JSONRPCMessage): void;
+  /** `own`: the frame says the host wrote `message` itself (`host-answers`). */
+  send(id: number, message: JSONRPCMessage, own: boolean): void;
   close(channel: McpChannelClientTransport, info: ChannelCloseInfo): void;
   /** Sends `message` and the channel's close as one frame; false when the peer did not ask for that or the frame did not go. */
-  reply(channel: McpChannelClientTransport, message: JSONRPCMessage): boolean;
+  reply(channel: McpChannelClientTransport, message: JSONRPCMessage, own: boolean): boolean;
 }
 
 export class McpChannelClientTransport extends ChannelTransport {
@@ -29,6 +32,8 @@ export class McpChannelClientTransport extends ChannelTransport {
   heard = false;
   /** Host end: the worker asked on the open for the last message and the close in one frame (`open-reply`). */
   readsReply = false;
+  /** Host end: the worker asked on the open for the host's own answers marked (`host-answers`, `audit/host-answers.ts`). */
+  marksOwn = false;
   readonly #io: ChannelIo;
 
   constructor(id: number, io: ChannelIo) {
@@ -38,7 +43,7 @@ export class McpChannelClientTransport extends ChannelTransport {
   }
 
   protected async transmit(message: JSONRPCMessage): Promise<void> {
-    this.#io.send(this.id, message);
+    this.#io.send(this.id, message, this.marksOwn && isHostAnswer(message));
   }
 
   protected async closeRemote(info: ChannelCloseInfo): Promise<void> {
@@ -47,7 +52,7 @@ export class McpChannelClientTransport extends ChannelTransport {
 
   /** One `channel-reply` frame where the worker reads it, else the message and then the close. */
   override async reply(message: JSONRPCMessage): Promise<void> {
-    if (!this.closed && this.#io.reply(this, message)) return this.finish({});
+    if (!this.closed && this.#io.reply(this, message, this.marksOwn && isHostAnswer(message))) return this.finish({});
     return super.reply(message);
   }
 
