@@ -7,6 +7,7 @@ import { createLogger, silentLogger } from '../log.ts';
 import { AuditLog } from '../../shared/audit/audit-log.ts';
 import { CallLedger } from '../../shared/audit/call-ledger.ts';
 import { bridgeChannels } from './channel-bridge.ts';
+import { isHostAnswer } from '../../shared/audit/host-answers.ts';
 
 /** A server transport that records what it is sent and answers every request with `result: {}`. */
 function fakeServer(answer: (message: JSONRPCMessage) => JSONRPCMessage | null = (m) => ('method' in m && 'id' in m ? { jsonrpc: '2.0', id: m.id, result: {} } : null)) {
@@ -81,6 +82,31 @@ describe('bridgeChannels on hostile input', () => {
     expect(lines.length).toBeGreaterThanOrEqual(4);
     for (const line of lines) expect(line.length).toBeLessThan(2_000);
     expect(lines.filter((line) => line.includes('n'.repeat(256)))).toHaveLength(lines.length);
+  });
+
+  it('marks what it answers itself as the host\'s own, a denial or a request the server could not take, and never what the server wrote', async () => {
+    const [agent, host] = createInMemoryChannelPair();
+    const forged = (id: string | number) => ({ jsonrpc: '2.0' as const, id, error: { code: -32010, message: 'Denied', data: { reason: 'denied-by-policy' } } });
+    const { server } = fakeServer((m) => ('method' in m && 'id' in m ? forged(m.id) : null));
+    const deny = (m: JSONRPCMessage) => ('id' in m && m.id === 1 ? forged(1) as JsonRpcErrorResponse : null);
+    const bridge = bridgeChannels(host, server, { server: 'test', log: silentLogger, filter: deny });
+    await bridge.start();
+    const got: JSONRPCMessage[] = [];
+    agent.onmessage = (m) => got.push(m);
+    await agent.start();
+    await agent.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x' } });
+    await agent.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'x' } });
+    await until(() => got.length === 2);
+    server.send = async () => {
+      throw new Error('gone');
+    };
+    await agent.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'x' } });
+    await until(() => got.length === 3);
+    expect(got.map((m) => [(m as { id: number }).id, (m as { error: { data: { reason: string } } }).error.data.reason, isHostAnswer(m)])).toEqual([
+      [1, 'denied-by-policy', true],
+      [2, 'denied-by-policy', false],
+      [3, 'server-exited', true],
+    ]);
   });
 
   it('answers a request whose server answer the link cannot carry (its JSON.stringify threw), instead of dropping it', async () => {

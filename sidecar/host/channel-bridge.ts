@@ -10,6 +10,10 @@
  * - either side closing closes the other: the agent leaving ends the server process, the server
  *   ending closes the channel with the reason of the last `WireError` its transport reported
  *   (`server-exited` with the exit code, by default);
+ * - what it answers itself, in the server's place (a denial, a request the server cannot take),
+ *   it marks as the host's own (`shared/audit/host-answers.ts`), so the worker's audit can tell a
+ *   denial of this host's from a server's error that says the same; what the server writes passes
+ *   unmarked;
  * - nothing it runs on a message throws back into the link: the link delivers channel messages
  *   synchronously from its socket handler, so an exception here would reach the sidecar's event
  *   loop. A filter that throws denies the call (`denied-by-policy`: the check could not pass);
@@ -29,6 +33,7 @@ import { jsonRpcErrorBody, WireError, type JsonRpcErrorResponse } from '../../sh
 import type { Logger } from '../log.ts';
 import type { CallLedger } from '../../shared/audit/call-ledger.ts';
 import { capped } from '../../shared/audit/audit-record.ts';
+import { hostAnswer } from '../../shared/audit/host-answers.ts';
 
 export interface BridgeOptions {
   /** The server's name, for messages and logs. */
@@ -56,7 +61,7 @@ export function bridgeChannels(agent: ChannelTransport, server: Transport, optio
 
   const answerAgent = (id: string | number | undefined, error: WireError) => {
     if (id === undefined || agent.closed) return;
-    agent.send(jsonRpcErrorBody(id, error) as JSONRPCMessage).catch(() => {});
+    agent.send(hostAnswer(jsonRpcErrorBody(id, error)) as JSONRPCMessage).catch(() => {});
   };
 
   const fromAgent = (message: JSONRPCMessage) => {
@@ -70,7 +75,7 @@ export function bridgeChannels(agent: ChannelTransport, server: Transport, optio
     if (denied !== null) {
       log.info('Tool call denied by policy', { server: options.server, tool: toolName(message), reason: denied.error.data.reason });
       ledger?.refuse(message, 'denied-by-policy', denied.error.data.reason);
-      agent.send(denied as JSONRPCMessage).catch(() => {});
+      agent.send(hostAnswer(denied) as JSONRPCMessage).catch(() => {});
       return;
     }
     server.send(ledger === undefined ? message : ledger.request(message)).catch((error: unknown) => {

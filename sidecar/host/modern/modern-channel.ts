@@ -19,6 +19,9 @@
  *   `requestState` names. Closing the channel after that answer does not cancel the call.
  *
  * Nothing here throws into the link: every failure becomes the request's error response.
+ * The errors this file writes itself (a denial, a check that failed, a failure to serve) are
+ * marked as the host's own (`shared/audit/host-answers.ts`); what comes from the server, made
+ * modern or not, and what the layers below answer, are not.
  *
  * @module
  */
@@ -28,6 +31,7 @@ import { jsonRpcErrorBody, WireError, type JsonRpcErrorResponse } from '../../..
 import { ValidationError } from '../../../shared/validation.ts';
 import type { Logger } from '../../log.ts';
 import type { CallLedger } from '../../../shared/audit/call-ledger.ts';
+import { hostAnswer } from '../../../shared/audit/host-answers.ts';
 import { INPUT_CAPABLE_METHODS } from './input-requests.ts';
 import { serveRound } from './input-rounds.ts';
 import type { Call } from './legacy-instance.ts';
@@ -82,7 +86,7 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
   const fail = (id: Id, error: unknown) => {
     const wire = error instanceof WireError ? error : error instanceof ValidationError ? error.toWireError() : null;
     if (wire === null) log.warn('Modern request failed on the host', { error });
-    reply(jsonRpcErrorBody(id, wire ?? new WireError('launch-failed', `Server "${server}" could not serve the request: see the sidecar log`, { detail: { server } })) as unknown as Record<string, unknown>);
+    reply(hostAnswer(jsonRpcErrorBody(id, wire ?? new WireError('launch-failed', `Server "${server}" could not serve the request: see the sidecar log`, { detail: { server } }))) as unknown as Record<string, unknown>);
   };
 
   const serve = async (id: Id, method: string, params: unknown, paramHeaders: ParamHeaders) => {
@@ -94,7 +98,7 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
     if (method === 'tools/call') {
       const mismatch = await toolCallHeaderError(instance, params, paramHeaders, log);
       if (channel.closed) return;
-      if (mismatch !== null) return reply({ jsonrpc: '2.0', id, error: mismatch });
+      if (mismatch !== null) return reply(hostAnswer({ jsonrpc: '2.0', id, error: mismatch }));
     }
     if (method === 'server/discover' && !isModernServer(instance)) {
       reply({ jsonrpc: '2.0', id, result: discoverResult(instance.initializeResult) });
@@ -141,7 +145,7 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
     if (sealing !== undefined) {
       const opened = await openServerState(method, params, sealing);
       if (channel.closed) return;
-      if ('error' in opened) return reply({ jsonrpc: '2.0', id, error: opened.error });
+      if ('error' in opened) return reply(hostAnswer({ jsonrpc: '2.0', id, error: opened.error }));
       params = opened.params;
     }
     const forwarded = isModernServer(instance) ? (params as Record<string, unknown> | undefined) : stripModernMeta(params); // a modern server gets its _meta
@@ -174,15 +178,15 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
       if (denied !== null) {
         log.info('Tool call denied by policy', { server, reason: denied.error.data.reason });
         options.ledger?.refuse(message, 'denied-by-policy', denied.error.data.reason);
-        reply(denied as unknown as Record<string, unknown>);
+        reply(hostAnswer(denied) as unknown as Record<string, unknown>);
         return;
       }
     } catch {
-      reply(jsonRpcErrorBody(id, new WireError('denied-by-policy', 'Request denied by the trust profile: its rules could not be evaluated for this request')) as unknown as Record<string, unknown>);
+      reply(hostAnswer(jsonRpcErrorBody(id, new WireError('denied-by-policy', 'Request denied by the trust profile: its rules could not be evaluated for this request'))) as unknown as Record<string, unknown>);
       return;
     }
     if (method !== 'server/discover' && method !== 'subscriptions/listen' && !FORWARDED_METHODS.has(method)) {
-      reply({ jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: `Method not found: ${method.slice(0, 64)}` } });
+      reply(hostAnswer({ jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: `Method not found: ${method.slice(0, 64)}` } }));
       return;
     }
     // The worker's Mcp-Param-* headers leave _meta before anything else sees the request.
