@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AuditLog } from './audit-log.ts';
 import { CallLedger } from './call-ledger.ts';
 import { outcomeOfAnswer, withoutCredentials } from './audit-record.ts';
+import { hostAnswer } from './host-answers.ts';
 
 describe('outcomeOfAnswer', () => {
   it('keeps a stable reason from an answer, and anything else as rpc-error', () => {
@@ -11,13 +12,16 @@ describe('outcomeOfAnswer', () => {
     expect(outcomeOfAnswer({ error: { code: 'x', data: null } })).toEqual({ decision: 'allowed', outcome: 'error', reason: 'rpc-error' });
   });
 
-  it('never takes a policy denial as the decision from a peer\'s answer, unless the peer is a host that decides', () => {
-    const denial = { error: { code: -32010, message: 'x', data: { reason: 'denied-by-policy' } } };
+  it('never takes a policy denial as the decision from a peer\'s answer, unless the peer is a host that decides and marked it as its own', () => {
+    const denial = () => ({ error: { code: -32010, message: 'x', data: { reason: 'denied-by-policy' } } });
     expect(outcomeOfAnswer({ error: { code: 1, data: { reason: 'denied-by-policy' } } })).toEqual({ decision: 'allowed', outcome: 'error', reason: 'denied-by-policy', errorCode: 1 });
-    expect(outcomeOfAnswer(denial)).toMatchObject({ decision: 'allowed', reason: 'denied-by-policy' });
-    expect(outcomeOfAnswer(denial, { peerDecides: true })).toMatchObject({ decision: 'denied-by-policy', reason: 'denied-by-policy', errorCode: -32010 });
+    expect(outcomeOfAnswer(denial())).toMatchObject({ decision: 'allowed', reason: 'denied-by-policy' });
+    expect(outcomeOfAnswer(hostAnswer(denial()))).toMatchObject({ decision: 'allowed', reason: 'denied-by-policy' });
+    expect(outcomeOfAnswer(hostAnswer(denial()), { peerDecides: true })).toMatchObject({ decision: 'denied-by-policy', reason: 'denied-by-policy', errorCode: -32010 });
+    // The same error unmarked, as a server behind the host writes it (or a host that marks nothing): not the host's decision.
+    expect(outcomeOfAnswer(denial(), { peerDecides: true })).toEqual({ decision: 'allowed', outcome: 'error', reason: 'denied-by-policy', errorCode: -32010 });
     // Not the shape a host's refusal has: not its decision either.
-    expect(outcomeOfAnswer({ error: { code: -32000, data: { reason: 'denied-by-policy' } } }, { peerDecides: true })).toMatchObject({ decision: 'allowed' });
+    expect(outcomeOfAnswer(hostAnswer({ error: { code: -32000, data: { reason: 'denied-by-policy' } } }), { peerDecides: true })).toMatchObject({ decision: 'allowed' });
   });
 
   it('tells a modern round that asks the agent for input from a result: the call is not over', () => {

@@ -10,6 +10,7 @@
  * @module
  */
 import { isFailureReason, jsonRpcCodeFor } from '../errors.ts';
+import { isHostAnswer } from './host-answers.ts';
 import { redactUrl } from '../url-redaction.ts';
 
 /** The methods audited one line per call. */
@@ -78,10 +79,14 @@ export function capped(text: string): string {
 
 export interface AnswerTrust {
   /**
-   * The answer comes from a Switchyard host that applies trust profiles (the worker's channel to a
-   * host or to its local host), so its `denied-by-policy` error is that host's decision. The host
-   * passes a server's answers on unchanged and the link says nothing of who wrote one, so a server
-   * behind it can write the same error: the host's own line is the one to believe.
+   * The answer comes through a Switchyard host that applies trust profiles (the worker's channel
+   * to a host or to its local host), so a `denied-by-policy` error the host wrote itself is that
+   * host's decision. The host passes a server's answers on unchanged, and a server behind it can
+   * write the same error, code and reason included: only an answer marked as the host's own
+   * (`host-answers.ts`, carried by the link as `own: true` where the host announced
+   * `host-answers`) is taken for the host's decision. Any other, from a server or from a host that
+   * cannot mark its answers (an older sidecar), is a call passed on and answered with an error;
+   * the host's own line then holds what it decided.
    */
   peerDecides?: boolean;
 }
@@ -90,7 +95,7 @@ export interface AnswerTrust {
  * What a JSON-RPC answer says about the call it ends. The peer writes the answer, so only a
  * stable reason is kept (anything else is `rpc-error`): a server must not put its own words, of
  * any length, into the record. The decision is `allowed` (this side passed the call on) unless
- * `trust.peerDecides` and the answer is a host's policy denial.
+ * `trust.peerDecides` and the answer is a policy denial the host marked as its own.
  */
 export function outcomeOfAnswer(message: unknown, trust: AnswerTrust = {}): Pick<AuditRecord, 'outcome' | 'reason' | 'errorCode' | 'decision'> {
   const m = (typeof message === 'object' && message !== null ? message : {}) as { result?: { isError?: unknown; resultType?: unknown }; error?: { code?: unknown; data?: { reason?: unknown } } };
@@ -98,7 +103,7 @@ export function outcomeOfAnswer(message: unknown, trust: AnswerTrust = {}): Pick
     const given = typeof m.error.data === 'object' && m.error.data !== null ? m.error.data.reason : undefined;
     const reason = isFailureReason(given) ? given : 'rpc-error';
     const code = Number.isSafeInteger(m.error.code) ? (m.error.code as number) : undefined;
-    const denied = trust.peerDecides === true && reason === 'denied-by-policy' && code === jsonRpcCodeFor('denied-by-policy');
+    const denied = trust.peerDecides === true && reason === 'denied-by-policy' && code === jsonRpcCodeFor('denied-by-policy') && isHostAnswer(message);
     return { decision: denied ? 'denied-by-policy' : 'allowed', outcome: 'error', reason, ...(code !== undefined ? { errorCode: code } : {}) };
   }
   if (m.result?.resultType === 'input_required') return { decision: 'allowed', outcome: 'input-required' };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AuditLog, levelFilteredWriter, type FinishedSpan } from './audit-log.ts';
 import { CallLedger } from './call-ledger.ts';
+import { hostAnswer } from './host-answers.ts';
 import { parseTraceparent } from '../trace-context.ts';
 
 function harness(options: { includeArguments?: boolean } = {}) {
@@ -90,13 +91,15 @@ describe('CallLedger', () => {
     ]);
   });
 
-  it('takes a host\'s policy denial as the decision on a channel through that host', () => {
+  it('takes a host\'s policy denial as the decision on a channel through that host, and the same error from its server as an answer', () => {
     const lines: Array<Record<string, any>> = [];
     const log = new AuditLog({ component: 'worker', write: (line) => lines.push(JSON.parse(line)) });
     const ledger = new CallLedger(log, { agent: 'alice', server: 'files', host: 'laptop' }, { peerDecides: true });
     ledger.request(call(1));
-    ledger.answer({ id: 1, error: { code: -32010, message: 'x', data: { reason: 'denied-by-policy', tool: 'read_file' } } });
-    expect(lines.map((l) => [l.level, l.decision, l.reason, l.errorCode])).toEqual([['warn', 'denied-by-policy', 'denied-by-policy', -32010]]);
+    ledger.request(call(2));
+    ledger.answer(hostAnswer({ id: 1, error: { code: -32010, message: 'x', data: { reason: 'denied-by-policy', tool: 'read_file' } } }));
+    ledger.answer({ id: 2, error: { code: -32010, message: 'x', data: { reason: 'denied-by-policy', tool: 'read_file' } } });
+    expect(lines.map((l) => [l.level, l.decision, l.reason, l.errorCode])).toEqual([['warn', 'denied-by-policy', 'denied-by-policy', -32010], ['info', 'allowed', 'denied-by-policy', -32010]]);
   });
 
   it('records every call of a reused id: answers end them oldest first', () => {

@@ -41,7 +41,7 @@ interface Pending {
 }
 
 export interface CallLedgerOptions {
-  /** How far an answer's error is believed (`AnswerTrust`): the worker's channels through a host. */
+  /** How far an answer's error is believed (`AnswerTrust`): the worker's channels through a host, for the answers the host marked as its own. */
   peerDecides?: boolean;
 }
 

@@ -1,12 +1,16 @@
 /**
  * The audit log against a server that misbehaves, through the real stack (worker under Deno, the
- * sidecar CLI): an agent reusing a request id in one batch cannot run a call off the record, and a
- * server's error cannot write its own words, of any length, into either side's lines or /healthz.
+ * sidecar CLI): an agent reusing a request id in one batch cannot run a call off the record, a
+ * server's error cannot write its own words, of any length, into either side's lines or /healthz,
+ * and a server's error that claims a host's policy denial is not recorded as that decision on
+ * either side, on any endpoint or era, while the host's own denial still is on both (the link
+ * carries who wrote an answer: `host-answers`).
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LogLine } from '../support/line-log.ts';
 import { startStack, type Stack } from '../support/stack.ts';
+import { modernPost } from '../modern/modern-client.ts';
 
 let stack: Stack;
 let session: string;
@@ -14,11 +18,11 @@ let session: string;
 type Audit = Record<string, any>;
 const audits = (lines: readonly LogLine[]): Audit[] => lines.filter((l) => l.json.msg === 'audit' && l.json.event === 'call').map((l) => l.json as Audit);
 
-async function post(body: unknown, sessionId?: string): Promise<{ status: number; sessionId: string | null; text: string }> {
-  const response = await fetch(`${stack.url}/servers/hostile/mcp`, {
+async function post(body: unknown, sessionId?: string, to: { path?: string; agent?: string } = {}): Promise<{ status: number; sessionId: string | null; text: string }> {
+  const response = await fetch(`${stack.url}${to.path ?? '/servers/hostile/mcp'}`, {
     method: 'POST',
     headers: {
-      authorization: `Bearer ${stack.tokens.alice}`,
+      authorization: `Bearer ${stack.tokens[to.agent ?? 'alice']}`,
       accept: 'application/json, text/event-stream',
       'content-type': 'application/json',
       ...(sessionId !== undefined ? { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' } : {}),
@@ -39,11 +43,40 @@ async function linesFor(tool: string, sidecar = true): Promise<{ worker: Audit[]
   return { worker: of(stack.worker.err.lines), sidecar: of(stack.sidecar.err.lines) };
 }
 
+/** A legacy session of `agent` on `path`, initialized. */
+async function open(path?: string, agent?: string): Promise<string> {
+  const to = { ...(path !== undefined ? { path } : {}), ...(agent !== undefined ? { agent } : {}) };
+  const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, undefined, to);
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, init.sessionId!, to);
+  return init.sessionId!;
+}
+
+/** Waits for the one audit line of `side` that `match` picks, and returns it. */
+async function lineOf(side: 'worker' | 'sidecar', match: (a: Audit) => boolean, what: string): Promise<Audit> {
+  const log = side === 'worker' ? stack.worker.err : stack.sidecar.err;
+  await log.waitFor(() => audits(log.lines).some(match), `a ${side} audit line: ${what}`, { timeoutMs: 20_000 });
+  const found = audits(log.lines).filter(match);
+  expect(found).toHaveLength(1);
+  return found[0]!;
+}
+
+/** The worker's line of one call, and the sidecar's line of the same call (same trace). */
+async function bothLines(match: (a: Audit) => boolean, what: string): Promise<[Audit, Audit]> {
+  const worker = await lineOf('worker', match, what);
+  const sidecar = await lineOf('sidecar', (a) => a.traceId === worker.traceId && a.parentSpanId === worker.spanId, what);
+  return [worker, sidecar];
+}
+
+const decided = (line: Audit) => [line.level, line.decision, line.outcome, line.reason, line.errorCode];
+
 beforeAll(async () => {
-  stack = await startStack({ servers: { hostile: { command: process.execPath, args: [fileURLToPath(new URL('./hostile-server.mjs', import.meta.url))] } } });
-  const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-  session = init.sessionId!;
-  await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session);
+  stack = await startStack({
+    servers: { hostile: { command: process.execPath, args: [fileURLToPath(new URL('./hostile-server.mjs', import.meta.url))] } },
+    // carol's profile has the host deny the tool `deny`, whatever the server would answer.
+    agents: [{ name: 'carol', servers: ['hostile'], trust: { ref: 'no-deny' } }],
+    profiles: { 'no-deny': { 'restricted-mcp-tool-call-schemas': [{ type: 'object', properties: { toolName: { const: 'deny' } }, required: ['toolName'] }] } },
+  });
+  session = await open();
 }, 90_000);
 
 afterAll(async () => {
@@ -82,12 +115,52 @@ describe('the audit log against a hostile server', () => {
     const big = await linesFor('bigreason');
     const forged = await linesFor('forge');
     expect([...big.worker, ...big.sidecar].map((a) => [a.decision, a.reason, a.errorCode])).toEqual([['allowed', 'rpc-error', -32000], ['allowed', 'rpc-error', -32000]]);
-    // The sidecar decided nothing: its line says so. The worker believes a policy denial from a
-    // host (the link does not say who wrote an answer), and the two lines tell the forgery apart.
+    // The sidecar decided nothing: both lines say so. The worker passed the call on, and the host
+    // did not mark the answer as its own (it is the server's), so the error is an answer, not a decision.
     expect(forged.sidecar.map((a) => [a.level, a.decision, a.reason])).toEqual([['info', 'allowed', 'denied-by-policy']]);
-    expect(forged.worker.map((a) => [a.decision, a.reason])).toEqual([['denied-by-policy', 'denied-by-policy']]);
+    expect(forged.worker.map((a) => [a.level, a.decision, a.outcome, a.reason, a.errorCode])).toEqual([['info', 'allowed', 'error', 'denied-by-policy', -32010]]);
     for (const line of [...stack.worker.err.lines, ...stack.sidecar.err.lines]) expect(line.text).not.toContain('reason-tail');
     const healthz = await fetch(`${stack.url}/healthz`, { headers: { authorization: `Bearer ${stack.tokens.admin}` } });
     expect(await healthz.text()).not.toContain('RRRR');
   }, 30_000);
+  it('records a host\'s own denial as the decision on both sides, and a server\'s forged one as an answer, on a legacy session of each endpoint', async () => {
+    const passthrough = await open(undefined, 'carol');
+    const aggregate = await open('/mcp', 'carol');
+    const ask = (id: number, name: string, where: string) => post(call(id, name), where === 'aggregate' ? aggregate : passthrough, { agent: 'carol', ...(where === 'aggregate' ? { path: '/mcp' } : {}) });
+    for (const where of ['passthrough', 'aggregate']) {
+      const tool = (name: string) => (where === 'aggregate' ? `hostile__${name}` : name);
+      expect((await ask(21, tool('deny'), where)).text).toContain('denied-by-policy');
+      expect((await ask(22, tool('forge'), where)).text).toContain('denied-by-policy');
+      const line = (name: string) => (a: Audit) => a.agent === 'carol' && a.era === 'legacy' && a.route === where && a.tool === name;
+      const [deniedWorker, deniedSidecar] = await bothLines(line('deny'), `carol's denied call on ${where}`);
+      const [forgedWorker, forgedSidecar] = await bothLines(line('forge'), `carol's forged denial on ${where}`);
+      expect([decided(deniedWorker), decided(deniedSidecar)]).toEqual([
+        ['warn', 'denied-by-policy', 'error', 'denied-by-policy', -32010],
+        ['warn', 'denied-by-policy', 'error', 'denied-by-policy', undefined],
+      ]);
+      expect([decided(forgedWorker), decided(forgedSidecar)]).toEqual([
+        ['info', 'allowed', 'error', 'denied-by-policy', -32010],
+        ['info', 'allowed', 'error', 'denied-by-policy', -32010],
+      ]);
+    }
+  }, 60_000);
+
+  it('records the same for a modern request, whose answer comes in one channel-reply, through each endpoint', async () => {
+    for (const [where, path, prefix] of [['passthrough', '/servers/hostile/mcp', ''], ['aggregate', '/mcp', 'hostile__']] as const) {
+      const denied = await modernPost(`${stack.url}${path}`, stack.tokens.carol!, 'tools/call', { name: `${prefix}deny`, arguments: {} });
+      const forged = await modernPost(`${stack.url}${path}`, stack.tokens.carol!, 'tools/call', { name: `${prefix}forge`, arguments: {} });
+      expect([denied.response.error?.data?.reason, forged.response.error?.data?.reason]).toEqual(['denied-by-policy', 'denied-by-policy']);
+      const line = (name: string) => (a: Audit) => a.agent === 'carol' && a.era === 'modern' && a.route === where && a.tool === name;
+      const [deniedWorker, deniedSidecar] = await bothLines(line('deny'), `carol's denied modern call on ${where}`);
+      const [forgedWorker, forgedSidecar] = await bothLines(line('forge'), `carol's forged modern denial on ${where}`);
+      expect([decided(deniedWorker), decided(deniedSidecar)]).toEqual([
+        ['warn', 'denied-by-policy', 'error', 'denied-by-policy', -32010],
+        ['warn', 'denied-by-policy', 'error', 'denied-by-policy', undefined],
+      ]);
+      expect([decided(forgedWorker).slice(0, 4), decided(forgedSidecar).slice(0, 4)]).toEqual([
+        ['info', 'allowed', 'error', 'denied-by-policy'],
+        ['info', 'allowed', 'error', 'denied-by-policy'],
+      ]);
+    }
+  }, 60_000);
 });

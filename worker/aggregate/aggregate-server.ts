@@ -32,6 +32,7 @@ import type { UpstreamClient } from './upstream-client.ts';
 import { UpstreamSet, type UpstreamSetOptions } from './upstream-set.ts';
 import type { CallLedger } from '../../shared/audit/call-ledger.ts';
 import { traceContextOf } from '../audit/worker-audit.ts';
+import { sameAuthor } from '../../shared/audit/host-answers.ts';
 
 export interface AggregateServerOptions extends Omit<UpstreamSetOptions, 'hooks' | 'capabilities' | 'timeoutMs'> {
   /** What the agent declared at initialize; upstreams see the same sampling/elicitation/roots. */
@@ -292,7 +293,8 @@ export class AggregateServer {
       return result;
     } catch (error) {
       const answer = toAgentError(server, error, () => this.upstreams.failure(server));
-      ledger?.answer({ id: audited.id, error: answer instanceof RpcError ? { code: answer.code, data: answer.data } : {} });
+      // The upstream's error as the ledger reads an answer, still the host's own where the host marked it.
+      ledger?.answer(sameAuthor(answer, { id: audited.id, error: answer instanceof RpcError ? { code: answer.code, data: answer.data } : {} }));
       throw answer;
     }
   }

@@ -9,6 +9,7 @@ import { InProcessRouter } from '../../test/support/in-process-router.ts';
 import { createTestMcpServer } from '../../test/support/test-mcp-server.ts';
 import { RecentCalls } from './recent-calls.ts';
 import { WorkerAudit } from './worker-audit.ts';
+import { hostAnswer } from '../../shared/audit/host-answers.ts';
 
 const TRACE = '0af7651916cd43dd8448eb211c80319c';
 const TRACEPARENT = `00-${TRACE}-00f067aa0ba902b7-01`;
@@ -34,7 +35,7 @@ async function start(options: { includeArguments?: boolean } = {}) {
 }
 
 describe('WorkerAudit.ledger', () => {
-  it('takes a policy denial as the decision only through a host, never from an edge-direct server, and keeps a server\'s words out', () => {
+  it('takes a policy denial as the decision only through a host that marked it as its own, never from an edge-direct server, and keeps a server\'s words out', () => {
     const lines: Array<Record<string, any>> = [];
     const recentCalls = new RecentCalls(4);
     const log = new AuditLog({ component: 'worker', write: (line) => lines.push(JSON.parse(line)), onRecord: (r) => recentCalls.record(r) });
@@ -44,8 +45,12 @@ describe('WorkerAudit.ledger', () => {
     for (const server of ['edge', 'hosted', 'here']) {
       const ledger = audit.ledger({ agent: 'alice', server, era: 'legacy', route: 'passthrough' });
       ledger.request({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'rm' } });
-      ledger.answer(denial);
+      ledger.answer(hostAnswer({ ...denial }));
     }
+    // The same error unmarked: what a server behind the host wrote.
+    const forged = audit.ledger({ agent: 'alice', server: 'hosted', era: 'legacy', route: 'passthrough' });
+    forged.request({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'rm' } });
+    forged.answer({ ...denial });
     const ledger = audit.ledger({ agent: 'alice', server: 'edge', era: 'legacy', route: 'passthrough' });
     ledger.request({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'rm' } });
     ledger.answer({ jsonrpc: '2.0', id: 2, error: { code: -32000, message: 'x', data: { reason: 'R'.repeat(100_000) } } });
@@ -53,13 +58,14 @@ describe('WorkerAudit.ledger', () => {
       ['edge', 'info', 'allowed', 'denied-by-policy'],
       ['hosted', 'warn', 'denied-by-policy', 'denied-by-policy'],
       ['here', 'warn', 'denied-by-policy', 'denied-by-policy'],
+      ['hosted', 'info', 'allowed', 'denied-by-policy'],
       ['edge', 'info', 'allowed', 'rpc-error'],
     ]);
     expect(recentCalls.list().map((c) => [c.server, c.decision, c.reason])).toEqual([
       ['edge', 'allowed', 'rpc-error'],
+      ['hosted', 'allowed', 'denied-by-policy'],
       ['here', 'denied-by-policy', 'denied-by-policy'],
       ['hosted', 'denied-by-policy', 'denied-by-policy'],
-      ['edge', 'allowed', 'denied-by-policy'],
     ]);
   });
 });
@@ -77,7 +83,8 @@ describe('the worker\'s audit log (in process)', () => {
       ['info', 'tools/call', 'echo', 'allowed', 'ok', undefined],
       ['info', 'tools/call', 'fail', 'allowed', 'error', 'tool-error'],
       ['info', 'resources/read', 'test://alpha/readme', 'allowed', 'ok', undefined],
-      ['warn', 'prompts/get', 'explode', 'denied-by-policy', 'error', 'denied-by-policy'],
+      // The test server's own error claims a policy denial: the worker's line says it passed the call on.
+      ['info', 'prompts/get', 'explode', 'allowed', 'error', 'denied-by-policy'],
     ]);
     for (const line of lines) {
       expect(line).toMatchObject({ msg: 'audit', component: 'worker', agent: 'alice', server: 'alpha', host: 'laptop', era: 'legacy', route: 'passthrough', traceId: TRACE, parentSpanId: '00f067aa0ba902b7' });

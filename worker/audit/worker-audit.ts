@@ -60,9 +60,11 @@ export class WorkerAudit {
 
   /**
    * A ledger for the calls of one session or request to `server`. A server on a host (or the local
-   * host) is reached through that host's trust profile, whose denial comes back as an answer: it is
-   * the decision of the call. An edge-direct server answers for itself, and decides nothing.
-   * `server: null`: calls on `/mcp` that name none of the agent's servers, refused on none.
+   * host) is reached through that host's trust profile, whose denial comes back as an answer the
+   * host marks as its own (`shared/audit/host-answers.ts`): that is the decision of the call, and
+   * the same error from the server behind it, or from a host that marks nothing, is not. An
+   * edge-direct server answers for itself, and decides nothing. `server: null`: calls on `/mcp`
+   * that name none of the agent's servers, refused on none.
    */
   ledger(scope: Omit<CallScope, 'host'>): CallLedger {
     const entry = scope.server !== null && Object.hasOwn(this.#config.servers, scope.server) ? this.#config.servers[scope.server] : undefined;

@@ -26,6 +26,7 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { ConnectionClosedError, RequestCancelledError, RequestTimeoutError, RPC_CODES, RpcError } from './peer-errors.ts';
+import { sameAuthor } from '../../../shared/audit/host-answers.ts';
 
 export type Params = Record<string, unknown> & { _meta?: Record<string, unknown> };
 export type Result = Record<string, unknown>;
@@ -204,11 +205,12 @@ export class JsonRpcPeer {
     pending.settle();
     if ('error' in response) {
       const error = (isObject(response.error) ? response.error : {}) as { code?: unknown; message?: unknown; data?: unknown };
-      pending.reject(new RpcError(
+      // An error a host marked as its own stays so on the RpcError it becomes, for the audit (`host-answers.ts`).
+      pending.reject(sameAuthor(response, new RpcError(
         typeof error.code === 'number' ? error.code : RPC_CODES.internalError,
         typeof error.message === 'string' ? error.message : '',
         error.data,
-      ));
+      )));
     } else if (isObject(response.result) && !Array.isArray(response.result)) {
       pending.resolve(response.result as Result);
     } else {
