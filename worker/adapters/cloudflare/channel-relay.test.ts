@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { hostAnswer, isHostAnswer } from '../../../shared/audit/host-answers.ts';
 import { closeInfoOf, createInMemoryChannelPair } from '../../../shared/channel-transport.ts';
-import { bridgeChannels } from './channel-relay.ts';
+import { createFrameSocketPair } from '../../../shared/link/frame-socket.ts';
+import { LinkEndpoint } from '../../../shared/link/link-endpoint.ts';
+import { LINK_FEATURES } from '../../../shared/link/link-features.ts';
+import { bridgeChannels, RELAY_FEATURES } from './channel-relay.ts';
 
 const ping = (id: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, method: 'ping' });
 
@@ -50,5 +54,45 @@ describe('bridgeChannels', () => {
     await agent.close();
     expect(await closed).toEqual({});
     expect(ended()).toBe(1);
+  });
+
+  it('carries a host\'s mark on its own answer from the host\'s link to the agent\'s isolate, and none on its server\'s', async () => {
+    const denial = (id: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, error: { code: -32010, message: 'Denied', data: { reason: 'denied-by-policy' } } }) as JSONRPCMessage;
+    // The host's link, in its object: a sidecar that denies `deny` itself, and whose "server" answers `forge` the same way.
+    const [objectSocket, sidecarSocket] = createFrameSocketPair();
+    const hostLink = new LinkEndpoint(objectSocket, { role: 'worker', peer: 'laptop', peerFeatures: new Set(LINK_FEATURES), liveness: false });
+    const sidecar = new LinkEndpoint(sidecarSocket, {
+      role: 'sidecar',
+      liveness: false,
+      onOpen: async (_request, channel) => {
+        channel.onmessage = (message) => {
+          const { id, params } = message as unknown as { id: number; params: { name: string } };
+          void channel.send(params.name === 'deny' ? hostAnswer(denial(id)) : denial(id)).catch(() => {});
+        };
+        await channel.start();
+      },
+    });
+    // The relay socket between the agent's isolate and the host's object, bridged as `serveRelay` does.
+    const [isolateSocket, relaySocket] = createFrameSocketPair();
+    const relay = new LinkEndpoint(relaySocket, {
+      role: 'sidecar',
+      liveness: false,
+      onOpen: async (request, relayed) => bridgeChannels(relayed, await hostLink.openChannel(request), () => {}),
+    });
+    const isolate = new LinkEndpoint(isolateSocket, { role: 'worker', peer: 'laptop', peerFeatures: RELAY_FEATURES, liveness: false });
+    try {
+      const got: JSONRPCMessage[] = [];
+      for (const [id, name] of [[1, 'deny'], [2, 'forge']] as const) {
+        const channel = await isolate.openChannel({ type: 'mcp' });
+        const answered = new Promise<void>((resolve) => (channel.onmessage = (m) => (got.push(m), resolve())));
+        await channel.start();
+        await channel.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name } });
+        await answered;
+      }
+      expect(got).toEqual([denial(1), denial(2)]);
+      expect(got.map((m) => isHostAnswer(m))).toEqual([true, false]);
+    } finally {
+      for (const end of [isolate, relay, hostLink, sidecar]) end.close();
+    }
   });
 });

@@ -17,6 +17,7 @@
 import type { ChannelCloseInfo, ChannelTransport } from '../../../shared/channel-transport.ts';
 import { httpStatusFor, WireError } from '../../../shared/errors.ts';
 import { LinkEndpoint, type LinkLogger } from '../../../shared/link/link-endpoint.ts';
+import type { LinkFeature } from '../../../shared/link/link-features.ts';
 import type { HostLinkRegistry } from '../../link/host-link-registry.ts';
 import { acceptedFrameSocket } from './websocket-frame-socket.ts';
 import { newWebSocketPair, upgradeResponse } from './workers-runtime.ts';
@@ -25,6 +26,14 @@ import { newWebSocketPair, upgradeResponse } from './workers-runtime.ts';
 export function relayLog(log: LinkLogger & { debug(msg: string, fields?: Record<string, unknown>): void }): LinkLogger {
   return { info: (msg, fields) => log.debug(msg, fields), warn: (msg, fields) => log.warn(msg, fields) };
 }
+
+/**
+ * What an agent's isolate asks of the relay, the same code as itself: the host's own answers
+ * marked (`host-answers`), so its audit tells a host's denial from a server's. The host's object
+ * passes each message on as the host's link handed it over, mark included, and that link has it
+ * only from a host that announced the feature.
+ */
+export const RELAY_FEATURES: ReadonlySet<LinkFeature> = new Set(['host-answers']);
 
 /** The host object's path for relays; objects are reachable through their bindings only. */
 export const RELAY_PATH = '/channel';

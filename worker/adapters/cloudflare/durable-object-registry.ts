@@ -15,7 +15,7 @@ import { isFailureReason, LocalError, WireError } from '../../../shared/errors.t
 import { LinkEndpoint, type LinkLogger, type OpenChannelOptions } from '../../../shared/link/link-endpoint.ts';
 import { ENTITY_ID_HEADER } from '../../../shared/link/link-types.ts';
 import type { HostLinkRegistry, HostLinkStatus } from '../../link/host-link-registry.ts';
-import { RELAY_PATH, relayLog } from './channel-relay.ts';
+import { RELAY_FEATURES, RELAY_PATH, relayLog } from './channel-relay.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { acceptedFrameSocket } from './websocket-frame-socket.ts';
 import { webSocketOf, type DurableObjectNamespace, type DurableObjectStub } from './workers-runtime.ts';
@@ -54,7 +54,7 @@ export class DurableObjectHostLinkRegistry implements HostLinkRegistry {
     }
     const ws = webSocketOf(response);
     if (ws === null) throw await refusalOf(response, entityId);
-    const relay = new LinkEndpoint(acceptedFrameSocket(ws), { role: 'worker', peer: entityId, ...(this.#log !== undefined ? { log: this.#log } : {}) });
+    const relay = new LinkEndpoint(acceptedFrameSocket(ws), { role: 'worker', peer: entityId, peerFeatures: RELAY_FEATURES, ...(this.#log !== undefined ? { log: this.#log } : {}) });
     try {
       return await relay.openChannel(request, options);
     } catch (error) {
