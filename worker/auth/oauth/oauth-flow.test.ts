@@ -578,6 +578,16 @@ describe('registered clients', () => {
     expect(refreshed.status).toBe(200);
   });
 
+  it("shows a registered client's sealed id by its ends on the sign-in page, beside its name", async () => {
+    const { fetchFn } = await setup();
+    const clientId = ((await (await register(fetchFn, { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none', client_name: 'Sealed app' })).json()) as { client_id: string }).client_id;
+    expect(clientId.length).toBeGreaterThan(64);
+    const page = await (await fetchFn(authorizeUrl(clientId))).text();
+    expect(page).toContain('Sealed app');
+    expect(page).toContain(`${clientId.slice(0, 32)}\u2026${clientId.slice(-12)}`);
+    expect(page).not.toContain(clientId);
+  });
+
   it('refuses a client that never got a token a day after it registered, and keeps one that did', async () => {
     let now = Date.now();
     const { fetchFn } = await setup({ now: () => now });

@@ -68,11 +68,19 @@ export interface ClientSummary {
   loopbackOnly: boolean;
 }
 
+/**
+ * A registered client's id is its registration, sealed (up to 2 KB of text): the page shows its
+ * ends, enough to tell two apart; a metadata document's URL is shown whole, since it is who the app is.
+ */
+function shownClientId(clientId: string): string {
+  return clientId.length <= 64 || /^https:/.test(clientId) ? clientId : `${clientId.slice(0, 32)}\u2026${clientId.slice(-12)}`;
+}
+
 function clientFacts(assets: StatusPageAssets, client: ClientSummary): string {
   const host = new URL(client.redirectUri).host || new URL(client.redirectUri).protocol;
   return fillTemplate(assets.templates.consentClient, {
     'client-name': escapeHtml(client.clientName),
-    'client-id': escapeHtml(client.clientId),
+    'client-id': escapeHtml(shownClientId(client.clientId)),
     'redirect-host': escapeHtml(host),
     'loopback-warning': client.loopbackOnly ? assets.templates.consentLoopbackWarning : '',
   });
