@@ -1,6 +1,6 @@
 /**
  * The host key: this workstation's Ed25519 private key, which proves its identity on every link
- * (DESIGN §5). One file in the config dir, `host.key` by default: PKCS#8 in PEM (`-----BEGIN
+ * (DESIGN §5): it signs each dial's upgrade request and each challenge of the worker. One file in the config dir, `host.key` by default: PKCS#8 in PEM (`-----BEGIN
  * PRIVATE KEY-----`, what `openssl pkey` reads), mode 0600, written once by `switchyard sidecar
  * init` (or the first `npm start`) and never overwritten. The worker gets only the public key,
  * `ed25519:<base64url>`.
@@ -12,7 +12,8 @@
  */
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { LocalError } from '../../shared/errors.ts';
-import { formatPublicKey, signLinkProof, type LinkProofFields } from '../../shared/link/link-identity.ts';
+import { formatPublicKey } from '../../shared/link/link-identity.ts';
+import { signLinkStatement, type LinkSignable } from '../../shared/link/link-upgrade-proof.ts';
 import { randomEd25519Pkcs8 } from './ed25519-seed.ts';
 
 export const DEFAULT_KEY_FILE = 'host.key';
@@ -25,8 +26,8 @@ export interface HostKey {
   readonly path: string;
   /** `ed25519:<base64url>`: the worker config's `hosts[].public-key`. */
   readonly publicKey: string;
-  /** Signs a link proof (base64url signature). */
-  sign(fields: LinkProofFields): Promise<string>;
+  /** Signs a link statement (base64url signature): the upgrade proof of a dial, or the proof of a challenge. */
+  sign(fields: LinkSignable): Promise<string>;
 }
 
 /** `sidecar init` is the same command in both programs that host a sidecar: `switchyard`, and a workstation's one-file `sidecar.js`. */
@@ -91,7 +92,7 @@ async function fromPkcs8(path: string, der: Uint8Array<ArrayBuffer>): Promise<Ho
   } catch {
     throw new LocalError('invalid-config', `Host key "${path}" is not an Ed25519 private key (PKCS#8 PEM, as \`switchyard sidecar init\` writes it)`);
   }
-  return { path, publicKey, sign: (fields) => signLinkProof(privateKey, fields) };
+  return { path, publicKey, sign: (fields) => signLinkStatement(privateKey, fields) };
 }
 
 function derToPem(der: Uint8Array): string {

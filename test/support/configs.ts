@@ -12,7 +12,8 @@
 import { createHash, createPrivateKey, createPublicKey, randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { formatPublicKey, signLinkProof, type LinkProofFields } from '../../shared/link/link-identity.ts';
+import { formatPublicKey } from '../../shared/link/link-identity.ts';
+import { signLinkStatement, type LinkSignable } from '../../shared/link/link-upgrade-proof.ts';
 import { randomEd25519Pkcs8 } from '../../sidecar/link/ed25519-seed.ts';
 
 /** A stdio (`command`) or HTTP (`url`) server entry, as in an mcp.json. */
@@ -44,11 +45,11 @@ export function workerHostEntry(host: HostCredential): { 'entity-id': string; 'p
   return { 'entity-id': host.entityId, 'public-key': host.publicKey };
 }
 
-/** Signs link proofs with the host's private key, as its sidecar would (for rogue and replay tests). */
-export async function hostSigner(host: HostCredential): Promise<(fields: LinkProofFields) => Promise<string>> {
+/** Signs link proofs (upgrade and challenge) with the host's private key, as its sidecar would (for rogue and replay tests). */
+export async function hostSigner(host: HostCredential): Promise<(fields: LinkSignable) => Promise<string>> {
   const der = Buffer.from(host.privateKeyPem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, ''), 'base64');
   const key = await crypto.subtle.importKey('pkcs8', der, { name: 'Ed25519' }, false, ['sign']);
-  return (fields) => signLinkProof(key, fields);
+  return (fields) => signLinkStatement(key, fields);
 }
 
 /** Texts of a credential that must never reach a log, a page or the other side of a link. */
