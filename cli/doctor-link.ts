@@ -1,11 +1,12 @@
 /**
  * The doctor's link check: the real link handshake against the worker, as the sidecar runs it
- * (`sidecar/link/link-client.ts`: the same URL, entity-id header, challenge and signed proof), but
+ * (`sidecar/link/link-client.ts`: the same URL, entity-id header, signed upgrade proof, challenge and signed proof), but
  * once, and closed the moment the worker answers. It says it is a probe, so the worker registers
  * nothing: a sidecar running on this host keeps its link. No channel is ever opened on it.
  *
  * The worker names what is wrong and what to do (an unknown entity id or key, a relayed
- * challenge), in its refusal; that text is passed on as it is. Accepted, it says what it expects
+ * challenge, this machine's clock off from the worker's), in its refusal; that text is passed on
+ * as it is. Accepted, it says what it expects
  * of this host (servers and pinned revisions), which `doctor-expectations.ts` compares.
  *
  * @module
@@ -15,6 +16,7 @@ import { CallbackFrameSocket } from '../shared/link/frame-socket.ts';
 import type { HostExpectations } from '../shared/link/host-expectations.ts';
 import { answerChallenge } from '../shared/link/link-handshake.ts';
 import { originOfUrl } from '../shared/link/link-identity.ts';
+import { createLinkProofHeader, LINK_PROOF_HEADER } from '../shared/link/link-upgrade-proof.ts';
 import { ENTITY_ID_HEADER, LINK_PROBE_HEADER, REFUSAL_HEADER } from '../shared/link/link-types.ts';
 import { WireError } from '../shared/errors.ts';
 import type { HostKey } from '../sidecar/link/host-key.ts';
@@ -40,10 +42,16 @@ function refusalOf(body: string, header: string | undefined, status: number): st
  * @param options The worker base URL (sidecar.json "worker"), this host's entity id and key.
  * @returns Whether the worker accepted this host's proof, or why not.
  */
-export function probeLink(options: { worker: string; entityId: string; key: HostKey; timeoutMs?: number }): Promise<LinkProbe> {
+export async function probeLink(options: { worker: string; entityId: string; key: HostKey; timeoutMs?: number }): Promise<LinkProbe> {
   const url = linkUrl(options.worker);
   const origin = originOfUrl(url);
   const timeoutMs = options.timeoutMs ?? 10_000;
+  let proof: string;
+  try {
+    proof = await createLinkProofHeader((fields) => options.key.sign(fields), { origin, entityId: options.entityId });
+  } catch (error) {
+    return { ok: false, url, problem: 'refused', message: `this host could not sign its link request: ${error instanceof Error ? error.message : String(error)}` };
+  }
   return new Promise((resolve) => {
     let done = false;
     const finish = (result: LinkProbe) => {
@@ -52,7 +60,7 @@ export function probeLink(options: { worker: string; entityId: string; key: Host
       resolve(result);
       ws.terminate();
     };
-    const ws = new WebSocket(url, { headers: { [ENTITY_ID_HEADER]: options.entityId, [LINK_PROBE_HEADER]: '1' }, perMessageDeflate: false, handshakeTimeout: timeoutMs });
+    const ws = new WebSocket(url, { headers: { [ENTITY_ID_HEADER]: options.entityId, [LINK_PROOF_HEADER]: proof, [LINK_PROBE_HEADER]: '1' }, perMessageDeflate: false, handshakeTimeout: timeoutMs });
     ws.on('unexpected-response', (_request, response) => {
       let body = '';
       response.on('data', (chunk: Buffer) => {

@@ -1,4 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -124,6 +126,35 @@ describe('LinkClient', () => {
     }
     expect(w.logs.some((l) => l.msg === 'Refused a host link' && l.reason === 'unauthorized')).toBe(true);
     expect(w.registry.status()[0]!.linked).toBe(false);
+  });
+
+  it('logs a clock off from the worker\'s by how much, in the worker\'s words: refused before any socket opens', async () => {
+    const w = await worker();
+    const lines: string[] = [];
+    const skewed = new LinkClient({ worker: w.url, entityId: 'alice-laptop', key: await keyOf(ALICE), now: () => Date.now() - 412_000, onOpen: echo, log: createLogger({ level: 'debug', write: (line) => lines.push(line) }), backoff: { firstMs: 20, capMs: 100 } });
+    cleanups.push(() => skewed.stop());
+    skewed.start();
+    await until(() => lines.some((l) => l.includes('refused the link')));
+    const refusal = JSON.parse(lines.find((l) => l.includes('refused the link'))!) as Record<string, unknown>;
+    expect(refusal).toMatchObject({ level: 'error', status: 401 });
+    // 412 s, or 413 when the second turned between the two clocks' readings.
+    expect(refusal.msg).toMatch(/^Worker refused the link of host "alice-laptop": The clock of host "alice-laptop" is 41[23] s behind the worker's \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ; at most 300 s apart\): set that host's clock right \(NTP\) and it links again$/);
+    expect(w.logs.find((l) => l.msg === 'Refused a host link')).toMatchObject({ 'entity-id': 'alice-laptop', check: 'clock-skew' });
+    expect(w.registry.status()[0]!.linked).toBe(false);
+  });
+
+  it('refuses a dial without an upgrade proof, as the previous sidecar sends it, with 401 and words telling to update it, in the header that sidecar reads', async () => {
+    const w = await worker();
+    const ws = new WebSocket(`${w.url.replace(/^http/, 'ws')}/link`, { headers: { [ENTITY_ID_HEADER]: 'alice-laptop' } });
+    const refused = await new Promise<{ status: number | undefined; header: unknown }>((resolve, reject) => {
+      ws.once('unexpected-response', (_request, response) => {
+        resolve({ status: response.statusCode, header: response.headers[REFUSAL_HEADER.toLowerCase()] });
+        ws.terminate();
+      });
+      ws.once('open', () => reject(new Error('upgraded without a proof')));
+      ws.on('error', () => {}); // terminate() reports the cut connection; the refusal is what counts
+    });
+    expect(refused).toEqual({ status: 401, header: 'Host "alice-laptop" sent no X-Switchyard-Link-Proof: its sidecar is older than this worker, which upgrades only a link request signed with the host key; update Switchyard on that host and restart its sidecar' });
   });
 
   it('logs an unknown entity id with the worker\'s own words (refused before the upgrade)', async () => {

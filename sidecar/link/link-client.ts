@@ -4,11 +4,14 @@
  * again after a full-jitter exponential backoff, so a fleet of sidecars does not stampede a worker
  * that just restarted.
  *
- * The upgrade request names the host (`X-Switchyard-Entity-Id: <entity id>`); then the worker
- * challenges it and the host signs the challenge with its private key (`shared/link/link-handshake.ts`,
- * `host-key.ts`), bound to the worker origin this client dialled. Only an accepted handshake makes
- * a link; a refusal is logged with the worker's reason and what to do, and dialling goes on with
- * backoff. Nothing secret crosses the link: a signature is good for one nonce at one worker.
+ * The upgrade request names the host (`X-Switchyard-Entity-Id: <entity id>`) and proves it holds
+ * the host key (`X-Switchyard-Link-Proof`, `shared/link/link-upgrade-proof.ts`: signed afresh for
+ * each dial, with this host's clock, which must be within 5 minutes of the worker's); then the
+ * worker challenges it and the host signs the challenge too (`shared/link/link-handshake.ts`,
+ * `host-key.ts`), both bound to the worker origin this client dialled. Only an accepted handshake
+ * makes a link; a refusal is logged with the worker's reason and what to do (a wrong key, an
+ * unknown host, a clock off by N s), and dialling goes on with backoff. Nothing secret crosses the
+ * link: a signature is good for one nonce at one worker.
  * `ws` disables Nagle itself (`socket.setNoDelay()` in `WebSocket#setSocket`), so nothing to do.
  *
  * @module
@@ -21,7 +24,8 @@ import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions } from 
 import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import { LINK_FEATURES, LINK_FEATURES_HEADER } from '../../shared/link/link-features.ts';
 import { answerChallenge } from '../../shared/link/link-handshake.ts';
-import { originOfUrl, type LinkProofFields } from '../../shared/link/link-identity.ts';
+import { originOfUrl } from '../../shared/link/link-identity.ts';
+import { createLinkProofHeader, LINK_PROOF_HEADER, type LinkSignable } from '../../shared/link/link-upgrade-proof.ts';
 import { WireError } from '../../shared/errors.ts';
 import { MAX_FRAME_BYTES } from '../../shared/frames.ts';
 import type { Logger } from '../log.ts';
@@ -39,8 +43,10 @@ export interface LinkClientOptions {
   /** Worker base URL (`http(s)://` or `ws(s)://`); `/link` is appended to its path. */
   worker: string;
   entityId: string;
-  /** Signs the worker's challenge: the host key (`host-key.ts`). */
-  key: { sign(fields: LinkProofFields): Promise<string> };
+  /** Signs each dial's upgrade proof and the worker's challenge: the host key (`host-key.ts`). */
+  key: { sign(fields: LinkSignable): Promise<string> };
+  /** This host's clock in ms, which the upgrade proof carries; `Date.now` by default (tests skew it). */
+  now?: () => number;
   /** Deadline for the link handshake. Default 10 s. */
   handshakeTimeoutMs?: number;
   /** The sidecar's channel handler (its McpTransportListener). */
@@ -86,6 +92,8 @@ export class LinkClient {
   #retryTimer: ReturnType<typeof setTimeout> | null = null;
   #attempt = 0;
   #stopped = true;
+  /** Bumped by `stop()`, so a proof still being signed then never dials. */
+  #generation = 0;
 
   constructor(options: LinkClientOptions) {
     this.#options = options;
@@ -103,12 +111,13 @@ export class LinkClient {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    this.#dial();
+    this.#sign();
   }
 
   /** Stops dialling and closes the link, which closes every channel (and ends its server). */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#generation++;
     if (this.#retryTimer !== null) clearTimeout(this.#retryTimer);
     this.#retryTimer = null;
     const ws = this.#ws;
@@ -122,11 +131,28 @@ export class LinkClient {
     clearTimeout(timer);
   }
 
-  #dial(): void {
+  /** Signs this dial's upgrade proof, then dials; a key that cannot sign is reported and retried like a refusal. */
+  #sign(): void {
+    const { entityId, key } = this.#options;
+    const nowMs = (this.#options.now ?? Date.now)();
+    const generation = this.#generation;
+    createLinkProofHeader((fields) => key.sign(fields), { origin: this.#origin, entityId, nowMs }).then(
+      (proof) => {
+        if (!this.#stopped && generation === this.#generation) this.#dial(proof);
+      },
+      (error: unknown) => {
+        if (generation !== this.#generation) return;
+        this.#log.error(`This host could not sign its link request: ${error instanceof Error ? error.message : String(error)}`);
+        this.#scheduleRetry();
+      },
+    );
+  }
+
+  #dial(proof: string): void {
     const { entityId, key } = this.#options;
     const maxFrame = this.#options.endpoint?.maxFrameBytes ?? MAX_FRAME_BYTES;
     const ws = new WebSocket(this.#url, {
-      headers: { [ENTITY_ID_HEADER]: entityId, [LINK_FEATURES_HEADER]: LINK_FEATURES.join(',') },
+      headers: { [ENTITY_ID_HEADER]: entityId, [LINK_PROOF_HEADER]: proof, [LINK_FEATURES_HEADER]: LINK_FEATURES.join(',') },
       perMessageDeflate: false,
       maxPayload: maxFrame + 1024,
       handshakeTimeout: 10_000,
@@ -213,7 +239,7 @@ export class LinkClient {
     this.#log.info('Dialling the worker again', { inMs: delay, attempt: this.#attempt });
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = null;
-      if (!this.#stopped) this.#dial();
+      if (!this.#stopped) this.#sign();
     }, delay);
   }
 }
