@@ -17,7 +17,14 @@
  * proof or silence past the deadline ends the link with a `link-close` saying why. Frames go
  * through the same reader as every other frame (size limit, zod schema), but the worker's end
  * takes none over `PRE_AUTH_MAX_FRAME_BYTES` and waits `PROOF_TIMEOUT_MS` at most: whoever sends
- * them has proven nothing yet. What is signed and how it is checked is `link-identity.ts`.
+ * them has proven nothing about this dial yet. What is signed and how it is checked is
+ * `link-identity.ts`.
+ *
+ * The worker upgrades only a request that already carries the host's signed upgrade proof
+ * (`link-upgrade-proof.ts`), so this handshake runs with key holders only. It stays because it
+ * proves what the upgrade proof cannot alone: that this dial is live. Its nonce is the worker's,
+ * fresh per socket, so a copied upgrade request gets a socket at most, never a link, with no
+ * clock to trust and no memory a worker's processes would have to share.
  *
  * @module
  */

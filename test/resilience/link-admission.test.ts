@@ -1,13 +1,16 @@
 /**
- * What a stranger can make the worker (under Deno, as users run it) hold at `/link` before it has
- * proven anything: anyone who names a configured host may start a handshake, so
+ * What a dialler can make the worker (under Deno, as users run it) hold at `/link`. Deno buffers
+ * a whole WebSocket message, up to 64 MiB, before the worker sees it, so what counts is who gets
+ * a socket at all:
  *
- * - a frame over 8 KiB before the proof is refused (link-close `invalid-request`, close 1009)
- *   and the link closed, before it is parsed;
+ * - nobody without a configured host's key: an upgrade with no proof (a sidecar older than the
+ *   worker), a proof by another key, a stale one, or one for an unknown host is answered HTTP 401
+ *   with the reason, and no WebSocket opens, so no frame of any size can be sent;
+ * - a key holder's socket, before it answers the challenge: a frame over 8 KiB is refused
+ *   (link-close `invalid-request`, close 1009) and the link closed, before it is parsed;
  * - at most 64 handshakes are pending at once (4 per entity id): the 65th gets HTTP 429
  *   `limit-reached` without an upgrade, and a slot frees as soon as its socket goes; a fifth for
- *   one id takes the place of that id's oldest, which is closed (1013), so silent sockets held for
- *   a host cannot lock its sidecar out;
+ *   one id takes the place of that id's oldest, which is closed (1013);
  * - a host already linked keeps its link and serves calls throughout.
  *
  * Seventeen extra hosts are configured because the per-host limit is 4: 64 pending needs 16 ids.
@@ -18,17 +21,22 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { closeClient, connectClient } from '../support/clients.ts';
-import { agentEntry, hostCredential, randomCredential, tokenSha256, workerHostEntry, writeSidecarDir, writeWorkerConfig } from '../support/configs.ts';
+import { agentEntry, hostCredential, hostSigner, randomCredential, tokenSha256, workerHostEntry, writeSidecarDir, writeWorkerConfig } from '../support/configs.ts';
+import { originOfUrl } from '../../shared/link/link-identity.ts';
+import { createLinkProofHeader, LINK_PROOF_HEADER } from '../../shared/link/link-upgrade-proof.ts';
 import { fixtureServer } from '../support/paths.ts';
 import { freePort, ProcessSet } from '../support/processes.ts';
 import { startSidecar, type SidecarProcess } from '../support/sidecar-process.ts';
 import { fetchHealth, waitHostLinked } from '../support/stack.ts';
 import { startWorkerProcessFromFile, type WorkerProcess } from '../support/worker-process.ts';
+import { msg } from '../support/line-log.ts';
 import { SLOW_MS } from './figures.ts';
 import { RogueLink, type LinkRefusal } from './rogue-link.ts';
 
 const HOST = 'adm-host';
-const STRANGERS = Array.from({ length: 17 }, (_, i) => `adm-stranger-${i}`);
+/** Hosts whose keys this test holds, dialling as key holders that never answer the challenge. */
+const HOLDERS = Array.from({ length: 17 }, (_, i) => hostCredential(`adm-holder-${i}`));
+const ids = HOLDERS.map((h) => h.entityId);
 const procs = new ProcessSet();
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-admission-'));
 const adminToken = randomCredential('admin-token');
@@ -43,8 +51,7 @@ beforeAll(async () => {
   const url = `http://127.0.0.1:${port}`;
   const configFile = writeWorkerConfig(dir, {
     agents: [agentEntry({ name: 'alice', token: aliceToken, servers: ['echo'] })],
-    // The strangers' keys are never used: nobody here can prove to be them.
-    hosts: [workerHostEntry(host), ...STRANGERS.map((id) => workerHostEntry(hostCredential(id)))],
+    hosts: [workerHostEntry(host), ...HOLDERS.map(workerHostEntry)],
     servers: { echo: { executor: { type: 'user-computer-profile', 'entity-id': HOST, target: { type: 'local' } } } },
     'admin-token-sha256': tokenSha256(adminToken),
   });
@@ -69,9 +76,39 @@ async function hostServes(): Promise<void> {
   expect((await fetchHealth(worker.url, adminToken)).hosts.find((h) => h['entity-id'] === HOST)?.linked).toBe(true);
 }
 
-describe('link admission before the proof', { timeout: SLOW_MS }, () => {
-  it('refuses a 1 MiB frame before the proof with 1009 and a link-close, and closes that link only', async () => {
-    const rogue = await RogueLink.dial(worker.url, STRANGERS[0]!);
+/** The refusal of a dial that must never get a socket. */
+async function refusedDial(entityId: string, options: Parameters<typeof RogueLink.dial>[2]): Promise<{ status: number | undefined; error: Record<string, unknown> }> {
+  const refusal = (await RogueLink.dial(worker.url, entityId, options).then(
+    async (rogue) => {
+      await rogue.close();
+      throw new Error(`upgraded ${entityId} without a valid proof`);
+    },
+    (error: unknown) => error,
+  )) as LinkRefusal;
+  return { status: refusal.status, error: (JSON.parse(refusal.body ?? '{}') as { error: Record<string, unknown> }).error };
+}
+
+describe('link admission before the upgrade', { timeout: SLOW_MS }, () => {
+  it('upgrades nobody without a configured host\'s key: 401 with the reason, and never a socket to send a frame on', async () => {
+    const origin = originOfUrl(worker.url);
+    const stale = await createLinkProofHeader(await hostSigner(HOLDERS[0]!), { origin, entityId: ids[0]!, nowMs: Date.now() - 3_600_000 });
+    const cases = [
+      [ids[0]!, {}, 'no-proof', /^Host "adm-holder-0" sent no X-Switchyard-Link-Proof: its sidecar is older than this worker, .*update Switchyard on that host and restart its sidecar$/],
+      [ids[0]!, { key: hostCredential(ids[0]!) }, 'bad-signature', /^The worker does not know this host's key \(entity "adm-holder-0"\)/],
+      [ids[0]!, { headers: { [LINK_PROOF_HEADER]: stale } }, 'clock-skew', /^The clock of host "adm-holder-0" is 360[01] s behind the worker's/],
+      ['adm-nobody', { key: hostCredential('adm-nobody') }, 'unknown-host', /^The worker does not know host "adm-nobody"/],
+    ] as const;
+    for (const [entityId, options, check, message] of cases) {
+      expect(await refusedDial(entityId, options)).toMatchObject({ status: 401, error: { reason: 'unauthorized', check, message: expect.stringMatching(message) } });
+    }
+    await expect.poll(() => worker.err.filter(msg('Refused a host link')).map((l) => l.json.check)).toEqual(['no-proof', 'bad-signature', 'clock-skew', 'unknown-host']);
+    await hostServes();
+  });
+});
+
+describe('link admission of key holders before the challenge\'s proof', { timeout: SLOW_MS }, () => {
+  it('refuses a key holder\'s 1 MiB frame before the challenge\'s proof with 1009 and a link-close, and closes that link only', async () => {
+    const rogue = await RogueLink.dial(worker.url, ids[0]!, { key: HOLDERS[0]! });
     await rogue.next('link-challenge');
     rogue.send(JSON.stringify({ v: 1, type: 'link-proof', origin: 'o'.repeat(1024 * 1024), signature: 'A'.repeat(86) }));
     const outcome = await rogue.probe();
@@ -88,9 +125,9 @@ describe('link admission before the proof', { timeout: SLOW_MS }, () => {
   it('answers the 65th pending handshake 429 limit-reached, and admits one again once a pending one goes', async () => {
     const pending: RogueLink[] = [];
     try {
-      for (const id of STRANGERS.slice(0, 16)) for (let i = 0; i < 4; i++) pending.push(await RogueLink.dial(worker.url, id));
+      for (const holder of HOLDERS.slice(0, 16)) for (let i = 0; i < 4; i++) pending.push(await RogueLink.dial(worker.url, holder.entityId, { key: holder }));
       await Promise.all(pending.map((rogue) => rogue.next('link-challenge')));
-      const refused = (await RogueLink.dial(worker.url, STRANGERS[16]!).then(
+      const refused = (await RogueLink.dial(worker.url, ids[16]!, { key: HOLDERS[16]! }).then(
         (rogue) => (pending.push(rogue), null),
         (error: unknown) => error,
       )) as LinkRefusal | null;
@@ -100,10 +137,10 @@ describe('link admission before the proof', { timeout: SLOW_MS }, () => {
 
       await pending.pop()!.close();
       // Polled: the worker frees the slot when it sees the close, a moment after the client did.
-      const dialled = () => RogueLink.dial(worker.url, STRANGERS[16]!).then((rogue) => (pending.push(rogue), 101), (error: LinkRefusal) => error.status);
+      const dialled = () => RogueLink.dial(worker.url, ids[16]!, { key: HOLDERS[16]! }).then((rogue) => (pending.push(rogue), 101), (error: LinkRefusal) => error.status);
       await expect.poll(dialled, { timeout: 10_000 }).toBe(101);
       // A fifth for one id takes the place of that id's oldest (the first dialled), which is closed.
-      const fifth = await RogueLink.dial(worker.url, STRANGERS[0]!);
+      const fifth = await RogueLink.dial(worker.url, ids[0]!, { key: HOLDERS[0]! });
       pending.push(fifth);
       await fifth.next('link-challenge');
       expect(await pending[0]!.closedWith()).toMatchObject({ code: 1013 });

@@ -2,7 +2,8 @@
  * A rogue sidecar: a raw `ws` client that links to the worker's `/link` as a configured host (it
  * answers the challenge with that host's private key) and then sends whatever a test wants, frame
  * by frame, instead of speaking the protocol. `dial` stops before the handshake, for tests that
- * answer the challenge themselves (replays, relays, wrong keys).
+ * answer the challenge themselves (replays, relays, wrong keys); given a key, it signs the upgrade
+ * proof with it, as a sidecar does, without which the worker upgrades nobody.
  *
  * `probe()` tells what became of the link after an input: a keepalive is sent and the answer
  * awaited. Either the link is still up (`keepalive-reply` with the same id), or it was closed, in
@@ -14,6 +15,7 @@
  */
 import WebSocket from 'ws';
 import { originOfUrl } from '../../shared/link/link-identity.ts';
+import { createLinkProofHeader, LINK_PROOF_HEADER } from '../../shared/link/link-upgrade-proof.ts';
 import { hostSigner, type HostCredential } from '../support/configs.ts';
 
 /** Why the worker refused a link: its HTTP answer before the upgrade, or its link-close after. */
@@ -53,7 +55,7 @@ export class RogueLink {
    */
   static async connect(workerUrl: string, entityId: string, host: HostCredential): Promise<RogueLink> {
     const sign = await hostSigner(host);
-    const rogue = await RogueLink.dial(workerUrl, entityId);
+    const rogue = await RogueLink.dial(workerUrl, entityId, { key: host });
     const challenge = await rogue.next('link-challenge');
     const origin = originOfUrl(workerUrl);
     rogue.send(JSON.stringify({ v: 1, type: 'link-proof', origin, signature: await sign({ origin, entityId, nonce: String(challenge.nonce) }) }));
@@ -63,10 +65,15 @@ export class RogueLink {
     return rogue;
   }
 
-  /** Opens `/link` as `entityId` and stops there (the challenge is the first frame received). */
-  static dial(workerUrl: string, entityId: string, headers: Record<string, string> = {}): Promise<RogueLink> {
+  /**
+   * Opens `/link` as `entityId` and stops there (the challenge is the first frame received). With
+   * `key`, the upgrade request carries that key's proof for the worker's origin (a key holder);
+   * without, none (a stranger, or a sidecar older than the worker).
+   */
+  static async dial(workerUrl: string, entityId: string, options: { key?: HostCredential; headers?: Record<string, string> } = {}): Promise<RogueLink> {
     const url = `${workerUrl.replace(/^http/, 'ws')}/link`;
-    const ws = new WebSocket(url, { headers: { 'x-switchyard-entity-id': entityId, ...headers }, perMessageDeflate: false });
+    const proof = options.key === undefined ? {} : { [LINK_PROOF_HEADER]: await createLinkProofHeader(await hostSigner(options.key), { origin: originOfUrl(workerUrl), entityId }) };
+    const ws = new WebSocket(url, { headers: { 'x-switchyard-entity-id': entityId, ...proof, ...options.headers }, perMessageDeflate: false });
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(new RogueLink(ws)));
       ws.once('unexpected-response', (_req, res) => {

@@ -27,6 +27,7 @@ import { RogueLink, type LinkRefusal } from './rogue-link.ts';
 import { listeningPorts } from './proc-stats.ts';
 import { encodeBase64Url } from '../../shared/base64url.ts';
 import { createNonce, importPublicKey, parsePublicKey, verifyLinkProof } from '../../shared/link/link-identity.ts';
+import { LINK_PROOF_HEADER } from '../../shared/link/link-upgrade-proof.ts';
 import { credentialTexts, hostCredential, hostSigner, randomCredential, writeSidecarDir } from '../support/configs.ts';
 import { ProcessSet } from '../support/processes.ts';
 import { startSidecar as startSidecarProcess } from '../support/sidecar-process.ts';
@@ -117,9 +118,11 @@ describe('authentication and roles', { timeout: SLOW_MS }, () => {
       }
     }
     for (const [entity, key] of [[HOST_A, stack.hostKeys.b], [HOST_B, stack.hostKeys.a]] as const) {
+      // Refused before the upgrade: the upgrade proof is signed by the other host's key.
       const error = (await RogueLink.connect(stack.url, entity, key).catch((e: unknown) => e)) as LinkRefusal;
       figures.inputs++;
-      expect(error.linkClose).toMatchObject({ reason: 'unauthorized', message: `The worker does not know this host's key (entity "${entity}"): add this host to the worker config with the line \`sidecar host-entry\` prints on that host (switchyard host add)` });
+      expect(error.status).toBe(401);
+      expect(JSON.parse(error.body ?? '{}')).toMatchObject({ error: { reason: 'unauthorized', check: 'bad-signature', message: `The worker does not know this host's key (entity "${entity}"): add this host to the worker config with the line \`sidecar host-entry\` prints on that host (switchyard host add)` } });
     }
     expect((await stack.health()).hosts.find((h) => h['entity-id'] === HOST_A)?.linked).toBe(true); // the real sidecar kept its link
   });
@@ -176,8 +179,13 @@ describe('link identity: a key pair, nothing reusable', { timeout: SLOW_MS }, ()
       expect(first.headers.authorization).toBeUndefined();
       const given = JSON.stringify([first.headers, first.received]);
       for (const text of credentialTexts(stack.hostKeys.a)) expect(given).not.toContain(text);
+      // Its upgrade proof names the rogue's origin: copied to the real worker, it opens no socket.
+      const copied = (await RogueLink.dial(stack.url, HOST_A, { headers: { [LINK_PROOF_HEADER]: String(first.headers[LINK_PROOF_HEADER.toLowerCase()]) } }).catch((e: unknown) => e)) as LinkRefusal;
+      expect(copied.status).toBe(401);
+      expect(JSON.parse(copied.body ?? '{}')).toMatchObject({ error: { reason: 'unauthorized', check: 'relayed', message: expect.stringContaining(`signed this link request for worker "${rogue.origin}"`) } });
+      figures.inputs++;
       // ...which the real worker refuses: its challenge was another nonce, for another origin.
-      const replay = await RogueLink.dial(stack.url, HOST_A);
+      const replay = await RogueLink.dial(stack.url, HOST_A, { key: stack.hostKeys.a });
       await replay.next('link-challenge');
       replay.send(JSON.stringify(recorded));
       const replayed = (await replay.next('link-accepted').catch((e: unknown) => e)) as LinkRefusal;
@@ -185,7 +193,7 @@ describe('link identity: a key pair, nothing reusable', { timeout: SLOW_MS }, ()
       figures.inputs++;
 
       // Relay: the real worker's challenge, passed to the sidecar, comes back signed for the rogue.
-      const relay = await RogueLink.dial(stack.url, HOST_A);
+      const relay = await RogueLink.dial(stack.url, HOST_A, { key: stack.hostKeys.a });
       const realChallenge = await relay.next('link-challenge');
       const second = await rogue.nextDial();
       second.send(realChallenge);
@@ -198,7 +206,7 @@ describe('link identity: a key pair, nothing reusable', { timeout: SLOW_MS }, ()
       second.close();
 
       // Relay with Host forged to the rogue's own origin: the worker does not take it for its own.
-      const forged = (await RogueLink.dial(stack.url, HOST_A, { host: rogue.origin }).catch((e: unknown) => e)) as LinkRefusal;
+      const forged = (await RogueLink.dial(stack.url, HOST_A, { key: stack.hostKeys.a, headers: { host: rogue.origin } }).catch((e: unknown) => e)) as LinkRefusal;
       expect(forged.status).toBe(401);
       expect(JSON.parse(forged.body ?? '{}')).toMatchObject({ error: { reason: 'unauthorized', message: expect.stringContaining(`is not this worker's address (it listens on port ${stack.port})`) } });
       figures.inputs++;
@@ -221,7 +229,8 @@ describe('link identity: a key pair, nothing reusable', { timeout: SLOW_MS }, ()
     const before = linksOfB();
     const error = (await RogueLink.connect(stack.url, HOST_B, wrong).catch((e: unknown) => e)) as LinkRefusal;
     figures.inputs++;
-    expect(error.linkClose).toMatchObject({ reason: 'unauthorized', message: expect.stringContaining('add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)') });
+    expect(error.status).toBe(401);
+    expect(JSON.parse(error.body ?? '{}')).toMatchObject({ error: { reason: 'unauthorized', message: expect.stringContaining('add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)') } });
     expect((await stack.health()).hosts.find((h) => h['entity-id'] === HOST_B)).toMatchObject({ linked: false });
     expect(linksOfB()).toBe(before);
   });
@@ -229,10 +238,10 @@ describe('link identity: a key pair, nothing reusable', { timeout: SLOW_MS }, ()
   it('a proof replayed on a second connection is refused; on its own connection it links', async () => {
     const sign = await hostSigner(stack.hostKeys.b);
     const origin = `127.0.0.1:${stack.port}`;
-    const first = await RogueLink.dial(stack.url, HOST_B);
+    const first = await RogueLink.dial(stack.url, HOST_B, { key: stack.hostKeys.b });
     const { nonce } = await first.next('link-challenge');
     const proof = JSON.stringify({ v: 1, type: 'link-proof', origin, signature: await sign({ origin, entityId: HOST_B, nonce: String(nonce) }) });
-    const second = await RogueLink.dial(stack.url, HOST_B);
+    const second = await RogueLink.dial(stack.url, HOST_B, { key: stack.hostKeys.b });
     await second.next('link-challenge');
     second.send(proof);
     expect(((await second.next('link-accepted').catch((e: unknown) => e)) as LinkRefusal).linkClose).toMatchObject({ reason: 'unauthorized' });
@@ -251,12 +260,19 @@ describe('link identity: a key pair, nothing reusable', { timeout: SLOW_MS }, ()
     const origin = `127.0.0.1:${stack.port}`;
     for (const host of config.hosts) {
       const raw = parsePublicKey(host['public-key']!);
+      const key = host['entity-id'] === HOST_A ? stack.hostKeys.a : stack.hostKeys.b;
       for (const signature of [encodeBase64Url(new Uint8Array([...raw, ...raw])), encodeBase64Url(new Uint8Array(64))]) {
-        const link = await RogueLink.dial(stack.url, host['entity-id']!);
+        // As the upgrade proof: no socket at all.
+        const upgrade = `v1;t=${Math.floor(Date.now() / 1000)};o=${origin};n=${createNonce()};s=${signature}`;
+        const refused = (await RogueLink.dial(stack.url, host['entity-id']!, { headers: { [LINK_PROOF_HEADER]: upgrade } }).catch((e: unknown) => e)) as LinkRefusal;
+        expect(refused.status).toBe(401);
+        expect(JSON.parse(refused.body ?? '{}')).toMatchObject({ error: { reason: 'unauthorized', check: 'bad-signature' } });
+        // As the challenge's proof, on a socket the host's own key opened.
+        const link = await RogueLink.dial(stack.url, host['entity-id']!, { key });
         await link.next('link-challenge');
         link.send(JSON.stringify({ v: 1, type: 'link-proof', origin, signature }));
         expect(((await link.next('link-accepted').catch((e: unknown) => e)) as LinkRefusal).linkClose).toMatchObject({ reason: 'unauthorized' });
-        figures.inputs++;
+        figures.inputs += 2;
       }
     }
     expect(hostALinks()).toBe(linksBefore);

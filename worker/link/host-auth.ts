@@ -1,9 +1,10 @@
 /**
  * Host authentication for the link: which sidecar is dialling, and is it really that host.
  *
- * The upgrade request to `GET /link` names the host (`X-Switchyard-Entity-Id: <entity id>`); the
- * worker then challenges it (`shared/link/link-handshake.ts`) and checks its signature with the
- * public key the worker config lists for it:
+ * The upgrade request to `GET /link` names the host (`X-Switchyard-Entity-Id: <entity id>`) and
+ * carries its signed upgrade proof (`shared/link/link-upgrade-proof.ts`), checked before the
+ * upgrade; the worker then challenges it (`shared/link/link-handshake.ts`). Both signatures are
+ * checked with the public key the worker config lists for it:
  *
  * ```json
  * "hosts": [{ "entity-id": "alice-laptop", "public-key": "ed25519:<base64url>" }]
@@ -16,6 +17,7 @@
  * @module
  */
 import { importPublicKey, parsePublicKey, verifyLinkProof } from '../../shared/link/link-identity.ts';
+import { verifyLinkUpgrade, type LinkUpgradeProof } from '../../shared/link/link-upgrade-proof.ts';
 
 /** One host entry of the worker config. */
 export interface HostKeyEntry {
@@ -29,6 +31,8 @@ export interface HostVerifier {
   knows(entityId: string): boolean;
   /** True when `signature` is the host's proof for this worker origin and nonce. Never throws. */
   verify(entityId: string, proof: { origin: string; nonce: string }, signature: string): Promise<boolean>;
+  /** True when `proof` is the host's upgrade proof, signed for `proof.origin`. Never throws. */
+  verifyUpgrade(entityId: string, proof: LinkUpgradeProof): Promise<boolean>;
 }
 
 /** Builds the verifier once per config; a malformed key throws `TypeError` here, not per link. */
@@ -49,6 +53,15 @@ export function createHostVerifier(hosts: readonly HostKeyEntry[]): HostVerifier
       if (key === undefined) return false;
       try {
         return await verifyLinkProof(await key, { origin: proof.origin, entityId, nonce: proof.nonce }, signature);
+      } catch {
+        return false;
+      }
+    },
+    async verifyUpgrade(entityId, proof) {
+      const key = keyOf(entityId);
+      if (key === undefined) return false;
+      try {
+        return await verifyLinkUpgrade(await key, { purpose: 'upgrade', origin: proof.origin, entityId, time: proof.time, nonce: proof.nonce }, proof.signature);
       } catch {
         return false;
       }

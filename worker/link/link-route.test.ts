@@ -6,7 +6,9 @@ import { WSContext, defineWebSocketHelper, type WSEvents } from 'hono/ws';
 import { createFrameSocketPair, type CallbackFrameSocket } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint } from '../../shared/link/link-endpoint.ts';
 import { answerChallenge } from '../../shared/link/link-handshake.ts';
-import { ENTITY_ID_HEADER, LINK_PROBE_HEADER } from '../../shared/link/link-types.ts';
+import { ENTITY_ID_HEADER, LINK_PROBE_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
+import { canonicalOrigin } from '../../shared/link/link-identity.ts';
+import { createLinkProofHeader, LINK_PROOF_HEADER } from '../../shared/link/link-upgrade-proof.ts';
 import { LINK_FEATURES_HEADER } from '../../shared/link/link-features.ts';
 import { hostCredential, hostSigner, type HostCredential } from '../../test/support/configs.ts';
 import { InMemoryHostLinkRegistry } from './host-link-registry.ts';
@@ -69,7 +71,18 @@ function setup(options: Partial<LinkRouteOptions> = {}, opens = true) {
   return { app, registry, sidecars, logs };
 }
 
-const upgradeHeaders = (entity: string, host = ORIGIN) => ({ upgrade: 'websocket', connection: 'Upgrade', host, [ENTITY_ID_HEADER]: entity });
+/** Hosts whose keys the tests sign with, by entity id (ALICE's key for any other). */
+const KEYS = new Map<string, HostCredential>([['alice-laptop', ALICE]]);
+
+/** An upgrade request as the link client sends it: no proof. */
+const bareHeaders = (entity: string, host = ORIGIN): Record<string, string> => ({ upgrade: 'websocket', connection: 'Upgrade', host, [ENTITY_ID_HEADER]: entity });
+
+/** An upgrade request as the link client sends it: the host's proof, signed for the origin it dialled (`host` by default). */
+async function upgradeHeaders(entity: string, host = ORIGIN, options: { key?: HostCredential; origin?: string; nowMs?: number } = {}): Promise<Record<string, string>> {
+  const sign = await hostSigner(options.key ?? KEYS.get(entity) ?? ALICE);
+  const proof = await createLinkProofHeader(sign, { origin: options.origin ?? canonicalOrigin(host), entityId: entity, ...(options.nowMs !== undefined ? { nowMs: options.nowMs } : {}) });
+  return { ...bareHeaders(entity, host), [LINK_PROOF_HEADER]: proof };
+}
 
 /** Answers the worker's challenge on `socket` as its sidecar would, signing with `key` for `origin`. */
 async function answer(socket: CallbackFrameSocket, key: HostCredential, origin = ORIGIN, entityId = 'alice-laptop', onExpects?: (expects: HostExpectations) => void) {
@@ -113,10 +126,10 @@ describe('link route', () => {
     const asked: string[] = [];
     const { app, sidecars } = setup({ expectations: (entityId) => (asked.push(entityId), expects) });
     const told: HostExpectations[] = [];
-    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
     await answer(sidecars[0]!, ALICE, ORIGIN, 'alice-laptop', (e) => told.push(e));
     expect(told).toEqual([]);
-    await app.request('/link', { headers: { ...upgradeHeaders('alice-laptop'), [LINK_PROBE_HEADER]: '1' } });
+    await app.request('/link', { headers: { ...(await upgradeHeaders('alice-laptop')), [LINK_PROBE_HEADER]: '1' } });
     await answer(sidecars[1]!, ALICE, ORIGIN, 'alice-laptop', (e) => told.push(e));
     expect(told).toEqual([expects]);
     expect(asked).toEqual(['alice-laptop']);
@@ -124,7 +137,7 @@ describe('link route', () => {
 
   it('challenges the host, verifies its signature, and only then registers its link', async () => {
     const { app, registry, sidecars } = setup();
-    const response = await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    const response = await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
     expect(response.status).toBe(200);
     expect(registry.status()[0]).toMatchObject({ linked: false }); // upgraded, not yet proven
     await answer(sidecars[0]!, ALICE);
@@ -138,7 +151,7 @@ describe('link route', () => {
       [{}, [['channel-open', false], ['channel-message', false]]],
     ] as const) {
       const { app, registry, sidecars } = setup();
-      await app.request('/link', { headers: { ...upgradeHeaders('alice-laptop'), ...extra } });
+      await app.request('/link', { headers: { ...(await upgradeHeaders('alice-laptop')), ...extra } });
       const endpoint = await answer(sidecars[0]!, ALICE);
       const seen: Array<[string, boolean]> = [];
       endpoint.onFrame = (direction, text) => {
@@ -156,9 +169,9 @@ describe('link route', () => {
 
   it('refuses a wrong key with unauthorized and what to do, registers nothing, and leaves the live link alone', async () => {
     const { app, registry, sidecars, logs } = setup();
-    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
     await answer(sidecars[0]!, ALICE);
-    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
     const refusal = await answer(sidecars[1]!, hostCredential('alice-laptop')).catch((e: unknown) => e);
     expect(refusal).toMatchObject({
       reason: 'unauthorized',
@@ -172,9 +185,9 @@ describe('link route', () => {
 
   it('verifies a probe (switchyard doctor) like any link, then closes it without replacing the live link', async () => {
     const { app, registry, sidecars, logs } = setup();
-    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
     await answer(sidecars[0]!, ALICE);
-    await app.request('/link', { headers: { ...upgradeHeaders('alice-laptop'), [LINK_PROBE_HEADER]: '1' } });
+    await app.request('/link', { headers: { ...(await upgradeHeaders('alice-laptop')), [LINK_PROBE_HEADER]: '1' } });
     await answer(sidecars[1]!, ALICE);
     await vi.waitFor(() => expect(sidecars[1]!.closed).toBe(true));
     expect(logs.filter((l) => l.msg === 'Host linked')).toHaveLength(1);
@@ -182,13 +195,13 @@ describe('link route', () => {
     expect(await echoes(registry)).toEqual({ jsonrpc: '2.0', id: 7, method: 'ping' });
 
     // A probe with the wrong key is refused like any link.
-    await app.request('/link', { headers: { ...upgradeHeaders('alice-laptop'), [LINK_PROBE_HEADER]: '1' } });
+    await app.request('/link', { headers: { ...(await upgradeHeaders('alice-laptop')), [LINK_PROBE_HEADER]: '1' } });
     await expect(answer(sidecars[2]!, hostCredential('alice-laptop'))).rejects.toMatchObject({ reason: 'unauthorized' });
   });
 
   it('refuses a signature replayed on a second connection: each challenge is fresh', async () => {
     const { app, registry, sidecars } = setup();
-    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
     const sign = await hostSigner(ALICE);
     const first = sidecars[0]!;
     const challenges: Array<Record<string, unknown>> = [];
@@ -197,7 +210,7 @@ describe('link route', () => {
     const proof = { v: 1, type: 'link-proof', origin: ORIGIN, signature: await sign({ origin: ORIGIN, entityId: 'alice-laptop', nonce: String(challenges[0]!.nonce) }) };
     first.close(); // the first connection never uses it
 
-    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
     const second = sidecars[1]!;
     const frames: Array<Record<string, unknown>> = [];
     second.onmessage = (text) => frames.push(JSON.parse(text) as Record<string, unknown>);
@@ -213,10 +226,10 @@ describe('link route', () => {
     const { app, sidecars, logs } = setup();
     const hostile = `x${'A'.repeat(5000)}\u0007`;
     const cases: Array<[Record<string, string>, RegExp]> = [
-      [upgradeHeaders(hostile), /^Send X-Switchyard-Entity-Id: <entity id>, the host's "entity-id": "xA+…" must be 1-128 letters/],
-      [upgradeHeaders('../etc'), /^Send X-Switchyard-Entity-Id: .*"\.\.\/etc" must be 1-128/],
+      [bareHeaders(hostile), /^Send X-Switchyard-Entity-Id: <entity id>, the host's "entity-id": "xA+…" must be 1-128 letters/],
+      [bareHeaders('../etc'), /^Send X-Switchyard-Entity-Id: .*"\.\.\/etc" must be 1-128/],
       [{ upgrade: 'websocket', host: ORIGIN }, /the header is missing$/],
-      [upgradeHeaders('mallory'), /^The worker does not know host "mallory": add this host to the worker config with the line `sidecar host-entry` prints on that host \(switchyard host add\)$/],
+      [await upgradeHeaders('mallory'), /^The worker does not know host "mallory": add this host to the worker config with the line `sidecar host-entry` prints on that host \(switchyard host add\)$/],
     ];
     for (const [headers, message] of cases) {
       const response = await app.request('/link', { headers });
@@ -231,13 +244,13 @@ describe('link route', () => {
   it('binds the proof to this worker: a Host it does not answer to, or a proof for another origin, is refused', async () => {
     const { app, registry, sidecars } = setup({ listenPort: () => 8787 });
     for (const host of ['evil.example:8787', '127.0.0.1:9999', '127.0.0.1']) {
-      const response = await app.request('/link', { headers: upgradeHeaders('alice-laptop', host) });
+      const response = await app.request('/link', { headers: await upgradeHeaders('alice-laptop', host) });
       expect([host, response.status]).toEqual([host, 401]);
       expect(await response.json()).toMatchObject({ error: { reason: 'unauthorized', message: expect.stringContaining('set "public-url" in the worker config') } });
     }
     expect(sidecars).toEqual([]);
     // The host signed for the worker it dialled, which is not this one: a relayed challenge.
-    await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
     await expect(answer(sidecars[0]!, ALICE, '127.0.0.1:4444')).rejects.toMatchObject({
       reason: 'unauthorized',
       message: expect.stringMatching(/^Host "alice-laptop" signed this challenge for worker "127.0.0.1:4444", but this worker is "127.0.0.1:8787": a link relayed through another worker is refused/),
@@ -247,9 +260,16 @@ describe('link route', () => {
 
   it('with public-url, the proof must name that origin whatever Host says (a proxy that rewrites it)', async () => {
     const { app, registry, sidecars } = setup({ publicUrl: 'https://Yard.example.com/', listenPort: () => 8787 });
-    await app.request('/link', { headers: upgradeHeaders('alice-laptop', 'internal:3000') });
+    // Signed for the Host the worker saw rather than the public origin: refused before the upgrade.
+    const relayed = await app.request('/link', { headers: await upgradeHeaders('alice-laptop', 'internal:3000') });
+    expect(relayed.status).toBe(401);
+    expect(await relayed.json()).toMatchObject({ error: { reason: 'unauthorized', check: 'relayed', message: expect.stringContaining('but this worker is "yard.example.com"') } });
+    expect(sidecars).toEqual([]);
+    // The upgrade proof names the public origin, the challenge's proof another: the challenge refuses it.
+    const dialled = { origin: 'yard.example.com' };
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop', 'internal:3000', dialled) });
     await expect(answer(sidecars[0]!, ALICE, 'internal:3000')).rejects.toMatchObject({ reason: 'unauthorized' });
-    await app.request('/link', { headers: upgradeHeaders('alice-laptop', 'internal:3000') });
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop', 'internal:3000', dialled) });
     await answer(sidecars[1]!, ALICE, 'yard.example.com');
     expect(registry.status()[0]!.linked).toBe(true);
   });
@@ -258,30 +278,84 @@ describe('link route', () => {
     const { app, registry, sidecars } = setup({ publicUrl: 'https://yard.example.com', listenPort: () => 8787 });
     // Another port on loopback, or a name that is not loopback: only the public origin counts there.
     for (const host of ['127.0.0.1:9999', 'evil.example:8787']) {
-      await app.request('/link', { headers: upgradeHeaders('alice-laptop', host) });
-      await expect(answer(sidecars.at(-1)!, ALICE, host)).rejects.toMatchObject({ reason: 'unauthorized', message: expect.stringContaining('but this worker is "yard.example.com"') });
+      const response = await app.request('/link', { headers: await upgradeHeaders('alice-laptop', host) });
+      expect(await response.json()).toMatchObject({ error: { reason: 'unauthorized', check: 'relayed', message: expect.stringContaining('but this worker is "yard.example.com"') } });
     }
+    expect(sidecars).toEqual([]);
     // A proxy on this machine that rewrites Host to the loopback address: the public origin still links.
-    await app.request('/link', { headers: upgradeHeaders('alice-laptop', '127.0.0.1:8787') });
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop', '127.0.0.1:8787', { origin: 'yard.example.com' }) });
     await answer(sidecars.at(-1)!, ALICE, 'yard.example.com');
     expect(registry.status()[0]!.linked).toBe(true);
     // The sidecar beside the worker (switchyard start --public-url) signs for the loopback address it dialled.
-    await app.request('/link', { headers: upgradeHeaders('alice-laptop', 'localhost:8787') });
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop', 'localhost:8787') });
     await answer(sidecars.at(-1)!, ALICE, 'localhost:8787');
     expect(registry.status()[0]!.linked).toBe(true);
   });
+  describe('before the upgrade: the host proves its key in the request', () => {
+    const refusalOf = async (response: Response) => ({ status: response.status, refusal: response.headers.get(REFUSAL_HEADER), body: (await response.json()) as { error: Record<string, unknown> } });
+
+    it('refuses an upgrade with no proof (a sidecar older than the worker) with 401 telling to update it, and never upgrades', async () => {
+      const { app, sidecars, logs } = setup();
+      const { status, refusal, body } = await refusalOf(await app.request('/link', { headers: bareHeaders('alice-laptop') }));
+      const message = 'Host "alice-laptop" sent no X-Switchyard-Link-Proof: its sidecar is older than this worker, which upgrades only a link request signed with the host key; update Switchyard on that host and restart its sidecar';
+      expect({ status, refusal, body }).toEqual({ status: 401, refusal: message, body: { error: { reason: 'unauthorized', check: 'no-proof', message } } });
+      expect(sidecars).toEqual([]);
+      expect(logs.at(-1)).toEqual({ msg: 'Refused a host link', fields: { 'entity-id': 'alice-laptop', reason: 'unauthorized', check: 'no-proof', problem: message } });
+    });
+
+    it('refuses a proof by another key, a malformed one, or one whose nonce was already used, and never upgrades', async () => {
+      const { app, registry, sidecars, logs } = setup();
+      const byMallory = await refusalOf(await app.request('/link', { headers: await upgradeHeaders('alice-laptop', ORIGIN, { key: hostCredential('alice-laptop') }) }));
+      expect(byMallory).toMatchObject({ status: 401, body: { error: { reason: 'unauthorized', check: 'bad-signature', message: expect.stringMatching(/^The worker does not know this host's key \(entity "alice-laptop"\): add this host/) } } });
+      const good = await upgradeHeaders('alice-laptop');
+      const proof = good[LINK_PROOF_HEADER]!;
+      for (const bad of ['v2;' + proof.slice(3), proof.replace(/;s=.*/, ';s=AAAA'), proof.replace(/;o=[^;]*/, ';o=Evil Host'), 'x'.repeat(5000)]) {
+        const response = await refusalOf(await app.request('/link', { headers: { ...good, [LINK_PROOF_HEADER]: bad } }));
+        expect(response).toMatchObject({ status: 401, body: { error: { reason: 'unauthorized', check: 'malformed-proof', message: expect.stringMatching(/^Malformed X-Switchyard-Link-Proof: /) } } });
+      }
+      expect(sidecars).toEqual([]);
+      // The good proof upgrades once; copied into a second request it is refused before the upgrade.
+      expect((await app.request('/link', { headers: good })).status).toBe(200);
+      const replayed = await refusalOf(await app.request('/link', { headers: good }));
+      expect(replayed).toMatchObject({ status: 401, body: { error: { reason: 'unauthorized', check: 'replayed' } } });
+      expect(sidecars).toHaveLength(1);
+      await answer(sidecars[0]!, ALICE);
+      expect(registry.status()[0]!.linked).toBe(true);
+      // Nothing of a proof reaches the log.
+      expect(JSON.stringify(logs)).not.toContain(proof.slice(-86));
+      expect(JSON.stringify(logs)).not.toContain('x'.repeat(100));
+    });
+
+    it('refuses a proof whose time is more than 5 minutes from the worker\'s clock, saying by how much, and takes one within', async () => {
+      const now = Date.UTC(2030, 0, 1, 12, 0, 0);
+      const { app, registry, sidecars } = setup({ now: () => now });
+      for (const [offset, words] of [[-412, 'is 412 s behind'], [301, 'is 301 s ahead of']] as const) {
+        const { status, body } = await refusalOf(await app.request('/link', { headers: await upgradeHeaders('alice-laptop', ORIGIN, { nowMs: now + offset * 1000 }) }));
+        expect({ status, body }).toEqual({
+          status: 401,
+          body: { error: { reason: 'unauthorized', check: 'clock-skew', 'skew-seconds': offset, message: `The clock of host "alice-laptop" ${words} the worker's (2030-01-01T12:00:00Z; at most 300 s apart): set that host's clock right (NTP) and it links again` } },
+        });
+      }
+      expect(sidecars).toEqual([]);
+      for (const offset of [-300, 300]) expect((await app.request('/link', { headers: await upgradeHeaders('alice-laptop', ORIGIN, { nowMs: now + offset * 1000 }) })).status).toBe(200);
+      await answer(sidecars[1]!, ALICE);
+      expect(registry.status()[0]!.linked).toBe(true);
+    });
+  });
+
   describe('before the proof', () => {
-    const others = ['bob-desk', 'carol-box'].map((id) => ({ 'entity-id': id, 'public-key': hostCredential(id).publicKey }));
+    for (const id of ['bob-desk', 'carol-box']) KEYS.set(id, hostCredential(id));
+    const others = ['bob-desk', 'carol-box'].map((id) => ({ 'entity-id': id, 'public-key': KEYS.get(id)!.publicKey }));
     const hosts = [{ 'entity-id': 'alice-laptop', 'public-key': ALICE.publicKey }, ...others];
     const dial = async (app: ReturnType<typeof setup>['app'], entity: string) => {
-      const response = await app.request('/link', { headers: upgradeHeaders(entity) });
+      const response = await app.request('/link', { headers: await upgradeHeaders(entity) });
       return { status: response.status, body: response.status === 200 ? null : ((await response.json()) as unknown), retryAfter: response.headers.get('retry-after') };
     };
 
     it('gives a new handshake for a host with its slots full the place of its oldest, which is closed; past the total, 429 before upgrading', async () => {
       const { app, sidecars, logs } = setup({ hosts, pendingLimits: { total: 3, perEntity: 2 } });
       expect([await dial(app, 'alice-laptop'), await dial(app, 'alice-laptop')].map((d) => d.status)).toEqual([200, 200]);
-      // Anyone may name a host: refusing here would let a stranger's silent sockets lock it out.
+      // Refusing here would let a host's own abandoned attempts (or a stolen key's silent sockets) lock it out.
       expect((await dial(app, 'alice-laptop')).status).toBe(200);
       await vi.waitFor(() => expect(sidecars[0]!.closed).toBe(true));
       expect([sidecars[1]!.closed, sidecars[2]!.closed]).toEqual([false, false]);
@@ -348,7 +422,7 @@ describe('link route', () => {
 
     it('refuses a frame over 8 KiB with 1009 and a link-close before parsing it, registering nothing', async () => {
       const { app, registry, sidecars, logs } = setup();
-      await app.request('/link', { headers: upgradeHeaders('alice-laptop') });
+      await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
       const sidecar = sidecars[0]!;
       const frames: Array<Record<string, unknown>> = [];
       sidecar.onmessage = (text) => frames.push(JSON.parse(text) as Record<string, unknown>);

@@ -1,21 +1,23 @@
 /**
- * `GET /link`: where sidecars dial in. Before the upgrade it checks what the request alone can
- * tell: the entity id header (well-formed, a configured host) and that `Host` names this worker
- * (`link-origin.ts`); those refusals are plain HTTP 401 answers, so a sidecar sees the status
- * itself. Then it counts the handshakes still unverified (`pending-handshakes.ts`) and answers
- * 429 `limit-reached` past the limits, still before upgrading: whoever can name a host can start
- * one. After the upgrade the worker challenges the host (`shared/link/link-handshake.ts`, which
- * takes no frame over 8 KiB and waits 5 s at most before the proof) and verifies its signature
- * (`host-auth.ts`); only then is a link endpoint built and registered, so a failed attempt never
+ * `GET /link`: where sidecars dial in. Before the upgrade, `link-upgrade-gate.ts` checks what the
+ * request alone can tell: the entity id header (a configured host), that `Host` names this
+ * worker (`link-origin.ts`), and the host's signed upgrade proof (its key, this worker's origin, a
+ * time within 5 minutes, a nonce not used before); each refusal is an HTTP 401 saying why, so no
+ * one without a configured host's key gets a socket. Then it counts the handshakes still
+ * unverified (`pending-handshakes.ts`) and answers 429 `limit-reached` past the limits, still
+ * before upgrading. After the upgrade the worker challenges the host
+ * (`shared/link/link-handshake.ts`, which takes no frame over 8 KiB and waits 5 s at most before
+ * the proof) and verifies its signature (`host-auth.ts`): the upgrade proof shows the key, the
+ * challenge that this dial is live (a worker-chosen nonce needs neither clocks nor memory shared
+ * between processes). Only then is a link endpoint built and registered, so a failed attempt never
  * replaces a host's live link. A refused proof gets a `link-close` with reason `unauthorized`
  * saying what to do. The upgrade helper is injected (`deno-websocket.ts`, `@hono/node-server`,
  * a Durable Object's `hibernating-upgrade.ts`), so this file stays web-standard.
  *
  * An unknown entity id is refused by name ("does not know host X"), so anyone can learn which ids
  * exist. Kept on purpose: ids are names, not secrets (every agent bound to a host is told it, and
- * it is in config files and logs), the key is what proves a host; doctor's guidance rests on the
- * refusal; and answering unknown ids like a failed proof would mean upgrading them, so a stranger
- * knowing no id at all could fill the pending slots with random ones.
+ * it is in config files and logs), the key is what proves a host; and doctor's guidance rests on
+ * telling an unknown host from a wrong key.
  *
  * Under Node, `@hono/node-server` v2 upgrades only when the server is created with
  * `serve({ fetch, websocket: { server: new WebSocketServer({ noServer: true }) } })` (checked in
@@ -32,14 +34,14 @@ import { CallbackFrameSocket, createFrameSocketPair } from '../../shared/link/fr
 import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions, type LinkLogger } from '../../shared/link/link-endpoint.ts';
 import { challengeHost, PROOF_TIMEOUT_MS, type ProofVerdict } from '../../shared/link/link-handshake.ts';
 import type { HostExpectations } from '../../shared/link/host-expectations.ts';
-import { ENTITY_ID_HEADER, LINK_PROBE_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
+import { LINK_PROBE_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import { LINK_FEATURES, LINK_FEATURES_HEADER, linkFeaturesOf } from '../../shared/link/link-features.ts';
-import { EntityIdSchema } from '../../shared/names.ts';
 import { unrefTimer } from '../../shared/unref-timer.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../auth/host-origin.ts';
 import { createHostVerifier, type HostKeyEntry, type HostVerifier } from './host-auth.ts';
 import type { HostLinkRegistry } from './host-link-registry.ts';
-import { createLinkOriginCheck, quote, type LinkOriginOptions } from './link-origin.ts';
+import type { LinkOriginOptions } from './link-origin.ts';
+import { createLinkUpgradeGate, UNKNOWN_KEY_FIX } from './link-upgrade-gate.ts';
 import { PendingHandshakes, type PendingHandshakeLimits } from './pending-handshakes.ts';
 
 /** Endpoint tunables the route passes through (timings and frame limit). */
@@ -69,15 +71,22 @@ export interface LinkRouteOptions {
    * registered: a Durable Object records there what must outlive hibernation (`adapters/cloudflare/`).
    */
   onAccepted?: (entityId: string, ws: WSContext<unknown>, endpoint: LinkEndpoint) => void;
+  /** This worker's clock in ms, for the upgrade proof's time; `Date.now` by default. */
+  now?: () => number;
 }
-
-const UNKNOWN_KEY_FIX = 'add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)';
 
 /** A sub-app with `GET /link`; mount it with `app.route('/', createLinkRoute(…))`. */
 export function createLinkRoute(options: LinkRouteOptions): Hono {
   const verifier = createHostVerifier(options.hosts);
-  const originOf = createLinkOriginCheck({ publicUrl: options.publicUrl, allowedHosts: options.allowedHosts ?? DEFAULT_ALLOWED_HOSTS, listenPort: options.listenPort });
   const log = options.log;
+  const admitUpgrade = createLinkUpgradeGate({
+    verifier,
+    publicUrl: options.publicUrl,
+    allowedHosts: options.allowedHosts ?? DEFAULT_ALLOWED_HOSTS,
+    listenPort: options.listenPort,
+    log,
+    ...(options.now !== undefined ? { now: options.now } : {}),
+  });
   const pending = new PendingHandshakes(options.pendingLimits);
   const timeoutMs = options.handshakeTimeoutMs ?? PROOF_TIMEOUT_MS;
   /** Set while refusals for a full limit go unlogged: one line when it fills, not one per refusal. */
@@ -88,23 +97,10 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
       const error = new WireError('invalid-request', 'The link endpoint takes a WebSocket upgrade: only a sidecar dials it');
       return c.json(error.toHttpBody(), 426);
     }
-    const refuse = (entityId: string | null, message: string) => {
-      log?.warn('Refused a host link', { 'entity-id': entityId, problem: message });
-      // Also as a header: `@hono/node-server` drops the body of a refused upgrade.
-      c.header(REFUSAL_HEADER, message.replace(/[^\x20-\x7e]/g, '?').slice(0, 500));
-      return c.json(new WireError('unauthorized', message).toHttpBody(), 401);
-    };
-    const announced = c.req.header(ENTITY_ID_HEADER);
-    const parsed = EntityIdSchema.safeParse(announced);
-    if (!parsed.success) {
-      // The header is the dialler's to write: only a bounded, printable prefix reaches the log.
-      const shown = announced === undefined ? null : quote(announced);
-      return refuse(shown, `Send ${ENTITY_ID_HEADER}: <entity id>, the host's "entity-id": ${shown === null ? 'the header is missing' : `${shown} ${parsed.error.issues[0]?.message ?? 'is invalid'}`}`);
-    }
-    const entityId = parsed.data;
-    if (!verifier.knows(entityId)) return refuse(entityId, `The worker does not know host "${entityId}": ${UNKNOWN_KEY_FIX}`);
-    const origin = originOf(c.req.header('host') ?? hostFromUrl(c.req.url));
-    if (!origin.ok) return refuse(entityId, origin.message);
+    // Nothing is upgraded before the host proved it holds its key, in this request itself.
+    const gate = await admitUpgrade(c.req.raw);
+    if (!gate.ok) return gate.response;
+    const { entityId, origin } = gate;
 
     // Set once the socket opens; a handshake evicted before that is closed as it opens.
     let evicted = false;
@@ -200,15 +196,6 @@ async function checkProof(verifier: HostVerifier, entityId: string, expected: { 
     };
   }
   return { ok: false, message: `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}` };
-}
-
-/** `app.request()` in tests and some runtimes omit the header; the URL then carries the host. */
-function hostFromUrl(url: string): string | undefined {
-  try {
-    return new URL(url).host;
-  } catch {
-    return undefined;
-  }
 }
 
 function wsFrameSocket(ws: WSContext<unknown>): CallbackFrameSocket {

@@ -1,16 +1,18 @@
 /**
- * Link handshakes upgraded but not yet verified. Anyone who can name a configured host may start
- * one, and each holds a socket (and, until the runtime hands it over, whatever frame it is
- * reading) for up to the handshake deadline; so they are counted, in total and per entity id, and
- * `/link` answers 429 past either limit instead of upgrading. A verified link leaves the count the
- * moment it verifies: only strangers compete for these slots, never the links already up.
+ * Link handshakes upgraded but not yet verified by the challenge. Only a request carrying a host's
+ * valid upgrade proof gets this far (`link-upgrade-gate.ts`), so these are a host's own dials: its
+ * sidecar, doctor's probe, a redial while an abandoned attempt waits out its deadline, or whoever
+ * holds a stolen key. Each holds a socket (and, until the runtime hands it over, whatever frame it
+ * is reading: up to 64 MiB under Deno) for up to the handshake deadline; so they are counted, in
+ * total and per entity id, and `/link` answers 429 past the total instead of upgrading. A verified
+ * link leaves the count the moment it verifies: the links already up never compete for these slots.
  *
- * Per entity id as well as in total, so that one host's redial loop (or someone holding its slots)
- * leaves room for the others; the total bounds what any mix of ids can hold. A new handshake for
- * an id whose slots are full takes the place of that id's oldest one, which is closed, instead of
- * being refused: anyone may name a host, so refusing would let a stranger keep four silent sockets
- * open for it and lock the real sidecar out for good, whereas now the stranger must open new ones
- * faster than the sidecar proves itself (one round trip), and a proven link holds no slot. On Cloudflare each
+ * Per entity id as well as in total, so that one host's redial loop leaves room for the others;
+ * the total bounds what any mix of ids can hold. A new handshake for an id whose slots are full
+ * takes the place of that id's oldest one, which is closed, instead of being refused: a sidecar
+ * that dials again must not be locked out by its own abandoned attempts. (Before the upgrade
+ * proof, anyone could name a host and hold its slots; these limits were then what bounded
+ * strangers, and are kept as they were, costing an honest host nothing.) On Cloudflare each
  * host's handshakes run in that host's own Durable Object (`host-link-object.ts`, same route), so
  * there the per-entity limit is the one that binds.
  *

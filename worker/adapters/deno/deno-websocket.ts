@@ -24,8 +24,9 @@ export const upgradeWebSocket: UpgradeWebSocket<WebSocket, { protocol?: string }
   // No message size limit can be passed: Deno (2.9) reads `protocol`, `idleTimeout`, `socket` and
   // `head` only (denoland/deno#15809), and buffers any message up to its own 64 MiB before the
   // link sees it. So the link's limits (8 KiB before the proof, 16 MiB after) apply to frames
-  // already read, and what bounds a stranger's memory is the cap on pending handshakes
-  // (`worker/link/pending-handshakes.ts`).
+  // already read, and what keeps a stranger from making Deno buffer 64 MiB is that the link route
+  // calls this only for a request signed by a configured host's key
+  // (`worker/link/link-upgrade-gate.ts`); the pending-handshake cap bounds those key holders.
   const { response, socket } = deno.upgradeWebSocket(c.req.raw, { idleTimeout: 0, ...(subprotocol ? { protocol: subprotocol } : {}), ...options });
   const ws = new WSContext<WebSocket>({
     close: (code, reason) => socket.close(code, reason),

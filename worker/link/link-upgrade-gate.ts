@@ -1,0 +1,108 @@
+/**
+ * What `/link` checks before any upgrade, from the request alone: the entity id header
+ * (well-formed, a configured host), that `Host` names this worker (`link-origin.ts`), and the
+ * host's upgrade proof (`shared/link/link-upgrade-proof.ts`): its time within
+ * `UPGRADE_PROOF_WINDOW_S` of this worker's clock, its signature by that host's key for this
+ * worker's origin, and its nonce not used before (`spent-upgrade-proofs.ts`). So nobody gets a
+ * WebSocket without holding a configured host's key, and a runtime that buffers a whole message
+ * before the worker sees it (Deno) never buffers a stranger's.
+ *
+ * Every refusal is HTTP 401, reason `unauthorized`, in the worker's error body, with the message
+ * also in `X-Switchyard-Refusal` (`@hono/node-server` drops a refused upgrade's body), a `check`
+ * naming which test failed, and one log line that holds neither the proof nor the signature. A
+ * request without a proof comes from a sidecar older than this worker: it is told to update.
+ *
+ * Used by the link route on every runtime and, on Workers, by the edge before it forwards an
+ * upgrade to the host's Durable Object (whose link route checks again and remembers the nonce).
+ *
+ * @module
+ */
+import { WireError, type WireErrorDetail } from '../../shared/errors.ts';
+import type { LinkLogger } from '../../shared/link/link-types.ts';
+import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
+import { LINK_PROOF_HEADER, parseLinkProofHeader, UPGRADE_PROOF_WINDOW_S } from '../../shared/link/link-upgrade-proof.ts';
+import { EntityIdSchema } from '../../shared/names.ts';
+import type { HostVerifier } from './host-auth.ts';
+import { createLinkOriginCheck, quote, type LinkOriginOptions } from './link-origin.ts';
+import { SpentUpgradeProofs } from './spent-upgrade-proofs.ts';
+
+export const UNKNOWN_KEY_FIX = 'add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)';
+
+/** Which test a refused upgrade failed: in the refusal's body and its log line. */
+export type GateCheck = 'entity-id' | 'unknown-host' | 'origin' | 'no-proof' | 'malformed-proof' | 'clock-skew' | 'relayed' | 'bad-signature' | 'replayed';
+
+export interface LinkUpgradeGateOptions extends LinkOriginOptions {
+  verifier: HostVerifier;
+  log?: LinkLogger | undefined;
+  /** This worker's clock in ms; `Date.now` by default (tests skew it). */
+  now?: () => number;
+  /** Remember used nonces (the link route); the Workers edge forwards to the object that does. Default true. */
+  remember?: boolean;
+}
+
+export type GateVerdict =
+  | { ok: true; entityId: string; origin: { origin: string; also?: string } }
+  | { ok: false; check: GateCheck; response: Response };
+
+/** Builds the gate once per app: an upgrade request → the verified host, or the refusal to send. */
+export function createLinkUpgradeGate(options: LinkUpgradeGateOptions): (request: Request) => Promise<GateVerdict> {
+  const { verifier, log } = options;
+  const originOf = createLinkOriginCheck(options);
+  const now = options.now ?? Date.now;
+  const spent = options.remember === false ? undefined : new SpentUpgradeProofs({ windowSeconds: UPGRADE_PROOF_WINDOW_S });
+  return async function linkUpgradeGate(request) {
+    const refuse = (entityId: string | null, check: GateCheck, message: string, detail: WireErrorDetail = {}): GateVerdict => {
+      log?.warn('Refused a host link', { 'entity-id': entityId, reason: 'unauthorized', check, ...detail, problem: message });
+      const body = new WireError('unauthorized', message, { detail: { check, ...detail } }).toHttpBody();
+      const headers = { 'content-type': 'application/json', [REFUSAL_HEADER]: message.replace(/[^\x20-\x7e]/g, '?').slice(0, 500) };
+      return { ok: false, check, response: new Response(JSON.stringify(body), { status: 401, headers }) };
+    };
+    const announced = request.headers.get(ENTITY_ID_HEADER) ?? undefined;
+    const parsed = EntityIdSchema.safeParse(announced);
+    if (!parsed.success) {
+      // The header is the dialler's to write: only a bounded, printable prefix reaches the log.
+      const shown = announced === undefined ? null : quote(announced);
+      return refuse(shown, 'entity-id', `Send ${ENTITY_ID_HEADER}: <entity id>, the host's "entity-id": ${shown === null ? 'the header is missing' : `${shown} ${parsed.error.issues[0]?.message ?? 'is invalid'}`}`);
+    }
+    const entityId = parsed.data;
+    if (!verifier.knows(entityId)) return refuse(entityId, 'unknown-host', `The worker does not know host "${entityId}": ${UNKNOWN_KEY_FIX}`);
+    const origin = originOf(request.headers.get('host') ?? hostFromUrl(request.url));
+    if (!origin.ok) return refuse(entityId, 'origin', origin.message);
+
+    const header = request.headers.get(LINK_PROOF_HEADER);
+    if (header === null) {
+      return refuse(entityId, 'no-proof', `Host "${entityId}" sent no ${LINK_PROOF_HEADER}: its sidecar is older than this worker, which upgrades only a link request signed with the host key; update Switchyard on that host and restart its sidecar`);
+    }
+    const read = parseLinkProofHeader(header);
+    if (!read.ok) return refuse(entityId, 'malformed-proof', `Malformed ${LINK_PROOF_HEADER}: ${read.problem}`);
+    const proof = read.proof;
+    const nowMs = now();
+    const skew = proof.time - Math.floor(nowMs / 1000);
+    if (Math.abs(skew) > UPGRADE_PROOF_WINDOW_S) {
+      return refuse(entityId, 'clock-skew', `The clock of host "${entityId}" is ${Math.abs(skew)} s ${skew < 0 ? 'behind' : 'ahead of'} the worker's (${new Date(nowMs).toISOString().replace(/\.\d+Z$/, 'Z')}; at most ${UPGRADE_PROOF_WINDOW_S} s apart): set that host's clock right (NTP) and it links again`, { 'skew-seconds': skew });
+    }
+    const { origin: own, also } = origin;
+    if (proof.origin !== own && proof.origin !== also) {
+      // Signed by the host, but for the worker it dialled: a request relayed from there, or a
+      // proxy that rewrote Host. Said apart, so an operator is not sent looking for a wrong key.
+      if (await verifier.verifyUpgrade(entityId, proof)) {
+        return refuse(entityId, 'relayed', `Host "${entityId}" signed this link request for worker "${proof.origin}", but this worker is "${own}": a link relayed through another worker is refused; if a proxy rewrites Host, set "public-url" in the worker config to this worker's public URL`);
+      }
+      return refuse(entityId, 'bad-signature', `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}`);
+    }
+    if (!(await verifier.verifyUpgrade(entityId, proof))) return refuse(entityId, 'bad-signature', `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}`);
+    if (spent !== undefined && !spent.spend(entityId, proof.nonce, nowMs)) {
+      return refuse(entityId, 'replayed', `This link request of host "${entityId}" was already used: a sidecar signs a new one for each dial, so this one was copied`);
+    }
+    return { ok: true, entityId, origin: also === undefined ? { origin: own } : { origin: own, also } };
+  };
+}
+
+/** `app.request()` in tests and some runtimes omit the header; the URL then carries the host. */
+function hostFromUrl(url: string): string | undefined {
+  try {
+    return new URL(url).host;
+  } catch {
+    return undefined;
+  }
+}

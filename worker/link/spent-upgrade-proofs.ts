@@ -1,0 +1,46 @@
+/**
+ * Upgrade proofs already used, so that each opens one socket at most. A proof stays acceptable
+ * while its time is within the window of the worker's clock (`UPGRADE_PROOF_WINDOW_S`), so one
+ * copied off the wire or out of a proxy's log could otherwise open sockets for a few minutes: not
+ * a link (the in-band challenge after the upgrade needs the key), but a socket a stranger could
+ * send a 64 MiB message on. Kept for two windows from when it was first seen, which outlasts its
+ * acceptance (its time is at least one window before that moment); only verified proofs enter,
+ * so only a host's own dials fill it. Past `max` entries the oldest go first.
+ *
+ * Per process (on Workers, per host's Durable Object, which sees every link of its host): a worker
+ * of several processes, or an object evicted from memory, may let a copied proof open one more
+ * socket elsewhere; the challenge still refuses it the link.
+ *
+ * @module
+ */
+
+/** Entries kept at most: a fleet's redials for ten minutes, a few hundred bytes each. */
+export const SPENT_PROOFS_MAX = 20_000;
+
+export class SpentUpgradeProofs {
+  readonly #keepMs: number;
+  readonly #max: number;
+  /** `entity id` + `\n` + nonce → when it may be forgotten; in insertion order, so oldest first. */
+  readonly #spent = new Map<string, number>();
+
+  constructor(options: { windowSeconds: number; max?: number }) {
+    this.#keepMs = 2 * options.windowSeconds * 1000;
+    this.#max = options.max ?? SPENT_PROOFS_MAX;
+  }
+
+  get size(): number {
+    return this.#spent.size;
+  }
+
+  /** Marks the proof used; false when it already was. */
+  spend(entityId: string, nonce: string, nowMs: number): boolean {
+    for (const [key, forgetAt] of this.#spent) {
+      if (forgetAt > nowMs && this.#spent.size < this.#max) break;
+      this.#spent.delete(key);
+    }
+    const key = `${entityId}\n${nonce}`;
+    if (this.#spent.has(key)) return false;
+    this.#spent.set(key, nowMs + this.#keepMs);
+    return true;
+  }
+}
