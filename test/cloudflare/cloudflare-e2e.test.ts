@@ -15,7 +15,8 @@ import { WireError } from '../../shared/errors.ts';
 import type { LinkEndpoint } from '../../shared/link/link-endpoint.ts';
 import { LinkClient } from '../../sidecar/link/link-client.ts';
 import { silentLogger } from '../../sidecar/log.ts';
-import { hostSigner } from '../support/configs.ts';
+import { hostCredential, hostSigner } from '../support/configs.ts';
+import { RogueLink, type LinkRefusal } from '../resilience/rogue-link.ts';
 import { oneConnection } from '../support/one-connection.ts';
 
 let stack: WorkerdStack;
@@ -139,6 +140,27 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
   it('refuses an agent without a valid token before any Durable Object wakes', async () => {
     const response = await fetch(`${stack.url}/mcp`, { method: 'POST', headers: { authorization: 'Bearer nope', 'content-type': 'application/json' }, body: '{}' });
     expect(response.status).toBe(401);
+  });
+
+  it('upgrades no /link request without its host\'s key on Workers: 401 with the reason, from the edge or the host\'s object', async () => {
+    const host = stack.hostKey('a');
+    const cases = [
+      [{}, 'no-proof'],
+      [{ key: hostCredential(host.entityId) }, 'bad-signature'],
+    ] as const;
+    for (const [options, check] of cases) {
+      const refusal = (await RogueLink.dial(stack.url, host.entityId, options).then(
+        async (rogue) => (await rogue.close(), null),
+        (error: unknown) => error,
+      )) as LinkRefusal | null;
+      expect(refusal?.status).toBe(401);
+      expect(JSON.parse(refusal?.body ?? '{}')).toMatchObject({ error: { reason: 'unauthorized', check } });
+    }
+    // The host's own key still links through the edge to its object (the link route there checks again).
+    const rogue = await RogueLink.dial(stack.url, host.entityId, { key: host });
+    expect(await rogue.next('link-challenge')).toMatchObject({ type: 'link-challenge' });
+    await rogue.close();
+    await stack.waitLinked('a');
   });
 
   it('keeps an agent\'s connection after answering a request whose body it did not need: the next request on it is answered', async () => {

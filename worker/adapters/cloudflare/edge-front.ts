@@ -3,8 +3,10 @@
  * Durable Object whose state it needs, so no request depends on the isolate a link or a session
  * happened to reach (DESIGN §8).
  *
- * - `GET /link`: to the `HostLink` object of the host the upgrade names (a configured one, else
- *   the link route's own refusal, answered here without waking any object).
+ * - `GET /link`: to the `HostLink` object of the host the upgrade names, once its upgrade proof
+ *   verified here (`link-upgrade-gate.ts`: a configured host, this worker's origin, a signature by
+ *   its key, a time within 5 minutes); any refusal is answered here without waking an object,
+ *   whose own link route checks again and remembers the nonce.
  * - `/mcp`, `/servers/:name/mcp`: Host/Origin guard and bearer auth here, before any object wakes.
  *   A legacy request goes to the `AgentSession` object that holds its session: the one its
  *   `Mcp-Session-Id` names, or for an `initialize` a new one. A modern (2026-07-28) request is
@@ -25,15 +27,15 @@ import { auditedAuth } from '../../audit/credential-audit.ts';
 import { createWorkerOAuth } from '../../auth/oauth/oauth.ts';
 import type { WorkerAudit } from '../../audit/worker-audit.ts';
 import type { AgentEntry, WorkerConfig } from '../../config/worker-config.ts';
+import { createHostVerifier } from '../../link/host-auth.ts';
 import { createLinkRoute } from '../../link/link-route.ts';
+import { createLinkUpgradeGate } from '../../link/link-upgrade-gate.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { classifyByHeaders, classifyEra } from '../../modern/era.ts';
 import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
 import { jsonRpcErrorResponse } from '../../sessions/session-route.ts';
 import { hostOf } from '../../../shared/descriptors.ts';
 import { WireError } from '../../../shared/errors.ts';
-import { ENTITY_ID_HEADER } from '../../../shared/link/link-types.ts';
-import { EntityIdSchema } from '../../../shared/names.ts';
 import { DurableObjectHostLinkRegistry, hostObject } from './durable-object-registry.ts';
 import { NoSessionTable } from './no-session-table.ts';
 import { workersOAuth } from './cloudflare-env.ts';
@@ -43,9 +45,7 @@ import type { SwitchyardEnv } from './workers-runtime.ts';
 export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: WorkerLogger, audit: WorkerAudit): Hono<{ Variables: AgentVariables }> {
   const registry = new DurableObjectHostLinkRegistry(env.HOST_LINK, { log });
   const core = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions: new NoSessionTable(), registry, log, audit, ...workersOAuth(env, config) });
-  const known = new Set(config.hosts.map((h) => h['entity-id']));
-  // Refusals of `/link` for an unknown or malformed entity id: the link route answers them
-  // before any upgrade, so its upgrade helper is never reached.
+  // `/link` without an upgrade: the link route's own 426, so its upgrade helper is never reached.
   const refusals = createLinkRoute({
     upgradeWebSocket: (() => {
       throw new Error('unreachable: a link to a configured host goes to its Durable Object');
@@ -58,10 +58,20 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
   });
 
   const app = new Hono<{ Variables: AgentVariables }>();
-  app.get('/link', (c) => {
-    const entityId = EntityIdSchema.safeParse(c.req.header(ENTITY_ID_HEADER));
-    if (entityId.success && known.has(entityId.data)) return hostObject(env.HOST_LINK, entityId.data).fetch(c.req.raw);
-    return refusals.fetch(c.req.raw);
+  // Stateless here (any isolate may answer): the host's object, which sees all of its links,
+  // remembers used proofs.
+  const admitUpgrade = createLinkUpgradeGate({
+    verifier: createHostVerifier(config.hosts),
+    publicUrl: config['public-url'],
+    allowedHosts: config['allowed-hosts'],
+    log,
+    remember: false,
+  });
+  app.get('/link', async (c) => {
+    if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return refusals.fetch(c.req.raw);
+    const verdict = await admitUpgrade(c.req.raw);
+    if (!verdict.ok) return verdict.response;
+    return hostObject(env.HOST_LINK, verdict.entityId).fetch(c.req.raw);
   });
 
   // The app's own guard, so the edge accepts exactly the hosts and origins every runtime does.
