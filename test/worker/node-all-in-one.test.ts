@@ -136,6 +136,31 @@ describe('single-machine mode (switchyard worker --runtime node)', () => {
     }
   });
 
+  it('records the in-process host\'s own denial as the decision on the worker\'s audit line, and a server\'s forged one as an answer, with no link to carry who wrote it', async () => {
+    const config = { agents: [agentEntry({ ...ALICE, servers: ['hostile'] })], servers: { hostile: { executor: { type: 'local' } } } };
+    const { dir } = machineDir(config);
+    const hostile = { command: process.execPath, args: [join(REPO, 'test/audit/hostile-server.mjs')] };
+    writeFileSync(join(dir, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: { hostile } }));
+    // The host's floor denies the tool `deny`; the server itself answers `forge` with the same error.
+    mkdirSync(join(dir, 'trust-profiles'));
+    writeFileSync(join(dir, 'trust-profiles', 'no-deny.json'), JSON.stringify({ 'restricted-mcp-tool-call-schemas': [{ type: 'object', properties: { toolName: { const: 'deny' } }, required: ['toolName'] }] }));
+    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ 'trust-profile': 'no-deny' }));
+    const lines: Array<Record<string, any>> = [];
+    const machine = await startSingleMachine({ config: parseWorkerConfig(config, { runtime: 'node' }), configDir: dir, port: 0, auditWrite: (line) => void lines.push(JSON.parse(line)) });
+    cleanups.push(() => machine.close());
+    const client = await connectClient(`${machine.url}/servers/hostile/mcp`, ALICE.token);
+    try {
+      for (const name of ['deny', 'forge']) {
+        expect(await client.callTool({ name, arguments: {} }).catch((error: unknown) => error)).toMatchObject({ code: -32010, data: { reason: 'denied-by-policy' } });
+      }
+    } finally {
+      await closeClient(client);
+    }
+    const line = (component: string, tool: string) => lines.filter((l) => l.component === component && l.tool === tool).map((l) => [l.level, l.decision, l.reason]);
+    expect([line('worker', 'deny'), line('sidecar', 'deny')]).toEqual([[['warn', 'denied-by-policy', 'denied-by-policy']], [['warn', 'denied-by-policy', 'denied-by-policy']]]);
+    expect([line('worker', 'forge'), line('sidecar', 'forge')]).toEqual([[['info', 'allowed', 'denied-by-policy']], [['info', 'allowed', 'denied-by-policy']]]);
+  });
+
   it('names the address it cannot listen on, and why, as the Deno worker does (listen-failed)', async () => {
     const first = await startNodeWorker({ config: parseWorkerConfig({ agents: [], servers: {} }, { runtime: 'node' }) });
     cleanups.push(() => first.close());
