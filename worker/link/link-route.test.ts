@@ -167,6 +167,21 @@ describe('link route', () => {
     }
   });
 
+  it('asks on each open for the host\'s own answers marked only of a host whose upgrade announced host-answers, and works with either', async () => {
+    for (const [features, asked] of [['open-first,open-reply,host-answers', true], ['open-first,open-reply', false], [undefined, false]] as const) {
+      const { app, registry, sidecars } = setup();
+      await app.request('/link', { headers: { ...(await upgradeHeaders('alice-laptop')), ...(features !== undefined ? { [LINK_FEATURES_HEADER]: features } : {}) } });
+      const endpoint = await answer(sidecars[0]!, ALICE);
+      const opens: boolean[] = [];
+      endpoint.onFrame = (direction, text) => {
+        const frame = JSON.parse(text) as { type: string };
+        if (direction === 'in' && frame.type === 'channel-open') opens.push('own' in frame);
+      };
+      expect(await echoes(registry)).toEqual({ jsonrpc: '2.0', id: 7, method: 'ping' });
+      expect(opens).toEqual([asked]);
+    }
+  });
+
   it('refuses a wrong key with unauthorized and what to do, registers nothing, and leaves the live link alone', async () => {
     const { app, registry, sidecars, logs } = setup();
     await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
