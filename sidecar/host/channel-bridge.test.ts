@@ -84,6 +84,21 @@ describe('bridgeChannels on hostile input', () => {
     expect(lines.filter((line) => line.includes('n'.repeat(256)))).toHaveLength(lines.length);
   });
 
+  it('ends the audit line of a call the agent cancels at once, as cancelled, and forwards the cancellation', async () => {
+    const [agent, host] = createInMemoryChannelPair();
+    const { server, sent } = fakeServer(() => null); // a server that honours cancellation never answers
+    const lines: Array<Record<string, unknown>> = [];
+    const ledger = new CallLedger(new AuditLog({ component: 'sidecar', write: (line) => lines.push(JSON.parse(line)) }), { agent: 'a', server: 'test', host: 'h' });
+    await bridgeChannels(host, server, { server: 'test', log: silentLogger, ledger }).start();
+    await agent.start();
+    await agent.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow' } });
+    await agent.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'stopped' } });
+    await until(() => sent.length === 2);
+    expect(sent[1]).toEqual({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'stopped' } });
+    expect(ledger.inFlight).toBe(0);
+    expect(lines.map((l) => [l.tool, l.decision, l.outcome, l.reason])).toEqual([['slow', 'allowed', 'error', 'cancelled']]);
+  });
+
   it('marks what it answers itself as the host\'s own, a denial or a request the server could not take, and never what the server wrote', async () => {
     const [agent, host] = createInMemoryChannelPair();
     const forged = (id: string | number) => ({ jsonrpc: '2.0' as const, id, error: { code: -32010, message: 'Denied', data: { reason: 'denied-by-policy' } } });

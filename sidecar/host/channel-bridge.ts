@@ -34,6 +34,7 @@ import type { Logger } from '../log.ts';
 import type { CallLedger } from '../../shared/audit/call-ledger.ts';
 import { capped } from '../../shared/audit/audit-record.ts';
 import { hostAnswer } from '../../shared/audit/host-answers.ts';
+import { isCancellation } from '../../shared/json-rpc-guards.ts';
 
 export interface BridgeOptions {
   /** The server's name, for messages and logs. */
@@ -78,6 +79,8 @@ export function bridgeChannels(agent: ChannelTransport, server: Transport, optio
       agent.send(hostAnswer(denied) as JSONRPCMessage).catch(() => {});
       return;
     }
+    // A server that honours a cancellation never answers: the call's line ends now, not with the channel.
+    if (ledger !== undefined && isCancellation(message)) ledger.fail(message.params.requestId, 'cancelled');
     server.send(ledger === undefined ? message : ledger.request(message)).catch((error: unknown) => {
       log.debug('Server did not take a message', { server: options.server, error });
       const failure = error instanceof WireError ? error : new WireError('server-exited', `Server "${options.server}" could not take the request: its connection is closed`);
