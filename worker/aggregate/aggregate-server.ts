@@ -27,7 +27,7 @@ import { objectParam, stringParam } from './request-params.ts';
 import { ResourceRoutes } from './resource-routes.ts';
 import { toAgentError } from './rpc-errors.ts';
 import type { Params, RequestContext, Result } from './rpc/json-rpc-peer.ts';
-import { RPC_CODES, RpcError } from './rpc/peer-errors.ts';
+import { RequestCancelledError, RPC_CODES, RpcError } from './rpc/peer-errors.ts';
 import type { UpstreamClient } from './upstream-client.ts';
 import { UpstreamSet, type UpstreamSetOptions } from './upstream-set.ts';
 import type { CallLedger } from '../../shared/audit/call-ledger.ts';
@@ -293,6 +293,10 @@ export class AggregateServer {
       return result;
     } catch (error) {
       const answer = toAgentError(server, error, () => this.upstreams.failure(server));
+      if (error instanceof RequestCancelledError && error.byPeer) {
+        ledger?.fail(audited.id, 'cancelled'); // the agent cancelled it: no answer goes to the agent
+        throw answer;
+      }
       // The upstream's error as the ledger reads an answer, still the host's own where the host marked it.
       ledger?.answer(sameAuthor(answer, { id: audited.id, error: answer instanceof RpcError ? { code: answer.code, data: answer.data } : {} }));
       throw answer;

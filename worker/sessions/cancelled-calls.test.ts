@@ -1,8 +1,8 @@
 /**
- * An agent's `notifications/cancelled` on `/servers/:name/mcp`: the server it reaches never answers
- * the request (MCP, "Cancellation"), so the session ends the call itself: it no longer counts as
- * in flight (a busy session is never idle, so never swept, nor chosen to make room), its audit line
- * says it was cancelled, and the POST that carried it ends. The end-to-end
+ * An agent's `notifications/cancelled` on a legacy session of `/servers/:name/mcp` or `/mcp`: the
+ * server it reaches never answers the request (MCP, "Cancellation"), so the session ends the call
+ * itself: it no longer counts as in flight (a busy session is never idle, so never swept, nor
+ * chosen to make room), its audit line says it was cancelled, and the POST that carried it ends. The end-to-end
  * counterpart, with the agent caps, is `test/resilience/cancelled-calls.test.ts`.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -27,14 +27,17 @@ function hangingServer(name: string): McpServer {
   return server;
 }
 
-describe('a cancelled passthrough call', () => {
-  it('ends in the session at once: not in flight, its stream ended, audited as cancelled', async () => {
+describe('a cancelled call', () => {
+  it.each([
+    ['passthrough', '/servers/alpha/mcp', 'hang'],
+    ['aggregate', '/mcp', 'alpha__hang'],
+  ])('ends in the %s session at once: not in flight, its stream ended, audited as cancelled', async (_route, path, tool) => {
     const config = await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha'], {});
     const lines: Array<Record<string, unknown>> = [];
     const { audit: log } = auditFromConfig(config.audit, { component: 'worker', write: (line) => lines.push(JSON.parse(line)), log: silentLogger });
     harness = startInProcessApp(config, new InProcessRouter({ alpha: hangingServer }), { audit: new WorkerAudit({ config, log: log!, recentCalls: new RecentCalls(4) }) });
     const headers = { authorization: 'Bearer alice-token', accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
-    const url = `${BASE}/servers/alpha/mcp`;
+    const url = `${BASE}${path}`;
     const init = await harness.fetch(url, {
       method: 'POST', headers,
       body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
@@ -45,16 +48,16 @@ describe('a cancelled passthrough call', () => {
     const send = (body: unknown) => harness!.fetch(url, { method: 'POST', headers: inSession, body: JSON.stringify(body) });
     await send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 
-    const call = await send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'hang', arguments: {} } });
+    const call = await send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: tool, arguments: {} } });
     const session = harness.sessions.get(id)!;
-    expect(session.inFlight).toBe(1);
+    await expect.poll(() => session.inFlight).toBe(1);
     expect((await send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'stopped' } })).status).toBe(202);
-    expect(session.inFlight).toBe(0);
+    await expect.poll(() => session.inFlight).toBe(0);
     expect(await call.text()).not.toContain('"id":7');
-    expect(lines.filter((l) => l.method === 'tools/call').map((l) => [l.tool, l.decision, l.outcome, l.reason])).toEqual([['hang', 'allowed', 'error', 'cancelled']]);
+    await expect.poll(() => lines.filter((l) => l.method === 'tools/call').map((l) => [l.tool, l.decision, l.outcome, l.reason])).toEqual([['hang', 'allowed', 'error', 'cancelled']]);
 
     // The session goes on.
     const again = await send({ jsonrpc: '2.0', id: 8, method: 'tools/list' });
-    expect(await again.text()).toContain('"name":"hang"');
+    expect(await again.text()).toContain(`"name":"${tool}"`);
   });
 });

@@ -4,7 +4,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createInMemoryChannelPair, type ChannelTransport } from '../../../shared/channel-transport.ts';
 import { JsonRpcPeer, type PeerHandlers, type RequestContext } from './json-rpc-peer.ts';
 import { deferred } from '../../../test/support/deferred.ts';
-import { ConnectionClosedError, RequestCancelledError, RequestTimeoutError, RpcError } from './peer-errors.ts';
+import { ConnectionClosedError, PeerCancellation, RequestCancelledError, RequestTimeoutError, RpcError } from './peer-errors.ts';
 
 afterEach(() => void vi.useRealTimers());
 
@@ -95,7 +95,9 @@ describe('JsonRpcPeer', () => {
     controller.abort('the user gave up');
     expect(await answer).toEqual(new RequestCancelledError('the user gave up'));
     await vi.waitFor(() => expect(context.signal.aborted).toBe(true));
-    expect(context.signal.reason).toBe('the user gave up');
+    // The served side's signal says the requester cancelled it, with its reason.
+    expect(context.signal.reason).toEqual(new PeerCancellation('the user gave up'));
+    expect(new RequestCancelledError(context.signal.reason)).toMatchObject({ message: 'the user gave up', byPeer: true });
     finish.resolve({ late: true });
     await context.notify('notifications/message', { dropped: true });
     await a.request('ping', undefined); // a round trip after the late answer would have arrived

@@ -25,7 +25,7 @@
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { ConnectionClosedError, RequestCancelledError, RequestTimeoutError, RPC_CODES, RpcError } from './peer-errors.ts';
+import { ConnectionClosedError, PeerCancellation, RequestCancelledError, RequestTimeoutError, RPC_CODES, RpcError } from './peer-errors.ts';
 import { sameAuthor } from '../../../shared/audit/host-answers.ts';
 
 export type Params = Record<string, unknown> & { _meta?: Record<string, unknown> };
@@ -222,7 +222,7 @@ export class JsonRpcPeer {
     const params = notification.params;
     if (notification.method === 'notifications/cancelled') {
       const requestId = params?.requestId;
-      if (typeof requestId === 'string' || typeof requestId === 'number') this.#serving.get(requestId)?.abort(params?.reason);
+      if (typeof requestId === 'string' || typeof requestId === 'number') this.#serving.get(requestId)?.abort(new PeerCancellation(params?.reason));
       return;
     }
     if (notification.method === 'notifications/progress') {

@@ -48,9 +48,21 @@ export class RequestTimeoutError extends Error {
 
 export class RequestCancelledError extends Error {
   override readonly name = 'RequestCancelledError';
+  /** The signal aborted because the other side cancelled the request it was serving (`PeerCancellation`), not because the peer closed. */
+  readonly byPeer: boolean;
 
   constructor(reason: unknown) {
-    super(String(reason));
+    super(reason instanceof PeerCancellation ? reason.message : String(reason));
+    this.byPeer = reason instanceof PeerCancellation;
+  }
+}
+
+/** What a served request's signal aborts with when the other side sends `notifications/cancelled` for it. */
+export class PeerCancellation extends Error {
+  override readonly name = 'PeerCancellation';
+
+  constructor(reason: unknown) {
+    super(typeof reason === 'string' ? reason : 'Cancelled by the requester');
   }
 }
 
