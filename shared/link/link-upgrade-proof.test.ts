@@ -42,6 +42,9 @@ describe('link upgrade proof', () => {
     expect(parseLinkProofHeader('v1;t=1;o=h;n=x;s=y')).toEqual({ ok: false, problem: 'its nonce "n" is not 43 base64url characters' });
     expect(parseLinkProofHeader(header.replace(/;s=.*/, ';s=AAAA'))).toEqual({ ok: false, problem: 'its signature "s" is not 86 base64url characters' });
     expect(parseLinkProofHeader(header.replace('o=[::1]:8787', 'o=a/b'))).toEqual({ ok: false, problem: 'its worker origin "o" is not a host[:port]' });
+    // A value past 512 characters is refused before it is parsed, even one that would parse once trimmed.
+    expect(parseLinkProofHeader(`${' '.repeat(600)}${header}`)).toEqual({ ok: false, problem: 'it is longer than 512 characters' });
+    expect(parseLinkProofHeader(`${header}${' '.repeat(512 - header.length)}`)).toMatchObject({ ok: true });
     expect(parseLinkProofHeader('Bearer x')).toMatchObject({ ok: false, problem: expect.stringContaining('expected "v1;t=') });
   });
 });

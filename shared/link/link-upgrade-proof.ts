@@ -43,6 +43,8 @@ const ED25519 = { name: 'Ed25519' } as const;
 /** What `canonicalOrigin` yields for a URL's host: a name or address, an optional port. */
 const ORIGIN_PATTERN = /^[a-z0-9._:[\]-]{1,300}$/;
 const HEADER_PATTERN = /^v1;t=(\d{1,12});o=([^;]{1,300});n=([^;]*);s=([^;]*)$/;
+/** The longest header value read at all: a real one is under 450 characters (a 300-character origin at most). */
+export const LINK_PROOF_HEADER_MAX = 512;
 
 /** What a host signs to be upgraded. */
 export interface LinkUpgradeFields {
@@ -105,6 +107,8 @@ export async function createLinkProofHeader(sign: (fields: LinkSignable) => Prom
 
 /** The header's fields, or what is wrong with it (for the refusal; never echoes the value). */
 export function parseLinkProofHeader(value: string): { ok: true; proof: LinkUpgradeProof } | { ok: false; problem: string } {
+  // Bounded before any parsing: the value is the dialler's to write.
+  if (value.length > LINK_PROOF_HEADER_MAX) return { ok: false, problem: `it is longer than ${LINK_PROOF_HEADER_MAX} characters` };
   const match = HEADER_PATTERN.exec(value.trim());
   if (match === null) return { ok: false, problem: 'expected "v1;t=<unix seconds>;o=<worker origin>;n=<nonce>;s=<signature>"' };
   const [, time, origin, nonce, signature] = match as unknown as [string, string, string, string, string];
