@@ -356,6 +356,17 @@ describe('link route', () => {
       await answer(sidecars[1]!, ALICE);
       expect(registry.status()[0]!.linked).toBe(true);
     });
+    it('refuses a used proof for as long as its time passes the check, to its last millisecond', async () => {
+      const signedAt = Date.UTC(2030, 0, 1, 12, 0, 0);
+      let now = signedAt - 300_000;
+      const { app } = setup({ now: () => now });
+      const headers = await upgradeHeaders('alice-laptop', ORIGIN, { nowMs: signedAt });
+      expect((await app.request('/link', { headers })).status).toBe(200);
+      now = signedAt + 300_999;
+      expect(await refusalOf(await app.request('/link', { headers }))).toMatchObject({ status: 401, body: { error: { check: 'replayed' } } });
+      now = signedAt + 301_000;
+      expect(await refusalOf(await app.request('/link', { headers }))).toMatchObject({ status: 401, body: { error: { check: 'clock-skew' } } });
+    });
   });
 
   describe('before the proof', () => {

@@ -91,7 +91,7 @@ export function createLinkUpgradeGate(options: LinkUpgradeGateOptions): (request
       return refuse(entityId, 'bad-signature', `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}`);
     }
     if (!(await verifier.verifyUpgrade(entityId, proof))) return refuse(entityId, 'bad-signature', `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}`);
-    if (spent !== undefined && !spent.spend(entityId, proof.nonce, nowMs)) {
+    if (spent !== undefined && !spent.spend(entityId, proof.nonce, proof.time, nowMs)) {
       return refuse(entityId, 'replayed', `This link request of host "${entityId}" was already used: a sidecar signs a new one for each dial, so this one was copied`);
     }
     return { ok: true, entityId, origin: also === undefined ? { origin: own } : { origin: own, also } };
