@@ -7,7 +7,8 @@
  * WebSocket without holding a configured host's key, and a runtime that buffers a whole message
  * before the worker sees it (Deno) never buffers a stranger's.
  *
- * Every refusal is HTTP 401, reason `unauthorized`, in the worker's error body, with the message
+ * Every refusal is HTTP 401, reason `unauthorized`, in the worker's error body (but a host whose
+ * key signed more dials than its bucket of used proofs holds: 429 `limit-reached`), with the message
  * also in `X-Switchyard-Refusal` (`@hono/node-server` drops a refused upgrade's body), a `check`
  * naming which test failed, and one log line that holds neither the proof nor the signature. A
  * request without a proof comes from a sidecar older than this worker: it is told to update.
@@ -29,7 +30,7 @@ import { SpentUpgradeProofs } from './spent-upgrade-proofs.ts';
 export const UNKNOWN_KEY_FIX = 'add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)';
 
 /** Which test a refused upgrade failed: in the refusal's body and its log line. */
-export type GateCheck = 'entity-id' | 'unknown-host' | 'origin' | 'no-proof' | 'malformed-proof' | 'clock-skew' | 'relayed' | 'bad-signature' | 'replayed';
+export type GateCheck = 'entity-id' | 'unknown-host' | 'origin' | 'no-proof' | 'malformed-proof' | 'clock-skew' | 'relayed' | 'bad-signature' | 'replayed' | 'too-many-dials';
 
 export interface LinkUpgradeGateOptions extends LinkOriginOptions {
   verifier: HostVerifier;
@@ -38,6 +39,8 @@ export interface LinkUpgradeGateOptions extends LinkOriginOptions {
   now?: () => number;
   /** Remember used nonces (the link route); the Workers edge forwards to the object that does. Default true. */
   remember?: boolean;
+  /** Where used nonces are remembered, when `remember` is not false; a new `SpentUpgradeProofs` by default. */
+  spent?: SpentUpgradeProofs;
 }
 
 export type GateVerdict =
@@ -49,13 +52,16 @@ export function createLinkUpgradeGate(options: LinkUpgradeGateOptions): (request
   const { verifier, log } = options;
   const originOf = createLinkOriginCheck(options);
   const now = options.now ?? Date.now;
-  const spent = options.remember === false ? undefined : new SpentUpgradeProofs({ windowSeconds: UPGRADE_PROOF_WINDOW_S });
+  const spent = options.remember === false ? undefined : (options.spent ?? new SpentUpgradeProofs({ windowSeconds: UPGRADE_PROOF_WINDOW_S }));
   return async function linkUpgradeGate(request) {
-    const refuse = (entityId: string | null, check: GateCheck, message: string, detail: WireErrorDetail = {}): GateVerdict => {
-      log?.warn('Refused a host link', { 'entity-id': entityId, reason: 'unauthorized', check, ...detail, problem: message });
-      const body = new WireError('unauthorized', message, { detail: { check, ...detail } }).toHttpBody();
-      const headers = { 'content-type': 'application/json', [REFUSAL_HEADER]: message.replace(/[^\x20-\x7e]/g, '?').slice(0, 500) };
-      return { ok: false, check, response: new Response(JSON.stringify(body), { status: 401, headers }) };
+    const refuse = (entityId: string | null, check: GateCheck, message: string, detail: WireErrorDetail = {}, retryAfterS?: number): GateVerdict => {
+      // Past its bucket a host's own key is refused for a while (429), every other check is 401.
+      const reason = retryAfterS === undefined ? 'unauthorized' : 'limit-reached';
+      log?.warn('Refused a host link', { 'entity-id': entityId, reason, check, ...detail, problem: message });
+      const body = new WireError(reason, message, { detail: { check, ...detail } }).toHttpBody();
+      const headers: Record<string, string> = { 'content-type': 'application/json', [REFUSAL_HEADER]: message.replace(/[^\x20-\x7e]/g, '?').slice(0, 500) };
+      if (retryAfterS !== undefined) headers['retry-after'] = String(retryAfterS);
+      return { ok: false, check, response: new Response(JSON.stringify(body), { status: retryAfterS === undefined ? 401 : 429, headers }) };
     };
     const announced = request.headers.get(ENTITY_ID_HEADER) ?? undefined;
     const parsed = EntityIdSchema.safeParse(announced);
@@ -91,8 +97,13 @@ export function createLinkUpgradeGate(options: LinkUpgradeGateOptions): (request
       return refuse(entityId, 'bad-signature', `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}`);
     }
     if (!(await verifier.verifyUpgrade(entityId, proof))) return refuse(entityId, 'bad-signature', `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}`);
-    if (spent !== undefined && !spent.spend(entityId, proof.nonce, proof.time, nowMs)) {
+    const spend = spent?.spend(entityId, proof.nonce, proof.time, nowMs) ?? 'fresh';
+    if (spend === 'replayed') {
       return refuse(entityId, 'replayed', `This link request of host "${entityId}" was already used: a sidecar signs a new one for each dial, so this one was copied`);
+    }
+    if (spend === 'full' && spent !== undefined) {
+      const retryAfterS = Math.max(1, Math.ceil((spent.roomAt(entityId, nowMs) - nowMs) / 1000));
+      return refuse(entityId, 'too-many-dials', `Host "${entityId}" signed ${spent.maxPerHost} link requests to this worker within ${2 * UPGRADE_PROOF_WINDOW_S / 60} minutes, far more than a sidecar dials: its next ones are refused until the oldest expire (in ${retryAfterS} s); if its sidecar is not redialling in a loop, that host's key is in other hands`, { limit: 'host', max: spent.maxPerHost }, retryAfterS);
     }
     return { ok: true, entityId, origin: also === undefined ? { origin: own } : { origin: own, also } };
   };

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { ENTITY_ID_HEADER } from '../../shared/link/link-types.ts';
+import { createLinkProofHeader, LINK_PROOF_HEADER, UPGRADE_PROOF_WINDOW_S } from '../../shared/link/link-upgrade-proof.ts';
+import { hostCredential, hostSigner, type HostCredential } from '../../test/support/configs.ts';
+import { createHostVerifier } from './host-auth.ts';
+import { createLinkUpgradeGate, type LinkUpgradeGateOptions } from './link-upgrade-gate.ts';
+import { SpentUpgradeProofs } from './spent-upgrade-proofs.ts';
+
+const ORIGIN = '127.0.0.1:8787';
+const NOW = Date.UTC(2030, 0, 1, 12, 0, 0);
+const KEYS = new Map<string, HostCredential>(['alice-laptop', 'mallory-box'].map((id) => [id, hostCredential(id)]));
+
+function gateOf(options: Partial<LinkUpgradeGateOptions> = {}) {
+  const logs: { msg: string; fields?: Record<string, unknown> }[] = [];
+  const log = { info: (msg: string, fields?: Record<string, unknown>) => logs.push({ msg, fields }), warn: (msg: string, fields?: Record<string, unknown>) => logs.push({ msg, fields }) };
+  const verifier = createHostVerifier([...KEYS].map(([id, key]) => ({ 'entity-id': id, 'public-key': key.publicKey })));
+  const gate = createLinkUpgradeGate({ verifier, allowedHosts: ['127.0.0.1'], log, now: () => NOW, ...options });
+  return { gate, logs };
+}
+
+async function proofOf(entityId: string, nowMs = NOW): Promise<string> {
+  return createLinkProofHeader(await hostSigner(KEYS.get(entityId)!), { origin: ORIGIN, entityId, nowMs });
+}
+
+function request(entityId: string, proof?: string): Request {
+  return new Request(`http://${ORIGIN}/link`, { headers: { host: ORIGIN, upgrade: 'websocket', [ENTITY_ID_HEADER]: entityId, ...(proof !== undefined ? { [LINK_PROOF_HEADER]: proof } : {}) } });
+}
+
+describe('link upgrade gate', () => {
+  it('keeps one host\'s used proofs used whatever another host\'s key signs, and refuses that host alone, 429, once its own bucket is full', async () => {
+    const { gate } = gateOf({ spent: new SpentUpgradeProofs({ windowSeconds: UPGRADE_PROOF_WINDOW_S, maxPerHost: 4 }) });
+    const captured = await proofOf('alice-laptop');
+    expect(await gate(request('alice-laptop', captured))).toMatchObject({ ok: true });
+    // Mallory's key (stolen, or its host gone rogue) signs dial after dial.
+    for (let i = 0; i < 4; i++) expect(await gate(request('mallory-box', await proofOf('mallory-box')))).toMatchObject({ ok: true });
+    const full = await gate(request('mallory-box', await proofOf('mallory-box')));
+    expect(full).toMatchObject({ ok: false, check: 'too-many-dials' });
+    if (full.ok) throw new Error('upgraded');
+    expect(full.response.status).toBe(429);
+    expect(full.response.headers.get('retry-after')).toBe(String(UPGRADE_PROOF_WINDOW_S + 1));
+    expect(await full.response.json()).toMatchObject({ error: { reason: 'limit-reached', check: 'too-many-dials', limit: 'host', max: 4, message: expect.stringMatching(/^Host "mallory-box" signed 4 link requests to this worker within 10 minutes, far more than a sidecar dials: .*in 301 s\)/) } });
+    expect(await gate(request('alice-laptop', captured))).toMatchObject({ ok: false, check: 'replayed' });
+    expect(await gate(request('alice-laptop', await proofOf('alice-laptop')))).toMatchObject({ ok: true });
+  });
+});
