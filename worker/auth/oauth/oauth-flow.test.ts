@@ -15,8 +15,12 @@ import { createTestMcpServer } from '../../../test/support/test-mcp-server.ts';
 import { createApp } from '../../app.ts';
 import { sha256Hex } from '../agent-auth.ts';
 import { InMemorySessionTable } from '../../sessions/session-table.ts';
-import { encodeBase64Url as base64url } from '../../../shared/base64url.ts';
+import { decodeBase64Url, encodeBase64Url as base64url } from '../../../shared/base64url.ts';
+import { sha256 } from '../../../shared/credentials.ts';
+import { ServerKey } from './server-key.ts';
 import { FileOAuthStore } from './store/file-oauth-store.ts';
+
+const decodeHex = (hex: string) => Uint8Array.from(hex.match(/../g)!, (byte) => parseInt(byte, 16));
 
 const REDIRECT = 'http://127.0.0.1:33418/callback';
 const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
@@ -495,16 +499,82 @@ describe('what strangers can do', () => {
       fetchFn(`${BASE}/oauth/authorize`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: BASE }, body: new URLSearchParams({ csrf, ...fields }).toString() });
     const [body, mac] = consent.split('.') as [string, string];
     const altered = `${body.slice(0, 10)}${body[10] === 'A' ? 'B' : 'A'}${body.slice(11)}.${mac}`;
-    expect(await pageError(await send({ consent: altered, step: 'sign-in', token: 'alice-token' }))).toBe('invalid_request: This authorization form was altered, or not made by this server: start again from the app');
+    expect(await pageError(await send({ consent: altered, step: 'sign-in', token: 'alice-token' }))).toBe('invalid_request: This authorization form is not valid on this server (it was changed, or made before an update): start again from the app');
     expect(await pageError(await send({ consent, step: 'approve', agent: 'alice' }))).toBe('access_denied: Sign in first');
     const signedIn = await send({ consent, step: 'sign-in', token: 'alice-token' });
     const approval = hiddenField(await signedIn.text(), 'consent');
+    // A choice the signed-in agent may not make is refused without using the form up.
+    expect(await pageError(await send({ consent: approval, step: 'approve', agent: 'bob' }))).toBe('access_denied: You may not approve this app for agent "bob"');
     const approved = await send({ consent: approval, step: 'approve', agent: 'alice' });
     expect(approved.status).toBe(303);
     expect(new URL(approved.headers.get('location')!).searchParams.get('code')).toMatch(/^syc_/);
-    expect(await pageError(await send({ consent: approval, step: 'approve', agent: 'alice' }))).toBe('invalid_request: This authorization form was already used: start again from the app');
+    expect(await pageError(await send({ consent: approval, step: 'approve', agent: 'alice' }))).toBe('invalid_request: This authorization form was already used, or its sign-in has expired: start again from the app');
     now += 10 * 60_000;
     expect(await pageError(await send({ consent, step: 'sign-in', token: 'alice-token' }))).toBe('invalid_request: This authorization form has expired: start again from the app');
+  });
+
+  it('approves only after a token sign-in: a copy of the OAuth state (its key, grants, sign-in records) forges no approval', async () => {
+    const file = memoryStateFile();
+    const { fetchFn } = await setup({ store: await FileOAuthStore.open(file) });
+    // The admin approved an app once (its token's trace is in a grant), and alice is signed in on a form she has not answered yet.
+    const { client_id: app } = (await (await register(fetchFn)).json()) as { client_id: string };
+    expect((await consentOverHttp(fetchFn, authorizeUrl(app), 'admin-token', { agent: 'alice' })).location?.searchParams.get('code')).toMatch(/^syc_/);
+    const { client_id: pending } = (await (await register(fetchFn)).json()) as { client_id: string };
+    const alicePage = await fetchFn(authorizeUrl(pending));
+    const aliceHtml = await alicePage.text();
+    const aliceSignIn = await fetchFn(`${BASE}/oauth/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: alicePage.headers.get('set-cookie')!.split(';')[0]!, origin: BASE },
+      body: new URLSearchParams({ consent: hiddenField(aliceHtml, 'consent'), csrf: hiddenField(aliceHtml, 'csrf'), step: 'sign-in', token: 'alice-token' }).toString(),
+    });
+    expect(aliceSignIn.status).toBe(200);
+
+    // A stranger with a copy of the state file: the key and every record, but no token.
+    const records = (JSON.parse(file.text!) as { records: Record<string, { value: Record<string, unknown> }> }).records;
+    const copy = FileOAuthStore.inMemory();
+    await copy.put('key', 'hmac-sha256', records['key:hmac-sha256']!.value as never, null);
+    const stolenKey = new ServerKey(copy);
+    const hashes = Object.entries(records).flatMap(([id, r]) => (id.startsWith('grant:') ? [r.value['approverTokenSha256'] as string] : []));
+    const signInIds = Object.keys(records).flatMap((id) => (id.startsWith('consent:') ? [id.slice('consent:'.length)] : []));
+    expect(signInIds).toHaveLength(1);
+
+    const { client_id: mine } = (await (await register(fetchFn)).json()) as { client_id: string };
+    const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+    const page = await fetchFn(authorizeUrl(mine, { code_challenge: base64url(await sha256(verifier)) }));
+    const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+    const html = await page.text();
+    const payload = JSON.parse(new TextDecoder().decode(decodeBase64Url(hiddenField(html, 'consent').split('.')[0]!))) as { n: string };
+    const forgeries = [
+      // "Signed in as the admin" by the MAC of the admin's token hash (what a form used to carry).
+      { ...payload, a: { g: null, h: await stolenKey.mac('approver', `${payload.n}:${hashes[0]}`) } },
+      { ...payload, a: { g: null, h: await stolenKey.mac('approver', hashes[0]!) } },
+      // The id of alice's pending sign-in record, as the state names it.
+      { ...payload, a: { s: signInIds[0]!.slice(0, 43) } },
+      { ...payload, a: { s: base64url(decodeHex(signInIds[0]!)).slice(0, 43) } },
+    ];
+    for (const forged of forgeries) {
+      const answer = await fetchFn(`${BASE}/oauth/authorize`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: BASE },
+        body: new URLSearchParams({ consent: await stolenKey.seal('consent', forged), csrf: hiddenField(html, 'csrf'), step: 'approve', agent: 'bob' }).toString(),
+      });
+      expect([answer.status, answer.headers.get('location')]).toEqual([400, null]);
+    }
+  });
+
+  it('refuses an approval once the token signed in with was changed in the config, the sign-in being the server\'s record', async () => {
+    const store = FileOAuthStore.inMemory();
+    const before = await setup({ store });
+    const { client_id } = (await (await register(before.fetchFn)).json()) as { client_id: string };
+    const page = await before.fetchFn(authorizeUrl(client_id));
+    const html = await page.text();
+    const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
+    const send = (fetchFn: typeof before.fetchFn, fields: Record<string, string>) =>
+      fetchFn(`${BASE}/oauth/authorize`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: BASE }, body: new URLSearchParams({ csrf: hiddenField(html, 'csrf'), ...fields }).toString() });
+    const approval = hiddenField(await (await send(before.fetchFn, { consent: hiddenField(html, 'consent'), step: 'sign-in', token: 'alice-token' })).text(), 'consent');
+    const rotated = await setup({ store, tokens: { alice: 'alice-token-2' } });
+    expect(await pageError(await send(rotated.fetchFn, { consent: approval, step: 'approve', agent: 'alice' }))).toBe('access_denied: The token you signed in with was changed or removed since: sign in again');
   });
 
   it('ends a sign-in form after five wrong tokens, as before', async () => {

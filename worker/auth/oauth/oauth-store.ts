@@ -11,10 +11,10 @@
  * - `put` with `expiresAt` (ms since epoch): after that instant `get`/`take` answer `undefined`
  *   (the store may delete lazily);
  * - `take` reads and deletes in one step: of two concurrent `take`s of one record, exactly one
- *   gets it (single-use codes and rotating refresh tokens rely on this);
+ *   gets it (single-use codes, rotating refresh tokens and one answer per sign-in rely on this);
  * - `add` writes only when no live record is there, in one step: of two concurrent `add`s of
  *   one record, exactly one value is kept and both callers get it (the server key, created once
- *   by whichever isolate needs it first, and one answer per consent form rely on this);
+ *   by whichever isolate needs it first, relies on this);
  * - everything written has reached durable storage when the promise resolves (a restart loses
  *   nothing a logged-in client holds).
  *

@@ -12,16 +12,20 @@
  *    a nonce).
  * 2. `POST step=sign-in` checks the token typed in (any agent's or the admin's, compared in
  *    constant time against all of them); five wrong tokens end the form in this process (a count
- *    kept in memory, not in the state). A right one seals the request again with who signed in
- *    (the agent, or the admin, and a MAC of that token's hash, never the hash itself) into the
- *    approval form.
- * 3. `POST step=approve|deny`: only a form sealed after a sign-in is taken; the token signed in
- *    with must still be the configured one. The form is used up (its nonce recorded until it
- *    expires: one form, one answer); approving for an agent the signed-in person may act as (an
- *    agent: itself; the admin: any) records a grant and redirects with a one-time code, `state`
- *    and `iss` (RFC 9207); denying redirects with `access_denied`. These are the only writes, and
- *    only a person holding a token can make them. Only here, after a person signed in and chose,
- *    does the worker send the browser to the client.
+ *    kept in memory, not in the state). A right one writes a **sign-in record**: who signed in
+ *    (the agent, or the admin), a MAC of that token's hash, and the form it answers, kept under
+ *    the sha-256 of a fresh random sign-in id until the form expires. The id travels only in the
+ *    approval form sent back to that browser. So who signed in is known to the server, not
+ *    claimed by the form: nothing the state holds (the key, grants' or the config's token
+ *    hashes, the record itself) is enough to approve, only the id handed to the person who typed
+ *    a token.
+ * 3. `POST step=approve|deny`: the form's sign-in record must be there, for this form; the token
+ *    signed in with must still be the configured one. Approving for an agent the signed-in person
+ *    may act as (an agent: itself; the admin: any) takes the record (one sign-in, one answer),
+ *    records a grant and redirects with a one-time code, `state` and `iss` (RFC 9207); denying
+ *    takes it and redirects with `access_denied`. These writes, and the sign-in record, are the
+ *    only ones, and only a person holding a token can make them. Only here, after a person signed
+ *    in and chose, does the worker send the browser to the client.
  *
  * CSRF: each POST must carry the sealed form, a CSRF value equal to the browser's
  * `sy_oauth_csrf` cookie (HttpOnly, SameSite=Strict, path /oauth) and to the one the form was
@@ -38,7 +42,7 @@ import type { AgentEntry } from '../../../config/worker-config.ts';
 import { loopbackOnly, redirectUriMatches, type OAuthClient } from '../clients/client-record.ts';
 import type { ClientRegistry } from '../clients/client-registry.ts';
 import { SCOPE, type Grants } from '../grants.ts';
-import { CODE_CHALLENGE_PATTERN, randomSecret, stringsEqual } from '../oauth-crypto.ts';
+import { CODE_CHALLENGE_PATTERN, randomSecret, sha256Hex, stringsEqual } from '../oauth-crypto.ts';
 import { invalidRequest, OAuthError } from '../oauth-error.ts';
 import type { OAuthStore } from '../oauth-store.ts';
 import { ownResource } from '../resource-urls.ts';
@@ -47,6 +51,8 @@ import { approvePage, errorPage, signInPage, type ClientSummary } from './consen
 import { csrfCookieOf, csrfSetCookie } from './csrf-cookie.ts';
 
 export const CONSENT_TTL_MS = 10 * 60_000;
+/** A sign-in record outlives its form by this much, so no clock step between isolates and the store reads it as gone early. */
+const SIGN_IN_RECORD_MARGIN_MS = 60_000;
 export const MAX_SIGN_IN_ATTEMPTS = 5;
 /** A longer `state` is refused: the request travels in the form, whose body is bounded. */
 export const MAX_STATE_LENGTH = 2048;
@@ -83,12 +89,24 @@ const ConsentSchema = z.strictObject({
   x: z.string(),
   /** Expiry, ms since the epoch. */
   e: z.number(),
-  /** A random nonce: names this form (wrong tokens, its one answer). */
+  /** A random nonce: names this form (its wrong tokens; its sign-in record says which form it answers). */
   n: z.string(),
-  /** After sign-in: the agent, or null for the admin, and the MAC of the `token-sha256` signed in with. */
-  a: z.optional(z.strictObject({ g: z.nullable(z.string()), h: z.string() })),
+  /** After sign-in: the sign-in id, whose sha-256 names the sign-in record (who signed in is there, not here). */
+  a: z.optional(z.strictObject({ s: z.string().check(z.regex(/^[A-Za-z0-9_-]{43}$/)) })),
 });
 type Consent = z.infer<typeof ConsentSchema>;
+
+/** Who signed in on a form, kept by the server (`consent:<sha-256 of the sign-in id>`) until the form expires. */
+const SignInSchema = z.strictObject({
+  /** The form's nonce and CSRF hash: the record answers that form only. */
+  n: z.string(),
+  x: z.string(),
+  /** The agent signed in as, or null for the admin. */
+  g: z.nullable(z.string()),
+  /** The MAC (purpose `approver`) of the `token-sha256` signed in with, so a token changed since is noticed. */
+  h: z.string(),
+});
+type SignIn = z.infer<typeof SignInSchema>;
 
 /** A 303 back to the client on its redirect URI: `params`, then `state` when the request had one, and `iss` (RFC 9207). */
 function redirectBack(redirectUri: string, params: Record<string, string>, state: string | null, issuer: string): Response {
@@ -131,13 +149,13 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
   }
 
   const seal = (consent: Consent) => deps.key.seal('consent', consent);
-  const approverMac = (consent: Consent, tokenSha256: string) => deps.key.mac('approver', `${consent.n}:${tokenSha256}`);
+  const approverMac = (tokenSha256: string) => deps.key.mac('approver', tokenSha256);
 
   /** The form's pending request, or the page that says why it cannot be taken. */
   async function openConsent(sealed: string): Promise<Consent | Response> {
     if (sealed === '') return invalidRequestPage('Missing the authorization form: start again from the app');
     const parsed = ConsentSchema.safeParse(await deps.key.open('consent', sealed));
-    if (!parsed.success) return invalidRequestPage('This authorization form was altered, or not made by this server: start again from the app');
+    if (!parsed.success) return invalidRequestPage('This authorization form is not valid on this server (it was changed, or made before an update): start again from the app');
     if (parsed.data.e <= now()) return invalidRequestPage('This authorization form has expired: start again from the app');
     return parsed.data;
   }
@@ -220,7 +238,11 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
           return signInPage({ client: summary(client, consent.u), consentId: sealed, csrf, error: 'Token not accepted: use an agent token or the admin token of this worker' });
         }
         const agent = index < deps.agents.length ? deps.agents[index]!.name : null;
-        const signedIn: Consent = { ...consent, a: { g: agent, h: await approverMac(consent, hashes[index]!) } };
+        // Who signed in stays on the server; the form gets only the id of the record (its sha-256 names it).
+        const signInId = randomSecret('');
+        const record: SignIn = { n: consent.n, x: consent.x, g: agent, h: await approverMac(hashes[index]!) };
+        await deps.store.put('consent', await sha256Hex(signInId), record, consent.e + SIGN_IN_RECORD_MARGIN_MS);
+        const signedIn: Consent = { ...consent, a: { s: signInId } };
         return approvePage({
           client: summary(client, consent.u),
           consentId: await seal(signedIn),
@@ -233,19 +255,26 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
 
       if (step !== 'approve' && step !== 'deny') return invalidRequestPage('Unknown form step');
       if (consent.a === undefined) return errorPage('access_denied', 'Sign in first', 401);
+      const recordId = await sha256Hex(consent.a.s);
+      const used = () => invalidRequestPage('This authorization form was already used, or its sign-in has expired: start again from the app');
+      const parsedRecord = SignInSchema.safeParse(await deps.store.get('consent', recordId));
+      if (!parsedRecord.success) return used();
+      const signIn = parsedRecord.data;
+      if (signIn.n !== consent.n || !stringsEqual(signIn.x, consent.x)) return invalidRequestPage('This authorization form does not match its sign-in: start again from the app');
       // The token signed in with, as the config has it now: one changed since may not approve.
-      const approverSha256 = consent.a.g === null ? deps.adminTokenSha256 : deps.agents.find((a) => a.name === consent.a!.g)?.['token-sha256'];
-      if (approverSha256 === undefined || !stringsEqual(await approverMac(consent, approverSha256), consent.a.h)) {
+      const approverSha256 = signIn.g === null ? deps.adminTokenSha256 : deps.agents.find((a) => a.name === signIn.g)?.['token-sha256'];
+      if (approverSha256 === undefined || !stringsEqual(await approverMac(approverSha256), signIn.h)) {
         return errorPage('access_denied', 'The token you signed in with was changed or removed since: sign in again', 401);
       }
-      // Used up either way: one form, one answer (the first write here, after a person signed in).
-      const mark = randomSecret('');
-      if ((await deps.store.add('consent', consent.n, mark, consent.e)) !== mark) return invalidRequestPage('This authorization form was already used: start again from the app');
-      if (step === 'deny') return redirectWithError(consent.u, issuer, consent.s, new OAuthError('access_denied', 'The request was denied on the consent page'));
       const agent = field('agent');
       const entry = deps.agents.find((a) => a.name === agent);
-      const allowed = entry !== undefined && (consent.a.g === null || agent === consent.a.g);
-      if (!allowed) return errorPage('access_denied', `You may not approve this app for agent "${agent.slice(0, 100)}"`, 403);
+      // Checked before the form is used up: a wrong choice leaves it to be answered again.
+      if (step === 'approve' && (entry === undefined || (signIn.g !== null && agent !== signIn.g))) {
+        return errorPage('access_denied', `You may not approve this app for agent "${agent.slice(0, 100)}"`, 403);
+      }
+      // Used up either way: one sign-in, one answer (of two answers at once, one takes the record).
+      if ((await deps.store.take('consent', recordId)) === undefined) return used();
+      if (step === 'deny' || entry === undefined) return redirectWithError(consent.u, issuer, consent.s, new OAuthError('access_denied', 'The request was denied on the consent page'));
       const code = await deps.grants.createCode({
         clientId: consent.c,
         redirectUri: consent.u,
