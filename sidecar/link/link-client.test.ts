@@ -154,7 +154,7 @@ describe('LinkClient', () => {
       ws.once('open', () => reject(new Error('upgraded without a proof')));
       ws.on('error', () => {}); // terminate() reports the cut connection; the refusal is what counts
     });
-    expect(refused).toEqual({ status: 401, header: 'Host "alice-laptop" sent no X-Switchyard-Link-Proof: its sidecar is older than this worker, which upgrades only a link request signed with the host key; update Switchyard on that host and restart its sidecar' });
+    expect(refused).toEqual({ status: 401, header: 'A link request naming host "alice-laptop" carries no X-Switchyard-Link-Proof: a sidecar older than this worker sends none, and this worker upgrades only a link request signed with the host key; update Switchyard on that host and restart its sidecar' });
   });
 
   it('logs an unknown entity id with the worker\'s own words (refused before the upgrade)', async () => {

@@ -93,7 +93,7 @@ describe('link admission before the upgrade', { timeout: SLOW_MS }, () => {
     const origin = originOfUrl(worker.url);
     const stale = await createLinkProofHeader(await hostSigner(HOLDERS[0]!), { origin, entityId: ids[0]!, nowMs: Date.now() - 3_600_000 });
     const cases = [
-      [ids[0]!, {}, 'no-proof', /^Host "adm-holder-0" sent no X-Switchyard-Link-Proof: its sidecar is older than this worker, .*update Switchyard on that host and restart its sidecar$/],
+      [ids[0]!, {}, 'no-proof', /^A link request naming host "adm-holder-0" carries no X-Switchyard-Link-Proof: a sidecar older than this worker sends none, .*update Switchyard on that host and restart its sidecar$/],
       [ids[0]!, { key: hostCredential(ids[0]!) }, 'bad-signature', /^The worker does not know this host's key \(entity "adm-holder-0"\)/],
       [ids[0]!, { headers: { [LINK_PROOF_HEADER]: stale } }, 'clock-skew', /^The clock of host "adm-holder-0" is 360[01] s behind the worker's/],
       ['adm-nobody', { key: hostCredential('adm-nobody') }, 'unknown-host', /^The worker does not know host "adm-nobody"/],

@@ -312,7 +312,7 @@ describe('link route', () => {
     it('refuses an upgrade with no proof (a sidecar older than the worker) with 401 telling to update it, and never upgrades', async () => {
       const { app, sidecars, logs } = setup();
       const { status, refusal, body } = await refusalOf(await app.request('/link', { headers: bareHeaders('alice-laptop') }));
-      const message = 'Host "alice-laptop" sent no X-Switchyard-Link-Proof: its sidecar is older than this worker, which upgrades only a link request signed with the host key; update Switchyard on that host and restart its sidecar';
+      const message = 'A link request naming host "alice-laptop" carries no X-Switchyard-Link-Proof: a sidecar older than this worker sends none, and this worker upgrades only a link request signed with the host key; update Switchyard on that host and restart its sidecar';
       expect({ status, refusal, body }).toEqual({ status: 401, refusal: message, body: { error: { reason: 'unauthorized', check: 'no-proof', message } } });
       expect(sidecars).toEqual([]);
       expect(logs.at(-1)).toEqual({ msg: 'Refused a host link', fields: { 'entity-id': 'alice-laptop', reason: 'unauthorized', check: 'no-proof', problem: message } });

@@ -42,4 +42,20 @@ describe('link upgrade gate', () => {
     expect(await gate(request('alice-laptop', captured))).toMatchObject({ ok: false, check: 'replayed' });
     expect(await gate(request('alice-laptop', await proofOf('alice-laptop')))).toMatchObject({ ok: true });
   });
+
+  it('judges a proof\'s time only once its signature verified, and says nothing of a host about a request not signed by its key', async () => {
+    const { gate, logs } = gateOf();
+    // A stranger's request naming alice-laptop, a time long past and a signature that is not hers.
+    const forged = `v1;t=1000;o=${ORIGIN};n=${'A'.repeat(43)};s=${'B'.repeat(86)}`;
+    expect(await gate(request('alice-laptop', forged))).toMatchObject({ ok: false, check: 'bad-signature' });
+    expect(await gate(request('alice-laptop'))).toMatchObject({ ok: false, check: 'no-proof' });
+    const said = JSON.stringify(logs);
+    expect(said).not.toMatch(/clock|skew/);
+    expect(said).not.toContain('Host \\"alice-laptop\\" sent');
+    expect(logs.at(-1)?.fields?.problem).toMatch(/^A link request naming host "alice-laptop" carries no X-Switchyard-Link-Proof: /);
+    // Her own key's proof whose time is off: the clock is named, as a real host with a wrong clock needs.
+    const stale = await gate(request('alice-laptop', await proofOf('alice-laptop', NOW - 412_000)));
+    expect(stale).toMatchObject({ ok: false, check: 'clock-skew' });
+    expect(logs.at(-1)?.fields).toMatchObject({ check: 'clock-skew', 'skew-seconds': -412, problem: expect.stringMatching(/^The clock of host "alice-laptop" is 412 s behind the worker's \(2030-01-01T12:00:00Z; at most 300 s apart\)/) });
+  });
 });

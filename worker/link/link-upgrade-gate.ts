@@ -11,7 +11,10 @@
  * key signed more dials than its bucket of used proofs holds: 429 `limit-reached`), with the message
  * also in `X-Switchyard-Refusal` (`@hono/node-server` drops a refused upgrade's body), a `check`
  * naming which test failed, and one log line that holds neither the proof nor the signature. A
- * request without a proof comes from a sidecar older than this worker: it is told to update.
+ * request without a proof comes from a sidecar older than this worker: it is told to update. The
+ * signature is verified before the proof's time is judged, so only a proof the host's key signed
+ * is ever said to show its clock wrong; refusals before that speak of "a link request naming host
+ * X", never of the host.
  *
  * Used by the link route on every runtime and, on Workers, by the edge before it forwards an
  * upgrade to the host's Durable Object (whose link route checks again and remembers the nonce).
@@ -76,27 +79,29 @@ export function createLinkUpgradeGate(options: LinkUpgradeGateOptions): (request
     if (!origin.ok) return refuse(entityId, 'origin', origin.message);
 
     const header = request.headers.get(LINK_PROOF_HEADER);
+    // Until the signature verifies, nothing about the request is the host's word: refusals before
+    // that speak of a request naming the host, so a stranger cannot have the worker log that a
+    // host's sidecar is old or its clock wrong.
     if (header === null) {
-      return refuse(entityId, 'no-proof', `Host "${entityId}" sent no ${LINK_PROOF_HEADER}: its sidecar is older than this worker, which upgrades only a link request signed with the host key; update Switchyard on that host and restart its sidecar`);
+      return refuse(entityId, 'no-proof', `A link request naming host "${entityId}" carries no ${LINK_PROOF_HEADER}: a sidecar older than this worker sends none, and this worker upgrades only a link request signed with the host key; update Switchyard on that host and restart its sidecar`);
     }
     const read = parseLinkProofHeader(header);
     if (!read.ok) return refuse(entityId, 'malformed-proof', `Malformed ${LINK_PROOF_HEADER}: ${read.problem}`);
     const proof = read.proof;
+    // One verify, over the origin, time and nonce the proof names, before any of them is judged.
+    if (!(await verifier.verifyUpgrade(entityId, proof))) return refuse(entityId, 'bad-signature', `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}`);
+    const { origin: own, also } = origin;
+    if (proof.origin !== own && proof.origin !== also) {
+      // Signed by the host, but for the worker it dialled: a request relayed from there, or a
+      // proxy that rewrote Host. Said apart, so an operator is not sent looking for a wrong key.
+      return refuse(entityId, 'relayed', `Host "${entityId}" signed this link request for worker "${proof.origin}", but this worker is "${own}": a link relayed through another worker is refused; if a proxy rewrites Host, set "public-url" in the worker config to this worker's public URL`);
+    }
+    // Signed by the host's key: its time is the host's clock (or a copy of an older dial's).
     const nowMs = now();
     const skew = proof.time - Math.floor(nowMs / 1000);
     if (Math.abs(skew) > UPGRADE_PROOF_WINDOW_S) {
       return refuse(entityId, 'clock-skew', `The clock of host "${entityId}" is ${Math.abs(skew)} s ${skew < 0 ? 'behind' : 'ahead of'} the worker's (${new Date(nowMs).toISOString().replace(/\.\d+Z$/, 'Z')}; at most ${UPGRADE_PROOF_WINDOW_S} s apart): set that host's clock right (NTP) and it links again`, { 'skew-seconds': skew });
     }
-    const { origin: own, also } = origin;
-    if (proof.origin !== own && proof.origin !== also) {
-      // Signed by the host, but for the worker it dialled: a request relayed from there, or a
-      // proxy that rewrote Host. Said apart, so an operator is not sent looking for a wrong key.
-      if (await verifier.verifyUpgrade(entityId, proof)) {
-        return refuse(entityId, 'relayed', `Host "${entityId}" signed this link request for worker "${proof.origin}", but this worker is "${own}": a link relayed through another worker is refused; if a proxy rewrites Host, set "public-url" in the worker config to this worker's public URL`);
-      }
-      return refuse(entityId, 'bad-signature', `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}`);
-    }
-    if (!(await verifier.verifyUpgrade(entityId, proof))) return refuse(entityId, 'bad-signature', `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}`);
     const spend = spent?.spend(entityId, proof.nonce, proof.time, nowMs) ?? 'fresh';
     if (spend === 'replayed') {
       return refuse(entityId, 'replayed', `This link request of host "${entityId}" was already used: a sidecar signs a new one for each dial, so this one was copied`);
