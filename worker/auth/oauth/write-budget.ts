@@ -10,6 +10,11 @@
  * @module
  */
 
+/** One take from a budget, which may be given back: the work it paid for turned out not to count. */
+export interface BudgetSlot {
+  refund(): void;
+}
+
 export class WriteBudget {
   readonly #max: number;
   readonly #windowMs: number;
@@ -23,18 +28,22 @@ export class WriteBudget {
     this.#now = now;
   }
 
-  /** Takes one write from the budget: false, and nothing taken, when it is spent. */
-  take(): boolean {
+  /** Takes one write from the budget: the slot taken, or null, and nothing taken, when it is spent. */
+  take(): BudgetSlot | null {
     const now = this.#now();
     while (this.#times.length > 0 && this.#times[0]! <= now - this.#windowMs) this.#times.shift();
-    if (this.#times.length >= this.#max) return false;
+    if (this.#times.length >= this.#max) return null;
     this.#times.push(now);
-    return true;
-  }
-
-  /** Gives back the latest take: the work it paid for turned out not to count. */
-  refund(): void {
-    this.#times.pop();
+    let refunded = false;
+    return {
+      // This take's own time, not the latest one: concurrent takes each give back their own.
+      refund: () => {
+        if (refunded) return;
+        refunded = true;
+        const at = this.#times.indexOf(now);
+        if (at !== -1) this.#times.splice(at, 1);
+      },
+    };
   }
 
   /** Minutes until the oldest write leaves the window, for the refusal's message. */

@@ -164,7 +164,8 @@ export class MetadataDocumentClients {
     if (refusal !== null) throw invalidClient(`Client metadata document refused: ${refusal}`);
     // A document served before is fetched again for free; a URL never fetched well takes from its host's budget.
     const budget = known === undefined ? this.#budgetOf(new URL(clientId).hostname) : null;
-    if (budget !== null && !budget.take()) {
+    const slot = budget?.take() ?? null;
+    if (budget !== null && slot === null) {
       throw new OAuthError('temporarily_unavailable', `Too many client metadata documents from "${new URL(clientId).hostname}" failed in the last minute: try again in ${budget.minutesUntilFree()} min`, 429);
     }
     let entry: { client: OAuthClient; until: number };
@@ -172,7 +173,7 @@ export class MetadataDocumentClients {
       entry = await this.#fetchDocument(clientId);
     } catch (error) {
       if (!(error instanceof OAuthError)) {
-        budget?.refund();
+        slot?.refund();
         throw error;
       }
       if (this.#failures.size >= FAILURE_ENTRIES) this.#failures.delete(this.#failures.keys().next().value!);
@@ -180,7 +181,7 @@ export class MetadataDocumentClients {
       throw error;
     }
     // Only failures count: a host that serves documents is never held back.
-    budget?.refund();
+    slot?.refund();
     if (this.#documents.size >= CACHE_ENTRIES) this.#documents.delete(this.#documents.keys().next().value!);
     this.#documents.set(clientId, entry);
     return entry.client;
