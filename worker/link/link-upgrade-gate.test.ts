@@ -58,4 +58,24 @@ describe('link upgrade gate', () => {
     expect(stale).toMatchObject({ ok: false, check: 'clock-skew' });
     expect(logs.at(-1)?.fields).toMatchObject({ check: 'clock-skew', 'skew-seconds': -412, problem: expect.stringMatching(/^The clock of host "alice-laptop" is 412 s behind the worker's \(2030-01-01T12:00:00Z; at most 300 s apart\)/) });
   });
+
+  it('logs at most one line a minute per check and host, the next counting those left out, and refuses every request all the same', async () => {
+    let now = NOW;
+    const { gate, logs } = gateOf({ now: () => now });
+    const junk = `v1;t=${NOW / 1000};o=${ORIGIN};n=${'A'.repeat(43)};s=${'B'.repeat(86)}`;
+    for (let i = 0; i < 50; i++) expect(await gate(request('alice-laptop', junk))).toMatchObject({ ok: false, check: 'bad-signature' });
+    for (let i = 0; i < 20; i++) expect(await gate(request(`nobody-${i}`))).toMatchObject({ ok: false, check: 'unknown-host' });
+    await gate(request('mallory-box', junk));
+    await gate(request('alice-laptop'));
+    expect(logs.map((l) => [l.fields?.check, l.fields?.['entity-id']])).toEqual([['bad-signature', 'alice-laptop'], ['unknown-host', 'nobody-0'], ['bad-signature', 'mallory-box'], ['no-proof', 'alice-laptop']]);
+    now += 59_999;
+    await gate(request('alice-laptop', junk));
+    expect(logs).toHaveLength(4);
+    now += 1;
+    await gate(request('alice-laptop', junk));
+    expect(logs.at(-1)?.fields).toMatchObject({ check: 'bad-signature', 'entity-id': 'alice-laptop', 'unlogged-since-last': 50 });
+    // A genuine host's refusal, decided after its key verified, is not held back by a stranger's lines.
+    expect(await gate(request('alice-laptop', await proofOf('alice-laptop', now - 412_000)))).toMatchObject({ ok: false, check: 'clock-skew' });
+    expect(logs.at(-1)?.fields).toMatchObject({ check: 'clock-skew', 'entity-id': 'alice-laptop' });
+  });
 });

@@ -10,7 +10,8 @@
  * Every refusal is HTTP 401, reason `unauthorized`, in the worker's error body (but a host whose
  * key signed more dials than its bucket of used proofs holds: 429 `limit-reached`), with the message
  * also in `X-Switchyard-Refusal` (`@hono/node-server` drops a refused upgrade's body), a `check`
- * naming which test failed, and one log line that holds neither the proof nor the signature. A
+ * naming which test failed, and a log line that holds neither the proof nor the signature: at most
+ * one a minute per check and host, the next one counting those left out (`coalesced-log.ts`). A
  * request without a proof comes from a sidecar older than this worker: it is told to update. The
  * signature is verified before the proof's time is judged, so only a proof the host's key signed
  * is ever said to show its clock wrong; refusals before that speak of "a link request naming host
@@ -27,6 +28,7 @@ import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.t
 import { LINK_PROOF_HEADER, parseLinkProofHeader, UPGRADE_PROOF_WINDOW_S } from '../../shared/link/link-upgrade-proof.ts';
 import { EntityIdSchema } from '../../shared/names.ts';
 import type { HostVerifier } from './host-auth.ts';
+import { CoalescedLog } from './coalesced-log.ts';
 import { createLinkOriginCheck, quote, type LinkOriginOptions } from './link-origin.ts';
 import { SpentUpgradeProofs } from './spent-upgrade-proofs.ts';
 
@@ -56,11 +58,16 @@ export function createLinkUpgradeGate(options: LinkUpgradeGateOptions): (request
   const originOf = createLinkOriginCheck(options);
   const now = options.now ?? Date.now;
   const spent = options.remember === false ? undefined : (options.spent ?? new SpentUpgradeProofs({ windowSeconds: UPGRADE_PROOF_WINDOW_S }));
+  const logged = new CoalescedLog();
   return async function linkUpgradeGate(request) {
     const refuse = (entityId: string | null, check: GateCheck, message: string, detail: WireErrorDetail = {}, retryAfterS?: number): GateVerdict => {
       // Past its bucket a host's own key is refused for a while (429), every other check is 401.
       const reason = retryAfterS === undefined ? 'unauthorized' : 'limit-reached';
-      log?.warn('Refused a host link', { 'entity-id': entityId, reason, check, ...detail, problem: message });
+      // One line per check and configured host a minute, then a count: a name the dialler made up
+      // is no kind of its own, so the kinds stay as few as the hosts.
+      const named = check === 'entity-id' || check === 'unknown-host' ? '' : (entityId ?? '');
+      const held = logged.admit(`${check}\n${named}`, now());
+      if (held !== null) log?.warn('Refused a host link', { 'entity-id': entityId, reason, check, ...detail, problem: message, ...(held > 0 ? { 'unlogged-since-last': held } : {}) });
       const body = new WireError(reason, message, { detail: { check, ...detail } }).toHttpBody();
       const headers: Record<string, string> = { 'content-type': 'application/json', [REFUSAL_HEADER]: message.replace(/[^\x20-\x7e]/g, '?').slice(0, 500) };
       if (retryAfterS !== undefined) headers['retry-after'] = String(retryAfterS);
