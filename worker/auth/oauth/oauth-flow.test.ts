@@ -361,6 +361,31 @@ describe('refusals', () => {
     expect(await (await fetchFn(other)).text()).toContain('names client_id');
   });
 
+  it('keeps an approved metadata-document client signing in and refreshing whatever junk a stranger sends under its host, and while its host is down', async () => {
+    const docUrl = 'https://app.example.com/oauth/client.json';
+    const doc = { client_id: docUrl, client_name: 'Example app', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' };
+    let hostUp = true;
+    const metadataFetch = async (url: string) => (hostUp && url === docUrl ? Response.json(doc) : new Response('not found', { status: 404 }));
+    const first = await setup({ metadataFetch });
+    let location: URL | null = null;
+    const provider = new MemoryOAuthProvider(REDIRECT, async (url) => {
+      ({ location } = await consentOverHttp(first.fetchFn, url, 'alice-token'));
+    }, { clientMetadataUrl: docUrl });
+    expect(await auth(provider, { serverUrl: `${BASE}/mcp`, fetchFn: first.fetchFn })).toBe('REDIRECT');
+    expect(await auth(provider, { serverUrl: `${BASE}/mcp`, fetchFn: first.fetchFn, authorizationCode: (location as URL | null)!.searchParams.get('code')! })).toBe('AUTHORIZED');
+
+    // Restarted (nothing cached), a stranger spends app.example.com's failed-fetch budget with junk.
+    const { fetchFn } = await setup({ metadataFetch, store: first.store });
+    const ask = (clientId: string) => fetchFn(authorizeUrl(clientId), { redirect: 'manual' });
+    for (let i = 0; i < 10; i++) await (await ask(`https://app.example.com/junk-${i}`)).body?.cancel();
+    expect(await pageError(await ask('https://app.example.com/junk-10'))).toMatch(/^temporarily_unavailable: Too many client metadata documents from "app.example.com" failed/);
+    expect((await ask(docUrl)).status).toBe(200);
+    // The token endpoint takes the client by its URL: refresh works with its host down.
+    hostUp = false;
+    const refreshed = await post(fetchFn, '/oauth/token', { grant_type: 'refresh_token', refresh_token: provider.savedTokens!.refresh_token!, client_id: docUrl });
+    expect([refreshed.status, Object.keys((await refreshed.json()) as object)]).toEqual([200, ['access_token', 'token_type', 'expires_in', 'refresh_token', 'scope']]);
+  });
+
   it('refuses a forged consent post: wrong CSRF value, foreign Origin', async () => {
     const { fetchFn } = await setup();
     const { url } = await approvedCode(fetchFn);

@@ -59,7 +59,8 @@ async function authenticateClient(c: Context, form: URLSearchParams, clients: Cl
   if (basic !== null && bodyId !== null && bodyId !== basic.id) throw invalidClient('client_id differs from the Basic credentials');
   const clientId = basic?.id ?? bodyId;
   if (clientId === null) throw invalidClient('Missing client_id');
-  const client = await clients.get(clientId);
+  // A metadata document's client is taken by its URL here: its document was read when a person approved it.
+  const client = await clients.forTokenRequest(clientId);
   if (client.authMethod === 'none') {
     if (basic !== null && basic.secret !== '') throw invalidClient('This client is public: it has no secret');
     return client;

@@ -30,7 +30,7 @@ import { sha256Hex, stringsEqual } from '../oauth-crypto.ts';
 import type { JsonValue, OAuthStore } from '../oauth-store.ts';
 import type { ServerKey } from '../server-key.ts';
 import { RedirectUrisSchema, type OAuthClient, type TokenEndpointAuthMethod } from './client-record.ts';
-import { isMetadataDocumentClientId, type MetadataDocumentClients } from './metadata-document.ts';
+import { isMetadataDocumentClientId, metadataUrlRefusal, type MetadataDocumentClients } from './metadata-document.ts';
 
 export const MAX_REDIRECT_URIS = 8;
 export const MAX_REDIRECT_URI_LENGTH = 512;
@@ -117,12 +117,32 @@ export class ClientRegistry {
     if (isMetadataDocumentClientId(clientId)) {
       const documents = this.#options.metadataDocuments;
       if (documents === null) throw invalidClient('Client ID Metadata Documents are disabled on this server: register the client instead');
-      return documents.get(clientId);
+      return documents.get(clientId, { granted: () => this.#marked(clientId) });
     }
     if (clientId.startsWith(CLIENT_ID_PREFIX)) return this.#sealed(clientId);
     const record = STORED_CLIENT_ID.test(clientId) ? await this.#store.get('client', clientId) : undefined;
     if (record === undefined) throw invalidClient(`Unknown client "${clientId.slice(0, 100)}": register it first`);
     return record as unknown as OAuthClient;
+  }
+
+  /**
+   * The client of a token-endpoint request (a code, a refresh token or a revocation). A metadata
+   * document's client is taken by its URL alone, its document not fetched: the code or token it
+   * presents was issued to that exact client_id after a person approved the client as its document
+   * described it, and a public client is authenticated by nothing else. So a document host that is
+   * down, or a stranger's junk under it, never keeps an approved client from its tokens.
+   */
+  async forTokenRequest(clientId: string): Promise<OAuthClient> {
+    if (clientId === '' || clientId.length > MAX_CLIENT_ID_LENGTH || !isMetadataDocumentClientId(clientId)) return this.get(clientId);
+    if (this.#options.metadataDocuments === null) throw invalidClient('Client ID Metadata Documents are disabled on this server: register the client instead');
+    const refusal = metadataUrlRefusal(clientId);
+    if (refusal !== null) throw invalidClient(`Client metadata document refused: ${refusal}`);
+    return { clientId, clientName: clientId, redirectUris: [], authMethod: 'none', source: 'metadata-document' };
+  }
+
+  /** True when the client holds an activity mark: it got tokens, after a person approved it. */
+  async #marked(clientId: string): Promise<boolean> {
+    return (await this.#store.get('client', await sha256Hex(clientId))) !== undefined;
   }
 
   /** The client a sealed client_id describes, once its MAC and its lifetime are checked. */
@@ -148,11 +168,14 @@ export class ClientRegistry {
     return `${SECRET_PREFIX}${await this.#options.key.mac('client-secret', clientId)}`;
   }
 
-  /** Keeps a registered client that just got tokens for another refresh-token lifetime. */
+  /**
+   * Marks a client that just got tokens as in use for another refresh-token lifetime: a
+   * registered one is kept past {@link UNUSED_CLIENT_TTL_MS}, a metadata document's is fetched
+   * whatever its host's failed-fetch budget.
+   */
   async touch(client: OAuthClient): Promise<void> {
-    if (client.source !== 'registration') return;
     const until = this.#now() + this.#options.activeTtlMs;
-    if (client.clientId.startsWith(CLIENT_ID_PREFIX)) {
+    if (client.clientId.startsWith(CLIENT_ID_PREFIX) || client.source === 'metadata-document') {
       // Keyed by the id's hash: a sealed id is long, and the mark says only that it is in use.
       await this.#store.put('client', await sha256Hex(client.clientId), { active: true }, until);
       return;

@@ -58,4 +58,32 @@ describe('client metadata documents, fetched for strangers', () => {
     expect((await clients.get(DOC_URL)).clientId).toBe(DOC_URL);
     expect(fetched.filter((u) => u === DOC_URL)).toHaveLength(2);
   });
+
+  it('keeps a client\'s cached document however many documents a stranger serves from another host, with junk under the client\'s own host every minute', async () => {
+    let now = 0;
+    const clients = new MetadataDocumentClients({
+      now: () => now,
+      fetch: async (url) => {
+        const u = new URL(url);
+        if (u.hostname === 'app.example' && url !== DOC_URL) return new Response('not found', { status: 404 });
+        return Response.json(doc(url));
+      },
+    });
+    expect((await clients.get(DOC_URL)).clientName).toBe('App');
+    for (let minute = 0; minute < 3; minute++) {
+      for (let i = 0; i < 300; i++) await clients.get(`https://evil.example/d${minute}-${i}`);
+      for (let i = 0; i < 10; i++) await clients.get(`https://app.example/junk-${minute}-${i}`).catch(() => {});
+      expect((await clients.get(DOC_URL)).clientName).toBe('App');
+      now += 60_000;
+    }
+  });
+
+  it('fetches a document of a client a person approved even when its host\'s failed-fetch budget is spent', async () => {
+    const clients = new MetadataDocumentClients({ now: () => 0, fetchesPerHostPerMinute: 1, fetch: async (url) => (url === DOC_URL ? Response.json(doc(url)) : new Response('no', { status: 404 })) });
+    await expect(clients.get('https://app.example/junk')).rejects.toMatchObject({ code: 'invalid_client' });
+    await expect(clients.get(DOC_URL)).rejects.toMatchObject({ code: 'temporarily_unavailable' });
+    let asked = 0;
+    expect((await clients.get(DOC_URL, { granted: async () => (asked++, true) })).clientName).toBe('App');
+    expect(asked).toBe(1);
+  });
 });

@@ -16,9 +16,12 @@
  * only the failures' cache, and a failed URL is not fetched again for {@link FAILURE_TTL_MS}); a
  * cached document is served without a fetch, and fetching it again once its lifetime is over
  * costs nothing. Only a fetch of a URL not in the cache counts, per host of the URL, and only
- * when it fails: {@link FAILED_FETCHES_PER_HOST_PER_MINUTE} a minute. So one stranger's junk
- * under their own host (or hosts) costs nobody else anything; junk under a client's own host can
- * delay only that host's clients not yet cached in this process, for a minute at most.
+ * when it fails: {@link FAILED_FETCHES_PER_HOST_PER_MINUTE} a minute. The cache keeps at most
+ * {@link CACHE_ENTRIES_PER_HOST} documents per host, so documents served by a stranger's host
+ * evict only that host's. A client a person approved (the registry knows it by its activity
+ * mark, `client-registry.ts`) is fetched whatever the budget; the token endpoint needs no
+ * document at all. So junk under a client's own host can delay only the first sign-in of that
+ * host's clients not cached in this process, while the junk goes on.
  *
  * The fetch and the resolver are injected: tests run the policy as pure functions and against a
  * fake or local https server, and each runtime passes what it has.
@@ -38,6 +41,7 @@ const CACHE_MIN_MS = 60_000;
 const CACHE_MAX_MS = 86_400_000;
 const CACHE_DEFAULT_MS = 300_000;
 const CACHE_ENTRIES = 256;
+const CACHE_ENTRIES_PER_HOST = 8;
 const FAILURE_ENTRIES = 1024;
 
 export interface MetadataDocumentFetchDeps {
@@ -147,15 +151,19 @@ export class MetadataDocumentClients {
     this.#perHost = deps.fetchesPerHostPerMinute ?? FAILED_FETCHES_PER_HOST_PER_MINUTE;
   }
 
-  async get(clientId: string): Promise<OAuthClient> {
+  /**
+   * The client a document describes. `granted` says whether a person approved this client (it
+   * holds a live grant): asked only when its host's failed-fetch budget is spent, and then the
+   * fetch goes ahead anyway.
+   */
+  async get(clientId: string, options: { granted?: () => Promise<boolean> } = {}): Promise<OAuthClient> {
     const now = this.#deps.now();
     const known = this.#documents.get(clientId);
     if (known !== undefined) {
+      // Kept past its lifetime too: a document fetched well once is fetched again without a budget.
       this.#documents.delete(clientId);
-      if (known.until > now) {
-        this.#documents.set(clientId, known);
-        return known.client;
-      }
+      this.#documents.set(clientId, known);
+      if (known.until > now) return known.client;
     }
     const failed = this.#failures.get(clientId);
     if (failed !== undefined && failed.until > now) throw failed.error;
@@ -165,7 +173,8 @@ export class MetadataDocumentClients {
     // A document served before is fetched again for free; a URL never fetched well takes from its host's budget.
     const budget = known === undefined ? this.#budgetOf(new URL(clientId).hostname) : null;
     const slot = budget?.take() ?? null;
-    if (budget !== null && slot === null) {
+    // A client a person approved (a live grant) is never held back by strangers' junk under its host.
+    if (budget !== null && slot === null && !(await (options.granted?.() ?? false))) {
       throw new OAuthError('temporarily_unavailable', `Too many client metadata documents from "${new URL(clientId).hostname}" failed in the last minute: try again in ${budget.minutesUntilFree()} min`, 429);
     }
     let entry: { client: OAuthClient; until: number };
@@ -182,9 +191,22 @@ export class MetadataDocumentClients {
     }
     // Only failures count: a host that serves documents is never held back.
     slot?.refund();
-    if (this.#documents.size >= CACHE_ENTRIES) this.#documents.delete(this.#documents.keys().next().value!);
-    this.#documents.set(clientId, entry);
+    this.#remember(clientId, entry);
     return entry.client;
+  }
+
+  /**
+   * Caches a document fetched well. Each host keeps at most {@link CACHE_ENTRIES_PER_HOST}, its own
+   * least recently used giving way first, so documents a stranger serves from their own host
+   * evict only theirs; past {@link CACHE_ENTRIES} the least recently used of all goes.
+   */
+  #remember(clientId: string, entry: { client: OAuthClient; until: number }): void {
+    const host = new URL(clientId).hostname;
+    this.#documents.delete(clientId);
+    const ofHost = [...this.#documents.keys()].filter((url) => new URL(url).hostname === host);
+    if (ofHost.length >= CACHE_ENTRIES_PER_HOST) this.#documents.delete(ofHost[0]!);
+    else if (this.#documents.size >= CACHE_ENTRIES) this.#documents.delete(this.#documents.keys().next().value!);
+    this.#documents.set(clientId, entry);
   }
 
   /** The failed-fetch budget of `host`, made on first use; the least recently used one is forgotten past {@link COUNTED_HOSTS}. */
