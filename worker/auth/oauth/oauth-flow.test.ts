@@ -637,6 +637,26 @@ describe('what strangers can do', () => {
     const { client_id } = (await (await register(fetchFn)).json()) as { client_id: string };
     expect(await pageError(await fetchFn(authorizeUrl(client_id, { state: 's'.repeat(2049) })))).toBe('invalid_request: The state is longer than 2048 characters');
   });
+
+  it('refuses a state that is not printable ASCII when the page opens, not after the person typed a token, and carries the largest legal request through', async () => {
+    const { fetchFn } = await setup();
+    const { client_id } = (await (await register(fetchFn)).json()) as { client_id: string };
+    for (const state of ['\u0001'.repeat(2048), 'caf\u00e9', 'a\nb']) {
+      const res = await fetchFn(authorizeUrl(client_id, { state }), { redirect: 'manual' });
+      expect([res.status, await pageError(res)]).toEqual([400, 'invalid_request: The state may hold only printable ASCII characters (RFC 6749 Appendix A.5)']);
+    }
+    // The longest registered redirect URI and a state JSON escapes all of: sign-in and approval still fit the form's POST.
+    const longRedirect = `https://app.example/${'r'.repeat(492)}`;
+    const long = ((await (await register(fetchFn, { redirect_uris: [longRedirect], client_name: '\u0001'.repeat(100), token_endpoint_auth_method: 'none' })).json()) as { client_id: string }).client_id;
+    const { location } = await consentOverHttp(fetchFn, authorizeUrl(long, { redirect_uri: longRedirect, state: '"\\'.repeat(1024) }), 'alice-token');
+    expect(location?.searchParams.get('state')).toBe('"\\'.repeat(1024));
+  });
+
+  it('answers an oversized consent POST with the error page, not JSON', async () => {
+    const { fetchFn } = await setup();
+    const res = await post(fetchFn, '/oauth/authorize', { consent: 'x'.repeat(20_000) });
+    expect([res.status, res.headers.get('content-type'), await pageError(res)]).toEqual([413, 'text/html; charset=utf-8', 'invalid_request: The body is larger than 16384 bytes: start again from the app']);
+  });
 });
 
 describe('registered clients', () => {

@@ -18,6 +18,7 @@ import type { AgentTokenExtension } from '../agent-auth.ts';
 import { ClientRegistry } from './clients/client-registry.ts';
 import { MetadataDocumentClients, type MetadataDocumentFetchDeps } from './clients/metadata-document.ts';
 import { createAuthorizeHandlers } from './consent/authorize.ts';
+import { errorPage } from './consent/consent-page.ts';
 import { ExternalIssuer, type ExternalIssuerDeps } from './external-issuer.ts';
 import { Grants, SCOPE, STALE_APPROVAL, type Approval } from './grants.ts';
 import { authorizationServerMetadata, protectedResourceMetadata, type MetadataOptions } from './metadata.ts';
@@ -87,7 +88,11 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
   routes.use('/oauth/*', async (c, next) => {
     if (c.req.raw.body === null) return next();
     const body = await readBoundedBody(c.req.raw, OAUTH_BODY_MAX_BYTES);
-    if (body.kind === 'too-large') return invalidRequest(`The body is larger than ${OAUTH_BODY_MAX_BYTES} bytes`, 413).toResponse();
+    if (body.kind === 'too-large') {
+      const message = `The body is larger than ${OAUTH_BODY_MAX_BYTES} bytes`;
+      // The consent form's POST comes from a person's browser: the page says it, not raw JSON.
+      return c.req.path === '/oauth/authorize' ? errorPage('invalid_request', `${message}: start again from the app`, 413) : invalidRequest(message, 413).toResponse();
+    }
     c.req.raw = new Request(c.req.raw, { body: body.text });
     return next();
   });
@@ -122,6 +127,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
       store,
       key,
       baseUrl,
+      formMaxBytes: OAUTH_BODY_MAX_BYTES,
       now,
     });
     const tokens = createTokenHandlers({ clients, grants, baseUrl });

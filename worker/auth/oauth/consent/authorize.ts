@@ -56,6 +56,10 @@ const SIGN_IN_RECORD_MARGIN_MS = 60_000;
 export const MAX_SIGN_IN_ATTEMPTS = 5;
 /** A longer `state` is refused: the request travels in the form, whose body is bounded. */
 export const MAX_STATE_LENGTH = 2048;
+/** RFC 6749 Appendix A.5: `state` is VSCHAR, printable ASCII (JSON escapes none but `"` and `\`). */
+const STATE_PATTERN = /^[\x20-\x7e]*$/;
+/** Room a form's POST body keeps besides the sealed request: the CSRF value, the step, and the token typed or the agent chosen. */
+const FORM_ROOM_BYTES = 1024;
 /** Forms whose wrong tokens this process counts at once; the oldest are forgotten first. */
 const ATTEMPT_COUNTS = 10_000;
 
@@ -69,6 +73,8 @@ export interface AuthorizeDeps {
   key: ServerKey;
   /** The worker's base URL for a request (the issuer and resource origin). */
   baseUrl: (c: Context) => string;
+  /** The largest body a form's POST may have (the OAuth routes' bound). */
+  formMaxBytes: number;
   now?: () => number;
 }
 
@@ -196,6 +202,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       if (q.get('code_challenge_method') !== 'S256') return fail(invalidRequest('Only code_challenge_method=S256 is supported'));
       if (!CODE_CHALLENGE_PATTERN.test(challenge)) return fail(invalidRequest('code_challenge must be 43 base64url characters (S256)'));
       if (state !== null && state.length > MAX_STATE_LENGTH) return fail(invalidRequest(`The state is longer than ${MAX_STATE_LENGTH} characters`));
+      if (state !== null && !STATE_PATTERN.test(state)) return fail(invalidRequest('The state may hold only printable ASCII characters (RFC 6749 Appendix A.5)'));
       const resourceParam = q.get('resource');
       const resource = resourceParam === null ? issuer : ownResource(resourceParam, issuer);
       if (resource === null) {
@@ -205,6 +212,12 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       const existing = csrfCookieOf(c);
       const csrf = existing !== undefined && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomSecret('');
       const consent: Consent = { c: client.clientId, u: redirectUri, us: requested !== null, p: challenge, r: resource, s: state, x: await csrfHash(csrf), e: now() + CONSENT_TTL_MS, n: randomSecret('').slice(0, 22) };
+      // Refused now rather than after the person typed a token: the approval form (the larger) must fit a POST.
+      const approvalBytes = (await seal({ ...consent, a: { s: randomSecret('') } })).length;
+      if (approvalBytes > deps.formMaxBytes - FORM_ROOM_BYTES) {
+        const [field, length] = ([['state', state?.length ?? 0], ['redirect_uri', redirectUri.length], ['client_id', client.clientId.length]] as const).reduce((a, b) => (b[1] > a[1] ? b : a));
+        return fail(invalidRequest(`The authorization request is too large to carry in the sign-in form (${approvalBytes} bytes sealed, at most ${deps.formMaxBytes - FORM_ROOM_BYTES}): its longest part is the ${field} (${length} characters)`));
+      }
       return signInPage({ client: summary(client, redirectUri), consentId: await seal(consent), csrf, headers: { 'set-cookie': csrfSetCookie(c, csrf, CONSENT_TTL_MS / 1000) } });
     },
 
