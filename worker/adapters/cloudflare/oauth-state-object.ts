@@ -8,6 +8,12 @@
  * a put resolves once stored; an expired record reads as absent and is deleted on that read.
  * Entries are `<kind>:<id>` → `{ value, expiresAt }`; ids are already hashes or random ids.
  *
+ * Records nobody reads again (a sign-in never answered, a used code, an idle client's activity
+ * mark) are swept: a write, at most once per {@link SWEEP_EVERY_MS} (the next time kept in
+ * storage, `sweep:next`, so an object woken often does not sweep each time), deletes every
+ * expired entry, as the file store prunes on each write. Only writes sweep, and strangers write
+ * nothing but the server key, once.
+ *
  * `DurableObjectOAuthStore` is the store each app is given: one small request to the object per
  * call.
  *
@@ -27,8 +33,14 @@ interface Entry {
   expiresAt: number | null;
 }
 
+export const SWEEP_EVERY_MS = 3_600_000;
+/** Not `<kind>:<id>`: no operation can name it. */
+const SWEEP_KEY = 'sweep:next';
+
 export class OAuthState {
   readonly #state: DurableObjectState;
+  /** When the next sweep is due, once read from storage. */
+  #nextSweep: number | undefined;
 
   constructor(state: DurableObjectState) {
     this.#state = state;
@@ -43,11 +55,13 @@ export class OAuthState {
     switch (operation.op) {
       case 'put':
         await storage.put(key, { value: operation.value as JsonValue, expiresAt: operation.expiresAt } satisfies Entry);
+        await this.#sweepIfDue();
         return Response.json({});
       case 'add': {
         const existing = (await storage.get(key)) as Entry | undefined;
         if (existing !== undefined && (existing.expiresAt === null || existing.expiresAt > Date.now())) return Response.json({ value: existing.value });
         await storage.put(key, { value: operation.value as JsonValue, expiresAt: operation.expiresAt } satisfies Entry);
+        await this.#sweepIfDue();
         return Response.json({ value: operation.value });
       }
       case 'delete':
@@ -59,6 +73,22 @@ export class OAuthState {
         const live = entry !== undefined && (entry.expiresAt === null || entry.expiresAt > Date.now());
         if (entry !== undefined && (!live || operation.op === 'take')) await storage.delete(key);
         return Response.json(live ? { value: entry.value } : {});
+      }
+    }
+  }
+
+  /** Deletes every expired entry, when a sweep is due (kind by kind, so only record entries are listed). */
+  async #sweepIfDue(): Promise<void> {
+    const storage = this.#state.storage;
+    const now = Date.now();
+    this.#nextSweep ??= ((await storage.get(SWEEP_KEY)) as number | undefined) ?? 0;
+    if (now < this.#nextSweep) return;
+    this.#nextSweep = now + SWEEP_EVERY_MS;
+    await storage.put(SWEEP_KEY, this.#nextSweep);
+    for (const kind of OAUTH_RECORD_KINDS) {
+      for (const [key, entry] of await storage.list({ prefix: `${kind}:` })) {
+        const { expiresAt } = entry as Entry;
+        if (expiresAt !== null && expiresAt <= now) await storage.delete(key);
       }
     }
   }
