@@ -43,6 +43,7 @@ import type { HostLinkRegistry } from './host-link-registry.ts';
 import type { LinkOriginOptions } from './link-origin.ts';
 import { createLinkUpgradeGate, UNKNOWN_KEY_FIX } from './link-upgrade-gate.ts';
 import { PendingHandshakes, type PendingHandshakeLimits } from './pending-handshakes.ts';
+import type { SpentProofStore } from './spent-upgrade-proofs.ts';
 
 /** Endpoint tunables the route passes through (timings and frame limit). */
 export type LinkTunables = Omit<LinkEndpointOptions, 'role' | 'onOpen' | 'peer' | 'log'>;
@@ -73,6 +74,8 @@ export interface LinkRouteOptions {
   onAccepted?: (entityId: string, ws: WSContext<unknown>, endpoint: LinkEndpoint) => void;
   /** This worker's clock in ms, for the upgrade proof's time; `Date.now` by default. */
   now?: () => number;
+  /** Where used upgrade proofs are remembered: in memory by default; a Durable Object's storage outlives its hibernation. */
+  spent?: SpentProofStore;
 }
 
 /** A sub-app with `GET /link`; mount it with `app.route('/', createLinkRoute(…))`. */
@@ -86,6 +89,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
     listenPort: options.listenPort,
     log,
     ...(options.now !== undefined ? { now: options.now } : {}),
+    spent: options.spent,
   });
   const pending = new PendingHandshakes(options.pendingLimits);
   const timeoutMs = options.handshakeTimeoutMs ?? PROOF_TIMEOUT_MS;

@@ -30,7 +30,7 @@ import { EntityIdSchema } from '../../shared/names.ts';
 import type { HostVerifier } from './host-auth.ts';
 import { CoalescedLog } from './coalesced-log.ts';
 import { createLinkOriginCheck, quote, type LinkOriginOptions } from './link-origin.ts';
-import { SpentUpgradeProofs } from './spent-upgrade-proofs.ts';
+import { SpentUpgradeProofs, type SpentProofStore } from './spent-upgrade-proofs.ts';
 
 export const UNKNOWN_KEY_FIX = 'add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)';
 
@@ -45,7 +45,7 @@ export interface LinkUpgradeGateOptions extends LinkOriginOptions {
   /** Remember used nonces (the link route); the Workers edge forwards to the object that does. Default true. */
   remember?: boolean;
   /** Where used nonces are remembered, when `remember` is not false; a new `SpentUpgradeProofs` by default. */
-  spent?: SpentUpgradeProofs;
+  spent?: SpentProofStore | undefined;
 }
 
 export type GateVerdict =
@@ -109,12 +109,12 @@ export function createLinkUpgradeGate(options: LinkUpgradeGateOptions): (request
     if (Math.abs(skew) > UPGRADE_PROOF_WINDOW_S) {
       return refuse(entityId, 'clock-skew', `The clock of host "${entityId}" is ${Math.abs(skew)} s ${skew < 0 ? 'behind' : 'ahead of'} the worker's (${new Date(nowMs).toISOString().replace(/\.\d+Z$/, 'Z')}; at most ${UPGRADE_PROOF_WINDOW_S} s apart): set that host's clock right (NTP) and it links again`, { 'skew-seconds': skew });
     }
-    const spend = spent?.spend(entityId, proof.nonce, proof.time, nowMs) ?? 'fresh';
+    const spend = (await spent?.spend(entityId, proof.nonce, proof.time, nowMs)) ?? 'fresh';
     if (spend === 'replayed') {
       return refuse(entityId, 'replayed', `This link request of host "${entityId}" was already used: a sidecar signs a new one for each dial, so this one was copied`);
     }
     if (spend === 'full' && spent !== undefined) {
-      const retryAfterS = Math.max(1, Math.ceil((spent.roomAt(entityId, nowMs) - nowMs) / 1000));
+      const retryAfterS = Math.max(1, Math.ceil(((await spent.roomAt(entityId, nowMs)) - nowMs) / 1000));
       return refuse(entityId, 'too-many-dials', `Host "${entityId}" signed ${spent.maxPerHost} link requests to this worker within ${2 * UPGRADE_PROOF_WINDOW_S / 60} minutes, far more than a sidecar dials: its next ones are refused until the oldest expire (in ${retryAfterS} s); if its sidecar is not redialling in a loop, that host's key is in other hands`, { limit: 'host', max: spent.maxPerHost }, retryAfterS);
     }
     return { ok: true, entityId, origin: also === undefined ? { origin: own } : { origin: own, also } };

@@ -14,9 +14,10 @@
  * fills only when that host's key signs far more dials than a sidecar makes (`SPENT_PROOFS_PER_HOST`).
  * So it fails closed, for that host alone.
  *
- * Per process (on Workers, per host's Durable Object, which sees every link of its host): a worker
- * of several processes, or an object evicted from memory, may let a copied proof open one more
- * socket elsewhere; the challenge still refuses it the link.
+ * Per process: a worker of several processes may let a copied proof open one more socket in
+ * another; the challenge still refuses it the link. On Workers, the host's Durable Object sees
+ * every link of its host, and keeps the proofs in its storage too, since hibernating drops its
+ * memory (`adapters/cloudflare/stored-spent-proofs.ts`).
  *
  * @module
  */
@@ -31,7 +32,17 @@ export const SPENT_PROOFS_PER_HOST = 512;
 /** `fresh`: now marked used; `replayed`: it already was; `full`: the host's bucket is full, nothing marked. */
 export type SpendVerdict = 'fresh' | 'replayed' | 'full';
 
-export class SpentUpgradeProofs {
+/** Where a gate remembers used proofs: this class in memory, or a Durable Object's storage as well (`adapters/cloudflare/stored-spent-proofs.ts`). */
+export interface SpentProofStore {
+  /** The most proofs one host's bucket holds. */
+  readonly maxPerHost: number;
+  /** Marks the proof of time `timeSeconds` (its `t`) used by `entityId`, unless it already was or that host's bucket is full. */
+  spend(entityId: string, nonce: string, timeSeconds: number, nowMs: number): SpendVerdict | Promise<SpendVerdict>;
+  /** When `entityId`'s bucket next has room (ms), or now when it has room already. */
+  roomAt(entityId: string, nowMs: number): number | Promise<number>;
+}
+
+export class SpentUpgradeProofs implements SpentProofStore {
   readonly #windowSeconds: number;
   readonly #maxPerHost: number;
   /** entity id → nonce → when it may be forgotten (ms). */

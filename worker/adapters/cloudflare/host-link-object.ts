@@ -21,7 +21,8 @@
  * channel is asked for: no keepalive answered for `DEAD_AFTER_MS` closes the link as dead.
  *
  * An eviction or a deploy closes the socket; the sidecar dials again and lands here, in a new
- * instance. Nothing is stored: the only state is the live socket.
+ * instance. The only thing stored is the host's used upgrade proofs (`stored-spent-proofs.ts`),
+ * which must outlive hibernation for a copied one to stay refused; the rest is the live socket.
  *
  * @module
  */
@@ -34,6 +35,7 @@ import { linkFeaturesOf } from '../../../shared/link/link-features.ts';
 import { hostExpectations } from '../../link/host-expectations.ts';
 import { InMemoryHostLinkRegistry } from '../../link/host-link-registry.ts';
 import { createLinkRoute } from '../../link/link-route.ts';
+import { UPGRADE_PROOF_WINDOW_S } from '../../../shared/link/link-upgrade-proof.ts';
 import { createApp } from '../../app.ts';
 import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
 import { NoSessionTable } from './no-session-table.ts';
@@ -44,6 +46,7 @@ import type { WorkersAudit } from './workers-audit.ts';
 import { RELAY_PATH, relayLog, serveRelay } from './channel-relay.ts';
 import { STATUS_PATH } from './durable-object-registry.ts';
 import { HibernatingSockets } from './hibernating-upgrade.ts';
+import { StoredSpentProofs } from './stored-spent-proofs.ts';
 import { drainUnreadBody } from './unread-body.ts';
 import { frameSocketOver } from './websocket-frame-socket.ts';
 import { autoResponse, type DurableObjectState, type SwitchyardEnv, type WorkersWebSocket } from './workers-runtime.ts';
@@ -176,6 +179,8 @@ export class HostLink {
       expectations: (entityId) => hostExpectations(config, entityId),
       log,
       endpoint: { liveness: false },
+      // Kept in storage: this instance's memory goes at the next hibernation.
+      spent: new StoredSpentProofs(this.#state.storage, { windowSeconds: UPGRADE_PROOF_WINDOW_S }),
       onAccepted: (entityId, ws, endpoint) => this.#accepted(entityId, ws, endpoint),
     }));
     if (announced !== null) live.linkApp = app;
