@@ -27,6 +27,10 @@
  * no memory shared between a worker's processes. `o` is carried so that a proof for another
  * worker (a relay, a proxy rewriting `Host`) is told apart from a wrong key.
  *
+ * Only these fields are signed: the request's other headers (`X-Switchyard-Link-Probe`, the link
+ * features) can be added or stripped on a copied request, which is harmless because only the
+ * in-band challenge decides whether a link is made.
+ *
  * @module
  */
 import { decodeBase64Url, encodeBase64Url } from '../base64url.ts';
