@@ -10,7 +10,8 @@
 import type { Context } from 'hono';
 import type { OAuthClient } from './clients/client-record.ts';
 import type { ClientRegistry } from './clients/client-registry.ts';
-import type { Grants } from './grants.ts';
+import { CONSENT_TTL_MS } from './consent/authorize.ts';
+import { CODE_TTL_MS, type Grants } from './grants.ts';
 import { invalidClient, invalidRequest, OAuthError } from './oauth-error.ts';
 import { ownResource } from './resource-urls.ts';
 
@@ -60,7 +61,8 @@ async function authenticateClient(c: Context, form: URLSearchParams, clients: Cl
   const clientId = basic?.id ?? bodyId;
   if (clientId === null) throw invalidClient('Missing client_id');
   // A metadata document's client is taken by its URL here: its document was read when a person approved it.
-  const client = await clients.forTokenRequest(clientId);
+  // A registered client approved just before its unused lifetime ran out may still redeem its code.
+  const client = await clients.forTokenRequest(clientId, { graceMs: CONSENT_TTL_MS + CODE_TTL_MS });
   if (client.authMethod === 'none') {
     if (basic !== null && basic.secret !== '') throw invalidClient('This client is public: it has no secret');
     return client;

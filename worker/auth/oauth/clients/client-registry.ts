@@ -110,8 +110,13 @@ export class ClientRegistry {
     return this.#options.metadataDocuments !== null;
   }
 
-  /** The client for `clientId`; `invalid_client` naming why when there is none. */
-  async get(clientId: string): Promise<OAuthClient> {
+  /**
+   * The client for `clientId`; `invalid_client` naming why when there is none. `graceMs` lets a
+   * registered client that has not yet got a token finish a sign-in it began within
+   * {@link UNUSED_CLIENT_TTL_MS}: the consent form's lifetime when it is answered, plus the code's
+   * at the token endpoint.
+   */
+  async get(clientId: string, options: { graceMs?: number } = {}): Promise<OAuthClient> {
     if (clientId === '') throw invalidRequest('Missing client_id');
     if (clientId.length > MAX_CLIENT_ID_LENGTH) throw invalidClient(`The client_id is longer than ${MAX_CLIENT_ID_LENGTH} characters`);
     if (isMetadataDocumentClientId(clientId)) {
@@ -119,7 +124,7 @@ export class ClientRegistry {
       if (documents === null) throw invalidClient('Client ID Metadata Documents are disabled on this server: register the client instead');
       return documents.get(clientId, { granted: () => this.#marked(clientId) });
     }
-    if (clientId.startsWith(CLIENT_ID_PREFIX)) return this.#sealed(clientId);
+    if (clientId.startsWith(CLIENT_ID_PREFIX)) return this.#sealed(clientId, options.graceMs ?? 0);
     const record = STORED_CLIENT_ID.test(clientId) ? await this.#store.get('client', clientId) : undefined;
     if (record === undefined) throw invalidClient(`Unknown client "${clientId.slice(0, 100)}": register it first`);
     return record as unknown as OAuthClient;
@@ -132,8 +137,8 @@ export class ClientRegistry {
    * described it, and a public client is authenticated by nothing else. So a document host that is
    * down, or a stranger's junk under it, never keeps an approved client from its tokens.
    */
-  async forTokenRequest(clientId: string): Promise<OAuthClient> {
-    if (clientId === '' || clientId.length > MAX_CLIENT_ID_LENGTH || !isMetadataDocumentClientId(clientId)) return this.get(clientId);
+  async forTokenRequest(clientId: string, options: { graceMs?: number } = {}): Promise<OAuthClient> {
+    if (clientId === '' || clientId.length > MAX_CLIENT_ID_LENGTH || !isMetadataDocumentClientId(clientId)) return this.get(clientId, options);
     if (this.#options.metadataDocuments === null) throw invalidClient('Client ID Metadata Documents are disabled on this server: register the client instead');
     const refusal = metadataUrlRefusal(clientId);
     if (refusal !== null) throw invalidClient(`Client metadata document refused: ${refusal}`);
@@ -146,12 +151,12 @@ export class ClientRegistry {
   }
 
   /** The client a sealed client_id describes, once its MAC and its lifetime are checked. */
-  async #sealed(clientId: string): Promise<OAuthClient> {
+  async #sealed(clientId: string, graceMs: number): Promise<OAuthClient> {
     const payload = ClientIdPayloadSchema.safeParse(await this.#options.key.open('client-id', clientId.slice(CLIENT_ID_PREFIX.length)));
     if (!payload.success) throw invalidClient('Invalid client_id: it was altered, or not issued by this server: register the client again');
     const { r: redirectUris, n: name, a: authMethod, t: issuedAt } = payload.data;
-    if (this.#now() - issuedAt * 1000 > UNUSED_CLIENT_TTL_MS && (await this.#store.get('client', await sha256Hex(clientId))) === undefined) {
-      throw invalidClient(`Client registration expired: it got no token within ${UNUSED_CLIENT_TTL_MS / 3_600_000} hours of registering: register the client again`);
+    if (this.#now() - issuedAt * 1000 > UNUSED_CLIENT_TTL_MS + graceMs && !(await this.#marked(clientId))) {
+      throw invalidClient(`Client registration expired: it got no token within ${UNUSED_CLIENT_TTL_MS / 3_600_000} hours of registering: remove this server from the app and add it again, so that the app registers again`);
     }
     return { clientId, clientName: name ?? 'Unnamed client', redirectUris, authMethod, source: 'registration' };
   }

@@ -167,9 +167,9 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
   }
 
   /** The client, or the error page that says why there is none (never a redirect: its redirect URI is not known good). */
-  async function clientOrErrorPage(clientId: string): Promise<OAuthClient | Response> {
+  async function clientOrErrorPage(clientId: string, graceMs = 0): Promise<OAuthClient | Response> {
     try {
-      return await deps.clients.get(clientId);
+      return await deps.clients.get(clientId, { graceMs });
     } catch (error) {
       if (error instanceof OAuthError) return errorPage(error.code, error.message);
       throw error;
@@ -239,7 +239,8 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
         return invalidRequestPage('The form\'s CSRF check failed: open the authorization link again in this browser', 403);
       }
       if ((attempts.get(consent.n)?.count ?? 0) >= MAX_SIGN_IN_ATTEMPTS) return errorPage('access_denied', `Too many wrong tokens (${MAX_SIGN_IN_ATTEMPTS}): start again from the app`, 401);
-      const client = await clientOrErrorPage(consent.c);
+      // A sign-in begun while the client was young enough may be finished.
+      const client = await clientOrErrorPage(consent.c, CONSENT_TTL_MS);
       if (client instanceof Response) return client;
       const step = field('step');
 
