@@ -69,11 +69,15 @@ export interface ClientSummary {
 }
 
 /**
- * A registered client's id is its registration, sealed (up to 2 KB of text): the page shows its
- * ends, enough to tell two apart; a metadata document's URL is shown whole, since it is who the app is.
+ * A registered client's id is its registration, sealed (up to 2 KB of text) and starting alike for
+ * every client (`sy-client.` and the base64url of the same JSON opening): the page shows its
+ * prefix and its last 16 characters, MAC characters that differ for every client; a metadata
+ * document's URL is shown whole, since it is who the app is.
  */
 function shownClientId(clientId: string): string {
-  return clientId.length <= 64 || /^https:/.test(clientId) ? clientId : `${clientId.slice(0, 32)}\u2026${clientId.slice(-12)}`;
+  if (clientId.length <= 64 || /^https:/.test(clientId)) return clientId;
+  const dot = clientId.indexOf('.');
+  return `${clientId.slice(0, dot === -1 || dot > 16 ? 10 : dot + 1)}\u2026${clientId.slice(-16)}`;
 }
 
 function clientFacts(assets: StatusPageAssets, client: ClientSummary): string {
