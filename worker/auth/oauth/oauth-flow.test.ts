@@ -620,9 +620,12 @@ describe('what strangers can do', () => {
     const long = `https://app.example/${'a'.repeat(600)}`;
     for (const [metadata, error] of [
       [{ redirect_uris: Array.from({ length: 9 }, (_, i) => `https://app.example/${i}`) }, { error: 'invalid_redirect_uri', error_description: 'redirect_uris: at most 8 redirect URIs' }],
-      [{ redirect_uris: [REDIRECT, long] }, { error: 'invalid_redirect_uri', error_description: `redirect_uris.1: too long: ${long.length} characters, at most 512` }],
-      [{ redirect_uris: Array.from({ length: 3 }, (_, i) => `https://app.example/${i}${'b'.repeat(400)}`) }, { error: 'invalid_redirect_uri', error_description: 'redirect_uris: too long together: 1263 characters, at most 1024: register fewer or shorter redirect URIs' }],
+      [{ redirect_uris: [REDIRECT, long] }, { error: 'invalid_redirect_uri', error_description: `redirect_uris.1: too long: ${long.length} bytes once encoded, at most 512` }],
+      [{ redirect_uris: Array.from({ length: 3 }, (_, i) => `https://app.example/${i}${'b'.repeat(400)}`) }, { error: 'invalid_redirect_uri', error_description: 'redirect_uris: too long together: 1263 bytes once encoded, at most 1024: register fewer or shorter redirect URIs' }],
       [{ redirect_uris: [REDIRECT], client_name: 'n'.repeat(101) }, { error: 'invalid_client_metadata', error_description: 'client_name: too long: at most 100 characters' }],
+      // Counted in encoded bytes, so the field named is the one that is too long.
+      [{ redirect_uris: [`https://app.example/${'\u00e9'.repeat(490)}`, `https://app.example/${'\u00fc'.repeat(490)}`] }, { error: 'invalid_redirect_uri', error_description: 'redirect_uris.0: too long: 1000 bytes once encoded, at most 512' }],
+      [{ redirect_uris: [REDIRECT], client_name: '\u0001'.repeat(51) }, { error: 'invalid_client_metadata', error_description: 'client_name: too long once encoded: at most 300 bytes (a control character counts 6, a non-ASCII one 2 to 4)' }],
     ] as const) {
       const res = await register(fetchFn, metadata);
       expect([res.status, await res.json()]).toEqual([400, error]);
@@ -647,7 +650,7 @@ describe('what strangers can do', () => {
     }
     // The longest registered redirect URI and a state JSON escapes all of: sign-in and approval still fit the form's POST.
     const longRedirect = `https://app.example/${'r'.repeat(492)}`;
-    const long = ((await (await register(fetchFn, { redirect_uris: [longRedirect], client_name: '\u0001'.repeat(100), token_endpoint_auth_method: 'none' })).json()) as { client_id: string }).client_id;
+    const long = ((await (await register(fetchFn, { redirect_uris: [longRedirect], client_name: '\u0001'.repeat(50), token_endpoint_auth_method: 'none' })).json()) as { client_id: string }).client_id;
     const { location } = await consentOverHttp(fetchFn, authorizeUrl(long, { redirect_uri: longRedirect, state: '"\\'.repeat(1024) }), 'alice-token');
     expect(location?.searchParams.get('state')).toBe('"\\'.repeat(1024));
   });

@@ -10,8 +10,8 @@
  * registrations get two clients). A confidential client's secret is the MAC of its client_id,
  * derived again to check it and compared in constant time. So what it accepts is bounded to keep
  * the client_id short enough for a URL: {@link MAX_REDIRECT_URIS} redirect URIs of at most
- * {@link MAX_REDIRECT_URI_LENGTH} characters, {@link MAX_REDIRECT_URIS_TOTAL} together, and a name
- * of at most {@link MAX_CLIENT_NAME_LENGTH}.
+ * {@link MAX_REDIRECT_URI_LENGTH} bytes once JSON-encoded, {@link MAX_REDIRECT_URIS_TOTAL} together,
+ * and a name of at most {@link MAX_CLIENT_NAME_LENGTH} characters and {@link MAX_CLIENT_NAME_BYTES} bytes.
  *
  * Lifetime: a client that gets no token within {@link UNUSED_CLIENT_TTL_MS} of registering is
  * refused after that (register again); one that gets tokens is marked active (a small record,
@@ -36,6 +36,8 @@ export const MAX_REDIRECT_URIS = 8;
 export const MAX_REDIRECT_URI_LENGTH = 512;
 export const MAX_REDIRECT_URIS_TOTAL = 1024;
 export const MAX_CLIENT_NAME_LENGTH = 100;
+/** The name's bound in encoded bytes: with the redirect URIs' bounds, no client_id exceeds {@link MAX_CLIENT_ID_LENGTH}. */
+export const MAX_CLIENT_NAME_BYTES = 300;
 /** No client_id is longer: a registered one by its bounds, a metadata document URL by this check. */
 export const MAX_CLIENT_ID_LENGTH = 2048;
 
@@ -47,18 +49,29 @@ const SECRET_PREFIX = 'sycs_';
 /** The ids of clients registered as records, before client ids were sealed: `randomSecret('sy-client-').slice(0, 40)`. */
 const STORED_CLIENT_ID = /^sy-client-[A-Za-z0-9_-]{30}$/;
 
+/** A value's size in the client_id: its UTF-8 bytes once JSON-encoded (a control character is 6, `é` 2). */
+const encodedBytes = (text: string) => encoder.encode(JSON.stringify(text)).length - 2;
+const encoder = new TextEncoder();
+
 const RegistrationSchema = z.looseObject({
   redirect_uris: RedirectUrisSchema.check(
     z.maxLength(MAX_REDIRECT_URIS, `at most ${MAX_REDIRECT_URIS} redirect URIs`),
     z.superRefine((uris: string[], ctx) => {
       uris.forEach((uri, i) => {
-        if (uri.length > MAX_REDIRECT_URI_LENGTH) ctx.addIssue({ code: 'custom', path: [i], message: `too long: ${uri.length} characters, at most ${MAX_REDIRECT_URI_LENGTH}` });
+        const bytes = encodedBytes(uri);
+        if (bytes > MAX_REDIRECT_URI_LENGTH) ctx.addIssue({ code: 'custom', path: [i], message: `too long: ${bytes} bytes once encoded, at most ${MAX_REDIRECT_URI_LENGTH}` });
       });
-      const total = uris.reduce((sum, uri) => sum + uri.length, 0);
-      if (total > MAX_REDIRECT_URIS_TOTAL) ctx.addIssue({ code: 'custom', message: `too long together: ${total} characters, at most ${MAX_REDIRECT_URIS_TOTAL}: register fewer or shorter redirect URIs` });
+      const total = uris.reduce((sum, uri) => sum + encodedBytes(uri), 0);
+      if (total > MAX_REDIRECT_URIS_TOTAL) ctx.addIssue({ code: 'custom', message: `too long together: ${total} bytes once encoded, at most ${MAX_REDIRECT_URIS_TOTAL}: register fewer or shorter redirect URIs` });
     }),
   ),
-  client_name: z.optional(z.string().check(z.minLength(1), z.maxLength(MAX_CLIENT_NAME_LENGTH, `too long: at most ${MAX_CLIENT_NAME_LENGTH} characters`))),
+  client_name: z.optional(
+    z.string().check(
+      z.minLength(1),
+      z.maxLength(MAX_CLIENT_NAME_LENGTH, `too long: at most ${MAX_CLIENT_NAME_LENGTH} characters`),
+      z.refine((name: string) => encodedBytes(name) <= MAX_CLIENT_NAME_BYTES, `too long once encoded: at most ${MAX_CLIENT_NAME_BYTES} bytes (a control character counts 6, a non-ASCII one 2 to 4)`),
+    ),
+  ),
   token_endpoint_auth_method: z.optional(z.enum(['none', 'client_secret_post', 'client_secret_basic'])),
   grant_types: z
     .optional(z.array(z.string()))
@@ -210,8 +223,8 @@ export class ClientRegistry {
     };
     const clientId = `${CLIENT_ID_PREFIX}${await this.#options.key.seal('client-id', payload)}`;
     if (clientId.length > MAX_CLIENT_ID_LENGTH) {
-      // Only a name full of characters JSON escapes gets here: the bounds above keep the rest short.
-      throw new OAuthError('invalid_client_metadata', `client_name: too long once encoded in the client_id (${clientId.length} characters, at most ${MAX_CLIENT_ID_LENGTH}): use a shorter name`);
+      // Not reached: the bounds above, in encoded bytes, keep every client_id shorter.
+      throw new OAuthError('invalid_client_metadata', `The registration is too long once encoded in the client_id (${clientId.length} characters, at most ${MAX_CLIENT_ID_LENGTH}): use a shorter client_name or fewer redirect URIs`);
     }
     const secret = authMethod === 'none' ? undefined : await this.#secretOf(clientId);
     return {
