@@ -5,8 +5,8 @@
  * (test/cloudflare/oauth.test.ts runs the real object under workerd).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { OAuthState, SWEEP_EVERY_MS } from './oauth-state-object.ts';
-import type { DurableObjectState } from './workers-runtime.ts';
+import { DurableObjectOAuthStore, OAuthState, SWEEP_EVERY_MS } from './oauth-state-object.ts';
+import type { DurableObjectNamespace, DurableObjectState } from './workers-runtime.ts';
 
 function objectWithMap() {
   const stored = new Map<string, unknown>();
@@ -53,5 +53,12 @@ describe('OAuthState', () => {
     expect(await op({ op: 'get', kind: 'code', id: 'c' })).toEqual({ value: { x: 1 } });
     vi.setSystemTime(Date.now() + 1_000);
     expect(await op({ op: 'take', kind: 'code', id: 'c' })).toEqual({});
+  });
+
+  it('says an object running an older worker refused an operation it does not know, rather than only its status', async () => {
+    const older = { idFromName: () => ({}), get: () => ({ fetch: async () => Response.json({ error: 'Invalid store operation' }, { status: 400 }) }) } as unknown as DurableObjectNamespace;
+    await expect(new DurableObjectOAuthStore(older).add('key', 'hmac-sha256', {}, null)).rejects.toThrow(
+      'The OAuth state object refused a add of a "key" record: HTTP 400: the OAuthState Durable Object runs another version of the worker than this isolate (a deploy still under way?); it passes once both run the same one',
+    );
   });
 });

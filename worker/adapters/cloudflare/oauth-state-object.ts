@@ -124,7 +124,12 @@ export class DurableObjectOAuthStore implements OAuthStore {
   async #call(operation: z.input<typeof Operation>): Promise<JsonValue | undefined> {
     const stub = this.#namespace.get(this.#namespace.idFromName('oauth'));
     const response = await stub.fetch('https://oauth-state.switchyard/', { method: 'POST', body: JSON.stringify(operation) });
-    if (!response.ok) throw new Error(`The OAuth state object refused a ${operation.op}: HTTP ${response.status}`);
+    if (!response.ok) {
+      const why = ((await response.json().catch(() => ({}))) as { error?: unknown }).error;
+      // An object still running older code (a deploy under way) knows neither `add` nor the `key` kind.
+      const older = why === 'Invalid store operation' ? ': the OAuthState Durable Object runs another version of the worker than this isolate (a deploy still under way?); it passes once both run the same one' : '';
+      throw new Error(`The OAuth state object refused a ${operation.op} of a "${operation.kind}" record: HTTP ${response.status}${older}`);
+    }
     const body = (await response.json()) as { value?: JsonValue };
     return body.value;
   }

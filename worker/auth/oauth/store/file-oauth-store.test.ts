@@ -57,4 +57,13 @@ describe('FileOAuthStore', () => {
     await expect(FileOAuthStore.open(memoryFile('{not json'))).rejects.toThrow(/Cannot read the OAuth state file: not valid JSON/);
     await expect(FileOAuthStore.open(memoryFile('{"format":"other"}'))).rejects.toThrow(/expected format "switchyard-oauth-state\/1"/);
   });
+
+  it('keeps no record added whose write failed, so a server key is never used unsaved', async () => {
+    let fail = true;
+    const store = await FileOAuthStore.open({ read: async () => null, write: async () => { if (fail) throw new Error('disk full'); } });
+    await expect(store.add('key', 'hmac-sha256', { secret: 'a' }, null)).rejects.toThrow('disk full');
+    expect(await store.get('key', 'hmac-sha256')).toBeUndefined();
+    fail = false;
+    expect(await store.add('key', 'hmac-sha256', { secret: 'b' }, null)).toEqual({ secret: 'b' });
+  });
 });

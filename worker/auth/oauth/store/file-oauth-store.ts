@@ -88,8 +88,15 @@ export class FileOAuthStore implements OAuthStore {
     const key = `${kind}:${id}`;
     const existing = this.#live(key);
     if (existing !== undefined) return existing.value;
-    this.#entries.set(key, { value, expiresAt });
-    await this.#persist();
+    const entry = { value, expiresAt };
+    this.#entries.set(key, entry);
+    try {
+      await this.#persist();
+    } catch (error) {
+      // Not kept unless stored: a server key used but never saved would end every client it sealed at the next start.
+      if (this.#entries.get(key) === entry) this.#entries.delete(key);
+      throw error;
+    }
     return value;
   }
 
