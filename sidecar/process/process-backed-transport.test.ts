@@ -203,6 +203,17 @@ describe('ProcessExecutorBackedClientTransport', () => {
     expect(closes()).toBe(1);
   });
 
+  it('closes quietly when the executor ends the process first, as when the sidecar stops: no server-exited, no warning', async () => {
+    const lines: string[] = [];
+    const { t, errors, closes } = transport({ command: NODE, args: [EVERYTHING, 'stdio'], env: { PATH: process.env.PATH ?? '' }, policy: null }, { logger: createLogger({ level: 'warn', write: (line) => lines.push(line) }) }, 'everything');
+    await connect(t);
+    await executor.disposeAll();
+    await waitFor(() => (closes() > 0 ? true : undefined), 'onclose');
+    expect(errors).toEqual([]);
+    expect(lines).toEqual([]);
+    expect(executor.liveCount).toBe(0);
+  });
+
   it('keeps memory bounded while a server floods 100 MB of stderr', async () => {
     let linesDrained = 0;
     const logger = { ...silentLogger, debug: () => void (linesDrained += 1), child: () => logger };

@@ -128,7 +128,9 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     this.#stdoutDone = new Promise((resolve) => handle.stdout.once('close', resolve));
     this.#stderrDone = this.#drainStderr(handle.stderr);
     void handle.exited.then((exit) => {
-      if (this.#state === 'open') this.#closing ??= this.#shutdown(exit);
+      // An exit the executor asked for (it ends every tree when the sidecar stops, whoever closes
+      // first) is an orderly close, not a server that died: no error, no warning.
+      if (this.#state === 'open') this.#closing ??= this.#shutdown(handle.ending === true ? undefined : exit);
     });
   }
 

@@ -33,6 +33,8 @@ export interface ProcessHandle {
    * the group, and after `graceMs` SIGKILL. `graceMs` 0 kills at once. Idempotent.
    */
   dispose(graceMs?: number): Promise<ProcessExit>;
+  /** Whether `dispose()` has been called: an exit from then on was asked for (the host shutting down, a budget making room). */
+  readonly ending?: boolean;
 }
 
 /** Stages of disposal, in milliseconds. */
@@ -124,6 +126,10 @@ export class ChildProcessHandle implements ProcessHandle {
   /** Resolves when the leader has exited and no live process is left in its group. */
   whenGroupGone(): Promise<void> {
     return this.#gone;
+  }
+
+  get ending(): boolean {
+    return this.#disposing !== undefined;
   }
 
   dispose(graceMs: number = this.#timings.termGraceMs): Promise<ProcessExit> {
