@@ -11,3 +11,12 @@ export function isLoopbackHostname(hostname: string): boolean {
   const name = hostname.toLowerCase();
   return name === 'localhost' || name === '[::1]' || /^127(\.\d{1,3}){3}$/.test(name);
 }
+
+/**
+ * A peer IP address on this machine: `127.0.0.0/8`, `::1`, or an IPv4-mapped loopback
+ * (`::ffff:127.0.0.1`, as Node reports an IPv4 peer on a dual-stack socket).
+ */
+export function isLoopbackAddress(address: string): boolean {
+  const bare = address.toLowerCase().replace(/^\[|\]$/g, '');
+  return bare === '::1' || /^(::ffff:)?127(\.\d{1,3}){3}$/.test(bare);
+}

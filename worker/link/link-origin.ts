@@ -6,8 +6,11 @@
  *
  * - `public-url` from the worker config when set: the URL sidecars dial (for a worker behind a
  *   proxy or tunnel that rewrites `Host`). Beside it only a loopback `Host` on the port this worker
- *   listens on counts: a sidecar on the worker's own machine (`switchyard start --public-url`)
- *   dials it there, and only a sidecar on this machine signs for that origin;
+ *   listens on counts, and only from a loopback peer (`peer-address.ts`): a sidecar on the worker's
+ *   own machine (`switchyard start --public-url`) dials it there. The peer, not the `Host`, says
+ *   where a dial came from: a proxy on this machine that sends every request with a loopback
+ *   `Host` would otherwise let a proof signed for a loopback worker (one the host's sidecar or
+ *   doctor dialled on its own machine) through to the public one;
  * - otherwise the request's `Host`, only when it names this worker: one of `allowed-hosts`, and,
  *   where the runtime tells its listening port, that port.
  *
@@ -17,7 +20,7 @@
  */
 import { isHostAllowed } from '../auth/host-origin.ts';
 import { canonicalOrigin, originOfUrl } from '../../shared/link/link-identity.ts';
-import { isLoopbackHostname } from '../../shared/loopback.ts';
+import { isLoopbackAddress, isLoopbackHostname } from '../../shared/loopback.ts';
 
 export interface LinkOriginOptions {
   /** The worker config's `public-url`. */
@@ -31,12 +34,13 @@ export interface LinkOriginOptions {
 /** `origin`: the one a proof is expected to name; `also`: one more it may name instead. */
 export type OriginCheck = { ok: true; origin: string; also?: string } | { ok: false; message: string };
 
-/** Builds the check once per app: the request's `Host` header (or none) → this worker's origin. */
-export function createLinkOriginCheck(options: LinkOriginOptions): (host: string | undefined) => OriginCheck {
+/** Builds the check once per app: the request's `Host` header (or none) and its peer address, if the runtime said → this worker's origin. */
+export function createLinkOriginCheck(options: LinkOriginOptions): (host: string | undefined, peer?: string) => OriginCheck {
   if (options.publicUrl !== undefined) {
     const origin = originOfUrl(options.publicUrl);
-    return (host) => {
-      const local = host !== undefined && isLoopbackHostname(hostnameOf(host)) && portMatches(host, options.listenPort?.()) === true ? canonicalOrigin(host) : undefined;
+    return (host, peer) => {
+      const fromHere = peer !== undefined && isLoopbackAddress(peer);
+      const local = fromHere && host !== undefined && isLoopbackHostname(hostnameOf(host)) && portMatches(host, options.listenPort?.()) === true ? canonicalOrigin(host) : undefined;
       return local === undefined || local === origin ? { ok: true, origin } : { ok: true, origin, also: local };
     };
   }

@@ -14,6 +14,7 @@ import { hostCredential, hostSigner, type HostCredential } from '../../test/supp
 import { InMemoryHostLinkRegistry } from './host-link-registry.ts';
 import type { HostExpectations } from '../../shared/link/host-expectations.ts';
 import { createLinkRoute, type LinkRouteOptions } from './link-route.ts';
+import { notePeer } from './peer-address.ts';
 
 const ALICE = hostCredential('alice-laptop');
 const ORIGIN = '127.0.0.1:8787';
@@ -289,7 +290,7 @@ describe('link route', () => {
     expect(registry.status()[0]!.linked).toBe(true);
   });
 
-  it('with public-url, a sidecar on the worker\'s own machine may still dial it on loopback, at the port it listens on, and no other Host', async () => {
+  it('with public-url, a sidecar on the worker\'s own machine may still dial it on loopback, at the port it listens on, from a loopback peer, and no other Host', async () => {
     const { app, registry, sidecars } = setup({ publicUrl: 'https://yard.example.com', listenPort: () => 8787 });
     // Another port on loopback, or a name that is not loopback: only the public origin counts there.
     for (const host of ['127.0.0.1:9999', 'evil.example:8787']) {
@@ -301,10 +302,21 @@ describe('link route', () => {
     await app.request('/link', { headers: await upgradeHeaders('alice-laptop', '127.0.0.1:8787', { origin: 'yard.example.com' }) });
     await answer(sidecars.at(-1)!, ALICE, 'yard.example.com');
     expect(registry.status()[0]!.linked).toBe(true);
-    // The sidecar beside the worker (switchyard start --public-url) signs for the loopback address it dialled.
-    await app.request('/link', { headers: await upgradeHeaders('alice-laptop', 'localhost:8787') });
+    // The sidecar beside the worker (switchyard start --public-url) signs for the loopback address
+    // it dialled, and the runtime saw it come from this machine.
+    const fromPeer = async (peer: string | undefined) => {
+      const request = new Request('http://localhost:8787/link', { headers: await upgradeHeaders('alice-laptop', 'localhost:8787') });
+      notePeer(request, peer);
+      return app.fetch(request);
+    };
+    await fromPeer('::ffff:127.0.0.1');
     await answer(sidecars.at(-1)!, ALICE, 'localhost:8787');
     expect(registry.status()[0]!.linked).toBe(true);
+    // The same request from another machine (a proxy here sending every request with a loopback
+    // Host), or with no peer the runtime told: only the public origin counts.
+    for (const peer of ['203.0.113.9', undefined]) {
+      expect(await (await fromPeer(peer)).json()).toMatchObject({ error: { reason: 'unauthorized', check: 'relayed', message: expect.stringContaining('but this worker is "yard.example.com"') } });
+    }
   });
   describe('before the upgrade: the host proves its key in the request', () => {
     const refusalOf = async (response: Response) => ({ status: response.status, refusal: response.headers.get(REFUSAL_HEADER), body: (await response.json()) as { error: Record<string, unknown> } });

@@ -31,6 +31,7 @@ import type { HostVerifier } from './host-auth.ts';
 import { CoalescedLog } from './coalesced-log.ts';
 import { createLinkOriginCheck, quote, type LinkOriginOptions } from './link-origin.ts';
 import { SpentUpgradeProofs, type SpentProofStore } from './spent-upgrade-proofs.ts';
+import { peerOf } from './peer-address.ts';
 
 export const UNKNOWN_KEY_FIX = 'add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)';
 
@@ -82,7 +83,7 @@ export function createLinkUpgradeGate(options: LinkUpgradeGateOptions): (request
     }
     const entityId = parsed.data;
     if (!verifier.knows(entityId)) return refuse(entityId, 'unknown-host', `The worker does not know host "${entityId}": ${UNKNOWN_KEY_FIX}`);
-    const origin = originOf(request.headers.get('host') ?? hostFromUrl(request.url));
+    const origin = originOf(request.headers.get('host') ?? hostFromUrl(request.url), peerOf(request));
     if (!origin.ok) return refuse(entityId, 'origin', origin.message);
 
     const header = request.headers.get(LINK_PROOF_HEADER);

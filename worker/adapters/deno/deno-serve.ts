@@ -15,6 +15,7 @@
  * @module
  */
 import { createDenoWorker } from './deno-env.ts';
+import { denoFetch } from './deno-fetch.ts';
 
 /** As long as `deno-worker.ts` gives sessions to close before the process ends anyway. */
 const SHUTDOWN_GRACE_MS = 3_000;
@@ -32,4 +33,4 @@ const stop = async () => {
 deno.addSignalListener('SIGTERM', () => void stop());
 deno.addSignalListener('SIGINT', () => void stop());
 
-export default { fetch: worker.fetch } satisfies { fetch: (request: Request) => Response | Promise<Response> };
+export default { fetch: denoFetch(worker) } satisfies { fetch: (request: Request) => Response | Promise<Response> };

@@ -22,6 +22,7 @@
  */
 import { listenFailureMessage } from '../../listen-failure.ts';
 import { createDenoWorker, deno, type DenoHttpServer } from './deno-env.ts';
+import { denoFetch } from './deno-fetch.ts';
 
 const SHUTDOWN_GRACE_MS = 3_000;
 
@@ -46,7 +47,7 @@ try {
         console.log(JSON.stringify({ event: 'listening', url: `http://${host}:${addr.port}` }));
       },
     },
-    worker.fetch,
+    denoFetch(worker),
   );
 } catch (error) {
   console.error(listenFailureMessage(hostname, port, error));

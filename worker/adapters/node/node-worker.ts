@@ -25,6 +25,7 @@ import { LocalError } from '../../../shared/errors.ts';
 import { MAX_FRAME_BYTES } from '../../../shared/frames.ts';
 import { listenFailureMessage } from '../../listen-failure.ts';
 import type { WorkerLogger } from '../../log.ts';
+import { notePeer } from '../../link/peer-address.ts';
 
 type ListeningAddress = Parameters<NonNullable<Parameters<typeof serve>[1]>>[0];
 type HttpServer = Extract<ServerType, { closeAllConnections(): void }>;
@@ -81,9 +82,14 @@ export async function startNodeWorker(options: StartNodeWorkerOptions): Promise<
   // Plain HTTP/1.1 server: `serve` without `createServer` options returns a node:http Server.
   let server!: HttpServer;
   let address: ListeningAddress;
+  // The connection's peer, noted for the link route (`link/peer-address.ts`): `@hono/node-server` passes the node request as `env.incoming`.
+  const nodeFetch = (request: Request, env?: { incoming?: { socket?: { remoteAddress?: string } } }) => {
+    notePeer(request, env?.incoming?.socket?.remoteAddress);
+    return worker.fetch(request, env);
+  };
   try {
     address = await new Promise<ListeningAddress>((resolve, reject) => {
-      server = serve({ fetch: worker.fetch, hostname, port: options.port ?? 0, websocket: { server: wss } }, resolve) as HttpServer;
+      server = serve({ fetch: nodeFetch, hostname, port: options.port ?? 0, websocket: { server: wss } }, resolve) as HttpServer;
       server.once('error', reject);
     });
   } catch (error) {
