@@ -4,6 +4,7 @@ import { keepRawText, RAW_TEXT_MIN_CHARS } from '../../shared/raw-message-text.t
 import { SessionEventStore } from '../passthrough/session-event-store.ts';
 import { LegacyHttpEndpoint, type LegacyHttpEndpointOptions } from './legacy-http-endpoint.ts';
 import { MAX_LEGACY_BODY_BYTES } from './legacy-post-body.ts';
+import { eventsOf, type SseEvent } from '../../test/support/sse-events.ts';
 
 const URL_ = 'http://127.0.0.1/servers/alpha/mcp';
 const ID = 'session-1';
@@ -32,19 +33,6 @@ async function opened(options: Partial<LegacyHttpEndpointOptions> = {}, version 
   const init = await endpoint.handleRequest(post(initialize(version), BASE_HEADERS));
   await endpoint.send(result(0, { protocolVersion: version }));
   return { endpoint, received, init };
-}
-
-interface SseEvent {
-  id?: string;
-  data: string;
-}
-
-function eventsOf(text: string): SseEvent[] {
-  return text.split('\n\n').filter((block) => block.trim() !== '' && !block.startsWith(':')).map((block) => {
-    const id = /^id: (.*)$/m.exec(block)?.[1];
-    const data = /^data: ?(.*)$/m.exec(block)?.[1] ?? '';
-    return id === undefined ? { data } : { id, data };
-  });
 }
 
 /** Reads a stream's events until `count` have arrived, then drops the stream. */

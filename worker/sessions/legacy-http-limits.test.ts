@@ -8,6 +8,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { SessionEventStore } from '../passthrough/session-event-store.ts';
 import { LegacyHttpEndpoint, type LegacyHttpEndpointOptions } from './legacy-http-endpoint.ts';
 import { AgentRequests, drawRequestsFrom, MAX_REQUESTS_PER_SESSION } from './request-limits.ts';
+import { eventsOf, type SseEvent } from '../../test/support/sse-events.ts';
 
 const URL_ = 'http://127.0.0.1/servers/alpha/mcp';
 const ID = 'session-1';
@@ -40,19 +41,6 @@ async function opened(options: Partial<LegacyHttpEndpointOptions> = {}, agent?: 
   await init.text();
   received.length = 0;
   return { endpoint, received };
-}
-
-interface SseEvent {
-  id?: string;
-  data: string;
-}
-
-function eventsOf(text: string): SseEvent[] {
-  return text.split('\n\n').filter((block) => block.trim() !== '' && !block.startsWith(':')).map((block) => {
-    const id = /^id: (.*)$/m.exec(block)?.[1];
-    const data = /^data: ?(.*)$/m.exec(block)?.[1] ?? '';
-    return id === undefined ? { data } : { id, data };
-  });
 }
 
 const decoder = new TextDecoder();
