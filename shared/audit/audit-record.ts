@@ -50,6 +50,12 @@ export interface AuditRecord {
   reason?: string;
   /** The JSON-RPC error code of an error answer. */
   errorCode?: number;
+  /**
+   * The agent cancelled the call, and an answer came anyway within the grace a cancelled line waits
+   * (`CallLedger.cancel`): the server ignored the cancellation or had already answered, so the
+   * call ran, and `outcome` is how it went.
+   */
+  cancelRequested?: true;
   /** From the request's arrival to its answer here, in milliseconds. */
   durationMs: number;
   /** `legacy` (sessions) or `modern` (2026-07-28, stateless). */

@@ -1,10 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AuditLog, levelFilteredWriter, type FinishedSpan } from './audit-log.ts';
 import { CallLedger } from './call-ledger.ts';
 import { hostAnswer } from './host-answers.ts';
 import { parseTraceparent } from '../trace-context.ts';
 
-function harness(options: { includeArguments?: boolean } = {}) {
+function harness(options: { includeArguments?: boolean } = {}, cancelGraceMs?: number) {
   const lines: Array<Record<string, any>> = [];
   const spans: FinishedSpan[] = [];
   let now = 1_000_000;
@@ -15,13 +15,38 @@ function harness(options: { includeArguments?: boolean } = {}) {
     now: () => now,
     ...options,
   });
-  const ledger = new CallLedger(log, { agent: 'alice', server: 'files', host: 'laptop', era: 'legacy', session: 's1', parent: parseTraceparent('00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01') });
+  const ledger = new CallLedger(log, { agent: 'alice', server: 'files', host: 'laptop', era: 'legacy', session: 's1', parent: parseTraceparent('00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01') }, cancelGraceMs === undefined ? {} : { cancelGraceMs });
   return { lines, spans, ledger, tick: (ms: number) => (now += ms) };
 }
 
 const call = (id: number, name = 'read_file', args: unknown = { path: '/secret/plan.txt' }) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
 
 describe('CallLedger', () => {
+  it('ends a cancelled call as cancelled, timed to the cancellation, once its grace passes without an answer, or at once when its channel ends', async () => {
+    const { lines, ledger, tick } = harness({}, 10);
+    ledger.request(call(1));
+    ledger.request(call(2));
+    tick(4);
+    ledger.cancel(1);
+    ledger.cancel(2);
+    tick(500); // the grace runs on the real clock; the records' times on the harness's
+    expect(lines).toEqual([]);
+    ledger.fail(2, 'channel-closed'); // a withdrawn call whose channel ends is still the agent's cancellation
+    expect(lines.map((l) => [l.tool, l.outcome, l.reason, l.durationMs])).toEqual([['read_file', 'error', 'cancelled', 4]]);
+    await vi.waitFor(() => expect(lines).toHaveLength(2));
+    expect([lines[1]!.outcome, lines[1]!.reason, lines[1]!.durationMs]).toEqual(['error', 'cancelled', 4]);
+    expect(ledger.inFlight).toBe(0);
+  });
+
+  it('records the answer of a cancelled call that comes within the grace, marked cancelRequested: the call ran', () => {
+    const { lines, ledger } = harness({}, 60_000);
+    ledger.request(call(1));
+    ledger.cancel(1);
+    ledger.answer({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+    expect(lines.map((l) => [l.outcome, l.reason, l.cancelRequested])).toEqual([['ok', undefined, true]]);
+    expect(ledger.inFlight).toBe(0);
+  });
+
   it('records a call from request to answer: agent, server, host, tool, decision, duration, outcome, no arguments', () => {
     const { lines, ledger, tick } = harness();
     const forwarded = ledger.request(call(1));

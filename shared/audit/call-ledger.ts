@@ -12,6 +12,7 @@
  */
 import { childSpan, traceparentOfParams, withTraceparent, type Span, type TraceContext } from '../trace-context.ts';
 import { roundDuration, type AuditLog } from './audit-log.ts';
+import { unrefTimer } from '../unref-timer.ts';
 import { AUDITED_METHODS, capped, outcomeOfAnswer, subjectOf, type AnswerTrust, type AuditDecision, type AuditRecord } from './audit-record.ts';
 
 type Id = string | number;
@@ -38,11 +39,22 @@ interface Pending {
    * answers end them oldest first, as a server answering in order would.
    */
   next?: Pending;
+  /** When the agent cancelled it; its line then waits `cancelGraceMs` for an answer before it says `cancelled`. */
+  cancelledAtMs?: number;
+  cancelTimer?: ReturnType<typeof setTimeout>;
 }
+
+/**
+ * How long a cancelled call's line waits for an answer: MCP lets a server ignore a cancellation,
+ * and an answer may already be on its way, so a call the agent withdrew may still have run.
+ */
+export const CANCEL_GRACE_MS = 2_000;
 
 export interface CallLedgerOptions {
   /** How far an answer's error is believed (`AnswerTrust`): the worker's channels through a host, for the answers the host marked as its own. */
   peerDecides?: boolean;
+  /** `CANCEL_GRACE_MS` by default. */
+  cancelGraceMs?: number;
 }
 
 interface RequestLike {
@@ -50,6 +62,8 @@ interface RequestLike {
   method?: unknown;
   params?: unknown;
 }
+
+const CANCELLED = Object.freeze({ decision: 'allowed' as const, outcome: 'error' as const, reason: 'cancelled' });
 
 export class CallLedger {
   readonly #audit: AuditLog;
@@ -60,9 +74,11 @@ export class CallLedger {
   readonly #pending = new Map<Id, Pending>();
   #inFlight = 0;
   readonly #trust: AnswerTrust;
+  readonly #cancelGraceMs: number;
 
   constructor(audit: AuditLog, scope: CallScope, options: CallLedgerOptions = {}) {
     this.#audit = audit;
+    this.#cancelGraceMs = options.cancelGraceMs ?? CANCEL_GRACE_MS;
     this.#scope = scope;
     this.#trust = options.peerDecides === true ? { peerDecides: true } : {};
     const { parent: _parent, ...recorded } = scope;
@@ -103,13 +119,34 @@ export class CallLedger {
     if (typeof id !== 'string' && typeof id !== 'number') return;
     if ((message as { method?: unknown }).method !== undefined) return;
     const pending = this.#take(id);
-    if (pending !== undefined) this.#finish(pending, outcomeOfAnswer(message, this.#trust));
+    if (pending === undefined) return;
+    const outcome = outcomeOfAnswer(message, this.#trust);
+    this.#finish(pending, pending.cancelledAtMs === undefined ? outcome : Object.assign(outcome, { cancelRequested: true as const }));
+  }
+
+  /**
+   * The agent cancelled the (oldest) call `id`: its line ends as `cancelled`, at the moment of the
+   * cancellation, unless an answer comes within the grace, which is then recorded as it went, with
+   * `cancelRequested` (the call ran: a record must not say otherwise).
+   */
+  cancel(id: Id): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined || pending.cancelledAtMs !== undefined) return;
+    pending.cancelledAtMs = this.#audit.now();
+    pending.cancelTimer = setTimeout(() => {
+      if (this.#pending.get(id) !== pending) return; // answered, or ended, meanwhile
+      this.#take(id);
+      this.#finish(pending, CANCELLED);
+    }, this.#cancelGraceMs);
+    unrefTimer(pending.cancelTimer);
   }
 
   /** Ends the (oldest) call `id` with a failure answered here (a timeout, the channel gone). */
   fail(id: Id, reason: string, decision: AuditDecision = 'allowed'): void {
     const pending = this.#take(id);
-    if (pending !== undefined) this.#finish(pending, { decision, outcome: 'error', reason: capped(reason) });
+    if (pending === undefined) return;
+    // A call the agent withdrew that ends here (its channel gone) is still the agent's cancellation.
+    this.#finish(pending, pending.cancelledAtMs !== undefined ? CANCELLED : { decision, outcome: 'error', reason: capped(reason) });
   }
 
   /** Ends every call still in flight (the channel or session ended). */
@@ -135,6 +172,7 @@ export class CallLedger {
     if (pending.next === undefined) this.#pending.delete(id);
     else this.#pending.set(id, pending.next);
     this.#inFlight--;
+    if (pending.cancelTimer !== undefined) clearTimeout(pending.cancelTimer);
     return pending;
   }
 
@@ -152,7 +190,9 @@ export class CallLedger {
 
   #finish(pending: Pending, outcome: Pick<AuditRecord, 'decision' | 'outcome' | 'reason' | 'errorCode'>): void {
     // Rounded as the record keeps it, so that the audit log need not copy the record to round it.
-    const durationMs = roundDuration(Math.max(0, this.#audit.now() - pending.startMs));
+    // A cancelled call ends when the agent withdrew it, not when its grace ran out.
+    const endMs = outcome === CANCELLED ? (pending.cancelledAtMs ?? this.#audit.now()) : this.#audit.now();
+    const durationMs = roundDuration(Math.max(0, endMs - pending.startMs));
     this.#audit.record(Object.assign({}, pending.base, outcome, { durationMs }), pending.startMs);
   }
 }

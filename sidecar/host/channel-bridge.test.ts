@@ -84,19 +84,38 @@ describe('bridgeChannels on hostile input', () => {
     expect(lines.filter((line) => line.includes('n'.repeat(256)))).toHaveLength(lines.length);
   });
 
-  it('ends the audit line of a call the agent cancels at once, as cancelled, and forwards the cancellation', async () => {
+  it('ends the audit line of a call the agent cancels, as cancelled, once no answer came in the grace, and forwards the cancellation', async () => {
     const [agent, host] = createInMemoryChannelPair();
     const { server, sent } = fakeServer(() => null); // a server that honours cancellation never answers
     const lines: Array<Record<string, unknown>> = [];
-    const ledger = new CallLedger(new AuditLog({ component: 'sidecar', write: (line) => lines.push(JSON.parse(line)) }), { agent: 'a', server: 'test', host: 'h' });
+    const ledger = new CallLedger(new AuditLog({ component: 'sidecar', write: (line) => lines.push(JSON.parse(line)) }), { agent: 'a', server: 'test', host: 'h' }, { cancelGraceMs: 20 });
     await bridgeChannels(host, server, { server: 'test', log: silentLogger, ledger }).start();
     await agent.start();
     await agent.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow' } });
     await agent.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'stopped' } });
     await until(() => sent.length === 2);
     expect(sent[1]).toEqual({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'stopped' } });
+    await until(() => lines.length === 1);
     expect(ledger.inFlight).toBe(0);
     expect(lines.map((l) => [l.tool, l.decision, l.outcome, l.reason])).toEqual([['slow', 'allowed', 'error', 'cancelled']]);
+  });
+
+  it('records the answer of a cancelled call that came anyway: the call ran, and its line says so', async () => {
+    const [agent, host] = createInMemoryChannelPair();
+    const { server } = fakeServer(); // a server that ignores the cancellation and answers
+    const lines: Array<Record<string, unknown>> = [];
+    const ledger = new CallLedger(new AuditLog({ component: 'sidecar', write: (line) => lines.push(JSON.parse(line)) }), { agent: 'a', server: 'test', host: 'h' }, { cancelGraceMs: 60_000 });
+    await bridgeChannels(host, server, { server: 'test', log: silentLogger, ledger }).start();
+    const got: JSONRPCMessage[] = [];
+    agent.onmessage = (m) => got.push(m);
+    await agent.start();
+    // Sent back to back: the cancellation reaches the ledger before the server's answer comes back.
+    await Promise.all([
+      agent.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'write' } }),
+      agent.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }),
+    ]);
+    await until(() => lines.length === 1);
+    expect(lines.map((l) => [l.tool, l.outcome, l.reason, l.cancelRequested])).toEqual([['write', 'ok', undefined, true]]);
   });
 
   it('marks what it answers itself as the host\'s own, a denial or a request the server could not take, and never what the server wrote', async () => {

@@ -79,8 +79,9 @@ export function bridgeChannels(agent: ChannelTransport, server: Transport, optio
       agent.send(hostAnswer(denied) as JSONRPCMessage).catch(() => {});
       return;
     }
-    // A server that honours a cancellation never answers: the call's line ends now, not with the channel.
-    if (ledger !== undefined && isCancellation(message)) ledger.fail(message.params.requestId, 'cancelled');
+    // A server that honours a cancellation never answers: the call's line ends after a short grace,
+    // not with the channel; an answer within it (the server ignored the cancellation) is recorded.
+    if (ledger !== undefined && isCancellation(message)) ledger.cancel(message.params.requestId);
     server.send(ledger === undefined ? message : ledger.request(message)).catch((error: unknown) => {
       log.debug('Server did not take a message', { server: options.server, error });
       const failure = error instanceof WireError ? error : new WireError('server-exited', `Server "${options.server}" could not take the request: its connection is closed`);

@@ -294,7 +294,7 @@ export class AggregateServer {
     } catch (error) {
       const answer = toAgentError(server, error, () => this.upstreams.failure(server));
       if (error instanceof RequestCancelledError && error.byPeer) {
-        ledger?.fail(audited.id, 'cancelled'); // the agent cancelled it: no answer goes to the agent
+        ledger?.cancel(audited.id); // the agent cancelled it: no answer goes to the agent
         throw answer;
       }
       // The upstream's error as the ledger reads an answer, still the host's own where the host marked it.

@@ -28,6 +28,8 @@ export interface WorkerAuditOptions {
    */
   log?: AuditLog;
   recentCalls?: RecentCalls;
+  /** How long a cancelled call's line waits for an answer (`CallLedger.cancel`); tests shorten it. */
+  cancelGraceMs?: number;
 }
 
 /** The agent's trace context from request headers (a `Headers` or the SDK's header record). */
@@ -41,9 +43,11 @@ export class WorkerAudit {
   readonly recentCalls: RecentCalls;
   readonly #config: WorkerConfig;
   readonly #log: AuditLog;
+  readonly #cancelGraceMs: number | undefined;
 
   constructor(options: WorkerAuditOptions) {
     this.#config = options.config;
+    this.#cancelGraceMs = options.cancelGraceMs;
     const recentCalls = (this.recentCalls = options.recentCalls ?? new RecentCalls());
     this.#log = options.log ?? new AuditLog({ component: 'worker', write: () => {}, onRecord: (record) => recentCalls.record(record) });
   }
@@ -68,7 +72,7 @@ export class WorkerAudit {
    */
   ledger(scope: Omit<CallScope, 'host'>): CallLedger {
     const entry = scope.server !== null && Object.hasOwn(this.#config.servers, scope.server) ? this.#config.servers[scope.server] : undefined;
-    return new CallLedger(this.#log, { ...scope, host: this.hostOf(scope.server) }, { peerDecides: entry !== undefined && entry.executor.type !== 'http' });
+    return new CallLedger(this.#log, { ...scope, host: this.hostOf(scope.server) }, { peerDecides: entry !== undefined && entry.executor.type !== 'http', ...(this.#cancelGraceMs !== undefined ? { cancelGraceMs: this.#cancelGraceMs } : {}) });
   }
 
   /** The `traceparent` a channel-open request carries: the agent's, or a new trace's. */
