@@ -13,7 +13,8 @@
  * A request the agent cancels (`notifications/cancelled`) ends here as it goes on to the server:
  * a server that honours it never answers, and a call still counted in flight would keep the
  * session busy (never swept idle) and its audit line open until the session ended. Its line says
- * `cancelled`; an answer the server sends anyway is dropped.
+ * `cancelled`, unless an answer comes within the ledger's grace (`CallLedger.cancel`): the call
+ * ran, and the line says how; the agent gets nothing more either way.
  *
  * When the upstream channel ends (host offline, server exited), every request still in flight gets
  * a JSON-RPC error carrying `data.reason`, and the session closes: the agent must initialize again.
@@ -96,6 +97,8 @@ export class PassthroughSession implements AgentSession {
   readonly #deadlines = new Map<RequestId, { timer: ReturnType<typeof setTimeout>; method: string }>();
   /** Requests settled here (answered with `request-timeout`, or cancelled by the agent): the server's late answer is dropped. */
   readonly #settledHere = new Set<RequestId>();
+  /** The agent's initialize, which a cancellation does not end. */
+  #initializeId: RequestId | undefined;
   #closed = false;
 
   constructor(options: PassthroughSessionOptions) {
@@ -163,16 +166,17 @@ export class PassthroughSession implements AgentSession {
   #fromAgent(message: JSONRPCMessage, trace: TraceContext | null): void {
     if (isRequest(message)) {
       if (this.#settledHere.size > 0) this.#settledHere.delete(message.id); // a reused id: its next answer belongs to this request
+      if (message.method === 'initialize') this.#initializeId = message.id; // never cancelled (MCP forbids it)
       this.#inFlight.set(message.id, true);
       const token = (message.params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
       if (typeof token === 'string' || typeof token === 'number') this.#progress.set(token, message.id);
       this.#armDeadline(message.id, message.method);
-    } else if (isCancellation(message) && this.#inFlight.has(message.params.requestId)) {
+    } else if (isCancellation(message) && this.#inFlight.has(message.params.requestId) && message.params.requestId !== this.#initializeId) {
       // A server that honours it never answers: the call ends here, or it would hold the session busy.
       const id = message.params.requestId;
       this.#settle(id);
       this.#rememberSettled(id);
-      this.#ledger?.fail(id, 'cancelled');
+      this.#ledger?.cancel(id);
     }
     const forwarded = this.#ledger === undefined ? message : this.#ledger.request(message, trace);
     this.#channel.send(forwarded).catch((error: unknown) => {
@@ -184,7 +188,12 @@ export class PassthroughSession implements AgentSession {
 
   #fromServer(message: JSONRPCMessage): void {
     if (isResponse(message)) {
-      if (this.#settledHere.size > 0 && message.id !== undefined && this.#settledHere.delete(message.id)) return; // timed out or cancelled: already settled
+      if (this.#settledHere.size > 0 && message.id !== undefined && this.#settledHere.delete(message.id)) {
+        // Timed out or cancelled: settled here, and the agent gets nothing more. A cancelled call's
+        // line may still be waiting for this answer, which says the call ran after all.
+        this.#ledger?.answer(message);
+        return;
+      }
       if (message.id !== undefined) this.#settle(message.id);
       this.#ledger?.answer(message);
       this.#transport.send(message).catch((error: unknown) => this.#log.debug('Response not delivered: the agent left', { error }));
@@ -243,6 +252,7 @@ export class PassthroughSession implements AgentSession {
 
   /** `id` was settled here: its answer, if the server still sends one, is dropped (the oldest are forgotten). */
   #rememberSettled(id: RequestId): void {
+    if (typeof id === 'string' && id.length > 256) return; // an id may be megabytes: not kept after its request
     if (this.#settledHere.size >= MAX_SETTLED_REMEMBERED) this.#settledHere.delete(this.#settledHere.values().next().value!);
     this.#settledHere.add(id);
   }

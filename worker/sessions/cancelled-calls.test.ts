@@ -13,6 +13,8 @@ import { InProcessRouter } from '../../test/support/in-process-router.ts';
 import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
 import { RecentCalls } from '../audit/recent-calls.ts';
 import { WorkerAudit } from '../audit/worker-audit.ts';
+import { createInMemoryChannelPair, type ChannelTransport } from '../../shared/channel-transport.ts';
+import type { ChannelRouter } from '../routing/channel-router.ts';
 
 let harness: InProcessApp | undefined;
 afterEach(async () => {
@@ -35,7 +37,7 @@ describe('a cancelled call', () => {
     const config = await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha'], {});
     const lines: Array<Record<string, unknown>> = [];
     const { audit: log } = auditFromConfig(config.audit, { component: 'worker', write: (line) => lines.push(JSON.parse(line)), log: silentLogger });
-    harness = startInProcessApp(config, new InProcessRouter({ alpha: hangingServer }), { audit: new WorkerAudit({ config, log: log!, recentCalls: new RecentCalls(4) }) });
+    harness = startInProcessApp(config, new InProcessRouter({ alpha: hangingServer }), { audit: new WorkerAudit({ config, log: log!, recentCalls: new RecentCalls(4), cancelGraceMs: 50 }) });
     const headers = { authorization: 'Bearer alice-token', accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
     const url = `${BASE}${path}`;
     const init = await harness.fetch(url, {
@@ -59,5 +61,44 @@ describe('a cancelled call', () => {
     // The session goes on.
     const again = await send({ jsonrpc: '2.0', id: 8, method: 'tools/list' });
     expect(await again.text()).toContain(`"name":"${tool}"`);
+  });
+
+  it('records a cancelled call the server ran anyway as it went, marked cancelRequested, and the agent gets no answer', async () => {
+    // A raw server behind the channel (an SDK server never answers a call it saw cancelled): it
+    // answers initialize, and the call once the test says, after the agent's cancellation.
+    const calls: Array<{ id: unknown }> = [];
+    let server!: ChannelTransport;
+    const router: ChannelRouter = {
+      async open() {
+        const [channel, host] = createInMemoryChannelPair();
+        server = host;
+        host.onmessage = (message) => {
+          const m = message as { id?: unknown; method?: string };
+          if (m.method === 'initialize') void host.send({ jsonrpc: '2.0', id: m.id as number, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1' } } });
+          else if (m.method === 'tools/call') calls.push({ id: m.id });
+        };
+        await host.start();
+        return channel;
+      },
+    };
+    const config = await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha'], {});
+    const lines: Array<Record<string, unknown>> = [];
+    const { audit: log } = auditFromConfig(config.audit, { component: 'worker', write: (line) => lines.push(JSON.parse(line)), log: silentLogger });
+    harness = startInProcessApp(config, router as unknown as InProcessRouter, { audit: new WorkerAudit({ config, log: log!, recentCalls: new RecentCalls(4), cancelGraceMs: 60_000 }) });
+    const headers = { authorization: 'Bearer alice-token', accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+    const url = `${BASE}/servers/alpha/mcp`;
+    const init = await harness.fetch(url, {
+      method: 'POST', headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+    });
+    const inSession = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    await init.text();
+    const send = (body: unknown) => harness!.fetch(url, { method: 'POST', headers: inSession, body: JSON.stringify(body) });
+    const call = await send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'write', arguments: {} } });
+    expect((await send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } })).status).toBe(202);
+    expect(calls).toEqual([{ id: calls[0]!.id }]);
+    await server.send({ jsonrpc: '2.0', id: calls[0]!.id as number, result: { content: [{ type: 'text', text: 'written' }] } });
+    expect(lines.filter((l) => l.method === 'tools/call').map((l) => [l.tool, l.outcome, l.cancelRequested])).toEqual([['write', 'ok', true]]);
+    expect(await call.text()).not.toContain('written');
   });
 });

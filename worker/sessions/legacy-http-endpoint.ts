@@ -90,6 +90,8 @@ export const MAX_SSE_QUEUED_BYTES = 4 * 1024 * 1024;
 const STANDALONE = '_GET_stream';
 /** Cancelled requests whose late answer a session still recognises; an older one's answer is refused as unknown, as before. */
 const MAX_CANCELLED_REMEMBERED = 256;
+/** An id a session remembers after its request ended: a number, or a string no longer than a real client's (an id may be megabytes). */
+const rememberable = (id: RequestId): boolean => typeof id === 'number' || id.length <= 256;
 /**
  * How long a lone request's POST waits for its answer before it starts the SSE stream anyway.
  * Short: most calls are answered in a few ms, and a call that takes longer should get its stream
@@ -185,6 +187,7 @@ export class LegacyHttpEndpoint implements Transport {
   #nextStream = 0;
   #started = false;
   #initialized = false;
+  #initializeId: RequestId | undefined;
   #closed = false;
 
   constructor(options: LegacyHttpEndpointOptions) {
@@ -305,6 +308,7 @@ export class LegacyHttpEndpoint implements Transport {
       if (this.#initialized) return refuse(400, -32600, 'Invalid Request: Server already initialized');
       if (messages.length > 1) return refuse(400, -32600, 'Invalid Request: Only one initialization request is allowed');
       this.#initialized = true;
+      this.#initializeId = (initialize as { id?: RequestId }).id;
       this.sessionId = this.#id;
     } else {
       const refused = this.#checkSession(request);
@@ -349,6 +353,8 @@ export class LegacyHttpEndpoint implements Transport {
     const priming = this.#store !== undefined && version >= PRIMING_VERSION;
     // Registered before the message goes on, so an answer however quick finds it.
     const answered = !batch && initialize === undefined ? this.#waitForJsonAnswer(streamId, priming) : Promise.resolve(this.#sseResponse(streamId, priming));
+    // A batch that cancels a request of its own: settled like one sent before it.
+    if (ids.length < messages.length) for (const message of messages) if (isCancellation(message) && exchange.pending.has(message.params.requestId)) this.#cancel(message.params.requestId);
     // Only a batch is partly refused, and a batch's stream is open by now.
     for (const error of errors) this.#emit(streamId, JSON.stringify(error));
     for (const message of messages) if (goesOn(message)) this.onmessage?.(message, extra);
@@ -385,22 +391,27 @@ export class LegacyHttpEndpoint implements Transport {
    * be held until the session ends. An answer already on its way is dropped when it comes.
    */
   #cancel(id: RequestId): void {
-    if (!this.#isInFlight(id)) return;
+    // MCP forbids cancelling initialize: the session would be left half made.
+    if (!this.#isInFlight(id) || id === this.#initializeId) return;
     const streamId = this.#requestStream.get(id)!;
     const exchange = this.#exchanges.get(streamId)!;
     exchange.pending.delete(id);
     this.#requestStream.delete(id);
     this.#settle(1);
-    if (this.#cancelled.size >= MAX_CANCELLED_REMEMBERED) this.#cancelled.delete(this.#cancelled.values().next().value!);
-    this.#cancelled.add(id);
+    if (rememberable(id)) {
+      if (this.#cancelled.size >= MAX_CANCELLED_REMEMBERED) this.#cancelled.delete(this.#cancelled.values().next().value!);
+      this.#cancelled.add(id);
+    }
     if (exchange.pending.size > 0) return;
     this.#exchanges.delete(streamId);
     for (const other of exchange.ids) if (this.#requestStream.get(other) === streamId) this.#requestStream.delete(other);
-    this.#resumable.delete(streamId);
-    // A lone request's POST still waiting gets its (empty, ended) stream, as on close.
+    // A lone request's POST still waiting gets its (empty, ended) stream, as on close; nothing of
+    // the stream is kept, since nothing more will come on it.
     this.#startWaitingStream(streamId);
+    this.#resumable.delete(streamId);
     const stream = this.#streams.get(streamId);
     if (stream !== undefined) this.#endStream(streamId, stream);
+    this.#store?.forgetStream?.(streamId);
   }
 
   #isInFlight(id: RequestId): boolean {

@@ -143,6 +143,24 @@ describe('requests in flight', () => {
     await endpoint.close();
     expect(alice.inFlight).toBe(0);
   });
+
+  it('settles a request cancelled in its own batch, and never a cancelled initialize', async () => {
+    const alice = new AgentRequests('alice', 3);
+    const { endpoint } = await opened({}, alice);
+    const cancel = (id: number) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
+    const both = await call(endpoint, [ping(20), cancel(20)], alice);
+    expect(alice.inFlight).toBe(0);
+    expect(eventsOf(await both.text())).toEqual([]);
+    await endpoint.close();
+
+    // MCP forbids cancelling initialize: the session goes on being made, and gets its answer.
+    const fresh = new LegacyHttpEndpoint({ sessionId: ID });
+    const init = fresh.handleRequest(new Request(URL_, { method: 'POST', headers: BASE_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }) }));
+    await fresh.handleRequest(new Request(URL_, { method: 'POST', headers: SESSION, body: JSON.stringify(cancel(0)) }));
+    await fresh.send(result(0));
+    expect(eventsOf(await (await init).text()).map((e) => e.data)).toEqual([JSON.stringify(result(0))]);
+    await fresh.close();
+  });
 });
 
 describe('SSE backpressure', () => {
