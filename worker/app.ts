@@ -41,7 +41,7 @@ import { RecentErrors } from './status/recent-errors.ts';
 import { statusPageResponse } from './status/status-page.ts';
 import { auditedAuth } from './audit/credential-audit.ts';
 import { WorkerAudit } from './audit/worker-audit.ts';
-import { AgentRequestCounters } from './sessions/request-limits.ts';
+import { PROCESS_REQUEST_COUNTERS, type AgentRequestCounters } from './sessions/request-limits.ts';
 
 /** Default longest wait for opening a server (the channel open, and on `/mcp` its initialize). */
 export const DEFAULT_OPEN_TIMEOUT_SECONDS = 60;
@@ -73,7 +73,7 @@ export interface AppDeps {
   oauth?: OAuthRuntime;
   /** New agent session ids (see `sessions/session-route.ts`); random UUIDs by default. */
   newSessionId?: () => string;
-  /** Each agent's requests in flight; the composed worker keeps one across reloads, else a new one. */
+  /** Each agent's requests in flight; the composed worker keeps its own across reloads, else the process's (`PROCESS_REQUEST_COUNTERS`). */
   requestCounters?: AgentRequestCounters;
 }
 
@@ -149,7 +149,8 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
     : createWorkerOAuth({ log, ...deps.oauth, config: config.oauth, agents: config.agents, adminTokenSha256: config['admin-token-sha256'], publicUrl: config['public-url'] });
   if (oauth !== undefined) app.route('/', oauth.routes);
   const auth = auditedAuth(agentAuth(config.agents, oauth?.resourceAuth), audit);
-  const requestCounters = deps.requestCounters ?? new AgentRequestCounters();
+  const requestCounters = deps.requestCounters ?? PROCESS_REQUEST_COUNTERS;
+  requestCounters.configure(config);
   const common = { config, open, sessions, log, recentErrors, audit, requestCounters, ...(deps.newSessionId !== undefined ? { newSessionId: deps.newSessionId } : {}) };
   app.all('/mcp', auth, createAggregateHandler({ ...common, openTimeoutMs, requestTimeoutMs, ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}) }));
   // Passthrough requests get a deadline only when one is configured: long tools exist.

@@ -121,7 +121,7 @@ export async function forwardModern(request: Request, message: ModernRequest, to
   const { agent, server } = to;
   const trace = traceContextOf(request.headers);
   const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const, route: to.route };
-  const requests = deps.requestCounters.of(agent, deps.config);
+  const requests = deps.requestCounters.of(agent);
   if (requests.room === 0) {
     const refusal = agentRequestsLimitReached(agent.name, requests.limit);
     deps.log.info('Modern request refused', { agent: agent.name, server, method: message.method, reason: refusal.reason });

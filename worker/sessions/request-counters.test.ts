@@ -36,16 +36,19 @@ async function sessionOn(app: ReturnType<typeof createApp>) {
 }
 
 describe('AgentRequestCounters', () => {
-  it('keeps one counter per agent name, whatever config entry asks, under the limit in force', () => {
+  it('keeps one counter per agent name, whatever config entry asks, under the limit the newest config set', () => {
     const counters = new AgentRequestCounters();
-    const before = counters.of({ name: 'alice' }, { 'max-requests-per-agent': 2 });
+    counters.configure({ 'max-requests-per-agent': 2 });
+    const before = counters.of({ name: 'alice' });
     before.take(2);
-    const after = counters.of({ name: 'alice' }, { 'max-requests-per-agent': 1 });
+    counters.configure({ 'max-requests-per-agent': 1 });
+    const after = counters.of({ name: 'alice' });
     expect(after).toBe(before);
     expect([after.limit, after.room]).toEqual([1, 0]);
     after.release(2);
-    expect(counters.of({ name: 'alice' }, { 'max-requests-per-agent': 1 }).room).toBe(1);
-    expect(counters.of({ name: 'bob' }, undefined).inFlight).toBe(0);
+    expect(counters.of({ name: 'alice' }).room).toBe(1);
+    counters.configure(undefined);
+    expect([counters.of({ name: 'bob' }).inFlight, counters.of({ name: 'bob' }).limit, counters.of({ name: 'alice' }).limit]).toEqual([0, 256, 256]);
   });
 
   it("counts an agent's calls taken before a reload against its cap after it", async () => {

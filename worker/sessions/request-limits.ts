@@ -64,16 +64,30 @@ export class AgentRequests {
  */
 export class AgentRequestCounters {
   readonly #byName = new Map<string, AgentRequests>();
+  #limit = DEFAULT_MAX_REQUESTS_PER_AGENT;
 
-  /** The counter of `agent`, limited by the worker's `max-requests-per-agent` in the config in force. */
-  of(agent: { readonly name: string }, config: { readonly 'max-requests-per-agent'?: number | undefined } | undefined): AgentRequests {
-    const limit = config?.['max-requests-per-agent'] ?? DEFAULT_MAX_REQUESTS_PER_AGENT;
+  /**
+   * Puts the `max-requests-per-agent` of the config in force on every counter: the app built for a
+   * config sets it, so a request an older app is still handling cannot bring an old limit back.
+   */
+  configure(config: { readonly 'max-requests-per-agent'?: number | undefined } | undefined): void {
+    this.#limit = config?.['max-requests-per-agent'] ?? DEFAULT_MAX_REQUESTS_PER_AGENT;
+    for (const requests of this.#byName.values()) requests.limit = this.#limit;
+  }
+
+  /** The counter of `agent`. */
+  of(agent: { readonly name: string }): AgentRequests {
     let requests = this.#byName.get(agent.name);
-    if (requests === undefined) this.#byName.set(agent.name, (requests = new AgentRequests(agent.name, limit)));
-    else requests.limit = limit;
+    if (requests === undefined) this.#byName.set(agent.name, (requests = new AgentRequests(agent.name, this.#limit)));
     return requests;
   }
 }
+
+/**
+ * The counters of a process (of an isolate on Workers, where each session's object builds an app
+ * of its own): an app not handed the composed worker's counters draws on these.
+ */
+export const PROCESS_REQUEST_COUNTERS = new AgentRequestCounters();
 
 /**
  * The agent counter a session's HTTP request draws from. Handed over beside the request because

@@ -88,7 +88,7 @@ export async function handleSessionRequest(
     if (c.req.method !== 'POST') return session.handle(c.req.raw);
     const body = await readPostBody(c.req.raw);
     if (body.kind === 'too-deep') return jsonRpcErrorResponse(c, body.id, tooDeep());
-    drawRequestsFrom(c.req.raw, options.requestCounters.of(agent, options.config));
+    drawRequestsFrom(c.req.raw, options.requestCounters.of(agent));
     return session.handle(c.req.raw, body);
   }
 
@@ -136,7 +136,7 @@ export async function handleSessionRequest(
   }
   options.sessions.add(session);
   room.release();
-  drawRequestsFrom(c.req.raw, options.requestCounters.of(agent, options.config));
+  drawRequestsFrom(c.req.raw, options.requestCounters.of(agent));
   let response: Response;
   try {
     response = await session.handle(c.req.raw, { kind: 'json', value: body });
