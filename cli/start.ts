@@ -164,7 +164,8 @@ export async function runStart(argv: string[]): Promise<number> {
         filesystem: { executor: { type: 'reverse-http', 'entity-id': entityId } },
         memory: { executor: { type: 'reverse-http', 'entity-id': entityId } },
       },
-      ...(publicUrl !== undefined ? { 'public-url': publicUrl } : {}),
+      // Its own sidecar, beside it on this machine, still dials it on loopback.
+      ...(publicUrl !== undefined ? { 'public-url': publicUrl, 'link-on-loopback': true } : {}),
       // The public name too: a tunnel or proxy passes the Host the cloud client used.
       'allowed-hosts': [...allowedHostNames(host), ...(publicUrl !== undefined ? [new URL(publicUrl).host] : [])],
       // The consent page posts its form from the worker's own origin, whichever of these names the browser used.

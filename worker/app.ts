@@ -125,6 +125,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
         registry: deps.registry,
         hosts: config.hosts,
         publicUrl: config['public-url'],
+        linkOnLoopback: config['link-on-loopback'],
         allowedHosts: config['allowed-hosts'],
         ...(deps.listenPort !== undefined ? { listenPort: deps.listenPort } : {}),
         expectations: (entityId) => hostExpectations(config, entityId),

@@ -83,6 +83,9 @@ export const WorkerConfigSchema = z.strictObject({
       z.refine((u) => !URL.canParse(u) || originOnly(new URL(u)), 'must be the worker\'s origin alone (scheme, host and port), without a path, query or user name'),
     ))
     .check(z.describe('The URL sidecars dial, for a worker behind a proxy or tunnel that rewrites Host: a link proof must name it. Default: the link request\'s Host, when it is an allowed host on the port the worker listens on')),
+  'link-on-loopback': z
+    .optional(z.boolean())
+    .check(z.describe('With public-url, also take a link that a sidecar on this machine signed for the loopback address the worker listens on, coming from a loopback connection (switchyard start --public-url sets it for its own sidecar). Off by default: a proxy on this machine connects from loopback too')),
   'allowed-hosts': z
     ._default(z.array(z.string().check(z.regex(HOST_PATTERN, 'must be a host name, optionally with ":port"'))), [...DEFAULT_ALLOWED_HOSTS])
     .check(z.describe('Host header values accepted (DNS-rebinding protection); loopback names by default. The host of public-url is always accepted too')),

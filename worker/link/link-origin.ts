@@ -5,12 +5,12 @@
  * a `Host` naming itself. So the origin is one this worker knows to be its own:
  *
  * - `public-url` from the worker config when set: the URL sidecars dial (for a worker behind a
- *   proxy or tunnel that rewrites `Host`). Beside it only a loopback `Host` on the port this worker
- *   listens on counts, and only from a loopback peer (`peer-address.ts`): a sidecar on the worker's
- *   own machine (`switchyard start --public-url`) dials it there. The peer, not the `Host`, says
- *   where a dial came from: a proxy on this machine that sends every request with a loopback
- *   `Host` would otherwise let a proof signed for a loopback worker (one the host's sidecar or
- *   doctor dialled on its own machine) through to the public one;
+ *   proxy or tunnel that rewrites `Host`). Beside it, only with `link-on-loopback` (which
+ *   `switchyard start --public-url` writes for its own sidecar, on the worker's machine), a
+ *   loopback `Host` on the port this worker listens on, from a loopback peer (`peer-address.ts`).
+ *   Off by default: a proxy on the worker's machine connects from loopback and may send every
+ *   request with a loopback `Host`, which would let a proof signed for a loopback worker (one a
+ *   host's sidecar or doctor dialled on its own machine) through to the public one;
  * - otherwise the request's `Host`, only when it names this worker: one of `allowed-hosts`, and,
  *   where the runtime tells its listening port, that port.
  *
@@ -29,6 +29,8 @@ export interface LinkOriginOptions {
   allowedHosts: readonly string[];
   /** The port this worker listens on, when the runtime knows it (undefined before it listens). */
   listenPort?: (() => number | undefined) | undefined;
+  /** The worker config's `link-on-loopback`: beside `public-url`, the loopback origin from a loopback peer. */
+  linkOnLoopback?: boolean | undefined;
 }
 
 /** `origin`: the one a proof is expected to name; `also`: one more it may name instead. */
@@ -39,7 +41,7 @@ export function createLinkOriginCheck(options: LinkOriginOptions): (host: string
   if (options.publicUrl !== undefined) {
     const origin = originOfUrl(options.publicUrl);
     return (host, peer) => {
-      const fromHere = peer !== undefined && isLoopbackAddress(peer);
+      const fromHere = options.linkOnLoopback === true && peer !== undefined && isLoopbackAddress(peer);
       const local = fromHere && host !== undefined && isLoopbackHostname(hostnameOf(host)) && portMatches(host, options.listenPort?.()) === true ? canonicalOrigin(host) : undefined;
       return local === undefined || local === origin ? { ok: true, origin } : { ok: true, origin, also: local };
     };

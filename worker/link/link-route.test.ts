@@ -291,7 +291,7 @@ describe('link route', () => {
   });
 
   it('with public-url, a sidecar on the worker\'s own machine may still dial it on loopback, at the port it listens on, from a loopback peer, and no other Host', async () => {
-    const { app, registry, sidecars } = setup({ publicUrl: 'https://yard.example.com', listenPort: () => 8787 });
+    const { app, registry, sidecars } = setup({ publicUrl: 'https://yard.example.com', linkOnLoopback: true, listenPort: () => 8787 });
     // Another port on loopback, or a name that is not loopback: only the public origin counts there.
     for (const host of ['127.0.0.1:9999', 'evil.example:8787']) {
       const response = await app.request('/link', { headers: await upgradeHeaders('alice-laptop', host) });
@@ -318,6 +318,14 @@ describe('link route', () => {
       expect(await (await fromPeer(peer)).json()).toMatchObject({ error: { reason: 'unauthorized', check: 'relayed', message: expect.stringContaining('but this worker is "yard.example.com"') } });
     }
   });
+  it('with public-url alone, takes no proof signed for the loopback address, even from a loopback peer: a proxy on this machine connects from there', async () => {
+    const { app, sidecars } = setup({ publicUrl: 'https://yard.example.com', listenPort: () => 8787 });
+    const request = new Request('http://127.0.0.1:8787/link', { headers: await upgradeHeaders('alice-laptop', '127.0.0.1:8787') });
+    notePeer(request, '127.0.0.1');
+    expect(await (await app.fetch(request)).json()).toMatchObject({ error: { reason: 'unauthorized', check: 'relayed', message: expect.stringContaining('but this worker is "yard.example.com"') } });
+    expect(sidecars).toEqual([]);
+  });
+
   describe('before the upgrade: the host proves its key in the request', () => {
     const refusalOf = async (response: Response) => ({ status: response.status, refusal: response.headers.get(REFUSAL_HEADER), body: (await response.json()) as { error: Record<string, unknown> } });
 

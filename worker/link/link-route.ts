@@ -55,6 +55,8 @@ export interface LinkRouteOptions {
   hosts: readonly HostKeyEntry[];
   /** The worker config's `public-url`: the origin a proof must name, whatever `Host` says. */
   publicUrl?: string | undefined;
+  /** The worker config's `link-on-loopback` (`link-origin.ts`). */
+  linkOnLoopback?: boolean | undefined;
   /** The worker config's `allowed-hosts` (loopback names by default). */
   allowedHosts?: readonly string[];
   /** The port this worker listens on, when the runtime knows it. */
@@ -85,6 +87,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
   const admitUpgrade = createLinkUpgradeGate({
     verifier,
     publicUrl: options.publicUrl,
+    linkOnLoopback: options.linkOnLoopback,
     allowedHosts: options.allowedHosts ?? DEFAULT_ALLOWED_HOSTS,
     listenPort: options.listenPort,
     log,
