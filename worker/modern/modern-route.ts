@@ -166,8 +166,9 @@ export async function forwardModern(request: Request, message: ModernRequest, to
 /**
  * `response` as it is, calling `release` once its body has been read to the end or cancelled:
  * a streamed answer is still in flight until then. A JSON answer is read by now, so it is released at once.
+ * The aggregate's listen stream (`listenAcross`) gives its slot back so too.
  */
-function releasedWhenRead(response: Response, release: () => void): Response {
+export function releasedWhenRead(response: Response, release: () => void): Response {
   const body = response.body;
   if (body === null || response.headers.get('content-type') !== SSE_HEADERS['content-type']) {
     release();

@@ -26,7 +26,8 @@ import type { Era } from '../../modern/era.ts';
 import { methodNotFound, rejectionResponse } from '../../modern/modern-errors.ts';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../../shared/errors.ts';
 import { relayListen } from '../../modern/listen-relay.ts';
-import { admitModernRequest, forwardModern, openModernChannel, type ModernRouteDeps } from '../../modern/modern-route.ts';
+import { admitModernRequest, forwardModern, openModernChannel, releasedWhenRead, type ModernRouteDeps } from '../../modern/modern-route.ts';
+import { agentRequestsLimitReached } from '../../sessions/request-limits.ts';
 import type { ModernRequest } from '../../modern/validate-request.ts';
 import { unavailableResult } from '../availability.ts';
 import { MAX_NAME_LENGTH, namespacedName, splitNamespacedName, UNAVAILABLE_TOOL } from '../naming.ts';
@@ -95,9 +96,28 @@ export async function serveModernAggregate(request: Request, era: Exclude<Era, {
   return rejectionResponse(message.id, methodNotFound(method, 'unknown'));
 }
 
-/** One listen stream over every server's: opened where it can be, merged (`listen-fan-in.ts`). */
+/**
+ * One listen stream over every server's: opened where it can be, merged (`listen-fan-in.ts`). It
+ * takes one of the agent's `max-requests-per-agent` slots, as a listen on `/servers/:name/mcp`
+ * does (`forwardModern`), from before the opens until the stream is read to the end or cancelled:
+ * its channels (at most one per server of the agent) are worker and host memory while it is open.
+ */
 async function listenAcross(ctx: AggregateContext, message: ModernRequest): Promise<Response> {
-  const opened = await Promise.all(ctx.servers.map(async (server) => {
+  const requests = ctx.deps.requestCounters.of(ctx.agent);
+  if (requests.room === 0) {
+    const refusal = agentRequestsLimitReached(ctx.agent.name, requests.limit);
+    ctx.deps.log.info('Modern request refused', { agent: ctx.agent.name, method: message.method, reason: refusal.reason });
+    ledger(ctx, null)?.refuse(message, 'refused', refusal.reason, traceContextOf(ctx.request.headers));
+    return Response.json(jsonRpcErrorBody(message.id, refusal), { status: httpStatusFor(refusal.reason) });
+  }
+  requests.take();
+  let taken = true;
+  const release = () => {
+    if (!taken) return;
+    taken = false;
+    requests.release();
+  };
+  const opened = await Promise.allSettled(ctx.servers.map(async (server) => {
     try {
       return { server, channel: await openModernChannel({ agent: ctx.agent, server, descriptor: ctx.config.servers[server]!.executor }, ctx.deps) };
     } catch (failure) {
@@ -106,22 +126,32 @@ async function listenAcross(ctx: AggregateContext, message: ModernRequest): Prom
       return failure;
     }
   }));
-  const channels = opened.flatMap((o) => (o instanceof WireError ? [] : [o]));
-  const refused = opened.find((o): o is WireError => o instanceof WireError);
-  if (channels.length === 0) {
-    const failure = refused ?? new WireError('server-not-found', 'This agent may use no server: there is nothing to listen to');
-    return Response.json(jsonRpcErrorBody(message.id, failure), { status: httpStatusFor(failure.reason) });
+  const channels = opened.flatMap((o) => (o.status === 'fulfilled' && !(o.value instanceof WireError) ? [o.value] : []));
+  try {
+    const thrown = opened.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+    if (thrown !== undefined) throw thrown.reason;
+    const refused = opened.flatMap((o) => (o.status === 'fulfilled' && o.value instanceof WireError ? [o.value] : []))[0];
+    if (channels.length === 0) {
+      const failure = refused ?? new WireError('server-not-found', 'This agent may use no server: there is nothing to listen to');
+      release();
+      return Response.json(jsonRpcErrorBody(message.id, failure), { status: httpStatusFor(failure.reason) });
+    }
+    // Each watched URI goes to the server that serves it, as a read would; one nobody serves is not acknowledged.
+    const filter = isRecord(message.params?.notifications) ? message.params.notifications : {};
+    const watched = Array.isArray(filter.resourceSubscriptions) ? filter.resourceSubscriptions.filter((u): u is string => typeof u === 'string') : [];
+    if (watched.length > 0) {
+      const bare = { ...message, params: { _meta: message.params?._meta } } as ModernRequest;
+      const route = await uriRouter(ctx, bare);
+      const owners = watched.map((uri) => [uri, route(uri)] as const);
+      for (const part of channels) Object.assign(part, { uris: owners.filter(([, owner]) => owner === part.server).map(([uri]) => uri) });
+    }
+  } catch (error) {
+    // Nothing relays the channels already open: close them, or they hold the host's listeners.
+    for (const { channel } of channels) void channel.close().catch(() => {});
+    release();
+    throw error;
   }
-  // Each watched URI goes to the server that serves it, as a read would; one nobody serves is not acknowledged.
-  const filter = isRecord(message.params?.notifications) ? message.params.notifications : {};
-  const watched = Array.isArray(filter.resourceSubscriptions) ? filter.resourceSubscriptions.filter((u): u is string => typeof u === 'string') : [];
-  if (watched.length > 0) {
-    const bare = { ...message, params: { _meta: message.params?._meta } } as ModernRequest;
-    const route = await uriRouter(ctx, bare);
-    const owners = watched.map((uri) => [uri, route(uri)] as const);
-    for (const part of channels) Object.assign(part, { uris: owners.filter(([, owner]) => owner === part.server).map(([uri]) => uri) });
-  }
-  return relayListen(new ListenFanIn(channels), message, { signal: ctx.request.signal });
+  return releasedWhenRead(await relayListen(new ListenFanIn(channels), message, { signal: ctx.request.signal }), release);
 }
 
 /** The server and its own name behind a namespaced name; a hash-shortened one is looked up in the server's list. */
