@@ -80,6 +80,8 @@ export class LegacyInstance {
     this.#options = options;
     this.#calls = new InFlightCalls({ ...options, onActivity: () => options.onActivity?.(this.inFlight) });
     this.listeners = new ListenerSet(() => options.onActivity?.(this.inFlight));
+    // One reaction for every listen stream: each leaves the set when it closes, so none outlives its stream.
+    void this.#calls.closed.then(() => this.listeners.end());
   }
 
   /** Launches the server and runs `initialize` + `notifications/initialized` on the agent's behalf. */

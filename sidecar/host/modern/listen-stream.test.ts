@@ -86,4 +86,25 @@ describe('listen streams on a legacy instance', () => {
     await settle();
     expect(out.replies).toEqual([{ result: { resultType: 'complete', _meta: { [SUB]: 'x' } } }]);
   });
+
+  it('keeps nothing of a closed stream on its instance: a stream opened and closed again and again leaves no reaction behind', async () => {
+    const { instance } = await scripted();
+    // Every reaction a stream could leave on the instance's end is counted where it is attached.
+    let reactions = 0;
+    const closed = instance.closed;
+    Object.defineProperty(instance, 'closed', { get: () => ({ then: (...args: Parameters<Promise<void>['then']>) => (reactions++, closed.then(...args)) }) });
+    for (let i = 0; i < 100; i++) {
+      const end = await listenOnLegacy(i, { notifications: { toolsListChanged: true } }, instance, output());
+      end();
+    }
+    expect(instance.listeners.size).toBe(0);
+    expect(reactions).toBe(0);
+    // A stream open when the instance ends still gets its closing result, once.
+    const open = output();
+    await listenOnLegacy('last', { notifications: { toolsListChanged: true } }, instance, open);
+    await instance.close();
+    await settle();
+    expect(open.replies).toEqual([{ result: { resultType: 'complete', _meta: { [SUB]: 'last' } } }]);
+    expect(instance.inFlight).toBe(0);
+  });
 });

@@ -62,14 +62,16 @@ export async function listenOnLegacy(id: Id, params: unknown, instance: LegacyIn
   if (filter.resourceSubscriptions?.length === 0) delete filter.resourceSubscriptions;
   // The acknowledgement goes out before the listener joins, so nothing of the subscription precedes it.
   out.notify(tagged(ACKNOWLEDGED, { notifications: filter }, id));
+  let ended = false;
+  // The instance ending ends the stream through the set (`ListenerSet.end`), which drops the
+  // listener: a reaction on `instance.closed` here would hold `out` until the instance ends.
   const leave = listeners.add({
     offer: (method, notification) => {
       if (passesFilter(filter, method, notification)) out.notify(tagged(method, notification, id));
     },
-  });
-  let ended = false;
-  void instance.closed.then(() => {
-    if (!ended) out.reply(listenClosed(id));
+    ended: () => {
+      if (!ended) out.reply(listenClosed(id));
+    },
   });
   return () => {
     if (ended) return;

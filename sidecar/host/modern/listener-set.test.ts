@@ -27,3 +27,22 @@ describe('ListenerSet', () => {
     expect(set.retain('a://x')).toBe(true);
   });
 });
+
+describe('ListenerSet at its instance\'s end', () => {
+  it('tells every listener once, keeps none, and tells a listener added later at once', () => {
+    const set = new ListenerSet();
+    const told: string[] = [];
+    const leaveA = set.add({ offer: () => {}, ended: () => told.push('a') });
+    set.add({ offer: () => {}, ended: () => told.push('b') });
+    set.retain('a://x');
+    set.end();
+    set.end();
+    expect(told).toEqual(['a', 'b']);
+    expect(set.size).toBe(0);
+    leaveA();
+    expect(set.release('a://x')).toBe(false);
+    set.add({ offer: () => {}, ended: () => told.push('late') });
+    expect(told).toEqual(['a', 'b', 'late']);
+    expect(set.size).toBe(0);
+  });
+});

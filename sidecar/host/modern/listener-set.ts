@@ -8,17 +8,23 @@
  * stream never ends another's updates. An open listener keeps its instance alive like a call in
  * flight (`size` counts toward the idle clock).
  *
+ * The instance ending (`end`) tells every listener once and drops them all; nothing of a listener
+ * is held anywhere else, so one removed when its stream closes leaves nothing behind.
+ *
  * @module
  */
 export interface Listener {
   /** Offered every server notification; keeps the ones its filter asked for. */
   offer(method: string, params: Record<string, unknown> | undefined): void;
+  /** Told once that the instance has ended (the listener is removed then). */
+  ended?(): void;
 }
 
 export class ListenerSet {
   readonly #listeners = new Set<Listener>();
   readonly #uris = new Map<string, number>();
   readonly #onChange: (size: number) => void;
+  #ended = false;
 
   constructor(onChange: (size: number) => void = () => {}) {
     this.#onChange = onChange;
@@ -28,8 +34,12 @@ export class ListenerSet {
     return this.#listeners.size;
   }
 
-  /** Adds a listener; the returned function removes it. */
+  /** Adds a listener; the returned function removes it. Once the set has ended, the listener is told so at once and not kept. */
   add(listener: Listener): () => void {
+    if (this.#ended) {
+      listener.ended?.();
+      return () => {};
+    }
     this.#listeners.add(listener);
     this.#onChange(this.#listeners.size);
     return () => {
@@ -39,6 +49,16 @@ export class ListenerSet {
 
   dispatch(method: string, params: Record<string, unknown> | undefined): void {
     for (const listener of this.#listeners) listener.offer(method, params);
+  }
+
+  /** The instance has ended: tells every listener, and keeps none (no size change is reported: no idle clock runs for an ended instance). */
+  end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const listeners = [...this.#listeners];
+    this.#listeners.clear();
+    this.#uris.clear();
+    for (const listener of listeners) listener.ended?.();
   }
 
   /** Counts one more watcher of `uri`; true when it is the first (subscribe upstream). */
