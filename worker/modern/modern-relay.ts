@@ -31,6 +31,12 @@ export interface RelayOptions {
   timeoutMs?: number;
   /** Told the answer sent (the audit log's outcome), or null when the agent went away first. */
   onAnswer?: (message: unknown) => void;
+  /**
+   * Told once the agent's request was aborted before the answer (`forwardModern` gives the
+   * agent's slot back then): its body, if one was returned, is closed too, but nothing makes a
+   * runtime read or cancel the body of a client that is gone.
+   */
+  onAbandoned?: () => void;
 }
 
 /**
@@ -86,10 +92,19 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       if (byHost && channel instanceof McpChannelClientTransport) hostCloseWait = hostCloseWaits.add(close);
       else close();
     };
-    // Nobody reads this answer: it only settles the handler.
+    // Nobody reads this answer: it only settles the handler. A stream already returned ends
+    // (what it holds can still be read), so whoever holds it sees its end.
     const abandoned = () => {
       if (!done) options.onAnswer?.(null);
       finish();
+      if (stream !== undefined) {
+        try {
+          stream.close();
+        } catch {
+          // already closed or cancelled
+        }
+      }
+      options.onAbandoned?.();
       resolve(new Response(null, { status: 499 }));
     };
     const answer = (message: unknown, status: number, byHost = false) => {

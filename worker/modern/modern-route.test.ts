@@ -297,6 +297,35 @@ describe('modern requests on /servers/:name/mcp', () => {
     expect([(await held).status, (await next).status]).toEqual([200, 200]);
   });
 
+  it("ends the SSE answer and gives the agent's slot back when the agent aborts mid-stream, whether or not the body is ever read", async () => {
+    const { host, post } = await start({ 'max-requests-per-agent': 1 });
+    const abort = new AbortController();
+    const call = { jsonrpc: '2.0', id: 'p', method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: { ...META, progressToken: 'p' } } };
+    const streamed = post(call, { 'mcp-method': 'tools/call', 'mcp-name': 'slow' }, { signal: abort.signal });
+    const a = await host.next(0);
+    await a.received;
+    await a.host.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } });
+    const stream = await streamed;
+    expect(stream.headers.get('content-type')).toBe('text/event-stream');
+    // The agent's abort is watched once an answer has taken ABORT_WATCH_MS.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const hostClosed = new Promise<void>((resolve) => {
+      a.host.onclose = resolve;
+    });
+    abort.abort();
+    await hostClosed;
+
+    // Nobody has read or cancelled the body: the slot is back all the same.
+    const next = post(toolsList(2), { 'mcp-method': 'tools/list' });
+    expect(await Promise.race([Promise.resolve(next).then((r) => r.status), host.next(1).then(() => 'opened')])).toBe('opened');
+    const b = await host.next(1);
+    await b.received;
+    await b.host.send({ jsonrpc: '2.0', id: 2, result: { resultType: 'complete', tools: [] } });
+    expect((await next).status).toBe(200);
+    // And the body has ended, with what it held.
+    expect(await stream.text()).toContain('notifications/progress');
+  });
+
   it('caps a modern body at 128 levels like a legacy one', async () => {
     const { host, post } = await start();
     let deep: unknown = 0;

@@ -158,6 +158,7 @@ export async function forwardModern(request: Request, message: ModernRequest, to
     : relayModernRequest(channel, traced, {
         signal: () => request.signal,
         ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
+        onAbandoned: () => release(),
         ...(ledger !== undefined ? { onAnswer: (answer: unknown) => (answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer)) } : {}),
       });
   return releasedWhenRead(await answered, release);
