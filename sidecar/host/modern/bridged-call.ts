@@ -14,8 +14,9 @@
  *   token) and log lines go to it; while parked they are dropped, no request is listening.
  * - `round` makes each state single-use: a retry must name the current round, and claiming bumps it.
  * - A parked call not retried in time is cancelled upstream (`notifications/cancelled`), as is one
- *   whose channel goes away before its step; its open server requests are answered with an error
- *   first, so the server is never left waiting.
+ *   whose channel goes away before its step, and the oldest parked one when more than
+ *   `MAX_PARKED_CALLS` are; its open server requests are answered with an error first, so the
+ *   server is never left waiting.
  *
  * @module
  */
@@ -28,6 +29,15 @@ type Id = string | number;
 
 /** How long a parked call waits for the agent's retry (and its `requestState` stays valid). */
 export const PENDING_CALL_MS = 10 * 60 * 1000;
+
+/**
+ * Calls one instance keeps parked at most. A parked call is one question the agent is putting to
+ * its user, so real use is a handful at once (one per call waiting on the user); each holds an
+ * upstream request, the server's pending state, its questions and a timer, outside every cap on
+ * requests in flight (the worker's slot is given back with the InputRequiredResult). Past this,
+ * parking one more cancels the one parked longest ago upstream: its state then reads `gone`.
+ */
+export const MAX_PARKED_CALLS = 64;
 
 export type Step = { kind: 'outcome'; outcome: CallOutcome } | { kind: 'failed'; error: unknown } | { kind: 'input'; requests: Map<string, InputRequest> };
 
@@ -136,10 +146,20 @@ export class BridgedCall {
   park(ttlMs: number = PENDING_CALL_MS): void {
     if (this.#done) return;
     this.#attached = null;
-    parkedCalls(this.#instance).set(this.handle, this);
+    const parked = parkedCalls(this.#instance);
+    // Parked again after a round: it is now the newest (a Map keeps its first insertion's place).
+    parked.delete(this.handle);
+    parked.set(this.handle, this);
     this.#clearExpiry();
     this.#expiry = setTimeout(() => this.cancel('The agent did not answer the input requests in time'), ttlMs);
     this.#expiry.unref();
+    let waiting = [...parked.values()].filter((call) => call.#attached === null).length;
+    for (const call of parked.values()) {
+      if (waiting <= MAX_PARKED_CALLS) break;
+      if (call.#attached !== null) continue; // a retry holds it: not waiting
+      call.cancel(`More than ${MAX_PARKED_CALLS} calls were waiting for input on this server: the oldest was cancelled`);
+      waiting -= 1;
+    }
   }
 
   /** A retry takes the call: the round is used up, its channel attached, the answers delivered. */

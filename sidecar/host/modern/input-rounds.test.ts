@@ -8,7 +8,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { createInMemoryChannelPair, type ChannelTransport } from '../../../shared/channel-transport.ts';
 import { silentLogger } from '../../log.ts';
-import { parkedCalls, type Attachment } from './bridged-call.ts';
+import { MAX_PARKED_CALLS, parkedCalls, type Attachment } from './bridged-call.ts';
 import { serveRound, type RoundAnswer, type RoundRequest } from './input-rounds.ts';
 import { LegacyInstance } from './legacy-instance.ts';
 import { RequestStateCodec } from './request-state.ts';
@@ -249,5 +249,31 @@ describe('bridged MRTR rounds', () => {
     await first;
     expect((await next('notifications/cancelled')).params).toMatchObject({ requestId: upstream.id });
     expect(parkedCalls(instance).size).toBe(0);
+  });
+
+  it(`keeps at most ${MAX_PARKED_CALLS} calls parked on an instance: one more cancels the oldest upstream, whose retry then hears it is gone`, async () => {
+    const { round, ask, next, instance, server } = await setup();
+    const parked: Array<{ upstream: Message; key: string; state: string }> = [];
+    for (let i = 0; i <= MAX_PARKED_CALLS; i++) {
+      const first = round(CALL);
+      const upstream = await next('tools/call');
+      await ask(`q${i}`, 'elicitation/create', { message: 'm', requestedSchema: { type: 'object', properties: {} } });
+      parked.push({ upstream, ...irr(await first) });
+    }
+    expect(parkedCalls(instance).size).toBe(MAX_PARKED_CALLS);
+    expect(instance.inFlight).toBe(MAX_PARKED_CALLS);
+    const oldest = parked[0]!;
+    expect(await next('response')).toMatchObject({ id: 'q0', error: { code: -32603 } });
+    expect((await next('notifications/cancelled')).params).toMatchObject({ requestId: oldest.upstream.id, reason: expect.stringContaining(`More than ${MAX_PARKED_CALLS} calls`) });
+    expect(await round({ ...CALL, inputResponses: { [oldest.key]: { action: 'cancel' } }, requestState: oldest.state })).toMatchObject({
+      error: { code: -32602, data: { reason: 'invalid-request', requestState: 'gone' } },
+    });
+    // The second oldest is still there, and takes its retry.
+    const second = parked[1]!;
+    const retried = round({ ...CALL, inputResponses: { [second.key]: { action: 'accept', content: {} } }, requestState: second.state });
+    expect(await next('response')).toMatchObject({ id: 'q1', result: { action: 'accept' } });
+    await server.send({ jsonrpc: '2.0', id: second.upstream.id as number, result: { content: [] } });
+    expect(await retried).toMatchObject({ result: { resultType: 'complete' } });
+    expect(instance.inFlight).toBe(MAX_PARKED_CALLS - 1);
   });
 });
