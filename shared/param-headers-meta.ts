@@ -12,6 +12,11 @@ import * as z from './zod.ts';
 
 export const PARAM_HEADERS_META_KEY = 'dev.switchyard/mcpParamHeaders';
 
+/** The longest `{name}` of an `Mcp-Param-{Name}` header the host takes (the worker refuses a longer one). */
+export const MAX_PARAM_HEADER_NAME_LENGTH = 256;
+/** The longest decoded value of an `Mcp-Param-*` header the host takes (the worker refuses a longer one). */
+export const MAX_PARAM_HEADER_VALUE_LENGTH = 8192;
+
 /** Decoded `Mcp-Param-{Name}` values by lower-case `{name}`. */
-export const ParamHeadersSchema = z.record(z.string().check(z.maxLength(256)), z.string().check(z.maxLength(8192)));
+export const ParamHeadersSchema = z.record(z.string().check(z.maxLength(MAX_PARAM_HEADER_NAME_LENGTH)), z.string().check(z.maxLength(MAX_PARAM_HEADER_VALUE_LENGTH)));
 export type ParamHeaders = z.infer<typeof ParamHeadersSchema>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PARAM_HEADERS_META_KEY } from '../../shared/param-headers-meta.ts';
+import { PARAM_HEADERS_META_KEY, ParamHeadersSchema } from '../../shared/param-headers-meta.ts';
 import { readParamHeaders, withParamHeaders } from './param-headers.ts';
 
 describe('Mcp-Param-* headers', () => {
@@ -19,6 +19,15 @@ describe('Mcp-Param-* headers', () => {
     const many = readParamHeaders(new Headers(Array.from({ length: 65 }, (_, i) => [`mcp-param-p${i}`, 'v'] as [string, string])));
     expect(many).toMatchObject({ ok: false, rejection: { code: -32020, message: expect.stringContaining('more than 64 Mcp-Param-* headers') } });
     expect(readParamHeaders(new Headers(Array.from({ length: 64 }, (_, i) => [`mcp-param-p${i}`, 'v'] as [string, string])))).toMatchObject({ ok: true });
+  });
+
+  it("refuses one longer than the host takes, naming it and the limit, rather than let the host drop them all", () => {
+    const value = readParamHeaders(new Headers({ 'mcp-param-region': 'us-west1', 'mcp-param-trace': 'x'.repeat(9000) }));
+    expect(value).toEqual({ ok: false, rejection: { status: 400, code: -32020, message: 'Header mismatch: the Mcp-Param-trace header is longer than 8192 characters (decoded)', data: { reason: 'invalid-request' } } });
+    const name = readParamHeaders(new Headers({ [`mcp-param-${'n'.repeat(257)}`]: 'v' }));
+    expect(name).toMatchObject({ ok: false, rejection: { code: -32020, message: `Header mismatch: the name of the Mcp-Param-${'n'.repeat(64)}… header is longer than 256 characters after Mcp-Param-`, data: { reason: 'invalid-request' } } });
+    const longest = readParamHeaders(new Headers({ [`mcp-param-${'n'.repeat(256)}`]: 'x'.repeat(8192) }));
+    expect(longest.ok && ParamHeadersSchema.safeParse(longest.values).success).toBe(true);
   });
 
   it("puts the values in _meta for the host, replacing what an agent sent there", () => {

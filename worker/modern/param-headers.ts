@@ -2,13 +2,14 @@
  * The `Mcp-Param-{Name}` headers of a modern `tools/call` (2026-07-28 Streamable HTTP, "Custom
  * Headers"): each one decoded as the body would carry it (OWS trimmed, the Base64 sentinel
  * decoded); a malformed one is a header mismatch (-32020, HTTP 400), as the spec requires of a
- * recognized header with invalid characters. Which ones the tool expects, and whether each matches
+ * recognized header with invalid characters, and so is one longer than the host takes
+ * (`MAX_PARAM_HEADER_NAME_LENGTH`, `MAX_PARAM_HEADER_VALUE_LENGTH`). Which ones the tool expects, and whether each matches
  * its argument, only the host can tell (`shared/param-headers-meta.ts`): the decoded values go to
  * it in the request's `_meta`.
  *
  * @module
  */
-import { PARAM_HEADERS_META_KEY, type ParamHeaders } from '../../shared/param-headers-meta.ts';
+import { MAX_PARAM_HEADER_NAME_LENGTH, MAX_PARAM_HEADER_VALUE_LENGTH, PARAM_HEADERS_META_KEY, type ParamHeaders } from '../../shared/param-headers-meta.ts';
 import { decodeHeaderValue } from './headers.ts';
 import { headerMismatch, type ModernRejection } from './modern-errors.ts';
 import type { ModernRequest } from './validate-request.ts';
@@ -34,9 +35,17 @@ export function readParamHeaders(headers: Headers): ParamHeadersRead {
       rejection = headerMismatch(`more than ${MAX_PARAM_HEADERS} Mcp-Param-* headers`);
       return;
     }
+    const key = name.slice(PREFIX.length);
+    const shown = `Mcp-Param-${key.slice(0, 64)}`;
+    // The host's limits (`ParamHeadersSchema`): past them it would drop every header, not this one.
+    if (key.length > MAX_PARAM_HEADER_NAME_LENGTH) {
+      rejection = headerMismatch(`the name of the ${shown}… header is longer than ${MAX_PARAM_HEADER_NAME_LENGTH} characters after Mcp-Param-`);
+      return;
+    }
     const decoded = decodeHeaderValue(raw);
-    if (!decoded.ok) rejection = headerMismatch(`the Mcp-Param-${name.slice(PREFIX.length, PREFIX.length + 64)} header is malformed: ${decoded.problem}`);
-    else values[name.slice(PREFIX.length)] = decoded.value;
+    if (!decoded.ok) rejection = headerMismatch(`the ${shown} header is malformed: ${decoded.problem}`);
+    else if (decoded.value.length > MAX_PARAM_HEADER_VALUE_LENGTH) rejection = headerMismatch(`the ${shown} header is longer than ${MAX_PARAM_HEADER_VALUE_LENGTH} characters (decoded)`);
+    else values[key] = decoded.value;
   });
   return rejection !== undefined ? { ok: false, rejection } : { ok: true, values };
 }
