@@ -319,7 +319,7 @@ describe('switchyard doctor --config-dir: what the worker expects of this host, 
     const check = line('worker\'s pin of trust profile "workspace"');
     expect(check).toContain(`FAIL worker's pin of trust profile "workspace": agent "alice" pins ${stale}, but this host has ${current.workspace}: they are refused (trust-profile-stale)`);
     expect(check).not.toContain('dave');
-    const fix = /→ If the profile is as it should be, pin it: on the worker's machine run npx switchyard-mcp host add --config worker\.json '(.*)'$/.exec(check);
+    const fix = /→ If the profile is as it should be, pin it: on the worker's machine run npx --no switchyard-mcp host add --config worker\.json '(.*)'$/.exec(check);
     expect(JSON.parse(fix?.[1] ?? 'null')).toEqual({ 'entity-id': 'laptop', 'public-key': host.publicKey, servers: ['echo'], 'trust-profiles': current });
     expect(line('worker\'s pin of trust profile "other"')).toBe(`ok   worker's pin of trust profile "other": ${current.other}, as agent "bob" pins it`);
   });

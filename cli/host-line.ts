@@ -66,9 +66,13 @@ export async function readHostLine(dir: string): Promise<{ line: HostLine; skipp
   return { line, skipped };
 }
 
-/** The command that adds `line` to a worker config, ready to paste on the worker's machine. */
+/**
+ * The command that adds `line` to a worker config, ready to paste on the worker's machine. `npx
+ * --no` runs only a copy installed there and never downloads one: until the package is on npm,
+ * whatever someone else published under its name would otherwise run on the worker's machine.
+ */
 export function hostAddCommand(line: HostLine): string {
-  return `npx ${PACKAGE_BIN} host add --config worker.json '${JSON.stringify(line)}'`;
+  return `npx --no ${PACKAGE_BIN} host add --config worker.json '${JSON.stringify(line)}'`;
 }
 
 /** What `sidecar init` and `sidecar host-entry` print about the line. */

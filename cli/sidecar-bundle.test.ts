@@ -68,7 +68,7 @@ describe('dist/sidecar.js', () => {
     expect(help).toMatchObject({ code: 0, stdout: expect.stringMatching(/^Usage: node sidecar\.js/) });
     const fresh = join(mkdtempSync(join(out, 'init-')), 'switchyard');
     const init = await node(sidecar, 'sidecar', 'init', '--config-dir', fresh, '--worker', 'https://yard.example.com', '--entity-id', 'h');
-    expect(init).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ {2}npx switchyard-mcp host add --config worker\.json '\{"entity-id":"h","public-key":"ed25519:[A-Za-z0-9_-]{43}"\}'$/m) });
+    expect(init).toMatchObject({ code: 0, stdout: expect.stringMatching(/^ {2}npx --no switchyard-mcp host add --config worker\.json '\{"entity-id":"h","public-key":"ed25519:[A-Za-z0-9_-]{43}"\}'$/m) });
   });
 
   it('checks a profile\'s JSON Schemas with the ajv it carries, loaded on first use: both dialects, a bad schema named', async () => {

@@ -26,7 +26,7 @@ async function switchyard(...args: string[]): Promise<{ code: number; stdout: st
 
 /** The hosts entry init printed, in the one `host add` line of its output. */
 function printedEntry(stdout: string): { 'entity-id': string; 'public-key': string } {
-  const line = stdout.split('\n').find((l) => l.trim().startsWith('npx switchyard-mcp host add --config worker.json \'{"entity-id"'));
+  const line = stdout.split('\n').find((l) => l.trim().startsWith('npx --no switchyard-mcp host add --config worker.json \'{"entity-id"'));
   if (line === undefined) throw new Error(`no host add line in:\n${stdout}`);
   return JSON.parse(line.slice(line.indexOf("'") + 1, line.lastIndexOf("'"))) as { 'entity-id': string; 'public-key': string };
 }

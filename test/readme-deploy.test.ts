@@ -174,7 +174,7 @@ describe('README Deploying, end to end on two "machines"', () => {
       if (command.includes('…')) {
         // The README's placeholder for the line the other machine printed: paste it.
         expect(hostLine, 'a line to paste was printed before').toBeDefined();
-        expect(command.startsWith('npx switchyard-mcp host add --config worker.json ')).toBe(true);
+        expect(command.startsWith('npx --no switchyard-mcp host add --config worker.json ')).toBe(true);
         command = hostLine!;
         copiedBetweenMachines++;
       }
@@ -187,7 +187,7 @@ describe('README Deploying, end to end on two "machines"', () => {
       const result = await run('bash', ['-c', command], { cwd, env: envOf(cwd), maxBuffer: 16 * 1024 * 1024 }).catch((error: { code: number; stdout: string; stderr: string }) => {
         throw new Error(`"${command}" failed (${error.code}):\n${error.stdout}\n${error.stderr}`);
       });
-      if (command.includes('sidecar host-entry')) hostLine = result.stdout.split('\n').map((l) => l.trim()).find((l) => l.startsWith('npx switchyard-mcp host add '));
+      if (command.includes('sidecar host-entry')) hostLine = result.stdout.split('\n').map((l) => l.trim()).find((l) => l.startsWith('npx --no switchyard-mcp host add '));
       if (command.includes(' agent add ')) {
         const lines = result.stdout.split('\n');
         const at = lines.findIndex((l) => l.startsWith('Any MCP SDK client'));
