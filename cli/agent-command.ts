@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { sha256Hex } from '../shared/credentials.ts';
 import { parseConnectionDescriptor } from '../shared/descriptors.ts';
 import { LocalError } from '../shared/errors.ts';
+import { isLoopbackHostname } from '../shared/loopback.ts';
 import { launchesOnHost } from '../worker/link/host-expectations.ts';
 import { clientConfigs, reachableFromTheCloud } from './state-dir.ts';
 import { openWorkerConfig, saveWorkerConfig, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
@@ -66,10 +67,10 @@ async function add(name: string, values: Record<string, string | boolean | undef
     throw new LocalError('usage', `${file.path} defines no server ${unknown.map((s) => `"${s}"`).join(', ')} (it has ${known.length > 0 ? known.join(', ') : 'none yet: add a host first, switchyard host add'})`);
   }
   // Checked before anything is saved: a token printed only after the save must not be lost to a bad --url.
-  if (typeof values.url === 'string' && !isHttpUrl(values.url)) throw new LocalError('usage', `Invalid --url "${values.url}": expected the worker's http(s) URL agents reach, e.g. https://yard.example.com`);
+  const given = typeof values.url === 'string' ? workerOrigin(values.url) : undefined;
   const ref = typeof values['trust-profile'] === 'string' ? values['trust-profile'] : undefined;
-  const given = typeof values['trust-profile-revision'] === 'string' ? values['trust-profile-revision'] : undefined;
-  const revision = ref === undefined ? undefined : (given ?? reportedRevision(file, servers, ref));
+  const pinned = typeof values['trust-profile-revision'] === 'string' ? values['trust-profile-revision'] : undefined;
+  const revision = ref === undefined ? undefined : (pinned ?? reportedRevision(file, servers, ref));
   const token = `sy_${randomBytes(32).toString('base64url')}`;
   const agent = {
     name,
@@ -88,7 +89,10 @@ async function add(name: string, values: Record<string, string | boolean | undef
         'a host with none (and no "allow-uncontained") refuses them with denied-by-policy: add --trust-profile REF to pin one\n',
     );
   }
-  const base = (typeof values.url === 'string' ? values.url : saved['public-url'] ?? DEFAULT_WORKER_URL).replace(/\/+$/, '');
+  const base = (given ?? saved['public-url'] ?? DEFAULT_WORKER_URL).replace(/\/+$/, '');
+  if (given !== undefined && !reachesOnlyThisMachine(given) && given.startsWith('http:')) {
+    process.stderr.write(`note: ${given} is plain http off this machine: the agent's token crosses the network readable; put the worker behind TLS and use its https URL\n`);
+  }
   const url = `${base}/mcp`;
   const configs = clientConfigs(url, token);
   const one = (value: unknown) => `  ${JSON.stringify(value)}`;
@@ -176,10 +180,25 @@ export async function runAgentCommand(argv: string[]): Promise<number> {
   return action === 'add' ? add(name, values, file) : remove(name, file);
 }
 
-function isHttpUrl(text: string): boolean {
+/**
+ * `--url`: the worker's origin, which agents reach (`/mcp` is added). The agent URL itself, ending
+ * in `/mcp`, is taken too, as the one a user was given; any other path is refused, since the worker
+ * serves everything from its root.
+ */
+function workerOrigin(value: string): string {
+  const wrong = (problem: string) => new LocalError('usage', `Invalid --url "${value}": ${problem}`);
+  let url: URL;
   try {
-    return /^https?:$/.test(new URL(text).protocol);
+    url = new URL(value);
   } catch {
-    return false;
+    throw wrong('expected the worker\'s http(s) URL agents reach, e.g. https://yard.example.com');
   }
+  if (!/^https?:$/.test(url.protocol)) throw wrong('expected the worker\'s http(s) URL agents reach, e.g. https://yard.example.com');
+  if (url.username !== '' || url.password !== '') throw wrong('must not carry a user name or password');
+  if (!/^\/(mcp\/?)?$/.test(url.pathname) || url.search !== '' || url.hash !== '') throw wrong(`must be the worker's origin (${url.origin}), which serves /mcp from its root`);
+  return url.origin;
+}
+
+function reachesOnlyThisMachine(origin: string): boolean {
+  return isLoopbackHostname(new URL(origin).hostname);
 }

@@ -147,6 +147,24 @@ describe('switchyard agent add / remove', () => {
     expect(read(path).agents.map((agent) => agent.name)).toEqual(['a']);
   });
 
+  it('takes the agent URL a user was given for --url (its /mcp dropped), refuses any other path, and warns of plain http off this machine', async () => {
+    const path = fresh();
+    await runHostAddCommand(['--config', path, line()]);
+    let err = '';
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((err += String(chunk)), true));
+    out = '';
+    await runAgentCommand(['add', 'a', '--servers', 'files', '--trust-profile', 'workspace', '--config', path, '--url', 'https://yard.example.com/mcp']);
+    expect(out).toContain('paste https://yard.example.com/mcp,');
+    expect(out).not.toContain('/mcp/mcp');
+    expect(err).toBe('');
+    await expect(runAgentCommand(['add', 'b', '--servers', 'files', '--config', path, '--url', 'https://yard.example.com/switchyard'])).rejects.toThrow(
+      'Invalid --url "https://yard.example.com/switchyard": must be the worker\'s origin (https://yard.example.com), which serves /mcp from its root',
+    );
+    await runAgentCommand(['add', 'c', '--servers', 'files', '--trust-profile', 'workspace', '--config', path, '--url', 'http://yard.example.com']);
+    expect(err).toBe("note: http://yard.example.com is plain http off this machine: the agent's token crosses the network readable; put the worker behind TLS and use its https URL\n");
+    expect(read(path).agents.map((agent) => agent.name)).toEqual(['a', 'c']);
+  });
+
   it('refuses hosts that disagree on a profile, since one agent pins one revision', async () => {
     const path = fresh();
     await runHostAddCommand(['--config', path, line()]);
