@@ -124,6 +124,7 @@ describe('switchyard doctor', () => {
     await new Promise((r) => server.close(r));
     const down = (await runDoctor({ worker: `http://127.0.0.1:${port}` })).find((c) => c.name === 'worker reachable');
     expect(down?.ok).toBe(false);
+    expect(down?.detail).toBe(`http://127.0.0.1:${port}/healthz: fetch failed (ECONNREFUSED)`);
     expect(down?.fix).toMatch(/Start the worker/);
     const typo = (await runDoctor({ worker: 'yard.example.com' })).find((c) => c.name === 'worker reachable');
     expect(typo).toMatchObject({ ok: false, detail: '"yard.example.com" is not an absolute URL' });
