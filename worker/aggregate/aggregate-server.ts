@@ -204,7 +204,8 @@ export class AggregateServer {
     if (target === null || !this.upstreams.servers.includes(target.server)) {
       this.#unroutable(method, { name }, context);
       const kind = table === this.#tools ? 'tool' : 'prompt';
-      throw new RpcError(RPC_CODES.invalidParams, `Unknown ${kind} "${name.slice(0, 200)}": list ${kind}s to see the available names`);
+      // -32602, as MCP asks for an unknown tool; the reason is the audit line's.
+      throw new RpcError(RPC_CODES.invalidParams, `Unknown ${kind} "${name.slice(0, 200)}": list ${kind}s to see the available names`, { reason: 'server-not-found' });
     }
     return target;
   }

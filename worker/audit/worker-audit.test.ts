@@ -162,7 +162,7 @@ describe('the worker\'s audit log (in process)', () => {
     const { lines, harness } = await start();
     const client = await harness.client('/mcp', 'bob-token', {}, { traceparent: TRACEPARENT });
     await client.listResources();
-    await expect(client.callTool({ name: 'nosuch', arguments: {} })).rejects.toThrow(/Unknown tool/);
+    await expect(client.callTool({ name: 'nosuch', arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool'), data: { reason: 'server-not-found' } });
     await expect(client.callTool({ name: 'beta__echo', arguments: {} })).rejects.toThrow(/Unknown tool/);
     await expect(client.getPrompt({ name: 'beta__greet' })).rejects.toThrow(/Unknown prompt/);
     await client.close();
