@@ -19,7 +19,7 @@ export function ensureSecret(path: string, prefix: string): string {
     const value = readFileSync(path, 'utf8').trim();
     if (value.length >= 16) return value;
   }
-  const value = `${prefix}${randomBytes(24).toString('base64url')}`;
+  const value = `${prefix}${randomBytes(32).toString('base64url')}`;
   writeFileSync(path, value + '\n', { mode: 0o600 });
   chmodSync(path, 0o600);
   return value;
