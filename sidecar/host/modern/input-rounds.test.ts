@@ -226,7 +226,7 @@ describe('bridged MRTR rounds', () => {
     // Answered without the server: a resend would wait for its answer, which never comes.
     for (const action of ['decline', 'cancel'] as const) {
       expect(await round({ ...CALL, requestState: state, inputResponses: { [key]: { action } } }, urlCapable)).toEqual({
-        error: { code: -32603, message: expect.stringContaining('URL elicitation required'), data: { serverCode: -32042, action } },
+        error: { code: -32603, message: expect.stringContaining('URL elicitation required'), data: { serverCode: -32042, action, reason: 'invalid-request' } },
       });
     }
     // The user may still change their mind: the same state, accepted, sends the call again.

@@ -123,7 +123,7 @@ function urlElicitationRefused(method: string, action: 'decline' | 'cancel'): Ro
     error: {
       code: -32603,
       message: `URL elicitation required: the server needs the user to open its URL before ${method}, and the user ${what} it, so the request was not sent again`,
-      data: { serverCode: URL_ELICITATION_REQUIRED, action },
+      data: { serverCode: URL_ELICITATION_REQUIRED, action, reason: 'invalid-request' },
     },
   };
 }

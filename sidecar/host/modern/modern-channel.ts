@@ -186,7 +186,8 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
       return;
     }
     if (method !== 'server/discover' && method !== 'subscriptions/listen' && !FORWARDED_METHODS.has(method)) {
-      reply(hostAnswer({ jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: `Method not found: ${method.slice(0, 64)}` } }));
+      // The worker's method set normally stops these; a worker and host of different versions do not.
+      reply(hostAnswer({ jsonrpc: '2.0', id, error: { code: METHOD_NOT_FOUND, message: `Method not found: ${method.slice(0, 64)}`, data: { reason: 'invalid-request' } } }));
       return;
     }
     // The worker's Mcp-Param-* headers leave _meta before anything else sees the request.
