@@ -14,6 +14,13 @@ describe('modern error answers', () => {
     expect(headerMismatch('x')).toMatchObject({ status: 400, code: -32020, message: 'Header mismatch: x' });
   });
 
+  it('echo an unsupported version cut to 64 characters, in data as in the message', () => {
+    const requested = `v${'9'.repeat(4000)}`;
+    const rejection = unsupportedVersion(requested);
+    expect(rejection.data.requested).toBe(requested.slice(0, 64));
+    expect(rejection.message).toContain(`${requested.slice(0, 64)};`);
+  });
+
   it('say why a method is not found', () => {
     expect(methodNotFound('ping', 'removed')).toMatchObject({ status: 404, code: -32601, message: expect.stringContaining('removed in protocol version 2026-07-28') });
     expect(methodNotFound('subscriptions/listen', 'not-yet').message).toContain('not supported yet');

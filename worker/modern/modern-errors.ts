@@ -39,7 +39,7 @@ export const unsupportedVersion = (requested: string): ModernRejection => ({
   status: 400,
   code: UNSUPPORTED_PROTOCOL_VERSION,
   message: `Unsupported protocol version: ${requested.slice(0, 64)}; this server speaks ${SUPPORTED_MODERN_VERSIONS.join(', ')} (and the session-based versions through initialize)`,
-  data: { supported: [...SUPPORTED_MODERN_VERSIONS], requested, reason: 'invalid-request' },
+  data: { supported: [...SUPPORTED_MODERN_VERSIONS], requested: requested.slice(0, 64), reason: 'invalid-request' },
 });
 
 export const missingCapability = (requiredCapabilities: Record<string, unknown>): ModernRejection => ({
