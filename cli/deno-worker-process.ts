@@ -47,6 +47,31 @@ export interface DenoWorkerOptions {
 export const DENO_WORKER_RUNTIME_FLAGS: readonly string[] = ['--unstable-no-legacy-abort'];
 
 /**
+ * The `deno run` arguments of the worker: network, environment, and reads of its config and
+ * state only. The worker faces the network, and beside its code may lie a host's key (the quick
+ * start keeps its sidecar's in the same folder); Deno loads modules without read permission.
+ */
+export function denoWorkerArgs(options: Pick<DenoWorkerOptions, 'configFile' | 'stateDir'>, root: string): string[] {
+  // A checkout runs the sources; the published package ships only the bundle (Deno strips no
+  // types under node_modules).
+  const source = join(root, 'worker', 'adapters', 'deno', 'deno-worker.ts');
+  const fromSource = existsSync(source);
+  const entry = fromSource ? source : join(root, 'dist', 'deno-worker.js');
+  return [
+    'run',
+    '--quiet',
+    '--no-prompt',
+    ...DENO_WORKER_RUNTIME_FLAGS,
+    '--allow-net',
+    '--allow-env',
+    `--allow-read=${[options.configFile, ...(options.stateDir !== undefined ? [options.stateDir] : [])].join(',')}`,
+    ...writePermission([...auditWritePaths(options.configFile), ...(options.stateDir !== undefined ? [options.stateDir] : [])]),
+    ...(fromSource ? [`--config=${join(root, 'deno.json')}`] : ['--no-config']),
+    entry,
+  ];
+}
+
+/**
  * Starts Deno and returns at once, so the caller can take over its stop (signal handlers) before
  * it listens: a signal in between would otherwise end this process and leave Deno running.
  *
@@ -57,23 +82,7 @@ export const DENO_WORKER_RUNTIME_FLAGS: readonly string[] = ['--unstable-no-lega
  */
 export function spawnDenoWorker(options: DenoWorkerOptions): DenoWorkerProcess {
   const root = packageRoot();
-  // A checkout runs the sources; the published package ships only the bundle (Deno strips no
-  // types under node_modules).
-  const source = join(root, 'worker', 'adapters', 'deno', 'deno-worker.ts');
-  const fromSource = existsSync(source);
-  const entry = fromSource ? source : join(root, 'dist', 'deno-worker.js');
-  const args = [
-    'run',
-    '--quiet',
-    '--no-prompt',
-    ...DENO_WORKER_RUNTIME_FLAGS,
-    '--allow-net',
-    '--allow-env',
-    `--allow-read=${[root, options.configFile, ...(options.stateDir !== undefined ? [options.stateDir] : [])].join(',')}`,
-    ...writePermission([...auditWritePaths(options.configFile), ...(options.stateDir !== undefined ? [options.stateDir] : [])]),
-    ...(fromSource ? [`--config=${join(root, 'deno.json')}`] : ['--no-config']),
-    entry,
-  ];
+  const args = denoWorkerArgs(options, root);
   // Masked: a descriptor this process inherited (a shell's stray pipe) must not stay open in Deno for the worker's life.
   const child = spawnMasked(denoBinaryPath(), args, {
     cwd: root,
