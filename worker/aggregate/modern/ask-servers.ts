@@ -7,10 +7,13 @@
  * `invalid-request`: host offline, launch failed, timed out, …) is *failed*, with that reason; a
  * server that answers with any other error (method not found: it has no prompts) simply offers
  * nothing. Nothing is kept between requests: each question opens its own channels (DESIGN §8).
+ * A question refused by the agent's own `max-requests-per-agent` (429 `limit-reached`) fails the
+ * whole aggregate request with that refusal (thrown as a `WireError`): every question takes a slot,
+ * and a healthy server must not read as unavailable, nor the merged answer be cached as stale.
  *
  * @module
  */
-import { isFailureReason } from '../../../shared/errors.ts';
+import { isFailureReason, WireError, type WireErrorDetail } from '../../../shared/errors.ts';
 import type { AgentEntry, WorkerConfig } from '../../config/worker-config.ts';
 import { forwardModern, type ModernRouteDeps } from '../../modern/modern-route.ts';
 import type { ModernRequest } from '../../modern/validate-request.ts';
@@ -41,6 +44,11 @@ export async function askServer(ctx: AggregateContext, server: string, message: 
   if (isRecord(answer.result)) return { kind: 'result', result: answer.result };
   const error = isRecord(answer.error) ? answer.error : { code: -32603, message: 'No result' };
   const reason = isRecord(error.data) ? error.data.reason : undefined;
+  if (reason === 'limit-reached' && response.status === 429) {
+    // The agent's own cap, not the server's state: the whole aggregate request is refused with it.
+    const { reason: _r, ...detail } = error.data as Record<string, unknown>;
+    throw new WireError('limit-reached', String(error.message), { detail: detail as WireErrorDetail });
+  }
   if (isFailureReason(reason) && reason !== 'invalid-request') return { kind: 'failed', failure: { reason, message: String(error.message) } };
   return { kind: 'error', error: error as { code: number; message: string } };
 }

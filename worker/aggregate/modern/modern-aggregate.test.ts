@@ -63,7 +63,13 @@ async function start(extra: Record<string, unknown> = {}) {
       headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' },
       body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications, _meta: META } }),
     });
-  return { host, post };
+  const ask = (method: string, id: number) =>
+    app.request(`${BASE}/mcp`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { _meta: META } }),
+    });
+  return { host, post, ask };
 }
 
 describe('subscriptions/listen on the modern /mcp aggregate', () => {
@@ -117,5 +123,23 @@ describe('subscriptions/listen on the modern /mcp aggregate', () => {
     expect(host.stillOpen).toBe(0);
     // The routing questions that had not failed yet give theirs back as their opens fail too.
     await expect.poll(() => requestCounters.of({ name: 'alice' }).inFlight).toBe(0);
+  });
+});
+
+describe('the modern /mcp aggregate at the agent\'s request cap', () => {
+  it('answers a list the cap cuts short with limit-reached, not with a healthy server marked unavailable', async () => {
+    const { ask } = await start({ 'max-requests-per-agent': 1 });
+    const refused = await ask('tools/list', 9);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toEqual({
+      jsonrpc: '2.0',
+      id: 9,
+      error: { code: -32012, message: 'Agent "alice" already has 1 requests in flight: wait for their answers before sending more, or raise max-requests-per-agent in the worker config', data: { reason: 'limit-reached', agent: 'alice', limit: 1 } },
+    });
+    // Within the cap the servers are asked as before.
+    const { ask: roomy } = await start({ 'max-requests-per-agent': 2 });
+    const listed = await roomy('tools/list', 10);
+    expect(listed.status).toBe(200);
+    expect(await listed.json()).toMatchObject({ id: 10, result: { tools: [] } });
   });
 });

@@ -49,6 +49,17 @@ export async function serveModernAggregate(request: Request, era: Exclude<Era, {
   if (admitted.kind === 'answer') return admitted.response;
   const message = admitted.message;
   const ctx: AggregateContext = { request, agent, servers: agent.servers.filter((s) => Object.hasOwn(deps.config.servers, s)), config: deps.config, deps };
+  try {
+    return await answer(ctx, message);
+  } catch (error) {
+    // A question to a server was refused by the agent's own cap (`askServer`): so is the request.
+    if (!(error instanceof WireError && error.reason === 'limit-reached')) throw error;
+    deps.log.info('Modern aggregate request refused', { agent: agent.name, method: message.method, reason: error.reason });
+    return Response.json(jsonRpcErrorBody(message.id, error), { status: httpStatusFor(error.reason) });
+  }
+}
+
+async function answer(ctx: AggregateContext, message: ModernRequest): Promise<Response> {
   const params = message.params ?? {};
   const bare = { ...message, params: { _meta: params._meta } } as ModernRequest;
   const method = message.method;
