@@ -137,6 +137,27 @@ describe('switchyard start', () => {
     }
   }, 90_000);
 
+  it('on every interface (--host 0.0.0.0), prints a URL agents can use and says the token crosses the network in plain http', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'sy-start-any-'));
+    const { started, printed, exited, banner } = watchStart(state, ['--host', '0.0.0.0']);
+    try {
+      await banner;
+      const config = JSON.parse(readFileSync(join(state, 'client-config.json'), 'utf8')) as { mcpServers: { switchyard: { url: string; headers: Record<string, string> } } };
+      expect(config.mcpServers.switchyard.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      expect(printed.out).not.toContain('0.0.0.0');
+      expect(printed.err).toContain('note: the worker listens on every network interface (HOST=0.0.0.0), over plain http');
+      const health = await fetch(new URL('/healthz', config.mcpServers.switchyard.url), { headers: config.mcpServers.switchyard.headers });
+      expect(health.status).toBe(200);
+    } finally {
+      if (started.exitCode === null) process.kill(-started.pid!, 'SIGINT');
+      const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 20_000);
+      const code = await exited;
+      clearTimeout(timer);
+      rmSync(state, { recursive: true, force: true });
+      expect(code, printed.err).toBe(0);
+    }
+  }, 90_000);
+
   it('refuses a --public-url that cloud clients could not use, naming what is wrong, before starting anything', () => {
     const state = mkdtempSync(join(tmpdir(), 'sy-start-bad-url-'));
     try {

@@ -242,8 +242,12 @@ export async function runStart(argv: string[]): Promise<number> {
     process.stderr.write(`warning: ${availability.message}; the demo servers run contained, so each will fail with containment-unavailable until then\n`);
   }
 
-  const localUrl = `${workerUrl}/mcp`;
+  // A wildcard address is where the worker listens, not a URL an agent can use (its Host is refused).
+  const localUrl = `${dialUrl}/mcp`;
   const agentUrl = publicUrl !== undefined ? `${publicUrl}/mcp` : localUrl;
+  if (host === '0.0.0.0' || host === '::') {
+    process.stderr.write(`note: the worker listens on every network interface (HOST=${host}), over plain http: an agent on another machine sends its token readable, so use that only on a network you trust, or put TLS in front and pass --public-url\n`);
+  }
   const configs = clientConfigs(agentUrl, token);
   writeJson(join(stateDir, 'client-config.json'), configs.generic, 0o600);
   process.stdout.write(
@@ -254,7 +258,7 @@ export async function runStart(argv: string[]): Promise<number> {
       `  Agent URL   ${agentUrl}`,
       ...(publicUrl !== undefined ? [`  Local URL   ${localUrl}  (what ${publicUrl} must be forwarded to)`] : []),
       `  Token       ${token}`,
-      `  Status      ${workerUrl}/  (sign in with the token)`,
+      `  Status      ${dialUrl}/  (sign in with the token)`,
       `  Servers     ${DEMO_SERVERS.join(', ')} — contained by bubblewrap under trust profile "demo"`,
       '',
       `Client config (written to ${join(stateDir, 'client-config.json')}):`,
@@ -275,7 +279,7 @@ export async function runStart(argv: string[]): Promise<number> {
         ? [
             `Claude custom connectors (claude.ai, Desktop, mobile) and ChatGPT: add ${agentUrl} as a custom`,
             'connector and approve it on the consent page with the token above. They connect from the cloud:',
-            `whatever forwards ${publicUrl} to ${workerUrl} (a tunnel, a TLS proxy) must be running.`,
+            `whatever forwards ${publicUrl} to ${dialUrl} (a tunnel, a TLS proxy) must be running.`,
           ]
         : [
             'Claude custom connectors (claude.ai, Desktop, mobile) and ChatGPT connect from the cloud: they',
