@@ -18,6 +18,14 @@ describe('modern headers', () => {
     expect(decodeHeaderValue(`=?base64?${btoa('\xff\xfe')}?=`)).toMatchObject({ ok: false, problem: expect.stringContaining('UTF-8') });
   });
 
+  it('says a sentinel header was sent more than once when Headers folded it with another value', () => {
+    const twice = new Headers([['mcp-name', '=?base64?SGVsbG8=?='], ['mcp-name', '=?base64?SGVsbG8=?=']]);
+    expect(decodeHeaderValue(twice.get('mcp-name')!)).toEqual({ ok: false, problem: 'it was sent more than once' });
+    expect(decodeHeaderValue('=?base64?SGVsbG8=?=, echo')).toEqual({ ok: false, problem: 'it was sent more than once' });
+    expect(decodeHeaderValue('echo, =?base64?SGVsbG8=?=')).toEqual({ ok: false, problem: 'it was sent more than once' });
+    expect(decodeHeaderValue('a, b')).toEqual({ ok: true, value: 'a, b' });
+  });
+
   it('takes a value missing either marker as a literal', () => {
     expect(decodeHeaderValue('SGVsbG8=')).toEqual({ ok: true, value: 'SGVsbG8=' });
     expect(decodeHeaderValue('=?base64?SGVsbG8=')).toEqual({ ok: true, value: '=?base64?SGVsbG8=' });

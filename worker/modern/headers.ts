@@ -6,7 +6,8 @@
  *
  * A value that only starts or only ends with a sentinel marker is a literal. A sentinel whose
  * inside is not canonical Base64 (bad padding, a character outside the alphabet) or not UTF-8 is
- * a malformed header, as is a value with a character outside visible ASCII, SP and HTAB.
+ * a malformed header, as is a value with a character outside visible ASCII, SP and HTAB, and a
+ * sentinel folded with another value (the header sent more than once).
  *
  * @module
  */
@@ -46,6 +47,9 @@ export function plainHeaderValue(raw: string): HeaderValue {
 export function decodeHeaderValue(raw: string): HeaderValue {
   if (!ALLOWED_CHARS.test(raw)) return { ok: false, problem: 'it contains a character outside visible ASCII, space and tab' };
   const value = trimOws(raw);
+  // `Headers` folds a repeated header into one value joined by ", ": a sentinel beside another
+  // value is that, not a Base64 problem. (Two plain values fold to what one "a, b" would be.)
+  if (foldedSentinel(value)) return { ok: false, problem: 'it was sent more than once' };
   const sentinel = SENTINEL.exec(value);
   if (sentinel === null) return { ok: true, value };
   const encoded = sentinel[1]!;
@@ -57,6 +61,11 @@ export function decodeHeaderValue(raw: string): HeaderValue {
   } catch {
     return { ok: false, problem: 'its =?base64?…?= value is not UTF-8' };
   }
+}
+
+/** A sentinel first or last among values joined by ", " (no regex: a header may be long). */
+function foldedSentinel(value: string): boolean {
+  return (value.startsWith('=?base64?') && value.includes('?=, ')) || (value.endsWith('?=') && value.includes(', =?base64?'));
 }
 
 /** The protocol version header, trimmed; undefined when absent. */
