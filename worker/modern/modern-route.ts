@@ -122,19 +122,13 @@ export async function forwardModern(request: Request, message: ModernRequest, to
   const trace = traceContextOf(request.headers);
   const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const, route: to.route };
   const requests = deps.requestCounters.of(agent);
-  if (requests.room === 0) {
+  const release = requests.takeSlot();
+  if (release === null) {
     const refusal = agentRequestsLimitReached(agent.name, requests.limit);
     deps.log.info('Modern request refused', { agent: agent.name, server, method: message.method, reason: refusal.reason });
     deps.audit?.refused(scope, message, refusal, trace);
     return Response.json(jsonRpcErrorBody(message.id, refusal), { status: httpStatusFor(refusal.reason) });
   }
-  requests.take();
-  let taken = true;
-  const release = () => {
-    if (!taken) return;
-    taken = false;
-    requests.release();
-  };
   const session = newModernSession();
   const ledger = deps.audit?.ledger({ ...scope, session });
   const traced = ledger?.request(message, trace) ?? message;

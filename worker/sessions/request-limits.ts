@@ -55,6 +55,18 @@ export class AgentRequests {
   release(count = 1): void {
     this.#inFlight = Math.max(0, this.#inFlight - count);
   }
+
+  /** One slot, and the function that gives it back (at most once, whoever calls it); null when there is no room. */
+  takeSlot(): (() => void) | null {
+    if (this.room === 0) return null;
+    this.take();
+    let taken = true;
+    return () => {
+      if (!taken) return;
+      taken = false;
+      this.release();
+    };
+  }
 }
 
 /**

@@ -115,19 +115,13 @@ async function answer(ctx: AggregateContext, message: ModernRequest): Promise<Re
  */
 async function listenAcross(ctx: AggregateContext, message: ModernRequest): Promise<Response> {
   const requests = ctx.deps.requestCounters.of(ctx.agent);
-  if (requests.room === 0) {
+  const release = requests.takeSlot();
+  if (release === null) {
     const refusal = agentRequestsLimitReached(ctx.agent.name, requests.limit);
     ctx.deps.log.info('Modern request refused', { agent: ctx.agent.name, method: message.method, reason: refusal.reason });
     ledger(ctx, null)?.refuse(message, 'refused', refusal.reason, traceContextOf(ctx.request.headers));
     return Response.json(jsonRpcErrorBody(message.id, refusal), { status: httpStatusFor(refusal.reason) });
   }
-  requests.take();
-  let taken = true;
-  const release = () => {
-    if (!taken) return;
-    taken = false;
-    requests.release();
-  };
   const opened = await Promise.allSettled(ctx.servers.map(async (server) => {
     try {
       return { server, channel: await openModernChannel({ agent: ctx.agent, server, descriptor: ctx.config.servers[server]!.executor }, ctx.deps) };
