@@ -42,6 +42,15 @@ function watchStart(state: string, extra: string[] = []) {
   return { started, printed, exited, banner };
 }
 
+/** Stops a started CLI as a terminal's Ctrl-C does (SIGINT to its group; SIGKILL after 20 s); its exit code. */
+async function stopAsCtrlC(started: ReturnType<typeof startCli>, exited: Promise<number | null>): Promise<number | null> {
+  if (started.exitCode === null) process.kill(-started.pid!, 'SIGINT');
+  const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 20_000);
+  const code = await exited;
+  clearTimeout(timer);
+  return code;
+}
+
 /** Runs start until its banner, then stops it as Ctrl-C does; what it printed and how it exited. */
 async function startAndStop(state: string): Promise<{ code: number | null; out: string; err: string }> {
   const { started, printed, exited, banner } = watchStart(state);
@@ -81,11 +90,7 @@ describe('switchyard start', () => {
       expect(challenge.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${issuer}/.well-known/oauth-protected-resource/mcp", scope="mcp"`);
       expect(((await (await fetch(`${issuer}/.well-known/oauth-authorization-server`)).json()) as { issuer: string }).issuer).toBe(issuer);
     } finally {
-      if (started.exitCode === null) process.kill(-started.pid!, 'SIGINT');
-      const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 20_000);
-      const code = await exited;
-      clearTimeout(timer);
-      expect(code).toBe(0);
+      expect(await stopAsCtrlC(started, exited)).toBe(0);
     }
     // The tokenless request that starts OAuth discovery is audited at info (no-credential), so it is not here.
     const logged = printed.err.split('\n').filter((line) => /"level":"(warn|error)"/.test(line));
@@ -128,10 +133,7 @@ describe('switchyard start', () => {
       // Any other name is still refused (DNS rebinding).
       expect((await viaTunnel('evil.example.test', config.mcpServers.switchyard.headers)).status).toBe(403);
     } finally {
-      if (started.exitCode === null) process.kill(-started.pid!, 'SIGINT');
-      const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 20_000);
-      const code = await exited;
-      clearTimeout(timer);
+      const code = await stopAsCtrlC(started, exited);
       rmSync(state, { recursive: true, force: true });
       expect(code, printed.err).toBe(0);
     }
@@ -149,10 +151,7 @@ describe('switchyard start', () => {
       const health = await fetch(new URL('/healthz', config.mcpServers.switchyard.url), { headers: config.mcpServers.switchyard.headers });
       expect(health.status).toBe(200);
     } finally {
-      if (started.exitCode === null) process.kill(-started.pid!, 'SIGINT');
-      const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 20_000);
-      const code = await exited;
-      clearTimeout(timer);
+      const code = await stopAsCtrlC(started, exited);
       rmSync(state, { recursive: true, force: true });
       expect(code, printed.err).toBe(0);
     }
