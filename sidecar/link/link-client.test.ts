@@ -71,6 +71,9 @@ describe('link client backoff', () => {
     ] as const;
     for (const [attempt, random, expected] of table) expect(backoffDelay(attempt, {}, () => random)).toBe(expected);
     expect(backoffDelay(0, { firstMs: 200, capMs: 1000 }, () => 0.5)).toBe(100);
+    // Until the sidecar has linked once, no retry waits more than 5 s: a worker brought up after it is found at once.
+    expect([0, 2, 3, 5, 50].map((attempt) => backoffDelay(attempt, {}, () => 0.999, false))).toEqual([999, 3996, 4995, 4995, 4995]);
+    expect(backoffDelay(5, { capMs: 2000 }, () => 0.999, false)).toBe(1998);
   });
 
   it('builds the link URL from the worker base URL', () => {

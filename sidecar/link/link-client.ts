@@ -37,6 +37,12 @@ export interface BackoffOptions {
   capMs?: number;
   /** A link that stayed up this long resets the backoff. Default 60 s. */
   stableMs?: number;
+  /**
+   * Largest delay until this sidecar has linked once. Default 5 s: a sidecar started before its
+   * worker (as a setup is often done) notices the worker within seconds of it coming up, while a
+   * fleet that lost a linked worker still spreads its redials over `capMs`.
+   */
+  capBeforeLinkMs?: number;
 }
 
 export interface LinkClientOptions {
@@ -61,12 +67,16 @@ export interface LinkClientOptions {
 }
 
 /** The reconnect timings when nothing overrides them (the config reference prints these). */
-export const DEFAULT_BACKOFF = { firstMs: 1_000, capMs: 30_000, stableMs: 60_000 } as const;
+export const DEFAULT_BACKOFF = { firstMs: 1_000, capMs: 30_000, stableMs: 60_000, capBeforeLinkMs: 5_000 } as const;
 
-/** Full jitter: a uniform delay in [0, min(cap, first · 2^attempt)). Attempt 0 is the first retry. */
-export function backoffDelay(attempt: number, options: BackoffOptions = {}, random: () => number = Math.random): number {
+/**
+ * Full jitter: a uniform delay in [0, min(cap, first · 2^attempt)). Attempt 0 is the first retry;
+ * until the sidecar has linked once, the cap is `capBeforeLinkMs` at most.
+ */
+export function backoffDelay(attempt: number, options: BackoffOptions = {}, random: () => number = Math.random, linkedBefore = true): number {
   const first = options.firstMs ?? DEFAULT_BACKOFF.firstMs;
-  const cap = options.capMs ?? DEFAULT_BACKOFF.capMs;
+  const capAfter = options.capMs ?? DEFAULT_BACKOFF.capMs;
+  const cap = linkedBefore ? capAfter : Math.min(capAfter, options.capBeforeLinkMs ?? DEFAULT_BACKOFF.capBeforeLinkMs);
   const ceiling = Math.min(cap, first * 2 ** Math.min(attempt, 30));
   return Math.floor(random() * ceiling);
 }
@@ -91,6 +101,8 @@ export class LinkClient {
   #endpoint: LinkEndpoint | null = null;
   #retryTimer: ReturnType<typeof setTimeout> | null = null;
   #attempt = 0;
+  /** Whether a link was ever up: until then retries stay within `capBeforeLinkMs`. */
+  #linkedOnce = false;
   #stopped = true;
   /** Bumped by `stop()`, so a proof still being signed then never dials. */
   #generation = 0;
@@ -195,6 +207,7 @@ export class LinkClient {
           linkedAt = Date.now();
           this.#endpoint = endpoint;
           this.#log.info('Linked to the worker');
+          this.#linkedOnce = true;
           this.#options.onLinked?.(endpoint);
           return null;
         },
@@ -235,7 +248,7 @@ export class LinkClient {
 
   #scheduleRetry(): void {
     if (this.#stopped) return;
-    const delay = backoffDelay(this.#attempt++, this.#options.backoff, this.#options.random);
+    const delay = backoffDelay(this.#attempt++, this.#options.backoff, this.#options.random, this.#linkedOnce);
     this.#log.info('Dialling the worker again', { inMs: delay, attempt: this.#attempt });
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = null;
