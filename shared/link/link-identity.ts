@@ -91,17 +91,30 @@ export interface LinkProofFields {
   nonce: string;
 }
 
+/**
+ * A signed statement's lines as bytes: its domain line, then one `name=value` line per field. A
+ * value holding a line break or control character is refused, so no field can forge another line.
+ */
+export function signedLines(domain: string, fields: ReadonlyArray<readonly [name: string, value: unknown]>, what: string): Uint8Array<ArrayBuffer> {
+  for (const [name, value] of fields) {
+    if (typeof value !== 'string' || value === '' || /[\x00-\x1f\x7f]/.test(value)) throw new TypeError(`Invalid ${what} field ${name}: must be non-empty text without control characters`);
+  }
+  return new TextEncoder().encode([domain, ...fields.map(([name, value]) => `${name}=${value as string}`)].join('\n'));
+}
+
 /** The exact bytes a host signs; fields holding a line break or control character are refused. */
 export function linkProofMessage(fields: LinkProofFields): Uint8Array<ArrayBuffer> {
-  for (const [name, value] of Object.entries(fields)) {
-    if (typeof value !== 'string' || value === '' || /[\x00-\x1f\x7f]/.test(value)) throw new TypeError(`Invalid link proof field ${name}: must be non-empty text without control characters`);
-  }
-  return new TextEncoder().encode(`${PROOF_DOMAIN}\nworker=${fields.origin}\nentity-id=${fields.entityId}\nnonce=${fields.nonce}`);
+  return signedLines(PROOF_DOMAIN, [['worker', fields.origin], ['entity-id', fields.entityId], ['nonce', fields.nonce]], 'link proof');
+}
+
+/** Signs `message` with the host's private key; the signature as base64url. */
+export async function signMessage(privateKey: CryptoKey, message: Uint8Array<ArrayBuffer>): Promise<string> {
+  return encodeBase64Url(new Uint8Array(await crypto.subtle.sign(ED25519, privateKey, message)));
 }
 
 /** Signs a proof with the host's private key; the signature as base64url. */
-export async function signLinkProof(privateKey: CryptoKey, fields: LinkProofFields): Promise<string> {
-  return encodeBase64Url(new Uint8Array(await crypto.subtle.sign(ED25519, privateKey, linkProofMessage(fields))));
+export function signLinkProof(privateKey: CryptoKey, fields: LinkProofFields): Promise<string> {
+  return signMessage(privateKey, linkProofMessage(fields));
 }
 
 /** Imports a public key for `verifyLinkProof` (once per host, not per link). */
@@ -109,12 +122,17 @@ export function importPublicKey(raw: Uint8Array<ArrayBuffer>): Promise<CryptoKey
   return crypto.subtle.importKey('raw', raw, ED25519, false, ['verify']);
 }
 
-/** True when `signature` (base64url) is the host's signature over these fields. Never throws. */
-export async function verifyLinkProof(publicKey: CryptoKey, fields: LinkProofFields, signature: string): Promise<boolean> {
+/** True when `signature` (base64url) is the host's signature over the bytes `message` builds. Never throws (a field `message` refuses is a false). */
+export async function verifySignature(publicKey: CryptoKey, message: () => Uint8Array<ArrayBuffer>, signature: string): Promise<boolean> {
   try {
     if (!SIGNATURE_PATTERN.test(signature)) return false;
-    return await crypto.subtle.verify(ED25519, publicKey, decodeBase64Url(signature), linkProofMessage(fields));
+    return await crypto.subtle.verify(ED25519, publicKey, decodeBase64Url(signature), message());
   } catch {
     return false;
   }
+}
+
+/** True when `signature` (base64url) is the host's signature over these fields. Never throws. */
+export function verifyLinkProof(publicKey: CryptoKey, fields: LinkProofFields, signature: string): Promise<boolean> {
+  return verifySignature(publicKey, () => linkProofMessage(fields), signature);
 }

@@ -34,7 +34,7 @@
  * @module
  */
 import { decodeBase64Url, encodeBase64Url } from '../base64url.ts';
-import { createNonce, linkProofMessage, NONCE_PATTERN, SIGNATURE_PATTERN, type LinkProofFields } from './link-identity.ts';
+import { createNonce, linkProofMessage, NONCE_PATTERN, signedLines, signMessage, SIGNATURE_PATTERN, verifySignature, type LinkProofFields } from './link-identity.ts';
 
 /** The upgrade request header carrying the proof: sent by the link client and doctor, read by the link route. */
 export const LINK_PROOF_HEADER = 'X-Switchyard-Link-Proof';
@@ -76,26 +76,17 @@ export interface LinkUpgradeProof {
 /** The exact bytes a host signs for an upgrade; fields holding a control character are refused. */
 export function linkUpgradeMessage(fields: LinkUpgradeFields): Uint8Array<ArrayBuffer> {
   if (!Number.isSafeInteger(fields.time) || fields.time < 0) throw new TypeError('Invalid link upgrade time: must be a non-negative integer of seconds');
-  for (const [name, value] of Object.entries({ origin: fields.origin, entityId: fields.entityId, nonce: fields.nonce })) {
-    if (value === '' || /[\x00-\x1f\x7f]/.test(value)) throw new TypeError(`Invalid link upgrade field ${name}: must be non-empty text without control characters`);
-  }
-  return new TextEncoder().encode(`${UPGRADE_DOMAIN}\nworker=${fields.origin}\nentity-id=${fields.entityId}\ntime=${fields.time}\nnonce=${fields.nonce}`);
+  return signedLines(UPGRADE_DOMAIN, [['worker', fields.origin], ['entity-id', fields.entityId], ['time', String(fields.time)], ['nonce', fields.nonce]], 'link upgrade');
 }
 
 /** Signs either statement with the host's private key (the host key's one `sign`); base64url. */
-export async function signLinkStatement(privateKey: CryptoKey, fields: LinkSignable): Promise<string> {
-  const message = 'purpose' in fields ? linkUpgradeMessage(fields) : linkProofMessage(fields);
-  return encodeBase64Url(new Uint8Array(await crypto.subtle.sign(ED25519, privateKey, message)));
+export function signLinkStatement(privateKey: CryptoKey, fields: LinkSignable): Promise<string> {
+  return signMessage(privateKey, 'purpose' in fields ? linkUpgradeMessage(fields) : linkProofMessage(fields));
 }
 
 /** True when `signature` (base64url) is the host's upgrade proof over these fields. Never throws. */
-export async function verifyLinkUpgrade(publicKey: CryptoKey, fields: LinkUpgradeFields, signature: string): Promise<boolean> {
-  try {
-    if (!SIGNATURE_PATTERN.test(signature)) return false;
-    return await crypto.subtle.verify(ED25519, publicKey, decodeBase64Url(signature), linkUpgradeMessage(fields));
-  } catch {
-    return false;
-  }
+export function verifyLinkUpgrade(publicKey: CryptoKey, fields: LinkUpgradeFields, signature: string): Promise<boolean> {
+  return verifySignature(publicKey, () => linkUpgradeMessage(fields), signature);
 }
 
 /**
