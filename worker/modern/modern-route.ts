@@ -44,8 +44,6 @@ export interface ModernRouteDeps {
   requestTimeoutMs?: number;
   /** Every call on the record (`audit/`). */
   audit?: WorkerAudit;
-  /** The worker's `max-requests-per-agent`; its default when absent. */
-  config?: { readonly 'max-requests-per-agent'?: number | undefined };
   /** Each agent's requests in flight, kept across config reloads. */
   requestCounters: AgentRequestCounters;
 }

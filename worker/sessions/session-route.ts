@@ -51,8 +51,8 @@ export interface SessionRouteOptions {
   log: WorkerLogger;
   /** New session ids; `crypto.randomUUID()` by default (on Workers, an id naming the Durable Object that holds it). */
   newSessionId?: () => string;
-  /** The worker-wide `max-sessions-per-agent` (an agent's own `max-sessions` wins) and `max-requests-per-agent`. */
-  config?: { readonly 'max-sessions-per-agent'?: number | undefined; readonly 'max-requests-per-agent'?: number | undefined };
+  /** The worker-wide `max-sessions-per-agent` (an agent's own `max-sessions` wins). */
+  config?: { readonly 'max-sessions-per-agent'?: number | undefined };
   /** Each agent's requests in flight, kept across config reloads. */
   requestCounters: AgentRequestCounters;
 }
