@@ -15,9 +15,9 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sha256Hex } from '../shared/credentials.ts';
-import { parseConnectionDescriptor } from '../shared/descriptors.ts';
+import { hostOf, parseConnectionDescriptor } from '../shared/descriptors.ts';
+import { isCleartextRemote } from '../sidecar/link/worker-url.ts';
 import { LocalError } from '../shared/errors.ts';
-import { isLoopbackHostname } from '../shared/loopback.ts';
 import { launchesOnHost } from '../worker/link/host-expectations.ts';
 import { clientConfigs, reachableFromTheCloud } from './state-dir.ts';
 import { openWorkerConfig, saveWorkerConfig, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
@@ -82,7 +82,7 @@ async function add(name: string, values: Record<string, string | boolean | undef
   raw.agents.push(agent);
   const saved = saveWorkerConfig(file, raw);
   // Without a profile the host decides alone, and a host with neither a floor nor allow-uncontained refuses every launch.
-  const onHosts = servers.filter((s) => ['user-computer-profile', 'reverse-http'].includes((file.parsed.servers[s]?.executor as { type?: string } | undefined)?.type ?? ''));
+  const onHosts = servers.filter((s) => { const entry = file.parsed.servers[s]; return entry !== undefined && hostOf(entry.executor) !== null; });
   if (ref === undefined && onHosts.length > 0) {
     process.stderr.write(
       `note: agent "${name}" names no trust profile, so ${onHosts.join(', ')} run under each host's floor ("trust-profile" in its sidecar.json); ` +
@@ -90,7 +90,7 @@ async function add(name: string, values: Record<string, string | boolean | undef
     );
   }
   const base = (given ?? saved['public-url'] ?? DEFAULT_WORKER_URL).replace(/\/+$/, '');
-  if (given !== undefined && !reachesOnlyThisMachine(given) && given.startsWith('http:')) {
+  if (given !== undefined && isCleartextRemote(given)) {
     process.stderr.write(`note: ${given} is plain http off this machine: the agent's token crosses the network readable; put the worker behind TLS and use its https URL\n`);
   }
   const url = `${base}/mcp`;
@@ -197,8 +197,4 @@ function workerOrigin(value: string): string {
   if (url.username !== '' || url.password !== '') throw wrong('must not carry a user name or password');
   if (!/^\/(mcp\/?)?$/.test(url.pathname) || url.search !== '' || url.hash !== '') throw wrong(`must be the worker's origin (${url.origin}), which serves /mcp from its root`);
   return url.origin;
-}
-
-function reachesOnlyThisMachine(origin: string): boolean {
-  return isLoopbackHostname(new URL(origin).hostname);
 }

@@ -9,6 +9,7 @@ import { bubblewrapExecutable, bubblewrapProbe, NSENTER, userModeNetworkExecutab
 import { denoBinaryPath } from './deno-binary.ts';
 import { findPrlimit } from '../sidecar/process/address-space-limit.ts';
 import { findSetpriv, takesParentDeathSignal } from '../sidecar/process/parent-death.ts';
+import { fetchErrorText } from '../shared/fetch-error-text.ts';
 
 export interface DoctorCheck {
   name: string;
@@ -145,10 +146,8 @@ export async function runDoctor(
       const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
       checks.push({ name: 'worker reachable', ok: res.status < 500, detail: `${url} answered ${res.status}` });
     } catch (error) {
-      // Node says only "fetch failed"; the cause says why (refused, unknown name, a TLS problem).
-      const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-      const why = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : undefined;
-      checks.push({ name: 'worker reachable', ok: false, detail: `${url}: ${(error as Error).message}${why !== undefined ? ` (${why})` : ''}`, fix: 'Start the worker (switchyard worker --config FILE) or fix "worker" in sidecar.json' });
+      // Node says only "fetch failed"; the cause's code says why (refused, unknown name, a TLS problem).
+      checks.push({ name: 'worker reachable', ok: false, detail: `${url}: ${fetchErrorText(error)}`, fix: 'Start the worker (switchyard worker --config FILE) or fix "worker" in sidecar.json' });
     }
   }
   return checks;
