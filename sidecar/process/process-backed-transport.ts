@@ -130,7 +130,7 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     void handle.exited.then((exit) => {
       // An exit the executor asked for (it ends every tree when the sidecar stops, whoever closes
       // first) is an orderly close, not a server that died: no error, no warning.
-      if (this.#state === 'open') this.#closing ??= this.#shutdown(handle.ending === true ? undefined : exit);
+      if (this.#state === 'open') this.#closing ??= this.#shutdown(handle.ending ? undefined : exit);
     });
   }
 

@@ -34,7 +34,7 @@ export interface ProcessHandle {
    */
   dispose(graceMs?: number): Promise<ProcessExit>;
   /** Whether `dispose()` has been called: an exit from then on was asked for (the host shutting down, a budget making room). */
-  readonly ending?: boolean;
+  readonly ending: boolean;
 }
 
 /** Stages of disposal, in milliseconds. */
