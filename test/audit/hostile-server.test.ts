@@ -19,7 +19,13 @@ type Audit = Record<string, any>;
 const audits = (lines: readonly LogLine[]): Audit[] => lines.filter((l) => l.json.msg === 'audit' && l.json.event === 'call').map((l) => l.json as Audit);
 
 async function post(body: unknown, sessionId?: string, to: { path?: string; agent?: string } = {}): Promise<{ status: number; sessionId: string | null; text: string }> {
-  const response = await fetch(`${stack.url}${to.path ?? '/servers/hostile/mcp'}`, {
+  const response = await send(body, sessionId, to);
+  return { status: response.status, sessionId: response.headers.get('mcp-session-id'), text: await response.text() };
+}
+
+/** POSTs `body` and returns once the answer's headers are in: its requests are taken (or refused) by then. */
+function send(body: unknown, sessionId?: string, to: { path?: string; agent?: string } = {}): Promise<Response> {
+  return fetch(`${stack.url}${to.path ?? '/servers/hostile/mcp'}`, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${stack.tokens[to.agent ?? 'alice']}`,
@@ -29,7 +35,6 @@ async function post(body: unknown, sessionId?: string, to: { path?: string; agen
     },
     body: JSON.stringify(body),
   });
-  return { status: response.status, sessionId: response.headers.get('mcp-session-id'), text: await response.text() };
 }
 
 const call = (id: number, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
@@ -94,17 +99,19 @@ describe('the audit log against a hostile server', () => {
     expect(deleted.sidecar.map((a) => [a.decision, a.outcome, a.traceId])).toEqual([['allowed', 'ok', deleted.worker[0]!.traceId]]);
     // The second request never reached the host: refused on the worker, and only there.
     expect(slow.worker.map((a) => [a.level, a.decision, a.reason])).toEqual([['warn', 'refused', 'invalid-request']]);
-    await new Promise((resolve) => setTimeout(resolve, 500)); // what the server would have taken to answer it
-    expect(audits(stack.sidecar.err.lines).filter((a) => a.tool === 'slow')).toEqual([]);
+    // A later slow call on the same channel: had the refused one reached the host, the server would
+    // have answered it first, and its line would be there by the time this one's is.
+    await post(call(8, 'slow'), session);
+    const later = await linesFor('slow');
+    expect(later.sidecar).toHaveLength(1);
   }, 30_000);
 
   it('refuses a lone request reusing the id of one in flight with 400, audited once, and the first still gets its answer', async () => {
-    const first = post(call(10, 'slow'), session);
-    await new Promise((resolve) => setTimeout(resolve, 100)); // the first is in flight: the server takes 300 ms over it
+    const first = await send(call(10, 'slow'), session); // in flight once its headers are in: the server takes 300 ms over it
     const second = await post(call(10, 'reused'), session);
     expect(second.status).toBe(400);
     expect(JSON.parse(second.text)).toMatchObject({ id: 10, error: { code: -32600, message: 'Request refused: id 10 is already in use by a request in flight in this session', data: { reason: 'invalid-request' } } });
-    expect((await first).text).toContain('ok slow');
+    expect(await first.text()).toContain('ok slow');
     expect(audits(stack.worker.err.lines).filter((a) => a.tool === 'reused').map((a) => [a.decision, a.reason])).toEqual([['refused', 'invalid-request']]);
     expect(audits(stack.sidecar.err.lines).filter((a) => a.tool === 'reused')).toEqual([]);
   }, 30_000);
