@@ -569,15 +569,18 @@ describe('what strangers can do', () => {
     const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
     const html = await page.text();
     const payload = JSON.parse(new TextDecoder().decode(decodeBase64Url(hiddenField(html, 'consent').split('.')[0]!))) as { n: string };
-    const forgeries = [
-      // "Signed in as the admin" by the MAC of the admin's token hash (what a form used to carry).
-      { ...payload, a: { g: null, h: await stolenKey.mac('approver', `${payload.n}:${hashes[0]}`) } },
-      { ...payload, a: { g: null, h: await stolenKey.mac('approver', hashes[0]!) } },
-      // The id of alice's pending sign-in record, as the state names it.
-      { ...payload, a: { s: signInIds[0]!.slice(0, 43) } },
-      { ...payload, a: { s: base64url(decodeHex(signInIds[0]!)).slice(0, 43) } },
+    const notValid = 'invalid_request: This authorization form is not valid on this server (it was changed, or made before an update): start again from the app';
+    const noSignIn = 'invalid_request: This authorization form was already used, or its sign-in has expired: start again from the app';
+    const forgeries: Array<[unknown, string]> = [
+      // "Signed in as the admin" by the MAC of the admin's token hash (what a form used to carry): no such form any more.
+      [{ ...payload, a: { g: null, h: await stolenKey.mac('approver', `${payload.n}:${hashes[0]}`) } }, notValid],
+      [{ ...payload, a: { g: null, h: await stolenKey.mac('approver', hashes[0]!) } }, notValid],
+      // The id of alice's pending sign-in record, as the state names it: a form that reaches the
+      // sign-in lookup, and finds none, since the state keeps only the hash of the id.
+      [{ ...payload, a: { s: signInIds[0]!.slice(0, 43) } }, noSignIn],
+      [{ ...payload, a: { s: base64url(decodeHex(signInIds[0]!)).slice(0, 43) } }, noSignIn],
     ];
-    for (const forged of forgeries) {
+    for (const [forged, refusal] of forgeries) {
       const answer = await fetchFn(`${BASE}/oauth/authorize`, {
         method: 'POST',
         redirect: 'manual',
@@ -585,6 +588,7 @@ describe('what strangers can do', () => {
         body: new URLSearchParams({ consent: await stolenKey.seal('consent', forged), csrf: hiddenField(html, 'csrf'), step: 'approve', agent: 'bob' }).toString(),
       });
       expect([answer.status, answer.headers.get('location')]).toEqual([400, null]);
+      expect(await pageError(answer)).toBe(refusal);
     }
   });
 
