@@ -161,6 +161,9 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
     expect(await rogue.next('link-challenge')).toMatchObject({ type: 'link-challenge' });
     await rogue.close();
     await stack.waitLinked('a');
+    // A plain GET, no upgrade at all: the edge answers 426 itself.
+    const plain = await fetch(`${stack.url}/link`);
+    expect([plain.status, ((await plain.json()) as { error: { reason: string } }).error.reason]).toEqual([426, 'invalid-request']);
   });
 
   it('keeps an agent\'s connection after answering a request whose body it did not need: the next request on it is answered', async () => {

@@ -80,6 +80,11 @@ export interface LinkRouteOptions {
   spent?: SpentProofStore;
 }
 
+/** The answer to a `/link` request that is no WebSocket upgrade (a browser, a probe by hand). */
+export function notAnUpgrade(): Response {
+  return Response.json(new WireError('invalid-request', 'The link endpoint takes a WebSocket upgrade: only a sidecar dials it').toHttpBody(), { status: 426 });
+}
+
 /** A sub-app with `GET /link`; mount it with `app.route('/', createLinkRoute(…))`. */
 export function createLinkRoute(options: LinkRouteOptions): Hono {
   const verifier = createHostVerifier(options.hosts);
@@ -100,10 +105,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
   let fullLogged = false;
   const app = new Hono();
   app.get('/link', async function linkRoute(c) {
-    if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') {
-      const error = new WireError('invalid-request', 'The link endpoint takes a WebSocket upgrade: only a sidecar dials it');
-      return c.json(error.toHttpBody(), 426);
-    }
+    if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return notAnUpgrade();
     // Nothing is upgraded before the host proved it holds its key, in this request itself.
     const gate = await admitUpgrade(c.req.raw);
     if (!gate.ok) return gate.response;

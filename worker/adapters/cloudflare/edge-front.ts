@@ -28,7 +28,7 @@ import { createWorkerOAuth } from '../../auth/oauth/oauth.ts';
 import type { WorkerAudit } from '../../audit/worker-audit.ts';
 import type { AgentEntry, WorkerConfig } from '../../config/worker-config.ts';
 import { createHostVerifier } from '../../link/host-auth.ts';
-import { createLinkRoute } from '../../link/link-route.ts';
+import { notAnUpgrade } from '../../link/link-route.ts';
 import { createLinkUpgradeGate } from '../../link/link-upgrade-gate.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { classifyByHeaders, classifyEra } from '../../modern/era.ts';
@@ -45,17 +45,6 @@ import type { SwitchyardEnv } from './workers-runtime.ts';
 export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: WorkerLogger, audit: WorkerAudit): Hono<{ Variables: AgentVariables }> {
   const registry = new DurableObjectHostLinkRegistry(env.HOST_LINK, { log });
   const core = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions: new NoSessionTable(), registry, log, audit, ...workersOAuth(env, config) });
-  // `/link` without an upgrade: the link route's own 426, so its upgrade helper is never reached.
-  const refusals = createLinkRoute({
-    upgradeWebSocket: (() => {
-      throw new Error('unreachable: a link to a configured host goes to its Durable Object');
-    }) as never,
-    registry,
-    hosts: config.hosts,
-    publicUrl: config['public-url'],
-    allowedHosts: config['allowed-hosts'],
-    log,
-  });
 
   const app = new Hono<{ Variables: AgentVariables }>();
   // Stateless here (any isolate may answer): the host's object, which sees all of its links,
@@ -68,7 +57,7 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
     remember: false,
   });
   app.get('/link', async (c) => {
-    if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return refusals.fetch(c.req.raw);
+    if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return notAnUpgrade();
     const verdict = await admitUpgrade(c.req.raw);
     if (!verdict.ok) return verdict.response;
     return hostObject(env.HOST_LINK, verdict.entityId).fetch(c.req.raw);
