@@ -51,9 +51,10 @@ export async function testConfig(
   }, { runtime: 'edge' });
 }
 
-export function startInProcessApp(config: WorkerConfig, router: InProcessRouter, options: { now?: () => number; audit?: WorkerAudit } = {}): InProcessApp {
+/** `retryAfterMs`: the least time between lazy reconnects of an unavailable `/mcp` server; 0 unless given, so a test need not wait it out. */
+export function startInProcessApp(config: WorkerConfig, router: InProcessRouter, options: { now?: () => number; audit?: WorkerAudit; retryAfterMs?: number } = {}): InProcessApp {
   const sessions = new InMemorySessionTable({ idleMs: config['session-idle-seconds'] * 1000, ...(options.now !== undefined ? { now: options.now } : {}) });
-  const app = createApp({ config, router, sessions, retryAfterMs: 0, ...(options.audit !== undefined ? { audit: options.audit } : {}) });
+  const app = createApp({ config, router, sessions, retryAfterMs: options.retryAfterMs ?? 0, ...(options.audit !== undefined ? { audit: options.audit } : {}) });
   const fetch = async (url: string | URL, init?: RequestInit) => app.request(String(url), init);
   const clients: Client[] = [];
   return {

@@ -8,6 +8,9 @@ import { WireError } from '../../shared/errors.ts';
 import { createTestMcpServer } from '../../test/support/test-mcp-server.ts';
 import { InProcessRouter } from '../../test/support/in-process-router.ts';
 import { startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
+import { auditFromConfig } from '../../shared/audit/audit-from-config.ts';
+import { silentLogger } from '../../shared/log.ts';
+import { WorkerAudit } from '../audit/worker-audit.ts';
 
 let harness: InProcessApp | undefined;
 afterEach(async () => {
@@ -21,6 +24,22 @@ async function setup(servers = ['alpha', 'beta']) {
   harness = startInProcessApp(config, router);
   return { router, harness };
 }
+
+/**
+ * Alice's alpha and beta with the worker's audit lines kept, and lazy reconnects spaced an hour
+ * apart: longer than any test, so what a call does before the spacing is over is all there is to see.
+ */
+async function setupAudited() {
+  const router = new InProcessRouter({ alpha: createTestMcpServer, beta: createTestMcpServer });
+  const config = await testConfig([{ name: 'alice', servers: ['alpha', 'beta'] }], ['alpha', 'beta']);
+  const lines: Array<Record<string, unknown>> = [];
+  const { audit: log } = auditFromConfig(config.audit, { component: 'worker', write: (line) => lines.push(JSON.parse(line)), log: silentLogger });
+  harness = startInProcessApp(config, router, { audit: new WorkerAudit({ config, log: log! }), retryAfterMs: 3_600_000 });
+  const audited = (event: string) => lines.filter((l) => l.event === event).map((l) => [l.server, l.method, l.tool ?? l.prompt, l.decision, l.reason]);
+  return { router, harness, audited };
+}
+
+const OFFLINE = () => new WireError('host-offline', 'Host "laptop" is offline: its sidecar has no live link to this worker');
 
 interface Heard {
   waiting?: boolean;
@@ -161,6 +180,54 @@ describe('/mcp aggregate', () => {
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toContain('beta__echo');
     expect(names).not.toContain('beta__unavailable');
+  });
+
+  it('routes a call naming a server whose host was offline at initialize once the host is back, without a list first, and announces it', async () => {
+    const { router, harness, audited } = await setupAudited();
+    router.failures.set('beta', OFFLINE());
+    const client = await harness.client('/mcp', 'alice-token');
+    expect(client.getInstructions()).toContain('- beta: host-offline');
+    let changed!: () => void;
+    const listChanged = new Promise<void>((resolve) => (changed = resolve));
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => changed());
+    router.failures.delete('beta');
+    // Well inside the hour between lazy reconnects: a call asks an offline host again at once.
+    expect(await client.callTool({ name: 'beta__echo', arguments: { text: 'back' } })).toEqual({ content: [{ type: 'text', text: 'beta: back' }] });
+    await listChanged;
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('beta__unavailable');
+    expect(audited('call')).toEqual([['beta', 'tools/call', 'echo', 'allowed', undefined]]);
+  });
+
+  it('refuses a call naming a server whose host is still offline with that reason, after asking again, and puts it on the record', async () => {
+    const { router, harness, audited } = await setupAudited();
+    router.failures.set('beta', OFFLINE());
+    const client = await harness.client('/mcp', 'alice-token');
+    const call = (await client.callTool({ name: 'beta__echo', arguments: { text: 'x' } }).catch((e: unknown) => e)) as McpError;
+    expect(call).toBeInstanceOf(McpError);
+    expect(call.code).toBe(-32003);
+    expect(call.data).toEqual({ reason: 'host-offline' });
+    expect(call.message).toBe('MCP error -32003: Server "beta" is unavailable: Host "laptop" is offline: its sidecar has no live link to this worker');
+    const prompt = (await client.getPrompt({ name: 'beta__greet' }).catch((e: unknown) => e)) as McpError;
+    expect(prompt.data).toEqual({ reason: 'host-offline' });
+    // The open at initialize, then one for each call.
+    expect(audited('open')).toEqual(Array.from({ length: 3 }, () => ['beta', 'initialize', undefined, 'refused', 'host-offline']));
+    expect(audited('call')).toEqual([
+      ['beta', 'tools/call', 'echo', 'refused', 'host-offline'],
+      ['beta', 'prompts/get', 'greet', 'refused', 'host-offline'],
+    ]);
+  });
+
+  it('refuses a call naming a server whose launch failed with that reason, without launching it again before the spacing is over', async () => {
+    const { router, harness, audited } = await setupAudited();
+    router.failures.set('beta', new WireError('launch-failed', 'Server "beta" could not start: exit code 1'));
+    const client = await harness.client('/mcp', 'alice-token');
+    router.failures.delete('beta');
+    const call = (await client.callTool({ name: 'beta__echo', arguments: { text: 'x' } }).catch((e: unknown) => e)) as McpError;
+    expect(call.data).toEqual({ reason: 'launch-failed' });
+    expect(call.message).toContain('Server "beta" is unavailable: Server "beta" could not start');
+    expect(router.opened.map((o) => o.connection['server-name'])).toEqual(['alpha']);
+    expect(audited('open')).toEqual([['beta', 'initialize', undefined, 'refused', 'launch-failed']]);
+    expect(audited('call')).toEqual([['beta', 'tools/call', 'echo', 'refused', 'launch-failed']]);
   });
 
   it('announces a list change when a server goes away, then shows it unavailable with the reason', async () => {

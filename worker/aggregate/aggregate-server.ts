@@ -25,7 +25,7 @@ import { aggregateInstructions, unavailableResult, unavailableTool } from './ava
 import { NameTable, UNAVAILABLE_TOOL } from './naming.ts';
 import { objectParam, stringParam } from './request-params.ts';
 import { ResourceRoutes } from './resource-routes.ts';
-import { toAgentError } from './rpc-errors.ts';
+import { fromWireError, toAgentError } from './rpc-errors.ts';
 import type { Params, RequestContext, Result } from './rpc/json-rpc-peer.ts';
 import { RequestCancelledError, RPC_CODES, RpcError } from './rpc/peer-errors.ts';
 import type { UpstreamClient } from './upstream-client.ts';
@@ -33,6 +33,7 @@ import { UpstreamSet, type UpstreamSetOptions } from './upstream-set.ts';
 import type { CallLedger } from '../../shared/audit/call-ledger.ts';
 import { traceContextOf } from '../audit/worker-audit.ts';
 import { sameAuthor } from '../../shared/audit/host-answers.ts';
+import { WireError } from '../../shared/errors.ts';
 
 export interface AggregateServerOptions extends Omit<UpstreamSetOptions, 'hooks' | 'capabilities' | 'timeoutMs'> {
   /** What the agent declared at initialize; upstreams see the same sampling/elicitation/roots. */
@@ -271,10 +272,17 @@ export class AggregateServer {
     return lists.flat();
   }
 
-  /** Sends one request upstream with the agent's progress and cancellation; maps its errors. */
+  /**
+   * Sends one request upstream with the agent's progress and cancellation; maps its errors. A
+   * server unavailable in this session is tried again first (`UpstreamSet.reconnect`).
+   */
   async #forward(server: string, method: string, params: Params, context: RequestContext): Promise<Result> {
-    const client = this.upstreams.client(server);
-    if (client === undefined) throw toAgentError(server, new Error('unavailable'), () => this.upstreams.failure(server));
+    let client = this.upstreams.client(server);
+    if (client === undefined) {
+      await this.upstreams.reconnect(server);
+      client = this.upstreams.client(server);
+      if (client === undefined) throw this.#refuseUnavailable(server, method, params, context);
+    }
     const { progressToken, ...meta } = params._meta ?? {};
     const { _meta: _, ...rest } = params;
     const ledger = this.#ledger(server);
@@ -302,6 +310,14 @@ export class AggregateServer {
       ledger?.answer(sameAuthor(answer, { id: audited.id, error: answer instanceof RpcError ? { code: answer.code, data: answer.data } : {} }));
       throw answer;
     }
+  }
+
+  /** A call to a server this session cannot reach: refused with the reason it failed for, and on the record as refused. */
+  #refuseUnavailable(server: string, method: string, params: Params, context: RequestContext): RpcError {
+    // No failure: the session closed under the attempt, so nothing answers for the server.
+    const failure = this.upstreams.failure(server) ?? { reason: 'server-exited', message: 'the session is closing' };
+    this.#ledger(server)?.refuse({ id: 0, method, params }, 'refused', failure.reason, traceOf(context));
+    return fromWireError(new WireError(failure.reason, `Server "${server}" is unavailable: ${failure.message}`));
   }
 
   #ledger(server: string | null): CallLedger | undefined {

@@ -6,7 +6,9 @@
  * missing. All are connected in parallel at initialize. A server that fails later (its channel
  * closes) flips to failed and the aggregate is told, so it can announce a list change. A failed
  * server whose reason may be temporary (`host-offline`, `server-exited`, `launch-failed`,
- * `request-timeout`) is tried again lazily, when the agent next lists something. Failures after
+ * `request-timeout`) is tried again lazily, when the agent next lists something or calls
+ * something of that server, at most once per `retryAfterMs`, except that a call asks an offline
+ * host's server again at once (`reconnect`). Failures after
  * the open (initialize failed, a channel ended with a reason) go to `onUpstreamFailed`, where the
  * status page records them: a channel's failure reaches the client as a `WireError` on
  * `onerror` just before `onclose`.
@@ -86,17 +88,40 @@ export class UpstreamSet {
 
   /** Tries failed servers again whose reason may have gone away; waits for those attempts. */
   async retryFailed(): Promise<void> {
-    const now = (this.#options.now ?? Date.now)();
-    const attempts: Promise<void>[] = [];
-    for (const [server, state] of this.#states) {
-      if (state.kind === 'connecting') attempts.push(state.attempt);
-      else if (state.kind === 'failed' && RETRYABLE.has(state.failure.reason) && now - state.at >= (this.#options.retryAfterMs ?? 2_000)) {
-        attempts.push(this.#connect(server).then(() => {
-          if (this.#states.get(server)?.kind === 'connected') this.#options.hooks.onAvailabilityChanged();
-        }));
-      }
+    await Promise.all([...this.#states.keys()].map((server) => this.#retry(server, false)));
+  }
+
+  /**
+   * Before a call that names `server`: waits for its open in flight, or tries it again if it
+   * failed for a reason that may have gone away, so the call reaches a server that is back without
+   * the agent listing first. Resolves when `server` is connected or failed again.
+   */
+  async reconnect(server: string): Promise<void> {
+    await this.#retry(server, true);
+    // A list may have begun another attempt meanwhile: the call goes by that one's outcome.
+    let state = this.#states.get(server);
+    while (state?.kind === 'connecting' && !this.#closed) {
+      await state.attempt;
+      state = this.#states.get(server);
     }
-    await Promise.all(attempts);
+  }
+
+  #retry(server: string, forCall: boolean): Promise<void> {
+    const state = this.#states.get(server);
+    if (state?.kind === 'connecting') return state.attempt;
+    if (state?.kind !== 'failed' || !this.#due(state, forCall)) return Promise.resolve();
+    return this.#connect(server).then(() => {
+      if (this.#states.get(server)?.kind === 'connected') this.#options.hooks.onAvailabilityChanged();
+    });
+  }
+
+  #due(state: Extract<State, { kind: 'failed' }>, forCall: boolean): boolean {
+    if (!RETRYABLE.has(state.failure.reason)) return false;
+    // The spacing spares a host relaunching a failing server on every list. An open to a host
+    // that is still offline is refused by the worker's own side of the link, asking no host, so a
+    // call that names its server asks again at once: it works the moment the host is back.
+    if (forCall && state.failure.reason === 'host-offline') return true;
+    return (this.#options.now ?? Date.now)() - state.at >= (this.#options.retryAfterMs ?? 2_000);
   }
 
   client(server: string): UpstreamClient | undefined {
