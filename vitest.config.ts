@@ -22,6 +22,7 @@ const REAL_PROCESSES_BESIDE_CODE = [
   'cli/sidecar-bundle.test.ts',
   'cli/sidecar-init.test.ts',
   'cli/start.test.ts',
+  'cli/state-dir-lock.test.ts',
   'sidecar/host/create-stdio-transport.test.ts',
   'sidecar/host/modern/legacy-agent-transport.test.ts',
   'sidecar/host/modern/legacy-instance.test.ts',

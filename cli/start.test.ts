@@ -89,9 +89,19 @@ describe('switchyard start', () => {
       const issuer = new URL(entry.url).origin;
       expect(challenge.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${issuer}/.well-known/oauth-protected-resource/mcp", scope="mcp"`);
       expect(((await (await fetch(`${issuer}/.well-known/oauth-authorization-server`)).json()) as { issuer: string }).issuer).toBe(issuer);
+
+      // A second start on the same state dir would rewrite this one's configs under it: refused, naming this one.
+      const clientConfig = readFileSync(join(stateDir, 'client-config.json'), 'utf8');
+      const second = spawnSync(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start', '--port', '0', '--state-dir', stateDir], { cwd: REPO, encoding: 'utf8', timeout: 30_000 });
+      expect([second.status, second.stderr.trim()]).toEqual([
+        1,
+        `switchyard: State dir ${stateDir} is in use by switchyard start on ${issuer} (pid ${started.pid}): stop it, or pass --state-dir with another folder`,
+      ]);
+      expect(readFileSync(join(stateDir, 'client-config.json'), 'utf8')).toBe(clientConfig);
     } finally {
       expect(await stopAsCtrlC(started, exited)).toBe(0);
     }
+    expect(existsSync(join(stateDir, 'switchyard.lock'))).toBe(false);
     // The tokenless request that starts OAuth discovery is audited at info (no-credential), so it is not here.
     const logged = printed.err.split('\n').filter((line) => /"level":"(warn|error)"/.test(line));
     expect(logged).toEqual([]);

@@ -42,6 +42,7 @@ import { stopOnSignals } from './signals.ts';
 import { sha256Hex } from '../shared/credentials.ts';
 import { clientConfigs, ensureDir, ensureSecret, HOST_KEY_FILE, writeJson } from './state-dir.ts';
 import { writeGeneratedJson } from './generated-file.ts';
+import { lockStateDir } from './state-dir-lock.ts';
 
 const DEMO_SERVERS = ['everything', 'filesystem', 'memory'] as const;
 /** How long the banner waits for the sidecar's first link before printing anyway, with a warning. */
@@ -134,6 +135,8 @@ export async function runStart(argv: string[]): Promise<number> {
     );
   }
   const stateDir = ensureDir(resolve(values['state-dir'] ?? '.switchyard'));
+  // Before any file is rewritten: a second start on this dir would rewrite the first one's configs under it.
+  const lock = lockStateDir(stateDir, 'switchyard start');
   const quiet = process.env.SWITCHYARD_LOG_LEVEL ?? 'warn';
   const log = createLogger({ level: quiet as 'warn', fields: { component: 'start' } });
 
@@ -176,6 +179,8 @@ export async function runStart(argv: string[]): Promise<number> {
   );
 
   const workerState = ensureDir(join(stateDir, 'worker'));
+  // The worker's OAuth state is a state dir of its own, which switchyard worker --state-dir could also name.
+  const workerLock = lockStateDir(workerState, 'switchyard start');
   const sidecarLog = createLogger({ level: quiet as 'warn', fields: { component: 'sidecar' } });
   let sidecar: Promise<SidecarComposition | undefined> = Promise.resolve(undefined);
   let running: DenoWorkerProcess | undefined;
@@ -193,6 +198,7 @@ export async function runStart(argv: string[]): Promise<number> {
   running = worker;
   // Until Deno listens, its exit is reported by `listening` (with the reason, above this process's error).
   const workerUrl = await worker.listening;
+  for (const held of [lock, workerLock]) held.describe(`switchyard start on ${workerUrl}`);
   void worker.exited.then(async (code) => {
     // Ctrl-C reaches Deno too (same process group): its exit is then expected, not a failure.
     if (stopping) return;

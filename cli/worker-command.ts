@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LocalError } from '../shared/errors.ts';
@@ -24,6 +24,15 @@ import { stopOnSignals } from './signals.ts';
 import { watchWorkerConfigFile } from './worker-config-watch.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { locateSyntaxError, unreadable } from './config-file-read.ts';
+import { lockStateDir } from './state-dir-lock.ts';
+
+/** The built-in OAuth server writes its state dir: one worker per dir (`state-dir-lock.ts`). */
+function lockOAuthState(config: WorkerConfig, stateDir: string) {
+  if (config.oauth?.['built-in'] === undefined) return undefined;
+  // Made as the OAuth store makes it (0700), which opens it only later.
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  return lockStateDir(stateDir, 'switchyard worker');
+}
 
 function readConfigText(configFile: string): string {
   try {
@@ -71,6 +80,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
 
   if (runtime === 'node') {
     const config = parseConfigFile(configFile, text, 'node');
+    const lock = lockOAuthState(config, stateDir);
     const { startSingleMachine } = await import('./single-machine.ts');
     const { nodeOAuthRuntime } = await import('./oauth-state.ts');
     const oauth = await nodeOAuthRuntime(config, stateDir);
@@ -86,6 +96,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     });
     // This process hosts the local servers itself: one agent's bug must not end every session.
     keepServingOnUnexpectedErrors(createLogger({ fields: { component: 'local-host' } }));
+    lock?.describe(`switchyard worker on ${machine.url}`);
     process.stdout.write(JSON.stringify({ event: 'listening', url: machine.url }) + '\n');
     const watch = watchWorkerConfigFile(configFile, text, machine.node.worker, createLogger({ fields: { component: 'worker' } }));
     stopOnSignals(() => {
@@ -96,6 +107,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   }
   // Validated here first so every problem is printed as path: message before Deno starts.
   const edgeConfig = parseConfigFile(configFile, text, 'edge');
+  const lock = lockOAuthState(edgeConfig, stateDir);
   // Taken over before Deno starts (a signal is handled no sooner than the spawn below returns): a
   // signal's default action would end this process and leave Deno running until it saw its stdin end.
   let running: DenoWorkerProcess | undefined;
@@ -106,6 +118,8 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   running = worker;
   // Deno watches its config file itself; SIGHUP ("reload now") is passed on to it.
   process.on('SIGHUP', () => worker.child.kill('SIGHUP'));
-  process.stdout.write(JSON.stringify({ event: 'listening', url: await worker.listening }) + '\n');
+  const url = await worker.listening;
+  lock?.describe(`switchyard worker on ${url}`);
+  process.stdout.write(JSON.stringify({ event: 'listening', url }) + '\n');
   return worker.exited;
 }
