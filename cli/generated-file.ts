@@ -42,6 +42,12 @@ function readText(path: string): string | undefined {
   }
 }
 
+/** Whether `path` still holds what start last wrote there (no edit since). */
+export function isAsGenerated(stateDir: string, path: string): boolean {
+  const existing = readText(path);
+  return existing !== undefined && sha256(existing) === readRecord(stateDir)[relative(stateDir, path)];
+}
+
 /**
  * Writes `value` as JSON to `path`, a file start owns under `stateDir`; an edited copy is kept as
  * `path.previous` and reported on stderr.

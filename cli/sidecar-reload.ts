@@ -31,6 +31,8 @@ export interface SidecarReloadOptions {
   /** Flags given on the command line (they win over sidecar.json, as at start). */
   overrides: { worker?: string; entityId?: string };
   log: Logger;
+  /** Runs after each reload that put a change in force (`switchyard start` then tells its worker the demo profile's revision). */
+  onReloaded?: () => Promise<void>;
 }
 
 /** One reload of the config dir; calls never overlap. */
@@ -68,6 +70,7 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
     accepted = after;
     refused = null;
     log.info('Sidecar config reloaded', { trigger, endedServers: ended });
+    await options.onReloaded?.();
   };
   return (trigger) => {
     const run = queue.then(() => once(trigger));

@@ -205,6 +205,61 @@ describe('switchyard start', () => {
     }
   }, 60_000);
 
+  it('puts an edit of the demo trust profile in force at once: ends what ran under the old one, and new sessions run under the new one', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'sy-start-profile-'));
+    const { started, printed, exited, banner } = watchStart(state);
+    const clients: Client[] = [];
+    const connect = async () => {
+      const config = JSON.parse(readFileSync(join(state, 'client-config.json'), 'utf8')) as { mcpServers: { switchyard: { url: string; headers: Record<string, string> } } };
+      const client = new Client({ name: 'profile-edit', version: '1.0.0' });
+      clients.push(client);
+      await client.connect(new StreamableHTTPClientTransport(new URL(config.mcpServers.switchyard.url), { requestInit: { headers: config.mcpServers.switchyard.headers } }));
+      return client;
+    };
+    const demo = join(state, 'demo');
+    const write = (client: Client, name: string) => client.callTool({ name: 'filesystem__write_file', arguments: { path: join(demo, name), content: 'x' } }).catch((error: unknown) => error);
+    try {
+      await banner;
+      const before = await connect();
+      await write(before, 'before.txt');
+      expect(existsSync(join(demo, 'before.txt'))).toBe(true);
+
+      // Narrowed: the demo folder becomes read-only.
+      const profileFile = join(state, 'sidecar', 'trust-profiles', 'demo.json');
+      const profile = JSON.parse(readFileSync(profileFile, 'utf8')) as { 'filesystem-paths': Array<{ 'access-mode': string }> };
+      profile['filesystem-paths'][0]!['access-mode'] = 'read-only';
+      writeFileSync(profileFile, JSON.stringify(profile, null, 2));
+      await waitUntil(() => printed.err.includes('note: trust profile "demo" changed'), 'the edit to be put in force', 20_000);
+      const pinned = (JSON.parse(readFileSync(join(state, 'worker.json'), 'utf8')) as { agents: Array<{ 'trust-context': { 'trust-profile-revision': string } }> }).agents[0]!['trust-context']['trust-profile-revision'];
+      expect(printed.err).toContain(`new sessions run under the edited profile (revision ${pinned})`);
+
+      // The session that ran under the wider grant no longer writes there.
+      await write(before, 'after-old-session.txt');
+      expect(existsSync(join(demo, 'after-old-session.txt'))).toBe(false);
+      // A new session gets the servers (once the worker has read its config again), under the narrowed grant.
+      let after!: Client;
+      // A session opened just before the worker reads it is ended by that reload (its agent's trust context changed): the next one is tried.
+      await waitUntil(async () => {
+        after = await connect();
+        return after.listTools().then(
+          ({ tools }) => !tools.some((t) => t.name.endsWith('__unavailable')),
+          () => false,
+        );
+      }, 'a new session to find every demo server', 20_000);
+      const read = (await after.callTool({ name: 'filesystem__read_text_file', arguments: { path: join(demo, 'hello.txt') } })) as { content: Array<{ text: string }> };
+      expect(read.content[0]!.text).toContain('Hello from the Switchyard demo folder');
+      await write(after, 'after-new-session.txt');
+      expect(existsSync(join(demo, 'after-new-session.txt'))).toBe(false);
+    } finally {
+      await Promise.all(clients.map((c) => c.close().catch(() => {})));
+      const code = await stopAsCtrlC(started, exited);
+      rmSync(state, { recursive: true, force: true });
+      expect(code, printed.err).toBe(0);
+    }
+    // Until the worker reads its config again, a launch it asks for names the old revision and is refused (at warn): nothing fails.
+    expect(printed.err.split('\n').filter((line) => line.includes('"level":"error"'))).toEqual([]);
+  }, 120_000);
+
   it('keeps an edited or broken generated file as FILE.previous, says so on stderr once, and regenerates it', async () => {
     const state = mkdtempSync(join(tmpdir(), 'sy-start-edit-'));
     const notes = (err: string) => err.split('\n').filter((line) => line.startsWith('note: '));

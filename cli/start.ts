@@ -41,7 +41,10 @@ import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { stopOnSignals } from './signals.ts';
 import { sha256Hex } from '../shared/credentials.ts';
 import { clientConfigs, ensureDir, ensureSecret, HOST_KEY_FILE, writeJson } from './state-dir.ts';
-import { writeGeneratedJson } from './generated-file.ts';
+import { isAsGenerated, writeGeneratedJson } from './generated-file.ts';
+import { watchSidecarConfig } from './sidecar-reload.ts';
+import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
+import type { ConfigWatch } from '../sidecar/config/config-watcher.ts';
 import { lockStateDir } from './state-dir-lock.ts';
 
 const DEMO_SERVERS = ['everything', 'filesystem', 'memory'] as const;
@@ -147,36 +150,56 @@ export async function runStart(argv: string[]): Promise<number> {
   const token = ensureSecret(join(stateDir, 'agent.token'), 'sy_');
   const entityId = 'this-machine';
   const { configDir, key } = await writeSidecarFiles(stateDir);
-  const demo = await new TrustProfileStore(join(configDir, 'trust-profiles')).load('demo');
+  const demoProfile = async () => (await new TrustProfileStore(join(configDir, 'trust-profiles')).load('demo')).revision;
   const workerConfig = join(stateDir, 'worker.json');
-  writeGeneratedJson(
-    stateDir,
-    workerConfig,
-    {
-      agents: [
-        {
-          name: 'you',
-          'token-sha256': await sha256Hex(token),
-          servers: [...DEMO_SERVERS],
-          'trust-context': { 'trust-profile-ref': 'demo', 'trust-profile-revision': demo.revision, containment: 'required' },
+  const tokenHash = await sha256Hex(token);
+  const writeWorkerConfig = (demoRevision: string) =>
+    writeGeneratedJson(
+      stateDir,
+      workerConfig,
+      {
+        agents: [
+          {
+            name: 'you',
+            'token-sha256': tokenHash,
+            servers: [...DEMO_SERVERS],
+            'trust-context': { 'trust-profile-ref': 'demo', 'trust-profile-revision': demoRevision, containment: 'required' },
+          },
+        ],
+        hosts: [{ 'entity-id': entityId, 'public-key': key.publicKey }],
+        servers: {
+          everything: { executor: { type: 'user-computer-profile', 'entity-id': entityId, target: { type: 'local' } } },
+          filesystem: { executor: { type: 'reverse-http', 'entity-id': entityId } },
+          memory: { executor: { type: 'reverse-http', 'entity-id': entityId } },
         },
-      ],
-      hosts: [{ 'entity-id': entityId, 'public-key': key.publicKey }],
-      servers: {
-        everything: { executor: { type: 'user-computer-profile', 'entity-id': entityId, target: { type: 'local' } } },
-        filesystem: { executor: { type: 'reverse-http', 'entity-id': entityId } },
-        memory: { executor: { type: 'reverse-http', 'entity-id': entityId } },
+        // Its own sidecar, beside it on this machine, still dials it on loopback.
+        ...(publicUrl !== undefined ? { 'public-url': publicUrl, 'link-on-loopback': true } : {}),
+        // The public name too: a tunnel or proxy passes the Host the cloud client used.
+        'allowed-hosts': [...allowedHostNames(host), ...(publicUrl !== undefined ? [new URL(publicUrl).host] : [])],
+        // The consent page posts its form from the worker's own origin, whichever of these names the browser used.
+        'allowed-origins': allowedHostNames(host),
+        oauth: { 'built-in': {} },
       },
-      // Its own sidecar, beside it on this machine, still dials it on loopback.
-      ...(publicUrl !== undefined ? { 'public-url': publicUrl, 'link-on-loopback': true } : {}),
-      // The public name too: a tunnel or proxy passes the Host the cloud client used.
-      'allowed-hosts': [...allowedHostNames(host), ...(publicUrl !== undefined ? [new URL(publicUrl).host] : [])],
-      // The consent page posts its form from the worker's own origin, whichever of these names the browser used.
-      'allowed-origins': allowedHostNames(host),
-      oauth: { 'built-in': {} },
-    },
-    0o600,
-  );
+      0o600,
+    );
+  let pinned = await demoProfile();
+  writeWorkerConfig(pinned);
+  /**
+   * After the sidecar put an edit of its config dir in force (ending the servers a changed profile
+   * affects), the worker is told the demo profile's new revision, as `host add` would tell it: one
+   * person owns both files here, and new sessions would otherwise all be refused as stale.
+   */
+  const repin = async () => {
+    const revision = await demoProfile();
+    if (revision === pinned) return;
+    if (!isAsGenerated(stateDir, workerConfig)) {
+      process.stderr.write(`warning: trust profile "demo" changed, but ${workerConfig} was edited since start wrote it, so it still expects revision ${pinned}: new sessions are refused (trust-profile-stale) until it names ${revision}\n`);
+      return;
+    }
+    writeWorkerConfig(revision);
+    pinned = revision;
+    process.stderr.write(`note: trust profile "demo" changed: the servers running under it were ended, and new sessions run under the edited profile (revision ${revision}); the next start regenerates it, keeping your copy as demo.json.previous\n`);
+  };
 
   const workerState = ensureDir(join(stateDir, 'worker'));
   // The worker's OAuth state is a state dir of its own, which switchyard worker --state-dir could also name.
@@ -184,14 +207,19 @@ export async function runStart(argv: string[]): Promise<number> {
   const sidecarLog = createLogger({ level: quiet as 'warn', fields: { component: 'sidecar' } });
   let sidecar: Promise<SidecarComposition | undefined> = Promise.resolve(undefined);
   let running: DenoWorkerProcess | undefined;
+  let watch: ConfigWatch | undefined;
   let stopping = false;
+  const stopSidecar = async () => {
+    watch?.close();
+    await (await sidecar)?.stop();
+  };
   // Taken over before Deno starts (a signal is handled no sooner than the spawn below returns) and
   // kept while the sidecar starts: a signal's default action would end this process and leave
   // Deno and the sidecar's servers running.
   stopOnSignals(async () => {
     stopping = true;
     process.stderr.write('\nStopping: ending every server process, then the worker…\n');
-    await (await sidecar)?.stop();
+    await stopSidecar();
     await running?.stop();
   });
   const worker = spawnDenoWorker({ configFile: workerConfig, host, port, stateDir: workerState, env: { SWITCHYARD_LOG_LEVEL: quiet } });
@@ -207,11 +235,11 @@ export async function runStart(argv: string[]): Promise<number> {
     // this process's own Ctrl-C it is a stop, not a failure.
     if (code === 0) {
       log.info('The worker stopped; stopping the sidecar');
-      await (await sidecar)?.stop();
+      await stopSidecar();
       process.exit(0);
     }
     log.error('The worker exited unexpectedly; stopping', { code });
-    await (await sidecar)?.stop();
+    await stopSidecar();
     process.exit(1);
   });
   // The sidecar dials the worker's real address; an unspecified listen address is reached via loopback.
@@ -224,9 +252,13 @@ export async function runStart(argv: string[]): Promise<number> {
     writeGeneratedJson(stateDir, join(configDir, 'sidecar.json'), { worker: dialUrl, 'entity-id': entityId, 'trust-profile': 'demo' });
     let linked!: () => void;
     const firstLink = new Promise<void>((resolve) => (linked = resolve));
-    const starting = startSidecar(loadSidecarConfig(configDir), sidecarLog, quiet, undefined, () => linked());
+    const sidecarConfig = loadSidecarConfig(configDir);
+    const snapshot = ConfigSnapshot.take(configDir);
+    const starting = startSidecar(sidecarConfig, sidecarLog, quiet, snapshot, () => linked());
     sidecar = starting.catch(() => undefined);
-    await starting;
+    const started = await starting;
+    // Edits apply live, as under switchyard sidecar: a narrowed profile ends what runs under the wider one.
+    watch = watchSidecarConfig({ dir: configDir, sidecar: started, config: sidecarConfig, snapshot, overrides: {}, log: sidecarLog, onReloaded: repin });
     availability = await containment;
     // "Running" means an agent's first request finds the host: before the link it would find the
     // demo servers unavailable (host-offline). A link that takes longer is reported, not waited out.
@@ -236,7 +268,7 @@ export async function runStart(argv: string[]): Promise<number> {
     // Reported by the caller; Deno must not outlive the start that failed (it would keep this
     // process alive, holding the port, with the error already printed).
     stopping = true;
-    await (await sidecar)?.stop();
+    await stopSidecar();
     await worker.stop();
     throw error;
   }
