@@ -111,6 +111,39 @@ describe('switchyard check', () => {
   });
 });
 
+describe('switchyard check: each problem in words a person acts on', () => {
+  it('names the key a typo meant, says a missing key is required once, and what type a value must be', async () => {
+    const worker = write('words/worker.json', {
+      agents: [{ name: 'bob', 'token-sha256': 'a'.repeat(64), servers: ['files'], 'max-sesions': 2 }],
+      hosts: [{ 'entity-id': 'laptop', 'public-key': `ed25519:${'A'.repeat(43)}` }],
+      servers: { files: { executor: { type: 'reverse-http', entity_id: 'laptop' } } },
+      'allowed-host': ['yard.example.com'],
+      'session-idle-seconds': '900',
+    });
+    const checked = await switchyard('check', worker);
+    expect(checked.code).toBe(1);
+    expect(issueLines(checked.stdout)).toEqual([
+      'agents[0].max-sesions: unknown key (did you mean "max-sessions"?)',
+      'session-idle-seconds: must be a number (got a string)',
+      'allowed-host: unknown key (did you mean "allowed-hosts"?)',
+      'servers.files.executor.entity_id: unknown key (did you mean "entity-id"?)',
+    ]);
+    expect((await switchyard('check', write('words/missing.json', { agents: [{ name: 'bob', servers: [] }], servers: {} }))).stdout).toContain('  agents[0].token-sha256: is required\n');
+
+    const sidecar = write('words/cfg/sidecar.json', { worker: 'not a url', 'entity-id': 7, limits: { 'memory-limit-mb': 1 } });
+    const mcp = write('words/cfg/mcp-servers/mcp.json', { mcpServers: { files: { comand: 'npx' }, docs: { url: 'docs.example.com/mcp' } } });
+    const both = await switchyard('check', sidecar, mcp);
+    expect(both.code).toBe(1);
+    expect(issueLines(both.stdout)).toEqual([
+      'worker: must be an absolute URL',
+      'entity-id: must be a string (got a number)',
+      'limits.memory-limit-mb: unknown key (did you mean "memory-limit-mib"?)',
+      'mcpServers.files.comand: unknown key (did you mean "command"?)',
+      'mcpServers.docs.url: must be an absolute URL',
+    ]);
+  });
+});
+
 describe('switchyard check --runtime: a worker config as the runtime it names validates it', () => {
   const agents = [{ name: 'alice', 'token-sha256': 'a'.repeat(64), servers: ['echo'] }];
   const localConfig = { agents, servers: { echo: { executor: { type: 'local' } } } };

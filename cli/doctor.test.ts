@@ -271,7 +271,7 @@ describe('switchyard doctor --config-dir: a workstation, checked deep against a 
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ worker: 'not a url' }));
     const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } }).catch((e: { stdout: string }) => e);
-    expect(stdout).toContain(`FAIL sidecar.json: ${join(dir, 'sidecar.json')}: 3 problems (sidecar config)\n  worker: must be an absolute URL`);
+    expect(stdout).toContain(`FAIL sidecar.json: ${join(dir, 'sidecar.json')}: 2 problems (sidecar config)\n  worker: must be an absolute URL\n  entity-id: is required`);
     expect(stdout).not.toContain('link to the worker');
   });
 });

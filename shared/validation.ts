@@ -5,6 +5,7 @@
  */
 import * as z from './zod.ts';
 import { LocalError, WireError } from './errors.ts';
+import { closestKey, knownKeysAt } from './key-suggestions.ts';
 
 export interface ValidationIssue {
   /** Dotted path into the input, `(root)` for the whole value. */
@@ -38,22 +39,94 @@ export function joinPath(path: readonly PropertyKey[], prefix = ''): string {
   return joined === '' ? '(root)' : joined;
 }
 
-/** Turns zod issues into `path: message` problems, naming unknown keys one by one. */
-export function issuesFromZod(error: z.core.$ZodError, prefix = ''): ValidationIssue[] {
+/** What a type is called in a message: "a string", "an object", "null". */
+function typeNoun(type: string): string {
+  if (type === 'null' || type === 'undefined') return type;
+  if (type === 'int') return 'an integer';
+  if (type === 'record') return 'an object';
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+/** The JSON type of a value, as a message names it. */
+function typeOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}
+
+/**
+ * The words of the issues a schema leaves to zod and that zod words for programmers: a missing key
+ * is required, and a value of another type says what it must be and what it is. A schema's own
+ * message wins over this (zod asks this map only for an issue that has none).
+ */
+const issueMessage: z.core.$ZodErrorMap = (issue) => {
+  if (issue.code !== 'invalid_type') return undefined;
+  if (issue.input === undefined) return 'is required';
+  if (issue.expected === 'int' && typeof issue.input === 'number') return 'must be an integer';
+  return `must be ${typeNoun(issue.expected)} (got ${typeNoun(typeOf(issue.input))})`;
+};
+
+const pathKey = (path: readonly PropertyKey[]) => JSON.stringify(path.map((p) => (typeof p === 'symbol' ? String(p) : p)));
+
+/**
+ * Turns zod issues into `path: message` problems, naming unknown keys one by one.
+ *
+ * With the `schema` they came from, an unknown key that is a near miss of a key the schema takes
+ * there says which (`unknown key (did you mean "max-sessions"?)`), and a required key a typo stands
+ * for is not reported again as missing. Issues carry their input only when parsed with
+ * `reportInput` (as {@link safeParseWith} does); without it no key is taken for missing.
+ *
+ * A value that is not a URL at all gets that one problem: what scheme it must have says nothing more.
+ */
+export function issuesFromZod(error: z.core.$ZodError, prefix = '', schema?: z.core.$ZodType): ValidationIssue[] {
+  const suggestions = new Map<z.core.$ZodIssue, Map<string, string>>();
+  const meant = new Set<string>();
+  const notUrls = new Set<string>();
+  for (const issue of error.issues) {
+    if (issue.code === 'invalid_format' && issue.format === 'url') notUrls.add(pathKey(issue.path));
+    if (issue.code !== 'unrecognized_keys' || schema === undefined) continue;
+    const present = new Set(typeof issue.input === 'object' && issue.input !== null ? Object.keys(issue.input) : []);
+    const known = knownKeysAt(schema, issue.path).filter((key) => !present.has(key));
+    const byKey = new Map<string, string>();
+    for (const key of issue.keys) {
+      const closest = closestKey(key, known);
+      if (closest === undefined) continue;
+      byKey.set(key, closest);
+      meant.add(pathKey([...issue.path, closest]));
+    }
+    suggestions.set(issue, byKey);
+  }
   const out: ValidationIssue[] = [];
   for (const issue of error.issues) {
+    const at = pathKey(issue.path);
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) out.push({ path: joinPath([...issue.path, key], prefix), message: 'unknown key' });
+      for (const key of issue.keys) {
+        const closest = suggestions.get(issue)?.get(key);
+        out.push({ path: joinPath([...issue.path, key], prefix), message: closest === undefined ? 'unknown key' : `unknown key (did you mean "${closest}"?)` });
+      }
       continue;
     }
+    const missing = issue.code === 'invalid_type' && 'input' in issue && issue.input === undefined;
+    if (missing && meant.has(at)) continue;
+    if (notUrls.has(at) && !(issue.code === 'invalid_format' && issue.format === 'url')) continue;
     out.push({ path: joinPath(issue.path, prefix), message: issue.message });
   }
   return out;
 }
 
-/** `schema.safeParse` that throws `ValidationError` with every problem found (any zod 4 schema, mini or classic). */
+/**
+ * `schema.safeParse` with every problem as `path: message` in Switchyard's words (any zod 4
+ * schema, mini or classic): the issues of {@link issuesFromZod}, worded by {@link issueMessage}.
+ */
+export function safeParseWith<T>(schema: z.core.$ZodType<T>, input: unknown, prefix = ''): { success: true; data: T } | { success: false; issues: ValidationIssue[] } {
+  const result = z.safeParse(schema, input, { error: issueMessage, reportInput: true });
+  if (result.success) return { success: true, data: result.data };
+  return { success: false, issues: issuesFromZod(result.error, prefix, schema) };
+}
+
+/** {@link safeParseWith} that throws `ValidationError` with every problem found. */
 export function parseWith<T>(schema: z.core.$ZodType<T>, input: unknown, what: string, prefix = ''): T {
-  const result = z.safeParse(schema, input);
+  const result = safeParseWith(schema, input, prefix);
   if (result.success) return result.data;
-  throw new ValidationError(what, issuesFromZod(result.error, prefix));
+  throw new ValidationError(what, result.issues);
 }

@@ -43,7 +43,7 @@ describe('trust profile file schema', () => {
     ['a base that is neither name nor object', { 'base-trust-profiles': [3] }, ['base-trust-profiles[0]: must be a profile name or {"profile", "inheritance-mode"}']],
     ['an unknown inheritance mode', { 'base-trust-profiles': [{ profile: 'b', 'inheritance-mode': 'union' }] }, ['base-trust-profiles[0].inheritance-mode: Invalid option: expected one of "restrictive"|"permissive"']],
     ['a bad environment name', { environment: { inherit: ['A-B'] } }, ['environment.inherit[0]: must be an environment variable name']],
-    ['a non-string environment value', { environment: { set: { A: 1 } } }, ['environment.set.A: Invalid input: expected string, received number']],
+    ['a non-string environment value', { environment: { set: { A: 1 } } }, ['environment.set.A: must be a string (got a number)']],
     ['a schema that is not a schema', { 'allowed-mcp-tool-call-schemas': ['x'] }, ['allowed-mcp-tool-call-schemas[0]: must be a JSON Schema (an object or a boolean)']],
   ])('reports %s as path: message', (_name, input, expected) => {
     expect(problems(input)).toEqual(expected);

@@ -132,7 +132,7 @@ describe('configuration input', { timeout: SLOW_MS }, () => {
       expect([runtime, result.stderr]).toEqual([runtime, `switchyard: ${checked}`]);
       expect(result.stdout).toBe('');
     }
-    expect(checked).toBe(`${file}: 2 problems (worker config)\n  agents[0].token-sha256: is required (string)\n  surprise: unknown key\n`);
+    expect(checked).toBe(`${file}: 2 problems (worker config)\n  agents[0].token-sha256: is required\n  surprise: unknown key\n`);
   });
 
   it('the worker refuses a bad config at start: exit 2 and one line per problem', async () => {

@@ -27,7 +27,7 @@ describe('Deno entries', () => {
     });
     expect(await proc.exited).toBe(2);
     const lines = proc.stderr().split('\n').map((l) => l.trim());
-    expect(lines).toContain('agents[0].token-sha256: is required (string)');
+    expect(lines).toContain('agents[0].token-sha256: is required');
     expect(lines).toContain('bogus: unknown key');
     expect(lines.some((l) => l.startsWith('servers.x.executor: a top-level {"type":"local"} server runs in the worker\'s own process, which only the single-machine mode can do'))).toBe(true);
   });

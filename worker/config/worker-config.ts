@@ -13,7 +13,7 @@
 import * as z from '../../shared/zod.ts';
 import { parseConnectionDescriptor, type ConnectionDescriptor } from '../../shared/descriptors.ts';
 import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema, EntityIdSchema } from '../../shared/names.ts';
-import { issuesFromZod, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
+import { issuesFromZod, safeParseWith, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
 import { crossCheckWorkerConfig, type WorkerRuntime } from './config-checks.ts';
 import { PublicKeySchema } from '../../shared/link/link-identity.ts';
 import { AuditConfigSchema } from '../../shared/audit/audit-config.ts';
@@ -125,8 +125,8 @@ export interface ParseWorkerConfigOptions {
 /** Validates a worker config object; throws `ValidationError` listing every problem. */
 export function parseWorkerConfig(input: unknown, options: ParseWorkerConfigOptions): WorkerConfig {
   const issues: ValidationIssue[] = [];
-  const shape = WorkerConfigSchema.safeParse(input, { error: requiredMessage });
-  if (!shape.success) issues.push(...issuesFromZod(shape.error));
+  const shape = safeParseWith(WorkerConfigSchema, input);
+  if (!shape.success) issues.push(...shape.issues);
 
   const servers: Record<string, ServerEntry> = {};
   const rawServers = recordAt(input, 'servers');
@@ -160,11 +160,6 @@ export function parseWorkerConfigText(text: string, options: ParseWorkerConfigOp
     throw new ValidationError('worker config', [{ path: '(root)', message: `not valid JSON: ${(error as Error).message}` }]);
   }
   return parseWorkerConfig(json, options);
-}
-
-/** A missing key reads "is required" instead of zod's "expected string, received undefined". */
-function requiredMessage(issue: { code: string; input?: unknown; expected?: unknown }): string | undefined {
-  return issue.code === 'invalid_type' && issue.input === undefined ? `is required (${String(issue.expected)})` : undefined;
 }
 
 function recordAt(value: unknown, key: string): Record<string, unknown> {
