@@ -22,7 +22,7 @@ import { launchesOnHost } from '../worker/link/host-expectations.ts';
 import { clientConfigs, reachableFromTheCloud } from './state-dir.ts';
 import { openWorkerConfig, saveWorkerConfig, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
 
-const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF] [--containment required] [--url URL] --config worker.json | agent pin NAME [--dry-run] --config worker.json | agent remove NAME --config worker.json';
+const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required] [--url URL] --config worker.json | agent pin NAME [--dry-run] --config worker.json | agent remove NAME --config worker.json';
 
 /** The address agents reach when the config names none: the worker's default. */
 const DEFAULT_WORKER_URL = 'http://127.0.0.1:8787';
@@ -173,7 +173,8 @@ export async function runAgentCommand(argv: string[]): Promise<number> {
     },
   });
   const [action, name, ...extra] = positionals;
-  if ((action !== 'add' && action !== 'remove' && action !== 'pin') || name === undefined || extra.length > 0 || values.config === undefined) throw new LocalError('usage', USAGE);
+  if ((action !== 'add' && action !== 'remove' && action !== 'pin') || name === undefined || extra.length > 0) throw new LocalError('usage', USAGE);
+  if (values.config === undefined) throw new LocalError('usage', `Missing --config FILE: the worker config to ${action === 'add' ? 'add the agent to' : action === 'pin' ? 'pin the agent in' : 'remove the agent from'}\n${USAGE}`);
   if (values.containment !== undefined && values.containment !== 'required' && values.containment !== 'none') throw new LocalError('usage', `--containment must be required or none, not "${values.containment}"`);
   const file = openWorkerConfig(resolve(values.config));
   if (action === 'pin') return pin(name, values['dry-run'] === true, file);

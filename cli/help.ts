@@ -115,8 +115,8 @@ printed: its "hosts" entry (public key and the trust profile revisions it report
 servers the config does not define yet (bound to it), and the pins of agents using its servers,
 moved to the revisions it reports. Every change is printed; --dry-run writes nothing. The file is
 created when missing, validated as the worker validates it, and written atomically.`,
-  agent: `Usage: switchyard agent add NAME --servers a,b [--trust-profile REF] [--containment required]
-                            [--url URL] --config FILE
+  agent: `Usage: switchyard agent add NAME --servers a,b [--trust-profile REF [--trust-profile-revision sha256:…]]
+                            [--containment required] [--url URL] --config FILE
        switchyard agent pin NAME [--dry-run] --config FILE
        switchyard agent remove NAME --config FILE
 

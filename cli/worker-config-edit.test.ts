@@ -140,6 +140,8 @@ describe('switchyard agent add / remove', () => {
       'Host "laptop" reported no trust profile "other": on that workstation add trust-profiles/other.json, run sidecar host-entry and paste its line here (switchyard host add)',
     );
     await expect(runAgentCommand(['add', 'a', '--servers', 'files,ghost', '--config', path])).rejects.toThrow(`${path} defines no server "ghost" (it has files)`);
+    await expect(runAgentCommand(['add', 'a', '--servers', 'files'])).rejects.toThrow(/^Missing --config FILE: the worker config to add the agent to\nUsage: switchyard agent add /);
+    await expect(runAgentCommand(['remove', 'a'])).rejects.toThrow(/^Missing --config FILE: the worker config to remove the agent from\n/);
     await runAgentCommand(['add', 'a', '--servers', 'files', '--config', path]);
     await expect(runAgentCommand(['add', 'a', '--servers', 'files', '--config', path])).rejects.toThrow('already has agent "a": remove it first');
     // A bad --url is refused before the save: the token, printed after it, is never lost.
