@@ -114,7 +114,7 @@ export async function runHostAddCommand(argv: string[]): Promise<number> {
     out.push(`${file.created ? 'Created' : 'Updated'} ${file.path}:`, ...edit.changes.map((c) => `  ${c}`));
   }
   out.push(...edit.notes.map((n) => `  ${n}`));
-  if (edit.changes.length > 0 && values['dry-run'] !== true) out.push('', 'Start the worker with it (a running worker: restart it, or let it reload the file).');
+  if (edit.changes.length > 0 && values['dry-run'] !== true) out.push('', 'A running worker on this file reads it at once; otherwise start the worker with it.');
   process.stdout.write(out.join('\n') + '\n');
   return 0;
 }
