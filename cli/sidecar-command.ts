@@ -95,7 +95,8 @@ export async function runSidecarCommand(argv: string[], program: Program = FULL_
   // A descriptor without close-on-exec (a shell's pipe, or V8's own profiling files, which it
   // writes to for the life of the process) is never closed here: every spawn masks it instead.
   const inheritable = inheritableDescriptors();
-  if (inheritable.length > 0) log.info('Descriptors without close-on-exec are kept from every server', { fds: inheritable });
+  // Nothing for a user to do (each spawn masks them), so it is for whoever debugs a launch.
+  if (inheritable.length > 0) log.debug('Descriptors without close-on-exec are kept from every server', { fds: inheritable });
   const snapshot = ConfigSnapshot.take(dir);
   const sidecar = await startSidecar(config, log, undefined, snapshot);
   // A changed config dir applies without a restart (or is refused, the old one kept).
