@@ -276,6 +276,16 @@ describe('switchyard check on an mcp.json', () => {
     expect(stdout).toContain(`${file}: ok (mcp.json, 2 warnings)`);
   });
 
+  it('refuses a server name with "__" as the worker config does, in the same words', async () => {
+    const file = write('namespace/mcp-servers/mcp.json', { mcpServers: { a__b: { command: 'npx' } } });
+    const checked = await switchyard('check', file);
+    expect(checked.code).toBe(1);
+    const worker = write('namespace/worker.json', { agents: [], servers: { a__b: { executor: { type: 'http', url: 'https://example.com/mcp' } } } });
+    const refused = issueLines((await switchyard('check', worker)).stdout);
+    expect(refused).toEqual([expect.stringMatching(/^servers\.a__b: /)]);
+    expect(issueLines(checked.stdout)).toEqual([refused[0]!.replace('servers.a__b', 'mcpServers.a__b')]);
+  });
+
   it('resolves a user or machine mcp.json against the config dir above it, as the sidecar does', async () => {
     const { configDirOfMcpFile } = await import('./check.ts');
     expect(configDirOfMcpFile('/c/mcp-servers/mcp.json')).toBe('/c');

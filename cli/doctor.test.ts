@@ -240,6 +240,13 @@ describe('switchyard doctor --config-dir: a workstation, checked deep against a 
     expect(line('server "files"')).toMatch(/^FAIL server "files": command "no-such-mcp-server-command" not found: .*\n {5}→ Install it on this machine, or set "command" of "files" in .*mcp-servers\/mcp\.json to its absolute path$/);
   });
 
+  it('fails an mcp.json whose server name holds "__", which the worker could never route to', async () => {
+    const { code, line } = await doctor('namespace', { servers: { a__b: { command: process.execPath, args: ['-e', ''] } } });
+    expect(code).toBe(1);
+    expect(line('server "a__b"')).toBe('');
+    expect(line(`servers in ${join(root, 'namespace', 'mcp-servers', 'mcp.json')}`)).toMatch(/^FAIL servers in .*: Invalid mcp\.json: mcpServers\.a__b: server names must not contain "__": \/mcp uses it to separate the server from the tool name\n {5}→ Fix it: switchyard check /);
+  });
+
   it('catches an unreachable worker, naming the URL and what to check', async () => {
     const port = await freePort();
     const { code, line } = await doctor('unreachable', { worker: `http://127.0.0.1:${port}` });

@@ -101,6 +101,18 @@ describe('server config resolution', () => {
     expect(error!.issues.map((i) => i.path)).toEqual(['mcpServers.a.shell', 'mcpServers.b.url', 'mcpServers.c.d', 'mcpServers.e.command']);
   });
 
+  it('refuses a server name holding "__", which the worker could never route to, in the worker config\'s words', () => {
+    let error: unknown;
+    try {
+      parseMcpServersFile({ mcpServers: { a__b: { command: 'x' }, ok: { command: 'y' } } });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues).toEqual([{ path: 'mcpServers.a__b', message: 'server names must not contain "__": /mcp uses it to separate the server from the tool name' }]);
+    expect(parseMcpServersFile({ mcpServers: { a_b: { command: 'x' }, 'a-_b': { command: 'x' } } }).size).toBe(2);
+  });
+
   it('reports an invalid file as a local validation error naming the file', async () => {
     const dir = configDir({ 'mcp-servers/mcp.json': '{ not json' });
     await expect(resolveServerConfig(dir, scope, 'x')).rejects.toThrow(/mcp-servers\/mcp\.json.*not valid JSON/);
