@@ -380,4 +380,39 @@ describe('switchyard check worker.json DIR: a worker config against the host dir
     expect(ok.stdout).toContain(`${agreed} × ${root}: ok (across files)`);
     expect(ok.code).toBe(0);
   });
+
+  it('catches an agent with no trust profile whose server a host with no floor and no allow-uncontained will always refuse', async () => {
+    const { hostCredential, workerHostEntry, writeSidecarDir } = await import('../test/support/configs.ts');
+    const host = hostCredential('laptop');
+    const root = join(dir, 'uncontained');
+    // As sidecar init writes it: no floor, no allow-uncontained.
+    const sidecar = (keys: Record<string, unknown>) => {
+      writeSidecarDir(root, { worker: 'http://127.0.0.1:8787', host, profiles: { floor: { 'network-capabilities': [] } }, sidecar: { 'allow-uncontained': false, ...keys } });
+      write('uncontained/mcp-servers/mcp.json', { mcpServers: { mem: { command: 'npx' }, own: { command: 'npx', 'trust-profile': 'floor' } } });
+    };
+    sidecar({});
+    const file = write('uncontained/worker.json', {
+      agents: [
+        { name: 'alice', 'token-sha256': 'a'.repeat(64), servers: ['docs'] },
+        { name: 'bob', 'token-sha256': 'b'.repeat(64), servers: ['own', 'mem'] },
+      ],
+      hosts: [workerHostEntry(host)],
+      servers: {
+        mem: { executor: { type: 'reverse-http', 'entity-id': 'laptop' } },
+        own: { executor: { type: 'reverse-http', 'entity-id': 'laptop' } },
+        docs: { executor: { type: 'http', url: 'https://docs.example.com/mcp' } },
+      },
+    });
+    const refused = await switchyard('check', file, root);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain(
+      `${file}: 1 problem (across files, with ${root})\n  agents[1].servers[1]: server "mem" on host "laptop" will be refused for agent "bob" (denied-by-policy): the agent names no trust profile, and the host has no trust floor and no "allow-uncontained"; give the agent a "trust-context", or on the host set "trust-profile" in sidecar.json (or in "mem"'s mcp.json entry) or "allow-uncontained": true\n`,
+    );
+    for (const keys of [{ 'trust-profile': 'floor' }, { 'allow-uncontained': true }]) {
+      sidecar(keys);
+      const ok = await switchyard('check', file, root);
+      expect(ok.stdout, JSON.stringify(keys)).toContain(`${file} × ${root}: ok (across files)`);
+      expect(ok.code).toBe(0);
+    }
+  });
 });

@@ -5,11 +5,18 @@
  * exist here at the revision they pin. Each failure names the agents it refuses and the fix; a
  * stale pin's fix is the exact `host add` line to run on the worker's machine.
  *
+ * A server this host runs for no agent without a trust profile (the host's own rule,
+ * `refusedForWantOfProfile`) fails when none of the agents the worker routes here names one: the
+ * worker tells the probe only the agents that pin a profile, so with some pinning, whether the
+ * others use this server is `switchyard check worker.json DIR`'s to tell, and doctor only says so.
+ *
  * @module
  */
 import { join } from 'node:path';
 import type { HostExpectations } from '../shared/link/host-expectations.ts';
 import type { SidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import type { ServerConfig } from '../sidecar/host/server-config.ts';
+import { type HostTrustPolicy, refusedForWantOfProfile } from '../sidecar/trust/host-floor.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import type { DoctorCheck } from './doctor.ts';
 import { hostAddCommand, readHostLine } from './host-line.ts';
@@ -18,6 +25,29 @@ import { hostServers } from './host-servers.ts';
 /** `agent "a" pins` or `agents "a", "b" pin`. */
 function agentsWho(names: readonly string[], verb: string): string {
   return names.length === 1 ? `agent "${names[0]}" ${verb}s` : `agents ${names.map((n) => `"${n}"`).join(', ')} ${verb}`;
+}
+
+/** A server the worker routes here: defined in a layer, and run for the agents that use it. */
+function serverCheck(config: SidecarConfig, name: string, listed: { readonly server: ServerConfig; readonly file: string } | undefined, policy: HostTrustPolicy, noneProfiled: boolean): DoctorCheck {
+  const check = `worker's server "${name}"`;
+  if (listed === undefined) {
+    return {
+      name: check,
+      ok: false,
+      detail: `the worker routes "${name}" to this host, but no mcp.json layer here defines it: agents get server-not-found`,
+      fix: `Add "${name}" to ${join(config.configDir, 'mcp-servers', 'mcp.json')}, or bind it to the host that runs it in the worker config`,
+    };
+  }
+  if (!refusedForWantOfProfile(policy, { serverFloor: listed.server.trustProfile })) return { name: check, ok: true, detail: `routed to this host and defined in ${listed.file}` };
+  if (!noneProfiled) {
+    return { name: check, ok: true, detail: `routed to this host and defined in ${listed.file}; it runs only for agents that name a trust profile: this host has no trust floor and no "allow-uncontained"` };
+  }
+  return {
+    name: check,
+    ok: false,
+    detail: `the worker routes "${name}" to this host, but no agent that uses this host's servers names a trust profile, and this host has no trust floor and no "allow-uncontained": every call to it is refused (denied-by-policy)`,
+    fix: `Give those agents a "trust-context" in the worker config (switchyard agent add --trust-profile REF writes one), or set "trust-profile" in ${join(config.configDir, 'sidecar.json')} (or in "${name}"'s entry in ${listed.file}), or "allow-uncontained": true`,
+  };
 }
 
 /**
@@ -30,20 +60,9 @@ export async function expectationChecks(config: SidecarConfig, expects: HostExpe
     return [{ name: 'what the worker expects', ok: true, detail: 'the worker accepted the probe without saying what it expects of this host: server names and pinned revisions not compared' }];
   }
   const checks: DoctorCheck[] = [];
-  const mcpJson = join(config.configDir, 'mcp-servers', 'mcp.json');
   const defined = hostServers(config.configDir, config.entityId, config.user).servers;
-  for (const name of expects.servers) {
-    checks.push(
-      defined.has(name)
-        ? { name: `worker's server "${name}"`, ok: true, detail: `routed to this host and defined in ${defined.get(name)?.file}` }
-        : {
-            name: `worker's server "${name}"`,
-            ok: false,
-            detail: `the worker routes "${name}" to this host, but no mcp.json layer here defines it: agents get server-not-found`,
-            fix: `Add "${name}" to ${mcpJson}, or bind it to the host that runs it in the worker config`,
-          },
-    );
-  }
+  const policy = { ...(config.trustFloor !== undefined ? { floor: config.trustFloor } : {}), allowUncontained: config.allowUncontained };
+  for (const name of expects.servers) checks.push(serverCheck(config, name, defined.get(name), policy, expects['trust-profiles'].length === 0));
   const store = new TrustProfileStore(join(config.configDir, 'trust-profiles'));
   let line: string | undefined;
   for (const { ref, revision, agents } of expects['trust-profiles']) {

@@ -341,3 +341,31 @@ describe('switchyard doctor --config-dir: what the worker expects of this host, 
     expect(line('worker\'s pin of trust profile "absent"')).toMatch(/^FAIL worker's pin of trust profile "absent": agent "carol" names it, but this host cannot use it: .*: they get trust-profile-not-found\n {5}→ Add .*trust-profiles\/absent\.json/);
   });
 });
+
+describe('switchyard doctor --config-dir: an agent without a trust profile, on a host as sidecar init writes it', () => {
+  const procs = new ProcessSet();
+  const root = mkdtempSync(join(tmpdir(), 'sy-doctor-unprofiled-'));
+  const host = hostCredential('laptop');
+  let worker: WorkerProcess;
+
+  beforeAll(async () => {
+    // switchyard agent add bob --servers mem, with no --trust-profile.
+    const agents = [agentEntry({ name: 'bob', token: 'bob-token', servers: ['mem'] })];
+    worker = await startWorkerProcess(procs, { agents, hosts: [workerHostEntry(host)], servers: { mem: { executor: { type: 'user-computer-profile', 'entity-id': 'laptop' } } } }, { logLevel: 'warn' });
+  }, 60_000);
+  afterAll(async () => {
+    await procs.stopAll();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('fails the server every call to which is refused, with the fix, and passes it once the host allows it', async () => {
+    const servers = { mem: { command: process.execPath, args: ['-e', ''] } };
+    const refused = await doctorOn(join(root, 'no-floor'), { worker: worker.url, host, servers, sidecar: { 'allow-uncontained': false } });
+    expect(refused.code).toBe(1);
+    expect(refused.line('worker\'s server "mem"')).toMatch(
+      /^FAIL worker's server "mem": the worker routes "mem" to this host, but no agent that uses this host's servers names a trust profile, and this host has no trust floor and no "allow-uncontained": every call to it is refused \(denied-by-policy\)\n {5}→ Give those agents a "trust-context" in the worker config/,
+    );
+    const allowed = await doctorOn(join(root, 'allowed'), { worker: worker.url, host, servers });
+    expect(allowed.line('worker\'s server "mem"')).toMatch(/^ok {3}worker's server "mem": routed to this host and defined in .*mcp\.json$/);
+  });
+});

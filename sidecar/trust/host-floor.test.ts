@@ -6,7 +6,7 @@ import { WireError } from '../../shared/errors.ts';
 import { createLogger, silentLogger } from '../log.ts';
 import { SETTLE_MS } from '../config/file-stamp.ts';
 import { MODERN_STAMP_AGE_MS } from '../host/server-config-cache.ts';
-import { resolveEffectiveTrust } from './host-floor.ts';
+import { refusedForWantOfProfile, resolveEffectiveTrust } from './host-floor.ts';
 import { policyRevision } from './policy-revision.ts';
 import { TrustProfileStore } from './profile-store.ts';
 
@@ -72,6 +72,21 @@ describe('resolveEffectiveTrust', () => {
     // An agent profile alone is used as it is; allow-uncontained does not weaken it.
     const alone = await resolveEffectiveTrust(store, { allowUncontained: true }, { server: 's', requested: { ref: 'agent', revision: await revisionOf('agent') } }, silentLogger);
     expect(alone).toMatchObject({ floor: null, requested: 'agent', revision: await revisionOf('agent') });
+  });
+
+  it('tells without a launch, as check and doctor ask it, exactly which launches it refuses for want of any profile', async () => {
+    const requested = { ref: 'agent', revision: await revisionOf('agent') };
+    for (const host of [{}, { allowUncontained: false }, { allowUncontained: true }, { floor: 'floor' }, { floor: 'floor', allowUncontained: true }]) {
+      for (const request of [{ server: 's' }, { server: 's', serverFloor: 'server-floor' }, { server: 's', requested }, { server: 's', serverFloor: 'server-floor', requested }]) {
+        const refused = await resolveEffectiveTrust(store, host, request, silentLogger).then(
+          () => false,
+          (error: unknown) => error instanceof WireError && error.reason === 'denied-by-policy',
+        );
+        expect(refusedForWantOfProfile(host, request), JSON.stringify({ host, request })).toBe(refused);
+      }
+    }
+    expect(refusedForWantOfProfile({}, {})).toBe(true);
+    expect(refusedForWantOfProfile({ allowUncontained: true }, {})).toBe(false);
   });
 
   it('refuses a stale agent revision without either revision in the error, and logs both at warn', async () => {

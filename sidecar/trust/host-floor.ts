@@ -61,6 +61,16 @@ export interface TrustRequest {
 }
 
 /**
+ * Whether the host refuses a launch for want of any profile (`denied-by-policy`): neither a floor
+ * (the server entry's own or sidecar.json's) nor an agent profile, and no `"allow-uncontained"`.
+ * {@link resolveEffectiveTrust} refuses by it; `switchyard check worker.json DIR` and doctor ask it
+ * ahead of any launch, so that what they predict is what the host does.
+ */
+export function refusedForWantOfProfile(host: HostTrustPolicy, request: Pick<TrustRequest, 'serverFloor' | 'requested'>): boolean {
+  return (request.serverFloor ?? host.floor) === undefined && request.requested === undefined && host.allowUncontained !== true;
+}
+
+/**
  * @returns The effective trust of the launch, or `null` for an uncontained launch the host allows.
  * @throws WireError `denied-by-policy` (neither a floor nor an agent profile, uncontained not
  *   allowed), `trust-profile-not-found` / `trust-profile-stale` / `invalid-request` (the agent's
@@ -69,8 +79,7 @@ export interface TrustRequest {
 export async function resolveEffectiveTrust(store: TrustProfileStore, host: HostTrustPolicy, request: TrustRequest, log: Logger): Promise<EffectiveTrust | null> {
   const floorRef = request.serverFloor ?? host.floor;
   const { requested, server } = request;
-  if (floorRef === undefined && requested === undefined) {
-    if (host.allowUncontained === true) return null;
+  if (refusedForWantOfProfile(host, request)) {
     throw new WireError(
       'denied-by-policy',
       `Server "${server}" would run uncontained: this host has no trust floor and the agent's trust context names no profile; ` +
@@ -78,6 +87,7 @@ export async function resolveEffectiveTrust(store: TrustProfileStore, host: Host
       { detail: { server } },
     );
   }
+  if (floorRef === undefined && requested === undefined) return null;
   const stampAgeMs = request.stampAgeMs ?? 0;
   const floor = floorRef === undefined ? null : await loadFloor(store, floorRef, server, log, stampAgeMs);
   const agent = requested === undefined ? null : await loadRequested(store, requested, log, stampAgeMs);
