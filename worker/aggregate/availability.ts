@@ -9,7 +9,8 @@
  * @module
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { namespacedName, NAMESPACE_SEPARATOR, UNAVAILABLE_TOOL } from './naming.ts';
+import { namespacedName, UNAVAILABLE_TOOL } from './naming.ts';
+import { NAMESPACE_SEPARATOR } from '../../shared/namespace-separator.ts';
 import type { UpstreamFailure } from './rpc-errors.ts';
 
 /** Longest piece of an upstream's own instructions repeated in the aggregate's. */

@@ -18,7 +18,8 @@
  * @module
  */
 
-export const NAMESPACE_SEPARATOR = '__';
+import { NAMESPACE_SEPARATOR } from '../../shared/namespace-separator.ts';
+
 export const MAX_NAME_LENGTH = 128;
 /** Name part of the placeholder tool listed for a server that could not be reached. */
 export const UNAVAILABLE_TOOL = 'unavailable';

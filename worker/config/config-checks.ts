@@ -9,7 +9,7 @@
  */
 import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import type { ValidationIssue } from '../../shared/validation.ts';
-import { NAMESPACE_SEPARATOR } from '../aggregate/naming.ts';
+import { NAMESPACE_SEPARATOR, NAMESPACE_SEPARATOR_MESSAGE } from '../../shared/namespace-separator.ts';
 import { asRecord } from '../../shared/records.ts';
 import { isLoopbackHostname } from '../../shared/loopback.ts';
 
@@ -98,7 +98,7 @@ export function crossCheckWorkerConfig(
   // Servers: namespacing-safe names, bindings to defined hosts, runtime-specific bindings.
   for (const name of definedServers) {
     if (name.includes(NAMESPACE_SEPARATOR)) {
-      issues.push({ path: `servers.${name}`, message: `server names must not contain "${NAMESPACE_SEPARATOR}": /mcp uses it to separate the server from the tool name` });
+      issues.push({ path: `servers.${name}`, message: NAMESPACE_SEPARATOR_MESSAGE });
     }
   }
   for (const [name, { executor }] of Object.entries(servers)) {
