@@ -15,6 +15,7 @@ import type { OAuthRuntime } from '../worker/app.ts';
 import type { WorkerConfig } from '../worker/config/worker-config.ts';
 import { FileOAuthStore } from '../worker/auth/oauth/store/file-oauth-store.ts';
 import { OAUTH_STATE_FILE } from '../worker/adapters/deno/deno-oauth-state.ts';
+import { parseServerKeys, SERVER_KEYS_ENV } from '../worker/auth/oauth/server-key.ts';
 
 export async function openNodeOAuthStore(stateDir: string): Promise<FileOAuthStore> {
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
@@ -46,5 +47,6 @@ export async function nodeOAuthRuntime(config: WorkerConfig, stateDir: string): 
   if (config.oauth === undefined) return undefined;
   const metadataDocuments = { resolve: nodeResolve };
   if (config.oauth['built-in'] === undefined) return { metadataDocuments };
-  return { store: await openNodeOAuthStore(stateDir), metadataDocuments };
+  const keys = parseServerKeys(process.env[SERVER_KEYS_ENV]);
+  return { store: await openNodeOAuthStore(stateDir), metadataDocuments, ...(keys !== undefined ? { keys } : {}) };
 }

@@ -62,6 +62,7 @@ function environmentTable(): string {
     '|---|---|---|---|',
     '| `SWITCHYARD_LOG_LEVEL` | every command | `info` (`warn` under `npm start`) | Lowest log level written to stderr: debug, info, warn or error |',
     '| `SWITCHYARD_STATE_DIR` | worker under Deno (`deno serve dist/worker.js`) | | Folder of the built-in OAuth server\'s state (`oauth-state.json`: its key, grants, token hashes); required with `"oauth": {"built-in": …}`, and Deno needs `--allow-read` and `--allow-write` on it (`switchyard worker` sets both: `--state-dir`) |',
+    '| `SWITCHYARD_OAUTH_KEYS` | worker, every runtime (a secret on Workers) | | The built-in OAuth server\'s keys: comma-separated, each 32 random bytes in base64url (43 characters), the first sealing client ids and sign-in forms, the others (up to 3, old ones) only opening what they sealed. Set, the state holds no key and a copy of it mints nothing; unset, the state makes and keeps its own |',
     `| \`SWITCHYARD_LINK_RETRY_FIRST_MS\` | sidecar | \`${DEFAULT_BACKOFF.firstMs}\` | Ceiling of the first reconnect delay after the link drops, in ms; each retry doubles it (a random delay up to the ceiling) |`,
     `| \`SWITCHYARD_LINK_RETRY_CAP_MS\` | sidecar | \`${DEFAULT_BACKOFF.capMs}\` | The reconnect backoff cap, in ms: no retry waits longer (until the sidecar has linked once, ${DEFAULT_BACKOFF.capBeforeLinkMs / 1000} s at most, so a worker brought up after it is found at once); a link that stayed up ${DEFAULT_BACKOFF.stableMs / 1000} s starts again from the first delay |`,
   ].join('\n');

@@ -40,6 +40,8 @@ export interface WorkerdWorker {
 export interface WorkerdWorkerOptions {
   port?: number;
   logLevel?: 'debug' | 'info' | 'warn';
+  /** More text bindings (secrets and vars), e.g. `SWITCHYARD_OAUTH_KEYS`. */
+  bindings?: Record<string, string>;
 }
 
 let bundle: Promise<{ dir: string; scriptPath: string }> | undefined;
@@ -113,7 +115,7 @@ export async function startWorkerdWorker(config: unknown, options: WorkerdWorker
       // linking a large fleet.
       unsafeEphemeralDurableObjects: true,
       // No config at all (`undefined`): what a worker gets before its secret is put.
-      bindings: { ...(config === undefined ? {} : { SWITCHYARD_WORKER_CONFIG: JSON.stringify(config) }), SWITCHYARD_LOG_LEVEL: options.logLevel ?? 'info' },
+      bindings: { ...(config === undefined ? {} : { SWITCHYARD_WORKER_CONFIG: JSON.stringify(config) }), SWITCHYARD_LOG_LEVEL: options.logLevel ?? 'info', ...options.bindings },
       host: '127.0.0.1',
       // No request.cf lookup: it would dial workers.cloudflare.com.
       cf: false,

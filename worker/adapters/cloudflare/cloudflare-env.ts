@@ -18,6 +18,8 @@ import { formatIssue, ValidationError } from '../../../shared/validation.ts';
 import { workersAudit, type WorkersAudit } from './workers-audit.ts';
 import type { OAuthRuntime } from '../../app.ts';
 import { DurableObjectOAuthStore } from './oauth-state-object.ts';
+import { parseServerKeys, SERVER_KEYS_ENV } from '../../auth/oauth/server-key.ts';
+import { LocalError } from '../../../shared/errors.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
 
 export type Loaded = { ok: true; config: WorkerConfig; log: WorkerLogger; audit: () => WorkersAudit } | { ok: false; response: () => Response };
@@ -26,16 +28,20 @@ export type Loaded = { ok: true; config: WorkerConfig; log: WorkerLogger; audit:
 export function workersOAuth(env: SwitchyardEnv, config: WorkerConfig): { oauth?: OAuthRuntime } {
   if (config.oauth === undefined) return {};
   // No DNS resolver on Workers: metadata documents are fetched with the runtime's fetch alone.
-  return { oauth: config.oauth['built-in'] === undefined ? {} : { store: new DurableObjectOAuthStore(env.OAUTH_STATE) } };
+  if (config.oauth['built-in'] === undefined) return { oauth: {} };
+  // Checked when the config was loaded (`loadFromEnv` refuses a malformed one), so this does not throw.
+  const keys = parseServerKeys(env[SERVER_KEYS_ENV]);
+  return { oauth: { store: new DurableObjectOAuthStore(env.OAUTH_STATE), ...(keys !== undefined ? { keys } : {}) } };
 }
 
-let cached: { text: string | undefined; level: string | undefined; loaded: Loaded } | undefined;
+let cached: { text: string | undefined; level: string | undefined; keys: string | undefined; loaded: Loaded } | undefined;
 
-/** The parsed config and a logger for `component`, or the 500 answer for an unusable config. */
+/** The parsed config and a logger for `component`, or the 500 answer for an unusable config (or OAuth keys). */
 export function loadFromEnv(env: SwitchyardEnv, component: string): Loaded {
   const text = env.SWITCHYARD_WORKER_CONFIG;
   const level = env.SWITCHYARD_LOG_LEVEL;
-  if (cached === undefined || cached.text !== text || cached.level !== level) cached = { text, level, loaded: parse(text, level) };
+  const keys = env[SERVER_KEYS_ENV];
+  if (cached === undefined || cached.text !== text || cached.level !== level || cached.keys !== keys) cached = { text, level, keys, loaded: parse(text, level, keys) };
   const loaded = cached.loaded;
   return loaded.ok ? { ...loaded, log: loaded.log.child({ component }) } : loaded;
 }
@@ -47,7 +53,7 @@ export function loadFromEnv(env: SwitchyardEnv, component: string): Loaded {
 export const NO_CONFIG = 'No worker config: set SWITCHYARD_WORKER_CONFIG, deployed with wrangler secret put SWITCHYARD_WORKER_CONFIG < worker.json, ' +
   'or under wrangler dev in a .dev.vars file next to wrangler.jsonc holding the line SWITCHYARD_WORKER_CONFIG=\'<worker.json as one line of JSON>\' (then restart wrangler dev)';
 
-function parse(text: string | undefined, level: string | undefined): Loaded {
+function parse(text: string | undefined, level: string | undefined, keys: string | undefined): Loaded {
   const refuse = (problem: string): Loaded => {
     console.error(problem);
     const body = { error: { message: 'The worker config is missing or invalid: see the worker log (wrangler tail)' } };
@@ -56,10 +62,12 @@ function parse(text: string | undefined, level: string | undefined): Loaded {
   if (text === undefined || text === '') return refuse(NO_CONFIG);
   try {
     const config = parseCloudflareConfigText(text);
+    if (config.oauth?.['built-in'] !== undefined) parseServerKeys(keys);
     const log = workersLogger(parseLogLevel(level));
     return { ok: true, config, log, audit: () => workersAudit(config, log, parseLogLevel(level)) };
   } catch (error) {
     if (error instanceof ValidationError) return refuse(`Invalid worker config SWITCHYARD_WORKER_CONFIG:\n${error.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}`);
+    if (error instanceof LocalError && error.code === 'invalid-config') return refuse(error.message);
     return refuse(`Cannot read the worker config SWITCHYARD_WORKER_CONFIG: ${error instanceof Error ? error.message : String(error)}`);
   }
 }

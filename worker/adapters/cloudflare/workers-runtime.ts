@@ -68,6 +68,8 @@ export interface SwitchyardEnv {
   AGENT_SLOTS: DurableObjectNamespace;
   /** The built-in OAuth server's state (`oauth-state-object.ts`). */
   OAUTH_STATE: DurableObjectNamespace;
+  /** The built-in OAuth server's keys, comma-separated, the sealing one first (`server-key.ts`): a secret; unset, the state makes and keeps its own. */
+  SWITCHYARD_OAUTH_KEYS?: string;
 }
 
 interface WorkersGlobals {

@@ -7,6 +7,7 @@
  * - `SWITCHYARD_LOG_LEVEL`: debug, info (default), warn or error;
  * - `SWITCHYARD_STATE_DIR`: where the built-in OAuth server keeps its state (`oauth.built-in`
  *   needs it; Deno then needs `--allow-read` and `--allow-write` on it);
+ * - `SWITCHYARD_OAUTH_KEYS`: the built-in OAuth server's keys, kept out of its state (`server-key.ts`);
  * - `SWITCHYARD_STOP_ON_STDIN_END=1`: stdin is the parent's lifeline (`deno-worker.ts`).
  *
  * Audit lines go to stderr at that level, or to the file the config's `audit.file` names
@@ -26,6 +27,7 @@ import { levelFilteredWriter, type AuditWrite } from '../../../shared/audit/audi
 import { denoResolver, openDenoOAuthStore, type DenoStateApi } from './deno-oauth-state.ts';
 import type { OAuthRuntime } from '../../app.ts';
 import { watchDenoWorkerConfig } from './deno-config-watch.ts';
+import { parseServerKeys, SERVER_KEYS_ENV } from '../../auth/oauth/server-key.ts';
 
 export interface DenoHttpServer {
   finished: Promise<void>;
@@ -135,8 +137,15 @@ async function oauthRuntime(config: WorkerConfig): Promise<OAuthRuntime | undefi
     console.error('oauth.built-in needs a state dir for clients, grants and tokens: set SWITCHYARD_STATE_DIR (and allow Deno to read and write it)');
     return deno.exit(2);
   }
+  let keys: readonly string[] | undefined;
   try {
-    return { store: await openDenoOAuthStore(deno, stateDir), metadataDocuments: { resolve } };
+    keys = parseServerKeys(deno.env.get(SERVER_KEYS_ENV));
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error));
+    return deno.exit(2);
+  }
+  try {
+    return { store: await openDenoOAuthStore(deno, stateDir), metadataDocuments: { resolve }, ...(keys !== undefined ? { keys } : {}) };
   } catch (error) {
     console.error(`Cannot open the OAuth state in "${stateDir}": ${error instanceof Error ? error.message : String(error)}`);
     return deno.exit(2);

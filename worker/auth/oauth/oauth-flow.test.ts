@@ -503,7 +503,7 @@ describe('what strangers can do', () => {
     const claims = JSON.parse(new TextDecoder().decode(Uint8Array.from(atob(payload.replace(/-/g, '+').replace(/_/g, '/')), (ch) => ch.charCodeAt(0)))) as { r: string[] };
     claims.r = ['https://evil.example/cb'];
     const forged = client_id.replace(payload, base64url(new TextEncoder().encode(JSON.stringify(claims))));
-    const message = 'Invalid client_id: it was altered, or not issued by this server: register the client again';
+    const message = 'Invalid client_id: it was altered, or not issued by this server (or under a key it no longer holds): register the client again';
     for (const clientId of [forged, `${client_id.slice(0, -1)}${client_id.endsWith('A') ? 'B' : 'A'}`, `${client_id}.x`]) {
       expect(await pageError(await fetchFn(authorizeUrl(clientId, { redirect_uri: 'https://evil.example/cb' })))).toBe(`invalid_client: ${message}`);
       const token = await post(fetchFn, '/oauth/token', { grant_type: 'authorization_code', code: 'x', client_id: clientId, code_verifier: 'x'.repeat(43) });

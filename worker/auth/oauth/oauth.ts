@@ -38,6 +38,8 @@ export interface OAuthDeps {
   publicUrl: string | undefined;
   /** Required with the built-in server: where clients, grants and tokens live. */
   store?: OAuthStore;
+  /** The built-in server's keys from the deployment (`SWITCHYARD_OAUTH_KEYS`); without them the store keeps its own. */
+  keys?: readonly string[];
   /** How Client ID Metadata Documents are fetched (fetch, resolver, clock). */
   metadataDocuments?: MetadataDocumentFetchDeps;
   externalIssuer?: ExternalIssuerDeps;
@@ -110,7 +112,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
     }
     const now = deps.now ?? Date.now;
     // Seals what strangers start (registrations, sign-in forms), so neither writes a record.
-    const key = new ServerKey(store, now);
+    const key = new ServerKey(store, now, deps.keys);
     grants = new Grants(store, { accessTtlMs: builtIn['access-token-seconds'] * 1000, refreshTtlMs: builtIn['refresh-token-days'] * 86_400_000, now, stillApproved, ...(deps.log !== undefined ? { log: deps.log } : {}) });
     const clients = new ClientRegistry(store, {
       metadataDocuments: builtIn['client-id-metadata-documents'] ? new MetadataDocumentClients({ now, ...deps.metadataDocuments }) : null,

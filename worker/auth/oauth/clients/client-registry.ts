@@ -166,7 +166,7 @@ export class ClientRegistry {
   /** The client a sealed client_id describes, once its MAC and its lifetime are checked. */
   async #sealed(clientId: string, graceMs: number): Promise<OAuthClient> {
     const payload = ClientIdPayloadSchema.safeParse(await this.#options.key.open('client-id', clientId.slice(CLIENT_ID_PREFIX.length)));
-    if (!payload.success) throw invalidClient('Invalid client_id: it was altered, or not issued by this server: register the client again');
+    if (!payload.success) throw invalidClient('Invalid client_id: it was altered, or not issued by this server (or under a key it no longer holds): register the client again');
     const { r: redirectUris, n: name, a: authMethod, t: issuedAt } = payload.data;
     if (this.#now() - issuedAt * 1000 > UNUSED_CLIENT_TTL_MS + graceMs && !(await this.#marked(clientId))) {
       throw invalidClient(`Client registration expired: it got no token within ${UNUSED_CLIENT_TTL_MS / 3_600_000} hours of registering: remove this server from the app and add it again, so that the app registers again`);
@@ -179,7 +179,8 @@ export class ClientRegistry {
     if (client.authMethod === 'none' || client.source !== 'registration') return false;
     if (client.secretSha256 !== undefined) return stringsEqual(await sha256Hex(secret), client.secretSha256);
     if (!client.clientId.startsWith(CLIENT_ID_PREFIX)) return false;
-    return stringsEqual(secret, await this.#secretOf(client.clientId));
+    // Under any of the server's keys: one rotated out of sealing still vouches for the ids it sealed.
+    return secret.startsWith(SECRET_PREFIX) && (await this.#options.key.verify('client-secret', client.clientId, secret.slice(SECRET_PREFIX.length)));
   }
 
   async #secretOf(clientId: string): Promise<string> {

@@ -277,7 +277,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       if (signIn.n !== consent.n || !stringsEqual(signIn.x, consent.x)) return invalidRequestPage('This authorization form does not match its sign-in: start again from the app');
       // The token signed in with, as the config has it now: one changed since may not approve.
       const approverSha256 = signIn.g === null ? deps.adminTokenSha256 : deps.agents.find((a) => a.name === signIn.g)?.['token-sha256'];
-      if (approverSha256 === undefined || !stringsEqual(await approverMac(approverSha256), signIn.h)) {
+      if (approverSha256 === undefined || !(await deps.key.verify('approver', approverSha256, signIn.h))) {
         return errorPage('access_denied', 'The token you signed in with was changed or removed since: sign in again', 401);
       }
       const agent = field('agent');
