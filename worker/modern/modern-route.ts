@@ -160,10 +160,14 @@ export async function forwardModern(request: Request, message: ModernRequest, to
  * `response` as it is, calling `release` once its body has been read to the end or cancelled:
  * a streamed answer is still in flight until then. A JSON answer is read by now, so it is released at once.
  * The aggregate's listen stream (`listenAcross`) gives its slot back so too.
+ *
+ * The content type is looked at before the body: Deno turns a response's static body into a
+ * stream the moment `body` is read, and then serves it through a stream resource instead of in
+ * one write, so a JSON answer's body is never touched here (issue 17).
  */
 export function releasedWhenRead(response: Response, release: () => void): Response {
-  const body = response.body;
-  if (body === null || response.headers.get('content-type') !== SSE_HEADERS['content-type']) {
+  const body = response.headers.get('content-type') === SSE_HEADERS['content-type'] ? response.body : null;
+  if (body === null) {
     release();
     return response;
   }
