@@ -1,8 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EndedSessions } from './ended-sessions.ts';
 
 const session = (id: string, agent = 'alice', route = 'server:files') => ({ id, agent, route });
 const stale = { because: 'trust-profile-stale', why: 'Trust profile "workspace" changed on its host' } as const;
+
+afterEach(() => vi.restoreAllMocks());
 
 describe('ended sessions', () => {
   it('tells an end to the agent of the session on its route only, at once after it is recorded', async () => {
@@ -29,6 +31,25 @@ describe('ended sessions', () => {
     ended.record(session('d'), { because: 'idle', why: 'd' });
     await ended.find('d', 'alice', 'server:files');
     expect(ended.size).toBe(1);
+  });
+
+  it('drops the oldest end first, whatever order their digests finish in', async () => {
+    // The first end's digest finishes last, as the crypto thread pool may have it.
+    const sign = crypto.subtle.sign.bind(crypto.subtle);
+    let first: (() => void) | undefined;
+    const held = new Promise<void>((resolve) => (first = resolve));
+    let calls = 0;
+    vi.spyOn(crypto.subtle, 'sign').mockImplementation(async (...args: Parameters<typeof sign>) => {
+      const mine = calls++;
+      const mac = await sign(...args);
+      if (mine === 0) await held;
+      if (mine === 2) first!();
+      return mac;
+    });
+    const ended = new EndedSessions({ max: 2 });
+    for (const id of ['a', 'b', 'c']) ended.record(session(id), { because: 'idle', why: id });
+    const kept = await Promise.all(['a', 'b', 'c'].map(async (id) => (await ended.find(id, 'alice', 'server:files'))?.why ?? null));
+    expect(kept).toEqual([null, 'b', 'c']);
   });
 
   it('keeps a why short', async () => {

@@ -31,8 +31,12 @@ const MAX_WHY_CHARS = 300;
 export class EndedSessions {
   /** Digest → end, oldest first. */
   readonly #ends = new Map<string, SessionEnd & { at: number }>();
-  /** Digests still being computed, so a request right after an end finds it. */
-  readonly #pending = new Set<Promise<void>>();
+  /**
+   * The last end recorded, once it is in `#ends`: each waits for the one before, since digests
+   * finish in any order and `#ends` must stay in the order the ends happened (the oldest goes
+   * first); a request right after an end waits for it, so it finds it.
+   */
+  #recorded: Promise<void> = Promise.resolve();
   #key: Promise<CryptoKey> | undefined;
   readonly #now: () => number;
   readonly #max: number;
@@ -47,21 +51,20 @@ export class EndedSessions {
   record(session: { readonly id: string; readonly agent: string; readonly route: string }, end: SessionEnd): void {
     const at = this.#now();
     const kept = { because: end.because, why: end.why.slice(0, MAX_WHY_CHARS), at };
-    const done = this.#digest(session.id, session.agent, session.route).then(
-      (digest) => {
-        this.#ends.delete(digest);
-        this.#ends.set(digest, kept);
+    const digest = this.#digest(session.id, session.agent, session.route);
+    this.#recorded = this.#recorded.then(() => digest).then(
+      (done) => {
+        this.#ends.delete(done);
+        this.#ends.set(done, kept);
         this.#prune();
       },
       () => {},
     );
-    this.#pending.add(done);
-    void done.then(() => this.#pending.delete(done));
   }
 
   /** How the session `id` of `agent` on `route` ended, if the worker ended it lately. */
   async find(id: string, agent: string, route: string): Promise<SessionEnd | undefined> {
-    if (this.#pending.size > 0) await Promise.all(this.#pending);
+    await this.#recorded;
     if (this.#ends.size === 0) return undefined;
     const end = this.#ends.get(await this.#digest(id, agent, route));
     return end !== undefined && this.#now() - end.at < this.#keptMs ? { because: end.because, why: end.why } : undefined;
