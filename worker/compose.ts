@@ -82,9 +82,9 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
   const recentErrors = new RecentErrors();
   let audit = new WorkerAudit({ config, log: configured.audit, recentCalls });
   const requestCounters = new AgentRequestCounters();
-  const build = (current: WorkerConfig) =>
+  const build = (current: WorkerConfig, currentAudit: WorkerAudit) =>
     createApp({
-      audit,
+      audit: currentAudit,
       config: current,
       router,
       sessions,
@@ -97,7 +97,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       ...(options.listenPort !== undefined ? { listenPort: options.listenPort } : {}),
       ...(options.oauth !== undefined ? { oauth: options.oauth } : {}),
     });
-  let app = build(config);
+  let app = build(config, audit);
   return {
     get app() {
       return app;
@@ -108,9 +108,13 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
     },
     async reload(next) {
       const previous = config;
+      const nextAudit = new WorkerAudit({ config: next, log: configured.audit, recentCalls });
+      // Built before anything changes: a config the app cannot be made from (its build throws)
+      // leaves the one in force whole, where assigning first left the config and the app apart.
+      const nextApp = build(next, nextAudit);
       config = next;
-      audit = new WorkerAudit({ config: next, log: configured.audit, recentCalls });
-      app = build(next);
+      audit = nextAudit;
+      app = nextApp;
       sessions.setIdleMs(next['session-idle-seconds'] * 1000);
       registry.setHosts(next.hosts.map((h) => h['entity-id']), hostsToUnlink(previous, next));
       const endedSessions = await sessions.closeWhere((session) => sessionEndReason(previous, next, session));

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { WorkerConfig } from './worker-config.ts';
 import { createConfigReloader } from './config-reloader.ts';
+import { parseWorkerConfigText } from './worker-config.ts';
+import { composeWorker } from '../compose.ts';
+import { sha256Hex } from '../../shared/credentials.ts';
 
 function logger() {
   const lines: Array<{ level: string; msg: string; fields: Record<string, unknown> }> = [];
@@ -49,5 +52,46 @@ describe('worker config reloader', () => {
     const missing = Object.assign(new Error('gone'), { code: 'ENOENT' });
     const reload = createConfigReloader({ file: 'w.json', readText: async () => { throw missing; }, runtime: 'edge', target: { reload: async () => ({ endedSessions: 0 }) }, log });
     expect(await reload('file')).toEqual({ kind: 'refused', problems: ['(root): cannot read "w.json": ENOENT'] });
+  });
+
+  it('refuses, whole, a valid config this worker cannot run, keeps the one in force, and reads the next edit again', async () => {
+    const { log, lines } = logger();
+    const bob = { name: 'bob', 'token-sha256': await sha256Hex('sy_bob-token-0123456789'), servers: [] };
+    const start = JSON.stringify({ agents: [bob], servers: {} });
+    // Started without a state store, as a worker without "built-in" at start is.
+    const worker = composeWorker({ config: parseWorkerConfigText(start, { runtime: 'edge' }) });
+    let text = start;
+    const reload = createConfigReloader({ file: 'w.json', readText: async () => text, runtime: 'edge', initialText: start, target: worker, log });
+    const asBob = () => worker.fetch(new Request('http://127.0.0.1:8787/healthz', { headers: { authorization: 'Bearer sy_bob-token-0123456789', host: '127.0.0.1:8787' } }));
+    expect((await asBob()).status).toBe(200);
+
+    // Built-in OAuth added and bob removed in one edit: refused, and bob keeps working as the config in force says.
+    text = JSON.stringify({ agents: [], servers: {}, oauth: { 'built-in': {} } });
+    const outcome = await reload('file');
+    expect(outcome).toEqual({ kind: 'refused', problems: [expect.stringMatching(/^\(root\): oauth\.built-in needs a state store, which this worker was not given: start it with a state dir/)] });
+    expect(lines.at(-1)).toMatchObject({ level: 'error', msg: 'Worker config refused: the config in force stays' });
+    expect(worker.config.agents.map((a) => a.name)).toEqual(['bob']);
+    expect((await asBob()).status).toBe(200);
+    // The same text again is not taken for the one in force: it is refused again, not "unchanged".
+    expect((await reload('SIGHUP')).kind).toBe('refused');
+
+    // OAuth taken out again: bob's removal applies.
+    text = JSON.stringify({ agents: [], servers: {} });
+    expect(await reload('file')).toEqual({ kind: 'reloaded', endedSessions: 0 });
+    expect((await asBob()).status).toBe(401);
+    await worker.close();
+  });
+
+  it('says so when a refused file is put back as the config in force', async () => {
+    const { log, lines } = logger();
+    let text = VALID;
+    const reload = createConfigReloader({ file: 'w.json', readText: async () => text, runtime: 'edge', initialText: VALID, target: { reload: async () => ({ endedSessions: 0 }) }, log });
+    text = '{"agents": [';
+    expect((await reload('file')).kind).toBe('refused');
+    text = VALID;
+    expect(await reload('file')).toEqual({ kind: 'unchanged' });
+    expect(lines.at(-1)).toEqual({ level: 'info', msg: 'Worker config file matches the config in force again', fields: { file: 'w.json', trigger: 'file' } });
+    expect(await reload('file')).toEqual({ kind: 'unchanged' });
+    expect(lines).toHaveLength(2);
   });
 });

@@ -11,6 +11,7 @@
  * @module
  */
 import { formatIssue, ValidationError } from '../../shared/validation.ts';
+import { LocalError } from '../../shared/errors.ts';
 import type { WorkerLogger } from '../log.ts';
 import { parseWorkerConfigText, type WorkerConfig, type WorkerRuntime } from './worker-config.ts';
 
@@ -33,6 +34,8 @@ export interface ConfigReloaderOptions {
 /** Returns a function that performs one reload; calls never overlap (a call during one waits for it). */
 export function createConfigReloader(options: ConfigReloaderOptions): (trigger: string) => Promise<ReloadOutcome> {
   let lastText = options.initialText;
+  /** Whether the last outcome was a refusal, so the config in force and the file differ. */
+  let refusedSince = false;
   let queue: Promise<unknown> = Promise.resolve();
   const once = async (trigger: string): Promise<ReloadOutcome> => {
     const { file, log } = options;
@@ -40,13 +43,14 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
     try {
       text = await options.readText();
     } catch (error) {
-      const problems = [`(root): cannot read "${file}": ${(error as { code?: string }).code ?? (error as Error).name}`];
-      log.error('Worker config refused: the config in force stays', { file, trigger, problems });
-      return { kind: 'refused', problems };
+      return refuse(trigger, [`(root): cannot read "${file}": ${(error as { code?: string }).code ?? (error as Error).name}`]);
     }
     if (text === lastText) {
+      // After a refusal, the file put back as it was is news: the last line said the file was refused.
+      if (refusedSince) log.info('Worker config file matches the config in force again', { file, trigger });
       // A file event with no change is an editor's touch; a SIGHUP is an operator asking, who is owed an answer.
-      if (trigger === 'SIGHUP') log.info('Worker config unchanged: nothing to reload', { file, trigger });
+      else if (trigger === 'SIGHUP') log.info('Worker config unchanged: nothing to reload', { file, trigger });
+      refusedSince = false;
       return { kind: 'unchanged' };
     }
     let next: WorkerConfig;
@@ -54,14 +58,26 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
       next = parseWorkerConfigText(text, { runtime: options.runtime });
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
-      const problems = error.issues.map(formatIssue);
-      log.error('Worker config refused: the config in force stays', { file, trigger, problems });
-      return { kind: 'refused', problems };
+      return refuse(trigger, error.issues.map(formatIssue));
+    }
+    let endedSessions: number;
+    try {
+      ({ endedSessions } = await options.target.reload(next));
+    } catch (error) {
+      // A valid config this worker cannot run (`oauth.built-in` added to one started without a
+      // state dir): refused whole, like an invalid one, and the next edit is read again.
+      if (!(error instanceof LocalError && error.code === 'invalid-config')) throw error;
+      return refuse(trigger, [`(root): ${error.message}`]);
     }
     lastText = text;
-    const { endedSessions } = await options.target.reload(next);
+    refusedSince = false;
     log.info('Worker config reloaded', { file, trigger, endedSessions });
     return { kind: 'reloaded', endedSessions };
+  };
+  const refuse = (trigger: string, problems: string[]): ReloadOutcome => {
+    refusedSince = true;
+    options.log.error('Worker config refused: the config in force stays', { file: options.file, trigger, problems });
+    return { kind: 'refused', problems };
   };
   return (trigger) => {
     const run = queue.then(() => once(trigger));
