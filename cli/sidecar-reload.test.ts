@@ -59,6 +59,12 @@ describe('sidecar config reload', () => {
     expect(lines).toEqual([
       { level: 'error', msg: 'Sidecar config refused: the config in force stays', fields: { trigger: 'file', problems: [`${file}: 1 problem (mcp.json)\n  mcpServers.a.command: must not be empty`] } },
     ]);
+    // Put back as accepted: said once, and nothing is reloaded.
+    writeFileSync(file, JSON.stringify({ mcpServers: { a: { command: 'node' } } }));
+    await reload('file');
+    await reload('file');
+    expect(reloads).toEqual([]);
+    expect(lines.slice(1)).toEqual([{ level: 'info', msg: 'Sidecar config files match the config in force again', fields: { trigger: 'file' } }]);
   });
 
   it('refuses a floor that names no profile, and says which keys wait for a restart', async () => {

@@ -43,7 +43,16 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
   let queue: Promise<unknown> = Promise.resolve();
   const once = async (trigger: string): Promise<void> => {
     const before = ConfigSnapshot.take(dir);
-    if (before.equals(accepted) || (refused !== null && before.equals(refused))) return;
+    if (before.equals(accepted)) {
+      // After a refusal, the files put back as they were are news: the last line said they were refused.
+      if (refused !== null) {
+        // Launches keep reading the snapshot, which is what the files hold again.
+        refused = null;
+        log.info('Sidecar config files match the config in force again', { trigger });
+      }
+      return;
+    }
+    if (refused !== null && before.equals(refused)) return;
     const results = (await checkConfigDir(dir)).map((r) => withOverrides(r, dir, options.overrides));
     const after = ConfigSnapshot.take(dir);
     // Changed while being checked: what was checked is not what is there; the change's own event follows.
