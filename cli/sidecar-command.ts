@@ -25,6 +25,7 @@ import { FULL_CLI, type Program } from './program.ts';
 import { stopOnSignals } from './signals.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { inheritableDescriptors } from '../sidecar/process/inherited-fds.ts';
+import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
 
 export function configDirFrom(values: { 'config-dir'?: string | undefined }, program: Program = FULL_CLI): string {
   const dir = values['config-dir'] ?? process.env.SWITCHYARD_CONFIG_DIR;
@@ -99,6 +100,13 @@ export async function runSidecarCommand(argv: string[], program: Program = FULL_
   if (inheritable.length > 0) log.debug('Descriptors without close-on-exec are kept from every server', { fds: inheritable });
   const snapshot = ConfigSnapshot.take(dir);
   const sidecar = await startSidecar(config, log, undefined, snapshot);
+  // Said at start, not first at an agent's launch: the probe's verdict is cached, so the first
+  // contained launch reads it instead of probing again.
+  if (process.platform === 'linux') {
+    void bubblewrapProbe()().then((availability) => {
+      if (!availability.available) log.warn('Containment unavailable: servers that need it will be refused until it is fixed (switchyard doctor says how)', { why: availability.message });
+    });
+  }
   // A changed config dir applies without a restart (or is refused, the old one kept).
   const watch = watchSidecarConfig({ dir, sidecar, config, snapshot, overrides, log });
   stopOnSignals(async () => {

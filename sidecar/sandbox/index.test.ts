@@ -66,6 +66,19 @@ describe('compileContainment', () => {
     expect(error.message).toContain('install it');
   });
 
+  it('says why containment is unavailable in the sidecar\'s log, once per reason, as well as to the agent', async () => {
+    const warned: Array<Record<string, unknown> | undefined> = [];
+    const log = { debug() {}, info() {}, error() {}, warn: (msg: string, fields?: Record<string, unknown>) => void warned.push({ msg, ...fields }), child: () => log } as never;
+    const probe = (message: string): ContainmentProbe => async () => ({ available: false, problem: 'unusable', message });
+    for (const why of ['Containment unavailable: first', 'Containment unavailable: first', 'Containment unavailable: second']) {
+      await failure(compileContainment(p(true, []), launch, { revision: 'sha256:r', platform: 'linux', probe: probe(why), log }));
+    }
+    expect(warned).toEqual([
+      { msg: 'Containment unavailable: launches that need it are refused', backend: 'bubblewrap', why: 'Containment unavailable: first' },
+      { msg: 'Containment unavailable: launches that need it are refused', backend: 'bubblewrap', why: 'Containment unavailable: second' },
+    ]);
+  });
+
   it('fails closed with the user-namespace advice when bwrap cannot sandbox', async () => {
     const fake = join(dir, 'bwrap');
     writeFileSync(fake, '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n');

@@ -103,6 +103,9 @@ export async function compileContainment(effective: EffectiveProfile, launch: Co
   }
 }
 
+/** The last reason containment was unavailable for, logged once until it changes or containment works. */
+let lastUnavailable: string | undefined;
+
 async function compileWith<F extends PolicyFields>(
   backend: SandboxBackend<F>,
   effective: EffectiveProfile,
@@ -110,7 +113,14 @@ async function compileWith<F extends PolicyFields>(
   options: CompileOptions,
 ): Promise<F & ContainedLaunch> {
   const availability = await (options.probe ?? backend.probe())();
-  if (!availability.available) throw new WireError('containment-unavailable', availability.message, { detail: { backend: backend.name } });
+  if (!availability.available) {
+    // The agent is told why; the operator reading the sidecar's log is too, once per reason
+    // (the audit lines carry only the stable reason).
+    if (availability.message !== lastUnavailable) (options.log ?? silentLogger).warn('Containment unavailable: launches that need it are refused', { backend: backend.name, why: availability.message });
+    lastUnavailable = availability.message;
+    throw new WireError('containment-unavailable', availability.message, { detail: { backend: backend.name } });
+  }
+  lastUnavailable = undefined;
   const facts = {
     home: options.home ?? homedir(),
     sidecarEnv: options.sidecarEnv ?? process.env,
