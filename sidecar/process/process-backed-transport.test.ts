@@ -286,12 +286,14 @@ describe('ProcessExecutorBackedClientTransport', () => {
     expect(errors).toEqual([]);
   });
 
-  it('closes with message-too-large when stdout holds more than the cap without a newline', async () => {
+  it('stops a server whose stdout holds more than the cap without a newline, saying so to the agent', async () => {
     const script = "process.stdout.write('x'.repeat(3 * 1024 * 1024)); setInterval(() => {}, 1000)";
     const { t, errors, closes } = transport({ command: NODE, args: ['-e', script], env: {}, policy: null }, { maxMessageBytes: 1024 * 1024 });
     await t.start();
     await waitFor(() => (closes() > 0 ? true : undefined), 'onclose');
-    expect(errors.map((e) => (e as LocalError).code)).toEqual(['message-too-large']);
+    expect(errors.map((e) => [(e as WireError).reason, e.message])).toEqual([
+      ['server-exited', `Server "${t.name}" wrote a line of more than 1048576 bytes to stdout, over the most one message may be: it was stopped`],
+    ]);
     expect(isAlive(t.pid ?? 0)).toBe(false);
   });
 

@@ -140,7 +140,13 @@ export class ProcessExecutorBackedClientTransport implements Transport {
       this.#readBuffer.append(chunk);
     } catch (cause) {
       const limit = this.#options.maxMessageBytes ?? 16 * 1024 * 1024;
-      this.#report(new LocalError('message-too-large', `Server "${this.name}" wrote more than ${limit} bytes to stdout without a newline: closing`, { cause }));
+      // A WireError, so the agent's channel closes saying this rather than that the server went away.
+      const tooLarge = new WireError('server-exited', `Server "${this.name}" wrote a line of more than ${limit} bytes to stdout, over the most one message may be: it was stopped`, {
+        detail: { server: this.name, limitBytes: limit },
+        cause,
+      });
+      this.#logger.warn('Server wrote an over-long line to stdout: stopped', { server: this.name, limitBytes: limit });
+      this.#report(tooLarge);
       void this.close();
       return;
     }
