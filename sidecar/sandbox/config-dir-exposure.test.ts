@@ -6,7 +6,7 @@ import { WireError } from '../../shared/errors.ts';
 import { parseMcpServersFile } from '../host/server-config.ts';
 import { createLogger } from '../log.ts';
 import { type EffectiveProfile, NEUTRAL_PROFILE } from '../trust/effective-profile.ts';
-import { configDirExposures, configDirWarnings } from './config-dir-exposure.ts';
+import { configDirExposures, configDirWarnings, grantExposureReason, grantExposures } from './config-dir-exposure.ts';
 import { compileContainment, type ContainmentLaunch, type ContainmentProbe } from './index.ts';
 
 const NODE = process.execPath;
@@ -59,6 +59,29 @@ describe('configDirExposures', () => {
     const launch = { file: NODE, args: [join(root, 'elsewhere', 'server.mjs')], cwd: join(root, 'elsewhere', 'work') };
     const grants = [{ sourcePath: join(root, 'grant'), targetPath: join(root, 'grant'), accessMode: 'read-write' as const }];
     expect(configDirExposures(configDir, launch, { home, grants })).toEqual([]);
+  });
+});
+
+describe('grantExposures: the part of the rule a profile decides alone (for check and doctor)', () => {
+  const grant = (p: string) => ({ sourcePath: p, targetPath: p, accessMode: 'read-only' as const });
+
+  it('finds exactly the grants compileContainment refuses, whatever the launch', () => {
+    const grants = [root, join(configDir, 'trust-profiles'), join(root, 'grant')].map(grant);
+    const launch = { file: NODE, args: [join(root, 'elsewhere', 'server.mjs')], cwd: join(root, 'elsewhere', 'work') };
+    expect(grantExposures(configDir, grants)).toEqual(configDirExposures(configDir, launch, { home, grants }).filter((e) => e.by === 'grant'));
+    expect(grantExposures(configDir, grants)).toEqual([{ path: root, by: 'grant' }, { path: join(configDir, 'trust-profiles'), by: 'grant' }]);
+    expect(grantExposures(configDir, [grant(join(root, 'grant'))])).toEqual([]);
+    // The config dir named through a symlink is still the one a grant of its real parent holds.
+    expect(grantExposures(join(root, 'config-link'), [grant(join(root, 'pkg'))])).toEqual([{ path: join(root, 'pkg'), by: 'grant' }]);
+  });
+
+  it('says why with the paths (on the operator\'s machine) and the fix the sidecar\'s own refusal gives', async () => {
+    const reason = grantExposureReason(configDir, grantExposures(configDir, [grant(root)]));
+    expect(reason).toBe(`grants "${root}", which contains the sidecar config dir (${configDir}, which holds the host key), and a contained launch that would show any of it is refused; grant narrower paths in the profile, or move the config dir out of the granted tree`);
+    const inside = grantExposureReason(configDir, grantExposures(configDir, [grant(join(configDir, 'trust-profiles'))]));
+    expect(inside).toContain(`grants "${join(configDir, 'trust-profiles')}", which lies in the sidecar config dir`);
+    const refusal = await compileContainment({ ...strict, filesystemPaths: [grant(root)] }, { file: NODE, args: [] }, { revision: 'sha256:r', platform: 'linux', probe: bwrapInstalled, configDir, home }).catch((e: unknown) => e as Error);
+    expect((refusal as Error).message).toContain('grant narrower paths in the profile, or move the config dir out of the granted tree');
   });
 });
 

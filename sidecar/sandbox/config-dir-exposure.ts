@@ -74,8 +74,40 @@ export function configDirExposures(
     found.push({ path, by });
   };
   for (const root of launchPaths(launch, options.home ?? homedir(), options.grants).roots) add(root.path, root.for);
-  for (const grant of options.grants ?? []) add(grant.sourcePath, 'grant');
-  return found;
+  return [...found, ...grantExposures(configDir, options.grants ?? [])];
+}
+
+/**
+ * The grants that expose the config dir: the part of {@link configDirExposures} a profile decides
+ * alone, so that every contained launch under it is refused, whatever the server. `switchyard
+ * check` and `doctor` ask it of the profile a launch would run under, ahead of any launch.
+ *
+ * @param configDir The sidecar config dir (absolute).
+ * @param grants An effective profile's filesystem grants.
+ * @returns The exposing grants (`by: 'grant'`), empty when none shows anything of the dir.
+ * @example The README's layout: a profile granting the home around `~/.config/switchyard`
+ * ```ts
+ * grantExposures('/home/alice/.config/switchyard', [{ sourcePath: '/home/alice', targetPath: '/home/alice', accessMode: 'read-only' }]);
+ * // [{ path: '/home/alice', by: 'grant' }]
+ * ```
+ */
+export function grantExposures(configDir: string, grants: readonly FilesystemGrant[]): ConfigDirExposure[] {
+  const configDirs = spellings(configDir);
+  const paths = [...new Set(grants.map((g) => g.sourcePath))];
+  return paths.filter((path) => touches(path, configDirs)).map((path) => ({ path, by: 'grant' as const }));
+}
+
+/**
+ * Why launches under a profile that grants `exposures` are refused, with the sidecar's own fix,
+ * for `check` and `doctor`: they run on the operator's machine, so it names the paths (a refusal
+ * that crosses the link does not, {@link configDirRefusal}). Begins with "grants".
+ */
+export function grantExposureReason(configDir: string, exposures: readonly ConfigDirExposure[]): string {
+  const configDirs = spellings(configDir);
+  const around = exposures.filter((e) => spellings(e.path).some((p) => configDirs.some((c) => isWithin(c, p)))).length;
+  const relation = around === exposures.length ? 'contains' : around === 0 ? 'lies in' : 'contains or lies in';
+  const paths = exposures.map((e) => `"${e.path}"`).join(', ');
+  return `grants ${paths}, which ${relation} the sidecar config dir (${configDir}, which holds the host key), and a contained launch that would show any of it is refused; ${FIX.grant}`;
 }
 
 const WHAT: Record<ExposedBy, string> = {
