@@ -70,6 +70,12 @@ describe('worker app', () => {
     const h = await setup();
     expect(await (await h.fetch(`${BASE}/healthz`)).json()).toEqual({ ok: true });
     expect((await h.fetch(`${BASE}/healthz`, { headers: { authorization: 'Bearer nope' } })).status).toBe(401);
+    // An app's OAuth access token is told where it belongs, where any other wrong token is told to check it.
+    const oauthToken = await h.fetch(`${BASE}/healthz`, { headers: { authorization: `Bearer sya_${'a'.repeat(43)}` } });
+    expect([oauthToken.status, ((await oauthToken.json()) as { error: { message: string } }).error.message]).toEqual([
+      401,
+      "An OAuth access token is for the MCP endpoints: sign in here with the agent's own token or the admin token",
+    ]);
 
     await h.client('/mcp', 'alice-token');
     const admin = (await (await h.fetch(`${BASE}/healthz`, { headers: { authorization: 'Bearer admin-token' } })).json()) as Record<string, unknown>;

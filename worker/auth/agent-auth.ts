@@ -57,10 +57,10 @@ function missingTokenMessage(header: string | undefined): string {
     : 'Malformed Authorization header: it is not "Bearer <token>" (one token, no spaces in it)';
 }
 
-/** The 401 every agent route answers with; `hadToken` adds RFC 6750's `invalid_token`. */
-export function unauthorizedResponse(c: Context, hadToken: boolean): Response {
+/** The 401 every agent route answers with; `hadToken` adds RFC 6750's `invalid_token`, `why` words its refusal. */
+export function unauthorizedResponse(c: Context, hadToken: boolean, why = 'Invalid bearer token: check the token configured for this agent'): Response {
   const error = hadToken
-    ? new WireError('unauthorized', 'Invalid bearer token: check the token configured for this agent')
+    ? new WireError('unauthorized', why)
     : new WireError('unauthorized', missingTokenMessage(c.req.header('authorization')));
   c.header('WWW-Authenticate', hadToken ? 'Bearer realm="switchyard", error="invalid_token"' : 'Bearer realm="switchyard"');
   return c.json(error.toHttpBody(), 401);

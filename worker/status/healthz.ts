@@ -22,6 +22,7 @@
 import type { Handler } from 'hono';
 import { hostOf } from '../../shared/descriptors.ts';
 import { bearerTokenOf, matchTokenHash, unauthorizedResponse } from '../auth/agent-auth.ts';
+import { ACCESS_TOKEN_PREFIX } from '../auth/oauth/grants.ts';
 import type { AgentEntry, WorkerConfig } from '../config/worker-config.ts';
 import type { HostLinkStatus } from '../link/host-link-registry.ts';
 import type { SessionTable } from '../sessions/session-table.ts';
@@ -56,7 +57,11 @@ export function createHealthzHandler(deps: HealthzDeps): Handler {
     const admin = deps.config['admin-token-sha256'];
     const agents = deps.config.agents;
     const index = await matchTokenHash(token, [...agents.map((a) => a['token-sha256']), ...(admin !== undefined ? [admin] : [])]);
-    if (index === -1) return unauthorizedResponse(c, true);
+    if (index === -1) {
+      // An app's OAuth token stands for an agent on its MCP endpoints only; the page takes the tokens of the config.
+      const why = token.startsWith(ACCESS_TOKEN_PREFIX) ? 'An OAuth access token is for the MCP endpoints: sign in here with the agent\'s own token or the admin token' : undefined;
+      return unauthorizedResponse(c, true, why);
+    }
     const agent = index < agents.length ? agents[index]! : null;
     return c.json(healthReport(deps, agent));
   };
