@@ -7,7 +7,8 @@
  * of those servers reported (`host add` recorded it under their `hosts` entry); hosts that
  * disagree, or none that reported it, are an error naming the fix. `agent pin NAME` moves an
  * agent's pin to what its hosts report now (shown as a diff; `host add` does it for the agents of
- * the host it adds). `agent remove NAME` takes the agent out, which revokes its token.
+ * the host it adds). `agent set NAME` changes its servers, trust profile or containment and keeps
+ * its token. `agent remove NAME` takes the agent out, which revokes its token.
  *
  * @module
  */
@@ -22,7 +23,7 @@ import { launchesOnHost } from '../worker/link/host-expectations.ts';
 import { clientConfigs, reachableFromTheCloud } from './state-dir.ts';
 import { openWorkerConfig, saveWorkerConfig, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
 
-const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required] [--url URL] --config worker.json | agent pin NAME [--dry-run] --config worker.json | agent remove NAME --config worker.json';
+const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required] [--url URL] --config worker.json | agent set NAME [--servers a,b] [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required|none] [--dry-run] --config worker.json | agent pin NAME [--dry-run] --config worker.json | agent remove NAME --config worker.json';
 
 /** The address agents reach when the config names none: the worker's default. */
 const DEFAULT_WORKER_URL = 'http://127.0.0.1:8787';
@@ -85,8 +86,8 @@ async function add(name: string, values: Record<string, string | boolean | undef
   const onHosts = servers.filter((s) => { const entry = file.parsed.servers[s]; return entry !== undefined && hostOf(entry.executor) !== null; });
   if (ref === undefined && onHosts.length > 0) {
     process.stderr.write(
-      `note: agent "${name}" names no trust profile, so ${onHosts.join(', ')} run under each host's floor ("trust-profile" in its sidecar.json); ` +
-        'a host with none (and no "allow-uncontained") refuses them with denied-by-policy: add --trust-profile REF to pin one\n',
+      `note: agent "${name}" names no trust profile, so its servers on hosts (${onHosts.join(', ')}) run under each host's floor ("trust-profile" in its sidecar.json); ` +
+        `a host with none (and no "allow-uncontained") refuses them with denied-by-policy: pin one with agent set ${name} --trust-profile REF\n`,
     );
   }
   const base = (given ?? saved['public-url'] ?? DEFAULT_WORKER_URL).replace(/\/+$/, '');
@@ -128,7 +129,7 @@ function pin(name: string, dryRun: boolean, file: WorkerConfigFile): number {
   const agent = file.parsed.agents.find((a) => a.name === name);
   if (agent === undefined) throw new LocalError('usage', `${file.path} has no agent "${name}" (it has ${file.parsed.agents.map((a) => a.name).join(', ') || 'none'})`);
   const trust = agent['trust-context'];
-  if (trust === undefined) throw new LocalError('usage', `Agent "${name}" names no trust profile, so there is nothing to pin: add it again with --trust-profile REF`);
+  if (trust === undefined) throw new LocalError('usage', `Agent "${name}" names no trust profile, so there is nothing to pin: give it one with agent set ${name} --trust-profile REF`);
   const ref = trust['trust-profile-ref'];
   const revision = reportedRevision(file, agent.servers, ref);
   if (revision === trust['trust-profile-revision']) {
@@ -145,6 +146,60 @@ function pin(name: string, dryRun: boolean, file: WorkerConfigFile): number {
   entry['trust-profile-revision'] = revision;
   saveWorkerConfig(file, raw);
   process.stdout.write(`Updated ${file.path}:\n  ${change}\n`);
+  return 0;
+}
+
+/**
+ * Changes an agent's servers, trust profile or containment, keeping its token (and so its clients'
+ * configs and OAuth grants): a new server list is checked as `add` checks it, and a pinned profile
+ * is pinned at the revision the hosts of the new list report, unless `--trust-profile-revision`
+ * names it. Every change is printed; `--dry-run` writes nothing.
+ */
+function set(name: string, values: Record<string, string | boolean | undefined>, file: WorkerConfigFile): number {
+  const agent = file.parsed.agents.find((a) => a.name === name);
+  if (agent === undefined) throw new LocalError('usage', `${file.path} has no agent "${name}" (it has ${file.parsed.agents.map((a) => a.name).join(', ') || 'none'})`);
+  const listed = typeof values.servers === 'string' ? values.servers.split(',').map((s) => s.trim()).filter((s) => s !== '') : undefined;
+  if (listed !== undefined && listed.length === 0) throw new LocalError('usage', `--servers names no server: give the servers agent "${name}" may use, a,b`);
+  const servers = listed ?? agent.servers;
+  const unknown = servers.filter((s) => file.parsed.servers[s] === undefined);
+  if (unknown.length > 0) {
+    const known = Object.keys(file.parsed.servers);
+    throw new LocalError('usage', `${file.path} defines no server ${unknown.map((s) => `"${s}"`).join(', ')} (it has ${known.join(', ') || 'none'})`);
+  }
+  const trust = agent['trust-context'];
+  const givenRef = typeof values['trust-profile'] === 'string' ? values['trust-profile'] : undefined;
+  const ref = givenRef ?? trust?.['trust-profile-ref'];
+  if (ref === undefined && (values.containment !== undefined || values['trust-profile-revision'] !== undefined)) {
+    throw new LocalError('usage', `Agent "${name}" names no trust profile: give one with --trust-profile REF`);
+  }
+  const givenRevision = typeof values['trust-profile-revision'] === 'string' ? values['trust-profile-revision'] : undefined;
+  // The pin follows what the hosts of the servers report, as `add` and `pin` take it, when what it depends on changes.
+  const revision = ref === undefined ? undefined : (givenRevision ?? (givenRef !== undefined || listed !== undefined ? reportedRevision(file, servers, ref) : trust!['trust-profile-revision']));
+  const containment = values.containment === undefined ? trust?.containment : values.containment === 'required' ? 'required' : undefined;
+
+  const changes: string[] = [];
+  if (servers.join(',') !== agent.servers.join(',')) changes.push(`~ agent "${name}" servers ${agent.servers.join(', ')} → ${servers.join(', ')}`);
+  if (ref !== trust?.['trust-profile-ref'] || revision !== trust?.['trust-profile-revision']) {
+    const before = trust === undefined ? 'none' : `"${trust['trust-profile-ref']}" at ${trust['trust-profile-revision']}`;
+    changes.push(`~ agent "${name}" trust profile ${before} → "${ref}" at ${revision}`);
+  }
+  if (ref !== undefined && (containment ?? 'none') !== (trust?.containment ?? 'none')) changes.push(`~ agent "${name}" containment ${trust?.containment ?? 'none'} → ${containment ?? 'none'}`);
+  if (changes.length === 0) {
+    process.stdout.write(`Agent "${name}" is already so: nothing to change\n`);
+    return 0;
+  }
+  if (values['dry-run'] === true) {
+    process.stdout.write(`Would change ${file.path} (--dry-run: nothing written):\n${changes.map((c) => `  ${c}`).join('\n')}\n`);
+    return 0;
+  }
+  const raw: RawWorkerConfig = structuredClone(file.raw);
+  const entry = raw.agents.find((a) => a.name === name)!;
+  entry.servers = servers;
+  if (ref !== undefined) entry['trust-context'] = { 'trust-profile-ref': ref, 'trust-profile-revision': revision, ...(containment !== undefined ? { containment } : {}) };
+  saveWorkerConfig(file, raw);
+  process.stdout.write(
+    `Updated ${file.path} (the agent's token is unchanged; once the worker has the new config, its sessions using a server it lost${changes.some((c) => c.includes('trust profile') || c.includes('containment')) ? ', and all of them, since its trust context changed,' : ''} end):\n${changes.map((c) => `  ${c}`).join('\n')}\n`,
+  );
   return 0;
 }
 
@@ -173,11 +228,12 @@ export async function runAgentCommand(argv: string[]): Promise<number> {
     },
   });
   const [action, name, ...extra] = positionals;
-  if ((action !== 'add' && action !== 'remove' && action !== 'pin') || name === undefined || extra.length > 0) throw new LocalError('usage', USAGE);
-  if (values.config === undefined) throw new LocalError('usage', `Missing --config FILE: the worker config to ${action === 'add' ? 'add the agent to' : action === 'pin' ? 'pin the agent in' : 'remove the agent from'}\n${USAGE}`);
+  if ((action !== 'add' && action !== 'set' && action !== 'remove' && action !== 'pin') || name === undefined || extra.length > 0) throw new LocalError('usage', USAGE);
+  if (values.config === undefined) throw new LocalError('usage', `Missing --config FILE: the worker config to ${action === 'add' ? 'add the agent to' : action === 'remove' ? 'remove the agent from' : 'change the agent in'}\n${USAGE}`);
   if (values.containment !== undefined && values.containment !== 'required' && values.containment !== 'none') throw new LocalError('usage', `--containment must be required or none, not "${values.containment}"`);
   const file = openWorkerConfig(resolve(values.config));
   if (action === 'pin') return pin(name, values['dry-run'] === true, file);
+  if (action === 'set') return set(name, values, file);
   return action === 'add' ? add(name, values, file) : remove(name, file);
 }
 

@@ -117,6 +117,8 @@ moved to the revisions it reports. Every change is printed; --dry-run writes not
 created when missing, validated as the worker validates it, and written atomically.`,
   agent: `Usage: switchyard agent add NAME --servers a,b [--trust-profile REF [--trust-profile-revision sha256:…]]
                             [--containment required] [--url URL] --config FILE
+       switchyard agent set NAME [--servers a,b] [--trust-profile REF [--trust-profile-revision sha256:…]]
+                            [--containment required|none] [--dry-run] --config FILE
        switchyard agent pin NAME [--dry-run] --config FILE
        switchyard agent remove NAME --config FILE
 
@@ -126,8 +128,10 @@ token is stored nowhere. --trust-profile REF pins the revision the hosts of thos
 reported (switchyard host add recorded it); --trust-profile-revision sha256:… gives it instead.
 --url is the worker's address for the client configs (default: "public-url", else
 http://127.0.0.1:8787). pin moves the agent's pin to the revision its hosts reported, printing the
-old and new one (host add already does this for the agents of the host it adds). remove takes the
-agent out, which revokes its token.`,
+old and new one (host add already does this for the agents of the host it adds). set changes an
+agent's servers, trust profile or containment and keeps its token (a profile is pinned at what
+the hosts of its servers report); every change is printed. remove takes the agent out, which
+revokes its token.`,
   profiles: `Usage: switchyard sidecar profiles --config-dir DIR
 
 Prints each trust profile in DIR/trust-profiles with its current revision, the value to put in

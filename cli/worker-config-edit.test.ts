@@ -109,7 +109,7 @@ describe('switchyard agent add / remove', () => {
     let err = '';
     vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((err += String(chunk)), true));
     await runAgentCommand(['add', 'bob', '--servers', 'files', '--config', path]);
-    expect(err).toBe('note: agent "bob" names no trust profile, so files run under each host\'s floor ("trust-profile" in its sidecar.json); a host with none (and no "allow-uncontained") refuses them with denied-by-policy: add --trust-profile REF to pin one\n');
+    expect(err).toBe('note: agent "bob" names no trust profile, so its servers on hosts (files) run under each host\'s floor ("trust-profile" in its sidecar.json); a host with none (and no "allow-uncontained") refuses them with denied-by-policy: pin one with agent set bob --trust-profile REF\n');
     expect(out.match(/sy_[A-Za-z0-9_-]{43}/g)?.filter((t) => t !== token).length).toBeGreaterThan(0);
     expect(read(path).agents[1]).not.toHaveProperty('trust-context');
   });
@@ -165,6 +165,35 @@ describe('switchyard agent add / remove', () => {
     await runAgentCommand(['add', 'c', '--servers', 'files', '--trust-profile', 'workspace', '--config', path, '--url', 'http://yard.example.com']);
     expect(err).toBe("note: http://yard.example.com is plain http off this machine: the agent's token crosses the network readable; put the worker behind TLS and use its https URL\n");
     expect(read(path).agents.map((agent) => agent.name)).toEqual(['a', 'c']);
+  });
+
+  it('set changes an agent\'s servers and trust profile, keeping its token, each change printed; --dry-run writes nothing', async () => {
+    const path = fresh();
+    await runHostAddCommand(['--config', path, line({ servers: ['files', 'notes'] })]);
+    await runAgentCommand(['add', 'a', '--servers', 'files', '--config', path]);
+    const token = read(path).agents[0]!['token-sha256'];
+    const before = readFileSync(path, 'utf8');
+    out = '';
+    await runAgentCommand(['set', 'a', '--servers', 'files,notes', '--trust-profile', 'workspace', '--dry-run', '--config', path]);
+    expect(out).toBe(`Would change ${path} (--dry-run: nothing written):\n  ~ agent "a" servers files → files, notes\n  ~ agent "a" trust profile none → "workspace" at ${REV('1')}\n`);
+    expect(readFileSync(path, 'utf8')).toBe(before);
+
+    out = '';
+    await runAgentCommand(['set', 'a', '--servers', 'files,notes', '--trust-profile', 'workspace', '--containment', 'required', '--config', path]);
+    expect(read(path).agents[0]).toEqual({ name: 'a', 'token-sha256': token, servers: ['files', 'notes'], 'trust-context': { 'trust-profile-ref': 'workspace', 'trust-profile-revision': REV('1'), containment: 'required' } });
+    expect(out).toContain(`  ~ agent "a" containment none → required\n`);
+    expect(parseWorkerConfig(read(path), { runtime: 'edge' }).agents[0]!.servers).toEqual(['files', 'notes']);
+
+    // A server it loses is all that changes; the pin stays as the hosts report it.
+    out = '';
+    await runAgentCommand(['set', 'a', '--servers', 'notes', '--config', path]);
+    expect(out).toBe(`Updated ${path} (the agent's token is unchanged; once the worker has the new config, its sessions using a server it lost end):\n  ~ agent "a" servers files, notes → notes\n`);
+    out = '';
+    await runAgentCommand(['set', 'a', '--servers', 'notes', '--config', path]);
+    expect(out).toBe('Agent "a" is already so: nothing to change\n');
+    await expect(runAgentCommand(['set', 'a', '--servers', 'ghost', '--config', path])).rejects.toThrow(`${path} defines no server "ghost" (it has files, notes)`);
+    await expect(runAgentCommand(['set', 'nobody', '--servers', 'notes', '--config', path])).rejects.toThrow(`${path} has no agent "nobody" (it has a)`);
+    expect(read(path).agents[0]!['token-sha256']).toBe(token);
   });
 
   it('refuses hosts that disagree on a profile, since one agent pins one revision', async () => {
