@@ -67,6 +67,24 @@ describe('sidecar config reload', () => {
     expect(lines.slice(1)).toEqual([{ level: 'info', msg: 'Sidecar config files match the config in force again', fields: { trigger: 'file' } }]);
   });
 
+  it('puts the rest of a change in force beside a broken profile, which only its own launches are refused for; a broken floor refuses it all', async () => {
+    const { dir, reload, reloads, lines } = setup();
+    writeFileSync(join(dir, 'trust-profiles', 'wide.json'), JSON.stringify({ 'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-write' }] }));
+    await reload('file');
+    expect(reloads).toHaveLength(1);
+    // A narrowing of one profile beside a broken new one: applied, the broken one named.
+    writeFileSync(join(dir, 'trust-profiles', 'wide.json'), JSON.stringify({ 'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-only' }] }));
+    writeFileSync(join(dir, 'trust-profiles', 'child.json'), JSON.stringify({ base: 'missing' }));
+    await reload('file');
+    expect(reloads).toHaveLength(2);
+    expect(lines.at(-2)).toMatchObject({ level: 'error', msg: 'Trust profiles refused: launches under them are refused until they are fixed', fields: { problems: [expect.stringContaining(join(dir, 'trust-profiles', 'child.json'))] } });
+    // The same broken profile made the host's floor: nothing of it is put in force.
+    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...SIDECAR, 'trust-profile': 'child' }));
+    await reload('file');
+    expect(reloads).toHaveLength(2);
+    expect(lines.at(-1)).toMatchObject({ level: 'error', msg: 'Sidecar config refused: the config in force stays' });
+  });
+
   it('refuses a floor that names no profile, and says which keys wait for a restart', async () => {
     const { dir, reload, reloads, lines } = setup();
     writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...SIDECAR, 'trust-profile': 'missing' }));

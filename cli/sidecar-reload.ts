@@ -9,7 +9,10 @@
  *
  * @module
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
+import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { ConfigFileError, describeFileProblems } from '../sidecar/config/config-file-problems.ts';
 import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
 import { watchConfig, type ConfigWatch } from '../sidecar/config/config-watcher.ts';
@@ -58,7 +61,16 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
     // Changed while being checked: what was checked is not what is there; the change's own event follows.
     if (!after.equals(before)) return;
     const bad = results.filter((r) => r.issues.length > 0);
-    if (bad.length > 0) {
+    // A profile that cannot be read refuses the launches under it, as it does in a sidecar started
+    // with it: refusing the whole dir for it would keep every other edit out, a narrowing of
+    // another profile included. A floor is another matter: every launch goes through it.
+    const brokenProfiles = bad.every((r) => r.kind === 'trust profile') && bad.length > 0 && (await floorsLoad(dir, results, options.overrides)) ? bad : [];
+    if (brokenProfiles.length > 0) {
+      log.error('Trust profiles refused: launches under them are refused until they are fixed', {
+        trigger,
+        problems: brokenProfiles.map((r) => describeFileProblems(r.file, r.kind, r.issues)),
+      });
+    } else if (bad.length > 0) {
       refused = after;
       sidecar.refuseConfig();
       log.error('Sidecar config refused: the config in force stays', {
@@ -86,6 +98,26 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
     queue = run.catch((error: unknown) => log.error('Sidecar config reload failed', { trigger, error }));
     return run;
   };
+}
+
+/** Whether every floor the dir names (sidecar.json's, and each mcp.json entry's own) loads, bases and all. */
+async function floorsLoad(dir: string, results: readonly FileCheck[], overrides: SidecarReloadOptions['overrides']): Promise<boolean> {
+  const floors = new Set<string>();
+  const host = loadSidecarConfig(dir, overrides).trustFloor;
+  if (host !== undefined) floors.add(host);
+  for (const { file, kind } of results) {
+    if (kind !== 'mcp.json') continue;
+    for (const server of parseMcpServersFile(JSON.parse(readFileSync(file, 'utf8')), dir).values()) if (server.trustProfile !== undefined) floors.add(server.trustProfile);
+  }
+  const store = new TrustProfileStore(join(dir, 'trust-profiles'));
+  for (const ref of floors) {
+    try {
+      await store.load(ref);
+    } catch {
+      return false;
+    }
+  }
+  return true;
 }
 
 /**
