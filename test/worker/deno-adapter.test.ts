@@ -95,6 +95,8 @@ describe('Deno entries', () => {
     worker.process.child.kill('SIGTERM');
     expect(await worker.process.exited).toBe(0);
     const log = worker.process.stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    // Its first line says what it runs: the config, how many agents and servers, which hosts, OAuth.
+    expect(log).toContainEqual(expect.objectContaining({ msg: 'Worker listening', url: worker.url, config: worker.configFile, agents: 1, hosts: [], servers: 1, oauth: null, stateDir: null }));
     expect(log).toContainEqual(expect.objectContaining({ msg: 'Worker stopping', cause: 'SIGTERM' }));
     expect(log).toContainEqual(expect.objectContaining({ msg: 'Passthrough session closing', why: 'shutdown', server: 'everything' }));
     await closeClient(client);

@@ -45,6 +45,17 @@ try {
         listening = addr.port;
         const host = addr.hostname.includes(':') ? `[${addr.hostname}]` : addr.hostname;
         console.log(JSON.stringify({ event: 'listening', url: `http://${host}:${addr.port}` }));
+        // What this worker runs, for whoever reads its log: a config that is not the one meant shows here first.
+        const config = worker.config;
+        log.info('Worker listening', {
+          url: `http://${host}:${addr.port}`,
+          config: deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE') || 'SWITCHYARD_WORKER_CONFIG',
+          agents: config.agents.length,
+          hosts: config.hosts.map((h) => h['entity-id']),
+          servers: Object.keys(config.servers).length,
+          oauth: config.oauth?.['built-in'] !== undefined ? 'built-in' : config.oauth?.['external-issuer'] !== undefined ? 'external-issuer' : null,
+          stateDir: deno.env.get('SWITCHYARD_STATE_DIR') || null,
+        });
       },
     },
     denoFetch(worker),
