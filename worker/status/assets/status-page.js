@@ -117,7 +117,7 @@
         cell(e.agent === null ? '—' : String(e.agent), 'mono'),
         td,
       ]);
-    }), 5, 'No recent errors: every open and every channel since start went fine.');
+    }), 5, 'No recent errors: every server open and channel since start went fine (a refused call shows under Recent calls).');
 
     fill('calls-body', list(report.recentCalls).map(function (c) {
       var call = String(c.method === null ? '—' : c.method) + (c.name ? ' ' + String(c.name) : '');
