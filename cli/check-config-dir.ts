@@ -8,14 +8,25 @@
  * its bases, and every profile's bases must exist and form no cycle. A cross-file problem is
  * reported on the file that names the missing or broken profile.
  *
+ * A floor whose grants contain or lie in the config dir is a warning on the file that names it
+ * (`check-exposure.ts`): an agent that names no profile runs under it alone and is refused, but a
+ * floor is also a ceiling that agents' own narrower profiles run under, so it is not an error
+ * here; `check worker.json DIR` knows the agents, and fails each one so refused.
+ *
+ * `singleMachine` (`check --runtime node`): DIR read as `switchyard worker --runtime node` reads
+ * it when its sidecar.json names no `worker` and no `entity-id`: the file is optional, and only
+ * its `"trust-profile"` and `"allow-uncontained"` are read (`loadHostTrustConfig`).
+ *
  * @module
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ValidationIssue } from '../shared/validation.ts';
-import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
+import { ConfigFileError, readJsonFile } from '../sidecar/config/config-file-problems.ts';
+import { loadHostTrustConfig } from '../sidecar/config/sidecar-config.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
+import { floorExposure } from './check-exposure.ts';
 import { type CheckResult, checkSidecarFile, type SidecarConfigKind } from './check-sidecar-file.ts';
 
 export type FileCheck = CheckResult & { readonly file: string };
@@ -57,34 +68,65 @@ async function profileProblem(store: TrustProfileStore, ref: string): Promise<st
 }
 
 /**
+ * Whether DIR is a single-machine dir rather than a linked host's: its sidecar.json is absent, or
+ * names neither `worker` nor `entity-id` (which only a linked host needs).
+ */
+export function isSingleMachineDir(dir: string): boolean {
+  const read = readJsonFile(join(dir, 'sidecar.json'));
+  if (!read.ok) return read.missing === true;
+  const json = read.json;
+  return typeof json === 'object' && json !== null && !Array.isArray(json) && !('worker' in json) && !('entity-id' in json);
+}
+
+/** A single-machine dir's sidecar.json, as `loadHostTrustConfig` reads it. */
+function checkHostTrustFile(dir: string, file: string): CheckResult {
+  try {
+    loadHostTrustConfig(dir);
+    return { kind: 'sidecar config', issues: [], warnings: [] };
+  } catch (error) {
+    if (error instanceof ConfigFileError) return { kind: 'sidecar config', issues: [...error.issues], warnings: [] };
+    throw error;
+  }
+}
+
+/**
  * @param dir A sidecar config dir.
+ * @param options `singleMachine`: DIR may be the dir of `switchyard worker --runtime node` (see above).
  * @returns One result per file, cross-file problems included; never throws for bad content.
  */
-export async function checkConfigDir(dir: string): Promise<FileCheck[]> {
+export async function checkConfigDir(dir: string, options: { singleMachine?: boolean } = {}): Promise<FileCheck[]> {
   const store = new TrustProfileStore(join(dir, 'trust-profiles'));
+  const singleMachine = options.singleMachine === true && isSingleMachineDir(dir);
   const results: FileCheck[] = [];
   for (const { file, kind } of filesOf(dir)) {
-    const own = checkSidecarFile(file, kind);
+    if (singleMachine && kind === 'sidecar config' && !existsSync(file)) continue;
+    const own = singleMachine && kind === 'sidecar config' ? checkHostTrustFile(dir, file) : checkSidecarFile(file, kind);
     const issues: ValidationIssue[] = [...own.issues];
+    const warnings: ValidationIssue[] = [...own.warnings];
     if (issues.length === 0) {
       const read = readJsonFile(file);
       const json = read.ok ? (read.json as Record<string, unknown>) : {};
-      const named: Array<[string, string]> = [];
-      if (kind === 'sidecar config' && typeof json['trust-profile'] === 'string') named.push(['trust-profile', json['trust-profile']]);
+      // Each profile named, and whether a launch runs under it (an HTTP entry's floor contains no process).
+      const named: Array<[string, string, boolean]> = [];
+      if (kind === 'sidecar config' && typeof json['trust-profile'] === 'string') named.push(['trust-profile', json['trust-profile'], true]);
       if (kind === 'mcp.json') {
-        for (const [name, server] of parseMcpServersFile(json, dir)) if (server.trustProfile !== undefined) named.push([`mcpServers.${name}.trust-profile`, server.trustProfile]);
+        for (const [name, server] of parseMcpServersFile(json, dir)) {
+          if (server.trustProfile !== undefined) named.push([`mcpServers.${name}.trust-profile`, server.trustProfile, server.kind === 'stdio']);
+        }
       }
       if (kind === 'trust profile') {
         const ref = file.slice(join(dir, 'trust-profiles').length + 1, -'.json'.length);
         const problem = await profileProblem(store, ref);
         if (problem !== null) issues.push({ path: 'base-trust-profiles', message: problem.replace(`trust profile "${ref}" cannot be used: `, '') });
       }
-      for (const [path, ref] of named) {
+      for (const [path, ref, launches] of named) {
         const problem = await profileProblem(store, ref);
         if (problem !== null) issues.push({ path, message: problem });
+        const exposure = problem === null && launches ? await floorExposure(dir, store, ref) : null;
+        if (exposure !== null) warnings.push({ path, message: `trust profile "${ref}" ${exposure}` });
       }
     }
-    results.push({ file, ...own, issues });
+    results.push({ file, ...own, issues, warnings });
   }
   return results;
 }

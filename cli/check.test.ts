@@ -416,3 +416,104 @@ describe('switchyard check worker.json DIR: a worker config against the host dir
     }
   });
 });
+
+describe('switchyard check: a trust profile whose grants contain or lie in the config dir', () => {
+  // The README's layout: the config dir at ~/.config/switchyard, and a profile granting the home around it.
+  const setUp = async (name: string, spec: { sidecar?: Record<string, unknown>; floors?: Record<string, string> } = {}) => {
+    const { hostCredential, workerHostEntry, writeSidecarDir } = await import('../test/support/configs.ts');
+    const { TrustProfileStore } = await import('../sidecar/trust/profile-store.ts');
+    const home = join(dir, name);
+    const configDir = join(home, '.config', 'switchyard');
+    const host = hostCredential('laptop');
+    const server = { command: process.execPath, args: [join(home, 'project', 'server.mjs')] };
+    writeSidecarDir(configDir, {
+      worker: 'http://127.0.0.1:8787',
+      host,
+      servers: spec.floors === undefined ? { files: server } : Object.fromEntries(Object.entries(spec.floors).map(([name, floor]) => [name, { ...server, 'trust-profile': floor }])),
+      profiles: {
+        home: { 'filesystem-paths': [{ 'source-path': home, 'access-mode': 'read-only' }], 'network-capabilities': [] },
+        workspace: { 'filesystem-paths': [{ 'source-path': join(home, 'project'), 'access-mode': 'read-write' }], 'network-capabilities': [] },
+      },
+      sidecar: { 'allow-uncontained': false, ...(spec.sidecar ?? { 'trust-profile': 'home' }) },
+    });
+    const store = new TrustProfileStore(join(configDir, 'trust-profiles'));
+    const pin = async (ref: string) => ({ 'trust-profile-ref': ref, 'trust-profile-revision': (await store.load(ref)).revision });
+    return { home, configDir, host: workerHostEntry(host), pin };
+  };
+
+  it('check DIR warns, on the file that names it, about a floor that grants the home around the config dir: an agent that names no narrower profile is refused under it', async () => {
+    const { home, configDir } = await setUp('home-floor');
+    const { code, stdout } = await switchyard('check', configDir);
+    expect(stdout).toContain(
+      `${join(configDir, 'sidecar.json')}: ok (sidecar config, 1 warning)\n  warning: trust-profile: trust profile "home" grants "${home}", which contains the sidecar config dir (${configDir}, which holds the host key), ` +
+        'and an agent that names no trust profile runs under this floor alone and is refused (launch-failed), while one whose own profile grants narrower paths runs; grant narrower paths in the profile, or move the config dir out of the granted tree\n',
+    );
+    expect(stdout).toContain(`${join(configDir, 'mcp-servers', 'mcp.json')}: ok (mcp.json)\n`);
+    expect(code).toBe(0);
+  });
+
+  it('check DIR warns about a server\'s own floor in its mcp.json entry the same way', async () => {
+    const { configDir } = await setUp('home-server-floor', { sidecar: {}, floors: { files: 'home', other: 'workspace' } });
+    const { code, stdout } = await switchyard('check', configDir);
+    expect(stdout).toContain(`${join(configDir, 'mcp-servers', 'mcp.json')}: ok (mcp.json, 1 warning)\n  warning: mcpServers.files.trust-profile: trust profile "home" grants `);
+    expect(stdout).toContain(`${join(configDir, 'sidecar.json')}: ok (sidecar config)\n`);
+    expect(code).toBe(0);
+  });
+
+  it('check worker.json DIR fails each agent whose every launch of a server there is refused: one pinning that profile, and one naming none under that floor', async () => {
+    const { home, configDir, host, pin } = await setUp('home-pinned');
+    const file = write('home-pinned/worker.json', {
+      agents: [
+        { name: 'alice', 'token-sha256': 'a'.repeat(64), servers: ['files'], 'trust-context': await pin('home') },
+        // home ∧ workspace grants the project only: bob's launches are fine.
+        { name: 'bob', 'token-sha256': 'b'.repeat(64), servers: ['files'], 'trust-context': await pin('workspace') },
+        { name: 'carol', 'token-sha256': 'c'.repeat(64), servers: ['docs', 'files'] },
+      ],
+      hosts: [host],
+      servers: { files: { executor: { type: 'reverse-http', 'entity-id': 'laptop' } }, docs: { executor: { type: 'http', url: 'https://docs.example.com/mcp' } } },
+    });
+    const { code, stdout } = await switchyard('check', file, configDir);
+    expect(code).toBe(1);
+    expect(stdout).toContain(`${file}: 2 problems (across files, with ${configDir})\n`);
+    expect(stdout).toContain(
+      `  agents[0].servers[0]: server "files" on host "laptop" cannot start for agent "alice" (launch-failed): the trust profile it runs under ("home", pinned by the agent, under the host's floor "home") grants "${home}", which contains the sidecar config dir (${configDir}, which holds the host key), and a contained launch that would show any of it is refused; grant narrower paths in the profile, or move the config dir out of the granted tree\n`,
+    );
+    expect(stdout).toContain('  agents[2].servers[1]: server "files" on host "laptop" cannot start for agent "carol" (launch-failed): the trust profile it runs under (the host\'s floor "home"; the agent names none) grants ');
+    expect(stdout).not.toContain('agents[1]');
+  });
+});
+
+describe('switchyard check --runtime node worker.json DIR: the single-machine dir', () => {
+  it('reads DIR as worker --runtime node does: sidecar.json optional, only its trust keys, the local servers checked there', async () => {
+    const { TrustProfileStore } = await import('../sidecar/trust/profile-store.ts');
+    const root = join(dir, 'single');
+    write('single/mcp-servers/mcp.json', { mcpServers: { echo: { command: process.execPath, args: ['-e', ''] } } });
+    write('single/trust-profiles/workspace.json', { 'network-capabilities': [] });
+    const revision = (await new TrustProfileStore(join(root, 'trust-profiles')).load('workspace')).revision;
+    const config = (pinned: string) => ({
+      agents: [{ name: 'alice', 'token-sha256': 'a'.repeat(64), servers: ['echo'], 'trust-context': { 'trust-profile-ref': 'workspace', 'trust-profile-revision': pinned } }],
+      servers: { echo: { executor: { type: 'local' } } },
+    });
+    const file = write('single/worker.json', config(revision));
+    const ok = await switchyard('check', '--runtime', 'node', file, root);
+    expect(ok.stdout).not.toContain('sidecar.json');
+    expect(ok.stdout).toContain(`${file} × ${root}: ok (across files)`);
+    expect(ok.code).toBe(0);
+
+    // What single-machine mode reads of a sidecar.json there: "trust-profile" and "allow-uncontained".
+    write('single/sidecar.json', { 'allow-uncontained': true });
+    const withKeys = await switchyard('check', '--runtime', 'node', file, root);
+    expect(withKeys.stdout).toContain(`${join(root, 'sidecar.json')}: ok (sidecar config)`);
+    expect(withKeys.code).toBe(0);
+    rmSync(join(root, 'sidecar.json'));
+
+    // The cross checks apply to this machine as to a host: a stale pin is refused here too.
+    const stale = write('single/stale.json', config(`sha256:${'0'.repeat(64)}`));
+    const refused = await switchyard('check', '--runtime', 'node', stale, root);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain(`  agents[0].trust-context.trust-profile-revision: this machine (single-machine mode) has trust profile "workspace" at ${revision}: the agent would be refused (trust-profile-stale)`);
+
+    // A linked host's dir still needs its sidecar.json, whatever the runtime.
+    expect((await switchyard('check', root)).stdout).toContain(`${join(root, 'sidecar.json')}: not found\n`);
+  });
+});

@@ -45,7 +45,7 @@ export async function runCheck(argv: string[]): Promise<number> {
   const dirs: string[] = [];
   for (const target of files) {
     const directory = isDirectory(target);
-    const results = directory ? await checkConfigDir(target) : [{ file: target, ...checkFile(target, runtime) }];
+    const results = directory ? await checkConfigDir(target, { singleMachine: runtime === 'node' }) : [{ file: target, ...checkFile(target, runtime) }];
     for (const result of results) {
       process.stdout.write(`${formatResult(result)}\n`);
       if (result.issues.length > 0) failed = true;
@@ -59,7 +59,7 @@ export async function runCheck(argv: string[]): Promise<number> {
   // A worker config and a host's dir given together are checked against each other.
   for (const { file, config } of workers) {
     for (const dir of dirs) {
-      const across = await checkAcross(config, dir);
+      const across = await checkAcross(config, dir, runtime);
       if (across.worker.length + across.sidecar.length === 0) {
         process.stdout.write(`${file} × ${dir}: ok (across files)\n`);
         continue;

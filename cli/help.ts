@@ -108,13 +108,15 @@ Prints this host's line: the one command to run on the worker's machine, switchy
 with this host's entity id, public key, the servers its mcp.json layers define and the current
 revision of each trust profile. Run it again after changing servers or profiles, and add the new
 line again: host add shows every pin it moves. Exit 1 when a profile does not resolve (left out).`,
-  host: `Usage: switchyard host add --config FILE 'LINE' [--dry-run]
+  host: `Usage: switchyard host add --config FILE 'LINE' [--dry-run] [--rekey]
 
 Adds a workstation to a worker config from the one line its sidecar init or sidecar host-entry
 printed: its "hosts" entry (public key and the trust profile revisions it reported), each of its
 servers the config does not define yet (bound to it), and the pins of agents using its servers,
-moved to the revisions it reports. Every change is printed; --dry-run writes nothing. The file is
-created when missing, validated as the worker validates it, and written atomically.`,
+moved to the revisions it reports. Every change is printed; --dry-run writes nothing. A line
+that gives a known host another key is refused unless --rekey says the host made a new one (the
+old key can then no longer link). The file is created when missing, validated as the worker
+validates it, and written atomically.`,
   agent: `Usage: switchyard agent add NAME --servers a,b [--trust-profile REF [--trust-profile-revision sha256:…]]
                             [--containment required] [--url URL] --config FILE
        switchyard agent set NAME [--servers a,b] [--trust-profile REF [--trust-profile-revision sha256:…]]

@@ -1,5 +1,5 @@
 /**
- * `switchyard host add --config worker.json LINE [--dry-run]`: adds the host line a workstation
+ * `switchyard host add --config worker.json LINE [--dry-run] [--rekey]`: adds the host line a workstation
  * printed (`host-line.ts`) to a worker config, in one command:
  *
  * - the host's `hosts` entry (its public key), with the trust profile revisions it reported;
@@ -7,7 +7,8 @@
  * - the pins of agents that use this host's servers, moved to the revisions it now reports.
  *
  * Every change is printed as a diff line (`+` added, `~` changed, `!` needs a look), so nothing
- * is pinned silently; `--dry-run` prints them and writes nothing. The result is validated as the
+ * is pinned silently; `--dry-run` prints them and writes nothing; a new key for a known host
+ * needs `--rekey`. The result is validated as the
  * worker validates it before it is written (`worker-config-file.ts`).
  *
  * @module
@@ -26,7 +27,7 @@ interface Edit {
   notes: string[];
 }
 
-function editHost(edit: Edit, line: HostLine): void {
+function editHost(edit: Edit, line: HostLine, rekey: boolean, path: string): void {
   const id = line['entity-id'];
   const hosts = (edit.raw.hosts ??= []);
   const existing = hosts.find((h) => h['entity-id'] === id);
@@ -38,6 +39,15 @@ function editHost(edit: Edit, line: HostLine): void {
     return;
   }
   if (existing['public-key'] !== line['public-key']) {
+    // A line is pasted from elsewhere: one that names a known host with another key is someone
+    // else claiming to be it until the person pasting it says it is the host's new key.
+    if (!rekey) {
+      throw new LocalError(
+        'usage',
+        `${path} has host "${id}" with another key (${String(existing['public-key'])}): this line's key is a new identity, and the old key could no longer link. ` +
+          `If ${id} made a new key (its host.key was replaced), add --rekey; if not, do not add this line`,
+      );
+    }
     edit.changes.push(`~ host "${id}" key ${String(existing['public-key'])} → ${line['public-key']} (a new identity: the old key can no longer link)`);
     existing['public-key'] = line['public-key'];
   }
@@ -96,14 +106,14 @@ function editPins(edit: Edit, line: HostLine): void {
 }
 
 export async function runHostAddCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' }, 'dry-run': { type: 'boolean' } } });
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { config: { type: 'string' }, 'dry-run': { type: 'boolean' }, rekey: { type: 'boolean' } } });
   if (values.config === undefined || positionals.length !== 1) {
-    throw new LocalError('usage', 'Usage: switchyard host add --config worker.json \'LINE\' (the line sidecar init or sidecar host-entry printed, in single quotes)');
+    throw new LocalError('usage', 'Usage: switchyard host add --config worker.json \'LINE\' [--dry-run] [--rekey] (the line sidecar init or sidecar host-entry printed, in single quotes)');
   }
   const line = parseHostLine(positionals[0]!);
   const file = openWorkerConfig(resolve(values.config));
   const edit: Edit = { raw: structuredClone(file.raw), changes: [], notes: [] };
-  editHost(edit, line);
+  editHost(edit, line, values.rekey === true, file.path);
   editServers(edit, line);
   editPins(edit, line);
   const out: string[] = [];

@@ -68,6 +68,21 @@ describe('switchyard host add', () => {
     expect(out).toContain('as it reports itself: nothing to change');
   });
 
+  it('refuses a line that gives a known host another key unless --rekey says the host made a new one', async () => {
+    const path = fresh();
+    await runHostAddCommand(['--config', path, line()]);
+    const before = readFileSync(path, 'utf8');
+    const other = `ed25519:${'Q'.repeat(42)}A`;
+    await expect(runHostAddCommand(['--config', path, line({ 'public-key': other })])).rejects.toThrow(
+      `${path} has host "laptop" with another key (${KEY}): this line's key is a new identity, and the old key could no longer link. If laptop made a new key (its host.key was replaced), add --rekey; if not, do not add this line`,
+    );
+    expect(readFileSync(path, 'utf8')).toBe(before);
+    out = '';
+    await runHostAddCommand(['--config', path, line({ 'public-key': other }), '--rekey']);
+    expect(out).toContain(`~ host "laptop" key ${KEY} → ${other} (a new identity: the old key can no longer link)`);
+    expect((read(path).hosts as Array<{ 'public-key': string }>)[0]!['public-key']).toBe(other);
+  });
+
   it('keeps a server defined elsewhere and says so, and names a server bound here that the host no longer has', async () => {
     const path = fresh();
     writeFileSync(path, JSON.stringify({ agents: [], servers: { files: { executor: { type: 'http', url: 'https://203.0.113.5/mcp' } } } }));

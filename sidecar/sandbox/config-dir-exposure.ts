@@ -100,14 +100,15 @@ export function grantExposures(configDir: string, grants: readonly FilesystemGra
 /**
  * Why launches under a profile that grants `exposures` are refused, with the sidecar's own fix,
  * for `check` and `doctor`: they run on the operator's machine, so it names the paths (a refusal
- * that crosses the link does not, {@link configDirRefusal}). Begins with "grants".
+ * that crosses the link does not, {@link configDirRefusal}). Begins with "grants"; `refused` says
+ * which launches are refused, when not every one under the profile is (a floor an agent narrows).
  */
-export function grantExposureReason(configDir: string, exposures: readonly ConfigDirExposure[]): string {
+export function grantExposureReason(configDir: string, exposures: readonly ConfigDirExposure[], refused = 'a contained launch that would show any of it is refused'): string {
   const configDirs = spellings(configDir);
   const around = exposures.filter((e) => spellings(e.path).some((p) => configDirs.some((c) => isWithin(c, p)))).length;
   const relation = around === exposures.length ? 'contains' : around === 0 ? 'lies in' : 'contains or lies in';
   const paths = exposures.map((e) => `"${e.path}"`).join(', ');
-  return `grants ${paths}, which ${relation} the sidecar config dir (${configDir}, which holds the host key), and a contained launch that would show any of it is refused; ${FIX.grant}`;
+  return `grants ${paths}, which ${relation} the sidecar config dir (${configDir}, which holds the host key), and ${refused}; ${FIX.grant}`;
 }
 
 const WHAT: Record<ExposedBy, string> = {
