@@ -18,6 +18,17 @@ describe('client metadata documents, fetched for strangers', () => {
     expect(fetched).toEqual([DOC_URL, DOC_URL]);
   });
 
+  it('says why a host does not resolve by its kind, never in the resolver\'s own words, which the sign-in page would show', async () => {
+    const refusal = async (error: Error) => {
+      const clients = new MetadataDocumentClients({ resolve: async () => { throw error; }, fetch: async () => new Response('{}') });
+      return ((await clients.get(DOC_URL).catch((e: unknown) => e)) as Error).message;
+    };
+    const deno = Object.assign(new Error('proto error: no records found for Query { name: Name("app.example.") }'), { name: 'NotFound' });
+    expect(await refusal(deno)).toBe('Cannot resolve the client metadata host "app.example": the name has no address');
+    expect(await refusal(Object.assign(new Error('getaddrinfo ENOTFOUND app.example'), { code: 'ENOTFOUND' }))).toBe('Cannot resolve the client metadata host "app.example": the name has no address');
+    expect(await refusal(Object.assign(new Error('queryA ETIMEOUT app.example'), { code: 'ETIMEOUT' }))).toBe('Cannot resolve the client metadata host "app.example": the lookup failed (ETIMEOUT)');
+  });
+
   it('counts only failed fetches, per host: junk under one host is refused with temporarily_unavailable for a minute, and holds back no other host', async () => {
     let now = 0;
     let fetches = 0;

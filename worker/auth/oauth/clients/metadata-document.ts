@@ -249,7 +249,10 @@ export class MetadataDocumentClients {
     try {
       addresses = await this.#deps.resolve!(hostname.replace(/^\[|\]$/g, ''));
     } catch (error) {
-      throw invalidClient(`Cannot resolve the client metadata host "${hostname}": ${(error as Error).message}`);
+      // Named by its kind, not the resolver's own text (Deno's is a dump of its DNS query), since the sign-in page shows it.
+      const kind = (error as { code?: unknown }).code ?? (error as Error).name;
+      const why = kind === 'ENOTFOUND' || kind === 'ENODATA' || kind === 'NotFound' ? 'the name has no address' : `the lookup failed (${String(kind).slice(0, 40)})`;
+      throw invalidClient(`Cannot resolve the client metadata host "${hostname}": ${why}`);
     }
     const bad = addresses.find((a) => !isPublicAddress(a));
     if (addresses.length === 0 || bad !== undefined) {
