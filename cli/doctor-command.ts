@@ -1,12 +1,14 @@
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
-import { formatDoctor, runDoctor } from './doctor.ts';
+import { doctorPassed, formatDoctor, runDoctor } from './doctor.ts';
 import { runWorkstationDoctor } from './doctor-workstation.ts';
 import { FULL_CLI, type Program } from './program.ts';
 
 /**
  * `switchyard doctor`: prints every check with its fix; exit 1 when one fails.
  *
+ * Without `--config-dir` (the full CLI) it is the worker's machine's: bubblewrap and the other
+ * sandbox tools are information there, not failures, since that machine launches no server.
  * With `--config-dir DIR` it is a workstation's doctor: no Deno (a sidecar runs no worker), and
  * deep checks of DIR (`doctor-workstation.ts`: sidecar.json, the host key, the real link
  * handshake, trust profiles, server commands). `--worker URL` beside it wins over sidecar.json's
@@ -17,11 +19,14 @@ import { FULL_CLI, type Program } from './program.ts';
 export async function runDoctorCommand(argv: string[], options: { deno?: boolean; program?: Program } = {}): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { 'config-dir': { type: 'string' }, worker: { type: 'string' } } });
   const dir = values['config-dir'];
-  const system = await runDoctor({ deno: dir === undefined && options.deno !== false, ...(values.worker === undefined ? {} : { worker: values.worker }) });
+  // The full CLI without a config dir runs on the worker's machine, which launches no server (unless
+  // under worker --runtime node) and needs no sandbox tools; the workstation's sidecar.js always launches them.
+  const workersMachine = dir === undefined && options.deno !== false;
+  const system = await runDoctor({ deno: workersMachine, sandbox: workersMachine ? 'informational' : 'required', ...(values.worker === undefined ? {} : { worker: values.worker }) });
   const workstation = dir === undefined
     ? []
     : await runWorkstationDoctor(resolve(dir), { program: options.program ?? FULL_CLI, ...(values.worker === undefined ? {} : { worker: values.worker }) });
   const checks = [...system, ...workstation];
   process.stdout.write(formatDoctor(checks) + '\n');
-  return checks.every((c) => c.ok) ? 0 : 1;
+  return doctorPassed(checks) ? 0 : 1;
 }

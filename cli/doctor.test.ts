@@ -13,7 +13,7 @@ import { freePort, ProcessSet } from '../test/support/processes.ts';
 import { oldSetpriv } from '../test/support/old-setpriv.ts';
 import { startWorkerProcess, type WorkerProcess } from '../test/support/worker-process.ts';
 import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
-import { formatDoctor, runDoctor } from './doctor.ts';
+import { doctorPassed, formatDoctor, runDoctor } from './doctor.ts';
 import { runWorkstationDoctor } from './doctor-workstation.ts';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'switchyard.mjs');
@@ -125,7 +125,7 @@ describe('switchyard doctor', () => {
     const down = (await runDoctor({ worker: `http://127.0.0.1:${port}` })).find((c) => c.name === 'worker reachable');
     expect(down?.ok).toBe(false);
     expect(down?.detail).toBe(`http://127.0.0.1:${port}/healthz: fetch failed (ECONNREFUSED)`);
-    expect(down?.fix).toMatch(/Start the worker/);
+    expect(down?.fix).toBe(`Check that the worker runs and listens at http://127.0.0.1:${port} (--worker): on its machine, switchyard worker --config FILE; or fix the URL given to --worker`);
     const typo = (await runDoctor({ worker: 'yard.example.com' })).find((c) => c.name === 'worker reachable');
     expect(typo).toMatchObject({ ok: false, detail: '"yard.example.com" is not an absolute URL' });
   });
@@ -367,5 +367,50 @@ describe('switchyard doctor --config-dir: an agent without a trust profile, on a
     );
     const allowed = await doctorOn(join(root, 'allowed'), { worker: worker.url, host, servers });
     expect(allowed.line('worker\'s server "mem"')).toMatch(/^ok {3}worker's server "mem": routed to this host and defined in .*mcp\.json$/);
+  });
+});
+
+describe('switchyard doctor on the worker\'s machine (no --config-dir): Node 20+, nothing else', () => {
+  const doctorHere = async (...args: string[]) => {
+    // No bwrap, slirp4netns, prlimit, setpriv or nsenter on this PATH: a worker's machine as the README describes it.
+    const env = { ...process.env, PATH: '/nonexistent', SWITCHYARD_FROM_SOURCE: '1' };
+    return promisify(execFile)(process.execPath, [BIN, 'doctor', ...args], { env }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
+    );
+  };
+
+  it('reports the sandbox tools as information, not failures, and passes with the worker up', async () => {
+    const server = createServer((_req, res) => res.end('{"ok":true}'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      // None of them here, as on a worker's machine the README describes (bwrap itself cannot be hidden from the CLI: /usr/bin/bwrap is its fallback).
+      const missing = { bwrap: '/nonexistent/bwrap', slirp4netns: '/nonexistent/slirp4netns', nsenter: '/nonexistent/nsenter', root: false, env: { PATH: '/nonexistent' } };
+      const checks = await runDoctor({ ...missing, worker: url, deno: false, sandbox: 'informational' });
+      const report = formatDoctor(checks);
+      expect(report).toMatch(/^info bubblewrap present: "\/nonexistent\/bwrap" not found; needed only on a machine that runs servers: a workstation, or this one under worker --runtime node\n/m);
+      for (const name of ['user namespaces', 'slirp4netns present', 'util-linux present', 'nsenter present']) expect(checks.find((c) => c.name === name)?.informational ?? true, name).toBe(true);
+      expect(report).not.toContain('FAIL');
+      expect(report).toMatch(/^ok {3}worker reachable: /m);
+      expect(doctorPassed(checks)).toBe(true);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('words the fix for an unreachable --worker for that URL, not for a sidecar.json this machine does not have', async () => {
+    const port = await freePort();
+    const { code, stdout } = await doctorHere('--worker', `http://127.0.0.1:${port}`);
+    expect(code).toBe(1);
+    expect(stdout).toContain(`FAIL worker reachable: http://127.0.0.1:${port}/healthz: fetch failed (ECONNREFUSED)\n     → Check that the worker runs and listens at http://127.0.0.1:${port} (--worker): on its machine, switchyard worker --config FILE; or fix the URL given to --worker`);
+    expect(stdout).not.toContain('sidecar.json');
+  });
+
+  it('still fails them on a workstation, which needs them', async () => {
+    const checks = await runDoctor({ bwrap: '/nonexistent/bwrap', deno: false });
+    expect(checks.find((c) => c.name === 'bubblewrap present')).toMatchObject({ ok: false });
+    expect(formatDoctor(checks)).toMatch(/^FAIL bubblewrap present: /m);
+    expect(doctorPassed(checks)).toBe(false);
   });
 });

@@ -17,7 +17,17 @@ export interface DoctorCheck {
   detail: string;
   /** What to do when the check fails. */
   fix?: string;
+  /** A failure that is information, not a failure: what this machine lacks, it does not need (printed `info`). */
+  informational?: boolean;
 }
+
+/** Whether doctor passes: every check ok, or failed only as information. */
+export function doctorPassed(checks: readonly DoctorCheck[]): boolean {
+  return checks.every((c) => c.ok || c.informational === true);
+}
+
+/** Said of a sandbox tool on a machine that launches no server. */
+const ONLY_WHERE_SERVERS_RUN = 'needed only on a machine that runs servers: a workstation, or this one under worker --runtime node';
 
 /**
  * A tool's `--version`, through the sidecar's masked spawn so that no descriptor doctor inherited
@@ -43,14 +53,59 @@ function readNumber(path: string): number | null {
   }
 }
 
+export interface DoctorOptions {
+  worker?: string;
+  bwrap?: string;
+  slirp4netns?: string;
+  nsenter?: string;
+  root?: boolean;
+  deno?: boolean;
+  env?: Readonly<Record<string, string | undefined>>;
+  sandbox?: 'required' | 'informational';
+}
+
 /**
  * `deno: false` leaves out the Deno check: a workstation's sidecar (`dist/sidecar.js`) runs no worker.
  * `root` (this process's own uid unless given) decides whether nsenter is checked: only a sidecar
- * that is not root starts slirp4netns through it.
+ * that is not root starts slirp4netns through it. `sandbox: 'informational'` on a machine that
+ * launches no server (the worker's, which needs Node and nothing else): what bubblewrap, user
+ * namespaces, slirp4netns, util-linux and nsenter lack is said, as information, and fails nothing.
  */
-export async function runDoctor(
-  options: { worker?: string; bwrap?: string; slirp4netns?: string; nsenter?: string; root?: boolean; deno?: boolean; env?: Readonly<Record<string, string | undefined>> } = {},
-): Promise<DoctorCheck[]> {
+export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorCheck[]> {
+  const checks = await sandboxChecks(options);
+  if (options.sandbox === 'informational') {
+    for (const check of checks) if (!check.ok) Object.assign(check, { informational: true, detail: `${check.detail}; ${ONLY_WHERE_SERVERS_RUN}` });
+  }
+  if (options.deno !== false) try {
+    const deno = denoBinaryPath();
+    const v = await run(deno, ['--version']);
+    checks.push(v.ok ? { name: 'deno found', ok: true, detail: v.out.split('\n')[0] ?? deno } : { name: 'deno found', ok: false, detail: v.out, fix: 'Reinstall: npm ci' });
+  } catch (error) {
+    checks.push({ name: 'deno found', ok: false, detail: (error as Error).message, fix: 'Run: npm install' });
+  }
+  if (options.worker !== undefined && !URL.canParse(options.worker)) {
+    checks.push({ name: 'worker reachable', ok: false, detail: `"${options.worker}" is not an absolute URL`, fix: 'Give the worker\'s URL, e.g. --worker https://yard.example.com' });
+  } else if (options.worker !== undefined) {
+    const url = new URL('/healthz', options.worker.replace(/^ws/, 'http')).toString();
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
+      checks.push({ name: 'worker reachable', ok: res.status < 500, detail: `${url} answered ${res.status}` });
+    } catch (error) {
+      // Node says only "fetch failed"; the cause's code says why (refused, unknown name, a TLS problem).
+      // The URL is always --worker's: the workstation's own link check words sidecar.json's.
+      checks.push({
+        name: 'worker reachable',
+        ok: false,
+        detail: `${url}: ${fetchErrorText(error)}`,
+        fix: `Check that the worker runs and listens at ${options.worker} (--worker): on its machine, switchyard worker --config FILE; or fix the URL given to --worker`,
+      });
+    }
+  }
+  return checks;
+}
+
+/** bubblewrap, user namespaces, slirp4netns, util-linux and nsenter: what a machine that launches servers needs. */
+async function sandboxChecks(options: DoctorOptions): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
   // The sidecar's own probe decides, so doctor and a contained launch never disagree.
   const bwrap = bubblewrapExecutable(options.bwrap);
@@ -131,30 +186,11 @@ export async function runDoctor(
         : { name: 'nsenter present', ok: false, detail: `"${nsenter}" not found`, fix: 'Install util-linux (sudo apt-get install -y util-linux); until then servers whose profile grants "internet-client" fail closed with containment-unavailable' },
     );
   }
-  if (options.deno !== false) try {
-    const deno = denoBinaryPath();
-    const v = await run(deno, ['--version']);
-    checks.push(v.ok ? { name: 'deno found', ok: true, detail: v.out.split('\n')[0] ?? deno } : { name: 'deno found', ok: false, detail: v.out, fix: 'Reinstall: npm ci' });
-  } catch (error) {
-    checks.push({ name: 'deno found', ok: false, detail: (error as Error).message, fix: 'Run: npm install' });
-  }
-  if (options.worker !== undefined && !URL.canParse(options.worker)) {
-    checks.push({ name: 'worker reachable', ok: false, detail: `"${options.worker}" is not an absolute URL`, fix: 'Give the worker\'s URL, e.g. --worker https://yard.example.com' });
-  } else if (options.worker !== undefined) {
-    const url = new URL('/healthz', options.worker.replace(/^ws/, 'http')).toString();
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
-      checks.push({ name: 'worker reachable', ok: res.status < 500, detail: `${url} answered ${res.status}` });
-    } catch (error) {
-      // Node says only "fetch failed"; the cause's code says why (refused, unknown name, a TLS problem).
-      checks.push({ name: 'worker reachable', ok: false, detail: `${url}: ${fetchErrorText(error)}`, fix: 'Start the worker (switchyard worker --config FILE) or fix "worker" in sidecar.json' });
-    }
-  }
   return checks;
 }
 
 export function formatDoctor(checks: readonly DoctorCheck[]): string {
   return checks
-    .map((c) => `${c.ok ? 'ok  ' : 'FAIL'} ${c.name}: ${c.detail}${!c.ok && c.fix ? `\n     → ${c.fix}` : ''}`)
+    .map((c) => `${c.ok ? 'ok  ' : c.informational === true ? 'info' : 'FAIL'} ${c.name}: ${c.detail}${!c.ok && c.fix ? `\n     → ${c.fix}` : ''}`)
     .join('\n');
 }
