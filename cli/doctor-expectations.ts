@@ -10,6 +10,12 @@
  * worker tells the probe only the agents that pin a profile, so with some pinning, whether the
  * others use this server is `switchyard check worker.json DIR`'s to tell, and doctor only says so.
  *
+ * A launch the host refuses because the profile it runs under grants a path that contains or lies
+ * in the config dir (`check-exposure.ts`, the host's own rules) fails the same way: a pin whose
+ * agents' launches of every stdio server routed here are so refused fails (of some, it is noted);
+ * a server whose floor alone is so refused fails when no agent routed here names a profile (each
+ * then runs under that floor alone), and is noted otherwise.
+ *
  * @module
  */
 import { join } from 'node:path';
@@ -18,6 +24,7 @@ import type { SidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import type { ServerConfig } from '../sidecar/host/server-config.ts';
 import { type HostTrustPolicy, refusedForWantOfProfile } from '../sidecar/trust/host-floor.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
+import { launchExposure } from './check-exposure.ts';
 import type { DoctorCheck } from './doctor.ts';
 import { hostAddCommand, readHostLine } from './host-line.ts';
 import { hostServers } from './host-servers.ts';
@@ -27,8 +34,33 @@ function agentsWho(names: readonly string[], verb: string): string {
   return names.length === 1 ? `agent "${names[0]}" ${verb}s` : `agents ${names.map((n) => `"${n}"`).join(', ')} ${verb}`;
 }
 
+/** The fix of a launch refused for a grant around the config dir. */
+const NARROWER = 'Grant narrower paths in the profile, or move the config dir out of the granted tree; a changed profile has a new revision, which the worker must pin (host add)';
+
 /** A server the worker routes here: defined in a layer, and run for the agents that use it. */
-function serverCheck(config: SidecarConfig, name: string, listed: { readonly server: ServerConfig; readonly file: string } | undefined, policy: HostTrustPolicy, noneProfiled: boolean): DoctorCheck {
+async function serverCheck(
+  config: SidecarConfig,
+  name: string,
+  listed: { readonly server: ServerConfig; readonly file: string } | undefined,
+  policy: HostTrustPolicy,
+  noneProfiled: boolean,
+  store: TrustProfileStore,
+): Promise<DoctorCheck> {
+  const check = await trustCheck(config, name, listed, policy, noneProfiled);
+  if (!check.ok || listed?.server.kind !== 'stdio') return check;
+  // An agent that names no profile runs under the floor alone.
+  const why = await launchExposure(config.configDir, store, policy, { server: name, serverFloor: listed.server.trustProfile });
+  if (why === null) return check;
+  if (!noneProfiled) return { ...check, detail: `${check.detail}; an agent that names no trust profile is refused it (launch-failed): ${why}` };
+  return {
+    name: check.name,
+    ok: false,
+    detail: `no agent that uses this host's servers names a trust profile, so every launch of "${name}" is refused (launch-failed): ${why}`,
+    fix: `${NARROWER}, or give those agents a "trust-context" naming a narrower profile`,
+  };
+}
+
+function trustCheck(config: SidecarConfig, name: string, listed: { readonly server: ServerConfig; readonly file: string } | undefined, policy: HostTrustPolicy, noneProfiled: boolean): DoctorCheck {
   const check = `worker's server "${name}"`;
   if (listed === undefined) {
     return {
@@ -62,8 +94,12 @@ export async function expectationChecks(config: SidecarConfig, expects: HostExpe
   const checks: DoctorCheck[] = [];
   const defined = hostServers(config.configDir, config.entityId, config.user).servers;
   const policy = { ...(config.trustFloor !== undefined ? { floor: config.trustFloor } : {}), allowUncontained: config.allowUncontained };
-  for (const name of expects.servers) checks.push(serverCheck(config, name, defined.get(name), policy, expects['trust-profiles'].length === 0));
   const store = new TrustProfileStore(join(config.configDir, 'trust-profiles'));
+  for (const name of expects.servers) checks.push(await serverCheck(config, name, defined.get(name), policy, expects['trust-profiles'].length === 0, store));
+  const launched = expects.servers.flatMap((name) => {
+    const server = defined.get(name)?.server;
+    return server?.kind === 'stdio' ? [{ name, serverFloor: server.trustProfile }] : [];
+  });
   let line: string | undefined;
   for (const { ref, revision, agents } of expects['trust-profiles']) {
     const name = `worker's pin of trust profile "${ref}"`;
@@ -80,7 +116,16 @@ export async function expectationChecks(config: SidecarConfig, expects: HostExpe
       continue;
     }
     if (current === revision) {
-      checks.push({ name, ok: true, detail: `${current}, as ${agentsWho(agents, 'pin')} it` });
+      const refused: Array<{ server: string; why: string }> = [];
+      for (const { name: server, serverFloor } of launched) {
+        const why = await launchExposure(config.configDir, store, policy, { server, serverFloor, requested: { ref, revision } });
+        if (why !== null) refused.push({ server, why });
+      }
+      const servers = refused.map((r) => `"${r.server}"`).join(', ');
+      if (refused.length === 0) checks.push({ name, ok: true, detail: `${current}, as ${agentsWho(agents, 'pin')} it` });
+      // Its agents use some server routed here, not necessarily one refused: only all of them refused is certain.
+      else if (refused.length < launched.length) checks.push({ name, ok: true, detail: `${current}, as ${agentsWho(agents, 'pin')} it; a launch of ${servers} under it is refused (launch-failed): ${refused[0]!.why}` });
+      else checks.push({ name, ok: false, detail: `${agentsWho(agents, 'pin')} it, but a launch of ${servers} under it is refused (launch-failed): ${refused[0]!.why}`, fix: NARROWER });
       continue;
     }
     line ??= hostAddCommand((await readHostLine(config.configDir)).line);

@@ -6,7 +6,9 @@
  * - the host key loads;
  * - the worker accepts this host over the real link handshake (`doctor-link.ts`): reachable, the
  *   entity id and the key known to it;
- * - every trust profile in `trust-profiles/` resolves with its bases, and the floor exists;
+ * - every trust profile in `trust-profiles/` resolves with its bases, and the floor exists; a floor
+ *   whose grants contain or lie in DIR is noted on its line (an agent naming no profile runs under
+ *   it alone and is refused; whether one does is the worker's to tell, below);
  * - every configured stdio server's command is found, as the sidecar's resolver finds it.
  *
  * - what the worker expects of this host, as it tells the probe (`doctor-expectations.ts`): every
@@ -20,6 +22,7 @@ import type { SidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { loadHostKey, type HostKey } from '../sidecar/link/host-key.ts';
 import { resolveStdioCommand } from '../sidecar/process/stdio-command-resolver.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
+import { floorExposure } from './check-exposure.ts';
 import type { DoctorCheck } from './doctor.ts';
 import { LocalError } from '../shared/errors.ts';
 import { expectationChecks } from './doctor-expectations.ts';
@@ -90,14 +93,15 @@ function commandChecks(config: SidecarConfig, program: Program): DoctorCheck[] {
 async function profileChecks(config: SidecarConfig, program: Program): Promise<DoctorCheck[]> {
   const store = new TrustProfileStore(join(config.configDir, 'trust-profiles'));
   const checks: DoctorCheck[] = [];
+  const floor = config.trustFloor;
   for (const entry of await store.list()) {
+    const exposure = !('error' in entry) && entry.ref === floor ? await floorExposure(config.configDir, store, entry.ref) : null;
     checks.push(
       'error' in entry
         ? { name: `trust profile "${entry.ref}"`, ok: false, detail: entry.error, fix: fixFile(program, config.configDir, join(store.dir, `${entry.ref}.json`)) }
-        : { name: `trust profile "${entry.ref}"`, ok: true, detail: entry.revision },
+        : { name: `trust profile "${entry.ref}"`, ok: true, detail: exposure === null ? entry.revision : `${entry.revision}; this host's floor: it ${exposure}` },
     );
   }
-  const floor = config.trustFloor;
   if (floor !== undefined && !checks.some((c) => c.name === `trust profile "${floor}"`)) {
     checks.push({
       name: `trust profile "${floor}"`,

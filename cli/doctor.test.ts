@@ -414,3 +414,26 @@ describe('switchyard doctor on the worker\'s machine (no --config-dir): Node 20+
     expect(doctorPassed(checks)).toBe(false);
   });
 });
+
+describe('switchyard doctor --config-dir: a floor whose grants contain the config dir', () => {
+  it('notes on the floor\'s line that a launch under it alone is refused', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'sy-doctor-floor-'));
+    try {
+      const dir = join(home, '.config', 'switchyard');
+      writeSidecarDir(dir, {
+        worker: `http://127.0.0.1:${await freePort()}`,
+        host: hostCredential('laptop'),
+        servers: { echo: { command: process.execPath, args: ['-e', ''] } },
+        profiles: { home: { 'filesystem-paths': [{ 'source-path': home, 'access-mode': 'read-only' }], 'network-capabilities': [] } },
+        sidecar: { 'trust-profile': 'home' },
+      });
+      const checks = await runWorkstationDoctor(dir, { linkTimeoutMs: 2000 });
+      expect(checks.find((c) => c.name === 'trust profile "home"')).toMatchObject({
+        ok: true,
+        detail: expect.stringMatching(new RegExp(`^sha256:[0-9a-f]{64}; this host's floor: it grants "${home}", which contains the sidecar config dir \\(${dir}, which holds the host key\\), and an agent that names no trust profile runs under this floor alone and is refused \\(launch-failed\\)`)),
+      });
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
