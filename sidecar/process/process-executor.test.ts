@@ -12,7 +12,7 @@ import { testBubblewrapPolicy } from '../../test/support/bubblewrap-policy.ts';
 import { isAlive, waitFor } from '../../test/support/processes.ts';
 import { oldSetpriv } from '../../test/support/old-setpriv.ts';
 import { findSetpriv } from './parent-death.ts';
-import { silentLogger } from '../log.ts';
+import { createLogger, silentLogger } from '../log.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const FIXTURES = join(REPO, 'test/fixtures');
@@ -209,6 +209,22 @@ describe('ProcessExecutor', () => {
     await new Promise((ready) => handle.stdout.once('data', ready));
     executor.killAllNow();
     expect(await handle.exited).toEqual({ code: null, signal: 'SIGKILL' });
+  });
+
+  it('logs the descriptors a sandbox closes at debug, not info: every contained spawn closes them, and there is nothing for a user to do', async () => {
+    const lines: Array<{ level: string; msg: string }> = [];
+    const logger = createLogger({ level: 'debug', write: (line) => void lines.push(JSON.parse(line) as { level: string; msg: string }) });
+    const own = new ProcessExecutor({ termGraceMs: 300, stdinGraceMs: 100, logger });
+    const base = bwrapPolicy();
+    // As the backend reports a mask when the sidecar holds a descriptor without close-on-exec.
+    const mask = { fds: [], stdio: [], describe: () => [{ fd: 9, target: 'pipe:[1]' }], close: () => {} };
+    const policy = { ...base, wrap: (command: string, args: readonly string[]) => ({ ...base.wrap(command, args), inherited: mask }) };
+    const handle = await own.launch({ command: '/usr/bin/node', args: ['-e', ''], env: {}, policy });
+    handles.push(handle);
+    await handle.exited;
+    await own.disposeAll();
+    const line = lines.find((l) => l.msg === 'Descriptors the sidecar holds without close-on-exec are closed in the sandbox');
+    expect(line?.level).toBe('debug');
   });
 
   it('an aborted launch rejects with aborted and leaves no process', async () => {

@@ -286,7 +286,8 @@ export class ProcessExecutor {
   /** Logs what a contained launch's tool closes; refuses one whose backend closes none while some would pass. */
   #checkInherited(plan: SpawnPlan, policy: ContainedLaunch): void {
     if (plan.inherited !== undefined) {
-      if (plan.inherited !== null) this.#logger.info('Descriptors the sidecar holds without close-on-exec are closed in the sandbox', { backend: policy.backend, fds: plan.inherited.describe() });
+      // Nothing for a user to do (the tool closes them on every contained spawn): for whoever debugs a launch.
+      if (plan.inherited !== null) this.#logger.debug('Descriptors the sidecar holds without close-on-exec are closed in the sandbox', { backend: policy.backend, fds: plan.inherited.describe() });
       return;
     }
     const own = plan.descriptors;
