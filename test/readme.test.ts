@@ -29,6 +29,7 @@ describe('README', () => {
     expect(reference).toMatch(/\| `session-idle-seconds` \| integer \| no \| `900` \|/);
     expect(reference).toMatch(/\| `sandbox\.tmp-size-mib` \| integer \| no \| `64` \|/);
     expect(reference).toMatch(/\| `modern-instance-idle-seconds` \| integer \| no \| `900` \|/);
+    expect(reference).toMatch(/\| `aggregate-start-wait-seconds` \| number \| no \| `5` \| .*\(reason: starting\)/);
     expect(reference).toMatch(/\| `SWITCHYARD_LINK_RETRY_CAP_MS` \| sidecar \| `30000` \| The reconnect backoff cap/);
     expect(reference).toMatch(/\| `max-sessions-per-agent` \| integer \| no \| `16` \|/);
     expect(reference).toMatch(/\| `limits\.server-processes-per-agent` \| integer \| no \| `32` \|/);

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { WorkerLogger } from '../log.ts';
 import type { AgentServer } from './agent-server.ts';
 import type { IncomingNotification, IncomingRequest, RequestContext, Result } from './rpc/json-rpc-peer.ts';
@@ -99,10 +99,15 @@ export class AgentRelay {
     send.catch((error: unknown) => this.#options.log.debug('Notification not delivered', { server: upstream, method: notification.method, error }));
   }
 
-  /** Tells the agent every list may have changed (a server went away or came back). */
-  announceListsChanged(): void {
+  /**
+   * Tells the agent its lists changed as a server went away, came back or came up: the tools
+   * always (its placeholder came or went), prompts and resources when the server offers them.
+   */
+  announceListsChanged(capabilities: ServerCapabilities): void {
     const server = this.#options.server();
     if (server === undefined) return;
-    for (const method of LIST_CHANGED) server.announce(method);
+    server.announce('notifications/tools/list_changed');
+    if (capabilities.prompts !== undefined) server.announce('notifications/prompts/list_changed');
+    if (capabilities.resources !== undefined) server.announce('notifications/resources/list_changed');
   }
 }

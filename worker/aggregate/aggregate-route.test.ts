@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  CallToolResultSchema, CreateMessageRequestSchema, CreateMessageResultSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, McpError,
-  ToolListChangedNotificationSchema,
+  CallToolResultSchema, CreateMessageRequestSchema, CreateMessageResultSchema, ElicitRequestSchema, InitializeRequestSchema, LoggingMessageNotificationSchema, McpError,
+  ToolListChangedNotificationSchema, type InitializeRequest, type InitializeResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WireError } from '../../shared/errors.ts';
@@ -11,6 +11,7 @@ import { startInProcessApp, testConfig, type InProcessApp } from '../../test/sup
 import { auditFromConfig } from '../../shared/audit/audit-from-config.ts';
 import { silentLogger } from '../../shared/log.ts';
 import { WorkerAudit } from '../audit/worker-audit.ts';
+import { sessionAdvice } from './upstream-set.ts';
 
 let harness: InProcessApp | undefined;
 afterEach(async () => {
@@ -69,6 +70,36 @@ function cancellingServer(heard: Heard): McpServer {
     return { content: [{ type: 'text', text: String(await asked) }] };
   });
   return server;
+}
+
+/**
+ * A test server still starting: it has the aggregate's `initialize` (`asked`) but answers it only
+ * after `release()`, as a server launched by npx, or one that never answers, does.
+ */
+function startingServer() {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const state = { asked: 0, released: false };
+  const factory = (name: string): McpServer => {
+    const server = createTestMcpServer(name);
+    const sdk = server.server as unknown as { _oninitialize(request: InitializeRequest): Promise<InitializeResult> };
+    server.server.setRequestHandler(InitializeRequestSchema, async (request) => {
+      state.asked++;
+      await gate;
+      return sdk._oninitialize(request);
+    });
+    return server;
+  };
+  return { factory, state, release: () => { state.released = true; release(); } };
+}
+
+/** Alice's alpha and a beta still starting; /mcp waits `wait` seconds for the servers' first answers. */
+async function setupStarting(wait = 0.5) {
+  const beta = startingServer();
+  const router = new InProcessRouter({ alpha: createTestMcpServer, beta: beta.factory });
+  const config = await testConfig([{ name: 'alice', servers: ['alpha', 'beta'] }], ['alpha', 'beta'], { 'aggregate-start-wait-seconds': wait });
+  harness = startInProcessApp(config, router);
+  return { beta, router, harness };
 }
 
 describe('/mcp aggregate', () => {
@@ -271,5 +302,73 @@ describe('/mcp aggregate', () => {
       // The agent sent no traceparent: the worker started a trace, and the host joins it.
       traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/),
     });
+  });
+
+  it('answers initialize while a server has not answered its own, lists it as starting, then lists its tools after announcing the change', async () => {
+    const { beta, harness } = await setupStarting();
+    const client = await harness.client('/mcp', 'alice-token');
+    // Answered while beta still holds the aggregate's initialize.
+    expect(beta.state).toEqual({ asked: 1, released: false });
+    const instructions = client.getInstructions() ?? '';
+    expect(instructions).toContain('Available: alpha.');
+    expect(instructions).toContain('- beta: starting:');
+    expect(instructions).toContain('notifications/tools/list_changed');
+    let changed!: () => void;
+    const listChanged = new Promise<void>((resolve) => (changed = resolve));
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => changed());
+
+    const tools = (await client.listTools()).tools;
+    expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['alpha__echo', 'beta__unavailable']));
+    expect(tools.find((t) => t.name === 'beta__unavailable')?.description).toContain('Server "beta" is unavailable (reason: starting)');
+    expect(await client.callTool({ name: 'alpha__echo', arguments: { text: 'meanwhile' } })).toEqual({ content: [{ type: 'text', text: 'alpha: meanwhile' }] });
+    // The placeholder answers at once with the reason; the list did not wait for beta either.
+    const placeholder = await client.callTool({ name: 'beta__unavailable', arguments: {} });
+    expect(placeholder).toMatchObject({ isError: true, structuredContent: { server: 'beta', reason: 'starting' } });
+    expect(beta.state).toEqual({ asked: 1, released: false });
+
+    beta.release();
+    await listChanged;
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['alpha__echo', 'beta__echo']));
+    expect(names).not.toContain('beta__unavailable');
+    // The open that went on in the background is the one the session uses: beta was asked once.
+    expect(beta.state.asked).toBe(1);
+  });
+
+  it('lets a call naming a server still starting wait for its open, then routes it', async () => {
+    const { beta, harness } = await setupStarting();
+    const client = await harness.client('/mcp', 'alice-token');
+    expect(beta.state.released).toBe(false);
+    const call = client.callTool({ name: 'beta__echo', arguments: { text: 'waited' } }).then((result) => ({ result, releasedFirst: beta.state.released }));
+    // The call has reached the session (it is in flight there) before beta answers.
+    const session = harness.sessions.get((client.transport as { sessionId?: string }).sessionId!)!;
+    await expect.poll(() => session.inFlight).toBe(1);
+    beta.release();
+    expect(await call).toEqual({ result: { content: [{ type: 'text', text: 'beta: waited' }] }, releasedFirst: true });
+  });
+
+  it('tells the agent that the session opens a server ended by its host again, where the host says to open the session again', async () => {
+    const { router, harness } = await setupAudited();
+    const client = await harness.client('/mcp', 'alice-token');
+    let changed!: () => void;
+    const listChanged = new Promise<void>((resolve) => (changed = resolve));
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => changed());
+    const beta = router.opened.find((o) => o.connection['server-name'] === 'beta')!;
+    // The host's words when it ends a server whose mcp.json entry changed (sidecar/host/remote-mcp-host-handler.ts).
+    await beta.serverEnd.close({ reason: 'server-exited', message: 'Server "beta" was ended: its config on this host changed; open the session again' });
+    await listChanged;
+    const call = (await client.callTool({ name: 'beta__echo', arguments: { text: 'x' } }).catch((e: unknown) => e)) as McpError;
+    expect(call.data).toEqual({ reason: 'server-exited' });
+    expect(call.message).toBe('MCP error -32009: Server "beta" is unavailable: Server "beta" was ended: its config on this host changed; this session opens it again on the next list or call of its tools');
+    const placeholder = (await client.listTools()).tools.find((t) => t.name === 'beta__unavailable');
+    expect(placeholder?.description).not.toContain('open the session again');
+  });
+});
+
+describe('sessionAdvice', () => {
+  it('keeps the host\'s advice for a failure the session does not try again', () => {
+    const stale = new WireError('trust-profile-stale', 'Server "beta" was ended: the trust profile it runs under on this host changed; open the session again');
+    expect(sessionAdvice(stale)).toBe(stale.message);
+    expect(sessionAdvice(new WireError('server-exited', 'exit code 1'))).toBe('exit code 1');
   });
 });

@@ -4,7 +4,9 @@
  * On the agent's `initialize`, every allowed server is opened through the channel opener (the
  * router under its deadline) in parallel, each
  * with the agent's trust context and the new session id, and an `AggregateSession` answers the
- * `initialize` itself. Servers that fail to open do not fail the session: they are listed as
+ * `initialize` itself, once every server is up or failed, or `aggregate-start-wait-seconds` have
+ * passed: one still opening then is listed as starting, and comes in when it is up. Servers that
+ * fail to open do not fail the session: they are listed as
  * unavailable with their reason (see `worker/aggregate/availability.ts`), so an agent always gets
  * a session, even when every host is offline. Names are `<server>__<name>` (see
  * `worker/aggregate/naming.ts`).
@@ -55,7 +57,7 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
     // A modern (2026-07-28) request is served statelessly (`modern/modern-aggregate.ts`); the rest is today's path.
     const classified = classifyEra(c.req.raw);
     const era = classified instanceof Promise ? await classified : classified;
-    if (era.kind !== 'legacy') return serveModernAggregate(c.req.raw, era, agent, { config: deps.config, open: deps.open, log: deps.log, requestTimeoutMs: deps.requestTimeoutMs, requestCounters: deps.requestCounters, ...(deps.audit !== undefined ? { audit: deps.audit } : {}) });
+    if (era.kind !== 'legacy') return serveModernAggregate(c.req.raw, era, agent, { config: deps.config, open: deps.open, log: deps.log, requestTimeoutMs: deps.requestTimeoutMs, startWaitMs: startWaitMs(deps), requestCounters: deps.requestCounters, ...(deps.audit !== undefined ? { audit: deps.audit } : {}) });
     return handleSessionRequest(c, agent, 'aggregate', deps, async ({ sessionId, initialize }) => {
       const servers = agent.servers.filter((s) => Object.hasOwn(deps.config.servers, s));
       const audit = deps.audit;
@@ -69,6 +71,7 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
         clientInfo: initialize.params.clientInfo as Implementation,
         agentCapabilities: initialize.params.capabilities as ClientCapabilities,
         openTimeoutMs: deps.openTimeoutMs,
+        startWaitMs: startWaitMs(deps),
         requestTimeoutMs: deps.requestTimeoutMs,
         ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}),
         log: deps.log.child({ agent: agent.name }),
@@ -77,4 +80,9 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
       });
     });
   };
+}
+
+/** How long `/mcp` waits for the servers' first answers (`aggregate-start-wait-seconds`), never past the open deadline. */
+function startWaitMs(deps: AggregateDeps): number {
+  return Math.min(deps.config['aggregate-start-wait-seconds'] * 1000, deps.openTimeoutMs);
 }

@@ -13,7 +13,10 @@
  * - server→client requests (sampling, elicitation, roots) go to the agent, on the stream of the
  *   agent request that the upstream is serving, if the agent declared that capability;
  * - list changes of any upstream, and servers going away or coming back, are announced as the
- *   aggregate's own list changes.
+ *   aggregate's own list changes;
+ * - `initialize`, and each list, waits for the servers' opens only `startWaitMs`: a server not up
+ *   by then is listed as `<server>__unavailable` with reason `starting` while its open goes on,
+ *   and the agent is told when it ends (a list change); a call naming it waits for that open.
  *
  * @module
  */
@@ -21,7 +24,7 @@ import type { ClientCapabilities, ServerCapabilities } from '@modelcontextprotoc
 import type { WorkerLogger } from '../log.ts';
 import { AgentRelay } from './agent-relay.ts';
 import { AgentServer, type AgentRequestHandler } from './agent-server.ts';
-import { aggregateInstructions, unavailableResult, unavailableTool } from './availability.ts';
+import { aggregateInstructions, startingInSession, unavailableResult, unavailableTool, type Unavailable } from './availability.ts';
 import { NameTable, UNAVAILABLE_TOOL } from './naming.ts';
 import { objectParam, stringParam } from './request-params.ts';
 import { ResourceRoutes } from './resource-routes.ts';
@@ -40,6 +43,11 @@ export interface AggregateServerOptions extends Omit<UpstreamSetOptions, 'hooks'
   agentCapabilities: ClientCapabilities;
   /** Longest wait for an upstream's initialize answer. */
   openTimeoutMs: number;
+  /**
+   * Longest wait for the servers' opens before `initialize` or a list is answered without those
+   * still opening (`aggregate-start-wait-seconds`); at most `openTimeoutMs`.
+   */
+  startWaitMs: number;
   /** Longest wait for one forwarded request (progress resets it). */
   requestTimeoutMs: number;
   log: WorkerLogger;
@@ -62,12 +70,13 @@ export class AggregateServer {
   #auditIds = 0;
 
   /**
-   * Connects every upstream in parallel, then builds the agent-facing server, whose `initialize`
-   * instructions list who is available and who is not.
+   * Opens every upstream in parallel, waits for them at most `startWaitMs`, then builds the
+   * agent-facing server, whose `initialize` instructions list who is available, who is still
+   * starting and who is not.
    */
   static async create(options: AggregateServerOptions): Promise<AggregateServer> {
     const aggregate = new AggregateServer(options);
-    await aggregate.upstreams.connectAll();
+    await aggregate.upstreams.connectAll(aggregate.#startWaitMs);
     aggregate.#server = aggregate.#build();
     return aggregate;
   }
@@ -83,7 +92,7 @@ export class AggregateServer {
       hooks: {
         onRequest: (server, request, signal) => relay.request(server, request, signal),
         onNotification: (server, notification) => relay.notify(server, notification),
-        onAvailabilityChanged: () => relay.announceListsChanged(),
+        onAvailabilityChanged: (_server, capabilities) => relay.announceListsChanged(capabilities),
       },
     });
   }
@@ -99,10 +108,23 @@ export class AggregateServer {
     return this.#inFlight;
   }
 
+  get #startWaitMs(): number {
+    return Math.min(this.#options.startWaitMs, this.#options.openTimeoutMs);
+  }
+
+  /** The placeholders' reasons, in config order: servers failed, and servers still starting. */
+  #unavailable(): Array<[string, Unavailable]> {
+    return this.upstreams.servers.flatMap((server): Array<[string, Unavailable]> => {
+      const failure = this.upstreams.failure(server);
+      if (failure !== undefined) return [[server, failure]];
+      return this.upstreams.isStarting(server) ? [[server, startingInSession()]] : [];
+    });
+  }
+
   #build(): AgentServer {
     const instructions = aggregateInstructions({
       connected: this.upstreams.connected().map(([server, client]) => ({ server, instructions: client.instructions })),
-      failed: this.upstreams.failed(),
+      failed: this.#unavailable(),
     });
     const capabilities: ServerCapabilities = {
       tools: { listChanged: true },
@@ -134,12 +156,13 @@ export class AggregateServer {
     return {
       'tools/list': counted(async (_params, context) => {
         const tools = await this.#listNamed('tools', this.#tools, context);
-        return { tools: [...tools, ...this.upstreams.failed().map(([s, f]) => unavailableTool(s, f))] };
+        return { tools: [...tools, ...this.#unavailable().map(([s, f]) => unavailableTool(s, f))] };
       }),
       'tools/call': counted(async (params, context) => {
         const target = this.#resolve(this.#tools, 'tools/call', params, context);
         const client = this.upstreams.client(target.server);
-        const failure = this.upstreams.failure(target.server);
+        // The placeholder answers at once, a starting server's too: only a call of one of its own tools waits for it.
+        const failure = this.upstreams.failure(target.server) ?? (this.upstreams.isStarting(target.server) ? startingInSession() : undefined);
         if (client === undefined && target.name === UNAVAILABLE_TOOL && failure !== undefined) {
           this.#ledger(target.server)?.refuse({ id: 0, method: 'tools/call', params: { name: target.name } }, 'refused', failure.reason, traceOf(context));
           return unavailableResult(target.server, failure) as Result;
@@ -259,7 +282,7 @@ export class AggregateServer {
     context: RequestContext,
     map: (server: string, items: Array<Record<string, unknown>>) => Array<Record<string, unknown>>,
   ): Promise<Array<Record<string, unknown>>> {
-    await this.upstreams.retryFailed();
+    await this.upstreams.retryFailed(this.#startWaitMs);
     const lists = await Promise.all(this.upstreams.connected().map(async ([server, client]) => {
       if (this.upstreams.capabilities(server)[capability] === undefined) return [];
       try {

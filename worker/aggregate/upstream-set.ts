@@ -2,13 +2,19 @@
  * UpstreamSet: the `UpstreamClient`s of one aggregate session, one per server the agent may use,
  * each connected straight to the channel (an MCP SDK `Transport`) the router opened for it.
  *
- * Every server is either connected or failed with a stable reason; none is ever silently
- * missing. All are connected in parallel at initialize. A server that fails later (its channel
+ * Every server is connected, failed with a stable reason, or still opening; none is ever silently
+ * missing. All are opened in parallel at initialize, and the aggregate waits for them only so long
+ * (`connectAll(waitMs)`): one that never answers must not hold the agent's initialize, and so its
+ * other servers, for the open deadline. An open still going when a waiter stopped waiting goes on,
+ * and its end, either way, is told to `onAvailabilityChanged` (the agent was shown the server as
+ * starting). A server that fails later (its channel
  * closes) flips to failed and the aggregate is told, so it can announce a list change. A failed
  * server whose reason may be temporary (`host-offline`, `server-exited`, `launch-failed`,
  * `request-timeout`) is tried again lazily, when the agent next lists something or calls
  * something of that server, at most once per `retryAfterMs`, except that a call asks an offline
- * host's server again at once (`reconnect`). Failures after
+ * host's server again at once (`reconnect`); a list waits for such opens as initialize does, a
+ * call for the whole open of the server it names. A failure's text is the session's: a host ends
+ * a server with "open the session again", which a `/mcp` session does itself. Failures after
  * the open (initialize failed, a channel ended with a reason) go to `onUpstreamFailed`, where the
  * status page records them: a channel's failure reaches the client as a `WireError` on
  * `onerror` just before `onclose`.
@@ -33,8 +39,12 @@ export interface UpstreamHooks {
   onRequest(server: string, request: IncomingRequest, signal: AbortSignal): Promise<Result>;
   /** A notification from upstream `server` (all but cancellations and progress, which the client handles). */
   onNotification(server: string, notification: IncomingNotification): void;
-  /** A server became unavailable or available again. */
-  onAvailabilityChanged(): void;
+  /**
+   * `server` became unavailable or available again, or its open ended after the agent was shown
+   * it as starting; `capabilities` are what it offers (now, or before it went away), `{}` when it
+   * never came up.
+   */
+  onAvailabilityChanged(server: string, capabilities: ServerCapabilities): void;
 }
 
 export interface UpstreamSetOptions {
@@ -63,8 +73,11 @@ export interface UpstreamSetOptions {
 
 const RETRYABLE: ReadonlySet<FailureReason> = new Set(['host-offline', 'server-exited', 'launch-failed', 'request-timeout']);
 
+/** An open in flight; `overdue` once someone stopped waiting for it, so its end is announced. */
+type Connecting = { kind: 'connecting'; attempt: Promise<void>; overdue: boolean };
+
 type State =
-  | { kind: 'connecting'; attempt: Promise<void> }
+  | Connecting
   | { kind: 'connected'; client: UpstreamClient }
   | { kind: 'failed'; failure: UpstreamFailure; at: number };
 
@@ -81,14 +94,32 @@ export class UpstreamSet {
     return this.#options.servers;
   }
 
-  /** Connects every server in parallel; resolves when each is connected or failed. */
-  async connectAll(): Promise<void> {
-    await Promise.all(this.#options.servers.map((server) => this.#connect(server)));
+  /**
+   * Opens every server in parallel; resolves when each is connected or failed, or after `waitMs`
+   * with the rest still opening (`starting()`), each announced when its open ends.
+   */
+  async connectAll(waitMs: number): Promise<void> {
+    await this.#within(this.#options.servers.map((server) => this.#connect(server, false)), waitMs);
   }
 
-  /** Tries failed servers again whose reason may have gone away; waits for those attempts. */
-  async retryFailed(): Promise<void> {
-    await Promise.all([...this.#states.keys()].map((server) => this.#retry(server, false)));
+  /**
+   * Tries failed servers again whose reason may have gone away; waits for those attempts, and for
+   * opens already in flight, at most `waitMs`, as `connectAll` does.
+   */
+  async retryFailed(waitMs: number): Promise<void> {
+    await this.#within([...this.#states.keys()].map((server) => this.#retry(server, false)), waitMs);
+  }
+
+  /** Waits for `attempts`, at most `waitMs`; opens still going then are marked to be announced when they end. */
+  async #within(attempts: Array<Promise<void>>, waitMs: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)));
+    try {
+      await Promise.race([Promise.all(attempts), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+    for (const state of this.#states.values()) if (state.kind === 'connecting') state.overdue = true;
   }
 
   /**
@@ -110,9 +141,7 @@ export class UpstreamSet {
     const state = this.#states.get(server);
     if (state?.kind === 'connecting') return state.attempt;
     if (state?.kind !== 'failed' || !this.#due(state, forCall)) return Promise.resolve();
-    return this.#connect(server).then(() => {
-      if (this.#states.get(server)?.kind === 'connected') this.#options.hooks.onAvailabilityChanged();
-    });
+    return this.#connect(server, true);
   }
 
   #due(state: Extract<State, { kind: 'failed' }>, forCall: boolean): boolean {
@@ -136,6 +165,16 @@ export class UpstreamSet {
   failure(server: string): UpstreamFailure | undefined {
     const state = this.#states.get(server);
     return state?.kind === 'failed' ? state.failure : undefined;
+  }
+
+  /** Whether `server`'s open is in flight (at initialize, or tried again). */
+  isStarting(server: string): boolean {
+    return this.#states.get(server)?.kind === 'connecting';
+  }
+
+  /** Servers whose open is in flight, in config order. */
+  starting(): string[] {
+    return this.#options.servers.filter((s) => this.isStarting(s));
   }
 
   /** Connected servers in config order. */
@@ -164,10 +203,19 @@ export class UpstreamSet {
     await Promise.allSettled(clients.map((client) => client.close()));
   }
 
-  #connect(server: string): Promise<void> {
-    const attempt = this.#attempt(server);
-    this.#states.set(server, { kind: 'connecting', attempt });
-    return attempt;
+  /**
+   * Opens `server`; its end is announced when someone stopped waiting for it (`overdue`), and, for
+   * a second try (`again`), when it connected: a call may bring a server back that no list showed.
+   */
+  #connect(server: string, again: boolean): Promise<void> {
+    const state: Connecting = { kind: 'connecting', attempt: Promise.resolve(), overdue: false };
+    this.#states.set(server, state);
+    state.attempt = this.#attempt(server).then(() => {
+      const now = this.#states.get(server);
+      if (this.#closed || !(state.overdue || (again && now?.kind === 'connected'))) return;
+      this.#options.hooks.onAvailabilityChanged(server, now?.kind === 'connected' ? now.client.capabilities : {});
+    });
+    return state.attempt;
   }
 
   async #attempt(server: string): Promise<void> {
@@ -197,7 +245,7 @@ export class UpstreamSet {
         if (this.#closed || !connected || state?.kind !== 'connected' || state.client !== client) return;
         if (lastWire !== undefined) this.#options.onUpstreamFailed?.(server, lastWire);
         this.#fail(server, lastWire ?? new WireError('server-exited', 'the server closed the connection'));
-        hooks.onAvailabilityChanged();
+        hooks.onAvailabilityChanged(server, client.capabilities);
       },
     });
     try {
@@ -217,8 +265,21 @@ export class UpstreamSet {
 
   #fail(server: string, error: WireError): void {
     this.#options.log.info('Upstream unavailable', { server, reason: error.reason });
-    this.#states.set(server, { kind: 'failed', failure: { reason: error.reason, message: error.message }, at: (this.#options.now ?? Date.now)() });
+    this.#states.set(server, { kind: 'failed', failure: { reason: error.reason, message: sessionAdvice(error) }, at: (this.#options.now ?? Date.now)() });
   }
+}
+
+/** The host's advice after ending a server, right on `/servers/<name>/mcp`, whose session ends with it. */
+const OPEN_THE_SESSION_AGAIN = /;\s*open the session again\.?$/;
+
+/**
+ * A failure's text as this session's: a server it tries again (a retryable reason) is opened
+ * again by the session itself, so the host's "open the session again" would send the agent away
+ * for nothing; other failures keep the host's words (a new session is the way back from those).
+ */
+export function sessionAdvice(error: WireError): string {
+  if (!RETRYABLE.has(error.reason) || !OPEN_THE_SESSION_AGAIN.test(error.message)) return error.message;
+  return error.message.replace(OPEN_THE_SESSION_AGAIN, '; this session opens it again on the next list or call of its tools');
 }
 
 function connectFailure(server: string, error: unknown): WireError {

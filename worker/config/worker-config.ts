@@ -28,6 +28,12 @@ export const DEFAULT_SESSION_IDLE_SECONDS = 900;
 export const DEFAULT_MAX_SESSIONS_PER_AGENT = 16;
 /** Requests one agent may have in flight (`max-requests-per-agent`); past it a request is refused. */
 export const DEFAULT_MAX_REQUESTS_PER_AGENT = 256;
+/**
+ * How long `/mcp` waits for the agent's servers to answer before it answers without the late ones
+ * (`aggregate-start-wait-seconds`): a contained server starts in well under a second, one that npx
+ * launches from its cache in a few, and an agent's client gives up on initialize at 60 s or sooner.
+ */
+export const DEFAULT_AGGREGATE_START_WAIT_SECONDS = 5;
 
 // Lowercased by a check rather than a pipe into a transform: the same value, without zod's pipe (1 KB of dist/worker.js).
 const Sha256HexSchema = z.string().check(
@@ -104,6 +110,9 @@ export const WorkerConfigSchema = z.strictObject({
   'request-timeout-seconds': z
     .optional(z.number().check(z.positive()))
     .check(z.describe('Longest wait, in seconds, for opening a server and for one request. Unset: 60 to open a server, 600 for one request on /mcp, and no limit on one request on /servers/<name>/mcp')),
+  'aggregate-start-wait-seconds': z
+    ._default(z.number().check(z.positive(), z.lte(600)), DEFAULT_AGGREGATE_START_WAIT_SECONDS)
+    .check(z.describe('Longest wait, in seconds, on /mcp for the agent\'s servers\' first answers: one that has not answered by then is listed as <server>__unavailable (reason: starting) instead of holding initialize, a list or a modern list for the open deadline. On a session its open goes on, the agent is sent list_changed when it is up, and a call naming it waits for it. At most the open deadline (request-timeout-seconds)')),
   'admin-token-sha256': z.optional(Sha256HexSchema).check(z.describe('sha-256 hex of a token that sees the full /healthz')),
   'audit': z.optional(AuditConfigSchema),
   'oauth': z.optional(OAuthConfigSchema),
