@@ -7,6 +7,9 @@
  * `invalid-request`: host offline, launch failed, timed out, …) is *failed*, with that reason; a
  * server that answers with any other error (method not found: it has no prompts) simply offers
  * nothing. Nothing is kept between requests: each question opens its own channels (DESIGN §8).
+ * Asked for the merged lists with a `waitMs`, a server that has not answered by then is *failed*
+ * with reason `starting` (a host keeps starting its instance for the agent's next request) and
+ * its question is abandoned: one server that never answers must not hold the agent's other ones.
  * A question refused by the agent's own `max-requests-per-agent` (429 `limit-reached`) fails the
  * whole aggregate request with that refusal (thrown as a `WireError`): every question takes a slot,
  * and a healthy server must not read as unavailable, nor the merged answer be cached as stale.
@@ -17,7 +20,7 @@ import { isFailureReason, WireError, type WireErrorDetail } from '../../../share
 import type { AgentEntry, WorkerConfig } from '../../config/worker-config.ts';
 import { forwardModern, type ModernRouteDeps } from '../../modern/modern-route.ts';
 import type { ModernRequest } from '../../modern/validate-request.ts';
-import type { UpstreamFailure } from '../rpc-errors.ts';
+import { startingStateless, type Unavailable } from '../availability.ts';
 import type { Answered } from './modern-merge.ts';
 import { asRecord, isRecord } from '../../../shared/records.ts';
 
@@ -31,7 +34,7 @@ export interface AggregateContext {
   deps: ModernRouteDeps;
 }
 
-export type Asked = { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: { code: number; message: string; data?: unknown } } | { kind: 'failed'; failure: UpstreamFailure };
+export type Asked = { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: { code: number; message: string; data?: unknown } } | { kind: 'failed'; failure: Unavailable };
 
 /** Pages read of one list, at most. */
 const MAX_PAGES = 32;
@@ -53,12 +56,16 @@ export async function askServer(ctx: AggregateContext, server: string, message: 
   return { kind: 'error', error: error as { code: number; message: string } };
 }
 
-/** Asks every server, reading every page; what answered, and what failed with its reason. */
-export async function askEveryServer(ctx: AggregateContext, message: ModernRequest, field?: string): Promise<{ answered: Answered[]; failed: Array<[string, UpstreamFailure]> }> {
+/**
+ * Asks every server, reading every page; what answered, and what failed with its reason. With
+ * `waitMs`, a server not answered by then is failed as `starting` (`askInTime`).
+ */
+export async function askEveryServer(ctx: AggregateContext, message: ModernRequest, field?: string, waitMs?: number): Promise<{ answered: Answered[]; failed: Array<[string, Unavailable]> }> {
   const answered: Answered[] = [];
-  const failed: Array<[string, UpstreamFailure]> = [];
+  const failed: Array<[string, Unavailable]> = [];
   await Promise.all(ctx.servers.map(async (server) => {
-    const asked = field === undefined ? await askServer(ctx, server, message) : await askAllPages(ctx, server, message, field);
+    const ask = (asking: AggregateContext) => (field === undefined ? askServer(asking, server, message) : askAllPages(asking, server, message, field));
+    const asked = waitMs === undefined ? await ask(ctx) : await askInTime(ctx, waitMs, ask);
     if (asked.kind === 'result') answered.push({ server, result: asked.result });
     else if (asked.kind === 'failed') failed.push([server, asked.failure]);
   }));
@@ -66,6 +73,31 @@ export async function askEveryServer(ctx: AggregateContext, message: ModernReque
   answered.sort((a, b) => order(a.server) - order(b.server));
   failed.sort((a, b) => order(a[0]) - order(b[0]));
   return { answered, failed };
+}
+
+/**
+ * `ask` of one server, answered as failed with reason `starting` if it has not answered within
+ * `waitMs`; its question is then abandoned (its channel closed, its request slot given back) as
+ * when the agent leaves, through a request of its own whose signal also follows the agent's.
+ */
+export async function askInTime(ctx: AggregateContext, waitMs: number, ask: (ctx: AggregateContext) => Promise<Asked>): Promise<Asked> {
+  const abandon = new AbortController();
+  // Only the headers and the signal of the agent's request are read on the way (its body was read already).
+  const request = new Request(ctx.request.url, { method: 'POST', headers: ctx.request.headers, signal: AbortSignal.any([ctx.request.signal, abandon.signal]) });
+  const starting: Asked = { kind: 'failed', failure: startingStateless(waitMs) };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<Asked>((resolve) => (timer = setTimeout(() => resolve(starting), waitMs)));
+  const asked = ask({ ...ctx, request });
+  try {
+    const first = await Promise.race([asked, late]);
+    if (first === starting) {
+      abandon.abort();
+      asked.catch(() => {}); // its end is nobody's now
+    }
+    return first;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Every page of one server's list, as one result (the smallest ttlMs and the stricter scope of its pages). */

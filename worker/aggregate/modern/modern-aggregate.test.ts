@@ -24,6 +24,8 @@ class ListeningHost implements ChannelRouter {
   readonly opened: ChannelTransport[] = [];
   /** Opens of server `failOpenOf`, or every open of a request that is not a listen, throw a plain Error (a bug, not a refusal). */
   failOpenOf: string | 'requests' | undefined;
+  /** A server whose requests the host never answers (one still starting, or hung). */
+  silent: string | undefined;
 
   async open(_descriptor: unknown, connection: McpConnection, _trust: unknown, options: ChannelOpenOptions = {}): Promise<ChannelTransport> {
     if (connection['server-name'] === this.failOpenOf || (this.failOpenOf === 'requests' && options.first !== undefined)) {
@@ -33,6 +35,7 @@ class ListeningHost implements ChannelRouter {
     const [channel, host] = createInMemoryChannelPair();
     host.onmessage = (message) => {
       const { id, method, params } = message as { id: string | number; method: string; params: Record<string, any> };
+      if (connection['server-name'] === this.silent) return;
       if (method === 'subscriptions/listen') {
         void host.send({ jsonrpc: '2.0', method: ACK, params: { _meta: { 'io.modelcontextprotocol/subscriptionId': id }, notifications: params.notifications } } as JSONRPCMessage);
       } else {
@@ -141,5 +144,22 @@ describe('the modern /mcp aggregate at the agent\'s request cap', () => {
     const listed = await roomy('tools/list', 10);
     expect(listed.status).toBe(200);
     expect(await listed.json()).toMatchObject({ id: 10, result: { tools: [] } });
+  });
+});
+
+describe('the modern /mcp aggregate with a server that does not answer', () => {
+  it('answers the merged lists and discover without it, as starting and stale at once, and abandons its questions', async () => {
+    const { host, ask } = await start({ 'aggregate-start-wait-seconds': 0.2 });
+    host.silent = 'b';
+    const listed = (await (await ask('tools/list', 11)).json()) as { result: { tools: Array<{ name: string; description: string }>; ttlMs: number } };
+    expect(listed.result.tools.map((t) => t.name)).toEqual(['b__unavailable']);
+    expect(listed.result.tools[0]!.description).toContain('Server "b" is unavailable (reason: starting): it did not answer within 0.2 s');
+    expect(listed.result.ttlMs).toBe(0);
+    const discovered = (await (await ask('server/discover', 12)).json()) as { result: { instructions: string; ttlMs: number } };
+    expect(discovered.result.instructions).toContain('Available: a.');
+    expect(discovered.result.instructions).toContain('- b: starting: it did not answer within 0.2 s and may still be starting: list again');
+    expect(discovered.result.ttlMs).toBe(0);
+    // The questions to b were abandoned as an agent leaving abandons them: their channels closed.
+    await expect.poll(() => host.stillOpen).toBe(0);
   });
 });

@@ -6,6 +6,9 @@
  *
  * - `server/discover` and the four lists go to every server at once and are merged
  *   (`modern-merge.ts`): namespaced names, the smallest `ttlMs`, and `cacheScope: "private"`.
+ *   A server that has not answered within `startWaitMs` (`aggregate-start-wait-seconds`) is
+ *   left out as `starting`, its placeholder listed and the list stale at once (`ttlMs: 0`), as a
+ *   legacy session does at initialize: one server that never answers holds no other's list.
  * - `tools/call` and `prompts/get` go to the server their name names, with the server's own name
  *   in place of `<server>__<name>` (so the forwarded request's `Mcp-Name`, were it sent on, is
  *   the server's name too); a name shortened with a hash is looked up in that server's list.
@@ -32,7 +35,7 @@ import type { ModernRequest } from '../../modern/validate-request.ts';
 import { unavailableResult } from '../availability.ts';
 import { MAX_NAME_LENGTH, namespacedName, splitNamespacedName, UNAVAILABLE_TOOL } from '../naming.ts';
 import { ResourceRoutes } from '../resource-routes.ts';
-import { askEveryServer, askServer, type AggregateContext } from './ask-servers.ts';
+import { askEveryServer, askInTime, askServer, type AggregateContext } from './ask-servers.ts';
 import { ListenFanIn } from './listen-fan-in.ts';
 import { LIST_FIELD, mergeDiscover, mergeList, type ListMethod } from './modern-merge.ts';
 import { isRecord } from '../../../shared/records.ts';
@@ -40,6 +43,8 @@ import { traceContextOf } from '../../audit/worker-audit.ts';
 
 export interface ModernAggregateDeps extends ModernRouteDeps {
   config: WorkerConfig;
+  /** Longest wait for a server's answer to a merged list or discover before it is listed as starting. */
+  startWaitMs?: number;
 }
 
 const INVALID_PARAMS = -32602;
@@ -50,7 +55,7 @@ export async function serveModernAggregate(request: Request, era: Exclude<Era, {
   const message = admitted.message;
   const ctx: AggregateContext = { request, agent, servers: agent.servers.filter((s) => Object.hasOwn(deps.config.servers, s)), config: deps.config, deps };
   try {
-    return await answer(ctx, message);
+    return await answer(ctx, message, deps.startWaitMs);
   } catch (error) {
     // A question to a server was refused by the agent's own cap (`askServer`): so is the request.
     if (!(error instanceof WireError && error.reason === 'limit-reached')) throw error;
@@ -59,18 +64,18 @@ export async function serveModernAggregate(request: Request, era: Exclude<Era, {
   }
 }
 
-async function answer(ctx: AggregateContext, message: ModernRequest): Promise<Response> {
+async function answer(ctx: AggregateContext, message: ModernRequest, waitMs: number | undefined): Promise<Response> {
   const params = message.params ?? {};
   const bare = { ...message, params: { _meta: params._meta } } as ModernRequest;
   const method = message.method;
 
   if (method === 'server/discover') {
-    const { answered, failed } = await askEveryServer(ctx, bare);
+    const { answered, failed } = await askEveryServer(ctx, bare, undefined, waitMs);
     return result(message, mergeDiscover(answered, failed));
   }
   if (Object.hasOwn(LIST_FIELD, method)) {
     const listMethod = method as ListMethod;
-    const { answered, failed } = await askEveryServer(ctx, bare, LIST_FIELD[listMethod]);
+    const { answered, failed } = await askEveryServer(ctx, bare, LIST_FIELD[listMethod], waitMs);
     return result(message, mergeList(listMethod, answered, failed));
   }
   if (method === 'tools/call' || method === 'prompts/get') {
@@ -78,7 +83,8 @@ async function answer(ctx: AggregateContext, message: ModernRequest): Promise<Re
     if (target === null) return unroutable(ctx, message, `Unknown ${method === 'tools/call' ? 'tool' : 'prompt'}: ${String(params.name).slice(0, 128)}`);
     if (method === 'tools/call' && target.name === UNAVAILABLE_TOOL) {
       // The placeholder of a server that cannot be reached answers with the reason, as on a legacy session.
-      const asked = await askServer(ctx, target.server, { ...bare, method: 'tools/list' });
+      const ask = (asking: AggregateContext) => askServer(asking, target.server, { ...bare, method: 'tools/list' });
+      const asked = waitMs === undefined ? await ask(ctx) : await askInTime(ctx, waitMs, ask);
       if (asked.kind === 'failed') {
         ledger(ctx, target.server)?.refuse({ ...message, params: { ...params, name: target.name } }, 'refused', asked.failure.reason, traceContextOf(ctx.request.headers));
         return result(message, { resultType: 'complete', ...unavailableResult(target.server, asked.failure) });

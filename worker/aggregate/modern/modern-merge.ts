@@ -16,9 +16,8 @@
  *
  * @module
  */
-import { aggregateInstructions, unavailableTool } from '../availability.ts';
+import { aggregateInstructions, unavailableTool, type Unavailable } from '../availability.ts';
 import { namespacedName } from '../naming.ts';
-import type { UpstreamFailure } from '../rpc-errors.ts';
 import { SUPPORTED_MODERN_VERSIONS } from '../../modern/headers.ts';
 import { isRecord } from '../../../shared/records.ts';
 
@@ -50,7 +49,7 @@ export function cacheHints(results: readonly Result[], anyFailed: boolean): { tt
   return { ttlMs, cacheScope: 'private' };
 }
 
-export function mergeDiscover(answered: readonly Answered[], failed: ReadonlyArray<[string, UpstreamFailure]>): Result {
+export function mergeDiscover(answered: readonly Answered[], failed: ReadonlyArray<[string, Unavailable]>): Result {
   const capabilities: Record<string, Record<string, true>> = {};
   for (const { result } of answered) {
     const offered = isRecord(result.capabilities) ? result.capabilities : {};
@@ -72,7 +71,7 @@ export function mergeDiscover(answered: readonly Answered[], failed: ReadonlyArr
   };
 }
 
-export function mergeList(method: ListMethod, answered: readonly Answered[], failed: ReadonlyArray<[string, UpstreamFailure]>): Result {
+export function mergeList(method: ListMethod, answered: readonly Answered[], failed: ReadonlyArray<[string, Unavailable]>): Result {
   const field = LIST_FIELD[method];
   const items: unknown[] = [];
   for (const { server, result } of answered) {
