@@ -96,7 +96,7 @@ export class UpstreamSet {
 
   /**
    * Opens every server in parallel; resolves when each is connected or failed, or after `waitMs`
-   * with the rest still opening (`starting()`), each announced when its open ends.
+   * with the rest still opening (`isStarting`), each announced when its open ends.
    */
   async connectAll(waitMs: number): Promise<void> {
     await this.#within(this.#options.servers.map((server) => this.#connect(server, false)), waitMs);
@@ -170,11 +170,6 @@ export class UpstreamSet {
   /** Whether `server`'s open is in flight (at initialize, or tried again). */
   isStarting(server: string): boolean {
     return this.#states.get(server)?.kind === 'connecting';
-  }
-
-  /** Servers whose open is in flight, in config order. */
-  starting(): string[] {
-    return this.#options.servers.filter((s) => this.isStarting(s));
   }
 
   /** Connected servers in config order. */
