@@ -186,7 +186,7 @@ export class ProcessExecutor {
         windowsVerbatimArguments: request.verbatim === true,
         // A contained spawn's backend masked them in #plan (its tool closes them), or #checkInherited found none to mask.
         ...(plan.backend === 'none' ? {} : { masked: plan.inherited ?? null }),
-        onMask: (mask) => this.#logger.info('Descriptors the sidecar holds without close-on-exec are on /dev/null in the server', { fds: mask.describe() }),
+        onMask: (mask) => this.#logger.debug('Descriptors the sidecar holds without close-on-exec are on /dev/null in the server', { fds: mask.describe() }),
       });
     } catch (error) {
       // Refused before anything ran (its descriptors could not be listed or masked), or spawn threw.
