@@ -21,7 +21,7 @@
  * @module
  */
 import { WireError } from '../../../shared/errors.ts';
-import type { CallOutcome, Call, LegacyInstance, ServerRequest, InstanceRequest } from './legacy-instance.ts';
+import type { CallOutcome, Call, CallSink, LegacyInstance, ServerRequest, InstanceRequest } from './legacy-instance.ts';
 import { INPUT_METHODS, type InputRequest } from './input-requests.ts';
 import type { JsonRpcErrorShape, LogLevel } from './modern-results.ts';
 
@@ -64,6 +64,34 @@ export function parkedCalls(instance: LegacyInstance): Map<string, BridgedCall> 
   return parked;
 }
 
+/**
+ * What a bridged call's instance reports its traffic to: the round attached now (none while the
+ * call is parked), read at each use. A class, not an object literal with getters: V8 allocates each
+ * literal's getter pair in the old generation, where that pair, dead as soon as its call was, kept
+ * the getter's closure, and through it the whole request (the call, its channel, its ledger, the
+ * server's answer), alive across every scavenge until the next full GC (issue 17). A class's
+ * getters are made once, on its prototype.
+ */
+class AttachedSink implements CallSink {
+  attached: Attachment | null;
+  readonly notify: CallSink['notify'];
+  readonly input: NonNullable<CallSink['input']>;
+
+  constructor(attached: Attachment, notify: CallSink['notify'], input: NonNullable<CallSink['input']>) {
+    this.attached = attached;
+    this.notify = notify;
+    this.input = input;
+  }
+
+  get logLevel(): LogLevel | null {
+    return this.attached?.logLevel ?? null;
+  }
+
+  get parked(): boolean {
+    return this.attached === null;
+  }
+}
+
 export class BridgedCall {
   #handle: string | undefined;
   /** The round the next valid `requestState` names. */
@@ -74,27 +102,21 @@ export class BridgedCall {
   #keys = 0;
   #end: Step | undefined;
   #wake: (() => void) | null = null;
-  #attached: Attachment | null;
+  readonly #sink: AttachedSink;
   #expiry: NodeJS.Timeout | undefined;
   #done = false;
 
   constructor(instance: LegacyInstance, request: InstanceRequest, attachment: Attachment) {
     this.#instance = instance;
-    this.#attached = attachment;
-    const self = this;
-    this.#call = instance.call(request, {
-      get logLevel() {
-        return self.#attached?.logLevel ?? null;
-      },
-      get parked() {
-        return self.#attached === null;
-      },
-      notify: (notification) => this.#notify(notification),
-      input: (serverRequest) => {
+    this.#sink = new AttachedSink(
+      attachment,
+      (notification) => this.#notify(notification),
+      (serverRequest) => {
         this.#open.set(`${INPUT_METHODS[serverRequest.method]}-${++this.#keys}`, serverRequest);
         this.#wakeUp();
       },
-    });
+    );
+    this.#call = instance.call(request, this.#sink);
     this.#call.outcome.then(
       (outcome) => this.#finish({ kind: 'outcome', outcome }),
       (error: unknown) => this.#finish({ kind: 'failed', error }),
@@ -145,7 +167,7 @@ export class BridgedCall {
    */
   park(ttlMs: number = PENDING_CALL_MS): void {
     if (this.#done) return;
-    this.#attached = null;
+    this.#sink.attached = null;
     const parked = parkedCalls(this.#instance);
     // Parked again after a round: it is now the newest (a Map keeps its first insertion's place).
     parked.delete(this.handle);
@@ -153,10 +175,10 @@ export class BridgedCall {
     this.#clearExpiry();
     this.#expiry = setTimeout(() => this.cancel('The agent did not answer the input requests in time'), ttlMs);
     this.#expiry.unref();
-    let waiting = [...parked.values()].filter((call) => call.#attached === null).length;
+    let waiting = [...parked.values()].filter((call) => call.#sink.attached === null).length;
     for (const call of parked.values()) {
       if (waiting <= MAX_PARKED_CALLS) break;
-      if (call.#attached !== null) continue; // a retry holds it: not waiting
+      if (call.#sink.attached !== null) continue; // a retry holds it: not waiting
       call.cancel(`More than ${MAX_PARKED_CALLS} calls were waiting for input on this server: the oldest was cancelled`);
       waiting -= 1;
     }
@@ -166,7 +188,7 @@ export class BridgedCall {
   claim(attachment: Attachment, responses: Record<string, unknown>): void {
     this.round += 1;
     this.#clearExpiry();
-    this.#attached = attachment;
+    this.#sink.attached = attachment;
     for (const [key, response] of Object.entries(responses)) {
       const request = this.#open.get(key);
       if (request === undefined) continue;
@@ -202,7 +224,7 @@ export class BridgedCall {
   }
 
   #notify(notification: { method: string; params?: Record<string, unknown> }): void {
-    const attached = this.#attached;
+    const attached = this.#sink.attached;
     if (attached === null) return;
     if (notification.method !== 'notifications/progress') return attached.notify(notification);
     // The instance restored the first request's token; each round's request has its own.
@@ -213,7 +235,7 @@ export class BridgedCall {
   #finish(step: Step): void {
     this.#end = step;
     // A parked call whose server ended has nothing left for a retry: it is gone, not resumable.
-    if (step.kind === 'failed' && this.#attached === null) this.complete();
+    if (step.kind === 'failed' && this.#sink.attached === null) this.complete();
     this.#wakeUp();
   }
 
