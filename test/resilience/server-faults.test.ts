@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { closeClient, connectClient } from '../support/clients.ts';
 import { REPO } from '../support/paths.ts';
@@ -93,19 +93,30 @@ describe('misbehaving servers', { timeout: SLOW_MS }, () => {
     const { client, pid } = await open('fault'); // opened first, so its pid is known
     const before = stack.serverPids().length;
     const started = Date.now();
-    // All three wait out the same deadline, so they run at once: a call that hangs on
-    // /servers/fault/mcp, an initialize that hangs on /servers/hang/mcp, and /mcp with the hung
-    // server beside a working one.
+    // All three run at once: a call that hangs on /servers/fault/mcp and an initialize that hangs
+    // on /servers/hang/mcp, which wait out the same deadline, and /mcp with the hung server beside
+    // a working one, which answers without it (aggregate-start-wait-seconds) and announces its
+    // failure when the open's deadline is out.
+    let hangFailed!: () => void;
+    const listChanged = new Promise<void>((resolve) => (hangFailed = resolve));
     const [callError, initError, aggregate] = await Promise.all([
       client.callTool({ name: 'hang', arguments: {} }).catch((e: unknown) => (figures.note('hung call answered after ms', Date.now() - started), e)),
       connectClient(`${stack.url}/servers/hang/mcp`, stack.tokens.alice!).catch((e: unknown) => e),
-      connectClient(`${stack.url}/mcp`, stack.tokens.bob!),
+      connectClient(`${stack.url}/mcp`, stack.tokens.bob!).then((c) => {
+        c.setNotificationHandler(ToolListChangedNotificationSchema, async () => hangFailed());
+        return c;
+      }),
     ]);
     figures.faults += 3;
     figures.sessions += 2;
     expect(failure(callError)).toEqual({ reason: 'request-timeout', message: expect.stringContaining(`Server "fault" did not answer "tools/call" within ${DEADLINE_S} s; the request was cancelled`) });
     expect(failure(initError)).toEqual({ reason: 'request-timeout', message: expect.stringContaining(`did not answer "initialize" within ${DEADLINE_S} s; the request was cancelled and the session closed`) });
-    expect(aggregate.getInstructions()).toMatch(/- hang: request-timeout: Server "hang" did not answer initialize in time/);
+    expect(aggregate.getInstructions()).toMatch(/- hang: starting: it has not answered yet/);
+    await listChanged;
+    // The placeholder answers with the reason at once (it opens nothing again).
+    expect((await aggregate.callTool({ name: 'hang__unavailable', arguments: {} })).structuredContent).toEqual({
+      server: 'hang', reason: 'request-timeout', message: 'Server "hang" did not answer initialize in time',
+    });
 
     // The session whose call hung still works, and so does /mcp beside the hung server.
     expect(await client.callTool({ name: 'echo', arguments: { message: 'still alive' } })).toEqual({ content: [{ type: 'text', text: 'Echo: still alive' }] });
