@@ -45,6 +45,18 @@ describe('modern results from a legacy server', () => {
     expect(modernResult('prompts/get', { messages: [] }, { name: 's', version: '1' })._meta).toEqual({ 'io.modelcontextprotocol/serverInfo': { name: 's', version: '1' } });
   });
 
+  it('keeps the server\'s keys in order and as its own, an own __proto__ key included, with serverInfo last in _meta unless the server set it', () => {
+    const info = { name: 'srv', version: '1' };
+    const result = JSON.parse('{"content":[],"__proto__":{"resultType":"x"},"_meta":{"a":1}}') as Record<string, unknown>;
+    const out = modernResult('tools/call', result, info);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(JSON.stringify(out)).toBe('{"content":[],"__proto__":{"resultType":"x"},"_meta":{"a":1,"io.modelcontextprotocol/serverInfo":{"name":"srv","version":"1"}},"resultType":"complete"}');
+    const own = { 'io.modelcontextprotocol/serverInfo': { name: 'own' }, b: 2 };
+    expect(modernResult('tools/call', { _meta: own }, info)._meta).toEqual(own);
+    expect(result._meta).toEqual({ a: 1 }); // the server's own objects are not changed
+    expect(Object.keys(stripModernMeta({ _meta: { ...META, progressToken: 1 }, name: 'echo' })!)).toEqual(['name', '_meta']);
+  });
+
   it('turns a legacy -32002 into -32602 with data.uri, and adds data.uri to a resources/read -32602', () => {
     const uri = 'file:///nope';
     expect(modernError('resources/read', { uri }, { code: -32002, message: 'Resource not found: file:///nope' }, 'legacy')).toEqual({ code: -32602, message: 'Resource not found', data: { uri } });

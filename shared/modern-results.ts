@@ -16,7 +16,7 @@
  * @module
  */
 import * as z from './zod.ts';
-import { isRecord } from './records.ts';
+import { copyRecord, isRecord } from './records.ts';
 
 /** The one modern revision this host serves. */
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
@@ -92,7 +92,9 @@ export function stripModernMeta(params: unknown): Params | undefined {
   if (meta === undefined) return params;
   const kept = Object.fromEntries(Object.entries(meta).filter(([key]) => !key.startsWith(MODERN_META_PREFIX)));
   const { _meta: _dropped, ...rest } = params;
-  return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
+  // Added to the rest itself, not spread into a copy of it (`copyRecord`): it is a new object already.
+  if (Object.keys(kept).length > 0) rest._meta = kept;
+  return rest;
 }
 
 /** True when a `notifications/message` at `level` passes a request's `logLevel` threshold. */
@@ -103,11 +105,13 @@ export function logLevelPasses(level: unknown, threshold: LogLevel): boolean {
 
 /** A legacy result as a modern one for `method`; `serverInfo` goes in its `_meta`, as the spec asks of every result. */
 export function modernResult(method: string, result: unknown, serverInfo?: Implementation): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...(isRecord(result) ? result : {}) };
+  // Copies that take keys of their own, so not `{ ...result }` (see `copyRecord`).
+  const out = copyRecord(isRecord(result) ? result : {});
   out.resultType ??= 'complete';
   if (serverInfo !== undefined) {
-    const meta = isRecord(out._meta) ? out._meta : {};
-    out._meta = { ...meta, [SERVER_INFO_KEY]: meta[SERVER_INFO_KEY] ?? serverInfo };
+    const meta = isRecord(out._meta) ? copyRecord(out._meta) : {};
+    meta[SERVER_INFO_KEY] ??= serverInfo;
+    out._meta = meta;
   }
   if (CACHEABLE_METHODS.has(method) && out.resultType === 'complete') {
     out.ttlMs ??= 0;
