@@ -53,7 +53,8 @@ export interface ComposedWorker {
   /**
    * Puts a new (already validated) config in force without a restart: new requests follow it at
    * once, the sessions and host links it affects are ended (`config/config-reload.ts`), every
-   * other session keeps going. Resolves with how many sessions were ended.
+   * other session keeps going, and a `/mcp` session follows a change to its servers
+   * (`AgentSession.reconfigure`). Resolves with how many sessions were ended.
    */
   reload(next: WorkerConfig): Promise<{ endedSessions: number }>;
   registry: HostLinkRegistry;
@@ -118,6 +119,8 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       sessions.setIdleMs(next['session-idle-seconds'] * 1000);
       registry.setHosts(next.hosts.map((h) => h['entity-id']), hostsToUnlink(previous, next));
       const endedSessions = await sessions.closeWhere((session) => sessionEndReason(previous, next, session));
+      // A `/mcp` session is not ended for its servers: it closes those the agent lost and opens those it gained.
+      await sessions.reconfigure({ config: next, audit: nextAudit });
       return { endedSessions };
     },
     registry,

@@ -55,6 +55,23 @@ describe('what a worker config change ends', () => {
     expect(sessionEndReason(before, narrowed, { agent: 'alice', servers: ['files'] })).toBeNull();
   });
 
+  it('ends no /mcp session for a change to its servers, which the session follows itself; only a change to who the agent is ends it', () => {
+    // An aggregate session takes the new config (`reconfigure`): servers taken, given or bound elsewhere are availability.
+    const aggregate = { ...alice, reconfigure: () => Promise.resolve() };
+    expect(sessionEndReason(before, config((raw) => (raw.servers.docs.executor['entity-id'] = 'laptop')), aggregate)).toBeNull();
+    expect(sessionEndReason(before, config((raw) => (raw.agents[0].servers = ['files'])), aggregate)).toBeNull();
+    expect(sessionEndReason(before, config((raw) => {
+      raw.agents[0].servers = ['files'];
+      raw.agents[1].servers = ['files'];
+      delete raw.servers.docs;
+    }), aggregate)).toBeNull();
+    expect(sessionEndReason(before, config((raw) => (raw.agents[0].servers = ['files', 'docs', 'files2'], raw.servers.files2 = raw.servers.files)), { ...aggregate, servers: ['files'] })).toBeNull();
+    expect(sessionEndReason(before, config((raw) => raw.agents.splice(0, 1)), aggregate)).toBe('agent removed');
+    expect(sessionEndReason(before, config((raw) => (raw.agents[0]['token-sha256'] = HEX('d'))), aggregate)).toBe('agent token changed');
+    const trusted = config((raw) => (raw.agents[0]['trust-context'] = { 'trust-profile-ref': 'work', 'trust-profile-revision': `sha256:${HEX('1')}` }));
+    expect(sessionEndReason(before, trusted, aggregate)).toBe('agent trust context changed');
+  });
+
   it('drops the links of hosts removed or given another key', () => {
     const after = config((raw) => {
       raw.hosts = [{ 'entity-id': 'laptop', 'public-key': KEY_B }];

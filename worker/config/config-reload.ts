@@ -3,9 +3,12 @@
  * host links must be dropped. Everything else keeps going (a reload applies new requests' rules
  * at once, so a session the change does not touch never notices it).
  *
- * A session ends when its agent is gone, when the agent's credential or trust context changed
- * (the profile and revision its servers were opened under), or when one of its servers is gone,
- * no longer allowed to the agent, or bound to another descriptor. A host's link is dropped when
+ * A session ends when its agent is gone, or when the agent's credential or trust context changed
+ * (the profile and revision its servers were opened under): those are about who the agent is and
+ * what it runs under. A session of one server (`/servers/<name>/mcp`) also ends when its server is
+ * gone, no longer allowed to the agent, or bound to another descriptor. A session that follows
+ * such changes itself (`reconfigure`: a `/mcp` session, whose servers come and go as availability,
+ * see `aggregate/aggregate-session.ts`) is handed the new config instead. A host's link is dropped when
  * the host is gone or its public key changed: the link proved the old key, and the sidecar dials
  * again to prove the new one.
  *
@@ -13,13 +16,22 @@
  */
 import type { WorkerConfig } from './worker-config.ts';
 
+/** A live session as a reload weighs it. */
+export interface ReloadedSession {
+  readonly agent: string;
+  readonly servers: readonly string[];
+  /** Present when the session follows a change to its servers itself (`/mcp`): only a change to its agent ends it. */
+  readonly reconfigure?: unknown;
+}
+
 /** Why a session of `agent` using `servers` must end under `next`, or null when it may go on. */
-export function sessionEndReason(previous: WorkerConfig, next: WorkerConfig, session: { readonly agent: string; readonly servers: readonly string[] }): string | null {
+export function sessionEndReason(previous: WorkerConfig, next: WorkerConfig, session: ReloadedSession): string | null {
   const before = previous.agents.find((a) => a.name === session.agent);
   const after = next.agents.find((a) => a.name === session.agent);
   if (after === undefined) return 'agent removed';
   if (before === undefined || before['token-sha256'] !== after['token-sha256']) return 'agent token changed';
   if (JSON.stringify(before['trust-context'] ?? null) !== JSON.stringify(after['trust-context'] ?? null)) return 'agent trust context changed';
+  if (session.reconfigure !== undefined) return null;
   for (const server of session.servers) {
     if (!after.servers.includes(server)) return `server "${server}" no longer allowed`;
     const was = previous.servers[server];

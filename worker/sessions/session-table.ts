@@ -18,6 +18,14 @@ import { unrefTimer } from '../../shared/unref-timer.ts';
 import { admitSession, limitReached } from './agent-limits.ts';
 import type { LegacyPostBody } from './legacy-post-body.ts';
 import { EndedSessions, type SessionEnd } from './ended-sessions.ts';
+import type { WorkerConfig } from '../config/worker-config.ts';
+import type { WorkerAudit } from '../audit/worker-audit.ts';
+
+/** A config a reload put in force, with its audit, for the sessions that follow a change themselves. */
+export interface ConfigInForce {
+  readonly config: WorkerConfig;
+  readonly audit: WorkerAudit;
+}
 
 /** One agent session as the table sees it; the route that created it owns the rest. */
 export interface AgentSession {
@@ -35,6 +43,12 @@ export interface AgentSession {
   handle(request: Request, body?: LegacyPostBody): Promise<Response>;
   /** Closes the agent-facing transport and every upstream channel. Idempotent. */
   close(why?: string): Promise<void>;
+  /**
+   * Follows a config change to its servers itself (a `/mcp` session: servers taken from the agent
+   * close, servers given or bound elsewhere open); a reload ends such a session only for a change
+   * to its agent (`config/config-reload.ts`). Resolves once the servers it lost are closed.
+   */
+  reconfigure?(next: ConfigInForce): Promise<void>;
 }
 
 export interface SessionInfo {
@@ -210,6 +224,20 @@ export class InMemorySessionTable implements SessionTable {
     for (const [session, why] of picked) this.#log.info('Agent session ended by a config change', { session: session.id, agent: session.agent, route: session.route, why });
     await Promise.allSettled(picked.map(([s]) => s.close('config')));
     return picked.length;
+  }
+
+  /**
+   * Hands a config a reload put in force to every session that follows one itself
+   * (`AgentSession.reconfigure`), after `closeWhere` ended those it changed; resolves with how
+   * many were handed it.
+   */
+  async reconfigure(next: ConfigInForce): Promise<number> {
+    const following = [...this.#sessions.values()].map((e) => e.session).filter((s) => s.reconfigure !== undefined);
+    const outcomes = await Promise.allSettled(following.map((s) => s.reconfigure!(next)));
+    for (const [i, outcome] of outcomes.entries()) {
+      if (outcome.status === 'rejected') this.#log.warn('Agent session could not follow the config change', { session: following[i]!.id, agent: following[i]!.agent, error: String(outcome.reason) });
+    }
+    return following.length;
   }
 
   /** Changes the idle time (a config reload); the next sweep applies it. */
