@@ -1,13 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   CallToolResultSchema, CreateMessageRequestSchema, CreateMessageResultSchema, ElicitRequestSchema, InitializeRequestSchema, LoggingMessageNotificationSchema, McpError,
-  ToolListChangedNotificationSchema, type InitializeRequest, type InitializeResult,
+  PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema, type ClientCapabilities, type InitializeRequest, type InitializeResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WireError } from '../../shared/errors.ts';
 import { createTestMcpServer } from '../../test/support/test-mcp-server.ts';
 import { InProcessRouter } from '../../test/support/in-process-router.ts';
-import { startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
+import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
+import { hostCredential, workerHostEntry } from '../../test/support/configs.ts';
+import { sha256Hex } from '../auth/agent-auth.ts';
+import { parseWorkerConfig } from '../config/worker-config.ts';
+import { composeWorker } from '../compose.ts';
 import { auditFromConfig } from '../../shared/audit/audit-from-config.ts';
 import { silentLogger } from '../../shared/log.ts';
 import { WorkerAudit } from '../audit/worker-audit.ts';
@@ -370,5 +376,184 @@ describe('sessionAdvice', () => {
     const stale = new WireError('trust-profile-stale', 'Server "beta" was ended: the trust profile it runs under on this host changed; open the session again');
     expect(sessionAdvice(stale)).toBe(stale.message);
     expect(sessionAdvice(new WireError('server-exited', 'exit code 1'))).toBe('exit code 1');
+  });
+});
+
+/**
+ * The worker as `compose.ts` puts it together, whose `reload` puts a new config in force as a
+ * file change or SIGHUP does; its servers are bound to `{"type":"local"}` and served in process
+ * by `router`, so a test can bind one elsewhere (host "laptop", never linked here: host-offline).
+ */
+async function setupComposed(factories: Record<string, (name: string) => McpServer>, alice: string[], extra: Record<string, unknown> = {}) {
+  const router = new InProcessRouter(factories);
+  const host = hostCredential('laptop');
+  const raw = async (servers: string[], options: { executors?: Record<string, unknown>; token?: string } = {}) => ({
+    agents: [{ name: 'alice', 'token-sha256': await sha256Hex(options.token ?? 'alice-token'), servers }],
+    hosts: [workerHostEntry(host)],
+    servers: Object.fromEntries(Object.keys(factories).map((s) => [s, { executor: options.executors?.[s] ?? { type: 'local' } }])),
+    ...extra,
+  });
+  const configOf = async (servers: string[], options: { executors?: Record<string, unknown>; token?: string } = {}) => parseWorkerConfig(await raw(servers, options), { runtime: 'node' });
+  const lines: Array<Record<string, unknown>> = [];
+  const worker = composeWorker({
+    config: await configOf(alice),
+    localHost: (request) => router.open({ type: 'local' }, request.connection, {}),
+    auditWrite: (line) => void lines.push(JSON.parse(line) as Record<string, unknown>),
+    retryAfterMs: 3_600_000,
+  });
+  const fetch = (url: string | URL, init?: RequestInit) => Promise.resolve(worker.fetch(new Request(url, init)));
+  const clients: Client[] = [];
+  const connect = async (path: string, capabilities: ClientCapabilities = {}) => {
+    const transport = new StreamableHTTPClientTransport(new URL(path, BASE), { fetch, requestInit: { headers: { authorization: 'Bearer alice-token' } } });
+    const client = new Client({ name: 'test-agent', version: '1.0.0' }, { capabilities });
+    await client.connect(transport);
+    clients.push(client);
+    return client;
+  };
+  composed = {
+    async close() {
+      await Promise.allSettled(clients.map(async (c) => {
+        await (c.transport as StreamableHTTPClientTransport | undefined)?.terminateSession().catch(() => {});
+        await c.close();
+      }));
+      await worker.close();
+    },
+  };
+  const audited = (event: string) => lines.filter((l) => l.event === event).map((l) => [l.server, l.method, l.tool ?? l.prompt, l.decision, l.reason]);
+  return { router, worker, configOf, connect, audited };
+}
+
+let composed: { close(): Promise<void> } | undefined;
+afterEach(async () => {
+  await composed?.close();
+  composed = undefined;
+});
+
+/** Resolves at the agent's next notification `schema`. */
+function next(client: Client, schema: typeof ToolListChangedNotificationSchema | typeof PromptListChangedNotificationSchema | typeof ResourceListChangedNotificationSchema): Promise<void> {
+  return new Promise<void>((resolve) => client.setNotificationHandler(schema, async () => resolve()));
+}
+
+const sessionOf = (client: Client) => (client.transport as { sessionId?: string }).sessionId!;
+const toolNames = async (client: Client) => (await client.listTools()).tools.map((t) => t.name);
+
+describe('/mcp across a worker config reload', () => {
+  it('keeps the session when a server is taken from the agent: its channel closes, its names leave the lists with list changes, a call naming it is refused as a name the agent may not use', async () => {
+    const { router, worker, configOf, connect, audited } = await setupComposed({ alpha: createTestMcpServer, beta: createTestMcpServer }, ['alpha', 'beta']);
+    const client = await connect('/mcp');
+    const alphaOnly = await connect('/servers/alpha/mcp');
+    const betaOnly = await connect('/servers/beta/mcp');
+    expect(await toolNames(client)).toEqual(expect.arrayContaining(['alpha__echo', 'beta__echo']));
+    expect((await client.listResources()).resources.map((r) => r.uri)).toContain('test://beta/readme');
+    const [tools, prompts, resources] = [next(client, ToolListChangedNotificationSchema), next(client, PromptListChangedNotificationSchema), next(client, ResourceListChangedNotificationSchema)];
+
+    // beta is taken from alice: her /servers/beta/mcp session ends (as before), her /mcp session does not.
+    expect(await worker.reload(await configOf(['alpha']))).toEqual({ endedSessions: 1 });
+    await Promise.all([tools, prompts, resources]);
+    const betaChannel = router.opened.find((o) => o.connection['server-name'] === 'beta' && o.connection.session === sessionOf(client))!;
+    expect(betaChannel.channel.closed).toBe(true);
+
+    const names = await toolNames(client);
+    expect(names).toContain('alpha__echo');
+    expect(names.filter((n) => n.startsWith('beta__'))).toEqual([]);
+    expect((await client.listPrompts()).prompts.map((p) => p.name).filter((n) => n.startsWith('beta__'))).toEqual([]);
+    expect((await client.listResources()).resources.map((r) => r.uri)).not.toContain('test://beta/readme');
+    expect(await client.callTool({ name: 'alpha__echo', arguments: { text: 'still here' } })).toEqual({ content: [{ type: 'text', text: 'alpha: still here' }] });
+
+    const call = (await client.callTool({ name: 'beta__echo', arguments: { text: 'x' } }).catch((e: unknown) => e)) as McpError;
+    expect(call).toBeInstanceOf(McpError);
+    expect(call.code).toBe(-32602);
+    expect(call.data).toEqual({ reason: 'server-not-found' });
+    const prompt = (await client.getPrompt({ name: 'beta__greet', arguments: { who: 'x' } }).catch((e: unknown) => e)) as McpError;
+    expect(prompt.data).toEqual({ reason: 'server-not-found' });
+    const read = (await client.readResource({ uri: 'test://beta/readme' }).catch((e: unknown) => e)) as McpError;
+    // Routed among the servers left: alpha, the only one offering resources now, says it has no such resource.
+    expect(read).toBeInstanceOf(McpError);
+    expect(read.message).toContain('Resource test://beta/readme not found');
+    expect(audited('call').filter(([, , , decision]) => decision === 'refused')).toEqual([
+      [null, 'tools/call', 'beta__echo', 'refused', 'server-not-found'],
+      [null, 'prompts/get', 'beta__greet', 'refused', 'server-not-found'],
+    ]);
+
+    expect(await alphaOnly.callTool({ name: 'echo', arguments: { text: 'passthrough' } })).toEqual({ content: [{ type: 'text', text: 'alpha: passthrough' }] });
+    const ended = (await betaOnly.callTool({ name: 'echo', arguments: { text: 'x' } }).catch((e: unknown) => e)) as Error;
+    // Ended by the reload (the one session it ended), and the route no longer lets her reach beta.
+    expect(ended.message).toContain('"reason":"server-not-found"');
+  });
+
+  it('answers a call in flight on a server taken from the agent, with the reason, instead of leaving it hanging', async () => {
+    const { worker, configOf, connect } = await setupComposed({ alpha: createTestMcpServer, beta: createTestMcpServer }, ['alpha', 'beta']);
+    let asked!: () => void;
+    const agentAsked = new Promise<void>((resolve) => (asked = resolve));
+    const client = await connect('/mcp', { sampling: {} });
+    // The agent holds beta's sampling question, so the call is in flight when beta goes.
+    client.setRequestHandler(CreateMessageRequestSchema, async (_request, extra) => {
+      asked();
+      await new Promise<void>((resolve) => extra.signal.addEventListener('abort', () => resolve()));
+      return { role: 'assistant', model: 'm', content: { type: 'text', text: 'too late' } };
+    });
+    const call = client.callTool({ name: 'beta__sample', arguments: {} }).catch((e: unknown) => e);
+    await agentAsked;
+    await worker.reload(await configOf(['alpha']));
+    const error = (await call) as McpError;
+    expect(error).toBeInstanceOf(McpError);
+    expect(error.data).toEqual({ reason: 'server-not-found' });
+    expect(error.message).toBe("MCP error -31002: Server \"beta\" disconnected: it was taken from this session by a worker config change: it is no longer one of this agent's servers");
+  });
+
+  it('offers a server given to the agent from the next list on the same session: opened as at initialize, listed as starting until it answers, announced when it is up', async () => {
+    const gamma = startingServer();
+    const { router, worker, configOf, connect } = await setupComposed({ alpha: createTestMcpServer, gamma: gamma.factory }, ['alpha'], { 'aggregate-start-wait-seconds': 0.5 });
+    const client = await connect('/mcp');
+    expect(await toolNames(client)).not.toContain('gamma__unavailable');
+    const changed = next(client, ToolListChangedNotificationSchema);
+
+    expect(await worker.reload(await configOf(['alpha', 'gamma']))).toEqual({ endedSessions: 0 });
+    // Opened for this session, under its id, as at initialize.
+    await expect.poll(() => gamma.state.asked).toBe(1);
+    const tools = (await client.listTools()).tools;
+    expect(tools.find((t) => t.name === 'gamma__unavailable')?.description).toContain('Server "gamma" is unavailable (reason: starting)');
+    expect(tools.map((t) => t.name)).toContain('alpha__echo');
+
+    gamma.release();
+    await changed;
+    const names = await toolNames(client);
+    expect(names).toEqual(expect.arrayContaining(['alpha__echo', 'gamma__echo']));
+    expect(names).not.toContain('gamma__unavailable');
+    expect(await client.callTool({ name: 'gamma__echo', arguments: { text: 'new' } })).toEqual({ content: [{ type: 'text', text: 'gamma: new' }] });
+    expect(router.opened.filter((o) => o.connection['server-name'] === 'gamma').map((o) => o.connection.session)).toEqual([sessionOf(client)]);
+    expect(gamma.state.asked).toBe(1);
+  });
+
+  it('closes a server bound elsewhere and opens it again at its new binding, on the same session', async () => {
+    const { router, worker, configOf, connect } = await setupComposed({ alpha: createTestMcpServer, beta: createTestMcpServer }, ['alpha', 'beta']);
+    const client = await connect('/mcp');
+    expect(await toolNames(client)).toContain('beta__echo');
+    const first = router.opened.find((o) => o.connection['server-name'] === 'beta')!;
+
+    // Bound to host "laptop", which has no link here.
+    let changed = next(client, ToolListChangedNotificationSchema);
+    const onLaptop = { type: 'user-computer-profile', 'entity-id': 'laptop', target: { type: 'local' } };
+    expect(await worker.reload(await configOf(['alpha', 'beta'], { executors: { beta: onLaptop } }))).toEqual({ endedSessions: 0 });
+    await changed;
+    expect(first.channel.closed).toBe(true);
+    const tools = (await client.listTools()).tools;
+    expect(tools.find((t) => t.name === 'beta__unavailable')?.description).toContain('reason: host-offline');
+    expect(tools.map((t) => t.name)).not.toContain('beta__echo');
+    expect(await client.callTool({ name: 'alpha__echo', arguments: { text: 'a' } })).toEqual({ content: [{ type: 'text', text: 'alpha: a' }] });
+
+    // And back to this machine: opened again there.
+    changed = next(client, ToolListChangedNotificationSchema);
+    await worker.reload(await configOf(['alpha', 'beta']));
+    await changed;
+    expect(await client.callTool({ name: 'beta__echo', arguments: { text: 'back' } })).toEqual({ content: [{ type: 'text', text: 'beta: back' }] });
+    expect(router.opened.filter((o) => o.connection['server-name'] === 'beta')).toHaveLength(2);
+  });
+
+  it('still ends the session when the change is about the agent itself (its token)', async () => {
+    const { worker, configOf, connect } = await setupComposed({ alpha: createTestMcpServer }, ['alpha']);
+    const client = await connect('/mcp');
+    expect(await worker.reload(await configOf(['alpha'], { token: 'alice-new-token' }))).toEqual({ endedSessions: 1 });
+    expect(worker.sessions.size).toBe(0);
   });
 });

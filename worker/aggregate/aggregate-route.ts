@@ -11,6 +11,11 @@
  * a session, even when every host is offline. Names are `<server>__<name>` (see
  * `worker/aggregate/naming.ts`).
  *
+ * A worker config reload does not end a session for a change to its servers: the session is
+ * handed the new config (`AggregateSession.reconfigure`) and binds its servers afresh
+ * (`bindingOf`), with the parts of the app built for that config (its channel opener and audit)
+ * where that app is the one in force for this session table.
+ *
  * @module
  */
 import type { Handler } from 'hono';
@@ -18,10 +23,10 @@ import type { ClientCapabilities, Implementation } from '@modelcontextprotocol/s
 import type { AgentVariables } from '../auth/agent-auth.ts';
 import { connectionFor, trustFor } from '../routing/channel-router.ts';
 import type { ChannelOpener } from '../routing/channel-opener.ts';
-import type { WorkerConfig } from '../config/worker-config.ts';
+import type { AgentEntry, WorkerConfig } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
-import { AggregateSession } from './aggregate-session.ts';
-import type { SessionTable } from '../sessions/session-table.ts';
+import { AggregateSession, type AggregateBinding } from './aggregate-session.ts';
+import type { ConfigInForce, SessionTable } from '../sessions/session-table.ts';
 import type { RecentErrors } from '../status/recent-errors.ts';
 import { handleSessionRequest } from '../sessions/session-route.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
@@ -51,7 +56,15 @@ export interface AggregateDeps {
   requestCounters: AgentRequestCounters;
 }
 
+/**
+ * The deps of the app last built over each session table: a reload builds the app of its config
+ * before handing that config to the live sessions, which then open servers with that app's
+ * channel opener (its deadline, its audit of refused opens) rather than their first app's.
+ */
+const depsInForce = new WeakMap<SessionTable, AggregateDeps>();
+
 export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables: AgentVariables }> {
+  depsInForce.set(deps.sessions, deps);
   return async function aggregate(c) {
     const agent = c.get('agent');
     // A modern (2026-07-28) request is served statelessly (`modern/modern-aggregate.ts`); the rest is today's path.
@@ -59,15 +72,16 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
     const era = classified instanceof Promise ? await classified : classified;
     if (era.kind !== 'legacy') return serveModernAggregate(c.req.raw, era, agent, { config: deps.config, open: deps.open, log: deps.log, requestTimeoutMs: deps.requestTimeoutMs, startWaitMs: startWaitMs(deps), requestCounters: deps.requestCounters, ...(deps.audit !== undefined ? { audit: deps.audit } : {}) });
     return handleSessionRequest(c, agent, 'aggregate', deps, async ({ sessionId, initialize }) => {
-      const servers = agent.servers.filter((s) => Object.hasOwn(deps.config.servers, s));
-      const audit = deps.audit;
-      const traceparent = audit?.channelTraceparent(traceContextOf(c.req.raw.headers));
+      const traceparent = deps.audit?.channelTraceparent(traceContextOf(c.req.raw.headers));
+      const session = { agent, id: sessionId, ...(traceparent !== undefined ? { traceparent } : {}) };
       return AggregateSession.open({
         id: sessionId,
         agent: agent.name,
-        servers,
-        open: (server) => deps.open(deps.config.servers[server]!.executor, connectionFor(agent, server, sessionId, traceparent), trustFor(agent)),
-        ...(audit !== undefined ? { ledger: (server: string | null) => audit.ledger({ agent: agent.name, server, era: 'legacy', route: 'aggregate', session: sessionId }) } : {}),
+        binding: bindingOf(session, deps),
+        rebind: (next: ConfigInForce) => {
+          const current = depsInForce.get(deps.sessions);
+          return bindingOf(session, current?.config === next.config ? current : { ...deps, config: next.config, audit: next.audit });
+        },
         clientInfo: initialize.params.clientInfo as Implementation,
         agentCapabilities: initialize.params.capabilities as ClientCapabilities,
         openTimeoutMs: deps.openTimeoutMs,
@@ -79,6 +93,25 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
         onClosed: (session) => deps.sessions.remove(session.id),
       });
     });
+  };
+}
+
+/**
+ * One session's servers under the config of `deps`: those of the agent's servers the config
+ * has, each opened at its binding there with the agent's trust context and the session's id, and
+ * audited by that config's audit. A reload ends the session when the agent's token or trust
+ * context changed, so the agent's entry in `deps.config` differs from the session's first one
+ * only in its servers.
+ */
+function bindingOf(session: { agent: AgentEntry; id: string; traceparent?: string }, deps: Pick<AggregateDeps, 'config' | 'open' | 'audit'>): AggregateBinding {
+  const { config, audit } = deps;
+  const agent = config.agents.find((a) => a.name === session.agent.name) ?? session.agent;
+  const servers = agent.servers.filter((s) => Object.hasOwn(config.servers, s));
+  return {
+    servers,
+    open: (server) => deps.open(config.servers[server]!.executor, connectionFor(agent, server, session.id, session.traceparent), trustFor(agent)),
+    bindings: new Map(servers.map((s) => [s, JSON.stringify(config.servers[s]!.executor)])),
+    ...(audit !== undefined ? { ledger: (server: string | null) => audit.ledger({ agent: agent.name, server, era: 'legacy', route: 'aggregate', session: session.id }) } : {}),
   };
 }
 

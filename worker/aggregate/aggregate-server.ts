@@ -16,7 +16,10 @@
  *   aggregate's own list changes;
  * - `initialize`, and each list, waits for the servers' opens only `startWaitMs`: a server not up
  *   by then is listed as `<server>__unavailable` with reason `starting` while its open goes on,
- *   and the agent is told when it ends (a list change); a call naming it waits for that open.
+ *   and the agent is told when it ends (a list change); a call naming it waits for that open;
+ * - a worker config change to the agent's servers is followed (`reconfigure`): a server taken
+ *   away leaves the lists (a call naming it is answered as one naming a server the agent may not
+ *   use), one given or bound elsewhere is opened as at initialize.
  *
  * @module
  */
@@ -32,7 +35,7 @@ import { fromWireError, toAgentError } from './rpc-errors.ts';
 import type { Params, RequestContext, Result } from './rpc/json-rpc-peer.ts';
 import { RequestCancelledError, RPC_CODES, RpcError } from './rpc/peer-errors.ts';
 import type { UpstreamClient } from './upstream-client.ts';
-import { UpstreamSet, type UpstreamSetOptions } from './upstream-set.ts';
+import { UpstreamSet, type UpstreamChange, type UpstreamSetOptions } from './upstream-set.ts';
 import type { CallLedger } from '../../shared/audit/call-ledger.ts';
 import { traceContextOf } from '../audit/worker-audit.ts';
 import { sameAuthor } from '../../shared/audit/host-answers.ts';
@@ -67,6 +70,8 @@ export class AggregateServer {
   #inFlight = 0;
   #server: AgentServer | undefined;
   readonly #ledgers = new Map<string | null, CallLedger>();
+  /** Makes the ledger of one server's calls: the config in force's audit (`reconfigure` replaces it). */
+  #ledgerOf: ((server: string | null) => CallLedger) | undefined;
   #auditIds = 0;
 
   /**
@@ -83,6 +88,7 @@ export class AggregateServer {
 
   private constructor(options: AggregateServerOptions) {
     this.#options = options;
+    this.#ledgerOf = options.ledger;
     const relay = new AgentRelay({ ...options, server: () => this.#server });
     this.#relay = relay;
     this.upstreams = new UpstreamSet({
@@ -142,6 +148,24 @@ export class AggregateServer {
         'notifications/roots/list_changed': () => void Promise.allSettled(this.upstreams.connected().map(([, client]) => client.sendRootsListChanged())),
       },
     });
+  }
+
+  /**
+   * Follows a worker config change (`UpstreamSet.reconfigure`): a server taken away leaves the
+   * name tables and resource routes; servers taken, given or bound elsewhere get ledgers afresh
+   * from `ledger` (the config in force's audit knows their hosts).
+   */
+  async reconfigure(change: UpstreamChange & { ledger?: (server: string | null) => CallLedger }): Promise<{ removed: string[]; added: string[]; rebound: string[] }> {
+    if (change.ledger !== undefined) this.#ledgerOf = change.ledger;
+    const outcome = await this.upstreams.reconfigure(change);
+    for (const server of outcome.removed) {
+      this.#tools.clearServer(server);
+      this.#prompts.clearServer(server);
+      this.#resources.clearResources(server);
+      this.#resources.clearTemplates(server);
+    }
+    for (const server of [...outcome.removed, ...outcome.added, ...outcome.rebound]) this.#ledgers.delete(server);
+    return outcome;
   }
 
   async close(): Promise<void> {
@@ -324,7 +348,8 @@ export class AggregateServer {
       ledger?.answer({ id: audited.id, result });
       return result;
     } catch (error) {
-      const answer = toAgentError(server, error, () => this.upstreams.failure(server));
+      // A channel a config change closed under the call (the server taken away or bound elsewhere) answers with that.
+      const answer = toAgentError(server, error, () => this.upstreams.failure(server) ?? (this.upstreams.client(server) !== client ? this.upstreams.departure(server) : undefined));
       if (error instanceof RequestCancelledError && error.byPeer) {
         ledger?.cancel(audited.id); // the agent cancelled it: no answer goes to the agent
         throw answer;
@@ -337,14 +362,14 @@ export class AggregateServer {
 
   /** A call to a server this session cannot reach: refused with the reason it failed for, and on the record as refused. */
   #refuseUnavailable(server: string, method: string, params: Params, context: RequestContext): RpcError {
-    // No failure: the session closed under the attempt, so nothing answers for the server.
-    const failure = this.upstreams.failure(server) ?? { reason: 'server-exited', message: 'the session is closing' };
+    // No failure: a config change took the server away under the attempt, or the session closed under it.
+    const failure = this.upstreams.failure(server) ?? this.upstreams.departure(server) ?? { reason: 'server-exited', message: 'the session is closing' };
     this.#ledger(server)?.refuse({ id: 0, method, params }, 'refused', failure.reason, traceOf(context));
     return fromWireError(new WireError(failure.reason, `Server "${server}" is unavailable: ${failure.message}`));
   }
 
   #ledger(server: string | null): CallLedger | undefined {
-    const make = this.#options.ledger;
+    const make = this.#ledgerOf;
     if (make === undefined) return undefined;
     let ledger = this.#ledgers.get(server);
     if (ledger === undefined) this.#ledgers.set(server, (ledger = make(server)));

@@ -22,6 +22,12 @@
  * Server→client traffic of each upstream (sampling, elicitation, roots, logging, list changes) is
  * handed to the aggregate through `hooks`, because only it knows the agent.
  *
+ * A worker config change is followed, not an end (`reconfigure`): a server taken from the agent
+ * (no longer allowed, or removed) is closed and forgotten at once, its departure announced; a
+ * server given to the agent is opened as at initialize, and one bound elsewhere is closed and
+ * opened again at its new binding, each announced when its open ends. An open in flight for a
+ * server taken away or bound elsewhere is dropped when it ends, its channel closed.
+ *
  * @module
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -73,8 +79,19 @@ export interface UpstreamSetOptions {
 
 const RETRYABLE: ReadonlySet<FailureReason> = new Set(['host-offline', 'server-exited', 'launch-failed', 'request-timeout']);
 
-/** An open in flight; `overdue` once someone stopped waiting for it, so its end is announced. */
-type Connecting = { kind: 'connecting'; attempt: Promise<void>; overdue: boolean };
+/**
+ * An open in flight; `overdue` once someone stopped waiting for it, so its end is announced, as
+ * it always is for a server a config change gave the agent or bound elsewhere (`announce`).
+ */
+type Connecting = { kind: 'connecting'; attempt: Promise<void>; overdue: boolean; announce: boolean };
+
+/** How `reconfigure` changes a session's servers: the agent's servers now, how each is opened now, and which of them are bound elsewhere. */
+export interface UpstreamChange {
+  servers: readonly string[];
+  open: (server: string) => Promise<Transport>;
+  /** Servers kept whose binding changed: closed and opened again with `open`. */
+  rebound: readonly string[];
+}
 
 type State =
   | Connecting
@@ -84,14 +101,61 @@ type State =
 export class UpstreamSet {
   readonly #options: UpstreamSetOptions;
   readonly #states = new Map<string, State>();
+  /** The agent's servers and how each is opened, as the config in force says (`reconfigure`). */
+  #servers: readonly string[];
+  #open: (server: string) => Promise<Transport>;
+  /** Why a server's channel was closed by a config change: what a request still in flight on it is answered. */
+  readonly #departed = new Map<string, UpstreamFailure>();
   #closed = false;
 
   constructor(options: UpstreamSetOptions) {
     this.#options = options;
+    this.#servers = options.servers;
+    this.#open = options.open;
   }
 
   get servers(): readonly string[] {
-    return this.#options.servers;
+    return this.#servers;
+  }
+
+  /**
+   * Follows a worker config change (see the module doc): servers no longer in `change.servers`
+   * are closed and forgotten, their departure announced at once; servers new in it, and those in
+   * `change.rebound`, are opened with `change.open` (a rebound one's old channel closed first),
+   * each announced when its open ends. Resolves once the closed channels are closed; opens go on.
+   */
+  async reconfigure(change: UpstreamChange): Promise<{ removed: string[]; added: string[]; rebound: string[] }> {
+    const before = this.#servers;
+    const removed = before.filter((s) => !change.servers.includes(s));
+    const added = change.servers.filter((s) => !before.includes(s));
+    const rebound = change.rebound.filter((s) => before.includes(s) && change.servers.includes(s));
+    if (this.#closed) return { removed: [], added: [], rebound: [] };
+    this.#servers = change.servers;
+    this.#open = change.open;
+    const closing: Array<Promise<void>> = [];
+    const takeDown = (server: string, failure: UpstreamFailure): ServerCapabilities => {
+      const state = this.#states.get(server);
+      // Forgotten before it closes: its client's `onclose` then sees it is no longer the server's, and fails nothing.
+      this.#states.delete(server);
+      this.#departed.set(server, failure);
+      if (state?.kind !== 'connected') return {};
+      closing.push(state.client.close().catch(() => {}));
+      return state.client.capabilities;
+    };
+    for (const server of removed) {
+      const capabilities = takeDown(server, { reason: 'server-not-found', message: "it was taken from this session by a worker config change: it is no longer one of this agent's servers" });
+      this.#options.hooks.onAvailabilityChanged(server, capabilities);
+    }
+    for (const server of rebound) takeDown(server, { reason: 'server-exited', message: 'it was bound elsewhere by a worker config change, and this session opens it there: call it again' });
+    for (const server of added) this.#departed.delete(server);
+    for (const server of [...added, ...rebound]) void this.#connect(server, false, true);
+    await Promise.all(closing);
+    return { removed, added, rebound };
+  }
+
+  /** Why `server`'s channel was closed by a config change, if it was: for a request that was in flight on it. */
+  departure(server: string): UpstreamFailure | undefined {
+    return this.#departed.get(server);
   }
 
   /**
@@ -99,7 +163,7 @@ export class UpstreamSet {
    * with the rest still opening (`isStarting`), each announced when its open ends.
    */
   async connectAll(waitMs: number): Promise<void> {
-    await this.#within(this.#options.servers.map((server) => this.#connect(server, false)), waitMs);
+    await this.#within(this.#servers.map((server) => this.#connect(server, false, false)), waitMs);
   }
 
   /**
@@ -141,7 +205,7 @@ export class UpstreamSet {
     const state = this.#states.get(server);
     if (state?.kind === 'connecting') return state.attempt;
     if (state?.kind !== 'failed' || !this.#due(state, forCall)) return Promise.resolve();
-    return this.#connect(server, true);
+    return this.#connect(server, true, false);
   }
 
   #due(state: Extract<State, { kind: 'failed' }>, forCall: boolean): boolean {
@@ -174,7 +238,7 @@ export class UpstreamSet {
 
   /** Connected servers in config order. */
   connected(): Array<[string, UpstreamClient]> {
-    return this.#options.servers.flatMap((s) => {
+    return this.#servers.flatMap((s) => {
       const client = this.client(s);
       return client === undefined ? [] : [[s, client] as [string, UpstreamClient]];
     });
@@ -182,7 +246,7 @@ export class UpstreamSet {
 
   /** Failed servers in config order. */
   failed(): Array<[string, UpstreamFailure]> {
-    return this.#options.servers.flatMap((s) => {
+    return this.#servers.flatMap((s) => {
       const failure = this.failure(s);
       return failure === undefined ? [] : [[s, failure] as [string, UpstreamFailure]];
     });
@@ -199,30 +263,42 @@ export class UpstreamSet {
   }
 
   /**
-   * Opens `server`; its end is announced when someone stopped waiting for it (`overdue`), and, for
-   * a second try (`again`), when it connected: a call may bring a server back that no list showed.
+   * Opens `server`; its end is announced when someone stopped waiting for it (`overdue`), for a
+   * second try (`again`) when it connected (a call may bring a server back that no list showed),
+   * and always for one a config change gave the agent or bound elsewhere (`announce`). An open
+   * whose server a later config change took away or bound elsewhere ends unannounced.
    */
-  #connect(server: string, again: boolean): Promise<void> {
-    const state: Connecting = { kind: 'connecting', attempt: Promise.resolve(), overdue: false };
+  #connect(server: string, again: boolean, announce: boolean): Promise<void> {
+    const state: Connecting = { kind: 'connecting', attempt: Promise.resolve(), overdue: false, announce };
     this.#states.set(server, state);
-    state.attempt = this.#attempt(server).then(() => {
+    state.attempt = this.#attempt(server, state).then((current) => {
       const now = this.#states.get(server);
-      if (this.#closed || !(state.overdue || (again && now?.kind === 'connected'))) return;
+      if (this.#closed || !current || !(state.announce || state.overdue || (again && now?.kind === 'connected'))) return;
       this.#options.hooks.onAvailabilityChanged(server, now?.kind === 'connected' ? now.client.capabilities : {});
     });
     return state.attempt;
   }
 
-  async #attempt(server: string): Promise<void> {
+  /** Whether `state` is still `server`'s open: a config change may have taken the server away, or opened it again elsewhere. */
+  #current(server: string, state: Connecting): boolean {
+    return !this.#closed && this.#states.get(server) === state;
+  }
+
+  /** Opens `server` for `state`; resolves false when `state` stopped being its open meanwhile (what it opened is closed). */
+  async #attempt(server: string, state: Connecting): Promise<boolean> {
     const { log, hooks } = this.#options;
     let channel: Transport;
     try {
-      channel = await this.#options.open(server);
+      channel = await this.#open(server);
     } catch (error) {
+      if (!this.#current(server, state)) return false;
       this.#fail(server, error instanceof WireError ? error : new WireError('launch-failed', `Could not open server "${server}"`));
-      return;
+      return true;
     }
-    if (this.#closed) return void channel.close();
+    if (!this.#current(server, state)) {
+      void channel.close().catch(() => {});
+      return false;
+    }
 
     let lastWire: WireError | undefined;
     let connected = false;
@@ -236,8 +312,8 @@ export class UpstreamSet {
         else log.debug('Upstream transport error', { server, error: error.message });
       },
       onclose: () => {
-        const state = this.#states.get(server);
-        if (this.#closed || !connected || state?.kind !== 'connected' || state.client !== client) return;
+        const now = this.#states.get(server);
+        if (this.#closed || !connected || now?.kind !== 'connected' || now.client !== client) return;
         if (lastWire !== undefined) this.#options.onUpstreamFailed?.(server, lastWire);
         this.#fail(server, lastWire ?? new WireError('server-exited', 'the server closed the connection'));
         hooks.onAvailabilityChanged(server, client.capabilities);
@@ -247,15 +323,20 @@ export class UpstreamSet {
       await client.connect(channel, this.#options.timeoutMs);
     } catch (error) {
       await channel.close().catch(() => {});
+      if (!this.#current(server, state)) return false;
       const failure = lastWire ?? connectFailure(server, error);
       this.#options.onUpstreamFailed?.(server, failure);
       this.#fail(server, failure);
-      return;
+      return true;
     }
-    if (this.#closed) return void client.close();
+    if (!this.#current(server, state)) {
+      void client.close().catch(() => {});
+      return false;
+    }
     connected = true;
     this.#states.set(server, { kind: 'connected', client });
     log.debug('Upstream connected', { server });
+    return true;
   }
 
   #fail(server: string, error: WireError): void {
