@@ -420,7 +420,7 @@ async function setupComposed(factories: Record<string, (name: string) => McpServ
     },
   };
   const audited = (event: string) => lines.filter((l) => l.event === event).map((l) => [l.server, l.method, l.tool ?? l.prompt, l.decision, l.reason]);
-  return { router, worker, configOf, connect, audited };
+  return { router, worker, configOf, connect, audited, lines };
 }
 
 let composed: { close(): Promise<void> } | undefined;
@@ -526,7 +526,7 @@ describe('/mcp across a worker config reload', () => {
   });
 
   it('closes a server bound elsewhere and opens it again at its new binding, on the same session', async () => {
-    const { router, worker, configOf, connect } = await setupComposed({ alpha: createTestMcpServer, beta: createTestMcpServer }, ['alpha', 'beta']);
+    const { router, worker, configOf, connect, lines } = await setupComposed({ alpha: createTestMcpServer, beta: createTestMcpServer }, ['alpha', 'beta']);
     const client = await connect('/mcp');
     expect(await toolNames(client)).toContain('beta__echo');
     const first = router.opened.find((o) => o.connection['server-name'] === 'beta')!;
@@ -540,6 +540,8 @@ describe('/mcp across a worker config reload', () => {
     const tools = (await client.listTools()).tools;
     expect(tools.find((t) => t.name === 'beta__unavailable')?.description).toContain('reason: host-offline');
     expect(tools.map((t) => t.name)).not.toContain('beta__echo');
+    // Its refused open is on the record under its new binding's host: the config in force's audit, not the session's first one.
+    expect(lines.filter((l) => l.event === 'open').map((l) => [l.server, l.host, l.reason, l.session])).toEqual([['beta', 'laptop', 'host-offline', sessionOf(client)]]);
     expect(await client.callTool({ name: 'alpha__echo', arguments: { text: 'a' } })).toEqual({ content: [{ type: 'text', text: 'alpha: a' }] });
 
     // And back to this machine: opened again there.
