@@ -525,6 +525,23 @@ describe('/mcp across a worker config reload', () => {
     expect(gamma.state.asked).toBe(1);
   });
 
+  it('drops the open of a server taken from the agent while it was still starting, closing its channel when it answers', async () => {
+    const gamma = startingServer();
+    const { router, worker, configOf, connect } = await setupComposed({ alpha: createTestMcpServer, gamma: gamma.factory }, ['alpha', 'gamma'], { 'aggregate-start-wait-seconds': 0.1 });
+    const client = await connect('/mcp');
+    expect(await toolNames(client)).toContain('gamma__unavailable');
+    const changed = next(client, ToolListChangedNotificationSchema);
+    await worker.reload(await configOf(['alpha']));
+    await changed;
+    expect((await toolNames(client)).filter((n) => n.startsWith('gamma__'))).toEqual([]);
+    gamma.release();
+    const opened = router.opened.find((o) => o.connection['server-name'] === 'gamma')!;
+    await expect.poll(() => opened.channel.closed).toBe(true);
+    expect((await toolNames(client)).filter((n) => n.startsWith('gamma__'))).toEqual([]);
+    const call = (await client.callTool({ name: 'gamma__echo', arguments: { text: 'x' } }).catch((e: unknown) => e)) as McpError;
+    expect(call.data).toEqual({ reason: 'server-not-found' });
+  });
+
   it('closes a server bound elsewhere and opens it again at its new binding, on the same session', async () => {
     const { router, worker, configOf, connect, lines } = await setupComposed({ alpha: createTestMcpServer, beta: createTestMcpServer }, ['alpha', 'beta']);
     const client = await connect('/mcp');
