@@ -12,13 +12,16 @@
  * - every configured stdio server's command is found, as the sidecar's resolver finds it.
  *
  * - what the worker expects of this host, as it tells the probe (`doctor-expectations.ts`): every
- *   server it routes here defined, every trust profile its agents name here at the pinned revision.
+ *   server it routes here defined, every trust profile its agents name here at the pinned revision;
+ * - with `launch` (`doctor --launch`), each server started as the sidecar starts it, under each
+ *   profile it runs under, answering `initialize` (`doctor-launch.ts`).
  *
  * @module
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import type { HostExpectations } from '../shared/link/host-expectations.ts';
 import { loadHostKey, type HostKey } from '../sidecar/link/host-key.ts';
 import { resolveStdioCommand } from '../sidecar/process/stdio-command-resolver.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
@@ -26,6 +29,7 @@ import { floorExposure } from './check-exposure.ts';
 import type { DoctorCheck } from './doctor.ts';
 import { LocalError } from '../shared/errors.ts';
 import { expectationChecks } from './doctor-expectations.ts';
+import { launchChecks, type LaunchOptions } from './doctor-launch.ts';
 import { probeLink } from './doctor-link.ts';
 import { hostServers } from './host-servers.ts';
 import { type Unreadable, unreadable } from './config-file-read.ts';
@@ -136,10 +140,11 @@ function hostKeyProblem(config: SidecarConfig, dir: string, program: Program, er
 /**
  * @param dir The sidecar config dir.
  * @param options `worker`: the worker to probe instead of sidecar.json's, as `switchyard sidecar
- *   --worker` dials it instead (a new deployment, before sidecar.json names it).
+ *   --worker` dials it instead (a new deployment, before sidecar.json names it); `launch`: start
+ *   the servers too (it starts processes, so only when asked), with its deadlines.
  * @returns The checks, in order; a failure early on (an unusable sidecar.json) ends the list.
  */
-export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs?: number; program?: Program; worker?: string } = {}): Promise<DoctorCheck[]> {
+export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs?: number; program?: Program; worker?: string; launch?: boolean | LaunchOptions } = {}): Promise<DoctorCheck[]> {
   const program = options.program ?? FULL_CLI;
   const file = join(dir, 'sidecar.json');
   const overrides = options.worker === undefined ? {} : { worker: options.worker };
@@ -154,6 +159,7 @@ export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs
   const given = options.worker === undefined ? '' : ' (--worker)';
   const checks: DoctorCheck[] = [{ name: 'sidecar.json', ok: true, detail: `worker ${config.worker}${given}, entity "${config.entityId}"` }];
   let key: HostKey | undefined;
+  let expects: HostExpectations | undefined;
   try {
     key = await loadHostKey(config.keyFile);
     checks.push({ name: 'host key', ok: true, detail: `${config.keyFile}: ${key.publicKey}` });
@@ -164,7 +170,9 @@ export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs
     const probe = await probeLink({ worker: config.worker, entityId: config.entityId, key, ...(options.linkTimeoutMs !== undefined ? { timeoutMs: options.linkTimeoutMs } : {}) });
     checks.push(linkCheck(config, probe, dir, options.worker));
     if (probe.ok) checks.push(...(await expectationChecks(config, probe.expects)));
+    if (probe.ok) expects = probe.expects;
   }
   checks.push(...(await profileChecks(config, program)), ...commandChecks(config, program));
+  if (options.launch !== undefined && options.launch !== false) checks.push(...(await launchChecks(config, expects, options.launch === true ? {} : options.launch)));
   return checks;
 }

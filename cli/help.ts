@@ -28,7 +28,7 @@ Commands:
   check [--runtime edge|node|cloudflare] FILE|DIR...
                                 Validate a worker config, sidecar.json, mcp.json or trust profile
   check worker.json DIR         Check a worker config against a host's config dir
-  doctor [--config-dir DIR] [--worker URL]
+  doctor [--config-dir DIR [--launch]] [--worker URL]
                                 Check bubblewrap, user namespaces, Deno and the worker
 
 Run "switchyard <command> --help" for a command's options.`,
@@ -44,7 +44,7 @@ Commands:
                                 Print this host's line for the worker's machine (switchyard host add)
   sidecar profiles --config-dir DIR
                                 Print each trust profile with its current revision
-  doctor [--config-dir DIR] [--worker URL]
+  doctor [--config-dir DIR [--launch]] [--worker URL]
                                 Check bubblewrap, user namespaces and the worker
 
 The worker, switchyard start and switchyard check come with the full package (npx switchyard-mcp).
@@ -154,7 +154,7 @@ Options:
                     top-level {"type":"local"} servers) or cloudflare (dist/cloudflare/worker.js:
                     what Workers refuse too, such as audit.file, and the 5,120 bytes a secret
                     holds, counted on the config as minified JSON)`,
-  doctor: `Usage: switchyard doctor [--config-dir DIR] [--worker URL]
+  doctor: `Usage: switchyard doctor [--config-dir DIR [--launch]] [--worker URL]
 
 Checks that bubblewrap is present and usable, user namespaces are enabled, Deno is installed and
 (with --worker) that the worker answers. Exit 1 when a check fails.
@@ -163,7 +163,15 @@ With --config-dir DIR it checks a workstation (no Deno needed): DIR/sidecar.json
 the real link handshake with the worker (as a probe: verified, then closed; a sidecar running
 on this host keeps its link), every trust profile, and every
 configured server's command, each failure with what to do. --worker URL beside it is the
-worker probed instead of sidecar.json's "worker", as switchyard sidecar --worker dials it.`,
+worker probed instead of sidecar.json's "worker", as switchyard sidecar --worker dials it.
+
+--launch (with --config-dir) also starts each server as the sidecar would, one at a time: the
+same command, containment, environment and process handling, under each trust profile it runs
+under (its floor alone, and each profile the worker's agents pin here; without the worker's word,
+its floor alone), and sends it initialize and tools/list. A failure says why (launch-failed,
+containment-unavailable, server-exited), with the server's last stderr lines and, when they name
+a path the profile does not grant, the grant to add. Each server gets 15 s, all of them 120 s;
+every process started is ended before doctor exits, Ctrl-C included.`,
 };
 
 /** Prints one command's help; exit code 0. */
