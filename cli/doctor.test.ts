@@ -1,5 +1,6 @@
-import { execFile, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { chmodSync, closeSync, constants, mkdirSync, openSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { agentEntry, hostCredential, type SidecarDirSpec, workerHostEntry, write
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { createHostKey } from '../sidecar/link/host-key.ts';
 import { fdListingStandIn, standInRuns, STRAYS, strayStdio } from '../test/support/descriptors.ts';
-import { freePort, ProcessSet } from '../test/support/processes.ts';
+import { freePort, isAlive, ProcessSet } from '../test/support/processes.ts';
 import { oldSetpriv } from '../test/support/old-setpriv.ts';
 import { startWorkerProcess, type WorkerProcess } from '../test/support/worker-process.ts';
 import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
@@ -17,6 +18,11 @@ import { doctorPassed, formatDoctor, runDoctor } from './doctor.ts';
 import { runWorkstationDoctor } from './doctor-workstation.ts';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'switchyard.mjs');
+// Its real path, as the README asks of a contained server's config (a symlinked install dir is refused).
+const FILESYSTEM = realpathSync(join(import.meta.dirname, '..', 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js'));
+const HANG = join(import.meta.dirname, '..', 'test', 'fixtures', 'hang-server.mjs');
+const TREE_HANG = join(import.meta.dirname, '..', 'test', 'fixtures', 'tree-hang-server.mjs');
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('switchyard doctor', () => {
   it('passes on this machine: bubblewrap present and usable, Deno found', async () => {
@@ -436,4 +442,120 @@ describe('switchyard doctor --config-dir: a floor whose grants contain the confi
       rmSync(home, { recursive: true, force: true });
     }
   });
+});
+
+/** The pids of live processes whose command line holds `text`: what a run left behind. */
+function processesNaming(text: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(join('/proc', entry, 'cmdline'), 'utf8').includes(text) && isAlive(Number(entry))) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+describe('switchyard doctor --config-dir DIR --launch: each server started as the sidecar starts it, under each profile it runs under', () => {
+  const procs = new ProcessSet();
+  const root = mkdtempSync(join(tmpdir(), 'sy-doctor-launch-'));
+  const host = hostCredential('laptop');
+  // The README's workstation: a server-filesystem rooted at a project folder of the user's home.
+  const project = join(root, 'home', 'project');
+  const elsewhere = join(root, 'home', 'notes');
+  const profiles = {
+    // As the user narrowed it: it no longer grants the project, the server's root.
+    narrow: { 'filesystem-paths': [{ 'source-path': elsewhere, 'access-mode': 'read-write' }], 'network-capabilities': [] },
+    workspace: { 'filesystem-paths': [{ 'source-path': project, 'access-mode': 'read-write' }], 'network-capabilities': [] },
+  };
+  const servers = { files: { command: process.execPath, args: [FILESYSTEM, project] } };
+  let worker: WorkerProcess;
+
+  beforeAll(async () => {
+    mkdirSync(project, { recursive: true });
+    mkdirSync(elsewhere, { recursive: true });
+    const scratch = join(root, 'scratch');
+    writeSidecarDir(scratch, { worker: 'http://127.0.0.1:1', host, profiles });
+    const store = new TrustProfileStore(join(scratch, 'trust-profiles'));
+    const pin = async (ref: string) => ({ 'trust-profile-ref': ref, 'trust-profile-revision': (await store.load(ref)).revision });
+    // Both pins current: doctor without --launch passes this host.
+    worker = await startWorkerProcess(
+      procs,
+      {
+        agents: [
+          { ...agentEntry({ name: 'alice', token: 'alice-token', servers: ['files'] }), 'trust-context': await pin('narrow') },
+          { ...agentEntry({ name: 'bob', token: 'bob-token', servers: ['files'] }), 'trust-context': await pin('workspace') },
+        ],
+        hosts: [workerHostEntry(host)],
+        servers: { files: { executor: { type: 'user-computer-profile', 'entity-id': 'laptop' } } },
+      },
+      { logLevel: 'warn' },
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await procs.stopAll();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('fails the launch under a pin that does not grant the server\'s root, with the server\'s own stderr and the grant to add; passes the one that does; leaves nothing running', async () => {
+    const dir = join(root, 'laptop');
+    const spec = { worker: worker.url, host, profiles, servers, sidecar: { 'allow-uncontained': false } };
+    const plain = await doctorOn(dir, spec);
+    expect(plain.code, plain.stdout).toBe(0);
+
+    const { code, stdout, line } = await doctorOn(dir, spec, ['--launch']);
+    expect(code, stdout).toBe(1);
+    const narrow = line('launch "files" under "narrow"');
+    expect(narrow).toMatch(new RegExp(`^FAIL launch "files" under "narrow": pinned by agent "alice"; contained, it exited with code 1 before answering initialize \\(server-exited\\); its stderr: .*Cannot access directory ${escape(project)}.*None of the specified directories are accessible\\n`));
+    expect(narrow).toContain(`→ The server names ${project}, which "narrow" does not grant: add {"source-path": "${project}", "access-mode": "read-write"} (or "read-only") to the "filesystem-paths" of ${join(dir, 'trust-profiles', 'narrow.json')}`);
+    expect(line('launch "files" under "workspace"')).toMatch(/^ok {3}launch "files" under "workspace": pinned by agent "bob"; contained, it answered initialize as secure-filesystem-server \S+ with \d+ tools$/);
+    // No agent names no profile here, and the host has no floor: no launch under a floor alone.
+    expect(stdout).not.toMatch(/launch "files" under the/);
+    expect(processesNaming(project)).toEqual([]);
+  }, 60_000);
+
+  it('fails a server that does not answer within its deadline, and ends it', async () => {
+    const dir = join(root, 'hanging');
+    // A tag on its command line, so that what is left of it could be found.
+    const tag = `hang-${Date.now()}`;
+    writeSidecarDir(dir, { worker: `http://127.0.0.1:${await freePort()}`, host, servers: { hang: { command: process.execPath, args: [HANG, tag] } } });
+    const checks = await runWorkstationDoctor(dir, { launch: { timeoutMs: 500 } });
+    expect(checks.find((c) => c.name === 'launch "hang" uncontained')).toMatchObject({
+      ok: false,
+      // Its stderr follows when it got that far: how far a server gets in 0.5 s is no part of this test.
+      detail: expect.stringMatching(/^for an agent that names no trust profile; uncontained, it did not start and answer within 0\.5 s \(doctor's deadline\)/),
+      fix: `Run its command in a terminal to see why: ${process.execPath} ${HANG} ${tag}`,
+    });
+    expect(processesNaming(tag)).toEqual([]);
+  });
+
+  it('without --config-dir, --launch is a usage error', async () => {
+    const result = await promisify(execFile)(process.execPath, [BIN, 'doctor', '--launch'], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } }).catch((e: { code: number; stderr: string }) => e);
+    expect(result).toMatchObject({ code: 1, stderr: expect.stringContaining('--launch needs --config-dir DIR') });
+  });
+
+  it('launches under the host\'s floor alone when the worker cannot say what it expects, and ends the server\'s whole process tree on Ctrl-C', async () => {
+    const dir = join(root, 'unlinked');
+    const fifo = join(root, 'tree.fifo');
+    execFileSync('mkfifo', [fifo]);
+    writeSidecarDir(dir, { worker: `http://127.0.0.1:${await freePort()}`, host, servers: { tree: { command: process.execPath, args: [TREE_HANG, fifo] } } });
+    const child = spawn(process.execPath, [BIN, 'doctor', '--config-dir', dir, '--launch'], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // The server writes its pids once it and its grandchild run: the read returns then, unless doctor ends first.
+    const first = await Promise.race([readFile(fifo, 'utf8').then((text) => ({ text })), exited.then((code) => ({ code }))]);
+    if ('code' in first) {
+      closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK)); // ends the pending read
+      expect.fail(`doctor exited with code ${first.code} before the server started: ${stderr}`);
+    }
+    const pids = JSON.parse(first.text) as { server: number; grandchild: number };
+    expect(isAlive(pids.server) && isAlive(pids.grandchild)).toBe(true);
+    child.kill('SIGINT');
+    expect(await exited, stderr).toBe(130);
+    expect(stderr).toContain('doctor: interrupted; every server it started has ended');
+    expect([pids.server, pids.grandchild].filter(isAlive)).toEqual([]);
+  }, 60_000);
 });
