@@ -10,23 +10,43 @@ import type { MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 /** The request an `extraFor` came from, for `requestHeaderOf`. */
 const REQUEST = Symbol('request');
 
+/**
+ * Classes, not object literals with getters: V8 makes a literal's getter pair in the old
+ * generation, one per literal, and that pair, dead with its request, still held the getter's
+ * closure and so the request through every young-generation GC until the next full one (issue 17;
+ * found on the sidecar's modern path, whose objects it kept alive the same way).
+ */
+class RequestExtra implements MessageExtraInfo {
+  readonly [REQUEST]: Request;
+  #info: RequestInfo | undefined;
+
+  constructor(request: Request) {
+    this[REQUEST] = request;
+  }
+
+  get requestInfo(): RequestInfo {
+    return (this.#info ??= new RequestInfo(this[REQUEST]));
+  }
+}
+
+class RequestInfo {
+  readonly headers: Record<string, string | undefined>;
+  readonly #request: Request;
+  #url: URL | undefined;
+
+  constructor(request: Request) {
+    this.#request = request;
+    this.headers = headersRecord(request.headers);
+  }
+
+  get url(): URL {
+    return (this.#url ??= new URL(this.#request.url));
+  }
+}
+
 /** The `MessageExtraInfo` of a request's messages, built only if someone reads it. */
 export function extraFor(request: Request): MessageExtraInfo {
-  let info: MessageExtraInfo['requestInfo'];
-  const extra: MessageExtraInfo & { [REQUEST]: Request } = {
-    [REQUEST]: request,
-    get requestInfo() {
-      let url: URL | undefined;
-      info ??= {
-        headers: headersRecord(request.headers),
-        get url() {
-          return (url ??= new URL(request.url));
-        },
-      };
-      return info;
-    },
-  };
-  return extra;
+  return new RequestExtra(request);
 }
 
 /**
