@@ -65,8 +65,19 @@ export class DelayQueue {
   }
 
   #dropCancelledHeads(): void {
-    while (this.#head !== undefined && this.#head.run === undefined) this.#head = this.#head.next;
+    while (this.#head !== undefined && this.#head.run === undefined) this.#head = this.#unlink(this.#head);
     if (this.#head === undefined) this.#tail = undefined;
+  }
+
+  /**
+   * The entry after `entry`, which leaves the list pointing at nothing: an entry that lived long
+   * enough to be promoted would otherwise, dead, keep every later one alive through each
+   * young-generation GC until the next full one (issue 17).
+   */
+  #unlink(entry: DelayEntry): DelayEntry | undefined {
+    const next = entry.next;
+    entry.next = undefined;
+    return next;
   }
 
   /** Arms the timer for `due`, `inMs` from now (known to `add`, which has just read the clock). */
@@ -81,7 +92,7 @@ export class DelayQueue {
     const now = this.#now();
     while (this.#head !== undefined && (this.#head.run === undefined || this.#head.due <= now)) {
       const entry = this.#head;
-      this.#head = entry.next;
+      this.#head = this.#unlink(entry);
       if (this.#head === undefined) this.#tail = undefined;
       const run = entry.run;
       entry.run = undefined;
