@@ -52,6 +52,35 @@ describe('the server group watchdog', () => {
   });
 });
 
+describe('closing the watchdog', () => {
+  it('keeps a process with nothing else to do alive until the groups it listed are killed', async () => {
+    // A process whose only pending work is the close (as doctor --launch ending): the group it
+    // watches is unref'd too, so nothing else holds the process.
+    const script = [
+      "import { spawn } from 'node:child_process';",
+      `import { GroupWatchdog } from ${JSON.stringify(join(REPO, 'sidecar/process/group-watchdog.ts'))};`,
+      "const server = spawn(process.execPath, ['-e', 'setInterval(() => {}, 60000)'], { stdio: 'ignore', detached: true });",
+      'server.unref();',
+      "const watchdog = new GroupWatchdog({ logger: { warn() {}, info() {}, debug() {}, error() {}, child() { return this; } }, liveGroups: () => [] });",
+      'watchdog.watch(server.pid);',
+      'console.log(server.pid);',
+      'await watchdog.close();',
+      "console.log('closed');",
+    ].join('\n');
+    const parent = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    parent.stdout.on('data', (d: Buffer) => (out += String(d)));
+    const code = await new Promise<number | null>((done) => parent.once('exit', (c) => done(c)));
+    const pid = Number(out.split('\n')[0]);
+    try {
+      expect([code, out.trim().split('\n')[1]]).toEqual([0, 'closed']);
+      expect(isAlive(pid)).toBe(false);
+    } finally {
+      if (pid > 0 && isAlive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  });
+});
+
 describe('a watchdog that died', () => {
   it('is started again at the next watch, listing every live group, and kills them all when closed', async () => {
     const group = () => spawn(process.execPath, ['-e', 'setInterval(() => {}, 60000)'], { stdio: 'ignore', detached: true });

@@ -69,6 +69,9 @@ export class GroupWatchdog {
     this.#child = undefined;
     this.#stdin = undefined;
     const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    // Waited for now, so it keeps the process alive until it is done: unref'd, a process with
+    // nothing else to do (doctor --launch, a CLI ending) exited before the groups were killed.
+    child.ref();
     stdin.end();
     this.#closing = exited;
     return exited;
