@@ -323,7 +323,11 @@ export class RemoteMcpHostHandler {
     return this.#hosted.endWhere((facts) => this.#changed(facts));
   }
 
-  /** Why a running server must end after a config change, or null when it launches the same way now. */
+  /**
+   * Why a running server must end after a config change, or null when it launches the same way
+   * now. What to do next is the worker's to say: a `/servers/<name>/mcp` session ends with it, a
+   * `/mcp` session opens the server again itself, and a modern request has no session.
+   */
   async #changed(facts: HostedFacts): Promise<WireError | null> {
     const { name, connection } = facts;
     const log = this.#options.log.child({ server: name, agent: connection.agent ?? null, session: connection.session ?? null });
@@ -332,12 +336,12 @@ export class RemoteMcpHostHandler {
       const same = now !== null && (facts.config.kind === 'http' ? now.kind === 'http' && now.url === facts.config.url && now.trustProfile === facts.config.trustProfile : JSON.stringify(now) === JSON.stringify(facts.config));
       if (!same) {
         log.info('Server ended: its config on this host changed');
-        return new WireError('server-exited', `Server "${name}" was ended: its config on this host changed; open the session again`, { detail: { server: name } });
+        return new WireError('server-exited', `Server "${name}" was ended: its config on this host changed`, { detail: { server: name } });
       }
       const trust = await this.#trust(name, now.trustProfile, connection, log);
       if ((trust.resolved?.revision ?? null) === facts.revision) return null;
       log.info('Server ended: the trust it runs under changed');
-      return new WireError('trust-profile-stale', `Server "${name}" was ended: the trust profile it runs under on this host changed; open the session again`, { detail: { server: name } });
+      return new WireError('trust-profile-stale', `Server "${name}" was ended: the trust profile it runs under on this host changed`, { detail: { server: name } });
     } catch (error) {
       log.info('Server ended: it would not launch under the new config', { error });
       return error instanceof WireError ? error : new WireError('launch-failed', `Server "${name}" was ended: it cannot start under this host's new config, see the sidecar log`, { detail: { server: name } });

@@ -17,7 +17,6 @@ import { composeWorker } from '../compose.ts';
 import { auditFromConfig } from '../../shared/audit/audit-from-config.ts';
 import { silentLogger } from '../../shared/log.ts';
 import { WorkerAudit } from '../audit/worker-audit.ts';
-import { sessionAdvice } from './upstream-set.ts';
 
 let harness: InProcessApp | undefined;
 afterEach(async () => {
@@ -353,7 +352,7 @@ describe('/mcp aggregate', () => {
     expect(await call).toEqual({ result: { content: [{ type: 'text', text: 'beta: waited' }] }, releasedFirst: true });
   });
 
-  it('tells the agent that the session opens a server ended by its host again, where the host says to open the session again', async () => {
+  it('tells the agent why its host ended a server, without sending it to open a session that opens the server again itself', async () => {
     const { router, harness } = await setupAudited();
     const client = await harness.client('/mcp', 'alice-token');
     let changed!: () => void;
@@ -361,21 +360,13 @@ describe('/mcp aggregate', () => {
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => changed());
     const beta = router.opened.find((o) => o.connection['server-name'] === 'beta')!;
     // The host's words when it ends a server whose mcp.json entry changed (sidecar/host/remote-mcp-host-handler.ts).
-    await beta.serverEnd.close({ reason: 'server-exited', message: 'Server "beta" was ended: its config on this host changed; open the session again' });
+    await beta.serverEnd.close({ reason: 'server-exited', message: 'Server "beta" was ended: its config on this host changed' });
     await listChanged;
     const call = (await client.callTool({ name: 'beta__echo', arguments: { text: 'x' } }).catch((e: unknown) => e)) as McpError;
     expect(call.data).toEqual({ reason: 'server-exited' });
-    expect(call.message).toBe('MCP error -32009: Server "beta" is unavailable: Server "beta" was ended: its config on this host changed; this session opens it again on the next list or call of its tools');
+    expect(call.message).toBe('MCP error -32009: Server "beta" is unavailable: Server "beta" was ended: its config on this host changed');
     const placeholder = (await client.listTools()).tools.find((t) => t.name === 'beta__unavailable');
-    expect(placeholder?.description).not.toContain('open the session again');
-  });
-});
-
-describe('sessionAdvice', () => {
-  it('keeps the host\'s advice for a failure the session does not try again', () => {
-    const stale = new WireError('trust-profile-stale', 'Server "beta" was ended: the trust profile it runs under on this host changed; open the session again');
-    expect(sessionAdvice(stale)).toBe(stale.message);
-    expect(sessionAdvice(new WireError('server-exited', 'exit code 1'))).toBe('exit code 1');
+    expect(placeholder?.description).toContain('Server "beta" was ended: its config on this host changed');
   });
 });
 

@@ -13,8 +13,7 @@
  * `request-timeout`) is tried again lazily, when the agent next lists something or calls
  * something of that server, at most once per `retryAfterMs`, except that a call asks an offline
  * host's server again at once (`reconnect`); a list waits for such opens as initialize does, a
- * call for the whole open of the server it names. A failure's text is the session's: a host ends
- * a server with "open the session again", which a `/mcp` session does itself. Failures after
+ * call for the whole open of the server it names. Failures after
  * the open (initialize failed, a channel ended with a reason) go to `onUpstreamFailed`, where the
  * status page records them: a channel's failure reaches the client as a `WireError` on
  * `onerror` just before `onclose`.
@@ -341,21 +340,8 @@ export class UpstreamSet {
 
   #fail(server: string, error: WireError): void {
     this.#options.log.info('Upstream unavailable', { server, reason: error.reason });
-    this.#states.set(server, { kind: 'failed', failure: { reason: error.reason, message: sessionAdvice(error) }, at: (this.#options.now ?? Date.now)() });
+    this.#states.set(server, { kind: 'failed', failure: { reason: error.reason, message: error.message }, at: (this.#options.now ?? Date.now)() });
   }
-}
-
-/** The host's advice after ending a server, right on `/servers/<name>/mcp`, whose session ends with it. */
-const OPEN_THE_SESSION_AGAIN = /;\s*open the session again\.?$/;
-
-/**
- * A failure's text as this session's: a server it tries again (a retryable reason) is opened
- * again by the session itself, so the host's "open the session again" would send the agent away
- * for nothing; other failures keep the host's words (a new session is the way back from those).
- */
-export function sessionAdvice(error: WireError): string {
-  if (!RETRYABLE.has(error.reason) || !OPEN_THE_SESSION_AGAIN.test(error.message)) return error.message;
-  return error.message.replace(OPEN_THE_SESSION_AGAIN, '; this session opens it again on the next list or call of its tools');
 }
 
 function connectFailure(server: string, error: unknown): WireError {
