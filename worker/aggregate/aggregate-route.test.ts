@@ -352,6 +352,21 @@ describe('/mcp aggregate', () => {
     expect(await call).toEqual({ result: { content: [{ type: 'text', text: 'beta: waited' }] }, releasedFirst: true });
   });
 
+  it('gives a call waiting for a server still starting back as soon as the agent cancels it', async () => {
+    const { beta, harness } = await setupStarting();
+    const client = await harness.client('/mcp', 'alice-token');
+    const session = harness.sessions.get((client.transport as { sessionId?: string }).sessionId!)!;
+    const abort = new AbortController();
+    const call = client.callTool({ name: 'beta__echo', arguments: { text: 'never' } }, undefined, { signal: abort.signal }).catch((error: unknown) => error);
+    await expect.poll(() => session.inFlight).toBe(1);
+    abort.abort('changed my mind');
+    await call;
+    // Settled while beta is still opening: the session holds nothing for it (and can idle out).
+    await expect.poll(() => session.inFlight).toBe(0);
+    expect(beta.state.released).toBe(false);
+    beta.release();
+  });
+
   it('tells the agent why its host ended a server, without sending it to open a session that opens the server again itself', async () => {
     const { router, harness } = await setupAudited();
     const client = await harness.client('/mcp', 'alice-token');

@@ -326,7 +326,8 @@ export class AggregateServer {
   async #forward(server: string, method: string, params: Params, context: RequestContext): Promise<Result> {
     let client = this.upstreams.client(server);
     if (client === undefined) {
-      await this.upstreams.reconnect(server);
+      // The open may take the whole open deadline: an agent that cancels meanwhile gets its request back now.
+      await untilCancelled(this.upstreams.reconnect(server), context.signal);
       client = this.upstreams.client(server);
       if (client === undefined) throw this.#refuseUnavailable(server, method, params, context);
     }
@@ -403,4 +404,17 @@ async function listAll(client: UpstreamClient, method: string, key: string, sign
     if (cursor === undefined) break;
   }
   return items;
+}
+
+/** `work`, or a `RequestCancelledError` as soon as `signal` aborts (the work itself goes on). */
+async function untilCancelled(work: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) throw new RequestCancelledError(signal.reason);
+  let onAbort!: () => void;
+  const cancelled = new Promise<never>((_, reject) => (onAbort = () => reject(new RequestCancelledError(signal.reason))));
+  signal.addEventListener('abort', onAbort);
+  try {
+    await Promise.race([work, cancelled]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
 }

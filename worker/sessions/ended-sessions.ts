@@ -52,6 +52,9 @@ export class EndedSessions {
     const at = this.#now();
     const kept = { because: end.because, why: end.why.slice(0, MAX_WHY_CHARS), at };
     const digest = this.#digest(session.id, session.agent, session.route);
+    // Handled now: the chain below takes it only once the end before it is in, and a digest that
+    // failed meanwhile would otherwise be an unhandled rejection (which ends a Node process).
+    digest.catch(() => {});
     this.#recorded = this.#recorded.then(() => digest).then(
       (done) => {
         this.#ends.delete(done);
