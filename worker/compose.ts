@@ -116,6 +116,8 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       config = next;
       audit = nextAudit;
       app = nextApp;
+      // First: a session still opening under the previous config catches up when it is added.
+      sessions.followConfig({ config: next, audit: nextAudit }, (from, session) => sessionEndReason(from, next, session));
       sessions.setIdleMs(next['session-idle-seconds'] * 1000);
       registry.setHosts(next.hosts.map((h) => h['entity-id']), hostsToUnlink(previous, next));
       const endedSessions = await sessions.closeWhere((session) => sessionEndReason(previous, next, session));

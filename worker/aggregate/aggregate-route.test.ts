@@ -393,13 +393,13 @@ describe('/mcp aggregate', () => {
 async function setupComposed(factories: Record<string, (name: string) => McpServer>, alice: string[], extra: Record<string, unknown> = {}) {
   const router = new InProcessRouter(factories);
   const host = hostCredential('laptop');
-  const raw = async (servers: string[], options: { executors?: Record<string, unknown>; token?: string } = {}) => ({
-    agents: [{ name: 'alice', 'token-sha256': await sha256Hex(options.token ?? 'alice-token'), servers }],
+  const raw = async (servers: string[], options: { executors?: Record<string, unknown>; token?: string; trust?: Record<string, string> } = {}) => ({
+    agents: [{ name: 'alice', 'token-sha256': await sha256Hex(options.token ?? 'alice-token'), servers, ...(options.trust !== undefined ? { 'trust-context': options.trust } : {}) }],
     hosts: [workerHostEntry(host)],
     servers: Object.fromEntries(Object.keys(factories).map((s) => [s, { executor: options.executors?.[s] ?? { type: 'local' } }])),
     ...extra,
   });
-  const configOf = async (servers: string[], options: { executors?: Record<string, unknown>; token?: string } = {}) => parseWorkerConfig(await raw(servers, options), { runtime: 'node' });
+  const configOf = async (servers: string[], options: { executors?: Record<string, unknown>; token?: string; trust?: Record<string, string> } = {}) => parseWorkerConfig(await raw(servers, options), { runtime: 'node' });
   const lines: Array<Record<string, unknown>> = [];
   const worker = composeWorker({
     config: await configOf(alice),
@@ -444,6 +444,32 @@ const sessionOf = (client: Client) => (client.transport as { sessionId?: string 
 const toolNames = async (client: Client) => (await client.listTools()).tools.map((t) => t.name);
 
 describe('/mcp across a worker config reload', () => {
+  it('brings a session that was still opening when the reload came to the config in force: a server taken away meanwhile is gone from it', async () => {
+    const gamma = startingServer();
+    const { worker, configOf, connect } = await setupComposed({ alpha: createTestMcpServer, beta: createTestMcpServer, gamma: gamma.factory }, ['alpha', 'beta', 'gamma'], { 'aggregate-start-wait-seconds': 60 });
+    const opening = connect('/mcp');
+    // initialize waits for gamma: the session is not in the table yet when beta is taken away.
+    await expect.poll(() => gamma.state.asked).toBe(1);
+    expect(await worker.reload(await configOf(['alpha', 'gamma']))).toEqual({ endedSessions: 0 });
+    gamma.release();
+    const client = await opening;
+    expect((await toolNames(client)).filter((n) => n.startsWith('beta__'))).toEqual([]);
+    const call = (await client.callTool({ name: 'beta__echo', arguments: { text: 'x' } }).catch((e: unknown) => e)) as McpError;
+    expect(call.data).toEqual({ reason: 'server-not-found' });
+  });
+
+  it('ends a session that was still opening when a reload changed its agent, as the reload would have', async () => {
+    const gamma = startingServer();
+    const { worker, configOf, connect } = await setupComposed({ alpha: createTestMcpServer, gamma: gamma.factory }, ['alpha', 'gamma'], { 'aggregate-start-wait-seconds': 60 });
+    const opening = connect('/mcp');
+    await expect.poll(() => gamma.state.asked).toBe(1);
+    await worker.reload(await configOf(['alpha', 'gamma'], { trust: { 'trust-profile-ref': 'workspace', 'trust-profile-revision': `sha256:${'1'.repeat(64)}` } }));
+    gamma.release();
+    // The client's next message after initialize (its initialized notification) learns why.
+    const ended = (await opening.catch((e: unknown) => e)) as Error;
+    expect(ended.message).toContain('Session ended: the worker config changed: agent trust context changed; initialize a new session');
+  });
+
   it('keeps the session when a server is taken from the agent: its channel closes, its names leave the lists with list changes, a call naming it is refused as a name the agent may not use', async () => {
     const { router, worker, configOf, connect, audited } = await setupComposed({ alpha: createTestMcpServer, beta: createTestMcpServer }, ['alpha', 'beta']);
     const client = await connect('/mcp');

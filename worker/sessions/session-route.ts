@@ -23,6 +23,7 @@
  *
  * @module
  */
+import type { WorkerConfig } from '../config/worker-config.ts';
 import type { Context } from 'hono';
 import type { InitializeRequest, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
@@ -51,8 +52,11 @@ export interface SessionRouteOptions {
   log: WorkerLogger;
   /** New session ids; `crypto.randomUUID()` by default (on Workers, an id naming the Durable Object that holds it). */
   newSessionId?: () => string;
-  /** The worker-wide `max-sessions-per-agent` (an agent's own `max-sessions` wins). */
-  config?: { readonly 'max-sessions-per-agent'?: number | undefined };
+  /**
+   * The config the session is opened under: its `max-sessions-per-agent` (an agent's own
+   * `max-sessions` wins), and what a reload during the open is measured against (`catchUp`).
+   */
+  config?: WorkerConfig;
   /** Each agent's requests in flight, kept across config reloads. */
   requestCounters: AgentRequestCounters;
 }
@@ -150,6 +154,9 @@ export async function handleSessionRequest(
     await session.close('initialize failed');
   } else {
     options.log.info('Agent session opened', { agent: agent.name, route, session: session.id });
+    // A reload while it opened saw no such session: it is ended or reconfigured now, as that
+    // reload would have (its next request then learns why, as any session a reload ended).
+    if (options.config !== undefined) await options.sessions.catchUp?.(session, options.config);
   }
   return response;
 }

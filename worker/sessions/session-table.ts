@@ -77,6 +77,12 @@ export interface SessionTable {
   admit(agent: string, limit: number): Promise<{ release(): void }>;
   /** Closes and drops the sessions `pick` selects (a config reload ending what it changed). */
   closeWhere(pick: (session: AgentSession) => string | null): Promise<number>;
+  /**
+   * Brings a session opened under `createdUnder` to the config in force, when a reload came while
+   * it opened (the reload saw no such session): ends it as that reload would have, or hands it the
+   * config. Resolves with why it was ended, or null.
+   */
+  catchUp?(session: AgentSession, createdUnder: WorkerConfig): Promise<string | null>;
   /** Closes and drops every session; used on shutdown. */
   closeAll(): Promise<void>;
   readonly size: number;
@@ -104,6 +110,8 @@ export class InMemorySessionTable implements SessionTable {
   /** Sessions being opened per agent: counted against its limit before they are added. */
   readonly #pending = new Map<string, number>();
   readonly #ended: EndedSessions;
+  /** The config the last reload put in force, and why it ends a session opened under another (`followConfig`). */
+  #inForce: { next: ConfigInForce; endReason: (from: WorkerConfig, session: AgentSession) => string | null } | undefined;
 
   constructor(options: InMemorySessionTableOptions) {
     this.#idleMs = options.idleMs;
@@ -224,6 +232,26 @@ export class InMemorySessionTable implements SessionTable {
     for (const [session, why] of picked) this.#log.info('Agent session ended by a config change', { session: session.id, agent: session.agent, route: session.route, why });
     await Promise.allSettled(picked.map(([s]) => s.close('config')));
     return picked.length;
+  }
+
+  /**
+   * Says which config a reload puts in force, before it ends or reconfigures any session: one
+   * still opening under an earlier config catches up when it is added (`catchUp`).
+   */
+  followConfig(next: ConfigInForce, endReason: (from: WorkerConfig, session: AgentSession) => string | null): void {
+    this.#inForce = { next, endReason };
+  }
+
+  async catchUp(session: AgentSession, createdUnder: WorkerConfig): Promise<string | null> {
+    const inForce = this.#inForce;
+    if (inForce === undefined || inForce.next.config === createdUnder || this.#sessions.get(session.id)?.session !== session) return null;
+    const why = inForce.endReason(createdUnder, session);
+    if (why !== null) {
+      await this.closeWhere((s) => (s === session ? why : null));
+      return why;
+    }
+    await session.reconfigure?.(inForce.next);
+    return null;
   }
 
   /**
