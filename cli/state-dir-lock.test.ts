@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -87,9 +87,51 @@ describe('lockStateDir', () => {
     expect(refusal(dir)).toBe('locked');
   });
 
-  it('takes over a lock file that names no owner (half-written by a process that died)', () => {
+  it('takes over a lock file that names no owner once it is old (a process died writing it), not while it is new', () => {
     const dir = stateDir();
     writeFileSync(join(dir, LOCK_FILE), '{"pid":');
+    expect(refusal(dir)).toMatchObject({ code: 'state-dir-in-use', message: expect.stringContaining('is being locked by another process') });
+    utimesSync(join(dir, LOCK_FILE), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
     expect(refusal(dir)).toBe('locked');
+  });
+
+  it('gives the lock to exactly one of many processes that ask at once, with no lock there before, and with a stale one', async () => {
+    for (const before of ['none', 'stale'] as const) {
+      const dir = stateDir();
+      if (before === 'stale') writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ pid: process.pid, what: 'switchyard start', started: '1' }));
+      const racers = Array.from({ length: 8 }, () =>
+        // Each loads the module, says so, and asks for the lock only when told: all at once.
+        spawn(process.execPath, ['--import', 'tsx', '-e', `import('./cli/state-dir-lock.ts').then(({ lockStateDir }) => { console.log('ready'); process.stdin.once('data', () => { try { lockStateDir(${JSON.stringify(dir)}, 'racer'); console.log('locked'); } catch (e) { console.log(e.code); } process.stdin.on('end', () => process.exit(0)); }); })`], {
+          cwd: join(import.meta.dirname, '..'),
+          stdio: ['pipe', 'pipe', 'inherit'],
+        }),
+      );
+      const lines = racers.map((child) => {
+        const seen: string[] = [];
+        const next = () => new Promise<string>((resolve) => {
+          const take = () => (seen.length > 0 ? resolve(seen.shift()!) : child.stdout!.once('data', (d: Buffer) => (seen.push(...String(d).split('\n').filter(Boolean)), take())));
+          take();
+        });
+        return next;
+      });
+      expect(await Promise.all(lines.map((next) => next()))).toEqual(racers.map(() => 'ready'));
+      for (const child of racers) child.stdin!.write('go\n');
+      const said = await Promise.all(lines.map((next) => next()));
+      await Promise.all(racers.map((child) => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.stdin!.end()))));
+      expect([before, said.filter((s) => s === 'locked').length, said.filter((s) => s === 'state-dir-in-use').length]).toEqual([before, 1, 7]);
+    }
+  });
+
+  it('puts its description in place of the lock file, never through a symlink planted there', () => {
+    const dir = stateDir();
+    const lock = lockStateDir(dir, 'switchyard start');
+    const target = join(dir, 'elsewhere');
+    writeFileSync(target, 'keep me');
+    rmSync(lock.file);
+    symlinkSync(target, lock.file);
+    lock.describe('switchyard start on http://127.0.0.1:8787');
+    expect(readFileSync(target, 'utf8')).toBe('keep me');
+    expect(lstatSync(lock.file).isFile()).toBe(true);
+    lock.release();
   });
 });

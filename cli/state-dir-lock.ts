@@ -11,7 +11,8 @@
  *
  * @module
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { linkSync, lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LocalError } from '../shared/errors.ts';
 
@@ -55,17 +56,37 @@ function isRunning(owner: LockOwner): boolean {
   return started === undefined || started === owner.started;
 }
 
+/** A lock file's owner; `undefined` when it names none (half-written, or not a lock at all). */
 function readOwner(file: string): LockOwner | undefined {
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(file, 'utf8'));
   } catch {
-    return undefined; // gone since, or half-written by a process that died: no owner
+    return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
   const { pid, what, started } = value as Record<string, unknown>;
   if (!Number.isInteger(pid) || typeof what !== 'string') return undefined;
   return { pid: pid as number, what, ...(typeof started === 'string' ? { started } : {}) };
+}
+
+/** A lock file naming no owner is taken for a process's that died writing it only once it is this old. */
+const UNREADABLE_LOCK_GRACE_MS = 10_000;
+
+/**
+ * Writes `text` to a new file beside `file` and puts it in place in one step, so no process ever
+ * reads a lock half-written: `link` (`exclusive`: fails if `file` exists) or `rename` (replacing
+ * the file itself, never a symlink's target).
+ */
+function placeFile(file: string, text: string, exclusive: boolean): void {
+  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
+  writeFileSync(temporary, text, { mode: 0o644, flag: 'wx' });
+  try {
+    if (exclusive) linkSync(temporary, file);
+    else renameSync(temporary, file);
+  } finally {
+    rmSync(temporary, { force: true });
+  }
 }
 
 /**
@@ -75,27 +96,43 @@ function readOwner(file: string): LockOwner | undefined {
 export function lockStateDir(dir: string, what: string): StateDirLock {
   const file = join(dir, LOCK_FILE);
   const started = processStart(process.pid);
-  const write = (description: string, exclusive: boolean) =>
-    writeFileSync(file, JSON.stringify({ pid: process.pid, what: description, ...(started !== undefined ? { started } : {}) }) + '\n', {
-      mode: 0o644,
-      ...(exclusive ? { flag: 'wx' } : {}),
-    });
+  const text = (description: string) => JSON.stringify({ pid: process.pid, what: description, ...(started !== undefined ? { started } : {}) }) + '\n';
   for (let attempt = 0; ; attempt++) {
     try {
-      write(what, true);
+      placeFile(file, text(what), true);
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
+    const stat = lstatSync(file, { throwIfNoEntry: false });
+    if (stat === undefined) continue; // released meanwhile: try again
+    if (!stat.isFile()) throw new LocalError('state-dir-in-use', `Cannot lock state dir ${dir}: ${file} is not a regular file; remove it if no switchyard runs on this folder`);
     const owner = readOwner(file);
     if (owner !== undefined && isRunning(owner)) {
       throw new LocalError('state-dir-in-use', `State dir ${dir} is in use by ${owner.what} (pid ${owner.pid}): stop it, or pass --state-dir with another folder`);
     }
-    // A lock left by a process that is gone: removed, then created exclusively again, so of two
-    // starts that both found it stale only one gets it. Twice is enough for that race; a third
-    // time means something else keeps writing the file.
+    if (owner === undefined && Date.now() - stat.mtimeMs < UNREADABLE_LOCK_GRACE_MS) {
+      throw new LocalError('state-dir-in-use', `State dir ${dir} is being locked by another process (${file} names no owner yet): try again, or remove it if no switchyard runs on this folder`);
+    }
     if (attempt === 2) throw new LocalError('state-dir-in-use', `Cannot lock state dir ${dir}: ${file} keeps coming back; remove it if no switchyard runs on this folder`);
-    rmSync(file, { force: true });
+    // A lock left by a process that is gone: moved aside, and dropped only if it is still that
+    // one. Two starts may both have found it stale: the second one's move would take the first
+    // one's fresh lock, which it then puts back.
+    const aside = `${file}.stale.${process.pid}.${randomBytes(6).toString('hex')}`;
+    try {
+      renameSync(file, aside);
+    } catch {
+      continue; // moved by another start first
+    }
+    const moved = readOwner(aside);
+    if (moved !== undefined && isRunning(moved)) {
+      try {
+        linkSync(aside, file);
+      } catch {
+        // Another start took the place meanwhile: the lock stays that one's.
+      }
+    }
+    rmSync(aside, { force: true });
   }
   let held = true;
   const release = () => {
@@ -108,7 +145,7 @@ export function lockStateDir(dir: string, what: string): StateDirLock {
   return {
     file,
     describe: (description) => {
-      if (held) write(description, false);
+      if (held) placeFile(file, text(description), false);
     },
     release: () => {
       process.off('exit', release);
