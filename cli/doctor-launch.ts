@@ -30,6 +30,7 @@
  *
  * @module
  */
+import { homedir } from 'node:os';
 import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
 import { isAbsolute, join, normalize } from 'node:path';
@@ -285,7 +286,8 @@ async function report(config: SidecarConfig, store: TrustProfileStore, launch: L
   const shown = stderr.length === 0 ? '' : `; its stderr: ${sanitizeStderr(stderr.slice(-STDERR_LINES), 1024)}`;
   const sidecarLog = logLines(log);
   const said = sidecarLog === '' ? '' : `; the sidecar log says: ${sidecarLog}`;
-  const command = launch.server.kind === 'stdio' ? [launch.server.command, ...launch.server.args].join(' ') : '';
+  // The command and how many arguments, not the arguments: one may be a key the server takes on its command line.
+  const command = launch.server.kind === 'stdio' ? `${launch.server.command}${launch.server.args.length > 0 ? ` with the ${launch.server.args.length === 1 ? 'argument' : `${launch.server.args.length} arguments`} of its mcp.json entry` : ''}` : '';
   const grant = contained ? await ungrantedPath(config, store, launch, trust!, stderr) : null;
   let what: string;
   if (outcome.timedOutMs !== undefined) what = `it did not start and answer within ${outcome.timedOutMs / 1000} s (doctor's deadline)`;
@@ -356,13 +358,17 @@ async function ungrantedPath(config: SidecarConfig, store: TrustProfileStore, la
         isAbsolute(p) &&
         p !== '/' &&
         !SYSTEM.some((s) => p === s || p.startsWith(`${s}/`)) &&
-        !(p === config.configDir || p.startsWith(`${config.configDir}/`)) &&
+        // Never a folder around the config dir (every launch under it would be refused), nor a home
+        // or a top-level folder, which grants far more than a server names at start.
+        !(p === config.configDir || p.startsWith(`${config.configDir}/`) || config.configDir.startsWith(`${p}/`)) &&
+        p !== homedir() &&
+        p.split('/').filter(Boolean).length > 1 &&
         !covers(trust.effective.filesystemPaths, p) &&
         existsSync(p),
     );
   if (path === undefined) return null;
   const file = (ref: string) => join(config.configDir, 'trust-profiles', `${ref}.json`);
-  const grant = `{"source-path": "${path}", "access-mode": "read-write"} (or "read-only")`;
+  const grant = `{"source-path": "${path}", "access-mode": "read-only"} (or "read-write", if the server must write there)`;
   const profile = launch.pin?.ref ?? trust.floor!;
   let where = file(profile);
   if (launch.pin !== null && trust.floor !== null) {

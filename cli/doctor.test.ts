@@ -509,7 +509,7 @@ describe('switchyard doctor --config-dir DIR --launch: each server started as th
     expect(code, stdout).toBe(1);
     const narrow = line('launch "files" under "narrow"');
     expect(narrow).toMatch(new RegExp(`^FAIL launch "files" under "narrow": pinned by agent "alice"; contained, it exited with code 1 before answering initialize \\(server-exited\\); its stderr: .*Cannot access directory ${escape(project)}.*None of the specified directories are accessible\\n`));
-    expect(narrow).toContain(`→ The server names ${project}, which "narrow" does not grant: add {"source-path": "${project}", "access-mode": "read-write"} (or "read-only") to the "filesystem-paths" of ${join(dir, 'trust-profiles', 'narrow.json')}`);
+    expect(narrow).toContain(`→ The server names ${project}, which "narrow" does not grant: add {"source-path": "${project}", "access-mode": "read-only"} (or "read-write", if the server must write there) to the "filesystem-paths" of ${join(dir, 'trust-profiles', 'narrow.json')}`);
     expect(line('launch "files" under "workspace"')).toMatch(/^ok {3}launch "files" under "workspace": pinned by agent "bob"; contained, it answered initialize as secure-filesystem-server \S+ with \d+ tools$/);
     // No agent names no profile here, and the host has no floor: no launch under a floor alone.
     expect(stdout).not.toMatch(/launch "files" under the/);
@@ -526,7 +526,7 @@ describe('switchyard doctor --config-dir DIR --launch: each server started as th
       ok: false,
       // Its stderr follows when it got that far: how far a server gets in 0.5 s is no part of this test.
       detail: expect.stringMatching(/^for an agent that names no trust profile; uncontained, it did not start and answer within 0\.5 s \(doctor's deadline\)/),
-      fix: `Run its command in a terminal to see why: ${process.execPath} ${HANG} ${tag}`,
+      fix: `Run its command in a terminal to see why: ${process.execPath} with the 2 arguments of its mcp.json entry`,
     });
     expect(processesNaming(tag)).toEqual([]);
   });
