@@ -78,10 +78,18 @@ describe('sidecar config reload', () => {
     await reload('file');
     expect(reloads).toHaveLength(2);
     expect(lines.at(-2)).toMatchObject({ level: 'error', msg: 'Trust profiles refused: launches under them are refused until they are fixed', fields: { problems: [expect.stringContaining(join(dir, 'trust-profiles', 'child.json'))] } });
+    // One that is no JSON at all (a half-saved edit) refuses only its own launches too.
+    writeFileSync(join(dir, 'trust-profiles', 'child.json'), '{"base": ');
+    writeFileSync(join(dir, 'trust-profiles', 'wide.json'), JSON.stringify({ 'filesystem-paths': [] }));
+    await reload('file');
+    expect(reloads).toHaveLength(3);
+    writeFileSync(join(dir, 'trust-profiles', 'child.json'), JSON.stringify({ base: 'missing' }));
+    await reload('file');
+    expect(reloads).toHaveLength(4);
     // The same broken profile made the host's floor: nothing of it is put in force.
     writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...SIDECAR, 'trust-profile': 'child' }));
     await reload('file');
-    expect(reloads).toHaveLength(2);
+    expect(reloads).toHaveLength(4);
     expect(lines.at(-1)).toMatchObject({ level: 'error', msg: 'Sidecar config refused: the config in force stays' });
   });
 

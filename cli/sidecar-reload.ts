@@ -10,7 +10,7 @@
  * @module
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { ConfigFileError, describeFileProblems } from '../sidecar/config/config-file-problems.ts';
@@ -64,7 +64,10 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
     // A profile that cannot be read refuses the launches under it, as it does in a sidecar started
     // with it: refusing the whole dir for it would keep every other edit out, a narrowing of
     // another profile included. A floor is another matter: every launch goes through it.
-    const brokenProfiles = bad.every((r) => r.kind === 'trust profile') && bad.length > 0 && (await floorsLoad(dir, results, options.overrides)) ? bad : [];
+    // By where the file is, not how it failed: a profile that is no JSON at all, empty or
+    // unreadable is a file problem to `check`, and refuses its launches all the same.
+    const isProfile = (r: FileCheck) => dirname(r.file) === join(dir, 'trust-profiles') && r.file.endsWith('.json');
+    const brokenProfiles = bad.every(isProfile) && bad.length > 0 && (await floorsLoad(dir, results, options.overrides)) ? bad : [];
     if (brokenProfiles.length > 0) {
       log.error('Trust profiles refused: launches under them are refused until they are fixed', {
         trigger,
