@@ -68,7 +68,10 @@ export function writeGeneratedJson(stateDir: string, path: string, value: unknow
         'start rewrites it on every start: to run an edited config, use switchyard worker and switchyard sidecar (README: "Deploying")\n',
     );
   }
-  writeFileSync(path, text, { mode });
+  // Whole or not at all: a running worker or sidecar watching it must never read half a file.
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, text, { mode });
+  renameSync(temporary, path);
   writeFileSync(join(stateDir, RECORD), jsonFileText({ ...record, [key]: sha256(text) }));
   return kept;
 }

@@ -138,8 +138,12 @@ export async function runStart(argv: string[]): Promise<number> {
     );
   }
   const stateDir = ensureDir(resolve(values['state-dir'] ?? '.switchyard'));
-  // Before any file is rewritten: a second start on this dir would rewrite the first one's configs under it.
+  // Before any file is rewritten: a second start on this dir would rewrite the first one's configs
+  // under it. The worker's OAuth state is a state dir of its own, which switchyard worker
+  // --state-dir could also name.
   const lock = lockStateDir(stateDir, 'switchyard start');
+  const workerState = ensureDir(join(stateDir, 'worker'));
+  const workerLock = lockStateDir(workerState, 'switchyard start');
   const quiet = process.env.SWITCHYARD_LOG_LEVEL ?? 'warn';
   const log = createLogger({ level: quiet as 'warn', fields: { component: 'start' } });
 
@@ -201,9 +205,6 @@ export async function runStart(argv: string[]): Promise<number> {
     process.stderr.write(`note: trust profile "demo" changed: the servers running under it were ended, and new sessions run under the edited profile (revision ${revision}); the next start regenerates it, keeping your copy as demo.json.previous\n`);
   };
 
-  const workerState = ensureDir(join(stateDir, 'worker'));
-  // The worker's OAuth state is a state dir of its own, which switchyard worker --state-dir could also name.
-  const workerLock = lockStateDir(workerState, 'switchyard start');
   const sidecarLog = createLogger({ level: quiet as 'warn', fields: { component: 'sidecar' } });
   let sidecar: Promise<SidecarComposition | undefined> = Promise.resolve(undefined);
   let running: DenoWorkerProcess | undefined;
