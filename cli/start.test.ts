@@ -6,7 +6,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -197,7 +197,9 @@ describe('switchyard start', () => {
       const code = await exited;
       clearTimeout(timer);
       expect(code, err).toBe(1);
-      expect(err).toContain(`EISDIR: illegal operation on a directory, open '${join(failing, 'sidecar', 'sidecar.json')}'`);
+      expect(err).toContain(`EISDIR: illegal operation on a directory, rename '${join(failing, 'sidecar', 'sidecar.json')}.${started.pid}.tmp' -> '${join(failing, 'sidecar', 'sidecar.json')}'`);
+      // What was written to be put in its place is not left behind.
+      expect(readdirSync(join(failing, 'sidecar')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
       // Deno ran in the CLI's process group (the containment probe too): nothing of it is left.
       await waitUntil(() => groupMembers(started.pid!).length === 0, 'the CLI\'s process group to be empty', 10_000);
     } finally {
