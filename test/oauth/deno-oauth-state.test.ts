@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DENO } from '../support/paths.ts';
-import { ProcessSet } from '../support/processes.ts';
+import { ProcessSet, waitUntil } from '../support/processes.ts';
 import { startWorkerProcess } from '../support/worker-process.ts';
 import { randomBytes } from 'node:crypto';
 
@@ -62,6 +62,9 @@ describe('OAuth state under Deno', () => {
       fetch(`${url}/oauth/authorize?client_id=${clientId}&redirect_uri=${redirect}&response_type=code&code_challenge=${'a'.repeat(43)}&code_challenge_method=S256`);
 
     const first = await startWorkerProcess(procs, CONFIG, { dir, stateDir, env: { SWITCHYARD_OAUTH_KEYS: oldKey } });
+    // Its first line says where the keys come from (without them it would be the state's own).
+    await waitUntil(() => first.process.stderr().includes('"msg":"Worker listening"'), 'the worker to say what it runs', 10_000);
+    expect(first.process.stderr()).toContain('"oauthKeys":"SWITCHYARD_OAUTH_KEYS"');
     const registered = await fetch(`${first.url}/oauth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -55,6 +55,8 @@ try {
           servers: Object.keys(config.servers).length,
           oauth: config.oauth?.['built-in'] !== undefined ? 'built-in' : config.oauth?.['external-issuer'] !== undefined ? 'external-issuer' : null,
           stateDir: deno.env.get('SWITCHYARD_STATE_DIR') || null,
+          // Where the built-in server's keys come from: an unset SWITCHYARD_OAUTH_KEYS falls back to the state's own key, and says so here.
+          oauthKeys: config.oauth?.['built-in'] === undefined ? null : deno.env.get('SWITCHYARD_OAUTH_KEYS')?.trim() ? 'SWITCHYARD_OAUTH_KEYS' : 'state',
         });
       },
     },
