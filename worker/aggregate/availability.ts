@@ -14,8 +14,10 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { namespacedName, UNAVAILABLE_TOOL } from './naming.ts';
+import { RETRYABLE } from './upstream-set.ts';
 import { NAMESPACE_SEPARATOR } from '../../shared/namespace-separator.ts';
 import type { UpstreamFailure } from './rpc-errors.ts';
+import type { FailureReason } from '../../shared/errors.ts';
 
 /** A server that has not answered yet, its open still going on: listed by its placeholder until it does. */
 export interface Starting {
@@ -50,10 +52,22 @@ export function unavailableText(server: string, failure: Unavailable): string {
 export function unavailableTool(server: string, failure: Unavailable): Tool {
   return {
     name: namespacedName(server, UNAVAILABLE_TOOL),
-    description: failure.reason === 'starting' ? `${unavailableText(server, failure)}.` : `${unavailableText(server, failure)}. Its tools appear when it is reachable again; list tools to retry.`,
+    description: `${unavailableText(server, failure)}.${afterwards(failure)}`,
     inputSchema: { type: 'object', properties: {} },
     annotations: { readOnlyHint: true, openWorldHint: false },
   };
+}
+
+/**
+ * What comes next, by the reason: a server still starting, or whose failure may pass, is tried
+ * again by the session (a list retries it); any other (a stale trust profile, a refusal by policy)
+ * stays until the agent opens a new session or the config changes.
+ */
+function afterwards(failure: Unavailable): string {
+  if (failure.reason === 'starting') return '';
+  return RETRYABLE.has(failure.reason as FailureReason)
+    ? ' Its tools appear when it is reachable again; list tools to retry.'
+    : ' It stays so for this session: a new session, or a change of config, is needed first.';
 }
 
 /** What calling the placeholder returns: the reason, as a tool error. */

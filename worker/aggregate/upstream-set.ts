@@ -76,7 +76,7 @@ export interface UpstreamSetOptions {
   onUpstreamFailed?: (server: string, error: WireError) => void;
 }
 
-const RETRYABLE: ReadonlySet<FailureReason> = new Set(['host-offline', 'server-exited', 'launch-failed', 'request-timeout']);
+export const RETRYABLE: ReadonlySet<FailureReason> = new Set(['host-offline', 'server-exited', 'launch-failed', 'request-timeout']);
 
 /**
  * An open in flight; `overdue` once someone stopped waiting for it, so its end is announced, as
