@@ -352,6 +352,17 @@ describe('/mcp aggregate', () => {
     expect(await call).toEqual({ result: { content: [{ type: 'text', text: 'beta: waited' }] }, releasedFirst: true });
   });
 
+  it('closes the channel of a server still starting when the session ends', async () => {
+    const { beta, router, harness } = await setupStarting();
+    const client = await harness.client('/mcp', 'alice-token');
+    const opened = router.opened.find((o) => o.connection['server-name'] === 'beta')!;
+    expect(opened.channel.closed).toBe(false);
+    await (client.transport as StreamableHTTPClientTransport).terminateSession();
+    await expect.poll(() => opened.channel.closed).toBe(true);
+    expect(beta.state.released).toBe(false);
+    beta.release();
+  });
+
   it('gives a call waiting for a server still starting back as soon as the agent cancels it', async () => {
     const { beta, harness } = await setupStarting();
     const client = await harness.client('/mcp', 'alice-token');

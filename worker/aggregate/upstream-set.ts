@@ -82,7 +82,8 @@ export const RETRYABLE: ReadonlySet<FailureReason> = new Set(['host-offline', 's
  * An open in flight; `overdue` once someone stopped waiting for it, so its end is announced, as
  * it always is for a server a config change gave the agent or bound elsewhere (`announce`).
  */
-type Connecting = { kind: 'connecting'; attempt: Promise<void>; overdue: boolean; announce: boolean };
+/** `channel`: the open's channel once it has one, while the server answers initialize. */
+type Connecting = { kind: 'connecting'; attempt: Promise<void>; overdue: boolean; announce: boolean; channel?: Transport };
 
 /** How `reconfigure` changes a session's servers: the agent's servers now, how each is opened now, and which of them are bound elsewhere. */
 export interface UpstreamChange {
@@ -258,7 +259,10 @@ export class UpstreamSet {
   async close(): Promise<void> {
     this.#closed = true;
     const clients = this.connected().map(([, client]) => client);
-    await Promise.allSettled(clients.map((client) => client.close()));
+    // And the channels of servers still answering initialize: now that a session does not wait
+    // for them, one closed meanwhile would keep them (and their processes) until the open deadline.
+    const opening = [...this.#states.values()].flatMap((state) => (state.kind === 'connecting' && state.channel !== undefined ? [state.channel] : []));
+    await Promise.allSettled([...clients.map((client) => client.close()), ...opening.map((channel) => channel.close())]);
   }
 
   /**
@@ -298,6 +302,7 @@ export class UpstreamSet {
       void channel.close().catch(() => {});
       return false;
     }
+    state.channel = channel;
 
     let lastWire: WireError | undefined;
     let connected = false;
