@@ -1,7 +1,7 @@
 /**
  * A `/mcp` session opened while one of the agent's servers has not answered its `initialize`, as a
  * user meets it walking the README: the worker under Deno and the sidecar CLI (`support/stack.ts`),
- * a stdio server that answers nothing until the test opens its gate (`gated-init-server.mjs`),
+ * a stdio server that answers nothing until the test opens its gate (`raw-echo-server.mjs --gate`),
  * the worker's default wait for the servers' first answers (`aggregate-start-wait-seconds`).
  *
  * The agent gets its session and the servers that are up, the late one listed as
@@ -24,7 +24,7 @@ const dir = mkdtempSync(join(tmpdir(), 'sy-gate-'));
 const gate = join(dir, 'open');
 
 beforeAll(async () => {
-  stack = await startStack({ servers: { files: fixtureServer('raw-echo-server.mjs'), slow: fixtureServer('gated-init-server.mjs', gate) } });
+  stack = await startStack({ servers: { files: fixtureServer('raw-echo-server.mjs'), slow: fixtureServer('raw-echo-server.mjs', '--gate', gate) } });
 }, 90_000);
 
 afterAll(async () => {
