@@ -21,11 +21,10 @@
  *
  * @module
  */
-import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { hostOf } from '../shared/descriptors.ts';
 import type { ValidationIssue } from '../shared/validation.ts';
-import { loadHostTrustConfig, loadSidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { loadHostTrustConfig, loadSidecarConfig, osUserName } from '../sidecar/config/sidecar-config.ts';
 import { loadHostKey } from '../sidecar/link/host-key.ts';
 import { type HostTrustPolicy, refusedForWantOfProfile } from '../sidecar/trust/host-floor.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
@@ -107,7 +106,7 @@ async function thisMachine(config: WorkerConfig, dir: string): Promise<Validatio
   const local = (name: string) => config.servers[name]?.executor.type === 'local';
   return hostChecks(config, dir, {
     entityId: LOCAL_ENTITY_ID,
-    user: osUser(),
+    user: osUserName(),
     who: 'this machine (single-machine mode)',
     policy: { ...(trust.trustFloor !== undefined ? { floor: trust.trustFloor } : {}), allowUncontained: trust.allowUncontained },
     launches: local,
@@ -190,12 +189,4 @@ async function exposingLaunches(config: WorkerConfig, dir: string, store: TrustP
     }
   }
   return issues;
-}
-
-function osUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return process.env.USER ?? 'default';
-  }
 }

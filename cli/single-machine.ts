@@ -16,10 +16,9 @@
  *
  * @module
  */
-import { userInfo } from 'node:os';
 import { createInMemoryChannelPair } from '../shared/channel-transport.ts';
 import type { McpConnectionRequest } from '../shared/connection-request.ts';
-import { loadHostTrustConfig } from '../sidecar/config/sidecar-config.ts';
+import { loadHostTrustConfig, osUserName } from '../sidecar/config/sidecar-config.ts';
 import { createSidecarComposition, type SidecarComposition } from '../sidecar/host/composition.ts';
 import { silentLogger, type Logger } from '../sidecar/log.ts';
 import type { ProcessExecutorOptions } from '../sidecar/process/process-executor.ts';
@@ -67,7 +66,7 @@ export async function startSingleMachine(options: SingleMachineOptions): Promise
     ? createSidecarComposition({
         configDir: options.configDir,
         entityId: LOCAL_ENTITY_ID,
-        user: options.user ?? osUser(),
+        user: options.user ?? osUserName(),
         log: options.hostLog ?? silentLogger,
         trust: { ...(trust?.trustFloor !== undefined ? { floor: trust.trustFloor } : {}), allowUncontained: trust?.allowUncontained ?? false },
         ...(options.executor !== undefined ? { executor: options.executor } : {}),
@@ -109,12 +108,4 @@ export async function startSingleMachine(options: SingleMachineOptions): Promise
       return closing;
     },
   };
-}
-
-function osUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return process.env.USER ?? 'default';
-  }
 }

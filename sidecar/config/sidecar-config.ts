@@ -184,7 +184,7 @@ export function loadSidecarConfig(
     worker: file.worker,
     entityId: file['entity-id'],
     keyFile: isAbsolute(keyFile) ? keyFile : join(configDir, keyFile),
-    user: file.user ?? safeUserName(),
+    user: file.user ?? osUserName(),
     sandbox: { tmpSizeMib: file.sandbox?.['tmp-size-mib'] ?? DEFAULT_TMP_SIZE_MIB },
     ...(file['trust-profile'] !== undefined ? { trustFloor: file['trust-profile'] } : {}),
     allowUncontained: file['allow-uncontained'] ?? false,
@@ -216,7 +216,8 @@ export function loadHostTrustConfig(configDir: string): { trustFloor?: string; a
   return { ...(file['trust-profile'] !== undefined ? { trustFloor: file['trust-profile'] } : {}), allowUncontained: file['allow-uncontained'] ?? false };
 }
 
-function safeUserName(): string {
+/** The OS user this process runs as, the sidecar's default `user` (an environment without one: `$USER`, else `default`). */
+export function osUserName(): string {
   try {
     return userInfo().username;
   } catch {
