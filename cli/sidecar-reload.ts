@@ -9,10 +9,7 @@
  *
  * @module
  */
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
-import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { ConfigFileError, describeFileProblems } from '../sidecar/config/config-file-problems.ts';
 import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
 import { watchConfig, type ConfigWatch } from '../sidecar/config/config-watcher.ts';
@@ -63,11 +60,12 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
     const bad = results.filter((r) => r.issues.length > 0);
     // A profile that cannot be read refuses the launches under it, as it does in a sidecar started
     // with it: refusing the whole dir for it would keep every other edit out, a narrowing of
-    // another profile included. A floor is another matter: every launch goes through it.
-    // By where the file is, not how it failed: a profile that is no JSON at all, empty or
+    // another profile included. A floor is another matter, every launch going through it: a
+    // broken one is a problem of the file naming it (`check`'s cross-file check), which refuses.
+    // A profile is known by where it is, not how it failed: one that is no JSON at all, empty or
     // unreadable is a file problem to `check`, and refuses its launches all the same.
     const isProfile = (r: FileCheck) => dirname(r.file) === join(dir, 'trust-profiles') && r.file.endsWith('.json');
-    const brokenProfiles = bad.every(isProfile) && bad.length > 0 && (await floorsLoad(dir, results, options.overrides)) ? bad : [];
+    const brokenProfiles = bad.length > 0 && bad.every(isProfile) ? bad : [];
     if (brokenProfiles.length > 0) {
       log.error('Trust profiles refused: launches under them are refused until they are fixed', {
         trigger,
@@ -101,26 +99,6 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
     queue = run.catch((error: unknown) => log.error('Sidecar config reload failed', { trigger, error }));
     return run;
   };
-}
-
-/** Whether every floor the dir names (sidecar.json's, and each mcp.json entry's own) loads, bases and all. */
-async function floorsLoad(dir: string, results: readonly FileCheck[], overrides: SidecarReloadOptions['overrides']): Promise<boolean> {
-  const floors = new Set<string>();
-  const host = loadSidecarConfig(dir, overrides).trustFloor;
-  if (host !== undefined) floors.add(host);
-  for (const { file, kind } of results) {
-    if (kind !== 'mcp.json') continue;
-    for (const server of parseMcpServersFile(JSON.parse(readFileSync(file, 'utf8')), dir).values()) if (server.trustProfile !== undefined) floors.add(server.trustProfile);
-  }
-  const store = new TrustProfileStore(join(dir, 'trust-profiles'));
-  for (const ref of floors) {
-    try {
-      await store.load(ref);
-    } catch {
-      return false;
-    }
-  }
-  return true;
 }
 
 /**
