@@ -46,6 +46,7 @@ import { silentLogger, type LogFields, type Logger } from '../sidecar/log.ts';
 import { sanitizeStderr } from '../sidecar/process/stderr-tail.ts';
 import { containmentRequired } from '../sidecar/sandbox/index.ts';
 import type { FilesystemGrant } from '../sidecar/trust/effective-profile.ts';
+import { isWithin } from '../sidecar/trust/filesystem-grants.ts';
 import { type EffectiveTrust, type HostTrustPolicy, refusedForWantOfProfile, resolveEffectiveTrust } from '../sidecar/trust/host-floor.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import type { DoctorCheck } from './doctor.ts';
@@ -113,9 +114,6 @@ export async function launchChecks(config: SidecarConfig, expects: HostExpectati
     limits: config.limits,
   });
   const release = endOnInterrupt(sidecar);
-  // The executor's group watchdog is unref'd (a sidecar's link keeps it alive), and stop() waits
-  // for its exit: with nothing else alive, Node would leave before the servers' trees had ended.
-  const keepAlive = setInterval(() => {}, 1 << 30);
   const checks: DoctorCheck[] = [];
   try {
     const timeoutMs = options.timeoutMs ?? LAUNCH_TIMEOUT_MS;
@@ -134,7 +132,6 @@ export async function launchChecks(config: SidecarConfig, expects: HostExpectati
     }
   } finally {
     await sidecar.stop();
-    clearInterval(keepAlive);
     release();
   }
   return checks;
@@ -342,7 +339,7 @@ function logLines(log: readonly Entry[]): string {
 const SYSTEM = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/dev', '/proc', '/sys', '/run'];
 
 function covers(grants: readonly FilesystemGrant[], path: string): boolean {
-  return grants.some((g) => path === g.sourcePath || path.startsWith(g.sourcePath.endsWith('/') ? g.sourcePath : `${g.sourcePath}/`));
+  return grants.some((g) => isWithin(path, g.sourcePath));
 }
 
 /**
