@@ -56,17 +56,33 @@ export function reportedRevision(file: WorkerConfigFile, servers: readonly strin
   return [...revisions.keys()][0]!;
 }
 
+/** `--servers a,b` as a list; undefined when not given. */
+function serversOption(values: Record<string, string | boolean | undefined>): string[] | undefined {
+  return typeof values.servers === 'string' ? values.servers.split(',').map((s) => s.trim()).filter((s) => s !== '') : undefined;
+}
+
+/** Throws naming the servers of `servers` that `file` does not define, and the ones it does. */
+function refuseUnknownServers(file: WorkerConfigFile, servers: readonly string[]): void {
+  const unknown = servers.filter((s) => file.parsed.servers[s] === undefined);
+  if (unknown.length === 0) return;
+  const known = Object.keys(file.parsed.servers);
+  throw new LocalError('usage', `${file.path} defines no server ${unknown.map((s) => `"${s}"`).join(', ')} (it has ${known.length > 0 ? known.join(', ') : 'none yet: add a host first, switchyard host add'})`);
+}
+
+/** The agent `name` of `file`, or a usage error naming the ones it has. */
+function agentNamed(file: WorkerConfigFile, name: string): WorkerConfigFile['parsed']['agents'][number] {
+  const agent = file.parsed.agents.find((a) => a.name === name);
+  if (agent === undefined) throw new LocalError('usage', `${file.path} has no agent "${name}" (it has ${file.parsed.agents.map((a) => a.name).join(', ') || 'none'})`);
+  return agent;
+}
+
 async function add(name: string, values: Record<string, string | boolean | undefined>, file: WorkerConfigFile): Promise<number> {
   if (file.parsed.agents.some((a) => a.name === name)) {
     throw new LocalError('usage', `${file.path} already has agent "${name}": remove it first (switchyard agent remove ${name} --config ${file.path}), which also revokes its token`);
   }
-  const servers = typeof values.servers === 'string' ? values.servers.split(',').map((s) => s.trim()).filter((s) => s !== '') : [];
+  const servers = serversOption(values) ?? [];
   if (servers.length === 0) throw new LocalError('usage', `Missing --servers a,b: the servers agent "${name}" may use\n${USAGE}`);
-  const unknown = servers.filter((s) => file.parsed.servers[s] === undefined);
-  if (unknown.length > 0) {
-    const known = Object.keys(file.parsed.servers);
-    throw new LocalError('usage', `${file.path} defines no server ${unknown.map((s) => `"${s}"`).join(', ')} (it has ${known.length > 0 ? known.join(', ') : 'none yet: add a host first, switchyard host add'})`);
-  }
+  refuseUnknownServers(file, servers);
   // Checked before anything is saved: a token printed only after the save must not be lost to a bad --url.
   const given = typeof values.url === 'string' ? workerOrigin(values.url) : undefined;
   const ref = typeof values['trust-profile'] === 'string' ? values['trust-profile'] : undefined;
@@ -126,8 +142,7 @@ async function add(name: string, values: Record<string, string | boolean | undef
 
 /** Moves an agent's pin to the revision its hosts reported, printing the change; `--dry-run` writes nothing. */
 function pin(name: string, dryRun: boolean, file: WorkerConfigFile): number {
-  const agent = file.parsed.agents.find((a) => a.name === name);
-  if (agent === undefined) throw new LocalError('usage', `${file.path} has no agent "${name}" (it has ${file.parsed.agents.map((a) => a.name).join(', ') || 'none'})`);
+  const agent = agentNamed(file, name);
   const trust = agent['trust-context'];
   if (trust === undefined) throw new LocalError('usage', `Agent "${name}" names no trust profile, so there is nothing to pin: give it one with agent set ${name} --trust-profile REF`);
   const ref = trust['trust-profile-ref'];
@@ -156,16 +171,11 @@ function pin(name: string, dryRun: boolean, file: WorkerConfigFile): number {
  * names it. Every change is printed; `--dry-run` writes nothing.
  */
 function set(name: string, values: Record<string, string | boolean | undefined>, file: WorkerConfigFile): number {
-  const agent = file.parsed.agents.find((a) => a.name === name);
-  if (agent === undefined) throw new LocalError('usage', `${file.path} has no agent "${name}" (it has ${file.parsed.agents.map((a) => a.name).join(', ') || 'none'})`);
-  const listed = typeof values.servers === 'string' ? values.servers.split(',').map((s) => s.trim()).filter((s) => s !== '') : undefined;
+  const agent = agentNamed(file, name);
+  const listed = serversOption(values);
   if (listed !== undefined && listed.length === 0) throw new LocalError('usage', `--servers names no server: give the servers agent "${name}" may use, a,b`);
   const servers = listed ?? agent.servers;
-  const unknown = servers.filter((s) => file.parsed.servers[s] === undefined);
-  if (unknown.length > 0) {
-    const known = Object.keys(file.parsed.servers);
-    throw new LocalError('usage', `${file.path} defines no server ${unknown.map((s) => `"${s}"`).join(', ')} (it has ${known.join(', ') || 'none'})`);
-  }
+  refuseUnknownServers(file, servers);
   const trust = agent['trust-context'];
   const givenRef = typeof values['trust-profile'] === 'string' ? values['trust-profile'] : undefined;
   const ref = givenRef ?? trust?.['trust-profile-ref'];
@@ -204,10 +214,9 @@ function set(name: string, values: Record<string, string | boolean | undefined>,
 }
 
 function remove(name: string, file: WorkerConfigFile): number {
+  agentNamed(file, name);
   const raw: RawWorkerConfig = structuredClone(file.raw);
-  const before = raw.agents.length;
   raw.agents = raw.agents.filter((a) => a.name !== name);
-  if (raw.agents.length === before) throw new LocalError('usage', `${file.path} has no agent "${name}" (it has ${file.parsed.agents.map((a) => a.name).join(', ') || 'none'})`);
   saveWorkerConfig(file, raw);
   process.stdout.write(`Updated ${file.path}: - agent "${name}" (its token no longer works once the worker has the new config)\n`);
   return 0;
