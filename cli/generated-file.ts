@@ -14,7 +14,8 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { writeFileAtomic } from './json-file.ts';
 import { join, relative } from 'node:path';
 import { jsonFileText } from './state-dir.ts';
 
@@ -69,14 +70,7 @@ export function writeGeneratedJson(stateDir: string, path: string, value: unknow
     );
   }
   // Whole or not at all: a running worker or sidecar watching it must never read half a file.
-  const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, text, { mode });
-  try {
-    renameSync(temporary, path);
-  } catch (error) {
-    rmSync(temporary, { force: true });
-    throw error;
-  }
+  writeFileAtomic(path, text, mode);
   writeFileSync(join(stateDir, RECORD), jsonFileText({ ...record, [key]: sha256(text) }));
   return kept;
 }

@@ -154,10 +154,10 @@ export async function runStart(argv: string[]): Promise<number> {
   const token = ensureSecret(join(stateDir, 'agent.token'), 'sy_');
   const entityId = 'this-machine';
   const { configDir, key } = await writeSidecarFiles(stateDir);
-  const demoProfile = async () => (await new TrustProfileStore(join(configDir, 'trust-profiles')).load('demo')).revision;
+  const demoRevision = async () => (await new TrustProfileStore(join(configDir, 'trust-profiles')).load('demo')).revision;
   const workerConfig = join(stateDir, 'worker.json');
   const tokenHash = await sha256Hex(token);
-  const writeWorkerConfig = (demoRevision: string) =>
+  const writeWorkerConfig = (revision: string) =>
     writeGeneratedJson(
       stateDir,
       workerConfig,
@@ -167,7 +167,7 @@ export async function runStart(argv: string[]): Promise<number> {
             name: 'you',
             'token-sha256': tokenHash,
             servers: [...DEMO_SERVERS],
-            'trust-context': { 'trust-profile-ref': 'demo', 'trust-profile-revision': demoRevision, containment: 'required' },
+            'trust-context': { 'trust-profile-ref': 'demo', 'trust-profile-revision': revision, containment: 'required' },
           },
         ],
         hosts: [{ 'entity-id': entityId, 'public-key': key.publicKey }],
@@ -186,7 +186,7 @@ export async function runStart(argv: string[]): Promise<number> {
       },
       0o600,
     );
-  let pinned = await demoProfile();
+  let pinned = await demoRevision();
   writeWorkerConfig(pinned);
   /**
    * After the sidecar put an edit of its config dir in force (ending the servers a changed profile
@@ -194,7 +194,7 @@ export async function runStart(argv: string[]): Promise<number> {
    * person owns both files here, and new sessions would otherwise all be refused as stale.
    */
   const repin = async () => {
-    const revision = await demoProfile();
+    const revision = await demoRevision();
     if (revision === pinned) return;
     if (!isAsGenerated(stateDir, workerConfig)) {
       process.stderr.write(`warning: trust profile "demo" changed, but ${workerConfig} was edited since start wrote it, so it still expects revision ${pinned}: new sessions are refused (trust-profile-stale) until it names ${revision}\n`);
