@@ -21,20 +21,22 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
   constructor(
     readonly redirect: string,
     readonly onRedirect: (url: URL) => void | Promise<void> = () => {},
-    options: { clientMetadataUrl?: string; clientName?: string } = {},
+    options: { clientMetadataUrl?: string; clientName?: string; grantTypes?: string[] } = {},
   ) {
     if (options.clientMetadataUrl !== undefined) this.clientMetadataUrl = options.clientMetadataUrl;
     this.clientName = options.clientName ?? 'Switchyard test client';
+    this.grantTypes = options.grantTypes ?? ['authorization_code', 'refresh_token'];
   }
 
   readonly clientName: string;
+  readonly grantTypes: string[];
 
   get redirectUrl(): string {
     return this.redirect;
   }
 
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: this.clientName, redirect_uris: [this.redirect], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return { client_name: this.clientName, redirect_uris: [this.redirect], grant_types: this.grantTypes, response_types: ['code'], token_endpoint_auth_method: 'none' };
   }
 
   state(): string {

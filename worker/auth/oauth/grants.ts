@@ -53,6 +53,8 @@ interface GrantRecord {
   /** Absent from grants made before they were recorded: those count as no longer approved. */
   agentTokenSha256?: string;
   approverTokenSha256?: string;
+  /** False for a client that did not register the refresh_token grant: its tokens come without a refresh token. */
+  refresh?: false;
 }
 
 interface CodeRecord {
@@ -90,7 +92,8 @@ export interface IssuedTokens {
   access_token: string;
   token_type: 'Bearer';
   expires_in: number;
-  refresh_token: string;
+  /** Absent for a client that did not register the refresh_token grant. */
+  refresh_token?: string;
   scope: string;
 }
 
@@ -104,6 +107,8 @@ export interface NewCode {
   agent: string;
   agentTokenSha256: string;
   approverTokenSha256: string;
+  /** The client's `refreshGrant`: false when it did not register the refresh_token grant. */
+  refreshGrant?: false;
 }
 
 export const STALE_APPROVAL = 'The agent token or admin token that approved this app was changed or removed since: sign in again';
@@ -136,6 +141,7 @@ export class Grants {
       createdAt: now,
       agentTokenSha256: request.agentTokenSha256,
       approverTokenSha256: request.approverTokenSha256,
+      ...(request.refreshGrant === false ? { refresh: false as const } : {}),
     };
     await this.#store.put('grant', grantId, json(grant), now + this.#options.refreshTtlMs);
     const code = randomSecret(CODE_PREFIX);
@@ -253,9 +259,11 @@ export class Grants {
   async #issue(grantId: string, grant: GrantRecord, resource = grant.resource): Promise<IssuedTokens> {
     const now = this.#options.now();
     const access = randomSecret(ACCESS_TOKEN_PREFIX);
-    const refresh = randomSecret(REFRESH_TOKEN_PREFIX);
     await this.#store.put('access', await sha256Hex(access), json({ grantId, ...(resource !== grant.resource ? { resource } : {}) }), now + this.#options.accessTtlMs);
+    const expiresIn = Math.floor(this.#options.accessTtlMs / 1000);
+    if (grant.refresh === false) return { access_token: access, token_type: 'Bearer', expires_in: expiresIn, scope: grant.scope };
+    const refresh = randomSecret(REFRESH_TOKEN_PREFIX);
     await this.#store.put('refresh', await sha256Hex(refresh), json({ grantId }), grant.createdAt + this.#options.refreshTtlMs);
-    return { access_token: access, token_type: 'Bearer', expires_in: Math.floor(this.#options.accessTtlMs / 1000), refresh_token: refresh, scope: grant.scope };
+    return { access_token: access, token_type: 'Bearer', expires_in: expiresIn, refresh_token: refresh, scope: grant.scope };
   }
 }

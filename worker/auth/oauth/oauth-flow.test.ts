@@ -53,11 +53,11 @@ async function setup(options: { metadataFetch?: (url: string, init: RequestInit)
 }
 
 /** Runs the SDK client's flow to the end: discovery, registration, consent, code exchange. */
-async function login(fetchFn: (url: string | URL, init?: RequestInit) => Promise<Response>, path: string, token: string, agent?: string) {
+async function login(fetchFn: (url: string | URL, init?: RequestInit) => Promise<Response>, path: string, token: string, agent?: string, options: { grantTypes?: string[] } = {}) {
   let location: URL | null = null;
   const provider = new MemoryOAuthProvider(REDIRECT, async (url) => {
     ({ location } = await consentOverHttp(fetchFn, url, token, agent !== undefined ? { agent } : {}));
-  });
+  }, options);
   expect(await auth(provider, { serverUrl: `${BASE}${path}`, fetchFn })).toBe('REDIRECT');
   const back = location as URL | null;
   expect(back, 'the consent redirected back').not.toBeNull();
@@ -161,6 +161,20 @@ describe('the SDK client flow', () => {
     expect(await reuse.json()).toEqual({ error: 'invalid_grant', error_description: 'The refresh token was already used: the grant is revoked (sign in again)' });
     const after = await fetchFn(`${BASE}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${refreshed.access_token}` }, body: INIT });
     expect(after.status).toBe(401);
+  });
+
+  it('issues no refresh token to a client that registered only the authorization_code grant, and refuses it the refresh_token grant (RFC 7591 §2)', async () => {
+    const { fetchFn } = await setup();
+    const { provider, tokens } = await login(fetchFn, '/mcp', 'alice-token', undefined, { grantTypes: ['authorization_code'] });
+    expect((provider.clientInfo as { grant_types?: string[] }).grant_types).toEqual(['authorization_code']);
+    expect([tokens.access_token, 'refresh_token' in tokens]).toEqual([expect.stringMatching(/^sya_/), false]);
+    const client = await mcpClient(fetchFn, '/mcp', tokens.access_token);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('alpha__echo');
+    const refresh = await post(fetchFn, '/oauth/token', { grant_type: 'refresh_token', refresh_token: 'syr_anything', client_id: provider.clientInfo!.client_id });
+    expect([refresh.status, await refresh.json()]).toEqual([400, { error: 'unauthorized_client', error_description: expect.stringMatching(/^This client did not register the refresh_token grant: /) }]);
+    // A client of both grants, registered the same way, still gets and uses one.
+    const both = await login(fetchFn, '/mcp', 'alice-token');
+    expect(both.tokens.refresh_token).toMatch(/^syr_/);
   });
 
   it('ends what a token approved once that token is changed in the config: a leaked token, rotated, leaves no OAuth access behind', async () => {

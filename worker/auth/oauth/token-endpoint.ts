@@ -106,6 +106,7 @@ export function createTokenHandlers(deps: TokenEndpointDeps) {
         if (grantType === 'refresh_token') {
           const refreshToken = form.get('refresh_token');
           if (refreshToken === null) throw invalidRequest('Missing refresh_token');
+          if (client.refreshGrant === false) throw new OAuthError('unauthorized_client', 'This client did not register the refresh_token grant: register it again with "grant_types": ["authorization_code", "refresh_token"]');
           const tokens = await deps.grants.refresh({ refreshToken, clientId: client.clientId, ...(resource !== undefined ? { resource } : {}) });
           await deps.clients.touch(client);
           return noStore(tokens);

@@ -17,6 +17,12 @@ export interface OAuthClient {
   /** sha-256 hex of the client secret, for confidential DCR clients only. */
   secretSha256?: string;
   source: 'registration' | 'metadata-document';
+  /**
+   * False when the client registered its grant types without `refresh_token` (RFC 7591 §2): its
+   * grants then issue no refresh token. Absent: it may refresh (it named no grant types, or it
+   * registered before they were recorded).
+   */
+  refreshGrant?: false;
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);

@@ -90,6 +90,8 @@ const ClientIdPayloadSchema = z.strictObject({
   t: z.number(),
   /** A random nonce: two registrations alike are still two clients. */
   j: z.string(),
+  /** The grant types registered, when not both (`authorization_code` alone): no refresh token is issued. */
+  g: z.optional(z.array(z.enum(['authorization_code', 'refresh_token']))),
 });
 
 export interface ClientRegistryOptions {
@@ -167,11 +169,11 @@ export class ClientRegistry {
   async #sealed(clientId: string, graceMs: number): Promise<OAuthClient> {
     const payload = ClientIdPayloadSchema.safeParse(await this.#options.key.open('client-id', clientId.slice(CLIENT_ID_PREFIX.length)));
     if (!payload.success) throw invalidClient('Invalid client_id: it was altered, or not issued by this server (or under a key it no longer holds): register the client again');
-    const { r: redirectUris, n: name, a: authMethod, t: issuedAt } = payload.data;
+    const { r: redirectUris, n: name, a: authMethod, t: issuedAt, g: grantTypes } = payload.data;
     if (this.#now() - issuedAt * 1000 > UNUSED_CLIENT_TTL_MS + graceMs && !(await this.#marked(clientId))) {
       throw invalidClient(`Client registration expired: it got no token within ${UNUSED_CLIENT_TTL_MS / 3_600_000} hours of registering: remove this server from the app and add it again, so that the app registers again`);
     }
-    return { clientId, clientName: name ?? 'Unnamed client', redirectUris, authMethod, source: 'registration' };
+    return { clientId, clientName: name ?? 'Unnamed client', redirectUris, authMethod, source: 'registration', ...(grantTypes !== undefined && !grantTypes.includes('refresh_token') ? { refreshGrant: false as const } : {}) };
   }
 
   /** True when `secret` is the client's secret (constant time): derived from a sealed client_id, or the stored hash of an older one. */
@@ -221,6 +223,7 @@ export class ClientRegistry {
       a: authMethod,
       t: issuedAt,
       j: encodeBase64Url(crypto.getRandomValues(new Uint8Array(9))),
+      ...(meta.grant_types !== undefined && !meta.grant_types.includes('refresh_token') ? { g: ['authorization_code' as const] } : {}),
     };
     const clientId = `${CLIENT_ID_PREFIX}${await this.#options.key.seal('client-id', payload)}`;
     if (clientId.length > MAX_CLIENT_ID_LENGTH) {
@@ -235,7 +238,7 @@ export class ClientRegistry {
       client_name: meta.client_name ?? 'Unnamed client',
       redirect_uris: meta.redirect_uris,
       token_endpoint_auth_method: authMethod,
-      grant_types: meta.grant_types ?? ['authorization_code', 'refresh_token'],
+      grant_types: payload.g ?? ['authorization_code', 'refresh_token'],
       response_types: ['code'],
     };
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FAILURE_TTL_MS, MetadataDocumentClients } from './metadata-document.ts';
+import { FAILURE_TTL_MS, MetadataDocumentClients, parseMetadataDocument } from './metadata-document.ts';
 
 const DOC_URL = 'https://app.example/client.json';
 const doc = (url: string) => ({ client_id: url, client_name: 'App', redirect_uris: ['https://app.example/cb'] });
@@ -96,5 +96,12 @@ describe('client metadata documents, fetched for strangers', () => {
     let asked = 0;
     expect((await clients.get(DOC_URL, { granted: async () => (asked++, true) })).clientName).toBe('App');
     expect(asked).toBe(1);
+  });
+});
+
+describe('a client metadata document read', () => {
+  it('marks a client whose grant types leave out refresh_token, so its grants issue no refresh token (RFC 7591 §2)', () => {
+    const read = (grantTypes?: string[]) => parseMetadataDocument(DOC_URL, JSON.stringify({ ...doc(DOC_URL), ...(grantTypes !== undefined ? { grant_types: grantTypes } : {}) })).refreshGrant;
+    expect([read(['authorization_code']), read(['authorization_code', 'refresh_token']), read()]).toEqual([false, undefined, undefined]);
   });
 });

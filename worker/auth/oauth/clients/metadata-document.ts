@@ -109,7 +109,8 @@ export function parseMetadataDocument(clientId: string, text: string): OAuthClie
   if (doc.grant_types !== undefined && !doc.grant_types.includes('authorization_code')) {
     throw invalidClient('The client metadata document does not list the authorization_code grant');
   }
-  return { clientId, clientName: doc.client_name, redirectUris: doc.redirect_uris, authMethod: 'none', source: 'metadata-document' };
+  const refresh = doc.grant_types === undefined || doc.grant_types.includes('refresh_token');
+  return { clientId, clientName: doc.client_name, redirectUris: doc.redirect_uris, authMethod: 'none', source: 'metadata-document', ...(refresh ? {} : { refreshGrant: false as const }) };
 }
 
 function cacheLifetime(response: Response): number {

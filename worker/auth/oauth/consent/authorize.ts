@@ -299,6 +299,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
         agent,
         agentTokenSha256: entry['token-sha256'],
         approverTokenSha256: approverSha256,
+        ...(client.refreshGrant === false ? { refreshGrant: false as const } : {}),
       });
       return redirectBack(consent.u, { code }, consent.s, issuer);
     },
