@@ -81,12 +81,12 @@ function cancellingServer(heard: Heard): McpServer {
  * A test server still starting: it has the aggregate's `initialize` (`asked`) but answers it only
  * after `release()`, as a server launched by npx, or one that never answers, does.
  */
-function startingServer() {
+function startingServer(make: (name: string) => McpServer = createTestMcpServer) {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   const state = { asked: 0, released: false };
   const factory = (name: string): McpServer => {
-    const server = createTestMcpServer(name);
+    const server = make(name);
     const sdk = server.server as unknown as { _oninitialize(request: InitializeRequest): Promise<InitializeResult> };
     server.server.setRequestHandler(InitializeRequestSchema, async (request) => {
       state.asked++;
@@ -96,6 +96,27 @@ function startingServer() {
     return server;
   };
   return { factory, state, release: () => { state.released = true; release(); } };
+}
+
+/**
+ * The test server whose `chatter` logs one line at `info` and one at `error` as a server logs on
+ * its own (`sendLoggingMessage`): only what the level it was last set to lets through.
+ */
+function loggingServer(name: string): McpServer {
+  const server = createTestMcpServer(name);
+  server.registerTool('chatter', { description: 'Logs at info and at error' }, async () => {
+    await server.server.sendLoggingMessage({ level: 'info', logger: name, data: 'info line' });
+    await server.server.sendLoggingMessage({ level: 'error', logger: name, data: 'error line' });
+    return { content: [] };
+  });
+  return server;
+}
+
+/** The `[logger, data]` of every log line the agent gets. */
+function logLines(client: Client): unknown[] {
+  const lines: unknown[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => void lines.push([n.params.logger, n.params.data]));
+  return lines;
 }
 
 /** Alice's alpha and a beta still starting; /mcp waits `wait` seconds for the servers' first answers. */
@@ -378,6 +399,33 @@ describe('/mcp aggregate', () => {
     beta.release();
   });
 
+  it('gives a server that was still starting when the agent set its log level that level as it connects', async () => {
+    const beta = startingServer(loggingServer);
+    const router = new InProcessRouter({ alpha: loggingServer, beta: beta.factory });
+    harness = startInProcessApp(await testConfig([{ name: 'alice', servers: ['alpha', 'beta'] }], ['alpha', 'beta'], { 'aggregate-start-wait-seconds': 0.1 }), router);
+    const client = await harness.client('/mcp', 'alice-token');
+    const lines = logLines(client);
+    await client.setLoggingLevel('error');
+    const changed = next(client, ToolListChangedNotificationSchema);
+    beta.release();
+    await changed;
+    await client.callTool({ name: 'alpha__chatter', arguments: {} });
+    await client.callTool({ name: 'beta__chatter', arguments: {} });
+    expect(lines).toEqual([['alpha', 'error line'], ['beta', 'error line']]);
+  });
+
+  it('gives a server that was offline when the agent set its log level that level when a call brings it back, before the call', async () => {
+    const router = new InProcessRouter({ alpha: loggingServer, beta: loggingServer });
+    router.failures.set('beta', OFFLINE());
+    harness = startInProcessApp(await testConfig([{ name: 'alice', servers: ['alpha', 'beta'] }], ['alpha', 'beta']), router);
+    const client = await harness.client('/mcp', 'alice-token');
+    const lines = logLines(client);
+    await client.setLoggingLevel('error');
+    router.failures.delete('beta');
+    await client.callTool({ name: 'beta__chatter', arguments: {} });
+    expect(lines).toEqual([['beta', 'error line']]);
+  });
+
   it('tells the agent why its host ended a server, without sending it to open a session that opens the server again itself', async () => {
     const { router, harness } = await setupAudited();
     const client = await harness.client('/mcp', 'alice-token');
@@ -566,6 +614,18 @@ describe('/mcp across a worker config reload', () => {
     expect(await client.callTool({ name: 'gamma__echo', arguments: { text: 'new' } })).toEqual({ content: [{ type: 'text', text: 'gamma: new' }] });
     expect(router.opened.filter((o) => o.connection['server-name'] === 'gamma').map((o) => o.connection.session)).toEqual([sessionOf(client)]);
     expect(gamma.state.asked).toBe(1);
+  });
+
+  it('gives a server given to the agent after it set its log level that level as it connects', async () => {
+    const { worker, configOf, connect } = await setupComposed({ alpha: loggingServer, gamma: loggingServer }, ['alpha']);
+    const client = await connect('/mcp');
+    const lines = logLines(client);
+    await client.setLoggingLevel('error');
+    const changed = next(client, ToolListChangedNotificationSchema);
+    await worker.reload(await configOf(['alpha', 'gamma']));
+    await changed;
+    await client.callTool({ name: 'gamma__chatter', arguments: {} });
+    expect(lines).toEqual([['gamma', 'error line']]);
   });
 
   it('drops the open of a server taken from the agent while it was still starting, closing its channel when it answers', async () => {

@@ -14,6 +14,9 @@
  *   agent request that the upstream is serving, if the agent declared that capability;
  * - list changes of any upstream, and servers going away or coming back, are announced as the
  *   aggregate's own list changes;
+ * - the agent's log level (`logging/setLevel`) goes to every server offering logging, and stays
+ *   the session's: a server that connects later (still starting then, back after a failure, given
+ *   by a config change) is told it as it connects, before any request of the agent reaches it;
  * - `initialize`, and each list, waits for the servers' opens only `startWaitMs`: a server not up
  *   by then is listed as `<server>__unavailable` with reason `starting` while its open goes on,
  *   and the agent is told when it ends (a list change); a call naming it waits for that open;
@@ -73,6 +76,8 @@ export class AggregateServer {
   /** Makes the ledger of one server's calls: the config in force's audit (`reconfigure` replaces it). */
   #ledgerOf: ((server: string | null) => CallLedger) | undefined;
   #auditIds = 0;
+  /** The agent's last `logging/setLevel`, for servers that connect after it. */
+  #logLevel: string | undefined;
 
   /**
    * Opens every upstream in parallel, waits for them at most `startWaitMs`, then builds the
@@ -99,6 +104,7 @@ export class AggregateServer {
         onRequest: (server, request, signal) => relay.request(server, request, signal),
         onNotification: (server, notification) => relay.notify(server, notification),
         onAvailabilityChanged: (_server, capabilities) => relay.announceListsChanged(capabilities),
+        onConnected: (server, client) => this.#setLevelOfLate(server, client),
       },
     });
   }
@@ -226,6 +232,7 @@ export class AggregateServer {
       }),
       'logging/setLevel': counted(async (params) => {
         const level = stringParam(params, 'level');
+        this.#logLevel = level;
         await Promise.allSettled(
           this.upstreams.connected()
             .filter(([s]) => this.upstreams.capabilities(s).logging !== undefined)
@@ -234,6 +241,16 @@ export class AggregateServer {
         return {};
       }),
     };
+  }
+
+  /**
+   * A server that connected after the agent set its log level would log at its own default. Not
+   * awaited: the level goes out on the channel ahead of any request the agent sends the server.
+   */
+  #setLevelOfLate(server: string, client: UpstreamClient): void {
+    const level = this.#logLevel;
+    if (level === undefined || client.capabilities.logging === undefined) return;
+    client.setLoggingLevel(level).catch((error: unknown) => this.#options.log.debug('Upstream log level not set', { server, level, error: error instanceof Error ? error.message : String(error) }));
   }
 
   async #handle<T>(work: () => Promise<T>): Promise<T> {

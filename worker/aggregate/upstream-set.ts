@@ -19,7 +19,9 @@
  * `onerror` just before `onclose`.
  *
  * Server→client traffic of each upstream (sampling, elicitation, roots, logging, list changes) is
- * handed to the aggregate through `hooks`, because only it knows the agent.
+ * handed to the aggregate through `hooks`, because only it knows the agent; so is each server
+ * connecting (`onConnected`), however late in the session, so the aggregate can tell it what the
+ * agent asked of the servers before it was there (its log level).
  *
  * A worker config change is followed, not an end (`reconfigure`): a server taken from the agent
  * (no longer allowed, or removed) is closed and forgotten at once, its departure announced; a
@@ -50,6 +52,11 @@ export interface UpstreamHooks {
    * never came up.
    */
   onAvailabilityChanged(server: string, capabilities: ServerCapabilities): void;
+  /**
+   * `server` just connected (at initialize, tried again, or given by a config change), before
+   * anyone else can send it a request: the aggregate brings it up to the session (the agent's log level).
+   */
+  onConnected(server: string, client: UpstreamClient): void;
 }
 
 export interface UpstreamSetOptions {
@@ -340,6 +347,7 @@ export class UpstreamSet {
     connected = true;
     this.#states.set(server, { kind: 'connected', client });
     log.debug('Upstream connected', { server });
+    hooks.onConnected(server, client);
     return true;
   }
 
