@@ -23,6 +23,8 @@ export async function runDoctorCommand(argv: string[], options: { deno?: boolean
   const { values } = parseArgs({ args: argv, options: { 'config-dir': { type: 'string' }, worker: { type: 'string' }, launch: { type: 'boolean' } } });
   const dir = values['config-dir'];
   if (values.launch === true && dir === undefined) throw new LocalError('usage', '--launch needs --config-dir DIR: it starts the servers of that workstation config dir as its sidecar would');
+  const asWhom = values.launch === true ? sudoLaunchRefusal(process.getuid?.(), process.env) : null;
+  if (asWhom !== null) throw new LocalError('usage', asWhom);
   // The full CLI without a config dir runs on the worker's machine, which launches no server (unless
   // under worker --runtime node) and needs no sandbox tools; the workstation's sidecar.js always launches them.
   const workersMachine = dir === undefined && options.deno !== false;
@@ -33,4 +35,18 @@ export async function runDoctorCommand(argv: string[], options: { deno?: boolean
   const checks = [...system, ...workstation];
   process.stdout.write(formatDoctor(checks) + '\n');
   return doctorPassed(checks) ? 0 : 1;
+}
+
+/**
+ * Why `doctor --launch` will not start servers, or null: under sudo it would start them as root,
+ * not as the user whose sidecar runs them, so a server that works only as root would pass, and one
+ * that writes files (server-memory's store, a filesystem server's edits) would leave them owned by
+ * root, where that sidecar can no longer write them. A root sidecar's owner runs it as root
+ * without sudo (a root shell, or `sudo -u root` sets SUDO_UID to 0).
+ */
+export function sudoLaunchRefusal(uid: number | undefined, env: Record<string, string | undefined>): string | null {
+  const sudoUid = env.SUDO_UID;
+  if (uid !== 0 || sudoUid === undefined || sudoUid === '' || sudoUid === '0') return null;
+  const user = env.SUDO_USER !== undefined && env.SUDO_USER !== '' ? env.SUDO_USER : `uid ${sudoUid}`;
+  return `--launch would start servers as root, under sudo, where the sidecar runs them as ${user}: run doctor --launch as that user, without sudo`;
 }

@@ -16,6 +16,7 @@ import { startWorkerProcess, type WorkerProcess } from '../test/support/worker-p
 import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
 import { doctorPassed, formatDoctor, runDoctor } from './doctor.ts';
 import { runWorkstationDoctor } from './doctor-workstation.ts';
+import { sudoLaunchRefusal } from './doctor-command.ts';
 
 const BIN = join(import.meta.dirname, '..', 'bin', 'switchyard.mjs');
 // Its real path, as the README asks of a contained server's config (a symlinked install dir is refused).
@@ -529,6 +530,29 @@ describe('switchyard doctor --config-dir DIR --launch: each server started as th
       fix: `Run its command in a terminal to see why: ${process.execPath} with the 2 arguments of its mcp.json entry`,
     });
     expect(processesNaming(tag)).toEqual([]);
+  });
+
+  it('refuses to launch under sudo, which would start the servers as root rather than as the sidecar\'s user', async () => {
+    expect([
+      sudoLaunchRefusal(0, { SUDO_UID: '1000', SUDO_USER: 'alice' }),
+      sudoLaunchRefusal(0, { SUDO_UID: '1000' }),
+      sudoLaunchRefusal(0, {}),
+      sudoLaunchRefusal(0, { SUDO_UID: '0', SUDO_USER: 'root' }),
+      sudoLaunchRefusal(1000, { SUDO_UID: '1000' }),
+    ]).toEqual([
+      '--launch would start servers as root, under sudo, where the sidecar runs them as alice: run doctor --launch as that user, without sudo',
+      '--launch would start servers as root, under sudo, where the sidecar runs them as uid 1000: run doctor --launch as that user, without sudo',
+      null,
+      null,
+      null,
+    ]);
+    // As a usage error, before anything starts. Only a root process can be under sudo, so this part runs as root (as CI does).
+    if (process.getuid?.() !== 0) return;
+    const dir = join(root, 'sudo');
+    writeSidecarDir(dir, { worker: `http://127.0.0.1:${await freePort()}`, host, servers: { tree: { command: process.execPath, args: [TREE_HANG, join(root, 'never.fifo')] } } });
+    const env = { ...process.env, SWITCHYARD_FROM_SOURCE: '1', SUDO_UID: '4242', SUDO_USER: 'alice' };
+    const result = await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir, '--launch'], { env }).catch((e: { code: number; stderr: string }) => e);
+    expect(result).toMatchObject({ code: 1, stderr: expect.stringContaining('under sudo, where the sidecar runs them as alice: run doctor --launch as that user, without sudo') });
   });
 
   it('without --config-dir, --launch is a usage error', async () => {
