@@ -373,6 +373,54 @@ describe('/mcp aggregate', () => {
     expect(await call).toEqual({ result: { content: [{ type: 'text', text: 'beta: waited' }] }, releasedFirst: true });
   });
 
+  it('lets a resource read no connected server is known to serve wait for a server still starting, then routes it there', async () => {
+    const { beta, harness } = await setupStarting();
+    const client = await harness.client('/mcp', 'alice-token');
+    const session = harness.sessions.get((client.transport as { sessionId?: string }).sessionId!)!;
+    const read = client.readResource({ uri: 'test://beta/readme' }).then((result) => ({ contents: result.contents, releasedFirst: beta.state.released }));
+    await expect.poll(() => session.inFlight).toBe(1);
+    beta.release();
+    expect(await read).toEqual({ contents: [{ uri: 'test://beta/readme', text: 'readme of beta' }], releasedFirst: true });
+  });
+
+  it('answers a resource read "Resource not found" only once the servers still starting are up and none of them serves it', async () => {
+    const { beta, harness } = await setupStarting();
+    const client = await harness.client('/mcp', 'alice-token');
+    const session = harness.sessions.get((client.transport as { sessionId?: string }).sessionId!)!;
+    const read = client.readResource({ uri: 'test://nowhere/x' }).catch((error: unknown) => ({ error, releasedFirst: beta.state.released }));
+    await expect.poll(() => session.inFlight).toBe(1);
+    beta.release();
+    const { error, releasedFirst } = (await read) as { error: McpError; releasedFirst: boolean };
+    expect(releasedFirst).toBe(true);
+    expect(error).toBeInstanceOf(McpError);
+    expect(error.code).toBe(-32002);
+    expect(error.message).toBe('MCP error -32002: Resource not found: test://nowhere/x');
+    expect(error.data).toEqual({ uri: 'test://nowhere/x' });
+  });
+
+  it('gives a resource read waiting for a server still starting back as soon as the agent cancels it', async () => {
+    const { beta, harness } = await setupStarting();
+    const client = await harness.client('/mcp', 'alice-token');
+    const session = harness.sessions.get((client.transport as { sessionId?: string }).sessionId!)!;
+    const abort = new AbortController();
+    const read = client.readResource({ uri: 'test://beta/readme' }, { signal: abort.signal }).catch((error: unknown) => error);
+    await expect.poll(() => session.inFlight).toBe(1);
+    abort.abort('changed my mind');
+    await read;
+    await expect.poll(() => session.inFlight).toBe(0);
+    expect(beta.state.released).toBe(false);
+    beta.release();
+  });
+
+  it('routes a resource read by a template of a server whose host was offline at initialize once the host is back, without a list first', async () => {
+    const { router, harness } = await setup();
+    router.failures.set('beta', OFFLINE());
+    const client = await harness.client('/mcp', 'alice-token');
+    expect(client.getInstructions()).toContain('- beta: host-offline');
+    router.failures.delete('beta');
+    expect((await client.readResource({ uri: 'test://beta/items/7' })).contents).toEqual([{ uri: 'test://beta/items/7', text: 'item 7 of beta' }]);
+  });
+
   it('closes the channel of a server still starting when the session ends', async () => {
     const { beta, router, harness } = await setupStarting();
     const client = await harness.client('/mcp', 'alice-token');

@@ -5,7 +5,11 @@
  * - tools and prompts are listed from every available server under `<server>__<name>` (see
  *   `naming.ts`) and calls are routed back by that name; an unavailable server shows as
  *   `<server>__unavailable` (see `availability.ts`);
- * - resources keep their URIs; reads, subscriptions and completions are routed by URI;
+ * - resources keep their URIs; reads, subscriptions and completions are routed by URI. A URI no
+ *   connected server is known to serve, while some server is still starting or failed for a
+ *   reason that may have gone away, waits for those (as a call naming a server does, at most the
+ *   open deadline, given back if the agent cancels), and the servers that came up are asked for
+ *   their resources, before it is answered "Resource not found";
  * - results pass through unchanged, `isError` tool results included (a gateway does not validate a
  *   tool's output against its schema: the agent's client does that); upstream JSON-RPC errors
  *   keep their code, message and `data` (see `rpc-errors.ts`);
@@ -182,7 +186,7 @@ export class AggregateServer {
   #requestHandlers(): Record<string, AgentRequestHandler> {
     const counted = (handler: AgentRequestHandler): AgentRequestHandler => (params, context) => this.#handle(() => handler(params, context));
     const resourceRequest = (method: string): AgentRequestHandler => counted(async (params, context) =>
-      this.#forward(this.#resourceServer(method, params, context), method, params, context));
+      this.#forward(await this.#resourceServer(method, params, context), method, params, context));
     return {
       'tools/list': counted(async (_params, context) => {
         const tools = await this.#listNamed('tools', this.#tools, context);
@@ -205,19 +209,11 @@ export class AggregateServer {
         return this.#forward(target.server, 'prompts/get', { ...params, name: target.name }, context);
       }),
       'resources/list': counted(async (_params, context) => {
-        const resources = await this.#listEach('resources', 'resources/list', 'resources', context, (s, items) => {
-          this.#resources.clearResources(s);
-          this.#resources.addResources(s, items.map((r) => String(r.uri)));
-          return items;
-        });
+        const resources = await this.#listEach('resources', 'resources/list', 'resources', context, (s, items) => this.#routeResources(s, items));
         return { resources };
       }),
       'resources/templates/list': counted(async (_params, context) => {
-        const resourceTemplates = await this.#listEach('resources', 'resources/templates/list', 'resourceTemplates', context, (s, items) => {
-          this.#resources.clearTemplates(s);
-          this.#resources.addTemplates(s, items.map((t) => String(t.uriTemplate)));
-          return items;
-        });
+        const resourceTemplates = await this.#listEach('resources', 'resources/templates/list', 'resourceTemplates', context, (s, items) => this.#routeTemplates(s, items));
         return { resourceTemplates };
       }),
       'resources/read': resourceRequest('resources/read'),
@@ -226,7 +222,7 @@ export class AggregateServer {
       'completion/complete': counted(async (params, context) => {
         const ref = objectParam(params, 'ref');
         const prompt = ref.type === 'ref/prompt' ? this.#resolve(this.#prompts, 'completion/complete', { name: String(ref.name) }, context) : undefined;
-        const server = prompt?.server ?? this.#resourceServer('completion/complete', { uri: String(ref.uri) }, context);
+        const server = prompt?.server ?? await this.#resourceServer('completion/complete', { uri: String(ref.uri) }, context);
         if (this.upstreams.capabilities(server).completions === undefined) return { completion: { values: [] } };
         return this.#forward(server, 'completion/complete', prompt === undefined ? params : { ...params, ref: { ...ref, name: prompt.name } }, context);
       }),
@@ -275,15 +271,64 @@ export class AggregateServer {
     return target;
   }
 
-  #resourceServer(method: string, params: Params, context: RequestContext): string {
+  /**
+   * The connected server that serves `uri`. One still opening, or failed for a reason that may
+   * have gone away, may be it: a URI the lists do not name is neither answered as not found nor
+   * given to the one resource server connected until those have been waited for (as a call
+   * naming a server is) and the ones that came up asked for their resources.
+   */
+  async #resourceServer(method: string, params: Params, context: RequestContext): Promise<string> {
     const uri = stringParam(params, 'uri');
-    const candidates = this.upstreams.connected().filter(([s]) => this.upstreams.capabilities(s).resources !== undefined).map(([s]) => s);
-    const server = this.#resources.route(uri, candidates);
+    const pending = this.upstreams.mayComeUp();
+    let server = this.#resources.route(uri, this.#resourceServers(), pending.length === 0);
+    if (server === undefined && pending.length > 0) {
+      // Bounded by the open deadline, not the start wait: the agent asks for this URI, and only these servers may have it.
+      await untilCancelled(this.upstreams.reconnectAll(pending, this.#options.openTimeoutMs), context.signal);
+      await this.#learnResources(pending.filter((s) => this.upstreams.client(s) !== undefined), context);
+      // Not on the record as a probe: the agent gave it up.
+      if (context.signal.aborted) throw new RequestCancelledError(context.signal.reason);
+      server = this.#resources.route(uri, this.#resourceServers());
+    }
     if (server === undefined) {
       this.#unroutable(method, { uri }, context);
       throw new RpcError(-32002, `Resource not found: ${uri.slice(0, 500)}`, { uri });
     }
     return server;
+  }
+
+  /** Connected servers offering resources, in config order. */
+  #resourceServers(): string[] {
+    return this.upstreams.connected().filter(([s]) => this.upstreams.capabilities(s).resources !== undefined).map(([s]) => s);
+  }
+
+  /** Routes by the resources and templates of `servers`, which came up since the agent last listed them. */
+  async #learnResources(servers: readonly string[], context: RequestContext): Promise<void> {
+    const learn = async (server: string, method: string, key: string, record: (s: string, items: Array<Record<string, unknown>>) => unknown) => {
+      const client = this.upstreams.client(server);
+      if (client === undefined) return;
+      try {
+        record(server, await listAll(client, method, key, context.signal, this.#options.requestTimeoutMs));
+      } catch (error) {
+        this.#options.log.debug('Upstream list failed', { server, method, error: error instanceof Error ? error.message : String(error) });
+      }
+    };
+    await Promise.all(servers.filter((s) => this.upstreams.capabilities(s).resources !== undefined).flatMap((s) => [
+      learn(s, 'resources/list', 'resources', (server, items) => this.#routeResources(server, items)),
+      learn(s, 'resources/templates/list', 'resourceTemplates', (server, items) => this.#routeTemplates(server, items)),
+    ]));
+  }
+
+  /** `server`'s resources, as it listed them just now, route their URIs to it. */
+  #routeResources(server: string, items: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+    this.#resources.clearResources(server);
+    this.#resources.addResources(server, items.map((r) => String(r.uri)));
+    return items;
+  }
+
+  #routeTemplates(server: string, items: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+    this.#resources.clearTemplates(server);
+    this.#resources.addTemplates(server, items.map((t) => String(t.uriTemplate)));
+    return items;
   }
 
   /**

@@ -37,13 +37,17 @@ export class ResourceRoutes {
     this.#templates = this.#templates.filter((t) => t.server !== server);
   }
 
-  /** The server for `uri` among `candidates` (servers offering resources), or undefined. */
-  route(uri: string, candidates: readonly string[]): string | undefined {
+  /**
+   * The server for `uri` among `candidates` (servers offering resources), or undefined. Without
+   * `soleServer`, a URI no list names is not given to the one candidate: a server not among the
+   * candidates yet (still opening) may be the one serving it.
+   */
+  route(uri: string, candidates: readonly string[], soleServer = true): string | undefined {
     const exact = this.#byUri.get(uri);
     if (exact !== undefined && candidates.includes(exact)) return exact;
     for (const { server, matches } of this.#templates) {
       if (candidates.includes(server) && matches(uri)) return server;
     }
-    return candidates.length === 1 ? candidates[0] : undefined;
+    return soleServer && candidates.length === 1 ? candidates[0] : undefined;
   }
 }

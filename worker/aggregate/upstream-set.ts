@@ -13,7 +13,9 @@
  * `request-timeout`) is tried again lazily, when the agent next lists something or calls
  * something of that server, at most once per `retryAfterMs`, except that a call asks an offline
  * host's server again at once (`reconnect`); a list waits for such opens as initialize does, a
- * call for the whole open of the server it names. Failures after
+ * call for the whole open of the server it names, and a request by resource URI that no connected
+ * server is known to serve for the opens of every server that may come up (`reconnectAll`),
+ * at most the open deadline. Failures after
  * the open (initialize failed, a channel ended with a reason) go to `onUpstreamFailed`, where the
  * status page records them: a channel's failure reaches the client as a `WireError` on
  * `onerror` just before `onclose`.
@@ -208,6 +210,14 @@ export class UpstreamSet {
     }
   }
 
+  /**
+   * Before a request that may be for any of `servers` (a resource URI none of the connected
+   * servers is known to serve): `reconnect` of each at once, waited for at most `waitMs`.
+   */
+  async reconnectAll(servers: readonly string[], waitMs: number): Promise<void> {
+    await this.#within(servers.map((server) => this.reconnect(server)), waitMs);
+  }
+
   #retry(server: string, forCall: boolean): Promise<void> {
     const state = this.#states.get(server);
     if (state?.kind === 'connecting') return state.attempt;
@@ -241,6 +251,14 @@ export class UpstreamSet {
   /** Whether `server`'s open is in flight (at initialize, or tried again). */
   isStarting(server: string): boolean {
     return this.#states.get(server)?.kind === 'connecting';
+  }
+
+  /** Servers not connected that may be soon, in config order: opening, or failed for a reason that may have gone away. */
+  mayComeUp(): string[] {
+    return this.#servers.filter((s) => {
+      const state = this.#states.get(s);
+      return state?.kind === 'connecting' || (state?.kind === 'failed' && RETRYABLE.has(state.failure.reason));
+    });
   }
 
   /** Connected servers in config order. */
