@@ -8,7 +8,11 @@
  * for any other); notifications go to theirs, or are dropped. `announce` sends a parameterless
  * notification (a list change) at most once per turn of the event loop however often it is
  * called, as the SDK's debounced notifications did, so one upstream going away together with a
- * list change is one announcement.
+ * list change is one announcement. On a transport that drops what it has no standalone stream
+ * for (`StandaloneStream`: Streamable HTTP's GET stream, which an agent opens after initialize,
+ * or later, or again after losing it), an announcement made while none is open is kept, once
+ * per method, and sent when the agent opens one: a server that came up meanwhile would
+ * otherwise never reach the agent's lists.
  *
  * @module
  */
@@ -28,10 +32,19 @@ export interface AgentServerOptions {
   notifications: Readonly<Record<string, () => void>>;
 }
 
+/** A transport's standalone stream, where what is sent while it is not open is lost (`LegacyHttpEndpoint`). */
+export interface StandaloneStream {
+  readonly standaloneOpen: boolean;
+  onstandaloneopen?: (() => void) | undefined;
+}
+
 export class AgentServer {
   readonly #options: AgentServerOptions;
   readonly #peer: JsonRpcPeer;
   readonly #announcing = new Set<string>();
+  /** Announcements made while the agent had no standalone stream open. */
+  readonly #missed = new Set<string>();
+  #stream: StandaloneStream | undefined;
 
   constructor(options: AgentServerOptions) {
     this.#options = options;
@@ -44,7 +57,16 @@ export class AgentServer {
   }
 
   /** Starts serving the agent's transport. */
-  connect(transport: Transport): Promise<void> {
+  connect(transport: Transport & Partial<StandaloneStream>): Promise<void> {
+    if (transport.standaloneOpen !== undefined) {
+      const stream = transport as Transport & StandaloneStream;
+      this.#stream = stream;
+      const { onstandaloneopen } = stream;
+      stream.onstandaloneopen = () => {
+        onstandaloneopen?.();
+        this.#sendMissed();
+      };
+    }
     return this.#peer.connect(transport);
   }
 
@@ -68,8 +90,17 @@ export class AgentServer {
     this.#announcing.add(method);
     queueMicrotask(() => {
       this.#announcing.delete(method);
-      if (this.#peer.connected) this.#peer.notify(method).catch(() => {});
+      if (!this.#peer.connected) return;
+      if (this.#stream?.standaloneOpen === false) this.#missed.add(method);
+      else this.#peer.notify(method).catch(() => {});
     });
+  }
+
+  /** The agent opened its standalone stream: what it was announced while it had none. */
+  #sendMissed(): void {
+    const missed = [...this.#missed];
+    this.#missed.clear();
+    for (const method of missed) this.#peer.notify(method).catch(() => {});
   }
 
   async #answer(request: IncomingRequest, context: RequestContext): Promise<Result> {

@@ -421,6 +421,50 @@ describe('/mcp aggregate', () => {
     expect((await client.readResource({ uri: 'test://beta/items/7' })).contents).toEqual([{ uri: 'test://beta/items/7', text: 'item 7 of beta' }]);
   });
 
+  it('announces the list changes of a server that came up before the agent opened its standalone stream once the agent opens it', async () => {
+    const { beta, router, harness } = await setupStarting(0.1);
+    let letGetThrough!: () => void;
+    const getMayGo = new Promise<void>((resolve) => (letGetThrough = resolve));
+    let getAnswered!: () => void;
+    const streamOpen = new Promise<void>((resolve) => (getAnswered = resolve));
+    // The agent's GET (its standalone stream) is held until the test lets it through.
+    const fetch = async (url: string | URL, init?: RequestInit): Promise<Response> => {
+      if (init?.method !== 'GET') return harness.fetch(url, init);
+      await getMayGo;
+      const response = await harness.fetch(url, init);
+      getAnswered();
+      return response;
+    };
+    const transport = new StreamableHTTPClientTransport(new URL('/mcp', BASE), { fetch, requestInit: { headers: { authorization: 'Bearer alice-token' } } });
+    const client = new Client({ name: 'test-agent', version: '1.0.0' });
+    try {
+      await client.connect(transport);
+      const heard: string[] = [];
+      let logged!: () => void;
+      const log = new Promise<void>((resolve) => (logged = resolve));
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => void heard.push('tools'));
+      client.setNotificationHandler(PromptListChangedNotificationSchema, async () => void heard.push('prompts'));
+      client.setNotificationHandler(ResourceListChangedNotificationSchema, async () => void heard.push('resources'));
+      client.setNotificationHandler(LoggingMessageNotificationSchema, async () => {
+        heard.push('log');
+        logged();
+      });
+      const session = harness.sessions.get(transport.sessionId!)!;
+      beta.release();
+      // beta is up, and its coming up was announced, while the agent had no stream to hear it on.
+      await expect.poll(() => session.channelCount).toBe(2);
+      letGetThrough();
+      await streamOpen;
+      // Sent on the standalone stream after it opened: what the agent missed comes before it.
+      await router.opened.find((o) => o.connection['server-name'] === 'beta')!.server.server.sendLoggingMessage({ level: 'info', data: 'after' });
+      await log;
+      expect(heard).toEqual(['tools', 'prompts', 'resources', 'log']);
+    } finally {
+      await transport.terminateSession().catch(() => {});
+      await client.close();
+    }
+  });
+
   it('closes the channel of a server still starting when the session ends', async () => {
     const { beta, router, harness } = await setupStarting();
     const client = await harness.client('/mcp', 'alice-token');

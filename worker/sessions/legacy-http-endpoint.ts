@@ -28,7 +28,10 @@
  *   place under the caps, and the stream it alone kept open, are given back now, not when the
  *   session ends; an answer already on its way is dropped.
  * - GET: the session's one standalone SSE stream (409 for a second), or with `Last-Event-ID` a
- *   resumed stream: what it missed, replayed from the event store, then whatever follows.
+ *   resumed stream: what it missed, replayed from the event store, then whatever follows. With no
+ *   event store, what is sent for the standalone stream while none is open goes nowhere: the
+ *   session can ask whether one is (`standaloneOpen`), and is told when a GET opens one
+ *   (`onstandaloneopen`), to send then what the agent must not miss.
  * - DELETE: ends the session (`onsessionclosed`, then `close`).
  * - every request but the initialize POST: `Mcp-Session-Id` must be this session's (400 when
  *   missing, 404 when another), `MCP-Protocol-Version`, when sent, one the SDK supports (400).
@@ -160,6 +163,8 @@ export class LegacyHttpEndpoint implements Transport {
   onerror?: (error: Error) => void;
   /** Told of each request refused here (an id in flight, a limit reached), already answered to the agent, so it can be audited. */
   onrefused?: (request: JSONRPCRequest, error: WireError, extra?: MessageExtraInfo) => void;
+  /** Told when a GET opens the standalone stream afresh (not a resume, which replays what it missed), before its response goes out. */
+  onstandaloneopen?: () => void;
   sessionId?: string;
 
   readonly #id: string;
@@ -199,6 +204,11 @@ export class LegacyHttpEndpoint implements Transport {
     this.#maxQueuedBytes = options.maxQueuedBytes ?? MAX_SSE_QUEUED_BYTES;
     this.#sseHeaders = { ...SSE_HEADERS, 'mcp-session-id': options.sessionId };
     this.#jsonHeaders = { 'content-type': 'application/json', 'mcp-session-id': options.sessionId };
+  }
+
+  /** Whether the agent has the standalone stream open now. */
+  get standaloneOpen(): boolean {
+    return this.#streams.has(STANDALONE);
   }
 
   async start(): Promise<void> {
@@ -486,7 +496,9 @@ export class LegacyHttpEndpoint implements Transport {
     const lastEventId = request.headers.get('last-event-id');
     if (this.#store !== undefined && lastEventId) return this.#resume(this.#store, lastEventId);
     if (this.#streams.has(STANDALONE)) return refuse(409, -32000, 'Conflict: Only one SSE stream is allowed per session');
-    return new Response(this.#openStream(STANDALONE), { headers: this.#sseHeaders });
+    const readable = this.#openStream(STANDALONE);
+    this.onstandaloneopen?.();
+    return new Response(readable, { headers: this.#sseHeaders });
   }
 
   #resume(store: LegacyEventStore, lastEventId: string): Response {
