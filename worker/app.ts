@@ -27,7 +27,7 @@ import { agentAuth, type AgentVariables } from './auth/agent-auth.ts';
 import { hostOriginGuard } from './auth/host-origin.ts';
 import { createWorkerOAuth, type OAuthDeps } from './auth/oauth/oauth.ts';
 import type { ChannelRouter } from './routing/channel-router.ts';
-import { createChannelOpener } from './routing/channel-opener.ts';
+import { createChannelOpener, type ChannelOpener } from './routing/channel-opener.ts';
 import type { WorkerConfig } from './config/worker-config.ts';
 import type { HostLinkRegistry } from './link/host-link-registry.ts';
 import { hostExpectations } from './link/host-expectations.ts';
@@ -73,6 +73,11 @@ export interface AppDeps {
   oauth?: OAuthRuntime;
   /** New agent session ids (see `sessions/session-route.ts`); random UUIDs by default. */
   newSessionId?: () => string;
+  /**
+   * The channel opener of `config` (`appChannelOpener`), when the caller needs the same one: the
+   * composed worker hands it to the sessions a reload reconfigures. Built here by default.
+   */
+  open?: ChannelOpener;
   /** Each agent's requests in flight; the composed worker keeps its own across reloads, else the process's (`PROCESS_REQUEST_COUNTERS`). */
   requestCounters?: AgentRequestCounters;
 }
@@ -94,6 +99,22 @@ export function workerHostOriginGuard(config: WorkerConfig): MiddlewareHandler {
   });
 }
 
+/**
+ * The router composed once for both agent endpoints under `config`'s open deadline, recording a
+ * failed open in `recentErrors` and, but for a modern request's, in `audit`.
+ */
+export function appChannelOpener(deps: { config: WorkerConfig; router: ChannelRouter; recentErrors: RecentErrors; audit: WorkerAudit }): ChannelOpener {
+  const { recentErrors, audit } = deps;
+  return createChannelOpener(deps.router, {
+    timeoutMs: (deps.config['request-timeout-seconds'] ?? DEFAULT_OPEN_TIMEOUT_SECONDS) * 1000,
+    onOpenFailed: (connection, error) => {
+      recentErrors.record({ reason: error.reason, server: connection['server-name'], agent: connection.agent ?? null, message: error.message });
+      // A modern request's refusal is recorded by its route, with the tool it was for.
+      if (connection.era !== 'modern') audit.openRefused(connection, error);
+    },
+  });
+}
+
 export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   const { config, sessions } = deps;
   const log = deps.log ?? silentWorkerLogger;
@@ -107,14 +128,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   // upstream whose initialize failed.
   const recentErrors = deps.recentErrors ?? new RecentErrors();
   const audit = deps.audit ?? new WorkerAudit({ config });
-  const open = createChannelOpener(deps.router, {
-    timeoutMs: openTimeoutMs,
-    onOpenFailed: (connection, error) => {
-      recentErrors.record({ reason: error.reason, server: connection['server-name'], agent: connection.agent ?? null, message: error.message });
-      // A modern request's refusal is recorded by its route, with the tool it was for.
-      if (connection.era !== 'modern') audit.openRefused(connection, error);
-    },
-  });
+  const open = deps.open ?? appChannelOpener({ config, router: deps.router, recentErrors, audit });
 
   const guard = workerHostOriginGuard(config);
   app.use('*', async (c, next) => (c.req.path === '/link' ? next() : guard(c, next)));

@@ -8,7 +8,7 @@
 import type { Hono } from 'hono';
 import type { UpgradeWebSocket } from 'hono/ws';
 import type { AgentVariables } from './auth/agent-auth.ts';
-import { createApp, type OAuthRuntime } from './app.ts';
+import { appChannelOpener, createApp, type OAuthRuntime } from './app.ts';
 import type { WorkerConfig } from './config/worker-config.ts';
 import { ExecutorTargetRouter, type ExecutorTargetRouterOptions } from './routing/executor-target-router.ts';
 import { InMemoryHostLinkRegistry, type HostLinkRegistry } from './link/host-link-registry.ts';
@@ -21,6 +21,7 @@ import { RecentCalls } from './audit/recent-calls.ts';
 import { WorkerAudit } from './audit/worker-audit.ts';
 import { hostsToUnlink, sessionEndReason } from './config/config-reload.ts';
 import { RecentErrors } from './status/recent-errors.ts';
+import type { ChannelOpener } from './routing/channel-opener.ts';
 import { AgentRequestCounters } from './sessions/request-limits.ts';
 
 export interface ComposeWorkerOptions {
@@ -83,7 +84,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
   const recentErrors = new RecentErrors();
   let audit = new WorkerAudit({ config, log: configured.audit, recentCalls });
   const requestCounters = new AgentRequestCounters();
-  const build = (current: WorkerConfig, currentAudit: WorkerAudit) =>
+  const build = (current: WorkerConfig, currentAudit: WorkerAudit, open: ChannelOpener) =>
     createApp({
       audit: currentAudit,
       config: current,
@@ -93,12 +94,13 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       log,
       recentErrors,
       requestCounters,
+      open,
       ...(options.upgradeWebSocket !== undefined ? { upgradeWebSocket: options.upgradeWebSocket } : {}),
       ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}),
       ...(options.listenPort !== undefined ? { listenPort: options.listenPort } : {}),
       ...(options.oauth !== undefined ? { oauth: options.oauth } : {}),
     });
-  let app = build(config, audit);
+  let app = build(config, audit, appChannelOpener({ config, router, recentErrors, audit }));
   return {
     get app() {
       return app;
@@ -110,19 +112,21 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
     async reload(next) {
       const previous = config;
       const nextAudit = new WorkerAudit({ config: next, log: configured.audit, recentCalls });
+      // The app's own opener: a `/mcp` session following the change opens servers as a new session would.
+      const inForce = { config: next, audit: nextAudit, open: appChannelOpener({ config: next, router, recentErrors, audit: nextAudit }) };
       // Built before anything changes: a config the app cannot be made from (its build throws)
       // leaves the one in force whole, where assigning first left the config and the app apart.
-      const nextApp = build(next, nextAudit);
+      const nextApp = build(next, nextAudit, inForce.open);
       config = next;
       audit = nextAudit;
       app = nextApp;
       // First: a session still opening under the previous config catches up when it is added.
-      sessions.followConfig({ config: next, audit: nextAudit }, (from, session) => sessionEndReason(from, next, session));
+      sessions.followConfig(inForce, (from, session) => sessionEndReason(from, next, session));
       sessions.setIdleMs(next['session-idle-seconds'] * 1000);
       registry.setHosts(next.hosts.map((h) => h['entity-id']), hostsToUnlink(previous, next));
       const endedSessions = await sessions.closeWhere((session) => sessionEndReason(previous, next, session));
       // A `/mcp` session is not ended for its servers: it closes those the agent lost and opens those it gained.
-      await sessions.reconfigure({ config: next, audit: nextAudit });
+      await sessions.reconfigure(inForce);
       return { endedSessions };
     },
     registry,

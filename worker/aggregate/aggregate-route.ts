@@ -12,9 +12,8 @@
  * `worker/aggregate/naming.ts`).
  *
  * A worker config reload does not end a session for a change to its servers: the session is
- * handed the new config (`AggregateSession.reconfigure`) and binds its servers afresh
- * (`bindingOf`), with the parts of the app built for that config (its channel opener and audit)
- * where that app is the one in force for this session table.
+ * handed the new config (`AggregateSession.reconfigure`) with the parts of the app built for it
+ * (its channel opener and audit, `ConfigInForce`), and binds its servers afresh (`bindingOf`).
  *
  * @module
  */
@@ -56,15 +55,7 @@ export interface AggregateDeps {
   requestCounters: AgentRequestCounters;
 }
 
-/**
- * The deps of the app last built over each session table: a reload builds the app of its config
- * before handing that config to the live sessions, which then open servers with that app's
- * channel opener (its deadline, its audit of refused opens) rather than their first app's.
- */
-const depsInForce = new WeakMap<SessionTable, AggregateDeps>();
-
 export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables: AgentVariables }> {
-  depsInForce.set(deps.sessions, deps);
   return async function aggregate(c) {
     const agent = c.get('agent');
     // A modern (2026-07-28) request is served statelessly (`modern/modern-aggregate.ts`); the rest is today's path.
@@ -78,10 +69,7 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
         id: sessionId,
         agent: agent.name,
         binding: bindingOf(session, deps),
-        rebind: (next: ConfigInForce) => {
-          const current = depsInForce.get(deps.sessions);
-          return bindingOf(session, current?.config === next.config ? current : { ...deps, config: next.config, audit: next.audit });
-        },
+        rebind: (next: ConfigInForce) => bindingOf(session, next),
         clientInfo: initialize.params.clientInfo as Implementation,
         agentCapabilities: initialize.params.capabilities as ClientCapabilities,
         openTimeoutMs: deps.openTimeoutMs,

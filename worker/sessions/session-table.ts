@@ -20,11 +20,16 @@ import type { LegacyPostBody } from './legacy-post-body.ts';
 import { EndedSessions, type SessionEnd } from './ended-sessions.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { WorkerAudit } from '../audit/worker-audit.ts';
+import type { ChannelOpener } from '../routing/channel-opener.ts';
 
-/** A config a reload put in force, with its audit, for the sessions that follow a change themselves. */
+/**
+ * A config a reload put in force, with the parts of its app a session that follows a change itself
+ * opens servers with: its audit, and its channel opener (its open deadline, its record of failed opens).
+ */
 export interface ConfigInForce {
   readonly config: WorkerConfig;
   readonly audit: WorkerAudit;
+  readonly open: ChannelOpener;
 }
 
 /** One agent session as the table sees it; the route that created it owns the rest. */
