@@ -65,6 +65,7 @@ interface CodeRecord {
   redirectUriSent?: boolean;
   codeChallenge: string;
   resource: string;
+  /** Set by versions that took the record to redeem it (a code lives 60 s): now its `.redeemed` mark says so. */
   used?: true;
 }
 
@@ -156,28 +157,28 @@ export class Grants {
    * A request that is merely wrong (another client, another redirect URI, a resource the grant
    * does not cover) is refused before the code is used up, so the right one still works; a wrong
    * PKCE verifier uses it up and revokes its grant (whoever sent it may hold a stolen code).
+   *
+   * A code is used up by writing its redemption mark (`add`: the first writer's stays), not by
+   * taking its record, which stays until it expires: so a second redemption, even one that
+   * arrives while the first is still under way, finds the code and the first one's mark, and
+   * revokes the grant, as a replay must. (Taking the record let a redemption that came just
+   * after the take see no code at all, "unknown", and revoke nothing.)
    */
   async redeemCode(input: { code: string; clientId: string; redirectUri: string | undefined; codeVerifier: string; resource?: string }): Promise<IssuedTokens> {
     const id = await sha256Hex(input.code);
-    const peek = asRecord<CodeRecord>(await this.#store.get('code', id));
-    if (peek === undefined) throw invalidGrant('The authorization code is unknown or expired');
-    if (peek.used !== true) {
-      if (peek.clientId !== input.clientId) throw invalidGrant('The authorization code was issued to another client');
-      if (input.redirectUri === undefined && peek.redirectUriSent !== false) throw invalidRequest('Missing redirect_uri: the authorization request sent one, and this request must repeat it');
-      if (input.redirectUri !== undefined && peek.redirectUri !== input.redirectUri) throw invalidGrant('The redirect_uri differs from the one of the authorization request');
-      if (input.resource !== undefined && !covers(peek.resource, input.resource)) {
-        throw new OAuthError('invalid_target', `The resource "${input.resource}" is not covered by the authorization request's ("${peek.resource}")`);
-      }
-    }
-    const record = asRecord<CodeRecord>(await this.#store.take('code', id));
+    const record = asRecord<CodeRecord>(await this.#store.get('code', id));
     if (record === undefined) throw invalidGrant('The authorization code is unknown or expired');
-    if (record.used === true) {
-      await this.#store.delete('grant', record.grantId);
-      this.#options.log.warn('OAuth authorization code presented twice: its grant is revoked', { client: record.clientId });
-      throw invalidGrant('The authorization code was already used: every token issued from it is revoked');
+    const markId = `${id}.redeemed`;
+    if (record.used === true || (await this.#store.get('code', markId)) !== undefined) throw await this.#replayed(record);
+    if (record.clientId !== input.clientId) throw invalidGrant('The authorization code was issued to another client');
+    if (input.redirectUri === undefined && record.redirectUriSent !== false) throw invalidRequest('Missing redirect_uri: the authorization request sent one, and this request must repeat it');
+    if (input.redirectUri !== undefined && record.redirectUri !== input.redirectUri) throw invalidGrant('The redirect_uri differs from the one of the authorization request');
+    if (input.resource !== undefined && !covers(record.resource, input.resource)) {
+      throw new OAuthError('invalid_target', `The resource "${input.resource}" is not covered by the authorization request's ("${record.resource}")`);
     }
-    // Remembered as used until it would have expired, so a replay is recognised (and revokes).
-    await this.#store.put('code', id, json({ ...record, used: true }), this.#options.now() + CODE_TTL_MS);
+    const mark = randomSecret('');
+    const kept = await this.#store.add('code', markId, mark, this.#options.now() + CODE_TTL_MS);
+    if (kept !== mark) throw await this.#replayed(record);
     if (!(await pkceMatches(input.codeVerifier, record.codeChallenge))) {
       await this.#store.delete('grant', record.grantId);
       throw invalidGrant('PKCE verification failed: the code_verifier does not match the code_challenge');
@@ -186,6 +187,13 @@ export class Grants {
     if (grant === undefined) throw invalidGrant('The grant of this authorization code was revoked');
     if (!this.#options.stillApproved(grant)) throw invalidGrant(STALE_APPROVAL);
     return this.#issue(record.grantId, grant, input.resource ?? grant.resource);
+  }
+
+  /** A code presented again: its grant, and every token issued from it, is revoked. */
+  async #replayed(record: CodeRecord): Promise<OAuthError> {
+    await this.#store.delete('grant', record.grantId);
+    this.#options.log.warn('OAuth authorization code presented twice: its grant is revoked', { client: record.clientId });
+    return invalidGrant('The authorization code was already used: every token issued from it is revoked');
   }
 
   /**

@@ -277,6 +277,23 @@ describe('refusals', () => {
     expect(use.status).toBe(401);
   });
 
+  it('revokes what a code issued when it is redeemed twice at once, as a replay after the first does', async () => {
+    const { fetchFn } = await setup();
+    const { clientId, code, verifier } = await approvedCode(fetchFn);
+    const fields = { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier };
+    const answers = await Promise.all([1, 2, 3, 4].map(async () => {
+      const res = await post(fetchFn, '/oauth/token', fields);
+      return { status: res.status, body: (await res.json()) as { access_token?: string; error?: string } };
+    }));
+    // At most one redemption gets tokens (often none: the grant is gone before it issues), and none of them work.
+    expect(answers.filter((a) => a.status !== 200).map((a) => a.body.error)).toEqual(Array(answers.filter((a) => a.status !== 200).length).fill('invalid_grant'));
+    expect(answers.filter((a) => a.status === 200).length).toBeLessThanOrEqual(1);
+    for (const { body } of answers.filter((a) => a.body.access_token !== undefined)) {
+      const use = await fetchFn(`${BASE}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${body.access_token}` }, body: INIT });
+      expect(use.status).toBe(401);
+    }
+  });
+
   it('refuses a foreign redirect URI on a page, without redirecting to it', async () => {
     const { fetchFn } = await setup();
     const { url } = await approvedCode(fetchFn);
