@@ -10,7 +10,8 @@
  *   (RFC 6749 §4.1.2: the code may have been stolen);
  * - an access token lives `access-token-seconds`;
  * - a refresh token is replaced on every use (OAuth 2.1 §4.3.1, public clients); the used one is
- *   remembered until it would have expired, and presenting it again revokes the grant.
+ *   remembered until it would have expired, and presenting it again revokes the grant, unless
+ *   within 10 s of its first use (`REFRESH_REUSE_GRACE_MS`: one client's requests refreshing at once).
  *
  * A grant also keeps the `token-sha256` of its agent and of whoever approved it (the agent, or the
  * admin) at that moment: once either token is changed or removed in the worker config, the grant's
@@ -25,6 +26,12 @@ import type { JsonValue, OAuthStore } from './oauth-store.ts';
 import { silentWorkerLogger, type WorkerLogger } from '../../log.ts';
 
 export const CODE_TTL_MS = 60_000;
+/**
+ * How long after its first use a replaced refresh token still refreshes instead of revoking its
+ * grant: a client's requests that all met an expired access token refresh within a second or
+ * two; a thief presenting a stolen one later is caught as before.
+ */
+export const REFRESH_REUSE_GRACE_MS = 10_000;
 export const SCOPE = 'mcp';
 
 export interface GrantOptions {
@@ -67,6 +74,11 @@ interface CodeRecord {
   resource: string;
   /** Set by versions that took the record to redeem it (a code lives 60 s): now its `.redeemed` mark says so. */
   used?: true;
+}
+
+/** When a refresh token was first used (its `.used` mark). */
+interface UseMark {
+  at: number;
 }
 
 interface TokenRecord {
@@ -198,23 +210,33 @@ export class Grants {
 
   /**
    * The refresh_token grant: rotates the refresh token; a replaced one presented again revokes
-   * the grant. `resource` may narrow a grant for the whole worker to one endpoint (RFC 8707 §2.2).
+   * the grant, unless within {@link REFRESH_REUSE_GRACE_MS} of its first use, when it is
+   * refreshed once more (a client's requests that met an expired access token together each
+   * refresh with the one token it holds: the MCP SDK's client does, from its GET stream and a
+   * POST). `resource` may narrow a grant for the whole worker to one endpoint (RFC 8707 §2.2).
+   *
+   * A refresh token is used up by writing its use mark (`add`: the first writer's stays), not by
+   * taking its record, which stays until it expires: so a second use arriving while the first is
+   * still under way finds the token and the first one's mark, as one arriving later does.
    */
   async refresh(input: { refreshToken: string; clientId: string; resource?: string }): Promise<IssuedTokens> {
     const id = await sha256Hex(input.refreshToken);
-    // Checked before it is used up, so a request that is merely wrong does not cost the client its grant.
-    const peek = asRecord<TokenRecord>(await this.#store.get('refresh', id));
-    if (peek === undefined) throw invalidGrant('The refresh token is unknown, expired or revoked');
-    const grant = await this.#grant(peek.grantId);
-    if (peek.used === true) {
-      await this.#store.delete('grant', peek.grantId);
+    const record = asRecord<TokenRecord>(await this.#store.get('refresh', id));
+    if (record === undefined) throw invalidGrant('The refresh token is unknown, expired or revoked');
+    const grant = await this.#grant(record.grantId);
+    const markId = `${id}.used`;
+    const now = this.#options.now();
+    // A record marked used is one of a version that took it to use it: when, it did not say.
+    const used = record.used === true ? { at: 0 } : asRecord<UseMark>(await this.#store.get('refresh', markId));
+    if (used !== undefined && now - used.at > REFRESH_REUSE_GRACE_MS) {
+      await this.#store.delete('grant', record.grantId);
       this.#options.log.warn('OAuth refresh token reused: its grant is revoked', { client: grant?.clientId ?? null, agent: grant?.agent ?? null });
       throw invalidGrant('The refresh token was already used: the grant is revoked (sign in again)');
     }
     if (grant === undefined) throw invalidGrant('The refresh token was revoked');
     if (grant.clientId !== input.clientId) throw invalidGrant('The refresh token was issued to another client');
     if (!this.#options.stillApproved(grant)) {
-      await this.#store.delete('grant', peek.grantId);
+      await this.#store.delete('grant', record.grantId);
       this.#options.log.info('OAuth grant ended: a token that approved it was changed', { client: grant.clientId, agent: grant.agent });
       throw invalidGrant(STALE_APPROVAL);
     }
@@ -222,14 +244,10 @@ export class Grants {
     if (!covers(grant.resource, resource)) {
       throw new OAuthError('invalid_target', `The resource "${resource}" is not covered by the grant ("${grant.resource}")`);
     }
-    const record = asRecord<TokenRecord>(await this.#store.take('refresh', id));
-    if (record === undefined || record.used === true) {
-      await this.#store.delete('grant', peek.grantId);
-      throw invalidGrant('The refresh token was used twice at once: the grant is revoked (sign in again)');
-    }
-    await this.#store.put('refresh', id, json({ ...record, used: true }), grant.createdAt + this.#options.refreshTtlMs);
+    // The first use marks the token; a use that loses the race to mark it is one within the grace, as is any later one.
+    if (used === undefined) await this.#store.add('refresh', markId, json({ at: now }), grant.createdAt + this.#options.refreshTtlMs);
     // A refreshed grant lives another refresh lifetime.
-    const renewed: GrantRecord = { ...grant, createdAt: this.#options.now() };
+    const renewed: GrantRecord = { ...grant, createdAt: now };
     await this.#store.put('grant', record.grantId, json(renewed), renewed.createdAt + this.#options.refreshTtlMs);
     return this.#issue(record.grantId, renewed, resource);
   }

@@ -27,7 +27,7 @@ export const BuiltInServerSchema = z.strictObject({
     .check(z.describe('Lifetime of an access token, in seconds (60 to 86400); clients renew it with their refresh token')),
   'refresh-token-days': z
     ._default(z.number().check(z.int(), z.gte(1), z.lte(365)), DEFAULT_REFRESH_TOKEN_DAYS)
-    .check(z.describe('Lifetime of a refresh token, in days; each use replaces it with a new one, and reusing a replaced one revokes the whole grant')),
+    .check(z.describe('Lifetime of a refresh token, in days; each use replaces it with a new one, and reusing a replaced one more than 10 s after its first use revokes the whole grant')),
   'client-id-metadata-documents': z
     ._default(z.boolean(), true)
     .check(z.describe('Accept https client_id URLs (Client ID Metadata Documents), fetched with SSRF protection')),

@@ -19,6 +19,7 @@ import { decodeBase64Url, encodeBase64Url as base64url } from '../../../shared/b
 import { sha256 } from '../../../shared/credentials.ts';
 import { ServerKey } from './server-key.ts';
 import { FileOAuthStore } from './store/file-oauth-store.ts';
+import { REFRESH_REUSE_GRACE_MS } from './grants.ts';
 
 const decodeHex = (hex: string) => Uint8Array.from(hex.match(/../g)!, (byte) => parseInt(byte, 16));
 
@@ -148,7 +149,8 @@ describe('the SDK client flow', () => {
   });
 
   it('refreshes with rotation, and a reused refresh token revokes the whole grant', async () => {
-    const { fetchFn } = await setup();
+    let clock = Date.now();
+    const { fetchFn } = await setup({ now: () => clock });
     const { provider, tokens } = await login(fetchFn, '/mcp', 'alice-token');
     const asMeta = { issuer: BASE, authorization_endpoint: `${BASE}/oauth/authorize`, token_endpoint: `${BASE}/oauth/token`, response_types_supported: ['code'] };
     const refreshed = await refreshAuthorization(BASE, { metadata: asMeta, clientInformation: provider.clientInfo!, refreshToken: tokens.refresh_token!, resource: new URL(`${BASE}/mcp`), fetchFn });
@@ -156,11 +158,36 @@ describe('the SDK client flow', () => {
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
     expect((await (await mcpClient(fetchFn, '/mcp', refreshed.access_token)).listTools()).tools.length).toBeGreaterThan(0);
 
+    // Past the grace a client's own requests refreshing together get.
+    clock += REFRESH_REUSE_GRACE_MS + 1;
     const reuse = await post(fetchFn, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: provider.clientInfo!.client_id });
     expect(reuse.status).toBe(400);
     expect(await reuse.json()).toEqual({ error: 'invalid_grant', error_description: 'The refresh token was already used: the grant is revoked (sign in again)' });
     const after = await fetchFn(`${BASE}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${refreshed.access_token}` }, body: INIT });
     expect(after.status).toBe(401);
+  });
+
+  it('refreshes every one of a client\'s requests that refresh with the same token at once, and revokes on a reuse past the grace', async () => {
+    let clock = Date.now();
+    const { fetchFn } = await setup({ now: () => clock });
+    const { provider, tokens } = await login(fetchFn, '/mcp', 'alice-token');
+    const refresh = async (token: string) => {
+      const res = await post(fetchFn, '/oauth/token', { grant_type: 'refresh_token', refresh_token: token, client_id: provider.clientInfo!.client_id });
+      return { status: res.status, body: (await res.json()) as { access_token?: string; refresh_token?: string; error_description?: string } };
+    };
+    // The MCP SDK's client refreshes from each request that met a 401 (its GET stream and a POST), with the one token it holds.
+    const together = await Promise.all([refresh(tokens.refresh_token!), refresh(tokens.refresh_token!), refresh(tokens.refresh_token!)]);
+    expect(together.map((r) => r.status)).toEqual([200, 200, 200]);
+    clock += 5_000;
+    const late = await refresh(tokens.refresh_token!);
+    expect(late.status).toBe(200);
+    for (const { body } of [...together, late]) expect((await (await mcpClient(fetchFn, '/mcp', body.access_token!)).listTools()).tools.length).toBeGreaterThan(0);
+
+    clock += REFRESH_REUSE_GRACE_MS;
+    expect(await refresh(tokens.refresh_token!)).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'The refresh token was already used: the grant is revoked (sign in again)' } });
+    const after = await fetchFn(`${BASE}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${late.body.access_token}` }, body: INIT });
+    expect(after.status).toBe(401);
+    expect((await refresh(late.body.refresh_token!)).status).toBe(400);
   });
 
   it('issues no refresh token to a client that registered only the authorization_code grant, and refuses it the refresh_token grant (RFC 7591 §2)', async () => {
