@@ -234,6 +234,8 @@ describe('switchyard start', () => {
       await waitUntil(() => printed.err.includes('note: trust profile "demo" changed'), 'the edit to be put in force', 20_000);
       const pinned = (JSON.parse(readFileSync(join(state, 'worker.json'), 'utf8')) as { agents: Array<{ 'trust-context': { 'trust-profile-revision': string } }> }).agents[0]!['trust-context']['trust-profile-revision'];
       expect(printed.err).toContain(`new sessions run under the edited profile (revision ${pinned})`);
+      // The host's entry says so too, as host add would record it.
+      expect((JSON.parse(readFileSync(join(state, 'worker.json'), 'utf8')) as { hosts: Array<{ 'trust-profiles': Record<string, string> }> }).hosts[0]!['trust-profiles'].demo).toBe(pinned);
 
       // The session that ran under the wider grant no longer writes there.
       await write(before, 'after-old-session.txt');
@@ -260,6 +262,23 @@ describe('switchyard start', () => {
     }
     // Until the worker reads its config again, a launch it asks for names the old revision and is refused (at warn): nothing fails.
     expect(printed.err.split('\n').filter((line) => line.includes('"level":"error"'))).toEqual([]);
+  }, 120_000);
+
+  it('records its host\'s trust profiles in worker.json, as host add would, so agent add --trust-profile pins one on it', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'sy-start-pin-'));
+    try {
+      const run = await startAndStop(state);
+      expect(run.code, run.err).toBe(0);
+      const workerJson = join(state, 'worker.json');
+      const added = spawnSync(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'agent', 'add', 'bob', '--servers', 'memory', '--trust-profile', 'demo', '--config', workerJson], { cwd: REPO, encoding: 'utf8' });
+      expect(added.status, added.stderr).toBe(0);
+      const config = JSON.parse(readFileSync(workerJson, 'utf8')) as { agents: Array<{ name: string; 'trust-context'?: { 'trust-profile-revision': string } }>; hosts: Array<{ 'trust-profiles'?: Record<string, string> }> };
+      const demo = config.hosts[0]!['trust-profiles']?.demo;
+      expect(demo).toMatch(/^sha256:/);
+      expect(config.agents.map((a) => [a.name, a['trust-context']?.['trust-profile-revision']])).toEqual([['you', demo], ['bob', demo]]);
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
   }, 120_000);
 
   it('keeps an edited or broken generated file as FILE.previous, says so on stderr once, and regenerates it', async () => {

@@ -154,10 +154,20 @@ export async function runStart(argv: string[]): Promise<number> {
   const token = ensureSecret(join(stateDir, 'agent.token'), 'sy_');
   const entityId = 'this-machine';
   const { configDir, key } = await writeSidecarFiles(stateDir);
+  /**
+   * Each trust profile of the sidecar dir by its revision, as `sidecar host-entry` reports them for
+   * `host add` to record: so `agent add --trust-profile NAME` on this worker.json pins what this
+   * host has, as on a worker that took a host's line.
+   */
+  const hostProfiles = async (): Promise<Record<string, string>> => {
+    const profiles: Record<string, string> = {};
+    for (const entry of await new TrustProfileStore(join(configDir, 'trust-profiles')).list()) if (!('error' in entry)) profiles[entry.ref] = entry.revision;
+    return profiles;
+  };
   const demoRevision = async () => (await new TrustProfileStore(join(configDir, 'trust-profiles')).load('demo')).revision;
   const workerConfig = join(stateDir, 'worker.json');
   const tokenHash = await sha256Hex(token);
-  const writeWorkerConfig = (revision: string) =>
+  const writeWorkerConfig = (revision: string, profiles: Record<string, string>) =>
     writeGeneratedJson(
       stateDir,
       workerConfig,
@@ -170,7 +180,7 @@ export async function runStart(argv: string[]): Promise<number> {
             'trust-context': { 'trust-profile-ref': 'demo', 'trust-profile-revision': revision, containment: 'required' },
           },
         ],
-        hosts: [{ 'entity-id': entityId, 'public-key': key.publicKey }],
+        hosts: [{ 'entity-id': entityId, 'public-key': key.publicKey, 'trust-profiles': { ...profiles, demo: revision } }],
         servers: {
           everything: { executor: { type: 'user-computer-profile', 'entity-id': entityId, target: { type: 'local' } } },
           filesystem: { executor: { type: 'reverse-http', 'entity-id': entityId } },
@@ -187,7 +197,8 @@ export async function runStart(argv: string[]): Promise<number> {
       0o600,
     );
   let pinned = await demoRevision();
-  writeWorkerConfig(pinned);
+  let reported = await hostProfiles();
+  writeWorkerConfig(pinned, reported);
   /**
    * After the sidecar put an edit of its config dir in force (ending the servers a changed profile
    * affects), the worker is told the demo profile's new revision, as `host add` would tell it: one
@@ -195,12 +206,15 @@ export async function runStart(argv: string[]): Promise<number> {
    */
   const repin = async () => {
     const revision = await demoRevision();
-    if (revision === pinned) return;
+    const profiles = await hostProfiles();
+    if (revision === pinned && JSON.stringify(profiles) === JSON.stringify(reported)) return;
     if (!isAsGenerated(stateDir, workerConfig)) {
-      process.stderr.write(`warning: trust profile "demo" changed, but ${workerConfig} was edited since start wrote it, so it still expects revision ${pinned}: new sessions are refused (trust-profile-stale) until it names ${revision}\n`);
+      if (revision !== pinned) process.stderr.write(`warning: trust profile "demo" changed, but ${workerConfig} was edited since start wrote it, so it still expects revision ${pinned}: new sessions are refused (trust-profile-stale) until it names ${revision}\n`);
       return;
     }
-    writeWorkerConfig(revision);
+    writeWorkerConfig(revision, profiles);
+    reported = profiles;
+    if (revision === pinned) return;
     pinned = revision;
     process.stderr.write(`note: trust profile "demo" changed: the servers running under it were ended, and new sessions run under the edited profile (revision ${revision}); the next start regenerates it, keeping your copy as demo.json.previous\n`);
   };
