@@ -3,7 +3,7 @@
  * own OAuth client runs the whole flow against the bundle under workerd (discovery, dynamic
  * registration, the consent signed in with the agent's token, the code exchange), each step served
  * by whichever isolate or object the request reaches, then calls host A's server with the access
- * token it got; a refresh rotates the token, and the used refresh token is refused.
+ * token it got; a refresh rotates the token, and a replayed code revokes everything issued from it.
  */
 import { auth, refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,11 +46,20 @@ describe('the built-in OAuth server on workerd', () => {
       await closeClient(client);
     }
 
-    // Refresh tokens rotate: the store's take lets each be used once.
+    // Refresh tokens rotate; a second use within the grace (one client's requests refreshing together) gets tokens of its own.
     const metadata = await (await fetch(`${stack.url}/.well-known/oauth-authorization-server`)).json();
     const refresh = { metadata, clientInformation: provider.clientInformation()!, refreshToken: tokens.refresh_token!, resource: new URL(serverUrl) };
     const rotated = await refreshAuthorization(stack.url, refresh);
-    expect(rotated.access_token).not.toBe(tokens.access_token);
-    await expect(refreshAuthorization(stack.url, refresh)).rejects.toThrow();
+    const again = await refreshAuthorization(stack.url, refresh);
+    expect(new Set([tokens.access_token, rotated.access_token, again.access_token]).size).toBe(3);
+    // The code, used up in the shared state, is refused when presented again, and its grant with every token from it revoked.
+    const replay = await fetch(`${stack.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: code!, client_id: provider.clientInformation()!.client_id, redirect_uri: REDIRECT, code_verifier: provider.codeVerifier() }),
+    });
+    expect([replay.status, await replay.json()]).toEqual([400, { error: 'invalid_grant', error_description: 'The authorization code was already used: every token issued from it is revoked' }]);
+    await expect(connectClient(serverUrl, again.access_token)).rejects.toThrow();
+    await expect(refreshAuthorization(stack.url, { ...refresh, refreshToken: again.refresh_token! })).rejects.toThrow();
   }, 120_000);
 });
