@@ -60,6 +60,26 @@ export function createLinkOriginCheck(options: LinkOriginOptions): (host: string
   };
 }
 
+/**
+ * Why a proof the host signed for `signedFor` does not link to this worker, whose origin is
+ * `own`. A proof for a loopback worker that reaches one with another origin is, in practice, a
+ * sidecar on the worker's own machine dialling it there while `public-url` names its public
+ * address (a `wrangler dev` run with the deployed config): said as such, with its fixes, where
+ * the general case speaks of a relay or a proxy rewriting `Host`.
+ */
+export function wrongOriginMessage(entityId: string, what: 'link request' | 'challenge', signedFor: string, own: string): string {
+  const head = `Host "${entityId}" signed this ${what} for worker "${signedFor}", but this worker is "${own}"`;
+  if (isLoopbackOrigin(signedFor) && !isLoopbackOrigin(own)) {
+    return `${head} (its "public-url"): its sidecar dialled it on this machine. To link on loopback beside the public URL, set "link-on-loopback": true in the worker config (Deno and Node); under wrangler dev, set "public-url" to http://${signedFor} in the config it runs with, or leave it out`;
+  }
+  return `${head}: a link relayed through another worker is refused; if a proxy rewrites Host, set "public-url" in the worker config to this worker's public URL`;
+}
+
+/** Whether an origin as proofs name it (`canonicalOrigin`: host and port, no scheme) is a loopback one. */
+function isLoopbackOrigin(origin: string): boolean {
+  return isLoopbackHostname(hostnameOf(origin));
+}
+
 /** Whether `host`'s port (80 or 443 when it names none) is `listening`; undefined when the port this worker listens on is not known. */
 function portMatches(host: string, listening: number | undefined): boolean | undefined {
   if (listening === undefined) return undefined;

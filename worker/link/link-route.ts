@@ -40,7 +40,7 @@ import { unrefTimer } from '../../shared/unref-timer.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../auth/host-origin.ts';
 import { createHostVerifier, type HostKeyEntry, type HostVerifier } from './host-auth.ts';
 import type { HostLinkRegistry } from './host-link-registry.ts';
-import type { LinkOriginOptions } from './link-origin.ts';
+import { wrongOriginMessage, type LinkOriginOptions } from './link-origin.ts';
 import { createLinkUpgradeGate, UNKNOWN_KEY_FIX } from './link-upgrade-gate.ts';
 import { PendingHandshakes, type PendingHandshakeLimits } from './pending-handshakes.ts';
 import type { SpentProofStore } from './spent-upgrade-proofs.ts';
@@ -201,7 +201,7 @@ async function checkProof(verifier: HostVerifier, entityId: string, expected: { 
   if (proof.origin !== origin && proof.origin !== also && (await verifier.verify(entityId, { origin: proof.origin, nonce }, proof.signature))) {
     return {
       ok: false,
-      message: `Host "${entityId}" signed this challenge for worker "${proof.origin}", but this worker is "${origin}": a link relayed through another worker is refused; if a proxy rewrites Host, set "public-url" in the worker config to this worker's public URL`,
+      message: wrongOriginMessage(entityId, 'challenge', proof.origin, origin),
     };
   }
   return { ok: false, message: `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}` };

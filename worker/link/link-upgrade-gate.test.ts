@@ -59,6 +59,18 @@ describe('link upgrade gate', () => {
     expect(logs.at(-1)?.fields).toMatchObject({ check: 'clock-skew', 'skew-seconds': -412, problem: expect.stringMatching(/^The clock of host "alice-laptop" is 412 s behind the worker's \(2030-01-01T12:00:00Z; at most 300 s apart\)/) });
   });
 
+  it('tells a sidecar that dialled a worker with a public-url on loopback how to link there, and a relayed proof apart', async () => {
+    const { gate, logs } = gateOf({ publicUrl: 'https://switchyard.example.workers.dev' });
+    expect(await gate(request('alice-laptop', await proofOf('alice-laptop')))).toMatchObject({ ok: false, check: 'relayed' });
+    expect(logs.at(-1)?.fields?.problem).toBe(
+      'Host "alice-laptop" signed this link request for worker "127.0.0.1:8787", but this worker is "switchyard.example.workers.dev" (its "public-url"): its sidecar dialled it on this machine. To link on loopback beside the public URL, set "link-on-loopback": true in the worker config (Deno and Node); under wrangler dev, set "public-url" to http://127.0.0.1:8787 in the config it runs with, or leave it out',
+    );
+    const elsewhere = gateOf({ publicUrl: 'https://yard.example.com' });
+    const relayed = await createLinkProofHeader(await hostSigner(KEYS.get('alice-laptop')!), { origin: 'evil.example', entityId: 'alice-laptop', nowMs: NOW });
+    expect(await elsewhere.gate(request('alice-laptop', relayed))).toMatchObject({ ok: false, check: 'relayed' });
+    expect(elsewhere.logs.at(-1)?.fields?.problem).toMatch(/^Host "alice-laptop" signed this link request for worker "evil.example", but this worker is "yard.example.com": a link relayed through another worker is refused/);
+  });
+
   it('logs at most one line a minute per check and host, the next counting those left out, and refuses every request all the same', async () => {
     let now = NOW;
     const { gate, logs } = gateOf({ now: () => now });

@@ -29,7 +29,7 @@ import { LINK_PROOF_HEADER, parseLinkProofHeader, UPGRADE_PROOF_WINDOW_S } from 
 import { EntityIdSchema } from '../../shared/names.ts';
 import type { HostVerifier } from './host-auth.ts';
 import { CoalescedLog } from './coalesced-log.ts';
-import { createLinkOriginCheck, quote, type LinkOriginOptions } from './link-origin.ts';
+import { createLinkOriginCheck, quote, wrongOriginMessage, type LinkOriginOptions } from './link-origin.ts';
 import { SpentUpgradeProofs, type SpentProofStore } from './spent-upgrade-proofs.ts';
 import { peerOf } from './peer-address.ts';
 
@@ -102,7 +102,7 @@ export function createLinkUpgradeGate(options: LinkUpgradeGateOptions): (request
     if (proof.origin !== own && proof.origin !== also) {
       // Signed by the host, but for the worker it dialled: a request relayed from there, or a
       // proxy that rewrote Host. Said apart, so an operator is not sent looking for a wrong key.
-      return refuse(entityId, 'relayed', `Host "${entityId}" signed this link request for worker "${proof.origin}", but this worker is "${own}": a link relayed through another worker is refused; if a proxy rewrites Host, set "public-url" in the worker config to this worker's public URL`);
+      return refuse(entityId, 'relayed', wrongOriginMessage(entityId, 'link request', proof.origin, own));
     }
     // Signed by the host's key: its time is the host's clock (or a copy of an older dial's).
     const nowMs = now();
