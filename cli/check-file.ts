@@ -7,7 +7,7 @@
 import { basename, dirname } from 'node:path';
 import { ValidationError } from '../shared/validation.ts';
 import { parseWorkerConfigText, type WorkerConfig, type WorkerRuntime } from '../worker/config/worker-config.ts';
-import { parseCloudflareConfigText, secretSizeIssues } from '../worker/adapters/cloudflare/cloudflare-config.ts';
+import { cloudflareConfigWarnings, parseCloudflareConfigText, secretSizeIssues } from '../worker/adapters/cloudflare/cloudflare-config.ts';
 import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
 import { type CheckResult, checkSidecarFile, type ConfigKind, unusableFile } from './check-sidecar-file.ts';
 
@@ -50,8 +50,8 @@ export function checkFile(path: string, runtime: CheckRuntime = 'edge', known?: 
   // Told beside any other problem: fixing those rarely makes a config small enough.
   const size = runtime === 'cloudflare' ? secretSizeIssues(text) : [];
   try {
-    parseCheckedWorkerConfig(text, runtime);
-    return { kind, issues: size, warnings: [] };
+    const config = parseCheckedWorkerConfig(text, runtime);
+    return { kind, issues: size, warnings: runtime === 'cloudflare' ? cloudflareConfigWarnings(config) : [] };
   } catch (error) {
     if (error instanceof ValidationError) return { kind, issues: [...error.issues, ...size], warnings: [] };
     throw error;

@@ -228,6 +228,15 @@ describe('switchyard check --runtime cloudflare: what the Workers bundle takes',
     expect(await switchyard('check', big)).toMatchObject({ code: 0 });
   });
 
+  it('warns that link-on-loopback does nothing on Workers, with what to do under wrangler dev', async () => {
+    const file = write('cloudflare-loopback/worker.json', { ...sized(1), 'public-url': 'https://switchyard.example.workers.dev', 'link-on-loopback': true });
+    expect(await switchyard('check', file)).toMatchObject({ code: 0, stdout: `${file}: ok (worker config)\n` });
+    expect(await switchyard('check', '--runtime', 'cloudflare', file)).toMatchObject({
+      code: 0,
+      stdout: `${file}: ok (worker config, 1 warning)\n  warning: link-on-loopback: does nothing on Workers: a sidecar links at "public-url" only; under wrangler dev, set "public-url" to the local URL the sidecar dials (e.g. http://127.0.0.1:8787) in the config it runs with\n`,
+    });
+  });
+
   it('names cloudflare among the runtimes it knows', async () => {
     const file = write('cloudflare-usage/worker.json', sized(1));
     const result = await switchyard('check', '--runtime', 'workers', file);

@@ -23,6 +23,19 @@ export function cloudflareConfigIssues(config: WorkerConfig): ValidationIssue[] 
   return [{ path: 'audit.file', message: 'Workers have no file system: audit lines go to the worker\'s log (wrangler tail, Workers Logs); remove audit.file' }];
 }
 
+/**
+ * What a config asks that Workers take but cannot do, as `path: message` warnings for check:
+ * `link-on-loopback` needs the peer address and the listening port of a socket the worker serves
+ * itself, which a Worker never learns.
+ */
+export function cloudflareConfigWarnings(config: WorkerConfig): ValidationIssue[] {
+  if (config['link-on-loopback'] !== true) return [];
+  return [{
+    path: 'link-on-loopback',
+    message: 'does nothing on Workers: a sidecar links at "public-url" only; under wrangler dev, set "public-url" to the local URL the sidecar dials (e.g. http://127.0.0.1:8787) in the config it runs with',
+  }];
+}
+
 /** Parses a worker config as the Workers bundle does; throws `ValidationError` listing every problem. */
 export function parseCloudflareConfigText(text: string): WorkerConfig {
   const config = parseWorkerConfigText(text, { runtime: 'edge' });
