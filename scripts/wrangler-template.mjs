@@ -20,7 +20,8 @@ export const COMPATIBILITY_FLAGS = ['enable_request_signal'];
 
 export function wranglerTemplate({ name = 'switchyard' } = {}) {
   return `// Switchyard on Cloudflare Workers: \`wrangler deploy\` from this directory.
-// Before the first deploy: wrangler secret put SWITCHYARD_WORKER_CONFIG < worker.json
+// Before the first deploy, send worker.json minified (a secret holds 5 KB) as the config secret:
+//   node -e 'process.stdout.write(JSON.stringify(JSON.parse(require("fs").readFileSync(0, "utf8"))))' < worker.json | npx wrangler secret put SWITCHYARD_WORKER_CONFIG
 // Set its "public-url" to this worker's URL (https://<name>.<subdomain>.workers.dev, or your custom
 // domain): that alone lets sidecars and agents use it; "allowed-hosts" is for any other name.
 {

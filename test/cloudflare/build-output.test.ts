@@ -83,7 +83,10 @@ describe('a build beside an edited wrangler.jsonc', () => {
 
   it('replaces a template an earlier build wrote before it kept a record, and keeps any other file it finds', async () => {
     // What builds wrote at commit 463476d, before the record and no_bundle.
-    const earlier = (wranglerTemplate() as string).replace(/\n {2}\/\/ worker\.js is already one minified file[^\n]*\n {2}"no_bundle": true,/, '');
+    const earlier = (wranglerTemplate() as string)
+      .replace(/\n {2}\/\/ worker\.js is already one minified file[^\n]*\n {2}"no_bundle": true,/, '')
+      // Its first comment, before it said to send the config minified.
+      .replace(/\/\/ Before the first deploy, send worker\.json minified[^\n]*\n\/\/ {3}node -e [^\n]*\n/, '// Before the first deploy: wrangler secret put SWITCHYARD_WORKER_CONFIG < worker.json\n');
     expect(earlier).not.toContain('no_bundle');
     const out = join(dir, 'unrecorded');
     put(join(out, 'wrangler.jsonc'), earlier);

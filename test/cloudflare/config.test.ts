@@ -34,7 +34,7 @@ describe('the worker config on workerd', () => {
     const { worker, statuses } = await answers(undefined);
     expect(statuses).toEqual([500, 500, 500]);
     const log = worker.errorLines().join('\n');
-    expect(log).toContain('No worker config: set SWITCHYARD_WORKER_CONFIG, deployed with wrangler secret put SWITCHYARD_WORKER_CONFIG < worker.json');
+    expect(log).toContain('No worker config: set SWITCHYARD_WORKER_CONFIG, deployed with wrangler secret put SWITCHYARD_WORKER_CONFIG given worker.json minified (a secret holds 5 KB; the README has the command)');
     expect(log).toContain('under wrangler dev in a .dev.vars file next to wrangler.jsonc holding the line SWITCHYARD_WORKER_CONFIG=');
   });
 

@@ -50,7 +50,7 @@ export function loadFromEnv(env: SwitchyardEnv, component: string): Loaded {
  * `wrangler secret put` sets nothing for `wrangler dev`, which reads `.dev.vars` instead, and only
  * when it starts: a user trying the worker locally first must be told so.
  */
-export const NO_CONFIG = 'No worker config: set SWITCHYARD_WORKER_CONFIG, deployed with wrangler secret put SWITCHYARD_WORKER_CONFIG < worker.json, ' +
+export const NO_CONFIG = 'No worker config: set SWITCHYARD_WORKER_CONFIG, deployed with wrangler secret put SWITCHYARD_WORKER_CONFIG given worker.json minified (a secret holds 5 KB; the README has the command), ' +
   'or under wrangler dev in a .dev.vars file next to wrangler.jsonc holding the line SWITCHYARD_WORKER_CONFIG=\'<worker.json as one line of JSON>\' (then restart wrangler dev)';
 
 function parse(text: string | undefined, level: string | undefined, keys: string | undefined): Loaded {
