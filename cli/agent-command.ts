@@ -21,7 +21,7 @@ import { isCleartextRemote } from '../sidecar/link/worker-url.ts';
 import { LocalError } from '../shared/errors.ts';
 import { launchesOnHost } from '../worker/link/host-expectations.ts';
 import { clientConfigs, reachableFromTheCloud } from './state-dir.ts';
-import { openWorkerConfig, saveWorkerConfig, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
+import { openWorkerConfig, saveWorkerConfig, WHEN_THE_WORKER_HAS_IT, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
 
 const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required] [--url URL] --config worker.json | agent set NAME [--servers a,b] [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required|none] [--dry-run] --config worker.json | agent pin NAME [--dry-run] --config worker.json | agent remove NAME --config worker.json';
 
@@ -116,6 +116,7 @@ async function add(name: string, values: Record<string, string | boolean | undef
   process.stdout.write(
     [
       `${file.created ? 'Created' : 'Updated'} ${file.path}: + agent "${name}" using ${servers.join(', ')}${ref !== undefined ? ` under trust profile "${ref}" at ${revision}` : ''}`,
+      WHEN_THE_WORKER_HAS_IT,
       '',
       'Its token, shown this once (the worker config keeps only its sha-256; lost, remove the agent and add it again):',
       '',
@@ -160,7 +161,7 @@ function pin(name: string, dryRun: boolean, file: WorkerConfigFile): number {
   const entry = raw.agents.find((a) => a.name === name)!['trust-context'] as Record<string, string>;
   entry['trust-profile-revision'] = revision;
   saveWorkerConfig(file, raw);
-  process.stdout.write(`Updated ${file.path}:\n  ${change}\n`);
+  process.stdout.write(`Updated ${file.path}:\n  ${change}\n${WHEN_THE_WORKER_HAS_IT}\n`);
   return 0;
 }
 
@@ -208,7 +209,7 @@ function set(name: string, values: Record<string, string | boolean | undefined>,
   if (ref !== undefined) entry['trust-context'] = { 'trust-profile-ref': ref, 'trust-profile-revision': revision, ...(containment !== undefined ? { containment } : {}) };
   saveWorkerConfig(file, raw);
   process.stdout.write(
-    `Updated ${file.path} (the agent's token is unchanged; once the worker has the new config, its sessions using a server it lost${changes.some((c) => c.includes('trust profile') || c.includes('containment')) ? ', and all of them, since its trust context changed,' : ''} end):\n${changes.map((c) => `  ${c}`).join('\n')}\n`,
+    `Updated ${file.path} (the agent's token is unchanged; once the worker has the new config, its sessions using a server it lost${changes.some((c) => c.includes('trust profile') || c.includes('containment')) ? ', and all of them, since its trust context changed,' : ''} end):\n${changes.map((c) => `  ${c}`).join('\n')}\n${WHEN_THE_WORKER_HAS_IT}\n`,
   );
   return 0;
 }
@@ -218,7 +219,7 @@ function remove(name: string, file: WorkerConfigFile): number {
   const raw: RawWorkerConfig = structuredClone(file.raw);
   raw.agents = raw.agents.filter((a) => a.name !== name);
   saveWorkerConfig(file, raw);
-  process.stdout.write(`Updated ${file.path}: - agent "${name}" (its token no longer works once the worker has the new config)\n`);
+  process.stdout.write(`Updated ${file.path}: - agent "${name}" (its token no longer works once the worker has the new config)\n${WHEN_THE_WORKER_HAS_IT}\n`);
   return 0;
 }
 

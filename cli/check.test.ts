@@ -100,6 +100,8 @@ describe('switchyard check', () => {
     expect(stdout).toContain('\n  check [--runtime edge|node|cloudflare] FILE|DIR...\n');
     expect(stdout).toMatch(/\n {2}check worker\.json DIR {2,}\S/);
     expect((await switchyard('check', '--help')).stdout).toContain('\n       switchyard check [--runtime edge|node|cloudflare] worker.json DIR\n');
+    // Every agent command the README uses, agent set among them.
+    expect(stdout.split('\n').filter((l) => /^ {2}agent \w+/.test(l)).map((l) => l.trim().split(' ').slice(0, 2).join(' '))).toEqual(['agent add', 'agent set', 'agent pin', 'agent remove']);
   });
 
   it('prints help for every command', async () => {

@@ -22,6 +22,8 @@ Commands:
   host add --config FILE 'LINE' Add a workstation's host line to a worker config (key, servers, pins)
   agent add NAME --servers a,b [--trust-profile REF] --config FILE
                                 Add an agent: a fresh token (printed once), paste-ready client configs
+  agent set NAME [--servers a,b] [--trust-profile REF] --config FILE
+                                Change an agent's servers or trust profile, keeping its token
   agent pin NAME --config FILE  Pin an agent's trust profile at the revision its hosts reported
   agent remove NAME --config FILE
                                 Remove an agent, revoking its token

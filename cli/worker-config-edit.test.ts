@@ -11,6 +11,7 @@ import { parseWorkerConfig } from '../worker/config/worker-config.ts';
 import { runAgentCommand } from './agent-command.ts';
 import { runHostAddCommand } from './host-add.ts';
 import { formatJson } from './json-file.ts';
+import { WHEN_THE_WORKER_HAS_IT } from './worker-config-file.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'sy-config-edit-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -202,7 +203,7 @@ describe('switchyard agent add / remove', () => {
     // A server it loses is all that changes; the pin stays as the hosts report it.
     out = '';
     await runAgentCommand(['set', 'a', '--servers', 'notes', '--config', path]);
-    expect(out).toBe(`Updated ${path} (the agent's token is unchanged; once the worker has the new config, its sessions using a server it lost end):\n  ~ agent "a" servers files, notes → notes\n`);
+    expect(out).toBe(`Updated ${path} (the agent's token is unchanged; once the worker has the new config, its sessions using a server it lost end):\n  ~ agent "a" servers files, notes → notes\n${WHEN_THE_WORKER_HAS_IT}\n`);
     out = '';
     await runAgentCommand(['set', 'a', '--servers', 'notes', '--config', path]);
     expect(out).toBe('Agent "a" is already so: nothing to change\n');

@@ -15,6 +15,12 @@ import { ValidationError } from '../shared/validation.ts';
 import { parseWorkerConfig, type WorkerConfig, type WorkerRuntime } from '../worker/config/worker-config.ts';
 import { formatJson, indentOf, readJson, writeFileAtomic } from './json-file.ts';
 
+/**
+ * Said after an edit is written: when the worker has it. Deno and Node watch the file; a worker
+ * on Cloudflare Workers reads a secret, which only a new `secret put` changes.
+ */
+export const WHEN_THE_WORKER_HAS_IT = 'A running worker on this file reads it at once (else start the worker with it); on Cloudflare Workers, send it again: wrangler secret put SWITCHYARD_WORKER_CONFIG, minified (README: "The worker on Cloudflare Workers")';
+
 /** The raw shape the commands edit: what the file says, nothing filled in. */
 export interface RawWorkerConfig {
   agents: Record<string, unknown>[];
