@@ -27,6 +27,7 @@ Commands:
   agent pin NAME --config FILE  Pin an agent's trust profile at the revision its hosts reported
   agent remove NAME --config FILE
                                 Remove an agent, revoking its token
+  admin-token --config FILE     Make a new admin token (printed once): the full status page, any agent's consent
   check [--runtime edge|node|cloudflare] FILE|DIR...
                                 Validate a worker config, sidecar.json, mcp.json or trust profile
   check worker.json DIR         Check a worker config against a host's config dir
@@ -136,6 +137,13 @@ old and new one (host add already does this for the agents of the host it adds).
 agent's servers, trust profile or containment and keeps its token (a profile is pinned at what
 the hosts of its servers report); every change is printed. remove takes the agent out, which
 revokes its token.`,
+  'admin-token': `Usage: switchyard admin-token --config FILE
+
+Makes a fresh admin token, writes its sha-256 into the worker config as "admin-token-sha256" and
+prints the token once; it is stored nowhere. The admin token sees every host, server, session and
+call on /healthz and the status page (/), and on the OAuth consent page approves an app for any
+agent. Run again, it replaces the token: the old one no longer works, nor do the OAuth grants it
+approved.`,
   profiles: `Usage: switchyard sidecar profiles --config-dir DIR
 
 Prints each trust profile in DIR/trust-profiles with its current revision, the value to put in

@@ -44,6 +44,11 @@ export async function main(argv: string[]): Promise<number> {
       const { runAgentCommand } = await import('./agent-command.ts');
       return runAgentCommand(rest);
     }
+    case 'admin-token': {
+      if (wantsHelp) return help('admin-token');
+      const { runAdminTokenCommand } = await import('./admin-token-command.ts');
+      return runAdminTokenCommand(rest);
+    }
     case 'host': {
       if (wantsHelp || rest[0] !== 'add') return help('host');
       const { runHostAddCommand } = await import('./host-add.ts');

@@ -12,6 +12,7 @@ import { runAgentCommand } from './agent-command.ts';
 import { runHostAddCommand } from './host-add.ts';
 import { formatJson } from './json-file.ts';
 import { WHEN_THE_WORKER_HAS_IT } from './worker-config-file.ts';
+import { runAdminTokenCommand } from './admin-token-command.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'sy-config-edit-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -243,5 +244,32 @@ describe('switchyard agent add / remove', () => {
     await runAgentCommand(['remove', 'a', '--config', path]);
     expect(read(path).agents.map((a) => a.name)).toEqual(['b']);
     await expect(runAgentCommand(['remove', 'a', '--config', path])).rejects.toThrow('has no agent "a" (it has b)');
+  });
+});
+
+describe('switchyard admin-token', () => {
+  it('writes a fresh token\'s sha-256 and prints the token once; run again, it replaces it and says what that ends', async () => {
+    const path = fresh();
+    await runHostAddCommand(['--config', path, line()]);
+    out = '';
+    expect(await runAdminTokenCommand(['--config', path])).toBe(0);
+    const first = /\n {2}(sy_[A-Za-z0-9_-]{43})\n/.exec(out)?.[1];
+    expect(first).toBeDefined();
+    expect(read(path)['admin-token-sha256']).toBe(await sha256Hex(first!));
+    expect(out.split('\n').slice(0, 2)).toEqual([`Updated ${path}: + admin-token-sha256`, WHEN_THE_WORKER_HAS_IT]);
+    expect(parseWorkerConfig(read(path), { runtime: 'edge' })['admin-token-sha256']).toBe(await sha256Hex(first!));
+
+    out = '';
+    expect(await runAdminTokenCommand(['--config', path])).toBe(0);
+    const second = /\n {2}(sy_[A-Za-z0-9_-]{43})\n/.exec(out)?.[1];
+    expect(second).not.toBe(first);
+    expect(read(path)['admin-token-sha256']).toBe(await sha256Hex(second!));
+    expect(out.split('\n')[0]).toBe(`Updated ${path}: ~ admin-token-sha256 (the admin token it replaces no longer works, nor do the OAuth grants that token approved)`);
+    // The rest of the config as it was.
+    expect(read(path).hosts).toEqual([{ 'entity-id': 'laptop', 'public-key': KEY, 'trust-profiles': { workspace: REV('1') } }]);
+  });
+
+  it('needs --config, saying what for', async () => {
+    await expect(runAdminTokenCommand([])).rejects.toThrow('admin-token needs --config FILE: the worker config to write the token\'s sha-256 into');
   });
 });
