@@ -56,7 +56,7 @@ describe('README', () => {
     for (const [, name] of readme.matchAll(/npm run (\w+)/g)) expect(scripts).toContain(name);
     expect(readme).toContain('npm start');
     expect(readme).toContain('npm test');
-    const commands = ['start', 'worker', 'sidecar', 'check', 'doctor', 'host', 'agent'];
-    for (const [, command] of readme.matchAll(/switchyard (\w+)/g)) expect(commands).toContain(command);
+    const commands = ['start', 'worker', 'sidecar', 'check', 'doctor', 'host', 'agent', 'admin-token'];
+    for (const [, command] of readme.matchAll(/switchyard (\w[\w-]*)/g)) expect(commands).toContain(command);
   });
 });
