@@ -110,7 +110,8 @@ export function hostOriginGuard(options: HostOriginOptions): MiddlewareHandler {
     lastAllowedHost = host;
     const origin = c.req.header('origin');
     if (!originIn(origin, origins)) {
-      const error = new WireError('invalid-request', `Origin ${quote(origin)} is not allowed: add it to "allowed-origins" in the worker config`);
+      // A foreign page is what this stops (a forged consent form, a site calling an agent endpoint): the fix is for an origin the operator owns.
+      const error = new WireError('invalid-request', `Origin ${quote(origin)} is not allowed: a page on another site may not call this worker; if it is this worker's own address or a page you trust, add it to "allowed-origins" in the worker config`);
       return c.json(error.toHttpBody(), 403);
     }
     await next();
