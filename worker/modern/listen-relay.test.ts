@@ -55,6 +55,23 @@ describe('relayListen', () => {
     expect(await response.json()).toMatchObject({ id: 9, error: { code: -32602 } });
   });
 
+  it('ends a stream its agent stopped reading once it holds more than the bound: limit-reached as its last event, the channel closed', async () => {
+    const { channel, far, closed } = await host();
+    const told: number[] = [];
+    const answering = relayListen(channel, LISTEN, { maxUnreadBytes: 8 * 1024, onUnread: (_unread, limit) => told.push(limit) });
+    await drained();
+    await far.send(ACK as JSONRPCMessage);
+    const reader = (await answering).body!.pipeThrough(new TextDecoderStream()).getReader();
+    expect(await readEvents(reader, 1)).toEqual([ACK]); // the agent reads the acknowledgement, then stops
+    const changed = (n: number) => ({ jsonrpc: '2.0' as const, method: 'notifications/resources/updated', params: { uri: `file:///${n}`, pad: 'u'.repeat(2_000) } });
+    for (let n = 0; n < 20; n++) await far.send(changed(n)).catch(() => {});
+    expect(await Promise.race([closed, drained().then(() => 'still open')])).toBe(true);
+    expect(told).toEqual([8 * 1024]);
+    const events = await readEvents(reader, 100);
+    expect(events.length).toBeLessThan(8);
+    expect(events.at(-1)).toEqual({ jsonrpc: '2.0', id: 9, error: { code: -32012, message: 'Listen stream ended: more than 8192 bytes of it were left unread', data: { reason: 'limit-reached', limit: 8192 } } });
+  });
+
   it('ends the stream with the closing result the host sends', async () => {
     const { channel, far } = await host();
     const answering = relayListen(channel, LISTEN);

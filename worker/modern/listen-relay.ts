@@ -12,12 +12,19 @@
  *
  * An error answered before the acknowledgement (a bad filter, a refused open) is plain JSON.
  *
+ * Bounded as a request's stream is (`modern-relay.ts`): a stream holding more than
+ * `maxUnreadBytes` unread when the next notification comes is ended with a `limit-reached` error
+ * for the listen request as its last event, the events not yet started dropped, and its channel
+ * closed (the host ends the subscription), so a change storm nobody reads costs the worker at most
+ * that bound.
+ *
  * @module
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { wasSentAhead } from '../../shared/link/mcp-channel-client-transport.ts';
+import { AnswerStream, MAX_UNREAD_BYTES_PER_STREAM } from '../sessions/answer-stream.ts';
 import { statusForUpstreamError } from './modern-errors.ts';
 import { SSE_HEADERS, sseEvent } from './modern-relay.ts';
 import type { ModernRequest } from './validate-request.ts';
@@ -30,14 +37,19 @@ const KEEP_ALIVE = new TextEncoder().encode(':\n\n');
 export interface ListenRelayOptions {
   signal?: AbortSignal;
   keepAliveMs?: number;
+  /** Unread bytes the stream may hold before it is ended; `MAX_UNREAD_BYTES_PER_STREAM` by default. */
+  maxUnreadBytes?: number;
+  /** Told when the stream was ended for holding more than `maxUnreadBytes` unread (the caller logs it). */
+  onUnread?: (unreadBytes: number, limit: number) => void;
 }
 
 export function relayListen(channel: Transport, request: ModernRequest, options: ListenRelayOptions = {}): Promise<Response> {
   return new Promise<Response>((resolve) => {
-    let stream: ReadableStreamDefaultController<Uint8Array> | undefined;
+    let stream: AnswerStream | undefined;
     let done = false;
     let failure: WireError | undefined;
     let keepAlive: ReturnType<typeof setInterval> | undefined;
+    const maxUnread = options.maxUnreadBytes ?? MAX_UNREAD_BYTES_PER_STREAM;
 
     const finish = () => {
       if (done) return;
@@ -50,34 +62,34 @@ export function relayListen(channel: Transport, request: ModernRequest, options:
       const open = stream;
       finish();
       if (open === undefined) resolve(new Response(null, { status: 499 }));
-      else closeQuietly(open);
+      else open.end();
     };
     const open = () => {
-      const body = new ReadableStream<Uint8Array>({
-        start: (controller) => {
-          stream = controller;
-        },
-        cancel: finish,
-      });
-      resolve(new Response(body, { status: 200, headers: SSE_HEADERS }));
+      const opened = new AnswerStream({ oncancel: finish });
+      stream = opened;
+      resolve(new Response(opened.body, { status: 200, headers: SSE_HEADERS }));
       keepAlive = setInterval(() => {
-        if (!done) enqueue(KEEP_ALIVE);
+        if (!done) enqueue(opened, KEEP_ALIVE);
       }, options.keepAliveMs ?? KEEP_ALIVE_MS);
+      return opened;
     };
-    const enqueue = (bytes: Uint8Array) => {
-      try {
-        stream!.enqueue(bytes);
-      } catch {
-        finish(); // the agent's side of the stream is gone
-      }
+    const enqueue = (open: AnswerStream, bytes: Uint8Array) => {
+      if (!open.push(bytes)) finish(); // the agent's side of the stream is gone
     };
     const end = (message: unknown, status: number) => {
       if (done) return;
       if (stream === undefined) resolve(Response.json(message, { status }));
       else {
-        enqueue(sseEvent(message));
-        closeQuietly(stream);
+        enqueue(stream, sseEvent(message));
+        stream.end();
       }
+      finish();
+    };
+    // The agent stopped reading: what it has not started is dropped, the error is its last event.
+    const leftUnread = (open: AnswerStream) => {
+      const error = new WireError('limit-reached', `Listen stream ended: more than ${maxUnread} bytes of it were left unread`, { detail: { limit: maxUnread } });
+      options.onUnread?.(open.unread, maxUnread);
+      open.cut(error, sseEvent(jsonRpcErrorBody(request.id, error)));
       finish();
     };
 
@@ -88,8 +100,9 @@ export function relayListen(channel: Transport, request: ModernRequest, options:
         const error = (message as { error?: { code?: unknown } }).error;
         end(message, error === undefined ? 200 : error.code === -32602 ? 400 : statusForUpstreamError(error.code));
       } else if (typeof method === 'string' && id === undefined) {
-        if (stream === undefined) open();
-        enqueue(sseEvent(message as JSONRPCMessage));
+        const current = stream ?? open();
+        if (current.unread > maxUnread) leftUnread(current);
+        else enqueue(current, sseEvent(message as JSONRPCMessage));
       }
     };
     channel.onerror = (error) => {
@@ -97,7 +110,7 @@ export function relayListen(channel: Transport, request: ModernRequest, options:
     };
     channel.onclose = () => {
       if (stream !== undefined) {
-        closeQuietly(stream);
+        stream.end();
         finish();
         return;
       }
@@ -115,12 +128,4 @@ export function relayListen(channel: Transport, request: ModernRequest, options:
       end(jsonRpcErrorBody(request.id, wire), httpStatusFor(wire.reason));
     });
   });
-}
-
-function closeQuietly(stream: ReadableStreamDefaultController<Uint8Array>): void {
-  try {
-    stream.close();
-  } catch {
-    // already closed or cancelled
-  }
 }

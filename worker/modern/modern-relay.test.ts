@@ -5,6 +5,7 @@ import { createInMemoryChannelPair } from '../../shared/channel-transport.ts';
 import { createFrameSocketPair } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint, type ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
 import { advanceBy, advanceUntilSettled, useFakeClock } from '../../test/support/fake-clock.ts';
+import { eventsOf } from '../../test/support/sse-events.ts';
 import { HOST_CLOSE_WAIT_MS, relayModernRequest } from './modern-relay.ts';
 
 const request = { jsonrpc: '2.0' as const, id: 1, method: 'tools/list' };
@@ -51,6 +52,57 @@ describe('relayModernRequest', () => {
       expect(await response.json()).toMatchObject({ id: 1, error: { data: { reason: 'request-timeout' } } });
       await closed;
     }
+  });
+});
+
+describe('relayModernRequest for an agent that stops reading', () => {
+  const progress = (n: number) => ({ jsonrpc: '2.0' as const, method: 'notifications/progress', params: { progressToken: 'p', progress: n, message: 'x'.repeat(4_000) } });
+
+  it('ends the SSE stream once it holds more than the bound unread: the channel closes, the error is the last event, the rest is dropped', async () => {
+    const { channel, host, received, closed } = await hostEnd();
+    const told: Array<[number, number]> = [];
+    const answers: unknown[] = [];
+    const answered = relayModernRequest(channel, request, { maxUnreadBytes: 16 * 1024, onUnread: (unread, limit) => told.push([unread, limit]), onAnswer: (m) => answers.push(m) });
+    await received;
+    await host.send(progress(0));
+    const response = await answered;
+    const reader = response.body!.getReader();
+    const first = await reader.read(); // the agent reads one event, then stops
+    // 40 KB more for a reader that reads nothing: the stream is ended on the way, not after.
+    for (let n = 1; n <= 10; n++) await host.send(progress(n)).catch(() => {});
+    expect(channel.closed).toBe(true);
+    await closed;
+    expect(told).toHaveLength(1);
+    expect(told[0]![0]).toBeGreaterThan(16 * 1024);
+    expect(told[0]![1]).toBe(16 * 1024);
+    expect(answers).toEqual([{ jsonrpc: '2.0', id: 1, error: { code: -32012, message: expect.stringMatching(/^Answer stream ended: more than 16384 bytes of it were left unread/), data: { reason: 'limit-reached', limit: 16 * 1024 } } }]);
+
+    let text = new TextDecoder().decode(first.value);
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += new TextDecoder().decode(chunk.value);
+    const events = eventsOf(text).map((e) => JSON.parse(e.data) as { id?: number; params?: { progress: number } });
+    // What was queued within the bound, then the error: nothing past the bound was kept.
+    expect(events.length).toBeLessThan(8);
+    expect(events.slice(0, -1).map((e) => e.params!.progress)).toEqual(events.slice(0, -1).map((_, i) => i));
+    expect(events.at(-1)).toEqual(answers[0]);
+  });
+
+  it('relays every event to a reader that keeps up, however much passes', async () => {
+    const { channel, host, received } = await hostEnd();
+    const answered = relayModernRequest(channel, request, { maxUnreadBytes: 16 * 1024 });
+    await received;
+    await host.send(progress(0));
+    const reader = (await answered).body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    for (let n = 1; n <= 40; n++) {
+      await host.send(progress(n));
+      while (eventsOf(text).length < n) text += (await reader.read()).value;
+    }
+    await host.send({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += chunk.value;
+    const events = eventsOf(text).map((e) => JSON.parse(e.data) as unknown);
+    expect(events).toHaveLength(42);
+    expect(events.at(-1)).toEqual({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+    expect(channel.closed).toBe(true);
   });
 });
 

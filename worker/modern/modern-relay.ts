@@ -10,6 +10,14 @@
  * Only notifications and the one response with the request's id reach the agent: 2026-07-28
  * forbids independent requests on a request's stream, and the host answers those itself.
  *
+ * The SSE stream is bounded as the legacy endpoint's are (review isolation.md, finding 2): an
+ * agent that stops reading while the server keeps notifying would make the worker hold all of it
+ * (one unread `flood` call held 3 GB). Once the stream holds more than `maxUnreadBytes` unread
+ * (`MAX_SSE_QUEUED_BYTES`), the next notification ends it instead: the events not yet started are
+ * dropped, a `limit-reached` error for the request is its last event (what the agent reads when it
+ * reads again), and the channel is closed, so the host cancels the call upstream. A modern stream
+ * cannot be resumed, so ending it with an answer beats cutting the connection.
+ *
  * @module
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -17,6 +25,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { DelayQueue, type DelayEntry } from '../../shared/delay-queue.ts';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { McpChannelClientTransport, wasSentAhead } from '../../shared/link/mcp-channel-client-transport.ts';
+import { AnswerStream, MAX_UNREAD_BYTES_PER_STREAM } from '../sessions/answer-stream.ts';
 import { statusForUpstreamError } from './modern-errors.ts';
 import type { ModernRequest } from './validate-request.ts';
 
@@ -37,6 +46,10 @@ export interface RelayOptions {
    * runtime read or cancel the body of a client that is gone.
    */
   onAbandoned?: () => void;
+  /** Unread bytes the SSE stream may hold before it is ended; `MAX_UNREAD_BYTES_PER_STREAM` by default. */
+  maxUnreadBytes?: number;
+  /** Told when the SSE stream was ended for holding more than `maxUnreadBytes` unread (the caller logs it). */
+  onUnread?: (unreadBytes: number, limit: number) => void;
 }
 
 /**
@@ -68,9 +81,10 @@ export const sseEvent = (message: unknown): Uint8Array => encoder.encode(`event:
 /** Sends `request` on `channel` (open, not started) and answers with what the channel returns. */
 export function relayModernRequest(channel: Transport, request: ModernRequest, options: RelayOptions = {}): Promise<Response> {
   return new Promise<Response>((resolve) => {
-    let stream: ReadableStreamDefaultController<Uint8Array> | undefined;
+    let stream: AnswerStream | undefined;
     let done = false;
     let failure: WireError | undefined;
+    const maxUnread = options.maxUnreadBytes ?? MAX_UNREAD_BYTES_PER_STREAM;
     // One timer at a time, for the earlier of two things: watching the agent's abort, the deadline.
     let timer: ReturnType<typeof setTimeout> | undefined;
     let watch: DelayEntry | undefined;
@@ -97,13 +111,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     const abandoned = () => {
       if (!done) options.onAnswer?.(null);
       finish();
-      if (stream !== undefined) {
-        try {
-          stream.close();
-        } catch {
-          // already closed or cancelled
-        }
-      }
+      stream?.end();
       options.onAbandoned?.();
       resolve(new Response(null, { status: 499 }));
     };
@@ -111,8 +119,8 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       if (done) return;
       options.onAnswer?.(message);
       if (stream !== undefined) {
-        stream.enqueue(sseEvent(message));
-        stream.close();
+        stream.push(sseEvent(message));
+        stream.end();
       } else {
         resolve(Response.json(message, { status }));
       }
@@ -154,19 +162,27 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     };
     const notify = (message: JSONRPCMessage) => {
       if (stream === undefined) {
-        const body = new ReadableStream<Uint8Array>({
-          start: (controller) => {
-            stream = controller;
-          },
-          cancel: () => {
+        stream = new AnswerStream({
+          oncancel: () => {
             if (!done) options.onAnswer?.(null);
             finish();
           },
         });
-        resolve(new Response(body, { status: 200, headers: SSE_HEADERS }));
+        resolve(new Response(stream.body, { status: 200, headers: SSE_HEADERS }));
+      } else if (stream.unread > maxUnread) {
+        return leftUnread(stream);
       }
-      stream!.enqueue(sseEvent(message));
+      stream.push(sseEvent(message));
       arm();
+    };
+    // The agent stopped reading: what it has not started is dropped, the error is its last event.
+    const leftUnread = (open: AnswerStream) => {
+      const error = new WireError('limit-reached', `Answer stream ended: more than ${maxUnread} bytes of it were left unread, so the call was cancelled`, { detail: { limit: maxUnread } });
+      const body = jsonRpcErrorBody(request.id, error);
+      options.onUnread?.(open.unread, maxUnread);
+      options.onAnswer?.(body);
+      open.cut(error, sseEvent(body));
+      finish();
     };
 
     channel.onmessage = (message) => {

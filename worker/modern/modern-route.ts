@@ -145,10 +145,13 @@ export async function forwardModern(request: Request, message: ModernRequest, to
     else if (deps.audit !== undefined) deps.audit.refused(scope, message, error, trace);
     return Response.json(jsonRpcErrorBody(message.id, error), { status: httpStatusFor(error.reason) });
   }
+  // The agent stopped reading its answer (`modern-relay.ts`): the operator learns why it ended.
+  const onUnread = (unreadBytes: number, limit: number) => deps.log.info('Answer stream ended: the agent left it unread', { agent: agent.name, server, method: message.method, unreadBytes, limit });
   const answered = message.method === 'subscriptions/listen'
-    ? relayListen(channel, traced, { signal: request.signal })
+    ? relayListen(channel, traced, { signal: request.signal, onUnread })
     : relayModernRequest(channel, traced, {
         signal: () => request.signal,
+        onUnread,
         ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
         onAbandoned: () => release(),
         ...(ledger !== undefined ? { onAnswer: (answer: unknown) => (answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer)) } : {}),

@@ -74,6 +74,7 @@ import { rawTextOf } from '../../shared/raw-message-text.ts';
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { isJsonContentType, refuse, sessionNotFound } from './legacy-http-refusals.ts';
 import { MAX_LEGACY_BODY_BYTES, readLegacyPostBody, type LegacyPostBody } from './legacy-post-body.ts';
+import { MAX_UNREAD_BYTES_PER_STREAM } from './answer-stream.ts';
 import { extraFor } from './message-extra.ts';
 import { agentRequestsFor, agentRequestsLimitReached, MAX_REQUESTS_PER_SESSION, sessionRequestsLimitReached, type AgentRequests } from './request-limits.ts';
 
@@ -85,11 +86,8 @@ const DEFAULT_NEGOTIATED_VERSION = '2025-03-26';
 const PRIMING_VERSION = '2025-11-25';
 const MAX_BATCH = 100;
 export const SSE_KEEP_ALIVE_MS = 15_000;
-/**
- * Unread bytes one SSE stream may hold before it is ended. Enough for a fast reader behind a
- * burst of large answers; a stalled one costs at most this plus the one event that crossed it.
- */
-export const MAX_SSE_QUEUED_BYTES = 4 * 1024 * 1024;
+/** Unread bytes one SSE stream may hold before it is ended (`answer-stream.ts`). */
+export const MAX_SSE_QUEUED_BYTES = MAX_UNREAD_BYTES_PER_STREAM;
 const STANDALONE = '_GET_stream';
 /** Cancelled requests whose late answer a session still recognises; an older one's answer is refused as unknown, as before. */
 const MAX_CANCELLED_REMEMBERED = 256;
