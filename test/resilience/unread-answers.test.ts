@@ -16,11 +16,13 @@ import { startStack, type Stack } from '../support/stack.ts';
 import { eventsOf } from '../support/sse-events.ts';
 import { MODERN, modernMeta, modernPost } from '../modern/modern-client.ts';
 import { rssMiB } from './proc-stats.ts';
+import { exchange, RawSession } from './raw-client.ts';
 
+const CAP = 3;
 let stack: Stack;
 
 beforeAll(async () => {
-  stack = await startStack({ servers: { bulk: fixtureServer('bulk-server.mjs') } });
+  stack = await startStack({ servers: { bulk: fixtureServer('bulk-server.mjs') }, worker: { 'max-requests-per-agent': CAP } });
 });
 
 afterAll(async () => {
@@ -75,5 +77,35 @@ describe('a modern answer stream the agent stops reading', () => {
     const progress = events.slice(0, -1).map((e) => e.params.progress as number);
     expect(progress).toEqual(progress.map((_, i) => i));
     expect(progress.length).toBeLessThan(report.sent);
+  });
+});
+
+describe('legacy answers the agent does not read', () => {
+  it('keep their places until read: lone calls for 12 MB answers on connections never read fill the cap, and the next call is refused', async () => {
+    const session = await RawSession.open(`${stack.url}/servers/bulk/mcp`, stack.tokens.alice!);
+    const headers = { authorization: `Bearer ${session.token}`, 'mcp-session-id': session.id, 'mcp-protocol-version': session.protocolVersion };
+    const big = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'big', arguments: { bytes: 12_000_000 } } });
+    const echo = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message: 'hi' } } });
+    const before = rssMiB(stack.worker.pid!);
+    // Far more than a connection's socket buffers take: each answer waits in the worker, unread.
+    const unread: IncomingMessage[] = [];
+    for (let id = 1; id <= CAP; id++) unread.push(await postUnread(session.url, headers, big(id)));
+    expect(unread.map((res) => res.statusCode)).toEqual([200, 200, 200]);
+    console.log(`worker RSS with ${CAP} answers of 12 MB left unread: ${before} -> ${rssMiB(stack.worker.pid!)} MiB`);
+
+    const refused = await exchange(session.url, { headers, body: echo(10) });
+    expect(refused.status).toBe(429);
+    expect(refused.messages[0]).toMatchObject({ id: 10, error: { code: -32012, data: { reason: 'limit-reached', agent: 'alice', limit: CAP } } });
+
+    // Read, an answer gives its place back.
+    const text = await readRest(unread[0]!);
+    expect(text.length).toBeGreaterThan(12_000_000);
+    expect(text).toContain('"id":1');
+    const after = await exchange(session.url, { headers, body: echo(11) });
+    expect(after.messages.find((m) => m.id === 11)).toMatchObject({ result: { content: [{ type: 'text', text: 'Echo: hi' }] } });
+    // An agent that goes away gives its places back too.
+    for (const res of unread.slice(1)) res.destroy();
+    await expect.poll(async () => (await exchange(session.url, { headers, body: [echo(12), echo(13), echo(14)] })).status, { timeout: 10_000 }).toBe(200);
+    expect(await session.close()).toBe(200);
   });
 });

@@ -58,7 +58,7 @@ describe('relayListen', () => {
   it('ends a stream its agent stopped reading once it holds more than the bound: limit-reached as its last event, the channel closed', async () => {
     const { channel, far, closed } = await host();
     const told: number[] = [];
-    const answering = relayListen(channel, LISTEN, { maxUnreadBytes: 8 * 1024, onUnread: (_unread, limit) => told.push(limit) });
+    const answering = relayListen(channel, LISTEN, { maxUnreadBytes: 8 * 1024, onUnread: ({ limit }) => told.push(limit) });
     await drained();
     await far.send(ACK as JSONRPCMessage);
     const reader = (await answering).body!.pipeThrough(new TextDecoderStream()).getReader();

@@ -16,7 +16,7 @@
  * `maxUnreadBytes` unread when the next notification comes is ended with a `limit-reached` error
  * for the listen request as its last event, the events not yet started dropped, and its channel
  * closed (the host ends the subscription), so a change storm nobody reads costs the worker at most
- * that bound.
+ * that bound. So is one the agent is not reading while past its unread budget (`meter`).
  *
  * @module
  */
@@ -24,9 +24,9 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { wasSentAhead } from '../../shared/link/mcp-channel-client-transport.ts';
-import { AnswerStream, MAX_UNREAD_BYTES_PER_STREAM } from '../sessions/answer-stream.ts';
+import { AnswerStream, MAX_UNREAD_BYTES_PER_STREAM, type UnreadMeter } from '../sessions/answer-stream.ts';
 import { statusForUpstreamError } from './modern-errors.ts';
-import { SSE_HEADERS, sseEvent } from './modern-relay.ts';
+import { SSE_HEADERS, sseEvent, type UnreadEnd } from './modern-relay.ts';
 import type { ModernRequest } from './validate-request.ts';
 
 /** How often a quiet listen stream gets a keep-alive comment. */
@@ -39,8 +39,10 @@ export interface ListenRelayOptions {
   keepAliveMs?: number;
   /** Unread bytes the stream may hold before it is ended; `MAX_UNREAD_BYTES_PER_STREAM` by default. */
   maxUnreadBytes?: number;
-  /** Told when the stream was ended for holding more than `maxUnreadBytes` unread (the caller logs it). */
-  onUnread?: (unreadBytes: number, limit: number) => void;
+  /** The agent's unread budget, which the stream's unread bytes count against. */
+  meter?: UnreadMeter;
+  /** Told when the stream was ended for what the agent left unread (the caller logs it). */
+  onUnread?: (unread: UnreadEnd) => void;
 }
 
 export function relayListen(channel: Transport, request: ModernRequest, options: ListenRelayOptions = {}): Promise<Response> {
@@ -65,7 +67,7 @@ export function relayListen(channel: Transport, request: ModernRequest, options:
       else open.end();
     };
     const open = () => {
-      const opened = new AnswerStream({ oncancel: finish });
+      const opened = new AnswerStream({ meter: options.meter, oncancel: finish });
       stream = opened;
       resolve(new Response(opened.body, { status: 200, headers: SSE_HEADERS }));
       keepAlive = setInterval(() => {
@@ -87,8 +89,12 @@ export function relayListen(channel: Transport, request: ModernRequest, options:
     };
     // The agent stopped reading: what it has not started is dropped, the error is its last event.
     const leftUnread = (open: AnswerStream) => {
-      const error = new WireError('limit-reached', `Listen stream ended: more than ${maxUnread} bytes of it were left unread`, { detail: { limit: maxUnread } });
-      options.onUnread?.(open.unread, maxUnread);
+      const meter = options.meter;
+      const own = open.unread > maxUnread;
+      const limit = own ? maxUnread : meter!.maxUnreadBytes;
+      const why = own ? `more than ${limit} bytes of it were left unread` : `agent "${meter!.agent}" holds more than ${limit} bytes of answers unread`;
+      const error = new WireError('limit-reached', `Listen stream ended: ${why}`, { detail: { limit } });
+      options.onUnread?.({ ended: 'stream', unreadBytes: own ? open.unread : meter!.unreadBytes, limit });
       open.cut(error, sseEvent(jsonRpcErrorBody(request.id, error)));
       finish();
     };
@@ -101,7 +107,8 @@ export function relayListen(channel: Transport, request: ModernRequest, options:
         end(message, error === undefined ? 200 : error.code === -32602 ? 400 : statusForUpstreamError(error.code));
       } else if (typeof method === 'string' && id === undefined) {
         const current = stream ?? open();
-        if (current.unread > maxUnread) leftUnread(current);
+        const meter = options.meter;
+        if (current.unread > maxUnread || (meter !== undefined && meter.unreadBytes > meter.maxUnreadBytes && !current.reading)) leftUnread(current);
         else enqueue(current, sseEvent(message as JSONRPCMessage));
       }
     };

@@ -62,7 +62,7 @@ describe('relayModernRequest for an agent that stops reading', () => {
     const { channel, host, received, closed } = await hostEnd();
     const told: Array<[number, number]> = [];
     const answers: unknown[] = [];
-    const answered = relayModernRequest(channel, request, { maxUnreadBytes: 16 * 1024, onUnread: (unread, limit) => told.push([unread, limit]), onAnswer: (m) => answers.push(m) });
+    const answered = relayModernRequest(channel, request, { maxUnreadBytes: 16 * 1024, onUnread: ({ unreadBytes, limit }) => told.push([unreadBytes, limit]), onAnswer: (m) => answers.push(m) });
     await received;
     await host.send(progress(0));
     const response = await answered;
@@ -84,6 +84,18 @@ describe('relayModernRequest for an agent that stops reading', () => {
     expect(events.length).toBeLessThan(8);
     expect(events.slice(0, -1).map((e) => e.params!.progress)).toEqual(events.slice(0, -1).map((_, i) => i));
     expect(events.at(-1)).toEqual(answers[0]);
+  });
+
+  it("ends a stream nobody reads once the agent is past its unread budget, counting what the stream holds", async () => {
+    const { channel, host, received } = await hostEnd();
+    const meter = { agent: 'alice', unreadBytes: 0, maxUnreadBytes: 10_000 };
+    const answered = relayModernRequest(channel, request, { maxUnreadBytes: 1 << 30, meter });
+    await received;
+    for (let n = 0; n < 4; n++) await host.send(progress(n)).catch(() => {});
+    expect(channel.closed).toBe(true);
+    const events = eventsOf(await (await answered).text()).map((e) => JSON.parse(e.data) as unknown);
+    expect(events.at(-1)).toMatchObject({ id: 1, error: { code: -32012, message: 'Answer stream ended: agent "alice" holds more than 10000 bytes of answers unread, so the call was cancelled', data: { reason: 'limit-reached', limit: 10_000 } } });
+    expect(meter.unreadBytes).toBe(0);
   });
 
   it('relays every event to a reader that keeps up, however much passes', async () => {

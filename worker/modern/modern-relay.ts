@@ -16,7 +16,11 @@
  * (`MAX_SSE_QUEUED_BYTES`), the next notification ends it instead: the events not yet started are
  * dropped, a `limit-reached` error for the request is its last event (what the agent reads when it
  * reads again), and the channel is closed, so the host cancels the call upstream. A modern stream
- * cannot be resumed, so ending it with an answer beats cutting the connection.
+ * cannot be resumed, so ending it with an answer beats cutting the connection. What the stream
+ * holds counts against the agent's unread budget too (`meter`, `MAX_UNREAD_BYTES_PER_AGENT`): past
+ * it, a stream the agent is not reading is ended the same way. A JSON answer larger than
+ * `HELD_ANSWER_MIN_CHARS` is a body held until read, counted alike, and replaced by a
+ * `limit-reached` error when the agent is already past its budget (review isolation.md, finding 3).
  *
  * @module
  */
@@ -25,7 +29,8 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { DelayQueue, type DelayEntry } from '../../shared/delay-queue.ts';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { McpChannelClientTransport, wasSentAhead } from '../../shared/link/mcp-channel-client-transport.ts';
-import { AnswerStream, MAX_UNREAD_BYTES_PER_STREAM } from '../sessions/answer-stream.ts';
+import { AnswerStream, HELD_ANSWER_MIN_CHARS, MAX_UNREAD_BYTES_PER_STREAM, type UnreadMeter } from '../sessions/answer-stream.ts';
+import { unreadLimitReached } from '../sessions/request-limits.ts';
 import { statusForUpstreamError } from './modern-errors.ts';
 import type { ModernRequest } from './validate-request.ts';
 
@@ -48,9 +53,25 @@ export interface RelayOptions {
   onAbandoned?: () => void;
   /** Unread bytes the SSE stream may hold before it is ended; `MAX_UNREAD_BYTES_PER_STREAM` by default. */
   maxUnreadBytes?: number;
-  /** Told when the SSE stream was ended for holding more than `maxUnreadBytes` unread (the caller logs it). */
-  onUnread?: (unreadBytes: number, limit: number) => void;
+  /** The agent's unread budget, which the answer's unread bytes count against. */
+  meter?: UnreadMeter;
+  /** Told when the answer was ended or dropped for what the agent left unread (the caller logs it). */
+  onUnread?: (unread: UnreadEnd) => void;
 }
+
+/** An answer ended for being left unread: the SSE stream past its own bound or the agent's, or a large answer dropped past the agent's. */
+export interface UnreadEnd {
+  ended: 'stream' | 'answer';
+  unreadBytes: number;
+  limit: number;
+}
+
+/**
+ * JSON answers whose body is held until the agent reads it (`HELD_ANSWER_MIN_CHARS`):
+ * `releasedWhenRead` keeps a request's place until such a body, as an SSE one, has been read.
+ */
+export const heldAnswers = new WeakSet<Response>();
+const JSON_HEADERS = { 'content-type': 'application/json' };
 
 /**
  * How long an answer may take before the agent's abort is watched. Deno builds a request's
@@ -85,6 +106,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     let done = false;
     let failure: WireError | undefined;
     const maxUnread = options.maxUnreadBytes ?? MAX_UNREAD_BYTES_PER_STREAM;
+    const meter = options.meter;
     // One timer at a time, for the earlier of two things: watching the agent's abort, the deadline.
     let timer: ReturnType<typeof setTimeout> | undefined;
     let watch: DelayEntry | undefined;
@@ -122,7 +144,8 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
         stream.push(sseEvent(message));
         stream.end();
       } else {
-        resolve(Response.json(message, { status }));
+        const text = JSON.stringify(message);
+        resolve(text.length > HELD_ANSWER_MIN_CHARS ? heldAnswer(text, status) : new Response(text, { status, headers: JSON_HEADERS }));
       }
       finish(byHost);
     };
@@ -163,13 +186,14 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     const notify = (message: JSONRPCMessage) => {
       if (stream === undefined) {
         stream = new AnswerStream({
+          meter,
           oncancel: () => {
             if (!done) options.onAnswer?.(null);
             finish();
           },
         });
         resolve(new Response(stream.body, { status: 200, headers: SSE_HEADERS }));
-      } else if (stream.unread > maxUnread) {
+      } else if (stream.unread > maxUnread || (meter !== undefined && meter.unreadBytes > meter.maxUnreadBytes && !stream.reading)) {
         return leftUnread(stream);
       }
       stream.push(sseEvent(message));
@@ -177,12 +201,29 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     };
     // The agent stopped reading: what it has not started is dropped, the error is its last event.
     const leftUnread = (open: AnswerStream) => {
-      const error = new WireError('limit-reached', `Answer stream ended: more than ${maxUnread} bytes of it were left unread, so the call was cancelled`, { detail: { limit: maxUnread } });
+      const own = open.unread > maxUnread;
+      const limit = own ? maxUnread : meter!.maxUnreadBytes;
+      const why = own ? `more than ${limit} bytes of it were left unread` : `agent "${meter!.agent}" holds more than ${limit} bytes of answers unread`;
+      const error = new WireError('limit-reached', `Answer stream ended: ${why}, so the call was cancelled`, { detail: { limit } });
       const body = jsonRpcErrorBody(request.id, error);
-      options.onUnread?.(open.unread, maxUnread);
+      options.onUnread?.({ ended: 'stream', unreadBytes: own ? open.unread : meter!.unreadBytes, limit });
       options.onAnswer?.(body);
       open.cut(error, sseEvent(body));
       finish();
+    };
+    // A large JSON answer: held until read, or, past the agent's budget, an error instead.
+    const heldAnswer = (text: string, status: number): Response => {
+      if (meter !== undefined && meter.unreadBytes > meter.maxUnreadBytes) {
+        options.onUnread?.({ ended: 'answer', unreadBytes: meter.unreadBytes, limit: meter.maxUnreadBytes });
+        const refusal = unreadLimitReached(meter.agent, meter.maxUnreadBytes);
+        return Response.json(jsonRpcErrorBody(request.id, refusal), { status: httpStatusFor(refusal.reason) });
+      }
+      const held = new AnswerStream({ meter });
+      held.push(encoder.encode(text));
+      held.end();
+      const response = new Response(held.body, { status, headers: JSON_HEADERS });
+      heldAnswers.add(response);
+      return response;
     };
 
     channel.onmessage = (message) => {

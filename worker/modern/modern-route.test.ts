@@ -15,6 +15,8 @@ import { createFrameSocketPair } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint } from '../../shared/link/link-endpoint.ts';
 import type { ChannelOpenHandler } from '../../shared/link/link-types.ts';
 import { InMemorySessionTable } from '../sessions/session-table.ts';
+import { AgentRequestCounters } from '../sessions/request-limits.ts';
+import { HELD_ANSWER_MIN_CHARS } from '../sessions/answer-stream.ts';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 
@@ -72,11 +74,11 @@ class LinkedHost implements ChannelRouter {
 let sessions: InMemorySessionTable | undefined;
 afterEach(() => sessions?.dispose());
 
-async function start<H extends ChannelRouter = FakeHost>(extra: Record<string, unknown> = {}, router?: H) {
+async function start<H extends ChannelRouter = FakeHost>(extra: Record<string, unknown> = {}, router?: H, requestCounters?: AgentRequestCounters) {
   const config = await testConfig([{ name: 'alice', servers: ['everything'] }, { name: 'bob', servers: [] }], ['everything'], extra);
   const host = router ?? (new FakeHost() as unknown as H);
   sessions = new InMemorySessionTable({ idleMs: 60_000 });
-  const app = createApp({ config, router: host, sessions });
+  const app = createApp({ config, router: host, sessions, ...(requestCounters !== undefined ? { requestCounters } : {}) });
   const post = (body: unknown, headers: Record<string, string> = {}, init: RequestInit = {}) =>
     app.request(`${BASE}/servers/everything/mcp`, {
       method: 'POST',
@@ -324,6 +326,29 @@ describe('modern requests on /servers/:name/mcp', () => {
     expect((await next).status).toBe(200);
     // And the body has ended, with what it held.
     expect(await stream.text()).toContain('notifications/progress');
+  });
+
+  it("keeps a request's place until its large JSON answer is read, and drops a large answer once the agent is past its unread budget", async () => {
+    const counters = new AgentRequestCounters({ maxUnreadBytes: 2 * HELD_ANSWER_MIN_CHARS });
+    const { host, post } = await start<FakeHost>({ 'max-requests-per-agent': 3 }, undefined, counters);
+    const alice = counters.of({ name: 'alice' });
+    const bigResult = (id: number) => ({ jsonrpc: '2.0' as const, id, result: { resultType: 'complete', content: [{ type: 'text', text: 'x'.repeat(HELD_ANSWER_MIN_CHARS + 1) }] } });
+    const answers: Response[] = [];
+    for (let id = 1; id <= 3; id++) {
+      const answered = post(toolsList(id), { 'mcp-method': 'tools/list' });
+      const end = await host.next(id - 1);
+      await end.received;
+      await end.host.send(bigResult(id));
+      answers.push(await answered);
+    }
+    // Two held answers put alice past 2 × 64 KiB; the third found her past it and is an error instead.
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
+    expect(await answers[2]!.json()).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -32012, message: `Answer dropped: agent "alice" holds more than ${2 * HELD_ANSWER_MIN_CHARS} bytes of answers it has not read; read them before sending more requests`, data: { reason: 'limit-reached', agent: 'alice', limit: 2 * HELD_ANSWER_MIN_CHARS } } });
+    expect(alice.inFlight).toBe(2);
+    // Read, each gives its place and its bytes back.
+    expect(await answers[0]!.json()).toEqual(bigResult(1));
+    await answers[1]!.body!.cancel();
+    expect([alice.inFlight, alice.unreadBytes]).toEqual([0, 0]);
   });
 
   it('caps a modern body at 128 levels like a legacy one', async () => {

@@ -14,7 +14,9 @@
  * Each forwarded request counts against its agent's `max-requests-per-agent`, with the agent's
  * legacy requests (`sessions/request-limits.ts`), from before its channel opens until its answer
  * has been read or abandoned (a listen stream: until it ends): a channel is worker and host memory
- * for as long as it is open. Past the cap the request is answered 429 `limit-reached` and nothing opens.
+ * for as long as it is open, and an answer not yet read is worker memory. Past the cap the request
+ * is answered 429 `limit-reached` and nothing opens. What its answer holds unread counts against
+ * the agent's unread budget as well (`sessions/request-limits.ts`).
  *
  * @module
  */
@@ -31,7 +33,7 @@ import { MAX_MODERN_BODY_BYTES } from './modern-body.ts';
 import { invalidRequest, rejectionResponse } from './modern-errors.ts';
 import { relayListen } from './listen-relay.ts';
 import { readParamHeaders, withParamHeaders } from './param-headers.ts';
-import { relayModernRequest, SSE_HEADERS } from './modern-relay.ts';
+import { heldAnswers, relayModernRequest, SSE_HEADERS, type UnreadEnd } from './modern-relay.ts';
 import { validateModernRequest, type ModernRequest } from './validate-request.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
 import { formatTraceparent } from '../../shared/trace-context.ts';
@@ -145,12 +147,14 @@ export async function forwardModern(request: Request, message: ModernRequest, to
     else if (deps.audit !== undefined) deps.audit.refused(scope, message, error, trace);
     return Response.json(jsonRpcErrorBody(message.id, error), { status: httpStatusFor(error.reason) });
   }
-  // The agent stopped reading its answer (`modern-relay.ts`): the operator learns why it ended.
-  const onUnread = (unreadBytes: number, limit: number) => deps.log.info('Answer stream ended: the agent left it unread', { agent: agent.name, server, method: message.method, unreadBytes, limit });
+  // The agent stopped reading its answers (`modern-relay.ts`): the operator learns why one ended.
+  const onUnread = ({ ended, unreadBytes, limit }: UnreadEnd) =>
+    deps.log.info(ended === 'stream' ? 'Answer stream ended: the agent left it unread' : 'Answer dropped: the agent left too much unread', { agent: agent.name, server, method: message.method, unreadBytes, limit });
   const answered = message.method === 'subscriptions/listen'
-    ? relayListen(channel, traced, { signal: request.signal, onUnread })
+    ? relayListen(channel, traced, { signal: request.signal, meter: requests, onUnread })
     : relayModernRequest(channel, traced, {
         signal: () => request.signal,
+        meter: requests,
         onUnread,
         ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
         onAbandoned: () => release(),
@@ -161,7 +165,8 @@ export async function forwardModern(request: Request, message: ModernRequest, to
 
 /**
  * `response` as it is, calling `release` once its body has been read to the end or cancelled:
- * a streamed answer is still in flight until then. A JSON answer is read by now, so it is released at once.
+ * a streamed answer, or a large JSON one (`heldAnswers`), is still in flight until then. A small
+ * JSON answer is taken whole by the connection, so it is released at once.
  * The aggregate's listen stream (`listenAcross`) gives its slot back so too.
  *
  * The content type is looked at before the body: Deno turns a response's static body into a
@@ -169,7 +174,7 @@ export async function forwardModern(request: Request, message: ModernRequest, to
  * one write, so a JSON answer's body is never touched here (issue 17).
  */
 export function releasedWhenRead(response: Response, release: () => void): Response {
-  const body = response.headers.get('content-type') === SSE_HEADERS['content-type'] ? response.body : null;
+  const body = heldAnswers.has(response) || response.headers.get('content-type') === SSE_HEADERS['content-type'] ? response.body : null;
   if (body === null) {
     release();
     return response;

@@ -118,6 +118,7 @@ export class PassthroughSession implements AgentSession {
       // Resumable streams, as the server itself offers them: a dropped SSE stream loses nothing.
       eventStore: new SessionEventStore(),
       onsessionclosed: () => this.close('closed by the agent'),
+      log: this.#log,
     });
     this.#transport.onmessage = (message, extra) => this.#fromAgent(message, this.#ledger === undefined ? null : parseTraceparent(requestHeaderOf(extra, TRACEPARENT_KEY)));
     this.#transport.onrefused = (message, error, extra) => {

@@ -6,7 +6,7 @@ const bytes = (n: number, fill = 120) => new Uint8Array(n).fill(fill);
 
 describe('AnswerStream', () => {
   it('counts what is queued and not taken, on itself and on the agent meter, and hands a large event over in chunks', async () => {
-    const meter = { unreadBytes: 0, maxUnreadBytes: 1 << 30 };
+    const meter = { agent: 'alice', unreadBytes: 0, maxUnreadBytes: 1 << 30 };
     let drained = 0;
     const answer = new AnswerStream({ meter, ondrained: () => drained++ });
     answer.push(bytes(100));
@@ -40,7 +40,7 @@ describe('AnswerStream', () => {
   });
 
   it('cut with a last event: drops the events not started, finishes the one being taken, then the last one, then ends', async () => {
-    const meter = { unreadBytes: 0, maxUnreadBytes: 1 << 30 };
+    const meter = { agent: 'alice', unreadBytes: 0, maxUnreadBytes: 1 << 30 };
     const answer = new AnswerStream({ meter });
     answer.push(bytes(ANSWER_CHUNK_BYTES + 7, 97));
     answer.push(bytes(50, 98));
@@ -57,7 +57,7 @@ describe('AnswerStream', () => {
   });
 
   it('cut without a last event errors the stream and drops its queue at once', async () => {
-    const meter = { unreadBytes: 0, maxUnreadBytes: 1 << 30 };
+    const meter = { agent: 'alice', unreadBytes: 0, maxUnreadBytes: 1 << 30 };
     const answer = new AnswerStream({ meter });
     answer.push(bytes(1000));
     answer.cut(new Error('the agent left more than 10 bytes unread'));
@@ -66,7 +66,7 @@ describe('AnswerStream', () => {
   });
 
   it('gives back what it held when the agent goes away, and is told', async () => {
-    const meter = { unreadBytes: 0, maxUnreadBytes: 1 << 30 };
+    const meter = { agent: 'alice', unreadBytes: 0, maxUnreadBytes: 1 << 30 };
     let cancelled = 0;
     const answer = new AnswerStream({ meter, oncancel: () => cancelled++ });
     answer.push(bytes(1000));

@@ -27,11 +27,20 @@
  */
 export const MAX_UNREAD_BYTES_PER_STREAM = 4 * 1024 * 1024;
 
+/**
+ * A JSON answer up to this many characters is served as a plain body, its request's place given
+ * back at once: it fits the socket buffers of any connection, so it never waits in the worker for
+ * an agent that does not read, and a plain body is one write where a stream costs the hot path
+ * (issue 17). A larger one is an `AnswerStream`, held (and its place with it) until it is read.
+ */
+export const HELD_ANSWER_MIN_CHARS = 64 * 1024;
+
 /** Largest piece handed to the runtime at a time. */
 export const ANSWER_CHUNK_BYTES = 64 * 1024;
 
 /** An agent's unread answer bytes across its streams and held answers, and the most it may hold. */
 export interface UnreadMeter {
+  readonly agent: string;
   unreadBytes: number;
   readonly maxUnreadBytes: number;
 }
@@ -84,6 +93,11 @@ export class AnswerStream {
   /** Bytes queued and not yet taken. */
   get unread(): number {
     return this.#unread;
+  }
+
+  /** Whether the runtime is waiting for more right now: what is pushed next is taken at once. */
+  get reading(): boolean {
+    return this.#waiting;
   }
 
   /** Whether more may still be pushed (not ended, cut, or cancelled by the agent). */

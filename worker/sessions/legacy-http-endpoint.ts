@@ -46,10 +46,20 @@
  *   answered `limit-reached` at once: a lone one with HTTP 429, one in a batch with an error
  *   event on the batch's stream, a batch none of whose requests fit with 429 and those errors as
  *   a JSON array. Notifications and responses always go on: they are how an agent drains.
+ * - answers the agent has not read (review isolation.md, finding 3): a request keeps its place
+ *   under both caps until its answer has been read, not just sent, since until then the worker
+ *   holds it. A JSON answer up to `HELD_ANSWER_MIN_CHARS` is a plain body and gives its place back
+ *   at once (the connection's socket buffers take it whole); a larger one is a body held until
+ *   read or cancelled (`answer-stream.ts`), and an SSE stream's answered requests keep their
+ *   places until the stream has been read up to them. Such places outlive the session: the
+ *   answers are still in memory. Every unread byte also counts against the agent's budget
+ *   (`MAX_UNREAD_BYTES_PER_AGENT`): an agent past it gets a large JSON answer replaced by a
+ *   `limit-reached` error.
  * - SSE backpressure: an agent that stops reading leaves its events queued in the worker. A
- *   stream holding more than `maxQueuedBytes` unread is ended (errored, which drops the queue)
- *   instead of queueing more; what it would have carried stays in the event store, so the agent
- *   resumes with `Last-Event-ID` as after any dropped connection.
+ *   stream holding more than `maxQueuedBytes` unread, or written to while its agent is past its
+ *   unread budget and not reading it, is ended (errored, which drops the queue) instead of
+ *   queueing more; what it would have carried stays in the event store, so the agent resumes
+ *   with `Last-Event-ID` as after any dropped connection.
  * - the event store: a stream that ended with every event already taken by the agent's
  *   connection is forgotten, so the store's budget goes to streams still running. A stream that
  *   ended while events were still queued keeps them, in case that connection drops.
@@ -74,9 +84,10 @@ import { rawTextOf } from '../../shared/raw-message-text.ts';
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { isJsonContentType, refuse, sessionNotFound } from './legacy-http-refusals.ts';
 import { MAX_LEGACY_BODY_BYTES, readLegacyPostBody, type LegacyPostBody } from './legacy-post-body.ts';
-import { MAX_UNREAD_BYTES_PER_STREAM } from './answer-stream.ts';
+import { AnswerStream, HELD_ANSWER_MIN_CHARS, MAX_UNREAD_BYTES_PER_STREAM } from './answer-stream.ts';
 import { extraFor } from './message-extra.ts';
-import { agentRequestsFor, agentRequestsLimitReached, MAX_REQUESTS_PER_SESSION, sessionRequestsLimitReached, type AgentRequests } from './request-limits.ts';
+import { agentRequestsFor, agentRequestsLimitReached, MAX_REQUESTS_PER_SESSION, sessionRequestsLimitReached, unreadLimitReached, type AgentRequests } from './request-limits.ts';
+import type { WorkerLogger } from '../log.ts';
 
 /** The versions a session accepts in `MCP-Protocol-Version` (the SDK's `SUPPORTED_PROTOCOL_VERSIONS`). */
 export const SUPPORTED_LEGACY_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
@@ -128,10 +139,14 @@ export interface LegacyHttpEndpointOptions {
   maxRequestsInFlight?: number;
   /** Unread bytes an SSE stream may hold before it is ended; `MAX_SSE_QUEUED_BYTES` by default. */
   maxQueuedBytes?: number;
+  /** Where an answer ended or dropped for being left unread is told. */
+  log?: WorkerLogger;
 }
 
 interface Stream {
-  controller: ReadableStreamDefaultController<Uint8Array>;
+  answer: AnswerStream;
+  /** Answered requests of this stream whose places are held until the agent has read what is queued. */
+  owed: number;
 }
 
 /** The requests of one POST, answered when `pending` is empty. */
@@ -150,8 +165,6 @@ interface JsonWait {
 
 const encoder = new TextEncoder();
 const KEEP_ALIVE = encoder.encode(': keepalive\n\n');
-/** Counted in bytes with no high-water mark, so `desiredSize` is minus the bytes not yet read. */
-const BYTE_QUEUE: QueuingStrategy<Uint8Array> = { highWaterMark: 0, size: (chunk) => chunk.byteLength };
 const textOf = (message: JSONRPCMessage): string => rawTextOf(message) ?? JSON.stringify(message);
 const SSE_HEADERS: Record<string, string> = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' };
 
@@ -171,8 +184,11 @@ export class LegacyHttpEndpoint implements Transport {
   readonly #keepAliveMs: number;
   readonly #maxInFlight: number;
   readonly #maxQueuedBytes: number;
-  /** Requests taken and not answered yet, as counted against the caps. */
+  readonly #log: WorkerLogger | undefined;
+  /** Requests taken and not answered yet, or answered and not yet read, as counted against the caps. */
   #inFlight = 0;
+  /** Of `#inFlight`, those answered and held until the agent reads the answer (they outlive the session). */
+  #held = 0;
   /** The agent's cap the session's requests draw from, once a request has brought it. */
   #agentRequests: AgentRequests | undefined;
   readonly #sseHeaders: Record<string, string>;
@@ -200,6 +216,7 @@ export class LegacyHttpEndpoint implements Transport {
     this.#keepAliveMs = options.keepAliveMs ?? SSE_KEEP_ALIVE_MS;
     this.#maxInFlight = options.maxRequestsInFlight ?? MAX_REQUESTS_PER_SESSION;
     this.#maxQueuedBytes = options.maxQueuedBytes ?? MAX_SSE_QUEUED_BYTES;
+    this.#log = options.log;
     this.#sseHeaders = { ...SSE_HEADERS, 'mcp-session-id': options.sessionId };
     this.#jsonHeaders = { 'content-type': 'application/json', 'mcp-session-id': options.sessionId };
   }
@@ -251,10 +268,13 @@ export class LegacyHttpEndpoint implements Transport {
       if (response) {
         // The lone request's answer came first: the whole exchange is this one JSON body.
         this.#stopWaiting(streamId, wait);
-        if (this.#exchanges.get(streamId)?.pending.has(requestId) === true) this.#settle(1);
+        const pending = this.#exchanges.get(streamId)?.pending.has(requestId) === true;
         this.#exchanges.delete(streamId);
         this.#requestStream.delete(requestId);
-        wait.resolve(new Response(rawTextOf(message) ?? JSON.stringify(message), { status: 200, headers: this.#jsonHeaders }));
+        const text = rawTextOf(message) ?? JSON.stringify(message);
+        if (text.length > HELD_ANSWER_MIN_CHARS) return wait.resolve(this.#heldAnswer(requestId, text, pending));
+        if (pending) this.#settle(1);
+        wait.resolve(new Response(text, { status: 200, headers: this.#jsonHeaders }));
         return;
       }
       this.#startWaitingStream(streamId);
@@ -268,7 +288,7 @@ export class LegacyHttpEndpoint implements Transport {
     if (!response) return;
     const exchange = this.#exchanges.get(streamId);
     if (exchange === undefined) return;
-    if (exchange.pending.delete(requestId)) this.#settle(1);
+    if (exchange.pending.delete(requestId)) this.#settleRead(stream);
     if (exchange.pending.size > 0) return;
     this.#exchanges.delete(streamId);
     // An id answered earlier in the exchange may already name a newer request's stream.
@@ -276,7 +296,7 @@ export class LegacyHttpEndpoint implements Transport {
     const resumable = this.#resumable.delete(streamId);
     if (this.#streams.get(streamId) === stream && stream !== undefined) {
       // Everything written was taken by the agent's connection: nothing left for it to resume.
-      const delivered = stream.controller.desiredSize === 0;
+      const delivered = stream.answer.unread === 0;
       this.#endStream(streamId, stream);
       if (delivered) this.#store?.forgetStream?.(streamId);
     } else if (!this.#closed && !resumable) throw new Error(`No connection established for request ID: ${String(requestId)}`);
@@ -288,7 +308,8 @@ export class LegacyHttpEndpoint implements Transport {
     // A POST still waiting gets the (empty, ended) stream it would have had.
     for (const streamId of [...this.#jsonWaits.keys()]) this.#startWaitingStream(streamId);
     for (const [id, stream] of [...this.#streams]) this.#endStream(id, stream);
-    this.#settle(this.#inFlight);
+    // Answers still unread keep their places until read: they are in memory until then.
+    this.#settle(this.#inFlight - this.#held);
     this.#exchanges.clear();
     this.#requestStream.clear();
     this.#resumable.clear();
@@ -448,6 +469,49 @@ export class LegacyHttpEndpoint implements Transport {
     this.#agentRequests?.release(count);
   }
 
+  /** A request's answer went out on `stream`: its place is given back once the agent has read it. */
+  #settleRead(stream: Stream | undefined): void {
+    if (stream === undefined || stream.answer.unread === 0) return this.#settle(1);
+    stream.owed++;
+    this.#held++;
+  }
+
+  /** What `stream` held was read (or will never be): the places of its answered requests come back. */
+  #payOwed(stream: Stream): void {
+    const owed = stream.owed;
+    if (owed === 0) return;
+    stream.owed = 0;
+    this.#held -= owed;
+    this.#settle(owed);
+  }
+
+  /**
+   * A lone request's JSON answer too large to give its place back at once: a body held until the
+   * agent has read it, its place with it. An agent already past its unread budget gets a
+   * `limit-reached` error instead (the server's work is lost, but the worker holds nothing more).
+   */
+  #heldAnswer(id: RequestId, text: string, pending: boolean): Response {
+    const agent = this.#agentRequests;
+    if (agent?.overUnread === true) {
+      if (pending) this.#settle(1);
+      this.#log?.info('Answer dropped: the agent left too much unread', { agent: agent.agent, unreadBytes: agent.unreadBytes, limit: agent.maxUnreadBytes });
+      const refusal = unreadLimitReached(agent.agent, agent.maxUnreadBytes);
+      return new Response(JSON.stringify(jsonRpcErrorBody(id, refusal)), { status: 200, headers: this.#jsonHeaders });
+    }
+    let holding = pending;
+    if (holding) this.#held++;
+    const read = () => {
+      if (!holding) return;
+      holding = false;
+      this.#held--;
+      this.#settle(1);
+    };
+    const answer = new AnswerStream({ meter: agent, ondrained: read, oncancel: read });
+    answer.push(encoder.encode(text));
+    answer.end();
+    return new Response(answer.body, { status: 200, headers: this.#jsonHeaders });
+  }
+
   /** Stores and writes one event on `streamId`, whether or not its stream is connected. */
   #emit(streamId: string, text: string): void {
     const eventId = this.#store?.storeEvent(streamId, text);
@@ -461,7 +525,7 @@ export class LegacyHttpEndpoint implements Transport {
     if (priming) {
       // An id before any message, so an agent whose stream drops at once can still resume it.
       const eventId = this.#store!.storeEvent(streamId, '');
-      this.#streams.get(streamId)!.controller.enqueue(encoder.encode(`id: ${eventId}\ndata: \n\n`));
+      this.#streams.get(streamId)!.answer.push(encoder.encode(`id: ${eventId}\ndata: \n\n`));
       this.#resumable.add(streamId);
     }
     return new Response(readable, { status: 200, headers: this.#sseHeaders });
@@ -537,35 +601,32 @@ export class LegacyHttpEndpoint implements Transport {
     return undefined;
   }
 
-  /** A new SSE body registered as `streamId`; the agent cancelling it unregisters it (a later one under that id stays). */
+  /**
+   * A new SSE body registered as `streamId`; the agent cancelling it unregisters it (a later one
+   * under that id stays). What it holds counts against the agent's unread budget.
+   */
   #openStream(streamId: string): ReadableStream<Uint8Array> {
-    let stream: Stream | undefined;
-    const readable = new ReadableStream<Uint8Array>(
-      {
-        start: (controller) => {
-          stream = { controller };
-        },
-        cancel: () => {
-          if (this.#streams.get(streamId) === stream) this.#unregister(streamId);
-        },
+    const stream: Stream = { answer: undefined!, owed: 0 };
+    stream.answer = new AnswerStream({
+      meter: this.#agentRequests,
+      ondrained: () => this.#payOwed(stream),
+      oncancel: () => {
+        if (this.#streams.get(streamId) === stream) this.#unregister(streamId);
+        this.#payOwed(stream);
       },
-      BYTE_QUEUE,
-    );
-    this.#streams.set(streamId, stream!);
+    });
+    this.#streams.set(streamId, stream);
     if (this.#keepAlive === undefined && this.#keepAliveMs > 0) {
       this.#keepAlive = setInterval(() => this.#tick(), this.#keepAliveMs);
       (this.#keepAlive as { unref?: () => void }).unref?.();
     }
-    return readable;
+    return stream.answer.body;
   }
 
+  /** Unregisters `stream`; it closes once the agent has read what it holds. */
   #endStream(streamId: string, stream: Stream): void {
     this.#unregister(streamId);
-    try {
-      stream.controller.close();
-    } catch {
-      // Already closed or cancelled by the agent.
-    }
+    stream.answer.end();
   }
 
   #unregister(streamId: string): void {
@@ -578,37 +639,37 @@ export class LegacyHttpEndpoint implements Transport {
 
   #tick(): void {
     for (const [streamId, stream] of [...this.#streams]) {
-      if (this.#overflowing(streamId, stream)) continue;
-      try {
-        stream.controller.enqueue(KEEP_ALIVE);
-      } catch {
-        this.#unregister(streamId);
-      }
+      // Its own bound only: a keep-alive adds nothing worth cutting a stream the agent reads.
+      if (this.#overflowing(streamId, stream, false)) continue;
+      if (!stream.answer.push(KEEP_ALIVE)) this.#unregister(streamId);
     }
   }
 
-  /** Writes one event, in one chunk; false when the stream is gone, or was ended for not being read. */
+  /** Writes one event; false when the stream is gone, or was ended for not being read. */
   #write(streamId: string, stream: Stream, data: string, eventId: string | undefined, replay = false): boolean {
-    if (!replay && this.#overflowing(streamId, stream)) return false;
-    try {
-      stream.controller.enqueue(encoder.encode(eventId === undefined ? `event: message\ndata: ${data}\n\n` : `event: message\nid: ${eventId}\ndata: ${data}\n\n`));
-      return true;
-    } catch (error) {
-      this.onerror?.(error as Error);
-      return false;
-    }
+    if (!replay && this.#overflowing(streamId, stream, true)) return false;
+    return stream.answer.push(encoder.encode(eventId === undefined ? `event: message\ndata: ${data}\n\n` : `event: message\nid: ${eventId}\ndata: ${data}\n\n`));
   }
 
   /**
-   * Ends `stream` when its agent has left more than `maxQueuedBytes` unread. Errored rather than
-   * closed: a close would wait behind the queue, and an error drops it now (the agent's
-   * connection is cut, and it resumes from the event store).
+   * Ends `stream` when its agent has left more than `maxQueuedBytes` unread on it, or (`agentToo`)
+   * when the agent holds more than its budget unread over all its answers and is not reading this
+   * stream either. Errored rather than closed: a close would wait behind the queue, and an error
+   * drops it now (the agent's connection is cut, and it resumes from the event store). The places
+   * of the answers it held come back: they are no longer in memory.
    */
-  #overflowing(streamId: string, stream: Stream): boolean {
-    const unread = -(stream.controller.desiredSize ?? 0);
-    if (unread <= this.#maxQueuedBytes) return false;
+  #overflowing(streamId: string, stream: Stream, agentToo: boolean): boolean {
+    const unread = stream.answer.unread;
+    const agent = this.#agentRequests;
+    const agentOver = agentToo && agent?.overUnread === true && !stream.answer.reading;
+    if (unread <= this.#maxQueuedBytes && !agentOver) return false;
     if (this.#streams.get(streamId) === stream) this.#unregister(streamId);
-    stream.controller.error(new Error(`SSE stream ended: the agent left more than ${this.#maxQueuedBytes} bytes unread`));
+    const why = unread > this.#maxQueuedBytes
+      ? `the agent left more than ${this.#maxQueuedBytes} bytes unread`
+      : `agent "${agent!.agent}" holds more than ${agent!.maxUnreadBytes} bytes of answers unread`;
+    this.#log?.info('SSE stream ended: the agent left it unread', { unreadBytes: unread, ...(agent !== undefined ? { agent: agent.agent, agentUnreadBytes: agent.unreadBytes } : {}) });
+    stream.answer.cut(new Error(`SSE stream ended: ${why}`));
+    this.#payOwed(stream);
     return true;
   }
 }

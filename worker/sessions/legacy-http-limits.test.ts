@@ -1,13 +1,15 @@
 /**
- * The bounds of a legacy session endpoint (review dos.md, findings 1, 3 and 5): requests in
- * flight per session and per agent, SSE streams an agent stops reading, and what the event store
- * keeps of streams that ended.
+ * The bounds of a legacy session endpoint (review dos.md, findings 1, 3 and 5; isolation.md,
+ * finding 3): requests in flight per session and per agent, answers held until the agent has read
+ * them and its budget of unread bytes, SSE streams an agent stops reading, and what the event
+ * store keeps of streams that ended.
  */
 import { describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { SessionEventStore } from '../passthrough/session-event-store.ts';
 import { LegacyHttpEndpoint, type LegacyHttpEndpointOptions } from './legacy-http-endpoint.ts';
 import { AgentRequests, drawRequestsFrom, MAX_REQUESTS_PER_SESSION } from './request-limits.ts';
+import { HELD_ANSWER_MIN_CHARS } from './answer-stream.ts';
 import { eventsOf, type SseEvent } from '../../test/support/sse-events.ts';
 
 const URL_ = 'http://127.0.0.1/servers/alpha/mcp';
@@ -57,9 +59,11 @@ describe('requests in flight', () => {
     const { endpoint, received } = await opened();
     const N = MAX_REQUESTS_PER_SESSION;
     // Filled in batches of at most 100, the most one batch may hold.
+    const batches: Response[] = [];
     for (let from = 1; from <= N; from += 100) {
       const full = await call(endpoint, Array.from({ length: Math.min(100, N - from + 1) }, (_, i) => ping(from + i)));
       expect(full.status).toBe(200);
+      batches.push(full);
     }
     expect(received).toHaveLength(N);
 
@@ -79,6 +83,9 @@ describe('requests in flight', () => {
     expect(received.slice(N)).toEqual([initialized]);
 
     await endpoint.send(result(1));
+    // Its place comes back once the agent has read the answer, not when it was sent.
+    expect((await call(endpoint, ping(N + 3))).status).toBe(429);
+    expect(JSON.parse(eventsOf(decoder.decode((await batches[0]!.body!.getReader().read()).value)).at(-1)!.data)).toEqual(result(1));
     const partly = await call(endpoint, [ping(N + 3), ping(N + 4)]);
     expect(partly.status).toBe(200);
     expect(received.at(-1)).toEqual(ping(N + 3));
@@ -160,6 +167,91 @@ describe('requests in flight', () => {
     await fresh.send(result(0));
     expect(eventsOf(await (await init).text()).map((e) => e.data)).toEqual([JSON.stringify(result(0))]);
     await fresh.close();
+  });
+});
+
+describe('answers the agent has not read', () => {
+  const big = (id: number, bytes: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'x'.repeat(bytes) }] } });
+
+  it('keep a lone request\'s place until its large JSON answer is read or dropped, even after the session closed; a small one gives it back at once', async () => {
+    const alice = new AgentRequests('alice', 2);
+    const { endpoint } = await opened({}, alice);
+    const first = call(endpoint, ping(1), alice);
+    await endpoint.send(big(1, HELD_ANSWER_MIN_CHARS));
+    const second = call(endpoint, ping(2), alice);
+    await endpoint.send(big(2, 200_000));
+    expect([(await first).headers.get('content-type'), (await second).headers.get('content-type')]).toEqual(['application/json', 'application/json']);
+    // Neither body has been read: the worker holds both, and both places.
+    expect(alice.inFlight).toBe(2);
+    expect(alice.unreadBytes).toBeGreaterThan(2 * HELD_ANSWER_MIN_CHARS);
+    const refused = await call(endpoint, ping(3), alice);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toEqual(limitError(3, { agent: 'alice', limit: 2 }));
+
+    expect(await (await first).json()).toEqual(big(1, HELD_ANSWER_MIN_CHARS));
+    expect(alice.inFlight).toBe(1);
+    // Closing the session leaves the unread answer in memory, so its place stays taken until the agent goes away.
+    await endpoint.close();
+    expect(alice.inFlight).toBe(1);
+    await (await second).body!.cancel();
+    expect([alice.inFlight, alice.unreadBytes]).toEqual([0, 0]);
+
+    // A small answer is a plain body: its place comes back when it is sent.
+    const other = await opened({}, alice);
+    const small = call(other.endpoint, ping(4), alice);
+    await other.endpoint.send(result(4));
+    expect(alice.inFlight).toBe(0);
+    expect(await (await small).json()).toEqual(result(4));
+    await other.endpoint.close();
+  });
+
+  it("keep the places of a stream's answered requests until the agent has read up to them", async () => {
+    const alice = new AgentRequests('alice', 3);
+    const { endpoint } = await opened({}, alice);
+    const batch = await call(endpoint, [ping(1), ping(2)], alice);
+    await endpoint.send(big(1, 100_000));
+    expect(alice.inFlight).toBe(2);
+    await endpoint.send(result(2));
+    expect(alice.inFlight).toBe(2);
+    const events = eventsOf(await batch.text()).map((e) => JSON.parse(e.data) as unknown);
+    expect(events).toEqual([big(1, 100_000), result(2)]);
+    expect([alice.inFlight, alice.unreadBytes]).toEqual([0, 0]);
+    await endpoint.close();
+  });
+
+  it("hold an agent past its unread budget to it: a large answer is replaced by limit-reached, and a stream it is not reading is ended", async () => {
+    const alice = new AgentRequests('alice', 100, { maxUnreadBytes: 300_000 });
+    const { endpoint } = await opened({ maxQueuedBytes: 1 << 30 }, alice);
+    const lines: Array<Record<string, unknown>> = [];
+    const log = { info: (msg: string, fields: Record<string, unknown>) => lines.push({ msg, ...fields }) };
+    const logged = await opened({ log: log as never, maxQueuedBytes: 1 << 30 }, alice);
+    const held: Response[] = [];
+    for (let id = 1; id <= 3; id++) {
+      const answer = call(endpoint, ping(id), alice);
+      await endpoint.send(big(id, 100_000));
+      held.push(await answer);
+    }
+    // Three answers of 100 KB and their envelopes: just past the budget, and the next is refused.
+    expect(alice.unreadBytes).toBeGreaterThan(300_000);
+    expect(alice.unreadBytes).toBeLessThan(301_000);
+    const dropped = call(logged.endpoint, ping(5), alice);
+    await logged.endpoint.send(big(5, 100_000));
+    expect(await (await dropped).json()).toEqual({ jsonrpc: '2.0', id: 5, error: { code: -32012, message: 'Answer dropped: agent "alice" holds more than 300000 bytes of answers it has not read; read them before sending more requests', data: { reason: 'limit-reached', agent: 'alice', limit: 300_000 } } });
+    expect(lines.map((l) => l.msg)).toEqual(['Answer dropped: the agent left too much unread']);
+
+    const stream = await call(logged.endpoint, [ping(6)], alice);
+    await logged.endpoint.send(progress(1, 'p'.repeat(1_000)), { relatedRequestId: 6 });
+    await expect(stream.body!.getReader().read()).rejects.toThrow('SSE stream ended: agent "alice" holds more than 300000 bytes of answers unread');
+    expect(lines.at(-1)).toMatchObject({ msg: 'SSE stream ended: the agent left it unread', agent: 'alice' });
+
+    // Reading what it holds brings the agent back under: answers are queued again.
+    for (const answer of held) await answer.text();
+    expect(alice.unreadBytes).toBe(0);
+    const again = call(logged.endpoint, ping(7), alice);
+    await logged.endpoint.send(big(7, 100_000));
+    expect(await (await again).json()).toEqual(big(7, 100_000));
+    await endpoint.close();
+    await logged.endpoint.close();
   });
 });
 

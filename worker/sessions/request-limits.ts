@@ -13,6 +13,16 @@
  * whole POST is refused, one error per refused request inside a batch) and goes nowhere. Answers,
  * notifications and requests within the cap are never held back, so the agent can always drain.
  *
+ * A request's place is given back when its answer has been read, not when it reached the worker
+ * (review isolation.md, finding 3): an agent that never reads its answers (each on a connection of
+ * its own) held 3 GB of them past both caps. Only a small JSON answer, which the connection's
+ * socket buffers take whole, gives it back at once (`HELD_ANSWER_MIN_CHARS`). And since the caps
+ * alone still let an agent hold 256 answers of up to a link frame each (16 MiB: 4 GiB), the bytes
+ * of its answers the worker holds unread, in streams and held answers together
+ * (`answer-stream.ts`), are bounded too: `MAX_UNREAD_BYTES_PER_AGENT`. An agent past it gets no
+ * more answer bytes queued: a large answer is replaced by a `limit-reached` error, and a stream it
+ * is not reading is ended.
+ *
  * The per-agent count is this isolate's: on Cloudflare, where each session is a Durable Object
  * of its own, only the per-session cap bounds a session, and the per-agent one bounds what one
  * isolate serves. An agent's counter is kept by name across config reloads
@@ -22,6 +32,7 @@
  */
 import { WireError } from '../../shared/errors.ts';
 import { DEFAULT_MAX_REQUESTS_PER_AGENT } from '../config/worker-config.ts';
+import type { UnreadMeter } from './answer-stream.ts';
 
 /**
  * Requests one legacy session may have in flight: more than any client runs at once for real, and
@@ -29,15 +40,38 @@ import { DEFAULT_MAX_REQUESTS_PER_AGENT } from '../config/worker-config.ts';
  */
 export const MAX_REQUESTS_PER_SESSION = 128;
 
-/** The requests one agent has in flight in this isolate. */
-export class AgentRequests {
+/**
+ * Unread answer bytes one agent may leave in the worker (its streams and held answers together):
+ * sixteen streams at their own bound (`MAX_UNREAD_BYTES_PER_STREAM`), far more than an agent that
+ * reads ever leaves (a connection takes a few MB into its socket buffers at once).
+ */
+export const MAX_UNREAD_BYTES_PER_AGENT = 64 * 1024 * 1024;
+
+/** Bounds every agent's counter enforces; tests give small ones. */
+export interface AgentBounds {
+  /** `MAX_UNREAD_BYTES_PER_AGENT` by default. */
+  maxUnreadBytes?: number;
+}
+
+/** The requests one agent has in flight in this isolate, and the bytes of its answers the worker holds unread. */
+export class AgentRequests implements UnreadMeter {
   #inFlight = 0;
+  unreadBytes = 0;
+  readonly maxUnreadBytes: number;
 
   constructor(
     readonly agent: string,
     /** The cap; a config reload may change it (requests over a lowered one finish, none is taken until below). */
     public limit: number,
-  ) {}
+    bounds: AgentBounds = {},
+  ) {
+    this.maxUnreadBytes = bounds.maxUnreadBytes ?? MAX_UNREAD_BYTES_PER_AGENT;
+  }
+
+  /** Whether the agent already holds more unread than it may: no more answer bytes are queued for it. */
+  get overUnread(): boolean {
+    return this.unreadBytes > this.maxUnreadBytes;
+  }
 
   get inFlight(): number {
     return this.#inFlight;
@@ -78,6 +112,8 @@ export class AgentRequestCounters {
   readonly #byName = new Map<string, AgentRequests>();
   #limit = DEFAULT_MAX_REQUESTS_PER_AGENT;
 
+  constructor(readonly bounds: AgentBounds = {}) {}
+
   /**
    * Puts the `max-requests-per-agent` of the config in force on every counter: the app built for a
    * config sets it, so a request an older app is still handling cannot bring an old limit back.
@@ -90,7 +126,7 @@ export class AgentRequestCounters {
   /** The counter of `agent`. */
   of(agent: { readonly name: string }): AgentRequests {
     let requests = this.#byName.get(agent.name);
-    if (requests === undefined) this.#byName.set(agent.name, (requests = new AgentRequests(agent.name, this.#limit)));
+    if (requests === undefined) this.#byName.set(agent.name, (requests = new AgentRequests(agent.name, this.#limit, this.bounds)));
     return requests;
   }
 }
@@ -128,6 +164,15 @@ export function agentRequestsLimitReached(agent: string, limit: number): WireErr
   return new WireError(
     'limit-reached',
     `Agent "${agent}" already has ${limit} requests in flight: wait for their answers before sending more, or raise max-requests-per-agent in the worker config`,
+    { detail: { agent, limit } },
+  );
+}
+
+/** Why an answer was not queued for an agent past its unread budget. */
+export function unreadLimitReached(agent: string, limit: number): WireError {
+  return new WireError(
+    'limit-reached',
+    `Answer dropped: agent "${agent}" holds more than ${limit} bytes of answers it has not read; read them before sending more requests`,
     { detail: { agent, limit } },
   );
 }
