@@ -35,6 +35,13 @@ export interface FrameSocket {
   onmessage?: (text: string) => void;
   /** The socket is gone, for whatever cause; fires at most once. */
   onclose?: (info: FrameSocketCloseInfo) => void;
+  /**
+   * True where `onwritten` is called once per frame sent, in the order sent, when its bytes have
+   * left for the network (a `ws` send callback): what the link's flow control counts on
+   * (`link-flow.ts`). Absent: the socket says nothing of what it holds, and there is none.
+   */
+  readonly tracksWrites?: boolean;
+  onwritten?: () => void;
 }
 
 /** Starts an orderly close, if the socket is not already gone, with `message` cut to what a close frame holds. */
@@ -51,15 +58,24 @@ export function closeQuietly(socket: FrameSocket, code: number, message: string)
 export class CallbackFrameSocket implements FrameSocket {
   onmessage?: (text: string) => void;
   onclose?: (info: FrameSocketCloseInfo) => void;
+  onwritten?: () => void;
+  readonly tracksWrites: boolean;
   #closed = false;
+  /**
+   * Frames sent while no one listened for their writes (the handshake's, before the endpoint):
+   * their reports come first, and are not passed on, so the listener's stay in step with its frames.
+   */
+  #unclaimed = 0;
   readonly #send: (text: string) => void;
   readonly #close: (code?: number, reason?: string) => void;
   readonly #abort: (() => void) | undefined;
 
-  constructor(io: { send(text: string): void; close(code?: number, reason?: string): void; abort?(): void }) {
+  /** `tracksWrites`: the adapter calls `written()` for each frame sent, in order. */
+  constructor(io: { send(text: string): void; close(code?: number, reason?: string): void; abort?(): void; tracksWrites?: boolean }) {
     this.#send = io.send;
     this.#close = io.close;
     this.#abort = io.abort;
+    this.tracksWrites = io.tracksWrites === true;
   }
 
   get closed(): boolean {
@@ -68,6 +84,7 @@ export class CallbackFrameSocket implements FrameSocket {
 
   send(text: string): void {
     this.#send(text);
+    if (this.tracksWrites && this.onwritten === undefined) this.#unclaimed++;
   }
 
   close(code?: number, reason?: string): void {
@@ -82,6 +99,12 @@ export class CallbackFrameSocket implements FrameSocket {
   /** Adapter side: one inbound text frame. */
   receive(text: string): void {
     if (!this.#closed) this.onmessage?.(text);
+  }
+
+  /** Adapter side: the oldest frame sent and not yet reported has left for the network. */
+  written(): void {
+    if (this.#unclaimed > 0) this.#unclaimed--;
+    else this.onwritten?.();
   }
 
   /** Adapter side: the underlying socket is gone. */

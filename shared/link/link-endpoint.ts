@@ -15,6 +15,9 @@
  * And who wrote an answer, where the host announced `host-answers`: the worker asks on each open,
  * the host sets `own: true` on the frame of an answer it marked as its own, and the worker marks
  * the message it reads from such a frame (`audit/host-answers.ts`), for its audit.
+ * And flow control, on a socket that reports its writes (the sidecar's): a channel whose frames
+ * wait in the socket past its budget, or every channel while the whole link holds too much,
+ * holds back the server that feeds it (`link-flow.ts`).
  *
  * Every inbound frame gets one `JSON.parse` and the zod frame schema; nothing is logged per
  * message. Measured (npm run bench, 2 shared cores): 2 frames and ~305 bytes of payload per echo
@@ -37,6 +40,7 @@ import { McpChannelClientTransport, type ChannelIo } from './mcp-channel-client-
 import { PendingOpens, type PendingOpen } from './pending-opens.ts';
 import { RecentCloses } from './recent-closes.ts';
 import { KEEPALIVE_FRAME, LinkLiveness } from './link-liveness.ts';
+import { LinkFlow, type FlowAccount } from './link-flow.ts';
 import type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats, OpenChannelOptions } from './link-types.ts';
 
 export { exceeds } from './frame-reader.ts';
@@ -86,6 +90,10 @@ export class LinkEndpoint {
   readonly #closedHere = new RecentCloses();
   readonly #io: ChannelIo;
   readonly #liveness: LinkLiveness | null;
+  /** Null where the socket does not report its writes, or flow control is off. */
+  readonly #flow: LinkFlow | null;
+  /** Times the whole link was full, so the log tells of the 1st, 10th, 100th, … */
+  #fullTimes = 0;
   #framesIn = 0;
   #resolveClosed!: (info: LinkCloseInfo) => void;
   #closed = false;
@@ -106,11 +114,20 @@ export class LinkEndpoint {
     this.#asksOwn = this.peerFeatures.has('host-answers');
     this.whenClosed = new Promise((resolve) => (this.#resolveClosed = resolve));
     this.#io = {
-      send: (id, message, own) => this.#sendMessage(id, message, own),
+      send: (channel, message, own) => this.#sendMessage(channel, message, own),
       close: (channel, info) => this.#closeChannel(channel, info),
       reply: (channel, message, own) => this.#replyChannel(channel, message, own),
     };
     socket.onmessage = (text) => this.#onText(text);
+    const flow = options.flow === false || socket.tracksWrites !== true ? null : new LinkFlow(options.flow, () => this.#channels.values(), {
+      held: (queued) => {
+        if (isLogWorthy(++this.#fullTimes)) {
+          this.#log.info('Link is full: every channel holds its server\'s output until it drains', { peer: this.peer, queuedBytes: queued, limitBytes: this.#flow?.limits.linkBytes ?? null, times: this.#fullTimes });
+        }
+      },
+    });
+    this.#flow = flow;
+    if (flow !== null) socket.onwritten = () => flow.written();
     socket.onclose = (info) =>
       this.#teardown({ reason: 'host-offline', message: `Link socket closed${info.code === undefined ? '' : ` (code ${info.code})`}` }, 'none');
     const deadAfterMs = options.deadAfterMs ?? 20_000;
@@ -130,7 +147,16 @@ export class LinkEndpoint {
   }
 
   get stats(): LinkStats {
-    return { channels: this.#channels.size, framesIn: this.#framesIn, unknownChannelFrames: this.#unknown, malformedFrames: this.#malformed };
+    const flow = this.#flow;
+    return {
+      channels: this.#channels.size,
+      framesIn: this.#framesIn,
+      unknownChannelFrames: this.#unknown,
+      malformedFrames: this.#malformed,
+      queuedBytes: flow?.queued ?? 0,
+      peakQueuedBytes: flow?.peak ?? 0,
+      heldChannels: flow?.heldCount ?? 0,
+    };
   }
 
   /**
@@ -191,7 +217,7 @@ export class LinkEndpoint {
       }
       if (first === undefined) return;
       try {
-        this.#sendMessage(id, first, false);
+        this.#sendMessage(channel, first, false);
         channel.sentAhead = first;
       } catch {
         // Too large for a frame: left for the caller to send after the ack, where it fails as any send does.
@@ -369,6 +395,7 @@ export class LinkEndpoint {
     channel.marksOwn = marksOwn;
     this.#channels.set(id, channel);
     this.#closedHere.forget(id);
+    this.#flow?.opened(channel);
     if (first !== undefined) channel.receive(first);
     onOpen(request, channel).then(
       () => {
@@ -393,10 +420,11 @@ export class LinkEndpoint {
     );
   }
 
-  #sendMessage(id: number, message: JSONRPCMessage, own: boolean): void {
+  #sendMessage(channel: McpChannelClientTransport, message: JSONRPCMessage, own: boolean): void {
     if (this.#closed) throw this.#offline();
+    const id = channel.id;
     this.#acks.flush(id);
-    this.#sendFrame(carrying('channel-message', id, message, own));
+    this.#sendFrame(carrying('channel-message', id, message, own), channel);
   }
 
   #closeChannel(channel: McpChannelClientTransport, info: { reason?: FailureReason; message?: string }): void {
@@ -426,7 +454,7 @@ export class LinkEndpoint {
     const id = channel.id;
     if (!channel.readsReply || this.#closed || this.#channels.get(id) !== channel) return false;
     try {
-      this.#sendFrame(carrying('channel-reply', id, message, own));
+      this.#sendFrame(carrying('channel-reply', id, message, own), channel);
     } catch {
       return false;
     }
@@ -451,8 +479,11 @@ export class LinkEndpoint {
     channel.remoteClosed({});
   }
 
-  /** Sends one frame; throws `WireError` when it is too large (never truncated) or the link is down. */
-  #sendFrame(frame: Frame | string): void {
+  /**
+   * Sends one frame, counted against `owner`'s budget where there is flow control; throws
+   * `WireError` when it is too large (never truncated) or the link is down.
+   */
+  #sendFrame(frame: Frame | string, owner: FlowAccount | null = null): void {
     const text = typeof frame === 'string' ? frame : JSON.stringify(frame);
     if (exceeds(text, this.#max)) {
       throw new WireError('invalid-request', `Message too large for the link: more than the ${this.#max} byte frame limit`);
@@ -462,6 +493,8 @@ export class LinkEndpoint {
     } catch (cause) {
       throw new WireError('host-offline', `Link to ${this.peer} is closed`, { cause });
     }
+    // After the send: a frame the socket refused is never reported written.
+    this.#flow?.sent(owner, text.length);
     this.onFrame?.('out', text);
   }
 
@@ -520,6 +553,7 @@ export class LinkEndpoint {
     const failed = new WireError('host-offline', clip(failure));
     this.#pending.failAll(failed);
     this.#acks.clear();
+    this.#flow?.reset();
     this.#closedHere.clear();
     const channels = [...this.#channels.values()];
     this.#channels.clear();

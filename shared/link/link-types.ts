@@ -8,6 +8,7 @@ import type { FailureReason } from '../errors.ts';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelTransport } from '../channel-transport.ts';
 import type { LinkFeature } from './link-features.ts';
+import type { FlowLimits } from './link-flow.ts';
 
 export type LinkRole = 'worker' | 'sidecar';
 
@@ -61,6 +62,11 @@ export interface LinkEndpointOptions {
   maxFrameBytes?: number;
   /** Worker end: what the host announced it reads (`link-features.ts`); none when absent. */
   peerFeatures?: ReadonlySet<LinkFeature>;
+  /**
+   * Flow control's budgets (`link-flow.ts`), each `DEFAULT_FLOW_LIMITS`' where left out (tests
+   * make them small); `false` turns it off. Only a socket that reports its writes has any.
+   */
+  flow?: Partial<FlowLimits> | false;
   log?: LinkLogger;
 }
 
@@ -75,6 +81,10 @@ export interface LinkStats {
   framesIn: number;
   unknownChannelFrames: number;
   malformedFrames: number;
+  /** Flow control (`link-flow.ts`; 0 without it): frames sent and not yet written out, the most there were, and channels holding their server. */
+  queuedBytes: number;
+  peakQueuedBytes: number;
+  heldChannels: number;
 }
 
 export interface OpenChannelOptions {

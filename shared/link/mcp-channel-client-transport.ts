@@ -6,7 +6,9 @@
  * It adds nothing to `ChannelTransport` but the wiring to its endpoint: outbound messages become
  * `channel-message` frames (with `own: true` for an answer the host marked as its own, where the
  * worker asked: `audit/host-answers.ts`), a local close becomes a `channel-close` frame (with its
- * reason), and the endpoint feeds inbound messages and remote closes.
+ * reason), and the endpoint feeds inbound messages and remote closes. On the sending end of a link
+ * with flow control (`link-flow.ts`) it is also the channel's account there: while the link holds
+ * too much of its frames, it holds back what feeds it (`throttle`), the server whose output it carries.
  *
  * @module
  */
@@ -14,17 +16,18 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ChannelTransport, type ChannelCloseInfo } from '../channel-transport.ts';
 import { isHostAnswer } from '../audit/host-answers.ts';
+import { holdReadingOf, type FlowAccount } from './link-flow.ts';
 
 /** What a channel needs from its endpoint; the calls are synchronous and `send` and `close` may throw `WireError`. */
 export interface ChannelIo {
   /** `own`: the frame says the host wrote `message` itself (`host-answers`). */
-  send(id: number, message: JSONRPCMessage, own: boolean): void;
+  send(channel: McpChannelClientTransport, message: JSONRPCMessage, own: boolean): void;
   close(channel: McpChannelClientTransport, info: ChannelCloseInfo): void;
   /** Sends `message` and the channel's close as one frame; false when the peer did not ask for that or the frame did not go. */
   reply(channel: McpChannelClientTransport, message: JSONRPCMessage, own: boolean): boolean;
 }
 
-export class McpChannelClientTransport extends ChannelTransport {
+export class McpChannelClientTransport extends ChannelTransport implements FlowAccount {
   readonly id: number;
   /** The message that went right behind this channel's open (`OpenChannelOptions.first`), if one did. */
   sentAhead: JSONRPCMessage | undefined = undefined;
@@ -34,6 +37,13 @@ export class McpChannelClientTransport extends ChannelTransport {
   readsReply = false;
   /** Host end: the worker asked on the open for the host's own answers marked (`host-answers`, `audit/host-answers.ts`). */
   marksOwn = false;
+  /** Flow control (`link-flow.ts`): its frames not yet written out, and whether past its budget. */
+  queued = 0;
+  over = false;
+  #held = false;
+  /** What feeds this channel, held back while the link holds too much of it. */
+  #source: object | undefined;
+  #release: (() => void) | undefined;
   readonly #io: ChannelIo;
 
   constructor(id: number, io: ChannelIo) {
@@ -43,7 +53,34 @@ export class McpChannelClientTransport extends ChannelTransport {
   }
 
   protected async transmit(message: JSONRPCMessage): Promise<void> {
-    this.#io.send(this.id, message, this.marksOwn && isHostAnswer(message));
+    this.#io.send(this, message, this.marksOwn && isHostAnswer(message));
+  }
+
+  /** Whether the link holds back what feeds this channel now. */
+  get held(): boolean {
+    return this.#held;
+  }
+
+  /**
+   * Names what feeds this channel (a server's transport, or the instance that serves it): held
+   * back (`ReadHold`) while the link holds too much of this channel's frames, at once if it does
+   * now. A source that cannot be held is never held.
+   */
+  throttle(source: object): void {
+    this.#source = source;
+    if (this.#held && this.#release === undefined) this.#release = holdReadingOf(source);
+  }
+
+  /** Flow side (`LinkFlow`): holds or lets go of the source. */
+  hold(on: boolean): void {
+    this.#held = on;
+    if (on) {
+      if (this.#source !== undefined && this.#release === undefined) this.#release = holdReadingOf(this.#source);
+      return;
+    }
+    const release = this.#release;
+    this.#release = undefined;
+    release?.();
   }
 
   protected async closeRemote(info: ChannelCloseInfo): Promise<void> {

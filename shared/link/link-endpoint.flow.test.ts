@@ -1,0 +1,187 @@
+/**
+ * The link endpoint's flow control (`link-flow.ts`) over a socket that reports its writes, as the
+ * sidecar's does: the test reports each write itself (`written`), so what waits in the socket is
+ * exactly what it has not reported yet.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { ChannelTransport } from '../channel-transport.ts';
+import { CallbackFrameSocket } from './frame-socket.ts';
+import { LinkEndpoint, type ChannelOpenHandler } from './link-endpoint.ts';
+import { McpChannelClientTransport } from './mcp-channel-client-transport.ts';
+
+const endpoints: LinkEndpoint[] = [];
+afterEach(() => {
+  for (const endpoint of endpoints.splice(0)) endpoint.close();
+});
+
+/** A server the host's channels throttle: counts the holds taken and not released. */
+function source(): { held: number; holdReading(): () => void } {
+  const s = {
+    held: 0,
+    holdReading() {
+      s.held++;
+      let released = false;
+      return () => {
+        if (!released) s.held--;
+        released = true;
+      };
+    },
+  };
+  return s;
+}
+
+/** A host whose every channel is throttled by a source of its own, kept for the test to send on. */
+function throttledHost(): { onOpen: ChannelOpenHandler; channels: ChannelTransport[]; sources: ReturnType<typeof source>[] } {
+  const channels: ChannelTransport[] = [];
+  const sources: ReturnType<typeof source>[] = [];
+  return {
+    channels,
+    sources,
+    onOpen: async (_request, channel) => {
+      const s = source();
+      (channel as McpChannelClientTransport).throttle(s);
+      channels.push(channel);
+      sources.push(s);
+      await channel.start();
+    },
+  };
+}
+
+/** Worker and sidecar ends; the sidecar's socket holds every frame until the test reports it `written`. */
+function link(onOpen: ChannelOpenHandler, flow = { channelBytes: 1000, channelResumeBytes: 300, linkBytes: 2500, linkResumeBytes: 1200 }, before: string[] = []) {
+  let workerSocket!: CallbackFrameSocket;
+  let sidecarSocket!: CallbackFrameSocket;
+  const ended = () =>
+    queueMicrotask(() => {
+      workerSocket.ended({ code: 1000 });
+      sidecarSocket.ended({ code: 1000 });
+    });
+  workerSocket = new CallbackFrameSocket({ send: (text) => queueMicrotask(() => sidecarSocket.receive(text)), close: ended });
+  sidecarSocket = new CallbackFrameSocket({ send: (text) => queueMicrotask(() => workerSocket.receive(text)), close: ended, tracksWrites: true });
+  for (const text of before) sidecarSocket.send(text);
+  const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'test-host' });
+  const sidecar = new LinkEndpoint(sidecarSocket, { role: 'sidecar', onOpen, flow });
+  endpoints.push(worker, sidecar);
+  const received: JSONRPCMessage[] = [];
+  return {
+    worker,
+    sidecar,
+    received,
+    /** Reports the oldest `count` frames not yet reported as written out. */
+    written(count = 1) {
+      for (let i = 0; i < count; i++) sidecarSocket.written();
+    },
+    async open(): Promise<ChannelTransport> {
+      const channel = await worker.openChannel({ type: 'mcp', connection: { 'server-name': 'flood' } });
+      channel.onmessage = (message) => received.push(message);
+      await channel.start();
+      return channel;
+    },
+  };
+}
+
+/** A notification whose frame is about `chars` long. */
+const padded = (chars: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'y'.repeat(chars - 100) } });
+const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe('LinkEndpoint flow control', () => {
+  it('holds what feeds a channel whose frames wait past its budget, and lets it go once they are written out', async () => {
+    const host = throttledHost();
+    const l = link(host.onOpen);
+    await l.open();
+    l.written(); // the ack
+    const [channel, server] = [host.channels[0]!, host.sources[0]!];
+    await channel.send(padded(600));
+    expect(server.held).toBe(0);
+    await channel.send(padded(600));
+    expect(server.held).toBe(1);
+    expect(l.sidecar.stats).toMatchObject({ heldChannels: 1 });
+    expect(l.sidecar.stats.queuedBytes).toBeGreaterThan(1000);
+    l.written(); // ~600 left: above the resume mark
+    expect(server.held).toBe(1);
+    l.written();
+    expect(server.held).toBe(0);
+    expect(l.sidecar.stats).toMatchObject({ queuedBytes: 0, heldChannels: 0 });
+    await settled();
+    expect(l.received).toHaveLength(2); // held back means the server waits: nothing sent was lost
+  });
+
+  it('sends a frame larger than the budget, and holds after it', async () => {
+    const host = throttledHost();
+    const l = link(host.onOpen);
+    await l.open();
+    l.written();
+    await host.channels[0]!.send(padded(5000));
+    expect(host.sources[0]!.held).toBe(1);
+    await settled();
+    expect(l.received).toHaveLength(1);
+    l.written();
+    expect(host.sources[0]!.held).toBe(0);
+  });
+
+  it('holds every channel while the whole link is full, one opened then too, and lets go at its resume mark', async () => {
+    const host = throttledHost();
+    const l = link(host.onOpen);
+    await l.open();
+    await l.open();
+    l.written(2);
+    for (const channel of host.channels) await channel.send(padded(900)); // each under its budget
+    expect(host.sources.map((s) => s.held)).toEqual([0, 0]);
+    await host.channels[0]!.send(padded(900)); // 2700 in all: the link is full, and the first over its own
+    expect(host.sources.map((s) => s.held)).toEqual([1, 1]);
+    await l.open();
+    expect(host.sources.map((s) => s.held)).toEqual([1, 1, 1]);
+    l.written(2); // the link is down to the first channel's second frame and the third's ack
+    expect(host.sources.map((s) => s.held)).toEqual([1, 0, 0]); // the first is still over its own budget
+    l.written();
+    expect(host.sources.map((s) => s.held)).toEqual([0, 0, 0]);
+  });
+
+  it('keeps a closed channel held until its frames are written out', async () => {
+    const host = throttledHost();
+    const l = link(host.onOpen);
+    const channel = await l.open();
+    l.written();
+    await host.channels[0]!.send(padded(1500));
+    await host.channels[0]!.close();
+    await channel.close(); // already closed by the host: nothing more goes
+    expect(host.sources[0]!.held).toBe(1);
+    l.written(); // the frame
+    expect(host.sources[0]!.held).toBe(0);
+  });
+
+  it('lets go of every hold when the link ends, and ignores the writes reported after', async () => {
+    const host = throttledHost();
+    const l = link(host.onOpen);
+    await l.open();
+    l.written();
+    await host.channels[0]!.send(padded(1500));
+    expect(host.sources[0]!.held).toBe(1);
+    l.sidecar.close({ message: 'Test over' });
+    expect(host.sources[0]!.held).toBe(0);
+    l.written(3);
+    expect(l.sidecar.stats).toMatchObject({ queuedBytes: 0, heldChannels: 0 });
+  });
+
+  it('counts only its own frames: the writes of frames sent before it (the handshake) are not its', async () => {
+    const host = throttledHost();
+    const l = link(host.onOpen, undefined, ['x'.repeat(5000), 'y'.repeat(5000)]);
+    await l.open();
+    const ack = l.sidecar.stats.queuedBytes;
+    expect(ack).toBeGreaterThan(0);
+    l.written(2); // the handshake's two
+    expect(l.sidecar.stats.queuedBytes).toBe(ack);
+    l.written();
+    expect(l.sidecar.stats.queuedBytes).toBe(0);
+  });
+
+  it('has none on a socket that does not report its writes', async () => {
+    const host = throttledHost();
+    const l = link(host.onOpen, undefined);
+    const plain = new LinkEndpoint(new CallbackFrameSocket({ send: () => {}, close: () => {} }), { role: 'sidecar', onOpen: host.onOpen });
+    endpoints.push(plain);
+    expect(plain.stats).toMatchObject({ queuedBytes: 0, peakQueuedBytes: 0, heldChannels: 0 });
+    expect(l.worker.stats.peakQueuedBytes).toBe(0);
+  });
+});
