@@ -19,6 +19,8 @@
  *   loop. A filter that throws denies the call (`denied-by-policy`: the check could not pass);
  *   anything else unexpected is logged and the request answered, so one agent's message can end
  *   neither the sidecar nor another agent's session;
+ * - the server's output is held back while the link holds too much of the agent's channel
+ *   (`shared/link/link-flow.ts`): the server, not the sidecar, then waits;
  * - the order of starting: `start()` starts the server (for stdio, launches it) with every
  *   callback already wired, so nothing it says is lost, and only then the agent's channel; a
  *   server that ends while starting is reported once the start has settled, and none is started
@@ -35,6 +37,7 @@ import type { CallLedger } from '../../shared/audit/call-ledger.ts';
 import { capped } from '../../shared/audit/audit-record.ts';
 import { hostAnswer } from '../../shared/audit/host-answers.ts';
 import { isCancellation } from '../../shared/json-rpc-guards.ts';
+import { McpChannelClientTransport } from '../../shared/link/mcp-channel-client-transport.ts';
 
 export interface BridgeOptions {
   /** The server's name, for messages and logs. */
@@ -99,6 +102,7 @@ export function bridgeChannels(agent: ChannelTransport, server: Transport, optio
     }
   };
 
+  if (agent instanceof McpChannelClientTransport) agent.throttle(server);
   server.onmessage = (message) => {
     ledger?.answer(message);
     agent.send(message).catch((error: unknown) => {

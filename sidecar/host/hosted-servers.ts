@@ -7,7 +7,8 @@
  * cancelled: a server that honours a cancellation never answers) for the process
  * budget's slot, forgets the server (and gives the slot back) when the transport closes, and can
  * end it with a `WireError`, which its channel then closes with (`limit-reached`,
- * `trust-profile-stale`, `server-exited`), so the agent learns why.
+ * `trust-profile-stale`, `server-exited`), so the agent learns why. The wrapper can be held back
+ * as the transport it wraps (`holdReading`, `shared/link/link-flow.ts`).
  *
  * @module
  */
@@ -16,6 +17,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { McpConnection } from '../../shared/connection-request.ts';
 import type { WireError } from '../../shared/errors.ts';
 import { isCancellation } from '../../shared/json-rpc-guards.ts';
+import { holdReadingOf, type ReadHold } from '../../shared/link/link-flow.ts';
 import type { ReservedSlot } from './process-budget.ts';
 import type { ServerConfig } from './server-config.ts';
 
@@ -49,7 +51,7 @@ export class HostedServers {
       slot?.release();
       if (entry !== undefined) this.#entries.delete(entry);
     };
-    const outer: Transport = {
+    const outer: Transport & ReadHold = {
       async start() {
         try {
           await inner.start();
@@ -72,6 +74,7 @@ export class HostedServers {
         }
         await inner.send(message, options);
       },
+      holdReading: () => holdReadingOf(inner),
       async close() {
         forget();
         await inner.close();

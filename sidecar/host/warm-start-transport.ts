@@ -20,6 +20,7 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { sameInitialize, type InitializeParams, type WarmInstance, type WarmKey, type WarmPool } from './warm-pool.ts';
+import { holdReadingOf } from '../../shared/link/link-flow.ts';
 
 export interface WarmStartOptions {
   pool: WarmPool | undefined;
@@ -56,6 +57,9 @@ export class WarmStartTransport implements Transport {
   #coldInitialize: { id: string | number; params: InitializeParams } | null = null;
   /** Whether the pool was told this session's opening is over (once, for a warm instance taken). */
   #opened: boolean;
+  /** Holds on reading the server's output (`holdReading`), and the one taken on the instance for them. */
+  #holds = 0;
+  #innerRelease: (() => void) | undefined;
 
   constructor(pool: WarmPool, key: WarmKey, instance: WarmInstance | Transport, options: WarmStartOptions) {
     this.#pool = pool;
@@ -73,6 +77,20 @@ export class WarmStartTransport implements Transport {
 
   get pid(): number | undefined {
     return (this.#inner as { pid?: number }).pid;
+  }
+
+  /** Holds back the server's output (`shared/link/link-flow.ts`), the cold one's too if the warm one gives way to it. */
+  holdReading(): () => void {
+    if (this.#holds++ === 0) this.#innerRelease = holdReadingOf(this.#inner);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.#holds > 0) return;
+      const release = this.#innerRelease;
+      this.#innerRelease = undefined;
+      release?.();
+    };
   }
 
   async start(): Promise<void> {
@@ -150,6 +168,11 @@ export class WarmStartTransport implements Transport {
     this.#warm = null;
     void unused.close().catch(() => {});
     this.#inner = await this.#options.cold();
+    if (this.#holds > 0) {
+      // The warm one's hold ends with it; the cold one serves now, and is held instead.
+      this.#innerRelease?.();
+      this.#innerRelease = holdReadingOf(this.#inner);
+    }
     this.#wire(this.#inner);
     await this.#inner.start();
   }

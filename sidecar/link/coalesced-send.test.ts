@@ -40,4 +40,18 @@ describe('coalescedSend', () => {
     await next(3);
     expect(received).toEqual(['first', 'second', 'third']);
   });
+
+  it('reports each frame once it is written, after the turn that sent it', async () => {
+    const { ws } = await linked();
+    const reports: number[] = [];
+    let sent = 0;
+    const send = coalescedSend(ws, () => reports.push(reports.length + 1));
+    for (; sent < 3; sent++) send(`frame ${sent}`);
+    expect(reports).toEqual([]); // corked: nothing written before the turn ends
+    await new Promise<void>((resolve) => {
+      const check = () => (reports.length === sent ? resolve() : setImmediate(check));
+      check();
+    });
+    expect(reports).toEqual([1, 2, 3]);
+  });
 });

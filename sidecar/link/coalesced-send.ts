@@ -7,6 +7,9 @@
  * then: a lone frame waits only for the current turn to end. A `ws` without that socket gets each
  * frame written at once, as before.
  *
+ * `written` is `ws`'s send callback: called once per frame, in order, when its bytes were handed
+ * to the kernel (or the socket failed), which the link's flow control counts (`link-flow.ts`).
+ *
  * @module
  */
 import type WebSocket from 'ws';
@@ -16,7 +19,10 @@ interface Corkable {
   uncork(): void;
 }
 
-export function coalescedSend(ws: WebSocket): (text: string) => void {
+/** One options object for every send: given a callback, `ws` otherwise makes an empty one per frame. */
+const SEND_OPTIONS = {};
+
+export function coalescedSend(ws: WebSocket, written?: (error?: Error) => void): (text: string) => void {
   let corked = false;
   return (text) => {
     const socket = (ws as unknown as { _socket?: Corkable | null })._socket;
@@ -28,6 +34,6 @@ export function coalescedSend(ws: WebSocket): (text: string) => void {
         socket.uncork();
       });
     }
-    ws.send(text);
+    ws.send(text, SEND_OPTIONS, written);
   };
 }

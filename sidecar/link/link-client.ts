@@ -13,6 +13,8 @@
  * unknown host, a clock off by N s), and dialling goes on with backoff. Nothing secret crosses the
  * link: a signature is good for one nonce at one worker.
  * `ws` disables Nagle itself (`socket.setNoDelay()` in `WebSocket#setSocket`), so nothing to do.
+ * Its send callbacks tell the link endpoint what has been written out, for flow control
+ * (`shared/link/link-flow.ts`).
  *
  * @module
  */
@@ -186,10 +188,11 @@ export class LinkClient {
     });
     ws.on('error', (error) => (failure = error));
     ws.on('open', () => {
-      const opened = new CallbackFrameSocket({
-        send: coalescedSend(ws),
+      const opened: CallbackFrameSocket = new CallbackFrameSocket({
+        send: coalescedSend(ws, () => opened.written()),
         close: (code, reason) => ws.close(code, reason),
         abort: () => ws.terminate(),
+        tracksWrites: true,
       });
       socket = opened;
       ws.on('message', (data, isBinary) => {

@@ -310,6 +310,55 @@ describe('ProcessExecutorBackedClientTransport', () => {
     expect(outcome).toBe('not-connected');
   });
 
+  /** A server that writes `count` log lines of about 1 KiB (waiting for drain), then says so on stderr, then `after`. */
+  const writer = (count: number, after: string) => ({
+    command: NODE,
+    args: [
+      '-e',
+      [
+        "const line = (i) => JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: String(i).padEnd(1000, '.') } }) + '\\n';",
+        '(async () => {',
+        `  for (let i = 0; i < ${count}; i++) if (!process.stdout.write(line(i))) await new Promise((r) => process.stdout.once('drain', r));`,
+        "  process.stderr.write('all written\\n');",
+        `  ${after}`,
+        '})();',
+      ].join('\n'),
+    ],
+    env: {},
+    policy: null,
+  });
+
+  it('holds its reading of stdout until every hold is released, and delivers everything then, in order', async () => {
+    const logs: string[] = [];
+    const logger = createLogger({ level: 'debug', write: (line) => logs.push(line) });
+    const { t } = transport(writer(20, 'setInterval(() => {}, 1000);'), { logger });
+    const messages: number[] = [];
+    t.onmessage = (message) => messages.push(Number(String((message as unknown as { params: { data: string } }).params.data).replace(/\.+$/, '')));
+    const first = t.holdReading();
+    const second = t.holdReading();
+    await t.start();
+    // 20 KiB fit in the pipe: the server has written them all, and none was read.
+    await waitFor(() => (logs.some((l) => l.includes('all written')) ? true : undefined), 'the server writing everything');
+    expect(messages).toEqual([]);
+    first();
+    first(); // a release counts once
+    await new Promise((r) => setImmediate(r));
+    expect(messages).toEqual([]);
+    second();
+    await waitFor(() => (messages.length === 20 ? true : undefined), 'twenty messages');
+    expect(messages).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  });
+
+  it('reads a held server to the end once it exits, so its last answers go', async () => {
+    const { t, closes } = transport(writer(20, 'process.exit(0);'));
+    const messages: unknown[] = [];
+    t.onmessage = (message) => messages.push(message);
+    t.holdReading();
+    await t.start();
+    await waitFor(() => (closes() > 0 ? true : undefined), 'onclose');
+    expect(messages).toHaveLength(20);
+  });
+
   it('close() before start() calls onclose once and launches nothing', async () => {
     const { t, closes } = transport(fixture('echo-server.mjs'));
     await t.close();

@@ -12,6 +12,11 @@
  * instead of waiting for an answer the link could never carry), a too-deep server request is
  * answered with that error, and a too-deep notification is skipped and reported.
  *
+ * Its stdout can be held (`holdReading`, `ReadHold` in `shared/link/link-flow.ts`): while the link
+ * holds too much of this server's output it stops reading, the pipe fills and the server waits in
+ * its own write. A server that has exited is read to the end whatever holds it: a pipe's worth at
+ * most, and its last answers are in it.
+ *
  * @module
  */
 import type { Readable, Writable } from 'node:stream';
@@ -41,6 +46,7 @@ export interface ProcessTransportOptions {
 
 type State = 'new' | 'starting' | 'open' | 'closing' | 'closed';
 
+
 /** A client transport whose server is a process launched, contained or not, by `ProcessExecutor`. */
 export class ProcessExecutorBackedClientTransport implements Transport {
   onclose?: () => void;
@@ -61,6 +67,8 @@ export class ProcessExecutorBackedClientTransport implements Transport {
   #stdoutDone: Promise<void> = Promise.resolve();
   #stderrDone: Promise<void> = Promise.resolve();
   #sawStdout = false;
+  /** Holds on reading stdout not yet released (`holdReading`). */
+  #holds = 0;
 
   constructor(name: string, launchRequest: ProcessLaunchRequest, executor: ProcessExecutor, options: ProcessTransportOptions) {
     this.name = name;
@@ -98,6 +106,20 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     return this.#closing;
   }
 
+  /**
+   * Stops reading the server's stdout until the release (idempotent) is called, and every other
+   * hold's too: the pipe fills and the server waits in its write (`ReadHold`).
+   */
+  holdReading(): () => void {
+    if (this.#holds++ === 0 && this.#state === 'open') this.#handle?.stdout.pause();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.#holds === 0 && this.#state === 'open') this.#handle?.stdout.resume();
+    };
+  }
+
   /** The last stderr lines of the server, oldest first, bounded by the tail limits. */
   stderrTail(): string[] {
     return this.#tail.lines();
@@ -125,6 +147,7 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     this.#handle = handle;
     this.#state = 'open';
     handle.stdout.on('data', this.#onStdout);
+    if (this.#holds > 0) handle.stdout.pause(); // held before it started
     this.#stdoutDone = new Promise((resolve) => handle.stdout.once('close', resolve));
     this.#stderrDone = this.#drainStderr(handle.stderr);
     void handle.exited.then((exit) => {
@@ -198,6 +221,7 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     }
     const handle = this.#handle;
     if (exit === undefined) handle?.stdout.off('data', this.#onStdout).resume(); // closing: stop the protocol, discard the rest
+    else handle?.stdout.resume(); // exited: what it wrote last is read whatever holds it
     if (handle) {
       await handle.dispose();
       const drainMs = this.#options.drainTimeoutMs ?? 1000;

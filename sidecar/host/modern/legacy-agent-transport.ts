@@ -34,6 +34,7 @@ import { LegacyAgentListen } from './legacy-agent-listen.ts';
 import { LegacyAgentRounds } from './legacy-agent-rounds.ts';
 import { DiscoverResultSchema, verdictOf, type DiscoverResult, type ServerEraCache } from './server-era.ts';
 import { isRecord } from '../../../shared/records.ts';
+import { holdReadingOf } from '../../../shared/link/link-flow.ts';
 
 type Id = string | number;
 type Request = { jsonrpc: '2.0'; id: Id; method: string; params?: Record<string, unknown> };
@@ -82,6 +83,11 @@ export class LegacyAgentTransport implements Transport {
   /** The process id, when the wrapped transport has one. */
   get pid(): number | undefined {
     return (this.#inner as { pid?: number }).pid;
+  }
+
+  /** Holds back the wrapped server's output (`shared/link/link-flow.ts`). */
+  holdReading(): () => void {
+    return holdReadingOf(this.#inner);
   }
 
   async start(): Promise<void> {

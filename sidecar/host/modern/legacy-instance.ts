@@ -30,6 +30,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../../../shared/errors.ts';
+import { holdReadingOf } from '../../../shared/link/link-flow.ts';
 import type { Logger } from '../../log.ts';
 import { InFlightCalls, type Call, type CallSink, type InstanceRequest } from './in-flight-calls.ts';
 import { ListenerSet } from './listener-set.ts';
@@ -117,6 +118,11 @@ export class LegacyInstance {
   /** Settles when the instance has ended. */
   get closed(): Promise<void> {
     return this.#calls.closed;
+  }
+
+  /** Holds back the process's output while a channel it serves is held (`shared/link/link-flow.ts`). */
+  holdReading(): () => void {
+    return holdReadingOf(this.#transport);
   }
 
   /** Forwards one request under a fresh upstream id; see `Call`. */

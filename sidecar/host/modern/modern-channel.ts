@@ -18,6 +18,9 @@
  *   a question the server asks becomes an `InputRequiredResult`, and a retry resumes the call its
  *   `requestState` names. Closing the channel after that answer does not cancel the call.
  *
+ * The instance's output is held back while the link holds too much of this channel's frames
+ * (`shared/link/link-flow.ts`), until they are written out even after the channel closed.
+ *
  * Nothing here throws into the link: every failure becomes the request's error response.
  * The errors this file writes itself (a denial, a check that failed, a failure to serve) are
  * marked as the host's own (`shared/audit/host-answers.ts`); what comes from the server, made
@@ -43,6 +46,7 @@ import { openServerState, sealServerState } from './modern-server-state.ts';
 import { takeParamHeaders } from './param-headers.ts';
 import { toolCallHeaderError } from './tool-schemas.ts';
 import type { ParamHeaders } from '../../../shared/param-headers-meta.ts';
+import { McpChannelClientTransport } from '../../../shared/link/mcp-channel-client-transport.ts';
 
 type Id = string | number;
 
@@ -95,6 +99,8 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
     // nothing may start for it now (the Mcp-Param check's own tools/list is such an await).
     const instance = await options.instance(() => clientInfoOf(params));
     if (channel.closed) return;
+    // Its output for this request is held back while the link holds too much of this channel.
+    if (channel instanceof McpChannelClientTransport) channel.throttle(instance);
     if (method === 'tools/call') {
       const mismatch = await toolCallHeaderError(instance, params, paramHeaders, log);
       if (channel.closed) return;

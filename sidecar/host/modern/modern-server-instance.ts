@@ -25,6 +25,7 @@ import { SERVER_INFO_KEY, type Implementation, type JsonRpcErrorShape } from './
 import type { DiscoverResult, StartedTransport } from './server-era.ts';
 import { SUBSCRIPTION_ID_KEY } from './subscription-filter.ts';
 import { isRecord } from '../../../shared/records.ts';
+import { holdReadingOf } from '../../../shared/link/link-flow.ts';
 
 export interface ModernServerInstanceOptions {
   server: string;
@@ -101,6 +102,11 @@ export class ModernServerInstance {
 
   get closed(): Promise<void> {
     return this.#calls.closed;
+  }
+
+  /** Holds back the process's output while a channel it serves is held (`shared/link/link-flow.ts`). */
+  holdReading(): () => void {
+    return holdReadingOf(this.#transport);
   }
 
   /** Forwards one modern request, `_meta` and all, under a fresh upstream id. */

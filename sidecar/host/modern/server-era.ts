@@ -20,6 +20,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import * as z from '../../../shared/zod.ts';
 import { WireError } from '../../../shared/errors.ts';
+import { holdReadingOf, type ReadHold } from '../../../shared/link/link-flow.ts';
 import type { StdioServerConfig } from '../server-config.ts';
 import { MODERN_PROTOCOL_VERSION, type Implementation } from './modern-results.ts';
 
@@ -94,7 +95,8 @@ export type ProbeOutcome =
 
 /**
  * A transport already started by the probe, handed to an instance: its `start()` is a no-op, and
- * messages, errors and the close that arrive after the hand-over reach the instance's handlers.
+ * messages, errors and the close that arrive after the hand-over reach the instance's handlers;
+ * holding it holds the process's output (`shared/link/link-flow.ts`).
  */
 export type StartedTransport = Transport & { readonly pid?: number | undefined };
 
@@ -172,7 +174,7 @@ function handOver(transport: Transport & { readonly pid?: number | undefined }):
   let probe: Handlers | null = null;
   let handedOver = false;
   let closedEarly = false; // between the probe's answer and the hand-over
-  const started: StartedTransport = {
+  const started: StartedTransport & ReadHold = {
     get pid() {
       return transport.pid;
     },
@@ -182,6 +184,7 @@ function handOver(transport: Transport & { readonly pid?: number | undefined }):
     },
     send: (message, options) => transport.send(message, options),
     close: () => transport.close(),
+    holdReading: () => holdReadingOf(transport),
   };
   transport.onmessage = (message) => (handedOver ? started.onmessage?.(message) : probe?.message(message));
   transport.onerror = (error) => (handedOver ? started.onerror?.(error) : probe?.error(error));

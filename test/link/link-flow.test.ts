@@ -1,0 +1,139 @@
+/**
+ * The link's flow control end to end (`shared/link/link-flow.ts`): one agent's servers write far
+ * faster than the worker reads, and neither the link nor another agent's session on that host
+ * suffers. Before it, the sidecar read every server's output as fast as it came and queued it on
+ * the link's socket without bound, until the socket's write failed (`ENOBUFS` at about 2 GB) and
+ * the link dropped with every session on the host (review isolation.md, finding 1).
+ *
+ * The worker is the real one under Deno; the sidecar is the production composition in this
+ * process, so its budgets can be made small (a few hundred KiB, so the test moves tens of MB, not
+ * GBs) and what it queues on its socket can be read: `ws`'s `bufferedAmount` after each send, the
+ * very queue that grew. The worker is stopped (SIGSTOP) while alice's floods run, so that it
+ * reads nothing at all: a consumer slower than any producer, without depending on how fast
+ * either is. What is asserted is a bound on that queue, not a time.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LinkEndpoint } from '../../shared/link/link-endpoint.ts';
+import { createSidecarComposition, type SidecarComposition } from '../../sidecar/host/composition.ts';
+import { loadHostKey } from '../../sidecar/link/host-key.ts';
+import { createLogger } from '../../sidecar/log.ts';
+import { agentEntry, hostCredential, randomCredential, workerHostEntry, writeSidecarDir } from '../support/configs.ts';
+import { fixtureServer } from '../support/paths.ts';
+import { ProcessSet, waitUntil } from '../support/processes.ts';
+import { startWorkerProcess, type WorkerProcess } from '../support/worker-process.ts';
+import { RawSession } from '../resilience/raw-client.ts';
+
+const HOST = hostCredential('flood-host');
+const TOKENS = { alice: randomCredential('alice'), bob: randomCredential('bob') };
+/** Small budgets, so a few MB show what GBs did; the link's is below two channels' worth, so it fills too. */
+const FLOW = { channelBytes: 256 * 1024, channelResumeBytes: 64 * 1024, linkBytes: 384 * 1024, linkResumeBytes: 128 * 1024 };
+/** What the sidecar may queue at most: the link's budget, plus per flood what the chunk it was reading when held still carries. */
+const QUEUE_BOUND = 1024 * 1024;
+/** Each flood notification; several fit in one pipe read. */
+const NOTIFICATION_BYTES = 16 * 1024;
+
+const procs = new ProcessSet();
+const lines: Record<string, unknown>[] = [];
+const endpoints: LinkEndpoint[] = [];
+let worker: WorkerProcess;
+let sidecar: SidecarComposition;
+let dir: string;
+
+/** The largest `bufferedAmount` any `ws` socket of this process had right after a send: the sidecar's is the only one. */
+let peakBuffered = 0;
+const originalSend = WebSocket.prototype.send;
+
+beforeAll(async () => {
+  WebSocket.prototype.send = function (this: WebSocket, ...args: unknown[]) {
+    (originalSend as (...a: unknown[]) => void).apply(this, args);
+    if (this.bufferedAmount > peakBuffered) peakBuffered = this.bufferedAmount;
+  };
+  const onHost = { type: 'user-computer-profile', 'entity-id': HOST.entityId, target: { type: 'local' } };
+  worker = await startWorkerProcess(procs, {
+    agents: [agentEntry({ name: 'alice', token: TOKENS.alice, servers: ['flood'] }), agentEntry({ name: 'bob', token: TOKENS.bob, servers: ['echo'] })],
+    hosts: [workerHostEntry(HOST)],
+    servers: { flood: { executor: onHost }, echo: { executor: onHost } },
+  });
+  dir = mkdtempSync(join(tmpdir(), 'switchyard-flow-'));
+  writeSidecarDir(dir, { worker: worker.url, host: HOST, servers: { flood: fixtureServer('flood-server.mjs'), echo: fixtureServer('raw-echo-server.mjs') } });
+  sidecar = createSidecarComposition({
+    configDir: dir,
+    entityId: HOST.entityId,
+    user: 'tester',
+    worker: worker.url,
+    key: await loadHostKey(join(dir, 'host.key')),
+    log: createLogger({ level: 'info', write: (line) => lines.push(JSON.parse(line) as Record<string, unknown>) }),
+    trust: { allowUncontained: true },
+    link: { endpoint: { flow: FLOW }, onLinked: (endpoint) => endpoints.push(endpoint) },
+  });
+  sidecar.start();
+  await waitUntil(() => endpoints.length > 0, 'the sidecar linking');
+});
+
+afterAll(async () => {
+  WebSocket.prototype.send = originalSend;
+  worker?.process.child.kill('SIGCONT'); // a stopped worker would not hear the SIGTERM that ends it
+  await sidecar?.stop();
+  await procs.stopAll();
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the link\'s flow control', () => {
+  it('holds a flooding agent\'s servers at their pipes: the sidecar\'s queue stays bounded, the link stays up, another agent\'s session keeps working', async () => {
+    const url = (server: string) => `${worker.url}/servers/${server}/mcp`;
+    const bob = await RawSession.open(url('echo'), TOKENS.bob);
+    const alice = [await RawSession.open(url('flood'), TOKENS.alice), await RawSession.open(url('flood'), TOKENS.alice)];
+    const endpoint = endpoints[0]!;
+    const flooding = new Set<string>();
+    endpoint.onFrame = (direction, text) => {
+      if (direction === 'out' && text.includes('"notifications/message"')) flooding.add(/"channel":(\d+)/.exec(text)?.[1] ?? '?');
+    };
+
+    for (const session of alice) {
+      expect(await session.request('tools/call', { name: 'flood', arguments: { bytes: NOTIFICATION_BYTES } })).toMatchObject({ result: { content: [{ text: 'flooding' }] } });
+    }
+    await waitUntil(() => flooding.size === 2, 'both floods reaching the link', 15_000);
+
+    // The worker reads nothing now. Both floods are held once their budgets are full, or, without
+    // flow control, the queue passes any bound: whichever comes first.
+    worker.process.child.kill('SIGSTOP');
+    try {
+      await waitUntil(() => endpoint.stats.heldChannels >= 2 || peakBuffered > QUEUE_BOUND, 'the floods being held', 15_000);
+      expect(peakBuffered).toBeLessThanOrEqual(QUEUE_BOUND);
+      // alice's two, and bob's: past the link's budget every channel holds its server.
+      expect(endpoint.stats.heldChannels).toBe(3);
+    } finally {
+      worker.process.child.kill('SIGCONT');
+    }
+    expect(lines.some((line) => line.msg === 'Link is full: every channel holds its server\'s output until it drains')).toBe(true);
+
+    // The floods go on, as fast as the worker reads them; bob's calls cross the same link meanwhile.
+    for (let i = 0; i < 5; i++) {
+      expect(await bob.request('tools/call', { name: 'echo', arguments: { message: `hi ${i}` } })).toMatchObject({ result: { content: [{ type: 'text', text: `Echo: hi ${i}` }] } });
+    }
+    const flooded: number[] = [];
+    for (const session of alice) {
+      const stopped = await session.request('tools/call', { name: 'stop', arguments: {} });
+      const { running, bytes } = JSON.parse((stopped as { result: { content: [{ text: string }] } }).result.content[0].text) as { running: boolean; bytes: number };
+      expect(running).toBe(true); // still flooding when stopped: bob's calls ran during the floods
+      flooded.push(bytes);
+    }
+    console.log(`flooded ${flooded.map((b) => (b / 1024 / 1024).toFixed(1)).join(' + ')} MiB; the sidecar's socket queue peaked at ${(peakBuffered / 1024).toFixed(0)} KiB, its flow count at ${(endpoint.stats.peakQueuedBytes / 1024).toFixed(0)} KiB`);
+
+    expect(peakBuffered).toBeLessThanOrEqual(QUEUE_BOUND);
+    expect(endpoint.stats.peakQueuedBytes).toBeLessThanOrEqual(QUEUE_BOUND);
+    // Every hold ended once the floods did: nothing is left paused.
+    await waitUntil(() => endpoint.stats.heldChannels === 0 && endpoint.stats.queuedBytes === 0, 'the holds ending', 15_000);
+    // One link throughout: never dropped on either end.
+    expect(endpoints).toHaveLength(1);
+    expect(endpoint.closed).toBe(false);
+    expect(lines.filter((line) => String(line.msg).startsWith('Link to worker dropped'))).toEqual([]);
+    expect(worker.err.lines.filter((line) => line.json.msg === 'Link closed' || line.json.msg === 'Link socket failed')).toEqual([]);
+    await bob.close();
+    for (const session of alice) await session.close();
+  });
+});
