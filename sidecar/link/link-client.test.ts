@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentialTexts, hostCredential, type HostCredential } from '../../test/support/configs.ts';
@@ -54,6 +55,35 @@ async function client(url: string, host: HostCredential) {
 const until = async (check: () => boolean) => {
   while (!check()) await new Promise((r) => setTimeout(r, 10));
 };
+
+/**
+ * A TCP relay in front of a worker whose `public-url` is the relay's, so a test can put bytes into
+ * the link's stream either way, as a broken network or a failed write would leave it.
+ */
+async function relayedWorker(): Promise<{ worker: InProcessWorker; url: string; toSidecar(bytes: Buffer): void; toWorker(bytes: Buffer): void }> {
+  const pairs: { sidecar: Socket; worker: Socket }[] = [];
+  let workerPort = 0;
+  const relay = createServer((sidecar) => {
+    const toWorker = connect(workerPort, '127.0.0.1');
+    sidecar.pipe(toWorker).pipe(sidecar);
+    sidecar.on('error', () => toWorker.destroy());
+    toWorker.on('error', () => sidecar.destroy());
+    pairs.push({ sidecar, worker: toWorker });
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+  const harness = await startInProcessWorker([ALICE], { 'public-url': url });
+  workerPort = harness.port;
+  cleanups.push(async () => {
+    for (const pair of pairs) pair.sidecar.destroy();
+    await new Promise((resolve) => relay.close(resolve));
+    await harness.stop();
+  });
+  return { worker: harness, url, toSidecar: (bytes) => pairs.at(-1)!.sidecar.write(bytes), toWorker: (bytes) => pairs.at(-1)!.worker.write(bytes) };
+}
+
+/** A WebSocket frame with a reserved opcode: any WebSocket refuses it, and fails its socket. */
+const BAD_FRAME = Buffer.from([0x83, 0x80, 0, 0, 0, 0]);
 
 describe('link client backoff', () => {
   it('is full jitter under an exponential ceiling: first retry at most 1 s, capped at 30 s', () => {
@@ -182,6 +212,26 @@ describe('LinkClient', () => {
     expect(refusal).toMatchObject({ status: 401 });
     expect(refusal.msg).toMatch(/^Worker refused the link of host "alice-laptop": Host "127\.0\.0\.1:\d+" does not name this worker: /);
     expect(refusal.msg).not.toMatch(/key/);
+  });
+
+  it('logs the socket error that dropped a link, which the close code alone does not tell', async () => {
+    const relayed = await relayedWorker();
+    const { linkClient, lines } = await client(relayed.url, ALICE);
+    await until(() => linkClient.endpoint !== null);
+    relayed.toSidecar(BAD_FRAME);
+    await until(() => lines.some((l) => l.includes('Link to worker dropped')));
+    const drop = JSON.parse(lines.find((l) => l.includes('Link to worker dropped'))!) as Record<string, unknown>;
+    expect(drop).toMatchObject({ level: 'warn', msg: 'Link to worker dropped: its socket failed', code: 1006, error: { name: 'RangeError', code: 'WS_ERR_INVALID_OPCODE' } });
+    expect(String((drop.error as { message: string }).message)).toMatch(/^Invalid WebSocket frame: invalid opcode 3$/);
+  });
+
+  it('has the worker log the socket error that dropped a link', async () => {
+    const relayed = await relayedWorker();
+    const { linkClient } = await client(relayed.url, ALICE);
+    await until(() => linkClient.endpoint !== null && relayed.worker.registry.status()[0]!.linked);
+    relayed.toWorker(BAD_FRAME);
+    await until(() => relayed.worker.logs.some((l) => l.msg === 'Link socket failed'));
+    expect(relayed.worker.logs.find((l) => l.msg === 'Link socket failed')).toMatchObject({ level: 'warn', 'entity-id': 'alice-laptop', error: 'RangeError: Invalid WebSocket frame: invalid opcode 3' });
   });
 
   it('dials again after the worker goes away and comes back', async () => {

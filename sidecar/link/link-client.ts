@@ -14,7 +14,7 @@
  * link: a signature is good for one nonce at one worker.
  * `ws` disables Nagle itself (`socket.setNoDelay()` in `WebSocket#setSocket`), so nothing to do.
  * Its send callbacks tell the link endpoint what has been written out, for flow control
- * (`shared/link/link-flow.ts`).
+ * (`shared/link/link-flow.ts`); a socket error that ends a link is logged with the drop.
  *
  * @module
  */
@@ -234,7 +234,9 @@ export class LinkClient {
     if (linkedAt !== null) {
       const upMs = Date.now() - linkedAt;
       if (upMs >= (this.#options.backoff?.stableMs ?? DEFAULT_BACKOFF.stableMs)) this.#attempt = 0;
-      this.#log.info('Link to worker dropped', { code, upMs });
+      // A socket error (a failed write, a reset) is why the link dropped: the code alone is 1006.
+      if (failure !== null) this.#log.warn('Link to worker dropped: its socket failed', { code, upMs, error: failure });
+      else this.#log.info('Link to worker dropped', { code, upMs });
     } else if (refused?.reason === 'unauthorized' || status === 401 || status === 403) {
       // The worker's own words say what to fix (its hosts entry, this host's key, its public-url or
       // allowed-hosts); the reason alone does not tell which, so the prefix blames none of them.

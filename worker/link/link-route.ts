@@ -186,6 +186,10 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
         release();
         socket?.ended({ code: event.code, reason: event.reason });
       },
+      // Why a link dropped (Deno's `Unexpected EOF`, a reset): the close that follows says only 0 or 1006.
+      onError(event) {
+        log?.warn('Link socket failed', { 'entity-id': entityId, error: socketErrorText(event) });
+      },
     });
   });
   return app;
@@ -205,6 +209,14 @@ async function checkProof(verifier: HostVerifier, entityId: string, expected: { 
     };
   }
   return { ok: false, message: `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}` };
+}
+
+/** What a socket's error event says: an `ErrorEvent`'s message or error, else its type. */
+function socketErrorText(event: Event): string {
+  const { message, error } = event as Event & { message?: unknown; error?: unknown };
+  if (typeof message === 'string' && message !== '') return message.slice(0, 200);
+  if (error instanceof Error) return `${error.name}: ${error.message}`.slice(0, 200);
+  return event.type;
 }
 
 function wsFrameSocket(ws: WSContext<unknown>): CallbackFrameSocket {
