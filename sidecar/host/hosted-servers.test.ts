@@ -60,6 +60,29 @@ describe('hosted servers', () => {
     expect(server.closes()).toBe(1);
   });
 
+  it('is idle again after a request its server did not take (a full stdin), and holds the server it wraps', async () => {
+    const budget = new ProcessBudget({ limits: { perAgent: 1, total: 10 }, log: silentLogger });
+    const hosted = new HostedServers();
+    const server = fakeServer();
+    let holds = 0;
+    const transport = {
+      ...server.transport,
+      send: async () => {
+        throw new WireError('limit-reached', 'Server "a" is not reading its input');
+      },
+      holdReading: () => (holds++, () => void holds--),
+    };
+    const outer = hosted.track(transport, facts('a'), budget.reserve('alice', 'a'));
+    await outer.start();
+    await expect(outer.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo' } })).rejects.toMatchObject({ reason: 'limit-reached' });
+    budget.reserve('alice', 'b'); // not busy: it was ended to make room
+    expect(hosted.size).toBe(0);
+    const release = (outer as unknown as { holdReading(): () => void }).holdReading();
+    expect(holds).toBe(1);
+    release();
+    expect(holds).toBe(0);
+  });
+
   it('ends only the servers a config change finds a reason for, and forgets closed ones', async () => {
     const hosted = new HostedServers();
     const [a, b] = [fakeServer(), fakeServer()];

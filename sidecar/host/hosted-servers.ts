@@ -7,7 +7,8 @@
  * cancelled: a server that honours a cancellation never answers) for the process
  * budget's slot, forgets the server (and gives the slot back) when the transport closes, and can
  * end it with a `WireError`, which its channel then closes with (`limit-reached`,
- * `trust-profile-stale`, `server-exited`), so the agent learns why. The wrapper can be held back
+ * `trust-profile-stale`, `server-exited`), so the agent learns why. A request the transport did
+ * not take (a full stdin, a closed process) is not in flight. The wrapper can be held back
  * as the transport it wraps (`holdReading`, `shared/link/link-flow.ts`).
  *
  * @module
@@ -61,10 +62,11 @@ export class HostedServers {
         }
       },
       async send(message: JSONRPCMessage, options?: TransportSendOptions) {
+        let added: string | number | undefined;
         if (slot !== undefined && 'method' in message) {
           if ('id' in message) {
             if (!pending.has(message.id)) {
-              pending.add(message.id);
+              pending.add((added = message.id));
               slot.inFlight(1);
             }
           } else if (isCancellation(message) && pending.delete(message.params.requestId)) {
@@ -72,7 +74,13 @@ export class HostedServers {
             slot.inFlight(-1);
           }
         }
-        await inner.send(message, options);
+        try {
+          await inner.send(message, options);
+        } catch (error) {
+          // Never to be answered: counted busy, it would keep the process from ever being ended to make room.
+          if (added !== undefined && pending.delete(added)) slot?.inFlight(-1);
+          throw error;
+        }
       },
       holdReading: () => holdReadingOf(inner),
       async close() {

@@ -310,6 +310,19 @@ describe('ProcessExecutorBackedClientTransport', () => {
     expect(outcome).toBe('not-connected');
   });
 
+  it('refuses a message with limit-reached while more than its stdin budget waits for a server that does not read', async () => {
+    const { t } = transport({ command: NODE, args: ['-e', 'setInterval(() => {}, 1000)'], env: {}, policy: null }, { maxStdinQueuedBytes: 1024 * 1024 });
+    await t.start();
+    const big = { jsonrpc: '2.0' as const, method: 'notifications/message', params: { data: 'x'.repeat(4 * 1024 * 1024) } };
+    const first = t.send(big).catch(() => {}); // larger than the budget, and nothing waits: it goes (and waits for drain)
+    const refused = await t.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo' } }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(WireError);
+    expect(refused).toMatchObject({ reason: 'limit-reached', detail: { server: 'fixture', limitBytes: 1024 * 1024 } });
+    expect((refused as WireError).message).toMatch(/^Server "fixture" is not reading its input: \d+ bytes wait for it already, over the 1048576 the host queues; retry once it has answered$/);
+    await t.close();
+    await first;
+  });
+
   /** A server that writes `count` log lines of about 1 KiB (waiting for drain), then says so on stderr, then `after`. */
   const writer = (count: number, after: string) => ({
     command: NODE,

@@ -12,10 +12,15 @@
  * instead of waiting for an answer the link could never carry), a too-deep server request is
  * answered with that error, and a too-deep notification is skipped and reported.
  *
- * Its stdout can be held (`holdReading`, `ReadHold` in `shared/link/link-flow.ts`): while the link
- * holds too much of this server's output it stops reading, the pipe fills and the server waits in
- * its own write. A server that has exited is read to the end whatever holds it: a pipe's worth at
- * most, and its last answers are in it.
+ * Both pipes are bounded, so a server cannot make the sidecar hold more than a budget of its
+ * traffic either way:
+ * - stdout can be held (`holdReading`, `ReadHold` in `shared/link/link-flow.ts`): while the link
+ *   holds too much of this server's output it stops reading, the pipe fills and the server waits
+ *   in its own write. A server that has exited is read to the end whatever holds it: a pipe's worth
+ *   at most, and its last answers are in it;
+ * - stdin: a message is refused, with `limit-reached`, while more than `MAX_STDIN_QUEUED_BYTES` wait
+ *   for a server that does not read them (the bridge answers a request with it), instead of
+ *   queueing in the sidecar without end. One larger than that still goes when nothing waits.
  *
  * @module
  */
@@ -23,6 +28,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, LocalError, WireError } from '../../shared/errors.ts';
+import { isLogWorthy } from '../../shared/log.ts';
 import { MAX_JSON_DEPTH } from '../../shared/json-depth.ts';
 import { readJsonRpcText } from '../../shared/json-rpc-text.ts';
 import { linesOf } from '../../shared/line-framing.ts';
@@ -42,10 +48,17 @@ export interface ProcessTransportOptions {
   readonly maxMessageBytes?: number;
   /** Bound on waiting for the output pipes to drain after the process ended; 1 s by default. */
   readonly drainTimeoutMs?: number;
+  /** Bytes waiting for stdin past which messages are refused; `MAX_STDIN_QUEUED_BYTES` by default. */
+  readonly maxStdinQueuedBytes?: number;
 }
 
 type State = 'new' | 'starting' | 'open' | 'closing' | 'closed';
 
+/**
+ * Bytes waiting for a server's stdin past which its messages are refused: far more than a server
+ * that reads ever leaves there (the pipe itself takes 64 KiB), far less than what hurts the sidecar.
+ */
+export const MAX_STDIN_QUEUED_BYTES = 8 * 1024 * 1024;
 
 /** A client transport whose server is a process launched, contained or not, by `ProcessExecutor`. */
 export class ProcessExecutorBackedClientTransport implements Transport {
@@ -69,6 +82,8 @@ export class ProcessExecutorBackedClientTransport implements Transport {
   #sawStdout = false;
   /** Holds on reading stdout not yet released (`holdReading`). */
   #holds = 0;
+  /** Messages refused for a full stdin, so the log tells of the 1st, 10th, 100th, … */
+  #refused = 0;
 
   constructor(name: string, launchRequest: ProcessLaunchRequest, executor: ProcessExecutor, options: ProcessTransportOptions) {
     this.name = name;
@@ -90,11 +105,21 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     return this.#starting;
   }
 
-  /** Writes one message to the server's stdin, waiting for 'drain' when the pipe is full. */
+  /**
+   * Writes one message to the server's stdin, waiting for 'drain' when the pipe is full; refuses
+   * it with `limit-reached` while more than the stdin budget waits there already.
+   */
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#state === 'open' ? this.#handle?.stdin : undefined;
     if (!stdin || stdin.destroyed || stdin.writableEnded) {
       throw new LocalError('not-connected', `Cannot send to server "${this.name}": the transport is not open`);
+    }
+    const limit = this.#options.maxStdinQueuedBytes ?? MAX_STDIN_QUEUED_BYTES;
+    if (stdin.writableLength > limit) {
+      if (isLogWorthy(++this.#refused)) this.#logger.warn('Server is not reading its stdin: messages refused', { queuedBytes: stdin.writableLength, limitBytes: limit, refused: this.#refused });
+      throw new WireError('limit-reached', `Server "${this.name}" is not reading its input: ${stdin.writableLength} bytes wait for it already, over the ${limit} the host queues; retry once it has answered`, {
+        detail: { server: this.name, limitBytes: limit },
+      });
     }
     // The pipe takes nearly every message at once: only a full one costs a promise and listeners.
     if (!stdin.write(`${JSON.stringify(message)}\n`)) await drained(stdin, this.name);
