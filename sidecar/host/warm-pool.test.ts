@@ -258,6 +258,35 @@ describe('WarmStartTransport', () => {
     await p.dispose();
   });
 
+  it('holds the server a session uses, the cold one once a warm one gave way to it', async () => {
+    const p = pool(1);
+    const held = new Map<FakeServer, number>();
+    const holdable = () => {
+      const s = new FakeServer();
+      Object.assign(s, { holdReading: () => (held.set(s, (held.get(s) ?? 0) + 1), () => void held.set(s, held.get(s)! - 1)) });
+      return s;
+    };
+    p.learn(key, params, async () => holdable());
+    await settle();
+    let cold: FakeServer | undefined;
+    const transport = (await warmOrColdTransport({ pool: p, key, cold: async () => (cold = holdable()), spare: async () => holdable() })) as WarmStartTransport;
+    await transport.start();
+    const first = transport.holdReading();
+    const second = transport.holdReading();
+    const heldWarm = [...held.entries()].find(([, n]) => n === 1)?.[0]; // the warm instance it was handed
+    expect(heldWarm).toBeDefined();
+    await transport.send(initialize(1, { ...params, clientInfo: { name: 'another-client', version: '2' } }));
+    expect(transport.warm).toBe(false);
+    expect(held.get(heldWarm!)).toBe(0); // ended with the warm instance
+    expect(held.get(cold!)).toBe(1);
+    first();
+    expect(held.get(cold!)).toBe(1);
+    second();
+    second();
+    expect(held.get(cold!)).toBe(0);
+    await p.dispose();
+  });
+
   it('is the cold transport itself when there is no pool or no agent', async () => {
     const server = new FakeServer();
     expect(await warmOrColdTransport({ pool: undefined, key, cold: async () => server, spare: async () => new FakeServer() })).toBe(server);
