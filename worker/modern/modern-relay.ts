@@ -46,9 +46,10 @@ export interface RelayOptions {
   /** Told the answer sent (the audit log's outcome), or null when the agent went away first. */
   onAnswer?: (message: unknown) => void;
   /**
-   * Told once the agent's request was aborted before the answer (`forwardModern` gives the
-   * agent's slot back then): its body, if one was returned, is closed too, but nothing makes a
-   * runtime read or cancel the body of a client that is gone.
+   * Told once the agent went away before the answer: its request was aborted (its body, if one
+   * was returned, is closed too, but nothing makes a runtime read or cancel the body of a client
+   * that is gone), or it cancelled the SSE body. The channel is closed, so the host cancels the
+   * call; `forwardModern` keeps the agent's slot for the grace a cancelled legacy call gets.
    */
   onAbandoned?: () => void;
   /** Unread bytes the SSE stream may hold before it is ended; `MAX_UNREAD_BYTES_PER_STREAM` by default. */
@@ -188,8 +189,10 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
         stream = new AnswerStream({
           meter,
           oncancel: () => {
-            if (!done) options.onAnswer?.(null);
+            if (done) return;
+            options.onAnswer?.(null);
             finish();
+            options.onAbandoned?.();
           },
         });
         resolve(new Response(stream.body, { status: 200, headers: SSE_HEADERS }));

@@ -4,7 +4,7 @@
  * channel, so it can answer, notify or hang up as a sidecar would.
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createInMemoryChannelPair, type ChannelTransport } from '../../shared/channel-transport.ts';
 import type { McpConnection } from '../../shared/connection-request.ts';
 import { WireError } from '../../shared/errors.ts';
@@ -16,6 +16,8 @@ import { LinkEndpoint } from '../../shared/link/link-endpoint.ts';
 import type { ChannelOpenHandler } from '../../shared/link/link-types.ts';
 import { InMemorySessionTable } from '../sessions/session-table.ts';
 import { AgentRequestCounters } from '../sessions/request-limits.ts';
+import { advanceBy, advanceUntilSettled, useFakeClock } from '../../test/support/fake-clock.ts';
+import { ABORT_WATCH_MS } from './modern-relay.ts';
 import { HELD_ANSWER_MIN_CHARS } from '../sessions/answer-stream.ts';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -78,7 +80,8 @@ async function start<H extends ChannelRouter = FakeHost>(extra: Record<string, u
   const config = await testConfig([{ name: 'alice', servers: ['everything'] }, { name: 'bob', servers: [] }], ['everything'], extra);
   const host = router ?? (new FakeHost() as unknown as H);
   sessions = new InMemorySessionTable({ idleMs: 60_000 });
-  const app = createApp({ config, router: host, sessions, ...(requestCounters !== undefined ? { requestCounters } : {}) });
+  // Counters of its own: a slot one test leaves held (a cancelled request's grace) is not the next one's.
+  const app = createApp({ config, router: host, sessions, requestCounters: requestCounters ?? new AgentRequestCounters() });
   const post = (body: unknown, headers: Record<string, string> = {}, init: RequestInit = {}) =>
     app.request(`${BASE}/servers/everything/mcp`, {
       method: 'POST',
@@ -299,35 +302,71 @@ describe('modern requests on /servers/:name/mcp', () => {
     expect([(await held).status, (await next).status]).toEqual([200, 200]);
   });
 
-  it("ends the SSE answer and gives the agent's slot back when the agent aborts mid-stream, whether or not the body is ever read", async () => {
-    const { host, post } = await start({ 'max-requests-per-agent': 1 });
-    const abort = new AbortController();
-    const call = { jsonrpc: '2.0', id: 'p', method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: { ...META, progressToken: 'p' } } };
-    const streamed = post(call, { 'mcp-method': 'tools/call', 'mcp-name': 'slow' }, { signal: abort.signal });
-    const a = await host.next(0);
-    await a.received;
-    await a.host.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } });
-    const stream = await streamed;
-    expect(stream.headers.get('content-type')).toBe('text/event-stream');
-    // The agent's abort is watched once an answer has taken ABORT_WATCH_MS.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const hostClosed = new Promise<void>((resolve) => {
-      a.host.onclose = resolve;
-    });
-    abort.abort();
-    await hostClosed;
+  it("ends the SSE answer when the agent aborts mid-stream, and keeps its slot for the grace a cancelled call gets, whether or not the body is ever read", async () => {
+    useFakeClock();
+    try {
+      const counters = new AgentRequestCounters({ cancelGraceMs: 5_000 });
+      const { host, post } = await start<FakeHost>({ 'max-requests-per-agent': 1 }, undefined, counters);
+      const alice = counters.of({ name: 'alice' });
+      const abort = new AbortController();
+      const call = { jsonrpc: '2.0', id: 'p', method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: { ...META, progressToken: 'p' } } };
+      const streamed = post(call, { 'mcp-method': 'tools/call', 'mcp-name': 'slow' }, { signal: abort.signal });
+      const a = await host.next(0);
+      await a.received;
+      await a.host.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } });
+      const stream = await streamed;
+      expect(stream.headers.get('content-type')).toBe('text/event-stream');
+      // The agent's abort is watched once an answer has taken ABORT_WATCH_MS.
+      await advanceBy(ABORT_WATCH_MS);
+      const hostClosed = new Promise<void>((resolve) => {
+        a.host.onclose = resolve;
+      });
+      abort.abort();
+      await advanceUntilSettled(hostClosed, { stepMs: 1 });
 
-    // Nobody has read or cancelled the body: the slot is back all the same.
-    const next = post(toolsList(2), { 'mcp-method': 'tools/list' });
-    expect(await Promise.race([Promise.resolve(next).then((r) => r.status), host.next(1).then(() => 'opened')])).toBe('opened');
-    const b = await host.next(1);
-    await b.received;
-    await b.host.send({ jsonrpc: '2.0', id: 2, result: { resultType: 'complete', tools: [] } });
-    expect((await next).status).toBe(200);
-    // And the body has ended, with what it held.
-    expect(await stream.text()).toContain('notifications/progress');
+      // Nobody has read or cancelled the body: the slot is still taken, the server may still be at work.
+      expect(alice.inFlight).toBe(1);
+      expect((await post(toolsList(2), { 'mcp-method': 'tools/list' })).status).toBe(429);
+      await advanceBy(4_000);
+      expect(alice.inFlight).toBe(1);
+      await advanceBy(1_000);
+      expect(alice.inFlight).toBe(0);
+      const next = post(toolsList(3), { 'mcp-method': 'tools/list' });
+      const b = await advanceUntilSettled(host.next(1), { stepMs: 1 });
+      await b.received;
+      await b.host.send({ jsonrpc: '2.0', id: 3, result: { resultType: 'complete', tools: [] } });
+      expect((await next).status).toBe(200);
+      // And the body has ended, with what it held.
+      expect(await stream.text()).toContain('notifications/progress');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
+  it("keeps the slot of a modern call whose SSE body the agent cancels before the answer for the grace, and closes its channel", async () => {
+    useFakeClock();
+    try {
+      const counters = new AgentRequestCounters({ cancelGraceMs: 5_000 });
+      const { host, post } = await start<FakeHost>({ 'max-requests-per-agent': 1 }, undefined, counters);
+      const alice = counters.of({ name: 'alice' });
+      const call = { jsonrpc: '2.0', id: 'q', method: 'tools/call', params: { name: 'slow', arguments: {}, _meta: { ...META, progressToken: 'q' } } };
+      const streamed = post(call, { 'mcp-method': 'tools/call', 'mcp-name': 'slow' });
+      const a = await host.next(0);
+      await a.received;
+      await a.host.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'q', progress: 1 } });
+      const stream = await streamed;
+      const hostClosed = new Promise<void>((resolve) => {
+        a.host.onclose = resolve;
+      });
+      await stream.body!.cancel();
+      await advanceUntilSettled(hostClosed, { stepMs: 1 });
+      expect(alice.inFlight).toBe(1);
+      await advanceBy(5_000);
+      expect(alice.inFlight).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
   it("keeps a request's place until its large JSON answer is read, and drops a large answer once the agent is past its unread budget", async () => {
     const counters = new AgentRequestCounters({ maxUnreadBytes: 2 * HELD_ANSWER_MIN_CHARS });
     const { host, post } = await start<FakeHost>({ 'max-requests-per-agent': 3 }, undefined, counters);

@@ -13,8 +13,11 @@
  *
  * Each forwarded request counts against its agent's `max-requests-per-agent`, with the agent's
  * legacy requests (`sessions/request-limits.ts`), from before its channel opens until its answer
- * has been read or abandoned (a listen stream: until it ends): a channel is worker and host memory
- * for as long as it is open, and an answer not yet read is worker memory. Past the cap the request
+ * has been read (a listen stream: until it ends): a channel is worker and host memory for as long
+ * as it is open, and an answer not yet read is worker memory. One the agent abandons before its
+ * answer (it went away) keeps its slot for `CANCELLED_SLOT_GRACE_MS` more: the host cancels the
+ * call, but a server that ignores that works on, and a slot given back at once let an agent queue
+ * unbounded work on a host (review isolation.md, finding 4). Past the cap the request
  * is answered 429 `limit-reached` and nothing opens. What its answer holds unread counts against
  * the agent's unread budget as well (`sessions/request-limits.ts`).
  *
@@ -130,6 +133,8 @@ export async function forwardModern(request: Request, message: ModernRequest, to
     return Response.json(jsonRpcErrorBody(message.id, refusal), { status: httpStatusFor(refusal.reason) });
   }
   const session = newModernSession();
+  /** The agent went away before the answer: its slot waits out the grace instead. */
+  let abandoned = false;
   const ledger = deps.audit?.ledger({ ...scope, session });
   const traced = ledger?.request(message, trace) ?? message;
   const span = ledger?.spanOf(message.id);
@@ -157,10 +162,15 @@ export async function forwardModern(request: Request, message: ModernRequest, to
         meter: requests,
         onUnread,
         ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
-        onAbandoned: () => release(),
+        onAbandoned: () => {
+          abandoned = true;
+          requests.cancelGraces.add(release);
+        },
         ...(ledger !== undefined ? { onAnswer: (answer: unknown) => (answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer)) } : {}),
       });
-  return releasedWhenRead(await answered, release);
+  return releasedWhenRead(await answered, () => {
+    if (!abandoned) release();
+  });
 }
 
 /**
@@ -197,9 +207,11 @@ export function releasedWhenRead(response: Response, release: () => void): Respo
           controller.enqueue(chunk.value);
         }
       },
+      // The body's own cancel first: it may tell the relay the agent left before the answer.
       cancel: (reason) => {
+        const cancelled = reader.cancel(reason);
         release();
-        return reader.cancel(reason);
+        return cancelled;
       },
     },
     { highWaterMark: 0 },

@@ -14,7 +14,9 @@
  * a server that honours it never answers, and a call still counted in flight would keep the
  * session busy (never swept idle) and its audit line open until the session ended. Its line says
  * `cancelled`, unless an answer comes within the ledger's grace (`CallLedger.cancel`): the call
- * ran, and the line says how; the agent gets nothing more either way.
+ * ran, and the line says how; the agent gets nothing more either way. A late answer still goes to
+ * the endpoint, which drops it: that is when the request's place under the caps comes back
+ * (`LegacyHttpEndpoint`, review isolation.md, finding 4).
  *
  * When the upstream channel ends (host offline, server exited), every request still in flight gets
  * a JSON-RPC error carrying `data.reason`, and the session closes: the agent must initialize again.
@@ -50,7 +52,7 @@ import type { CallLedger } from '../../shared/audit/call-ledger.ts';
 import { parseTraceparent, TRACEPARENT_KEY, type TraceContext } from '../../shared/trace-context.ts';
 import { requestHeaderOf } from '../sessions/message-extra.ts';
 
-/** Requests settled here whose late answer a session still recognises, and drops. */
+/** Requests timed out here whose late answer a session still recognises, and drops. */
 const MAX_SETTLED_REMEMBERED = 256;
 
 export interface PassthroughSessionOptions {
@@ -95,7 +97,7 @@ export class PassthroughSession implements AgentSession {
   readonly #requestTimeoutMs: number | undefined;
   /** Deadline timers of in-flight requests, with their method for the error message. */
   readonly #deadlines = new Map<RequestId, { timer: ReturnType<typeof setTimeout>; method: string }>();
-  /** Requests settled here (answered with `request-timeout`, or cancelled by the agent): the server's late answer is dropped. */
+  /** Requests answered here with `request-timeout`: the server's late answer is dropped (a cancelled one's, by the endpoint). */
   readonly #settledHere = new Set<RequestId>();
   /** The agent's initialize, which a cancellation does not end. */
   #initializeId: RequestId | undefined;
@@ -176,7 +178,6 @@ export class PassthroughSession implements AgentSession {
       // A server that honours it never answers: the call ends here, or it would hold the session busy.
       const id = message.params.requestId;
       this.#settle(id);
-      this.#rememberSettled(id);
       this.#ledger?.cancel(id);
     }
     const forwarded = this.#ledger === undefined ? message : this.#ledger.request(message, trace);
@@ -190,11 +191,12 @@ export class PassthroughSession implements AgentSession {
   #fromServer(message: JSONRPCMessage): void {
     if (isResponse(message)) {
       if (this.#settledHere.size > 0 && message.id !== undefined && this.#settledHere.delete(message.id)) {
-        // Timed out or cancelled: settled here, and the agent gets nothing more. A cancelled call's
-        // line may still be waiting for this answer, which says the call ran after all.
+        // Timed out: answered here already, and the agent gets nothing more.
         this.#ledger?.answer(message);
         return;
       }
+      // A cancelled call's answer goes on too: the endpoint drops it and gives its place back, and
+      // its audit line, if still waiting, learns that the call ran after all.
       if (message.id !== undefined) this.#settle(message.id);
       this.#ledger?.answer(message);
       this.#transport.send(message).catch((error: unknown) => this.#log.debug('Response not delivered: the agent left', { error }));
@@ -251,7 +253,7 @@ export class PassthroughSession implements AgentSession {
     if (method === 'initialize') await this.close('initialize timed out');
   }
 
-  /** `id` was settled here: its answer, if the server still sends one, is dropped (the oldest are forgotten). */
+  /** `id` was answered here (timed out): its answer, if the server still sends one, is dropped (the oldest are forgotten). */
   #rememberSettled(id: RequestId): void {
     if (typeof id === 'string' && id.length > 256) return; // an id may be megabytes: not kept after its request
     if (this.#settledHere.size >= MAX_SETTLED_REMEMBERED) this.#settledHere.delete(this.#settledHere.values().next().value!);

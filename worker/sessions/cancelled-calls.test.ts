@@ -2,10 +2,13 @@
  * An agent's `notifications/cancelled` on a legacy session of `/servers/:name/mcp` or `/mcp`: the
  * server it reaches never answers the request (MCP, "Cancellation"), so the session ends the call
  * itself: it no longer counts as in flight (a busy session is never idle, so never swept, nor
- * chosen to make room), its audit line says it was cancelled, and the POST that carried it ends. The end-to-end
- * counterpart, with the agent caps, is `test/resilience/cancelled-calls.test.ts`.
+ * chosen to make room), its audit line says it was cancelled, and the POST that carried it ends.
+ * Its place under the agent's cap is kept until its late answer comes or its grace ends (review
+ * isolation.md, finding 4): a server that ignores the cancellation is still at work. The
+ * end-to-end counterpart is `test/resilience/cancelled-calls.test.ts`.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { advanceBy, advanceUntilSettled, useFakeClock } from '../../test/support/fake-clock.ts';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { auditFromConfig } from '../../shared/audit/audit-from-config.ts';
 import { silentLogger } from '../../shared/log.ts';
@@ -15,6 +18,9 @@ import { RecentCalls } from '../audit/recent-calls.ts';
 import { WorkerAudit } from '../audit/worker-audit.ts';
 import { createInMemoryChannelPair, type ChannelTransport } from '../../shared/channel-transport.ts';
 import type { ChannelRouter } from '../routing/channel-router.ts';
+import { createApp } from '../app.ts';
+import { AgentRequestCounters } from './request-limits.ts';
+import { InMemorySessionTable } from './session-table.ts';
 
 let harness: InProcessApp | undefined;
 afterEach(async () => {
@@ -100,5 +106,82 @@ describe('a cancelled call', () => {
     await server.send({ jsonrpc: '2.0', id: calls[0]!.id as number, result: { content: [{ type: 'text', text: 'written' }] } });
     expect(lines.filter((l) => l.method === 'tools/call').map((l) => [l.tool, l.outcome, l.cancelRequested])).toEqual([['write', 'ok', true]]);
     expect(await call.text()).not.toContain('written');
+  });
+});
+
+describe("a cancelled call's place under the agent's cap", () => {
+  const headers = { authorization: 'Bearer alice-token', accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+  const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+  let sessions: InMemorySessionTable | undefined;
+  afterEach(async () => {
+    await sessions?.closeAll();
+    sessions = undefined;
+  });
+
+  async function sessionOn(router: ChannelRouter | InProcessRouter, path: string, counters: AgentRequestCounters) {
+    const config = await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha'], { 'max-requests-per-agent': 1 });
+    sessions = new InMemorySessionTable({ idleMs: 60_000 });
+    const app = createApp({ config, router: router as ChannelRouter, sessions, retryAfterMs: 0, requestCounters: counters });
+    const url = `${BASE}${path}`;
+    const init = await app.request(url, { method: 'POST', headers, body: JSON.stringify(initialize) });
+    const inSession = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    await init.text();
+    return (body: unknown) => Promise.resolve(app.request(url, { method: 'POST', headers: inSession, body: JSON.stringify(body) }));
+  }
+
+  it('on the passthrough, is kept until the late answer of a server that ignored the cancellation, which the agent never sees', async () => {
+    const calls: number[] = [];
+    let server!: ChannelTransport;
+    const router: ChannelRouter = {
+      async open() {
+        const [channel, host] = createInMemoryChannelPair();
+        server = host;
+        host.onmessage = (message) => {
+          const m = message as { id?: number; method?: string };
+          if (m.method === 'initialize') void host.send({ jsonrpc: '2.0', id: m.id!, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1' } } });
+          else if (m.method === 'tools/call') calls.push(m.id!);
+        };
+        await host.start();
+        return channel;
+      },
+    };
+    const counters = new AgentRequestCounters();
+    const send = await sessionOn(router, '/servers/alpha/mcp', counters);
+    const call = await send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'work', arguments: {} } });
+    expect((await send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } })).status).toBe(202);
+    expect(await call.text()).toBe('');
+    const refused = await send({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'work', arguments: {} } });
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ id: 8, error: { data: { reason: 'limit-reached', agent: 'alice', limit: 1 } } });
+    expect(counters.of({ name: 'alice' }).inFlight).toBe(1);
+
+    await server.send({ jsonrpc: '2.0', id: calls[0]!, result: { content: [{ type: 'text', text: 'late' }] } });
+    expect(counters.of({ name: 'alice' }).inFlight).toBe(0);
+    const taken = send({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'work', arguments: {} } });
+    await expect.poll(() => calls.length).toBe(2);
+    await server.send({ jsonrpc: '2.0', id: calls[1]!, result: { content: [{ type: 'text', text: 'done' }] } });
+    expect(await (await taken).json()).toMatchObject({ id: 9, result: { content: [{ text: 'done' }] } });
+  });
+
+  it('on the aggregate, whose upstream client drops a late answer, is kept until the grace ends', async () => {
+    useFakeClock();
+    try {
+      const counters = new AgentRequestCounters({ cancelGraceMs: 10_000 });
+      const send = await advanceUntilSettled(sessionOn(new InProcessRouter({ alpha: hangingServer }), '/mcp', counters), { stepMs: 1 });
+      const alice = counters.of({ name: 'alice' });
+      const call = await advanceUntilSettled(send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'alpha__hang', arguments: {} } }), { stepMs: 1 });
+      expect((await advanceUntilSettled(send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } }), { stepMs: 1 })).status).toBe(202);
+      expect(await call.text()).toBe('');
+      expect(alice.inFlight).toBe(1);
+      expect((await send({ jsonrpc: '2.0', id: 8, method: 'tools/list' })).status).toBe(429);
+      await advanceBy(9_000);
+      expect(alice.inFlight).toBe(1);
+      await advanceBy(1_000);
+      expect(alice.inFlight).toBe(0);
+      const listed = await advanceUntilSettled(send({ jsonrpc: '2.0', id: 9, method: 'tools/list' }), { stepMs: 1 });
+      expect(await listed.text()).toContain('alpha__hang');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -23,10 +23,12 @@
  *   a stream without one. Inside a batch each such request gets its error on the batch's stream
  *   and the rest go on; a POST with no other request is answered 400. `onrefused` is told, so
  *   the session can audit the refusal.
- * - an agent's `notifications/cancelled` naming a request in flight settles it here, before it
- *   goes on: the server that honours it never answers (MCP, "Cancellation"), so the request's
- *   place under the caps, and the stream it alone kept open, are given back now, not when the
- *   session ends; an answer already on its way is dropped.
+ * - an agent's `notifications/cancelled` naming a request in flight ends it here, before it goes
+ *   on: the server that honours it never answers (MCP, "Cancellation"), so the stream it alone
+ *   kept open ends now. Its place under the caps is kept until its late answer comes (and is
+ *   dropped) or `CANCELLED_SLOT_GRACE_MS` passes, whichever is first, not until the session ends:
+ *   a server that does not honour it is still working, and a place given back at the cancel let
+ *   an agent queue unbounded work on a host (review isolation.md, finding 4).
  * - GET: the session's one standalone SSE stream (409 for a second), or with `Last-Event-ID` a
  *   resumed stream: what it missed, replayed from the event store, then whatever follows. With no
  *   event store, what is sent for the standalone stream while none is open goes nowhere: the
@@ -86,7 +88,7 @@ import { isJsonContentType, refuse, sessionNotFound } from './legacy-http-refusa
 import { MAX_LEGACY_BODY_BYTES, readLegacyPostBody, type LegacyPostBody } from './legacy-post-body.ts';
 import { AnswerStream, HELD_ANSWER_MIN_CHARS, MAX_UNREAD_BYTES_PER_STREAM } from './answer-stream.ts';
 import { extraFor } from './message-extra.ts';
-import { agentRequestsFor, agentRequestsLimitReached, MAX_REQUESTS_PER_SESSION, sessionRequestsLimitReached, unreadLimitReached, type AgentRequests } from './request-limits.ts';
+import { agentRequestsFor, agentRequestsLimitReached, CANCELLED_SLOT_GRACES, MAX_REQUESTS_PER_SESSION, sessionRequestsLimitReached, unreadLimitReached, type AgentRequests } from './request-limits.ts';
 import type { WorkerLogger } from '../log.ts';
 
 /** The versions a session accepts in `MCP-Protocol-Version` (the SDK's `SUPPORTED_PROTOCOL_VERSIONS`). */
@@ -200,6 +202,8 @@ export class LegacyHttpEndpoint implements Transport {
   readonly #resumable = new Set<string>();
   /** Requests the agent cancelled while in flight, whose answer, if one still comes, is dropped (oldest forgotten first). */
   readonly #cancelled = new Set<RequestId>();
+  /** Of those, the ones whose place is still taken, until their answer or their grace's end. */
+  readonly #cancelledHeld = new Map<RequestId, DelayEntry>();
   /** Streams not started yet: their one request may still be answered with plain JSON. */
   readonly #jsonWaits = new Map<string, JsonWait>();
   #keepAlive: ReturnType<typeof setInterval> | undefined;
@@ -260,7 +264,11 @@ export class LegacyHttpEndpoint implements Transport {
     }
     const streamId = this.#requestStream.get(requestId);
     if (streamId === undefined) {
-      if (response && this.#cancelled.delete(requestId)) return; // the agent cancelled it: its answer goes nowhere
+      if (response && this.#cancelled.delete(requestId)) {
+        // The agent cancelled it: its answer goes nowhere, and its place comes back now.
+        this.#releaseCancelled(requestId);
+        return;
+      }
       throw new Error(`No connection established for request ID: ${String(requestId)}`);
     }
     const wait = this.#jsonWaits.get(streamId);
@@ -314,6 +322,8 @@ export class LegacyHttpEndpoint implements Transport {
     this.#requestStream.clear();
     this.#resumable.clear();
     this.#cancelled.clear();
+    // Their places were given back above with the rest; their graces then find the session closed.
+    this.#cancelledHeld.clear();
     this.onclose?.();
   }
 
@@ -374,7 +384,10 @@ export class LegacyHttpEndpoint implements Transport {
     const version = initialize !== undefined ? initialize.params.protocolVersion : (request.headers.get('mcp-protocol-version') ?? DEFAULT_NEGOTIATED_VERSION);
     const streamId = `${++this.#nextStream}`;
     const ids = requests.map((r) => r.id);
-    if (this.#cancelled.size > 0) for (const id of ids) this.#cancelled.delete(id); // a reused id: its answer is this request's
+    if (this.#cancelled.size > 0) {
+      // A reused id: its answer is this request's, and the cancelled one's place waits out its grace.
+      for (const id of ids) if (this.#cancelled.delete(id)) this.#cancelledHeld.delete(id);
+    }
     const exchange = { ids, pending: new Set(ids) };
     this.#exchanges.set(streamId, exchange);
     this.#take(exchange.pending.size);
@@ -414,10 +427,11 @@ export class LegacyHttpEndpoint implements Transport {
   }
 
   /**
-   * The agent cancelled request `id`: if it is in flight here, it is settled now, since a server
-   * that honours the cancellation never answers it (MCP, "Cancellation": the receiver should not
-   * send a response), and its slot under the caps, and the POST it alone kept open, would otherwise
-   * be held until the session ends. An answer already on its way is dropped when it comes.
+   * The agent cancelled request `id`: if it is in flight here, it ends now, since a server that
+   * honours the cancellation never answers it (MCP, "Cancellation": the receiver should not send a
+   * response), and the POST it alone kept open would otherwise stay open until the session ends.
+   * An answer already on its way is dropped when it comes. Its place under the caps is kept until
+   * that answer or the grace's end (`#holdCancelled`).
    */
   #cancel(id: RequestId): void {
     // MCP forbids cancelling initialize: the session would be left half made.
@@ -426,11 +440,12 @@ export class LegacyHttpEndpoint implements Transport {
     const exchange = this.#exchanges.get(streamId)!;
     exchange.pending.delete(id);
     this.#requestStream.delete(id);
-    this.#settle(1);
-    if (rememberable(id)) {
+    const remembered = rememberable(id);
+    if (remembered) {
       if (this.#cancelled.size >= MAX_CANCELLED_REMEMBERED) this.#cancelled.delete(this.#cancelled.values().next().value!);
       this.#cancelled.add(id);
     }
+    this.#holdCancelled(id, remembered);
     if (exchange.pending.size > 0) return;
     this.#exchanges.delete(streamId);
     for (const other of exchange.ids) if (this.#requestStream.get(other) === streamId) this.#requestStream.delete(other);
@@ -441,6 +456,30 @@ export class LegacyHttpEndpoint implements Transport {
     const stream = this.#streams.get(streamId);
     if (stream !== undefined) this.#endStream(streamId, stream);
     this.#store?.forgetStream?.(streamId);
+  }
+
+  /**
+   * Keeps a cancelled request's place until `#releaseCancelled` (its late answer came) or the
+   * grace ends: a server that ignores the cancellation is still working on it, and the caps are
+   * what bound the work an agent can leave on a host. An id too long to remember gets the grace only.
+   */
+  #holdCancelled(id: RequestId, remembered: boolean): void {
+    const graces = this.#agentRequests?.cancelGraces ?? CANCELLED_SLOT_GRACES;
+    const entry: DelayEntry = graces.add(() => {
+      if (this.#closed) return;
+      if (this.#cancelledHeld.get(id) === entry) this.#cancelledHeld.delete(id);
+      this.#settle(1);
+    });
+    if (remembered) this.#cancelledHeld.set(id, entry);
+  }
+
+  /** The late answer of cancelled request `id` came: its place comes back now, if its grace still held it. */
+  #releaseCancelled(id: RequestId): void {
+    const entry = this.#cancelledHeld.get(id);
+    if (entry === undefined) return;
+    this.#cancelledHeld.delete(id);
+    (this.#agentRequests?.cancelGraces ?? CANCELLED_SLOT_GRACES).cancel(entry);
+    this.#settle(1);
   }
 
   #isInFlight(id: RequestId): boolean {

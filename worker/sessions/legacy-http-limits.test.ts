@@ -4,7 +4,8 @@
  * them and its budget of unread bytes, SSE streams an agent stops reading, and what the event
  * store keeps of streams that ended.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { advanceBy, useFakeClock } from '../../test/support/fake-clock.ts';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { SessionEventStore } from '../passthrough/session-event-store.ts';
 import { LegacyHttpEndpoint, type LegacyHttpEndpointOptions } from './legacy-http-endpoint.ts';
@@ -20,6 +21,7 @@ const ping = (id: number) => ({ jsonrpc: '2.0', id, method: 'ping' });
 const result = (id: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, result: {} });
 const progress = (n: number, pad = ''): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: n, message: pad } });
 const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+const cancel = (id: number) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'stopped' } });
 
 function call(endpoint: LegacyHttpEndpoint, body: unknown, agent?: AgentRequests): Promise<Response> {
   const request = new Request(URL_, { method: 'POST', headers: SESSION, body: JSON.stringify(body) });
@@ -121,44 +123,69 @@ describe('requests in flight', () => {
     expect(alice.inFlight).toBe(0);
   });
 
-  it("gives a request's slot back when the agent cancels it, ends the stream it alone kept open, and drops its late answer", async () => {
+  it("keeps a cancelled request's place until its late answer comes, ends the stream it alone kept open, and drops that answer", async () => {
     const alice = new AgentRequests('alice', 3);
     const { endpoint, received } = await opened({}, alice);
     const lone = call(endpoint, ping(1), alice);
     const batch = await call(endpoint, [ping(2), ping(3)], alice);
     expect(alice.inFlight).toBe(3);
     // A server that honours a cancellation never answers the request (MCP: "not send a response").
-    const cancel = (id: number) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'stopped' } });
     expect((await call(endpoint, [cancel(1), cancel(2), cancel(99)], alice)).status).toBe(202);
     expect(received.slice(-3)).toEqual([cancel(1), cancel(2), cancel(99)]);
-    expect(alice.inFlight).toBe(1);
+    // One that does not is still at work on them: their places stay taken.
+    expect(alice.inFlight).toBe(3);
+    expect((await call(endpoint, ping(4), alice)).status).toBe(429);
     // The lone POST, still waiting for its answer, ends with none; the batch's stream waits for 3 alone.
     expect(eventsOf(await (await lone).text())).toEqual([]);
-    await endpoint.send(result(1)); // an answer already on its way when the cancellation went
+    await endpoint.send(result(1)); // the late answer: dropped, and its place comes back
+    expect(alice.inFlight).toBe(2);
     await endpoint.send(result(2));
+    expect(alice.inFlight).toBe(1);
     await endpoint.send(result(3));
     expect(eventsOf(await batch.text())).toEqual([{ data: JSON.stringify(result(3)) }]);
     expect(alice.inFlight).toBe(0);
-
-    // A cap filled by cancelled requests takes new ones again.
-    for (let id = 10; id < 13; id++) void call(endpoint, ping(id), alice);
-    expect((await call(endpoint, ping(13), alice)).status).toBe(429);
-    await call(endpoint, [cancel(10), cancel(11), cancel(12)], alice);
-    const after = call(endpoint, ping(13), alice);
-    await endpoint.send(result(13));
-    expect(await (await after).json()).toEqual(result(13));
     await endpoint.close();
-    expect(alice.inFlight).toBe(0);
   });
 
-  it('settles a request cancelled in its own batch, and never a cancelled initialize', async () => {
+  it("gives a cancelled request's place back when its grace ends with no answer, or when its session closes, once", async () => {
+    useFakeClock();
+    try {
+      const alice = new AgentRequests('alice', 3, { cancelGraceMs: 1_000 });
+      const { endpoint } = await opened({}, alice);
+      for (let id = 10; id < 13; id++) void call(endpoint, ping(id), alice);
+      await call(endpoint, [cancel(10), cancel(11), cancel(12)], alice);
+      expect((await call(endpoint, ping(13), alice)).status).toBe(429);
+      await advanceBy(900);
+      expect(alice.inFlight).toBe(3);
+      await advanceBy(100);
+      expect(alice.inFlight).toBe(0);
+      const after = call(endpoint, ping(13), alice);
+      await endpoint.send(result(13));
+      expect(await (await after).json()).toEqual(result(13));
+      // Past its grace, a late answer is still dropped, and gives nothing back twice.
+      await endpoint.send(result(10));
+      expect(alice.inFlight).toBe(0);
+
+      void call(endpoint, ping(14), alice);
+      await call(endpoint, cancel(14), alice);
+      expect(alice.inFlight).toBe(1);
+      await endpoint.close();
+      expect(alice.inFlight).toBe(0);
+      await advanceBy(1_000);
+      expect(alice.inFlight).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('ends a request cancelled in its own batch, its place kept as for any cancelled request, and never a cancelled initialize', async () => {
     const alice = new AgentRequests('alice', 3);
     const { endpoint } = await opened({}, alice);
-    const cancel = (id: number) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
     const both = await call(endpoint, [ping(20), cancel(20)], alice);
-    expect(alice.inFlight).toBe(0);
+    expect(alice.inFlight).toBe(1);
     expect(eventsOf(await both.text())).toEqual([]);
     await endpoint.close();
+    expect(alice.inFlight).toBe(0);
 
     // MCP forbids cancelling initialize: the session goes on being made, and gets its answer.
     const fresh = new LegacyHttpEndpoint({ sessionId: ID });

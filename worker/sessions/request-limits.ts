@@ -23,6 +23,11 @@
  * more answer bytes queued: a large answer is replaced by a `limit-reached` error, and a stream it
  * is not reading is ended.
  *
+ * A request the agent cancels keeps its place until its late answer comes or
+ * `CANCELLED_SLOT_GRACE_MS` passes (review isolation.md, finding 4): a server that does not honour
+ * `notifications/cancelled` works on, and a place given back at the cancel let one agent queue
+ * thousands of calls on a host (4,966 in 16 s), slowing every other agent on it.
+ *
  * The per-agent count is this isolate's: on Cloudflare, where each session is a Durable Object
  * of its own, only the per-session cap bounds a session, and the per-agent one bounds what one
  * isolate serves. An agent's counter is kept by name across config reloads
@@ -30,6 +35,7 @@
  *
  * @module
  */
+import { DelayQueue } from '../../shared/delay-queue.ts';
 import { WireError } from '../../shared/errors.ts';
 import { DEFAULT_MAX_REQUESTS_PER_AGENT } from '../config/worker-config.ts';
 import type { UnreadMeter } from './answer-stream.ts';
@@ -47,10 +53,23 @@ export const MAX_REQUESTS_PER_SESSION = 128;
  */
 export const MAX_UNREAD_BYTES_PER_AGENT = 64 * 1024 * 1024;
 
+/**
+ * How long a cancelled request keeps its place when no late answer comes: a server that honours
+ * the cancellation never answers, and one that does not has usually answered by then (a call
+ * still running after it counts no more, but the agent can have at most its cap of such calls
+ * started in any 10 s).
+ */
+export const CANCELLED_SLOT_GRACE_MS = 10_000;
+
+/** The graces of every agent's cancelled requests, on one timer (`shared/delay-queue.ts`). */
+export const CANCELLED_SLOT_GRACES = new DelayQueue(CANCELLED_SLOT_GRACE_MS);
+
 /** Bounds every agent's counter enforces; tests give small ones. */
 export interface AgentBounds {
   /** `MAX_UNREAD_BYTES_PER_AGENT` by default. */
   maxUnreadBytes?: number;
+  /** `CANCELLED_SLOT_GRACE_MS` by default. */
+  cancelGraceMs?: number;
 }
 
 /** The requests one agent has in flight in this isolate, and the bytes of its answers the worker holds unread. */
@@ -58,6 +77,8 @@ export class AgentRequests implements UnreadMeter {
   #inFlight = 0;
   unreadBytes = 0;
   readonly maxUnreadBytes: number;
+  /** Where a cancelled request's place waits out its grace. */
+  readonly cancelGraces: DelayQueue;
 
   constructor(
     readonly agent: string,
@@ -66,6 +87,7 @@ export class AgentRequests implements UnreadMeter {
     bounds: AgentBounds = {},
   ) {
     this.maxUnreadBytes = bounds.maxUnreadBytes ?? MAX_UNREAD_BYTES_PER_AGENT;
+    this.cancelGraces = bounds.cancelGraceMs === undefined ? CANCELLED_SLOT_GRACES : new DelayQueue(bounds.cancelGraceMs);
   }
 
   /** Whether the agent already holds more unread than it may: no more answer bytes are queued for it. */
