@@ -234,6 +234,31 @@ describe('LinkClient', () => {
     expect(relayed.worker.logs.find((l) => l.msg === 'Link socket failed')).toMatchObject({ level: 'warn', 'entity-id': 'alice-laptop', error: 'RangeError: Invalid WebSocket frame: invalid opcode 3' });
   });
 
+  it('redials a worker that dropped its link within the short cap for a while, so a restarted or redeployed worker is found again in seconds', async () => {
+    const w = await worker();
+    const lines: string[] = [];
+    const linkClient = new LinkClient({
+      worker: w.url,
+      entityId: 'alice-laptop',
+      key: await keyOf(ALICE),
+      onOpen: echo,
+      log: createLogger({ level: 'debug', write: (line) => lines.push(line) }),
+      // The real shape, scaled down: a growing delay the short cap holds back.
+      backoff: { firstMs: 20, capMs: 10_000, stableMs: 60_000, capBeforeLinkMs: 50 },
+      random: () => 0.999,
+    });
+    cleanups.push(() => linkClient.stop());
+    linkClient.start();
+    await until(() => linkClient.endpoint !== null);
+    await w.kill();
+    const redials = () => lines.filter((l) => l.includes('"Dialling the worker again"')).map((l) => (JSON.parse(l) as { inMs: number }).inMs);
+    await until(() => redials().length >= 5);
+    // Uncapped, the fourth and fifth would wait 159 and 319 ms, and the delay would go on doubling to 10 s.
+    expect(redials().slice(0, 5)).toEqual([19, 39, 49, 49, 49]);
+    await w.restart();
+    await until(() => w.registry.status()[0]!.linked);
+  });
+
   it('dials again after the worker goes away and comes back', async () => {
     const w = await worker();
     const { linkClient, lines } = await client(w.url, ALICE);

@@ -40,9 +40,12 @@ export interface BackoffOptions {
   /** A link that stayed up this long resets the backoff. Default 60 s. */
   stableMs?: number;
   /**
-   * Largest delay until this sidecar has linked once. Default 5 s: a sidecar started before its
-   * worker (as a setup is often done) notices the worker within seconds of it coming up, while a
-   * fleet that lost a linked worker still spreads its redials over `capMs`.
+   * Largest delay until this sidecar has linked once, and for `stableMs` after a link drops.
+   * Default 5 s: a sidecar started before its worker (as a setup is often done) notices the
+   * worker within seconds of it coming up, and so does one whose worker restarted or was
+   * redeployed (every config change on Cloudflare Workers is a deploy), where the redials of the
+   * seconds it was down had grown the delay to 15–30 s; a worker down longer still gets a fleet's
+   * redials spread over `capMs`.
    */
   capBeforeLinkMs?: number;
 }
@@ -73,12 +76,13 @@ export const DEFAULT_BACKOFF = { firstMs: 1_000, capMs: 30_000, stableMs: 60_000
 
 /**
  * Full jitter: a uniform delay in [0, min(cap, first · 2^attempt)). Attempt 0 is the first retry;
- * until the sidecar has linked once, the cap is `capBeforeLinkMs` at most.
+ * until the sidecar has linked once, and for a while after a link drops, the cap is
+ * `capBeforeLinkMs` at most (`fullCap` false).
  */
-export function backoffDelay(attempt: number, options: BackoffOptions = {}, random: () => number = Math.random, linkedBefore = true): number {
+export function backoffDelay(attempt: number, options: BackoffOptions = {}, random: () => number = Math.random, fullCap = true): number {
   const first = options.firstMs ?? DEFAULT_BACKOFF.firstMs;
   const capAfter = options.capMs ?? DEFAULT_BACKOFF.capMs;
-  const cap = linkedBefore ? capAfter : Math.min(capAfter, options.capBeforeLinkMs ?? DEFAULT_BACKOFF.capBeforeLinkMs);
+  const cap = fullCap ? capAfter : Math.min(capAfter, options.capBeforeLinkMs ?? DEFAULT_BACKOFF.capBeforeLinkMs);
   const ceiling = Math.min(cap, first * 2 ** Math.min(attempt, 30));
   return Math.floor(random() * ceiling);
 }
@@ -105,6 +109,8 @@ export class LinkClient {
   #attempt = 0;
   /** Whether a link was ever up: until then retries stay within `capBeforeLinkMs`. */
   #linkedOnce = false;
+  /** When the last link dropped (ms since the epoch); 0 before any did. */
+  #droppedAt = 0;
   #stopped = true;
   /** Bumped by `stop()`, so a proof still being signed then never dials. */
   #generation = 0;
@@ -232,7 +238,8 @@ export class LinkClient {
   async #reportClose(code: number, linkedAt: number | null, refused: WireError | null, status: number | null, body: Promise<string> | null, failure: Error | null): Promise<void> {
     const entityId = this.#options.entityId;
     if (linkedAt !== null) {
-      const upMs = Date.now() - linkedAt;
+      this.#droppedAt = Date.now();
+      const upMs = this.#droppedAt - linkedAt;
       if (upMs >= (this.#options.backoff?.stableMs ?? DEFAULT_BACKOFF.stableMs)) this.#attempt = 0;
       // A socket error (a failed write, a reset) is why the link dropped: the code alone is 1006.
       if (failure !== null) this.#log.warn('Link to worker dropped: its socket failed', { code, upMs, error: failure });
@@ -253,7 +260,8 @@ export class LinkClient {
 
   #scheduleRetry(): void {
     if (this.#stopped) return;
-    const delay = backoffDelay(this.#attempt++, this.#options.backoff, this.#options.random, this.#linkedOnce);
+    const droppedLately = Date.now() - this.#droppedAt < (this.#options.backoff?.stableMs ?? DEFAULT_BACKOFF.stableMs);
+    const delay = backoffDelay(this.#attempt++, this.#options.backoff, this.#options.random, this.#linkedOnce && !droppedLately);
     this.#log.info('Dialling the worker again', { inMs: delay, attempt: this.#attempt });
     this.#retryTimer = setTimeout(() => {
       this.#retryTimer = null;
