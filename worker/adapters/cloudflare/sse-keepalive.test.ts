@@ -23,6 +23,27 @@ async function readAll(response: Response): Promise<string> {
 }
 
 describe('withSseKeepalive', () => {
+  it('writes no comment inside an event that reaches it in pieces, however long the agent stops reading in it', async () => {
+    vi.useFakeTimers();
+    const { response, controller } = sseAnswer();
+    const kept = withSseKeepalive(response, 1_000);
+    const text = readAll(kept);
+    const event = `event: message\ndata: {"result":"${'x'.repeat(100)}"}\n\n`;
+    // Three pieces, as a large answer is handed over; the agent's reading stalls inside it.
+    controller.enqueue(encoder.encode(event.slice(0, 40)));
+    await vi.advanceTimersByTimeAsync(5_000);
+    controller.enqueue(encoder.encode(event.slice(40, 90)));
+    await vi.advanceTimersByTimeAsync(5_000);
+    controller.enqueue(encoder.encode(event.slice(90)));
+    await vi.advanceTimersByTimeAsync(2_600);
+    controller.close();
+    const out = await text;
+    expect(out.startsWith(event)).toBe(true);
+    // Once the event ended, the quiet stream is kept alive again.
+    expect(out.slice(event.length)).toMatch(/^(: keepalive\n\n)+$/);
+  });
+
+
   it('writes a comment into a quiet event stream, never inside the events, and ends with it', async () => {
     vi.useFakeTimers();
     const { response, controller } = sseAnswer();

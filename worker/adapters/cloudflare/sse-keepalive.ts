@@ -4,9 +4,11 @@
  * streams dropped every ~5 minutes until they wrote keepalives). A legacy session's GET stream
  * is quiet for as long as its server is; so the `AgentSession` object writes an SSE comment
  * (`: keepalive`, which every SSE reader skips) after each `intervalMs` without a byte. Comments go
- * only between the chunks the app writes, and the SDK writes one whole event per chunk, so no
- * event is ever split. The timer lives in the object, which outlives the request, and stops with
- * the stream.
+ * only between events: after a chunk that ends one (`\n\n`). A large event reaches this stream in
+ * pieces (`answer-stream.ts` hands the runtime 64 KiB at a time), and a comment after a piece that
+ * ends inside it would land in the event's `data:` line, where the agent's parser would read cut
+ * JSON and lose the answer. The timer lives in the object, which outlives the request, and stops
+ * with the stream.
  *
  * @module
  */
@@ -22,6 +24,8 @@ export function withSseKeepalive(response: Response, intervalMs = SSE_KEEPALIVE_
   const reader = response.body.getReader();
   let timer: ReturnType<typeof setInterval> | undefined;
   let lastWrite = Date.now();
+  /** Whether what was written so far ends an event: only then may a comment go. */
+  let betweenEvents = true;
   const stop = () => {
     if (timer !== undefined) clearInterval(timer);
     timer = undefined;
@@ -29,7 +33,7 @@ export function withSseKeepalive(response: Response, intervalMs = SSE_KEEPALIVE_
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       timer = setInterval(() => {
-        if (Date.now() - lastWrite < intervalMs) return;
+        if (!betweenEvents || Date.now() - lastWrite < intervalMs) return;
         lastWrite = Date.now();
         try {
           controller.enqueue(COMMENT);
@@ -46,6 +50,7 @@ export function withSseKeepalive(response: Response, intervalMs = SSE_KEEPALIVE_
         return;
       }
       lastWrite = Date.now();
+      if (value.byteLength > 0) betweenEvents = value.byteLength >= 2 && value[value.byteLength - 1] === 10 && value[value.byteLength - 2] === 10;
       controller.enqueue(value);
     },
     async cancel(reason) {
