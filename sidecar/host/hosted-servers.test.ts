@@ -83,6 +83,26 @@ describe('hosted servers', () => {
     expect(holds).toBe(0);
   });
 
+  it('stays busy with a request whose cancellation the server did not take: it works on', async () => {
+    const budget = new ProcessBudget({ limits: { perAgent: 1, total: 10 }, log: silentLogger });
+    const hosted = new HostedServers();
+    const server = fakeServer();
+    const transport = {
+      ...server.transport,
+      send: async (message: JSONRPCMessage) => {
+        if ('method' in message && message.method === 'notifications/cancelled') throw new WireError('limit-reached', 'Server "a" is not reading its input');
+        server.sent.push(message);
+      },
+    };
+    const outer = hosted.track(transport, facts('a'), budget.reserve('alice', 'a'));
+    await outer.start();
+    await outer.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow' } });
+    await expect(outer.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } })).rejects.toMatchObject({ reason: 'limit-reached' });
+    // Busy still: the next launch of the agent cannot end it mid-call.
+    expect(() => budget.reserve('alice', 'b')).toThrow(expect.objectContaining({ reason: 'limit-reached' }));
+    expect(hosted.size).toBe(1);
+  });
+
   it('ends only the servers a config change finds a reason for, and forgets closed ones', async () => {
     const hosted = new HostedServers();
     const [a, b] = [fakeServer(), fakeServer()];

@@ -63,16 +63,9 @@ export class HostedServers {
       },
       async send(message: JSONRPCMessage, options?: TransportSendOptions) {
         let added: string | number | undefined;
-        if (slot !== undefined && 'method' in message) {
-          if ('id' in message) {
-            if (!pending.has(message.id)) {
-              pending.add((added = message.id));
-              slot.inFlight(1);
-            }
-          } else if (isCancellation(message) && pending.delete(message.params.requestId)) {
-            // A server that honours it never answers: counted busy, the process could never be ended to make room.
-            slot.inFlight(-1);
-          }
+        if (slot !== undefined && 'method' in message && 'id' in message && !pending.has(message.id)) {
+          pending.add((added = message.id));
+          slot.inFlight(1);
         }
         try {
           await inner.send(message, options);
@@ -81,6 +74,9 @@ export class HostedServers {
           if (added !== undefined && pending.delete(added)) slot?.inFlight(-1);
           throw error;
         }
+        // Once the server has it: a server that honours it never answers, and counted busy the
+        // process could never be ended to make room; one the server never got leaves it working.
+        if (slot !== undefined && isCancellation(message) && pending.delete(message.params.requestId)) slot.inFlight(-1);
       },
       holdReading: () => holdReadingOf(inner),
       async close() {

@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalError, WireError, reasonOf } from '../../shared/errors.ts';
 import { createLogger, silentLogger } from '../log.ts';
@@ -320,6 +321,23 @@ describe('ProcessExecutorBackedClientTransport', () => {
     expect(refused).toMatchObject({ reason: 'limit-reached', detail: { server: 'fixture', limitBytes: 1024 * 1024 } });
     expect((refused as WireError).message).toMatch(/^Server "fixture" is not reading its input: \d+ bytes wait for it already, over the 1048576 the host queues; retry once it has answered$/);
     await t.close();
+    await first;
+  });
+
+  it('takes an answer to the server\'s own request and a cancellation past the stdin budget, where a request is refused', async () => {
+    const { t } = transport({ command: NODE, args: ['-e', 'setInterval(() => {}, 1000)'], env: {}, policy: null }, { maxStdinQueuedBytes: 1024 * 1024 });
+    await t.start();
+    const big = { jsonrpc: '2.0' as const, method: 'notifications/message', params: { data: 'x'.repeat(1536 * 1024) } };
+    const first = t.send(big).catch(() => {});
+    const outcome = (message: JSONRPCMessage) => t.send(message).then(() => 'sent', (e: unknown) => (e instanceof WireError ? e.reason : (e as LocalError).code));
+    const request = outcome({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo' } });
+    // The server waits for the one (its sampling request's answer) and stops work for the other.
+    const answer = outcome({ jsonrpc: '2.0', id: 'server-1', result: { role: 'assistant', content: { type: 'text', text: 'ok' } } });
+    const cancel = outcome({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3 } });
+    expect(await request).toBe('limit-reached');
+    await t.close();
+    // Not refused: they waited for the pipe, and only the close ended them.
+    expect([await answer, await cancel]).toEqual(['not-connected', 'not-connected']);
     await first;
   });
 

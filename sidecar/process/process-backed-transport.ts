@@ -107,14 +107,18 @@ export class ProcessExecutorBackedClientTransport implements Transport {
 
   /**
    * Writes one message to the server's stdin, waiting for 'drain' when the pipe is full; refuses
-   * it with `limit-reached` while more than the stdin budget waits there already.
+   * it with `limit-reached` while more than the stdin budget waits there already. An answer to the
+   * server's own request (sampling, elicitation, roots) and a cancellation may use as much again:
+   * the server waits for the one and stops work for the other, and refusing them would leave it
+   * waiting forever or working on.
    */
   async send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#state === 'open' ? this.#handle?.stdin : undefined;
     if (!stdin || stdin.destroyed || stdin.writableEnded) {
       throw new LocalError('not-connected', `Cannot send to server "${this.name}": the transport is not open`);
     }
-    const limit = this.#options.maxStdinQueuedBytes ?? MAX_STDIN_QUEUED_BYTES;
+    const budget = this.#options.maxStdinQueuedBytes ?? MAX_STDIN_QUEUED_BYTES;
+    const limit = !('method' in message) || message.method === 'notifications/cancelled' ? 2 * budget : budget;
     if (stdin.writableLength > limit) {
       if (isLogWorthy(++this.#refused)) this.#logger.warn('Server is not reading its stdin: messages refused', { queuedBytes: stdin.writableLength, limitBytes: limit, refused: this.#refused });
       throw new WireError('limit-reached', `Server "${this.name}" is not reading its input: ${stdin.writableLength} bytes wait for it already, over the ${limit} the host queues; retry once it has answered`, {
