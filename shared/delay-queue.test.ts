@@ -58,6 +58,19 @@ describe('DelayQueue', () => {
     expect(ran).toEqual(['first', 'added']);
   });
 
+  it('still runs later entries after a callback threw', () => {
+    const q = queue(100);
+    const ran: string[] = [];
+    q.add(() => {
+      throw new Error('boom');
+    });
+    vi.advanceTimersByTime(50);
+    q.add(() => ran.push('later'));
+    expect(() => vi.advanceTimersByTime(50)).toThrow('boom');
+    vi.advanceTimersByTime(50);
+    expect(ran).toEqual(['later']);
+  });
+
   it('refuses a delay that is not a finite number of ms', () => {
     expect(() => new DelayQueue(-1)).toThrow(/delay must be a finite number of ms, got -1/);
     expect(() => new DelayQueue(Number.NaN)).toThrow(RangeError);

@@ -90,18 +90,23 @@ export class DelayQueue {
   #fire(): void {
     this.#timer = undefined;
     const now = this.#now();
-    while (this.#head !== undefined && (this.#head.run === undefined || this.#head.due <= now)) {
-      const entry = this.#head;
-      this.#head = this.#unlink(entry);
-      if (this.#head === undefined) this.#tail = undefined;
-      const run = entry.run;
-      entry.run = undefined;
-      run?.();
-    }
-    // A callback may have added entries (and armed the timer) already.
-    if (this.#head !== undefined && (this.#timer === undefined || this.#timerDue > this.#head.due)) {
-      if (this.#timer !== undefined) clearTimeout(this.#timer);
-      this.#arm(this.#head.due);
+    try {
+      while (this.#head !== undefined && (this.#head.run === undefined || this.#head.due <= now)) {
+        const entry = this.#head;
+        this.#head = this.#unlink(entry);
+        if (this.#head === undefined) this.#tail = undefined;
+        const run = entry.run;
+        entry.run = undefined;
+        run?.();
+      }
+    } finally {
+      // Armed again even when a callback threw: every later entry (a request deadline, a
+      // cancelled call's grace that gives its place back) would otherwise never run.
+      // A callback may have added entries (and armed the timer) already.
+      if (this.#head !== undefined && (this.#timer === undefined || this.#timerDue > this.#head.due)) {
+        if (this.#timer !== undefined) clearTimeout(this.#timer);
+        this.#arm(this.#head.due);
+      }
     }
   }
 }
