@@ -72,6 +72,23 @@ describe('relayListen', () => {
     expect(events.at(-1)).toEqual({ jsonrpc: '2.0', id: 9, error: { code: -32012, message: 'Listen stream ended: more than 8192 bytes of it were left unread', data: { reason: 'limit-reached', limit: 8192 } } });
   });
 
+  it('counts only what waits behind the event being read: a large change read slowly is not cut by the next one', async () => {
+    const { channel, far } = await host();
+    const told: number[] = [];
+    const answering = relayListen(channel, LISTEN, { maxUnreadBytes: 8 * 1024, onUnread: ({ limit }) => told.push(limit) });
+    await drained();
+    await far.send(ACK as JSONRPCMessage);
+    const reader = (await answering).body!.pipeThrough(new TextDecoderStream()).getReader();
+    expect(await readEvents(reader, 1)).toEqual([ACK]);
+    const large = { jsonrpc: '2.0' as const, method: 'notifications/resources/updated', params: { uri: 'file:///big', pad: 'u'.repeat(300_000) } };
+    const small = { jsonrpc: '2.0' as const, method: 'notifications/resources/updated', params: { uri: 'file:///small' } };
+    await far.send(large);
+    await far.send(small);
+    expect(told).toEqual([]);
+    expect(await readEvents(reader, 2)).toEqual([large, small]);
+    await reader.cancel();
+  });
+
   it('ends the stream with the closing result the host sends', async () => {
     const { channel, far } = await host();
     const answering = relayListen(channel, LISTEN);

@@ -13,7 +13,7 @@
  * An error answered before the acknowledgement (a bad filter, a refused open) is plain JSON.
  *
  * Bounded as a request's stream is (`modern-relay.ts`): a stream holding more than
- * `maxUnreadBytes` unread when the next notification comes is ended with a `limit-reached` error
+ * `maxUnreadBytes` unread behind the event being sent when the next notification comes is ended with a `limit-reached` error
  * for the listen request as its last event, the events not yet started dropped, and its channel
  * closed (the host ends the subscription), so a change storm nobody reads costs the worker at most
  * that bound. So is one the agent is not reading while past its unread budget (`meter`).
@@ -90,11 +90,11 @@ export function relayListen(channel: Transport, request: ModernRequest, options:
     // The agent stopped reading: what it has not started is dropped, the error is its last event.
     const leftUnread = (open: AnswerStream) => {
       const meter = options.meter;
-      const own = open.unread > maxUnread;
+      const own = open.queuedBehind > maxUnread;
       const limit = own ? maxUnread : meter!.maxUnreadBytes;
       const why = own ? `more than ${limit} bytes of it were left unread` : `agent "${meter!.agent}" holds more than ${limit} bytes of answers unread`;
       const error = new WireError('limit-reached', `Listen stream ended: ${why}`, { detail: { limit } });
-      options.onUnread?.({ ended: 'stream', unreadBytes: own ? open.unread : meter!.unreadBytes, limit });
+      options.onUnread?.({ ended: 'stream', unreadBytes: own ? open.queuedBehind : meter!.unreadBytes, limit });
       open.cut(error, sseEvent(jsonRpcErrorBody(request.id, error)));
       finish();
     };
@@ -108,7 +108,7 @@ export function relayListen(channel: Transport, request: ModernRequest, options:
       } else if (typeof method === 'string' && id === undefined) {
         const current = stream ?? open();
         const meter = options.meter;
-        if (current.unread > maxUnread || (meter !== undefined && meter.unreadBytes > meter.maxUnreadBytes && !current.reading)) leftUnread(current);
+        if (current.queuedBehind > maxUnread || (meter !== undefined && meter.unreadBytes > meter.maxUnreadBytes && !current.reading)) leftUnread(current);
         else enqueue(current, sseEvent(message as JSONRPCMessage));
       }
     };

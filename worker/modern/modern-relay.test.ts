@@ -98,6 +98,22 @@ describe('relayModernRequest for an agent that stops reading', () => {
     expect(meter.unreadBytes).toBe(0);
   });
 
+  it('counts only what waits behind the event being read: a large notification read slowly is not cut by the next event', async () => {
+    const { channel, host, received } = await hostEnd();
+    const told: unknown[] = [];
+    const answered = relayModernRequest(channel, request, { maxUnreadBytes: 16 * 1024, onUnread: (unread) => told.push(unread) });
+    await received;
+    const large = { jsonrpc: '2.0' as const, method: 'notifications/message', params: { level: 'info', data: 'z'.repeat(500_000) } };
+    await host.send(large);
+    const reader = (await answered).body!.getReader();
+    let text = new TextDecoder().decode((await reader.read()).value); // one piece taken: a slow link
+    await host.send(progress(1));
+    await host.send({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += new TextDecoder().decode(chunk.value);
+    expect(told).toEqual([]);
+    expect(eventsOf(text).map((e) => JSON.parse(e.data) as unknown)).toEqual([large, progress(1), { jsonrpc: '2.0', id: 1, result: { content: [] } }]);
+  });
+
   it('relays every event to a reader that keeps up, however much passes', async () => {
     const { channel, host, received } = await hostEnd();
     const answered = relayModernRequest(channel, request, { maxUnreadBytes: 16 * 1024 });

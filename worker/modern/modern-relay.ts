@@ -13,7 +13,7 @@
  * The SSE stream is bounded as the legacy endpoint's are (review isolation.md, finding 2): an
  * agent that stops reading while the server keeps notifying would make the worker hold all of it
  * (one unread `flood` call held 3 GB). Once the stream holds more than `maxUnreadBytes` unread
- * (`MAX_SSE_QUEUED_BYTES`), the next notification ends it instead: the events not yet started are
+ * behind the event being sent (`MAX_SSE_QUEUED_BYTES`, `AnswerStream.queuedBehind`), the next notification ends it instead: the events not yet started are
  * dropped, a `limit-reached` error for the request is its last event (what the agent reads when it
  * reads again), and the channel is closed, so the host cancels the call upstream. A modern stream
  * cannot be resumed, so ending it with an answer beats cutting the connection. What the stream
@@ -196,7 +196,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
           },
         });
         resolve(new Response(stream.body, { status: 200, headers: SSE_HEADERS }));
-      } else if (stream.unread > maxUnread || (meter !== undefined && meter.unreadBytes > meter.maxUnreadBytes && !stream.reading)) {
+      } else if (stream.queuedBehind > maxUnread || (meter !== undefined && meter.unreadBytes > meter.maxUnreadBytes && !stream.reading)) {
         return leftUnread(stream);
       }
       stream.push(sseEvent(message));
@@ -204,12 +204,12 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     };
     // The agent stopped reading: what it has not started is dropped, the error is its last event.
     const leftUnread = (open: AnswerStream) => {
-      const own = open.unread > maxUnread;
+      const own = open.queuedBehind > maxUnread;
       const limit = own ? maxUnread : meter!.maxUnreadBytes;
       const why = own ? `more than ${limit} bytes of it were left unread` : `agent "${meter!.agent}" holds more than ${limit} bytes of answers unread`;
       const error = new WireError('limit-reached', `Answer stream ended: ${why}, so the call was cancelled`, { detail: { limit } });
       const body = jsonRpcErrorBody(request.id, error);
-      options.onUnread?.({ ended: 'stream', unreadBytes: own ? open.unread : meter!.unreadBytes, limit });
+      options.onUnread?.({ ended: 'stream', unreadBytes: own ? open.queuedBehind : meter!.unreadBytes, limit });
       options.onAnswer?.(body);
       open.cut(error, sseEvent(body));
       finish();

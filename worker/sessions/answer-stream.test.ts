@@ -27,6 +27,20 @@ describe('AnswerStream', () => {
     expect((await reader.read()).done).toBe(true);
   });
 
+  it('counts as queued behind only what waits after the event at the head, taken in pieces or not yet', async () => {
+    const answer = new AnswerStream();
+    answer.push(bytes(ANSWER_CHUNK_BYTES * 3));
+    answer.push(bytes(10));
+    expect([answer.unread, answer.queuedBehind]).toEqual([ANSWER_CHUNK_BYTES * 3 + 10, 10]);
+    const reader = answer.body.getReader();
+    await reader.read();
+    expect([answer.unread, answer.queuedBehind]).toEqual([ANSWER_CHUNK_BYTES * 2 + 10, 10]);
+    await reader.read();
+    await reader.read();
+    expect([answer.unread, answer.queuedBehind]).toEqual([10, 0]);
+    await reader.cancel();
+  });
+
   it('ends only once what it holds was taken', async () => {
     let drained = 0;
     const answer = new AnswerStream({ ondrained: () => drained++ });

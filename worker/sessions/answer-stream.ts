@@ -21,9 +21,10 @@
  */
 
 /**
- * Unread bytes one answer stream may hold before it is ended (the legacy endpoint's
- * `MAX_SSE_QUEUED_BYTES`, a modern request's or listen stream's). Enough for a fast reader behind
- * a burst of large events; a stalled one costs at most this plus the one event that crossed it.
+ * Unread bytes one answer stream may hold behind the event it is sending (`queuedBehind`) before
+ * it is ended (the legacy endpoint's `MAX_SSE_QUEUED_BYTES`, a modern request's or listen
+ * stream's). Enough for a fast reader behind a burst of large events; a stalled one costs at most
+ * this plus the event at the head and the one event that crossed it.
  */
 export const MAX_UNREAD_BYTES_PER_STREAM = 4 * 1024 * 1024;
 
@@ -93,6 +94,19 @@ export class AnswerStream {
   /** Bytes queued and not yet taken. */
   get unread(): number {
     return this.#unread;
+  }
+
+  /**
+   * Bytes queued behind the event at the head of the queue (the one being taken, or next to be):
+   * what a stream's own bound counts. The head's rest is left out because the runtime takes a large
+   * event in pieces, so an agent reading a 6 MB answer at its link's pace has most of it here;
+   * counting it ended the stream at the next event (a batch's second answer, a notification) and
+   * lost the answer being read. An agent that stops reading still leaves at most the bound behind
+   * one event.
+   */
+  get queuedBehind(): number {
+    const head = this.#queue[0];
+    return head === undefined ? 0 : this.#unread - (head.byteLength - this.#offset);
   }
 
   /** Whether the runtime is waiting for more right now: what is pushed next is taken at once. */

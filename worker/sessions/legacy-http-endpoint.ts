@@ -691,14 +691,15 @@ export class LegacyHttpEndpoint implements Transport {
   }
 
   /**
-   * Ends `stream` when its agent has left more than `maxQueuedBytes` unread on it, or (`agentToo`)
+   * Ends `stream` when its agent has left more than `maxQueuedBytes` unread on it behind the event
+   * being sent (`queuedBehind`: the rest of a large event being read does not count), or (`agentToo`)
    * when the agent holds more than its budget unread over all its answers and is not reading this
    * stream either. Errored rather than closed: a close would wait behind the queue, and an error
    * drops it now (the agent's connection is cut, and it resumes from the event store). The places
    * of the answers it held come back: they are no longer in memory.
    */
   #overflowing(streamId: string, stream: Stream, agentToo: boolean): boolean {
-    const unread = stream.answer.unread;
+    const unread = stream.answer.queuedBehind;
     const agent = this.#agentRequests;
     const agentOver = agentToo && agent?.overUnread === true && !stream.answer.reading;
     if (unread <= this.#maxQueuedBytes && !agentOver) return false;

@@ -301,6 +301,21 @@ describe('SSE backpressure', () => {
     expect(replayed).toEqual([...notes, result(1)]);
   });
 
+  it('counts only what waits behind the event being read: a batch whose first answer is large reaches a slow reader whole', async () => {
+    // Review isolation-review.md, finding 2: the rest of a large answer the runtime takes in
+    // pieces counted against the bound, so the batch's second answer cut the stream and lost the first.
+    const { endpoint } = await opened({ eventStore: new SessionEventStore(), maxQueuedBytes: 64 * 1024 });
+    const batch = await call(endpoint, [ping(1), ping(2)]);
+    const reader = batch.body!.getReader();
+    await nextEvent(reader); // the priming event
+    const large: JSONRPCMessage = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'y'.repeat(1_000_000) }] } };
+    await endpoint.send(large);
+    let text = decoder.decode((await reader.read()).value); // the runtime has taken one piece: the link is slow
+    await endpoint.send(result(2));
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += decoder.decode(chunk.value);
+    expect(eventsOf(text).map((e) => JSON.parse(e.data) as unknown)).toEqual([large, result(2)]);
+  });
+
   it('bounds the standalone stream too, which a later GET may open again', async () => {
     const { endpoint } = await opened({ maxQueuedBytes: 16 * 1024 });
     const standalone = await get(endpoint);
