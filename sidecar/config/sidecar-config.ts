@@ -23,6 +23,7 @@ import { WarmPoolConfigSchema, warmPoolSettings, type WarmPoolSettings } from '.
 import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
 import { CLEARTEXT_REMOTE_MESSAGE, isCleartextRemote } from '../link/worker-url.ts';
 import { DEFAULT_HOST_PROCESSES, DEFAULT_PROCESSES_PER_AGENT } from '../host/process-budget.ts';
+import { DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE } from '../host/launch-rate.ts';
 
 /** The default RLIMIT_DATA of every server process, in MiB. */
 export const DEFAULT_MEMORY_LIMIT_MIB = 4096;
@@ -83,6 +84,17 @@ export const SidecarConfigSchema = z
               z.meta({ default: DEFAULT_HOST_PROCESSES }),
               z.describe('Server processes this host runs in all; a launch past it ends the asking agent\'s own oldest idle one, never another agent\'s, and is refused (limit-reached) when it has none'),
             ),
+          'server-launch-burst-per-agent': z
+            .optional(z.number().check(z.int(), z.gte(1, 'must be at least 1'), z.lte(10_000)))
+            .check(
+              z.describe('Server processes one agent may make this host start at once (for its sessions, its modern instances and the warm pool\'s spares for it; a session handed a warm one starts none) before server-launches-per-agent-per-minute holds it back. Unset: server-processes-per-agent, so an agent may always fill its allowance at once'),
+            ),
+          'server-launches-per-agent-per-minute': z
+            .optional(z.number().check(z.int(), z.gte(0, 'must be 0 (no launch rate) or more'), z.lte(600_000)))
+            .check(
+              z.meta({ default: DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE }),
+              z.describe('Server process starts one agent gets back each minute once its burst is spent (a Node server\'s start costs the host a few hundred ms of CPU); a start past them is refused (limit-reached, saying when to retry), never another agent\'s. 0: no launch rate'),
+            ),
           'memory-limit-mib': z
             .optional(z.number().check(z.int(), z.gte(0, 'must be 0 (no limit) or more'), z.lte(1_048_576)))
             .check(
@@ -131,6 +143,10 @@ export interface SidecarConfig {
 export interface SidecarLimits {
   processesPerAgent: number;
   processes: number;
+  /** `server-launch-burst-per-agent`, `processesPerAgent` when unset. */
+  launchBurstPerAgent: number;
+  /** 0: no launch rate. */
+  launchesPerAgentPerMinute: number;
   /** 0: no limit. */
   memoryLimitMib: number;
 }
@@ -196,6 +212,8 @@ export function loadSidecarConfig(
     limits: {
       processesPerAgent: file.limits?.['server-processes-per-agent'] ?? DEFAULT_PROCESSES_PER_AGENT,
       processes: file.limits?.['server-processes'] ?? DEFAULT_HOST_PROCESSES,
+      launchBurstPerAgent: file.limits?.['server-launch-burst-per-agent'] ?? file.limits?.['server-processes-per-agent'] ?? DEFAULT_PROCESSES_PER_AGENT,
+      launchesPerAgentPerMinute: file.limits?.['server-launches-per-agent-per-minute'] ?? DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE,
       memoryLimitMib: file.limits?.['memory-limit-mib'] ?? DEFAULT_MEMORY_LIMIT_MIB,
     },
   };

@@ -25,6 +25,7 @@ import type { AuditWrite } from '../../shared/audit/audit-log.ts';
 import { SidecarAudit } from '../audit/sidecar-audit.ts';
 import { DEFAULT_WARM_POOL, WarmPool, type WarmPoolBudget } from './warm-pool.ts';
 import { ProcessBudget, type ProcessLimits } from './process-budget.ts';
+import { DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE, LaunchRate, type LaunchRateLimits } from './launch-rate.ts';
 import { findPrlimit } from '../process/address-space-limit.ts';
 import { findSetpriv } from '../process/parent-death.ts';
 import type { ConfigSnapshot } from '../config/config-snapshot.ts';
@@ -55,8 +56,12 @@ export interface SidecarCompositionConfig {
   audit?: { config?: AuditConfig; write: AuditWrite };
   /** sidecar.json `"warm-pool"`, what it leaves out taken from `DEFAULT_WARM_POOL`; absent: no pool (in-process hosts, tests). */
   warmPool?: { size?: number; maxInstances?: number; idleSeconds?: number; budget?: WarmPoolBudget };
-  /** sidecar.json `"limits"` (`switchyard sidecar` always passes them, defaults filled in); no limit without it. */
-  limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number };
+  /**
+   * sidecar.json `"limits"` (`switchyard sidecar` always passes them, defaults filled in); no limit
+   * without it. The launch rate's burst defaults to `processesPerAgent`, its rate to
+   * `DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE`.
+   */
+  limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number; launchBurstPerAgent?: number; launchesPerAgentPerMinute?: number };
   /**
    * The config files last accepted (a live sidecar's). Launches read the disk, as without it,
    * until `refuseConfig` says the files on disk were refused: then this snapshot, until a reload.
@@ -84,6 +89,8 @@ export interface SidecarComposition {
   readonly link: LinkClient | null;
   /** The process limits every stdio launch is counted against. */
   readonly budget: ProcessBudget;
+  /** How fast each agent may make this host launch (a warm pool's spares included). */
+  readonly launchRate: LaunchRate;
   /**
    * Applies a changed config dir without a restart: the new files, trust floor, sandbox and
    * limits; ends only the servers the change affects (`RemoteMcpHostHandler.reconfigure`).
@@ -110,6 +117,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     ...config.executor,
   });
   const budget = new ProcessBudget({ limits: processLimits(config.limits), log });
+  const launchRate = new LaunchRate({ limits: launchRateLimits(config.limits), log });
   let snapshot = config.snapshot;
   let refused = false;
   const read = snapshot === undefined ? undefined : (path: string) => (refused ? snapshot!.read(path) : readFile(path, 'utf8'));
@@ -123,7 +131,10 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   const warm = config.warmPool === undefined ? { ...DEFAULT_WARM_POOL, size: 0 } : { ...DEFAULT_WARM_POOL, ...config.warmPool };
   // A spare counts against the process limits through its own transport (it holds a slot from
   // spawn to end, in the pool and after a session takes it), so the pool only asks for free room.
-  const warmPool = new WarmPool({ size: warm.size, maxInstances: warm.maxInstances, idleMs: warm.idleSeconds * 1000, log, budget: warm.budget ?? { tryReserve: (agent) => budget.hasRoom(agent), release: () => {} } });
+  // It is a launch for its agent, taken here, when the pool decides to start it (and only while
+  // the agent keeps half its burst): a session handed it launches nothing.
+  const tryReserve = (agent: string) => budget.hasRoom(agent) && launchRate.trySpare(agent);
+  const warmPool = new WarmPool({ size: warm.size, maxInstances: warm.maxInstances, idleMs: warm.idleSeconds * 1000, log, budget: warm.budget ?? { tryReserve, release: () => {} } });
   const handler = new RemoteMcpHostHandler({
     modernInstances,
     warmPool,
@@ -139,6 +150,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     ...(config.trust ? { trust: config.trust } : {}),
     ...(audit !== undefined ? { audit } : {}),
     budget,
+    launchRate,
     ...(read !== undefined ? { read } : {}),
   });
   const open = (request: unknown, channel: Parameters<typeof handler.open>[1]) => handler.open(request, channel);
@@ -158,6 +170,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     onOpen: mcp.onOpen,
     link,
     budget,
+    launchRate,
     refuseConfig() {
       refused = snapshot !== undefined;
       // What was kept from the disk may be the refused files themselves: read the snapshot from now on.
@@ -167,6 +180,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       snapshot = next.snapshot;
       refused = false;
       budget.setLimits(processLimits(next.limits));
+      launchRate.setLimits(launchRateLimits(next.limits));
       executor.setAddressSpaceLimit(addressSpaceLimit(next.limits.memoryLimitMib, config.env ?? process.env, log));
       policies.clear();
       return handler.reconfigure({ trust: next.trust, compile: compileOptions(config, next.sandbox, log) });
@@ -190,6 +204,12 @@ function compileOptions(config: SidecarCompositionConfig, sandbox: SidecarCompos
 
 function processLimits(limits: SidecarCompositionConfig['limits']): ProcessLimits {
   return limits === undefined ? { perAgent: Infinity, total: Infinity } : { perAgent: limits.processesPerAgent, total: limits.processes };
+}
+
+/** No launch rate without limits, as no process limit. */
+function launchRateLimits(limits: SidecarCompositionConfig['limits']): LaunchRateLimits {
+  if (limits === undefined) return { burst: Infinity, perMinute: 0 };
+  return { burst: limits.launchBurstPerAgent ?? limits.processesPerAgent, perMinute: limits.launchesPerAgentPerMinute ?? DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE };
 }
 
 /** `setpriv` for the executor on Linux (else said once, in the log); nothing elsewhere, where no such signal exists. */

@@ -14,6 +14,9 @@
  * A slot is held by the server's transport (`hosted-servers.ts`): it counts requests in flight on
  * the way through and gives the slot back when the transport closes, however that happens.
  *
+ * This bounds how many processes an agent holds; how fast it may have them started is
+ * `launch-rate.ts`'s, asked before a slot is taken.
+ *
  * @module
  */
 import { WireError } from '../../shared/errors.ts';

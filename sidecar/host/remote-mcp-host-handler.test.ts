@@ -471,3 +471,82 @@ describe('Composition', () => {
     await linked.stop();
   });
 });
+
+describe('launch rate (sidecar.json "limits")', () => {
+  /** The production composition with a launch rate of `burst` at once, then 1 a minute (none comes back while a test runs). */
+  function rated(configDir: string, burst: number, options: { warmPool?: boolean } = {}) {
+    const lines: string[] = [];
+    const spawns: SpawnAttempt[] = [];
+    const sidecar = createSidecarComposition({
+      configDir,
+      entityId: 'alice-laptop',
+      user: 'alice',
+      trust: { allowUncontained: true },
+      log: createLogger({ level: 'info', write: (line) => lines.push(line) }),
+      executor: { onSpawn: (s) => spawns.push(s), termGraceMs: 500 },
+      limits: { processesPerAgent: 32, processes: 64, memoryLimitMib: 0, launchBurstPerAgent: burst, launchesPerAgentPerMinute: 1 },
+      ...(options.warmPool ? { warmPool: { size: 1 } } : {}),
+    });
+    cleanups.push(() => sidecar.stop());
+    let sessions = 0;
+    const open = async (agent: string, server: string) => {
+      const [agentEnd, hostEnd] = createInMemoryChannelPair();
+      const hosted = await sidecar.handler.open({ type: 'mcp', connection: { 'server-name': server, agent, session: `${agent}-${++sessions}` } }, hostEnd);
+      cleanups.push(() => hosted?.dispose());
+      return { agentEnd, hosted: hosted! };
+    };
+    const connect = async (agentEnd: ReturnType<typeof createInMemoryChannelPair>[0]) => {
+      const client = new Client({ name: 'agent', version: '1.0.0' });
+      cleanups.push(() => client.close());
+      await client.connect(agentEnd);
+      return client;
+    };
+    const warnings = () => lines.filter((l) => l.includes('launch rate reached'));
+    return { sidecar, spawns, lines, open, connect, warnings };
+  }
+
+  it('refuses an agent\'s launches past its burst with limit-reached and when to retry, while another agent launching at the same moment is served', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { echo: { command: NODE, args: [ECHO] } } });
+    const { spawns, open, connect, warnings } = rated(dir, 2);
+    const [a1, a2, a3, b1] = await Promise.allSettled([open('alice', 'echo'), open('alice', 'echo'), open('alice', 'echo'), open('bob', 'echo')]);
+    const alice = [a1!, a2!, a3!];
+    expect(alice.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+    const refused = alice.flatMap((r) => (r.status === 'rejected' ? [r.reason as WireError] : []));
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ reason: 'limit-reached', message: expect.stringMatching(/^Server "echo" cannot start: agent "alice" started server processes on this host faster than its launch rate allows \(2 at once, then 1 a minute\); retry in \d+ s/) });
+    expect(b1!.status).toBe('fulfilled');
+    // The refused launch never started a process.
+    expect(spawns).toHaveLength(3);
+    const bob = await connect((b1 as PromiseFulfilledResult<Awaited<ReturnType<typeof open>>>).value.agentEnd);
+    expect((await bob.callTool({ name: 'echo', arguments: { message: 'still served' } })).content).toEqual([{ type: 'text', text: 'Echo: still served' }]);
+    // Refused again, logged once.
+    await expect(open('alice', 'echo')).rejects.toMatchObject({ reason: 'limit-reached' });
+    expect(warnings()).toHaveLength(1);
+    expect(warnings()[0]).toContain('"agent":"alice"');
+  });
+
+  it('counts a warm pool\'s spare as its agent\'s launch, and hands a ready one out with the agent\'s bucket empty', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { echo: { command: NODE, args: [ECHO] }, other: { command: NODE, args: [ECHO] } } });
+    const { sidecar, spawns, lines, open, connect } = rated(dir, 4, { warmPool: true });
+    // A cold session teaches the pool, which starts a spare for alice: 2 of her 4 launches.
+    const first = await open('alice', 'echo');
+    await connect(first.agentEnd);
+    await waitFor(() => lines.some((l) => l.includes('Warm instance ready')));
+    expect(Math.floor(sidecar.launchRate.available('alice'))).toBe(2);
+    // Two more cold launches spend her bucket; the pool, kept to half of it, starts no spare for them.
+    await open('alice', 'other');
+    await open('alice', 'other');
+    const spawned = spawns.length;
+    expect(spawned).toBe(4);
+    const [cold, warm, bob] = await Promise.allSettled([open('alice', 'other'), open('alice', 'echo'), open('bob', 'echo')]);
+    expect(cold).toMatchObject({ status: 'rejected', reason: { reason: 'limit-reached' } });
+    expect(warm.status).toBe('fulfilled');
+    expect(bob.status).toBe('fulfilled');
+    // Only bob's launch started a process: alice's session was handed the spare.
+    expect(spawns).toHaveLength(spawned + 1);
+    const client = await connect((warm as PromiseFulfilledResult<Awaited<ReturnType<typeof open>>>).value.agentEnd);
+    expect((await client.callTool({ name: 'echo', arguments: { message: 'warm' } })).content).toEqual([{ type: 'text', text: 'Echo: warm' }]);
+  });
+});

@@ -41,7 +41,8 @@ import { bridgeChannels, type Bridge } from './channel-bridge.ts';
 import { ConnectionRequestMemo } from '../../shared/connection-request-memo.ts';
 import { HostedServers, type HostedFacts } from './hosted-servers.ts';
 import { inheritedEnvironment } from './inherited-environment.ts';
-import type { ProcessBudget } from './process-budget.ts';
+import type { LaunchRate } from './launch-rate.ts';
+import type { ProcessBudget, ReservedSlot } from './process-budget.ts';
 import { DualEraHttpTransport, httpServerEraKey, legacyHttpTransport } from './modern/http-server-transport.ts';
 import { LegacyAgentTransport } from './modern/legacy-agent-transport.ts';
 import { DEFAULT_INSTANCE_IDLE_SECONDS, LegacyInstancePool } from './modern/legacy-instance-pool.ts';
@@ -86,6 +87,12 @@ export interface RemoteMcpHostHandlerOptions {
   warmPool?: WarmPool;
   /** sidecar.json `"limits"`: every stdio launch takes a slot (`process-budget.ts`); no limit without one. */
   budget?: ProcessBudget;
+  /**
+   * sidecar.json `"limits"`: how fast one agent may make this host launch (`launch-rate.ts`); every
+   * stdio launch but a warm pool's spare takes one here (a spare's is taken when the pool asks the
+   * composition for room); no rate without one.
+   */
+  launchRate?: LaunchRate;
   /** Reads the config dir's files (mcp.json layers): the disk by default, a live sidecar's accepted snapshot otherwise. */
   read?: (path: string) => Promise<string>;
 }
@@ -287,7 +294,16 @@ export class RemoteMcpHostHandler {
     const resolved = resolveServerCommand(name, config, { env, log, ...(this.#options.platform ? { platform: this.#options.platform } : {}) });
     const policy = await this.#policy(name, config, resolved, connection, trust);
     const launchEnv = { ...inheritedEnvironment(env), ...config.env };
-    const slot = this.#options.budget?.reserve(connection.agent ?? '(unnamed)', name, { evict: kind.spare !== true });
+    const agent = connection.agent ?? '(unnamed)';
+    // Before the budget, which may end an idle process to make room: a launch refused for its rate ends nothing.
+    if (kind.spare !== true) this.#options.launchRate?.take(agent, name);
+    let slot: ReservedSlot | undefined;
+    try {
+      slot = this.#options.budget?.reserve(agent, name, { evict: kind.spare !== true });
+    } catch (error) {
+      if (kind.spare !== true) this.#options.launchRate?.giveBack(agent);
+      throw error;
+    }
     const transport = new ProcessExecutorBackedClientTransport(
       name,
       { command: resolved.command, args: resolved.args, env: launchEnv, policy, ...(config.cwd ? { cwd: config.cwd } : {}), ...(resolved.verbatim ? { verbatim: true } : {}) },

@@ -1,0 +1,152 @@
+/**
+ * LaunchRate: how fast one agent may make this host launch server processes (sidecar.json
+ * `"limits"`: `server-launch-burst-per-agent`, `server-launches-per-agent-per-minute`). The process
+ * budget (`process-budget.ts`) bounds how many processes an agent holds, not how often it replaces
+ * them: an agent that opens and drops sessions in a loop (each past its session limit ends its
+ * oldest one) makes the host start a process per session, and each start of a Node server costs a
+ * few hundred ms of CPU, taken from every other agent's servers on the host.
+ *
+ * A token bucket per agent: `burst` launches at once (by default the agent's whole process
+ * allowance, `server-processes-per-agent`, so filling it is never refused), then `perMinute` more
+ * a minute. A launch past it is refused with `limit-reached`, saying when to retry; nothing else
+ * happens (no process is ended to make room). Refusals are logged once a minute per agent, with
+ * how many there were. Each agent has its own bucket: another agent's launches are never refused
+ * because of this one's.
+ *
+ * What counts: every stdio process the host starts for an agent, a legacy session's, a modern
+ * agent's instance, and a warm pool's spare (`trySpare`), which is a launch made for that agent
+ * and would otherwise let a churning agent's sessions, each taking a spare, launch at the pool's
+ * refill rate instead. A spare only starts while the bucket keeps at least half its burst for the
+ * agent's own sessions, so the pool refilling in the background never makes the agent's next
+ * session be refused. A warm instance handed to a session launches nothing and takes nothing.
+ *
+ * @module
+ */
+import { WireError } from '../../shared/errors.ts';
+import type { Logger } from '../log.ts';
+
+/** sidecar.json `"limits"."server-launches-per-agent-per-minute"` default (the burst defaults to `server-processes-per-agent`). */
+export const DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE = 60;
+
+/** Refusals of one agent are logged at most once in this long. */
+export const REFUSAL_LOG_INTERVAL_MS = 60_000;
+
+/** Buckets kept before full ones (the same as none) are swept. */
+const SWEEP_AT = 256;
+
+export interface LaunchRateLimits {
+  /** Launches one agent may make at once. */
+  readonly burst: number;
+  /** Launches one agent gets back a minute; 0: no launch rate. */
+  readonly perMinute: number;
+}
+
+export interface LaunchRateOptions {
+  limits: LaunchRateLimits;
+  log: Logger;
+  now?: () => number;
+}
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+export class LaunchRate {
+  #limits: LaunchRateLimits;
+  readonly #log: Logger;
+  readonly #now: () => number;
+  readonly #buckets = new Map<string, Bucket>();
+  /** Per agent: when its last refusal was logged and how many came since. */
+  readonly #logged = new Map<string, { at: number; since: number }>();
+
+  constructor(options: LaunchRateOptions) {
+    this.#limits = options.limits;
+    this.#log = options.log;
+    this.#now = options.now ?? Date.now;
+  }
+
+  get limits(): LaunchRateLimits {
+    return this.#limits;
+  }
+
+  get enabled(): boolean {
+    return this.#limits.perMinute > 0;
+  }
+
+  /** New limits (a sidecar.json reload); a bucket above the new burst is cut to it. */
+  setLimits(limits: LaunchRateLimits): void {
+    this.#limits = limits;
+  }
+
+  /** Launches `agent` may make now (whole or not); `Infinity` with no launch rate. */
+  available(agent: string): number {
+    return this.enabled ? this.#level(agent) : Infinity;
+  }
+
+  /**
+   * Takes one launch for `agent`.
+   * @throws WireError `limit-reached` when its bucket is empty, saying when to retry.
+   */
+  take(agent: string, server: string): void {
+    if (!this.enabled) return;
+    const level = this.#level(agent);
+    if (level < 1) throw this.#refuse(agent, server, level);
+    this.#set(agent, level - 1);
+  }
+
+  /**
+   * Takes one launch for a warm pool's spare of `agent`, when the bucket keeps at least half its
+   * burst after it; otherwise takes nothing and the pool waits.
+   */
+  trySpare(agent: string): boolean {
+    if (!this.enabled) return true;
+    const level = this.#level(agent);
+    if (level - 1 < Math.floor(this.#limits.burst / 2)) return false;
+    this.#set(agent, level - 1);
+    return true;
+  }
+
+  /** Gives back a launch taken for one that did not happen (the process budget refused it). */
+  giveBack(agent: string): void {
+    if (this.enabled) this.#set(agent, this.#level(agent) + 1);
+  }
+
+  #level(agent: string): number {
+    const { burst, perMinute } = this.#limits;
+    const bucket = this.#buckets.get(agent);
+    if (bucket === undefined) return burst;
+    return Math.min(burst, bucket.tokens + ((this.#now() - bucket.at) * perMinute) / 60_000);
+  }
+
+  #set(agent: string, tokens: number): void {
+    const now = this.#now();
+    if (tokens >= this.#limits.burst) this.#buckets.delete(agent);
+    else this.#buckets.set(agent, { tokens, at: now });
+    if (this.#buckets.size > SWEEP_AT) {
+      for (const [other] of this.#buckets) if (this.#level(other) >= this.#limits.burst) this.#buckets.delete(other);
+    }
+    if (this.#logged.size > SWEEP_AT) {
+      for (const [other, logged] of this.#logged) if (now - logged.at >= REFUSAL_LOG_INTERVAL_MS) this.#logged.delete(other);
+    }
+  }
+
+  #refuse(agent: string, server: string, level: number): WireError {
+    const { burst, perMinute } = this.#limits;
+    const retrySeconds = Math.max(1, Math.ceil(((1 - level) * 60) / perMinute));
+    const now = this.#now();
+    const logged = this.#logged.get(agent);
+    if (logged === undefined || now - logged.at >= REFUSAL_LOG_INTERVAL_MS) {
+      // One line a minute per agent, however fast it is refused: a churning agent must not fill the log.
+      this.#log.warn('Server launch refused: launch rate reached', { agent, server, burst, perMinute, refused: (logged?.since ?? 0) + 1, retrySeconds });
+      this.#logged.set(agent, { at: now, since: 0 });
+    } else {
+      logged.since += 1;
+    }
+    return new WireError(
+      'limit-reached',
+      `Server "${server}" cannot start: agent "${agent}" started server processes on this host faster than its launch rate allows (${burst} at once, then ${perMinute} a minute); retry in ${retrySeconds} s, or raise "limits" in the host's sidecar.json`,
+      { detail: { server } },
+    );
+  }
+}
