@@ -41,9 +41,11 @@ describe('sidecar.json', () => {
     try {
       writeFileSync(join(dir, 'sidecar.json'), JSON.stringify(base));
       expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 32, processes: 64, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60, memoryLimitMib: 4096 });
-      // The launch burst follows the agent's process limit unless set: an agent may always fill its allowance at once.
+      // Unless set, the launch burst is 32, or the agent's process limit when larger: an agent may always fill its allowance at once.
       writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-processes-per-agent': 2, 'memory-limit-mib': 0 } }));
-      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 2, processes: 64, launchBurstPerAgent: 2, launchesPerAgentPerMinute: 60, memoryLimitMib: 0 });
+      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 2, processes: 64, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60, memoryLimitMib: 0 });
+      writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-processes-per-agent': 100 } }));
+      expect(loadSidecarConfig(dir).limits).toMatchObject({ processesPerAgent: 100, launchBurstPerAgent: 100 });
       writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-launch-burst-per-agent': 8, 'server-launches-per-agent-per-minute': 0 } }));
       expect(loadSidecarConfig(dir).limits).toMatchObject({ processesPerAgent: 32, launchBurstPerAgent: 8, launchesPerAgentPerMinute: 0 });
     } finally {

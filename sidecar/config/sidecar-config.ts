@@ -23,7 +23,7 @@ import { WarmPoolConfigSchema, warmPoolSettings, type WarmPoolSettings } from '.
 import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
 import { CLEARTEXT_REMOTE_MESSAGE, isCleartextRemote } from '../link/worker-url.ts';
 import { DEFAULT_HOST_PROCESSES, DEFAULT_PROCESSES_PER_AGENT } from '../host/process-budget.ts';
-import { DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE } from '../host/launch-rate.ts';
+import { DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE, defaultLaunchBurst } from '../host/launch-rate.ts';
 
 /** The default RLIMIT_DATA of every server process, in MiB. */
 export const DEFAULT_MEMORY_LIMIT_MIB = 4096;
@@ -87,7 +87,7 @@ export const SidecarConfigSchema = z
           'server-launch-burst-per-agent': z
             .optional(z.number().check(z.int(), z.gte(1, 'must be at least 1'), z.lte(10_000)))
             .check(
-              z.describe('Server processes one agent may make this host start at once (for its sessions, its modern instances and the warm pool\'s spares for it; a session handed a warm one starts none) before server-launches-per-agent-per-minute holds it back. Unset: server-processes-per-agent, so an agent may always fill its allowance at once'),
+              z.describe('Server processes one agent may make this host start at once (for its sessions, its modern instances and the warm pool\'s spares for it; a session handed a warm one starts none) before server-launches-per-agent-per-minute holds it back. Unset: 32, or server-processes-per-agent when larger, so an agent may always fill its allowance at once'),
             ),
           'server-launches-per-agent-per-minute': z
             .optional(z.number().check(z.int(), z.gte(0, 'must be 0 (no launch rate) or more'), z.lte(600_000)))
@@ -143,7 +143,7 @@ export interface SidecarConfig {
 export interface SidecarLimits {
   processesPerAgent: number;
   processes: number;
-  /** `server-launch-burst-per-agent`, `processesPerAgent` when unset. */
+  /** `server-launch-burst-per-agent`, `defaultLaunchBurst(processesPerAgent)` when unset. */
   launchBurstPerAgent: number;
   /** 0: no launch rate. */
   launchesPerAgentPerMinute: number;
@@ -212,7 +212,7 @@ export function loadSidecarConfig(
     limits: {
       processesPerAgent: file.limits?.['server-processes-per-agent'] ?? DEFAULT_PROCESSES_PER_AGENT,
       processes: file.limits?.['server-processes'] ?? DEFAULT_HOST_PROCESSES,
-      launchBurstPerAgent: file.limits?.['server-launch-burst-per-agent'] ?? file.limits?.['server-processes-per-agent'] ?? DEFAULT_PROCESSES_PER_AGENT,
+      launchBurstPerAgent: file.limits?.['server-launch-burst-per-agent'] ?? defaultLaunchBurst(file.limits?.['server-processes-per-agent'] ?? DEFAULT_PROCESSES_PER_AGENT),
       launchesPerAgentPerMinute: file.limits?.['server-launches-per-agent-per-minute'] ?? DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE,
       memoryLimitMib: file.limits?.['memory-limit-mib'] ?? DEFAULT_MEMORY_LIMIT_MIB,
     },

@@ -6,9 +6,10 @@
  * oldest one) makes the host start a process per session, and each start of a Node server costs a
  * few hundred ms of CPU, taken from every other agent's servers on the host.
  *
- * A token bucket per agent: `burst` launches at once (by default the agent's whole process
- * allowance, `server-processes-per-agent`, so filling it is never refused), then `perMinute` more
- * a minute. A launch past it is refused with `limit-reached`, saying when to retry; nothing else
+ * A token bucket per agent: `burst` launches at once (by default 32, or the agent's whole process
+ * allowance, `server-processes-per-agent`, when that is larger, so filling it is never refused; a
+ * small allowance still gets the 32 that a few `/mcp` sessions of 3-10 servers, a client
+ * reconnecting and a replaced oldest session take), then `perMinute` more a minute. A launch past it is refused with `limit-reached`, saying when to retry; nothing else
  * happens (no process is ended to make room). Refusals are logged once a minute per agent, with
  * how many there were. Each agent has its own bucket: another agent's launches are never refused
  * because of this one's.
@@ -25,8 +26,16 @@
 import { WireError } from '../../shared/errors.ts';
 import type { Logger } from '../log.ts';
 
-/** sidecar.json `"limits"."server-launches-per-agent-per-minute"` default (the burst defaults to `server-processes-per-agent`). */
+/** sidecar.json `"limits"."server-launches-per-agent-per-minute"` default. */
 export const DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE = 60;
+
+/** The least default burst (`"server-launch-burst-per-agent"` unset): see `defaultLaunchBurst`. */
+export const MIN_DEFAULT_LAUNCH_BURST = 32;
+
+/** `"server-launch-burst-per-agent"` when unset: an agent may fill its process allowance at once, and gets at least 32. */
+export function defaultLaunchBurst(processesPerAgent: number): number {
+  return Math.max(MIN_DEFAULT_LAUNCH_BURST, processesPerAgent);
+}
 
 /** Refusals of one agent are logged at most once in this long. */
 export const REFUSAL_LOG_INTERVAL_MS = 60_000;
