@@ -16,7 +16,8 @@
  * `maxUnreadBytes` unread behind the event being sent when the next notification comes is ended with a `limit-reached` error
  * for the listen request as its last event, the events not yet started dropped, and its channel
  * closed (the host ends the subscription), so a change storm nobody reads costs the worker at most
- * that bound. So is one the agent is not reading while past its unread budget (`meter`).
+ * that bound. So is one the agent is not reading while past the hard bound on what it leaves unread
+ * (`meter`, `hardUnreadLimit`).
  *
  * @module
  */
@@ -24,7 +25,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { wasSentAhead } from '../../shared/link/mcp-channel-client-transport.ts';
-import { AnswerStream, MAX_UNREAD_BYTES_PER_STREAM, type UnreadMeter } from '../sessions/answer-stream.ts';
+import { AnswerStream, hardUnreadLimit, MAX_UNREAD_BYTES_PER_STREAM, pastHardUnread, type UnreadMeter } from '../sessions/answer-stream.ts';
 import { statusForUpstreamError } from './modern-errors.ts';
 import { SSE_HEADERS, sseEvent, type UnreadEnd } from './modern-relay.ts';
 import type { ModernRequest } from './validate-request.ts';
@@ -91,7 +92,7 @@ export function relayListen(channel: Transport, request: ModernRequest, options:
     const leftUnread = (open: AnswerStream) => {
       const meter = options.meter;
       const own = open.queuedBehind > maxUnread;
-      const limit = own ? maxUnread : meter!.maxUnreadBytes;
+      const limit = own ? maxUnread : hardUnreadLimit(meter!);
       const why = own ? `more than ${limit} bytes of it were left unread` : `agent "${meter!.agent}" holds more than ${limit} bytes of answers unread`;
       const error = new WireError('limit-reached', `Listen stream ended: ${why}`, { detail: { limit } });
       options.onUnread?.({ ended: 'stream', unreadBytes: own ? open.queuedBehind : meter!.unreadBytes, limit });
@@ -108,7 +109,7 @@ export function relayListen(channel: Transport, request: ModernRequest, options:
       } else if (typeof method === 'string' && id === undefined) {
         const current = stream ?? open();
         const meter = options.meter;
-        if (current.queuedBehind > maxUnread || (meter !== undefined && meter.unreadBytes > meter.maxUnreadBytes && !current.reading)) leftUnread(current);
+        if (current.queuedBehind > maxUnread || (pastHardUnread(meter) && !current.reading)) leftUnread(current);
         else enqueue(current, sseEvent(message as JSONRPCMessage));
       }
     };

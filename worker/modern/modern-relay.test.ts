@@ -86,15 +86,19 @@ describe('relayModernRequest for an agent that stops reading', () => {
     expect(events.at(-1)).toEqual(answers[0]);
   });
 
-  it("ends a stream nobody reads once the agent is past its unread budget, counting what the stream holds", async () => {
+  it("keeps a stream of an agent past its unread budget, and ends one nobody reads only past the hard bound, counting what the stream holds", async () => {
     const { channel, host, received } = await hostEnd();
     const meter = { agent: 'alice', unreadBytes: 0, maxUnreadBytes: 10_000 };
     const answered = relayModernRequest(channel, request, { maxUnreadBytes: 1 << 30, meter });
     await received;
-    for (let n = 0; n < 4; n++) await host.send(progress(n)).catch(() => {});
+    for (let n = 0; n < 4; n++) await host.send(progress(n));
+    // 16 KB unread: past the budget (which refuses new requests), not the hard bound of 4 × 10 KB.
+    expect(meter.unreadBytes).toBeGreaterThan(10_000);
+    expect(channel.closed).toBe(false);
+    for (let n = 4; n < 14; n++) await host.send(progress(n)).catch(() => {});
     expect(channel.closed).toBe(true);
     const events = eventsOf(await (await answered).text()).map((e) => JSON.parse(e.data) as unknown);
-    expect(events.at(-1)).toMatchObject({ id: 1, error: { code: -32012, message: 'Answer stream ended: agent "alice" holds more than 10000 bytes of answers unread, so the call was cancelled', data: { reason: 'limit-reached', limit: 10_000 } } });
+    expect(events.at(-1)).toMatchObject({ id: 1, error: { code: -32012, message: 'Answer stream ended: agent "alice" holds more than 40000 bytes of answers unread, so the call was cancelled', data: { reason: 'limit-reached', limit: 40_000 } } });
     expect(meter.unreadBytes).toBe(0);
   });
 

@@ -17,10 +17,11 @@
  * dropped, a `limit-reached` error for the request is its last event (what the agent reads when it
  * reads again), and the channel is closed, so the host cancels the call upstream. A modern stream
  * cannot be resumed, so ending it with an answer beats cutting the connection. What the stream
- * holds counts against the agent's unread budget too (`meter`, `MAX_UNREAD_BYTES_PER_AGENT`): past
- * it, a stream the agent is not reading is ended the same way. A JSON answer larger than
- * `HELD_ANSWER_MIN_CHARS` is a body held until read, counted alike, and replaced by a
- * `limit-reached` error when the agent is already past its budget (review isolation.md, finding 3).
+ * holds counts against the agent's unread budget too (`meter`, `MAX_UNREAD_BYTES_PER_AGENT`), which
+ * refuses the agent's new requests (`forwardModern`); past the hard bound well above it
+ * (`hardUnreadLimit`), a stream the agent is not reading is ended the same way. A JSON answer
+ * larger than `HELD_ANSWER_MIN_CHARS` is a body held until read, counted alike, and replaced by a
+ * `limit-reached` error when the agent is already past that hard bound (review isolation.md, finding 3).
  *
  * @module
  */
@@ -29,7 +30,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { DelayQueue, type DelayEntry } from '../../shared/delay-queue.ts';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { McpChannelClientTransport, wasSentAhead } from '../../shared/link/mcp-channel-client-transport.ts';
-import { AnswerStream, HELD_ANSWER_MIN_CHARS, MAX_UNREAD_BYTES_PER_STREAM, type UnreadMeter } from '../sessions/answer-stream.ts';
+import { AnswerStream, hardUnreadLimit, HELD_ANSWER_MIN_CHARS, MAX_UNREAD_BYTES_PER_STREAM, pastHardUnread, type UnreadMeter } from '../sessions/answer-stream.ts';
 import { unreadLimitReached } from '../sessions/request-limits.ts';
 import { statusForUpstreamError } from './modern-errors.ts';
 import type { ModernRequest } from './validate-request.ts';
@@ -196,7 +197,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
           },
         });
         resolve(new Response(stream.body, { status: 200, headers: SSE_HEADERS }));
-      } else if (stream.queuedBehind > maxUnread || (meter !== undefined && meter.unreadBytes > meter.maxUnreadBytes && !stream.reading)) {
+      } else if (stream.queuedBehind > maxUnread || (pastHardUnread(meter) && !stream.reading)) {
         return leftUnread(stream);
       }
       stream.push(sseEvent(message));
@@ -205,7 +206,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     // The agent stopped reading: what it has not started is dropped, the error is its last event.
     const leftUnread = (open: AnswerStream) => {
       const own = open.queuedBehind > maxUnread;
-      const limit = own ? maxUnread : meter!.maxUnreadBytes;
+      const limit = own ? maxUnread : hardUnreadLimit(meter!);
       const why = own ? `more than ${limit} bytes of it were left unread` : `agent "${meter!.agent}" holds more than ${limit} bytes of answers unread`;
       const error = new WireError('limit-reached', `Answer stream ended: ${why}, so the call was cancelled`, { detail: { limit } });
       const body = jsonRpcErrorBody(request.id, error);
@@ -214,11 +215,12 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       open.cut(error, sseEvent(body));
       finish();
     };
-    // A large JSON answer: held until read, or, past the agent's budget, an error instead.
+    // A large JSON answer: held until read, or, past the agent's hard bound, an error instead.
     const heldAnswer = (text: string, status: number): Response => {
-      if (meter !== undefined && meter.unreadBytes > meter.maxUnreadBytes) {
-        options.onUnread?.({ ended: 'answer', unreadBytes: meter.unreadBytes, limit: meter.maxUnreadBytes });
-        const refusal = unreadLimitReached(meter.agent, meter.maxUnreadBytes);
+      if (pastHardUnread(meter)) {
+        const limit = hardUnreadLimit(meter);
+        options.onUnread?.({ ended: 'answer', unreadBytes: meter.unreadBytes, limit });
+        const refusal = unreadLimitReached(meter.agent, limit);
         return Response.json(jsonRpcErrorBody(request.id, refusal), { status: httpStatusFor(refusal.reason) });
       }
       const held = new AnswerStream({ meter });

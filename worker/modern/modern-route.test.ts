@@ -367,27 +367,45 @@ describe('modern requests on /servers/:name/mcp', () => {
       vi.useRealTimers();
     }
   });
-  it("keeps a request's place until its large JSON answer is read, and drops a large answer once the agent is past its unread budget", async () => {
-    const counters = new AgentRequestCounters({ maxUnreadBytes: 2 * HELD_ANSWER_MIN_CHARS });
-    const { host, post } = await start<FakeHost>({ 'max-requests-per-agent': 3 }, undefined, counters);
+  it("keeps a slow reader's large answers past its unread budget, refuses its new requests while past it, and drops a large answer only past the hard bound", async () => {
+    // Budget 64 KiB, hard bound 4 × that: answers 2 to 4 find alice past her budget and still reach her.
+    const counters = new AgentRequestCounters({ maxUnreadBytes: HELD_ANSWER_MIN_CHARS });
+    const { host, post } = await start<FakeHost>({ 'max-requests-per-agent': 10 }, undefined, counters);
     const alice = counters.of({ name: 'alice' });
     const bigResult = (id: number) => ({ jsonrpc: '2.0' as const, id, result: { resultType: 'complete', content: [{ type: 'text', text: 'x'.repeat(HELD_ANSWER_MIN_CHARS + 1) }] } });
-    const answers: Response[] = [];
-    for (let id = 1; id <= 3; id++) {
-      const answered = post(toolsList(id), { 'mcp-method': 'tools/list' });
+    const pending: Array<Promise<Response> | Response> = [];
+    const ends = [];
+    // One after the other: requests posted at once may open their channels in either order.
+    for (let id = 1; id <= 5; id++) {
+      pending.push(post(toolsList(id), { 'mcp-method': 'tools/list' }));
       const end = await host.next(id - 1);
       await end.received;
-      await end.host.send(bigResult(id));
-      answers.push(await answered);
+      ends.push(end);
     }
-    // Two held answers put alice past 2 × 64 KiB; the third found her past it and is an error instead.
-    expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
-    expect(await answers[2]!.json()).toEqual({ jsonrpc: '2.0', id: 3, error: { code: -32012, message: `Answer dropped: agent "alice" holds more than ${2 * HELD_ANSWER_MIN_CHARS} bytes of answers it has not read; read them before sending more requests`, data: { reason: 'limit-reached', agent: 'alice', limit: 2 * HELD_ANSWER_MIN_CHARS } } });
-    expect(alice.inFlight).toBe(2);
-    // Read, each gives its place and its bytes back.
-    expect(await answers[0]!.json()).toEqual(bigResult(1));
-    await answers[1]!.body!.cancel();
+    const answers: Response[] = [];
+    for (let id = 1; id <= 5; id++) {
+      await ends[id - 1]!.host.send(bigResult(id));
+      answers.push(await pending[id - 1]!);
+    }
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 429]);
+    expect(await answers[4]!.json()).toEqual({ jsonrpc: '2.0', id: 5, error: { code: -32012, message: `Answer dropped: agent "alice" holds more than ${4 * HELD_ANSWER_MIN_CHARS} bytes of answers it has not read; read them before sending more requests`, data: { reason: 'limit-reached', agent: 'alice', limit: 4 * HELD_ANSWER_MIN_CHARS } } });
+    expect(alice.inFlight).toBe(4);
+
+    // Past her budget, a new request is refused before anything opens; nothing of her answers is lost.
+    const refused = await post(toolsList(6), { 'mcp-method': 'tools/list' });
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toEqual({ jsonrpc: '2.0', id: 6, error: { code: -32012, message: `Agent "alice" holds more than ${HELD_ANSWER_MIN_CHARS} bytes of answers it has not read: read them before sending more requests`, data: { reason: 'limit-reached', agent: 'alice', limit: HELD_ANSWER_MIN_CHARS } } });
+    expect(host.opens).toHaveLength(5);
+    for (let id = 1; id <= 3; id++) expect(await answers[id - 1]!.json()).toEqual(bigResult(id));
+    await answers[3]!.body!.cancel();
     expect([alice.inFlight, alice.unreadBytes]).toEqual([0, 0]);
+
+    // Read, she is taken again.
+    const again = post(toolsList(7), { 'mcp-method': 'tools/list' });
+    const end = await host.next(5);
+    expect(await end.received).toEqual(toolsList(7));
+    await end.host.send({ jsonrpc: '2.0', id: 7, result: { resultType: 'complete', tools: [] } });
+    expect((await again).status).toBe(200);
   });
 
   it('caps a modern body at 128 levels like a legacy one', async () => {

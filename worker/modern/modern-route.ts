@@ -40,7 +40,7 @@ import { heldAnswers, relayModernRequest, SSE_HEADERS, type UnreadEnd } from './
 import { validateModernRequest, type ModernRequest } from './validate-request.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
 import { formatTraceparent } from '../../shared/trace-context.ts';
-import { agentRequestsLimitReached, type AgentRequestCounters } from '../sessions/request-limits.ts';
+import type { AgentRequestCounters } from '../sessions/request-limits.ts';
 
 export interface ModernRouteDeps {
   open: ChannelOpener;
@@ -127,7 +127,7 @@ export async function forwardModern(request: Request, message: ModernRequest, to
   const requests = deps.requestCounters.of(agent);
   const release = requests.takeSlot();
   if (release === null) {
-    const refusal = agentRequestsLimitReached(agent.name, requests.limit);
+    const refusal = requests.refusal();
     deps.log.info('Modern request refused', { agent: agent.name, server, method: message.method, reason: refusal.reason });
     deps.audit?.refused(scope, message, refusal, trace);
     return Response.json(jsonRpcErrorBody(message.id, refusal), { status: httpStatusFor(refusal.reason) });

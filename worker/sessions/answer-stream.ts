@@ -39,11 +39,32 @@ export const HELD_ANSWER_MIN_CHARS = 64 * 1024;
 /** Largest piece handed to the runtime at a time. */
 export const ANSWER_CHUNK_BYTES = 64 * 1024;
 
+/**
+ * How many times its unread budget an agent may hold before answers already on their way are
+ * dropped or cut (`hardUnreadLimit`). Past the budget itself the agent only gets no new requests
+ * (`request-limits.ts`): an agent reading several large answers over a slow link passes it while
+ * reading all the time, and dropping its finished answers threw away work it was waiting for.
+ */
+export const HARD_UNREAD_FACTOR = 4;
+
 /** An agent's unread answer bytes across its streams and held answers, and the most it may hold. */
 export interface UnreadMeter {
   readonly agent: string;
   unreadBytes: number;
+  /** Past it, the agent's new requests are refused (admission); its answers still go out. */
   readonly maxUnreadBytes: number;
+  /** Past it, answers are dropped and streams it is not reading ended; `HARD_UNREAD_FACTOR` × `maxUnreadBytes` by default. */
+  readonly hardUnreadBytes?: number;
+}
+
+/** The unread bytes past which `meter`'s agent gets no more answer bytes queued. */
+export function hardUnreadLimit(meter: UnreadMeter): number {
+  return meter.hardUnreadBytes ?? meter.maxUnreadBytes * HARD_UNREAD_FACTOR;
+}
+
+/** Whether `meter`'s agent holds more unread than the worker keeps for it: answers are dropped, streams it is not reading ended. */
+export function pastHardUnread(meter: UnreadMeter | undefined): meter is UnreadMeter {
+  return meter !== undefined && meter.unreadBytes > hardUnreadLimit(meter);
 }
 
 export interface AnswerStreamOptions {

@@ -86,7 +86,7 @@ import { rawTextOf } from '../../shared/raw-message-text.ts';
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { isJsonContentType, refuse, sessionNotFound } from './legacy-http-refusals.ts';
 import { MAX_LEGACY_BODY_BYTES, readLegacyPostBody, type LegacyPostBody } from './legacy-post-body.ts';
-import { AnswerStream, HELD_ANSWER_MIN_CHARS, MAX_UNREAD_BYTES_PER_STREAM } from './answer-stream.ts';
+import { AnswerStream, HELD_ANSWER_MIN_CHARS, MAX_UNREAD_BYTES_PER_STREAM, pastHardUnread } from './answer-stream.ts';
 import { extraFor } from './message-extra.ts';
 import { agentRequestsFor, agentRequestsLimitReached, CANCELLED_SLOT_GRACES, MAX_REQUESTS_PER_SESSION, sessionRequestsLimitReached, unreadLimitReached, type AgentRequests } from './request-limits.ts';
 import type { WorkerLogger } from '../log.ts';
@@ -491,6 +491,8 @@ export class LegacyHttpEndpoint implements Transport {
   #admit(requests: JSONRPCRequest[]): { admitted: JSONRPCRequest[]; refusal?: WireError } {
     const sessionRoom = Math.max(0, this.#maxInFlight - this.#inFlight);
     const agent = this.#agentRequests;
+    // An agent over its unread budget gets no new request in until it reads (`request-limits.ts`).
+    if (agent?.overUnread === true) return { admitted: [], refusal: agent.refusal() };
     const room = agent === undefined ? sessionRoom : Math.min(sessionRoom, agent.room);
     if (requests.length <= room) return { admitted: requests };
     const refusal = agent !== undefined && agent.room < sessionRoom ? agentRequestsLimitReached(agent.agent, agent.limit) : sessionRequestsLimitReached(this.#maxInFlight);
@@ -526,15 +528,16 @@ export class LegacyHttpEndpoint implements Transport {
 
   /**
    * A lone request's JSON answer too large to give its place back at once: a body held until the
-   * agent has read it, its place with it. An agent already past its unread budget gets a
+   * agent has read it, its place with it. An agent past its unread budget still gets it (its new
+   * requests are refused instead); only one past the hard bound (`hardUnreadLimit`) gets a
    * `limit-reached` error instead (the server's work is lost, but the worker holds nothing more).
    */
   #heldAnswer(id: RequestId, text: string, pending: boolean): Response {
     const agent = this.#agentRequests;
-    if (agent?.overUnread === true) {
+    if (pastHardUnread(agent)) {
       if (pending) this.#settle(1);
-      this.#log?.info('Answer dropped: the agent left too much unread', { agent: agent.agent, unreadBytes: agent.unreadBytes, limit: agent.maxUnreadBytes });
-      const refusal = unreadLimitReached(agent.agent, agent.maxUnreadBytes);
+      this.#log?.info('Answer dropped: the agent left too much unread', { agent: agent.agent, unreadBytes: agent.unreadBytes, limit: agent.hardUnreadBytes });
+      const refusal = unreadLimitReached(agent.agent, agent.hardUnreadBytes);
       return new Response(JSON.stringify(jsonRpcErrorBody(id, refusal)), { status: 200, headers: this.#jsonHeaders });
     }
     let holding = pending;
@@ -693,20 +696,21 @@ export class LegacyHttpEndpoint implements Transport {
   /**
    * Ends `stream` when its agent has left more than `maxQueuedBytes` unread on it behind the event
    * being sent (`queuedBehind`: the rest of a large event being read does not count), or (`agentToo`)
-   * when the agent holds more than its budget unread over all its answers and is not reading this
-   * stream either. Errored rather than closed: a close would wait behind the queue, and an error
+   * when the agent holds more than the hard bound unread over all its answers (`hardUnreadLimit`,
+   * well above the budget that refuses its new requests) and is not reading this stream either.
+   * Errored rather than closed: a close would wait behind the queue, and an error
    * drops it now (the agent's connection is cut, and it resumes from the event store). The places
    * of the answers it held come back: they are no longer in memory.
    */
   #overflowing(streamId: string, stream: Stream, agentToo: boolean): boolean {
     const unread = stream.answer.queuedBehind;
     const agent = this.#agentRequests;
-    const agentOver = agentToo && agent?.overUnread === true && !stream.answer.reading;
+    const agentOver = agentToo && pastHardUnread(agent) && !stream.answer.reading;
     if (unread <= this.#maxQueuedBytes && !agentOver) return false;
     if (this.#streams.get(streamId) === stream) this.#unregister(streamId);
     const why = unread > this.#maxQueuedBytes
       ? `the agent left more than ${this.#maxQueuedBytes} bytes unread`
-      : `agent "${agent!.agent}" holds more than ${agent!.maxUnreadBytes} bytes of answers unread`;
+      : `agent "${agent!.agent}" holds more than ${agent!.hardUnreadBytes} bytes of answers unread`;
     this.#log?.info('SSE stream ended: the agent left it unread', { unreadBytes: unread, ...(agent !== undefined ? { agent: agent.agent, agentUnreadBytes: agent.unreadBytes } : {}) });
     stream.answer.cut(new Error(`SSE stream ended: ${why}`));
     this.#payOwed(stream);

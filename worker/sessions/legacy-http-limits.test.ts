@@ -246,37 +246,46 @@ describe('answers the agent has not read', () => {
     await endpoint.close();
   });
 
-  it("hold an agent past its unread budget to it: a large answer is replaced by limit-reached, and a stream it is not reading is ended", async () => {
-    const alice = new AgentRequests('alice', 100, { maxUnreadBytes: 300_000 });
+  it("keep the answers of an agent past its unread budget and refuse its new requests; past the hard bound, a large answer is replaced by limit-reached and a stream it is not reading is ended", async () => {
+    // Budget 100 KB, hard bound 4 × that.
+    const alice = new AgentRequests('alice', 100, { maxUnreadBytes: 100_000 });
     const { endpoint } = await opened({ maxQueuedBytes: 1 << 30 }, alice);
     const lines: Array<Record<string, unknown>> = [];
     const log = { info: (msg: string, fields: Record<string, unknown>) => lines.push({ msg, ...fields }) };
     const logged = await opened({ log: log as never, maxQueuedBytes: 1 << 30 }, alice);
-    const held: Response[] = [];
-    for (let id = 1; id <= 3; id++) {
-      const answer = call(endpoint, ping(id), alice);
-      await endpoint.send(big(id, 100_000));
-      held.push(await answer);
-    }
-    // Three answers of 100 KB and their envelopes: just past the budget, and the next is refused.
-    expect(alice.unreadBytes).toBeGreaterThan(300_000);
-    expect(alice.unreadBytes).toBeLessThan(301_000);
-    const dropped = call(logged.endpoint, ping(5), alice);
-    await logged.endpoint.send(big(5, 100_000));
-    expect(await (await dropped).json()).toEqual({ jsonrpc: '2.0', id: 5, error: { code: -32012, message: 'Answer dropped: agent "alice" holds more than 300000 bytes of answers it has not read; read them before sending more requests', data: { reason: 'limit-reached', agent: 'alice', limit: 300_000 } } });
-    expect(lines.map((l) => l.msg)).toEqual(['Answer dropped: the agent left too much unread']);
-
+    // Five requests taken while alice holds nothing unread, and a stream.
+    const pending = [1, 2, 3, 4].map((id) => call(endpoint, ping(id), alice));
+    const late = call(logged.endpoint, ping(5), alice);
     const stream = await call(logged.endpoint, [ping(6)], alice);
+    const held: Response[] = [];
+    for (let id = 1; id <= 4; id++) {
+      await endpoint.send(big(id, 100_000));
+      held.push(await pending[id - 1]!);
+    }
+    // Four answers of 100 KB and their envelopes: every one kept, although the second already found her past her budget.
+    expect(alice.unreadBytes).toBeGreaterThan(400_000);
+    expect(alice.unreadBytes).toBeLessThan(401_000);
+    expect(lines).toEqual([]);
+
+    // Past her budget, a new request is refused, whole POST 429, and goes nowhere.
+    const refused = await call(logged.endpoint, ping(7), alice);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toEqual(limitError(7, { agent: 'alice', limit: 100_000 }));
+
+    // Past the hard bound, an answer already on its way is dropped, and a stream she is not reading ended.
+    await logged.endpoint.send(big(5, 100_000));
+    expect(await (await late).json()).toEqual({ jsonrpc: '2.0', id: 5, error: { code: -32012, message: 'Answer dropped: agent "alice" holds more than 400000 bytes of answers it has not read; read them before sending more requests', data: { reason: 'limit-reached', agent: 'alice', limit: 400_000 } } });
+    expect(lines.map((l) => l.msg)).toEqual(['Answer dropped: the agent left too much unread']);
     await logged.endpoint.send(progress(1, 'p'.repeat(1_000)), { relatedRequestId: 6 });
-    await expect(stream.body!.getReader().read()).rejects.toThrow('SSE stream ended: agent "alice" holds more than 300000 bytes of answers unread');
+    await expect(stream.body!.getReader().read()).rejects.toThrow('SSE stream ended: agent "alice" holds more than 400000 bytes of answers unread');
     expect(lines.at(-1)).toMatchObject({ msg: 'SSE stream ended: the agent left it unread', agent: 'alice' });
 
-    // Reading what it holds brings the agent back under: answers are queued again.
-    for (const answer of held) await answer.text();
+    // Reading what she holds brings her back under: her requests are taken again.
+    for (let id = 1; id <= 4; id++) expect(await held[id - 1]!.json()).toEqual(big(id, 100_000));
     expect(alice.unreadBytes).toBe(0);
-    const again = call(logged.endpoint, ping(7), alice);
-    await logged.endpoint.send(big(7, 100_000));
-    expect(await (await again).json()).toEqual(big(7, 100_000));
+    const again = call(logged.endpoint, ping(8), alice);
+    await logged.endpoint.send(big(8, 100_000));
+    expect(await (await again).json()).toEqual(big(8, 100_000));
     await endpoint.close();
     await logged.endpoint.close();
   });

@@ -19,9 +19,12 @@
  * socket buffers take whole, gives it back at once (`HELD_ANSWER_MIN_CHARS`). And since the caps
  * alone still let an agent hold 256 answers of up to a link frame each (16 MiB: 4 GiB), the bytes
  * of its answers the worker holds unread, in streams and held answers together
- * (`answer-stream.ts`), are bounded too: `MAX_UNREAD_BYTES_PER_AGENT`. An agent past it gets no
- * more answer bytes queued: a large answer is replaced by a `limit-reached` error, and a stream it
- * is not reading is ended.
+ * (`answer-stream.ts`), are bounded too: `MAX_UNREAD_BYTES_PER_AGENT`. An agent past it gets its
+ * new requests refused with `limit-reached` (429) until it has read below it, so it cannot pile up
+ * more, while the answers of requests already taken still go out: an agent reading several large
+ * answers over a slow link passes the budget while reading all the time, and dropping them lost
+ * finished work. Only past `HARD_UNREAD_FACTOR` times the budget, which still bounds the worker's
+ * memory, is a large answer replaced by a `limit-reached` error and a stream it is not reading ended.
  *
  * A request the agent cancels keeps its place until its late answer comes or
  * `CANCELLED_SLOT_GRACE_MS` passes (review isolation.md, finding 4): a server that does not honour
@@ -38,7 +41,7 @@
 import { DelayQueue } from '../../shared/delay-queue.ts';
 import { WireError } from '../../shared/errors.ts';
 import { DEFAULT_MAX_REQUESTS_PER_AGENT } from '../config/worker-config.ts';
-import type { UnreadMeter } from './answer-stream.ts';
+import { HARD_UNREAD_FACTOR, type UnreadMeter } from './answer-stream.ts';
 
 /**
  * Requests one legacy session may have in flight: more than any client runs at once for real, and
@@ -68,6 +71,8 @@ export const CANCELLED_SLOT_GRACES = new DelayQueue(CANCELLED_SLOT_GRACE_MS);
 export interface AgentBounds {
   /** `MAX_UNREAD_BYTES_PER_AGENT` by default. */
   maxUnreadBytes?: number;
+  /** `HARD_UNREAD_FACTOR` × `maxUnreadBytes` by default. */
+  hardUnreadBytes?: number;
   /** `CANCELLED_SLOT_GRACE_MS` by default. */
   cancelGraceMs?: number;
 }
@@ -77,6 +82,7 @@ export class AgentRequests implements UnreadMeter {
   #inFlight = 0;
   unreadBytes = 0;
   readonly maxUnreadBytes: number;
+  readonly hardUnreadBytes: number;
   /** Where a cancelled request's place waits out its grace. */
   readonly cancelGraces: DelayQueue;
 
@@ -87,12 +93,18 @@ export class AgentRequests implements UnreadMeter {
     bounds: AgentBounds = {},
   ) {
     this.maxUnreadBytes = bounds.maxUnreadBytes ?? MAX_UNREAD_BYTES_PER_AGENT;
+    this.hardUnreadBytes = bounds.hardUnreadBytes ?? this.maxUnreadBytes * HARD_UNREAD_FACTOR;
     this.cancelGraces = bounds.cancelGraceMs === undefined ? CANCELLED_SLOT_GRACES : new DelayQueue(bounds.cancelGraceMs);
   }
 
-  /** Whether the agent already holds more unread than it may: no more answer bytes are queued for it. */
+  /** Whether the agent already holds more unread than its budget: it gets no new request in until it reads. */
   get overUnread(): boolean {
     return this.unreadBytes > this.maxUnreadBytes;
+  }
+
+  /** Why a request of this agent was not taken (`takeSlot` gave null, or `room` or `overUnread` said so). */
+  refusal(): WireError {
+    return this.overUnread ? unreadRequestsRefused(this.agent, this.maxUnreadBytes) : agentRequestsLimitReached(this.agent, this.limit);
   }
 
   get inFlight(): number {
@@ -112,9 +124,9 @@ export class AgentRequests implements UnreadMeter {
     this.#inFlight = Math.max(0, this.#inFlight - count);
   }
 
-  /** One slot, and the function that gives it back (at most once, whoever calls it); null when there is no room. */
+  /** One slot, and the function that gives it back (at most once, whoever calls it); null when there is no room or the agent is over its unread budget (`refusal`). */
   takeSlot(): (() => void) | null {
-    if (this.room === 0) return null;
+    if (this.room === 0 || this.overUnread) return null;
     this.take();
     let taken = true;
     return () => {
@@ -190,7 +202,16 @@ export function agentRequestsLimitReached(agent: string, limit: number): WireErr
   );
 }
 
-/** Why an answer was not queued for an agent past its unread budget. */
+/** Why a new request of an agent past its unread budget was refused. */
+export function unreadRequestsRefused(agent: string, limit: number): WireError {
+  return new WireError(
+    'limit-reached',
+    `Agent "${agent}" holds more than ${limit} bytes of answers it has not read: read them before sending more requests`,
+    { detail: { agent, limit } },
+  );
+}
+
+/** Why an answer was not queued for an agent past the hard bound on what it leaves unread (`hardUnreadLimit`). */
 export function unreadLimitReached(agent: string, limit: number): WireError {
   return new WireError(
     'limit-reached',

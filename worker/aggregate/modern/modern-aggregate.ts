@@ -30,7 +30,6 @@ import { methodNotFound, rejectionResponse } from '../../modern/modern-errors.ts
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../../shared/errors.ts';
 import { relayListen } from '../../modern/listen-relay.ts';
 import { admitModernRequest, forwardModern, openModernChannel, releasedWhenRead, type ModernRouteDeps } from '../../modern/modern-route.ts';
-import { agentRequestsLimitReached } from '../../sessions/request-limits.ts';
 import type { ModernRequest } from '../../modern/validate-request.ts';
 import { unavailableResult } from '../availability.ts';
 import { MAX_NAME_LENGTH, namespacedName, splitNamespacedName, UNAVAILABLE_TOOL } from '../naming.ts';
@@ -123,7 +122,7 @@ async function listenAcross(ctx: AggregateContext, message: ModernRequest): Prom
   const requests = ctx.deps.requestCounters.of(ctx.agent);
   const release = requests.takeSlot();
   if (release === null) {
-    const refusal = agentRequestsLimitReached(ctx.agent.name, requests.limit);
+    const refusal = requests.refusal();
     ctx.deps.log.info('Modern request refused', { agent: ctx.agent.name, method: message.method, reason: refusal.reason });
     ledger(ctx, null)?.refuse(message, 'refused', refusal.reason, traceContextOf(ctx.request.headers));
     return Response.json(jsonRpcErrorBody(message.id, refusal), { status: httpStatusFor(refusal.reason) });
