@@ -17,7 +17,8 @@
  * as it is open, and an answer not yet read is worker memory. One the agent abandons before its
  * answer (it went away) keeps its slot for `CANCELLED_SLOT_GRACE_MS` more: the host cancels the
  * call, but a server that ignores that works on, and a slot given back at once let an agent queue
- * unbounded work on a host (review isolation.md, finding 4). Past the cap the request
+ * unbounded work on a host (review isolation.md, finding 4); one the worker stopped waiting for
+ * itself (`STOPPED_WAITING`) gives it back at once. Past the cap the request
  * is answered 429 `limit-reached` and nothing opens. What its answer holds unread counts against
  * the agent's unread budget as well (`sessions/request-limits.ts`).
  *
@@ -107,6 +108,14 @@ export async function serveModern(request: Request, era: Exclude<Era, { kind: 'l
   return forwardModern(request, message, { agent, server, descriptor: target.descriptor, route: 'passthrough' }, deps);
 }
 
+/**
+ * The abort reason of a request the worker itself stops waiting for (the aggregate's `askInTime`
+ * gives up on a slow server), where the agent is still there: its slot is given back at once,
+ * not held for `CANCELLED_SLOT_GRACE_MS` as one the agent abandoned (review isolation-review.md,
+ * finding 5: an agent listing again across starting servers ran into its own cap).
+ */
+export const STOPPED_WAITING = Symbol('the worker stopped waiting for this answer');
+
 /** Where a modern request goes: one server, for the endpoint the agent called (the audit's `route`). */
 export interface ModernForward {
   agent: AgentEntry;
@@ -163,6 +172,9 @@ export async function forwardModern(request: Request, message: ModernRequest, to
         onUnread,
         ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
         onAbandoned: () => {
+          // The worker stopped waiting itself (the aggregate's `askInTime`): the agent did not
+          // leave, and the late answer is dropped, so the slot comes back now, as before the grace.
+          if (request.signal.reason === STOPPED_WAITING) return release();
           abandoned = true;
           requests.cancelGraces.add(release);
         },

@@ -18,7 +18,7 @@
  */
 import { isFailureReason, WireError, type WireErrorDetail } from '../../../shared/errors.ts';
 import type { AgentEntry, WorkerConfig } from '../../config/worker-config.ts';
-import { forwardModern, type ModernRouteDeps } from '../../modern/modern-route.ts';
+import { forwardModern, STOPPED_WAITING, type ModernRouteDeps } from '../../modern/modern-route.ts';
 import type { ModernRequest } from '../../modern/validate-request.ts';
 import { startingStateless, type Unavailable } from '../availability.ts';
 import type { Answered } from './modern-merge.ts';
@@ -77,8 +77,11 @@ export async function askEveryServer(ctx: AggregateContext, message: ModernReque
 
 /**
  * `ask` of one server, answered as failed with reason `starting` if it has not answered within
- * `waitMs`; its question is then abandoned (its channel closed, its request slot given back) as
- * when the agent leaves, through a request of its own whose signal also follows the agent's.
+ * `waitMs`; its question is then abandoned through a request of its own whose signal also follows
+ * the agent's: its channel is closed (the host cancels the call) once the relay sees the abort
+ * (`ABORT_WATCH_MS`), and its request slot given back then, since the abort's reason
+ * (`STOPPED_WAITING`) says the agent did not leave. An abort of the agent's own request keeps the
+ * slot for the grace a cancelled call gets (`forwardModern`).
  */
 export async function askInTime(ctx: AggregateContext, waitMs: number, ask: (ctx: AggregateContext) => Promise<Asked>): Promise<Asked> {
   const abandon = new AbortController();
@@ -91,7 +94,7 @@ export async function askInTime(ctx: AggregateContext, waitMs: number, ask: (ctx
   try {
     const first = await Promise.race([asked, late]);
     if (first === starting) {
-      abandon.abort();
+      abandon.abort(STOPPED_WAITING);
       asked.catch(() => {}); // its end is nobody's now
     }
     return first;

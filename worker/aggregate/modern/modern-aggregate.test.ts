@@ -55,11 +55,11 @@ class ListeningHost implements ChannelRouter {
 let sessions: InMemorySessionTable | undefined;
 afterEach(() => sessions?.dispose());
 
-async function start(extra: Record<string, unknown> = {}) {
+async function start(extra: Record<string, unknown> = {}, requestCounters?: AgentRequestCounters) {
   const config = await testConfig([{ name: 'alice', servers: ['a', 'b'] }], ['a', 'b'], extra);
   const host = new ListeningHost();
   sessions = new InMemorySessionTable({ idleMs: 60_000 });
-  const app = createApp({ config, router: host, sessions });
+  const app = createApp({ config, router: host, sessions, ...(requestCounters !== undefined ? { requestCounters } : {}) });
   const post = (path: string, id: string | number, notifications: Record<string, unknown> = { toolsListChanged: true }) =>
     app.request(`${BASE}${path}`, {
       method: 'POST',
@@ -161,5 +161,17 @@ describe('the modern /mcp aggregate with a server that does not answer', () => {
     expect(discovered.result.ttlMs).toBe(0);
     // The questions to b were abandoned as an agent leaving abandons them: their channels closed.
     await expect.poll(() => host.stillOpen).toBe(0);
+  });
+
+  it("gives back the slot of a question it stopped waiting for at once: the agent did not leave", async () => {
+    // Review isolation-review.md, finding 5: it was held 10 s, as a call the agent cancelled.
+    const counters = new AgentRequestCounters();
+    const { host, ask } = await start({ 'aggregate-start-wait-seconds': 0.2 }, counters);
+    host.silent = 'b';
+    const listed = await ask('tools/list', 13);
+    expect(listed.status).toBe(200);
+    await listed.text();
+    await expect.poll(() => host.stillOpen).toBe(0);
+    expect(counters.of({ name: 'alice' }).inFlight).toBe(0);
   });
 });
