@@ -124,7 +124,8 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
     // every agent the bench runs at once, unless the caller sizes it. The process limits are raised
     // past the largest level the bench opens for one agent (the defaults, 32 per agent and 64 in
     // all, would end sessions' servers mid-run and cap the pool).
-    sidecar: { 'warm-pool': { 'max-instances': 64 }, limits: { 'server-processes-per-agent': MAX_BENCH_SESSIONS, 'server-processes': 2 * MAX_BENCH_SESSIONS }, ...options.sidecarConfig },
+    // No launch rate: the bench opens rounds of up to 256 sessions per agent on purpose, each a launch.
+    sidecar: { 'warm-pool': { 'max-instances': 64 }, limits: { 'server-processes-per-agent': MAX_BENCH_SESSIONS, 'server-processes': 2 * MAX_BENCH_SESSIONS, 'server-launches-per-agent-per-minute': 0 }, ...options.sidecarConfig },
   });
   const revision = (await new TrustProfileStore(join(configDir, 'trust-profiles')).load(PROFILE)).revision;
 
