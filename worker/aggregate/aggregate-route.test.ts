@@ -15,7 +15,10 @@ import { sha256Hex } from '../auth/agent-auth.ts';
 import { parseWorkerConfig } from '../config/worker-config.ts';
 import { composeWorker } from '../compose.ts';
 import { auditFromConfig } from '../../shared/audit/audit-from-config.ts';
-import { silentLogger } from '../../shared/log.ts';
+import { createLogger, silentLogger } from '../../shared/log.ts';
+import { createApp } from '../app.ts';
+import { InMemorySessionTable } from '../sessions/session-table.ts';
+import { AgentRequestCounters } from '../sessions/request-limits.ts';
 import { WorkerAudit } from '../audit/worker-audit.ts';
 
 let harness: InProcessApp | undefined;
@@ -769,5 +772,34 @@ describe('/mcp across a worker config reload', () => {
     const client = await connect('/mcp');
     expect(await worker.reload(await configOf(['alpha'], { token: 'alice-new-token' }))).toEqual({ endedSessions: 1 });
     expect(worker.sessions.size).toBe(0);
+  });
+});
+
+describe('/mcp aggregate answers left unread', () => {
+  it('logs the stream it ends for an agent past the bound on unread answers, naming the agent and the session', async () => {
+    const router = new InProcessRouter({ alpha: createTestMcpServer });
+    const config = await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha']);
+    const lines: Array<Record<string, unknown>> = [];
+    const log = createLogger({ write: (line) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const sessions = new InMemorySessionTable({ idleMs: 60_000 });
+    const requestCounters = new AgentRequestCounters({ maxUnreadBytes: 1_000, hardUnreadBytes: 1_000 });
+    const app = createApp({ config, router, sessions, log, retryAfterMs: 0, requestCounters });
+    try {
+      const headers = { authorization: 'Bearer alice-token', 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const post = (body: unknown, extra: Record<string, string> = {}) => app.request(`${BASE}/mcp`, { method: 'POST', headers: { ...headers, ...extra }, body: JSON.stringify(body) });
+      const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      const session = init.headers.get('mcp-session-id')!;
+      await init.text();
+      const inSession = { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' };
+      await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, inSession)).text();
+      const echo = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'alpha__echo', arguments: { text: 'e'.repeat(5_000) } } });
+      // Neither answer is read: the second finds the first past alice's bound, and ends the stream.
+      const batch = await post([echo(1), echo(2)], inSession);
+      await expect.poll(() => lines.find((l) => l.msg === 'SSE stream ended: the agent left it unread')).toMatchObject({ agent: 'alice', session });
+      await expect(batch.text()).rejects.toThrow('SSE stream ended');
+    } finally {
+      await sessions.closeAll();
+      sessions.dispose();
+    }
   });
 });

@@ -77,6 +77,8 @@ export class AggregateSession implements AgentSession {
     this.#transport = new LegacyHttpEndpoint({
       sessionId: options.id,
       onsessionclosed: () => this.close('closed by the agent'),
+      // Its lines on answers left unread (README, "Limits") name the session and the agent.
+      log,
     });
     // Set before `Server.connect`, which chains its own handler after this one.
     this.#transport.onclose = () => void this.close('transport closed');

@@ -104,6 +104,20 @@ describe('subscriptions/listen on the modern /mcp aggregate', () => {
     await first.body!.cancel();
   });
 
+  it("counts what the stream holds unread against the agent's unread budget", async () => {
+    const counters = new AgentRequestCounters();
+    const { post } = await start({}, counters);
+    const alice = counters.of({ name: 'alice' });
+    const across = await post('/mcp', 6);
+    expect(across.headers.get('content-type')).toBe('text/event-stream');
+    // The acknowledgement waits, unread, in the stream.
+    expect(alice.unreadBytes).toBeGreaterThan(0);
+    const reader = across.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain(ACK);
+    expect(alice.unreadBytes).toBe(0);
+    await reader.cancel();
+  });
+
   it.each([
     ['an open of another server throws', 'b', {}],
     ['routing the watched URIs throws', 'requests', { resourceSubscriptions: ['x://1'] }],

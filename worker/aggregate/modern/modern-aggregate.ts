@@ -29,6 +29,7 @@ import type { Era } from '../../modern/era.ts';
 import { methodNotFound, rejectionResponse } from '../../modern/modern-errors.ts';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../../shared/errors.ts';
 import { relayListen } from '../../modern/listen-relay.ts';
+import type { UnreadEnd } from '../../modern/modern-relay.ts';
 import { admitModernRequest, forwardModern, openModernChannel, releasedWhenRead, type ModernRouteDeps } from '../../modern/modern-route.ts';
 import type { ModernRequest } from '../../modern/validate-request.ts';
 import { unavailableResult } from '../availability.ts';
@@ -161,7 +162,9 @@ async function listenAcross(ctx: AggregateContext, message: ModernRequest): Prom
     release();
     throw error;
   }
-  return releasedWhenRead(await relayListen(new ListenFanIn(channels), message, { signal: ctx.request.signal }), release);
+  // Counted against the agent's unread budget as a listen on one server is (`forwardModern`).
+  const onUnread = ({ unreadBytes, limit }: UnreadEnd) => ctx.deps.log.info('Answer stream ended: the agent left it unread', { agent: ctx.agent.name, method: message.method, unreadBytes, limit });
+  return releasedWhenRead(await relayListen(new ListenFanIn(channels), message, { signal: ctx.request.signal, meter: requests, onUnread }), release);
 }
 
 /** The server and its own name behind a namespaced name; a hash-shortened one is looked up in the server's list. */
