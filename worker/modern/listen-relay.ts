@@ -27,7 +27,7 @@ import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.
 import { wasSentAhead } from '../../shared/link/mcp-channel-client-transport.ts';
 import { AnswerStream, hardUnreadLimit, MAX_UNREAD_BYTES_PER_STREAM, pastHardUnread, type UnreadMeter } from '../sessions/answer-stream.ts';
 import { statusForUpstreamError } from './modern-errors.ts';
-import { SSE_HEADERS, sseEvent, type UnreadEnd } from './modern-relay.ts';
+import { reportUnread, SSE_HEADERS, sseEvent, type RelayOptions, type UnreadEnd } from './modern-relay.ts';
 import type { ModernRequest } from './validate-request.ts';
 
 /** How often a quiet listen stream gets a keep-alive comment. */
@@ -42,8 +42,11 @@ export interface ListenRelayOptions {
   maxUnreadBytes?: number;
   /** The agent's unread budget, which the stream's unread bytes count against. */
   meter?: UnreadMeter;
-  /** Told when the stream was ended for what the agent left unread (the caller logs it). */
+  /** Told when the stream was ended for what the agent left unread. */
   onUnread?: (unread: UnreadEnd) => void;
+  /** Where that is logged, with the meter's agent, `server` and the method (`reportUnread`). */
+  log?: RelayOptions['log'];
+  server?: string;
 }
 
 export function relayListen(channel: Transport, request: ModernRequest, options: ListenRelayOptions = {}): Promise<Response> {
@@ -95,7 +98,7 @@ export function relayListen(channel: Transport, request: ModernRequest, options:
       const limit = own ? maxUnread : hardUnreadLimit(meter!);
       const why = own ? `more than ${limit} bytes of it were left unread` : `agent "${meter!.agent}" holds more than ${limit} bytes of answers unread`;
       const error = new WireError('limit-reached', `Listen stream ended: ${why}`, { detail: { limit } });
-      options.onUnread?.({ ended: 'stream', unreadBytes: own ? open.queuedBehind : meter!.unreadBytes, limit });
+      reportUnread(options, request.method, { ended: 'stream', unreadBytes: own ? open.queuedBehind : meter!.unreadBytes, limit });
       open.cut(error, sseEvent(jsonRpcErrorBody(request.id, error)));
       finish();
     };

@@ -50,15 +50,44 @@ export interface RelayOptions {
    * Told once the agent went away before the answer: its request was aborted (its body, if one
    * was returned, is closed too, but nothing makes a runtime read or cancel the body of a client
    * that is gone), or it cancelled the SSE body. The channel is closed, so the host cancels the
-   * call; `forwardModern` keeps the agent's slot for the grace a cancelled legacy call gets.
+   * call, and `slot` is kept for the grace a cancelled legacy call gets.
    */
   onAbandoned?: () => void;
+  /**
+   * The agent's slot for this request: parked for the grace when the agent abandons it, given back
+   * at once when the worker itself stopped waiting (`STOPPED_WAITING`). Its other release is the
+   * caller's (`releasedWhenRead`).
+   */
+  slot?: { release(): void; park(): void };
   /** Unread bytes the SSE stream may hold before it is ended; `MAX_UNREAD_BYTES_PER_STREAM` by default. */
   maxUnreadBytes?: number;
   /** The agent's unread budget, which the answer's unread bytes count against. */
   meter?: UnreadMeter;
-  /** Told when the answer was ended or dropped for what the agent left unread (the caller logs it). */
+  /** Told when the answer was ended or dropped for what the agent left unread. */
   onUnread?: (unread: UnreadEnd) => void;
+  /** Where that is logged, with the meter's agent, `server` and the request's method (fields, not a closure: issue 17). */
+  log?: { info(message: string, fields: Record<string, unknown>): void };
+  server?: string;
+}
+
+/**
+ * The abort reason of a request the worker itself stops waiting for (the aggregate's `askInTime`
+ * gives up on a slow server), where the agent is still there: its slot is given back at once,
+ * not held for `CANCELLED_SLOT_GRACE_MS` as one the agent abandoned (review isolation-review.md,
+ * finding 5: an agent listing again across starting servers ran into its own cap).
+ */
+export const STOPPED_WAITING = Symbol('the worker stopped waiting for this answer');
+
+/** Tells `options` an answer was ended or dropped for what its agent left unread. */
+export function reportUnread(options: Pick<RelayOptions, 'onUnread' | 'log' | 'server' | 'meter'>, method: string, unread: UnreadEnd): void {
+  options.onUnread?.(unread);
+  options.log?.info(unread.ended === 'stream' ? 'Answer stream ended: the agent left it unread' : 'Answer dropped: the agent left too much unread', {
+    ...(options.meter !== undefined ? { agent: options.meter.agent } : {}),
+    ...(options.server !== undefined ? { server: options.server } : {}),
+    method,
+    unreadBytes: unread.unreadBytes,
+    limit: unread.limit,
+  });
 }
 
 /** An answer ended for being left unread: the SSE stream past its own bound or the agent's, or a large answer dropped past the agent's. */
@@ -74,6 +103,9 @@ export interface UnreadEnd {
  */
 export const heldAnswers = new WeakSet<Response>();
 const JSON_HEADERS = { 'content-type': 'application/json' };
+/** The init of every 200 JSON answer, shared: one object less per call (issue 17). */
+const JSON_200 = { status: 200, headers: JSON_HEADERS };
+const jsonInit = (status: number) => (status === 200 ? JSON_200 : { status, headers: JSON_HEADERS });
 
 /**
  * How long an answer may take before the agent's abort is watched. Deno builds a request's
@@ -136,6 +168,8 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       if (!done) options.onAnswer?.(null);
       finish();
       stream?.end();
+      if (watched?.reason === STOPPED_WAITING) options.slot?.release();
+      else options.slot?.park();
       options.onAbandoned?.();
       resolve(new Response(null, { status: 499 }));
     };
@@ -147,7 +181,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
         stream.end();
       } else {
         const text = JSON.stringify(message);
-        resolve(text.length > HELD_ANSWER_MIN_CHARS ? heldAnswer(text, status) : new Response(text, { status, headers: JSON_HEADERS }));
+        resolve(text.length > HELD_ANSWER_MIN_CHARS ? heldAnswer(text, status, request, options) : new Response(text, jsonInit(status)));
       }
       finish(byHost);
     };
@@ -193,44 +227,18 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
             if (done) return;
             options.onAnswer?.(null);
             finish();
+            options.slot?.park();
             options.onAbandoned?.();
           },
         });
         resolve(new Response(stream.body, { status: 200, headers: SSE_HEADERS }));
       } else if (stream.queuedBehind > maxUnread || (pastHardUnread(meter) && !stream.reading)) {
-        return leftUnread(stream);
+        leftUnread(stream, maxUnread, request, options);
+        return finish();
       }
       stream.push(sseEvent(message));
       arm();
     };
-    // The agent stopped reading: what it has not started is dropped, the error is its last event.
-    const leftUnread = (open: AnswerStream) => {
-      const own = open.queuedBehind > maxUnread;
-      const limit = own ? maxUnread : hardUnreadLimit(meter!);
-      const why = own ? `more than ${limit} bytes of it were left unread` : `agent "${meter!.agent}" holds more than ${limit} bytes of answers unread`;
-      const error = new WireError('limit-reached', `Answer stream ended: ${why}, so the call was cancelled`, { detail: { limit } });
-      const body = jsonRpcErrorBody(request.id, error);
-      options.onUnread?.({ ended: 'stream', unreadBytes: own ? open.queuedBehind : meter!.unreadBytes, limit });
-      options.onAnswer?.(body);
-      open.cut(error, sseEvent(body));
-      finish();
-    };
-    // A large JSON answer: held until read, or, past the agent's hard bound, an error instead.
-    const heldAnswer = (text: string, status: number): Response => {
-      if (pastHardUnread(meter)) {
-        const limit = hardUnreadLimit(meter);
-        options.onUnread?.({ ended: 'answer', unreadBytes: meter.unreadBytes, limit });
-        const refusal = unreadLimitReached(meter.agent, limit);
-        return Response.json(jsonRpcErrorBody(request.id, refusal), { status: httpStatusFor(refusal.reason) });
-      }
-      const held = new AnswerStream({ meter });
-      held.push(encoder.encode(text));
-      held.end();
-      const response = new Response(held.body, { status, headers: JSON_HEADERS });
-      heldAnswers.add(response);
-      return response;
-    };
-
     channel.onmessage = (message) => {
       if (done) return;
       const { id, method } = message as { id?: unknown; method?: unknown };
@@ -256,4 +264,34 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       () => (wasSentAhead(channel, request as JSONRPCMessage) ? undefined : channel.send(request as JSONRPCMessage)),
     ).catch((error: unknown) => fail(error instanceof WireError ? error : new WireError('server-exited', `Could not send ${request.method} to the server`)));
   });
+}
+
+/** The agent stopped reading `open`: what it has not started is dropped, the error is its last event (the caller finishes). */
+function leftUnread(open: AnswerStream, maxUnread: number, request: ModernRequest, options: RelayOptions): void {
+  const meter = options.meter;
+  const own = open.queuedBehind > maxUnread;
+  const limit = own ? maxUnread : hardUnreadLimit(meter!);
+  const why = own ? `more than ${limit} bytes of it were left unread` : `agent "${meter!.agent}" holds more than ${limit} bytes of answers unread`;
+  const error = new WireError('limit-reached', `Answer stream ended: ${why}, so the call was cancelled`, { detail: { limit } });
+  const body = jsonRpcErrorBody(request.id, error);
+  reportUnread(options, request.method, { ended: 'stream', unreadBytes: own ? open.queuedBehind : meter!.unreadBytes, limit });
+  options.onAnswer?.(body);
+  open.cut(error, sseEvent(body));
+}
+
+/** A large JSON answer: held until read, or, past the agent's hard bound, an error instead. */
+function heldAnswer(text: string, status: number, request: ModernRequest, options: RelayOptions): Response {
+  const meter = options.meter;
+  if (pastHardUnread(meter)) {
+    const limit = hardUnreadLimit(meter);
+    reportUnread(options, request.method, { ended: 'answer', unreadBytes: meter.unreadBytes, limit });
+    const refusal = unreadLimitReached(meter.agent, limit);
+    return Response.json(jsonRpcErrorBody(request.id, refusal), { status: httpStatusFor(refusal.reason) });
+  }
+  const held = new AnswerStream({ meter });
+  held.push(encoder.encode(text));
+  held.end();
+  const response = new Response(held.body, jsonInit(status));
+  heldAnswers.add(response);
+  return response;
 }

@@ -37,7 +37,7 @@ import { MAX_MODERN_BODY_BYTES } from './modern-body.ts';
 import { invalidRequest, rejectionResponse } from './modern-errors.ts';
 import { relayListen } from './listen-relay.ts';
 import { readParamHeaders, withParamHeaders } from './param-headers.ts';
-import { heldAnswers, relayModernRequest, SSE_HEADERS, type UnreadEnd } from './modern-relay.ts';
+import { heldAnswers, relayModernRequest, SSE_HEADERS } from './modern-relay.ts';
 import { validateModernRequest, type ModernRequest } from './validate-request.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
 import { formatTraceparent } from '../../shared/trace-context.ts';
@@ -108,13 +108,7 @@ export async function serveModern(request: Request, era: Exclude<Era, { kind: 'l
   return forwardModern(request, message, { agent, server, descriptor: target.descriptor, route: 'passthrough' }, deps);
 }
 
-/**
- * The abort reason of a request the worker itself stops waiting for (the aggregate's `askInTime`
- * gives up on a slow server), where the agent is still there: its slot is given back at once,
- * not held for `CANCELLED_SLOT_GRACE_MS` as one the agent abandoned (review isolation-review.md,
- * finding 5: an agent listing again across starting servers ran into its own cap).
- */
-export const STOPPED_WAITING = Symbol('the worker stopped waiting for this answer');
+export { STOPPED_WAITING } from './modern-relay.ts';
 
 /** Where a modern request goes: one server, for the endpoint the agent called (the audit's `route`). */
 export interface ModernForward {
@@ -134,16 +128,14 @@ export async function forwardModern(request: Request, message: ModernRequest, to
   const trace = traceContextOf(request.headers);
   const scope = { agent: agent.name, server: server.slice(0, 64), era: 'modern' as const, route: to.route };
   const requests = deps.requestCounters.of(agent);
-  const release = requests.takeSlot();
-  if (release === null) {
+  const slot = requests.takeSlot();
+  if (slot === null) {
     const refusal = requests.refusal();
     deps.log.info('Modern request refused', { agent: agent.name, server, method: message.method, reason: refusal.reason });
     deps.audit?.refused(scope, message, refusal, trace);
     return Response.json(jsonRpcErrorBody(message.id, refusal), { status: httpStatusFor(refusal.reason) });
   }
   const session = newModernSession();
-  /** The agent went away before the answer: its slot waits out the grace instead. */
-  let abandoned = false;
   const ledger = deps.audit?.ledger({ ...scope, session });
   const traced = ledger?.request(message, trace) ?? message;
   const span = ledger?.spanOf(message.id);
@@ -154,39 +146,32 @@ export async function forwardModern(request: Request, message: ModernRequest, to
     // drops it unread on the host, and is answered here as before.
     channel = await openModernChannel(to, deps, { session, first: traced as JSONRPCMessage, ...(traceparent !== undefined ? { traceparent } : {}) });
   } catch (error) {
-    release();
+    slot.release();
     if (!(error instanceof WireError)) throw error;
     deps.log.info('Modern request refused', { agent: agent.name, server, method: message.method, reason: error.reason });
     if (ledger?.spanOf(message.id) !== undefined) ledger.fail(message.id, error.reason, error.reason === 'denied-by-policy' ? 'denied-by-policy' : 'refused');
     else if (deps.audit !== undefined) deps.audit.refused(scope, message, error, trace);
     return Response.json(jsonRpcErrorBody(message.id, error), { status: httpStatusFor(error.reason) });
   }
-  // The agent stopped reading its answers (`modern-relay.ts`): the operator learns why one ended.
-  const onUnread = ({ ended, unreadBytes, limit }: UnreadEnd) =>
-    deps.log.info(ended === 'stream' ? 'Answer stream ended: the agent left it unread' : 'Answer dropped: the agent left too much unread', { agent: agent.name, server, method: message.method, unreadBytes, limit });
+  // The relays log an answer ended or dropped for being left unread with the agent, `server` and
+  // the method; one the agent abandons parks `slot` for the grace (one the worker stopped waiting
+  // for gives it back), and `releasedWhenRead` gives it back once the answer was read otherwise.
   const answered = message.method === 'subscriptions/listen'
-    ? relayListen(channel, traced, { signal: request.signal, meter: requests, onUnread })
+    ? relayListen(channel, traced, { signal: request.signal, meter: requests, log: deps.log, server })
     : relayModernRequest(channel, traced, {
         signal: () => request.signal,
         meter: requests,
-        onUnread,
+        log: deps.log,
+        server,
+        slot,
         ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
-        onAbandoned: () => {
-          // The worker stopped waiting itself (the aggregate's `askInTime`): the agent did not
-          // leave, and the late answer is dropped, so the slot comes back now, as before the grace.
-          if (request.signal.reason === STOPPED_WAITING) return release();
-          abandoned = true;
-          requests.cancelGraces.add(release);
-        },
         ...(ledger !== undefined ? { onAnswer: (answer: unknown) => (answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer)) } : {}),
       });
-  return releasedWhenRead(await answered, () => {
-    if (!abandoned) release();
-  });
+  return releasedWhenRead(await answered, slot);
 }
 
 /**
- * `response` as it is, calling `release` once its body has been read to the end or cancelled:
+ * `response` as it is, giving `slot` back once its body has been read to the end or cancelled:
  * a streamed answer, or a large JSON one (`heldAnswers`), is still in flight until then. A small
  * JSON answer is taken whole by the connection, so it is released at once.
  * The aggregate's listen stream (`listenAcross`) gives its slot back so too.
@@ -195,10 +180,10 @@ export async function forwardModern(request: Request, message: ModernRequest, to
  * stream the moment `body` is read, and then serves it through a stream resource instead of in
  * one write, so a JSON answer's body is never touched here (issue 17).
  */
-export function releasedWhenRead(response: Response, release: () => void): Response {
+export function releasedWhenRead(response: Response, slot: { release(): void }): Response {
   const body = heldAnswers.has(response) || response.headers.get('content-type') === SSE_HEADERS['content-type'] ? response.body : null;
   if (body === null) {
-    release();
+    slot.release();
     return response;
   }
   const reader = body.getReader();
@@ -209,11 +194,11 @@ export function releasedWhenRead(response: Response, release: () => void): Respo
         try {
           chunk = await reader.read();
         } catch (error) {
-          release();
+          slot.release();
           throw error;
         }
         if (chunk.done) {
-          release();
+          slot.release();
           controller.close();
         } else {
           controller.enqueue(chunk.value);
@@ -222,7 +207,7 @@ export function releasedWhenRead(response: Response, release: () => void): Respo
       // The body's own cancel first: it may tell the relay the agent left before the answer.
       cancel: (reason) => {
         const cancelled = reader.cancel(reason);
-        release();
+        slot.release();
         return cancelled;
       },
     },

@@ -3,12 +3,13 @@
  * the composed worker builds a new app on each reload and hands it the same counters. A counter
  * per config entry let an agent hold its cap under the old config and its cap again under the new.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { advanceBy, useFakeClock } from '../../test/support/fake-clock.ts';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { BASE, testConfig } from '../../test/support/in-process-app.ts';
 import { InProcessRouter } from '../../test/support/in-process-router.ts';
 import { createApp } from '../app.ts';
-import { AgentRequestCounters } from './request-limits.ts';
+import { AgentRequestCounters, AgentRequests } from './request-limits.ts';
 import { InMemorySessionTable } from './session-table.ts';
 
 const sessions = new InMemorySessionTable({ idleMs: 60_000 });
@@ -74,5 +75,29 @@ describe('AgentRequestCounters', () => {
     expect(opened.status).toBe(200);
     expect(opened.headers.get('mcp-session-id')).not.toBeNull();
     await opened.text();
+  });
+});
+
+describe('a modern request slot', () => {
+  it('is given back once: at its release, or, parked for an agent that left, at the end of its grace and not before', async () => {
+    useFakeClock();
+    try {
+      const alice = new AgentRequests('alice', 2, { cancelGraceMs: 1_000 });
+      const read = alice.takeSlot()!;
+      const left = alice.takeSlot()!;
+      expect(alice.takeSlot()).toBeNull();
+      read.release();
+      read.release();
+      expect(alice.inFlight).toBe(1);
+      left.park();
+      left.release(); // the answer's end after the agent left: the grace still holds it
+      expect(alice.inFlight).toBe(1);
+      await advanceBy(1_000);
+      expect(alice.inFlight).toBe(0);
+      left.release();
+      expect(alice.inFlight).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -124,16 +124,40 @@ export class AgentRequests implements UnreadMeter {
     this.#inFlight = Math.max(0, this.#inFlight - count);
   }
 
-  /** One slot, and the function that gives it back (at most once, whoever calls it); null when there is no room or the agent is over its unread budget (`refusal`). */
-  takeSlot(): (() => void) | null {
+  /** One slot (`RequestSlot`); null when there is no room or the agent is over its unread budget (`refusal`). */
+  takeSlot(): RequestSlot | null {
     if (this.room === 0 || this.overUnread) return null;
     this.take();
-    let taken = true;
-    return () => {
-      if (!taken) return;
-      taken = false;
-      this.release();
-    };
+    return new RequestSlot(this);
+  }
+}
+
+/**
+ * One modern request's place under its agent's cap: given back once, by `release` (whoever calls
+ * it first), or, for a request the agent abandoned, by the end of its grace (`park`, after which
+ * `release` does nothing). One object per request where closures and flags cost the hot path
+ * several (issue 17).
+ */
+export class RequestSlot {
+  /** 0 held, 1 parked in the grace, 2 given back. */
+  #state = 0;
+
+  constructor(readonly requests: AgentRequests) {}
+
+  release(): void {
+    if (this.#state !== 0) return;
+    this.#state = 2;
+    this.requests.release();
+  }
+
+  /** The agent abandoned the request: its place comes back when `CANCELLED_SLOT_GRACE_MS` ends. */
+  park(): void {
+    if (this.#state !== 0) return;
+    this.#state = 1;
+    this.requests.cancelGraces.add(() => {
+      this.#state = 2;
+      this.requests.release();
+    });
   }
 }
 

@@ -29,7 +29,6 @@ import type { Era } from '../../modern/era.ts';
 import { methodNotFound, rejectionResponse } from '../../modern/modern-errors.ts';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../../shared/errors.ts';
 import { relayListen } from '../../modern/listen-relay.ts';
-import type { UnreadEnd } from '../../modern/modern-relay.ts';
 import { admitModernRequest, forwardModern, openModernChannel, releasedWhenRead, type ModernRouteDeps } from '../../modern/modern-route.ts';
 import type { ModernRequest } from '../../modern/validate-request.ts';
 import { unavailableResult } from '../availability.ts';
@@ -121,8 +120,8 @@ async function answer(ctx: AggregateContext, message: ModernRequest, waitMs: num
  */
 async function listenAcross(ctx: AggregateContext, message: ModernRequest): Promise<Response> {
   const requests = ctx.deps.requestCounters.of(ctx.agent);
-  const release = requests.takeSlot();
-  if (release === null) {
+  const slot = requests.takeSlot();
+  if (slot === null) {
     const refusal = requests.refusal();
     ctx.deps.log.info('Modern request refused', { agent: ctx.agent.name, method: message.method, reason: refusal.reason });
     ledger(ctx, null)?.refuse(message, 'refused', refusal.reason, traceContextOf(ctx.request.headers));
@@ -144,7 +143,7 @@ async function listenAcross(ctx: AggregateContext, message: ModernRequest): Prom
     const refused = opened.flatMap((o) => (o.status === 'fulfilled' && o.value instanceof WireError ? [o.value] : []))[0];
     if (channels.length === 0) {
       const failure = refused ?? new WireError('server-not-found', 'This agent may use no server: there is nothing to listen to');
-      release();
+      slot.release();
       return Response.json(jsonRpcErrorBody(message.id, failure), { status: httpStatusFor(failure.reason) });
     }
     // Each watched URI goes to the server that serves it, as a read would; one nobody serves is not acknowledged.
@@ -159,12 +158,11 @@ async function listenAcross(ctx: AggregateContext, message: ModernRequest): Prom
   } catch (error) {
     // Nothing relays the channels already open: close them, or they hold the host's listeners.
     for (const { channel } of channels) void channel.close().catch(() => {});
-    release();
+    slot.release();
     throw error;
   }
   // Counted against the agent's unread budget as a listen on one server is (`forwardModern`).
-  const onUnread = ({ unreadBytes, limit }: UnreadEnd) => ctx.deps.log.info('Answer stream ended: the agent left it unread', { agent: ctx.agent.name, method: message.method, unreadBytes, limit });
-  return releasedWhenRead(await relayListen(new ListenFanIn(channels), message, { signal: ctx.request.signal, meter: requests, onUnread }), release);
+  return releasedWhenRead(await relayListen(new ListenFanIn(channels), message, { signal: ctx.request.signal, meter: requests, log: ctx.deps.log }), slot);
 }
 
 /** The server and its own name behind a namespaced name; a hash-shortened one is looked up in the server's list. */
