@@ -124,8 +124,14 @@ export async function startStack(registry: ProcessRegistry, options: StackOption
     // every agent the bench runs at once, unless the caller sizes it. The process limits are raised
     // past the largest level the bench opens for one agent (the defaults, 32 per agent and 64 in
     // all, would end sessions' servers mid-run and cap the pool).
-    // No launch rate: the bench opens rounds of up to 256 sessions per agent on purpose, each a launch.
-    sidecar: { 'warm-pool': { 'max-instances': 64 }, limits: { 'server-processes-per-agent': MAX_BENCH_SESSIONS, 'server-processes': 2 * MAX_BENCH_SESSIONS, 'server-launches-per-agent-per-minute': 0 }, ...options.sidecarConfig },
+    // No launch rate: the bench opens rounds of up to 256 sessions per agent on purpose, each a
+    // launch. Not said to a bundle given from elsewhere (`sidecar-cpu.ts --bundles`): one built
+    // before the rate existed refuses the key, and those runs open a few sessions.
+    sidecar: {
+      'warm-pool': { 'max-instances': 64 },
+      limits: { 'server-processes-per-agent': MAX_BENCH_SESSIONS, 'server-processes': 2 * MAX_BENCH_SESSIONS, ...(options.sidecarBundle === undefined ? { 'server-launches-per-agent-per-minute': 0 } : {}) },
+      ...options.sidecarConfig,
+    },
   });
   const revision = (await new TrustProfileStore(join(configDir, 'trust-profiles')).load(PROFILE)).revision;
 
