@@ -7,11 +7,11 @@
  *
  * @module
  */
-import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sha256Hex } from '../shared/credentials.ts';
 import { LocalError } from '../shared/errors.ts';
+import { newToken } from './state-dir.ts';
 import { openWorkerConfig, saveWorkerConfig, WHEN_THE_WORKER_HAS_IT } from './worker-config-file.ts';
 
 export async function runAdminTokenCommand(argv: string[]): Promise<number> {
@@ -19,7 +19,7 @@ export async function runAdminTokenCommand(argv: string[]): Promise<number> {
   if (values.config === undefined) throw new LocalError('usage', 'admin-token needs --config FILE: the worker config to write the token\'s sha-256 into');
   const file = openWorkerConfig(resolve(values.config));
   const replaced = typeof file.raw['admin-token-sha256'] === 'string';
-  const token = `sy_${randomBytes(32).toString('base64url')}`;
+  const token = newToken();
   saveWorkerConfig(file, { ...file.raw, 'admin-token-sha256': await sha256Hex(token) });
   process.stdout.write(
     [

@@ -12,7 +12,6 @@
  *
  * @module
  */
-import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sha256Hex } from '../shared/credentials.ts';
@@ -20,7 +19,7 @@ import { hostOf, parseConnectionDescriptor } from '../shared/descriptors.ts';
 import { isCleartextRemote } from '../sidecar/link/worker-url.ts';
 import { LocalError } from '../shared/errors.ts';
 import { launchesOnHost } from '../worker/link/host-expectations.ts';
-import { clientConfigs, reachableFromTheCloud } from './state-dir.ts';
+import { clientConfigs, newToken, reachableFromTheCloud } from './state-dir.ts';
 import { openWorkerConfig, saveWorkerConfig, WHEN_THE_WORKER_HAS_IT, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
 
 const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required] [--url URL] --config worker.json | agent set NAME [--servers a,b] [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required|none] [--dry-run] --config worker.json | agent pin NAME [--dry-run] --config worker.json | agent remove NAME --config worker.json';
@@ -88,7 +87,7 @@ async function add(name: string, values: Record<string, string | boolean | undef
   const ref = typeof values['trust-profile'] === 'string' ? values['trust-profile'] : undefined;
   const pinned = typeof values['trust-profile-revision'] === 'string' ? values['trust-profile-revision'] : undefined;
   const revision = ref === undefined ? undefined : (pinned ?? reportedRevision(file, servers, ref));
-  const token = `sy_${randomBytes(32).toString('base64url')}`;
+  const token = newToken();
   const agent = {
     name,
     'token-sha256': await sha256Hex(token),

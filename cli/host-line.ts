@@ -46,17 +46,23 @@ export function parseHostLine(text: string): HostLine {
   return parsed.data;
 }
 
-/** This host's line, read from its config dir as the sidecar reads it; profiles that do not resolve are left out and named. */
-export async function readHostLine(dir: string): Promise<{ line: HostLine; skipped: string[] }> {
-  const config = loadSidecarConfig(dir);
-  const key = await loadHostKey(config.keyFile);
-  const servers = [...hostServers(dir, config.entityId, config.user).servers.keys()].sort();
+/** Each trust profile of a config dir by its current revision, as a host line reports them; those that do not resolve are named in `skipped`. */
+export async function profileRevisions(dir: string): Promise<{ profiles: Record<string, string>; skipped: string[] }> {
   const skipped: string[] = [];
   const profiles: Record<string, string> = {};
   for (const entry of await new TrustProfileStore(join(dir, 'trust-profiles')).list()) {
     if ('error' in entry) skipped.push(`${entry.ref}: ${entry.error}`);
     else profiles[entry.ref] = entry.revision;
   }
+  return { profiles, skipped };
+}
+
+/** This host's line, read from its config dir as the sidecar reads it; profiles that do not resolve are left out and named. */
+export async function readHostLine(dir: string): Promise<{ line: HostLine; skipped: string[] }> {
+  const config = loadSidecarConfig(dir);
+  const key = await loadHostKey(config.keyFile);
+  const servers = [...hostServers(dir, config.entityId, config.user).servers.keys()].sort();
+  const { profiles, skipped } = await profileRevisions(dir);
   const line: HostLine = {
     'entity-id': config.entityId,
     'public-key': key.publicKey,

@@ -30,6 +30,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { LocalError } from '../shared/errors.ts';
 import { createLogger } from '../sidecar/log.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
+import { profileRevisions } from './host-line.ts';
 import { loadSidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
 import { loadOrCreateHostKey } from '../sidecar/link/host-key.ts';
@@ -154,16 +155,9 @@ export async function runStart(argv: string[]): Promise<number> {
   const token = ensureSecret(join(stateDir, 'agent.token'), 'sy_');
   const entityId = 'this-machine';
   const { configDir, key } = await writeSidecarFiles(stateDir);
-  /**
-   * Each trust profile of the sidecar dir by its revision, as `sidecar host-entry` reports them for
-   * `host add` to record: so `agent add --trust-profile NAME` on this worker.json pins what this
-   * host has, as on a worker that took a host's line.
-   */
-  const hostProfiles = async (): Promise<Record<string, string>> => {
-    const profiles: Record<string, string> = {};
-    for (const entry of await new TrustProfileStore(join(configDir, 'trust-profiles')).list()) if (!('error' in entry)) profiles[entry.ref] = entry.revision;
-    return profiles;
-  };
+  // As `sidecar host-entry` reports them for `host add` to record: so `agent add --trust-profile
+  // NAME` on this worker.json pins what this host has, as on a worker that took a host's line.
+  const hostProfiles = async (): Promise<Record<string, string>> => (await profileRevisions(configDir)).profiles;
   const demoRevision = async () => (await new TrustProfileStore(join(configDir, 'trust-profiles')).load('demo')).revision;
   const workerConfig = join(stateDir, 'worker.json');
   const tokenHash = await sha256Hex(token);

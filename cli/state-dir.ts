@@ -13,13 +13,18 @@ import { isLoopbackHostname } from '../shared/loopback.ts';
 /** The host key in `<state>/sidecar/` (`sidecar/link/host-key.ts` makes it on the first start). */
 export const HOST_KEY_FILE = 'host.key';
 
+/** A fresh bearer token: 256 random bits after `prefix` (`sy_` for agent and admin tokens). */
+export function newToken(prefix = 'sy_'): string {
+  return `${prefix}${randomBytes(32).toString('base64url')}`;
+}
+
 /** Reads a secret file, creating it with a fresh random value (0600) when missing or empty. */
 export function ensureSecret(path: string, prefix: string): string {
   if (existsSync(path)) {
     const value = readFileSync(path, 'utf8').trim();
     if (value.length >= 16) return value;
   }
-  const value = `${prefix}${randomBytes(32).toString('base64url')}`;
+  const value = newToken(prefix);
   writeFileSync(path, value + '\n', { mode: 0o600 });
   chmodSync(path, 0o600);
   return value;
