@@ -25,7 +25,7 @@ import type { AuditWrite } from '../../shared/audit/audit-log.ts';
 import { SidecarAudit } from '../audit/sidecar-audit.ts';
 import { DEFAULT_WARM_POOL, WarmPool, type WarmPoolBudget } from './warm-pool.ts';
 import { ProcessBudget, type ProcessLimits } from './process-budget.ts';
-import { DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE, defaultLaunchBurst, LaunchRate, type LaunchRateLimits } from './launch-rate.ts';
+import { LaunchRate, type LaunchRateLimits } from './launch-rate.ts';
 import { findPrlimit } from '../process/address-space-limit.ts';
 import { findSetpriv } from '../process/parent-death.ts';
 import type { ConfigSnapshot } from '../config/config-snapshot.ts';
@@ -57,11 +57,10 @@ export interface SidecarCompositionConfig {
   /** sidecar.json `"warm-pool"`, what it leaves out taken from `DEFAULT_WARM_POOL`; absent: no pool (in-process hosts, tests). */
   warmPool?: { size?: number; maxInstances?: number; idleSeconds?: number; budget?: WarmPoolBudget };
   /**
-   * sidecar.json `"limits"` (`switchyard sidecar` always passes them, defaults filled in); no limit
-   * without it. The launch rate's burst defaults to `defaultLaunchBurst(processesPerAgent)`, its
-   * rate to `DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE`.
+   * sidecar.json `"limits"` (`switchyard sidecar` always passes them, defaults filled in by
+   * `loadSidecarConfig`); no limit without it.
    */
-  limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number; launchBurstPerAgent?: number; launchesPerAgentPerMinute?: number };
+  limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number; launchBurstPerAgent: number; launchesPerAgentPerMinute: number };
   /**
    * The config files last accepted (a live sidecar's). Launches read the disk, as without it,
    * until `refuseConfig` says the files on disk were refused: then this snapshot, until a reload.
@@ -209,7 +208,7 @@ function processLimits(limits: SidecarCompositionConfig['limits']): ProcessLimit
 /** No launch rate without limits, as no process limit. */
 function launchRateLimits(limits: SidecarCompositionConfig['limits']): LaunchRateLimits {
   if (limits === undefined) return { burst: Infinity, perMinute: 0 };
-  return { burst: limits.launchBurstPerAgent ?? defaultLaunchBurst(limits.processesPerAgent), perMinute: limits.launchesPerAgentPerMinute ?? DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE };
+  return { burst: limits.launchBurstPerAgent, perMinute: limits.launchesPerAgentPerMinute };
 }
 
 /** `setpriv` for the executor on Linux (else said once, in the log); nothing elsewhere, where no such signal exists. */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { WireError } from '../../shared/errors.ts';
 import type { LogFields, Logger } from '../log.ts';
-import { LaunchRate, REFUSAL_LOG_INTERVAL_MS } from './launch-rate.ts';
+import { REFUSAL_LOG_INTERVAL_MS } from '../../shared/coalesced-log.ts';
+import { LaunchRate } from './launch-rate.ts';
 
 /** A launch rate on a clock the test moves, and the warnings it logged. */
 function rate(burst: number, perMinute: number) {

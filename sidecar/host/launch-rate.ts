@@ -24,6 +24,7 @@
  * @module
  */
 import { WireError } from '../../shared/errors.ts';
+import { CoalescedLog } from '../../shared/coalesced-log.ts';
 import type { Logger } from '../log.ts';
 
 /** sidecar.json `"limits"."server-launches-per-agent-per-minute"` default. */
@@ -36,9 +37,6 @@ export const MIN_DEFAULT_LAUNCH_BURST = 32;
 export function defaultLaunchBurst(processesPerAgent: number): number {
   return Math.max(MIN_DEFAULT_LAUNCH_BURST, processesPerAgent);
 }
-
-/** Refusals of one agent are logged at most once in this long. */
-export const REFUSAL_LOG_INTERVAL_MS = 60_000;
 
 /** Buckets kept before full ones (the same as none) are swept. */
 const SWEEP_AT = 256;
@@ -67,16 +65,13 @@ export class LaunchRate {
   readonly #now: () => number;
   readonly #buckets = new Map<string, Bucket>();
   /** Per agent: when its last refusal was logged and how many came since. */
-  readonly #logged = new Map<string, { at: number; since: number }>();
+  /** Refusals of one agent: logged at most once a minute, however fast it is refused (a churning agent must not fill the log). */
+  readonly #logged = new CoalescedLog();
 
   constructor(options: LaunchRateOptions) {
     this.#limits = options.limits;
     this.#log = options.log;
     this.#now = options.now ?? Date.now;
-  }
-
-  get limits(): LaunchRateLimits {
-    return this.#limits;
   }
 
   get enabled(): boolean {
@@ -135,23 +130,13 @@ export class LaunchRate {
     if (this.#buckets.size > SWEEP_AT) {
       for (const [other] of this.#buckets) if (this.#level(other) >= this.#limits.burst) this.#buckets.delete(other);
     }
-    if (this.#logged.size > SWEEP_AT) {
-      for (const [other, logged] of this.#logged) if (now - logged.at >= REFUSAL_LOG_INTERVAL_MS) this.#logged.delete(other);
-    }
   }
 
   #refuse(agent: string, server: string, level: number): WireError {
     const { burst, perMinute } = this.#limits;
     const retrySeconds = Math.max(1, Math.ceil(((1 - level) * 60) / perMinute));
-    const now = this.#now();
-    const logged = this.#logged.get(agent);
-    if (logged === undefined || now - logged.at >= REFUSAL_LOG_INTERVAL_MS) {
-      // One line a minute per agent, however fast it is refused: a churning agent must not fill the log.
-      this.#log.warn('Server launch refused: launch rate reached', { agent, server, burst, perMinute, refused: (logged?.since ?? 0) + 1, retrySeconds });
-      this.#logged.set(agent, { at: now, since: 0 });
-    } else {
-      logged.since += 1;
-    }
+    const held = this.#logged.admit(agent, this.#now());
+    if (held !== null) this.#log.warn('Server launch refused: launch rate reached', { agent, server, burst, perMinute, refused: held + 1, retrySeconds });
     return new WireError(
       'limit-reached',
       `Server "${server}" cannot start: agent "${agent}" started server processes on this host faster than its launch rate allows (${burst} at once, then ${perMinute} a minute); retry in ${retrySeconds} s, or raise "limits" in the host's sidecar.json`,

@@ -11,7 +11,7 @@
  * key signed more dials than its bucket of used proofs holds: 429 `limit-reached`), with the message
  * also in `X-Switchyard-Refusal` (`@hono/node-server` drops a refused upgrade's body), a `check`
  * naming which test failed, and a log line that holds neither the proof nor the signature: at most
- * one a minute per check and host, the next one counting those left out (`coalesced-log.ts`). A
+ * one a minute per check and host, the next one counting those left out (`shared/coalesced-log.ts`). A
  * request without a proof comes from a sidecar older than this worker: it is told to update. The
  * signature is verified before the proof's time is judged, so only a proof the host's key signed
  * is ever said to show its clock wrong; refusals before that speak of "a link request naming host
@@ -28,7 +28,7 @@ import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.t
 import { LINK_PROOF_HEADER, parseLinkProofHeader, UPGRADE_PROOF_WINDOW_S } from '../../shared/link/link-upgrade-proof.ts';
 import { EntityIdSchema } from '../../shared/names.ts';
 import type { HostVerifier } from './host-auth.ts';
-import { CoalescedLog } from './coalesced-log.ts';
+import { CoalescedLog } from '../../shared/coalesced-log.ts';
 import { createLinkOriginCheck, quote, wrongOriginMessage, type LinkOriginOptions } from './link-origin.ts';
 import { SpentUpgradeProofs, type SpentProofStore } from './spent-upgrade-proofs.ts';
 import { peerOf } from './peer-address.ts';
