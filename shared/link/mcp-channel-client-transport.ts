@@ -56,11 +56,6 @@ export class McpChannelClientTransport extends ChannelTransport implements FlowA
     this.#io.send(this, message, this.marksOwn && isHostAnswer(message));
   }
 
-  /** Whether the link holds back what feeds this channel now. */
-  get held(): boolean {
-    return this.#held;
-  }
-
   /**
    * Names what feeds this channel (a server's transport, or the instance that serves it): held
    * back (`ReadHold`) while the link holds too much of this channel's frames, at once if it does

@@ -89,9 +89,9 @@ export const RETRYABLE: ReadonlySet<FailureReason> = new Set(['host-offline', 's
 
 /**
  * An open in flight; `overdue` once someone stopped waiting for it, so its end is announced, as
- * it always is for a server a config change gave the agent or bound elsewhere (`announce`).
+ * it always is for a server a config change gave the agent or bound elsewhere (`announce`);
+ * `channel`: the open's channel once it has one, while the server answers initialize.
  */
-/** `channel`: the open's channel once it has one, while the server answers initialize. */
 type Connecting = { kind: 'connecting'; attempt: Promise<void>; overdue: boolean; announce: boolean; channel?: Transport };
 
 /** How `reconfigure` changes a session's servers: the agent's servers now, how each is opened now, and which of them are bound elsewhere. */
@@ -266,14 +266,6 @@ export class UpstreamSet {
     return this.#servers.flatMap((s) => {
       const client = this.client(s);
       return client === undefined ? [] : [[s, client] as [string, UpstreamClient]];
-    });
-  }
-
-  /** Failed servers in config order. */
-  failed(): Array<[string, UpstreamFailure]> {
-    return this.#servers.flatMap((s) => {
-      const failure = this.failure(s);
-      return failure === undefined ? [] : [[s, failure] as [string, UpstreamFailure]];
     });
   }
 

@@ -108,7 +108,6 @@ export async function serveModern(request: Request, era: Exclude<Era, { kind: 'l
   return forwardModern(request, message, { agent, server, descriptor: target.descriptor, route: 'passthrough' }, deps);
 }
 
-export { STOPPED_WAITING } from './modern-relay.ts';
 
 /** Where a modern request goes: one server, for the endpoint the agent called (the audit's `route`). */
 export interface ModernForward {

@@ -18,7 +18,8 @@
  */
 import { isFailureReason, WireError, type WireErrorDetail } from '../../../shared/errors.ts';
 import type { AgentEntry, WorkerConfig } from '../../config/worker-config.ts';
-import { forwardModern, STOPPED_WAITING, type ModernRouteDeps } from '../../modern/modern-route.ts';
+import { forwardModern, type ModernRouteDeps } from '../../modern/modern-route.ts';
+import { STOPPED_WAITING } from '../../modern/modern-relay.ts';
 import type { ModernRequest } from '../../modern/validate-request.ts';
 import { startingStateless, type Unavailable } from '../availability.ts';
 import type { Answered } from './modern-merge.ts';

@@ -72,8 +72,6 @@ interface CodeRecord {
   redirectUriSent?: boolean;
   codeChallenge: string;
   resource: string;
-  /** Set by versions that took the record to redeem it (a code lives 60 s): now its `.redeemed` mark says so. */
-  used?: true;
 }
 
 /** When a refresh token was first used (its `.used` mark). */
@@ -181,7 +179,7 @@ export class Grants {
     const record = asRecord<CodeRecord>(await this.#store.get('code', id));
     if (record === undefined) throw invalidGrant('The authorization code is unknown or expired');
     const markId = `${id}.redeemed`;
-    if (record.used === true || (await this.#store.get('code', markId)) !== undefined) throw await this.#replayed(record);
+    if ((await this.#store.get('code', markId)) !== undefined) throw await this.#replayed(record);
     if (record.clientId !== input.clientId) throw invalidGrant('The authorization code was issued to another client');
     if (input.redirectUri === undefined && record.redirectUriSent !== false) throw invalidRequest('Missing redirect_uri: the authorization request sent one, and this request must repeat it');
     if (input.redirectUri !== undefined && record.redirectUri !== input.redirectUri) throw invalidGrant('The redirect_uri differs from the one of the authorization request');
