@@ -178,10 +178,15 @@ describe('LinkEndpoint flow control', () => {
 
   it('has none on a socket that does not report its writes', async () => {
     const host = throttledHost();
-    const l = link(host.onOpen, undefined);
-    const plain = new LinkEndpoint(new CallbackFrameSocket({ send: () => {}, close: () => {} }), { role: 'sidecar', onOpen: host.onOpen });
-    endpoints.push(plain);
-    expect(plain.stats).toMatchObject({ queuedBytes: 0, peakQueuedBytes: 0, heldChannels: 0 });
-    expect(l.worker.stats.peakQueuedBytes).toBe(0);
+    const l = link(host.onOpen);
+    // The worker's socket reports nothing: frames past every budget leave it uncounted and unheld.
+    const channel = await l.open();
+    await channel.send(padded(5000));
+    await channel.send(padded(5000));
+    await settled();
+    expect(l.worker.stats).toMatchObject({ queuedBytes: 0, peakQueuedBytes: 0, heldChannels: 0 });
+    // Where the socket does report them, the same frames are counted.
+    await host.channels[0]!.send(padded(5000));
+    expect(l.sidecar.stats.peakQueuedBytes).toBeGreaterThan(5000);
   });
 });

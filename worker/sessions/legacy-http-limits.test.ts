@@ -160,19 +160,24 @@ describe('requests in flight', () => {
       await advanceBy(100);
       expect(alice.inFlight).toBe(0);
       const after = call(endpoint, ping(13), alice);
+      // Past its grace, a late answer is still dropped, and gives nothing back twice: 13 still holds its place.
+      await endpoint.send(result(10));
+      expect(alice.inFlight).toBe(1);
       await endpoint.send(result(13));
       expect(await (await after).json()).toEqual(result(13));
-      // Past its grace, a late answer is still dropped, and gives nothing back twice.
-      await endpoint.send(result(10));
       expect(alice.inFlight).toBe(0);
 
+      // Another session's request holds a place throughout: a grace run after the close would show below it.
+      const { endpoint: other } = await opened({}, alice);
+      void call(other, ping(20), alice);
       void call(endpoint, ping(14), alice);
       await call(endpoint, cancel(14), alice);
-      expect(alice.inFlight).toBe(1);
+      expect(alice.inFlight).toBe(2);
       await endpoint.close();
-      expect(alice.inFlight).toBe(0);
+      expect(alice.inFlight).toBe(1);
       await advanceBy(1_000);
-      expect(alice.inFlight).toBe(0);
+      expect(alice.inFlight).toBe(1);
+      await other.close();
     } finally {
       vi.useRealTimers();
     }
