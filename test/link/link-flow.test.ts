@@ -59,7 +59,7 @@ beforeAll(async () => {
     servers: { flood: { executor: onHost }, echo: { executor: onHost } },
   });
   dir = mkdtempSync(join(tmpdir(), 'switchyard-flow-'));
-  writeSidecarDir(dir, { worker: worker.url, host: HOST, servers: { flood: fixtureServer('flood-server.mjs'), echo: fixtureServer('raw-echo-server.mjs') } });
+  writeSidecarDir(dir, { worker: worker.url, host: HOST, servers: { flood: fixtureServer('bulk-server.mjs'), echo: fixtureServer('raw-echo-server.mjs') } });
   sidecar = createSidecarComposition({
     configDir: dir,
     entityId: HOST.entityId,
@@ -94,7 +94,7 @@ describe('the link\'s flow control', () => {
     };
 
     for (const session of alice) {
-      expect(await session.request('tools/call', { name: 'flood', arguments: { bytes: NOTIFICATION_BYTES } })).toMatchObject({ result: { content: [{ text: 'flooding' }] } });
+      expect(await session.request('tools/call', { name: 'stream', arguments: { bytes: NOTIFICATION_BYTES } })).toMatchObject({ result: { content: [{ text: 'flooding' }] } });
     }
     await waitUntil(() => flooding.size === 2, 'both floods reaching the link', 15_000);
 
