@@ -8,6 +8,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelTransport } from '../channel-transport.ts';
 import { CallbackFrameSocket } from './frame-socket.ts';
 import { LinkEndpoint, type ChannelOpenHandler } from './link-endpoint.ts';
+import type { FlowLimits } from './link-flow.ts';
 import { McpChannelClientTransport } from './mcp-channel-client-transport.ts';
 
 const endpoints: LinkEndpoint[] = [];
@@ -49,7 +50,7 @@ function throttledHost(): { onOpen: ChannelOpenHandler; channels: ChannelTranspo
 }
 
 /** Worker and sidecar ends; the sidecar's socket holds every frame until the test reports it `written`. */
-function link(onOpen: ChannelOpenHandler, flow = { channelBytes: 1000, channelResumeBytes: 300, linkBytes: 2500, linkResumeBytes: 1200 }, before: string[] = []) {
+function link(onOpen: ChannelOpenHandler, flow: Partial<FlowLimits> = { channelBytes: 1000, channelResumeBytes: 300, linkBytes: 2500, linkResumeBytes: 1200 }, before: string[] = []) {
   let workerSocket!: CallbackFrameSocket;
   let sidecarSocket!: CallbackFrameSocket;
   const ended = () =>
@@ -120,9 +121,9 @@ describe('LinkEndpoint flow control', () => {
     expect(host.sources[0]!.held).toBe(0);
   });
 
-  it('holds every channel while the whole link is full, one opened then too, and lets go at its resume mark', async () => {
+  it('holds every busy channel while the whole link is over its budget, not one opened then, and lets go at its resume mark', async () => {
     const host = throttledHost();
-    const l = link(host.onOpen);
+    const l = link(host.onOpen, { channelBytes: 1000, channelResumeBytes: 300, linkBytes: 2500, linkResumeBytes: 1200, quietBytes: 500 });
     await l.open();
     await l.open();
     l.written(2);
@@ -131,7 +132,7 @@ describe('LinkEndpoint flow control', () => {
     await host.channels[0]!.send(padded(900)); // 2700 in all: the link is full, and the first over its own
     expect(host.sources.map((s) => s.held)).toEqual([1, 1]);
     await l.open();
-    expect(host.sources.map((s) => s.held)).toEqual([1, 1, 1]);
+    expect(host.sources.map((s) => s.held)).toEqual([1, 1, 0]); // the new one has nothing waiting
     l.written(2); // the link is down to the first channel's second frame and the third's ack
     expect(host.sources.map((s) => s.held)).toEqual([1, 0, 0]); // the first is still over its own budget
     l.written();

@@ -122,7 +122,7 @@ export class LinkEndpoint {
     const flow = options.flow === false || socket.tracksWrites !== true ? null : new LinkFlow(options.flow, () => this.#channels.values(), {
       held: (queued) => {
         if (isLogWorthy(++this.#fullTimes)) {
-          this.#log.info('Link is full: every channel holds its server\'s output until it drains', { peer: this.peer, queuedBytes: queued, limitBytes: this.#flow?.limits.linkBytes ?? null, times: this.#fullTimes });
+          this.#log.info('Link is full: its busy channels hold their server\'s output until it drains', { peer: this.peer, queuedBytes: queued, limitBytes: this.#flow?.limits.linkBytes ?? null, times: this.#fullTimes });
         }
       },
     });

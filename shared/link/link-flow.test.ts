@@ -7,7 +7,7 @@ function account(): FlowAccount & { holds: boolean[] } {
   return { queued: 0, over: false, holds, hold: (on) => void holds.push(on) };
 }
 
-const LIMITS = { channelBytes: 100, channelResumeBytes: 40, linkBytes: 250, linkResumeBytes: 120 };
+const LIMITS = { channelBytes: 100, channelResumeBytes: 40, linkBytes: 250, linkResumeBytes: 120, quietBytes: 50 };
 
 describe('LinkFlow', () => {
   it('holds a channel past its budget and lets it go at the resume mark, as its frames are written out in order', () => {
@@ -51,7 +51,7 @@ describe('LinkFlow', () => {
     expect(flow.queued).toBe(90);
   });
 
-  it('holds every open channel past the link budget, new ones too, and lets go of those not over their own at the link resume mark', () => {
+  it('holds the busy channels past the link budget, a quiet one only once it grows, and lets go of those not over their own at the link resume mark', () => {
     const a = account();
     const b = account();
     const quiet = account();
@@ -61,23 +61,44 @@ describe('LinkFlow', () => {
     const flow = new LinkFlow(LIMITS, () => open, { held: (q) => events.push(`held ${q}`), released: (q, peak) => events.push(`released ${q} ${peak}`) });
     flow.sent(a, 90);
     flow.sent(b, 90);
-    flow.sent(a, 80); // a: 170, over its own; link 260: full
+    flow.sent(quiet, 10);
+    flow.sent(a, 80); // a: 170, over its own; link 270: over
     expect(a.holds).toEqual([true]);
-    expect(b.holds).toEqual([true]);
+    expect(b.holds).toEqual([true]); // 90, more than a quiet channel's 50
+    expect(quiet.holds).toEqual([]); // 10: its answers go on while the others fill the link
+    expect(events).toEqual(['held 270']);
+    flow.opened(late);
+    expect(late.holds).toEqual([]);
+    flow.sent(quiet, 60); // quiet: 70, past 50 while the link is over
     expect(quiet.holds).toEqual([true]);
-    expect(events).toEqual(['held 260']);
+    flow.written(); // a's 90 out: link 240, a 80
+    flow.written(); // b's 90 out: link 150
+    expect(b.holds).toEqual([true]);
+    flow.written(); // quiet's 10 out: link 140
+    flow.written(); // a's 80 out: link 60, at or below the link's resume mark
+    expect(events).toEqual(['held 270', 'released 60 330']);
+    expect(b.holds).toEqual([true, false]);
+    expect(a.holds).toEqual([true, false]);
+    expect(quiet.holds).toEqual([true, false]); // held by the link only, never over its own budget
+    expect(flow.heldCount).toBe(0);
+  });
+
+  it('holds every channel, quiet and new ones too, once the channels not held have more than the link budget waiting', () => {
+    const busy = account();
+    const quiet = Array.from({ length: 6 }, () => account());
+    const late = account();
+    const flow = new LinkFlow(LIMITS, () => [busy, ...quiet]);
+    flow.sent(busy, 240);
+    flow.sent(quiet[0]!, 45); // 285: over; the busy one holds, the quiet one goes on
+    expect([busy.holds, quiet[0]!.holds]).toEqual([[true], []]);
+    for (const q of quiet.slice(1, 5)) flow.sent(q, 45); // the quiet ones: 225 between them
+    expect(quiet.map((q) => q.holds.length)).toEqual([0, 0, 0, 0, 0, 0]);
+    flow.sent(quiet[5]!, 45); // 270, past the link's budget: every channel holds
+    expect(quiet.map((q) => q.holds)).toEqual(quiet.map(() => [true]));
     flow.opened(late);
     expect(late.holds).toEqual([true]);
-    flow.written(); // a's 90 out: link 170, a 80
-    expect(b.holds).toEqual([true]);
-    flow.written(); // b's 90 out: link 80, at or below the link's resume mark
-    expect(events).toEqual(['held 260', 'released 80 260']);
-    expect(b.holds).toEqual([true, false]);
-    expect(quiet.holds).toEqual([true, false]);
-    expect(late.holds).toEqual([true, false]);
-    expect(a.holds).toEqual([true]); // still over its own budget (80 > 40)
-    flow.written();
-    expect(a.holds).toEqual([true, false]);
+    for (let i = 0; i < 6; i++) flow.written(); // the busy one's 240 and five quiet frames out: 45 left
+    expect([busy.holds, late.holds, quiet[5]!.holds]).toEqual([[true, false], [true, false], [true, false]]);
     expect(flow.heldCount).toBe(0);
   });
 

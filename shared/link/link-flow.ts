@@ -6,10 +6,16 @@
  * reads queued their output in the sidecar without bound, until the socket's write failed
  * (`ENOBUFS` at about 2 GB) and the link dropped, ending every agent's sessions on that host. A
  * channel now holds back its producer (a server's stdout: the pipe fills and the server waits in
- * its own write) while more than `channelBytes` of its frames wait in the socket, and lets it go
- * once they are down to `channelResumeBytes`; past `linkBytes` in all, every open channel holds
- * its producer until the link is down to `linkResumeBytes`. A frame larger than a budget still
- * goes: the channel holds after it.
+ * its own write) while more than `channelBytes` of its frames wait to be written out (in the
+ * sender's queues, `link-sender.ts`, or in the socket), and lets it go once they are down to
+ * `channelResumeBytes`. Past `linkBytes` in all, every channel with more than `quietBytes`
+ * waiting holds its producer until the link is down to `linkResumeBytes`, and a channel that
+ * grows past `quietBytes` meanwhile holds too; once the channels not held have more than
+ * `linkBytes` waiting between them (many quiet ones), every channel holds, new ones too. A
+ * channel with little waiting is left alone while others fill the link: when every
+ * channel held, an agent whose echo answered in a millisecond waited seconds for another agent's
+ * bulk to drain over a 100 Mbit/s link, its answer held in its server's pipe. A frame larger than
+ * a budget still goes: the channel holds after it.
  *
  * How it knows what went: the socket reports each frame written, in the order sent (`ws` calls a
  * send's callback once its bytes are handed to the kernel; `FrameSocket.onwritten`). Each frame
@@ -35,12 +41,15 @@ export const CHANNEL_RESUME_BYTES = 2 * 1024 * 1024;
 export const LINK_QUEUE_BYTES = 64 * 1024 * 1024;
 /** Every channel held by the link lets go at or below this. */
 export const LINK_RESUME_BYTES = 32 * 1024 * 1024;
+/** While the link is over its budget, a channel with at most this much waiting goes on: a few answers of an agent whose answers are small. */
+export const QUIET_CHANNEL_BYTES = 256 * 1024;
 
 export interface FlowLimits {
   channelBytes: number;
   channelResumeBytes: number;
   linkBytes: number;
   linkResumeBytes: number;
+  quietBytes: number;
 }
 
 export const DEFAULT_FLOW_LIMITS: Readonly<FlowLimits> = Object.freeze({
@@ -48,6 +57,7 @@ export const DEFAULT_FLOW_LIMITS: Readonly<FlowLimits> = Object.freeze({
   channelResumeBytes: CHANNEL_RESUME_BYTES,
   linkBytes: LINK_QUEUE_BYTES,
   linkResumeBytes: LINK_RESUME_BYTES,
+  quietBytes: QUIET_CHANNEL_BYTES,
 });
 
 /**
@@ -94,8 +104,13 @@ export class LinkFlow {
   #head = 0;
   #count = 0;
   #queued = 0;
+  #inSocket = 0;
   #peak = 0;
   #linkOver = false;
+  /** The channels not held (and the link's own frames) have more than the link's budget waiting: every channel holds, new ones too. */
+  #linkFull = false;
+  /** What the channels not held, and the link's own frames, have waiting. */
+  #free = 0;
   /** Every channel holding its producer now, closed ones included: each is let go, the link's end at the latest. */
   readonly #held = new Set<FlowAccount>();
 
@@ -106,7 +121,7 @@ export class LinkFlow {
     this.#events = events;
   }
 
-  /** Size of every frame sent and not yet written out. */
+  /** Size of every frame sent and not yet written out, queued before the socket or in it. */
   get queued(): number {
     return this.#queued;
   }
@@ -121,20 +136,43 @@ export class LinkFlow {
     return this.#held.size;
   }
 
+  /** Size of the frames handed to the socket and not yet written out: the part of `queued` past the sender's queues (`link-sender.ts`). */
+  get inSocket(): number {
+    return this.#inSocket;
+  }
+
   /** A frame of `size` went to the socket, for `owner` (null: a control frame of the link's own). */
   sent(owner: FlowAccount | null, size: number): void {
+    this.add(owner, size);
+    this.wrote(owner, size);
+  }
+
+  /** `size` of `owner`'s frames handed to the socket, counted by `add` already; reported by one `written()`. */
+  wrote(owner: FlowAccount | null, size: number): void {
     if (this.#count === this.#sizes.length) this.#grow();
     const at = (this.#head + this.#count) & (this.#sizes.length - 1);
     this.#owners[at] = owner;
     this.#sizes[at] = size;
     this.#count++;
+    this.#inSocket += size;
+  }
+
+  /** A frame of `size` for `owner` is on its way out, in a queue before the socket or in it: it counts against its budgets from now on. */
+  add(owner: FlowAccount | null, size: number): void {
     const queued = (this.#queued += size);
+    if (owner === null || !this.#held.has(owner)) this.#free += size;
     if (queued > this.#peak) this.#peak = queued;
-    if (owner !== null && (owner.queued += size) > this.limits.channelBytes && !owner.over) {
-      owner.over = true;
-      this.#hold(owner);
+    if (owner !== null) {
+      const mine = (owner.queued += size);
+      if (mine > this.limits.channelBytes && !owner.over) {
+        owner.over = true;
+        this.#hold(owner);
+      } else if (this.#linkOver && mine > this.limits.quietBytes) this.#hold(owner);
     }
-    if (queued > this.limits.linkBytes && !this.#linkOver) this.#holdAll();
+    if (!this.#linkOver) {
+      if (queued > this.limits.linkBytes) this.#holdBusy();
+    }
+    if (this.#linkOver && !this.#linkFull && this.#free > this.limits.linkBytes) this.#holdAll();
   }
 
   /** The socket wrote out its oldest frame not yet reported. */
@@ -146,7 +184,9 @@ export class LinkFlow {
     this.#owners[at] = null;
     this.#head = (at + 1) & (this.#sizes.length - 1);
     this.#count--;
+    this.#inSocket -= size;
     this.#queued -= size;
+    if (owner === null || !this.#held.has(owner)) this.#free -= size;
     if (owner !== null && (owner.queued -= size) <= this.limits.channelResumeBytes && owner.over) {
       owner.over = false;
       if (!this.#linkOver) this.#release(owner);
@@ -154,9 +194,9 @@ export class LinkFlow {
     if (this.#linkOver && this.#queued <= this.limits.linkResumeBytes) this.#releaseAll();
   }
 
-  /** A channel just opened: held at once while the link is. */
+  /** A channel just opened: held at once while every channel is. */
   opened(owner: FlowAccount): void {
-    if (this.#linkOver) this.#hold(owner);
+    if (this.#linkFull) this.#hold(owner);
   }
 
   /** The link ended: every hold ends, and reports of frames sent before are ignored. */
@@ -164,6 +204,8 @@ export class LinkFlow {
     const held = [...this.#held];
     this.#held.clear();
     this.#linkOver = false;
+    this.#linkFull = false;
+    this.#free = 0;
     for (let i = 0; i < this.#count; i++) {
       const owner = this.#owners[(this.#head + i) & (this.#sizes.length - 1)] ?? null;
       if (owner !== null) {
@@ -175,27 +217,39 @@ export class LinkFlow {
     this.#head = 0;
     this.#count = 0;
     this.#queued = 0;
+    this.#inSocket = 0;
     for (const owner of held) owner.hold(false);
   }
 
   #hold(owner: FlowAccount): void {
     if (this.#held.has(owner)) return;
     this.#held.add(owner);
+    this.#free -= owner.queued;
     owner.hold(true);
   }
 
   #release(owner: FlowAccount): void {
-    if (this.#held.delete(owner)) owner.hold(false);
+    if (!this.#held.delete(owner)) return;
+    this.#free += owner.queued;
+    owner.hold(false);
+  }
+
+  /** The link is over its budget: every channel with more than a quiet one's waiting holds. */
+  #holdBusy(): void {
+    this.#linkOver = true;
+    this.#events.held?.(this.#queued);
+    const quiet = this.limits.quietBytes;
+    for (const owner of this.#open()) if (owner.queued > quiet) this.#hold(owner);
   }
 
   #holdAll(): void {
-    this.#linkOver = true;
-    this.#events.held?.(this.#queued);
+    this.#linkFull = true;
     for (const owner of this.#open()) this.#hold(owner);
   }
 
   #releaseAll(): void {
     this.#linkOver = false;
+    this.#linkFull = false;
     this.#events.released?.(this.#queued, this.#peak);
     for (const owner of this.#held) if (!owner.over) this.#release(owner);
   }
