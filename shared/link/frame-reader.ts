@@ -13,7 +13,7 @@
  * @module
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { FrameSchema, LINK_PROTOCOL_VERSION, type Frame, type FrameOf } from '../frames.ts';
+import { CHANNEL_PART_PREFIX, ChannelPartSchema, FrameSchema, LINK_PROTOCOL_VERSION, type Frame, type FrameOf } from '../frames.ts';
 import { exceedsDepth, MAX_JSON_DEPTH, shallowRequestId } from '../json-depth.ts';
 
 export type ReadFrame =
@@ -22,6 +22,8 @@ export type ReadFrame =
   /** A `channel-reply`: the channel's last message, then its close (and its ack, if the open still waits). */
   | { kind: 'reply'; channel: number; message: JSONRPCMessage; own?: true }
   | { kind: 'frame'; frame: Frame }
+  /** A piece of a large frame (`channel-part`, `frames.ts`): `text` is the piece. */
+  | { kind: 'part'; channel: number; last: boolean; text: string }
   | { kind: 'too-large' }
   | { kind: 'wrong-version'; version: string }
   /** `channel` and `id` are null when unreadable; `request`: the message inside has a method. */
@@ -30,6 +32,7 @@ export type ReadFrame =
 
 export function readFrame(text: string, maxBytes: number): ReadFrame {
   if (exceeds(text, maxBytes)) return { kind: 'too-large' };
+  if (text.startsWith(CHANNEL_PART_PREFIX)) return readPart(text);
   let frame: Record<string, unknown> & { v?: unknown; type?: unknown; channel?: unknown; message?: unknown };
   try {
     frame = JSON.parse(text);
@@ -71,6 +74,24 @@ export function readFrame(text: string, maxBytes: number): ReadFrame {
     return own === true ? { kind, channel, message: message as JSONRPCMessage, own } : { kind, channel, message: message as JSONRPCMessage };
   }
   return { kind: 'frame', frame: parsed.data };
+}
+
+/** A `channel-part`: its JSON header, checked by its schema, then a newline and the piece. */
+function readPart(text: string): ReadFrame {
+  const end = text.indexOf('\n');
+  if (end === -1) return { kind: 'malformed', problem: 'a channel-part without the newline after its header' };
+  let header: unknown;
+  try {
+    header = JSON.parse(text.slice(0, end));
+  } catch {
+    return { kind: 'malformed', problem: 'a channel-part whose header is not valid JSON' };
+  }
+  const parsed = ChannelPartSchema.safeParse(header);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { kind: 'malformed', problem: `channel-part header: ${issue?.path.length ? `${issue.path.join('.')}: ` : ''}${issue?.message ?? 'not a channel-part header'}` };
+  }
+  return { kind: 'part', channel: parsed.data.channel, last: parsed.data.last === true, text: text.slice(end + 1) };
 }
 
 /**

@@ -24,6 +24,12 @@ export interface FrameSocketCloseInfo {
 export interface FrameSocket {
   /** Sends one text frame. May throw when the socket is already closed. */
   send(text: string): void;
+  /**
+   * Sends one text frame given as its UTF-8 bytes, where the socket can (`ws`): a large frame's
+   * pieces are cut from its bytes, encoded once (`link-sender.ts`), where cutting the text and
+   * encoding each piece copied it twice more. May throw as `send` does.
+   */
+  readonly sendUtf8?: ((bytes: Uint8Array) => void) | undefined;
   /** Starts an orderly close; `onclose` follows once the socket is gone. */
   close(code?: number, reason?: string): void;
   /**
@@ -60,6 +66,7 @@ export class CallbackFrameSocket implements FrameSocket {
   onclose?: (info: FrameSocketCloseInfo) => void;
   onwritten?: () => void;
   readonly tracksWrites: boolean;
+  readonly sendUtf8: ((bytes: Uint8Array) => void) | undefined;
   #closed = false;
   /**
    * Frames sent while no one listened for their writes (the handshake's, before the endpoint):
@@ -71,11 +78,19 @@ export class CallbackFrameSocket implements FrameSocket {
   readonly #abort: (() => void) | undefined;
 
   /** `tracksWrites`: the adapter calls `written()` for each frame sent, in order. */
-  constructor(io: { send(text: string): void; close(code?: number, reason?: string): void; abort?(): void; tracksWrites?: boolean }) {
+  constructor(io: { send(text: string): void; sendUtf8?(bytes: Uint8Array): void; close(code?: number, reason?: string): void; abort?(): void; tracksWrites?: boolean }) {
     this.#send = io.send;
     this.#close = io.close;
     this.#abort = io.abort;
     this.tracksWrites = io.tracksWrites === true;
+    const sendUtf8 = io.sendUtf8;
+    this.sendUtf8 =
+      sendUtf8 === undefined
+        ? undefined
+        : (bytes) => {
+            sendUtf8(bytes);
+            if (this.tracksWrites && this.onwritten === undefined) this.#unclaimed++;
+          };
   }
 
   get closed(): boolean {

@@ -17,7 +17,9 @@
  * the message it reads from such a frame (`audit/host-answers.ts`), for its audit.
  * And flow control, on a socket that reports its writes (the sidecar's): a channel whose frames
  * wait in the socket past its budget, or every channel while the whole link holds too much,
- * holds back the server that feeds it (`link-flow.ts`).
+ * holds back the server that feeds it (`link-flow.ts`); its channels' frames leave in turns, a
+ * large one in pieces where the worker reads them (`link-sender.ts`), which the worker joins
+ * (`#piece`).
  *
  * Every inbound frame gets one `JSON.parse` and the zod frame schema; nothing is logged per
  * message. Measured (npm run bench, 2 shared cores): 2 frames and ~305 bytes of payload per echo
@@ -31,16 +33,18 @@ import { jsonRpcErrorBody, LocalError, WireError, type FailureReason } from '../
 import { MAX_JSON_DEPTH } from '../json-depth.ts';
 import { isLogWorthy } from '../log.ts';
 import { rawTextOf } from '../raw-message-text.ts';
-import { clipFrameMessage as clip, LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame, type FrameOf } from '../frames.ts';
+import { channelPartHeader, clipFrameMessage as clip, LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES, type Frame, type FrameOf } from '../frames.ts';
 import { hostAnswer } from '../audit/host-answers.ts';
 import { DeferredAcks } from './deferred-acks.ts';
 import { closeQuietly, type FrameSocket } from './frame-socket.ts';
-import { exceeds, readFrame } from './frame-reader.ts';
+import { exceeds, readFrame, type ReadFrame } from './frame-reader.ts';
 import { McpChannelClientTransport, type ChannelIo } from './mcp-channel-client-transport.ts';
 import { PendingOpens, type PendingOpen } from './pending-opens.ts';
 import { RecentCloses } from './recent-closes.ts';
 import { KEEPALIVE_FRAME, LinkLiveness } from './link-liveness.ts';
-import { LinkFlow, type FlowAccount } from './link-flow.ts';
+import { LinkFlow } from './link-flow.ts';
+import { LinkSender, PARTED_CHANNELS, WINDOW_BYTES } from './link-sender.ts';
+import { unrefTimer } from '../unref-timer.ts';
 import type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats, OpenChannelOptions } from './link-types.ts';
 
 export { exceeds } from './frame-reader.ts';
@@ -59,6 +63,10 @@ function carrying(type: 'channel-message' | 'channel-reply', channel: number, me
   return own ? { v: LINK_PROTOCOL_VERSION, type, channel, message, own } : { v: LINK_PROTOCOL_VERSION, type, channel, message };
 }
 const MAX_CHANNEL_ID = 2 ** 31;
+/** A paced link's worker acknowledges the host's frames once it read this much of them (a sixteenth of the host's window)… */
+export const ACK_EVERY_CHARS = 64 * 1024;
+/** …or this long after the first it has not acknowledged. */
+export const ACK_DELAY_MS = 1000;
 
 export class LinkEndpoint {
   /** Settles once, when the link has ended for any cause. */
@@ -92,6 +100,19 @@ export class LinkEndpoint {
   readonly #liveness: LinkLiveness | null;
   /** Null where the socket does not report its writes, or flow control is off. */
   readonly #flow: LinkFlow | null;
+  /** Takes every frame where there is flow control: channels in turns, large frames in pieces. */
+  readonly #sender: LinkSender | null;
+  /** Both ends agreed on pacing (`paced`): the host sends pieces and a window, the worker reads pieces and acknowledges. */
+  readonly #paced: boolean;
+  /** Worker end of a paced link: frames read and not yet acknowledged, their size, and the timer that acknowledges them at the latest. */
+  #unackedFrames = 0;
+  #unackedChars = 0;
+  #ackTimer: ReturnType<typeof setTimeout> | undefined = undefined;
+  readonly #ackEveryChars: number;
+  readonly #ackDelayMs: number;
+  /** Pieces of a frame received so far, by channel, and their size in all (`#piece`). */
+  readonly #pieces = new Map<number, { texts: string[]; chars: number }>();
+  #pieceChars = 0;
   /** Times the whole link was full, so the log tells of the 1st, 10th, 100th, … */
   #fullTimes = 0;
   #framesIn = 0;
@@ -127,7 +148,27 @@ export class LinkEndpoint {
       },
     });
     this.#flow = flow;
-    if (flow !== null) socket.onwritten = () => flow.written();
+    this.#paced = options.paced === true;
+    this.#ackEveryChars = options.acks?.everyChars ?? ACK_EVERY_CHARS;
+    this.#ackDelayMs = options.acks?.delayMs ?? ACK_DELAY_MS;
+    if (flow === null) this.#sender = null;
+    else {
+      const sender = new LinkSender(flow, {
+        ...options.sender,
+        write: (text) => {
+          socket.send(text);
+          this.onFrame?.('out', text);
+        },
+        writeUtf8: socket.sendUtf8 === undefined ? undefined : (bytes) => {
+          socket.sendUtf8!(bytes);
+          if (this.onFrame !== undefined) this.onFrame('out', new TextDecoder().decode(bytes));
+        },
+        part: this.#paced ? channelPartHeader : null,
+        windowBytes: this.#paced ? (options.sender?.windowBytes ?? WINDOW_BYTES) : null,
+      });
+      this.#sender = sender;
+      socket.onwritten = () => sender.written();
+    }
     socket.onclose = (info) =>
       this.#teardown({ reason: 'host-offline', message: `Link socket closed${info.code === undefined ? '' : ` (code ${info.code})`}` }, 'none');
     const deadAfterMs = options.deadAfterMs ?? 20_000;
@@ -156,6 +197,8 @@ export class LinkEndpoint {
       queuedBytes: flow?.queued ?? 0,
       peakQueuedBytes: flow?.peak ?? 0,
       heldChannels: flow?.heldCount ?? 0,
+      unackedBytes: this.#sender?.inFlight ?? 0,
+      waitingFrames: this.#sender?.waitingFrames ?? 0,
     };
   }
 
@@ -243,31 +286,54 @@ export class LinkEndpoint {
     // After this end closed the link, what the peer sent meanwhile (its own shutdown crossing
     // ours) has no channel to go to and is nothing to warn about.
     if (this.#closed) return;
+    this.#take(text);
+    if (this.#paced && this.role === 'worker' && !this.#closed) this.#read(text.length);
+  }
+
+  /**
+   * Worker end of a paced link: one more frame of the host's read. Acknowledged once this much is
+   * read (after it was handled, so that a worker busy with a large message slows the host), and
+   * within `ackDelayMs` in any case: a window never waits long on the last few frames, and a
+   * Durable Object acknowledges all it read before it may sleep and lose its count.
+   */
+  #read(chars: number): void {
+    this.#unackedFrames++;
+    if ((this.#unackedChars += chars) >= this.#ackEveryChars) this.#acknowledge();
+    else if (this.#ackTimer === undefined) {
+      this.#ackTimer = setTimeout(() => this.#acknowledge(), this.#ackDelayMs);
+      unrefTimer(this.#ackTimer);
+    }
+  }
+
+  #acknowledge(): void {
+    if (this.#ackTimer !== undefined) clearTimeout(this.#ackTimer);
+    this.#ackTimer = undefined;
+    const frames = this.#unackedFrames;
+    if (frames === 0 || this.#closed) return;
+    this.#unackedFrames = 0;
+    this.#unackedChars = 0;
+    this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'link-ack', frames });
+  }
+
+  #take(text: string): void {
     this.onFrame?.('in', text);
     this.#framesIn++;
     this.#liveness?.heard();
     const read = readFrame(text, this.#max);
     switch (read.kind) {
-      case 'message': {
-        // A host's mark is believed where this end asked for marks, and there only (`host-answers`).
-        if (read.own === true && this.#asksOwn) hostAnswer(read.message);
-        const channel = this.#channels.get(read.channel);
-        if (channel === undefined) this.#unknownChannel(read.channel, false);
-        else this.#deliver(read.channel, channel, read.message);
-        return;
-      }
+      case 'message':
       case 'reply':
-        if (read.own === true && this.#asksOwn) hostAnswer(read.message);
-        return this.#replied(read.channel, read.message);
+        return this.#arrived(read);
       case 'too-deep':
         return this.#tooDeep(read);
       case 'frame':
         return this.#dispatch(read.frame);
+      case 'part':
+        return this.#piece(read);
       case 'malformed':
         return this.#badFrame(read.problem);
       case 'too-large':
-        this.#log.warn('Link frame too large', { peer: this.peer, chars: text.length, limit: this.#max });
-        return this.#teardown({ reason: 'invalid-request', message: `Incoming link frame exceeds the ${this.#max} byte limit` }, 'tell-and-close', 1009);
+        return this.#tooLarge(text.length);
       case 'wrong-version':
         return this.#teardown(
           { reason: 'invalid-request', message: `Unsupported link protocol version ${read.version}: this end speaks version ${LINK_PROTOCOL_VERSION}` },
@@ -275,6 +341,46 @@ export class LinkEndpoint {
           1002,
         );
     }
+  }
+
+  #arrived(read: Extract<ReadFrame, { kind: 'message' | 'reply' }>): void {
+    // A host's mark is believed where this end asked for marks, and there only (`host-answers`).
+    if (read.own === true && this.#asksOwn) hostAnswer(read.message);
+    if (read.kind === 'reply') return this.#replied(read.channel, read.message);
+    const channel = this.#channels.get(read.channel);
+    if (channel === undefined) this.#unknownChannel(read.channel, false);
+    else this.#deliver(read.channel, channel, read.message);
+  }
+
+  #tooLarge(chars: number, heldChars?: number): void {
+    this.#log.warn('Link frame too large', { peer: this.peer, chars, limit: this.#max, ...(heldChars !== undefined ? { heldChars } : {}) });
+    this.#teardown({ reason: 'invalid-request', message: `Incoming link frame exceeds the ${this.#max} byte limit` }, 'tell-and-close', 1009);
+  }
+
+  /**
+   * Worker end: a piece of a large frame (`link-sender.ts`). A channel's pieces are held until its
+   * last, then read as the frame they make, which must be that channel's `channel-message` or
+   * `channel-reply`. What is held counts against the frame limit per frame, and against
+   * `PARTED_CHANNELS` frames' worth in all (what a host that follows the rules holds at most): a
+   * host past either has its link ended, as for an oversized frame.
+   */
+  #piece(frame: Extract<ReadFrame, { kind: 'part' }>): void {
+    if (!this.#paced || this.role !== 'worker') return this.#badFrame('channel-part where this end did not say it reads them');
+    const id = frame.channel;
+    let held = this.#pieces.get(id);
+    if (held === undefined) this.#pieces.set(id, (held = { texts: [], chars: 0 }));
+    held.texts.push(frame.text);
+    held.chars += frame.text.length;
+    this.#pieceChars += frame.text.length;
+    if (held.chars > this.#max || this.#pieceChars > PARTED_CHANNELS * this.#max) return this.#tooLarge(held.chars, this.#pieceChars);
+    if (!frame.last) return;
+    this.#pieces.delete(id);
+    this.#pieceChars -= held.chars;
+    const read = readFrame(held.texts.length === 1 ? held.texts[0]! : held.texts.join(''), this.#max);
+    if ((read.kind === 'message' || read.kind === 'reply') && read.channel === id) return this.#arrived(read);
+    if (read.kind === 'too-deep' && read.channel === id) return this.#tooDeep(read);
+    if (read.kind === 'too-large') return this.#tooLarge(held.chars);
+    this.#badFrame(`the pieces of a channel-part on channel ${id} make no channel-message or channel-reply of that channel`);
   }
 
   /**
@@ -290,7 +396,7 @@ export class LinkEndpoint {
       const requestId = 'method' in message && 'id' in message ? message.id : undefined;
       if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
       const failure = new WireError('invalid-request', `The message could not be handled on the ${this.role === 'sidecar' ? 'host' : 'worker'}: see its log`);
-      this.#trySend(this.#ownAnswer(channel, jsonRpcErrorBody(requestId, failure) as JSONRPCMessage));
+      this.#trySend(this.#ownAnswer(channel, jsonRpcErrorBody(requestId, failure) as JSONRPCMessage), channel);
     }
   }
 
@@ -316,7 +422,7 @@ export class LinkEndpoint {
     if (read.type !== 'channel-message' || read.id === null) return;
     const channel = this.#channels.get(id);
     if (channel === undefined) return this.#unknownChannel(id, false);
-    if (read.request) this.#trySend(this.#ownAnswer(channel, refusal('Request')));
+    if (read.request) this.#trySend(this.#ownAnswer(channel, refusal('Request')), channel);
     else this.#deliver(id, channel, refusal('Response'));
   }
 
@@ -356,6 +462,9 @@ export class LinkEndpoint {
         channel.remoteClosed({ ...(frame.reason ? { reason: frame.reason } : {}), ...(frame.message ? { message: frame.message } : {}) });
         return;
       }
+      case 'link-ack':
+        if (!this.#paced || this.#sender === null) return this.#badFrame('link-ack where this end does not pace what it sends');
+        return this.#sender.acked(frame.frames);
       case 'keepalive':
         this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'keepalive-reply', id: frame.id });
         return;
@@ -435,13 +544,14 @@ export class LinkEndpoint {
     this.#pending.take(channel.id);
     if (this.#closed) return;
     this.#closedHere.remember(channel.id);
+    // The channel's own: it leaves behind what the channel sent before.
     this.#trySend({
       v: LINK_PROTOCOL_VERSION,
       type: 'channel-close',
       channel: channel.id,
       ...(info.reason ? { reason: info.reason } : {}),
       ...(info.message ? { message: clip(info.message) } : {}),
-    });
+    }, channel);
   }
 
   /**
@@ -483,25 +593,28 @@ export class LinkEndpoint {
    * Sends one frame, counted against `owner`'s budget where there is flow control; throws
    * `WireError` when it is too large (never truncated) or the link is down.
    */
-  #sendFrame(frame: Frame | string, owner: FlowAccount | null = null): void {
+  #sendFrame(frame: Frame | string, owner: McpChannelClientTransport | null = null): void {
     const text = typeof frame === 'string' ? frame : JSON.stringify(frame);
     if (exceeds(text, this.#max)) {
       throw new WireError('invalid-request', `Message too large for the link: more than the ${this.#max} byte frame limit`);
     }
     try {
+      // The sender counts a frame only once the socket took it: a frame it refused is never reported written.
+      if (this.#sender !== null) return this.#sender.send(owner, text);
       this.#socket.send(text);
     } catch (cause) {
       throw new WireError('host-offline', `Link to ${this.peer} is closed`, { cause });
     }
-    // After the send: a frame the socket refused is never reported written.
-    this.#flow?.sent(owner, text.length);
     this.onFrame?.('out', text);
   }
 
-  /** False when the frame did not go. Control frames are best effort: a closed socket tears the link down through onclose. */
-  #trySend(frame: Frame): boolean {
+  /**
+   * False when the frame did not go. Control frames are best effort: a closed socket tears the
+   * link down through onclose. `owner`: the channel whose order the frame keeps.
+   */
+  #trySend(frame: Frame, owner: McpChannelClientTransport | null = null): boolean {
     try {
-      this.#sendFrame(frame);
+      this.#sendFrame(frame, owner);
       return true;
     } catch {
       return false;
@@ -541,6 +654,8 @@ export class LinkEndpoint {
     if (this.#closed) return;
     this.#closed = true;
     this.#liveness?.stop();
+    // What the channels sent before the end leaves before it, as when every frame went to the socket at once.
+    if (socketAction === 'close' || socketAction === 'tell-and-close') this.#sender?.flush();
     if (socketAction === 'tell-and-close') {
       this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'link-close', ...(info.reason ? { reason: info.reason } : {}), message: clip(info.message) });
     }
@@ -553,7 +668,10 @@ export class LinkEndpoint {
     const failed = new WireError('host-offline', clip(failure));
     this.#pending.failAll(failed);
     this.#acks.clear();
-    this.#flow?.reset();
+    if (this.#sender !== null) this.#sender.reset();
+    if (this.#ackTimer !== undefined) clearTimeout(this.#ackTimer);
+    this.#pieces.clear();
+    this.#pieceChars = 0;
     this.#closedHere.clear();
     const channels = [...this.#channels.values()];
     this.#channels.clear();

@@ -18,7 +18,7 @@ async function hostKey() {
 }
 
 /** A worker that checks proofs against `known`, and a sidecar that signs with `signer`, over one socket pair. */
-async function handshake(options: { signer: CryptoKey; known: CryptoKey; dialled?: string }) {
+async function handshake(options: { signer: CryptoKey; known: CryptoKey; dialled?: string; paced?: boolean }) {
   const [workerSocket, sidecarSocket] = createFrameSocketPair();
   const frames: Array<{ from: string; frame: Record<string, unknown> }> = [];
   const tap = (from: string, socket: typeof workerSocket) => {
@@ -32,20 +32,23 @@ async function handshake(options: { signer: CryptoKey; known: CryptoKey; dialled
   tap('sidecar', sidecarSocket);
   const verify = async (proof: { signature: string }, nonce: string): Promise<ProofVerdict> =>
     (await verifyLinkProof(options.known, { origin: ORIGIN, entityId: ENTITY, nonce }, proof.signature)) ? { ok: true } : { ok: false, message: 'The worker does not know this host\'s key' };
-  const worker = challengeHost(workerSocket, { verify, accept: () => new LinkEndpoint(workerSocket, { role: 'worker', peer: ENTITY }) });
+  const worker = challengeHost(workerSocket, { verify, ...(options.paced ? { paced: true } : {}), accept: () => new LinkEndpoint(workerSocket, { role: 'worker', peer: ENTITY }) });
+  const accepted: unknown[] = [];
   const origin = options.dialled ?? ORIGIN;
   const sidecar = answerChallenge(sidecarSocket, {
     prove: async (nonce) => ({ origin, signature: await signLinkProof(options.signer, { origin, entityId: ENTITY, nonce }) }),
-    accept: () =>
-      new LinkEndpoint(sidecarSocket, {
+    accept: (frame) => {
+      accepted.push(frame);
+      return new LinkEndpoint(sidecarSocket, {
         role: 'sidecar',
         onOpen: async (_request, channel) => {
           channel.onmessage = (m) => void channel.send(m);
           void channel.start();
         },
-      }),
+      });
+    },
   });
-  return { worker, sidecar, frames, workerSocket, sidecarSocket };
+  return { worker, sidecar, frames, workerSocket, sidecarSocket, accepted };
 }
 
 describe('link handshake', () => {
@@ -55,6 +58,7 @@ describe('link handshake', () => {
     const [workerEnd, sidecarEnd] = await Promise.all([worker, sidecar]);
     expect(frames.map((f) => `${f.from}:${String(f.frame.type)}`)).toEqual(['worker:link-challenge', 'sidecar:link-proof', 'worker:link-accepted']);
     expect(frames[1]!.frame.origin).toBe(ORIGIN);
+    expect(frames[2]!.frame).toEqual({ v: 1, type: 'link-accepted' }); // no `paced` to a host that did not name the feature: its schema refuses the key
     const channel = await workerEnd.openChannel({ type: 'mcp' });
     const reply = new Promise((resolve) => (channel.onmessage = resolve));
     void channel.start();
@@ -62,6 +66,14 @@ describe('link handshake', () => {
     expect(await reply).toEqual({ jsonrpc: '2.0', id: 1, method: 'ping' });
     workerEnd.close();
     sidecarEnd.close();
+  });
+
+  it('tells the host it reads pieces where asked to, and hands the sidecar\'s accept the worker\'s link-accepted', async () => {
+    const key = await hostKey();
+    const { worker, sidecar, accepted } = await handshake({ signer: key.privateKey, known: key.publicKey, paced: true });
+    const ends = await Promise.all([worker, sidecar]);
+    expect(accepted).toEqual([{ v: 1, type: 'link-accepted', paced: true }]);
+    for (const end of ends) end.close();
   });
 
   it('refuses a proof by another key: unauthorized on both ends, with the worker\'s message, and no endpoint', async () => {

@@ -57,8 +57,11 @@ export const PROOF_TIMEOUT_MS = 5_000;
 export const PRE_AUTH_MAX_FRAME_BYTES = 8 * 1024;
 
 export interface HandshakeOptions<T> {
-  /** Builds what runs on the socket once the handshake succeeded (the link endpoint). */
-  accept(): T;
+  /**
+   * Builds what runs on the socket once the handshake succeeded (the link endpoint); on the
+   * sidecar's end, given the worker's `link-accepted`.
+   */
+  accept(accepted?: FrameOf<'link-accepted'>): T;
   timeoutMs?: number;
   maxFrameBytes?: number;
 }
@@ -72,6 +75,8 @@ export interface ChallengeOptions<T> extends HandshakeOptions<T> {
   nonce?: string;
   /** What the worker expects of this host, sent with `link-accepted` (a doctor's probe only). */
   expects?: () => HostExpectations | undefined;
+  /** Tells the host, on `link-accepted`, that this end reads `channel-part` and acknowledges frames (only to a host that announced `paced`). */
+  paced?: boolean;
 }
 
 export interface AnswerOptions<T> extends HandshakeOptions<T> {
@@ -101,7 +106,7 @@ export function challengeHost<T>(socket: FrameSocket, options: ChallengeOptions<
         (verdict) => {
           if (!verdict.ok) return step.refuse('unauthorized', verdict.message);
           const expects = options.expects?.();
-          step.send({ v: LINK_PROTOCOL_VERSION, type: 'link-accepted', ...(expects !== undefined ? { expects } : {}) });
+          step.send({ v: LINK_PROTOCOL_VERSION, type: 'link-accepted', ...(expects !== undefined ? { expects } : {}), ...(options.paced === true ? { paced: true as const } : {}) });
           step.succeed();
         },
         () => step.refuse('unauthorized', 'The host\'s link proof could not be checked'),
@@ -132,7 +137,7 @@ export function answerChallenge<T>(socket: FrameSocket, options: AnswerOptions<T
       }
       if (frame.type === 'link-accepted' && state === 'awaiting-verdict') {
         if (frame.expects !== undefined) options.onExpects?.(frame.expects);
-        return step.succeed();
+        return step.succeed(frame);
       }
       step.refuse('invalid-request', `Expected ${state === 'awaiting-challenge' ? 'link-challenge' : 'link-accepted'}, got ${frame.type}: a link opens with the handshake`);
     };
@@ -141,7 +146,7 @@ export function answerChallenge<T>(socket: FrameSocket, options: AnswerOptions<T
 
 interface Step {
   send(frame: Frame): void;
-  succeed(): void;
+  succeed(accepted?: FrameOf<'link-accepted'>): void;
   /** Tells the peer why (link-close) and closes, with `code` or the one `reason` implies. */
   refuse(reason: FailureReason, message: string, code?: number): void;
   /** The peer ended the handshake with a link-close. */
@@ -171,12 +176,12 @@ function runHandshake<T>(socket: FrameSocket, options: HandshakeOptions<T>, star
       send: (frame) => {
         if (!settled) send(frame);
       },
-      succeed: () => {
+      succeed: (accepted) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         try {
-          resolve(options.accept());
+          resolve(options.accept(accepted));
         } catch (error) {
           reject(error);
         }
@@ -204,7 +209,8 @@ function runHandshake<T>(socket: FrameSocket, options: HandshakeOptions<T>, star
         case 'frame':
           return onFrame?.(read.frame);
         case 'message':
-          return step.refuse('invalid-request', 'Expected the handshake, got channel-message: nothing else is accepted before the link handshake completes');
+        case 'part':
+          return step.refuse('invalid-request', `Expected the handshake, got ${read.kind === 'part' ? 'channel-part' : 'channel-message'}: nothing else is accepted before the link handshake completes`);
         case 'too-large':
           // 1009 as on a live link: the peer learns it was the size, even if the link-close is lost.
           return step.refuse('invalid-request', `Incoming link frame exceeds the ${max} byte limit${max < MAX_FRAME_BYTES ? ' before the host is verified' : ''}`, 1009);

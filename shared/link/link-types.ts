@@ -67,6 +67,17 @@ export interface LinkEndpointOptions {
    * make them small); `false` turns it off. Only a socket that reports its writes has any.
    */
   flow?: Partial<FlowLimits> | false;
+  /**
+   * Both ends agreed to pace the host's sending (`paced`, `link-features.ts`). Sidecar end: a
+   * large frame goes in pieces, and at most a window of frames the worker has not acknowledged,
+   * where the socket reports its writes (`link-sender.ts`). Worker end: it reads pieces (refused
+   * elsewhere) and acknowledges the frames it read (`link-ack`).
+   */
+  paced?: boolean;
+  /** The sending end's turns, pieces and window (`link-sender.ts`), its defaults where left out (tests make them small). */
+  sender?: { socketBytes?: number; partChars?: number; partedChannels?: number; windowBytes?: number };
+  /** Worker end of a paced link: acknowledges once it read this much of the host's frames, or within `ackDelayMs`. */
+  acks?: { everyChars?: number; delayMs?: number };
   log?: LinkLogger;
 }
 
@@ -85,6 +96,9 @@ export interface LinkStats {
   queuedBytes: number;
   peakQueuedBytes: number;
   heldChannels: number;
+  /** A paced link's host end (`link-sender.ts`; 0 elsewhere): bytes sent the worker has not acknowledged, and frames waiting their turn. */
+  unackedBytes: number;
+  waitingFrames: number;
 }
 
 export interface OpenChannelOptions {

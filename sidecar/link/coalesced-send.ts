@@ -21,8 +21,11 @@ interface Corkable {
 
 /** One options object for every send: given a callback, `ws` otherwise makes an empty one per frame. */
 const SEND_OPTIONS = {};
+/** A text frame given as its UTF-8 bytes (`FrameSocket.sendUtf8`): `ws` takes bytes for binary unless told. */
+const UTF8_TEXT = { binary: false };
 
-export function coalescedSend(ws: WebSocket, written?: (error?: Error) => void): (text: string) => void {
+/** A text frame is given as its text, or as its UTF-8 bytes (`FrameSocket.sendUtf8`). */
+export function coalescedSend(ws: WebSocket, written?: (error?: Error) => void): (text: string | Uint8Array) => void {
   let corked = false;
   return (text) => {
     const socket = (ws as unknown as { _socket?: Corkable | null })._socket;
@@ -34,6 +37,6 @@ export function coalescedSend(ws: WebSocket, written?: (error?: Error) => void):
         socket.uncork();
       });
     }
-    ws.send(text, SEND_OPTIONS, written);
+    ws.send(text, typeof text === 'string' ? SEND_OPTIONS : UTF8_TEXT, written);
   };
 }

@@ -11,6 +11,7 @@ import { startInProcessWorker, type InProcessWorker } from '../../test/support/n
 import { createLogger } from '../log.ts';
 import { loadHostKey } from './host-key.ts';
 import { backoffDelay, LinkClient, linkUrl } from './link-client.ts';
+import { PART_CHARS } from '../../shared/link/link-sender.ts';
 
 const ALICE = hostCredential('alice-laptop');
 const echo: ChannelOpenHandler = async (_request, channel) => {
@@ -140,6 +141,27 @@ describe('LinkClient', () => {
     void channel.start();
     expect(await reply).toEqual(ping);
     expect(seen).toEqual([['channel-open', true, true]]);
+  });
+
+  it('is told by the worker that it reads pieces, and sends a large answer in pieces over ws that arrive whole', async () => {
+    const w = await worker();
+    const { linkClient } = await client(w.url, ALICE);
+    await until(() => linkClient.endpoint !== null && w.registry.status()[0]!.linked);
+    const out: string[] = [];
+    linkClient.endpoint!.onFrame = (direction, text) => {
+      if (direction === 'out') out.push((JSON.parse(text.split('\n', 1)[0]!) as { type: string }).type);
+    };
+    const channel = await w.registry.openChannel('alice-laptop', {});
+    // Characters of two UTF-16 units, at both offsets: a piece cut between the halves of one would arrive as U+FFFD.
+    const bigs = ['', 'x'].map((lead) => ({ jsonrpc: '2.0' as const, method: 'notifications/message', params: { level: 'info', data: `${lead}${'🦊'.repeat(300_000)}` } }));
+    const replies: unknown[] = [];
+    const both = new Promise((resolve) => (channel.onmessage = (m) => replies.push(m) === 2 && resolve(undefined)));
+    void channel.start();
+    for (const big of bigs) await channel.send(big);
+    await both;
+    expect(replies).toEqual(bigs);
+    // 1.2 MB of UTF-8 each, in pieces of PART_CHARS bytes.
+    expect(out.filter((type) => type === 'channel-part')).toHaveLength(2 * Math.ceil(1_200_100 / PART_CHARS));
   });
 
   it('logs a refused key clearly, with what to do and without the key, and keeps retrying', async () => {

@@ -194,8 +194,10 @@ export class LinkClient {
     });
     ws.on('error', (error) => (failure = error));
     ws.on('open', () => {
+      const sendFrame = coalescedSend(ws, () => opened.written());
       const opened: CallbackFrameSocket = new CallbackFrameSocket({
-        send: coalescedSend(ws, () => opened.written()),
+        send: sendFrame,
+        sendUtf8: sendFrame,
         close: (code, reason) => ws.close(code, reason),
         abort: () => ws.terminate(),
         tracksWrites: true,
@@ -208,7 +210,7 @@ export class LinkClient {
       const origin = this.#origin;
       handshake = answerChallenge(opened, {
         prove: async (nonce) => ({ origin, signature: await key.sign({ origin, entityId, nonce }) }),
-        accept: () => new LinkEndpoint(opened, { ...this.#options.endpoint, role: 'sidecar', peer: 'worker', onOpen: this.#options.onOpen, log: this.#log }),
+        accept: (accepted) => new LinkEndpoint(opened, { ...this.#options.endpoint, role: 'sidecar', peer: 'worker', onOpen: this.#options.onOpen, log: this.#log, paced: accepted?.paced === true }),
         maxFrameBytes: maxFrame,
         ...(this.#options.handshakeTimeoutMs !== undefined ? { timeoutMs: this.#options.handshakeTimeoutMs } : {}),
       }).then(

@@ -51,6 +51,12 @@ export interface StackSpec {
   sidecar?: Record<string, unknown>;
   /** Flags for the sidecar's node (e.g. `--perf-basic-prof`), as `SidecarOptions.nodeFlags`. */
   sidecarNodeFlags?: string[];
+  /**
+   * The URL host A's sidecar dials instead of the worker's: a relay in front of the worker's port,
+   * which the caller runs (a shaped network path, `test/bench/link-fairness.ts`). The worker's
+   * `public-url` is set to it, as a worker behind a proxy has it.
+   */
+  linkUrl?: (workerPort: number) => string | Promise<string>;
 }
 
 export interface Stack {
@@ -131,6 +137,11 @@ export async function startStack(spec: StackSpec): Promise<Stack> {
   for (const [ref, profile] of Object.entries(spec.profiles ?? {})) writeFileSync(join(configDir, 'trust-profiles', `${ref}.json`), JSON.stringify(profile));
   const store = new TrustProfileStore(join(configDir, 'trust-profiles'));
   const onA = { type: 'user-computer-profile', 'entity-id': HOST_A, target: { type: 'local' } };
+  // Worker and sidecar start side by side (the sidecar retries until the worker listens), which
+  // saves a process start per file; so the port is chosen up front.
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const linkUrl = await spec.linkUrl?.(port);
   const configFile = writeWorkerConfig(dir, {
     agents: await Promise.all(
       agents.map(async (a) =>
@@ -150,6 +161,7 @@ export async function startStack(spec: StackSpec): Promise<Stack> {
       offline: { executor: { type: 'reverse-http', 'entity-id': HOST_B } },
     },
     'admin-token-sha256': tokenSha256(tokens.admin!),
+    ...(linkUrl !== undefined ? { 'public-url': linkUrl } : {}),
     ...spec.worker,
   });
 
@@ -162,11 +174,7 @@ export async function startStack(spec: StackSpec): Promise<Stack> {
   // A worker with OAuth keeps its state beside its config, so a restart finds its clients and grants.
   const stateDir = spec.worker?.oauth !== undefined ? join(dir, 'worker-state') : undefined;
   const startWorker = async (port: number) => track(await startWorkerProcessFromFile(procs, configFile, { port, logLevel, ...(stateDir !== undefined ? { stateDir } : {}) }));
-  // Worker and sidecar start side by side (the sidecar retries until the worker listens), which
-  // saves a process start per file; so the port is chosen up front.
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  writeSidecarDir(configDir, { worker: url, host: hostA, servers: spec.servers, ...(spec.profiles ? { profiles: spec.profiles } : {}), ...(spec.sidecar ? { sidecar: spec.sidecar } : {}) });
+  writeSidecarDir(configDir, { worker: linkUrl ?? url, host: hostA, servers: spec.servers, ...(spec.profiles ? { profiles: spec.profiles } : {}), ...(spec.sidecar ? { sidecar: spec.sidecar } : {}) });
   const startSidecar = () => track(startSidecarProcess(procs, configDir, { logLevel, ...(spec.sidecarNodeFlags ? { nodeFlags: spec.sidecarNodeFlags } : {}) }));
   const sidecars: SidecarProcess[] = [];
   let sidecar = startSidecar();

@@ -138,6 +138,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
 
     const probe = c.req.header(LINK_PROBE_HEADER) === '1';
     const peerFeatures = linkFeaturesOf(c.req.header(LINK_FEATURES_HEADER));
+    const paced = peerFeatures.has('paced');
     let socket: CallbackFrameSocket | undefined;
     let endpoint: LinkEndpoint | undefined;
     return options.upgradeWebSocket(c, {
@@ -152,6 +153,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
         socket = opened;
         challengeHost(opened, {
           verify: (proof, nonce) => checkProof(verifier, entityId, origin, proof, nonce),
+          paced,
           ...(probe && options.expectations !== undefined ? { expects: () => options.expectations?.(entityId) } : {}),
           // Built and registered only now: until the proof verified, nothing replaces a live link.
           // A probe (doctor) is verified the same way and then closed, never registered.
@@ -162,7 +164,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
               opened.close(1000, 'Link probe verified');
               return undefined;
             }
-            endpoint = new LinkEndpoint(opened, { ...options.endpoint, role: 'worker', peer: entityId, peerFeatures, ...(log ? { log } : {}) });
+            endpoint = new LinkEndpoint(opened, { ...options.endpoint, role: 'worker', peer: entityId, peerFeatures, paced, ...(log ? { log } : {}) });
             options.registry.attach(entityId, endpoint);
             options.onAccepted?.(entityId, ws, endpoint);
             return endpoint;
@@ -251,8 +253,8 @@ export function attachInMemoryHost(
   const [workerSocket, sidecarSocket] = createFrameSocketPair();
   const logged = options.log ? { log: options.log } : {};
   // The sidecar end is this code's: it reads everything this code sends.
-  const worker = new LinkEndpoint(workerSocket, { ...options.endpoint, ...logged, role: 'worker', peer: entityId, peerFeatures: new Set(LINK_FEATURES) });
-  const sidecar = new LinkEndpoint(sidecarSocket, { ...options.endpoint, ...logged, role: 'sidecar', peer: 'worker', onOpen });
+  const worker = new LinkEndpoint(workerSocket, { ...options.endpoint, ...logged, role: 'worker', peer: entityId, peerFeatures: new Set(LINK_FEATURES), paced: true });
+  const sidecar = new LinkEndpoint(sidecarSocket, { ...options.endpoint, ...logged, role: 'sidecar', peer: 'worker', onOpen, paced: true });
   registry.attach(entityId, worker);
   return { worker, sidecar, close: () => worker.close({ message: 'In-memory host detached' }) };
 }

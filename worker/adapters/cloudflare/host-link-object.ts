@@ -211,7 +211,7 @@ export class HostLink {
     const entityId = attachment['entity-id'];
     const socket = frameSocketOver(newest.ws);
     const peerFeatures = linkFeaturesOf(attachment.features?.join(','));
-    const endpoint = new LinkEndpoint(socket, { role: 'worker', peer: entityId, liveness: false, log: live.log, peerFeatures });
+    const endpoint = new LinkEndpoint(socket, { role: 'worker', peer: entityId, liveness: false, log: live.log, peerFeatures, paced: peerFeatures.has('paced') });
     live.sockets.adopt(newest.ws, {
       onMessage: (event) => {
         if (typeof event.data === 'string') socket.receive(event.data);

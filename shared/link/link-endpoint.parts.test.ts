@@ -1,0 +1,234 @@
+/**
+ * A host's frames in turns and large ones in pieces (`link-sender.ts`), end to end between two
+ * endpoints: the sidecar's socket reports each write once the worker's end has it, as a `ws`
+ * socket's callback does once the kernel has it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { ChannelTransport } from '../channel-transport.ts';
+import { channelPartHeader } from '../frames.ts';
+import { CallbackFrameSocket } from './frame-socket.ts';
+import { LinkEndpoint, type ChannelOpenHandler } from './link-endpoint.ts';
+
+const endpoints: LinkEndpoint[] = [];
+afterEach(() => {
+  for (const endpoint of endpoints.splice(0)) endpoint.close();
+});
+
+interface Options {
+  /** What each end was told of pacing: both by default. */
+  paced?: { worker: boolean; sidecar: boolean };
+  maxFrameBytes?: number;
+}
+
+/** Worker and sidecar ends; `wire` lists the type of every frame the sidecar sent, in order. */
+function link(options: Options = {}) {
+  let workerSocket!: CallbackFrameSocket;
+  let sidecarSocket!: CallbackFrameSocket;
+  const wire: string[] = [];
+  const closes: (number | undefined)[] = [];
+  const ended = (code?: number) =>
+    queueMicrotask(() => {
+      closes.push(code);
+      workerSocket.ended({ code: code ?? 1000 });
+      sidecarSocket.ended({ code: code ?? 1000 });
+    });
+  workerSocket = new CallbackFrameSocket({ send: (text) => queueMicrotask(() => sidecarSocket.receive(text)), close: ended });
+  sidecarSocket = new CallbackFrameSocket({
+    send: (text) => {
+      wire.push((JSON.parse(text.split('\n', 1)[0]!) as { type: string }).type);
+      queueMicrotask(() => {
+        workerSocket.receive(text);
+        sidecarSocket.written();
+      });
+    },
+    close: ended,
+    tracksWrites: true,
+  });
+  const channels: ChannelTransport[] = [];
+  const onOpen: ChannelOpenHandler = async (_request, channel) => {
+    channels.push(channel);
+    await channel.start();
+  };
+  const max = options.maxFrameBytes !== undefined ? { maxFrameBytes: options.maxFrameBytes } : {};
+  const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'test-host', paced: options.paced?.worker ?? true, ...max });
+  const sidecar = new LinkEndpoint(sidecarSocket, { role: 'sidecar', onOpen, paced: options.paced?.sidecar ?? true, sender: { socketBytes: 1000, partChars: 1000 }, ...max });
+  endpoints.push(worker, sidecar);
+  /** What each channel the worker opened received, in the order received across channels. */
+  const received: { channel: string; text: string }[] = [];
+  return {
+    worker,
+    sidecar,
+    wire,
+    closes,
+    received,
+    channels,
+    async open(name: string): Promise<ChannelTransport> {
+      const channel = await worker.openChannel({ type: 'mcp', connection: { 'server-name': name } });
+      channel.onmessage = (message) => received.push({ channel: name, text: String((message as unknown as { params: { data: string } }).params.data) });
+      channel.onclose = () => received.push({ channel: name, text: 'closed' });
+      await channel.start();
+      return channel;
+    },
+  };
+}
+
+const note = (data: string): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data } });
+const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe('LinkEndpoint frames in turns and in pieces', () => {
+  it('delivers a large message whole, sent in pieces, with a character split across two pieces intact', async () => {
+    const l = link();
+    await l.open('alice');
+    // 🦊 is two UTF-16 code units: at this length one falls across a piece boundary.
+    const data = `${'x'.repeat(911)}${'🦊'.repeat(3000)}é`;
+    await l.channels[0]!.send(note(data));
+    await settled();
+    expect(l.received).toEqual([{ channel: 'alice', text: data }]);
+    expect(l.wire.filter((type) => type === 'channel-part').length).toBeGreaterThan(5);
+    expect(l.worker.stats.malformedFrames).toBe(0);
+  });
+
+  it('lets a small message on another channel through before a large one is all sent', async () => {
+    const l = link();
+    await l.open('alice');
+    await l.open('bob');
+    const [alice, bob] = [l.channels[0]!, l.channels[1]!];
+    const big = 'A'.repeat(20_000);
+    void alice.send(note(big));
+    void alice.send(note(big));
+    void bob.send(note('bob'));
+    await settled();
+    expect(l.received.map((r) => r.channel)).toEqual(['bob', 'alice', 'alice']);
+    expect(l.received.slice(1).every((r) => r.text === big)).toBe(true);
+  });
+
+  it('keeps a channel\'s order: its close arrives behind its large message', async () => {
+    const l = link();
+    await l.open('alice');
+    const big = 'A'.repeat(5_000);
+    void l.channels[0]!.send(note(big));
+    void l.channels[0]!.close();
+    await settled();
+    expect(l.received).toEqual([{ channel: 'alice', text: big }, { channel: 'alice', text: 'closed' }]);
+  });
+
+  it('sends a large message whole where the worker did not say it reads pieces', async () => {
+    const l = link({ paced: { worker: true, sidecar: false } });
+    await l.open('alice');
+    const big = 'A'.repeat(5_000);
+    await l.channels[0]!.send(note(big));
+    await settled();
+    expect(l.received).toEqual([{ channel: 'alice', text: big }]);
+    expect(l.wire).not.toContain('channel-part');
+  });
+
+  it('refuses pieces where the worker did not say it reads them, and keeps the link', async () => {
+    const l = link({ paced: { worker: false, sidecar: true } });
+    await l.open('alice');
+    await l.channels[0]!.send(note('A'.repeat(5_000)));
+    await settled();
+    expect(l.received).toEqual([]);
+    expect(l.worker.stats.malformedFrames).toBeGreaterThan(0);
+    expect(l.worker.closed).toBe(false);
+  });
+
+  it('ends the link, as for an oversized frame, when a host\'s pieces add up past the frame limit', async () => {
+    const w = lonelyWorker(200);
+    w.receive(part(1, 'A'.repeat(120)));
+    expect(w.endpoint.closed).toBe(false);
+    w.receive(part(1, 'A'.repeat(120)));
+    expect(w.endpoint.closed).toBe(true);
+    expect(w.closes).toEqual([1009]);
+  });
+
+  it('ends the link when a host holds more frames in part at once than a host that follows the rules can', async () => {
+    const w = lonelyWorker(200);
+    // Four frames' worth in part, each under the limit, is what the sender holds at most.
+    for (let channel = 1; channel <= 5; channel++) w.receive(part(channel, 'A'.repeat(140)));
+    expect(w.endpoint.closed).toBe(false);
+    w.receive(part(6, 'A'.repeat(140)));
+    expect(w.endpoint.closed).toBe(true);
+  });
+
+  it('ignores, as malformed, pieces that make no message of their own channel', async () => {
+    const w = lonelyWorker(10_000);
+    const elsewhere = JSON.stringify({ v: 1, type: 'channel-message', channel: 2, message: note('x') });
+    w.receive(part(1, elsewhere.slice(0, 10)));
+    w.receive(part(1, elsewhere.slice(10), true));
+    const open = JSON.stringify({ v: 1, type: 'channel-open', channel: 3, request: {} });
+    w.receive(part(3, open, true));
+    w.receive('{"v":1,"type":"channel-part","channel":4}'); // no newline, no piece
+    w.receive('{"v":1,"type":"channel-part","channel":4,"text":"x"}\nx'); // a key the header does not have
+    expect(w.endpoint.stats.malformedFrames).toBe(4);
+    expect(w.endpoint.closed).toBe(false);
+  });
+});
+
+const part = (channel: number, text: string, last = false) => `${channelPartHeader(channel, last)}${text}`;
+
+/** A worker end that reads pieces, fed frames by the test; `closes` lists the close codes it used. */
+function lonelyWorker(maxFrameBytes: number) {
+  const closes: (number | undefined)[] = [];
+  const socket = new CallbackFrameSocket({ send: () => {}, close: (code) => closes.push(code) });
+  const endpoint = new LinkEndpoint(socket, { role: 'worker', peer: 'test-host', paced: true, maxFrameBytes, liveness: false });
+  endpoints.push(endpoint);
+  return { endpoint, closes, receive: (text: string) => socket.receive(text) };
+}
+
+describe('LinkEndpoint acknowledgements on a paced link', () => {
+  it('has the worker acknowledge what it read, at once past a size and the rest after a delay, so the host\'s window empties', async () => {
+    let workerSocket!: CallbackFrameSocket;
+    let sidecarSocket!: CallbackFrameSocket;
+    const acks: number[] = [];
+    workerSocket = new CallbackFrameSocket({
+      send: (text) => {
+        const frame = JSON.parse(text) as { type: string; frames?: number };
+        if (frame.type === 'link-ack') acks.push(frame.frames!);
+        queueMicrotask(() => sidecarSocket.receive(text));
+      },
+      close: () => {},
+    });
+    sidecarSocket = new CallbackFrameSocket({
+      send: (text) =>
+        queueMicrotask(() => {
+          workerSocket.receive(text);
+          sidecarSocket.written();
+        }),
+      close: () => {},
+      tracksWrites: true,
+    });
+    const channels: ChannelTransport[] = [];
+    const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'test-host', paced: true, liveness: false, acks: { everyChars: 1000, delayMs: 20 } });
+    const sidecar = new LinkEndpoint(sidecarSocket, {
+      role: 'sidecar',
+      paced: true,
+      liveness: false,
+      sender: { windowBytes: 2000 },
+      onOpen: async (_request, channel) => {
+        channels.push(channel);
+        await channel.start();
+      },
+    });
+    endpoints.push(worker, sidecar);
+    const received: JSONRPCMessage[] = [];
+    const channel = await worker.openChannel({ type: 'mcp' });
+    channel.onmessage = (m) => received.push(m);
+    await channel.start();
+    // 10 frames of about 600: the window (2000) holds three at a time, so the rest go only as acks come.
+    for (let i = 0; i < 10; i++) void channels[0]!.send(note(`${i}`.padEnd(500, '.')));
+    await expect.poll(() => received.length).toBe(10);
+    // The last few frames, under the size, are acknowledged by the timer.
+    await expect.poll(() => sidecar.stats.unackedBytes).toBe(0);
+    expect(acks.length).toBeGreaterThan(2);
+    expect(acks.reduce((a, b) => a + b, 0)).toBe(11); // the ack of the open, and the ten messages: every frame the host sent
+    expect(sidecar.stats).toMatchObject({ unackedBytes: 0, waitingFrames: 0 });
+  });
+
+  it('refuses an ack where this end does not pace what it sends, and keeps the link', () => {
+    const w = lonelyWorker(10_000);
+    w.receive('{"v":1,"type":"link-ack","frames":3}');
+    expect(w.endpoint.stats.malformedFrames).toBe(1);
+    expect(w.endpoint.closed).toBe(false);
+  });
+});

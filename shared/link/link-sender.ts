@@ -1,0 +1,304 @@
+/**
+ * The sending end of a link whose socket reports its writes (the sidecar's): its channels' frames
+ * leave in turns, a large one in pieces, and, where the worker acknowledges what it reads, only a
+ * window of them is on its way at a time, so that one channel's bulk never stands between another
+ * channel and the worker.
+ *
+ * Why: a socket, the kernel's buffers under it and the network after them all deliver in the
+ * order they were given. While one agent's calls answered megabytes, every frame the host sent
+ * afterwards, another agent's one-line answer included, waited behind those bytes: in the
+ * sidecar's socket (up to the link's 64 MiB budget, `link-flow.ts`), then in the kernel's send
+ * buffer (up to 4 MB on Linux). Over a link shaped to 100 Mbit/s
+ * (`test/bench/link-fairness.ts --link-rate`), another agent's echo took 3.5 s while one agent's
+ * 4 sessions read 15 MB answers.
+ *
+ * How:
+ * - The socket is given at most `SOCKET_BYTES` more than it has written out and, on a paced link,
+ *   at most `WINDOW_BYTES` more than the worker has acknowledged reading (`link-ack`): that is
+ *   all a frame sent now can find ahead of it. The rest waits here, in a queue per channel, and
+ *   whenever there is room the next channel in turn sends one frame, or one piece of a large one.
+ *   A frame that finds no queue and room goes at once, as before: on a quiet link this costs a
+ *   few comparisons.
+ * - A frame longer than `PART_CHARS` goes, on a paced link, as `channel-part` frames of that size
+ *   (`frames.ts`), which the worker joins and reads as the frame they came from; whole, in its
+ *   turn, elsewhere. Where the socket takes bytes (`FrameSocket.sendUtf8`), the frame is encoded
+ *   once and its pieces cut from the bytes, never inside a character. At most `PARTED_CHANNELS`
+ *   channels are in the middle of a parted frame at a time, as the worker holds each one's pieces
+ *   until the last; channels with smaller frames still get every turn.
+ * - Control frames (keepalives, acks, errors of the link's own) go at once, ahead of any queue: a
+ *   link busy with bulk still answers its keepalives in time. What belongs to a channel (its
+ *   messages, its reply, its close) keeps that channel's order.
+ *
+ * The flow's budgets count everything a channel has waiting, here or in the socket
+ * (`LinkFlow.add`): a channel holds what feeds it past its own budget, as it did.
+ *
+ * @module
+ */
+import type { FlowAccount, LinkFlow } from './link-flow.ts';
+
+/** What the socket is given beyond what it has written out: enough to keep a loopback or a long link busy between two write reports. */
+export const SOCKET_BYTES = 256 * 1024;
+/** Size of each piece of a large frame (in bytes where the socket takes them, else UTF-16 code units), and the largest frame sent whole. */
+export const PART_CHARS = 128 * 1024;
+/** Channels in the middle of a parted frame at a time. */
+export const PARTED_CHANNELS = 4;
+/**
+ * Frames on their way to a worker that acknowledges them (`link-ack`), in bytes, past which the
+ * rest waits here, in turns: what is on its way (the kernel's socket buffers, which grow to 4 MB,
+ * and the network's queues) leaves in the order it was sent, and every frame sent after waits for
+ * it. 1 MiB is 84 ms at 100 Mbit/s, and lets a link carry 1 MiB per round trip (21 MB/s at 50 ms).
+ */
+export const WINDOW_BYTES = 1024 * 1024;
+
+export interface LinkSenderOptions {
+  /** Hands one frame's text to the socket; throws when the socket is closed. */
+  write(text: string): void;
+  /**
+   * Hands the socket one text frame as its UTF-8 bytes, where it can (`FrameSocket.sendUtf8`): a
+   * large frame is then encoded once and its pieces cut from the bytes. Cutting the text and
+   * encoding each piece copied a frame twice more: 1.9 ms against 0.95 for a 1 MB frame whole,
+   * 1.03 ms this way (Node 20).
+   */
+  writeUtf8?: ((bytes: Uint8Array) => void) | undefined;
+  /** The header of a piece of a frame on `channel` (`channelPartHeader`); null when the peer reads no pieces (the frame goes whole). */
+  part: ((channel: number, last: boolean) => string) | null;
+  socketBytes?: number;
+  partChars?: number;
+  partedChannels?: number;
+  /** Where the peer acknowledges frames (`acked`): how much may be on its way unacknowledged. Null: no acks, no window. */
+  windowBytes?: number | null;
+}
+
+/** A channel's account, as the sender knows it: its flow account and its id. */
+export interface SenderAccount extends FlowAccount {
+  readonly id: number;
+}
+
+interface Waiting {
+  text: string;
+  /** `text` as UTF-8, once its first piece is cut where the socket takes bytes. */
+  bytes: Uint8Array | null;
+  /** How much of `text` (or of `bytes`) has gone, in pieces. */
+  sent: number;
+}
+
+const encoder = new TextEncoder();
+
+const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
+
+export class LinkSender {
+  readonly #flow: LinkFlow;
+  readonly #write: (text: string) => void;
+  readonly #writeUtf8: ((bytes: Uint8Array) => void) | undefined;
+  readonly #part: LinkSenderOptions['part'];
+  readonly #socketBytes: number;
+  readonly #partChars: number;
+  readonly #partedMax: number;
+  /** Each channel with frames waiting, and them, oldest first. */
+  readonly #waiting = new Map<SenderAccount, Waiting[]>();
+  /** The channels with frames waiting, in the order their turns come. */
+  #turns: SenderAccount[] = [];
+  /** Channels that have sent some of a frame's pieces and not its last. */
+  readonly #parted = new Set<SenderAccount>();
+  #pumping = false;
+  readonly #window: number;
+  /** Sizes of the frames written and not yet acknowledged, oldest first from `#unackedHead`, and their sum. */
+  #unacked: number[] = [];
+  #unackedHead = 0;
+  #inFlight = 0;
+
+  constructor(flow: LinkFlow, options: LinkSenderOptions) {
+    this.#flow = flow;
+    this.#write = options.write;
+    this.#writeUtf8 = options.writeUtf8;
+    this.#part = options.part;
+    this.#socketBytes = options.socketBytes ?? SOCKET_BYTES;
+    this.#partChars = options.partChars ?? PART_CHARS;
+    this.#partedMax = options.partedChannels ?? PARTED_CHANNELS;
+    this.#window = options.windowBytes === null ? Infinity : (options.windowBytes ?? Infinity);
+  }
+
+  /** Bytes written and not yet acknowledged by the peer (0 where it does not acknowledge). */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Frames waiting for their turn, in all. */
+  get waitingFrames(): number {
+    let count = 0;
+    for (const queue of this.#waiting.values()) count += queue.length;
+    return count;
+  }
+
+  /**
+   * Sends `text` for `owner` (null: a control frame, which goes at once), now or in its turn.
+   * Throws what the socket's `write` throws when it is sent now: a frame that waits fails
+   * nothing if the link ends first, as one sent and lost with the socket would.
+   */
+  send(owner: SenderAccount | null, text: string): void {
+    const size = text.length;
+    if (owner === null) {
+      this.#write(text);
+      this.#flow.add(null, size);
+      this.#wrote(null, size);
+      return;
+    }
+    if (this.#hasRoom() && (this.#waiting.size === 0 || !this.#waiting.has(owner)) && (size <= this.#partChars || this.#part === null)) {
+      this.#write(text);
+      this.#flow.add(owner, size);
+      this.#wrote(owner, size);
+      return;
+    }
+    this.#flow.add(owner, size);
+    const queue = this.#waiting.get(owner);
+    if (queue !== undefined) queue.push({ text, bytes: null, sent: 0 });
+    else {
+      this.#waiting.set(owner, [{ text, bytes: null, sent: 0 }]);
+      this.#turns.push(owner);
+    }
+    this.#pump();
+  }
+
+  /** The socket wrote out its oldest frame not yet reported: the next ones may go. */
+  written(): void {
+    this.#flow.written();
+    if (this.#turns.length > 0) this.#pump();
+  }
+
+  /** The peer read `frames` more of the frames written (`link-ack`): as many more may go. */
+  acked(frames: number): void {
+    const sizes = this.#unacked;
+    let head = this.#unackedHead;
+    for (let i = 0; i < frames && head < sizes.length; i++) this.#inFlight -= sizes[head++]!;
+    if (head === sizes.length) {
+      sizes.length = 0;
+      head = 0;
+    } else if (head > 1024 && head * 2 > sizes.length) {
+      sizes.splice(0, head);
+      head = 0;
+    }
+    this.#unackedHead = head;
+    if (this.#turns.length > 0) this.#pump();
+  }
+
+  /**
+   * Hands the socket everything waiting, in turns, ignoring its room: before the link's own last
+   * frame (`link-close`), so what was sent before it still arrives before it, as it did when every
+   * frame went to the socket at once. Throws nothing: a socket that fails here is closing.
+   */
+  flush(): void {
+    try {
+      while (this.#turns.length > 0) this.#sendTurn(true);
+    } catch {
+      // The socket closed: the link's end drops the rest (`reset`).
+    }
+  }
+
+  /** The link ended: what waits is dropped with it, and every account it counted on is cleared. */
+  reset(): void {
+    for (const owner of this.#waiting.keys()) {
+      owner.queued = 0;
+      owner.over = false;
+    }
+    this.#waiting.clear();
+    this.#turns = [];
+    this.#parted.clear();
+    this.#unacked = [];
+    this.#unackedHead = 0;
+    this.#inFlight = 0;
+    this.#flow.reset();
+  }
+
+  #pump(): void {
+    // A write may report at once (an in-memory socket): the loop below then goes on from there.
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (this.#turns.length > 0 && this.#hasRoom()) {
+        if (!this.#sendTurn()) return;
+      }
+    } catch {
+      // The socket closed: the link's end drops what waits (`reset`).
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  /**
+   * The next channel in turn sends one frame or one piece; false when every channel waiting has a
+   * large frame to start and as many channels are in the middle of one as may be (`flushing`: no
+   * such limit).
+   */
+  #sendTurn(flushing = false): boolean {
+    const turns = this.#turns;
+    for (let tried = 0; tried < turns.length; tried++) {
+      const owner = turns.shift()!;
+      const queue = this.#waiting.get(owner)!;
+      const head = queue[0]!;
+      const text = head.text;
+      let done = true;
+      if (this.#part === null || text.length <= this.#partChars) {
+        this.#write(text);
+        this.#wrote(owner, text.length);
+      } else if (!flushing && head.sent === 0 && !this.#parted.has(owner) && this.#parted.size >= this.#partedMax) {
+        turns.push(owner); // its turn comes again once a parted frame is done
+        continue;
+      } else {
+        const to = this.#writePiece(owner, head);
+        done = to === (head.bytes ?? text).length;
+        if (done) this.#parted.delete(owner);
+        else this.#parted.add(owner);
+      }
+      if (done) queue.shift();
+      if (queue.length > 0) turns.push(owner);
+      else this.#waiting.delete(owner);
+      return true;
+    }
+    return false;
+  }
+
+  /** Sends the next piece of `head`, a frame on `owner` larger than a piece; returns where the next one starts. */
+  #writePiece(owner: SenderAccount, head: Waiting): number {
+    const from = head.sent;
+    const writeUtf8 = this.#writeUtf8;
+    let to: number;
+    if (writeUtf8 === undefined) {
+      const text = head.text;
+      to = Math.min(text.length, from + this.#partChars);
+      // Never between the two halves of a character outside the BMP: a piece is sent as UTF-8, which has no half a character.
+      if (to < text.length && isHighSurrogate(text.charCodeAt(to - 1))) to--;
+      this.#write(`${this.#part!(owner.id, to === text.length)}${text.slice(from, to)}`);
+    } else {
+      let bytes = head.bytes;
+      if (bytes === null) {
+        bytes = head.bytes = encoder.encode(head.text);
+        // Counted from now on in bytes, as its pieces are: never fewer than its UTF-16 units.
+        this.#flow.add(owner, bytes.length - head.text.length);
+      }
+      to = Math.min(bytes.length, from + this.#partChars);
+      // Never inside a character's UTF-8 sequence: back to the byte that starts it.
+      while (to < bytes.length && (bytes[to]! & 0xc0) === 0x80) to--;
+      const header = encoder.encode(this.#part!(owner.id, to === bytes.length));
+      const frame = new Uint8Array(header.length + to - from);
+      frame.set(header);
+      frame.set(bytes.subarray(from, to), header.length);
+      writeUtf8(frame);
+    }
+    this.#wrote(owner, to - from);
+    head.sent = to;
+    return to;
+  }
+
+  #hasRoom(): boolean {
+    return this.#flow.inSocket < this.#socketBytes && this.#inFlight < this.#window;
+  }
+
+  /** A frame of `size` went to the socket: until the socket reports it and, where the peer acknowledges, until the peer has read it. */
+  #wrote(owner: SenderAccount | null, size: number): void {
+    this.#flow.wrote(owner, size);
+    if (this.#window !== Infinity) {
+      this.#unacked.push(size);
+      this.#inFlight += size;
+    }
+  }
+}
