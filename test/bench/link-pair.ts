@@ -1,6 +1,6 @@
 /**
  * Two checkouts against each other, whole stack: `node --import tsx test/bench/link-pair.ts
- * --trees A,B [--rounds 2000] [--calls 1] [--variants b,m]`, where A and B are checkouts with
+ * --trees A,B [--rounds 2000] [--calls 1] [--variants b,m] [--payload CHARS]`, where A and B are checkouts with
  * `node_modules` (a worktree, or an export of a commit with the folder linked in).
  *
  * The link's cost is split between the worker (Deno) and the sidecar (Node), so a change to it is
@@ -30,11 +30,14 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '1' },
     warmup: { type: 'string', default: '300' },
     variants: { type: 'string', default: 'b,m' },
+    payload: { type: 'string', default: '0' },
   },
 });
 const log = (line: string) => process.stdout.write(line + '\n');
 const chosen = values.variants.split(',') as Variant[];
 const calls = Number(values.calls);
+/** Characters added to every echo's message, both ways: large messages cost what small ones do not (pieces on the link, copies). */
+const payload = 'p'.repeat(Number(values.payload));
 
 function agentFor(stack: Stack, variant: Variant): Promise<Agent> {
   const url = `${stack.url}/servers/everything/mcp`;
@@ -73,7 +76,7 @@ async function compare(): Promise<void> {
     const batches = Number(values.rounds);
     for (const variant of chosen) {
       const agents = await Promise.all(stacks.map((stack) => agentFor(stack, variant)));
-      for (const agent of agents) await echoLoop(agent, 'echo', 0, Number(values.warmup), 'warmup');
+      for (const agent of agents) await echoLoop(agent, 'echo', 0, Number(values.warmup), 'warmup', payload);
       for (const stack of stacks) await stack.sparesSettled();
       const meters = stacks.map(() => ({ worker: new Meter(), sidecar: new Meter(), latencies: [] as number[] }));
       // Each process's CPU is read once around the whole loop: it serves only its own tree's calls,
@@ -81,7 +84,7 @@ async function compare(): Promise<void> {
       const before = stacks.map((stack) => ({ worker: cpuMs(stack.worker.pid)!, sidecar: cpuMs(stack.sidecar.pid)! }));
       for (let b = 0; b < batches; b++) {
         for (const i of b % 2 === 0 ? [0, 1] : [1, 0]) {
-          const timed = await echoLoop(agents[i]!, 'echo', calls, 0, 'timed');
+          const timed = await echoLoop(agents[i]!, 'echo', calls, 0, 'timed', payload);
           if (timed.errors > 0) throw new Error(`(${variant}) ${timed.errors} errors, first: ${timed.firstError}`);
           meters[i]!.latencies.push(...timed.latencies);
         }
