@@ -70,11 +70,12 @@ export const FrameSchema = z.discriminatedUnion('type', [
   // `origin` is what the host signed, sent so a refusal can say so; the worker checks its own.
   z.strictObject({ v: V, type: z.literal('link-proof'), origin: Origin, signature: z.string().check(z.regex(SIGNATURE_PATTERN, 'must be a 64-byte Ed25519 signature, base64url')) }),
   // `expects` only on a doctor's probe: what the worker expects of this host (`link/host-expectations.ts`).
-  // `paced`: the worker reads `channel-part` and acknowledges what it reads (`link-ack`), said only
-  // to a host that announced `paced` (`link/link-features.ts`): an older host's strict schema refuses the key.
+  // `paced`: both ends send large frames in pieces (`channel-part`) and acknowledge what they read
+  // (`link-ack`), said only to a host that announced `paced` (`link/link-features.ts`): an older
+  // host's strict schema refuses the key.
   z.strictObject({ v: V, type: z.literal('link-accepted'), expects: z.optional(HostExpectationsSchema), paced: z.optional(z.literal(true)) }),
-  // Worker to host on a paced link: it has read `frames` more of the host's frames since its last
-  // ack (`link/link-sender.ts`). A count since the last, not since the start: a Durable Object's
+  // Either end of a paced link: it has read `frames` more of the other's frames since its last ack
+  // (`link/link-sender.ts`). A count since the last, not since the start: a Durable Object's
   // endpoint is rebuilt when it wakes, and acks all it read before it may sleep.
   z.strictObject({ v: V, type: z.literal('link-ack'), frames: z.number().check(z.int(), z.gte(1), z.lte(2 ** 31)) }),
 ]);
@@ -82,9 +83,9 @@ export const FrameSchema = z.discriminatedUnion('type', [
 export type Frame = z.infer<typeof FrameSchema>;
 
 /**
- * A piece of the text of one large `channel-message` or `channel-reply` frame on `channel`, in
- * order; `last` on the final one, after which the pieces joined are read as that frame. Sent by a
- * host only where the worker's `link-accepted` said `paced` (`link/link-sender.ts`).
+ * A piece of the text of one large `channel-open`, `channel-message` or `channel-reply` frame on
+ * `channel`, in order; `last` on the final one, after which the pieces joined are read as that
+ * frame. Sent only where the worker's `link-accepted` said `paced` (`link/link-sender.ts`).
  *
  * Not a JSON object as other frames are: this header, as JSON, then a newline, then the piece as
  * it is, which no other frame holds (JSON.stringify writes none). Carried inside a JSON string,

@@ -9,6 +9,7 @@ import type { ChannelTransport } from '../channel-transport.ts';
 import { channelPartHeader } from '../frames.ts';
 import { CallbackFrameSocket } from './frame-socket.ts';
 import { LinkEndpoint, type ChannelOpenHandler } from './link-endpoint.ts';
+import { LINK_FEATURES } from './link-features.ts';
 
 const endpoints: LinkEndpoint[] = [];
 afterEach(() => {
@@ -156,8 +157,8 @@ describe('LinkEndpoint frames in turns and in pieces', () => {
     const elsewhere = JSON.stringify({ v: 1, type: 'channel-message', channel: 2, message: note('x') });
     w.receive(part(1, elsewhere.slice(0, 10)));
     w.receive(part(1, elsewhere.slice(10), true));
-    const open = JSON.stringify({ v: 1, type: 'channel-open', channel: 3, request: {} });
-    w.receive(part(3, open, true));
+    const keepalive = JSON.stringify({ v: 1, type: 'keepalive', id: 3 });
+    w.receive(part(3, keepalive, true));
     w.receive('{"v":1,"type":"channel-part","channel":4}'); // no newline, no piece
     w.receive('{"v":1,"type":"channel-part","channel":4,"text":"x"}\nx'); // a key the header does not have
     expect(w.endpoint.stats.malformedFrames).toBe(4);
@@ -168,12 +169,13 @@ describe('LinkEndpoint frames in turns and in pieces', () => {
 const part = (channel: number, text: string, last = false) => `${channelPartHeader(channel, last)}${text}`;
 
 /** A worker end that reads pieces, fed frames by the test; `closes` lists the close codes it used. */
-function lonelyWorker(maxFrameBytes: number) {
+function lonelyWorker(maxFrameBytes: number, paced = true) {
   const closes: (number | undefined)[] = [];
-  const socket = new CallbackFrameSocket({ send: () => {}, close: (code) => closes.push(code) });
-  const endpoint = new LinkEndpoint(socket, { role: 'worker', peer: 'test-host', paced: true, maxFrameBytes, liveness: false });
+  const sent: Record<string, unknown>[] = [];
+  const socket = new CallbackFrameSocket({ send: (text) => sent.push(JSON.parse(text) as Record<string, unknown>), close: (code) => closes.push(code) });
+  const endpoint = new LinkEndpoint(socket, { role: 'worker', peer: 'test-host', paced, maxFrameBytes, liveness: false, acks: { everyChars: 1_000_000, delayMs: 5 } });
   endpoints.push(endpoint);
-  return { endpoint, closes, receive: (text: string) => socket.receive(text) };
+  return { endpoint, closes, sent, receive: (text: string) => socket.receive(text) };
 }
 
 describe('LinkEndpoint acknowledgements on a paced link', () => {
@@ -225,10 +227,75 @@ describe('LinkEndpoint acknowledgements on a paced link', () => {
     expect(sidecar.stats).toMatchObject({ unackedBytes: 0, waitingFrames: 0 });
   });
 
-  it('refuses an ack where this end does not pace what it sends, and keeps the link', () => {
+  it('acknowledges the channels\' frames only, never the link\'s own: acks of acks would never end', async () => {
     const w = lonelyWorker(10_000);
+    for (let id = 0; id < 3; id++) w.receive(JSON.stringify({ v: 1, type: 'keepalive', id }));
+    w.receive('{"v":1,"type":"link-ack","frames":2}');
+    w.receive('{"v":1,"type":"keepalive-reply","id":7}');
+    w.receive('{"v":1,"type":"channel-close","channel":9}'); // for no channel, but a channel's frame the peer counted
+    await expect.poll(() => w.sent.filter((f) => f.type === 'link-ack')).toEqual([{ v: 1, type: 'link-ack', frames: 1 }]);
+    expect(w.sent.filter((f) => f.type === 'keepalive-reply')).toHaveLength(3);
+  });
+
+  it('refuses an ack where the link is not paced, and keeps the link', () => {
+    const w = lonelyWorker(10_000, false);
     w.receive('{"v":1,"type":"link-ack","frames":3}');
     expect(w.endpoint.stats.malformedFrames).toBe(1);
     expect(w.endpoint.closed).toBe(false);
+  });
+});
+
+describe('the worker\'s end of a paced link', () => {
+  /** Worker and sidecar over sockets that report no writes (the worker's never does): the sidecar's acks pace the worker. */
+  function pacedPair(windowBytes: number) {
+    let workerSocket!: CallbackFrameSocket;
+    let sidecarSocket!: CallbackFrameSocket;
+    const toSidecar: string[] = [];
+    workerSocket = new CallbackFrameSocket({
+      send: (text) => {
+        toSidecar.push((JSON.parse(text.split('\n', 1)[0]!) as { type: string }).type);
+        queueMicrotask(() => sidecarSocket.receive(text));
+      },
+      close: () => {},
+    });
+    sidecarSocket = new CallbackFrameSocket({ send: (text) => queueMicrotask(() => workerSocket.receive(text)), close: () => {} });
+    const received: { server: string; data: string }[] = [];
+    const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'test-host', paced: true, liveness: false, sender: { windowBytes, partChars: 1000 }, peerFeatures: new Set(LINK_FEATURES) });
+    const sidecar = new LinkEndpoint(sidecarSocket, {
+      role: 'sidecar',
+      paced: true,
+      liveness: false,
+      acks: { everyChars: 500, delayMs: 5 },
+      onOpen: async (request, channel) => {
+        const server = (request as { server: string }).server;
+        channel.onmessage = (m) => received.push({ server, data: String((m as unknown as { params: { data: string } }).params.data) });
+        await channel.start();
+      },
+    });
+    endpoints.push(worker, sidecar);
+    return { worker, sidecar, toSidecar, received };
+  }
+
+  it('sends an agent\'s large message in pieces and another agent\'s small one between them, as the host acknowledges', async () => {
+    const p = pacedPair(1500);
+    const alice = await p.worker.openChannel({ server: 'alice' });
+    const bob = await p.worker.openChannel({ server: 'bob' });
+    await Promise.all([alice.start(), bob.start()]);
+    const big = 'A'.repeat(10_000);
+    void alice.send(note(big));
+    void bob.send(note('bob'));
+    await expect.poll(() => p.received.length).toBe(2);
+    expect(p.received).toEqual([{ server: 'bob', data: 'bob' }, { server: 'alice', data: big }]);
+    expect(p.toSidecar.filter((type) => type === 'channel-part').length).toBeGreaterThan(5);
+    await expect.poll(() => p.worker.stats.unackedBytes).toBe(0);
+  });
+
+  it('sends a channel open whose first message is large in pieces, which the host reads as the open', async () => {
+    const p = pacedPair(100_000);
+    const first = note('F'.repeat(5_000));
+    const channel = await p.worker.openChannel({ server: 'modern' }, { first });
+    await channel.start();
+    await expect.poll(() => p.received).toEqual([{ server: 'modern', data: 'F'.repeat(5_000) }]);
+    expect(p.toSidecar[0]).toBe('channel-part');
   });
 });

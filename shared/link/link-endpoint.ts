@@ -63,6 +63,8 @@ function carrying(type: 'channel-message' | 'channel-reply', channel: number, me
   return own ? { v: LINK_PROTOCOL_VERSION, type, channel, message, own } : { v: LINK_PROTOCOL_VERSION, type, channel, message };
 }
 const MAX_CHANNEL_ID = 2 ** 31;
+/** The link's own frames, as against its channels': a paced link neither counts nor acknowledges them. */
+const LINK_LEVEL: ReadonlySet<string> = new Set(['keepalive', 'keepalive-reply', 'link-ack', 'link-close']);
 /** A paced link's worker acknowledges the host's frames once it read this much of them (a sixteenth of the host's window)… */
 export const ACK_EVERY_CHARS = 64 * 1024;
 /** …or this long after the first it has not acknowledged. */
@@ -140,15 +142,19 @@ export class LinkEndpoint {
       reply: (channel, message, own) => this.#replyChannel(channel, message, own),
     };
     socket.onmessage = (text) => this.#onText(text);
-    const flow = options.flow === false || socket.tracksWrites !== true ? null : new LinkFlow(options.flow, () => this.#channels.values(), {
+    this.#paced = options.paced === true;
+    // A socket that reports its writes (the sidecar's) counts them; on a paced link the peer's
+    // acks count what it read, which a socket that reports nothing (the worker's) goes by alone.
+    const tracksWrites = socket.tracksWrites === true;
+    const flow = options.flow === false || !(tracksWrites || this.#paced) ? null : new LinkFlow(options.flow, () => this.#channels.values(), {
       held: (queued) => {
-        if (isLogWorthy(++this.#fullTimes)) {
-          this.#log.info('Link is full: its busy channels hold their server\'s output until it drains', { peer: this.peer, queuedBytes: queued, limitBytes: this.#flow?.limits.linkBytes ?? null, times: this.#fullTimes });
-        }
+        if (!isLogWorthy(++this.#fullTimes)) return;
+        const fields = { peer: this.peer, queuedBytes: queued, limitBytes: this.#flow?.limits.linkBytes ?? null, times: this.#fullTimes };
+        if (this.role === 'sidecar') this.#log.info('Link is full: its busy channels hold their server\'s output until it drains', fields);
+        else this.#log.info('Link is full: agents\' messages to this host wait in the worker until it drains', fields);
       },
     });
     this.#flow = flow;
-    this.#paced = options.paced === true;
     this.#ackEveryChars = options.acks?.everyChars ?? ACK_EVERY_CHARS;
     this.#ackDelayMs = options.acks?.delayMs ?? ACK_DELAY_MS;
     if (flow === null) this.#sender = null;
@@ -165,9 +171,10 @@ export class LinkEndpoint {
         },
         part: this.#paced ? channelPartHeader : null,
         windowBytes: this.#paced ? (options.sender?.windowBytes ?? WINDOW_BYTES) : null,
+        ...(tracksWrites ? {} : { acksAreWrites: true, socketBytes: Infinity }),
       });
       this.#sender = sender;
-      socket.onwritten = () => sender.written();
+      if (tracksWrites) socket.onwritten = () => sender.written();
     }
     socket.onclose = (info) =>
       this.#teardown({ reason: 'host-offline', message: `Link socket closed${info.code === undefined ? '' : ` (code ${info.code})`}` }, 'none');
@@ -175,7 +182,7 @@ export class LinkEndpoint {
     this.#liveness = options.liveness === false ? null : new LinkLiveness({
       keepaliveMs: options.keepaliveIntervalMs ?? 10_000,
       deadAfterMs,
-      ping: () => this.#trySend(KEEPALIVE_FRAME),
+      ping: () => this.#sendLinkFrame(KEEPALIVE_FRAME),
       dead: (silentMs) => {
         this.#log.warn('Link is dead', { peer: this.peer, silentMs });
         this.#teardown({ reason: 'host-offline', message: `No frame from ${this.peer} for ${deadAfterMs} ms: the link is dead` }, 'abort');
@@ -246,12 +253,13 @@ export class LinkEndpoint {
           : { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request, first };
         if (this.#asksOwn) opening.own = true;
       }
-      if (opening !== undefined && this.#trySend(opening)) {
+      // The channel's own frames, its open first: in its turn on a paced link, in pieces if large.
+      if (opening !== undefined && this.#trySend(opening, channel)) {
         channel.sentAhead = first;
         return;
       }
       try {
-        this.#sendFrame(this.#asksOwn ? { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request, own: true } : { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request });
+        this.#sendFrame(this.#asksOwn ? { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request, own: true } : { v: LINK_PROTOCOL_VERSION, type: 'channel-open', channel: id, request }, channel);
       } catch (error) {
         this.#pending.take(id);
         this.#channels.delete(id);
@@ -286,15 +294,21 @@ export class LinkEndpoint {
     // After this end closed the link, what the peer sent meanwhile (its own shutdown crossing
     // ours) has no channel to go to and is nothing to warn about.
     if (this.#closed) return;
-    this.#take(text);
-    if (this.#paced && this.role === 'worker' && !this.#closed) this.#read(text.length);
+    this.onFrame?.('in', text);
+    this.#framesIn++;
+    this.#liveness?.heard();
+    const read = readFrame(text, this.#max);
+    this.#take(read, text);
+    // The link's own frames are never counted: acks of acks would never end, and a Durable
+    // Object's keepalive replies come from its runtime, which counts nothing.
+    if (this.#paced && !this.#closed && (read.kind !== 'frame' || !LINK_LEVEL.has(read.frame.type))) this.#read(text.length);
   }
 
   /**
-   * Worker end of a paced link: one more frame of the host's read. Acknowledged once this much is
-   * read (after it was handled, so that a worker busy with a large message slows the host), and
-   * within `ackDelayMs` in any case: a window never waits long on the last few frames, and a
-   * Durable Object acknowledges all it read before it may sleep and lose its count.
+   * A paced link: one more of the peer's frames read. Acknowledged once this much is read (after
+   * it was handled, so that an end busy with a large message slows its peer), and within
+   * `ackDelayMs` in any case: a window never waits long on the last few frames, and a Durable
+   * Object acknowledges all it read before it may sleep and lose its count.
    */
   #read(chars: number): void {
     this.#unackedFrames++;
@@ -312,14 +326,10 @@ export class LinkEndpoint {
     if (frames === 0 || this.#closed) return;
     this.#unackedFrames = 0;
     this.#unackedChars = 0;
-    this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'link-ack', frames });
+    this.#sendLinkFrame({ v: LINK_PROTOCOL_VERSION, type: 'link-ack', frames });
   }
 
-  #take(text: string): void {
-    this.onFrame?.('in', text);
-    this.#framesIn++;
-    this.#liveness?.heard();
-    const read = readFrame(text, this.#max);
+  #take(read: ReadFrame, text: string): void {
     switch (read.kind) {
       case 'message':
       case 'reply':
@@ -358,14 +368,15 @@ export class LinkEndpoint {
   }
 
   /**
-   * Worker end: a piece of a large frame (`link-sender.ts`). A channel's pieces are held until its
-   * last, then read as the frame they make, which must be that channel's `channel-message` or
-   * `channel-reply`. What is held counts against the frame limit per frame, and against
-   * `PARTED_CHANNELS` frames' worth in all (what a host that follows the rules holds at most): a
-   * host past either has its link ended, as for an oversized frame.
+   * A paced link: a piece of a large frame (`link-sender.ts`). A channel's pieces are held until
+   * its last, then read as the frame they make, which must be that channel's `channel-open` (with
+   * a large first message), `channel-message` or `channel-reply`. What is held counts against the
+   * frame limit per frame, and against `PARTED_CHANNELS` frames' worth in all (what a peer that
+   * follows the rules holds at most): a peer past either has its link ended, as for an oversized
+   * frame.
    */
   #piece(frame: Extract<ReadFrame, { kind: 'part' }>): void {
-    if (!this.#paced || this.role !== 'worker') return this.#badFrame('channel-part where this end did not say it reads them');
+    if (!this.#paced) return this.#badFrame('channel-part where this end did not say it reads them');
     const id = frame.channel;
     let held = this.#pieces.get(id);
     if (held === undefined) this.#pieces.set(id, (held = { texts: [], chars: 0 }));
@@ -378,9 +389,10 @@ export class LinkEndpoint {
     this.#pieceChars -= held.chars;
     const read = readFrame(held.texts.length === 1 ? held.texts[0]! : held.texts.join(''), this.#max);
     if ((read.kind === 'message' || read.kind === 'reply') && read.channel === id) return this.#arrived(read);
+    if (read.kind === 'frame' && read.frame.type === 'channel-open' && read.frame.channel === id) return this.#dispatch(read.frame);
     if (read.kind === 'too-deep' && read.channel === id) return this.#tooDeep(read);
     if (read.kind === 'too-large') return this.#tooLarge(held.chars);
-    this.#badFrame(`the pieces of a channel-part on channel ${id} make no channel-message or channel-reply of that channel`);
+    this.#badFrame(`the pieces of a channel-part on channel ${id} make no channel-open, channel-message or channel-reply of that channel`);
   }
 
   /**
@@ -466,7 +478,7 @@ export class LinkEndpoint {
         if (!this.#paced || this.#sender === null) return this.#badFrame('link-ack where this end does not pace what it sends');
         return this.#sender.acked(frame.frames);
       case 'keepalive':
-        this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'keepalive-reply', id: frame.id });
+        this.#sendLinkFrame({ v: LINK_PROTOCOL_VERSION, type: 'keepalive-reply', id: frame.id });
         return;
       case 'keepalive-reply':
         return;
@@ -609,6 +621,22 @@ export class LinkEndpoint {
   }
 
   /**
+   * One of the link's own frames (`LINK_LEVEL`), at once and outside any window: best effort, as
+   * `#trySend`; false when it did not go.
+   */
+  #sendLinkFrame(frame: Frame): boolean {
+    const text = JSON.stringify(frame);
+    try {
+      if (this.#sender !== null) this.#sender.sendUncounted(text);
+      else this.#socket.send(text);
+    } catch {
+      return false;
+    }
+    if (this.#sender === null) this.onFrame?.('out', text);
+    return true;
+  }
+
+  /**
    * False when the frame did not go. Control frames are best effort: a closed socket tears the
    * link down through onclose. `owner`: the channel whose order the frame keeps.
    */
@@ -657,7 +685,7 @@ export class LinkEndpoint {
     // What the channels sent before the end leaves before it, as when every frame went to the socket at once.
     if (socketAction === 'close' || socketAction === 'tell-and-close') this.#sender?.flush();
     if (socketAction === 'tell-and-close') {
-      this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'link-close', ...(info.reason ? { reason: info.reason } : {}), message: clip(info.message) });
+      this.#sendLinkFrame({ v: LINK_PROTOCOL_VERSION, type: 'link-close', ...(info.reason ? { reason: info.reason } : {}), message: clip(info.message) });
     }
     if (socketAction === 'close' || socketAction === 'tell-and-close') closeQuietly(this.#socket, code, info.message);
     else if (socketAction === 'abort') {

@@ -27,15 +27,15 @@
  *   and answered with that error, which is true whoever wrote it, and the host's own line holds
  *   its decision. Asked per open as `open-reply` is, for the same reason: a newer sidecar marks
  *   nothing for an older worker, whose strict schema would refuse the key.
- * - `paced`: the host paces what it sends where the worker says it can (`paced: true` on its
+ * - `paced`: both ends pace what they send, where the worker says so (`paced: true` on its
  *   `link-accepted`, which an older sidecar's strict schema would refuse, so the worker says it
- *   only to a sidecar that named the feature): the worker reads a large `channel-message` or
- *   `channel-reply` in pieces (`channel-part`), and tells the host how many frames it has read
- *   (`link-ack`), so that the host keeps only a window of them on their way and the rest in its
- *   own queues, where its channels take turns (`link-sender.ts`). Before, one agent's large
- *   answers filled the host's socket and the network path, and every other channel's frames
- *   waited behind them: over a 100 Mbit/s uplink, another agent's echo on the same host took
- *   3.5 s.
+ *   only to a sidecar that named the feature): each end reads a large frame in pieces
+ *   (`channel-part`) and tells the other how many frames it has read (`link-ack`), so that each
+ *   keeps only a window of its frames on their way and the rest in its own queues, where its
+ *   channels take turns (`link-sender.ts`). Before, one agent's large answers filled the host's
+ *   socket and the network path, and every other channel's frames waited behind them: over a
+ *   100 Mbit/s uplink, another agent's echo on the same host took 3.5 s; an agent's large
+ *   requests stood the same way before another's on the worker's side.
  *
  * @module
  */

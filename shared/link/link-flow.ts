@@ -160,7 +160,7 @@ export class LinkFlow {
   /** A frame of `size` for `owner` is on its way out, in a queue before the socket or in it: it counts against its budgets from now on. */
   add(owner: FlowAccount | null, size: number): void {
     const queued = (this.#queued += size);
-    if (owner === null || !this.#held.has(owner)) this.#free += size;
+    if (owner === null || this.#held.size === 0 || !this.#held.has(owner)) this.#free += size;
     if (queued > this.#peak) this.#peak = queued;
     if (owner !== null) {
       const mine = (owner.queued += size);
@@ -186,7 +186,7 @@ export class LinkFlow {
     this.#count--;
     this.#inSocket -= size;
     this.#queued -= size;
-    if (owner === null || !this.#held.has(owner)) this.#free -= size;
+    if (owner === null || this.#held.size === 0 || !this.#held.has(owner)) this.#free -= size;
     if (owner !== null && (owner.queued -= size) <= this.limits.channelResumeBytes && owner.over) {
       owner.over = false;
       if (!this.#linkOver) this.#release(owner);

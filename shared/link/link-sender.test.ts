@@ -274,6 +274,17 @@ describe('LinkSender window', () => {
     expect(t.written.at(-1)).toBe('a2');
   });
 
+  it('sends the link\'s own frames outside the window: at once, and never waiting for an ack', async () => {
+    const t = paced(5);
+    t.s.send(account(1), 'a1-xxxx');
+    t.s.sendUncounted('keepalive');
+    await settle();
+    expect(t.written).toEqual(['a1-xxxx', 'keepalive']);
+    expect(t.s.inFlight).toBe(7);
+    t.s.acked(1);
+    expect(t.s.inFlight).toBe(0);
+  });
+
   it('takes an ack for more frames than it sent as an ack for all of them', () => {
     const t = paced(100);
     t.s.send(account(1), 'a1');

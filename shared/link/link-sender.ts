@@ -1,8 +1,9 @@
 /**
- * The sending end of a link whose socket reports its writes (the sidecar's): its channels' frames
- * leave in turns, a large one in pieces, and, where the worker acknowledges what it reads, only a
- * window of them is on its way at a time, so that one channel's bulk never stands between another
- * channel and the worker.
+ * The sending end of a link: its channels' frames leave in turns, a large one in pieces, and,
+ * where the other end acknowledges what it reads (a paced link), only a window of them is on its
+ * way at a time, so that one channel's bulk never stands between another channel and the other
+ * end. The sidecar's end has one on every link (its socket reports its writes, which the flow's
+ * budgets count); the worker's, on a paced link, where the acks alone count what went.
  *
  * Why: a socket, the kernel's buffers under it and the network after them all deliver in the
  * order they were given. While one agent's calls answered megabytes, every frame the host sent
@@ -67,6 +68,11 @@ export interface LinkSenderOptions {
   partedChannels?: number;
   /** Where the peer acknowledges frames (`acked`): how much may be on its way unacknowledged. Null: no acks, no window. */
   windowBytes?: number | null;
+  /**
+   * The socket reports no writes (the worker's, under Deno or Workers): a frame counts as written
+   * out once the peer acknowledged it, for the flow's budgets too.
+   */
+  acksAreWrites?: boolean;
 }
 
 /** A channel's account, as the sender knows it: its flow account and its id. */
@@ -102,6 +108,7 @@ export class LinkSender {
   readonly #parted = new Set<SenderAccount>();
   #pumping = false;
   readonly #window: number;
+  readonly #acksAreWrites: boolean;
   /** Sizes of the frames written and not yet acknowledged, oldest first from `#unackedHead`, and their sum. */
   #unacked: number[] = [];
   #unackedHead = 0;
@@ -116,11 +123,12 @@ export class LinkSender {
     this.#partChars = options.partChars ?? PART_CHARS;
     this.#partedMax = options.partedChannels ?? PARTED_CHANNELS;
     this.#window = options.windowBytes === null ? Infinity : (options.windowBytes ?? Infinity);
+    this.#acksAreWrites = options.acksAreWrites === true;
   }
 
   /** Bytes written and not yet acknowledged by the peer (0 where it does not acknowledge). */
   get inFlight(): number {
-    return this.#inFlight;
+    return this.#acksAreWrites ? this.#flow.inSocket : this.#inFlight;
   }
 
   /** Frames waiting for their turn, in all. */
@@ -159,6 +167,16 @@ export class LinkSender {
     this.#pump();
   }
 
+  /**
+   * One of the link's own frames (a keepalive, an ack, the link's close): at once, and outside the
+   * window, as the peer does not acknowledge it. Throws what the socket's `write` throws.
+   */
+  sendUncounted(text: string): void {
+    this.#write(text);
+    // The socket still reports its write, which the flow counts in order; acks never name it.
+    if (!this.#acksAreWrites) this.#flow.sent(null, text.length);
+  }
+
   /** The socket wrote out its oldest frame not yet reported: the next ones may go. */
   written(): void {
     this.#flow.written();
@@ -167,9 +185,17 @@ export class LinkSender {
 
   /** The peer read `frames` more of the frames written (`link-ack`): as many more may go. */
   acked(frames: number): void {
+    if (this.#acksAreWrites) {
+      // The flow's own count of what the socket has not written out is what the peer has not read.
+      for (let i = 0; i < frames && this.#flow.inSocket > 0; i++) this.#flow.written();
+      if (this.#turns.length > 0) this.#pump();
+      return;
+    }
     const sizes = this.#unacked;
     let head = this.#unackedHead;
-    for (let i = 0; i < frames && head < sizes.length; i++) this.#inFlight -= sizes[head++]!;
+    for (let i = 0; i < frames && head < sizes.length; i++) {
+      this.#inFlight -= sizes[head++]!;
+    }
     if (head === sizes.length) {
       sizes.length = 0;
       head = 0;
@@ -290,13 +316,13 @@ export class LinkSender {
   }
 
   #hasRoom(): boolean {
-    return this.#flow.inSocket < this.#socketBytes && this.#inFlight < this.#window;
+    return this.#flow.inSocket < this.#socketBytes && this.inFlight < this.#window;
   }
 
   /** A frame of `size` went to the socket: until the socket reports it and, where the peer acknowledges, until the peer has read it. */
   #wrote(owner: SenderAccount | null, size: number): void {
     this.#flow.wrote(owner, size);
-    if (this.#window !== Infinity) {
+    if (this.#window !== Infinity && !this.#acksAreWrites) {
       this.#unacked.push(size);
       this.#inFlight += size;
     }

@@ -68,15 +68,15 @@ export interface LinkEndpointOptions {
    */
   flow?: Partial<FlowLimits> | false;
   /**
-   * Both ends agreed to pace the host's sending (`paced`, `link-features.ts`). Sidecar end: a
-   * large frame goes in pieces, and at most a window of frames the worker has not acknowledged,
-   * where the socket reports its writes (`link-sender.ts`). Worker end: it reads pieces (refused
-   * elsewhere) and acknowledges the frames it read (`link-ack`).
+   * Both ends agreed to pace what they send (`paced`, `link-features.ts`): each sends a large frame
+   * in pieces and at most a window of frames the other has not acknowledged, in turns
+   * (`link-sender.ts`), reads the other's pieces (refused elsewhere) and acknowledges the frames
+   * it read (`link-ack`).
    */
   paced?: boolean;
   /** The sending end's turns, pieces and window (`link-sender.ts`), its defaults where left out (tests make them small). */
   sender?: { socketBytes?: number; partChars?: number; partedChannels?: number; windowBytes?: number };
-  /** Worker end of a paced link: acknowledges once it read this much of the host's frames, or within `ackDelayMs`. */
+  /** A paced link: acknowledges once it read this much of the other end's frames, or within `delayMs`. */
   acks?: { everyChars?: number; delayMs?: number };
   log?: LinkLogger;
 }

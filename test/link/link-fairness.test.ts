@@ -71,4 +71,12 @@ describe('the link between two agents', () => {
     const answered = stack.worker.err.lines.filter((line) => line.json.msg === 'audit' && line.json.method === 'tools/call').map((line) => line.json.agent);
     expect(answered).toEqual(['bob', 'alice']);
   });
+
+  it('carries an agent\'s large request and its large answer whole, each in pieces, and the link stays up', async () => {
+    const alice = await RawSession.open(`${stack.url}/servers/bulk/mcp`, stack.tokens.alice!);
+    // Characters of one, two, three and four UTF-8 bytes, so that pieces cut from text (the worker's, under Deno) and from bytes (the sidecar's) meet every width.
+    const message = 'aé€🦊'.repeat(250_000);
+    expect(await alice.request('tools/call', { name: 'echo', arguments: { message } })).toMatchObject({ result: { content: [{ type: 'text', text: `Echo: ${message}` }] } });
+    expect(stack.sidecar.err.lines.filter((line) => String(line.json.msg).startsWith('Link to worker dropped'))).toEqual([]);
+  });
 });
