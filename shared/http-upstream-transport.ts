@@ -24,6 +24,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, WireError } from './errors.ts';
 import { exceedsDepth, MAX_JSON_DEPTH, shallowRequestId } from './json-depth.ts';
 import { LegacyHttpClientTransport } from './legacy-http-client-transport.ts';
+import { holdReadingOf } from './link/link-flow.ts';
 import type { ModernHttpTarget } from './modern-http-transport.ts';
 
 const TERMINATE_TIMEOUT_MS = 2_000;
@@ -55,6 +56,11 @@ export class HttpUpstreamTransport implements Transport {
 
   get sessionId(): string | undefined {
     return this.#inner.sessionId;
+  }
+
+  /** Holds back the server's messages (`ReadHold`): the client under it stops reading them. */
+  holdReading(): () => void {
+    return holdReadingOf(this.#inner);
   }
 
   get closed(): boolean {

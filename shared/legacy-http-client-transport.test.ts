@@ -9,6 +9,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/v4';
 import { httpUpstream } from './http-upstream-transport.ts';
 import { LegacyHttpClientTransport } from './legacy-http-client-transport.ts';
+import { floodingSseServer } from '../test/support/flooding-sse-server.ts';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 interface Seen {
@@ -264,5 +265,45 @@ describe('LegacyHttpClientTransport on the wire', () => {
     expect(closes).toBe(1);
     expect(errors).toEqual([]);
     expect(server.seen.map((s) => s.method)).toEqual(['POST']);
+  });
+});
+
+describe('holding back an HTTP server (ReadHold)', () => {
+  async function floodingServer() {
+    const flood = await floodingSseServer();
+    servers.push(flood.server);
+    return flood;
+  }
+
+  it('stops reading the server\'s SSE stream while held, so the server waits in its write, and reads on once released', async () => {
+    const { url, state } = await floodingServer();
+    const transport = new LegacyHttpClientTransport({ url });
+    let received = 0;
+    transport.onmessage = () => received++;
+    await transport.start();
+    const release = transport.holdReading();
+    void transport.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flood' } }).catch(() => {});
+    // Held from the start: what the server wrote fills the socket, and the server then waits for it to drain.
+    await expect.poll(() => state.waiting, { timeout: 10_000 }).toBe(true);
+    const atHold = { received, written: state.written };
+    expect(atHold.received).toBeLessThan(atHold.written);
+    release();
+    await expect.poll(() => received, { timeout: 10_000 }).toBeGreaterThan(atHold.written);
+    await transport.close();
+  });
+
+  it('reads as ever once closed while held: a close is never kept waiting for a release', async () => {
+    const { url, state } = await floodingServer();
+    const transport = new LegacyHttpClientTransport({ url });
+    await transport.start();
+    transport.holdReading();
+    void transport.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flood' } }).catch(() => {});
+    await expect.poll(() => state.waiting, { timeout: 10_000 }).toBe(true);
+    let closed = false;
+    transport.onclose = () => (closed = true);
+    await transport.close();
+    expect(closed).toBe(true);
+    // The stream is let go of, not left open behind a gate nobody will open.
+    await expect.poll(() => state.hungUp, { timeout: 10_000 }).toBe(true);
   });
 });

@@ -32,6 +32,7 @@ import { readStreamWithin } from './bounded-stream.ts';
 import { jsonRpcMessageOf } from './json-rpc-message.ts';
 import type { ModernHttpTarget } from './modern-http-transport.ts';
 import { MAX_SSE_EVENT_CHARS, readSseEvents } from './sse-messages.ts';
+import { ReadGate } from './read-gate.ts';
 import { fetchErrorText } from './fetch-error-text.ts';
 
 const MAX_REDIRECTS = 5;
@@ -48,6 +49,7 @@ export class LegacyHttpClientTransport implements Transport {
   onerror?: (error: Error) => void;
   onclose?: () => void;
   readonly #target: ModernHttpTarget;
+  readonly #gate: ReadGate;
   #abort: AbortController | undefined;
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
@@ -56,6 +58,12 @@ export class LegacyHttpClientTransport implements Transport {
 
   constructor(target: ModernHttpTarget) {
     this.#target = target;
+    this.#gate = target.readGate ?? new ReadGate();
+  }
+
+  /** Holds back the server's messages: its SSE streams are not read until the release (`ReadHold`). */
+  holdReading(): () => void {
+    return this.#gate.hold();
   }
 
   get sessionId(): string | undefined {
@@ -99,6 +107,7 @@ export class LegacyHttpClientTransport implements Transport {
   async close(): Promise<void> {
     clearTimeout(this.#reconnectTimer);
     this.#reconnectTimer = undefined;
+    this.#gate.dispose();
     this.#abort?.abort();
     this.onclose?.();
   }
@@ -177,7 +186,7 @@ export class LegacyHttpClientTransport implements Transport {
           if ('result' in message || 'error' in message) answered = true;
           this.onmessage?.(message);
         },
-        { onRetry: (ms) => (this.#retryMs = ms) },
+        { onRetry: (ms) => (this.#retryMs = ms), gate: this.#gate, ...(this.#abort ? { signal: this.#abort.signal } : {}) },
       );
     } catch (error) {
       failure = new Error(`The HTTP server's SSE stream broke off: ${fetchErrorText(error)}`);

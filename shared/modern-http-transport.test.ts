@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { encodeHeaderValue, ModernHttpClientTransport, modernPost, postModern } from './modern-http-transport.ts';
 import { PARAM_HEADERS_META_KEY } from './param-headers-meta.ts';
+import { floodingSseServer } from '../test/support/flooding-sse-server.ts';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const call = (params: Record<string, unknown>): JSONRPCMessage => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { ...params, _meta: { ...META, ...(params._meta as object) } } });
@@ -56,5 +57,28 @@ describe('ModernHttpClientTransport', () => {
     await transport.send(call({ name: 'echo' }));
     expect(await answer).toMatchObject({ id: 7, error: { data: { reason: 'server-exited', status: 502 } } });
     await transport.close();
+  });
+});
+
+describe('holding back a modern HTTP server (ReadHold)', () => {
+  it('stops reading an answer\'s SSE stream while held, so the server waits in its write, and reads on once released', async () => {
+    const { url, state, server } = await floodingSseServer();
+    try {
+      const transport = new ModernHttpClientTransport({ url });
+      let received = 0;
+      transport.onmessage = () => received++;
+      const release = transport.holdReading();
+      await transport.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flood', _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } });
+      await expect.poll(() => state.waiting, { timeout: 10_000 }).toBe(true);
+      const written = state.written;
+      expect(received).toBeLessThan(written);
+      release();
+      await expect.poll(() => received, { timeout: 10_000 }).toBeGreaterThan(written);
+      await transport.close();
+      await expect.poll(() => state.hungUp, { timeout: 10_000 }).toBe(true);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -26,6 +26,7 @@ import { jsonRpcErrorBody, WireError } from './errors.ts';
 import { exceedsDepth, MAX_JSON_DEPTH } from './json-depth.ts';
 import { PARAM_HEADERS_META_KEY } from './param-headers-meta.ts';
 import { readSseMessages } from './sse-messages.ts';
+import { ReadGate } from './read-gate.ts';
 import { isRecord } from './records.ts';
 import { fetchErrorText } from './fetch-error-text.ts';
 
@@ -38,6 +39,8 @@ export interface ModernHttpTarget {
   /** Configured headers (an API key): sent on every POST, after the mirrored ones. */
   headers?: Record<string, string>;
   fetch?: FetchLike;
+  /** Held while the link holds this server's output (`read-gate.ts`): its SSE answers are not read meanwhile. */
+  readGate?: ReadGate;
 }
 
 export type ModernPostOutcome = { modern: true } | { modern: false; status: number };
@@ -77,7 +80,7 @@ export async function postModern(target: ModernHttpTarget, message: JSONRPCMessa
     if (isRecord(value) && value.jsonrpc === '2.0') onMessage(value as JSONRPCMessage);
   };
   try {
-    if (type.includes('text/event-stream') && response.body !== null) await readSseMessages(response.body, deliver);
+    if (type.includes('text/event-stream') && response.body !== null) await readSseMessages(response.body, deliver, { ...(target.readGate ? { gate: target.readGate } : {}), ...(signal ? { signal } : {}) });
     else if (type.includes('application/json')) deliver(await response.json());
     else await response.body?.cancel();
   } catch (error) {
@@ -122,11 +125,18 @@ export class ModernHttpClientTransport implements Transport {
   onerror?: (error: Error) => void;
   onclose?: () => void;
   readonly #target: ModernHttpTarget;
+  readonly #gate: ReadGate;
   readonly #inFlight = new Map<Id, AbortController>();
   #closed = false;
 
   constructor(target: ModernHttpTarget) {
-    this.#target = target;
+    this.#gate = target.readGate ?? new ReadGate();
+    this.#target = { ...target, readGate: this.#gate };
+  }
+
+  /** Holds back the server's answers: their SSE streams are not read until the release (`ReadHold`). */
+  holdReading(): () => void {
+    return this.#gate.hold();
   }
 
   async start(): Promise<void> {}
@@ -164,6 +174,7 @@ export class ModernHttpClientTransport implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#gate.dispose();
     for (const abort of this.#inFlight.values()) abort.abort();
     this.#inFlight.clear();
     this.onclose?.();

@@ -13,6 +13,8 @@
  *
  * @module
  */
+import { passGate, type ReadGate } from './read-gate.ts';
+
 export const MAX_SSE_EVENT_CHARS = 16 * 1024 * 1024;
 
 export interface SseEvent {
@@ -27,6 +29,9 @@ export interface SseReadOptions {
   /** Called with each valid `retry:` field, in milliseconds. */
   onRetry?: (ms: number) => void;
   maxEventChars?: number;
+  /** Waited at before each read while held (`read-gate.ts`); `signal` ends the wait. */
+  gate?: ReadGate;
+  signal?: AbortSignal;
 }
 
 /** Calls `onEvent` for every event with data, one a microtask, until the body ends (aborting the fetch ends it too). */
@@ -70,6 +75,7 @@ export async function readSseEvents(body: ReadableStream<Uint8Array>, onEvent: (
   let skipLf = false; // a chunk ended in CR, which ended the line: the LF of its CRLF may open the next chunk
   try {
     for (;;) {
+      if (options.gate?.closed !== undefined) await passGate(options.gate, options.signal);
       const { value, done } = await reader.read();
       if (done) break;
       let text = decoder.decode(value, { stream: true });
@@ -96,7 +102,7 @@ export async function readSseEvents(body: ReadableStream<Uint8Array>, onEvent: (
 }
 
 /** Calls `onMessage` for every event's parsed data until the body ends (aborting the fetch ends it too). */
-export function readSseMessages(body: ReadableStream<Uint8Array>, onMessage: (message: unknown) => void): Promise<void> {
+export function readSseMessages(body: ReadableStream<Uint8Array>, onMessage: (message: unknown) => void, options: SseReadOptions = {}): Promise<void> {
   return readSseEvents(body, ({ data }) => {
     let message: unknown;
     try {
@@ -105,5 +111,5 @@ export function readSseMessages(body: ReadableStream<Uint8Array>, onMessage: (me
       return;
     }
     onMessage(message);
-  });
+  }, options);
 }

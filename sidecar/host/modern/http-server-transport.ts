@@ -22,6 +22,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { httpUpstream, type HttpUpstreamTransport } from '../../../shared/http-upstream-transport.ts';
 import { ModernHttpClientTransport } from '../../../shared/modern-http-transport.ts';
+import { ReadGate } from '../../../shared/read-gate.ts';
 import { PARAM_HEADERS_META_KEY } from '../../../shared/param-headers-meta.ts';
 import type { HttpServerConfig } from '../server-config.ts';
 import { annotatedArguments, type AnnotatedArgument } from './x-mcp-header.ts';
@@ -36,8 +37,8 @@ export function httpServerEraKey(name: string, config: Pick<HttpServerConfig, 'u
 }
 
 /** The session-based client to `config`, fit to be bridged raw. */
-export function legacyHttpTransport(config: Pick<HttpServerConfig, 'url' | 'headers'>): HttpUpstreamTransport {
-  return httpUpstream({ url: new URL(config.url), headers: config.headers });
+export function legacyHttpTransport(config: Pick<HttpServerConfig, 'url' | 'headers'>, readGate?: ReadGate): HttpUpstreamTransport {
+  return httpUpstream({ url: new URL(config.url), headers: config.headers, ...(readGate ? { readGate } : {}) });
 }
 
 export class DualEraHttpTransport implements Transport {
@@ -53,15 +54,23 @@ export class DualEraHttpTransport implements Transport {
   /** Each listed tool's annotated arguments (none: the tool mirrors nothing, or is invalid for it). */
   readonly #annotations = new Map<string, AnnotatedArgument[]>();
 
+  /** One gate for both clients: whichever of them the server turns out to speak is held. */
+  readonly #gate = new ReadGate();
+
   constructor(config: Pick<HttpServerConfig, 'url' | 'headers'>) {
     this.#config = config;
-    this.#modern = new ModernHttpClientTransport({ url: new URL(config.url), headers: config.headers });
+    this.#modern = new ModernHttpClientTransport({ url: new URL(config.url), headers: config.headers, readGate: this.#gate });
     this.#modern.onmessage = (message) => {
       this.#learnAnnotations(message);
       this.onmessage?.(message);
     };
     this.#modern.onerror = (error) => this.onerror?.(error);
     this.#modern.onclose = () => this.#legacy === null && this.#ended();
+  }
+
+  /** Holds back the server's answers, whichever era it speaks (`ReadHold`, `shared/read-gate.ts`). */
+  holdReading(): () => void {
+    return this.#gate.hold();
   }
 
   /** Which protocol the transport speaks now. */
@@ -86,7 +95,7 @@ export class DualEraHttpTransport implements Transport {
   }
 
   async #switchToLegacy(): Promise<void> {
-    const legacy = legacyHttpTransport(this.#config);
+    const legacy = legacyHttpTransport(this.#config, this.#gate);
     legacy.onmessage = (message) => this.onmessage?.(message);
     legacy.onerror = (error) => this.onerror?.(error);
     legacy.onclose = () => this.#ended();
