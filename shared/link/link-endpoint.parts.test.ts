@@ -6,7 +6,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelTransport } from '../channel-transport.ts';
-import { channelPartHeader } from '../frames.ts';
+import { channelPartHeader, MAX_FRAME_BYTES } from '../frames.ts';
+import { LARGE_FRAME_CHARS } from './link-sender.ts';
 import { CallbackFrameSocket } from './frame-socket.ts';
 import { LinkEndpoint, type ChannelOpenHandler } from './link-endpoint.ts';
 import { LINK_FEATURES } from './link-features.ts';
@@ -144,11 +145,12 @@ describe('LinkEndpoint frames in turns and in pieces', () => {
   });
 
   it('ends the link when a host holds more frames in part at once than a host that follows the rules can', async () => {
-    const w = lonelyWorker(200);
-    // Four frames' worth in part, each under the limit, is what the sender holds at most.
-    for (let channel = 1; channel <= 5; channel++) w.receive(part(channel, 'A'.repeat(140)));
+    const w = lonelyWorker(MAX_FRAME_BYTES);
+    // One large frame in part and fifteen smaller ones is what the sender holds at most (partedHeldLimit).
+    w.receive(part(1, 'A'.repeat(MAX_FRAME_BYTES - 100)));
+    for (let channel = 2; channel <= 16; channel++) w.receive(part(channel, 'A'.repeat(LARGE_FRAME_CHARS)));
     expect(w.endpoint.closed).toBe(false);
-    w.receive(part(6, 'A'.repeat(140)));
+    w.receive(part(17, 'A'.repeat(200)));
     expect(w.endpoint.closed).toBe(true);
   });
 

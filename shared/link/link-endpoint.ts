@@ -43,7 +43,7 @@ import { PendingOpens, type PendingOpen } from './pending-opens.ts';
 import { RecentCloses } from './recent-closes.ts';
 import { KEEPALIVE_FRAME, LinkLiveness } from './link-liveness.ts';
 import { LinkFlow } from './link-flow.ts';
-import { LinkSender, PARTED_CHANNELS, WINDOW_BYTES } from './link-sender.ts';
+import { LinkSender, partedHeldLimit, WINDOW_BYTES } from './link-sender.ts';
 import { unrefTimer } from '../unref-timer.ts';
 import type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats, OpenChannelOptions } from './link-types.ts';
 
@@ -182,7 +182,10 @@ export class LinkEndpoint {
     this.#liveness = options.liveness === false ? null : new LinkLiveness({
       keepaliveMs: options.keepaliveIntervalMs ?? 10_000,
       deadAfterMs,
-      ping: () => this.#sendLinkFrame(KEEPALIVE_FRAME),
+      ping: () => {
+        this.#sendLinkFrame(KEEPALIVE_FRAME);
+        this.#checkAcks();
+      },
       dead: (silentMs) => {
         this.#log.warn('Link is dead', { peer: this.peer, silentMs });
         this.#teardown({ reason: 'host-offline', message: `No frame from ${this.peer} for ${deadAfterMs} ms: the link is dead` }, 'abort');
@@ -319,6 +322,14 @@ export class LinkEndpoint {
     }
   }
 
+  /** A paced link whose peer acknowledged nothing for `ACK_STALL_MS` while frames were on their way: it lost count, and the window starts afresh. */
+  #checkAcks(): void {
+    const sender = this.#sender;
+    if (sender === null || !this.#paced || !sender.stalled()) return;
+    this.#log.warn('The other end of the link acknowledged nothing for 30 s: its window starts afresh', { peer: this.peer, unackedBytes: sender.inFlight });
+    sender.restartWindow();
+  }
+
   #acknowledge(): void {
     if (this.#ackTimer !== undefined) clearTimeout(this.#ackTimer);
     this.#ackTimer = undefined;
@@ -371,9 +382,8 @@ export class LinkEndpoint {
    * A paced link: a piece of a large frame (`link-sender.ts`). A channel's pieces are held until
    * its last, then read as the frame they make, which must be that channel's `channel-open` (with
    * a large first message), `channel-message` or `channel-reply`. What is held counts against the
-   * frame limit per frame, and against `PARTED_CHANNELS` frames' worth in all (what a peer that
-   * follows the rules holds at most): a peer past either has its link ended, as for an oversized
-   * frame.
+   * frame limit per frame, and against `partedHeldLimit` in all (what a peer that follows the
+   * rules makes it hold at most): a peer past either has its link ended, as for an oversized frame.
    */
   #piece(frame: Extract<ReadFrame, { kind: 'part' }>): void {
     if (!this.#paced) return this.#badFrame('channel-part where this end did not say it reads them');
@@ -383,7 +393,7 @@ export class LinkEndpoint {
     held.texts.push(frame.text);
     held.chars += frame.text.length;
     this.#pieceChars += frame.text.length;
-    if (held.chars > this.#max || this.#pieceChars > PARTED_CHANNELS * this.#max) return this.#tooLarge(held.chars, this.#pieceChars);
+    if (held.chars > this.#max || this.#pieceChars > partedHeldLimit(this.#max)) return this.#tooLarge(held.chars, this.#pieceChars);
     if (!frame.last) return;
     this.#pieces.delete(id);
     this.#pieceChars -= held.chars;
@@ -500,8 +510,9 @@ export class LinkEndpoint {
     pending.reject(new WireError(reason, message));
   }
 
-  #refuseOpen(id: number, message: string, reason: FailureReason = 'invalid-request'): void {
-    this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason, message });
+  /** `owner`: the channel refused after it was registered, whose frames queued meanwhile go first. */
+  #refuseOpen(id: number, message: string, reason: FailureReason = 'invalid-request', owner: McpChannelClientTransport | null = null): void {
+    this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'channel-open-error', channel: id, reason, message }, owner);
   }
 
   #acceptOpen(id: number, request: unknown, first: JSONRPCMessage | undefined, readsReply: boolean, marksOwn: boolean): void {
@@ -534,7 +545,7 @@ export class LinkEndpoint {
         if (this.#channels.get(id) === channel) {
           this.#channels.delete(id);
           this.#closedHere.remember(id);
-          this.#refuseOpen(id, message, reason);
+          this.#refuseOpen(id, message, reason, channel);
         }
         channel.remoteClosed({ reason, message });
       },

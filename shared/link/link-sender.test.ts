@@ -22,7 +22,7 @@ const LIMITS = { channelBytes: 1000, channelResumeBytes: 300, linkBytes: 5000, l
  * A sender over a socket the test drains: `written` lists every text the socket was given, in
  * order; `drain(n)` reports the oldest n written out.
  */
-function sender(options: { socketBytes?: number; partChars?: number; partedChannels?: number; parts?: boolean } = {}, open: FlowAccount[] = []) {
+function sender(options: { socketBytes?: number; partChars?: number; partedFrames?: number; largeFrameChars?: number; parts?: boolean } = {}, open: FlowAccount[] = []) {
   const written: string[] = [];
   const flow = new LinkFlow(LIMITS, () => open);
   const s = new LinkSender(flow, {
@@ -30,7 +30,8 @@ function sender(options: { socketBytes?: number; partChars?: number; partedChann
     part: options.parts === false ? null : (channel, last) => `part ${channel}${last ? ' last' : ''}: `,
     socketBytes: options.socketBytes ?? 10,
     partChars: options.partChars ?? 100,
-    partedChannels: options.partedChannels ?? 4,
+    partedFrames: options.partedFrames ?? 4,
+    largeFrameChars: options.largeFrameChars ?? 1000,
   });
   let reported = 0;
   return {
@@ -125,7 +126,7 @@ describe('LinkSender', () => {
   });
 
   it('starts no more parted frames than it may hold at once, and lets small frames by meanwhile', () => {
-    const t = sender({ socketBytes: 1, partChars: 2, partedChannels: 1 });
+    const t = sender({ socketBytes: 1, partChars: 2, partedFrames: 1 });
     const [a, b, c] = [account(1), account(2), account(3)];
     t.s.send(c, 'c0');
     t.s.send(a, 'AAAA');
@@ -159,15 +160,53 @@ describe('LinkSender', () => {
     expect(t.written.map((w) => w[0])).toEqual(['x', 'y']);
   });
 
-  it('hands the socket everything waiting on flush, in turns, past its room and the parted limit', () => {
-    const t = sender({ socketBytes: 1, partChars: 2, partedChannels: 1 });
-    const [a, b] = [account(1), account(2)];
-    t.s.send(a, 'a0');
+  it('hands the socket everything waiting on flush, past its room: the frames begun first, then each frame\'s pieces together, so that the other end holds no more in part', () => {
+    const t = sender({ socketBytes: 2, partChars: 2, partedFrames: 1 });
+    const [a, b, c, x] = [account(1), account(2), account(3), account(4)];
+    t.s.send(b, 'bb'); // the socket is full
+    t.s.send(c, 'CCCC');
+    t.s.send(x, 'x1');
+    t.drain(1); // c's first piece goes, and c's turn comes after x's
     t.s.send(a, 'AAA');
     t.s.send(b, 'BBB');
     t.s.flush();
-    expect(t.written).toEqual(['a0', 'part 1: AA', 'part 2: BB', 'part 1 last: A', 'part 2 last: B']);
+    expect(t.written).toEqual(['bb', 'part 3: CC', 'part 3 last: CC', 'x1', 'part 1: AA', 'part 1 last: A', 'part 2: BB', 'part 2 last: B']);
     expect(t.s.waitingFrames).toBe(0);
+  });
+
+  it('keeps one large frame at a time in the middle of its pieces, and starts smaller parted frames beside it', () => {
+    const t = sender({ socketBytes: 1, partChars: 2, partedFrames: 8, largeFrameChars: 4 });
+    const [a, b, c] = [account(1), account(2), account(3)];
+    t.s.send(a, 'LLLLLL');
+    t.s.send(b, 'llllll');
+    t.s.send(c, 'mmm'); // parted, not large: it need not wait for either
+    t.drainAll();
+    const at = (piece: string) => t.written.indexOf(piece);
+    expect(at('part 3: mm')).toBeLessThan(at('part 1 last: LL'));
+    expect(at('part 2: ll')).toBeGreaterThan(at('part 1 last: LL')); // the second large frame starts once the first is done
+    expect(t.written.filter((w) => w.startsWith('part 2')).join('')).toBe('part 2: llpart 2: llpart 2 last: ll');
+  });
+
+  it('keeps a channel\'s turn when the socket fails its write', () => {
+    const written: string[] = [];
+    let failing = false;
+    const flow = new LinkFlow(LIMITS, () => []);
+    const s = new LinkSender(flow, {
+      write: (text) => {
+        if (failing) throw new Error('closed');
+        written.push(text);
+      },
+      part: null,
+      socketBytes: 1,
+    });
+    const a = account(1);
+    s.send(a, 'a1');
+    s.send(a, 'a2');
+    failing = true;
+    s.written(); // the pump's write of a2 fails
+    failing = false;
+    s.flush();
+    expect(written).toEqual(['a1', 'a2']);
   });
 
   it('drops what waits on reset and clears every account it counted on, held ones let go', () => {
@@ -283,6 +322,21 @@ describe('LinkSender window', () => {
     expect(t.s.inFlight).toBe(7);
     t.s.acked(1);
     expect(t.s.inFlight).toBe(0);
+  });
+
+  it('says it stalled when nothing was acknowledged for 30 s while frames are on their way, and restarts its window', () => {
+    let now = 1_000;
+    const written: string[] = [];
+    const s = new LinkSender(new LinkFlow(LIMITS, () => []), { write: (text) => written.push(text), part: null, socketBytes: 1_000_000, windowBytes: 5, acksAreWrites: true, now: () => now });
+    const a = account(1);
+    s.send(a, 'a1-xxxx');
+    s.send(a, 'a2');
+    now += 29_000;
+    expect(s.stalled()).toBe(false);
+    now += 2_000;
+    expect(s.stalled()).toBe(true);
+    s.restartWindow();
+    expect([s.stalled(), s.inFlight, written]).toEqual([false, 2, ['a1-xxxx', 'a2']]);
   });
 
   it('takes an ack for more frames than it sent as an ack for all of them', () => {

@@ -23,9 +23,13 @@
  * - A frame longer than `PART_CHARS` goes, on a paced link, as `channel-part` frames of that size
  *   (`frames.ts`), which the worker joins and reads as the frame they came from; whole, in its
  *   turn, elsewhere. Where the socket takes bytes (`FrameSocket.sendUtf8`), the frame is encoded
- *   once and its pieces cut from the bytes, never inside a character. At most `PARTED_CHANNELS`
- *   channels are in the middle of a parted frame at a time, as the worker holds each one's pieces
- *   until the last; channels with smaller frames still get every turn.
+ *   once and its pieces cut from the bytes, never inside a character. The other end holds each
+ *   frame's pieces until its last, so at most `PARTED_FRAMES` frames are in the middle of their
+ *   pieces at a time, of which one larger than `LARGE_FRAME_CHARS`: an agent's answer of a few
+ *   hundred KiB starts at once beside another's megabytes, and the other end holds at most one
+ *   large frame in part (`partedHeldLimit`), as it held one whole frame before.
+ * - Nothing acknowledged for `ACK_STALL_MS` while frames are on their way: the other end lost
+ *   count, and the window starts afresh (logged), rather than hold every channel for good.
  * - Control frames (keepalives, acks, errors of the link's own) go at once, ahead of any queue: a
  *   link busy with bulk still answers its keepalives in time. What belongs to a channel (its
  *   messages, its reply, its close) keeps that channel's order.
@@ -41,8 +45,20 @@ import type { FlowAccount, LinkFlow } from './link-flow.ts';
 export const SOCKET_BYTES = 256 * 1024;
 /** Size of each piece of a large frame (in bytes where the socket takes them, else UTF-16 code units), and the largest frame sent whole. */
 export const PART_CHARS = 128 * 1024;
-/** Channels in the middle of a parted frame at a time. */
-export const PARTED_CHANNELS = 4;
+/** Frames in the middle of their pieces at a time, on the whole link: the other end holds each one's pieces until its last. */
+export const PARTED_FRAMES = 16;
+/**
+ * Past this a frame is large: one at a time is in the middle of its pieces, so that the other
+ * end holds at most one large frame in part (`partedHeldLimit`), and frames of a few hundred KiB
+ * are never kept waiting behind other channels' megabytes for their start.
+ */
+export const LARGE_FRAME_CHARS = 1024 * 1024;
+/** What a link's end may hold of frames in part, when the other end follows the rules: one large frame, and the rest of `PARTED_FRAMES` smaller ones. */
+export function partedHeldLimit(maxFrameBytes: number): number {
+  return maxFrameBytes + (PARTED_FRAMES - 1) * LARGE_FRAME_CHARS;
+}
+/** Nothing acknowledged for this long while frames are on their way: the other end lost count (a bug, or an object rebuilt with frames unacknowledged), and the window starts afresh. */
+export const ACK_STALL_MS = 30_000;
 /**
  * Frames on their way to a worker that acknowledges them (`link-ack`), in bytes, past which the
  * rest waits here, in turns: what is on its way (the kernel's socket buffers, which grow to 4 MB,
@@ -65,7 +81,10 @@ export interface LinkSenderOptions {
   part: ((channel: number, last: boolean) => string) | null;
   socketBytes?: number;
   partChars?: number;
-  partedChannels?: number;
+  partedFrames?: number;
+  largeFrameChars?: number;
+  /** The clock of `stalled` (tests). */
+  now?: () => number;
   /** Where the peer acknowledges frames (`acked`): how much may be on its way unacknowledged. Null: no acks, no window. */
   windowBytes?: number | null;
   /**
@@ -100,12 +119,17 @@ export class LinkSender {
   readonly #socketBytes: number;
   readonly #partChars: number;
   readonly #partedMax: number;
+  readonly #largeFrameChars: number;
+  readonly #now: () => number;
+  /** When the peer last acknowledged, or the window last went from empty to not (ms). */
+  #ackedAt = 0;
   /** Each channel with frames waiting, and them, oldest first. */
   readonly #waiting = new Map<SenderAccount, Waiting[]>();
   /** The channels with frames waiting, in the order their turns come. */
   #turns: SenderAccount[] = [];
-  /** Channels that have sent some of a frame's pieces and not its last. */
-  readonly #parted = new Set<SenderAccount>();
+  /** Channels that have sent some of a frame's pieces and not its last, and whether that frame is large. */
+  readonly #parted = new Map<SenderAccount, boolean>();
+  #partedLarge = 0;
   #pumping = false;
   readonly #window: number;
   readonly #acksAreWrites: boolean;
@@ -121,7 +145,9 @@ export class LinkSender {
     this.#part = options.part;
     this.#socketBytes = options.socketBytes ?? SOCKET_BYTES;
     this.#partChars = options.partChars ?? PART_CHARS;
-    this.#partedMax = options.partedChannels ?? PARTED_CHANNELS;
+    this.#partedMax = options.partedFrames ?? PARTED_FRAMES;
+    this.#largeFrameChars = options.largeFrameChars ?? LARGE_FRAME_CHARS;
+    this.#now = options.now ?? Date.now;
     this.#window = options.windowBytes === null ? Infinity : (options.windowBytes ?? Infinity);
     this.#acksAreWrites = options.acksAreWrites === true;
   }
@@ -185,6 +211,7 @@ export class LinkSender {
 
   /** The peer read `frames` more of the frames written (`link-ack`): as many more may go. */
   acked(frames: number): void {
+    this.#ackedAt = this.#now();
     if (this.#acksAreWrites) {
       // The flow's own count of what the socket has not written out is what the peer has not read.
       for (let i = 0; i < frames && this.#flow.inSocket > 0; i++) this.#flow.written();
@@ -208,15 +235,63 @@ export class LinkSender {
   }
 
   /**
-   * Hands the socket everything waiting, in turns, ignoring its room: before the link's own last
-   * frame (`link-close`), so what was sent before it still arrives before it, as it did when every
-   * frame went to the socket at once. Throws nothing: a socket that fails here is closing.
+   * True when frames have been on their way unacknowledged for `ACK_STALL_MS` with no ack at all:
+   * then `restartWindow` (`link-endpoint.ts` checks at each keepalive).
+   */
+  stalled(): boolean {
+    return this.inFlight > 0 && this.#now() - this.#ackedAt > ACK_STALL_MS;
+  }
+
+  /**
+   * Takes every frame on its way for read: the peer lost count of them, and a window that never
+   * empties would hold every channel's frames for good, with nothing to say why.
+   */
+  restartWindow(): void {
+    this.#ackedAt = this.#now();
+    if (this.#acksAreWrites) while (this.#flow.inSocket > 0) this.#flow.written();
+    this.#unacked = [];
+    this.#unackedHead = 0;
+    this.#inFlight = 0;
+    if (this.#turns.length > 0) this.#pump();
+  }
+
+  /**
+   * Hands the socket everything waiting, ignoring its room: before the link's own last frame
+   * (`link-close`), so what was sent before it still arrives before it, as it did when every frame
+   * went to the socket at once. The frames in the middle of their pieces are finished first, then
+   * each channel's frames go in order, each frame's pieces together, so that the other end holds no
+   * more in part than it did. Throws nothing: a socket that fails here is closing.
    */
   flush(): void {
     try {
-      while (this.#turns.length > 0) this.#sendTurn(true);
+      for (const owner of [...this.#parted.keys()]) this.#sendFrame(owner);
+      while (this.#turns.length > 0) {
+        const owner = this.#turns[0]!;
+        while (this.#waiting.has(owner)) this.#sendFrame(owner);
+        this.#turns.shift();
+      }
     } catch {
       // The socket closed: the link's end drops the rest (`reset`).
+    }
+  }
+
+  /** All of `owner`'s oldest frame waiting, whole or every piece left. */
+  #sendFrame(owner: SenderAccount): void {
+    const queue = this.#waiting.get(owner)!;
+    const head = queue[0]!;
+    if (this.#part === null || head.text.length <= this.#partChars) {
+      this.#write(head.text);
+      this.#wrote(owner, head.text.length);
+    } else {
+      while (this.#writePiece(owner, head) < (head.bytes ?? head.text).length);
+      if (this.#parted.get(owner) === true) this.#partedLarge--;
+      this.#parted.delete(owner);
+    }
+    queue.shift();
+    if (queue.length === 0) {
+      this.#waiting.delete(owner);
+      const at = this.#turns.indexOf(owner);
+      if (at > 0) this.#turns.splice(at, 1);
     }
   }
 
@@ -229,6 +304,7 @@ export class LinkSender {
     this.#waiting.clear();
     this.#turns = [];
     this.#parted.clear();
+    this.#partedLarge = 0;
     this.#unacked = [];
     this.#unackedHead = 0;
     this.#inFlight = 0;
@@ -251,11 +327,10 @@ export class LinkSender {
   }
 
   /**
-   * The next channel in turn sends one frame or one piece; false when every channel waiting has a
-   * large frame to start and as many channels are in the middle of one as may be (`flushing`: no
-   * such limit).
+   * The next channel in turn that may sends one frame or one piece; false when every channel
+   * waiting has a frame to start in pieces and as many are in the middle of theirs as may be.
    */
-  #sendTurn(flushing = false): boolean {
+  #sendTurn(): boolean {
     const turns = this.#turns;
     for (let tried = 0; tried < turns.length; tried++) {
       const owner = turns.shift()!;
@@ -263,17 +338,29 @@ export class LinkSender {
       const head = queue[0]!;
       const text = head.text;
       let done = true;
-      if (this.#part === null || text.length <= this.#partChars) {
-        this.#write(text);
-        this.#wrote(owner, text.length);
-      } else if (!flushing && head.sent === 0 && !this.#parted.has(owner) && this.#parted.size >= this.#partedMax) {
-        turns.push(owner); // its turn comes again once a parted frame is done
-        continue;
-      } else {
-        const to = this.#writePiece(owner, head);
-        done = to === (head.bytes ?? text).length;
-        if (done) this.#parted.delete(owner);
-        else this.#parted.add(owner);
+      try {
+        if (this.#part === null || text.length <= this.#partChars) {
+          this.#write(text);
+          this.#wrote(owner, text.length);
+        } else if (head.sent === 0 && !this.#mayStartParted(text.length)) {
+          turns.push(owner); // its turn comes again once a parted frame is done
+          continue;
+        } else {
+          if (head.sent === 0) {
+            const large = text.length > this.#largeFrameChars;
+            this.#parted.set(owner, large);
+            if (large) this.#partedLarge++;
+          }
+          const to = this.#writePiece(owner, head);
+          done = to === (head.bytes ?? text).length;
+          if (done) {
+            if (this.#parted.get(owner) === true) this.#partedLarge--;
+            this.#parted.delete(owner);
+          }
+        }
+      } catch (error) {
+        turns.unshift(owner); // the socket failed: the channel keeps its turn for whatever comes of it
+        throw error;
       }
       if (done) queue.shift();
       if (queue.length > 0) turns.push(owner);
@@ -281,6 +368,12 @@ export class LinkSender {
       return true;
     }
     return false;
+  }
+
+  /** Whether a frame of `chars` may start its pieces: as many frames in part as may be, of which one large. */
+  #mayStartParted(chars: number): boolean {
+    if (this.#parted.size >= this.#partedMax) return false;
+    return chars <= this.#largeFrameChars || this.#partedLarge === 0;
   }
 
   /** Sends the next piece of `head`, a frame on `owner` larger than a piece; returns where the next one starts. */
@@ -321,6 +414,7 @@ export class LinkSender {
 
   /** A frame of `size` went to the socket: until the socket reports it and, where the peer acknowledges, until the peer has read it. */
   #wrote(owner: SenderAccount | null, size: number): void {
+    if (this.#window !== Infinity && this.inFlight === 0) this.#ackedAt = this.#now();
     this.#flow.wrote(owner, size);
     if (this.#window !== Infinity && !this.#acksAreWrites) {
       this.#unacked.push(size);

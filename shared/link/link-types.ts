@@ -75,7 +75,7 @@ export interface LinkEndpointOptions {
    */
   paced?: boolean;
   /** The sending end's turns, pieces and window (`link-sender.ts`), its defaults where left out (tests make them small). */
-  sender?: { socketBytes?: number; partChars?: number; partedChannels?: number; windowBytes?: number };
+  sender?: { socketBytes?: number; partChars?: number; partedFrames?: number; largeFrameChars?: number; windowBytes?: number };
   /** A paced link: acknowledges once it read this much of the other end's frames, or within `delayMs`. */
   acks?: { everyChars?: number; delayMs?: number };
   log?: LinkLogger;
