@@ -301,3 +301,45 @@ describe('the worker\'s end of a paced link', () => {
     expect(p.toSidecar[0]).toBe('channel-part');
   });
 });
+
+describe('a modern request\'s large answer on a paced link', () => {
+  it('arrives whole in a channel-reply sent in pieces, and its channel closes behind it', async () => {
+    let workerSocket!: CallbackFrameSocket;
+    let sidecarSocket!: CallbackFrameSocket;
+    const types: string[] = [];
+    workerSocket = new CallbackFrameSocket({ send: (text) => queueMicrotask(() => sidecarSocket.receive(text)), close: () => {} });
+    sidecarSocket = new CallbackFrameSocket({
+      send: (text) => {
+        types.push((JSON.parse(text.split('\n', 1)[0]!) as { type: string }).type);
+        queueMicrotask(() => {
+          workerSocket.receive(text);
+          sidecarSocket.written();
+        });
+      },
+      close: () => {},
+      tracksWrites: true,
+    });
+    const big = { jsonrpc: '2.0' as const, id: 1, result: { content: [{ type: 'text', text: 'R'.repeat(5_000) }] } };
+    const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'test-host', paced: true, liveness: false, peerFeatures: new Set(LINK_FEATURES) });
+    const sidecar = new LinkEndpoint(sidecarSocket, {
+      role: 'sidecar',
+      paced: true,
+      liveness: false,
+      sender: { partChars: 1000 },
+      onOpen: async (_request, channel) => {
+        channel.onmessage = () => void channel.reply(big);
+        await channel.start();
+      },
+    });
+    endpoints.push(worker, sidecar);
+    const channel = await worker.openChannel({ type: 'mcp' }, { first: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'big' } } });
+    const received: unknown[] = [];
+    const closed = new Promise<void>((resolve) => (channel.onclose = () => resolve()));
+    channel.onmessage = (m) => received.push(m);
+    await channel.start();
+    await closed;
+    expect(received).toEqual([big]);
+    expect(types.filter((type) => type === 'channel-part').length).toBeGreaterThan(4);
+    expect(types).not.toContain('channel-close');
+  });
+});
