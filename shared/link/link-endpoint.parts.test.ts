@@ -343,3 +343,45 @@ describe('a modern request\'s large answer on a paced link', () => {
     expect(types).not.toContain('channel-close');
   });
 });
+
+describe('the worker\'s end of a paced link, an agent sending faster than the host reads', () => {
+  it('refuses a request with limit-reached while the session\'s messages wait past its budget, lets answers and notifications by, and takes requests again once they drained', async () => {
+    let workerSocket!: CallbackFrameSocket;
+    const counted: string[] = [];
+    workerSocket = new CallbackFrameSocket({
+      send: (text) => {
+        const frame = JSON.parse(text.split('\n', 1)[0]!) as { type: string; channel?: number };
+        if (frame.type === 'channel-open') queueMicrotask(() => workerSocket.receive(JSON.stringify({ v: 1, type: 'channel-open-ack', channel: frame.channel })));
+        if (!['keepalive', 'keepalive-reply', 'link-ack', 'link-close'].includes(frame.type)) counted.push(frame.type);
+      },
+      close: () => {},
+    });
+    // A host that takes the open and then acknowledges nothing until the test says so.
+    const worker = new LinkEndpoint(workerSocket, {
+      role: 'worker',
+      peer: 'test-host',
+      paced: true,
+      liveness: false,
+      sender: { windowBytes: 100 },
+      flow: { channelBytes: 500, channelResumeBytes: 100, linkBytes: 1e9, linkResumeBytes: 1e9 - 1 },
+    });
+    endpoints.push(worker);
+    const channel = await worker.openChannel({ type: 'mcp' });
+    await channel.start();
+    for (let i = 0; i < 3; i++) await channel.send(note(`${i}`.padEnd(300, '.')));
+    const request = { jsonrpc: '2.0' as const, id: 7, method: 'tools/call', params: { name: 'echo' } };
+    await expect(channel.send(request)).rejects.toMatchObject({ reason: 'limit-reached' });
+    await channel.send(note('a notification still goes'));
+    await channel.send({ jsonrpc: '2.0', id: 'server-1', result: {} }); // and an answer to the server's own request
+    // The host reads on: each ack lets the next frames go, until none waits.
+    let acked = 0;
+    while (counted.length > acked) {
+      const frames = counted.length - acked;
+      acked = counted.length;
+      workerSocket.receive(JSON.stringify({ v: 1, type: 'link-ack', frames }));
+    }
+    expect(worker.stats).toMatchObject({ waitingFrames: 0, unackedBytes: 0, heldChannels: 0 });
+    await expect(channel.send(request)).resolves.toBeUndefined();
+    expect(counted.filter((type) => type === 'channel-message')).toHaveLength(6); // three notes, the notification, the answer, the request: not the refused one
+  });
+});

@@ -225,6 +225,7 @@ export class LinkEndpoint {
     if (signal?.aborted) return Promise.reject(this.#givenUp(signal));
     const id = this.#allocateId();
     const channel = new McpChannelClientTransport(id, this.#io);
+    channel.refusesRequestsWhenHeld = this.#paced;
     return new Promise<McpChannelClientTransport>((resolve, reject) => {
       const giveUp = (error: WireError) => {
         if (this.#pending.get(id)?.channel !== channel) return;

@@ -16,6 +16,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ChannelTransport, type ChannelCloseInfo } from '../channel-transport.ts';
 import { isHostAnswer } from '../audit/host-answers.ts';
+import { WireError } from '../errors.ts';
 import { holdReadingOf, type FlowAccount } from './link-flow.ts';
 
 /** What a channel needs from its endpoint; the calls are synchronous and `send` and `close` may throw `WireError`. */
@@ -40,6 +41,14 @@ export class McpChannelClientTransport extends ChannelTransport implements FlowA
   /** Flow control (`link-flow.ts`): its frames not yet written out, and whether past its budget. */
   queued = 0;
   over = false;
+  /**
+   * Worker end of a paced link: while the link holds this channel (its frames waiting past its
+   * budget), a request on it is refused with `limit-reached`, as the host refuses one past its
+   * server's unread stdin: nothing on the worker can be held back but the agent, and an agent's
+   * session could otherwise queue 256 requests of 4 MiB here. Answers, cancellations and
+   * notifications still go.
+   */
+  refusesRequestsWhenHeld = false;
   #held = false;
   /** What feeds this channel, held back while the link holds too much of it. */
   #source: object | undefined;
@@ -53,6 +62,9 @@ export class McpChannelClientTransport extends ChannelTransport implements FlowA
   }
 
   protected async transmit(message: JSONRPCMessage): Promise<void> {
+    if (this.#held && this.refusesRequestsWhenHeld && 'method' in message && 'id' in message) {
+      throw new WireError('limit-reached', `This session's earlier messages to the host wait in the worker, more than the link takes at once: wait for their answers before sending more`, { detail: { waitingBytes: this.queued } });
+    }
     this.#io.send(this, message, this.marksOwn && isHostAnswer(message));
   }
 
