@@ -63,17 +63,20 @@ export function readFrame(text: string, maxBytes: number): ReadFrame {
     if (fast !== null) return fast;
   }
   const parsed = FrameSchema.safeParse(frame);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue === undefined || issue.path.length === 0 ? '' : `${issue.path.join('.')}: `;
-    return { kind: 'malformed', problem: `${where}${issue?.message ?? 'not a link frame'}` };
-  }
+  if (!parsed.success) return { kind: 'malformed', problem: problemOf(parsed.error.issues, 'not a link frame') };
   if (parsed.data.type === 'channel-message' || parsed.data.type === 'channel-reply') {
     const { channel, message, own } = parsed.data;
     const kind = parsed.data.type === 'channel-message' ? 'message' : 'reply';
     return own === true ? { kind, channel, message: message as JSONRPCMessage, own } : { kind, channel, message: message as JSONRPCMessage };
   }
   return { kind: 'frame', frame: parsed.data };
+}
+
+/** The first issue a schema found, where it is (`path: message`), or `otherwise`. */
+function problemOf(issues: readonly { path: readonly PropertyKey[]; message: string }[], otherwise: string): string {
+  const issue = issues[0];
+  if (issue === undefined) return otherwise;
+  return issue.path.length === 0 ? issue.message : `${issue.path.map(String).join('.')}: ${issue.message}`;
 }
 
 /** A `channel-part`: its JSON header, checked by its schema, then a newline and the piece. */
@@ -87,10 +90,7 @@ function readPart(text: string): ReadFrame {
     return { kind: 'malformed', problem: 'a channel-part whose header is not valid JSON' };
   }
   const parsed = ChannelPartSchema.safeParse(header);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return { kind: 'malformed', problem: `channel-part header: ${issue?.path.length ? `${issue.path.join('.')}: ` : ''}${issue?.message ?? 'not a channel-part header'}` };
-  }
+  if (!parsed.success) return { kind: 'malformed', problem: `channel-part header: ${problemOf(parsed.error.issues, 'not a channel-part header')}` };
   return { kind: 'part', channel: parsed.data.channel, last: parsed.data.last === true, text: text.slice(end + 1) };
 }
 

@@ -89,7 +89,7 @@ export class CallbackFrameSocket implements FrameSocket {
         ? undefined
         : (bytes) => {
             sendUtf8(bytes);
-            if (this.tracksWrites && this.onwritten === undefined) this.#unclaimed++;
+            this.#sentOne();
           };
   }
 
@@ -99,6 +99,10 @@ export class CallbackFrameSocket implements FrameSocket {
 
   send(text: string): void {
     this.#send(text);
+    this.#sentOne();
+  }
+
+  #sentOne(): void {
     if (this.tracksWrites && this.onwritten === undefined) this.#unclaimed++;
   }
 

@@ -17,6 +17,48 @@ afterEach(() => {
   for (const endpoint of endpoints.splice(0)) endpoint.close();
 });
 
+/** The header of a frame as sent: a piece's JSON line, or the whole frame. */
+const headerOf = (text: string) => JSON.parse(text.split('\n', 1)[0]!) as { type: string; frames?: number };
+
+/**
+ * A worker's and a sidecar's sockets joined in one process, each frame delivered a microtask
+ * later; the sidecar's reports each write once the worker's end has its frame, as a `ws` socket's
+ * callback does once the kernel has it (`sidecarTracksWrites`, the default: false is the worker's
+ * kind, where only the peer's acks say what went). `sent` lists the header of every frame each
+ * end sent, in order; `closes`, the close codes used.
+ */
+function joinedSockets(sidecarTracksWrites = true) {
+  let worker!: CallbackFrameSocket;
+  let sidecar!: CallbackFrameSocket;
+  const sent = { worker: [] as ReturnType<typeof headerOf>[], sidecar: [] as ReturnType<typeof headerOf>[] };
+  const closes: (number | undefined)[] = [];
+  const ended = (code?: number) =>
+    queueMicrotask(() => {
+      closes.push(code);
+      worker.ended({ code: code ?? 1000 });
+      sidecar.ended({ code: code ?? 1000 });
+    });
+  worker = new CallbackFrameSocket({
+    send: (text) => {
+      sent.worker.push(headerOf(text));
+      queueMicrotask(() => sidecar.receive(text));
+    },
+    close: ended,
+  });
+  sidecar = new CallbackFrameSocket({
+    send: (text) => {
+      sent.sidecar.push(headerOf(text));
+      queueMicrotask(() => {
+        worker.receive(text);
+        if (sidecarTracksWrites) sidecar.written();
+      });
+    },
+    close: ended,
+    tracksWrites: sidecarTracksWrites,
+  });
+  return { worker, sidecar, sent, closes };
+}
+
 interface Options {
   /** What each end was told of pacing: both by default. */
   paced?: { worker: boolean; sidecar: boolean };
@@ -25,44 +67,25 @@ interface Options {
 
 /** Worker and sidecar ends; `wire` lists the type of every frame the sidecar sent, in order. */
 function link(options: Options = {}) {
-  let workerSocket!: CallbackFrameSocket;
-  let sidecarSocket!: CallbackFrameSocket;
-  const wire: string[] = [];
-  const closes: (number | undefined)[] = [];
-  const ended = (code?: number) =>
-    queueMicrotask(() => {
-      closes.push(code);
-      workerSocket.ended({ code: code ?? 1000 });
-      sidecarSocket.ended({ code: code ?? 1000 });
-    });
-  workerSocket = new CallbackFrameSocket({ send: (text) => queueMicrotask(() => sidecarSocket.receive(text)), close: ended });
-  sidecarSocket = new CallbackFrameSocket({
-    send: (text) => {
-      wire.push((JSON.parse(text.split('\n', 1)[0]!) as { type: string }).type);
-      queueMicrotask(() => {
-        workerSocket.receive(text);
-        sidecarSocket.written();
-      });
-    },
-    close: ended,
-    tracksWrites: true,
-  });
+  const sockets = joinedSockets();
   const channels: ChannelTransport[] = [];
   const onOpen: ChannelOpenHandler = async (_request, channel) => {
     channels.push(channel);
     await channel.start();
   };
   const max = options.maxFrameBytes !== undefined ? { maxFrameBytes: options.maxFrameBytes } : {};
-  const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'test-host', paced: options.paced?.worker ?? true, ...max });
-  const sidecar = new LinkEndpoint(sidecarSocket, { role: 'sidecar', onOpen, paced: options.paced?.sidecar ?? true, sender: { socketBytes: 1000, partChars: 1000 }, ...max });
+  const worker = new LinkEndpoint(sockets.worker, { role: 'worker', peer: 'test-host', paced: options.paced?.worker ?? true, ...max });
+  const sidecar = new LinkEndpoint(sockets.sidecar, { role: 'sidecar', onOpen, paced: options.paced?.sidecar ?? true, sender: { socketBytes: 1000, partChars: 1000 }, ...max });
   endpoints.push(worker, sidecar);
   /** What each channel the worker opened received, in the order received across channels. */
   const received: { channel: string; text: string }[] = [];
   return {
     worker,
     sidecar,
-    wire,
-    closes,
+    get wire() {
+      return sockets.sent.sidecar.map((frame) => frame.type);
+    },
+    closes: sockets.closes,
     received,
     channels,
     async open(name: string): Promise<ChannelTransport> {
@@ -182,29 +205,10 @@ function lonelyWorker(maxFrameBytes: number, paced = true) {
 
 describe('LinkEndpoint acknowledgements on a paced link', () => {
   it('has the worker acknowledge what it read, at once past a size and the rest after a delay, so the host\'s window empties', async () => {
-    let workerSocket!: CallbackFrameSocket;
-    let sidecarSocket!: CallbackFrameSocket;
-    const acks: number[] = [];
-    workerSocket = new CallbackFrameSocket({
-      send: (text) => {
-        const frame = JSON.parse(text) as { type: string; frames?: number };
-        if (frame.type === 'link-ack') acks.push(frame.frames!);
-        queueMicrotask(() => sidecarSocket.receive(text));
-      },
-      close: () => {},
-    });
-    sidecarSocket = new CallbackFrameSocket({
-      send: (text) =>
-        queueMicrotask(() => {
-          workerSocket.receive(text);
-          sidecarSocket.written();
-        }),
-      close: () => {},
-      tracksWrites: true,
-    });
+    const sockets = joinedSockets();
     const channels: ChannelTransport[] = [];
-    const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'test-host', paced: true, liveness: false, acks: { everyChars: 1000, delayMs: 20 } });
-    const sidecar = new LinkEndpoint(sidecarSocket, {
+    const worker = new LinkEndpoint(sockets.worker, { role: 'worker', peer: 'test-host', paced: true, liveness: false, acks: { everyChars: 1000, delayMs: 20 } });
+    const sidecar = new LinkEndpoint(sockets.sidecar, {
       role: 'sidecar',
       paced: true,
       liveness: false,
@@ -224,6 +228,7 @@ describe('LinkEndpoint acknowledgements on a paced link', () => {
     await expect.poll(() => received.length).toBe(10);
     // The last few frames, under the size, are acknowledged by the timer.
     await expect.poll(() => sidecar.stats.unackedBytes).toBe(0);
+    const acks = sockets.sent.worker.filter((frame) => frame.type === 'link-ack').map((frame) => frame.frames!);
     expect(acks.length).toBeGreaterThan(2);
     expect(acks.reduce((a, b) => a + b, 0)).toBe(11); // the ack of the open, and the ten messages: every frame the host sent
     expect(sidecar.stats).toMatchObject({ unackedBytes: 0, waitingFrames: 0 });
@@ -250,20 +255,10 @@ describe('LinkEndpoint acknowledgements on a paced link', () => {
 describe('the worker\'s end of a paced link', () => {
   /** Worker and sidecar over sockets that report no writes (the worker's never does): the sidecar's acks pace the worker. */
   function pacedPair(windowBytes: number) {
-    let workerSocket!: CallbackFrameSocket;
-    let sidecarSocket!: CallbackFrameSocket;
-    const toSidecar: string[] = [];
-    workerSocket = new CallbackFrameSocket({
-      send: (text) => {
-        toSidecar.push((JSON.parse(text.split('\n', 1)[0]!) as { type: string }).type);
-        queueMicrotask(() => sidecarSocket.receive(text));
-      },
-      close: () => {},
-    });
-    sidecarSocket = new CallbackFrameSocket({ send: (text) => queueMicrotask(() => workerSocket.receive(text)), close: () => {} });
+    const sockets = joinedSockets(false);
     const received: { server: string; data: string }[] = [];
-    const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'test-host', paced: true, liveness: false, sender: { windowBytes, partChars: 1000 }, peerFeatures: new Set(LINK_FEATURES) });
-    const sidecar = new LinkEndpoint(sidecarSocket, {
+    const worker = new LinkEndpoint(sockets.worker, { role: 'worker', peer: 'test-host', paced: true, liveness: false, sender: { windowBytes, partChars: 1000 }, peerFeatures: new Set(LINK_FEATURES) });
+    const sidecar = new LinkEndpoint(sockets.sidecar, {
       role: 'sidecar',
       paced: true,
       liveness: false,
@@ -275,7 +270,7 @@ describe('the worker\'s end of a paced link', () => {
       },
     });
     endpoints.push(worker, sidecar);
-    return { worker, sidecar, toSidecar, received };
+    return { worker, sidecar, toSidecar: () => sockets.sent.worker.map((frame) => frame.type), received };
   }
 
   it('sends an agent\'s large message in pieces and another agent\'s small one between them, as the host acknowledges', async () => {
@@ -288,7 +283,7 @@ describe('the worker\'s end of a paced link', () => {
     void bob.send(note('bob'));
     await expect.poll(() => p.received.length).toBe(2);
     expect(p.received).toEqual([{ server: 'bob', data: 'bob' }, { server: 'alice', data: big }]);
-    expect(p.toSidecar.filter((type) => type === 'channel-part').length).toBeGreaterThan(5);
+    expect(p.toSidecar().filter((type) => type === 'channel-part').length).toBeGreaterThan(5);
     await expect.poll(() => p.worker.stats.unackedBytes).toBe(0);
   });
 
@@ -298,30 +293,16 @@ describe('the worker\'s end of a paced link', () => {
     const channel = await p.worker.openChannel({ server: 'modern' }, { first });
     await channel.start();
     await expect.poll(() => p.received).toEqual([{ server: 'modern', data: 'F'.repeat(5_000) }]);
-    expect(p.toSidecar[0]).toBe('channel-part');
+    expect(p.toSidecar()[0]).toBe('channel-part');
   });
 });
 
 describe('a modern request\'s large answer on a paced link', () => {
   it('arrives whole in a channel-reply sent in pieces, and its channel closes behind it', async () => {
-    let workerSocket!: CallbackFrameSocket;
-    let sidecarSocket!: CallbackFrameSocket;
-    const types: string[] = [];
-    workerSocket = new CallbackFrameSocket({ send: (text) => queueMicrotask(() => sidecarSocket.receive(text)), close: () => {} });
-    sidecarSocket = new CallbackFrameSocket({
-      send: (text) => {
-        types.push((JSON.parse(text.split('\n', 1)[0]!) as { type: string }).type);
-        queueMicrotask(() => {
-          workerSocket.receive(text);
-          sidecarSocket.written();
-        });
-      },
-      close: () => {},
-      tracksWrites: true,
-    });
+    const sockets = joinedSockets();
     const big = { jsonrpc: '2.0' as const, id: 1, result: { content: [{ type: 'text', text: 'R'.repeat(5_000) }] } };
-    const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'test-host', paced: true, liveness: false, peerFeatures: new Set(LINK_FEATURES) });
-    const sidecar = new LinkEndpoint(sidecarSocket, {
+    const worker = new LinkEndpoint(sockets.worker, { role: 'worker', peer: 'test-host', paced: true, liveness: false, peerFeatures: new Set(LINK_FEATURES) });
+    const sidecar = new LinkEndpoint(sockets.sidecar, {
       role: 'sidecar',
       paced: true,
       liveness: false,
@@ -338,6 +319,7 @@ describe('a modern request\'s large answer on a paced link', () => {
     channel.onmessage = (m) => received.push(m);
     await channel.start();
     await closed;
+    const types = sockets.sent.sidecar.map((frame) => frame.type);
     expect(received).toEqual([big]);
     expect(types.filter((type) => type === 'channel-part').length).toBeGreaterThan(4);
     expect(types).not.toContain('channel-close');
@@ -350,7 +332,7 @@ describe('the worker\'s end of a paced link, an agent sending faster than the ho
     const counted: string[] = [];
     workerSocket = new CallbackFrameSocket({
       send: (text) => {
-        const frame = JSON.parse(text.split('\n', 1)[0]!) as { type: string; channel?: number };
+        const frame = headerOf(text) as { type: string; channel?: number };
         if (frame.type === 'channel-open') queueMicrotask(() => workerSocket.receive(JSON.stringify({ v: 1, type: 'channel-open-ack', channel: frame.channel })));
         if (!['keepalive', 'keepalive-reply', 'link-ack', 'link-close'].includes(frame.type)) counted.push(frame.type);
       },

@@ -43,7 +43,7 @@ import { PendingOpens, type PendingOpen } from './pending-opens.ts';
 import { RecentCloses } from './recent-closes.ts';
 import { KEEPALIVE_FRAME, LinkLiveness } from './link-liveness.ts';
 import { LinkFlow } from './link-flow.ts';
-import { LinkSender, partedHeldLimit, WINDOW_BYTES } from './link-sender.ts';
+import { ACK_STALL_MS, LinkSender, partedHeldLimit, WINDOW_BYTES } from './link-sender.ts';
 import { unrefTimer } from '../unref-timer.ts';
 import type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats, OpenChannelOptions } from './link-types.ts';
 
@@ -65,7 +65,7 @@ function carrying(type: 'channel-message' | 'channel-reply', channel: number, me
 const MAX_CHANNEL_ID = 2 ** 31;
 /** The link's own frames, as against its channels': a paced link neither counts nor acknowledges them. */
 const LINK_LEVEL: ReadonlySet<string> = new Set(['keepalive', 'keepalive-reply', 'link-ack', 'link-close']);
-/** A paced link's worker acknowledges the host's frames once it read this much of them (a sixteenth of the host's window)… */
+/** Each end of a paced link acknowledges the other's frames once it read this much of them (a sixteenth of the window)… */
 export const ACK_EVERY_CHARS = 64 * 1024;
 /** …or this long after the first it has not acknowledged. */
 export const ACK_DELAY_MS = 1000;
@@ -104,9 +104,9 @@ export class LinkEndpoint {
   readonly #flow: LinkFlow | null;
   /** Takes every frame where there is flow control: channels in turns, large frames in pieces. */
   readonly #sender: LinkSender | null;
-  /** Both ends agreed on pacing (`paced`): the host sends pieces and a window, the worker reads pieces and acknowledges. */
+  /** Both ends agreed on pacing (`paced`): each sends pieces within a window, reads the other's pieces and acknowledges them. */
   readonly #paced: boolean;
-  /** Worker end of a paced link: frames read and not yet acknowledged, their size, and the timer that acknowledges them at the latest. */
+  /** A paced link: the peer's frames read and not yet acknowledged, their size, and the timer that acknowledges them at the latest. */
   #unackedFrames = 0;
   #unackedChars = 0;
   #ackTimer: ReturnType<typeof setTimeout> | undefined = undefined;
@@ -327,7 +327,7 @@ export class LinkEndpoint {
   #checkAcks(): void {
     const sender = this.#sender;
     if (sender === null || !this.#paced || !sender.stalled()) return;
-    this.#log.warn('The other end of the link acknowledged nothing for 30 s: its window starts afresh', { peer: this.peer, unackedBytes: sender.inFlight });
+    this.#log.warn(`The other end of the link acknowledged nothing for ${ACK_STALL_MS / 1000} s: its window starts afresh`, { peer: this.peer, unackedBytes: sender.inFlight });
     sender.restartWindow();
   }
 
@@ -398,7 +398,7 @@ export class LinkEndpoint {
     if (!frame.last) return;
     this.#pieces.delete(id);
     this.#pieceChars -= held.chars;
-    const read = readFrame(held.texts.length === 1 ? held.texts[0]! : held.texts.join(''), this.#max);
+    const read = readFrame(held.texts.join(''), this.#max);
     if ((read.kind === 'message' || read.kind === 'reply') && read.channel === id) return this.#arrived(read);
     if (read.kind === 'frame' && read.frame.type === 'channel-open' && read.frame.channel === id) return this.#dispatch(read.frame);
     if (read.kind === 'too-deep' && read.channel === id) return this.#tooDeep(read);

@@ -265,11 +265,7 @@ export class LinkSender {
   flush(): void {
     try {
       for (const owner of [...this.#parted.keys()]) this.#sendFrame(owner);
-      while (this.#turns.length > 0) {
-        const owner = this.#turns[0]!;
-        while (this.#waiting.has(owner)) this.#sendFrame(owner);
-        this.#turns.shift();
-      }
+      while (this.#turns.length > 0) this.#sendFrame(this.#turns[0]!);
     } catch {
       // The socket closed: the link's end drops the rest (`reset`).
     }
@@ -291,7 +287,7 @@ export class LinkSender {
     if (queue.length === 0) {
       this.#waiting.delete(owner);
       const at = this.#turns.indexOf(owner);
-      if (at > 0) this.#turns.splice(at, 1);
+      if (at !== -1) this.#turns.splice(at, 1);
     }
   }
 
