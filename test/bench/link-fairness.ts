@@ -26,11 +26,15 @@
  * file), so the file can be copied into an older worktree and run there for an A/B comparison.
  *
  * Usage: node --import tsx test/bench/link-fairness.ts [--sessions 16] [--bytes 15000000] [--seconds 10]
- *        [--baseline 3] [--unread] [--link-rate 100mbit [--link-queue BYTES]]
+ *        [--baseline 3] [--unread] [--link-rate 100mbit [--link-queue BYTES]] [--link-delay MS]
  *
  * `--link-rate` (root, `unshare` and `tc` with htb): the link crosses a shaped path, as from a
  * workstation's uplink, rather than loopback, where the machine's CPU, not the link, is what a
- * flood saturates (see above).
+ * flood saturates (see above). `--link-delay`: the link goes through a relay in this process
+ * that delays what it carries by half that each way, so the link's round trip is that much longer
+ * (a worker far from the workstation); no root needed, and with or without `--link-rate`. The
+ * relay holds what it delays without bound, as a long fat pipe would: only the link's own window
+ * limits what is on its way. (netem would be the kernel's way; this machine's kernel has none.)
  *
  * @module
  */
@@ -52,6 +56,7 @@ const { values: opts } = parseArgs({
     unread: { type: 'boolean', default: false },
     'link-rate': { type: 'string' },
     'link-queue': { type: 'string', default: '375000' },
+    'link-delay': { type: 'string' },
   },
 });
 const SESSIONS = Number(opts.sessions);
@@ -66,8 +71,11 @@ const LINK_PORT = 47001;
 // link's host-to-worker direction (packets to the relay's port) to that rate, with a bottleneck
 // queue of `--link-queue` bytes (30 ms at 100 Mbit/s), as a workstation's uplink would: the
 // agents' own HTTP and the worker-to-host direction are not shaped.
-if (opts['link-rate'] !== undefined && process.env.SWITCHYARD_SHAPED_NS !== '1') {
-  const rate = opts['link-rate'];
+const SHAPED = opts['link-rate'] !== undefined;
+const DELAY_MS = opts['link-delay'] === undefined ? 0 : Number(opts['link-delay']);
+if (!Number.isInteger(DELAY_MS) || DELAY_MS < 0) throw new Error(`--link-delay: expected milliseconds, such as 100, got ${opts['link-delay']}`);
+if (SHAPED && process.env.SWITCHYARD_SHAPED_NS !== '1') {
+  const rate = opts['link-rate']!;
   if (!/^\d+(?:\.\d+)?[kmg]?bit$/.test(rate)) throw new Error(`--link-rate: expected a tc rate such as 100mbit, got ${rate}`);
   const setup = [
     'ip link set lo up',
@@ -84,18 +92,29 @@ if (opts['link-rate'] !== undefined && process.env.SWITCHYARD_SHAPED_NS !== '1')
   process.exit(run.status ?? 1);
 }
 
-/** A TCP relay on LINK_PORT to the worker's port: the sidecar's link goes through it, and only it is shaped. */
+/**
+ * A TCP relay to the worker's port: the sidecar's link goes through it, and only it is shaped
+ * (on LINK_PORT) or delayed (`--link-delay`, half each way: timers of one length fire in the order
+ * they were set, so the bytes keep theirs).
+ */
 function relayTo(workerPort: number): Promise<string> {
   const relay = createServer((from) => {
     const to = connect(workerPort, '127.0.0.1');
-    from.pipe(to).pipe(from);
+    if (DELAY_MS === 0) from.pipe(to).pipe(from);
+    else {
+      const half = DELAY_MS / 2;
+      from.on('data', (chunk) => setTimeout(() => to.write(chunk), half));
+      to.on('data', (chunk) => setTimeout(() => from.write(chunk), half));
+      from.on('close', () => setTimeout(() => to.destroy(), half));
+      to.on('close', () => setTimeout(() => from.destroy(), half));
+    }
     from.on('error', () => to.destroy());
     to.on('error', () => from.destroy());
   });
   relays.push(relay);
   return new Promise((resolve, reject) => {
     relay.once('error', reject);
-    relay.listen(LINK_PORT, '127.0.0.1', () => resolve(`http://127.0.0.1:${LINK_PORT}`));
+    relay.listen(SHAPED ? LINK_PORT : 0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(relay.address() as { port: number }).port}`));
   });
 }
 const relays: Server[] = [];
@@ -368,7 +387,7 @@ async function main(): Promise<void> {
     servers: { bulk: fixtureServer('bulk-server.mjs'), echo: fixtureServer('bulk-server.mjs') },
     agents: [{ name: 'bob', servers: ['echo'] }],
     ...(Object.keys(worker).length > 0 ? { worker } : {}),
-    ...(opts['link-rate'] !== undefined ? { linkUrl: relayTo } : {}),
+    ...(SHAPED || DELAY_MS > 0 ? { linkUrl: relayTo } : {}),
   });
   const stack = await starting;
   const sampler = setInterval(() => sampleRss(stack), 100);
@@ -414,7 +433,7 @@ async function main(): Promise<void> {
   };
   const mb = aliceBytes / 1e6;
   console.log('');
-  console.log(`link fairness: alice ${SESSIONS} legacy sessions × big ${BYTES} B (${UNREAD ? 'dropped after headers' : 'read to the end'}); bob sequential echo, alone ${BASELINE_SECONDS} s, under flood ${SECONDS} s (flood ramp ${ramp.toFixed(1)} s)${opts["link-rate"] !== undefined ? `; host-to-worker link shaped to ${opts["link-rate"]}, ${opts["link-queue"]} B queue` : ""}`);
+  console.log(`link fairness: alice ${SESSIONS} legacy sessions × big ${BYTES} B (${UNREAD ? 'dropped after headers' : 'read to the end'}); bob sequential echo, alone ${BASELINE_SECONDS} s, under flood ${SECONDS} s (flood ramp ${ramp.toFixed(1)} s)${opts['link-rate'] !== undefined ? `; host-to-worker link shaped to ${opts['link-rate']}, ${opts['link-queue']} B queue` : ''}${opts['link-delay'] !== undefined ? `; link round trip +${opts['link-delay']} ms` : ''}`);
   console.log(`${'bob'.padEnd(12)}${'calls'.padStart(7)}${'p50 ms'.padStart(9)}${'p90 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'max ms'.padStart(9)}${'errors'.padStart(8)}${'client lag p99/max'.padStart(20)}`);
   console.log(row('alone', alone));
   console.log(row('under flood', loaded));
