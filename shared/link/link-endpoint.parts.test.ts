@@ -25,9 +25,10 @@ const headerOf = (text: string) => JSON.parse(text.split('\n', 1)[0]!) as { type
  * later; the sidecar's reports each write once the worker's end has its frame, as a `ws` socket's
  * callback does once the kernel has it (`sidecarTracksWrites`, the default: false is the worker's
  * kind, where only the peer's acks say what went). `sent` lists the header of every frame each
- * end sent, in order; `closes`, the close codes used.
+ * end sent, in order; `closes`, the close codes used. `workerDelayMs`: the worker's frames reach
+ * the sidecar that much later (a long round trip, as the host's window sees it in its acks).
  */
-function joinedSockets(sidecarTracksWrites = true) {
+function joinedSockets(sidecarTracksWrites = true, workerDelayMs?: number) {
   let worker!: CallbackFrameSocket;
   let sidecar!: CallbackFrameSocket;
   const sent = { worker: [] as ReturnType<typeof headerOf>[], sidecar: [] as ReturnType<typeof headerOf>[] };
@@ -41,7 +42,8 @@ function joinedSockets(sidecarTracksWrites = true) {
   worker = new CallbackFrameSocket({
     send: (text) => {
       sent.worker.push(headerOf(text));
-      queueMicrotask(() => sidecar.receive(text));
+      if (workerDelayMs === undefined) queueMicrotask(() => sidecar.receive(text));
+      else setTimeout(() => sidecar.receive(text), workerDelayMs);
     },
     close: ended,
   });
@@ -212,7 +214,7 @@ describe('LinkEndpoint acknowledgements on a paced link', () => {
       role: 'sidecar',
       paced: true,
       liveness: false,
-      sender: { windowBytes: 2000 },
+      sender: { window: { minBytes: 2000 } },
       onOpen: async (_request, channel) => {
         channels.push(channel);
         await channel.start();
@@ -252,12 +254,62 @@ describe('LinkEndpoint acknowledgements on a paced link', () => {
   });
 });
 
+describe('the host\'s window on a paced link (link-window.ts)', () => {
+  /**
+   * The sidecar floods one channel with 100 frames of 5 KB while the worker's acks take 30 ms
+   * to come back; returns the largest window the sidecar had while the worker read them.
+   */
+  async function flood(sidecarOptions: { handshakeRttMs?: number; keepalive?: boolean }) {
+    const sockets = joinedSockets(true, 30);
+    const channels: ChannelTransport[] = [];
+    const worker = new LinkEndpoint(sockets.worker, { role: 'worker', peer: 'test-host', paced: true, liveness: false, acks: { everyChars: 5000, delayMs: 20 } });
+    const sidecar = new LinkEndpoint(sockets.sidecar, {
+      role: 'sidecar',
+      paced: true,
+      ...(sidecarOptions.keepalive === true ? { keepaliveIntervalMs: 10, deadAfterMs: 60_000 } : { liveness: false }),
+      ...(sidecarOptions.handshakeRttMs !== undefined ? { handshakeRttMs: sidecarOptions.handshakeRttMs } : {}),
+      sender: { window: { minBytes: 20_000, maxBytes: 400_000 }, socketBytes: 1e9 },
+      onOpen: async (_request, channel) => {
+        channels.push(channel);
+        await channel.start();
+      },
+    });
+    endpoints.push(worker, sidecar);
+    const channel = await worker.openChannel({ type: 'mcp' });
+    const received: string[] = [];
+    let largest = 0;
+    channel.onmessage = (message) => {
+      received.push(String((message as unknown as { params: { data: string } }).params.data));
+      largest = Math.max(largest, sidecar.stats.windowBytes);
+    };
+    await channel.start();
+    if (sidecarOptions.keepalive === true) await expect.poll(() => sockets.sent.worker.some((frame) => frame.type === 'keepalive-reply') && sidecar.stats.framesIn > 1).toBe(true);
+    const sent = Array.from({ length: 100 }, (_, i) => `${i}`.padEnd(5000, '.'));
+    for (const data of sent) void channels[0]!.send(note(data));
+    await expect.poll(() => received.length, { timeout: 10_000 }).toBe(100);
+    expect(received).toEqual(sent);
+    return largest;
+  }
+
+  it('grows past its least while a flood fills it over a long round trip, the handshake\'s', async () => {
+    expect(await flood({ handshakeRttMs: 30 })).toBeGreaterThan(100_000);
+  });
+
+  it('grows as well with the round trip of a keepalive and its reply', async () => {
+    expect(await flood({ keepalive: true })).toBeGreaterThan(100_000);
+  });
+
+  it('stays at its least while no round trip is known', async () => {
+    expect(await flood({})).toBe(20_000);
+  });
+});
+
 describe('the worker\'s end of a paced link', () => {
   /** Worker and sidecar over sockets that report no writes (the worker's never does): the sidecar's acks pace the worker. */
   function pacedPair(windowBytes: number) {
     const sockets = joinedSockets(false);
     const received: { server: string; data: string }[] = [];
-    const worker = new LinkEndpoint(sockets.worker, { role: 'worker', peer: 'test-host', paced: true, liveness: false, sender: { windowBytes, partChars: 1000 }, peerFeatures: new Set(LINK_FEATURES) });
+    const worker = new LinkEndpoint(sockets.worker, { role: 'worker', peer: 'test-host', paced: true, liveness: false, sender: { window: { minBytes: windowBytes }, partChars: 1000 }, peerFeatures: new Set(LINK_FEATURES) });
     const sidecar = new LinkEndpoint(sockets.sidecar, {
       role: 'sidecar',
       paced: true,
@@ -344,7 +396,7 @@ describe('the worker\'s end of a paced link, an agent sending faster than the ho
       peer: 'test-host',
       paced: true,
       liveness: false,
-      sender: { windowBytes: 100 },
+      sender: { window: { minBytes: 100 } },
       flow: { channelBytes: 500, channelResumeBytes: 100, linkBytes: 1e9, linkResumeBytes: 1e9 - 1 },
     });
     endpoints.push(worker);

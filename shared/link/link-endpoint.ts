@@ -43,7 +43,7 @@ import { PendingOpens, type PendingOpen } from './pending-opens.ts';
 import { RecentCloses } from './recent-closes.ts';
 import { KEEPALIVE_FRAME, LinkLiveness } from './link-liveness.ts';
 import { LinkFlow } from './link-flow.ts';
-import { ACK_STALL_MS, LinkSender, partedHeldLimit, WINDOW_BYTES } from './link-sender.ts';
+import { ACK_STALL_MS, LinkSender, partedHeldLimit } from './link-sender.ts';
 import { unrefTimer } from '../unref-timer.ts';
 import type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats, OpenChannelOptions } from './link-types.ts';
 
@@ -112,6 +112,14 @@ export class LinkEndpoint {
   #ackTimer: ReturnType<typeof setTimeout> | undefined = undefined;
   readonly #ackEveryChars: number;
   readonly #ackDelayMs: number;
+  /**
+   * This end's keepalives awaiting their reply, and when the one timed went (ms,
+   * `performance.now()`; 0: none): its reply's round trip is the window's (`link-window.ts`).
+   * Replies are all alike, so only a keepalive sent with none unanswered is timed: the next reply
+   * is its own.
+   */
+  #pingsOut = 0;
+  #pingAt = 0;
   /** Pieces of a frame received so far, by channel, and their size in all (`#piece`). */
   readonly #pieces = new Map<number, { texts: string[]; chars: number }>();
   #pieceChars = 0;
@@ -170,9 +178,10 @@ export class LinkEndpoint {
           if (this.onFrame !== undefined) this.onFrame('out', new TextDecoder().decode(bytes));
         },
         part: this.#paced ? channelPartHeader : null,
-        windowBytes: this.#paced ? (options.sender?.windowBytes ?? WINDOW_BYTES) : null,
+        window: this.#paced ? (options.sender?.window ?? {}) : null,
         ...(tracksWrites ? {} : { acksAreWrites: true, socketBytes: Infinity }),
       });
+      if (options.handshakeRttMs !== undefined) sender.rtt(options.handshakeRttMs);
       this.#sender = sender;
       if (tracksWrites) socket.onwritten = () => sender.written();
     }
@@ -183,6 +192,7 @@ export class LinkEndpoint {
       keepaliveMs: options.keepaliveIntervalMs ?? 10_000,
       deadAfterMs,
       ping: () => {
+        if (this.#pingsOut++ === 0) this.#pingAt = performance.now();
         this.#sendLinkFrame(KEEPALIVE_FRAME);
         this.#checkAcks();
       },
@@ -209,6 +219,7 @@ export class LinkEndpoint {
       heldChannels: flow?.heldCount ?? 0,
       unackedBytes: this.#sender?.inFlight ?? 0,
       waitingFrames: this.#sender?.waitingFrames ?? 0,
+      windowBytes: this.#paced ? (this.#sender?.windowBytes ?? 0) : 0,
     };
   }
 
@@ -492,6 +503,10 @@ export class LinkEndpoint {
         this.#sendLinkFrame({ v: LINK_PROTOCOL_VERSION, type: 'keepalive-reply', id: frame.id });
         return;
       case 'keepalive-reply':
+        if (this.#pingsOut === 0) return;
+        this.#pingsOut--;
+        if (this.#pingAt !== 0) this.#sender?.rtt(performance.now() - this.#pingAt);
+        this.#pingAt = 0;
         return;
       case 'link-close':
         this.#teardown({ ...(frame.reason ? { reason: frame.reason } : {}), message: frame.message }, 'close');

@@ -18,7 +18,7 @@ async function hostKey() {
 }
 
 /** A worker that checks proofs against `known`, and a sidecar that signs with `signer`, over one socket pair. */
-async function handshake(options: { signer: CryptoKey; known: CryptoKey; dialled?: string; paced?: boolean }) {
+async function handshake(options: { signer: CryptoKey; known: CryptoKey; dialled?: string; paced?: boolean; verifyDelayMs?: number }) {
   const [workerSocket, sidecarSocket] = createFrameSocketPair();
   const frames: Array<{ from: string; frame: Record<string, unknown> }> = [];
   const tap = (from: string, socket: typeof workerSocket) => {
@@ -31,14 +31,16 @@ async function handshake(options: { signer: CryptoKey; known: CryptoKey; dialled
   tap('worker', workerSocket);
   tap('sidecar', sidecarSocket);
   const verify = async (proof: { signature: string }, nonce: string): Promise<ProofVerdict> =>
-    (await verifyLinkProof(options.known, { origin: ORIGIN, entityId: ENTITY, nonce }, proof.signature)) ? { ok: true } : { ok: false, message: 'The worker does not know this host\'s key' };
+    (await new Promise((resolve) => setTimeout(resolve, options.verifyDelayMs ?? 0)), await verifyLinkProof(options.known, { origin: ORIGIN, entityId: ENTITY, nonce }, proof.signature)) ? { ok: true } : { ok: false, message: 'The worker does not know this host\'s key' };
   const worker = challengeHost(workerSocket, { verify, ...(options.paced ? { paced: true } : {}), accept: () => new LinkEndpoint(workerSocket, { role: 'worker', peer: ENTITY }) });
   const accepted: unknown[] = [];
+  const rtts: (number | undefined)[] = [];
   const origin = options.dialled ?? ORIGIN;
   const sidecar = answerChallenge(sidecarSocket, {
     prove: async (nonce) => ({ origin, signature: await signLinkProof(options.signer, { origin, entityId: ENTITY, nonce }) }),
-    accept: (frame) => {
+    accept: (frame, rttMs) => {
       accepted.push(frame);
+      rtts.push(rttMs);
       return new LinkEndpoint(sidecarSocket, {
         role: 'sidecar',
         onOpen: async (_request, channel) => {
@@ -48,7 +50,7 @@ async function handshake(options: { signer: CryptoKey; known: CryptoKey; dialled
       });
     },
   });
-  return { worker, sidecar, frames, workerSocket, sidecarSocket, accepted };
+  return { worker, sidecar, frames, workerSocket, sidecarSocket, accepted, rtts };
 }
 
 describe('link handshake', () => {
@@ -73,6 +75,15 @@ describe('link handshake', () => {
     const { worker, sidecar, accepted } = await handshake({ signer: key.privateKey, known: key.publicKey, paced: true });
     const ends = await Promise.all([worker, sidecar]);
     expect(accepted).toEqual([{ v: 1, type: 'link-accepted', paced: true }]);
+    for (const end of ends) end.close();
+  });
+
+  it('hands the sidecar\'s accept the round trip from its proof to the worker\'s link-accepted, the link window\'s first', async () => {
+    const key = await hostKey();
+    const { worker, sidecar, rtts } = await handshake({ signer: key.privateKey, known: key.publicKey, verifyDelayMs: 30 });
+    const ends = await Promise.all([worker, sidecar]);
+    expect(rtts).toHaveLength(1);
+    expect(rtts[0]).toBeGreaterThanOrEqual(29); // the worker took 30 ms to verify; timers may fire a hair early
     for (const end of ends) end.close();
   });
 

@@ -59,9 +59,9 @@ export const PRE_AUTH_MAX_FRAME_BYTES = 8 * 1024;
 export interface HandshakeOptions<T> {
   /**
    * Builds what runs on the socket once the handshake succeeded (the link endpoint); on the
-   * sidecar's end, given the worker's `link-accepted`.
+   * sidecar's end, given the worker's `link-accepted` and the round trip from its proof to it (ms).
    */
-  accept(accepted?: FrameOf<'link-accepted'>): T;
+  accept(accepted?: FrameOf<'link-accepted'>, rttMs?: number): T;
   timeoutMs?: number;
   maxFrameBytes?: number;
 }
@@ -122,6 +122,7 @@ export function challengeHost<T>(socket: FrameSocket, options: ChallengeOptions<
 export function answerChallenge<T>(socket: FrameSocket, options: AnswerOptions<T>): Promise<T> {
   return runHandshake(socket, options, (step) => {
     let state: 'awaiting-challenge' | 'proving' | 'awaiting-verdict' = 'awaiting-challenge';
+    let provedAt = 0;
     return (frame) => {
       if (frame.type === 'link-close') return step.ended(frame);
       if (frame.type === 'link-challenge' && state === 'awaiting-challenge') {
@@ -129,6 +130,7 @@ export function answerChallenge<T>(socket: FrameSocket, options: AnswerOptions<T
         options.prove(frame.nonce).then(
           (proof) => {
             state = 'awaiting-verdict';
+            provedAt = performance.now();
             step.send({ v: LINK_PROTOCOL_VERSION, type: 'link-proof', ...proof });
           },
           (error: unknown) => step.refuse('invalid-request', `This host could not sign the challenge: ${error instanceof Error ? error.message : String(error)}`),
@@ -137,7 +139,7 @@ export function answerChallenge<T>(socket: FrameSocket, options: AnswerOptions<T
       }
       if (frame.type === 'link-accepted' && state === 'awaiting-verdict') {
         if (frame.expects !== undefined) options.onExpects?.(frame.expects);
-        return step.succeed(frame);
+        return step.succeed(frame, performance.now() - provedAt);
       }
       step.refuse('invalid-request', `Expected ${state === 'awaiting-challenge' ? 'link-challenge' : 'link-accepted'}, got ${frame.type}: a link opens with the handshake`);
     };
@@ -146,7 +148,7 @@ export function answerChallenge<T>(socket: FrameSocket, options: AnswerOptions<T
 
 interface Step {
   send(frame: Frame): void;
-  succeed(accepted?: FrameOf<'link-accepted'>): void;
+  succeed(accepted?: FrameOf<'link-accepted'>, rttMs?: number): void;
   /** Tells the peer why (link-close) and closes, with `code` or the one `reason` implies. */
   refuse(reason: FailureReason, message: string, code?: number): void;
   /** The peer ended the handshake with a link-close. */
@@ -176,12 +178,12 @@ function runHandshake<T>(socket: FrameSocket, options: HandshakeOptions<T>, star
       send: (frame) => {
         if (!settled) send(frame);
       },
-      succeed: (accepted) => {
+      succeed: (accepted, rttMs) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         try {
-          resolve(options.accept(accepted));
+          resolve(options.accept(accepted, rttMs));
         } catch (error) {
           reject(error);
         }

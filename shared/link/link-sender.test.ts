@@ -254,7 +254,7 @@ describe('LinkSender window', () => {
       part: (channel, last) => `part ${channel}${last ? ' last' : ''}: `,
       socketBytes: 1_000_000,
       partChars: 10,
-      windowBytes,
+      window: { minBytes: windowBytes },
     });
     return { s, written };
   }
@@ -308,7 +308,7 @@ describe('LinkSender window', () => {
   it('says it stalled when nothing was acknowledged for 30 s while frames are on their way, and restarts its window', () => {
     let now = 1_000;
     const written: string[] = [];
-    const s = new LinkSender(new LinkFlow(LIMITS, () => []), { write: (text) => written.push(text), part: null, socketBytes: 1_000_000, windowBytes: 5, acksAreWrites: true, now: () => now });
+    const s = new LinkSender(new LinkFlow(LIMITS, () => []), { write: (text) => written.push(text), part: null, socketBytes: 1_000_000, window: { minBytes: 5 }, acksAreWrites: true, now: () => now });
     const a = account(1);
     s.send(a, 'a1-xxxx');
     s.send(a, 'a2');

@@ -15,8 +15,8 @@
  *
  * How:
  * - The socket is given at most `SOCKET_BYTES` more than it has written out and, on a paced link,
- *   at most `WINDOW_BYTES` more than the worker has acknowledged reading (`link-ack`): that is
- *   all a frame sent now can find ahead of it. The rest waits here, in a queue per channel, and
+ *   at most a window more than the worker has acknowledged reading (`link-ack`), as much as
+ *   keeps the link busy (`link-window.ts`): that is all a frame sent now can find ahead of it. The rest waits here, in a queue per channel, and
  *   whenever there is room the next channel in turn sends one frame, or one piece of a large one.
  *   A frame that finds no queue and room goes at once, as before: on a quiet link this costs a
  *   few comparisons.
@@ -40,6 +40,7 @@
  * @module
  */
 import type { FlowAccount, LinkFlow } from './link-flow.ts';
+import { LinkWindow, type LinkWindowOptions } from './link-window.ts';
 
 /** What the socket is given beyond what it has written out: enough to keep a loopback or a long link busy between two write reports. */
 export const SOCKET_BYTES = 256 * 1024;
@@ -59,13 +60,6 @@ export function partedHeldLimit(maxFrameBytes: number): number {
 }
 /** Nothing acknowledged for this long while frames are on their way: the other end lost count (a bug, or an object rebuilt with frames unacknowledged), and the window starts afresh. */
 export const ACK_STALL_MS = 30_000;
-/**
- * Frames on their way to a worker that acknowledges them (`link-ack`), in bytes, past which the
- * rest waits here, in turns: what is on its way (the kernel's socket buffers, which grow to 4 MB,
- * and the network's queues) leaves in the order it was sent, and every frame sent after waits for
- * it. 1 MiB is 84 ms at 100 Mbit/s, and lets a link carry 1 MiB per round trip (21 MB/s at 50 ms).
- */
-export const WINDOW_BYTES = 1024 * 1024;
 
 export interface LinkSenderOptions {
   /** Hands one frame's text to the socket; throws when the socket is closed. */
@@ -83,10 +77,15 @@ export interface LinkSenderOptions {
   partChars?: number;
   partedFrames?: number;
   largeFrameChars?: number;
-  /** The clock of `stalled` (tests). */
+  /** The clock of `stalled` and of the window's probes, in ms (tests). */
   now?: () => number;
-  /** Where the peer acknowledges frames (`acked`): how much may be on its way unacknowledged. Null: no acks, no window. */
-  windowBytes?: number | null;
+  /**
+   * Where the peer acknowledges frames (`acked`): how much may be on its way unacknowledged
+   * (`link-window.ts`), past which the rest waits here, in turns: what is on its way (the kernel's
+   * socket buffers, which grow to 4 MB, and the network's queues) leaves in the order it was
+   * sent, and every frame sent after waits for it. Null: no acks, no window.
+   */
+  window?: LinkWindowOptions | null;
   /**
    * The socket reports no writes (the worker's, under Deno or Workers): a frame counts as written
    * out once the peer acknowledged it, for the flow's budgets too.
@@ -131,7 +130,8 @@ export class LinkSender {
   readonly #parted = new Map<SenderAccount, boolean>();
   #partedLarge = 0;
   #pumping = false;
-  readonly #window: number;
+  /** Null where the peer acknowledges nothing. */
+  readonly #window: LinkWindow | null;
   readonly #acksAreWrites: boolean;
   /** Sizes of the frames written and not yet acknowledged, oldest first from `#unackedHead`, and their sum. */
   #unacked: number[] = [];
@@ -147,14 +147,24 @@ export class LinkSender {
     this.#partChars = options.partChars ?? PART_CHARS;
     this.#partedMax = options.partedFrames ?? PARTED_FRAMES;
     this.#largeFrameChars = options.largeFrameChars ?? LARGE_FRAME_CHARS;
-    this.#now = options.now ?? Date.now;
-    this.#window = options.windowBytes === null ? Infinity : (options.windowBytes ?? Infinity);
+    this.#now = options.now ?? (() => performance.now());
+    this.#window = options.window === null || options.window === undefined ? null : new LinkWindow(options.window);
     this.#acksAreWrites = options.acksAreWrites === true;
   }
 
   /** Bytes written and not yet acknowledged by the peer (0 where it does not acknowledge). */
   get inFlight(): number {
     return this.#acksAreWrites ? this.#flow.inSocket : this.#inFlight;
+  }
+
+  /** What may be on its way unacknowledged now (Infinity where the peer acknowledges nothing). */
+  get windowBytes(): number {
+    return this.#window?.size ?? Infinity;
+  }
+
+  /** A round trip nothing of this end's queued ahead of (the handshake, a keepalive), in ms: the window's least. */
+  rtt(ms: number): void {
+    this.#window?.rtt(ms);
   }
 
   /** Frames waiting for their turn, in all. */
@@ -211,18 +221,22 @@ export class LinkSender {
 
   /** The peer read `frames` more of the frames written (`link-ack`): as many more may go. */
   acked(frames: number): void {
-    this.#ackedAt = this.#now();
+    const now = (this.#ackedAt = this.#now());
     if (this.#acksAreWrites) {
       // The flow's own count of what the socket has not written out is what the peer has not read.
+      const before = this.#flow.inSocket;
       for (let i = 0; i < frames && this.#flow.inSocket > 0; i++) this.#flow.written();
+      this.#window?.acked(before - this.#flow.inSocket, now);
       if (this.#turns.length > 0) this.#pump();
       return;
     }
     const sizes = this.#unacked;
     let head = this.#unackedHead;
+    const before = this.#inFlight;
     for (let i = 0; i < frames && head < sizes.length; i++) {
       this.#inFlight -= sizes[head++]!;
     }
+    this.#window?.acked(before - this.#inFlight, now);
     if (head === sizes.length) {
       sizes.length = 0;
       head = 0;
@@ -249,6 +263,7 @@ export class LinkSender {
   restartWindow(): void {
     this.#ackedAt = this.#now();
     if (this.#acksAreWrites) while (this.#flow.inSocket > 0) this.#flow.written();
+    this.#window?.restart();
     this.#unacked = [];
     this.#unackedHead = 0;
     this.#inFlight = 0;
@@ -301,6 +316,7 @@ export class LinkSender {
     this.#turns = [];
     this.#parted.clear();
     this.#partedLarge = 0;
+    this.#window?.restart();
     this.#unacked = [];
     this.#unackedHead = 0;
     this.#inFlight = 0;
@@ -405,14 +421,18 @@ export class LinkSender {
   }
 
   #hasRoom(): boolean {
-    return this.#flow.inSocket < this.#socketBytes && this.inFlight < this.#window;
+    return this.#flow.inSocket < this.#socketBytes && (this.#window === null || this.inFlight < this.#window.size);
   }
 
   /** A frame of `size` went to the socket: until the socket reports it and, where the peer acknowledges, until the peer has read it. */
   #wrote(owner: SenderAccount | null, size: number): void {
-    if (this.#window !== Infinity && this.inFlight === 0) this.#ackedAt = this.#now();
+    const window = this.#window;
+    if (window !== null) {
+      if (this.inFlight === 0) this.#ackedAt = this.#now();
+      window.wrote(size, this.#now);
+    }
     this.#flow.wrote(owner, size);
-    if (this.#window !== Infinity && !this.#acksAreWrites) {
+    if (window !== null && !this.#acksAreWrites) {
       this.#unacked.push(size);
       this.#inFlight += size;
     }

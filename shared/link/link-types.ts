@@ -9,6 +9,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelTransport } from '../channel-transport.ts';
 import type { LinkFeature } from './link-features.ts';
 import type { FlowLimits } from './link-flow.ts';
+import type { LinkWindowOptions } from './link-window.ts';
 
 export type LinkRole = 'worker' | 'sidecar';
 
@@ -75,7 +76,9 @@ export interface LinkEndpointOptions {
    */
   paced?: boolean;
   /** The sending end's turns, pieces and window (`link-sender.ts`), its defaults where left out (tests make them small). */
-  sender?: { socketBytes?: number; partChars?: number; partedFrames?: number; largeFrameChars?: number; windowBytes?: number };
+  sender?: { socketBytes?: number; partChars?: number; partedFrames?: number; largeFrameChars?: number; window?: LinkWindowOptions };
+  /** The sidecar's end: the handshake's round trip, from its proof to the worker's `link-accepted` (ms), the window's first (`link-window.ts`). */
+  handshakeRttMs?: number;
   /** A paced link: acknowledges once it read this much of the other end's frames, or within `delayMs`. */
   acks?: { everyChars?: number; delayMs?: number };
   log?: LinkLogger;
@@ -99,6 +102,8 @@ export interface LinkStats {
   /** A paced link's host end (`link-sender.ts`; 0 elsewhere): bytes sent the worker has not acknowledged, and frames waiting their turn. */
   unackedBytes: number;
   waitingFrames: number;
+  /** A paced link: what may be on its way unacknowledged now (`link-window.ts`; 0 elsewhere). */
+  windowBytes: number;
 }
 
 export interface OpenChannelOptions {

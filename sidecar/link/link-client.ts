@@ -210,7 +210,8 @@ export class LinkClient {
       const origin = this.#origin;
       handshake = answerChallenge(opened, {
         prove: async (nonce) => ({ origin, signature: await key.sign({ origin, entityId, nonce }) }),
-        accept: (accepted) => new LinkEndpoint(opened, { ...this.#options.endpoint, role: 'sidecar', peer: 'worker', onOpen: this.#options.onOpen, log: this.#log, paced: accepted?.paced === true }),
+        accept: (accepted, rttMs) =>
+          new LinkEndpoint(opened, { ...this.#options.endpoint, role: 'sidecar', peer: 'worker', onOpen: this.#options.onOpen, log: this.#log, paced: accepted?.paced === true, ...(rttMs !== undefined ? { handshakeRttMs: rttMs } : {}) }),
         maxFrameBytes: maxFrame,
         ...(this.#options.handshakeTimeoutMs !== undefined ? { timeoutMs: this.#options.handshakeTimeoutMs } : {}),
       }).then(

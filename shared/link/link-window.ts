@@ -1,0 +1,113 @@
+/**
+ * How much a paced link's end may have on its way unacknowledged: as little as keeps the link
+ * busy, so that what another channel sends now finds little ahead of it.
+ *
+ * Why not a fixed size: a window lets one window through per round trip. 1 MiB kept a 100 Mbit/s
+ * link busy near the worker, but over a 100 ms round trip it let one agent's large answers through
+ * at 10 MB/s at best, whatever the link could carry; a larger fixed window would have put that
+ * much ahead of every other agent's messages on short links, where it only queues.
+ *
+ * How (as BBR sizes a congestion window: a gain times the delivery rate times the shortest round trip):
+ * - The shortest round trip (`minRttMs`) comes from exchanges nothing queues behind on this end:
+ *   the sidecar's handshake (from its proof to the worker's `link-accepted`) and each keepalive and
+ *   its reply (`rtt`). It is the least seen on the link: a sample taken while this end's own
+ *   frames fill the path is longer by their queue, and would let the window grow on its own queue.
+ * - The delivery rate comes from probes: a frame written that fills the window is marked, and once
+ *   the peer acknowledged it, the bytes acknowledged since it was written (the window that was
+ *   ahead of it) over the time that took are the rate. Only a full window probes: where the socket
+ *   or the channels send less, the window is not what limits the link, and no sample says how far
+ *   it could go. A probe whose ack waited on the peer's timer (nothing followed it) reads slow,
+ *   which shrinks the window as a flood ends, when it no longer matters.
+ * - The window is then `WINDOW_GAIN` times the rate times the shortest round trip, between
+ *   `WINDOW_MIN_BYTES` and `WINDOW_MAX_BYTES`: on a link whose round trip is short (a loopback, a
+ *   LAN, a workstation near its worker) that stays the least, as before; on a long one it grows
+ *   by the gain with each round trip while the peer keeps up, and shrinks at the first probe that
+ *   reads the path slower: a window past what the path carries is only a queue, ahead of every
+ *   other channel's frames.
+ * - No round trip seen yet: the window stays at its least.
+ *
+ * @module
+ */
+
+/** The least window, and the window of a link whose round trip is not known: 84 ms at 100 Mbit/s. */
+export const WINDOW_MIN_BYTES = 1024 * 1024;
+/** The most: what one channel's bulk can put ahead of another's frame, 1.3 s at 100 Mbit/s, and 168 MB/s over 100 ms. */
+export const WINDOW_MAX_BYTES = 16 * 1024 * 1024;
+/**
+ * The window over the bandwidth-delay product: more than 1, as acks come every 64 KiB read, a few
+ * at once from a busy peer, and the window must outlast their gaps; what is past the product is a
+ * queue, ahead of every other channel. Over a 100 Mbit/s link with a 100 ms round trip
+ * (`test/bench/link-fairness.ts --link-rate 100mbit --link-delay 100`) both 1.5 and 2 filled the
+ * link (11.8 MB/s, against 7.4 with a fixed 1 MiB), and another agent's echo took 179 ms at 1.5,
+ * 230 at 2 (103 alone); over 100 ms of loopback, where the CPU is the bottleneck, 2 carried 96
+ * MB/s and 1.5 70 (8.9 before).
+ */
+export const WINDOW_GAIN = 1.5;
+
+export interface LinkWindowOptions {
+  minBytes?: number;
+  maxBytes?: number;
+}
+
+export class LinkWindow {
+  #size: number;
+  readonly #min: number;
+  readonly #max: number;
+  #minRtt = Infinity;
+  /** Bytes written, and acknowledged, since the link (or its window) started. */
+  #sent = 0;
+  #acked = 0;
+  /** The probe on its way: `#sent` once its frame was written (-1: none), when, and `#acked` then. */
+  #probeMark = -1;
+  #probeAt = 0;
+  #probeAcked = 0;
+
+  constructor(options: LinkWindowOptions = {}) {
+    this.#min = options.minBytes ?? WINDOW_MIN_BYTES;
+    this.#max = Math.max(this.#min, options.maxBytes ?? WINDOW_MAX_BYTES);
+    this.#size = this.#min;
+  }
+
+  /** Bytes that may be on their way unacknowledged. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** The shortest round trip seen (ms); Infinity before any. */
+  get minRttMs(): number {
+    return this.#minRtt;
+  }
+
+  /** A round trip that nothing of this end's queued ahead of (a handshake, a keepalive), in ms. */
+  rtt(ms: number): void {
+    if (ms >= 0 && ms < this.#minRtt) this.#minRtt = ms;
+  }
+
+  /** `bytes` went to the socket; `now` (ms) is read only to start a probe. */
+  wrote(bytes: number, now: () => number): void {
+    this.#sent += bytes;
+    if (this.#probeMark < 0 && this.#sent - this.#acked >= this.#size) {
+      this.#probeMark = this.#sent;
+      this.#probeAt = now();
+      this.#probeAcked = this.#acked;
+    }
+  }
+
+  /** The peer acknowledged `bytes` more at `now` (ms). */
+  acked(bytes: number, now: number): void {
+    this.#acked += bytes;
+    if (this.#probeMark < 0 || this.#acked < this.#probeMark) return;
+    this.#probeMark = -1;
+    if (this.#minRtt === Infinity) return;
+    const elapsed = Math.max(now - this.#probeAt, 0.1);
+    const rate = (this.#acked - this.#probeAcked) / elapsed;
+    this.#size = Math.round(Math.min(this.#max, Math.max(this.#min, WINDOW_GAIN * rate * Math.max(this.#minRtt, 0.1))));
+  }
+
+  /** The count of what is on its way starts afresh (the peer lost count, or the link ended): no probe is on its way. */
+  restart(): void {
+    this.#sent = 0;
+    this.#acked = 0;
+    this.#probeMark = -1;
+  }
+}
