@@ -90,8 +90,9 @@ function link(options: Options = {}) {
     closes: sockets.closes,
     received,
     channels,
-    async open(name: string): Promise<ChannelTransport> {
-      const channel = await worker.openChannel({ type: 'mcp', connection: { 'server-name': name } });
+    /** Opens a channel for server `name`, for `agent` when given. */
+    async open(name: string, agent?: string): Promise<ChannelTransport> {
+      const channel = await worker.openChannel({ type: 'mcp', connection: { 'server-name': name, ...(agent !== undefined ? { agent } : {}) } });
       channel.onmessage = (message) => received.push({ channel: name, text: String((message as unknown as { params: { data: string } }).params.data) });
       channel.onclose = () => received.push({ channel: name, text: 'closed' });
       await channel.start();
@@ -128,6 +129,18 @@ describe('LinkEndpoint frames in turns and in pieces', () => {
     await settled();
     expect(l.received.map((r) => r.channel)).toEqual(['bob', 'alice', 'alice']);
     expect(l.received.slice(1).every((r) => r.text === big)).toBe(true);
+  });
+
+  it('takes turns by agent: another agent\'s message goes after one frame of the many one agent\'s three sessions queued before it', async () => {
+    const l = link();
+    for (const name of ['a1', 'a2', 'a3']) await l.open(name, 'alice');
+    await l.open('bob', 'bob');
+    const data = 'x'.repeat(600);
+    for (let i = 0; i < 3; i++) for (let c = 0; c < 3; c++) void l.channels[c]!.send(note(data));
+    void l.channels[3]!.send(note('bob'));
+    await settled();
+    // Two of alice's frames went before the socket was full; then alice's turn, then bob's. By channel, bob came after one frame of each of alice's sessions.
+    expect(l.received.map((r) => r.channel)).toEqual(['a1', 'a2', 'a3', 'bob', 'a1', 'a2', 'a3', 'a1', 'a2', 'a3']);
   });
 
   it('keeps a channel\'s order: its close arrives behind its large message', async () => {

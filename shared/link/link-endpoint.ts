@@ -65,6 +65,17 @@ function carrying(type: 'channel-message' | 'channel-reply', channel: number, me
 const MAX_CHANNEL_ID = 2 ** 31;
 /** The link's own frames, as against its channels': a paced link neither counts nor acknowledges them. */
 const LINK_LEVEL: ReadonlySet<string> = new Set(['keepalive', 'keepalive-reply', 'link-ack', 'link-close']);
+
+/**
+ * The agent a channel's open names (`connection.agent`), '' when none: the sender's turns go by
+ * it (`link-sender.ts`). Read before the open's handler checks the request, and used for nothing
+ * but the order of turns: a request that names none, or is refused, costs nobody else a turn.
+ */
+function agentOf(request: unknown): string {
+  const connection = typeof request === 'object' && request !== null ? (request as { connection?: unknown }).connection : undefined;
+  const agent = typeof connection === 'object' && connection !== null ? (connection as { agent?: unknown }).agent : undefined;
+  return typeof agent === 'string' ? agent : '';
+}
 /** Each end of a paced link acknowledges the other's frames once it read this much of them (a sixteenth of the window)… */
 export const ACK_EVERY_CHARS = 64 * 1024;
 /** …or this long after the first it has not acknowledged. */
@@ -237,6 +248,7 @@ export class LinkEndpoint {
     const id = this.#allocateId();
     const channel = new McpChannelClientTransport(id, this.#io);
     channel.refusesRequestsWhenHeld = this.#paced;
+    channel.group = agentOf(request);
     return new Promise<McpChannelClientTransport>((resolve, reject) => {
       const giveUp = (error: WireError) => {
         if (this.#pending.get(id)?.channel !== channel) return;
@@ -539,6 +551,7 @@ export class LinkEndpoint {
     // request, `OpenChannelOptions.first`) waits in the channel's queue: only the handler starting
     // it delivers that, and a refused or abandoned open is never started.
     const channel = new McpChannelClientTransport(id, this.#io);
+    channel.group = agentOf(request);
     channel.readsReply = readsReply;
     channel.marksOwn = marksOwn;
     this.#channels.set(id, channel);

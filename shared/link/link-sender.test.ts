@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { LinkFlow, type FlowAccount } from './link-flow.ts';
 import { LinkSender, type SenderAccount } from './link-sender.ts';
 
-/** A channel's account that records its holds. */
-function account(id: number): SenderAccount & { holds: boolean[] } {
+/** A channel's account that records its holds; `group`, the agent it serves. */
+function account(id: number, group?: string): SenderAccount & { holds: boolean[] } {
   const a: SenderAccount & { holds: boolean[] } = {
     id,
+    ...(group !== undefined ? { group } : {}),
     queued: 0,
     over: false,
     holds: [],
@@ -80,6 +81,22 @@ describe('LinkSender', () => {
     // Bob's first frame goes second, not behind every frame Alice queued before it.
     expect(t.written).toEqual(['alice-1-xxxx', 'alice-2', 'bob-1', 'alice-3', 'bob-2', 'alice-4']);
     expect([t.flow.queued, a.queued, b.queued]).toEqual([0, 0, 0]);
+  });
+
+  it('gives turns by agent, then by channel within an agent: an agent\'s three sessions take one turn between them against another agent\'s one', () => {
+    const t = sender({ socketBytes: 10 });
+    const [a1, a2, a3, b] = [account(1, 'alice'), account(2, 'alice'), account(3, 'alice'), account(4, 'bob')];
+    t.s.send(a1, 'a1-first-xxx'); // 12: the socket is past its room
+    t.s.send(a1, 'a1-2');
+    t.s.send(a2, 'a2-1');
+    t.s.send(a3, 'a3-1');
+    t.s.send(a2, 'a2-2');
+    t.s.send(a3, 'a3-2');
+    for (const text of ['b-1', 'b-2', 'b-3']) t.s.send(b, text);
+    t.drainAll();
+    // By channel, bob's first frame would have gone fourth, behind one frame of each of alice's sessions.
+    expect(t.written).toEqual(['a1-first-xxx', 'a1-2', 'b-1', 'a2-1', 'b-2', 'a3-1', 'b-3', 'a2-2', 'a3-2']);
+    expect(t.s.waitingFrames).toBe(0);
   });
 
   it('keeps one channel\'s order: a frame waits behind that channel\'s queue even when the socket has room', () => {

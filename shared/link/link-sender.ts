@@ -93,9 +93,20 @@ export interface LinkSenderOptions {
   acksAreWrites?: boolean;
 }
 
-/** A channel's account, as the sender knows it: its flow account and its id. */
+/** A channel's account, as the sender knows it: its flow account, its id and whose it is. */
 export interface SenderAccount extends FlowAccount {
   readonly id: number;
+  /**
+   * The agent the channel serves (its open's `agent`; '' when none): turns go by agent, then by
+   * channel within an agent, so that an agent's many sessions take no more turns than another's one.
+   */
+  readonly group?: string;
+}
+
+/** An agent's channels with frames waiting, in the order their turns come. */
+interface Group {
+  readonly name: string;
+  readonly turns: SenderAccount[];
 }
 
 interface Waiting {
@@ -124,8 +135,9 @@ export class LinkSender {
   #ackedAt = 0;
   /** Each channel with frames waiting, and them, oldest first. */
   readonly #waiting = new Map<SenderAccount, Waiting[]>();
-  /** The channels with frames waiting, in the order their turns come. */
-  #turns: SenderAccount[] = [];
+  /** The agents with frames waiting, in the order their turns come, and each by name. */
+  #turns: Group[] = [];
+  readonly #groups = new Map<string, Group>();
   /** Channels that have sent some of a frame's pieces and not its last, and whether that frame is large. */
   readonly #parted = new Map<SenderAccount, boolean>();
   #partedLarge = 0;
@@ -198,7 +210,14 @@ export class LinkSender {
     if (queue !== undefined) queue.push({ text, bytes: null, sent: 0 });
     else {
       this.#waiting.set(owner, [{ text, bytes: null, sent: 0 }]);
-      this.#turns.push(owner);
+      const name = owner.group ?? '';
+      const group = this.#groups.get(name);
+      if (group !== undefined) group.turns.push(owner);
+      else {
+        const created: Group = { name, turns: [owner] };
+        this.#groups.set(name, created);
+        this.#turns.push(created);
+      }
     }
     this.#pump();
   }
@@ -280,7 +299,7 @@ export class LinkSender {
   flush(): void {
     try {
       for (const owner of [...this.#parted.keys()]) this.#sendFrame(owner);
-      while (this.#turns.length > 0) this.#sendFrame(this.#turns[0]!);
+      while (this.#turns.length > 0) this.#sendFrame(this.#turns[0]!.turns[0]!);
     } catch {
       // The socket closed: the link's end drops the rest (`reset`).
     }
@@ -301,8 +320,9 @@ export class LinkSender {
     queue.shift();
     if (queue.length === 0) {
       this.#waiting.delete(owner);
-      const at = this.#turns.indexOf(owner);
-      if (at !== -1) this.#turns.splice(at, 1);
+      const group = this.#groups.get(owner.group ?? '')!;
+      group.turns.splice(group.turns.indexOf(owner), 1);
+      if (group.turns.length === 0) this.#dropGroup(group);
     }
   }
 
@@ -314,6 +334,7 @@ export class LinkSender {
     }
     this.#waiting.clear();
     this.#turns = [];
+    this.#groups.clear();
     this.#parted.clear();
     this.#partedLarge = 0;
     this.#window?.restart();
@@ -339,11 +360,31 @@ export class LinkSender {
   }
 
   /**
-   * The next channel in turn that may sends one frame or one piece; false when every channel
-   * waiting has a frame to start in pieces and as many are in the middle of theirs as may be.
+   * The next agent in turn that may sends one frame or one piece, from its next channel in turn
+   * that may; false when every channel waiting has a frame to start in pieces and as many are in
+   * the middle of theirs as may be.
    */
   #sendTurn(): boolean {
-    const turns = this.#turns;
+    const groups = this.#turns;
+    for (let tried = 0; tried < groups.length; tried++) {
+      const group = groups.shift()!;
+      let sent: boolean;
+      try {
+        sent = this.#sendGroupTurn(group);
+      } catch (error) {
+        groups.unshift(group); // the socket failed: the agent keeps its turn for whatever comes of it
+        throw error;
+      }
+      if (group.turns.length > 0) groups.push(group);
+      else this.#groups.delete(group.name);
+      if (sent) return true;
+    }
+    return false;
+  }
+
+  /** The next of `group`'s channels in turn that may sends one frame or one piece; false when none may. */
+  #sendGroupTurn(group: Group): boolean {
+    const turns = group.turns;
     for (let tried = 0; tried < turns.length; tried++) {
       const owner = turns.shift()!;
       const queue = this.#waiting.get(owner)!;
@@ -380,6 +421,13 @@ export class LinkSender {
       return true;
     }
     return false;
+  }
+
+  /** `group` has no channel waiting any more (`flush`). */
+  #dropGroup(group: Group): void {
+    this.#groups.delete(group.name);
+    const at = this.#turns.indexOf(group);
+    if (at !== -1) this.#turns.splice(at, 1);
   }
 
   /** Whether a frame of `chars` may start its pieces: as many frames in part as may be, of which one large. */

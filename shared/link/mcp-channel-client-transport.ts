@@ -38,6 +38,8 @@ export class McpChannelClientTransport extends ChannelTransport implements FlowA
   readsReply = false;
   /** Host end: the worker asked on the open for the host's own answers marked (`host-answers`, `audit/host-answers.ts`). */
   marksOwn = false;
+  /** The agent it serves, by its open's `agent` ('' when none): the sender takes turns by agent (`link-sender.ts`). */
+  group = '';
   /** Flow control (`link-flow.ts`): its frames not yet written out, and whether past its budget. */
   queued = 0;
   over = false;
