@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LinkWindow, WINDOW_GAIN, WINDOW_MAX_BYTES, WINDOW_MIN_BYTES } from './link-window.ts';
+import { LinkWindow, RATE_SAMPLES, WINDOW_GAIN, WINDOW_MAX_BYTES, WINDOW_MIN_BYTES } from './link-window.ts';
 
 const CHUNK = 64 * 1024;
 
@@ -95,18 +95,36 @@ describe('LinkWindow', () => {
     expect(window.minRttMs).toBe(40);
   });
 
+  /** One probe: a full window written at `at`, acknowledged `ms` later. */
+  function probe(window: LinkWindow, at: number, ms: number): void {
+    const size = window.size;
+    window.wrote(size, () => at);
+    window.acked(size, at + ms);
+  }
+
   it('probes only with a full window: a window the channels leave room in says nothing of how far it could go', () => {
     const window = new LinkWindow();
     window.rtt(100);
-    // Half the window, acknowledged a round trip later: no probe.
-    window.wrote(WINDOW_MIN_BYTES / 2, () => 0);
-    window.acked(WINDOW_MIN_BYTES / 2, 100);
+    // Half the window, acknowledged a round trip later, again and again: no probe.
+    for (let i = 0; i < 2 * RATE_SAMPLES; i++) {
+      window.wrote(WINDOW_MIN_BYTES / 2, () => i * 200);
+      window.acked(WINDOW_MIN_BYTES / 2, i * 200 + 100);
+    }
     expect(window.size).toBe(WINDOW_MIN_BYTES);
-    // A full window, the same: the gain times the window that was on its way over the round trip.
-    window.wrote(WINDOW_MIN_BYTES / 2, () => 200);
-    window.wrote(WINDOW_MIN_BYTES / 2, () => 200);
-    window.acked(WINDOW_MIN_BYTES, 300);
+    // Full windows, the same: the gain times the window that was on its way over the round trip, once as many probes said so.
+    for (let i = 0; i < RATE_SAMPLES; i++) probe(window, 10_000 + i * 200, 100);
     expect(window.size).toBe(WINDOW_GAIN * WINDOW_MIN_BYTES);
+  });
+
+  it('takes the least of its last probes\' rates: a probe that fell in a burst of the peer\'s reads grows nothing', () => {
+    const window = new LinkWindow();
+    window.rtt(10);
+    // A peer that reads 1 MiB in 10 ms, once in 5: the link carries 100 MB/s a moment, never for long.
+    for (let i = 0; i < 20; i++) probe(window, i * 1000, i % 5 === 4 ? 4 : 20);
+    expect(window.size).toBe(WINDOW_MIN_BYTES);
+    // Every probe that fast, the window grows: 1.5 × 1 MiB / 4 ms × 10 ms.
+    for (let i = 0; i < RATE_SAMPLES; i++) probe(window, 50_000 + i * 1000, 4);
+    expect(window.size).toBe(Math.round((WINDOW_GAIN * WINDOW_MIN_BYTES * 10) / 4));
   });
 
   it('starts its count afresh on restart: acks of frames sent before complete no probe', () => {
