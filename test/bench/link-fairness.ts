@@ -26,7 +26,7 @@
  * file), so the file can be copied into an older worktree and run there for an A/B comparison.
  *
  * Usage: node --import tsx test/bench/link-fairness.ts [--sessions 16] [--bytes 15000000] [--seconds 10]
- *        [--baseline 3] [--unread] [--link-rate 100mbit [--link-queue BYTES]] [--link-delay MS]
+ *        [--baseline 3] [--unread] [--link-rate 100mbit [--link-queue BYTES]] [--link-delay MS] [--json]
  *
  * `--link-rate` (root, `unshare` and `tc` with htb): the link crosses a shaped path, as from a
  * workstation's uplink, rather than loopback, where the machine's CPU, not the link, is what a
@@ -35,6 +35,7 @@
  * (a worker far from the workstation); no root needed, and with or without `--link-rate`. The
  * relay holds what it delays without bound, as a long fat pipe would: only the link's own window
  * limits what is on its way. (netem would be the kernel's way; this machine's kernel has none.)
+ * `--json`: one last line, `FAIRNESS_JSON {…}` (`FairnessRun`), for `npm run bench` (`fairness.ts`).
  *
  * @module
  */
@@ -57,6 +58,7 @@ const { values: opts } = parseArgs({
     'link-rate': { type: 'string' },
     'link-queue': { type: 'string', default: '375000' },
     'link-delay': { type: 'string' },
+    json: { type: 'boolean', default: false },
   },
 });
 const SESSIONS = Number(opts.sessions);
@@ -449,7 +451,34 @@ async function main(): Promise<void> {
   const pct = (xs: number[], p: number) => fmt([...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN);
   console.log(`bob under flood, by each end's audit line (ms, p50/p90/max): worker ${pct(onWorker, 50)}/${pct(onWorker, 90)}/${pct(onWorker, 100)} (${onWorker.length} calls); host ${pct(onHost, 50)}/${pct(onHost, 90)}/${pct(onHost, 100)} (${onHost.length} calls)`);
   console.log(`peak VmRSS MiB: worker alone ${mib(peaks.alone.worker)}, under flood ${mib(peaks.flood.worker)} (VmHWM ${mib(hwm.worker)}); sidecar alone ${mib(peaks.alone.sidecar)}, under flood ${mib(peaks.flood.sidecar)} (VmHWM ${mib(hwm.sidecar)})`);
+  if (opts.json) {
+    const bob = (r: BobRun) => {
+      const s = [...r.latencies].sort((a, b) => a - b);
+      return { calls: r.latencies.length + r.errors, p50: percentile(s, 50), p99: percentile(s, 99), max: s.at(-1) ?? NaN, errors: r.errors };
+    };
+    const run: FairnessRun = {
+      bobAlone: bob(alone),
+      bobUnderFlood: bob(loaded),
+      aliceMBps: mb / windowSeconds,
+      aliceAnswers,
+      aliceErrors,
+      peakRssMiB: { worker: peaks.flood.worker / 1024, sidecar: peaks.flood.sidecar / 1024 },
+    };
+    console.log(`${FAIRNESS_JSON} ${JSON.stringify(run)}`);
+  }
 }
+
+/** What `--json` prints, after `FAIRNESS_JSON`: bob's echo alone and under alice's flood (ms), alice's throughput, and each process's peak RSS under the flood. */
+export interface FairnessRun {
+  bobAlone: { calls: number; p50: number; p99: number; max: number; errors: number };
+  bobUnderFlood: { calls: number; p50: number; p99: number; max: number; errors: number };
+  aliceMBps: number;
+  aliceAnswers: number;
+  aliceErrors: number;
+  peakRssMiB: { worker: number; sidecar: number };
+}
+/** The prefix of `--json`'s line (`fairness.ts` reads it). */
+const FAIRNESS_JSON = 'FAIRNESS_JSON';
 
 let code = 0;
 try {

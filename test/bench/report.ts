@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { renderFairness, type FairnessResult } from './fairness.ts';
 import { renderFleet, type FleetResult } from './fleet.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,6 +46,8 @@ export interface BenchResults {
   hotPath: HotPathResults | null;
   /** 1,000 simulated hosts on workerd beside Deno (`fleet.ts`); absent in older results. */
   fleet?: FleetResult[] | null;
+  /** One agent's flood and another's echo on one host's link (`fairness.ts`); absent in older results. */
+  fairness?: FairnessResult[] | null;
   /** The floor relays beside the gateways (`floor.ts`); absent in older results. */
   floor?: FloorResult | null;
   /** Fresh processes' cost per call, block by block (`warm-up-curve.ts`); absent in older results. */
@@ -172,6 +175,7 @@ export function renderMarkdown(r: BenchResults, before?: BenchResults): string {
 
   if (r.warmUpCurve) out.push('', ...renderWarmUpCurve(r.warmUpCurve));
   if (r.fleet) out.push('', renderFleet(r.fleet));
+  if (r.fairness) out.push('', renderFairness(r.fairness));
 
   if (r.concurrency.length > 0) {
     out.push(

@@ -23,6 +23,9 @@
  * --scale-sessions (1,8,64,256), --scale-payloads (1024,65536,1048576), --scale-calls (400).
  * fleet: 1,000 simulated hosts on workerd beside Deno (`fleet.ts`; --fleet-hosts 1000,
  * --fleet-rounds 2, --fleet-concurrency 32; `npm run bench -- --only fleet`).
+ * fairness: one agent floods a host's link while another's echo crosses it, on loopback, over a
+ * 100 ms round trip and, as root, over a link shaped to 100 Mbit/s (`fairness.ts`;
+ * --fairness-seconds 8 of flood per scenario; `npm run bench -- --only fairness`).
  *
  * @module
  */
@@ -38,10 +41,11 @@ import { profileUnderLoad } from './profile.ts';
 import { evaluateTargets, renderMarkdown, writeResults, type BenchResults } from './report.ts';
 import { measureSize } from './size.ts';
 import { measureHotPath } from './hot-path-run.ts';
+import { measureFairness } from './fairness.ts';
 import { measureFleet } from './fleet.ts';
 import { measureWarmUpCurve } from './warm-up-curve.ts';
 
-const SECTIONS = ['size', 'hotpath', 'curve', 'latency', 'link', 'cold', 'warm', 'concurrency', 'floor', 'scale', 'fleet'] as const;
+const SECTIONS = ['size', 'hotpath', 'curve', 'latency', 'link', 'cold', 'warm', 'concurrency', 'floor', 'scale', 'fleet', 'fairness'] as const;
 
 /** `--quick`: the same sections and targets on fewer calls and samples (noisier, a few minutes). */
 const QUICK: Record<string, string> = {
@@ -56,6 +60,7 @@ const QUICK: Record<string, string> = {
   'warm-samples': '3',
   'scale-sessions': '1,8,64',
   'scale-calls': '160',
+  'fairness-seconds': '4',
 };
 
 const { values, tokens } = parseArgs({
@@ -85,6 +90,7 @@ const { values, tokens } = parseArgs({
     'fleet-rounds': { type: 'string', default: '2' },
     'fleet-concurrency': { type: 'string', default: '32' },
     'profile-variant': { type: 'string', default: 'b' },
+    'fairness-seconds': { type: 'string', default: '8' },
   },
   tokens: true,
 });
@@ -150,6 +156,7 @@ async function main(): Promise<number> {
   const live: LiveResults = LIVE_SECTIONS.some((name) => only.has(name))
     ? await measureLive(registry, { ...settings, ...(values.variants ? { variants: values.variants.split(',') as VariantId[] } : {}) }, section, log)
     : { latency: [], linkCost: null, coldStart: [], concurrency: [], memory: null, warmStart: null, scale: null, floor: null };
+  const fairness = await section('fairness', () => measureFairness(registry, { seconds: Number(option('fairness-seconds')), log }));
   const partial = {
     label,
     startedAt: new Date(started).toISOString(),
@@ -161,6 +168,7 @@ async function main(): Promise<number> {
     hotPath,
     warmUpCurve,
     fleet: hostFleet,
+    fairness,
     failures,
   };
   const results: BenchResults = { ...partial, targets: evaluateTargets(partial) };
