@@ -431,4 +431,55 @@ describe('the worker\'s end of a paced link, an agent sending faster than the ho
     await expect(channel.send(request)).resolves.toBeUndefined();
     expect(counted.filter((type) => type === 'channel-message')).toHaveLength(6); // three notes, the notification, the answer, the request: not the refused one
   });
+
+  it('refuses an agent\'s new channel and its sessions\' requests with limit-reached while its messages wait past the agent\'s budget, another agent\'s not, and takes them again once drained', async () => {
+    let workerSocket!: CallbackFrameSocket;
+    let unacked = 0;
+    /** While set, the host acknowledges each frame as it comes; after, nothing until the test says so. */
+    let reading = true;
+    workerSocket = new CallbackFrameSocket({
+      send: (text) => {
+        const frame = headerOf(text) as { type: string; channel?: number };
+        if (frame.type === 'channel-open') queueMicrotask(() => workerSocket.receive(JSON.stringify({ v: 1, type: 'channel-open-ack', channel: frame.channel })));
+        if (['keepalive', 'keepalive-reply', 'link-ack', 'link-close'].includes(frame.type)) return;
+        if (reading) queueMicrotask(() => workerSocket.receive('{"v":1,"type":"link-ack","frames":1}'));
+        else unacked++;
+      },
+      close: () => {},
+    });
+    // Each session's budget is past the test's reach: only the agent's can refuse.
+    const worker = new LinkEndpoint(workerSocket, {
+      role: 'worker',
+      peer: 'test-host',
+      paced: true,
+      liveness: false,
+      sender: { window: { minBytes: 100 } },
+      flow: { channelBytes: 1e8, channelResumeBytes: 1e7, linkBytes: 1e9, linkResumeBytes: 1e9 - 1, agentBytes: 1000 },
+    });
+    endpoints.push(worker);
+    const open = (agent: string) => worker.openChannel({ type: 'mcp', connection: { 'server-name': 'echo', agent } });
+    const sessions = [await open('alice'), await open('alice'), await open('bob')];
+    for (const session of sessions) await session.start();
+    reading = false;
+    // Alice's two sessions queue 1,200 bytes past the window between them: over her budget.
+    for (const session of sessions.slice(0, 2)) for (let i = 0; i < 2; i++) await session.send(note(`${i}`.padEnd(300, '.')));
+    const request = (id: number) => ({ jsonrpc: '2.0' as const, id, method: 'tools/call', params: { name: 'echo' } });
+    await expect(sessions[0]!.send(request(1))).rejects.toMatchObject({ reason: 'limit-reached', detail: { waitingBytes: expect.any(Number) } });
+    await expect(open('alice')).rejects.toMatchObject({ reason: 'limit-reached' });
+    // Bob's requests and channels go (his open waits its turn behind the window); a notification of alice's too.
+    await expect(sessions[2]!.send(request(2))).resolves.toBeUndefined();
+    const bobOpens = open('bob');
+    await expect(sessions[1]!.send(note('a notification still goes'))).resolves.toBeUndefined();
+    // The host reads on: once alice's messages drained, hers go again.
+    reading = true;
+    while (unacked > 0) {
+      const frames = unacked;
+      unacked = 0;
+      workerSocket.receive(JSON.stringify({ v: 1, type: 'link-ack', frames }));
+    }
+    await expect.poll(() => worker.stats.waitingFrames).toBe(0);
+    await expect(bobOpens).resolves.toBeDefined();
+    await expect(sessions[0]!.send(request(3))).resolves.toBeUndefined();
+    await expect(open('alice')).resolves.toBeDefined();
+  });
 });

@@ -159,6 +159,7 @@ export class LinkEndpoint {
       send: (channel, message, own) => this.#sendMessage(channel, message, own),
       close: (channel, info) => this.#closeChannel(channel, info),
       reply: (channel, message, own) => this.#replyChannel(channel, message, own),
+      refusal: (channel) => this.#agentRefusal(channel.group),
     };
     socket.onmessage = (text) => this.#onText(text);
     this.#paced = options.paced === true;
@@ -245,10 +246,13 @@ export class LinkEndpoint {
     if (this.#closed) return Promise.reject(this.#offline());
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(this.#givenUp(signal));
+    const group = agentOf(request);
+    const refused = this.#agentRefusal(group);
+    if (refused !== null) return Promise.reject(refused);
     const id = this.#allocateId();
     const channel = new McpChannelClientTransport(id, this.#io);
     channel.refusesRequestsWhenHeld = this.#paced;
-    channel.group = agentOf(request);
+    channel.group = group;
     return new Promise<McpChannelClientTransport>((resolve, reject) => {
       const giveUp = (error: WireError) => {
         if (this.#pending.get(id)?.channel !== channel) return;
@@ -344,6 +348,20 @@ export class LinkEndpoint {
       this.#ackTimer = setTimeout(() => this.#acknowledge(), this.#ackDelayMs);
       unrefTimer(this.#ackTimer);
     }
+  }
+
+  /**
+   * Worker end of a paced link: refuses agent `group`'s new request (a channel's open, a session's
+   * request) while its messages to the host wait here past its budget (`AGENT_QUEUE_BYTES`), until
+   * they drain; null where it may go. An agent that sends faster than the link carries is told so,
+   * rather than queue without bound in the worker.
+   */
+  #agentRefusal(group: string): WireError | null {
+    const sender = this.#sender;
+    if (sender === null || !this.#paced || this.role !== 'worker') return null;
+    const waiting = sender.waitingOf(group);
+    if (waiting <= this.#flow!.limits.agentBytes) return null;
+    return new WireError('limit-reached', `This agent's earlier messages to the host wait in the worker, more than the link takes at once: wait for their answers before sending more`, { detail: { waitingBytes: waiting } });
   }
 
   /** A paced link whose peer acknowledged nothing for `ACK_STALL_MS` while frames were on their way: it lost count, and the window starts afresh. */

@@ -43,6 +43,15 @@ export const LINK_QUEUE_BYTES = 64 * 1024 * 1024;
 export const LINK_RESUME_BYTES = 32 * 1024 * 1024;
 /** While the link is over its budget, a channel with at most this much waiting goes on: a few answers of an agent whose answers are small. */
 export const QUIET_CHANNEL_BYTES = 256 * 1024;
+/**
+ * The worker's end of a paced link: one agent's messages waiting for their turn past this, its
+ * next requests to that host are refused with `limit-reached` until they drain (`LinkEndpoint`).
+ * Nothing on the worker can be held back but the agent, and a channel's budget alone bounded an
+ * agent by its channels: each modern request opens one, so 256 requests of 4 MiB (the agent's
+ * `max-requests-per-agent` and body cap) could wait in the worker, 1 GiB, for a host behind a slow
+ * uplink. Twice a channel's budget: a burst of large requests goes, a flood does not.
+ */
+export const AGENT_QUEUE_BYTES = 16 * 1024 * 1024;
 
 export interface FlowLimits {
   channelBytes: number;
@@ -50,6 +59,8 @@ export interface FlowLimits {
   linkBytes: number;
   linkResumeBytes: number;
   quietBytes: number;
+  /** Read by the worker's end (`AGENT_QUEUE_BYTES`), not by the flow. */
+  agentBytes: number;
 }
 
 export const DEFAULT_FLOW_LIMITS: Readonly<FlowLimits> = Object.freeze({
@@ -58,6 +69,7 @@ export const DEFAULT_FLOW_LIMITS: Readonly<FlowLimits> = Object.freeze({
   linkBytes: LINK_QUEUE_BYTES,
   linkResumeBytes: LINK_RESUME_BYTES,
   quietBytes: QUIET_CHANNEL_BYTES,
+  agentBytes: AGENT_QUEUE_BYTES,
 });
 
 /**

@@ -99,6 +99,20 @@ describe('LinkSender', () => {
     expect(t.s.waitingFrames).toBe(0);
   });
 
+  it('counts what each agent has waiting, a frame in pieces whole until its last', () => {
+    const t = sender({ socketBytes: 1, partChars: 4 });
+    const [a1, a2, b] = [account(1, 'alice'), account(2, 'alice'), account(3, 'bob')];
+    t.s.send(b, 'b1'); // to the socket at once: not waiting
+    t.s.send(a1, 'AAAABBBB');
+    t.s.send(a2, 'a2');
+    t.s.send(b, 'bob-2');
+    expect([t.s.waitingOf('alice'), t.s.waitingOf('bob'), t.s.waitingOf('carol')]).toEqual([10, 5, 0]);
+    t.drain(1); // alice's turn: the first piece of her large frame
+    expect(t.s.waitingOf('alice')).toBe(10);
+    t.drainAll();
+    expect([t.s.waitingOf('alice'), t.s.waitingOf('bob')]).toEqual([0, 0]);
+  });
+
   it('keeps one channel\'s order: a frame waits behind that channel\'s queue even when the socket has room', () => {
     const t = sender({ socketBytes: 10 });
     const a = account(1);

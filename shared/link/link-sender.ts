@@ -107,6 +107,8 @@ export interface SenderAccount extends FlowAccount {
 interface Group {
   readonly name: string;
   readonly turns: SenderAccount[];
+  /** Size of its frames waiting here, a frame in pieces counted whole until its last. */
+  waiting: number;
 }
 
 interface Waiting {
@@ -179,6 +181,11 @@ export class LinkSender {
     this.#window?.rtt(ms);
   }
 
+  /** Size of the frames of agent `group`'s channels waiting here for their turn ('' : channels of no agent). */
+  waitingOf(group: string): number {
+    return this.#groups.get(group)?.waiting ?? 0;
+  }
+
   /** Frames waiting for their turn, in all. */
   get waitingFrames(): number {
     let count = 0;
@@ -206,18 +213,19 @@ export class LinkSender {
       return;
     }
     this.#flow.add(owner, size);
+    const name = owner.group ?? '';
+    let group = this.#groups.get(name);
+    if (group === undefined) {
+      group = { name, turns: [], waiting: 0 };
+      this.#groups.set(name, group);
+      this.#turns.push(group);
+    }
+    group.waiting += size;
     const queue = this.#waiting.get(owner);
     if (queue !== undefined) queue.push({ text, bytes: null, sent: 0 });
     else {
       this.#waiting.set(owner, [{ text, bytes: null, sent: 0 }]);
-      const name = owner.group ?? '';
-      const group = this.#groups.get(name);
-      if (group !== undefined) group.turns.push(owner);
-      else {
-        const created: Group = { name, turns: [owner] };
-        this.#groups.set(name, created);
-        this.#turns.push(created);
-      }
+      group.turns.push(owner);
     }
     this.#pump();
   }
@@ -318,9 +326,10 @@ export class LinkSender {
       this.#parted.delete(owner);
     }
     queue.shift();
+    const group = this.#groups.get(owner.group ?? '')!;
+    group.waiting -= head.text.length;
     if (queue.length === 0) {
       this.#waiting.delete(owner);
-      const group = this.#groups.get(owner.group ?? '')!;
       group.turns.splice(group.turns.indexOf(owner), 1);
       if (group.turns.length === 0) this.#dropGroup(group);
     }
@@ -415,7 +424,10 @@ export class LinkSender {
         turns.unshift(owner); // the socket failed: the channel keeps its turn for whatever comes of it
         throw error;
       }
-      if (done) queue.shift();
+      if (done) {
+        queue.shift();
+        group.waiting -= text.length;
+      }
       if (queue.length > 0) turns.push(owner);
       else this.#waiting.delete(owner);
       return true;

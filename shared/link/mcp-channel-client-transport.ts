@@ -26,6 +26,8 @@ export interface ChannelIo {
   close(channel: McpChannelClientTransport, info: ChannelCloseInfo): void;
   /** Sends `message` and the channel's close as one frame; false when the peer did not ask for that or the frame did not go. */
   reply(channel: McpChannelClientTransport, message: JSONRPCMessage, own: boolean): boolean;
+  /** Worker end of a paced link: why a request of `channel`'s agent may not go now (its messages wait past its budget), or null. */
+  refusal(channel: McpChannelClientTransport): WireError | null;
 }
 
 export class McpChannelClientTransport extends ChannelTransport implements FlowAccount {
@@ -47,8 +49,9 @@ export class McpChannelClientTransport extends ChannelTransport implements FlowA
    * Worker end of a paced link: while the link holds this channel (its frames waiting past its
    * budget), a request on it is refused with `limit-reached`, as the host refuses one past its
    * server's unread stdin: nothing on the worker can be held back but the agent, and an agent's
-   * session could otherwise queue 256 requests of 4 MiB here. Answers, cancellations and
-   * notifications still go.
+   * session could otherwise queue 256 requests of 4 MiB here; so is one while its agent's messages
+   * to the host wait past the agent's budget (`ChannelIo.refusal`, `AGENT_QUEUE_BYTES`). Answers,
+   * cancellations and notifications still go.
    */
   refusesRequestsWhenHeld = false;
   #held = false;
@@ -64,8 +67,10 @@ export class McpChannelClientTransport extends ChannelTransport implements FlowA
   }
 
   protected async transmit(message: JSONRPCMessage): Promise<void> {
-    if (this.#held && this.refusesRequestsWhenHeld && 'method' in message && 'id' in message) {
-      throw new WireError('limit-reached', `This session's earlier messages to the host wait in the worker, more than the link takes at once: wait for their answers before sending more`, { detail: { waitingBytes: this.queued } });
+    if (this.refusesRequestsWhenHeld && 'method' in message && 'id' in message) {
+      if (this.#held) throw new WireError('limit-reached', `This session's earlier messages to the host wait in the worker, more than the link takes at once: wait for their answers before sending more`, { detail: { waitingBytes: this.queued } });
+      const refusal = this.#io.refusal(this);
+      if (refusal !== null) throw refusal;
     }
     this.#io.send(this, message, this.marksOwn && isHostAnswer(message));
   }

@@ -16,6 +16,7 @@ import { msg } from '../support/line-log.ts';
 import { fixtureServer } from '../support/paths.ts';
 import { startStack, type Stack } from '../support/stack.ts';
 import { RawSession } from '../resilience/raw-client.ts';
+import { modernPost, type ModernAnswer } from '../modern/modern-client.ts';
 
 let stack: Stack;
 let relay: Server;
@@ -78,5 +79,36 @@ describe('the link between two agents', () => {
     const message = 'aé€🦊'.repeat(250_000);
     expect(await alice.request('tools/call', { name: 'echo', arguments: { message } })).toMatchObject({ result: { content: [{ type: 'text', text: `Echo: ${message}` }] } });
     expect(stack.sidecar.err.lines.filter((line) => String(line.json.msg).startsWith('Link to worker dropped'))).toEqual([]);
+  });
+
+  it('refuses an agent\'s requests with limit-reached once its messages to a host that reads nothing wait in the worker past its budget, and still takes another agent\'s', async () => {
+    const url = (server: string) => `${stack.url}/servers/${server}/mcp`;
+    const echo = (server: string, token: string, message: string) => modernPost(url(server), token, 'tools/call', { name: 'echo', arguments: { message } });
+    // Each agent's instance on the host is up before the link stops.
+    expect((await echo('bulk', stack.tokens.alice!, 'up')).response).toMatchObject({ result: { content: [{ text: 'Echo: up' }] } });
+    expect((await echo('echo', stack.tokens.bob!, 'up')).response).toMatchObject({ result: { content: [{ text: 'Echo: up' }] } });
+
+    fromSidecar[0]!.pause(); // the host's acks stop short of the worker: what the worker sends past its window waits there
+    const message = 'a'.repeat(1_000_000);
+    const settled: ModernAnswer[] = [];
+    const alice = Array.from({ length: 24 }, () => echo('bulk', stack.tokens.alice!, message).then((answer) => (settled.push(answer), answer)));
+    // 1 MB each against the agent's 16 MiB: the last few are refused at once, by the worker (nothing of the host's reaches it).
+    await expect.poll(() => settled.length, { timeout: 15_000 }).toBeGreaterThan(0);
+    const early = settled.slice();
+    expect(early.map((answer) => [answer.status, answer.response.error?.data?.reason])).toEqual(early.map(() => [429, 'limit-reached']));
+    expect(early[0]!.response.error.message).toMatch(/^This agent's earlier messages to the host wait in the worker/);
+    const bob = echo('echo', stack.tokens.bob!, 'bob');
+    fromSidecar[0]!.resume();
+
+    expect((await bob).response).toMatchObject({ result: { content: [{ text: 'Echo: bob' }] } });
+    // The rest are answered, or refused by the host: once the link moves again, the requests the
+    // worker kept reach the server faster than it reads them while its answers wait on the link.
+    const answers = await Promise.all(alice);
+    const refused = answers.filter((answer) => answer.response.error?.data?.reason === 'limit-reached');
+    const answered = answers.filter((answer) => answer.response.result?.content?.[0]?.text === `Echo: ${message}`);
+    expect(refused.length + answered.length).toBe(24);
+    expect(answered.length).toBeGreaterThan(0);
+    // And once they drained, alice's requests go again.
+    expect((await echo('bulk', stack.tokens.alice!, 'again')).response).toMatchObject({ result: { content: [{ text: 'Echo: again' }] } });
   });
 });
