@@ -8,6 +8,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelTransport } from '../channel-transport.ts';
 import { channelPartHeader, MAX_FRAME_BYTES } from '../frames.ts';
 import { LARGE_FRAME_CHARS } from './link-sender.ts';
+import type { FlowLimits } from './link-flow.ts';
 import { CallbackFrameSocket } from './frame-socket.ts';
 import { LinkEndpoint, type ChannelOpenHandler } from './link-endpoint.ts';
 import { LINK_FEATURES } from './link-features.ts';
@@ -392,27 +393,44 @@ describe('a modern request\'s large answer on a paced link', () => {
 });
 
 describe('the worker\'s end of a paced link, an agent sending faster than the host reads', () => {
-  it('refuses a request with limit-reached while the session\'s messages wait past its budget, lets answers and notifications by, and takes requests again once they drained', async () => {
-    let workerSocket!: CallbackFrameSocket;
-    const counted: string[] = [];
-    workerSocket = new CallbackFrameSocket({
+  /**
+   * A worker's end of a paced link to a host the test plays: the host answers each open at once,
+   * and acknowledges each frame as it comes while `reading`; otherwise nothing, until `ackAll()`.
+   * `sent` lists the type of every frame the host is to acknowledge, in order.
+   */
+  function workerToHost(flow: Partial<FlowLimits>, reading = false) {
+    let socket!: CallbackFrameSocket;
+    const host = { reading, sent: [] as string[], acked: 0 };
+    socket = new CallbackFrameSocket({
       send: (text) => {
         const frame = headerOf(text) as { type: string; channel?: number };
-        if (frame.type === 'channel-open') queueMicrotask(() => workerSocket.receive(JSON.stringify({ v: 1, type: 'channel-open-ack', channel: frame.channel })));
-        if (!['keepalive', 'keepalive-reply', 'link-ack', 'link-close'].includes(frame.type)) counted.push(frame.type);
+        if (frame.type === 'channel-open') queueMicrotask(() => socket.receive(JSON.stringify({ v: 1, type: 'channel-open-ack', channel: frame.channel })));
+        if (['keepalive', 'keepalive-reply', 'link-ack', 'link-close'].includes(frame.type)) return;
+        host.sent.push(frame.type);
+        if (!host.reading) return;
+        host.acked++;
+        queueMicrotask(() => socket.receive(JSON.stringify({ v: 1, type: 'link-ack', frames: 1 })));
       },
       close: () => {},
     });
-    // A host that takes the open and then acknowledges nothing until the test says so.
-    const worker = new LinkEndpoint(workerSocket, {
-      role: 'worker',
-      peer: 'test-host',
-      paced: true,
-      liveness: false,
-      sender: { window: { minBytes: 100 } },
-      flow: { channelBytes: 500, channelResumeBytes: 100, linkBytes: 1e9, linkResumeBytes: 1e9 - 1 },
-    });
+    const worker = new LinkEndpoint(socket, { role: 'worker', peer: 'test-host', paced: true, liveness: false, sender: { window: { minBytes: 100 } }, flow });
     endpoints.push(worker);
+    return {
+      worker,
+      host,
+      /** The host reads all it was sent, and what each ack lets go, until none waits. */
+      ackAll() {
+        while (host.sent.length > host.acked) {
+          const frames = host.sent.length - host.acked;
+          host.acked = host.sent.length;
+          socket.receive(JSON.stringify({ v: 1, type: 'link-ack', frames }));
+        }
+      },
+    };
+  }
+
+  it('refuses a request with limit-reached while the session\'s messages wait past its budget, lets answers and notifications by, and takes requests again once they drained', async () => {
+    const { worker, host, ackAll } = workerToHost({ channelBytes: 500, channelResumeBytes: 100, linkBytes: 1e9, linkResumeBytes: 1e9 - 1 });
     const channel = await worker.openChannel({ type: 'mcp' });
     await channel.start();
     for (let i = 0; i < 3; i++) await channel.send(note(`${i}`.padEnd(300, '.')));
@@ -420,47 +438,19 @@ describe('the worker\'s end of a paced link, an agent sending faster than the ho
     await expect(channel.send(request)).rejects.toMatchObject({ reason: 'limit-reached' });
     await channel.send(note('a notification still goes'));
     await channel.send({ jsonrpc: '2.0', id: 'server-1', result: {} }); // and an answer to the server's own request
-    // The host reads on: each ack lets the next frames go, until none waits.
-    let acked = 0;
-    while (counted.length > acked) {
-      const frames = counted.length - acked;
-      acked = counted.length;
-      workerSocket.receive(JSON.stringify({ v: 1, type: 'link-ack', frames }));
-    }
+    ackAll();
     expect(worker.stats).toMatchObject({ waitingFrames: 0, unackedBytes: 0, heldChannels: 0 });
     await expect(channel.send(request)).resolves.toBeUndefined();
-    expect(counted.filter((type) => type === 'channel-message')).toHaveLength(6); // three notes, the notification, the answer, the request: not the refused one
+    expect(host.sent.filter((type) => type === 'channel-message')).toHaveLength(6); // three notes, the notification, the answer, the request: not the refused one
   });
 
   it('refuses an agent\'s new channel and its sessions\' requests with limit-reached while its messages wait past the agent\'s budget, another agent\'s not, and takes them again once drained', async () => {
-    let workerSocket!: CallbackFrameSocket;
-    let unacked = 0;
-    /** While set, the host acknowledges each frame as it comes; after, nothing until the test says so. */
-    let reading = true;
-    workerSocket = new CallbackFrameSocket({
-      send: (text) => {
-        const frame = headerOf(text) as { type: string; channel?: number };
-        if (frame.type === 'channel-open') queueMicrotask(() => workerSocket.receive(JSON.stringify({ v: 1, type: 'channel-open-ack', channel: frame.channel })));
-        if (['keepalive', 'keepalive-reply', 'link-ack', 'link-close'].includes(frame.type)) return;
-        if (reading) queueMicrotask(() => workerSocket.receive('{"v":1,"type":"link-ack","frames":1}'));
-        else unacked++;
-      },
-      close: () => {},
-    });
     // Each session's budget is past the test's reach: only the agent's can refuse.
-    const worker = new LinkEndpoint(workerSocket, {
-      role: 'worker',
-      peer: 'test-host',
-      paced: true,
-      liveness: false,
-      sender: { window: { minBytes: 100 } },
-      flow: { channelBytes: 1e8, channelResumeBytes: 1e7, linkBytes: 1e9, linkResumeBytes: 1e9 - 1, agentBytes: 1000 },
-    });
-    endpoints.push(worker);
+    const { worker, host, ackAll } = workerToHost({ channelBytes: 1e8, channelResumeBytes: 1e7, linkBytes: 1e9, linkResumeBytes: 1e9 - 1, agentBytes: 1000 }, true);
     const open = (agent: string) => worker.openChannel({ type: 'mcp', connection: { 'server-name': 'echo', agent } });
     const sessions = [await open('alice'), await open('alice'), await open('bob')];
     for (const session of sessions) await session.start();
-    reading = false;
+    host.reading = false;
     // Alice's two sessions queue 1,200 bytes past the window between them: over her budget.
     for (const session of sessions.slice(0, 2)) for (let i = 0; i < 2; i++) await session.send(note(`${i}`.padEnd(300, '.')));
     const request = (id: number) => ({ jsonrpc: '2.0' as const, id, method: 'tools/call', params: { name: 'echo' } });
@@ -471,12 +461,8 @@ describe('the worker\'s end of a paced link, an agent sending faster than the ho
     const bobOpens = open('bob');
     await expect(sessions[1]!.send(note('a notification still goes'))).resolves.toBeUndefined();
     // The host reads on: once alice's messages drained, hers go again.
-    reading = true;
-    while (unacked > 0) {
-      const frames = unacked;
-      unacked = 0;
-      workerSocket.receive(JSON.stringify({ v: 1, type: 'link-ack', frames }));
-    }
+    host.reading = true;
+    ackAll();
     await expect.poll(() => worker.stats.waitingFrames).toBe(0);
     await expect(bobOpens).resolves.toBeDefined();
     await expect(sessions[0]!.send(request(3))).resolves.toBeUndefined();
