@@ -5,6 +5,7 @@ import { closeInfoOf, createInMemoryChannelPair } from '../../../shared/channel-
 import { createFrameSocketPair } from '../../../shared/link/frame-socket.ts';
 import { LinkEndpoint } from '../../../shared/link/link-endpoint.ts';
 import { LINK_FEATURES } from '../../../shared/link/link-features.ts';
+import { WireError } from '../../../shared/errors.ts';
 import { bridgeChannels, RELAY_FEATURES } from './channel-relay.ts';
 
 const ping = (id: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, method: 'ping' });
@@ -15,7 +16,7 @@ function bridged() {
   const [linkEnd, host] = createInMemoryChannelPair();
   let ended = 0;
   bridgeChannels(relayEnd, linkEnd, () => ended++);
-  return { agent, host, ended: () => ended };
+  return { agent, host, linkEnd, ended: () => ended };
 }
 
 describe('bridgeChannels', () => {
@@ -33,6 +34,22 @@ describe('bridgeChannels', () => {
     await Promise.all([twoAtHost, oneAtAgent]);
     expect(atHost).toEqual([ping(1), ping(2)]);
     expect(atAgent).toEqual([ping(3)]);
+  });
+
+  it('answers a request the host\'s link refuses with the refusal, and drops a refused notification', async () => {
+    const { agent, host, linkEnd } = bridged();
+    // The host's link refuses while the agent's messages wait past its budget (`LinkEndpoint`).
+    linkEnd.send = async () => {
+      throw new WireError('limit-reached', 'This agent\'s earlier messages to the host wait in the worker');
+    };
+    const atAgent: JSONRPCMessage[] = [];
+    const answered = new Promise<void>((resolve) => (agent.onmessage = (m) => (atAgent.push(m), resolve())));
+    await agent.start();
+    await host.start();
+    await agent.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
+    await agent.send(ping(7));
+    await answered;
+    expect(atAgent).toEqual([{ jsonrpc: '2.0', id: 7, error: { code: -32012, message: 'This agent\'s earlier messages to the host wait in the worker', data: { reason: 'limit-reached' } } }]);
   });
 
   it('closes the agent side with the host side\'s reason, and ends once', async () => {

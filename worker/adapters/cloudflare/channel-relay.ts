@@ -14,8 +14,9 @@
  *
  * @module
  */
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelCloseInfo, ChannelTransport } from '../../../shared/channel-transport.ts';
-import { httpStatusFor, WireError } from '../../../shared/errors.ts';
+import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../../shared/errors.ts';
 import { LinkEndpoint, type LinkLogger } from '../../../shared/link/link-endpoint.ts';
 import type { LinkFeature } from '../../../shared/link/link-features.ts';
 import type { HostLinkRegistry } from '../../link/host-link-registry.ts';
@@ -76,13 +77,20 @@ export function serveRelay(request: Request, host: RelayHost): Response {
 
 /**
  * Joins two channels, neither started yet: each message goes to the other side, and when one
- * ends the other is closed with its reason; then `ended` runs once.
+ * ends the other is closed with its reason; then `ended` runs once. A request the other side
+ * refuses (the host's link, while that session's or that agent's messages wait past their budget:
+ * `limit-reached`) is answered with the refusal on the side it came from: the agent is told,
+ * rather than wait for an answer that never comes.
  */
 export function bridgeChannels(a: ChannelTransport, b: ChannelTransport, ended: () => void): void {
   let done = false;
   const join = (from: ChannelTransport, to: ChannelTransport) => {
     let failure: ChannelCloseInfo = {};
-    from.onmessage = (message) => void to.send(message).catch(() => {});
+    from.onmessage = (message) =>
+      void to.send(message).catch((error: unknown) => {
+        if (!(error instanceof WireError) || !('method' in message) || !('id' in message)) return;
+        void from.send(jsonRpcErrorBody(message.id, error) as JSONRPCMessage).catch(() => {});
+      });
     from.onerror = (error) => {
       if (error instanceof WireError) failure = { reason: error.reason, message: error.message };
     };
