@@ -206,6 +206,7 @@ export class LinkEndpoint {
       ping: () => {
         if (this.#pingsOut++ === 0) this.#pingAt = performance.now();
         this.#sendLinkFrame(KEEPALIVE_FRAME);
+        this.#sender?.idle();
         this.#checkAcks();
       },
       dead: (silentMs) => {
@@ -232,6 +233,7 @@ export class LinkEndpoint {
       unackedBytes: this.#sender?.inFlight ?? 0,
       waitingFrames: this.#sender?.waitingFrames ?? 0,
       windowBytes: this.#paced ? (this.#sender?.windowBytes ?? 0) : 0,
+      roundTripMs: this.#paced ? (this.#sender?.roundTripMs ?? null) : null,
     };
   }
 

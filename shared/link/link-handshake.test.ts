@@ -32,9 +32,14 @@ async function handshake(options: { signer: CryptoKey; known: CryptoKey; dialled
   tap('sidecar', sidecarSocket);
   const verify = async (proof: { signature: string }, nonce: string): Promise<ProofVerdict> =>
     (await new Promise((resolve) => setTimeout(resolve, options.verifyDelayMs ?? 0)), await verifyLinkProof(options.known, { origin: ORIGIN, entityId: ENTITY, nonce }, proof.signature)) ? { ok: true } : { ok: false, message: 'The worker does not know this host\'s key' };
-  const worker = challengeHost(workerSocket, { verify, ...(options.paced ? { paced: true } : {}), accept: () => new LinkEndpoint(workerSocket, { role: 'worker', peer: ENTITY }) });
-  const accepted: unknown[] = [];
   const rtts: (number | undefined)[] = [];
+  const workerRtts: (number | undefined)[] = [];
+  const worker = challengeHost(workerSocket, {
+    verify,
+    ...(options.paced ? { paced: true } : {}),
+    accept: (_accepted, rttMs) => (workerRtts.push(rttMs), new LinkEndpoint(workerSocket, { role: 'worker', peer: ENTITY })),
+  });
+  const accepted: unknown[] = [];
   const origin = options.dialled ?? ORIGIN;
   const sidecar = answerChallenge(sidecarSocket, {
     prove: async (nonce) => ({ origin, signature: await signLinkProof(options.signer, { origin, entityId: ENTITY, nonce }) }),
@@ -50,7 +55,7 @@ async function handshake(options: { signer: CryptoKey; known: CryptoKey; dialled
       });
     },
   });
-  return { worker, sidecar, frames, workerSocket, sidecarSocket, accepted, rtts };
+  return { worker, sidecar, frames, workerSocket, sidecarSocket, accepted, rtts, workerRtts };
 }
 
 describe('link handshake', () => {
@@ -78,12 +83,15 @@ describe('link handshake', () => {
     for (const end of ends) end.close();
   });
 
-  it('hands the sidecar\'s accept the round trip from its proof to the worker\'s link-accepted, the link window\'s first', async () => {
+  it('hands each end\'s accept its round trip, the link window\'s first: the sidecar\'s from its proof to link-accepted, the worker\'s from its challenge to the proof', async () => {
     const key = await hostKey();
-    const { worker, sidecar, rtts } = await handshake({ signer: key.privateKey, known: key.publicKey, verifyDelayMs: 30 });
+    const { worker, sidecar, rtts, workerRtts } = await handshake({ signer: key.privateKey, known: key.publicKey, verifyDelayMs: 30 });
     const ends = await Promise.all([worker, sidecar]);
     expect(rtts).toHaveLength(1);
     expect(rtts[0]).toBeGreaterThanOrEqual(29); // the worker took 30 ms to verify; timers may fire a hair early
+    // The worker's excludes its own verifying: it is the host's signing and the way there and back.
+    expect(workerRtts).toEqual([expect.any(Number)]);
+    expect(workerRtts[0]).toBeLessThan(rtts[0]!);
     for (const end of ends) end.close();
   });
 

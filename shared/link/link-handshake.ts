@@ -58,8 +58,9 @@ export const PRE_AUTH_MAX_FRAME_BYTES = 8 * 1024;
 
 export interface HandshakeOptions<T> {
   /**
-   * Builds what runs on the socket once the handshake succeeded (the link endpoint); on the
-   * sidecar's end, given the worker's `link-accepted` and the round trip from its proof to it (ms).
+   * Builds what runs on the socket once the handshake succeeded (the link endpoint), given the
+   * handshake's round trip (ms): the sidecar's from its proof to the worker's `link-accepted`
+   * (which it is given too), the worker's from its challenge to the host's proof.
    */
   accept(accepted?: FrameOf<'link-accepted'>, rttMs?: number): T;
   timeoutMs?: number;
@@ -96,18 +97,20 @@ export function challengeHost<T>(socket: FrameSocket, options: ChallengeOptions<
   return runHandshake(socket, { ...options, ...limits }, (step) => {
     let state: 'awaiting-proof' | 'verifying' = 'awaiting-proof';
     step.send({ v: LINK_PROTOCOL_VERSION, type: 'link-challenge', nonce });
+    const challengedAt = performance.now();
     return (frame) => {
       if (frame.type === 'link-close') return step.ended(frame);
       if (frame.type !== 'link-proof' || state !== 'awaiting-proof') {
         return step.refuse('invalid-request', `Expected one link-proof, got ${frame.type}: nothing else is accepted before the host is verified`);
       }
       state = 'verifying';
+      const rttMs = performance.now() - challengedAt;
       options.verify(frame, nonce).then(
         (verdict) => {
           if (!verdict.ok) return step.refuse('unauthorized', verdict.message);
           const expects = options.expects?.();
           step.send({ v: LINK_PROTOCOL_VERSION, type: 'link-accepted', ...(expects !== undefined ? { expects } : {}), ...(options.paced === true ? { paced: true as const } : {}) });
-          step.succeed();
+          step.succeed(undefined, rttMs);
         },
         () => step.refuse('unauthorized', 'The host\'s link proof could not be checked'),
       );

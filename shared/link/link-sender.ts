@@ -181,7 +181,22 @@ export class LinkSender {
     this.#window?.rtt(ms);
   }
 
-  /** Size of the frames of agent `group`'s channels waiting here for their turn ('' : channels of no agent). */
+  /** A keepalive's tick (`LinkWindow.idle`). */
+  idle(): void {
+    this.#window?.idle(this.#now());
+  }
+
+  /** The shortest round trip seen (ms); null before any, or where the peer acknowledges nothing. */
+  get roundTripMs(): number | null {
+    const ms = this.#window?.minRttMs ?? Infinity;
+    return ms === Infinity ? null : ms;
+  }
+
+  /**
+   * Size of the frames of agent `group`'s channels waiting here for their turn ('': channels of no
+   * agent), in UTF-16 code units as the flow counts (`link-flow.ts`): a frame's bytes where it is
+   * ASCII, as JSON mostly is, a third of them at worst.
+   */
   waitingOf(group: string): number {
     return this.#groups.get(group)?.waiting ?? 0;
   }
@@ -330,7 +345,8 @@ export class LinkSender {
     group.waiting -= head.text.length;
     if (queue.length === 0) {
       this.#waiting.delete(owner);
-      group.turns.splice(group.turns.indexOf(owner), 1);
+      const at = group.turns.indexOf(owner);
+      if (at !== -1) group.turns.splice(at, 1);
       if (group.turns.length === 0) this.#dropGroup(group);
     }
   }

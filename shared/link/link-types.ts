@@ -77,7 +77,10 @@ export interface LinkEndpointOptions {
   paced?: boolean;
   /** The sending end's turns, pieces and window (`link-sender.ts`), its defaults where left out (tests make them small). */
   sender?: { socketBytes?: number; partChars?: number; partedFrames?: number; largeFrameChars?: number; window?: LinkWindowOptions };
-  /** The sidecar's end: the handshake's round trip, from its proof to the worker's `link-accepted` (ms), the window's first (`link-window.ts`). */
+  /**
+   * The handshake's round trip (ms), the window's first (`link-window.ts`): the sidecar's from its
+   * proof to the worker's `link-accepted`, the worker's from its challenge to the host's proof.
+   */
   handshakeRttMs?: number;
   /** A paced link: acknowledges once it read this much of the other end's frames, or within `delayMs`. */
   acks?: { everyChars?: number; delayMs?: number };
@@ -104,6 +107,8 @@ export interface LinkStats {
   waitingFrames: number;
   /** A paced link: what may be on its way unacknowledged now (`link-window.ts`; 0 elsewhere). */
   windowBytes: number;
+  /** A paced link: the shortest round trip seen, from the handshake and keepalives (ms); null before any, and elsewhere. */
+  roundTripMs: number | null;
 }
 
 export interface OpenChannelOptions {

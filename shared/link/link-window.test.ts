@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LinkWindow, RATE_SAMPLES, WINDOW_GAIN, WINDOW_MAX_BYTES, WINDOW_MIN_BYTES } from './link-window.ts';
+import { LinkWindow, RATE_SAMPLES, WINDOW_GAIN, WINDOW_IDLE_MS, WINDOW_MAX_BYTES, WINDOW_MIN_BYTES } from './link-window.ts';
 
 const CHUNK = 64 * 1024;
 
@@ -87,6 +87,20 @@ describe('LinkWindow', () => {
     for (const size of slow.sizes.slice(-1000)) expect(size).toBeLessThan((WINDOW_GAIN + 0.25) * 12_500 * 100);
   });
 
+  it('goes back to its least, its rates forgotten, after 10 s without a probe', () => {
+    const window = new LinkWindow();
+    window.rtt(100);
+    for (let i = 0; i < 10; i++) probe(window, i * 1000, 10);
+    // The last probe completed at 9,010 ms.
+    window.idle(9_010 + WINDOW_IDLE_MS - 1);
+    expect(window.size).toBe(WINDOW_MAX_BYTES);
+    window.idle(9_010 + WINDOW_IDLE_MS);
+    expect(window.size).toBe(WINDOW_MIN_BYTES);
+    // Its rates were forgotten: one fast probe alone grows nothing.
+    probe(window, 20_000, 10);
+    expect(window.size).toBe(WINDOW_MIN_BYTES);
+  });
+
   it('takes the least round trip it is told of', () => {
     const window = new LinkWindow();
     window.rtt(40);
@@ -105,10 +119,10 @@ describe('LinkWindow', () => {
   it('probes only with a full window: a window the channels leave room in says nothing of how far it could go', () => {
     const window = new LinkWindow();
     window.rtt(100);
-    // Half the window, acknowledged a round trip later, again and again: no probe.
+    // Half the window, acknowledged in 10 ms, again and again: a rate that would grow the window fifteenfold, but no probe.
     for (let i = 0; i < 2 * RATE_SAMPLES; i++) {
       window.wrote(WINDOW_MIN_BYTES / 2, () => i * 200);
-      window.acked(WINDOW_MIN_BYTES / 2, i * 200 + 100);
+      window.acked(WINDOW_MIN_BYTES / 2, i * 200 + 10);
     }
     expect(window.size).toBe(WINDOW_MIN_BYTES);
     // Full windows, the same: the gain times the window that was on its way over the round trip, once as many probes said so.
@@ -130,9 +144,13 @@ describe('LinkWindow', () => {
   it('starts its count afresh on restart: acks of frames sent before complete no probe', () => {
     const window = new LinkWindow();
     window.rtt(100);
-    window.wrote(WINDOW_MIN_BYTES, () => 0);
+    // Two probes read 1 MiB in 10 ms; a third is on its way when the window restarts.
+    probe(window, 0, 10);
+    probe(window, 1000, 10);
+    window.wrote(WINDOW_MIN_BYTES, () => 2000);
     window.restart();
-    window.acked(WINDOW_MIN_BYTES, 100);
+    // The late ack is of nothing written since: without the restart it would complete the third probe and grow the window.
+    window.acked(WINDOW_MIN_BYTES, 2010);
     expect(window.size).toBe(WINDOW_MIN_BYTES);
   });
 });

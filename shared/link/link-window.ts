@@ -14,10 +14,12 @@
  *   frames fill the path is longer by their queue, and would let the window grow on its own queue.
  * - The delivery rate comes from probes: a frame written that fills the window is marked, and once
  *   the peer acknowledged it, the bytes acknowledged since it was written (the window that was
- *   ahead of it) over the time that took are the rate. Only a full window probes: where the socket
- *   or the channels send less, the window is not what limits the link, and no sample says how far
- *   it could go. A probe whose ack waited on the peer's timer (nothing followed it) reads slow,
- *   which shrinks the window as a flood ends, when it no longer matters.
+ *   ahead of it) over the time that took are the rate. A frame written with room to spare is no
+ *   probe: what was ahead of it says nothing of how much the link could hold (a burst's first
+ *   frame, with nothing ahead, would read one frame per round trip; probes where the socket's room
+ *   ran out read 15 MB/s over a 100 ms round trip that carried 39–54).
+ *   A probe whose ack waited on the peer's timer (nothing followed it) reads slow, which shrinks
+ *   the window as a flood ends, when it no longer matters.
  * - The rate taken is the least of the last `RATE_SAMPLES` probes': a peer busy with other work
  *   reads in bursts, and a probe that fell in one reads a rate the link never keeps. On loopback,
  *   where the worker's CPU is what a flood saturates, single probes read up to 370 MB/s of a flood
@@ -26,13 +28,21 @@
  * - The window is then `WINDOW_GAIN` times the rate times the shortest round trip, between
  *   `WINDOW_MIN_BYTES` and `WINDOW_MAX_BYTES`: on a link whose round trip is short (a loopback, a
  *   LAN, a workstation near its worker) that stays the least, as before; on a long one it grows
- *   by the gain with each round trip while the peer keeps up, and shrinks at the first probe that
- *   reads the path slower: a window past what the path carries is only a queue, ahead of every
- *   other channel's frames.
+ *   by the gain with every `RATE_SAMPLES` round trips or so while the peer keeps up, and shrinks
+ *   at the first probe that reads the path slower: a window past what the path carries is only a
+ *   queue, ahead of every other channel's frames.
+ * - No probe for `WINDOW_IDLE_MS` (checked at each keepalive, `idle`): the window is back at its
+ *   least, its rates forgotten. Nothing said it was still right: the link was idle, or something
+ *   else held its frames back (the kernel's buffer full, on a path that got slower than the one
+ *   the window grew on: another upload on the workstation's uplink), and a window grown on a faster
+ *   path puts its size ahead of every frame once that drains. Growing again costs a few round trips.
  * - No round trip seen yet: the window stays at its least.
  *
  * @module
  */
+
+/** No probe for this long: the window goes back to its least (`idle`). */
+export const WINDOW_IDLE_MS = 10_000;
 
 /** Probes whose rates the window takes the least of. */
 export const RATE_SAMPLES = 3;
@@ -71,6 +81,8 @@ export class LinkWindow {
   #probeAcked = 0;
   /** The last probes' rates (bytes per ms), oldest first. */
   readonly #rates: number[] = [];
+  /** When the last probe completed (ms). */
+  #probedAt = 0;
 
   constructor(options: LinkWindowOptions = {}) {
     this.#min = options.minBytes ?? WINDOW_MIN_BYTES;
@@ -108,6 +120,7 @@ export class LinkWindow {
     this.#acked += bytes;
     if (this.#probeMark < 0 || this.#acked < this.#probeMark) return;
     this.#probeMark = -1;
+    this.#probedAt = now;
     if (this.#minRtt === Infinity) return;
     const elapsed = Math.max(now - this.#probeAt, 0.1);
     const rates = this.#rates;
@@ -116,6 +129,13 @@ export class LinkWindow {
     if (rates.length < RATE_SAMPLES) return;
     const rate = Math.min(...rates);
     this.#size = Math.round(Math.min(this.#max, Math.max(this.#min, WINDOW_GAIN * rate * Math.max(this.#minRtt, 0.1))));
+  }
+
+  /** Checked now and then (at each keepalive): with no probe for `WINDOW_IDLE_MS`, the window goes back to its least. */
+  idle(now: number): void {
+    if (now - this.#probedAt < WINDOW_IDLE_MS) return;
+    this.#size = this.#min;
+    this.#rates.length = 0;
   }
 
   /** The count of what is on its way starts afresh (the peer lost count, or the link ended): no probe is on its way. */

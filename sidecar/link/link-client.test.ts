@@ -119,6 +119,8 @@ describe('LinkClient', () => {
     const w = await worker();
     const { linkClient } = await client(w.url, ALICE);
     await until(() => linkClient.endpoint !== null && w.registry.status()[0]!.linked);
+    // The handshake's round trip is the link window's first (`link-window.ts`).
+    expect(linkClient.endpoint!.stats.roundTripMs).toEqual(expect.any(Number));
     const channel = await w.registry.openChannel('alice-laptop', {});
     const reply = new Promise((resolve) => (channel.onmessage = resolve));
     channel.start();

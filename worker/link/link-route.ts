@@ -157,14 +157,14 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
           ...(probe && options.expectations !== undefined ? { expects: () => options.expectations?.(entityId) } : {}),
           // Built and registered only now: until the proof verified, nothing replaces a live link.
           // A probe (doctor) is verified the same way and then closed, never registered.
-          accept: () => {
+          accept: (_accepted, rttMs) => {
             release();
             if (probe) {
               log?.info('Verified a host link probe', { 'entity-id': entityId });
               opened.close(1000, 'Link probe verified');
               return undefined;
             }
-            endpoint = new LinkEndpoint(opened, { ...options.endpoint, role: 'worker', peer: entityId, peerFeatures, paced, ...(log ? { log } : {}) });
+            endpoint = new LinkEndpoint(opened, { ...options.endpoint, role: 'worker', peer: entityId, peerFeatures, paced, ...(rttMs !== undefined ? { handshakeRttMs: rttMs } : {}), ...(log ? { log } : {}) });
             options.registry.attach(entityId, endpoint);
             options.onAccepted?.(entityId, ws, endpoint);
             return endpoint;

@@ -68,6 +68,11 @@ export interface LinkAttachment {
    * Absent from an attachment written before features were kept: none, as that link had then.
    */
   features?: string[];
+  /**
+   * The link's shortest round trip when it was verified (ms, its handshake's): the rebuilt
+   * endpoint's window starts from it (`link-window.ts`), as this end sends no keepalives to learn it.
+   */
+  rttMs?: number;
 }
 
 interface Live {
@@ -191,7 +196,8 @@ export class HostLink {
     const ws = context.raw as WorkersWebSocket;
     this.#entityId = entityId;
     this.#link = { ws, heardAt: Date.now(), endpoint };
-    const attachment: LinkAttachment = { 'entity-id': entityId, since: new Date().toISOString(), wakes: 0, features: [...endpoint.peerFeatures] };
+    const rttMs = endpoint.stats.roundTripMs;
+    const attachment: LinkAttachment = { 'entity-id': entityId, since: new Date().toISOString(), wakes: 0, features: [...endpoint.peerFeatures], ...(rttMs !== null ? { rttMs } : {}) };
     ws.serializeAttachment(attachment);
   }
 
@@ -211,7 +217,15 @@ export class HostLink {
     const entityId = attachment['entity-id'];
     const socket = frameSocketOver(newest.ws);
     const peerFeatures = linkFeaturesOf(attachment.features?.join(','));
-    const endpoint = new LinkEndpoint(socket, { role: 'worker', peer: entityId, liveness: false, log: live.log, peerFeatures, paced: peerFeatures.has('paced') });
+    const endpoint = new LinkEndpoint(socket, {
+      role: 'worker',
+      peer: entityId,
+      liveness: false,
+      log: live.log,
+      peerFeatures,
+      paced: peerFeatures.has('paced'),
+      ...(attachment.rttMs !== undefined ? { handshakeRttMs: attachment.rttMs } : {}),
+    });
     live.sockets.adopt(newest.ws, {
       onMessage: (event) => {
         if (typeof event.data === 'string') socket.receive(event.data);
@@ -264,5 +278,7 @@ export function linkAttachmentOf(value: unknown): LinkAttachment | null {
   if (typeof a['entity-id'] !== 'string' || typeof a.since !== 'string' || typeof a.wakes !== 'number') return null;
   // Features that do not read as a list of names are none: the link still restores, at two frames per open.
   const features = Array.isArray(a.features) ? a.features.filter((f): f is string => typeof f === 'string') : [];
-  return { 'entity-id': a['entity-id'], since: a.since, wakes: a.wakes, features };
+  // A round trip that does not read as one is none: the window starts at its least.
+  const rttMs = typeof a.rttMs === 'number' && Number.isFinite(a.rttMs) && a.rttMs >= 0 ? { rttMs: a.rttMs } : {};
+  return { 'entity-id': a['entity-id'], since: a.since, wakes: a.wakes, features, ...rttMs };
 }

@@ -14,6 +14,11 @@ describe('a host link socket attachment read back after hibernation', () => {
     expect(linkAttachmentOf({ ...base, features: ['open-first', 7] })).toEqual({ ...base, features: ['open-first'] });
   });
 
+  it('keeps the link\'s round trip, and reads one that is not a number of ms as none: the window then starts at its least', () => {
+    expect(linkAttachmentOf({ ...base, features: [], rttMs: 42.5 })).toEqual({ ...base, features: [], rttMs: 42.5 });
+    for (const rttMs of ['42', -1, Number.POSITIVE_INFINITY, null]) expect(linkAttachmentOf({ ...base, features: [], rttMs })).toEqual({ ...base, features: [] });
+  });
+
   it('is not a link attachment without its verified entity id, time or wake count', () => {
     expect(linkAttachmentOf(null)).toBeNull();
     expect(linkAttachmentOf({ since: base.since, wakes: 0 })).toBeNull();
