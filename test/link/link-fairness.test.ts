@@ -98,6 +98,9 @@ describe('the link between two agents', () => {
     expect(early.map((answer) => [answer.status, answer.response.error?.data?.reason])).toEqual(early.map(() => [429, 'limit-reached']));
     expect(early[0]!.response.error.message).toMatch(/^This agent's earlier messages to the host wait in the worker/);
     const bob = echo('echo', stack.tokens.bob!, 'bob');
+    // Alice is still over her budget, the link still stopped: hers are refused on, bob's waits its turn (answered below).
+    const aliceAgain = await echo('bulk', stack.tokens.alice!, 'still waiting');
+    expect([aliceAgain.status, aliceAgain.response.error?.data?.reason]).toEqual([429, 'limit-reached']);
     fromSidecar[0]!.resume();
 
     expect((await bob).response).toMatchObject({ result: { content: [{ text: 'Echo: bob' }] } });
