@@ -68,15 +68,17 @@ const LINK_LEVEL: ReadonlySet<string> = new Set(['keepalive', 'keepalive-reply',
 
 /**
  * The agent a channel's open names (`connection.agent`), '' when none: the sender's turns go by
- * it (`link-sender.ts`). Read before the open's handler checks the request, and used for nothing
- * but the order of turns: a request that names none, or is refused, costs nobody else a turn.
+ * it (`link-sender.ts`), and the worker's end bounds what it keeps waiting for it
+ * (`#agentRefusal`). The worker wrote it; the sidecar reads it before the open's handler checks
+ * the request, for the order of turns alone: a request that names none, or is refused, costs
+ * nobody else a turn.
  */
 function agentOf(request: unknown): string {
   const connection = typeof request === 'object' && request !== null ? (request as { connection?: unknown }).connection : undefined;
   const agent = typeof connection === 'object' && connection !== null ? (connection as { agent?: unknown }).agent : undefined;
   return typeof agent === 'string' ? agent : '';
 }
-/** Each end of a paced link acknowledges the other's frames once it read this much of them (a sixteenth of the window)… */
+/** Each end of a paced link acknowledges the other's frames once it read this much of them (a sixteenth of the least window)… */
 export const ACK_EVERY_CHARS = 64 * 1024;
 /** …or this long after the first it has not acknowledged. */
 export const ACK_DELAY_MS = 1000;

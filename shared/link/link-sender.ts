@@ -15,9 +15,11 @@
  *
  * How:
  * - The socket is given at most `SOCKET_BYTES` more than it has written out and, on a paced link,
- *   at most a window more than the worker has acknowledged reading (`link-ack`), as much as
- *   keeps the link busy (`link-window.ts`): that is all a frame sent now can find ahead of it. The rest waits here, in a queue per channel, and
- *   whenever there is room the next channel in turn sends one frame, or one piece of a large one.
+ *   at most a window more than the other end has acknowledged reading (`link-ack`), as much as
+ *   keeps the link busy (`link-window.ts`): that is all a frame sent now can find ahead of it.
+ *   The rest waits here, in a queue per channel, and whenever there is room the next agent in
+ *   turn sends, from its next channel in turn, one frame or one piece of a large one: an agent's
+ *   many sessions take one turn between them against another agent's one.
  *   A frame that finds no queue and room goes at once, as before: on a quiet link this costs a
  *   few comparisons.
  * - A frame longer than `PART_CHARS` goes, on a paced link, as `channel-part` frames of that size

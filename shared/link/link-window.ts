@@ -9,8 +9,9 @@
  *
  * How (as BBR sizes a congestion window: a gain times the delivery rate times the shortest round trip):
  * - The shortest round trip (`minRttMs`) comes from exchanges nothing queues behind on this end:
- *   the sidecar's handshake (from its proof to the worker's `link-accepted`) and each keepalive and
- *   its reply (`rtt`). It is the least seen on the link: a sample taken while this end's own
+ *   the handshake (the sidecar's from its proof to `link-accepted`, the worker's from its challenge
+ *   to the proof, kept by a Durable Object through hibernation) and each keepalive and its reply
+ *   (`rtt`). It is the least seen on the link: a sample taken while this end's own
  *   frames fill the path is longer by their queue, and would let the window grow on its own queue.
  * - The delivery rate comes from probes: a frame written that fills the window is marked, and once
  *   the peer acknowledged it, the bytes acknowledged since it was written (the window that was
@@ -24,11 +25,11 @@
  *   reads in bursts, and a probe that fell in one reads a rate the link never keeps. On loopback,
  *   where the worker's CPU is what a flood saturates, single probes read up to 370 MB/s of a flood
  *   carried at 86, and the window they grew put another agent's echo at 33 ms at the median
- *   against 17–19 with the least window; with the least of three, 12–22 ms.
+ *   against 17–19 with the least window; with the least of three, 12–25 ms.
  * - The window is then `WINDOW_GAIN` times the rate times the shortest round trip, between
  *   `WINDOW_MIN_BYTES` and `WINDOW_MAX_BYTES`: on a link whose round trip is short (a loopback, a
  *   LAN, a workstation near its worker) that stays the least, as before; on a long one it grows
- *   by the gain with every `RATE_SAMPLES` round trips or so while the peer keeps up, and shrinks
+ *   every round trip or two while the peer keeps up, and shrinks
  *   at the first probe that reads the path slower: a window past what the path carries is only a
  *   queue, ahead of every other channel's frames.
  * - No probe for `WINDOW_IDLE_MS` (checked at each keepalive, `idle`): the window is back at its
