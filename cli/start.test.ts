@@ -242,9 +242,12 @@ describe('switchyard start', () => {
       expect(existsSync(join(demo, 'after-old-session.txt'))).toBe(false);
       // A new session gets the servers (once the worker has read its config again), under the narrowed grant.
       let after!: Client;
-      // A session opened just before the worker reads it is ended by that reload (its agent's trust context changed): the next one is tried.
+      // A session opened just before the worker reads it is ended by that reload (its agent's trust
+      // context changed), as early as the client's own initialized notification: the next one is tried.
       await waitUntil(async () => {
-        after = await connect();
+        const opened = await connect().catch(() => null);
+        if (opened === null) return false;
+        after = opened;
         return after.listTools().then(
           ({ tools }) => !tools.some((t) => t.name.endsWith('__unavailable')),
           () => false,
