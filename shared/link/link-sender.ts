@@ -505,14 +505,13 @@ export class LinkSender {
   /** A frame of `size` went to the socket: until the socket reports it and, where the peer acknowledges, until the peer has read it. */
   #wrote(owner: SenderAccount | null, size: number): void {
     const window = this.#window;
-    if (window !== null) {
-      if (this.inFlight === 0) this.#ackedAt = this.#now();
-      window.wrote(size, this.#now);
-    }
+    if (window !== null && this.inFlight === 0) this.#ackedAt = this.#now();
     this.#flow.wrote(owner, size);
-    if (window !== null && !this.#acksAreWrites) {
+    if (window === null) return;
+    if (!this.#acksAreWrites) {
       this.#unacked.push(size);
       this.#inFlight += size;
     }
+    window.wrote(this.inFlight, this.#now);
   }
 }

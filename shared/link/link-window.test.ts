@@ -31,8 +31,8 @@ function run(window: LinkWindow, ms: number, path: (t: number) => Path, from = 0
     }
     const { rttMs, bytesPerMs } = path(t);
     while (unacked < window.size) {
-      window.wrote(CHUNK, () => t);
       unacked += CHUNK;
+      window.wrote(unacked, () => t);
       departs = Math.max(t, departs) + CHUNK / bytesPerMs;
       inFlight.push({ bytes: CHUNK, ackAt: Math.ceil(departs + rttMs) });
     }

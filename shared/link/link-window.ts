@@ -14,8 +14,8 @@
  *   (`rtt`). It is the least seen on the link: a sample taken while this end's own
  *   frames fill the path is longer by their queue, and would let the window grow on its own queue.
  * - The delivery rate comes from probes: a frame written that fills the window is marked, and once
- *   the peer acknowledged it, the bytes acknowledged since it was written (the window that was
- *   ahead of it) over the time that took are the rate. A frame written with room to spare is no
+ *   the peer acknowledged it, what was unacknowledged when it was written (the window, itself
+ *   included) over the time that took is the rate. A frame written with room to spare is no
  *   probe: what was ahead of it says nothing of how much the link could hold (a burst's first
  *   frame, with nothing ahead, would read one frame per round trip; probes where the socket's room
  *   ran out read 15 MB/s over a 100 ms round trip that carried 39–54).
@@ -73,13 +73,14 @@ export class LinkWindow {
   readonly #min: number;
   readonly #max: number;
   #minRtt = Infinity;
-  /** Bytes written, and acknowledged, since the link (or its window) started. */
-  #sent = 0;
-  #acked = 0;
-  /** The probe on its way: `#sent` once its frame was written (-1: none), when, and `#acked` then. */
-  #probeMark = -1;
+  /**
+   * The probe on its way: what was unacknowledged once its frame was written (its own bytes and
+   * all ahead of it), how much of that the peer has yet to acknowledge (0: no probe), and when.
+   * Acks come in order, so the probe's frame is read once all of it is.
+   */
+  #probeBytes = 0;
+  #probeLeft = 0;
   #probeAt = 0;
-  #probeAcked = 0;
   /** The last probes' rates (bytes per ms), oldest first. */
   readonly #rates: number[] = [];
   /** When the last probe completed (ms). */
@@ -106,26 +107,23 @@ export class LinkWindow {
     if (ms >= 0 && ms < this.#minRtt) this.#minRtt = ms;
   }
 
-  /** `bytes` went to the socket; `now` (ms) is read only to start a probe. */
-  wrote(bytes: number, now: () => number): void {
-    this.#sent += bytes;
-    if (this.#probeMark < 0 && this.#sent - this.#acked >= this.#size) {
-      this.#probeMark = this.#sent;
+  /** A frame went to the socket, which left `inFlight` bytes unacknowledged; `now` (ms) is read only to start a probe. */
+  wrote(inFlight: number, now: () => number): void {
+    if (this.#probeLeft === 0 && inFlight >= this.#size) {
+      this.#probeBytes = this.#probeLeft = inFlight;
       this.#probeAt = now();
-      this.#probeAcked = this.#acked;
     }
   }
 
   /** The peer acknowledged `bytes` more at `now` (ms). */
   acked(bytes: number, now: number): void {
-    this.#acked += bytes;
-    if (this.#probeMark < 0 || this.#acked < this.#probeMark) return;
-    this.#probeMark = -1;
+    if (this.#probeLeft === 0 || (this.#probeLeft -= bytes) > 0) return;
+    this.#probeLeft = 0;
     this.#probedAt = now;
     if (this.#minRtt === Infinity) return;
     const elapsed = Math.max(now - this.#probeAt, 0.1);
     const rates = this.#rates;
-    rates.push((this.#acked - this.#probeAcked) / elapsed);
+    rates.push(this.#probeBytes / elapsed);
     if (rates.length > RATE_SAMPLES) rates.shift();
     if (rates.length < RATE_SAMPLES) return;
     const rate = Math.min(...rates);
@@ -141,8 +139,6 @@ export class LinkWindow {
 
   /** The count of what is on its way starts afresh (the peer lost count, or the link ended): no probe is on its way. */
   restart(): void {
-    this.#sent = 0;
-    this.#acked = 0;
-    this.#probeMark = -1;
+    this.#probeLeft = 0;
   }
 }

@@ -428,10 +428,14 @@ async function main(): Promise<void> {
   await Promise.all(loops);
   await Promise.all([...alice, bob].map((s) => s.close()));
 
-  const row = (name: string, r: BobRun) => {
+  /** Bob's calls in one phase: how many, their latency percentiles (ms) and errors. */
+  const summary = (r: BobRun) => {
     const s = [...r.latencies].sort((a, b) => a - b);
-    const calls = r.latencies.length + r.errors;
-    return `${name.padEnd(12)}${String(calls).padStart(7)}${fmt(percentile(s, 50)).padStart(9)}${fmt(percentile(s, 90)).padStart(9)}${fmt(percentile(s, 99)).padStart(9)}${fmt(s.at(-1) ?? NaN).padStart(9)}${String(r.errors).padStart(8)}${`${fmt(r.lagP99)}/${fmt(r.lagMax)}`.padStart(16)}`;
+    return { calls: r.latencies.length + r.errors, p50: percentile(s, 50), p90: percentile(s, 90), p99: percentile(s, 99), max: s.at(-1) ?? NaN, errors: r.errors };
+  };
+  const row = (name: string, r: BobRun) => {
+    const b = summary(r);
+    return `${name.padEnd(12)}${String(b.calls).padStart(7)}${fmt(b.p50).padStart(9)}${fmt(b.p90).padStart(9)}${fmt(b.p99).padStart(9)}${fmt(b.max).padStart(9)}${String(b.errors).padStart(8)}${`${fmt(r.lagP99)}/${fmt(r.lagMax)}`.padStart(16)}`;
   };
   const mb = aliceBytes / 1e6;
   console.log('');
@@ -452,13 +456,9 @@ async function main(): Promise<void> {
   console.log(`bob under flood, by each end's audit line (ms, p50/p90/max): worker ${pct(onWorker, 50)}/${pct(onWorker, 90)}/${pct(onWorker, 100)} (${onWorker.length} calls); host ${pct(onHost, 50)}/${pct(onHost, 90)}/${pct(onHost, 100)} (${onHost.length} calls)`);
   console.log(`peak VmRSS MiB: worker alone ${mib(peaks.alone.worker)}, under flood ${mib(peaks.flood.worker)} (VmHWM ${mib(hwm.worker)}); sidecar alone ${mib(peaks.alone.sidecar)}, under flood ${mib(peaks.flood.sidecar)} (VmHWM ${mib(hwm.sidecar)})`);
   if (opts.json) {
-    const bob = (r: BobRun) => {
-      const s = [...r.latencies].sort((a, b) => a - b);
-      return { calls: r.latencies.length + r.errors, p50: percentile(s, 50), p99: percentile(s, 99), max: s.at(-1) ?? NaN, errors: r.errors };
-    };
     const run: FairnessRun = {
-      bobAlone: bob(alone),
-      bobUnderFlood: bob(loaded),
+      bobAlone: summary(alone),
+      bobUnderFlood: summary(loaded),
       aliceMBps: mb / windowSeconds,
       aliceAnswers,
       aliceErrors,
@@ -468,10 +468,19 @@ async function main(): Promise<void> {
   }
 }
 
+export interface BobSummary {
+  calls: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  errors: number;
+}
+
 /** What `--json` prints, after `FAIRNESS_JSON`: bob's echo alone and under alice's flood (ms), alice's throughput, and each process's peak RSS under the flood. */
 export interface FairnessRun {
-  bobAlone: { calls: number; p50: number; p99: number; max: number; errors: number };
-  bobUnderFlood: { calls: number; p50: number; p99: number; max: number; errors: number };
+  bobAlone: BobSummary;
+  bobUnderFlood: BobSummary;
   aliceMBps: number;
   aliceAnswers: number;
   aliceErrors: number;
