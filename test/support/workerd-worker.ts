@@ -80,7 +80,7 @@ function inScratchTmpDir<T>(make: () => T): T {
 
 export async function startWorkerdWorker(config: unknown, options: WorkerdWorkerOptions = {}): Promise<WorkerdWorker> {
   const { scriptPath } = await built();
-  const port = options.port ?? (await freePort());
+  let port = options.port ?? (await freePort());
   const output: string[] = [];
   const errors: string[] = [];
   const read = (stream: Readable, also?: string[]) => {
@@ -134,7 +134,18 @@ export async function startWorkerdWorker(config: unknown, options: WorkerdWorker
     }
     return mf;
   };
-  let mf = await start();
+  // A port found free may be taken by another test's process before workerd binds it: a port of
+  // the test's own choosing is tried again with another (a pinned one is the caller's to keep).
+  let mf!: Awaited<ReturnType<typeof start>>;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      mf = await start();
+      break;
+    } catch (error) {
+      if (options.port !== undefined || attempt === 3 || !String(error).includes('Address already in use')) throw error;
+      port = await freePort();
+    }
+  }
   return {
     url: `http://127.0.0.1:${port}`,
     port,
