@@ -2,8 +2,10 @@
  * The worker's own request path, in one Deno process and without sockets: `fetch` of the
  * composed worker (Host/Origin guard, bearer auth, routing, sessions, the modern path, audit)
  * over a real `LinkEndpoint` to an in-process host end that answers every `tools/call` like
- * server-everything's echo. No kernel, HTTP parser or other process is in it, so it shows what
- * the worker's JavaScript costs a call apart from `Deno.serve` and the WebSocket.
+ * server-everything's echo, with the link features a sidecar announces (a modern request's
+ * answer and close come back in one `channel-reply`, as from a real sidecar). No kernel, HTTP
+ * parser or other process is in it, so it shows what the worker's JavaScript costs a call apart
+ * from `Deno.serve` and the WebSocket.
  *
  *   deno run -A --config=deno.json test/bench/app-hot-path.ts [ROOT ...] [--calls 200] [--batches 40] [--only b,m,b8,m8]
  *
@@ -20,6 +22,7 @@ interface ChannelLike {
   onmessage?: (message: Message) => void;
   start(): Promise<void>;
   send(message: Message): Promise<void>;
+  reply?(message: Message): Promise<void>;
 }
 type Fetch = (request: Request) => Promise<Response> | Response;
 type Caller = (i: number) => Promise<void>;
@@ -65,7 +68,12 @@ async function workerAt(root: URL): Promise<{ fetch: Fetch; close(): Promise<voi
   const [workerSocket, hostSocket] = createFrameSocketPair();
   new LinkEndpoint(hostSocket, {
     role: 'sidecar',
-    onOpen: async (_request: unknown, channel: ChannelLike) => {
+    onOpen: async (request: { connection?: { era?: string } }, channel: ChannelLike) => {
+      // A modern request's channel carries one answer: the host sends it and the close in one
+      // `channel-reply` where the worker asked (as the sidecar's modern channel does), so the
+      // worker does not keep the channel for its fallback close (`HOST_CLOSE_WAIT_MS`), which
+      // this loop, never yielding to timers, would not run.
+      const modern = request.connection?.era === 'modern' && channel.reply !== undefined;
       const early: Array<() => void> = [];
       let opening = true;
       channel.onmessage = (message) => {
@@ -73,7 +81,8 @@ async function workerAt(root: URL): Promise<{ fetch: Fetch; close(): Promise<voi
         const result = message.method === 'initialize'
           ? { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'echo', version: '1' } }
           : { content: [{ type: 'text', text: `Echo: ${(message.params?.arguments as { message?: string } | undefined)?.message ?? ''}` }] };
-        const reply = () => void channel.send({ jsonrpc: '2.0', id: message.id, result });
+        const answer = { jsonrpc: '2.0' as const, id: message.id, result };
+        const reply = () => void (modern ? channel.reply!(answer) : channel.send(answer));
         if (opening) early.push(reply);
         else reply();
       };
@@ -82,7 +91,10 @@ async function workerAt(root: URL): Promise<{ fetch: Fetch; close(): Promise<voi
       for (const reply of early) queueMicrotask(() => queueMicrotask(reply));
     },
   });
-  worker.registry.attach(HOST, new LinkEndpoint(workerSocket, { role: 'worker', peer: HOST }));
+  // What the sidecar announces when it dials (older checkouts: what they have).
+  const features = (await load('shared/link/link-features.ts').catch(() => ({}))).LINK_FEATURES ?? [];
+  const peerFeatures = new Set((features as string[]).filter((feature) => feature !== 'paced'));
+  worker.registry.attach(HOST, new LinkEndpoint(workerSocket, { role: 'worker', peer: HOST, peerFeatures }));
   return { fetch: (request) => worker.fetch(request), close: () => worker.close() };
 }
 
