@@ -50,7 +50,7 @@ function throttledHost(): { onOpen: ChannelOpenHandler; channels: ChannelTranspo
 }
 
 /** Worker and sidecar ends; the sidecar's socket holds every frame until the test reports it `written`. */
-function link(onOpen: ChannelOpenHandler, flow: Partial<FlowLimits> = { channelBytes: 1000, channelResumeBytes: 300, linkBytes: 2500, linkResumeBytes: 1200 }, before: string[] = []) {
+function link(onOpen: ChannelOpenHandler, flow: Partial<FlowLimits> = { channelBytes: 1000, channelResumeBytes: 300, linkBytes: 2500, linkResumeBytes: 1200 }, before: string[] = [], onRoom?: () => void) {
   let workerSocket!: CallbackFrameSocket;
   let sidecarSocket!: CallbackFrameSocket;
   const ended = () =>
@@ -62,7 +62,7 @@ function link(onOpen: ChannelOpenHandler, flow: Partial<FlowLimits> = { channelB
   sidecarSocket = new CallbackFrameSocket({ send: (text) => queueMicrotask(() => workerSocket.receive(text)), close: ended, tracksWrites: true });
   for (const text of before) sidecarSocket.send(text);
   const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'test-host' });
-  const sidecar = new LinkEndpoint(sidecarSocket, { role: 'sidecar', onOpen, flow });
+  const sidecar = new LinkEndpoint(sidecarSocket, { role: 'sidecar', onOpen, flow, ...(onRoom !== undefined ? { onRoom } : {}) });
   endpoints.push(worker, sidecar);
   const received: JSONRPCMessage[] = [];
   return {
@@ -137,6 +137,27 @@ describe('LinkEndpoint flow control', () => {
     expect(host.sources.map((s) => s.held)).toEqual([1, 0, 0]); // the first is still over its own budget
     l.written();
     expect(host.sources.map((s) => s.held)).toEqual([0, 0, 0]);
+  });
+
+  it('is full while over the link\'s budget, and says so to onRoom when it lets go and when the link ends', async () => {
+    const host = throttledHost();
+    let rooms = 0;
+    const l = link(host.onOpen, { channelBytes: 5000, channelResumeBytes: 1000, linkBytes: 2500, linkResumeBytes: 1200, quietBytes: 500 }, [], () => rooms++);
+    await l.open();
+    l.written();
+    await host.channels[0]!.send(padded(1500));
+    expect(l.sidecar.full).toBe(false);
+    await host.channels[0]!.send(padded(1500)); // 3000 waiting: past the link's budget
+    expect(l.sidecar.full).toBe(true);
+    l.written(); // 1500 left: above the resume mark
+    expect([l.sidecar.full, rooms]).toEqual([true, 0]);
+    l.written();
+    expect([l.sidecar.full, rooms]).toEqual([false, 1]);
+    await host.channels[0]!.send(padded(1500));
+    await host.channels[0]!.send(padded(1500));
+    expect(l.sidecar.full).toBe(true);
+    l.sidecar.close({ message: 'Test over' });
+    expect([l.sidecar.full, rooms]).toEqual([false, 2]); // nothing waits on a link that ended
   });
 
   it('keeps a closed channel held until its frames are written out', async () => {

@@ -115,6 +115,7 @@ export class LinkEndpoint {
   readonly #liveness: LinkLiveness | null;
   /** Null where the socket does not report its writes, or flow control is off. */
   readonly #flow: LinkFlow | null;
+  readonly #onRoom: (() => void) | undefined;
   /** Takes every frame where there is flow control: channels in turns, large frames in pieces. */
   readonly #sender: LinkSender | null;
   /** Both ends agreed on pacing (`paced`): each sends pieces within a window, reads the other's pieces and acknowledges them. */
@@ -168,6 +169,7 @@ export class LinkEndpoint {
     // A socket that reports its writes (the sidecar's) counts them; on a paced link the peer's
     // acks count what it read, which a socket that reports nothing (the worker's) goes by alone.
     const tracksWrites = socket.tracksWrites === true;
+    this.#onRoom = options.onRoom;
     const flow = options.flow === false || !(tracksWrites || this.#paced) ? null : new LinkFlow(options.flow, () => this.#channels.values(), {
       held: (queued) => {
         if (!isLogWorthy(++this.#fullTimes)) return;
@@ -175,6 +177,7 @@ export class LinkEndpoint {
         if (this.role === 'sidecar') this.#log.info('Link is full: its busy channels hold their server\'s output until it drains', fields);
         else this.#log.info('Link is full: agents\' messages to this host wait in the worker until it drains', fields);
       },
+      released: () => this.#onRoom?.(),
     });
     this.#flow = flow;
     this.#ackEveryChars = options.acks?.everyChars ?? ACK_EVERY_CHARS;
@@ -220,6 +223,11 @@ export class LinkEndpoint {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** This end's flow is past the link's budget (`link-flow.ts`): what waits for room waits on (`onRoom`). */
+  get full(): boolean {
+    return !this.#closed && (this.#flow?.over ?? false);
   }
 
   get stats(): LinkStats {
@@ -767,6 +775,7 @@ export class LinkEndpoint {
     this.#channels.clear();
     for (const channel of channels) channel.remoteClosed({ reason: 'host-offline', message: failed.message });
     this.#log.info('Link closed', { peer: this.peer, reason: info.reason ?? null, message: info.message, channels: channels.length });
+    this.#onRoom?.();
     this.#resolveClosed(info);
   }
 }

@@ -143,6 +143,11 @@ export class LinkFlow {
     return this.#peak;
   }
 
+  /** Past the link's budget, until down to its resume mark: busy channels hold their producers. */
+  get over(): boolean {
+    return this.#linkOver;
+  }
+
   /** Channels holding their producer now. */
   get heldCount(): number {
     return this.#held.size;

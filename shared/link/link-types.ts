@@ -84,6 +84,12 @@ export interface LinkEndpointOptions {
   handshakeRttMs?: number;
   /** A paced link: acknowledges once it read this much of the other end's frames, or within `delayMs`. */
   acks?: { everyChars?: number; delayMs?: number };
+  /**
+   * Told when this end's flow lets its channels go (the link is back under its budget) and when
+   * the link ends: what waits for the link to have room (the host's large stdout lines,
+   * `sidecar/process/large-line-gate.ts`) looks again.
+   */
+  onRoom?: () => void;
   log?: LinkLogger;
 }
 
