@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import { LinkClient, type LinkClientOptions } from '../link/link-client.ts';
+import { LargeLineGate } from '../process/large-line-gate.ts';
 import type { HostKey } from '../link/host-key.ts';
 import { ProcessExecutor, type ProcessExecutorOptions } from '../process/process-executor.ts';
 import { PolicyCache, type CompileOptions } from '../sandbox/index.ts';
@@ -90,6 +91,8 @@ export interface SidecarComposition {
   readonly budget: ProcessBudget;
   /** How fast each agent may make this host launch (a warm pool's spares included). */
   readonly launchRate: LaunchRate;
+  /** Which stdio servers' large stdout lines are read now (`large-line-gate.ts`). */
+  readonly lineGate: LargeLineGate;
   /**
    * Applies a changed config dir without a restart: the new files, trust floor, sandbox and
    * limits; ends only the servers the change affects (`RemoteMcpHostHandler.reconfigure`).
@@ -134,8 +137,13 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   // the agent keeps half its burst): a session handed it launches nothing.
   const tryReserve = (agent: string) => budget.hasRoom(agent) && launchRate.trySpare(agent);
   const warmPool = new WarmPool({ size: warm.size, maxInstances: warm.maxInstances, idleMs: warm.idleSeconds * 1000, log, budget: warm.budget ?? { tryReserve, release: () => {} } });
+  // Large stdout lines are read a few at once, in their agents' turns, while the link has room
+  // (`large-line-gate.ts`); the link, made below, says when it has room again.
+  let link: LinkClient | null = null;
+  const lineGate = new LargeLineGate({ roomy: () => link?.endpoint?.full !== true });
   const handler = new RemoteMcpHostHandler({
     modernInstances,
+    lineGate,
     warmPool,
     configDir: config.configDir,
     entityId: config.entityId,
@@ -154,9 +162,16 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   });
   const open = (request: unknown, channel: Parameters<typeof handler.open>[1]) => handler.open(request, channel);
   const mcp = new McpTransportListener([audit !== undefined ? audit.audited(open) : open]);
-  const link =
+  const endpoint = {
+    ...config.link?.endpoint,
+    onRoom: () => {
+      lineGate.recheck();
+      config.link?.endpoint?.onRoom?.();
+    },
+  };
+  link =
     config.worker !== undefined && config.key !== undefined
-      ? new LinkClient({ worker: config.worker, entityId: config.entityId, key: config.key, onOpen: mcp.onOpen, log, ...config.link })
+      ? new LinkClient({ worker: config.worker, entityId: config.entityId, key: config.key, onOpen: mcp.onOpen, log, ...config.link, endpoint })
       : null;
   return {
     executor,
@@ -170,6 +185,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     link,
     budget,
     launchRate,
+    lineGate,
     refuseConfig() {
       refused = snapshot !== undefined;
       // What was kept from the disk may be the refused files themselves: read the snapshot from now on.

@@ -32,6 +32,7 @@ import { redactUrl } from '../../shared/url-redaction.ts';
 import { ValidationError } from '../../shared/validation.ts';
 import { deferredChild, type Logger } from '../log.ts';
 import { ProcessExecutorBackedClientTransport } from '../process/process-backed-transport.ts';
+import type { LargeLineGate } from '../process/large-line-gate.ts';
 import type { ProcessExecutor } from '../process/process-executor.ts';
 import { compileContainment, containmentRequired, type CompileOptions, type ContainmentPolicy, type PolicyCache } from '../sandbox/index.ts';
 import { resolveEffectiveTrust, type EffectiveTrust, type HostTrustPolicy } from '../trust/host-floor.ts';
@@ -93,6 +94,11 @@ export interface RemoteMcpHostHandlerOptions {
    * composition for room); no rate without one.
    */
   launchRate?: LaunchRate;
+  /**
+   * The host's gate on large stdout lines (`large-line-gate.ts`): every stdio server's long lines
+   * are read in their agent's turn, a few at once and while the link has room; none: read at once.
+   */
+  lineGate?: LargeLineGate;
   /** Reads the config dir's files (mcp.json layers): the disk by default, a live sidecar's accepted snapshot otherwise. */
   read?: (path: string) => Promise<string>;
 }
@@ -308,7 +314,7 @@ export class RemoteMcpHostHandler {
       name,
       { command: resolved.command, args: resolved.args, env: launchEnv, policy, ...(config.cwd ? { cwd: config.cwd } : {}), ...(resolved.verbatim ? { verbatim: true } : {}) },
       this.#options.executor,
-      { logger: log },
+      { logger: log, ...(this.#options.lineGate !== undefined ? { lineGate: { gate: this.#options.lineGate, group: agent } } : {}) },
     );
     return this.#hosted.track(transport, { name, connection, config, revision: trust.resolved?.revision ?? null }, slot);
   }

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalError, WireError, reasonOf } from '../../shared/errors.ts';
 import { createLogger, silentLogger } from '../log.ts';
 import type { BubblewrapPolicy } from '../sandbox/containment-policy.ts';
+import { LargeLineGate } from './large-line-gate.ts';
 import { ProcessExecutorBackedClientTransport, type ProcessTransportOptions } from './process-backed-transport.ts';
 import { ProcessExecutor, type ProcessLaunchRequest, type SpawnAttempt } from './process-executor.ts';
 import { testBubblewrapPolicy } from '../../test/support/bubblewrap-policy.ts';
@@ -388,6 +389,58 @@ describe('ProcessExecutorBackedClientTransport', () => {
     await t.start();
     await waitFor(() => (closes() > 0 ? true : undefined), 'onclose');
     expect(messages).toHaveLength(20);
+  });
+
+  /** `big` answers of `bytes` from bulk servers behind one gate, one per group, as agents' sessions would ask. */
+  async function bigAnswers(gate: LargeLineGate, groups: readonly string[], bytes: number) {
+    const answers: Array<{ group: string; length: number }> = [];
+    const transports = groups.map((group, server) => {
+      const { t, errors } = transport(fixture('bulk-server.mjs'), { lineGate: { gate, group } }, `bulk-${server}`);
+      t.onmessage = (message) => {
+        const text = (message as unknown as { result?: { content?: Array<{ text: string }> } }).result?.content?.[0]?.text ?? '';
+        answers.push({ group, length: text.length });
+      };
+      return { t, errors };
+    });
+    for (const { t } of transports) await t.start();
+    for (const { t } of transports) await t.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'big', arguments: { bytes } } });
+    return { transports, answers };
+  }
+
+  it('reads a large stdout line only in its turn at the host\'s line gate, holding its server meanwhile, in agents\' turns', async () => {
+    let roomy = false; // the link is full: every large line waits
+    const gate = new LargeLineGate({ lineBytes: 64 * 1024, atOnce: 1, roomy: () => roomy });
+    const { transports, answers } = await bigAnswers(gate, ['alice', 'alice', 'bob'], 2_000_000);
+    await waitFor(() => (gate.waitingCount === 3 ? true : undefined), 'three lines waiting at the gate');
+    expect(answers).toEqual([]); // each server is held mid-line
+    roomy = true;
+    gate.recheck();
+    expect([gate.readingCount, gate.waitingCount]).toEqual([1, 2]);
+    await waitFor(() => (answers.length === 3 ? true : undefined), 'three answers');
+    expect(answers.map((a) => a.length)).toEqual([2_000_000, 2_000_000, 2_000_000]);
+    // Whoever went first, the next turn was the other agent's.
+    expect(answers[1]!.group).not.toBe(answers[0]!.group);
+    expect([gate.readingCount, gate.waitingCount]).toEqual([0, 0]);
+    expect(transports.flatMap(({ errors }) => errors)).toEqual([]);
+  });
+
+  it('leaves the line gate when its server is closed, waiting or reading, so the next server\'s line reads', async () => {
+    let roomy = false;
+    const gate = new LargeLineGate({ lineBytes: 64 * 1024, atOnce: 1, roomy: () => roomy });
+    const { transports, answers } = await bigAnswers(gate, ['alice', 'bob', 'carol'], 4_000_000);
+    await waitFor(() => (gate.waitingCount === 3 ? true : undefined), 'three lines waiting at the gate');
+    await transports[0]!.t.close();
+    expect(gate.waitingCount).toBe(2);
+    roomy = true;
+    gate.recheck();
+    expect([gate.readingCount, gate.waitingCount]).toEqual([1, 1]);
+    const reading = answers.length; // none yet: the line that reads has 4 MB to go
+    const [first, last] = [transports[1]!, transports[2]!];
+    await first.t.close();
+    await waitFor(() => (answers.length === reading + 1 ? true : undefined), 'the last server\'s answer');
+    expect(answers.at(-1)).toEqual({ group: 'carol', length: 4_000_000 });
+    expect([gate.readingCount, gate.waitingCount]).toEqual([0, 0]);
+    expect(last.errors).toEqual([]);
   });
 
   it('close() before start() calls onclose once and launches nothing', async () => {

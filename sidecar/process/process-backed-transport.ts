@@ -35,6 +35,7 @@ import { linesOf } from '../../shared/line-framing.ts';
 import type { Logger } from '../log.ts';
 import type { ProcessExecutor, ProcessExit, ProcessHandle, ProcessLaunchRequest } from './process-executor.ts';
 import { StderrTail, type StderrTailLimits } from './stderr-tail.ts';
+import type { LargeLineGate, LineTicket } from './large-line-gate.ts';
 import { StdoutLines } from './stdout-lines.ts';
 
 /** How the transport logs, bounds its buffers and can be cancelled while starting. */
@@ -50,6 +51,8 @@ export interface ProcessTransportOptions {
   readonly drainTimeoutMs?: number;
   /** Bytes waiting for stdin past which messages are refused; `MAX_STDIN_QUEUED_BYTES` by default. */
   readonly maxStdinQueuedBytes?: number;
+  /** The host's gate on large stdout lines, and the agent this server runs for (its turn there); none: read at once. */
+  readonly lineGate?: { readonly gate: LargeLineGate; readonly group: string };
 }
 
 type State = 'new' | 'starting' | 'open' | 'closing' | 'closed';
@@ -82,6 +85,8 @@ export class ProcessExecutorBackedClientTransport implements Transport {
   #sawStdout = false;
   /** Holds on reading stdout not yet released (`holdReading`). */
   #holds = 0;
+  /** The unfinished line's place at the line gate, while it is a large one. */
+  #lineTicket: LineTicket | null = null;
   /** Messages refused for a full stdin, so the log tells of the 1st, 10th, 100th, … */
   #refused = 0;
 
@@ -226,7 +231,26 @@ export class ProcessExecutorBackedClientTransport implements Transport {
         this.#report(error instanceof Error ? error : new Error(String(error)));
       }
     }
+    this.#gateLine();
   };
+
+  /**
+   * A large unfinished line takes its place at the host's line gate (`large-line-gate.ts`), which
+   * holds this stdout until its turn; once it is whole (and sent on, above), the place goes to the next.
+   */
+  #gateLine(): void {
+    const lineGate = this.#options.lineGate;
+    if (lineGate === undefined || this.#state !== 'open') return;
+    const large = this.#readBuffer.pendingBytes >= lineGate.gate.lineBytes;
+    if (large && this.#lineTicket === null) this.#lineTicket = lineGate.gate.enter(this, lineGate.group);
+    else if (!large && this.#lineTicket !== null) this.#leaveLineGate();
+  }
+
+  #leaveLineGate(): void {
+    const ticket = this.#lineTicket;
+    this.#lineTicket = null;
+    ticket?.leave();
+  }
 
   async #drainStderr(stderr: Readable): Promise<void> {
     const reader = linesOf(pullStream(stderr), { maxLineLength: this.#tail.maxLineLength }).getReader();
@@ -244,6 +268,8 @@ export class ProcessExecutorBackedClientTransport implements Transport {
   async #shutdown(exit: ProcessExit | undefined): Promise<void> {
     const prior = this.#state;
     this.#state = 'closing';
+    // Whatever is still read goes at once (or is discarded): the next server's large line reads.
+    this.#leaveLineGate();
     if (prior === 'starting') {
       this.#launchAbort.abort();
       await this.#starting?.catch(() => {});

@@ -53,6 +53,11 @@ export class StdoutLines {
     return line.toString('utf8', 0, end);
   }
 
+  /** Bytes of the unfinished line held (once every whole line was read). */
+  get pendingBytes(): number {
+    return this.#partBytes + (this.#unread?.length ?? 0);
+  }
+
   clear(): void {
     this.#parts = [];
     this.#partBytes = 0;

@@ -143,4 +143,36 @@ describe('the link\'s flow control', () => {
     await bob.close();
     for (const session of alice) await session.close();
   });
+
+  it('reads large answers in turns while the link is full, and every one arrives once it drains', async () => {
+    const url = `${worker.url}/servers/flood/mcp`;
+    const sessions = await Promise.all(Array.from({ length: 4 }, () => RawSession.open(url, TOKENS.alice)));
+    const endpoint = endpoints[0]!;
+    const gate = sidecar.lineGate;
+    const bytes = 3_000_000; // each answer's line is a large one (over LARGE_LINE_BYTES)
+    // The worker stops the moment the host has the last request, before any server answers: its
+    // answers fill the link, which then lets no further large line read.
+    let requests = 0;
+    endpoint.onFrame = (direction, text) => {
+      if (direction === 'in' && text.includes('"tools/call"') && ++requests === sessions.length) worker.process.child.kill('SIGSTOP');
+    };
+    let answers: Array<Record<string, unknown>>;
+    try {
+      const answering = Promise.all(sessions.map((session) => session.request('tools/call', { name: 'big', arguments: { bytes } })));
+      // The lines let read are whole and on the link, the rest wait: for the link's room, since the
+      // gate lets the next one read the moment one is whole while it has room.
+      await waitUntil(() => gate.waitingCount > 0 && gate.readingCount === 0, 'a large answer waiting at the line gate', 15_000);
+      expect(endpoint.full).toBe(true);
+      worker.process.child.kill('SIGCONT');
+      answers = await answering;
+    } finally {
+      endpoint.onFrame = undefined;
+      worker.process.child.kill('SIGCONT');
+    }
+    // The link drained, said so (onRoom), and each line waiting was let read: none is lost or stuck.
+    expect(answers.map((answer) => ((answer as { result: { content: [{ text: string }] } }).result.content[0].text).length)).toEqual([bytes, bytes, bytes, bytes]);
+    expect([gate.readingCount, gate.waitingCount]).toEqual([0, 0]);
+    expect(endpoints).toHaveLength(1);
+    for (const session of sessions) await session.close();
+  });
 });
