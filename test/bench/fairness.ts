@@ -3,7 +3,9 @@
  * while another agent's sequential echo crosses the same link (`link-fairness.ts`, run once per
  * scenario, each in a process of its own). Reported: the echo's latency alone and under the
  * flood, the flood's throughput, and the processes' peak RSS, per scenario:
- * - loopback: where a flood that large saturates the machine's CPU, not the link;
+ * - loopback: where a flood that large saturates the machine's CPU, not the link; with 32
+ *   sessions too, more large answers at once than the host reads at once
+ *   (`sidecar/process/large-line-gate.ts`): its peak RSS is the row to watch;
  * - a 100 ms round trip (a relay that delays the link): the window has to grow to fill it;
  * - a link shaped to 100 Mbit/s, with and without that round trip, many sessions of 200 KB
  *   answers or a few of 15 MB: where the link, not the CPU, is the bottleneck. These need root,
@@ -34,6 +36,7 @@ export interface FairnessResult extends FairnessScenario {
 
 export const FAIRNESS_SCENARIOS: readonly FairnessScenario[] = [
   { name: 'loopback', sessions: 16, bytes: 15_000_000 },
+  { name: 'loopback, 32 sessions', sessions: 32, bytes: 15_000_000 },
   { name: '+100 ms round trip', sessions: 4, bytes: 15_000_000, delayMs: 100 },
   { name: '100 Mbit/s, many answers of 200 KB', sessions: 30, bytes: 200_000, rate: '100mbit' },
   { name: '100 Mbit/s', sessions: 16, bytes: 15_000_000, rate: '100mbit' },
