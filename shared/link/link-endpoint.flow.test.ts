@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelTransport } from '../channel-transport.ts';
 import { CallbackFrameSocket } from './frame-socket.ts';
-import { LinkEndpoint, type ChannelOpenHandler } from './link-endpoint.ts';
+import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions } from './link-endpoint.ts';
 import type { FlowLimits } from './link-flow.ts';
 import { McpChannelClientTransport } from './mcp-channel-client-transport.ts';
 
@@ -50,7 +50,7 @@ function throttledHost(): { onOpen: ChannelOpenHandler; channels: ChannelTranspo
 }
 
 /** Worker and sidecar ends; the sidecar's socket holds every frame until the test reports it `written`. */
-function link(onOpen: ChannelOpenHandler, flow: Partial<FlowLimits> = { channelBytes: 1000, channelResumeBytes: 300, linkBytes: 2500, linkResumeBytes: 1200 }, before: string[] = [], onRoom?: () => void) {
+function link(onOpen: ChannelOpenHandler, flow: Partial<FlowLimits> = { channelBytes: 1000, channelResumeBytes: 300, linkBytes: 2500, linkResumeBytes: 1200 }, before: string[] = [], sidecarOptions: Partial<LinkEndpointOptions> = {}) {
   let workerSocket!: CallbackFrameSocket;
   let sidecarSocket!: CallbackFrameSocket;
   const ended = () =>
@@ -62,7 +62,7 @@ function link(onOpen: ChannelOpenHandler, flow: Partial<FlowLimits> = { channelB
   sidecarSocket = new CallbackFrameSocket({ send: (text) => queueMicrotask(() => workerSocket.receive(text)), close: ended, tracksWrites: true });
   for (const text of before) sidecarSocket.send(text);
   const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'test-host' });
-  const sidecar = new LinkEndpoint(sidecarSocket, { role: 'sidecar', onOpen, flow, ...(onRoom !== undefined ? { onRoom } : {}) });
+  const sidecar = new LinkEndpoint(sidecarSocket, { ...sidecarOptions, role: 'sidecar', onOpen, flow });
   endpoints.push(worker, sidecar);
   const received: JSONRPCMessage[] = [];
   return {
@@ -73,8 +73,8 @@ function link(onOpen: ChannelOpenHandler, flow: Partial<FlowLimits> = { channelB
     written(count = 1) {
       for (let i = 0; i < count; i++) sidecarSocket.written();
     },
-    async open(): Promise<ChannelTransport> {
-      const channel = await worker.openChannel({ type: 'mcp', connection: { 'server-name': 'flood' } });
+    async open(agent?: string): Promise<ChannelTransport> {
+      const channel = await worker.openChannel({ type: 'mcp', connection: { 'server-name': 'flood', ...(agent !== undefined ? { agent } : {}) } });
       channel.onmessage = (message) => received.push(message);
       await channel.start();
       return channel;
@@ -142,7 +142,7 @@ describe('LinkEndpoint flow control', () => {
   it('is full while over the link\'s budget, and says so to onRoom when it lets go and when the link ends', async () => {
     const host = throttledHost();
     let rooms = 0;
-    const l = link(host.onOpen, { channelBytes: 5000, channelResumeBytes: 1000, linkBytes: 2500, linkResumeBytes: 1200, quietBytes: 500 }, [], () => rooms++);
+    const l = link(host.onOpen, { channelBytes: 5000, channelResumeBytes: 1000, linkBytes: 2500, linkResumeBytes: 1200, quietBytes: 500 }, [], { onRoom: () => rooms++ });
     await l.open();
     l.written();
     await host.channels[0]!.send(padded(1500));
@@ -158,6 +158,21 @@ describe('LinkEndpoint flow control', () => {
     expect(l.sidecar.full).toBe(true);
     l.sidecar.close({ message: 'Test over' });
     expect([l.sidecar.full, rooms]).toEqual([false, 2]); // nothing waits on a link that ended
+  });
+
+  it('has room on a full link for an agent with little waiting on it, not for the agent whose frames fill it', async () => {
+    const host = throttledHost();
+    const l = link(host.onOpen, { channelBytes: 5000, channelResumeBytes: 1000, linkBytes: 2500, linkResumeBytes: 1200, quietBytes: 500 }, [], { sender: { socketBytes: 1000 } });
+    await l.open('alice');
+    await l.open('bob');
+    l.written(2); // the acks
+    expect([l.sidecar.hasRoomFor('alice'), l.sidecar.hasRoomFor('bob')]).toEqual([true, true]);
+    for (let i = 0; i < 3; i++) await host.channels[0]!.send(padded(1000)); // alice's: the socket takes one, two wait their turn
+    expect(l.sidecar.full).toBe(true);
+    expect([l.sidecar.hasRoomFor('alice'), l.sidecar.hasRoomFor('bob')]).toEqual([false, true]);
+    l.written(3);
+    expect(l.sidecar.full).toBe(false);
+    expect(l.sidecar.hasRoomFor('alice')).toBe(true);
   });
 
   it('keeps a closed channel held until its frames are written out', async () => {

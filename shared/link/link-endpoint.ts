@@ -230,6 +230,16 @@ export class LinkEndpoint {
     return !this.#closed && (this.#flow?.over ?? false);
   }
 
+  /**
+   * Whether more of `agent`'s output may come onto the link now: it is not full, or that agent has
+   * no more than a quiet channel's share waiting for its turns on it (`quietBytes`, as its busy
+   * channels are held and its quiet ones go on).
+   */
+  hasRoomFor(agent: string): boolean {
+    if (!this.full) return true;
+    return (this.#sender?.waitingOf(agent) ?? 0) <= this.#flow!.limits.quietBytes;
+  }
+
   get stats(): LinkStats {
     const flow = this.#flow;
     return {
