@@ -137,10 +137,11 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   // the agent keeps half its burst): a session handed it launches nothing.
   const tryReserve = (agent: string) => budget.hasRoom(agent) && launchRate.trySpare(agent);
   const warmPool = new WarmPool({ size: warm.size, maxInstances: warm.maxInstances, idleMs: warm.idleSeconds * 1000, log, budget: warm.budget ?? { tryReserve, release: () => {} } });
-  // Large stdout lines are read a few at once, in their agents' turns, while the link has room
-  // (`large-line-gate.ts`); the link, made below, says when it has room again.
+  // Large stdout lines are read a few at once, in their agents' turns, and an agent's not while
+  // the link is full and much of that agent's waits on it (`large-line-gate.ts`); the link, made
+  // below, says when it has room again.
   let link: LinkClient | null = null;
-  const lineGate = new LargeLineGate({ roomy: () => link?.endpoint?.full !== true });
+  const lineGate = new LargeLineGate({ roomy: (agent) => link?.endpoint?.hasRoomFor(agent) ?? true });
   const handler = new RemoteMcpHostHandler({
     modernInstances,
     lineGate,

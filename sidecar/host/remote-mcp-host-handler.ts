@@ -314,7 +314,8 @@ export class RemoteMcpHostHandler {
       name,
       { command: resolved.command, args: resolved.args, env: launchEnv, policy, ...(config.cwd ? { cwd: config.cwd } : {}), ...(resolved.verbatim ? { verbatim: true } : {}) },
       this.#options.executor,
-      { logger: log, ...(this.#options.lineGate !== undefined ? { lineGate: { gate: this.#options.lineGate, group: agent } } : {}) },
+      // The gate's turns go by the agent the link's turns go by (its channels' `connection.agent`).
+      { logger: log, ...(this.#options.lineGate !== undefined ? { lineGate: { gate: this.#options.lineGate, group: connection.agent ?? '' } } : {}) },
     );
     return this.#hosted.track(transport, { name, connection, config, revision: trust.resolved?.revision ?? null }, slot);
   }

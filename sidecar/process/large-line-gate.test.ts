@@ -20,12 +20,12 @@ function reader(name: string): GatedReader & { name: string; held: () => boolean
 }
 
 describe('LargeLineGate', () => {
-  it('reads as many large lines at once as it may, and holds the rest until one is whole', () => {
+  it('reads as many large lines at once as it may, each of another agent, and holds the rest until one is whole', () => {
     const gate = new LargeLineGate({ atOnce: 2 });
     const [a, b, c] = [reader('a'), reader('b'), reader('c')];
     const ta = gate.enter(a, 'alice');
-    const tb = gate.enter(b, 'alice');
-    const tc = gate.enter(c, 'alice');
+    const tb = gate.enter(b, 'bob');
+    const tc = gate.enter(c, 'carol');
     expect([a.held(), b.held(), c.held()]).toEqual([false, false, true]);
     expect([gate.readingCount, gate.waitingCount]).toEqual([2, 1]);
     ta.leave();
@@ -34,6 +34,25 @@ describe('LargeLineGate', () => {
     tb.leave();
     tc.leave();
     expect(gate.readingCount).toBe(0);
+  });
+
+  it('reads one line of an agent at a time: one agent\'s lines, or a server of its stopped mid-line, leave the other place to another agent', () => {
+    const gate = new LargeLineGate({ atOnce: 2 });
+    const [a1, a2, a3] = [reader('a1'), reader('a2'), reader('a3')];
+    const first = gate.enter(a1, 'alice'); // and stops writing: never whole
+    gate.enter(a2, 'alice');
+    gate.enter(a3, 'alice');
+    expect([a1.held(), a2.held(), a3.held()]).toEqual([false, true, true]);
+    const b = reader('b');
+    const tb = gate.enter(b, 'bob');
+    expect(b.held()).toBe(false);
+    tb.leave();
+    const c = reader('c');
+    gate.enter(c, 'carol');
+    expect(c.held()).toBe(false);
+    expect([a2.held(), a3.held()]).toEqual([true, true]); // both places taken: alice's stopped line and carol's
+    first.leave();
+    expect([a2.held(), a3.held()]).toEqual([false, true]);
   });
 
   it('gives the next turn to the agent served longest ago, not to the one with the most lines waiting', () => {
@@ -120,6 +139,46 @@ describe('LargeLineGate', () => {
     reading.leave();
     expect(next.held()).toBe(false); // carol's turn, bob's line gone
     expect(gate.readingCount).toBe(1);
+  });
+
+  it('lets an agent with little waiting on a full link read while the agent that filled it waits for it to drain', () => {
+    let full = true;
+    const gate = new LargeLineGate({ atOnce: 2, roomy: (group) => !full || group !== 'alice' });
+    const a = reader('a');
+    const b = reader('b');
+    gate.enter(a, 'alice');
+    gate.enter(b, 'bob');
+    expect([a.held(), b.held()]).toEqual([true, false]);
+    full = false;
+    gate.recheck(); // the link let go
+    expect(a.held()).toBe(false);
+  });
+
+  it('remembers an agent\'s last turn once its lines are done: agents asking again at once do not pass one whose lines waited', () => {
+    const gate = new LargeLineGate({ atOnce: 1 });
+    const tickets = new Map<string, { leave(): void }>();
+    const readers: Array<ReturnType<typeof reader>> = [];
+    const enter = (name: string, group: string) => {
+      const r = reader(name);
+      readers.push(r);
+      tickets.set(name, gate.enter(r, group));
+    };
+    enter('x', 'xavier');
+    for (let i = 0; i < 3; i++) enter(`b${i}`, 'bob');
+    enter('a0', 'alice');
+    enter('c0', 'carol');
+    const order: string[] = [];
+    tickets.get('x')!.leave();
+    for (let turn = 0; turn < 8; turn++) {
+      const now = readers.find((r) => !r.held() && r.name !== 'x' && !order.includes(r.name))!;
+      order.push(now.name);
+      tickets.get(now.name)!.leave();
+      // alice and carol ask again the moment theirs is done
+      const group = { a: 'alice', c: 'carol' }[now.name[0] as 'a' | 'c'];
+      if (group !== undefined) enter(`${now.name[0]}${Number(now.name.slice(1)) + 1}`, group);
+    }
+    expect(order.filter((name) => name.startsWith('b'))).toEqual(['b0', 'b1', 'b2']);
+    expect(order.slice(0, 6)).toEqual(['b0', 'a0', 'c0', 'b1', 'a1', 'c1']);
   });
 
   it('refuses bounds that would hold every line for ever', () => {

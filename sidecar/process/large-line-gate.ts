@@ -9,16 +9,19 @@
  * 10 s, and every line, its text, its parse and its frame were in memory together, 1.2 GB of RSS
  * (`test/bench/link-fairness.ts --sessions 32`), however slowly the link took them.
  *
- * Now a line that passes `LARGE_LINE_BYTES` unfinished is read on only while fewer than
- * `LARGE_LINES_AT_ONCE` others are and the link has room (its flow is not past its budget): its
- * server is held (`holdReading`: the pipe fills and the server waits in its own write) until its
- * turn. Turns go by agent, as the link's do: one agent's many large answers do not make another
- * agent's wait behind all of them: the next line to read is of the agent whose last one was let
- * read longest ago. Lines under the threshold are never held here, so small answers go on as
- * ever. What waits costs the sidecar at most the threshold and a chunk per server; the link's
- * budget and the lines read at once bound the rest. Measured on the same run: 32 sessions of 15 MB
- * answers peaked at about 490 MiB of RSS and the link carried 24 MB/s (2–9 before); 16 sessions
- * at 470 MiB (780 before).
+ * Now a line that passes `LARGE_LINE_BYTES` unfinished is read on only in its turn: its server is
+ * held meanwhile (`holdReading`: the pipe fills and the server waits in its own write). At most
+ * `LARGE_LINES_AT_ONCE` lines read at once, each of another agent, so one agent's many large
+ * answers (or a server of its that stopped mid-line) never take every place; the next place goes
+ * to the agent whose last line was let read longest ago. An agent's line waits too while the link
+ * is full (its flow past its budget, until it is down to its resume mark) and that agent has more
+ * than a quiet channel's share waiting on it (`roomy`): the agent whose bulk filled the link waits
+ * for it to drain, and another agent's large answer is read and goes in its turns on the link as
+ * before. What waits costs the sidecar at most the threshold and a pipe's read per server. Lines
+ * under the threshold are not held here, though one behind a held line in the same server's
+ * output (a modern agent's shared instance) waits with it. Measured on the same box: 32 sessions
+ * of 15 MB answers peaked at about 400 MiB of RSS and the link carried 21–24 MB/s (2–9 before);
+ * 16 sessions at 380 MiB (780 before).
  *
  * @module
  */
@@ -26,10 +29,13 @@
 /** An unfinished line past this many bytes is a large one, read only in its turn. */
 export const LARGE_LINE_BYTES = 1024 * 1024;
 /**
- * Large lines read at once. More than one, so a server that writes its line slowly does not stop
- * every other large answer; few, so the lines' copies (bytes, text, parse, frame) stay few.
+ * Large lines read at once, each of another agent: more than one, so an agent whose server writes
+ * its line slowly (or stopped mid-line) does not stop every other agent's; few, so the lines'
+ * copies (bytes, text, parse, frame) stay few.
  */
 export const LARGE_LINES_AT_ONCE = 2;
+/** Agents whose last turn the gate remembers with none of their lines left; the oldest are forgotten past it. */
+export const REMEMBERED_TURNS = 1024;
 
 /** What the gate holds while its line waits: a server's stdout (`ProcessExecutorBackedClientTransport`). */
 export interface GatedReader {
@@ -44,8 +50,8 @@ export interface LineTicket {
 export interface LargeLineGateOptions {
   lineBytes?: number;
   atOnce?: number;
-  /** Whether the link takes another large message now (false while its flow is past its budget); true by default. */
-  roomy?: () => boolean;
+  /** Whether the link takes another large message of `group` now (false while it is full and that agent has much waiting on it); true by default. */
+  roomy?: (group: string) => boolean;
 }
 
 interface Entry {
@@ -58,15 +64,17 @@ interface Entry {
 export class LargeLineGate {
   readonly lineBytes: number;
   readonly #atOnce: number;
-  readonly #roomy: () => boolean;
-  readonly #reading = new Set<Entry>();
-  /** Each group's lines waiting, in the order they came; groups in the order they began to wait. */
+  readonly #roomy: (group: string) => boolean;
+  /** The line reading now per group: one at most. */
+  readonly #reading = new Map<string, Entry>();
+  /** Each group's lines waiting, in the order they came. */
   readonly #waiting = new Map<string, Entry[]>();
-  /** When each group with a line reading or waiting last had one let read (a count of admissions). */
+  /**
+   * When each group last had a line let read (a count of turns given). Kept once its lines are
+   * done, so that an agent asking again right away does not pass one that waited all along.
+   */
   readonly #served = new Map<string, number>();
-  /** Lines reading or waiting per group, so `#served` forgets a group with none. */
-  readonly #lines = new Map<string, number>();
-  #admissions = 0;
+  #turns = 0;
 
   constructor(options: LargeLineGateOptions = {}) {
     this.lineBytes = options.lineBytes ?? LARGE_LINE_BYTES;
@@ -94,78 +102,63 @@ export class LargeLineGate {
    * turn has come, else it is held until then.
    */
   enter(reader: GatedReader, group: string): LineTicket {
-    const entry: Entry = { group, release: null, state: 'waiting' };
-    this.#lines.set(group, (this.#lines.get(group) ?? 0) + 1);
-    if (this.#waiting.size === 0 && this.#hasRoom()) this.#admit(entry);
-    else {
-      entry.release = reader.holdReading();
-      const queue = this.#waiting.get(group);
-      if (queue !== undefined) queue.push(entry);
-      else this.#waiting.set(group, [entry]);
-      // Room may have come back with nobody told yet: the lines before this one go first.
-      this.recheck();
-    }
+    const entry: Entry = { group, release: reader.holdReading(), state: 'waiting' };
+    const queue = this.#waiting.get(group);
+    if (queue !== undefined) queue.push(entry);
+    else this.#waiting.set(group, [entry]);
+    this.recheck();
     return { leave: () => this.#leave(entry) };
   }
 
   /** The link may have room again (its flow let go, or it ended): lets the next lines read. */
   recheck(): void {
-    while (this.#waiting.size > 0 && this.#hasRoom()) {
+    while (this.#reading.size < this.#atOnce) {
       const group = this.#nextGroup();
+      if (group === undefined) return;
       const queue = this.#waiting.get(group)!;
       const entry = queue.shift()!;
       if (queue.length === 0) this.#waiting.delete(group);
-      this.#admit(entry);
+      entry.state = 'reading';
+      this.#reading.set(group, entry);
+      this.#served.delete(group); // re-inserted last: the map stays in the order of turns given
+      this.#served.set(group, this.#turns++);
       const release = entry.release;
       entry.release = null;
       release?.();
     }
   }
 
-  /** The waiting group served longest ago (one never served first), the one that began to wait first on a tie. */
-  #nextGroup(): string {
+  /** Of the groups waiting with none of theirs reading and room on the link, the one served longest ago (one never served first). */
+  #nextGroup(): string | undefined {
     let next: string | undefined;
     let nextServed = Infinity;
     for (const group of this.#waiting.keys()) {
+      if (this.#reading.has(group)) continue;
       const served = this.#served.get(group) ?? -1;
-      if (served < nextServed) {
+      if (served < nextServed && this.#roomy(group)) {
         next = group;
         nextServed = served;
       }
     }
-    return next!;
-  }
-
-  #admit(entry: Entry): void {
-    entry.state = 'reading';
-    this.#reading.add(entry);
-    this.#served.set(entry.group, this.#admissions++);
-  }
-
-  #hasRoom(): boolean {
-    return this.#reading.size < this.#atOnce && this.#roomy();
+    return next;
   }
 
   #leave(entry: Entry): void {
     const was = entry.state;
     if (was === 'left') return;
     entry.state = 'left';
-    const lines = this.#lines.get(entry.group)! - 1;
-    if (lines > 0) this.#lines.set(entry.group, lines);
-    else {
-      this.#lines.delete(entry.group);
-      this.#served.delete(entry.group);
-    }
     if (was === 'reading') {
-      this.#reading.delete(entry);
-      this.recheck();
-      return;
+      this.#reading.delete(entry.group);
+      // The oldest turns first: those forgotten rank as never served, which they came closest to.
+      while (this.#served.size > REMEMBERED_TURNS) this.#served.delete(this.#served.keys().next().value!);
+    } else {
+      const queue = this.#waiting.get(entry.group)!;
+      queue.splice(queue.indexOf(entry), 1);
+      if (queue.length === 0) this.#waiting.delete(entry.group);
+      const release = entry.release;
+      entry.release = null;
+      release?.();
     }
-    const queue = this.#waiting.get(entry.group)!;
-    queue.splice(queue.indexOf(entry), 1);
-    if (queue.length === 0) this.#waiting.delete(entry.group);
-    const release = entry.release;
-    entry.release = null;
-    release?.();
+    this.recheck();
   }
 }

@@ -391,7 +391,11 @@ describe('ProcessExecutorBackedClientTransport', () => {
     expect(messages).toHaveLength(20);
   });
 
-  /** `big` answers of `bytes` from bulk servers behind one gate, one per group, as agents' sessions would ask. */
+  /**
+   * `big` answers of `bytes` from bulk servers behind one gate, one per group, as agents' sessions
+   * would ask; the gate lets none read (`roomy` false) until the test says, so each request is sent
+   * once the one before waits at the gate, and they wait in that order.
+   */
   async function bigAnswers(gate: LargeLineGate, groups: readonly string[], bytes: number) {
     const answers: Array<{ group: string; length: number }> = [];
     const transports = groups.map((group, server) => {
@@ -403,7 +407,11 @@ describe('ProcessExecutorBackedClientTransport', () => {
       return { t, errors };
     });
     for (const { t } of transports) await t.start();
-    for (const { t } of transports) await t.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'big', arguments: { bytes } } });
+    for (const [i, { t }] of transports.entries()) {
+      await t.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'big', arguments: { bytes } } });
+      await waitFor(() => (gate.waitingCount === i + 1 ? true : undefined), `line ${i + 1} waiting at the gate`);
+    }
+    expect(answers).toEqual([]); // each server is held mid-line
     return { transports, answers };
   }
 
@@ -411,15 +419,12 @@ describe('ProcessExecutorBackedClientTransport', () => {
     let roomy = false; // the link is full: every large line waits
     const gate = new LargeLineGate({ lineBytes: 64 * 1024, atOnce: 1, roomy: () => roomy });
     const { transports, answers } = await bigAnswers(gate, ['alice', 'alice', 'bob'], 2_000_000);
-    await waitFor(() => (gate.waitingCount === 3 ? true : undefined), 'three lines waiting at the gate');
-    expect(answers).toEqual([]); // each server is held mid-line
     roomy = true;
     gate.recheck();
     expect([gate.readingCount, gate.waitingCount]).toEqual([1, 2]);
     await waitFor(() => (answers.length === 3 ? true : undefined), 'three answers');
-    expect(answers.map((a) => a.length)).toEqual([2_000_000, 2_000_000, 2_000_000]);
-    // Whoever went first, the next turn was the other agent's.
-    expect(answers[1]!.group).not.toBe(answers[0]!.group);
+    // Bob's line waited behind both of alice's, and read before her second.
+    expect(answers).toEqual([{ group: 'alice', length: 2_000_000 }, { group: 'bob', length: 2_000_000 }, { group: 'alice', length: 2_000_000 }]);
     expect([gate.readingCount, gate.waitingCount]).toEqual([0, 0]);
     expect(transports.flatMap(({ errors }) => errors)).toEqual([]);
   });
@@ -428,19 +433,16 @@ describe('ProcessExecutorBackedClientTransport', () => {
     let roomy = false;
     const gate = new LargeLineGate({ lineBytes: 64 * 1024, atOnce: 1, roomy: () => roomy });
     const { transports, answers } = await bigAnswers(gate, ['alice', 'bob', 'carol'], 4_000_000);
-    await waitFor(() => (gate.waitingCount === 3 ? true : undefined), 'three lines waiting at the gate');
-    await transports[0]!.t.close();
+    await transports[0]!.t.close(); // waiting
     expect(gate.waitingCount).toBe(2);
     roomy = true;
     gate.recheck();
-    expect([gate.readingCount, gate.waitingCount]).toEqual([1, 1]);
-    const reading = answers.length; // none yet: the line that reads has 4 MB to go
-    const [first, last] = [transports[1]!, transports[2]!];
-    await first.t.close();
-    await waitFor(() => (answers.length === reading + 1 ? true : undefined), 'the last server\'s answer');
-    expect(answers.at(-1)).toEqual({ group: 'carol', length: 4_000_000 });
+    expect([gate.readingCount, gate.waitingCount]).toEqual([1, 1]); // bob's, which waited first
+    await transports[1]!.t.close(); // reading, with most of its line to come
+    await waitFor(() => (answers.length > 0 ? true : undefined), 'carol\'s answer');
+    expect(answers).toEqual([{ group: 'carol', length: 4_000_000 }]);
     expect([gate.readingCount, gate.waitingCount]).toEqual([0, 0]);
-    expect(last.errors).toEqual([]);
+    expect(transports[2]!.errors).toEqual([]);
   });
 
   it('close() before start() calls onclose once and launches nothing', async () => {

@@ -183,6 +183,8 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     handle.stdout.on('data', this.#onStdout);
     if (this.#holds > 0) handle.stdout.pause(); // held before it started
     this.#stdoutDone = new Promise((resolve) => handle.stdout.once('close', resolve));
+    // A line cut off by its stdout's end is never whole: its place at the line gate goes on.
+    void this.#stdoutDone.then(() => this.#leaveLineGate());
     this.#stderrDone = this.#drainStderr(handle.stderr);
     void handle.exited.then((exit) => {
       // An exit the executor asked for (it ends every tree when the sidecar stops, whoever closes
