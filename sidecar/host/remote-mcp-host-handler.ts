@@ -96,7 +96,8 @@ export interface RemoteMcpHostHandlerOptions {
   launchRate?: LaunchRate;
   /**
    * The host's gate on large stdout lines (`large-line-gate.ts`): every stdio server's long lines
-   * are read in their agent's turn, a few at once and while the link has room; none: read at once.
+   * are read in their agent's turn, one of an agent's at a time, a few at once, and an agent's
+   * only while the link has room for it; none: read at once.
    */
   lineGate?: LargeLineGate;
   /** Reads the config dir's files (mcp.json layers): the disk by default, a live sidecar's accepted snapshot otherwise. */

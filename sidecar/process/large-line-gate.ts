@@ -34,7 +34,7 @@ export const LARGE_LINE_BYTES = 1024 * 1024;
  * copies (bytes, text, parse, frame) stay few.
  */
 export const LARGE_LINES_AT_ONCE = 2;
-/** Agents whose last turn the gate remembers with none of their lines left; the oldest are forgotten past it. */
+/** Agents whose last turn the gate remembers; past it the oldest are forgotten, and rank as never served, which they came closest to. */
 export const REMEMBERED_TURNS = 1024;
 
 /** What the gate holds while its line waits: a server's stdout (`ProcessExecutorBackedClientTransport`). */
