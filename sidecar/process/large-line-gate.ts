@@ -122,10 +122,15 @@ export class LargeLineGate {
       this.#reading.set(group, entry);
       this.#served.delete(group); // re-inserted last: the map stays in the order of turns given
       this.#served.set(group, this.#turns++);
-      const release = entry.release;
-      entry.release = null;
-      release?.();
+      this.#letGo(entry);
     }
+  }
+
+  /** Releases the hold `entry` waited under, once. */
+  #letGo(entry: Entry): void {
+    const release = entry.release;
+    entry.release = null;
+    release?.();
   }
 
   /** Of the groups waiting with none of theirs reading and room on the link, the one served longest ago (one never served first). */
@@ -155,9 +160,7 @@ export class LargeLineGate {
       const queue = this.#waiting.get(entry.group)!;
       queue.splice(queue.indexOf(entry), 1);
       if (queue.length === 0) this.#waiting.delete(entry.group);
-      const release = entry.release;
-      entry.release = null;
-      release?.();
+      this.#letGo(entry);
     }
     this.recheck();
   }
