@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { LargeLineGate, type GatedReader } from './large-line-gate.ts';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { LargeLineGate, SLOW_LINE_BYTES, SLOW_LINE_MS, type GatedReader } from './large-line-gate.ts';
 
 /** A reader that says whether it is held (as a transport's stdout is paused). */
 function reader(name: string): GatedReader & { name: string; held: () => boolean } {
@@ -183,6 +183,96 @@ describe('LargeLineGate', () => {
 
   it('refuses bounds that would hold every line for ever', () => {
     expect(() => new LargeLineGate({ atOnce: 0 })).toThrow(/atOnce a positive integer/);
-    expect(() => new LargeLineGate({ lineBytes: 0 })).toThrow(/lineBytes must be positive/);
+    expect(() => new LargeLineGate({ lineBytes: 0 })).toThrow(/lineBytes and slowMs must be positive/);
+    expect(() => new LargeLineGate({ slowMs: 0 })).toThrow(/lineBytes and slowMs must be positive/);
+    expect(() => new LargeLineGate({ slowBytes: -1 })).toThrow(/slowBytes not negative/);
+  });
+
+  describe('a line that reads slowly while another agent\'s waits', () => {
+    beforeEach(() => void vi.useFakeTimers());
+    afterEach(() => void vi.useRealTimers());
+    const fast = SLOW_LINE_BYTES;
+    const slow = SLOW_LINE_BYTES - 1;
+
+    it('gives its place up within two looks and waits again, first of its agent\'s, reading on when a place is free', () => {
+      const gate = new LargeLineGate({ atOnce: 1 });
+      const [a1, a2, b] = [reader('a1'), reader('a2'), reader('b')];
+      const ta1 = gate.enter(a1, 'alice'); // its server stops mid-line
+      gate.enter(a2, 'alice');
+      const tb = gate.enter(b, 'bob');
+      vi.advanceTimersByTime(SLOW_LINE_MS); // the first look sees it reading
+      ta1.read(slow);
+      expect([a1.held(), b.held()]).toEqual([false, true]);
+      vi.advanceTimersByTime(SLOW_LINE_MS);
+      expect([a1.held(), a2.held(), b.held()]).toEqual([true, true, false]);
+      expect([gate.readingCount, gate.waitingCount]).toEqual([1, 2]);
+      tb.leave();
+      expect([a1.held(), a2.held()]).toEqual([false, true]); // alice's stopped line before her next
+      ta1.leave();
+      expect(a2.held()).toBe(false);
+    });
+
+    it('keeps its place while it reads at least the slow mark each look, and when no other agent\'s line waits', () => {
+      const gate = new LargeLineGate({ atOnce: 1 });
+      const [a, b] = [reader('a'), reader('b')];
+      const ta = gate.enter(a, 'alice');
+      for (let look = 0; look < 5; look++) {
+        vi.advanceTimersByTime(SLOW_LINE_MS);
+        expect(a.held()).toBe(false);
+      }
+      expect(vi.getTimerCount()).toBe(0); // nothing waits: nothing looks
+      const tb = gate.enter(b, 'bob');
+      expect(vi.getTimerCount()).toBe(1);
+      for (let look = 0; look < 5; look++) {
+        ta.read(fast);
+        vi.advanceTimersByTime(SLOW_LINE_MS);
+        expect([a.held(), b.held()]).toEqual([false, true]);
+      }
+      tb.leave();
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it('keeps its place while the agents waiting may not read (the link is full for them)', () => {
+      let roomy = false;
+      const gate = new LargeLineGate({ atOnce: 1, roomy: (group) => roomy || group === 'alice' });
+      const [a, b] = [reader('a'), reader('b')];
+      gate.enter(a, 'alice');
+      gate.enter(b, 'bob');
+      vi.advanceTimersByTime(3 * SLOW_LINE_MS);
+      expect([a.held(), b.held()]).toEqual([false, true]);
+      roomy = true;
+      vi.advanceTimersByTime(SLOW_LINE_MS);
+      expect([a.held(), b.held()]).toEqual([true, false]);
+    });
+
+    it('lets two agents\' stalled lines go to two others, and back when those are done, in turns', () => {
+      const gate = new LargeLineGate({ atOnce: 2 });
+      const [a, b, c, d] = [reader('a'), reader('b'), reader('c'), reader('d')];
+      gate.enter(a, 'alice');
+      gate.enter(b, 'bob');
+      const tc = gate.enter(c, 'carol');
+      const td = gate.enter(d, 'dave');
+      vi.advanceTimersByTime(2 * SLOW_LINE_MS);
+      expect([a.held(), b.held(), c.held(), d.held()]).toEqual([true, true, false, false]);
+      for (let look = 0; look < 2; look++) {
+        tc.read(fast); // carol's reads on; dave's stalls in its turn
+        vi.advanceTimersByTime(SLOW_LINE_MS);
+      }
+      expect([a.held(), b.held(), c.held(), d.held()]).toEqual([false, true, false, true]); // alice's turn was longest ago
+      tc.leave();
+      td.leave();
+      expect([a.held(), b.held()]).toEqual([false, false]);
+    });
+
+    it('lets go of a line held for slowness whose reader closed', () => {
+      const gate = new LargeLineGate({ atOnce: 1 });
+      const [a, b] = [reader('a'), reader('b')];
+      const ta = gate.enter(a, 'alice');
+      gate.enter(b, 'bob');
+      vi.advanceTimersByTime(2 * SLOW_LINE_MS);
+      expect(a.held()).toBe(true);
+      ta.leave();
+      expect([a.held(), gate.waitingCount, gate.readingCount]).toEqual([false, 0, 1]);
+    });
   });
 });

@@ -12,8 +12,10 @@
  * Now a line that passes `LARGE_LINE_BYTES` unfinished is read on only in its turn: its server is
  * held meanwhile (`holdReading`: the pipe fills and the server waits in its own write). At most
  * `LARGE_LINES_AT_ONCE` lines read at once, each of another agent, so one agent's many large
- * answers (or a server of its that stopped mid-line) never take every place; the next place goes
- * to the agent whose last line was let read longest ago. An agent's line waits too while the link
+ * answers never take every place; the next place goes to the agent whose last line was let read
+ * longest ago. A line that reads slowly while another agent's waits (its server stopped
+ * mid-line, or trickles) gives its place up and waits again (`SLOW_LINE_MS`), so servers that
+ * stall, of as many agents as there are places, do not stop every other agent's large answers. An agent's line waits too while the link
  * is full (its flow past its budget, until it is down to its resume mark) and that agent has more
  * than a quiet channel's share waiting on it (`roomy`): the agent whose bulk filled the link waits
  * for it to drain, and another agent's large answer is read and goes in its turns on the link as
@@ -30,20 +32,30 @@
 export const LARGE_LINE_BYTES = 1024 * 1024;
 /**
  * Large lines read at once, each of another agent: more than one, so an agent whose server writes
- * its line slowly (or stopped mid-line) does not stop every other agent's; few, so the lines'
- * copies (bytes, text, parse, frame) stay few.
+ * its line slowly (or stopped mid-line) does not hold every other agent's for the second it takes
+ * the gate to see it (`SLOW_LINE_MS`); few, so the lines' copies (bytes, text, parse, frame) stay few.
  */
 export const LARGE_LINES_AT_ONCE = 2;
 /** Agents whose last turn the gate remembers; past it the oldest are forgotten, and rank as never served, which they came closest to. */
 export const REMEMBERED_TURNS = 1024;
+/**
+ * While another agent's line waits, the gate looks at the lines reading once per this many ms: one
+ * that read less than `SLOW_LINE_BYTES` since the last look gives its place up (it waits again,
+ * first of its agent's, its turn already counted). A server that stopped mid-line, or trickles,
+ * would otherwise keep a place for as long as it likes, and two of them, of two agents, every place.
+ */
+export const SLOW_LINE_MS = 1000;
+/** Less than this read in `SLOW_LINE_MS` is a slow line: a pipe gives a live writer megabytes in that time. */
+export const SLOW_LINE_BYTES = 256 * 1024;
 
 /** What the gate holds while its line waits: a server's stdout (`ProcessExecutorBackedClientTransport`). */
 export interface GatedReader {
   holdReading(): () => void;
 }
 
-/** A large line's place at the gate; `leave` (idempotent) when it is whole or its reader closed. */
+/** A large line's place at the gate; `read` as its reader reads on, `leave` (idempotent) when it is whole or its reader closed. */
 export interface LineTicket {
+  read(bytes: number): void;
   leave(): void;
 }
 
@@ -52,13 +64,21 @@ export interface LargeLineGateOptions {
   atOnce?: number;
   /** Whether the link takes another large message of `group` now (false while it is full and that agent has much waiting on it); true by default. */
   roomy?: (group: string) => boolean;
+  /** The look at slow lines: its period and what a line must read in it (`SLOW_LINE_MS`, `SLOW_LINE_BYTES`). */
+  slowMs?: number;
+  slowBytes?: number;
 }
 
 interface Entry {
   readonly group: string;
+  readonly reader: GatedReader;
   /** The hold on its reader while it waits; null once it reads. */
   release: (() => void) | null;
   state: 'waiting' | 'reading' | 'left';
+  /** Bytes its reader read through this place. */
+  bytes: number;
+  /** `bytes` at the last look while it read; null until a look has seen it read. */
+  bytesAtLook: number | null;
 }
 
 export class LargeLineGate {
@@ -75,13 +95,21 @@ export class LargeLineGate {
    */
   readonly #served = new Map<string, number>();
   #turns = 0;
+  readonly #slowMs: number;
+  readonly #slowBytes: number;
+  /** The periodic look at slow lines, while a line waits and one reads. */
+  #looking: ReturnType<typeof setInterval> | null = null;
 
   constructor(options: LargeLineGateOptions = {}) {
     this.lineBytes = options.lineBytes ?? LARGE_LINE_BYTES;
     this.#atOnce = options.atOnce ?? LARGE_LINES_AT_ONCE;
     this.#roomy = options.roomy ?? (() => true);
-    if (!(this.lineBytes > 0) || !Number.isInteger(this.#atOnce) || this.#atOnce < 1) {
-      throw new RangeError(`Cannot create a LargeLineGate: lineBytes must be positive and atOnce a positive integer, got ${this.lineBytes} and ${this.#atOnce}`);
+    this.#slowMs = options.slowMs ?? SLOW_LINE_MS;
+    this.#slowBytes = options.slowBytes ?? SLOW_LINE_BYTES;
+    if (!(this.lineBytes > 0) || !Number.isInteger(this.#atOnce) || this.#atOnce < 1 || !(this.#slowMs > 0) || !(this.#slowBytes >= 0)) {
+      throw new RangeError(
+        `Cannot create a LargeLineGate: lineBytes and slowMs must be positive, atOnce a positive integer and slowBytes not negative, got lineBytes ${this.lineBytes}, slowMs ${this.#slowMs}, atOnce ${this.#atOnce} and slowBytes ${this.#slowBytes}`,
+      );
     }
   }
 
@@ -102,28 +130,70 @@ export class LargeLineGate {
    * turn has come, else it is held until then.
    */
   enter(reader: GatedReader, group: string): LineTicket {
-    const entry: Entry = { group, release: reader.holdReading(), state: 'waiting' };
+    const entry: Entry = { group, reader, release: reader.holdReading(), state: 'waiting', bytes: 0, bytesAtLook: null };
     const queue = this.#waiting.get(group);
     if (queue !== undefined) queue.push(entry);
     else this.#waiting.set(group, [entry]);
     this.recheck();
-    return { leave: () => this.#leave(entry) };
+    return {
+      read: (bytes) => void (entry.bytes += bytes),
+      leave: () => this.#leave(entry),
+    };
   }
 
   /** The link may have room again (its flow let go, or it ended): lets the next lines read. */
   recheck(): void {
     while (this.#reading.size < this.#atOnce) {
       const group = this.#nextGroup();
-      if (group === undefined) return;
+      if (group === undefined) break;
       const queue = this.#waiting.get(group)!;
       const entry = queue.shift()!;
       if (queue.length === 0) this.#waiting.delete(group);
       entry.state = 'reading';
+      entry.bytesAtLook = null;
       this.#reading.set(group, entry);
       this.#served.delete(group); // re-inserted last: the map stays in the order of turns given
       this.#served.set(group, this.#turns++);
       this.#letGo(entry);
     }
+    this.#lookWhileNeeded();
+  }
+
+  /** Looks at slow lines while a line waits and one reads: only then could a place go to another. */
+  #lookWhileNeeded(): void {
+    const needed = this.#waiting.size > 0 && this.#reading.size > 0;
+    if (needed && this.#looking === null) {
+      for (const entry of this.#reading.values()) entry.bytesAtLook = null;
+      this.#looking = setInterval(() => this.#look(), this.#slowMs);
+      // A sidecar with nothing else to do has no line to read: the gate keeps no process alive.
+      (this.#looking as { unref?: () => void }).unref?.();
+    } else if (!needed && this.#looking !== null) {
+      clearInterval(this.#looking);
+      this.#looking = null;
+    }
+  }
+
+  /**
+   * Lines that read less than `slowBytes` since the last look wait again, first of their
+   * agent's, if another agent's line could take the place; their turn stays counted, so the
+   * agents waiting go first.
+   */
+  #look(): void {
+    const slow: Entry[] = [];
+    for (const entry of this.#reading.values()) {
+      if (entry.bytesAtLook !== null && entry.bytes - entry.bytesAtLook < this.#slowBytes) slow.push(entry);
+      entry.bytesAtLook = entry.bytes;
+    }
+    if (slow.length === 0 || this.#nextGroup() === undefined) return;
+    for (const entry of slow) {
+      this.#reading.delete(entry.group);
+      entry.state = 'waiting';
+      entry.release = entry.reader.holdReading();
+      const queue = this.#waiting.get(entry.group);
+      if (queue !== undefined) queue.unshift(entry);
+      else this.#waiting.set(entry.group, [entry]);
+    }
+    this.recheck();
   }
 
   /** Releases the hold `entry` waited under, once. */

@@ -445,6 +445,32 @@ describe('ProcessExecutorBackedClientTransport', () => {
     expect(transports[2]!.errors).toEqual([]);
   });
 
+  it('lets another agent\'s large line read while a server that stopped mid-line waits again, and reads that one on when it goes on', async () => {
+    const gate = new LargeLineGate({ lineBytes: 64 * 1024, atOnce: 1, slowMs: 50 });
+    const answers: Array<{ group: string; text: string }> = [];
+    const transports = (['alice', 'bob'] as const).map((group, server) => {
+      const { t, errors } = transport(fixture('bulk-server.mjs'), { lineGate: { gate, group } }, `bulk-${server}`);
+      t.onmessage = (message) => {
+        const text = (message as unknown as { result?: { content?: Array<{ text: string }> } }).result?.content?.[0]?.text ?? '';
+        answers.push({ group, text: text.length > 20 ? `${text.length} bytes` : text });
+      };
+      return { t, errors };
+    });
+    for (const { t } of transports) await t.start();
+    const [alice, bob] = transports.map(({ t }) => t) as [ProcessExecutorBackedClientTransport, ProcessExecutorBackedClientTransport];
+    await alice.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'stall', arguments: { bytes: 2_000_000 } } });
+    await waitFor(() => (gate.readingCount === 1 ? true : undefined), 'alice\'s line reading');
+    await bob.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'big', arguments: { bytes: 3_000_000 } } });
+    // Without the gate's look at slow lines, bob's line would wait for alice's for ever.
+    await waitFor(() => (answers.length > 0 ? true : undefined), 'bob\'s answer');
+    expect(answers).toEqual([{ group: 'bob', text: '3000000 bytes' }]);
+    await alice.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'finish', arguments: {} } });
+    await waitFor(() => (answers.length === 3 ? true : undefined), 'alice\'s two answers');
+    expect(answers.slice(1)).toEqual([{ group: 'alice', text: '2000000 bytes' }, { group: 'alice', text: 'finished' }]);
+    expect([gate.readingCount, gate.waitingCount]).toEqual([0, 0]);
+    expect(transports.flatMap(({ errors }) => errors)).toEqual([]);
+  });
+
   it('close() before start() calls onclose once and launches nothing', async () => {
     const { t, closes } = transport(fixture('echo-server.mjs'));
     await t.close();

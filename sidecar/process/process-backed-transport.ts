@@ -233,19 +233,20 @@ export class ProcessExecutorBackedClientTransport implements Transport {
         this.#report(error instanceof Error ? error : new Error(String(error)));
       }
     }
-    this.#gateLine();
+    this.#gateLine(chunk.length);
   };
 
   /**
    * A large unfinished line takes its place at the host's line gate (`large-line-gate.ts`), which
    * holds this stdout until its turn; once it is whole (and sent on, above), the place goes to the next.
    */
-  #gateLine(): void {
+  #gateLine(bytesRead: number): void {
     const lineGate = this.#options.lineGate;
     if (lineGate === undefined || this.#state !== 'open') return;
     const large = this.#readBuffer.pendingBytes >= lineGate.gate.lineBytes;
     if (large && this.#lineTicket === null) this.#lineTicket = lineGate.gate.enter(this, lineGate.group);
-    else if (!large && this.#lineTicket !== null) this.#leaveLineGate();
+    else if (large) this.#lineTicket!.read(bytesRead);
+    else if (this.#lineTicket !== null) this.#leaveLineGate();
   }
 
   #leaveLineGate(): void {
