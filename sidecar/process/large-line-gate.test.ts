@@ -1,11 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LargeLineGate, SLOW_LINE_BYTES, SLOW_LINE_MS, type GatedReader } from './large-line-gate.ts';
 
-/** A reader that says whether it is held (as a transport's stdout is paused). */
-function reader(name: string): GatedReader & { name: string; held: () => boolean } {
+/** A reader that says whether it is held (as a transport's stdout is paused); `linkHolds` stands for the link's flow control holding it too. */
+function reader(name: string): GatedReader & { name: string; held: () => boolean; linkHolds: boolean } {
   let holds = 0;
   return {
     name,
+    linkHolds: false,
+    get readingHeld() {
+      return holds > 0 || this.linkHolds;
+    },
     held: () => holds > 0,
     holdReading() {
       holds++;
@@ -20,6 +24,10 @@ function reader(name: string): GatedReader & { name: string; held: () => boolean
 }
 
 describe('LargeLineGate', () => {
+  // The gate's look at slow lines runs on a timer: every test runs on fake ones, so none is left behind.
+  beforeEach(() => void vi.useFakeTimers());
+  afterEach(() => void vi.useRealTimers());
+
   it('reads as many large lines at once as it may, each of another agent, and holds the rest until one is whole', () => {
     const gate = new LargeLineGate({ atOnce: 2 });
     const [a, b, c] = [reader('a'), reader('b'), reader('c')];
@@ -185,12 +193,11 @@ describe('LargeLineGate', () => {
     expect(() => new LargeLineGate({ atOnce: 0 })).toThrow(/atOnce a positive integer/);
     expect(() => new LargeLineGate({ lineBytes: 0 })).toThrow(/lineBytes and slowMs must be positive/);
     expect(() => new LargeLineGate({ slowMs: 0 })).toThrow(/lineBytes and slowMs must be positive/);
-    expect(() => new LargeLineGate({ slowBytes: -1 })).toThrow(/slowBytes not negative/);
+    expect(() => new LargeLineGate({ slowBytes: -1 })).toThrow(/slowBytes and parkedBytes not negative/);
+    expect(() => new LargeLineGate({ parkedBytes: -1 })).toThrow(/slowBytes and parkedBytes not negative/);
   });
 
   describe('a line that reads slowly while another agent\'s waits', () => {
-    beforeEach(() => void vi.useFakeTimers());
-    afterEach(() => void vi.useRealTimers());
     const fast = SLOW_LINE_BYTES;
     const slow = SLOW_LINE_BYTES - 1;
 
@@ -262,6 +269,79 @@ describe('LargeLineGate', () => {
       tc.leave();
       td.leave();
       expect([a.held(), b.held()]).toEqual([false, false]);
+    });
+
+    it('goes behind the agents waiting: one served before it takes the place, not the slow line again', () => {
+      const gate = new LargeLineGate({ atOnce: 2 });
+      const [a, c1, b, c2] = [reader('a'), reader('c1'), reader('b'), reader('c2')];
+      gate.enter(a, 'alice'); // served first, and stalls
+      const tc1 = gate.enter(c1, 'carol');
+      const tb = gate.enter(b, 'bob');
+      tc1.leave(); // bob's turn
+      gate.enter(c2, 'carol'); // carol was served after alice
+      for (let look = 0; look < 2; look++) {
+        tb.read(fast);
+        vi.advanceTimersByTime(SLOW_LINE_MS);
+      }
+      expect([a.held(), b.held(), c2.held()]).toEqual([true, false, false]);
+    });
+
+    it('gives up no more places than there are lines waiting to take them, the slowest first', () => {
+      const gate = new LargeLineGate({ atOnce: 2 });
+      const [a, b, c] = [reader('a'), reader('b'), reader('c')];
+      const ta = gate.enter(a, 'alice');
+      gate.enter(b, 'bob'); // reads nothing at all
+      gate.enter(c, 'carol');
+      for (let look = 0; look < 2; look++) {
+        ta.read(slow); // slow, but reads
+        vi.advanceTimersByTime(SLOW_LINE_MS);
+      }
+      expect([a.held(), b.held(), c.held()]).toEqual([false, true, false]);
+    });
+
+    it('keeps its place while the link holds it (it reads nothing for that)', () => {
+      const gate = new LargeLineGate({ atOnce: 1 });
+      const [a, b] = [reader('a'), reader('b')];
+      gate.enter(a, 'alice');
+      gate.enter(b, 'bob');
+      a.linkHolds = true;
+      vi.advanceTimersByTime(3 * SLOW_LINE_MS);
+      expect([a.held(), b.held()]).toEqual([false, true]);
+      a.linkHolds = false;
+      vi.advanceTimersByTime(2 * SLOW_LINE_MS);
+      expect([a.held(), b.held()]).toEqual([true, false]);
+    });
+
+    it('keeps a slow line\'s place once the lines that gave theirs up hold the parked bytes, and counts again as they go', () => {
+      const gate = new LargeLineGate({ atOnce: 1, lineBytes: 100, parkedBytes: 240 });
+      const [a, b, c] = [reader('a'), reader('b'), reader('c')];
+      const ta = gate.enter(a, 'alice');
+      gate.enter(b, 'bob');
+      ta.read(50); // alice's line holds 150: within the bound
+      vi.advanceTimersByTime(2 * SLOW_LINE_MS);
+      expect([a.held(), b.held()]).toEqual([true, false]); // bob's reads, and stalls
+      gate.enter(c, 'carol');
+      vi.advanceTimersByTime(3 * SLOW_LINE_MS); // bob's 100 more would pass 240
+      expect([b.held(), c.held()]).toEqual([false, true]);
+      ta.leave(); // alice's server closed: its 150 go
+      vi.advanceTimersByTime(2 * SLOW_LINE_MS);
+      expect([b.held(), c.held()]).toEqual([true, false]);
+    });
+
+    it('takes a line out of the parked bytes once it reads again', () => {
+      const gate = new LargeLineGate({ atOnce: 1, lineBytes: 100, parkedBytes: 240 });
+      const [a, b1, b2] = [reader('a'), reader('b1'), reader('b2')];
+      const ta = gate.enter(a, 'alice');
+      const tb1 = gate.enter(b1, 'bob');
+      ta.read(50);
+      vi.advanceTimersByTime(2 * SLOW_LINE_MS);
+      expect([a.held(), b1.held()]).toEqual([true, false]); // alice's 150 parked
+      tb1.leave();
+      expect(a.held()).toBe(false); // reads again: its 150 are no longer parked
+      ta.read(50);
+      gate.enter(b2, 'bob');
+      vi.advanceTimersByTime(2 * SLOW_LINE_MS); // stalls again, holding 200: within 240 only if the 150 went
+      expect([a.held(), b2.held()]).toEqual([true, false]);
     });
 
     it('lets go of a line held for slowness whose reader closed', () => {

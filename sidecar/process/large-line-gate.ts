@@ -13,13 +13,20 @@
  * held meanwhile (`holdReading`: the pipe fills and the server waits in its own write). At most
  * `LARGE_LINES_AT_ONCE` lines read at once, each of another agent, so one agent's many large
  * answers never take every place; the next place goes to the agent whose last line was let read
- * longest ago. A line that reads slowly while another agent's waits (its server stopped
- * mid-line, or trickles) gives its place up and waits again (`SLOW_LINE_MS`), so servers that
- * stall, of as many agents as there are places, do not stop every other agent's large answers. An agent's line waits too while the link
- * is full (its flow past its budget, until it is down to its resume mark) and that agent has more
- * than a quiet channel's share waiting on it (`roomy`): the agent whose bulk filled the link waits
- * for it to drain, and another agent's large answer is read and goes in its turns on the link as
- * before. What waits costs the sidecar at most the threshold and a pipe's read per server. Lines
+ * longest ago. An agent's line waits too while the link is full (its flow past its budget, until
+ * it is down to its resume mark) and that agent has more than a quiet channel's share waiting on
+ * it (`roomy`): the agent whose bulk filled the link waits for it to drain, and another agent's
+ * large answer is read and goes in its turns on the link as before.
+ *
+ * A line that reads slowly (its server stopped mid-line, or trickles) while another agent's line
+ * waits that could take its place gives the place up (`SLOW_LINE_MS`): it waits again, first of
+ * its agent's (whose other large lines wait behind it, as an agent's lines read one at a time), as
+ * the agent served last, so the agents waiting go first. Without it, servers that stall, of as
+ * many agents as there are places, stopped every other agent's large answers. A line that reads
+ * nothing because the link holds its channel is not slow. A line waiting so keeps what it read, so
+ * the lines waiting so hold at most `PARKED_BYTES` in all; past that a slow line keeps its place.
+ *
+ * What else waits costs the sidecar at most the threshold and a pipe's read per server. Lines
  * under the threshold are not held here, though one behind a held line in the same server's
  * output (a modern agent's shared instance) waits with it. Measured on the same box: 32 sessions
  * of 15 MB answers peaked at about 400 MiB of RSS and the link carried 21–24 MB/s (2–9 before);
@@ -32,25 +39,33 @@
 export const LARGE_LINE_BYTES = 1024 * 1024;
 /**
  * Large lines read at once, each of another agent: more than one, so an agent whose server writes
- * its line slowly (or stopped mid-line) does not hold every other agent's for the second it takes
- * the gate to see it (`SLOW_LINE_MS`); few, so the lines' copies (bytes, text, parse, frame) stay few.
+ * its line slowly (or stopped mid-line) does not hold every other agent's for the one to two
+ * seconds it takes the gate to see it (`SLOW_LINE_MS`); few, so the lines' copies (bytes, text,
+ * parse, frame) stay few.
  */
 export const LARGE_LINES_AT_ONCE = 2;
 /** Agents whose last turn the gate remembers; past it the oldest are forgotten, and rank as never served, which they came closest to. */
 export const REMEMBERED_TURNS = 1024;
 /**
- * While another agent's line waits, the gate looks at the lines reading once per this many ms: one
- * that read less than `SLOW_LINE_BYTES` since the last look gives its place up (it waits again,
- * first of its agent's, its turn already counted). A server that stopped mid-line, or trickles,
- * would otherwise keep a place for as long as it likes, and two of them, of two agents, every place.
+ * While a line waits, the gate looks at the lines reading once per this many ms: one that read less
+ * than `SLOW_LINE_BYTES` between two looks (so after one to two periods) gives its place up to a
+ * line waiting. A server that stopped mid-line, or trickles, would otherwise keep a place for as
+ * long as it likes, and two of them, of two agents, every place.
  */
 export const SLOW_LINE_MS = 1000;
 /** Less than this read in `SLOW_LINE_MS` is a slow line: a pipe gives a live writer megabytes in that time. */
 export const SLOW_LINE_BYTES = 256 * 1024;
+/**
+ * What the lines that gave their place up may hold in all (each keeps what it read): a bound on
+ * what stalled servers can make the sidecar keep, 4 lines at the 16 MiB a message may be.
+ */
+export const PARKED_BYTES = 64 * 1024 * 1024;
 
 /** What the gate holds while its line waits: a server's stdout (`ProcessExecutorBackedClientTransport`). */
 export interface GatedReader {
   holdReading(): () => void;
+  /** Whether anything holds it now: while its line reads, that is the link's flow control, and a line held so is not slow. */
+  readonly readingHeld?: boolean;
 }
 
 /** A large line's place at the gate; `read` as its reader reads on, `leave` (idempotent) when it is whole or its reader closed. */
@@ -67,6 +82,8 @@ export interface LargeLineGateOptions {
   /** The look at slow lines: its period and what a line must read in it (`SLOW_LINE_MS`, `SLOW_LINE_BYTES`). */
   slowMs?: number;
   slowBytes?: number;
+  /** What the lines that gave their place up may hold in all (`PARKED_BYTES`). */
+  parkedBytes?: number;
 }
 
 interface Entry {
@@ -79,6 +96,8 @@ interface Entry {
   bytes: number;
   /** `bytes` at the last look while it read; null until a look has seen it read. */
   bytesAtLook: number | null;
+  /** What it holds, counted in the gate's parked bytes, while it waits after giving its place up; 0 otherwise. */
+  parked: number;
 }
 
 export class LargeLineGate {
@@ -97,6 +116,9 @@ export class LargeLineGate {
   #turns = 0;
   readonly #slowMs: number;
   readonly #slowBytes: number;
+  readonly #parkedMax: number;
+  /** What the lines waiting after giving their place up hold (`Entry.parked`). */
+  #parkedBytes = 0;
   /** The periodic look at slow lines, while a line waits and one reads. */
   #looking: ReturnType<typeof setInterval> | null = null;
 
@@ -106,9 +128,10 @@ export class LargeLineGate {
     this.#roomy = options.roomy ?? (() => true);
     this.#slowMs = options.slowMs ?? SLOW_LINE_MS;
     this.#slowBytes = options.slowBytes ?? SLOW_LINE_BYTES;
-    if (!(this.lineBytes > 0) || !Number.isInteger(this.#atOnce) || this.#atOnce < 1 || !(this.#slowMs > 0) || !(this.#slowBytes >= 0)) {
+    this.#parkedMax = options.parkedBytes ?? PARKED_BYTES;
+    if (!(this.lineBytes > 0) || !Number.isInteger(this.#atOnce) || this.#atOnce < 1 || !(this.#slowMs > 0) || !(this.#slowBytes >= 0) || !(this.#parkedMax >= 0)) {
       throw new RangeError(
-        `Cannot create a LargeLineGate: lineBytes and slowMs must be positive, atOnce a positive integer and slowBytes not negative, got lineBytes ${this.lineBytes}, slowMs ${this.#slowMs}, atOnce ${this.#atOnce} and slowBytes ${this.#slowBytes}`,
+        `Cannot create a LargeLineGate: lineBytes and slowMs must be positive, atOnce a positive integer, slowBytes and parkedBytes not negative, got lineBytes ${this.lineBytes}, slowMs ${this.#slowMs}, atOnce ${this.#atOnce}, slowBytes ${this.#slowBytes} and parkedBytes ${this.#parkedMax}`,
       );
     }
   }
@@ -130,7 +153,7 @@ export class LargeLineGate {
    * turn has come, else it is held until then.
    */
   enter(reader: GatedReader, group: string): LineTicket {
-    const entry: Entry = { group, reader, release: reader.holdReading(), state: 'waiting', bytes: 0, bytesAtLook: null };
+    const entry: Entry = { group, reader, release: reader.holdReading(), state: 'waiting', bytes: 0, bytesAtLook: null, parked: 0 };
     const queue = this.#waiting.get(group);
     if (queue !== undefined) queue.push(entry);
     else this.#waiting.set(group, [entry]);
@@ -151,6 +174,8 @@ export class LargeLineGate {
       if (queue.length === 0) this.#waiting.delete(group);
       entry.state = 'reading';
       entry.bytesAtLook = null;
+      this.#parkedBytes -= entry.parked;
+      entry.parked = 0;
       this.#reading.set(group, entry);
       this.#served.delete(group); // re-inserted last: the map stays in the order of turns given
       this.#served.set(group, this.#turns++);
@@ -174,26 +199,51 @@ export class LargeLineGate {
   }
 
   /**
-   * Lines that read less than `slowBytes` since the last look wait again, first of their
-   * agent's, if another agent's line could take the place; their turn stays counted, so the
-   * agents waiting go first.
+   * Lines that read less than `slowBytes` between the last two looks give their places up, the
+   * slowest first, as many as there are lines waiting that would take them (of agents with none
+   * reading and room on the link), while the parked bytes allow.
    */
   #look(): void {
-    const slow: Entry[] = [];
+    this.recheck(); // a place free with a line to take it (the link made room since)
+    const slow: Array<{ entry: Entry; grew: number }> = [];
     for (const entry of this.#reading.values()) {
-      if (entry.bytesAtLook !== null && entry.bytes - entry.bytesAtLook < this.#slowBytes) slow.push(entry);
+      const grew = entry.bytesAtLook === null ? Infinity : entry.bytes - entry.bytesAtLook;
       entry.bytesAtLook = entry.bytes;
+      if (grew < this.#slowBytes && entry.reader.readingHeld !== true) slow.push({ entry, grew });
     }
-    if (slow.length === 0 || this.#nextGroup() === undefined) return;
-    for (const entry of slow) {
-      this.#reading.delete(entry.group);
-      entry.state = 'waiting';
-      entry.release = entry.reader.holdReading();
-      const queue = this.#waiting.get(entry.group);
-      if (queue !== undefined) queue.unshift(entry);
-      else this.#waiting.set(entry.group, [entry]);
+    let takers = this.#takers();
+    if (slow.length === 0 || takers === 0) return;
+    slow.sort((a, b) => a.grew - b.grew);
+    for (const { entry } of slow) {
+      if (takers === 0) break;
+      const holds = this.lineBytes + entry.bytes;
+      if (this.#parkedBytes + holds > this.#parkedMax) continue;
+      this.#park(entry, holds);
+      takers--;
     }
     this.recheck();
+  }
+
+  /** Lines waiting that a free place would go to: one per agent waiting with none of its reading and room on the link. */
+  #takers(): number {
+    let n = 0;
+    for (const group of this.#waiting.keys()) if (!this.#reading.has(group) && this.#roomy(group)) n++;
+    return n;
+  }
+
+  /** `entry` gives its place up: it waits again, first of its agent's, as the agent served last. */
+  #park(entry: Entry, holds: number): void {
+    const group = entry.group;
+    this.#reading.delete(group);
+    entry.state = 'waiting';
+    entry.parked = holds;
+    this.#parkedBytes += holds;
+    entry.release = entry.reader.holdReading();
+    const queue = this.#waiting.get(group);
+    if (queue !== undefined) queue.unshift(entry);
+    else this.#waiting.set(group, [entry]);
+    this.#served.delete(group);
+    this.#served.set(group, this.#turns++);
   }
 
   /** Releases the hold `entry` waited under, once. */
@@ -230,6 +280,8 @@ export class LargeLineGate {
       const queue = this.#waiting.get(entry.group)!;
       queue.splice(queue.indexOf(entry), 1);
       if (queue.length === 0) this.#waiting.delete(entry.group);
+      this.#parkedBytes -= entry.parked;
+      entry.parked = 0;
       this.#letGo(entry);
     }
     this.recheck();

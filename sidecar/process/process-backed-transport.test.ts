@@ -447,6 +447,13 @@ describe('ProcessExecutorBackedClientTransport', () => {
 
   it('lets another agent\'s large line read while a server that stopped mid-line waits again, and reads that one on when it goes on', async () => {
     const gate = new LargeLineGate({ lineBytes: 64 * 1024, atOnce: 1, slowMs: 50 });
+    // What each agent's lines reported reading through their place (the gate's measure of slowness).
+    const read = { alice: 0, bob: 0 };
+    const enter = gate.enter.bind(gate);
+    gate.enter = (reader, group) => {
+      const ticket = enter(reader, group);
+      return { read: (bytes) => void ((read[group as keyof typeof read] += bytes), ticket.read(bytes)), leave: () => ticket.leave() };
+    };
     const answers: Array<{ group: string; text: string }> = [];
     const transports = (['alice', 'bob'] as const).map((group, server) => {
       const { t, errors } = transport(fixture('bulk-server.mjs'), { lineGate: { gate, group } }, `bulk-${server}`);
@@ -464,6 +471,8 @@ describe('ProcessExecutorBackedClientTransport', () => {
     // Without the gate's look at slow lines, bob's line would wait for alice's for ever.
     await waitFor(() => (answers.length > 0 ? true : undefined), 'bob\'s answer');
     expect(answers).toEqual([{ group: 'bob', text: '3000000 bytes' }]);
+    // Bob's line read on its own pipe's reads, all reported: past the threshold, nearly 3 MB.
+    expect(read.bob).toBeGreaterThan(3_000_000 - 2 * 64 * 1024);
     await alice.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'finish', arguments: {} } });
     await waitFor(() => (answers.length === 3 ? true : undefined), 'alice\'s two answers');
     expect(answers.slice(1)).toEqual([{ group: 'alice', text: '2000000 bytes' }, { group: 'alice', text: 'finished' }]);
