@@ -139,7 +139,8 @@ describe('status page at / in a browser', () => {
       await signIn(page, 'admin-token');
       expect(await page.locator('#viewer').textContent()).toBe('Signed in as admin');
       const hosts = await rows(page, 'hosts-body');
-      expect(hosts).toEqual([expect.stringMatching(new RegExp(`^${ENTITY} \\| Linked \\| .+ \\| [1-9]\\d*$`)), expect.stringMatching(/^bob-desktop \| Offline \| never linked \| 0$/)]);
+      // The linked host's round trip is its link's (the handshake's, each keepalive's); one offline has none.
+      expect(hosts).toEqual([expect.stringMatching(new RegExp(`^${ENTITY} \\| Linked \\| .+ \\| [1-9]\\d* \\| \\d+(\\.\\d)? ms$`)), expect.stringMatching(/^bob-desktop \| Offline \| never linked \| 0 \| \u2013$/)]);
       expect(await rows(page, 'servers-body')).toEqual([
         'echo | hostalice-laptop | Available',
         'files | hostalice-laptop | Available',

@@ -81,7 +81,7 @@ describe('worker app', () => {
     const admin = (await (await h.fetch(`${BASE}/healthz`, { headers: { authorization: 'Bearer admin-token' } })).json()) as Record<string, unknown>;
     expect(admin).toMatchObject({
       ok: true,
-      hosts: [{ 'entity-id': 'laptop', linked: false, since: null, channels: 0 }],
+      hosts: [{ 'entity-id': 'laptop', linked: false, since: null, channels: 0, roundTripMs: null }],
       servers: [
         { name: 'alpha', binding: 'host:laptop', state: 'host-offline' },
         { name: 'beta', binding: 'host:laptop', state: 'host-offline' },

@@ -82,8 +82,8 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
   it('shows both hosts linked on /healthz, each through its own Durable Object', async () => {
     const health = await stack.health();
     expect(health.hosts).toEqual(expect.arrayContaining([
-      expect.objectContaining({ 'entity-id': stack.entityId('a'), linked: true }),
-      expect.objectContaining({ 'entity-id': stack.entityId('b'), linked: true }),
+      expect.objectContaining({ 'entity-id': stack.entityId('a'), linked: true, roundTripMs: expect.any(Number) }),
+      expect.objectContaining({ 'entity-id': stack.entityId('b'), linked: true, roundTripMs: expect.any(Number) }),
     ]));
     expect(health.servers.map((s) => s.state)).toEqual(['available', 'available', 'available']);
   });

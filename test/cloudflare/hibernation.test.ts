@@ -33,7 +33,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-type HostLine = { 'entity-id': string; linked: boolean; since: string | null; wakes?: number; features?: string[] };
+type HostLine = { 'entity-id': string; linked: boolean; since: string | null; roundTripMs?: number | null; wakes?: number; features?: string[] };
 
 async function hostLine(entityId: string): Promise<HostLine> {
   return (await stack.health()).hosts.find((h) => h['entity-id'] === entityId) as unknown as HostLine;
@@ -59,6 +59,9 @@ describe('a host link on a hibernating Durable Object', () => {
     // and asks for its answer in one reply frame.
     expect(line!.since).toBe(before.since);
     expect(line!.features).toEqual(['open-first', 'open-reply', 'host-answers', 'paced']);
+    // The link's round trip, which sizes its window, is kept through hibernation (the handshake's, in the attachment).
+    expect(before.roundTripMs).toEqual(expect.any(Number));
+    expect(line!.roundTripMs).toEqual(expect.any(Number));
 
     const client = await connectClient(`${stack.url}/servers/pid-a/mcp`, stack.tokens.alice!);
     const pid = Number(((await client.callTool({ name: 'pid' })) as { content: Array<{ text: string }> }).content[0]!.text);

@@ -193,7 +193,7 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
       expect(JSON.stringify(worker.logs)).not.toContain(text);
     }
     expect(worker.logs.some((l) => l.msg === 'Refused a host link' && l['entity-id'] === ENTITY && l.reason === 'unauthorized')).toBe(true);
-    expect(worker.registry.status()).toEqual([{ 'entity-id': ENTITY, linked: false, since: null, channels: 0 }]);
+    expect(worker.registry.status()).toEqual([{ 'entity-id': ENTITY, linked: false, since: null, channels: 0, roundTripMs: null }]);
   });
 
   it('100 concurrent channels over one link: every response reaches its own caller', async () => {

@@ -51,22 +51,32 @@ describe('InMemoryHostLinkRegistry', () => {
     expect(second.worker.closed).toBe(false);
     const channel = await registry.openChannel('alice-laptop', {});
     expect(channel.closed).toBe(false);
-    expect(registry.status()).toEqual([{ 'entity-id': 'alice-laptop', linked: true, since: expect.any(String), channels: 1 }]);
+    expect(registry.status()).toEqual([{ 'entity-id': 'alice-laptop', linked: true, since: expect.any(String), channels: 1, roundTripMs: null }]);
   });
 
   it('reports configured, linked and dropped hosts for /healthz', async () => {
     let t = Date.parse('2026-01-01T00:00:00Z');
     const registry = new InMemoryHostLinkRegistry({ hosts: ['alice-laptop', 'bob-desktop'], now: () => new Date((t += 1000)) });
     expect(registry.status()).toEqual([
-      { 'entity-id': 'alice-laptop', linked: false, since: null, channels: 0 },
-      { 'entity-id': 'bob-desktop', linked: false, since: null, channels: 0 },
+      { 'entity-id': 'alice-laptop', linked: false, since: null, channels: 0, roundTripMs: null },
+      { 'entity-id': 'bob-desktop', linked: false, since: null, channels: 0, roundTripMs: null },
     ]);
     const alice = attach(registry, 'alice-laptop');
     await registry.openChannel('alice-laptop', {});
-    expect(registry.status()[0]).toEqual({ 'entity-id': 'alice-laptop', linked: true, since: '2026-01-01T00:00:01.000Z', channels: 1 });
+    expect(registry.status()[0]).toEqual({ 'entity-id': 'alice-laptop', linked: true, since: '2026-01-01T00:00:01.000Z', channels: 1, roundTripMs: null });
     alice.close();
     await alice.worker.whenClosed;
-    expect(registry.status()[0]).toEqual({ 'entity-id': 'alice-laptop', linked: false, since: '2026-01-01T00:00:02.000Z', channels: 0 });
+    expect(registry.status()[0]).toEqual({ 'entity-id': 'alice-laptop', linked: false, since: '2026-01-01T00:00:02.000Z', channels: 0, roundTripMs: null });
     await expect(registry.openChannel('alice-laptop', {})).rejects.toMatchObject({ reason: 'host-offline' });
+  });
+
+  it('reports a live link\'s shortest round trip, from its handshake, to 0.1 ms, and none once it is down', async () => {
+    const registry = new InMemoryHostLinkRegistry({ hosts: ['alice-laptop'] });
+    const alice = attachInMemoryHost(registry, 'alice-laptop', echo, { endpoint: { handshakeRttMs: 103.46 } });
+    hosts.push(alice);
+    expect(registry.status()[0]).toMatchObject({ linked: true, roundTripMs: 103.5 });
+    alice.close();
+    await alice.worker.whenClosed;
+    expect(registry.status()[0]).toMatchObject({ linked: false, roundTripMs: null });
   });
 });

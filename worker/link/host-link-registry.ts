@@ -22,6 +22,12 @@ export interface HostLinkStatus {
   since: string | null;
   /** Channels open on the live link. */
   channels: number;
+  /**
+   * The live link's shortest round trip (ms, to 0.1): the handshake's and each keepalive's, as the
+   * link's window is sized by it (`link-window.ts`); null when not linked, or linked by a sidecar
+   * that does not pace the link. A far workstation shows here why large answers come slowly.
+   */
+  roundTripMs: number | null;
 }
 
 export interface HostLinkRegistry {
@@ -104,6 +110,13 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
       linked: entry.endpoint !== null && !entry.endpoint.closed,
       since: entry.since?.toISOString() ?? null,
       channels: entry.endpoint?.stats.channels ?? 0,
+      roundTripMs: roundTripOf(entry.endpoint),
     }));
   }
+}
+
+/** A live endpoint's shortest round trip, to 0.1 ms; null when there is no live link or none was measured. */
+function roundTripOf(endpoint: LinkEndpoint | null): number | null {
+  const ms = endpoint === null || endpoint.closed ? null : endpoint.stats.roundTripMs;
+  return ms === null ? null : Math.round(ms * 10) / 10;
 }

@@ -69,7 +69,7 @@ export function createHealthzHandler(deps: HealthzDeps): Handler {
 
 /** The detailed report, for the admin (`agent` null) or one agent. */
 export function healthReport(deps: HealthzDeps, agent: AgentEntry | null) {
-  const hosts = deps.hostStatus?.() ?? deps.config.hosts.map((h) => ({ 'entity-id': h['entity-id'], linked: false, since: null, channels: 0 }));
+  const hosts = deps.hostStatus?.() ?? deps.config.hosts.map((h) => ({ 'entity-id': h['entity-id'], linked: false, since: null, channels: 0, roundTripMs: null }));
   const linked = new Map(hosts.map((h) => [h['entity-id'], h.linked]));
   const names = agent === null ? Object.keys(deps.config.servers) : agent.servers.filter((s) => Object.hasOwn(deps.config.servers, s));
   const servers: ServerHealth[] = names.map((name) => {

@@ -19,7 +19,7 @@ const hostileReport = {
   ok: true,
   time: '2026-01-01T00:01:00.000Z',
   viewer: { role: 'admin' },
-  hosts: [{ 'entity-id': '<script>alert(2)</script>', linked: true, since: '2026-01-01T00:00:00.000Z', channels: 1 }],
+  hosts: [{ 'entity-id': '<script>alert(2)</script>', linked: true, since: '2026-01-01T00:00:00.000Z', channels: 1, roundTripMs: 103.5 }],
   servers: [{ name: HOSTILE, binding: 'host:<b>bold</b>', state: 'available' }],
   sessions: 1,
   sessionGroups: [{ agent: '<i>agent</i>', endpoint: `/servers/${HOSTILE}/mcp`, sessions: 1, channels: 1 }],
@@ -104,6 +104,7 @@ describe('status page in Chromium', () => {
 
       expect(await page.locator('#servers-body td').first().textContent()).toBe(HOSTILE);
       expect(await page.locator('#hosts-body td').first().textContent()).toBe('<script>alert(2)</script>');
+      expect(await page.locator('#hosts-body td').nth(4).textContent()).toBe('103.5 ms');
       expect(await page.locator('#servers-body td').nth(1).textContent()).toBe('host<b>bold</b>');
       expect(await page.locator('#sessions-body td').first().textContent()).toBe('<i>agent</i>');
       const error = page.locator('#errors-body tr').first();

@@ -84,7 +84,7 @@ export class DurableObjectHostLinkRegistry implements HostLinkRegistry {
   }
 
   async #statusOf(entityId: string): Promise<HostLinkStatus> {
-    const unknown = { 'entity-id': entityId, linked: false, since: null, channels: 0 };
+    const unknown = { 'entity-id': entityId, linked: false, since: null, channels: 0, roundTripMs: null };
     try {
       const response = await hostObject(this.#namespace, entityId).fetch(`${HOST_OBJECT_ORIGIN}${STATUS_PATH}`, { headers: { [ENTITY_ID_HEADER]: entityId } });
       return response.ok ? ((await response.json()) as HostLinkStatus) : unknown;

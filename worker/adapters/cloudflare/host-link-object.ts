@@ -264,6 +264,7 @@ export class HostLink {
       // When the host linked, not when this instance took the link back from hibernation.
       since: line?.linked === true && attachment !== null ? attachment.since : (line?.since ?? null),
       channels: line?.channels ?? 0,
+      roundTripMs: line?.roundTripMs ?? null,
       wakes: attachment?.wakes ?? 0,
       // What the live endpoint uses, so that a wake that forgot the host's features shows.
       features: line?.linked === true && this.#link !== undefined ? [...this.#link.endpoint.peerFeatures] : [],

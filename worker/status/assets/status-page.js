@@ -92,8 +92,9 @@
         cell(h.linked ? pill('ok', 'Linked') : pill('warn', 'Offline')),
         cell(h.since ? ago(h.since, report.time) : 'never linked', 'when', h.since ? String(h.since) : undefined),
         cell(Number(h.channels) || 0, 'num'),
+        cell(typeof h.roundTripMs === 'number' ? h.roundTripMs + ' ms' : '\u2013', 'num'),
       ]);
-    }), 4, 'No hosts');
+    }), 5, 'No hosts');
 
     fill('servers-body', servers.map(function (s) {
       var state = SERVER_STATES[s.state] || ['neutral', String(s.state)];
