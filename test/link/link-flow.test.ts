@@ -28,7 +28,7 @@ import { startWorkerProcess, type WorkerProcess } from '../support/worker-proces
 import { RawSession } from '../resilience/raw-client.ts';
 
 const HOST = hostCredential('flood-host');
-const TOKENS = { alice: randomCredential('alice'), bob: randomCredential('bob') };
+const TOKENS = { alice: randomCredential('alice'), bob: randomCredential('bob'), carol: randomCredential('carol'), dave: randomCredential('dave') };
 /**
  * Small budgets, so a few MB show what GBs did. The link's is below one channel's, so the link
  * fills whichever flood leads: below two channels' worth only, one flood could be held by its own
@@ -61,7 +61,12 @@ beforeAll(async () => {
   };
   const onHost = { type: 'user-computer-profile', 'entity-id': HOST.entityId, target: { type: 'local' } };
   worker = await startWorkerProcess(procs, {
-    agents: [agentEntry({ name: 'alice', token: TOKENS.alice, servers: ['flood'] }), agentEntry({ name: 'bob', token: TOKENS.bob, servers: ['echo'] })],
+    agents: [
+      agentEntry({ name: 'alice', token: TOKENS.alice, servers: ['flood'] }),
+      agentEntry({ name: 'bob', token: TOKENS.bob, servers: ['echo'] }),
+      agentEntry({ name: 'carol', token: TOKENS.carol, servers: ['flood'] }),
+      agentEntry({ name: 'dave', token: TOKENS.dave, servers: ['flood'] }),
+    ],
     hosts: [workerHostEntry(HOST)],
     servers: { flood: { executor: onHost }, echo: { executor: onHost } },
   });
@@ -174,5 +179,26 @@ describe('the link\'s flow control', () => {
     expect([gate.readingCount, gate.waitingCount]).toEqual([0, 0]);
     expect(endpoints).toHaveLength(1);
     for (const session of sessions) await session.close();
+  });
+
+  it('reads another agent\'s large answer while two agents\' servers stall mid-line in both of the line gate\'s places, and theirs once they go on', async () => {
+    const url = `${worker.url}/servers/flood/mcp`;
+    const gate = sidecar.lineGate;
+    const [alice, carol, dave] = await Promise.all([RawSession.open(url, TOKENS.alice), RawSession.open(url, TOKENS.carol), RawSession.open(url, TOKENS.dave)]);
+    const stalled = 2_000_000; // past LARGE_LINE_BYTES: each takes a place, and stops there
+    const aliceAnswer = alice.request('tools/call', { name: 'stall', arguments: { bytes: stalled } });
+    const carolAnswer = carol.request('tools/call', { name: 'stall', arguments: { bytes: stalled } });
+    await waitUntil(() => gate.readingCount === 2, 'both stalled lines reading at the gate', 15_000);
+    // Dave's line waits for a place, and gets one once the gate sees a stalled line read nothing for a second or two.
+    const daveAnswer = await dave.request('tools/call', { name: 'big', arguments: { bytes: 3_000_000 } });
+    expect(((daveAnswer as { result: { content: [{ text: string }] } }).result.content[0].text).length).toBe(3_000_000);
+    // The line that gave its place up took it back once dave's was whole: nothing else waited.
+    expect([gate.readingCount, gate.waitingCount]).toEqual([2, 0]);
+    const finished = await Promise.all([alice.request('tools/call', { name: 'finish', arguments: {} }), carol.request('tools/call', { name: 'finish', arguments: {} })]);
+    expect(finished.map((answer) => (answer as { result: { content: [{ text: string }] } }).result.content[0].text)).toEqual(['finished', 'finished']);
+    const answers = await Promise.all([aliceAnswer, carolAnswer]);
+    expect(answers.map((answer) => ((answer as { result: { content: [{ text: string }] } }).result.content[0].text).length)).toEqual([stalled, stalled]);
+    expect([gate.readingCount, gate.waitingCount]).toEqual([0, 0]);
+    for (const session of [alice, carol, dave]) await session.close();
   });
 });
