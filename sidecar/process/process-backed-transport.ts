@@ -140,15 +140,15 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     return this.#closing;
   }
 
-  /**
-   * Stops reading the server's stdout until the release (idempotent) is called, and every other
-   * hold's too: the pipe fills and the server waits in its write (`ReadHold`).
-   */
   /** Whether anything holds reading stdout now (`holdReading`): the line gate reads it as the link's hold while its line reads. */
   get readingHeld(): boolean {
     return this.#holds > 0;
   }
 
+  /**
+   * Stops reading the server's stdout until the release (idempotent) is called, and every other
+   * hold's too: the pipe fills and the server waits in its write (`ReadHold`).
+   */
   holdReading(): () => void {
     if (this.#holds++ === 0 && this.#state === 'open') this.#handle?.stdout.pause();
     let released = false;
