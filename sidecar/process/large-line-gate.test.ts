@@ -2,11 +2,15 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LargeLineGate, SLOW_LINE_BYTES, SLOW_LINE_MS, type GatedReader } from './large-line-gate.ts';
 
 /** A reader that says whether it is held (as a transport's stdout is paused); `linkHolds` stands for the link's flow control holding it too. */
-function reader(name: string): GatedReader & { name: string; held: () => boolean; linkHolds: boolean } {
+function reader(name: string): GatedReader & { name: string; held: () => boolean; linkHolds: boolean; parkedWith: number[] } {
   let holds = 0;
   return {
     name,
     linkHolds: false,
+    parkedWith: [] as number[],
+    parked(lineBytes: number) {
+      this.parkedWith.push(lineBytes);
+    },
     get readingHeld() {
       return holds > 0 || this.linkHolds;
     },
@@ -212,6 +216,7 @@ describe('LargeLineGate', () => {
       expect([a1.held(), b.held()]).toEqual([false, true]);
       vi.advanceTimersByTime(SLOW_LINE_MS);
       expect([a1.held(), a2.held(), b.held()]).toEqual([true, true, false]);
+      expect(a1.parkedWith).toEqual([1024 * 1024 + slow]); // told, with what its line holds: the threshold and what it read since
       expect([gate.readingCount, gate.waitingCount]).toEqual([1, 2]);
       tb.leave();
       expect([a1.held(), a2.held()]).toEqual([false, true]); // alice's stopped line before her next
@@ -342,6 +347,19 @@ describe('LargeLineGate', () => {
       gate.enter(b2, 'bob');
       vi.advanceTimersByTime(2 * SLOW_LINE_MS); // stalls again, holding 200: within 240 only if the 150 went
       expect([a.held(), b2.held()]).toEqual([true, false]);
+    });
+
+    it('judges nothing at a look that comes late: the sidecar itself could read no line meanwhile', () => {
+      const gate = new LargeLineGate({ atOnce: 1 });
+      const [a, b] = [reader('a'), reader('b')];
+      gate.enter(a, 'alice');
+      gate.enter(b, 'bob');
+      vi.advanceTimersByTime(SLOW_LINE_MS); // the first look sees alice's line reading
+      vi.setSystemTime(Date.now() + 5 * SLOW_LINE_MS); // the sidecar was stopped
+      vi.advanceTimersByTime(SLOW_LINE_MS);
+      expect([a.held(), b.held()]).toEqual([false, true]);
+      vi.advanceTimersByTime(SLOW_LINE_MS); // a look on time: alice's line read nothing since the late one
+      expect([a.held(), b.held()]).toEqual([true, false]);
     });
 
     it('lets go of a line held for slowness whose reader closed', () => {

@@ -23,8 +23,10 @@
  * its agent's (whose other large lines wait behind it, as an agent's lines read one at a time), as
  * the agent served last, so the agents waiting go first. Without it, servers that stall, of as
  * many agents as there are places, stopped every other agent's large answers. A line that reads
- * nothing because the link holds its channel is not slow. A line waiting so keeps what it read, so
- * the lines waiting so hold at most `PARKED_BYTES` in all; past that a slow line keeps its place.
+ * nothing because the link holds its channel is not slow, nor is any at a look that comes late
+ * (the sidecar itself was busy or stopped). A line waiting so keeps what it read, so the lines
+ * waiting so hold at most `PARKED_BYTES` in all; past that a slow line keeps its place. Its server
+ * is logged (`GatedReader.parked`), so the operator learns which one stalls.
  *
  * What else waits costs the sidecar at most the threshold and a pipe's read per server. Lines
  * under the threshold are not held here, though one behind a held line in the same server's
@@ -66,6 +68,8 @@ export interface GatedReader {
   holdReading(): () => void;
   /** Whether anything holds it now: while its line reads, that is the link's flow control, and a line held so is not slow. */
   readonly readingHeld?: boolean;
+  /** Told when its line gave its place up for reading slowly, with what it has read of it: the operator's sign of a server stalled mid-answer. */
+  parked?(lineBytes: number): void;
 }
 
 /** A large line's place at the gate; `read` as its reader reads on, `leave` (idempotent) when it is whole or its reader closed. */
@@ -121,6 +125,8 @@ export class LargeLineGate {
   #parkedBytes = 0;
   /** The periodic look at slow lines, while a line waits and one reads. */
   #looking: ReturnType<typeof setInterval> | null = null;
+  /** When the last look ran (`Date.now()`). */
+  #lookedAt = 0;
 
   constructor(options: LargeLineGateOptions = {}) {
     this.lineBytes = options.lineBytes ?? LARGE_LINE_BYTES;
@@ -189,6 +195,7 @@ export class LargeLineGate {
     const needed = this.#waiting.size > 0 && this.#reading.size > 0;
     if (needed && this.#looking === null) {
       for (const entry of this.#reading.values()) entry.bytesAtLook = null;
+      this.#lookedAt = Date.now();
       this.#looking = setInterval(() => this.#look(), this.#slowMs);
       // A sidecar with nothing else to do has no line to read: the gate keeps no process alive.
       (this.#looking as { unref?: () => void }).unref?.();
@@ -205,9 +212,14 @@ export class LargeLineGate {
    */
   #look(): void {
     this.recheck(); // a place free with a line to take it (the link made room since)
+    // A look that comes late judges nothing: the sidecar itself was busy or stopped, and could
+    // read no line either (a long parse, a GC pause, a suspended machine).
+    const now = Date.now();
+    const late = now - this.#lookedAt > 2 * this.#slowMs;
+    this.#lookedAt = now;
     const slow: Array<{ entry: Entry; grew: number }> = [];
     for (const entry of this.#reading.values()) {
-      const grew = entry.bytesAtLook === null ? Infinity : entry.bytes - entry.bytesAtLook;
+      const grew = entry.bytesAtLook === null || late ? Infinity : entry.bytes - entry.bytesAtLook;
       entry.bytesAtLook = entry.bytes;
       if (grew < this.#slowBytes && entry.reader.readingHeld !== true) slow.push({ entry, grew });
     }
@@ -244,6 +256,7 @@ export class LargeLineGate {
     else this.#waiting.set(group, [entry]);
     this.#served.delete(group);
     this.#served.set(group, this.#turns++);
+    entry.reader.parked?.(holds);
   }
 
   /** Releases the hold `entry` waited under, once. */

@@ -446,7 +446,8 @@ describe('ProcessExecutorBackedClientTransport', () => {
   });
 
   it('lets another agent\'s large line read while a server that stopped mid-line waits again, and reads that one on when it goes on', async () => {
-    const gate = new LargeLineGate({ lineBytes: 64 * 1024, atOnce: 1, slowMs: 50 });
+    // Any progress between two looks counts (slowBytes 1): bob's line, read on a busy machine, is never the slow one.
+    const gate = new LargeLineGate({ lineBytes: 64 * 1024, atOnce: 1, slowMs: 100, slowBytes: 1 });
     // What each agent's lines reported reading through their place (the gate's measure of slowness).
     const read = { alice: 0, bob: 0 };
     const enter = gate.enter.bind(gate);
@@ -455,8 +456,10 @@ describe('ProcessExecutorBackedClientTransport', () => {
       return { read: (bytes) => void ((read[group as keyof typeof read] += bytes), ticket.read(bytes)), leave: () => ticket.leave() };
     };
     const answers: Array<{ group: string; text: string }> = [];
+    const logged: Array<Record<string, unknown>> = [];
+    const logger = createLogger({ level: 'info', write: (line) => logged.push(JSON.parse(line) as Record<string, unknown>) });
     const transports = (['alice', 'bob'] as const).map((group, server) => {
-      const { t, errors } = transport(fixture('bulk-server.mjs'), { lineGate: { gate, group } }, `bulk-${server}`);
+      const { t, errors } = transport(fixture('bulk-server.mjs'), { lineGate: { gate, group }, logger }, `bulk-${server}`);
       t.onmessage = (message) => {
         const text = (message as unknown as { result?: { content?: Array<{ text: string }> } }).result?.content?.[0]?.text ?? '';
         answers.push({ group, text: text.length > 20 ? `${text.length} bytes` : text });
@@ -473,6 +476,10 @@ describe('ProcessExecutorBackedClientTransport', () => {
     expect(answers).toEqual([{ group: 'bob', text: '3000000 bytes' }]);
     // Bob's line read on its own pipe's reads, all reported: past the threshold, nearly 3 MB.
     expect(read.bob).toBeGreaterThan(3_000_000 - 2 * 64 * 1024);
+    // The operator is told which server stalled, and how much of its answer the sidecar holds meanwhile.
+    const stalled = logged.filter((line) => line.msg === 'Server stalled in the middle of a large answer: another agent\'s answer is read in its place until it goes on');
+    expect(stalled[0]).toEqual(expect.objectContaining({ level: 'info', server: 'bulk-0', times: 1, lineBytes: expect.any(Number) }));
+    expect(stalled[0]!.lineBytes).toBeGreaterThan(1_900_000);
     await alice.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'finish', arguments: {} } });
     await waitFor(() => (answers.length === 3 ? true : undefined), 'alice\'s two answers');
     expect(answers.slice(1)).toEqual([{ group: 'alice', text: '2000000 bytes' }, { group: 'alice', text: 'finished' }]);

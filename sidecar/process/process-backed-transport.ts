@@ -89,6 +89,8 @@ export class ProcessExecutorBackedClientTransport implements Transport {
   #lineTicket: LineTicket | null = null;
   /** Messages refused for a full stdin, so the log tells of the 1st, 10th, 100th, … */
   #refused = 0;
+  /** Its large lines that gave their place at the line gate up, logged as `#refused` is. */
+  #parkedLines = 0;
 
   constructor(name: string, launchRequest: ProcessLaunchRequest, executor: ProcessExecutor, options: ProcessTransportOptions) {
     this.name = name;
@@ -143,6 +145,13 @@ export class ProcessExecutorBackedClientTransport implements Transport {
   /** Whether anything holds reading stdout now (`holdReading`): the line gate reads it as the link's hold while its line reads. */
   get readingHeld(): boolean {
     return this.#holds > 0;
+  }
+
+  /** The line gate let another agent's large line read in this one's place: this server stopped (or crawls) in the middle of a large answer. */
+  parked(lineBytes: number): void {
+    if (isLogWorthy(++this.#parkedLines)) {
+      this.#logger.info('Server stalled in the middle of a large answer: another agent\'s answer is read in its place until it goes on', { lineBytes, times: this.#parkedLines });
+    }
   }
 
   /**
