@@ -2,14 +2,14 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LargeLineGate, SLOW_LINE_BYTES, SLOW_LINE_MS, type GatedReader } from './large-line-gate.ts';
 
 /** A reader that says whether it is held (as a transport's stdout is paused); `linkHolds` stands for the link's flow control holding it too. */
-function reader(name: string): GatedReader & { name: string; held: () => boolean; linkHolds: boolean; parkedWith: number[] } {
+function reader(name: string): GatedReader & { name: string; held: () => boolean; linkHolds: boolean; stalledWith: Array<[number, boolean]> } {
   let holds = 0;
   return {
     name,
     linkHolds: false,
-    parkedWith: [] as number[],
-    parked(lineBytes: number) {
-      this.parkedWith.push(lineBytes);
+    stalledWith: [] as Array<[number, boolean]>,
+    stalled(heldBytes: number, gaveUp: boolean) {
+      this.stalledWith.push([heldBytes, gaveUp]);
     },
     get readingHeld() {
       return holds > 0 || this.linkHolds;
@@ -216,7 +216,7 @@ describe('LargeLineGate', () => {
       expect([a1.held(), b.held()]).toEqual([false, true]);
       vi.advanceTimersByTime(SLOW_LINE_MS);
       expect([a1.held(), a2.held(), b.held()]).toEqual([true, true, false]);
-      expect(a1.parkedWith).toEqual([1024 * 1024 + slow]); // told, with what its line holds: the threshold and what it read since
+      expect(a1.stalledWith).toEqual([[1024 * 1024 + slow, true]]); // told, with what its line holds: the threshold and what it read since
       expect([gate.readingCount, gate.waitingCount]).toEqual([1, 2]);
       tb.leave();
       expect([a1.held(), a2.held()]).toEqual([false, true]); // alice's stopped line before her next
@@ -304,6 +304,20 @@ describe('LargeLineGate', () => {
       expect([a.held(), b.held(), c.held()]).toEqual([false, true, false]);
     });
 
+    it('is judged only over a whole period after the link let it go', () => {
+      const gate = new LargeLineGate({ atOnce: 1 });
+      const [a, b] = [reader('a'), reader('b')];
+      gate.enter(a, 'alice');
+      gate.enter(b, 'bob');
+      a.linkHolds = true;
+      vi.advanceTimersByTime(3 * SLOW_LINE_MS);
+      a.linkHolds = false; // let go just before a look: it had no time to read
+      vi.advanceTimersByTime(SLOW_LINE_MS);
+      expect([a.held(), b.held()]).toEqual([false, true]);
+      vi.advanceTimersByTime(SLOW_LINE_MS); // a whole period free, and nothing read
+      expect([a.held(), b.held()]).toEqual([true, false]);
+    });
+
     it('keeps its place while the link holds it (it reads nothing for that)', () => {
       const gate = new LargeLineGate({ atOnce: 1 });
       const [a, b] = [reader('a'), reader('b')];
@@ -328,6 +342,7 @@ describe('LargeLineGate', () => {
       gate.enter(c, 'carol');
       vi.advanceTimersByTime(3 * SLOW_LINE_MS); // bob's 100 more would pass 240
       expect([b.held(), c.held()]).toEqual([false, true]);
+      expect(b.stalledWith.at(-1)).toEqual([100, false]); // told it kept its place
       ta.leave(); // alice's server closed: its 150 go
       vi.advanceTimersByTime(2 * SLOW_LINE_MS);
       expect([b.held(), c.held()]).toEqual([true, false]);

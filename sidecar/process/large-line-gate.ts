@@ -25,8 +25,8 @@
  * many agents as there are places, stopped every other agent's large answers. A line that reads
  * nothing because the link holds its channel is not slow, nor is any at a look that comes late
  * (the sidecar itself was busy or stopped). A line waiting so keeps what it read, so the lines
- * waiting so hold at most `PARKED_BYTES` in all; past that a slow line keeps its place. Its server
- * is logged (`GatedReader.parked`), so the operator learns which one stalls.
+ * waiting so hold at most `PARKED_BYTES` in all; past that a slow line keeps its place. Either
+ * way its server is told (`GatedReader.stalled`) and logs it, so the operator learns which stalls.
  *
  * What else waits costs the sidecar at most the threshold and a pipe's read per server. Lines
  * under the threshold are not held here, though one behind a held line in the same server's
@@ -68,8 +68,13 @@ export interface GatedReader {
   holdReading(): () => void;
   /** Whether anything holds it now: while its line reads, that is the link's flow control, and a line held so is not slow. */
   readonly readingHeld?: boolean;
-  /** Told when its line gave its place up for reading slowly, with what it has read of it: the operator's sign of a server stalled mid-answer. */
-  parked?(lineBytes: number): void;
+  /**
+   * Told when its line was found slow while another waited: `gaveUp` when it gave its place up,
+   * false when it kept it as the lines waiting so hold `PARKED_BYTES` already; `heldBytes`, what the
+   * sidecar holds of the line (the threshold and what it read since). The operator's sign of a
+   * server stalled, or crawling, in the middle of a large answer.
+   */
+  stalled?(heldBytes: number, gaveUp: boolean): void;
 }
 
 /** A large line's place at the gate; `read` as its reader reads on, `leave` (idempotent) when it is whole or its reader closed. */
@@ -220,8 +225,10 @@ export class LargeLineGate {
     const slow: Array<{ entry: Entry; grew: number }> = [];
     for (const entry of this.#reading.values()) {
       const grew = entry.bytesAtLook === null || late ? Infinity : entry.bytes - entry.bytesAtLook;
-      entry.bytesAtLook = entry.bytes;
-      if (grew < this.#slowBytes && entry.reader.readingHeld !== true) slow.push({ entry, grew });
+      // Held by the link, it reads nothing for that: it is judged again only over a whole period after.
+      const heldByLink = entry.reader.readingHeld === true;
+      entry.bytesAtLook = heldByLink ? null : entry.bytes;
+      if (grew < this.#slowBytes && !heldByLink) slow.push({ entry, grew });
     }
     let takers = this.#takers();
     if (slow.length === 0 || takers === 0) return;
@@ -229,7 +236,10 @@ export class LargeLineGate {
     for (const { entry } of slow) {
       if (takers === 0) break;
       const holds = this.lineBytes + entry.bytes;
-      if (this.#parkedBytes + holds > this.#parkedMax) continue;
+      if (this.#parkedBytes + holds > this.#parkedMax) {
+        entry.reader.stalled?.(holds, false);
+        continue;
+      }
       this.#park(entry, holds);
       takers--;
     }
@@ -256,7 +266,7 @@ export class LargeLineGate {
     else this.#waiting.set(group, [entry]);
     this.#served.delete(group);
     this.#served.set(group, this.#turns++);
-    entry.reader.parked?.(holds);
+    entry.reader.stalled?.(holds, true);
   }
 
   /** Releases the hold `entry` waited under, once. */

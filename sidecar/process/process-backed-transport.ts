@@ -89,8 +89,8 @@ export class ProcessExecutorBackedClientTransport implements Transport {
   #lineTicket: LineTicket | null = null;
   /** Messages refused for a full stdin, so the log tells of the 1st, 10th, 100th, … */
   #refused = 0;
-  /** Its large lines that gave their place at the line gate up, logged as `#refused` is. */
-  #parkedLines = 0;
+  /** Its large lines found slow at the line gate, logged as `#refused` is. */
+  #stalledLines = 0;
 
   constructor(name: string, launchRequest: ProcessLaunchRequest, executor: ProcessExecutor, options: ProcessTransportOptions) {
     this.name = name;
@@ -147,11 +147,12 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     return this.#holds > 0;
   }
 
-  /** The line gate let another agent's large line read in this one's place: this server stopped (or crawls) in the middle of a large answer. */
-  parked(lineBytes: number): void {
-    if (isLogWorthy(++this.#parkedLines)) {
-      this.#logger.info('Server stalled in the middle of a large answer: another agent\'s answer is read in its place until it goes on', { lineBytes, times: this.#parkedLines });
-    }
+  /** The line gate found this server's large answer slow while another waited (`GatedReader.stalled`): it stopped, or crawls, mid-answer. */
+  stalled(heldBytes: number, gaveUp: boolean): void {
+    if (!isLogWorthy(++this.#stalledLines)) return;
+    const fields = { heldBytes, times: this.#stalledLines };
+    if (gaveUp) this.#logger.info('Server stalled in the middle of a large answer: another agent\'s answer is read in its place until it goes on', fields);
+    else this.#logger.warn('Server stalled in the middle of a large answer and keeps its place: the answers stalled so already hold all the sidecar keeps of them', fields);
   }
 
   /**

@@ -23,9 +23,11 @@ export interface HostLinkStatus {
   /** Channels open on the live link. */
   channels: number;
   /**
-   * The live link's shortest round trip (ms, to 0.1): the handshake's and each keepalive's, as the
-   * link's window is sized by it (`link-window.ts`); null when not linked, or linked by a sidecar
-   * that does not pace the link. A far workstation shows here why large answers come slowly.
+   * The live link's shortest round trip (ms, to 0.1), by which the link's window is sized
+   * (`link-window.ts`): the handshake's and each keepalive's; on Workers, where the runtime answers
+   * the keepalives, the handshake's alone (from the challenge to the sidecar's signed proof). Null
+   * when not linked, or linked by a sidecar that does not pace the link. A far workstation shows
+   * here why large answers come slowly.
    */
   roundTripMs: number | null;
 }
