@@ -12,8 +12,8 @@
  * pipe still carries what it writes, and a backend that cannot close descriptors in its sandbox
  * is refused a launch before anything is spawned.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -50,6 +50,34 @@ interface Result {
 
 const targets = (fds: Fds | null): string[] => Object.values(fds ?? {});
 
+/** Longer than the runner ever takes (about 1 s alone), shorter than the test's own timeout, so a hang says who held it. */
+const RUNNER_DEADLINE_MS = 25_000;
+
+/**
+ * The processes holding the other end of `streams`' pipes (node's are socket pairs: `ss` names
+ * each peer's holders), what kept the runner's output open past its end, for the message of a
+ * runner that never closes (once, in a full run under load, s17; never reproduced since).
+ */
+function pipeHolders(streams: readonly unknown[]): string {
+  const ours = new Set<string>();
+  for (const stream of streams) {
+    const fd = (stream as { _handle?: { fd?: number } } | null)?._handle?.fd;
+    const inode = typeof fd === 'number' && fd >= 0 ? /\[(\d+)\]/.exec(readlinkSync(`/proc/self/fd/${fd}`))?.[1] : undefined;
+    if (inode !== undefined) ours.add(inode);
+  }
+  let listing: string;
+  try {
+    listing = execFileSync('ss', ['-xpn'], { encoding: 'utf8' });
+  } catch (error) {
+    return `unknown (ss: ${(error as Error).message})`;
+  }
+  const holders = listing.split('\n').flatMap((line) => {
+    const ends = /\*\s+(\d+)\s+\*\s+(\d+)/.exec(line);
+    return ends !== null && ours.has(ends[2]!) && !ours.has(ends[1]!) ? [/users:\((.*)\)/.exec(line)?.[1] ?? line.trim()] : [];
+  });
+  return holders.length > 0 ? holders.join('; ') : 'no other process';
+}
+
 describe('a launched server holds no descriptor the sidecar holds without close-on-exec', () => {
   it('holds only 0, 1 and 2 contained, and /dev/null in their place uncontained, while the sidecar keeps them all', async () => {
     const stdio = strayStdio();
@@ -62,7 +90,17 @@ describe('a launched server holds no descriptor the sidecar holds without close-
     runner.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     runner.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     (runner.stdio as unknown as Readable[])[40]!.on('data', (chunk: Buffer) => (fromStray += chunk.toString()));
-    const code = await new Promise((resolve) => runner.once('close', resolve));
+    const code = await new Promise((resolve, reject) => {
+      const deadline = setTimeout(() => {
+        const holders = pipeHolders([runner.stdout, runner.stderr, ...(runner.stdio as unknown[]).slice(3)]);
+        runner.kill('SIGKILL');
+        reject(new Error(`The runner did not close its output within ${RUNNER_DEADLINE_MS} ms (exit code ${runner.exitCode}, signal ${runner.signalCode}); holding its pipes: ${holders}; its stderr: ${stderr.slice(-2000)}`));
+      }, RUNNER_DEADLINE_MS);
+      runner.once('close', (closed) => {
+        clearTimeout(deadline);
+        resolve(closed);
+      });
+    });
     expect(code, stderr).toBe(0);
     const result = JSON.parse(stdout) as Result;
 
