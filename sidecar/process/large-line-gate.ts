@@ -246,11 +246,16 @@ export class LargeLineGate {
     this.recheck();
   }
 
-  /** Lines waiting that a free place would go to: one per agent waiting with none of its reading and room on the link. */
+  /** Lines waiting that a free place would go to: one per agent that may take one (`#mayTake`). */
   #takers(): number {
     let n = 0;
-    for (const group of this.#waiting.keys()) if (!this.#reading.has(group) && this.#roomy(group)) n++;
+    for (const group of this.#waiting.keys()) if (this.#mayTake(group)) n++;
     return n;
+  }
+
+  /** A waiting agent may take a free place: none of its lines reads and the link has room for it. */
+  #mayTake(group: string): boolean {
+    return !this.#reading.has(group) && this.#roomy(group);
   }
 
   /** `entry` gives its place up: it waits again, first of its agent's, as the agent served last. */
@@ -281,9 +286,8 @@ export class LargeLineGate {
     let next: string | undefined;
     let nextServed = Infinity;
     for (const group of this.#waiting.keys()) {
-      if (this.#reading.has(group)) continue;
       const served = this.#served.get(group) ?? -1;
-      if (served < nextServed && this.#roomy(group)) {
+      if (served < nextServed && this.#mayTake(group)) {
         next = group;
         nextServed = served;
       }
