@@ -609,6 +609,12 @@ export class LegacyHttpEndpoint implements Transport {
     const streamId = store.streamIdOf(lastEventId);
     if (streamId === undefined) return refuse(400, -32000, 'Invalid event ID format');
     if (this.#streams.has(streamId)) return refuse(409, -32000, 'Conflict: Stream already has an active connection');
+    // A replay skips the streams' bound, and a stream whose requests were all answered is ended
+    // (unregistered) at once: each GET would queue one more copy of its events, so an agent that
+    // reads none could fill the memory every agent shares. Past its budget it gets none, as it gets
+    // no new request; what it holds unread is then at most the budget and one replay.
+    const agent = this.#agentRequests;
+    if (agent?.overUnread === true) return Response.json(jsonRpcErrorBody(null, agent.refusal()), { status: 429 });
     const readable = this.#openStream(streamId);
     const stream = this.#streams.get(streamId)!;
     // Not held to the queue bound: a replay is at most the store's budget, and it must go out whole.

@@ -330,6 +330,41 @@ describe('SSE backpressure', () => {
     expect(eventsOf(text).map((e) => JSON.parse(e.data) as unknown)).toEqual([large, result(2)]);
   });
 
+  it('refuses a resume from an agent past its unread budget: replays of an ended stream it never reads stop at the budget', async () => {
+    // Review s19: a stream whose requests were all answered is ended at each resume, so every GET
+    // with its Last-Event-ID queued another whole copy of its stored events, unbounded.
+    const agent = new AgentRequests('mallory', 100, { maxUnreadBytes: 1_000_000 });
+    const { endpoint } = await opened({ eventStore: new SessionEventStore(), keepAliveMs: 0 }, agent);
+    const batch = await call(endpoint, [ping(1), ping(2)], agent);
+    const reader = batch.body!.getReader();
+    const priming = await nextEvent(reader);
+    await reader.cancel();
+    const large = (id: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'z'.repeat(150_000) }] } });
+    await endpoint.send(large(1));
+    await endpoint.send(large(2));
+    expect(agent.unreadBytes).toBe(0);
+
+    const held: Response[] = [];
+    let refused: Response | undefined;
+    for (let n = 0; n < 50 && refused === undefined; n++) {
+      const resumed = await get(endpoint, priming.id);
+      if (resumed.status === 200) held.push(resumed);
+      else refused = resumed;
+    }
+    // Each replay is ~300 KB: the fourth takes the agent past 1 MB, and the fifth GET is refused.
+    expect(held).toHaveLength(4);
+    expect(refused?.status).toBe(429);
+    expect(await refused!.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32012, message: expect.stringContaining('has not read'), data: { reason: 'limit-reached', agent: 'mallory', limit: 1_000_000 } } });
+    expect(agent.unreadBytes).toBeLessThan(1_000_000 + 310_000);
+
+    // Reading one replay gives the agent room again: it gets the whole of what it missed.
+    expect(eventsOf(await held[0]!.text()).map((e) => JSON.parse(e.data) as unknown)).toEqual([large(1), large(2)]);
+    const again = await get(endpoint, priming.id);
+    expect(again.status).toBe(200);
+    for (const response of [...held.slice(1), again]) await response.body!.cancel();
+    expect(agent.unreadBytes).toBe(0);
+  });
+
   it('bounds the standalone stream too, which a later GET may open again', async () => {
     const { endpoint } = await opened({ maxQueuedBytes: 16 * 1024 });
     const standalone = await get(endpoint);
