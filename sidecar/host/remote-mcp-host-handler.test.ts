@@ -472,6 +472,55 @@ describe('Composition', () => {
   });
 });
 
+describe('the warm pool across a config reload', () => {
+  it('ends its spares and learns again, so no session after the reload is served by the old command line (review s19)', async () => {
+    const dir = tempDir();
+    const servers = (version: string) => ({ mcpServers: { srv: { command: NODE, args: [ECHO, version] }, other: { command: NODE, args: [ECHO, 'other'] } } });
+    writeJson(dir, 'mcp-servers/mcp.json', servers('v1'));
+    const lines: string[] = [];
+    const launches: ProcessLaunchRequest[] = [];
+    const sidecar = createSidecarComposition({
+      configDir: dir,
+      entityId: 'alice-laptop',
+      user: 'alice',
+      trust: { allowUncontained: true },
+      log: createLogger({ level: 'info', write: (line) => lines.push(line) }),
+      executor: { onLaunch: (r) => launches.push(r), termGraceMs: 500 },
+      warmPool: { size: 1 },
+    });
+    cleanups.push(() => sidecar.stop());
+    let sessions = 0;
+    const session = async (server: string) => {
+      const [agentEnd, hostEnd] = createInMemoryChannelPair();
+      const hosted = await sidecar.handler.open({ type: 'mcp', connection: { 'server-name': server, agent: 'alice', session: `s${++sessions}` } }, hostEnd);
+      cleanups.push(() => hosted?.dispose());
+      const client = new Client({ name: 'agent', version: '1.0.0' });
+      cleanups.push(() => client.close());
+      await client.connect(agentEnd);
+      return client;
+    };
+    const ready = () => lines.filter((l) => l.includes('Warm instance ready')).length;
+    await session('srv');
+    await session('other');
+    await waitFor(() => ready() === 2);
+
+    writeJson(dir, 'mcp-servers/mcp.json', servers('v2'));
+    const before = launches.length;
+    await sidecar.handler.reconfigure({ trust: { allowUncontained: true } });
+    expect(sidecar.warmPool.size).toBe(0);
+    // Another server's session, then srv's: the pool refills only what sessions since taught it.
+    await session('other');
+    for (let n = 0; n < 3; n++) {
+      const client = await session('srv');
+      expect((await client.callTool({ name: 'echo', arguments: { message: `after ${n}` } })).content).toEqual([{ type: 'text', text: `Echo: after ${n}` }]);
+      await waitFor(() => sidecar.warmPool.size === 2);
+    }
+    const srvLaunches = launches.slice(before).filter((l) => l.args.includes('v1') || l.args.includes('v2'));
+    expect(srvLaunches.length).toBeGreaterThanOrEqual(3);
+    expect(srvLaunches.map((l) => l.args.at(-1))).toEqual(srvLaunches.map(() => 'v2'));
+  });
+});
+
 describe('launch rate (sidecar.json "limits")', () => {
   /** The production composition with a launch rate of `burst` at once, then 1 a minute (none comes back while a test runs). */
   function rated(configDir: string, burst: number, options: { warmPool?: boolean } = {}) {

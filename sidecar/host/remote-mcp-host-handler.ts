@@ -140,6 +140,8 @@ export class RemoteMcpHostHandler {
     const log = deferredChild(this.#options.log, { server: name, agent: connection.agent ?? null, session: connection.session ?? null });
     const target = connection.target ?? { type: 'local' as const };
     const stampAgeMs = eraOf(connection) === 'modern' ? MODERN_STAMP_AGE_MS : 0;
+    // Before the config is read: a reload while this open waits clears the pool after it.
+    const poolGeneration = this.#options.warmPool?.generation;
     const configured = target.type === 'http' ? null : await this.#serverConfig(name, log, stampAgeMs);
     // An inner http target is checked against what this host lists for the name only after the
     // trust check, which needs no URL: a contained profile refuses any HTTP server.
@@ -158,7 +160,7 @@ export class RemoteMcpHostHandler {
     const server =
       config.kind === 'http'
         ? this.#hosted.track(legacyHttpTransport(config), { name, connection, config, revision: trust.resolved?.revision ?? null })
-        : new LegacyAgentTransport(await this.#legacyTransport(name, config, connection, trust, log), { server: name, eraKey: serverEraKey(name, config), eras: this.#modern.eras, log });
+        : new LegacyAgentTransport(await this.#legacyTransport(name, config, connection, trust, log, poolGeneration), { server: name, eraKey: serverEraKey(name, config), eras: this.#modern.eras, log });
     const authorizer = trust.authorizer;
     const ledger = this.#options.audit?.ledger(connection);
     const bridge = bridgeChannels(channel, server, {
@@ -285,7 +287,7 @@ export class RemoteMcpHostHandler {
   }
 
   /** A legacy session's server: a warm instance from the host's pool when it holds one (`warm-start-transport.ts`). */
-  #legacyTransport(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger): Promise<Transport> {
+  #legacyTransport(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger, generation: number | undefined): Promise<Transport> {
     const agent = connection.agent;
     const { session: _session, ...spare } = connection;
     return warmOrColdTransport({
@@ -293,6 +295,7 @@ export class RemoteMcpHostHandler {
       key: agent === undefined ? null : { agent, server: name, revision: trust.resolved?.revision ?? 'uncontained' },
       cold: () => this.#stdioTransport(name, config, connection, trust, log),
       spare: () => this.#stdioTransport(name, config, spare, trust, this.#options.log.child({ server: name, agent: agent ?? null }), { spare: true }),
+      ...(generation !== undefined ? { generation } : {}),
     });
   }
 
@@ -344,7 +347,12 @@ export class RemoteMcpHostHandler {
     this.#options = { ...this.#options, ...settings };
     this.#authorizers.clear();
     this.forgetConfigReads();
-    return this.#hosted.endWhere((facts) => this.#changed(facts));
+    // A spare is launched by the launcher its key learnt, with the config read then: after a
+    // change it would serve the old command, env or policy (or a server no longer listed).
+    const cleared = this.#options.warmPool?.clear();
+    const ended = await this.#hosted.endWhere((facts) => this.#changed(facts));
+    await cleared;
+    return ended;
   }
 
   /**

@@ -100,6 +100,32 @@ describe('WarmPool', () => {
     expect(p.size).toBe(0);
   });
 
+  it('clear() ends every instance and forgets every key, and takes no lesson from a session that read its config before it', async () => {
+    const p = pool(1);
+    const made: FakeServer[] = [];
+    const launch = async () => {
+      const s = new FakeServer();
+      made.push(s);
+      return s;
+    };
+    const before = p.generation;
+    p.learn(key, params, launch, before);
+    await settle();
+    expect(p.size).toBe(1);
+    await p.clear();
+    expect(made[0]!.closed).toBe(true);
+    expect([p.size, p.take(key)]).toEqual([0, undefined]);
+    // A session opened before the clear teaches the old config: not taken.
+    p.learn(key, params, launch, before);
+    await settle();
+    expect(made).toHaveLength(1);
+    // One opened since is; the pool still fills.
+    p.learn(key, params, launch, p.generation);
+    await settle();
+    expect([p.size, made.length]).toEqual([1, 2]);
+    await p.dispose();
+  });
+
   it('makes room for a key used more recently by ending an instance of the key used longest ago', async () => {
     const p = pool(2, 2);
     const made: FakeServer[] = [];

@@ -24,6 +24,8 @@
  * - Every pooled instance holds one reservation of the `budget` while it is pooled: the seam for
  *   host-wide limits (per-agent process limits, the host process budget). Without one the pool
  *   counts only against `maxInstances`.
+ * - `clear()` ends every pooled instance and forgets every key, at each reload of the host's
+ *   config: a key's launcher holds the config it was learnt under.
  * - `dispose()` ends every pooled instance and stops filling; the composition calls it on stop.
  *
  * @module
@@ -113,6 +115,8 @@ export class WarmPool {
   readonly #options: WarmPoolOptions;
   readonly #keys = new Map<string, KeyState>();
   #disposed = false;
+  /** Counts `clear()`s: what a session learnt under an earlier one is not taken (`learn`). */
+  #generation = 0;
   /** Orders touches (a counter, not a clock: two in one millisecond still differ). */
   #clock = 0;
   /** When a session last took, taught or finished opening, and since when refills have waited. */
@@ -128,6 +132,11 @@ export class WarmPool {
 
   constructor(options: WarmPoolOptions) {
     this.#options = options;
+  }
+
+  /** Read before a session reads its config, and handed back to `learn` with what it learnt. */
+  get generation(): number {
+    return this.#generation;
   }
 
   get enabled(): boolean {
@@ -170,9 +179,11 @@ export class WarmPool {
   /**
    * What a cold session of `key` was initialized with and how to launch another like it: the pool
    * keeps `size` such instances from now on. Instances learnt with other params are ended.
+   * `generation`: the pool's `generation` when the session read the config `launch` holds.
    */
-  learn(key: WarmKey, params: InitializeParams, launch: () => Promise<Transport>): void {
-    if (!this.enabled) return;
+  learn(key: WarmKey, params: InitializeParams, launch: () => Promise<Transport>, generation = this.#generation): void {
+    // A session that read its config before the last `clear()` would teach the pool the old one.
+    if (!this.enabled || generation !== this.#generation) return;
     for (const [id, other] of this.#keys) {
       if (other.key.agent === key.agent && other.key.server === key.server && other.key.revision !== key.revision) this.#drop(id, other);
     }
@@ -188,6 +199,18 @@ export class WarmPool {
     this.#touch(state);
     this.#sessionArrived();
     this.#fill(state);
+  }
+
+  /**
+   * Ends every pooled instance and forgets every key: each instance was launched as the config
+   * read then said, and each key's launcher holds that config (command, args, env, policy), which
+   * a reload may have changed or removed. The pool learns again from each agent's next cold session.
+   */
+  async clear(): Promise<void> {
+    this.#generation++;
+    const closing: Array<Promise<void>> = [];
+    for (const [id, state] of this.#keys) closing.push(...this.#drop(id, state));
+    await Promise.all(closing);
   }
 
   /** Ends every pooled instance; nothing is filled afterwards. */
@@ -219,7 +242,7 @@ export class WarmPool {
           if (this.#disposed || this.#keys.get(idOf(state.key)) !== state) {
             budget?.release(state.key.agent);
             void instance.transport.close().catch(() => {});
-            const why = this.#disposed ? 'the pool is closing' : "the agent's sessions now initialize differently";
+            const why = this.#disposed ? 'the pool is closing' : "the pool forgot its key: the agent's sessions now initialize differently, or the host's config changed";
             log.info('Warm instance not kept', { agent: state.key.agent, server: state.key.server, why, starting: this.#startingCount() });
             return;
           }

@@ -30,6 +30,8 @@ export interface WarmStartOptions {
   cold(): Promise<Transport>;
   /** Another like it for the pool, launched without this session's id (not started). */
   spare(): Promise<Transport>;
+  /** The pool's `generation` when the session read the config `cold` and `spare` launch with. */
+  generation?: number;
 }
 
 /** The transport for a session: the cold one as before when there is no pool, else a `WarmStartTransport`. */
@@ -154,7 +156,7 @@ export class WarmStartTransport implements Transport {
     const asked = this.#coldInitialize;
     if (asked !== null && 'id' in message && message.id === asked.id && !('method' in message)) {
       this.#coldInitialize = null;
-      if ('result' in message) this.#pool.learn(this.#key, asked.params, () => this.#options.spare());
+      if ('result' in message) this.#pool.learn(this.#key, asked.params, () => this.#options.spare(), this.#options.generation);
     }
     this.onmessage?.(message);
   }
