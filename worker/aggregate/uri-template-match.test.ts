@@ -75,10 +75,25 @@ describe('compileUriTemplate', () => {
     expect(sdkMatches('file:///{+path}', uri)).toBe(false);
   });
 
+  it('matches in linear time: templates that make a RegExp backtrack without bound are answered at once (review s19)', () => {
+    // As RegExps these took 8 s on 54 characters and hours on 200: the worker's one thread, every agent's.
+    const uri = `file:///home/alice/${'project/src/components/'.repeat(8)}x.ts`;
+    expect(ownMatches('{+a}{+b}{+c}{+d}{+e}{+f}{+g}{+h}!', uri)).toBe(false);
+    expect(ownMatches('{a}-{b}-{c}-{d}-{e}-{f}-{g}!', `${'a-'.repeat(100)}a`)).toBe(false);
+    expect(ownMatches('file:///{+a}/{+b}/{+c}/{+d}/{+e}/{+f}!', `${uri}!`)).toBe(true);
+    expect(ownMatches('{x*}{y*}{z*}.', `${'a,'.repeat(100)}a`)).toBe(false);
+  });
+
+  it('matches a long URI within its bound on work, and nothing past it', () => {
+    const template = 'file:///{+path}';
+    expect(ownMatches(template, `file:///${'a/'.repeat(100_000)}`)).toBe(true);
+    expect(ownMatches(template, `file:///${'a/'.repeat(400_000)}`)).toBe(false);
+  });
+
   it('agrees with the SDK on random templates and URIs', () => {
-    const piece = fc.constantFrom('{', '}', ',', '*', '+', '#', '.', '/', '?', '&', '=', ':', 'a', 'b', 'id', ' ', '(', '\\', '$');
+    const piece = fc.constantFrom('{', '}', ',', '*', '+', '#', '.', '/', '?', '&', '=', ':', 'a', 'b', 'id', ' ', '(', '\\', '$', '\n');
     const text = fc.array(piece, { maxLength: 14 }).map((parts) => parts.join(''));
-    const uriPiece = fc.constantFrom('/', ',', '.', '?', '&', '=', '#', 'a', 'b', 'id', 'x1', ':', '(', '\\', '$', '');
+    const uriPiece = fc.constantFrom('/', ',', '.', '?', '&', '=', '#', 'a', 'b', 'id', 'x1', ':', '(', '\\', '$', '', ',,', '\n', '\u2028');
     // URIs made from the template's own text with its expressions filled in match often, random ones rarely: both run.
     const filled = (template: string) => fc.array(uriPiece, { maxLength: 4 }).map((fill) => template.replace(/\{[^}]*\}/g, () => fill.join('')));
     const pair = text.chain((template) => fc.tuple(fc.constant(template), fc.oneof(filled(template), fc.array(uriPiece, { maxLength: 10 }).map((p) => p.join('')))));
