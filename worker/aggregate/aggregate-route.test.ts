@@ -371,9 +371,14 @@ describe('/mcp aggregate', () => {
     const call = client.callTool({ name: 'beta__echo', arguments: { text: 'waited' } }).then((result) => ({ result, releasedFirst: beta.state.released }));
     // The call has reached the session (it is in flight there) before beta answers.
     const session = harness.sessions.get((client.transport as { sessionId?: string }).sessionId!)!;
+    const before = Date.now();
     await expect.poll(() => session.inFlight).toBe(1);
+    // What the session table's busy limit counts from: this call's arrival.
+    expect(session.oldestInFlightAt).toBeGreaterThanOrEqual(before);
+    expect(session.oldestInFlightAt).toBeLessThanOrEqual(Date.now());
     beta.release();
     expect(await call).toEqual({ result: { content: [{ type: 'text', text: 'beta: waited' }] }, releasedFirst: true });
+    expect([session.inFlight, session.oldestInFlightAt]).toEqual([0, undefined]);
   });
 
   it('lets a resource read no connected server is known to serve wait for a server still starting, then routes it there', async () => {

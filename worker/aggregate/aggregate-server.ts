@@ -74,7 +74,8 @@ export class AggregateServer {
   readonly #prompts = new NameTable();
   readonly #resources = new ResourceRoutes();
   readonly #relay: AgentRelay;
-  #inFlight = 0;
+  /** Each request being handled and when it arrived, oldest first. */
+  readonly #arrivals = new Map<object, number>();
   #server: AgentServer | undefined;
   readonly #ledgers = new Map<string | null, CallLedger>();
   /** Makes the ledger of one server's calls: the config in force's audit (`reconfigure` replaces it). */
@@ -121,7 +122,12 @@ export class AggregateServer {
 
   /** Agent requests currently being answered. */
   get inFlight(): number {
-    return this.#inFlight;
+    return this.#arrivals.size;
+  }
+
+  /** When the oldest request being handled arrived (`Date.now()`); undefined with none. */
+  get oldestInFlightAt(): number | undefined {
+    return this.#arrivals.values().next().value;
   }
 
   get #startWaitMs(): number {
@@ -250,11 +256,12 @@ export class AggregateServer {
   }
 
   async #handle<T>(work: () => Promise<T>): Promise<T> {
-    this.#inFlight++;
+    const request = {};
+    this.#arrivals.set(request, Date.now());
     try {
       return await work();
     } finally {
-      this.#inFlight--;
+      this.#arrivals.delete(request);
     }
   }
 

@@ -98,6 +98,10 @@ export class AggregateSession implements AgentSession {
     return this.#aggregate.inFlight;
   }
 
+  get oldestInFlightAt(): number | undefined {
+    return this.#aggregate.oldestInFlightAt;
+  }
+
   /**
    * Follows a config a reload put in force: the agent's servers as it has them now, each bound
    * where it says (see the module doc). Resolves once the servers the agent lost are closed; the

@@ -70,6 +70,23 @@ describe('/servers/:name/mcp request deadline', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'done' }]);
   });
 
+  it("tells the session table when its oldest call in flight arrived, the next one's once that one is answered", async () => {
+    const app = await setup({});
+    const client = await app.client('/servers/alpha/mcp', 'alice-token');
+    const session = app.sessions.get((client.transport as { sessionId?: string }).sessionId!)!;
+    expect(session.oldestInFlightAt).toBeUndefined();
+    const slow = client.callTool({ name: 'slow', arguments: { ms: 200, steps: 1 } });
+    await expect.poll(() => session.inFlight).toBe(1);
+    const first = session.oldestInFlightAt!;
+    const between = Date.now();
+    void client.callTool({ name: 'hang', arguments: {} }).catch(() => {});
+    await expect.poll(() => session.inFlight).toBe(2);
+    expect(session.oldestInFlightAt).toBe(first);
+    await slow;
+    await expect.poll(() => session.inFlight).toBe(1);
+    expect(session.oldestInFlightAt).toBeGreaterThanOrEqual(between);
+  });
+
   it('has no deadline unless request-timeout-seconds is set', async () => {
     const app = await setup({});
     const client = await app.client('/servers/alpha/mcp', 'alice-token');

@@ -92,7 +92,8 @@ export class PassthroughSession implements AgentSession {
    * refuses a reused id before it gets here (`onrefused`), as only it can route that refusal to
    * the right stream, and a server given both would run both under one id.
    */
-  readonly #inFlight = new Map<RequestId, true>();
+  /** Each request in flight and when it arrived, oldest first (an id in flight is never taken again: the endpoint refuses it). */
+  readonly #inFlight = new Map<RequestId, number>();
   readonly #progress = new Map<string | number, RequestId>();
   readonly #requestTimeoutMs: number | undefined;
   /** Deadline timers of in-flight requests, with their method for the error message. */
@@ -148,6 +149,10 @@ export class PassthroughSession implements AgentSession {
     return this.#inFlight.size;
   }
 
+  get oldestInFlightAt(): number | undefined {
+    return this.#inFlight.values().next().value;
+  }
+
   /** One HTTP request of the agent; a POST's body comes already read (`sessions/session-route.ts`). */
   handle(request: Request, body?: LegacyPostBody): Promise<Response> {
     return this.#transport.handleRequest(request, body);
@@ -170,7 +175,7 @@ export class PassthroughSession implements AgentSession {
     if (isRequest(message)) {
       if (this.#settledHere.size > 0) this.#settledHere.delete(message.id); // a reused id: its next answer belongs to this request
       if (message.method === 'initialize') this.#initializeId = message.id; // never cancelled (MCP forbids it)
-      this.#inFlight.set(message.id, true);
+      this.#inFlight.set(message.id, Date.now());
       const token = (message.params?._meta as { progressToken?: unknown } | undefined)?.progressToken;
       if (typeof token === 'string' || typeof token === 'number') this.#progress.set(token, message.id);
       this.#armDeadline(message.id, message.method);

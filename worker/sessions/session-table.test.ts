@@ -67,6 +67,26 @@ describe('session table', () => {
     table.dispose();
   });
 
+  it('counts the busy limit from the oldest request in flight: a session always busy with calls that are answered is kept (review s19)', async () => {
+    let now = 0;
+    const table = new InMemorySessionTable({ idleMs: 100, maxBusyMs: 1000, sweepIntervalMs: 60_000, now: () => now });
+    const working = Object.assign(fakeSession('working'), { oldestInFlightAt: 0 });
+    const stuck = Object.assign(fakeSession('stuck'), { oldestInFlightAt: 0 });
+    working.busy = stuck.busy = 1;
+    table.add(working);
+    table.add(stuck);
+    // Every sweep finds each busy; working's oldest call is always a recent one, stuck's the same.
+    for (now = 300; now <= 3000; now += 300) {
+      working.oldestInFlightAt = now - 200;
+      await table.sweep();
+    }
+    expect(working.closedWith).toEqual([]);
+    expect(table.get('working')).toBe(working);
+    expect(stuck.closedWith).toEqual(['idle']);
+    expect(table.get('stuck')).toBeUndefined();
+    table.dispose();
+  });
+
   it('closes every session on closeAll', async () => {
     const table = new InMemorySessionTable({ idleMs: 100 });
     const a = fakeSession('a');

@@ -8,7 +8,8 @@
  * Idle sessions expire: a timer sweeps the table and closes every session not seen for the idle
  * time that has no request in flight (a long tool call is activity, an open GET stream alone is
  * not), which closes its channels and so ends its server processes. A request in flight protects
- * its session for at most `maxBusyMs`, so a server that never answers cannot pin a process forever.
+ * its session for at most `maxBusyMs` from its arrival, so a server that never answers cannot pin a
+ * process forever, while a session kept busy by calls that are answered is never ended for it.
  *
  * @module
  */
@@ -44,6 +45,12 @@ export interface AgentSession {
   readonly channelCount: number;
   /** Agent requests currently being answered; a busy session never expires. */
   readonly inFlight: number;
+  /**
+   * When the oldest request in flight arrived (`Date.now()`), undefined with none. Without it the
+   * table counts from the first sweep that found the session busy, which a session always busy
+   * with calls that are answered would reach as well.
+   */
+  readonly oldestInFlightAt?: number | undefined;
   /** Answers one HTTP request of this session (POST, GET or DELETE); a POST's body may come already read. */
   handle(request: Request, body?: LegacyPostBody): Promise<Response>;
   /** Closes the agent-facing transport and every upstream channel. Idempotent. */
@@ -175,12 +182,12 @@ export class InMemorySessionTable implements SessionTable {
     for (const [id, entry] of this.#sessions) {
       let end: SessionEnd;
       if (entry.session.inFlight > 0) {
-        entry.busySince ??= now;
-        if (now - entry.busySince < this.#maxBusyMs) {
+        const since = entry.session.oldestInFlightAt ?? (entry.busySince ??= now);
+        if (now - since < this.#maxBusyMs) {
           entry.lastSeen = now;
           continue;
         }
-        end = { because: 'request-timeout', why: `its requests went unanswered for more than ${Math.round(this.#maxBusyMs / 1000)} s` };
+        end = { because: 'request-timeout', why: `a request of it went unanswered for more than ${Math.round(this.#maxBusyMs / 1000)} s` };
       } else {
         entry.busySince = undefined;
         if (now - entry.lastSeen < this.#idleMs) continue;
