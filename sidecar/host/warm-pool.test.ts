@@ -284,6 +284,45 @@ describe('WarmStartTransport', () => {
     await p.dispose();
   });
 
+  it('closes a cold instance that finished launching after its session closed, before close resolves (review s19)', async () => {
+    const p = pool(1);
+    p.learn(key, params, async () => new FakeServer());
+    await settle();
+    let launched!: () => void;
+    const cold: FakeServer[] = [];
+    const transport = await warmOrColdTransport({
+      pool: p,
+      key,
+      // A launch that waits (a contained server's policy compiles first).
+      cold: () => new Promise<FakeServer>((resolve) => (launched = () => resolve(cold[cold.push(new FakeServer()) - 1]!))),
+      spare: async () => new FakeServer(),
+    });
+    await transport.start();
+    const sending = transport.send(initialize(1, { ...params, clientInfo: { name: 'another-client', version: '2' } }));
+    const closing = transport.close();
+    launched();
+    await expect(sending).rejects.toMatchObject({ reason: 'server-exited' });
+    await closing;
+    expect(cold).toHaveLength(1);
+    expect([cold[0]!.started, cold[0]!.closed]).toEqual([false, true]);
+    await p.dispose();
+  });
+
+  it('tells the bridge the session is over, with why, when the cold instance it went to cannot launch', async () => {
+    const p = pool(1);
+    p.learn(key, params, async () => new FakeServer());
+    await settle();
+    const refused = Object.assign(new Error('no room'), { reason: 'limit-reached' });
+    const transport = await warmOrColdTransport({ pool: p, key, cold: async () => Promise.reject(refused), spare: async () => new FakeServer() });
+    const told: string[] = [];
+    transport.onerror = (error) => told.push(`error ${error.message}`);
+    transport.onclose = () => told.push('close');
+    await transport.start();
+    await expect(transport.send(initialize(1, { ...params, clientInfo: { name: 'another-client', version: '2' } }))).rejects.toBe(refused);
+    expect(told).toEqual(['error no room', 'close']);
+    await p.dispose();
+  });
+
   it('holds the server a session uses, the cold one once a warm one gave way to it', async () => {
     const p = pool(1);
     const held = new Map<FakeServer, number>();

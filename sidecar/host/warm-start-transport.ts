@@ -21,6 +21,7 @@ import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { sameInitialize, type InitializeParams, type WarmInstance, type WarmKey, type WarmPool } from './warm-pool.ts';
 import { holdReadingOf } from '../../shared/link/link-flow.ts';
+import { WireError } from '../../shared/errors.ts';
 
 export interface WarmStartOptions {
   pool: WarmPool | undefined;
@@ -62,6 +63,9 @@ export class WarmStartTransport implements Transport {
   /** Holds on reading the server's output (`holdReading`), and the one taken on the instance for them. */
   #holds = 0;
   #innerRelease: (() => void) | undefined;
+  #closed = false;
+  /** `#goCold` under way: `close` waits for it. */
+  #goingCold: Promise<void> | undefined;
 
   constructor(pool: WarmPool, key: WarmKey, instance: WarmInstance | Transport, options: WarmStartOptions) {
     this.#pool = pool;
@@ -102,8 +106,12 @@ export class WarmStartTransport implements Transport {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     this.#openingOver();
     await this.#inner.close();
+    // A cold instance still launching is closed by `#goCold` once it exists: wait for that, so
+    // nothing of this session is left running when its close resolves.
+    await this.#goingCold?.catch(() => {});
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
@@ -118,7 +126,7 @@ export class WarmStartTransport implements Transport {
         queueMicrotask(() => this.onmessage?.(answer));
         return;
       }
-      if (warm !== null) await this.#goCold();
+      if (warm !== null) await (this.#goingCold = this.#goCold());
       this.#phase = 'open';
       if (initialize !== null) this.#coldInitialize = { id: initialize.id, params };
       return this.#inner.send(message, options);
@@ -169,7 +177,23 @@ export class WarmStartTransport implements Transport {
     unused.onmessage = undefined;
     this.#warm = null;
     void unused.close().catch(() => {});
-    this.#inner = await this.#options.cold();
+    let cold: Transport;
+    try {
+      cold = await this.#options.cold();
+    } catch (error) {
+      // The warm one no longer tells the bridge it closed: this does, with why (a limit, a launch that failed).
+      if (!this.#closed) {
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+        this.onclose?.();
+      }
+      throw error;
+    }
+    if (this.#closed) {
+      // The session closed while its cold instance was launching: that instance is no one's.
+      await cold.close().catch(() => {});
+      throw new WireError('server-exited', `Server "${this.#key.server}" was not started: its session closed while it was launching`);
+    }
+    this.#inner = cold;
     if (this.#holds > 0) {
       // The warm one's hold ends with it; the cold one serves now, and is held instead.
       this.#innerRelease?.();
