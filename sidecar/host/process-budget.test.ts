@@ -66,4 +66,33 @@ describe('process budget', () => {
     expect(() => b.reserve('alice', 'spare', { evict: false })).toThrow(expect.objectContaining({ reason: 'limit-reached' }));
     expect(ended).toEqual([]);
   });
+
+  it('ends another agent\'s spare no session took for a launch at the host cap, before any idle process of the agent\'s own; a spare a session took is that session\'s (review s19)', () => {
+    const { b, ended, take } = budget(4, 3);
+    const spare = (agent: string, server: string) => {
+      const reserved = b.reserve(agent, server, { evict: false });
+      reserved.bind((error: WireError) => ended.push(`${agent}/${server}:${error.reason}`));
+      return reserved.slot;
+    };
+    take('alice', 'a').inFlight(1);
+    spare('alice', 'pooled');
+    const taken = spare('alice', 'taken');
+    taken.adopt();
+    // The host is full: bob's launch ends alice's spare, not her sessions' processes.
+    take('bob', 'x');
+    expect(ended).toEqual(['alice/pooled:limit-reached']);
+    // alice's adopted spare is a session's process now: carol's launch finds nothing it may end.
+    expect(() => take('carol', 'y')).toThrow(expect.objectContaining({ reason: 'limit-reached' }));
+    // And a spare never takes room that is not free.
+    expect(() => spare('bob', 'pooled')).toThrow(expect.objectContaining({ reason: 'limit-reached' }));
+    expect([b.count(), ended]).toEqual([3, ['alice/pooled:limit-reached']]);
+  });
+
+  it('ends the agent\'s own spare before its idle session processes past its own limit', () => {
+    const { ended, take, b } = budget(2, 10);
+    take('alice', 'a');
+    b.reserve('alice', 'pooled', { evict: false }).bind((error: WireError) => ended.push(`alice/pooled:${error.reason}`));
+    take('alice', 'b');
+    expect(ended).toEqual(['alice/pooled:limit-reached']);
+  });
 });

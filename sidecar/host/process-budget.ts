@@ -7,7 +7,9 @@
  * process per agent session and server) or as the legacy instance a modern agent is served by.
  * A launch past the agent's limit ends that agent's least recently used idle process (no request
  * in flight); a launch past the host's cap ends the agent's own least recently used idle process,
- * never another agent's. Only when nothing that may go is idle is the launch refused, with
+ * never another agent's session's. A warm pool's spare no session has taken goes first in either
+ * case, whichever agent it is kept for: it is a guess at a session to come, and must not keep an
+ * agent's launch out. Only when nothing that may go is idle is the launch refused, with
  * `limit-reached`. A process ended this way closes its channel with `limit-reached`, so the agent
  * learns why.
  *
@@ -49,6 +51,8 @@ export interface ProcessSlot {
   inFlight(delta: 1 | -1): void;
   /** Gives the slot back; idempotent. */
   release(): void;
+  /** A session took the warm pool's spare that holds this slot: it is that session's process from now on. */
+  adopt(): void;
 }
 
 interface Held {
@@ -56,6 +60,8 @@ interface Held {
   readonly server: string;
   inFlight: number;
   lastActive: number;
+  /** A warm pool's spare no session has taken yet: the first to go when a launch needs room. */
+  spare: boolean;
   /** Ends the process; set by the transport that holds the slot. */
   end: (error: WireError) => void;
 }
@@ -101,8 +107,9 @@ export class ProcessBudget {
     const { perAgent, total } = this.#limits;
     // A warm pool's spare takes only free room: it never ends a process a session may come back to.
     if (options.evict === false && !this.hasRoom(agent)) throw this.#refuse(agent, server, 'no free room for a spare instance');
+    // Spares first: no session uses them, and a session's process is one it may come back to.
     const idle = (pick: (h: Held) => boolean) =>
-      [...this.#held].filter((h) => h.inFlight === 0 && pick(h)).sort((a, b) => a.lastActive - b.lastActive);
+      [...this.#held].filter((h) => h.inFlight === 0 && pick(h)).sort((a, b) => Number(b.spare) - Number(a.spare) || a.lastActive - b.lastActive);
     const victims: Held[] = [];
     const own = [...this.#held].filter((h) => h.agent === agent).length;
     const ownIdle = idle((h) => h.agent === agent);
@@ -111,19 +118,20 @@ export class ProcessBudget {
       if (next === undefined) throw this.#refuse(agent, server, `agent "${agent}" already holds ${perAgent} server processes on this host, all busy`);
       victims.push(next);
     }
-    // At the host's cap only the asking agent's own idle processes may go: another agent's
-    // session is never ended for someone else's launch.
+    // At the host's cap only the asking agent's own idle processes and any agent's spares may go:
+    // another agent's session is never ended for someone else's launch, and a spare is no session's.
     const hostExcess = this.#held.size - victims.length + 1 - total;
     if (hostExcess > 0) {
-      if (ownIdle.length < hostExcess) throw this.#refuse(agent, server, `this host already runs ${total} server processes, none of them this agent's and idle`);
-      victims.push(...ownIdle.slice(0, hostExcess));
+      const room = [...idle((h) => h.spare && h.agent !== agent), ...ownIdle].sort((a, b) => Number(b.spare) - Number(a.spare) || a.lastActive - b.lastActive);
+      if (room.length < hostExcess) throw this.#refuse(agent, server, `this host already runs ${total} server processes, none of them this agent's and idle`);
+      victims.push(...room.slice(0, hostExcess));
     }
     for (const victim of victims) {
       this.#held.delete(victim);
-      this.#log.info('Server process ended to make room', { agent: victim.agent, server: victim.server, for: { agent, server } });
+      this.#log.info('Server process ended to make room', { agent: victim.agent, server: victim.server, spare: victim.spare, for: { agent, server } });
       victim.end(new WireError('limit-reached', `Server "${victim.server}" was ended to make room for a new one: it was idle and its host was at its process limit; open the session again`, { detail: { server: victim.server } }));
     }
-    const held: Held = { agent, server, inFlight: 0, lastActive: this.#now(), end: () => {} };
+    const held: Held = { agent, server, inFlight: 0, lastActive: this.#now(), spare: options.evict === false, end: () => {} };
     this.#held.add(held);
     const slot: ProcessSlot = {
       agent,
@@ -134,6 +142,9 @@ export class ProcessBudget {
       },
       release: () => {
         this.#held.delete(held);
+      },
+      adopt: () => {
+        held.spare = false;
       },
     };
     return { slot, bind: (end) => (held.end = end) };

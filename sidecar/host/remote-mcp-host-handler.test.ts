@@ -521,6 +521,61 @@ describe('the warm pool across a config reload', () => {
   });
 });
 
+describe('the warm pool at the host\'s process cap', () => {
+  /** A host of 2 processes in all, with a warm pool of 1, its log kept. */
+  function capped() {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { echo: { command: NODE, args: [ECHO] } } });
+    const lines: string[] = [];
+    const sidecar = createSidecarComposition({
+      configDir: dir,
+      entityId: 'alice-laptop',
+      user: 'alice',
+      trust: { allowUncontained: true },
+      log: createLogger({ level: 'info', write: (line) => lines.push(line) }),
+      executor: { termGraceMs: 500 },
+      limits: { processesPerAgent: 4, processes: 2, memoryLimitMib: 0 },
+      warmPool: { size: 1 },
+    });
+    cleanups.push(() => sidecar.stop());
+    let sessions = 0;
+    const session = async (agent: string) => {
+      const [agentEnd, hostEnd] = createInMemoryChannelPair();
+      const hosted = await sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'echo', agent, session: `s${++sessions}` } }, hostEnd);
+      cleanups.push(() => hosted?.dispose());
+      const client = new Client({ name: 'agent', version: '1.0.0' });
+      cleanups.push(() => client.close());
+      await client.connect(agentEnd);
+      return client;
+    };
+    const spareReady = () => waitFor(() => lines.some((l) => l.includes('Warm instance ready')));
+    return { sidecar, lines, session, spareReady };
+  }
+
+  it('gives another agent\'s launch the room of a spare no session took (review s19)', async () => {
+    const { sidecar, lines, session, spareReady } = capped();
+    await session('alice');
+    await spareReady();
+    expect(sidecar.budget.count()).toBe(2);
+    // The host is full with alice's session and her spare: bob's launch ends the spare.
+    const bob = await session('bob');
+    expect((await bob.callTool({ name: 'echo', arguments: { message: 'bob' } })).content).toEqual([{ type: 'text', text: 'Echo: bob' }]);
+    expect(lines.filter((l) => l.includes('Server process ended to make room'))).toEqual([expect.stringContaining('"spare":true')]);
+    await waitFor(() => sidecar.warmPool.size === 0 && sidecar.budget.count() === 2);
+  });
+
+  it('keeps a spare a session took as that session\'s: another agent\'s launch is refused instead', async () => {
+    const { sidecar, lines, session, spareReady } = capped();
+    await session('alice');
+    await spareReady();
+    const warm = await session('alice');
+    expect(sidecar.warmPool.size).toBe(0);
+    await expect(session('bob')).rejects.toMatchObject({ reason: 'limit-reached' });
+    expect(lines.filter((l) => l.includes('Server process ended to make room'))).toEqual([]);
+    expect((await warm.callTool({ name: 'echo', arguments: { message: 'still mine' } })).content).toEqual([{ type: 'text', text: 'Echo: still mine' }]);
+  });
+});
+
 describe('launch rate (sidecar.json "limits")', () => {
   /** The production composition with a launch rate of `burst` at once, then 1 a minute (none comes back while a test runs). */
   function rated(configDir: string, burst: number, options: { warmPool?: boolean } = {}) {

@@ -54,7 +54,7 @@ import { resolveServerCommand, type CommandResolution } from './server-command.t
 import type { ServerConfig } from './server-config.ts';
 import { MODERN_STAMP_AGE_MS, ServerConfigCache } from './server-config-cache.ts';
 import type { SidecarAudit } from '../audit/sidecar-audit.ts';
-import type { WarmPool } from './warm-pool.ts';
+import type { SpareTransport, WarmPool } from './warm-pool.ts';
 import { warmOrColdTransport } from './warm-start-transport.ts';
 
 /** What a hosted channel hands back: tearing it down ends the server. */
@@ -321,7 +321,10 @@ export class RemoteMcpHostHandler {
       // The gate's turns go by the agent the link's turns go by (its channels' `connection.agent`).
       { logger: log, ...(this.#options.lineGate !== undefined ? { lineGate: { gate: this.#options.lineGate, group: connection.agent ?? '' } } : {}) },
     );
-    return this.#hosted.track(transport, { name, connection, config, revision: trust.resolved?.revision ?? null }, slot);
+    const tracked: SpareTransport = this.#hosted.track(transport, { name, connection, config, revision: trust.resolved?.revision ?? null }, slot);
+    // A spare's slot is the first to go for another launch until a session takes it (`WarmPool.take`).
+    if (kind.spare === true && slot !== undefined) tracked.adopt = () => slot.slot.adopt();
+    return tracked;
   }
 
   /** Servers running now (legacy sessions' and modern agents' instances), for status and tests. */

@@ -51,6 +51,9 @@ export interface WarmPoolBudget {
   release(agent: string): void;
 }
 
+/** A spare's transport; `adopt` tells the host's budget a session took it (`take`). */
+export type SpareTransport = Transport & { adopt?: () => void };
+
 /** The `params` of an agent's `initialize` that a warm instance must match. */
 export type InitializeParams = Record<string, unknown>;
 
@@ -157,6 +160,7 @@ export class WarmPool {
     this.#touch(state);
     const instance = state.ready.shift();
     if (instance !== undefined) {
+      (instance.transport as SpareTransport).adopt?.();
       this.#opening.push(Date.now());
       this.#options.budget?.release(key.agent);
       this.#options.log.debug('Warm instance taken', { agent: key.agent, server: key.server });
