@@ -449,13 +449,17 @@ export class LegacyHttpEndpoint implements Transport {
     if (exchange.pending.size > 0) return;
     this.#exchanges.delete(streamId);
     for (const other of exchange.ids) if (this.#requestStream.get(other) === streamId) this.#requestStream.delete(other);
-    // A lone request's POST still waiting gets its (empty, ended) stream, as on close; nothing of
-    // the stream is kept, since nothing more will come on it.
+    // A lone request's POST still waiting gets its (empty, ended) stream, as on close. The stream's
+    // events are forgotten only once its connection took them all, as for an answer: a batch's
+    // other answers, written while the agent was away, are still to be resumed.
     this.#startWaitingStream(streamId);
     this.#resumable.delete(streamId);
     const stream = this.#streams.get(streamId);
-    if (stream !== undefined) this.#endStream(streamId, stream);
-    this.#store?.forgetStream?.(streamId);
+    if (stream !== undefined) {
+      const delivered = stream.answer.unread === 0;
+      this.#endStream(streamId, stream);
+      if (delivered) this.#store?.forgetStream?.(streamId);
+    }
   }
 
   /**

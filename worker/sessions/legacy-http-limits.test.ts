@@ -202,6 +202,21 @@ describe('requests in flight', () => {
   });
 });
 
+describe('cancelling the last request of a batch the agent dropped', () => {
+  it("keeps the batch's other answers for its resume (review s19)", async () => {
+    const { endpoint } = await opened({ eventStore: new SessionEventStore(), keepAliveMs: 0 });
+    const batch = await call(endpoint, [ping(1), ping(2)]);
+    const reader = batch.body!.getReader();
+    const priming = await nextEvent(reader);
+    await reader.cancel();
+    await endpoint.send(result(1));
+    await call(endpoint, cancel(2));
+    const resumed = await get(endpoint, priming.id);
+    expect(resumed.status).toBe(200);
+    expect(eventsOf(await resumed.text()).map((e) => JSON.parse(e.data) as unknown)).toEqual([result(1)]);
+  });
+});
+
 describe('answers the agent has not read', () => {
   const big = (id: number, bytes: number): JSONRPCMessage => ({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'x'.repeat(bytes) }] } });
 
