@@ -272,6 +272,8 @@ export class PassthroughSession implements AgentSession {
       this.#deadlines.delete(id);
     }
     this.#inFlight.delete(id);
+    // Answered, the initialize's id is free: a later request that reuses it may be cancelled.
+    if (id === this.#initializeId) this.#initializeId = undefined;
     if (this.#progress.size === 0) return;
     for (const [token, requestId] of this.#progress) if (requestId === id) this.#progress.delete(token);
   }

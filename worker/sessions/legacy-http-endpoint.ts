@@ -262,6 +262,8 @@ export class LegacyHttpEndpoint implements Transport {
       if (stream !== undefined) this.#write(STANDALONE, stream, text, eventId);
       return;
     }
+    // Answered, the initialize's id is free: a later request that reuses it may be cancelled.
+    if (response && requestId === this.#initializeId) this.#initializeId = undefined;
     const streamId = this.#requestStream.get(requestId);
     if (streamId === undefined) {
       if (response && this.#cancelled.delete(requestId)) {

@@ -200,6 +200,18 @@ describe('requests in flight', () => {
     expect(eventsOf(await (await init).text()).map((e) => e.data)).toEqual([JSON.stringify(result(0))]);
     await fresh.close();
   });
+
+  it("cancels a later request that reuses the initialize's id once the initialize was answered (review s19)", async () => {
+    const alice = new AgentRequests('alice', 3);
+    const { endpoint } = await opened({}, alice);
+    const reused = await call(endpoint, [ping(0)], alice);
+    expect(alice.inFlight).toBe(1);
+    await call(endpoint, cancel(0), alice);
+    // Its stream ends at once, as for any cancelled request; its place waits out the grace.
+    expect(eventsOf(await reused.text())).toEqual([]);
+    await endpoint.close();
+    expect(alice.inFlight).toBe(0);
+  });
 });
 
 describe('cancelling the last request of a batch the agent dropped', () => {
