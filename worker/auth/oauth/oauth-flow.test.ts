@@ -335,6 +335,18 @@ describe('refusals', () => {
     expect((await fetchFn(url, { redirect: 'manual' })).status).toBe(400);
   });
 
+  it('refuses a redirect_uri or client_id sent twice on a page, though one of them is registered (review s19, RFC 6749 §3.1)', async () => {
+    const { fetchFn } = await setup();
+    const { url } = await approvedCode(fetchFn);
+    for (const name of ['redirect_uri', 'client_id']) {
+      const twice = new URL(url);
+      twice.searchParams.append(name, name === 'redirect_uri' ? 'https://evil.example/callback' : 'another');
+      const res = await fetchFn(twice, { redirect: 'manual' });
+      expect([res.status, res.headers.get('location')]).toEqual([400, null]);
+      expect(await res.text()).toContain(`Parameter ${name} was sent more than once: nothing was sent to any redirect_uri`);
+    }
+  });
+
   it('redirects to no client before a person acts: a bad request from a client anyone may register shows its error on a page (no open redirector)', async () => {
     const { fetchFn } = await setup();
     const registered = (await (await fetchFn(`${BASE}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['https://phish.example/login'], token_endpoint_auth_method: 'none' }) })).json()) as { client_id: string };

@@ -181,6 +181,10 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       const q = new URL(c.req.url).searchParams;
       const issuer = deps.baseUrl(c);
       const single = (name: string) => (q.getAll(name).length > 1 ? null : q.get(name));
+      // Refused on this page, never redirected: with two of either, which client or address is meant is unknown (RFC 6749 §3.1).
+      for (const name of ['client_id', 'redirect_uri']) {
+        if (q.getAll(name).length > 1) return invalidRequestPage(`Parameter ${name} was sent more than once: nothing was sent to any redirect_uri`);
+      }
       const clientId = single('client_id') ?? '';
       const client = await clientOrErrorPage(clientId);
       if (client instanceof Response) return client;
