@@ -37,11 +37,11 @@ afterEach(async () => {
   }
 });
 
-async function setup() {
+async function setup(fetch: (url: string) => Promise<Response> = (url) => issuerFetch(url)) {
   const config = await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha'], { oauth: { 'external-issuer': { issuer: ISSUER, 'agent-claim': 'switchyard_agent' } } });
   const table = new InMemorySessionTable({ idleMs: 60_000 });
   sessions.push(table);
-  const app = createApp({ config, router: new InProcessRouter({ alpha: createTestMcpServer }), sessions: table, oauth: { externalIssuer: { fetch: issuerFetch } } });
+  const app = createApp({ config, router: new InProcessRouter({ alpha: createTestMcpServer }), sessions: table, oauth: { externalIssuer: { fetch } } });
   const call = (path: string, token: string) => app.request(`${BASE}${path}`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: INIT });
   return { app, call };
 }
@@ -84,6 +84,26 @@ describe('external issuer', () => {
       expect(((await res.json()) as { error: { message: string } }).error.message).toBe(`Invalid bearer token: ${why}`);
       expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
     }
+  });
+
+  it('takes no keys from a discovered jwks_uri on plain http, nor from a discovery document redirected to one (review s19)', async () => {
+    const fetched: string[] = [];
+    const plain = async (url: string) => {
+      fetched.push(url);
+      if (url === `${ISSUER}/.well-known/openid-configuration`) return Response.json({ issuer: ISSUER, jwks_uri: 'http://169.254.169.254/keys' });
+      return issuerFetch(url);
+    };
+    const { call } = await setup(plain);
+    expect((await call('/servers/alpha/mcp', await token({}))).status).not.toBe(200);
+    const redirected = async (url: string) => {
+      fetched.push(url);
+      const response = await issuerFetch(url);
+      if (url.endsWith('/openid-configuration')) Object.defineProperties(response, { redirected: { value: true }, url: { value: 'http://login.example.com/tenant/.well-known/openid-configuration' } });
+      return response;
+    };
+    const second = await setup(redirected);
+    expect((await second.call('/servers/alpha/mcp', await token({}))).status).not.toBe(200);
+    expect(fetched.filter((url) => !url.endsWith('/openid-configuration'))).toEqual([]);
   });
 
   it('answers an unsigned token whose header carries bytes no header may hold with a 401 whose challenge stays short printable ASCII', async () => {

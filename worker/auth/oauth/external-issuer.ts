@@ -13,7 +13,7 @@
 import { JwtError } from './jwt/jwt-error.ts';
 import { verifyJwt } from './jwt/jwt-verify.ts';
 import { RemoteKeySet } from './jwt/remote-key-set.ts';
-import type { ExternalIssuerConfig } from './oauth-config.ts';
+import { isSecureUrl, type ExternalIssuerConfig } from './oauth-config.ts';
 
 export type ExternalVerdict = { agent: string } | { refused: string } | null;
 
@@ -77,9 +77,12 @@ export class ExternalIssuer {
     const issuer = this.#config.issuer.replace(/\/$/, '');
     const response = await this.#fetch(`${issuer}/.well-known/openid-configuration`, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5_000) });
     if (!response.ok) throw new Error(`the issuer's discovery document answered ${response.status}`);
+    // Held to the config's rule, as a configured jwks-uri is: keys fetched over plain http could be anyone's.
+    if (response.redirected && !isSecureUrl(response.url)) throw new Error('the issuer\'s discovery document was redirected to an address that is not https');
     const doc = (await response.json()) as { jwks_uri?: unknown; issuer?: unknown };
     if (doc.issuer !== this.#config.issuer) throw new Error('the issuer\'s discovery document names another issuer');
     if (typeof doc.jwks_uri !== 'string') throw new Error('the issuer\'s discovery document has no jwks_uri');
+    if (!isSecureUrl(doc.jwks_uri)) throw new Error('the issuer\'s discovery document names a jwks_uri that is not https: (http: only on this machine\'s loopback)');
     return this.#keySetAt(doc.jwks_uri);
   }
 

@@ -12,12 +12,15 @@ export const DEFAULT_REFRESH_TOKEN_DAYS = 30;
 
 const isLoopbackHost = (host: string) => host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
 
+/** Whether `value` is an https: URL, or http: on this machine's loopback: where an issuer and its keys may be. */
+export function isSecureUrl(value: string): boolean {
+  const url = URL.canParse(value) ? new URL(value) : null;
+  return url !== null && (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname)));
+}
+
 const IssuerUrlSchema = z.string().check(
   z.url('must be an absolute URL'),
-  z.refine((value) => {
-    const url = URL.canParse(value) ? new URL(value) : null;
-    return url !== null && (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname)));
-  }, 'must be an https: URL (http: only on this machine\'s loopback)'),
+  z.refine(isSecureUrl, 'must be an https: URL (http: only on this machine\'s loopback)'),
   z.refine((value) => !value.includes('#') && !value.includes('?'), 'must have no query or fragment'),
 );
 
