@@ -18,6 +18,13 @@ describe('client metadata address policy', () => {
     }
   });
 
+  it('refuses site-local, discard-only and Teredo IPv6 addresses, and 6to4 ones carrying a private IPv4 address (review s19)', () => {
+    for (const a of ['fec0::1', 'feff::1', '100::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2002:7f00:1::', '2002:c0a8:101::1', '2002:a9fe:a9fe::1']) {
+      expect(isPublicAddress(a), a).toBe(false);
+    }
+    expect(isPublicAddress('2002:808:808::1')).toBe(true);
+  });
+
   it('accepts public IPv6 addresses and rejects malformed ones as not public', () => {
     expect(isPublicAddress('2606:4700:4700::1111')).toBe(true);
     expect(isPublicAddress('::ffff:8.8.8.8')).toBe(true);

@@ -63,8 +63,12 @@ function v6Public(g: number[]): boolean {
   if (g.slice(0, 7).every((x) => x === 0) && g[7] === 1) return false; // loopback
   if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0)) return v4Public(((g[6]! << 16) | g[7]!) >>> 0); // v4-mapped / compatible
   if (g[0] === 0x64 && g[1] === 0xff9b) return v4Public(((g[6]! << 16) | g[7]!) >>> 0); // NAT64
+  if (g[0] === 0x2002) return v4Public(((g[1]! << 16) | g[2]!) >>> 0); // 6to4: the IPv4 address it carries
+  if (g[0] === 0x2001 && g[1] === 0) return false; // Teredo: a tunnel to an address it does not show
+  if (g[0] === 0x0100 && g.slice(1, 4).every((x) => x === 0)) return false; // discard-only
   if ((g[0]! & 0xfe00) === 0xfc00) return false; // unique local
   if ((g[0]! & 0xffc0) === 0xfe80) return false; // link-local
+  if ((g[0]! & 0xffc0) === 0xfec0) return false; // site-local (deprecated, still routed inside sites)
   if ((g[0]! & 0xff00) === 0xff00) return false; // multicast
   if (g[0] === 0x2001 && g[1] === 0x0db8) return false; // documentation
   return true;
