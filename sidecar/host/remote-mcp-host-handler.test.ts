@@ -534,7 +534,7 @@ describe('the warm pool at the host\'s process cap', () => {
       trust: { allowUncontained: true },
       log: createLogger({ level: 'info', write: (line) => lines.push(line) }),
       executor: { termGraceMs: 500 },
-      limits: { processesPerAgent: 4, processes: 2, memoryLimitMib: 0 },
+      limits: { processesPerAgent: 4, processes: 2, memoryLimitMib: 0, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60 },
       warmPool: { size: 1 },
     });
     cleanups.push(() => sidecar.stop());

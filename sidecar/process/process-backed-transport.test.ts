@@ -205,6 +205,21 @@ describe('ProcessExecutorBackedClientTransport', () => {
     expect(closes()).toBe(1);
   });
 
+  it('ends a server that closed its stdout but kept running, saying so, so its requests do not wait forever (review s19)', async () => {
+    const lines: string[] = [];
+    const { t, errors, closes } = transport(fixture('closes-stdout-server.mjs'), { logger: createLogger({ level: 'warn', write: (line) => lines.push(line) }), stdoutClosedGraceMs: 200 }, 'mute');
+    const received: JSONRPCMessage[] = [];
+    t.onmessage = (message) => void received.push(message);
+    await t.start();
+    const pid = t.pid!;
+    await t.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    await waitFor(() => (closes() > 0 ? true : undefined), 'onclose');
+    expect(received).toEqual([expect.objectContaining({ id: 1, result: expect.objectContaining({ serverInfo: { name: 'closes-stdout', version: '1' } }) })]);
+    expect(errors.map((e) => [reasonOf(e), e.message])).toEqual([['server-exited', 'Server "mute" closed its output and can answer nothing more: it was ended, see the sidecar log']]);
+    expect(lines.map((line) => JSON.parse(line) as { msg: string })).toEqual([expect.objectContaining({ msg: 'Server closed its stdout but kept running: ended it' })]);
+    await waitFor(() => (isAlive(pid) ? undefined : true), 'the server gone');
+  });
+
   it('closes quietly when the executor ends the process first, as when the sidecar stops: no server-exited, no warning', async () => {
     const lines: string[] = [];
     const { t, errors, closes } = transport({ command: NODE, args: [EVERYTHING, 'stdio'], env: { PATH: process.env.PATH ?? '' }, policy: null }, { logger: createLogger({ level: 'warn', write: (line) => lines.push(line) }) }, 'everything');

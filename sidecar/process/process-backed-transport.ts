@@ -49,6 +49,8 @@ export interface ProcessTransportOptions {
   readonly maxMessageBytes?: number;
   /** Bound on waiting for the output pipes to drain after the process ended; 1 s by default. */
   readonly drainTimeoutMs?: number;
+  /** How long a server whose stdout closed may run on before it is ended; `STDOUT_CLOSED_GRACE_MS` by default. */
+  readonly stdoutClosedGraceMs?: number;
   /** Bytes waiting for stdin past which messages are refused; `MAX_STDIN_QUEUED_BYTES` by default. */
   readonly maxStdinQueuedBytes?: number;
   /** The host's gate on large stdout lines, and the agent this server runs for (its turn there); none: read at once. */
@@ -56,6 +58,9 @@ export interface ProcessTransportOptions {
 }
 
 type State = 'new' | 'starting' | 'open' | 'closing' | 'closed';
+
+/** How long a server whose stdout closed has to exit on its own (its cleanup) before it is ended. */
+const STDOUT_CLOSED_GRACE_MS = 5000;
 
 /**
  * Bytes waiting for a server's stdin past which its messages are refused: far more than a server
@@ -199,7 +204,10 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     if (this.#holds > 0) handle.stdout.pause(); // held before it started
     this.#stdoutDone = new Promise((resolve) => handle.stdout.once('close', resolve));
     // A line cut off by its stdout's end is never whole: its place at the line gate goes on.
-    void this.#stdoutDone.then(() => this.#leaveLineGate());
+    void this.#stdoutDone.then(() => {
+      this.#leaveLineGate();
+      if (this.#state === 'open') this.#endIfStillRunning();
+    });
     this.#stderrDone = this.#drainStderr(handle.stderr);
     void handle.exited.then((exit) => {
       // An exit the executor asked for (it ends every tree when the sidecar stops, whoever closes
@@ -322,6 +330,22 @@ export class ProcessExecutorBackedClientTransport implements Transport {
     }
     const how = exit.signal === null ? `with code ${exit.code}` : `on signal ${exit.signal}`;
     return new WireError('server-exited', `Server "${this.name}" exited ${how}: see the sidecar log`, { detail: { server: this.name, exitCode: exit.code, signal: exit.signal } });
+  }
+
+  /**
+   * Its stdout closed, so the server can answer nothing more; one that exits now is reported by
+   * its exit. One that keeps running (it closed its stdout, or handed it to a child that ended)
+   * would leave every request waiting and its process held busy: it is ended after a grace.
+   */
+  #endIfStillRunning(): void {
+    const timer = setTimeout(() => {
+      // Closed, exited, or being ended by the executor (the sidecar stops): nothing to say.
+      if (this.#state !== 'open' || this.#handle?.ending === true) return;
+      this.#logger.warn('Server closed its stdout but kept running: ended it', { stderr: this.#tail.sanitized() });
+      this.#report(new WireError('server-exited', `Server "${this.name}" closed its output and can answer nothing more: it was ended, see the sidecar log`, { detail: { server: this.name } }));
+      this.#closing ??= this.#shutdown(undefined);
+    }, this.#options.stdoutClosedGraceMs ?? STDOUT_CLOSED_GRACE_MS);
+    (timer as { unref?: () => void }).unref?.();
   }
 
   #report(error: Error): void {
