@@ -188,6 +188,16 @@ socket.on('error', (e) => console.log('error: ' + e.code));`;
     expect(Object.keys(env).filter((k) => !['PATH', 'FROM_PROFILE', 'SERVER_VAR', 'HOME', 'PWD'].includes(k))).toEqual([]);
     expect(policy.args.join(' ')).not.toContain('sidecar-secret-value');
   });
+
+  it('sets its environment inside the sandbox only: bwrap runs on the host with none, so no LD_LIBRARY_PATH of the server reaches its loader (review s19)', async () => {
+    const launch = { file: NODE, args: ['-e', 'console.log(process.env.LD_LIBRARY_PATH); setTimeout(() => {}, 10_000)'], env: { LD_LIBRARY_PATH: '/tmp/planted' } };
+    const handle = await launchContained(await compile(profile(), launch), launch);
+    const line = await new Promise<string>((resolve) => handle.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
+    const hostSide = readFileSync(`/proc/${handle.pid}/environ`, 'utf8');
+    await handle.dispose();
+    expect(line).toBe('/tmp/planted');
+    expect(hostSide).toBe('');
+  });
 });
 
 /** A minimal SDK client transport over a launched process (the SDK's own stdio transport adds parent env vars). */

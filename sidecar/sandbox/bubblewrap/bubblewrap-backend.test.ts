@@ -6,7 +6,7 @@ import { WireError } from '../../../shared/errors.ts';
 import { silentLogger } from '../../log.ts';
 import type { SandboxDescriptor, SandboxSpawn, SpawnedSandbox } from '../../process/contained-launch.ts';
 import { inheritableDescriptors } from '../../process/inherited-fds.ts';
-import { bubblewrapLaunch } from './bubblewrap-backend.ts';
+import { bubblewrapLaunch, environmentArgs } from './bubblewrap-backend.ts';
 import { seccompFilter } from './seccomp-filter.ts';
 import { USER_MODE_RESOLV_CONF } from './user-mode-network.ts';
 
@@ -31,17 +31,23 @@ function masked(spawn: SandboxSpawn): { closing: string[]; descriptors: SandboxD
 const noSandbox: SpawnedSandbox = { pid: 0, descriptors: [], exited: new Promise(() => {}), kill: () => {}, log: silentLogger };
 
 describe('the bubblewrap backend', () => {
-  it('wraps a launch as bwrap [--args N …] --json-status-fd 3 --seccomp 4 [...policy] -- command ...args, with the policy environment', () => {
+  it('wraps a launch as bwrap [--args N …] --args 5 --json-status-fd 3 --seccomp 4 [...policy] -- command ...args, the policy environment set inside the sandbox only', () => {
     const spawn = bubblewrapLaunch(fields).wrap('/usr/bin/node', ['server.js', '--flag']);
     const { closing, descriptors } = masked(spawn);
     expect(spawn).toMatchObject({
       file: '/usr/bin/bwrap',
-      args: [...closing, '--json-status-fd', '3', '--seccomp', '4', '--unshare-all', '--', '/usr/bin/node', 'server.js', '--flag'],
-      env: { PATH: '/usr/bin' },
+      args: [...closing, '--args', '5', '--json-status-fd', '3', '--seccomp', '4', '--unshare-all', '--', '/usr/bin/node', 'server.js', '--flag'],
+      // bwrap runs on the host: a server's LD_PRELOAD or LD_LIBRARY_PATH must not reach its loader (review s19).
+      env: {},
       cwd: '/srv',
-      descriptors: ['pipe', { data: seccompFilter() }, ...descriptors],
+      descriptors: ['pipe', { data: seccompFilter() }, { data: '--clearenv\0--setenv\0PATH\0/usr/bin\0' }, ...descriptors],
     });
     spawn.release?.();
+  });
+
+  it('clears the environment and sets each variable of the policy, values as they are', () => {
+    expect(environmentArgs({})).toBe('--clearenv\0');
+    expect(environmentArgs({ LD_PRELOAD: '/w/x.so', A: 'two words\nand a line' }).split('\0')).toEqual(['--clearenv', '--setenv', 'LD_PRELOAD', '/w/x.so', '--setenv', 'A', 'two words\nand a line', '']);
   });
 
   it('masks every descriptor this process holds without close-on-exec, above its own, on one /dev/null that release closes', () => {
@@ -58,8 +64,8 @@ describe('the bubblewrap backend', () => {
   it('blocks internet-client on fd 4 and passes the resolv.conf on fd 5', () => {
     const spawn = bubblewrapLaunch({ ...fields, network: 'internet-client', userModeNetwork: '/usr/bin/slirp4netns' }).wrap('/bin/true', []);
     const { closing, descriptors } = masked(spawn);
-    expect(spawn.args.slice(0, closing.length + 6)).toEqual([...closing, '--json-status-fd', '3', '--block-fd', '4', '--seccomp', '6']);
-    expect(spawn.descriptors).toEqual(['pipe', 'pipe', { data: USER_MODE_RESOLV_CONF }, { data: seccompFilter() }, ...descriptors]);
+    expect(spawn.args.slice(0, closing.length + 8)).toEqual([...closing, '--args', '7', '--json-status-fd', '3', '--block-fd', '4', '--seccomp', '6']);
+    expect(spawn.descriptors).toEqual(['pipe', 'pipe', { data: USER_MODE_RESOLV_CONF }, { data: seccompFilter() }, { data: environmentArgs(fields.env) }, ...descriptors]);
     spawn.release?.();
   });
 
@@ -78,8 +84,8 @@ describe('the bubblewrap backend', () => {
   it('passes the seccomp filter after the grants, so their numbers stay those the compiler wrote', () => {
     const spawn = bubblewrapLaunch({ ...fields, grantSources: [dir, dir] }).wrap('/bin/true', []);
     const { closing } = masked(spawn);
-    expect(spawn.args.slice(closing.length, closing.length + 4)).toEqual(['--json-status-fd', '3', '--seccomp', '6']);
-    expect(spawn.descriptors?.slice(0, 4)).toEqual(['pipe', { fd: expect.any(Number) }, { fd: expect.any(Number) }, { data: seccompFilter() }]);
+    expect(spawn.args.slice(closing.length, closing.length + 6)).toEqual(['--args', '7', '--json-status-fd', '3', '--seccomp', '6']);
+    expect(spawn.descriptors?.slice(0, 5)).toEqual(['pipe', { fd: expect.any(Number) }, { fd: expect.any(Number) }, { data: seccompFilter() }, { data: environmentArgs(fields.env) }]);
     spawn.release?.();
   });
 
@@ -87,8 +93,8 @@ describe('the bubblewrap backend', () => {
     const policy = bubblewrapLaunch({ ...fields, grantSources: [dir], launchRoots: [dir] });
     const spawn = policy.wrap('/bin/true', []);
     const { closing } = masked(spawn);
-    expect(spawn.args.slice(closing.length, closing.length + 4)).toEqual(['--json-status-fd', '3', '--seccomp', '6']);
-    expect(spawn.descriptors?.slice(0, 4)).toEqual(['pipe', { fd: expect.any(Number) }, { fd: expect.any(Number) }, { data: seccompFilter() }]);
+    expect(spawn.args.slice(closing.length, closing.length + 6)).toEqual(['--args', '7', '--json-status-fd', '3', '--seccomp', '6']);
+    expect(spawn.descriptors?.slice(0, 5)).toEqual(['pipe', { fd: expect.any(Number) }, { fd: expect.any(Number) }, { data: seccompFilter() }, { data: environmentArgs(fields.env) }]);
     const fd = (spawn.descriptors?.[2] as { fd: number }).fd;
     expect(readlinkSync(`/proc/self/fd/${fd}`)).toBe(dir);
     expect(inheritableDescriptors()).not.toContain(fd);
@@ -135,7 +141,7 @@ describe('the bubblewrap backend', () => {
   it('a spread copy with changed fields wraps with the changed fields', () => {
     const copy = { ...bubblewrapLaunch(fields), args: ['--unshare-net'] };
     const spawn = copy.wrap('/bin/true', []);
-    expect(spawn.args).toEqual([...masked(spawn).closing, '--json-status-fd', '3', '--seccomp', '4', '--unshare-net', '--', '/bin/true']);
+    expect(spawn.args).toEqual([...masked(spawn).closing, '--args', '5', '--json-status-fd', '3', '--seccomp', '4', '--unshare-net', '--', '/bin/true']);
     spawn.release?.();
   });
 

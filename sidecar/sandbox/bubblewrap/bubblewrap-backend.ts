@@ -34,6 +34,13 @@ import { LocalError } from '../../../shared/errors.ts';
  * `/dev/null` (entries of the same spawn's `descriptors`, so whoever spawns it puts them there),
  * whose end comes at once, with no argument.
  */
+/** bwrap's `--args` for `env`: every variable cleared, then each of `env` set (NUL-separated). */
+export function environmentArgs(env: Readonly<Record<string, string>>): string {
+  const args = ['--clearenv'];
+  for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
+  return `${args.join('\0')}\0`;
+}
+
 function closing(inherited: DescriptorMask | null): string[] {
   return inherited?.fds.flatMap((fd) => ['--args', String(fd)]) ?? [];
 }
@@ -113,6 +120,12 @@ export const bubblewrapBackend: SandboxBackend<BubblewrapPolicyFields> = {
     if (layout.block !== undefined) descriptors.push('pipe', { data: USER_MODE_RESOLV_CONF });
     descriptors.push(...grants.fds.map((fd) => ({ fd })), { data: filter });
     const seccomp = layout.seccomp(grants.fds.length);
+    // The server's environment is set inside the sandbox only, read from a descriptor (argv is
+    // anyone's to read in /proc). bwrap itself, and prlimit or setpriv before it, run on the host
+    // with none: LD_LIBRARY_PATH or LD_PRELOAD there, pointed at a directory the server may write,
+    // would run what the server planted outside the sandbox at its next launch.
+    descriptors.push({ data: environmentArgs(policy.env) });
+    const environment = layout.environment(grants.fds.length);
     let inherited: DescriptorMask | null;
     try {
       inherited = maskInheritableDescriptors(3 + descriptors.length);
@@ -125,10 +138,11 @@ export const bubblewrapBackend: SandboxBackend<BubblewrapPolicyFields> = {
       file: policy.executable,
       args: [
         ...closing(inherited),
+        '--args', String(environment),
         '--json-status-fd', String(layout.status), ...(layout.block !== undefined ? ['--block-fd', String(layout.block)] : []), '--seccomp', String(seccomp),
         ...policy.args, '--', command, ...args,
       ],
-      env: policy.env,
+      env: {},
       cwd: policy.cwd,
       descriptors,
       inherited,

@@ -11,6 +11,7 @@
  * | next | `--bind-fd` / `--ro-bind-fd`: one per grant, in order | each grant |
  * | next | `--ro-bind-fd`: one per implicit launch root outside the grants, in order | each such root |
  * | next | `--seccomp`: the filter (`seccomp-filter.ts`), after every mount so their numbers stay put | always |
+ * | next | `--args`: `--clearenv` and the server's `--setenv`s, its environment set inside the sandbox only | always |
  *
  * @module
  */
@@ -28,6 +29,8 @@ export interface DescriptorLayout {
   launchRoot(grants: number, i: number): number;
   /** The seccomp filter's descriptor, after a launch's `mounts` grants and launch roots. */
   seccomp(mounts: number): number;
+  /** The server's environment (`--args`), after the seccomp filter. */
+  environment(mounts: number): number;
 }
 
 export function descriptorLayout(network: ContainedNetwork | undefined): DescriptorLayout {
@@ -35,6 +38,7 @@ export function descriptorLayout(network: ContainedNetwork | undefined): Descrip
   const grant = (i: number) => first + i;
   const launchRoot = (grants: number, i: number) => grant(grants + i);
   const seccomp = (mounts: number) => grant(mounts);
-  if (network === 'internet-client') return { status: STATUS_FD, block: 4, resolvConf: 5, grant, launchRoot, seccomp };
-  return { status: STATUS_FD, grant, launchRoot, seccomp };
+  const environment = (mounts: number) => seccomp(mounts) + 1;
+  if (network === 'internet-client') return { status: STATUS_FD, block: 4, resolvConf: 5, grant, launchRoot, seccomp, environment };
+  return { status: STATUS_FD, grant, launchRoot, seccomp, environment };
 }
