@@ -25,6 +25,10 @@ describe('restrictive composition (child ∧ base)', () => {
     ['keeps a read-only hole the child carves', ['rw:/a', 'ro:/a/b'], ['rw:/a'], ['rw:/a', 'ro:/a/b']],
     ['keeps the child target mapping', ['rw:/a=>/mnt'], ['ro:/a'], ['ro:/a=>/mnt']],
     ['maps a base path through the child mapping', ['rw:/a=>/mnt'], ['rw:/a/b'], ['rw:/a/b=>/mnt/b']],
+    // Review s19: bubblewrap mounts by target, so a hole mapped away from its parent's mapping
+    // left its path writable through the parent's mount.
+    ['keeps the base\'s read-only hole where its parent shows it, whatever target the child asks', ['rw:/p', 'ro:/p/protected=>/elsewhere'], ['rw:/p', 'ro:/p/protected'], ['rw:/p', 'ro:/p/protected']],
+    ['moves the hole with a parent the child remaps', ['rw:/p=>/q', 'ro:/p/protected'], ['rw:/p', 'ro:/p/protected'], ['rw:/p=>/q', 'ro:/p/protected=>/q/protected']],
   ])('%s', (_name, child, base, expected) => {
     expect(narrow(p(child, []), p(base, [])).filesystemPaths).toEqual(expected.map(g));
   });
@@ -138,6 +142,12 @@ describe('underFloor', () => {
     expect(out.filesystemPaths).toEqual(p(['rw:/srv/shared'], []).filesystemPaths);
     expect(out.networkCapabilities).toEqual([]);
     expect(out.allowedToolCalls).toEqual({ all: [{ schema: { title: 'agent' } }, { schema: { title: 'floor' } }] });
+  });
+
+  it('keeps the floor\'s read-only hole under its writable parent whatever target the agent asks for it (review s19)', () => {
+    const floor = p(['rw:/srv', 'ro:/srv/protected'], []);
+    const out = underFloor(p(['rw:/srv', 'ro:/srv/protected=>/elsewhere'], []), floor);
+    expect(out.filesystemPaths).toEqual(p(['rw:/srv', 'ro:/srv/protected'], []).filesystemPaths);
   });
 
   it('keeps a request that is narrower than the floor, and the floor for a request that says nothing', () => {

@@ -10,8 +10,10 @@
  * is constant between those points): `intersect` keeps the lower access (none < read-only <
  * read-write), `union` the higher. Where the result grants access, its target comes from the first
  * list when that list covers the point, else from the second, extended by the path below the
- * providing grant. The result is normalised: a grant that adds nothing to its nearest ancestor
- * (same access, same mapping) is dropped, so equal meanings give equal lists.
+ * providing grant; but a grant inside another kept grant is always mapped where that one shows its
+ * path (bubblewrap mounts by target: a nested grant mapped elsewhere would not cover its path, and
+ * the parent's access would reach it). The result is normalised: a grant that adds nothing to its
+ * nearest ancestor (same access, same mapping) is dropped, so equal meanings give equal lists.
  *
  * @module
  */
@@ -70,12 +72,15 @@ function combine(a: readonly FilesystemGrant[], b: readonly FilesystemGrant[], p
     if (level === 0) continue;
     const provider = coveringGrant(a, point) ?? coveringGrant(b, point);
     if (provider === undefined) continue;
+    // A grant inside another is mounted where that one shows its path, whatever target was asked:
+    // bubblewrap applies mounts by target, so one mounted elsewhere would leave its path reachable
+    // through its parent's mount, with the parent's access (a read-only carve-out made writable).
+    const parent = coveringGrant(kept, point);
     const grant: FilesystemGrant = {
       sourcePath: point,
-      targetPath: mapThrough(provider, point),
+      targetPath: mapThrough(parent ?? provider, point),
       accessMode: level === 2 ? 'read-write' : 'read-only',
     };
-    const parent = coveringGrant(kept, point);
     const redundant = parent !== undefined && parent.accessMode === grant.accessMode && mapThrough(parent, point) === grant.targetPath;
     if (!redundant) kept.push(grant);
   }

@@ -62,7 +62,7 @@ const baseReferenceSchema = z.pipe(
 
 const filesystemPathSchema = z.strictObject({
   'source-path': absolutePathSchema.check(z.describe('Absolute path on the launch host')),
-  'target-path': z.optional(absolutePathSchema).check(z.describe('Where it appears inside the sandbox; defaults to source-path')),
+  'target-path': z.optional(absolutePathSchema).check(z.describe('Where it appears inside the sandbox; defaults to source-path. A path inside another granted path appears where that one shows it, whatever its own target-path')),
   'access-mode': z.enum(['read-only', 'read-write']).check(z.describe('read-only or read-write')),
 });
 
