@@ -54,6 +54,19 @@ describe('launchPaths', () => {
     expect(readOnly).not.toContain(join(root, 'home'));
   });
 
+  it('never exposes the real home behind a symlinked $HOME, nor its ancestors, for a script named by its real path (review s19)', () => {
+    const real = join(root, 'var', 'home', 'alice');
+    mkdirSync(real, { recursive: true });
+    const link = join(root, 'home-link');
+    symlinkSync(real, link);
+    file(join(real, 'package.json'), '{}');
+    const direct = file(join(real, 'server.js'));
+    const { readOnly } = launchPaths({ file: '/usr/bin/node', args: [direct] }, link);
+    expect(readOnly).toContain(direct);
+    expect(readOnly).not.toContain(real);
+    expect(readOnly).not.toContain(join(root, 'var', 'home'));
+  });
+
   it('never exposes a shared temp dir wholesale', () => {
     const script = join(tmpdir(), `sy-loose-${process.pid}.mjs`);
     writeFileSync(script, '');

@@ -154,7 +154,10 @@ function outsideGrants(part: LaunchPart, path: string, real: string, inside: boo
  */
 export function launchPaths(launch: ContainmentLaunch, home: string, grants: readonly Pick<FilesystemGrant, 'sourcePath'>[] = []): LaunchPaths {
   const temps = new Set([...SHARED_TEMP, tmpdir(), ...SHARED_TEMP.map(realPath), realPath(tmpdir())].filter((p): p is string => p !== undefined));
-  const exposable = (dir: string): boolean => dir !== '/' && !isWithin(home, dir) && !temps.has(dir);
+  // The home as spelled and as it resolves: with a symlinked home (/home -> /var/home on ostree
+  // systems) a real path's install root would otherwise be the whole real home.
+  const homes = [...new Set([home, realPath(home)].filter((p): p is string => p !== undefined))];
+  const exposable = (dir: string): boolean => dir !== '/' && !homes.some((h) => isWithin(h, dir)) && !temps.has(dir);
   const granted = (path: string): boolean => grants.some((g) => isWithin(path, g.sourcePath));
 
   const installRoot = (file: string): string => {
