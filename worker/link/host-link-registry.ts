@@ -35,8 +35,14 @@ export interface HostLinkStatus {
 export interface HostLinkRegistry {
   /** Opens a channel to the host; `host-offline` at once when it has no live link. */
   openChannel(entityId: string, request: unknown, options?: OpenChannelOptions): Promise<ChannelTransport>;
-  /** Registers a live link for the host, replacing (and closing) any older one. */
-  attach(entityId: string, endpoint: LinkEndpoint): void;
+  /**
+   * Registers a live link for the host, replacing (and closing) any older one. With `since` (what
+   * `changes` was when its link request came in), a link whose host's entry a config change
+   * replaced or removed after that is closed instead: it proved a key the worker no longer holds.
+   */
+  attach(entityId: string, endpoint: LinkEndpoint, since?: number): void;
+  /** Counts the config changes that replaced or removed a host's entry (`setHosts`). */
+  readonly changes?: number;
   status(): HostLinkStatus[];
   /**
    * The hosts of a reloaded config: new ones are listed, gone ones forgotten, and the live links
@@ -60,6 +66,9 @@ interface Entry {
 
 export class InMemoryHostLinkRegistry implements HostLinkRegistry {
   readonly #entries = new Map<string, Entry>();
+  /** Config changes that replaced or removed a host's entry, and the last such change of each host. */
+  #changes = 0;
+  readonly #changedAt = new Map<string, number>();
   readonly #log: LinkLogger | undefined;
   readonly #now: () => Date;
 
@@ -79,7 +88,16 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
     return endpoint.openChannel(request, options);
   }
 
-  attach(entityId: string, endpoint: LinkEndpoint): void {
+  get changes(): number {
+    return this.#changes;
+  }
+
+  attach(entityId: string, endpoint: LinkEndpoint, since?: number): void {
+    if (since !== undefined && (this.#changedAt.get(entityId) ?? 0) > since) {
+      this.#log?.warn('Host link refused: the worker config changed this host\'s entry while it linked', { 'entity-id': entityId });
+      endpoint.close({ reason: 'host-offline', message: 'The worker config changed this host\'s entry while it linked: link again' });
+      return;
+    }
     const entry = this.#entries.get(entityId) ?? { endpoint: null, since: null };
     const previous = entry.endpoint;
     entry.endpoint = endpoint;
@@ -96,6 +114,10 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
   }
 
   setHosts(hosts: readonly string[], unlink: readonly string[]): void {
+    // A handshake under way for one of these proved the old entry's key: it is not attached.
+    const changed = new Set([...unlink, ...[...this.#entries.keys()].filter((id) => !hosts.includes(id))]);
+    if (changed.size > 0) this.#changes++;
+    for (const id of changed) this.#changedAt.set(id, this.#changes);
     for (const id of unlink) {
       const endpoint = this.#entries.get(id)?.endpoint;
       if (endpoint == null) continue;

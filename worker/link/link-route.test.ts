@@ -146,6 +146,25 @@ describe('link route', () => {
     expect(await echoes(registry)).toEqual({ jsonrpc: '2.0', id: 7, method: 'ping' });
   });
 
+  it('attaches no link whose handshake began before a reload replaced or removed its host\'s entry; others link as ever (review s19)', async () => {
+    for (const [hosts, unlink] of [[['alice-laptop'], ['alice-laptop']], [[], ['alice-laptop']]] as const) {
+      const { app, registry, sidecars, logs } = setup();
+      await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
+      // The reload re-keys (or removes) the host while the old key's holder waits to answer.
+      registry.setHosts([...hosts], [...unlink]);
+      const endpoint = await answer(sidecars[0]!, ALICE);
+      await endpoint.whenClosed;
+      expect(registry.status().filter((s) => s.linked)).toEqual([]);
+      expect(logs.map((l) => l.msg)).toContain("Host link refused: the worker config changed this host's entry while it linked");
+    }
+    // A reload that leaves the host's entry as it was takes nothing from its handshake.
+    const { app, registry, sidecars } = setup();
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
+    registry.setHosts(['alice-laptop'], []);
+    await answer(sidecars[0]!, ALICE);
+    expect(registry.status()[0]).toMatchObject({ linked: true });
+  });
+
   it('puts a first message in the channel-open frame only for a host whose upgrade announced open-first', async () => {
     for (const [extra, expected] of [
       [{ [LINK_FEATURES_HEADER]: 'open-first' }, [['channel-open', true]]],

@@ -105,6 +105,9 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
   let fullLogged = false;
   const app = new Hono();
   app.get('/link', async function linkRoute(c) {
+    // Read before anything awaits: this app's verifier holds the keys of the config that made it,
+    // and a link it verifies is not attached once a reload replaced or removed its host's entry.
+    const since = options.registry.changes;
     if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return notAnUpgrade();
     // Nothing is upgraded before the host proved it holds its key, in this request itself.
     const gate = await admitUpgrade(c.req.raw);
@@ -165,7 +168,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
               return undefined;
             }
             endpoint = new LinkEndpoint(opened, { ...options.endpoint, role: 'worker', peer: entityId, peerFeatures, paced, ...(rttMs !== undefined ? { handshakeRttMs: rttMs } : {}), ...(log ? { log } : {}) });
-            options.registry.attach(entityId, endpoint);
+            options.registry.attach(entityId, endpoint, since);
             options.onAccepted?.(entityId, ws, endpoint);
             return endpoint;
           },
