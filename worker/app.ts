@@ -17,6 +17,7 @@
  *
  * @module
  */
+import type { OpenListens } from './modern/open-listens.ts';
 import { Hono } from './trie-router-hono.ts';
 import type { MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
@@ -80,6 +81,8 @@ export interface AppDeps {
   open?: ChannelOpener;
   /** Each agent's requests in flight; the composed worker keeps its own across reloads, else the process's (`PROCESS_REQUEST_COUNTERS`). */
   requestCounters?: AgentRequestCounters;
+  /** The modern listen streams open: the composed worker keeps one across reloads, and ends those a reload no longer allows. */
+  listens?: OpenListens;
 }
 
 /** The runtime's part of OAuth: everything of `OAuthDeps` the config does not say. */
@@ -166,7 +169,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   const auth = auditedAuth(agentAuth(config.agents, oauth?.resourceAuth), audit);
   const requestCounters = deps.requestCounters ?? PROCESS_REQUEST_COUNTERS;
   requestCounters.configure(config);
-  const common = { config, open, sessions, log, recentErrors, audit, requestCounters, ...(deps.newSessionId !== undefined ? { newSessionId: deps.newSessionId } : {}) };
+  const common = { config, open, sessions, log, recentErrors, audit, requestCounters, ...(deps.listens !== undefined ? { listens: deps.listens } : {}), ...(deps.newSessionId !== undefined ? { newSessionId: deps.newSessionId } : {}) };
   app.all('/mcp', auth, createAggregateHandler({ ...common, openTimeoutMs, requestTimeoutMs, ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}) }));
   // Passthrough requests get a deadline only when one is configured: long tools exist.
   app.all('/servers/:name/mcp', auth, createServerPassthroughHandler({ ...common, ...(timeout !== undefined ? { requestTimeoutMs: timeout * 1000 } : {}) }));

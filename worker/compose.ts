@@ -22,6 +22,7 @@ import { WorkerAudit } from './audit/worker-audit.ts';
 import { hostsToUnlink, sessionEndReason } from './config/config-reload.ts';
 import { RecentErrors } from './status/recent-errors.ts';
 import type { ChannelOpener } from './routing/channel-opener.ts';
+import { OpenListens } from './modern/open-listens.ts';
 import { AgentRequestCounters } from './sessions/request-limits.ts';
 
 export interface ComposeWorkerOptions {
@@ -84,6 +85,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
   const recentErrors = new RecentErrors();
   let audit = new WorkerAudit({ config, log: configured.audit, recentCalls });
   const requestCounters = new AgentRequestCounters();
+  const listens = new OpenListens();
   const build = (current: WorkerConfig, currentAudit: WorkerAudit, open: ChannelOpener) =>
     createApp({
       audit: currentAudit,
@@ -94,6 +96,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       log,
       recentErrors,
       requestCounters,
+      listens,
       open,
       ...(options.upgradeWebSocket !== undefined ? { upgradeWebSocket: options.upgradeWebSocket } : {}),
       ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}),
@@ -124,6 +127,9 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       sessions.followConfig(inForce, (from, session) => sessionEndReason(from, next, session));
       sessions.setIdleMs(next['session-idle-seconds'] * 1000);
       registry.setHosts(next.hosts.map((h) => h['entity-id']), hostsToUnlink(previous, next));
+      // A modern listen is no session: one the change would not allow ends (its agent listens again).
+      const endedListens = listens.endWhere((listen) => sessionEndReason(previous, next, listen));
+      if (endedListens > 0) log.info('Listen streams ended by a config change', { count: endedListens });
       const endedSessions = await sessions.closeWhere((session) => sessionEndReason(previous, next, session));
       // A `/mcp` session is not ended for its servers: it closes those the agent lost and opens those it gained.
       await sessions.reconfigure(inForce);

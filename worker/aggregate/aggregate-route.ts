@@ -17,6 +17,7 @@
  *
  * @module
  */
+import type { OpenListens } from '../modern/open-listens.ts';
 import type { Handler } from 'hono';
 import type { ClientCapabilities, Implementation } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentVariables } from '../auth/agent-auth.ts';
@@ -53,6 +54,8 @@ export interface AggregateDeps {
   audit?: WorkerAudit;
   /** Each agent's requests in flight, kept across config reloads. */
   requestCounters: AgentRequestCounters;
+  /** The modern listen streams open, which a reload ends where it no longer allows them. */
+  listens?: OpenListens;
 }
 
 export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables: AgentVariables }> {
@@ -61,7 +64,7 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
     // A modern (2026-07-28) request is served statelessly (`modern/modern-aggregate.ts`); the rest is today's path.
     const classified = classifyEra(c.req.raw);
     const era = classified instanceof Promise ? await classified : classified;
-    if (era.kind !== 'legacy') return serveModernAggregate(c.req.raw, era, agent, { config: deps.config, open: deps.open, log: deps.log, requestTimeoutMs: deps.requestTimeoutMs, startWaitMs: startWaitMs(deps), requestCounters: deps.requestCounters, ...(deps.audit !== undefined ? { audit: deps.audit } : {}) });
+    if (era.kind !== 'legacy') return serveModernAggregate(c.req.raw, era, agent, { config: deps.config, open: deps.open, log: deps.log, requestTimeoutMs: deps.requestTimeoutMs, startWaitMs: startWaitMs(deps), requestCounters: deps.requestCounters, ...(deps.audit !== undefined ? { audit: deps.audit } : {}), ...(deps.listens !== undefined ? { listens: deps.listens } : {}) });
     return handleSessionRequest(c, agent, 'aggregate', deps, async ({ sessionId, initialize }) => {
       const traceparent = deps.audit?.channelTraceparent(traceContextOf(c.req.raw.headers));
       const session = { agent, id: sessionId, ...(traceparent !== undefined ? { traceparent } : {}) };

@@ -35,6 +35,7 @@ import { connectionFor, trustFor } from '../routing/channel-router.ts';
 import type { Era } from './era.ts';
 import { MAX_MODERN_BODY_BYTES } from './modern-body.ts';
 import { invalidRequest, rejectionResponse } from './modern-errors.ts';
+import type { OpenListens } from './open-listens.ts';
 import { relayListen } from './listen-relay.ts';
 import { readParamHeaders, withParamHeaders } from './param-headers.ts';
 import { heldAnswers, relayModernRequest, SSE_HEADERS } from './modern-relay.ts';
@@ -52,6 +53,8 @@ export interface ModernRouteDeps {
   audit?: WorkerAudit;
   /** Each agent's requests in flight, kept across config reloads. */
   requestCounters: AgentRequestCounters;
+  /** The listen streams open, kept across config reloads, which end those a reload no longer allows. */
+  listens?: OpenListens;
 }
 
 export interface ModernTarget {
@@ -155,8 +158,9 @@ export async function forwardModern(request: Request, message: ModernRequest, to
   // The relays log an answer ended or dropped for being left unread with the agent, `server` and
   // the method; one the agent abandons parks `slot` for the grace (one the worker stopped waiting
   // for gives it back), and `releasedWhenRead` gives it back once the answer was read otherwise.
+  const listen = message.method === 'subscriptions/listen' ? deps.listens?.add(agent.name, [server]) : undefined;
   const answered = message.method === 'subscriptions/listen'
-    ? relayListen(channel, traced, { signal: request.signal, meter: requests, log: deps.log, server })
+    ? relayListen(channel, traced, { signal: listen === undefined ? request.signal : AbortSignal.any([request.signal, listen.signal]), meter: requests, log: deps.log, server })
     : relayModernRequest(channel, traced, {
         signal: () => request.signal,
         meter: requests,
@@ -166,7 +170,7 @@ export async function forwardModern(request: Request, message: ModernRequest, to
         ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
         ...(ledger !== undefined ? { onAnswer: (answer: unknown) => (answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer)) } : {}),
       });
-  return releasedWhenRead(await answered, slot);
+  return releasedWhenRead(await answered, listen === undefined ? slot : { release: () => (listen.done(), slot.release()) });
 }
 
 /**

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import type { OpenListens } from '../modern/open-listens.ts';
 import type { Handler } from 'hono';
 import { WireError } from '../../shared/errors.ts';
 import type { AgentVariables } from '../auth/agent-auth.ts';
@@ -42,6 +43,8 @@ export interface ServerPassthroughDeps {
   audit?: WorkerAudit;
   /** Each agent's requests in flight, kept across config reloads. */
   requestCounters: AgentRequestCounters;
+  /** The modern listen streams open, which a reload ends where it no longer allows them. */
+  listens?: OpenListens;
 }
 
 /** Answer for a server that is unknown or not allowed for this agent; the two are indistinguishable. */

@@ -1,0 +1,46 @@
+/**
+ * The modern listen streams (`subscriptions/listen`) open on this worker, with the agent and the
+ * servers each listens to, so a config reload ends those it would no longer allow, as it ends
+ * legacy sessions (`config/config-reload.ts`): a listen is no session, and without this an agent
+ * removed, re-keyed or no longer given a server kept that server's notifications, and its host's
+ * listener, for as long as it kept the stream open. Kept across reloads, as the request counters are.
+ *
+ * @module
+ */
+
+export interface OpenListen {
+  readonly agent: string;
+  readonly servers: readonly string[];
+}
+
+interface Entry extends OpenListen {
+  readonly ending: AbortController;
+}
+
+export class OpenListens {
+  readonly #open = new Set<Entry>();
+
+  get size(): number {
+    return this.#open.size;
+  }
+
+  /** A listen of `agent` on `servers`: `signal` aborts when a reload ends it; `done` forgets it (idempotent). */
+  add(agent: string, servers: readonly string[]): { signal: AbortSignal; done(): void } {
+    const entry: Entry = { agent, servers: [...servers], ending: new AbortController() };
+    this.#open.add(entry);
+    return { signal: entry.ending.signal, done: () => void this.#open.delete(entry) };
+  }
+
+  /** Ends every listen `why` gives a reason for (its stream ends; the agent listens again); returns how many. */
+  endWhere(why: (listen: OpenListen) => string | null): number {
+    let ended = 0;
+    for (const entry of [...this.#open]) {
+      const reason = why(entry);
+      if (reason === null) continue;
+      this.#open.delete(entry);
+      entry.ending.abort(reason);
+      ended++;
+    }
+    return ended;
+  }
+}
