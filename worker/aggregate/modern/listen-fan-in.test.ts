@@ -1,7 +1,7 @@
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { ListenFanIn, union } from './listen-fan-in.ts';
+import { ListenFanIn, MAX_EARLY_BYTES, union } from './listen-fan-in.ts';
 
 const ACK = 'notifications/subscriptions/acknowledged';
 const SUB = 'io.modelcontextprotocol/subscriptionId';
@@ -40,6 +40,24 @@ describe('ListenFanIn', () => {
     await say('b', ack({ resourceSubscriptions: ['x://1'] }));
     expect(heard.map((m) => m.method)).toEqual([ACK, 'notifications/tools/list_changed']);
     expect(heard[0]!.params).toEqual({ _meta: { [SUB]: 'L' }, notifications: { toolsListChanged: true, resourceSubscriptions: ['x://1'] } });
+  });
+
+  it('holds each earlier notification once, and at most MAX_EARLY_BYTES of them, while a server has yet to acknowledge (review s19)', async () => {
+    const { heard, say } = await rig(['a', 'b']);
+    await say('a', ack({ toolsListChanged: true }));
+    const changed = { method: 'notifications/tools/list_changed', params: { _meta: { [SUB]: 'L' } } };
+    for (let n = 0; n < 1000; n++) await say('a', changed);
+    const updated = (n: number) => ({ method: 'notifications/resources/updated', params: { uri: `x://${n}/${'p'.repeat(2000)}`, _meta: { [SUB]: 'L' } } });
+    for (let n = 0; n < 2000; n++) await say('a', updated(n));
+    await say('b', ack({}));
+    const held = heard.slice(1);
+    expect(held[0]).toMatchObject(changed);
+    expect(held.filter((m) => m.method === 'notifications/tools/list_changed')).toHaveLength(1);
+    const kept = held.length - 1;
+    // About 1 MiB of 2 KB notifications, the earliest ones.
+    expect(kept).toBeGreaterThan(400);
+    expect(kept).toBeLessThan(MAX_EARLY_BYTES / 2000);
+    expect(held.slice(1)).toEqual(Array.from({ length: kept }, (_, n) => expect.objectContaining(updated(n))));
   });
 
   it('keeps going when one server ends, and ends the stream when the last one does', async () => {

@@ -7,7 +7,7 @@
  *   to the URIs that server serves.
  * - The acknowledgement is the agent's first message: it waits for every server's own (or its
  *   end), and acknowledges the union of what they agreed to honour. A notification that comes
- *   earlier waits behind it.
+ *   earlier waits behind it, once (a repeat is dropped), within `MAX_EARLY_BYTES` in all.
  * - A server whose stream ends leaves the others running; when the last one ends, so does the
  *   agent's stream (gracefully, with the closing result, when every server closed gracefully).
  *   If none acknowledged at all, the first server's error is the answer.
@@ -35,6 +35,8 @@ interface Part {
 }
 
 const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
+/** Characters of notifications held, all together, while a server has yet to acknowledge. */
+export const MAX_EARLY_BYTES = 1024 * 1024;
 const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 
 export class ListenFanIn implements Transport {
@@ -47,6 +49,8 @@ export class ListenFanIn implements Transport {
   #acked = false;
   #closed = false;
   readonly #early: JSONRPCMessage[] = [];
+  readonly #earlyTexts = new Set<string>();
+  #earlyBytes = 0;
 
   constructor(channels: ReadonlyArray<{ server: string; channel: Transport; uris?: readonly string[] }>) {
     this.#parts = channels.map((part) => ({ ...part, state: 'waiting' }));
@@ -84,8 +88,16 @@ export class ListenFanIn implements Transport {
       part.state = 'acked';
       return this.#settle();
     }
-    if (this.#acked) this.onmessage?.(message);
-    else this.#early.push(message);
+    if (this.#acked) return this.onmessage?.(message);
+    // Held until every server acknowledged, which one server may never do: held once each, and
+    // at most `MAX_EARLY_BYTES` (what waits here is in no stream yet, under no unread bound).
+    // A change notification is a hint to list or read again: one dropped past the bound costs a
+    // refresh the agent's next list makes anyway.
+    const text = JSON.stringify(message);
+    if (this.#earlyTexts.has(text) || this.#earlyBytes + text.length > MAX_EARLY_BYTES) return;
+    this.#earlyTexts.add(text);
+    this.#earlyBytes += text.length;
+    this.#early.push(message);
   }
 
   #ended(part: Part): void {
@@ -108,6 +120,7 @@ export class ListenFanIn implements Transport {
       }
       this.#acked = true;
       this.onmessage?.({ jsonrpc: '2.0', method: ACKNOWLEDGED, params: { _meta: { [SUBSCRIPTION_ID_KEY]: this.#id }, notifications: union(acked.map((p) => p.filter!)) } } as JSONRPCMessage);
+      this.#earlyTexts.clear();
       for (const message of this.#early.splice(0)) this.onmessage?.(message);
     }
     if (this.#acked && this.#parts.every((part) => part.state === 'ended')) {
