@@ -17,29 +17,12 @@ const OPERATORS = ['+', '#', '.', '/', '?', '&'];
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** The RegExp source for one `{…}` expression's inside; undefined for one that never matches. */
-function expressionPattern(expression: string): string | undefined {
-  const operator = OPERATORS.find((op) => expression.startsWith(op)) ?? '';
-  const names = expression
-    .slice(operator.length)
-    .split(',')
-    .map((name) => name.replace('*', '').trim())
-    .filter((name) => name.length > 0);
-  if (operator === '?' || operator === '&') return names.map((name, i) => `${i === 0 ? `\\${operator}` : '&'}${escapeRegExp(name)}=([^&]+)`).join('');
-  // The SDK fails on a match of a nameless expression (`{}`, `{*}`), which routes nothing.
-  if (names.length === 0) return undefined;
-  const segment = expression.includes('*') ? '([^/,]+(?:,[^/,]+)*)' : '([^/,]+)';
-  if (operator === '.') return '\\.([^/,]+)';
-  if (operator === '/') return `/${segment}`;
-  return operator === '' ? segment : '(.+)';
-}
-
 /**
  * What one expression matches, as steps of `matchSteps`: a literal, or a run of one or more
  * characters of a class (`run`), or `list`: an exploded segment, runs of `[^/,]` joined by single
- * commas. Each is what `expressionPattern`'s RegExp source says, character for character.
+ * commas. `source` is the step as the SDK's RegExp source spells it, whose length bounds a template.
  */
-type Step = { literal: string } | { run: (code: number) => boolean } | { list: true };
+type Step = ({ literal: string } | { run: (code: number) => boolean } | { list: true }) & { source: string };
 
 /** `.`: any UTF-16 unit but a line terminator. */
 const ANY_BUT_LINE_END = (c: number) => c !== 10 && c !== 13 && c !== 0x2028 && c !== 0x2029;
@@ -48,6 +31,9 @@ const SEGMENT = (c: number) => c !== 47 && c !== 44;
 /** `[^&]` */
 const QUERY_VALUE = (c: number) => c !== 38;
 
+const literal = (text: string, source = escapeRegExp(text)): Step => ({ literal: text, source });
+
+/** The steps of one `{…}` expression's inside; undefined for one that never matches. */
 function expressionSteps(expression: string): Step[] | undefined {
   const operator = OPERATORS.find((op) => expression.startsWith(op)) ?? '';
   const names = expression
@@ -55,12 +41,15 @@ function expressionSteps(expression: string): Step[] | undefined {
     .split(',')
     .map((name) => name.replace('*', '').trim())
     .filter((name) => name.length > 0);
-  if (operator === '?' || operator === '&') return names.flatMap((name, i) => [{ literal: `${i === 0 ? operator : '&'}${name}=` }, { run: QUERY_VALUE }]);
+  if (operator === '?' || operator === '&') {
+    return names.flatMap((name, i) => [literal(`${i === 0 ? operator : '&'}${name}=`, `${i === 0 ? `\\${operator}` : '&'}${escapeRegExp(name)}=`), { run: QUERY_VALUE, source: '([^&]+)' }]);
+  }
+  // The SDK fails on a match of a nameless expression (`{}`, `{*}`), which routes nothing.
   if (names.length === 0) return undefined;
-  const segment: Step = expression.includes('*') ? { list: true } : { run: SEGMENT };
-  if (operator === '.') return [{ literal: '.' }, { run: SEGMENT }];
-  if (operator === '/') return [{ literal: '/' }, segment];
-  return [operator === '' ? segment : { run: ANY_BUT_LINE_END }];
+  const segment: Step = expression.includes('*') ? { list: true, source: '([^/,]+(?:,[^/,]+)*)' } : { run: SEGMENT, source: '([^/,]+)' };
+  if (operator === '.') return [literal('.'), { run: SEGMENT, source: '([^/,]+)' }];
+  if (operator === '/') return [literal('/'), segment];
+  return [operator === '' ? segment : { run: ANY_BUT_LINE_END, source: '(.+)' }];
 }
 
 /**
@@ -78,34 +67,29 @@ const MATCH_WORK = 1 << 22;
  */
 export function compileUriTemplate(template: string): (uri: string) => boolean {
   if (template.length > MAX_LENGTH) throw new Error(`Template exceeds ${MAX_LENGTH} characters`);
-  // The RegExp source's length is still what bounds a template, as in the SDK.
-  let sourceLength = 2;
   const steps: Step[] = [];
   let expressions = 0;
   let matchable = true;
-  const literal = (text: string) => {
-    sourceLength += escapeRegExp(text).length;
-    if (text.length > 0) steps.push({ literal: text });
+  const text = (part: string) => {
+    if (part.length > 0) steps.push(literal(part));
   };
   for (let at = 0; at < template.length; ) {
     const open = template.indexOf('{', at);
     if (open === -1) {
-      literal(template.slice(at));
+      text(template.slice(at));
       break;
     }
-    literal(template.slice(at, open));
+    text(template.slice(at, open));
     const close = template.indexOf('}', open);
     if (close === -1) throw new Error('Unclosed template expression');
     if (++expressions > MAX_EXPRESSIONS) throw new Error(`Template has more than ${MAX_EXPRESSIONS} expressions`);
-    const expression = template.slice(open + 1, close);
-    const part = expressionPattern(expression);
-    if (part === undefined) matchable = false;
-    else {
-      sourceLength += part.length;
-      steps.push(...expressionSteps(expression)!);
-    }
+    const parts = expressionSteps(template.slice(open + 1, close));
+    if (parts === undefined) matchable = false;
+    else steps.push(...parts);
     at = close + 1;
   }
+  // The RegExp source's length (with its `^` and `$`) still bounds a template, as in the SDK.
+  const sourceLength = steps.reduce((sum, step) => sum + step.source.length, 2);
   if (!matchable || sourceLength > MAX_LENGTH) return () => false;
   const cost = template.length + 1;
   return (uri) => uri.length <= MAX_LENGTH && (uri.length + 1) * cost <= MATCH_WORK && matchSteps(steps, uri);
