@@ -472,34 +472,45 @@ describe('Composition', () => {
   });
 });
 
+/**
+ * The production composition on `dir` with a warm pool of 1 (and `limits`), its log and launches
+ * kept; `session` opens one of `agent`'s sessions of `server` with an SDK client.
+ */
+function warmSidecar(dir: string, limits?: NonNullable<Parameters<typeof createSidecarComposition>[0]['limits']>) {
+  const lines: string[] = [];
+  const launches: ProcessLaunchRequest[] = [];
+  const sidecar = createSidecarComposition({
+    configDir: dir,
+    entityId: 'alice-laptop',
+    user: 'alice',
+    trust: { allowUncontained: true },
+    log: createLogger({ level: 'info', write: (line) => lines.push(line) }),
+    executor: { onLaunch: (r) => launches.push(r), termGraceMs: 500 },
+    ...(limits !== undefined ? { limits } : {}),
+    warmPool: { size: 1 },
+  });
+  cleanups.push(() => sidecar.stop());
+  let sessions = 0;
+  const session = async (agent: string, server: string) => {
+    const [agentEnd, hostEnd] = createInMemoryChannelPair();
+    const hosted = await sidecar.handler.open({ type: 'mcp', connection: { 'server-name': server, agent, session: `s${++sessions}` } }, hostEnd);
+    cleanups.push(() => hosted?.dispose());
+    const client = new Client({ name: 'agent', version: '1.0.0' });
+    cleanups.push(() => client.close());
+    await client.connect(agentEnd);
+    return client;
+  };
+  const ready = () => lines.filter((l) => l.includes('Warm instance ready')).length;
+  return { sidecar, lines, launches, session, ready };
+}
+
 describe('the warm pool across a config reload', () => {
   it('ends its spares and learns again, so no session after the reload is served by the old command line (review s19)', async () => {
     const dir = tempDir();
     const servers = (version: string) => ({ mcpServers: { srv: { command: NODE, args: [ECHO, version] }, other: { command: NODE, args: [ECHO, 'other'] } } });
     writeJson(dir, 'mcp-servers/mcp.json', servers('v1'));
-    const lines: string[] = [];
-    const launches: ProcessLaunchRequest[] = [];
-    const sidecar = createSidecarComposition({
-      configDir: dir,
-      entityId: 'alice-laptop',
-      user: 'alice',
-      trust: { allowUncontained: true },
-      log: createLogger({ level: 'info', write: (line) => lines.push(line) }),
-      executor: { onLaunch: (r) => launches.push(r), termGraceMs: 500 },
-      warmPool: { size: 1 },
-    });
-    cleanups.push(() => sidecar.stop());
-    let sessions = 0;
-    const session = async (server: string) => {
-      const [agentEnd, hostEnd] = createInMemoryChannelPair();
-      const hosted = await sidecar.handler.open({ type: 'mcp', connection: { 'server-name': server, agent: 'alice', session: `s${++sessions}` } }, hostEnd);
-      cleanups.push(() => hosted?.dispose());
-      const client = new Client({ name: 'agent', version: '1.0.0' });
-      cleanups.push(() => client.close());
-      await client.connect(agentEnd);
-      return client;
-    };
-    const ready = () => lines.filter((l) => l.includes('Warm instance ready')).length;
+    const { sidecar, launches, ready, session: open } = warmSidecar(dir);
+    const session = (server: string) => open('alice', server);
     await session('srv');
     await session('other');
     await waitFor(() => ready() === 2);
@@ -526,30 +537,8 @@ describe('the warm pool at the host\'s process cap', () => {
   function capped() {
     const dir = tempDir();
     writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { echo: { command: NODE, args: [ECHO] } } });
-    const lines: string[] = [];
-    const sidecar = createSidecarComposition({
-      configDir: dir,
-      entityId: 'alice-laptop',
-      user: 'alice',
-      trust: { allowUncontained: true },
-      log: createLogger({ level: 'info', write: (line) => lines.push(line) }),
-      executor: { termGraceMs: 500 },
-      limits: { processesPerAgent: 4, processes: 2, memoryLimitMib: 0, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60 },
-      warmPool: { size: 1 },
-    });
-    cleanups.push(() => sidecar.stop());
-    let sessions = 0;
-    const session = async (agent: string) => {
-      const [agentEnd, hostEnd] = createInMemoryChannelPair();
-      const hosted = await sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'echo', agent, session: `s${++sessions}` } }, hostEnd);
-      cleanups.push(() => hosted?.dispose());
-      const client = new Client({ name: 'agent', version: '1.0.0' });
-      cleanups.push(() => client.close());
-      await client.connect(agentEnd);
-      return client;
-    };
-    const spareReady = () => waitFor(() => lines.some((l) => l.includes('Warm instance ready')));
-    return { sidecar, lines, session, spareReady };
+    const { sidecar, lines, session, ready } = warmSidecar(dir, { processesPerAgent: 4, processes: 2, memoryLimitMib: 0, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60 });
+    return { sidecar, lines, session: (agent: string) => session(agent, 'echo'), spareReady: () => waitFor(() => ready() > 0) };
   }
 
   it('gives another agent\'s launch the room of a spare no session took (review s19)', async () => {
