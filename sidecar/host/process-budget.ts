@@ -108,8 +108,8 @@ export class ProcessBudget {
     // A warm pool's spare takes only free room: it never ends a process a session may come back to.
     if (options.evict === false && !this.hasRoom(agent)) throw this.#refuse(agent, server, 'no free room for a spare instance');
     // Spares first: no session uses them, and a session's process is one it may come back to.
-    const idle = (pick: (h: Held) => boolean) =>
-      [...this.#held].filter((h) => h.inFlight === 0 && pick(h)).sort((a, b) => Number(b.spare) - Number(a.spare) || a.lastActive - b.lastActive);
+    const firstToGo = (a: Held, b: Held) => Number(b.spare) - Number(a.spare) || a.lastActive - b.lastActive;
+    const idle = (pick: (h: Held) => boolean) => [...this.#held].filter((h) => h.inFlight === 0 && pick(h)).sort(firstToGo);
     const victims: Held[] = [];
     const own = [...this.#held].filter((h) => h.agent === agent).length;
     const ownIdle = idle((h) => h.agent === agent);
@@ -122,7 +122,7 @@ export class ProcessBudget {
     // another agent's session is never ended for someone else's launch, and a spare is no session's.
     const hostExcess = this.#held.size - victims.length + 1 - total;
     if (hostExcess > 0) {
-      const room = [...idle((h) => h.spare && h.agent !== agent), ...ownIdle].sort((a, b) => Number(b.spare) - Number(a.spare) || a.lastActive - b.lastActive);
+      const room = [...idle((h) => h.spare && h.agent !== agent), ...ownIdle].sort(firstToGo);
       if (room.length < hostExcess) throw this.#refuse(agent, server, `this host already runs ${total} server processes, none of them this agent's and idle`);
       victims.push(...room.slice(0, hostExcess));
     }
