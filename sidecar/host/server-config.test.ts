@@ -72,6 +72,13 @@ describe('server config resolution', () => {
     });
   });
 
+  it('refuses an env variable with a NUL byte, an "=" in its name or an empty name, naming where (review s19)', () => {
+    expect(() => parseMcpServersFile({ mcpServers: { files: { command: '/bin/cat', env: { X: 'a\0--ro-bind\0/etc\0/leak' } } } })).toThrow(/mcpServers\.files\.env\.X: must not hold a NUL byte/);
+    for (const name of ['A=B', '', 'X\0Y']) {
+      expect(() => parseMcpServersFile({ mcpServers: { files: { command: '/bin/cat', env: { [name]: 'v' } } } })).toThrow(/mcpServers\.files\.env\..*: Invalid key in record/);
+    }
+  });
+
   it('reads an entry\'s own trust floor ("trust-profile") on both shapes, and checks it as a profile name', () => {
     const servers = parseMcpServersFile({ mcpServers: { files: { command: '/bin/cat', 'trust-profile': 'strict' }, docs: { url: 'https://docs.example.com/mcp', 'trust-profile': 'web' } } });
     expect(servers.get('files')).toMatchObject({ kind: 'stdio', trustProfile: 'strict' });

@@ -49,7 +49,14 @@ export const StdioEntrySchema = z.strictObject({
   type: z.optional(z.literal('stdio')),
   command: z.string().check(z.minLength(1, 'must not be empty'), z.describe('Program to run; searched on PATH when not a path')),
   args: z.optional(z.array(z.string())).check(z.describe('Arguments, in order')),
-  env: z.optional(z.record(z.string(), z.string())).check(z.describe('Variables added to the inherited environment')),
+  env: z
+    .optional(
+      z.record(
+        z.string().check(z.refine((name) => name !== '' && !name.includes('=') && !name.includes('\0'), 'must be a variable name: not empty, no "=" and no NUL')),
+        z.string().check(z.refine((value) => !value.includes('\0'), 'must not hold a NUL byte')),
+      ),
+    )
+    .check(z.describe('Variables added to the inherited environment')),
   cwd: z.optional(z.string().check(z.minLength(1))).check(z.describe('Working directory; relative to the config dir')),
   'trust-profile': TrustFloorSchema,
 });

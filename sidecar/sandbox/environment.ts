@@ -7,9 +7,9 @@
  * the last word). `HOME` defaults to `/tmp`, the sandbox's private temp dir, because the real home
  * is never exposed and many tools fail without a `HOME`.
  *
- * Nothing else leaks through: the backend spawns its launcher with exactly this environment
- * instead of passing `--setenv NAME VALUE` flags, so values never appear in an argv that other
- * local users can read from `/proc/<pid>/cmdline`.
+ * Nothing else leaks through: the backend sets exactly this environment inside the sandbox (for
+ * bubblewrap, `--clearenv` and `--setenv` read from a descriptor, never in an argv that other
+ * local users can read from `/proc/<pid>/cmdline`), and the launcher itself runs with none.
  *
  * @module
  */

@@ -50,6 +50,15 @@ describe('the bubblewrap backend', () => {
     expect(environmentArgs({ LD_PRELOAD: '/w/x.so', A: 'two words\nand a line' }).split('\0')).toEqual(['--clearenv', '--setenv', 'LD_PRELOAD', '/w/x.so', '--setenv', 'A', 'two words\nand a line', '']);
   });
 
+  it('refuses a variable whose NUL would end its argument and begin bwrap options, before opening anything (review s19)', () => {
+    for (const env of [{ X: 'a\0--ro-bind\0/etc\0/leak' }, { 'X\0--bind': 'v' }, { 'A=B': 'v' }, { '': 'v' }] as Array<Record<string, string>>) {
+      expect(() => environmentArgs(env)).toThrow(expect.objectContaining({ reason: 'launch-failed', cause: expect.objectContaining({ code: 'invalid-environment' }) }));
+    }
+    const before = readDescriptors().length;
+    expect(() => bubblewrapLaunch({ ...fields, env: { X: 'a\0--ro-bind\0/etc\0/leak' }, grantSources: [dir] }).wrap('/bin/true', [])).toThrow(expect.objectContaining({ reason: 'launch-failed' }));
+    expect(readDescriptors().length).toBe(before);
+  });
+
   it('masks every descriptor this process holds without close-on-exec, above its own, on one /dev/null that release closes', () => {
     const spawn = bubblewrapLaunch(fields).wrap('/bin/true', []);
     const mask = spawn.inherited;

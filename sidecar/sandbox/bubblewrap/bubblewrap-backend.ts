@@ -1,7 +1,8 @@
 /**
  * The bubblewrap backend (Linux): `bwrap [--args N …] --json-status-fd 3 [--block-fd 4]
  * --seccomp N [...policy.args] -- command ...args` (N after the grants and launch roots; the
- * filter is `seccomp-filter.ts`'s), spawned with exactly the policy's environment and the
+ * filter is `seccomp-filter.ts`'s), spawned with no environment (the policy's is set inside the
+ * sandbox, from an `--args` descriptor, `environmentArgs`) and the
  * descriptors of `bubblewrap-descriptors.ts` (the grant sources and launch roots opened at this
  * launch, `grant-descriptors.ts`, so a cached policy holds paths and never a descriptor; the
  * `--args` close what the sidecar holds without close-on-exec),
@@ -26,7 +27,25 @@ import { bubblewrapProbe } from './bubblewrap-probe.ts';
 import { openGrantSources } from './grant-descriptors.ts';
 import { seccompFilter } from './seccomp-filter.ts';
 import { openSandboxUserNamespace, startUserModeNetwork, USER_MODE_RESOLV_CONF, userNamespaceLevel } from './user-mode-network.ts';
-import { LocalError } from '../../../shared/errors.ts';
+import { LocalError, WireError } from '../../../shared/errors.ts';
+
+/**
+ * bwrap's `--args` for `env`: every variable cleared, then each of `env` set (NUL-separated).
+ *
+ * @throws WireError `launch-failed` for a name or value holding a NUL, or a name that is empty or
+ *   holds `=`: in the descriptor a NUL would end the argument and begin bwrap options of its own
+ *   (a mount), where a spawn's environment refused it.
+ */
+export function environmentArgs(env: Readonly<Record<string, string>>): string {
+  const args = ['--clearenv'];
+  for (const [name, value] of Object.entries(env)) {
+    if (name === '' || name.includes('=') || name.includes('\0') || value.includes('\0')) {
+      throw new WireError('launch-failed', 'Cannot start contained process: an environment variable has an empty name, or a name or value holding "=" (in a name) or a NUL byte', { cause: new LocalError('invalid-environment', `environment variable "${name.replaceAll('\0', '\\0').slice(0, 64)}"`) });
+    }
+    args.push('--setenv', name, value);
+  }
+  return `${args.join('\0')}\0`;
+}
 
 /**
  * bwrap passes every descriptor it does not use itself on to the command, and has no option to
@@ -34,13 +53,6 @@ import { LocalError } from '../../../shared/errors.ts';
  * `/dev/null` (entries of the same spawn's `descriptors`, so whoever spawns it puts them there),
  * whose end comes at once, with no argument.
  */
-/** bwrap's `--args` for `env`: every variable cleared, then each of `env` set (NUL-separated). */
-export function environmentArgs(env: Readonly<Record<string, string>>): string {
-  const args = ['--clearenv'];
-  for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
-  return `${args.join('\0')}\0`;
-}
-
 function closing(inherited: DescriptorMask | null): string[] {
   return inherited?.fds.flatMap((fd) => ['--args', String(fd)]) ?? [];
 }
@@ -115,6 +127,8 @@ export const bubblewrapBackend: SandboxBackend<BubblewrapPolicyFields> = {
     const layout = descriptorLayout(policy.network);
     // Here and not in the compiled args, so no policy (a hand-written or an older cached one) runs without it.
     const filter = seccompFilter();
+    // Before anything is opened: a refused environment leaves nothing to close.
+    const environmentText = environmentArgs(policy.env);
     const grants = openGrantSources(policy.grantSources ?? [], policy.launchRoots ?? []);
     const descriptors: SandboxDescriptor[] = ['pipe'];
     if (layout.block !== undefined) descriptors.push('pipe', { data: USER_MODE_RESOLV_CONF });
@@ -124,7 +138,7 @@ export const bubblewrapBackend: SandboxBackend<BubblewrapPolicyFields> = {
     // anyone's to read in /proc). bwrap itself, and prlimit or setpriv before it, run on the host
     // with none: LD_LIBRARY_PATH or LD_PRELOAD there, pointed at a directory the server may write,
     // would run what the server planted outside the sandbox at its next launch.
-    descriptors.push({ data: environmentArgs(policy.env) });
+    descriptors.push({ data: environmentText });
     const environment = layout.environment(grants.fds.length);
     let inherited: DescriptorMask | null;
     try {

@@ -36,8 +36,9 @@
  *   path inside a grant is left to the grant (it must not make a writable grant read-only). A
  *   grant that would bring in the host's procfs, or a writable sysfs or cgroupfs, is refused
  *   ({@link NEVER_GRANTED}): it would undo the read-only `/proc/sys` above, and worse.
- * `$HOME` is never mounted. There is no `--clearenv`/`--setenv`: the backend spawns bwrap with
- * exactly {@link BubblewrapPolicyFields.env}, so environment values never appear in bwrap's argv.
+ * `$HOME` is never mounted. The environment ({@link BubblewrapPolicyFields.env}) is not in these
+ * args: the backend passes it as `--clearenv` and `--setenv` read from a descriptor, so its values
+ * never appear in bwrap's argv, and bwrap itself runs on the host with none.
  *
  * @module
  */
