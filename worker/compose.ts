@@ -128,7 +128,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       sessions.setIdleMs(next['session-idle-seconds'] * 1000);
       registry.setHosts(next.hosts.map((h) => h['entity-id']), hostsToUnlink(previous, next));
       // A modern listen is no session: one the change would not allow ends (its agent listens again).
-      const endedListens = listens.endWhere((listen) => sessionEndReason(previous, next, listen));
+      const endedListens = listens.endWhere(next, (listen) => sessionEndReason(previous, next, listen));
       if (endedListens > 0) log.info('Listen streams ended by a config change', { count: endedListens });
       const endedSessions = await sessions.closeWhere((session) => sessionEndReason(previous, next, session));
       // A `/mcp` session is not ended for its servers: it closes those the agent lost and opens those it gained.

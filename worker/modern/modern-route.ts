@@ -28,7 +28,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
-import type { AgentEntry } from '../config/worker-config.ts';
+import type { AgentEntry, WorkerConfig } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
 import type { ChannelOpener } from '../routing/channel-opener.ts';
 import { connectionFor, trustFor } from '../routing/channel-router.ts';
@@ -55,6 +55,8 @@ export interface ModernRouteDeps {
   requestCounters: AgentRequestCounters;
   /** The listen streams open, kept across config reloads, which end those a reload no longer allows. */
   listens?: OpenListens;
+  /** The config this app was built from, which allowed what it serves (`listens` compares it with the one in force). */
+  config?: WorkerConfig;
 }
 
 export interface ModernTarget {
@@ -158,7 +160,7 @@ export async function forwardModern(request: Request, message: ModernRequest, to
   // The relays log an answer ended or dropped for being left unread with the agent, `server` and
   // the method; one the agent abandons parks `slot` for the grace (one the worker stopped waiting
   // for gives it back), and `releasedWhenRead` gives it back once the answer was read otherwise.
-  const listen = message.method === 'subscriptions/listen' ? deps.listens?.add(agent.name, [server]) : undefined;
+  const listen = message.method === 'subscriptions/listen' ? deps.listens?.add(agent.name, [server], deps.config) : undefined;
   const answered = message.method === 'subscriptions/listen'
     ? relayListen(channel, traced, { signal: listen === undefined ? request.signal : AbortSignal.any([request.signal, listen.signal]), meter: requests, log: deps.log, server })
     : relayModernRequest(channel, traced, {

@@ -19,10 +19,24 @@ describe('OpenListens', () => {
     const docs = listens.add('alice', ['docs']);
     const gone = listens.add('bob', ['files']);
     gone.done();
-    expect(listens.endWhere((l) => (l.servers.includes('files') ? 'server "files" removed' : null))).toBe(1);
+    const next = {};
+    expect(listens.endWhere(next, (l) => (l.servers.includes('files') ? 'server "files" removed' : null))).toBe(1);
     expect([files.signal.aborted, files.signal.reason, docs.signal.aborted, gone.signal.aborted]).toEqual([true, 'server "files" removed', false, false]);
-    expect(listens.endWhere(() => 'again')).toBe(1);
+    expect(listens.endWhere(next, () => 'again')).toBe(1);
     expect(listens.size).toBe(0);
+  });
+
+  it('ends at once a listen allowed by a config a reload replaced while it opened (review s19)', () => {
+    const listens = new OpenListens();
+    const first = {};
+    // Before any reload, the config a listen names is the one in force.
+    expect(listens.add('alice', ['files'], first).signal.aborted).toBe(false);
+    const second = {};
+    listens.endWhere(second, () => null);
+    const late = listens.add('alice', ['files'], first);
+    expect([late.signal.aborted, late.signal.reason]).toEqual([true, 'the config changed while it opened']);
+    expect(listens.add('alice', ['files'], second).signal.aborted).toBe(false);
+    expect(listens.size).toBe(2);
   });
 });
 

@@ -19,20 +19,35 @@ interface Entry extends OpenListen {
 
 export class OpenListens {
   readonly #open = new Set<Entry>();
+  /** The config in force (`endWhere` is told each new one); unknown until the first reload. */
+  #config: object | undefined;
 
   get size(): number {
     return this.#open.size;
   }
 
-  /** A listen of `agent` on `servers`: `signal` aborts when a reload ends it; `done` forgets it (idempotent). */
-  add(agent: string, servers: readonly string[]): { signal: AbortSignal; done(): void } {
+  /**
+   * A listen of `agent` on `servers`: `signal` aborts when a reload ends it; `done` forgets it
+   * (idempotent). `authorizedUnder`: the config the listen was allowed by; when a reload put
+   * another in force while it opened (its channels open across awaits), it is ended at once, as
+   * that reload would have ended it had it been here to see.
+   */
+  add(agent: string, servers: readonly string[], authorizedUnder?: object): { signal: AbortSignal; done(): void } {
     const entry: Entry = { agent, servers: [...servers], ending: new AbortController() };
+    if (authorizedUnder !== undefined && this.#config !== undefined && authorizedUnder !== this.#config) {
+      entry.ending.abort('the config changed while it opened');
+      return { signal: entry.ending.signal, done: () => {} };
+    }
     this.#open.add(entry);
     return { signal: entry.ending.signal, done: () => void this.#open.delete(entry) };
   }
 
-  /** Ends every listen `why` gives a reason for (its stream ends; the agent listens again); returns how many. */
-  endWhere(why: (listen: OpenListen) => string | null): number {
+  /**
+   * `next` is in force: ends every listen `why` gives a reason for (its stream ends; the agent
+   * listens again); returns how many.
+   */
+  endWhere(next: object, why: (listen: OpenListen) => string | null): number {
+    this.#config = next;
     let ended = 0;
     for (const entry of [...this.#open]) {
       const reason = why(entry);

@@ -163,7 +163,7 @@ async function listenAcross(ctx: AggregateContext, message: ModernRequest): Prom
   }
   // Counted against the agent's unread budget as a listen on one server is (`forwardModern`), and
   // ended by a reload that takes any of its servers from the agent (it listens again, to the rest).
-  const listen = ctx.deps.listens?.add(ctx.agent.name, channels.map((part) => part.server));
+  const listen = ctx.deps.listens?.add(ctx.agent.name, channels.map((part) => part.server), ctx.config);
   const signal = listen === undefined ? ctx.request.signal : AbortSignal.any([ctx.request.signal, listen.signal]);
   const relayed = await relayListen(new ListenFanIn(channels), message, { signal, meter: requests, log: ctx.deps.log });
   return releasedWhenRead(relayed, listen === undefined ? slot : { release: () => (listen.done(), slot.release()) });
