@@ -39,8 +39,9 @@ export interface HostLinkRegistry {
    * Registers a live link for the host, replacing (and closing) any older one. With `since` (what
    * `changes` was when its link request came in), a link whose host's entry a config change
    * replaced or removed after that is closed instead: it proved a key the worker no longer holds.
+   * Returns whether it was attached.
    */
-  attach(entityId: string, endpoint: LinkEndpoint, since?: number): void;
+  attach(entityId: string, endpoint: LinkEndpoint, since?: number): boolean;
   /** Counts the config changes that replaced or removed a host's entry (`setHosts`). */
   readonly changes?: number;
   status(): HostLinkStatus[];
@@ -92,11 +93,11 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
     return this.#changes;
   }
 
-  attach(entityId: string, endpoint: LinkEndpoint, since?: number): void {
+  attach(entityId: string, endpoint: LinkEndpoint, since?: number): boolean {
     if (since !== undefined && (this.#changedAt.get(entityId) ?? 0) > since) {
       this.#log?.warn('Host link refused: the worker config changed this host\'s entry while it linked', { 'entity-id': entityId });
       endpoint.close({ reason: 'host-offline', message: 'The worker config changed this host\'s entry while it linked: link again' });
-      return;
+      return false;
     }
     const entry = this.#entries.get(entityId) ?? { endpoint: null, since: null };
     const previous = entry.endpoint;
@@ -111,6 +112,7 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
       entry.since = this.#now();
       this.#log?.info('Host unlinked', { 'entity-id': entityId, reason: info.reason ?? null, message: info.message });
     });
+    return true;
   }
 
   setHosts(hosts: readonly string[], unlink: readonly string[]): void {

@@ -168,7 +168,8 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
               return undefined;
             }
             endpoint = new LinkEndpoint(opened, { ...options.endpoint, role: 'worker', peer: entityId, peerFeatures, paced, ...(rttMs !== undefined ? { handshakeRttMs: rttMs } : {}), ...(log ? { log } : {}) });
-            options.registry.attach(entityId, endpoint, since);
+            // Refused (a reload changed the host's entry meanwhile): closed, and no one is told of it.
+            if (!options.registry.attach(entityId, endpoint, since)) return endpoint;
             options.onAccepted?.(entityId, ws, endpoint);
             return endpoint;
           },

@@ -18,7 +18,7 @@ function recordingRegistry() {
       opened.push({ entityId, request, ...(options?.signal !== undefined ? { signal: options.signal } : {}) });
       return createInMemoryChannelPair()[0];
     },
-    attach() {},
+    attach: () => true,
     status: () => [],
   };
   return { registry, opened };

@@ -63,7 +63,7 @@ export class DurableObjectHostLinkRegistry implements HostLinkRegistry {
     }
   }
 
-  attach(): void {
+  attach(): boolean {
     throw new LocalError('wrong-place', 'On Workers a link attaches inside its host\'s Durable Object, never in the registry of an agent\'s isolate');
   }
 
