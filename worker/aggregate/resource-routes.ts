@@ -8,11 +8,19 @@
  *
  * @module
  */
-import { compileUriTemplate } from './uri-template-match.ts';
+import { compileUriTemplate, MATCH_WORK } from './uri-template-match.ts';
+
+/**
+ * The most work one URI's routing may take over every template tried (`MATCH_WORK` bounds one
+ * match): a server listing a thousand templates of the worst kind would otherwise hold the
+ * worker's thread for seconds on a long URI. Past it the URI routes by no template.
+ */
+export const ROUTE_WORK = 4 * MATCH_WORK;
 
 export class ResourceRoutes {
   readonly #byUri = new Map<string, string>();
-  #templates: Array<{ server: string; matches: (uri: string) => boolean }> = [];
+  /** `cost`: what a match costs per character of the URI (the template's length, plus one). */
+  #templates: Array<{ server: string; matches: (uri: string) => boolean; cost: number }> = [];
 
   /** Records the URIs a server listed; the first server to list a URI keeps it. */
   addResources(server: string, uris: readonly string[]): void {
@@ -22,7 +30,7 @@ export class ResourceRoutes {
   addTemplates(server: string, templates: readonly string[]): void {
     for (const text of templates) {
       try {
-        this.#templates.push({ server, matches: compileUriTemplate(text) });
+        this.#templates.push({ server, matches: compileUriTemplate(text), cost: text.length + 1 });
       } catch {
         // A template that does not parse cannot route anything; its exact URIs still can.
       }
@@ -45,8 +53,11 @@ export class ResourceRoutes {
   route(uri: string, candidates: readonly string[], soleServer = true): string | undefined {
     const exact = this.#byUri.get(uri);
     if (exact !== undefined && candidates.includes(exact)) return exact;
-    for (const { server, matches } of this.#templates) {
-      if (candidates.includes(server) && matches(uri)) return server;
+    let work = 0;
+    for (const { server, matches, cost } of this.#templates) {
+      if (!candidates.includes(server)) continue;
+      if ((work += (uri.length + 1) * cost) > ROUTE_WORK) break;
+      if (matches(uri)) return server;
     }
     return soleServer && candidates.length === 1 ? candidates[0] : undefined;
   }

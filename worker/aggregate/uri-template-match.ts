@@ -57,7 +57,7 @@ function expressionSteps(expression: string): Step[] | undefined {
  * literals' comparisons are what the template's length bounds). A URI past it for its template
  * matches nothing: 4 M units of work, a few ms, and 20 000 characters for a 200-character template.
  */
-const MATCH_WORK = 1 << 22;
+export const MATCH_WORK = 1 << 22;
 
 /**
  * A matcher for `template`; throws for one that does not parse (an unclosed `{`, too long, too

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { ResourceRoutes, ROUTE_WORK } from './resource-routes.ts';
+
+describe('ResourceRoutes', () => {
+  it('routes by exact URI, then by template, then to the sole server offering resources', () => {
+    const routes = new ResourceRoutes();
+    routes.addResources('alpha', ['file:///a.txt']);
+    routes.addTemplates('beta', ['users://{id}/profile']);
+    expect(routes.route('file:///a.txt', ['alpha', 'beta'])).toBe('alpha');
+    expect(routes.route('users://42/profile', ['alpha', 'beta'])).toBe('beta');
+    expect(routes.route('other://x', ['alpha', 'beta'])).toBeUndefined();
+    expect(routes.route('other://x', ['beta'])).toBe('beta');
+  });
+
+  it('bounds the work of one URI over every template tried: a server listing many costly templates routes nothing past it (review s19)', () => {
+    const routes = new ResourceRoutes();
+    const hostile = `{+a}${'{+b}'.repeat(60)}!`;
+    routes.addTemplates('hostile', Array.from({ length: 1000 }, () => hostile));
+    routes.addTemplates('good', ['file:///{+path}']);
+    const uri = `file:///${'x/'.repeat(8_000)}`;
+    // Every hostile template tried would be 1000 × (uri + 1) × 245 units, far past the bound.
+    expect(1000 * (uri.length + 1) * (hostile.length + 1)).toBeGreaterThan(ROUTE_WORK);
+    expect(routes.route(uri, ['hostile', 'good'])).toBeUndefined();
+    // The same URI routes when the costly templates are not among the candidates.
+    expect(routes.route(uri, ['good'], false)).toBe('good');
+  });
+});
