@@ -95,15 +95,20 @@ describe('external issuer', () => {
     };
     const { call } = await setup(plain);
     expect((await call('/servers/alpha/mcp', await token({}))).status).not.toBe(200);
+    // A redirect through a plain http hop, even one that leads back to https, is not followed there.
     const redirected = async (url: string) => {
       fetched.push(url);
-      const response = await issuerFetch(url);
-      if (url.endsWith('/openid-configuration')) Object.defineProperties(response, { redirected: { value: true }, url: { value: 'http://login.example.com/tenant/.well-known/openid-configuration' } });
-      return response;
+      if (url === `${ISSUER}/.well-known/openid-configuration`) return new Response(null, { status: 302, headers: { location: 'http://login.example.com/hop' } });
+      if (url === 'http://login.example.com/hop') return new Response(null, { status: 302, headers: { location: `${ISSUER}/.well-known/openid-configuration?again` } });
+      return issuerFetch(url);
     };
     const second = await setup(redirected);
     expect((await second.call('/servers/alpha/mcp', await token({}))).status).not.toBe(200);
     expect(fetched.filter((url) => !url.endsWith('/openid-configuration'))).toEqual([]);
+    // An https redirect is followed, and the keys it names are used.
+    const moved = async (url: string) => (url === `${ISSUER}/.well-known/openid-configuration` ? new Response(null, { status: 301, headers: { location: `${ISSUER}/v2/.well-known/openid-configuration` } }) : issuerFetch(url.replace('/v2', '')));
+    const third = await setup(moved);
+    expect((await third.call('/servers/alpha/mcp', await token({}))).status).toBe(200);
   });
 
   it('answers an unsigned token whose header carries bytes no header may hold with a 401 whose challenge stays short printable ASCII', async () => {

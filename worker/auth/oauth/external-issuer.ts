@@ -75,10 +75,19 @@ export class ExternalIssuer {
     const configured = this.#config['jwks-uri'];
     if (configured !== undefined) return this.#keySetAt(configured);
     const issuer = this.#config.issuer.replace(/\/$/, '');
-    const response = await this.#fetch(`${issuer}/.well-known/openid-configuration`, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5_000) });
+    // Redirects followed here, each hop held to the config's rule, as a configured jwks-uri is:
+    // one plain http hop could hand over a document naming anyone's keys.
+    let url = `${issuer}/.well-known/openid-configuration`;
+    let response: Response;
+    for (let hops = 0; ; hops++) {
+      response = await this.#fetch(url, { headers: { accept: 'application/json' }, redirect: 'manual', signal: AbortSignal.timeout(5_000) });
+      const location = response.status >= 300 && response.status < 400 ? response.headers.get('location') : null;
+      if (location === null) break;
+      if (hops === MAX_DISCOVERY_REDIRECTS) throw new Error(`the issuer's discovery document was redirected more than ${MAX_DISCOVERY_REDIRECTS} times`);
+      url = new URL(location, url).href;
+      if (!isSecureUrl(url)) throw new Error('the issuer\'s discovery document was redirected to an address that is not https');
+    }
     if (!response.ok) throw new Error(`the issuer's discovery document answered ${response.status}`);
-    // Held to the config's rule, as a configured jwks-uri is: keys fetched over plain http could be anyone's.
-    if (response.redirected && !isSecureUrl(response.url)) throw new Error('the issuer\'s discovery document was redirected to an address that is not https');
     const doc = (await response.json()) as { jwks_uri?: unknown; issuer?: unknown };
     if (doc.issuer !== this.#config.issuer) throw new Error('the issuer\'s discovery document names another issuer');
     if (typeof doc.jwks_uri !== 'string') throw new Error('the issuer\'s discovery document has no jwks_uri');
@@ -90,6 +99,9 @@ export class ExternalIssuer {
     return new RemoteKeySet(new URL(url).href, this.#fetch);
   }
 }
+
+/** Redirects of the discovery document followed, each hop checked. */
+const MAX_DISCOVERY_REDIRECTS = 3;
 
 function describe(error: unknown): string {
   const code = error instanceof JwtError ? error.code : 'invalid';
