@@ -532,6 +532,29 @@ describe('the warm pool across a config reload', () => {
   });
 });
 
+describe('the warm pool and an edit of mcp.json with no reload', () => {
+  it('hands no session a spare launched under the server\'s old entry (review s19)', async () => {
+    const dir = tempDir();
+    const servers = (version: string) => ({ mcpServers: { srv: { command: NODE, args: [ECHO, version] } } });
+    writeJson(dir, 'mcp-servers/mcp.json', servers('v1'));
+    const { sidecar, launches, ready, session } = warmSidecar(dir);
+    await session('alice', 'srv');
+    await waitFor(() => ready() === 1);
+    // The file changes; nothing reloads (a sidecar reads its server entries afresh at each open).
+    writeJson(dir, 'mcp-servers/mcp.json', servers('v2'));
+    const before = launches.length;
+    for (let n = 0; n < 2; n++) {
+      const client = await session('alice', 'srv');
+      expect((await client.callTool({ name: 'echo', arguments: { message: `edit ${n}` } })).content).toEqual([{ type: 'text', text: `Echo: edit ${n}` }]);
+      await waitFor(() => ready() >= 2 + n);
+    }
+    const after = launches.slice(before).map((l) => l.args.at(-1));
+    expect(after.length).toBeGreaterThanOrEqual(2);
+    expect(after).toEqual(after.map(() => 'v2'));
+    await waitFor(() => sidecar.warmPool.size === 1);
+  });
+});
+
 describe('the warm pool at the host\'s process cap', () => {
   /** A host of 2 processes in all, with a warm pool of 1, its log kept. */
   function capped() {

@@ -292,7 +292,7 @@ export class RemoteMcpHostHandler {
     const { session: _session, ...spare } = connection;
     return warmOrColdTransport({
       pool: this.#options.warmPool,
-      key: agent === undefined ? null : { agent, server: name, revision: trust.resolved?.revision ?? 'uncontained' },
+      key: agent === undefined ? null : { agent, server: name, revision: trust.resolved?.revision ?? 'uncontained', config: JSON.stringify(config) },
       cold: () => this.#stdioTransport(name, config, connection, trust, log),
       spare: () => this.#stdioTransport(name, config, spare, trust, this.#options.log.child({ server: name, agent: agent ?? null }), { spare: true }),
       ...(generation !== undefined ? { generation } : {}),

@@ -3,10 +3,10 @@
  * session's `initialize` is answered at once instead of after a process start (issue 17: about
  * 950 ms for `/mcp` with the three demo servers, every session spawning every server).
  *
- * - Keyed by (agent, server, effective trust revision): an instance is launched exactly as that
+ * - Keyed by (agent, server, effective trust revision, server config): an instance is launched exactly as that
  *   agent's session would launch it (same config, same compiled policy), is handed to one session
  *   of that agent only and is never returned to the pool, so nothing is ever shared between agents
- *   or sessions. A new revision for an (agent, server) ends the instances of the old one.
+ *   or sessions. A new revision or config for an (agent, server) ends the instances of the old one.
  * - The pool learns what to initialize with from the agent itself: after a cold session of that
  *   agent was initialized, its `initialize` params (protocol version, capabilities, clientInfo)
  *   are what the pool's instances are initialized with, and a session takes a warm instance only
@@ -39,6 +39,8 @@ export interface WarmKey {
   server: string;
   /** The effective trust revision (`uncontained` when the server runs without a profile). */
   revision: string;
+  /** The server's config as its sessions launch it (JSON): an edit of it, reload or not, is another key. */
+  config?: string;
 }
 
 /**
@@ -189,7 +191,7 @@ export class WarmPool {
     // A session that read its config before the last `clear()` would teach the pool the old one.
     if (!this.enabled || generation !== this.#generation) return;
     for (const [id, other] of this.#keys) {
-      if (other.key.agent === key.agent && other.key.server === key.server && other.key.revision !== key.revision) this.#drop(id, other);
+      if (other.key.agent === key.agent && other.key.server === key.server && (other.key.revision !== key.revision || other.key.config !== key.config)) this.#drop(id, other);
     }
     const id = idOf(key);
     let state = this.#keys.get(id);
@@ -390,7 +392,7 @@ export class WarmPool {
 }
 
 function idOf(key: WarmKey): string {
-  return JSON.stringify([key.agent, key.server, key.revision]);
+  return JSON.stringify([key.agent, key.server, key.revision, key.config ?? null]);
 }
 
 /** Whether two `initialize` params ask the same of a server (their `_meta` aside). */
