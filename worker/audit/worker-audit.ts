@@ -63,6 +63,16 @@ export class WorkerAudit {
   }
 
   /**
+   * The host of `server` as `agent`'s records name it: none for a server the agent may not use.
+   * Its refusal is the same as for a name no server has, and its records reach the agent's own
+   * `/healthz` (`recentCalls`), which must not tell it where another agent's server runs.
+   */
+  #hostFor(agent: string | null, server: string | null): string | null {
+    const allowed = agent !== null && server !== null && this.#config.agents.some((a) => a.name === agent && a.servers.includes(server));
+    return allowed ? this.hostOf(server) : null;
+  }
+
+  /**
    * A ledger for the calls of one session or request to `server`. A server on a host (or the local
    * host) is reached through that host's trust profile, whose denial comes back as an answer the
    * host marks as its own (`shared/audit/host-answers.ts`): that is the decision of the call, and
@@ -72,7 +82,7 @@ export class WorkerAudit {
    */
   ledger(scope: Omit<CallScope, 'host'>): CallLedger {
     const entry = scope.server !== null && Object.hasOwn(this.#config.servers, scope.server) ? this.#config.servers[scope.server] : undefined;
-    return new CallLedger(this.#log, { ...scope, host: this.hostOf(scope.server) }, { peerDecides: entry !== undefined && entry.executor.type !== 'http', ...(this.#cancelGraceMs !== undefined ? { cancelGraceMs: this.#cancelGraceMs } : {}) });
+    return new CallLedger(this.#log, { ...scope, host: this.#hostFor(scope.agent, scope.server) }, { peerDecides: entry !== undefined && entry.executor.type !== 'http', ...(this.#cancelGraceMs !== undefined ? { cancelGraceMs: this.#cancelGraceMs } : {}) });
   }
 
   /** The `traceparent` a channel-open request carries: the agent's, or a new trace's. */
@@ -129,7 +139,7 @@ export class WorkerAudit {
       event: 'open',
       agent,
       server,
-      host: this.hostOf(server),
+      host: this.#hostFor(agent, server),
       method,
       ...scope,
       decision: reason === 'denied-by-policy' ? 'denied-by-policy' : 'refused',
