@@ -39,7 +39,7 @@ describe('WorkerAudit.ledger', () => {
     const lines: Array<Record<string, any>> = [];
     const recentCalls = new RecentCalls(4);
     const log = new AuditLog({ component: 'worker', write: (line) => lines.push(JSON.parse(line)), onRecord: (r) => recentCalls.record(r) });
-    const config = { servers: { edge: { executor: { type: 'http', url: 'https://mcp.example.com/mcp' } }, hosted: { executor: { type: 'user-computer-profile', 'entity-id': 'laptop' } }, here: { executor: { type: 'local' } } } } as unknown as WorkerConfig;
+    const config = { agents: [{ name: 'alice', servers: ['edge', 'hosted', 'here'] }], servers: { edge: { executor: { type: 'http', url: 'https://mcp.example.com/mcp' } }, hosted: { executor: { type: 'user-computer-profile', 'entity-id': 'laptop' } }, here: { executor: { type: 'local' } } } } as unknown as WorkerConfig;
     const audit = new WorkerAudit({ config, log, recentCalls });
     const denial = { jsonrpc: '2.0', id: 1, error: { code: -32010, message: 'Denied', data: { reason: 'denied-by-policy' } } };
     for (const server of ['edge', 'hosted', 'here']) {
