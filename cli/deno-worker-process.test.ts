@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { packageRoot } from './deno-binary.ts';
@@ -12,5 +14,18 @@ describe('the Deno worker\'s permissions', () => {
     expect(reads).toEqual([[join(state, 'worker.json'), join(state, 'worker')]]);
     expect(args).not.toContain('--allow-read');
     expect(args.at(-1)).toBe(join(root, 'worker', 'adapters', 'deno', 'deno-worker.ts'));
+  });
+
+  it('refuses a config, state dir or audit file whose path holds a comma: Deno would grant what lies on either side of it (review s19)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-comma-'));
+    try {
+      const config = join(dir, 'worker.json');
+      writeFileSync(config, JSON.stringify({ audit: { file: 'audit.log,/tmp' } }));
+      expect(() => denoWorkerArgs({ configFile: config }, packageRoot())).toThrow(`Cannot give the worker access to a path holding a comma, which Deno's permission flags split on: ${join(dir, 'audit.log,/tmp')}; rename it or move it`);
+      expect(() => denoWorkerArgs({ configFile: join(dir, 'a,b', 'worker.json') }, packageRoot())).toThrow(/holding a comma/);
+      expect(() => denoWorkerArgs({ configFile: join(dir, 'w.json'), stateDir: join(dir, 's,t') }, packageRoot())).toThrow(/holding a comma/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -64,7 +64,7 @@ export function denoWorkerArgs(options: Pick<DenoWorkerOptions, 'configFile' | '
     ...DENO_WORKER_RUNTIME_FLAGS,
     '--allow-net',
     '--allow-env',
-    `--allow-read=${[options.configFile, ...(options.stateDir !== undefined ? [options.stateDir] : [])].join(',')}`,
+    `--allow-read=${permissionList([options.configFile, ...(options.stateDir !== undefined ? [options.stateDir] : [])])}`,
     ...writePermission([...auditWritePaths(options.configFile), ...(options.stateDir !== undefined ? [options.stateDir] : [])]),
     ...(fromSource ? [`--config=${join(root, 'deno.json')}`] : ['--no-config']),
     entry,
@@ -171,5 +171,15 @@ function auditWritePaths(configFile: string): string[] {
 
 /** One `--allow-write` naming every path the worker may write (the audit file, the state dir), or none. */
 function writePermission(paths: readonly string[]): string[] {
-  return paths.length === 0 ? [] : [`--allow-write=${paths.join(',')}`];
+  return paths.length === 0 ? [] : [`--allow-write=${permissionList(paths)}`];
+}
+
+/**
+ * Paths as one Deno permission list. Deno splits the list at every comma, so a path holding one
+ * would grant what lies before and after it instead (`audit.log,/tmp` grants `/tmp`): refused.
+ */
+export function permissionList(paths: readonly string[]): string {
+  const comma = paths.find((path) => path.includes(','));
+  if (comma !== undefined) throw new Error(`Cannot give the worker access to a path holding a comma, which Deno's permission flags split on: ${comma}; rename it or move it`);
+  return paths.join(',');
 }
