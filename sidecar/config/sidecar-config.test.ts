@@ -18,6 +18,13 @@ describe('sidecar.json', () => {
     }
   });
 
+  it('refuses a worker URL with a user name, password, query or fragment, which its logs and doctor would print (review s19)', () => {
+    expect(() => parseSidecarConfig({ ...base, worker: 'https://u:secretpw@yard.example.com' })).toThrow('worker: must not carry a user name or password: the link proves this host by its key');
+    for (const worker of ['https://yard.example.com/?token=abc', 'https://yard.example.com/#x']) {
+      expect(() => parseSidecarConfig({ ...base, worker })).toThrow('worker: must have no query or fragment');
+    }
+  });
+
   it('has no shared secret any more: a secret-file key is an unknown key', () => {
     expect(() => parseSidecarConfig({ ...base, 'secret-file': 'host.secret' })).toThrow(/secret-file/);
     expect(parseSidecarConfig({ ...base, 'key-file': 'keys/this-host.key' })['key-file']).toBe('keys/this-host.key');

@@ -52,6 +52,10 @@ export const SidecarConfigSchema = z
         z.url('must be an absolute URL'),
         z.refine((u) => /^(https?|wss?):\/\//i.test(u), 'must be an http(s): or ws(s): URL'),
         z.refine((u) => !isCleartextRemote(u), CLEARTEXT_REMOTE_MESSAGE),
+        // The URL is logged and printed (doctor, each link attempt): nothing secret may ride in it,
+        // and the link proves the host by its key, never by credentials in the URL.
+        z.refine((u) => !URL.canParse(u) || (new URL(u).username === '' && new URL(u).password === ''), 'must not carry a user name or password: the link proves this host by its key'),
+        z.refine((u) => !URL.canParse(u) || (new URL(u).search === '' && new URL(u).hash === '' && !u.includes('?') && !u.includes('#')), 'must have no query or fragment'),
         z.describe('Base URL of the worker this sidecar links to; https: unless the worker is on this machine (127.0.0.1, localhost, [::1])'),
       ),
     'entity-id': EntityIdSchema.check(z.describe('This host\'s entity id, as listed under "hosts" in the worker config')),
