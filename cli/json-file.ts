@@ -10,7 +10,8 @@
  *
  * @module
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, fchmodSync, fsyncSync, lstatSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { LocalError } from '../shared/errors.ts';
 
@@ -67,18 +68,27 @@ export function readJson(path: string): JsonRead {
   }
 }
 
-/** Replaces `path` with `text` atomically, keeping its mode (new files: `mode`). */
-export function writeFileAtomic(path: string, text: string, mode = 0o644): void {
+/**
+ * Replaces `path` with `text` atomically, keeping its mode (new files: `mode`). A config reached
+ * through a symlink is written where the link points, so the link stays. `secret`: the file gets
+ * exactly `mode` whatever it had, and a symlink at `path` is replaced, never written through.
+ */
+export function writeFileAtomic(path: string, text: string, mode = 0o644, options: { secret?: boolean } = {}): void {
   let keep = mode;
-  try {
-    keep = statSync(path).mode & 0o777;
-  } catch {
-    // a new file
-  }
-  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  try {
-    const fd = openSync(temp, 'w', keep);
+  if (!options.secret) {
     try {
+      if (lstatSync(path).isSymbolicLink()) path = realpathSync(path);
+      keep = statSync(path).mode & 0o777;
+    } catch {
+      // a new file (or a link to none)
+    }
+  }
+  // Created anew, never an existing file or a link someone planted under a name they could guess.
+  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    const fd = openSync(temp, 'wx', keep);
+    try {
+      fchmodSync(fd, keep); // whatever the umask took away
       writeSync(fd, text);
       fsyncSync(fd);
     } finally {

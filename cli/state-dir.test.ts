@@ -1,5 +1,9 @@
+import { lstatSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { reachableFromTheCloud } from './state-dir.ts';
+import { writeFileAtomic } from './json-file.ts';
+import { ensureSecret, reachableFromTheCloud, writeJson } from './state-dir.ts';
 
 describe('reachableFromTheCloud', () => {
   it('takes a public https URL, by name or address', () => {
@@ -9,6 +13,60 @@ describe('reachableFromTheCloud', () => {
   it('refuses plain http, loopback, private and shared (Tailscale) addresses, link-local and unique-local IPv6', () => {
     for (const url of ['http://yard.example.com/mcp', 'https://127.0.0.1/mcp', 'https://localhost/mcp', 'https://10.1.2.3/mcp', 'https://192.168.1.5/mcp', 'https://172.20.0.1/mcp', 'https://169.254.1.1/mcp', 'https://100.101.102.103/mcp', 'https://[fd00::1]/mcp', 'https://[fe80::1]/mcp']) {
       expect(reachableFromTheCloud(url), url).toBe(false);
+    }
+  });
+});
+
+describe('secret files (review s19)', () => {
+  function scratch(): string {
+    return mkdtempSync(join(tmpdir(), 'sy-secret-'));
+  }
+
+  it('writes a token file 0600 over a looser one, and replaces a symlink instead of writing through it', () => {
+    const dir = scratch();
+    try {
+      const config = join(dir, 'client-config.json');
+      writeFileSync(config, '{}', { mode: 0o644 });
+      writeJson(config, { token: 'x' }, 0o600);
+      expect(statSync(config).mode & 0o777).toBe(0o600);
+      const victim = join(dir, 'victim');
+      writeFileSync(victim, 'mine');
+      const linked = join(dir, 'linked.json');
+      symlinkSync(victim, linked);
+      writeJson(linked, { token: 'y' }, 0o600);
+      expect(readFileSync(victim, 'utf8')).toBe('mine');
+      expect([lstatSync(linked).isSymbolicLink(), statSync(linked).mode & 0o777]).toEqual([false, 0o600]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps an existing token but makes it readable by this user alone, and refuses one that is a symlink', () => {
+    const dir = scratch();
+    try {
+      const token = join(dir, 'agent.token');
+      writeFileSync(token, 'sya_0123456789abcdef\n', { mode: 0o644 });
+      expect(ensureSecret(token, 'sya_')).toBe('sya_0123456789abcdef');
+      expect(statSync(token).mode & 0o777).toBe(0o600);
+      const linked = join(dir, 'linked.token');
+      symlinkSync(token, linked);
+      expect(() => ensureSecret(linked, 'sya_')).toThrow(`${linked}: is a symlink, which a secret must not be: remove it and run this again`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('edits a config reached through a symlink where the link points, keeping the link and the file\'s mode', () => {
+    const dir = scratch();
+    try {
+      const real = join(dir, 'etc-worker.json');
+      writeFileSync(real, '{}', { mode: 0o640 });
+      const link = join(dir, 'worker.json');
+      symlinkSync(real, link);
+      writeFileAtomic(link, '{"edited":true}\n');
+      expect([lstatSync(link).isSymbolicLink(), readFileSync(real, 'utf8'), statSync(real).mode & 0o777]).toEqual([true, '{"edited":true}\n', 0o640]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -7,8 +7,10 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { isLoopbackHostname } from '../shared/loopback.ts';
+import { LocalError } from '../shared/errors.ts';
+import { writeFileAtomic } from './json-file.ts';
 
 /** The host key in `<state>/sidecar/` (`sidecar/link/host-key.ts` makes it on the first start). */
 export const HOST_KEY_FILE = 'host.key';
@@ -21,12 +23,16 @@ export function newToken(prefix = 'sy_'): string {
 /** Reads a secret file, creating it with a fresh random value (0600) when missing or empty. */
 export function ensureSecret(path: string, prefix: string): string {
   if (existsSync(path)) {
+    if (lstatSync(path).isSymbolicLink()) throw new LocalError('invalid-config', `${path}: is a symlink, which a secret must not be: remove it and run this again`);
     const value = readFileSync(path, 'utf8').trim();
-    if (value.length >= 16) return value;
+    if (value.length >= 16) {
+      // Kept, but only for this user: one written by hand or an older version may be readable by others.
+      if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+      return value;
+    }
   }
   const value = newToken(prefix);
-  writeFileSync(path, value + '\n', { mode: 0o600 });
-  chmodSync(path, 0o600);
+  writeFileAtomic(path, value + '\n', 0o600, { secret: true });
   return value;
 }
 
@@ -40,8 +46,9 @@ export function jsonFileText(value: unknown): string {
   return JSON.stringify(value, null, 2) + '\n';
 }
 
+/** Writes `value` to `path`; with `mode` 0600 (a token inside), exactly that mode and never through a symlink. */
 export function writeJson(path: string, value: unknown, mode = 0o644): void {
-  writeFileSync(path, jsonFileText(value), { mode });
+  writeFileAtomic(path, jsonFileText(value), mode, { secret: (mode & 0o077) === 0 });
 }
 
 /**
