@@ -133,6 +133,13 @@ describe('switchyard doctor', () => {
     expect(down?.ok).toBe(false);
     expect(down?.detail).toBe(`http://127.0.0.1:${port}/healthz: fetch failed (ECONNREFUSED)`);
     expect(down?.fix).toBe(`Check that the worker runs and listens at http://127.0.0.1:${port} (--worker): on its machine, switchyard worker --config FILE; or fix the URL given to --worker`);
+    // Something else at the address: a 404 is no worker (review s19: any answer below 500 passed).
+    const other = createServer((_req, res) => ((res.statusCode = 404), res.end('not here')));
+    await new Promise<void>((r) => other.listen(0, '127.0.0.1', r));
+    const otherPort = (other.address() as { port: number }).port;
+    const wrong = (await runDoctor({ worker: `http://127.0.0.1:${otherPort}` })).find((c) => c.name === 'worker reachable');
+    await new Promise((r) => other.close(r));
+    expect(wrong).toMatchObject({ ok: false, detail: `http://127.0.0.1:${otherPort}/healthz answered 404`, fix: expect.stringContaining('but not a Switchyard worker') });
     const typo = (await runDoctor({ worker: 'yard.example.com' })).find((c) => c.name === 'worker reachable');
     expect(typo).toMatchObject({ ok: false, detail: '"yard.example.com" is not an absolute URL' });
   });

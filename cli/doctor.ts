@@ -89,7 +89,15 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorChec
     const url = new URL('/healthz', options.worker.replace(/^ws/, 'http')).toString();
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
-      checks.push({ name: 'worker reachable', ok: res.status < 500, detail: `${url} answered ${res.status}` });
+      // A worker answers /healthz 200 to anyone (its details only with a token): another answer
+      // is another server at that address, or a proxy in front of none.
+      const ok = res.ok;
+      checks.push({
+        name: 'worker reachable',
+        ok,
+        detail: `${url} answered ${res.status}`,
+        ...(ok ? {} : { fix: `Something answers at ${options.worker}, but not a Switchyard worker: check the URL given to --worker, and any proxy in front of the worker` }),
+      });
     } catch (error) {
       // Node says only "fetch failed"; the cause's code says why (refused, unknown name, a TLS problem).
       // The URL is always --worker's: the workstation's own link check words sidecar.json's.
