@@ -93,4 +93,19 @@ describe('OtlpTraceExporter against a real local collector', () => {
     ]);
     for (const secret of ['QUERY-SECRET', 'FRAGMENT-SECRET', 'USER-SECRET']) expect(JSON.stringify(warnings)).not.toContain(secret);
   });
+
+  it('keeps a header value fetch refuses out of why the export failed (review s19: a key pasted with a line break was quoted whole)', async () => {
+    collector = await startOtlpCollector();
+    const warned: Array<Record<string, unknown>> = [];
+    for (const value of ['sk-SECRET123\r\nX: y', 'sk-SECRET\u0000789']) {
+      const { lines, log } = logs();
+      const exporter = new OtlpTraceExporter({ endpoint: collector.endpoint, headers: { 'x-api-key': value }, serviceName: 'switchyard-worker', log, flushMs: 5 });
+      exporter.export(span(1));
+      await exporter.flush();
+      expect(exporter.dropped).toBe(1);
+      warned.push(...lines.filter((l) => l.level === 'warn'));
+    }
+    expect(warned).toHaveLength(2);
+    expect(JSON.stringify(warned)).not.toContain('SECRET');
+  });
 });

@@ -129,6 +129,15 @@ export class OtlpTraceExporter implements SpanSink {
     }
   }
 
+  /** `text` with every configured header value cut out: fetch quotes a value it refuses (a stray line break in a pasted key). */
+  #withoutHeaderValues(text: string): string {
+    let out = text;
+    for (const value of Object.values(this.#options.headers ?? {})) {
+      for (const form of [value, JSON.stringify(value).slice(1, -1), value.trim()]) if (form.length >= 4) out = out.replaceAll(form, '[redacted]');
+    }
+    return out;
+  }
+
   #drop(count: number, why: string): void {
     this.#dropped += count;
     if (this.#warned) return;
@@ -136,7 +145,7 @@ export class OtlpTraceExporter implements SpanSink {
     // A collector's key may ride in its URL, and fetch's errors quote the URL whole.
     this.#options.log.warn('OTLP spans dropped: the trace collector is not taking them; calls go on, and this is said once until exports resume', {
       endpoint: redactUrl(this.#options.endpoint),
-      why: redactUrlsIn(why).slice(0, 200),
+      why: this.#withoutHeaderValues(redactUrlsIn(why)).slice(0, 200),
       dropped: this.#dropped,
     });
   }
