@@ -62,7 +62,7 @@ function serversOption(values: Record<string, string | boolean | undefined>): st
 
 /** Throws naming the servers of `servers` that `file` does not define, and the ones it does. */
 function refuseUnknownServers(file: WorkerConfigFile, servers: readonly string[]): void {
-  const unknown = servers.filter((s) => file.parsed.servers[s] === undefined);
+  const unknown = servers.filter((s) => !Object.hasOwn(file.parsed.servers, s));
   if (unknown.length === 0) return;
   const known = Object.keys(file.parsed.servers);
   throw new LocalError('usage', `${file.path} defines no server ${unknown.map((s) => `"${s}"`).join(', ')} (it has ${known.length > 0 ? known.join(', ') : 'none yet: add a host first, switchyard host add'})`);

@@ -53,10 +53,10 @@ function editHost(edit: Edit, line: HostLine, rekey: boolean, path: string): voi
   }
   const before = (existing['trust-profiles'] ?? {}) as Record<string, string>;
   for (const [ref, revision] of Object.entries(reported)) {
-    if (before[ref] === undefined) edit.changes.push(`+ host "${id}" trust profile "${ref}" at ${revision}`);
+    if (!Object.hasOwn(before, ref)) edit.changes.push(`+ host "${id}" trust profile "${ref}" at ${revision}`);
     else if (before[ref] !== revision) edit.changes.push(`~ host "${id}" trust profile "${ref}" ${before[ref]} → ${revision}`);
   }
-  for (const ref of Object.keys(before)) if (reported[ref] === undefined) edit.changes.push(`- host "${id}" trust profile "${ref}" (the host no longer has it)`);
+  for (const ref of Object.keys(before)) if (!Object.hasOwn(reported, ref)) edit.changes.push(`- host "${id}" trust profile "${ref}" (the host no longer has it)`);
   if (Object.keys(reported).length > 0) existing['trust-profiles'] = reported;
   else delete existing['trust-profiles'];
 }
@@ -73,7 +73,8 @@ function editServers(edit: Edit, line: HostLine): void {
   const id = line['entity-id'];
   const offered = line.servers ?? [];
   for (const name of offered) {
-    const entry = edit.raw.servers[name];
+    // Own keys only: `constructor` or `toString` is a server name like any other.
+    const entry = Object.hasOwn(edit.raw.servers, name) ? edit.raw.servers[name] : undefined;
     if (entry === undefined) {
       edit.raw.servers[name] = { executor: { type: 'user-computer-profile', 'entity-id': id } };
       edit.changes.push(`+ server "${name}" on host "${id}"`);

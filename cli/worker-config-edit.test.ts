@@ -54,6 +54,13 @@ describe('switchyard host add', () => {
     expect(parseWorkerConfig(read(path), { runtime: 'edge' }).hosts).toHaveLength(1);
   });
 
+  it('adds servers named like the properties every object has (review s19: "constructor" was taken for one defined elsewhere)', async () => {
+    const path = fresh();
+    expect(await runHostAddCommand(['--config', path, line({ servers: ['constructor', 'toString', 'files'] })])).toBe(0);
+    expect(Object.keys(read(path).servers as Record<string, unknown>)).toEqual(['constructor', 'toString', 'files']);
+    expect(out).toContain('+ server "constructor" on host "laptop"');
+  });
+
   it('moves the pins of agents using the host to the revision it now reports, showing each; --dry-run writes nothing', async () => {
     const path = fresh();
     await runHostAddCommand(['--config', path, line()]);
