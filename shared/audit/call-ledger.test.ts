@@ -47,6 +47,19 @@ describe('CallLedger', () => {
     expect(ledger.inFlight).toBe(0);
   });
 
+  it('ends a cancelled call as cancelled when its id comes again, so the answer is the new call\'s (review s19)', () => {
+    const { lines, ledger } = harness({}, 60_000);
+    ledger.request(call(7, 'delete_all'));
+    ledger.cancel(7);
+    ledger.request(call(7, 'read_file'));
+    ledger.answer({ jsonrpc: '2.0', id: 7, result: { content: [] } });
+    expect(lines.map((l) => [l.tool, l.outcome, l.reason, l.cancelRequested])).toEqual([
+      ['delete_all', 'error', 'cancelled', undefined],
+      ['read_file', 'ok', undefined, undefined],
+    ]);
+    expect(ledger.inFlight).toBe(0);
+  });
+
   it('records a call from request to answer: agent, server, host, tool, decision, duration, outcome, no arguments', () => {
     const { lines, ledger, tick } = harness();
     const forwarded = ledger.request(call(1));

@@ -97,6 +97,9 @@ export class CallLedger {
     const parent = arrivedWith ?? traceparentOfParams(message.params) ?? this.#scope.parent ?? null;
     const span = childSpan(parent);
     const pending: Pending = { startMs: this.#audit.now(), span, base: this.#base(message, span) };
+    // A call the agent cancelled whose id comes again: the session gave the id back, so an answer
+    // under it is the new call's. The cancelled one ends now, as cancelled.
+    while (this.#pending.get(message.id)?.cancelledAtMs !== undefined) this.#finish(this.#take(message.id)!, CANCELLED);
     const first = this.#pending.get(message.id);
     if (first === undefined) this.#pending.set(message.id, pending);
     else {
