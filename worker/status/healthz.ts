@@ -48,15 +48,24 @@ export interface ServerHealth {
   state: 'available' | 'host-offline' | 'unsupported-policy';
 }
 
+/**
+ * Who a `/healthz` token is: the index of its agent in `config.agents`, `agents.length` for the
+ * admin, or -1 for none (a token of no one, or none at all).
+ */
+export async function statusViewerIndex(config: Pick<WorkerConfig, 'agents' | 'admin-token-sha256'>, token: string | null): Promise<number> {
+  if (token === null) return -1;
+  const admin = config['admin-token-sha256'];
+  return matchTokenHash(token, [...config.agents.map((a) => a['token-sha256']), ...(admin !== undefined ? [admin] : [])]);
+}
+
 export function createHealthzHandler(deps: HealthzDeps): Handler {
   return async function healthz(c) {
     const header = c.req.header('authorization');
     if (header === undefined) return c.json({ ok: true });
     const token = bearerTokenOf(header);
     if (token === null) return unauthorizedResponse(c, false);
-    const admin = deps.config['admin-token-sha256'];
     const agents = deps.config.agents;
-    const index = await matchTokenHash(token, [...agents.map((a) => a['token-sha256']), ...(admin !== undefined ? [admin] : [])]);
+    const index = await statusViewerIndex(deps.config, token);
     if (index === -1) {
       // An app's OAuth token stands for an agent on its MCP endpoints only; the page takes the tokens of the config.
       const why = token.startsWith(ACCESS_TOKEN_PREFIX) ? 'An OAuth access token is for the MCP endpoints: sign in here with the agent\'s own token or the admin token' : undefined;

@@ -22,7 +22,8 @@
 import type { Context } from 'hono';
 import { Hono } from '../../trie-router-hono.ts';
 import { createApp, workerHostOriginGuard } from '../../app.ts';
-import { agentAuth, type AgentVariables } from '../../auth/agent-auth.ts';
+import { agentAuth, bearerTokenOf, type AgentVariables } from '../../auth/agent-auth.ts';
+import { statusViewerIndex } from '../../status/healthz.ts';
 import { auditedAuth } from '../../audit/credential-audit.ts';
 import { createWorkerOAuth } from '../../auth/oauth/oauth.ts';
 import type { WorkerAudit } from '../../audit/worker-audit.ts';
@@ -95,7 +96,9 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
   app.all('/servers/:name/mcp', guard, auth, agentRoute);
 
   app.get('/healthz', async (c) => {
-    if (c.req.header('authorization') !== undefined) await registry.refresh(config.hosts.map((h) => h['entity-id']));
+    // Asking every host's object costs a subrequest each: only for a token the report is for.
+    const header = c.req.header('authorization');
+    if (header !== undefined && (await statusViewerIndex(config, bearerTokenOf(header))) !== -1) await registry.refresh(config.hosts.map((h) => h['entity-id']));
     return core.fetch(c.req.raw);
   });
   app.all('*', (c) => core.fetch(c.req.raw));
