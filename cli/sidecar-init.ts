@@ -11,7 +11,8 @@
  *
  * @module
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { writeFileAtomic } from './json-file.ts';
 import { isAbsolute, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LocalError } from '../shared/errors.ts';
@@ -39,7 +40,7 @@ export async function runInitCommand(argv: string[], program: Program = FULL_CLI
   const existing = readExisting(configPath);
   let configNote: string;
   if (existing === null) {
-    writeFileSync(configPath, JSON.stringify({ worker, 'entity-id': entityId }, null, 2) + '\n');
+    writeFileAtomic(configPath, JSON.stringify({ worker, 'entity-id': entityId }, null, 2) + '\n');
     configNote = `Wrote ${configPath}`;
   } else {
     // A config from before key pairs names a secret file; the key replaces it.
@@ -54,7 +55,8 @@ export async function runInitCommand(argv: string[], program: Program = FULL_CLI
     if (same && secretFile === undefined) {
       configNote = `Kept ${configPath}: it already names this worker and entity id`;
     } else {
-      writeFileSync(configPath, JSON.stringify(parseSidecarConfig({ ...kept, worker, 'entity-id': entityId }), null, 2) + '\n');
+      // Whole or not at all: a crash mid-write under --force must not leave a truncated config.
+      writeFileAtomic(configPath, JSON.stringify(parseSidecarConfig({ ...kept, worker, 'entity-id': entityId }), null, 2) + '\n');
       configNote = `Updated ${configPath} (other keys kept${secretFile === undefined ? '' : '; "secret-file" dropped: the host key replaces the shared secret'})`;
     }
   }
