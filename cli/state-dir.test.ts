@@ -1,7 +1,7 @@
 import { lstatSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeFileAtomic } from './json-file.ts';
 import { ensureSecret, reachableFromTheCloud, writeJson } from './state-dir.ts';
 
@@ -18,55 +18,42 @@ describe('reachableFromTheCloud', () => {
 });
 
 describe('secret files (review s19)', () => {
-  function scratch(): string {
-    return mkdtempSync(join(tmpdir(), 'sy-secret-'));
-  }
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sy-secret-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('writes a token file 0600 over a looser one, and replaces a symlink instead of writing through it', () => {
-    const dir = scratch();
-    try {
-      const config = join(dir, 'client-config.json');
-      writeFileSync(config, '{}', { mode: 0o644 });
-      writeJson(config, { token: 'x' }, 0o600);
-      expect(statSync(config).mode & 0o777).toBe(0o600);
-      const victim = join(dir, 'victim');
-      writeFileSync(victim, 'mine');
-      const linked = join(dir, 'linked.json');
-      symlinkSync(victim, linked);
-      writeJson(linked, { token: 'y' }, 0o600);
-      expect(readFileSync(victim, 'utf8')).toBe('mine');
-      expect([lstatSync(linked).isSymbolicLink(), statSync(linked).mode & 0o777]).toEqual([false, 0o600]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const config = join(dir, 'client-config.json');
+    writeFileSync(config, '{}', { mode: 0o644 });
+    writeJson(config, { token: 'x' }, 0o600);
+    expect(statSync(config).mode & 0o777).toBe(0o600);
+    const victim = join(dir, 'victim');
+    writeFileSync(victim, 'mine');
+    const linked = join(dir, 'linked.json');
+    symlinkSync(victim, linked);
+    writeJson(linked, { token: 'y' }, 0o600);
+    expect(readFileSync(victim, 'utf8')).toBe('mine');
+    expect([lstatSync(linked).isSymbolicLink(), statSync(linked).mode & 0o777]).toEqual([false, 0o600]);
   });
 
   it('keeps an existing token but makes it readable by this user alone, and refuses one that is a symlink', () => {
-    const dir = scratch();
-    try {
-      const token = join(dir, 'agent.token');
-      writeFileSync(token, 'sya_0123456789abcdef\n', { mode: 0o644 });
-      expect(ensureSecret(token, 'sya_')).toBe('sya_0123456789abcdef');
-      expect(statSync(token).mode & 0o777).toBe(0o600);
-      const linked = join(dir, 'linked.token');
-      symlinkSync(token, linked);
-      expect(() => ensureSecret(linked, 'sya_')).toThrow(`${linked}: is a symlink, which a secret must not be: remove it and run this again`);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const token = join(dir, 'agent.token');
+    writeFileSync(token, 'sya_0123456789abcdef\n', { mode: 0o644 });
+    expect(ensureSecret(token, 'sya_')).toBe('sya_0123456789abcdef');
+    expect(statSync(token).mode & 0o777).toBe(0o600);
+    const linked = join(dir, 'linked.token');
+    symlinkSync(token, linked);
+    expect(() => ensureSecret(linked, 'sya_')).toThrow(`${linked}: is a symlink, which a secret must not be: remove it and run this again`);
   });
 
   it('edits a config reached through a symlink where the link points, keeping the link and the file\'s mode', () => {
-    const dir = scratch();
-    try {
-      const real = join(dir, 'etc-worker.json');
-      writeFileSync(real, '{}', { mode: 0o640 });
-      const link = join(dir, 'worker.json');
-      symlinkSync(real, link);
-      writeFileAtomic(link, '{"edited":true}\n');
-      expect([lstatSync(link).isSymbolicLink(), readFileSync(real, 'utf8'), statSync(real).mode & 0o777]).toEqual([true, '{"edited":true}\n', 0o640]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const real = join(dir, 'etc-worker.json');
+    writeFileSync(real, '{}', { mode: 0o640 });
+    const link = join(dir, 'worker.json');
+    symlinkSync(real, link);
+    writeFileAtomic(link, '{"edited":true}\n');
+    expect([lstatSync(link).isSymbolicLink(), readFileSync(real, 'utf8'), statSync(real).mode & 0o777]).toEqual([true, '{"edited":true}\n', 0o640]);
   });
 });

@@ -35,7 +35,7 @@ import { connectionFor, trustFor } from '../routing/channel-router.ts';
 import type { Era } from './era.ts';
 import { MAX_MODERN_BODY_BYTES } from './modern-body.ts';
 import { invalidRequest, rejectionResponse } from './modern-errors.ts';
-import type { OpenListens } from './open-listens.ts';
+import { keptListen, type OpenListens } from './open-listens.ts';
 import { relayListen } from './listen-relay.ts';
 import { readParamHeaders, withParamHeaders } from './param-headers.ts';
 import { heldAnswers, relayModernRequest, SSE_HEADERS } from './modern-relay.ts';
@@ -160,9 +160,9 @@ export async function forwardModern(request: Request, message: ModernRequest, to
   // The relays log an answer ended or dropped for being left unread with the agent, `server` and
   // the method; one the agent abandons parks `slot` for the grace (one the worker stopped waiting
   // for gives it back), and `releasedWhenRead` gives it back once the answer was read otherwise.
-  const listen = message.method === 'subscriptions/listen' ? deps.listens?.add(agent.name, [server], deps.config) : undefined;
-  const answered = message.method === 'subscriptions/listen'
-    ? relayListen(channel, traced, { signal: listen === undefined ? request.signal : AbortSignal.any([request.signal, listen.signal]), meter: requests, log: deps.log, server })
+  const listen = message.method === 'subscriptions/listen' ? keptListen(deps.listens, { agent: agent.name, servers: [server], authorizedUnder: deps.config }, request.signal, slot) : undefined;
+  const answered = listen !== undefined
+    ? relayListen(channel, traced, { signal: listen.signal, meter: requests, log: deps.log, server })
     : relayModernRequest(channel, traced, {
         signal: () => request.signal,
         meter: requests,
@@ -172,7 +172,7 @@ export async function forwardModern(request: Request, message: ModernRequest, to
         ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
         ...(ledger !== undefined ? { onAnswer: (answer: unknown) => (answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer)) } : {}),
       });
-  return releasedWhenRead(await answered, listen === undefined ? slot : { release: () => (listen.done(), slot.release()) });
+  return releasedWhenRead(await answered, listen?.slot ?? slot);
 }
 
 /**

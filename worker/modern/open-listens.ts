@@ -59,3 +59,18 @@ export class OpenListens {
     return ended;
   }
 }
+
+/**
+ * A listen's stream as `listens` keeps it (none: as it came): the signal that ends it when the
+ * agent leaves or a reload ends it, and the slot whose release also forgets it.
+ */
+export function keptListen(
+  listens: OpenListens | undefined,
+  listen: { agent: string; servers: readonly string[]; authorizedUnder?: object | undefined },
+  signal: AbortSignal,
+  slot: { release(): void },
+): { signal: AbortSignal; slot: { release(): void } } {
+  if (listens === undefined) return { signal, slot };
+  const kept = listens.add(listen.agent, listen.servers, listen.authorizedUnder);
+  return { signal: AbortSignal.any([signal, kept.signal]), slot: { release: () => (kept.done(), slot.release()) } };
+}

@@ -29,6 +29,7 @@ import type { Era } from '../../modern/era.ts';
 import { methodNotFound, rejectionResponse } from '../../modern/modern-errors.ts';
 import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../../shared/errors.ts';
 import { relayListen } from '../../modern/listen-relay.ts';
+import { keptListen } from '../../modern/open-listens.ts';
 import { admitModernRequest, forwardModern, openModernChannel, releasedWhenRead, type ModernRouteDeps } from '../../modern/modern-route.ts';
 import type { ModernRequest } from '../../modern/validate-request.ts';
 import { unavailableResult } from '../availability.ts';
@@ -163,10 +164,9 @@ async function listenAcross(ctx: AggregateContext, message: ModernRequest): Prom
   }
   // Counted against the agent's unread budget as a listen on one server is (`forwardModern`), and
   // ended by a reload that takes any of its servers from the agent (it listens again, to the rest).
-  const listen = ctx.deps.listens?.add(ctx.agent.name, channels.map((part) => part.server), ctx.config);
-  const signal = listen === undefined ? ctx.request.signal : AbortSignal.any([ctx.request.signal, listen.signal]);
-  const relayed = await relayListen(new ListenFanIn(channels), message, { signal, meter: requests, log: ctx.deps.log });
-  return releasedWhenRead(relayed, listen === undefined ? slot : { release: () => (listen.done(), slot.release()) });
+  const listen = keptListen(ctx.deps.listens, { agent: ctx.agent.name, servers: channels.map((part) => part.server), authorizedUnder: ctx.config }, ctx.request.signal, slot);
+  const relayed = await relayListen(new ListenFanIn(channels), message, { signal: listen.signal, meter: requests, log: ctx.deps.log });
+  return releasedWhenRead(relayed, listen.slot);
 }
 
 /** The server and its own name behind a namespaced name; a hash-shortened one is looked up in the server's list. */
