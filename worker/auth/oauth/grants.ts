@@ -9,9 +9,11 @@
  * - a code lives 60 s and is redeemed once; a second redemption is refused and revokes its grant
  *   (RFC 6749 §4.1.2: the code may have been stolen);
  * - an access token lives `access-token-seconds`;
- * - a refresh token is replaced on every use (OAuth 2.1 §4.3.1, public clients); the used one is
- *   remembered until it would have expired, and presenting it again revokes the grant, unless
- *   within 10 s of its first use (`REFRESH_REUSE_GRACE_MS`: one client's requests refreshing at once).
+ * - a refresh token is replaced on every use (OAuth 2.1 §4.3.1, public clients), and presenting a
+ *   replaced one again revokes the grant, unless within 10 s of its first use
+ *   (`REFRESH_REUSE_GRACE_MS`: one client's requests refreshing at once), which get the same
+ *   successor. A grant's refresh tokens form one chain, `syr_<grant id>.<generation>.<secret>`,
+ *   whose records stay few however often it is refreshed (`refresh` below).
  *
  * A grant also keeps the `token-sha256` of its agent and of whoever approved it (the agent, or the
  * admin) at that moment: once either token is changed or removed in the worker config, the grant's
@@ -21,7 +23,8 @@
  * @module
  */
 import { invalidClient, invalidGrant, invalidRequest, OAuthError } from './oauth-error.ts';
-import { pkceMatches, randomSecret, sha256Hex } from './oauth-crypto.ts';
+import { pkceMatches, randomSecret, sha256Hex, stringsEqual } from './oauth-crypto.ts';
+import { decodeBase64Url, encodeBase64Url } from '../../../shared/base64url.ts';
 import type { JsonValue, OAuthStore } from './oauth-store.ts';
 import { silentWorkerLogger, type WorkerLogger } from '../../log.ts';
 
@@ -62,6 +65,8 @@ interface GrantRecord {
   approverTokenSha256?: string;
   /** False for a client that did not register the refresh_token grant: its tokens come without a refresh token. */
   refresh?: false;
+  /** Every generation below this one was used and its records pruned: presented again, it is a reuse. */
+  refreshFloor?: number;
 }
 
 interface CodeRecord {
@@ -74,9 +79,18 @@ interface CodeRecord {
   resource: string;
 }
 
-/** When a refresh token was first used (its `.used` mark). */
+/**
+ * When a refresh token was first used, and the successor that use fixed (record
+ * `refresh:<grant id>.<generation>`; for a token from before chains, its `.used` mark). The
+ * successor is the HMAC of `nonce` under the used token's own secret: only whoever holds the used
+ * token can have it, and every use within the grace gets the same one, so one token never forks
+ * into two live chains. Marks from before chains have neither `nonce` nor `next`.
+ */
 interface UseMark {
   at: number;
+  nonce?: string;
+  /** The sha-256 of the successor: what the next generation is checked against. */
+  next?: string;
 }
 
 interface TokenRecord {
@@ -127,6 +141,34 @@ export const STALE_APPROVAL = 'The agent token or admin token that approved this
 export const ACCESS_TOKEN_PREFIX = 'sya_';
 const REFRESH_TOKEN_PREFIX = 'syr_';
 const CODE_PREFIX = 'syc_';
+/** A refresh token of a grant's chain: its grant id, its generation and its 256-bit secret. */
+const CHAIN_TOKEN = /^syr_([A-Za-z0-9_-]{43})\.(0|[1-9][0-9]{0,8})\.([A-Za-z0-9_-]{43})$/;
+/** A refresh token from before chains: 256 random bits, found by its hash. */
+const SINGLE_TOKEN = /^syr_([A-Za-z0-9_-]{43})$/;
+
+interface ChainToken {
+  grantId: string;
+  generation: number;
+  secret: string;
+}
+
+const linkId = (grantId: string, generation: number) => `${grantId}.${generation}`;
+
+/** The refresh token that follows the one whose secret is `secret`, as generation `generation` of `grantId`'s chain. */
+async function successor(grantId: string, generation: number, secret: string, nonce: string): Promise<string> {
+  const key = await crypto.subtle.importKey('raw', decodeBase64Url(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(`${grantId}.${generation}.${nonce}`));
+  return `${REFRESH_TOKEN_PREFIX}${grantId}.${generation}.${encodeBase64Url(new Uint8Array(mac))}`;
+}
+
+const REUSED = 'The refresh token was already used: the grant is revoked (sign in again)';
+const REUSED_EARLY = 'The refresh token was used moments ago by the version of this worker before its upgrade: use the refresh token that answer gave, or sign in again';
+
+function parseChainToken(token: string): ChainToken | undefined {
+  const m = CHAIN_TOKEN.exec(token);
+  return m === null ? undefined : { grantId: m[1]!, generation: Number(m[2]), secret: m[3]! };
+}
+const UNKNOWN_REFRESH = 'The refresh token is unknown, expired or revoked';
 
 const asRecord = <T>(value: JsonValue | undefined): T | undefined => (value === undefined ? undefined : (value as unknown as T));
 const json = (value: object): JsonValue => value as unknown as JsonValue;
@@ -196,7 +238,11 @@ export class Grants {
     const grant = await this.#grant(record.grantId);
     if (grant === undefined) throw invalidGrant('The grant of this authorization code was revoked');
     if (!this.#options.stillApproved(grant)) throw invalidGrant(STALE_APPROVAL);
-    return this.#issue(record.grantId, grant, input.resource ?? grant.resource);
+    if (grant.refresh === false) return this.#issue(record.grantId, grant, input.resource ?? grant.resource, undefined);
+    // The chain's first token; each later one is derived from the one before (`refresh`).
+    const first = `${REFRESH_TOKEN_PREFIX}${record.grantId}.0.${randomSecret('')}`;
+    await this.#startChain(record.grantId, first, grant.createdAt + this.#options.refreshTtlMs);
+    return this.#issue(record.grantId, grant, input.resource ?? grant.resource, first);
   }
 
   /** A code presented again: its grant, and every token issued from it, is revoked. */
@@ -208,33 +254,65 @@ export class Grants {
 
   /**
    * The refresh_token grant: rotates the refresh token; a replaced one presented again revokes
-   * the grant, unless within {@link REFRESH_REUSE_GRACE_MS} of its first use, when it is
-   * refreshed once more (a client's requests that met an expired access token together each
+   * the grant, unless within {@link REFRESH_REUSE_GRACE_MS} of its first use, when it gets the
+   * same successor again (a client's requests that met an expired access token together each
    * refresh with the one token it holds: the MCP SDK's client does, from its GET stream and a
    * POST). `resource` may narrow a grant for the whole worker to one endpoint (RFC 8707 §2.2).
    *
-   * A refresh token is used up by writing its use mark (`add`: the first writer's stays), not by
-   * taking its record, which stays until it expires: so a second use arriving while the first is
-   * still under way finds the token and the first one's mark, as one arriving later does.
+   * A token is used up by writing its use mark (`add`: the first writer's stays, and with it the
+   * one successor), so a second use arriving while the first is still under way finds the first
+   * one's mark, as one arriving later does. A chain keeps only its last two marks: each use
+   * prunes the mark two generations back and raises the grant's floor, below which a token is a
+   * reuse without a record to look up. So a grant holds a handful of records however often it is
+   * refreshed, where one kept per token grew by three records a refresh.
    */
   async refresh(input: { refreshToken: string; clientId: string; resource?: string }): Promise<IssuedTokens> {
-    const id = await sha256Hex(input.refreshToken);
-    const record = asRecord<TokenRecord>(await this.#store.get('refresh', id));
-    if (record === undefined) throw invalidGrant('The refresh token is unknown, expired or revoked');
-    const grant = await this.#grant(record.grantId);
-    const markId = `${id}.used`;
+    const chain = parseChainToken(input.refreshToken);
+    if (chain === undefined) return this.#refreshSingle(input);
+    const grant = await this.#grant(chain.grantId);
+    if (grant === undefined) throw invalidGrant(UNKNOWN_REFRESH);
+    const markId = linkId(chain.grantId, chain.generation);
+    const standing = await this.#standing(chain, grant, input.refreshToken);
+    if (standing === 'unknown') throw invalidGrant(UNKNOWN_REFRESH);
+    const used = standing === 'old' ? { at: 0 } : asRecord<UseMark>(await this.#store.get('refresh', markId));
     const now = this.#options.now();
-    // A record marked used is one of a version that took it to use it: when, it did not say.
-    const used = record.used === true ? { at: 0 } : asRecord<UseMark>(await this.#store.get('refresh', markId));
-    if (used !== undefined && now - used.at > REFRESH_REUSE_GRACE_MS) {
-      await this.#store.delete('grant', record.grantId);
-      this.#options.log.warn('OAuth refresh token reused: its grant is revoked', { client: grant?.clientId ?? null, agent: grant?.agent ?? null });
-      throw invalidGrant('The refresh token was already used: the grant is revoked (sign in again)');
+    if (used !== undefined && now - used.at > REFRESH_REUSE_GRACE_MS) throw await this.#reused(chain.grantId, grant);
+    const resource = await this.#refreshable(chain.grantId, grant, input);
+    const next = await this.#successor(markId, used, now, (nonce) => successor(chain.grantId, chain.generation + 1, chain.secret, nonce));
+    if (next.fresh) {
+      if (chain.generation >= 1) await this.#store.delete('refresh', linkId(chain.grantId, chain.generation - 2));
+      // A refreshed grant lives another refresh lifetime.
+      await this.#store.put('grant', chain.grantId, json({ ...grant, createdAt: now, refreshFloor: Math.max(grant.refreshFloor ?? 0, chain.generation) }), now + this.#options.refreshTtlMs);
     }
+    return this.#issue(chain.grantId, grant, resource, next.token);
+  }
+
+  /**
+   * Records the first token of a grant's chain, as the mark of generation -1 (generation g's
+   * hash is in the mark of g - 1): a record of its own, as the grant is never written here, so a
+   * grant revoked meanwhile (a code replayed at once) stays revoked.
+   */
+  async #startChain(grantId: string, first: string, expiresAt: number): Promise<void> {
+    await this.#store.put('refresh', linkId(grantId, -1), json({ at: this.#options.now(), next: await sha256Hex(first) }), expiresAt);
+  }
+
+  /**
+   * Whether a chain token is one this grant issued: `genuine` when its hash is the one recorded
+   * for its generation, `old` when its generation is below the floor (its record was pruned),
+   * else `unknown` (a generation not issued yet, or a secret that is not the one issued).
+   */
+  async #standing(chain: ChainToken, grant: GrantRecord, token: string): Promise<'genuine' | 'old' | 'unknown'> {
+    if (chain.generation < (grant.refreshFloor ?? 0)) return 'old';
+    const expected = asRecord<UseMark>(await this.#store.get('refresh', linkId(chain.grantId, chain.generation - 1)))?.next;
+    return expected !== undefined && stringsEqual(expected, await sha256Hex(token)) ? 'genuine' : 'unknown';
+  }
+
+  /** The checks a refresh passes before it uses its token up: the grant, its client, its approval; the resource it is for. */
+  async #refreshable(grantId: string, grant: GrantRecord | undefined, input: { clientId: string; resource?: string }): Promise<string> {
     if (grant === undefined) throw invalidGrant('The refresh token was revoked');
     if (grant.clientId !== input.clientId) throw invalidGrant('The refresh token was issued to another client');
     if (!this.#options.stillApproved(grant)) {
-      await this.#store.delete('grant', record.grantId);
+      await this.#store.delete('grant', grantId);
       this.#options.log.info('OAuth grant ended: a token that approved it was changed', { client: grant.clientId, agent: grant.agent });
       throw invalidGrant(STALE_APPROVAL);
     }
@@ -242,25 +320,86 @@ export class Grants {
     if (!covers(grant.resource, resource)) {
       throw new OAuthError('invalid_target', `The resource "${resource}" is not covered by the grant ("${grant.resource}")`);
     }
-    // The first use marks the token; a use that loses the race to mark it is one within the grace, as is any later one.
-    if (used === undefined) await this.#store.add('refresh', markId, json({ at: now }), grant.createdAt + this.#options.refreshTtlMs);
-    // A refreshed grant lives another refresh lifetime.
-    const renewed: GrantRecord = { ...grant, createdAt: now };
-    await this.#store.put('grant', record.grantId, json(renewed), renewed.createdAt + this.#options.refreshTtlMs);
-    return this.#issue(record.grantId, renewed, resource);
+    return resource;
   }
 
-  /** RFC 7009: revokes the grant behind an access or refresh token of `clientId`; unknown tokens are ignored. */
-  async revoke(token: string, clientId: string): Promise<void> {
-    const id = await sha256Hex(token);
-    const record = asRecord<TokenRecord>((await this.#store.get('access', id)) ?? (await this.#store.get('refresh', id)));
-    if (record === undefined) return;
+  /**
+   * The successor of a token whose use mark is `markId`: the first use writes the mark with a
+   * fresh nonce (`fresh`); a use within the grace, or one that lost the race to write it, takes
+   * the nonce already there, and so the same successor.
+   */
+  async #successor(markId: string, used: UseMark | undefined, now: number, derive: (nonce: string) => Promise<string>): Promise<{ token: string; fresh: boolean }> {
+    if (used !== undefined) {
+      // Marked by a version before chains, within the grace: its successor cannot be told again.
+      if (used.nonce === undefined) throw invalidGrant(REUSED_EARLY);
+      return { token: await derive(used.nonce), fresh: false };
+    }
+    const nonce = randomSecret('');
+    const token = await derive(nonce);
+    const mark: UseMark = { at: now, nonce, next: await sha256Hex(token) };
+    const kept = asRecord<UseMark>(await this.#store.add('refresh', markId, json(mark), now + this.#options.refreshTtlMs))!;
+    if (kept.nonce === nonce) return { token, fresh: true };
+    if (kept.nonce === undefined) throw invalidGrant(REUSED_EARLY);
+    return { token: await derive(kept.nonce), fresh: false };
+  }
+
+  /**
+   * The refresh_token grant for a token from before chains (found by its hash): used, it starts
+   * its grant's chain, whose generation 0 is derived from it as any successor is.
+   */
+  async #refreshSingle(input: { refreshToken: string; clientId: string; resource?: string }): Promise<IssuedTokens> {
+    const single = SINGLE_TOKEN.exec(input.refreshToken);
+    const id = await sha256Hex(input.refreshToken);
+    const record = single === null ? undefined : asRecord<TokenRecord>(await this.#store.get('refresh', id));
+    if (record === undefined) throw invalidGrant(UNKNOWN_REFRESH);
     const grant = await this.#grant(record.grantId);
+    const markId = `${id}.used`;
+    const now = this.#options.now();
+    // A record marked used is one of a version that took it to use it: when, it did not say.
+    const used = record.used === true ? { at: 0 } : asRecord<UseMark>(await this.#store.get('refresh', markId));
+    if (used !== undefined && now - used.at > REFRESH_REUSE_GRACE_MS) throw await this.#reused(record.grantId, grant);
+    const resource = await this.#refreshable(record.grantId, grant, input);
+    const next = await this.#successor(markId, used, now, (nonce) => successor(record.grantId, 0, single![1]!, nonce));
+    if (next.fresh) {
+      await this.#startChain(record.grantId, next.token, now + this.#options.refreshTtlMs);
+      await this.#store.put('grant', record.grantId, json({ ...grant!, createdAt: now }), now + this.#options.refreshTtlMs);
+    }
+    return this.#issue(record.grantId, grant!, resource, next.token);
+  }
+
+  /** A replaced refresh token presented past the grace: its grant, and every token issued from it, is revoked. */
+  async #reused(grantId: string, grant: GrantRecord | undefined): Promise<OAuthError> {
+    await this.#store.delete('grant', grantId);
+    this.#options.log.warn('OAuth refresh token reused: its grant is revoked', { client: grant?.clientId ?? null, agent: grant?.agent ?? null });
+    return invalidGrant(REUSED);
+  }
+
+  /**
+   * RFC 7009: revokes the grant behind an access or refresh token of `clientId`; unknown tokens
+   * are ignored, as is a chain token this grant cannot tell from a forgery any more (below its
+   * floor: a client revokes the token it holds last).
+   */
+  async revoke(token: string, clientId: string): Promise<void> {
+    const grantId = await this.#grantIdOf(token);
+    if (grantId === undefined) return;
+    const grant = await this.#grant(grantId);
     if (grant !== undefined && grant.clientId !== clientId) throw invalidClient('The token was issued to another client', 400);
-    await this.#store.delete('grant', record.grantId);
+    await this.#store.delete('grant', grantId);
+    const id = await sha256Hex(token);
     await this.#store.delete('access', id);
     await this.#store.delete('refresh', id);
     this.#options.log.info('OAuth grant revoked', { client: clientId, agent: grant?.agent ?? null });
+  }
+
+  /** The grant an issued token stands for, or undefined when it is not one this server can vouch for. */
+  async #grantIdOf(token: string): Promise<string | undefined> {
+    const chain = parseChainToken(token);
+    if (chain !== undefined) {
+      const grant = await this.#grant(chain.grantId);
+      return grant !== undefined && (await this.#standing(chain, grant, token)) === 'genuine' ? chain.grantId : undefined;
+    }
+    const id = await sha256Hex(token);
+    return asRecord<TokenRecord>((await this.#store.get('access', id)) ?? (await this.#store.get('refresh', id)))?.grantId;
   }
 
   /**
@@ -280,14 +419,13 @@ export class Grants {
     return asRecord<GrantRecord>(await this.#store.get('grant', id));
   }
 
-  async #issue(grantId: string, grant: GrantRecord, resource = grant.resource): Promise<IssuedTokens> {
+  /** An access token for `resource`, with `refresh` (a grant's first: a fresh chain) unless the client takes none. */
+  async #issue(grantId: string, grant: GrantRecord, resource: string, refresh: string | undefined): Promise<IssuedTokens> {
     const now = this.#options.now();
     const access = randomSecret(ACCESS_TOKEN_PREFIX);
     await this.#store.put('access', await sha256Hex(access), json({ grantId, ...(resource !== grant.resource ? { resource } : {}) }), now + this.#options.accessTtlMs);
     const expiresIn = Math.floor(this.#options.accessTtlMs / 1000);
-    if (grant.refresh === false) return { access_token: access, token_type: 'Bearer', expires_in: expiresIn, scope: grant.scope };
-    const refresh = randomSecret(REFRESH_TOKEN_PREFIX);
-    await this.#store.put('refresh', await sha256Hex(refresh), json({ grantId }), grant.createdAt + this.#options.refreshTtlMs);
+    if (grant.refresh === false || refresh === undefined) return { access_token: access, token_type: 'Bearer', expires_in: expiresIn, scope: grant.scope };
     return { access_token: access, token_type: 'Bearer', expires_in: expiresIn, refresh_token: refresh, scope: grant.scope };
   }
 }

@@ -181,6 +181,8 @@ describe('the SDK client flow', () => {
     clock += 5_000;
     const late = await refresh(tokens.refresh_token!);
     expect(late.status).toBe(200);
+    // One next refresh token for all of them: whoever else held the token would share the client's chain, not start a second.
+    expect(new Set([...together, late].map((r) => r.body.refresh_token)).size).toBe(1);
     for (const { body } of [...together, late]) expect((await (await mcpClient(fetchFn, '/mcp', body.access_token!)).listTools()).tools.length).toBeGreaterThan(0);
 
     clock += REFRESH_REUSE_GRACE_MS;
