@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelTransport } from '../channel-transport.ts';
 import { channelPartHeader, MAX_FRAME_BYTES } from '../frames.ts';
-import { LARGE_FRAME_CHARS } from './link-sender.ts';
+import { LARGE_FRAME_CHARS, PARTED_FRAMES, partedHeldLimit } from './link-sender.ts';
 import type { FlowLimits } from './link-flow.ts';
 import { CallbackFrameSocket } from './frame-socket.ts';
 import { LinkEndpoint, type ChannelOpenHandler } from './link-endpoint.ts';
@@ -191,6 +191,31 @@ describe('LinkEndpoint frames in turns and in pieces', () => {
     expect(w.endpoint.closed).toBe(false);
     w.receive(part(17, 'A'.repeat(200)));
     expect(w.endpoint.closed).toBe(true);
+  });
+
+  it('ends the link when a host begins more frames in pieces at once than a sender has, however small they are', () => {
+    const w = lonelyWorker(MAX_FRAME_BYTES);
+    for (let channel = 1; channel <= PARTED_FRAMES; channel++) w.receive(part(channel, 'A'));
+    expect(w.endpoint.closed).toBe(false);
+    w.receive(part(PARTED_FRAMES + 1, 'A'));
+    expect([w.endpoint.closed, w.closes]).toEqual([true, [1008]]);
+  });
+
+  it('counts each tiny piece at a floor, so a flood of one-character pieces ends the link long before it fills the worker\'s memory', () => {
+    const w = lonelyWorker(MAX_FRAME_BYTES);
+    let pieces = 0;
+    while (!w.endpoint.closed && pieces < 1_000_000) {
+      w.receive(part(1, 'A'));
+      pieces++;
+    }
+    expect(pieces).toBeLessThanOrEqual(Math.ceil(partedHeldLimit(MAX_FRAME_BYTES) / 1024) + 1);
+    expect(w.closes).toEqual([1009]);
+  });
+
+  it('ignores an empty piece that is not its frame\'s last, and holds nothing for it', () => {
+    const w = lonelyWorker(MAX_FRAME_BYTES);
+    for (let channel = 1; channel <= PARTED_FRAMES + 1; channel++) w.receive(part(channel, ''));
+    expect([w.endpoint.stats.malformedFrames, w.endpoint.closed]).toEqual([PARTED_FRAMES + 1, false]);
   });
 
   it('ignores, as malformed, pieces that make no message of their own channel', async () => {

@@ -43,9 +43,13 @@ import { PendingOpens, type PendingOpen } from './pending-opens.ts';
 import { RecentCloses } from './recent-closes.ts';
 import { KEEPALIVE_FRAME, LinkLiveness } from './link-liveness.ts';
 import { LinkFlow } from './link-flow.ts';
-import { ACK_STALL_MS, LinkSender, partedHeldLimit } from './link-sender.ts';
+import { ACK_STALL_MS, LinkSender, PARTED_FRAMES, partedHeldLimit } from './link-sender.ts';
+
 import { unrefTimer } from '../unref-timer.ts';
 import type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats, OpenChannelOptions } from './link-types.ts';
+
+/** What one piece of a frame counts against `partedHeldLimit` at least: a sender's pieces are `PART_CHARS` long, but the last. */
+const PIECE_FLOOR_CHARS = 1024;
 
 export { exceeds } from './frame-reader.ts';
 export { REMEMBERED_CLOSES } from './recent-closes.ts';
@@ -135,7 +139,7 @@ export class LinkEndpoint {
   #pingsOut = 0;
   #pingAt = 0;
   /** Pieces of a frame received so far, by channel, and their size in all (`#piece`). */
-  readonly #pieces = new Map<number, { texts: string[]; chars: number }>();
+  readonly #pieces = new Map<number, { texts: string[]; chars: number; counted: number }>();
   #pieceChars = 0;
   /** Times the whole link was full, so the log tells of the 1st, 10th, 100th, … */
   #fullTimes = 0;
@@ -452,15 +456,27 @@ export class LinkEndpoint {
   #piece(frame: Extract<ReadFrame, { kind: 'part' }>): void {
     if (!this.#paced) return this.#badFrame('channel-part where this end did not say it reads them');
     const id = frame.channel;
+    // A sender cuts no empty piece but a frame's last: empty ones would be held at no cost.
+    if (frame.text.length === 0 && !frame.last) return this.#badFrame('an empty channel-part that is not its frame\'s last');
     let held = this.#pieces.get(id);
-    if (held === undefined) this.#pieces.set(id, (held = { texts: [], chars: 0 }));
+    if (held === undefined) {
+      // A sender has at most PARTED_FRAMES frames in pieces at once, each finished before its channel's next frame.
+      if (this.#pieces.size >= PARTED_FRAMES) {
+        this.#log.warn('Link peer has too many frames in pieces', { peer: this.peer, limit: PARTED_FRAMES });
+        return this.#teardown({ reason: 'invalid-request', message: `Incoming link frames in pieces exceed ${PARTED_FRAMES} at once` }, 'tell-and-close', 1008);
+      }
+      this.#pieces.set(id, (held = { texts: [], chars: 0, counted: 0 }));
+    }
     held.texts.push(frame.text);
     held.chars += frame.text.length;
-    this.#pieceChars += frame.text.length;
+    // Each piece counts at least PIECE_FLOOR_CHARS in all, so that many tiny pieces cannot hold more memory than their characters say.
+    const counted = Math.max(frame.text.length, PIECE_FLOOR_CHARS);
+    held.counted += counted;
+    this.#pieceChars += counted;
     if (held.chars > this.#max || this.#pieceChars > partedHeldLimit(this.#max)) return this.#tooLarge(held.chars, this.#pieceChars);
     if (!frame.last) return;
     this.#pieces.delete(id);
-    this.#pieceChars -= held.chars;
+    this.#pieceChars -= held.counted;
     const read = readFrame(held.texts.join(''), this.#max);
     if ((read.kind === 'message' || read.kind === 'reply') && read.channel === id) return this.#arrived(read);
     if (read.kind === 'frame' && read.frame.type === 'channel-open' && read.frame.channel === id) return this.#dispatch(read.frame);
