@@ -34,8 +34,10 @@ export class LinkLiveness {
   readonly #timer: ReturnType<typeof setInterval>;
   #frames = 0;
   #framesAtLastTick = 0;
-  #lastHeardAt = Date.now();
-  #lastPingAt = 0;
+  // The monotonic clock: a wall clock stepped back (NTP at boot, a resumed VM) would stop the
+  // keepalives for as long as the step, and one stepped forward would end a healthy link.
+  #lastHeardAt = performance.now();
+  #lastPingAt = -Infinity;
 
   constructor(options: LivenessOptions) {
     this.#options = options;
@@ -60,7 +62,7 @@ export class LinkLiveness {
   }
 
   #tick(): void {
-    const now = Date.now();
+    const now = performance.now();
     if (this.#frames !== this.#framesAtLastTick) {
       this.#framesAtLastTick = this.#frames;
       this.#lastHeardAt = now;
