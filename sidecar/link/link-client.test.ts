@@ -4,6 +4,7 @@ import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.t
 import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { credentialTexts, hostCredential, type HostCredential } from '../../test/support/configs.ts';
@@ -184,6 +185,30 @@ describe('LinkClient', () => {
     expect(w.logs.some((l) => l.msg === 'Refused a host link' && l.reason === 'unauthorized')).toBe(true);
     expect(w.registry.status()[0]!.linked).toBe(false);
   });
+
+  it('gives up reading a refusal whose body trickles in, logs it and dials again (review s20)', async () => {
+    // A rogue worker (or proxy) refuses the upgrade and then writes its body a byte a second, for ever.
+    const timers: NodeJS.Timeout[] = [];
+    const sockets: Socket[] = [];
+    let dials = 0;
+    const server = createHttpServer();
+    server.on('upgrade', (_request, socket: Socket) => {
+      dials += 1;
+      sockets.push(socket);
+      socket.write('HTTP/1.1 403 Forbidden\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n');
+      timers.push(setInterval(() => socket.write('1\r\n \r\n'), 1_000));
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(async () => {
+      for (const timer of timers) clearInterval(timer);
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    });
+    const { lines } = await client(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, hostCredential('alice-laptop'));
+    await until(() => dials >= 2);
+    expect(lines.some((l) => l.includes('refused the link'))).toBe(true);
+  }, 20_000);
 
   it('logs a clock off from the worker\'s by how much, in the worker\'s words: refused before any socket opens', async () => {
     const w = await worker();

@@ -170,6 +170,9 @@ export class LinkClient {
 
   #dial(proof: string): void {
     const { entityId, key } = this.#options;
+    // This dial's run: a stop (and a start after it) makes everything this dial began moot.
+    const generation = this.#generation;
+    const current = () => !this.#stopped && generation === this.#generation;
     const maxFrame = this.#options.endpoint?.maxFrameBytes ?? MAX_FRAME_BYTES;
     const ws = new WebSocket(this.#url, {
       headers: { [ENTITY_ID_HEADER]: entityId, [LINK_PROOF_HEADER]: proof, [LINK_FEATURES_HEADER]: LINK_FEATURES.join(',') },
@@ -210,8 +213,11 @@ export class LinkClient {
       const origin = this.#origin;
       handshake = answerChallenge(opened, {
         prove: async (nonce) => ({ origin, signature: await key.sign({ origin, entityId, nonce }) }),
-        accept: (accepted, rttMs) =>
-          new LinkEndpoint(opened, { ...this.#options.endpoint, role: 'sidecar', peer: 'worker', onOpen: this.#options.onOpen, log: this.#log, paced: accepted?.paced === true, ...(rttMs !== undefined ? { handshakeRttMs: rttMs } : {}) }),
+        accept: (accepted, rttMs) => {
+          // Stopped mid-handshake: an acceptance already on its way serves no channel.
+          if (!current()) throw new WireError('host-offline', 'The sidecar stopped during the link handshake');
+          return new LinkEndpoint(opened, { ...this.#options.endpoint, role: 'sidecar', peer: 'worker', onOpen: this.#options.onOpen, log: this.#log, paced: accepted?.paced === true, ...(rttMs !== undefined ? { handshakeRttMs: rttMs } : {}) });
+        },
         maxFrameBytes: maxFrame,
         ...(this.#options.handshakeTimeoutMs !== undefined ? { timeoutMs: this.#options.handshakeTimeoutMs } : {}),
       }).then(
@@ -229,12 +235,17 @@ export class LinkClient {
     ws.once('close', (code, reason) => {
       // Ends the handshake or the endpoint first, so the report below knows which it was.
       (socket as CallbackFrameSocket | null)?.ended({ code, reason: reason.toString() });
-      this.#ws = null;
-      this.#endpoint = null;
+      // A dial of a run since stopped leaves the next run's link alone.
+      if (this.#ws === ws) {
+        this.#ws = null;
+        this.#endpoint = null;
+      }
       void (async () => {
         const refused = handshake === null ? null : await handshake;
         await this.#reportClose(code, linkedAt, refused, refusedStatus, refusedBody, failure);
-      })().finally(() => this.#scheduleRetry());
+      })().finally(() => {
+        if (current()) this.#scheduleRetry();
+      });
     });
   }
 
@@ -273,13 +284,21 @@ export class LinkClient {
   }
 }
 
-/** At most 4 KiB of a refusal's body: enough for its JSON error, never a flood from a rogue server. */
+/** How long a refusal's body is read: one trickling a byte at a time would keep the socket from idling out, and the sidecar from dialling again. */
+export const REFUSAL_BODY_MS = 5_000;
+
+/** At most 4 KiB of a refusal's body, for at most `REFUSAL_BODY_MS`: enough for its JSON error, never a flood or a trickle from a rogue server. */
 function readBounded(response: NodeJS.ReadableStream): Promise<string> {
   return new Promise((resolve) => {
     let text = '';
-    const done = () => resolve(text);
+    const deadline = setTimeout(() => done(), REFUSAL_BODY_MS);
+    const done = () => {
+      clearTimeout(deadline);
+      resolve(text);
+    };
     response.on('data', (chunk: Buffer) => {
       if (text.length < 4096) text += chunk.toString('utf8').slice(0, 4096 - text.length);
+      if (text.length >= 4096) done();
     });
     response.once('end', done);
     response.once('error', done);
