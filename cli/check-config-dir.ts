@@ -19,11 +19,12 @@
  *
  * @module
  */
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { ValidationIssue } from '../shared/validation.ts';
 import { ConfigFileError, readJsonFile } from '../sidecar/config/config-file-problems.ts';
 import { loadHostTrustConfig } from '../sidecar/config/sidecar-config.ts';
+import { configDirFiles } from '../sidecar/config/config-snapshot.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { floorExposure } from './check-exposure.ts';
@@ -31,29 +32,14 @@ import { type CheckResult, checkSidecarFile, type SidecarConfigKind } from './ch
 
 export type FileCheck = CheckResult & { readonly file: string };
 
-function subdirs(dir: string): string[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
-  } catch {
-    return [];
-  }
-}
-
-/** The files of a config dir the sidecar reads, with what each is. */
+/** The files of a config dir the sidecar reads (`configDirFiles`: symlinks followed, as the host reads them), with what each is. */
 function filesOf(dir: string): Array<{ file: string; kind: SidecarConfigKind }> {
-  const files: Array<{ file: string; kind: SidecarConfigKind }> = [{ file: join(dir, 'sidecar.json'), kind: 'sidecar config' }];
-  const mcp = [join(dir, 'mcp-servers', 'mcp.json')];
-  for (const group of ['users', 'machines']) for (const name of subdirs(join(dir, group))) mcp.push(join(dir, group, name, 'mcp-servers', 'mcp.json'));
-  for (const file of mcp) if (existsSync(file)) files.push({ file, kind: 'mcp.json' });
   const profiles = join(dir, 'trust-profiles');
-  let names: string[] = [];
-  try {
-    names = readdirSync(profiles).filter((n) => n.endsWith('.json')).sort();
-  } catch {
-    // no profiles: nothing to check, and a reference to one is reported below
-  }
-  for (const name of names) files.push({ file: join(profiles, name), kind: 'trust profile' });
-  return files;
+  return configDirFiles(dir).flatMap((file): Array<{ file: string; kind: SidecarConfigKind }> => {
+    if (file === join(dir, 'sidecar.json')) return [{ file, kind: 'sidecar config' }];
+    if (dirname(file) === profiles) return [{ file, kind: 'trust profile' }];
+    return existsSync(file) ? [{ file, kind: 'mcp.json' }] : [];
+  });
 }
 
 /** Why `ref` cannot be used on this host, or `null` when it resolves with all its bases. */

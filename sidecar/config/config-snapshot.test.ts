@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -30,6 +30,23 @@ describe('config snapshot', () => {
     );
     expect(await snapshot.read(join(dir, 'trust-profiles', 'work.json'))).toBe('{}');
     await expect(snapshot.read(join(dir, 'host.key'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('holds the files of folders and files the dir links to, which the host reads through the links (review s20)', async () => {
+    const dir = configDir();
+    const kept = mkdtempSync(join(tmpdir(), 'switchyard-dotfiles-'));
+    dirs.push(kept);
+    mkdirSync(join(kept, 'alice', 'mcp-servers'), { recursive: true });
+    writeFileSync(join(kept, 'alice', 'mcp-servers', 'mcp.json'), '{"mcpServers":{"files":{"command":"alice-files"}}}');
+    writeFileSync(join(kept, 'linked.json'), '{"network-capabilities":[]}');
+    mkdirSync(join(dir, 'users'));
+    symlinkSync(join(kept, 'alice'), join(dir, 'users', 'alice'));
+    symlinkSync(join(kept, 'linked.json'), join(dir, 'trust-profiles', 'linked.json'));
+    symlinkSync(join(kept, 'gone.json'), join(dir, 'trust-profiles', 'dangling.json'));
+    const snapshot = ConfigSnapshot.take(dir);
+    expect(await snapshot.read(join(dir, 'users', 'alice', 'mcp-servers', 'mcp.json'))).toContain('alice-files');
+    expect(await snapshot.read(join(dir, 'trust-profiles', 'linked.json'))).toBe('{"network-capabilities":[]}');
+    await expect(snapshot.read(join(dir, 'trust-profiles', 'dangling.json'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('keeps the texts it was taken with, and tells an edit apart', async () => {

@@ -7,25 +7,18 @@
  *
  * @module
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { followedEntries } from './followed-entries.ts';
 
 /** Reads one config file's text; rejects with an `ENOENT`-coded error for a file not there. */
 export type ReadConfigText = (path: string) => Promise<string>;
 
-function listDir(dir: string, dirs: boolean): string[] {
-  try {
-    return readdirSync(dir, { withFileTypes: true }).filter((e) => (dirs ? e.isDirectory() : e.isFile())).map((e) => e.name).sort();
-  } catch {
-    return [];
-  }
-}
-
-/** The files of `dir` the host reads, whether they exist or not. */
+/** The files of `dir` the host reads, whether they exist or not; symlinked folders and files included. */
 export function configDirFiles(dir: string): string[] {
   const files = [join(dir, 'sidecar.json'), join(dir, 'mcp-servers', 'mcp.json')];
-  for (const group of ['users', 'machines']) for (const name of listDir(join(dir, group), true)) files.push(join(dir, group, name, 'mcp-servers', 'mcp.json'));
-  for (const name of listDir(join(dir, 'trust-profiles'), false)) if (name.endsWith('.json')) files.push(join(dir, 'trust-profiles', name));
+  for (const group of ['users', 'machines']) for (const name of followedEntries(join(dir, group)).dirs) files.push(join(dir, group, name, 'mcp-servers', 'mcp.json'));
+  for (const name of followedEntries(join(dir, 'trust-profiles')).files) if (name.endsWith('.json')) files.push(join(dir, 'trust-profiles', name));
   return files;
 }
 

@@ -2,7 +2,7 @@
  * The watcher on a real folder, saved the ways editors save: in place, and by replacing the file
  * (write a new one, rename it over), after which Node 20's recursive watch saw nothing more.
  */
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -66,5 +66,23 @@ describe('watchConfig', () => {
     const changed = next();
     writeFileSync(join(dir, 'users', 'alice', 'mcp-servers', 'mcp.json'), '{}');
     await changed;
+  });
+
+  it('watches folders the config dir links to, as stow or home-manager lay it out (review s20)', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sy-watch-'));
+    const kept = join(dir, 'dotfiles');
+    mkdirSync(join(kept, 'trust-profiles'), { recursive: true });
+    mkdirSync(join(kept, 'alice', 'mcp-servers'), { recursive: true });
+    mkdirSync(join(dir, 'config', 'users'), { recursive: true });
+    symlinkSync(join(kept, 'trust-profiles'), join(dir, 'config', 'trust-profiles'));
+    symlinkSync(join(kept, 'alice'), join(dir, 'config', 'users', 'alice'));
+    let wake: (() => void) | undefined;
+    watch = watchConfig({ dir: join(dir, 'config'), recursive: true, onChange: () => wake?.(), log: silentLogger });
+    const next = () => new Promise<void>((resolve) => (wake = resolve));
+    for (const file of [join(kept, 'trust-profiles', 'work.json'), join(kept, 'alice', 'mcp-servers', 'mcp.json')]) {
+      const changed = next();
+      writeFileSync(file, '{}');
+      await changed;
+    }
   });
 });

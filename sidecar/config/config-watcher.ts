@@ -14,9 +14,10 @@
  *
  * @module
  */
-import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { statSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from '../log.ts';
+import { followedEntries } from './followed-entries.ts';
 
 const SETTLE_MS = 50;
 /** How deep below `dir` folders are watched: a sidecar config dir's deepest is `users/<user>/mcp-servers/`. */
@@ -87,14 +88,9 @@ export function watchConfig(options: ConfigWatchOptions): ConfigWatch {
     if (started) soon('file');
     if (options.recursive && depth < MAX_DEPTH) armFolders(dir, depth);
   };
+  // A symlinked folder is watched through its link: the watch is on the folder it points to.
   const armFolders = (dir: string, depth: number) => {
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) if (entry.isDirectory()) arm(join(dir, entry.name), depth + 1);
+    for (const name of followedEntries(dir).dirs) arm(join(dir, name), depth + 1);
   };
   /** The folders under `dir` as they are now: gone ones dropped (a reload), replaced ones watched anew. */
   const recheck = (dir: string, depth: number) => {
