@@ -10,7 +10,7 @@
  * @module
  */
 import { dirname, join } from 'node:path';
-import { ConfigFileError, describeFileProblems } from '../sidecar/config/config-file-problems.ts';
+import { ConfigFileError, describeFileProblems, parsedJsonText } from '../sidecar/config/config-file-problems.ts';
 import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
 import { watchConfig, type ConfigWatch } from '../sidecar/config/config-watcher.ts';
 import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
@@ -35,13 +35,16 @@ export interface SidecarReloadOptions {
   onReloaded?: () => Promise<void>;
 }
 
+/** How many times one reload checks a config dir that changes while it is checked. */
+const MAX_CHECKS = 3;
+
 /** One reload of the config dir; calls never overlap. */
 export function createSidecarReloader(options: SidecarReloadOptions): (trigger: string) => Promise<void> {
   const { dir, sidecar, log } = options;
   let accepted = options.snapshot;
   let refused: ConfigSnapshot | null = null;
   let queue: Promise<unknown> = Promise.resolve();
-  const once = async (trigger: string): Promise<void> => {
+  const once = async (trigger: string, attempt = 1): Promise<void> => {
     const before = ConfigSnapshot.take(dir);
     if (before.equals(accepted)) {
       // After a refusal, the files put back as they were are news: the last line said they were refused.
@@ -55,8 +58,13 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
     if (refused !== null && before.equals(refused)) return;
     const results = (await checkConfigDir(dir)).map((r) => withOverrides(r, dir, options.overrides));
     const after = ConfigSnapshot.take(dir);
-    // Changed while being checked: what was checked is not what is there; the change's own event follows.
-    if (!after.equals(before)) return;
+    // Changed while being checked: what was checked is not what is there. Checked again, as no
+    // event may follow (a SIGHUP on a network file system), a few times while edits go on.
+    if (!after.equals(before)) {
+      if (attempt < MAX_CHECKS) return once(trigger, attempt + 1);
+      log.warn('Sidecar config kept changing while it was checked: not reloaded; send SIGHUP once the edit is done', { trigger, checks: attempt });
+      return;
+    }
     const bad = results.filter((r) => r.issues.length > 0);
     // A profile that cannot be read refuses the launches under it, as it does in a sidecar started
     // with it: refusing the whole dir for it would keep every other edit out, a narrowing of
@@ -80,7 +88,8 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
       });
       return;
     }
-    const next = loadSidecarConfig(dir, options.overrides);
+    // The settings of what was checked, not of the disk, which may hold a newer, unchecked file.
+    const next = loadSidecarConfig(dir, options.overrides, (file) => parsedJsonText(file, after.texts.get(file)));
     const needRestart = RESTART_KEYS.filter((key) => JSON.stringify(next[key]) !== JSON.stringify(options.config[key]));
     if (needRestart.length > 0) log.warn('Sidecar config changes that apply at the next start', { keys: needRestart });
     const ended = await sidecar.reload({

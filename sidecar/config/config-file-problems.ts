@@ -45,6 +45,12 @@ export function readJsonFile(file: string): JsonFileRead {
     const code = (error as { code?: string }).code;
     return { ok: false, missing: code === 'ENOENT', issue: { path: '(root)', message: `cannot read "${file}": ${code ?? 'error'}` } };
   }
+  return parsedJsonText(file, text);
+}
+
+/** A JSON file's text as `readJsonFile` reads it; `undefined`: the file is not there. */
+export function parsedJsonText(file: string, text: string | undefined): JsonFileRead {
+  if (text === undefined) return { ok: false, missing: true, issue: { path: '(root)', message: `cannot read "${file}": ENOENT` } };
   try {
     return { ok: true, text, json: JSON.parse(text) };
   } catch (error) {

@@ -17,7 +17,7 @@ import * as z from '../../shared/zod.ts';
 import { AuditConfigSchema, type AuditConfig } from '../../shared/audit/audit-config.ts';
 import { EntityIdSchema, ProfileRefSchema } from '../../shared/names.ts';
 import { parseWith, ValidationError } from '../../shared/validation.ts';
-import { ConfigFileError, readJsonFile } from './config-file-problems.ts';
+import { ConfigFileError, type JsonFileRead, readJsonFile } from './config-file-problems.ts';
 import { UserNameSchema } from './user-name.ts';
 import { WarmPoolConfigSchema, warmPoolSettings, type WarmPoolSettings } from './warm-pool-config.ts';
 import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
@@ -181,9 +181,11 @@ function parseFile<T>(schema: z.ZodMiniType<T>, input: unknown, path: string): T
 export function loadSidecarConfig(
   configDir: string,
   overrides: { worker?: string; entityId?: string } = {},
+  /** Where sidecar.json is read: the disk, or a reload's checked snapshot (`cli/sidecar-reload.ts`). */
+  readFile: (file: string) => JsonFileRead = readJsonFile,
 ): SidecarConfig {
   const path = join(configDir, 'sidecar.json');
-  const read = readJsonFile(path);
+  const read = readFile(path);
   if (!read.ok && !read.missing) throw new ConfigFileError(path, 'file', [read.issue]);
   const merged = {
     ...(read.ok ? (read.json as object) : {}),
