@@ -5,7 +5,7 @@
  * - Never shared between agents: the agent is part of the key, so one agent's server state
  *   (and anything the server remembers) never reaches another agent.
  * - The effective trust revision is part of the key: a changed floor or profile gets a fresh
- *   process under the new policy, and the old one idles out.
+ *   process under the new policy, and the old one idles out; so is the server's config.
  * - Concurrent first requests share one start (the pending start is what the key holds).
  * - Idle expiry: an instance with nothing in flight for `idleMs` since its last call or acquire is
  *   closed; an instance that ended (its process exited) leaves the pool at once, so the next
@@ -30,6 +30,11 @@ export interface InstanceKey {
   server: string;
   /** The effective trust revision, or a marker of the uncontained launch. */
   revision: string;
+  /**
+   * The server's config it launches with (JSON): an entry edited in mcp.json is another
+   * instance, whether or not a reload ran (single-machine mode watches no files), as a warm key is.
+   */
+  config?: string;
 }
 
 export interface LegacyInstancePoolOptions {
@@ -39,6 +44,8 @@ export interface LegacyInstancePoolOptions {
   eras?: ServerEraCache;
   /** How long the era probe waits for `server/discover` (2 s by default). */
   probeTimeoutMs?: number;
+  /** How long a legacy server has to answer the host's `initialize` (`HOST_INITIALIZE_TIMEOUT_MS` by default). */
+  initializeTimeoutMs?: number;
 }
 
 /** What the pool needs to start an instance (with `eraKey`, of the era its server speaks); the pool adds its own activity and end hooks. */
@@ -54,6 +61,8 @@ export class LegacyInstancePool {
   readonly #options: LegacyInstancePoolOptions;
   readonly #entries = new Map<string, Entry>();
   #disposed = false;
+  /** Aborted by `dispose`: a start still waiting for its server's `initialize` ends it at once. */
+  readonly #stopping = new AbortController();
   /** The era verdicts of this host's server configs. */
   readonly eras: ServerEraCache;
 
@@ -78,7 +87,7 @@ export class LegacyInstancePool {
    */
   async acquire(key: InstanceKey, start: () => Promise<InstanceStart>): Promise<ServerInstance> {
     if (this.#disposed) throw new WireError('host-offline', 'This host is stopping: it starts no new server processes');
-    const id = JSON.stringify([key.agent, key.server, key.revision]);
+    const id = JSON.stringify([key.agent, key.server, key.revision, key.config ?? null]);
     const existing = this.#entries.get(id);
     if (existing !== undefined) {
       const instance = await existing.starting;
@@ -104,6 +113,8 @@ export class LegacyInstancePool {
           this.#clearIdle(entry);
           if (this.#entries.get(id) === entry) this.#entries.delete(id);
         },
+        signal: this.#stopping.signal,
+        ...(this.#options.initializeTimeoutMs !== undefined ? { initializeTimeoutMs: this.#options.initializeTimeoutMs } : {}),
       };
       const instance = await startServerInstance(start, hooks, { cache: this.eras, probeTimeoutMs: this.#options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS, log: this.#options.log });
       entry.instance = instance;
@@ -124,6 +135,7 @@ export class LegacyInstancePool {
   /** Ends every instance (sidecar stop); later `acquire` calls are refused. */
   async dispose(): Promise<void> {
     this.#disposed = true;
+    this.#stopping.abort();
     const entries = [...this.#entries.values()];
     this.#entries.clear();
     await Promise.all(

@@ -47,6 +47,9 @@ export const CLIENT_CAPABILITIES = { elicitation: { form: {}, url: {} }, samplin
 
 type Id = string | number;
 
+/** How long the host waits for the answer to its `initialize` before it ends the server (the warm pool waits as long). */
+export const HOST_INITIALIZE_TIMEOUT_MS = 30_000;
+
 /** Error code for a server→client request the host cannot route to a caller. */
 const SERVER_REQUEST_REFUSED = -32603;
 
@@ -60,6 +63,10 @@ export interface LegacyInstanceOptions {
   onActivity?: (inFlight: number) => void;
   /** Called once when the instance has ended, by its own exit or by `close`. */
   onEnded?: () => void;
+  /** Default {@link HOST_INITIALIZE_TIMEOUT_MS}. */
+  initializeTimeoutMs?: number;
+  /** Aborted when the host stops: a start still waiting for `initialize` ends its server and fails with `host-offline`. */
+  signal?: AbortSignal;
 }
 
 export class LegacyInstance {
@@ -143,17 +150,40 @@ export class LegacyInstance {
       else this.#fromServer(message);
     });
     await transport.start();
+    const { signal } = this.#options;
+    const timeoutMs = this.#options.initializeTimeoutMs ?? HOST_INITIALIZE_TIMEOUT_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let stopping: (() => void) | undefined;
     const answered = new Promise<JSONRPCMessage>((resolve, reject) => {
       answerInitialize = resolve;
       void this.#calls.closed.then(() => reject(this.#calls.failure ?? this.#calls.ended)); // a sandbox failure keeps its own reason
+      // A server that never answers would hold every request of the agent to it, and its budget slot, for good.
+      timer = setTimeout(
+        () => reject(new WireError('request-timeout', `Server "${this.server}" did not answer the host's initialize within ${timeoutMs / 1000} s: it was ended`, { detail: { server: this.server } })),
+        timeoutMs,
+      );
+      stopping = () => reject(new WireError('host-offline', 'This host is stopping: it starts no new server processes'));
+      if (signal?.aborted === true) stopping();
+      else signal?.addEventListener('abort', stopping, { once: true });
     });
-    await transport.send({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: LEGACY_PROTOCOL_VERSION, capabilities: CLIENT_CAPABILITIES, clientInfo: this.#options.clientInfo },
-    });
-    const answer = await answered;
+    // A send that fails leaves it unawaited, to be rejected when the close below ends the calls.
+    answered.catch(() => {});
+    let answer: JSONRPCMessage;
+    try {
+      await transport.send({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: LEGACY_PROTOCOL_VERSION, capabilities: CLIENT_CAPABILITIES, clientInfo: this.#options.clientInfo },
+      });
+      answer = await answered;
+    } catch (error) {
+      await this.close();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      if (stopping !== undefined) signal?.removeEventListener('abort', stopping);
+    }
     answerInitialize = undefined;
     const parsed = 'result' in answer ? InitializeResultSchema.safeParse(answer.result) : undefined;
     if (parsed === undefined || !parsed.success) {

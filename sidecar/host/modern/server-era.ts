@@ -146,6 +146,11 @@ export async function probeServerEra(transport: Transport & { readonly pid?: num
       });
   });
   if (answer === 'closed') return { verdict: { era: 'legacy' }, transport: null, failure };
+  if (answer === 'timeout') {
+    // Withdrawn, as any unanswered request is: counted in flight, the probe would keep the
+    // process busy for good, and the budget could never end it to make room.
+    void transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: probeId, reason: 'No answer to server/discover in time: taken for a legacy server' } }).catch(() => {});
+  }
   return { verdict: verdictOf(answer), transport: handoff.started };
 }
 

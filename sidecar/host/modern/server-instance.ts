@@ -26,6 +26,9 @@ export type InstanceStart = Omit<LegacyInstanceOptions, 'onActivity' | 'onEnded'
 export interface InstanceHooks {
   onActivity(inFlight: number): void;
   onEnded(): void;
+  /** Aborted when the host stops (`LegacyInstanceOptions.signal`). */
+  signal?: AbortSignal;
+  initializeTimeoutMs?: number;
 }
 
 export interface EraOptions {

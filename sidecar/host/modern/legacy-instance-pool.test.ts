@@ -1,0 +1,85 @@
+/**
+ * The pool's starts that never finish: a real process that never answers the host's
+ * `initialize` (test/fixtures/hang-server.mjs), under the real executor.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { WireError } from '../../../shared/errors.ts';
+import { fixtureServer } from '../../../test/support/paths.ts';
+import { isAlive, waitFor } from '../../../test/support/processes.ts';
+import { silentLogger } from '../../log.ts';
+import { ProcessExecutor, type SpawnAttempt } from '../../process/process-executor.ts';
+import { ProcessExecutorBackedClientTransport } from '../../process/process-backed-transport.ts';
+import { LegacyInstancePool } from './legacy-instance-pool.ts';
+import { HostedServers } from '../hosted-servers.ts';
+import { ProcessBudget } from '../process-budget.ts';
+
+const spawns: SpawnAttempt[] = [];
+const executor = new ProcessExecutor({ termGraceMs: 300, onSpawn: (attempt) => spawns.push(attempt) });
+const pools: LegacyInstancePool[] = [];
+afterEach(async () => {
+  for (const pool of pools.splice(0)) await pool.dispose();
+  spawns.splice(0);
+});
+
+function pool(options: { initializeTimeoutMs?: number } = {}): LegacyInstancePool {
+  const made = new LegacyInstancePool({ idleMs: 60_000, log: silentLogger, ...options });
+  pools.push(made);
+  return made;
+}
+
+const key = { agent: 'alice', server: 'hang', revision: 'uncontained' };
+const hanging = async () => ({
+  server: 'hang',
+  transport: new ProcessExecutorBackedClientTransport('hang', { ...fixtureServer('hang-server.mjs'), env: {}, policy: null }, executor, { logger: silentLogger }),
+  clientInfo: { name: 'test', version: '1' },
+  log: silentLogger,
+});
+const failure = (promise: Promise<unknown>) => promise.then(() => null, (error: unknown) => error);
+
+describe('LegacyInstancePool, a server that never answers initialize', () => {
+  it('fails the request with request-timeout, ends the process, and starts afresh for the next request', async () => {
+    const instances = pool({ initializeTimeoutMs: 300 });
+    const [first, second] = await Promise.all([failure(instances.acquire(key, hanging)), failure(instances.acquire(key, hanging))]);
+    expect(first).toBeInstanceOf(WireError);
+    expect([(first as WireError).reason, (first as WireError).message]).toEqual(['request-timeout', 'Server "hang" did not answer the host\'s initialize within 0.3 s: it was ended']);
+    expect(second).toBe(first); // the agent's concurrent requests share the one start
+    await waitFor(() => (!isAlive(spawns[0]!.pid!) ? true : undefined), 'the server to end');
+    expect((await failure(instances.acquire(key, hanging)) as WireError).reason).toBe('request-timeout');
+    expect(spawns).toHaveLength(2);
+  });
+
+  it('ends a start still waiting for initialize when the host stops, at once: the request fails with host-offline', async () => {
+    const instances = pool();
+    const waiting = failure(instances.acquire(key, hanging));
+    await waitFor(() => spawns[0]?.pid, 'the server to start');
+    await instances.dispose();
+    expect(((await waiting) as WireError).reason).toBe('host-offline');
+    expect(isAlive(spawns[0]!.pid!)).toBe(false);
+  });
+});
+
+describe('LegacyInstancePool, a server that never answers the era probe', () => {
+  it('leaves no probe counted in flight: the idle instance is ended to make room at the agent\'s cap (review s20)', async () => {
+    const budget = new ProcessBudget({ limits: { perAgent: 1, total: 8 }, log: silentLogger });
+    const hosted = new HostedServers();
+    const instances = new LegacyInstancePool({ idleMs: 60_000, log: silentLogger, probeTimeoutMs: 200 });
+    pools.push(instances);
+    const silent = fixtureServer('silent-before-init-server.mjs');
+    const instance = await instances.acquire({ agent: 'alice', server: 'silent', revision: 'uncontained' }, async () => ({
+      server: 'silent',
+      transport: hosted.track(
+        new ProcessExecutorBackedClientTransport('silent', { ...silent, env: {}, policy: null }, executor, { logger: silentLogger }),
+        { name: 'silent', connection: { 'server-name': 'silent', agent: 'alice' }, config: { kind: 'stdio', ...silent, env: {} }, revision: null },
+        budget.reserve('alice', 'silent'),
+      ),
+      clientInfo: { name: 'test', version: '1' },
+      log: silentLogger,
+      eraKey: 'silent#test',
+    }));
+    expect(instance.serverInfo?.name).toBe('silent-before-init');
+    // Her next launch at her cap of one ends the idle instance, whose probe went unanswered.
+    budget.reserve('alice', 'other').slot.release();
+    await instance.closed;
+    expect(instance.ended).toBe(true);
+  });
+});
