@@ -27,6 +27,8 @@ export interface HostedFacts {
   readonly name: string;
   readonly connection: McpConnection;
   readonly config: ServerConfig;
+  /** The host's own entry, when `config` merged the worker's into it (an inner http target's URL and headers). */
+  readonly listed?: ServerConfig;
   /** Effective trust revision, null for an uncontained launch. */
   readonly revision: string | null;
 }

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { freePort, isAlive } from '../../test/support/processes.ts';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +15,10 @@ import { createSidecarComposition, type SidecarComposition } from './composition
 import { McpTransportListener } from './mcp-transport-listener.ts';
 import { RemoteMcpHostHandler } from './remote-mcp-host-handler.ts';
 import type { WireError } from '../../shared/errors.ts';
-import { createLogger } from '../log.ts';
+import { createLogger, silentLogger } from '../log.ts';
+import { ProcessExecutor } from '../process/process-executor.ts';
+import { PolicyCache } from '../sandbox/policy-cache.ts';
+import { TrustProfileStore } from '../trust/profile-store.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const NODE = process.execPath;
@@ -112,6 +117,29 @@ describe('RemoteMcpHostHandler', () => {
     const inner = await host(sidecar, { 'server-name': 'anything', target: { type: 'http', url } });
     expect((await inner.client.callTool({ name: 'echo', arguments: { message: 'inner target' } })).content).toEqual([{ type: 'text', text: 'Echo: inner target' }]);
     expect(spawns).toEqual([]);
+  });
+
+  it('sends an inner http target the headers this host configures, whatever case the worker wrote its own in (review s20)', async () => {
+    const seen: (string | undefined)[] = [];
+    const server = createHttpServer((request, response) => {
+      seen.push(request.headers.authorization);
+      response.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { web: { url, headers: { Authorization: 'Bearer host-secret' } } } });
+    const { sidecar } = composition(dir);
+    // A modern request: its POSTs carry the configured headers merged with the standard ones.
+    const [agentEnd, hostEnd] = createInMemoryChannelPair();
+    const connection = { 'server-name': 'web', agent: 'alice', session: 'modern-1', era: 'modern', target: { type: 'http', url, headers: { authorization: 'Bearer from-the-worker' } } };
+    await sidecar.handler.open({ type: 'mcp', connection }, hostEnd);
+    await agentEnd.start();
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    await agentEnd.send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta } });
+    await waitFor(() => seen.length > 0);
+    expect(seen).toEqual(seen.map(() => 'Bearer host-secret'));
   });
 
   it('refuses an inner http target this host does not list for that server name', async () => {
@@ -664,5 +692,73 @@ describe('launch rate (sidecar.json "limits")', () => {
     expect(spawns).toHaveLength(spawned + 1);
     const client = await connect((warm as PromiseFulfilledResult<Awaited<ReturnType<typeof open>>>).value.agentEnd);
     expect((await client.callTool({ name: 'echo', arguments: { message: 'warm' } })).content).toEqual([{ type: 'text', text: 'Echo: warm' }]);
+  });
+});
+
+describe('launch rate and the policy cache', () => {
+  it('refuses a launch past the agent\'s rate before compiling its containment, and keeps no policy for a session that never opened (review s20)', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { echo: { command: NODE, args: [ECHO] } } });
+    writeJson(dir, 'trust-profiles/floor.json', {});
+    const sidecar = createSidecarComposition({
+      configDir: dir,
+      entityId: 'alice-laptop',
+      user: 'alice',
+      trust: { floor: 'floor' },
+      executor: { termGraceMs: 500 },
+      limits: { processesPerAgent: 32, processes: 64, memoryLimitMib: 0, launchBurstPerAgent: 1, launchesPerAgentPerMinute: 1 },
+    });
+    cleanups.push(() => sidecar.stop());
+    const open = (session: string) => {
+      const [, hostEnd] = createInMemoryChannelPair();
+      return sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'echo', agent: 'alice', session } }, hostEnd);
+    };
+    const first = await open('s0');
+    cleanups.push(() => first?.dispose());
+    expect(sidecar.policies.size).toBe(1);
+    for (let n = 1; n <= 20; n++) await expect(open(`s${n}`)).rejects.toMatchObject({ reason: 'limit-reached' });
+    expect(sidecar.policies.size).toBe(1);
+  });
+});
+
+describe('a reload while an open is under way', () => {
+  it('ends, as the reload would have, a server whose open read the config before a reload that removed it (review s20)', async () => {
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { echo: { command: NODE, args: [ECHO] } } });
+    writeJson(dir, 'trust-profiles/floor.json', {});
+    const executor = new ProcessExecutor({ termGraceMs: 500 });
+    cleanups.push(() => executor.disposeAll());
+    const real = new TrustProfileStore(join(dir, 'trust-profiles'));
+    // The open waits in its trust resolution, after its config read, until the reload is done.
+    let resolving!: () => void;
+    const resolvingNow = new Promise<void>((resolve) => (resolving = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let gated = true;
+    const profiles = new Proxy(real, {
+      get(target, key) {
+        if (key === 'load') {
+          return async (...args: Parameters<TrustProfileStore['load']>) => {
+            if (gated) {
+              resolving();
+              await released;
+            }
+            return target.load(...args);
+          };
+        }
+        const value = (target as unknown as Record<string | symbol, unknown>)[key];
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const handler = new RemoteMcpHostHandler({ configDir: dir, entityId: 'h', user: 'alice', executor, profiles, policies: new PolicyCache(), log: silentLogger, trust: { floor: 'floor' } });
+    const [, hostEnd] = createInMemoryChannelPair();
+    const opening = handler.open({ type: 'mcp', connection: { 'server-name': 'echo', agent: 'alice', session: 's1' } }, hostEnd);
+    await resolvingNow;
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: {} });
+    gated = false;
+    expect(await handler.reconfigure({ trust: { floor: 'floor' } })).toBe(0);
+    release();
+    await expect(opening).rejects.toMatchObject({ reason: 'server-exited', message: 'Server "echo" was ended: its config on this host changed' });
+    expect(handler.hostedCount).toBe(0);
   });
 });

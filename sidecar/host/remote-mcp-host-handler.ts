@@ -125,6 +125,8 @@ export class RemoteMcpHostHandler {
   readonly #modern: LegacyInstancePool;
   readonly #configs: ServerConfigCache;
   readonly #requests = new ConnectionRequestMemo();
+  /** Counts `reconfigure` calls: an open that read the config before one checks what it launches again (`#current`). */
+  #reloads = 0;
 
   constructor(options: RemoteMcpHostHandlerOptions) {
     this.#options = options;
@@ -140,8 +142,9 @@ export class RemoteMcpHostHandler {
     const log = deferredChild(this.#options.log, { server: name, agent: connection.agent ?? null, session: connection.session ?? null });
     const target = connection.target ?? { type: 'local' as const };
     const stampAgeMs = eraOf(connection) === 'modern' ? MODERN_STAMP_AGE_MS : 0;
-    // Before the config is read: a reload while this open waits clears the pool after it.
+    // Before the config is read: a reload while this open waits clears the pool after it, and has this open check again.
     const poolGeneration = this.#options.warmPool?.generation;
+    const reloads = this.#reloads;
     const configured = target.type === 'http' ? null : await this.#serverConfig(name, log, stampAgeMs);
     // An inner http target is checked against what this host lists for the name only after the
     // trust check, which needs no URL: a contained profile refuses any HTTP server.
@@ -156,21 +159,30 @@ export class RemoteMcpHostHandler {
       );
     }
     const config = configured ?? this.#innerHttpTarget(name, target as { url: string; headers?: Record<string, string> }, listed, log);
-    if (eraOf(connection) === 'modern') return this.#openModern(name, config, connection, trust, channel, log);
-    const server =
-      config.kind === 'http'
-        ? this.#hosted.track(legacyHttpTransport(config), { name, connection, config, revision: trust.resolved?.revision ?? null })
-        : new LegacyAgentTransport(await this.#legacyTransport(name, config, connection, trust, log, poolGeneration), { server: name, eraKey: serverEraKey(name, config), eras: this.#modern.eras, log });
-    const authorizer = trust.authorizer;
-    const ledger = this.#options.audit?.ledger(connection);
-    const bridge = bridgeChannels(channel, server, {
-      server: name,
-      log,
-      ...(ledger !== undefined ? { ledger } : {}),
-      ...(authorizer !== null && !authorizer.unrestricted ? { filter: (m) => authorizer.filter(m) } : {}),
-    });
-    await this.#start(name, bridge, log);
+    // What a reload compares: the host's entry, not the worker's headers merged into it.
+    const own = configured === null && listed !== null ? { listed } : {};
+    if (eraOf(connection) === 'modern') return this.#openModern(name, config, connection, trust, channel, log, reloads, own);
     const session = connection.session;
+    let bridge: Bridge;
+    try {
+      const server =
+        config.kind === 'http'
+          ? await this.#tracked(reloads, { name, connection, config, ...own, revision: trust.resolved?.revision ?? null }, () => legacyHttpTransport(config))
+          : new LegacyAgentTransport(await this.#legacyTransport(name, config, connection, trust, log, poolGeneration, reloads), { server: name, eraKey: serverEraKey(name, config), eras: this.#modern.eras, log });
+      const authorizer = trust.authorizer;
+      const ledger = this.#options.audit?.ledger(connection);
+      bridge = bridgeChannels(channel, server, {
+        server: name,
+        log,
+        ...(ledger !== undefined ? { ledger } : {}),
+        ...(authorizer !== null && !authorizer.unrestricted ? { filter: (m) => authorizer.filter(m) } : {}),
+      });
+      await this.#start(name, bridge, log);
+    } catch (error) {
+      // A policy compiled for a session that never opened would stay cached until the next reload.
+      if (session !== undefined && !this.#sessions.has(session)) this.#options.policies.dropSession(session);
+      throw error;
+    }
     if (session !== undefined) this.#sessions.set(session, (this.#sessions.get(session) ?? 0) + 1);
     log.info('Hosting server', {
       kind: config.kind,
@@ -194,11 +206,11 @@ export class RemoteMcpHostHandler {
    * as that request's error. The instance is launched without the request's session id: it
    * outlives the request, and its policy is compiled once, for the instance.
    */
-  #openModern(name: string, config: ServerConfig, connection: McpConnection, trust: Trust, channel: ChannelTransport, log: Logger): HostedConnection {
+  #openModern(name: string, config: ServerConfig, connection: McpConnection, trust: Trust, channel: ChannelTransport, log: Logger, reloads: number, own: { listed?: ServerConfig }): HostedConnection {
     const agent = connection.agent;
     if (agent === undefined) throw new WireError('invalid-request', 'A modern connection request must name its agent: the host keeps legacy instances per agent');
     const { session: _request, ...launch } = connection;
-    const key = { agent, server: name, revision: trust.resolved?.revision ?? 'uncontained' };
+    const key = { agent, server: name, revision: trust.resolved?.revision ?? 'uncontained', config: JSON.stringify(config) };
     const authorizer = trust.authorizer;
     log.debug('Modern request', { revision: key.revision });
     const ledger = this.#options.audit?.ledger(connection);
@@ -215,8 +227,8 @@ export class RemoteMcpHostHandler {
             server: name,
             transport:
               config.kind === 'http'
-                ? this.#hosted.track(new DualEraHttpTransport(config), { name, connection: launch, config, revision: trust.resolved?.revision ?? null })
-                : await this.#stdioTransport(name, config, launch, trust, instanceLog),
+                ? await this.#tracked(reloads, { name, connection: launch, config, ...own, revision: trust.resolved?.revision ?? null }, () => new DualEraHttpTransport(config))
+                : await this.#stdioTransport(name, config, launch, trust, instanceLog, reloads),
             clientInfo: clientInfo() ?? HOST_CLIENT_INFO,
             log: instanceLog,
             eraKey: config.kind === 'http' ? httpServerEraKey(name, config) : serverEraKey(name, config),
@@ -259,7 +271,10 @@ export class RemoteMcpHostHandler {
         detail: { server: name },
       });
     }
-    return { ...configured, url: configured.url, headers: { ...target.headers, ...configured.headers } };
+    // Headers configured here win, whatever their case: fetch would send both spellings joined.
+    const ours = new Set(Object.keys(configured.headers ?? {}).map((h) => h.toLowerCase()));
+    const theirs = Object.entries(target.headers ?? {}).filter(([h]) => !ours.has(h.toLowerCase()));
+    return { ...configured, url: configured.url, headers: { ...Object.fromEntries(theirs), ...configured.headers } };
   }
 
   async #trust(name: string, serverFloor: string | undefined, connection: McpConnection, log: Logger, stampAgeMs = 0): Promise<Trust> {
@@ -287,33 +302,38 @@ export class RemoteMcpHostHandler {
   }
 
   /** A legacy session's server: a warm instance from the host's pool when it holds one (`warm-start-transport.ts`). */
-  #legacyTransport(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger, generation: number | undefined): Promise<Transport> {
+  #legacyTransport(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger, generation: number | undefined, reloads: number): Promise<Transport> {
     const agent = connection.agent;
     const { session: _session, ...spare } = connection;
     return warmOrColdTransport({
       pool: this.#options.warmPool,
       key: agent === undefined ? null : { agent, server: name, revision: trust.resolved?.revision ?? 'uncontained', config: JSON.stringify(config) },
-      cold: () => this.#stdioTransport(name, config, connection, trust, log),
-      spare: () => this.#stdioTransport(name, config, spare, trust, this.#options.log.child({ server: name, agent: agent ?? null }), { spare: true }),
+      cold: () => this.#stdioTransport(name, config, connection, trust, log, reloads),
+      spare: () => this.#stdioTransport(name, config, spare, trust, this.#options.log.child({ server: name, agent: agent ?? null }), reloads, { spare: true }),
       ...(generation !== undefined ? { generation } : {}),
     });
   }
 
-  async #stdioTransport(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger, kind: { spare?: boolean } = {}): Promise<Transport> {
+  async #stdioTransport(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, connection: McpConnection, trust: Trust, log: Logger, reloads: number, kind: { spare?: boolean } = {}): Promise<Transport> {
     const env = this.#options.env ?? process.env;
-    const resolved = resolveServerCommand(name, config, { env, log, ...(this.#options.platform ? { platform: this.#options.platform } : {}) });
-    const policy = await this.#policy(name, config, resolved, connection, trust);
-    const launchEnv = { ...inheritedEnvironment(env), ...config.env };
     const agent = connection.agent ?? '(unnamed)';
-    // Before the budget, which may end an idle process to make room: a launch refused for its rate ends nothing.
+    // Before the policy's compile, which costs what the rate guards, and before the budget, which
+    // may end an idle process to make room: a launch refused for its rate costs and ends nothing.
     if (kind.spare !== true) this.#options.launchRate?.take(agent, name);
+    const facts = { name, connection, config, revision: trust.resolved?.revision ?? null };
     let slot: ReservedSlot | undefined;
+    let policy: ContainmentPolicy | null;
+    let resolved: CommandResolution;
     try {
+      resolved = resolveServerCommand(name, config, { env, log, ...(this.#options.platform ? { platform: this.#options.platform } : {}) });
+      policy = await this.#policy(name, config, resolved, connection, trust);
+      await this.#current(reloads, facts);
       slot = this.#options.budget?.reserve(agent, name, { evict: kind.spare !== true });
     } catch (error) {
       if (kind.spare !== true) this.#options.launchRate?.giveBack(agent);
       throw error;
     }
+    const launchEnv = { ...inheritedEnvironment(env), ...config.env };
     const transport = new ProcessExecutorBackedClientTransport(
       name,
       { command: resolved.command, args: resolved.args, env: launchEnv, policy, ...(config.cwd ? { cwd: config.cwd } : {}), ...(resolved.verbatim ? { verbatim: true } : {}) },
@@ -321,7 +341,7 @@ export class RemoteMcpHostHandler {
       // The gate's turns go by the agent the link's turns go by (its channels' `connection.agent`).
       { logger: log, ...(this.#options.lineGate !== undefined ? { lineGate: { gate: this.#options.lineGate, group: connection.agent ?? '' } } : {}) },
     );
-    const tracked: SpareTransport = this.#hosted.track(transport, { name, connection, config, revision: trust.resolved?.revision ?? null }, slot);
+    const tracked: SpareTransport = this.#hosted.track(transport, facts, slot);
     // A spare's slot is the first to go for another launch until a session takes it (`WarmPool.take`).
     if (kind.spare === true && slot !== undefined) tracked.adopt = () => slot.slot.adopt();
     return tracked;
@@ -347,6 +367,7 @@ export class RemoteMcpHostHandler {
   }
 
   async reconfigure(settings: HostSettings): Promise<number> {
+    this.#reloads += 1;
     this.#options = { ...this.#options, ...settings };
     this.#authorizers.clear();
     this.forgetConfigReads();
@@ -368,7 +389,8 @@ export class RemoteMcpHostHandler {
     const log = this.#options.log.child({ server: name, agent: connection.agent ?? null, session: connection.session ?? null });
     try {
       const now = await this.#listedOrNull(name, log);
-      const same = now !== null && (facts.config.kind === 'http' ? now.kind === 'http' && now.url === facts.config.url && now.trustProfile === facts.config.trustProfile : JSON.stringify(now) === JSON.stringify(facts.config));
+      // The whole entry: a changed header (a rotated credential) of an HTTP server counts too.
+      const same = now !== null && JSON.stringify(now) === JSON.stringify(facts.listed ?? facts.config);
       if (!same) {
         log.info('Server ended: its config on this host changed');
         return new WireError('server-exited', `Server "${name}" was ended: its config on this host changed`, { detail: { server: name } });
@@ -381,6 +403,26 @@ export class RemoteMcpHostHandler {
       log.info('Server ended: it would not launch under the new config', { error });
       return error instanceof WireError ? error : new WireError('launch-failed', `Server "${name}" was ended: it cannot start under this host's new config, see the sidecar log`, { detail: { server: name } });
     }
+  }
+
+  /**
+   * Checks, when a reload ran since `reloads` (read before this open read the config), that
+   * the server would still launch the same way: else it throws what the reload would have ended
+   * it with. Its caller tracks the server with no await in between, so a reload after this check
+   * finds it tracked, and one before it was checked here.
+   */
+  async #current(reloads: number, facts: HostedFacts): Promise<void> {
+    for (let seen = reloads; seen !== this.#reloads; ) {
+      seen = this.#reloads;
+      const why = await this.#changed(facts);
+      if (why !== null) throw why;
+    }
+  }
+
+  /** `make()`'s transport, tracked as hosted once `#current` has checked it. */
+  async #tracked(reloads: number, facts: HostedFacts, make: () => Transport): Promise<Transport> {
+    await this.#current(reloads, facts);
+    return this.#hosted.track(make(), facts);
   }
 
   /**

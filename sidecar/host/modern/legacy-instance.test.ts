@@ -192,6 +192,17 @@ describe('modern requests on a legacy instance', () => {
     expect(spawns[1]!.pid).not.toBe(spawns[0]!.pid);
   });
 
+  it('starts a fresh instance for the agent\'s next request once the server\'s entry in mcp.json changes, with no reload (review s20)', async () => {
+    const dir = configDir();
+    const { sidecar, launches } = composition(dir);
+    await exchange(sidecar, 'alice', echo(1, 'first'));
+    const entry = (version: string) => ({ mcpServers: { everything: { ...everythingServer(), env: { SWITCHYARD_TEST_VERSION: version } } } });
+    writeFileSync(join(dir, 'mcp-servers/mcp.json'), JSON.stringify(entry('2')));
+    await exchange(sidecar, 'alice', echo(2, 'second'));
+    await exchange(sidecar, 'alice', echo(3, 'third'));
+    expect(launches.map((l) => l.env.SWITCHYARD_TEST_VERSION ?? null)).toEqual([null, '2']);
+  });
+
   it('ends an idle instance after its idle time', async () => {
     const { sidecar, spawns } = composition(configDir(), { idleSeconds: 0.2 });
     await exchange(sidecar, 'alice', echo(1, 'then idle'));
