@@ -1,6 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { LegacyAgentRounds, MAX_ROUNDS } from './legacy-agent-rounds.ts';
+import { isHostAnswer } from '../../../shared/audit/host-answers.ts';
 
 function rig(capabilities: Record<string, unknown> = { elicitation: {} }) {
   const toAgent: Array<Record<string, any>> = [];
@@ -35,14 +36,16 @@ describe('LegacyAgentRounds', () => {
       upstream = toServer.at(-1)!.id;
     }
     rounds.fromServer(ask(upstream));
-    expect(toAgent.at(-1)).toMatchObject({ id: 'x', error: { code: -32603, message: expect.stringContaining(`more than ${MAX_ROUNDS}`) } });
+    expect(toAgent.at(-1)).toMatchObject({ id: 'x', error: { code: -32603, message: expect.stringContaining(`more than ${MAX_ROUNDS}`), data: { reason: 'invalid-request' } } });
   });
 
   it('fails with -32021 when the agent did not declare the kind, and with the agent\'s own error', () => {
     const none = rig({});
     none.rounds.track({ id: 1, method: 'tools/call' });
     none.rounds.fromServer(ask(1));
-    expect(none.toAgent).toEqual([{ jsonrpc: '2.0', id: 1, error: { code: -32021, message: expect.stringContaining('elicitation'), data: { requiredCapabilities: { elicitation: {} } } } }]);
+    // The host's own refusal, with a reason and marked as the host's (review s20).
+    expect(none.toAgent).toEqual([{ jsonrpc: '2.0', id: 1, error: { code: -32021, message: expect.stringContaining('elicitation'), data: { requiredCapabilities: { elicitation: {} }, reason: 'invalid-request' } } }]);
+    expect(isHostAnswer(none.toAgent[0]!)).toBe(true);
     const refused = rig();
     refused.rounds.track({ id: 2, method: 'tools/call' });
     refused.rounds.fromServer(ask(2));

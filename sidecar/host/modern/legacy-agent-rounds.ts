@@ -19,6 +19,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { INPUT_CAPABLE_METHODS, INPUT_METHODS, isInputMethod } from './input-requests.ts';
 import { isRecord } from '../../../shared/records.ts';
+import { hostAnswer } from '../../../shared/audit/host-answers.ts';
 
 type Id = string | number;
 
@@ -142,9 +143,10 @@ export class LegacyAgentRounds {
     this.#options.toServer({ jsonrpc: '2.0', id: bridged.upstreamId, method: bridged.method, params } as JSONRPCMessage);
   }
 
+  /** The host's own answer, not the server's: marked so (the audit tells them apart), with a `reason` as every host error has. */
   #fail(bridged: Bridged, code: number, message: string, data?: Record<string, unknown>): void {
     this.#forget(bridged);
-    this.#options.toAgent({ jsonrpc: '2.0', id: bridged.agentId, error: { code, message, ...(data !== undefined ? { data } : {}) } } as JSONRPCMessage);
+    this.#options.toAgent(hostAnswer({ jsonrpc: '2.0', id: bridged.agentId, error: { code, message, data: { ...data, reason: 'invalid-request' } } }) as JSONRPCMessage);
   }
 
   #forget(bridged: Bridged): void {

@@ -35,6 +35,7 @@ import { LegacyAgentRounds } from './legacy-agent-rounds.ts';
 import { DiscoverResultSchema, verdictOf, type DiscoverResult, type ServerEraCache } from './server-era.ts';
 import { isRecord } from '../../../shared/records.ts';
 import { holdReadingOf } from '../../../shared/link/link-flow.ts';
+import { hostAnswer } from '../../../shared/audit/host-answers.ts';
 
 type Id = string | number;
 type Request = { jsonrpc: '2.0'; id: Id; method: string; params?: Record<string, unknown> };
@@ -125,7 +126,7 @@ export class LegacyAgentTransport implements Transport {
     if ((message.method === 'resources/subscribe' || message.method === 'resources/unsubscribe') && this.#listen !== null) {
       const uri = message.params?.uri;
       if (typeof uri !== 'string' || !this.#listen.subscribable) {
-        queueMicrotask(() => this.onmessage?.({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: `Method not found: ${message.method} (the server offers no resource subscriptions)` } } as JSONRPCMessage));
+        queueMicrotask(() => this.onmessage?.(hostAnswer({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: `Method not found: ${message.method} (the server offers no resource subscriptions)`, data: { reason: 'invalid-request' } } }) as JSONRPCMessage));
         return;
       }
       this.#listen.watch(uri, message.method === 'resources/subscribe');
