@@ -105,7 +105,8 @@ export class DualEraHttpTransport implements Transport {
   }
 
   #learnAnnotations(message: JSONRPCMessage): void {
-    if (!('result' in message) || message.id === undefined || !this.#toolLists.delete(message.id)) return;
+    // Any answer ends the wait, an error's too: an id kept for good would grow the set, and a cancelled one's never comes.
+    if (!('id' in message) || message.id === undefined || 'method' in message || !this.#toolLists.delete(message.id) || !('result' in message)) return;
     const tools = (message.result as { tools?: unknown }).tools;
     if (!Array.isArray(tools)) return;
     for (const tool of tools as Array<{ name?: unknown; inputSchema?: unknown }>) {

@@ -42,6 +42,13 @@ describe('LegacyAgentListen', () => {
     expect(listen.fromServer({ jsonrpc: '2.0', id: 'switchyard-listen-1', result: {} } as JSONRPCMessage)).toBe(true);
   });
 
+  it('keeps the ids of the listen in force and the one withdrawn last only, however often the agent re-subscribes (review s20)', () => {
+    const { listen, from } = rig({ resources: { subscribe: true } });
+    for (let n = 0; n < 50; n++) listen.watch(`file:///${n}`, true);
+    // 50 listens were opened: the 49th (withdrawn last) and the 50th are still the host's; the first is long gone.
+    expect([from('notifications/resources/updated', 'switchyard-listen-1'), from('notifications/resources/updated', 'switchyard-listen-49'), from('notifications/resources/updated', 'switchyard-listen-50')]).toEqual([false, true, true]);
+  });
+
   it('refuses subscriptions to a server that offers none', () => {
     expect(rig({ resources: {} }).listen.subscribable).toBe(false);
   });

@@ -53,7 +53,13 @@ export class LegacyAgentListen {
     if (this.subscribable && this.#uris.size > 0) filter.resourceSubscriptions = [...this.#uris];
     const previous = this.#current;
     this.#current = null;
-    if (previous !== null) this.#options.toServer({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: previous, reason: 'The listen is re-opened with another filter' } } as JSONRPCMessage);
+    // The ids still taken for the host's: the listen being withdrawn (its late notifications and
+    // closing answer) and the next. Older ones go, or a session toggling its subscriptions would grow the set for good.
+    this.#ids.clear();
+    if (previous !== null) {
+      this.#ids.add(previous);
+      this.#options.toServer({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: previous, reason: 'The listen is re-opened with another filter' } } as JSONRPCMessage);
+    }
     if (Object.keys(filter).length === 0) return;
     const id = `switchyard-listen-${++this.#next}`;
     this.#ids.add(id);
