@@ -108,4 +108,26 @@ describe('a host link on a hibernating Durable Object', () => {
       await all.close();
     }
   }, 60_000);
+
+  it('finds a host gone silent while its object slept: /healthz says host-offline and a request is refused at once, not after its deadline (review s20)', async () => {
+    const entityId = stack.entityId('b');
+    const sidecar = stack.sidecar('b');
+    // Frozen, its socket still open: no keepalive, no close, as a laptop put to sleep.
+    process.kill(sidecar.pid, 'SIGSTOP');
+    try {
+      let line: HostLine | undefined;
+      // Each look wakes the object, which took its waking moment for the host's last word.
+      for (let tries = 0; tries < 6 && line?.linked !== false; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, INACTIVITY_MS));
+        line = await hostLine(entityId);
+      }
+      expect(line?.linked).toBe(false);
+      // At once: a link taken for alive would hold it until its 60 s deadline, then request-timeout.
+      const refused = await modernPost(`${stack.url}/servers/pid-b/mcp`, stack.tokens.alice!, 'tools/call', { name: 'pid', arguments: {} });
+      expect(refused.response.error.data.reason).toBe('host-offline');
+    } finally {
+      process.kill(sidecar.pid, 'SIGCONT');
+    }
+    await stack.waitLinked('b');
+  }, 120_000);
 });

@@ -17,8 +17,9 @@
  * idle link costs no wake-up. What must survive hibernation is in the socket's attachment: the
  * verified entity id, when it linked, and how often the object woke. On waking, the object
  * rebuilds the endpoint over the same socket without a new handshake: hibernation happens only
- * while no relay is open, so no channel is lost. Death of a silent peer is checked lazily, when a
- * channel is asked for: no keepalive answered for `DEAD_AFTER_MS` closes the link as dead.
+ * while no relay is open, so no channel is lost. Death of a silent peer is checked when a channel
+ * or the status is asked for, and by a timer while channels are open: no keepalive answered for
+ * `DEAD_AFTER_MS` closes the link as dead.
  *
  * An eviction or a deploy closes the socket; the sidecar dials again and lands here, in a new
  * instance. The only thing stored is the host's used upgrade proofs (`stored-spent-proofs.ts`),
@@ -36,7 +37,7 @@ import { hostExpectations } from '../../link/host-expectations.ts';
 import { InMemoryHostLinkRegistry } from '../../link/host-link-registry.ts';
 import { createLinkRoute } from '../../link/link-route.ts';
 import { UPGRADE_PROOF_WINDOW_S } from '../../../shared/link/link-upgrade-proof.ts';
-import { createApp } from '../../app.ts';
+import { createApp, DEFAULT_OPEN_TIMEOUT_SECONDS } from '../../app.ts';
 import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
 import { NoSessionTable } from './no-session-table.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
@@ -54,6 +55,21 @@ import { autoResponse, type DurableObjectState, type SwitchyardEnv, type Workers
 const LINK_TAG = 'link';
 /** A link is dead after this long without a frame or an answered keepalive (the sidecar sends one every 10 s). */
 export const DEAD_AFTER_MS = 25_000;
+
+const openTimeoutMsOf = (config: WorkerConfig) => (config['request-timeout-seconds'] ?? DEFAULT_OPEN_TIMEOUT_SECONDS) * 1000;
+
+/** How often the link is checked while channels are open (`#watchLink`). */
+const LINK_WATCH_MS = 5_000;
+
+/**
+ * When the host was last heard from, for a link taken back after hibernation: its last keepalive
+ * the runtime answered (the sidecar sends one every 10 s, traffic or not), or when it linked if
+ * none was answered yet. Any other frame would have woken the object, and been heard then.
+ */
+export function lastHeardBeforeWake(autoResponseAt: Date | null, since: string): number {
+  const linkedAt = Date.parse(since);
+  return Math.max(autoResponseAt?.getTime() ?? 0, Number.isFinite(linkedAt) ? linkedAt : 0);
+}
 
 /** What a link socket carries through hibernation. */
 export interface LinkAttachment {
@@ -92,6 +108,9 @@ export class HostLink {
   readonly #env: SwitchyardEnv;
   #live: Live | undefined;
   #entityId: string | undefined;
+  /** The link check's timer while channels are open (`#watchLink`), and when a channel was last asked for. */
+  #watch: ReturnType<typeof setInterval> | undefined;
+  #askedAt = 0;
   /** The current link socket and when this instance last heard from it. */
   #link: { ws: WorkersWebSocket; heardAt: number; endpoint: LinkEndpoint } | undefined;
 
@@ -109,16 +128,24 @@ export class HostLink {
     if (live instanceof Response) return live;
     const path = new URL(request.url).pathname;
     const entityId = request.headers.get(ENTITY_ID_HEADER);
-    if (entityId !== null && path !== '/link') this.#entityId ??= entityId;
+    // Named by the edge on its own paths only: a modern request is the agent's, headers and all.
+    if (entityId !== null && (path === RELAY_PATH || path === STATUS_PATH)) this.#entityId ??= entityId;
     if (path === RELAY_PATH) {
       const host = this.#entityId ?? '';
-      return serveRelay(request, { registry: live.registry, entityId: host, linked: () => this.#linkAlive(live), log: relayLog(live.log) });
+      const relay = serveRelay(request, { registry: live.registry, entityId: host, linked: () => this.#linkAlive(live), log: relayLog(live.log) });
+      this.#watchLink(live);
+      return relay;
     }
-    if (path === STATUS_PATH) return Response.json(this.#status(live));
+    if (path === STATUS_PATH) {
+      // A link gone silent is closed first, so /healthz says so rather than "linked" after each wake.
+      this.#linkAlive(live);
+      return Response.json(this.#status(live));
+    }
     if (path.startsWith('/servers/')) {
       // A modern request the edge routed here: a dead link is closed first, so it is refused
       // `host-offline` at once rather than left waiting on a silent socket.
       this.#linkAlive(live);
+      this.#watchLink(live);
       const response = await this.#agentApp(live).fetch(request);
       // A refusal that read no body keeps the agent's connection (`unread-body.ts`).
       await drainUnreadBody(request);
@@ -133,6 +160,7 @@ export class HostLink {
     if (this.#link?.ws === ws) this.#link.heardAt = Date.now();
     if (live.sockets.message(ws, message)) return;
     this.#restore([ws]);
+    if (this.#link?.ws === ws) this.#link.heardAt = Date.now();
     live.sockets.message(ws, message);
   }
 
@@ -183,7 +211,8 @@ export class HostLink {
       // What doctor's probe compares with the host's files, as on every runtime.
       expectations: (entityId) => hostExpectations(config, entityId),
       log,
-      endpoint: { liveness: false },
+      // A relay's open waits as long as the agent's own would on every runtime (`request-timeout-seconds`).
+      endpoint: { liveness: false, openTimeoutMs: openTimeoutMsOf(config) },
       // Kept in storage: this instance's memory goes at the next hibernation.
       spent: new StoredSpentProofs(this.#state.storage, { windowSeconds: UPGRADE_PROOF_WINDOW_S }),
       onAccepted: (entityId, ws, endpoint) => this.#accepted(entityId, ws, endpoint),
@@ -221,6 +250,7 @@ export class HostLink {
       role: 'worker',
       peer: entityId,
       liveness: false,
+      openTimeoutMs: openTimeoutMsOf(live.config),
       log: live.log,
       peerFeatures,
       paced: peerFeatures.has('paced'),
@@ -235,7 +265,8 @@ export class HostLink {
     });
     live.registry.attach(entityId, endpoint);
     this.#entityId = entityId;
-    this.#link = { ws: newest.ws, heardAt: Date.now(), endpoint };
+    // Not the wake's time: a host gone silent while the object slept must still be found dead.
+    this.#link = { ws: newest.ws, heardAt: lastHeardBeforeWake(this.#state.getWebSocketAutoResponseTimestamp(newest.ws), attachment.since), endpoint };
     live.log.info('Host link restored after hibernation', { 'entity-id': entityId, wakes: attachment.wakes });
   }
 
@@ -252,6 +283,24 @@ export class HostLink {
     this.#link.ws.close(1001, 'Link is dead');
     this.#live?.sockets.closed(this.#link.ws, 1006, 'Link is dead');
     return false;
+  }
+
+  /**
+   * While agents' channels are open the object stays in memory anyway (relays cannot hibernate):
+   * a timer then checks the link, so a host gone silent fails them with `host-offline` within
+   * `DEAD_AFTER_MS` or so, as on every runtime, not only when the next channel is asked for.
+   * It stops once the link is gone, or no channel is open and none was asked for lately.
+   */
+  #watchLink(live: Live): void {
+    this.#askedAt = Date.now();
+    if (this.#watch !== undefined) return;
+    this.#watch = setInterval(() => {
+      const channels = live.registry.status().find((h) => h['entity-id'] === this.#entityId)?.channels ?? 0;
+      const busy = channels > 0 || Date.now() - this.#askedAt < LINK_WATCH_MS * 2;
+      if (busy && this.#linkAlive(live)) return;
+      clearInterval(this.#watch);
+      this.#watch = undefined;
+    }, LINK_WATCH_MS);
   }
 
   #status(live: Live) {
