@@ -34,7 +34,8 @@ export function hostObject(namespace: DurableObjectNamespace, entityId: string):
 export class DurableObjectHostLinkRegistry implements HostLinkRegistry {
   readonly #namespace: DurableObjectNamespace;
   readonly #log: LinkLogger | undefined;
-  #snapshot: HostLinkStatus[] = [];
+  /** Each host's line as last read from its object, in the order first read. */
+  readonly #snapshot = new Map<string, HostLinkStatus>();
 
   constructor(namespace: DurableObjectNamespace, options: { log?: WorkerLogger } = {}) {
     this.#namespace = namespace;
@@ -68,7 +69,7 @@ export class DurableObjectHostLinkRegistry implements HostLinkRegistry {
   }
 
   status(): HostLinkStatus[] {
-    return this.#snapshot;
+    return [...this.#snapshot.values()];
   }
 
   /** Reads every host's state from its object, at most `STATUS_CONCURRENCY` at a time. */
@@ -79,7 +80,9 @@ export class DurableObjectHostLinkRegistry implements HostLinkRegistry {
       for (let i = next++; i < entityIds.length; i = next++) out[i] = await this.#statusOf(entityIds[i]!);
     };
     await Promise.all(Array.from({ length: Math.min(STATUS_CONCURRENCY, entityIds.length) }, worker));
-    this.#snapshot = out;
+    // Merged, not replaced: an agent's /healthz asks for its own hosts only, and a report being
+    // made at once for the admin must still find the others.
+    for (const status of out) this.#snapshot.set(status['entity-id'], status);
     return out;
   }
 

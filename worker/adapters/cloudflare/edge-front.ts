@@ -36,7 +36,7 @@ import { classifyByHeaders, classifyEra } from '../../modern/era.ts';
 import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
 import { jsonRpcErrorResponse } from '../../sessions/session-route.ts';
 import { hostOf } from '../../../shared/descriptors.ts';
-import { WireError } from '../../../shared/errors.ts';
+import { httpStatusFor, WireError } from '../../../shared/errors.ts';
 import { DurableObjectHostLinkRegistry, hostObject } from './durable-object-registry.ts';
 import { NoSessionTable } from './no-session-table.ts';
 import { workersOAuth } from './cloudflare-env.ts';
@@ -61,7 +61,11 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
     if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return notAnUpgrade();
     const verdict = await admitUpgrade(c.req.raw);
     if (!verdict.ok) return verdict.response;
-    return hostObject(env.HOST_LINK, verdict.entityId).fetch(c.req.raw);
+    return hostObject(env.HOST_LINK, verdict.entityId).fetch(c.req.raw).catch(() => {
+      // The sidecar dials again; it is told why in the link's own refusal form.
+      const failed = new WireError('host-offline', 'The worker could not take this link: its Durable Object failed; dial again', { detail: { 'entity-id': verdict.entityId } });
+      return Response.json(failed.toHttpBody(), { status: httpStatusFor(failed.reason) });
+    });
   });
 
   // The app's own guard, so the edge accepts exactly the hosts and origins every runtime does.
@@ -90,15 +94,22 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
     }
     // Only a POST can open a session; anything else gets the app's own refusal.
     if (c.req.method !== 'POST') return core.fetch(c.req.raw);
-    return env.AGENT_SESSION.get(env.AGENT_SESSION.newUniqueId()).fetch(c.req.raw);
+    return env.AGENT_SESSION.get(env.AGENT_SESSION.newUniqueId()).fetch(c.req.raw).catch(() =>
+      jsonRpcErrorResponse(c, null, new WireError('launch-failed', 'The session could not be opened: its Durable Object failed; try again')));
   };
   app.all('/mcp', guard, auth, agentRoute);
   app.all('/servers/:name/mcp', guard, auth, agentRoute);
 
   app.get('/healthz', async (c) => {
     // Asking every host's object costs a subrequest each: only for a token the report is for.
+    // An agent's report names only the hosts of its servers: only theirs are asked (others' stay asleep).
     const header = c.req.header('authorization');
-    if (header !== undefined && (await statusViewerIndex(config, bearerTokenOf(header))) !== -1) await registry.refresh(config.hosts.map((h) => h['entity-id']));
+    const viewer = header === undefined ? -1 : await statusViewerIndex(config, bearerTokenOf(header));
+    if (viewer !== -1) {
+      const agent = config.agents[viewer];
+      const hosts = agent === undefined ? config.hosts.map((h) => h['entity-id']) : agent.servers.flatMap((s) => (Object.hasOwn(config.servers, s) ? [hostOf(config.servers[s]!.executor)] : [])).filter((h): h is string => h !== null);
+      await registry.refresh([...new Set(hosts)]);
+    }
     return core.fetch(c.req.raw);
   });
   app.all('*', (c) => core.fetch(c.req.raw));
