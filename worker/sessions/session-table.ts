@@ -119,6 +119,8 @@ export class InMemorySessionTable implements SessionTable {
   readonly #now: () => number;
   readonly #log: WorkerLogger;
   #timer: ReturnType<typeof setInterval> | undefined;
+  readonly #sweepEveryMs: number;
+  #disposed = false;
   /** Sessions being opened per agent: counted against its limit before they are added. */
   readonly #pending = new Map<string, number>();
   readonly #ended: EndedSessions;
@@ -131,13 +133,17 @@ export class InMemorySessionTable implements SessionTable {
     this.#now = options.now ?? Date.now;
     this.#log = options.log ?? silentWorkerLogger;
     this.#ended = new EndedSessions({ now: this.#now });
-    const every = options.sweepIntervalMs ?? Math.min(Math.max(options.idleMs / 4, 10), 30_000);
-    this.#timer = setInterval(() => void this.sweep(), every);
-    unrefTimer(this.#timer);
+    this.#sweepEveryMs = options.sweepIntervalMs ?? Math.min(Math.max(options.idleMs / 4, 10), 30_000);
   }
 
   add(session: AgentSession): void {
     this.#sessions.set(session.id, { session, lastSeen: this.#now() });
+    // Swept from the first session on: a table that never holds one (a Workers session object
+    // whose initialize was refused) keeps no timer, which would keep its object from eviction.
+    if (this.#timer === undefined && !this.#disposed) {
+      this.#timer = setInterval(() => void this.sweep(), this.#sweepEveryMs);
+      unrefTimer(this.#timer);
+    }
   }
 
   get(id: string): AgentSession | undefined {
@@ -291,8 +297,9 @@ export class InMemorySessionTable implements SessionTable {
     await Promise.allSettled(all.map((s) => s.close('shutdown')));
   }
 
-  /** Stops the sweep timer (sessions stay); call after `closeAll` on shutdown. */
+  /** Stops the sweep timer for good (sessions stay); call after `closeAll` on shutdown. */
   dispose(): void {
+    this.#disposed = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
   }

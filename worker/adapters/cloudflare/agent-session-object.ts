@@ -24,6 +24,7 @@ import { createApp } from '../../app.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
 import { limitReached } from '../../sessions/agent-limits.ts';
+import type { SessionEnd } from '../../sessions/ended-sessions.ts';
 import { InMemorySessionTable } from '../../sessions/session-table.ts';
 import { AgentSlotsClient, SLOT_END_IF_IDLE_PATH, SLOT_STATE_PATH, type SlotState } from './agent-slots-object.ts';
 import { loadFromEnv, workersOAuth } from './cloudflare-env.ts';
@@ -86,8 +87,9 @@ class ObjectSessionTable extends InMemorySessionTable {
     };
   }
 
-  override remove(id: string): void {
-    super.remove(id);
+  override remove(id: string, end?: SessionEnd): void {
+    // The end is kept so the agent's next request on the session is told why it ended, as on every runtime.
+    super.remove(id, end);
     if (this.size > 0) return;
     this.dispose();
     this.#giveBack();
@@ -118,7 +120,7 @@ class ObjectSessionTable extends InMemorySessionTable {
     if (!('lastSeen' in state) || state.inFlight > 0 || info === undefined) return state;
     const session = this.get(info.id)!;
     this.#slots = undefined;
-    this.remove(session.id);
+    this.remove(session.id, { because: 'limit-reached', why: `agent "${session.agent}" opened a session past its limit, and this was its least recently used idle one` });
     this.#log.info('Agent session ended to make room', { session: session.id, agent: session.agent, route: session.route });
     await session.close('limit');
     return { ended: true };

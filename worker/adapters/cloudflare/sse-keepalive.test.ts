@@ -77,4 +77,16 @@ describe('withSseKeepalive', () => {
     const accepted = new Response(null, { status: 202 });
     expect(withSseKeepalive(accepted)).toBe(accepted);
   });
+
+  it('stops its timer when the stream under it fails in the middle of an event (review s20)', async () => {
+    vi.useFakeTimers();
+    const { response, controller } = sseAnswer();
+    const kept = withSseKeepalive(response, 1_000);
+    const text = readAll(kept).then(() => 'read', (error: Error) => error.message);
+    controller.enqueue(encoder.encode('event: message\ndata: {"a"'));
+    await vi.advanceTimersByTimeAsync(10);
+    controller.error(new Error('cut on backpressure'));
+    expect(await text).toBe('cut on backpressure');
+    expect(vi.getTimerCount()).toBe(0);
+  });
 });

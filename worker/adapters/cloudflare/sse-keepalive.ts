@@ -43,7 +43,15 @@ export function withSseKeepalive(response: Response, intervalMs = SSE_KEEPALIVE_
       }, Math.max(1, Math.floor(intervalMs / 2)));
     },
     async pull(controller) {
-      const { done, value } = await reader.read();
+      let read: ReadableStreamReadResult<Uint8Array>;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        // The stream under it failed (an answer stream cut on backpressure): no timer outlives it.
+        stop();
+        throw error;
+      }
+      const { done, value } = read;
       if (done) {
         stop();
         controller.close();
