@@ -104,6 +104,29 @@ describe('Grants', () => {
       expect(await grants.verifyAccessToken(chain.at(-1)!.access_token)).toBeNull();
     });
 
+    it('keeps a grant revoked while a refresh of it is under way: what the refresh hands out does not work (review s20)', async () => {
+      for (let trial = 0; trial < 10; trial++) {
+        const { grants, tokens, refresh } = await signedIn();
+        const [refreshed] = await Promise.all([refresh(tokens.refresh_token!).catch(() => null), grants.revoke(tokens.access_token, 'client')]);
+        expect(await grants.verifyAccessToken(tokens.access_token)).toBeNull();
+        if (refreshed === null) continue;
+        expect(await grants.verifyAccessToken(refreshed.access_token)).toBeNull();
+        await expect(refresh(refreshed.refresh_token!)).rejects.toThrow(/unknown, expired or revoked/);
+      }
+    });
+
+    it('lets another client\'s request naming the grant end nothing, even with a generation long replaced (review s20)', async () => {
+      const { clock, grants, tokens, refresh } = await signedIn();
+      let current = tokens;
+      for (let i = 0; i < 3; i++) {
+        clock.now += 61_000;
+        current = await refresh(current.refresh_token!);
+      }
+      const [, grant] = /^syr_([^.]+)\./.exec(current.refresh_token!)!;
+      await expect(grants.refresh({ refreshToken: `syr_${grant}.0.${'A'.repeat(43)}`, clientId: 'stranger' })).rejects.toThrow('The refresh token was issued to another client');
+      expect(await grants.verifyAccessToken(current.access_token)).not.toBeNull();
+    });
+
     it('refuses a token naming the grant\'s live generation with another secret, and revokes nothing', async () => {
       const { tokens, refresh, refused } = await signedIn();
       const [, grant, generation] = /^syr_([^.]+)\.(\d+)\./.exec(tokens.refresh_token!)!;

@@ -232,7 +232,7 @@ export class Grants {
     const kept = await this.#store.add('code', markId, mark, this.#options.now() + CODE_TTL_MS);
     if (kept !== mark) throw await this.#replayed(record);
     if (!(await pkceMatches(input.codeVerifier, record.codeChallenge))) {
-      await this.#store.delete('grant', record.grantId);
+      await this.#end(record.grantId);
       throw invalidGrant('PKCE verification failed: the code_verifier does not match the code_challenge');
     }
     const grant = await this.#grant(record.grantId);
@@ -247,7 +247,7 @@ export class Grants {
 
   /** A code presented again: its grant, and every token issued from it, is revoked. */
   async #replayed(record: CodeRecord): Promise<OAuthError> {
-    await this.#store.delete('grant', record.grantId);
+    await this.#end(record.grantId);
     this.#options.log.warn('OAuth authorization code presented twice: its grant is revoked', { client: record.clientId });
     return invalidGrant('The authorization code was already used: every token issued from it is revoked');
   }
@@ -274,6 +274,8 @@ export class Grants {
     const markId = linkId(chain.grantId, chain.generation);
     const standing = await this.#standing(chain, grant, input.refreshToken);
     if (standing === 'unknown') throw invalidGrant(UNKNOWN_REFRESH);
+    // Another client's request ends nothing: a token below the floor cannot be told from a forgery naming the grant.
+    if (grant.clientId !== input.clientId) throw invalidGrant('The refresh token was issued to another client');
     const used = standing === 'old' ? { at: 0 } : asRecord<UseMark>(await this.#store.get('refresh', markId));
     const now = this.#options.now();
     if (used !== undefined && now - used.at > REFRESH_REUSE_GRACE_MS) throw await this.#reused(chain.grantId, grant);
@@ -282,7 +284,7 @@ export class Grants {
     if (next.fresh) {
       if (chain.generation >= 1) await this.#store.delete('refresh', linkId(chain.grantId, chain.generation - 2));
       // A refreshed grant lives another refresh lifetime.
-      await this.#store.put('grant', chain.grantId, json({ ...grant, createdAt: now, refreshFloor: Math.max(grant.refreshFloor ?? 0, chain.generation) }), now + this.#options.refreshTtlMs);
+      await this.#renew(chain.grantId, { ...grant, createdAt: now, refreshFloor: Math.max(grant.refreshFloor ?? 0, chain.generation) });
     }
     return this.#issue(chain.grantId, grant, resource, next.token);
   }
@@ -312,7 +314,7 @@ export class Grants {
     if (grant === undefined) throw invalidGrant('The refresh token was revoked');
     if (grant.clientId !== input.clientId) throw invalidGrant('The refresh token was issued to another client');
     if (!this.#options.stillApproved(grant)) {
-      await this.#store.delete('grant', grantId);
+      await this.#end(grantId);
       this.#options.log.info('OAuth grant ended: a token that approved it was changed', { client: grant.clientId, agent: grant.agent });
       throw invalidGrant(STALE_APPROVAL);
     }
@@ -362,14 +364,36 @@ export class Grants {
     const next = await this.#successor(markId, used, now, (nonce) => successor(record.grantId, 0, single![1]!, nonce));
     if (next.fresh) {
       await this.#startChain(record.grantId, next.token, now + this.#options.refreshTtlMs);
-      await this.#store.put('grant', record.grantId, json({ ...grant!, createdAt: now }), now + this.#options.refreshTtlMs);
+      await this.#renew(record.grantId, { ...grant!, createdAt: now });
     }
     return this.#issue(record.grantId, grant!, resource, next.token);
   }
 
+  /**
+   * Ends a grant: its end mark first (`<id>.ended`, kept as long as the grant could have lived),
+   * then the grant. A refresh renews its grant by writing it whole, and one that read it before
+   * this deleted it would write it back; it looks for the mark after its write (`#renew`).
+   */
+  async #end(grantId: string): Promise<void> {
+    await this.#store.add('grant', `${grantId}.ended`, json({ at: this.#options.now() }), this.#options.now() + this.#options.refreshTtlMs);
+    await this.#store.delete('grant', grantId);
+  }
+
+  /**
+   * Writes a refreshed grant, unless it was ended meanwhile: an end marked before this write's
+   * look is seen and the grant deleted again (the refresh fails); one marked after deletes it
+   * itself, after this write. Either way no grant an end deleted lives on.
+   */
+  async #renew(grantId: string, grant: GrantRecord): Promise<void> {
+    await this.#store.put('grant', grantId, json(grant), grant.createdAt + this.#options.refreshTtlMs);
+    if ((await this.#store.get('grant', `${grantId}.ended`)) === undefined) return;
+    await this.#store.delete('grant', grantId);
+    throw invalidGrant('The refresh token was revoked');
+  }
+
   /** A replaced refresh token presented past the grace: its grant, and every token issued from it, is revoked. */
   async #reused(grantId: string, grant: GrantRecord | undefined): Promise<OAuthError> {
-    await this.#store.delete('grant', grantId);
+    await this.#end(grantId);
     this.#options.log.warn('OAuth refresh token reused: its grant is revoked', { client: grant?.clientId ?? null, agent: grant?.agent ?? null });
     return invalidGrant(REUSED);
   }
@@ -384,7 +408,7 @@ export class Grants {
     if (grantId === undefined) return;
     const grant = await this.#grant(grantId);
     if (grant !== undefined && grant.clientId !== clientId) throw invalidClient('The token was issued to another client', 400);
-    await this.#store.delete('grant', grantId);
+    await this.#end(grantId);
     const id = await sha256Hex(token);
     await this.#store.delete('access', id);
     await this.#store.delete('refresh', id);
