@@ -761,4 +761,32 @@ describe('a reload while an open is under way', () => {
     await expect(opening).rejects.toMatchObject({ reason: 'server-exited', message: 'Server "echo" was ended: its config on this host changed' });
     expect(handler.hostedCount).toBe(0);
   });
+
+  it('leaves no server of the old config running whatever moment between its check and its tracking a reload comes (review s20)', async () => {
+    for (let offset = 0; offset <= 8; offset++) {
+      const dir = tempDir();
+      writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { echo: { command: NODE, args: [ECHO] } } });
+      writeJson(dir, 'trust-profiles/floor.json', {});
+      const executor = new ProcessExecutor({ termGraceMs: 500 });
+      cleanups.push(() => executor.disposeAll());
+      let handler!: RemoteMcpHostHandler;
+      let reload: Promise<number> | undefined;
+      // The policy's answer is followed, `offset` microtasks later, by a reload that removed the server.
+      class ReloadingCache extends PolicyCache {
+        override getOrCompile(...args: Parameters<PolicyCache['getOrCompile']>) {
+          return super.getOrCompile(...args).then((policy) => {
+            writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: {} });
+            const later = (n: number): void => (n === 0 ? void (reload = handler.reconfigure({ trust: { floor: 'floor' } })) : queueMicrotask(() => later(n - 1)));
+            later(offset);
+            return policy;
+          });
+        }
+      }
+      handler = new RemoteMcpHostHandler({ configDir: dir, entityId: 'h', user: 'alice', executor, profiles: new TrustProfileStore(join(dir, 'trust-profiles')), policies: new ReloadingCache(), log: silentLogger, trust: { floor: 'floor' } });
+      const [, hostEnd] = createInMemoryChannelPair();
+      const opened = await handler.open({ type: 'mcp', connection: { 'server-name': 'echo', agent: 'alice', session: `s${offset}` } }, hostEnd).then(() => true, () => false);
+      const ended = await reload!;
+      expect({ offset, hosted: handler.hostedCount, ended: opened ? ended : 1 }).toEqual({ offset, hosted: 0, ended: 1 });
+    }
+  });
 });

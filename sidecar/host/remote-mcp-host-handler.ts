@@ -167,7 +167,7 @@ export class RemoteMcpHostHandler {
     try {
       const server =
         config.kind === 'http'
-          ? await this.#tracked(reloads, { name, connection, config, ...own, revision: trust.resolved?.revision ?? null }, () => legacyHttpTransport(config))
+          ? await this.#tracked(reloads, { name, connection, config, ...own, revision: trust.resolved?.revision ?? null }, () => ({ transport: legacyHttpTransport(config) }))
           : new LegacyAgentTransport(await this.#legacyTransport(name, config, connection, trust, log, poolGeneration, reloads), { server: name, eraKey: serverEraKey(name, config), eras: this.#modern.eras, log });
       const authorizer = trust.authorizer;
       const ledger = this.#options.audit?.ledger(connection);
@@ -227,7 +227,7 @@ export class RemoteMcpHostHandler {
             server: name,
             transport:
               config.kind === 'http'
-                ? await this.#tracked(reloads, { name, connection: launch, config, ...own, revision: trust.resolved?.revision ?? null }, () => new DualEraHttpTransport(config))
+                ? await this.#tracked(reloads, { name, connection: launch, config, ...own, revision: trust.resolved?.revision ?? null }, () => ({ transport: new DualEraHttpTransport(config) }))
                 : await this.#stdioTransport(name, config, launch, trust, instanceLog, reloads),
             clientInfo: clientInfo() ?? HOST_CLIENT_INFO,
             log: instanceLog,
@@ -322,28 +322,29 @@ export class RemoteMcpHostHandler {
     if (kind.spare !== true) this.#options.launchRate?.take(agent, name);
     const facts = { name, connection, config, revision: trust.resolved?.revision ?? null };
     let slot: ReservedSlot | undefined;
-    let policy: ContainmentPolicy | null;
-    let resolved: CommandResolution;
+    let tracked: SpareTransport;
     try {
-      resolved = resolveServerCommand(name, config, { env, log, ...(this.#options.platform ? { platform: this.#options.platform } : {}) });
-      policy = await this.#policy(name, config, resolved, connection, trust);
-      await this.#current(reloads, facts);
-      slot = this.#options.budget?.reserve(agent, name, { evict: kind.spare !== true });
+      const resolved = resolveServerCommand(name, config, { env, log, ...(this.#options.platform ? { platform: this.#options.platform } : {}) });
+      const policy = await this.#policy(name, config, resolved, connection, trust);
+      const launchEnv = { ...inheritedEnvironment(env), ...config.env };
+      tracked = await this.#tracked(reloads, facts, () => {
+        slot = this.#options.budget?.reserve(agent, name, { evict: kind.spare !== true });
+        const transport = new ProcessExecutorBackedClientTransport(
+          name,
+          { command: resolved.command, args: resolved.args, env: launchEnv, policy, ...(config.cwd ? { cwd: config.cwd } : {}), ...(resolved.verbatim ? { verbatim: true } : {}) },
+          this.#options.executor,
+          // The gate's turns go by the agent the link's turns go by (its channels' `connection.agent`).
+          { logger: log, ...(this.#options.lineGate !== undefined ? { lineGate: { gate: this.#options.lineGate, group: connection.agent ?? '' } } : {}) },
+        );
+        return { transport, ...(slot !== undefined ? { slot } : {}) };
+      });
     } catch (error) {
       if (kind.spare !== true) this.#options.launchRate?.giveBack(agent);
       throw error;
     }
-    const launchEnv = { ...inheritedEnvironment(env), ...config.env };
-    const transport = new ProcessExecutorBackedClientTransport(
-      name,
-      { command: resolved.command, args: resolved.args, env: launchEnv, policy, ...(config.cwd ? { cwd: config.cwd } : {}), ...(resolved.verbatim ? { verbatim: true } : {}) },
-      this.#options.executor,
-      // The gate's turns go by the agent the link's turns go by (its channels' `connection.agent`).
-      { logger: log, ...(this.#options.lineGate !== undefined ? { lineGate: { gate: this.#options.lineGate, group: connection.agent ?? '' } } : {}) },
-    );
-    const tracked: SpareTransport = this.#hosted.track(transport, facts, slot);
     // A spare's slot is the first to go for another launch until a session takes it (`WarmPool.take`).
-    if (kind.spare === true && slot !== undefined) tracked.adopt = () => slot.slot.adopt();
+    const reserved = slot;
+    if (kind.spare === true && reserved !== undefined) tracked.adopt = () => reserved.slot.adopt();
     return tracked;
   }
 
@@ -406,23 +407,20 @@ export class RemoteMcpHostHandler {
   }
 
   /**
-   * Checks, when a reload ran since `reloads` (read before this open read the config), that
-   * the server would still launch the same way: else it throws what the reload would have ended
-   * it with. Its caller tracks the server with no await in between, so a reload after this check
-   * finds it tracked, and one before it was checked here.
+   * `make()`'s transport, tracked as hosted once it is known to launch as the config in force
+   * says: when a reload ran since `reloads` (read before this open read the config), the server is
+   * checked again, and refused with what the reload would have ended it with. The last check
+   * and `track` run in one synchronous step, so a reload after it finds the server tracked, and
+   * one before it was checked here.
    */
-  async #current(reloads: number, facts: HostedFacts): Promise<void> {
-    for (let seen = reloads; seen !== this.#reloads; ) {
-      seen = this.#reloads;
+  async #tracked(reloads: number, facts: HostedFacts, make: () => { transport: Transport; slot?: ReservedSlot }): Promise<Transport> {
+    for (let checked = reloads; checked !== this.#reloads; ) {
+      checked = this.#reloads;
       const why = await this.#changed(facts);
       if (why !== null) throw why;
     }
-  }
-
-  /** `make()`'s transport, tracked as hosted once `#current` has checked it. */
-  async #tracked(reloads: number, facts: HostedFacts, make: () => Transport): Promise<Transport> {
-    await this.#current(reloads, facts);
-    return this.#hosted.track(make(), facts);
+    const made = make();
+    return this.#hosted.track(made.transport, facts, made.slot);
   }
 
   /**
