@@ -43,10 +43,12 @@ describe('config snapshot', () => {
     symlinkSync(join(kept, 'alice'), join(dir, 'users', 'alice'));
     symlinkSync(join(kept, 'linked.json'), join(dir, 'trust-profiles', 'linked.json'));
     symlinkSync(join(kept, 'gone.json'), join(dir, 'trust-profiles', 'dangling.json'));
+    symlinkSync('loop.json', join(dir, 'trust-profiles', 'loop.json'));
     const snapshot = ConfigSnapshot.take(dir);
     expect(await snapshot.read(join(dir, 'users', 'alice', 'mcp-servers', 'mcp.json'))).toContain('alice-files');
     expect(await snapshot.read(join(dir, 'trust-profiles', 'linked.json'))).toBe('{"network-capabilities":[]}');
     await expect(snapshot.read(join(dir, 'trust-profiles', 'dangling.json'))).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(snapshot.read(join(dir, 'trust-profiles', 'loop.json'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('keeps the texts it was taken with, and tells an edit apart', async () => {
