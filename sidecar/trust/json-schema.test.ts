@@ -11,22 +11,31 @@ describe('tool-call schemas hold as they read (review s20)', () => {
     expect([isDate({ day: '2026-12-06' }), isDate({ day: 'tomorrow' })]).toEqual([true, false]);
   });
 
-  it('refuses a format it does not check, wherever it is, naming where', () => {
+  it('refuses a format it does not check, wherever it is, a $ref\'s target included, naming where', () => {
     expect(schemaProblem({ properties: { input: { properties: { host: { format: 'hostnam' } } } } })).toMatch(
-      /^schema\/properties\/input\/properties\/host\/format "hostnam" is not a format this host checks, so the rule would not hold: use one of .*\bhostname\b/,
+      /^unknown format "hostnam" ignored in schema at path "#\/properties\/input\/properties\/host", so the rule would not hold: use one of .*\bhostname\b.*, or a pattern$/,
     );
-    expect(schemaProblem({ anyOf: [{ type: 'number' }, { format: 'semver' }] })).toMatch(/^schema\/anyOf\/1\/format "semver" is not a format this host checks/);
+    expect(schemaProblem({ anyOf: [{ type: 'number' }, { format: 'semver' }] })).toMatch(/^unknown format "semver" ignored in schema at path "#\/anyOf\/1"/);
+    expect(schemaProblem({ properties: { x: { $ref: '#/x-lib/s' } }, 'x-lib': { s: { format: 'no-such' } } })).toMatch(/^unknown format "no-such" ignored in schema at path "#\/x-lib\/s"/);
+    // ajv-formats takes these for annotations: any string passes.
+    expect(schemaProblem({ format: 'password' })).toMatch(/^unknown format "password"/);
     expect(schemaProblem({ properties: { format: { const: 'semver' } } })).toBeUndefined(); // a property named format is no keyword
   });
 
-  it('refuses a 2020-12 keyword in a schema that does not declare that dialect, and takes it where it does', () => {
+  it('refuses a keyword of the dialect a schema does not declare, a $ref\'s target included, and takes it where it is that dialect\'s', () => {
     const closed = { properties: { input: { unevaluatedProperties: false, properties: { path: { type: 'string' } } } } };
     expect(schemaProblem(closed)).toBe(
-      'schema/properties/input/unevaluatedProperties is a keyword of JSON Schema 2020-12, which this schema does not declare, so the rule would not hold: add "$schema": "https://json-schema.org/draft/2020-12/schema"',
+      '"unevaluatedProperties" would be ignored, so the rule would not hold: it is a keyword of JSON Schema 2020-12, which this schema does not declare: add "$schema": "https://json-schema.org/draft/2020-12/schema"',
     );
+    expect(schemaProblem({ properties: { x: { $ref: '#/x-lib/s' } }, 'x-lib': { s: { unevaluatedProperties: false } } })).toMatch(/^"unevaluatedProperties" would be ignored/);
+    expect(schemaProblem({ $schema: DRAFT_2020, prefixItems: [{}], additionalItems: false })).toMatch(/^"additionalItems" would be ignored, so the rule would not hold: it is not a keyword of JSON Schema 2020-12/);
     expect(schemaProblem({ $schema: DRAFT_2020, ...closed })).toBeUndefined();
     const holds = new SchemaCompiler().compile({ $schema: DRAFT_2020, ...closed });
     expect([holds({ input: { path: '/srv' } }), holds({ input: { path: '/srv', extra: 1 } })]).toEqual([true, false]);
+  });
+
+  it('refuses a $ref that resolves nowhere when the profile is checked, not first at a launch', () => {
+    expect(schemaProblem({ $ref: '#/nowhere' })).toBe("can't resolve reference #/nowhere from id #");
   });
 
   it('still takes unknown annotation keywords and plain draft-07 schemas', () => {

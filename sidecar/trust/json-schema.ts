@@ -7,9 +7,9 @@
  * keeps unknown keywords (annotations such as `x-order`) from failing a profile. But a rule must
  * never be weaker, or wider, than it reads: ajv ignores an unknown keyword, and so a `format` it
  * does not check or a 2020-12 keyword in a draft-07 schema would let an allow rule pass anything
- * and a restricted one match everything. So every format ajv-formats knows is checked, and
- * `schemaProblem` refuses a format it does not and a 2020-12 keyword where the schema does not
- * declare that dialect.
+ * and a restricted one match everything. So every format ajv-formats checks is checked, and an
+ * engine refuses to compile a schema naming another format or a keyword of the other dialect
+ * (`engineOf`); `schemaProblem` compiles each schema, so a profile naming one is refused.
  *
  * ajv v8 registers every compiled schema that has an `$id`, and refuses a second schema with the
  * same `$id`. So profile checking only validates against the meta-schema (nothing registered), and
@@ -50,65 +50,72 @@ function ajv(): AjvModules {
 /** A JSON Schema as written in a profile file: an object or a boolean. */
 export type JsonSchema = boolean | Readonly<Record<string, unknown>>;
 
+/**
+ * The formats a rule may name: those ajv-formats checks. It takes `password` and `binary` for
+ * annotations (any string passes), so a rule naming them would hold less than it reads.
+ */
+const CHECKED_FORMATS = [
+  'date', 'time', 'date-time', 'iso-time', 'iso-date-time', 'duration', 'uri', 'uri-reference', 'uri-template', 'url', 'email', 'hostname',
+  'ipv4', 'ipv6', 'regex', 'uuid', 'json-pointer', 'json-pointer-uri-fragment', 'relative-json-pointer', 'byte', 'int32', 'int64', 'float', 'double',
+] as const;
+
+/** Keywords of the other dialect, which an engine of this one would ignore: a schema naming one is refused. */
+const FOREIGN_KEYWORDS = {
+  draft07: ['dependentRequired', 'dependentSchemas', 'maxContains', 'minContains', 'prefixItems', 'unevaluatedItems', 'unevaluatedProperties', '$dynamicRef', '$dynamicAnchor', '$recursiveRef', '$recursiveAnchor'],
+  draft2020: ['additionalItems', 'dependencies', '$recursiveRef', '$recursiveAnchor'],
+};
+
+const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
+
+/** A keyword or format of a schema that its engine would not enforce. */
+class UnenforcedSchema extends Error {}
+
+/**
+ * An engine of one dialect that fails closed: ajv warns of a format it does not know (and only
+ * of that, with `strict: false`) and then ignores it, so its warning throws; a keyword of the
+ * other dialect, which ajv would ignore, throws when a schema uses it. Wherever the keyword is,
+ * `$ref` targets included, since it is ajv's own compile that finds it.
+ */
+function engineOf(draft2020: boolean): Ajv | Ajv2020 {
+  const logger = {
+    log: () => {},
+    error: () => {},
+    warn: (message: unknown) => {
+      throw new UnenforcedSchema(`${String(message)}, so the rule would not hold: use one of ${CHECKED_FORMATS.join(', ')}, or a pattern`);
+    },
+  };
+  const options = { strict: false, allErrors: false, logger };
+  const engine = draft2020 ? new (ajv().Ajv2020)(options) : new (ajv().Ajv)(options);
+  ajv().addFormats(engine, { formats: [...CHECKED_FORMATS] });
+  const [foreign, fix] = draft2020
+    ? [FOREIGN_KEYWORDS.draft2020, 'it is not a keyword of JSON Schema 2020-12, which this schema declares: write it the 2020-12 way']
+    : [FOREIGN_KEYWORDS.draft07, `it is a keyword of JSON Schema 2020-12, which this schema does not declare: add "$schema": "${DRAFT_2020}"`];
+  for (const keyword of foreign) {
+    if (engine.getKeyword(keyword) !== false) continue;
+    engine.addKeyword({
+      keyword,
+      compile: () => {
+        throw new UnenforcedSchema(`"${keyword}" would be ignored, so the rule would not hold: ${fix}`);
+      },
+    });
+  }
+  return engine;
+}
+
 /** One ajv engine per dialect, created on first use. */
 class Engines {
   #draft07: Ajv | undefined;
   #draft2020: Ajv2020 | undefined;
 
   for(schema: JsonSchema): Ajv | Ajv2020 {
-    const dialect = typeof schema === 'object' ? schema['$schema'] : undefined;
-    if (isDraft2020(schema)) {
-      this.#draft2020 ??= withFormats(new (ajv().Ajv2020)({ strict: false, allErrors: false }));
-      return this.#draft2020;
-    }
-    this.#draft07 ??= withFormats(new (ajv().Ajv)({ strict: false, allErrors: false }));
-    return this.#draft07;
+    if (isDraft2020(schema)) return (this.#draft2020 ??= engineOf(true) as Ajv2020);
+    return (this.#draft07 ??= engineOf(false) as Ajv);
   }
-}
-
-function withFormats<T extends Ajv | Ajv2020>(engine: T): T {
-  ajv().addFormats(engine);
-  return engine;
 }
 
 function isDraft2020(schema: JsonSchema): boolean {
   const dialect = typeof schema === 'object' ? schema['$schema'] : undefined;
   return typeof dialect === 'string' && dialect.includes('2020-12');
-}
-
-/** Validation keywords of JSON Schema 2019-09 and 2020-12 that a draft-07 engine does not know, and would ignore. */
-const LATER_KEYWORDS = ['dependentRequired', 'dependentSchemas', 'maxContains', 'minContains', 'prefixItems', 'unevaluatedItems', 'unevaluatedProperties'];
-/** Keywords whose value is a subschema, a list of subschemas, or a map of them: where a walk goes on. */
-const SUBSCHEMA = ['additionalItems', 'additionalProperties', 'contains', 'else', 'if', 'not', 'propertyNames', 'then', 'unevaluatedItems', 'unevaluatedProperties', 'items'];
-const SUBSCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
-const SUBSCHEMA_MAPS = ['$defs', 'definitions', 'dependencies', 'dependentSchemas', 'patternProperties', 'properties'];
-
-/** The first keyword of `schema` (already valid against its meta-schema) that its engine would not enforce, as a problem; undefined when there is none. */
-function unenforced(schema: JsonSchema, later: boolean, formats: readonly string[], at = 'schema'): string | undefined {
-  if (typeof schema !== 'object') return undefined;
-  const format = schema['format'];
-  if (typeof format === 'string' && !formats.includes(format)) return `${at}/format "${format.slice(0, 64)}" is not a format this host checks, so the rule would not hold: use one of ${formats.join(', ')}, or a pattern`;
-  if (!later) {
-    const keyword = LATER_KEYWORDS.find((k) => k in schema);
-    if (keyword !== undefined) return `${at}/${keyword} is a keyword of JSON Schema 2020-12, which this schema does not declare, so the rule would not hold: add "$schema": "https://json-schema.org/draft/2020-12/schema"`;
-  }
-  const children: [string, unknown][] = [];
-  for (const k of SUBSCHEMA) if (isSchema(schema[k])) children.push([`${at}/${k}`, schema[k]]);
-  for (const k of SUBSCHEMA_LISTS) if (Array.isArray(schema[k])) (schema[k] as unknown[]).forEach((child, i) => children.push([`${at}/${k}/${i}`, child]));
-  for (const k of SUBSCHEMA_MAPS) {
-    const map = schema[k];
-    if (isSchema(map) && typeof map === 'object') for (const [name, child] of Object.entries(map)) children.push([`${at}/${k}/${name}`, child]);
-  }
-  for (const [path, child] of children) {
-    if (!isSchema(child)) continue;
-    const problem = unenforced(child, later, formats, path);
-    if (problem !== undefined) return problem;
-  }
-  return undefined;
-}
-
-function isSchema(value: unknown): value is JsonSchema {
-  return typeof value === 'boolean' || (typeof value === 'object' && value !== null && !Array.isArray(value));
 }
 
 const shared = new Engines();
@@ -128,7 +135,10 @@ export function schemaProblem(schema: JsonSchema): string | undefined {
   const engine = shared.for(schema);
   try {
     if (engine.validateSchema(schema as AnySchema) !== true) return engine.errorsText(engine.errors, { dataVar: 'schema' });
-    return unenforced(schema, isDraft2020(schema), Object.keys(engine.formats));
+    // Compiled once here, by an engine of its own (an `$id` is registered once per engine), for
+    // what only a compile finds: a `$ref` that resolves nowhere, a keyword or format not enforced.
+    new Engines().for(schema).compile(schema as AnySchema);
+    return undefined;
   } catch (error) {
     return error instanceof Error ? error.message : String(error);
   }
