@@ -26,6 +26,7 @@ import { ReadGate } from '../../../shared/read-gate.ts';
 import { PARAM_HEADERS_META_KEY } from '../../../shared/param-headers-meta.ts';
 import type { HttpServerConfig } from '../server-config.ts';
 import { annotatedArguments, type AnnotatedArgument } from './x-mcp-header.ts';
+import { isCancellation } from '../../../shared/json-rpc-guards.ts';
 
 type Id = string | number;
 
@@ -86,6 +87,8 @@ export class DualEraHttpTransport implements Transport {
     if (this.#legacy === null && 'method' in message && message.method === 'initialize') await this.#switchToLegacy();
     if (this.#legacy !== null) return this.#legacy.send(message);
     if ('method' in message && 'id' in message && message.method === 'tools/list') this.#toolLists.add(message.id);
+    // A cancelled POST is dropped without an answer: its id would stay for good.
+    if (isCancellation(message)) this.#toolLists.delete(message.params.requestId);
     await this.#modern.send('method' in message && message.method === 'tools/call' ? this.#withParamHeaders(message) : message);
   }
 

@@ -16,6 +16,9 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { SUBSCRIPTION_ID_KEY } from './subscription-filter.ts';
 import { isRecord } from '../../../shared/records.ts';
 
+/** How many withdrawn listens' ids are still taken for the host's. */
+const WITHDRAWN_KEPT = 8;
+
 export interface LegacyAgentListenOptions {
   toServer(message: JSONRPCMessage): void;
   toAgent(message: JSONRPCMessage): void;
@@ -32,6 +35,8 @@ export class LegacyAgentListen {
   readonly #uris = new Set<string>();
   /** Every listen id the host opened on this session; only `#current` is passed on. */
   readonly #ids = new Set<string>();
+  /** The ids of the listens withdrawn last, oldest first (`WITHDRAWN_KEPT`). */
+  readonly #withdrawn: string[] = [];
   #current: string | null = null;
   #next = 0;
 
@@ -53,11 +58,12 @@ export class LegacyAgentListen {
     if (this.subscribable && this.#uris.size > 0) filter.resourceSubscriptions = [...this.#uris];
     const previous = this.#current;
     this.#current = null;
-    // The ids still taken for the host's: the listen being withdrawn (its late notifications and
-    // closing answer) and the next. Older ones go, or a session toggling its subscriptions would grow the set for good.
-    this.#ids.clear();
+    // The ids still taken for the host's: the last few listens withdrawn (their late notifications
+    // and closing answers, in a burst of subscribes) and the next. Older ones go, or a session
+    // toggling its subscriptions would grow the set for good.
     if (previous !== null) {
-      this.#ids.add(previous);
+      this.#withdrawn.push(previous);
+      if (this.#withdrawn.length > WITHDRAWN_KEPT) this.#ids.delete(this.#withdrawn.shift()!);
       this.#options.toServer({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: previous, reason: 'The listen is re-opened with another filter' } } as JSONRPCMessage);
     }
     if (Object.keys(filter).length === 0) return;
