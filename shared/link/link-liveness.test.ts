@@ -25,4 +25,22 @@ describe('LinkLiveness', () => {
       liveness.stop();
     }
   });
+
+  it('gives a peer silent across a sleep three ticks to be heard, not a whole deadline of waking time (review s20)', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    let pings = 0;
+    let dead: number | null = null;
+    const liveness = new LinkLiveness({ keepaliveMs: 10, deadAfterMs: 2_000, ping: () => void pings++, dead: (silentMs) => (dead = silentMs) });
+    try {
+      await waitFor(() => (pings >= 3 ? true : undefined), 'keepalives before the sleep');
+      // The machine slept an hour: the wall clock moved, the monotonic one did not.
+      vi.setSystemTime(Date.now() + 3_600_000);
+      const before = pings;
+      await waitFor(() => (dead !== null ? true : undefined), 'the silent peer found dead');
+      // A keepalive at once, then at most a few ticks', where 2 s of waking time would have been ~200.
+      expect(pings - before).toBeLessThanOrEqual(5);
+    } finally {
+      liveness.stop();
+    }
+  });
 });

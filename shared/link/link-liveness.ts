@@ -38,10 +38,14 @@ export class LinkLiveness {
   // keepalives for as long as the step, and one stepped forward would end a healthy link.
   #lastHeardAt = performance.now();
   #lastPingAt = -Infinity;
+  readonly #tickMs: number;
+  /** The wall clock and the monotonic one at the last tick: the wall one far ahead says the machine slept. */
+  #lastTick = { wall: Date.now(), mono: performance.now() };
 
   constructor(options: LivenessOptions) {
     this.#options = options;
     const tickMs = Math.max(1, Math.min(options.keepaliveMs, Math.floor(options.deadAfterMs / 4)));
+    this.#tickMs = tickMs;
     this.#timer = setInterval(() => this.#tick(), tickMs);
     // Never the reason a process stays alive: the socket is (under Deno too).
     unrefTimer(this.#timer);
@@ -63,6 +67,16 @@ export class LinkLiveness {
 
   #tick(): void {
     const now = performance.now();
+    const wall = Date.now();
+    // The monotonic clock stands still while the machine sleeps: woken, a link whose peer forgot
+    // it (a NAT's flow gone) would wait a whole deadline of waking time. Past a deadline of wall
+    // time unaccounted for (a sleep, or the clock stepped), the peer has three ticks to be heard.
+    const unaccounted = wall - this.#lastTick.wall - (now - this.#lastTick.mono);
+    this.#lastTick = { wall, mono: now };
+    if (unaccounted > this.#options.deadAfterMs && this.#frames === this.#framesAtLastTick) {
+      this.#lastHeardAt = Math.min(this.#lastHeardAt, now - this.#options.deadAfterMs + 3 * this.#tickMs);
+      this.#lastPingAt = -Infinity;
+    }
     if (this.#frames !== this.#framesAtLastTick) {
       this.#framesAtLastTick = this.#frames;
       this.#lastHeardAt = now;
