@@ -258,7 +258,7 @@ describe('switchyard doctor --config-dir: a workstation, checked deep against a 
     const { code, line } = await doctor('namespace', { servers: { a__b: { command: process.execPath, args: ['-e', ''] } } });
     expect(code).toBe(1);
     expect(line('server "a__b"')).toBe('');
-    expect(line(`servers in ${join(root, 'namespace', 'mcp-servers', 'mcp.json')}`)).toMatch(/^FAIL servers in .*: Invalid mcp\.json: mcpServers\.a__b: server names must not contain "__": \/mcp uses it to separate the server from the tool name\n {5}→ Fix it: switchyard check /);
+    expect(line(`servers in ${join(root, 'namespace', 'mcp-servers', 'mcp.json')}`)).toMatch(/^FAIL servers in .*: Invalid mcp\.json: mcpServers\.a__b: server names must not contain "__" nor end in "_": \/mcp joins the server and tool names with "__" and reads the server back up to the first one\n {5}→ Fix it: switchyard check /);
   });
 
   it('catches an unreachable worker, naming the URL and what to check', async () => {

@@ -116,7 +116,7 @@ describe('server config resolution', () => {
       error = e;
     }
     expect(error).toBeInstanceOf(ValidationError);
-    expect((error as ValidationError).issues).toEqual([{ path: 'mcpServers.a__b', message: 'server names must not contain "__": /mcp uses it to separate the server from the tool name' }]);
+    expect((error as ValidationError).issues).toEqual([{ path: 'mcpServers.a__b', message: 'server names must not contain "__" nor end in "_": /mcp joins the server and tool names with "__" and reads the server back up to the first one' }]);
     expect(parseMcpServersFile({ mcpServers: { a_b: { command: 'x' }, 'a-_b': { command: 'x' } } }).size).toBe(2);
   });
 

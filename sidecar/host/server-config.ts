@@ -21,7 +21,7 @@ import { isAbsolute, join } from 'node:path';
 import * as z from '../../shared/zod.ts';
 import { WireError } from '../../shared/errors.ts';
 import { EntityIdSchema, ProfileRefSchema, ServerNameSchema } from '../../shared/names.ts';
-import { NAMESPACE_SEPARATOR, NAMESPACE_SEPARATOR_MESSAGE } from '../../shared/namespace-separator.ts';
+import { isAmbiguousServerName, NAMESPACE_SEPARATOR_MESSAGE } from '../../shared/namespace-separator.ts';
 import { joinPath, parseWith, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
 import { UserNameSchema } from '../config/user-name.ts';
 
@@ -91,7 +91,7 @@ export function parseMcpServersFile(input: unknown, configDir = '.'): Map<string
       continue;
     }
     // The worker refuses the name too, so no agent could reach it: a dead entry is refused, as any invalid one, rather than skipped unseen.
-    if (name.includes(NAMESPACE_SEPARATOR)) issues.push({ path: at, message: NAMESPACE_SEPARATOR_MESSAGE });
+    if (isAmbiguousServerName(name)) issues.push({ path: at, message: NAMESPACE_SEPARATOR_MESSAGE });
     const isHttp = typeof entry === 'object' && entry !== null && ('url' in entry || (entry as { type?: unknown }).type === 'http' || (entry as { type?: unknown }).type === 'streamable-http');
     try {
       if (isHttp) {

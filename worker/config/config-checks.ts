@@ -9,7 +9,7 @@
  */
 import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import type { ValidationIssue } from '../../shared/validation.ts';
-import { NAMESPACE_SEPARATOR, NAMESPACE_SEPARATOR_MESSAGE } from '../../shared/namespace-separator.ts';
+import { isAmbiguousServerName, NAMESPACE_SEPARATOR_MESSAGE } from '../../shared/namespace-separator.ts';
 import { asRecord } from '../../shared/records.ts';
 import { isLoopbackHostname } from '../../shared/loopback.ts';
 
@@ -97,7 +97,7 @@ export function crossCheckWorkerConfig(
 
   // Servers: namespacing-safe names, bindings to defined hosts, runtime-specific bindings.
   for (const name of definedServers) {
-    if (name.includes(NAMESPACE_SEPARATOR)) {
+    if (isAmbiguousServerName(name)) {
       issues.push({ path: `servers.${name}`, message: NAMESPACE_SEPARATOR_MESSAGE });
     }
   }

@@ -119,7 +119,10 @@ describe('worker config', () => {
   it('rejects server names that would make namespaced names ambiguous', () => {
     const input = designExample();
     (input.servers as Record<string, unknown>)['my__files'] = { executor: { type: 'http', url: 'http://127.0.0.1:1/mcp' } };
-    expect(issuesOf(input)).toContain('servers.my__files: server names must not contain "__": /mcp uses it to separate the server from the tool name');
+    expect(issuesOf(input)).toContain('servers.my__files: server names must not contain "__" nor end in "_": /mcp joins the server and tool names with "__" and reads the server back up to the first one');
+    // files_ + __ + read is files___read, which reads back as server files, tool _read (review s20).
+    (input.servers as Record<string, unknown>)['files_'] = { executor: { type: 'http', url: 'http://127.0.0.1:1/mcp' } };
+    expect(issuesOf(input)).toContain('servers.files_: server names must not contain "__" nor end in "_": /mcp joins the server and tool names with "__" and reads the server back up to the first one');
   });
 
   it('rejects a top-level local binding on the edge, naming both fixes, and accepts it in the single-machine Node mode', () => {
