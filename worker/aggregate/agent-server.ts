@@ -113,7 +113,7 @@ export class AgentServer {
         ...(instructions !== undefined && instructions !== '' ? { instructions } : {}),
       };
     }
-    if (!Object.hasOwn(requests, request.method)) throw new RpcError(RPC_CODES.methodNotFound, 'Method not found');
+    if (!Object.hasOwn(requests, request.method)) throw new RpcError(RPC_CODES.methodNotFound, 'Method not found', { reason: 'invalid-request' });
     return requests[request.method]!(request.params ?? {}, context);
   }
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  CallToolResultSchema, CreateMessageRequestSchema, CreateMessageResultSchema, ElicitRequestSchema, InitializeRequestSchema, LoggingMessageNotificationSchema, McpError,
+  CallToolResultSchema, ResultSchema, CreateMessageRequestSchema, CreateMessageResultSchema, ElicitRequestSchema, InitializeRequestSchema, LoggingMessageNotificationSchema, McpError,
   PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema, type ClientCapabilities, type InitializeRequest, type InitializeResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -403,7 +403,15 @@ describe('/mcp aggregate', () => {
     expect(error).toBeInstanceOf(McpError);
     expect(error.code).toBe(-32002);
     expect(error.message).toBe('MCP error -32002: Resource not found: test://nowhere/x');
-    expect(error.data).toEqual({ uri: 'test://nowhere/x' });
+    expect(error.data).toEqual({ uri: 'test://nowhere/x', reason: 'invalid-request' });
+  });
+
+  it('gives its own refusals a reason, as every error the worker writes has (review s20)', async () => {
+    const { harness } = await setup();
+    const client = await harness.client('/mcp', 'alice-token');
+    const refusal = (work: Promise<unknown>) => work.then(() => null, (error: McpError) => [error.code, error.data]);
+    expect(await refusal(client.request({ method: 'no/such/method', params: {} }, ResultSchema))).toEqual([-32601, { reason: 'invalid-request' }]);
+    expect(await refusal(client.request({ method: 'tools/call', params: { arguments: {} } }, ResultSchema))).toEqual([-32602, { reason: 'invalid-request' }]);
   });
 
   it('gives a resource read waiting for a server still starting back as soon as the agent cancels it', async () => {

@@ -298,7 +298,7 @@ export class AggregateServer {
     }
     if (server === undefined) {
       this.#unroutable(method, { uri }, context);
-      throw new RpcError(-32002, `Resource not found: ${uri.slice(0, 500)}`, { uri });
+      throw new RpcError(-32002, `Resource not found: ${uri.slice(0, 500)}`, { uri, reason: 'invalid-request' });
     }
     return server;
   }
