@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  CallToolResultSchema, ResultSchema, CreateMessageRequestSchema, CreateMessageResultSchema, ElicitRequestSchema, InitializeRequestSchema, LoggingMessageNotificationSchema, McpError,
+  CallToolResultSchema, ListToolsRequestSchema, ResultSchema, CreateMessageRequestSchema, CreateMessageResultSchema, ElicitRequestSchema, InitializeRequestSchema, LoggingMessageNotificationSchema, McpError,
   PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema, type ClientCapabilities, type InitializeRequest, type InitializeResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -404,6 +404,22 @@ describe('/mcp aggregate', () => {
     expect(error.code).toBe(-32002);
     expect(error.message).toBe('MCP error -32002: Resource not found: test://nowhere/x');
     expect(error.data).toEqual({ uri: 'test://nowhere/x', reason: 'invalid-request' });
+  });
+
+  it('lists the other servers\' tools when one that is up never answers its list, within the start wait, and sets log levels without waiting on it (review s20)', async () => {
+    const hung = (name: string) => {
+      const server = createTestMcpServer(name);
+      server.server.setRequestHandler(ListToolsRequestSchema, () => new Promise(() => {}));
+      return server;
+    };
+    const router = new InProcessRouter({ alpha: createTestMcpServer, slow: hung });
+    const config = await testConfig([{ name: 'alice', servers: ['alpha', 'slow'] }], ['alpha', 'slow'], { 'aggregate-start-wait-seconds': 0.5 });
+    harness = startInProcessApp(config, router);
+    const client = await harness.client('/mcp', 'alice-token');
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toContain('alpha__echo');
+    expect(names.filter((n) => n.startsWith('slow__'))).toEqual([]);
+    expect(await client.setLoggingLevel('debug')).toEqual({});
   });
 
   it('gives its own refusals a reason, as every error the worker writes has (review s20)', async () => {

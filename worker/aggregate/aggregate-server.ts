@@ -109,7 +109,7 @@ export class AggregateServer {
         onRequest: (server, request, signal) => relay.request(server, request, signal),
         onNotification: (server, notification) => relay.notify(server, notification),
         onAvailabilityChanged: (_server, capabilities) => relay.announceListsChanged(capabilities),
-        onConnected: (server, client) => this.#setLevelOfLate(server, client),
+        onConnected: (server, client) => this.#sendLevel(server, client),
       },
     });
   }
@@ -235,11 +235,8 @@ export class AggregateServer {
       'logging/setLevel': counted(async (params) => {
         const level = stringParam(params, 'level');
         this.#logLevel = level;
-        await Promise.allSettled(
-          this.upstreams.connected()
-            .filter(([s]) => this.upstreams.capabilities(s).logging !== undefined)
-            .map(([, client]) => client.setLoggingLevel(level)),
-        );
+        // Answered at once, as for a server connecting later: a server slow to answer holds no one.
+        for (const [server, client] of this.upstreams.connected()) this.#sendLevel(server, client);
         return {};
       }),
     };
@@ -249,7 +246,7 @@ export class AggregateServer {
    * A server that connected after the agent set its log level would log at its own default. Not
    * awaited: the level goes out on the channel ahead of any request the agent sends the server.
    */
-  #setLevelOfLate(server: string, client: UpstreamClient): void {
+  #sendLevel(server: string, client: UpstreamClient): void {
     const level = this.#logLevel;
     if (level === undefined || client.capabilities.logging === undefined) return;
     client.setLoggingLevel(level).catch((error: unknown) => this.#options.log.debug('Upstream log level not set', { server, level, error: error instanceof Error ? error.message : String(error) }));
@@ -379,7 +376,9 @@ export class AggregateServer {
     const lists = await Promise.all(this.upstreams.connected().map(async ([server, client]) => {
       if (this.upstreams.capabilities(server)[capability] === undefined) return [];
       try {
-        return map(server, await listAll(client, method, key, context.signal, this.#options.requestTimeoutMs));
+        // A server up but slow to list (busy with a long call, one request at a time) holds no one
+        // else's list past the start wait: its items are left out of this one.
+        return map(server, await listAll(client, method, key, context.signal, Math.min(this.#options.requestTimeoutMs, this.#startWaitMs)));
       } catch (error) {
         this.#options.log.warn('Upstream list failed', { server, method, error: error instanceof Error ? error.message : String(error) });
         return [];

@@ -112,7 +112,7 @@ export const WorkerConfigSchema = z.strictObject({
     .check(z.describe('Longest wait, in seconds, for opening a server and for one request. Unset: 60 to open a server, 600 for one request on /mcp, and no limit on one request on /servers/<name>/mcp')),
   'aggregate-start-wait-seconds': z
     ._default(z.number().check(z.positive(), z.lte(600)), DEFAULT_AGGREGATE_START_WAIT_SECONDS)
-    .check(z.describe('Longest wait, in seconds, on /mcp for the agent\'s servers\' first answers: one that has not answered by then is listed as <server>__unavailable (reason: starting) instead of holding initialize, a list or a modern list for the open deadline. On a session its open goes on, the agent is sent list_changed when it is up, and a call naming it waits for it. At most the open deadline (request-timeout-seconds)')),
+    .check(z.describe('Longest wait, in seconds, on /mcp for the agent\'s servers\' first answers: one that has not answered by then is listed as <server>__unavailable (reason: starting) instead of holding initialize, a list or a modern list for the open deadline; a server up but slower than this to list is left out of that list. On a session its open goes on, the agent is sent list_changed when it is up, and a call naming it waits for it. At most the open deadline (request-timeout-seconds)')),
   'admin-token-sha256': z.optional(Sha256HexSchema).check(z.describe('sha-256 hex of a token that sees the full /healthz')),
   'audit': z.optional(AuditConfigSchema),
   'oauth': z.optional(OAuthConfigSchema),
