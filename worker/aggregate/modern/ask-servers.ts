@@ -33,6 +33,8 @@ export interface AggregateContext {
   servers: readonly string[];
   config: WorkerConfig;
   deps: ModernRouteDeps;
+  /** How long a question to every server waits for each (`aggregate-start-wait-seconds`); for ever when undefined. */
+  startWaitMs?: number;
 }
 
 export type Asked = { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: { code: number; message: string; data?: unknown } } | { kind: 'failed'; failure: Unavailable };
@@ -105,7 +107,7 @@ export async function askInTime(ctx: AggregateContext, waitMs: number, ask: (ctx
 }
 
 /** Every page of one server's list, as one result (the smallest ttlMs and the stricter scope of its pages). */
-async function askAllPages(ctx: AggregateContext, server: string, message: ModernRequest, field: string): Promise<Asked> {
+export async function askAllPages(ctx: AggregateContext, server: string, message: ModernRequest, field: string): Promise<Asked> {
   const items: unknown[] = [];
   let first: Record<string, unknown> | undefined;
   let cursor: string | undefined;

@@ -1,19 +1,19 @@
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ListenFanIn, MAX_EARLY_BYTES, union } from './listen-fan-in.ts';
 
 const ACK = 'notifications/subscriptions/acknowledged';
 const SUB = 'io.modelcontextprotocol/subscriptionId';
 
-async function rig(servers: string[], uris: Record<string, string[]> = {}) {
+async function rig(servers: string[], uris: Record<string, string[]> = {}, options: { ackWaitMs?: number } = {}) {
   const upstream = new Map<string, InMemoryTransport>();
   const channels = servers.map((server) => {
     const [channel, far] = InMemoryTransport.createLinkedPair();
     upstream.set(server, far);
     return { server, channel, ...(uris[server] !== undefined ? { uris: uris[server] } : {}) };
   });
-  const fanIn = new ListenFanIn(channels);
+  const fanIn = new ListenFanIn(channels, options);
   const heard: Array<Record<string, any>> = [];
   let closed = false;
   fanIn.onmessage = (m) => heard.push(m);
@@ -40,6 +40,25 @@ describe('ListenFanIn', () => {
     await say('b', ack({ resourceSubscriptions: ['x://1'] }));
     expect(heard.map((m) => m.method)).toEqual([ACK, 'notifications/tools/list_changed']);
     expect(heard[0]!.params).toEqual({ _meta: { [SUB]: 'L' }, notifications: { toolsListChanged: true, resourceSubscriptions: ['x://1'] } });
+  });
+
+  it('acknowledges with the servers in once the wait is over, one that never acknowledges passing its notifications on later (review s20)', async () => {
+    vi.useFakeTimers();
+    try {
+      const { heard, say } = await rig(['a', 'b'], {}, { ackWaitMs: 500 });
+      await say('a', ack({ toolsListChanged: true }));
+      await say('a', { method: 'notifications/tools/list_changed', params: { _meta: { [SUB]: 'L' } } });
+      expect(heard).toEqual([]);
+      await vi.advanceTimersByTimeAsync(500);
+      expect(heard.map((m) => m.method)).toEqual([ACK, 'notifications/tools/list_changed']);
+      expect(heard[0]!.params.notifications).toEqual({ toolsListChanged: true });
+      // b acknowledges late: swallowed, its notifications pass on.
+      await say('b', ack({ promptsListChanged: true }));
+      await say('b', { method: 'notifications/prompts/list_changed', params: { _meta: { [SUB]: 'L' } } });
+      expect(heard.map((m) => m.method)).toEqual([ACK, 'notifications/tools/list_changed', 'notifications/prompts/list_changed']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('holds each earlier notification once, and at most MAX_EARLY_BYTES of them, while a server has yet to acknowledge (review s19)', async () => {

@@ -6,8 +6,10 @@
  *   stream's messages with that id, so they need no re-tagging), its `resourceSubscriptions` cut
  *   to the URIs that server serves.
  * - The acknowledgement is the agent's first message: it waits for every server's own (or its
- *   end), and acknowledges the union of what they agreed to honour. A notification that comes
- *   earlier waits behind it, once (a repeat is dropped), within `MAX_EARLY_BYTES` in all.
+ *   end), for at most `ackWaitMs` once one is in, and acknowledges the union of what those in
+ *   agreed to honour; a later server's acknowledgement is swallowed and its notifications pass
+ *   on. A notification that comes earlier waits behind it, once (a repeat is dropped), within
+ *   `MAX_EARLY_BYTES` in all.
  * - A server whose stream ends leaves the others running; when the last one ends, so does the
  *   agent's stream (gracefully, with the closing result, when every server closed gracefully).
  *   If none acknowledged at all, the first server's error is the answer.
@@ -19,6 +21,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { isRecord } from '../../../shared/records.ts';
+import { unrefTimer } from '../../../shared/unref-timer.ts';
 
 type Id = string | number;
 type Filter = Record<string, unknown> & { resourceSubscriptions?: string[] };
@@ -52,8 +55,15 @@ export class ListenFanIn implements Transport {
   readonly #earlyTexts = new Set<string>();
   #earlyBytes = 0;
 
-  constructor(channels: ReadonlyArray<{ server: string; channel: Transport; uris?: readonly string[] }>) {
+  readonly #ackWaitMs: number | undefined;
+  #ackTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The wait for every server's acknowledgement is over: the merged one goes with those in. */
+  #ackWaitOver = false;
+
+  /** `ackWaitMs`: how long the merged acknowledgement waits for a server's own (the start wait); for ever when undefined. */
+  constructor(channels: ReadonlyArray<{ server: string; channel: Transport; uris?: readonly string[] }>, options: { ackWaitMs?: number } = {}) {
     this.#parts = channels.map((part) => ({ ...part, state: 'waiting' }));
+    this.#ackWaitMs = options.ackWaitMs;
   }
 
   async start(): Promise<void> {
@@ -67,10 +77,19 @@ export class ListenFanIn implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if ('id' in message) this.#id = message.id as Id;
+    // One server that never acknowledges must not hold the others' notifications, nor the agent, for good.
+    if (this.#ackWaitMs !== undefined && this.#ackTimer === undefined) {
+      this.#ackTimer = setTimeout(() => {
+        this.#ackWaitOver = true;
+        this.#settle();
+      }, this.#ackWaitMs);
+      unrefTimer(this.#ackTimer);
+    }
     await Promise.all(this.#parts.map((part) => part.channel.send(forPart(message, part)).catch(() => this.#ended(part))));
   }
 
   async close(): Promise<void> {
+    clearTimeout(this.#ackTimer);
     await Promise.all(this.#parts.map((part) => part.channel.close().catch(() => {})));
   }
 
@@ -109,7 +128,9 @@ export class ListenFanIn implements Transport {
   /** Sends the merged acknowledgement once no server is still waiting, and ends when every one has ended. */
   #settle(): void {
     if (this.#closed) return;
-    if (!this.#acked && this.#parts.every((part) => part.state !== 'waiting')) {
+    const waitOver = this.#ackWaitOver && this.#parts.some((part) => part.filter !== undefined);
+    if (!this.#acked && (waitOver || this.#parts.every((part) => part.state !== 'waiting'))) {
+      clearTimeout(this.#ackTimer);
       const acked = this.#parts.filter((part) => part.filter !== undefined);
       if (acked.length === 0) {
         const error = this.#parts.find((part) => part.end !== undefined && 'error' in part.end)?.end;

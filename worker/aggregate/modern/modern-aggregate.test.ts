@@ -72,7 +72,13 @@ async function start(extra: Record<string, unknown> = {}, requestCounters?: Agen
       headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method },
       body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { _meta: META } }),
     });
-  return { host, post, ask };
+  const read = (uri: string, id: number) =>
+    app.request(`${BASE}/mcp`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'resources/read', 'mcp-name': uri },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri, _meta: META } }),
+    });
+  return { host, post, ask, read };
 }
 
 describe('subscriptions/listen on the modern /mcp aggregate', () => {
@@ -175,6 +181,13 @@ describe('the modern /mcp aggregate with a server that does not answer', () => {
     expect(discovered.result.ttlMs).toBe(0);
     // The questions to b were abandoned as an agent leaving abandons them: their channels closed.
     await expect.poll(() => host.stillOpen).toBe(0);
+  });
+
+  it('answers a resource read no server that answered within the start wait names, neither held by the one that did not nor guessed to the one that did (review s20)', async () => {
+    const { host, read } = await start({ 'aggregate-start-wait-seconds': 0.2 });
+    host.silent = 'b';
+    const answered = (await (await read('test://nowhere/x', 14)).json()) as { error: { message: string; data: Record<string, unknown> } };
+    expect(answered.error).toMatchObject({ message: 'Resource not found', data: { uri: 'test://nowhere/x', reason: 'invalid-request' } });
   });
 
   it("gives back the slot of a question it stopped waiting for at once: the agent did not leave", async () => {

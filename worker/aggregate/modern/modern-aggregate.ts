@@ -35,7 +35,7 @@ import type { ModernRequest } from '../../modern/validate-request.ts';
 import { unavailableResult } from '../availability.ts';
 import { MAX_NAME_LENGTH, namespacedName, splitNamespacedName, UNAVAILABLE_TOOL } from '../naming.ts';
 import { ResourceRoutes } from '../resource-routes.ts';
-import { askEveryServer, askInTime, askServer, type AggregateContext } from './ask-servers.ts';
+import { askAllPages, askEveryServer, askInTime, askServer, type AggregateContext } from './ask-servers.ts';
 import { ListenFanIn } from './listen-fan-in.ts';
 import { LIST_FIELD, mergeDiscover, mergeList, type ListMethod } from './modern-merge.ts';
 import { isRecord } from '../../../shared/records.ts';
@@ -53,7 +53,7 @@ export async function serveModernAggregate(request: Request, era: Exclude<Era, {
   const admitted = admitModernRequest(request, era);
   if (admitted.kind === 'answer') return admitted.response;
   const message = admitted.message;
-  const ctx: AggregateContext = { request, agent, servers: agent.servers.filter((s) => Object.hasOwn(deps.config.servers, s)), config: deps.config, deps };
+  const ctx: AggregateContext = { request, agent, servers: agent.servers.filter((s) => Object.hasOwn(deps.config.servers, s)), config: deps.config, deps, ...(deps.startWaitMs !== undefined ? { startWaitMs: deps.startWaitMs } : {}) };
   try {
     return await answer(ctx, message, deps.startWaitMs);
   } catch (error) {
@@ -165,7 +165,8 @@ async function listenAcross(ctx: AggregateContext, message: ModernRequest): Prom
   // Counted against the agent's unread budget as a listen on one server is (`forwardModern`), and
   // ended by a reload that takes any of its servers from the agent (it listens again, to the rest).
   const listen = keptListen(ctx.deps.listens, { agent: ctx.agent.name, servers: channels.map((part) => part.server), authorizedUnder: ctx.config }, ctx.request.signal, slot);
-  const relayed = await relayListen(new ListenFanIn(channels), message, { signal: listen.signal, meter: requests, log: ctx.deps.log });
+  const fanIn = new ListenFanIn(channels, ctx.startWaitMs !== undefined ? { ackWaitMs: ctx.startWaitMs } : {});
+  const relayed = await relayListen(fanIn, message, { signal: listen.signal, meter: requests, log: ctx.deps.log });
   return releasedWhenRead(relayed, listen.slot);
 }
 
@@ -176,7 +177,8 @@ async function resolveName(ctx: AggregateContext, bare: ModernRequest, list: 'to
   if (split === null || !ctx.servers.includes(split.server)) return null;
   if (!(full.length === MAX_NAME_LENGTH && /-[0-9a-f]{8}$/.test(full))) return split;
   const field = LIST_FIELD[list];
-  const asked = await askServer(ctx, split.server, { ...bare, method: list });
+  // Every page: the shortened name may be on any.
+  const asked = await askAllPages(ctx, split.server, { ...bare, method: list }, field);
   const items = asked.kind === 'result' && Array.isArray(asked.result[field]) ? (asked.result[field] as unknown[]) : [];
   const match = items.find((item) => isRecord(item) && typeof item.name === 'string' && namespacedName(split.server, item.name) === full) as { name: string } | undefined;
   return match === undefined ? split : { server: split.server, name: match.name };
@@ -190,15 +192,20 @@ async function routeUri(ctx: AggregateContext, bare: ModernRequest, uri: string)
 /** Routes URIs by what the servers list now (asked once, for as many URIs as need it). */
 async function uriRouter(ctx: AggregateContext, bare: ModernRequest): Promise<(uri: string) => string | undefined> {
   if (ctx.servers.length === 1) return () => ctx.servers[0];
+  // Within the start wait, as a merged list: one server slow to list holds no read of another's resource.
+  const waitMs = ctx.startWaitMs;
   const [resources, templates] = await Promise.all([
-    askEveryServer(ctx, { ...bare, method: 'resources/list' }, 'resources'),
-    askEveryServer(ctx, { ...bare, method: 'resources/templates/list' }, 'resourceTemplates'),
+    askEveryServer(ctx, { ...bare, method: 'resources/list' }, 'resources', waitMs),
+    askEveryServer(ctx, { ...bare, method: 'resources/templates/list' }, 'resourceTemplates', waitMs),
   ]);
   const routes = new ResourceRoutes();
   for (const { server, result } of resources.answered) routes.addResources(server, uris(result.resources, 'uri'));
   for (const { server, result } of templates.answered) routes.addTemplates(server, uris(result.resourceTemplates, 'uriTemplate'));
   const candidates = [...new Set([...resources.answered, ...templates.answered].map((a) => a.server))];
-  return (uri) => routes.route(uri, candidates);
+  // A URI no answer names goes to the one server that answered only when none failed to: the
+  // one still starting (or down) may be the one that serves it.
+  const everyServerAnswered = resources.failed.length === 0 && templates.failed.length === 0;
+  return (uri) => routes.route(uri, candidates, everyServerAnswered);
 }
 
 function uris(items: unknown, field: string): string[] {
