@@ -18,7 +18,7 @@
  */
 import type { ClientCapabilities, ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { WorkerLogger } from '../log.ts';
-import type { AgentServer } from './agent-server.ts';
+import { STANDALONE_WAIT_MS, type AgentServer } from './agent-server.ts';
 import type { IncomingNotification, IncomingRequest, RequestContext, Result } from './rpc/json-rpc-peer.ts';
 import { RPC_CODES, RpcError } from './rpc/peer-errors.ts';
 import { toUpstreamError } from './rpc-errors.ts';
@@ -45,6 +45,8 @@ export interface AgentRelayOptions {
   log: WorkerLogger;
   /** The agent-facing server, once built. */
   server: () => AgentServer | undefined;
+  /** Settles once it is built: a server that asks while the aggregate starts waits for it. */
+  built?: Promise<void>;
 }
 
 export class AgentRelay {
@@ -70,10 +72,14 @@ export class AgentRelay {
   /** A server→client request of `upstream`, asked of the agent on the related stream. */
   async request(upstream: string, request: IncomingRequest, signal: AbortSignal): Promise<Result> {
     const capability = CAPABILITY_OF_METHOD[request.method];
-    const server = this.#options.server();
-    if (server === undefined || (capability !== undefined && this.#options.agentCapabilities[capability] === undefined)) {
-      throw new RpcError(RPC_CODES.methodNotFound, `The agent does not support ${request.method}`);
+    if (capability !== undefined && this.#options.agentCapabilities[capability] === undefined) {
+      throw new RpcError(RPC_CODES.methodNotFound, `The agent does not support ${request.method}`, { reason: 'invalid-request' });
     }
+    // A server asking as soon as it is initialized (server-filesystem's roots/list) asks while the
+    // aggregate still starts: it waits for the agent-facing server, then for the agent's stream.
+    if (this.#options.server() === undefined && this.#options.built !== undefined) await withinStandaloneWait(this.#options.built);
+    const server = this.#options.server();
+    if (server === undefined) throw new RpcError(RPC_CODES.internalError, `The agent cannot be asked ${request.method.slice(0, 64)}: its session did not start`, { reason: 'invalid-request' });
     const options = { signal, timeoutMs: this.#options.requestTimeoutMs };
     const related = this.#active.get(upstream)?.at(-1);
     try {
@@ -110,4 +116,11 @@ export class AgentRelay {
     if (capabilities.prompts !== undefined) server.announce('notifications/prompts/list_changed');
     if (capabilities.resources !== undefined) server.announce('notifications/resources/list_changed');
   }
+}
+
+/** `work`, for at most `STANDALONE_WAIT_MS`. */
+async function withinStandaloneWait(work: Promise<void>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, STANDALONE_WAIT_MS)))]);
+  clearTimeout(timer);
 }

@@ -1,8 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createInMemoryChannelPair } from '../../shared/channel-transport.ts';
-import { AgentServer, type AgentServerOptions } from './agent-server.ts';
+import { AgentServer, STANDALONE_WAIT_MS, type AgentServerOptions } from './agent-server.ts';
 import { RpcError } from './rpc/peer-errors.ts';
 
 function agentServer(options: Partial<AgentServerOptions>): AgentServer {
@@ -74,5 +74,31 @@ describe('AgentServer', () => {
     server.announce('notifications/tools/list_changed');
     await client.ping();
     expect(heard).toBe(2);
+  });
+
+  it('asks the agent on its standalone stream once the agent opens it, and refuses when it opens none in time (review s20)', async () => {
+    vi.useFakeTimers();
+    try {
+      const server = agentServer({});
+      const [agentEnd, serverEnd] = createInMemoryChannelPair();
+      // The endpoint's view: no GET stream open yet.
+      const stream = Object.assign(serverEnd, { standaloneOpen: false, onstandaloneopen: undefined as (() => void) | undefined });
+      await server.connect(stream);
+      const sent: unknown[] = [];
+      agentEnd.onmessage = (message) => void sent.push(message);
+      await agentEnd.start();
+      const late = server.request('roots/list', {}).catch((error: RpcError) => error);
+      await vi.advanceTimersByTimeAsync(STANDALONE_WAIT_MS);
+      expect(await late).toMatchObject({ code: -32603, data: { reason: 'invalid-request' }, message: expect.stringMatching(/^The agent cannot be asked roots\/list: it has no stream open \(GET \/mcp\) to be asked on/) });
+      expect(sent).toEqual([]);
+      const asked = server.request('roots/list', {});
+      stream.standaloneOpen = true;
+      stream.onstandaloneopen?.();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(sent).toEqual([expect.objectContaining({ method: 'roots/list' })]);
+      void asked.catch(() => {});
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -21,6 +21,7 @@ import type { Implementation, ServerCapabilities } from '@modelcontextprotocol/s
 import { JsonRpcPeer, type IncomingRequest, type Params, type RequestContext, type RequestOptions, type Result } from './rpc/json-rpc-peer.ts';
 import { RPC_CODES, RpcError } from './rpc/peer-errors.ts';
 import { negotiatedVersion } from '../../shared/protocol-versions.ts';
+import { unrefTimer } from '../../shared/unref-timer.ts';
 
 export type AgentRequestHandler = (params: Params, context: RequestContext) => Promise<Result>;
 
@@ -38,6 +39,14 @@ export interface StandaloneStream {
   onstandaloneopen?: (() => void) | undefined;
 }
 
+/**
+ * How long a request to the agent waits for its standalone stream to open (a client opens its GET
+ * right after initialize), and how many may wait at once: what is sent while none is open is
+ * lost, and the server that asked would wait out the request timeout for an answer.
+ */
+export const STANDALONE_WAIT_MS = 10_000;
+export const MAX_WAITING_FOR_STANDALONE = 16;
+
 export class AgentServer {
   readonly #options: AgentServerOptions;
   readonly #peer: JsonRpcPeer;
@@ -45,6 +54,8 @@ export class AgentServer {
   /** Announcements made while the agent had no standalone stream open. */
   readonly #missed = new Set<string>();
   #stream: StandaloneStream | undefined;
+  /** Requests waiting for the standalone stream to open. */
+  readonly #waiting = new Set<() => void>();
 
   constructor(options: AgentServerOptions) {
     this.#options = options;
@@ -65,6 +76,7 @@ export class AgentServer {
       stream.onstandaloneopen = () => {
         onstandaloneopen?.();
         this.#sendMissed();
+        for (const opened of [...this.#waiting]) opened();
       };
     }
     return this.#peer.connect(transport);
@@ -74,9 +86,31 @@ export class AgentServer {
     await this.#peer.close();
   }
 
-  /** A request to the agent on its standalone stream. */
-  request(method: string, params: Params | undefined, options?: RequestOptions): Promise<Result> {
+  /** A request to the agent on its standalone stream, once it has one open (`STANDALONE_WAIT_MS`). */
+  async request(method: string, params: Params | undefined, options?: RequestOptions): Promise<Result> {
+    if (this.#stream?.standaloneOpen === false) await this.#untilStandaloneOpen(method, options?.signal);
     return this.#peer.request(method, params, options);
+  }
+
+  #untilStandaloneOpen(method: string, signal: AbortSignal | undefined): Promise<void> {
+    const none = (why: string) => new RpcError(RPC_CODES.internalError, `The agent cannot be asked ${method.slice(0, 64)}: ${why}`, { reason: 'invalid-request' });
+    if (this.#waiting.size >= MAX_WAITING_FOR_STANDALONE) return Promise.reject(none(`${MAX_WAITING_FOR_STANDALONE} requests already wait for its stream to open`));
+    return new Promise<void>((resolve, reject) => {
+      const settle = (error?: unknown) => {
+        clearTimeout(timer);
+        this.#waiting.delete(opened);
+        signal?.removeEventListener('abort', aborted);
+        if (error === undefined) resolve();
+        else reject(error);
+      };
+      const opened = () => settle();
+      const aborted = () => settle(signal!.reason);
+      const timer = setTimeout(() => settle(none(`it has no stream open (GET /mcp) to be asked on, and opened none within ${STANDALONE_WAIT_MS / 1000} s`)), STANDALONE_WAIT_MS);
+      unrefTimer(timer);
+      this.#waiting.add(opened);
+      if (signal?.aborted === true) aborted();
+      else signal?.addEventListener('abort', aborted, { once: true });
+    });
   }
 
   /** A notification to the agent on its standalone stream. */

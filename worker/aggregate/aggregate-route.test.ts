@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  CallToolResultSchema, ListToolsRequestSchema, ResultSchema, CreateMessageRequestSchema, CreateMessageResultSchema, ElicitRequestSchema, InitializeRequestSchema, LoggingMessageNotificationSchema, McpError,
+  CallToolResultSchema, ListRootsRequestSchema, ListToolsRequestSchema, ResultSchema, CreateMessageRequestSchema, CreateMessageResultSchema, ElicitRequestSchema, InitializeRequestSchema, LoggingMessageNotificationSchema, McpError,
   PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema, type ClientCapabilities, type InitializeRequest, type InitializeResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -420,6 +420,24 @@ describe('/mcp aggregate', () => {
     expect(names).toContain('alpha__echo');
     expect(names.filter((n) => n.startsWith('slow__'))).toEqual([]);
     expect(await client.setLoggingLevel('debug')).toEqual({});
+  });
+
+  it('asks the agent for its roots when a server asks as soon as it is initialized, while /mcp is still starting (review s20)', async () => {
+    let roots: unknown;
+    const rooted = (name: string) => {
+      const server = createTestMcpServer(name);
+      // As server-filesystem does: roots/list right after notifications/initialized.
+      server.server.oninitialized = () => void server.server.listRoots().then((r) => (roots = r.roots), (error: unknown) => (roots = String(error)));
+      return server;
+    };
+    const router = new InProcessRouter({ alpha: rooted });
+    const config = await testConfig([{ name: 'alice', servers: ['alpha'] }], ['alpha']);
+    harness = startInProcessApp(config, router);
+    const client = new Client({ name: 'agent', version: '1.0.0' }, { capabilities: { roots: {} } });
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///work', name: 'work' }] }));
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', BASE), { fetch: harness.fetch, requestInit: { headers: { authorization: 'Bearer alice-token' } } }));
+    await expect.poll(() => roots).toEqual([{ uri: 'file:///work', name: 'work' }]);
+    await client.close();
   });
 
   it('gives its own refusals a reason, as every error the worker writes has (review s20)', async () => {

@@ -83,6 +83,8 @@ export class AggregateServer {
   #auditIds = 0;
   /** The agent's last `logging/setLevel`, for servers that connect after it. */
   #logLevel: string | undefined;
+  /** Settles the relay's wait for the agent-facing server (`AgentRelay`'s `built`). */
+  #built: () => void = () => {};
 
   /**
    * Opens every upstream in parallel, waits for them at most `startWaitMs`, then builds the
@@ -93,13 +95,14 @@ export class AggregateServer {
     const aggregate = new AggregateServer(options);
     await aggregate.upstreams.connectAll(aggregate.#startWaitMs);
     aggregate.#server = aggregate.#build();
+    aggregate.#built();
     return aggregate;
   }
 
   private constructor(options: AggregateServerOptions) {
     this.#options = options;
     this.#ledgerOf = options.ledger;
-    const relay = new AgentRelay({ ...options, server: () => this.#server });
+    const relay = new AgentRelay({ ...options, server: () => this.#server, built: new Promise<void>((resolve) => (this.#built = resolve)) });
     this.#relay = relay;
     this.upstreams = new UpstreamSet({
       ...options,
