@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  CallToolResultSchema, ListRootsRequestSchema, ListToolsRequestSchema, ResultSchema, CreateMessageRequestSchema, CreateMessageResultSchema, ElicitRequestSchema, InitializeRequestSchema, LoggingMessageNotificationSchema, McpError,
+  CallToolResultSchema, ListRootsRequestSchema, SubscribeRequestSchema, ListToolsRequestSchema, ResultSchema, CreateMessageRequestSchema, CreateMessageResultSchema, ElicitRequestSchema, InitializeRequestSchema, LoggingMessageNotificationSchema, McpError,
   PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema, type ClientCapabilities, type InitializeRequest, type InitializeResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -438,6 +438,28 @@ describe('/mcp aggregate', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', BASE), { fetch: harness.fetch, requestInit: { headers: { authorization: 'Bearer alice-token' } } }));
     await expect.poll(() => roots).toEqual([{ uri: 'file:///work', name: 'work' }]);
     await client.close();
+  });
+
+  it('makes the agent\'s resource subscriptions again on a server that came back (review s20)', async () => {
+    const subscribed: string[][] = [];
+    const subscribing = (name: string) => {
+      const server = new McpServer({ name, version: '1.0.0' }, { capabilities: { resources: { subscribe: true } } });
+      server.registerResource('one', 'test://r/1', {}, async () => ({ contents: [{ uri: 'test://r/1', text: 'one' }] }));
+      const mine: string[] = [];
+      subscribed.push(mine);
+      server.server.setRequestHandler(SubscribeRequestSchema, async (request) => (mine.push(request.params.uri), {}));
+      return server;
+    };
+    const router = new InProcessRouter({ res: subscribing });
+    const config = await testConfig([{ name: 'alice', servers: ['res'] }], ['res']);
+    harness = startInProcessApp(config, router);
+    const client = await harness.client('/mcp', 'alice-token');
+    await client.subscribeResource({ uri: 'test://r/1' });
+    expect(subscribed).toEqual([['test://r/1']]);
+    // The server goes away, and is connected again by the agent's next list.
+    await router.opened[0]!.serverEnd.close();
+    await expect.poll(async () => (await client.listResources()).resources.map((r) => r.uri)).toEqual(['test://r/1']);
+    await expect.poll(() => subscribed).toEqual([['test://r/1'], ['test://r/1']]);
   });
 
   it('gives its own refusals a reason, as every error the worker writes has (review s20)', async () => {

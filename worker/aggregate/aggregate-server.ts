@@ -83,6 +83,8 @@ export class AggregateServer {
   #auditIds = 0;
   /** The agent's last `logging/setLevel`, for servers that connect after it. */
   #logLevel: string | undefined;
+  /** The agent's resource subscriptions, per server, made again when a server connects anew. */
+  readonly #subscriptions = new Subscriptions();
   /** Settles the relay's wait for the agent-facing server (`AgentRelay`'s `built`). */
   #built: () => void = () => {};
 
@@ -112,7 +114,10 @@ export class AggregateServer {
         onRequest: (server, request, signal) => relay.request(server, request, signal),
         onNotification: (server, notification) => relay.notify(server, notification),
         onAvailabilityChanged: (_server, capabilities) => relay.announceListsChanged(capabilities),
-        onConnected: (server, client) => this.#sendLevel(server, client),
+        onConnected: (server, client) => {
+          this.#sendLevel(server, client);
+          this.#subscribeAgain(server, client);
+        },
       },
     });
   }
@@ -226,8 +231,17 @@ export class AggregateServer {
         return { resourceTemplates };
       }),
       'resources/read': resourceRequest('resources/read'),
-      'resources/subscribe': resourceRequest('resources/subscribe'),
-      'resources/unsubscribe': resourceRequest('resources/unsubscribe'),
+      'resources/subscribe': counted(async (params, context) => {
+        const server = await this.#resourceServer('resources/subscribe', params, context);
+        const result = await this.#forward(server, 'resources/subscribe', params, context);
+        this.#subscriptions.add(server, stringParam(params, 'uri'));
+        return result;
+      }),
+      'resources/unsubscribe': counted(async (params, context) => {
+        const server = await this.#resourceServer('resources/unsubscribe', params, context);
+        this.#subscriptions.remove(server, stringParam(params, 'uri'));
+        return this.#forward(server, 'resources/unsubscribe', params, context);
+      }),
       'completion/complete': counted(async (params, context) => {
         const ref = objectParam(params, 'ref');
         const prompt = ref.type === 'ref/prompt' ? this.#resolve(this.#prompts, 'completion/complete', { name: String(ref.name) }, context) : undefined;
@@ -243,6 +257,17 @@ export class AggregateServer {
         return {};
       }),
     };
+  }
+
+  /**
+   * A server that came back (its process exited, its host went and returned) knows nothing of the
+   * agent's subscriptions to its resources: they are made again, or its updates would never come.
+   */
+  #subscribeAgain(server: string, client: UpstreamClient): void {
+    for (const uri of this.#subscriptions.of(server)) {
+      client.request('resources/subscribe', { uri }, { timeoutMs: this.#options.requestTimeoutMs }).catch((error: unknown) =>
+        this.#options.log.debug('Resource subscription not made again', { server, error: error instanceof Error ? error.message : String(error) }));
+    }
   }
 
   /**
@@ -487,5 +512,29 @@ async function untilCancelled(work: Promise<void>, signal: AbortSignal): Promise
     await Promise.race([work, cancelled]);
   } finally {
     signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/** Resource subscriptions held per server, at most `MAX_SUBSCRIPTIONS` in all (past it one is forwarded but not made again). */
+const MAX_SUBSCRIPTIONS = 1024;
+
+class Subscriptions {
+  readonly #byServer = new Map<string, Set<string>>();
+  #count = 0;
+
+  add(server: string, uri: string): void {
+    const uris = this.#byServer.get(server) ?? new Set<string>();
+    if (uris.has(uri) || this.#count >= MAX_SUBSCRIPTIONS) return;
+    uris.add(uri);
+    this.#byServer.set(server, uris);
+    this.#count += 1;
+  }
+
+  remove(server: string, uri: string): void {
+    if (this.#byServer.get(server)?.delete(uri) === true) this.#count -= 1;
+  }
+
+  of(server: string): readonly string[] {
+    return [...(this.#byServer.get(server) ?? [])];
   }
 }
