@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { InMemorySessionTable, type AgentSession } from './session-table.ts';
 
 function fakeSession(id: string, agent = 'alice'): AgentSession & { closedWith: string[]; busy: number } {
@@ -32,6 +32,22 @@ describe('session table', () => {
     table.remove('s1');
     expect(table.get('s1')).toBeUndefined();
     table.dispose();
+  });
+
+  it('keeps no sweep timer until it holds a session, and none once disposed (review s20: a Workers session object whose initialize was refused kept one)', () => {
+    vi.useFakeTimers();
+    try {
+      const table = new InMemorySessionTable({ idleMs: 1000 });
+      expect(vi.getTimerCount()).toBe(0);
+      table.add(fakeSession('s1'));
+      expect(vi.getTimerCount()).toBe(1);
+      table.remove('s1');
+      table.dispose();
+      table.add(fakeSession('s2'));
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('closes sessions idle for the idle time, keeps touched and busy ones', async () => {
