@@ -107,7 +107,7 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
     const viewer = header === undefined ? -1 : await statusViewerIndex(config, bearerTokenOf(header));
     if (viewer !== -1) {
       const agent = config.agents[viewer];
-      const hosts = agent === undefined ? config.hosts.map((h) => h['entity-id']) : agent.servers.flatMap((s) => (Object.hasOwn(config.servers, s) ? [hostOf(config.servers[s]!.executor)] : [])).filter((h): h is string => h !== null);
+      const hosts = agent === undefined ? config.hosts.map((h) => h['entity-id']) : agent.servers.map((s) => hostServing(config, agent, s)).filter((h): h is string => h !== null);
       await registry.refresh([...new Set(hosts)]);
     }
     return core.fetch(c.req.raw);
