@@ -290,6 +290,31 @@ describe('/mcp aggregate', () => {
     expect(audited('call')).toEqual([['beta', 'tools/call', 'echo', 'refused', 'launch-failed']]);
   });
 
+  it('refuses a read of a resource a server that went down named, by its URI or its template, with that server\'s reason, not by asking another server (review s20)', async () => {
+    const { router, harness, audited } = await setupAudited();
+    const client = await harness.client('/mcp', 'alice-token');
+    await client.listResources();
+    await client.listResourceTemplates();
+    let changed!: () => void;
+    const listChanged = new Promise<void>((resolve) => (changed = resolve));
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => changed());
+    router.failures.set('beta', new WireError('launch-failed', 'Server "beta" could not start: exit code 1'));
+    await router.opened.find((o) => o.connection['server-name'] === 'beta')!.serverEnd.close({ reason: 'server-exited', message: 'exit code 1' });
+    await listChanged;
+    for (const uri of ['test://beta/readme', 'test://beta/items/7']) {
+      const read = (await client.readResource({ uri }).catch((e: unknown) => e)) as McpError;
+      expect(read).toBeInstanceOf(McpError);
+      expect(read.data).toMatchObject({ reason: 'server-exited' });
+      expect(read.message).toContain('Server "beta" is unavailable');
+    }
+    // Alpha, the one resource server left, was never asked; its own URIs still route.
+    expect(audited('call').filter(([server]) => server === 'alpha')).toEqual([]);
+    expect((await client.readResource({ uri: 'test://alpha/readme' })).contents[0]).toMatchObject({ text: 'readme of alpha' });
+    expect(audited('call').map(([server, method, , decision]) => [server, method, decision])).toEqual([
+      ['beta', 'resources/read', 'refused'], ['beta', 'resources/read', 'refused'], ['alpha', 'resources/read', 'allowed'],
+    ]);
+  });
+
   it('announces a list change when a server goes away, then shows it unavailable with the reason', async () => {
     const { router, harness } = await setup();
     const client = await harness.client('/mcp', 'alice-token');

@@ -307,13 +307,16 @@ export class AggregateServer {
    * The connected server that serves `uri`. One still opening, or failed for a reason that may
    * have gone away, may be it: a URI the lists do not name is neither answered as not found nor
    * given to the one resource server connected until those have been waited for (as a call
-   * naming a server is) and the ones that came up asked for their resources.
+   * naming a server is) and the ones that came up asked for their resources. A URI a server
+   * named is that server's even while it is down: the agent is told why it is, not answered by
+   * another server's guess.
    */
   async #resourceServer(method: string, params: Params, context: RequestContext): Promise<string> {
     const uri = stringParam(params, 'uri');
     const pending = this.upstreams.mayComeUp();
+    const owner = this.#resources.owner(uri);
     let server = this.#resources.route(uri, this.#resourceServers(), pending.length === 0);
-    if (server === undefined && pending.length > 0) {
+    if (server === undefined && pending.length > 0 && (owner === undefined || pending.includes(owner))) {
       // Bounded by the open deadline, not the start wait: the agent asks for this URI, and only these servers may have it.
       await untilCancelled(this.upstreams.reconnectAll(pending, this.#options.openTimeoutMs), context.signal);
       await this.#learnResources(pending.filter((s) => this.upstreams.client(s) !== undefined), context);
@@ -321,7 +324,9 @@ export class AggregateServer {
       if (context.signal.aborted) throw new RequestCancelledError(context.signal.reason);
       server = this.#resources.route(uri, this.#resourceServers());
     }
-    if (server === undefined) {
+    // An owner that is down: the forward refuses with its failure, and the record says so.
+    server ??= this.#resources.owner(uri);
+    if (server === undefined || !this.upstreams.servers.includes(server)) {
       this.#unroutable(method, { uri }, context);
       throw new RpcError(-32002, `Resource not found: ${uri.slice(0, 500)}`, { uri, reason: 'invalid-request' });
     }

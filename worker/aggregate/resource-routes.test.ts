@@ -12,6 +12,21 @@ describe('ResourceRoutes', () => {
     expect(routes.route('other://x', ['beta'])).toBe('beta');
   });
 
+  it('gives no other server a URI its owner named, by its list or a template, while the owner is not a candidate (review s20)', () => {
+    const routes = new ResourceRoutes();
+    routes.addResources('alpha', ['file:///a.txt']);
+    routes.addTemplates('alpha', ['users://{id}/profile']);
+    routes.addTemplates('beta', ['file:///{+path}']);
+    expect(routes.route('file:///a.txt', ['beta'])).toBeUndefined();
+    expect(routes.route('users://42/profile', ['beta'])).toBeUndefined();
+    expect(routes.owner('file:///a.txt')).toBe('alpha');
+    expect(routes.owner('users://42/profile')).toBe('alpha');
+    // What the owner never named still goes to the others, by template or as the sole server.
+    expect(routes.route('file:///b.txt', ['beta'])).toBe('beta');
+    expect(routes.route('other://x', ['beta'])).toBe('beta');
+    expect(routes.owner('other://x')).toBeUndefined();
+  });
+
   it('bounds the work of one URI over every template tried: a server listing many costly templates routes nothing past it (review s19)', () => {
     const routes = new ResourceRoutes();
     const hostile = `{+a}${'{+b}'.repeat(60)}!`;

@@ -46,19 +46,33 @@ export class ResourceRoutes {
   }
 
   /**
-   * The server for `uri` among `candidates` (servers offering resources), or undefined. Without
-   * `soleServer`, a URI no list names is not given to the one candidate: a server not among the
-   * candidates yet (still opening) may be the one serving it.
+   * The server for `uri` among `candidates` (servers offering resources), or undefined. A URI a
+   * server that is not a candidate (down, still opening) named, in its list or by a template, is
+   * that server's: never given to another (`owner` says whose it is). Without `soleServer`, a URI
+   * no list names is not given to the one candidate either: a server not among the candidates yet
+   * (still opening) may be the one serving it.
    */
   route(uri: string, candidates: readonly string[], soleServer = true): string | undefined {
     const exact = this.#byUri.get(uri);
-    if (exact !== undefined && candidates.includes(exact)) return exact;
+    if (exact !== undefined) return candidates.includes(exact) ? exact : undefined;
+    const matched = this.#matching(uri, candidates);
+    if (matched !== undefined) return matched;
+    return soleServer && candidates.length === 1 && this.#matching(uri) === undefined ? candidates[0] : undefined;
+  }
+
+  /** The server whose list, else whose templates, named `uri`, whether it is up or not. */
+  owner(uri: string): string | undefined {
+    return this.#byUri.get(uri) ?? this.#matching(uri);
+  }
+
+  /** The first server (among `candidates`, when given) with a template matching `uri`, within `ROUTE_WORK`. */
+  #matching(uri: string, candidates?: readonly string[]): string | undefined {
     let work = 0;
     for (const { server, matches, cost } of this.#templates) {
-      if (!candidates.includes(server)) continue;
-      if ((work += (uri.length + 1) * cost) > ROUTE_WORK) break;
+      if (candidates !== undefined && !candidates.includes(server)) continue;
+      if ((work += (uri.length + 1) * cost) > ROUTE_WORK) return undefined;
       if (matches(uri)) return server;
     }
-    return soleServer && candidates.length === 1 ? candidates[0] : undefined;
+    return undefined;
   }
 }
