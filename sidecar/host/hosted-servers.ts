@@ -4,7 +4,8 @@
  * config dir can end exactly the ones it affects (`reload`) and leave every other session alone.
  *
  * Each is tracked through its transport: the wrapper counts requests in flight (until answered or
- * cancelled: a server that honours a cancellation never answers) for the process
+ * cancelled: a server that honours a cancellation never answers; a `subscriptions/listen` never
+ * counts) for the process
  * budget's slot, forgets the server (and gives the slot back) when the transport closes, and can
  * end it with a `WireError`, which its channel then closes with (`limit-reached`,
  * `trust-profile-stale`, `server-exited`), so the agent learns why. A request the transport did
@@ -65,7 +66,11 @@ export class HostedServers {
       },
       async send(message: JSONRPCMessage, options?: TransportSendOptions) {
         let added: string | number | undefined;
-        if (slot !== undefined && 'method' in message && 'id' in message && !pending.has(message.id)) {
+        // A listen is a standing watch, not work: counted busy, it would keep the process of
+        // a session that listens (the host opens one for every legacy session on a modern
+        // server) from ever being ended to make room, where the same session idle on a legacy
+        // server would be.
+        if (slot !== undefined && 'method' in message && 'id' in message && message.method !== 'subscriptions/listen' && !pending.has(message.id)) {
           pending.add((added = message.id));
           slot.inFlight(1);
         }

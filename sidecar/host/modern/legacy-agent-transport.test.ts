@@ -23,7 +23,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function composition() {
+function composition(limits?: Parameters<typeof createSidecarComposition>[0]['limits']) {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-legacy-agent-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   mkdirSync(dirname(join(dir, 'mcp-servers/mcp.json')), { recursive: true });
@@ -35,6 +35,7 @@ function composition() {
     user: 'alice',
     trust: { allowUncontained: true },
     executor: { onSpawn: (s) => spawns.push(s), termGraceMs: 500 },
+    ...(limits !== undefined ? { limits } : {}),
   });
   cleanups.push(() => sidecar.stop());
   return { sidecar, spawns };
@@ -78,6 +79,15 @@ describe('a legacy agent and a modern server', () => {
     const second = await connect(sidecar, 'modern');
     expect(spawns).toHaveLength(2);
     expect((await second.callTool({ name: 'echo', arguments: { message: 'second session' } })).content).toEqual([{ type: 'text', text: 'Echo: second session' }]);
+  });
+  it('counts the listen the host keeps open for the session as no work: the process is idle, and ended to make room for the agent\'s next launch (review s20)', async () => {
+    const { sidecar } = composition({ processesPerAgent: 1, processes: 64, memoryLimitMib: 0, launchBurstPerAgent: 8, launchesPerAgentPerMinute: 60 });
+    const first = await connect(sidecar, 'modern');
+    expect((await first.callTool({ name: 'echo', arguments: { message: 'then idle' } })).content).toEqual([{ type: 'text', text: 'Echo: then idle' }]);
+    const ended = new Promise<unknown>((resolve) => (first.onerror = resolve));
+    const second = await connect(sidecar, 'legacy');
+    expect((await second.callTool({ name: 'echo', arguments: { message: 'room made' } })).content).toEqual([{ type: 'text', text: 'Echo: room made' }]);
+    expect(await ended).toMatchObject({ reason: 'limit-reached' });
   });
 });
 
