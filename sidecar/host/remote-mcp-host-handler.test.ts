@@ -142,6 +142,20 @@ describe('RemoteMcpHostHandler', () => {
     expect(seen).toEqual(seen.map(() => 'Bearer host-secret'));
   });
 
+  it('ends a session on an HTTP server whose headers this host\'s config changed (a rotated credential), and none when nothing changed (review s20)', async () => {
+    const url = await everythingOverHttp();
+    const dir = tempDir();
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { web: { url, headers: { 'X-Api-Key': 'old-key' } } } });
+    const { sidecar } = composition(dir);
+    const { client } = await host(sidecar, { 'server-name': 'web', agent: 'alice', session: 'rotating' });
+    expect((await client.callTool({ name: 'echo', arguments: { message: 'with the old key' } })).content).toEqual([{ type: 'text', text: 'Echo: with the old key' }]);
+    expect(await sidecar.handler.reconfigure({ trust: { allowUncontained: true } })).toBe(0);
+    const closed = closeInfoOf(client.transport!);
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { web: { url, headers: { 'X-Api-Key': 'new-key' } } } });
+    expect(await sidecar.handler.reconfigure({ trust: { allowUncontained: true } })).toBe(1);
+    expect(await closed).toMatchObject({ reason: 'server-exited' });
+  });
+
   it('refuses an inner http target this host does not list for that server name', async () => {
     const url = await everythingOverHttp();
     const dir = tempDir();
