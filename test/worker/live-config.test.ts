@@ -107,6 +107,18 @@ describe('live worker config', () => {
     expect(await pidOf(bob)).toBe(bobPid);
     expect(stack.worker.process.child.exitCode).toBeNull();
   });
+  it('follows a config file deleted and written again later, as a deploy that removes and rewrites it does (review s21)', async () => {
+    const file = stack.worker.configFile;
+    const config = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    const count = (text: string) => stack.worker.err.filter(msg(text)).length;
+    const [refusedBefore, reloadedBefore] = [count('Worker config refused: the config in force stays'), count('Worker config reloaded')];
+    rmSync(file);
+    // Written only once the worker found it missing: the watch on the old file is gone by then.
+    await logged(stack.worker.err, 'Worker config refused: the config in force stays', refusedBefore + 1);
+    writeFileSync(file, JSON.stringify({ ...config, 'session-idle-seconds': 700 }));
+    const [back] = (await logged(stack.worker.err, 'Worker config reloaded', reloadedBefore + 1)).slice(reloadedBefore);
+    expect(back).toMatchObject({ endedSessions: 0, trigger: 'file' });
+  });
 });
 
 describe('live sidecar config dir', () => {

@@ -20,8 +20,10 @@ interface DenoWatch {
 const deno = (globalThis as unknown as { Deno: DenoWatch }).Deno;
 /** Events of one save come in a burst; the reload waits for it to settle. */
 const SETTLE_MS = 50;
-/** How often a missing file is looked for again (every SETTLE_MS) before the watch gives up. */
+/** How often a missing file is looked for again (every SETTLE_MS) before the watch slows down. */
 const REARM_TRIES = 40;
+/** How often a file missing for longer is looked for: a deploy may take its time writing it again. */
+const MISSING_POLL_MS = 1_000;
 
 export function watchDenoWorkerConfig(worker: ComposedWorker, file: string, initialText: string, log: WorkerLogger): void {
   const reload = createConfigReloader({ file, readText: () => deno.readTextFile(file), runtime: 'edge', initialText, target: worker, log });
@@ -35,25 +37,26 @@ export function watchDenoWorkerConfig(worker: ComposedWorker, file: string, init
   };
   deno.addSignalListener('SIGHUP', () => soon('SIGHUP'));
   const watch = async (): Promise<void> => {
-    for (let attempt = 0; ; ) {
+    for (let attempt = 0, replaced = false; ; ) {
       let watcher: ReturnType<DenoWatch['watchFs']>;
       try {
         watcher = deno.watchFs(file);
-        attempt = 0;
       } catch (error) {
-        // Between an editor's delete and its write the file may be missing for a moment.
-        if (++attempt < REARM_TRIES) {
-          await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-          continue;
-        }
-        log.warn('Worker config not watched: reload it with SIGHUP', { file, error });
-        return;
+        // Between an editor's delete and its write the file may be missing for a moment; a
+        // deploy that removes it and writes it again later, for longer.
+        if (++attempt === REARM_TRIES) log.warn('Worker config file missing: looking for it every second, the config in force stays', { file, error });
+        await new Promise((resolve) => setTimeout(resolve, attempt < REARM_TRIES ? SETTLE_MS : MISSING_POLL_MS));
+        continue;
       }
+      // The new file was written before this watch saw it: read it now (the same text is no change).
+      if (replaced) soon('file');
+      attempt = 0;
       for await (const event of watcher) {
         soon('file');
         if (event.kind === 'remove' || event.kind === 'rename') break;
       }
       watcher.close();
+      replaced = true;
       // The file was replaced: watch the new one once it is there.
       await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     }
