@@ -14,12 +14,13 @@
  * in. What it can leave behind is one channel that never answers or one process not yet
  * registered for cleanup, never a weaker sandbox: a policy is compiled and awaited before any
  * spawn, and a launch without its policy does not exist. The error is logged with its stack
- * (1st, 10th, 100th, … occurrence of each kind, so a loop cannot flood the log), so the hole
- * gets fixed.
+ * (`shared/unexpected-error-report.ts`), so the hole gets fixed. The Deno worker does the same
+ * (`worker/adapters/deno/deno-env.ts`).
  *
  * @module
  */
 import type { Logger } from '../sidecar/log.ts';
+import { unexpectedErrorReporter } from '../shared/unexpected-error-report.ts';
 
 let installed = false;
 
@@ -27,14 +28,7 @@ let installed = false;
 export function keepServingOnUnexpectedErrors(log: Logger): void {
   if (installed) return;
   installed = true;
-  const counts = new Map<string, number>();
-  const report = (what: string, error: unknown) => {
-    const count = (counts.get(what) ?? 0) + 1;
-    counts.set(what, count);
-    if (!/^10*$/.test(String(count))) return;
-    const fields = error instanceof Error ? { error: error.name, message: error.message, stack: error.stack ?? null } : { error: String(error) };
-    log.error(`${what}: logged, and this process keeps serving every other session`, { ...fields, count });
-  };
+  const report = unexpectedErrorReporter(log);
   process.on('uncaughtException', (error) => report('Uncaught exception', error));
   process.on('unhandledRejection', (reason) => report('Unhandled promise rejection', reason));
 }
