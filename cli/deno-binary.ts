@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { LocalError } from '../shared/errors.ts';
 
 export function denoBinaryPath(): string {
@@ -22,9 +23,13 @@ export function denoBinaryPath(): string {
   throw new LocalError('deno-not-found', 'Cannot find the Deno binary: run "npm install" (the "deno" package provides it) or set SWITCHYARD_DENO');
 }
 
-/** Repository root (where package.json is), for locating worker sources and node_modules. */
-export function packageRoot(): string {
-  let dir = dirname(new URL(import.meta.url).pathname);
+/**
+ * Repository root (where package.json is) above the module at `from`, for locating worker
+ * sources and node_modules. A file URL's path is decoded: a checkout under `My Projects/` has
+ * `%20` in its URL, and no `package.json` would be found above the escaped name.
+ */
+export function packageRoot(from: string = import.meta.url): string {
+  let dir = dirname(fileURLToPath(from));
   while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
   return dir;
 }
