@@ -40,6 +40,29 @@ function freshCheckout(): void {
   }
 }
 
+/**
+ * Runs the README's `npm start` in the checkout, in a process group of its own (as a terminal
+ * runs it), and resolves once its banner is out.
+ */
+async function npmStart(command: string) {
+  const [cmd, ...args] = command.split(' ');
+  const started = spawn(cmd!, args, { cwd: checkout, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let out = '';
+  let err = '';
+  started.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  started.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 60_000;
+  while (!out.includes('Ctrl-C stops everything')) {
+    if (Date.now() > deadline || started.exitCode !== null) {
+      if (started.exitCode === null) process.kill(-started.pid!, 'SIGKILL');
+      throw new Error(`npm start did not come up:\n${out}\n${err}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { started, exited, out: () => out };
+}
+
 describe('README quick start', () => {
   it('npm install, npm start, an agent lists and calls tools through /mcp, Ctrl-C leaves no process', async () => {
     const commands = quickStartCommands();
@@ -55,25 +78,14 @@ describe('README quick start', () => {
       env: { ...process.env, npm_config_prefer_offline: 'true' },
     });
 
-    const [cmd, ...args] = commands[1]!.split(' ');
-    const started = spawn(cmd!, args, { cwd: checkout, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let out = '';
-    let err = '';
-    started.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    started.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+    const { started, exited, out } = await npmStart(commands[1]!);
     try {
-      const deadline = Date.now() + 60_000;
-      while (!out.includes('Ctrl-C stops everything')) {
-        if (Date.now() > deadline || started.exitCode !== null) throw new Error(`npm start did not come up:\n${out}\n${err}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
       const config = JSON.parse(readFileSync(join(checkout, '.switchyard', 'client-config.json'), 'utf8')) as {
         mcpServers: { switchyard: { type: string; url: string; headers: Record<string, string> } };
       };
       const entry = config.mcpServers.switchyard;
       expect(entry.type).toBe('http');
-      expect(out).toContain(entry.url);
+      expect(out()).toContain(entry.url);
 
       const client = new Client({ name: 'quickstart', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers } }));
@@ -94,4 +106,18 @@ describe('README quick start', () => {
     // The servers of the stopped processes may take a moment to follow them out.
     await expect.poll(() => processesUnder(checkout), { timeout: 10_000 }).toEqual([]);
   }, 360_000);
+  it('leaves no process when only npm is told to stop (an IDE\'s stop button, timeout, docker stop), not its whole group (review s21)', async () => {
+    const commands = quickStartCommands();
+    // The first test installed the checkout's packages.
+    const { started, exited } = await npmStart(commands[1]!);
+    try {
+      process.kill(started.pid!, 'SIGTERM');
+      await expect.poll(() => processesUnder(checkout), { timeout: 15_000 }).toEqual([]);
+    } finally {
+      if (started.exitCode === null) process.kill(-started.pid!, 'SIGKILL');
+      await exited;
+      // Whatever a failure left of the group, in the checkout's name, so the next run finds none.
+      for (const line of processesUnder(checkout)) process.kill(Number.parseInt(line, 10), 'SIGKILL');
+    }
+  }, 120_000);
 });
