@@ -167,6 +167,33 @@ describe('switchyard start', () => {
     }
   }, 90_000);
 
+  it('on IPv6 loopback (--host ::1), writes a worker config it accepts and serves on [::1] (review s21)', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'sy-start-v6-'));
+    const { started, printed, exited, banner } = watchStart(state, ['--host', '::1']);
+    try {
+      await banner;
+      const config = JSON.parse(readFileSync(join(state, 'client-config.json'), 'utf8')) as { mcpServers: { switchyard: { url: string; headers: Record<string, string> } } };
+      expect(config.mcpServers.switchyard.url).toMatch(/^http:\/\/\[::1\]:\d+\/mcp$/);
+      const health = await fetch(new URL('/healthz', config.mcpServers.switchyard.url), { headers: config.mcpServers.switchyard.headers });
+      expect(health.status).toBe(200);
+    } finally {
+      const code = await stopAsCtrlC(started, exited);
+      rmSync(state, { recursive: true, force: true });
+      expect(code, printed.err).toBe(0);
+    }
+  }, 90_000);
+
+  it('names HOST as the source of a host it refuses, as a shell may export one (tcsh exports the machine\'s name)', () => {
+    const state = mkdtempSync(join(tmpdir(), 'sy-start-host-'));
+    try {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start', '--state-dir', state], { cwd: REPO, encoding: 'utf8', timeout: 30_000, env: { ...process.env, HOST: 'workstation.example.test' } });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain('switchyard: Cannot listen on "workstation.example.test" (from HOST): the embedded sidecar links over plain http');
+    } finally {
+      rmSync(state, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('refuses a --public-url that cloud clients could not use, naming what is wrong, before starting anything', () => {
     const state = mkdtempSync(join(tmpdir(), 'sy-start-bad-url-'));
     try {

@@ -40,6 +40,7 @@ import { startSidecar } from './sidecar-command.ts';
 import type { SidecarComposition } from '../sidecar/host/composition.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { stopOnSignals } from './signals.ts';
+import { listenAddress } from './listen-address.ts';
 import { sha256Hex } from '../shared/credentials.ts';
 import { clientConfigs, ensureDir, ensureSecret, HOST_KEY_FILE, writeJson } from './state-dir.ts';
 import { isAsGenerated, writeGeneratedJson } from './generated-file.ts';
@@ -67,10 +68,15 @@ function allowedHostNames(host: string): string[] {
     for (const list of Object.values(networkInterfaces())) {
       for (const a of list ?? []) if (!a.internal) names.push(a.family === 'IPv6' ? `[${a.address}]` : a.address);
     }
-  } else if (!names.includes(host)) {
-    names.push(host);
+  } else if (!names.includes(hostName(host))) {
+    names.push(hostName(host));
   }
   return [...new Set(names)];
+}
+
+/** `host` as a URL's host name: an IPv6 address in brackets (`HOST=::1` is `[::1]`). */
+function hostName(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 /**
@@ -129,13 +135,11 @@ export async function runStart(argv: string[]): Promise<number> {
     options: { host: { type: 'string' }, port: { type: 'string' }, 'state-dir': { type: 'string' }, 'public-url': { type: 'string' } },
   });
   const publicUrl = values['public-url'] === undefined ? undefined : publicOrigin(values['public-url']);
-  const host = values.host ?? process.env.HOST ?? '127.0.0.1';
-  const port = Number(values.port ?? process.env.PORT ?? '8787');
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new LocalError('usage', `Invalid port "${values.port ?? process.env.PORT}": expected 0-65535`);
-  if (host !== '0.0.0.0' && host !== '::' && !isLoopbackHostname(host.includes(':') && !host.startsWith('[') ? `[${host}]` : host)) {
+  const { host, hostSource, port } = listenAddress(values);
+  if (host !== '0.0.0.0' && host !== '::' && !isLoopbackHostname(hostName(host))) {
     throw new LocalError(
       'usage',
-      `Cannot listen on "${host}": the embedded sidecar links over plain http, which only this machine's loopback may carry; use 127.0.0.1 (the default), or HOST=0.0.0.0 to listen on every address`,
+      `Cannot listen on "${host}"${hostSource}: the embedded sidecar links over plain http, which only this machine's loopback may carry; use 127.0.0.1 (the default), or HOST=0.0.0.0 to listen on every address`,
     );
   }
   const stateDir = ensureDir(resolve(values['state-dir'] ?? '.switchyard'));

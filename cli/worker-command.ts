@@ -21,6 +21,7 @@ import { parseLogLevel } from '../shared/log.ts';
 import { auditWriter } from '../sidecar/audit/audit-writer.ts';
 import { type DenoWorkerProcess, spawnDenoWorker } from './deno-worker-process.ts';
 import { stopOnSignals } from './signals.ts';
+import { listenAddress } from './listen-address.ts';
 import { watchWorkerConfigFile } from './worker-config-watch.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { locateSyntaxError, unreadable } from './config-file-read.ts';
@@ -66,11 +67,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   });
   if (values.config === undefined) throw new LocalError('usage', 'Missing --config FILE: the worker config (see switchyard worker --help)');
   const configFile = resolve(values.config);
-  const host = values.host ?? process.env.HOST ?? '127.0.0.1';
-  // Digits only: Number('') is 0 (a random port) and Number('0x50') is 80.
-  const portText = values.port ?? process.env.PORT ?? '8787';
-  const port = /^\d{1,5}$/.test(portText) ? Number(portText) : NaN;
-  if (!(port >= 0 && port <= 65535)) throw new LocalError('usage', `Invalid port "${portText}"${values.port === undefined ? ' (from PORT)' : ''}: expected 0-65535`);
+  const { host, port } = listenAddress(values);
   const runtime = values.runtime ?? 'deno';
   if (runtime !== 'deno' && runtime !== 'node') throw new LocalError('usage', `Unknown runtime "${runtime}": expected deno or node`);
   if (values['config-dir'] !== undefined && runtime !== 'node') {

@@ -28,9 +28,11 @@ const SHUTDOWN_GRACE_MS = 3_000;
 
 let listening: number | undefined;
 const { worker, log } = await createDenoWorker({ listenPort: () => listening });
-const hostname = deno.env.get('HOST') ?? '127.0.0.1';
-const port = Number(deno.env.get('PORT') ?? '8787');
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
+// Empty counts as unset, and a port is digits only, as `switchyard worker` reads them (`cli/listen-address.ts`).
+const hostname = deno.env.get('HOST') || '127.0.0.1';
+const portText = deno.env.get('PORT') || '8787';
+const port = /^\d{1,5}$/.test(portText) ? Number(portText) : NaN;
+if (!(port >= 0 && port <= 65535)) {
   console.error(`Invalid PORT "${deno.env.get('PORT')}": expected 0-65535`);
   deno.exit(2);
 }

@@ -78,7 +78,8 @@ export async function startNodeWorker(options: StartNodeWorkerOptions): Promise<
   // no public way to lower it until the proof verified, so the handshake's 8 KiB cap is checked on
   // the buffered frame here (`shared/link/link-handshake.ts`).
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES + 1024 });
-  const hostname = options.host ?? '127.0.0.1';
+  // An empty host is unset: Node would bind `listen(port, '')` to every address.
+  const hostname = options.host || '127.0.0.1';
   // Plain HTTP/1.1 server: `serve` without `createServer` options returns a node:http Server.
   let server!: HttpServer;
   let address: ListeningAddress;
