@@ -11,6 +11,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
+import { jsonSyntaxProblem } from '../shared/json-syntax-problem.ts';
 import { closeSync, fchmodSync, fsyncSync, lstatSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { LocalError } from '../shared/errors.ts';
@@ -64,7 +65,7 @@ export function readJson(path: string): JsonRead {
   try {
     return { exists: true, value: JSON.parse(text) as unknown, text };
   } catch (error) {
-    throw new LocalError('invalid-config', `${path}: not valid JSON: ${(error as Error).message}`);
+    throw new LocalError('invalid-config', `${path}: ${jsonSyntaxProblem(error, text)}`);
   }
 }
 

@@ -12,6 +12,7 @@
  * @module
  */
 import { readFileSync } from 'node:fs';
+import { jsonSyntaxProblem } from '../../shared/json-syntax-problem.ts';
 import { LocalError } from '../../shared/errors.ts';
 import { formatIssue, type ValidationIssue } from '../../shared/validation.ts';
 
@@ -54,6 +55,6 @@ export function parsedJsonText(file: string, text: string | undefined): JsonFile
   try {
     return { ok: true, text, json: JSON.parse(text) };
   } catch (error) {
-    return { ok: false, missing: false, issue: { path: '(root)', message: `not valid JSON: ${(error as Error).message}` } };
+    return { ok: false, missing: false, issue: { path: '(root)', message: jsonSyntaxProblem(error, text) } };
   }
 }

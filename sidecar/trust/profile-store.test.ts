@@ -275,7 +275,7 @@ describe('TrustProfileStore', () => {
     expect(broken.issues[0]?.message).toMatch(/^not valid JSON/);
     expect(broken.message).not.toContain('SECRET_VALUE');
     write('multiline', '{\n  "description": "x",\n  oops\n}');
-    expect(((await failure(store.load('multiline'))) as ValidationError).issues[0]?.message).toBe('not valid JSON at position 26 (line 3 column 3)');
+    expect(((await failure(store.load('multiline'))) as ValidationError).issues[0]?.message).toBe('not valid JSON: Expected double-quoted property name in JSON at position 26 (line 3 column 3)');
   });
 
   it('lists profiles with revisions, and unusable ones with their error', async () => {

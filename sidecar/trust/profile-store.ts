@@ -17,7 +17,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { lineAndColumn } from '../../shared/text-position.ts';
+import { jsonSyntaxProblem } from '../../shared/json-syntax-problem.ts';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import { fileStamp } from '../config/file-stamp.ts';
 import { parseWith, ValidationError } from '../../shared/validation.ts';
@@ -211,11 +211,7 @@ export class TrustProfileStore {
     try {
       raw = JSON.parse(text);
     } catch (error) {
-      // The parser's message quotes file content; keep only the position, with its line and column.
-      const position = /position (\d+)/.exec((error as Error).message)?.[1];
-      const at = position === undefined ? undefined : lineAndColumn(text, Number(position));
-      const where = at === undefined ? '' : ` at position ${position} (line ${at.line} column ${at.column})`;
-      throw new ValidationError(`trust profile "${ref}"`, [{ path: '(root)', message: `not valid JSON${where}` }]);
+      throw new ValidationError(`trust profile "${ref}"`, [{ path: '(root)', message: jsonSyntaxProblem(error, text) }]);
     }
     return parseWith(trustProfileFileSchema, raw, `trust profile "${ref}"`);
   }

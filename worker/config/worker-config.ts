@@ -11,6 +11,7 @@
  * @module
  */
 import * as z from '../../shared/zod.ts';
+import { jsonSyntaxProblem } from '../../shared/json-syntax-problem.ts';
 import { parseConnectionDescriptor, type ConnectionDescriptor } from '../../shared/descriptors.ts';
 import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema, EntityIdSchema } from '../../shared/names.ts';
 import { issuesFromZod, safeParseWith, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
@@ -166,7 +167,7 @@ export function parseWorkerConfigText(text: string, options: ParseWorkerConfigOp
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new ValidationError('worker config', [{ path: '(root)', message: `not valid JSON: ${(error as Error).message}` }]);
+    throw new ValidationError('worker config', [{ path: '(root)', message: jsonSyntaxProblem(error, text) }]);
   }
   return parseWorkerConfig(json, options);
 }

@@ -14,6 +14,7 @@
  * @module
  */
 import type { JsonValue, OAuthRecordKind, OAuthStore } from '../oauth-store.ts';
+import { jsonSyntaxProblem } from '../../../../shared/json-syntax-problem.ts';
 
 /** The few file operations the store needs; paths are the adapter's own. */
 export interface StateFileAccess {
@@ -50,7 +51,7 @@ export class FileOAuthStore implements OAuthStore {
       try {
         parsed = JSON.parse(text) as typeof parsed;
       } catch (error) {
-        throw new SyntaxError(`Cannot read the OAuth state file: not valid JSON: ${(error as Error).message}`);
+        throw new SyntaxError(`Cannot read the OAuth state file: ${jsonSyntaxProblem(error, text)}`);
       }
       if (parsed.format !== FORMAT || typeof parsed.records !== 'object' || parsed.records === null) {
         throw new SyntaxError(`Cannot read the OAuth state file: expected format "${FORMAT}"`);

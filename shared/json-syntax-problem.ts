@@ -1,0 +1,52 @@
+/**
+ * A `JSON.parse` failure as a config problem, without the file's text: V8 quotes up to 21
+ * characters around an unexpected token (`Unexpected token 'B', ..."ization": Bearer ghp"... is
+ * not valid JSON`), and in a config that is often a credential typed without its quotes. Its
+ * position is kept (worked out from the quote when V8 gives none), with the line and column a
+ * reader looks for.
+ *
+ * @module
+ */
+import { lineAndColumn } from './text-position.ts';
+
+/** V8's context around an unexpected token: this many characters each side of it. */
+const CONTEXT = 10;
+
+/**
+ * `not valid JSON: <what V8 says, quoting nothing> at position N (line L column C)`, in the words
+ * of the worker's own log under Deno.
+ *
+ * @example
+ * ```ts
+ * jsonSyntaxProblem(new SyntaxError(`Unexpected token 'B', ..."ization": Bearer ghp"... is not valid JSON`), text);
+ * // 'not valid JSON: Unexpected token in JSON at position 33 (line 2 column 32)'
+ * ```
+ */
+export function jsonSyntaxProblem(error: unknown, text: string): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (/ is not valid JSON$/.test(message)) {
+    const what = message.startsWith('Unexpected token') ? 'Unexpected token' : 'Not JSON';
+    const position = quotedPosition(message, text);
+    return `not valid JSON: ${what}${position === undefined ? '' : ` in JSON${where(text, position)}`}`;
+  }
+  // V8's own words, which quote nothing here; Node 20's V8 gives no line and column, Deno's does.
+  const position = /at position (\d+)(?!\d| \(line)/.exec(message);
+  return `not valid JSON: ${position === null ? message : message.replace(position[0], where(text, Number(position[1])).slice(1))}`;
+}
+
+function where(text: string, position: number): string {
+  const { line, column } = lineAndColumn(text, position);
+  return ` at position ${position} (line ${line} column ${column})`;
+}
+
+/** Where V8's quote (`"…"`, `..."…"`, `"…"...`, `..."…"...`) puts the unexpected token. */
+function quotedPosition(message: string, text: string): number | undefined {
+  const match = /^Unexpected token .*?, (\.\.\.)?"([\s\S]*)"(\.\.\.)? is not valid JSON$/.exec(message);
+  if (match === null) return undefined;
+  const [, before, quote, after] = match;
+  const start = before === undefined ? 0 : text.indexOf(quote!);
+  if (start < 0) return undefined;
+  if (before !== undefined) return start + CONTEXT;
+  if (after !== undefined) return quote!.length - CONTEXT;
+  return undefined; // the whole text, 21 characters at most: no position to work out
+}
