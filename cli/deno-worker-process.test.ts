@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { packageRoot } from './deno-binary.ts';
-import { denoWorkerArgs } from './deno-worker-process.ts';
+import { denoWorkerArgs, spawnDenoWorker } from './deno-worker-process.ts';
 
 describe('the Deno worker\'s permissions', () => {
   it('reads only its config and state, never the package folder, where the quick start keeps its host key', () => {
@@ -24,6 +24,31 @@ describe('the Deno worker\'s permissions', () => {
       expect(() => denoWorkerArgs({ configFile: config }, packageRoot())).toThrow(`Cannot give the worker access to a path holding a comma, which Deno's permission flags split on: ${join(dir, 'audit.log,/tmp')}; rename it or move it`);
       expect(() => denoWorkerArgs({ configFile: join(dir, 'a,b', 'worker.json') }, packageRoot())).toThrow(/holding a comma/);
       expect(() => denoWorkerArgs({ configFile: join(dir, 'w.json'), stateDir: join(dir, 's,t') }, packageRoot())).toThrow(/holding a comma/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('spawnDenoWorker', () => {
+  const saved = process.env.SWITCHYARD_DENO;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.SWITCHYARD_DENO;
+    else process.env.SWITCHYARD_DENO = saved;
+  });
+
+  it('says which Deno it could not start and how to fix it, rather than crashing, when the binary cannot run (review s21)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-no-deno-'));
+    try {
+      const configFile = join(dir, 'worker.json');
+      writeFileSync(configFile, '{}');
+      process.env.SWITCHYARD_DENO = join(dir, 'missing', 'deno');
+      const worker = spawnDenoWorker({ configFile, port: 0 });
+      await expect(worker.listening).rejects.toMatchObject({
+        code: 'deno-not-started',
+        message: `Cannot start Deno (${join(dir, 'missing', 'deno')}): ENOENT: run "npm install", or set SWITCHYARD_DENO to a Deno binary this machine runs`,
+      });
+      expect(await worker.exited).toBe(127);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -84,7 +84,8 @@ export function spawnDenoWorker(options: DenoWorkerOptions): DenoWorkerProcess {
   const root = packageRoot();
   const args = denoWorkerArgs(options, root);
   // Masked: a descriptor this process inherited (a shell's stray pipe) must not stay open in Deno for the worker's life.
-  const child = spawnMasked(denoBinaryPath(), args, {
+  const binary = denoBinaryPath();
+  const child = spawnMasked(binary, args, {
     cwd: root,
     env: {
       ...process.env,
@@ -100,7 +101,17 @@ export function spawnDenoWorker(options: DenoWorkerOptions): DenoWorkerProcess {
   });
   // Nothing is ever written; the pipe must not keep this process running by itself.
   (child.stdin as Socket | null)?.unref();
-  const exited = new Promise<number>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1))));
+  // A binary that cannot run (missing, not executable, another machine's) fails the spawn itself:
+  // an 'error' event, unhandled a crash with a stack trace, and maybe no 'exit'.
+  let spawnFailure: string | undefined;
+  const exited = new Promise<number>((resolve) => {
+    child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      if (child.pid !== undefined) return;
+      spawnFailure = `Cannot start Deno (${binary}): ${error.code ?? error.message}: run "npm install", or set SWITCHYARD_DENO to a Deno binary this machine runs`;
+      resolve(127);
+    });
+  });
   let stopAsked = false;
   const end = async (graceMs: number): Promise<number> => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -142,7 +153,8 @@ export function spawnDenoWorker(options: DenoWorkerOptions): DenoWorkerProcess {
     child.stdout!.on('data', onData);
     void exited.then((code) => {
       clearTimeout(timer);
-      if (!stopAsked) reject(new LocalError('worker-exited', `The worker exited with code ${code} before listening: see its log above`));
+      if (spawnFailure !== undefined) reject(new LocalError('deno-not-started', spawnFailure));
+      else if (!stopAsked) reject(new LocalError('worker-exited', `The worker exited with code ${code} before listening: see its log above`));
     });
   });
   const stop = (graceMs = 5_000): Promise<number> => {
