@@ -41,6 +41,7 @@ import type { SidecarComposition } from '../sidecar/host/composition.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { stopOnSignals } from './signals.ts';
 import { listenAddress } from './listen-address.ts';
+import { parseLogLevel } from '../shared/log.ts';
 import { sha256Hex } from '../shared/credentials.ts';
 import { clientConfigs, ensureDir, ensureSecret, HOST_KEY_FILE, writeJson } from './state-dir.ts';
 import { isAsGenerated, writeGeneratedJson } from './generated-file.ts';
@@ -149,8 +150,9 @@ export async function runStart(argv: string[]): Promise<number> {
   const lock = lockStateDir(stateDir, 'switchyard start');
   const workerState = ensureDir(join(stateDir, 'worker'));
   const workerLock = lockStateDir(workerState, 'switchyard start');
-  const quiet = process.env.SWITCHYARD_LOG_LEVEL ?? 'warn';
-  const log = createLogger({ level: quiet as 'warn', fields: { component: 'start' } });
+  // Quieter than the other commands by default: the banner is what a first run should see.
+  const quiet = process.env.SWITCHYARD_LOG_LEVEL ? parseLogLevel(process.env.SWITCHYARD_LOG_LEVEL) : 'warn';
+  const log = createLogger({ level: quiet, fields: { component: 'start' } });
 
   // The sidecar's own probe, started now and awaited only before the banner: it runs while Deno
   // starts, and its cached verdict is the one the first contained launch gets (no second probe).
@@ -217,7 +219,7 @@ export async function runStart(argv: string[]): Promise<number> {
     process.stderr.write(`note: trust profile "demo" changed: the servers running under it were ended, and new sessions run under the edited profile (revision ${revision}); the next start regenerates it, keeping your copy as demo.json.previous\n`);
   };
 
-  const sidecarLog = createLogger({ level: quiet as 'warn', fields: { component: 'sidecar' } });
+  const sidecarLog = createLogger({ level: quiet, fields: { component: 'sidecar' } });
   let sidecar: Promise<SidecarComposition | undefined> = Promise.resolve(undefined);
   let running: DenoWorkerProcess | undefined;
   let watch: ConfigWatch | undefined;

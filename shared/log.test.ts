@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, redact } from './log.ts';
+import { createLogger, parseLogLevel, redact } from './log.ts';
 
 function collect(fields?: Record<string, unknown>) {
   const lines: string[] = [];
@@ -72,5 +72,12 @@ describe('createLogger', () => {
     const { log, lines } = collect();
     log.info('Request', { headers: { cookie: 'S1' } });
     expect(lines()[0]).toMatchObject({ headers: { cookie: '[redacted]' } });
+  });
+});
+
+describe('parseLogLevel', () => {
+  it('reads a level in any case, and takes a name that is no level (an inherited object key among them) for info (review s21)', () => {
+    expect(['debug', 'WARN', ' Error ', 'info'].map(parseLogLevel)).toEqual(['debug', 'warn', 'error', 'info']);
+    expect(['constructor', 'toString', '__proto__', 'verbose', '', undefined].map(parseLogLevel)).toEqual(['info', 'info', 'info', 'info', 'info', 'info']);
   });
 });

@@ -92,9 +92,14 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   };
 }
 
-/** Reads a level name (e.g. from `SWITCHYARD_LOG_LEVEL`), `info` when absent or unknown. */
+/**
+ * Reads a level name (e.g. from `SWITCHYARD_LOG_LEVEL`) in any case, `info` when absent or
+ * unknown. Own keys only: `constructor` is `in` every object, and as a level it let everything
+ * through, debug included.
+ */
 export function parseLogLevel(value: string | undefined): LogLevel {
-  return value !== undefined && value in LOG_LEVEL_ORDER ? (value as LogLevel) : 'info';
+  const name = value?.trim().toLowerCase();
+  return name !== undefined && Object.hasOwn(LOG_LEVEL_ORDER, name) ? (name as LogLevel) : 'info';
 }
 
 /** A logger that drops everything, for tests that do not read logs. */
