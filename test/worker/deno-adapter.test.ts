@@ -38,6 +38,18 @@ describe('Deno entries', () => {
     expect(proc.stderr()).toContain('No worker config: set SWITCHYARD_WORKER_CONFIG (JSON) or SWITCHYARD_WORKER_CONFIG_FILE (path)');
   });
 
+  it('refuses two configs at once, naming both, rather than running one and logging the other (review s21)', async () => {
+    const proc = procs.spawn(DENO, RUN, { SWITCHYARD_WORKER_CONFIG: JSON.stringify({ agents: [], servers: {} }), SWITCHYARD_WORKER_CONFIG_FILE: '/etc/switchyard/worker.json' });
+    expect(await proc.exited).toBe(2);
+    expect(proc.stderr().trim()).toBe('Two worker configs: SWITCHYARD_WORKER_CONFIG and SWITCHYARD_WORKER_CONFIG_FILE ("/etc/switchyard/worker.json") are both set; unset one');
+  });
+
+  it('reads PORT as digits only, as switchyard worker does: 0x50 is no port (review s21)', async () => {
+    const proc = procs.spawn(DENO, RUN, { SWITCHYARD_WORKER_CONFIG: JSON.stringify({ agents: [], servers: {} }), PORT: '0x50' });
+    expect(await proc.exited).toBe(2);
+    expect(proc.stderr().trim()).toBe('Invalid PORT "0x50": expected 0-65535');
+  });
+
   it('says which address it cannot listen on, and why, instead of a stack trace: exits 1', async () => {
     const holder = createServer();
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));

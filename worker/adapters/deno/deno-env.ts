@@ -61,6 +61,11 @@ export async function loadConfigFromEnv(): Promise<{ config: WorkerConfig; file?
     console.error('No worker config: set SWITCHYARD_WORKER_CONFIG (JSON) or SWITCHYARD_WORKER_CONFIG_FILE (path)');
     return deno.exit(2);
   }
+  if (source === 'SWITCHYARD_WORKER_CONFIG' && file !== undefined && file !== '') {
+    // Either would be a guess: the file's edits would go unseen, or the inline config be ignored.
+    console.error(`Two worker configs: SWITCHYARD_WORKER_CONFIG and SWITCHYARD_WORKER_CONFIG_FILE ("${file}") are both set; unset one`);
+    return deno.exit(2);
+  }
   try {
     if (inline !== undefined && inline !== '') return { config: parseWorkerConfigText(inline, { runtime: 'edge' }) };
     const text = await deno.readTextFile(file!);
