@@ -16,6 +16,7 @@
  * Seventeen extra hosts are configured because the per-host limit is 4: 64 pending needs 16 ids.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,6 +108,24 @@ describe('link admission before the upgrade', { timeout: SLOW_MS }, () => {
 });
 
 describe('link admission of key holders before the challenge\'s proof', { timeout: SLOW_MS }, () => {
+  it('answers a key holder\'s upgrade that Deno cannot take (no Sec-WebSocket-Key) 400 with the reason, not an unhandled 500 (review s21)', async () => {
+    const proof = await createLinkProofHeader(await hostSigner(HOLDERS[1]!), { origin: originOfUrl(worker.url), entityId: ids[1]! });
+    const answer = await new Promise<{ status: number | undefined; body: string }>((resolve, reject) => {
+      const req = httpRequest(`${worker.url}/link`, { headers: { upgrade: 'websocket', connection: 'Upgrade', 'sec-websocket-version': '13', 'x-switchyard-entity-id': ids[1]!, [LINK_PROOF_HEADER]: proof } });
+      req.on('response', (res) => {
+        let body = '';
+        res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode, body }));
+      });
+      req.on('upgrade', () => reject(new Error('upgraded without a Sec-WebSocket-Key')));
+      req.on('error', reject);
+      req.end();
+    });
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body)).toMatchObject({ error: { reason: 'invalid-request', message: expect.stringMatching(/^Not a WebSocket upgrade Deno can take: /) } });
+    expect(worker.err.filter(msg('Unhandled error in a worker route'))).toEqual([]);
+    await hostServes();
+  });
+
   it('refuses a key holder\'s 1 MiB frame before the challenge\'s proof with 1009 and a link-close, and closes that link only', async () => {
     const rogue = await RogueLink.dial(worker.url, ids[0]!, { key: HOLDERS[0]! });
     await rogue.next('link-challenge');

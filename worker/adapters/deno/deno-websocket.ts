@@ -9,6 +9,7 @@
  * @module
  */
 import { defineWebSocketHelper, WSContext, type UpgradeWebSocket } from 'hono/ws';
+import { WireError } from '../../../shared/errors.ts';
 
 interface DenoWebSocketApi {
   upgradeWebSocket(request: Request, options?: { protocol?: string; idleTimeout?: number }): { response: Response; socket: WebSocket };
@@ -27,7 +28,16 @@ export const upgradeWebSocket: UpgradeWebSocket<WebSocket, { protocol?: string }
   // already read, and what keeps a stranger from making Deno buffer 64 MiB is that the link route
   // calls this only for a request signed by a configured host's key
   // (`worker/link/link-upgrade-gate.ts`); the pending-handshake cap bounds those key holders.
-  const { response, socket } = deno.upgradeWebSocket(c.req.raw, { idleTimeout: 0, ...(subprotocol ? { protocol: subprotocol } : {}), ...options });
+  let upgraded: ReturnType<DenoWebSocketApi['upgradeWebSocket']>;
+  try {
+    upgraded = deno.upgradeWebSocket(c.req.raw, { idleTimeout: 0, ...(subprotocol ? { protocol: subprotocol } : {}), ...options });
+  } catch (error) {
+    // A request Deno cannot upgrade (no Sec-WebSocket-Key, no Connection: upgrade) is the
+    // caller's fault: a 400 saying why, not an unhandled 500.
+    const why = error instanceof Error ? error.message : String(error);
+    return Response.json(new WireError('invalid-request', `Not a WebSocket upgrade Deno can take: ${why.slice(0, 200)}`).toHttpBody(), { status: 400 });
+  }
+  const { response, socket } = upgraded;
   const ws = new WSContext<WebSocket>({
     close: (code, reason) => socket.close(code, reason),
     get protocol() {
