@@ -98,6 +98,9 @@ export async function startNodeWorker(options: StartNodeWorkerOptions): Promise<
     wss.close();
     throw new LocalError('listen-failed', listenFailureMessage(hostname, options.port ?? 0, error), { cause: error });
   }
+  // Past listening, a server error (EMFILE on accept) is logged: the listener above is spent,
+  // and an 'error' event with none would throw.
+  server.on('error', (error) => options.log?.error('Worker server error', { error }));
   listening = address.port;
   const host = address.address.includes(':') ? `[${address.address}]` : address.address;
   let closing: Promise<void> | undefined;
