@@ -235,6 +235,25 @@ describe('switchyard start', () => {
     }
   }, 60_000);
 
+  it('exits 1, leaving nothing running, when the client config cannot be written once the sidecar is up (review s21)', async () => {
+    const failing = mkdtempSync(join(tmpdir(), 'sy-start-fail-client-'));
+    try {
+      mkdirSync(join(failing, 'client-config.json'));
+      const started = startCli(failing);
+      let err = '';
+      started.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+      const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 30_000);
+      const code = await exited;
+      clearTimeout(timer);
+      expect(code, err).toBe(1);
+      expect(err).toContain(`Cannot write ${join(failing, 'client-config.json')}`);
+      await waitUntil(() => groupMembers(started.pid!).length === 0, 'the CLI\'s process group to be empty', 10_000);
+    } finally {
+      rmSync(failing, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('puts an edit of the demo trust profile in force at once: ends what ran under the old one, and new sessions run under the new one', async () => {
     const state = mkdtempSync(join(tmpdir(), 'sy-start-profile-'));
     const { started, printed, exited, banner } = watchStart(state);

@@ -261,6 +261,10 @@ export async function runStart(argv: string[]): Promise<number> {
   const dialUrl = workerUrl.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
   // This process hosts the demo servers, like `switchyard sidecar`: one bad request costs a channel, not every session.
   keepServingOnUnexpectedErrors(sidecarLog);
+  // A wildcard address is where the worker listens, not a URL an agent can use (its Host is refused).
+  const localUrl = `${dialUrl}/mcp`;
+  const agentUrl = publicUrl !== undefined ? `${publicUrl}/mcp` : localUrl;
+  const configs = clientConfigs(agentUrl, token);
   let availability: Awaited<typeof containment>;
   try {
     // The demo profile is also the host's floor: a session the worker opens without naming it still runs contained.
@@ -279,6 +283,9 @@ export async function runStart(argv: string[]): Promise<number> {
     // demo servers unavailable (host-offline). A link that takes longer is reported, not waited out.
     const late = await Promise.race([firstLink.then(() => false), delay(LINK_WAIT_MS).then(() => true)]);
     if (late && !stopping) process.stderr.write(`warning: the sidecar has not linked to the worker after ${LINK_WAIT_MS / 1000} s: the demo servers show as unavailable until it does (run with SWITCHYARD_LOG_LEVEL=info to see why)\n`);
+    // Before the banner that points at it, and inside this try: a file that cannot be written
+    // (a folder in its place, a full disk) stops the start rather than leaving it running unannounced.
+    writeJson(join(stateDir, 'client-config.json'), configs.generic, 0o600);
   } catch (error) {
     // Reported by the caller; Deno must not outlive the start that failed (it would keep this
     // process alive, holding the port, with the error already printed).
@@ -295,14 +302,9 @@ export async function runStart(argv: string[]): Promise<number> {
     process.stderr.write(`warning: ${availability.message}; the demo servers run contained, so each will fail with containment-unavailable until then\n`);
   }
 
-  // A wildcard address is where the worker listens, not a URL an agent can use (its Host is refused).
-  const localUrl = `${dialUrl}/mcp`;
-  const agentUrl = publicUrl !== undefined ? `${publicUrl}/mcp` : localUrl;
   if (host === '0.0.0.0' || host === '::') {
     process.stderr.write(`note: the worker listens on every network interface (HOST=${host}), over plain http: an agent on another machine sends its token readable, so use that only on a network you trust, or put TLS in front and pass --public-url\n`);
   }
-  const configs = clientConfigs(agentUrl, token);
-  writeJson(join(stateDir, 'client-config.json'), configs.generic, 0o600);
   process.stdout.write(
     [
       '',
