@@ -7,6 +7,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
+import { constants } from 'node:os';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { LocalError } from '../shared/errors.ts';
@@ -105,7 +106,8 @@ export function spawnDenoWorker(options: DenoWorkerOptions): DenoWorkerProcess {
   // an 'error' event, unhandled a crash with a stack trace, and maybe no 'exit'.
   let spawnFailure: string | undefined;
   const exited = new Promise<number>((resolve) => {
-    child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+    // A signal's exit as a shell reports it: 128 + its number (SIGKILL: 137).
+    child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 + (constants.signals[signal] ?? 0) : 1)));
     child.once('error', (error: NodeJS.ErrnoException) => {
       if (child.pid !== undefined) return;
       spawnFailure = `Cannot start Deno (${binary}): ${error.code ?? error.message}: run "npm install", or set SWITCHYARD_DENO to a Deno binary this machine runs`;

@@ -254,6 +254,28 @@ describe('switchyard start', () => {
     }
   }, 60_000);
 
+  it('says in plain words why it stops when its worker is stopped or killed from outside, and exits 0 or 1 (review s21)', async () => {
+    for (const [signal, code, words] of [
+      ['SIGTERM', 0, 'switchyard: The worker was stopped (SIGTERM or SIGINT to Deno); stopping the sidecar'],
+      ['SIGKILL', 1, 'switchyard: The worker exited unexpectedly with code 137 (signal 9); stopping the sidecar'],
+    ] as const) {
+      const state = mkdtempSync(join(tmpdir(), 'sy-start-deno-gone-'));
+      const { started, printed, exited, banner } = watchStart(state);
+      try {
+        await banner;
+        const deno = groupMembers(started.pid!).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('deno-worker'));
+        expect(deno).toBeDefined();
+        process.kill(deno!, signal);
+        expect(await exited).toBe(code);
+        expect(printed.err).toContain(words);
+        await waitUntil(() => groupMembers(started.pid!).length === 0, 'the CLI\'s process group to be empty', 10_000);
+      } finally {
+        if (started.exitCode === null) process.kill(-started.pid!, 'SIGKILL');
+        rmSync(state, { recursive: true, force: true });
+      }
+    }
+  }, 120_000);
+
   it('puts an edit of the demo trust profile in force at once: ends what ran under the old one, and new sessions run under the new one', async () => {
     const state = mkdtempSync(join(tmpdir(), 'sy-start-profile-'));
     const { started, printed, exited, banner } = watchStart(state);

@@ -248,12 +248,13 @@ export async function runStart(argv: string[]): Promise<number> {
     stopping = true;
     // Deno exits 0 only after a SIGINT or SIGTERM of its own, so even when its exit is seen before
     // this process's own Ctrl-C it is a stop, not a failure.
+    // Said in plain words whatever the log level: this process ends because its worker did.
     if (code === 0) {
-      log.info('The worker stopped; stopping the sidecar');
+      process.stderr.write('switchyard: The worker was stopped (SIGTERM or SIGINT to Deno); stopping the sidecar\n');
       await stopSidecar();
       process.exit(0);
     }
-    log.error('The worker exited unexpectedly; stopping', { code });
+    process.stderr.write(`switchyard: The worker exited unexpectedly with code ${code}${code > 128 ? ` (signal ${code - 128})` : ''}; stopping the sidecar\n`);
     await stopSidecar();
     process.exit(1);
   });
