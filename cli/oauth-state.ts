@@ -8,7 +8,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { mkdirSync } from 'node:fs';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { OAuthRuntime } from '../worker/app.ts';
@@ -31,8 +31,14 @@ export async function openNodeOAuthStore(stateDir: string): Promise<FileOAuthSto
     },
     async write(text) {
       const temporary = `${path}.${randomUUID()}.tmp`;
-      await writeFile(temporary, text, { mode: 0o600 });
-      await rename(temporary, path);
+      try {
+        await writeFile(temporary, text, { mode: 0o600 });
+        await rename(temporary, path);
+      } catch (error) {
+        // A full disk leaves part of the server's key and grants in a stray file: not kept.
+        await rm(temporary, { force: true });
+        throw error;
+      }
     },
   });
 }

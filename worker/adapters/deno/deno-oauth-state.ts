@@ -15,6 +15,7 @@ export interface DenoStateApi {
   readTextFile(path: string): Promise<string>;
   writeTextFile(path: string, data: string, options?: { mode?: number }): Promise<void>;
   rename(from: string, to: string): Promise<void>;
+  remove(path: string): Promise<void>;
   mkdir(path: string, options?: { recursive?: boolean; mode?: number }): Promise<void>;
   resolveDns(query: string, type: 'A' | 'AAAA'): Promise<string[]>;
   errors: { NotFound: new (...args: never[]) => Error };
@@ -34,8 +35,14 @@ export async function openDenoOAuthStore(deno: DenoStateApi, stateDir: string): 
     },
     async write(text) {
       const temporary = `${path}.${crypto.randomUUID()}.tmp`;
-      await deno.writeTextFile(temporary, text, { mode: 0o600 });
-      await deno.rename(temporary, path);
+      try {
+        await deno.writeTextFile(temporary, text, { mode: 0o600 });
+        await deno.rename(temporary, path);
+      } catch (error) {
+        // A full disk leaves part of the server's key and grants in a stray file: not kept.
+        await deno.remove(temporary).catch(() => {});
+        throw error;
+      }
     },
   });
 }
