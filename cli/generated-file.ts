@@ -14,7 +14,7 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync } from 'node:fs';
 import { writeFileAtomic } from './json-file.ts';
 import { join, relative } from 'node:path';
 import { jsonFileText } from './state-dir.ts';
@@ -71,6 +71,7 @@ export function writeGeneratedJson(stateDir: string, path: string, value: unknow
   }
   // Whole or not at all: a running worker or sidecar watching it must never read half a file.
   writeFileAtomic(path, text, mode);
-  writeFileSync(join(stateDir, RECORD), jsonFileText({ ...record, [key]: sha256(text) }));
+  // The record too: a torn one would count every generated file as edited on the next start.
+  writeFileAtomic(join(stateDir, RECORD), jsonFileText({ ...record, [key]: sha256(text) }));
   return kept;
 }

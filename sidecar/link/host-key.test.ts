@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -80,6 +80,8 @@ describe('host key', () => {
     expect([first.created, again.created]).toEqual([true, false]);
     expect(again.key.publicKey).toBe(first.key.publicKey);
     expect(readFileSync(path, 'utf8')).toBe(before);
+    // Written beside it and linked into place (review s21): nothing else is left in the folder.
+    expect(readdirSync(join(path, '..'))).toEqual(['host.key']);
   });
 
   it('refuses a key other users can read, a missing one and one that is not an Ed25519 PEM, saying what to do', async () => {

@@ -10,7 +10,8 @@
  *
  * @module
  */
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { LocalError } from '../../shared/errors.ts';
 import { formatPublicKey } from '../../shared/link/link-identity.ts';
 import { signLinkStatement, type LinkSignable } from '../../shared/link/link-upgrade-proof.ts';
@@ -59,14 +60,20 @@ export async function loadHostKey(path: string): Promise<HostKey> {
  */
 export async function createHostKey(path: string): Promise<HostKey> {
   const der = randomEd25519Pkcs8();
+  // Written whole beside it, then linked into place: a crash mid-write leaves no half key at
+  // `path` (which every later start would refuse), and a key already there is never replaced.
+  const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    writeFileSync(path, derToPem(der), { mode: 0o600, flag: 'wx' });
+    writeFileSync(temporary, derToPem(der), { mode: 0o600, flag: 'wx' });
+    chmodSync(temporary, 0o600); // the umask may have narrowed `mode` further, never widened it; be exact
+    linkSync(temporary, path);
   } catch (error) {
     const code = (error as { code?: string }).code ?? 'unwritable';
     if (code === 'EEXIST') throw new LocalError('key-exists', `Host key "${path}" already exists: it is kept, never overwritten (delete it first to make a new identity)`);
     throw new LocalError('invalid-config', `Cannot write the host key "${path}": ${code}`);
+  } finally {
+    rmSync(temporary, { force: true });
   }
-  chmodSync(path, 0o600); // the umask may have narrowed `mode` further, never widened it; be exact
   return fromPkcs8(path, der);
 }
 
