@@ -12,7 +12,24 @@ export function describeError(error: unknown): string {
   if (error instanceof ValidationError) return error.issues.map(formatIssue).join('\n');
   if (error instanceof WireError) return `${error.message} (${error.reason})`;
   if (error instanceof LocalError) return error.message;
+  const usage = parseArgsProblem(error);
+  if (usage !== undefined) return usage;
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Node's `parseArgs` errors in the CLI's words (sentence case, the detail after a colon, no final
+ * period, and where to look); its own read `Unexpected argument 'x'. This command does not…`.
+ */
+function parseArgsProblem(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS_')) return undefined;
+  const quoted = /'([^']*)'/.exec((error as Error).message)?.[1] ?? '';
+  const help = 'see switchyard --help';
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return `Unexpected argument "${quoted}": this command takes options only (${help})`;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `Unknown option "${quoted}" (${help})`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return `Missing value: ${quoted.replace(/ <value>$/, '')} needs one (${help})`;
+  return undefined;
 }
 
 /** Runs an entry's `main` as this process: its result is the exit code, an error one line on stderr. */
