@@ -36,7 +36,7 @@ describe('writeGeneratedJson', () => {
     expect(readFileSync(`${file}.previous`, 'utf8')).toBe('{"a": 2}');
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ a: 1 });
     expect(stderr).toHaveLength(1);
-    expect(stderr[0]).toMatch(/^note: .*worker\.json had changed since start wrote it; .*worker\.json\.previous\. .*switchyard worker and switchyard sidecar \(README: "Deploying"\)\n$/);
+    expect(stderr[0]).toMatch(/^note: .*worker\.json had changed since start wrote it: your copy is kept as .*worker\.json\.previous, and the file regenerated \(.*switchyard worker and switchyard sidecar, README: "Deploying"\)\n$/);
   });
 
   it('counts any difference as an edit in a state dir with no record of what it wrote, and none when the text is the same', () => {

@@ -65,8 +65,8 @@ export function writeGeneratedJson(stateDir: string, path: string, value: unknow
     kept = `${path}.previous`;
     renameSync(path, kept);
     process.stderr.write(
-      `note: ${path} had changed since start wrote it; it was regenerated and your copy kept as ${kept}. ` +
-        'start rewrites it on every start: to run an edited config, use switchyard worker and switchyard sidecar (README: "Deploying")\n',
+      `note: ${path} had changed since start wrote it: your copy is kept as ${kept}, and the file regenerated ` +
+        '(start rewrites it on every start; to run an edited config, use switchyard worker and switchyard sidecar, README: "Deploying")\n',
     );
   }
   // Whole or not at all: a running worker or sidecar watching it must never read half a file.

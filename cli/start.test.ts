@@ -371,8 +371,8 @@ describe('switchyard start', () => {
       const second = await startAndStop(state);
       expect(second.code, second.err).toBe(0);
       expect(notes(second.err)).toEqual([
-        `note: ${mcpJson} had changed since start wrote it; it was regenerated and your copy kept as ${mcpJson}.previous. start rewrites it on every start: to run an edited config, use switchyard worker and switchyard sidecar (README: "Deploying")`,
-        `note: ${workerJson} had changed since start wrote it; it was regenerated and your copy kept as ${workerJson}.previous. start rewrites it on every start: to run an edited config, use switchyard worker and switchyard sidecar (README: "Deploying")`,
+        `note: ${mcpJson} had changed since start wrote it: your copy is kept as ${mcpJson}.previous, and the file regenerated (start rewrites it on every start; to run an edited config, use switchyard worker and switchyard sidecar, README: "Deploying")`,
+        `note: ${workerJson} had changed since start wrote it: your copy is kept as ${workerJson}.previous, and the file regenerated (start rewrites it on every start; to run an edited config, use switchyard worker and switchyard sidecar, README: "Deploying")`,
       ]);
       expect(readFileSync(`${workerJson}.previous`, 'utf8')).toBe(edited);
       expect(readFileSync(`${mcpJson}.previous`, 'utf8')).toBe('{"mcpServers": {');
