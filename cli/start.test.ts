@@ -65,6 +65,24 @@ async function startAndStop(state: string): Promise<{ code: number | null; out: 
   return { code, ...printed };
 }
 
+/**
+ * Runs start with `extra` in a fresh state dir until its banner, hands `check` the client config
+ * it wrote and what it printed, then stops it as Ctrl-C does: it must exit 0.
+ */
+async function whileRunning(prefix: string, extra: string[], check: (client: { url: string; headers: Record<string, string> }, printed: { out: string; err: string }) => Promise<void>): Promise<void> {
+  const state = mkdtempSync(join(tmpdir(), prefix));
+  const { started, printed, exited, banner } = watchStart(state, extra);
+  try {
+    await banner;
+    const config = JSON.parse(readFileSync(join(state, 'client-config.json'), 'utf8')) as { mcpServers: { switchyard: { url: string; headers: Record<string, string> } } };
+    await check(config.mcpServers.switchyard, printed);
+  } finally {
+    const code = await stopAsCtrlC(started, exited);
+    rmSync(state, { recursive: true, force: true });
+    expect(code, printed.err).toBe(0);
+  }
+}
+
 describe('switchyard start', () => {
   it('stops on a terminal\'s Ctrl-C with live sessions, exit 0, and logs nothing at warn or error', async () => {
     const { started, printed, exited, banner } = watchStart(stateDir);
@@ -150,37 +168,21 @@ describe('switchyard start', () => {
   }, 90_000);
 
   it('on every interface (--host 0.0.0.0), prints a URL agents can use and says the token crosses the network in plain http', async () => {
-    const state = mkdtempSync(join(tmpdir(), 'sy-start-any-'));
-    const { started, printed, exited, banner } = watchStart(state, ['--host', '0.0.0.0']);
-    try {
-      await banner;
-      const config = JSON.parse(readFileSync(join(state, 'client-config.json'), 'utf8')) as { mcpServers: { switchyard: { url: string; headers: Record<string, string> } } };
-      expect(config.mcpServers.switchyard.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    await whileRunning('sy-start-any-', ['--host', '0.0.0.0'], async (client, printed) => {
+      expect(client.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
       expect(printed.out).not.toContain('0.0.0.0');
       expect(printed.err).toContain('note: the worker listens on every network interface (HOST=0.0.0.0), over plain http');
-      const health = await fetch(new URL('/healthz', config.mcpServers.switchyard.url), { headers: config.mcpServers.switchyard.headers });
+      const health = await fetch(new URL('/healthz', client.url), { headers: client.headers });
       expect(health.status).toBe(200);
-    } finally {
-      const code = await stopAsCtrlC(started, exited);
-      rmSync(state, { recursive: true, force: true });
-      expect(code, printed.err).toBe(0);
-    }
+    });
   }, 90_000);
 
   it('on IPv6 loopback (--host ::1), writes a worker config it accepts and serves on [::1] (review s21)', async () => {
-    const state = mkdtempSync(join(tmpdir(), 'sy-start-v6-'));
-    const { started, printed, exited, banner } = watchStart(state, ['--host', '::1']);
-    try {
-      await banner;
-      const config = JSON.parse(readFileSync(join(state, 'client-config.json'), 'utf8')) as { mcpServers: { switchyard: { url: string; headers: Record<string, string> } } };
-      expect(config.mcpServers.switchyard.url).toMatch(/^http:\/\/\[::1\]:\d+\/mcp$/);
-      const health = await fetch(new URL('/healthz', config.mcpServers.switchyard.url), { headers: config.mcpServers.switchyard.headers });
+    await whileRunning('sy-start-v6-', ['--host', '::1'], async (client) => {
+      expect(client.url).toMatch(/^http:\/\/\[::1\]:\d+\/mcp$/);
+      const health = await fetch(new URL('/healthz', client.url), { headers: client.headers });
       expect(health.status).toBe(200);
-    } finally {
-      const code = await stopAsCtrlC(started, exited);
-      rmSync(state, { recursive: true, force: true });
-      expect(code, printed.err).toBe(0);
-    }
+    });
   }, 90_000);
 
   it('names HOST as the source of a host it refuses, as a shell may export one (tcsh exports the machine\'s name)', () => {
