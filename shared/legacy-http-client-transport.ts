@@ -34,8 +34,8 @@ import type { ModernHttpTarget } from './modern-http-transport.ts';
 import { MAX_SSE_EVENT_CHARS, readSseEvents } from './sse-messages.ts';
 import { ReadGate } from './read-gate.ts';
 import { fetchErrorText } from './fetch-error-text.ts';
+import { fetchWithinOrigin, mediaType, redirectNote } from './origin-bound-fetch.ts';
 
-const MAX_REDIRECTS = 5;
 const MAX_ERROR_TEXT_BYTES = 4 * 1024;
 const RECONNECT = { initialMs: 1_000, maxMs: 30_000, growth: 1.5, maxRetries: 2 };
 
@@ -222,46 +222,8 @@ export class LegacyHttpClientTransport implements Transport {
   }
 
   /** A fetch of the target URL that follows redirects only within its origin. */
-  async #fetch(method: string, headers: Headers, body?: string): Promise<Response> {
-    const fetchFn = this.#target.fetch ?? fetch;
-    const init: RequestInit = { method, headers, redirect: 'manual', ...(body !== undefined ? { body } : {}), ...(this.#abort ? { signal: this.#abort.signal } : {}) };
-    let url = this.#target.url;
-    for (let hops = 0; ; hops++) {
-      const response = await fetchFn(url, init);
-      const next = hops < MAX_REDIRECTS ? redirectWithinOrigin(response, url, method) : undefined;
-      if (next === undefined) return response;
-      await response.body?.cancel();
-      url = next;
-    }
+  #fetch(method: string, headers: Headers, body?: string): Promise<Response> {
+    return fetchWithinOrigin(this.#target.fetch ?? fetch, this.#target.url, { method, headers, ...(body !== undefined ? { body } : {}), ...(this.#abort ? { signal: this.#abort.signal } : {}) });
   }
 }
 
-/** Where `response` redirects to, when that is within `from`'s origin and keeps the method. */
-function redirectWithinOrigin(response: Response, from: URL, method: string): URL | undefined {
-  const keepsMethod = response.status === 307 || response.status === 308 || (method === 'GET' && [301, 302, 303].includes(response.status));
-  const location = keepsMethod ? response.headers.get('location') : null;
-  if (location === null) return undefined;
-  let to: URL;
-  try {
-    to = new URL(location, from);
-  } catch {
-    return undefined;
-  }
-  const sameOrigin = to.protocol === from.protocol && to.host === from.host;
-  const upgraded = from.protocol === 'http:' && to.protocol === 'https:' && to.hostname === from.hostname && from.port === '' && to.port === '';
-  const addsUserinfo = (to.username !== '' || to.password !== '') && (to.username !== from.username || to.password !== from.password);
-  return (sameOrigin || upgraded) && !addsUserinfo ? to : undefined;
-}
-
-/** What to say of a redirect that was not followed. */
-function redirectNote(response: Response): string {
-  if (response.type === 'opaqueredirect') return ' (a redirect, not followed: this runtime does not show where to)';
-  const location = response.status >= 300 && response.status < 400 ? response.headers.get('location') : null;
-  return location === null ? '' : ' (a redirect out of the server\'s origin, not followed)';
-}
-
-/** The `type/subtype` of a Content-Type header, lowercased, without parameters. */
-function mediaType(header: string | null): string | undefined {
-  const essence = header?.split(';', 1)[0]?.trim().toLowerCase();
-  return essence === '' ? undefined : essence;
-}

@@ -1,7 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { encodeHeaderValue, ModernHttpClientTransport, modernPost, postModern } from './modern-http-transport.ts';
 import { PARAM_HEADERS_META_KEY } from './param-headers-meta.ts';
+import { MAX_SSE_EVENT_CHARS } from './sse-messages.ts';
 import { floodingSseServer } from '../test/support/flooding-sse-server.ts';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -80,5 +83,76 @@ describe('holding back a modern HTTP server (ReadHold)', () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('postModern against a server that misbehaves (review s21)', () => {
+  const servers: Server[] = [];
+  afterEach(async () => {
+    for (const server of servers.splice(0)) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+  async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void) {
+    const keys: Array<string | undefined> = [];
+    const server = createServer((req, res) => {
+      keys.push(req.headers['x-api-key'] as string | undefined);
+      handler(req, res);
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return { url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`), keys };
+  }
+  const answer = (res: ServerResponse) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":7,"result":{}}');
+
+  it('follows a redirect within the server\'s origin, and none to another, which would get its API key', async () => {
+    const elsewhere = await listen((_req, res) => answer(res));
+    const server = await listen((req, res) => {
+      if (req.url === '/mcp') return void res.writeHead(307, { location: '/mcp/' }).end();
+      if (req.url === '/away') return void res.writeHead(307, { location: elsewhere.url.href }).end();
+      answer(res);
+    });
+    const seen: JSONRPCMessage[] = [];
+    expect(await postModern({ url: server.url, headers: { 'X-Api-Key': 'SECRET-KEY' } }, call({ name: 'echo' }), (m) => seen.push(m))).toEqual({ modern: true });
+    expect(seen).toEqual([{ jsonrpc: '2.0', id: 7, result: {} }]);
+    expect(await postModern({ url: new URL('/away', server.url), headers: { 'X-Api-Key': 'SECRET-KEY' } }, call({ name: 'echo' }), () => {})).toEqual({ modern: false, status: 307 });
+    expect(elsewhere.keys).toEqual([]);
+  });
+
+  it('reads an error answer within a bound: one whose body never ends is not a modern error, and is not held', async () => {
+    let closed!: () => void;
+    const gone = new Promise<void>((resolve) => (closed = resolve));
+    const server = await listen((_req, res) => {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.write('{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"');
+      const chunk = 'x'.repeat(64 * 1024);
+      const more = () => {
+        while (!res.destroyed && res.write(chunk));
+        if (!res.destroyed) res.once('drain', more);
+      };
+      res.once('close', closed);
+      more();
+    });
+    expect(await postModern({ url: server.url }, call({ name: 'echo' }), () => {})).toEqual({ modern: false, status: 400 });
+    await gone;
+  });
+
+  it('refuses a JSON answer past the message bound instead of buffering it', async () => {
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 7, result: { text: 'x'.repeat(MAX_SSE_EVENT_CHARS) } });
+    const server = await listen((_req, res) => void res.writeHead(200, { 'content-type': 'Application/JSON; charset=utf-8' }).end(big));
+    await expect(postModern({ url: server.url }, call({ name: 'echo' }), () => {})).rejects.toMatchObject({ reason: 'server-exited', message: expect.stringContaining(`larger than ${MAX_SSE_EVENT_CHARS} bytes`) });
+  });
+
+  it('takes a JSON answer whatever the case of its media type, and sends a configured header once, whatever its case', async () => {
+    const types: Array<string | undefined> = [];
+    const server = await listen((req, res) => {
+      types.push(req.headers['content-type']);
+      void res.writeHead(200, { 'content-type': 'Application/JSON' }).end('{"jsonrpc":"2.0","id":7,"result":{}}');
+    });
+    const seen: JSONRPCMessage[] = [];
+    await postModern({ url: server.url, headers: { 'Content-Type': 'application/json; charset=utf-8' } }, call({ name: 'echo' }), (m) => seen.push(m));
+    expect(seen).toEqual([{ jsonrpc: '2.0', id: 7, result: {} }]);
+    expect(types).toEqual(['application/json; charset=utf-8']);
   });
 });

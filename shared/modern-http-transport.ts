@@ -25,13 +25,17 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { jsonRpcErrorBody, WireError } from './errors.ts';
 import { exceedsDepth, MAX_JSON_DEPTH } from './json-depth.ts';
 import { PARAM_HEADERS_META_KEY } from './param-headers-meta.ts';
-import { readSseMessages } from './sse-messages.ts';
+import { MAX_SSE_EVENT_CHARS, readSseMessages } from './sse-messages.ts';
+import { readStreamWithin } from './bounded-stream.ts';
+import { fetchWithinOrigin, mediaType } from './origin-bound-fetch.ts';
 import { ReadGate } from './read-gate.ts';
 import { isRecord } from './records.ts';
 import { fetchErrorText } from './fetch-error-text.ts';
 
 export const MODERN_VERSION = '2026-07-28';
 const MODERN_HTTP_ERROR_CODES = new Set([-32020, -32021, -32022, -32601, -32602]);
+/** A modern error answer is a short JSON-RPC error: more than this is not one. */
+const MAX_ERROR_ANSWER_BYTES = 64 * 1024;
 const PLAIN_HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
 
 export interface ModernHttpTarget {
@@ -55,18 +59,23 @@ type Params = Record<string, unknown> & { _meta?: Record<string, unknown> };
  */
 export async function postModern(target: ModernHttpTarget, message: JSONRPCMessage, onMessage: (message: JSONRPCMessage) => void, signal?: AbortSignal): Promise<ModernPostOutcome> {
   const { body, headers } = modernPost(message);
+  // The configured headers win, whatever case either is written in (a plain object would send both).
+  const sent = new Headers(headers);
+  for (const [name, value] of Object.entries(target.headers ?? {})) sent.set(name, value);
   let response: Response;
   try {
-    response = await (target.fetch ?? fetch)(target.url, { method: 'POST', headers: { ...headers, ...target.headers }, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
+    response = await fetchWithinOrigin(target.fetch ?? fetch, target.url, { method: 'POST', headers: sent, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
   } catch (error) {
     if (signal?.aborted) return { modern: true };
     throw new WireError('server-exited', `Could not reach the HTTP server: ${fetchErrorText(error)}`);
   }
   const id = 'id' in message ? message.id : undefined;
-  const type = response.headers.get('content-type') ?? '';
+  const type = mediaType(response.headers.get('content-type'));
   if (!response.ok) {
-    const answer = type.includes('application/json') ? await response.json().catch(() => null) : (await response.body?.cancel(), null);
-    if (isModernError(answer, id)) {
+    // Read within a bound: a body that never ends must not grow the worker (this is also how a
+    // legacy server's refusal is told, so every such server is read here once).
+    const answer = type === 'application/json' ? parsedWithin(await readStreamWithin(response.body, MAX_ERROR_ANSWER_BYTES).catch(() => null)) : (await response.body?.cancel(), null);
+    if (isModernError(answer, id) && !exceedsDepth(answer, MAX_JSON_DEPTH)) {
       onMessage(answer as JSONRPCMessage);
       return { modern: true };
     }
@@ -80,13 +89,26 @@ export async function postModern(target: ModernHttpTarget, message: JSONRPCMessa
     if (isRecord(value) && value.jsonrpc === '2.0') onMessage(value as JSONRPCMessage);
   };
   try {
-    if (type.includes('text/event-stream') && response.body !== null) await readSseMessages(response.body, deliver, { ...(target.readGate ? { gate: target.readGate } : {}), ...(signal ? { signal } : {}) });
-    else if (type.includes('application/json')) deliver(await response.json());
-    else await response.body?.cancel();
+    if (type === 'text/event-stream' && response.body !== null) await readSseMessages(response.body, deliver, { ...(target.readGate ? { gate: target.readGate } : {}), ...(signal ? { signal } : {}) });
+    else if (type === 'application/json') {
+      const text = await readStreamWithin(response.body, MAX_SSE_EVENT_CHARS);
+      if (text === null) throw new Error(`its JSON answer is larger than ${MAX_SSE_EVENT_CHARS} bytes`);
+      deliver(JSON.parse(text));
+    } else await response.body?.cancel();
   } catch (error) {
     if (!signal?.aborted) throw new WireError('server-exited', `The HTTP server's answer broke off: ${fetchErrorText(error)}`);
   }
   return { modern: true };
+}
+
+/** `text` as JSON, or null when there is none or it is not JSON. */
+function parsedWithin(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
 }
 
 /** The body and headers of one modern POST for `message`. */
