@@ -39,6 +39,9 @@ type Id = string | number;
 type Request = { jsonrpc: '2.0'; id: Id; method: string; params?: Record<string, unknown> };
 type Answer = { result: unknown } | { error: JsonRpcErrorShape };
 
+/** How long a close waits for the cancel's POST before it ends the session anyway. */
+const CANCEL_SEND_MS = 1_000;
+
 export interface LegacySession {
   /** Cancels the call in flight and ends the session (bounded DELETE). */
   close(): Promise<void>;
@@ -112,7 +115,14 @@ export function serveOnLegacySession(target: ModernHttpTarget, request: Request,
       if (closed) return;
       const cancel = !answered && pending.has(request.id);
       closed = true;
-      if (cancel) await transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: request.id, reason: 'The agent closed its request' } }).catch(() => {});
+      if (cancel) {
+        // Waited for briefly: a server that never answers the cancel's POST must not keep the
+        // close (and with it the request's stream, its fetches and the DELETE) waiting for ever.
+        const sent = transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: request.id, reason: 'The agent closed its request' } }).catch(() => {});
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([sent, new Promise<void>((resolve) => (timer = setTimeout(resolve, CANCEL_SEND_MS)))]);
+        clearTimeout(timer);
+      }
       await transport.close();
       await done;
     },
