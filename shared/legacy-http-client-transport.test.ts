@@ -244,6 +244,35 @@ describe('LegacyHttpClientTransport on the wire', () => {
     await transport.close();
   });
 
+  it('takes a server\'s retry: 0 as the least delay it waits, not as leave to reconnect at once (review s21)', async () => {
+    const gets: number[] = [];
+    let again!: () => void;
+    const retaken = new Promise<void>((resolve) => (again = resolve));
+    let ended = 0;
+    const server = await listen((req, res) => {
+      if (req.method === 'GET') {
+        gets.push(performance.now());
+        if (gets.length > 1) {
+          res.writeHead(405).end();
+          return again();
+        }
+        // A resumable stream that ends at once, asking to be taken up again at once.
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end('retry: 0\nid: e1\n: nothing yet\n\n', () => (ended = performance.now()));
+        return;
+      }
+      if (req.headers['mcp-session-id'] === undefined) return void res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's-1' }).end('{"jsonrpc":"2.0","id":1,"result":{}}');
+      res.writeHead(202).end();
+    });
+    const transport = new LegacyHttpClientTransport({ url: server.url });
+    await transport.start();
+    await transport.send(initialize(1));
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    await retaken;
+    expect(gets[1]! - ended).toBeGreaterThanOrEqual(900);
+    await transport.close();
+  });
+
   it('aborts its streams on close and reports nothing more', async () => {
     let hungUp!: () => void;
     const serverSawClose = new Promise<void>((resolve) => (hungUp = resolve));

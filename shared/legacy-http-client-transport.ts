@@ -37,6 +37,11 @@ import { fetchErrorText } from './fetch-error-text.ts';
 import { fetchWithinOrigin, mediaType, redirectNote } from './origin-bound-fetch.ts';
 
 const MAX_ERROR_TEXT_BYTES = 4 * 1024;
+/**
+ * Taking a broken SSE stream up again. A server's own `retry:` is kept within the same bounds:
+ * `retry: 0` (or one past the timer's range, which runs at once) on a stream that ends at once was
+ * a GET loop of hundreds a second.
+ */
 const RECONNECT = { initialMs: 1_000, maxMs: 30_000, growth: 1.5, maxRetries: 2 };
 
 /** A stream taken up again: from the last event id it carried. */
@@ -186,7 +191,7 @@ export class LegacyHttpClientTransport implements Transport {
           if ('result' in message || 'error' in message) answered = true;
           this.onmessage?.(message);
         },
-        { onRetry: (ms) => (this.#retryMs = ms), gate: this.#gate, ...(this.#abort ? { signal: this.#abort.signal } : {}) },
+        { onRetry: (ms) => (this.#retryMs = Math.min(Math.max(ms, RECONNECT.initialMs), RECONNECT.maxMs)), gate: this.#gate, ...(this.#abort ? { signal: this.#abort.signal } : {}) },
       );
     } catch (error) {
       failure = new Error(`The HTTP server's SSE stream broke off: ${fetchErrorText(error)}`);
