@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { HttpHeadersSchema } from './http-headers-schema.ts';
 import * as z from './zod.ts';
 import { EntityIdSchema } from './names.ts';
 import { joinPath, parseWith, ValidationError } from './validation.ts';
@@ -49,7 +50,7 @@ export const DESCRIPTOR_LEVEL_SCHEMAS = {
     .strictObject({
       type: z.literal('http'),
       url: HttpUrlSchema.check(z.describe('Streamable HTTP MCP endpoint')),
-      headers: z.optional(z.record(z.string(), z.string())).check(z.describe('Headers sent with every request')),
+      headers: z.optional(HttpHeadersSchema).check(z.describe('Headers sent with every request')),
     })
     .check(z.describe('An HTTP MCP server: edge-direct at the top level, reached from the host as a target')),
   'user-computer-profile': z

@@ -20,3 +20,16 @@ export function fetchErrorText(error: unknown): string {
     .replace(/\bBearer\s+[^\s"']+/gi, 'Bearer [redacted]');
   return text.length > MAX_LENGTH ? `${text.slice(0, MAX_LENGTH - 1)}…` : text;
 }
+
+/**
+ * `text` with every configured header value, and each long word of one (the token after its
+ * scheme), replaced: a server that answers an error quoting the key it was sent ("invalid key
+ * sk-…") must not pass it on to agents or the status page.
+ */
+export function withoutHeaderValues(text: string, headers: Record<string, string> | undefined): string {
+  const secrets = Object.values(headers ?? {})
+    .flatMap((value) => [value, ...value.split(/\s+/)])
+    .filter((secret) => secret.length >= 8)
+    .sort((a, b) => b.length - a.length);
+  return secrets.reduce((out, secret) => out.split(secret).join('[redacted]'), text);
+}

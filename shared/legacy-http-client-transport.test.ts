@@ -186,6 +186,15 @@ describe('LegacyHttpClientTransport on the wire', () => {
     await transport.close();
   });
 
+  it('passes on no configured header value a refusal quotes, as a server echoing the key it was sent does (review s21)', async () => {
+    const server = await listen((req, res) => void res.writeHead(401, { 'content-type': 'text/plain' }).end(`invalid key ${req.headers.authorization} (also tried ${req.headers['x-api-key']})`));
+    const transport = new LegacyHttpClientTransport({ url: server.url, headers: { Authorization: 'Bearer sk-live-0123456789', 'X-Api-Key': 'k-abcdefgh12' } });
+    transport.onerror = () => {};
+    await transport.start();
+    await expect(transport.send(initialize(1))).rejects.toThrow('The HTTP server answered initialize with HTTP 401: invalid key [redacted] (also tried [redacted])');
+    await transport.close();
+  });
+
   it('refuses an answer of another content type, and a JSON answer that is no JSON-RPC message', async () => {
     let body = '<html>';
     const server = await listen((_req, res) => void res.writeHead(200, { 'content-type': body === '<html>' ? 'text/html' : 'application/json; charset=utf-8' }).end(body));

@@ -33,7 +33,7 @@ import { jsonRpcMessageOf } from './json-rpc-message.ts';
 import type { ModernHttpTarget } from './modern-http-transport.ts';
 import { MAX_SSE_EVENT_CHARS, readSseEvents } from './sse-messages.ts';
 import { ReadGate } from './read-gate.ts';
-import { fetchErrorText } from './fetch-error-text.ts';
+import { fetchErrorText, withoutHeaderValues } from './fetch-error-text.ts';
 import { fetchWithinOrigin, mediaType, redirectNote } from './origin-bound-fetch.ts';
 
 const MAX_ERROR_TEXT_BYTES = 4 * 1024;
@@ -127,7 +127,8 @@ export class LegacyHttpClientTransport implements Transport {
     const what = 'method' in message ? message.method : 'a response';
     if (!response.ok) {
       const text = (await readStreamWithin(response.body, MAX_ERROR_TEXT_BYTES).catch(() => null)) ?? '';
-      throw new Error(`The HTTP server answered ${what} with HTTP ${response.status}${redirectNote(response)}${text === '' ? '' : `: ${text.slice(0, 300)}`}`);
+      const said = withoutHeaderValues(text, this.#target.headers).slice(0, 300);
+      throw new Error(`The HTTP server answered ${what} with HTTP ${response.status}${redirectNote(response)}${said === '' ? '' : `: ${said}`}`);
     }
     if (response.status === 202 || !('method' in message && 'id' in message)) {
       await response.body?.cancel();

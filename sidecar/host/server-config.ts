@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { HttpHeadersSchema } from '../../shared/http-headers-schema.ts';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import * as z from '../../shared/zod.ts';
@@ -70,7 +71,7 @@ export const HttpEntrySchema = z.strictObject({
       z.refine((u) => /^https?:\/\//i.test(u), 'must be an http: or https: URL'),
       z.describe('Streamable HTTP endpoint, reached from this host'),
     ),
-  headers: z.optional(z.record(z.string(), z.string())).check(z.describe('Headers sent with every request')),
+  headers: z.optional(HttpHeadersSchema).check(z.describe('Headers sent with every request')),
   'trust-profile': TrustFloorSchema,
 });
 

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
+import { parseWorkerConfig } from '../worker/config/worker-config.ts';
+import { ValidationError } from './validation.ts';
+
+const SECRET = 'sk-live-0123456789SECRET';
+
+function problems(parse: () => unknown): string[] {
+  try {
+    parse();
+  } catch (error) {
+    if (error instanceof ValidationError) return error.issues.map((i) => `${i.path}: ${i.message}`);
+    throw error;
+  }
+  return [];
+}
+
+describe('configured HTTP headers', () => {
+  it('are refused when fetch could not send them, naming the header and never quoting the value (review s21)', () => {
+    const headers = { Authorization: `Bearer ${SECRET}\nX-Injected: 1`, 'X-Key': `${SECRET}€`, 'Bad Name': 'x', 'X-Fine': `Basic ${SECRET}` };
+    const worker = problems(() => parseWorkerConfig({ agents: [], servers: { docs: { executor: { type: 'http', url: 'https://docs.example.test/mcp', headers } } } }, { runtime: 'edge' }));
+    const host = problems(() => parseMcpServersFile({ mcpServers: { docs: { url: 'https://docs.example.test/mcp', headers } } }));
+    for (const [found, prefix] of [[worker, 'servers.docs.executor.headers'], [host, 'mcpServers.docs.headers']] as const) {
+      expect(found).toEqual(expect.arrayContaining([
+        `${prefix}.Authorization: must be an HTTP header value: no line break, and no character past U+00FF (the value is not shown: it may be a credential)`,
+        `${prefix}.X-Key: must be an HTTP header value: no line break, and no character past U+00FF (the value is not shown: it may be a credential)`,
+      ]));
+      expect(found.some((p) => p.includes('Bad Name') && p.includes('must be an HTTP header name'))).toBe(true);
+      expect(found.join('\n')).not.toContain(SECRET);
+      expect(found.some((p) => p.includes('X-Fine'))).toBe(false);
+    }
+  });
+});
