@@ -195,6 +195,20 @@ describe('LegacyHttpClientTransport on the wire', () => {
     await transport.close();
   });
 
+  it('closes once the server answers 404 to a request naming its session: the session is gone, and every later request would get the same (review s21)', async () => {
+    const server = await listen((req, res) => {
+      if (req.headers['mcp-session-id'] === undefined) return void res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's-old' }).end('{"jsonrpc":"2.0","id":1,"result":{}}');
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}');
+    });
+    const transport = new LegacyHttpClientTransport({ url: server.url });
+    transport.onerror = () => {};
+    const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+    await transport.start();
+    await transport.send(initialize(1));
+    await expect(transport.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' })).rejects.toThrow('HTTP 404');
+    await closed;
+  });
+
   it('refuses an answer of another content type, and a JSON answer that is no JSON-RPC message', async () => {
     let body = '<html>';
     const server = await listen((_req, res) => void res.writeHead(200, { 'content-type': body === '<html>' ? 'text/html' : 'application/json; charset=utf-8' }).end(body));

@@ -121,6 +121,7 @@ export class LegacyHttpClientTransport implements Transport {
     const headers = this.#headers();
     headers.set('content-type', 'application/json');
     headers.set('accept', 'application/json, text/event-stream');
+    const sentSession = this.#sessionId !== undefined;
     const response = await this.#fetch('POST', headers, JSON.stringify(message));
     const sessionId = response.headers.get('mcp-session-id');
     if (sessionId) this.#sessionId = sessionId;
@@ -128,6 +129,10 @@ export class LegacyHttpClientTransport implements Transport {
     if (!response.ok) {
       const text = (await readStreamWithin(response.body, MAX_ERROR_TEXT_BYTES).catch(() => null)) ?? '';
       const said = withoutHeaderValues(text, this.#target.headers).slice(0, 300);
+      // 404 to a request naming the session: the server ended it (a restart, an expiry). Every
+      // later request would get the same: the transport closes, so its session ends with it and
+      // the agent opens a new one, as the spec has a client do.
+      if (response.status === 404 && sentSession) queueMicrotask(() => void this.close());
       throw new Error(`The HTTP server answered ${what} with HTTP ${response.status}${redirectNote(response)}${said === '' ? '' : `: ${said}`}`);
     }
     if (response.status === 202 || !('method' in message && 'id' in message)) {
