@@ -27,6 +27,29 @@ describe('ResourceRoutes', () => {
     expect(routes.owner('other://x')).toBeUndefined();
   });
 
+  it('routes a URI two servers list to the first of them that is up (review of s21)', () => {
+    const routes = new ResourceRoutes();
+    routes.addResources('alpha', ['file:///shared.txt']);
+    routes.addResources('beta', ['file:///shared.txt']);
+    expect(routes.route('file:///shared.txt', ['alpha', 'beta'])).toBe('alpha');
+    expect(routes.route('file:///shared.txt', ['beta'])).toBe('beta');
+    expect(routes.route('file:///shared.txt', ['gamma'])).toBeUndefined();
+    routes.clearResources('alpha');
+    expect(routes.owner('file:///shared.txt')).toBe('beta');
+    routes.clearResources('beta');
+    expect(routes.owner('file:///shared.txt')).toBeUndefined();
+  });
+
+  it('takes a template that starts with an expression (a catch-all) for no claim: a down server\'s does not keep the URI from the one up', () => {
+    const routes = new ResourceRoutes();
+    routes.addTemplates('alpha', ['{+any}']);
+    routes.addResources('beta', ['file:///b.txt']);
+    expect(routes.route('file:///unlisted.txt', ['beta'])).toBe('beta');
+    expect(routes.owner('file:///unlisted.txt')).toBeUndefined();
+    // Up, it serves what it matches, as any template does.
+    expect(routes.route('file:///unlisted.txt', ['alpha', 'beta'])).toBe('alpha');
+  });
+
   it('bounds the work of one URI over every template tried: a server listing many costly templates routes nothing past it (review s19)', () => {
     const routes = new ResourceRoutes();
     const hostile = `{+a}${'{+b}'.repeat(60)}!`;
