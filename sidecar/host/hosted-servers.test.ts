@@ -43,6 +43,21 @@ describe('hosted servers', () => {
     expect(hosted.size).toBe(0);
   });
 
+  it('counts an agent\'s own listen as work, and the listen the host opens for a legacy session as none (review of s21)', async () => {
+    const budget = new ProcessBudget({ limits: { perAgent: 1, total: 10 }, log: silentLogger });
+    const hosted = new HostedServers();
+    const server = fakeServer();
+    const outer = hosted.track(server.transport, facts('a'), budget.reserve('alice', 'a'));
+    await outer.start();
+    await outer.send({ jsonrpc: '2.0', id: 'switchyard-listen-1', method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true } } });
+    await outer.send({ jsonrpc: '2.0', id: 'agent-listen', method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true } } });
+    expect(() => budget.reserve('alice', 'b')).toThrow(expect.objectContaining({ reason: 'limit-reached' }));
+    await outer.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'agent-listen' } });
+    outer.onerror = () => {};
+    budget.reserve('alice', 'b');
+    expect(server.closes()).toBe(1);
+  });
+
   it('is idle again once the agent cancels its request, which the server will never answer', async () => {
     const budget = new ProcessBudget({ limits: { perAgent: 1, total: 10 }, log: silentLogger });
     const hosted = new HostedServers();

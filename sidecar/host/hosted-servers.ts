@@ -4,8 +4,8 @@
  * config dir can end exactly the ones it affects (`reload`) and leave every other session alone.
  *
  * Each is tracked through its transport: the wrapper counts requests in flight (until answered or
- * cancelled: a server that honours a cancellation never answers; a `subscriptions/listen` never
- * counts) for the process
+ * cancelled: a server that honours a cancellation never answers; the listen the host opens for a
+ * legacy session never counts) for the process
  * budget's slot, forgets the server (and gives the slot back) when the transport closes, and can
  * end it with a `WireError`, which its channel then closes with (`limit-reached`,
  * `trust-profile-stale`, `server-exited`), so the agent learns why. A request the transport did
@@ -21,6 +21,7 @@ import type { WireError } from '../../shared/errors.ts';
 import { isCancellation } from '../../shared/json-rpc-guards.ts';
 import { holdReadingOf, type ReadHold } from '../../shared/link/link-flow.ts';
 import type { ReservedSlot } from './process-budget.ts';
+import { isHostOpenedListen } from './modern/legacy-agent-listen.ts';
 import type { ServerConfig } from './server-config.ts';
 
 /** What a running server was launched from. */
@@ -66,11 +67,11 @@ export class HostedServers {
       },
       async send(message: JSONRPCMessage, options?: TransportSendOptions) {
         let added: string | number | undefined;
-        // A listen is a standing watch, not work: counted busy, it would keep the process of
-        // a session that listens (the host opens one for every legacy session on a modern
-        // server) from ever being ended to make room, where the same session idle on a legacy
-        // server would be.
-        if (slot !== undefined && 'method' in message && 'id' in message && message.method !== 'subscriptions/listen' && !pending.has(message.id)) {
+        // The listen the host opens for every legacy session on a modern server is a standing
+        // watch, not work: counted busy, that session's process could never be ended to make
+        // room, where the same session idle on a legacy server would be. An agent's own listen
+        // is its request, and counts.
+        if (slot !== undefined && 'method' in message && 'id' in message && !isHostOpenedListen(message) && !pending.has(message.id)) {
           pending.add((added = message.id));
           slot.inFlight(1);
         }

@@ -29,6 +29,16 @@ export interface LegacyAgentListenOptions {
 }
 
 const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
+/** The ids of the listens the host opens for a legacy session: `switchyard-listen-<n>`. */
+const HOST_LISTEN_ID = /^switchyard-listen-\d+$/;
+
+/**
+ * Whether `message` is a listen the host opened for a legacy session (not an agent's own): a
+ * standing watch the session's process keeps, which the process budget counts as no work.
+ */
+export function isHostOpenedListen(message: { method?: unknown; id?: unknown }): boolean {
+  return message.method === 'subscriptions/listen' && typeof message.id === 'string' && HOST_LISTEN_ID.test(message.id);
+}
 
 export class LegacyAgentListen {
   readonly #options: LegacyAgentListenOptions;
