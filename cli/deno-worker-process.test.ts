@@ -31,10 +31,29 @@ describe('the Deno worker\'s permissions', () => {
 });
 
 describe('spawnDenoWorker', () => {
-  const saved = process.env.SWITCHYARD_DENO;
+  const saved = { deno: process.env.SWITCHYARD_DENO, inline: process.env.SWITCHYARD_WORKER_CONFIG };
   afterEach(() => {
-    if (saved === undefined) delete process.env.SWITCHYARD_DENO;
-    else process.env.SWITCHYARD_DENO = saved;
+    if (saved.deno === undefined) delete process.env.SWITCHYARD_DENO;
+    else process.env.SWITCHYARD_DENO = saved.deno;
+    if (saved.inline === undefined) delete process.env.SWITCHYARD_WORKER_CONFIG;
+    else process.env.SWITCHYARD_WORKER_CONFIG = saved.inline;
+  });
+
+  it('runs the config file it is given, whatever inline config this process\'s environment holds (review of s21)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-stray-inline-'));
+    try {
+      const configFile = join(dir, 'worker.json');
+      writeFileSync(configFile, JSON.stringify({ agents: [], servers: {} }));
+      process.env.SWITCHYARD_WORKER_CONFIG = JSON.stringify({ agents: [], servers: {}, bogus: 1 });
+      const worker = spawnDenoWorker({ configFile, port: 0, stderr: 'pipe' });
+      try {
+        expect(await worker.listening).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      } finally {
+        await worker.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('says which Deno it could not start and how to fix it, rather than crashing, when the binary cannot run (review s21)', async () => {

@@ -91,6 +91,8 @@ export function spawnDenoWorker(options: DenoWorkerOptions): DenoWorkerProcess {
     env: {
       ...process.env,
       ...options.env,
+      // The config is the file named here: an inline one in this process's environment is not this worker's.
+      SWITCHYARD_WORKER_CONFIG: '',
       SWITCHYARD_WORKER_CONFIG_FILE: options.configFile,
       ...(options.stateDir !== undefined ? { SWITCHYARD_STATE_DIR: options.stateDir } : {}),
       SWITCHYARD_STOP_ON_STDIN_END: '1',

@@ -28,7 +28,12 @@ function parseArgsProblem(error: unknown): string | undefined {
   const help = 'see switchyard --help';
   if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return `Unexpected argument "${quoted}": this command takes options only (${help})`;
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `Unknown option "${quoted}" (${help})`;
-  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return `Missing value: ${quoted.replace(/ <value>$/, '')} needs one (${help})`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    // `-p, --port <value>` names the option both ways: the long name is the one to show.
+    const option = quoted.replace(/ <value>$/, '').replace(/^-\w, /, '');
+    if (/does not take an argument/.test((error as Error).message)) return `Option ${option} takes no value: give it alone (${help})`;
+    return `Missing value: ${option} needs one (${help})`;
+  }
   return undefined;
 }
 
