@@ -27,7 +27,6 @@ import { levelFilteredWriter, type AuditWrite } from '../../../shared/audit/audi
 import { denoResolver, openDenoOAuthStore, type DenoStateApi } from './deno-oauth-state.ts';
 import type { OAuthRuntime } from '../../app.ts';
 import { watchDenoWorkerConfig } from './deno-config-watch.ts';
-import { keepServingOnUnexpectedErrors } from './deno-unexpected-errors.ts';
 import { parseServerKeys, SERVER_KEYS_ENV } from '../../auth/oauth/server-key.ts';
 
 export interface DenoHttpServer {
@@ -89,7 +88,6 @@ export async function createDenoWorker(options: { listenPort?: () => number | un
   const { config, file } = await loadConfigFromEnv();
   const level = parseLogLevel(deno.env.get('SWITCHYARD_LOG_LEVEL'));
   const log = createWorkerLogger({ level, write: writeStderrLine, fields: { component: 'worker' } });
-  keepServingOnUnexpectedErrors(log);
   const auditWrite = denoAuditWriter(auditFilePath(config.audit?.file, deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE')), level);
   const oauth = await oauthRuntime(config);
   const worker = composeWorker({ config, log, auditWrite, upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never>, ...(oauth !== undefined ? { oauth } : {}), ...options });

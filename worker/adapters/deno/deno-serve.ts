@@ -16,12 +16,15 @@
  */
 import { createDenoWorker } from './deno-env.ts';
 import { denoFetch } from './deno-fetch.ts';
+import { keepServingOnUnexpectedErrors } from './deno-unexpected-errors.ts';
 
 /** As long as `deno-worker.ts` gives sessions to close before the process ends anyway. */
 const SHUTDOWN_GRACE_MS = 3_000;
 
 const deno = (globalThis as unknown as { Deno: { addSignalListener(signal: 'SIGTERM' | 'SIGINT', handler: () => void): void; exit(code: number): never } }).Deno;
-const { worker } = await createDenoWorker();
+const { worker, log } = await createDenoWorker();
+// Once built, not before: a start that fails must exit with its error, not be kept running.
+keepServingOnUnexpectedErrors(log);
 
 let stopping = false;
 const stop = async () => {

@@ -23,6 +23,7 @@
 import { listenFailureMessage } from '../../listen-failure.ts';
 import { createDenoWorker, deno, type DenoHttpServer } from './deno-env.ts';
 import { denoFetch } from './deno-fetch.ts';
+import { keepServingOnUnexpectedErrors } from './deno-unexpected-errors.ts';
 
 const SHUTDOWN_GRACE_MS = 3_000;
 
@@ -45,6 +46,8 @@ try {
       port,
       onListen(addr) {
         listening = addr.port;
+        // From here on, not before: a start that fails must exit with its error, not be kept running.
+        keepServingOnUnexpectedErrors(log);
         const host = addr.hostname.includes(':') ? `[${addr.hostname}]` : addr.hostname;
         console.log(JSON.stringify({ event: 'listening', url: `http://${host}:${addr.port}` }));
         // What this worker runs, for whoever reads its log: a config that is not the one meant shows here first.
