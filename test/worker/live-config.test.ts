@@ -118,6 +118,13 @@ describe('live worker config', () => {
     writeFileSync(file, JSON.stringify({ ...config, 'session-idle-seconds': 700 }));
     const [back] = (await logged(stack.worker.err, 'Worker config reloaded', reloadedBefore + 1)).slice(reloadedBefore);
     expect(back).toMatchObject({ endedSessions: 0, trigger: 'file' });
+
+    // Gone for longer: once the worker says it looks for the file every second, it still finds it.
+    rmSync(file);
+    await logged(stack.worker.err, 'Worker config file missing: looking for it every second, the config in force stays', 1);
+    writeFileSync(file, JSON.stringify({ ...config, 'session-idle-seconds': 800 }));
+    const [later] = (await logged(stack.worker.err, 'Worker config reloaded', reloadedBefore + 2)).slice(reloadedBefore + 1);
+    expect(later).toMatchObject({ endedSessions: 0, trigger: 'file' });
   });
 });
 

@@ -15,6 +15,7 @@ interface DenoWatch {
   watchFs(path: string): AsyncIterable<{ kind: string }> & { close(): void };
   addSignalListener(signal: 'SIGHUP', handler: () => void): void;
   readTextFile(path: string): Promise<string>;
+  errors: { NotFound: new (...args: never[]) => Error };
 }
 
 const deno = (globalThis as unknown as { Deno: DenoWatch }).Deno;
@@ -42,9 +43,14 @@ export function watchDenoWorkerConfig(worker: ComposedWorker, file: string, init
       try {
         watcher = deno.watchFs(file);
       } catch (error) {
+        // Past a missing file (no permission, the system's watch limit) another try does no good.
+        if (!(error instanceof deno.errors.NotFound)) {
+          log.warn('Worker config not watched: reload it with SIGHUP', { file, error });
+          return;
+        }
         // Between an editor's delete and its write the file may be missing for a moment; a
         // deploy that removes it and writes it again later, for longer.
-        if (++attempt === REARM_TRIES) log.warn('Worker config file missing: looking for it every second, the config in force stays', { file, error });
+        if (++attempt === REARM_TRIES) log.warn('Worker config file missing: looking for it every second, the config in force stays', { file });
         await new Promise((resolve) => setTimeout(resolve, attempt < REARM_TRIES ? SETTLE_MS : MISSING_POLL_MS));
         continue;
       }
