@@ -23,6 +23,13 @@ describe('jsonSyntaxProblem', () => {
     for (const text of [middle, near, end, 'hunter2', secret]) expect(problemOf(text)).not.toMatch(/ghp|SECRET|hunter/);
   });
 
+  it('places the token right when the same text comes earlier inside a string, and one on a line separator (review of s21)', () => {
+    const text = '{"note": "x, 1, 2, 3, 4, y, 5, 6, 7, 8", "a": [1, 2, 3, 4, y, 5, 6, 7, 8]}';
+    expect(problemOf(text)).toBe(`not valid JSON: Unexpected token in JSON at position ${text.lastIndexOf('y')} (line 1 column ${text.lastIndexOf('y') + 1})`);
+    const separated = '{"padding": "long enough", "a": \u2028 1}';
+    expect(problemOf(separated)).toBe(`not valid JSON: Unexpected token in JSON at position ${separated.indexOf('\u2028')} (line 1 column ${separated.indexOf('\u2028') + 1})`);
+  });
+
   it('keeps what V8 says when it quotes nothing, with the line and column of its position', () => {
     expect(problemOf('{"a": 1,\n}')).toBe('not valid JSON: Expected double-quoted property name in JSON at position 9 (line 2 column 1)');
     expect(problemOf('{"a": 1')).toBe("not valid JSON: Expected ',' or '}' after property value in JSON at position 7 (line 1 column 8)");

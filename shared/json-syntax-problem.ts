@@ -41,12 +41,23 @@ function where(text: string, position: number): string {
 
 /** Where V8's quote (`"…"`, `..."…"`, `"…"...`, `..."…"...`) puts the unexpected token. */
 function quotedPosition(message: string, text: string): number | undefined {
-  const match = /^Unexpected token .*?, (\.\.\.)?"([\s\S]*)"(\.\.\.)? is not valid JSON$/.exec(message);
+  const match = /^Unexpected token '([\s\S]*?)', (\.\.\.)?"([\s\S]*)"(\.\.\.)? is not valid JSON$/.exec(message);
   if (match === null) return undefined;
-  const [, before, quote, after] = match;
-  const start = before === undefined ? 0 : text.indexOf(quote!);
-  if (start < 0) return undefined;
-  if (before !== undefined) return start + CONTEXT;
-  if (after !== undefined) return quote!.length - CONTEXT;
-  return undefined; // the whole text, 21 characters at most: no position to work out
+  const [, token, before, quote, after] = match;
+  if (before === undefined) return after !== undefined ? quote!.length - CONTEXT : undefined; // the whole text (21 characters at most): no position to work out
+  // The same 21 characters may come earlier, inside a string: the token is where the text up to
+  // it fails as this text did, not as an unfinished string or value.
+  for (let start = text.indexOf(quote!); start >= 0; start = text.indexOf(quote!, start + 1)) {
+    if (text.startsWith(token!, start + CONTEXT) && failsAt(text.slice(0, start + CONTEXT + token!.length))) return start + CONTEXT;
+  }
+  return undefined;
+}
+
+function failsAt(prefix: string): boolean {
+  try {
+    JSON.parse(prefix);
+    return false;
+  } catch (error) {
+    return (error as Error).message.startsWith('Unexpected token');
+  }
 }
