@@ -11,7 +11,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, fchmodSync, fsyncSync, linkSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { LocalError } from '../../shared/errors.ts';
 import { formatPublicKey } from '../../shared/link/link-identity.ts';
 import { signLinkStatement, type LinkSignable } from '../../shared/link/link-upgrade-proof.ts';
@@ -64,9 +64,22 @@ export async function createHostKey(path: string): Promise<HostKey> {
   // `path` (which every later start would refuse), and a key already there is never replaced.
   const temporary = `${path}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    writeFileSync(temporary, derToPem(der), { mode: 0o600, flag: 'wx' });
-    chmodSync(temporary, 0o600); // the umask may have narrowed `mode` further, never widened it; be exact
-    linkSync(temporary, path);
+    const fd = openSync(temporary, 'wx', 0o600);
+    try {
+      writeSync(fd, derToPem(der));
+      fchmodSync(fd, 0o600); // the umask may have narrowed the mode further, never widened it; be exact
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(temporary, path);
+    } catch (error) {
+      // A file system without hard links (vfat, some FUSE mounts): written in place, as before.
+      if (!['EPERM', 'ENOTSUP', 'ENOSYS', 'EOPNOTSUPP'].includes((error as { code?: string }).code ?? '')) throw error;
+      writeFileSync(path, derToPem(der), { mode: 0o600, flag: 'wx' });
+      chmodSync(path, 0o600);
+    }
   } catch (error) {
     const code = (error as { code?: string }).code ?? 'unwritable';
     if (code === 'EEXIST') throw new LocalError('key-exists', `Host key "${path}" already exists: it is kept, never overwritten (delete it first to make a new identity)`);
