@@ -22,6 +22,7 @@ import { auditWriter } from '../sidecar/audit/audit-writer.ts';
 import { type DenoWorkerProcess, spawnDenoWorker } from './deno-worker-process.ts';
 import { stopOnSignals } from './signals.ts';
 import { listenAddress } from './listen-address.ts';
+import { isLoopbackHostname } from '../shared/loopback.ts';
 import { watchWorkerConfigFile } from './worker-config-watch.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { locateSyntaxError, unreadable } from './config-file-read.ts';
@@ -67,7 +68,11 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   });
   if (values.config === undefined) throw new LocalError('usage', 'Missing --config FILE: the worker config (see switchyard worker --help)');
   const configFile = resolve(values.config);
-  const { host, port } = listenAddress(values);
+  const { host, hostSource, port } = listenAddress(values);
+  // A shell may export HOST unasked (tcsh sets it to the machine's name): say where it came from.
+  if (hostSource !== '' && !isLoopbackHostname(host.includes(':') && !host.startsWith('[') ? `[${host}]` : host)) {
+    process.stderr.write(`note: the worker listens on "${host}"${hostSource}, which this machine's network reaches; --host 127.0.0.1 keeps it on this machine\n`);
+  }
   const runtime = values.runtime ?? 'deno';
   if (runtime !== 'deno' && runtime !== 'node') throw new LocalError('usage', `Unknown runtime "${runtime}": expected deno or node`);
   if (values['config-dir'] !== undefined && runtime !== 'node') {
