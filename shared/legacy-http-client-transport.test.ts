@@ -209,6 +209,20 @@ describe('LegacyHttpClientTransport on the wire', () => {
     await closed;
   });
 
+  it('answers a request whose stream ended unanswered, with nothing to take it up from, with server-exited (review s21)', async () => {
+    const server = await listen((req, res) => {
+      if (req.headers['mcp-session-id'] === undefined) return void res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's-1' }).end('{"jsonrpc":"2.0","id":1,"result":{}}');
+      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(': no answer after all\n\n');
+    });
+    const transport = new LegacyHttpClientTransport({ url: server.url });
+    const { next } = inbox(transport);
+    await transport.start();
+    await transport.send(initialize(1));
+    await transport.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    expect(await next(answers(2))).toMatchObject({ id: 2, error: { data: { reason: 'server-exited' }, message: 'The HTTP server ended its answer\'s stream without answering' } });
+    await transport.close();
+  });
+
   it('refuses an answer of another content type, and a JSON answer that is no JSON-RPC message', async () => {
     let body = '<html>';
     const server = await listen((_req, res) => void res.writeHead(200, { 'content-type': body === '<html>' ? 'text/html' : 'application/json; charset=utf-8' }).end(body));

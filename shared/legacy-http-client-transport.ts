@@ -30,6 +30,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { readStreamWithin } from './bounded-stream.ts';
 import { jsonRpcMessageOf } from './json-rpc-message.ts';
+import { jsonRpcErrorBody, WireError } from './errors.ts';
 import type { ModernHttpTarget } from './modern-http-transport.ts';
 import { MAX_SSE_EVENT_CHARS, readSseEvents } from './sse-messages.ts';
 import { ReadGate } from './read-gate.ts';
@@ -47,6 +48,8 @@ const RECONNECT = { initialMs: 1_000, maxMs: 30_000, growth: 1.5, maxRetries: 2 
 /** A stream taken up again: from the last event id it carried. */
 interface Resume {
   lastEventId: string | undefined;
+  /** The request whose answer the stream was to carry (none: the standalone stream). */
+  requestId?: string | number;
 }
 
 export class LegacyHttpClientTransport implements Transport {
@@ -144,7 +147,7 @@ export class LegacyHttpClientTransport implements Transport {
     }
     const type = mediaType(response.headers.get('content-type'));
     if (type === 'text/event-stream' && response.body !== null) {
-      void this.#readStream(response.body, false);
+      void this.#readStream(response.body, false, undefined, message.id);
     } else if (type === 'application/json') {
       const text = await readStreamWithin(response.body, MAX_SSE_EVENT_CHARS);
       if (text === null) throw new Error(`The HTTP server's answer to ${what} is larger than ${MAX_SSE_EVENT_CHARS} bytes`);
@@ -172,11 +175,11 @@ export class LegacyHttpClientTransport implements Transport {
       if (response.status === 405) return;
       throw new Error(`The HTTP server refused its SSE stream: HTTP ${response.status}${redirectNote(response)}`);
     }
-    if (response.body !== null) void this.#readStream(response.body, true, resume.lastEventId);
+    if (response.body !== null) void this.#readStream(response.body, true, resume.lastEventId, resume.requestId);
   }
 
   /** Reads one SSE stream to its end; takes it up again when it ended before its response and can be resumed. */
-  async #readStream(body: ReadableStream<Uint8Array>, standalone: boolean, lastEventId?: string): Promise<void> {
+  async #readStream(body: ReadableStream<Uint8Array>, standalone: boolean, lastEventId?: string, requestId?: string | number): Promise<void> {
     let resumable = standalone;
     let answered = false;
     let failure: Error | undefined;
@@ -204,12 +207,20 @@ export class LegacyHttpClientTransport implements Transport {
     }
     if (this.#abort?.signal.aborted) return;
     if (failure !== undefined) this.onerror?.(failure);
-    if (resumable && !answered) this.#reconnect({ lastEventId }, 0);
+    if (resumable && !answered) this.#reconnect({ lastEventId, ...(requestId !== undefined ? { requestId } : {}) }, 0);
+    // A request's stream that ended unanswered and cannot be taken up again: nothing else will answer it.
+    else if (!answered && requestId !== undefined) this.#unanswered(requestId, 'ended its answer\'s stream without answering');
+  }
+
+  /** Answers `requestId` with the error the server never sent, so its caller does not wait for ever. */
+  #unanswered(requestId: string | number, what: string): void {
+    this.onmessage?.(jsonRpcErrorBody(requestId, new WireError('server-exited', `The HTTP server ${what}`)) as JSONRPCMessage);
   }
 
   #reconnect(resume: Resume, attempt: number): void {
     if (attempt >= RECONNECT.maxRetries) {
       this.onerror?.(new Error(`The HTTP server's SSE stream could not be taken up again after ${RECONNECT.maxRetries} attempts`));
+      if (resume.requestId !== undefined) this.#unanswered(resume.requestId, `broke off its answer's stream, which could not be taken up again after ${RECONNECT.maxRetries} attempts`);
       return;
     }
     const delay = this.#retryMs ?? Math.min(RECONNECT.initialMs * RECONNECT.growth ** attempt, RECONNECT.maxMs);
