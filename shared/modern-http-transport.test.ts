@@ -144,6 +144,22 @@ describe('postModern against a server that misbehaves (review s21)', () => {
     await expect(postModern({ url: server.url }, call({ name: 'echo' }), () => {})).rejects.toMatchObject({ reason: 'server-exited', message: expect.stringContaining(`larger than ${MAX_SSE_EVENT_CHARS} bytes`) });
   });
 
+  it('aborts a notification\'s POST the server never answers when the transport closes', async () => {
+    let hungUp!: () => void;
+    const gone = new Promise<void>((resolve) => (hungUp = resolve));
+    let got!: () => void;
+    const received = new Promise<void>((resolve) => (got = resolve));
+    const server = await listen((req) => {
+      req.once('close', hungUp);
+      got();
+    });
+    const transport = new ModernHttpClientTransport({ url: server.url });
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/roots/list_changed', params: { _meta: META } });
+    await received;
+    await transport.close();
+    await gone;
+  });
+
   it('takes a JSON answer whatever the case of its media type, and sends a configured header once, whatever its case', async () => {
     const types: Array<string | undefined> = [];
     const server = await listen((req, res) => {

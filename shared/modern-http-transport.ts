@@ -149,6 +149,7 @@ export class ModernHttpClientTransport implements Transport {
   readonly #target: ModernHttpTarget;
   readonly #gate: ReadGate;
   readonly #inFlight = new Map<Id, AbortController>();
+  readonly #notifying = new Set<AbortController>();
   #closed = false;
 
   constructor(target: ModernHttpTarget) {
@@ -171,7 +172,12 @@ export class ModernHttpClientTransport implements Transport {
       return;
     }
     if (!('method' in message) || !('id' in message)) {
-      void postModern(this.#target, message, () => {}).catch((error: Error) => this.onerror?.(error));
+      // Aborted with the rest on close: a server that never answers a notification's POST holds nothing.
+      const abort = new AbortController();
+      this.#notifying.add(abort);
+      void postModern(this.#target, message, () => {}, abort.signal)
+        .catch((error: Error) => this.onerror?.(error))
+        .finally(() => this.#notifying.delete(abort));
       return;
     }
     const id = message.id;
@@ -197,8 +203,9 @@ export class ModernHttpClientTransport implements Transport {
     if (this.#closed) return;
     this.#closed = true;
     this.#gate.dispose();
-    for (const abort of this.#inFlight.values()) abort.abort();
+    for (const abort of [...this.#inFlight.values(), ...this.#notifying]) abort.abort();
     this.#inFlight.clear();
+    this.#notifying.clear();
     this.onclose?.();
   }
 }
