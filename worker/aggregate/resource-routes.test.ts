@@ -27,10 +27,14 @@ describe('ResourceRoutes', () => {
     expect(routes.owner('other://x')).toBeUndefined();
   });
 
-  it('routes a URI two servers list to the first of them that is up (review of s21)', () => {
+  it('routes a URI two servers list to the first of them, in config order, that is up (review of s21)', () => {
     const routes = new ResourceRoutes();
-    routes.addResources('alpha', ['file:///shared.txt']);
     routes.addResources('beta', ['file:///shared.txt']);
+    routes.addResources('alpha', ['file:///shared.txt']);
+    expect(routes.route('file:///shared.txt', ['alpha', 'beta'])).toBe('alpha');
+    // Relisting changes nothing: the agent reads the same server's file from one list to the next.
+    routes.clearResources('alpha');
+    routes.addResources('alpha', ['file:///shared.txt']);
     expect(routes.route('file:///shared.txt', ['alpha', 'beta'])).toBe('alpha');
     expect(routes.route('file:///shared.txt', ['beta'])).toBe('beta');
     expect(routes.route('file:///shared.txt', ['gamma'])).toBeUndefined();

@@ -27,7 +27,7 @@ export class ResourceRoutes {
    */
   #templates: Array<{ server: string; matches: (uri: string) => boolean; cost: number; claims: boolean }> = [];
 
-  /** Records the URIs a server listed; of the servers that list a URI, the first to list it serves it while it is up. */
+  /** Records the URIs a server listed; of the servers that list a URI, the first candidate (in config order) serves it. */
   addResources(server: string, uris: readonly string[]): void {
     for (const uri of uris) {
       const listers = this.#byUri.get(uri);
@@ -67,7 +67,8 @@ export class ResourceRoutes {
    */
   route(uri: string, candidates: readonly string[], soleServer = true): string | undefined {
     const listers = this.#byUri.get(uri);
-    if (listers !== undefined) return listers.find((s) => candidates.includes(s));
+    // In the candidates' order (config order), not the lists': relisting reorders those.
+    if (listers !== undefined) return candidates.find((s) => listers.includes(s));
     const matched = this.#matching(uri, candidates);
     if (matched !== undefined) return matched;
     return soleServer && candidates.length === 1 && this.#matching(uri) === undefined ? candidates[0] : undefined;
