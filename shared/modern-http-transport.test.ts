@@ -160,15 +160,25 @@ describe('postModern against a server that misbehaves (review s21)', () => {
     await gone;
   });
 
-  it('takes a JSON answer whatever the case of its media type, and sends a configured header once, whatever its case', async () => {
-    const types: Array<string | undefined> = [];
+  it('takes a JSON answer whatever the case of its media type, and sends its own protocol headers over configured ones of any case', async () => {
+    const sent: Array<[string | undefined, string | undefined]> = [];
     const server = await listen((req, res) => {
-      types.push(req.headers['content-type']);
+      sent.push([req.headers['content-type'], req.headers.accept]);
       void res.writeHead(200, { 'content-type': 'Application/JSON' }).end('{"jsonrpc":"2.0","id":7,"result":{}}');
     });
     const seen: JSONRPCMessage[] = [];
-    await postModern({ url: server.url, headers: { 'Content-Type': 'application/json; charset=utf-8' } }, call({ name: 'echo' }), (m) => seen.push(m));
+    await postModern({ url: server.url, headers: { 'Content-Type': 'text/plain', Accept: 'application/json' } }, call({ name: 'echo' }), (m) => seen.push(m));
     expect(seen).toEqual([{ jsonrpc: '2.0', id: 7, result: {} }]);
-    expect(types).toEqual(['application/json; charset=utf-8']);
+    expect(sent).toEqual([['application/json', 'application/json, text/event-stream']]);
+  });
+
+  it('answers a request once: a stream that breaks off after its answer is no failure (review of s21)', async () => {
+    const server = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"jsonrpc":"2.0","id":7,"result":{}}\n\n', () => res.destroy());
+    });
+    const seen: JSONRPCMessage[] = [];
+    expect(await postModern({ url: server.url }, call({ name: 'echo' }), (m) => seen.push(m))).toEqual({ modern: true });
+    expect(seen).toEqual([{ jsonrpc: '2.0', id: 7, result: {} }]);
   });
 });

@@ -59,9 +59,10 @@ type Params = Record<string, unknown> & { _meta?: Record<string, unknown> };
  */
 export async function postModern(target: ModernHttpTarget, message: JSONRPCMessage, onMessage: (message: JSONRPCMessage) => void, signal?: AbortSignal): Promise<ModernPostOutcome> {
   const { body, headers } = modernPost(message);
-  // The configured headers win, whatever case either is written in (a plain object would send both).
-  const sent = new Headers(headers);
-  for (const [name, value] of Object.entries(target.headers ?? {})) sent.set(name, value);
+  // The configured headers first, then the protocol's own over them, whatever case either is
+  // written in (a plain object would send both): a configured Accept must not drop SSE answers.
+  const sent = new Headers(target.headers);
+  for (const [name, value] of Object.entries(headers)) sent.set(name, value);
   let response: Response;
   try {
     response = await fetchWithinOrigin(target.fetch ?? fetch, target.url, { method: 'POST', headers: sent, body: JSON.stringify(body), ...(signal ? { signal } : {}) });
@@ -81,12 +82,20 @@ export async function postModern(target: ModernHttpTarget, message: JSONRPCMessa
     }
     return { modern: false, status: response.status };
   }
+  // Once the request's answer is out, a stream that breaks off after it is no failure: reported,
+  // it would be a second answer for the same id.
+  let answered = false;
   const deliver = (value: unknown) => {
+    const answers = id !== undefined && isRecord(value) && value.id === id && !('method' in value);
     if (exceedsDepth(value, MAX_JSON_DEPTH)) {
-      if (id !== undefined && isRecord(value) && value.id === id && !('method' in value)) onMessage(jsonRpcErrorBody(id, new WireError('invalid-request', `Server output nested deeper than ${MAX_JSON_DEPTH} levels`)) as JSONRPCMessage);
+      if (answers) onMessage(jsonRpcErrorBody(id, new WireError('invalid-request', `Server output nested deeper than ${MAX_JSON_DEPTH} levels`)) as JSONRPCMessage);
+      answered ||= answers;
       return;
     }
-    if (isRecord(value) && value.jsonrpc === '2.0') onMessage(value as JSONRPCMessage);
+    if (isRecord(value) && value.jsonrpc === '2.0') {
+      answered ||= answers;
+      onMessage(value as JSONRPCMessage);
+    }
   };
   try {
     if (type === 'text/event-stream' && response.body !== null) await readSseMessages(response.body, deliver, { ...(target.readGate ? { gate: target.readGate } : {}), ...(signal ? { signal } : {}) });
@@ -96,7 +105,7 @@ export async function postModern(target: ModernHttpTarget, message: JSONRPCMessa
       deliver(JSON.parse(text));
     } else await response.body?.cancel();
   } catch (error) {
-    if (!signal?.aborted) throw new WireError('server-exited', `The HTTP server's answer broke off: ${fetchErrorText(error)}`);
+    if (!signal?.aborted && !answered) throw new WireError('server-exited', `The HTTP server's answer broke off: ${fetchErrorText(error)}`);
   }
   return { modern: true };
 }
