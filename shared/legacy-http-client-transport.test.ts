@@ -223,6 +223,36 @@ describe('LegacyHttpClientTransport on the wire', () => {
     await transport.close();
   });
 
+  const WORKING = '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working"}}';
+
+  it('answers a request whose resumable stream cannot be taken up (405), or is taken up 5 times without its answer, with server-exited (review of s21)', async () => {
+    for (const [takeUp, message] of [
+      ['refused', 'The HTTP server broke off its answer\'s stream and offers none to take it up from'],
+      ['empty', 'The HTTP server ended its answer\'s stream without answering, taken up 5 times'],
+    ] as const) {
+      let gets = 0;
+      const server = await listen((req, res) => {
+        if (req.method === 'GET') {
+          gets++;
+          if (takeUp === 'refused') return void res.writeHead(405).end();
+          return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`id: e${gets + 1}\ndata: ${WORKING}\n\n`);
+        }
+        if (req.headers['mcp-session-id'] === undefined) return void res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's-1' }).end('{"jsonrpc":"2.0","id":1,"result":{}}');
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`id: e1\ndata: ${WORKING}\n\n`);
+      });
+      const transport = new LegacyHttpClientTransport({ url: server.url });
+      const { next, messages } = inbox(transport);
+      transport.onerror = () => {};
+      await transport.start();
+      await transport.send(initialize(1));
+      await transport.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+      expect(await next(answers(2))).toMatchObject({ id: 2, error: { data: { reason: 'server-exited' }, message } });
+      expect(gets).toBe(takeUp === 'refused' ? 1 : 5);
+      expect(messages.filter(answers(2))).toHaveLength(1);
+      await transport.close();
+    }
+  }, 20_000);
+
   it('refuses an answer of another content type, and a JSON answer that is no JSON-RPC message', async () => {
     let body = '<html>';
     const server = await listen((_req, res) => void res.writeHead(200, { 'content-type': body === '<html>' ? 'text/html' : 'application/json; charset=utf-8' }).end(body));

@@ -50,7 +50,12 @@ interface Resume {
   lastEventId: string | undefined;
   /** The request whose answer the stream was to carry (none: the standalone stream). */
   requestId?: string | number;
+  /** How many times that request's stream was taken up already. */
+  takeUps?: number;
 }
+
+/** How many times one request's stream is taken up, each ending unanswered, before the request is answered as failed. */
+const MAX_TAKE_UPS = 5;
 
 export class LegacyHttpClientTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
@@ -172,14 +177,19 @@ export class LegacyHttpClientTransport implements Transport {
     const response = await this.#fetch('GET', headers);
     if (!response.ok) {
       await response.body?.cancel();
-      if (response.status === 405) return;
+      if (response.status === 405) {
+        // No stream to take a request's answer up from: nothing else will answer it.
+        if (resume.requestId !== undefined) this.#unanswered(resume.requestId, 'broke off its answer\'s stream and offers none to take it up from');
+        return;
+      }
       throw new Error(`The HTTP server refused its SSE stream: HTTP ${response.status}${redirectNote(response)}`);
     }
-    if (response.body !== null) void this.#readStream(response.body, true, resume.lastEventId, resume.requestId);
+    if (response.body !== null) void this.#readStream(response.body, true, resume.lastEventId, resume.requestId, resume.takeUps);
+    else if (resume.requestId !== undefined) this.#unanswered(resume.requestId, 'broke off its answer\'s stream and took it up with no body');
   }
 
   /** Reads one SSE stream to its end; takes it up again when it ended before its response and can be resumed. */
-  async #readStream(body: ReadableStream<Uint8Array>, standalone: boolean, lastEventId?: string, requestId?: string | number): Promise<void> {
+  async #readStream(body: ReadableStream<Uint8Array>, standalone: boolean, lastEventId?: string, requestId?: string | number, takeUps = 0): Promise<void> {
     let resumable = standalone;
     let answered = false;
     let failure: Error | undefined;
@@ -207,9 +217,10 @@ export class LegacyHttpClientTransport implements Transport {
     }
     if (this.#abort?.signal.aborted) return;
     if (failure !== undefined) this.onerror?.(failure);
-    if (resumable && !answered) this.#reconnect({ lastEventId, ...(requestId !== undefined ? { requestId } : {}) }, 0);
-    // A request's stream that ended unanswered and cannot be taken up again: nothing else will answer it.
-    else if (!answered && requestId !== undefined) this.#unanswered(requestId, 'ended its answer\'s stream without answering');
+    if (answered) return;
+    if (resumable && (requestId === undefined || takeUps < MAX_TAKE_UPS)) this.#reconnect({ lastEventId, ...(requestId !== undefined ? { requestId, takeUps: takeUps + 1 } : {}) }, 0);
+    // A request's stream that ended unanswered and cannot be taken up again (or no longer): nothing else will answer it.
+    else if (requestId !== undefined) this.#unanswered(requestId, takeUps === 0 ? 'ended its answer\'s stream without answering' : `ended its answer's stream without answering, taken up ${takeUps} times`);
   }
 
   /** Answers `requestId` with the error the server never sent, so its caller does not wait for ever. */
