@@ -17,15 +17,20 @@ function problems(parse: () => unknown): string[] {
 
 describe('configured HTTP headers', () => {
   it('are refused when fetch could not send them, naming the header and never quoting the value (review s21)', () => {
-    const headers = { Authorization: `Bearer ${SECRET}\nX-Injected: 1`, 'X-Key': `${SECRET}€`, 'Bad Name': 'x', 'X-Fine': `Basic ${SECRET}` };
+    const headers = { Authorization: `Bearer ${SECRET}\nX-Injected: 1`, 'X-Key': `${SECRET}€`, 'X-Bell': `${SECRET}\x07`, 'Bad Name': 'x', 'Transfer-Encoding': 'chunked', 'X-Fine': `Basic ${SECRET}`, 'X-Latin': `clé-${SECRET}` };
     const worker = problems(() => parseWorkerConfig({ agents: [], servers: { docs: { executor: { type: 'http', url: 'https://docs.example.test/mcp', headers } } } }, { runtime: 'edge' }));
     const host = problems(() => parseMcpServersFile({ mcpServers: { docs: { url: 'https://docs.example.test/mcp', headers } } }));
     for (const [found, prefix] of [[worker, 'servers.docs.executor.headers'], [host, 'mcpServers.docs.headers']] as const) {
       expect(found).toEqual(expect.arrayContaining([
-        `${prefix}.Authorization: must be an HTTP header value: no line break, and no character past U+00FF (the value is not shown: it may be a credential)`,
-        `${prefix}.X-Key: must be an HTTP header value: no line break, and no character past U+00FF (the value is not shown: it may be a credential)`,
+        `${prefix}.Authorization: must be an HTTP header value: no line break or other control character, and none past U+00FF (the value is not shown: it may be a credential)`,
+        `${prefix}.X-Key: must be an HTTP header value: no line break or other control character, and none past U+00FF (the value is not shown: it may be a credential)`,
+      ]));
+      expect(found).toEqual(expect.arrayContaining([
+        `${prefix}.X-Bell: must be an HTTP header value: no line break or other control character, and none past U+00FF (the value is not shown: it may be a credential)`,
+        `${prefix}.Transfer-Encoding: is the connection's own header, which fetch sets itself and refuses to send`,
       ]));
       expect(found.some((p) => p.includes('Bad Name') && p.includes('must be an HTTP header name'))).toBe(true);
+      expect(found.some((p) => p.includes('X-Latin'))).toBe(false);
       expect(found.join('\n')).not.toContain(SECRET);
       expect(found.some((p) => p.includes('X-Fine'))).toBe(false);
     }

@@ -11,15 +11,18 @@ import * as z from './zod.ts';
 
 /** RFC 9110 `token`: a field name. */
 const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** What fetch takes as a field value: a ByteString without CR, LF or NUL. */
-const FIELD_VALUE = /^[^\r\n\0\u0100-\uffff]*$/;
+/** What every runtime's fetch sends as a field value: tab, visible ASCII, space and Latin-1, no control character. */
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** Fields the connection owns, which Node's fetch refuses to send. */
+const CONNECTION_FIELDS = new Set(['connection', 'content-length', 'expect', 'keep-alive', 'transfer-encoding', 'upgrade']);
 
 export const HttpHeadersSchema = z
-  .record(z.string(), z.string().check(z.regex(FIELD_VALUE, 'must be an HTTP header value: no line break, and no character past U+00FF (the value is not shown: it may be a credential)')))
+  .record(z.string(), z.string().check(z.regex(FIELD_VALUE, 'must be an HTTP header value: no line break or other control character, and none past U+00FF (the value is not shown: it may be a credential)')))
   .check(
     z.superRefine((headers, ctx) => {
       for (const name of Object.keys(headers)) {
         if (!FIELD_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: 'must be an HTTP header name: letters, digits and !#$%&\'*+-.^_`|~', input: name });
+        else if (CONNECTION_FIELDS.has(name.toLowerCase())) ctx.addIssue({ code: 'custom', path: [name], message: 'is the connection\'s own header, which fetch sets itself and refuses to send', input: name });
       }
     }),
   );
