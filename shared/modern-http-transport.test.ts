@@ -120,6 +120,11 @@ describe('postModern against a server that misbehaves (review s21)', () => {
     expect(elsewhere.keys).toEqual([]);
   });
 
+  it('gives up on a redirect loop within the origin, saying so', async () => {
+    const server = await listen((req, res) => void res.writeHead(307, { location: req.url === '/mcp' ? '/mcp/' : '/mcp' }).end());
+    await expect(postModern({ url: server.url }, call({ name: 'echo' }), () => {})).rejects.toMatchObject({ reason: 'server-exited', message: 'Could not reach the HTTP server: The HTTP server redirected more than 5 times within its origin' });
+  });
+
   it('reads an error answer within a bound: one whose body never ends is not a modern error, and is not held', async () => {
     let closed!: () => void;
     const gone = new Promise<void>((resolve) => (closed = resolve));

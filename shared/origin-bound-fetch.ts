@@ -17,9 +17,10 @@ export async function fetchWithinOrigin(fetchFn: FetchLike, url: URL, init: Requ
   let at = url;
   for (let hops = 0; ; hops++) {
     const response = await fetchFn(at, { ...init, redirect: 'manual' });
-    const next = hops < MAX_REDIRECTS ? redirectWithinOrigin(response, at, method) : undefined;
+    const next = redirectWithinOrigin(response, at, method);
     if (next === undefined) return response;
     await response.body?.cancel();
+    if (hops >= MAX_REDIRECTS) throw new Error(`The HTTP server redirected more than ${MAX_REDIRECTS} times within its origin`);
     at = next;
   }
 }
