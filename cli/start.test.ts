@@ -83,6 +83,23 @@ async function whileRunning(prefix: string, extra: string[], check: (client: { u
   }
 }
 
+/**
+ * Runs a start on `state` that must fail: it exits 1, and nothing of its process group (Deno, the
+ * containment probe) is left; resolves with what it wrote on stderr.
+ */
+async function failedStart(state: string): Promise<string> {
+  const started = startCli(state);
+  let err = '';
+  started.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
+  const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 30_000);
+  const code = await exited;
+  clearTimeout(timer);
+  expect(code, err).toBe(1);
+  await waitUntil(() => groupMembers(started.pid!).length === 0, 'the CLI\'s process group to be empty', 10_000);
+  return err;
+}
+
 describe('switchyard start', () => {
   it('stops on a terminal\'s Ctrl-C with live sessions, exit 0, and logs nothing at warn or error', async () => {
     const { started, printed, exited, banner } = watchStart(stateDir);
@@ -218,20 +235,11 @@ describe('switchyard start', () => {
     try {
       // What start writes once Deno listens (the sidecar's config) cannot be written: a folder holds its name.
       mkdirSync(join(failing, 'sidecar', 'sidecar.json'), { recursive: true });
-      const started = startCli(failing);
-      let err = '';
-      started.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-      const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
-      const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 30_000);
-      const code = await exited;
-      clearTimeout(timer);
-      expect(code, err).toBe(1);
+      const err = await failedStart(failing);
       expect(err).toContain(`Cannot write ${join(failing, 'sidecar', 'sidecar.json')}: EISDIR: illegal operation on a directory, rename '${join(failing, 'sidecar', '.sidecar.json')}.`);
       expect(err).toMatch(/\.sidecar\.json\.[0-9a-f]{12}\.tmp' -> '/);
       // What was written to be put in its place is not left behind.
       expect(readdirSync(join(failing, 'sidecar')).filter((name) => name.endsWith('.tmp'))).toEqual([]);
-      // Deno ran in the CLI's process group (the containment probe too): nothing of it is left.
-      await waitUntil(() => groupMembers(started.pid!).length === 0, 'the CLI\'s process group to be empty', 10_000);
     } finally {
       rmSync(failing, { recursive: true, force: true });
     }
@@ -241,16 +249,7 @@ describe('switchyard start', () => {
     const failing = mkdtempSync(join(tmpdir(), 'sy-start-fail-client-'));
     try {
       mkdirSync(join(failing, 'client-config.json'));
-      const started = startCli(failing);
-      let err = '';
-      started.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-      const exited = new Promise<number | null>((resolve) => started.once('exit', (code) => resolve(code)));
-      const timer = setTimeout(() => process.kill(-started.pid!, 'SIGKILL'), 30_000);
-      const code = await exited;
-      clearTimeout(timer);
-      expect(code, err).toBe(1);
-      expect(err).toContain(`Cannot write ${join(failing, 'client-config.json')}`);
-      await waitUntil(() => groupMembers(started.pid!).length === 0, 'the CLI\'s process group to be empty', 10_000);
+      expect(await failedStart(failing)).toContain(`Cannot write ${join(failing, 'client-config.json')}`);
     } finally {
       rmSync(failing, { recursive: true, force: true });
     }
