@@ -18,9 +18,11 @@ const BESIDE_CODE = ['shared/**/*.test.ts', 'worker/**/*.test.ts', 'sidecar/**/*
 /** Tests beside their code that start real processes (servers, bubblewrap, Deno, the CLI). */
 const REAL_PROCESSES_BESIDE_CODE = [
   'cli/check.test.ts',
+  'cli/deno-worker-process.test.ts',
   'cli/doctor.test.ts',
   'cli/sidecar-bundle.test.ts',
   'cli/sidecar-init.test.ts',
+  'cli/signals.test.ts',
   'cli/start.test.ts',
   'cli/state-dir-lock.test.ts',
   'sidecar/host/create-stdio-transport.test.ts',
@@ -37,10 +39,11 @@ const REAL_PROCESSES_BESIDE_CODE = [
   'sidecar/sandbox/bubblewrap/bubblewrap-ready.test.ts',
   'sidecar/sandbox/contained.test.ts',
   'sidecar/sandbox/index.test.ts',
+  'worker/adapters/deno/deno-unexpected-errors.test.ts',
 ];
 
 /** In-process checks that live under test/ because they span the tree, and the bench's pure parts. */
-const IN_PROCESS_UNDER_TEST = ['test/layering.test.ts', 'test/config-parsers.property.test.ts', 'test/readme.test.ts', 'test/bench/**/*.test.ts'];
+const IN_PROCESS_UNDER_TEST = ['test/layering.test.ts', 'test/config-parsers.property.test.ts', 'test/config-secrets.test.ts', 'test/readme.test.ts', 'test/bench/**/*.test.ts'];
 
 const SLOW = [
   'test/readme-quickstart.test.ts',

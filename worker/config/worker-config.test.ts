@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../shared/validation.ts';
 import { DEFAULT_SESSION_IDLE_SECONDS, parseWorkerConfig, parseWorkerConfigText, type WorkerRuntime } from './worker-config.ts';
 import { EDGE_LOCAL_SERVER_MESSAGE } from './config-checks.ts';
-import { parsedJsonText } from '../../sidecar/config/config-file-problems.ts';
 
 const HASH = 'a'.repeat(64);
 /** A well-formed host public key (32 bytes, canonical base64url). */
@@ -180,23 +179,6 @@ describe('worker config', () => {
 
   it('reports JSON syntax errors as a root problem', () => {
     expect(() => parseWorkerConfigText('{"agents":', { runtime: 'edge' })).toThrow(/^Invalid worker config: \(root\): not valid JSON/);
-  });
-});
-
-describe('a config that is not JSON', () => {
-  it('is refused naming where, quoting none of it: a header value typed without its quotes is a credential (review s21)', () => {
-    const text = '{\n  "servers": {"docs": {"executor": {"type": "http", "url": "https://docs.example.test/mcp", "headers": {"Authorization": Bearer ghp_TOPSECRET0123456789}}}}\n}';
-    const at = text.indexOf('Bearer');
-    const expected = `not valid JSON: Unexpected token in JSON at position ${at} (line 2 column ${at - 1})`;
-    let thrown: unknown;
-    try {
-      parseWorkerConfigText(text, { runtime: 'edge' });
-    } catch (error) {
-      thrown = error;
-    }
-    expect((thrown as ValidationError).issues).toEqual([{ path: '(root)', message: expected }]);
-    // The sidecar's config files (mcp.json holds servers' headers and env) are read the same way.
-    expect(parsedJsonText('mcp.json', text)).toEqual({ ok: false, missing: false, issue: { path: '(root)', message: expected } });
   });
 });
 

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { denoBinaryPath } from '../../../cli/deno-binary.ts';
+import { DENO } from '../../../test/support/paths.ts';
 
 const HERE = import.meta.dirname;
 
@@ -26,7 +26,7 @@ describe('keepServingOnUnexpectedErrors under Deno', () => {
       console.log(answer === 'served' ? 'still serving' : answer);
       Deno.exit(0);
     `;
-    const run = spawnSync(denoBinaryPath(), ['eval', '--ext=ts', script], { encoding: 'utf8', timeout: 30_000 });
+    const run = spawnSync(DENO, ['eval', '--ext=ts', script], { encoding: 'utf8', timeout: 30_000 });
     expect(run.stdout).toBe('still serving\n');
     const lines = run.stderr.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toEqual(expect.arrayContaining([

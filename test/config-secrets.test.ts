@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { parsedJsonText } from '../sidecar/config/config-file-problems.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
-import { parseWorkerConfig } from '../worker/config/worker-config.ts';
-import { ValidationError } from './validation.ts';
+import { parseWorkerConfig, parseWorkerConfigText } from '../worker/config/worker-config.ts';
+import { ValidationError } from '../shared/validation.ts';
 
 const SECRET = 'sk-live-0123456789SECRET';
 
@@ -14,6 +15,22 @@ function problems(parse: () => unknown): string[] {
   }
   return [];
 }
+
+/**
+ * What the worker's and the sidecar's config refusals say of a credential in the file: nothing.
+ * Across both parsers, as one config typo reaches either (`shared/http-headers-schema.ts`,
+ * `shared/json-syntax-problem.ts`).
+ */
+describe('a config file that is not JSON', () => {
+  it('is refused by the worker and the sidecar alike naming where, quoting none of it (review s21)', () => {
+    const text = `{\n  "servers": {"docs": {"executor": {"type": "http", "url": "https://docs.example.test/mcp", "headers": {"Authorization": Bearer ${SECRET}}}}}\n}`;
+    const at = text.indexOf('Bearer');
+    const expected = `(root): not valid JSON: Unexpected token in JSON at position ${at} (line 2 column ${at - 1})`;
+    expect(problems(() => parseWorkerConfigText(text, { runtime: 'edge' }))).toEqual([expected]);
+    const read = parsedJsonText('mcp.json', text);
+    expect(read.ok ? null : `${read.issue.path}: ${read.issue.message}`).toBe(expected);
+  });
+});
 
 describe('configured HTTP headers', () => {
   it('are refused when fetch could not send them, naming the header and never quoting the value (review s21)', () => {
