@@ -25,3 +25,8 @@ export function listenAddress(values: { host?: string | undefined; port?: string
   if (!(port >= 0 && port <= 65535)) throw new LocalError('usage', `Invalid port "${portText}"${values.port === undefined ? ' (from PORT)' : ''}: expected 0-65535`);
   return { host, hostSource, port };
 }
+
+/** `host` as a URL's host name: an IPv6 address in brackets (`HOST=::1` is `[::1]`). */
+export function hostName(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}

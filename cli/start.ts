@@ -40,7 +40,7 @@ import { startSidecar } from './sidecar-command.ts';
 import type { SidecarComposition } from '../sidecar/host/composition.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { stopOnSignals } from './signals.ts';
-import { listenAddress } from './listen-address.ts';
+import { hostName, listenAddress } from './listen-address.ts';
 import { parseLogLevel } from '../shared/log.ts';
 import { sha256Hex } from '../shared/credentials.ts';
 import { clientConfigs, ensureDir, ensureSecret, HOST_KEY_FILE, writeJson } from './state-dir.ts';
@@ -73,11 +73,6 @@ function allowedHostNames(host: string): string[] {
     names.push(hostName(host));
   }
   return [...new Set(names)];
-}
-
-/** `host` as a URL's host name: an IPv6 address in brackets (`HOST=::1` is `[::1]`). */
-function hostName(host: string): string {
-  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 /**

@@ -21,7 +21,7 @@ import { parseLogLevel } from '../shared/log.ts';
 import { auditWriter } from '../sidecar/audit/audit-writer.ts';
 import { type DenoWorkerProcess, spawnDenoWorker } from './deno-worker-process.ts';
 import { stopOnSignals } from './signals.ts';
-import { listenAddress } from './listen-address.ts';
+import { hostName, listenAddress } from './listen-address.ts';
 import { isLoopbackHostname } from '../shared/loopback.ts';
 import { watchWorkerConfigFile } from './worker-config-watch.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
@@ -70,7 +70,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   const configFile = resolve(values.config);
   const { host, hostSource, port } = listenAddress(values);
   // A shell may export HOST unasked (tcsh sets it to the machine's name): say where it came from.
-  if (hostSource !== '' && !isLoopbackHostname(host.includes(':') && !host.startsWith('[') ? `[${host}]` : host)) {
+  if (hostSource !== '' && !isLoopbackHostname(hostName(host))) {
     process.stderr.write(`note: the worker listens on "${host}"${hostSource}, which this machine's network reaches; --host 127.0.0.1 keeps it on this machine\n`);
   }
   const runtime = values.runtime ?? 'deno';
