@@ -292,6 +292,15 @@ describe('LegacyHttpEndpoint', () => {
     expect(eventsOf(await again.text()).map((e) => JSON.parse(e.data))).toEqual([result(1, { again: true })]);
   });
 
+  it('writes one answer per request of a batch still running, dropping a second one for the same id (review of s21)', async () => {
+    const { endpoint } = await opened();
+    const batch = await callOf(endpoint, [ping(1), ping(2)]);
+    await endpoint.send(result(1));
+    await endpoint.send(result(1, { late: true }));
+    await endpoint.send(result(2));
+    expect(eventsOf(await batch.text()).map((e) => JSON.parse(e.data))).toEqual([result(1), result(2)]);
+  });
+
   it('writes a keep-alive comment on open streams', async () => {
     const { endpoint } = await opened({ keepAliveMs: 5 });
     const get = await endpoint.handleRequest(new Request(URL_, { method: 'GET', headers: SESSION }));

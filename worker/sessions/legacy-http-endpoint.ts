@@ -273,6 +273,9 @@ export class LegacyHttpEndpoint implements Transport {
       }
       throw new Error(`No connection established for request ID: ${String(requestId)}`);
     }
+    // A second answer for a request of a batch still running (a server that answers late, after
+    // its transport answered for it): the agent has its one answer already.
+    if (response && this.#exchanges.get(streamId)?.pending.has(requestId) === false) return;
     const wait = this.#jsonWaits.get(streamId);
     if (wait !== undefined) {
       if (response) {
