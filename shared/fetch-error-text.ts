@@ -22,14 +22,18 @@ export function fetchErrorText(error: unknown): string {
 }
 
 /**
- * `text` with every configured header value, and each long word of one (the token after its
- * scheme), replaced: a server that answers an error quoting the key it was sent ("invalid key
- * sk-…") must not pass it on to agents or the status page.
+ * `text` with every configured header value cut out: as written, JSON-escaped (an error quoting a
+ * request body) and trimmed, and each long word of one (the token after its scheme). A server that
+ * answers an error quoting the key it was sent ("invalid key sk-…"), or fetch quoting a value it
+ * refuses, must not pass it on to agents, the status page or a log. Longest first, so a whole
+ * value goes before its words.
  */
 export function withoutHeaderValues(text: string, headers: Record<string, string> | undefined): string {
   const secrets = Object.values(headers ?? {})
-    .flatMap((value) => [value, ...value.split(/\s+/)])
-    .filter((secret) => secret.length >= 8)
+    .flatMap((value) => [
+      ...[value, JSON.stringify(value).slice(1, -1), value.trim()].filter((form) => form.length >= 4),
+      ...value.split(/\s+/).filter((word) => word.length >= 8),
+    ])
     .sort((a, b) => b.length - a.length);
-  return secrets.reduce((out, secret) => out.split(secret).join('[redacted]'), text);
+  return secrets.reduce((out, secret) => out.replaceAll(secret, '[redacted]'), text);
 }

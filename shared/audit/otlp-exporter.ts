@@ -17,6 +17,7 @@
 import type { Logger } from '../log.ts';
 import { unrefTimer } from '../unref-timer.ts';
 import { redactUrl, redactUrlsIn } from '../url-redaction.ts';
+import { withoutHeaderValues } from '../fetch-error-text.ts';
 import type { FinishedSpan, SpanSink } from './audit-log.ts';
 
 export interface OtlpTraceExporterOptions {
@@ -129,15 +130,6 @@ export class OtlpTraceExporter implements SpanSink {
     }
   }
 
-  /** `text` with every configured header value cut out: fetch quotes a value it refuses (a stray line break in a pasted key). */
-  #withoutHeaderValues(text: string): string {
-    let out = text;
-    for (const value of Object.values(this.#options.headers ?? {})) {
-      for (const form of [value, JSON.stringify(value).slice(1, -1), value.trim()]) if (form.length >= 4) out = out.replaceAll(form, '[redacted]');
-    }
-    return out;
-  }
-
   #drop(count: number, why: string): void {
     this.#dropped += count;
     if (this.#warned) return;
@@ -145,7 +137,8 @@ export class OtlpTraceExporter implements SpanSink {
     // A collector's key may ride in its URL, and fetch's errors quote the URL whole.
     this.#options.log.warn('OTLP spans dropped: the trace collector is not taking them; calls go on, and this is said once until exports resume', {
       endpoint: redactUrl(this.#options.endpoint),
-      why: this.#withoutHeaderValues(redactUrlsIn(why)).slice(0, 200),
+      // fetch quotes a header value it refuses (a stray line break in a pasted key).
+      why: withoutHeaderValues(redactUrlsIn(why), this.#options.headers).slice(0, 200),
       dropped: this.#dropped,
     });
   }
