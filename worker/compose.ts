@@ -65,7 +65,7 @@ export interface ComposedWorker {
   readonly audit: WorkerAudit;
   /** The OTLP exporter, when `audit.otlp` is configured. */
   exporter: OtlpTraceExporter | null;
-  /** Closes every agent session (and so every channel), stops the idle sweep and flushes the trace exporter. */
+  /** Closes every agent session (and so every channel), stops the idle sweep and flushes the trace exporter (for at most 2 s). */
   close(): Promise<void>;
 }
 
@@ -145,7 +145,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
     async close() {
       await sessions.closeAll();
       sessions.dispose();
-      await configured.exporter?.flush();
+      await configured.exporter?.close();
     },
   };
 }

@@ -108,4 +108,46 @@ describe('OtlpTraceExporter against a real local collector', () => {
     expect(warned).toHaveLength(2);
     expect(JSON.stringify(warned)).not.toContain('SECRET');
   });
+
+  it('warns again at the 10th failure of a streak with the running count, and says the total on close', async () => {
+    collector = await startOtlpCollector();
+    collector.failing = true;
+    const { lines, log } = logs();
+    const exporter = new OtlpTraceExporter({ endpoint: collector.endpoint, serviceName: 'switchyard-worker', log, maxBatch: 1, flushMs: 5 });
+    for (let n = 1; n <= 12; n++) exporter.export(span(n));
+    await exporter.close();
+    expect(lines.filter((l) => l.level === 'warn' && String(l.msg).startsWith('OTLP spans dropped')).map((l) => l.dropped)).toEqual([1, 10]);
+    expect(lines.filter((l) => l.msg === 'OTLP exporter closed: spans were dropped')).toEqual([expect.objectContaining({ sent: 0, dropped: 12 })]);
+  });
+
+  it('lets a collector that never answers hold its close only for the time it is given, dropping what is left, counted', async () => {
+    collector = await startOtlpCollector();
+    collector.hanging = true;
+    const { lines, log } = logs();
+    // Each request may wait 60 s: a close that waited for every batch would take 20 minutes.
+    const exporter = new OtlpTraceExporter({ endpoint: collector.endpoint, serviceName: 'switchyard-sidecar', log, maxBatch: 1, flushMs: 5, timeoutMs: 60_000 });
+    for (let n = 1; n <= 20; n++) exporter.export(span(n));
+    await exporter.close(100);
+    expect(exporter.dropped).toBe(20);
+    expect(exporter.sent).toBe(0);
+    expect(collector.requests.length).toBeLessThanOrEqual(1);
+    expect(lines.filter((l) => l.msg === 'OTLP exporter closed: spans were dropped')).toEqual([expect.objectContaining({ dropped: 20 })]);
+  });
+
+  it('never follows a redirect to another origin, which would hand it the collector key (review s22)', async () => {
+    collector = await startOtlpCollector();
+    const elsewhere = await startOtlpCollector();
+    try {
+      collector.redirectTo = elsewhere.endpoint.replace('127.0.0.1', 'localhost');
+      const { lines, log } = logs();
+      const exporter = new OtlpTraceExporter({ endpoint: collector.endpoint, headers: { 'x-honeycomb-team': 'HC-SECRET-KEY' }, serviceName: 'switchyard-worker', log, flushMs: 5 });
+      exporter.export(span(1));
+      await exporter.flush();
+      expect(elsewhere.requests).toEqual([]);
+      expect(exporter.dropped).toBe(1);
+      expect(lines.find((l) => l.level === 'warn')).toMatchObject({ why: "the collector answered HTTP 307 (a redirect out of the server's origin, not followed)" });
+    } finally {
+      await elsewhere.close();
+    }
+  });
 });

@@ -7,8 +7,10 @@
  * whatever is queued `flushMs` after the first), one request at a time; the queue is bounded
  * (`maxQueue`), and past it a span is dropped. A batch the collector does not take (unreachable,
  * an error status, no answer within `timeoutMs`) is dropped too: a collector that is down must not
- * grow the worker's memory. Drops are counted (`dropped`) and warned about once per failure
- * streak with the running count, not once per span.
+ * grow the worker's memory. Drops are counted (`dropped`) and warned about with the running count
+ * at the 1st, 10th, 100th, … drop of a failure streak, not once per span; `close` says the total.
+ * A redirect is followed only within the endpoint's origin: the headers carry the collector's key.
+ * On shutdown `close` gives the collector a bounded time: one that hangs must not hold an exit.
  *
  * Web-standard (`fetch`, timers), so the worker on any runtime and the sidecar share it.
  *
@@ -18,6 +20,8 @@ import type { Logger } from '../log.ts';
 import { unrefTimer } from '../unref-timer.ts';
 import { redactUrl, redactUrlsIn } from '../url-redaction.ts';
 import { withoutHeaderValues } from '../fetch-error-text.ts';
+import { fetchWithinOrigin, redirectNote } from '../origin-bound-fetch.ts';
+import { isLogWorthy } from '../log.ts';
 import type { FinishedSpan, SpanSink } from './audit-log.ts';
 
 export interface OtlpTraceExporterOptions {
@@ -38,6 +42,8 @@ export interface OtlpTraceExporterOptions {
 }
 
 const SPAN_KIND_INTERNAL = 1;
+/** How long `close` gives the collector by default: within every supervisor's grace before a SIGKILL. */
+export const CLOSE_WITHIN_MS = 2000;
 const STATUS_OK = 1;
 const STATUS_ERROR = 2;
 
@@ -50,8 +56,10 @@ export class OtlpTraceExporter implements SpanSink {
   #sending: Promise<void> | null = null;
   #dropped = 0;
   #sent = 0;
-  /** Whether the current failure streak has been warned about. */
-  #warned = false;
+  /** Drops in the current failure streak (0: exports go through). */
+  #streak = 0;
+  /** The request on its way, to cut short when `flush`'s time is up. */
+  #inFlight: AbortController | undefined;
 
   constructor(options: OtlpTraceExporterOptions) {
     this.#options = options;
@@ -82,12 +90,33 @@ export class OtlpTraceExporter implements SpanSink {
     }
   }
 
-  /** Sends everything queued now; resolves when the queue is empty or its batches were dropped. */
-  async flush(): Promise<void> {
-    while (this.#queue.length > 0 || this.#sending !== null) {
-      if (this.#sending === null) this.#kick();
-      await this.#sending;
+  /**
+   * Sends everything queued now; resolves when the queue is empty or its batches were dropped, or
+   * after `withinMs`, when the request on its way is cut short and what is left is dropped, counted.
+   */
+  async flush(withinMs = Infinity): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      if (Number.isFinite(withinMs)) timer = setTimeout(() => resolve('late'), withinMs);
+    });
+    try {
+      while (this.#queue.length > 0 || this.#sending !== null) {
+        if (this.#sending === null) this.#kick();
+        if ((await Promise.race([this.#sending, late])) !== 'late') continue;
+        const left = this.#queue.splice(0);
+        if (left.length > 0) this.#drop(left.length, 'the collector did not take them before shutdown');
+        this.#inFlight?.abort();
+        await this.#sending;
+      }
+    } finally {
+      clearTimeout(timer);
     }
+  }
+
+  /** On shutdown: flushes for at most `withinMs`, then says how many spans were dropped in all, if any. */
+  async close(withinMs = CLOSE_WITHIN_MS): Promise<void> {
+    await this.flush(withinMs);
+    if (this.#dropped > 0) this.#options.log.warn('OTLP exporter closed: spans were dropped', { sent: this.#sent, dropped: this.#dropped });
   }
 
   #kick(): void {
@@ -108,34 +137,35 @@ export class OtlpTraceExporter implements SpanSink {
   async #send(batch: FinishedSpan[]): Promise<void> {
     const doFetch = this.#options.fetch ?? fetch;
     const timeout = new AbortController();
+    this.#inFlight = timeout;
     const timer = setTimeout(() => timeout.abort(), this.#options.timeoutMs ?? 10_000);
     unrefTimer(timer);
     try {
-      const response = await doFetch(this.#options.endpoint, {
+      const response = await fetchWithinOrigin(doFetch, new URL(this.#options.endpoint), {
         method: 'POST',
         headers: { ...this.#options.headers, 'content-type': 'application/json' },
         body: JSON.stringify(exportRequest(this.#options.serviceName, batch)),
         signal: timeout.signal,
       });
       await response.body?.cancel().catch(() => {});
-      if (!response.ok) throw new Error(`the collector answered HTTP ${response.status}`);
+      if (!response.ok) throw new Error(`the collector answered HTTP ${response.status}${redirectNote(response)}`);
       this.#sent += batch.length;
-      if (this.#warned) this.#options.log.info('OTLP exports resumed', { dropped: this.#dropped });
-      this.#warned = false;
+      if (this.#streak > 0) this.#options.log.info('OTLP exports resumed', { dropped: this.#dropped });
+      this.#streak = 0;
     } catch (error) {
       const why = timeout.signal.aborted ? 'the collector did not answer in time' : error instanceof Error ? error.message : String(error);
       this.#drop(batch.length, why);
     } finally {
       clearTimeout(timer);
+      this.#inFlight = undefined;
     }
   }
 
   #drop(count: number, why: string): void {
     this.#dropped += count;
-    if (this.#warned) return;
-    this.#warned = true;
+    if (!isLogWorthy(++this.#streak)) return;
     // A collector's key may ride in its URL, and fetch's errors quote the URL whole.
-    this.#options.log.warn('OTLP spans dropped: the trace collector is not taking them; calls go on, and this is said once until exports resume', {
+    this.#options.log.warn('OTLP spans dropped: the trace collector is not taking them; calls go on, and this is said again at the 10th, 100th, … failure until exports resume', {
       endpoint: redactUrl(this.#options.endpoint),
       // fetch quotes a header value it refuses (a stray line break in a pasted key).
       why: withoutHeaderValues(redactUrlsIn(why), this.#options.headers).slice(0, 200),

@@ -208,7 +208,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       await warmPool.dispose();
       await modernInstances.dispose();
       await executor.disposeAll();
-      await configured?.exporter?.flush();
+      await configured?.exporter?.close();
     },
   };
 }

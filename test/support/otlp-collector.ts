@@ -1,8 +1,8 @@
 /**
  * A real OTLP/HTTP trace collector on 127.0.0.1 for tests: it takes `POST /v1/traces` with the
  * JSON encoding, decodes every `ExportTraceServiceRequest` into flat spans (with the resource's
- * `service.name`), and can be told to fail (answer 503) or to be down (closed) to test what an
- * exporter does then. Waiting is event-driven: `waitFor` resolves when a matching span arrives.
+ * `service.name`), and can be told to fail (answer 503), to hang (never answer), to redirect, or to
+ * be down (closed) to test what an exporter does then. Waiting is event-driven: `waitFor` resolves when a matching span arrives.
  *
  * @module
  */
@@ -29,6 +29,10 @@ export interface OtlpCollector {
   readonly requests: IncomingHttpHeaders[];
   /** While true, every export is answered 503. */
   failing: boolean;
+  /** While true, every export is read and never answered (until `close`). */
+  hanging: boolean;
+  /** While set, every export is answered `307 Location: redirectTo`. */
+  redirectTo: string | undefined;
   waitFor(match: (span: CollectedSpan) => boolean, what: string, timeoutMs?: number): Promise<CollectedSpan>;
   close(): Promise<void>;
 }
@@ -67,13 +71,15 @@ export async function startOtlpCollector(port = 0): Promise<OtlpCollector> {
   const spans: CollectedSpan[] = [];
   const requests: IncomingHttpHeaders[] = [];
   const waiters = new Set<{ match: (span: CollectedSpan) => boolean; resolve: (span: CollectedSpan) => void }>();
-  const collector = { failing: false };
+  const collector: { failing: boolean; hanging: boolean; redirectTo: string | undefined } = { failing: false, hanging: false, redirectTo: undefined };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       requests.push(req.headers);
       if (collector.failing) return void res.writeHead(503).end();
+      if (collector.hanging) return;
+      if (collector.redirectTo !== undefined) return void res.writeHead(307, { location: collector.redirectTo }).end();
       if (req.method !== 'POST' || req.url !== '/v1/traces' || !(req.headers['content-type'] ?? '').startsWith('application/json')) return void res.writeHead(400).end();
       let decoded: CollectedSpan[];
       try {
