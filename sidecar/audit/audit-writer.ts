@@ -7,10 +7,11 @@
  */
 import { openSync, writeSync } from 'node:fs';
 import { levelFilteredWriter, type AuditWrite } from '../../shared/audit/audit-log.ts';
+import { wholeLineWriter } from '../../shared/audit/whole-line-writer.ts';
 
 /** `file` when set (every line), else stderr at `logLevel`. */
 export function auditWriter(file: string | undefined, logLevel: string): AuditWrite {
   if (file === undefined) return levelFilteredWriter((line) => void process.stderr.write(line + '\n'), logLevel);
   const fd = openSync(file, 'a', 0o600);
-  return (line) => void writeSync(fd, line + '\n');
+  return wholeLineWriter((bytes) => writeSync(fd, bytes));
 }

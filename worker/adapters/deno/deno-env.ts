@@ -24,6 +24,7 @@ import { createWorkerLogger, parseLogLevel, type WorkerLogger } from '../../log.
 import { formatIssue, ValidationError } from '../../../shared/validation.ts';
 import { upgradeWebSocket } from './deno-websocket.ts';
 import { levelFilteredWriter, type AuditWrite } from '../../../shared/audit/audit-log.ts';
+import { wholeLineWriter } from '../../../shared/audit/whole-line-writer.ts';
 import { denoResolver, openDenoOAuthStore, type DenoStateApi } from './deno-oauth-state.ts';
 import type { OAuthRuntime } from '../../app.ts';
 import { watchDenoWorkerConfig } from './deno-config-watch.ts';
@@ -112,7 +113,7 @@ function denoAuditWriter(file: string | undefined, level: string): AuditWrite {
     console.error(`Cannot open the audit file "${file}": ${error instanceof Error ? error.message : String(error)} (run Deno with --allow-write for it)`);
     return deno.exit(2);
   }
-  return (line) => writeAll(handle, encoder.encode(line + '\n'));
+  return wholeLineWriter((bytes) => handle.writeSync(bytes));
 }
 
 const encoder = new TextEncoder();

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { wholeLineWriter } from './whole-line-writer.ts';
+
+/** A file that takes at most `room` more bytes, then refuses as a full disk does; `room` can grow. */
+function smallDisk(room: number) {
+  const disk = { text: '', room };
+  const writeSync = (bytes: Uint8Array) => {
+    if (disk.room === 0) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    const taken = bytes.subarray(0, Math.min(disk.room, bytes.length, 7)); // a few bytes a write, as a pipe or a full disk may take
+    disk.text += new TextDecoder().decode(taken);
+    disk.room -= taken.length;
+    return taken.length;
+  };
+  return { disk, writeSync };
+}
+
+describe('wholeLineWriter', () => {
+  it('writes a line whole across partial writes', () => {
+    const { disk, writeSync } = smallDisk(1000);
+    const write = wholeLineWriter(writeSync);
+    write('{"agent":"alice","tool":"echo"}');
+    write('{"agent":"bob"}');
+    expect(disk.text).toBe('{"agent":"alice","tool":"echo"}\n{"agent":"bob"}\n');
+  });
+
+  it('starts the line after one cut by a full disk on a new line, never merged with it (review s22)', () => {
+    const { disk, writeSync } = smallDisk(20);
+    const write = wholeLineWriter(writeSync);
+    expect(() => write('{"agent":"alice","tool":"echo"}')).toThrow('ENOSPC');
+    expect(() => write('{"agent":"carol"}')).toThrow('ENOSPC'); // nothing fits: the file still ends cut
+    disk.room = 1000;
+    write('{"agent":"bob"}');
+    const lines = disk.text.split('\n');
+    expect(lines).toEqual(['{"agent":"alice","to', '{"agent":"bob"}', '']);
+    expect(JSON.parse(lines[1]!)).toEqual({ agent: 'bob' });
+  });
+
+  it('adds no empty line when the failed write took only the newline it owed', () => {
+    const { disk, writeSync } = smallDisk(3);
+    const write = wholeLineWriter(writeSync);
+    expect(() => write('abc')).toThrow('ENOSPC'); // `abc` written, its newline not
+    disk.room = 1;
+    expect(() => write('def')).toThrow('ENOSPC'); // the owed newline written, nothing else
+    disk.room = 1000;
+    write('ghi');
+    expect(disk.text).toBe('abc\nghi\n');
+  });
+});

@@ -1,0 +1,29 @@
+/**
+ * Appends audit lines to a file so that each line stays a line of its own. A write may take part
+ * of a line (a full disk takes what fits, then refuses the rest): the rest is written in a loop,
+ * and when a write fails part way, the next line starts on a new line, so the cut line is the only
+ * one lost, never merged with the next agent's record.
+ *
+ * @module
+ */
+
+/** `writeSync(bytes)` writes some of `bytes` and says how many, or throws. */
+export function wholeLineWriter(writeSync: (bytes: Uint8Array) => number): (line: string) => void {
+  // The file does not end with a newline: the last write failed part way.
+  let cut = false;
+  return (line) => {
+    const prefix = cut ? 1 : 0;
+    const bytes = encoder.encode(cut ? `\n${line}\n` : `${line}\n`);
+    let written = 0;
+    try {
+      while (written < bytes.length) written += writeSync(written === 0 ? bytes : bytes.subarray(written));
+      cut = false;
+    } catch (error) {
+      if (written > prefix) cut = true;
+      else if (written === prefix) cut = false;
+      throw error;
+    }
+  };
+}
+
+const encoder = new TextEncoder();
