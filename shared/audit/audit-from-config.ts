@@ -12,7 +12,7 @@ import { OtlpTraceExporter } from './otlp-exporter.ts';
 
 export interface AuditFromConfigOptions extends Pick<AuditLogOptions, 'write' | 'fields' | 'onRecord'> {
   component: 'worker' | 'sidecar';
-  /** For the exporter's warnings. */
+  /** For the exporter's warnings and lines that cannot be written. */
   log: Logger;
   fetch?: typeof fetch;
 }
@@ -41,6 +41,7 @@ export function auditFromConfig(config: AuditConfig | undefined, options: AuditF
     ...(options.fields !== undefined ? { fields: options.fields } : {}),
     ...(options.onRecord !== undefined ? { onRecord: options.onRecord } : {}),
     ...(exporter !== null ? { spans: exporter } : {}),
+    log: options.log,
   });
   return { audit, exporter };
 }

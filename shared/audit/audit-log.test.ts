@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AuditLog, isoTime, type AuditLevel } from './audit-log.ts';
+import { createLogger } from '../log.ts';
 import type { AuditRecord } from './audit-record.ts';
 
 const record: AuditRecord = {
@@ -56,5 +57,45 @@ describe('isoTime', () => {
     const base = Date.UTC(2026, 11, 1, 23, 59, 59, 0);
     const times = [base, base + 7, base + 42, base + 999, base + 999.9, base + 1000, base + 1000.5, base + 86_400_000 + 3, 0, -1, -1.5, -999, -1000, -1001, Date.UTC(1969, 0, 1, 0, 0, 0, 17)];
     for (const ms of times) expect(isoTime(ms), String(ms)).toBe(new Date(ms).toISOString());
+  });
+});
+
+describe('AuditLog lines that cannot be written', () => {
+  it('are said on the log at the 1st and 10th of a streak, with the count, and lines written again are said (review s22: they were lost silently)', () => {
+    const logged: Array<Record<string, unknown>> = [];
+    const disk = { full: true, lines: [] as string[] };
+    const audit = new AuditLog({
+      component: 'worker',
+      write: (line) => {
+        if (disk.full) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        disk.lines.push(line);
+      },
+      log: createLogger({ level: 'debug', write: (line) => logged.push(JSON.parse(line)) }),
+    });
+    for (let n = 0; n < 12; n++) expect(() => audit.record(record)).not.toThrow();
+    expect(audit.failedWrites).toBe(12);
+    expect(logged.filter((l) => l.level === 'error').map((l) => [l.lost, l.why])).toEqual([
+      [1, 'ENOSPC: no space left on device, write'],
+      [10, 'ENOSPC: no space left on device, write'],
+    ]);
+    disk.full = false;
+    audit.record(record);
+    audit.record(record);
+    expect(disk.lines).toHaveLength(2);
+    expect(logged.filter((l) => l.msg === 'Audit lines are written again')).toEqual([expect.objectContaining({ level: 'info', lost: 12 })]);
+  });
+
+  it('never throw into a call when the log fails too (both on one broken stream)', () => {
+    const audit = new AuditLog({
+      component: 'worker',
+      write: () => {
+        throw new Error('EPIPE');
+      },
+      log: createLogger({ write: () => {
+        throw new Error('EPIPE');
+      } }),
+    });
+    expect(() => audit.record(record)).not.toThrow();
+    expect(audit.failedWrites).toBe(1);
   });
 });

@@ -9,11 +9,13 @@
  *
  * A record with a trace id is also handed to `spans` (the OTLP exporter, when configured) and
  * every record to `onRecord` (the worker's recent-calls buffer). Nothing here throws into a call:
- * a failing sink is counted and skipped.
+ * a failing sink is counted and skipped, and a line that cannot be written (a full disk) is said
+ * on `log` at the 1st, 10th, 100th, … of a streak, and again when lines are written again.
  *
  * @module
  */
 import type { AuditRecord } from './audit-record.ts';
+import { isLogWorthy, type Logger } from '../log.ts';
 
 /** A finished span, as the OTLP exporter takes it. */
 export interface FinishedSpan {
@@ -66,6 +68,8 @@ export interface AuditLogOptions {
   spans?: SpanSink;
   onRecord?: (record: AuditRecord & { time: string }) => void;
   now?: () => number;
+  /** Where a line that cannot be written is said. */
+  log?: Logger;
 }
 
 export class AuditLog {
@@ -78,6 +82,8 @@ export class AuditLog {
    */
   readonly #head: string | null;
   #failedWrites = 0;
+  /** Lines lost since the last one written. */
+  #lostInStreak = 0;
 
   constructor(options: AuditLogOptions) {
     this.#options = options;
@@ -102,8 +108,10 @@ export class AuditLog {
     if (write.drops?.(level) !== true) {
       try {
         write(this.#line(time, level, record, durationMs), level);
-      } catch {
+        if (this.#lostInStreak > 0) this.#written();
+      } catch (error) {
         this.#failedWrites++;
+        this.#lost(error);
       }
     }
     try {
@@ -124,6 +132,25 @@ export class AuditLog {
         error: record.outcome === 'error' ? (record.reason ?? 'error') : null,
       });
     }
+  }
+
+  #lost(error: unknown): void {
+    if (!isLogWorthy(++this.#lostInStreak)) return;
+    // The log may share the audit's stream (stderr), which may be what fails: never into a call.
+    try {
+      this.#options.log?.error('Audit lines are being lost: the audit log cannot be written; calls go on, and this is said again at the 10th, 100th, … line lost until a line is written', {
+        why: (error instanceof Error ? error.message : String(error)).slice(0, 200),
+        lost: this.#lostInStreak,
+      });
+    } catch {}
+  }
+
+  #written(): void {
+    const lost = this.#lostInStreak;
+    this.#lostInStreak = 0;
+    try {
+      this.#options.log?.info('Audit lines are written again', { lost });
+    } catch {}
   }
 
   /**
