@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { AuditLog, isoTime, type AuditLevel } from './audit-log.ts';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { AuditLog, isoTime, wallClockMs, type AuditLevel } from './audit-log.ts';
 import { createLogger } from '../log.ts';
 import type { AuditRecord } from './audit-record.ts';
 
@@ -97,5 +97,30 @@ describe('AuditLog lines that cannot be written', () => {
     });
     expect(() => audit.record(record)).not.toThrow();
     expect(audit.failedWrites).toBe(1);
+  });
+});
+
+describe('wallClockMs', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('is the wall clock to the millisecond, and follows it when it is set 8 hours on (review s22: the monotonic clock did not)', () => {
+    expect(Math.abs(wallClockMs() - Date.now())).toBeLessThanOrEqual(1);
+    const later = Date.now() + 8 * 3600_000;
+    vi.spyOn(Date, 'now').mockReturnValue(later);
+    expect(Math.abs(wallClockMs() - later)).toBeLessThanOrEqual(1);
+    const lines: string[] = [];
+    new AuditLog({ component: 'sidecar', write: (line) => lines.push(line) }).record({ ...record, durationMs: 0 });
+    expect(Date.parse(JSON.parse(lines[0]!).time)).toBeGreaterThanOrEqual(later - 1);
+  });
+
+  it('never goes back between the wall clock\'s millisecond steps', () => {
+    let last = wallClockMs();
+    for (let n = 0; n < 10_000; n++) {
+      const now = wallClockMs();
+      expect(now).toBeGreaterThanOrEqual(last);
+      last = now;
+    }
   });
 });

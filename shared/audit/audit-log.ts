@@ -93,7 +93,7 @@ export class AuditLog {
 
   /** Epoch milliseconds, sub-millisecond where the runtime's clock has it (durations of fast calls are not all 0). */
   now(): number {
-    return this.#options.now?.() ?? performance.timeOrigin + performance.now();
+    return this.#options.now?.() ?? wallClockMs();
   }
 
   get failedWrites(): number {
@@ -168,6 +168,22 @@ export class AuditLog {
     // code's own, none is `__proto__`), but V8 built `{ ...a, ...b, k }` through its slow path.
     return JSON.stringify(Object.assign({ time, level, msg: 'audit', component: this.#options.component }, this.#options.fields, exact));
   }
+}
+
+/** The wall clock's offset from `performance.now()`, as last seen. */
+let wallOffset = Date.now() - performance.now();
+
+/**
+ * Epoch milliseconds: the wall clock, with `performance.now()`'s fraction of a millisecond. The
+ * monotonic clock alone (`timeOrigin + now()`) stops while a laptop sleeps and never follows a
+ * clock set right, so a sidecar's lines fell hours behind its logs (review s22); the offset is
+ * taken again whenever the wall clock has moved from it by more than its own millisecond steps.
+ */
+export function wallClockMs(): number {
+  const monotonic = performance.now();
+  const offset = Date.now() - monotonic;
+  if (offset - wallOffset > 1 || wallOffset - offset > 1) wallOffset = offset;
+  return wallOffset + monotonic;
 }
 
 /** A duration as records carry it: to a hundredth of a millisecond. */
