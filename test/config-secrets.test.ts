@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parsedJsonText } from '../sidecar/config/config-file-problems.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
+import { parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { parseWorkerConfig, parseWorkerConfigText } from '../worker/config/worker-config.ts';
 import { ValidationError } from '../shared/validation.ts';
 
@@ -37,7 +38,11 @@ describe('configured HTTP headers', () => {
     const headers = { Authorization: `Bearer ${SECRET}\nX-Injected: 1`, 'X-Key': `${SECRET}€`, 'X-Bell': `${SECRET}\x07`, 'Bad Name': 'x', 'Transfer-Encoding': 'chunked', 'X-Fine': `Basic ${SECRET}`, 'X-Latin': `clé-${SECRET}` };
     const worker = problems(() => parseWorkerConfig({ agents: [], servers: { docs: { executor: { type: 'http', url: 'https://docs.example.test/mcp', headers } } } }, { runtime: 'edge' }));
     const host = problems(() => parseMcpServersFile({ mcpServers: { docs: { url: 'https://docs.example.test/mcp', headers } } }));
-    for (const [found, prefix] of [[worker, 'servers.docs.executor.headers'], [host, 'mcpServers.docs.headers']] as const) {
+    // A collector's headers too (review s22: every export failed at run time instead).
+    const otlp = { endpoint: 'https://collector.example.test/v1/traces', headers };
+    const workerAudit = problems(() => parseWorkerConfig({ agents: [], servers: {}, audit: { otlp } }, { runtime: 'edge' }));
+    const sidecarAudit = problems(() => parseSidecarConfig({ audit: { otlp } })).filter((p) => p.startsWith('audit.'));
+    for (const [found, prefix] of [[worker, 'servers.docs.executor.headers'], [host, 'mcpServers.docs.headers'], [workerAudit, 'audit.otlp.headers'], [sidecarAudit, 'audit.otlp.headers']] as const) {
       expect(found).toEqual(expect.arrayContaining([
         `${prefix}.Authorization: must be an HTTP header value: no line break or other control character, and none past U+00FF (the value is not shown: it may be a credential)`,
         `${prefix}.X-Key: must be an HTTP header value: no line break or other control character, and none past U+00FF (the value is not shown: it may be a credential)`,

@@ -5,6 +5,7 @@
  * @module
  */
 import * as z from '../zod.ts';
+import { HttpHeadersSchema } from '../http-headers-schema.ts';
 
 export const OtlpConfigSchema = z
   .strictObject({
@@ -16,7 +17,7 @@ export const OtlpConfigSchema = z
         z.describe('The collector\'s OTLP/HTTP traces URL, e.g. "http://127.0.0.1:4318/v1/traces"; spans are sent as OTLP JSON'),
       ),
     headers: z
-      .optional(z.record(z.string().check(z.regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'must be an HTTP header name')), z.string()))
+      .optional(HttpHeadersSchema)
       .check(z.describe('HTTP headers sent with every export (e.g. an API key); never logged')),
   })
   .check(z.describe('Export one span per audited call to an OpenTelemetry collector (batched, bounded queue; a call never waits for it, and spans are dropped with a counted warning while the collector is down)'));
