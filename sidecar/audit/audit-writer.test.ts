@@ -7,7 +7,7 @@ import type { AuditRecord } from '../../shared/audit/audit-record.ts';
 import { createLogger } from '../../shared/log.ts';
 import { auditWriter } from './audit-writer.ts';
 
-const record: AuditRecord = { event: 'call', agent: 'alice', server: 'everything', method: 'tools/call', tool: 'echo', decision: 'allowed', outcome: 'ok', durationMs: 1, era: 'legacy' };
+const record: AuditRecord = { event: 'call', agent: 'alice', server: 'everything', host: 'host-1', method: 'tools/call', tool: 'echo', decision: 'allowed', outcome: 'ok', durationMs: 1, era: 'legacy' };
 
 let dir: string | undefined;
 afterEach(() => {
@@ -17,7 +17,7 @@ afterEach(() => {
 
 function audited(file: string) {
   const logged: Array<Record<string, unknown>> = [];
-  const { audit } = auditFromConfig({ file }, { component: 'sidecar', write: auditWriter(file, 'info'), log: createLogger({ level: 'debug', write: (line) => logged.push(JSON.parse(line)) }) });
+  const { audit } = auditFromConfig({ file }, { component: 'sidecar', write: auditWriter(file, 'info', 'sidecar.json'), log: createLogger({ level: 'debug', write: (line) => logged.push(JSON.parse(line)) }) });
   return { audit, logged };
 }
 
@@ -37,5 +37,11 @@ describe('auditWriter to a file', () => {
     const { audit, logged } = audited('/dev/full');
     expect(() => audit.record(record)).not.toThrow();
     expect(logged).toEqual([expect.objectContaining({ level: 'error', lost: 1, why: expect.stringContaining('ENOSPC') })]);
+  });
+
+  it('refuses a file it cannot open as a problem of the config naming it (review s22: the bare ENOENT named neither)', () => {
+    expect(() => auditWriter('/nonexistent-dir/audit.jsonl', 'info', '/etc/switchyard/sidecar.json')).toThrow(
+      expect.objectContaining({ name: 'LocalError', code: 'invalid-config', message: '/etc/switchyard/sidecar.json: audit.file: cannot open "/nonexistent-dir/audit.jsonl": ENOENT' }),
+    );
   });
 });

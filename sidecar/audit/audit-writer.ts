@@ -8,10 +8,20 @@
 import { openSync, writeSync } from 'node:fs';
 import { levelFilteredWriter, type AuditWrite } from '../../shared/audit/audit-log.ts';
 import { wholeLineWriter } from '../../shared/audit/whole-line-writer.ts';
+import { LocalError } from '../../shared/errors.ts';
 
-/** `file` when set (every line), else stderr at `logLevel`. */
-export function auditWriter(file: string | undefined, logLevel: string): AuditWrite {
+/**
+ * `file` when set (every line), else stderr at `logLevel`. A file that cannot be opened is refused
+ * as a config problem of `configFile` (the file naming it), as `check` words one.
+ */
+export function auditWriter(file: string | undefined, logLevel: string, configFile: string): AuditWrite {
   if (file === undefined) return levelFilteredWriter((line) => void process.stderr.write(line + '\n'), logLevel);
-  const fd = openSync(file, 'a', 0o600);
+  let fd: number;
+  try {
+    fd = openSync(file, 'a', 0o600);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    throw new LocalError('invalid-config', `${configFile}: audit.file: cannot open "${file}": ${typeof code === 'string' ? code : String(error)}`, { cause: error });
+  }
   return wholeLineWriter((bytes) => writeSync(fd, bytes));
 }

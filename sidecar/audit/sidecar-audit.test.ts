@@ -48,10 +48,10 @@ describe('auditWriter', () => {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-audit-'));
     dirs.push(dir);
     const file = join(dir, 'audit.jsonl');
-    const write = auditWriter(file, 'error');
+    const write = auditWriter(file, 'error', 'sidecar.json');
     write('{"a":1}', 'info');
     write('{"b":2}', 'warn');
-    auditWriter(file, 'info')('{"c":3}', 'info');
+    auditWriter(file, 'info', 'sidecar.json')('{"c":3}', 'info');
     expect(readFileSync(file, 'utf8')).toBe('{"a":1}\n{"b":2}\n{"c":3}\n');
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });

@@ -89,7 +89,7 @@ export async function createDenoWorker(options: { listenPort?: () => number | un
   const { config, file } = await loadConfigFromEnv();
   const level = parseLogLevel(deno.env.get('SWITCHYARD_LOG_LEVEL'));
   const log = createWorkerLogger({ level, write: writeStderrLine, fields: { component: 'worker' } });
-  const auditWrite = denoAuditWriter(auditFilePath(config.audit?.file, deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE')), level);
+  const auditWrite = denoAuditWriter(auditFilePath(config.audit?.file, deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE')), level, file?.path ?? 'SWITCHYARD_WORKER_CONFIG');
   const oauth = await oauthRuntime(config);
   const worker = composeWorker({ config, log, auditWrite, upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never>, ...(oauth !== undefined ? { oauth } : {}), ...options });
   if (file !== undefined) watchDenoWorkerConfig(worker, file.path, file.text, log);
@@ -104,13 +104,13 @@ export function auditFilePath(file: string | undefined, configFile: string | und
 }
 
 /** Audit lines appended to `file` (created 0600), or on stderr at the log level; exits 2 when the file cannot be opened. */
-function denoAuditWriter(file: string | undefined, level: string): AuditWrite {
+function denoAuditWriter(file: string | undefined, level: string, configFile: string): AuditWrite {
   if (file === undefined) return levelFilteredWriter(writeStderrLine, level);
   let handle: { writeSync(bytes: Uint8Array): number };
   try {
     handle = deno.openSync(file, { append: true, create: true, mode: 0o600 });
   } catch (error) {
-    console.error(`Cannot open the audit file "${file}": ${error instanceof Error ? error.message : String(error)} (run Deno with --allow-write for it)`);
+    console.error(`${configFile}: audit.file: cannot open "${file}": ${error instanceof Error ? error.message : String(error)} (run Deno with --allow-write for it)`);
     return deno.exit(2);
   }
   return wholeLineWriter((bytes) => handle.writeSync(bytes));
