@@ -105,6 +105,18 @@ describe('sidecar config reload', () => {
     expect(lines.find((l) => l.msg === 'Sidecar config changes that apply at the next start')?.fields).toEqual({ keys: ['entityId'] });
   });
 
+  it('passes audit include-arguments on to apply at once, and says the rest of audit waits for a restart (review s22)', async () => {
+    const { dir, reload, reloads, lines } = setup({ ...SIDECAR, audit: { 'include-arguments': true } });
+    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...SIDECAR, audit: { 'include-arguments': false } }));
+    await reload('file');
+    expect(reloads.map((r) => r.includeArguments)).toEqual([false]);
+    expect(lines.some((l) => l.level === 'warn')).toBe(false);
+    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...SIDECAR, audit: { 'include-arguments': false, file: 'audit.jsonl' } }));
+    await reload('file');
+    expect(reloads.map((r) => r.includeArguments)).toEqual([false, false]);
+    expect(lines.find((l) => l.msg === 'Sidecar config changes that apply at the next start')?.fields).toEqual({ keys: ['audit'] });
+  });
+
   it('reads sidecar.json with the command line\'s flags on top, as at start', async () => {
     const { dir, reload, reloads } = setup({ 'entity-id': 'laptop' }, { worker: 'http://127.0.0.1:9' });
     writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ 'entity-id': 'laptop', 'allow-uncontained': true }));

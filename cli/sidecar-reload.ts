@@ -5,7 +5,8 @@
  * refused, every problem logged in `check`'s words, with the files last accepted kept in force.
  *
  * Keys that say who this host is (`worker`, `entity-id`, `key-file`, `user`),
- * `modern-instance-idle-seconds` and `audit` apply at the next start; a change to them is logged as such.
+ * `modern-instance-idle-seconds` and `audit` (but its `include-arguments`) apply at the next start;
+ * a change to them is logged as such.
  *
  * @module
  */
@@ -33,6 +34,13 @@ export interface SidecarReloadOptions {
   log: Logger;
   /** Runs after each reload that put a change in force (`switchyard start` then tells its worker the demo profile's revision). */
   onReloaded?: () => Promise<void>;
+}
+
+/** What of `key` waits for the next start: all of it but `audit`'s `include-arguments`, which a reload applies. */
+function atStart(config: SidecarConfig, key: (typeof RESTART_KEYS)[number]): unknown {
+  if (key !== 'audit' || config.audit === undefined) return config[key];
+  const { 'include-arguments': _applied, ...rest } = config.audit;
+  return rest;
 }
 
 /** How many times one reload checks a config dir that changes while it is checked. */
@@ -90,13 +98,14 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
     }
     // The settings of what was checked, not of the disk, which may hold a newer, unchecked file.
     const next = loadSidecarConfig(dir, options.overrides, (file) => parsedJsonText(file, after.texts.get(file)));
-    const needRestart = RESTART_KEYS.filter((key) => JSON.stringify(next[key]) !== JSON.stringify(options.config[key]));
+    const needRestart = RESTART_KEYS.filter((key) => JSON.stringify(atStart(next, key)) !== JSON.stringify(atStart(options.config, key)));
     if (needRestart.length > 0) log.warn('Sidecar config changes that apply at the next start', { keys: needRestart });
     const ended = await sidecar.reload({
       snapshot: after,
       trust: { ...(next.trustFloor !== undefined ? { floor: next.trustFloor } : {}), allowUncontained: next.allowUncontained },
       sandbox: next.sandbox,
       limits: next.limits,
+      includeArguments: next.audit?.['include-arguments'] === true,
     });
     accepted = after;
     refused = null;

@@ -81,7 +81,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
   const recentCalls = new RecentCalls();
   const configured = auditFromConfig(config.audit, { component: 'worker', write: options.auditWrite ?? (() => {}), log, onRecord: (record) => recentCalls.record(record) });
   // One buffer of recent errors and calls across reloads, so the status page keeps its history;
-  // the audit's lines and exporter, and OAuth, stay as configured at start.
+  // where the audit's lines go and its exporter stay as configured at start.
   const recentErrors = new RecentErrors();
   let audit = new WorkerAudit({ config, log: configured.audit, recentCalls });
   const requestCounters = new AgentRequestCounters();
@@ -123,6 +123,10 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       config = next;
       audit = nextAudit;
       app = nextApp;
+      // Of `audit`, only the switch applies now: the file and the collector were opened at start.
+      configured.audit.includeArguments = next.audit?.['include-arguments'] === true;
+      const needRestart = (['file', 'otlp'] as const).filter((key) => JSON.stringify(next.audit?.[key]) !== JSON.stringify(options.config.audit?.[key]));
+      if (needRestart.length > 0) log.warn('Worker config changes that apply at the next start', { keys: needRestart.map((key) => `audit.${key}`) });
       // First: a session still opening under the previous config catches up when it is added.
       sessions.followConfig(inForce, (from, session) => sessionEndReason(from, next, session));
       sessions.setIdleMs(next['session-idle-seconds'] * 1000);

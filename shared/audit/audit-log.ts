@@ -73,7 +73,8 @@ export interface AuditLogOptions {
 }
 
 export class AuditLog {
-  readonly includeArguments: boolean;
+  /** Set again by a config reload: the one audit setting that applies without a restart. */
+  includeArguments: boolean;
   readonly #options: AuditLogOptions;
   /**
    * The keys every line has after `time` and `level`, serialized once (`"msg":"audit",…`); null

@@ -70,7 +70,10 @@ export interface SidecarCompositionConfig {
 }
 
 /** What a sidecar dir reload hands a running composition (`cli/sidecar-reload.ts`). */
-export type SidecarReload = Required<Pick<SidecarCompositionConfig, 'snapshot' | 'trust' | 'sandbox' | 'limits'>>;
+export type SidecarReload = Required<Pick<SidecarCompositionConfig, 'snapshot' | 'trust' | 'sandbox' | 'limits'>> & {
+  /** `audit.include-arguments` as the new sidecar.json has it; the rest of `audit` applies at the next start. */
+  includeArguments?: boolean;
+};
 
 export interface SidecarComposition {
   readonly executor: ProcessExecutor;
@@ -194,6 +197,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
     },
     async reload(next) {
       snapshot = next.snapshot;
+      if (configured !== null && next.includeArguments !== undefined) configured.audit.includeArguments = next.includeArguments;
       refused = false;
       budget.setLimits(processLimits(next.limits));
       launchRate.setLimits(launchRateLimits(next.limits));

@@ -82,6 +82,28 @@ describe('worker config reloader', () => {
     await worker.close();
   });
 
+  it('applies audit include-arguments at once, and says the audit file and collector wait for the next start (review s22: silently ignored)', async () => {
+    const { log, lines } = logger();
+    const audited: Array<Record<string, unknown>> = [];
+    const config = (audit: unknown) => JSON.stringify({ agents: [], servers: { edge: { executor: { type: 'http', url: 'https://mcp.example.test/mcp' } } }, audit });
+    const start = config({ 'include-arguments': true });
+    const worker = composeWorker({ config: parseWorkerConfigText(start, { runtime: 'edge' }), log, auditWrite: (line) => audited.push(JSON.parse(line)) });
+    let text = start;
+    const reload = createConfigReloader({ file: 'w.json', readText: async () => text, runtime: 'edge', initialText: start, target: worker, log });
+    const call = () => {
+      const ledger = worker.audit.ledger({ agent: 'alice', server: 'edge', era: 'legacy', route: 'passthrough' });
+      ledger.request({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'login', arguments: { password: 'hunter2' } } });
+      ledger.answer({ jsonrpc: '2.0', id: 1, result: { content: [] } });
+    };
+    call();
+    text = config({ 'include-arguments': false, file: 'audit.jsonl', otlp: { endpoint: 'http://127.0.0.1:4318/v1/traces' } });
+    expect((await reload('SIGHUP')).kind).toBe('reloaded');
+    call();
+    expect(audited.map((line) => line.arguments)).toEqual([{ password: 'hunter2' }, undefined]);
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([{ level: 'warn', msg: 'Worker config changes that apply at the next start', fields: { keys: ['audit.file', 'audit.otlp'] } }]);
+    await worker.close();
+  });
+
   it('says so when a refused file is put back as the config in force', async () => {
     const { log, lines } = logger();
     let text = VALID;
