@@ -86,7 +86,9 @@ const OUTPUT_BYTES = 64 * 1024;
 export function runHelper(file: string, args: readonly string[], options: { env?: Readonly<Record<string, string>>; timeoutMs: number }): Promise<HelperResult> {
   let child: ChildProcess;
   try {
-    child = spawnMasked(file, args, { stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true, ...(options.env === undefined ? {} : { env: { ...options.env } }) });
+    // Its own process group, so that a helper past its time is ended with every process it started:
+    // one left holding the output pipes (a wrapper script's `sleep`) kept `close` from ever coming.
+    child = spawnMasked(file, args, { stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true, detached: process.platform !== 'win32', ...(options.env === undefined ? {} : { env: { ...options.env } }) });
   } catch (error) {
     return Promise.reject(error);
   }
@@ -98,7 +100,10 @@ export function runHelper(file: string, args: readonly string[], options: { env?
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGKILL');
+      killGroup(child);
+      // A process that left the group (setsid) may still hold the pipes: `close` must come anyway.
+      child.stdout?.destroy();
+      child.stderr?.destroy();
     }, options.timeoutMs);
     child.once('error', (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
@@ -113,4 +118,14 @@ export function runHelper(file: string, args: readonly string[], options: { env?
       resolve({ ok, code, signal, stdout, stderr, message, ...(timedOut ? { timedOut: true as const } : {}) });
     });
   });
+}
+
+/** SIGKILL to the helper's process group, or to the helper alone where there are no groups. */
+function killGroup(child: ChildProcess): void {
+  try {
+    if (process.platform !== 'win32' && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    else child.kill('SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
 }
