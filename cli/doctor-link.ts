@@ -57,17 +57,26 @@ export async function probeLink(options: { worker: string; entityId: string; key
     const finish = (result: LinkProbe) => {
       if (done) return;
       done = true;
+      clearTimeout(deadline);
       resolve(result);
       ws.terminate();
     };
+    // One bound for it all: ws's handshake timeout restarts with every byte, so an answer that
+    // keeps trickling (a proxy's event stream) held doctor for ever (review s22).
+    const deadline = setTimeout(() => finish({ ok: false, url, problem: 'unreachable', message: `the worker did not finish the link handshake within ${2 * timeoutMs} ms` }), 2 * timeoutMs);
     const ws = new WebSocket(url, { headers: { [ENTITY_ID_HEADER]: options.entityId, [LINK_PROOF_HEADER]: proof, [LINK_PROBE_HEADER]: '1' }, perMessageDeflate: false, handshakeTimeout: timeoutMs });
     ws.on('unexpected-response', (_request, response) => {
       let body = '';
-      response.on('data', (chunk: Buffer) => {
-        if (body.length < 4096) body += chunk.toString('utf8');
-      });
       const header = response.headers[REFUSAL_HEADER.toLowerCase()];
       const settle = () => finish({ ok: false, url, problem: 'refused', message: refusalOf(body, typeof header === 'string' ? header : undefined, response.statusCode ?? 0) });
+      response.on('data', (chunk: Buffer) => {
+        body += chunk.toString('utf8');
+        // The worker's refusal is short: past 4 KiB this is something else, read no further.
+        if (body.length >= 4096) {
+          settle();
+          response.destroy();
+        }
+      });
       response.once('end', settle);
       response.once('close', settle);
     });
