@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { DelayQueue } from './delay-queue.ts';
+import { DelayQueue, useTimerPerEntry } from './delay-queue.ts';
 
 describe('DelayQueue', () => {
   beforeEach(() => vi.useFakeTimers());
@@ -98,5 +98,36 @@ describe('DelayQueue', () => {
     } finally {
       wall.mockRestore();
     }
+  });
+});
+
+describe('DelayQueue with a timer per entry (workerd, where a timer ends with the request that set it)', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    useTimerPerEntry();
+  });
+  afterEach(() => {
+    useTimerPerEntry(false);
+    vi.useRealTimers();
+  });
+
+  it('gives each entry its own timer, so no entry waits on a timer another request set', () => {
+    const q = new DelayQueue(100, () => Date.now());
+    const ran: string[] = [];
+    q.add(() => ran.push('a'));
+    vi.advanceTimersByTime(40);
+    const b = q.add(() => ran.push('b'));
+    q.add(() => ran.push('c'));
+    expect(vi.getTimerCount()).toBe(3);
+    expect(q.size).toBe(3);
+    q.cancel(b);
+    expect(vi.getTimerCount()).toBe(2);
+    vi.advanceTimersByTime(60);
+    expect(ran).toEqual(['a']);
+    vi.advanceTimersByTime(40);
+    expect(ran).toEqual(['a', 'c']);
+    expect(q.size).toBe(0);
+    q.cancel(b); // a no-op once cancelled
+    expect(q.size).toBe(0);
   });
 });

@@ -15,6 +15,12 @@
  * empties (the next call would only arm it again): it fires once, finds nothing, and stops; it is
  * unref'd, so it never keeps a process alive on its own.
  *
+ * Under workerd a timer belongs to the request that set it, and never fires once that request is
+ * done: one timer shared by every request stopped for good after the first request that armed it
+ * ended before it was due, and no later entry of any request ran (review s22: cancelled calls'
+ * places never came back, agents' aborts were never watched). The Workers build therefore sets
+ * `timerPerEntry` (`useTimerPerEntry`): each entry its own timer, in the request that added it.
+ *
  * @module
  */
 import { unrefTimer } from './unref-timer.ts';
@@ -24,6 +30,16 @@ export interface DelayEntry {
   /** Cleared by `cancel` and before it runs. */
   run: (() => void) | undefined;
   next: DelayEntry | undefined;
+  /** The entry's own timer, with `timerPerEntry`. */
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+/** Whether every entry gets a timer of its own (workerd), for every queue. */
+let timerPerEntry = false;
+
+/** Gives every entry of every queue a timer of its own: for runtimes whose timers end with the request that set them. */
+export function useTimerPerEntry(on = true): void {
+  timerPerEntry = on;
 }
 
 export class DelayQueue {
@@ -34,6 +50,8 @@ export class DelayQueue {
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** When the armed timer fires; it may be earlier than the head's due time (that head was cancelled). */
   #timerDue = 0;
+  /** Entries with a timer of their own, pending. */
+  #ownTimers = 0;
 
   constructor(delayMs: number, now: () => number = () => performance.now()) {
     if (!(delayMs >= 0) || !Number.isFinite(delayMs)) throw new RangeError(`Cannot create a DelayQueue: the delay must be a finite number of ms, got ${delayMs}`);
@@ -43,6 +61,7 @@ export class DelayQueue {
 
   /** Runs `run` `delayMs` from now, unless `cancel` is called with the returned entry first. */
   add(run: () => void): DelayEntry {
+    if (timerPerEntry) return this.#addWithTimer(run);
     const entry: DelayEntry = { due: this.#now() + this.delayMs, run, next: undefined };
     if (this.#tail === undefined) this.#head = entry;
     else this.#tail.next = entry;
@@ -54,12 +73,31 @@ export class DelayQueue {
   /** Stops `entry` from running; a no-op once it ran or was cancelled. */
   cancel(entry: DelayEntry): void {
     entry.run = undefined;
+    if (entry.timer !== undefined) {
+      clearTimeout(entry.timer);
+      entry.timer = undefined;
+      this.#ownTimers--;
+    }
     if (entry === this.#head) this.#dropCancelledHeads();
+  }
+
+  #addWithTimer(run: () => void): DelayEntry {
+    const entry: DelayEntry = { due: this.#now() + this.delayMs, run, next: undefined };
+    this.#ownTimers++;
+    entry.timer = setTimeout(() => {
+      entry.timer = undefined;
+      this.#ownTimers--;
+      const due = entry.run;
+      entry.run = undefined;
+      due?.();
+    }, this.delayMs);
+    unrefTimer(entry.timer);
+    return entry;
   }
 
   /** Entries added and not yet run or dropped (cancelled ones behind a live head included). */
   get size(): number {
-    let n = 0;
+    let n = this.#ownTimers;
     for (let e = this.#head; e !== undefined; e = e.next) n++;
     return n;
   }

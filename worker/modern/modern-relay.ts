@@ -59,6 +59,12 @@ export interface RelayOptions {
    * caller's (`releasedWhenRead`).
    */
   slot?: { release(): void; park(): void };
+  /**
+   * Where work past the response must be handed over to run (Workers: `ctx.waitUntil`): the
+   * channel's close. The host's close is then not waited for: a timer that outlives the request
+   * there would need holding too, and the close is only a frame.
+   */
+  holdBackgroundWork?: (work: Promise<unknown>) => void;
   /** Unread bytes the SSE stream may hold before it is ended; `MAX_UNREAD_BYTES_PER_STREAM` by default. */
   maxUnreadBytes?: number;
   /** The agent's unread budget, which the answer's unread bytes count against. */
@@ -148,7 +154,11 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     let watched: AbortSignal | undefined;
     let watchPending = options.signal !== undefined;
     let hostCloseWait: DelayEntry | undefined;
-    const close = () => void channel.close().catch(() => {});
+    const hold = options.holdBackgroundWork;
+    const close = () => {
+      const closing = channel.close().catch(() => {});
+      hold?.(closing);
+    };
 
     /** `byHost`: the host's response ended it, and the host closes the channel behind it. */
     const finish = (byHost = false) => {
@@ -159,7 +169,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       watched?.removeEventListener('abort', abandoned);
       // A host's `channel-reply` has closed the channel already: nothing to wait for or to close.
       if (channel instanceof McpChannelClientTransport && channel.closed) return;
-      if (byHost && channel instanceof McpChannelClientTransport) hostCloseWait = hostCloseWaits.add(close);
+      if (byHost && hold === undefined && channel instanceof McpChannelClientTransport) hostCloseWait = hostCloseWaits.add(close);
       else close();
     };
     // Nobody reads this answer: it only settles the handler. A stream already returned ends

@@ -39,6 +39,7 @@ import { keptListen, type OpenListens } from './open-listens.ts';
 import { relayListen } from './listen-relay.ts';
 import { readParamHeaders, withParamHeaders } from './param-headers.ts';
 import { heldAnswers, relayModernRequest, SSE_HEADERS } from './modern-relay.ts';
+import { backgroundWorkHolder } from '../background-work.ts';
 import { validateModernRequest, type ModernRequest } from './validate-request.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
 import { formatTraceparent } from '../../shared/trace-context.ts';
@@ -139,6 +140,10 @@ export async function forwardModern(request: Request, message: ModernRequest, to
     deps.audit?.refused(scope, message, refusal, trace);
     return Response.json(jsonRpcErrorBody(message.id, refusal), { status: httpStatusFor(refusal.reason) });
   }
+  // Where the runtime ends a request's work with its response (Workers), the request is held
+  // until its place is given back: its channel's close and a cancelled call's grace come after.
+  const hold = backgroundWorkHolder(request);
+  hold?.(slot.givenBack());
   const session = newModernSession();
   const ledger = deps.audit?.ledger({ ...scope, session });
   const traced = ledger?.request(message, trace) ?? message;
@@ -169,6 +174,7 @@ export async function forwardModern(request: Request, message: ModernRequest, to
         log: deps.log,
         server,
         slot,
+        ...(hold !== undefined ? { holdBackgroundWork: hold } : {}),
         ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
         ...(ledger !== undefined ? { onAnswer: (answer: unknown) => (answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer)) } : {}),
       });

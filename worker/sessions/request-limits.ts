@@ -141,23 +141,32 @@ export class AgentRequests implements UnreadMeter {
 export class RequestSlot {
   /** 0 held, 1 parked in the grace, 2 given back. */
   #state = 0;
+  #onGivenBack: (() => void) | undefined;
 
   constructor(readonly requests: AgentRequests) {}
 
   release(): void {
     if (this.#state !== 0) return;
-    this.#state = 2;
-    this.requests.release();
+    this.#giveBack();
   }
 
   /** The agent abandoned the request: its place comes back when `CANCELLED_SLOT_GRACE_MS` ends. */
   park(): void {
     if (this.#state !== 0) return;
     this.#state = 1;
-    this.requests.cancelGraces.add(() => {
-      this.#state = 2;
-      this.requests.release();
-    });
+    this.requests.cancelGraces.add(() => this.#giveBack());
+  }
+
+  /** Settles once the place is given back, the grace included (Workers hold the request's invocation until then); one waiter. */
+  givenBack(): Promise<void> {
+    if (this.#state === 2) return Promise.resolve();
+    return new Promise((resolve) => (this.#onGivenBack = resolve));
+  }
+
+  #giveBack(): void {
+    this.#state = 2;
+    this.requests.release();
+    this.#onGivenBack?.();
   }
 }
 

@@ -10,8 +10,8 @@
  * - `OAuthState` (binding `OAUTH_STATE`): one, the built-in OAuth server's state.
  *
  * The config is `SWITCHYARD_WORKER_CONFIG` (a secret), validated as on every runtime; the edge app
- * is built once per isolate and config text. Nothing runs at module load: Workers forbid timers and
- * I/O in the global scope.
+ * is built once per isolate and config text. Nothing runs at module load but a switch of the timer
+ * queues' mode: Workers forbid timers and I/O in the global scope.
  *
  * @module
  */
@@ -19,6 +19,11 @@ import { loadFromEnv } from './cloudflare-env.ts';
 import { createEdgeApp } from './edge-front.ts';
 import { drainUnreadBody } from './unread-body.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
+import { holdBackgroundWork } from '../../background-work.ts';
+import { useTimerPerEntry } from '../../../shared/delay-queue.ts';
+
+// A workerd timer ends with the request that set it: no queue may share one across requests.
+useTimerPerEntry();
 
 export { AgentSession } from './agent-session-object.ts';
 export { AgentSlots } from './agent-slots-object.ts';
@@ -40,6 +45,7 @@ export default {
       const audit = loaded.audit();
       edge = { config: loaded.config, app: createEdgeApp(env, loaded.config, loaded.log, audit.audit), flush: audit.flush };
     }
+    holdBackgroundWork(request, (work) => ctx.waitUntil(work));
     const response = await edge.app.fetch(request);
     // A refusal the edge answered itself keeps the agent's connection (`unread-body.ts`).
     await drainUnreadBody(request);
