@@ -112,6 +112,34 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorChec
   return checks;
 }
 
+/** The kernel's user namespace settings (null: the key does not exist here), and what the bubblewrap probe found. */
+export interface UserNamespaceSettings {
+  maxNs: number | null;
+  debianClone: number | null;
+  apparmor: number | null;
+  root: boolean;
+  bwrapWorks: boolean;
+}
+
+/**
+ * Whether user namespaces let bubblewrap work. A setting that restricts them fails the check only
+ * when bubblewrap does not work: Ubuntu's AppArmor restriction stays on with a profile that allows
+ * bwrap, the fix this check suggests (review s22: it failed for ever after that fix). The fix
+ * names only keys this kernel has: `sysctl -w` of one it lacks fails.
+ */
+export function userNamespaceCheck(settings: UserNamespaceSettings): DoctorCheck {
+  const { maxNs, debianClone, apparmor, root, bwrapWorks } = settings;
+  const restricted = maxNs === 0 || (!root && (debianClone === 0 || apparmor === 1));
+  const detail = `max_user_namespaces=${maxNs ?? 'n/a'}, unprivileged_userns_clone=${debianClone ?? 'n/a'}, apparmor_restrict_unprivileged_userns=${apparmor ?? 'n/a'}`
+    + (restricted && bwrapWorks ? ' (restricted, but bubblewrap is allowed them: its test sandbox ran)' : '')
+    + (root ? ' (running as root: contained servers then run as the host\'s root, without capabilities, and pass every permission check on root-owned files they are granted; run the sidecar as an ordinary user where you can)' : '');
+  if (!restricted || bwrapWorks) return { name: 'user namespaces', ok: true, detail };
+  const keys = [...(maxNs === 0 ? ['user.max_user_namespaces=15000'] : []), ...(!root && debianClone === 0 ? ['kernel.unprivileged_userns_clone=1'] : [])];
+  const apparmorFix = !root && apparmor === 1 ? 'allow bwrap user namespaces in AppArmor (a profile for /usr/bin/bwrap with "userns,"), or sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0' : undefined;
+  const fix = [keys.length > 0 ? `sudo sysctl -w ${keys.join(' ')}` : undefined, apparmorFix].filter((f) => f !== undefined).join('; and ');
+  return { name: 'user namespaces', ok: false, detail, fix: `Enable them: ${fix}` };
+}
+
 /** bubblewrap, user namespaces, slirp4netns, util-linux and nsenter: what a machine that launches servers needs. */
 async function sandboxChecks(options: DoctorOptions): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
@@ -126,17 +154,13 @@ async function sandboxChecks(options: DoctorOptions): Promise<DoctorCheck[]> {
       : { name: 'bubblewrap present', ok: false, detail: `"${bwrap}" not found`, fix: 'Install it: sudo apt-get install -y bubblewrap (Fedora: sudo dnf install bubblewrap)' },
   );
   if (process.platform === 'linux') {
-    const maxNs = readNumber('/proc/sys/user/max_user_namespaces');
-    const debianClone = readNumber('/proc/sys/kernel/unprivileged_userns_clone');
-    const apparmor = readNumber('/proc/sys/kernel/apparmor_restrict_unprivileged_userns');
-    const root = process.getuid?.() === 0;
-    const blocked = maxNs === 0 || (!root && (debianClone === 0 || apparmor === 1));
-    checks.push({
-      name: 'user namespaces',
-      ok: !blocked,
-      detail: `max_user_namespaces=${maxNs ?? 'n/a'}, unprivileged_userns_clone=${debianClone ?? 'n/a'}, apparmor_restrict_unprivileged_userns=${apparmor ?? 'n/a'}${root ? ' (running as root: contained servers then run as the host\'s root, without capabilities, and pass every permission check on root-owned files they are granted; run the sidecar as an ordinary user where you can)' : ''}`,
-      ...(blocked ? { fix: 'Enable them: sudo sysctl -w user.max_user_namespaces=15000 kernel.unprivileged_userns_clone=1 (on Ubuntu 24.04+ also allow bwrap in AppArmor)' } : {}),
-    });
+    checks.push(userNamespaceCheck({
+      maxNs: readNumber('/proc/sys/user/max_user_namespaces'),
+      debianClone: readNumber('/proc/sys/kernel/unprivileged_userns_clone'),
+      apparmor: readNumber('/proc/sys/kernel/apparmor_restrict_unprivileged_userns'),
+      root: process.getuid?.() === 0,
+      bwrapWorks: availability.available,
+    }));
   }
   if (present) {
     checks.push(
