@@ -90,9 +90,11 @@ describe('worker app', () => {
       sessions: 1,
     });
 
-    const bob = (await (await h.fetch(`${BASE}/healthz`, { headers: { authorization: 'Bearer bob-token' } })).json()) as { servers: Array<{ name: string }>; sessions: number };
+    const bob = (await (await h.fetch(`${BASE}/healthz`, { headers: { authorization: 'Bearer bob-token' } })).json()) as { servers: Array<{ name: string }>; sessions: number; hosts: unknown[] };
     expect(bob.servers.map((s) => s.name)).toEqual(['beta', 'docs']);
     expect(bob.sessions).toBe(0);
+    // A host's channels are every agent's on it: an agent is not told how much others use it (review s22).
+    expect(bob.hosts).toEqual([{ 'entity-id': 'laptop', linked: false, since: null, roundTripMs: null }]);
   });
 
   it('serves a status page and JSON for unknown paths', async () => {

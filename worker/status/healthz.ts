@@ -5,8 +5,9 @@
  *   and an anonymous caller learns no host or server names.
  * - The admin token (`admin-token-sha256`): every host (linked or not, since when, open channels),
  *   every server with its binding and state, and the number of agent sessions.
- * - An agent token: the same shape limited to that agent's servers, the hosts they are bound to,
- *   and that agent's sessions (an agent never learns of other agents' servers).
+ * - An agent token: the same shape limited to that agent's servers, the hosts they are bound to
+ *   (without their open channels, which are every agent's), and that agent's sessions (an agent
+ *   never learns of other agents' servers, nor how much they use a host).
  * - A wrong token: 401, like every agent route, so a typo is not mistaken for a healthy answer.
  *
  * A server's `binding` is `edge-direct` (top-level http), `host:<entity-id>` or `local` (the
@@ -94,7 +95,8 @@ export function healthReport(deps: HealthzDeps, agent: AgentEntry | null) {
   return {
     ok: true,
     time: (deps.clock ?? (() => new Date()))().toISOString(),
-    hosts: agent === null ? hosts : hosts.filter((h) => usedHosts.has(h['entity-id'])),
+    // A host's open channels are every agent's: an agent is not told how much others use it.
+    hosts: agent === null ? hosts : hosts.filter((h) => usedHosts.has(h['entity-id'])).map(({ channels: _everyAgents, ...host }) => host),
     servers,
     sessions,
     ...statusDetails(deps.sessions.list(), deps.recentErrors, agent, deps.recentCalls),

@@ -91,7 +91,7 @@
         cell(String(h['entity-id']), 'mono'),
         cell(h.linked ? pill('ok', 'Linked') : pill('warn', 'Offline')),
         cell(h.since ? ago(h.since, report.time) : 'never linked', 'when', h.since ? String(h.since) : undefined),
-        cell(Number(h.channels) || 0, 'num'),
+        cell(typeof h.channels === 'number' ? h.channels : '\u2013', 'num'),
         cell(typeof h.roundTripMs === 'number' ? h.roundTripMs + ' ms' : '\u2013', 'num'),
       ]);
     }), 5, 'No hosts');
