@@ -51,6 +51,7 @@ import type { SessionEnd } from '../sessions/ended-sessions.ts';
 import type { CallLedger } from '../../shared/audit/call-ledger.ts';
 import { parseTraceparent, TRACEPARENT_KEY, type TraceContext } from '../../shared/trace-context.ts';
 import { requestHeaderOf } from '../sessions/message-extra.ts';
+import { redactUrlsIn } from '../../shared/url-redaction.ts';
 
 /** Requests timed out here whose late answer a session still recognises, and drops. */
 const MAX_SETTLED_REMEMBERED = 256;
@@ -188,9 +189,32 @@ export class PassthroughSession implements AgentSession {
     const forwarded = this.#ledger === undefined ? message : this.#ledger.request(message, trace);
     this.#channel.send(forwarded).catch((error: unknown) => {
       if (!isRequest(message)) return;
-      const wire = error instanceof WireError ? error : new WireError('server-exited', `Server "${this.#server}" is no longer connected`);
-      this.#answer(message.id, wire);
+      void this.#notTaken(message.id, message.method, error);
     });
+  }
+
+  /**
+   * A request the channel could not send: an HTTP server refused it or could not be reached (a
+   * host's channel fails with a WireError of its own). Said as such, with the client's words (no
+   * configured header value, URLs without their query), and on the status page. A failed
+   * initialize ends the session, as one that timed out does: nothing was opened upstream, and a
+   * session kept open only counted as live until the idle sweep (review s22).
+   */
+  async #notTaken(id: RequestId, method: string, error: unknown): Promise<void> {
+    const initialize = method === 'initialize';
+    let wire: WireError;
+    if (error instanceof WireError) wire = error;
+    else {
+      // Node's fetch says only "fetch failed"; why is its cause's code (ECONNREFUSED).
+      const code = (error as { cause?: { code?: unknown } } | null)?.cause?.code;
+      const why = redactUrlsIn(`${error instanceof Error ? error.message : String(error)}${typeof code === 'string' ? ` (${code})` : ''}`).slice(0, 200);
+      wire = initialize
+        ? new WireError('launch-failed', `Server "${this.#server}" could not be reached: ${why}`)
+        : new WireError('server-exited', `Server "${this.#server}" did not take the request: ${why}`);
+      this.#onUpstreamFailed?.(wire);
+    }
+    await this.#answer(id, wire);
+    if (initialize) await this.close('initialize failed');
   }
 
   #fromServer(message: JSONRPCMessage): void {
