@@ -143,6 +143,25 @@ describe('switchyard doctor', () => {
     const typo = (await runDoctor({ worker: 'yard.example.com' })).find((c) => c.name === 'worker reachable');
     expect(typo).toMatchObject({ ok: false, detail: '"yard.example.com" is not an absolute URL' });
   });
+
+  it('takes no 200 page for a worker, and passes on a worker\'s own refusal (review s22)', async () => {
+    const answers: Array<[number, string]> = [[200, '<html>a web server</html>'], [403, '{"error":{"reason":"invalid-request","message":"Host \\"192.0.2.2:8787\\" is not allowed: add it to \\"allowed-hosts\\""}}']];
+    const server = createServer((_req, res) => {
+      const [status, body] = answers.shift()!;
+      res.statusCode = status;
+      res.end(body);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const page = (await runDoctor({ worker: `http://127.0.0.1:${port}` })).find((c) => c.name === 'worker reachable');
+      expect(page).toMatchObject({ ok: false, detail: `http://127.0.0.1:${port}/healthz answered 200, not a Switchyard worker's {"ok":true}`, fix: expect.stringContaining('but not a Switchyard worker') });
+      const refused = (await runDoctor({ worker: `http://127.0.0.1:${port}` })).find((c) => c.name === 'worker reachable');
+      expect(refused).toMatchObject({ ok: false, detail: `http://127.0.0.1:${port}/healthz answered 403: Host "192.0.2.2:8787" is not allowed: add it to "allowed-hosts"`, fix: `The worker at http://127.0.0.1:${port} refused this request: see why above` });
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
 });
 
 describe('switchyard doctor --config-dir: a sidecar.json that cannot be read', () => {

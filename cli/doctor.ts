@@ -88,15 +88,19 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorChec
   } else if (options.worker !== undefined) {
     const url = new URL('/healthz', options.worker.replace(/^ws/, 'http')).toString();
     try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
-      // A worker answers /healthz 200 to anyone (its details only with a token): another answer
-      // is another server at that address, or a proxy in front of none.
-      const ok = res.ok;
+      const timeout = AbortSignal.timeout(5000);
+      const res = await fetch(url, { signal: timeout });
+      // A worker answers /healthz `{"ok":true}` to anyone (its details only with a token): another
+      // answer is another server at that address, or a proxy in front of none. Its refusal (a
+      // Host it does not allow) says why in its JSON error, which is passed on (review s22).
+      const answer = await healthzAnswer(res);
+      const ok = res.ok && answer.ok === true;
+      const refusal = typeof answer.error?.message === 'string' ? `: ${answer.error.message.slice(0, 300)}` : '';
       checks.push({
         name: 'worker reachable',
         ok,
-        detail: `${url} answered ${res.status}`,
-        ...(ok ? {} : { fix: `Something answers at ${options.worker}, but not a Switchyard worker: check the URL given to --worker, and any proxy in front of the worker` }),
+        detail: `${url} answered ${res.status}${ok ? '' : res.ok ? ', not a Switchyard worker\'s {"ok":true}' : refusal}`,
+        ...(ok ? {} : refusal !== '' ? { fix: `The worker at ${options.worker} refused this request: see why above` } : { fix: `Something answers at ${options.worker}, but not a Switchyard worker: check the URL given to --worker, and any proxy in front of the worker` }),
       });
     } catch (error) {
       // Node says only "fetch failed"; the cause's code says why (refused, unknown name, a TLS problem).
@@ -110,6 +114,18 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorChec
     }
   }
   return checks;
+}
+
+/** What a worker's `/healthz` says: `{}` when it is not JSON (or past 64 KiB, which no answer of a worker is). */
+async function healthzAnswer(res: Response): Promise<{ ok?: unknown; error?: { message?: unknown } }> {
+  const text = await res.text().catch(() => '');
+  if (text.length > 65_536) return {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null ? parsed : {};
+  } catch {
+    return {};
+  }
 }
 
 /** The kernel's user namespace settings (null: the key does not exist here), and what the bubblewrap probe found. */
