@@ -158,6 +158,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
     ...(registry !== undefined ? { hostStatus: () => registry.status() } : {}),
     recentErrors,
     recentCalls: audit.recentCalls,
+    audit,
     ...(deps.clock !== undefined ? { clock: deps.clock } : {}),
   }));
   app.get('/', () => statusPageResponse());

@@ -192,6 +192,18 @@ describe('the worker\'s audit log (in process)', () => {
     expect(JSON.stringify(lines)).not.toContain('not-a-real-token');
   });
 
+  it('records a wrong token on /healthz as on the MCP endpoints, and nothing of a probe without one (review s22)', async () => {
+    const { lines, harness } = await start();
+    expect(await harness.fetch('/healthz').then((r) => r.status)).toBe(200);
+    const guessed = await harness.fetch('/healthz', { headers: { authorization: 'Bearer not-a-real-token' } });
+    expect(guessed.status).toBe(401);
+    const alice = await harness.fetch('/healthz', { headers: { authorization: 'Bearer alice-token' } });
+    expect([alice.status, alice.headers.get('cache-control'), alice.headers.get('vary')]).toEqual([200, 'no-store', 'Authorization']);
+    expect(lines.map((l) => [l.level, l.event, l.route, l.reason, l.fingerprint])).toEqual([
+      ['warn', 'credential', undefined, 'unauthorized', expect.stringMatching(/^sha256:[0-9a-f]{12}$/)],
+    ]);
+  });
+
   it('records refused modern (2026-07-28) requests with the tool they were for, under the agent\'s trace', async () => {
     const { lines, router, harness } = await start();
     router.failures.set('alpha', new WireError('trust-profile-stale', 'Trust profile changed'));

@@ -30,6 +30,8 @@ import type { SessionTable } from '../sessions/session-table.ts';
 import type { RecentErrors } from './recent-errors.ts';
 import type { RecentCalls } from '../audit/recent-calls.ts';
 import { statusDetails } from './status-report.ts';
+import { tokenFingerprint } from '../audit/credential-audit.ts';
+import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
 
 export interface HealthzDeps {
   config: WorkerConfig;
@@ -40,8 +42,13 @@ export interface HealthzDeps {
   recentErrors?: RecentErrors;
   /** The last audited calls, reported as `recentCalls`. */
   recentCalls?: RecentCalls;
+  /** Where a refused token goes on the record, as on every agent route. */
+  audit?: WorkerAudit;
   clock?: () => Date;
 }
+
+/** A report for one token's holder: kept by no cache, and told apart by the token. */
+const PRIVATE = { 'cache-control': 'no-store', vary: 'Authorization' };
 
 export interface ServerHealth {
   name: string;
@@ -64,16 +71,21 @@ export function createHealthzHandler(deps: HealthzDeps): Handler {
     const header = c.req.header('authorization');
     if (header === undefined) return c.json({ ok: true });
     const token = bearerTokenOf(header);
-    if (token === null) return unauthorizedResponse(c, false);
+    if (token === null) {
+      deps.audit?.credentialRefused(null, '', traceContextOf(c.req.raw.headers));
+      return unauthorizedResponse(c, false);
+    }
     const agents = deps.config.agents;
     const index = await statusViewerIndex(deps.config, token);
     if (index === -1) {
+      // A guessed token here is on the record as it is on the MCP endpoints (review s22).
+      deps.audit?.credentialRefused(await tokenFingerprint(token), '', traceContextOf(c.req.raw.headers));
       // An app's OAuth token stands for an agent on its MCP endpoints only; the page takes the tokens of the config.
       const why = token.startsWith(ACCESS_TOKEN_PREFIX) ? 'An OAuth access token is for the MCP endpoints: sign in here with the agent\'s own token or the admin token' : undefined;
       return unauthorizedResponse(c, true, why);
     }
     const agent = index < agents.length ? agents[index]! : null;
-    return c.json(healthReport(deps, agent));
+    return c.json(healthReport(deps, agent), 200, PRIVATE);
   };
 }
 
