@@ -608,7 +608,7 @@ export class LegacyHttpEndpoint implements Transport {
     if (refused !== undefined) return refused;
     const lastEventId = request.headers.get('last-event-id');
     if (this.#store !== undefined && lastEventId) return this.#resume(this.#store, lastEventId);
-    if (this.#streams.has(STANDALONE)) return refuse(409, -32000, 'Conflict: Only one SSE stream is allowed per session');
+    this.#replace(STANDALONE);
     const readable = this.#openStream(STANDALONE);
     this.onstandaloneopen?.();
     return new Response(readable, { headers: this.#sseHeaders });
@@ -617,7 +617,7 @@ export class LegacyHttpEndpoint implements Transport {
   #resume(store: LegacyEventStore, lastEventId: string): Response {
     const streamId = store.streamIdOf(lastEventId);
     if (streamId === undefined) return refuse(400, -32000, 'Invalid event ID format');
-    if (this.#streams.has(streamId)) return refuse(409, -32000, 'Conflict: Stream already has an active connection');
+    this.#replace(streamId);
     // A replay skips the streams' bound, and a stream whose requests were all answered is ended
     // (unregistered) at once: each GET would queue one more copy of its events, so an agent that
     // reads none could fill the memory every agent shares. Past its budget it gets none, as it gets
@@ -678,6 +678,20 @@ export class LegacyHttpEndpoint implements Transport {
       (this.#keepAlive as { unref?: () => void }).unref?.();
     }
     return stream.answer.body;
+  }
+
+  /**
+   * A newer GET for a stream still open here takes its place: its agent reconnected, and the old
+   * connection is most likely gone unseen (a Durable Object learns of that at its next write, a
+   * keep-alive away: 30 to 45 s of 409s, in which SDK clients gave the stream up; review s22).
+   * What the old one held unread is dropped, and a resumption (Last-Event-ID) replays it.
+   */
+  #replace(streamId: string): void {
+    const old = this.#streams.get(streamId);
+    if (old === undefined) return;
+    this.#unregister(streamId);
+    old.answer.cut(new Error('A newer GET took this stream\'s place'));
+    this.#payOwed(old);
   }
 
   /** Unregisters `stream`; it closes once the agent has read what it holds. */

@@ -1,11 +1,15 @@
 /**
- * A modern call its agent abandons, at the Workers edge, to an edge-direct HTTP server (real
- * server-everything): the agent's place under `max-requests-per-agent` comes back after the
- * cancelled call's grace, and the call is audited as `agent-left`, however many quick calls came
- * before. Under workerd a timer ends with the request that set it: one timer shared by every
- * request stopped for good once a quick call that armed it had ended, and the work after an
- * abandoned call's response (its grace, its channel's close) was cut with the request
- * (review s22: after two abandoned calls the agent got 429 until the isolate was recycled).
+ * An edge-direct HTTP server (real server-everything) under workerd, where what differs from Deno
+ * and Node is when work runs and when a gone connection is seen (review s22):
+ * - a modern call its agent abandons gives the agent's place under `max-requests-per-agent` back
+ *   after the cancelled call's grace, and is audited as `agent-left`, however many quick calls came
+ *   before. A workerd timer ends with the request that set it: one timer shared by every request
+ *   stopped for good once a quick call that armed it had ended, and the work after an abandoned
+ *   call's response (its grace, its channel's close) was cut with the request: after two abandoned
+ *   calls the agent got 429 until the isolate was recycled;
+ * - a legacy session's GET stream dropped and opened again at once is served: the session's
+ *   object learns of the old connection's end only at its next write, up to a keep-alive (30 s)
+ *   later, and answered the new GET 409 until then, by which time SDK clients had given it up.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentEntry, randomCredential } from '../support/configs.ts';
@@ -69,4 +73,23 @@ describe('a modern call its agent abandons at the Workers edge', () => {
     const left = worker.logs().filter((l) => l.msg === 'audit' && l.tool === 'trigger-long-running-operation');
     expect(left.map((l) => l.reason)).toEqual(['agent-left', 'agent-left']);
   }, 90_000);
+});
+
+describe('a legacy session\'s GET stream at the Workers edge', () => {
+  it('is served again at once after the agent dropped it', async () => {
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) });
+    const session = init.headers.get('mcp-session-id')!;
+    await init.text();
+    const inSession = { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' };
+    expect((await fetch(url, { method: 'POST', headers: inSession, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).status).toBe(202);
+    const get = (signal?: AbortSignal) => fetch(url, { headers: { ...inSession, accept: 'text/event-stream' }, ...(signal !== undefined ? { signal } : {}) });
+    const dropped = new AbortController();
+    expect((await get(dropped.signal)).status).toBe(200);
+    dropped.abort();
+    const again = await get();
+    expect([again.status, again.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
+    await again.body?.cancel();
+    expect((await fetch(url, { method: 'DELETE', headers: inSession })).status).toBe(200);
+  }, 60_000);
 });
