@@ -34,8 +34,8 @@ interface SessionTransport extends Transport {
 }
 
 /** A session-based client to the HTTP MCP server at `target`, fit to be bridged raw. */
-export function httpUpstream(target: ModernHttpTarget): HttpUpstreamTransport {
-  return new HttpUpstreamTransport(new LegacyHttpClientTransport(target));
+export function httpUpstream(target: ModernHttpTarget, options: { standaloneStream?: boolean } = {}): HttpUpstreamTransport {
+  return new HttpUpstreamTransport(new LegacyHttpClientTransport(target, options));
 }
 
 export class HttpUpstreamTransport implements Transport {

@@ -174,6 +174,31 @@ describe('LegacyHttpClientTransport on the wire', () => {
     await transport.close();
   });
 
+  it('opens no standalone stream when told not to, for a session of one request (review s22)', async () => {
+    const methods = async (options: { standaloneStream?: boolean }) => {
+      const server = await listen((req, res) => {
+        if (req.method === 'GET') return sse(res, ': ready\n\n');
+        let body = '';
+        req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        req.on('end', () => {
+          const message = JSON.parse(body) as { id?: number };
+          if (message.id === undefined) return void res.writeHead(202).end();
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: {} }));
+        });
+      });
+      const transport = new LegacyHttpClientTransport({ url: server.url }, options);
+      const { next } = inbox(transport);
+      await transport.start();
+      await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      await transport.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+      await next((m) => 'id' in m);
+      await transport.close();
+      return server.seen.map((s) => s.method).sort();
+    };
+    expect(await methods({})).toEqual(['GET', 'POST', 'POST']);
+    expect(await methods({ standaloneStream: false })).toEqual(['POST', 'POST']);
+  });
+
   it('fails a send the server refuses with an Error naming the status and the body, reported to onerror too', async () => {
     const server = await listen((_req, res) => void res.writeHead(404, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}'));
     const transport = new LegacyHttpClientTransport({ url: server.url });

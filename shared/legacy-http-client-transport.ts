@@ -62,6 +62,7 @@ export class LegacyHttpClientTransport implements Transport {
   onerror?: (error: Error) => void;
   onclose?: () => void;
   readonly #target: ModernHttpTarget;
+  readonly #standaloneStream: boolean;
   readonly #gate: ReadGate;
   #abort: AbortController | undefined;
   #sessionId: string | undefined;
@@ -69,8 +70,14 @@ export class LegacyHttpClientTransport implements Transport {
   #retryMs: number | undefined;
   #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
 
-  constructor(target: ModernHttpTarget) {
+  /**
+   * @param options `standaloneStream: false`: no GET stream once initialized, for a session opened
+   *   for one request (a modern request to a legacy server), which forwards nothing outside it: the
+   *   GET was one more connection and, on Workers, one more subrequest of the 50 a request may make.
+   */
+  constructor(target: ModernHttpTarget, options: { standaloneStream?: boolean } = {}) {
     this.#target = target;
+    this.#standaloneStream = options.standaloneStream !== false;
     this.#gate = target.readGate ?? new ReadGate();
   }
 
@@ -145,7 +152,7 @@ export class LegacyHttpClientTransport implements Transport {
     }
     if (response.status === 202 || !('method' in message && 'id' in message)) {
       await response.body?.cancel();
-      if (response.status === 202 && 'method' in message && message.method === 'notifications/initialized') {
+      if (this.#standaloneStream && response.status === 202 && 'method' in message && message.method === 'notifications/initialized') {
         this.#openStandaloneStream({ lastEventId: undefined }).catch((error: Error) => this.onerror?.(error));
       }
       return;

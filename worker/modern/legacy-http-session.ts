@@ -54,7 +54,8 @@ export function serveOnLegacySession(target: ModernHttpTarget, request: Request,
     emit({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: {}, _meta: { [SUBSCRIPTION_ID_KEY]: request.id } } });
     return { close: async () => {} };
   }
-  const transport = httpUpstream(target);
+  // One request: nothing outside it is forwarded, so no GET stream (on Workers, a subrequest saved).
+  const transport = httpUpstream(target, { standaloneStream: false });
   const pending = new Map<Id, (answer: Answer) => void>();
   let answered = false;
   let closed = false;
