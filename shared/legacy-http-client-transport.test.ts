@@ -8,6 +8,7 @@ import { StreamableHTTPServerTransport, type EventStore } from '@modelcontextpro
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/v4';
 import { httpUpstream } from './http-upstream-transport.ts';
+import { MAX_SSE_EVENT_CHARS } from './sse-messages.ts';
 import { LegacyHttpClientTransport } from './legacy-http-client-transport.ts';
 import { floodingSseServer } from '../test/support/flooding-sse-server.ts';
 
@@ -245,6 +246,22 @@ describe('LegacyHttpClientTransport on the wire', () => {
     await transport.send(initialize(1));
     await transport.send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
     expect(await next(answers(2))).toMatchObject({ id: 2, error: { data: { reason: 'server-exited' }, message: 'The HTTP server ended its answer\'s stream without answering' } });
+    await transport.close();
+  });
+
+  it('says why a request\'s stream broke off when its answer is past the message bound (review s22: "ended without answering")', async () => {
+    const server = await listen((req, res) => {
+      if (req.headers['mcp-session-id'] === undefined) return void res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's-1' }).end('{"jsonrpc":"2.0","id":1,"result":{}}');
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(`data: {"jsonrpc":"2.0","id":2,"result":{"text":"${'x'.repeat(MAX_SSE_EVENT_CHARS)}"}}\n\n`);
+    });
+    const transport = new LegacyHttpClientTransport({ url: server.url });
+    const { next } = inbox(transport);
+    transport.onerror = () => {};
+    await transport.start();
+    await transport.send(initialize(1));
+    await transport.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'big' } });
+    expect(await next(answers(2))).toMatchObject({ id: 2, error: { data: { reason: 'server-exited' }, message: `The HTTP server broke off its answer's stream: SSE event longer than ${MAX_SSE_EVENT_CHARS} characters: the stream is dropped` } });
     await transport.close();
   });
 

@@ -200,6 +200,7 @@ export class LegacyHttpClientTransport implements Transport {
     let resumable = standalone;
     let answered = false;
     let failure: Error | undefined;
+    let brokeOff: string | undefined;
     try {
       await readSseEvents(
         body,
@@ -220,14 +221,16 @@ export class LegacyHttpClientTransport implements Transport {
         { onRetry: (ms) => (this.#retryMs = Math.min(Math.max(ms, RECONNECT.initialMs), RECONNECT.maxMs)), gate: this.#gate, ...(this.#abort ? { signal: this.#abort.signal } : {}) },
       );
     } catch (error) {
-      failure = new Error(`The HTTP server's SSE stream broke off: ${fetchErrorText(error)}`);
+      brokeOff = fetchErrorText(error);
+      failure = new Error(`The HTTP server's SSE stream broke off: ${brokeOff}`);
     }
     if (this.#abort?.signal.aborted) return;
     if (failure !== undefined) this.onerror?.(failure);
     if (answered) return;
     if (resumable && (requestId === undefined || takeUps < MAX_TAKE_UPS)) this.#reconnect({ lastEventId, ...(requestId !== undefined ? { requestId, takeUps: takeUps + 1 } : {}) }, 0);
     // A request's stream that ended unanswered and cannot be taken up again (or no longer): nothing else will answer it.
-    else if (requestId !== undefined) this.#unanswered(requestId, takeUps === 0 ? 'ended its answer\'s stream without answering' : `ended its answer's stream without answering, taken up ${takeUps} times`);
+    // Why it broke off, when it did (an answer past the message bound): "ended without answering" hid it (review s22).
+    else if (requestId !== undefined) this.#unanswered(requestId, brokeOff !== undefined ? `broke off its answer's stream: ${brokeOff}` : takeUps === 0 ? 'ended its answer\'s stream without answering' : `ended its answer's stream without answering, taken up ${takeUps} times`);
   }
 
   /** Answers `requestId` with the error the server never sent, so its caller does not wait for ever. */
