@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../log.ts';
 import { startOtlpCollector, type OtlpCollector } from '../../test/support/otlp-collector.ts';
 import type { FinishedSpan } from './audit-log.ts';
-import { OtlpTraceExporter } from './otlp-exporter.ts';
+import { OtlpTraceExporter, retryAfterMs } from './otlp-exporter.ts';
 
 let collector: OtlpCollector | undefined;
 afterEach(async () => {
@@ -118,6 +118,22 @@ describe('OtlpTraceExporter against a real local collector', () => {
     await exporter.close();
     expect(lines.filter((l) => l.level === 'warn' && String(l.msg).startsWith('OTLP spans dropped')).map((l) => l.dropped)).toEqual([1, 10]);
     expect(lines.filter((l) => l.msg === 'OTLP exporter closed: spans were dropped')).toEqual([expect.objectContaining({ sent: 0, dropped: 12 })]);
+  });
+
+  it('sends a batch again once when the collector sheds load (429), and counts it sent (review s22: dropped at once)', async () => {
+    collector = await startOtlpCollector();
+    collector.throttled = 1;
+    const { lines, log } = logs();
+    const exporter = new OtlpTraceExporter({ endpoint: collector.endpoint, serviceName: 'switchyard-worker', log, flushMs: 5 });
+    exporter.export(span(1));
+    await exporter.flush();
+    expect([collector.requests.length, exporter.sent, exporter.dropped]).toEqual([2, 1, 0]);
+    expect(collector.spans.map((s) => s.name)).toEqual(['tools/call t1']);
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([]);
+  });
+
+  it('waits what Retry-After says before its retry, within 0.1 to 2 s', () => {
+    expect([retryAfterMs('1'), retryAfterMs('0'), retryAfterMs('120'), retryAfterMs(null), retryAfterMs('Wed, 21 Oct 2026 07:28:00 GMT')]).toEqual([1000, 100, 2000, 500, 500]);
   });
 
   it('lets a collector that never answers hold its close only for the time it is given, dropping what is left, counted', async () => {

@@ -6,7 +6,7 @@
  * It never holds a call up: `export` only queues. Spans are sent in batches (`maxBatch`, or
  * whatever is queued `flushMs` after the first), one request at a time; the queue is bounded
  * (`maxQueue`), and past it a span is dropped. A batch the collector does not take (unreachable,
- * an error status, no answer within `timeoutMs`) is dropped too: a collector that is down must not
+ * an error status, after one retry of a retryable one, no answer within `timeoutMs`) is dropped too: a collector that is down must not
  * grow the worker's memory. Drops are counted (`dropped`) and warned about with the running count
  * at the 1st, 10th, 100th, … drop of a failure streak, not once per span; `close` says the total.
  * A redirect is followed only within the endpoint's origin: the headers carry the collector's key.
@@ -141,13 +141,20 @@ export class OtlpTraceExporter implements SpanSink {
     const timer = setTimeout(() => timeout.abort(), this.#options.timeoutMs ?? 10_000);
     unrefTimer(timer);
     try {
-      const response = await fetchWithinOrigin(doFetch, new URL(this.#options.endpoint), {
-        method: 'POST',
-        headers: { ...this.#options.headers, 'content-type': 'application/json' },
-        body: JSON.stringify(exportRequest(this.#options.serviceName, batch)),
-        signal: timeout.signal,
-      });
-      await response.body?.cancel().catch(() => {});
+      const body = JSON.stringify(exportRequest(this.#options.serviceName, batch));
+      let response: Response;
+      for (let attempt = 0; ; attempt++) {
+        response = await fetchWithinOrigin(doFetch, new URL(this.#options.endpoint), {
+          method: 'POST',
+          headers: { ...this.#options.headers, 'content-type': 'application/json' },
+          body,
+          signal: timeout.signal,
+        });
+        await response.body?.cancel().catch(() => {});
+        // OTLP/HTTP's retryable answers (a collector shedding load): once more, after its Retry-After within bounds.
+        if (attempt > 0 || !RETRYABLE.has(response.status)) break;
+        await delay(retryAfterMs(response.headers.get('retry-after')), timeout.signal);
+      }
       if (!response.ok) throw new Error(`the collector answered HTTP ${response.status}${redirectNote(response)}`);
       this.#sent += batch.length;
       if (this.#streak > 0) this.#options.log.info('OTLP exports resumed', { dropped: this.#dropped });
@@ -172,6 +179,31 @@ export class OtlpTraceExporter implements SpanSink {
       dropped: this.#dropped,
     });
   }
+}
+
+/** What OTLP/HTTP has a client retry: too many requests, and a gateway or collector that is briefly down. */
+const RETRYABLE = new Set([429, 502, 503, 504]);
+
+/** `Retry-After` in seconds, kept within 0.1 to 2 s (a retry must fit the request's time); 0.5 s without one. */
+export function retryAfterMs(header: string | null): number {
+  const seconds = header !== null && /^\d+(\.\d+)?$/.test(header.trim()) ? Number(header) : 0.5;
+  return Math.min(Math.max(seconds * 1000, 100), 2000);
+}
+
+/** Resolves after `ms`, or rejects when `signal` aborts first. */
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', aborted);
+      resolve();
+    }, ms);
+    const aborted = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', aborted, { once: true });
+  });
 }
 
 /** An OTLP `ExportTraceServiceRequest` in its JSON encoding. */

@@ -27,8 +27,10 @@ export interface OtlpCollector {
   readonly spans: CollectedSpan[];
   /** Headers of every export request, in order. */
   readonly requests: IncomingHttpHeaders[];
-  /** While true, every export is answered 503. */
+  /** While true, every export is answered 503 (with `Retry-After: 0`: an exporter's one retry waits its least). */
   failing: boolean;
+  /** Exports still to be answered 429 (`Retry-After: 0`) before any other answer. */
+  throttled: number;
   /** While true, every export is read and never answered (until `close`). */
   hanging: boolean;
   /** While set, every export is answered `307 Location: redirectTo`. */
@@ -71,13 +73,17 @@ export async function startOtlpCollector(port = 0): Promise<OtlpCollector> {
   const spans: CollectedSpan[] = [];
   const requests: IncomingHttpHeaders[] = [];
   const waiters = new Set<{ match: (span: CollectedSpan) => boolean; resolve: (span: CollectedSpan) => void }>();
-  const collector: { failing: boolean; hanging: boolean; redirectTo: string | undefined } = { failing: false, hanging: false, redirectTo: undefined };
+  const collector: { failing: boolean; throttled: number; hanging: boolean; redirectTo: string | undefined } = { failing: false, throttled: 0, hanging: false, redirectTo: undefined };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       requests.push(req.headers);
-      if (collector.failing) return void res.writeHead(503).end();
+      if (collector.throttled > 0) {
+        collector.throttled--;
+        return void res.writeHead(429, { 'retry-after': '0' }).end();
+      }
+      if (collector.failing) return void res.writeHead(503, { 'retry-after': '0' }).end();
       if (collector.hanging) return;
       if (collector.redirectTo !== undefined) return void res.writeHead(307, { location: collector.redirectTo }).end();
       if (req.method !== 'POST' || req.url !== '/v1/traces' || !(req.headers['content-type'] ?? '').startsWith('application/json')) return void res.writeHead(400).end();
