@@ -156,10 +156,12 @@
     return 'The worker answered HTTP ' + result.status + ': see its log.';
   }
 
-  function showSignIn(message) {
+  // `keepSaved`: the worker could not say whether the saved token is good (unreachable, an error):
+  // it is kept for the next reload, and only a refusal (401) forgets it.
+  function showSignIn(message, keepSaved) {
     clearTimeout(timer);
     token = null;
-    sessionStorage.removeItem(KEY);
+    if (!keepSaved) sessionStorage.removeItem(KEY);
     ['hosts-body', 'servers-body', 'sessions-body', 'errors-body', 'calls-body'].forEach(function (id) { $(id).replaceChildren(); });
     $('dashboard').hidden = true;
     $('session-bar').hidden = true;
@@ -208,7 +210,7 @@
     var result = await load(candidate);
     $('sign-in-button').disabled = false;
     if (token !== candidate) return;
-    if (result.kind !== 'ok') return showSignIn(failureText(result));
+    if (result.kind !== 'ok') return showSignIn(failureText(result), result.kind !== 'unauthorized');
     sessionStorage.setItem(KEY, candidate);
     $('token').value = '';
     showDashboard(result.report);
