@@ -7,33 +7,89 @@
  *   stopped for good once a quick call that armed it had ended, and the work after an abandoned
  *   call's response (its grace, its channel's close) was cut with the request: after two abandoned
  *   calls the agent got 429 until the isolate was recycled;
+ * - a modern `/mcp` list ends the session it opened on a server it stopped waiting for: the list's
+ *   question to each server is a request of its own, whose work was held by nothing;
  * - a legacy session's GET stream dropped and opened again at once is served: the session's
  *   object learns of the old connection's end only at its next write, up to a keep-alive (30 s)
  *   later, and answered the new GET 409 until then, by which time SDK clients had given it up.
  */
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentEntry, randomCredential } from '../support/configs.ts';
 import { ProcessSet, startEverythingHttp } from '../support/processes.ts';
 import { startWorkerdWorker, type WorkerdWorker } from '../support/workerd-worker.ts';
 import { MODERN, modernMeta, modernPost } from '../modern/modern-client.ts';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const procs = new ProcessSet();
 const token = randomCredential('alice');
 let worker: WorkerdWorker;
 let url: string;
+let slow: SlowServer;
+
+/** A legacy (session-based) HTTP MCP server whose `tools/list` takes 3 s, counting its live sessions. */
+interface SlowServer {
+  url: string;
+  live: Set<string>;
+  /** Sessions ever opened. */
+  opened(): number;
+  close(): Promise<void>;
+}
+
+async function startSlowServer(): Promise<SlowServer> {
+  const live = new Set<string>();
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  let opened = 0;
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+    const id = req.headers['mcp-session-id'] as string | undefined;
+    const transport = id === undefined ? undefined : sessions.get(id);
+    if (transport !== undefined) return void transport.handleRequest(req, res, body);
+    if (body?.method !== 'initialize') return void res.writeHead(404).end();
+    const fresh: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => (sessions.set(sid, fresh), live.add(sid), opened++) });
+    fresh.onclose = () => live.delete(fresh.sessionId ?? '');
+    const mcp = new McpServer({ name: 'slow', version: '1.0.0' });
+    mcp.registerTool('wait', { description: 'Answers late' }, async () => ({ content: [] }));
+    mcp.server.setRequestHandler(ListToolsRequestSchema, async () => {
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      return { tools: [] };
+    });
+    await mcp.connect(fresh);
+    await fresh.handleRequest(req, res, body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    live,
+    opened: () => opened,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
 
 beforeAll(async () => {
   const everything = await startEverythingHttp(procs);
+  slow = await startSlowServer();
   worker = await startWorkerdWorker({
-    agents: [agentEntry({ name: 'alice', token, servers: ['everything'] })],
-    servers: { everything: { executor: { type: 'http', url: everything.url } } },
+    agents: [agentEntry({ name: 'alice', token, servers: ['everything', 'slow'] })],
+    servers: { everything: { executor: { type: 'http', url: everything.url } }, slow: { executor: { type: 'http', url: slow.url } } },
     'max-requests-per-agent': 2,
+    'aggregate-start-wait-seconds': 1,
   });
   url = `${worker.url}/servers/everything/mcp`;
 }, 120_000);
 
 afterAll(async () => {
   await worker?.stop();
+  await slow?.close();
   await procs.stopAll();
 });
 
@@ -91,5 +147,20 @@ describe('a legacy session\'s GET stream at the Workers edge', () => {
     expect([again.status, again.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
     await again.body?.cancel();
     expect((await fetch(url, { method: 'DELETE', headers: inSession })).status).toBe(200);
+  }, 60_000);
+});
+
+describe('a modern /mcp list at the Workers edge', () => {
+  it('ends the session it opened on a server it stopped waiting for (review of s22: no DELETE went out)', async () => {
+    const listed = await modernPost(`${worker.url}/mcp`, token, 'tools/list');
+    expect(listed.status).toBe(200);
+    // The slow server's session was opened for the list, and is ended once its late answer is given up.
+    let live = slow.live.size;
+    for (const until = Date.now() + 30_000; live > 0 && Date.now() < until; ) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      live = slow.live.size;
+    }
+    expect(live).toBe(0);
+    expect(slow.opened()).toBe(1);
   }, 60_000);
 });

@@ -24,6 +24,7 @@ import type { ModernRequest } from '../../modern/validate-request.ts';
 import { startingStateless, type Unavailable } from '../availability.ts';
 import type { Answered } from './modern-merge.ts';
 import { asRecord, isRecord } from '../../../shared/records.ts';
+import { backgroundWorkHolder, holdBackgroundWork } from '../../background-work.ts';
 
 export interface AggregateContext {
   /** The agent's HTTP request: its abort ends every question asked for it. */
@@ -90,6 +91,9 @@ export async function askInTime(ctx: AggregateContext, waitMs: number, ask: (ctx
   const abandon = new AbortController();
   // Only the headers and the signal of the agent's request are read on the way (its body was read already).
   const request = new Request(ctx.request.url, { method: 'POST', headers: ctx.request.headers, signal: AbortSignal.any([ctx.request.signal, abandon.signal]) });
+  // Its background work is the agent's request's: on Workers its channel's close is held with it (review of s22).
+  const hold = backgroundWorkHolder(ctx.request);
+  if (hold !== undefined) holdBackgroundWork(request, hold);
   const starting: Asked = { kind: 'failed', failure: startingStateless(waitMs) };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<Asked>((resolve) => (timer = setTimeout(() => resolve(starting), waitMs)));
