@@ -27,6 +27,8 @@ import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const procs = new ProcessSet();
 const token = randomCredential('alice');
+/** Bob's places are his own: alice's first test leaves hers in their grace. */
+const bobToken = randomCredential('bob');
 let worker: WorkerdWorker;
 let url: string;
 let slow: SlowServer;
@@ -52,7 +54,11 @@ async function startSlowServer(): Promise<SlowServer> {
     const transport = id === undefined ? undefined : sessions.get(id);
     if (transport !== undefined) return void transport.handleRequest(req, res, body);
     if (body?.method !== 'initialize') return void res.writeHead(404).end();
-    const fresh: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => (sessions.set(sid, fresh), live.add(sid), opened++) });
+    const fresh: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (sid) => {
+      sessions.set(sid, fresh);
+      live.add(sid);
+      opened++;
+    } });
     fresh.onclose = () => live.delete(fresh.sessionId ?? '');
     const mcp = new McpServer({ name: 'slow', version: '1.0.0' });
     mcp.registerTool('wait', { description: 'Answers late' }, async () => ({ content: [] }));
@@ -79,7 +85,7 @@ beforeAll(async () => {
   const everything = await startEverythingHttp(procs);
   slow = await startSlowServer();
   worker = await startWorkerdWorker({
-    agents: [agentEntry({ name: 'alice', token, servers: ['everything', 'slow'] })],
+    agents: [agentEntry({ name: 'alice', token, servers: ['everything', 'slow'] }), agentEntry({ name: 'bob', token: bobToken, servers: ['everything', 'slow'] })],
     servers: { everything: { executor: { type: 'http', url: everything.url } }, slow: { executor: { type: 'http', url: slow.url } } },
     'max-requests-per-agent': 2,
     'aggregate-start-wait-seconds': 1,
@@ -152,7 +158,7 @@ describe('a legacy session\'s GET stream at the Workers edge', () => {
 
 describe('a modern /mcp list at the Workers edge', () => {
   it('ends the session it opened on a server it stopped waiting for (review of s22: no DELETE went out)', async () => {
-    const listed = await modernPost(`${worker.url}/mcp`, token, 'tools/list');
+    const listed = await modernPost(`${worker.url}/mcp`, bobToken, 'tools/list');
     expect(listed.status).toBe(200);
     // The slow server's session was opened for the list, and is ended once its late answer is given up.
     let live = slow.live.size;

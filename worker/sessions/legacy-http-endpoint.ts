@@ -167,6 +167,23 @@ interface JsonWait {
 
 const encoder = new TextEncoder();
 const KEEP_ALIVE = encoder.encode(': keepalive\n\n');
+/**
+ * Whether a GET for a stream still open takes its place instead of getting 409. Set by the Workers
+ * build: a Durable Object learns that an agent's connection is gone only at a write that fails,
+ * which a keep-alive makes up to 30 s later (a write into the stream is not one: nothing reads it),
+ * so an agent reconnecting got 409 for 30 to 45 s, by which time SDK clients had given the stream
+ * up and lost every later server notification (review s22). Deno and Node see a gone connection at
+ * once, so a GET that finds its stream open there is another client's, refused.
+ */
+let takeOverStreams = false;
+/** Least time between two take-overs in one session. */
+const TAKE_OVER_EVERY_MS = 5000;
+
+/** Lets a GET take the place of a stream still open (once in `TAKE_OVER_EVERY_MS`): for runtimes that see a gone connection late. */
+export function takeOverOpenStreams(on = true): void {
+  takeOverStreams = on;
+}
+
 const textOf = (message: JSONRPCMessage): string => rawTextOf(message) ?? JSON.stringify(message);
 const SSE_HEADERS: Record<string, string> = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' };
 
@@ -212,6 +229,8 @@ export class LegacyHttpEndpoint implements Transport {
   #initialized = false;
   #initializeId: RequestId | undefined;
   #closed = false;
+  /** When a GET last took an open stream's place (`#takeOver`). */
+  #tookOverAt = -Infinity;
 
   constructor(options: LegacyHttpEndpointOptions) {
     this.#id = options.sessionId;
@@ -608,7 +627,7 @@ export class LegacyHttpEndpoint implements Transport {
     if (refused !== undefined) return refused;
     const lastEventId = request.headers.get('last-event-id');
     if (this.#store !== undefined && lastEventId) return this.#resume(this.#store, lastEventId);
-    this.#replace(STANDALONE);
+    if (this.#streams.has(STANDALONE) && !this.#takeOver(STANDALONE)) return refuse(409, -32000, 'Conflict: Only one SSE stream is allowed per session');
     const readable = this.#openStream(STANDALONE);
     this.onstandaloneopen?.();
     return new Response(readable, { headers: this.#sseHeaders });
@@ -617,13 +636,13 @@ export class LegacyHttpEndpoint implements Transport {
   #resume(store: LegacyEventStore, lastEventId: string): Response {
     const streamId = store.streamIdOf(lastEventId);
     if (streamId === undefined) return refuse(400, -32000, 'Invalid event ID format');
-    this.#replace(streamId);
     // A replay skips the streams' bound, and a stream whose requests were all answered is ended
     // (unregistered) at once: each GET would queue one more copy of its events, so an agent that
     // reads none could fill the memory every agent shares. Past its budget it gets none, as it gets
     // no new request; what it holds unread is then at most the budget and one replay.
     const agent = this.#agentRequests;
     if (agent?.overUnread === true) return Response.json(jsonRpcErrorBody(null, agent.refusal()), { status: 429 });
+    if (this.#streams.has(streamId) && !this.#takeOver(streamId)) return refuse(409, -32000, 'Conflict: Stream already has an active connection');
     const readable = this.#openStream(streamId);
     const stream = this.#streams.get(streamId)!;
     // Not held to the queue bound: a replay is at most the store's budget, and it must go out whole.
@@ -681,17 +700,22 @@ export class LegacyHttpEndpoint implements Transport {
   }
 
   /**
-   * A newer GET for a stream still open here takes its place: its agent reconnected, and the old
-   * connection is most likely gone unseen (a Durable Object learns of that at its next write, a
-   * keep-alive away: 30 to 45 s of 409s, in which SDK clients gave the stream up; review s22).
-   * What the old one held unread is dropped, and a resumption (Last-Event-ID) replays it.
+   * Whether a GET for the stream `streamId`, still open here, takes its place: only where a gone
+   * connection is seen late (`takeOverOpenStreams`), and at most once in `TAKE_OVER_EVERY_MS`, so
+   * two clients sharing one session cannot take a stream from each other in a loop: the loser gets
+   * 409, as everywhere else. What the old stream held unread is dropped, and a resumption
+   * (Last-Event-ID) replays it.
    */
-  #replace(streamId: string): void {
+  #takeOver(streamId: string): boolean {
     const old = this.#streams.get(streamId);
-    if (old === undefined) return;
+    if (old === undefined) return true;
+    const now = Date.now();
+    if (!takeOverStreams || now - this.#tookOverAt < TAKE_OVER_EVERY_MS) return false;
+    this.#tookOverAt = now;
     this.#unregister(streamId);
     old.answer.cut(new Error('A newer GET took this stream\'s place'));
     this.#payOwed(old);
+    return true;
   }
 
   /** Unregisters `stream`; it closes once the agent has read what it holds. */

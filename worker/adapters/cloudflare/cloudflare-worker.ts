@@ -10,8 +10,8 @@
  * - `OAuthState` (binding `OAUTH_STATE`): one, the built-in OAuth server's state.
  *
  * The config is `SWITCHYARD_WORKER_CONFIG` (a secret), validated as on every runtime; the edge app
- * is built once per isolate and config text. Nothing runs at module load but a switch of the timer
- * queues' mode: Workers forbid timers and I/O in the global scope.
+ * is built once per isolate and config text. Nothing runs at module load but two switches of how
+ * timers and streams behave here: Workers forbid timers and I/O in the global scope.
  *
  * @module
  */
@@ -21,9 +21,12 @@ import { drainUnreadBody } from './unread-body.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
 import { holdBackgroundWork } from '../../background-work.ts';
 import { useTimerPerEntry } from '../../../shared/delay-queue.ts';
+import { takeOverOpenStreams } from '../../sessions/legacy-http-endpoint.ts';
 
 // A workerd timer ends with the request that set it: no queue may share one across requests.
 useTimerPerEntry();
+// A session's object sees an agent's gone connection only at a failed write: its reconnect takes the stream over.
+takeOverOpenStreams();
 
 export { AgentSession } from './agent-session-object.ts';
 export { AgentSlots } from './agent-slots-object.ts';
