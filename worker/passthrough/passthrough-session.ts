@@ -201,6 +201,8 @@ export class PassthroughSession implements AgentSession {
    * session kept open only counted as live until the idle sweep (review s22).
    */
   async #notTaken(id: RequestId, method: string, error: unknown): Promise<void> {
+    // Answered already (a timeout), or the session closed and aborted the send: not the server's doing.
+    if (this.#closed || !this.#inFlight.has(id)) return;
     const initialize = method === 'initialize';
     let wire: WireError;
     if (error instanceof WireError) wire = error;
