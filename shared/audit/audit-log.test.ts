@@ -22,7 +22,7 @@ const record: AuditRecord = {
 
 function linesOf(fields?: Record<string, unknown>): Array<{ line: string; level: AuditLevel }> {
   const lines: Array<{ line: string; level: AuditLevel }> = [];
-  const log = new AuditLog({ component: 'sidecar', write: (line, level) => lines.push({ line, level }), ...(fields !== undefined ? { fields } : {}) });
+  const log = new AuditLog({ component: 'sidecar', write: (line, level) => lines.push({ line, level }), now: () => 0, ...(fields !== undefined ? { fields } : {}) });
   log.record(record, Date.UTC(2026, 11, 1, 19, 46, 7, 5));
   log.record({ ...record, decision: 'refused', outcome: 'error', reason: 'trust-profile-stale', durationMs: 0, tool: undefined }, Date.UTC(2026, 11, 1, 19, 46, 8, 120));
   return lines;
@@ -113,6 +113,19 @@ describe('wallClockMs', () => {
     const lines: string[] = [];
     new AuditLog({ component: 'sidecar', write: (line) => lines.push(line) }).record({ ...record, durationMs: 0 });
     expect(Date.parse(JSON.parse(lines[0]!).time)).toBeGreaterThanOrEqual(later - 1);
+  });
+
+  it('times a call on the monotonic clock: a clock set an hour on during it is not its duration (review of s22)', () => {
+    const lines: string[] = [];
+    const audit = new AuditLog({ component: 'sidecar', write: (line) => lines.push(line) });
+    const started = audit.now();
+    vi.spyOn(Date, 'now').mockReturnValue(Date.now() + 3600_000);
+    const durationMs = audit.now() - started;
+    expect(durationMs).toBeLessThan(1000);
+    audit.record({ ...record, durationMs }, started);
+    const line = JSON.parse(lines[0]!);
+    expect(line.durationMs).toBeLessThan(1000);
+    expect(Date.parse(line.time)).toBeGreaterThan(Date.now() - 1000); // on the clock as set now
   });
 
   it('never goes back between the wall clock\'s millisecond steps', () => {

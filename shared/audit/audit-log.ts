@@ -67,6 +67,7 @@ export interface AuditLogOptions {
   includeArguments?: boolean;
   spans?: SpanSink;
   onRecord?: (record: AuditRecord & { time: string }) => void;
+  /** The clock calls are timed with and lines dated by (tests); by default the monotonic clock times them and the wall clock dates them. */
   now?: () => number;
   /** Where a line that cannot be written is said. */
   log?: Logger;
@@ -92,17 +93,23 @@ export class AuditLog {
     this.#head = options.fields === undefined || Object.keys(options.fields).length === 0 ? `"msg":"audit","component":${JSON.stringify(options.component)}` : null;
   }
 
-  /** Epoch milliseconds, sub-millisecond where the runtime's clock has it (durations of fast calls are not all 0). */
+  /**
+   * Epoch milliseconds on the monotonic clock, sub-millisecond (durations of fast calls are not all
+   * 0): what calls are timed with, so a clock step during a call is not its duration. A record's
+   * times are put on the wall clock when it is written (`record`).
+   */
   now(): number {
-    return this.#options.now?.() ?? wallClockMs();
+    return this.#options.now?.() ?? performance.timeOrigin + performance.now();
   }
 
   get failedWrites(): number {
     return this.#failedWrites;
   }
 
-  record(record: AuditRecord, startMs = this.now() - record.durationMs): void {
+  record(record: AuditRecord, monotonicStartMs = this.now() - record.durationMs): void {
     const durationMs = roundDuration(record.durationMs);
+    // The monotonic clock stops while a laptop sleeps and never follows a clock set right (review s22).
+    const startMs = this.#options.now === undefined ? monotonicStartMs + wallClockMs() - this.now() : monotonicStartMs;
     const time = isoTime(startMs + durationMs);
     const level = record.decision === 'allowed' || record.reason === 'no-credential' ? 'info' : 'warn';
     const write = this.#options.write;
@@ -179,6 +186,7 @@ let wallOffset = Date.now() - performance.now();
  * monotonic clock alone (`timeOrigin + now()`) stops while a laptop sleeps and never follows a
  * clock set right, so a sidecar's lines fell hours behind its logs (review s22); the offset is
  * taken again whenever the wall clock has moved from it by more than its own millisecond steps.
+ * Times of records only: durations are the monotonic clock's.
  */
 export function wallClockMs(): number {
   const monotonic = performance.now();

@@ -211,10 +211,10 @@ describe('CallLedger', () => {
     let built = 0;
     const onRecord: unknown[] = [];
     const record = { event: 'call', agent: 'a', server: 's', host: null, method: 'tools/call', decision: 'allowed', outcome: 'ok', durationMs: 1.234, arguments: { toJSON: () => ++built } } as const;
-    new AuditLog({ component: 'worker', write: levelFilteredWriter(() => {}, 'warn'), onRecord: (r) => void onRecord.push(r) }).record(record, 0);
+    new AuditLog({ component: 'worker', write: levelFilteredWriter(() => {}, 'warn'), onRecord: (r) => void onRecord.push(r), now: () => 0 }).record(record, 0);
     expect([built, onRecord]).toEqual([0, [expect.objectContaining({ durationMs: 1.23, time: '1970-01-01T00:00:00.001Z' })]]);
     const lines: string[] = [];
-    new AuditLog({ component: 'worker', write: levelFilteredWriter((line) => void lines.push(line), 'info') }).record(record, 0);
+    new AuditLog({ component: 'worker', write: levelFilteredWriter((line) => void lines.push(line), 'info'), now: () => 0 }).record(record, 0);
     expect([built, JSON.parse(lines[0]!).durationMs]).toEqual([1, 1.23]);
   });
 
