@@ -61,10 +61,10 @@ export async function probeLink(options: { worker: string; entityId: string; key
       resolve(result);
       ws.terminate();
     };
+    const ws = new WebSocket(url, { headers: { [ENTITY_ID_HEADER]: options.entityId, [LINK_PROOF_HEADER]: proof, [LINK_PROBE_HEADER]: '1' }, perMessageDeflate: false, handshakeTimeout: timeoutMs });
     // One bound for it all: ws's handshake timeout restarts with every byte, so an answer that
     // keeps trickling (a proxy's event stream) held doctor for ever (review s22).
     const deadline = setTimeout(() => finish({ ok: false, url, problem: 'unreachable', message: `the worker did not finish the link handshake within ${2 * timeoutMs} ms` }), 2 * timeoutMs);
-    const ws = new WebSocket(url, { headers: { [ENTITY_ID_HEADER]: options.entityId, [LINK_PROOF_HEADER]: proof, [LINK_PROBE_HEADER]: '1' }, perMessageDeflate: false, handshakeTimeout: timeoutMs });
     ws.on('unexpected-response', (_request, response) => {
       let body = '';
       const header = response.headers[REFUSAL_HEADER.toLowerCase()];

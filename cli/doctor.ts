@@ -10,6 +10,7 @@ import { denoBinaryPath } from './deno-binary.ts';
 import { findPrlimit } from '../sidecar/process/address-space-limit.ts';
 import { findSetpriv, takesParentDeathSignal } from '../sidecar/process/parent-death.ts';
 import { fetchErrorText } from '../shared/fetch-error-text.ts';
+import { readStreamWithin } from '../shared/bounded-stream.ts';
 
 export interface DoctorCheck {
   name: string;
@@ -118,8 +119,8 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorChec
 
 /** What a worker's `/healthz` says: `{}` when it is not JSON (or past 64 KiB, which no answer of a worker is). */
 async function healthzAnswer(res: Response): Promise<{ ok?: unknown; error?: { message?: unknown } }> {
-  const text = await res.text().catch(() => '');
-  if (text.length > 65_536) return {};
+  const text = await readStreamWithin(res.body, 65_536).catch(() => null);
+  if (text === null) return {};
   try {
     const parsed: unknown = JSON.parse(text);
     return typeof parsed === 'object' && parsed !== null ? parsed : {};

@@ -45,4 +45,8 @@ describe('wholeLineWriter', () => {
     write('ghi');
     expect(disk.text).toBe('abc\nghi\n');
   });
+
+  it('refuses a write that takes nothing without an error, instead of looping on it (review of s22)', () => {
+    expect(() => wholeLineWriter(() => 0)('line')).toThrow('The audit file took no bytes of a write');
+  });
 });

@@ -16,7 +16,12 @@ export function wholeLineWriter(writeSync: (bytes: Uint8Array) => number): (line
     const bytes = encoder.encode(cut ? `\n${line}\n` : `${line}\n`);
     let written = 0;
     try {
-      while (written < bytes.length) written += writeSync(written === 0 ? bytes : bytes.subarray(written));
+      while (written < bytes.length) {
+        const took = writeSync(written === 0 ? bytes : bytes.subarray(written));
+        // A write that takes nothing and says no error would be looped on for ever.
+        if (!(took > 0)) throw new Error('The audit file took no bytes of a write');
+        written += took;
+      }
       cut = false;
     } catch (error) {
       if (written > prefix) cut = true;

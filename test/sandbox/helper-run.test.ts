@@ -43,7 +43,8 @@ describe.runIf(process.platform === 'linux')('a helper run to its end', () => {
       const result = await runHelper('/bin/sh', ['-c', `setsid /bin/sh -c 'echo $$ > ${pidFile}; exec sleep 300' & wait`], { timeoutMs: 200 });
       expect(result).toMatchObject({ ok: false, timedOut: true });
     } finally {
-      // It left the group, so nothing of the helper's ends it: the test does.
+      // It left the group, so nothing of the helper's ends it: the test does, once it has said who it is.
+      for (const until = Date.now() + 10_000; !(existsSync(pidFile) && readFileSync(pidFile, 'utf8').endsWith('\n')) && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 20));
       if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }

@@ -141,7 +141,7 @@ export class AgentRequests implements UnreadMeter {
 export class RequestSlot {
   /** 0 held, 1 parked in the grace, 2 given back. */
   #state = 0;
-  #onGivenBack: (() => void) | undefined;
+  #givenBack: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor(readonly requests: AgentRequests) {}
 
@@ -157,16 +157,21 @@ export class RequestSlot {
     this.requests.cancelGraces.add(() => this.#giveBack());
   }
 
-  /** Settles once the place is given back, the grace included (Workers hold the request's invocation until then); one waiter. */
+  /** Settles once the place is given back, the grace included (Workers hold the request's invocation until then). */
   givenBack(): Promise<void> {
     if (this.#state === 2) return Promise.resolve();
-    return new Promise((resolve) => (this.#onGivenBack = resolve));
+    if (this.#givenBack === undefined) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.#givenBack = { promise, resolve };
+    }
+    return this.#givenBack.promise;
   }
 
   #giveBack(): void {
     this.#state = 2;
     this.requests.release();
-    this.#onGivenBack?.();
+    this.#givenBack?.resolve();
   }
 }
 
