@@ -33,7 +33,7 @@ let worker: WorkerdWorker;
 let url: string;
 let slow: SlowServer;
 
-/** A legacy (session-based) HTTP MCP server whose `tools/list` takes 3 s, counting its live sessions. */
+/** A legacy (session-based) HTTP MCP server whose `tools/list` takes 5 s, counting its live sessions. */
 interface SlowServer {
   url: string;
   live: Set<string>;
@@ -63,7 +63,7 @@ async function startSlowServer(): Promise<SlowServer> {
     const mcp = new McpServer({ name: 'slow', version: '1.0.0' });
     mcp.registerTool('wait', { description: 'Answers late' }, async () => ({ content: [] }));
     mcp.server.setRequestHandler(ListToolsRequestSchema, async () => {
-      await new Promise((resolve) => setTimeout(resolve, 3000));
+      await new Promise((resolve) => setTimeout(resolve, 5000));
       return { tools: [] };
     });
     await mcp.connect(fresh);
@@ -88,7 +88,7 @@ beforeAll(async () => {
     agents: [agentEntry({ name: 'alice', token, servers: ['everything', 'slow'] }), agentEntry({ name: 'bob', token: bobToken, servers: ['everything', 'slow'] })],
     servers: { everything: { executor: { type: 'http', url: everything.url } }, slow: { executor: { type: 'http', url: slow.url } } },
     'max-requests-per-agent': 2,
-    'aggregate-start-wait-seconds': 1,
+    'aggregate-start-wait-seconds': 2,
   });
   url = `${worker.url}/servers/everything/mcp`;
 }, 120_000);

@@ -187,9 +187,11 @@ export class PassthroughSession implements AgentSession {
       this.#ledger?.cancel(id);
     }
     const forwarded = this.#ledger === undefined ? message : this.#ledger.request(message, trace);
+    // The request's arrival marks this send: a later request reusing its id is another's.
+    const sentAt = isRequest(message) ? this.#inFlight.get(message.id) : undefined;
     this.#channel.send(forwarded).catch((error: unknown) => {
       if (!isRequest(message)) return;
-      void this.#notTaken(message.id, message.method, error);
+      void this.#notTaken(message.id, message.method, error, sentAt);
     });
   }
 
@@ -200,9 +202,10 @@ export class PassthroughSession implements AgentSession {
    * initialize ends the session, as one that timed out does: nothing was opened upstream, and a
    * session kept open only counted as live until the idle sweep (review s22).
    */
-  async #notTaken(id: RequestId, method: string, error: unknown): Promise<void> {
-    // Answered already (a timeout), or the session closed and aborted the send: not the server's doing.
-    if (this.#closed || !this.#inFlight.has(id)) return;
+  async #notTaken(id: RequestId, method: string, error: unknown, sentAt: number | undefined): Promise<void> {
+    // Answered already (a timeout; its id maybe taken again since), or the session closed and
+    // aborted the send: not the server's doing.
+    if (this.#closed || this.#inFlight.get(id) !== sentAt) return;
     const initialize = method === 'initialize';
     let wire: WireError;
     if (error instanceof WireError) wire = error;

@@ -194,6 +194,25 @@ describe('LegacyHttpEndpoint', () => {
     }
   });
 
+  it('where a gone connection is seen late, lets an agent take back its GET stream and a POST\'s stream at once (review of s22: the second got 409)', async () => {
+    takeOverOpenStreams();
+    try {
+      const { endpoint } = await opened({ eventStore: new SessionEventStore() }, '2025-11-25');
+      const headers = { ...SESSION, 'mcp-protocol-version': '2025-11-25' };
+      await endpoint.handleRequest(new Request(URL_, { method: 'GET', headers }));
+      const slow = await callOf(endpoint, ping(10), headers); // its SSE stream, primed
+      const reader = slow.body!.getReader(); // read and left open: a connection gone unseen
+      const priming = eventsOf(new TextDecoder().decode((await reader.read()).value))[0]!;
+      expect((await endpoint.handleRequest(new Request(URL_, { method: 'GET', headers }))).status).toBe(200);
+      const resumed = await endpoint.handleRequest(new Request(URL_, { method: 'GET', headers: { ...headers, 'last-event-id': priming.id! } }));
+      expect(resumed.status).toBe(200);
+      await endpoint.send(result(10));
+      expect((await readThenDrop(resumed, 1)).map((e) => JSON.parse(e.data))).toEqual([result(10)]);
+    } finally {
+      takeOverOpenStreams(false);
+    }
+  });
+
   it('without an event store, an answer for a stream the agent closed cannot be delivered', async () => {
     const { endpoint } = await opened();
     const call = await endpoint.handleRequest(post(ping(5)));

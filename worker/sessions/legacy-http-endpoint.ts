@@ -176,10 +176,10 @@ const KEEP_ALIVE = encoder.encode(': keepalive\n\n');
  * once, so a GET that finds its stream open there is another client's, refused.
  */
 let takeOverStreams = false;
-/** Least time between two take-overs in one session. */
+/** Least time between two take-overs of one stream. */
 const TAKE_OVER_EVERY_MS = 5000;
 
-/** Lets a GET take the place of a stream still open (once in `TAKE_OVER_EVERY_MS`): for runtimes that see a gone connection late. */
+/** Lets a GET take the place of a stream still open (once in `TAKE_OVER_EVERY_MS` per stream): for runtimes that see a gone connection late. */
 export function takeOverOpenStreams(on = true): void {
   takeOverStreams = on;
 }
@@ -229,8 +229,8 @@ export class LegacyHttpEndpoint implements Transport {
   #initialized = false;
   #initializeId: RequestId | undefined;
   #closed = false;
-  /** When a GET last took an open stream's place (`#takeOver`). */
-  #tookOverAt = -Infinity;
+  /** When a GET last took each stream's place (`#takeOver`), on the monotonic clock; kept `TAKE_OVER_EVERY_MS`. */
+  readonly #tookOverAt = new Map<string, number>();
 
   constructor(options: LegacyHttpEndpointOptions) {
     this.#id = options.sessionId;
@@ -701,17 +701,20 @@ export class LegacyHttpEndpoint implements Transport {
 
   /**
    * Whether a GET for the stream `streamId`, still open here, takes its place: only where a gone
-   * connection is seen late (`takeOverOpenStreams`), and at most once in `TAKE_OVER_EVERY_MS`, so
-   * two clients sharing one session cannot take a stream from each other in a loop: the loser gets
-   * 409, as everywhere else. What the old stream held unread is dropped, and a resumption
+   * connection is seen late (`takeOverOpenStreams`), and at most once in `TAKE_OVER_EVERY_MS` per
+   * stream, so two clients sharing one session cannot take a stream from each other in a loop (the
+   * loser gets 409, as everywhere else), while an agent that lost its GET stream and a POST's
+   * stream at once takes both back. What the old stream held unread is dropped, and a resumption
    * (Last-Event-ID) replays it.
    */
   #takeOver(streamId: string): boolean {
     const old = this.#streams.get(streamId);
     if (old === undefined) return true;
-    const now = Date.now();
-    if (!takeOverStreams || now - this.#tookOverAt < TAKE_OVER_EVERY_MS) return false;
-    this.#tookOverAt = now;
+    if (!takeOverStreams) return false;
+    const now = performance.now();
+    for (const [id, at] of this.#tookOverAt) if (now - at >= TAKE_OVER_EVERY_MS) this.#tookOverAt.delete(id);
+    if (this.#tookOverAt.has(streamId)) return false;
+    this.#tookOverAt.set(streamId, now);
     this.#unregister(streamId);
     old.answer.cut(new Error('A newer GET took this stream\'s place'));
     this.#payOwed(old);
