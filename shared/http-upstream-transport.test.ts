@@ -4,7 +4,9 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { HttpUpstreamTransport } from './http-upstream-transport.ts';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { HttpUpstreamTransport, httpUpstream } from './http-upstream-transport.ts';
 
 async function serverBehindTransport() {
   const server = new McpServer({ name: 'behind-transport', version: '1.0.0' });
@@ -74,6 +76,30 @@ describe('HttpUpstreamTransport', () => {
     await Promise.all([upstream.close(), upstream.close()]);
     expect(calls).toEqual(['delete', 'close']);
     expect(closes).toBe(1);
+  });
+
+  it('ends the session an initialize still on its way opens, when closed before its answer (review of s22)', async () => {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.headers['mcp-session-id'] ?? '-'}`);
+      if (req.method === 'DELETE') return void res.writeHead(200).end();
+      req.resume();
+      req.on('end', () => setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's-late' }).end('{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"late","version":"1"}}}');
+      }, 200));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const upstream = httpUpstream({ url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`) });
+      await upstream.start();
+      const initialize = upstream.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      await upstream.close();
+      await initialize.catch(() => {});
+      expect(seen).toEqual(['POST -', 'DELETE s-late']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('passes the inner transport\'s errors and own close on', async () => {

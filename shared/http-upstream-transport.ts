@@ -44,6 +44,8 @@ export class HttpUpstreamTransport implements Transport {
   onclose?: () => void;
   readonly #inner: SessionTransport;
   #initializeId: string | number | undefined;
+  /** The initialize's send while it is on its way: a close waits for it (bounded) to learn the session to end. */
+  #initializing: Promise<void> | undefined;
   #closing = false;
   #closed = false;
 
@@ -72,8 +74,15 @@ export class HttpUpstreamTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if ('method' in message && message.method === 'initialize' && 'id' in message) this.#initializeId = message.id;
-    await this.#inner.send(message, options);
+    if (!('method' in message && message.method === 'initialize' && 'id' in message)) return this.#inner.send(message, options);
+    this.#initializeId = message.id;
+    const sent = this.#inner.send(message, options);
+    this.#initializing = sent;
+    try {
+      await sent;
+    } finally {
+      if (this.#initializing === sent) this.#initializing = undefined;
+    }
   }
 
   setProtocolVersion(version: string): void {
@@ -84,11 +93,14 @@ export class HttpUpstreamTransport implements Transport {
     if (this.#closing || this.#closed) return;
     this.#closing = true;
     const inner = this.#inner;
-    if (inner.terminateSession !== undefined && inner.sessionId !== undefined) {
-      // Best effort, bounded: a server that does not answer the DELETE must not hold up the close.
+    if (inner.terminateSession !== undefined) {
+      // Best effort, bounded: a server that does not answer must not hold up the close. An
+      // initialize on its way is waited for, as its answer names the session the server opened,
+      // which was otherwise left to the server's expiry (review of s22).
       let timer: ReturnType<typeof setTimeout> | undefined;
       const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, TERMINATE_TIMEOUT_MS)));
-      await Promise.race([inner.terminateSession().catch(() => {}), timeout]);
+      if (this.#initializing !== undefined && inner.sessionId === undefined) await Promise.race([this.#initializing.catch(() => {}), timeout]);
+      if (inner.sessionId !== undefined) await Promise.race([inner.terminateSession().catch(() => {}), timeout]);
       clearTimeout(timer);
     }
     await inner.close().catch(() => {});
