@@ -19,7 +19,8 @@ import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar
 import { loadHostKey } from '../sidecar/link/host-key.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
-import { watchSidecarConfig } from './sidecar-reload.ts';
+import { checkSidecarDir, watchSidecarConfig } from './sidecar-reload.ts';
+import { describeFileProblems } from '../sidecar/config/config-file-problems.ts';
 import { readSidecarConfig } from './sidecar-config-file.ts';
 import { FULL_CLI, type Program } from './program.ts';
 import { stopOnSignals } from './signals.ts';
@@ -91,14 +92,23 @@ export async function runSidecarCommand(argv: string[], program: Program = FULL_
   };
   const config = readSidecarConfig(dir, overrides, program);
   const log = createLogger({ fields: { component: 'sidecar', 'entity-id': config.entityId } });
+  // The whole dir, as `check DIR` and every reload judge it: sidecar.json alone let a start run
+  // what the first reload then refused, a server entry check calls broken included (review s22).
+  const snapshot = ConfigSnapshot.take(dir);
+  const { bad, brokenProfiles } = await checkSidecarDir(dir, overrides);
+  if (bad.length > 0 && brokenProfiles.length === 0) {
+    throw new LocalError('invalid-config', `Sidecar config refused:\n${bad.map((r) => describeFileProblems(r.file, r.kind, r.issues)).join('\n')}`);
+  }
   log.info('Sidecar starting', { worker: config.worker, configDir: dir, user: config.user });
+  if (brokenProfiles.length > 0) {
+    log.error('Trust profiles refused: launches under them are refused until they are fixed', { problems: brokenProfiles.map((r) => describeFileProblems(r.file, r.kind, r.issues)) });
+  }
   keepServingOnUnexpectedErrors(log);
   // A descriptor without close-on-exec (a shell's pipe, or V8's own profiling files, which it
   // writes to for the life of the process) is never closed here: every spawn masks it instead.
   const inheritable = inheritableDescriptors();
   // Nothing for a user to do (each spawn masks them), so it is for whoever debugs a launch.
   if (inheritable.length > 0) log.debug('Descriptors without close-on-exec are kept from every server', { fds: inheritable });
-  const snapshot = ConfigSnapshot.take(dir);
   const sidecar = await startSidecar(config, log, undefined, snapshot);
   // Said at start, not first at an agent's launch: the probe's verdict is cached, so the first
   // contained launch reads it instead of probing again.

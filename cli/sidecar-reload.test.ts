@@ -117,6 +117,13 @@ describe('sidecar config reload', () => {
     expect(lines.find((l) => l.msg === 'Sidecar config changes that apply at the next start')?.fields).toEqual({ keys: ['audit'] });
   });
 
+  it('says a changed warm-pool waits for a restart (review s22: silently kept)', async () => {
+    const { dir, reload, lines } = setup();
+    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...SIDECAR, 'warm-pool': { size: 0 } }));
+    await reload('file');
+    expect(lines.find((l) => l.msg === 'Sidecar config changes that apply at the next start')?.fields).toEqual({ keys: ['warmPool'] });
+  });
+
   it('reads sidecar.json with the command line\'s flags on top, as at start', async () => {
     const { dir, reload, reloads } = setup({ 'entity-id': 'laptop' }, { worker: 'http://127.0.0.1:9' });
     writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ 'entity-id': 'laptop', 'allow-uncontained': true }));

@@ -5,7 +5,7 @@
  * refused, every problem logged in `check`'s words, with the files last accepted kept in force.
  *
  * Keys that say who this host is (`worker`, `entity-id`, `key-file`, `user`),
- * `modern-instance-idle-seconds` and `audit` (but its `include-arguments`) apply at the next start;
+ * `modern-instance-idle-seconds`, `warm-pool` and `audit` (but its `include-arguments`) apply at the next start;
  * a change to them is logged as such.
  *
  * @module
@@ -21,7 +21,7 @@ import { checkConfigDir, type FileCheck } from './check-config-dir.ts';
 import { readSidecarConfig } from './sidecar-config-file.ts';
 import { LocalError } from '../shared/errors.ts';
 
-const RESTART_KEYS = ['worker', 'entityId', 'keyFile', 'user', 'modernInstanceIdleSeconds', 'audit'] as const;
+const RESTART_KEYS = ['worker', 'entityId', 'keyFile', 'user', 'modernInstanceIdleSeconds', 'warmPool', 'audit'] as const;
 
 export interface SidecarReloadOptions {
   dir: string;
@@ -64,7 +64,7 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
       return;
     }
     if (refused !== null && before.equals(refused)) return;
-    const results = (await checkConfigDir(dir)).map((r) => withOverrides(r, dir, options.overrides));
+    const verdict = await checkSidecarDir(dir, options.overrides);
     const after = ConfigSnapshot.take(dir);
     // Changed while being checked: what was checked is not what is there. Checked again, as no
     // event may follow (a SIGHUP on a network file system), a few times while edits go on.
@@ -73,15 +73,7 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
       log.warn('Sidecar config kept changing while it was checked: not reloaded; send SIGHUP once the edit is done', { trigger, checks: attempt });
       return;
     }
-    const bad = results.filter((r) => r.issues.length > 0);
-    // A profile that cannot be read refuses the launches under it, as it does in a sidecar started
-    // with it: refusing the whole dir for it would keep every other edit out, a narrowing of
-    // another profile included. A floor is another matter, every launch going through it: a
-    // broken one is a problem of the file naming it (`check`'s cross-file check), which refuses.
-    // A profile is known by where it is, not how it failed: one that is no JSON at all, empty or
-    // unreadable is a file problem to `check`, and refuses its launches all the same.
-    const isProfile = (r: FileCheck) => dirname(r.file) === join(dir, 'trust-profiles') && r.file.endsWith('.json');
-    const brokenProfiles = bad.length > 0 && bad.every(isProfile) ? bad : [];
+    const { bad, brokenProfiles } = verdict;
     if (brokenProfiles.length > 0) {
       log.error('Trust profiles refused: launches under them are refused until they are fixed', {
         trigger,
@@ -117,6 +109,23 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
     queue = run.catch((error: unknown) => log.error('Sidecar config reload failed', { trigger, error }));
     return run;
   };
+}
+
+/**
+ * A config dir as `check DIR` judges it, with the command line's flags on top: the files with
+ * problems (`bad`), and of them, when they are all trust profiles, those (`brokenProfiles`). A
+ * profile that cannot be read refuses the launches under it only: refusing the whole dir for it
+ * would keep every other edit out, a narrowing of another profile included. A floor is another
+ * matter, every launch going through it: a broken one is a problem of the file naming it
+ * (`check`'s cross-file check), which refuses. A profile is known by where it is, not how it
+ * failed: one that is no JSON at all, empty or unreadable is a file problem to `check`, and
+ * refuses its launches all the same. Used at start and at each reload, so the two never differ.
+ */
+export async function checkSidecarDir(dir: string, overrides: SidecarReloadOptions['overrides']): Promise<{ bad: FileCheck[]; brokenProfiles: FileCheck[] }> {
+  const results = (await checkConfigDir(dir)).map((r) => withOverrides(r, dir, overrides));
+  const bad = results.filter((r) => r.issues.length > 0);
+  const isProfile = (r: FileCheck) => dirname(r.file) === join(dir, 'trust-profiles') && r.file.endsWith('.json');
+  return { bad, brokenProfiles: bad.length > 0 && bad.every(isProfile) ? bad : [] };
 }
 
 /**

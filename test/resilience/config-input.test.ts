@@ -160,4 +160,19 @@ describe('configuration input', { timeout: SLOW_MS }, () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(`switchyard: ${join(config, 'sidecar.json')}: 2 problems (sidecar config)\n  worker: must be an http(s): or ws(s): URL\n  extra: unknown key\n`);
   });
+
+  it('the sidecar CLI refuses at start a dir `check` refuses, not only its sidecar.json (review s22: it ran what the first reload refused)', async () => {
+    const config = join(dir, 'bad-server-file');
+    mkdirSync(join(config, 'mcp-servers'), { recursive: true });
+    writeFileSync(join(config, 'sidecar.json'), JSON.stringify({ worker: 'http://127.0.0.1:9', 'entity-id': 'a', 'key-file': 'missing.key' }));
+    writeFileSync(join(config, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: { echo: { comand: 'node' } } }));
+    const result = await run(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'sidecar', '--config-dir', config], { cwd: REPO }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
+    figures.inputs++;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`switchyard: Sidecar config refused:\n${join(config, 'mcp-servers', 'mcp.json')}: 1 problem`);
+    expect(result.stderr).toContain('mcpServers.echo.comand: unknown key (did you mean "command"?)');
+  });
 });
