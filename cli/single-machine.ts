@@ -27,6 +27,7 @@ import type { OAuthRuntime } from '../worker/app.ts';
 import type { WorkerLogger } from '../worker/log.ts';
 import type { AuditWrite } from '../shared/audit/audit-log.ts';
 import { startNodeWorker, type NodeWorker } from '../worker/adapters/node/node-worker.ts';
+import { WireError } from '../shared/errors.ts';
 
 /** The entity id the in-process host answers as (selects `machines/<id>/mcp-servers/`). */
 export const LOCAL_ENTITY_ID = 'this-machine';
@@ -52,7 +53,7 @@ export interface SingleMachineOptions {
 export interface SingleMachine {
   url: string;
   node: NodeWorker;
-  /** The in-process host; null when no server is bound to a top-level `{"type":"local"}`. */
+  /** The in-process host; null until a server bound to a top-level `{"type":"local"}` needs it. */
   host: SidecarComposition | null;
   /** Ends every agent session (and so every local server process tree), then the HTTP server. */
   close(): Promise<void>;
@@ -60,37 +61,43 @@ export interface SingleMachine {
 
 export async function startSingleMachine(options: SingleMachineOptions): Promise<SingleMachine> {
   const { config } = options;
-  const needsHost = Object.values(config.servers).some((s) => s.executor.type === 'local');
-  const trust = needsHost ? loadHostTrustConfig(options.configDir) : undefined;
-  const host = needsHost
-    ? createSidecarComposition({
-        configDir: options.configDir,
-        entityId: LOCAL_ENTITY_ID,
-        user: options.user ?? osUserName(),
-        log: options.hostLog ?? silentLogger,
-        trust: { ...(trust?.trustFloor !== undefined ? { floor: trust.trustFloor } : {}), allowUncontained: trust?.allowUncontained ?? false },
-        ...(options.executor !== undefined ? { executor: options.executor } : {}),
-        ...(options.auditWrite !== undefined ? { audit: { ...(config.audit !== undefined ? { config: config.audit } : {}), write: options.auditWrite } } : {}),
-      })
-    : null;
-  const localHost =
-    host === null
-      ? undefined
-      : async (request: McpConnectionRequest) => {
-          const [workerEnd, hostEnd] = createInMemoryChannelPair();
-          try {
-            await host.onOpen(request, hostEnd);
-          } catch (error) {
-            await hostEnd.close();
-            throw error;
-          }
-          return workerEnd;
-        };
+  const createHost = (): SidecarComposition => {
+    const trust = loadHostTrustConfig(options.configDir);
+    return createSidecarComposition({
+      configDir: options.configDir,
+      entityId: LOCAL_ENTITY_ID,
+      user: options.user ?? osUserName(),
+      log: options.hostLog ?? silentLogger,
+      trust: { ...(trust.trustFloor !== undefined ? { floor: trust.trustFloor } : {}), allowUncontained: trust.allowUncontained },
+      ...(options.executor !== undefined ? { executor: options.executor } : {}),
+      ...(options.auditWrite !== undefined ? { audit: { ...(config.audit !== undefined ? { config: config.audit } : {}), write: options.auditWrite } } : {}),
+    });
+  };
+  // Made at start for a config with local servers; else at the first local open, as a reload may
+  // bind the first one (review s22: accepted, then every session was refused "no local host").
+  let host: SidecarComposition | null = Object.values(config.servers).some((s) => s.executor.type === 'local') ? createHost() : null;
+  const localHost = async (request: McpConnectionRequest) => {
+    if (host === null) {
+      try {
+        host = createHost();
+      } catch (error) {
+        throw new WireError('launch-failed', `The local host cannot start: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    const [workerEnd, hostEnd] = createInMemoryChannelPair();
+    try {
+      await host.onOpen(request, hostEnd);
+    } catch (error) {
+      await hostEnd.close();
+      throw error;
+    }
+    return workerEnd;
+  };
   const node = await startNodeWorker({
     config,
     ...(options.host !== undefined ? { host: options.host } : {}),
     ...(options.port !== undefined ? { port: options.port } : {}),
-    ...(localHost !== undefined ? { localHost } : {}),
+    localHost,
     ...(options.log !== undefined ? { log: options.log } : {}),
     ...(options.auditWrite !== undefined ? { auditWrite: options.auditWrite } : {}),
     ...(options.oauth !== undefined ? { oauth: options.oauth } : {}),
@@ -99,7 +106,9 @@ export async function startSingleMachine(options: SingleMachineOptions): Promise
   return {
     url: node.url,
     node,
-    host,
+    get host() {
+      return host;
+    },
     close() {
       closing ??= (async () => {
         await node.close();

@@ -161,6 +161,20 @@ describe('single-machine mode (switchyard worker --runtime node)', () => {
     expect([line('worker', 'forge'), line('sidecar', 'forge')]).toEqual([[['info', 'allowed', 'denied-by-policy']], [['info', 'allowed', 'denied-by-policy']]]);
   });
 
+  it('serves a local server a reload binds first, in a machine started without one (review s22: refused "no local host")', async () => {
+    const { dir } = machineDir(localEcho);
+    const machine = await startSingleMachine({ config: parseWorkerConfig({ agents: [agentEntry({ ...ALICE, servers: [] })], servers: {} }, { runtime: 'node' }), configDir: dir, port: 0 });
+    cleanups.push(() => machine.close());
+    expect(machine.host).toBeNull();
+    await machine.node.worker.reload(parseWorkerConfig(localEcho, { runtime: 'node' }));
+    const client = await connectClient(`${machine.url}/servers/echo/mcp`, ALICE.token);
+    try {
+      expect(await client.callTool({ name: 'echo', arguments: { message: 'after reload' } })).toEqual({ content: [{ type: 'text', text: 'Echo: after reload' }] });
+    } finally {
+      await closeClient(client);
+    }
+  });
+
   it('names the address it cannot listen on, and why, as the Deno worker does (listen-failed)', async () => {
     const first = await startNodeWorker({ config: parseWorkerConfig({ agents: [], servers: {} }, { runtime: 'node' }) });
     cleanups.push(() => first.close());
