@@ -95,7 +95,7 @@ export async function runSidecarCommand(argv: string[], program: Program = FULL_
   // The whole dir, as `check DIR` and every reload judge it: sidecar.json alone let a start run
   // what the first reload then refused, a server entry check calls broken included (review s22).
   const snapshot = ConfigSnapshot.take(dir);
-  const { bad, brokenProfiles } = await checkSidecarDir(dir, overrides);
+  const { bad, brokenProfiles, others } = await checkSidecarDir(dir, overrides, config);
   if (bad.length > 0 && brokenProfiles.length === 0) {
     throw new LocalError('invalid-config', `Sidecar config refused:\n${bad.map((r) => describeFileProblems(r.file, r.kind, r.issues)).join('\n')}`);
   }
@@ -103,6 +103,7 @@ export async function runSidecarCommand(argv: string[], program: Program = FULL_
   if (brokenProfiles.length > 0) {
     log.error('Trust profiles refused: launches under them are refused until they are fixed', { problems: brokenProfiles.map((r) => describeFileProblems(r.file, r.kind, r.issues)) });
   }
+  if (others.length > 0) log.warn('Other hosts\' or users\' config layers have problems: not read on this host', { problems: others.map((r) => describeFileProblems(r.file, r.kind, r.issues)) });
   keepServingOnUnexpectedErrors(log);
   // A descriptor without close-on-exec (a shell's pipe, or V8's own profiling files, which it
   // writes to for the life of the process) is never closed here: every spawn masks it instead.

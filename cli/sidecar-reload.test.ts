@@ -117,6 +117,22 @@ describe('sidecar config reload', () => {
     expect(lines.find((l) => l.msg === 'Sidecar config changes that apply at the next start')?.fields).toEqual({ keys: ['audit'] });
   });
 
+  it('is not refused for another host\'s layer of a shared dir, only for its own (review s22)', async () => {
+    const { dir, reload, reloads, lines } = setup();
+    const broken = JSON.stringify({ mcpServers: { echo: { comand: 'node' } } });
+    mkdirSync(join(dir, 'machines', 'other-host', 'mcp-servers'), { recursive: true });
+    writeFileSync(join(dir, 'machines', 'other-host', 'mcp-servers', 'mcp.json'), broken);
+    writeFileSync(join(dir, 'trust-profiles', 'ro.json'), JSON.stringify({}));
+    await reload('file');
+    expect(reloads).toHaveLength(1);
+    expect(lines.find((l) => l.level === 'warn')).toMatchObject({ msg: 'Other hosts\' or users\' config layers have problems: not read on this host', fields: { problems: [expect.stringContaining('machines/other-host/mcp-servers/mcp.json: 1 problem')] } });
+    mkdirSync(join(dir, 'machines', 'laptop', 'mcp-servers'), { recursive: true });
+    writeFileSync(join(dir, 'machines', 'laptop', 'mcp-servers', 'mcp.json'), broken);
+    await reload('file');
+    expect(reloads).toHaveLength(1);
+    expect(lines.at(-1)).toMatchObject({ level: 'error', msg: 'Sidecar config refused: the config in force stays' });
+  });
+
   it('says a changed warm-pool waits for a restart (review s22: silently kept)', async () => {
     const { dir, reload, lines } = setup();
     writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...SIDECAR, 'warm-pool': { size: 0 } }));

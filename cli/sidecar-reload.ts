@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { ConfigFileError, describeFileProblems, parsedJsonText } from '../sidecar/config/config-file-problems.ts';
 import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
 import { watchConfig, type ConfigWatch } from '../sidecar/config/config-watcher.ts';
@@ -64,7 +64,7 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
       return;
     }
     if (refused !== null && before.equals(refused)) return;
-    const verdict = await checkSidecarDir(dir, options.overrides);
+    const verdict = await checkSidecarDir(dir, options.overrides, options.config);
     const after = ConfigSnapshot.take(dir);
     // Changed while being checked: what was checked is not what is there. Checked again, as no
     // event may follow (a SIGHUP on a network file system), a few times while edits go on.
@@ -73,7 +73,8 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
       log.warn('Sidecar config kept changing while it was checked: not reloaded; send SIGHUP once the edit is done', { trigger, checks: attempt });
       return;
     }
-    const { bad, brokenProfiles } = verdict;
+    const { bad, brokenProfiles, others } = verdict;
+    if (others.length > 0) log.warn('Other hosts\' or users\' config layers have problems: not read on this host', { trigger, problems: others.map((r) => describeFileProblems(r.file, r.kind, r.issues)) });
     if (brokenProfiles.length > 0) {
       log.error('Trust profiles refused: launches under them are refused until they are fixed', {
         trigger,
@@ -121,11 +122,18 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
  * failed: one that is no JSON at all, empty or unreadable is a file problem to `check`, and
  * refuses its launches all the same. Used at start and at each reload, so the two never differ.
  */
-export async function checkSidecarDir(dir: string, overrides: SidecarReloadOptions['overrides']): Promise<{ bad: FileCheck[]; brokenProfiles: FileCheck[] }> {
+export async function checkSidecarDir(dir: string, overrides: SidecarReloadOptions['overrides'], self: { entityId: string; user: string }): Promise<{ bad: FileCheck[]; brokenProfiles: FileCheck[]; others: FileCheck[] }> {
   const results = (await checkConfigDir(dir)).map((r) => withOverrides(r, dir, overrides));
-  const bad = results.filter((r) => r.issues.length > 0);
+  const problems = results.filter((r) => r.issues.length > 0);
+  // Another host's or user's layer of a shared dir is not read here: its problems are that
+  // host's to refuse, never a reason to refuse this one's start or edits (review s22).
+  const readHere = (r: FileCheck) => {
+    const [group, name] = relative(dir, r.file).split(sep);
+    return group === 'users' ? name === self.user : group === 'machines' ? name === self.entityId : true;
+  };
+  const bad = problems.filter(readHere);
   const isProfile = (r: FileCheck) => dirname(r.file) === join(dir, 'trust-profiles') && r.file.endsWith('.json');
-  return { bad, brokenProfiles: bad.length > 0 && bad.every(isProfile) ? bad : [] };
+  return { bad, brokenProfiles: bad.length > 0 && bad.every(isProfile) ? bad : [], others: problems.filter((r) => !readHere(r)) };
 }
 
 /**
