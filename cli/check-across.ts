@@ -52,17 +52,18 @@ interface Host {
 /**
  * @param config The parsed worker config.
  * @param dir A sidecar config dir whose own files are valid.
- * @returns Problems of the worker config (paths into it) and of DIR's sidecar.json.
+ * @returns Problems of the worker config (paths into it) and of DIR's sidecar.json; `checked`
+ *   false when DIR's sidecar.json could not be read, so nothing was checked across.
  */
-export async function checkAcross(config: WorkerConfig, dir: string, runtime: CheckRuntime = 'edge'): Promise<{ worker: ValidationIssue[]; sidecar: ValidationIssue[] }> {
-  if (runtime === 'node' && isSingleMachineDir(dir)) return { worker: await thisMachine(config, dir), sidecar: [] };
+export async function checkAcross(config: WorkerConfig, dir: string, runtime: CheckRuntime = 'edge'): Promise<{ worker: ValidationIssue[]; sidecar: ValidationIssue[]; checked: boolean }> {
+  if (runtime === 'node' && isSingleMachineDir(dir)) return { worker: await thisMachine(config, dir), sidecar: [], checked: true };
   const worker: ValidationIssue[] = [];
   const sidecar: ValidationIssue[] = [];
   let host;
   try {
     host = loadSidecarConfig(dir);
   } catch {
-    return { worker, sidecar }; // reported by check DIR
+    return { worker, sidecar, checked: false }; // its problems are reported by check DIR
   }
   const entityId = host.entityId;
   const listed = (config.hosts ?? []).find((h) => h['entity-id'] === entityId);
@@ -92,7 +93,7 @@ export async function checkAcross(config: WorkerConfig, dir: string, runtime: Ch
       },
     })),
   );
-  return { worker, sidecar };
+  return { worker, sidecar, checked: true };
 }
 
 /** The single-machine dir: the worker's own `{"type":"local"}` servers, launched in its process from DIR. */

@@ -392,6 +392,17 @@ describe('switchyard check worker.json DIR: a worker config against the host dir
     expect(ok.code).toBe(0);
   });
 
+  it('says a worker config and a dir whose sidecar.json cannot be read were not checked across, not that they agree (review s22)', async () => {
+    const root = join(dir, 'across-unread');
+    mkdirSync(root, { recursive: true });
+    writeFileSync(join(root, 'sidecar.json'), JSON.stringify({ 'trust-profile': 'ro' }));
+    const file = write('across-unread-worker/worker.json', { agents: [], servers: {} });
+    const result = await switchyard('check', file, root);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`${file} × ${root}: not checked across files (${join(root, 'sidecar.json')} has problems, above)`);
+    expect(result.stdout).not.toContain('ok (across files)');
+  });
+
   it('catches an agent with no trust profile whose server a host with no floor and no allow-uncontained will always refuse', async () => {
     const { hostCredential, workerHostEntry, writeSidecarDir } = await import('../test/support/configs.ts');
     const host = hostCredential('laptop');

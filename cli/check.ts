@@ -60,6 +60,11 @@ export async function runCheck(argv: string[]): Promise<number> {
   for (const { file, config } of workers) {
     for (const dir of dirs) {
       const across = await checkAcross(config, dir, runtime);
+      // Not "ok": a sidecar.json that cannot be read leaves nothing checked across (review s22).
+      if (!across.checked) {
+        process.stdout.write(`${file} × ${dir}: not checked across files (${join(dir, 'sidecar.json')} has problems, above)\n`);
+        continue;
+      }
       if (across.worker.length + across.sidecar.length === 0) {
         process.stdout.write(`${file} × ${dir}: ok (across files)\n`);
         continue;
