@@ -56,7 +56,10 @@ interface Host {
  *   false when DIR's sidecar.json could not be read, so nothing was checked across.
  */
 export async function checkAcross(config: WorkerConfig, dir: string, runtime: CheckRuntime = 'edge'): Promise<{ worker: ValidationIssue[]; sidecar: ValidationIssue[]; checked: boolean }> {
-  if (runtime === 'node' && isSingleMachineDir(dir)) return { worker: await thisMachine(config, dir), sidecar: [], checked: true };
+  if (runtime === 'node' && isSingleMachineDir(dir)) {
+    const worker = await thisMachine(config, dir);
+    return { worker: worker ?? [], sidecar: [], checked: worker !== null };
+  }
   const worker: ValidationIssue[] = [];
   const sidecar: ValidationIssue[] = [];
   let host;
@@ -97,12 +100,12 @@ export async function checkAcross(config: WorkerConfig, dir: string, runtime: Ch
 }
 
 /** The single-machine dir: the worker's own `{"type":"local"}` servers, launched in its process from DIR. */
-async function thisMachine(config: WorkerConfig, dir: string): Promise<ValidationIssue[]> {
+async function thisMachine(config: WorkerConfig, dir: string): Promise<ValidationIssue[] | null> {
   let trust;
   try {
     trust = loadHostTrustConfig(dir);
   } catch {
-    return []; // reported by check DIR
+    return null; // reported by check DIR: nothing is checked across
   }
   const local = (name: string) => config.servers[name]?.executor.type === 'local';
   return hostChecks(config, dir, {

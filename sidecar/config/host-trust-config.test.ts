@@ -35,4 +35,8 @@ describe('sidecar.json host trust keys', () => {
     expect(loadHostTrustConfig(dirWith({ ...base, 'allow-uncontained': true }))).toEqual({ allowUncontained: true });
     expect(() => loadHostTrustConfig(dirWith({ 'trust-profile': 'a/b' }))).toThrow(/trust-profile: must be 1-64 letters/);
   });
+
+  it('refuses a key of no sidecar.json there, so a misspelt floor is said rather than dropped (review s22)', () => {
+    expect(() => loadHostTrustConfig(dirWith({ 'trust-profle': 'ro', 'allow-uncontained': true }))).toThrow('trust-profle: unknown key (did you mean "trust-profile"?)');
+  });
 });

@@ -41,9 +41,6 @@ const HostTrustKeys = {
     .check(z.meta({ default: false }), z.describe('With no trust floor and no agent profile, run a server uncontained instead of refusing it (denied-by-policy)')),
 };
 
-/** Only the host trust keys of a sidecar.json (single-machine mode reads these and nothing else). */
-export const HostTrustConfigSchema = z.object(HostTrustKeys);
-
 export const SidecarConfigSchema = z
   .strictObject({
     worker: z
@@ -118,6 +115,16 @@ export const SidecarConfigSchema = z
     'warm-pool': z.optional(WarmPoolConfigSchema).check(z.describe('Server instances started and initialized ahead of an agent\'s next session, per agent, server and trust revision')),
   })
   .check(z.describe('Sidecar config (DIR/sidecar.json)'));
+
+/**
+ * Only the host trust keys of a sidecar.json (single-machine mode reads these and nothing else).
+ * Every other key of sidecar.json goes through unread, and a key of none is refused, so a typo
+ * ("trust-profle") is said, not dropped with the floor it meant (review s22).
+ */
+export const HostTrustConfigSchema = z.strictObject({
+  ...Object.fromEntries(Object.keys(SidecarConfigSchema.def.shape).map((key) => [key, z.optional(z.unknown())])),
+  ...HostTrustKeys,
+});
 
 export type SidecarConfigFile = z.infer<typeof SidecarConfigSchema>;
 
