@@ -182,7 +182,11 @@ function auditWritePaths(configFile: string): string[] {
   } catch {
     return []; // the worker reports an unreadable or invalid config itself
   }
-  return typeof file === 'string' && file !== '' ? [resolve(dirname(configFile), file)] : [];
+  if (typeof file !== 'string' || file === '') return [];
+  const path = resolve(dirname(configFile), file);
+  // Said as the config's problem, where permissionList could name only the path (review s22).
+  if (path.includes(',')) throw new LocalError('invalid-config', `${configFile}: audit.file: "${path}" holds a comma, which Deno's permission flags split on: rename it or move it (or run the worker with --runtime node)`);
+  return [path];
 }
 
 /** One `--allow-write` naming every path the worker may write (the audit file, the state dir), or none. */

@@ -110,7 +110,9 @@ function denoAuditWriter(file: string | undefined, level: string, configFile: st
   try {
     handle = deno.openSync(file, { append: true, create: true, mode: 0o600 });
   } catch (error) {
-    console.error(`${configFile}: audit.file: cannot open "${file}": ${error instanceof Error ? error.message : String(error)} (run Deno with --allow-write for it)`);
+    // The permission hint only where permission is what failed: a missing folder is not (review s22).
+    const denied = error instanceof Error && (error.name === 'PermissionDenied' || error.name === 'NotCapable');
+    console.error(`${configFile}: audit.file: cannot open "${file}": ${error instanceof Error ? error.message : String(error)}${denied ? ' (run Deno with --allow-write for it)' : ''}`);
     return deno.exit(2);
   }
   return wholeLineWriter((bytes) => handle.writeSync(bytes));
