@@ -213,6 +213,13 @@ describe('switchyard check --runtime cloudflare: what the Workers bundle takes',
     }
   }, 60_000);
 
+  it('says the Workers refusals beside the edge problems, not only once those are fixed (review s22)', async () => {
+    const file = write('cloudflare-both/worker.json', { agents: [], hosts: [], servers: {}, 'session-idle-seconds': 0, audit: { file: 'audit.jsonl' } });
+    const checked = await switchyard('check', '--runtime', 'cloudflare', file);
+    expect(checked.code).toBe(1);
+    expect(issueLines(checked.stdout)).toEqual([expect.stringMatching(/^session-idle-seconds: /), expect.stringMatching(/^audit\.file: Workers have no file system/)]);
+  });
+
   it('refuses a config larger than a secret holds, counted as minified JSON, and passes one that fits only minified', async () => {
     // Pretty-printed, as host add and agent add write it, over the limit; minified, under it.
     let fits = 1;

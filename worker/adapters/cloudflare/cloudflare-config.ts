@@ -17,9 +17,10 @@ import { ValidationError, type ValidationIssue } from '../../../shared/validatio
  */
 export const SECRET_MAX_BYTES = 5 * 1024;
 
-/** The refusals of a config already valid for the edge, as `path: message` problems. */
-export function cloudflareConfigIssues(config: WorkerConfig): ValidationIssue[] {
-  if (config.audit?.file === undefined) return [];
+/** The refusals of a config (parsed, or as its JSON reads when it is not yet valid for the edge), as `path: message` problems. */
+export function cloudflareConfigIssues(config: unknown): ValidationIssue[] {
+  const audit = (config as { audit?: unknown } | null)?.audit;
+  if (typeof audit !== 'object' || audit === null || (audit as { file?: unknown }).file === undefined) return [];
   return [{ path: 'audit.file', message: 'Workers have no file system: audit lines go to the worker\'s log (wrangler tail, Workers Logs); remove audit.file' }];
 }
 
@@ -38,7 +39,16 @@ export function cloudflareConfigWarnings(config: WorkerConfig): ValidationIssue[
 
 /** Parses a worker config as the Workers bundle does; throws `ValidationError` listing every problem. */
 export function parseCloudflareConfigText(text: string): WorkerConfig {
-  const config = parseWorkerConfigText(text, { runtime: 'edge' });
+  let config: WorkerConfig;
+  try {
+    config = parseWorkerConfigText(text, { runtime: 'edge' });
+  } catch (error) {
+    // Every problem at once: Workers' own were said only after the edge's were fixed (review s22).
+    if (!(error instanceof ValidationError)) throw error;
+    const more = cloudflareConfigIssues(jsonOrUndefined(text));
+    if (more.length === 0) throw error;
+    throw new ValidationError('worker config', [...error.issues, ...more]);
+  }
   const issues = cloudflareConfigIssues(config);
   if (issues.length > 0) throw new ValidationError('worker config', issues);
   return config;
@@ -52,4 +62,12 @@ export function secretSizeIssues(text: string): ValidationIssue[] {
     path: '(root)',
     message: `${bytes.toLocaleString('en-US')} bytes as minified JSON, more than a Workers secret holds (${SECRET_MAX_BYTES.toLocaleString('en-US')} bytes): remove agents, hosts or servers, or shorten their names`,
   }];
+}
+
+function jsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
