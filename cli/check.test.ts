@@ -194,7 +194,7 @@ describe('switchyard check --runtime: a worker config as the runtime it names va
 
 describe('switchyard check --runtime cloudflare: what the Workers bundle takes', () => {
   const agent = (i: number) => ({ name: `agent-${String(i).padStart(2, '0')}`, 'token-sha256': tokenSha256(`token-${i}`), servers: [] });
-  const sized = (count: number) => ({ agents: Array.from({ length: count }, (_, i) => agent(i)), hosts: [], servers: {} });
+  const sized = (count: number) => ({ agents: Array.from({ length: count }, (_, i) => agent(i)), hosts: [], servers: {}, 'public-url': 'https://sy.example.workers.dev' });
 
   it('refuses what the bundle refuses under workerd, in its words, where edge passes it', async () => {
     const config = { agents: [], hosts: [], servers: {}, audit: { file: 'audit.jsonl' } };
@@ -212,6 +212,13 @@ describe('switchyard check --runtime cloudflare: what the Workers bundle takes',
       await worker.stop();
     }
   }, 60_000);
+
+  it('warns of a config a deployed worker would refuse every request under: no public-url, only loopback hosts (review s22)', async () => {
+    const bare = write('cloudflare-bare/worker.json', { agents: [], servers: {} });
+    expect(await switchyard('check', '--runtime', 'cloudflare', bare)).toMatchObject({ code: 0, stdout: expect.stringContaining(`${bare}: ok (worker config, 1 warning)\n  warning: public-url: is not set, and "allowed-hosts" names only loopback`) });
+    const named = write('cloudflare-named/worker.json', { agents: [], servers: {}, 'allowed-hosts': ['switchyard.example.com'] });
+    expect(await switchyard('check', '--runtime', 'cloudflare', named)).toMatchObject({ code: 0, stdout: `${named}: ok (worker config)\n` });
+  });
 
   it('says the Workers refusals beside the edge problems, not only once those are fixed (review s22)', async () => {
     const file = write('cloudflare-both/worker.json', { agents: [], hosts: [], servers: {}, 'session-idle-seconds': 0, audit: { file: 'audit.jsonl' } });

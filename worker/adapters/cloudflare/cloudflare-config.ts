@@ -27,15 +27,28 @@ export function cloudflareConfigIssues(config: unknown): ValidationIssue[] {
 /**
  * What a config asks that Workers take but cannot do, as `path: message` warnings for check:
  * `link-on-loopback` needs the peer address and the listening port of a socket the worker serves
- * itself, which a Worker never learns.
+ * itself, which a Worker never learns; and a config with no `public-url` that allows only
+ * loopback Host names refuses every request a deployed worker gets (its Host is the workers.dev
+ * or custom domain), which only wrangler dev would not show (review s22).
  */
 export function cloudflareConfigWarnings(config: WorkerConfig): ValidationIssue[] {
-  if (config['link-on-loopback'] !== true) return [];
-  return [{
-    path: 'link-on-loopback',
-    message: 'does nothing on Workers: a sidecar links at "public-url" only; under wrangler dev, set "public-url" to the local URL the sidecar dials (e.g. http://127.0.0.1:8787) in the config it runs with',
-  }];
+  const warnings: ValidationIssue[] = [];
+  if (config['link-on-loopback'] === true) {
+    warnings.push({
+      path: 'link-on-loopback',
+      message: 'does nothing on Workers: a sidecar links at "public-url" only; under wrangler dev, set "public-url" to the local URL the sidecar dials (e.g. http://127.0.0.1:8787) in the config it runs with',
+    });
+  }
+  if (config['public-url'] === undefined && config['allowed-hosts'].every((host) => LOOPBACK_HOST.test(host))) {
+    warnings.push({
+      path: 'public-url',
+      message: 'is not set, and "allowed-hosts" names only loopback: a deployed worker refuses every request (403, its Host is your workers.dev or custom domain); set "public-url" to the URL agents use (e.g. "https://switchyard.<account>.workers.dev")',
+    });
+  }
+  return warnings;
 }
+
+const LOOPBACK_HOST = /^(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i;
 
 /** Parses a worker config as the Workers bundle does; throws `ValidationError` listing every problem. */
 export function parseCloudflareConfigText(text: string): WorkerConfig {
