@@ -33,11 +33,5 @@ if (existsSync(built) && process.env.SWITCHYARD_FROM_SOURCE !== '1' && !sourcesN
   register();
   cli = await import(pathToFileURL(join(root, 'cli', 'main.ts')).href);
 }
-try {
-  const code = await cli.main(process.argv.slice(2));
-  if (code !== 0) process.exitCode = code;
-} catch (error) {
-  process.stderr.write(`switchyard: ${cli.describeError(error)}\n`);
-  if (process.env.SWITCHYARD_DEBUG === '1' && error instanceof Error) process.stderr.write(`${error.stack}\n`);
-  process.exitCode = 1;
-}
+// The one way a command runs as a process (exit code, error line, a reader that left early).
+cli.runAsProcess(cli.main);

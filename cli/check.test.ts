@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -190,6 +190,20 @@ describe('switchyard check --runtime: a worker config as the runtime it names va
     expect(served.code).toBe(2);
     expect(issueLines(served.stderr)).toEqual([expected]);
   }, 60_000);
+});
+
+describe('switchyard check piped into a reader that leaves early (`check … | head -1`)', () => {
+  it('ends as it would have, without an EPIPE stack (review s22)', async () => {
+    const files = Array.from({ length: 60 }, (_, i) => write(`epipe/${i}.json`, { agents: [], servers: {} }));
+    const child = spawn(process.execPath, [BIN, 'check', ...files], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // The reader takes one chunk and goes, as head does.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(stderr).not.toContain('EPIPE');
+    expect(code).toBe(0);
+  });
 });
 
 describe('switchyard check --runtime cloudflare: what the Workers bundle takes', () => {

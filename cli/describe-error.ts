@@ -39,6 +39,12 @@ function parseArgsProblem(error: unknown): string | undefined {
 
 /** Runs an entry's `main` as this process: its result is the exit code, an error one line on stderr. */
 export function runAsProcess(main: (argv: string[]) => Promise<number>): void {
+  // A reader that left (`check … | head`) is no error of the command's: its output goes nowhere, and
+  // it ends as it would have, where the unhandled EPIPE printed Node's stack (review s22). A long
+  // command (worker, sidecar) keeps running and cleans up as ever.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
   main(process.argv.slice(2)).then(
     (code) => {
       if (code !== 0) process.exitCode = code;

@@ -12,7 +12,7 @@ import { HELP, printHelp as help } from './help.ts';
 import { runWorkstationCommand } from './workstation-commands.ts';
 import { FULL_CLI } from './program.ts';
 
-export { describeError };
+export { describeError, runAsProcess };
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
