@@ -14,7 +14,8 @@ mkdirSync(join(REPO, 'test-results'), { recursive: true });
 const root = mkdtempSync(join(REPO, 'test-results', 'bin-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const stub = (said: string) => `export async function main() { process.stdout.write('${said}'); return 0; }\nexport function describeError(e) { return String(e); }\n`;
+// The CLI module's contract with the bin: `main`, and `runAsProcess`, which the bin runs it with.
+const stub = (said: string) => `export async function main() { process.stdout.write('${said}'); return 0; }\nexport function runAsProcess(main) { void main(process.argv.slice(2)); }\n`;
 for (const dir of ['bin', 'dist', 'cli', 'worker']) mkdirSync(join(root, dir));
 copyFileSync(join(REPO, 'bin', 'switchyard.mjs'), join(root, 'bin', 'switchyard.mjs'));
 writeFileSync(join(root, 'cli', 'main.ts'), stub('sources'));
