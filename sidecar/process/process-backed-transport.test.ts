@@ -490,8 +490,10 @@ describe('ProcessExecutorBackedClientTransport', () => {
     // Without the gate's look at slow lines, bob's line would wait for alice's for ever.
     await waitFor(() => (answers.length > 0 ? true : undefined), 'bob\'s answer');
     expect(answers).toEqual([{ group: 'bob', text: '3000000 bytes' }]);
-    // Bob's line read on its own pipe's reads, all reported: past the threshold, nearly 3 MB.
-    expect(read.bob).toBeGreaterThan(3_000_000 - 2 * 64 * 1024);
+    // Bob's line read on its own pipe's reads, all reported: past the threshold, nearly 3 MB. What
+    // is read before the line is known to be large varies with how the pipe hands it over: 153 KiB
+    // on a loaded CI machine (s22), so the bound allows four of the gate's 64 KiB.
+    expect(read.bob).toBeGreaterThan(3_000_000 - 4 * 64 * 1024);
     // The operator is told which server stalled, and how much of its answer the sidecar holds meanwhile.
     const stalled = logged.filter((line) => line.msg === 'Server stalled in the middle of a large answer: another agent\'s answer is read in its place until it goes on');
     expect(stalled[0]).toEqual(expect.objectContaining({ level: 'info', server: 'bulk-0', times: 1, heldBytes: expect.any(Number) }));
