@@ -89,8 +89,7 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorChec
   } else if (options.worker !== undefined) {
     const url = new URL('/healthz', options.worker.replace(/^ws/, 'http')).toString();
     try {
-      const timeout = AbortSignal.timeout(5000);
-      const res = await fetch(url, { signal: timeout });
+      const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
       // A worker answers /healthz `{"ok":true}` to anyone (its details only with a token): another
       // answer is another server at that address, or a proxy in front of none. Its refusal (a
       // Host it does not allow) says why in its JSON error, which is passed on (review s22).

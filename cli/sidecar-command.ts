@@ -19,8 +19,7 @@ import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar
 import { loadHostKey } from '../sidecar/link/host-key.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
-import { checkSidecarDir, watchSidecarConfig } from './sidecar-reload.ts';
-import { describeFileProblems } from '../sidecar/config/config-file-problems.ts';
+import { checkSidecarDir, describedProblems, logProblemsLetThrough, watchSidecarConfig } from './sidecar-reload.ts';
 import { readSidecarConfig } from './sidecar-config-file.ts';
 import { FULL_CLI, type Program } from './program.ts';
 import { stopOnSignals } from './signals.ts';
@@ -95,15 +94,10 @@ export async function runSidecarCommand(argv: string[], program: Program = FULL_
   // The whole dir, as `check DIR` and every reload judge it: sidecar.json alone let a start run
   // what the first reload then refused, a server entry check calls broken included (review s22).
   const snapshot = ConfigSnapshot.take(dir);
-  const { bad, brokenProfiles, others } = await checkSidecarDir(dir, overrides, config);
-  if (bad.length > 0 && brokenProfiles.length === 0) {
-    throw new LocalError('invalid-config', `Sidecar config refused:\n${bad.map((r) => describeFileProblems(r.file, r.kind, r.issues)).join('\n')}`);
-  }
+  const verdict = await checkSidecarDir(dir, overrides, config);
+  if (verdict.refuses) throw new LocalError('invalid-config', `Sidecar config refused:\n${describedProblems(verdict.bad).join('\n')}`);
   log.info('Sidecar starting', { worker: config.worker, configDir: dir, user: config.user });
-  if (brokenProfiles.length > 0) {
-    log.error('Trust profiles refused: launches under them are refused until they are fixed', { problems: brokenProfiles.map((r) => describeFileProblems(r.file, r.kind, r.issues)) });
-  }
-  if (others.length > 0) log.warn('Other hosts\' or users\' config layers have problems: not read on this host', { problems: others.map((r) => describeFileProblems(r.file, r.kind, r.issues)) });
+  logProblemsLetThrough(log, verdict);
   keepServingOnUnexpectedErrors(log);
   // A descriptor without close-on-exec (a shell's pipe, or V8's own profiling files, which it
   // writes to for the life of the process) is never closed here: every spawn masks it instead.

@@ -73,20 +73,11 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
       log.warn('Sidecar config kept changing while it was checked: not reloaded; send SIGHUP once the edit is done', { trigger, checks: attempt });
       return;
     }
-    const { bad, brokenProfiles, others } = verdict;
-    if (others.length > 0) log.warn('Other hosts\' or users\' config layers have problems: not read on this host', { trigger, problems: others.map((r) => describeFileProblems(r.file, r.kind, r.issues)) });
-    if (brokenProfiles.length > 0) {
-      log.error('Trust profiles refused: launches under them are refused until they are fixed', {
-        trigger,
-        problems: brokenProfiles.map((r) => describeFileProblems(r.file, r.kind, r.issues)),
-      });
-    } else if (bad.length > 0) {
+    logProblemsLetThrough(log, verdict, { trigger });
+    if (verdict.refuses) {
       refused = after;
       sidecar.refuseConfig();
-      log.error('Sidecar config refused: the config in force stays', {
-        trigger,
-        problems: bad.map((r) => describeFileProblems(r.file, r.kind, r.issues)),
-      });
+      log.error('Sidecar config refused: the config in force stays', { trigger, problems: describedProblems(verdict.bad) });
       return;
     }
     // The settings of what was checked, not of the disk, which may hold a newer, unchecked file.
@@ -122,7 +113,7 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
  * failed: one that is no JSON at all, empty or unreadable is a file problem to `check`, and
  * refuses its launches all the same. Used at start and at each reload, so the two never differ.
  */
-export async function checkSidecarDir(dir: string, overrides: SidecarReloadOptions['overrides'], self: { entityId: string; user: string }): Promise<{ bad: FileCheck[]; brokenProfiles: FileCheck[]; others: FileCheck[] }> {
+export async function checkSidecarDir(dir: string, overrides: SidecarReloadOptions['overrides'], self: { entityId: string; user: string }): Promise<DirVerdict> {
   const results = (await checkConfigDir(dir)).map((r) => withOverrides(r, dir, overrides));
   const problems = results.filter((r) => r.issues.length > 0);
   // Another host's or user's layer of a shared dir is not read here: its problems are that
@@ -133,7 +124,31 @@ export async function checkSidecarDir(dir: string, overrides: SidecarReloadOptio
   };
   const bad = problems.filter(readHere);
   const isProfile = (r: FileCheck) => dirname(r.file) === join(dir, 'trust-profiles') && r.file.endsWith('.json');
-  return { bad, brokenProfiles: bad.length > 0 && bad.every(isProfile) ? bad : [], others: problems.filter((r) => !readHere(r)) };
+  const brokenProfiles = bad.length > 0 && bad.every(isProfile) ? bad : [];
+  return { bad, brokenProfiles, others: problems.filter((r) => !readHere(r)), refuses: bad.length > 0 && brokenProfiles.length === 0 };
+}
+
+/** A config dir's verdict (`checkSidecarDir`). */
+export interface DirVerdict {
+  /** Files this host reads that have problems. */
+  bad: FileCheck[];
+  /** Of those, when they are all trust profiles, all of them: they refuse only the launches under them. */
+  brokenProfiles: FileCheck[];
+  /** Files of other hosts' or users' layers with problems, not read here. */
+  others: FileCheck[];
+  /** Whether the dir is refused (`bad`, and not only trust profiles). */
+  refuses: boolean;
+}
+
+/** Each file's problems as `check` reports them. */
+export function describedProblems(files: readonly FileCheck[]): string[] {
+  return files.map((r) => describeFileProblems(r.file, r.kind, r.issues));
+}
+
+/** Logs what a dir's verdict lets through but has problems: trust profiles refused, other layers not read here. */
+export function logProblemsLetThrough(log: Logger, verdict: DirVerdict, fields: Record<string, unknown> = {}): void {
+  if (verdict.others.length > 0) log.warn('Other hosts\' or users\' config layers have problems: not read on this host', { ...fields, problems: describedProblems(verdict.others) });
+  if (verdict.brokenProfiles.length > 0) log.error('Trust profiles refused: launches under them are refused until they are fixed', { ...fields, problems: describedProblems(verdict.brokenProfiles) });
 }
 
 /**
