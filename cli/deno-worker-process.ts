@@ -58,6 +58,7 @@ export function denoWorkerArgs(options: Pick<DenoWorkerOptions, 'configFile' | '
   const source = join(root, 'worker', 'adapters', 'deno', 'deno-worker.ts');
   const fromSource = existsSync(source);
   const entry = fromSource ? source : join(root, 'dist', 'deno-worker.js');
+  const audit = auditWritePaths(options.configFile);
   return [
     'run',
     '--quiet',
@@ -65,8 +66,9 @@ export function denoWorkerArgs(options: Pick<DenoWorkerOptions, 'configFile' | '
     ...DENO_WORKER_RUNTIME_FLAGS,
     '--allow-net',
     '--allow-env',
-    `--allow-read=${permissionList([options.configFile, ...(options.stateDir !== undefined ? [options.stateDir] : [])])}`,
-    ...writePermission([...auditWritePaths(options.configFile), ...(options.stateDir !== undefined ? [options.stateDir] : [])]),
+    // The audit file is read only for which file its path names (followed when it is moved).
+    `--allow-read=${permissionList([options.configFile, ...audit, ...(options.stateDir !== undefined ? [options.stateDir] : [])])}`,
+    ...writePermission([...audit, ...(options.stateDir !== undefined ? [options.stateDir] : [])]),
     ...(fromSource ? [`--config=${join(root, 'deno.json')}`] : ['--no-config']),
     entry,
   ];

@@ -1,11 +1,12 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { auditFromConfig } from '../../shared/audit/audit-from-config.ts';
 import type { AuditRecord } from '../../shared/audit/audit-record.ts';
 import { createLogger } from '../../shared/log.ts';
-import { auditWriter } from './audit-writer.ts';
+import { REOPEN_CHECK_MS, reopeningFileWriter } from '../../shared/audit/reopening-file-writer.ts';
+import { auditWriter, nodeAuditFiles } from './audit-writer.ts';
 
 const record: AuditRecord = { event: 'call', agent: 'alice', server: 'everything', host: 'host-1', method: 'tools/call', tool: 'echo', decision: 'allowed', outcome: 'ok', durationMs: 1, era: 'legacy' };
 
@@ -43,5 +44,66 @@ describe('auditWriter to a file', () => {
     expect(() => auditWriter('/nonexistent-dir/audit.jsonl', 'info', '/etc/switchyard/sidecar.json')).toThrow(
       expect.objectContaining({ name: 'LocalError', code: 'invalid-config', message: '/etc/switchyard/sidecar.json: audit.file: cannot open "/nonexistent-dir/audit.jsonl": ENOENT' }),
     );
+  });
+});
+
+describe('an audit file moved away (logrotate without copytruncate)', () => {
+  /** The writer on Node's file calls, with a clock the test moves. */
+  function follower(file: string) {
+    const clock = { now: 0 };
+    const write = reopeningFileWriter(file, { ...nodeAuditFiles, now: () => clock.now });
+    return { clock, write };
+  }
+  const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
+
+  it('writes to a new file at the path within a second of the move, and every line is in one of the two', () => {
+    dir = mkdtempSync(join(tmpdir(), 'audit-rotate-'));
+    const file = join(dir, 'audit.jsonl');
+    const { clock, write } = follower(file);
+    write('1');
+    renameSync(file, `${file}.1`);
+    clock.now += REOPEN_CHECK_MS - 1;
+    write('2'); // within the second: still the moved file, kept there
+    clock.now += 1;
+    write('3');
+    write('4');
+    expect(lines(`${file}.1`)).toEqual(['1', '2']);
+    expect(lines(file)).toEqual(['3', '4']);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('follows a file deleted, and one replaced by another file at the path', () => {
+    dir = mkdtempSync(join(tmpdir(), 'audit-rotate-'));
+    const file = join(dir, 'audit.jsonl');
+    const { clock, write } = follower(file);
+    write('1');
+    unlinkSync(file);
+    clock.now += REOPEN_CHECK_MS;
+    write('2');
+    expect(lines(file)).toEqual(['2']);
+    renameSync(file, `${file}.old`);
+    const other = reopeningFileWriter(file, nodeAuditFiles); // creates the path's next file, as logrotate's create does
+    other('created');
+    clock.now += REOPEN_CHECK_MS;
+    write('3');
+    expect(lines(file)).toEqual(['created', '3']);
+    expect(lines(`${file}.old`)).toEqual(['2']);
+  });
+
+  it('keeps writing to the moved file while the path cannot be opened again, and follows once it can', () => {
+    dir = mkdtempSync(join(tmpdir(), 'audit-rotate-'));
+    const folder = join(dir, 'logs');
+    const file = join(folder, 'audit.jsonl');
+    mkdirSync(folder);
+    const { clock, write } = follower(file);
+    write('1');
+    renameSync(folder, join(dir, 'logs.old'));
+    clock.now += REOPEN_CHECK_MS;
+    write('2'); // the folder is gone: not lost, in the moved file
+    mkdirSync(folder);
+    clock.now += REOPEN_CHECK_MS;
+    write('3');
+    expect(lines(join(dir, 'logs.old', 'audit.jsonl'))).toEqual(['1', '2']);
+    expect(lines(file)).toEqual(['3']);
   });
 });

@@ -2,12 +2,14 @@
  * Where the sidecar's audit lines go: stderr beside the structured logs, or appended to the file
  * `sidecar.json` names (created 0600, since audit lines name agents, tools and resources).
  * Synchronous writes: a line is on disk or on the stream before the call it records is answered.
+ * The file follows its path when it is moved (`reopening-file-writer.ts`), so logrotate's default
+ * move-and-create works as well as `copytruncate`.
  *
  * @module
  */
-import { openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, statSync, writeSync } from 'node:fs';
 import { levelFilteredWriter, type AuditWrite } from '../../shared/audit/audit-log.ts';
-import { wholeLineWriter } from '../../shared/audit/whole-line-writer.ts';
+import { reopeningFileWriter, type AuditFileSystem } from '../../shared/audit/reopening-file-writer.ts';
 import { LocalError } from '../../shared/errors.ts';
 
 /**
@@ -16,12 +18,25 @@ import { LocalError } from '../../shared/errors.ts';
  */
 export function auditWriter(file: string | undefined, logLevel: string, configFile: string): AuditWrite {
   if (file === undefined) return levelFilteredWriter((line) => void process.stderr.write(line + '\n'), logLevel);
-  let fd: number;
   try {
-    fd = openSync(file, 'a', 0o600);
+    return reopeningFileWriter(file, nodeAuditFiles);
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     throw new LocalError('invalid-config', `${configFile}: audit.file: cannot open "${file}": ${typeof code === 'string' ? code : String(error)}`, { cause: error });
   }
-  return wholeLineWriter((bytes) => writeSync(fd, bytes));
 }
+
+/** Node's file calls for {@link reopeningFileWriter}. */
+export const nodeAuditFiles: AuditFileSystem<number> = {
+  open: (path) => openSync(path, 'a', 0o600),
+  identify: (fd) => identity(fstatSync(fd)),
+  identifyPath: (path) => {
+    const stats = statSync(path, { throwIfNoEntry: false });
+    return stats === undefined ? undefined : identity(stats);
+  },
+  write: (fd, bytes) => writeSync(fd, bytes),
+  close: (fd) => closeSync(fd),
+  now: () => performance.now(),
+};
+
+const identity = (stats: { dev: number; ino: number }) => ({ dev: stats.dev, ino: stats.ino });

@@ -24,7 +24,7 @@ import { createWorkerLogger, parseLogLevel, type WorkerLogger } from '../../log.
 import { formatIssue, ValidationError } from '../../../shared/validation.ts';
 import { upgradeWebSocket } from './deno-websocket.ts';
 import { levelFilteredWriter, type AuditWrite } from '../../../shared/audit/audit-log.ts';
-import { wholeLineWriter } from '../../../shared/audit/whole-line-writer.ts';
+import { reopeningFileWriter, type AuditFileSystem, type FileIdentity } from '../../../shared/audit/reopening-file-writer.ts';
 import { denoResolver, openDenoOAuthStore, type DenoStateApi } from './deno-oauth-state.ts';
 import type { OAuthRuntime } from '../../app.ts';
 import { watchDenoWorkerConfig } from './deno-config-watch.ts';
@@ -45,9 +45,22 @@ export interface DenoRuntime extends DenoStateApi {
   ): DenoHttpServer;
   addSignalListener(signal: 'SIGTERM' | 'SIGINT', handler: () => void): void;
   exit(code?: number): never;
-  openSync(path: string, options: { append: true; create: true; mode?: number }): { writeSync(bytes: Uint8Array): number };
+  openSync(path: string, options: { append: true; create: true; mode?: number }): DenoFile;
+  statSync(path: string): DenoFileInfo;
   stderr: { writeSync(bytes: Uint8Array): number };
   stdin: { readable: ReadableStream<Uint8Array> };
+}
+
+/** `dev` and `ino` are null on Windows, where a moved file is not followed. */
+interface DenoFileInfo {
+  dev: number | null;
+  ino: number | null;
+}
+
+interface DenoFile {
+  writeSync(bytes: Uint8Array): number;
+  statSync(): DenoFileInfo;
+  close(): void;
 }
 
 export const deno = (globalThis as unknown as { Deno: DenoRuntime }).Deno;
@@ -106,17 +119,34 @@ export function auditFilePath(file: string | undefined, configFile: string | und
 /** Audit lines appended to `file` (created 0600), or on stderr at the log level; exits 2 when the file cannot be opened. */
 function denoAuditWriter(file: string | undefined, level: string, configFile: string): AuditWrite {
   if (file === undefined) return levelFilteredWriter(writeStderrLine, level);
-  let handle: { writeSync(bytes: Uint8Array): number };
   try {
-    handle = deno.openSync(file, { append: true, create: true, mode: 0o600 });
+    return reopeningFileWriter(file, denoAuditFiles);
   } catch (error) {
     // The permission hint only where permission is what failed: a missing folder is not (review s22).
     const denied = error instanceof Error && (error.name === 'PermissionDenied' || error.name === 'NotCapable');
     console.error(`${configFile}: audit.file: cannot open "${file}": ${error instanceof Error ? error.message : String(error)}${denied ? ' (run Deno with --allow-write for it)' : ''}`);
     return deno.exit(2);
   }
-  return wholeLineWriter((bytes) => handle.writeSync(bytes));
 }
+
+const denoAuditFiles: AuditFileSystem<DenoFile> = {
+  open: (path) => deno.openSync(path, { append: true, create: true, mode: 0o600 }),
+  identify: (handle) => identity(handle.statSync()),
+  identifyPath: (path) => {
+    try {
+      return identity(deno.statSync(path));
+    } catch (error) {
+      if (error instanceof Error && error.name === 'NotFound') return undefined;
+      throw error;
+    }
+  },
+  write: (handle, bytes) => handle.writeSync(bytes),
+  close: (handle) => handle.close(),
+  now: () => performance.now(),
+};
+
+// Without an inode (Windows) every look finds the same file: the open one is kept.
+const identity = (info: DenoFileInfo): FileIdentity => ({ dev: info.dev ?? 0, ino: info.ino ?? 0 });
 
 const encoder = new TextEncoder();
 

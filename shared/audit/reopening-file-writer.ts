@@ -1,0 +1,82 @@
+/**
+ * An audit file that follows its path. logrotate's default moves the file and creates a new one
+ * in its place; a writer holding the old descriptor would go on writing into the moved file, and
+ * the new one would stay empty. So at most once a second, at a write, the path is looked at again:
+ * when it names another file than the one open (moved and re-created) or none (moved away), the
+ * path is opened again (created 0600) and the line goes there. Lines written within that second
+ * go to the moved file, where they are kept, not lost (logrotate's `delaycompress` keeps that
+ * file uncompressed until the next rotation).
+ *
+ * The runtime's file calls are passed in, so Node and Deno share it.
+ *
+ * @module
+ */
+import { wholeLineWriter } from './whole-line-writer.ts';
+
+/** Which file a descriptor or a path is: device and inode. */
+export interface FileIdentity {
+  dev: number;
+  ino: number;
+}
+
+/** The file calls one runtime offers, for one open file at a time. */
+export interface AuditFileSystem<Handle> {
+  /** Opens `path` for appending, creating it 0600; throws when it cannot. */
+  open(path: string): Handle;
+  /** The open file's identity. */
+  identify(handle: Handle): FileIdentity;
+  /** The identity of what `path` names now, or undefined when nothing is there; throws when it cannot tell. */
+  identifyPath(path: string): FileIdentity | undefined;
+  write(handle: Handle, bytes: Uint8Array): number;
+  close(handle: Handle): void;
+  /** Milliseconds on a monotonic clock. */
+  now(): number;
+}
+
+/** How often at most the path is looked at again, in milliseconds. */
+export const REOPEN_CHECK_MS = 1_000;
+
+/** An appending writer of whole lines to `path` that follows the path when it is moved; throws when the first open fails. */
+export function reopeningFileWriter<Handle>(path: string, fs: AuditFileSystem<Handle>): (line: string) => void {
+  let handle = fs.open(path);
+  let identity = fs.identify(handle);
+  let write = lineWriterFor(handle, fs);
+  let checkedAt = fs.now();
+  return (line) => {
+    const now = fs.now();
+    if (now - checkedAt >= REOPEN_CHECK_MS) {
+      checkedAt = now;
+      let current: FileIdentity | undefined;
+      let looked = true;
+      try {
+        current = fs.identifyPath(path);
+      } catch {
+        looked = false; // not allowed to look (Deno without read permission): keep the open file
+      }
+      if (looked && (current === undefined || current.dev !== identity.dev || current.ino !== identity.ino)) {
+        // When the path cannot be opened again (its folder gone), the line goes to the open file,
+        // not nowhere; the next check tries again.
+        const opened = safely(() => fs.open(path));
+        if (opened !== undefined) {
+          safely(() => fs.close(handle));
+          handle = opened;
+          identity = safely(() => fs.identify(opened)) ?? { dev: -1, ino: -1 };
+          write = lineWriterFor(opened, fs);
+        }
+      }
+    }
+    write(line);
+  };
+}
+
+function lineWriterFor<Handle>(handle: Handle, fs: AuditFileSystem<Handle>): (line: string) => void {
+  return wholeLineWriter((bytes) => fs.write(handle, bytes));
+}
+
+function safely<T>(call: () => T): T | undefined {
+  try {
+    return call();
+  } catch {
+    return undefined;
+  }
+}
