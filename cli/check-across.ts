@@ -55,7 +55,13 @@ interface Host {
  * @returns Problems of the worker config (paths into it) and of DIR's sidecar.json; `checked`
  *   false when DIR's sidecar.json could not be read, so nothing was checked across.
  */
-export async function checkAcross(config: WorkerConfig, dir: string, runtime: CheckRuntime = 'edge'): Promise<{ worker: ValidationIssue[]; sidecar: ValidationIssue[]; checked: boolean }> {
+export async function checkAcross(
+  config: WorkerConfig,
+  dir: string,
+  runtime: CheckRuntime = 'edge',
+  /** The sidecar's `--worker` / `--entity-id`, which it reads over sidecar.json's. */
+  overrides: { worker?: string; entityId?: string } = {},
+): Promise<{ worker: ValidationIssue[]; sidecar: ValidationIssue[]; checked: boolean }> {
   if (runtime === 'node' && isSingleMachineDir(dir)) {
     const worker = await thisMachine(config, dir);
     return { worker: worker ?? [], sidecar: [], checked: worker !== null };
@@ -64,7 +70,7 @@ export async function checkAcross(config: WorkerConfig, dir: string, runtime: Ch
   const sidecar: ValidationIssue[] = [];
   let host;
   try {
-    host = loadSidecarConfig(dir);
+    host = loadSidecarConfig(dir, overrides);
   } catch {
     return { worker, sidecar, checked: false }; // its problems are reported by check DIR
   }

@@ -164,7 +164,12 @@ describe('switchyard check --runtime: a worker config as the runtime it names va
 
   it('accepts it with --runtime node, exactly as switchyard worker --runtime node does, and rejects with both what both reject', async () => {
     const file = write('local-ok/worker.json', localConfig);
-    expect(await switchyard('check', '--runtime', 'node', file)).toMatchObject({ code: 0, stdout: `${file}: ok (worker config)\n` });
+    // Its folder, where the single-machine mode reads local servers, defines the one it binds.
+    write('local-ok/mcp-servers/mcp.json', { mcpServers: { echo: { command: process.execPath } } });
+    write('local-ok/sidecar.json', { 'allow-uncontained': true });
+    const ok = await switchyard('check', '--runtime', 'node', file);
+    expect(ok.stdout).toMatch(new RegExp(`^${file}: ok \\(worker config\\)\n`));
+    expect(ok.code).toBe(0);
 
     const broken = write('local-broken/worker.json', { agents, servers: { echo: { executor: { type: 'local' } }, files: { executor: { type: 'reverse-http', 'entity-id': 'nowhere' } } } });
     const checked = await switchyard('check', '--runtime', 'node', broken);
@@ -380,6 +385,29 @@ describe('switchyard check DIR: a sidecar config dir checked whole', () => {
     expect(misplaced.stdout).toContain('at position 39 (line 3 column 1)');
     expect((await switchyard('sidecar', '--config-dir', root)).stderr).toBe(`switchyard: ${misplaced.stdout}`);
   });
+  it('checks a dir as the sidecar given --worker and --entity-id reads it, across files too (their keys left out of sidecar.json)', async () => {
+    const { hostCredential, workerHostEntry, writeSidecarDir } = await import('../test/support/configs.ts');
+    const host = hostCredential('desk');
+    const root = join(dir, 'flags');
+    writeSidecarDir(root, { worker: 'http://127.0.0.1:8787', host, servers: { files: { command: 'npx' } } });
+    const file = join(root, 'sidecar.json');
+    const { readFileSync } = await import('node:fs');
+    const { worker: _, 'entity-id': __, ...rest } = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    writeFileSync(file, JSON.stringify(rest));
+    const bare = await switchyard('check', root);
+    expect(bare.code).toBe(1);
+    expect(bare.stdout).toContain(`${file}: 2 problems (sidecar config)\n`);
+    const flagged = await switchyard('check', '--worker', 'http://127.0.0.1:8787', '--entity-id', 'desk', root);
+    expect(flagged.stdout).toContain(`${file}: ok (sidecar config)`);
+    expect(flagged.code).toBe(0);
+    const badFlag = await switchyard('check', '--worker', 'ftp://yard', '--entity-id', 'desk', root);
+    expect(badFlag.code).toBe(1);
+    expect(badFlag.stdout).toMatch(/sidecar\.json: 1 problem \(sidecar config\)\n {2}worker: /);
+    const worker = write('flags-worker/worker.json', { agents: [], hosts: [workerHostEntry(host)], servers: { files: { executor: { type: 'reverse-http', 'entity-id': 'desk' } } } });
+    const across = await switchyard('check', '--worker', 'http://127.0.0.1:8787', '--entity-id', 'desk', worker, root);
+    expect(across.stdout).toContain(`${worker} × ${root}: ok (across files)`);
+    expect(across.code).toBe(0);
+  });
 });
 
 describe('switchyard check worker.json DIR: a worker config against the host dir it routes to', () => {
@@ -565,5 +593,23 @@ describe('switchyard check --runtime node worker.json DIR: the single-machine di
 
     // A linked host's dir still needs its sidecar.json, whatever the runtime.
     expect((await switchyard('check', root)).stdout).toContain(`${join(root, 'sidecar.json')}: not found\n`);
+  });
+
+  it('checks the config\'s own folder when no DIR is named, as worker --runtime node reads it without --config-dir', async () => {
+    const root = join(dir, 'single-implicit');
+    write('single-implicit/mcp-servers/mcp.json', { mcpServers: { echo: { command: process.execPath, args: ['-e', ''] } } });
+    const config = (name: string) => ({ agents: [{ name: 'alice', 'token-sha256': 'a'.repeat(64), servers: [name] }], servers: { [name]: { executor: { type: 'local' } } } });
+    write('single-implicit/sidecar.json', { 'allow-uncontained': true });
+    const file = write('single-implicit/worker.json', config('echo'));
+    const ok = await switchyard('check', '--runtime', 'node', file);
+    expect(ok.stdout).toContain(`${file}: its local servers are read from ${root}, as switchyard worker --runtime node reads them without --config-dir`);
+    expect(ok.stdout).toContain(`${file} × ${root}: ok (across files)`);
+    expect(ok.code).toBe(0);
+    const missing = write('single-implicit/missing.json', config('ghost'));
+    const refused = await switchyard('check', '--runtime', 'node', missing);
+    expect(refused.stdout).toContain(`  servers.ghost.executor: this machine (single-machine mode) defines no server "ghost" in ${join(root, 'mcp-servers', 'mcp.json')}`);
+    expect(refused.code).toBe(1);
+    // The edge has no local servers to read, and a config with none has no folder to check.
+    expect((await switchyard('check', '--runtime', 'node', write('single-implicit/none.json', { agents: [], servers: {} }))).stdout).not.toContain('local servers are read from');
   });
 });

@@ -14,7 +14,7 @@
  * @module
  */
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatIssue } from '../shared/validation.ts';
 import type { WorkerConfig } from '../worker/config/worker-config.ts';
@@ -22,6 +22,7 @@ import { LocalError } from '../shared/errors.ts';
 import { describeFileProblems, readJsonFile } from '../sidecar/config/config-file-problems.ts';
 import { checkAcross } from './check-across.ts';
 import { checkConfigDir } from './check-config-dir.ts';
+import { withOverrides } from './sidecar-reload.ts';
 import { type CheckResult, checkFile, type CheckRuntime, parseCheckedWorkerConfig } from './check-file.ts';
 
 export { type CheckResult, checkFile, type CheckRuntime, type ConfigKind, configDirOfMcpFile, kindOf } from './check-file.ts';
@@ -34,8 +35,17 @@ export function checkRuntime(value: string | undefined): CheckRuntime {
 }
 
 export async function runCheck(argv: string[]): Promise<number> {
-  const { values, positionals: files } = parseArgs({ args: argv, options: { runtime: { type: 'string' } }, allowPositionals: true });
+  const { values, positionals: files } = parseArgs({
+    args: argv,
+    options: { runtime: { type: 'string' }, worker: { type: 'string' }, 'entity-id': { type: 'string' } },
+    allowPositionals: true,
+  });
   const runtime = checkRuntime(values.runtime);
+  // A dir checked as the sidecar that runs it with these flags reads it (they win over sidecar.json).
+  const overrides = {
+    ...(values.worker !== undefined ? { worker: values.worker } : {}),
+    ...(values['entity-id'] !== undefined ? { entityId: values['entity-id'] } : {}),
+  };
   if (files.length === 0) {
     process.stderr.write('switchyard check: name a file or a sidecar config dir to check, e.g. switchyard check worker.json\n');
     return 1;
@@ -45,7 +55,9 @@ export async function runCheck(argv: string[]): Promise<number> {
   const dirs: string[] = [];
   for (const target of files) {
     const directory = isDirectory(target);
-    const results = directory ? await checkConfigDir(target, { singleMachine: runtime === 'node' }) : [{ file: target, ...checkFile(target, runtime) }];
+    const results = directory
+      ? (await checkConfigDir(target, { singleMachine: runtime === 'node' })).map((result) => withOverrides(result, target, overrides))
+      : [{ file: target, ...checkFile(target, runtime) }];
     for (const result of results) {
       process.stdout.write(`${formatResult(result)}\n`);
       if (result.issues.length > 0) failed = true;
@@ -56,23 +68,36 @@ export async function runCheck(argv: string[]): Promise<number> {
       if (read.ok) workers.push({ file: target, config: parseCheckedWorkerConfig(read.text, runtime) });
     }
   }
-  // A worker config and a host's dir given together are checked against each other.
-  for (const { file, config } of workers) {
-    for (const dir of dirs) {
-      const across = await checkAcross(config, dir, runtime);
-      // Not "ok": a sidecar.json that cannot be read leaves nothing checked across (review s22).
-      if (!across.checked) {
-        process.stdout.write(`${file} × ${dir}: not checked across files (${join(dir, 'sidecar.json')} has problems, above)\n`);
-        continue;
+  // A worker config and a host's dir given together are checked against each other. Without a
+  // DIR, `worker --runtime node` reads its local servers from the config's own folder: that
+  // folder is checked as it will be read.
+  const pairs = workers.flatMap(({ file, config }) => dirs.map((dir) => ({ file, config, dir })));
+  if (runtime === 'node' && dirs.length === 0) {
+    for (const { file, config } of workers) {
+      if (!Object.values(config.servers).some((server) => server.executor.type === 'local')) continue;
+      const dir = dirname(resolve(file));
+      process.stdout.write(`${file}: its local servers are read from ${dir}, as switchyard worker --runtime node reads them without --config-dir (name another dir after the file to check that one)\n`);
+      for (const result of await checkConfigDir(dir, { singleMachine: true })) {
+        process.stdout.write(`${formatResult(result)}\n`);
+        if (result.issues.length > 0) failed = true;
       }
-      if (across.worker.length + across.sidecar.length === 0) {
-        process.stdout.write(`${file} × ${dir}: ok (across files)\n`);
-        continue;
-      }
-      failed = true;
-      if (across.worker.length > 0) process.stdout.write(`${describeFileProblems(file, `across files, with ${dir}`, across.worker)}\n`);
-      if (across.sidecar.length > 0) process.stdout.write(`${describeFileProblems(join(dir, 'sidecar.json'), `across files, with ${file}`, across.sidecar)}\n`);
+      pairs.push({ file, config, dir });
     }
+  }
+  for (const { file, config, dir } of pairs) {
+    const across = await checkAcross(config, dir, runtime, overrides);
+    // Not "ok": a sidecar.json that cannot be read leaves nothing checked across (review s22).
+    if (!across.checked) {
+      process.stdout.write(`${file} × ${dir}: not checked across files (${join(dir, 'sidecar.json')} has problems, above)\n`);
+      continue;
+    }
+    if (across.worker.length + across.sidecar.length === 0) {
+      process.stdout.write(`${file} × ${dir}: ok (across files)\n`);
+      continue;
+    }
+    failed = true;
+    if (across.worker.length > 0) process.stdout.write(`${describeFileProblems(file, `across files, with ${dir}`, across.worker)}\n`);
+    if (across.sidecar.length > 0) process.stdout.write(`${describeFileProblems(join(dir, 'sidecar.json'), `across files, with ${file}`, across.sidecar)}\n`);
   }
   return failed ? 1 : 0;
 }

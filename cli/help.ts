@@ -148,7 +148,7 @@ approved.`,
 
 Prints each trust profile in DIR/trust-profiles with its current revision, the value to put in
 the worker config's "trust-profile-revision".`,
-  check: `Usage: switchyard check [--runtime edge|node|cloudflare] FILE|DIR...
+  check: `Usage: switchyard check [--runtime edge|node|cloudflare] [--worker URL] [--entity-id ID] FILE|DIR...
        switchyard check [--runtime edge|node|cloudflare] worker.json DIR
 
 Validates a worker config, a sidecar.json, an mcp.json or a trust profile (recognised by its
@@ -157,13 +157,18 @@ A sidecar config dir is checked whole: every file in it, and every trust profile
 must exist in trust-profiles/ and resolve with its bases. A worker config given with a host's dir
 (check worker.json DIR) is checked against it: the host and its key under "hosts", the servers
 bound to it defined in its mcp.json, and its agents' trust profiles at their current revision.
+With --runtime node and no DIR, a worker config with local servers is checked with its own
+folder, where switchyard worker --runtime node reads them without --config-dir.
 
 Options:
   --runtime R       How a worker config will run: edge (default: dist/worker.js, switchyard worker
                     under Deno), node (switchyard worker --runtime node, which also serves
                     top-level {"type":"local"} servers) or cloudflare (dist/cloudflare/worker.js:
                     what Workers refuse too, such as audit.file, and the 5,120 bytes a secret
-                    holds, counted on the config as minified JSON)`,
+                    holds, counted on the config as minified JSON)
+  --worker URL, --entity-id ID
+                    A config dir as switchyard sidecar reads it with these flags, which win over
+                    its sidecar.json's "worker" and "entity-id"`,
   doctor: `Usage: switchyard doctor [--config-dir DIR [--launch]] [--worker URL]
 
 Checks that bubblewrap is present and usable, user namespaces are enabled, Deno is installed and

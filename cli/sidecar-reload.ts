@@ -155,17 +155,20 @@ export function logProblemsLetThrough(log: Logger, verdict: DirVerdict, fields: 
  * sidecar.json as the sidecar reads it: with the command line's `--worker` / `--entity-id` on top,
  * so a key given there (or a sidecar.json left out for them) is no problem, as at start.
  */
-function withOverrides(result: FileCheck, dir: string, overrides: SidecarReloadOptions['overrides']): FileCheck {
+/** A dir's sidecar.json check with the sidecar's `--worker` / `--entity-id` on top, as a start reads it. */
+export function withOverrides(result: FileCheck, dir: string, overrides: SidecarReloadOptions['overrides']): FileCheck {
   if (result.file !== join(dir, 'sidecar.json') || Object.keys(overrides).length === 0) return result;
   try {
     readSidecarConfig(dir, overrides);
   } catch (error) {
+    // First: a ConfigFileError is an invalid-config LocalError too, and its issues are the ones
+    // with the flags on top (a file's "worker: is required" is no problem under --worker).
+    if (error instanceof ConfigFileError) return { ...result, kind: 'sidecar config', issues: [...error.issues] };
     // A sidecar.json that cannot be read is a refusal like any other (the file check says why), not a failed reload.
     if (error instanceof LocalError && error.code === 'invalid-config') {
       return { ...result, kind: 'sidecar config', issues: result.issues.length > 0 ? result.issues : [{ path: '(root)', message: error.message }] };
     }
-    if (!(error instanceof ConfigFileError)) throw error;
-    return { ...result, kind: 'sidecar config', issues: [...error.issues] };
+    throw error;
   }
   // Cross-file problems (a floor that does not resolve) stand whatever the flags say.
   return { ...result, kind: 'sidecar config', issues: result.issues.filter((i) => i.path === 'trust-profile') };
