@@ -68,7 +68,7 @@ describe('worker config reloader', () => {
     // Built-in OAuth added and bob removed in one edit: refused, and bob keeps working as the config in force says.
     text = JSON.stringify({ agents: [], servers: {}, oauth: { 'built-in': {} } });
     const outcome = await reload('file');
-    expect(outcome).toEqual({ kind: 'refused', problems: [expect.stringMatching(/^\(root\): oauth\.built-in needs a state store, which this worker was not given: start it with a state dir/)] });
+    expect(outcome).toEqual({ kind: 'refused', problems: [expect.stringMatching(/^oauth\.built-in: needs a state store, which this worker was not given: start it with a state dir/)] });
     expect(lines.at(-1)).toMatchObject({ level: 'error', msg: 'Worker config refused: the config in force stays' });
     expect(worker.config.agents.map((a) => a.name)).toEqual(['bob']);
     expect((await asBob()).status).toBe(200);

@@ -65,9 +65,10 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
       ({ endedSessions } = await options.target.reload(next));
     } catch (error) {
       // A valid config this worker cannot run (`oauth.built-in` added to one started without a
-      // state dir): refused whole, like an invalid one, and the next edit is read again.
+      // state dir): refused whole, like an invalid one, and the next edit is read again. Its
+      // message names the key it is about, as a problem line does.
       if (!(error instanceof LocalError && error.code === 'invalid-config')) throw error;
-      return refuse(trigger, [`(root): ${error.message}`]);
+      return refuse(trigger, [error.message]);
     }
     lastText = text;
     refusedSince = false;

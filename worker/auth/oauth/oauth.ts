@@ -108,7 +108,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
   if (builtIn !== undefined) {
     const store = deps.store;
     if (store === undefined) {
-      throw new LocalError('invalid-config', 'oauth.built-in needs a state store, which this worker was not given: start it with a state dir (SWITCHYARD_STATE_DIR under Deno; switchyard worker gives it one when "built-in" is in the config it starts with)');
+      throw new LocalError('invalid-config', 'oauth.built-in: needs a state store, which this worker was not given: start it with a state dir (SWITCHYARD_STATE_DIR under Deno; switchyard worker gives it one when "built-in" is in the config it starts with)');
     }
     const now = deps.now ?? Date.now;
     // Seals what strangers start (registrations, sign-in forms), so neither writes a record.
