@@ -78,7 +78,7 @@ Options:
   --config FILE     Worker config (see README: "Worker config")
   --host H          Address to listen on (default 127.0.0.1)
   --port N          Port (default 8787)
-  --runtime R       deno (default) or node
+  --runtime R       deno (default; also called edge, as check names it) or node
   --config-dir DIR  With --runtime node: where local servers are configured (default: the config file's folder)
   --state-dir DIR   With "oauth": {"built-in": …}: where its state (oauth-state.json) is kept (default: the config file's folder)`,
   sidecar: `Usage: switchyard sidecar --config-dir DIR [--worker URL] [--entity-id ID]

@@ -37,3 +37,10 @@ describe('switchyard worker --host', () => {
     expect(written).toEqual(['note: the worker listens on "workstation.example.test" (from HOST), which this machine\'s network reaches; --host 127.0.0.1 keeps it on this machine\n']);
   });
 });
+
+describe('switchyard worker --runtime', () => {
+  it('takes edge, check\'s name for Deno\'s runtime, as deno, and refuses another name before reading the config', async () => {
+    await expect(runWorkerCommand(['--runtime', 'edge', '--config', '/nonexistent/worker.json'])).rejects.toThrow('Cannot read the worker config');
+    await expect(runWorkerCommand(['--runtime', 'workers', '--config', '/nonexistent/worker.json'])).rejects.toThrow('Unknown runtime "workers": expected deno (also called edge) or node');
+  });
+});

@@ -73,8 +73,9 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   if (hostSource !== '' && !isLoopbackHostname(hostName(host))) {
     process.stderr.write(`note: the worker listens on "${host}"${hostSource}, which this machine's network reaches; --host 127.0.0.1 keeps it on this machine\n`);
   }
-  const runtime = values.runtime ?? 'deno';
-  if (runtime !== 'deno' && runtime !== 'node') throw new LocalError('usage', `Unknown runtime "${runtime}": expected deno or node`);
+  // `edge` is what check calls Deno's runtime (the edge bundle's): the same one here.
+  const runtime = values.runtime === 'edge' ? 'deno' : values.runtime ?? 'deno';
+  if (runtime !== 'deno' && runtime !== 'node') throw new LocalError('usage', `Unknown runtime "${runtime}": expected deno (also called edge) or node`);
   if (values['config-dir'] !== undefined && runtime !== 'node') {
     throw new LocalError('usage', '--config-dir is for the single-machine mode: add --runtime node, or run a sidecar with switchyard sidecar --config-dir DIR');
   }
