@@ -1,8 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { packageRoot } from './deno-binary.ts';
+import { denoBinaryPath, packageRoot } from './deno-binary.ts';
 import { denoWorkerArgs, spawnDenoWorker } from './deno-worker-process.ts';
 
 describe('the Deno worker\'s permissions', () => {
@@ -69,6 +71,40 @@ describe('spawnDenoWorker', () => {
         message: `Cannot start Deno (${join(dir, 'missing', 'deno')}): ENOENT: run "npm install", or set SWITCHYARD_DENO to a Deno binary this machine runs`,
       });
       expect(await worker.exited).toBe(127);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the Deno worker with an audit file it cannot open', () => {
+  /** Deno's exit code and stderr for the worker entry run with `write` as its write permission. */
+  async function start(dir: string, auditFile: string, write: string[]): Promise<{ code: number; stderr: string }> {
+    const configFile = join(dir, 'worker.json');
+    writeFileSync(configFile, JSON.stringify({ agents: [], servers: {}, audit: { file: auditFile } }));
+    const entry = join(packageRoot(), 'worker', 'adapters', 'deno', 'deno-worker.ts');
+    const args = ['run', '--quiet', '--no-prompt', '--allow-env', '--allow-net', `--allow-read=${configFile}`, ...write, `--config=${join(packageRoot(), 'deno.json')}`, entry];
+    try {
+      await promisify(execFile)(denoBinaryPath(), args, { env: { ...process.env, SWITCHYARD_WORKER_CONFIG: '', SWITCHYARD_WORKER_CONFIG_FILE: configFile, PORT: '0', NO_COLOR: '1' } });
+      return { code: 0, stderr: '' };
+    } catch (error) {
+      const e = error as { code: number; stderr: string };
+      return { code: e.code, stderr: e.stderr };
+    }
+  }
+
+  it('names the config and the file, and adds the --allow-write hint only when permission is what failed (review s22)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-deno-audit-'));
+    try {
+      const missing = join(dir, 'no-such-folder', 'audit.jsonl');
+      const noFolder = await start(dir, missing, [`--allow-write=${missing}`]);
+      expect(noFolder.code).toBe(2);
+      expect(noFolder.stderr).toContain(`${join(dir, 'worker.json')}: audit.file: cannot open "${missing}": `);
+      expect(noFolder.stderr).not.toContain('--allow-write');
+      const denied = await start(dir, join(dir, 'audit.jsonl'), []);
+      expect(denied.code).toBe(2);
+      expect(denied.stderr).toContain(`${join(dir, 'worker.json')}: audit.file: cannot open "${join(dir, 'audit.jsonl')}": `);
+      expect(denied.stderr).toContain('(run Deno with --allow-write for it)');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
