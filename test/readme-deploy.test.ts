@@ -65,7 +65,8 @@ function walkthrough(readme: string): Step[] {
 async function installPackedPackage(dir: string): Promise<void> {
   const packs = join(root, 'packs');
   mkdirSync(packs, { recursive: true });
-  const { stdout } = await run('npm', ['pack', '--pack-destination', packs, '--silent'], { cwd: REPO });
+  // beforeAll built dist/ already: pack's own build (prepack) would only do it twice.
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--pack-destination', packs, '--silent'], { cwd: REPO });
   const tarball = join(packs, stdout.trim().split('\n').pop()!);
   const modules = join(dir, 'node_modules');
   mkdirSync(join(modules, '.bin'), { recursive: true });
