@@ -56,7 +56,7 @@ export const AgentSchema = z.strictObject({
   'name': AgentNameSchema.check(z.describe('Agent name, shown in logs and sent to sidecars')),
   'token-sha256': Sha256HexSchema.check(z.describe('sha-256 hex of the bearer token the agent presents')),
   'servers': z.array(z.string()).check(z.describe('Servers this agent may use; each must be defined under "servers"')),
-  'trust-context': z.optional(TrustContextSchema).check(z.describe('Trust profile for this agent; absent means unconstrained')),
+  'trust-context': z.optional(TrustContextSchema).check(z.describe('Trust profile for this agent; absent: each host runs its servers under its own floor, and refuses them where it has none and no "allow-uncontained"')),
   'max-sessions': z
     .optional(z.number().check(z.int(), z.positive(), z.lte(10_000)))
     .check(z.describe('Live sessions this agent may hold; wins over "max-sessions-per-agent"')),
