@@ -13,6 +13,9 @@
  * floor is also a ceiling that agents' own narrower profiles run under, so it is not an error
  * here; `check worker.json DIR` knows the agents, and fails each one so refused.
  *
+ * A profile's own environment names that its restrictive bases drop are a warning on it
+ * (`check-profile-environment.ts`): by design, and silent at launch.
+ *
  * `singleMachine` (`check --runtime node`): DIR read as `switchyard worker --runtime node` reads
  * it when its sidecar.json names no `worker` and no `entity-id`: the file is optional, and only
  * its `"trust-profile"` and `"allow-uncontained"` are read (`loadHostTrustConfig`).
@@ -27,6 +30,9 @@ import { loadHostTrustConfig } from '../sidecar/config/sidecar-config.ts';
 import { configDirFiles } from '../sidecar/config/config-snapshot.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
+import { effectiveFromFile } from '../sidecar/trust/effective-profile.ts';
+import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';
+import { droppedEnvironment } from './check-profile-environment.ts';
 import { floorExposure } from './check-exposure.ts';
 import { type CheckResult, checkSidecarFile, type SidecarConfigKind } from './check-sidecar-file.ts';
 
@@ -104,6 +110,7 @@ export async function checkConfigDir(dir: string, options: { singleMachine?: boo
         const ref = file.slice(join(dir, 'trust-profiles').length + 1, -'.json'.length);
         const problem = await profileProblem(store, ref);
         if (problem !== null) issues.push({ path: 'base-trust-profiles', message: problem.replace(`trust profile "${ref}" cannot be used: `, '') });
+        else warnings.push(...droppedEnvironment(effectiveFromFile(trustProfileFileSchema.parse(json)).environment, (await store.load(ref)).effective.environment));
       }
       for (const [path, ref, launches] of named) {
         const problem = await profileProblem(store, ref);

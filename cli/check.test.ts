@@ -495,6 +495,24 @@ describe('switchyard check worker.json DIR: a worker config against the host dir
   });
 });
 
+describe('switchyard check DIR: a profile\'s environment its restrictive base drops', () => {
+  it('warns on the child\'s file of each name it inherits or sets that the base does not pass, and stays ok (review s23: the README\'s own example set one)', async () => {
+    const root = join(dir, 'env-dropped');
+    write('env-dropped/sidecar.json', { worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop' });
+    write('env-dropped/trust-profiles/base.json', { 'network-capabilities': [], environment: { inherit: ['PATH', 'LANG'] } });
+    write('env-dropped/trust-profiles/workspace.json', {
+      'base-trust-profiles': [{ profile: 'base', 'inheritance-mode': 'restrictive' }],
+      'network-capabilities': [],
+      environment: { inherit: ['PATH', 'LANG'], set: { NODE_ENV: 'production' } },
+    });
+    const dropped = await switchyard('check', root);
+    expect(dropped.stdout).toContain(`${join(root, 'trust-profiles', 'workspace.json')}: ok (trust profile, 1 warning)\n  warning: environment.set.NODE_ENV: "NODE_ENV" is not set: a restrictive base does not pass it (add it to that base's "inherit")\n`);
+    expect(dropped.code).toBe(0);
+    write('env-dropped/trust-profiles/base.json', { 'network-capabilities': [], environment: { inherit: ['PATH', 'LANG', 'NODE_ENV'] } });
+    expect((await switchyard('check', root)).stdout).not.toContain('warning');
+  });
+});
+
 describe('switchyard check: a trust profile whose grants contain or lie in the config dir', () => {
   // The README's layout: the config dir at ~/.config/switchyard, and a profile granting the home around it.
   const setUp = async (name: string, spec: { sidecar?: Record<string, unknown>; floors?: Record<string, string> } = {}) => {
