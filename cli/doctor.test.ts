@@ -586,6 +586,17 @@ describe('switchyard doctor --config-dir DIR --launch: each server started as th
     expect(result).toMatchObject({ code: 1, stderr: expect.stringContaining('--launch needs --config-dir DIR') });
   });
 
+  it('says when it launched nothing, and why, rather than print no launch line (review s23)', async () => {
+    const doctor = async (dir: string) => (await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir, '--launch'], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } }).catch((e: { stdout: string }) => e)).stdout;
+    const worker = `http://127.0.0.1:${await freePort()}`;
+    const empty = join(root, 'no-servers');
+    writeSidecarDir(empty, { worker, host });
+    expect(await doctor(empty)).toMatch(/launch: nothing launched: this host defines no server \(mcp-servers\/mcp\.json and its user and machine layers\)/);
+    const unprofiled = join(root, 'no-floor');
+    writeSidecarDir(unprofiled, { worker, host, servers, sidecar: { 'allow-uncontained': false } });
+    expect(await doctor(unprofiled)).toMatch(/launch: nothing launched: "files" would be refused \(denied-by-policy\): no floor, no "allow-uncontained"/);
+  });
+
   it('launches under the host\'s floor alone when the worker cannot say what it expects, and ends the server\'s whole process tree on Ctrl-C', async () => {
     const dir = join(root, 'unlinked');
     const fifo = join(root, 'tree.fifo');
