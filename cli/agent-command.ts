@@ -12,40 +12,60 @@
  *
  * @module
  */
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sha256Hex } from '../shared/credentials.ts';
 import { hostOf, parseConnectionDescriptor } from '../shared/descriptors.ts';
 import { isCleartextRemote } from '../sidecar/link/worker-url.ts';
 import { LocalError } from '../shared/errors.ts';
 import { launchesOnHost } from '../worker/link/host-expectations.ts';
+import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { clientConfigs, newToken, reachableFromTheCloud } from './state-dir.ts';
 import { openWorkerConfig, saveWorkerConfig, WHEN_THE_WORKER_HAS_IT, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
 
-const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required] [--url URL] --config worker.json | agent set NAME [--servers a,b] [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required|none] [--dry-run] --config worker.json | agent pin NAME [--dry-run] --config worker.json | agent remove NAME --config worker.json';
+const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required] [--url URL] --config worker.json | agent set NAME [--servers a,b] [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required|none] [--dry-run] --config worker.json | agent pin NAME [--dry-run] [--config-dir DIR] --config worker.json | agent remove NAME --config worker.json';
 
 /** The address agents reach when the config names none: the worker's default. */
 const DEFAULT_WORKER_URL = 'http://127.0.0.1:8787';
 
 /** The revision of `ref` that the hosts running `servers` reported, or why there is no one revision. */
-export function reportedRevision(file: WorkerConfigFile, servers: readonly string[], ref: string): string {
+export async function reportedRevision(
+  file: WorkerConfigFile,
+  servers: readonly string[],
+  ref: string,
+  /** Where `worker --runtime node` reads the trust profiles of its top-level local servers. */
+  localDir: string = dirname(file.path),
+  /** What to do when no host runs one of `servers`, in the words of the command that asks. */
+  noHostFix = 'give its revision with --trust-profile-revision sha256:…',
+): Promise<string> {
   const hosts = file.parsed.hosts.filter((host) => servers.some((s) => {
     const entry = file.parsed.servers[s];
     return entry !== undefined && launchesOnHost(parseConnectionDescriptor(entry.executor, 'executor'), host['entity-id']);
   }));
-  if (hosts.length === 0) {
-    throw new LocalError('usage', `None of the servers ${servers.join(', ')} runs on a host, so no host reports trust profile "${ref}": give its revision with --trust-profile-revision sha256:…`);
-  }
   const revisions = new Map<string, string[]>();
   for (const host of hosts) {
     const revision = host['trust-profiles']?.[ref] ?? 'none';
-    revisions.set(revision, [...(revisions.get(revision) ?? []), host['entity-id']]);
+    revisions.set(revision, [...(revisions.get(revision) ?? []), `"${host['entity-id']}"`]);
+  }
+  // The single-machine mode's own servers: this machine reads the profile itself, no host reports it.
+  const local = servers.some((s) => file.parsed.servers[s]?.executor.type === 'local');
+  if (local) {
+    const profiles = join(localDir, 'trust-profiles');
+    if (!existsSync(join(profiles, `${ref}.json`))) {
+      throw new LocalError('usage', `This machine (single-machine mode) has no trust profile "${ref}" in ${profiles}: add ${ref}.json there, or name the dir the mode reads with --config-dir DIR`);
+    }
+    const revision = (await new TrustProfileStore(profiles).load(ref)).revision;
+    revisions.set(revision, [...(revisions.get(revision) ?? []), 'this machine']);
+  }
+  if (revisions.size === 0) {
+    throw new LocalError('usage', `None of the servers ${servers.join(', ')} runs on a host, so no host reports trust profile "${ref}": ${noHostFix}`);
   }
   const missing = revisions.get('none');
   if (missing !== undefined) {
     throw new LocalError(
       'usage',
-      `Host ${missing.map((h) => `"${h}"`).join(', ')} reported no trust profile "${ref}": on that workstation add trust-profiles/${ref}.json, run sidecar host-entry and paste its line here (switchyard host add)`,
+      `Host ${missing.join(', ')} reported no trust profile "${ref}": on that workstation add trust-profiles/${ref}.json, run sidecar host-entry and paste its line here (switchyard host add)`,
     );
   }
   if (revisions.size > 1) {
@@ -53,6 +73,11 @@ export function reportedRevision(file: WorkerConfigFile, servers: readonly strin
     throw new LocalError('usage', `The hosts of these servers have trust profile "${ref}" at different revisions (${listed}): one agent pins one revision, so make the profiles the same or split the agent`);
   }
   return [...revisions.keys()][0]!;
+}
+
+/** `--config-dir DIR`: the single-machine mode's dir, as `worker --runtime node` takes it (default: the config's folder). */
+function localDirOf(values: Record<string, string | boolean | undefined>, file: WorkerConfigFile): string {
+  return typeof values['config-dir'] === 'string' ? resolve(values['config-dir']) : dirname(file.path);
 }
 
 /** `--servers a,b` as a list; undefined when not given. */
@@ -86,7 +111,7 @@ async function add(name: string, values: Record<string, string | boolean | undef
   const given = typeof values.url === 'string' ? workerOrigin(values.url) : undefined;
   const ref = typeof values['trust-profile'] === 'string' ? values['trust-profile'] : undefined;
   const pinned = typeof values['trust-profile-revision'] === 'string' ? values['trust-profile-revision'] : undefined;
-  const revision = ref === undefined ? undefined : (pinned ?? reportedRevision(file, servers, ref));
+  const revision = ref === undefined ? undefined : (pinned ?? (await reportedRevision(file, servers, ref, localDirOf(values, file))));
   const token = newToken();
   const agent = {
     name,
@@ -141,12 +166,14 @@ async function add(name: string, values: Record<string, string | boolean | undef
 }
 
 /** Moves an agent's pin to the revision its hosts reported, printing the change; `--dry-run` writes nothing. */
-function pin(name: string, dryRun: boolean, file: WorkerConfigFile): number {
+async function pin(name: string, values: Record<string, string | boolean | undefined>, file: WorkerConfigFile): Promise<number> {
+  const dryRun = values['dry-run'] === true;
   const agent = agentNamed(file, name);
   const trust = agent['trust-context'];
   if (trust === undefined) throw new LocalError('usage', `Agent "${name}" names no trust profile, so there is nothing to pin: give it one with agent set ${name} --trust-profile REF`);
   const ref = trust['trust-profile-ref'];
-  const revision = reportedRevision(file, agent.servers, ref);
+  // pin takes what hosts report, never a revision given (agent set takes one).
+  const revision = await reportedRevision(file, agent.servers, ref, localDirOf(values, file), `give its revision with agent set ${name} --trust-profile-revision sha256:…`);
   if (revision === trust['trust-profile-revision']) {
     process.stdout.write(`Agent "${name}" already pins trust profile "${ref}" at ${revision}, as its hosts report it: nothing to change\n`);
     return 0;
@@ -170,7 +197,7 @@ function pin(name: string, dryRun: boolean, file: WorkerConfigFile): number {
  * is pinned at the revision the hosts of the new list report, unless `--trust-profile-revision`
  * names it. Every change is printed; `--dry-run` writes nothing.
  */
-function set(name: string, values: Record<string, string | boolean | undefined>, file: WorkerConfigFile): number {
+async function set(name: string, values: Record<string, string | boolean | undefined>, file: WorkerConfigFile): Promise<number> {
   const agent = agentNamed(file, name);
   const listed = serversOption(values);
   if (listed !== undefined && listed.length === 0) throw new LocalError('usage', `--servers names no server: give the servers agent "${name}" may use, a,b`);
@@ -184,7 +211,7 @@ function set(name: string, values: Record<string, string | boolean | undefined>,
   }
   const givenRevision = typeof values['trust-profile-revision'] === 'string' ? values['trust-profile-revision'] : undefined;
   // The pin follows what the hosts of the servers report, as `add` and `pin` take it, when what it depends on changes.
-  const revision = ref === undefined ? undefined : (givenRevision ?? (givenRef !== undefined || listed !== undefined ? reportedRevision(file, servers, ref) : trust!['trust-profile-revision']));
+  const revision = ref === undefined ? undefined : (givenRevision ?? (givenRef !== undefined || listed !== undefined ? await reportedRevision(file, servers, ref, localDirOf(values, file)) : trust!['trust-profile-revision']));
   const containment = values.containment === undefined ? trust?.containment : values.containment === 'required' ? 'required' : undefined;
 
   const changes: string[] = [];
@@ -234,6 +261,7 @@ export async function runAgentCommand(argv: string[]): Promise<number> {
       containment: { type: 'string' },
       url: { type: 'string' },
       'dry-run': { type: 'boolean' },
+      'config-dir': { type: 'string' },
     },
   });
   const [action, name, ...extra] = positionals;
@@ -241,7 +269,7 @@ export async function runAgentCommand(argv: string[]): Promise<number> {
   if (values.config === undefined) throw new LocalError('usage', `Missing --config FILE: the worker config to ${action === 'add' ? 'add the agent to' : action === 'remove' ? 'remove the agent from' : 'change the agent in'}\n${USAGE}`);
   if (values.containment !== undefined && values.containment !== 'required' && values.containment !== 'none') throw new LocalError('usage', `--containment must be required or none, not "${values.containment}"`);
   const file = openWorkerConfig(resolve(values.config));
-  if (action === 'pin') return pin(name, values['dry-run'] === true, file);
+  if (action === 'pin') return pin(name, values, file);
   if (action === 'set') return set(name, values, file);
   return action === 'add' ? add(name, values, file) : remove(name, file);
 }

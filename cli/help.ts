@@ -126,6 +126,7 @@ validates it, and written atomically.`,
                             [--containment required|none] [--dry-run] --config FILE
        switchyard agent pin NAME [--dry-run] --config FILE
        switchyard agent remove NAME --config FILE
+       (add, set and pin take --config-dir DIR: see below)
 
 add makes a fresh bearer token, writes its sha-256 into the worker config and prints the token
 once with client configs (Claude Code, VS Code, Cursor, Claude Desktop, any SDK client); the
@@ -136,7 +137,9 @@ http://127.0.0.1:8787). pin moves the agent's pin to the revision its hosts repo
 old and new one (host add already does this for the agents of the host it adds). set changes an
 agent's servers, trust profile or containment and keeps its token (a profile is pinned at what
 the hosts of its servers report); every change is printed. remove takes the agent out, which
-revokes its token.`,
+revokes its token. A server bound to a top-level {"type":"local"} (worker --runtime node) has no
+host to report: its profile's revision is read from DIR/trust-profiles, DIR being --config-dir
+as the worker takes it (default: the config file's folder).`,
   'admin-token': `Usage: switchyard admin-token --config FILE
 
 Makes a fresh admin token, writes its sha-256 into the worker config as "admin-token-sha256" and

@@ -225,7 +225,7 @@ describe('switchyard agent add / remove', () => {
     await runHostAddCommand(['--config', path, line()]);
     await runHostAddCommand(['--config', path, JSON.stringify({ 'entity-id': 'desk', 'public-key': `ed25519:${'D'.repeat(42)}A`, servers: ['notes'], 'trust-profiles': { workspace: REV('9') } })]);
     await expect(runAgentCommand(['add', 'a', '--servers', 'files,notes', '--trust-profile', 'workspace', '--config', path])).rejects.toThrow(
-      `The hosts of these servers have trust profile "workspace" at different revisions (laptop at ${REV('1')}; desk at ${REV('9')})`,
+      `The hosts of these servers have trust profile "workspace" at different revisions ("laptop" at ${REV('1')}; "desk" at ${REV('9')})`,
     );
   });
 
@@ -241,6 +241,31 @@ describe('switchyard agent add / remove', () => {
     out = '';
     await runAgentCommand(['pin', 'a', '--config', path]);
     expect(out).toContain('already pins trust profile "workspace"');
+  });
+
+  it('pins a local server\'s profile at the revision the single-machine dir has, from the config\'s folder or --config-dir (review s23: pin had no way to)', async () => {
+    const { TrustProfileStore } = await import('../sidecar/trust/profile-store.ts');
+    const { mkdirSync } = await import('node:fs');
+    const folder = join(root, `local-${n++}`);
+    const elsewhere = join(folder, 'elsewhere');
+    for (const dir of [folder, elsewhere]) mkdirSync(join(dir, 'trust-profiles'), { recursive: true });
+    writeFileSync(join(folder, 'trust-profiles', 'workspace.json'), JSON.stringify({ 'network-capabilities': [] }));
+    writeFileSync(join(elsewhere, 'trust-profiles', 'workspace.json'), JSON.stringify({ 'network-capabilities': ['loopback'] }));
+    const revision = async (dir: string) => (await new TrustProfileStore(join(dir, 'trust-profiles')).load('workspace')).revision;
+    const path = join(folder, 'worker.json');
+    writeFileSync(path, JSON.stringify({ agents: [], servers: { echo: { executor: { type: 'local' } }, docs: { executor: { type: 'http', url: 'https://docs.example.com/mcp' } } } }));
+    const pinned = () => (read(path).agents[0]!['trust-context'] as Record<string, string>)['trust-profile-revision'];
+
+    await runAgentCommand(['add', 'a', '--servers', 'echo', '--trust-profile', 'workspace', '--config', path]);
+    expect(pinned()).toBe(await revision(folder));
+    await runAgentCommand(['pin', 'a', '--config-dir', elsewhere, '--config', path]);
+    expect(pinned()).toBe(await revision(elsewhere));
+    await expect(runAgentCommand(['add', 'b', '--servers', 'echo', '--trust-profile', 'ghost', '--config', path])).rejects.toThrow(
+      `This machine (single-machine mode) has no trust profile "ghost" in ${join(folder, 'trust-profiles')}: add ghost.json there, or name the dir the mode reads with --config-dir DIR`,
+    );
+    // An edge-direct server has no one to report a revision: pin says to give it with agent set, which takes one.
+    await runAgentCommand(['add', 'c', '--servers', 'docs', '--trust-profile', 'workspace', '--trust-profile-revision', REV('0'), '--config', path]);
+    await expect(runAgentCommand(['pin', 'c', '--config', path])).rejects.toThrow('None of the servers docs runs on a host, so no host reports trust profile "workspace": give its revision with agent set c --trust-profile-revision sha256:…');
   });
 
   it('remove takes the agent out and keeps the rest', async () => {
