@@ -21,7 +21,9 @@ import { LocalError } from '../shared/errors.ts';
  */
 export async function runDoctorCommand(argv: string[], options: { deno?: boolean; program?: Program } = {}): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { 'config-dir': { type: 'string' }, worker: { type: 'string' }, launch: { type: 'boolean' } } });
-  const dir = values['config-dir'];
+  // As the sidecar's own commands take it (configDirFrom): a doctor that ignored it ran the
+  // worker machine's checks on a workstation, saying nothing of its config (review s23).
+  const dir = values['config-dir'] ?? (process.env.SWITCHYARD_CONFIG_DIR || undefined);
   if (values.launch === true && dir === undefined) throw new LocalError('usage', '--launch needs --config-dir DIR: it starts the servers of that workstation config dir as its sidecar would');
   const asWhom = values.launch === true ? sudoLaunchRefusal(process.getuid?.(), process.env) : null;
   if (asWhom !== null) throw new LocalError('usage', asWhom);

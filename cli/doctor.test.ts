@@ -178,6 +178,12 @@ describe('switchyard doctor --config-dir: a sidecar.json that cannot be read', (
     expect(sidecar.stderr).toBe(`switchyard: ${join(dir, 'sidecar.json')}: not found: set up this workstation with switchyard sidecar init --config-dir ${dir} --worker URL --entity-id ID\n`);
   });
 
+  it('takes the dir from SWITCHYARD_CONFIG_DIR, as the sidecar\'s own commands do (review s23: it ran only the tool checks)', async () => {
+    const dir = join(root, 'from-env');
+    const result = await promisify(execFile)(process.execPath, [BIN, 'doctor'], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1', SWITCHYARD_CONFIG_DIR: dir } }).catch((e: { stdout: string }) => e);
+    expect(result.stdout).toContain(`FAIL sidecar.json: ${join(dir, 'sidecar.json')}: not found`);
+  });
+
   it('says a folder in its place is not a file', async () => {
     const dir = join(root, 'folder');
     mkdirSync(join(dir, 'sidecar.json'), { recursive: true });
@@ -258,7 +264,7 @@ describe('switchyard doctor --config-dir: a workstation, checked deep against a 
   it('catches a wrong host key, with the worker\'s fix', async () => {
     const { code, line } = await doctor('wrong-key', { host: { ...hostCredential('laptop') } });
     expect(code).toBe(1);
-    expect(line('link to the worker')).toMatch(/^FAIL link to the worker: the worker at ws:\/\/.* refused host "laptop": The worker does not know this host's key \(entity "laptop"\): add this host to the worker config with the line `sidecar host-entry` prints on that host \(switchyard host add\)\n/);
+    expect(line('link to the worker')).toMatch(/^FAIL link to the worker: the worker at ws:\/\/.* refused host "laptop": The worker does not know this host's key \(entity "laptop"\): if this host made a new key, give the worker config the line `sidecar host-entry` prints on it \(switchyard host add --rekey\)\n/);
   });
 
   it('catches an entity id the worker does not know, naming it and the fix', async () => {
