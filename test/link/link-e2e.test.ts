@@ -186,7 +186,7 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     const wrong = hostCredential(ENTITY);
     const { worker, sidecar } = await setup(wrong);
     const line = await sidecar.waitForLine((l) => String(l.msg).includes('refused the link'), 'the refusal', 10_000);
-    expect(line.msg).toBe(`Worker refused the link of host "${ENTITY}": The worker does not know this host's key (entity "${ENTITY}"): add this host to the worker config with the line \`sidecar host-entry\` prints on that host (switchyard host add)`);
+    expect(line.msg).toBe(`Worker refused the link of host "${ENTITY}": The worker does not know this host's key (entity "${ENTITY}"): if this host made a new key, give the worker config the line \`sidecar host-entry\` prints on it (switchyard host add --rekey)`);
     await sidecar.waitForLine((l) => l.msg === 'Dialling the worker again', 'a retry', 10_000);
     for (const text of credentialTexts(wrong)) {
       expect(sidecar.process.stderr()).not.toContain(text);

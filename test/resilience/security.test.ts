@@ -122,7 +122,7 @@ describe('authentication and roles', { timeout: SLOW_MS }, () => {
       const error = (await RogueLink.connect(stack.url, entity, key).catch((e: unknown) => e)) as LinkRefusal;
       figures.inputs++;
       expect(error.status).toBe(401);
-      expect(JSON.parse(error.body ?? '{}')).toMatchObject({ error: { reason: 'unauthorized', check: 'bad-signature', message: `The worker does not know this host's key (entity "${entity}"): add this host to the worker config with the line \`sidecar host-entry\` prints on that host (switchyard host add)` } });
+      expect(JSON.parse(error.body ?? '{}')).toMatchObject({ error: { reason: 'unauthorized', check: 'bad-signature', message: `The worker does not know this host's key (entity "${entity}"): if this host made a new key, give the worker config the line \`sidecar host-entry\` prints on it (switchyard host add --rekey)` } });
     }
     expect((await stack.health()).hosts.find((h) => h['entity-id'] === HOST_A)?.linked).toBe(true); // the real sidecar kept its link
   });
@@ -230,7 +230,7 @@ describe('link identity: a key pair, nothing reusable', { timeout: SLOW_MS }, ()
     const error = (await RogueLink.connect(stack.url, HOST_B, wrong).catch((e: unknown) => e)) as LinkRefusal;
     figures.inputs++;
     expect(error.status).toBe(401);
-    expect(JSON.parse(error.body ?? '{}')).toMatchObject({ error: { reason: 'unauthorized', message: expect.stringContaining('add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)') } });
+    expect(JSON.parse(error.body ?? '{}')).toMatchObject({ error: { reason: 'unauthorized', message: expect.stringContaining('if this host made a new key, give the worker config the line `sidecar host-entry` prints on it (switchyard host add --rekey)') } });
     expect((await stack.health()).hosts.find((h) => h['entity-id'] === HOST_B)).toMatchObject({ linked: false });
     expect(linksOfB()).toBe(before);
   });

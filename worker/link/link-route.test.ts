@@ -210,7 +210,7 @@ describe('link route', () => {
     const refusal = await answer(sidecars[1]!, hostCredential('alice-laptop')).catch((e: unknown) => e);
     expect(refusal).toMatchObject({
       reason: 'unauthorized',
-      message: 'The worker does not know this host\'s key (entity "alice-laptop"): add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)',
+      message: 'The worker does not know this host\'s key (entity "alice-laptop"): if this host made a new key, give the worker config the line `sidecar host-entry` prints on it (switchyard host add --rekey)',
     });
     expect(sidecars[1]!.closed).toBe(true);
     expect(logs.filter((l) => l.msg === 'Host linked')).toEqual([{ msg: 'Host linked', fields: { 'entity-id': 'alice-laptop', replaced: false } }]);
@@ -360,7 +360,7 @@ describe('link route', () => {
     it('refuses a proof by another key, a malformed one, or one whose nonce was already used, and never upgrades', async () => {
       const { app, registry, sidecars, logs } = setup();
       const byMallory = await refusalOf(await app.request('/link', { headers: await upgradeHeaders('alice-laptop', ORIGIN, { key: hostCredential('alice-laptop') }) }));
-      expect(byMallory).toMatchObject({ status: 401, body: { error: { reason: 'unauthorized', check: 'bad-signature', message: expect.stringMatching(/^The worker does not know this host's key \(entity "alice-laptop"\): add this host/) } } });
+      expect(byMallory).toMatchObject({ status: 401, body: { error: { reason: 'unauthorized', check: 'bad-signature', message: expect.stringMatching(/^The worker does not know this host's key \(entity "alice-laptop"\): if this host made a new key/) } } });
       const good = await upgradeHeaders('alice-laptop');
       const proof = good[LINK_PROOF_HEADER]!;
       for (const bad of ['v2;' + proof.slice(3), proof.replace(/;s=.*/, ';s=AAAA'), proof.replace(/;o=[^;]*/, ';o=Evil Host'), 'x'.repeat(5000)]) {

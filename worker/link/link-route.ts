@@ -41,7 +41,7 @@ import { DEFAULT_ALLOWED_HOSTS } from '../auth/host-origin.ts';
 import { createHostVerifier, type HostKeyEntry, type HostVerifier } from './host-auth.ts';
 import type { HostLinkRegistry } from './host-link-registry.ts';
 import { wrongOriginMessage, type LinkOriginOptions } from './link-origin.ts';
-import { createLinkUpgradeGate, UNKNOWN_KEY_FIX } from './link-upgrade-gate.ts';
+import { createLinkUpgradeGate, OTHER_KEY_FIX } from './link-upgrade-gate.ts';
 import { PendingHandshakes, type PendingHandshakeLimits } from './pending-handshakes.ts';
 import type { SpentProofStore } from './spent-upgrade-proofs.ts';
 
@@ -214,7 +214,7 @@ async function checkProof(verifier: HostVerifier, entityId: string, expected: { 
       message: wrongOriginMessage(entityId, 'challenge', proof.origin, origin),
     };
   }
-  return { ok: false, message: `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}` };
+  return { ok: false, message: `The worker does not know this host's key (entity "${entityId}"): ${OTHER_KEY_FIX}` };
 }
 
 /** What a socket's error event says: an `ErrorEvent`'s message or error, else its type. */

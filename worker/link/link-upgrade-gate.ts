@@ -34,6 +34,8 @@ import { SpentUpgradeProofs, type SpentProofStore } from './spent-upgrade-proofs
 import { peerOf } from './peer-address.ts';
 
 export const UNKNOWN_KEY_FIX = 'add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)';
+/** A known host dialling with another key: host add refuses its line without --rekey. */
+export const OTHER_KEY_FIX = 'if this host made a new key, give the worker config the line `sidecar host-entry` prints on it (switchyard host add --rekey)';
 
 /** Which test a refused upgrade failed: in the refusal's body and its log line. */
 export type GateCheck = 'entity-id' | 'unknown-host' | 'origin' | 'no-proof' | 'malformed-proof' | 'clock-skew' | 'relayed' | 'bad-signature' | 'replayed' | 'too-many-dials';
@@ -97,7 +99,7 @@ export function createLinkUpgradeGate(options: LinkUpgradeGateOptions): (request
     if (!read.ok) return refuse(entityId, 'malformed-proof', `Malformed ${LINK_PROOF_HEADER}: ${read.problem}`);
     const proof = read.proof;
     // One verify, over the origin, time and nonce the proof names, before any of them is judged.
-    if (!(await verifier.verifyUpgrade(entityId, proof))) return refuse(entityId, 'bad-signature', `The worker does not know this host's key (entity "${entityId}"): ${UNKNOWN_KEY_FIX}`);
+    if (!(await verifier.verifyUpgrade(entityId, proof))) return refuse(entityId, 'bad-signature', `The worker does not know this host's key (entity "${entityId}"): ${OTHER_KEY_FIX}`);
     const { origin: own, also } = origin;
     if (proof.origin !== own && proof.origin !== also) {
       // Signed by the host, but for the worker it dialled: a request relayed from there, or a
