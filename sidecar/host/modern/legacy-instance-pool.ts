@@ -109,7 +109,11 @@ export class LegacyInstancePool {
         onActivity: (inFlight: number) => {
           if (inFlight === 0) this.#armIdle(id, entry);
         },
+        // Only the entry's own instance ending ends the entry: a start that failed (a cached
+        // verdict proved wrong) ends its process while a retry is started for this same entry,
+        // whose failure, if any, acquire's catch takes care of (review s23).
         onEnded: () => {
+          if (entry.instance?.ended !== true) return;
           this.#clearIdle(entry);
           if (this.#entries.get(id) === entry) this.#entries.delete(id);
         },

@@ -272,6 +272,12 @@ describe('the era verdict cache', () => {
     expect(modern).toMatchObject({ id: 2, result: { ttlMs: 60000, cacheScope: 'public' } });
     expect(sidecar.modernInstances.eras.probes(key)).toBe(2);
     expect(sidecar.modernInstances.eras.get(key)).toMatchObject({ era: 'modern' });
+    // The relaunched instance is the pool's (review s23: the refused start's end dropped its entry,
+    // so the next request launched a duplicate and the first was left to its idle clock).
+    expect(sidecar.modernInstances.size).toBe(1);
+    await exchange(sidecar, 'alice', request(3, 'tools/list'), 'switch');
+    expect(sidecar.modernInstances.size).toBe(1);
+    expect(spawns).toHaveLength(3);
   });
 
   it('probes again when a server cached as modern answers server/discover as a legacy one', async () => {
