@@ -83,3 +83,37 @@ describe('LegacyInstancePool, a server that never answers the era probe', () => 
     expect(instance.ended).toBe(true);
   });
 });
+
+describe('LegacyInstancePool, a modern server slower to start than the era probe waits (review s23)', () => {
+  it('is served as modern once it answers the probe late and refuses initialize, and the timeout is kept as no legacy verdict', async () => {
+    const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { pathToFileURL } = await import('node:url');
+    const { isModernServer } = await import('./server-instance.ts');
+    const dir = mkdtempSync(join(tmpdir(), 'sy-slow-modern-'));
+    try {
+      // A cold npx or a heavy runtime: nothing read or answered for 600 ms, three times the probe's wait.
+      const script = join(dir, 'slow-modern.mjs');
+      writeFileSync(script, `setTimeout(() => import(${JSON.stringify(pathToFileURL(fixtureServer('modern-echo-server.mjs').args[0]!).href)}), 600);\n`);
+      const instances = new LegacyInstancePool({ idleMs: 60_000, log: silentLogger, probeTimeoutMs: 200 });
+      pools.push(instances);
+      const slow = async () => ({
+        server: 'slow',
+        transport: new ProcessExecutorBackedClientTransport('slow', { command: process.execPath, args: [script], env: {}, policy: null }, executor, { logger: silentLogger }),
+        clientInfo: { name: 'test', version: '1' },
+        log: silentLogger,
+        eraKey: 'slow#test',
+      });
+      const instance = await instances.acquire({ agent: 'alice', server: 'slow', revision: 'uncontained' }, slow);
+      expect(isModernServer(instance)).toBe(true);
+      expect(instances.eras.get('slow#test')).toMatchObject({ era: 'modern' });
+      // The first process, which refused initialize, is gone; the second serves, and the pool holds it.
+      await waitFor(() => (!isAlive(spawns[0]!.pid!) ? true : undefined), 'the refused process to end');
+      expect(spawns).toHaveLength(2);
+      expect(instances.size).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

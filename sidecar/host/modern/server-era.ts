@@ -4,9 +4,12 @@
  *
  * - The probe is `server/discover` with the modern `_meta`, sent first on a freshly launched
  *   process. A `DiscoverResult`, or a recognised modern error (-32022 naming `data.supported`),
- *   means modern. Any other error, or no answer within a short timeout, means legacy, and the
- *   same process is initialized next: server-everything, filesystem and memory answer -32601 and
- *   stay usable (notes §6). The verdict is never keyed to one error code, as the spec requires.
+ *   means modern. Any other error means legacy, and the same process is initialized next:
+ *   server-everything, filesystem and memory answer -32601 and stay usable (notes §6). The
+ *   verdict is never keyed to one error code, as the spec requires.
+ * - No answer within a short timeout is tried as legacy, but kept as no verdict: a modern server
+ *   still starting is silent too. Its `initialize` decides: answered, legacy; refused after a late
+ *   `DiscoverResult`, modern (`server-instance.ts`).
  * - The probe's id is a string, so a late answer after a timeout is one no instance waits for
  *   (both instances number their own requests).
  * - The verdict is a property of the server config, not of one request: it is cached under the
@@ -88,8 +91,15 @@ export interface ProbeOptions {
 }
 
 export type ProbeOutcome =
-  /** The process answered (or stayed silent) and is still running: hand `transport` on. */
-  | { verdict: EraVerdict; transport: StartedTransport }
+  /** The process answered and is still running: hand `transport` on. */
+  | { verdict: EraVerdict; transport: StartedTransport; timedOut?: undefined }
+  /**
+   * No answer in time, the process still running: tried as legacy (`initialize` next), but no
+   * verdict to keep, since a server still starting (a cold `npx`, a heavy runtime) is silent too.
+   * `late()` is the verdict of an answer that came since; `withdraw()` cancels the probe once
+   * the server proved legacy, so it is not counted in flight for good.
+   */
+  | { verdict: { era: 'legacy' }; transport: StartedTransport; timedOut: true; late(): EraVerdict | null; withdraw(): void }
   /** The process ended during the probe: legacy by the spec's rule, on a fresh process. */
   | { verdict: { era: 'legacy' }; transport: null; failure: WireError | null };
 
@@ -105,7 +115,6 @@ export type StartedTransport = Transport & { readonly pid?: number | undefined }
  * throws is the caller's error, not a verdict; a process that ends before answering is legacy.
  */
 export async function probeServerEra(transport: Transport & { readonly pid?: number | undefined }, options: ProbeOptions): Promise<ProbeOutcome> {
-  const probeId = 'switchyard-era-probe';
   const handoff = handOver(transport);
   let failure: WireError | null = null;
   let closedEarly = false;
@@ -120,7 +129,7 @@ export async function probeServerEra(transport: Transport & { readonly pid?: num
     };
     handoff.during({
       message: (message) => {
-        if ('id' in message && message.id === probeId && !('method' in message)) done(message);
+        if (isProbeAnswer(message)) done(message);
       },
       error: (error) => {
         if (error instanceof WireError) failure = error;
@@ -130,7 +139,7 @@ export async function probeServerEra(transport: Transport & { readonly pid?: num
     transport
       .send({
         jsonrpc: '2.0',
-        id: probeId,
+        id: PROBE_ID,
         method: 'server/discover',
         params: {
           _meta: {
@@ -146,12 +155,29 @@ export async function probeServerEra(transport: Transport & { readonly pid?: num
       });
   });
   if (answer === 'closed') return { verdict: { era: 'legacy' }, transport: null, failure };
-  if (answer === 'timeout') {
+  if (answer !== 'timeout') return { verdict: verdictOf(answer), transport: handoff.started };
+  let late: EraVerdict | null = null;
+  // A late answer still comes here, not to the instance, which has its own ids.
+  handoff.during({ message: (message) => void (isProbeAnswer(message) && (late = verdictOf(message))), error: () => {}, close: () => {} });
+  return {
+    verdict: { era: 'legacy' },
+    transport: handoff.started,
+    timedOut: true,
+    late: () => late,
     // Withdrawn, as any unanswered request is: counted in flight, the probe would keep the
     // process busy for good, and the budget could never end it to make room.
-    void transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: probeId, reason: 'No answer to server/discover in time: taken for a legacy server' } }).catch(() => {});
-  }
-  return { verdict: verdictOf(answer), transport: handoff.started };
+    withdraw: () => {
+      if (late !== null) return;
+      void transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: PROBE_ID, reason: 'No answer to server/discover in time: the server answered initialize' } }).catch(() => {});
+    },
+  };
+}
+
+/** The probe's id: a string, which no instance numbering its own requests uses. */
+const PROBE_ID = 'switchyard-era-probe';
+
+function isProbeAnswer(message: JSONRPCMessage): boolean {
+  return 'id' in message && message.id === PROBE_ID && !('method' in message);
 }
 
 /** The verdict an answer to the probe gives (`'timeout'`: no answer in time). */
@@ -191,7 +217,7 @@ function handOver(transport: Transport & { readonly pid?: number | undefined }):
     close: () => transport.close(),
     holdReading: () => holdReadingOf(transport),
   };
-  transport.onmessage = (message) => (handedOver ? started.onmessage?.(message) : probe?.message(message));
+  transport.onmessage = (message) => (handedOver && !isProbeAnswer(message) ? started.onmessage?.(message) : probe?.message(message));
   transport.onerror = (error) => (handedOver ? started.onerror?.(error) : probe?.error(error));
   transport.onclose = () => {
     if (handedOver) return started.onclose?.();

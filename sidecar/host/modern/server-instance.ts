@@ -8,7 +8,10 @@
  * - a cached modern server that answers as a legacy one (`onEraMismatch`) has its instance ended,
  *   so the agent's next request launches and probes afresh.
  * A process that ends during the probe is legacy by the spec's rule (some SDKs exit on a request
- * before `initialize`): it is cached so, and a fresh process is initialized.
+ * before `initialize`): it is cached so, and a fresh process is initialized. A probe unanswered in
+ * time is decided by the `initialize` that follows on the same process: answered, legacy (a dual-era
+ * server whose late answer was modern is kept modern for the next launch); refused after a late
+ * modern answer, modern, on a fresh process; refused with no answer, nothing is cached.
  *
  * @module
  */
@@ -60,6 +63,24 @@ export async function startServerInstance(start: () => Promise<InstanceStart>, h
     eras.cache.set(key, outcome.verdict);
     eras.log.info('Server ended during the era probe: taken for legacy, started again', { server: options.server });
     return LegacyInstance.start({ ...(await start()), ...hooks });
+  }
+  if (outcome.timedOut === true) {
+    let instance: LegacyInstance;
+    try {
+      instance = await LegacyInstance.start({ ...options, transport: outcome.transport, ...hooks });
+    } catch (error) {
+      const late = outcome.late();
+      if (!(error instanceof WireError) || error.reason !== 'launch-failed' || late?.era !== 'modern') throw error; // no verdict kept: the next launch probes
+      // A modern server that was still starting: it refused initialize after answering the probe.
+      eras.cache.set(key, late);
+      eras.log.info('Server era probed: it answered after the probe\'s time and refused initialize', { server: options.server, era: 'modern' });
+      return startServerInstance(start, hooks, eras);
+    }
+    const verdict = outcome.late() ?? { era: 'legacy' as const };
+    outcome.withdraw();
+    eras.cache.set(key, verdict);
+    eras.log.info('Server era probed: it answered initialize after a probe unanswered in time', { server: options.server, era: verdict.era });
+    return instance;
   }
   eras.cache.set(key, outcome.verdict);
   eras.log.info('Server era probed', { server: options.server, era: outcome.verdict.era });
