@@ -1,6 +1,11 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { describe, expect, it } from 'vitest';
-import { LegacyAgentListen } from './legacy-agent-listen.ts';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { LegacyAgentListen, MAX_WATCHED_URI_LENGTH, MAX_WATCHED_URIS, REOPEN_EVERY_MS } from './legacy-agent-listen.ts';
+
+// Re-opens wait on a timer (one per REOPEN_EVERY_MS): the tests move the clock.
+beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] }));
+afterEach(() => vi.useRealTimers());
+const soon = () => vi.advanceTimersByTime(REOPEN_EVERY_MS);
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const SUB = 'io.modelcontextprotocol/subscriptionId';
@@ -30,8 +35,10 @@ describe('LegacyAgentListen', () => {
     expect(toServer).toEqual([]);
     listen.watch('file:///a', true);
     listen.watch('file:///a', true);
+    soon();
     expect(toServer).toEqual([{ jsonrpc: '2.0', id: 'switchyard-listen-1', method: 'subscriptions/listen', params: { _meta: META, notifications: { resourceSubscriptions: ['file:///a'] } } }]);
     listen.watch('file:///b', true);
+    soon();
     expect(toServer.slice(1)).toEqual([
       { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'switchyard-listen-1', reason: expect.any(String) } },
       { jsonrpc: '2.0', id: 'switchyard-listen-2', method: 'subscriptions/listen', params: { _meta: META, notifications: { resourceSubscriptions: ['file:///a', 'file:///b'] } } },
@@ -44,10 +51,41 @@ describe('LegacyAgentListen', () => {
 
   it('keeps the ids of the listen in force and of the few withdrawn last only, however often the agent re-subscribes (review s20)', () => {
     const { listen, from } = rig({ resources: { subscribe: true } });
-    for (let n = 0; n < 50; n++) listen.watch(`file:///${n}`, true);
+    for (let n = 0; n < 50; n++) {
+      listen.watch(`file:///${n}`, true);
+      soon();
+    }
     // 50 listens were opened: the 8 withdrawn last (42 to 49) and the 50th are still the host's; the first ones are long gone.
     const taken = (n: number) => from('notifications/resources/updated', `switchyard-listen-${n}`);
     expect([taken(1), taken(41), taken(42), taken(49), taken(50)]).toEqual([false, false, true, true, true]);
+  });
+
+  it('re-opens once for a burst of subscribes, at most once per interval, and never after the session closed (review s23)', () => {
+    const { listen, toServer } = rig({ resources: { subscribe: true } });
+    for (let n = 0; n < 100; n++) listen.watch(`file:///${n}`, true);
+    expect(toServer).toEqual([]);
+    vi.advanceTimersByTime(0);
+    expect(toServer.map((m) => m.method)).toEqual(['subscriptions/listen']);
+    expect(toServer[0]!.params.notifications.resourceSubscriptions).toHaveLength(100);
+    listen.watch('file:///x', true);
+    vi.advanceTimersByTime(REOPEN_EVERY_MS - 1);
+    expect(toServer).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    expect(toServer.map((m) => m.method)).toEqual(['subscriptions/listen', 'notifications/cancelled', 'subscriptions/listen']);
+    listen.watch('file:///y', true);
+    listen.close();
+    soon();
+    expect(toServer).toHaveLength(3);
+  });
+
+  it('refuses a subscribe past the modern filter\'s bounds: too many URIs, or one too long; an unsubscribe always passes', () => {
+    const { listen } = rig({ resources: { subscribe: true } });
+    expect(listen.watch(`file:///${'a'.repeat(MAX_WATCHED_URI_LENGTH)}`, true)).toBe(`the URI is longer than ${MAX_WATCHED_URI_LENGTH} characters`);
+    for (let n = 0; n < MAX_WATCHED_URIS; n++) expect(listen.watch(`file:///${n}`, true)).toBeNull();
+    expect(listen.watch('file:///one-more', true)).toBe(`the session watches ${MAX_WATCHED_URIS} URIs already, the most it may: unsubscribe from one first`);
+    expect(listen.watch('file:///0', true)).toBeNull(); // already watched
+    expect(listen.watch('file:///0', false)).toBeNull();
+    expect(listen.watch('file:///one-more', true)).toBeNull();
   });
 
   it('refuses subscriptions to a server that offers none', () => {

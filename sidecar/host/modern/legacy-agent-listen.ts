@@ -8,7 +8,8 @@
  *
  * The agent's `resources/subscribe` and `resources/unsubscribe` (removed in 2026-07-28) become the
  * listen's `resourceSubscriptions`: the host answers them itself and re-opens the listen with the
- * new set (the old one cancelled), so the server is asked exactly what the agent watches.
+ * new set (the old one cancelled), so the server is asked exactly what the agent watches. The set
+ * is bounded as the modern filter is, and a burst of changes re-opens once.
  *
  * @module
  */
@@ -18,6 +19,15 @@ import { isRecord } from '../../../shared/records.ts';
 
 /** How many withdrawn listens' ids are still taken for the host's. */
 const WITHDRAWN_KEPT = 8;
+/** The URIs one session may watch, and their length: the modern filter's own bounds (`subscription-filter.ts`). */
+export const MAX_WATCHED_URIS = 256;
+export const MAX_WATCHED_URI_LENGTH = 2048;
+/**
+ * At most one re-open in this time: each carries the whole set, so a burst of subscribes re-opened
+ * one by one cost the server (and the host's pipe) the square of the burst (review s23: 3,000
+ * subscribes of 1 KB URIs made 4.6 GB of listen requests).
+ */
+export const REOPEN_EVERY_MS = 100;
 
 export interface LegacyAgentListenOptions {
   toServer(message: JSONRPCMessage): void;
@@ -49,6 +59,10 @@ export class LegacyAgentListen {
   readonly #withdrawn: string[] = [];
   #current: string | null = null;
   #next = 0;
+  /** A re-open waiting out `REOPEN_EVERY_MS`; every change before it fires rides on it. */
+  #reopen: ReturnType<typeof setTimeout> | undefined;
+  #openedAt = -Infinity;
+  #closed = false;
 
   constructor(options: LegacyAgentListenOptions) {
     this.#options = options;
@@ -61,6 +75,8 @@ export class LegacyAgentListen {
 
   /** Opens (or re-opens) the listen for what the server announces and the agent watches. */
   open(): void {
+    if (this.#closed) return;
+    this.#openedAt = performance.now();
     const filter: Record<string, unknown> = {};
     if (this.#announces('tools', 'listChanged')) filter.toolsListChanged = true;
     if (this.#announces('prompts', 'listChanged')) filter.promptsListChanged = true;
@@ -83,12 +99,37 @@ export class LegacyAgentListen {
     this.#options.toServer({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: this.#options.meta(), notifications: filter } } as JSONRPCMessage);
   }
 
-  /** The agent's `resources/subscribe` or `resources/unsubscribe`: the listen follows the set. */
-  watch(uri: string, watched: boolean): void {
+  /**
+   * The agent's `resources/subscribe` or `resources/unsubscribe`: the listen follows the set, soon
+   * (at most one re-open per `REOPEN_EVERY_MS`). A subscribe past the bounds is refused: the
+   * problem, or null.
+   */
+  watch(uri: string, watched: boolean): string | null {
     const had = this.#uris.has(uri);
+    if (watched && !had) {
+      if (uri.length > MAX_WATCHED_URI_LENGTH) return `the URI is longer than ${MAX_WATCHED_URI_LENGTH} characters`;
+      if (this.#uris.size >= MAX_WATCHED_URIS) return `the session watches ${MAX_WATCHED_URIS} URIs already, the most it may: unsubscribe from one first`;
+    }
     if (watched) this.#uris.add(uri);
     else this.#uris.delete(uri);
-    if (had !== watched) this.open();
+    if (had !== watched) this.#reopenSoon();
+    return null;
+  }
+
+  /** The session ended: no re-open is sent after it. */
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#reopen);
+    this.#reopen = undefined;
+  }
+
+  #reopenSoon(): void {
+    if (this.#reopen !== undefined || this.#closed) return;
+    this.#reopen = setTimeout(() => {
+      this.#reopen = undefined;
+      this.open();
+    }, Math.max(0, this.#openedAt + REOPEN_EVERY_MS - performance.now()));
+    this.#reopen.unref?.();
   }
 
   /** Takes a server message of one of the host's listens; false for anything else. */

@@ -94,11 +94,15 @@ export class LegacyAgentTransport implements Transport {
   async start(): Promise<void> {
     this.#inner.onmessage = (message) => this.#fromServer(message);
     this.#inner.onerror = (error) => this.onerror?.(error);
-    this.#inner.onclose = () => this.onclose?.();
+    this.#inner.onclose = () => {
+      this.#listen?.close();
+      this.onclose?.();
+    };
     await this.#inner.start();
   }
 
   async close(): Promise<void> {
+    this.#listen?.close();
     await this.#inner.close();
   }
 
@@ -129,7 +133,11 @@ export class LegacyAgentTransport implements Transport {
         queueMicrotask(() => this.onmessage?.(hostAnswer({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: `Method not found: ${message.method} (the server offers no resource subscriptions)`, data: { reason: 'invalid-request' } } }) as JSONRPCMessage));
         return;
       }
-      this.#listen.watch(uri, message.method === 'resources/subscribe');
+      const refused = this.#listen.watch(uri, message.method === 'resources/subscribe');
+      if (refused !== null) {
+        queueMicrotask(() => this.onmessage?.(hostAnswer({ jsonrpc: '2.0', id: message.id, error: { code: -32602, message: `Invalid params: ${refused}`, data: { reason: 'invalid-request' } } }) as JSONRPCMessage));
+        return;
+      }
       return this.#answer(message.id, {});
     }
     if (message.method === 'logging/setLevel') {
