@@ -15,7 +15,7 @@ import { PENDING_CALL_MS } from './bridged-call.ts';
 import { originalParams } from './input-requests.ts';
 import type { InstanceKey } from './legacy-instance-pool.ts';
 import type { JsonRpcErrorShape } from './modern-results.ts';
-import { hostRequestStateCodec, MAX_INNER_STATE_LENGTH, paramsDigest, type RequestStateCodec } from './request-state.ts';
+import { hostRequestStateCodec, MAX_INNER_STATE_LENGTH, MAX_STATE_LENGTH, paramsDigest, type RequestStateCodec } from './request-state.ts';
 import { isRecord } from '../../../shared/records.ts';
 
 const INVALID_PARAMS = -32602;
@@ -57,5 +57,10 @@ export async function sealServerState(method: string, params: unknown, result: u
     { agent: key.agent, server: key.server, revision: key.revision, handle: SERVER_STATE, round: 0, method, digest, inner: result.requestState },
     PENDING_CALL_MS,
   );
+  // Escaped and encoded, a state within the bound can seal past what `open` takes back (32 K of
+  // quotes seal to 85 K): refused now, not as a forged state on the agent's retry (review s23).
+  if (sealed.length > MAX_STATE_LENGTH) {
+    return { error: { code: -32603, message: `The server's requestState is too long sealed (${sealed.length} characters, of at most ${MAX_STATE_LENGTH}): the host does not relay it`, data: { reason: 'invalid-request' } } };
+  }
   return { result: { ...result, requestState: sealed } };
 }

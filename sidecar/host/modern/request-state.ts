@@ -50,7 +50,7 @@ export interface RequestStateCodecOptions {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 /** Far above any real state (a sealed server state included); a longer string is refused before any decoding. */
-const MAX_STATE_LENGTH = 64 * 1024;
+export const MAX_STATE_LENGTH = 64 * 1024;
 
 export class RequestStateCodec {
   readonly #key: CryptoKey;
