@@ -1,15 +1,16 @@
 /**
  * A listen stream on a legacy instance, seen at the wire: the instance's transport is one end of
  * an in-memory channel pair, the other a scripted legacy server that announces list changes and
- * resource subscriptions, answers `resources/subscribe` (refusing `x://refused`) and records
- * what it gets.
+ * resource subscriptions, answers `resources/subscribe` (refusing `x://refused`, never
+ * answering `x://silent`) and records what it gets.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createInMemoryChannelPair } from '../../../shared/channel-transport.ts';
 import { silentLogger } from '../../log.ts';
 import { LegacyInstance } from './legacy-instance.ts';
 import { listenOnLegacy, type ListenOutput } from './listen-stream.ts';
+import { HOST_CALL_TIMEOUT_MS } from './host-call.ts';
 
 type Message = { id?: number; method?: string; params?: Record<string, unknown> };
 const SUB = 'io.modelcontextprotocol/subscriptionId';
@@ -24,7 +25,8 @@ async function scripted() {
       return;
     }
     got.push(message);
-    if (message.method === 'resources/subscribe' || message.method === 'resources/unsubscribe') {
+    // x://silent: a subscribe this server never answers.
+    if ((message.method === 'resources/subscribe' || message.method === 'resources/unsubscribe') && message.params?.uri !== 'x://silent') {
       const refused = message.params?.uri === 'x://refused';
       void server.send({ jsonrpc: '2.0', id: message.id!, ...(refused ? { error: { code: -32602, message: 'No such resource' } } : { result: {} }) } as JSONRPCMessage);
     }
@@ -73,6 +75,29 @@ describe('listen streams on a legacy instance', () => {
     await settle();
     expect(b.notes).toHaveLength(3);
     await instance.close();
+  });
+
+  it('gives up a subscribe the server never answers: acknowledged without it, cancelled upstream, nothing left in flight (review s23)', async () => {
+    const { instance, methods } = await scripted();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const out = output();
+      const listening = listenOnLegacy('s', { notifications: { resourceSubscriptions: ['x://silent', 'x://doc'] } }, instance, out);
+      await settle();
+      expect(out.notes).toEqual([]);
+      vi.advanceTimersByTime(HOST_CALL_TIMEOUT_MS);
+      const end = await listening;
+      expect(out.notes[0]!.params.notifications).toEqual({ resourceSubscriptions: ['x://doc'] });
+      await settle();
+      expect(methods()).toContain('notifications/cancelled');
+      expect(instance.inFlight).toBe(1); // the stream itself
+      end();
+      await settle();
+      expect(instance.inFlight).toBe(0);
+    } finally {
+      vi.useRealTimers();
+      await instance.close();
+    }
   });
 
   it('ends the stream with the closing result when the instance ends, and refuses a listen without a filter', async () => {

@@ -18,6 +18,7 @@
  *
  * @module
  */
+import { hostCall } from './host-call.ts';
 import type { LegacyInstance } from './legacy-instance.ts';
 import type { JsonRpcErrorShape } from './modern-results.ts';
 import type { ModernServerInstance } from './modern-server-instance.ts';
@@ -34,7 +35,6 @@ export interface ListenOutput {
 
 const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
 const INVALID_PARAMS = -32602;
-const quiet = { notify: () => {}, logLevel: null };
 
 /** The result that ends a subscription gracefully. */
 export const listenClosed = (id: Id): { result: Record<string, unknown> } => ({ result: { resultType: 'complete', _meta: { [SUBSCRIPTION_ID_KEY]: id } } });
@@ -47,17 +47,19 @@ export async function listenOnLegacy(id: Id, params: unknown, instance: LegacyIn
   }
   const honoured = honouredFilter(parsed.filter, instance.initializeResult.capabilities);
   const listeners = instance.listeners;
-  const held: string[] = [];
-  for (const uri of honoured.resourceSubscriptions ?? []) {
-    if (listeners.retain(uri)) {
-      const outcome = await instance.call({ method: 'resources/subscribe', params: { uri } }, quiet).outcome.catch(() => ({ error: null }));
-      if (!('result' in outcome)) {
-        listeners.release(uri);
-        continue;
-      }
-    }
-    held.push(uri);
-  }
+  // Subscribed together, each bounded (`host-call.ts`): a server that never answers one holds the
+  // acknowledgement for that long, not for good, and pins no instance (review s23).
+  const uris = honoured.resourceSubscriptions ?? [];
+  const taken = await Promise.all(
+    uris.map(async (uri) => {
+      if (!listeners.retain(uri)) return true;
+      const outcome = await hostCall(instance, { method: 'resources/subscribe', params: { uri } });
+      if (outcome !== null && 'result' in outcome) return true;
+      listeners.release(uri);
+      return false;
+    }),
+  );
+  const held = uris.filter((_, i) => taken[i]);
   const filter: SubscriptionFilter = { ...honoured, ...(honoured.resourceSubscriptions !== undefined ? { resourceSubscriptions: held } : {}) };
   if (filter.resourceSubscriptions?.length === 0) delete filter.resourceSubscriptions;
   // The acknowledgement goes out before the listener joins, so nothing of the subscription precedes it.
@@ -78,7 +80,7 @@ export async function listenOnLegacy(id: Id, params: unknown, instance: LegacyIn
     ended = true;
     leave();
     for (const uri of held) {
-      if (listeners.release(uri) && !instance.ended) void instance.call({ method: 'resources/unsubscribe', params: { uri } }, quiet).outcome.catch(() => {});
+      if (listeners.release(uri) && !instance.ended) void hostCall(instance, { method: 'resources/unsubscribe', params: { uri } });
     }
   };
 }

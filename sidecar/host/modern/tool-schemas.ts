@@ -15,6 +15,7 @@
  * @module
  */
 import type { Logger } from '../../log.ts';
+import { hostCall } from './host-call.ts';
 import { MODERN_PROTOCOL_VERSION } from './modern-results.ts';
 import { isModernServer, type ServerInstance } from './server-instance.ts';
 import { annotatedArguments, paramHeaderMismatch, type AnnotatedArgument } from './x-mcp-header.ts';
@@ -29,7 +30,6 @@ interface Cached {
 
 const MAX_PAGES = 32;
 const cache = new WeakMap<ServerInstance, Cached>();
-const quiet = { notify: () => {}, logLevel: null };
 
 /** The annotated arguments of `tool` on `instance`: [] when it has none, null when its annotations are invalid or it is unknown. */
 export async function toolAnnotations(instance: ServerInstance, tool: string, log: Logger, now: () => number = Date.now): Promise<AnnotatedArgument[] | null> {
@@ -53,7 +53,7 @@ async function refresh(instance: ServerInstance, log: Logger, now: () => number)
   for (let page = 0; page < MAX_PAGES; page++) {
     const params: Record<string, unknown> = { ...(cursor !== undefined ? { cursor } : {}) };
     if (isModernServer(instance)) params._meta = { 'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} };
-    const outcome = await instance.call({ method: 'tools/list', params }, quiet).outcome.catch(() => null);
+    const outcome = await hostCall(instance, { method: 'tools/list', params });
     if (outcome === null || !('result' in outcome) || !isRecord(outcome.result)) {
       log.debug('The tool list for the Mcp-Param check could not be read', { server: instance.server });
       return undefined;
