@@ -94,6 +94,7 @@ export class InFlightCalls {
   readonly #tokens = new Map<string, number>();
   #nextId = 1;
   #ended: WireError | null = null;
+  #closedByHost = false;
   #failure: WireError | undefined;
   readonly #closed: Promise<void>;
   #resolveClosed!: () => void;
@@ -131,6 +132,7 @@ export class InFlightCalls {
 
   /** Ends the process; calls in flight fail with `server-exited`. */
   async close(): Promise<void> {
+    if (this.#ended === null) this.#closedByHost = true;
     await this.#options.transport.close().catch(() => {});
     this.#end();
     await this.#closed;
@@ -138,6 +140,14 @@ export class InFlightCalls {
 
   get size(): number {
     return this.#calls.size;
+  }
+
+  /**
+   * Whether the host ended the process (a stop, a reload, the idle clock), not the process itself
+   * (a crash, an exit): what ends a listen stream gracefully rather than abruptly.
+   */
+  get closedByHost(): boolean {
+    return this.#closedByHost;
   }
 
   /** The error every call gets once the process has ended; null while it runs. */

@@ -88,6 +88,17 @@ describe('LegacyAgentListen', () => {
     expect(listen.watch('file:///one-more', true)).toBeNull();
   });
 
+  it('opens the listen again when the server tears it down, and passes the agent nothing of it (review s23)', () => {
+    const { listen, toServer, toAgent } = rig({ tools: { listChanged: true } });
+    listen.open();
+    expect(listen.fromServer({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'switchyard-listen-1', reason: 'restarting' } } as JSONRPCMessage)).toBe(true);
+    soon();
+    expect(toServer.map((m) => [m.method, m.id])).toEqual([['subscriptions/listen', 'switchyard-listen-1'], ['subscriptions/listen', 'switchyard-listen-2']]);
+    expect(toAgent).toEqual([]);
+    // A cancel naming the agent's own request is the agent's business, not the host's.
+    expect(listen.fromServer({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } } as JSONRPCMessage)).toBe(false);
+  });
+
   it('refuses subscriptions to a server that offers none', () => {
     expect(rig({ resources: {} }).listen.subscribable).toBe(false);
   });

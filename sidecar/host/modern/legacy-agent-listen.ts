@@ -88,8 +88,7 @@ export class LegacyAgentListen {
     // and closing answers, in a burst of subscribes) and the next. Older ones go, or a session
     // toggling its subscriptions would grow the set for good.
     if (previous !== null) {
-      this.#withdrawn.push(previous);
-      if (this.#withdrawn.length > WITHDRAWN_KEPT) this.#ids.delete(this.#withdrawn.shift()!);
+      this.#withdraw(previous);
       this.#options.toServer({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: previous, reason: 'The listen is re-opened with another filter' } } as JSONRPCMessage);
     }
     if (Object.keys(filter).length === 0) return;
@@ -123,6 +122,12 @@ export class LegacyAgentListen {
     this.#reopen = undefined;
   }
 
+  /** Keeps a listen's id taken for a while (its late messages), forgetting the oldest past `WITHDRAWN_KEPT`. */
+  #withdraw(id: string): void {
+    this.#withdrawn.push(id);
+    if (this.#withdrawn.length > WITHDRAWN_KEPT) this.#ids.delete(this.#withdrawn.shift()!);
+  }
+
   #reopenSoon(): void {
     if (this.#reopen !== undefined || this.#closed) return;
     this.#reopen = setTimeout(() => {
@@ -137,6 +142,16 @@ export class LegacyAgentListen {
     if ('id' in message && !('method' in message)) return this.#ids.has(String(message.id)); // a listen's closing answer: nothing for the agent
     if (!('method' in message) || 'id' in message) return false;
     const params = message.params as Record<string, unknown> | undefined;
+    // The server tore one of the host's listens down (cancellation.mdx): the agent knows nothing
+    // of it, and the one in force is opened again, so its watch goes on (review s23).
+    if (message.method === 'notifications/cancelled' && typeof params?.requestId === 'string' && this.#ids.has(params.requestId)) {
+      if (params.requestId === this.#current) {
+        this.#current = null;
+        this.#withdraw(params.requestId);
+        this.#reopenSoon();
+      }
+      return true;
+    }
     const meta = isRecord(params?._meta) ? params._meta : undefined;
     const subscription = meta?.[SUBSCRIPTION_ID_KEY];
     if (typeof subscription !== 'string' || !this.#ids.has(subscription)) return false;

@@ -89,7 +89,7 @@ export class LegacyInstance {
     this.#calls = new InFlightCalls({ ...options, onActivity: () => options.onActivity?.(this.inFlight) });
     this.listeners = new ListenerSet(() => options.onActivity?.(this.inFlight));
     // One reaction for every listen stream: each leaves the set when it closes, so none outlives its stream.
-    void this.#calls.closed.then(() => this.listeners.end());
+    void this.#calls.closed.then(() => this.listeners.end(this.#calls.closedByHost));
   }
 
   /** Launches the server and runs `initialize` + `notifications/initialized` on the agent's behalf. */

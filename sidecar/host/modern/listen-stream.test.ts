@@ -9,7 +9,8 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createInMemoryChannelPair } from '../../../shared/channel-transport.ts';
 import { silentLogger } from '../../log.ts';
 import { LegacyInstance } from './legacy-instance.ts';
-import { listenOnLegacy, type ListenOutput } from './listen-stream.ts';
+import { listenOnLegacy, listenOnModern, type ListenOutput } from './listen-stream.ts';
+import { ModernServerInstance } from './modern-server-instance.ts';
 import { HOST_CALL_TIMEOUT_MS } from './host-call.ts';
 
 type Message = { id?: number; method?: string; params?: Record<string, unknown> };
@@ -34,13 +35,14 @@ async function scripted() {
   await server.start();
   const instance = await LegacyInstance.start({ server: 'scripted', transport: hostEnd, clientInfo: { name: 'agent', version: '1' }, log: silentLogger });
   const notify = (method: string, params: Record<string, unknown> = {}) => server.send({ jsonrpc: '2.0', method, params });
-  return { instance, got, notify, methods: () => got.map((m) => `${m.method} ${String(m.params?.uri ?? '')}`.trim()) };
+  return { instance, server, got, notify, methods: () => got.map((m) => `${m.method} ${String(m.params?.uri ?? '')}`.trim()) };
 }
 
-function output(): ListenOutput & { notes: Array<Record<string, any>>; replies: unknown[] } {
+function output(): ListenOutput & { notes: Array<Record<string, any>>; replies: unknown[]; drops: number } {
   const notes: Array<Record<string, any>> = [];
   const replies: unknown[] = [];
-  return { notes, replies, notify: (n) => notes.push(n), reply: (a) => replies.push(a) };
+  const out = { notes, replies, drops: 0, notify: (n: Record<string, any>) => notes.push(n), reply: (a: unknown) => replies.push(a), drop: () => void out.drops++ };
+  return out;
 }
 /** Lets the in-memory channel's queued deliveries (microtasks) run: no clock involved. */
 const settle = () => new Promise((r) => setImmediate(r));
@@ -131,5 +133,47 @@ describe('listen streams on a legacy instance', () => {
     await settle();
     expect(open.replies).toEqual([{ result: { resultType: 'complete', _meta: { [SUB]: 'last' } } }]);
     expect(instance.inFlight).toBe(0);
+  });
+});
+
+describe('how a listen stream ends (review s23: a crash ended it as gracefully as a stop)', () => {
+  it('on a legacy instance: a complete result when the host ends it, no response when the process ends on its own', async () => {
+    const stopped = await scripted();
+    const byHost = output();
+    await listenOnLegacy('a', { notifications: { toolsListChanged: true } }, stopped.instance, byHost);
+    await stopped.instance.close();
+    await settle();
+    expect([byHost.replies, byHost.drops]).toEqual([[{ result: { resultType: 'complete', _meta: { [SUB]: 'a' } } }], 0]);
+
+    const crashed = await scripted();
+    const byServer = output();
+    await listenOnLegacy('b', { notifications: { toolsListChanged: true } }, crashed.instance, byServer);
+    await crashed.server.close();
+    await settle();
+    expect([byServer.replies, byServer.drops]).toEqual([[], 1]);
+  });
+
+  it('on a modern server: dropped when the server cancels the listen or its process ends, completed when the host ends it', async () => {
+    for (const end of ['cancel', 'exit', 'stop'] as const) {
+      const [hostEnd, server] = createInMemoryChannelPair();
+      let listenId: number | undefined;
+      server.onmessage = (raw) => {
+        const message = raw as Message;
+        if (message.method === 'subscriptions/listen') listenId = message.id;
+      };
+      await server.start();
+      const instance = await ModernServerInstance.start({ server: 'm', transport: hostEnd, discover: null, log: silentLogger });
+      const out = output();
+      listenOnModern('L', { notifications: { toolsListChanged: true } }, instance, out);
+      await settle();
+      expect(instance.inFlight).toBe(1);
+      if (end === 'cancel') await server.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: listenId!, reason: 'shutting down' } });
+      else if (end === 'exit') await server.close();
+      else await instance.close();
+      await settle();
+      expect([end, out.replies, out.drops]).toEqual(end === 'stop' ? [end, [{ result: { resultType: 'complete', _meta: { [SUB]: 'L' } } }], 0] : [end, [], 1]);
+      expect(instance.inFlight).toBe(0);
+      await instance.close();
+    }
   });
 });

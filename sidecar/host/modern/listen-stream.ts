@@ -8,10 +8,12 @@
  *   (`resources/subscribe`, once per instance however many streams watch it, `listener-set.ts`),
  *   acknowledges what the server's capabilities allow, and fans the instance's
  *   the `list_changed` notifications and `notifications/resources/updated` out to the streams whose
- *   filter asked. The instance ending ends the stream gracefully (a complete result).
+ *   filter asked. The host ending the instance ends the stream gracefully (a complete result); the
+ *   process ending on its own drops it (no response, so the agent listens again).
  * - On a modern server the request is passed through under a remapped id; what comes back tagged
  *   with that id (the server's own acknowledgement, its notifications, its closing result) is
- *   re-tagged with the agent's id.
+ *   re-tagged with the agent's id; the server's `notifications/cancelled` for it, or its process
+ *   ending, drops the stream.
  * The returned function ends the subscription upstream (the agent closed its stream): the legacy
  * listener leaves and URIs no stream watches any more are unsubscribed; a modern server gets
  * `notifications/cancelled` for the listen's upstream id.
@@ -31,6 +33,12 @@ type Id = string | number;
 export interface ListenOutput {
   notify(notification: { method: string; params?: Record<string, unknown> }): void;
   reply(answer: { result: Record<string, unknown> } | { error: JsonRpcErrorShape }): void;
+  /**
+   * Ends the stream with no response, as a transport drop does (subscriptions.mdx): a server that
+   * ended or tore the subscription down, which its agent answers by listening again. A response
+   * (`listenClosed`) is the graceful end, for the host's own stop of an instance.
+   */
+  drop(): void;
 }
 
 const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
@@ -71,8 +79,10 @@ export async function listenOnLegacy(id: Id, params: unknown, instance: LegacyIn
     offer: (method, notification) => {
       if (passesFilter(filter, method, notification)) out.notify(tagged(method, notification, id));
     },
-    ended: () => {
-      if (!ended) out.reply(listenClosed(id));
+    ended: (graceful) => {
+      if (ended) return;
+      if (graceful) out.reply(listenClosed(id));
+      else out.drop();
     },
   });
   return () => {
@@ -101,7 +111,9 @@ export function listenOnModern(id: Id, params: Record<string, unknown> | undefin
     },
     () => {
       ended = true;
-      out.reply(listenClosed(id)); // the server's process ended: so did its subscriptions
+      // The process ended, or the server tore the subscription down: gracefully only when the host ended it.
+      if (instance.closedByHost) out.reply(listenClosed(id));
+      else out.drop();
     },
   );
   return () => {

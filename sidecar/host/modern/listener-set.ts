@@ -16,8 +16,11 @@
 export interface Listener {
   /** Offered every server notification; keeps the ones its filter asked for. */
   offer(method: string, params: Record<string, unknown> | undefined): void;
-  /** Told once that the instance has ended (the listener is removed then). */
-  ended?(): void;
+  /**
+   * Told once that the instance has ended (the listener is removed then): `graceful` when the
+   * host ended it, false when the process ended on its own.
+   */
+  ended?(graceful: boolean): void;
 }
 
 export class ListenerSet {
@@ -25,6 +28,7 @@ export class ListenerSet {
   readonly #uris = new Map<string, number>();
   readonly #onChange: (size: number) => void;
   #ended = false;
+  #graceful = true;
 
   constructor(onChange: (size: number) => void = () => {}) {
     this.#onChange = onChange;
@@ -37,7 +41,7 @@ export class ListenerSet {
   /** Adds a listener; the returned function removes it. Once the set has ended, the listener is told so at once and not kept. */
   add(listener: Listener): () => void {
     if (this.#ended) {
-      listener.ended?.();
+      listener.ended?.(this.#graceful);
       return () => {};
     }
     this.#listeners.add(listener);
@@ -52,13 +56,14 @@ export class ListenerSet {
   }
 
   /** The instance has ended: tells every listener, and keeps none (no size change is reported: no idle clock runs for an ended instance). */
-  end(): void {
+  end(graceful = true): void {
     if (this.#ended) return;
     this.#ended = true;
+    this.#graceful = graceful;
     const listeners = [...this.#listeners];
     this.#listeners.clear();
     this.#uris.clear();
-    for (const listener of listeners) listener.ended?.();
+    for (const listener of listeners) listener.ended?.(graceful);
   }
 
   /** Counts one more watcher of `uri`; true when it is the first (subscribe upstream). */

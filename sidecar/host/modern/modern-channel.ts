@@ -118,6 +118,12 @@ export function serveModernChannel(channel: ChannelTransport, options: ModernCha
         reply: (answer: Record<string, unknown>) => {
           if (!answered) reply({ jsonrpc: '2.0', id, ...answer });
         },
+        drop: () => {
+          if (answered) return;
+          answered = true;
+          options.ledger?.failAll('server-exited');
+          void channel.close();
+        },
       };
       const end = isModernServer(instance) ? listenOnModern(id, params as Record<string, unknown> | undefined, instance, out) : await listenOnLegacy(id, params, instance, out);
       abandon = end;

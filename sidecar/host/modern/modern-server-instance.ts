@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { WireError } from '../../../shared/errors.ts';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log.ts';
 import { InFlightCalls } from './in-flight-calls.ts';
@@ -100,6 +101,11 @@ export class ModernServerInstance {
     return this.#calls.ended !== null;
   }
 
+  /** Whether the host ended the process, not the process itself (`InFlightCalls.closedByHost`). */
+  get closedByHost(): boolean {
+    return this.#calls.closedByHost;
+  }
+
   get closed(): Promise<void> {
     return this.#calls.closed;
   }
@@ -147,6 +153,15 @@ export class ModernServerInstance {
 
   #notification(method: string, params: Record<string, unknown> | undefined): void {
     if (method === 'notifications/progress') return this.#calls.progress(params);
+    // How a server tears a subscription down (cancellation.mdx: the one use it has for
+    // `notifications/cancelled`): the listen ends, abruptly, so its agent listens again.
+    if (method === 'notifications/cancelled') {
+      const id = params?.requestId;
+      if (typeof id === 'number' && this.#calls.get(id)?.method === 'subscriptions/listen') {
+        this.#calls.settle(id)!.reject(new WireError('server-exited', `Server "${this.server}" ended the subscription`, { detail: { server: this.server } }));
+      }
+      return;
+    }
     if (method === 'notifications/message') {
       // The server applies the request's logLevel itself; which request a line belongs to is known only when one is in flight.
       const alone = this.#calls.alone();
