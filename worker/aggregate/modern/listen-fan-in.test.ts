@@ -89,6 +89,18 @@ describe('ListenFanIn', () => {
     expect(closed()).toBe(true);
   });
 
+  it('drops the agent\'s stream, closing the others, when one acknowledged server\'s stream drops (review s23: it left silently)', async () => {
+    const { heard, say, upstream, closed } = await rig(['a', 'b']);
+    await say('a', ack({ toolsListChanged: true }));
+    await say('b', ack({ toolsListChanged: true }));
+    let bClosed = false;
+    upstream.get('b')!.onclose = () => (bClosed = true);
+    await upstream.get('a')!.close();
+    expect(closed()).toBe(true);
+    expect(bClosed).toBe(true);
+    expect(heard.map((m) => m.method ?? m.id)).toEqual([ACK]);
+  });
+
   it('ends with the closing result when every server closed gracefully', async () => {
     const { heard, say, closed } = await rig(['a']);
     await say('a', ack({}));

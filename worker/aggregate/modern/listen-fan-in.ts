@@ -10,8 +10,10 @@
  *   agreed to honour; a later server's acknowledgement is swallowed and its notifications pass
  *   on. A notification that comes earlier waits behind it, once (a repeat is dropped), within
  *   `MAX_EARLY_BYTES` in all.
- * - A server whose stream ends leaves the others running; when the last one ends, so does the
- *   agent's stream (gracefully, with the closing result, when every server closed gracefully).
+ * - A server whose stream ends gracefully (its closing result) leaves the others running; when the
+ *   last one ends, so does the agent's stream (gracefully, with the closing result, when every
+ *   server closed gracefully). One that drops (no response: its server ended or tore it down)
+ *   drops the agent's stream, the others closed with it, so the agent listens again.
  *   If none acknowledged at all, the first server's error is the answer.
  * - Closing it (the agent went away) closes every server's channel: each host ends its
  *   subscription upstream.
@@ -89,8 +91,13 @@ export class ListenFanIn implements Transport {
   }
 
   async close(): Promise<void> {
+    // Its own close is no server's drop: the parts' closes that follow settle nothing, and it
+    // says its close once, as a transport does.
+    const wasClosed = this.#closed;
+    this.#closed = true;
     clearTimeout(this.#ackTimer);
     await Promise.all(this.#parts.map((part) => part.channel.close().catch(() => {})));
+    if (!wasClosed) this.onclose?.();
   }
 
   #fromPart(part: Part, message: JSONRPCMessage): void {
@@ -121,7 +128,17 @@ export class ListenFanIn implements Transport {
 
   #ended(part: Part): void {
     if (part.state === 'ended') return;
+    const wasListening = part.state === 'acked';
     part.state = 'ended';
+    // A stream that dropped (its server ended or tore it down) is one the agent must listen to
+    // again (subscriptions.mdx), which it knows only from its own stream dropping: so it drops,
+    // and the other servers' streams are closed with it (review s23: it was left out silently).
+    if (wasListening && this.#acked && !this.#closed) {
+      this.#closed = true;
+      for (const other of this.#parts) if (other !== part) void other.channel.close().catch(() => {});
+      this.onclose?.();
+      return;
+    }
     this.#settle();
   }
 
