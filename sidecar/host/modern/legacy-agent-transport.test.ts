@@ -53,6 +53,14 @@ async function connect(sidecar: SidecarComposition, server: string): Promise<Cli
 }
 
 describe('a legacy agent and a modern server', () => {
+  it('is served even when the server is cached as legacy, which it no longer is (an in-place update; review s23)', async () => {
+    const { sidecar } = composition();
+    sidecar.modernInstances.eras.set(keyOf('modern'), { era: 'legacy' });
+    const client = await connect(sidecar, 'modern');
+    expect(client.getServerVersion()).toEqual({ name: 'modern-echo-fixture', version: '1.0.0' });
+    expect(sidecar.modernInstances.eras.get(keyOf('modern'))).toMatchObject({ era: 'modern' });
+  });
+
   it("gets initialize answered by the host from the server's discover result, and its tools with the modern _meta added", async () => {
     const { sidecar } = composition();
     const client = await connect(sidecar, 'modern');

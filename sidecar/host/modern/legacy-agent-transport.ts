@@ -16,7 +16,8 @@
  *   declared at `initialize`, its clientInfo) before it goes to the server; results come back as
  *   the server gave them (legacy clients ignore `resultType`, `ttlMs`, `cacheScope`).
  * The era verdict is shared with the modern agents' probe (`ServerEraCache`): a config known to
- * be modern skips the refused `initialize`, one known legacy is not asked `server/discover`.
+ * be modern skips the refused `initialize`; one known legacy is asked `server/discover` only if
+ * it refuses `initialize` after all.
  *
  * An `InputRequiredResult` from the server becomes real server→client requests to the agent, and
  * the host retries with its answers (`legacy-agent-rounds.ts`); the server's change notifications
@@ -77,8 +78,10 @@ export class LegacyAgentTransport implements Transport {
   constructor(inner: Transport, options: LegacyAgentTransportOptions) {
     this.#inner = inner;
     this.#options = options;
-    const cached = options.eras.get(options.eraKey);
-    if (cached !== undefined) this.#mode = cached.era;
+    // A legacy verdict is not taken on trust: the agent's initialize goes to the server as it
+    // would anyway, and a refusal of it (a server updated to modern-only, say) still finds the
+    // server's era out (review s23). A modern one spares the server a refused initialize.
+    if (options.eras.get(options.eraKey)?.era === 'modern') this.#mode = 'modern';
   }
 
   /** The process id, when the wrapped transport has one. */
