@@ -93,6 +93,34 @@ describe('the Deno worker with an audit file it cannot open', () => {
     }
   }
 
+  it('starts with write permission on the audit file alone, as deno serve users give it (review s23: following the file asked for read)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sy-deno-audit-'));
+    try {
+      const configFile = join(dir, 'worker.json');
+      const audit = join(dir, 'audit.jsonl');
+      writeFileSync(configFile, JSON.stringify({ agents: [], servers: {}, audit: { file: audit } }));
+      const entry = join(packageRoot(), 'worker', 'adapters', 'deno', 'deno-worker.ts');
+      const { spawn } = await import('node:child_process');
+      const child = spawn(denoBinaryPath(), ['run', '--quiet', '--no-prompt', '--allow-env', '--allow-net', `--allow-read=${configFile}`, `--allow-write=${audit}`, `--config=${join(packageRoot(), 'deno.json')}`, entry], {
+        env: { ...process.env, SWITCHYARD_WORKER_CONFIG: '', SWITCHYARD_WORKER_CONFIG_FILE: configFile, PORT: '0', NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      try {
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        const first = await new Promise<string>((resolve) => {
+          child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString()));
+          child.once('exit', (code) => resolve(`exited ${code}: ${stderr}`));
+        });
+        expect(first).toContain('"event":"listening"');
+      } finally {
+        child.kill('SIGKILL');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('names the config and the file, and adds the --allow-write hint only when permission is what failed (review s22)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sy-deno-audit-'));
     try {

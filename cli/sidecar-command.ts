@@ -66,7 +66,7 @@ export async function startSidecar(
     sandbox: config.sandbox,
     trust: { ...(config.trustFloor !== undefined ? { floor: config.trustFloor } : {}), allowUncontained: config.allowUncontained },
     ...(config.modernInstanceIdleSeconds !== undefined ? { modernInstanceIdleSeconds: config.modernInstanceIdleSeconds } : {}),
-    audit: { ...(config.audit !== undefined ? { config: config.audit } : {}), write: auditWriter(config.audit?.file, logLevel, join(config.configDir, 'sidecar.json')) },
+    audit: { ...(config.audit !== undefined ? { config: config.audit } : {}), write: auditWriter(config.audit?.file, logLevel, join(config.configDir, 'sidecar.json'), log) },
     // The CLI's host keeps a warm pool unless sidecar.json says otherwise (its defaults when it is silent).
     warmPool: config.warmPool ?? {},
     limits: config.limits,

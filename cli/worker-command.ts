@@ -96,7 +96,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
       port,
       log: createLogger({ fields: { component: 'worker' } }),
       hostLog: createLogger({ fields: { component: 'local-host' } }),
-      auditWrite: auditWriter(config.audit?.file === undefined ? undefined : resolve(dirname(configFile), config.audit.file), parseLogLevel(process.env.SWITCHYARD_LOG_LEVEL), configFile),
+      auditWrite: auditWriter(config.audit?.file === undefined ? undefined : resolve(dirname(configFile), config.audit.file), parseLogLevel(process.env.SWITCHYARD_LOG_LEVEL), configFile, createLogger({ fields: { component: 'worker' } })),
       ...(oauth !== undefined ? { oauth } : {}),
     });
     // This process hosts the local servers itself: one agent's bug must not end every session.

@@ -36,15 +36,23 @@ export interface AuditFileSystem<Handle> {
 /** How often at most the path is looked at again, in milliseconds. */
 export const REOPEN_CHECK_MS = 1_000;
 
+export interface ReopeningOptions {
+  /** Told once when the path cannot be followed (lines then stay in the file open), and once when it can again. */
+  warn?(message: string, fields: Record<string, unknown>): void;
+}
+
 /** An appending writer of whole lines to `path` that follows the path when it is moved; throws when the first open fails. */
-export function reopeningFileWriter<Handle>(path: string, fs: AuditFileSystem<Handle>): (line: string) => void {
+export function reopeningFileWriter<Handle>(path: string, fs: AuditFileSystem<Handle>, options: ReopeningOptions = {}): (line: string) => void {
   let handle = fs.open(path);
-  let identity = fs.identify(handle);
+  // Null: the open file cannot be told apart from another (Deno without read permission on it),
+  // so the path is not followed; writing needs no more than the open.
+  let identity = safely(() => fs.identify(handle)) ?? null;
   let write = lineWriterFor(handle, fs);
   let checkedAt = fs.now();
+  let stuck = false;
   return (line) => {
     const now = fs.now();
-    if (now - checkedAt >= REOPEN_CHECK_MS) {
+    if (identity !== null && now - checkedAt >= REOPEN_CHECK_MS) {
       checkedAt = now;
       let current: FileIdentity | undefined;
       let looked = true;
@@ -56,12 +64,19 @@ export function reopeningFileWriter<Handle>(path: string, fs: AuditFileSystem<Ha
       if (looked && (current === undefined || current.dev !== identity.dev || current.ino !== identity.ino)) {
         // When the path cannot be opened again (its folder gone), the line goes to the open file,
         // not nowhere; the next check tries again.
-        const opened = safely(() => fs.open(path));
+        let failure: unknown;
+        const opened = safely(() => fs.open(path), (error) => (failure = error));
         if (opened !== undefined) {
           safely(() => fs.close(handle));
           handle = opened;
           identity = safely(() => fs.identify(opened)) ?? { dev: -1, ino: -1 };
           write = lineWriterFor(opened, fs);
+          if (stuck) options.warn?.('Audit file followed again: lines go to its path', { file: path });
+          stuck = false;
+        } else if (!stuck) {
+          // Lines are kept in the moved file, but lost with it when the rotation deletes it.
+          stuck = true;
+          options.warn?.('Audit file moved and its path cannot be opened again: lines go on into the moved file', { file: path, error: failure });
         }
       }
     }
@@ -73,10 +88,11 @@ function lineWriterFor<Handle>(handle: Handle, fs: AuditFileSystem<Handle>): (li
   return wholeLineWriter((bytes) => fs.write(handle, bytes));
 }
 
-function safely<T>(call: () => T): T | undefined {
+function safely<T>(call: () => T, onError?: (error: unknown) => void): T | undefined {
   try {
     return call();
-  } catch {
+  } catch (error) {
+    onError?.(error);
     return undefined;
   }
 }

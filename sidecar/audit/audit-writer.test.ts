@@ -49,10 +49,11 @@ describe('auditWriter to a file', () => {
 
 describe('an audit file moved away (logrotate without copytruncate)', () => {
   /** The writer on Node's file calls, with a clock the test moves. */
-  function follower(file: string) {
+  function follower(file: string, files: Partial<typeof nodeAuditFiles> = {}) {
     const clock = { now: 0 };
-    const write = reopeningFileWriter(file, { ...nodeAuditFiles, now: () => clock.now });
-    return { clock, write };
+    const warnings: string[] = [];
+    const write = reopeningFileWriter(file, { ...nodeAuditFiles, now: () => clock.now, ...files }, { warn: (message) => warnings.push(message) });
+    return { clock, write, warnings };
   }
   const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l !== '');
 
@@ -95,15 +96,35 @@ describe('an audit file moved away (logrotate without copytruncate)', () => {
     const folder = join(dir, 'logs');
     const file = join(folder, 'audit.jsonl');
     mkdirSync(folder);
-    const { clock, write } = follower(file);
+    const { clock, write, warnings } = follower(file);
     write('1');
     renameSync(folder, join(dir, 'logs.old'));
     clock.now += REOPEN_CHECK_MS;
-    write('2'); // the folder is gone: not lost, in the moved file
+    write('2'); // the folder is gone: not lost, in the moved file, and said once
+    clock.now += REOPEN_CHECK_MS;
+    write('2b');
+    expect(warnings).toEqual(['Audit file moved and its path cannot be opened again: lines go on into the moved file']);
     mkdirSync(folder);
     clock.now += REOPEN_CHECK_MS;
     write('3');
-    expect(lines(join(dir, 'logs.old', 'audit.jsonl'))).toEqual(['1', '2']);
+    expect(lines(join(dir, 'logs.old', 'audit.jsonl'))).toEqual(['1', '2', '2b']);
     expect(lines(file)).toEqual(['3']);
+    expect(warnings.at(-1)).toBe('Audit file followed again: lines go to its path');
+  });
+
+  it('writes without following when the open file cannot be identified (Deno without read permission on it)', () => {
+    dir = mkdtempSync(join(tmpdir(), 'audit-rotate-'));
+    const file = join(dir, 'audit.jsonl');
+    const { clock, write } = follower(file, {
+      identify: () => {
+        throw new Error('Requires read access');
+      },
+    });
+    write('1');
+    renameSync(file, `${file}.1`);
+    clock.now += REOPEN_CHECK_MS;
+    write('2');
+    expect(lines(`${file}.1`)).toEqual(['1', '2']);
+    expect(existsSync(file)).toBe(false);
   });
 });

@@ -16,10 +16,10 @@ import { LocalError } from '../../shared/errors.ts';
  * `file` when set (every line), else stderr at `logLevel`. A file that cannot be opened is refused
  * as a config problem of `configFile` (the file naming it), as `check` words one.
  */
-export function auditWriter(file: string | undefined, logLevel: string, configFile: string): AuditWrite {
+export function auditWriter(file: string | undefined, logLevel: string, configFile: string, log?: { warn(message: string, fields: Record<string, unknown>): void }): AuditWrite {
   if (file === undefined) return levelFilteredWriter((line) => void process.stderr.write(line + '\n'), logLevel);
   try {
-    return reopeningFileWriter(file, nodeAuditFiles);
+    return reopeningFileWriter(file, nodeAuditFiles, log === undefined ? {} : { warn: (message, fields) => log.warn(message, fields) });
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     throw new LocalError('invalid-config', `${configFile}: audit.file: cannot open "${file}": ${typeof code === 'string' ? code : String(error)}`, { cause: error });

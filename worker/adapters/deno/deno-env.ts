@@ -102,7 +102,7 @@ export async function createDenoWorker(options: { listenPort?: () => number | un
   const { config, file } = await loadConfigFromEnv();
   const level = parseLogLevel(deno.env.get('SWITCHYARD_LOG_LEVEL'));
   const log = createWorkerLogger({ level, write: writeStderrLine, fields: { component: 'worker' } });
-  const auditWrite = denoAuditWriter(auditFilePath(config.audit?.file, deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE')), level, file?.path ?? 'SWITCHYARD_WORKER_CONFIG');
+  const auditWrite = denoAuditWriter(auditFilePath(config.audit?.file, deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE')), level, file?.path ?? 'SWITCHYARD_WORKER_CONFIG', log);
   const oauth = await oauthRuntime(config);
   const worker = composeWorker({ config, log, auditWrite, upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never>, ...(oauth !== undefined ? { oauth } : {}), ...options });
   if (file !== undefined) watchDenoWorkerConfig(worker, file.path, file.text, log);
@@ -117,10 +117,10 @@ export function auditFilePath(file: string | undefined, configFile: string | und
 }
 
 /** Audit lines appended to `file` (created 0600), or on stderr at the log level; exits 2 when the file cannot be opened. */
-function denoAuditWriter(file: string | undefined, level: string, configFile: string): AuditWrite {
+function denoAuditWriter(file: string | undefined, level: string, configFile: string, log: WorkerLogger): AuditWrite {
   if (file === undefined) return levelFilteredWriter(writeStderrLine, level);
   try {
-    return reopeningFileWriter(file, denoAuditFiles);
+    return reopeningFileWriter(file, denoAuditFiles, { warn: (message, fields) => log.warn(message, fields) });
   } catch (error) {
     // The permission hint only where permission is what failed: a missing folder is not (review s22).
     const denied = error instanceof Error && (error.name === 'PermissionDenied' || error.name === 'NotCapable');
