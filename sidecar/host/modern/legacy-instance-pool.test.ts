@@ -117,3 +117,51 @@ describe('LegacyInstancePool, a modern server slower to start than the era probe
     }
   });
 });
+
+describe('LegacyInstancePool, a legacy server slower to start than the era probe that exits on a request before initialize (review of s23)', () => {
+  it('is taken for legacy once it exits on the late probe, and started again: the first launch serves', async () => {
+    const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { isModernServer } = await import('./server-instance.ts');
+    const dir = mkdtempSync(join(tmpdir(), 'sy-slow-strict-'));
+    try {
+      // Reads nothing for 600 ms; then exits unless its first message is initialize, and answers as a legacy server.
+      const script = join(dir, 'slow-strict.mjs');
+      writeFileSync(
+        script,
+        `import { createInterface } from 'node:readline';
+setTimeout(() => {
+  let first = true;
+  createInterface({ input: process.stdin }).on('line', (line) => {
+    const message = JSON.parse(line);
+    if (first && message.method !== 'initialize') process.exit(1);
+    first = false;
+    if (message.id === undefined) return;
+    const answer = message.method === 'initialize'
+      ? { result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'slow-strict', version: '1' } } }
+      : { error: { code: -32601, message: 'Method not found' } };
+    process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: message.id, ...answer }) + '\\n');
+  });
+}, 600);
+`,
+      );
+      const instances = new LegacyInstancePool({ idleMs: 60_000, log: silentLogger, probeTimeoutMs: 200 });
+      pools.push(instances);
+      const slow = async () => ({
+        server: 'strict',
+        transport: new ProcessExecutorBackedClientTransport('strict', { command: process.execPath, args: [script], env: {}, policy: null }, executor, { logger: silentLogger }),
+        clientInfo: { name: 'test', version: '1' },
+        log: silentLogger,
+        eraKey: 'strict#test',
+      });
+      const instance = await instances.acquire({ agent: 'alice', server: 'strict', revision: 'uncontained' }, slow);
+      expect(isModernServer(instance)).toBe(false);
+      expect(instance.serverInfo?.name).toBe('slow-strict');
+      expect(instances.eras.get('strict#test')).toEqual({ era: 'legacy' });
+      expect(spawns).toHaveLength(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

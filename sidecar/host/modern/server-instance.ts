@@ -70,11 +70,20 @@ export async function startServerInstance(start: () => Promise<InstanceStart>, h
       instance = await LegacyInstance.start({ ...options, transport: outcome.transport, ...hooks });
     } catch (error) {
       const late = outcome.late();
-      if (!(error instanceof WireError) || error.reason !== 'launch-failed' || late?.era !== 'modern') throw error; // no verdict kept: the next launch probes
-      // A modern server that was still starting: it refused initialize after answering the probe.
-      eras.cache.set(key, late);
-      eras.log.info('Server era probed: it answered after the probe\'s time and refused initialize', { server: options.server, era: 'modern' });
-      return startServerInstance(start, hooks, eras);
+      if (error instanceof WireError && error.reason === 'launch-failed' && late?.era === 'modern') {
+        // A modern server that was still starting: it refused initialize after answering the probe.
+        eras.cache.set(key, late);
+        eras.log.info('Server era probed: it answered after the probe\'s time and refused initialize', { server: options.server, era: 'modern' });
+        return startServerInstance(start, hooks, eras);
+      }
+      if (error instanceof WireError && error.reason === 'server-exited' && late === null) {
+        // It ended on the probe once it read it, as an SDK that exits on a request before
+        // initialize does: legacy by the spec's rule, as when it ends within the probe's time.
+        eras.cache.set(key, { era: 'legacy' });
+        eras.log.info('Server ended after an era probe unanswered in time: taken for legacy, started again', { server: options.server });
+        return LegacyInstance.start({ ...(await start()), ...hooks });
+      }
+      throw error; // no verdict kept: the next launch probes
     }
     const verdict = outcome.late() ?? { era: 'legacy' as const };
     outcome.withdraw();
