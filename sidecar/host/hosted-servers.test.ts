@@ -58,6 +58,20 @@ describe('hosted servers', () => {
     expect(server.closes()).toBe(1);
   });
 
+  it('is idle again once the server tears down an agent\'s listen, which it will never answer (review of s23)', async () => {
+    const budget = new ProcessBudget({ limits: { perAgent: 1, total: 10 }, log: silentLogger });
+    const hosted = new HostedServers();
+    const server = fakeServer();
+    const outer = hosted.track(server.transport, facts('a'), budget.reserve('alice', 'a'));
+    await outer.start();
+    await outer.send({ jsonrpc: '2.0', id: 7, method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true } } });
+    expect(() => budget.reserve('alice', 'b')).toThrow(expect.objectContaining({ reason: 'limit-reached' }));
+    server.transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'shutting down' } });
+    outer.onerror = () => {};
+    budget.reserve('alice', 'b');
+    expect(server.closes()).toBe(1);
+  });
+
   it('is idle again once the agent cancels its request, which the server will never answer', async () => {
     const budget = new ProcessBudget({ limits: { perAgent: 1, total: 10 }, log: silentLogger });
     const hosted = new HostedServers();

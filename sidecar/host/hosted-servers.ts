@@ -94,6 +94,8 @@ export class HostedServers {
     };
     inner.onmessage = (message, extra) => {
       if (slot !== undefined && !('method' in message) && 'id' in message && pending.delete(message.id as string | number)) slot.inFlight(-1);
+      // A server tearing a listen down (the one cancel a server sends): never answered after it (review of s23).
+      if (slot !== undefined && isCancellation(message) && pending.delete(message.params.requestId)) slot.inFlight(-1);
       outer.onmessage?.(message, extra);
     };
     inner.onerror = (error) => outer.onerror?.(error);
