@@ -101,6 +101,15 @@ describe('ListenFanIn', () => {
     expect(heard.map((m) => m.method ?? m.id)).toEqual([ACK]);
   });
 
+  it('leaves out of the acknowledgement a server whose stream dropped before it went out (review of s23)', async () => {
+    const { heard, say, upstream, closed } = await rig(['a', 'b']);
+    await say('a', ack({ toolsListChanged: true }));
+    await upstream.get('a')!.close();
+    await say('b', ack({ promptsListChanged: true }));
+    expect(heard).toEqual([{ jsonrpc: '2.0', method: ACK, params: { _meta: { [SUB]: 'L' }, notifications: { promptsListChanged: true } } }]);
+    expect(closed()).toBe(false);
+  });
+
   it('ends with the closing result when every server closed gracefully', async () => {
     const { heard, say, closed } = await rig(['a']);
     await say('a', ack({}));

@@ -139,6 +139,8 @@ export class ListenFanIn implements Transport {
       this.onclose?.();
       return;
     }
+    // Dropped before the agent's acknowledgement: what it honoured is not the agent's to be told.
+    delete part.filter;
     this.#settle();
   }
 
