@@ -99,6 +99,28 @@ describe('LegacyAgentListen', () => {
     expect(listen.fromServer({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } } as JSONRPCMessage)).toBe(false);
   });
 
+  it('waits twice as long each time a server tears the listen down again, until it carries a notification (review of s23)', () => {
+    const { listen, toServer, from } = rig({ tools: { listChanged: true } });
+    listen.open();
+    const tearDown = (n: number) => listen.fromServer({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: `switchyard-listen-${n}` } } as JSONRPCMessage);
+    const listens = () => toServer.filter((m) => m.method === 'subscriptions/listen').length;
+    tearDown(1);
+    vi.advanceTimersByTime(REOPEN_EVERY_MS);
+    expect(listens()).toBe(2);
+    tearDown(2);
+    vi.advanceTimersByTime(2 * REOPEN_EVERY_MS - 1);
+    expect(listens()).toBe(2);
+    vi.advanceTimersByTime(1);
+    expect(listens()).toBe(3);
+    tearDown(3);
+    vi.advanceTimersByTime(4 * REOPEN_EVERY_MS);
+    expect(listens()).toBe(4);
+    from('notifications/tools/list_changed', 'switchyard-listen-4');
+    tearDown(4);
+    vi.advanceTimersByTime(REOPEN_EVERY_MS);
+    expect(listens()).toBe(5);
+  });
+
   it('refuses subscriptions to a server that offers none', () => {
     expect(rig({ resources: {} }).listen.subscribable).toBe(false);
   });

@@ -28,6 +28,8 @@ export const MAX_WATCHED_URI_LENGTH = 2048;
  * subscribes of 1 KB URIs made 4.6 GB of listen requests).
  */
 export const REOPEN_EVERY_MS = 100;
+/** The longest wait before opening again a listen the server keeps tearing down (doubling from `REOPEN_EVERY_MS`). */
+export const TORN_DOWN_BACKOFF_CAP_MS = 30_000;
 
 export interface LegacyAgentListenOptions {
   toServer(message: JSONRPCMessage): void;
@@ -63,6 +65,8 @@ export class LegacyAgentListen {
   #reopen: ReturnType<typeof setTimeout> | undefined;
   #openedAt = -Infinity;
   #closed = false;
+  /** The server's tear-downs since the listen last carried a notification: each doubles the wait. */
+  #tornDown = 0;
 
   constructor(options: LegacyAgentListenOptions) {
     this.#options = options;
@@ -128,12 +132,12 @@ export class LegacyAgentListen {
     if (this.#withdrawn.length > WITHDRAWN_KEPT) this.#ids.delete(this.#withdrawn.shift()!);
   }
 
-  #reopenSoon(): void {
+  #reopenSoon(atLeastMs = 0): void {
     if (this.#reopen !== undefined || this.#closed) return;
     this.#reopen = setTimeout(() => {
       this.#reopen = undefined;
       this.open();
-    }, Math.max(0, this.#openedAt + REOPEN_EVERY_MS - performance.now()));
+    }, Math.max(atLeastMs, this.#openedAt + REOPEN_EVERY_MS - performance.now()));
     this.#reopen.unref?.();
   }
 
@@ -148,7 +152,8 @@ export class LegacyAgentListen {
       if (params.requestId === this.#current) {
         this.#current = null;
         this.#withdraw(params.requestId);
-        this.#reopenSoon();
+        // A server that tears every listen down at once is not asked ten times a second (review of s23).
+        this.#reopenSoon(Math.min(REOPEN_EVERY_MS * 2 ** this.#tornDown++, TORN_DOWN_BACKOFF_CAP_MS));
       }
       return true;
     }
@@ -156,6 +161,7 @@ export class LegacyAgentListen {
     const subscription = meta?.[SUBSCRIPTION_ID_KEY];
     if (typeof subscription !== 'string' || !this.#ids.has(subscription)) return false;
     if (subscription !== this.#current || message.method === ACKNOWLEDGED) return true;
+    this.#tornDown = 0;
     const { [SUBSCRIPTION_ID_KEY]: _id, ...rest } = meta!;
     const { _meta: _m, ...body } = params!;
     const passed = { ...body, ...(Object.keys(rest).length > 0 ? { _meta: rest } : {}) };
