@@ -130,9 +130,12 @@ export class InFlightCalls {
     if (this.#ended === null) this.#options.transport.send(message).catch(() => {});
   }
 
-  /** Ends the process; calls in flight fail with `server-exited`. */
-  async close(): Promise<void> {
-    if (this.#ended === null) this.#closedByHost = true;
+  /**
+   * Ends the process; calls in flight fail with `server-exited`. `graceful` false: ended as if the
+   * process had ended itself (its listens drop rather than complete), for a server found wrong.
+   */
+  async close(graceful = true): Promise<void> {
+    if (this.#ended === null) this.#closedByHost = graceful;
     await this.#options.transport.close().catch(() => {});
     this.#end();
     await this.#closed;

@@ -154,7 +154,8 @@ describe('how a listen stream ends (review s23: a crash ended it as gracefully a
   });
 
   it('on a modern server: dropped when the server cancels the listen or its process ends, completed when the host ends it', async () => {
-    for (const end of ['cancel', 'exit', 'stop'] as const) {
+    // 'wrong': the host ends a server found to speak another era, as if it had ended (its agents listen again).
+    for (const end of ['cancel', 'exit', 'stop', 'wrong'] as const) {
       const [hostEnd, server] = createInMemoryChannelPair();
       let listenId: number | undefined;
       server.onmessage = (raw) => {
@@ -169,7 +170,7 @@ describe('how a listen stream ends (review s23: a crash ended it as gracefully a
       expect(instance.inFlight).toBe(1);
       if (end === 'cancel') await server.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: listenId!, reason: 'shutting down' } });
       else if (end === 'exit') await server.close();
-      else await instance.close();
+      else await instance.close(end === 'stop');
       await settle();
       expect([end, out.replies, out.drops]).toEqual(end === 'stop' ? [end, [{ result: { resultType: 'complete', _meta: { [SUB]: 'L' } } }], 0] : [end, [], 1]);
       expect(instance.inFlight).toBe(0);

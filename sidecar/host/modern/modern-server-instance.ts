@@ -120,8 +120,9 @@ export class ModernServerInstance {
     return this.#calls.start(request, sink);
   }
 
-  close(): Promise<void> {
-    return this.#calls.close();
+  /** Ends the process; `graceful` as `InFlightCalls.close` has it. */
+  close(graceful = true): Promise<void> {
+    return this.#calls.close(graceful);
   }
 
   #fromServer(message: JSONRPCMessage): void {

@@ -114,7 +114,8 @@ async function startModern(
     ...hooks,
     onEraMismatch: () => {
       eras.cache.forget(key);
-      void instance?.close();
+      // Its listens drop, not complete: their agents listen again, on the server relaunched.
+      void instance?.close(false);
     },
   });
   return instance;
