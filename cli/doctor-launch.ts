@@ -101,9 +101,9 @@ function agentsWho(names: readonly string[]): string {
 export async function launchChecks(config: SidecarConfig, expects: HostExpectations | undefined, options: LaunchOptions = {}): Promise<DoctorCheck[]> {
   const store = new TrustProfileStore(join(config.configDir, 'trust-profiles'));
   const policy: HostTrustPolicy = { ...(config.trustFloor !== undefined ? { floor: config.trustFloor } : {}), allowUncontained: config.allowUncontained };
-  const { launches, names } = await plan(config, expects, store, policy);
+  const { launches, names, missingPins } = await plan(config, expects, store, policy);
   // Said, not left out: an empty report read as "every launch passed" (review s23).
-  if (launches.length === 0) return [{ name: 'launch', ok: false, informational: true, detail: nothingLaunched(expects, names) }];
+  if (launches.length === 0) return [{ name: 'launch', ok: false, informational: true, detail: nothingLaunched(expects, names, missingPins) }];
   const sink: { entries: Entry[] } = { entries: [] };
   const sidecar = createSidecarComposition({
     configDir: config.configDir,
@@ -139,7 +139,7 @@ export async function launchChecks(config: SidecarConfig, expects: HostExpectati
 }
 
 /** Which launches, in order: each server under its floor alone, then under each pin. */
-async function plan(config: SidecarConfig, expects: HostExpectations | undefined, store: TrustProfileStore, policy: HostTrustPolicy): Promise<{ launches: Launch[]; names: string[] }> {
+async function plan(config: SidecarConfig, expects: HostExpectations | undefined, store: TrustProfileStore, policy: HostTrustPolicy): Promise<{ launches: Launch[]; names: string[]; missingPins: number }> {
   const defined = hostServers(config.configDir, config.entityId, config.user).servers;
   const names = expects === undefined ? [...defined.keys()] : expects.servers.filter((name) => defined.has(name));
   const pins: Array<NonNullable<Launch['pin']>> = [];
@@ -157,17 +157,18 @@ async function plan(config: SidecarConfig, expects: HostExpectations | undefined
     if (!refusedForWantOfProfile(policy, { serverFloor: server.trustProfile })) launches.push({ name, server, pin: null, certain: unprofiled });
     for (const pin of pins) launches.push({ name, server, pin, certain: names.length === 1 });
   }
-  return { launches, names };
+  return { launches, names, missingPins: (expects?.['trust-profiles'].length ?? 0) - pins.length };
 }
 
 /** Why a plan holds no launch: no server to launch, or none a launch of would be let through. */
-function nothingLaunched(expects: HostExpectations | undefined, names: readonly string[]): string {
+function nothingLaunched(expects: HostExpectations | undefined, names: readonly string[], missingPins: number): string {
   if (names.length === 0) {
     return expects === undefined
       ? 'nothing launched: this host defines no server (mcp-servers/mcp.json and its user and machine layers)'
       : 'nothing launched: the worker routes no server to this host that its mcp.json layers define';
   }
-  return `nothing launched: ${names.map((n) => `"${n}"`).join(', ')} would ${names.length === 1 ? 'be' : 'each be'} refused (denied-by-policy): no floor, no "allow-uncontained", no trust profile of the server's own, and no agent pins one`;
+  const pins = missingPins > 0 ? 'and the trust profiles agents pin are not on this host (their checks above say which)' : 'and no agent pins one';
+  return `nothing launched: ${names.map((n) => `"${n}"`).join(', ')} would ${names.length === 1 ? 'be' : 'each be'} refused (denied-by-policy): no floor, no "allow-uncontained", no trust profile of the server's own, ${pins}`;
 }
 
 function checkName(config: SidecarConfig, launch: Launch): string {

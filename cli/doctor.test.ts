@@ -594,13 +594,17 @@ describe('switchyard doctor --config-dir DIR --launch: each server started as th
 
   it('says when it launched nothing, and why, rather than print no launch line (review s23)', async () => {
     const doctor = async (dir: string) => (await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir, '--launch'], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } }).catch((e: { stdout: string }) => e)).stdout;
-    const worker = `http://127.0.0.1:${await freePort()}`;
+    const unreachable = `http://127.0.0.1:${await freePort()}`;
     const empty = join(root, 'no-servers');
-    writeSidecarDir(empty, { worker, host });
+    writeSidecarDir(empty, { worker: unreachable, host });
     expect(await doctor(empty)).toMatch(/launch: nothing launched: this host defines no server \(mcp-servers\/mcp\.json and its user and machine layers\)/);
     const unprofiled = join(root, 'no-floor');
-    writeSidecarDir(unprofiled, { worker, host, servers, sidecar: { 'allow-uncontained': false } });
-    expect(await doctor(unprofiled)).toMatch(/launch: nothing launched: "files" would be refused \(denied-by-policy\): no floor, no "allow-uncontained"/);
+    writeSidecarDir(unprofiled, { worker: unreachable, host, servers, sidecar: { 'allow-uncontained': false } });
+    expect(await doctor(unprofiled)).toMatch(/launch: nothing launched: "files" would be refused \(denied-by-policy\): no floor, no "allow-uncontained", no trust profile of the server's own, and no agent pins one/);
+    // The worker's agents pin narrow and workspace, which this host lacks.
+    const pinsMissing = join(root, 'pins-missing');
+    writeSidecarDir(pinsMissing, { worker: worker.url, host, servers, sidecar: { 'allow-uncontained': false } });
+    expect(await doctor(pinsMissing)).toContain('and the trust profiles agents pin are not on this host (their checks above say which)');
   });
 
   it('launches under the host\'s floor alone when the worker cannot say what it expects, and ends the server\'s whole process tree on Ctrl-C', async () => {
