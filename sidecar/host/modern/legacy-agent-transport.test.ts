@@ -108,3 +108,39 @@ describe('a legacy agent and a legacy server', () => {
     expect(sidecar.modernInstances.eras.probes(keyOf('legacy'))).toBe(0);
   });
 });
+
+describe('a server that refuses initialize and never answers server/discover (review of s23)', () => {
+  it('gives the agent the refusal after the probe\'s wait, not never, and drops the late discover answer', async () => {
+    const { vi } = await import('vitest');
+    const { LegacyAgentTransport } = await import('./legacy-agent-transport.ts');
+    const { ServerEraCache, DEFAULT_PROBE_TIMEOUT_MS } = await import('./server-era.ts');
+    const { silentLogger } = await import('../../log.ts');
+    const [hostEnd, server] = createInMemoryChannelPair();
+    let discoverId: unknown;
+    server.onmessage = (raw) => {
+      const message = raw as { id?: unknown; method?: string };
+      if (message.method === 'initialize') void server.send({ jsonrpc: '2.0', id: message.id as number, error: { code: -32600, message: 'Not now' } });
+      if (message.method === 'server/discover') discoverId = message.id;
+    };
+    await server.start();
+    const transport = new LegacyAgentTransport(hostEnd, { server: 'stubborn', eraKey: 'stubborn#1', eras: new ServerEraCache(), log: silentLogger });
+    const heard: unknown[] = [];
+    transport.onmessage = (message) => heard.push(message);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      await transport.start();
+      await transport.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'a', version: '1' } } });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(discoverId).toBeDefined();
+      expect(heard).toEqual([]);
+      vi.advanceTimersByTime(DEFAULT_PROBE_TIMEOUT_MS);
+      expect(heard).toEqual([{ jsonrpc: '2.0', id: 1, error: { code: -32600, message: 'Not now' } }]);
+      await server.send({ jsonrpc: '2.0', id: discoverId as string, error: { code: -32601, message: 'Method not found' } });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(heard).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+      await transport.close();
+    }
+  });
+});

@@ -33,7 +33,7 @@ import type { Logger } from '../../log.ts';
 import { MODERN_PROTOCOL_VERSION, SERVER_INFO_KEY } from './modern-results.ts';
 import { LegacyAgentListen } from './legacy-agent-listen.ts';
 import { LegacyAgentRounds } from './legacy-agent-rounds.ts';
-import { DiscoverResultSchema, verdictOf, type DiscoverResult, type ServerEraCache } from './server-era.ts';
+import { DEFAULT_PROBE_TIMEOUT_MS, DiscoverResultSchema, verdictOf, type DiscoverResult, type ServerEraCache } from './server-era.ts';
 import { isRecord } from '../../../shared/records.ts';
 import { holdReadingOf } from '../../../shared/link/link-flow.ts';
 import { hostAnswer } from '../../../shared/audit/host-answers.ts';
@@ -171,11 +171,25 @@ export class LegacyAgentTransport implements Transport {
       }
       if (message.id === DISCOVER_ID) return this.#discovered(message);
     }
+    // An answer to the host's discover that came after its wait: the agent asked nothing of it.
+    if ('id' in message && message.id === DISCOVER_ID && !('method' in message)) return;
     if (this.#mode === 'modern' && (this.#listen?.fromServer(message) === true || this.#rounds.fromServer(message))) return;
     this.onmessage?.(message);
   }
 
   async #discover(): Promise<void> {
+    const initialize = this.#initialize;
+    // A server that refused initialize and then never answers discover either: after the probe's
+    // wait the agent gets the refusal, as from a legacy server, instead of waiting for good (review of s23).
+    if (this.#refusal !== null) {
+      const timer = setTimeout(() => {
+        if (this.#initialize !== initialize || initialize === null || this.#refusal === null) return;
+        this.#initialize = null;
+        this.#options.log.debug('Server refused initialize and did not answer server/discover in time', { server: this.#options.server });
+        this.onmessage?.(this.#refusal);
+      }, DEFAULT_PROBE_TIMEOUT_MS);
+      timer.unref?.();
+    }
     await this.#inner.send({ jsonrpc: '2.0', id: DISCOVER_ID, method: 'server/discover', params: { _meta: this.#clientMeta } });
   }
 
