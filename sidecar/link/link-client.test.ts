@@ -175,7 +175,7 @@ describe('LinkClient', () => {
     const refusal = JSON.parse(lines.find((l) => l.includes('refused the link'))!) as Record<string, unknown>;
     expect(refusal).toMatchObject({
       level: 'error',
-      msg: 'Worker refused the link of host "alice-laptop": The worker does not know this host\'s key (entity "alice-laptop"): add this host to the worker config with the line `sidecar host-entry` prints on that host (switchyard host add)',
+      msg: 'Worker refused the link of host "alice-laptop": The worker does not know this host\'s key (entity "alice-laptop"): if this host made a new key, give the worker config the line `sidecar host-entry` prints on it (switchyard host add --rekey)',
     });
     expect(lines.some((l) => l.includes('Dialling the worker again'))).toBe(true);
     for (const text of credentialTexts(wrong)) {
