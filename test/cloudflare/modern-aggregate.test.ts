@@ -133,20 +133,27 @@ describe('the modern /mcp aggregate on workerd, across two hosts', () => {
     await untilNoChannels();
   }, 60_000);
 
-  it("ends a host's part of a listen when its link goes: one server's stream ends, /mcp's goes on with the other host", async () => {
+  it("drops a listen when a host's link goes, /mcp's too, so the agent listens again; again, /mcp's serves the other host", async () => {
     const one = await openListen(`${stack.url}/servers/modern-b/mcp`, stack.tokens.alice!, 'b-only', { toolsListChanged: true });
     const all = await openListen(`${stack.url}/mcp`, stack.tokens.alice!, 'both', { toolsListChanged: true });
+    let again: Awaited<ReturnType<typeof openListen>> | undefined;
     try {
       expect((await one.next()).method).toBe(ACKNOWLEDGED);
       expect((await all.next()).method).toBe(ACKNOWLEDGED);
       await stack.stopSidecar('b', 'SIGKILL');
       await stack.waitLinked('b', false);
       await expect(one.next()).rejects.toThrow('The listen stream ended');
+      // With no response, as a dropped transport: what tells an agent to listen again (review s23:
+      // /mcp's went on without b, and its agent never learnt to listen to b again).
+      await expect(all.next()).rejects.toThrow('The listen stream ended');
+      again = await openListen(`${stack.url}/mcp`, stack.tokens.alice!, 'again', { toolsListChanged: true });
+      expect((await again.next()).method).toBe(ACKNOWLEDGED);
       expect(textOf(await aggregate('tools/call', { name: 'modern-a__touch-tools', arguments: {} }))).toBe('Notified 1');
-      expect(await all.next()).toEqual(toolsChanged('both'));
+      expect(await again.next()).toEqual(toolsChanged('again'));
     } finally {
       await one.close();
       await all.close();
+      await again?.close();
     }
     stack.startSidecar('b');
     await stack.waitLinked('b');
