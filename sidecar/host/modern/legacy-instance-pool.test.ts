@@ -2,7 +2,11 @@
  * The pool's starts that never finish: a real process that never answers the host's
  * `initialize` (test/fixtures/hang-server.mjs), under the real executor.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { WireError } from '../../../shared/errors.ts';
 import { fixtureServer } from '../../../test/support/paths.ts';
 import { isAlive, waitFor } from '../../../test/support/processes.ts';
@@ -10,6 +14,7 @@ import { silentLogger } from '../../log.ts';
 import { ProcessExecutor, type SpawnAttempt } from '../../process/process-executor.ts';
 import { ProcessExecutorBackedClientTransport } from '../../process/process-backed-transport.ts';
 import { LegacyInstancePool } from './legacy-instance-pool.ts';
+import { isModernServer } from './server-instance.ts';
 import { HostedServers } from '../hosted-servers.ts';
 import { ProcessBudget } from '../process-budget.ts';
 
@@ -84,53 +89,44 @@ describe('LegacyInstancePool, a server that never answers the era probe', () => 
   });
 });
 
-describe('LegacyInstancePool, a modern server slower to start than the era probe waits (review s23)', () => {
-  it('is served as modern once it answers the probe late and refuses initialize, and the timeout is kept as no legacy verdict', async () => {
-    const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const { pathToFileURL } = await import('node:url');
-    const { isModernServer } = await import('./server-instance.ts');
-    const dir = mkdtempSync(join(tmpdir(), 'sy-slow-modern-'));
-    try {
-      // A cold npx or a heavy runtime: nothing read or answered for 600 ms, three times the probe's wait.
-      const script = join(dir, 'slow-modern.mjs');
-      writeFileSync(script, `setTimeout(() => import(${JSON.stringify(pathToFileURL(fixtureServer('modern-echo-server.mjs').args[0]!).href)}), 600);\n`);
-      const instances = new LegacyInstancePool({ idleMs: 60_000, log: silentLogger, probeTimeoutMs: 200 });
-      pools.push(instances);
-      const slow = async () => ({
-        server: 'slow',
-        transport: new ProcessExecutorBackedClientTransport('slow', { command: process.execPath, args: [script], env: {}, policy: null }, executor, { logger: silentLogger }),
+describe('LegacyInstancePool, a server slower to start than the era probe waits (review s23)', () => {
+  const scratch = mkdtempSync(join(tmpdir(), 'sy-slow-server-'));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  /** A pool whose probe waits 200 ms, and the acquire of the server `source` runs as, under `name`. */
+  function slowServer(name: string, source: string) {
+    const script = join(scratch, `${name}.mjs`);
+    writeFileSync(script, source);
+    const instances = new LegacyInstancePool({ idleMs: 60_000, log: silentLogger, probeTimeoutMs: 200 });
+    pools.push(instances);
+    const acquire = () =>
+      instances.acquire({ agent: 'alice', server: name, revision: 'uncontained' }, async () => ({
+        server: name,
+        transport: new ProcessExecutorBackedClientTransport(name, { command: process.execPath, args: [script], env: {}, policy: null }, executor, { logger: silentLogger }),
         clientInfo: { name: 'test', version: '1' },
         log: silentLogger,
-        eraKey: 'slow#test',
-      });
-      const instance = await instances.acquire({ agent: 'alice', server: 'slow', revision: 'uncontained' }, slow);
-      expect(isModernServer(instance)).toBe(true);
-      expect(instances.eras.get('slow#test')).toMatchObject({ era: 'modern' });
-      // The first process, which refused initialize, is gone; the second serves, and the pool holds it.
-      await waitFor(() => (!isAlive(spawns[0]!.pid!) ? true : undefined), 'the refused process to end');
-      expect(spawns).toHaveLength(2);
-      expect(instances.size).toBe(1);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-});
+        eraKey: `${name}#test`,
+      }));
+    return { instances, acquire };
+  }
 
-describe('LegacyInstancePool, a legacy server slower to start than the era probe that exits on a request before initialize (review of s23)', () => {
-  it('is taken for legacy once it exits on the late probe, and started again: the first launch serves', async () => {
-    const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const { isModernServer } = await import('./server-instance.ts');
-    const dir = mkdtempSync(join(tmpdir(), 'sy-slow-strict-'));
-    try {
-      // Reads nothing for 600 ms; then exits unless its first message is initialize, and answers as a legacy server.
-      const script = join(dir, 'slow-strict.mjs');
-      writeFileSync(
-        script,
-        `import { createInterface } from 'node:readline';
+  it('is served as modern once it answers the probe late and refuses initialize, and the timeout is kept as no legacy verdict', async () => {
+    // A cold npx or a heavy runtime: nothing read or answered for 600 ms, three times the probe's wait.
+    const { instances, acquire } = slowServer('slow', `setTimeout(() => import(${JSON.stringify(pathToFileURL(fixtureServer('modern-echo-server.mjs').args[0]!).href)}), 600);\n`);
+    const instance = await acquire();
+    expect(isModernServer(instance)).toBe(true);
+    expect(instances.eras.get('slow#test')).toMatchObject({ era: 'modern' });
+    // The first process, which refused initialize, is gone; the second serves, and the pool holds it.
+    await waitFor(() => (!isAlive(spawns[0]!.pid!) ? true : undefined), 'the refused process to end');
+    expect(spawns).toHaveLength(2);
+    expect(instances.size).toBe(1);
+  });
+
+  it('is taken for legacy once it exits on the late probe, as an SDK exiting on a request before initialize, and started again (review of s23)', async () => {
+    // Reads nothing for 600 ms; then exits unless its first message is initialize, and answers as a legacy server.
+    const { instances, acquire } = slowServer(
+      'strict',
+      `import { createInterface } from 'node:readline';
 setTimeout(() => {
   let first = true;
   createInterface({ input: process.stdin }).on('line', (line) => {
@@ -145,23 +141,11 @@ setTimeout(() => {
   });
 }, 600);
 `,
-      );
-      const instances = new LegacyInstancePool({ idleMs: 60_000, log: silentLogger, probeTimeoutMs: 200 });
-      pools.push(instances);
-      const slow = async () => ({
-        server: 'strict',
-        transport: new ProcessExecutorBackedClientTransport('strict', { command: process.execPath, args: [script], env: {}, policy: null }, executor, { logger: silentLogger }),
-        clientInfo: { name: 'test', version: '1' },
-        log: silentLogger,
-        eraKey: 'strict#test',
-      });
-      const instance = await instances.acquire({ agent: 'alice', server: 'strict', revision: 'uncontained' }, slow);
-      expect(isModernServer(instance)).toBe(false);
-      expect(instance.serverInfo?.name).toBe('slow-strict');
-      expect(instances.eras.get('strict#test')).toEqual({ era: 'legacy' });
-      expect(spawns).toHaveLength(2);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    );
+    const instance = await acquire();
+    expect(isModernServer(instance)).toBe(false);
+    expect(instance.serverInfo?.name).toBe('slow-strict');
+    expect(instances.eras.get('strict#test')).toEqual({ era: 'legacy' });
+    expect(spawns).toHaveLength(2);
   });
 });
