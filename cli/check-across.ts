@@ -193,7 +193,7 @@ async function exposingLaunches(config: WorkerConfig, dir: string, store: TrustP
     for (const [at, name] of agent.servers.entries()) {
       const listed = defined.get(name);
       if (!host.launches(name) || listed?.server.kind !== 'stdio') continue;
-      const why = await launchExposure(dir, store, host.policy, { server: name, serverFloor: listed.server.trustProfile, requested });
+      const why = await launchExposure(dir, store, host.policy, { server: name, serverFloor: listed.server.trustProfile, requested }, host.entityId === LOCAL_ENTITY_ID ? 'single-machine' : 'sidecar');
       if (why === null) continue;
       issues.push({ path: `agents[${index}].servers[${at}]`, message: `server "${name}" on ${host.who} cannot start for agent "${agent.name}" (launch-failed): ${why}` });
     }

@@ -115,7 +115,7 @@ export async function checkConfigDir(dir: string, options: { singleMachine?: boo
       for (const [path, ref, launches] of named) {
         const problem = await profileProblem(store, ref);
         if (problem !== null) issues.push({ path, message: problem });
-        const exposure = problem === null && launches ? await floorExposure(dir, store, ref) : null;
+        const exposure = problem === null && launches ? await floorExposure(dir, store, ref, singleMachine ? 'single-machine' : 'sidecar') : null;
         if (exposure !== null) warnings.push({ path, message: `trust profile "${ref}" ${exposure}` });
       }
     }

@@ -18,7 +18,7 @@
  * @module
  */
 import { silentLogger } from '../sidecar/log.ts';
-import { grantExposureReason, grantExposures } from '../sidecar/sandbox/config-dir-exposure.ts';
+import { grantExposureReason, grantExposures, type ConfigDirRole } from '../sidecar/sandbox/config-dir-exposure.ts';
 import { type HostTrustPolicy, resolveEffectiveTrust } from '../sidecar/trust/host-floor.ts';
 import type { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 
@@ -32,7 +32,7 @@ export const FLOOR_REFUSES = 'an agent that names no trust profile runs under th
  * @returns Why launches under it alone are refused (begins with "grants"), or `null` when its
  *   grants keep away from the dir or it cannot be loaded (reported elsewhere).
  */
-export async function floorExposure(dir: string, store: TrustProfileStore, ref: string): Promise<string | null> {
+export async function floorExposure(dir: string, store: TrustProfileStore, ref: string, role: ConfigDirRole = 'sidecar'): Promise<string | null> {
   let grants;
   try {
     grants = (await store.load(ref)).effective.filesystemPaths;
@@ -40,7 +40,7 @@ export async function floorExposure(dir: string, store: TrustProfileStore, ref: 
     return null;
   }
   const exposures = grantExposures(dir, grants);
-  return exposures.length === 0 ? null : grantExposureReason(dir, exposures, FLOOR_REFUSES);
+  return exposures.length === 0 ? null : grantExposureReason(dir, exposures, FLOOR_REFUSES, role);
 }
 
 export interface LaunchRequest {
@@ -60,7 +60,7 @@ export interface LaunchRequest {
  *   `null` when it is not refused for its grants: no exposing grant, uncontained, or refused for
  *   another reason (a stale pin, no profile at all), which check and doctor report as that.
  */
-export async function launchExposure(dir: string, store: TrustProfileStore, host: HostTrustPolicy, request: LaunchRequest): Promise<string | null> {
+export async function launchExposure(dir: string, store: TrustProfileStore, host: HostTrustPolicy, request: LaunchRequest, role: ConfigDirRole = 'sidecar'): Promise<string | null> {
   let trust;
   try {
     trust = await resolveEffectiveTrust(store, host, request, silentLogger);
@@ -73,5 +73,5 @@ export async function launchExposure(dir: string, store: TrustProfileStore, host
   const floor = trust.floor === null ? null : request.serverFloor !== undefined ? `the server's own floor "${trust.floor}"` : `the host's floor "${trust.floor}"`;
   const under =
     trust.requested === null ? `${floor}; the agent names none` : floor === null ? `"${trust.requested}", pinned by the agent; no floor` : `"${trust.requested}", pinned by the agent, under ${floor}`;
-  return `the trust profile it runs under (${under}) ${grantExposureReason(dir, exposures)}`;
+  return `the trust profile it runs under (${under}) ${grantExposureReason(dir, exposures, undefined, role)}`;
 }

@@ -618,6 +618,17 @@ describe('switchyard check --runtime node worker.json DIR: the single-machine di
     expect((await switchyard('check', root)).stdout).toContain(`${join(root, 'sidecar.json')}: not found\n`);
   });
 
+  it('names the dir of a floor that exposes it as the single-machine mode\'s, not a sidecar\'s with a host key (review s23)', async () => {
+    const root = join(dir, 'single-exposed');
+    write('single-exposed/mcp-servers/mcp.json', { mcpServers: { echo: { command: process.execPath, args: ['-e', ''] } } });
+    write('single-exposed/trust-profiles/wide.json', { 'filesystem-paths': [{ 'source-path': dir, 'access-mode': 'read-only' }], 'network-capabilities': [] });
+    write('single-exposed/sidecar.json', { 'trust-profile': 'wide' });
+    const file = write('single-exposed/worker.json', { agents: [{ name: 'alice', 'token-sha256': 'a'.repeat(64), servers: ['echo'] }], servers: { echo: { executor: { type: 'local' } } } });
+    const { stdout } = await switchyard('check', '--runtime', 'node', file, root);
+    expect(stdout).toContain(`which contains the single-machine mode's config dir (${root})`);
+    expect(stdout).not.toContain('host key');
+  });
+
   it('checks the config\'s own folder when no DIR is named, as worker --runtime node reads it without --config-dir', async () => {
     const root = join(dir, 'single-implicit');
     write('single-implicit/mcp-servers/mcp.json', { mcpServers: { echo: { command: process.execPath, args: ['-e', ''] } } });

@@ -69,6 +69,8 @@ export async function startSingleMachine(options: SingleMachineOptions): Promise
       user: options.user ?? osUserName(),
       log: options.hostLog ?? silentLogger,
       trust: { ...(trust.trustFloor !== undefined ? { floor: trust.trustFloor } : {}), allowUncontained: trust.allowUncontained },
+      // No sidecar and no host key here: a refusal names the dir for what it is.
+      compile: { configDirRole: 'single-machine' },
       ...(options.executor !== undefined ? { executor: options.executor } : {}),
       ...(options.auditWrite !== undefined ? { audit: { ...(config.audit !== undefined ? { config: config.audit } : {}), write: options.auditWrite } } : {}),
     });

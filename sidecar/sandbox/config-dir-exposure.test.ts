@@ -83,6 +83,16 @@ describe('grantExposures: the part of the rule a profile decides alone (for chec
     const refusal = await compileContainment({ ...strict, filesystemPaths: [grant(root)] }, { file: NODE, args: [] }, { revision: 'sha256:r', platform: 'linux', probe: bwrapInstalled, configDir, home }).catch((e: unknown) => e as Error);
     expect((refusal as Error).message).toContain('grant narrower paths in the profile, or move the config dir out of the granted tree');
   });
+
+  it('names the single-machine mode\'s dir for what it is: no sidecar, no host key (review s23)', async () => {
+    expect(grantExposureReason(configDir, grantExposures(configDir, [grant(root)]), undefined, 'single-machine')).toBe(
+      `grants "${root}", which contains the single-machine mode's config dir (${configDir}), and a contained launch that would show any of it is refused; grant narrower paths in the profile, or move the config dir out of the granted tree`,
+    );
+    const refusal = await compileContainment({ ...strict, filesystemPaths: [grant(root)] }, { file: NODE, args: [] }, { revision: 'sha256:r', platform: 'linux', probe: bwrapInstalled, configDir, configDirRole: 'single-machine', home }).catch((e: unknown) => e as Error);
+    expect((refusal as Error).message).toBe(
+      'Contained server cannot start: its trust profile grants a path that contains or lies in the single-machine mode\'s config dir inside the sandbox: on the host, grant narrower paths in the profile, or move the config dir out of the granted tree; the worker log names the path',
+    );
+  });
 });
 
 describe('compileContainment with the config dir', () => {

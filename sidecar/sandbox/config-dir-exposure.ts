@@ -27,6 +27,18 @@ import { type ContainmentLaunch, type LaunchPart, launchPaths } from './launch-p
 /** What would carry the config dir into the sandbox. */
 export type ExposedBy = LaunchPart | 'grant';
 
+/**
+ * Whose config dir it is, for the words of a refusal: a sidecar's (the host key in it) or that of
+ * `switchyard worker --runtime node` (its server configs and trust profiles, and by default the
+ * worker config and OAuth state beside them), which has no sidecar and no host key.
+ */
+export type ConfigDirRole = 'sidecar' | 'single-machine';
+
+const DIR_NAMED: Record<ConfigDirRole, (dir?: string) => string> = {
+  sidecar: (dir) => (dir === undefined ? "the sidecar's config dir, which holds the host key," : `the sidecar config dir (${dir}, which holds the host key)`),
+  'single-machine': (dir) => (dir === undefined ? "the single-machine mode's config dir" : `the single-machine mode's config dir (${dir})`),
+};
+
 export interface ConfigDirExposure {
   /** The host path that would be mounted. */
   readonly path: string;
@@ -103,12 +115,12 @@ export function grantExposures(configDir: string, grants: readonly FilesystemGra
  * that crosses the link does not, {@link configDirRefusal}). Begins with "grants"; `refused` says
  * which launches are refused, when not every one under the profile is (a floor an agent narrows).
  */
-export function grantExposureReason(configDir: string, exposures: readonly ConfigDirExposure[], refused = 'a contained launch that would show any of it is refused'): string {
+export function grantExposureReason(configDir: string, exposures: readonly ConfigDirExposure[], refused = 'a contained launch that would show any of it is refused', role: ConfigDirRole = 'sidecar'): string {
   const configDirs = spellings(configDir);
   const around = exposures.filter((e) => spellings(e.path).some((p) => configDirs.some((c) => isWithin(c, p)))).length;
   const relation = around === exposures.length ? 'contains' : around === 0 ? 'lies in' : 'contains or lies in';
   const paths = exposures.map((e) => `"${e.path}"`).join(', ');
-  return `grants ${paths}, which ${relation} the sidecar config dir (${configDir}, which holds the host key), and ${refused}; ${FIX.grant}`;
+  return `grants ${paths}, which ${relation} ${DIR_NAMED[role](configDir)}, and ${refused}; ${FIX.grant}`;
 }
 
 const WHAT: Record<ExposedBy, string> = {
@@ -129,10 +141,10 @@ const FIX: Record<ExposedBy, string> = {
  * The sentence that says why a launch is refused and what to do, without naming a path (it may
  * cross the link); the paths belong in the sidecar log.
  */
-export function configDirRefusal(exposure: ConfigDirExposure, server?: string): string {
+export function configDirRefusal(exposure: ConfigDirExposure, server?: string, role: ConfigDirRole = 'sidecar'): string {
   const who = server === undefined ? 'Contained server' : `Server "${server}"`;
   const verb = exposure.by === 'grant' ? 'contains or lies in' : 'would expose';
-  return `${who} cannot start: ${WHAT[exposure.by]} ${verb} the sidecar's config dir, which holds the host key, inside the sandbox: on the host, ${FIX[exposure.by]}; the sidecar log names the path`;
+  return `${who} cannot start: ${WHAT[exposure.by]} ${verb} ${DIR_NAMED[role]()} inside the sandbox: on the host, ${FIX[exposure.by]}; the ${role === 'sidecar' ? 'sidecar' : 'worker'} log names the path`;
 }
 
 /** A stdio server entry as `server-config.ts` parses it (`cwd` already resolved against the config dir). */

@@ -17,7 +17,7 @@ import { type Logger, silentLogger } from '../log.ts';
 import { constrainsProcess, type EffectiveProfile } from '../trust/effective-profile.ts';
 import type { ContainmentProbe } from './availability.ts';
 import { bubblewrapBackend } from './bubblewrap/bubblewrap-backend.ts';
-import { configDirExposures, configDirRefusal } from './config-dir-exposure.ts';
+import { configDirExposures, configDirRefusal, type ConfigDirRole } from './config-dir-exposure.ts';
 import type { ContainmentPolicy } from './containment-policy.ts';
 import type { ContainmentLaunch } from './launch-paths.ts';
 import { containedLaunch, type PolicyFields, type SandboxBackend } from './sandbox-backend.ts';
@@ -59,6 +59,8 @@ export interface CompileOptions {
   readonly home?: string;
   /** The sidecar's config dir: a launch that would expose any of it is refused. */
   readonly configDir?: string;
+  /** Whose dir `configDir` is, for the refusal's words; a sidecar's by default. */
+  readonly configDirRole?: ConfigDirRole;
   /** The server being compiled for, named in refusals. */
   readonly server?: string;
   /** Size cap of the sandbox's `/tmp` and `/dev/shm`; default {@link DEFAULT_TMP_SIZE_BYTES}. */
@@ -137,5 +139,5 @@ function refuseConfigDirExposure(effective: EffectiveProfile, launch: Containmen
   const first = exposures[0];
   if (first === undefined) return;
   (options.log ?? silentLogger).warn('Refused a contained launch that would expose the sidecar config dir', { configDir, exposures, ...(options.server ? { server: options.server } : {}) });
-  throw new WireError('launch-failed', configDirRefusal(first, options.server), { detail: { ...(options.server ? { server: options.server } : {}), exposedBy: first.by } });
+  throw new WireError('launch-failed', configDirRefusal(first, options.server, options.configDirRole), { detail: { ...(options.server ? { server: options.server } : {}), exposedBy: first.by } });
 }
