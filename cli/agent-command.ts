@@ -24,7 +24,7 @@ import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { clientConfigs, newToken, reachableFromTheCloud } from './state-dir.ts';
 import { openWorkerConfig, saveWorkerConfig, WHEN_THE_WORKER_HAS_IT, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
 
-const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required] [--url URL] --config worker.json | agent set NAME [--servers a,b] [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required|none] [--dry-run] --config worker.json | agent pin NAME [--dry-run] [--config-dir DIR] --config worker.json | agent remove NAME --config worker.json';
+const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required] [--url URL] [--config-dir DIR] --config worker.json | agent set NAME [--servers a,b] [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required|none] [--dry-run] [--config-dir DIR] --config worker.json | agent pin NAME [--dry-run] [--config-dir DIR] --config worker.json | agent remove NAME --config worker.json';
 
 /** The address agents reach when the config names none: the worker's default. */
 const DEFAULT_WORKER_URL = 'http://127.0.0.1:8787';
