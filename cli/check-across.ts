@@ -24,7 +24,8 @@
 import { join } from 'node:path';
 import { hostOf } from '../shared/descriptors.ts';
 import type { ValidationIssue } from '../shared/validation.ts';
-import { loadHostTrustConfig, loadSidecarConfig, osUserName } from '../sidecar/config/sidecar-config.ts';
+import { loadHostTrustConfig, loadSidecarConfig, osUserName, ownFiles } from '../sidecar/config/sidecar-config.ts';
+import type { OwnFile } from '../sidecar/sandbox/config-dir-exposure.ts';
 import { loadHostKey } from '../sidecar/link/host-key.ts';
 import { type HostTrustPolicy, refusedForWantOfProfile } from '../sidecar/trust/host-floor.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
@@ -43,6 +44,8 @@ interface Host {
   /** `host "laptop"`, or this machine in single-machine mode. */
   readonly who: string;
   readonly policy: HostTrustPolicy;
+  /** Its own files kept outside its config dir (`ownFiles`); none in single-machine mode. */
+  readonly files: readonly OwnFile[];
   /** Whether the worker config launches `name` there. */
   launches(name: string): boolean;
   /** Whether an agent's use of `name` reaches the host (an inner HTTP target too). */
@@ -95,6 +98,7 @@ export async function checkAcross(
       user: host.user,
       who: `host "${entityId}"`,
       policy: { ...(host.trustFloor !== undefined ? { floor: host.trustFloor } : {}), allowUncontained: host.allowUncontained },
+      files: ownFiles(host),
       launches: (name) => here.includes(name),
       reaches: (name) => {
         const executor = config.servers[name]?.executor;
@@ -119,6 +123,7 @@ async function thisMachine(config: WorkerConfig, dir: string): Promise<Validatio
     user: osUserName(),
     who: 'this machine (single-machine mode)',
     policy: { ...(trust.trustFloor !== undefined ? { floor: trust.trustFloor } : {}), allowUncontained: trust.allowUncontained },
+    files: [],
     launches: local,
     reaches: local,
   });
@@ -193,7 +198,7 @@ async function exposingLaunches(config: WorkerConfig, dir: string, store: TrustP
     for (const [at, name] of agent.servers.entries()) {
       const listed = defined.get(name);
       if (!host.launches(name) || listed?.server.kind !== 'stdio') continue;
-      const why = await launchExposure(dir, store, host.policy, { server: name, serverFloor: listed.server.trustProfile, requested }, host.entityId === LOCAL_ENTITY_ID ? 'single-machine' : 'sidecar');
+      const why = await launchExposure(dir, store, host.policy, { server: name, serverFloor: listed.server.trustProfile, requested }, host.entityId === LOCAL_ENTITY_ID ? 'single-machine' : 'sidecar', host.files);
       if (why === null) continue;
       issues.push({ path: `agents[${index}].servers[${at}]`, message: `server "${name}" on ${host.who} cannot start for agent "${agent.name}" (launch-failed): ${why}` });
     }

@@ -13,6 +13,9 @@
  * floor is also a ceiling that agents' own narrower profiles run under, so it is not an error
  * here; `check worker.json DIR` knows the agents, and fails each one so refused.
  *
+ * A config dir, key file or audit file under the folders every sandbox shows (`/usr`, …) is a
+ * warning on sidecar.json: every contained launch is refused, and ordinary ones still run.
+ *
  * A profile's own environment names that its restrictive bases drop are a warning on it
  * (`check-profile-environment.ts`): by design, and silent at launch.
  *
@@ -26,7 +29,8 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ValidationIssue } from '../shared/validation.ts';
 import { ConfigFileError, readJsonFile } from '../sidecar/config/config-file-problems.ts';
-import { loadHostTrustConfig } from '../sidecar/config/sidecar-config.ts';
+import { loadHostTrustConfig, ownFilesNamed } from '../sidecar/config/sidecar-config.ts';
+import { systemExposureReason, systemPathsHere } from '../sidecar/sandbox/index.ts';
 import { configDirFiles } from '../sidecar/config/config-snapshot.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
@@ -89,12 +93,18 @@ function checkHostTrustFile(dir: string, file: string): CheckResult {
 export async function checkConfigDir(dir: string, options: { singleMachine?: boolean } = {}): Promise<FileCheck[]> {
   const store = new TrustProfileStore(join(dir, 'trust-profiles'));
   const singleMachine = options.singleMachine === true && isSingleMachineDir(dir);
+  const sidecarJson = readJsonFile(join(dir, 'sidecar.json'));
+  const files = singleMachine || !sidecarJson.ok ? [] : ownFilesNamed(dir, sidecarJson.json);
   const results: FileCheck[] = [];
   for (const { file, kind } of filesOf(dir)) {
     if (singleMachine && kind === 'sidecar config' && !existsSync(file)) continue;
     const own = singleMachine && kind === 'sidecar config' ? checkHostTrustFile(dir, file) : checkSidecarFile(file, kind);
     const issues: ValidationIssue[] = [...own.issues];
     const warnings: ValidationIssue[] = [...own.warnings];
+    if (issues.length === 0 && kind === 'sidecar config') {
+      const shown = systemExposureReason(dir, files, systemPathsHere(), singleMachine ? 'single-machine' : 'sidecar');
+      if (shown !== null) warnings.push({ path: '(root)', message: shown });
+    }
     if (issues.length === 0) {
       const read = readJsonFile(file);
       const json = read.ok ? (read.json as Record<string, unknown>) : {};
@@ -115,7 +125,7 @@ export async function checkConfigDir(dir: string, options: { singleMachine?: boo
       for (const [path, ref, launches] of named) {
         const problem = await profileProblem(store, ref);
         if (problem !== null) issues.push({ path, message: problem });
-        const exposure = problem === null && launches ? await floorExposure(dir, store, ref, singleMachine ? 'single-machine' : 'sidecar') : null;
+        const exposure = problem === null && launches ? await floorExposure(dir, store, ref, singleMachine ? 'single-machine' : 'sidecar', files) : null;
         if (exposure !== null) warnings.push({ path, message: `trust profile "${ref}" ${exposure}` });
       }
     }

@@ -18,7 +18,7 @@
  * @module
  */
 import { silentLogger } from '../sidecar/log.ts';
-import { grantExposureReason, grantExposures, type ConfigDirRole } from '../sidecar/sandbox/config-dir-exposure.ts';
+import { grantExposureReason, grantExposures, type ConfigDirRole, type OwnFile } from '../sidecar/sandbox/config-dir-exposure.ts';
 import { type HostTrustPolicy, resolveEffectiveTrust } from '../sidecar/trust/host-floor.ts';
 import type { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 
@@ -29,18 +29,19 @@ export const FLOOR_REFUSES = 'an agent that names no trust profile runs under th
  * @param dir The host's config dir.
  * @param store Its `trust-profiles/`.
  * @param ref A floor's profile reference.
+ * @param files The host's own files kept outside the dir (`ownFiles`), kept out as the dir is.
  * @returns Why launches under it alone are refused (begins with "grants"), or `null` when its
  *   grants keep away from the dir or it cannot be loaded (reported elsewhere).
  */
-export async function floorExposure(dir: string, store: TrustProfileStore, ref: string, role: ConfigDirRole = 'sidecar'): Promise<string | null> {
+export async function floorExposure(dir: string, store: TrustProfileStore, ref: string, role: ConfigDirRole = 'sidecar', files: readonly OwnFile[] = []): Promise<string | null> {
   let grants;
   try {
     grants = (await store.load(ref)).effective.filesystemPaths;
   } catch {
     return null;
   }
-  const exposures = grantExposures(dir, grants);
-  return exposures.length === 0 ? null : grantExposureReason(dir, exposures, FLOOR_REFUSES, role);
+  const exposures = grantExposures(dir, grants, files);
+  return exposures.length === 0 ? null : grantExposureReason(dir, exposures, FLOOR_REFUSES, role, files);
 }
 
 export interface LaunchRequest {
@@ -56,11 +57,12 @@ export interface LaunchRequest {
  * @param store Its `trust-profiles/`.
  * @param host sidecar.json's floor and `"allow-uncontained"`.
  * @param request A stdio server of the host, launched for one agent.
+ * @param files As for {@link floorExposure}.
  * @returns Why every such launch is refused, starting "the trust profile it runs under (…)", or
  *   `null` when it is not refused for its grants: no exposing grant, uncontained, or refused for
  *   another reason (a stale pin, no profile at all), which check and doctor report as that.
  */
-export async function launchExposure(dir: string, store: TrustProfileStore, host: HostTrustPolicy, request: LaunchRequest, role: ConfigDirRole = 'sidecar'): Promise<string | null> {
+export async function launchExposure(dir: string, store: TrustProfileStore, host: HostTrustPolicy, request: LaunchRequest, role: ConfigDirRole = 'sidecar', files: readonly OwnFile[] = []): Promise<string | null> {
   let trust;
   try {
     trust = await resolveEffectiveTrust(store, host, request, silentLogger);
@@ -68,10 +70,10 @@ export async function launchExposure(dir: string, store: TrustProfileStore, host
     return null;
   }
   if (trust === null) return null;
-  const exposures = grantExposures(dir, trust.effective.filesystemPaths);
+  const exposures = grantExposures(dir, trust.effective.filesystemPaths, files);
   if (exposures.length === 0) return null;
   const floor = trust.floor === null ? null : request.serverFloor !== undefined ? `the server's own floor "${trust.floor}"` : `the host's floor "${trust.floor}"`;
   const under =
     trust.requested === null ? `${floor}; the agent names none` : floor === null ? `"${trust.requested}", pinned by the agent; no floor` : `"${trust.requested}", pinned by the agent, under ${floor}`;
-  return `the trust profile it runs under (${under}) ${grantExposureReason(dir, exposures, undefined, role)}`;
+  return `the trust profile it runs under (${under}) ${grantExposureReason(dir, exposures, undefined, role, files)}`;
 }

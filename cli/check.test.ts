@@ -553,6 +553,22 @@ describe('switchyard check: a trust profile whose grants contain or lie in the c
     expect(code).toBe(0);
   });
 
+  it('check DIR warns of a floor that grants the folder of a key-file kept outside the config dir, and of a key-file every sandbox would show (review s24)', async () => {
+    const keyFile = join(dir, 'key-outside', 'project', '.keys', 'host.key');
+    const { home, configDir } = await setUp('key-outside', { sidecar: { 'trust-profile': 'workspace', 'key-file': keyFile } });
+    const granted = await switchyard('check', configDir);
+    expect(granted.stdout).toContain(
+      `  warning: trust-profile: trust profile "workspace" grants "${join(home, 'project')}", which contains the sidecar's host key file (key-file: ${keyFile}), and an agent that names no trust profile`,
+    );
+    expect(granted.code).toBe(0);
+    const { configDir: underUsr } = await setUp('key-under-usr', { sidecar: { 'trust-profile': 'workspace', 'key-file': '/usr/share/switchyard-review-s24/host.key' } });
+    const shown = await switchyard('check', underUsr);
+    expect(shown.stdout).toContain(
+      `${join(underUsr, 'sidecar.json')}: ok (sidecar config, 1 warning)\n  warning: (root): the sidecar's host key file (key-file: /usr/share/switchyard-review-s24/host.key) lies in "/usr", which every sandbox shows read-only: every contained launch is refused (launch-failed); move the key file out of those folders\n`,
+    );
+    expect(shown.code).toBe(0);
+  });
+
   it('check DIR warns about a server\'s own floor in its mcp.json entry the same way', async () => {
     const { configDir } = await setUp('home-server-floor', { sidecar: {}, floors: { files: 'home', other: 'workspace' } });
     const { code, stdout } = await switchyard('check', configDir);

@@ -26,7 +26,7 @@ describe('doctor: a server the worker routes here that this host runs for no age
   mkdirSync(join(dir, 'mcp-servers'), { recursive: true });
   writeFileSync(join(dir, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: { mem: { command: 'npx' }, own: { command: 'npx', 'trust-profile': 'floor' } } }));
   // As sidecar init writes it: no floor, no allow-uncontained.
-  const host = { configDir: dir, entityId: 'laptop', user: 'alice', allowUncontained: false } as SidecarConfig;
+  const host = { configDir: dir, keyFile: join(dir, 'host.key'), entityId: 'laptop', user: 'alice', allowUncontained: false } as SidecarConfig;
   const pinned = { ref: 'workspace', revision: `sha256:${'0'.repeat(64)}`, agents: ['alice'] };
   const byName = async (config: SidecarConfig, profiles: (typeof pinned)[]) =>
     Object.fromEntries((await expectationChecks(config, { servers: ['mem', 'own'], 'trust-profiles': profiles })).map((c) => [c.name, c]));
@@ -65,7 +65,7 @@ describe('doctor: a trust profile whose grants contain or lie in the config dir'
   writeFileSync(join(dir, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: { files: server, web: { url: 'https://example.com/mcp' } } }));
   writeFileSync(join(dir, 'trust-profiles', 'home.json'), JSON.stringify({ 'filesystem-paths': [{ 'source-path': home, 'access-mode': 'read-only' }], 'network-capabilities': [] }));
   writeFileSync(join(dir, 'trust-profiles', 'workspace.json'), JSON.stringify({ 'filesystem-paths': [{ 'source-path': join(home, 'project'), 'access-mode': 'read-write' }], 'network-capabilities': [] }));
-  const host = { configDir: dir, entityId: 'laptop', user: 'alice', allowUncontained: false, trustFloor: 'home' } as SidecarConfig;
+  const host = { configDir: dir, keyFile: join(dir, 'host.key'), entityId: 'laptop', user: 'alice', allowUncontained: false, trustFloor: 'home' } as SidecarConfig;
   const revisionOf = async (ref: string) => (await new TrustProfileStore(join(dir, 'trust-profiles')).load(ref)).revision;
   const byName = async (config: SidecarConfig, profiles: Array<{ ref: string; revision: string; agents: string[] }>) =>
     Object.fromEntries((await expectationChecks(config, { servers: ['files', 'web'], 'trust-profiles': profiles })).map((c) => [c.name, c]));

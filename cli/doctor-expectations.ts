@@ -20,7 +20,7 @@
  */
 import { join } from 'node:path';
 import type { HostExpectations } from '../shared/link/host-expectations.ts';
-import type { SidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { ownFiles, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import type { ServerConfig } from '../sidecar/host/server-config.ts';
 import { type HostTrustPolicy, refusedForWantOfProfile } from '../sidecar/trust/host-floor.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
@@ -49,7 +49,7 @@ async function serverCheck(
   const check = await trustCheck(config, name, listed, policy, noneProfiled);
   if (!check.ok || listed?.server.kind !== 'stdio') return check;
   // An agent that names no profile runs under the floor alone.
-  const why = await launchExposure(config.configDir, store, policy, { server: name, serverFloor: listed.server.trustProfile });
+  const why = await launchExposure(config.configDir, store, policy, { server: name, serverFloor: listed.server.trustProfile }, 'sidecar', ownFiles(config));
   if (why === null) return check;
   if (!noneProfiled) return { ...check, detail: `${check.detail}; an agent that names no trust profile is refused it (launch-failed): ${why}` };
   return {
@@ -118,7 +118,7 @@ export async function expectationChecks(config: SidecarConfig, expects: HostExpe
     if (current === revision) {
       const refused: Array<{ server: string; why: string }> = [];
       for (const { name: server, serverFloor } of launched) {
-        const why = await launchExposure(config.configDir, store, policy, { server, serverFloor, requested: { ref, revision } });
+        const why = await launchExposure(config.configDir, store, policy, { server, serverFloor, requested: { ref, revision } }, 'sidecar', ownFiles(config));
         if (why !== null) refused.push({ server, why });
       }
       const servers = refused.map((r) => `"${r.server}"`).join(', ');

@@ -38,7 +38,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createInMemoryChannelPair, type ChannelTransport } from '../shared/channel-transport.ts';
 import { WireError } from '../shared/errors.ts';
 import type { HostExpectations } from '../shared/link/host-expectations.ts';
-import type { SidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { ownFiles, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { createSidecarComposition, type SidecarComposition } from '../sidecar/host/composition.ts';
 import { LEGACY_PROTOCOL_VERSION } from '../sidecar/host/modern/legacy-instance.ts';
 import type { ServerConfig } from '../sidecar/host/server-config.ts';
@@ -111,6 +111,7 @@ export async function launchChecks(config: SidecarConfig, expects: HostExpectati
     user: config.user,
     log: capturingLogger(sink),
     sandbox: config.sandbox,
+    compile: { ownFiles: ownFiles(config) },
     trust: policy,
     limits: config.limits,
   });

@@ -20,11 +20,12 @@
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { ownFiles, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import type { HostExpectations } from '../shared/link/host-expectations.ts';
 import { loadHostKey, type HostKey } from '../sidecar/link/host-key.ts';
 import { resolveStdioCommand } from '../sidecar/process/stdio-command-resolver.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
+import { systemExposureReason, systemPathsHere } from '../sidecar/sandbox/index.ts';
 import { floorExposure } from './check-exposure.ts';
 import type { DoctorCheck } from './doctor.ts';
 import { LocalError } from '../shared/errors.ts';
@@ -99,7 +100,7 @@ async function profileChecks(config: SidecarConfig, program: Program): Promise<D
   const checks: DoctorCheck[] = [];
   const floor = config.trustFloor;
   for (const entry of await store.list()) {
-    const exposure = !('error' in entry) && entry.ref === floor ? await floorExposure(config.configDir, store, entry.ref) : null;
+    const exposure = !('error' in entry) && entry.ref === floor ? await floorExposure(config.configDir, store, entry.ref, 'sidecar', ownFiles(config)) : null;
     checks.push(
       'error' in entry
         ? { name: `trust profile "${entry.ref}"`, ok: false, detail: entry.error, fix: fixFile(program, config.configDir, join(store.dir, `${entry.ref}.json`)) }
@@ -166,6 +167,8 @@ export async function runWorkstationDoctor(dir: string, options: { linkTimeoutMs
   } catch (error) {
     checks.push(hostKeyProblem(config, dir, program, error));
   }
+  const shown = systemExposureReason(config.configDir, ownFiles(config), systemPathsHere());
+  if (shown !== null) checks.push({ name: 'contained launches', ok: false, detail: shown, fix: 'Keep the config dir, key-file and audit.file out of /usr, /bin, /sbin, /lib* and the parts of /etc a sandbox shows' });
   if (key !== undefined) {
     const probe = await probeLink({ worker: config.worker, entityId: config.entityId, key, ...(options.linkTimeoutMs !== undefined ? { timeoutMs: options.linkTimeoutMs } : {}) });
     checks.push(linkCheck(config, probe, dir, options.worker));

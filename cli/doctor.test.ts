@@ -206,6 +206,24 @@ describe('switchyard doctor --config-dir: a sidecar.json that cannot be read', (
     expect(key?.fix).toBe(`Run switchyard sidecar init --config-dir ${dir} --worker http://127.0.0.1:8787 --entity-id laptop to write one, then run the host add line it prints on the worker's machine`);
   });
 
+  it('fails contained launches for a key-file every sandbox would show (review s24: under /usr, a contained server could read it)', async () => {
+    const dir = join(root, 'key-under-usr');
+    mkdirSync(dir, { recursive: true });
+    const keyFile = '/usr/share/switchyard-review-s24/host.key';
+    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop', 'key-file': keyFile }));
+    const check = (await runWorkstationDoctor(dir)).find((c) => c.name === 'contained launches');
+    expect(check).toEqual({
+      name: 'contained launches',
+      ok: false,
+      detail: `the sidecar's host key file (key-file: ${keyFile}) lies in "/usr", which every sandbox shows read-only: every contained launch is refused (launch-failed); move the key file out of those folders`,
+      fix: 'Keep the config dir, key-file and audit.file out of /usr, /bin, /sbin, /lib* and the parts of /etc a sandbox shows',
+    });
+    writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop' }));
+    const checks = await runWorkstationDoctor(dir);
+    expect(checks.map((c) => c.name)).toContain('host key');
+    expect(checks.map((c) => c.name)).not.toContain('contained launches');
+  });
+
   it('fixes a host key other users may read with chmod, not with a new identity the worker would refuse', async () => {
     const dir = join(root, 'loose-key');
     mkdirSync(dir, { recursive: true });

@@ -15,7 +15,7 @@ import { createSidecarComposition, type SidecarComposition } from '../sidecar/ho
 import { createLogger, type Logger } from '../sidecar/log.ts';
 import { parseLogLevel } from '../shared/log.ts';
 import { auditWriter } from '../sidecar/audit/audit-writer.ts';
-import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { loadSidecarConfig, ownFiles, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { loadHostKey } from '../sidecar/link/host-key.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
@@ -25,7 +25,7 @@ import { FULL_CLI, type Program } from './program.ts';
 import { stopOnSignals } from './signals.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { inheritableDescriptors } from '../sidecar/process/inherited-fds.ts';
-import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
+import { bubblewrapProbe, systemExposureReason, systemPathsHere } from '../sidecar/sandbox/index.ts';
 
 export function configDirFrom(values: { 'config-dir'?: string | undefined }, program: Program = FULL_CLI): string {
   const dir = values['config-dir'] ?? process.env.SWITCHYARD_CONFIG_DIR;
@@ -53,6 +53,8 @@ export async function startSidecar(
   onLinked?: () => void,
 ): Promise<SidecarComposition> {
   const key = await loadHostKey(config.keyFile);
+  const shown = systemExposureReason(config.configDir, ownFiles(config), systemPathsHere());
+  if (shown !== null) log.warn('Every contained launch will be refused', { why: shown });
   const sidecar = createSidecarComposition({
     snapshot,
     configDir: config.configDir,
@@ -64,6 +66,7 @@ export async function startSidecar(
     executor: { onSpawn: (attempt) => log.info('Server spawned', { pid: attempt.pid ?? null, backend: attempt.backend }) },
     link: { backoff: backoffFromEnv(), ...(onLinked !== undefined ? { onLinked } : {}) },
     sandbox: config.sandbox,
+    compile: { ownFiles: ownFiles(config) },
     trust: { ...(config.trustFloor !== undefined ? { floor: config.trustFloor } : {}), allowUncontained: config.allowUncontained },
     ...(config.modernInstanceIdleSeconds !== undefined ? { modernInstanceIdleSeconds: config.modernInstanceIdleSeconds } : {}),
     audit: { ...(config.audit !== undefined ? { config: config.audit } : {}), write: auditWriter(config.audit?.file, logLevel, join(config.configDir, 'sidecar.json'), log) },

@@ -24,6 +24,7 @@ import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
 import { CLEARTEXT_REMOTE_MESSAGE, isCleartextRemote } from '../link/worker-url.ts';
 import { DEFAULT_HOST_PROCESSES, DEFAULT_PROCESSES_PER_AGENT } from '../host/process-budget.ts';
 import { DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE, defaultLaunchBurst } from '../host/launch-rate.ts';
+import type { OwnFile } from '../sandbox/config-dir-exposure.ts';
 
 /** The default RLIMIT_DATA of every server process, in MiB. */
 export const DEFAULT_MEMORY_LIMIT_MIB = 4096;
@@ -58,7 +59,7 @@ export const SidecarConfigSchema = z
     'entity-id': EntityIdSchema.check(z.describe('This host\'s entity id, as listed under "hosts" in the worker config')),
     'key-file': z
       .optional(z.string().check(z.minLength(1)))
-      .check(z.meta({ default: DEFAULT_KEY_FILE }), z.describe('This host\'s Ed25519 private key, written by switchyard sidecar init (relative to the config dir)')),
+      .check(z.meta({ default: DEFAULT_KEY_FILE }), z.describe('This host\'s Ed25519 private key, written by switchyard sidecar init (relative to the config dir); kept out of every sandbox, as the config dir is')),
     user: z.optional(UserNameSchema).check(z.describe('Selects users/<user>/mcp-servers; defaults to the OS user')),
     sandbox: z
       .optional(
@@ -151,6 +152,27 @@ export interface SidecarConfig {
   limits: SidecarLimits;
 }
 
+/**
+ * The host key and the audit file, which sidecar.json may keep outside the config dir: no sandbox
+ * may see them either (`config-dir-exposure.ts`).
+ */
+export function ownFiles(config: { readonly keyFile: string; readonly audit?: { readonly file?: string } }): OwnFile[] {
+  return [{ path: config.keyFile, key: 'key-file' }, ...(config.audit?.file !== undefined ? [{ path: config.audit.file, key: 'audit.file' as const }] : [])];
+}
+
+/** {@link ownFiles} of a sidecar.json's JSON as it stands, for `check`, which reads a file that may not load whole. */
+export function ownFilesNamed(configDir: string, json: unknown): OwnFile[] {
+  const file = typeof json === 'object' && json !== null ? (json as { 'key-file'?: unknown; audit?: { file?: unknown } }) : {};
+  const keyFile = typeof file['key-file'] === 'string' ? file['key-file'] : DEFAULT_KEY_FILE;
+  const auditFile = typeof file.audit === 'object' && file.audit !== null && typeof file.audit.file === 'string' ? file.audit.file : undefined;
+  return ownFiles({ keyFile: inConfigDir(configDir, keyFile), ...(auditFile !== undefined ? { audit: { file: inConfigDir(configDir, auditFile) } } : {}) });
+}
+
+/** A path sidecar.json names, relative to the config dir unless absolute. */
+function inConfigDir(configDir: string, path: string): string {
+  return isAbsolute(path) ? path : join(configDir, path);
+}
+
 export interface SidecarLimits {
   processesPerAgent: number;
   processes: number;
@@ -212,14 +234,14 @@ export function loadSidecarConfig(
     configDir,
     worker: file.worker,
     entityId: file['entity-id'],
-    keyFile: isAbsolute(keyFile) ? keyFile : join(configDir, keyFile),
+    keyFile: inConfigDir(configDir, keyFile),
     user: file.user ?? osUserName(),
     sandbox: { tmpSizeMib: file.sandbox?.['tmp-size-mib'] ?? DEFAULT_TMP_SIZE_MIB },
     ...(file['trust-profile'] !== undefined ? { trustFloor: file['trust-profile'] } : {}),
     allowUncontained: file['allow-uncontained'] ?? false,
     ...(file['modern-instance-idle-seconds'] !== undefined ? { modernInstanceIdleSeconds: file['modern-instance-idle-seconds'] } : {}),
     ...(file.audit !== undefined
-      ? { audit: { ...file.audit, ...(file.audit.file !== undefined ? { file: isAbsolute(file.audit.file) ? file.audit.file : join(configDir, file.audit.file) } : {}) } }
+      ? { audit: { ...file.audit, ...(file.audit.file !== undefined ? { file: inConfigDir(configDir, file.audit.file) } : {}) } }
       : {}),
     ...(file['warm-pool'] !== undefined ? { warmPool: warmPoolSettings(file['warm-pool']) } : {}),
     limits: {

@@ -217,7 +217,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   };
 }
 
-// Every compile knows the config dir, so no sandbox ever sees the host key (DESIGN §5).
+// Every compile knows the config dir (and `compile.ownFiles`, the key and audit files kept outside it), so no sandbox ever sees the host key (DESIGN §5).
 function compileOptions(config: SidecarCompositionConfig, sandbox: SidecarCompositionConfig['sandbox'], log: Logger): RemoteMcpHostHandlerOptions['compile'] {
   return { configDir: config.configDir, log, ...(sandbox ? { tmpSizeBytes: sandbox.tmpSizeMib * 1024 * 1024 } : {}), ...config.compile };
 }

@@ -6,8 +6,8 @@ import { WireError } from '../../shared/errors.ts';
 import { parseMcpServersFile } from '../host/server-config.ts';
 import { createLogger } from '../log.ts';
 import { type EffectiveProfile, NEUTRAL_PROFILE } from '../trust/effective-profile.ts';
-import { configDirExposures, configDirWarnings, grantExposureReason, grantExposures } from './config-dir-exposure.ts';
-import { compileContainment, type ContainmentLaunch, type ContainmentProbe } from './index.ts';
+import { configDirExposures, configDirWarnings, grantExposureReason, grantExposures, systemExposureReason } from './config-dir-exposure.ts';
+import { compileContainment, type ContainmentLaunch, type ContainmentProbe, systemPathsHere } from './index.ts';
 
 const NODE = process.execPath;
 let root: string;
@@ -130,6 +130,46 @@ describe('compileContainment with the config dir', () => {
   it('compiles a launch that keeps away from the config dir, and leaves an uncontained one alone', async () => {
     expect(await compile({ file: NODE, args: [join(root, 'elsewhere', 'server.mjs')], cwd: join(root, 'elsewhere', 'work') })).toMatchObject({ backend: 'bubblewrap' });
     expect(await compile({ file: NODE, args: [join(configDir, 'server.mjs')], cwd: configDir }, NEUTRAL_PROFILE)).toBeNull();
+  });
+});
+
+describe('the own files kept outside the config dir, and the system folders every sandbox shows (review s24)', () => {
+  const grant = (p: string) => ({ sourcePath: p, targetPath: p, accessMode: 'read-only' as const });
+  const keyFile = () => join(root, 'grant', 'keys', 'host.key');
+  const files = () => [{ path: keyFile(), key: 'key-file' as const }, { path: join(root, 'logs', 'audit.log'), key: 'audit.file' as const }];
+
+  it('finds a grant around the key file or the audit file, naming which', () => {
+    expect(grantExposures(configDir, [grant(join(root, 'grant')), grant(join(root, 'logs')), grant(join(root, 'elsewhere'))], files())).toEqual([
+      { path: join(root, 'grant'), by: 'grant', of: 'key-file' },
+      { path: join(root, 'logs'), by: 'grant', of: 'audit.file' },
+    ]);
+    expect(grantExposures(configDir, [grant(join(root, 'grant'))])).toEqual([]);
+  });
+
+  it('says which file and where on the operator\'s machine, and not where in a refusal that may cross the link', async () => {
+    expect(grantExposureReason(configDir, grantExposures(configDir, [grant(join(root, 'grant'))], files()), undefined, 'sidecar', files())).toBe(
+      `grants "${join(root, 'grant')}", which contains the sidecar's host key file (key-file: ${keyFile()}), and a contained launch that would show any of it is refused; grant narrower paths in the profile, or move the key file out of the granted tree`,
+    );
+    const error = await compileContainment({ ...strict, filesystemPaths: [grant(join(root, 'grant'))] }, { file: NODE, args: [] }, { revision: 'sha256:r', platform: 'linux', probe: bwrapInstalled, configDir, ownFiles: files(), home }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ reason: 'launch-failed', detail: { exposedBy: 'grant' } });
+    expect((error as Error).message).toBe(
+      "Contained server cannot start: its trust profile grants a path that contains or lies in the sidecar's host key file (key-file) inside the sandbox: on the host, grant narrower paths in the profile, or move the key file out of the granted tree; the sidecar log names the path",
+    );
+  });
+
+  it('refuses every contained launch when the config dir or an own file lies in a folder the backend always mounts', async () => {
+    const under = '/usr/local/etc/switchyard-review-s24';
+    expect(configDirExposures(under, { file: NODE, args: [] }, { home, system: ['/usr', '/lib'] })).toContainEqual({ path: '/usr', by: 'system' });
+    const error = await compileContainment(strict, { file: '/bin/true', args: [] }, { revision: 'sha256:r', platform: 'linux', probe: bwrapInstalled, configDir: under, home }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ reason: 'launch-failed', detail: { exposedBy: 'system' } });
+    expect((error as Error).message).toContain('the system folders every sandbox shows read-only (/usr, /lib, parts of /etc) would expose the sidecar\'s config dir');
+    const keyUnderEtc = await compileContainment(strict, { file: '/bin/true', args: [] }, { revision: 'sha256:r', platform: 'linux', probe: bwrapInstalled, configDir, ownFiles: [{ path: '/etc/ssl/certs/host.key', key: 'key-file' }], home }).catch((e: unknown) => e);
+    expect(keyUnderEtc).toMatchObject({ reason: 'launch-failed', detail: { exposedBy: 'system' } });
+    expect(systemExposureReason(under, [], ['/usr'])).toBe(
+      `the sidecar config dir (${under}, which holds the host key) lies in "/usr", which every sandbox shows read-only: every contained launch is refused (launch-failed); move the config dir out of those folders`,
+    );
+    expect(systemExposureReason(configDir, files(), systemPathsHere('linux'))).toBeNull();
+    expect(systemPathsHere('win32')).toEqual([]);
   });
 });
 

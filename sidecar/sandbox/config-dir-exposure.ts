@@ -9,6 +9,11 @@
  * compared as given and as real paths, since bubblewrap mounts what a symlink points to. A relative
  * `"cwd": "."` in an mcp.json is the config dir itself (`server-config.ts` resolves it there).
  *
+ * The host key and the audit file may be kept outside the dir (`key-file`, `audit.file`): each is
+ * kept out of every sandbox as the dir is ({@link OwnFile}). So are they all from the folders the
+ * backend shows every sandbox (bubblewrap's `/usr`, `/lib`, parts of `/etc`): a config dir kept
+ * under `/usr/local/etc` would otherwise be readable by any contained server.
+ *
  * The compiler refuses such a launch (`compileContainment`); {@link configDirWarnings} tells
  * `switchyard check` the same thing about an mcp.json before anything runs.
  *
@@ -24,8 +29,14 @@ import { isWithin } from '../trust/filesystem-grants.ts';
 import type { FilesystemGrant } from '../trust/effective-profile.ts';
 import { type ContainmentLaunch, type LaunchPart, launchPaths } from './launch-paths.ts';
 
-/** What would carry the config dir into the sandbox. */
-export type ExposedBy = LaunchPart | 'grant';
+/** What would carry the config dir into the sandbox: a launch root, a grant, or the backend's system mounts. */
+export type ExposedBy = LaunchPart | 'grant' | 'system';
+
+/** A file of the sidecar's own that it may keep outside its config dir, by its sidecar.json key. */
+export interface OwnFile {
+  readonly path: string;
+  readonly key: 'key-file' | 'audit.file';
+}
 
 /**
  * Whose config dir it is, for the words of a refusal: a sidecar's (the host key in it) or that of
@@ -43,6 +54,18 @@ export interface ConfigDirExposure {
   /** The host path that would be mounted. */
   readonly path: string;
   readonly by: ExposedBy;
+  /** The own file it shows, when it shows one kept outside the dir and nothing of the dir. */
+  readonly of?: OwnFile['key'];
+}
+
+/** The config dir's and the own files' spellings, compared against what would be mounted. */
+interface Protected {
+  readonly dir: readonly string[];
+  readonly files: ReadonlyArray<{ readonly spellings: readonly string[]; readonly key: OwnFile['key'] }>;
+}
+
+function protectedPaths(configDir: string, files: readonly OwnFile[]): Protected {
+  return { dir: spellings(configDir), files: files.map((f) => ({ spellings: spellings(f.path), key: f.key })) };
 }
 
 function spellings(path: string): string[] {
@@ -54,9 +77,15 @@ function spellings(path: string): string[] {
   }
 }
 
-/** Whether mounting `path` would show anything of `configDir` (either lies within the other). */
-function touches(path: string, configDirs: readonly string[]): boolean {
-  return spellings(path).some((p) => configDirs.some((c) => isWithin(p, c) || isWithin(c, p)));
+/**
+ * What mounting `path` would show: the config dir (either lies within the other), else the first
+ * own file within it; `null` when nothing.
+ */
+function shows(path: string, own: Protected): { of?: OwnFile['key'] } | null {
+  const mounted = spellings(path);
+  if (mounted.some((p) => own.dir.some((c) => isWithin(p, c) || isWithin(c, p)))) return {};
+  const file = own.files.find((f) => mounted.some((p) => f.spellings.some((c) => isWithin(c, p))));
+  return file === undefined ? null : { of: file.key };
 }
 
 /**
@@ -64,7 +93,8 @@ function touches(path: string, configDirs: readonly string[]): boolean {
  *
  * @param configDir The sidecar config dir (absolute).
  * @param launch The launch, its command resolved to an absolute path.
- * @param options `home`: the sidecar user's home (default `os.homedir()`); `grants`: the profile's.
+ * @param options `home`: the sidecar user's home (default `os.homedir()`); `grants`: the profile's;
+ *   `files`: the own files kept out too; `system`: what the backend mounts in every sandbox.
  * @returns The exposing mounts, empty when the launch exposes nothing of the dir.
  * @example A server kept in the config dir
  * ```ts
@@ -75,18 +105,20 @@ function touches(path: string, configDirs: readonly string[]): boolean {
 export function configDirExposures(
   configDir: string,
   launch: ContainmentLaunch,
-  options: { readonly home?: string; readonly grants?: readonly FilesystemGrant[] } = {},
+  options: { readonly home?: string; readonly grants?: readonly FilesystemGrant[]; readonly files?: readonly OwnFile[]; readonly system?: readonly string[] } = {},
 ): ConfigDirExposure[] {
-  const configDirs = spellings(configDir);
+  const own = protectedPaths(configDir, options.files ?? []);
   const found: ConfigDirExposure[] = [];
   const seen = new Set<string>();
   const add = (path: string, by: ExposedBy) => {
-    if (seen.has(`${by}:${path}`) || !touches(path, configDirs)) return;
+    const shown = seen.has(`${by}:${path}`) ? null : shows(path, own);
+    if (shown === null) return;
     seen.add(`${by}:${path}`);
-    found.push({ path, by });
+    found.push({ path, by, ...shown });
   };
   for (const root of launchPaths(launch, options.home ?? homedir(), options.grants).roots) add(root.path, root.for);
-  return [...found, ...grantExposures(configDir, options.grants ?? [])];
+  for (const path of options.system ?? []) add(path, 'system');
+  return [...found, ...grantExposures(configDir, options.grants ?? [], options.files)];
 }
 
 /**
@@ -96,17 +128,20 @@ export function configDirExposures(
  *
  * @param configDir The sidecar config dir (absolute).
  * @param grants An effective profile's filesystem grants.
- * @returns The exposing grants (`by: 'grant'`), empty when none shows anything of the dir.
+ * @param files The own files kept outside the dir ({@link ownFiles}), kept out too.
+ * @returns The exposing grants (`by: 'grant'`), empty when none shows anything of the dir or files.
  * @example The README's layout: a profile granting the home around `~/.config/switchyard`
  * ```ts
  * grantExposures('/home/alice/.config/switchyard', [{ sourcePath: '/home/alice', targetPath: '/home/alice', accessMode: 'read-only' }]);
  * // [{ path: '/home/alice', by: 'grant' }]
  * ```
  */
-export function grantExposures(configDir: string, grants: readonly FilesystemGrant[]): ConfigDirExposure[] {
-  const configDirs = spellings(configDir);
-  const paths = [...new Set(grants.map((g) => g.sourcePath))];
-  return paths.filter((path) => touches(path, configDirs)).map((path) => ({ path, by: 'grant' as const }));
+export function grantExposures(configDir: string, grants: readonly FilesystemGrant[], files: readonly OwnFile[] = []): ConfigDirExposure[] {
+  const own = protectedPaths(configDir, files);
+  return [...new Set(grants.map((g) => g.sourcePath))].flatMap((path) => {
+    const shown = shows(path, own);
+    return shown === null ? [] : [{ path, by: 'grant' as const, ...shown }];
+  });
 }
 
 /**
@@ -115,27 +150,80 @@ export function grantExposures(configDir: string, grants: readonly FilesystemGra
  * that crosses the link does not, {@link configDirRefusal}). Begins with "grants"; `refused` says
  * which launches are refused, when not every one under the profile is (a floor an agent narrows).
  */
-export function grantExposureReason(configDir: string, exposures: readonly ConfigDirExposure[], refused = 'a contained launch that would show any of it is refused', role: ConfigDirRole = 'sidecar'): string {
+export function grantExposureReason(
+  configDir: string,
+  exposures: readonly ConfigDirExposure[],
+  refused = 'a contained launch that would show any of it is refused',
+  role: ConfigDirRole = 'sidecar',
+  files: readonly OwnFile[] = [],
+): string {
   const configDirs = spellings(configDir);
-  const around = exposures.filter((e) => spellings(e.path).some((p) => configDirs.some((c) => isWithin(c, p)))).length;
-  const relation = around === exposures.length ? 'contains' : around === 0 ? 'lies in' : 'contains or lies in';
-  const paths = exposures.map((e) => `"${e.path}"`).join(', ');
-  return `grants ${paths}, which ${relation} ${DIR_NAMED[role](configDir)}, and ${refused}; ${FIX.grant}`;
+  const targets = [...new Set(exposures.map((e) => e.of))];
+  const parts = targets.map((of) => {
+    const these = exposures.filter((e) => e.of === of);
+    const around = of === undefined ? these.filter((e) => spellings(e.path).some((p) => configDirs.some((c) => isWithin(c, p)))).length : these.length;
+    const relation = around === these.length ? 'contains' : around === 0 ? 'lies in' : 'contains or lies in';
+    const file = files.find((f) => f.key === of);
+    return `${these.map((e) => `"${e.path}"`).join(', ')}, which ${relation} ${of === undefined ? DIR_NAMED[role](configDir) : OWN_FILE_NAMED[of](file?.path)}`;
+  });
+  return `grants ${parts.join(', and ')}, and ${refused}; ${fix('grant', targets[0])}`;
 }
+
+const OWN_FILE_NAMED: Record<OwnFile['key'], (path?: string) => string> = {
+  'key-file': (path) => (path === undefined ? "the sidecar's host key file (key-file)" : `the sidecar's host key file (key-file: ${path})`),
+  'audit.file': (path) => (path === undefined ? "the sidecar's audit file (audit.file)" : `the sidecar's audit file (audit.file: ${path})`),
+};
 
 const WHAT: Record<ExposedBy, string> = {
   cwd: 'its working directory',
   command: 'its command (or the install dir around it)',
   script: 'its script (or the install dir around it)',
   grant: 'its trust profile grants a path that',
+  system: 'the system folders every sandbox shows read-only (/usr, /lib, parts of /etc)',
 };
 
-const FIX: Record<ExposedBy, string> = {
-  cwd: 'give the server an absolute "cwd" outside the config dir (a relative one is relative to the config dir)',
-  command: 'install the server outside the config dir',
-  script: 'keep the server\'s files outside the config dir',
-  grant: 'grant narrower paths in the profile, or move the config dir out of the granted tree',
-};
+/** What to do on the host, for what is shown: the config dir, or an own file kept outside it. */
+function fix(by: ExposedBy, of: OwnFile['key'] | undefined): string {
+  const place = of === undefined ? 'the config dir' : of === 'key-file' ? "the key file's folder" : "the audit file's folder";
+  const movable = of === undefined ? 'the config dir' : of === 'key-file' ? 'the key file' : 'the audit file';
+  switch (by) {
+    case 'cwd':
+      return `give the server an absolute "cwd" outside ${place} (a relative one is relative to the config dir)`;
+    case 'command':
+      return `install the server outside ${place}`;
+    case 'script':
+      return `keep the server's files outside ${place}`;
+    case 'grant':
+      return `grant narrower paths in the profile, or move ${movable} out of the granted tree`;
+    case 'system':
+      return `move ${movable} out of those folders`;
+  }
+}
+
+/**
+ * For the sidecar's start, `check` and `doctor`: whether the backend's system mounts would show the
+ * config dir or an own file to every sandbox, which refuses every contained launch whatever the
+ * profile or server.
+ *
+ * @param system What the backend mounts in every sandbox (`systemPathsHere()`).
+ * @returns Why, naming the paths (for the operator's machine), or `null`.
+ * @example A config dir kept under `/usr/local/etc`
+ * ```ts
+ * systemExposureReason('/usr/local/etc/switchyard', [], ['/usr']);
+ * // 'the sidecar config dir (/usr/local/etc/switchyard, which holds the host key) lies in "/usr", which every sandbox shows read-only: …'
+ * ```
+ */
+export function systemExposureReason(configDir: string, files: readonly OwnFile[], system: readonly string[], role: ConfigDirRole = 'sidecar'): string | null {
+  const own = protectedPaths(configDir, files);
+  for (const path of system) {
+    const shown = shows(path, own);
+    if (shown === null) continue;
+    const target = shown.of === undefined ? DIR_NAMED[role](configDir) : OWN_FILE_NAMED[shown.of](files.find((f) => f.key === shown.of)?.path);
+    const relation = shown.of === undefined && own.dir.some((c) => spellings(path).some((p) => isWithin(p, c))) ? 'holds' : 'lies in';
+    return `${target} ${relation} "${path}", which every sandbox shows read-only: every contained launch is refused (launch-failed); ${fix('system', shown.of)}`;
+  }
+  return null;
+}
 
 /**
  * The sentence that says why a launch is refused and what to do, without naming a path (it may
@@ -144,7 +232,8 @@ const FIX: Record<ExposedBy, string> = {
 export function configDirRefusal(exposure: ConfigDirExposure, server?: string, role: ConfigDirRole = 'sidecar'): string {
   const who = server === undefined ? 'Contained server' : `Server "${server}"`;
   const verb = exposure.by === 'grant' ? 'contains or lies in' : 'would expose';
-  return `${who} cannot start: ${WHAT[exposure.by]} ${verb} ${DIR_NAMED[role]()} inside the sandbox: on the host, ${FIX[exposure.by]}; the ${role === 'sidecar' ? 'sidecar' : 'worker'} log names the path`;
+  const shown = exposure.of === undefined ? DIR_NAMED[role]() : OWN_FILE_NAMED[exposure.of]();
+  return `${who} cannot start: ${WHAT[exposure.by]} ${verb} ${shown} inside the sandbox: on the host, ${fix(exposure.by, exposure.of)}; the ${role === 'sidecar' ? 'sidecar' : 'worker'} log names the path`;
 }
 
 /** A stdio server entry as `server-config.ts` parses it (`cwd` already resolved against the config dir). */
@@ -202,7 +291,7 @@ export function configDirWarnings(
       const key = by === 'cwd' ? 'cwd' : by === 'command' ? 'command' : 'args';
       issues.push({
         path: joinPath(['mcpServers', name, key]),
-        message: `a contained launch is refused: ${WHAT[by]} would expose the sidecar config dir inside the sandbox (${paths}); ${FIX[by]}`,
+        message: `a contained launch is refused: ${WHAT[by]} would expose the sidecar config dir inside the sandbox (${paths}); ${fix(by, undefined)}`,
       });
     }
   }

@@ -17,7 +17,7 @@ import { type Logger, silentLogger } from '../log.ts';
 import { constrainsProcess, type EffectiveProfile } from '../trust/effective-profile.ts';
 import type { ContainmentProbe } from './availability.ts';
 import { bubblewrapBackend } from './bubblewrap/bubblewrap-backend.ts';
-import { configDirExposures, configDirRefusal, type ConfigDirRole } from './config-dir-exposure.ts';
+import { configDirExposures, configDirRefusal, type ConfigDirRole, type OwnFile } from './config-dir-exposure.ts';
 import type { ContainmentPolicy } from './containment-policy.ts';
 import type { ContainmentLaunch } from './launch-paths.ts';
 import { containedLaunch, type PolicyFields, type SandboxBackend } from './sandbox-backend.ts';
@@ -27,7 +27,7 @@ import type { ContainedLaunch } from '../process/contained-launch.ts';
 export type { BackendAvailability, ContainmentProbe } from './availability.ts';
 export { bubblewrapExecutable, bubblewrapProbe } from './bubblewrap/bubblewrap-probe.ts';
 export { NSENTER, userModeNetworkExecutable, userModeNetworkProbe } from './bubblewrap/user-mode-network.ts';
-export { configDirExposures, configDirWarnings, type ConfigDirExposure } from './config-dir-exposure.ts';
+export { configDirExposures, configDirWarnings, systemExposureReason, type ConfigDirExposure, type OwnFile } from './config-dir-exposure.ts';
 export { seatbeltProbe } from './seatbelt/seatbelt-probe.ts';
 export type { BubblewrapPolicy, ContainmentPolicy, SeatbeltPolicy } from './containment-policy.ts';
 export type { ContainmentLaunch } from './launch-paths.ts';
@@ -59,6 +59,8 @@ export interface CompileOptions {
   readonly home?: string;
   /** The sidecar's config dir: a launch that would expose any of it is refused. */
   readonly configDir?: string;
+  /** The sidecar's own files kept outside the config dir (`key-file`, `audit.file`): refused as the dir is. */
+  readonly ownFiles?: readonly OwnFile[];
   /** Whose dir `configDir` is, for the refusal's words; a sidecar's by default. */
   readonly configDirRole?: ConfigDirRole;
   /** The server being compiled for, named in refusals. */
@@ -89,7 +91,6 @@ export const DEFAULT_TMP_SIZE_BYTES = 64 * 1024 * 1024;
 export async function compileContainment(effective: EffectiveProfile, launch: ContainmentLaunch, options: CompileOptions): Promise<ContainmentPolicy | null> {
   if (!containmentRequired(effective)) return null;
   if (!launch.file.startsWith('/')) throw new LocalError('invalid-launch', `Cannot contain a relative command path: resolve "${launch.file}" first`);
-  if (options.configDir !== undefined) refuseConfigDirExposure(effective, launch, options, options.configDir);
   const platform = options.platform ?? process.platform;
   switch (platform) {
     case 'linux':
@@ -105,6 +106,11 @@ export async function compileContainment(effective: EffectiveProfile, launch: Co
   }
 }
 
+/** What the backend of `platform` shows every sandbox (none where there is no backend). */
+export function systemPathsHere(platform: NodeJS.Platform = process.platform): readonly string[] {
+  return platform === 'linux' ? bubblewrapBackend.systemPaths : platform === 'darwin' ? seatbeltBackend.systemPaths : [];
+}
+
 /** The last reason containment was unavailable for, logged once until it changes or containment works. */
 let lastUnavailable: string | undefined;
 
@@ -114,6 +120,8 @@ async function compileWith<F extends PolicyFields>(
   launch: ContainmentLaunch,
   options: CompileOptions,
 ): Promise<F & ContainedLaunch> {
+  // Before the probe, as a refusal that no install fixes.
+  if (options.configDir !== undefined) refuseConfigDirExposure(effective, launch, options, options.configDir, backend.systemPaths);
   const availability = await (options.probe ?? backend.probe())();
   if (!availability.available) {
     // The agent is told why; the operator reading the sidecar's log is too, once per reason
@@ -134,10 +142,10 @@ async function compileWith<F extends PolicyFields>(
   return containedLaunch(backend, await backend.compile({ effective, launch, executable: availability.executable, ...facts }));
 }
 
-function refuseConfigDirExposure(effective: EffectiveProfile, launch: ContainmentLaunch, options: CompileOptions, configDir: string): void {
-  const exposures = configDirExposures(configDir, launch, { home: options.home ?? homedir(), grants: effective.filesystemPaths });
+function refuseConfigDirExposure(effective: EffectiveProfile, launch: ContainmentLaunch, options: CompileOptions, configDir: string, system: readonly string[]): void {
+  const exposures = configDirExposures(configDir, launch, { home: options.home ?? homedir(), grants: effective.filesystemPaths, files: options.ownFiles ?? [], system });
   const first = exposures[0];
   if (first === undefined) return;
-  (options.log ?? silentLogger).warn('Refused a contained launch that would expose the sidecar config dir', { configDir, exposures, ...(options.server ? { server: options.server } : {}) });
+  (options.log ?? silentLogger).warn('Refused a contained launch that would expose the sidecar config dir or its own files', { configDir, ...(options.ownFiles?.length ? { ownFiles: options.ownFiles } : {}), exposures, ...(options.server ? { server: options.server } : {}) });
   throw new WireError('launch-failed', configDirRefusal(first, options.server, options.configDirRole), { detail: { ...(options.server ? { server: options.server } : {}), exposedBy: first.by } });
 }

@@ -51,6 +51,8 @@ export interface CompileInput {
 
 export interface SandboxBackend<F extends PolicyFields> {
   readonly name: F['backend'];
+  /** What every sandbox of the backend shows, whatever the profile (system folders): kept away from the sidecar's own files too. */
+  readonly systemPaths: readonly string[];
   /** The default availability check (the compiler's `probe` option overrides it). */
   probe(): ContainmentProbe;
   /**

@@ -13,7 +13,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createInMemoryChannelPair } from '../../shared/channel-transport.ts';
 import { WireError } from '../../shared/errors.ts';
+import { startSidecar } from '../../cli/sidecar-command.ts';
+import { loadSidecarConfig } from '../../sidecar/config/sidecar-config.ts';
 import { createSidecarComposition } from '../../sidecar/host/composition.ts';
+import { createHostKey } from '../../sidecar/link/host-key.ts';
 import { createLogger } from '../../sidecar/log.ts';
 import type { SpawnAttempt } from '../../sidecar/process/process-executor.ts';
 import { Figures } from '../resilience/figures.ts';
@@ -115,5 +118,61 @@ describe('a contained launch never exposes the sidecar config dir', () => {
     figures.calls++;
     expect(result.content).toEqual([{ type: 'text', text: 'ENOENT' }]);
     expect(spawns.map((s) => s.backend)).toEqual(['bubblewrap']);
+  });
+});
+
+/**
+ * Review s24: sidecar.json may keep the host key outside the config dir (`key-file`, absolute),
+ * and the compiler compared grants only with the dir, so a profile granting the key's folder let
+ * a contained server print the key. The sidecar as the CLI starts it, from its sidecar.json, with
+ * real bubblewrap.
+ */
+describe('a contained launch never exposes the host key kept outside the config dir', () => {
+  async function hostWithKeyIn(folder: 'granted' | 'elsewhere') {
+    const root = mkdtempSync(join(tmpdir(), 'sy-key-outside-'));
+    cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+    const configDir = join(root, 'sidecar');
+    const project = join(root, 'project');
+    const keyDir = folder === 'granted' ? join(project, '.keys') : join(root, 'keys');
+    for (const dir of [join(configDir, 'mcp-servers'), join(configDir, 'trust-profiles'), project, keyDir]) mkdirSync(dir, { recursive: true });
+    writeFileSync(join(project, 'reader.mjs'), READER);
+    writeFileSync(join(configDir, 'trust-profiles', 'project.json'), JSON.stringify({ 'filesystem-paths': [{ 'source-path': project, 'access-mode': 'read-only' }], 'network-capabilities': [] }));
+    writeFileSync(join(configDir, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: { reader: { command: NODE, args: [join(project, 'reader.mjs')] } } }));
+    const keyFile = join(keyDir, 'host.key');
+    await createHostKey(keyFile);
+    // Nothing listens on port 9: the link retries in the background while the test opens sessions itself.
+    writeFileSync(join(configDir, 'sidecar.json'), JSON.stringify({ worker: 'http://127.0.0.1:9', 'entity-id': 'laptop', 'trust-profile': 'project', 'key-file': keyFile }));
+    const lines: string[] = [];
+    // Audit lines at `error` only: none reach the test's stderr.
+    const sidecar = await startSidecar(loadSidecarConfig(configDir), createLogger({ level: 'debug', write: (line) => lines.push(line) }), 'error');
+    cleanups.push(() => sidecar.stop());
+    const [agentEnd, hostEnd] = createInMemoryChannelPair();
+    const opened = sidecar.handler.open({ type: 'mcp', connection: { 'server-name': 'reader', session: 's-reader' } }, hostEnd);
+    return { root, keyFile, lines, agentEnd, opened };
+  }
+
+  it('refuses a launch whose profile grants the key\'s folder, naming key-file but no path', async () => {
+    const { root, keyFile, lines, opened } = await hostWithKeyIn('granted');
+    const error = await opened.catch((e: unknown) => e);
+    figures.inputs++;
+    expect(error).toMatchObject({ reason: 'launch-failed', detail: { server: 'reader', exposedBy: 'grant' } });
+    expect((error as WireError).message).toContain("contains or lies in the sidecar's host key file (key-file) inside the sandbox");
+    expect((error as WireError).message).not.toContain(root);
+    expect(lines.some((line) => line.includes('Refused a contained launch') && line.includes(keyFile))).toBe(true);
+  });
+
+  it('runs the same server contained when the key is kept elsewhere, and the key is not there', async () => {
+    const { keyFile, agentEnd, opened } = await hostWithKeyIn('elsewhere');
+    const hosted = await opened;
+    const client = new Client({ name: 'agent', version: '1.0.0' });
+    cleanups.push(async () => {
+      await client.close();
+      await hosted?.dispose();
+    });
+    await client.connect(agentEnd);
+    figures.sessions++;
+    const result = await client.callTool({ name: 'read', arguments: { path: keyFile } });
+    figures.calls++;
+    expect(result.content).toEqual([{ type: 'text', text: 'ENOENT' }]);
   });
 });

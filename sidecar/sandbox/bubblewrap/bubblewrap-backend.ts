@@ -22,7 +22,7 @@ import { sandboxToolFailure } from '../setup-failure.ts';
 import { descriptorLayout } from './bubblewrap-descriptors.ts';
 import { readChildPid, whenCommandRuns } from './bubblewrap-ready.ts';
 import { whenLoopbackAddressed } from './sandbox-loopback.ts';
-import { bubblewrapPolicy } from './bubblewrap.ts';
+import { bubblewrapPolicy, ETC_ENTRIES, SYSTEM_DIRS } from './bubblewrap.ts';
 import { bubblewrapProbe } from './bubblewrap-probe.ts';
 import { openGrantSources } from './grant-descriptors.ts';
 import { seccompFilter } from './seccomp-filter.ts';
@@ -121,6 +121,7 @@ function readUidMap(pid: number): string {
 
 export const bubblewrapBackend: SandboxBackend<BubblewrapPolicyFields> = {
   name: 'bubblewrap',
+  systemPaths: [...SYSTEM_DIRS, ...ETC_ENTRIES],
   probe: () => bubblewrapProbe(),
   compile: bubblewrapPolicy,
   wrap: (policy, command, args) => {

@@ -54,7 +54,7 @@ import { descriptorLayout } from './bubblewrap-descriptors.ts';
 import { openGrantSources } from './grant-descriptors.ts';
 import { userModeNetworkProbe } from './user-mode-network.ts';
 
-const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
 /** Read-only parts of `/etc`; each is mounted only if it exists on the host. */
 export const ETC_ENTRIES = [

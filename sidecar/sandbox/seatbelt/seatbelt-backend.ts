@@ -9,13 +9,14 @@ import { WireError } from '../../../shared/errors.ts';
 import type { SeatbeltPolicy, SeatbeltPolicyFields } from '../containment-policy.ts';
 import { containedLaunch, type SandboxBackend } from '../sandbox-backend.ts';
 import { sandboxToolFailure } from '../setup-failure.ts';
-import { seatbeltPolicy } from './seatbelt.ts';
+import { SYSTEM_READ, seatbeltPolicy } from './seatbelt.ts';
 import { seatbeltProbe } from './seatbelt-probe.ts';
 
 /** @param platform Where launches happen; `process.platform` by default (tests pin `darwin`). */
 export function seatbeltBackendOn(platform: NodeJS.Platform = process.platform): SandboxBackend<SeatbeltPolicyFields> {
   return {
     name: 'seatbelt',
+    systemPaths: SYSTEM_READ,
     probe: () => seatbeltProbe(),
     compile: seatbeltPolicy,
     wrap: (policy, command, args) => {

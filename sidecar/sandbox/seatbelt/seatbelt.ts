@@ -28,7 +28,7 @@ import { containedEnvironment } from '../environment.ts';
 import { launchPaths } from '../launch-paths.ts';
 import type { CompileInput } from '../sandbox-backend.ts';
 
-const SYSTEM_READ = ['/usr', '/bin', '/sbin', '/System', '/Library/Apple', '/private/etc', '/private/var/db/timezone'];
+export const SYSTEM_READ = ['/usr', '/bin', '/sbin', '/System', '/Library/Apple', '/private/etc', '/private/var/db/timezone'];
 const SERVICES = [
   'com.apple.system.opendirectoryd.libinfo',
   'com.apple.system.notification_center',
