@@ -558,13 +558,13 @@ describe('switchyard check: a trust profile whose grants contain or lie in the c
     const { home, configDir } = await setUp('key-outside', { sidecar: { 'trust-profile': 'workspace', 'key-file': keyFile } });
     const granted = await switchyard('check', configDir);
     expect(granted.stdout).toContain(
-      `  warning: trust-profile: trust profile "workspace" grants "${join(home, 'project')}", which contains the sidecar's host key file (key-file: ${keyFile}), and an agent that names no trust profile`,
+      `  warning: trust-profile: trust profile "workspace" grants "${join(home, 'project')}", which contains the host key file (key-file: ${keyFile}), and an agent that names no trust profile`,
     );
     expect(granted.code).toBe(0);
     const { configDir: underUsr } = await setUp('key-under-usr', { sidecar: { 'trust-profile': 'workspace', 'key-file': '/usr/share/switchyard-review-s24/host.key' } });
     const shown = await switchyard('check', underUsr);
     expect(shown.stdout).toContain(
-      `${join(underUsr, 'sidecar.json')}: ok (sidecar config, 1 warning)\n  warning: (root): the sidecar's host key file (key-file: /usr/share/switchyard-review-s24/host.key) lies in "/usr", which every sandbox shows read-only: every contained launch is refused (launch-failed); move the key file out of those folders\n`,
+      `${join(underUsr, 'sidecar.json')}: ok (sidecar config, 1 warning)\n  warning: (root): the host key file (key-file: /usr/share/switchyard-review-s24/host.key) lies in "/usr", which every sandbox shows read-only: every contained launch is refused (launch-failed); move the key file out of those folders\n`,
     );
     expect(shown.code).toBe(0);
   });

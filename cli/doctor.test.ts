@@ -215,7 +215,7 @@ describe('switchyard doctor --config-dir: a sidecar.json that cannot be read', (
     expect(check).toEqual({
       name: 'contained launches',
       ok: false,
-      detail: `the sidecar's host key file (key-file: ${keyFile}) lies in "/usr", which every sandbox shows read-only: every contained launch is refused (launch-failed); move the key file out of those folders`,
+      detail: `the host key file (key-file: ${keyFile}) lies in "/usr", which every sandbox shows read-only: every contained launch is refused (launch-failed); move the key file out of those folders`,
       fix: 'Keep the config dir, key-file and audit.file out of /usr, /bin, /sbin, /lib* and the parts of /etc a sandbox shows',
     });
     writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop' }));

@@ -20,6 +20,7 @@ import { createInMemoryChannelPair } from '../shared/channel-transport.ts';
 import type { McpConnectionRequest } from '../shared/connection-request.ts';
 import { loadHostTrustConfig, osUserName } from '../sidecar/config/sidecar-config.ts';
 import { createSidecarComposition, type SidecarComposition } from '../sidecar/host/composition.ts';
+import type { OwnFile } from '../sidecar/sandbox/config-dir-exposure.ts';
 import { silentLogger, type Logger } from '../sidecar/log.ts';
 import type { ProcessExecutorOptions } from '../sidecar/process/process-executor.ts';
 import type { WorkerConfig } from '../worker/config/worker-config.ts';
@@ -48,6 +49,8 @@ export interface SingleMachineOptions {
   auditWrite?: AuditWrite;
   /** The runtime's part of OAuth (`oauth-state.ts`: the built-in server's state file). */
   oauth?: OAuthRuntime;
+  /** The worker config, its state dir and audit file: kept out of every sandbox, as the config dir is (`ownFiles` there). */
+  ownFiles?: readonly OwnFile[];
 }
 
 export interface SingleMachine {
@@ -70,7 +73,7 @@ export async function startSingleMachine(options: SingleMachineOptions): Promise
       log: options.hostLog ?? silentLogger,
       trust: { ...(trust.trustFloor !== undefined ? { floor: trust.trustFloor } : {}), allowUncontained: trust.allowUncontained },
       // No sidecar and no host key here: a refusal names the dir for what it is.
-      compile: { configDirRole: 'single-machine' },
+      compile: { configDirRole: 'single-machine', ...(options.ownFiles !== undefined ? { ownFiles: options.ownFiles } : {}) },
       ...(options.executor !== undefined ? { executor: options.executor } : {}),
       ...(options.auditWrite !== undefined ? { audit: { ...(config.audit !== undefined ? { config: config.audit } : {}), write: options.auditWrite } } : {}),
     });

@@ -89,6 +89,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     const { startSingleMachine } = await import('./single-machine.ts');
     const { nodeOAuthRuntime } = await import('./oauth-state.ts');
     const oauth = await nodeOAuthRuntime(config, stateDir);
+    const auditFile = config.audit?.file === undefined ? undefined : resolve(dirname(configFile), config.audit.file);
     const machine = await startSingleMachine({
       config,
       configDir: resolve(values['config-dir'] ?? dirname(configFile)),
@@ -96,7 +97,8 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
       port,
       log: createLogger({ fields: { component: 'worker' } }),
       hostLog: createLogger({ fields: { component: 'local-host' } }),
-      auditWrite: auditWriter(config.audit?.file === undefined ? undefined : resolve(dirname(configFile), config.audit.file), parseLogLevel(process.env.SWITCHYARD_LOG_LEVEL), configFile, createLogger({ fields: { component: 'worker' } })),
+      ownFiles: [{ path: configFile, key: '--config' }, { path: stateDir, key: '--state-dir' }, ...(auditFile !== undefined ? [{ path: auditFile, key: 'audit.file' as const }] : [])],
+      auditWrite: auditWriter(auditFile, parseLogLevel(process.env.SWITCHYARD_LOG_LEVEL), configFile, createLogger({ fields: { component: 'worker' } })),
       ...(oauth !== undefined ? { oauth } : {}),
     });
     // This process hosts the local servers itself: one agent's bug must not end every session.

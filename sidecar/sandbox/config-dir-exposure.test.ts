@@ -148,12 +148,12 @@ describe('the own files kept outside the config dir, and the system folders ever
 
   it('says which file and where on the operator\'s machine, and not where in a refusal that may cross the link', async () => {
     expect(grantExposureReason(configDir, grantExposures(configDir, [grant(join(root, 'grant'))], files()), undefined, 'sidecar', files())).toBe(
-      `grants "${join(root, 'grant')}", which contains the sidecar's host key file (key-file: ${keyFile()}), and a contained launch that would show any of it is refused; grant narrower paths in the profile, or move the key file out of the granted tree`,
+      `grants "${join(root, 'grant')}", which contains the host key file (key-file: ${keyFile()}), and a contained launch that would show any of it is refused; grant narrower paths in the profile, or move the key file out of the granted tree`,
     );
     const error = await compileContainment({ ...strict, filesystemPaths: [grant(join(root, 'grant'))] }, { file: NODE, args: [] }, { revision: 'sha256:r', platform: 'linux', probe: bwrapInstalled, configDir, ownFiles: files(), home }).catch((e: unknown) => e);
     expect(error).toMatchObject({ reason: 'launch-failed', detail: { exposedBy: 'grant' } });
     expect((error as Error).message).toBe(
-      "Contained server cannot start: its trust profile grants a path that contains or lies in the sidecar's host key file (key-file) inside the sandbox: on the host, grant narrower paths in the profile, or move the key file out of the granted tree; the sidecar log names the path",
+      "Contained server cannot start: its trust profile grants a path that contains or lies in the host key file (key-file) inside the sandbox: on the host, grant narrower paths in the profile, or move the key file out of the granted tree; the sidecar log names the path",
     );
   });
 

@@ -32,10 +32,14 @@ import { type ContainmentLaunch, type LaunchPart, launchPaths } from './launch-p
 /** What would carry the config dir into the sandbox: a launch root, a grant, or the backend's system mounts. */
 export type ExposedBy = LaunchPart | 'grant' | 'system';
 
-/** A file of the sidecar's own that it may keep outside its config dir, by its sidecar.json key. */
+/**
+ * A file of the host's own that may lie outside its config dir, by the key or flag that names it:
+ * a sidecar's key and audit files (sidecar.json), or in single-machine mode the worker config, its
+ * OAuth state dir and audit file (a server that could write the worker config could add an agent).
+ */
 export interface OwnFile {
   readonly path: string;
-  readonly key: 'key-file' | 'audit.file';
+  readonly key: 'key-file' | 'audit.file' | '--config' | '--state-dir';
 }
 
 /**
@@ -164,15 +168,21 @@ export function grantExposureReason(
     const around = of === undefined ? these.filter((e) => spellings(e.path).some((p) => configDirs.some((c) => isWithin(c, p)))).length : these.length;
     const relation = around === these.length ? 'contains' : around === 0 ? 'lies in' : 'contains or lies in';
     const file = files.find((f) => f.key === of);
-    return `${these.map((e) => `"${e.path}"`).join(', ')}, which ${relation} ${of === undefined ? DIR_NAMED[role](configDir) : OWN_FILE_NAMED[of](file?.path)}`;
+    return `${these.map((e) => `"${e.path}"`).join(', ')}, which ${relation} ${of === undefined ? DIR_NAMED[role](configDir) : ownFileNamed(of, file?.path)}`;
   });
   return `grants ${parts.join(', and ')}, and ${refused}; ${fix('grant', targets[0])}`;
 }
 
-const OWN_FILE_NAMED: Record<OwnFile['key'], (path?: string) => string> = {
-  'key-file': (path) => (path === undefined ? "the sidecar's host key file (key-file)" : `the sidecar's host key file (key-file: ${path})`),
-  'audit.file': (path) => (path === undefined ? "the sidecar's audit file (audit.file)" : `the sidecar's audit file (audit.file: ${path})`),
+const OWN_FILE: Record<OwnFile['key'], { named: string; movable: string; place: string }> = {
+  'key-file': { named: 'the host key file', movable: 'the key file', place: "the key file's folder" },
+  'audit.file': { named: 'the audit file', movable: 'the audit file', place: "the audit file's folder" },
+  '--config': { named: 'the worker config', movable: 'the worker config', place: "the worker config's folder" },
+  '--state-dir': { named: "the worker's state dir", movable: 'the state dir', place: 'the state dir' },
 };
+
+function ownFileNamed(key: OwnFile['key'], path?: string): string {
+  return `${OWN_FILE[key].named} (${key}${path === undefined ? '' : `: ${path}`})`;
+}
 
 const WHAT: Record<ExposedBy, string> = {
   cwd: 'its working directory',
@@ -184,8 +194,8 @@ const WHAT: Record<ExposedBy, string> = {
 
 /** What to do on the host, for what is shown: the config dir, or an own file kept outside it. */
 function fix(by: ExposedBy, of: OwnFile['key'] | undefined): string {
-  const place = of === undefined ? 'the config dir' : of === 'key-file' ? "the key file's folder" : "the audit file's folder";
-  const movable = of === undefined ? 'the config dir' : of === 'key-file' ? 'the key file' : 'the audit file';
+  const place = of === undefined ? 'the config dir' : OWN_FILE[of].place;
+  const movable = of === undefined ? 'the config dir' : OWN_FILE[of].movable;
   switch (by) {
     case 'cwd':
       return `give the server an absolute "cwd" outside ${place} (a relative one is relative to the config dir)`;
@@ -218,7 +228,7 @@ export function systemExposureReason(configDir: string, files: readonly OwnFile[
   for (const path of system) {
     const shown = shows(path, own);
     if (shown === null) continue;
-    const target = shown.of === undefined ? DIR_NAMED[role](configDir) : OWN_FILE_NAMED[shown.of](files.find((f) => f.key === shown.of)?.path);
+    const target = shown.of === undefined ? DIR_NAMED[role](configDir) : ownFileNamed(shown.of, files.find((f) => f.key === shown.of)?.path);
     const relation = shown.of === undefined && own.dir.some((c) => spellings(path).some((p) => isWithin(p, c))) ? 'holds' : 'lies in';
     return `${target} ${relation} "${path}", which every sandbox shows read-only: every contained launch is refused (launch-failed); ${fix('system', shown.of)}`;
   }
@@ -232,7 +242,7 @@ export function systemExposureReason(configDir: string, files: readonly OwnFile[
 export function configDirRefusal(exposure: ConfigDirExposure, server?: string, role: ConfigDirRole = 'sidecar'): string {
   const who = server === undefined ? 'Contained server' : `Server "${server}"`;
   const verb = exposure.by === 'grant' ? 'contains or lies in' : 'would expose';
-  const shown = exposure.of === undefined ? DIR_NAMED[role]() : OWN_FILE_NAMED[exposure.of]();
+  const shown = exposure.of === undefined ? DIR_NAMED[role]() : ownFileNamed(exposure.of);
   return `${who} cannot start: ${WHAT[exposure.by]} ${verb} ${shown} inside the sandbox: on the host, ${fix(exposure.by, exposure.of)}; the ${role === 'sidecar' ? 'sidecar' : 'worker'} log names the path`;
 }
 

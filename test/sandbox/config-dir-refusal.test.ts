@@ -156,7 +156,7 @@ describe('a contained launch never exposes the host key kept outside the config 
     const error = await opened.catch((e: unknown) => e);
     figures.inputs++;
     expect(error).toMatchObject({ reason: 'launch-failed', detail: { server: 'reader', exposedBy: 'grant' } });
-    expect((error as WireError).message).toContain("contains or lies in the sidecar's host key file (key-file) inside the sandbox");
+    expect((error as WireError).message).toContain("contains or lies in the host key file (key-file) inside the sandbox");
     expect((error as WireError).message).not.toContain(root);
     expect(lines.some((line) => line.includes('Refused a contained launch') && line.includes(keyFile))).toBe(true);
   });

@@ -108,6 +108,34 @@ describe('single-machine mode (switchyard worker --runtime node)', () => {
     }
   });
 
+  it('keeps the worker config out of every sandbox when --config-dir puts the servers elsewhere (review s24: a server that could write it could add an agent)', async () => {
+    const procs = new ProcessSet();
+    cleanups.push(() => procs.stopAll());
+    const { dir: project, configFile } = machineDir(localEcho);
+    const configDir = join(project, 'local');
+    mkdirSync(join(configDir, 'mcp-servers'), { recursive: true });
+    mkdirSync(join(configDir, 'trust-profiles'));
+    writeFileSync(join(configDir, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: { echo: ECHO } }));
+    // A floor granting the folder that holds worker.json but not the config dir, which its own rule would refuse.
+    rmSync(join(project, 'mcp-servers'), { recursive: true });
+    const granted = join(project, 'granted');
+    mkdirSync(granted);
+    const moved = join(granted, 'worker.json');
+    writeFileSync(moved, JSON.stringify(localEcho));
+    writeFileSync(join(configDir, 'sidecar.json'), JSON.stringify({ 'trust-profile': 'floor' }));
+    writeFileSync(join(configDir, 'trust-profiles', 'floor.json'), JSON.stringify({ 'filesystem-paths': [{ 'source-path': granted, 'access-mode': 'read-write' }], 'network-capabilities': [] }));
+    rmSync(configFile);
+    const proc = procs.spawn(process.execPath, [join(REPO, 'bin/switchyard.mjs'), 'worker', '--runtime', 'node', '--config', moved, '--config-dir', configDir, '--port', '0'], {
+      SWITCHYARD_FROM_SOURCE: '1',
+      SWITCHYARD_LOG_LEVEL: 'warn',
+    });
+    const [, url] = await waitForOutput(proc, () => proc.stdout(), /"event":"listening","url":"([^"]+)"/, 'switchyard worker --runtime node');
+    const refused = await connectClient(`${url}/servers/echo/mcp`, ALICE.token).catch((e: unknown) => e);
+    expect(String(refused)).toContain('contains or lies in the worker config (--config) inside the sandbox: on the host, grant narrower paths in the profile, or move the worker config out of the granted tree');
+    expect(String(refused)).not.toContain(granted);
+    expect(proc.stderr()).toContain(moved);
+  });
+
   it('takes the host floor from DIR/sidecar.json: contained under its "trust-profile", refused with neither that nor allow-uncontained', async () => {
     const start = async (sidecarJson: unknown | undefined) => {
       const { dir } = machineDir(localEcho);
