@@ -4,12 +4,14 @@
  * (raw HTTP, `modern-client.ts`) gets the server's own answers, caching hints included; a legacy
  * SDK client gets a session the host opens on the server's behalf, beside the modern agent.
  */
+import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { closeClient, connectClient } from '../support/clients.ts';
 import { fixtureServer } from '../support/paths.ts';
 import { startStack, type Stack } from '../support/stack.ts';
-import { modernPost, MODERN } from './modern-client.ts';
+import { modernMeta, modernPost, MODERN } from './modern-client.ts';
+import { waitUntil } from '../support/processes.ts';
 
 let stack: Stack;
 const post = (method: string, params?: Record<string, unknown>, call?: Parameters<typeof modernPost>[4]) =>
@@ -105,6 +107,30 @@ describe("a modern agent and a modern server's InputRequiredResult", () => {
 });
 
 describe('a legacy SDK client and a modern stdio server', () => {
+  it('cancels a call whose agent leaves before any answer, and closes its channel (review s24: under Deno the request\'s abort never came)', async () => {
+    const channels = async () => (await stack.health()).hosts.find((h) => h['entity-id'] === 'res-host-a')!.channels;
+    const cancelled = async () => JSON.parse((await post('tools/call', { name: 'cancelled', arguments: {} })).response.result.content[0].text) as unknown[];
+    const before = { channels: await channels(), cancelled: (await cancelled()).length };
+    // A connection of its own, as an agent that goes away closes it.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const request = httpRequest(`${stack.url}/servers/modern/mcp`, {
+      agent,
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.tokens.alice}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': 'wait' },
+    });
+    const ended = new Promise<void>((resolve) => {
+      request.on('error', () => resolve());
+      request.on('response', (response) => response.on('error', () => resolve()).on('close', () => resolve()).resume());
+    });
+    request.end(JSON.stringify({ jsonrpc: '2.0', id: 'left-1', method: 'tools/call', params: { name: 'wait', arguments: {}, _meta: modernMeta() } }));
+    await waitUntil(async () => (await channels()) > before.channels, 'the call\'s channel to open');
+    request.destroy();
+    await ended;
+    agent.destroy();
+    await waitUntil(async () => (await channels()) === before.channels, 'the call\'s channel to close');
+    await waitUntil(async () => (await cancelled()).length === before.cancelled + 1, 'the server to be told the call is cancelled');
+  });
+
   it('initializes, lists and calls echo through /servers/:name/mcp, while a modern agent uses the same server', async () => {
     const client = await connectClient(`${stack.url}/servers/modern/mcp`, stack.tokens.alice!);
     try {

@@ -45,6 +45,35 @@ describe('relayModernRequest', () => {
     expect(told).toEqual([null]);
   });
 
+  it('answers as an event stream once the watch finds no answer, with comments until the answer, its last event (review s24)', async () => {
+    const { channel, host, received } = await hostEnd();
+    const response = await relayModernRequest(channel, request, { signal: () => new AbortController().signal, keepAliveMs: 5 });
+    await received;
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    expect((await reader.read()).value).toBe(': keepalive\n\n');
+    await host.send({ jsonrpc: '2.0', id: 1, result: { tools: [] } });
+    let rest = '';
+    for (let read = await reader.read(); !read.done; read = await reader.read()) rest += read.value;
+    expect(rest.replaceAll(': keepalive\n\n', '')).toBe(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 1, result: { tools: [] } })}\n\n`);
+  });
+
+  it('cancels the call when that stream is cancelled, the agent gone though its request was never aborted: the channel closes, the place is parked', async () => {
+    const { channel, closed } = await hostEnd();
+    const slot: string[] = [];
+    const told: unknown[] = [];
+    const response = await relayModernRequest(channel, request, {
+      signal: () => new AbortController().signal,
+      keepAliveMs: 5,
+      slot: { release: () => slot.push('release'), park: () => slot.push('park') },
+      onAnswer: (m) => told.push(m),
+    });
+    await response.body!.cancel();
+    await closed;
+    expect(slot).toEqual(['park']);
+    expect(told).toEqual([null]);
+  });
+
   it('answers request-timeout at the deadline, the abort watch armed or not', async () => {
     for (const signal of [undefined, () => new AbortController().signal]) {
       const { channel, closed } = await hostEnd();

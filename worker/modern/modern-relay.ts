@@ -44,6 +44,13 @@ export interface RelayOptions {
   signal?: () => AbortSignal;
   /** Longest wait for the response; each notification starts the wait again. None when absent. */
   timeoutMs?: number;
+  /**
+   * With `signal`: an answer still pending when the abort is first watched is sent as an event
+   * stream from then on, with an SSE comment every this many ms until it comes. A write to an agent
+   * that left fails even where the runtime never aborts its request's signal (Deno did not, for
+   * some connections, review s24), and the stream's cancel then cancels the call.
+   */
+  keepAliveMs?: number;
   /** Told the answer sent (the audit log's outcome), or null when the agent went away first. */
   onAnswer?: (message: unknown) => void;
   /**
@@ -121,6 +128,9 @@ const jsonInit = (status: number) => (status === 200 ? JSON_200 : { status, head
  * before this is seen this late (the signal read then is already aborted), never missed.
  */
 export const ABORT_WATCH_MS = 250;
+/** How often a pending answer's event stream writes a comment ({@link RelayOptions.keepAliveMs}): an agent that left is found within two. */
+export const PENDING_KEEPALIVE_MS = 5_000;
+
 /** Every request's abort watch without a deadline, on one timer: a `setTimeout` per call cost 40 µs of it under Deno. */
 const abortWatches = new DelayQueue(ABORT_WATCH_MS);
 /**
@@ -136,6 +146,7 @@ const hostCloseWaits = new DelayQueue(HOST_CLOSE_WAIT_MS);
 /** The headers of every SSE answer to a modern request (no proxy buffering: events must flow at once). */
 export const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
 const encoder = new TextEncoder();
+const KEEPALIVE_COMMENT = encoder.encode(': keepalive\n\n');
 /** One JSON-RPC message as an SSE event. */
 export const sseEvent = (message: unknown): Uint8Array => encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
 
@@ -154,6 +165,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     let watched: AbortSignal | undefined;
     let watchPending = options.signal !== undefined;
     let hostCloseWait: DelayEntry | undefined;
+    let keepAlive: ReturnType<typeof setInterval> | undefined;
     const hold = options.holdBackgroundWork;
     const close = () => {
       const closing = channel.close().catch(() => {});
@@ -165,6 +177,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       if (done) return;
       done = true;
       if (timer !== undefined) clearTimeout(timer);
+      if (keepAlive !== undefined) clearInterval(keepAlive);
       if (watch !== undefined) abortWatches.cancel(watch);
       watched?.removeEventListener('abort', abandoned);
       // A host's `channel-reply` has closed the channel already: nothing to wait for or to close.
@@ -218,6 +231,10 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
         watched = options.signal!();
         if (watched.aborted) return abandoned();
         watched.addEventListener('abort', abandoned, { once: true });
+        if (options.keepAliveMs !== undefined && stream === undefined) {
+          const pending = (stream = openStream());
+          keepAlive = setInterval(() => pending.push(KEEPALIVE_COMMENT), options.keepAliveMs);
+        }
       }
       if (deadlineAt !== undefined && performance.now() >= deadlineAt) {
         return fail(new WireError('request-timeout', `The server did not answer ${request.method} within ${Math.round(options.timeoutMs! / 1000)} s`));
@@ -229,19 +246,23 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       if (options.timeoutMs !== undefined) deadlineAt = performance.now() + options.timeoutMs;
       schedule();
     };
+    const openStream = (): AnswerStream => {
+      const opened = new AnswerStream({
+        meter,
+        oncancel: () => {
+          if (done) return;
+          options.onAnswer?.(null);
+          finish();
+          options.slot?.park();
+          options.onAbandoned?.();
+        },
+      });
+      resolve(new Response(opened.body, { status: 200, headers: SSE_HEADERS }));
+      return opened;
+    };
     const notify = (message: JSONRPCMessage) => {
       if (stream === undefined) {
-        stream = new AnswerStream({
-          meter,
-          oncancel: () => {
-            if (done) return;
-            options.onAnswer?.(null);
-            finish();
-            options.slot?.park();
-            options.onAbandoned?.();
-          },
-        });
-        resolve(new Response(stream.body, { status: 200, headers: SSE_HEADERS }));
+        stream = openStream();
       } else if (stream.queuedBehind > maxUnread || (pastHardUnread(meter) && !stream.reading)) {
         leftUnread(stream, maxUnread, request, options);
         return finish();

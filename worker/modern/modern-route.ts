@@ -38,7 +38,7 @@ import { invalidRequest, rejectionResponse } from './modern-errors.ts';
 import { keptListen, type OpenListens } from './open-listens.ts';
 import { relayListen } from './listen-relay.ts';
 import { readParamHeaders, withParamHeaders } from './param-headers.ts';
-import { heldAnswers, relayModernRequest, SSE_HEADERS } from './modern-relay.ts';
+import { heldAnswers, PENDING_KEEPALIVE_MS, relayModernRequest, SSE_HEADERS } from './modern-relay.ts';
 import { backgroundWorkHolder } from '../background-work.ts';
 import { validateModernRequest, type ModernRequest } from './validate-request.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
@@ -170,6 +170,7 @@ export async function forwardModern(request: Request, message: ModernRequest, to
     ? relayListen(channel, traced, { signal: listen.signal, meter: requests, log: deps.log, server })
     : relayModernRequest(channel, traced, {
         signal: () => request.signal,
+        keepAliveMs: PENDING_KEEPALIVE_MS,
         meter: requests,
         log: deps.log,
         server,
