@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, McpError,
+  CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema, InitializeRequestSchema, LoggingMessageNotificationSchema, McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { WireError } from '../../shared/errors.ts';
 import { createTestMcpServer } from '../../test/support/test-mcp-server.ts';
@@ -106,6 +106,28 @@ describe('/servers/:name/mcp passthrough', () => {
       error: { code: -32003, message: 'Host "laptop" is offline: its sidecar has no live link to this worker', data: { reason: 'host-offline' } },
     });
     expect(harness.sessions.size).toBe(0);
+  });
+
+  it('ends the session of a server that refuses initialize, behind its error: it holds no place among the agent\'s sessions (review s24)', async () => {
+    const refusing = (name: string) => {
+      const server = createTestMcpServer(name);
+      server.server.setRequestHandler(InitializeRequestSchema, () => {
+        throw new McpError(-32602, 'Unsupported protocol version (test)');
+      });
+      return server;
+    };
+    const router = new InProcessRouter({ alpha: createTestMcpServer, gamma: refusing });
+    const config = await testConfig([{ name: 'alice', servers: ['alpha', 'gamma'] }], ['alpha', 'gamma']);
+    harness = startInProcessApp({ ...config, 'max-sessions-per-agent': 2 }, router);
+    const working = await harness.client('/servers/alpha/mcp', 'alice-token');
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const response = await harness.fetch(`${BASE}/servers/gamma/mcp`, { method: 'POST', headers: { ...HEADERS, authorization: 'Bearer alice-token' }, body: JSON.stringify(INIT) });
+      const text = await response.text();
+      expect(text, text).toContain('"error":{"code":-32602');
+    }
+    expect(harness.sessions.size).toBe(1);
+    expect(router.opened.filter((o) => o.connection['server-name'] === 'gamma').every((o) => o.channel.closed)).toBe(true);
+    expect(await working.callTool({ name: 'echo', arguments: { text: 'still here' } })).toEqual({ content: [{ type: 'text', text: 'alpha: still here' }] });
   });
 
   it('refuses requests without a session id unless they initialize, and sessions of other agents', async () => {

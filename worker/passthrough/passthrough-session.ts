@@ -229,11 +229,15 @@ export class PassthroughSession implements AgentSession {
         this.#ledger?.answer(message);
         return;
       }
+      // A server that refuses initialize leaves nothing to talk to: the session ends behind its
+      // answer, as a failed open's does, and no longer counts against the agent's sessions.
+      const refusedInitialize = message.id !== undefined && message.id === this.#initializeId && 'error' in message;
       // A cancelled call's answer goes on too: the endpoint drops it and gives its place back, and
       // its audit line, if still waiting, learns that the call ran after all.
       if (message.id !== undefined) this.#settle(message.id);
       this.#ledger?.answer(message);
-      this.#transport.send(message).catch((error: unknown) => this.#log.debug('Response not delivered: the agent left', { error }));
+      const sent = this.#transport.send(message).catch((error: unknown) => this.#log.debug('Response not delivered: the agent left', { error }));
+      if (refusedInitialize) void sent.then(() => this.close('initialize failed'));
       return;
     }
     const related = this.#relatedRequest(message);
