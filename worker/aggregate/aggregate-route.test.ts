@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { advanceUntilSettled, useFakeClock } from '../../test/support/fake-clock.ts';
 import {
   CallToolResultSchema, ListRootsRequestSchema, SubscribeRequestSchema, ListToolsRequestSchema, ResultSchema, CreateMessageRequestSchema, CreateMessageResultSchema, ElicitRequestSchema, InitializeRequestSchema, LoggingMessageNotificationSchema, McpError,
   PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema, type ClientCapabilities, type InitializeRequest, type InitializeResult,
@@ -387,6 +388,22 @@ describe('/mcp aggregate', () => {
     expect(names).not.toContain('beta__unavailable');
     // The open that went on in the background is the one the session uses: beta was asked once.
     expect(beta.state.asked).toBe(1);
+  });
+
+  it('lists without waiting again for a server still starting past the wait, which announces itself when it comes up (review s24: each list waited it out)', async () => {
+    useFakeClock();
+    try {
+      const { beta, harness } = await setupStarting(30);
+      // Initialize waits the 30 s for beta; the lists after it do not.
+      const client = await advanceUntilSettled(harness.client('/mcp', 'alice-token'));
+      for (let list = 0; list < 3; list++) {
+        const tools = await advanceUntilSettled(client.listTools(), { limitMs: 1_000 });
+        expect(tools.tools.map((t) => t.name)).toEqual(expect.arrayContaining(['alpha__echo', 'beta__unavailable']));
+      }
+      expect(beta.state).toEqual({ asked: 1, released: false });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('lets a call naming a server still starting wait for its open, then routes it', async () => {

@@ -177,7 +177,7 @@ export class UpstreamSet {
 
   /**
    * Tries failed servers again whose reason may have gone away; waits for those attempts, and for
-   * opens already in flight, at most `waitMs`, as `connectAll` does.
+   * opens in flight that nobody has stopped waiting for yet, at most `waitMs`, as `connectAll` does.
    */
   async retryFailed(waitMs: number): Promise<void> {
     await this.#within([...this.#states.keys()].map((server) => this.#retry(server, false)), waitMs);
@@ -220,7 +220,9 @@ export class UpstreamSet {
 
   #retry(server: string, forCall: boolean): Promise<void> {
     const state = this.#states.get(server);
-    if (state?.kind === 'connecting') return state.attempt;
+    // An open someone already stopped waiting for announces itself when it ends: a list does not
+    // wait it out again (each would, for as long as a server never answers). A call naming it does.
+    if (state?.kind === 'connecting') return forCall || !state.overdue ? state.attempt : Promise.resolve();
     if (state?.kind !== 'failed' || !this.#due(state, forCall)) return Promise.resolve();
     return this.#connect(server, true, false);
   }
