@@ -102,7 +102,7 @@ describe('sidecar config reload', () => {
     writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...SIDECAR, 'entity-id': 'desk' }));
     await reload('file');
     expect(reloads).toHaveLength(1);
-    expect(lines.find((l) => l.msg === 'Sidecar config changes that apply at the next start')?.fields).toEqual({ keys: ['entityId'] });
+    expect(lines.find((l) => l.msg === 'Sidecar config changes that apply at the next start')?.fields).toEqual({ keys: ['entity-id'] });
   });
 
   it('passes audit include-arguments on to apply at once, and says the rest of audit waits for a restart (review s22)', async () => {
@@ -137,7 +137,7 @@ describe('sidecar config reload', () => {
     const { dir, reload, lines } = setup();
     writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...SIDECAR, 'warm-pool': { size: 0 } }));
     await reload('file');
-    expect(lines.find((l) => l.msg === 'Sidecar config changes that apply at the next start')?.fields).toEqual({ keys: ['warmPool'] });
+    expect(lines.find((l) => l.msg === 'Sidecar config changes that apply at the next start')?.fields).toEqual({ keys: ['warm-pool'] });
   });
 
   it('reads sidecar.json with the command line\'s flags on top, as at start', async () => {

@@ -22,6 +22,16 @@ import { readSidecarConfig } from './sidecar-config-file.ts';
 import { LocalError } from '../shared/errors.ts';
 
 const RESTART_KEYS = ['worker', 'entityId', 'keyFile', 'user', 'modernInstanceIdleSeconds', 'warmPool', 'audit'] as const;
+/** Each as sidecar.json spells it, which is what the operator edited and reads in the log. */
+const FILE_KEY: Record<(typeof RESTART_KEYS)[number], string> = {
+  worker: 'worker',
+  entityId: 'entity-id',
+  keyFile: 'key-file',
+  user: 'user',
+  modernInstanceIdleSeconds: 'modern-instance-idle-seconds',
+  warmPool: 'warm-pool',
+  audit: 'audit',
+};
 
 export interface SidecarReloadOptions {
   dir: string;
@@ -83,7 +93,7 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
     // The settings of what was checked, not of the disk, which may hold a newer, unchecked file.
     const next = loadSidecarConfig(dir, options.overrides, (file) => parsedJsonText(file, after.texts.get(file)));
     const needRestart = RESTART_KEYS.filter((key) => JSON.stringify(atStart(next, key)) !== JSON.stringify(atStart(options.config, key)));
-    if (needRestart.length > 0) log.warn('Sidecar config changes that apply at the next start', { keys: needRestart });
+    if (needRestart.length > 0) log.warn('Sidecar config changes that apply at the next start', { keys: needRestart.map((key) => FILE_KEY[key]) });
     const ended = await sidecar.reload({
       snapshot: after,
       trust: { ...(next.trustFloor !== undefined ? { floor: next.trustFloor } : {}), allowUncontained: next.allowUncontained },
