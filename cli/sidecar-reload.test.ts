@@ -40,6 +40,10 @@ describe('sidecar config reload', () => {
     const { dir, reload, reloads, lines } = setup();
     await reload('file');
     expect(reloads).toEqual([]);
+    expect(lines).toEqual([]);
+    // Asked to reload, it says there was nothing to, as the worker does (review s24).
+    await reload('SIGHUP');
+    expect(lines.splice(0)).toEqual([{ level: 'info', msg: 'Sidecar config unchanged: nothing to reload', fields: { trigger: 'SIGHUP' } }]);
     writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...SIDECAR, limits: { 'server-processes': 5 }, 'trust-profile': 'floor' }));
     writeFileSync(join(dir, 'trust-profiles', 'floor.json'), '{}');
     await reload('SIGHUP');

@@ -70,7 +70,7 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
         // Launches keep reading the snapshot, which is what the files hold again.
         refused = null;
         log.info('Sidecar config files match the config in force again', { trigger });
-      }
+      } else if (trigger === 'SIGHUP') log.info('Sidecar config unchanged: nothing to reload', { trigger });
       return;
     }
     if (refused !== null && before.equals(refused)) return;

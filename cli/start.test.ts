@@ -19,18 +19,18 @@ const stateDir = mkdtempSync(join(tmpdir(), 'sy-start-'));
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 
 /** `switchyard start` on a free port, in a process group of its own (so the test can signal the whole group), logging at warn. */
-function startCli(state: string, extra: string[] = []) {
+function startCli(state: string, extra: string[] = [], logLevel = 'warn') {
   return spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start', '--port', '0', '--state-dir', state, ...extra], {
     cwd: REPO,
-    env: { ...process.env, SWITCHYARD_LOG_LEVEL: 'warn' },
+    env: { ...process.env, SWITCHYARD_LOG_LEVEL: logLevel },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
 }
 
 /** `switchyard start` with what it prints collected, its exit, and its banner (rejecting if it exits first). */
-function watchStart(state: string, extra: string[] = []) {
-  const started = startCli(state, extra);
+function watchStart(state: string, extra: string[] = [], logLevel = 'warn') {
+  const started = startCli(state, extra, logLevel);
   const printed = { out: '', err: '' };
   started.stdout!.on('data', (d: Buffer) => (printed.out += d.toString()));
   started.stderr!.on('data', (d: Buffer) => (printed.err += d.toString()));
@@ -336,6 +336,21 @@ describe('switchyard start', () => {
     // Until the worker reads its config again, a launch it asks for names the old revision and is refused (at warn): nothing fails.
     expect(printed.err.split('\n').filter((line) => line.includes('"level":"error"'))).toEqual([]);
   }, 120_000);
+
+  it('passes SIGHUP ("reload now") on to its worker, as switchyard worker does, and re-reads the sidecar dir itself (review s24: only the sidecar heard it)', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'sy-start-hup-'));
+    const { started, printed, exited, banner } = watchStart(state, [], 'info');
+    try {
+      await banner;
+      process.kill(started.pid!, 'SIGHUP');
+      await waitUntil(() => printed.err.includes('"msg":"Worker config unchanged: nothing to reload"'), 'the worker to re-read its config', 20_000);
+      await waitUntil(() => printed.err.includes('"msg":"Sidecar config unchanged: nothing to reload"'), 'the sidecar to re-read its dir', 20_000);
+    } finally {
+      const code = await stopAsCtrlC(started, exited);
+      rmSync(state, { recursive: true, force: true });
+      expect(code, printed.err).toBe(0);
+    }
+  });
 
   it('records its host\'s trust profiles in worker.json, as host add would, so agent add --trust-profile pins one on it', async () => {
     const state = mkdtempSync(join(tmpdir(), 'sy-start-pin-'));

@@ -234,6 +234,9 @@ export async function runStart(argv: string[]): Promise<number> {
   });
   const worker = spawnDenoWorker({ configFile: workerConfig, host, port, stateDir: workerState, env: { SWITCHYARD_LOG_LEVEL: quiet } });
   running = worker;
+  // SIGHUP ("reload now") reaches both halves, as it does `switchyard worker` and `switchyard
+  // sidecar`: the sidecar's config watch takes it in this process, Deno watches its own file.
+  process.on('SIGHUP', () => worker.child.kill('SIGHUP'));
   // Until Deno listens, its exit is reported by `listening` (with the reason, above this process's error).
   const workerUrl = await worker.listening;
   for (const held of [lock, workerLock]) held.describe(`switchyard start on ${workerUrl}`);
