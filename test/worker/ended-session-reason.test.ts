@@ -21,7 +21,10 @@ beforeAll(async () => {
     ],
     profiles: { tools: { description: 'every tool' } },
   });
+  original = readFileSync(stack.worker.configFile, 'utf8');
 });
+/** The worker config as the stack wrote it, before a test edits it. */
+let original: string;
 
 afterAll(async () => {
   await stack?.stop();
@@ -85,5 +88,26 @@ describe('an ended session\'s 404', () => {
       message: 'Session ended: the worker config changed: server "pid" changed; initialize a new session',
       data: { reason: 'invalid-request', endedBecause: 'config-changed' },
     });
+  });
+
+  it('says the worker config changed when the agent may no longer use the server, not that the server is unknown (review s24)', async () => {
+    const file = stack.worker.configFile;
+    writeFileSync(file, original);
+    await expect.poll(() => stack.worker.err.filter(msg('Worker config reloaded')).length, { timeout: 15_000 }).toBe(2);
+    const bob = await open(stack.tokens.bob!);
+    const config = JSON.parse(original) as { agents: Array<{ name: string; servers: string[] }> };
+    config.agents.find((a) => a.name === 'bob')!.servers = [];
+    writeFileSync(file, JSON.stringify(config));
+    await expect.poll(() => stack.worker.err.filter(msg('Worker config reloaded')).length, { timeout: 15_000 }).toBe(3);
+    const ended = await ping(stack.tokens.bob!, bob);
+    expect(ended.status).toBe(404);
+    expect(ended.json.error).toEqual({
+      code: -32600,
+      message: 'Session ended: the worker config changed: server "pid" no longer allowed; initialize a new session',
+      data: { reason: 'invalid-request', endedBecause: 'config-changed' },
+    });
+    // Another agent naming that session id learns nothing of it, and a new session is refused as any unknown server is.
+    expect((await ping(stack.tokens.dana!, bob)).json.error.message).toBe('Session not found: it expired or was closed; initialize a new session');
+    expect((await post(stack.tokens.bob!, initialize)).json.error.data.reason).toBe('server-not-found');
   });
 });

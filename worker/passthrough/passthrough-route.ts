@@ -21,7 +21,7 @@ import type { WorkerLogger } from '../log.ts';
 import { PassthroughSession } from './passthrough-session.ts';
 import type { SessionTable } from '../sessions/session-table.ts';
 import type { RecentErrors } from '../status/recent-errors.ts';
-import { handleSessionRequest, jsonRpcErrorResponse } from '../sessions/session-route.ts';
+import { endedSessionAnswer, handleSessionRequest, jsonRpcErrorResponse } from '../sessions/session-route.ts';
 import { classifyEra } from '../modern/era.ts';
 import { serveModern } from '../modern/modern-route.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
@@ -69,6 +69,9 @@ export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Han
     // session's own requests carry theirs to its ledger, so the rest of them never read it here.
     const trace = () => traceContextOf(c.req.raw.headers);
     if (entry === undefined || !agent.servers.includes(name)) {
+      // A session a reload ended by taking its server away says so, rather than "not found".
+      const ended = await endedSessionAnswer(c, agent, `server:${name}`, deps);
+      if (ended !== undefined) return ended;
       const refusal = serverNotFound(name, agent.servers);
       deps.audit?.refused({ agent: agent.name, server: name.slice(0, 64), era: 'legacy', route: 'passthrough' }, null, refusal, trace());
       return jsonRpcErrorResponse(c, null, refusal);

@@ -35,6 +35,7 @@ import { sessionLimitOf } from './agent-limits.ts';
 import { readBoundedBody } from './bounded-body.ts';
 import { drawRequestsFrom, type AgentRequestCounters } from './request-limits.ts';
 import { MAX_LEGACY_BODY_BYTES, type LegacyPostBody } from './legacy-post-body.ts';
+import type { SessionEnd } from './ended-sessions.ts';
 import type { AgentSession, SessionTable } from './session-table.ts';
 
 /** Largest initialize body read before the session exists; initialize requests are small. */
@@ -81,12 +82,8 @@ export async function handleSessionRequest(
   if (sessionId !== undefined) {
     const session = options.sessions.get(sessionId);
     if (session === undefined || session.agent !== agent.name || session.route !== route) {
-      // Still the spec's 404, which is what makes a client initialize again; the body says why when the worker ended it.
       const end = session === undefined ? await options.sessions.endOf?.(sessionId, agent.name, route) : undefined;
-      const notFound = end === undefined
-        ? new WireError('invalid-request', 'Session not found: it expired or was closed; initialize a new session')
-        : new WireError('invalid-request', `Session ended: ${end.why}; initialize a new session`, { detail: { endedBecause: end.because } });
-      return jsonRpcErrorResponse(c, null, notFound, 404);
+      return sessionNotFound(c, end);
     }
     options.sessions.touch(sessionId);
     if (c.req.method !== 'POST') return session.handle(c.req.raw);
@@ -159,6 +156,29 @@ export async function handleSessionRequest(
     if (options.config !== undefined) await options.sessions.catchUp?.(session, options.config);
   }
   return response;
+}
+
+/**
+ * The spec's 404 for a session id this endpoint does not serve, which is what makes a client
+ * initialize again; the body says why when the worker ended it (`end`).
+ */
+function sessionNotFound(c: Context, end: SessionEnd | undefined): Response {
+  const notFound = end === undefined
+    ? new WireError('invalid-request', 'Session not found: it expired or was closed; initialize a new session')
+    : new WireError('invalid-request', `Session ended: ${end.why}; initialize a new session`, { detail: { endedBecause: end.because } });
+  return jsonRpcErrorResponse(c, null, notFound, 404);
+}
+
+/**
+ * For an endpoint that no longer serves `route` to `agent` (a server a reload took away): the
+ * session the request names, when the worker ended it, answered as {@link handleSessionRequest}
+ * answers an ended one, so the agent learns why; `undefined` otherwise.
+ */
+export async function endedSessionAnswer(c: Context, agent: AgentEntry, route: string, options: Pick<SessionRouteOptions, 'sessions'>): Promise<Response | undefined> {
+  const sessionId = c.req.header('mcp-session-id');
+  if (sessionId === undefined || options.sessions.get(sessionId) !== undefined) return undefined;
+  const end = await options.sessions.endOf?.(sessionId, agent.name, route);
+  return end === undefined ? undefined : sessionNotFound(c, end);
 }
 
 /** The initialize body as JSON, read within its cap; a `WireError` when too large or not JSON, `TooDeep` when nested too deep. */
