@@ -16,8 +16,8 @@
  * A config dir, key file or audit file under the folders every sandbox shows (`/usr`, …) is a
  * warning on sidecar.json: every contained launch is refused, and ordinary ones still run.
  *
- * A profile's own environment names that its restrictive bases drop are a warning on it
- * (`check-profile-environment.ts`): by design, and silent at launch.
+ * A profile's own grants, network and environment names that its restrictive bases drop or
+ * narrow are a warning on it (`check-profile-narrowing.ts`): by design, and silent at launch.
  *
  * `singleMachine` (`check --runtime node`): DIR read as `switchyard worker --runtime node` reads
  * it when its sidecar.json names no `worker` and no `entity-id`: the file is optional, and only
@@ -36,7 +36,7 @@ import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { effectiveFromFile } from '../sidecar/trust/effective-profile.ts';
 import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';
-import { droppedEnvironment } from './check-profile-environment.ts';
+import { narrowedByBases } from './check-profile-narrowing.ts';
 import { floorExposure } from './check-exposure.ts';
 import { type CheckResult, checkSidecarFile, type SidecarConfigKind } from './check-sidecar-file.ts';
 
@@ -120,7 +120,7 @@ export async function checkConfigDir(dir: string, options: { singleMachine?: boo
         const ref = file.slice(join(dir, 'trust-profiles').length + 1, -'.json'.length);
         const problem = await profileProblem(store, ref);
         if (problem !== null) issues.push({ path: 'base-trust-profiles', message: problem.replace(`trust profile "${ref}" cannot be used: `, '') });
-        else warnings.push(...droppedEnvironment(effectiveFromFile(trustProfileFileSchema.parse(json)).environment, (await store.load(ref)).effective.environment));
+        else warnings.push(...narrowedByBases(effectiveFromFile(trustProfileFileSchema.parse(json)), (await store.load(ref)).effective));
       }
       for (const [path, ref, launches] of named) {
         const problem = await profileProblem(store, ref);

@@ -500,7 +500,7 @@ describe('switchyard check worker.json DIR: a worker config against the host dir
   });
 });
 
-describe('switchyard check DIR: a profile\'s environment its restrictive base drops', () => {
+describe('switchyard check DIR: what of a profile its restrictive base drops or narrows', () => {
   it('warns on the child\'s file of each name it inherits or sets that the base does not pass, and stays ok (review s23: the README\'s own example set one)', async () => {
     const root = join(dir, 'env-dropped');
     write('env-dropped/sidecar.json', { worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop' });
@@ -515,6 +515,24 @@ describe('switchyard check DIR: a profile\'s environment its restrictive base dr
     expect(dropped.code).toBe(0);
     write('env-dropped/trust-profiles/base.json', { 'network-capabilities': [], environment: { inherit: ['PATH', 'LANG', 'NODE_ENV'] } });
     expect((await switchyard('check', root)).stdout).not.toContain('warning');
+  });
+
+  it('warns as well of a read-write grant the base makes read-only, and of network it cuts (review s24: the README says so, check said nothing)', async () => {
+    const root = join(dir, 'grant-narrowed');
+    write('grant-narrowed/sidecar.json', { worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop' });
+    write('grant-narrowed/trust-profiles/base.json', { 'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-only' }], 'network-capabilities': [] });
+    write('grant-narrowed/trust-profiles/child.json', {
+      'base-trust-profiles': [{ profile: 'base', 'inheritance-mode': 'restrictive' }],
+      'filesystem-paths': [{ 'source-path': '/srv/project', 'access-mode': 'read-write' }],
+      'network-capabilities': ['internet-client'],
+    });
+    const narrowed = await switchyard('check', root);
+    expect(narrowed.stdout).toContain(
+      `${join(root, 'trust-profiles', 'child.json')}: ok (trust profile, 2 warnings)\n` +
+        '  warning: filesystem-paths: "/srv/project" is read-only: a restrictive base grants it read-only (make that base\'s grant "read-write")\n' +
+        '  warning: network-capabilities: "internet-client" is cut to no network: a restrictive base allows no more (widen that base\'s "network-capabilities")\n',
+    );
+    expect(narrowed.code).toBe(0);
   });
 });
 
