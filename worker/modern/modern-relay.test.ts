@@ -58,6 +58,34 @@ describe('relayModernRequest', () => {
     expect(rest.replaceAll(': keepalive\n\n', '')).toBe(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: 1, result: { tools: [] } })}\n\n`);
   });
 
+  it('keeps JSON and its HTTP status for an answer quicker than a keepalive past the watch, an error included (review s24)', async () => {
+    useFakeClock();
+    try {
+      const { channel, host, received } = await hostEnd();
+      const answered = relayModernRequest(channel, request, { signal: () => new AbortController().signal, keepAliveMs: 5_000 });
+      await received;
+      await advanceBy(2_000);
+      await host.send({ jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'Method not found' } });
+      const response = await advanceUntilSettled(answered);
+      expect(response.status).toBe(404);
+      expect(response.headers.get('content-type')).toBe('application/json');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('writes keepalives to a stream a notification opened before the watch too', async () => {
+    const { channel, host, received } = await hostEnd();
+    const answered = relayModernRequest(channel, request, { signal: () => new AbortController().signal, keepAliveMs: 5 });
+    await received;
+    await host.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } });
+    const reader = (await answered).body!.pipeThrough(new TextDecoderStream()).getReader();
+    let read = '';
+    while (!read.includes(': keepalive')) read += (await reader.read()).value;
+    await host.send({ jsonrpc: '2.0', id: 1, result: { tools: [] } });
+    await reader.cancel();
+  });
+
   it('cancels the call when that stream is cancelled, the agent gone though its request was never aborted: the channel closes, the place is parked', async () => {
     const { channel, closed } = await hostEnd();
     const slot: string[] = [];
@@ -129,6 +157,20 @@ describe('relayModernRequest for an agent that stops reading', () => {
     const events = eventsOf(await (await answered).text()).map((e) => JSON.parse(e.data) as unknown);
     expect(events.at(-1)).toMatchObject({ id: 1, error: { code: -32012, message: 'Answer stream ended: agent "alice" holds more than 40000 bytes of answers unread, so the call was cancelled', data: { reason: 'limit-reached', limit: 40_000 } } });
     expect(meter.unreadBytes).toBe(0);
+  });
+
+  it('ends a stream it left unread with the error instead of adding the answer, as it does a notification (review s24: a slow answer skipped the hard bound)', async () => {
+    const { channel, host, received } = await hostEnd();
+    const meter = { agent: 'alice', unreadBytes: 0, maxUnreadBytes: 10_000 };
+    const answered = relayModernRequest(channel, request, { maxUnreadBytes: 1 << 30, meter });
+    await received;
+    // The tenth takes it past the hard bound of 4 × 10 KB unread, after that notification's own check.
+    for (let n = 0; n < 10; n++) await host.send(progress(n));
+    expect(channel.closed).toBe(false);
+    await host.send({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'y'.repeat(200_000) }] } }).catch(() => {});
+    const events = eventsOf(await (await answered).text()).map((e) => JSON.parse(e.data) as unknown);
+    expect(events.at(-1)).toMatchObject({ id: 1, error: { code: -32012, data: { reason: 'limit-reached' } } });
+    expect(JSON.stringify(events)).not.toContain('yyyy');
   });
 
   it('counts only what waits behind the event being read: a large notification read slowly is not cut by the next event', async () => {

@@ -45,10 +45,11 @@ export interface RelayOptions {
   /** Longest wait for the response; each notification starts the wait again. None when absent. */
   timeoutMs?: number;
   /**
-   * With `signal`: an answer still pending when the abort is first watched is sent as an event
-   * stream from then on, with an SSE comment every this many ms until it comes. A write to an agent
-   * that left fails even where the runtime never aborts its request's signal (Deno did not, for
-   * some connections, review s24), and the stream's cancel then cancels the call.
+   * With `signal`: an answer still pending this many ms after the abort is first watched is sent
+   * as an event stream from then on, with an SSE comment every this many ms until it comes. Deno
+   * cancels a streaming body whose agent left, where it did not abort the request's signal (for
+   * some connections, review s24), and the stream's cancel then cancels the call; the comments
+   * find one that left later, and keep idle proxies from cutting a long call.
    */
   keepAliveMs?: number;
   /** Told the answer sent (the audit log's outcome), or null when the agent went away first. */
@@ -128,7 +129,7 @@ const jsonInit = (status: number) => (status === 200 ? JSON_200 : { status, head
  * before this is seen this late (the signal read then is already aborted), never missed.
  */
 export const ABORT_WATCH_MS = 250;
-/** How often a pending answer's event stream writes a comment ({@link RelayOptions.keepAliveMs}): an agent that left is found within two. */
+/** How long past the abort watch an answer may take before it goes as an event stream, and how often that stream writes a comment ({@link RelayOptions.keepAliveMs}). */
 export const PENDING_KEEPALIVE_MS = 5_000;
 
 /** Every request's abort watch without a deadline, on one timer: a `setTimeout` per call cost 40 µs of it under Deno. */
@@ -198,6 +199,11 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     };
     const answer = (message: unknown, status: number, byHost = false) => {
       if (done) return;
+      if (stream !== undefined && unreadPast(stream)) {
+        // As for a notification: a stream the agent left unread is cut, its answer not added (review s24).
+        leftUnread(stream, maxUnread, request, options);
+        return finish(byHost);
+      }
       options.onAnswer?.(message);
       if (stream !== undefined) {
         stream.push(sseEvent(message));
@@ -231,9 +237,13 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
         watched = options.signal!();
         if (watched.aborted) return abandoned();
         watched.addEventListener('abort', abandoned, { once: true });
-        if (options.keepAliveMs !== undefined && stream === undefined) {
-          const pending = (stream = openStream());
-          keepAlive = setInterval(() => pending.push(KEEPALIVE_COMMENT), options.keepAliveMs);
+        // Still unanswered a keepalive later, the answer goes as an event stream (one already
+        // streaming gets the comments too): a quicker one keeps its JSON and its HTTP status.
+        if (options.keepAliveMs !== undefined) {
+          keepAlive = setInterval(() => {
+            stream ??= openStream();
+            stream.push(KEEPALIVE_COMMENT);
+          }, options.keepAliveMs);
         }
       }
       if (deadlineAt !== undefined && performance.now() >= deadlineAt) {
@@ -246,6 +256,8 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       if (options.timeoutMs !== undefined) deadlineAt = performance.now() + options.timeoutMs;
       schedule();
     };
+    /** Whether the agent left more of `open` unread than it, or the agent's hard bound, allows. */
+    const unreadPast = (open: AnswerStream) => open.queuedBehind > maxUnread || (pastHardUnread(meter) && !open.reading);
     const openStream = (): AnswerStream => {
       const opened = new AnswerStream({
         meter,
@@ -263,7 +275,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     const notify = (message: JSONRPCMessage) => {
       if (stream === undefined) {
         stream = openStream();
-      } else if (stream.queuedBehind > maxUnread || (pastHardUnread(meter) && !stream.reading)) {
+      } else if (unreadPast(stream)) {
         leftUnread(stream, maxUnread, request, options);
         return finish();
       }
