@@ -26,6 +26,7 @@ import { hostOf } from '../shared/descriptors.ts';
 import type { ValidationIssue } from '../shared/validation.ts';
 import { loadHostTrustConfig, loadSidecarConfig, osUserName, ownFiles } from '../sidecar/config/sidecar-config.ts';
 import type { OwnFile } from '../sidecar/sandbox/config-dir-exposure.ts';
+import { singleMachineOwnFiles } from './single-machine-own-files.ts';
 import { loadHostKey } from '../sidecar/link/host-key.ts';
 import { type HostTrustPolicy, refusedForWantOfProfile } from '../sidecar/trust/host-floor.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
@@ -64,9 +65,11 @@ export async function checkAcross(
   runtime: CheckRuntime = 'edge',
   /** The sidecar's `--worker` / `--entity-id`, which it reads over sidecar.json's. */
   overrides: { worker?: string; entityId?: string } = {},
+  /** The worker config's path: in single-machine mode, its folder's own files are kept out of sandboxes too. */
+  configFile?: string,
 ): Promise<{ worker: ValidationIssue[]; sidecar: ValidationIssue[]; checked: boolean }> {
   if (runtime === 'node' && isSingleMachineDir(dir)) {
-    const worker = await thisMachine(config, dir);
+    const worker = await thisMachine(config, dir, configFile);
     return { worker: worker ?? [], sidecar: [], checked: worker !== null };
   }
   const worker: ValidationIssue[] = [];
@@ -110,7 +113,7 @@ export async function checkAcross(
 }
 
 /** The single-machine dir: the worker's own `{"type":"local"}` servers, launched in its process from DIR. */
-async function thisMachine(config: WorkerConfig, dir: string): Promise<ValidationIssue[] | null> {
+async function thisMachine(config: WorkerConfig, dir: string, configFile: string | undefined): Promise<ValidationIssue[] | null> {
   let trust;
   try {
     trust = loadHostTrustConfig(dir);
@@ -123,7 +126,7 @@ async function thisMachine(config: WorkerConfig, dir: string): Promise<Validatio
     user: osUserName(),
     who: 'this machine (single-machine mode)',
     policy: { ...(trust.trustFloor !== undefined ? { floor: trust.trustFloor } : {}), allowUncontained: trust.allowUncontained },
-    files: [],
+    files: configFile === undefined ? [] : singleMachineOwnFiles(configFile, config.audit?.file !== undefined ? { auditFile: config.audit.file } : {}),
     launches: local,
     reaches: local,
   });

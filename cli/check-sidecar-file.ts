@@ -6,11 +6,11 @@
  *
  * @module
  */
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { ValidationError, parseWith, type ValidationIssue } from '../shared/validation.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
 import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';
-import { parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { ownFilesNamed, parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { configDirWarnings } from '../sidecar/sandbox/config-dir-exposure.ts';
 import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
 import { locateSyntaxErrorInFile, type Unreadable, unreadable } from './config-file-read.ts';
@@ -55,7 +55,10 @@ export function checkSidecarFile(path: string, kind: SidecarConfigKind): CheckRe
     if (kind === 'sidecar config') parseSidecarConfig(json);
     else if (kind === 'mcp.json') {
       const configDir = configDirOfMcpFile(path);
-      return { kind, issues: [], warnings: configDirWarnings(configDir, parseMcpServersFile(json, configDir)) };
+      // The key and audit files sidecar.json keeps outside the dir are kept out as the dir is.
+      const sidecarJson = readJsonFile(join(configDir, 'sidecar.json'));
+      const files = sidecarJson.ok ? ownFilesNamed(configDir, sidecarJson.json) : [];
+      return { kind, issues: [], warnings: configDirWarnings(configDir, parseMcpServersFile(json, configDir), { files }) };
     } else parseWith(trustProfileFileSchema, json, 'trust profile');
     return { kind, issues: [], warnings: [] };
   } catch (error) {

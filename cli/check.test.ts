@@ -587,6 +587,15 @@ describe('switchyard check: a trust profile whose grants contain or lie in the c
     expect(shown.code).toBe(0);
   });
 
+  it('check DIR warns of a server whose working directory holds a key-file kept outside the config dir (review s24)', async () => {
+    const keys = join(dir, 'key-cwd', 'keys');
+    mkdirSync(keys, { recursive: true });
+    const { configDir } = await setUp('key-cwd', { sidecar: { 'trust-profile': 'workspace', 'key-file': join(keys, 'host.key') } });
+    write('key-cwd/.config/switchyard/mcp-servers/mcp.json', { mcpServers: { files: { command: process.execPath, args: ['-e', ''], cwd: keys } } });
+    const { stdout } = await switchyard('check', configDir);
+    expect(stdout).toContain(`  warning: mcpServers.files.cwd: a contained launch is refused: its working directory would expose the host key file (key-file) inside the sandbox ("${keys}"); give the server an absolute "cwd" outside the key file's folder`);
+  });
+
   it('check DIR warns about a server\'s own floor in its mcp.json entry the same way', async () => {
     const { configDir } = await setUp('home-server-floor', { sidecar: {}, floors: { files: 'home', other: 'workspace' } });
     const { code, stdout } = await switchyard('check', configDir);
@@ -661,6 +670,18 @@ describe('switchyard check --runtime node worker.json DIR: the single-machine di
     const { stdout } = await switchyard('check', '--runtime', 'node', file, root);
     expect(stdout).toContain(`which contains the single-machine mode's config dir (${root})`);
     expect(stdout).not.toContain('host key');
+  });
+
+  it('fails an agent whose launches the local host refuses for a floor granting the worker config\'s folder, as worker --runtime node does (review s24)', async () => {
+    const root = join(dir, 'single-config-granted', 'local');
+    const granted = join(dir, 'single-config-granted', 'granted');
+    write('single-config-granted/local/mcp-servers/mcp.json', { mcpServers: { echo: { command: process.execPath, args: ['-e', ''] } } });
+    write('single-config-granted/local/trust-profiles/floor.json', { 'filesystem-paths': [{ 'source-path': granted, 'access-mode': 'read-write' }], 'network-capabilities': [] });
+    write('single-config-granted/local/sidecar.json', { 'trust-profile': 'floor' });
+    const file = write('single-config-granted/granted/worker.json', { agents: [{ name: 'alice', 'token-sha256': 'a'.repeat(64), servers: ['echo'] }], servers: { echo: { executor: { type: 'local' } } } });
+    const { code, stdout } = await switchyard('check', '--runtime', 'node', file, root);
+    expect(stdout).toContain(`grants "${granted}", which contains the worker config (--config: ${file})`);
+    expect(code).toBe(1);
   });
 
   it('checks the config\'s own folder when no DIR is named, as worker --runtime node reads it without --config-dir', async () => {

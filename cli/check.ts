@@ -85,7 +85,7 @@ export async function runCheck(argv: string[]): Promise<number> {
     }
   }
   for (const { file, config, dir } of pairs) {
-    const across = await checkAcross(config, dir, runtime, overrides);
+    const across = await checkAcross(config, dir, runtime, overrides, file);
     // Not "ok": a sidecar.json that cannot be read leaves nothing checked across (review s22).
     if (!across.checked) {
       process.stdout.write(`${file} × ${dir}: not checked across files (${join(dir, 'sidecar.json')} has problems, above)\n`);

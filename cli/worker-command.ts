@@ -90,14 +90,20 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     const { nodeOAuthRuntime } = await import('./oauth-state.ts');
     const oauth = await nodeOAuthRuntime(config, stateDir);
     const auditFile = config.audit?.file === undefined ? undefined : resolve(dirname(configFile), config.audit.file);
+    const { singleMachineOwnFiles } = await import('./single-machine-own-files.ts');
+    const ownFiles = singleMachineOwnFiles(configFile, { stateDir, ...(config.audit?.file !== undefined ? { auditFile: config.audit.file } : {}) });
+    const configDir = resolve(values['config-dir'] ?? dirname(configFile));
+    const { systemExposureReason, systemPathsHere } = await import('../sidecar/sandbox/index.ts');
+    const shown = systemExposureReason(configDir, ownFiles, systemPathsHere(), 'single-machine');
+    if (shown !== null) createLogger({ fields: { component: 'local-host' } }).warn('Every contained launch will be refused', { why: shown });
     const machine = await startSingleMachine({
       config,
-      configDir: resolve(values['config-dir'] ?? dirname(configFile)),
+      configDir,
       host,
       port,
       log: createLogger({ fields: { component: 'worker' } }),
       hostLog: createLogger({ fields: { component: 'local-host' } }),
-      ownFiles: [{ path: configFile, key: '--config' }, { path: stateDir, key: '--state-dir' }, ...(auditFile !== undefined ? [{ path: auditFile, key: 'audit.file' as const }] : [])],
+      ownFiles,
       auditWrite: auditWriter(auditFile, parseLogLevel(process.env.SWITCHYARD_LOG_LEVEL), configFile, createLogger({ fields: { component: 'worker' } })),
       ...(oauth !== undefined ? { oauth } : {}),
     });

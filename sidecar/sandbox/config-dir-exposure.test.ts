@@ -146,6 +146,16 @@ describe('the own files kept outside the config dir, and the system folders ever
     expect(grantExposures(configDir, [grant(join(root, 'grant'))])).toEqual([]);
   });
 
+  it('finds a grant inside an own folder (the state dir), and an own file not there for now through its folder\'s real path (review s24)', () => {
+    const state = join(root, 'state');
+    mkdirSync(join(state, 'oauth'), { recursive: true });
+    expect(grantExposures(configDir, [grant(join(state, 'oauth'))], [{ path: state, key: '--state-dir' }])).toEqual([{ path: join(state, 'oauth'), by: 'grant', of: '--state-dir' }]);
+    mkdirSync(join(root, 'real-logs'), { recursive: true });
+    symlinkSync(join(root, 'real-logs'), join(root, 'logs-link'));
+    // Moved away by logrotate, not yet made again: still the file a grant of the real folder would show.
+    expect(grantExposures(configDir, [grant(join(root, 'real-logs'))], [{ path: join(root, 'logs-link', 'audit.log'), key: 'audit.file' }])).toEqual([{ path: join(root, 'real-logs'), by: 'grant', of: 'audit.file' }]);
+  });
+
   it('says which file and where on the operator\'s machine, and not where in a refusal that may cross the link', async () => {
     expect(grantExposureReason(configDir, grantExposures(configDir, [grant(join(root, 'grant'))], files()), undefined, 'sidecar', files())).toBe(
       `grants "${join(root, 'grant')}", which contains the host key file (key-file: ${keyFile()}), and a contained launch that would show any of it is refused; grant narrower paths in the profile, or move the key file out of the granted tree`,

@@ -21,7 +21,7 @@
  */
 import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { ValidationIssue } from '../../shared/validation.ts';
 import { joinPath } from '../../shared/validation.ts';
 import { resolveStdioCommand } from '../process/stdio-command-resolver.ts';
@@ -72,13 +72,22 @@ function protectedPaths(configDir: string, files: readonly OwnFile[]): Protected
   return { dir: spellings(configDir), files: files.map((f) => ({ spellings: spellings(f.path), key: f.key })) };
 }
 
+/**
+ * `path` as given and as its real path. One that does not exist (an audit file between logrotate's
+ * move and its reopening) is taken through its folder's real path, where it will be.
+ */
 function spellings(path: string): string[] {
+  let real: string;
   try {
-    const real = realpathSync(path);
-    return real === path ? [path] : [path, real];
+    real = realpathSync(path);
   } catch {
-    return [path];
+    try {
+      real = join(realpathSync(dirname(path)), basename(path));
+    } catch {
+      return [path];
+    }
   }
+  return real === path ? [path] : [path, real];
 }
 
 /**
@@ -88,7 +97,8 @@ function spellings(path: string): string[] {
 function shows(path: string, own: Protected): { of?: OwnFile['key'] } | null {
   const mounted = spellings(path);
   if (mounted.some((p) => own.dir.some((c) => isWithin(p, c) || isWithin(c, p)))) return {};
-  const file = own.files.find((f) => mounted.some((p) => f.spellings.some((c) => isWithin(c, p))));
+  // Both ways, as for the dir: an own file may be a folder (the state dir), and a grant inside it shows part of it.
+  const file = own.files.find((f) => mounted.some((p) => f.spellings.some((c) => isWithin(c, p) || isWithin(p, c))));
   return file === undefined ? null : { of: file.key };
 }
 
@@ -269,7 +279,7 @@ function isFile(path: string): boolean {
  *
  * @param configDir The sidecar config dir the mcp.json belongs to (the folder above `mcp-servers/`).
  * @param servers The entries as `parseMcpServersFile(json, configDir)` returns them (HTTP entries are skipped).
- * @param options `env` for the command lookup (default `process.env`), `home` (default `os.homedir()`).
+ * @param options `env` for the command lookup (default `process.env`), `home` (default `os.homedir()`), `files`: the own files kept outside the dir (`ownFilesNamed`).
  * @returns Warnings as `mcpServers.<name>.<key>: message`, empty when nothing is exposed.
  * @example
  * ```ts
@@ -279,7 +289,7 @@ function isFile(path: string): boolean {
 export function configDirWarnings(
   configDir: string,
   servers: ReadonlyMap<string, StdioEntryForCheck | { readonly kind: 'http' }>,
-  options: { readonly env?: Readonly<Record<string, string | undefined>>; readonly home?: string } = {},
+  options: { readonly env?: Readonly<Record<string, string | undefined>>; readonly home?: string; readonly files?: readonly OwnFile[] } = {},
 ): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   for (const [name, entry] of servers) {
@@ -295,13 +305,15 @@ export function configDirWarnings(
     }
     if (!isAbsolute(file)) file = '/nonexistent-command';
     const launch: ContainmentLaunch = { file, args, ...(entry.cwd !== undefined ? { cwd: entry.cwd } : {}) };
-    const exposures = configDirExposures(configDir, launch, options.home === undefined ? {} : { home: options.home });
+    const exposures = configDirExposures(configDir, launch, { ...(options.home !== undefined ? { home: options.home } : {}), files: options.files ?? [] });
     for (const by of new Set(exposures.map((e) => e.by))) {
-      const paths = exposures.filter((e) => e.by === by).map((e) => `"${e.path}"`).join(', ');
+      const these = exposures.filter((e) => e.by === by);
+      const paths = these.map((e) => `"${e.path}"`).join(', ');
+      const of = these[0]!.of;
       const key = by === 'cwd' ? 'cwd' : by === 'command' ? 'command' : 'args';
       issues.push({
         path: joinPath(['mcpServers', name, key]),
-        message: `a contained launch is refused: ${WHAT[by]} would expose the sidecar config dir inside the sandbox (${paths}); ${fix(by, undefined)}`,
+        message: `a contained launch is refused: ${WHAT[by]} would expose ${of === undefined ? 'the sidecar config dir' : ownFileNamed(of)} inside the sandbox (${paths}); ${fix(by, of)}`,
       });
     }
   }

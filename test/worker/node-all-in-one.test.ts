@@ -136,6 +136,20 @@ describe('single-machine mode (switchyard worker --runtime node)', () => {
     expect(proc.stderr()).toContain(moved);
   });
 
+  it('says at start that every contained launch will be refused when an own folder lies where every sandbox looks (review s24)', async () => {
+    const procs = new ProcessSet();
+    cleanups.push(() => procs.stopAll());
+    const { configFile } = machineDir(localEcho);
+    // Nothing is written there: the worker keeps no OAuth state without OAuth.
+    const proc = procs.spawn(process.execPath, [join(REPO, 'bin/switchyard.mjs'), 'worker', '--runtime', 'node', '--config', configFile, '--state-dir', '/usr/share/switchyard-review-s24', '--port', '0'], {
+      SWITCHYARD_FROM_SOURCE: '1',
+      SWITCHYARD_LOG_LEVEL: 'warn',
+    });
+    await waitForOutput(proc, () => proc.stdout(), /"event":"listening"/, 'switchyard worker --runtime node');
+    expect(proc.stderr()).toContain('"msg":"Every contained launch will be refused"');
+    expect(proc.stderr()).toContain('the worker\'s state dir (--state-dir: /usr/share/switchyard-review-s24) lies in \\"/usr\\"');
+  });
+
   it('takes the host floor from DIR/sidecar.json: contained under its "trust-profile", refused with neither that nor allow-uncontained', async () => {
     const start = async (sidecarJson: unknown | undefined) => {
       const { dir } = machineDir(localEcho);
