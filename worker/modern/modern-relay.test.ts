@@ -82,6 +82,9 @@ describe('relayModernRequest', () => {
     const reader = (await answered).body!.pipeThrough(new TextDecoderStream()).getReader();
     let read = '';
     while (!read.includes(': keepalive')) read += (await reader.read()).value;
+    // The progress event whole, then the comment: never inside it.
+    expect(read.startsWith('event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress"')).toBe(true);
+    expect(read.split('\n\n').filter((e) => e !== '').every((e) => e === ': keepalive' || e.startsWith('event: message\ndata: '))).toBe(true);
     await host.send({ jsonrpc: '2.0', id: 1, result: { tools: [] } });
     await reader.cancel();
   });
