@@ -91,7 +91,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     const oauth = await nodeOAuthRuntime(config, stateDir);
     const auditFile = config.audit?.file === undefined ? undefined : resolve(dirname(configFile), config.audit.file);
     const { singleMachineOwnFiles } = await import('./single-machine-own-files.ts');
-    const ownFiles = singleMachineOwnFiles(configFile, { stateDir, ...(config.audit?.file !== undefined ? { auditFile: config.audit.file } : {}) });
+    const ownFiles = singleMachineOwnFiles(configFile, { stateDir, ...(auditFile !== undefined ? { auditFile } : {}) });
     const configDir = resolve(values['config-dir'] ?? dirname(configFile));
     const { systemExposureReason, systemPathsHere } = await import('../sidecar/sandbox/index.ts');
     const shown = systemExposureReason(configDir, ownFiles, systemPathsHere(), 'single-machine');
