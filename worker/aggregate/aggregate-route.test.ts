@@ -774,8 +774,10 @@ describe('/mcp across a worker config reload', () => {
 
     expect(await alphaOnly.callTool({ name: 'echo', arguments: { text: 'passthrough' } })).toEqual({ content: [{ type: 'text', text: 'alpha: passthrough' }] });
     const ended = (await betaOnly.callTool({ name: 'echo', arguments: { text: 'x' } }).catch((e: unknown) => e)) as Error;
-    // Ended by the reload (the one session it ended), and the route no longer lets her reach beta.
-    expect(ended.message).toContain('"reason":"server-not-found"');
+    // Ended by the reload (the one session it ended), which its next request learns (review s24:
+    // it was told only that beta is not a server she may use).
+    expect(ended.message).toContain('Session ended: the worker config changed: server \\"beta\\" no longer allowed');
+    expect(ended.message).toContain('"endedBecause":"config-changed"');
   });
 
   it('answers a call in flight on a server taken from the agent, with the reason, instead of leaving it hanging', async () => {
