@@ -54,8 +54,13 @@ async function probed(dir: string): Promise<Record<string, { available: boolean;
   return { bwrap: { available: bwrapProbe.available, runs: standInRuns(bwrap) }, slirp4netns: { available: slirpProbe.available, runs: standInRuns(slirp) } };
 }
 
+/** Each step on stderr, with the time since start: a run that does not finish says where it stopped (CI, s24). */
+const started = Date.now();
+const step = (what: string) => process.stderr.write(`${Date.now() - started} ms: ${what}\n`);
+
 async function main(): Promise<void> {
   const strayBefore = inheritable();
+  step('started');
   const executor = new ProcessExecutor({ termGraceMs: 200 });
   const dir = mkdtempSync(join(tmpdir(), 'sy-stray-fd-'));
   const results: Record<string, unknown> = { strayBefore };
@@ -63,6 +68,7 @@ async function main(): Promise<void> {
   for (const [name, network] of launches) {
     const policy = network === null ? null : await policyFor(dir, network);
     const handle = await executor.launch({ command: SLEEP, args: ['30'], env: {}, policy });
+    step(`${name}: launched`);
     let server: number | undefined;
     for (let i = 0; i < 400 && server === undefined; i++) {
       server = find(handle.pid, 'sleep');
@@ -79,7 +85,9 @@ async function main(): Promise<void> {
     }
     const helper = network?.includes('internet-client') ? find(process.pid, 'slirp4netns') : undefined;
     results[name] = { server: serverFds, tool: policy === null ? null : descriptorsOf(handle.pid), helper: helper === undefined ? null : descriptorsOf(helper) };
+    step(`${name}: read, disposing`);
     await handle.dispose(0);
+    step(`${name}: disposed`);
   }
   // A backend that cannot close descriptors in its sandbox takes no launch while there are any.
   // (bubblewrap's own spawn, with its mask taken out again)
@@ -100,8 +108,11 @@ async function main(): Promise<void> {
     const wire = error as WireError;
     results.refused = { reason: wire.reason, message: wire.message, cause: (wire.cause as Error | undefined)?.message, spawned: executor.spawnCount - spawnsBefore };
   }
+  step('refused launch tried');
   await executor.disposeAll();
+  step('all disposed');
   results.probes = await probed(dir);
+  step('probed');
   rmSync(dir, { recursive: true, force: true });
   results.strayAfter = inheritable();
   writeSync(40, 'fd 40 still open\n');
