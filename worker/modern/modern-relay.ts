@@ -199,7 +199,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     };
     const answer = (message: unknown, status: number, byHost = false) => {
       if (done) return;
-      if (stream !== undefined && unreadPast(stream)) {
+      if (stream !== undefined && unreadPast(stream, maxUnread, meter)) {
         // As for a notification: a stream the agent left unread is cut, its answer not added (review s24).
         leftUnread(stream, maxUnread, request, options);
         return finish(byHost);
@@ -256,8 +256,6 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       if (options.timeoutMs !== undefined) deadlineAt = performance.now() + options.timeoutMs;
       schedule();
     };
-    /** Whether the agent left more of `open` unread than it, or the agent's hard bound, allows. */
-    const unreadPast = (open: AnswerStream) => open.queuedBehind > maxUnread || (pastHardUnread(meter) && !open.reading);
     const openStream = (): AnswerStream => {
       const opened = new AnswerStream({
         meter,
@@ -275,7 +273,7 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
     const notify = (message: JSONRPCMessage) => {
       if (stream === undefined) {
         stream = openStream();
-      } else if (unreadPast(stream)) {
+      } else if (unreadPast(stream, maxUnread, meter)) {
         leftUnread(stream, maxUnread, request, options);
         return finish();
       }
@@ -307,6 +305,11 @@ export function relayModernRequest(channel: Transport, request: ModernRequest, o
       () => (wasSentAhead(channel, request as JSONRPCMessage) ? undefined : channel.send(request as JSONRPCMessage)),
     ).catch((error: unknown) => fail(error instanceof WireError ? error : new WireError('server-exited', `Could not send ${request.method} to the server`)));
   });
+}
+
+/** Whether the agent left more of `open` unread than the stream's bound, or its own hard bound, allows (a function, not a closure per request: issue 17). */
+function unreadPast(open: AnswerStream, maxUnread: number, meter: UnreadMeter | undefined): boolean {
+  return open.queuedBehind > maxUnread || (pastHardUnread(meter) && !open.reading);
 }
 
 /** The agent stopped reading `open`: what it has not started is dropped, the error is its last event (the caller finishes). */
