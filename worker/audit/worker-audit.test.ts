@@ -184,12 +184,17 @@ describe('the worker\'s audit log (in process)', () => {
     expect(refused.status).toBe(404);
     expect(await harness.fetch('/mcp', { method: 'POST', headers: { authorization: 'Bearer not-a-real-token' } }).then((r) => r.status)).toBe(401);
     expect(await harness.fetch('/mcp', { method: 'POST' }).then((r) => r.status)).toBe(401);
+    // Another scheme, or a token without one, is a credential refused too (review s25: they read as none).
+    for (const authorization of ['Basic YWxpY2U6aHVudGVyMg==', 'alice-token', 'Token alice-token']) {
+      expect(await harness.fetch('/mcp', { method: 'POST', headers: { authorization } }).then((r) => r.status)).toBe(401);
+    }
     expect(lines.map((l) => [l.level, l.event, l.agent, l.server, l.decision, l.reason, l.fingerprint])).toEqual([
       ['warn', 'open', 'bob', 'beta', 'refused', 'server-not-found', undefined],
       ['warn', 'credential', null, null, 'refused', 'unauthorized', expect.stringMatching(/^sha256:[0-9a-f]{12}$/)],
       ['info', 'credential', null, null, 'refused', 'no-credential', 'none: no bearer token'],
+      ...Array.from({ length: 3 }, () => ['warn', 'credential', null, null, 'refused', 'unauthorized', 'none: not a bearer token']),
     ]);
-    expect(JSON.stringify(lines)).not.toContain('not-a-real-token');
+    for (const secret of ['not-a-real-token', 'YWxpY2U6aHVudGVyMg', 'alice-token']) expect(JSON.stringify(lines)).not.toContain(secret);
   });
 
   it('records a wrong token on /healthz as on the MCP endpoints, and nothing of a probe without one (review s22)', async () => {

@@ -109,7 +109,10 @@ export class WorkerAudit {
     });
   }
 
-  /** A wrong or missing agent credential; `fingerprint` names the token without revealing it. */
+  /**
+   * A wrong or missing agent credential; `fingerprint` names what was presented without revealing
+   * it (`credential-audit.ts`), null when the request sent none.
+   */
   credentialRefused(fingerprint: string | null, route: string, arrivedWith: TraceContext | null): void {
     const span = childSpan(arrivedWith);
     this.#log.record({
