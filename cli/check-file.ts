@@ -10,6 +10,7 @@ import { parseWorkerConfigText, type WorkerConfig, type WorkerRuntime } from '..
 import { cloudflareConfigWarnings, parseCloudflareConfigText, secretSizeIssues } from '../worker/adapters/cloudflare/cloudflare-config.ts';
 import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
 import { type CheckResult, checkSidecarFile, type ConfigKind, unusableFile } from './check-sidecar-file.ts';
+import { auditFileIssues } from './check-audit-file.ts';
 
 export { type CheckResult, configDirOfMcpFile, type ConfigKind } from './check-sidecar-file.ts';
 
@@ -51,7 +52,9 @@ export function checkFile(path: string, runtime: CheckRuntime = 'edge', known?: 
   const size = runtime === 'cloudflare' ? secretSizeIssues(text) : [];
   try {
     const config = parseCheckedWorkerConfig(text, runtime);
-    return { kind, issues: size, warnings: runtime === 'cloudflare' ? cloudflareConfigWarnings(config) : [] };
+    // Workers refuse an audit.file in the parse above; elsewhere it is opened at the start.
+    const audit = runtime !== 'cloudflare' && config.audit?.file !== undefined ? auditFileIssues(config.audit.file, dirname(path)) : [];
+    return { kind, issues: [...size, ...audit], warnings: runtime === 'cloudflare' ? cloudflareConfigWarnings(config) : [] };
   } catch (error) {
     if (error instanceof ValidationError) return { kind, issues: [...error.issues, ...size], warnings: [] };
     throw error;

@@ -14,6 +14,7 @@ import { ownFilesNamed, parseSidecarConfig } from '../sidecar/config/sidecar-con
 import { configDirWarnings } from '../sidecar/sandbox/config-dir-exposure.ts';
 import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
 import { locateSyntaxErrorInFile, type Unreadable, unreadable } from './config-file-read.ts';
+import { auditFileIssues } from './check-audit-file.ts';
 
 export type ConfigKind = 'worker config' | 'sidecar config' | 'mcp.json' | 'trust profile';
 export type SidecarConfigKind = Exclude<ConfigKind, 'worker config'>;
@@ -52,8 +53,10 @@ export function checkSidecarFile(path: string, kind: SidecarConfigKind): CheckRe
   if (!read.ok) return unusableFile(path, read.issue);
   const { json } = read;
   try {
-    if (kind === 'sidecar config') parseSidecarConfig(json);
-    else if (kind === 'mcp.json') {
+    if (kind === 'sidecar config') {
+      const file = parseSidecarConfig(json).audit?.file;
+      return { kind, issues: file === undefined ? [] : auditFileIssues(file, dirname(path)), warnings: [] };
+    } else if (kind === 'mcp.json') {
       const configDir = configDirOfMcpFile(path);
       // The key and audit files sidecar.json keeps outside the dir are kept out as the dir is.
       const sidecarJson = readJsonFile(join(configDir, 'sidecar.json'));

@@ -268,6 +268,18 @@ describe('switchyard check --runtime cloudflare: what the Workers bundle takes',
     expect(await switchyard('check', big)).toMatchObject({ code: 0 });
   });
 
+  it('refuses an audit.file whose folder is not there, in the worker config and in sidecar.json, as their starts would (review s25)', async () => {
+    const worker = write('audit-folder/worker.json', { agents: [], hosts: [], servers: {}, audit: { file: 'logs/audit.jsonl' } });
+    expect(await switchyard('check', worker)).toMatchObject({
+      code: 1,
+      stdout: `${worker}: 1 problem (worker config)\n  audit.file: the folder "${join(dir, 'audit-folder', 'logs')}" does not exist, so the start would refuse to open "${join(dir, 'audit-folder', 'logs', 'audit.jsonl')}": create the folder\n`,
+    });
+    const sidecar = write('audit-folder/cfg/sidecar.json', { worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop', audit: { file: '/nonexistent-s25/audit.jsonl' } });
+    expect(await switchyard('check', sidecar)).toMatchObject({ code: 1, stdout: expect.stringContaining(`  audit.file: the folder "/nonexistent-s25" does not exist`) });
+    mkdirSync(join(dir, 'audit-folder', 'logs'));
+    expect(await switchyard('check', worker)).toMatchObject({ code: 0, stdout: `${worker}: ok (worker config)\n` });
+  });
+
   it('warns that link-on-loopback does nothing on Workers, with what to do under wrangler dev', async () => {
     const file = write('cloudflare-loopback/worker.json', { ...sized(1), 'public-url': 'https://switchyard.example.workers.dev', 'link-on-loopback': true });
     expect(await switchyard('check', file)).toMatchObject({ code: 0, stdout: `${file}: ok (worker config)\n` });
