@@ -71,7 +71,8 @@ describe('Grants', () => {
       // Whoever else held the token, presenting it within the grace, gets the client's own successor, not a chain of its own.
       const other = await refresh(tokens.refresh_token!);
       const successors = new Set([...together, other].map((t) => t.refresh_token));
-      expect([successors.size, new Set([...together, other].map((t) => t.access_token)).size]).toEqual([1, 4]);
+      // The same access token too: one record however many uses the grace lets through.
+      expect([successors.size, new Set([...together, other].map((t) => t.access_token)).size]).toEqual([1, 1]);
 
       const next = await refresh(other.refresh_token!);
       clock.now += REFRESH_REUSE_GRACE_MS + 1;
@@ -91,6 +92,35 @@ describe('Grants', () => {
       // The last two use marks; one live access token (each lives 60 s); the grant.
       expect([await records('refresh'), await records('access'), await records('grant')]).toEqual([2, 1, 1]);
       expect((await refresh(current.refresh_token!)).refresh_token).toMatch(/^syr_[A-Za-z0-9_-]{43}\.301\.[A-Za-z0-9_-]{43}$/);
+    });
+
+    it('keeps two live access tokens for a grant refreshed again and again within their lifetime, the client\'s last two (review s25: each refresh left one for an hour)', async () => {
+      const { clock, grants, tokens, refresh, records } = await signedIn();
+      const issued = [tokens];
+      for (let i = 0; i < 100; i += 1) {
+        clock.now += 100;
+        issued.push(await refresh(issued.at(-1)!.refresh_token!));
+      }
+      expect([await records('refresh'), await records('access'), await records('grant')]).toEqual([2, 2, 1]);
+      const live = await Promise.all(issued.slice(-3).map(async (t) => (await grants.verifyAccessToken(t.access_token))?.agent ?? null));
+      expect(live).toEqual([null, 'alice', 'alice']);
+      expect(await grants.verifyAccessToken(tokens.access_token)).toBeNull();
+    });
+
+    it('gives a use within the grace that asks for another resource an access token of its own, bound to it', async () => {
+      const { grants, tokens } = await signedIn();
+      const whole = await grants.refresh({ refreshToken: tokens.refresh_token!, clientId: 'client' });
+      const narrowed = await grants.refresh({ refreshToken: tokens.refresh_token!, clientId: 'client', resource: 'http://127.0.0.1:8787/mcp' });
+      expect(narrowed.refresh_token).toBe(whole.refresh_token);
+      expect(narrowed.access_token).not.toBe(whole.access_token);
+      expect([(await grants.verifyAccessToken(whole.access_token))?.resource, (await grants.verifyAccessToken(narrowed.access_token))?.resource]).toEqual(['http://127.0.0.1:8787', 'http://127.0.0.1:8787/mcp']);
+    });
+
+    it('refuses an access token of a chain whose secret is not the one issued', async () => {
+      const { grants, tokens } = await signedIn();
+      const [, grant, generation] = /^sya_([^.]+)\.(\d+)\./.exec(tokens.access_token)!;
+      expect(await grants.verifyAccessToken(`sya_${grant}.${generation}.${'A'.repeat(43)}`)).toBeNull();
+      expect((await grants.verifyAccessToken(tokens.access_token))?.agent).toBe('alice');
     });
 
     it('revokes the grant when a token replaced many generations ago comes back, though its records are pruned', async () => {

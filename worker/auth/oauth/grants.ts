@@ -8,7 +8,10 @@
  *
  * - a code lives 60 s and is redeemed once; a second redemption is refused and revokes its grant
  *   (RFC 6749 §4.1.2: the code may have been stolen);
- * - an access token lives `access-token-seconds`;
+ * - an access token lives `access-token-seconds`, and a grant keeps two at most: each refresh
+ *   issues the next generation's, `sya_<grant id>.<generation>.<secret>` (derived as its refresh
+ *   token is, so every use of one token within the grace gets the same one), and ends the one
+ *   two generations back, which its client has replaced twice;
  * - a refresh token is replaced on every use (OAuth 2.1 §4.3.1, public clients), and presenting a
  *   replaced one again revokes the grant, unless within 10 s of its first use
  *   (`REFRESH_REUSE_GRACE_MS`: one client's requests refreshing at once), which get the same
@@ -98,6 +101,8 @@ interface TokenRecord {
   used?: true;
   /** An access token's resource, when narrower than its grant's. */
   resource?: string;
+  /** An access token of a grant's chain: its sha-256 (the record id is its grant and generation). */
+  hash?: string;
 }
 
 /** True when a grant for `granted` may issue a token for `requested`: the same, or the whole worker's base. */
@@ -145,6 +150,11 @@ const CODE_PREFIX = 'syc_';
 const CHAIN_TOKEN = /^syr_([A-Za-z0-9_-]{43})\.(0|[1-9][0-9]{0,8})\.([A-Za-z0-9_-]{43})$/;
 /** A refresh token from before chains: 256 random bits, found by its hash. */
 const SINGLE_TOKEN = /^syr_([A-Za-z0-9_-]{43})$/;
+/**
+ * An access token of a grant's chain, found by its grant and generation. One that does not match
+ * (from before chains, or one a refresh within the grace could not share) is found by its hash.
+ */
+const CHAIN_ACCESS_TOKEN = /^sya_([A-Za-z0-9_-]{43})\.(0|[1-9][0-9]{0,8})\.([A-Za-z0-9_-]{43})$/;
 
 interface ChainToken {
   grantId: string;
@@ -154,11 +164,24 @@ interface ChainToken {
 
 const linkId = (grantId: string, generation: number) => `${grantId}.${generation}`;
 
-/** The refresh token that follows the one whose secret is `secret`, as generation `generation` of `grantId`'s chain. */
-async function successor(grantId: string, generation: number, secret: string, nonce: string): Promise<string> {
+/** The tokens one refresh hands out: the next refresh token and the access token of its generation. */
+interface Successors {
+  refresh: string;
+  access: string;
+}
+
+/**
+ * The refresh token that follows the one whose secret is `secret`, as generation `generation` of
+ * `grantId`'s chain, and that generation's access token: both MACs of `nonce` under the used
+ * token's secret, so only its holder can have them and every use within the grace gets the same.
+ */
+async function successor(grantId: string, generation: number, secret: string, nonce: string): Promise<Successors> {
   const key = await crypto.subtle.importKey('raw', decodeBase64Url(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const mac = await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(`${grantId}.${generation}.${nonce}`));
-  return `${REFRESH_TOKEN_PREFIX}${grantId}.${generation}.${encodeBase64Url(new Uint8Array(mac))}`;
+  const mac = async (text: string) => encodeBase64Url(new Uint8Array(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(text))));
+  return {
+    refresh: `${REFRESH_TOKEN_PREFIX}${grantId}.${generation}.${await mac(`${grantId}.${generation}.${nonce}`)}`,
+    access: `${ACCESS_TOKEN_PREFIX}${grantId}.${generation}.${await mac(`access.${grantId}.${generation}.${nonce}`)}`,
+  };
 }
 
 const REUSED = 'The refresh token was already used: the grant is revoked (sign in again)';
@@ -238,11 +261,12 @@ export class Grants {
     const grant = await this.#grant(record.grantId);
     if (grant === undefined) throw invalidGrant('The grant of this authorization code was revoked');
     if (!this.#options.stillApproved(grant)) throw invalidGrant(STALE_APPROVAL);
-    if (grant.refresh === false) return this.#issue(record.grantId, grant, input.resource ?? grant.resource, undefined);
+    const access = `${ACCESS_TOKEN_PREFIX}${record.grantId}.0.${randomSecret('')}`;
+    if (grant.refresh === false) return this.#issue(record.grantId, grant, input.resource ?? grant.resource, { access, generation: 0 });
     // The chain's first token; each later one is derived from the one before (`refresh`).
     const first = `${REFRESH_TOKEN_PREFIX}${record.grantId}.0.${randomSecret('')}`;
     await this.#startChain(record.grantId, first, grant.createdAt + this.#options.refreshTtlMs);
-    return this.#issue(record.grantId, grant, input.resource ?? grant.resource, first);
+    return this.#issue(record.grantId, grant, input.resource ?? grant.resource, { access, generation: 0, refresh: first });
   }
 
   /** A code presented again: its grant, and every token issued from it, is revoked. */
@@ -283,10 +307,12 @@ export class Grants {
     const next = await this.#successor(markId, used, now, (nonce) => successor(chain.grantId, chain.generation + 1, chain.secret, nonce));
     if (next.fresh) {
       if (chain.generation >= 1) await this.#store.delete('refresh', linkId(chain.grantId, chain.generation - 2));
+      // The access token before the one this token came with: its client has two newer ones.
+      if (chain.generation >= 1) await this.#store.delete('access', linkId(chain.grantId, chain.generation - 1));
       // A refreshed grant lives another refresh lifetime.
       await this.#renew(chain.grantId, { ...grant, createdAt: now, refreshFloor: Math.max(grant.refreshFloor ?? 0, chain.generation) });
     }
-    return this.#issue(chain.grantId, grant, resource, next.token);
+    return this.#issue(chain.grantId, grant, resource, { access: next.tokens.access, generation: chain.generation + 1, refresh: next.tokens.refresh });
   }
 
   /**
@@ -330,19 +356,19 @@ export class Grants {
    * fresh nonce (`fresh`); a use within the grace, or one that lost the race to write it, takes
    * the nonce already there, and so the same successor.
    */
-  async #successor(markId: string, used: UseMark | undefined, now: number, derive: (nonce: string) => Promise<string>): Promise<{ token: string; fresh: boolean }> {
+  async #successor(markId: string, used: UseMark | undefined, now: number, derive: (nonce: string) => Promise<Successors>): Promise<{ tokens: Successors; fresh: boolean }> {
     if (used !== undefined) {
       // Marked by a version before chains, within the grace: its successor cannot be told again.
       if (used.nonce === undefined) throw invalidGrant(REUSED_EARLY);
-      return { token: await derive(used.nonce), fresh: false };
+      return { tokens: await derive(used.nonce), fresh: false };
     }
     const nonce = randomSecret('');
-    const token = await derive(nonce);
-    const mark: UseMark = { at: now, nonce, next: await sha256Hex(token) };
+    const tokens = await derive(nonce);
+    const mark: UseMark = { at: now, nonce, next: await sha256Hex(tokens.refresh) };
     const kept = asRecord<UseMark>(await this.#store.add('refresh', markId, json(mark), now + this.#options.refreshTtlMs))!;
-    if (kept.nonce === nonce) return { token, fresh: true };
+    if (kept.nonce === nonce) return { tokens, fresh: true };
     if (kept.nonce === undefined) throw invalidGrant(REUSED_EARLY);
-    return { token: await derive(kept.nonce), fresh: false };
+    return { tokens: await derive(kept.nonce), fresh: false };
   }
 
   /**
@@ -363,10 +389,10 @@ export class Grants {
     const resource = await this.#refreshable(record.grantId, grant, input);
     const next = await this.#successor(markId, used, now, (nonce) => successor(record.grantId, 0, single![1]!, nonce));
     if (next.fresh) {
-      await this.#startChain(record.grantId, next.token, now + this.#options.refreshTtlMs);
+      await this.#startChain(record.grantId, next.tokens.refresh, now + this.#options.refreshTtlMs);
       await this.#renew(record.grantId, { ...grant!, createdAt: now });
     }
-    return this.#issue(record.grantId, grant!, resource, next.token);
+    return this.#issue(record.grantId, grant!, resource, { access: next.tokens.access, generation: 0, refresh: next.tokens.refresh });
   }
 
   /**
@@ -422,8 +448,18 @@ export class Grants {
       const grant = await this.#grant(chain.grantId);
       return grant !== undefined && (await this.#standing(chain, grant, token)) === 'genuine' ? chain.grantId : undefined;
     }
+    const access = await this.#chainAccess(token);
+    if (access !== undefined) return access.grantId;
     const id = await sha256Hex(token);
     return asRecord<TokenRecord>((await this.#store.get('access', id)) ?? (await this.#store.get('refresh', id)))?.grantId;
+  }
+
+  /** The record of an access token of a grant's chain, when `token` is one and is the one issued; else undefined. */
+  async #chainAccess(token: string): Promise<TokenRecord | undefined> {
+    const chain = CHAIN_ACCESS_TOKEN.exec(token);
+    if (chain === null) return undefined;
+    const record = asRecord<TokenRecord>(await this.#store.get('access', linkId(chain[1]!, Number(chain[2]))));
+    return record?.hash !== undefined && stringsEqual(record.hash, await sha256Hex(token)) ? record : undefined;
   }
 
   /**
@@ -432,7 +468,7 @@ export class Grants {
    */
   async verifyAccessToken(token: string): Promise<(AccessTokenInfo & { stale: boolean }) | null> {
     if (!token.startsWith(ACCESS_TOKEN_PREFIX)) return null;
-    const record = asRecord<TokenRecord>(await this.#store.get('access', await sha256Hex(token)));
+    const record = (await this.#chainAccess(token)) ?? asRecord<TokenRecord>(await this.#store.get('access', await sha256Hex(token)));
     if (record === undefined) return null;
     const grant = await this.#grant(record.grantId);
     if (grant === undefined) return null;
@@ -443,11 +479,23 @@ export class Grants {
     return asRecord<GrantRecord>(await this.#store.get('grant', id));
   }
 
-  /** An access token for `resource`, with `refresh` (a grant's first: a fresh chain) unless the client takes none. */
-  async #issue(grantId: string, grant: GrantRecord, resource: string, refresh: string | undefined): Promise<IssuedTokens> {
-    const now = this.#options.now();
-    const access = randomSecret(ACCESS_TOKEN_PREFIX);
-    await this.#store.put('access', await sha256Hex(access), json({ grantId, ...(resource !== grant.resource ? { resource } : {}) }), now + this.#options.accessTtlMs);
+  /**
+   * `tokens.access` for `resource`, as generation `tokens.generation`'s, with `tokens.refresh`
+   * unless the client takes none. Every use of one refresh token within the grace issues the same
+   * access token, recorded once (`add`: the first writer's stays); one that asked for another
+   * resource than the first cannot share it, and gets a random one of its own, found by its hash.
+   */
+  async #issue(grantId: string, grant: GrantRecord, resource: string, tokens: { access: string; generation: number; refresh?: string }): Promise<IssuedTokens> {
+    const expiresAt = this.#options.now() + this.#options.accessTtlMs;
+    const narrowed = resource !== grant.resource ? { resource } : {};
+    const hash = await sha256Hex(tokens.access);
+    const kept = asRecord<TokenRecord>(await this.#store.add('access', linkId(grantId, tokens.generation), json({ grantId, hash, ...narrowed }), expiresAt))!;
+    let access = tokens.access;
+    if (kept.hash !== hash || (kept.resource ?? grant.resource) !== resource) {
+      access = randomSecret(ACCESS_TOKEN_PREFIX);
+      await this.#store.put('access', await sha256Hex(access), json({ grantId, ...narrowed }), expiresAt);
+    }
+    const refresh = tokens.refresh;
     const expiresIn = Math.floor(this.#options.accessTtlMs / 1000);
     if (grant.refresh === false || refresh === undefined) return { access_token: access, token_type: 'Bearer', expires_in: expiresIn, scope: grant.scope };
     return { access_token: access, token_type: 'Bearer', expires_in: expiresIn, refresh_token: refresh, scope: grant.scope };
