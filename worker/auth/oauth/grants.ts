@@ -290,7 +290,7 @@ export class Grants {
    * reuse without a record to look up. So a grant holds a handful of records however often it is
    * refreshed, where one kept per token grew by three records a refresh.
    */
-  async refresh(input: { refreshToken: string; clientId: string; resource?: string }): Promise<IssuedTokens> {
+  async refresh(input: { refreshToken: string; clientId: string; resource?: string; scope?: string }): Promise<IssuedTokens> {
     const chain = parseChainToken(input.refreshToken);
     if (chain === undefined) return this.#refreshSingle(input);
     const grant = await this.#grant(chain.grantId);
@@ -336,9 +336,13 @@ export class Grants {
   }
 
   /** The checks a refresh passes before it uses its token up: the grant, its client, its approval; the resource it is for. */
-  async #refreshable(grantId: string, grant: GrantRecord | undefined, input: { clientId: string; resource?: string }): Promise<string> {
+  async #refreshable(grantId: string, grant: GrantRecord | undefined, input: { clientId: string; resource?: string; scope?: string }): Promise<string> {
     if (grant === undefined) throw invalidGrant('The refresh token was revoked');
     if (grant.clientId !== input.clientId) throw invalidGrant('The refresh token was issued to another client');
+    // RFC 6749 §6: a refresh may keep or narrow the scope granted, never add to it.
+    const granted = grant.scope.split(' ');
+    const beyond = input.scope?.split(' ').filter((s) => s !== '' && !granted.includes(s)) ?? [];
+    if (beyond.length > 0) throw new OAuthError('invalid_scope', `The scope "${beyond.join(' ').slice(0, 100)}" was not granted ("${grant.scope}"): refresh without scope, or sign in again for more`);
     if (!this.#options.stillApproved(grant)) {
       await this.#end(grantId);
       this.#options.log.info('OAuth grant ended: a token that approved it was changed', { client: grant.clientId, agent: grant.agent });
@@ -375,7 +379,7 @@ export class Grants {
    * The refresh_token grant for a token from before chains (found by its hash): used, it starts
    * its grant's chain, whose generation 0 is derived from it as any successor is.
    */
-  async #refreshSingle(input: { refreshToken: string; clientId: string; resource?: string }): Promise<IssuedTokens> {
+  async #refreshSingle(input: { refreshToken: string; clientId: string; resource?: string; scope?: string }): Promise<IssuedTokens> {
     const single = SINGLE_TOKEN.exec(input.refreshToken);
     const id = await sha256Hex(input.refreshToken);
     const record = single === null ? undefined : asRecord<TokenRecord>(await this.#store.get('refresh', id));

@@ -32,19 +32,19 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-/** `store` and `tokens`: a worker restarted over the same OAuth state, with the admin's or alice's token changed in its config. */
-async function setup(options: { metadataFetch?: (url: string, init: RequestInit) => Promise<Response>; now?: () => number; publicUrl?: string; store?: FileOAuthStore; tokens?: { admin?: string; alice?: string } } = {}) {
+/** `store` and `tokens`: a worker restarted over the same OAuth state, with the admin's or alice's token changed in its config; `builtIn`: its `oauth.built-in` section. */
+async function setup(options: { metadataFetch?: (url: string, init: RequestInit) => Promise<Response>; now?: () => number; publicUrl?: string; store?: FileOAuthStore; tokens?: { admin?: string; alice?: string }; builtIn?: Record<string, unknown>; keys?: string[] } = {}) {
   const router = new InProcessRouter({ alpha: createTestMcpServer, beta: createTestMcpServer });
   const configured = await testConfig([{ name: 'alice', servers: ['alpha'] }, { name: 'bob', servers: ['beta'] }], ['alpha', 'beta'], {
     'admin-token-sha256': await sha256Hex(options.tokens?.admin ?? 'admin-token'),
-    oauth: { 'built-in': {} },
+    oauth: { 'built-in': options.builtIn ?? {} },
     ...(options.publicUrl !== undefined ? { 'public-url': options.publicUrl } : {}),
   });
   const aliceSha = await sha256Hex(options.tokens?.alice ?? 'alice-token');
   const config = { ...configured, agents: configured.agents.map((a) => (a.name === 'alice' ? { ...a, 'token-sha256': aliceSha } : a)) };
   const sessions = new InMemorySessionTable({ idleMs: 60_000 });
   const store = options.store ?? FileOAuthStore.inMemory(options.now ? { now: options.now } : {});
-  const app = createApp({ config, router, sessions, retryAfterMs: 0, oauth: { store, ...(options.now ? { now: options.now } : {}), ...(options.metadataFetch ? { metadataDocuments: { fetch: options.metadataFetch } } : {}) } });
+  const app = createApp({ config, router, sessions, retryAfterMs: 0, oauth: { store, ...(options.now ? { now: options.now } : {}), ...(options.metadataFetch ? { metadataDocuments: { fetch: options.metadataFetch } } : {}), ...(options.keys ? { keys: options.keys } : {}) } });
   const fetchFn = async (url: string | URL, init?: RequestInit) => app.request(String(url), init);
   cleanups.push(async () => {
     await sessions.closeAll();
@@ -153,6 +153,10 @@ describe('the SDK client flow', () => {
     const { fetchFn } = await setup({ now: () => clock });
     const { provider, tokens } = await login(fetchFn, '/mcp', 'alice-token');
     const asMeta = { issuer: BASE, authorization_endpoint: `${BASE}/oauth/authorize`, token_endpoint: `${BASE}/oauth/token`, response_types_supported: ['code'] };
+    // A refresh may not add to the scope granted (RFC 6749 §6), and is told so before its token is used up (review s25).
+    const widened = await post(fetchFn, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: provider.clientInfo!.client_id, scope: 'mcp admin' });
+    expect([widened.status, await widened.json()]).toEqual([400, { error: 'invalid_scope', error_description: 'The scope "admin" was not granted ("mcp"): refresh without scope, or sign in again for more' }]);
+    expect((await post(fetchFn, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: provider.clientInfo!.client_id, scope: 'mcp' })).status).toBe(200);
     const refreshed = await refreshAuthorization(BASE, { metadata: asMeta, clientInformation: provider.clientInfo!, refreshToken: tokens.refresh_token!, resource: new URL(`${BASE}/mcp`), fetchFn });
     expect(refreshed.access_token).not.toBe(tokens.access_token);
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
@@ -204,6 +208,18 @@ describe('the SDK client flow', () => {
     // A client of both grants, registered the same way, still gets and uses one.
     const both = await login(fetchFn, '/mcp', 'alice-token');
     expect(both.tokens.refresh_token).toMatch(/^syr_/);
+  });
+
+  it('ends the access tokens of a client sealed under a key that was dropped, at once, as its refresh and sign-in (review s25: they worked out their hour)', async () => {
+    const [oldKey, newKey] = [base64url(crypto.getRandomValues(new Uint8Array(32))), base64url(crypto.getRandomValues(new Uint8Array(32)))];
+    const first = await setup({ keys: [oldKey] });
+    const { tokens } = await login(first.fetchFn, '/mcp', 'alice-token');
+    const call = (fetchFn: typeof first.fetchFn) => fetchFn(`${BASE}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${tokens.access_token}` }, body: INIT });
+    // Rotating keeps the client while its key is listed; dropping the key ends what it holds.
+    expect((await call((await setup({ store: first.store, keys: [newKey, oldKey] })).fetchFn)).status).toBe(200);
+    const dropped = await call((await setup({ store: first.store, keys: [newKey] })).fetchFn);
+    expect(dropped.status).toBe(401);
+    expect(dropped.headers.get('www-authenticate')).toContain('error_description="the app it was issued to is sealed under a key this worker no longer holds: sign in again"');
   });
 
   it('ends what a token approved once that token is changed in the config: a leaked token, rotated, leaves no OAuth access behind', async () => {
@@ -280,6 +296,14 @@ describe('refusals', () => {
     expect(await (await post(fetchFn, '/oauth/token', { ...fields, redirect_uri: `${REDIRECT}/` })).json()).toMatchObject({ error: 'invalid_grant' });
     expect(await (await post(fetchFn, '/oauth/token', { ...fields, resource: `${BASE}/servers/alpha/mcp` })).json()).toMatchObject({ error: 'invalid_target' });
     expect(await (await post(fetchFn, '/oauth/token', { ...fields, redirect_uri: '' })).json()).toMatchObject({ error: 'invalid_grant' });
+    // A verifier no challenge could come from, or none, is a malformed request (review s25: it used the code up and revoked the grant).
+    const malformed = 'invalid_request: Malformed code_verifier: RFC 7636 wants 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~"';
+    for (const codeVerifier of ['abc', 'x'.repeat(129), `${'x'.repeat(42)}!`]) {
+      const refused = (await (await post(fetchFn, '/oauth/token', { ...fields, code_verifier: codeVerifier })).json()) as { error: string; error_description: string };
+      expect(`${refused.error}: ${refused.error_description}`).toBe(malformed);
+    }
+    expect(await (await post(fetchFn, '/oauth/token', { ...fields, code_verifier: '' })).json()).toMatchObject({ error: 'invalid_request', error_description: 'Missing code_verifier: PKCE is required' });
+    expect(await (await post(fetchFn, '/oauth/token', { ...fields, code: '' })).json()).toMatchObject({ error: 'invalid_request', error_description: 'Missing code' });
     expect((await post(fetchFn, '/oauth/token', fields)).status).toBe(200);
   });
 

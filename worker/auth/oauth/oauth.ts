@@ -105,6 +105,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
   routes.get(`${PROTECTED_RESOURCE_WELL_KNOWN}/servers/:name/mcp`, (c) => prm(c, `/servers/${encodeURIComponent(c.req.param('name'))}/mcp`));
 
   let grants: Grants | undefined;
+  let clients: ClientRegistry | undefined;
   if (builtIn !== undefined) {
     const store = deps.store;
     if (store === undefined) {
@@ -114,7 +115,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
     // Seals what strangers start (registrations, sign-in forms), so neither writes a record.
     const key = new ServerKey(store, now, deps.keys);
     grants = new Grants(store, { accessTtlMs: builtIn['access-token-seconds'] * 1000, refreshTtlMs: builtIn['refresh-token-days'] * 86_400_000, now, stillApproved, ...(deps.log !== undefined ? { log: deps.log } : {}) });
-    const clients = new ClientRegistry(store, {
+    clients = new ClientRegistry(store, {
       metadataDocuments: builtIn['client-id-metadata-documents'] ? new MetadataDocumentClients({ now, ...deps.metadataDocuments }) : null,
       registration: builtIn['dynamic-client-registration'],
       activeTtlMs: builtIn['refresh-token-days'] * 86_400_000,
@@ -150,6 +151,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
         if (info !== null) {
           if (!accepted.includes(info.resource)) return { refused: `the token was issued for another resource ("${info.resource}")` };
           if (!agentNames.has(info.agent)) return { refused: `the token's agent "${info.agent}" is no longer configured` };
+          if (!(await clients!.stillIssued(info.clientId))) return { refused: 'the app it was issued to is sealed under a key this worker no longer holds: sign in again' };
           return info.stale ? { refused: STALE_APPROVAL.charAt(0).toLowerCase() + STALE_APPROVAL.slice(1) } : { agent: info.agent };
         }
       }

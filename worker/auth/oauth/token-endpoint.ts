@@ -13,6 +13,7 @@ import type { ClientRegistry } from './clients/client-registry.ts';
 import { CONSENT_TTL_MS } from './consent/authorize.ts';
 import { CODE_TTL_MS, type Grants } from './grants.ts';
 import { invalidClient, invalidRequest, OAuthError } from './oauth-error.ts';
+import { CODE_VERIFIER_PATTERN } from './oauth-crypto.ts';
 import { ownResource } from './resource-urls.ts';
 
 const FORM_MAX_BYTES = 16 * 1024;
@@ -97,8 +98,10 @@ export function createTokenHandlers(deps: TokenEndpointDeps) {
           const code = form.get('code');
           const verifier = form.get('code_verifier');
           const redirectUri = form.get('redirect_uri');
-          if (code === null) throw invalidRequest('Missing code');
-          if (verifier === null) throw invalidRequest('Missing code_verifier: PKCE is required');
+          if (code === null || code === '') throw invalidRequest('Missing code');
+          if (verifier === null || verifier === '') throw invalidRequest('Missing code_verifier: PKCE is required');
+          // Told before the code is used up: no verifier the client could have made its challenge from looks like this.
+          if (!CODE_VERIFIER_PATTERN.test(verifier)) throw invalidRequest('Malformed code_verifier: RFC 7636 wants 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~"');
           const tokens = await deps.grants.redeemCode({ code, clientId: client.clientId, redirectUri: redirectUri ?? undefined, codeVerifier: verifier, ...(resource !== undefined ? { resource } : {}) });
           await deps.clients.touch(client);
           return noStore(tokens);
@@ -107,7 +110,8 @@ export function createTokenHandlers(deps: TokenEndpointDeps) {
           const refreshToken = form.get('refresh_token');
           if (refreshToken === null) throw invalidRequest('Missing refresh_token');
           if (client.refreshGrant === false) throw new OAuthError('unauthorized_client', 'This client did not register the refresh_token grant: register it again with "grant_types": ["authorization_code", "refresh_token"]');
-          const tokens = await deps.grants.refresh({ refreshToken, clientId: client.clientId, ...(resource !== undefined ? { resource } : {}) });
+          const scope = form.get('scope');
+          const tokens = await deps.grants.refresh({ refreshToken, clientId: client.clientId, ...(resource !== undefined ? { resource } : {}), ...(scope !== null ? { scope } : {}) });
           await deps.clients.touch(client);
           return noStore(tokens);
         }

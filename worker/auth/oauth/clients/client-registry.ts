@@ -48,6 +48,8 @@ const CLIENT_ID_PREFIX = 'sy-client.';
 const SECRET_PREFIX = 'sycs_';
 /** The ids of clients registered as records, before client ids were sealed: `randomSecret('sy-client-').slice(0, 40)`. */
 const STORED_CLIENT_ID = /^sy-client-[A-Za-z0-9_-]{30}$/;
+/** Sealed client_ids remembered as still opening (`stillIssued`); past it the memory starts again. */
+const STILL_ISSUED_KEPT = 1024;
 
 /** A value's size in the client_id: its UTF-8 bytes once JSON-encoded (a control character is 6, `é` 2). */
 const encodedBytes = (text: string) => encoder.encode(JSON.stringify(text)).length - 2;
@@ -110,6 +112,7 @@ export class ClientRegistry {
   readonly #store: OAuthStore;
   readonly #options: ClientRegistryOptions;
   readonly #now: () => number;
+  readonly #stillIssued = new Set<string>();
 
   constructor(store: OAuthStore, options: ClientRegistryOptions) {
     this.#store = store;
@@ -158,6 +161,21 @@ export class ClientRegistry {
     const refusal = metadataUrlRefusal(clientId);
     if (refusal !== null) throw invalidClient(`Client metadata document refused: ${refusal}`);
     return { clientId, clientName: clientId, redirectUris: [], authMethod: 'none', source: 'metadata-document' };
+  }
+
+  /**
+   * Whether the tokens of `clientId`'s grants may still be honoured: false for a sealed client_id
+   * none of the server's keys opens any more (a key dropped after a leak ends its clients, and
+   * with them what they hold). A yes is kept: keys change only with a restart.
+   */
+  async stillIssued(clientId: string): Promise<boolean> {
+    if (!clientId.startsWith(CLIENT_ID_PREFIX) || this.#stillIssued.has(clientId)) return true;
+    const opened = (await this.#options.key.open('client-id', clientId.slice(CLIENT_ID_PREFIX.length))) !== undefined;
+    if (opened) {
+      if (this.#stillIssued.size >= STILL_ISSUED_KEPT) this.#stillIssued.clear();
+      this.#stillIssued.add(clientId);
+    }
+    return opened;
   }
 
   /** True when the client holds an activity mark: it got tokens, after a person approved it. */
