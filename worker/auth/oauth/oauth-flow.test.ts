@@ -422,6 +422,47 @@ describe('refusals', () => {
     expect(((await elsewhere.json()) as { error: { message: string } }).error.message).toBe(`Invalid bearer token: the token was issued for another resource ("${BASE}/servers/alpha/mcp")`);
   });
 
+  it('treats a resource naming a server the config does not have as any other until someone signs in, then approves it for nobody: a stranger learns no server names', async () => {
+    const { fetchFn } = await setup();
+    const { client_id } = (await (await register(fetchFn)).json()) as { client_id: string };
+    // Before sign-in, and in the metadata, an unknown server reads as a known one (the MCP routes answer 401 for both too).
+    expect((await fetchFn(authorizeUrl(client_id, { resource: `${BASE}/servers/nope/mcp` }))).status).toBe(200);
+    for (const name of ['nope', 'beta']) expect((await fetchFn(`${BASE}/.well-known/oauth-protected-resource/servers/${name}/mcp`)).status).toBe(200);
+    // An agent is told what it would be told of a server it may not use; the admin, who sees the config, that no agent may.
+    const alice = await consentOverHttp(fetchFn, authorizeUrl(client_id, { resource: `${BASE}/servers/nope/mcp` }), 'alice-token');
+    expect([alice.response.status, alice.location]).toEqual([403, null]);
+    expect(await pageError(alice.response)).toBe(`access_denied: Agent "alice" may not use server "nope", which this app asked for (${BASE}/servers/nope/mcp): approve it for an agent whose servers include "nope", or have the app ask for ${BASE}/mcp`);
+    const admin = await consentOverHttp(fetchFn, authorizeUrl(client_id, { resource: `${BASE}/servers/nope/mcp` }), 'admin-token');
+    expect(await pageError(admin.response)).toBe(`access_denied: No agent of this worker may use server "nope", which this app asked for (${BASE}/servers/nope/mcp): approve it for an agent whose servers include "nope", or have the app ask for ${BASE}/mcp`);
+  });
+
+  it('approves a server\'s endpoint only for an agent that may use that server: offers no other, and refuses one at sign-in and at approval, with no code', async () => {
+    const { fetchFn } = await setup();
+    const { client_id } = (await (await register(fetchFn)).json()) as { client_id: string };
+    const url = authorizeUrl(client_id, { resource: `${BASE}/servers/alpha/mcp`, state: 's1' });
+    const bob = await consentOverHttp(fetchFn, url, 'bob-token');
+    expect([bob.response.status, bob.location]).toEqual([403, null]);
+    expect(await pageError(bob.response)).toBe(`access_denied: Agent "bob" may not use server "alpha", which this app asked for (${BASE}/servers/alpha/mcp): approve it for an agent whose servers include "alpha", or have the app ask for ${BASE}/mcp`);
+
+    // The admin is offered alice only; a form sent for bob anyway is refused and stays answerable.
+    const page = await fetchFn(url);
+    const html = await page.text();
+    const csrf = hiddenField(html, 'csrf');
+    const send = (fields: Record<string, string>) => fetchFn(`${BASE}/oauth/authorize`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: page.headers.get('set-cookie')!.split(';')[0]!, origin: BASE },
+      body: new URLSearchParams({ csrf, ...fields }).toString(),
+    });
+    const approve = await (await send({ consent: hiddenField(html, 'consent'), step: 'sign-in', token: 'admin-token' })).text();
+    expect([...approve.matchAll(/<option value="([^"]+)"/g)].map((m) => m[1])).toEqual(['alice']);
+    const forBob = await send({ consent: hiddenField(approve, 'consent'), step: 'approve', agent: 'bob' });
+    expect([forBob.status, forBob.headers.get('location')]).toEqual([403, null]);
+    expect(await pageError(forBob)).toMatch(/^access_denied: Agent "bob" may not use server "alpha"/);
+    const forAlice = await send({ consent: hiddenField(approve, 'consent'), step: 'approve', agent: 'alice' });
+    expect(new URL(forAlice.headers.get('location')!).searchParams.get('code')).toMatch(/.+/);
+  });
+
   it('refuses a Client ID Metadata Document URL pointing at loopback without fetching it', async () => {
     const fetched: string[] = [];
     const { fetchFn } = await setup({ metadataFetch: async (url) => (fetched.push(url), new Response('{}')) });
@@ -866,5 +907,39 @@ describe('behind a proxy (public-url)', () => {
     const signedIn = await fetchFn(`${BASE}/oauth/authorize`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: PUBLIC }, body: new URLSearchParams(fields).toString() });
     expect(signedIn.status).toBe(200);
     expect(await signedIn.text()).toContain('Signed in as agent alice');
+  });
+
+  it('sets the CSRF cookie Secure and __Secure- behind an https public URL, though the request came in over http, and reads it back by that name', async () => {
+    const PUBLIC = 'https://yard.example.com';
+    const { fetchFn } = await setup({ publicUrl: PUBLIC });
+    const { client_id } = (await (await register(fetchFn)).json()) as { client_id: string };
+    const page = await fetchFn(authorizeUrl(client_id, { resource: `${PUBLIC}/mcp` }));
+    const setCookie = page.headers.get('set-cookie')!;
+    expect(setCookie).toMatch(/^__Secure-sy_oauth_csrf=[A-Za-z0-9_-]{43}; Path=\/oauth; HttpOnly; SameSite=Strict; Max-Age=600; Secure$/);
+    const html = await page.text();
+    const signIn = (cookie: string) => fetchFn(`${BASE}/oauth/authorize`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: PUBLIC },
+      body: new URLSearchParams({ consent: hiddenField(html, 'consent'), csrf: hiddenField(html, 'csrf'), step: 'sign-in', token: 'alice-token' }).toString(),
+    });
+    const value = setCookie.split(';')[0]!.split('=')[1]!;
+    // The unprefixed name is what anyone on plain http could set: it does not count here.
+    expect((await signIn(`sy_oauth_csrf=${value}`)).status).toBe(403);
+    expect((await signIn(`__Secure-sy_oauth_csrf=${value}`)).status).toBe(200);
+  });
+});
+
+describe('dynamic client registration off', () => {
+  it('answers a registration with 404 invalid_request saying it is off and what to do instead, and advertises no registration endpoint', async () => {
+    const { fetchFn } = await setup({ builtIn: { 'dynamic-client-registration': false } });
+    const res = await register(fetchFn);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'Dynamic client registration is off on this worker: give the app a Client ID Metadata Document (its https URL as client_id), or ask its admin to set "dynamic-client-registration": true under oauth.built-in in the worker config',
+    });
+    expect(await (await fetchFn(`${BASE}/.well-known/oauth-authorization-server`)).json()).not.toHaveProperty('registration_endpoint');
+    const neither = await setup({ builtIn: { 'dynamic-client-registration': false, 'client-id-metadata-documents': false } });
+    expect(((await (await register(neither.fetchFn)).json()) as { error_description: string }).error_description).toBe('Dynamic client registration is off on this worker: ask its admin to set "dynamic-client-registration": true under oauth.built-in in the worker config');
   });
 });

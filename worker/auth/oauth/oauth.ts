@@ -102,6 +102,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
   const prm = (c: Context, path: string) => json(protectedResourceMetadata(baseUrl(c), path, options));
   routes.get(PROTECTED_RESOURCE_WELL_KNOWN, (c) => prm(c, ''));
   routes.get(`${PROTECTED_RESOURCE_WELL_KNOWN}/mcp`, (c) => prm(c, '/mcp'));
+  // Served for any name, as the endpoint answers 401 for any: which servers exist is told to agents only.
   routes.get(`${PROTECTED_RESOURCE_WELL_KNOWN}/servers/:name/mcp`, (c) => prm(c, `/servers/${encodeURIComponent(c.req.param('name'))}/mcp`));
 
   let grants: Grants | undefined;
@@ -139,7 +140,8 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
     routes.post('/oauth/authorize', authorize.post);
     routes.post('/oauth/token', tokens.token);
     routes.post('/oauth/revoke', tokens.revoke);
-    if (options.registration) routes.post('/oauth/register', tokens.register);
+    // Off, the route still answers, saying so: a 404 (the metadata names no registration_endpoint, so there is none here), not a 403 (no credential would open it).
+    routes.post('/oauth/register', options.registration ? tokens.register : () => invalidRequest(`Dynamic client registration is off on this worker: ${options.metadataDocuments ? 'give the app a Client ID Metadata Document (its https URL as client_id), or ' : ''}ask its admin to set "dynamic-client-registration": true under oauth.built-in in the worker config`, 404).toResponse());
   }
 
   const resourceAuth: AgentTokenExtension = {

@@ -35,6 +35,22 @@ export function acceptedResources(base: string, path: string): string[] {
 }
 
 /**
+ * The server a resource names (`<base>/servers/<name>/mcp`), or null for the base and `/mcp`,
+ * which name none. `resource` is one {@link ownResource} returned.
+ */
+export function serverOfResource(resource: string, base: string): string | null {
+  if (!resource.startsWith(base)) return null;
+  const name = /^\/servers\/([^/]+)\/mcp$/.exec(resource.slice(base.length))?.[1];
+  if (name === undefined) return null;
+  // As the route reads it: `/servers/my%20box/mcp` is server "my box".
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
+/**
  * The canonical form of a `resource` parameter (RFC 8707 §2: absolute, no fragment), lowercase
  * scheme and host, no trailing slash on an empty path; null when it is not one of this worker's
  * resources (another server, or a path that is no endpoint).

@@ -9,7 +9,8 @@
  *    URI is not one this server trusts, and a redirect nobody acted on would make the worker's
  *    origin a redirector to it (OAuth 2.1 §7.12.2). A valid request is sealed into the sign-in
  *    form (client, redirect URI, PKCE challenge, resource, state, the CSRF value's hash, expiry,
- *    a nonce).
+ *    a nonce). A server's endpoint is one whatever its name: which names the config has is told
+ *    only to whoever signs in (step 2), as the MCP routes tell only an agent.
  * 2. `POST step=sign-in` checks the token typed in (any agent's or the admin's, compared in
  *    constant time against all of them); five wrong tokens end the form in this process (a count
  *    kept in memory, not in the state). A right one writes a **sign-in record**: who signed in
@@ -18,18 +19,21 @@
  *    approval form sent back to that browser. So who signed in is known to the server, not
  *    claimed by the form: nothing the state holds (the key, grants' or the config's token
  *    hashes, the record itself) is enough to approve, only the id handed to the person who typed
- *    a token.
+ *    a token. The approval page offers only the agents that person may act as that may also use
+ *    the resource (one server's endpoint: the agents with that server); with none, the page says
+ *    so and nothing is written.
  * 3. `POST step=approve|deny`: the form's sign-in record must be there, for this form; the token
  *    signed in with must still be the configured one. Approving for an agent the signed-in person
- *    may act as (an agent: itself; the admin: any) takes the record (one sign-in, one answer),
- *    records a grant and redirects with a one-time code, `state` and `iss` (RFC 9207); denying
+ *    may act as (an agent: itself; the admin: any) and that may use the resource takes the record
+ *    (one sign-in, one answer), records a grant and redirects with a one-time code, `state` and `iss` (RFC 9207); denying
  *    takes it and redirects with `access_denied`. These writes, and the sign-in record, are the
  *    only ones, and only a person holding a token can make them. Only here, after a person signed
  *    in and chose, does the worker send the browser to the client.
  *
  * CSRF: each POST must carry the sealed form, a CSRF value equal to the browser's
- * `sy_oauth_csrf` cookie (HttpOnly, SameSite=Strict, path /oauth) and to the one the form was
- * sealed with, and a same-origin `Origin` (or `Sec-Fetch-Site`) when the browser sends one.
+ * `sy_oauth_csrf` cookie (HttpOnly, SameSite=Strict, path /oauth; `__Secure-` and Secure on an
+ * https worker, `csrf-cookie.ts`) and to the one the form was sealed with, and a same-origin
+ * `Origin` (or `Sec-Fetch-Site`) when the browser sends one.
  *
  * @module
  */
@@ -45,7 +49,7 @@ import { SCOPE, type Grants } from '../grants.ts';
 import { CODE_CHALLENGE_PATTERN, randomSecret, sha256Hex, stringsEqual } from '../oauth-crypto.ts';
 import { invalidRequest, OAuthError } from '../oauth-error.ts';
 import type { OAuthStore } from '../oauth-store.ts';
-import { ownResource } from '../resource-urls.ts';
+import { ownResource, serverOfResource } from '../resource-urls.ts';
 import type { ServerKey } from '../server-key.ts';
 import { approvePage, errorPage, signInPage, type ClientSummary } from './consent-page.ts';
 import { csrfCookieOf, csrfSetCookie } from './csrf-cookie.ts';
@@ -137,6 +141,19 @@ function summary(client: OAuthClient, redirectUri: string): ClientSummary {
 
 const csrfHash = async (csrf: string) => encodeBase64Url(await sha256(csrf));
 
+/** True when `agent` may use what `resource` opens: every agent may use the base and `/mcp`, only its own servers' endpoints. */
+function mayUse(agent: AgentEntry, resource: string, base: string): boolean {
+  const server = serverOfResource(resource, base);
+  return server === null || agent.servers.includes(server);
+}
+
+/** Why nobody signed in on this form may approve it: a token for a server the agent may not use would only ever get `server-not-found`. */
+function notUsable(signedInAs: string | null, resource: string, base: string): Response {
+  const server = serverOfResource(resource, base);
+  const who = signedInAs === null ? 'No agent of this worker may' : `Agent "${signedInAs}" may not`;
+  return errorPage('access_denied', `${who} use server "${server}", which this app asked for (${resource}): approve it for an agent whose servers include "${server}", or have the app ask for ${base}/mcp`, 403);
+}
+
 export function createAuthorizeHandlers(deps: AuthorizeDeps) {
   const now = deps.now ?? Date.now;
   /** Wrong tokens per form nonce, with the form's expiry; in memory only. */
@@ -213,7 +230,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
         return fail(new OAuthError('invalid_target', `The resource "${resourceParam!.slice(0, 200)}" is not served here: this server issues tokens for ${issuer}, ${issuer}/mcp and ${issuer}/servers/<name>/mcp`));
       }
 
-      const existing = csrfCookieOf(c);
+      const existing = csrfCookieOf(c, issuer);
       const csrf = existing !== undefined && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomSecret('');
       const consent: Consent = { c: client.clientId, u: redirectUri, us: requested !== null, p: challenge, r: resource, s: state, x: await csrfHash(csrf), e: now() + CONSENT_TTL_MS, n: randomSecret('').slice(0, 22) };
       // Refused now rather than after the person typed a token: the approval form (the larger) must fit a POST.
@@ -222,7 +239,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
         const [field, length] = ([['state', state?.length ?? 0], ['redirect_uri', redirectUri.length], ['client_id', client.clientId.length]] as const).reduce((a, b) => (b[1] > a[1] ? b : a));
         return fail(invalidRequest(`The authorization request is too large to carry in the sign-in form (${approvalBytes} bytes sealed, at most ${deps.formMaxBytes - FORM_ROOM_BYTES}): its longest part is the ${field} (${length} characters)`));
       }
-      return signInPage({ client: summary(client, redirectUri), consentId: await seal(consent), csrf, headers: { 'set-cookie': csrfSetCookie(c, csrf, CONSENT_TTL_MS / 1000) } });
+      return signInPage({ client: summary(client, redirectUri), consentId: await seal(consent), csrf, headers: { 'set-cookie': csrfSetCookie(issuer, csrf, CONSENT_TTL_MS / 1000) } });
     },
 
     async post(c: Context): Promise<Response> {
@@ -236,7 +253,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : '');
       const sealed = field('consent');
       const csrf = field('csrf');
-      const cookie = csrfCookieOf(c) ?? '';
+      const cookie = csrfCookieOf(c, issuer) ?? '';
       const consent = await openConsent(sealed);
       if (consent instanceof Response) return consent;
       if (csrf === '' || !stringsEqual(csrf, cookie) || !stringsEqual(await csrfHash(csrf), consent.x)) {
@@ -256,6 +273,9 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
           return signInPage({ client: summary(client, consent.u), consentId: sealed, csrf, error: 'Token not accepted: use an agent token or the admin token of this worker' });
         }
         const agent = index < deps.agents.length ? deps.agents[index]!.name : null;
+        // Offered: the agents this person may approve for that may use the resource; none, and there is nothing to approve.
+        const offered = deps.agents.filter((a) => (agent === null || a.name === agent) && mayUse(a, consent.r, issuer)).map((a) => a.name);
+        if (offered.length === 0) return notUsable(agent, consent.r, issuer);
         // Who signed in stays on the server; the form gets only the id of the record (its sha-256 names it).
         const signInId = randomSecret('');
         const record: SignIn = { n: consent.n, x: consent.x, g: agent, h: await approverMac(hashes[index]!) };
@@ -266,7 +286,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
           consentId: await seal(signedIn),
           csrf,
           signedInAs: agent === null ? 'admin' : `agent ${agent}`,
-          agents: agent === null ? deps.agents.map((a) => a.name) : [agent],
+          agents: offered,
           resource: consent.r,
         });
       }
@@ -290,6 +310,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       if (step === 'approve' && (entry === undefined || (signIn.g !== null && agent !== signIn.g))) {
         return errorPage('access_denied', `You may not approve this app for agent "${agent.slice(0, 100)}"`, 403);
       }
+      if (step === 'approve' && entry !== undefined && !mayUse(entry, consent.r, issuer)) return notUsable(entry.name, consent.r, issuer);
       // Used up either way: one sign-in, one answer (of two answers at once, one takes the record).
       if ((await deps.store.take('consent', recordId)) === undefined) return used();
       if (step === 'deny' || entry === undefined) return redirectWithError(consent.u, issuer, consent.s, new OAuthError('access_denied', 'The request was denied on the consent page'));

@@ -4,7 +4,8 @@
  * templates worker/status/assets/consent-*.html, stored with them): sign in with an agent or admin token, then approve (or deny) one client
  * for one agent; and an error page for requests that cannot be sent back to the client.
  *
- * Plain HTML forms, no script. Every value is escaped. Each response carries a fresh CSP nonce
+ * Plain HTML forms, no script. Every value is escaped, and what the client chose (its name, its
+ * id) shows its control and bidi characters written out. Each response carries a fresh CSP nonce
  * for its one `<style>`; nothing else loads, no one may frame the page (`frame-ancestors
  * 'none'`), and a form may submit only here, plus, on the approval page, the client's redirect
  * target (the answer to that form is a redirect there, which browsers check against
@@ -17,6 +18,25 @@ import { brand, createNonce, pageHtml } from '../../../status/status-page.ts';
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+}
+
+/** Control, format, line-separator and lone surrogate characters: line breaks, bidi marks, overrides and isolates, zero-width and tag characters. */
+const UNSHOWN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu;
+const NAMED_ESCAPES: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * What a client chose to be called (its name, its id) as the page shows it: every character that
+ * would not be drawn as itself is written out (`\n`, `\u202E`), so a name can neither put words
+ * on a line of their own ("…\nApproved by admin") nor reorder what follows it (after U+202E,
+ * "evil" is drawn "live"). Only the zero-width joiner stays: it joins emoji and moves nothing.
+ * The result is escaped for HTML as any value.
+ */
+export function shownText(text: string): string {
+  return text.replace(UNSHOWN, (ch) => {
+    if (ch === '\u200D') return ch;
+    const code = ch.codePointAt(0)!;
+    return NAMED_ESCAPES[ch] ?? (code > 0xffff ? `\\u{${code.toString(16).toUpperCase()}}` : `\\u${code.toString(16).toUpperCase().padStart(4, '0')}`);
+  });
 }
 
 export function consentCsp(nonce: string, formTargets: readonly string[]): string {
@@ -83,8 +103,8 @@ function shownClientId(clientId: string): string {
 function clientFacts(assets: StatusPageAssets, client: ClientSummary): string {
   const host = new URL(client.redirectUri).host || new URL(client.redirectUri).protocol;
   return fillTemplate(assets.templates.consentClient, {
-    'client-name': escapeHtml(client.clientName),
-    'client-id': escapeHtml(shownClientId(client.clientId)),
+    'client-name': escapeHtml(shownText(client.clientName)),
+    'client-id': escapeHtml(shownText(shownClientId(client.clientId))),
     'redirect-host': escapeHtml(host),
     'loopback-warning': client.loopbackOnly ? assets.templates.consentLoopbackWarning : '',
   });
@@ -124,7 +144,7 @@ export function approvePage(input: ApprovePageInput): Response {
   const nonce = createNonce();
   const form = (assets: StatusPageAssets) =>
     fillTemplate(assets.templates.consentApprove, {
-      'client-name': escapeHtml(input.client.clientName),
+      'client-name': escapeHtml(shownText(input.client.clientName)),
       'signed-in-as': escapeHtml(input.signedInAs),
       client: clientFacts(assets, input.client),
       resource: escapeHtml(input.resource),
