@@ -17,8 +17,11 @@ import { bubblewrapProbe } from '../sidecar/sandbox/index.ts';
 import { doctorPassed, formatDoctor, runDoctor } from './doctor.ts';
 import { runWorkstationDoctor } from './doctor-workstation.ts';
 import { sudoLaunchRefusal } from './doctor-command.ts';
+import { builtCli, removeBuiltCli } from '../test/support/built-cli.ts';
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'switchyard.mjs');
+// Bundled once: each command from source cost 1.3 s of tsx transforms, 80 s for the file in a loaded run (s25).
+const cli = () => builtCli();
+afterAll(() => removeBuiltCli());
 // Its real path, as the README asks of a contained server's config (a symlinked install dir is refused).
 const FILESYSTEM = realpathSync(join(import.meta.dirname, '..', 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js'));
 const HANG = join(import.meta.dirname, '..', 'test', 'fixtures', 'hang-server.mjs');
@@ -103,7 +106,7 @@ describe('switchyard doctor', () => {
       const bwrap = fdListingStandIn(dir, 'bwrap', 'bubblewrap 0.0-stand-in');
       const slirp = fdListingStandIn(dir, 'slirp4netns', 'slirp4netns version 1.2.0');
       const deno = fdListingStandIn(dir, 'deno', 'deno 0.0.0-stand-in');
-      const child = spawn(process.execPath, [BIN, 'doctor'], { stdio: strayStdio(), env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, SWITCHYARD_DENO: deno, SWITCHYARD_FROM_SOURCE: '1' } });
+      const child = spawn(process.execPath, [await cli(), 'doctor'], { stdio: strayStdio(), env: { ...process.env, PATH: `${dir}:${process.env.PATH}`, SWITCHYARD_DENO: deno } });
       let stdout = '';
       let stderr = '';
       child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -174,13 +177,13 @@ describe('switchyard doctor --config-dir: a sidecar.json that cannot be read', (
     expect(formatDoctor(checks)).toBe(
       `FAIL sidecar.json: ${join(dir, 'sidecar.json')}: not found\n     → Set up this workstation: switchyard sidecar init --config-dir ${dir} --worker URL --entity-id ID`,
     );
-    const sidecar = await promisify(execFile)(process.execPath, [BIN, 'sidecar', '--config-dir', dir], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } }).catch((e: { stderr: string }) => e);
+    const sidecar = await promisify(execFile)(process.execPath, [await cli(), 'sidecar', '--config-dir', dir], { env: { ...process.env } }).catch((e: { stderr: string }) => e);
     expect(sidecar.stderr).toBe(`switchyard: ${join(dir, 'sidecar.json')}: not found: set up this workstation with switchyard sidecar init --config-dir ${dir} --worker URL --entity-id ID\n`);
   });
 
   it('takes the dir from SWITCHYARD_CONFIG_DIR, as the sidecar\'s own commands do (review s23: it ran only the tool checks)', async () => {
     const dir = join(root, 'from-env');
-    const result = await promisify(execFile)(process.execPath, [BIN, 'doctor'], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1', SWITCHYARD_CONFIG_DIR: dir } }).catch((e: { stdout: string }) => e);
+    const result = await promisify(execFile)(process.execPath, [await cli(), 'doctor'], { env: { ...process.env, SWITCHYARD_CONFIG_DIR: dir } }).catch((e: { stdout: string }) => e);
     expect(result.stdout).toContain(`FAIL sidecar.json: ${join(dir, 'sidecar.json')}: not found`);
   });
 
@@ -240,7 +243,7 @@ async function doctorOn(dir: string, spec: SidecarDirSpec, args: string[] = []):
   writeSidecarDir(dir, spec);
   let result: { code: number; stdout: string };
   try {
-    result = { code: 0, stdout: (await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir, ...args], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } })).stdout };
+    result = { code: 0, stdout: (await promisify(execFile)(process.execPath, [await cli(), 'doctor', '--config-dir', dir, ...args], { env: { ...process.env } })).stdout };
   } catch (error) {
     const e = error as { code: number; stdout: string };
     result = { code: e.code, stdout: e.stdout };
@@ -334,7 +337,7 @@ describe('switchyard doctor --config-dir: a workstation, checked deep against a 
     const dir = join(root, 'broken');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ worker: 'not a url' }));
-    const { stdout } = await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } }).catch((e: { stdout: string }) => e);
+    const { stdout } = await promisify(execFile)(process.execPath, [await cli(), 'doctor', '--config-dir', dir], { env: { ...process.env } }).catch((e: { stdout: string }) => e);
     expect(stdout).toContain(`FAIL sidecar.json: ${join(dir, 'sidecar.json')}: 2 problems (sidecar config)\n  worker: must be an absolute URL\n  entity-id: is required`);
     expect(stdout).not.toContain('link to the worker');
   });
@@ -430,8 +433,8 @@ describe('switchyard doctor --config-dir: an agent without a trust profile, on a
 describe('switchyard doctor on the worker\'s machine (no --config-dir): Node 20+, nothing else', () => {
   const doctorHere = async (...args: string[]) => {
     // No bwrap, slirp4netns, prlimit, setpriv or nsenter on this PATH: a worker's machine as the README describes it.
-    const env = { ...process.env, PATH: '/nonexistent', SWITCHYARD_FROM_SOURCE: '1' };
-    return promisify(execFile)(process.execPath, [BIN, 'doctor', ...args], { env }).then(
+    const env = { ...process.env, PATH: '/nonexistent' };
+    return promisify(execFile)(process.execPath, [await cli(), 'doctor', ...args], { env }).then(
       ({ stdout }) => ({ code: 0, stdout }),
       (e: { code: number; stdout: string }) => ({ code: e.code, stdout: e.stdout }),
     );
@@ -600,18 +603,18 @@ describe('switchyard doctor --config-dir DIR --launch: each server started as th
     if (process.getuid?.() !== 0) return;
     const dir = join(root, 'sudo');
     writeSidecarDir(dir, { worker: `http://127.0.0.1:${await freePort()}`, host, servers: { tree: { command: process.execPath, args: [TREE_HANG, join(root, 'never.fifo')] } } });
-    const env = { ...process.env, SWITCHYARD_FROM_SOURCE: '1', SUDO_UID: '4242', SUDO_USER: 'alice' };
-    const result = await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir, '--launch'], { env }).catch((e: { code: number; stderr: string }) => e);
+    const env = { ...process.env, SUDO_UID: '4242', SUDO_USER: 'alice' };
+    const result = await promisify(execFile)(process.execPath, [await cli(), 'doctor', '--config-dir', dir, '--launch'], { env }).catch((e: { code: number; stderr: string }) => e);
     expect(result).toMatchObject({ code: 1, stderr: expect.stringContaining('under sudo, where the sidecar runs them as alice: run doctor --launch as that user, without sudo') });
   });
 
   it('without --config-dir, --launch is a usage error', async () => {
-    const result = await promisify(execFile)(process.execPath, [BIN, 'doctor', '--launch'], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } }).catch((e: { code: number; stderr: string }) => e);
+    const result = await promisify(execFile)(process.execPath, [await cli(), 'doctor', '--launch'], { env: { ...process.env } }).catch((e: { code: number; stderr: string }) => e);
     expect(result).toMatchObject({ code: 1, stderr: expect.stringContaining('--launch needs --config-dir DIR') });
   });
 
   it('says when it launched nothing, and why, rather than print no launch line (review s23)', async () => {
-    const doctor = async (dir: string) => (await promisify(execFile)(process.execPath, [BIN, 'doctor', '--config-dir', dir, '--launch'], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' } }).catch((e: { stdout: string }) => e)).stdout;
+    const doctor = async (dir: string) => (await promisify(execFile)(process.execPath, [await cli(), 'doctor', '--config-dir', dir, '--launch'], { env: { ...process.env } }).catch((e: { stdout: string }) => e)).stdout;
     const unreachable = `http://127.0.0.1:${await freePort()}`;
     const empty = join(root, 'no-servers');
     writeSidecarDir(empty, { worker: unreachable, host });
@@ -630,7 +633,7 @@ describe('switchyard doctor --config-dir DIR --launch: each server started as th
     const fifo = join(root, 'tree.fifo');
     execFileSync('mkfifo', [fifo]);
     writeSidecarDir(dir, { worker: `http://127.0.0.1:${await freePort()}`, host, servers: { tree: { command: process.execPath, args: [TREE_HANG, fifo] } } });
-    const child = spawn(process.execPath, [BIN, 'doctor', '--config-dir', dir, '--launch'], { env: { ...process.env, SWITCHYARD_FROM_SOURCE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [await cli(), 'doctor', '--config-dir', dir, '--launch'], { env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
