@@ -52,6 +52,43 @@ describe('Host and Origin validation', () => {
     expect((await app.request('http://localhost:8787/', { headers: { host: 'evil.example' } })).status).toBe(403);
   });
 
+  it('gives a page it allows CORS: a preflight answered before any handler, the answer readable, the MCP headers exposed (review s25)', async () => {
+    const app = new Hono();
+    app.use('*', hostOriginGuard({ allowedHosts: DEFAULT_ALLOWED_HOSTS, allowedOrigins: DEFAULT_ALLOWED_ORIGINS }));
+    // Stands for the agent routes, whose authentication would refuse a preflight (it carries no credentials).
+    app.all('/mcp', (c) => (c.req.header('authorization') === undefined ? c.text('no token', 401) : c.json({ ok: true }, 200, { 'mcp-session-id': 's1' })));
+    const inspector = 'http://localhost:6274';
+    const preflight = await app.request('http://localhost:8787/mcp', {
+      method: 'OPTIONS',
+      headers: { origin: inspector, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, mcp-protocol-version, mcp-param-city' },
+    });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin'), preflight.headers.get('access-control-allow-methods'), preflight.headers.get('access-control-allow-headers')])
+      .toEqual([204, inspector, 'GET,POST,DELETE', 'authorization,content-type,mcp-protocol-version,mcp-param-city']);
+    expect(preflight.headers.get('vary')).toContain('Origin');
+    const post = await app.request('http://localhost:8787/mcp', { method: 'POST', headers: { origin: inspector, authorization: 'Bearer t' } });
+    expect([post.status, post.headers.get('access-control-allow-origin'), post.headers.get('access-control-expose-headers'), post.headers.get('mcp-session-id')])
+      .toEqual([200, inspector, 'Mcp-Session-Id,Mcp-Protocol-Version,WWW-Authenticate,Retry-After', 's1']);
+    expect(post.headers.get('vary')).toContain('Origin');
+    // A non-browser client gets no CORS headers; a foreign page, no preflight.
+    expect((await app.request('http://localhost:8787/mcp', { method: 'POST', headers: { authorization: 'Bearer t' } })).headers.get('access-control-allow-origin')).toBeNull();
+    expect((await app.request('http://localhost:8787/mcp', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } })).status).toBe(403);
+  });
+
+  it('lets any page read the discovery documents, and nothing else (review s25: a foreign page got 403 on metadata that says "*")', async () => {
+    const app = new Hono();
+    app.use('*', hostOriginGuard({ allowedHosts: DEFAULT_ALLOWED_HOSTS, allowedOrigins: DEFAULT_ALLOWED_ORIGINS }));
+    app.get('/.well-known/oauth-protected-resource/mcp', (c) => c.json({ resource: 'http://localhost:8787/mcp' }));
+    app.post('/oauth/token', (c) => c.json({}));
+    const page = 'https://claude.ai';
+    const metadata = await app.request('http://localhost:8787/.well-known/oauth-protected-resource/mcp', { headers: { origin: page, 'mcp-protocol-version': '2025-06-18' } });
+    expect([metadata.status, metadata.headers.get('access-control-allow-origin')]).toEqual([200, page]);
+    const preflight = await app.request('http://localhost:8787/.well-known/oauth-protected-resource/mcp', { method: 'OPTIONS', headers: { origin: page, 'access-control-request-method': 'GET', 'access-control-request-headers': 'mcp-protocol-version' } });
+    expect([preflight.status, preflight.headers.get('access-control-allow-origin')]).toEqual([204, page]);
+    expect((await app.request('http://localhost:8787/oauth/token', { method: 'POST', headers: { origin: page } })).status).toBe(403);
+    // The Host check holds there too: a rebinding page names its own host.
+    expect((await app.request('http://localhost:8787/.well-known/oauth-protected-resource/mcp', { headers: { host: 'evil.example', origin: page } })).status).toBe(403);
+  });
+
   it('parses its allow-lists once, when built, not per request', async () => {
     const allowedHosts = ['switchyard.example.com'];
     const app = new Hono();

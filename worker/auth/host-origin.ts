@@ -10,6 +10,13 @@
  * - **Origin**: a browser always sends `Origin` on cross-origin fetches; when present it must be
  *   allowed (`allowed-origins`), else **403**. Non-browser MCP clients send none and pass.
  *
+ * A page the Origin check lets through is a browser client (the MCP Inspector on localhost, a web
+ * app at an origin in `allowed-origins`): it gets CORS, a preflight answered before any
+ * authentication (a preflight carries no credentials) and the headers an MCP client reads
+ * exposed, else its browser would hide every answer from it. The discovery documents under
+ * `/.well-known/` are public, so any origin may read them, as their `Access-Control-Allow-Origin:
+ * *` already says; nothing else a foreign origin sends passes.
+ *
  * Both bodies are `{"error":{"reason":"invalid-request","message":…}}`, like every other HTTP
  * error of the worker. The checks run on every route except `/link`, which sidecars (not
  * browsers) dial, possibly through a tunnel that rewrites Host; it has its own authentication.
@@ -22,6 +29,7 @@
  * @module
  */
 import type { MiddlewareHandler } from 'hono';
+import { cors } from 'hono/cors';
 import { WireError } from '../../shared/errors.ts';
 
 /** Loopback names, any port: what a worker on 127.0.0.1 accepts by default. */
@@ -95,7 +103,23 @@ export interface HostOriginOptions {
   allowedOrigins: readonly string[];
 }
 
-/** Middleware rejecting a foreign Host or Origin with 403 before any other work. */
+/**
+ * What a browser client may send and read: the methods of the Streamable HTTP transport; any
+ * request header it asks for (2026-07-28's `Mcp-Param-*` are named by the tool called); the
+ * answer headers a client needs (the session, the protocol version, the 401's challenge, a 429's
+ * wait).
+ */
+const browserClients = cors({
+  origin: (origin) => origin,
+  allowMethods: ['GET', 'POST', 'DELETE'],
+  exposeHeaders: ['Mcp-Session-Id', 'Mcp-Protocol-Version', 'WWW-Authenticate', 'Retry-After'],
+  maxAge: 600,
+});
+
+/** Public documents any page may read (RFC 8414 and RFC 9728 discovery). */
+const isPublic = (path: string) => path.startsWith('/.well-known/');
+
+/** Middleware rejecting a foreign Host or Origin with 403 before any other work; CORS for an Origin it allows. */
 export function hostOriginGuard(options: HostOriginOptions): MiddlewareHandler {
   const hosts = parseAll(options.allowedHosts, parseHost);
   const origins = parseAll(options.allowedOrigins, parseOrigin);
@@ -109,12 +133,17 @@ export function hostOriginGuard(options: HostOriginOptions): MiddlewareHandler {
     }
     lastAllowedHost = host;
     const origin = c.req.header('origin');
-    if (!originIn(origin, origins)) {
+    // Non-browser clients send no Origin: nothing more to do for them.
+    if (origin === undefined) return next();
+    if (!originIn(origin, origins) && !isPublic(c.req.path)) {
       // A foreign page is what this stops (a forged consent form, a site calling an agent endpoint): the fix is for an origin the operator owns.
       const error = new WireError('invalid-request', `Origin ${quote(origin)} is not allowed: a page on another site may not call this worker; if it is this worker's own address or a page you trust, add it to "allowed-origins" in the worker config`);
       return c.json(error.toHttpBody(), 403);
     }
-    await next();
+    const answer = await browserClients(c, next);
+    // The answer names the origin it is for: a cache must not hand it to another.
+    c.res.headers.append('Vary', 'Origin');
+    return answer;
   };
 }
 
