@@ -140,10 +140,8 @@ export function hostOriginGuard(options: HostOriginOptions): MiddlewareHandler {
       const error = new WireError('invalid-request', `Origin ${quote(origin)} is not allowed: a page on another site may not call this worker; if it is this worker's own address or a page you trust, add it to "allowed-origins" in the worker config`);
       return c.json(error.toHttpBody(), 403);
     }
-    const answer = await browserClients(c, next);
-    // The answer names the origin it is for: a cache must not hand it to another.
-    c.res.headers.append('Vary', 'Origin');
-    return answer;
+    // Its answer names the origin it is for, and says `Vary: Origin`, so a cache hands it to no other.
+    return browserClients(c, next);
   };
 }
 

@@ -116,6 +116,16 @@ describe('Grants', () => {
       expect([(await grants.verifyAccessToken(whole.access_token))?.resource, (await grants.verifyAccessToken(narrowed.access_token))?.resource]).toEqual(['http://127.0.0.1:8787', 'http://127.0.0.1:8787/mcp']);
     });
 
+    it('still honours an access token from before chains, found by its hash, until its grant ends', async () => {
+      const { clock, store, grants, tokens } = await signedIn();
+      const grantId = /^sya_([^.]+)\./.exec(tokens.access_token)![1]!;
+      const older = `sya_${'B'.repeat(43)}`;
+      await store.put('access', await sha256Hex(older), { grantId }, clock.now + 60_000);
+      expect((await grants.verifyAccessToken(older))?.agent).toBe('alice');
+      await grants.revoke(older, 'client');
+      expect(await grants.verifyAccessToken(tokens.access_token)).toBeNull();
+    });
+
     it('refuses an access token of a chain whose secret is not the one issued', async () => {
       const { grants, tokens } = await signedIn();
       const [, grant, generation] = /^sya_([^.]+)\.(\d+)\./.exec(tokens.access_token)!;

@@ -339,7 +339,8 @@ export class Grants {
   async #refreshable(grantId: string, grant: GrantRecord | undefined, input: { clientId: string; resource?: string; scope?: string }): Promise<string> {
     if (grant === undefined) throw invalidGrant('The refresh token was revoked');
     if (grant.clientId !== input.clientId) throw invalidGrant('The refresh token was issued to another client');
-    // RFC 6749 §6: a refresh may keep or narrow the scope granted, never add to it.
+    // RFC 6749 §6: a refresh may keep or narrow the scope granted, never add to it. `mcp` is the
+    // only scope there is, so a narrower one is none, and the grant's is issued as it stands.
     const granted = grant.scope.split(' ');
     const beyond = input.scope?.split(' ').filter((s) => s !== '' && !granted.includes(s)) ?? [];
     if (beyond.length > 0) throw new OAuthError('invalid_scope', `The scope "${beyond.join(' ').slice(0, 100)}" was not granted ("${grant.scope}"): refresh without scope, or sign in again for more`);

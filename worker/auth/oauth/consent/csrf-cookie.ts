@@ -3,8 +3,10 @@
  * SameSite=Strict, path /oauth, as long as a consent lives) and read back from each form POST.
  * On a worker whose base URL is https (its own, or `public-url` in front of it) it is
  * `__Secure-sy_oauth_csrf` and `Secure`: a browser keeps a cookie of that name only when an https
- * page set it Secure, so a plain-http page or a network attacker on the same host cannot plant one
- * that the form would then be checked against. Not `__Host-`, which would need Path=/.
+ * page set it Secure, so a plain-http page or a network attacker cannot plant one that the form
+ * would then be checked against. A sibling https site of a shared parent domain still can (only
+ * `__Host-`, which would need Path=/, stops that): the POST's same-origin check and the sealed
+ * form, which only the person's own page received, are what hold there.
  *
  * Read as hono's `getCookie` reads one cookie (RFC 6265 §5.2 pairs; the first of that name with a
  * valid value wins; spaces and tabs trimmed, one pair of quotes removed, percent-decoded), without
