@@ -50,6 +50,7 @@ const SLOW = [
   'test/readme-deploy.test.ts',
   'test/status-page.test.ts',
   'test/oauth/oauth-browser.test.ts',
+  'test/browser/browser-client.test.ts',
   'test/oauth/oauth-conformance.test.ts',
   'test/conformance/**/*.test.ts',
   'test/resilience/load.test.ts',
