@@ -110,10 +110,10 @@ export function appChannelOpener(deps: { config: WorkerConfig; router: ChannelRo
   const { recentErrors, audit } = deps;
   return createChannelOpener(deps.router, {
     timeoutMs: (deps.config['request-timeout-seconds'] ?? DEFAULT_OPEN_TIMEOUT_SECONDS) * 1000,
-    onOpenFailed: (connection, error) => {
+    onOpenFailed: (connection, error, route) => {
       recentErrors.record({ reason: error.reason, server: connection['server-name'], agent: connection.agent ?? null, message: error.message });
       // A modern request's refusal is recorded by its route, with the tool it was for.
-      if (connection.era !== 'modern') audit.openRefused(connection, error);
+      if (connection.era !== 'modern') audit.openRefused(connection, error, route);
     },
   });
 }

@@ -100,7 +100,7 @@ function bindingOf(session: { agent: AgentEntry; id: string; traceparent?: strin
   const servers = agent.servers.filter((s) => Object.hasOwn(config.servers, s));
   return {
     servers,
-    open: (server) => deps.open(config.servers[server]!.executor, connectionFor(agent, server, session.id, session.traceparent), trustFor(agent)),
+    open: (server) => deps.open(config.servers[server]!.executor, connectionFor(agent, server, session.id, session.traceparent), trustFor(agent), {}, 'aggregate'),
     bindings: new Map(servers.map((s) => [s, JSON.stringify(config.servers[s]!.executor)])),
     ...(audit !== undefined ? { ledger: (server: string | null) => audit.ledger({ agent: agent.name, server, era: 'legacy', route: 'aggregate', session: session.id }) } : {}),
   };

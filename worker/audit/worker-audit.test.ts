@@ -151,11 +151,15 @@ describe('the worker\'s audit log (in process)', () => {
     await client.callTool({ name: 'alpha__echo', arguments: { text: 'x' } });
     await client.callTool({ name: 'beta__unavailable', arguments: {} });
     const byEvent = (event: string) => lines.filter((l) => l.event === event);
-    expect(byEvent('open')).toEqual([expect.objectContaining({ level: 'warn', agent: 'alice', server: 'beta', host: 'laptop', method: 'initialize', decision: 'refused', reason: 'host-offline' })]);
+    expect(byEvent('open')).toEqual([expect.objectContaining({ level: 'warn', agent: 'alice', server: 'beta', host: 'laptop', route: 'aggregate', method: 'initialize', decision: 'refused', reason: 'host-offline' })]);
     expect(byEvent('call').map((l) => [l.route, l.server, l.tool, l.decision, l.reason])).toEqual([
       ['aggregate', 'alpha', 'echo', 'allowed', undefined],
       ['aggregate', 'beta', 'unavailable', 'refused', 'host-offline'],
     ]);
+    // The open a host refuses names its endpoint as the worker's own refusals do (review s25: it named none).
+    router.failures.set('beta', new WireError('host-offline', 'Host "laptop" is offline'));
+    await expect(harness.client('/servers/beta/mcp', 'alice-token')).rejects.toThrow();
+    expect(byEvent('open').map((l) => [l.server, l.route, l.era, l.method, l.reason])).toEqual([['beta', 'aggregate', 'legacy', 'initialize', 'host-offline'], ['beta', 'passthrough', 'legacy', 'initialize', 'host-offline']]);
   });
 
   it('records a legacy /mcp call naming none of the agent\'s servers once, as refused on no server', async () => {

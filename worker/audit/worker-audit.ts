@@ -101,10 +101,11 @@ export class WorkerAudit {
     this.#refusedOpen(scope.agent, scope.server, typeof method === 'string' ? method : null, error.reason, arrivedWith, scope);
   }
 
-  /** A channel open that failed: the session or request it was for is refused with `error`. */
-  openRefused(connection: McpConnection, error: WireError, method: string | null = 'initialize'): void {
-    this.#refusedOpen(connection.agent ?? null, connection['server-name'], method, error.reason, parseTraceparent(connection.traceparent), {
+  /** A channel open that failed: the session or request it was for, on `route`, is refused with `error`. */
+  openRefused(connection: McpConnection, error: WireError, route?: 'passthrough' | 'aggregate'): void {
+    this.#refusedOpen(connection.agent ?? null, connection['server-name'], 'initialize', error.reason, parseTraceparent(connection.traceparent), {
       era: connection.era ?? 'legacy',
+      ...(route !== undefined ? { route } : {}),
       ...(connection.session !== undefined ? { session: connection.session } : {}),
     });
   }

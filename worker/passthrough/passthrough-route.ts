@@ -78,7 +78,7 @@ export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Han
     }
     return handleSessionRequest(c, agent, `server:${name}`, deps, async ({ sessionId }) => {
       const traceparent = deps.audit?.channelTraceparent(trace());
-      const channel = await deps.open(entry.executor, connectionFor(agent, name, sessionId, traceparent), trustFor(agent));
+      const channel = await deps.open(entry.executor, connectionFor(agent, name, sessionId, traceparent), trustFor(agent), {}, 'passthrough');
       const recentErrors = deps.recentErrors;
       const ledger = deps.audit?.ledger({ agent: agent.name, server: name, era: 'legacy', route: 'passthrough', session: sessionId });
       return new PassthroughSession({

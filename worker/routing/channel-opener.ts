@@ -24,20 +24,26 @@ import { WireError } from '../../shared/errors.ts';
 import type { ChannelOpenOptions, ChannelRouter, ChannelTrust } from './channel-router.ts';
 import { fetchErrorText } from '../../shared/fetch-error-text.ts';
 
-/** Opens the channel to one server for one agent session; rejects with a `WireError`. */
-export type ChannelOpener = (descriptor: ConnectionDescriptor, connection: McpConnection, trust: ChannelTrust, options?: Pick<ChannelOpenOptions, 'first'>) => Promise<Transport>;
+/** The agent endpoint an open is for, as the audit names it (`route`). */
+export type OpenRoute = 'passthrough' | 'aggregate';
+
+/**
+ * Opens the channel to one server for one agent session; rejects with a `WireError`. `route` is
+ * told to `onOpenFailed` only: the link does not carry it.
+ */
+export type ChannelOpener = (descriptor: ConnectionDescriptor, connection: McpConnection, trust: ChannelTrust, options?: Pick<ChannelOpenOptions, 'first'>, route?: OpenRoute) => Promise<Transport>;
 
 export interface ChannelOpenerOptions {
   /** The open's deadline (`request-timeout-seconds`, or the default). */
   timeoutMs: number;
   /** Told of every failed open with the error the agent is answered (timeouts included). */
-  onOpenFailed?: (connection: McpConnection, error: WireError) => void;
+  onOpenFailed?: (connection: McpConnection, error: WireError, route: OpenRoute | undefined) => void;
 }
 
 export function createChannelOpener(router: ChannelRouter, options: ChannelOpenerOptions): ChannelOpener {
   const { timeoutMs, onOpenFailed } = options;
   const deadlines = new DelayQueue(timeoutMs);
-  return async (descriptor, connection, trust, options = {}) => {
+  return async (descriptor, connection, trust, options = {}, route) => {
     const server = connection['server-name'];
     const deadline = new AbortController();
     // The deadline rejects the race itself, beside aborting the signal it hands down: a listener
@@ -58,7 +64,7 @@ export function createChannelOpener(router: ChannelRouter, options: ChannelOpene
     } catch (error) {
       if (deadline.signal.aborted) void opening?.then((channel) => channel.close(), () => {});
       const failure = error instanceof WireError ? error : new WireError('launch-failed', `Could not open server "${server}": ${fetchErrorText(error)}`, { cause: error });
-      onOpenFailed?.(connection, failure);
+      onOpenFailed?.(connection, failure, route);
       throw failure;
     } finally {
       deadlines.cancel(timer);
