@@ -67,10 +67,19 @@ export function createLinkOriginCheck(options: LinkOriginOptions): (host: string
  * address (a `wrangler dev` run with the deployed config): said as such, with its fixes, where
  * the general case speaks of a relay or a proxy rewriting `Host`.
  */
-export function wrongOriginMessage(entityId: string, what: 'link request' | 'challenge', signedFor: string, own: string): string {
+export function wrongOriginMessage(entityId: string, what: 'link request' | 'challenge', signedFor: string, own: string, options: Omit<LinkOriginOptions, 'allowedHosts'> = {}): string {
   const head = `Host "${entityId}" signed this ${what} for worker "${signedFor}", but this worker is "${own}"`;
   if (isLoopbackOrigin(signedFor) && !isLoopbackOrigin(own)) {
+    if (options.linkOnLoopback === true) {
+      // It is on: the sidecar dialled another loopback address than the worker's own (a local proxy's port, say).
+      const port = options.listenPort?.();
+      const there = port === undefined ? 'the loopback address this worker listens on' : `http://127.0.0.1:${port}, where this worker listens`;
+      return `${head} (its "public-url"): its sidecar dialled another address on this machine than the worker's own, and "link-on-loopback" takes only that one: point the sidecar's "worker" at ${there}, or at the public URL`;
+    }
     return `${head} (its "public-url"): its sidecar dialled it on this machine. To link on loopback beside the public URL, set "link-on-loopback": true in the worker config (Deno and Node); under wrangler dev, set "public-url" to http://${signedFor} in the config it runs with, or leave it out`;
+  }
+  if (options.publicUrl !== undefined) {
+    return `${head} (its "public-url"): point the sidecar's "worker" at that URL; a link relayed through another worker is refused`;
   }
   return `${head}: a link relayed through another worker is refused; if a proxy rewrites Host, set "public-url" in the worker config to this worker's public URL`;
 }

@@ -155,7 +155,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
         const opened = wsFrameSocket(ws);
         socket = opened;
         challengeHost(opened, {
-          verify: (proof, nonce) => checkProof(verifier, entityId, origin, proof, nonce),
+          verify: (proof, nonce) => checkProof(verifier, entityId, origin, proof, nonce, options),
           paced,
           ...(probe && options.expectations !== undefined ? { expects: () => options.expectations?.(entityId) } : {}),
           // Built and registered only now: until the proof verified, nothing replaces a live link.
@@ -202,7 +202,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
 }
 
 /** The verdict on a proof: this host's key, this nonce, and this worker's own origin. */
-async function checkProof(verifier: HostVerifier, entityId: string, expected: { origin: string; also?: string }, proof: { origin: string; signature: string }, nonce: string): Promise<ProofVerdict> {
+async function checkProof(verifier: HostVerifier, entityId: string, expected: { origin: string; also?: string }, proof: { origin: string; signature: string }, nonce: string, options: LinkRouteOptions): Promise<ProofVerdict> {
   const { origin, also } = expected;
   if (await verifier.verify(entityId, { origin, nonce }, proof.signature)) return { ok: true };
   if (also !== undefined && proof.origin === also && (await verifier.verify(entityId, { origin: also, nonce }, proof.signature))) return { ok: true };
@@ -211,7 +211,7 @@ async function checkProof(verifier: HostVerifier, entityId: string, expected: { 
   if (proof.origin !== origin && proof.origin !== also && (await verifier.verify(entityId, { origin: proof.origin, nonce }, proof.signature))) {
     return {
       ok: false,
-      message: wrongOriginMessage(entityId, 'challenge', proof.origin, origin),
+      message: wrongOriginMessage(entityId, 'challenge', proof.origin, origin, options),
     };
   }
   return { ok: false, message: `The worker does not know this host's key (entity "${entityId}"): ${OTHER_KEY_FIX}` };

@@ -68,7 +68,18 @@ describe('link upgrade gate', () => {
     const elsewhere = gateOf({ publicUrl: 'https://yard.example.com' });
     const relayed = await createLinkProofHeader(await hostSigner(KEYS.get('alice-laptop')!), { origin: 'evil.example', entityId: 'alice-laptop', nowMs: NOW });
     expect(await elsewhere.gate(request('alice-laptop', relayed))).toMatchObject({ ok: false, check: 'relayed' });
-    expect(elsewhere.logs.at(-1)?.fields?.problem).toMatch(/^Host "alice-laptop" signed this link request for worker "evil.example", but this worker is "yard.example.com": a link relayed through another worker is refused/);
+    expect(elsewhere.logs.at(-1)?.fields?.problem).toBe('Host "alice-laptop" signed this link request for worker "evil.example", but this worker is "yard.example.com" (its "public-url"): point the sidecar\'s "worker" at that URL; a link relayed through another worker is refused');
+    const bare = gateOf({});
+    expect(await bare.gate(request('alice-laptop', relayed))).toMatchObject({ ok: false, check: 'relayed' });
+    expect(bare.logs.at(-1)?.fields?.problem).toBe('Host "alice-laptop" signed this link request for worker "evil.example", but this worker is "127.0.0.1:8787": a link relayed through another worker is refused; if a proxy rewrites Host, set "public-url" in the worker config to this worker\'s public URL');
+  });
+
+  it('does not tell a sidecar to turn on link-on-loopback when it is on: it names the address the worker takes (review s25)', async () => {
+    const { gate, logs } = gateOf({ publicUrl: 'https://yard.example.com', linkOnLoopback: true, listenPort: () => 8794 });
+    expect(await gate(request('alice-laptop', await proofOf('alice-laptop')))).toMatchObject({ ok: false, check: 'relayed' });
+    expect(logs.at(-1)?.fields?.problem).toBe(
+      'Host "alice-laptop" signed this link request for worker "127.0.0.1:8787", but this worker is "yard.example.com" (its "public-url"): its sidecar dialled another address on this machine than the worker\'s own, and "link-on-loopback" takes only that one: point the sidecar\'s "worker" at http://127.0.0.1:8794, where this worker listens, or at the public URL',
+    );
   });
 
   it('logs at most one line a minute per check and host, the next counting those left out, and refuses every request all the same', async () => {

@@ -104,7 +104,7 @@ export function createLinkUpgradeGate(options: LinkUpgradeGateOptions): (request
     if (proof.origin !== own && proof.origin !== also) {
       // Signed by the host, but for the worker it dialled: a request relayed from there, or a
       // proxy that rewrote Host. Said apart, so an operator is not sent looking for a wrong key.
-      return refuse(entityId, 'relayed', wrongOriginMessage(entityId, 'link request', proof.origin, own));
+      return refuse(entityId, 'relayed', wrongOriginMessage(entityId, 'link request', proof.origin, own, options));
     }
     // Signed by the host's key: its time is the host's clock (or a copy of an older dial's).
     const nowMs = now();
