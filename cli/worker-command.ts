@@ -94,15 +94,16 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     const ownFiles = singleMachineOwnFiles(configFile, { stateDir, ...(auditFile !== undefined ? { auditFile } : {}) });
     const configDir = resolve(values['config-dir'] ?? dirname(configFile));
     const { systemExposureReason, systemPathsHere } = await import('../sidecar/sandbox/index.ts');
+    const hostLog = createLogger({ fields: { component: 'local-host' } });
     const shown = systemExposureReason(configDir, ownFiles, systemPathsHere(), 'single-machine');
-    if (shown !== null) createLogger({ fields: { component: 'local-host' } }).warn('Every contained launch will be refused', { why: shown });
+    if (shown !== null) hostLog.warn('Every contained launch will be refused', { why: shown });
     const machine = await startSingleMachine({
       config,
       configDir,
       host,
       port,
       log: createLogger({ fields: { component: 'worker' } }),
-      hostLog: createLogger({ fields: { component: 'local-host' } }),
+      hostLog,
       ownFiles,
       auditWrite: auditWriter(auditFile, parseLogLevel(process.env.SWITCHYARD_LOG_LEVEL), configFile, createLogger({ fields: { component: 'worker' } })),
       ...(oauth !== undefined ? { oauth } : {}),

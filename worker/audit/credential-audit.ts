@@ -24,7 +24,7 @@ export async function tokenFingerprint(token: string): Promise<string> {
 }
 
 /** The fingerprint of an Authorization header that holds something other than a bearer token. */
-export const NOT_BEARER = 'none: not a bearer token';
+const NOT_BEARER = 'none: not a bearer token';
 
 export function auditedAuth<E extends { Variables: AgentVariables }>(auth: MiddlewareHandler<E>, audit: WorkerAudit): MiddlewareHandler<E> {
   // The bearer middleware sets the agent exactly when it lets the request through, so that tells

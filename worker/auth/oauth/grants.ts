@@ -500,9 +500,8 @@ export class Grants {
       access = randomSecret(ACCESS_TOKEN_PREFIX);
       await this.#store.put('access', await sha256Hex(access), json({ grantId, ...narrowed }), expiresAt);
     }
-    const refresh = tokens.refresh;
     const expiresIn = Math.floor(this.#options.accessTtlMs / 1000);
-    if (grant.refresh === false || refresh === undefined) return { access_token: access, token_type: 'Bearer', expires_in: expiresIn, scope: grant.scope };
-    return { access_token: access, token_type: 'Bearer', expires_in: expiresIn, refresh_token: refresh, scope: grant.scope };
+    if (grant.refresh === false || tokens.refresh === undefined) return { access_token: access, token_type: 'Bearer', expires_in: expiresIn, scope: grant.scope };
+    return { access_token: access, token_type: 'Bearer', expires_in: expiresIn, refresh_token: tokens.refresh, scope: grant.scope };
   }
 }

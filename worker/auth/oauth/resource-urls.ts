@@ -19,9 +19,12 @@ export function baseUrlOf(requestUrl: string, publicUrl: string | undefined): st
   return new URL(publicUrl ?? requestUrl).origin;
 }
 
+/** A server's endpoint path, `/servers/<name>/mcp`, its name (as sent) captured. */
+const SERVER_ENDPOINT = /^\/servers\/([^/]+)\/mcp$/;
+
 /** True for the paths that are agent endpoints: `/mcp` and `/servers/<name>/mcp`. */
 export function isAgentEndpointPath(path: string): boolean {
-  return path === '/mcp' || /^\/servers\/[^/]+\/mcp$/.test(path);
+  return path === '/mcp' || SERVER_ENDPOINT.test(path);
 }
 
 /** The metadata URL of an endpoint (`path` = `/mcp`, …) or of the whole worker (`''`). */
@@ -40,7 +43,7 @@ export function acceptedResources(base: string, path: string): string[] {
  */
 export function serverOfResource(resource: string, base: string): string | null {
   if (!resource.startsWith(base)) return null;
-  const name = /^\/servers\/([^/]+)\/mcp$/.exec(resource.slice(base.length))?.[1];
+  const name = SERVER_ENDPOINT.exec(resource.slice(base.length))?.[1];
   if (name === undefined) return null;
   // As the route reads it: `/servers/my%20box/mcp` is server "my box".
   try {
