@@ -12,7 +12,7 @@
  *   npm run bench -- --profile --profile-payload 1048576   # the same with 1 MB echoes
  *   npm run bench -- --profile --profile-variant m         # the same for modern stateless requests
  *
- * Sections: size, hotpath, curve, latency, link, cold, warm, concurrency, floor, scale (memory is sampled at
+ * Sections: size, start, hotpath, curve, latency, link, cold, warm, concurrency, floor, scale (memory is sampled at
  * the start and inside concurrency). floor: minimal 3- and 4-process relays beside Switchyard and
  * supergateway, in turns, at one session and at each --levels above 1 (`floor.ts`;
  * `npm run bench -- --quick --only floor`). Options: --burn-in (5000) echo calls every gateway
@@ -21,6 +21,8 @@
  * latency variant; --levels (1,8,64) and --concurrency-calls (500 per level) for concurrency, Switchyard and
  * supergateway in turn; --cold-samples (11, the most the stack's cold agents allow); --warm-samples (5) and --fleet (64) for warm starts;
  * --scale-sessions (1,8,64,256), --scale-payloads (1024,65536,1048576), --scale-calls (400).
+ * start: a fresh Deno process imports dist/worker.js and answers an agent's first request, beside a
+ * minimal Hono worker, in turns (`start.ts`; --start-runs 15 of each).
  * fleet: 1,000 simulated hosts on workerd beside Deno (`fleet.ts`; --fleet-hosts 1000,
  * --fleet-rounds 2, --fleet-concurrency 32; `npm run bench -- --only fleet`).
  * fairness: one agent floods a host's link while another's echo crosses it, on loopback, over a
@@ -40,12 +42,13 @@ import { DENO, installCleanup, ProcessRegistry } from './processes.ts';
 import { profileUnderLoad } from './profile.ts';
 import { evaluateTargets, renderMarkdown, writeResults, type BenchResults } from './report.ts';
 import { measureSize } from './size.ts';
+import { measureWorkerStart } from './start.ts';
 import { measureHotPath } from './hot-path-run.ts';
 import { measureFairness } from './fairness.ts';
 import { measureFleet } from './fleet.ts';
 import { measureWarmUpCurve } from './warm-up-curve.ts';
 
-const SECTIONS = ['size', 'hotpath', 'curve', 'latency', 'link', 'cold', 'warm', 'concurrency', 'floor', 'scale', 'fleet', 'fairness'] as const;
+const SECTIONS = ['size', 'start', 'hotpath', 'curve', 'latency', 'link', 'cold', 'warm', 'concurrency', 'floor', 'scale', 'fleet', 'fairness'] as const;
 
 /** `--quick`: the same sections and targets on fewer calls and samples (noisier, a few minutes). */
 const QUICK: Record<string, string> = {
@@ -61,6 +64,7 @@ const QUICK: Record<string, string> = {
   'scale-sessions': '1,8,64',
   'scale-calls': '160',
   'fairness-seconds': '4',
+  'start-runs': '5',
 };
 
 const { values, tokens } = parseArgs({
@@ -91,6 +95,7 @@ const { values, tokens } = parseArgs({
     'fleet-concurrency': { type: 'string', default: '32' },
     'profile-variant': { type: 'string', default: 'b' },
     'fairness-seconds': { type: 'string', default: '8' },
+    'start-runs': { type: 'string', default: '15' },
   },
   tokens: true,
 });
@@ -149,6 +154,7 @@ async function main(): Promise<number> {
   };
 
   const size = await section('size', measureSize);
+  const workerStart = await section('start', () => measureWorkerStart({ runs: Number(option('start-runs')), log }));
   const hotPath = await section('hotpath', () => measureHotPath(registry, log));
   const warmUpCurve = await section('curve', () => measureWarmUpCurve(registry, { blocks: Number(option('curve-blocks')), callsPerBlock: Number(option('curve-calls')), log }));
   const hostFleet = await section('fleet', () =>
@@ -165,6 +171,7 @@ async function main(): Promise<number> {
     settings,
     ...live,
     size,
+    workerStart,
     hotPath,
     warmUpCurve,
     fleet: hostFleet,
