@@ -7,11 +7,16 @@
  *
  * @module
  */
-import { CONNECTION_ERAS, CONNECTION_SESSION_ID, McpConnectionSchema, type InnerTarget, type McpConnection } from './connection-request.ts';
+import { CONNECTION_ERAS, CONNECTION_SESSION_ID, type InnerTarget, type McpConnection } from './connection-request.ts';
 import { isTraceparent } from './trace-context.ts';
 
-/** The connection's keys in the schema's order: the order a parse gives them. */
-const KEYS = Object.keys(McpConnectionSchema.shape) as Array<keyof McpConnection>;
+/**
+ * The connection's keys in the schema's order: the order a parse gives them. Written out, not read
+ * from the schema's shape, which would build the schema when this module is evaluated rather
+ * than at a channel's first open; connection-request-fields.test.ts holds the two the same.
+ */
+export const CONNECTION_KEYS: ReadonlyArray<keyof McpConnection> = ['server-name', 'trust-profile-ref', 'trust-profile-revision', 'target', 'session', 'agent', 'era', 'traceparent'];
+const KEYS = CONNECTION_KEYS;
 const PER_CALL = new Set<string>(['session', 'era', 'traceparent']);
 /** The keys whose values a memo is keyed by: every string one that is not checked per call. */
 export const FIXED_CONNECTION_KEYS = KEYS.filter((key) => key !== 'target' && !PER_CALL.has(key));

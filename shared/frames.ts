@@ -16,8 +16,8 @@
  */
 import * as z from './zod.ts';
 import { FAILURE_REASONS } from './errors.ts';
-import { McpConnectionRequestSchema } from './connection-request.ts';
-import { HostExpectationsSchema } from './link/host-expectations.ts';
+import { mcpConnectionRequestSchema } from './connection-request.ts';
+import { hostExpectationsSchema } from './link/host-expectations.ts';
 import { NONCE_PATTERN, SIGNATURE_PATTERN } from './link/link-identity.ts';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
@@ -25,62 +25,68 @@ export const LINK_PROTOCOL_VERSION = 1;
 /** Largest frame either side sends or accepts, in UTF-8 bytes; a larger message fails loudly, never truncated. */
 export const MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
-const V = z.literal(LINK_PROTOCOL_VERSION);
-const ChannelId = z.number().check(z.int(), z.gte(1), z.lte(2 ** 31));
-const Reason = z.enum(FAILURE_REASONS);
 /** Longest `message` a frame carries; longer ones are clipped before they are sent (`clipFrameMessage`). */
 export const MAX_FRAME_MESSAGE_CHARS = 2000;
-const Message = z.string().check(z.maxLength(MAX_FRAME_MESSAGE_CHARS));
-/** A worker origin as signed (`canonicalOrigin`): a host name or bracketed IPv6 literal, maybe a port. */
-const Origin = z.string().check(z.regex(/^[a-z0-9.\-[\]:]{1,300}$/, 'must be a lowercase host[:port]'));
 
-const JsonRpcObject = z.custom<JSONRPCMessage>((m) => typeof m === 'object' && m !== null && !Array.isArray(m), 'must be a JSON-RPC message object');
-/**
- * On a `channel-message` or `channel-reply` from the host: the host wrote this answer itself, in
- * the server's place (`link/link-features.ts`, `host-answers`); only on a channel whose open asked
- * for it. A server writes the message, never the frame, so it cannot set this.
- */
-const Own = z.literal(true);
+/** The pieces the frame schemas share, built with the first of them. */
+const parts = z.lazily(() => ({
+  V: z.literal(LINK_PROTOCOL_VERSION),
+  ChannelId: z.number().check(z.int(), z.gte(1), z.lte(2 ** 31)),
+  Reason: z.enum(FAILURE_REASONS),
+  Message: z.string().check(z.maxLength(MAX_FRAME_MESSAGE_CHARS)),
+  /** A worker origin as signed (`canonicalOrigin`): a host name or bracketed IPv6 literal, maybe a port. */
+  Origin: z.string().check(z.regex(/^[a-z0-9.\-[\]:]{1,300}$/, 'must be a lowercase host[:port]')),
+  JsonRpcObject: z.custom<JSONRPCMessage>((m) => typeof m === 'object' && m !== null && !Array.isArray(m), 'must be a JSON-RPC message object'),
+  /**
+   * On a `channel-message` or `channel-reply` from the host: the host wrote this answer itself, in
+   * the server's place (`link/link-features.ts`, `host-answers`); only on a channel whose open asked
+   * for it. A server writes the message, never the frame, so it cannot set this.
+   */
+  Own: z.literal(true),
+}));
 
-export const FrameSchema = z.discriminatedUnion('type', [
-  // `first`: the channel's first message in the open's own frame, sent only to a host that
-  // announced `open-first` (`link/link-features.ts`): an older host's strict schema refuses it.
-  // `reply`: the worker reads `channel-reply` on this channel, asked only of a host that announced
-  // `open-reply`, and only with `first`.
-  // `own`: the worker reads `own` on this channel's messages, asked only of a host that announced
-  // `host-answers`.
-  z.strictObject({ v: V, type: z.literal('channel-open'), channel: ChannelId, request: z.unknown(), first: z.optional(JsonRpcObject), reply: z.optional(z.literal(true)), own: z.optional(Own) }),
-  z.strictObject({ v: V, type: z.literal('channel-open-ack'), channel: ChannelId }),
-  // The channel's last message and its orderly close, acking its open if that has not gone: one
-  // frame where three went (`open-reply`).
-  z.strictObject({ v: V, type: z.literal('channel-reply'), channel: ChannelId, message: JsonRpcObject, own: z.optional(Own) }),
-  z.strictObject({ v: V, type: z.literal('channel-open-error'), channel: ChannelId, reason: Reason, message: Message }),
-  z.strictObject({
-    v: V,
-    type: z.literal('channel-message'),
-    channel: ChannelId,
-    message: JsonRpcObject,
-    own: z.optional(Own),
-  }),
-  z.strictObject({ v: V, type: z.literal('channel-close'), channel: ChannelId, reason: z.optional(Reason), message: z.optional(Message) }),
-  z.strictObject({ v: V, type: z.literal('keepalive'), id: z.number().check(z.int(), z.nonnegative()) }),
-  z.strictObject({ v: V, type: z.literal('keepalive-reply'), id: z.number().check(z.int(), z.nonnegative()) }),
-  z.strictObject({ v: V, type: z.literal('link-close'), reason: z.optional(Reason), message: Message }),
-  z.strictObject({ v: V, type: z.literal('link-challenge'), nonce: z.string().check(z.regex(NONCE_PATTERN, 'must be 32 bytes, base64url')) }),
-  // `origin` is what the host signed, sent so a refusal can say so; the worker checks its own.
-  z.strictObject({ v: V, type: z.literal('link-proof'), origin: Origin, signature: z.string().check(z.regex(SIGNATURE_PATTERN, 'must be a 64-byte Ed25519 signature, base64url')) }),
-  // `expects` only on a doctor's probe: what the worker expects of this host (`link/host-expectations.ts`).
-  // `paced`: both ends send large frames in pieces (`channel-part`) and acknowledge what they read
-  // (`link-ack`), said only to a host that announced `paced` (`link/link-features.ts`): an older
-  // host's strict schema refuses the key.
-  z.strictObject({ v: V, type: z.literal('link-accepted'), expects: z.optional(HostExpectationsSchema), paced: z.optional(z.literal(true)) }),
-  // Either end of a paced link: it has read `frames` more of the other's frames since its last ack
-  // (`link/link-sender.ts`). A count since the last, not since the start: a Durable Object's
-  // endpoint is rebuilt when it wakes, and acks all it read before it may sleep.
-  z.strictObject({ v: V, type: z.literal('link-ack'), frames: z.number().check(z.int(), z.gte(1), z.lte(2 ** 31)) }),
-]);
+export const frameSchema = z.lazily(() => {
+  const { V, ChannelId, Reason, Message, Origin, JsonRpcObject, Own } = parts();
+  return z.discriminatedUnion('type', [
+    // `first`: the channel's first message in the open's own frame, sent only to a host that
+    // announced `open-first` (`link/link-features.ts`): an older host's strict schema refuses it.
+    // `reply`: the worker reads `channel-reply` on this channel, asked only of a host that announced
+    // `open-reply`, and only with `first`.
+    // `own`: the worker reads `own` on this channel's messages, asked only of a host that announced
+    // `host-answers`.
+    z.strictObject({ v: V, type: z.literal('channel-open'), channel: ChannelId, request: z.unknown(), first: z.optional(JsonRpcObject), reply: z.optional(z.literal(true)), own: z.optional(Own) }),
+    z.strictObject({ v: V, type: z.literal('channel-open-ack'), channel: ChannelId }),
+    // The channel's last message and its orderly close, acking its open if that has not gone: one
+    // frame where three went (`open-reply`).
+    z.strictObject({ v: V, type: z.literal('channel-reply'), channel: ChannelId, message: JsonRpcObject, own: z.optional(Own) }),
+    z.strictObject({ v: V, type: z.literal('channel-open-error'), channel: ChannelId, reason: Reason, message: Message }),
+    z.strictObject({
+      v: V,
+      type: z.literal('channel-message'),
+      channel: ChannelId,
+      message: JsonRpcObject,
+      own: z.optional(Own),
+    }),
+    z.strictObject({ v: V, type: z.literal('channel-close'), channel: ChannelId, reason: z.optional(Reason), message: z.optional(Message) }),
+    z.strictObject({ v: V, type: z.literal('keepalive'), id: z.number().check(z.int(), z.nonnegative()) }),
+    z.strictObject({ v: V, type: z.literal('keepalive-reply'), id: z.number().check(z.int(), z.nonnegative()) }),
+    z.strictObject({ v: V, type: z.literal('link-close'), reason: z.optional(Reason), message: Message }),
+    z.strictObject({ v: V, type: z.literal('link-challenge'), nonce: z.string().check(z.regex(NONCE_PATTERN, 'must be 32 bytes, base64url')) }),
+    // `origin` is what the host signed, sent so a refusal can say so; the worker checks its own.
+    z.strictObject({ v: V, type: z.literal('link-proof'), origin: Origin, signature: z.string().check(z.regex(SIGNATURE_PATTERN, 'must be a 64-byte Ed25519 signature, base64url')) }),
+    // `expects` only on a doctor's probe: what the worker expects of this host (`link/host-expectations.ts`).
+    // `paced`: both ends send large frames in pieces (`channel-part`) and acknowledge what they read
+    // (`link-ack`), said only to a host that announced `paced` (`link/link-features.ts`): an older
+    // host's strict schema refuses the key.
+    z.strictObject({ v: V, type: z.literal('link-accepted'), expects: z.optional(hostExpectationsSchema()), paced: z.optional(z.literal(true)) }),
+    // Either end of a paced link: it has read `frames` more of the other's frames since its last ack
+    // (`link/link-sender.ts`). A count since the last, not since the start: a Durable Object's
+    // endpoint is rebuilt when it wakes, and acks all it read before it may sleep.
+    z.strictObject({ v: V, type: z.literal('link-ack'), frames: z.number().check(z.int(), z.gte(1), z.lte(2 ** 31)) }),
+  ]);
+});
 
-export type Frame = z.infer<typeof FrameSchema>;
+export type Frame = z.infer<ReturnType<typeof frameSchema>>;
 
 /**
  * A piece of the text of one large `channel-open`, `channel-message` or `channel-reply` frame on
@@ -92,8 +98,11 @@ export type Frame = z.infer<typeof FrameSchema>;
  * every quote of the JSON it is a piece of was escaped and read back: 45 ms more on the host and
  * 38 ms more on the worker for a 15 MB answer, more than the answer's own parse.
  */
-export const ChannelPartSchema = z.strictObject({ v: V, type: z.literal('channel-part'), channel: ChannelId, last: z.optional(z.literal(true)) });
-export type ChannelPartHeader = z.infer<typeof ChannelPartSchema>;
+export const channelPartSchema = z.lazily(() => {
+  const { V, ChannelId } = parts();
+  return z.strictObject({ v: V, type: z.literal('channel-part'), channel: ChannelId, last: z.optional(z.literal(true)) });
+});
+export type ChannelPartHeader = z.infer<ReturnType<typeof channelPartSchema>>;
 /** How a piece frame begins (its header as the sender writes it), which the reader looks for. */
 export const CHANNEL_PART_PREFIX = `{"v":${LINK_PROTOCOL_VERSION},"type":"channel-part",`;
 
@@ -109,4 +118,4 @@ export function clipFrameMessage(message: string): string {
 export type FrameOf<T extends Frame['type']> = Extract<Frame, { type: T }>;
 
 /** The request inside a channel-open frame is validated separately, by the host that answers it. */
-export { McpConnectionRequestSchema };
+export { mcpConnectionRequestSchema };

@@ -39,10 +39,10 @@ export const FORWARDED_METHODS = new Set(['completion/complete', 'prompts/get', 
 /** RFC 5424 severities, least severe first, as MCP's `LoggingLevel`. */
 export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-const LogLevelSchema = z.enum(LOG_LEVELS);
+const logLevelSchema = z.lazily(() => z.enum(LOG_LEVELS));
 
-const ImplementationSchema = z.looseObject({ name: z.string().check(z.minLength(1), z.maxLength(256)), version: z.string().check(z.maxLength(256)) });
-export type Implementation = z.infer<typeof ImplementationSchema>;
+const implementationSchema = z.lazily(() => z.looseObject({ name: z.string().check(z.minLength(1), z.maxLength(256)), version: z.string().check(z.maxLength(256)) }));
+export type Implementation = z.infer<ReturnType<typeof implementationSchema>>;
 
 type Params = Record<string, unknown> & { _meta?: Record<string, unknown> };
 
@@ -59,7 +59,7 @@ export function modernMetaOf(params: unknown): ModernRequestMeta {
   const capabilities = meta?.[CLIENT_CAPABILITIES_KEY];
   const token = meta?.progressToken;
   return {
-    logLevel: parsedOrNull(LogLevelSchema, meta?.[LOG_LEVEL_KEY]),
+    logLevel: parsedOrNull(logLevelSchema(), meta?.[LOG_LEVEL_KEY]),
     clientCapabilities: isRecord(capabilities) ? capabilities : {},
     progressToken: typeof token === 'string' || typeof token === 'number' ? token : undefined,
   };
@@ -71,7 +71,7 @@ export function modernMetaOf(params: unknown): ModernRequestMeta {
  * about 15 µs of the sidecar's CPU per request (issue 17).
  */
 export function clientInfoOf(params: unknown): Implementation | null {
-  return parsedOrNull(ImplementationSchema, metaOf(params)?.[CLIENT_INFO_KEY]);
+  return parsedOrNull(implementationSchema(), metaOf(params)?.[CLIENT_INFO_KEY]);
 }
 
 /**
@@ -161,13 +161,15 @@ export function modernError(method: string, params: unknown, error: JsonRpcError
 }
 
 /** The legacy `initialize` result the host holds for an instance. */
-export const InitializeResultSchema = z.looseObject({
-  protocolVersion: z.string(),
-  capabilities: z.record(z.string(), z.unknown()),
-  serverInfo: ImplementationSchema,
-  instructions: z.optional(z.string()),
-});
-export type InitializeResult = z.infer<typeof InitializeResultSchema>;
+export const initializeResultSchema = z.lazily(() =>
+  z.looseObject({
+    protocolVersion: z.string(),
+    capabilities: z.record(z.string(), z.unknown()),
+    serverInfo: implementationSchema(),
+    instructions: z.optional(z.string()),
+  }),
+);
+export type InitializeResult = z.infer<ReturnType<typeof initializeResultSchema>>;
 
 /** `server/discover`'s result, built from the instance's `initialize` result. */
 export function discoverResult(initialize: InitializeResult): Record<string, unknown> {

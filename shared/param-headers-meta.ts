@@ -18,5 +18,5 @@ export const MAX_PARAM_HEADER_NAME_LENGTH = 256;
 export const MAX_PARAM_HEADER_VALUE_LENGTH = 8192;
 
 /** Decoded `Mcp-Param-{Name}` values by lower-case `{name}`. */
-export const ParamHeadersSchema = z.record(z.string().check(z.maxLength(MAX_PARAM_HEADER_NAME_LENGTH)), z.string().check(z.maxLength(MAX_PARAM_HEADER_VALUE_LENGTH)));
-export type ParamHeaders = z.infer<typeof ParamHeadersSchema>;
+export const paramHeadersSchema = z.lazily(() => z.record(z.string().check(z.maxLength(MAX_PARAM_HEADER_NAME_LENGTH)), z.string().check(z.maxLength(MAX_PARAM_HEADER_VALUE_LENGTH))));
+export type ParamHeaders = z.infer<ReturnType<typeof paramHeadersSchema>>;

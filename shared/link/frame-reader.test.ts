@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FrameSchema, LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES } from '../frames.ts';
+import { frameSchema, LINK_PROTOCOL_VERSION, MAX_FRAME_BYTES } from '../frames.ts';
 import { readFrame } from './frame-reader.ts';
 
 /** `channel-message` frames, mostly well formed, now and then with one key wrong, missing or added. */
@@ -25,7 +25,7 @@ function readsAsTheSchemaDoes(frames: fc.Arbitrary<Record<string, unknown>>): vo
     fc.property(frames, (generated) => {
       const text = JSON.stringify(generated);
       const read = readFrame(text, MAX_FRAME_BYTES);
-      const expected = FrameSchema.safeParse(JSON.parse(text));
+      const expected = frameSchema().safeParse(JSON.parse(text));
       if (expected.success) {
         accepted++;
         expect(read).toEqual({ kind: 'frame', frame: expected.data });
@@ -46,7 +46,7 @@ describe('readFrame', () => {
         const frame = JSON.parse(text) as Record<string, unknown>;
         const read = readFrame(text, MAX_FRAME_BYTES);
         if (frame.v !== LINK_PROTOCOL_VERSION) return void expect(read.kind).toBe('wrong-version');
-        const expected = FrameSchema.safeParse(frame);
+        const expected = frameSchema().safeParse(frame);
         if (expected.success && expected.data.type === 'channel-message') {
           accepted++;
           const { channel, message, own } = expected.data;

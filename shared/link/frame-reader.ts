@@ -13,7 +13,7 @@
  * @module
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { CHANNEL_PART_PREFIX, ChannelPartSchema, FrameSchema, LINK_PROTOCOL_VERSION, type Frame, type FrameOf } from '../frames.ts';
+import { CHANNEL_PART_PREFIX, channelPartSchema, frameSchema, LINK_PROTOCOL_VERSION, type Frame, type FrameOf } from '../frames.ts';
 import { exceedsDepth, MAX_JSON_DEPTH, shallowRequestId } from '../json-depth.ts';
 
 export type ReadFrame =
@@ -62,7 +62,7 @@ export function readFrame(text: string, maxBytes: number): ReadFrame {
     const fast = wellFormedChannelOpen(frame);
     if (fast !== null) return fast;
   }
-  const parsed = FrameSchema.safeParse(frame);
+  const parsed = frameSchema().safeParse(frame);
   if (!parsed.success) return { kind: 'malformed', problem: problemOf(parsed.error.issues, 'not a link frame') };
   if (parsed.data.type === 'channel-message' || parsed.data.type === 'channel-reply') {
     const { channel, message, own } = parsed.data;
@@ -89,7 +89,7 @@ function readPart(text: string): ReadFrame {
   } catch {
     return { kind: 'malformed', problem: 'a channel-part whose header is not valid JSON' };
   }
-  const parsed = ChannelPartSchema.safeParse(header);
+  const parsed = channelPartSchema().safeParse(header);
   if (!parsed.success) return { kind: 'malformed', problem: `channel-part header: ${problemOf(parsed.error.issues, 'not a channel-part header')}` };
   return { kind: 'part', channel: parsed.data.channel, last: parsed.data.last === true, text: text.slice(end + 1) };
 }
@@ -97,7 +97,7 @@ function readPart(text: string): ReadFrame {
 /**
  * A `channel-message` frame (or a `channel-reply`, of the same shape) that the schema's branch for
  * it accepts, checked by hand: it is all but every frame on a busy link, and zod's strict object
- * walk was a third of this function's time (issue 17). The same rules as `FrameSchema`'s branch: exactly the keys `v`, `type`,
+ * walk was a third of this function's time (issue 17). The same rules as `frameSchema`'s branch: exactly the keys `v`, `type`,
  * `channel`, `message`, maybe `own`; a channel id that is a whole number in 1…2³¹; a message that is an object
  * and not an array; `own`, true. Anything else (null) goes to the schema, which also words the problem.
  */

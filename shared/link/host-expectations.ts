@@ -13,11 +13,13 @@
 import * as z from '../zod.ts';
 import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema } from '../names.ts';
 
-export const HostExpectationsSchema = z.strictObject({
-  servers: z.array(ServerNameSchema).check(z.maxLength(1000)),
-  'trust-profiles': z
-    .array(z.strictObject({ ref: ProfileRefSchema, revision: RevisionSchema, agents: z.array(AgentNameSchema).check(z.maxLength(1000)) }))
-    .check(z.maxLength(1000)),
-});
+export const hostExpectationsSchema = z.lazily(() =>
+  z.strictObject({
+    servers: z.array(ServerNameSchema).check(z.maxLength(1000)),
+    'trust-profiles': z
+      .array(z.strictObject({ ref: ProfileRefSchema, revision: RevisionSchema, agents: z.array(AgentNameSchema).check(z.maxLength(1000)) }))
+      .check(z.maxLength(1000)),
+  }),
+);
 
-export type HostExpectations = z.infer<typeof HostExpectationsSchema>;
+export type HostExpectations = z.infer<ReturnType<typeof hostExpectationsSchema>>;

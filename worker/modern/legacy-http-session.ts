@@ -24,7 +24,7 @@ import { WireError } from '../../shared/errors.ts';
 import { httpUpstream } from '../../shared/http-upstream-transport.ts';
 import type { ModernHttpTarget } from '../../shared/modern-http-transport.ts';
 import {
-  clientInfoOf, discoverResult, InitializeResultSchema, logLevelPasses, modernError, modernMetaOf, modernResult, stripModernMeta, type InitializeResult, type JsonRpcErrorShape,
+  clientInfoOf, discoverResult, initializeResultSchema, logLevelPasses, modernError, modernMetaOf, modernResult, stripModernMeta, type InitializeResult, type JsonRpcErrorShape,
 } from '../../shared/modern-results.ts';
 import { PARAM_HEADERS_META_KEY } from '../../shared/param-headers-meta.ts';
 import { fetchErrorText } from '../../shared/fetch-error-text.ts';
@@ -97,7 +97,7 @@ export function serveOnLegacySession(target: ModernHttpTarget, request: Request,
   const run = async () => {
     await transport.start();
     const init = await ask(initId, 'initialize', { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: clientInfoOf(request.params) ?? EDGE_CLIENT_INFO });
-    const initialized = 'result' in init ? InitializeResultSchema.safeParse(init.result) : null;
+    const initialized = 'result' in init ? initializeResultSchema().safeParse(init.result) : null;
     if (initialized === null || !initialized.success) {
       respond({ error: new WireError('launch-failed', `The HTTP server did not accept initialize${'error' in init ? `: ${String(init.error.message).slice(0, 200)}` : ''}`).toJsonRpcError() });
       return;

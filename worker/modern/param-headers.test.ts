@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PARAM_HEADERS_META_KEY, ParamHeadersSchema } from '../../shared/param-headers-meta.ts';
+import { PARAM_HEADERS_META_KEY, paramHeadersSchema } from '../../shared/param-headers-meta.ts';
 import { readParamHeaders, withParamHeaders } from './param-headers.ts';
 
 describe('Mcp-Param-* headers', () => {
@@ -27,7 +27,7 @@ describe('Mcp-Param-* headers', () => {
     const name = readParamHeaders(new Headers({ [`mcp-param-${'n'.repeat(257)}`]: 'v' }));
     expect(name).toMatchObject({ ok: false, rejection: { code: -32020, message: `Header mismatch: the name of the Mcp-Param-${'n'.repeat(64)}… header is longer than 256 characters after Mcp-Param-`, data: { reason: 'invalid-request' } } });
     const longest = readParamHeaders(new Headers({ [`mcp-param-${'n'.repeat(256)}`]: 'x'.repeat(8192) }));
-    expect(longest.ok && ParamHeadersSchema.safeParse(longest.values).success).toBe(true);
+    expect(longest.ok && paramHeadersSchema().safeParse(longest.values).success).toBe(true);
   });
 
   it("puts the values in _meta for the host, replacing what an agent sent there", () => {

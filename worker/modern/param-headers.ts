@@ -37,7 +37,7 @@ export function readParamHeaders(headers: Headers): ParamHeadersRead {
     }
     const key = name.slice(PREFIX.length);
     const shown = `Mcp-Param-${key.slice(0, 64)}`;
-    // The host's limits (`ParamHeadersSchema`): past them it would drop every header, not this one.
+    // The host's limits (`paramHeadersSchema`): past them it would drop every header, not this one.
     if (key.length > MAX_PARAM_HEADER_NAME_LENGTH) {
       rejection = headerMismatch(`the name of the ${shown}… header is longer than ${MAX_PARAM_HEADER_NAME_LENGTH} characters after Mcp-Param-`);
       return;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hasModernClaim, logLevelProblem, parseRequestMeta, RequestMetaSchema } from './request-meta.ts';
+import { hasModernClaim, logLevelProblem, parseRequestMeta, requestMetaSchema } from './request-meta.ts';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 
@@ -36,7 +36,7 @@ describe('modern request _meta', () => {
         ...(progressToken !== undefined ? { progressToken } : {}),
       };
       const parsed = parseRequestMeta({ _meta: meta });
-      expect([JSON.stringify(meta), parsed.ok]).toEqual([JSON.stringify(meta), RequestMetaSchema.safeParse(meta).success]);
+      expect([JSON.stringify(meta), parsed.ok]).toEqual([JSON.stringify(meta), requestMetaSchema().safeParse(meta).success]);
       if (parsed.ok) expect(parsed.meta).toEqual(meta);
     }
   });

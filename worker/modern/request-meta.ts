@@ -18,38 +18,41 @@ export const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabiliti
 export const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 export const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
 
-const JsonObjectSchema = z.record(z.string(), z.unknown());
+const LOGGING_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+const loggingLevelSchema = z.lazily(() => z.enum(LOGGING_LEVELS));
 
-/** `Implementation`: name and version required, the rest optional (schema.ts `BaseMetadata`, `Icons`). */
-export const ImplementationSchema = z.looseObject({
-  name: z.string(),
-  version: z.string(),
-  title: z.optional(z.string()),
-  description: z.optional(z.string()),
-  websiteUrl: z.optional(z.string()),
-  icons: z.optional(z.array(z.looseObject({ src: z.string() }))),
+/**
+ * The required part of `RequestMetaObject`, plus the optional `clientInfo` (schema.ts
+ * `Implementation`: name and version required, the rest optional) and `progressToken`.
+ * `ClientCapabilities` is an open set, `{}` meaning none; its known members are objects when
+ * present. Built on first use: nearly every request's `_meta` is recognized without it.
+ */
+export const requestMetaSchema = z.lazily(() => {
+  const JsonObject = z.record(z.string(), z.unknown());
+  const Implementation = z.looseObject({
+    name: z.string(),
+    version: z.string(),
+    title: z.optional(z.string()),
+    description: z.optional(z.string()),
+    websiteUrl: z.optional(z.string()),
+    icons: z.optional(z.array(z.looseObject({ src: z.string() }))),
+  });
+  const ClientCapabilities = z.looseObject({
+    experimental: z.optional(z.record(z.string(), JsonObject)),
+    roots: z.optional(JsonObject),
+    sampling: z.optional(z.looseObject({ context: z.optional(JsonObject), tools: z.optional(JsonObject) })),
+    elicitation: z.optional(z.looseObject({ form: z.optional(JsonObject), url: z.optional(JsonObject) })),
+    extensions: z.optional(z.record(z.string(), JsonObject)),
+  });
+  return z.looseObject({
+    [PROTOCOL_VERSION_KEY]: z.string().check(z.minLength(1)),
+    [CLIENT_CAPABILITIES_KEY]: ClientCapabilities,
+    [CLIENT_INFO_KEY]: z.optional(Implementation),
+    progressToken: z.optional(z.union([z.string(), z.number()])),
+  });
 });
 
-/** `ClientCapabilities`: an open set; `{}` means none. Known members are objects when present. */
-export const ClientCapabilitiesSchema = z.looseObject({
-  experimental: z.optional(z.record(z.string(), JsonObjectSchema)),
-  roots: z.optional(JsonObjectSchema),
-  sampling: z.optional(z.looseObject({ context: z.optional(JsonObjectSchema), tools: z.optional(JsonObjectSchema) })),
-  elicitation: z.optional(z.looseObject({ form: z.optional(JsonObjectSchema), url: z.optional(JsonObjectSchema) })),
-  extensions: z.optional(z.record(z.string(), JsonObjectSchema)),
-});
-
-export const LoggingLevelSchema = z.enum(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
-
-/** The required part of `RequestMetaObject`, plus the optional `clientInfo` and `progressToken`. */
-export const RequestMetaSchema = z.looseObject({
-  [PROTOCOL_VERSION_KEY]: z.string().check(z.minLength(1)),
-  [CLIENT_CAPABILITIES_KEY]: ClientCapabilitiesSchema,
-  [CLIENT_INFO_KEY]: z.optional(ImplementationSchema),
-  progressToken: z.optional(z.union([z.string(), z.number()])),
-});
-
-export type RequestMeta = z.infer<typeof RequestMetaSchema>;
+export type RequestMeta = z.infer<ReturnType<typeof requestMetaSchema>>;
 
 /** The request's `params._meta` if it is an object, else undefined. */
 export function metaOf(params: unknown): Record<string, unknown> | undefined {
@@ -70,7 +73,7 @@ export function parseRequestMeta(params: unknown): MetaCheck {
   const meta = metaOf(params);
   if (meta === undefined) return { ok: false, problem: 'params._meta is missing: a modern request carries its protocol version and client capabilities there' };
   if (plainlyValid(meta)) return { ok: true, meta: meta as RequestMeta };
-  const parsed = RequestMetaSchema.safeParse(meta);
+  const parsed = requestMetaSchema().safeParse(meta);
   if (parsed.success) return { ok: true, meta: parsed.data };
   const issue = parsed.error.issues[0]!;
   const field = issue.path.map(String).join('.');
@@ -81,16 +84,16 @@ export function parseRequestMeta(params: unknown): MetaCheck {
 /** Checks `logLevel` when present; undefined when fine. */
 export function logLevelProblem(meta: RequestMeta): string | undefined {
   const level = meta[LOG_LEVEL_KEY];
-  if (level === undefined || LoggingLevelSchema.safeParse(level).success) return undefined;
-  return `params._meta["${LOG_LEVEL_KEY}"] is not a logging level: use one of ${LoggingLevelSchema.options.join(', ')}`;
+  if (level === undefined || loggingLevelSchema().safeParse(level).success) return undefined;
+  return `params._meta["${LOG_LEVEL_KEY}"] is not a logging level: use one of ${LOGGING_LEVELS.join(', ')}`;
 }
 
-/** The members of `ClientCapabilitiesSchema` and `ImplementationSchema` that zod checks when present. */
+/** The members of `ClientCapabilities` and `Implementation` that zod checks when present. */
 const CAPABILITY_MEMBERS = ['experimental', 'roots', 'sampling', 'elicitation', 'extensions'] as const;
 const IMPLEMENTATION_OPTIONALS = ['title', 'description', 'websiteUrl', 'icons'] as const;
 
 /**
- * The `_meta` nearly every request sends, which `RequestMetaSchema` accepts, recognized by hand:
+ * The `_meta` nearly every request sends, which `requestMetaSchema` accepts, recognized by hand:
  * a version string, capabilities with none of the members the schema checks (`{}`), a
  * `clientInfo` of just a name and a version, a string or number progress token. The zod walk of
  * these nested loose objects was ~58 µs of each modern call under Deno (issue 17). Anything else

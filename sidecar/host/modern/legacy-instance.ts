@@ -37,7 +37,7 @@ import { ListenerSet } from './listener-set.ts';
 
 export type { Call, CallOutcome, CallSink, InstanceRequest, ServerRequest } from './in-flight-calls.ts';
 import { inputRequestOf, isInputMethod } from './input-requests.ts';
-import { InitializeResultSchema, logLevelPasses, type Implementation, type InitializeResult, type JsonRpcErrorShape } from './modern-results.ts';
+import { initializeResultSchema, logLevelPasses, type Implementation, type InitializeResult, type JsonRpcErrorShape } from './modern-results.ts';
 
 /** The legacy revision the host negotiates (the latest the SDK speaks). */
 export const LEGACY_PROTOCOL_VERSION = '2025-11-25';
@@ -185,7 +185,7 @@ export class LegacyInstance {
       if (stopping !== undefined) signal?.removeEventListener('abort', stopping);
     }
     answerInitialize = undefined;
-    const parsed = 'result' in answer ? InitializeResultSchema.safeParse(answer.result) : undefined;
+    const parsed = 'result' in answer ? initializeResultSchema().safeParse(answer.result) : undefined;
     if (parsed === undefined || !parsed.success) {
       await this.close();
       throw new WireError('launch-failed', `Server "${this.server}" did not accept initialize from the host: see the sidecar log`, { detail: { server: this.server } });

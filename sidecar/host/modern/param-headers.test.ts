@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PARAM_HEADERS_META_KEY, ParamHeadersSchema } from '../../../shared/param-headers-meta.ts';
+import { PARAM_HEADERS_META_KEY, paramHeadersSchema } from '../../../shared/param-headers-meta.ts';
 import { takeParamHeaders } from './param-headers.ts';
 
 describe('takeParamHeaders', () => {
@@ -16,7 +16,7 @@ describe('takeParamHeaders', () => {
 
   it('reads the empty object every call without headers carries as the schema does', () => {
     const read = takeParamHeaders(JSON.parse(`{"name":"t","_meta":{"${PARAM_HEADERS_META_KEY}":{}}}`));
-    expect(read).toEqual({ params: { name: 't', _meta: {} }, headers: ParamHeadersSchema.parse({}) });
+    expect(read).toEqual({ params: { name: 't', _meta: {} }, headers: paramHeadersSchema().parse({}) });
     expect(takeParamHeaders({ _meta: { [PARAM_HEADERS_META_KEY]: [] } }).headers).toEqual({});
   });
 });

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { PARAM_HEADERS_META_KEY, ParamHeadersSchema, type ParamHeaders } from '../../../shared/param-headers-meta.ts';
+import { PARAM_HEADERS_META_KEY, paramHeadersSchema, type ParamHeaders } from '../../../shared/param-headers-meta.ts';
 import { isRecord } from '../../../shared/records.ts';
 
 export function takeParamHeaders(params: unknown): { params: unknown; headers: ParamHeaders } {
@@ -20,6 +20,6 @@ export function takeParamHeaders(params: unknown): { params: unknown; headers: P
  */
 function headersOf(sent: unknown): ParamHeaders {
   if (isRecord(sent) && Object.keys(sent).length === 0 && Object.getPrototypeOf(sent) === Object.prototype) return {};
-  const parsed = ParamHeadersSchema.safeParse(sent);
+  const parsed = paramHeadersSchema().safeParse(sent);
   return parsed.success ? parsed.data : {};
 }

@@ -31,7 +31,7 @@ export type SealPurpose = 'client-id' | 'client-secret' | 'consent' | 'approver'
 
 /** 32 bytes, base64url without padding. */
 const KEY_TEXT = /^[A-Za-z0-9_-]{43}$/;
-const KeyRecordSchema = z.object({ secret: z.string().check(z.regex(KEY_TEXT)), createdAt: z.number() });
+const keyRecordSchema = z.lazily(() => z.object({ secret: z.string().check(z.regex(KEY_TEXT)), createdAt: z.number() }));
 
 /** The environment variable (a Workers secret) that gives the server's keys, comma-separated, the sealing one first. */
 export const SERVER_KEYS_ENV = 'SWITCHYARD_OAUTH_KEYS';
@@ -79,7 +79,7 @@ export class ServerKey {
       return this.#keys;
     }
     const fresh = { secret: encodeBase64Url(crypto.getRandomValues(new Uint8Array(32))), createdAt: this.#now() };
-    const kept = KeyRecordSchema.safeParse((await this.#store.get('key', SERVER_KEY_ID)) ?? (await this.#store.add('key', SERVER_KEY_ID, fresh, null)));
+    const kept = keyRecordSchema().safeParse((await this.#store.get('key', SERVER_KEY_ID)) ?? (await this.#store.add('key', SERVER_KEY_ID, fresh, null)));
     if (!kept.success) throw new Error(`The OAuth state holds a malformed server key (record "key:${SERVER_KEY_ID}"): remove it to make a new one, which ends every registered client and open sign-in form`);
     this.#keys = [await importKey(kept.data.secret)];
     return this.#keys;

@@ -66,13 +66,15 @@ export function loopbackOnly(uris: readonly string[]): boolean {
   return uris.every((u) => URL.canParse(u) && LOOPBACK_HOSTS.has(new URL(u).hostname));
 }
 
-export const RedirectUrisSchema = z.array(z.string().check(z.maxLength(2000))).check(
-  z.minLength(1, 'must list at least one redirect URI'),
-  z.maxLength(20, 'at most 20 redirect URIs'),
-  z.superRefine((uris: string[], ctx) => {
-    uris.forEach((uri, i) => {
-      const why = redirectUriRefusal(uri);
-      if (why !== null) ctx.addIssue({ code: 'custom', path: [i], message: why });
-    });
-  }),
+export const redirectUrisSchema = z.lazily(() =>
+  z.array(z.string().check(z.maxLength(2000))).check(
+    z.minLength(1, 'must list at least one redirect URI'),
+    z.maxLength(20, 'at most 20 redirect URIs'),
+    z.superRefine((uris: string[], ctx) => {
+      uris.forEach((uri, i) => {
+        const why = redirectUriRefusal(uri);
+        if (why !== null) ctx.addIssue({ code: 'custom', path: [i], message: why });
+      });
+    }),
+  ),
 );

@@ -29,7 +29,7 @@ import { invalidClient, invalidRequest, OAuthError } from '../oauth-error.ts';
 import { sha256Hex, stringsEqual } from '../oauth-crypto.ts';
 import type { JsonValue, OAuthStore } from '../oauth-store.ts';
 import type { ServerKey } from '../server-key.ts';
-import { RedirectUrisSchema, type OAuthClient, type TokenEndpointAuthMethod } from './client-record.ts';
+import { redirectUrisSchema, type OAuthClient, type TokenEndpointAuthMethod } from './client-record.ts';
 import { isMetadataDocumentClientId, metadataUrlRefusal, type MetadataDocumentClients } from './metadata-document.ts';
 
 export const MAX_REDIRECT_URIS = 8;
@@ -55,46 +55,50 @@ const STILL_ISSUED_KEPT = 1024;
 const encodedBytes = (text: string) => encoder.encode(JSON.stringify(text)).length - 2;
 const encoder = new TextEncoder();
 
-const RegistrationSchema = z.looseObject({
-  redirect_uris: RedirectUrisSchema.check(
-    z.maxLength(MAX_REDIRECT_URIS, `at most ${MAX_REDIRECT_URIS} redirect URIs`),
-    z.superRefine((uris: string[], ctx) => {
-      uris.forEach((uri, i) => {
-        const bytes = encodedBytes(uri);
-        if (bytes > MAX_REDIRECT_URI_LENGTH) ctx.addIssue({ code: 'custom', path: [i], message: `too long: ${bytes} bytes once encoded, at most ${MAX_REDIRECT_URI_LENGTH}` });
-      });
-      const total = uris.reduce((sum, uri) => sum + encodedBytes(uri), 0);
-      if (total > MAX_REDIRECT_URIS_TOTAL) ctx.addIssue({ code: 'custom', message: `too long together: ${total} bytes once encoded, at most ${MAX_REDIRECT_URIS_TOTAL}: register fewer or shorter redirect URIs` });
-    }),
-  ),
-  client_name: z.optional(
-    z.string().check(
-      z.minLength(1),
-      z.maxLength(MAX_CLIENT_NAME_LENGTH, `too long: at most ${MAX_CLIENT_NAME_LENGTH} characters`),
-      z.refine((name: string) => encodedBytes(name) <= MAX_CLIENT_NAME_BYTES, `too long once encoded: at most ${MAX_CLIENT_NAME_BYTES} bytes (a control character counts 6, a non-ASCII one 2 to 4)`),
+const registrationSchema = z.lazily(() =>
+  z.looseObject({
+    redirect_uris: redirectUrisSchema().check(
+      z.maxLength(MAX_REDIRECT_URIS, `at most ${MAX_REDIRECT_URIS} redirect URIs`),
+      z.superRefine((uris: string[], ctx) => {
+        uris.forEach((uri, i) => {
+          const bytes = encodedBytes(uri);
+          if (bytes > MAX_REDIRECT_URI_LENGTH) ctx.addIssue({ code: 'custom', path: [i], message: `too long: ${bytes} bytes once encoded, at most ${MAX_REDIRECT_URI_LENGTH}` });
+        });
+        const total = uris.reduce((sum, uri) => sum + encodedBytes(uri), 0);
+        if (total > MAX_REDIRECT_URIS_TOTAL) ctx.addIssue({ code: 'custom', message: `too long together: ${total} bytes once encoded, at most ${MAX_REDIRECT_URIS_TOTAL}: register fewer or shorter redirect URIs` });
+      }),
     ),
-  ),
-  token_endpoint_auth_method: z.optional(z.enum(['none', 'client_secret_post', 'client_secret_basic'])),
-  grant_types: z
-    .optional(z.array(z.string()))
-    .check(z.refine((g) => g === undefined || (g.includes('authorization_code') && g.every((t) => t === 'authorization_code' || t === 'refresh_token')), 'supported grant types: authorization_code, refresh_token')),
-  response_types: z
-    .optional(z.array(z.string()))
-    .check(z.refine((r) => r === undefined || r.every((t) => t === 'code'), 'the only supported response type is "code"')),
-});
+    client_name: z.optional(
+      z.string().check(
+        z.minLength(1),
+        z.maxLength(MAX_CLIENT_NAME_LENGTH, `too long: at most ${MAX_CLIENT_NAME_LENGTH} characters`),
+        z.refine((name: string) => encodedBytes(name) <= MAX_CLIENT_NAME_BYTES, `too long once encoded: at most ${MAX_CLIENT_NAME_BYTES} bytes (a control character counts 6, a non-ASCII one 2 to 4)`),
+      ),
+    ),
+    token_endpoint_auth_method: z.optional(z.enum(['none', 'client_secret_post', 'client_secret_basic'])),
+    grant_types: z
+      .optional(z.array(z.string()))
+      .check(z.refine((g) => g === undefined || (g.includes('authorization_code') && g.every((t) => t === 'authorization_code' || t === 'refresh_token')), 'supported grant types: authorization_code, refresh_token')),
+    response_types: z
+      .optional(z.array(z.string()))
+      .check(z.refine((r) => r === undefined || r.every((t) => t === 'code'), 'the only supported response type is "code"')),
+  }),
+);
 
 /** What a sealed client_id holds. */
-const ClientIdPayloadSchema = z.strictObject({
-  r: z.array(z.string()).check(z.minLength(1)),
-  n: z.optional(z.string()),
-  a: z.enum(['none', 'client_secret_post', 'client_secret_basic']),
-  /** Issued at, seconds since the epoch. */
-  t: z.number(),
-  /** A random nonce: two registrations alike are still two clients. */
-  j: z.string(),
-  /** The grant types registered, when not both (`authorization_code` alone): no refresh token is issued. */
-  g: z.optional(z.array(z.enum(['authorization_code', 'refresh_token']))),
-});
+const clientIdPayloadSchema = z.lazily(() =>
+  z.strictObject({
+    r: z.array(z.string()).check(z.minLength(1)),
+    n: z.optional(z.string()),
+    a: z.enum(['none', 'client_secret_post', 'client_secret_basic']),
+    /** Issued at, seconds since the epoch. */
+    t: z.number(),
+    /** A random nonce: two registrations alike are still two clients. */
+    j: z.string(),
+    /** The grant types registered, when not both (`authorization_code` alone): no refresh token is issued. */
+    g: z.optional(z.array(z.enum(['authorization_code', 'refresh_token']))),
+  }),
+);
 
 export interface ClientRegistryOptions {
   /** Client ID Metadata Documents; null when disabled. */
@@ -185,7 +189,7 @@ export class ClientRegistry {
 
   /** The client a sealed client_id describes, once its MAC and its lifetime are checked. */
   async #sealed(clientId: string, graceMs: number): Promise<OAuthClient> {
-    const payload = ClientIdPayloadSchema.safeParse(await this.#options.key.open('client-id', clientId.slice(CLIENT_ID_PREFIX.length)));
+    const payload = clientIdPayloadSchema().safeParse(await this.#options.key.open('client-id', clientId.slice(CLIENT_ID_PREFIX.length)));
     if (!payload.success) throw invalidClient('Invalid client_id: it was altered, or not issued by this server (or under a key it no longer holds): register the client again');
     const { r: redirectUris, n: name, a: authMethod, t: issuedAt, g: grantTypes } = payload.data;
     if (this.#now() - issuedAt * 1000 > UNUSED_CLIENT_TTL_MS + graceMs && !(await this.#marked(clientId))) {
@@ -225,7 +229,7 @@ export class ClientRegistry {
   /** RFC 7591 §3: registers a client, writing nothing; the response (201) carries its id and, when confidential, its secret. */
   async register(body: unknown): Promise<Record<string, unknown>> {
     if (!this.#options.registration) throw invalidRequest('Dynamic Client Registration is disabled on this server', 404);
-    const parsed = RegistrationSchema.safeParse(body);
+    const parsed = registrationSchema().safeParse(body);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const field = issue.path.join('.') || '(root)';
@@ -235,7 +239,7 @@ export class ClientRegistry {
     const meta = parsed.data;
     const authMethod: TokenEndpointAuthMethod = meta.token_endpoint_auth_method ?? 'client_secret_basic';
     const issuedAt = Math.floor(this.#now() / 1000);
-    const payload: z.infer<typeof ClientIdPayloadSchema> = {
+    const payload: z.infer<ReturnType<typeof clientIdPayloadSchema>> = {
       r: meta.redirect_uris,
       ...(meta.client_name !== undefined ? { n: meta.client_name } : {}),
       a: authMethod,

@@ -32,7 +32,7 @@ import * as z from '../../../../shared/zod.ts';
 import { readStreamWithin } from '../../../../shared/bounded-stream.ts';
 import { invalidClient, OAuthError } from '../oauth-error.ts';
 import { hostRefusal, isPublicAddress } from './address-policy.ts';
-import { RedirectUrisSchema, type OAuthClient } from './client-record.ts';
+import { redirectUrisSchema, type OAuthClient } from './client-record.ts';
 import { WriteBudget } from '../write-budget.ts';
 
 export const METADATA_DOCUMENT_MAX_BYTES = 5 * 1024;
@@ -73,14 +73,16 @@ export function metadataUrlRefusal(clientId: string): string | null {
   return hostRefusal(url.hostname);
 }
 
-const DocumentSchema = z.looseObject({
-  client_id: z.string(),
-  client_name: z.string().check(z.minLength(1), z.maxLength(200)),
-  redirect_uris: RedirectUrisSchema,
-  token_endpoint_auth_method: z.optional(z.string()),
-  grant_types: z.optional(z.array(z.string())),
-  response_types: z.optional(z.array(z.string())),
-});
+const documentSchema = z.lazily(() =>
+  z.looseObject({
+    client_id: z.string(),
+    client_name: z.string().check(z.minLength(1), z.maxLength(200)),
+    redirect_uris: redirectUrisSchema(),
+    token_endpoint_auth_method: z.optional(z.string()),
+    grant_types: z.optional(z.array(z.string())),
+    response_types: z.optional(z.array(z.string())),
+  }),
+);
 
 /** Reads at most `limit` bytes of a body; more is an error, whatever Content-Length said. */
 async function readCapped(response: Response, limit: number): Promise<string> {
@@ -97,7 +99,7 @@ export function parseMetadataDocument(clientId: string, text: string): OAuthClie
   } catch {
     throw invalidClient('The client metadata document is not valid JSON');
   }
-  const parsed = DocumentSchema.safeParse(json);
+  const parsed = documentSchema().safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw invalidClient(`The client metadata document is invalid: ${issue.path.join('.') || '(root)'}: ${issue.message}`);

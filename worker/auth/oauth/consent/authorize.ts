@@ -83,40 +83,44 @@ export interface AuthorizeDeps {
 }
 
 /** The pending authorization request, as sealed into the form. */
-const ConsentSchema = z.strictObject({
-  /** client_id */
-  c: z.string(),
-  /** The redirect URI, and whether the request named it (RFC 6749 §4.1.3: then the token request must too). */
-  u: z.string(),
-  us: z.boolean(),
-  /** The PKCE S256 challenge. */
-  p: z.string(),
-  /** The resource. */
-  r: z.string(),
-  /** The client's state, or null. */
-  s: z.nullable(z.string()),
-  /** base64url sha-256 of the CSRF value the form is bound to. */
-  x: z.string(),
-  /** Expiry, ms since the epoch. */
-  e: z.number(),
-  /** A random nonce: names this form (its wrong tokens; its sign-in record says which form it answers). */
-  n: z.string(),
-  /** After sign-in: the sign-in id, whose sha-256 names the sign-in record (who signed in is there, not here). */
-  a: z.optional(z.strictObject({ s: z.string().check(z.regex(/^[A-Za-z0-9_-]{43}$/)) })),
-});
-type Consent = z.infer<typeof ConsentSchema>;
+const consentSchema = z.lazily(() =>
+  z.strictObject({
+    /** client_id */
+    c: z.string(),
+    /** The redirect URI, and whether the request named it (RFC 6749 §4.1.3: then the token request must too). */
+    u: z.string(),
+    us: z.boolean(),
+    /** The PKCE S256 challenge. */
+    p: z.string(),
+    /** The resource. */
+    r: z.string(),
+    /** The client's state, or null. */
+    s: z.nullable(z.string()),
+    /** base64url sha-256 of the CSRF value the form is bound to. */
+    x: z.string(),
+    /** Expiry, ms since the epoch. */
+    e: z.number(),
+    /** A random nonce: names this form (its wrong tokens; its sign-in record says which form it answers). */
+    n: z.string(),
+    /** After sign-in: the sign-in id, whose sha-256 names the sign-in record (who signed in is there, not here). */
+    a: z.optional(z.strictObject({ s: z.string().check(z.regex(/^[A-Za-z0-9_-]{43}$/)) })),
+  }),
+);
+type Consent = z.infer<ReturnType<typeof consentSchema>>;
 
 /** Who signed in on a form, kept by the server (`consent:<sha-256 of the sign-in id>`) until the form expires. */
-const SignInSchema = z.strictObject({
-  /** The form's nonce and CSRF hash: the record answers that form only. */
-  n: z.string(),
-  x: z.string(),
-  /** The agent signed in as, or null for the admin. */
-  g: z.nullable(z.string()),
-  /** The MAC (purpose `approver`) of the `token-sha256` signed in with, so a token changed since is noticed. */
-  h: z.string(),
-});
-type SignIn = z.infer<typeof SignInSchema>;
+const signInSchema = z.lazily(() =>
+  z.strictObject({
+    /** The form's nonce and CSRF hash: the record answers that form only. */
+    n: z.string(),
+    x: z.string(),
+    /** The agent signed in as, or null for the admin. */
+    g: z.nullable(z.string()),
+    /** The MAC (purpose `approver`) of the `token-sha256` signed in with, so a token changed since is noticed. */
+    h: z.string(),
+  }),
+);
+type SignIn = z.infer<ReturnType<typeof signInSchema>>;
 
 /** A 303 back to the client on its redirect URI: `params`, then `state` when the request had one, and `iss` (RFC 9207). */
 function redirectBack(redirectUri: string, params: Record<string, string>, state: string | null, issuer: string): Response {
@@ -177,7 +181,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
   /** The form's pending request, or the page that says why it cannot be taken. */
   async function openConsent(sealed: string): Promise<Consent | Response> {
     if (sealed === '') return invalidRequestPage('Missing the authorization form: start again from the app');
-    const parsed = ConsentSchema.safeParse(await deps.key.open('consent', sealed));
+    const parsed = consentSchema().safeParse(await deps.key.open('consent', sealed));
     if (!parsed.success) return invalidRequestPage('This authorization form is not valid on this server (it was changed, or made before an update): start again from the app');
     if (parsed.data.e <= now()) return invalidRequestPage('This authorization form has expired: start again from the app');
     return parsed.data;
@@ -295,7 +299,7 @@ export function createAuthorizeHandlers(deps: AuthorizeDeps) {
       if (consent.a === undefined) return errorPage('access_denied', 'Sign in first', 401);
       const recordId = await sha256Hex(consent.a.s);
       const used = () => invalidRequestPage('This authorization form was already used, or its sign-in has expired: start again from the app');
-      const parsedRecord = SignInSchema.safeParse(await deps.store.get('consent', recordId));
+      const parsedRecord = signInSchema().safeParse(await deps.store.get('consent', recordId));
       if (!parsedRecord.success) return used();
       const signIn = parsedRecord.data;
       if (signIn.n !== consent.n || !stringsEqual(signIn.x, consent.x)) return invalidRequestPage('This authorization form does not match its sign-in: start again from the app');
