@@ -22,6 +22,8 @@ import { LocalError } from '../shared/errors.ts';
 import { launchesOnHost } from '../worker/link/host-expectations.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { clientConfigs, newToken, reachableFromTheCloud } from './state-dir.ts';
+import { checkAcross } from './check-across.ts';
+import type { WorkerConfig } from '../worker/config/worker-config.ts';
 import { openWorkerConfig, saveWorkerConfig, WHEN_THE_WORKER_HAS_IT, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
 
 const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required] [--url URL] [--config-dir DIR] --config worker.json | agent set NAME [--servers a,b] [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required|none] [--dry-run] [--config-dir DIR] --config worker.json | agent pin NAME [--dry-run] [--config-dir DIR] --config worker.json | agent remove NAME --config worker.json';
@@ -75,6 +77,21 @@ export async function reportedRevision(
   return [...revisions.keys()][0]!;
 }
 
+/**
+ * What `check --runtime node worker.json DIR` says of agent `name` on this machine's own servers
+ * (single-machine mode), on stderr: a server there that refuses it (no profile and no floor), or
+ * whose launches for it expose DIR. Said after the write, not instead of it: what is missing is
+ * often DIR's to add next (a floor, `"allow-uncontained"`), and the token is printed only once.
+ * A host's servers are the host's to judge, from its own dir (the note above, `check … DIR`).
+ */
+async function warnOfThisMachine(saved: WorkerConfig, file: WorkerConfigFile, localDir: string, name: string): Promise<void> {
+  const index = saved.agents.findIndex((a) => a.name === name);
+  if (!saved.agents[index]!.servers.some((s) => saved.servers[s]?.executor.type === 'local')) return;
+  const { worker } = await checkAcross(saved, localDir, 'node', {}, file.path);
+  const own = `agents[${index}]`;
+  for (const issue of worker.filter((i) => i.path === own || i.path.startsWith(`${own}.`))) process.stderr.write(`warning: ${issue.path}: ${issue.message}\n`);
+}
+
 /** `--config-dir DIR`: the single-machine mode's dir, as `worker --runtime node` takes it (default: the config's folder). */
 function localDirOf(values: Record<string, string | boolean | undefined>, file: WorkerConfigFile): string {
   return typeof values['config-dir'] === 'string' ? resolve(values['config-dir']) : dirname(file.path);
@@ -122,6 +139,7 @@ async function add(name: string, values: Record<string, string | boolean | undef
   const raw: RawWorkerConfig = structuredClone(file.raw);
   raw.agents.push(agent);
   const saved = saveWorkerConfig(file, raw);
+  await warnOfThisMachine(saved, file, localDirOf(values, file), name);
   // Without a profile the host decides alone, and a host with neither a floor nor allow-uncontained refuses every launch.
   const onHosts = servers.filter((s) => { const entry = file.parsed.servers[s]; return entry !== undefined && hostOf(entry.executor) !== null; });
   if (ref === undefined && onHosts.length > 0) {
@@ -233,7 +251,8 @@ async function set(name: string, values: Record<string, string | boolean | undef
   const entry = raw.agents.find((a) => a.name === name)!;
   entry.servers = servers;
   if (ref !== undefined) entry['trust-context'] = { 'trust-profile-ref': ref, 'trust-profile-revision': revision, ...(containment !== undefined ? { containment } : {}) };
-  saveWorkerConfig(file, raw);
+  const saved = saveWorkerConfig(file, raw);
+  await warnOfThisMachine(saved, file, localDirOf(values, file), name);
   process.stdout.write(
     `Updated ${file.path} (the agent's token is unchanged; once the worker has the new config, its sessions using a server it lost${changes.some((c) => c.includes('trust profile') || c.includes('containment')) ? ', and all of them, since its trust context changed,' : ''} end):\n${changes.map((c) => `  ${c}`).join('\n')}\n${WHEN_THE_WORKER_HAS_IT}\n`,
   );

@@ -268,6 +268,29 @@ describe('switchyard agent add / remove', () => {
     await expect(runAgentCommand(['pin', 'c', '--config', path])).rejects.toThrow('None of the servers docs runs on a host, so no host reports trust profile "workspace": give its revision with agent set c --trust-profile-revision sha256:…');
   });
 
+  it('warns, as check would, of an agent this machine\'s own servers will refuse: no profile, no floor, no "allow-uncontained" (walk s25)', async () => {
+    const { mkdirSync } = await import('node:fs');
+    const folder = join(root, `local-${n++}`);
+    mkdirSync(join(folder, 'mcp-servers'), { recursive: true });
+    writeFileSync(join(folder, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: { echo: { command: 'echo' } } }));
+    const path = join(folder, 'worker.json');
+    writeFileSync(path, JSON.stringify({ agents: [], servers: { echo: { executor: { type: 'local' } } } }));
+    let err = '';
+    vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((err += String(chunk)), true));
+
+    expect(await runAgentCommand(['add', 'a', '--servers', 'echo', '--config', path])).toBe(0);
+    expect(read(path).agents.map((a) => a.name)).toEqual(['a']);
+    expect(err).toBe(
+      'warning: agents[0].servers[0]: server "echo" on this machine (single-machine mode) will be refused for agent "a" (denied-by-policy): the agent names no trust profile, and the host has no trust floor and no "allow-uncontained"; ' +
+        'give the agent a "trust-context", or on the host set "trust-profile" in sidecar.json (or in "echo"\'s mcp.json entry) or "allow-uncontained": true\n',
+    );
+    // With the host's consent to run uncontained, nothing to say.
+    writeFileSync(join(folder, 'sidecar.json'), JSON.stringify({ 'allow-uncontained': true }));
+    err = '';
+    expect(await runAgentCommand(['add', 'b', '--servers', 'echo', '--config', path])).toBe(0);
+    expect(err).toBe('');
+  });
+
   it('remove takes the agent out and keeps the rest', async () => {
     const path = fresh();
     await runHostAddCommand(['--config', path, line()]);
