@@ -8,6 +8,7 @@ import { basename, dirname } from 'node:path';
 import { ValidationError } from '../shared/validation.ts';
 import { parseWorkerConfigText, type WorkerConfig, type WorkerRuntime } from '../worker/config/worker-config.ts';
 import { cloudflareConfigWarnings, parseCloudflareConfigText, secretSizeIssues } from '../worker/adapters/cloudflare/cloudflare-config.ts';
+import { workerConfigWarnings } from '../worker/config/config-warnings.ts';
 import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
 import { type CheckResult, checkSidecarFile, type ConfigKind, unusableFile } from './check-sidecar-file.ts';
 import { auditFileIssues } from './check-audit-file.ts';
@@ -54,7 +55,7 @@ export function checkFile(path: string, runtime: CheckRuntime = 'edge', known?: 
     const config = parseCheckedWorkerConfig(text, runtime);
     // Workers refuse an audit.file in the parse above; elsewhere it is opened at the start.
     const audit = runtime !== 'cloudflare' && config.audit?.file !== undefined ? auditFileIssues(config.audit.file, dirname(path)) : [];
-    return { kind, issues: [...size, ...audit], warnings: runtime === 'cloudflare' ? cloudflareConfigWarnings(config) : [] };
+    return { kind, issues: [...size, ...audit], warnings: [...workerConfigWarnings(config), ...(runtime === 'cloudflare' ? cloudflareConfigWarnings(config) : [])] };
   } catch (error) {
     if (error instanceof ValidationError) return { kind, issues: [...error.issues, ...size], warnings: [] };
     throw error;

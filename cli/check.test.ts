@@ -244,6 +244,15 @@ describe('switchyard check --runtime cloudflare: what the Workers bundle takes',
     expect(await switchyard('check', '--runtime', 'cloudflare', named)).toMatchObject({ code: 0, stdout: `${named}: ok (worker config)\n` });
   });
 
+  it('warns of a plain-http public-url off this machine on every runtime, and takes the config (walk s25)', async () => {
+    const lan = write('http-lan/worker.json', { agents: [], servers: {}, 'public-url': 'http://yard.lan:8787' });
+    for (const runtime of ['edge', 'node', 'cloudflare']) {
+      expect(await switchyard('check', '--runtime', runtime, lan)).toMatchObject({ code: 0, stdout: expect.stringContaining(`${lan}: ok (worker config, 1 warning)\n  warning: public-url: is plain http off this machine: agents send their bearer tokens`) });
+    }
+    const loopback = write('http-loopback/worker.json', { agents: [], servers: {}, 'public-url': 'http://127.0.0.1:8787' });
+    expect(await switchyard('check', loopback)).toMatchObject({ code: 0, stdout: `${loopback}: ok (worker config)\n` });
+  });
+
   it('says the Workers refusals beside the edge problems, not only once those are fixed (review s22)', async () => {
     const file = write('cloudflare-both/worker.json', { agents: [], hosts: [], servers: {}, 'session-idle-seconds': 0, audit: { file: 'audit.jsonl' } });
     const checked = await switchyard('check', '--runtime', 'cloudflare', file);

@@ -21,6 +21,7 @@ import { RecentCalls } from './audit/recent-calls.ts';
 import { WorkerAudit } from './audit/worker-audit.ts';
 import { hostsToUnlink, sessionEndReason } from './config/config-reload.ts';
 import { RecentErrors } from './status/recent-errors.ts';
+import { workerConfigWarnings } from './config/config-warnings.ts';
 import type { ChannelOpener } from './routing/channel-opener.ts';
 import { OpenListens } from './modern/open-listens.ts';
 import { AgentRequestCounters } from './sessions/request-limits.ts';
@@ -104,6 +105,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       ...(options.oauth !== undefined ? { oauth: options.oauth } : {}),
     });
   let app = build(config, audit, appChannelOpener({ config, router, recentErrors, audit }));
+  warnOfConfig(config, log);
   return {
     get app() {
       return app;
@@ -123,6 +125,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       config = next;
       audit = nextAudit;
       app = nextApp;
+      warnOfConfig(next, log);
       // Of `audit`, only the switch applies now: the file and the collector were opened at start.
       configured.audit.includeArguments = next.audit?.['include-arguments'] === true;
       const needRestart = (['file', 'otlp'] as const).filter((key) => JSON.stringify(next.audit?.[key]) !== JSON.stringify(options.config.audit?.[key]));
@@ -152,4 +155,9 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       await configured.exporter?.close();
     },
   };
+}
+
+/** `check`'s warnings of the config in force, in the worker's own log: an operator who never ran check sees them too. */
+function warnOfConfig(config: WorkerConfig, log: WorkerLogger): void {
+  for (const warning of workerConfigWarnings(config)) log.warn('Worker config warning', { path: warning.path, warning: warning.message });
 }
