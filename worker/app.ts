@@ -147,6 +147,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
         ...(deps.listenPort !== undefined ? { listenPort: deps.listenPort } : {}),
         expectations: (entityId) => hostExpectations(config, entityId),
         log,
+        audit,
       })
     : undefined);
   if (linkRoute !== undefined) app.route('/', linkRoute);

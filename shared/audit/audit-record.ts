@@ -1,7 +1,7 @@
 /**
  * One audit line: what the worker and the sidecar each write for every `tools/call`,
  * `resources/read` and `prompts/get` they pass or refuse, for every refused channel open, and for
- * every refused agent credential. Both sides write the same shape, so one query reads both logs;
+ * every refused agent credential; and the worker for every host link request it refuses or takes. Both sides write the same shape, so one query reads both logs;
  * the trace id ties a call's worker line to its sidecar line.
  *
  * Never argument values unless the operator turned `include-arguments` on; never a credential
@@ -24,8 +24,11 @@ export const AUDITED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'reso
 export type AuditDecision = 'allowed' | 'denied-by-policy' | 'refused';
 
 export interface AuditRecord {
-  /** What happened: a call, a refused channel open (`open`), a refused agent credential (`credential`). */
-  event: 'call' | 'open' | 'credential';
+  /**
+   * What happened: a call, a refused channel open (`open`), a refused agent credential
+   * (`credential`), or a host's link request (`link`: refused, or the host proved its key).
+   */
+  event: 'call' | 'open' | 'credential' | 'link';
   /** The agent, when known (a refused credential names none). */
   agent: string | null;
   server: string | null;
@@ -70,6 +73,10 @@ export interface AuditRecord {
   arguments?: unknown;
   /** A refused credential's fingerprint (see `worker/audit/credential-audit.ts`). */
   fingerprint?: string;
+  /** A refused link request: the test it failed (`worker/link/link-upgrade-gate.ts`). */
+  check?: string;
+  /** A link request that was doctor's probe: verified, then closed, never a link. */
+  probe?: true;
 }
 
 /**

@@ -39,8 +39,10 @@ it('writes audit lines to the configured files, not to stderr', async () => {
   const workerFile = join(stack.dir, 'worker-audit.jsonl');
   const sidecarFile = join(stack.dir, 'sidecar', 'sidecar-audit.jsonl');
   // The sidecar's line is written before its answer leaves, the worker's before the agent gets it.
-  const [worker] = read(workerFile);
+  const [worker] = read(workerFile).filter((line) => line.event === 'call');
   const [sidecar] = read(sidecarFile);
+  // Before the call, the worker wrote the sidecar's link there too.
+  expect(read(workerFile)[0]).toMatchObject({ msg: 'audit', event: 'link', decision: 'allowed' });
   expect(worker).toMatchObject({ msg: 'audit', component: 'worker', agent: 'alice', tool: 'echo', decision: 'allowed', arguments: { message: ARGUMENT } });
   expect(sidecar).toMatchObject({ msg: 'audit', component: 'sidecar', agent: 'alice', tool: 'echo', decision: 'allowed', traceId: worker!.traceId });
   expect(sidecar!.arguments).toBeUndefined();

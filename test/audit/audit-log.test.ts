@@ -17,6 +17,9 @@ import { everythingServer } from '../support/paths.ts';
 import { startStack, type Stack } from '../support/stack.ts';
 import { startOtlpCollector, type OtlpCollector } from '../support/otlp-collector.ts';
 import { modernPost } from '../modern/modern-client.ts';
+import { RogueLink } from '../resilience/rogue-link.ts';
+import { hostCredential } from '../support/configs.ts';
+import { HOST_A } from '../support/stack.ts';
 
 const SECRET_ARGUMENT = `audit-argument-${Math.random().toString(36).slice(2)}`;
 const AGENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -170,15 +173,30 @@ describe('the audit log of a scripted session', () => {
     expect(stack.worker.err.text).not.toContain(wrongToken);
   });
 
+  it('records the host that linked, and each link request refused with the test it failed, never in the recent calls', async () => {
+    const linked = await auditLine('worker', (a) => a.event === 'link' && a.decision === 'allowed', 'host linked');
+    expect(linked).toMatchObject({ level: 'info', host: HOST_A, agent: null, server: null, outcome: 'ok' });
+    expect(linked.probe).toBeUndefined();
+    // Host A's name with a key that is not A's, then a name the config does not know: each on the record.
+    await expect(RogueLink.connect(stack.url, HOST_A, hostCredential(HOST_A))).rejects.toMatchObject({ status: 401 });
+    const wrongKey = await auditLine('worker', (a) => a.event === 'link' && a.check === 'bad-signature', 'link with another key');
+    expect(wrongKey).toMatchObject({ level: 'warn', host: HOST_A, decision: 'refused', outcome: 'error', reason: 'unauthorized' });
+    await expect(RogueLink.connect(stack.url, 'res-stranger', hostCredential('res-stranger'))).rejects.toMatchObject({ status: 401 });
+    expect(await auditLine('worker', (a) => a.event === 'link' && a.check === 'unknown-host', 'unknown host')).toMatchObject({ host: 'res-stranger', decision: 'refused' });
+    const health = await (await fetch(`${stack.url}/healthz`, { headers: { authorization: `Bearer ${stack.tokens.admin}` } })).json() as { recentCalls?: Array<{ host: string | null; method: string | null }> };
+    expect(health.recentCalls).toBeDefined();
+    expect(health.recentCalls!.filter((c) => c.method === null && (c.host === 'res-stranger' || c.host === HOST_A))).toEqual([]);
+  });
+
   it('never writes an argument value or a credential, and shows the recent calls on /healthz without arguments', async () => {
     const everything = `${stack.worker.err.text}\n${stack.sidecar.err.text}`;
     expect(everything).not.toContain(SECRET_ARGUMENT);
     expect(stack.leakedSecrets()).toEqual([]);
-    // Every audited worker line names its agent (or is a credential refusal), decision and duration.
+    // Every audited worker line names its agent (or is a credential refusal or a link request), decision and duration.
     for (const line of workerAudits()) {
       expect(line.decision).toMatch(/^(allowed|denied-by-policy|refused)$/);
       expect(typeof line.durationMs).toBe('number');
-      if (line.event !== 'credential') expect(typeof line.agent).toBe('string');
+      if (line.event !== 'credential' && line.event !== 'link') expect(typeof line.agent).toBe('string');
     }
     expect(sidecarAudits().length).toBeGreaterThanOrEqual(7);
 

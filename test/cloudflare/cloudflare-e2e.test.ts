@@ -249,6 +249,9 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
       expect.objectContaining({ server: 'pid-a', route: 'aggregate' }),
     ]));
     expect(stack.worker.logs().some((l) => l.event === 'credential')).toBe(true);
+    // Each host's link, from the Durable Object that took it.
+    const linked = stack.worker.logs().filter((l) => l.msg === 'audit' && l.event === 'link' && l.decision === 'allowed').map((l) => l.host);
+    expect(linked).toEqual(expect.arrayContaining([stack.entityId('a'), stack.entityId('b')]));
   });
 
   it('relinks both sidecars after the runtime restarts, and an old session id is simply not found', async () => {

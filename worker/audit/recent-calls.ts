@@ -36,9 +36,9 @@ export class RecentCalls {
     this.#ring = new Array<RecentCall | undefined>(capacity);
   }
 
-  /** Keeps a call (credential refusals are not calls, and have no agent to show them to). */
+  /** Keeps a call (credential refusals and link requests are not calls, and have no agent to show them to). */
   record(record: AuditRecord & { time: string }): void {
-    if (record.event === 'credential') return;
+    if (record.event === 'credential' || record.event === 'link') return;
     this.#ring[this.#next] = {
       time: record.time,
       agent: record.agent,

@@ -19,6 +19,7 @@ import type { WireError } from '../../shared/errors.ts';
 import { childSpan, formatTraceparent, parseTraceparent, TRACEPARENT_KEY, type TraceContext } from '../../shared/trace-context.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import { RecentCalls } from './recent-calls.ts';
+import type { LinkAudit } from '../link/link-upgrade-gate.ts';
 
 export interface WorkerAuditOptions {
   config: WorkerConfig;
@@ -39,7 +40,7 @@ export function traceContextOf(headers: Headers | Record<string, string | string
   return parseTraceparent(Array.isArray(value) ? value[0] : value);
 }
 
-export class WorkerAudit {
+export class WorkerAudit implements LinkAudit {
   readonly recentCalls: RecentCalls;
   readonly #config: WorkerConfig;
   readonly #log: AuditLog;
@@ -134,6 +135,19 @@ export class WorkerAudit {
       parentSpanId: span.parentSpanId,
       ...(route !== '' ? { route: route === '/mcp' ? 'aggregate' : 'passthrough' } : {}),
     });
+  }
+
+  /**
+   * A refused link request; `entityId` is the host it named, not one that proved anything (the
+   * gate refuses before or at the proof), null when it named none in an entity id's form.
+   */
+  linkRefused(entityId: string | null, reason: string, check: string): void {
+    this.#log.record({ event: 'link', agent: null, server: null, host: entityId, method: null, decision: 'refused', outcome: 'error', reason, check, durationMs: 0 });
+  }
+
+  /** A host that proved it holds its key: linked, or a doctor's probe. */
+  linkAccepted(entityId: string, probe: boolean): void {
+    this.#log.record({ event: 'link', agent: null, server: null, host: entityId, method: null, decision: 'allowed', outcome: 'ok', durationMs: 0, ...(probe ? { probe: true as const } : {}) });
   }
 
   #refusedOpen(agent: string | null, server: string, method: string | null, reason: string, arrivedWith: TraceContext | null, extra: Partial<CallScope>): void {

@@ -276,6 +276,31 @@ describe('link route', () => {
     expect(logs[0]!.fields!['entity-id']).toBe(`"x${'A'.repeat(63)}…"`);
   });
 
+  it('puts every link request on the record: each refusal with the test it failed, each host that proved its key', async () => {
+    const records: unknown[][] = [];
+    const audit = { linkRefused: (...a: unknown[]) => void records.push(['refused', ...a]), linkAccepted: (...a: unknown[]) => void records.push(['accepted', ...a]) };
+    const { app, sidecars } = setup({ audit });
+    await app.request('/link', { headers: bareHeaders(`x${'A'.repeat(500)}`) });
+    await app.request('/link', { headers: await upgradeHeaders('mallory') });
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop', ORIGIN, { key: hostCredential('alice-laptop') }) });
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
+    await answer(sidecars[0]!, ALICE);
+    await app.request('/link', { headers: { ...(await upgradeHeaders('alice-laptop')), [LINK_PROBE_HEADER]: '1' } });
+    await answer(sidecars[1]!, ALICE);
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
+    await expect(answer(sidecars[2]!, hostCredential('alice-laptop'))).rejects.toMatchObject({ reason: 'unauthorized' });
+    await vi.waitFor(() => expect(records).toHaveLength(6));
+    expect(records).toEqual([
+      // The dialler's text that is no entity id stays out of the record.
+      ['refused', null, 'unauthorized', 'entity-id'],
+      ['refused', 'mallory', 'unauthorized', 'unknown-host'],
+      ['refused', 'alice-laptop', 'unauthorized', 'bad-signature'],
+      ['accepted', 'alice-laptop', false],
+      ['accepted', 'alice-laptop', true],
+      ['refused', 'alice-laptop', 'unauthorized', 'challenge'],
+    ]);
+  });
+
   it('binds the proof to this worker: a Host it does not answer to, or a proof for another origin, is refused', async () => {
     const { app, registry, sidecars } = setup({ listenPort: () => 8787 });
     for (const host of ['evil.example:8787', '127.0.0.1:9999', '127.0.0.1']) {

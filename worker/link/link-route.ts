@@ -41,7 +41,7 @@ import { DEFAULT_ALLOWED_HOSTS } from '../auth/host-origin.ts';
 import { createHostVerifier, type HostKeyEntry, type HostVerifier } from './host-auth.ts';
 import type { HostLinkRegistry } from './host-link-registry.ts';
 import { wrongOriginMessage, type LinkOriginOptions } from './link-origin.ts';
-import { createLinkUpgradeGate, OTHER_KEY_FIX } from './link-upgrade-gate.ts';
+import { createLinkUpgradeGate, OTHER_KEY_FIX, type LinkAudit } from './link-upgrade-gate.ts';
 import { PendingHandshakes, type PendingHandshakeLimits } from './pending-handshakes.ts';
 import type { SpentProofStore } from './spent-upgrade-proofs.ts';
 
@@ -78,6 +78,8 @@ export interface LinkRouteOptions {
   now?: () => number;
   /** Where used upgrade proofs are remembered: in memory by default; a Durable Object's storage outlives its hibernation. */
   spent?: SpentProofStore;
+  /** Where link requests go on the record: each refusal and each verified host. */
+  audit?: LinkAudit;
 }
 
 /** The answer to a `/link` request that is no WebSocket upgrade (a browser, a probe by hand). */
@@ -98,6 +100,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
     log,
     ...(options.now !== undefined ? { now: options.now } : {}),
     spent: options.spent,
+    audit: options.audit,
   });
   const pending = new PendingHandshakes(options.pendingLimits);
   const timeoutMs = options.handshakeTimeoutMs ?? PROOF_TIMEOUT_MS;
@@ -124,6 +127,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
     if (!admission.ok) {
       const message = `This worker already has ${admission.max} link handshakes pending: retry in a few seconds`;
       if (!fullLogged) log?.warn('Refused a host link', { 'entity-id': entityId, reason: 'limit-reached', problem: message });
+      options.audit?.linkRefused(entityId, 'limit-reached', 'pending-handshakes');
       fullLogged = true;
       c.header(REFUSAL_HEADER, message);
       c.header('retry-after', String(Math.ceil(timeoutMs / 1000)));
@@ -163,6 +167,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
           accept: (_accepted, rttMs) => {
             release();
             if (probe) {
+              options.audit?.linkAccepted(entityId, true);
               log?.info('Verified a host link probe', { 'entity-id': entityId });
               opened.close(1000, 'Link probe verified');
               return undefined;
@@ -170,6 +175,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
             endpoint = new LinkEndpoint(opened, { ...options.endpoint, role: 'worker', peer: entityId, peerFeatures, paced, ...(rttMs !== undefined ? { handshakeRttMs: rttMs } : {}), ...(log ? { log } : {}) });
             // Refused (a reload changed the host's entry meanwhile): closed, and no one is told of it.
             if (!options.registry.attach(entityId, endpoint, since)) return endpoint;
+            options.audit?.linkAccepted(entityId, false);
             options.onAccepted?.(entityId, ws, endpoint);
             return endpoint;
           },
@@ -178,6 +184,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
           release();
           const wire = error instanceof WireError ? error : null;
           log?.warn('Refused a host link', { 'entity-id': entityId, reason: wire?.reason ?? null, problem: wire?.message ?? String(error) });
+          options.audit?.linkRefused(entityId, wire?.reason ?? 'unauthorized', 'challenge');
         });
       },
       onMessage(event, ws) {

@@ -40,6 +40,22 @@ export const OTHER_KEY_FIX = 'if this host made a new key, give the worker confi
 /** Which test a refused upgrade failed: in the refusal's body and its log line. */
 export type GateCheck = 'entity-id' | 'unknown-host' | 'origin' | 'no-proof' | 'malformed-proof' | 'clock-skew' | 'relayed' | 'bad-signature' | 'replayed' | 'too-many-dials';
 
+/**
+ * Where link requests go on the record (`WorkerAudit`): every refusal, unlike the log's lines,
+ * which are coalesced per check and host; and every host whose proof verified.
+ */
+export interface LinkAudit {
+  /**
+   * @param entityId The host the request named, when it named one in the entity id's form
+   *   (`null`: no header, or one that is not an entity id, whose text stays out of the record).
+   * @param check The test it failed: a gate check, `pending-handshakes` (too many at once) or
+   *   `challenge` (the in-band challenge after the upgrade).
+   */
+  linkRefused(entityId: string | null, reason: string, check: GateCheck | 'pending-handshakes' | 'challenge'): void;
+  /** A host proved it holds its key: linked, or a doctor's probe verified and closed. */
+  linkAccepted(entityId: string, probe: boolean): void;
+}
+
 export interface LinkUpgradeGateOptions extends LinkOriginOptions {
   verifier: HostVerifier;
   log?: LinkLogger | undefined;
@@ -49,6 +65,7 @@ export interface LinkUpgradeGateOptions extends LinkOriginOptions {
   remember?: boolean;
   /** Where used nonces are remembered, when `remember` is not false; a new `SpentUpgradeProofs` by default. */
   spent?: SpentProofStore | undefined;
+  audit?: LinkAudit | undefined;
 }
 
 export type GateVerdict =
@@ -71,6 +88,7 @@ export function createLinkUpgradeGate(options: LinkUpgradeGateOptions): (request
       const named = check === 'entity-id' || check === 'unknown-host' ? '' : (entityId ?? '');
       const held = logged.admit(`${check}\n${named}`, now());
       if (held !== null) log?.warn('Refused a host link', { 'entity-id': entityId, reason, check, ...detail, problem: message, ...(held > 0 ? { 'unlogged-since-last': held } : {}) });
+      options.audit?.linkRefused(check === 'entity-id' ? null : entityId, reason, check);
       const body = new WireError(reason, message, { detail: { check, ...detail } }).toHttpBody();
       const headers: Record<string, string> = { 'content-type': 'application/json', [REFUSAL_HEADER]: message.replace(/[^\x20-\x7e]/g, '?').slice(0, 500) };
       if (retryAfterS !== undefined) headers['retry-after'] = String(retryAfterS);

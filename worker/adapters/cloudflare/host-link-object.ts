@@ -184,7 +184,9 @@ export class HostLink {
     const { config, log, audit } = loaded;
     const registry = new InMemoryHostLinkRegistry({ log });
     const sockets = new HibernatingSockets(this.#state, [LINK_TAG]);
-    this.#live = { log, registry, sockets, linkApp: undefined, agentApp: undefined, config, audit };
+    // One audit for the link route and the agents' app: each made its own, with its own exporter.
+    let made: WorkersAudit | undefined;
+    this.#live = { log, registry, sockets, linkApp: undefined, agentApp: undefined, config, audit: () => (made ??= audit()) };
     return this.#live;
   }
 
@@ -211,6 +213,7 @@ export class HostLink {
       // What doctor's probe compares with the host's files, as on every runtime.
       expectations: (entityId) => hostExpectations(config, entityId),
       log,
+      audit: live.audit().audit,
       // A relay's open waits as long as the agent's own would on every runtime (`request-timeout-seconds`).
       endpoint: { liveness: false, openTimeoutMs: openTimeoutMsOf(config) },
       // Kept in storage: this instance's memory goes at the next hibernation.
