@@ -22,6 +22,7 @@ import { WorkerAudit } from './audit/worker-audit.ts';
 import { hostsToUnlink, sessionEndReason } from './config/config-reload.ts';
 import { RecentErrors } from './status/recent-errors.ts';
 import { workerConfigWarnings } from './config/config-warnings.ts';
+import { configChanges } from './config/config-changes.ts';
 import type { ChannelOpener } from './routing/channel-opener.ts';
 import { OpenListens } from './modern/open-listens.ts';
 import { AgentRequestCounters } from './sessions/request-limits.ts';
@@ -140,6 +141,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       const endedSessions = await sessions.closeWhere((session) => sessionEndReason(previous, next, session));
       // A `/mcp` session is not ended for its servers: it closes those the agent lost and opens those it gained.
       await sessions.reconfigure(inForce);
+      nextAudit.configReloaded(configChanges(previous, next), endedSessions);
       return { endedSessions };
     },
     registry,

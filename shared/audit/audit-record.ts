@@ -26,9 +26,10 @@ export type AuditDecision = 'allowed' | 'denied-by-policy' | 'refused';
 export interface AuditRecord {
   /**
    * What happened: a call, a refused channel open (`open`), a refused agent credential
-   * (`credential`), or a host's link request (`link`: refused, or the host proved its key).
+   * (`credential`), a host's link request (`link`: refused, or the host proved its key), or a
+   * changed config put in force (`config`).
    */
-  event: 'call' | 'open' | 'credential' | 'link';
+  event: 'call' | 'open' | 'credential' | 'link' | 'config';
   /** The agent, when known (a refused credential names none). */
   agent: string | null;
   server: string | null;
@@ -77,6 +78,10 @@ export interface AuditRecord {
   check?: string;
   /** A link request that was doctor's probe: verified, then closed, never a link. */
   probe?: true;
+  /** A config put in force: what it changed, by name, never a value (`worker/config/config-changes.ts`). */
+  changes?: object;
+  /** A config put in force: the agent sessions it ended. */
+  endedSessions?: number;
 }
 
 /**

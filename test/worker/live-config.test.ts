@@ -77,6 +77,9 @@ describe('live worker config', () => {
 
     const [reloaded] = await logged(stack.worker.err, 'Worker config reloaded', 1);
     expect(reloaded).toMatchObject({ endedSessions: 1, trigger: 'file' });
+    // And on the audit record: who came and went, by name, and what it ended.
+    const audited = stack.worker.err.filter((l) => l.json.msg === 'audit' && l.json.event === 'config').map((l) => l.json);
+    expect(audited).toEqual([expect.objectContaining({ level: 'info', decision: 'allowed', endedSessions: 1, changes: { agents: { added: ['dave'], removed: ['carol'] } } })]);
     // Her token is no longer known, and her session was ended with its server process.
     await expect(pidOf(carol)).rejects.toThrow(/unauthorized/);
     expect(stack.worker.err.filter(msg('Agent session ended by a config change', { agent: 'carol', why: 'agent removed' }))).toHaveLength(1);

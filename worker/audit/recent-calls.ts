@@ -36,9 +36,9 @@ export class RecentCalls {
     this.#ring = new Array<RecentCall | undefined>(capacity);
   }
 
-  /** Keeps a call (credential refusals and link requests are not calls, and have no agent to show them to). */
+  /** Keeps a call (credential refusals, link requests and config changes are not calls, and have no agent to show them to). */
   record(record: AuditRecord & { time: string }): void {
-    if (record.event === 'credential' || record.event === 'link') return;
+    if (record.event === 'credential' || record.event === 'link' || record.event === 'config') return;
     this.#ring[this.#next] = {
       time: record.time,
       agent: record.agent,

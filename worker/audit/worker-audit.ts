@@ -20,6 +20,7 @@ import { childSpan, formatTraceparent, parseTraceparent, TRACEPARENT_KEY, type T
 import type { WorkerConfig } from '../config/worker-config.ts';
 import { RecentCalls } from './recent-calls.ts';
 import type { LinkAudit } from '../link/link-upgrade-gate.ts';
+import type { ConfigChanges } from '../config/config-changes.ts';
 
 export interface WorkerAuditOptions {
   config: WorkerConfig;
@@ -148,6 +149,11 @@ export class WorkerAudit implements LinkAudit {
   /** A host that proved it holds its key: linked, or a doctor's probe. */
   linkAccepted(entityId: string, probe: boolean): void {
     this.#log.record({ event: 'link', agent: null, server: null, host: entityId, method: null, decision: 'allowed', outcome: 'ok', durationMs: 0, ...(probe ? { probe: true as const } : {}) });
+  }
+
+  /** A changed config put in force (a reload), with what it changed and the sessions it ended. */
+  configReloaded(changes: ConfigChanges, endedSessions: number): void {
+    this.#log.record({ event: 'config', agent: null, server: null, host: null, method: null, decision: 'allowed', outcome: 'ok', durationMs: 0, changes, endedSessions });
   }
 
   #refusedOpen(agent: string | null, server: string, method: string | null, reason: string, arrivedWith: TraceContext | null, extra: Partial<CallScope>): void {

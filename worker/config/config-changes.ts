@@ -1,0 +1,69 @@
+/**
+ * What a config reload changed, in the names the config gives things, for the audit log's `config`
+ * line: which agents, hosts and servers came, went or changed, whose token or key was replaced
+ * (a revocation, or a host's new key), and which other settings changed. Never a value: a token's
+ * or key's hash is said to have changed, not what it is, and settings are named, not shown.
+ *
+ * @module
+ */
+import type { WorkerConfig } from './worker-config.ts';
+
+/** Names per kind; each list holds at most `MAX_NAMES`, and `truncated` says one was cut. */
+export interface NamedChanges {
+  added?: string[];
+  removed?: string[];
+  /** Agents: a new `token-sha256`; hosts: a new `public-key`. */
+  replacedCredential?: string[];
+  /** Anything else of theirs: an agent's servers or trust context, a host's profile revisions, a server's descriptor. */
+  changed?: string[];
+}
+
+export interface ConfigChanges {
+  agents?: NamedChanges;
+  hosts?: NamedChanges;
+  servers?: NamedChanges;
+  /** The other top-level keys whose value changed (`public-url`, `admin-token-sha256`, `oauth`, …). */
+  settings?: string[];
+  truncated?: true;
+}
+
+/** A line is one event, whatever a reload did: a config of thousands of agents names at most this many per list. */
+export const MAX_NAMES = 100;
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+export function configChanges(previous: WorkerConfig, next: WorkerConfig): ConfigChanges {
+  let truncated = false;
+  const capped = (names: string[]) => {
+    if (names.length <= MAX_NAMES) return names;
+    truncated = true;
+    return names.slice(0, MAX_NAMES);
+  };
+  const named = <T>(before: Map<string, T>, after: Map<string, T>, credential: ((item: T) => unknown) | null): NamedChanges | undefined => {
+    const out: NamedChanges = {};
+    const put = (key: keyof NamedChanges, names: string[]) => {
+      if (names.length > 0) out[key] = capped(names);
+    };
+    put('added', [...after.keys()].filter((name) => !before.has(name)));
+    put('removed', [...before.keys()].filter((name) => !after.has(name)));
+    const kept = [...after.keys()].filter((name) => before.has(name));
+    const replaced = credential === null ? [] : kept.filter((name) => !same(credential(before.get(name)!), credential(after.get(name)!)));
+    put('replacedCredential', replaced);
+    put('changed', kept.filter((name) => !replaced.includes(name) && !same(before.get(name), after.get(name))));
+    return Object.keys(out).length > 0 ? out : undefined;
+  };
+  const changes: ConfigChanges = {};
+  const agents = named(new Map(previous.agents.map((a) => [a.name, a])), new Map(next.agents.map((a) => [a.name, a])), (a) => a['token-sha256']);
+  if (agents !== undefined) changes.agents = agents;
+  const hosts = named(new Map(previous.hosts.map((h) => [h['entity-id'], h])), new Map(next.hosts.map((h) => [h['entity-id'], h])), (h) => h['public-key']);
+  if (hosts !== undefined) changes.hosts = hosts;
+  const servers = named(new Map(Object.entries(previous.servers)), new Map(Object.entries(next.servers)), null);
+  if (servers !== undefined) changes.servers = servers;
+  const listed = new Set(['agents', 'hosts', 'servers']);
+  const settings = [...new Set([...Object.keys(previous), ...Object.keys(next)])]
+    .filter((key) => !listed.has(key) && !same(previous[key as keyof WorkerConfig], next[key as keyof WorkerConfig]))
+    .sort();
+  if (settings.length > 0) changes.settings = settings;
+  if (truncated) changes.truncated = true;
+  return changes;
+}
