@@ -78,6 +78,8 @@ export interface AuditRecord {
   check?: string;
   /** A link request that was doctor's probe: verified, then closed, never a link. */
   probe?: true;
+  /** A link request refused as `unknown-host`: the entity id it named, which the config does not list (never in `host`). */
+  unknownHost?: string;
   /** A config put in force: what it changed, by name, never a value (`worker/config/config-changes.ts`). */
   changes?: object;
   /** A config put in force: the agent sessions it ended. */

@@ -241,7 +241,7 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
     expectServedBy('a', await legacyPid('a'));
   });
 
-  it('writes the audit line of every call to the worker\'s log, from the isolate or object that served it', () => {
+  it('writes the audit line of every call to the worker\'s log, from the isolate or object that served it', async () => {
     const calls = stack.worker.logs().filter((l) => l.event === 'call' && l.tool === 'pid' && l.outcome === 'ok');
     expect(calls).toEqual(expect.arrayContaining([
       expect.objectContaining({ server: 'pid-a', host: stack.entityId('a'), era: 'legacy', route: 'passthrough' }),
@@ -250,8 +250,13 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
     ]));
     expect(stack.worker.logs().some((l) => l.event === 'credential')).toBe(true);
     // Each host's link, from the Durable Object that took it.
-    const linked = stack.worker.logs().filter((l) => l.msg === 'audit' && l.event === 'link' && l.decision === 'allowed').map((l) => l.host);
-    expect(linked).toEqual(expect.arrayContaining([stack.entityId('a'), stack.entityId('b')]));
+    const linkLines = () => stack.worker.logs().filter((l) => l.msg === 'audit' && l.event === 'link');
+    expect(linkLines().filter((l) => l.decision === 'allowed').map((l) => l.host)).toEqual(expect.arrayContaining([stack.entityId('a'), stack.entityId('b')]));
+    // A dial with host A's name and another key, refused at the edge: one line, not one more from the object.
+    const refusedBefore = linkLines().filter((l) => l.decision === 'refused').length;
+    await expect(RogueLink.connect(stack.url, stack.entityId('a'), hostCredential(stack.entityId('a')))).rejects.toMatchObject({ status: 401 });
+    await expect.poll(() => linkLines().filter((l) => l.decision === 'refused').length).toBe(refusedBefore + 1);
+    expect(linkLines().filter((l) => l.decision === 'refused').at(-1)).toMatchObject({ host: stack.entityId('a'), check: 'bad-signature', reason: 'unauthorized', level: 'warn' });
   });
 
   it('relinks both sidecars after the runtime restarts, and an old session id is simply not found', async () => {

@@ -139,11 +139,11 @@ export class WorkerAudit implements LinkAudit {
   }
 
   /**
-   * A refused link request; `entityId` is the host it named, not one that proved anything (the
-   * gate refuses before or at the proof), null when it named none in an entity id's form.
+   * A refused link request; `entityId` is the configured host it named, not one that proved
+   * anything (the gate refuses before or at the proof); `unknownName`, one no config lists.
    */
-  linkRefused(entityId: string | null, reason: string, check: string): void {
-    this.#log.record({ event: 'link', agent: null, server: null, host: entityId, method: null, decision: 'refused', outcome: 'error', reason, check, durationMs: 0 });
+  linkRefused(entityId: string | null, reason: string, check: string, unknownName?: string): void {
+    this.#log.record({ event: 'link', agent: null, server: null, host: entityId, method: null, decision: 'refused', outcome: 'error', reason, check, durationMs: 0, ...(unknownName !== undefined ? { unknownHost: unknownName } : {}) });
   }
 
   /** A host that proved it holds its key: linked, or a doctor's probe. */

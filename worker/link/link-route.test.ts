@@ -290,15 +290,23 @@ describe('link route', () => {
     await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
     await expect(answer(sidecars[2]!, hostCredential('alice-laptop'))).rejects.toMatchObject({ reason: 'unauthorized' });
     await vi.waitFor(() => expect(records).toHaveLength(6));
+    // A dialler that hangs up before answering was refused nothing: no line.
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
+    sidecars[3]!.close();
+    await vi.waitFor(() => expect(sidecars[3]!.closed).toBe(true));
     expect(records).toEqual([
       // The dialler's text that is no entity id stays out of the record.
-      ['refused', null, 'unauthorized', 'entity-id'],
-      ['refused', 'mallory', 'unauthorized', 'unknown-host'],
-      ['refused', 'alice-laptop', 'unauthorized', 'bad-signature'],
+      ['refused', null, 'unauthorized', 'entity-id', undefined],
+      // A name no config lists is kept apart from the hosts that are.
+      ['refused', null, 'unauthorized', 'unknown-host', 'mallory'],
+      ['refused', 'alice-laptop', 'unauthorized', 'bad-signature', undefined],
       ['accepted', 'alice-laptop', false],
       ['accepted', 'alice-laptop', true],
       ['refused', 'alice-laptop', 'unauthorized', 'challenge'],
     ]);
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
+    await expect(answer(sidecars[4]!, hostCredential('alice-laptop'))).rejects.toMatchObject({ reason: 'unauthorized' });
+    await vi.waitFor(() => expect(records).toHaveLength(7));
   });
 
   it('binds the proof to this worker: a Host it does not answer to, or a proof for another origin, is refused', async () => {

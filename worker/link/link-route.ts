@@ -82,6 +82,9 @@ export interface LinkRouteOptions {
   audit?: LinkAudit;
 }
 
+/** Why the worker ends a handshake itself: a wrong or malformed answer to its challenge, or none in time. */
+const WORKER_REFUSALS: ReadonlySet<string> = new Set(['unauthorized', 'invalid-request', 'request-timeout']);
+
 /** The answer to a `/link` request that is no WebSocket upgrade (a browser, a probe by hand). */
 export function notAnUpgrade(): Response {
   return Response.json(new WireError('invalid-request', 'The link endpoint takes a WebSocket upgrade: only a sidecar dials it').toHttpBody(), { status: 426 });
@@ -184,7 +187,8 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
           release();
           const wire = error instanceof WireError ? error : null;
           log?.warn('Refused a host link', { 'entity-id': entityId, reason: wire?.reason ?? null, problem: wire?.message ?? String(error) });
-          options.audit?.linkRefused(entityId, wire?.reason ?? 'unauthorized', 'challenge');
+          // The worker's own refusals of the challenge's answer; a host that hung up refused nothing.
+          if (wire !== null && WORKER_REFUSALS.has(wire.reason)) options.audit?.linkRefused(entityId, wire.reason, 'challenge');
         });
       },
       onMessage(event, ws) {

@@ -46,12 +46,13 @@ export type GateCheck = 'entity-id' | 'unknown-host' | 'origin' | 'no-proof' | '
  */
 export interface LinkAudit {
   /**
-   * @param entityId The host the request named, when it named one in the entity id's form
-   *   (`null`: no header, or one that is not an entity id, whose text stays out of the record).
+   * @param entityId The configured host the request named (`null`: no header, one that is not an
+   *   entity id, whose text stays out of the record, or a name the config does not list).
    * @param check The test it failed: a gate check, `pending-handshakes` (too many at once) or
    *   `challenge` (the in-band challenge after the upgrade).
+   * @param unknownName With `unknown-host`: the entity id it named, which no config lists.
    */
-  linkRefused(entityId: string | null, reason: string, check: GateCheck | 'pending-handshakes' | 'challenge'): void;
+  linkRefused(entityId: string | null, reason: string, check: GateCheck | 'pending-handshakes' | 'challenge', unknownName?: string): void;
   /** A host proved it holds its key: linked, or a doctor's probe verified and closed. */
   linkAccepted(entityId: string, probe: boolean): void;
 }
@@ -88,7 +89,8 @@ export function createLinkUpgradeGate(options: LinkUpgradeGateOptions): (request
       const named = check === 'entity-id' || check === 'unknown-host' ? '' : (entityId ?? '');
       const held = logged.admit(`${check}\n${named}`, now());
       if (held !== null) log?.warn('Refused a host link', { 'entity-id': entityId, reason, check, ...detail, problem: message, ...(held > 0 ? { 'unlogged-since-last': held } : {}) });
-      options.audit?.linkRefused(check === 'entity-id' ? null : entityId, reason, check);
+      // A name no config lists is the dialler's own: kept apart from `host`, which names configured hosts.
+      options.audit?.linkRefused(check === 'entity-id' || check === 'unknown-host' ? null : entityId, reason, check, check === 'unknown-host' ? (entityId ?? undefined) : undefined);
       const body = new WireError(reason, message, { detail: { check, ...detail } }).toHttpBody();
       const headers: Record<string, string> = { 'content-type': 'application/json', [REFUSAL_HEADER]: message.replace(/[^\x20-\x7e]/g, '?').slice(0, 500) };
       if (retryAfterS !== undefined) headers['retry-after'] = String(retryAfterS);

@@ -58,7 +58,7 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
     remember: false,
     // Refusals here never reach the object, which records the rest: a replay it catches, the
     // challenge, and the hosts that proved their key.
-    audit: { linkRefused: (entityId, reason, check) => audit.linkRefused(entityId, reason, check), linkAccepted: () => {} },
+    audit: { linkRefused: (entityId, reason, check, unknownName) => audit.linkRefused(entityId, reason, check, unknownName), linkAccepted: () => {} },
   });
   app.get('/link', async (c) => {
     if (c.req.header('upgrade')?.toLowerCase() !== 'websocket') return notAnUpgrade();
