@@ -87,9 +87,16 @@ export async function reportedRevision(
 async function warnOfThisMachine(saved: WorkerConfig, file: WorkerConfigFile, localDir: string, name: string): Promise<void> {
   const index = saved.agents.findIndex((a) => a.name === name);
   if (!saved.agents[index]!.servers.some((s) => saved.servers[s]?.executor.type === 'local')) return;
-  const { worker } = await checkAcross(saved, localDir, 'node', {}, file.path);
+  let issues;
+  try {
+    ({ worker: issues } = await checkAcross(saved, localDir, 'node', {}, file.path));
+  } catch (error) {
+    // Written already, and the token is printed next: a check that fails must not lose it.
+    process.stderr.write(`warning: cannot check this machine's servers for agent "${name}" (switchyard check --runtime node ${file.path} ${localDir} says why): ${error instanceof Error ? error.message : String(error)}\n`);
+    return;
+  }
   const own = `agents[${index}]`;
-  for (const issue of worker.filter((i) => i.path === own || i.path.startsWith(`${own}.`))) process.stderr.write(`warning: ${issue.path}: ${issue.message}\n`);
+  for (const issue of issues.filter((i) => i.path === own || i.path.startsWith(`${own}.`))) process.stderr.write(`warning: ${issue.path}: ${issue.message}\n`);
 }
 
 /** `--config-dir DIR`: the single-machine mode's dir, as `worker --runtime node` takes it (default: the config's folder). */

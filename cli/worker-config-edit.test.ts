@@ -272,9 +272,9 @@ describe('switchyard agent add / remove', () => {
     const { mkdirSync } = await import('node:fs');
     const folder = join(root, `local-${n++}`);
     mkdirSync(join(folder, 'mcp-servers'), { recursive: true });
-    writeFileSync(join(folder, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: { echo: { command: 'echo' } } }));
+    writeFileSync(join(folder, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: { echo: { command: 'echo' }, cat: { command: 'cat' } } }));
     const path = join(folder, 'worker.json');
-    writeFileSync(path, JSON.stringify({ agents: [], servers: { echo: { executor: { type: 'local' } } } }));
+    writeFileSync(path, JSON.stringify({ agents: [], servers: { echo: { executor: { type: 'local' } }, cat: { executor: { type: 'local' } } } }));
     let err = '';
     vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => ((err += String(chunk)), true));
 
@@ -284,6 +284,10 @@ describe('switchyard agent add / remove', () => {
       'warning: agents[0].servers[0]: server "echo" on this machine (single-machine mode) will be refused for agent "a" (denied-by-policy): the agent names no trust profile, and the host has no trust floor and no "allow-uncontained"; ' +
         'give the agent a "trust-context", or on the host set "trust-profile" in sidecar.json (or in "echo"\'s mcp.json entry) or "allow-uncontained": true\n',
     );
+    // set says it of the servers it gives too.
+    err = '';
+    expect(await runAgentCommand(['set', 'a', '--servers', 'echo,cat', '--config', path])).toBe(0);
+    expect(err.split('\n').filter((l) => l !== '').map((l) => l.split(':')[1])).toEqual([' agents[0].servers[0]', ' agents[0].servers[1]']);
     // With the host's consent to run uncontained, nothing to say.
     writeFileSync(join(folder, 'sidecar.json'), JSON.stringify({ 'allow-uncontained': true }));
     err = '';
