@@ -12,14 +12,14 @@
  * @module
  */
 import * as z from '../../shared/zod.ts';
+import { LOG_LEVELS } from '../../shared/modern-results.ts';
 
 export const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 export const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 export const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 export const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
 
-const LOGGING_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
-const loggingLevelSchema = z.lazily(() => z.enum(LOGGING_LEVELS));
+const loggingLevelSchema = z.lazily(() => z.enum(LOG_LEVELS));
 
 /**
  * The required part of `RequestMetaObject`, plus the optional `clientInfo` (schema.ts
@@ -85,7 +85,7 @@ export function parseRequestMeta(params: unknown): MetaCheck {
 export function logLevelProblem(meta: RequestMeta): string | undefined {
   const level = meta[LOG_LEVEL_KEY];
   if (level === undefined || loggingLevelSchema().safeParse(level).success) return undefined;
-  return `params._meta["${LOG_LEVEL_KEY}"] is not a logging level: use one of ${LOGGING_LEVELS.join(', ')}`;
+  return `params._meta["${LOG_LEVEL_KEY}"] is not a logging level: use one of ${LOG_LEVELS.join(', ')}`;
 }
 
 /** The members of `ClientCapabilities` and `Implementation` that zod checks when present. */
