@@ -84,11 +84,18 @@ export async function measureWorkerStart(options: { runs: number; log?: (line: s
     const config = join(dir, 'worker.json');
     // An agent with no servers: its discover is the worker's own answer, no upstream in it.
     writeFileSync(config, JSON.stringify({ agents: [agentEntry({ name: 'probe', token: TOKEN, servers: [] })], servers: {} }), { mode: 0o600 });
+    // The config file alone: one inline in the bench's own environment would make two, which the worker refuses.
+    const { SWITCHYARD_WORKER_CONFIG: _inline, ...env } = process.env;
     const probe = async (bundle: string): Promise<ProbeLine> => {
-      const { stdout } = await run(DENO, ['run', '--unstable-no-legacy-abort', '--allow-read', '--allow-env', '--allow-net', join(REPO, 'test/bench/start/start-probe.ts'), pathToFileURL(bundle).href, JSON.stringify(FIRST_REQUEST)], {
-        env: { ...process.env, SWITCHYARD_WORKER_CONFIG_FILE: config, NO_COLOR: '1' },
+      const { stdout, stderr } = await run(DENO, ['run', '--unstable-no-legacy-abort', '--allow-read', '--allow-env', '--allow-net', join(REPO, 'test/bench/start/start-probe.ts'), pathToFileURL(bundle).href, JSON.stringify(FIRST_REQUEST)], {
+        env: { ...env, SWITCHYARD_WORKER_CONFIG_FILE: config, NO_COLOR: '1' },
       });
-      const line = JSON.parse(stdout.trim().split('\n').at(-1)!) as ProbeLine;
+      let line: ProbeLine;
+      try {
+        line = JSON.parse(stdout.trim().split('\n').at(-1)!) as ProbeLine;
+      } catch {
+        throw new Error(`Start probe of ${bundle} printed no result: ${stderr.trim().slice(-500)}`);
+      }
       if (line.status !== 200) throw new Error(`Start probe of ${bundle} answered ${line.status}, not 200`);
       return line;
     };
