@@ -149,6 +149,12 @@ export function answerChallenge<T>(socket: FrameSocket, options: AnswerOptions<T
   });
 }
 
+/**
+ * A handshake the other end ended (its link-close, or its socket closing), not one this end
+ * refused: the worker's audit records only its own refusals, and the peer writes this reason.
+ */
+export class HandshakeEndedByPeer extends WireError {}
+
 interface Step {
   send(frame: Frame): void;
   succeed(accepted?: FrameOf<'link-accepted'>, rttMs?: number): void;
@@ -197,14 +203,14 @@ function runHandshake<T>(socket: FrameSocket, options: HandshakeOptions<T>, star
         closeQuietly(socket, code ?? (reason === 'unauthorized' ? 1008 : 1002), message);
       },
       ended: (frame) => {
-        if (!settle(new WireError(frame.reason ?? 'host-offline', frame.message))) return;
+        if (!settle(new HandshakeEndedByPeer(frame.reason ?? 'host-offline', frame.message))) return;
         closeQuietly(socket, 1000, frame.message);
       },
     };
     const timer = setTimeout(() => step.refuse('request-timeout', `The link handshake did not complete within ${timeoutMs} ms`), timeoutMs);
     unrefTimer(timer);
     socket.onclose = (info) => {
-      settle(new WireError('host-offline', `The link closed during the handshake${info.code === undefined ? '' : ` (code ${info.code})`}`));
+      settle(new HandshakeEndedByPeer('host-offline', `The link closed during the handshake${info.code === undefined ? '' : ` (code ${info.code})`}`));
     };
     let onFrame: ((frame: Frame) => void) | undefined;
     socket.onmessage = (text) => {

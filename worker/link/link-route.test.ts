@@ -290,10 +290,14 @@ describe('link route', () => {
     await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
     await expect(answer(sidecars[2]!, hostCredential('alice-laptop'))).rejects.toMatchObject({ reason: 'unauthorized' });
     await vi.waitFor(() => expect(records).toHaveLength(6));
-    // A dialler that hangs up before answering was refused nothing: no line.
+    // A dialler that hangs up before answering, or ends the handshake itself with a reason of its
+    // choosing, was refused nothing: no line.
     await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
     sidecars[3]!.close();
     await vi.waitFor(() => expect(sidecars[3]!.closed).toBe(true));
+    await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
+    sidecars[4]!.send(JSON.stringify({ v: 1, type: 'link-close', reason: 'unauthorized', message: 'Not signing for you' }));
+    await vi.waitFor(() => expect(sidecars[4]!.closed).toBe(true));
     expect(records).toEqual([
       // The dialler's text that is no entity id stays out of the record.
       ['refused', null, 'unauthorized', 'entity-id', undefined],
@@ -305,8 +309,9 @@ describe('link route', () => {
       ['refused', 'alice-laptop', 'unauthorized', 'challenge'],
     ]);
     await app.request('/link', { headers: await upgradeHeaders('alice-laptop') });
-    await expect(answer(sidecars[4]!, hostCredential('alice-laptop'))).rejects.toMatchObject({ reason: 'unauthorized' });
-    await vi.waitFor(() => expect(records).toHaveLength(7));
+    await expect(answer(sidecars[5]!, hostCredential('alice-laptop'))).rejects.toMatchObject({ reason: 'unauthorized' });
+    await vi.waitFor(() => expect(records.length).toBeGreaterThanOrEqual(7));
+    expect(records.slice(6)).toEqual([['refused', 'alice-laptop', 'unauthorized', 'challenge']]);
   });
 
   it('binds the proof to this worker: a Host it does not answer to, or a proof for another origin, is refused', async () => {

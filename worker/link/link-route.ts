@@ -32,7 +32,7 @@ import type { UpgradeWebSocket, WSContext } from 'hono/ws';
 import { WireError } from '../../shared/errors.ts';
 import { CallbackFrameSocket, createFrameSocketPair } from '../../shared/link/frame-socket.ts';
 import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions, type LinkLogger } from '../../shared/link/link-endpoint.ts';
-import { challengeHost, PROOF_TIMEOUT_MS, type ProofVerdict } from '../../shared/link/link-handshake.ts';
+import { challengeHost, HandshakeEndedByPeer, PROOF_TIMEOUT_MS, type ProofVerdict } from '../../shared/link/link-handshake.ts';
 import type { HostExpectations } from '../../shared/link/host-expectations.ts';
 import { LINK_PROBE_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import { LINK_FEATURES, LINK_FEATURES_HEADER, linkFeaturesOf } from '../../shared/link/link-features.ts';
@@ -81,9 +81,6 @@ export interface LinkRouteOptions {
   /** Where link requests go on the record: each refusal and each verified host. */
   audit?: LinkAudit;
 }
-
-/** Why the worker ends a handshake itself: a wrong or malformed answer to its challenge, or none in time. */
-const WORKER_REFUSALS: ReadonlySet<string> = new Set(['unauthorized', 'invalid-request', 'request-timeout']);
 
 /** The answer to a `/link` request that is no WebSocket upgrade (a browser, a probe by hand). */
 export function notAnUpgrade(): Response {
@@ -187,8 +184,9 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
           release();
           const wire = error instanceof WireError ? error : null;
           log?.warn('Refused a host link', { 'entity-id': entityId, reason: wire?.reason ?? null, problem: wire?.message ?? String(error) });
-          // The worker's own refusals of the challenge's answer; a host that hung up refused nothing.
-          if (wire !== null && WORKER_REFUSALS.has(wire.reason)) options.audit?.linkRefused(entityId, wire.reason, 'challenge');
+          // The worker's own refusals of the challenge's answer only: a dialler that hung up, or
+          // ended the handshake with a reason of its choosing, was refused nothing.
+          if (wire !== null && !(wire instanceof HandshakeEndedByPeer)) options.audit?.linkRefused(entityId, wire.reason, 'challenge');
         });
       },
       onMessage(event, ws) {
