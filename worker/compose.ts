@@ -126,6 +126,8 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       config = next;
       audit = nextAudit;
       app = nextApp;
+      // Dated now, when it is in force: a new agent's calls may be written before the sessions below end.
+      const inForceAt = nextAudit.log.now();
       warnOfConfig(next, log);
       // Of `audit`, only the switch applies now: the file and the collector were opened at start.
       configured.audit.includeArguments = next.audit?.['include-arguments'] === true;
@@ -141,7 +143,9 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       const endedSessions = await sessions.closeWhere((session) => sessionEndReason(previous, next, session));
       // A `/mcp` session is not ended for its servers: it closes those the agent lost and opens those it gained.
       await sessions.reconfigure(inForce);
-      nextAudit.configReloaded(configChanges(previous, next), endedSessions);
+      // A file edited in nothing the worker reads (spacing, order) changed nothing: no line.
+      const changes = configChanges(previous, next);
+      if (Object.keys(changes).length > 0 || endedSessions > 0) nextAudit.configReloaded(changes, endedSessions, inForceAt);
       return { endedSessions };
     },
     registry,

@@ -151,9 +151,9 @@ export class WorkerAudit implements LinkAudit {
     this.#log.record({ event: 'link', agent: null, server: null, host: entityId, method: null, decision: 'allowed', outcome: 'ok', durationMs: 0, ...(probe ? { probe: true as const } : {}) });
   }
 
-  /** A changed config put in force (a reload), with what it changed and the sessions it ended. */
-  configReloaded(changes: ConfigChanges, endedSessions: number): void {
-    this.#log.record({ event: 'config', agent: null, server: null, host: null, method: null, decision: 'allowed', outcome: 'ok', durationMs: 0, changes, endedSessions });
+  /** A changed config put in force (a reload) at `at` (`log.now()`), with what it changed and the sessions it ended. */
+  configReloaded(changes: ConfigChanges, endedSessions: number, at = this.#log.now()): void {
+    this.#log.record({ event: 'config', agent: null, server: null, host: null, method: null, decision: 'allowed', outcome: 'ok', durationMs: 0, changes, endedSessions }, at);
   }
 
   #refusedOpen(agent: string | null, server: string, method: string | null, reason: string, arrivedWith: TraceContext | null, extra: Partial<CallScope>): void {

@@ -43,9 +43,15 @@ describe('what a config reload changed', () => {
     expect(JSON.stringify(changes)).not.toMatch(/ddd|fff|LLL|example\.com/);
   });
 
-  it('says an agent\'s servers changed apart from its token', () => {
-    const after = config({ agents: [{ name: 'alice', 'token-sha256': hash('a'), servers: [] }, { name: 'bob', 'token-sha256': hash('b'), servers: ['files'] }] });
-    expect(configChanges(config(), after)).toEqual({ agents: { changed: ['alice'] } });
+  it('says an agent\'s servers changed apart from its token, and both when both did', () => {
+    const after = config({ agents: [{ name: 'alice', 'token-sha256': hash('a'), servers: [] }, { name: 'bob', 'token-sha256': hash('c'), servers: [] }] });
+    expect(configChanges(config(), after)).toEqual({ agents: { replacedCredential: ['bob'], changed: ['alice', 'bob'] } });
+  });
+
+  it('is nothing for the same config written in another order: keys, and lists the worker reads as sets', () => {
+    const before = config({ agents: [{ name: 'alice', 'token-sha256': hash('a'), servers: ['files', 'docs'] }], servers: { files: { executor: { type: 'http', url: 'https://f.example.com/mcp' } }, docs: { executor: { url: 'https://d.example.com/mcp', type: 'http' } } }, 'allowed-hosts': ['a.example.com', 'b.example.com'] });
+    const after = config({ 'allowed-hosts': ['b.example.com', 'a.example.com'], servers: { docs: { executor: { type: 'http', url: 'https://d.example.com/mcp' } }, files: { executor: { url: 'https://f.example.com/mcp', type: 'http' } } }, agents: [{ servers: ['docs', 'files'], 'token-sha256': hash('a'), name: 'alice' }] });
+    expect(configChanges(before, after)).toEqual({});
   });
 
   it('names at most a hundred of each, and says it cut the list', () => {
@@ -68,6 +74,9 @@ describe('a reload on the record', () => {
       expect.objectContaining({ msg: 'audit', level: 'info', event: 'config', decision: 'allowed', endedSessions: 0, changes: { agents: { removed: ['bob'], replacedCredential: ['alice'] } } }),
     ]);
     expect(JSON.stringify(lines)).not.toContain(hash('d'));
+    // The same config again, as a reload of a file edited only in spacing finds it: no line.
+    await worker.reload(config({ agents: [{ name: 'alice', 'token-sha256': hash('d'), servers: ['files'] }] }));
+    expect(lines).toHaveLength(1);
     await worker.close();
   });
 });

@@ -14,7 +14,7 @@ export interface NamedChanges {
   removed?: string[];
   /** Agents: a new `token-sha256`; hosts: a new `public-key`. */
   replacedCredential?: string[];
-  /** Anything else of theirs: an agent's servers or trust context, a host's profile revisions, a server's descriptor. */
+  /** Anything else of theirs, beside a replaced credential or not: an agent's servers or trust context, a host's profile revisions, a server's descriptor. */
   changed?: string[];
 }
 
@@ -30,7 +30,22 @@ export interface ConfigChanges {
 /** A line is one event, whatever a reload did: a config of thousands of agents names at most this many per list. */
 export const MAX_NAMES = 100;
 
-const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+/**
+ * The same value, as the worker reads it: objects whatever their key order, and lists of names or
+ * numbers (an agent's servers, `allowed-hosts`) whatever theirs, which the worker reads as sets.
+ */
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(canonical(a ?? null)) === JSON.stringify(canonical(b ?? null));
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const items = value.map(canonical);
+    return items.every((item) => typeof item === 'string' || typeof item === 'number') ? [...(items as Array<string | number>)].sort() : items;
+  }
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)).map(([k, v]) => [k, canonical(v)]));
+}
 
 export function configChanges(previous: WorkerConfig, next: WorkerConfig): ConfigChanges {
   let truncated = false;
@@ -39,7 +54,7 @@ export function configChanges(previous: WorkerConfig, next: WorkerConfig): Confi
     truncated = true;
     return names.slice(0, MAX_NAMES);
   };
-  const named = <T>(before: Map<string, T>, after: Map<string, T>, credential: ((item: T) => unknown) | null): NamedChanges | undefined => {
+  const named = <T extends object>(before: Map<string, T>, after: Map<string, T>, credential: (keyof T & string) | null): NamedChanges | undefined => {
     const out: NamedChanges = {};
     const put = (key: keyof NamedChanges, names: string[]) => {
       if (names.length > 0) out[key] = capped(names);
@@ -47,15 +62,16 @@ export function configChanges(previous: WorkerConfig, next: WorkerConfig): Confi
     put('added', [...after.keys()].filter((name) => !before.has(name)));
     put('removed', [...before.keys()].filter((name) => !after.has(name)));
     const kept = [...after.keys()].filter((name) => before.has(name));
-    const replaced = credential === null ? [] : kept.filter((name) => !same(credential(before.get(name)!), credential(after.get(name)!)));
-    put('replacedCredential', replaced);
-    put('changed', kept.filter((name) => !replaced.includes(name) && !same(before.get(name), after.get(name))));
+    put('replacedCredential', credential === null ? [] : kept.filter((name) => !same(before.get(name)![credential], after.get(name)![credential])));
+    // The rest of each apart from its credential: a new token given with new servers is both.
+    const rest = (item: T) => (credential === null ? item : { ...item, [credential]: undefined });
+    put('changed', kept.filter((name) => !same(rest(before.get(name)!), rest(after.get(name)!))));
     return Object.keys(out).length > 0 ? out : undefined;
   };
   const changes: ConfigChanges = {};
-  const agents = named(new Map(previous.agents.map((a) => [a.name, a])), new Map(next.agents.map((a) => [a.name, a])), (a) => a['token-sha256']);
+  const agents = named(new Map(previous.agents.map((a) => [a.name, a])), new Map(next.agents.map((a) => [a.name, a])), 'token-sha256');
   if (agents !== undefined) changes.agents = agents;
-  const hosts = named(new Map(previous.hosts.map((h) => [h['entity-id'], h])), new Map(next.hosts.map((h) => [h['entity-id'], h])), (h) => h['public-key']);
+  const hosts = named(new Map(previous.hosts.map((h) => [h['entity-id'], h])), new Map(next.hosts.map((h) => [h['entity-id'], h])), 'public-key');
   if (hosts !== undefined) changes.hosts = hosts;
   const servers = named(new Map(Object.entries(previous.servers)), new Map(Object.entries(next.servers)), null);
   if (servers !== undefined) changes.servers = servers;

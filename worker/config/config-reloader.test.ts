@@ -99,7 +99,9 @@ describe('worker config reloader', () => {
     text = config({ 'include-arguments': false, file: 'audit.jsonl', otlp: { endpoint: 'http://127.0.0.1:4318/v1/traces' } });
     expect((await reload('SIGHUP')).kind).toBe('reloaded');
     call();
-    expect(audited.map((line) => line.arguments)).toEqual([{ password: 'hunter2' }, undefined]);
+    expect(audited.filter((line) => line.event === 'call').map((line) => line.arguments)).toEqual([{ password: 'hunter2' }, undefined]);
+    // Between the two calls, the reload itself: the audit settings it changed, named, never shown.
+    expect(audited.filter((line) => line.event === 'config')).toEqual([expect.objectContaining({ changes: { settings: ['audit'] }, endedSessions: 0 })]);
     expect(lines.filter((l) => l.level === 'warn')).toEqual([{ level: 'warn', msg: 'Worker config changes that apply at the next start', fields: { keys: ['audit.file', 'audit.otlp'] } }]);
     await worker.close();
   });
