@@ -94,7 +94,7 @@ export async function measureWorkerStart(options: { runs: number; log?: (line: s
       try {
         line = JSON.parse(stdout.trim().split('\n').at(-1)!) as ProbeLine;
       } catch {
-        throw new Error(`Start probe of ${bundle} printed no result: ${stderr.trim().slice(-500)}`);
+        throw new Error(`Start probe of ${bundle} printed no result: ${stderr.trim().slice(-500) || 'nothing on stderr either'}`);
       }
       if (line.status !== 200) throw new Error(`Start probe of ${bundle} answered ${line.status}, not 200`);
       return line;
