@@ -16,12 +16,11 @@ import { isTraceparent } from './trace-context.ts';
  * than at a channel's first open; connection-request-fields.test.ts holds the two the same.
  */
 export const CONNECTION_KEYS: ReadonlyArray<keyof McpConnection> = ['server-name', 'trust-profile-ref', 'trust-profile-revision', 'target', 'session', 'agent', 'era', 'traceparent'];
-const KEYS = CONNECTION_KEYS;
 const PER_CALL = new Set<string>(['session', 'era', 'traceparent']);
 /** The keys whose values a memo is keyed by: every string one that is not checked per call. */
-export const FIXED_CONNECTION_KEYS = KEYS.filter((key) => key !== 'target' && !PER_CALL.has(key));
+export const FIXED_CONNECTION_KEYS = CONNECTION_KEYS.filter((key) => key !== 'target' && !PER_CALL.has(key));
 /** Every key the schema knows (it refuses any other). */
-export const KNOWN_CONNECTION_KEYS: ReadonlySet<string> = new Set<string>(KEYS);
+export const KNOWN_CONNECTION_KEYS: ReadonlySet<string> = new Set<string>(CONNECTION_KEYS);
 
 /** The per-call fields, checked as the schema checks them. */
 export function perCallValid(connection: McpConnection): boolean {
@@ -34,7 +33,7 @@ export function perCallValid(connection: McpConnection): boolean {
 /** `connection` with `target` (the parse's own), keys in the schema's order and absent values left out, as a parse returns it. */
 export function inSchemaOrder(connection: McpConnection, target: InnerTarget | undefined): McpConnection {
   const out: Record<string, unknown> = {};
-  for (const key of KEYS) {
+  for (const key of CONNECTION_KEYS) {
     const value = key === 'target' ? target : connection[key];
     if (value !== undefined) out[key] = value;
   }
