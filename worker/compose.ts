@@ -79,7 +79,12 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
     registry,
     ...(options.localHost !== undefined ? { localHost: options.localHost } : {}),
   });
-  const sessions = new InMemorySessionTable({ idleMs: config['session-idle-seconds'] * 1000, log });
+  // Told to the audit in force when each happens: a reload swaps it.
+  const sessions = new InMemorySessionTable({
+    idleMs: config['session-idle-seconds'] * 1000,
+    log,
+    onSession: { opened: (session) => audit.sessionOpened(session), ended: (session, because, ms) => audit.sessionEnded(session, because, ms) },
+  });
   const recentCalls = new RecentCalls();
   const configured = auditFromConfig(config.audit, { component: 'worker', write: options.auditWrite ?? (() => {}), log, onRecord: (record) => recentCalls.record(record) });
   // One buffer of recent errors and calls across reloads, so the status page keeps its history;

@@ -26,10 +26,10 @@ export type AuditDecision = 'allowed' | 'denied-by-policy' | 'refused';
 export interface AuditRecord {
   /**
    * What happened: a call, a refused channel open (`open`), a refused agent credential
-   * (`credential`), a host's link request (`link`: refused, or the host proved its key), or a
-   * changed config put in force (`config`).
+   * (`credential`), a host's link request (`link`: refused, or the host proved its key), a
+   * changed config put in force (`config`), or an agent session opened or ended (`session`).
    */
-  event: 'call' | 'open' | 'credential' | 'link' | 'config';
+  event: 'call' | 'open' | 'credential' | 'link' | 'config' | 'session';
   /** The agent, when known (a refused credential names none). */
   agent: string | null;
   server: string | null;
@@ -84,6 +84,8 @@ export interface AuditRecord {
   changes?: object;
   /** A config put in force: the agent sessions it ended. */
   endedSessions?: number;
+  /** A session's end: why (`idle`, `limit-reached`, `config-changed`, a failure reason, `closed`, `shutdown`); its `durationMs` is how long it was open. */
+  ended?: string;
 }
 
 /**

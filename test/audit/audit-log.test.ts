@@ -188,6 +188,20 @@ describe('the audit log of a scripted session', () => {
     expect(health.recentCalls!.filter((c) => c.agent === null)).toEqual([]);
   });
 
+  it('records each session that opened and its end, with why and for how long', async () => {
+    const client = await connectClient(`${stack.url}/servers/everything/mcp`, stack.tokens.alice!);
+    const id = (client.transport as { sessionId?: string }).sessionId!;
+    const opened = await auditLine('worker', (a) => a.event === 'session' && a.session === id, 'session opened');
+    expect(opened).toMatchObject({ level: 'info', agent: 'alice', server: 'everything', host: HOST_A, route: 'passthrough', era: 'legacy', decision: 'allowed', outcome: 'ok' });
+    expect(opened.ended).toBeUndefined();
+    await closeClient(client);
+    const ended = await auditLine('worker', (a) => a.event === 'session' && a.session === id && a.ended !== undefined, 'session ended');
+    expect(ended).toMatchObject({ agent: 'alice', ended: 'closed', durationMs: expect.any(Number) });
+    // Sessions are no calls: the status page's recent calls hold none of their lines.
+    const health = await (await fetch(`${stack.url}/healthz`, { headers: { authorization: `Bearer ${stack.tokens.admin}` } })).json() as { recentCalls: Array<{ method: string | null; decision: string }> };
+    expect(health.recentCalls.filter((c) => c.method === null && c.decision === 'allowed')).toEqual([]);
+  });
+
   it('never writes an argument value or a credential, and shows the recent calls on /healthz without arguments', async () => {
     const everything = `${stack.worker.err.text}\n${stack.sidecar.err.text}`;
     expect(everything).not.toContain(SECRET_ARGUMENT);

@@ -249,6 +249,8 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
       expect.objectContaining({ server: 'pid-a', route: 'aggregate' }),
     ]));
     expect(stack.worker.logs().some((l) => l.event === 'credential')).toBe(true);
+    // Each legacy session that opened, from the agent's session object.
+    expect(stack.worker.logs().some((l) => l.msg === 'audit' && l.event === 'session' && l.route === 'passthrough' && l.server === 'pid-a' && l.ended === undefined)).toBe(true);
     // Each host's link, from the Durable Object that took it.
     const linkLines = () => stack.worker.logs().filter((l) => l.msg === 'audit' && l.event === 'link');
     expect(linkLines().filter((l) => l.decision === 'allowed').map((l) => l.host)).toEqual(expect.arrayContaining([stack.entityId('a'), stack.entityId('b')]));

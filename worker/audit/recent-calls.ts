@@ -36,9 +36,9 @@ export class RecentCalls {
     this.#ring = new Array<RecentCall | undefined>(capacity);
   }
 
-  /** Keeps a call (credential refusals, link requests and config changes are not calls, and have no agent to show them to). */
+  /** Keeps a call (credential refusals, link requests, config changes and sessions are not calls). */
   record(record: AuditRecord & { time: string }): void {
-    if (record.event === 'credential' || record.event === 'link' || record.event === 'config') return;
+    if (record.event !== 'call' && record.event !== 'open') return;
     this.#ring[this.#next] = {
       time: record.time,
       agent: record.agent,

@@ -41,6 +41,14 @@ export function traceContextOf(headers: Headers | Record<string, string | string
   return parseTraceparent(Array.isArray(value) ? value[0] : value);
 }
 
+/** What a session's audit line names of it (`AgentSession`'s own fields). */
+export interface SessionOnRecord {
+  readonly id: string;
+  readonly agent: string;
+  /** `server:<name>` or `aggregate`. */
+  readonly route: string;
+}
+
 export class WorkerAudit implements LinkAudit {
   readonly recentCalls: RecentCalls;
   readonly #config: WorkerConfig;
@@ -154,6 +162,31 @@ export class WorkerAudit implements LinkAudit {
   /** A changed config put in force (a reload) at `at` (`log.now()`), with what it changed and the sessions it ended. */
   configReloaded(changes: ConfigChanges, endedSessions: number, at = this.#log.now()): void {
     this.#log.record({ event: 'config', agent: null, server: null, host: null, method: null, decision: 'allowed', outcome: 'ok', durationMs: 0, changes, endedSessions }, at);
+  }
+
+  /** A legacy agent session whose `initialize` was answered. */
+  sessionOpened(session: SessionOnRecord): void {
+    this.#log.record({ ...this.#sessionScope(session), decision: 'allowed', outcome: 'ok', durationMs: 0 });
+  }
+
+  /** A session's end, `because` (`SessionEvents.ended`), `openForMs` after it opened. */
+  sessionEnded(session: SessionOnRecord, because: string, openForMs: number): void {
+    this.#log.record({ ...this.#sessionScope(session), decision: 'allowed', outcome: 'ok', ended: because, durationMs: openForMs });
+  }
+
+  #sessionScope(session: SessionOnRecord) {
+    // `server:<name>` for /servers/:name/mcp, `aggregate` for /mcp (`AgentSession.route`).
+    const server = session.route.startsWith('server:') ? session.route.slice('server:'.length) : null;
+    return {
+      event: 'session' as const,
+      agent: session.agent,
+      server,
+      host: this.#hostFor(session.agent, server),
+      method: null,
+      era: 'legacy' as const,
+      route: server === null ? ('aggregate' as const) : ('passthrough' as const),
+      session: session.id,
+    };
   }
 
   #refusedOpen(agent: string | null, server: string, method: string | null, reason: string, arrivedWith: TraceContext | null, extra: Partial<CallScope>): void {

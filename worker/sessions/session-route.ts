@@ -151,6 +151,7 @@ export async function handleSessionRequest(
     await session.close('initialize failed');
   } else {
     options.log.info('Agent session opened', { agent: agent.name, route, session: session.id });
+    options.sessions.opened?.(session.id);
     // A reload while it opened saw no such session: it is ended or reconfigured now, as that
     // reload would have (its next request then learns why, as any session a reload ended).
     if (options.config !== undefined) await options.sessions.catchUp?.(session, options.config);

@@ -34,6 +34,44 @@ describe('session table', () => {
     table.dispose();
   });
 
+  it('tells of each session that opened, and of its end with why and after how long; one that never opened, of nothing', async () => {
+    let now = 0;
+    const events: unknown[][] = [];
+    const table = new InMemorySessionTable({
+      idleMs: 100,
+      sweepIntervalMs: 60_000,
+      now: () => now,
+      onSession: { opened: (s) => void events.push(['opened', s.id]), ended: (s, because, ms) => void events.push(['ended', s.id, because, ms]) },
+    });
+    // An initialize that failed: added, never opened, taken out again.
+    table.add(fakeSession('failed'));
+    table.remove('failed');
+    for (const id of ['idle', 'agent-closed', 'upstream', 'config', 'room', 'last']) {
+      table.add(fakeSession(id, id === 'room' ? 'bob' : 'alice'));
+      table.opened(id);
+    }
+    table.opened('idle'); // told once
+    now = 50;
+    for (const id of ['agent-closed', 'upstream', 'config', 'room', 'last']) table.touch(id);
+    table.remove('agent-closed');
+    table.remove('upstream', { because: 'server-exited', why: 'the server exited' });
+    now = 120;
+    await table.sweep();
+    await table.closeWhere((session) => (session.id === 'config' ? 'agent removed' : null));
+    (await table.admit('bob', 1)).release();
+    await table.closeAll();
+    expect(events).toEqual([
+      ...['idle', 'agent-closed', 'upstream', 'config', 'room', 'last'].map((id) => ['opened', id]),
+      ['ended', 'agent-closed', 'closed', 50],
+      ['ended', 'upstream', 'server-exited', 50],
+      ['ended', 'idle', 'idle', 120],
+      ['ended', 'config', 'config-changed', 120],
+      ['ended', 'room', 'limit-reached', 120],
+      ['ended', 'last', 'shutdown', 120],
+    ]);
+    table.dispose();
+  });
+
   it('keeps no sweep timer until it holds a session, and none once disposed (review s20: a Workers session object whose initialize was refused kept one)', () => {
     vi.useFakeTimers();
     try {

@@ -79,6 +79,8 @@ export interface SessionTable {
   touch(id: string): void;
   /** Drops the entry without closing it (the session closed itself, for `end` when the worker ended it). */
   remove(id: string, end?: SessionEnd): void;
+  /** The session's `initialize` was answered: it is open, and its end is told from now on (`onSession`). */
+  opened?(id: string): void;
   /** How a session this table held lately was ended by the worker, for that agent on that route only (`ended-sessions.ts`). */
   endOf?(id: string, agent: string, route: string): Promise<SessionEnd | undefined>;
   /**
@@ -110,14 +112,32 @@ export interface InMemorySessionTableOptions {
   maxBusyMs?: number;
   now?: () => number;
   log?: WorkerLogger;
+  /** Told when a session is open (its `initialize` answered) and when it ends, why, and after how long. */
+  onSession?: SessionEvents;
+}
+
+/** A session's life as the audit records it; an `initialize` that failed opened nothing, and ends nothing. */
+export interface SessionEvents {
+  opened(session: AgentSession): void;
+  /** `because`: why the worker ended it (`idle`, `limit-reached`, `config-changed`, a failure reason), `closed` when the agent or the session itself closed it, `shutdown`. */
+  ended(session: AgentSession, because: string, openForMs: number): void;
+}
+
+interface Entry {
+  session: AgentSession;
+  lastSeen: number;
+  busySince?: number;
+  /** When its `initialize` was answered; unset while it opens. */
+  openedAt?: number;
 }
 
 export class InMemorySessionTable implements SessionTable {
-  readonly #sessions = new Map<string, { session: AgentSession; lastSeen: number; busySince?: number }>();
+  readonly #sessions = new Map<string, Entry>();
   #idleMs: number;
   readonly #maxBusyMs: number;
   readonly #now: () => number;
   readonly #log: WorkerLogger;
+  readonly #events: SessionEvents | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
   readonly #sweepEveryMs: number;
   #disposed = false;
@@ -132,6 +152,7 @@ export class InMemorySessionTable implements SessionTable {
     this.#maxBusyMs = options.maxBusyMs ?? Math.max(options.idleMs * 6, 3_600_000);
     this.#now = options.now ?? Date.now;
     this.#log = options.log ?? silentWorkerLogger;
+    this.#events = options.onSession;
     this.#ended = new EndedSessions({ now: this.#now });
     this.#sweepEveryMs = options.sweepIntervalMs ?? Math.min(Math.max(options.idleMs / 4, 10), 30_000);
   }
@@ -160,6 +181,28 @@ export class InMemorySessionTable implements SessionTable {
     if (entry === undefined) return;
     this.#sessions.delete(id);
     if (end !== undefined) this.#ended.record(entry.session, end);
+    this.#gone(entry, end?.because ?? 'closed');
+  }
+
+  opened(id: string): void {
+    const entry = this.#sessions.get(id);
+    if (entry === undefined || entry.openedAt !== undefined) return;
+    entry.openedAt = this.#now();
+    this.#tell(() => this.#events?.opened(entry.session));
+  }
+
+  /** Tells of the end of a session taken out of the table, if it had opened. */
+  #gone(entry: Entry, because: string): void {
+    const openedAt = entry.openedAt;
+    if (openedAt === undefined) return;
+    this.#tell(() => this.#events?.ended(entry.session, because, this.#now() - openedAt));
+  }
+
+  /** The audit never throws into the table's bookkeeping (`AuditLog` counts its own failures). */
+  #tell(event: () => void): void {
+    try {
+      event();
+    } catch {}
   }
 
   endOf(id: string, agent: string, route: string): Promise<SessionEnd | undefined> {
@@ -202,6 +245,7 @@ export class InMemorySessionTable implements SessionTable {
       idle.push(entry.session);
       this.#sessions.delete(id);
       this.#ended.record(entry.session, end);
+      this.#gone(entry, end.because);
     }
     for (const session of idle) this.#log.info('Agent session expired', { session: session.id, agent: session.agent, route: session.route });
     await Promise.allSettled(idle.map((s) => s.close('idle')));
@@ -219,9 +263,12 @@ export class InMemorySessionTable implements SessionTable {
       throw limitReached(agent, limit);
     }
     this.#pending.set(agent, pending + 1);
-    const ended = admission.evict.map((id) => this.#sessions.get(id)!.session);
-    for (const session of ended) {
+    const evicted = admission.evict.map((id) => this.#sessions.get(id)!);
+    const ended = evicted.map((entry) => entry.session);
+    for (const entry of evicted) {
+      const session = entry.session;
       this.#sessions.delete(session.id);
+      this.#gone(entry, 'limit-reached');
       this.#ended.record(session, { because: 'limit-reached', why: `agent "${agent}" opened a session past its limit of ${limit}, and this was its least recently used idle one` });
       this.#log.info('Agent session ended to make room', { session: session.id, agent, route: session.route, limit });
     }
@@ -240,12 +287,14 @@ export class InMemorySessionTable implements SessionTable {
 
   async closeWhere(pick: (session: AgentSession) => string | null): Promise<number> {
     const picked: Array<[AgentSession, string]> = [];
-    for (const [id, { session }] of this.#sessions) {
+    for (const [id, entry] of this.#sessions) {
+      const session = entry.session;
       const why = pick(session);
       if (why === null) continue;
       picked.push([session, why]);
       this.#sessions.delete(id);
       this.#ended.record(session, { because: 'config-changed', why: `the worker config changed: ${why}` });
+      this.#gone(entry, 'config-changed');
     }
     for (const [session, why] of picked) this.#log.info('Agent session ended by a config change', { session: session.id, agent: session.agent, route: session.route, why });
     await Promise.allSettled(picked.map(([s]) => s.close('config')));
@@ -292,8 +341,10 @@ export class InMemorySessionTable implements SessionTable {
   }
 
   async closeAll(): Promise<void> {
-    const all = [...this.#sessions.values()].map((e) => e.session);
+    const entries = [...this.#sessions.values()];
+    const all = entries.map((e) => e.session);
     this.#sessions.clear();
+    for (const entry of entries) this.#gone(entry, 'shutdown');
     await Promise.allSettled(all.map((s) => s.close('shutdown')));
   }
 

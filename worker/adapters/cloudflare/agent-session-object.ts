@@ -25,7 +25,7 @@ import type { WorkerLogger } from '../../log.ts';
 import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
 import { limitReached } from '../../sessions/agent-limits.ts';
 import type { SessionEnd } from '../../sessions/ended-sessions.ts';
-import { InMemorySessionTable } from '../../sessions/session-table.ts';
+import { InMemorySessionTable, type SessionEvents } from '../../sessions/session-table.ts';
 import { AgentSlotsClient, SLOT_END_IF_IDLE_PATH, SLOT_STATE_PATH, type SlotState } from './agent-slots-object.ts';
 import { loadFromEnv, workersOAuth } from './cloudflare-env.ts';
 import { DurableObjectHostLinkRegistry } from './durable-object-registry.ts';
@@ -53,8 +53,8 @@ class ObjectSessionTable extends InMemorySessionTable {
   #opening = false;
   #released: Promise<void> = Promise.resolve();
 
-  constructor(options: { key: string; slots: DurableObjectNamespace; idleMs: number; log: WorkerLogger; waitUntil: (promise: Promise<unknown>) => void }) {
-    super({ idleMs: options.idleMs, log: options.log });
+  constructor(options: { key: string; slots: DurableObjectNamespace; idleMs: number; log: WorkerLogger; waitUntil: (promise: Promise<unknown>) => void; onSession: SessionEvents }) {
+    super({ idleMs: options.idleMs, log: options.log, onSession: options.onSession });
     this.#key = options.key;
     this.#slotsNamespace = options.slots;
     this.#idleMs = options.idleMs;
@@ -163,6 +163,7 @@ export class AgentSession {
       const loaded = loadFromEnv(this.#env, 'agent-session');
       if (!loaded.ok) return loaded.response();
       const { config, log } = loaded;
+      const audit = loaded.audit().audit;
       const registry = new DurableObjectHostLinkRegistry(this.#env.HOST_LINK, { log });
       const sessions = new ObjectSessionTable({
         key: this.#state.id.toString(),
@@ -170,9 +171,10 @@ export class AgentSession {
         idleMs: config['session-idle-seconds'] * 1000,
         log,
         waitUntil: (promise) => this.#state.waitUntil(promise),
+        onSession: { opened: (session) => audit.sessionOpened(session), ended: (session, because, ms) => audit.sessionEnded(session, because, ms) },
       });
       this.#sessions = sessions;
-      const app = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions, log, audit: loaded.audit().audit, ...workersOAuth(this.#env, config), newSessionId: () => sessionIdIn(this.#state.id) });
+      const app = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions, log, audit, ...workersOAuth(this.#env, config), newSessionId: () => sessionIdIn(this.#state.id) });
       this.#fetch = app.fetch;
     }
     const response = await this.#fetch(request);
