@@ -20,3 +20,13 @@ export function isLoopbackAddress(address: string): boolean {
   const bare = address.toLowerCase().replace(/^\[|\]$/g, '');
   return bare === '::1' || /^(::ffff:)?127(\.\d{1,3}){3}$/.test(bare);
 }
+
+/**
+ * True when `url` is plain `http:` (or `ws:`) to a host other than loopback: what travels to it
+ * crosses a network unencrypted. False for anything that is not a URL (its own check says so).
+ */
+export function isCleartextRemote(url: string): boolean {
+  if (!URL.canParse(url)) return false;
+  const parsed = new URL(url);
+  return (parsed.protocol === 'http:' || parsed.protocol === 'ws:') && !isLoopbackHostname(parsed.hostname);
+}

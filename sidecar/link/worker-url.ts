@@ -6,18 +6,9 @@
  *
  * @module
  */
-import { isLoopbackHostname } from '../../shared/loopback.ts';
 
-/** True when the link to `url` would leave this machine unencrypted. */
-export function isCleartextRemote(url: string): boolean {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return false; // not a URL at all: the URL check reports it
-  }
-  return (parsed.protocol === 'http:' || parsed.protocol === 'ws:') && !isLoopbackHostname(parsed.hostname);
-}
+/** True when the link to `url` would leave this machine unencrypted (`shared/loopback.ts`). */
+export { isCleartextRemote } from '../../shared/loopback.ts';
 
 export const CLEARTEXT_REMOTE_MESSAGE =
   'must be https: (or wss:) for a worker on another machine, since the link would cross the network in clear text: put TLS in front of the worker, or use http: only for 127.0.0.1, localhost or [::1]';

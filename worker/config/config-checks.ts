@@ -11,7 +11,7 @@ import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import type { ValidationIssue } from '../../shared/validation.ts';
 import { isAmbiguousServerName, NAMESPACE_SEPARATOR_MESSAGE } from '../../shared/namespace-separator.ts';
 import { asRecord } from '../../shared/records.ts';
-import { isLoopbackHostname } from '../../shared/loopback.ts';
+import { isCleartextRemote } from '../../shared/loopback.ts';
 
 /**
  * Where the worker runs, which decides what it can serve:
@@ -88,11 +88,8 @@ export function crossCheckWorkerConfig(
   // The built-in authorization server takes agent tokens on its consent page: OAuth 2.1 and MCP
   // require its endpoints over TLS, which a plain-http public URL off this machine does not give.
   const publicUrl = root['public-url'];
-  if (asRecord(asRecord(root.oauth)?.['built-in']) !== undefined && typeof publicUrl === 'string' && URL.canParse(publicUrl)) {
-    const url = new URL(publicUrl);
-    if (url.protocol === 'http:' && !isLoopbackHostname(url.hostname)) {
-      issues.push({ path: 'public-url', message: 'must be https: with oauth.built-in, whose consent page takes agent tokens (plain http is for this machine\'s loopback only): put the worker behind TLS' });
-    }
+  if (asRecord(asRecord(root.oauth)?.['built-in']) !== undefined && typeof publicUrl === 'string' && isCleartextRemote(publicUrl)) {
+    issues.push({ path: 'public-url', message: 'must be https: with oauth.built-in, whose consent page takes agent tokens (plain http is for this machine\'s loopback only): put the worker behind TLS' });
   }
 
   // Servers: namespacing-safe names, bindings to defined hosts, runtime-specific bindings.

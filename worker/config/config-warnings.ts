@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { isLoopbackHostname } from '../../shared/loopback.ts';
+import { isCleartextRemote } from '../../shared/loopback.ts';
 import type { ValidationIssue } from '../../shared/validation.ts';
 import type { WorkerConfig } from './worker-config.ts';
 
@@ -15,16 +15,13 @@ export function workerConfigWarnings(config: WorkerConfig): ValidationIssue[] {
   const publicUrl = config['public-url'];
   // The built-in OAuth server refuses this outright (config-checks.ts); without it, agents' bearer
   // tokens still cross whatever network lies between.
-  if (publicUrl !== undefined && URL.canParse(publicUrl)) {
-    const url = new URL(publicUrl);
-    if (url.protocol === 'http:' && !isLoopbackHostname(url.hostname)) {
-      warnings.push({
-        path: 'public-url',
-        message:
-          'is plain http off this machine: agents send their bearer tokens, and every call\'s arguments and answers, readable by anyone on the network between, ' +
-          'and a sidecar on another machine refuses to link to it; put TLS in front of the worker and set its https URL (plain http is for loopback, or a network you trust as you trust its every user)',
-      });
-    }
+  if (publicUrl !== undefined && isCleartextRemote(publicUrl)) {
+    warnings.push({
+      path: 'public-url',
+      message:
+        'is plain http off this machine: agents send their bearer tokens, and every call\'s arguments and answers, readable by anyone on the network between, ' +
+        'and a sidecar on another machine refuses to link to it; put TLS in front of the worker and set its https URL (plain http is for loopback, or a network you trust as you trust its every user)',
+    });
   }
   return warnings;
 }
