@@ -68,6 +68,13 @@ export interface SpawnedSandbox {
   readonly exited: Promise<ProcessExit>;
   /** Ends the sandbox at once (a helper the sandbox waits for failed after the launch was handed out). */
   kill(): void;
+  /**
+   * Names a process of the sandbox outside the tool's process group (bwrap's PID 1, which calls
+   * `setsid` for `--new-session`): from now on it is killed with the group, however the launch
+   * ends. bwrap binds it to the tool (`--die-with-parent`) only once its setup is done, so a
+   * sandbox ended before that outlived its tool (CI, s26).
+   */
+  adopt(pid: number): void;
   /** The executor's logger, for what a helper reports. */
   readonly log: Logger;
 }

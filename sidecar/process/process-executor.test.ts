@@ -7,9 +7,10 @@ import { LocalError, WireError } from '../../shared/errors.ts';
 import type { BubblewrapPolicy } from '../sandbox/containment-policy.ts';
 import { seatbeltLaunch } from '../sandbox/seatbelt/seatbelt-backend.ts';
 import { ProcessExecutor, type ProcessHandle, type SpawnAttempt } from './process-executor.ts';
-import { LAUNCH_AGAIN, type SpawnedSandbox } from './contained-launch.ts';
+import { type ContainedLaunch, LAUNCH_AGAIN, type SpawnedSandbox } from './contained-launch.ts';
 import { testBubblewrapPolicy } from '../../test/support/bubblewrap-policy.ts';
 import { isAlive, waitFor } from '../../test/support/processes.ts';
+import { childrenOf } from '../../test/support/descriptors.ts';
 import { oldSetpriv } from '../../test/support/old-setpriv.ts';
 import { findSetpriv } from './parent-death.ts';
 import { createLogger, silentLogger } from '../log.ts';
@@ -202,6 +203,23 @@ describe('ProcessExecutor', () => {
     expect([0, 'SIGTERM']).toContain((await a.exited).code ?? (await a.exited).signal); // stdin closed or SIGTERM
     expect((await b.exited).signal).toBe('SIGKILL'); // ignores SIGTERM
     expect(executor.liveCount).toBe(0);
+  });
+
+  it('ties the sandbox\'s own PID 1, outside bwrap\'s process group, to the launch: it ends with it (CI, s26)', async () => {
+    // bwrap's PID 1 leaves bwrap's group (--new-session) and binds itself to bwrap
+    // (--die-with-parent) only after forking the command: a launch ended between the two left it
+    // running, with the server. The backend hands it to the executor as soon as bwrap names it.
+    const base = bwrapPolicy();
+    const adopted: number[] = [];
+    const policy: ContainedLaunch = { ...base, whenReady: (sandbox, signal) => base.whenReady({ ...sandbox, adopt: (pid) => (adopted.push(pid), sandbox.adopt(pid)) }, signal) };
+    const handle = await launch({ command: '/usr/bin/sleep', args: ['30'], env: {}, policy });
+    expect(adopted).toHaveLength(1);
+    const pidOne = adopted[0]!;
+    const server = await waitFor(() => childrenOf(pidOne).find((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'sleep'), 'the server under the sandbox\'s PID 1');
+    const group = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[2];
+    expect(group(pidOne)).not.toBe(String(handle.pid));
+    await handle.dispose(0);
+    await waitFor(() => (isAlive(pidOne) || isAlive(server) ? undefined : true), 'the sandbox to end');
   });
 
   it('killAllNow sends SIGKILL to every live group at once, for process exit hooks', async () => {

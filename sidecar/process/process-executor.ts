@@ -216,7 +216,7 @@ export class ProcessExecutor {
     try {
       await handle.started(signal);
       if (policy !== null && setupStderr) {
-        const sandbox: SpawnedSandbox = { pid: handle.pid, descriptors: extra, exited: handle.exited, kill: () => handle.signalGroup('SIGKILL'), log: this.#logger };
+        const sandbox: SpawnedSandbox = { pid: handle.pid, descriptors: extra, exited: handle.exited, kill: () => handle.signalGroup('SIGKILL'), adopt: (pid) => handle.adopt(pid), log: this.#logger };
         await this.#watchSetup(handle, policy, setupStderr, sandbox, signal);
       }
       return handle;

@@ -8,6 +8,7 @@
  * @module
  */
 import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { PassThrough, type Readable, type Writable } from 'node:stream';
 import type { Logger } from '../log.ts';
@@ -64,6 +65,8 @@ export class ChildProcessHandle implements ProcessHandle {
   #exit: ProcessExit | undefined;
   #spawned = false;
   #disposing: Promise<ProcessExit> | undefined;
+  /** Processes of the tree outside the group (`adopt`), each with its start time, so a reused pid is never signalled. */
+  readonly #outside: { pid: number; start: string }[] = [];
 
   constructor(child: ChildProcess, timings: StopTimings, logger: Logger) {
     if (!child.stdin || !child.stdout || !child.stderr) throw new TypeError('Child process must be spawned with piped stdio');
@@ -137,8 +140,18 @@ export class ChildProcessHandle implements ProcessHandle {
     return this.#disposing;
   }
 
-  /** Signals every process in the group; a group that is already empty is not an error. */
+  /**
+   * Ends `pid`, a process of this tree that left the group (a sandbox's PID 1 after `setsid`),
+   * with the group: at every SIGKILL to it, and once the group is gone after a dispose.
+   */
+  adopt(pid: number): void {
+    const start = startTimeOf(pid);
+    if (start !== undefined) this.#outside.push({ pid, start });
+  }
+
+  /** Signals every process in the group, and at SIGKILL the adopted ones; a group that is already empty is not an error. */
   signalGroup(signal: NodeJS.Signals): void {
+    if (signal === 'SIGKILL') this.#killOutside();
     if (this.pid <= 0) return; // never -0: that would be our own group
     try {
       if (process.platform === 'win32') {
@@ -157,12 +170,28 @@ export class ChildProcessHandle implements ProcessHandle {
     if (graceMs > 0) {
       await this.exitWithin(this.#timings.stdinGraceMs);
       this.signalGroup('SIGTERM');
-      if (await this.#groupGoneWithin(graceMs)) return this.exited;
+      if (await this.#groupGoneWithin(graceMs)) {
+        // A group that ended on SIGTERM may have left an adopted process behind: it never gets one.
+        this.#killOutside();
+        return this.exited;
+      }
     }
     this.signalGroup('SIGKILL');
     const exit = await this.exited;
     await this.#groupGoneWithin(KILL_SETTLE_MS);
     return exit;
+  }
+
+  /** SIGKILL to each adopted process that is still the one adopted (a sandbox's PID 1 takes its namespace with it). */
+  #killOutside(): void {
+    for (const { pid, start } of this.#outside) {
+      if (startTimeOf(pid) !== start) continue; // gone, or its pid is another process's now
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') this.#logger.warn('Cannot kill a sandbox process', { pid, error });
+      }
+    }
   }
 
   async #groupGoneWithin(ms: number): Promise<boolean> {
@@ -202,4 +231,21 @@ export async function groupAlive(pgid: number): Promise<boolean> {
     if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
   }
   return false;
+}
+
+/**
+ * When process `pid` started (field 22 of `/proc/PID/stat`, in clock ticks since boot), which
+ * tells it apart from a later process given the same pid; `undefined` when it is gone, a zombie,
+ * or this is not Linux.
+ */
+export function startTimeOf(pid: number): string | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // "pid (comm) state ppid … starttime …"; comm may hold spaces and parentheses.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[0] === 'Z' || fields[0] === 'X' ? undefined : fields[19];
 }

@@ -28,7 +28,7 @@ function masked(spawn: SandboxSpawn): { closing: string[]; descriptors: SandboxD
   };
 }
 
-const noSandbox: SpawnedSandbox = { pid: 0, descriptors: [], exited: new Promise(() => {}), kill: () => {}, log: silentLogger };
+const noSandbox: SpawnedSandbox = { pid: 0, descriptors: [], exited: new Promise(() => {}), kill: () => {}, adopt: () => {}, log: silentLogger };
 
 describe('the bubblewrap backend', () => {
   it('wraps a launch as bwrap [--args N …] --args 5 --json-status-fd 3 --seccomp 4 [...policy] -- command ...args, the policy environment set inside the sandbox only', () => {

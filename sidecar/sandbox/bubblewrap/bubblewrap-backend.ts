@@ -77,10 +77,15 @@ async function finishSetup(policy: BubblewrapPolicyFields, sandbox: SpawnedSandb
   const status = sandbox.descriptors[layout.status - 3];
   if (status === null || status === undefined) return null;
   const pid = await readChildPid(status);
-  if (pid === null || policy.network !== 'internet-client') return pid;
+  if (pid === null) return null;
+  if (policy.network !== 'internet-client') {
+    sandbox.adopt(pid);
+    return pid;
+  }
   // At once, in the same tick as the PID: a sidecar that is not root configures the network from there (user-mode-network.ts).
   const root = process.getuid?.() === 0;
   const userNamespace = root ? undefined : openSandboxUserNamespace(pid);
+  sandbox.adopt(pid);
   if (!root && userNamespace === undefined) return null; // PID 1 is gone already: bwrap's exit says why
   try {
     if (userNamespace !== undefined && userNamespaceLevel(readUidMap(pid)) === 'nested') {

@@ -28,7 +28,7 @@ describe('the Seatbelt backend', () => {
 
   it('cannot tell readiness, and classifies sandbox-exec failures only', async () => {
     const policy = seatbeltLaunch(fields, 'darwin');
-    const sandbox = { pid: 0, descriptors: [], exited: new Promise<never>(() => {}), kill: () => {}, log: silentLogger };
+    const sandbox = { pid: 0, descriptors: [], exited: new Promise<never>(() => {}), kill: () => {}, adopt: () => {}, log: silentLogger };
     expect(await policy.whenReady(sandbox, new AbortController().signal)).toBe('unknown');
     expect(policy.classifyFailure('sandbox-exec: sandbox_apply: Operation not permitted\n', { code: 71, signal: null })?.reason).toBe('containment-unavailable');
     expect(policy.classifyFailure('sandbox-exec: invalid profile\n', { code: 65, signal: null })?.reason).toBe('launch-failed');
