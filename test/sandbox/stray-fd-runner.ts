@@ -8,6 +8,7 @@
  * backend cannot close descriptors, refused; then its own inheritable descriptors again, and it
  * writes a line to fd 40 to show the parent's pipe still works.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readlinkSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,6 +118,47 @@ async function main(): Promise<void> {
   results.strayAfter = inheritable();
   writeSync(40, 'fd 40 still open\n');
   process.stdout.write(JSON.stringify(results) + '\n');
+  step('written');
+  // Nothing should be left to keep this process alive now; if something is (CI, s17, s24, s26),
+  // say what, and which of its descendants still run, before the test gives up on it.
+  setTimeout(() => step(`still alive: ${JSON.stringify(process.getActiveResourcesInfo())}; handles: ${JSON.stringify(handles())}; descendants: ${JSON.stringify(descendants(process.pid))}`), 5_000).unref();
+}
+
+/** Each handle keeping this process alive: its descriptor, what that is, and who else holds its peer. */
+function handles(): string[] {
+  const active = (process as unknown as { _getActiveHandles(): { constructor: { name: string }; _handle?: { fd?: number }; fd?: number }[] })._getActiveHandles();
+  let listing = '';
+  try {
+    listing = execFileSync('ss', ['-xpn'], { encoding: 'utf8' });
+  } catch {
+    // no ss
+  }
+  return active.map((handle) => {
+    const fd = handle._handle?.fd ?? handle.fd;
+    if (typeof fd !== 'number' || fd < 0) return handle.constructor.name;
+    let target = '?';
+    try {
+      target = readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      // closed
+    }
+    const inode = /\[(\d+)\]/.exec(target)?.[1];
+    const peers = listing.split('\n').filter((line) => inode !== undefined && new RegExp(`\\*\\s+\\d+\\s+\\*\\s+${inode}\\b`).test(line)).map((line) => /users:\((.*)\)/.exec(line)?.[1] ?? line.trim());
+    return `${handle.constructor.name} fd ${fd} ${target} peer held by ${peers.join('; ') || 'none'}`;
+  });
+}
+
+/** Every process below `pid`, with its command line. */
+function descendants(pid: number): string[] {
+  return childrenOf(pid).flatMap((child) => {
+    let command: string;
+    try {
+      command = readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').join(' ').trim();
+    } catch {
+      command = '(ended)';
+    }
+    return [`${child} ${command}`, ...descendants(child)];
+  });
 }
 
 main().catch((error: unknown) => {
