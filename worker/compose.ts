@@ -67,14 +67,15 @@ export interface ComposedWorker {
   readonly audit: WorkerAudit;
   /** The OTLP exporter, when `audit.otlp` is configured. */
   exporter: OtlpTraceExporter | null;
-  /** Closes every agent session (and so every channel), stops the idle sweep and flushes the trace exporter (for at most 2 s). */
+  /** Closes every agent session (and so every channel) and every host's link, stops the idle sweep and flushes the trace exporter (for at most 2 s). */
   close(): Promise<void>;
 }
 
 export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
   let config = options.config;
   const log = options.log ?? silentWorkerLogger;
-  const registry = new InMemoryHostLinkRegistry({ hosts: config.hosts.map((h) => h['entity-id']), log });
+  // Told to the audit in force when it ends, as the sessions below.
+  const registry = new InMemoryHostLinkRegistry({ hosts: config.hosts.map((h) => h['entity-id']), log, onEnded: (link) => audit.linkEnded(link) });
   const router = new ExecutorTargetRouter({
     registry,
     ...(options.localHost !== undefined ? { localHost: options.localHost } : {}),
@@ -163,6 +164,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
     async close() {
       await sessions.closeAll();
       sessions.dispose();
+      registry.close();
       await configured.exporter?.close();
     },
   };

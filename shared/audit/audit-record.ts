@@ -27,7 +27,8 @@ export interface AuditRecord {
   /**
    * What happened: a call, a refused channel open (`open`), a refused agent credential
    * (`credential`), a host's link request (`link`: refused, or the host proved its key), a
-   * changed config put in force (`config`), or an agent session opened or ended (`session`).
+   * changed config put in force (`config`), or an agent session opened or ended (`session`);
+   * a host link that ended is a `link` line with `ended`.
    */
   event: 'call' | 'open' | 'credential' | 'link' | 'config' | 'session';
   /** The agent, when known (a refused credential names none). */
@@ -84,7 +85,12 @@ export interface AuditRecord {
   changes?: object;
   /** A config put in force: the agent sessions it ended. */
   endedSessions?: number;
-  /** A session's end: why (`idle`, `limit-reached`, `config-changed`, a failure reason, `closed`, `shutdown`); its `durationMs` is how long it was open. */
+  /**
+   * A session's end: why (`idle`, `limit-reached`, `config-changed`, a failure reason, `closed`,
+   * `shutdown`); or a host link's (`closed` by the host, `lost`, `dead`, `replaced`,
+   * `config-changed`, `shutdown`, or the reason the worker refused the host's frames for). Its
+   * `durationMs` is how long the session was open, or the link up.
+   */
   ended?: string;
 }
 

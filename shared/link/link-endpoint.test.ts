@@ -599,7 +599,7 @@ describe('LinkEndpoint', () => {
     const { worker, raw, received } = rawPeer({ maxFrameBytes: 1024 });
     const closedFromRaw = new Promise((resolve) => (raw.onclose = resolve));
     raw.send(JSON.stringify({ v: 1, type: 'channel-message', channel: 1, message: ping(1, 'x'.repeat(2000)) }));
-    expect(await worker.whenClosed).toMatchObject({ reason: 'invalid-request', message: expect.stringContaining('exceeds the 1024 byte limit') });
+    expect(await worker.whenClosed).toMatchObject({ reason: 'invalid-request', by: 'this-end', message: expect.stringContaining('exceeds the 1024 byte limit') });
     expect(await closedFromRaw).toMatchObject({ code: 1009 });
     expect(received.at(-1)).toMatchObject({ type: 'link-close', reason: 'invalid-request' });
   });
@@ -632,7 +632,7 @@ describe('LinkEndpoint', () => {
     const closed = closeOf(channel);
     void channel.start();
     raw.onmessage = () => {}; // from now on the peer reads but never answers
-    expect(await advanceUntilSettled(worker.whenClosed)).toMatchObject({ reason: 'host-offline', message: expect.stringContaining('the link is dead') });
+    expect(await advanceUntilSettled(worker.whenClosed)).toMatchObject({ reason: 'host-offline', by: 'silence', message: expect.stringContaining('the link is dead') });
     expect(await closed).toMatchObject({ reason: 'host-offline' });
     await expect(channel.send(ping(1))).rejects.toMatchObject({ reason: 'host-offline' });
     await expect(worker.openChannel({})).rejects.toMatchObject({ reason: 'host-offline' });

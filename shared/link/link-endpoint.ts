@@ -207,7 +207,7 @@ export class LinkEndpoint {
       if (tracksWrites) socket.onwritten = () => sender.written();
     }
     socket.onclose = (info) =>
-      this.#teardown({ reason: 'host-offline', message: `Link socket closed${info.code === undefined ? '' : ` (code ${info.code})`}` }, 'none');
+      this.#teardown({ reason: 'host-offline', message: `Link socket closed${info.code === undefined ? '' : ` (code ${info.code})`}`, by: 'socket' }, 'none');
     const deadAfterMs = options.deadAfterMs ?? 20_000;
     this.#liveness = options.liveness === false ? null : new LinkLiveness({
       keepaliveMs: options.keepaliveIntervalMs ?? 10_000,
@@ -220,7 +220,7 @@ export class LinkEndpoint {
       },
       dead: (silentMs) => {
         this.#log.warn('Link is dead', { peer: this.peer, silentMs });
-        this.#teardown({ reason: 'host-offline', message: `No frame from ${this.peer} for ${deadAfterMs} ms: the link is dead` }, 'abort');
+        this.closeAsDead(deadAfterMs);
       },
     });
   }
@@ -336,7 +336,15 @@ export class LinkEndpoint {
   /** Ends the link: tells the peer with link-close, closes the socket, fails every channel. */
   close(info: { reason?: FailureReason; message?: string } = {}): void {
     if (this.#closed) return;
-    this.#teardown({ ...(info.reason ? { reason: info.reason } : {}), message: clip(info.message ?? 'Link closed') }, 'tell-and-close');
+    this.#teardown({ ...(info.reason ? { reason: info.reason } : {}), message: clip(info.message ?? 'Link closed'), by: 'this-end' }, 'tell-and-close');
+  }
+
+  /**
+   * Ends a link whose peer sent nothing for `silentForMs`, found by this end's own keepalive or by
+   * a runtime that answers the keepalives itself (Workers): the socket is dropped, no link-close.
+   */
+  closeAsDead(silentForMs: number): void {
+    this.#teardown({ reason: 'host-offline', message: `No frame from ${this.peer} for ${silentForMs} ms: the link is dead`, by: 'silence' }, 'abort');
   }
 
   #allocateId(): number {
@@ -425,7 +433,7 @@ export class LinkEndpoint {
         return this.#tooLarge(text.length);
       case 'wrong-version':
         return this.#teardown(
-          { reason: 'invalid-request', message: `Unsupported link protocol version ${read.version}: this end speaks version ${LINK_PROTOCOL_VERSION}` },
+          { reason: 'invalid-request', message: `Unsupported link protocol version ${read.version}: this end speaks version ${LINK_PROTOCOL_VERSION}`, by: 'this-end' },
           'tell-and-close',
           1002,
         );
@@ -443,7 +451,7 @@ export class LinkEndpoint {
 
   #tooLarge(chars: number, heldChars?: number): void {
     this.#log.warn('Link frame too large', { peer: this.peer, chars, limit: this.#max, ...(heldChars !== undefined ? { heldChars } : {}) });
-    this.#teardown({ reason: 'invalid-request', message: `Incoming link frame exceeds the ${this.#max} byte limit` }, 'tell-and-close', 1009);
+    this.#teardown({ reason: 'invalid-request', message: `Incoming link frame exceeds the ${this.#max} byte limit`, by: 'this-end' }, 'tell-and-close', 1009);
   }
 
   /**
@@ -463,7 +471,7 @@ export class LinkEndpoint {
       // A sender has at most PARTED_FRAMES frames in pieces at once, each finished before its channel's next frame.
       if (this.#pieces.size >= PARTED_FRAMES) {
         this.#log.warn('Link peer has too many frames in pieces', { peer: this.peer, limit: PARTED_FRAMES });
-        return this.#teardown({ reason: 'invalid-request', message: `Incoming link frames in pieces exceed ${PARTED_FRAMES} at once` }, 'tell-and-close', 1008);
+        return this.#teardown({ reason: 'invalid-request', message: `Incoming link frames in pieces exceed ${PARTED_FRAMES} at once`, by: 'this-end' }, 'tell-and-close', 1008);
       }
       this.#pieces.set(id, (held = { texts: [], chars: 0, counted: 0 }));
     }
@@ -577,7 +585,7 @@ export class LinkEndpoint {
         this.#pingAt = 0;
         return;
       case 'link-close':
-        this.#teardown({ ...(frame.reason ? { reason: frame.reason } : {}), message: frame.message }, 'close');
+        this.#teardown({ ...(frame.reason ? { reason: frame.reason } : {}), message: frame.message, by: 'peer' }, 'close');
         return;
       case 'link-challenge':
       case 'link-proof':
@@ -800,7 +808,7 @@ export class LinkEndpoint {
     const channels = [...this.#channels.values()];
     this.#channels.clear();
     for (const channel of channels) channel.remoteClosed({ reason: 'host-offline', message: failed.message });
-    this.#log.info('Link closed', { peer: this.peer, reason: info.reason ?? null, message: info.message, channels: channels.length });
+    this.#log.info('Link closed', { peer: this.peer, by: info.by, reason: info.reason ?? null, message: info.message, channels: channels.length });
     this.#onRoom?.();
     this.#resolveClosed(info);
   }

@@ -93,10 +93,18 @@ export interface LinkEndpointOptions {
   log?: LinkLogger;
 }
 
+/**
+ * What ended a link: the peer's link-close (`peer`), this end (`this-end`: its `close()`, or a
+ * frame it would not read), the socket closing under it with no link-close (`socket`), or the
+ * peer's silence past the dead time (`silence`).
+ */
+export type LinkEndedBy = 'peer' | 'this-end' | 'socket' | 'silence';
+
 export interface LinkCloseInfo {
   /** Absent on an orderly close by either end. */
   reason?: FailureReason;
   message: string;
+  by: LinkEndedBy;
 }
 
 export interface LinkStats {

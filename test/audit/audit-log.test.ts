@@ -225,4 +225,21 @@ describe('the audit log of a scripted session', () => {
     expect(bobsView.recentCalls.length).toBeGreaterThan(0);
     expect(bobsView.recentCalls.every((c) => c.agent === 'bob')).toBe(true);
   });
+
+  it('records each link that ends, with why and for how long: the host stopping, and the worker', async () => {
+    const linked = await auditLine('worker', (a) => a.event === 'link' && a.decision === 'allowed', 'host linked');
+    await stack.sidecar.process.stop();
+    const closed = await auditLine('worker', (a) => a.event === 'link' && a.ended !== undefined, 'link ended');
+    expect(closed).toMatchObject({ level: 'info', host: HOST_A, agent: null, server: null, decision: 'allowed', outcome: 'ok', ended: 'closed' });
+    // Up from its handshake to the sidecar's stop, which came after every test above: about the
+    // time between the two lines (each written a few ms after what it records).
+    expect(Math.abs(closed.durationMs - (Date.parse(closed.time) - Date.parse(linked.time)))).toBeLessThan(100);
+    stack.startSidecar();
+    await stack.waitLinked();
+    const before = stack.worker;
+    await stack.restartWorker('SIGTERM');
+    const lines = audits(before.err.lines).filter((a) => a.event === 'link' && a.ended !== undefined);
+    expect(lines.map((a) => a.ended)).toEqual(['closed', 'shutdown']);
+    await stack.waitLinked();
+  });
 });

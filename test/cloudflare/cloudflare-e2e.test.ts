@@ -259,6 +259,11 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
     await expect(RogueLink.connect(stack.url, stack.entityId('a'), hostCredential(stack.entityId('a')))).rejects.toMatchObject({ status: 401 });
     await expect.poll(() => linkLines().filter((l) => l.decision === 'refused').length).toBe(refusedBefore + 1);
     expect(linkLines().filter((l) => l.decision === 'refused').at(-1)).toMatchObject({ host: stack.entityId('a'), check: 'bad-signature', reason: 'unauthorized', level: 'warn' });
+    // Each link that ended above, with why and how long it was up: host B's sidecar killed, host A's links replaced in turn.
+    const ended = linkLines().filter((l) => l.ended !== undefined);
+    expect(ended.filter((l) => l.host === stack.entityId('b')).map((l) => l.ended)).toEqual(['lost']);
+    expect(ended.filter((l) => l.host === stack.entityId('a')).map((l) => l.ended)).toEqual(['replaced', 'replaced']);
+    for (const line of ended) expect(line.durationMs).toBeGreaterThan(0);
   });
 
   it('relinks both sidecars after the runtime restarts, and an old session id is simply not found', async () => {

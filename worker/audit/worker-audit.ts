@@ -20,6 +20,7 @@ import { childSpan, formatTraceparent, parseTraceparent, TRACEPARENT_KEY, type T
 import type { WorkerConfig } from '../config/worker-config.ts';
 import { RecentCalls } from './recent-calls.ts';
 import type { LinkAudit } from '../link/link-upgrade-gate.ts';
+import type { EndedLink } from '../link/host-link-registry.ts';
 import type { ConfigChanges } from '../config/config-changes.ts';
 
 export interface WorkerAuditOptions {
@@ -157,6 +158,11 @@ export class WorkerAudit implements LinkAudit {
   /** A host that proved it holds its key: linked, or a doctor's probe. */
   linkAccepted(entityId: string, probe: boolean): void {
     this.#log.record({ event: 'link', agent: null, server: null, host: entityId, method: null, decision: 'allowed', outcome: 'ok', durationMs: 0, ...(probe ? { probe: true as const } : {}) });
+  }
+
+  /** A host's link that ended, with why and how long it was up. */
+  linkEnded(link: EndedLink): void {
+    this.#log.record({ event: 'link', agent: null, server: null, host: link.entityId, method: null, decision: 'allowed', outcome: 'ok', ended: link.ended, durationMs: link.linkedForMs });
   }
 
   /** A changed config put in force (a reload) at `at` (`log.now()`), with what it changed and the sessions it ended. */

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeInfoOf } from '../../shared/channel-transport.ts';
-import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
-import { InMemoryHostLinkRegistry } from './host-link-registry.ts';
+import { type ChannelOpenHandler, LinkEndpoint } from '../../shared/link/link-endpoint.ts';
+import { createFrameSocketPair } from '../../shared/link/frame-socket.ts';
+import { type EndedLink, InMemoryHostLinkRegistry } from './host-link-registry.ts';
 import { attachInMemoryHost, type InMemoryHost } from './link-route.ts';
 
 const hosts: InMemoryHost[] = [];
@@ -78,5 +79,67 @@ describe('InMemoryHostLinkRegistry', () => {
     alice.close();
     await alice.worker.whenClosed;
     expect(registry.status()[0]).toMatchObject({ linked: false, roundTripMs: null });
+  });
+
+  describe('tells of each link that ends, why and after how long', () => {
+    function recording() {
+      let t = Date.parse('2026-01-01T00:00:00Z');
+      const ended: EndedLink[] = [];
+      const registry = new InMemoryHostLinkRegistry({ hosts: ['alice-laptop'], now: () => new Date((t += 1000)), onEnded: (link) => ended.push(link) });
+      return { registry, ended };
+    }
+
+    it('the host closing it, a newer link, a config change and the worker stopping', async () => {
+      const { registry, ended } = recording();
+      const first = attach(registry, 'alice-laptop');
+      const second = attach(registry, 'alice-laptop');
+      await first.worker.whenClosed;
+      expect(ended).toEqual([{ entityId: 'alice-laptop', ended: 'replaced', linkedForMs: 2000 }]);
+      second.sidecar.close({ message: 'Sidecar stopping' });
+      await second.worker.whenClosed;
+      expect(ended[1]).toEqual({ entityId: 'alice-laptop', ended: 'closed', linkedForMs: 2000 });
+      const third = attach(registry, 'alice-laptop');
+      registry.setHosts(['alice-laptop'], ['alice-laptop']);
+      await third.worker.whenClosed;
+      const fourth = attach(registry, 'alice-laptop');
+      registry.close();
+      await fourth.worker.whenClosed;
+      expect(ended.slice(2).map((link) => link.ended)).toEqual(['config-changed', 'shutdown']);
+      expect(await fourth.sidecar.whenClosed).toMatchObject({ reason: 'host-offline', by: 'peer', message: 'The worker is stopping' });
+    });
+
+    it('the socket lost, the host silent, and frames the worker refused', async () => {
+      const { registry, ended } = recording();
+      const lost = attach(registry, 'alice-laptop');
+      lost.sidecar.closeAsDead(20_000); // drops the socket pair: the worker end sees it go, no link-close
+      expect(await lost.worker.whenClosed).toMatchObject({ by: 'socket' });
+      const dead = attach(registry, 'alice-laptop');
+      dead.worker.closeAsDead(20_000);
+      const refused = attach(registry, 'alice-laptop');
+      refused.worker.close({ reason: 'invalid-request', message: 'Link frames are text: a binary frame was refused' });
+      await Promise.all([dead.worker.whenClosed, refused.worker.whenClosed]);
+      expect(ended.map((link) => link.ended)).toEqual(['lost', 'dead', 'invalid-request']);
+    });
+
+    it('counts from when the host linked where that came before the registry (a woken Durable Object)', async () => {
+      const { registry, ended } = recording();
+      const [workerSocket, sidecarSocket] = createFrameSocketPair();
+      const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'alice-laptop' });
+      new LinkEndpoint(sidecarSocket, { role: 'sidecar', peer: 'worker', onOpen: echo });
+      registry.attach('alice-laptop', worker, { linkedAt: new Date('2025-12-31T23:00:00Z') });
+      worker.close();
+      await worker.whenClosed;
+      expect(ended).toEqual([{ entityId: 'alice-laptop', ended: 'closed', linkedForMs: 3_600_000 + 2000 }]);
+    });
+
+    it('tells nothing of a link refused as it attached', async () => {
+      const { registry, ended } = recording();
+      registry.setHosts(['alice-laptop'], ['alice-laptop']);
+      const [workerSocket] = createFrameSocketPair();
+      const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'alice-laptop' });
+      expect(registry.attach('alice-laptop', worker, { since: 0 })).toBe(false);
+      await worker.whenClosed;
+      expect(ended).toEqual([]);
+    });
   });
 });

@@ -12,7 +12,7 @@
  */
 import { WireError } from '../../shared/errors.ts';
 import type { ChannelTransport } from '../../shared/channel-transport.ts';
-import type { LinkEndpoint, LinkLogger, OpenChannelOptions } from '../../shared/link/link-endpoint.ts';
+import type { LinkCloseInfo, LinkEndpoint, LinkLogger, OpenChannelOptions } from '../../shared/link/link-endpoint.ts';
 
 /** One host as shown on /healthz. */
 export interface HostLinkStatus {
@@ -32,6 +32,29 @@ export interface HostLinkStatus {
   roundTripMs: number | null;
 }
 
+/** A host's link that ended, as the audit records it (`WorkerAudit.linkEnded`). */
+export interface EndedLink {
+  entityId: string;
+  /**
+   * Why: `replaced` (a newer link from the host took its place), `config-changed` (a reload
+   * removed the host or changed its key), `shutdown` (the worker stopping), `closed` (the host
+   * closed it: its sidecar stopping), `lost` (the socket closed under it), `dead` (nothing from
+   * the host for the dead time), or the reason the worker refused the host's frames for
+   * (`invalid-request`).
+   */
+  ended: string;
+  /** How long the host was linked, in ms. */
+  linkedForMs: number;
+}
+
+/** What `attach` is told of a link beside its endpoint. */
+export interface AttachOptions {
+  /** What `changes` was when its link request came in (see `attach`). */
+  since?: number;
+  /** When the host linked, where that was before this registry saw it (a Durable Object woken from hibernation); now by default. */
+  linkedAt?: Date;
+}
+
 export interface HostLinkRegistry {
   /** Opens a channel to the host; `host-offline` at once when it has no live link. */
   openChannel(entityId: string, request: unknown, options?: OpenChannelOptions): Promise<ChannelTransport>;
@@ -41,7 +64,7 @@ export interface HostLinkRegistry {
    * replaced or removed after that is closed instead: it proved a key the worker no longer holds.
    * Returns whether it was attached.
    */
-  attach(entityId: string, endpoint: LinkEndpoint, since?: number): boolean;
+  attach(entityId: string, endpoint: LinkEndpoint, options?: AttachOptions): boolean;
   /** Counts the config changes that replaced or removed a host's entry (`setHosts`). */
   readonly changes?: number;
   status(): HostLinkStatus[];
@@ -58,6 +81,8 @@ export interface InMemoryHostLinkRegistryOptions {
   log?: LinkLogger;
   /** Clock, for tests. */
   now?: () => Date;
+  /** Told of each attached link when it ends, however it ends. */
+  onEnded?: (link: EndedLink) => void;
 }
 
 interface Entry {
@@ -72,11 +97,15 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
   readonly #changedAt = new Map<string, number>();
   readonly #log: LinkLogger | undefined;
   readonly #now: () => Date;
+  readonly #onEnded: ((link: EndedLink) => void) | undefined;
+  /** Why this registry closed a link, for its end's record: the link's own close info cannot tell. */
+  readonly #closedFor = new WeakMap<LinkEndpoint, 'replaced' | 'config-changed' | 'shutdown'>();
 
   constructor(options: InMemoryHostLinkRegistryOptions = {}) {
     for (const host of options.hosts ?? []) this.#entries.set(host, { endpoint: null, since: null });
     this.#log = options.log;
     this.#now = options.now ?? (() => new Date());
+    this.#onEnded = options.onEnded;
   }
 
   async openChannel(entityId: string, request: unknown, options: OpenChannelOptions = {}): Promise<ChannelTransport> {
@@ -93,7 +122,8 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
     return this.#changes;
   }
 
-  attach(entityId: string, endpoint: LinkEndpoint, since?: number): boolean {
+  attach(entityId: string, endpoint: LinkEndpoint, options: AttachOptions = {}): boolean {
+    const { since } = options;
     if (since !== undefined && (this.#changedAt.get(entityId) ?? 0) > since) {
       this.#log?.warn('Host link refused: the worker config changed this host\'s entry while it linked', { 'entity-id': entityId });
       endpoint.close({ reason: 'host-offline', message: 'The worker config changed this host\'s entry while it linked: link again' });
@@ -105,8 +135,10 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
     entry.since = this.#now();
     this.#entries.set(entityId, entry);
     this.#log?.info('Host linked', { 'entity-id': entityId, replaced: previous !== null });
-    if (previous !== null) previous.close({ reason: 'host-offline', message: 'Replaced by a newer link from the same host' });
+    if (previous !== null) this.#close(previous, 'replaced', 'Replaced by a newer link from the same host');
+    const linkedAt = options.linkedAt ?? entry.since;
     void endpoint.whenClosed.then((info) => {
+      this.#onEnded?.({ entityId, ended: this.#closedFor.get(endpoint) ?? endedBecause(info), linkedForMs: Math.max(0, this.#now().getTime() - linkedAt.getTime()) });
       if (entry.endpoint !== endpoint) return;
       entry.endpoint = null;
       entry.since = this.#now();
@@ -124,10 +156,20 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
       const endpoint = this.#entries.get(id)?.endpoint;
       if (endpoint == null) continue;
       this.#log?.info('Host link dropped by a config change', { 'entity-id': id });
-      endpoint.close({ reason: 'host-offline', message: 'The worker config changed this host\'s entry: link again' });
+      this.#close(endpoint, 'config-changed', 'The worker config changed this host\'s entry: link again');
     }
     for (const id of [...this.#entries.keys()]) if (!hosts.includes(id)) this.#entries.delete(id);
     for (const id of hosts) if (!this.#entries.has(id)) this.#entries.set(id, { endpoint: null, since: null });
+  }
+
+  /** Closes every live link, the worker stopping: each host is told, and its sidecar dials again. */
+  close(): void {
+    for (const { endpoint } of this.#entries.values()) if (endpoint !== null) this.#close(endpoint, 'shutdown', 'The worker is stopping');
+  }
+
+  #close(endpoint: LinkEndpoint, why: 'replaced' | 'config-changed' | 'shutdown', message: string): void {
+    if (!endpoint.closed) this.#closedFor.set(endpoint, why);
+    endpoint.close({ reason: 'host-offline', message });
   }
 
   status(): HostLinkStatus[] {
@@ -145,4 +187,18 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
 function roundTripOf(endpoint: LinkEndpoint | null): number | null {
   const ms = endpoint === null || endpoint.closed ? null : endpoint.stats.roundTripMs;
   return ms === null ? null : Math.round(ms * 10) / 10;
+}
+
+/** Why a link the registry did not close ended, from how it closed. */
+function endedBecause(info: LinkCloseInfo): string {
+  switch (info.by) {
+    case 'peer':
+      return 'closed';
+    case 'socket':
+      return 'lost';
+    case 'silence':
+      return 'dead';
+    case 'this-end':
+      return info.reason ?? 'closed';
+  }
 }

@@ -174,7 +174,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
             }
             endpoint = new LinkEndpoint(opened, { ...options.endpoint, role: 'worker', peer: entityId, peerFeatures, paced, ...(rttMs !== undefined ? { handshakeRttMs: rttMs } : {}), ...(log ? { log } : {}) });
             // Refused (a reload changed the host's entry meanwhile): closed, and no one is told of it.
-            if (!options.registry.attach(entityId, endpoint, since)) return endpoint;
+            if (!options.registry.attach(entityId, endpoint, { since })) return endpoint;
             options.audit?.linkAccepted(entityId, false);
             options.onAccepted?.(entityId, ws, endpoint);
             return endpoint;

@@ -182,7 +182,7 @@ export class HostLink {
     const loaded = loadFromEnv(this.#env, 'host-link');
     if (!loaded.ok) return loaded.response();
     const { config, log, audit } = loaded;
-    const registry = new InMemoryHostLinkRegistry({ log });
+    const registry = new InMemoryHostLinkRegistry({ log, onEnded: (link) => this.#live?.audit().audit.linkEnded(link) });
     const sockets = new HibernatingSockets(this.#state, [LINK_TAG]);
     // One audit for the link route and the agents' app: each made its own, with its own exporter.
     let made: WorkersAudit | undefined;
@@ -266,7 +266,7 @@ export class HostLink {
       },
       onClose: (event) => socket.ended({ code: event.code, reason: event.reason }),
     });
-    live.registry.attach(entityId, endpoint);
+    live.registry.attach(entityId, endpoint, { linkedAt: new Date(attachment.since) });
     this.#entityId = entityId;
     // Not the wake's time: a host gone silent while the object slept must still be found dead.
     this.#link = { ws: newest.ws, heardAt: lastHeardBeforeWake(this.#state.getWebSocketAutoResponseTimestamp(newest.ws), attachment.since), endpoint };
@@ -283,7 +283,7 @@ export class HostLink {
     const silentMs = Date.now() - Math.max(this.#link.heardAt, answered);
     if (silentMs < DEAD_AFTER_MS) return true;
     live.log.warn('Link is dead', { peer: entityId, silentMs });
-    this.#link.ws.close(1001, 'Link is dead');
+    this.#link.endpoint.closeAsDead(silentMs);
     this.#live?.sockets.closed(this.#link.ws, 1006, 'Link is dead');
     return false;
   }
