@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseWorkerConfig } from './worker-config.ts';
+import { parseWorkerConfig, type WorkerConfig } from './worker-config.ts';
 import { configChanges, MAX_NAMES } from './config-changes.ts';
 
 const hash = (c: string) => c.repeat(64);
@@ -52,6 +52,14 @@ describe('what a config reload changed', () => {
     const before = config({ agents: [{ name: 'alice', 'token-sha256': hash('a'), servers: ['files', 'docs'] }], servers: { files: { executor: { type: 'http', url: 'https://f.example.com/mcp' } }, docs: { executor: { url: 'https://d.example.com/mcp', type: 'http' } } }, 'allowed-hosts': ['a.example.com', 'b.example.com'] });
     const after = config({ 'allowed-hosts': ['b.example.com', 'a.example.com'], servers: { docs: { executor: { type: 'http', url: 'https://d.example.com/mcp' } }, files: { executor: { url: 'https://f.example.com/mcp', type: 'http' } } }, agents: [{ servers: ['docs', 'files'], 'token-sha256': hash('a'), name: 'alice' }] });
     expect(configChanges(before, after)).toEqual({});
+  });
+
+  it('keeps the order of any other list, and reads a setting left out as its default', () => {
+    // No list but the sets is in a config today; one added later, ordered, must not hide a change.
+    const ordered = (order: string[]) => ({ ...config(), future: order }) as unknown as WorkerConfig;
+    expect(configChanges(ordered(['a', 'b']), ordered(['b', 'a']))).toEqual({ settings: ['future'] });
+    expect(configChanges(config(), config({ 'link-on-loopback': false }))).toEqual({});
+    expect(configChanges(config(), config({ 'link-on-loopback': true }))).toEqual({ settings: ['link-on-loopback'] });
   });
 
   it('names at most a hundred of each, and says it cut the list', () => {

@@ -30,21 +30,24 @@ export interface ConfigChanges {
 /** A line is one event, whatever a reload did: a config of thousands of agents names at most this many per list. */
 export const MAX_NAMES = 100;
 
-/**
- * The same value, as the worker reads it: objects whatever their key order, and lists of names or
- * numbers (an agent's servers, `allowed-hosts`) whatever theirs, which the worker reads as sets.
- */
-function same(a: unknown, b: unknown): boolean {
-  return JSON.stringify(canonical(a ?? null)) === JSON.stringify(canonical(b ?? null));
+/** The lists the worker reads as sets, by key: an agent's servers, the allowed hosts and origins. Any other list's order is kept. */
+const SET_KEYS: ReadonlySet<string> = new Set(['servers', 'allowed-hosts', 'allowed-origins']);
+
+/** Settings whose absence means a value: written out or left out, they are the same. */
+const UNSET_MEANS: Readonly<Record<string, unknown>> = { 'link-on-loopback': false };
+
+/** The same value, as the worker reads it: objects whatever their key order, and sets (`SET_KEYS`) whatever theirs. */
+function same(a: unknown, b: unknown, key?: string): boolean {
+  return JSON.stringify(canonical(a ?? null, key)) === JSON.stringify(canonical(b ?? null, key));
 }
 
-function canonical(value: unknown): unknown {
+function canonical(value: unknown, key?: string): unknown {
   if (Array.isArray(value)) {
-    const items = value.map(canonical);
-    return items.every((item) => typeof item === 'string' || typeof item === 'number') ? [...(items as Array<string | number>)].sort() : items;
+    const items = value.map((item) => canonical(item));
+    return key !== undefined && SET_KEYS.has(key) && items.every((item) => typeof item === 'string') ? [...(items as string[])].sort() : items;
   }
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)).map(([k, v]) => [k, canonical(v)]));
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)).map(([k, v]) => [k, canonical(v, k)]));
 }
 
 export function configChanges(previous: WorkerConfig, next: WorkerConfig): ConfigChanges {
@@ -77,7 +80,7 @@ export function configChanges(previous: WorkerConfig, next: WorkerConfig): Confi
   if (servers !== undefined) changes.servers = servers;
   const listed = new Set(['agents', 'hosts', 'servers']);
   const settings = [...new Set([...Object.keys(previous), ...Object.keys(next)])]
-    .filter((key) => !listed.has(key) && !same(previous[key as keyof WorkerConfig], next[key as keyof WorkerConfig]))
+    .filter((key) => !listed.has(key) && !same(previous[key as keyof WorkerConfig] ?? UNSET_MEANS[key], next[key as keyof WorkerConfig] ?? UNSET_MEANS[key], key))
     .sort();
   if (settings.length > 0) changes.settings = settings;
   if (truncated) changes.truncated = true;
