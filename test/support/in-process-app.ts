@@ -8,7 +8,7 @@ import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { createApp } from '../../worker/app.ts';
 import { sha256Hex } from '../../worker/auth/agent-auth.ts';
 import { parseWorkerConfig, type WorkerConfig } from '../../worker/config/worker-config.ts';
-import { InMemorySessionTable } from '../../worker/sessions/session-table.ts';
+import { InMemorySessionTable, type SessionEvents } from '../../worker/sessions/session-table.ts';
 import type { WorkerAudit } from '../../worker/audit/worker-audit.ts';
 import { hostCredential, workerHostEntry } from './configs.ts';
 import type { InProcessRouter } from './in-process-router.ts';
@@ -52,8 +52,8 @@ export async function testConfig(
 }
 
 /** `retryAfterMs`: the least time between lazy reconnects of an unavailable `/mcp` server; 0 unless given, so a test need not wait it out. */
-export function startInProcessApp(config: WorkerConfig, router: InProcessRouter, options: { now?: () => number; audit?: WorkerAudit; retryAfterMs?: number } = {}): InProcessApp {
-  const sessions = new InMemorySessionTable({ idleMs: config['session-idle-seconds'] * 1000, ...(options.now !== undefined ? { now: options.now } : {}) });
+export function startInProcessApp(config: WorkerConfig, router: InProcessRouter, options: { now?: () => number; audit?: WorkerAudit; retryAfterMs?: number; onSession?: SessionEvents } = {}): InProcessApp {
+  const sessions = new InMemorySessionTable({ idleMs: config['session-idle-seconds'] * 1000, ...(options.now !== undefined ? { now: options.now } : {}), ...(options.onSession !== undefined ? { onSession: options.onSession } : {}) });
   const app = createApp({ config, router, sessions, retryAfterMs: options.retryAfterMs ?? 0, ...(options.audit !== undefined ? { audit: options.audit } : {}) });
   const fetch = async (url: string | URL, init?: RequestInit) => app.request(String(url), init);
   const clients: Client[] = [];

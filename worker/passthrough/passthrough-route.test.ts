@@ -118,7 +118,9 @@ describe('/servers/:name/mcp passthrough', () => {
     };
     const router = new InProcessRouter({ alpha: createTestMcpServer, gamma: refusing });
     const config = await testConfig([{ name: 'alice', servers: ['alpha', 'gamma'] }], ['alpha', 'gamma']);
-    harness = startInProcessApp({ ...config, 'max-sessions-per-agent': 2 }, router);
+    const events: string[] = [];
+    const onSession = { opened: (s: { route: string }) => void events.push(`opened ${s.route}`), ended: (s: { route: string }, because: string) => void events.push(`ended ${s.route} ${because}`) };
+    harness = startInProcessApp({ ...config, 'max-sessions-per-agent': 2 }, router, { onSession });
     const working = await harness.client('/servers/alpha/mcp', 'alice-token');
     for (let attempt = 0; attempt < 3; attempt++) {
       const response = await harness.fetch(`${BASE}/servers/gamma/mcp`, { method: 'POST', headers: { ...HEADERS, authorization: 'Bearer alice-token' }, body: JSON.stringify(INIT) });
@@ -128,6 +130,8 @@ describe('/servers/:name/mcp passthrough', () => {
     expect(harness.sessions.size).toBe(1);
     expect(router.opened.filter((o) => o.connection['server-name'] === 'gamma').every((o) => o.channel.closed)).toBe(true);
     expect(await working.callTool({ name: 'echo', arguments: { text: 'still here' } })).toEqual({ content: [{ type: 'text', text: 'alpha: still here' }] });
+    // A refused initialize opened nothing: no session line for any of them (README, audit).
+    expect(events).toEqual(['opened server:alpha']);
   });
 
   it('refuses requests without a session id unless they initialize, and sessions of other agents', async () => {

@@ -104,6 +104,8 @@ export class PassthroughSession implements AgentSession {
   /** The agent's initialize, which a cancellation does not end. */
   #initializeId: RequestId | undefined;
   #closed = false;
+  readonly initialized: Promise<boolean>;
+  #markInitialized!: (ok: boolean) => void;
 
   constructor(options: PassthroughSessionOptions) {
     this.id = options.id;
@@ -114,6 +116,7 @@ export class PassthroughSession implements AgentSession {
     this.#channel = options.channel;
     this.#log = options.log.child({ session: options.id, server: options.server });
     this.#onClosed = options.onClosed;
+    this.initialized = new Promise((resolve) => (this.#markInitialized = resolve));
     this.#requestTimeoutMs = options.requestTimeoutMs;
     this.#onUpstreamFailed = options.onUpstreamFailed;
     this.#ledger = options.ledger;
@@ -162,6 +165,7 @@ export class PassthroughSession implements AgentSession {
   async close(why = 'closed', end?: SessionEnd): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#markInitialized(false);
     this.#log.debug('Passthrough session closing', { why });
     for (const { timer } of this.#deadlines.values()) clearTimeout(timer);
     this.#deadlines.clear();
@@ -231,7 +235,10 @@ export class PassthroughSession implements AgentSession {
       }
       // A server that refuses initialize leaves nothing to talk to: the session ends behind its
       // answer, as a failed open's does, and no longer counts against the agent's sessions.
-      const refusedInitialize = message.id !== undefined && message.id === this.#initializeId && 'error' in message;
+      const answersInitialize = message.id !== undefined && message.id === this.#initializeId;
+      const refusedInitialize = answersInitialize && 'error' in message;
+      // Told before the agent can see it: the session is open from its result on, never on an error.
+      if (answersInitialize) this.#markInitialized(!refusedInitialize);
       // A cancelled call's answer goes on too: the endpoint drops it and gives its place back, and
       // its audit line, if still waiting, learns that the call ran after all.
       if (message.id !== undefined) this.#settle(message.id);

@@ -150,8 +150,13 @@ export async function handleSessionRequest(
     options.sessions.remove(session.id);
     await session.close('initialize failed');
   } else {
-    options.log.info('Agent session opened', { agent: agent.name, route, session: session.id });
-    options.sessions.opened?.(session.id);
+    // Open once its initialize has a result: a server's error on the stream opened nothing (the session ends behind it).
+    const opened = () => {
+      options.log.info('Agent session opened', { agent: agent.name, route, session: session.id });
+      options.sessions.opened?.(session.id);
+    };
+    if (session.initialized === undefined) opened();
+    else void session.initialized.then((ok) => ok && opened());
     // A reload while it opened saw no such session: it is ended or reconfigured now, as that
     // reload would have (its next request then learns why, as any session a reload ended).
     if (options.config !== undefined) await options.sessions.catchUp?.(session, options.config);

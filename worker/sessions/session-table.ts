@@ -53,6 +53,12 @@ export interface AgentSession {
   readonly oldestInFlightAt?: number | undefined;
   /** Answers one HTTP request of this session (POST, GET or DELETE); a POST's body may come already read. */
   handle(request: Request, body?: LegacyPostBody): Promise<Response>;
+  /**
+   * Settles once the agent's `initialize` is answered: true with a result, false with an error or
+   * when the session closed first. Absent: it was answered when `handle` resolved (the session
+   * answers it itself).
+   */
+  readonly initialized?: Promise<boolean>;
   /** Closes the agent-facing transport and every upstream channel. Idempotent. */
   close(why?: string): Promise<void>;
   /**
