@@ -225,9 +225,7 @@ export async function groupAlive(pgid: number): Promise<boolean> {
   }
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
-    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-    // "pid (comm) state ppid pgrp …"; comm may hold spaces and parentheses.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const fields = statFields(await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => ''));
     if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
   }
   return false;
@@ -245,7 +243,11 @@ export function startTimeOf(pid: number): string | undefined {
   } catch {
     return undefined;
   }
-  // "pid (comm) state ppid … starttime …"; comm may hold spaces and parentheses.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(stat);
   return fields[0] === 'Z' || fields[0] === 'X' ? undefined : fields[19];
+}
+
+/** The fields of a `/proc/PID/stat` after its command name, from `state` (0) on: "pid (comm) state ppid pgrp …", where comm may hold spaces and parentheses. */
+function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }

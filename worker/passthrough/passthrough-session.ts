@@ -237,7 +237,7 @@ export class PassthroughSession implements AgentSession {
       // answer, as a failed open's does, and no longer counts against the agent's sessions.
       const answersInitialize = message.id !== undefined && message.id === this.#initializeId;
       const refusedInitialize = answersInitialize && 'error' in message;
-      // Told before the agent can see it: the session is open from its result on, never on an error.
+      // The session is open from its result on, never on an error.
       if (answersInitialize) this.#markInitialized(!refusedInitialize);
       // A cancelled call's answer goes on too: the endpoint drops it and gives its place back, and
       // its audit line, if still waiting, learns that the call ran after all.
