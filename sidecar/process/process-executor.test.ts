@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { text } from 'node:stream/consumers';
@@ -220,6 +221,34 @@ describe('ProcessExecutor', () => {
     expect(group(pidOne)).not.toBe(String(handle.pid));
     await handle.dispose(0);
     await waitFor(() => (isAlive(pidOne) || isAlive(server) ? undefined : true), 'the sandbox to end');
+  });
+
+  it('has the group watchdog end the sandbox\'s PID 1 too, with a sidecar killed outright before PID 1 bound itself to bwrap', async () => {
+    // A stand-in for bwrap at the moment that matters: its PID 1 has called setsid (a group of its
+    // own, its command in it) and not yet set --die-with-parent, which no real bwrap can be held
+    // at. It reports that PID 1 as bwrap does, on the status descriptor.
+    const standIn = join(dir, 'bwrap');
+    writeFileSync(standIn, '#!/bin/sh\nsetsid /bin/sh -c \'sleep 30 & wait\' &\necho "{ \\"child-pid\\": $! }" >&3\nwait\n', { mode: 0o755 });
+    const script = [
+      `import { ProcessExecutor } from ${JSON.stringify(join(REPO, 'sidecar/process/process-executor.ts'))};`,
+      `import { testBubblewrapPolicy } from ${JSON.stringify(join(REPO, 'test/support/bubblewrap-policy.ts'))};`,
+      'const executor = new ProcessExecutor({ groupWatchdog: true });',
+      `const policy = testBubblewrapPolicy(${JSON.stringify(REPO)}, { executable: ${JSON.stringify(standIn)} });`,
+      "const handle = await executor.launch({ command: '/usr/bin/sleep', args: ['30'], env: {}, policy });",
+      'console.log(JSON.stringify({ tool: handle.pid, pidOne: handle.adopted[0] }));',
+      'setInterval(() => {}, 60000);',
+    ].join('\n');
+    const sidecar = spawn(NODE, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
+    const { tool, pidOne } = await new Promise<{ tool: number; pidOne: number }>((done) => sidecar.stdout!.once('data', (d: Buffer) => done(JSON.parse(String(d)))));
+    const command = await waitFor(() => childrenOf(pidOne)[0], 'the command under PID 1');
+    try {
+      expect(readFileSync(`/proc/${pidOne}/stat`, 'utf8').split(') ')[1]!.split(' ')[2]).toBe(String(pidOne)); // a group of its own
+      sidecar.kill('SIGKILL');
+      await waitFor(() => ([tool, pidOne, command].some(isAlive) ? undefined : true), 'the tool, its PID 1 and the command to end with the sidecar');
+    } finally {
+      sidecar.kill('SIGKILL');
+      for (const pid of [tool, pidOne, command]) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    }
   });
 
   it('killAllNow sends SIGKILL to every live group at once, for process exit hooks', async () => {

@@ -216,7 +216,7 @@ export class ProcessExecutor {
     try {
       await handle.started(signal);
       if (policy !== null && setupStderr) {
-        const sandbox: SpawnedSandbox = { pid: handle.pid, descriptors: extra, exited: handle.exited, kill: () => handle.signalGroup('SIGKILL'), adopt: (pid) => handle.adopt(pid), log: this.#logger };
+        const sandbox: SpawnedSandbox = { pid: handle.pid, descriptors: extra, exited: handle.exited, kill: () => handle.signalGroup('SIGKILL'), adopt: (pid) => this.#adopt(handle, pid), log: this.#logger };
         await this.#watchSetup(handle, policy, setupStderr, sandbox, signal);
       }
       return handle;
@@ -259,7 +259,17 @@ export class ProcessExecutor {
     void handle.whenGroupGone().then(() => {
       this.#live.delete(handle);
       this.#watchdog?.forget(handle.pid);
+      for (const pid of handle.adopted) this.#watchdog?.forget(pid);
     });
+  }
+
+  /**
+   * A sandbox's PID 1, outside the tool's group: ended with the handle, and by the watchdog with a
+   * sidecar killed outright. Once it called `setsid` it leads a group of its own, its command in it.
+   */
+  #adopt(handle: ChildProcessHandle, pid: number): void {
+    handle.adopt(pid);
+    if (handle.adopted.includes(pid)) this.#watchdog?.watch(pid);
   }
 
   /**

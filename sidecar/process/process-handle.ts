@@ -149,6 +149,11 @@ export class ChildProcessHandle implements ProcessHandle {
     if (start !== undefined) this.#outside.push({ pid, start });
   }
 
+  /** The pids `adopt` took (still alive then). */
+  get adopted(): readonly number[] {
+    return this.#outside.map((process) => process.pid);
+  }
+
   /** Signals every process in the group, and at SIGKILL the adopted ones; a group that is already empty is not an error. */
   signalGroup(signal: NodeJS.Signals): void {
     if (signal === 'SIGKILL') this.#killOutside();
