@@ -56,7 +56,8 @@ const RUNNER_DEADLINE_MS = 25_000;
 /**
  * The processes holding the other end of `streams`' pipes (node's are socket pairs: `ss` names
  * each peer's holders), what kept the runner's output open past its end, for the message of a
- * runner that never closes (once, in a full run under load, s17; never reproduced since).
+ * runner that never closes. In CI (s17, s24, s26) that was a sandbox's PID 1 and its server,
+ * orphaned by a dispose before PID 1 bound itself to bwrap; the executor now ends PID 1 itself.
  */
 function pipeHolders(streams: readonly unknown[]): string {
   const ours = new Set<string>();
