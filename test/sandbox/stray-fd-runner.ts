@@ -8,7 +8,6 @@
  * backend cannot close descriptors, refused; then its own inheritable descriptors again, and it
  * writes a line to fd 40 to show the parent's pipe still works.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readlinkSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +16,7 @@ import { ProcessExecutor, type ContainedLaunch } from '../../sidecar/process/pro
 import { inheritableDescriptors } from '../../sidecar/process/inherited-fds.ts';
 import { bubblewrapProbe, compileContainment, userModeNetworkProbe } from '../../sidecar/sandbox/index.ts';
 import { NEUTRAL_PROFILE, type NetworkCapability } from '../../sidecar/trust/effective-profile.ts';
-import { childrenOf, descriptorsOf, fdListingStandIn, standInRuns } from '../support/descriptors.ts';
+import { childrenOf, descriptorsOf, fdListingStandIn, peerHoldersOf, standInRuns } from '../support/descriptors.ts';
 
 const SLEEP = '/usr/bin/sleep';
 
@@ -124,27 +123,13 @@ async function main(): Promise<void> {
   setTimeout(() => step(`still alive: ${JSON.stringify(process.getActiveResourcesInfo())}; handles: ${JSON.stringify(handles())}; descendants: ${JSON.stringify(descendants(process.pid))}`), 5_000).unref();
 }
 
-/** Each handle keeping this process alive: its descriptor, what that is, and who else holds its peer. */
+/** Each handle keeping this process alive: its descriptor, and who holds that descriptor's other end. */
 function handles(): string[] {
   const active = (process as unknown as { _getActiveHandles(): { constructor: { name: string }; _handle?: { fd?: number }; fd?: number }[] })._getActiveHandles();
-  let listing = '';
-  try {
-    listing = execFileSync('ss', ['-xpn'], { encoding: 'utf8' });
-  } catch {
-    // no ss
-  }
   return active.map((handle) => {
     const fd = handle._handle?.fd ?? handle.fd;
     if (typeof fd !== 'number' || fd < 0) return handle.constructor.name;
-    let target = '?';
-    try {
-      target = readlinkSync(`/proc/self/fd/${fd}`);
-    } catch {
-      // closed
-    }
-    const inode = /\[(\d+)\]/.exec(target)?.[1];
-    const peers = listing.split('\n').filter((line) => inode !== undefined && new RegExp(`\\*\\s+\\d+\\s+\\*\\s+${inode}\\b`).test(line)).map((line) => /users:\((.*)\)/.exec(line)?.[1] ?? line.trim());
-    return `${handle.constructor.name} fd ${fd} ${target} peer held by ${peers.join('; ') || 'none'}`;
+    return `${handle.constructor.name} fd ${fd}, other end held by ${peerHoldersOf(fd).join('; ') || 'no process'}`;
   });
 }
 

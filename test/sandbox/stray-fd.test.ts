@@ -12,14 +12,14 @@
  * pipe still carries what it writes, and a backend that cannot close descriptors in its sandbox
  * is refused a launch before anything is spawned.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Figures } from '../resilience/figures.ts';
-import { STRAYS, strayStdio } from '../support/descriptors.ts';
+import { peerHoldersOf, STRAYS, strayStdio } from '../support/descriptors.ts';
 import { REPO } from '../support/paths.ts';
 
 /** Counted with the resilience suite's totals: each launch a session, each stray descriptor an input tried. */
@@ -60,21 +60,9 @@ const RUNNER_DEADLINE_MS = 25_000;
  * orphaned by a dispose before PID 1 bound itself to bwrap; the executor now ends PID 1 itself.
  */
 function pipeHolders(streams: readonly unknown[]): string {
-  const ours = new Set<string>();
-  for (const stream of streams) {
+  const holders = streams.flatMap((stream) => {
     const fd = (stream as { _handle?: { fd?: number } } | null)?._handle?.fd;
-    const inode = typeof fd === 'number' && fd >= 0 ? /\[(\d+)\]/.exec(readlinkSync(`/proc/self/fd/${fd}`))?.[1] : undefined;
-    if (inode !== undefined) ours.add(inode);
-  }
-  let listing: string;
-  try {
-    listing = execFileSync('ss', ['-xpn'], { encoding: 'utf8' });
-  } catch (error) {
-    return `unknown (ss: ${(error as Error).message})`;
-  }
-  const holders = listing.split('\n').flatMap((line) => {
-    const ends = /\*\s+(\d+)\s+\*\s+(\d+)/.exec(line);
-    return ends !== null && ours.has(ends[2]!) && !ours.has(ends[1]!) ? [/users:\((.*)\)/.exec(line)?.[1] ?? line.trim()] : [];
+    return typeof fd === 'number' && fd >= 0 ? peerHoldersOf(fd) : [];
   });
   return holders.length > 0 ? holders.join('; ') : 'no other process';
 }

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -78,4 +79,30 @@ export function standInRuns(file: string): Record<number, string>[] {
     .split('\n\n')
     .filter((block) => block.trim() !== '')
     .map((block) => Object.fromEntries(block.trim().split('\n').map((line) => [Number(line.split(' ')[0]), line.slice(line.indexOf(' ') + 1)])));
+}
+
+/**
+ * Who holds the other end of this process's socket-pair descriptor `fd` (Node's pipes to a child
+ * are socket pairs, whose peers `ss` names): each holder as `ss` lists it ("name",pid=…,fd=…),
+ * or why that cannot be told.
+ */
+export function peerHoldersOf(fd: number): string[] {
+  let inode: string | undefined;
+  try {
+    inode = /\[(\d+)\]/.exec(readlinkSync(`/proc/self/fd/${fd}`))?.[1];
+  } catch {
+    return ['unknown (closed)'];
+  }
+  if (inode === undefined) return ['unknown (not a socket)'];
+  let listing: string;
+  try {
+    listing = execFileSync('ss', ['-xpn'], { encoding: 'utf8' });
+  } catch (error) {
+    return [`unknown (ss: ${(error as Error).message})`];
+  }
+  // "u_str ESTAB 0 0 * LOCAL * PEER users:(…)": the line whose peer is ours is the other end's.
+  return listing.split('\n').flatMap((line) => {
+    const ends = /\*\s+(\d+)\s+\*\s+(\d+)/.exec(line);
+    return ends !== null && ends[2] === inode ? [/users:\((.*)\)/.exec(line)?.[1] ?? line.trim()] : [];
+  });
 }
