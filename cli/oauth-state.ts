@@ -1,12 +1,11 @@
 /**
  * The built-in OAuth server's state for the worker under Node (`switchyard worker --runtime
  * node`, the single-machine mode): the same file store as under Deno, `<state dir>/oauth-state.json`
- * (0600, replaced atomically), with Node's file system and resolver injected, since `worker/`
+ * (0600, replaced atomically), with Node's file system and network injected, since `worker/`
  * itself stays web-standard.
  *
  * @module
  */
-import { lookup } from 'node:dns/promises';
 import { mkdirSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import type { WorkerConfig } from '../worker/config/worker-config.ts';
 import { FileOAuthStore } from '../worker/auth/oauth/store/file-oauth-store.ts';
 import { OAUTH_STATE_FILE } from '../worker/adapters/deno/deno-oauth-state.ts';
 import { parseServerKeys, SERVER_KEYS_ENV } from '../worker/auth/oauth/server-key.ts';
+import { nodeDocumentNetwork } from './node-document-network.ts';
 
 export async function openNodeOAuthStore(stateDir: string): Promise<FileOAuthStore> {
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
@@ -43,15 +43,10 @@ export async function openNodeOAuthStore(stateDir: string): Promise<FileOAuthSto
   });
 }
 
-/** Every address a name resolves to, for the metadata document fetch's address check. */
-export async function nodeResolve(hostname: string): Promise<string[]> {
-  return (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
-}
-
 /** What a Node worker with `config` needs for OAuth (nothing without an `oauth` section). */
 export async function nodeOAuthRuntime(config: WorkerConfig, stateDir: string): Promise<OAuthRuntime | undefined> {
   if (config.oauth === undefined) return undefined;
-  const metadataDocuments = { resolve: nodeResolve };
+  const metadataDocuments = { network: nodeDocumentNetwork() };
   if (config.oauth['built-in'] === undefined) return { metadataDocuments };
   const keys = parseServerKeys(process.env[SERVER_KEYS_ENV]);
   return { store: await openNodeOAuthStore(stateDir), metadataDocuments, ...(keys !== undefined ? { keys } : {}) };

@@ -1,19 +1,22 @@
 /**
  * Client ID Metadata Documents fetched for real: a local https server (a throwaway certificate
  * from openssl) plays the client's host. The name resolves (through the injected resolver) to a
- * public address while the injected fetch connects to 127.0.0.1 with that name for TLS, so the
- * whole fetch runs as in production: TLS, status, size and time limits, redirects, the client_id
- * check and the cache. A resolver answering a loopback or private address is refused before any
- * connection (DNS rebinding).
+ * public address, and the worker's Node network (`cli/node-document-network.ts`, the test's
+ * certificate trusted besides Node's roots) connects to it, here sent on to 127.0.0.1 with that
+ * name for TLS, so the whole fetch runs as in production: the connection to the checked address,
+ * TLS, HTTP/1.1, status, size and time limits, redirects, the client_id check and the cache. A
+ * resolver answering a loopback or private address is refused before any connection, and one
+ * that answers differently the second time (DNS rebinding) is never asked twice.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, request, type Server } from 'node:https';
+import { createServer, type Server } from 'node:https';
+import { createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MetadataDocumentClients } from '../../worker/auth/oauth/clients/metadata-document.ts';
+import { nodeConnectTls } from '../../cli/node-document-network.ts';
+import { MetadataDocumentClients, type DocumentNetwork } from '../../worker/auth/oauth/clients/metadata-document.ts';
 
 const HOST = 'client.example.com';
 const BASE = `https://${HOST}`;
@@ -21,6 +24,8 @@ const REDIRECT = 'http://127.0.0.1:43117/callback';
 
 let server: Server;
 let port: number;
+/** A port nothing listens on: a connection there is refused. */
+let closedPort: number;
 let ca: string;
 const hits: string[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-cimd-'));
@@ -38,6 +43,13 @@ beforeAll(async () => {
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(doc(`${BASE}/client.json`));
       case '/big.json':
         return void res.writeHead(200, { 'content-type': 'application/json' }).end(`{"pad":"${'x'.repeat(10_000)}"}`);
+      case '/chunked.json': {
+        // Written in two pieces: Node frames the body with Transfer-Encoding: chunked.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const text = doc(`${BASE}/chunked.json`);
+        res.write(text.slice(0, 20));
+        return void setImmediate(() => res.end(text.slice(20)));
+      }
       case '/moved.json':
         return void res.writeHead(302, { location: 'http://127.0.0.1/admin' }).end();
       case '/slow.json':
@@ -48,6 +60,10 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as { port: number }).port;
+  const probe = createTcpServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  closedPort = (probe.address() as { port: number }).port;
+  await new Promise((resolve) => probe.close(resolve));
 });
 
 afterAll(async () => {
@@ -56,33 +72,48 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A fetch that reaches the local server for any name, verifying TLS against the test certificate. */
-function localHttpsFetch(url: string, init: RequestInit): Promise<Response> {
-  return new Promise((resolve, reject) => {
-    const target = new URL(url);
-    const req = request(
-      { host: '127.0.0.1', port, servername: target.hostname, path: target.pathname, method: 'GET', headers: { host: target.host, ...(init.headers as Record<string, string>) }, ca, ...(init.signal ? { signal: init.signal } : {}) },
-      (res) => resolve(new Response(Readable.toWeb(res) as ReadableStream, { status: res.statusCode ?? 500, headers: res.headers as Record<string, string> })),
-    );
-    req.on('error', reject);
-    req.end();
-  });
+const PUBLIC = '93.184.215.14';
+const PUBLIC_TOO = '93.184.215.15';
+
+/**
+ * Node's network as the worker has it, with the test's certificate trusted; each connection is
+ * noted by the address asked for and sent to the local server (or, for `refused`, to a port where
+ * nothing listens).
+ */
+function network(resolve: (hostname: string) => Promise<string[]>, options: { refused?: string[] } = {}): DocumentNetwork & { asked: string[] } {
+  const asked: string[] = [];
+  const connect = nodeConnectTls({ ca });
+  return {
+    asked,
+    resolve,
+    connectTls: (o) => {
+      asked.push(o.address);
+      return connect({ ...o, address: '127.0.0.1', port: options.refused?.includes(o.address) ? closedPort : port });
+    },
+  };
 }
 
-const publicResolver = async () => ['93.184.215.14'];
+const publicResolver = async () => [PUBLIC];
 
 describe('Client ID Metadata Document fetch over real https', () => {
-  it('fetches, validates and caches a document (one request for two lookups)', async () => {
-    const clients = new MetadataDocumentClients({ fetch: localHttpsFetch, resolve: publicResolver });
+  it('fetches, validates and caches a document over a connection to the address it checked (one request for two lookups)', async () => {
+    const net = network(publicResolver);
+    const clients = new MetadataDocumentClients({ network: net });
     const before = hits.length;
     const client = await clients.get(`${BASE}/client.json`);
     expect(client).toEqual({ clientId: `${BASE}/client.json`, clientName: 'Example app', redirectUris: [REDIRECT], authMethod: 'none', source: 'metadata-document' });
     await clients.get(`${BASE}/client.json`);
     expect(hits.slice(before)).toEqual(['/client.json']);
+    expect(net.asked).toEqual([PUBLIC]);
+  });
+
+  it('reads a chunked body', async () => {
+    const clients = new MetadataDocumentClients({ network: network(publicResolver) });
+    expect((await clients.get(`${BASE}/chunked.json`)).clientId).toBe(`${BASE}/chunked.json`);
   });
 
   it('refuses a document naming another client_id, one over the size limit, a redirect and a server that does not answer in time', async () => {
-    const clients = new MetadataDocumentClients({ fetch: localHttpsFetch, resolve: publicResolver, timeoutMs: 500 });
+    const clients = new MetadataDocumentClients({ network: network(publicResolver), timeoutMs: 500 });
     await expect(clients.get(`${BASE}/other-id.json`)).rejects.toThrow(`The client metadata document names client_id "${BASE}/client.json", not the URL it was fetched from`);
     await expect(clients.get(`${BASE}/big.json`)).rejects.toThrow('The client metadata document is larger than 5120 bytes');
     await expect(clients.get(`${BASE}/moved.json`)).rejects.toThrow('Cannot fetch the client metadata document: it answered 302 (redirects are not followed)');
@@ -92,9 +123,35 @@ describe('Client ID Metadata Document fetch over real https', () => {
   it('refuses a name that resolves to loopback or a private address, without connecting', async () => {
     for (const address of ['127.0.0.1', '10.1.2.3', '::1', '169.254.169.254']) {
       const before = hits.length;
-      const clients = new MetadataDocumentClients({ fetch: localHttpsFetch, resolve: async () => ['93.184.215.14', address] });
+      const net = network(async () => [PUBLIC, address]);
+      const clients = new MetadataDocumentClients({ network: net });
       await expect(clients.get(`${BASE}/client.json`)).rejects.toThrow(`Client metadata document refused: "${HOST}" resolves to ${address}, a loopback, private or reserved address`);
       expect(hits.length).toBe(before);
+      expect(net.asked).toEqual([]);
     }
+  });
+
+  it('asks the resolver once and connects to what it checked, so a name that answers loopback the second time (DNS rebinding) never reaches loopback', async () => {
+    const answers = [[PUBLIC], ['127.0.0.1']];
+    let lookups = 0;
+    const net = network(async () => answers[Math.min(lookups++, 1)]!);
+    const clients = new MetadataDocumentClients({ network: net });
+    expect((await clients.get(`${BASE}/client.json`)).clientName).toBe('Example app');
+    expect(lookups).toBe(1);
+    expect(net.asked).toEqual([PUBLIC]);
+  });
+
+  it('tries the next checked address when one refuses the connection, and names the first failure when none takes it', async () => {
+    const net = network(async () => [PUBLIC, PUBLIC_TOO], { refused: [PUBLIC] });
+    expect((await new MetadataDocumentClients({ network: net }).get(`${BASE}/client.json`)).clientName).toBe('Example app');
+    expect(net.asked).toEqual([PUBLIC, PUBLIC_TOO]);
+    const none = network(async () => [PUBLIC, PUBLIC_TOO], { refused: [PUBLIC, PUBLIC_TOO] });
+    await expect(new MetadataDocumentClients({ network: none }).get(`${BASE}/client.json`)).rejects.toThrow(`Cannot fetch the client metadata document: cannot connect to "${HOST}" port 443 (ECONNREFUSED)`);
+  });
+
+  it('checks the certificate against the name in the URL, whatever address it connects to', async () => {
+    const other = 'other.example.com';
+    const clients = new MetadataDocumentClients({ network: network(publicResolver) });
+    await expect(clients.get(`https://${other}/client.json`)).rejects.toThrow(`Cannot fetch the client metadata document: the TLS handshake with "${other}" failed (ERR_TLS_CERT_ALTNAME_INVALID)`);
   });
 });

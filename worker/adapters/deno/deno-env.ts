@@ -25,7 +25,8 @@ import { formatIssue, ValidationError } from '../../../shared/validation.ts';
 import { upgradeWebSocket } from './deno-websocket.ts';
 import { levelFilteredWriter, type AuditWrite } from '../../../shared/audit/audit-log.ts';
 import { reopeningFileWriter, type AuditFileSystem, type FileIdentity } from '../../../shared/audit/reopening-file-writer.ts';
-import { denoResolver, openDenoOAuthStore, type DenoStateApi } from './deno-oauth-state.ts';
+import { openDenoOAuthStore, type DenoStateApi } from './deno-oauth-state.ts';
+import { denoDocumentNetwork, type DenoNetApi } from './deno-document-network.ts';
 import type { OAuthRuntime } from '../../app.ts';
 import { watchDenoWorkerConfig } from './deno-config-watch.ts';
 import { parseServerKeys, SERVER_KEYS_ENV } from '../../auth/oauth/server-key.ts';
@@ -36,7 +37,7 @@ export interface DenoHttpServer {
 }
 
 /** The slice of the `Deno` namespace the worker adapters use. */
-export interface DenoRuntime extends DenoStateApi {
+export interface DenoRuntime extends DenoStateApi, DenoNetApi {
   env: { get(key: string): string | undefined };
   readTextFile(path: string): Promise<string>;
   serve(
@@ -168,8 +169,8 @@ function writeAll(target: { writeSync(bytes: Uint8Array): number }, bytes: Uint8
 /** The built-in OAuth server's store in `SWITCHYARD_STATE_DIR`; exits 2 when it is needed and missing or unreadable. */
 async function oauthRuntime(config: WorkerConfig): Promise<OAuthRuntime | undefined> {
   if (config.oauth === undefined) return undefined;
-  const resolve = denoResolver(deno);
-  if (config.oauth['built-in'] === undefined) return { metadataDocuments: { resolve } };
+  const metadataDocuments = { network: denoDocumentNetwork(deno) };
+  if (config.oauth['built-in'] === undefined) return { metadataDocuments };
   const stateDir = deno.env.get('SWITCHYARD_STATE_DIR');
   if (stateDir === undefined || stateDir === '') {
     console.error('oauth.built-in needs a state dir for clients, grants and tokens: set SWITCHYARD_STATE_DIR (and allow Deno to read and write it)');
@@ -183,7 +184,7 @@ async function oauthRuntime(config: WorkerConfig): Promise<OAuthRuntime | undefi
     return deno.exit(2);
   }
   try {
-    return { store: await openDenoOAuthStore(deno, stateDir), metadataDocuments: { resolve }, ...(keys !== undefined ? { keys } : {}) };
+    return { store: await openDenoOAuthStore(deno, stateDir), metadataDocuments, ...(keys !== undefined ? { keys } : {}) };
   } catch (error) {
     console.error(`Cannot open the OAuth state in "${stateDir}": ${error instanceof Error ? error.message : String(error)}`);
     return deno.exit(2);

@@ -1,8 +1,7 @@
 /**
  * The built-in authorization server's state under Deno: one JSON file in the state dir
  * (`SWITCHYARD_STATE_DIR/oauth-state.json`, mode 0600, replaced atomically through a temporary
- * file), and `Deno.resolveDns` so a Client ID Metadata Document host that resolves to a private
- * or loopback address is refused before it is fetched.
+ * file).
  *
  * @module
  */
@@ -17,7 +16,6 @@ export interface DenoStateApi {
   rename(from: string, to: string): Promise<void>;
   remove(path: string): Promise<void>;
   mkdir(path: string, options?: { recursive?: boolean; mode?: number }): Promise<void>;
-  resolveDns(query: string, type: 'A' | 'AAAA'): Promise<string[]>;
   errors: { NotFound: new (...args: never[]) => Error };
 }
 
@@ -45,15 +43,4 @@ export async function openDenoOAuthStore(deno: DenoStateApi, stateDir: string): 
       }
     },
   });
-}
-
-/** Every A and AAAA address of a name (an IP literal resolves to itself). */
-export function denoResolver(deno: DenoStateApi): (hostname: string) => Promise<string[]> {
-  return async (hostname) => {
-    if (/^[\d.]+$/.test(hostname) || hostname.includes(':')) return [hostname];
-    const settled = await Promise.allSettled([deno.resolveDns(hostname, 'A'), deno.resolveDns(hostname, 'AAAA')]);
-    const addresses = settled.flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
-    if (addresses.length === 0 && settled[0].status === 'rejected') throw settled[0].reason as Error;
-    return addresses;
-  };
 }

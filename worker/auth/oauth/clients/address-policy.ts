@@ -4,7 +4,8 @@
  * machine, its LAN or cloud metadata services, so loopback, private, link-local, shared,
  * multicast and reserved addresses are refused, as are names that only mean something locally
  * (`localhost`, `*.local`, single-label names). A public name can still resolve to a private
- * address: runtimes that can resolve names pass a resolver and every address is checked too.
+ * address: runtimes that can resolve names pass their network, every address is checked too, and
+ * the document is read from one of those addresses (`metadata-document.ts`).
  *
  * @module
  */

@@ -20,7 +20,7 @@ describe('client metadata documents, fetched for strangers', () => {
 
   it('says why a host does not resolve by its kind, never in the resolver\'s own words, which the sign-in page would show', async () => {
     const refusal = async (error: Error) => {
-      const clients = new MetadataDocumentClients({ resolve: async () => { throw error; }, fetch: async () => new Response('{}') });
+      const clients = new MetadataDocumentClients({ network: { resolve: async () => { throw error; }, connectTls: () => Promise.reject(new Error('never connects')) } });
       return ((await clients.get(DOC_URL).catch((e: unknown) => e)) as Error).message;
     };
     const deno = Object.assign(new Error('proto error: no records found for Query { name: Name("app.example.") }'), { name: 'NotFound' });

@@ -4,7 +4,9 @@
  * SSRF risk, so the fetch is fenced in (`address-policy.ts` for hosts; here the rest):
  *
  * - the URL: https, a path other than `/`, no fragment, credentials or dot segments;
- * - the host: a public name or address; with a resolver (Node, Deno) every resolved address too;
+ * - the host: a public name or address; on Node and Deno every address the name resolves to too,
+ *   and the document is read over a connection to one of those very addresses
+ *   (`connection-fetch.ts`), so a DNS answer that changes after the check (rebinding) is never used;
  * - the request: no redirects followed, 5 s at most, 5 KiB at most, JSON only;
  * - the document: `client_id` equal to the URL exactly, `client_name`, valid `redirect_uris`,
  *   public-client authentication (`none`);
@@ -23,13 +25,14 @@
  * document at all. So junk under a client's own host can delay only the first sign-in of that
  * host's clients not cached in this process, while the junk goes on.
  *
- * The fetch and the resolver are injected: tests run the policy as pure functions and against a
- * fake or local https server, and each runtime passes what it has.
+ * The fetch, or the resolver and the TLS connect, are injected: tests run the policy as pure
+ * functions and against a fake or local https server, and each runtime passes what it has.
  *
  * @module
  */
 import * as z from '../../../../shared/zod.ts';
 import { readStreamWithin } from '../../../../shared/bounded-stream.ts';
+import { ConnectError, fetchOverConnection, type ByteConnection, type ConnectTls } from './connection-fetch.ts';
 import { invalidClient, OAuthError } from '../oauth-error.ts';
 import { hostRefusal, isPublicAddress } from './address-policy.ts';
 import { redirectUrisSchema, type OAuthClient } from './client-record.ts';
@@ -44,11 +47,21 @@ const CACHE_ENTRIES = 256;
 const CACHE_ENTRIES_PER_HOST = 8;
 const FAILURE_ENTRIES = 1024;
 
+/**
+ * The runtime's own network (Node, Deno): the name is resolved once, every address checked, and
+ * the connection made to a checked address, TLS checked against the name.
+ */
+export interface DocumentNetwork {
+  /** Every address a host name resolves to (every one must be public). */
+  resolve(hostname: string): Promise<string[]>;
+  connectTls: ConnectTls;
+}
+
 export interface MetadataDocumentFetchDeps {
-  /** The fetch to use; `globalThis.fetch` by default. */
+  /** Where the runtime has no resolver (Workers): the URL fetched by name; `globalThis.fetch` by default. */
   fetch?: (url: string, init: RequestInit) => Promise<Response>;
-  /** Resolves a host name to its addresses (every one must be public); none on runtimes that cannot. */
-  resolve?: (hostname: string) => Promise<string[]>;
+  /** Where it has one: used instead of `fetch`. */
+  network?: DocumentNetwork;
   now?: () => number;
   timeoutMs?: number;
   /** Failed fetches per URL host and minute at most (default {@link FAILED_FETCHES_PER_HOST_PER_MINUTE}). */
@@ -135,7 +148,7 @@ const COUNTED_HOSTS = 1024;
 
 /** Fetches, validates and caches metadata documents. */
 export class MetadataDocumentClients {
-  readonly #deps: Required<Omit<MetadataDocumentFetchDeps, 'resolve' | 'fetchesPerHostPerMinute'>> & Pick<MetadataDocumentFetchDeps, 'resolve'>;
+  readonly #deps: Required<Omit<MetadataDocumentFetchDeps, 'network' | 'fetchesPerHostPerMinute'>> & Pick<MetadataDocumentFetchDeps, 'network'>;
   /** Documents fetched well, least recently used first, with until when each may be served without a fetch. */
   readonly #documents = new Map<string, { client: OAuthClient; until: number }>();
   /** Why a URL could not be had, until it may be fetched again; apart, so junk never evicts a document. */
@@ -149,7 +162,7 @@ export class MetadataDocumentClients {
       fetch: deps.fetch ?? ((url, init) => fetch(url, init)),
       now: deps.now ?? Date.now,
       timeoutMs: deps.timeoutMs ?? METADATA_DOCUMENT_TIMEOUT_MS,
-      ...(deps.resolve !== undefined ? { resolve: deps.resolve } : {}),
+      ...(deps.network !== undefined ? { network: deps.network } : {}),
     };
     this.#perHost = deps.fetchesPerHostPerMinute ?? FAILED_FETCHES_PER_HOST_PER_MINUTE;
   }
@@ -224,7 +237,8 @@ export class MetadataDocumentClients {
   /** Fetches, checks and parses one document, with how long it may be cached. */
   async #fetchDocument(clientId: string): Promise<{ client: OAuthClient; until: number }> {
     const url = new URL(clientId);
-    if (this.#deps.resolve !== undefined) await this.#checkAddresses(url.hostname);
+    const network = this.#deps.network;
+    const pinned = network === undefined ? null : { connectTls: network.connectTls, addresses: await this.#checkAddresses(network, url.hostname) };
     // One deadline for the whole exchange, headers and body.
     const signal = AbortSignal.timeout(this.#deps.timeoutMs);
     const failed = (error: unknown) =>
@@ -234,7 +248,11 @@ export class MetadataDocumentClients {
     let response: Response;
     let text: string;
     try {
-      response = await this.#deps.fetch(clientId, { redirect: 'manual', headers: { accept: 'application/json' }, signal });
+      const headers = { accept: 'application/json' };
+      response =
+        pinned === null
+          ? await this.#deps.fetch(clientId, { redirect: 'manual', headers, signal })
+          : await fetchOverConnection(await connectToOneOf(pinned.connectTls, pinned.addresses, url, signal), url, { headers, signal });
       if (response.status !== 200) {
         await response.body?.cancel();
         throw invalidClient(`Cannot fetch the client metadata document: it answered ${response.status}${response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''}`);
@@ -247,10 +265,11 @@ export class MetadataDocumentClients {
     return { client, until: this.#deps.now() + cacheLifetime(response) };
   }
 
-  async #checkAddresses(hostname: string): Promise<void> {
+  /** The addresses `hostname` resolves to, every one of them public; refused otherwise. */
+  async #checkAddresses(network: DocumentNetwork, hostname: string): Promise<string[]> {
     let addresses: string[];
     try {
-      addresses = await this.#deps.resolve!(hostname.replace(/^\[|\]$/g, ''));
+      addresses = await network.resolve(hostname.replace(/^\[|\]$/g, ''));
     } catch (error) {
       // Named by its kind, not the resolver's own text (Deno's is a dump of its DNS query), since the sign-in page shows it.
       const kind = (error as { code?: unknown }).code ?? (error as Error).name;
@@ -261,5 +280,23 @@ export class MetadataDocumentClients {
     if (addresses.length === 0 || bad !== undefined) {
       throw invalidClient(`Client metadata document refused: "${hostname}" resolves to ${bad === undefined ? 'no address' : `${bad}, a loopback, private or reserved address`}`);
     }
+    return addresses;
   }
+}
+
+/** A TLS connection to the first of `addresses` that takes one (an unreachable IPv6 address gives way to the next); the first failure is the one named. */
+async function connectToOneOf(connectTls: ConnectTls, addresses: readonly string[], url: URL, signal: AbortSignal): Promise<ByteConnection> {
+  const serverName = url.hostname.replace(/^\[|\]$/g, '');
+  const port = url.port === '' ? 443 : Number(url.port);
+  let first: unknown;
+  for (const address of addresses) {
+    try {
+      return await connectTls({ address, port, serverName, signal });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      first ??= error;
+    }
+  }
+  if (first instanceof ConnectError && first.stage === 'tls') throw new Error(`the TLS handshake with "${serverName}" failed (${first.message})`);
+  throw new Error(`cannot connect to "${serverName}" port ${port} (${first instanceof ConnectError ? first.message : 'the connection failed'})`);
 }
