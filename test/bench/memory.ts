@@ -11,13 +11,15 @@
  *
  * @module
  */
-import { descendants, rssKb } from './processes.ts';
+import { descendants, residentPartsKb, rssKb } from './processes.ts';
 import type { Stack } from './stack.ts';
 import { median, round } from './stats.ts';
 
 export interface MemorySnapshot {
   workerKb: number | null;
   sidecarKb: number | null;
+  /** The sidecar's resident pages by what they hold (`residentPartsKb`). */
+  sidecarParts?: { anonymous: number; file: number } | null;
 }
 
 export interface MemoryResult {
@@ -45,7 +47,7 @@ export interface MemoryResult {
 }
 
 export function snapshot(stack: Stack): MemorySnapshot {
-  return { workerKb: rssKb(stack.worker.pid), sidecarKb: rssKb(stack.sidecar.pid) };
+  return { workerKb: rssKb(stack.worker.pid), sidecarKb: rssKb(stack.sidecar.pid), sidecarParts: residentPartsKb(stack.sidecar.pid) };
 }
 
 /** RSS of a process plus all of its descendants, in KiB; null once it is gone. */

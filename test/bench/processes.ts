@@ -160,6 +160,23 @@ export function rssKb(pid: number): number | null {
   return match ? Number(match[1]) : null;
 }
 
+/**
+ * A process's resident pages in KiB by what they hold, or null once it is gone: `anonymous` is its
+ * own memory (heaps, stacks, its data); `file` the pages of files it maps, above all the `node`
+ * binary's code, clean, shared with every process running the same binary and dropped by the
+ * kernel at no cost when memory is short.
+ */
+export function residentPartsKb(pid: number): { anonymous: number; file: number } | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  } catch {
+    return null;
+  }
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
+  return { anonymous: field('Anonymous'), file: field('Rss') - field('Anonymous') };
+}
+
 /** Length of a /proc clock tick in ms (USER_HZ; 100 Hz on every mainstream Linux). */
 export const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim() || 100);
 
