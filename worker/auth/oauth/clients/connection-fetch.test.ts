@@ -99,6 +99,7 @@ describe('an HTTP/1.1 GET over a connection', () => {
       [['HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n'], 'the response\'s transfer coding "gzip, chunked" is not chunked'],
       [['HTTP/1.1 200 OK\r\nX-Pad: ' + 'p'.repeat(MAX_HEAD_BYTES)], `the response head is longer than ${MAX_HEAD_BYTES} bytes`],
       [['HTTP/1.1 200 OK\r\n'], 'the connection closed inside the response head'],
+      [['HTTP/1.1 103 Early Hints\r\n\r\n'.repeat(5) + 'HTTP/1.1 200 OK\r\n\r\n'], 'the response began with more than 4 interim answers'],
     ];
     for (const [chunks, message] of cases) {
       const conn = connection(chunks);

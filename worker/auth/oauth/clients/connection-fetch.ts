@@ -36,6 +36,9 @@ export class ConnectError extends Error {
 /** The most bytes of a response's status line and headers, and of one chunk-size line or trailer. */
 export const MAX_HEAD_BYTES = 8 * 1024;
 
+/** Interim (1xx) answers taken before the final one. */
+const MAX_INTERIM_RESPONSES = 4;
+
 /** Why a response could not be read as HTTP/1.1; `fetch` would throw a `TypeError` there too. */
 export class MalformedResponseError extends TypeError {
   constructor(message: string) {
@@ -73,8 +76,11 @@ export async function fetchOverConnection(connection: ByteConnection, url: URL, 
     await writer.write(encoder.encode(requestHead(url, options.headers ?? {})));
     writer.releaseLock();
     let head = await readHead(input);
-    // An interim answer (103 Early Hints) precedes the one that counts.
-    while (head.status < 200) head = await readHead(input);
+    // Interim answers (103 Early Hints) precede the one that counts; a few, not a stream of them.
+    for (let interim = 1; head.status < 200; interim++) {
+      if (interim > MAX_INTERIM_RESPONSES) throw new MalformedResponseError(`the response began with more than ${MAX_INTERIM_RESPONSES} interim answers`);
+      head = await readHead(input);
+    }
     return new Response(head.status === 204 || head.status === 304 ? null : bodyStream(input, head.headers, close), { status: head.status, headers: head.headers });
   } catch (error) {
     close();
