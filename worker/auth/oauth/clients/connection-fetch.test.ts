@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fetchOverConnection, MAX_HEAD_BYTES, type ByteConnection } from './connection-fetch.ts';
+import { fetchOverConnection, MAX_FRAMING_BYTES, MAX_HEAD_BYTES, type ByteConnection } from './connection-fetch.ts';
 
 const URL_ = new URL('https://client.example.com:8443/apps/doc.json?v=2');
 
@@ -68,6 +68,24 @@ describe('an HTTP/1.1 GET over a connection', () => {
     expect(await response.text()).toBe('{"a":1}');
   });
 
+  it('closes the connection at once for a status that has no body', async () => {
+    for (const status of [204, 205, 304]) {
+      const conn = connection([`HTTP/1.1 ${status} X\r\n\r\n`], { open: true });
+      const response = await get(conn);
+      expect(response.status).toBe(status);
+      expect(response.body).toBeNull();
+      expect(conn.closed()).toBe(true);
+    }
+  });
+
+  it('reads header values byte for byte (ISO-8859-1, not windows-1252)', async () => {
+    const conn = connection([], { open: true });
+    const bytes = new Uint8Array([...new TextEncoder().encode('HTTP/1.1 204 X\r\nX-Byte: '), 0x80, 0xe9, 13, 10, 13, 10]);
+    // Raw bytes, not UTF-8 text. Node's TextDecoder('latin1') happens to be ISO-8859-1; Deno's is windows-1252 (0x80 → €), as the Encoding standard says.
+    const raw: ByteConnection = { ...conn, readable: new ReadableStream({ start: (c) => c.enqueue(bytes) }) };
+    expect((await get(raw)).headers.get('x-byte')).toBe('\u0080\u00e9');
+  });
+
   it('skips an interim 103 answer', async () => {
     const response = await get(connection(['HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n']));
     expect(response.status).toBe(404);
@@ -80,6 +98,24 @@ describe('an HTTP/1.1 GET over a connection', () => {
     await reader.read();
     await reader.cancel();
     expect(conn.closed()).toBe(true);
+  });
+
+  it('errors a body that has no framing when its signal ends it, rather than taking what came as the whole', async () => {
+    const conn = connection(['HTTP/1.1 200 OK\r\n\r\n{"a":1}'], { open: true });
+    const controller = new AbortController();
+    const response = await get(conn, controller.signal);
+    const reader = response.body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('{"a":1}');
+    controller.abort(new Error('deadline'));
+    await expect(reader.read()).rejects.toThrow('the connection was closed before the response ended');
+    expect(conn.closed()).toBe(true);
+  });
+
+  it('bounds what is not body: every head, chunk-size line and trailer count together', async () => {
+    const trailers = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n' + 'X-T: 1234567890\r\n'.repeat(2000) + '\r\n';
+    await expect((await get(connection([trailers]))).text()).rejects.toThrow(`the response's heads, chunk sizes and trailers pass ${MAX_FRAMING_BYTES} bytes`);
+    const extensions = 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n' + `1;${'e'.repeat(4000)}\r\nx\r\n`.repeat(5) + '0\r\n\r\n';
+    await expect((await get(connection([extensions]))).text()).rejects.toThrow(`the response's heads, chunk sizes and trailers pass ${MAX_FRAMING_BYTES} bytes`);
   });
 
   it('ends on its signal, with the signal\'s reason, and closes the connection', async () => {
@@ -98,6 +134,7 @@ describe('an HTTP/1.1 GET over a connection', () => {
       [['HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\n'], 'the response\'s Content-Length "5, 6" is not one number'],
       [['HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n'], 'the response\'s transfer coding "gzip, chunked" is not chunked'],
       [['HTTP/1.1 200 OK\r\nX-Pad: ' + 'p'.repeat(MAX_HEAD_BYTES)], `the response head is longer than ${MAX_HEAD_BYTES} bytes`],
+      [['HTTP/1.1 200 OK\r\nX-Pad: ' + 'p'.repeat(MAX_HEAD_BYTES) + '\r\n\r\n'], `the response head is longer than ${MAX_HEAD_BYTES} bytes`],
       [['HTTP/1.1 200 OK\r\n'], 'the connection closed inside the response head'],
       [['HTTP/1.1 103 Early Hints\r\n\r\n'.repeat(5) + 'HTTP/1.1 200 OK\r\n\r\n'], 'the response began with more than 4 interim answers'],
     ];

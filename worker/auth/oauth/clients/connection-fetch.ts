@@ -35,6 +35,11 @@ export class ConnectError extends Error {
 
 /** The most bytes of a response's status line and headers, and of one chunk-size line or trailer. */
 export const MAX_HEAD_BYTES = 8 * 1024;
+/**
+ * The most bytes of everything but the body's own: every head (interim ones too), chunk-size line
+ * and trailer. The caller caps the body; without this, a server could send framing without end.
+ */
+export const MAX_FRAMING_BYTES = 16 * 1024;
 
 /** Interim (1xx) answers taken before the final one. */
 const MAX_INTERIM_RESPONSES = 4;
@@ -48,8 +53,16 @@ export class MalformedResponseError extends TypeError {
 }
 
 const encoder = new TextEncoder();
-const latin1 = new TextDecoder('latin1');
 const CRLF = [13, 10];
+/** Statuses whose response has no body (RFC 9110 §15.3.5, §15.3.6, §15.4.5). */
+const NO_BODY = new Set([204, 205, 304]);
+
+/** Bytes as ISO-8859-1, one character each (a `TextDecoder('latin1')` is windows-1252, which maps 0x80–0x9f elsewhere). */
+function latin1(bytes: Uint8Array): string {
+  let text = '';
+  for (const byte of bytes) text += String.fromCharCode(byte);
+  return text;
+}
 
 /**
  * Sends `GET url` on `connection` and answers its response; the body streams from the connection,
@@ -81,7 +94,9 @@ export async function fetchOverConnection(connection: ByteConnection, url: URL, 
       if (interim > MAX_INTERIM_RESPONSES) throw new MalformedResponseError(`the response began with more than ${MAX_INTERIM_RESPONSES} interim answers`);
       head = await readHead(input);
     }
-    return new Response(head.status === 204 || head.status === 304 ? null : bodyStream(input, head.headers, close), { status: head.status, headers: head.headers });
+    if (!NO_BODY.has(head.status)) return new Response(bodyStream(input, head.headers, close), { status: head.status, headers: head.headers });
+    close();
+    return new Response(null, { status: head.status, headers: head.headers });
   } catch (error) {
     close();
     throw options.signal.aborted ? options.signal.reason : error;
@@ -96,7 +111,7 @@ function requestHead(url: URL, headers: Record<string, string>): string {
 
 /** A response's status and headers, read up to the empty line that ends them. */
 async function readHead(input: BufferedReader): Promise<{ status: number; headers: Headers }> {
-  const text = latin1.decode(await input.readUntil([13, 10, 13, 10], MAX_HEAD_BYTES, 'the response head'));
+  const text = latin1(await input.readUntil([13, 10, 13, 10], MAX_HEAD_BYTES, 'the response head'));
   const [statusLine = '', ...fields] = text.split('\r\n');
   const status = /^HTTP\/1\.[01] ([1-5]\d\d)(?: |$)/.exec(statusLine);
   if (status === null) throw new MalformedResponseError(`the response does not start with an HTTP/1.1 status line: "${statusLine.slice(0, 40)}"`);
@@ -158,7 +173,7 @@ function chunkedBody(input: BufferedReader): () => Promise<Uint8Array | null> {
   return async () => {
     if (ended) return null;
     if (left === 0) {
-      const line = latin1.decode(await input.readUntil(CRLF, MAX_HEAD_BYTES, 'a chunk size line'));
+      const line = latin1(await input.readUntil(CRLF, MAX_HEAD_BYTES, 'a chunk size line'));
       const size = /^([0-9a-fA-F]{1,12})[ \t]*(?:;.*)?$/.exec(line);
       if (size === null) throw new MalformedResponseError(`the response has a malformed chunk size line: "${line.slice(0, 40)}"`);
       left = parseInt(size[1]!, 16);
@@ -172,16 +187,21 @@ function chunkedBody(input: BufferedReader): () => Promise<Uint8Array | null> {
     const bytes = await input.readSome(left);
     if (bytes === null) throw new MalformedResponseError('the connection closed inside a chunk');
     left -= bytes.byteLength;
-    if (left === 0 && (await input.readUntil(CRLF, 2, 'a chunk\'s end')).byteLength !== 0) throw new MalformedResponseError('a chunk does not end where its size says');
+    if (left === 0 && !(await input.skip(CRLF))) throw new MalformedResponseError('a chunk does not end where its size says');
     return bytes;
   };
 }
 
-/** Bytes read from a stream ahead of their use, so a head and a body can be told apart in one chunk. */
+/**
+ * Bytes read from a stream ahead of their use, so a head and a body can be told apart in one chunk;
+ * what `readUntil` takes counts against {@link MAX_FRAMING_BYTES}.
+ */
 class BufferedReader {
   readonly #reader: ReadableStreamDefaultReader<Uint8Array>;
   #buffer = new Uint8Array(0);
   #done = false;
+  #released = false;
+  #framing = 0;
 
   constructor(reader: ReadableStreamDefaultReader<Uint8Array>) {
     this.#reader = reader;
@@ -192,15 +212,25 @@ class BufferedReader {
     let searched = 0;
     for (;;) {
       const at = indexOf(this.#buffer, delimiter, searched);
+      if (at > limit || (at < 0 && this.#buffer.byteLength > limit)) throw new MalformedResponseError(`${what} is longer than ${limit} bytes`);
       if (at >= 0) {
+        this.#countFraming(at + delimiter.length);
         const bytes = this.#buffer.subarray(0, at);
         this.#buffer = this.#buffer.subarray(at + delimiter.length);
         return bytes;
       }
-      if (this.#buffer.byteLength > limit) throw new MalformedResponseError(`${what} is longer than ${limit} bytes`);
       searched = Math.max(0, this.#buffer.byteLength - delimiter.length + 1);
       if (!(await this.#fill())) throw new MalformedResponseError(`the connection closed inside ${what}`);
     }
+  }
+
+  /** Whether the next bytes are `expected` (then taken; counted as framing), false when they differ or the stream ends first. */
+  async skip(expected: readonly number[]): Promise<boolean> {
+    while (this.#buffer.byteLength < expected.length) if (!(await this.#fill())) return false;
+    if (expected.some((byte, i) => this.#buffer[i] !== byte)) return false;
+    this.#buffer = this.#buffer.subarray(expected.length);
+    this.#countFraming(expected.length);
+    return true;
   }
 
   /** Up to `most` bytes, as soon as there are any; null at the stream's end. */
@@ -211,14 +241,22 @@ class BufferedReader {
     return bytes;
   }
 
-  /** Gives the stream up: a read pending on it ends. */
+  /** Gives the stream up: a read pending on it ends, and this and every later read fail (not a body's end). */
   release(): void {
+    this.#released = true;
     this.#reader.cancel().catch(() => {});
   }
 
+  #countFraming(bytes: number): void {
+    this.#framing += bytes;
+    if (this.#framing > MAX_FRAMING_BYTES) throw new MalformedResponseError(`the response's heads, chunk sizes and trailers pass ${MAX_FRAMING_BYTES} bytes`);
+  }
+
   async #fill(): Promise<boolean> {
+    if (this.#released) throw new MalformedResponseError('the connection was closed before the response ended');
     if (this.#done) return false;
     const { done, value } = await this.#reader.read();
+    if (this.#released) throw new MalformedResponseError('the connection was closed before the response ended');
     if (done) {
       this.#done = true;
       return false;
