@@ -26,28 +26,29 @@ export function nodeDocumentNetwork(options: { ca?: string } = {}): DocumentNetw
 export function nodeConnectTls(options: { ca?: string } = {}): ConnectTls {
   return ({ address, port, serverName, signal }) =>
     new Promise<ByteConnection>((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason);
       // SNI carries names only (RFC 6066 §3); an IP literal is checked against the certificate as the host.
       const socket = connect({ host: address, port, ...(isIP(serverName) === 0 ? { servername: serverName } : {}), ...(options.ca !== undefined ? { ca: options.ca } : {}) });
       let connected = false;
       const abort = () => socket.destroy();
+      const closed = () => failed(new Error('closed'));
       const settle = () => {
         signal.removeEventListener('abort', abort);
         socket.off('error', failed);
+        socket.off('close', closed);
       };
-      const failed = (error: Error & { code?: string }) => {
+      function failed(error: Error & { code?: string }): void {
         settle();
         socket.destroy();
         // By its code only: Node's connect message names the address and port, and its TLS codes say what was wrong.
         reject(signal.aborted ? signal.reason : new ConnectError(connected ? 'tls' : 'connect', error.code ?? error.name));
-      };
+      }
       signal.addEventListener('abort', abort, { once: true });
-      if (signal.aborted) return failed(new Error('aborted'));
       socket.once('connect', () => (connected = true));
       socket.on('error', failed);
-      socket.once('close', () => failed(new Error('closed')));
+      socket.once('close', closed);
       socket.once('secureConnect', () => {
         settle();
-        socket.removeAllListeners('close');
         const { readable, writable } = Duplex.toWeb(socket);
         resolve({ readable: readable as ReadableStream<Uint8Array>, writable: writable as WritableStream<Uint8Array>, close: () => socket.destroy() });
       });

@@ -26,6 +26,9 @@ let server: Server;
 let port: number;
 /** A port nothing listens on: a connection there is refused. */
 let closedPort: number;
+/** A port that takes connections and never says a word: a TLS handshake there waits for ever. */
+let silentPort: number;
+const silent = createTcpServer(() => {});
 let ca: string;
 const hits: string[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-cimd-'));
@@ -50,6 +53,9 @@ beforeAll(async () => {
         res.write(text.slice(0, 20));
         return void setImmediate(() => res.end(text.slice(20)));
       }
+      case '/late.json':
+        // Answered after a first address's share of a 2 s deadline has passed.
+        return void setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(doc(`${BASE}/late.json`)), 1_200);
       case '/moved.json':
         return void res.writeHead(302, { location: 'http://127.0.0.1/admin' }).end();
       case '/slow.json':
@@ -64,9 +70,12 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
   closedPort = (probe.address() as { port: number }).port;
   await new Promise((resolve) => probe.close(resolve));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  silentPort = (silent.address() as { port: number }).port;
 });
 
 afterAll(async () => {
+  silent.close();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
   rmSync(dir, { recursive: true, force: true });
@@ -78,9 +87,9 @@ const PUBLIC_TOO = '93.184.215.15';
 /**
  * Node's network as the worker has it, with the test's certificate trusted; each connection is
  * noted by the address asked for and sent to the local server (or, for `refused`, to a port where
- * nothing listens).
+ * nothing listens, and for `silent`, to one that never answers).
  */
-function network(resolve: (hostname: string) => Promise<string[]>, options: { refused?: string[] } = {}): DocumentNetwork & { asked: string[] } {
+function network(resolve: (hostname: string) => Promise<string[]>, options: { refused?: string[]; silent?: string[] } = {}): DocumentNetwork & { asked: string[] } {
   const asked: string[] = [];
   const connect = nodeConnectTls({ ca });
   return {
@@ -88,7 +97,7 @@ function network(resolve: (hostname: string) => Promise<string[]>, options: { re
     resolve,
     connectTls: (o) => {
       asked.push(o.address);
-      return connect({ ...o, address: '127.0.0.1', port: options.refused?.includes(o.address) ? closedPort : port });
+      return connect({ ...o, address: '127.0.0.1', port: options.refused?.includes(o.address) ? closedPort : options.silent?.includes(o.address) ? silentPort : port });
     },
   };
 }
@@ -147,6 +156,20 @@ describe('Client ID Metadata Document fetch over real https', () => {
     expect(net.asked).toEqual([PUBLIC, PUBLIC_TOO]);
     const none = network(async () => [PUBLIC, PUBLIC_TOO], { refused: [PUBLIC, PUBLIC_TOO] });
     await expect(new MetadataDocumentClients({ network: none }).get(`${BASE}/client.json`)).rejects.toThrow(`Cannot fetch the client metadata document: cannot connect to "${HOST}" port 443 (ECONNREFUSED)`);
+  });
+
+  it('gives a silent address its share of the deadline, not all of it, and the next address the rest', async () => {
+    const net = network(async () => [PUBLIC, PUBLIC_TOO], { silent: [PUBLIC] });
+    expect((await new MetadataDocumentClients({ network: net, timeoutMs: 1_000 }).get(`${BASE}/client.json`)).clientName).toBe('Example app');
+    expect(net.asked).toEqual([PUBLIC, PUBLIC_TOO]);
+    const none = network(async () => [PUBLIC, PUBLIC_TOO], { silent: [PUBLIC], refused: [PUBLIC_TOO] });
+    await expect(new MetadataDocumentClients({ network: none, timeoutMs: 1_000 }).get(`${BASE}/client.json`)).rejects.toThrow(`Cannot fetch the client metadata document: cannot connect to "${HOST}" port 443 (no answer within 500 ms)`);
+  });
+
+  it('keeps a connection made within an address\'s share open past that share, for the whole deadline', async () => {
+    const net = network(async () => [PUBLIC, PUBLIC_TOO]);
+    expect((await new MetadataDocumentClients({ network: net, timeoutMs: 2_000 }).get(`${BASE}/late.json`)).clientId).toBe(`${BASE}/late.json`);
+    expect(net.asked).toEqual([PUBLIC]);
   });
 
   it('checks the certificate against the name in the URL, whatever address it connects to', async () => {

@@ -40,8 +40,10 @@ export function denoResolver(deno: Pick<DenoNetApi, 'resolveDns'>): (hostname: s
 async function denoConnectTls(deno: DenoNetApi, { address, port, serverName, signal }: { address: string; port: number; serverName: string; signal: AbortSignal }): Promise<ByteConnection> {
   let tcp: DenoConn;
   try {
+    // The signal ends only a connect under way (a connection made stays open when it fires later).
     tcp = await deno.connect({ hostname: address.includes(':') ? `[${address}]` : address, port, signal });
   } catch (error) {
+    if (signal.aborted) throw signal.reason;
     // By its kind only: Deno's message names this machine's own address.
     throw new ConnectError('connect', (error as Error).name);
   }

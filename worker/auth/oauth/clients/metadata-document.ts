@@ -252,7 +252,7 @@ export class MetadataDocumentClients {
       response =
         pinned === null
           ? await this.#deps.fetch(clientId, { redirect: 'manual', headers, signal })
-          : await fetchOverConnection(await connectToOneOf(pinned.connectTls, pinned.addresses, url, signal), url, { headers, signal });
+          : await fetchOverConnection(await connectToOneOf(pinned.connectTls, pinned.addresses, url, signal, this.#deps.timeoutMs), url, { headers, signal });
       if (response.status !== 200) {
         await response.body?.cancel();
         throw invalidClient(`Cannot fetch the client metadata document: it answered ${response.status}${response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''}`);
@@ -284,17 +284,24 @@ export class MetadataDocumentClients {
   }
 }
 
-/** A TLS connection to the first of `addresses` that takes one (an unreachable IPv6 address gives way to the next); the first failure is the one named. */
-async function connectToOneOf(connectTls: ConnectTls, addresses: readonly string[], url: URL, signal: AbortSignal): Promise<ByteConnection> {
+/**
+ * A TLS connection to the first of `addresses` that takes one: an address that refuses or stays
+ * silent (IPv6 without a route) gives way to the next, each given an equal share of the time left
+ * but the last, which has all of it. The first failure is the one named.
+ */
+async function connectToOneOf(connectTls: ConnectTls, addresses: readonly string[], url: URL, signal: AbortSignal, timeoutMs: number): Promise<ByteConnection> {
   const serverName = url.hostname.replace(/^\[|\]$/g, '');
   const port = url.port === '' ? 443 : Number(url.port);
+  const share = Math.floor(timeoutMs / addresses.length);
   let first: unknown;
-  for (const address of addresses) {
+  for (const [i, address] of addresses.entries()) {
+    const last = i === addresses.length - 1;
+    const attempt = last ? signal : AbortSignal.any([signal, AbortSignal.timeout(share)]);
     try {
-      return await connectTls({ address, port, serverName, signal });
+      return await connectTls({ address, port, serverName, signal: attempt });
     } catch (error) {
       if (signal.aborted) throw error;
-      first ??= error;
+      first ??= attempt.aborted ? new ConnectError('connect', `no answer within ${share} ms`) : error;
     }
   }
   if (first instanceof ConnectError && first.stage === 'tls') throw new Error(`the TLS handshake with "${serverName}" failed (${first.message})`);
