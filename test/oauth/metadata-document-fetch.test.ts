@@ -150,12 +150,17 @@ describe('Client ID Metadata Document fetch over real https', () => {
     expect(net.asked).toEqual([PUBLIC]);
   });
 
-  it('tries the next checked address when one refuses the connection, and names the first failure when none takes it', async () => {
+  it('tries the next checked address when one refuses the connection, at most four, and names the first failure when none takes it', async () => {
     const net = network(async () => [PUBLIC, PUBLIC_TOO], { refused: [PUBLIC] });
     expect((await new MetadataDocumentClients({ network: net }).get(`${BASE}/client.json`)).clientName).toBe('Example app');
     expect(net.asked).toEqual([PUBLIC, PUBLIC_TOO]);
     const none = network(async () => [PUBLIC, PUBLIC_TOO], { refused: [PUBLIC, PUBLIC_TOO] });
     await expect(new MetadataDocumentClients({ network: none }).get(`${BASE}/client.json`)).rejects.toThrow(`Cannot fetch the client metadata document: cannot connect to "${HOST}" port 443 (ECONNREFUSED)`);
+    // However many addresses a stranger's DNS names, one sign-in tries four.
+    const many = Array.from({ length: 10 }, (_, i) => `93.184.215.${20 + i}`);
+    const capped = network(async () => many, { refused: many });
+    await expect(new MetadataDocumentClients({ network: capped }).get(`${BASE}/client.json`)).rejects.toThrow('(ECONNREFUSED)');
+    expect(capped.asked).toEqual(many.slice(0, 4));
   });
 
   it('gives a silent address its share of the deadline, not all of it, and the next address the rest', async () => {

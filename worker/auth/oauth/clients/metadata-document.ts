@@ -284,18 +284,22 @@ export class MetadataDocumentClients {
   }
 }
 
+/** The most of a name's addresses tried, however many it has: a stranger's DNS answer sets how many connections one sign-in makes. */
+const ADDRESSES_TRIED = 4;
+
 /**
  * A TLS connection to the first of `addresses` that takes one: an address that refuses or stays
- * silent (IPv6 without a route) gives way to the next, each given an equal share of the time left
- * but the last, which has all of it. The first failure is the one named.
+ * silent (IPv6 without a route) gives way to the next. Each but the last tried gets an equal share
+ * of the deadline, the last whatever is left. The first failure is the one named.
  */
 async function connectToOneOf(connectTls: ConnectTls, addresses: readonly string[], url: URL, signal: AbortSignal, timeoutMs: number): Promise<ByteConnection> {
   const serverName = url.hostname.replace(/^\[|\]$/g, '');
   const port = url.port === '' ? 443 : Number(url.port);
-  const share = Math.floor(timeoutMs / addresses.length);
+  const tried = addresses.slice(0, ADDRESSES_TRIED);
+  const share = Math.floor(timeoutMs / tried.length);
   let first: unknown;
-  for (const [i, address] of addresses.entries()) {
-    const last = i === addresses.length - 1;
+  for (const [i, address] of tried.entries()) {
+    const last = i === tried.length - 1;
     const attempt = last ? signal : AbortSignal.any([signal, AbortSignal.timeout(share)]);
     try {
       return await connectTls({ address, port, serverName, signal: attempt });
