@@ -5,8 +5,7 @@
  * one each named by kind; and an attempt's deadline that fires once the connection is made leaves
  * it usable (one address's share of the time must not end the exchange).
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,6 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DENO, REPO } from '../support/paths.ts';
 import { ProcessSet } from '../support/processes.ts';
+import { issueTestCertificates } from '../support/test-certificates.ts';
 
 const NAME = 'apps.example.com';
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-deno-network-'));
@@ -22,20 +22,11 @@ let https: Server;
 let silent: TcpServer;
 const ports = { https: 0, refused: 0, silent: 0 };
 
-/** A throwaway CA and a certificate for `NAME` it signed (rustls refuses a CA certificate as a server's own). */
-function certificates(): void {
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=Switchyard test CA', '-keyout', 'ca-key.pem', '-out', 'ca.pem');
-  openssl('req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', `/CN=${NAME}`, '-keyout', 'key.pem', '-out', 'leaf.csr');
-  writeFileSync(join(dir, 'leaf.ext'), `basicConstraints=CA:FALSE\nsubjectAltName=DNS:${NAME}\nextendedKeyUsage=serverAuth\n`);
-  openssl('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-days', '1', '-extfile', 'leaf.ext', '-out', 'cert.pem');
-}
-
 const listen = (server: Server | TcpServer) => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 
 beforeAll(async () => {
-  certificates();
-  https = createServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (req, res) => {
+  const { key, cert } = issueTestCertificates(dir, NAME);
+  https = createServer({ key, cert }, (req, res) => {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url, host: req.headers.host }));
   });
   ports.https = await listen(https);

@@ -10,26 +10,18 @@
  * Network and mount namespaces, an address on their loopback and a DNS server on port 53 need
  * root; as another user the file is skipped, with that reason in its title.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REPO } from '../support/paths.ts';
+import { issueTestCertificates } from '../support/test-certificates.ts';
 
 const IS_ROOT = process.getuid?.() === 0;
 const HOST = 'apps.example.com';
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-rebinding-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** A throwaway CA and a certificate for `HOST` it signed (rustls, Deno's TLS, refuses a CA certificate as a server's own). */
-function certificates(): void {
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=Switchyard test CA', '-keyout', 'ca-key.pem', '-out', 'ca.pem');
-  openssl('req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', `/CN=${HOST}`, '-keyout', 'key.pem', '-out', 'leaf.csr');
-  writeFileSync(join(dir, 'leaf.ext'), `basicConstraints=CA:FALSE\nsubjectAltName=DNS:${HOST}\nextendedKeyUsage=serverAuth\n`);
-  openssl('x509', '-req', '-in', 'leaf.csr', '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-days', '1', '-extfile', 'leaf.ext', '-out', 'cert.pem');
-}
 
 interface SignIn {
   status: number;
@@ -59,7 +51,7 @@ function runInNamespaces(): Promise<{ deno?: SignIn; node?: SignIn; hits: { publ
 
 describe.skipIf(!IS_ROOT)(`DNS rebinding on the client metadata document fetch${IS_ROOT ? '' : ' (skipped: network namespaces and port 53 need root)'}`, () => {
   it('reads the document from the address the worker checked, under Deno and under Node: the loopback service the name points to next is never reached', { timeout: 60_000 }, async () => {
-    certificates();
+    issueTestCertificates(dir, HOST);
     const result = await runInNamespaces();
     expect(result.error).toBeUndefined();
     expect(result.deno).toEqual({ status: 200, shows: 'public' });

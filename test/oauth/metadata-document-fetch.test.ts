@@ -1,21 +1,22 @@
 /**
- * Client ID Metadata Documents fetched for real: a local https server (a throwaway certificate
- * from openssl) plays the client's host. The name resolves (through the injected resolver) to a
- * public address, and the worker's Node network (`cli/node-document-network.ts`, the test's
- * certificate trusted besides Node's roots) connects to it, here sent on to 127.0.0.1 with that
- * name for TLS, so the whole fetch runs as in production: the connection to the checked address,
- * TLS, HTTP/1.1, status, size and time limits, redirects, the client_id check and the cache. A
- * resolver answering a loopback or private address is refused before any connection, and one
- * that answers differently the second time (DNS rebinding) is never asked twice.
+ * Client ID Metadata Documents fetched for real: a local https server (a certificate from a
+ * throwaway CA, `test/support/test-certificates.ts`) plays the client's host. The name resolves
+ * (through the injected resolver) to a public address, and the worker's Node network
+ * (`cli/node-document-network.ts`, the test's CA trusted besides Node's roots) connects to it,
+ * here sent on to 127.0.0.1 with that name for TLS, so the whole fetch runs as in production: the
+ * connection to the checked address, TLS, HTTP/1.1, status, size and time limits, redirects, the
+ * client_id check and the cache. A resolver answering a loopback or private address is refused
+ * before any connection, and one that answers differently the second time (DNS rebinding) is
+ * never asked twice.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { createServer as createTcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nodeConnectTls } from '../../cli/node-document-network.ts';
+import { issueTestCertificates } from '../support/test-certificates.ts';
 import { MetadataDocumentClients, type DocumentNetwork } from '../../worker/auth/oauth/clients/metadata-document.ts';
 
 const HOST = 'client.example.com';
@@ -34,9 +35,9 @@ const hits: string[] = [];
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-cimd-'));
 
 beforeAll(async () => {
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', `/CN=${HOST}`, '-addext', `subjectAltName=DNS:${HOST}`, '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
-  ca = readFileSync(join(dir, 'cert.pem'), 'utf8');
-  server = createServer({ key: readFileSync(join(dir, 'key.pem')), cert: ca }, (req, res) => {
+  const issued = issueTestCertificates(dir, HOST);
+  ca = issued.ca;
+  server = createServer({ key: issued.key, cert: issued.cert }, (req, res) => {
     hits.push(req.url ?? '');
     const doc = (id: string) => JSON.stringify({ client_id: id, client_name: 'Example app', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' });
     switch (req.url) {
