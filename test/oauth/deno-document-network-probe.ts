@@ -37,6 +37,13 @@ report('document', await outcome(async () => {
 report('other name', await outcome(() => connectTls({ address: '127.0.0.1', port: https, serverName: 'other.example.com', signal: AbortSignal.timeout(5_000) })));
 report('refused', await outcome(() => connectTls({ address: '127.0.0.1', port: refused, serverName: name, signal: AbortSignal.timeout(5_000) })));
 report('silent', await outcome(() => connectTls({ address: '127.0.0.1', port: silent, serverName: name, signal: AbortSignal.timeout(300) })));
+// Header bytes 0x80-0x9f as ISO-8859-1: Deno's TextDecoder('latin1') is windows-1252 (0x80 is €).
+report('header bytes', await outcome(async () => {
+  const bytes = new Uint8Array([...new TextEncoder().encode('HTTP/1.1 204 X\r\nX-Byte: '), 0x80, 0x9f, 0xe9, 13, 10, 13, 10]);
+  const connection = { readable: new ReadableStream<Uint8Array>({ start: (c) => c.enqueue(bytes) }), writable: new WritableStream<Uint8Array>(), close: () => {} };
+  const response = await fetchOverConnection(connection, new URL(`https://${name}/`), { signal: AbortSignal.timeout(5_000) });
+  return [...response.headers.get('x-byte')!].map((c) => c.charCodeAt(0));
+}));
 // An attempt's own deadline firing after the connection was made must leave it usable.
 report('deadline after connect', await outcome(async () => {
   const attempt = AbortSignal.timeout(200);

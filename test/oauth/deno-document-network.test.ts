@@ -2,7 +2,8 @@
  * Deno's connector for Client ID Metadata Documents (`worker/adapters/deno/deno-document-network.ts`)
  * under the real Deno binary, against local servers: a document read over TLS checked against the
  * name the connection was asked for, not the address; a wrong name, a refused port and a silent
- * one each named by kind; and an attempt's deadline that fires once the connection is made leaves
+ * one each named by kind; header bytes read as ISO-8859-1 (Deno's 'latin1' decoder is
+ * windows-1252); and an attempt's deadline that fires once the connection is made leaves
  * it usable (one address's share of the time must not end the exchange).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -59,6 +60,7 @@ describe('the Deno connector for client metadata documents', () => {
       'other name': { stage: 'tls', detail: expect.stringMatching(/^invalid peer certificate/) },
       refused: { stage: 'connect', detail: 'ConnectionRefused' },
       silent: { error: 'TimeoutError' },
+      'header bytes': { ok: [0x80, 0x9f, 0xe9] },
       'deadline after connect': { ok: document },
     });
   });

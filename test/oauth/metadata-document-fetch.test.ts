@@ -151,7 +151,7 @@ describe('Client ID Metadata Document fetch over real https', () => {
     expect(net.asked).toEqual([PUBLIC]);
   });
 
-  it('tries the next checked address when one refuses the connection, at most four, and names the first failure when none takes it', async () => {
+  it('tries the next checked address when one refuses the connection, at most four, IPv6 and IPv4 in turns, and names the first failure when none takes it', async () => {
     const net = network(async () => [PUBLIC, PUBLIC_TOO], { refused: [PUBLIC] });
     expect((await new MetadataDocumentClients({ network: net }).get(`${BASE}/client.json`)).clientName).toBe('Example app');
     expect(net.asked).toEqual([PUBLIC, PUBLIC_TOO]);
@@ -162,6 +162,11 @@ describe('Client ID Metadata Document fetch over real https', () => {
     const capped = network(async () => many, { refused: many });
     await expect(new MetadataDocumentClients({ network: capped }).get(`${BASE}/client.json`)).rejects.toThrow('(ECONNREFUSED)');
     expect(capped.asked).toEqual(many.slice(0, 4));
+    // IPv6 and IPv4 take turns: four IPv6 addresses without a route do not keep IPv4 out.
+    const v6 = Array.from({ length: 4 }, (_, i) => `2606:2800:220:1:248:1893:25c8:${1940 + i}`);
+    const dual = network(async () => [...v6, PUBLIC], { refused: v6 });
+    expect((await new MetadataDocumentClients({ network: dual }).get(`${BASE}/client.json`)).clientName).toBe('Example app');
+    expect(dual.asked).toEqual([v6[0], PUBLIC]);
   });
 
   it('gives a silent address its share of the deadline, not all of it, and the next address the rest', async () => {

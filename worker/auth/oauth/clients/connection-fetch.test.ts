@@ -4,11 +4,13 @@ import { fetchOverConnection, MAX_FRAMING_BYTES, MAX_HEAD_BYTES, type ByteConnec
 const URL_ = new URL('https://client.example.com:8443/apps/doc.json?v=2');
 
 /** A connection whose peer answers `chunks` (split as given, to cross every boundary) and then closes, or stays open. */
-function connection(chunks: readonly string[], options: { open?: boolean } = {}): ByteConnection & { sent(): string; closed(): boolean } {
+function connection(chunks: readonly string[], options: { open?: boolean } = {}): ByteConnection & { sent(): string; closed(): boolean; blocked: Promise<void> } {
   const encoder = new TextEncoder();
   let sent = '';
   let closed = false;
   let pending: ((chunk: ReadableStreamReadResult<Uint8Array>) => void) | null = null;
+  let block!: () => void;
+  const blocked = new Promise<void>((resolve) => (block = resolve));
   const queue = [...chunks];
   const readable = new ReadableStream<Uint8Array>({
     pull(controller) {
@@ -16,11 +18,13 @@ function connection(chunks: readonly string[], options: { open?: boolean } = {})
       if (next !== undefined) return controller.enqueue(encoder.encode(next));
       if (!options.open) return controller.close();
       // Held open until the connection is closed, as a silent peer would.
+      block();
       return new Promise<void>((resolve) => {
         pending = () => resolve();
       });
     },
-  });
+    // Pulled only when read, as a socket is: `blocked` then means a read waits on the peer.
+  }, { highWaterMark: 0 });
   const writable = new WritableStream<Uint8Array>({ write: (bytes) => void (sent += new TextDecoder().decode(bytes)) });
   return {
     readable,
@@ -31,6 +35,8 @@ function connection(chunks: readonly string[], options: { open?: boolean } = {})
     },
     sent: () => sent,
     closed: () => closed,
+    /** Resolves once a read waits on the peer, which sends nothing more. */
+    blocked,
   };
 }
 
@@ -53,6 +59,13 @@ describe('an HTTP/1.1 GET over a connection', () => {
       expect(await response.text()).toBe('{"a":"bcd"}');
       expect(conn.closed()).toBe(true);
     }
+  });
+
+  it('takes a head of exactly its limit, whether its end comes in the same read or the next', async () => {
+    const head = `HTTP/1.1 204 X\r\nX: ${'p'.repeat(MAX_HEAD_BYTES - 19)}`;
+    expect(head.length).toBe(MAX_HEAD_BYTES);
+    expect((await get(connection([head + '\r\n\r\n']))).status).toBe(204);
+    expect((await get(connection([head + '\r\n\r', '\n']))).status).toBe(204);
   });
 
   it('reads a chunked body, with extensions and trailers, split anywhere', async () => {
@@ -106,7 +119,11 @@ describe('an HTTP/1.1 GET over a connection', () => {
     const response = await get(conn, controller.signal);
     const reader = response.body!.getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toBe('{"a":1}');
+    // A read waiting on the network when the deadline comes, and one begun after it.
+    const waiting = reader.read();
+    await conn.blocked;
     controller.abort(new Error('deadline'));
+    await expect(waiting).rejects.toThrow('the connection was closed before the response ended');
     await expect(reader.read()).rejects.toThrow('the connection was closed before the response ended');
     expect(conn.closed()).toBe(true);
   });
@@ -135,6 +152,9 @@ describe('an HTTP/1.1 GET over a connection', () => {
       [['HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n'], 'the response\'s transfer coding "gzip, chunked" is not chunked'],
       [['HTTP/1.1 200 OK\r\nX-Pad: ' + 'p'.repeat(MAX_HEAD_BYTES)], `the response head is longer than ${MAX_HEAD_BYTES} bytes`],
       [['HTTP/1.1 200 OK\r\nX-Pad: ' + 'p'.repeat(MAX_HEAD_BYTES) + '\r\n\r\n'], `the response head is longer than ${MAX_HEAD_BYTES} bytes`],
+      // Past the limit by one byte, whether the head's end comes in the same read or the next.
+      [[`HTTP/1.1 200 OK\r\nX: ${'p'.repeat(MAX_HEAD_BYTES - 19)}`, '\r\n\r\n'], `the response head is longer than ${MAX_HEAD_BYTES} bytes`],
+      [[`HTTP/1.1 200 OK\r\nX: ${'p'.repeat(MAX_HEAD_BYTES - 19)}\r\n\r\n`], `the response head is longer than ${MAX_HEAD_BYTES} bytes`],
       [['HTTP/1.1 200 OK\r\n'], 'the connection closed inside the response head'],
       [['HTTP/1.1 103 Early Hints\r\n\r\n'.repeat(5) + 'HTTP/1.1 200 OK\r\n\r\n'], 'the response began with more than 4 interim answers'],
     ];

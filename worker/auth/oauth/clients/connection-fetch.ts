@@ -212,7 +212,8 @@ class BufferedReader {
     let searched = 0;
     for (;;) {
       const at = indexOf(this.#buffer, delimiter, searched);
-      if (at > limit || (at < 0 && this.#buffer.byteLength > limit)) throw new MalformedResponseError(`${what} is longer than ${limit} bytes`);
+      // Not found yet, the buffer may end in part of the delimiter.
+      if (at > limit || (at < 0 && this.#buffer.byteLength >= limit + delimiter.length)) throw new MalformedResponseError(`${what} is longer than ${limit} bytes`);
       if (at >= 0) {
         this.#countFraming(at + delimiter.length);
         const bytes = this.#buffer.subarray(0, at);

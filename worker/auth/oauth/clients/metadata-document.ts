@@ -288,14 +288,25 @@ export class MetadataDocumentClients {
 const ADDRESSES_TRIED = 4;
 
 /**
+ * The addresses with IPv6 and IPv4 taking turns, the first one's family first (RFC 8305 §4): a
+ * host whose IPv6 has no route still reaches IPv4 within the first few tried.
+ */
+export function interleaveFamilies(addresses: readonly string[]): string[] {
+  const first = addresses[0]?.includes(':') ?? false;
+  const same = addresses.filter((a) => a.includes(':') === first);
+  const other = addresses.filter((a) => a.includes(':') !== first);
+  return Array.from({ length: Math.max(same.length, other.length) }, (_, i) => [same[i], other[i]]).flat().filter((a): a is string => a !== undefined);
+}
+
+/**
  * A TLS connection to the first of `addresses` that takes one: an address that refuses or stays
- * silent (IPv6 without a route) gives way to the next. Each but the last tried gets an equal share
+ * silent (IPv6 without a route) gives way to the next, the families taking turns. Each but the last tried gets an equal share
  * of the deadline, the last whatever is left. The first failure is the one named.
  */
 async function connectToOneOf(connectTls: ConnectTls, addresses: readonly string[], url: URL, signal: AbortSignal, timeoutMs: number): Promise<ByteConnection> {
   const serverName = url.hostname.replace(/^\[|\]$/g, '');
   const port = url.port === '' ? 443 : Number(url.port);
-  const tried = addresses.slice(0, ADDRESSES_TRIED);
+  const tried = interleaveFamilies(addresses).slice(0, ADDRESSES_TRIED);
   const share = Math.floor(timeoutMs / tried.length);
   let first: unknown;
   for (const [i, address] of tried.entries()) {
