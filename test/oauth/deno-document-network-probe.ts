@@ -3,14 +3,16 @@
  * test's CA: Deno's connector for Client ID Metadata Documents (`denoDocumentNetwork`) against
  * the test's local servers. Each case prints one JSON line with what happened.
  *
- *   deno run --allow-net test/oauth/deno-document-network-probe.ts HTTPS_PORT REFUSED_PORT SILENT_PORT NAME
+ *   deno run --allow-net --allow-env test/oauth/deno-document-network-probe.ts HTTPS_PORT REFUSED_PORT SILENT_PORT NAME [through-proxy]
+ *
+ * With `through-proxy` (and HTTPS_PROXY set), only the document case runs.
  *
  * @module
  */
 import { ConnectError, fetchOverConnection } from '../../worker/auth/oauth/clients/connection-fetch.ts';
 import { denoDocumentNetwork, type DenoNetApi } from '../../worker/adapters/deno/deno-document-network.ts';
 
-const deno = (globalThis as unknown as { Deno: DenoNetApi & { args: string[] } }).Deno;
+const deno = (globalThis as unknown as { Deno: DenoNetApi & { args: string[]; exit(code: number): never } }).Deno;
 const [https, refused, silent] = deno.args.slice(0, 3).map(Number) as [number, number, number];
 const name = deno.args[3]!;
 const { connectTls } = denoDocumentNetwork(deno);
@@ -34,6 +36,7 @@ report('document', await outcome(async () => {
   const response = await fetchOverConnection(await connectTls({ address: '127.0.0.1', port: https, serverName: name, signal }), url, { signal });
   return `${response.status} ${await response.text()}`;
 }));
+if (deno.args[4] === 'through-proxy') deno.exit(0);
 report('other name', await outcome(() => connectTls({ address: '127.0.0.1', port: https, serverName: 'other.example.com', signal: AbortSignal.timeout(5_000) })));
 report('refused', await outcome(() => connectTls({ address: '127.0.0.1', port: refused, serverName: name, signal: AbortSignal.timeout(5_000) })));
 report('silent', await outcome(() => connectTls({ address: '127.0.0.1', port: silent, serverName: name, signal: AbortSignal.timeout(300) })));

@@ -7,7 +7,9 @@
  * it usable (one address's share of the time must not end the exchange).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server } from 'node:https';
+import { connect as connectTcp } from 'node:net';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,9 +23,12 @@ const dir = mkdtempSync(join(tmpdir(), 'switchyard-deno-network-'));
 const procs = new ProcessSet();
 let https: Server;
 let silent: TcpServer;
-const ports = { https: 0, refused: 0, silent: 0 };
+let proxy: HttpServer;
+const ports = { https: 0, refused: 0, silent: 0, proxy: 0 };
+/** What the proxy was asked: each CONNECT's target and Proxy-Authorization. */
+const connects: Array<{ target: string; authorization: string | undefined }> = [];
 
-const listen = (server: Server | TcpServer) => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
+const listen = (server: Server | TcpServer | HttpServer) => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)));
 
 beforeAll(async () => {
   const { key, cert } = issueTestCertificates(dir, NAME);
@@ -33,6 +38,19 @@ beforeAll(async () => {
   ports.https = await listen(https);
   silent = createTcpServer(() => {});
   ports.silent = await listen(silent);
+  // An egress proxy that tunnels every CONNECT to the https server, whatever it names.
+  proxy = createHttpServer((_req, res) => res.writeHead(405).end());
+  proxy.on('connect', (req, socket, head) => {
+    connects.push({ target: req.url ?? '', authorization: req.headers['proxy-authorization'] });
+    const upstream = connectTcp(ports.https, '127.0.0.1', () => {
+      socket.write('HTTP/1.1 200 Connection established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(socket).pipe(upstream);
+    });
+    upstream.on('error', () => socket.destroy());
+    socket.on('error', () => upstream.destroy());
+  });
+  ports.proxy = await listen(proxy);
   const probe = createTcpServer();
   ports.refused = await listen(probe);
   await new Promise((resolve) => probe.close(resolve));
@@ -42,13 +60,17 @@ afterAll(async () => {
   await procs.stopAll();
   https.closeAllConnections();
   https.close();
+  proxy.closeAllConnections();
+  proxy.close();
   silent.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
+const PROBE = join(REPO, 'test/oauth/deno-document-network-probe.ts');
+
 describe('the Deno connector for client metadata documents', () => {
   it('reads over TLS checked against the name, and names a wrong name, a refusal and silence by kind', { timeout: 30_000 }, async () => {
-    const proc = procs.spawn(DENO, ['run', '--quiet', '--allow-net', join(REPO, 'test/oauth/deno-document-network-probe.ts'), String(ports.https), String(ports.refused), String(ports.silent), NAME], { DENO_CERT: join(dir, 'ca.pem'), NO_COLOR: '1' });
+    const proc = procs.spawn(DENO, ['run', '--quiet', '--allow-net', '--allow-env', PROBE, String(ports.https), String(ports.refused), String(ports.silent), NAME], { DENO_CERT: join(dir, 'ca.pem'), NO_COLOR: '1', HTTPS_PROXY: '', https_proxy: '' });
     expect(await proc.exited).toBe(0);
     const lines = Object.fromEntries(proc.stdout().trim().split('\n').map((line) => {
       const { label, ms: _ms, ...rest } = JSON.parse(line) as { label: string; ms: number };
@@ -63,5 +85,18 @@ describe('the Deno connector for client metadata documents', () => {
       'header bytes': { ok: [0x80, 0x9f, 0xe9] },
       'deadline after connect': { ok: document },
     });
+  });
+
+  it('goes through HTTPS_PROXY as Deno\'s fetch would, asking CONNECT for the checked address with the proxy\'s credentials', { timeout: 30_000 }, async () => {
+    const proc = procs.spawn(DENO, ['run', '--quiet', '--allow-net', '--allow-env', PROBE, String(ports.https), String(ports.refused), String(ports.silent), NAME, 'through-proxy'], {
+      DENO_CERT: join(dir, 'ca.pem'),
+      NO_COLOR: '1',
+      HTTPS_PROXY: `http://probe:s%3Acret@127.0.0.1:${ports.proxy}`,
+      NO_PROXY: 'other.example.com',
+    });
+    expect(await proc.exited).toBe(0);
+    const { label, ok } = JSON.parse(proc.stdout().trim()) as { label: string; ok: string };
+    expect({ label, ok }).toEqual({ label: 'document', ok: `200 ${JSON.stringify({ path: '/client.json', host: `${NAME}:${ports.https}` })}` });
+    expect(connects).toEqual([{ target: `127.0.0.1:${ports.https}`, authorization: `Basic ${Buffer.from('probe:s:cret').toString('base64')}` }]);
   });
 });

@@ -106,7 +106,7 @@ async function signIn(base: string, path: string): Promise<{ status: number; sho
 
 const result: Record<string, unknown> = {};
 try {
-  const deno = await startDenoWorker({ configFile, port: 0, stderr: 'pipe', stateDir: join(dir, 'deno-state'), env: { DENO_CERT: join(dir, 'ca.pem') } });
+  const deno = await startDenoWorker({ configFile, port: 0, stderr: 'pipe', stateDir: join(dir, 'deno-state'), env: { DENO_CERT: join(dir, 'ca.pem'), HTTPS_PROXY: '', https_proxy: '' } });
   try {
     result.deno = await signIn(await deno.listening, '/deno.json');
   } finally {

@@ -2,21 +2,26 @@
  * Deno's network for Client ID Metadata Documents: `Deno.resolveDns` gives every address of the
  * name for the check, and `Deno.connect` + `Deno.startTls` open the connection to a checked address
  * with the certificate checked against the name, so the name is never resolved a second time
- * (`connection-fetch.ts` says why).
+ * (`connection-fetch.ts` says why). Where Deno's `fetch` would take an egress proxy
+ * (`HTTPS_PROXY`), so does this, with a `CONNECT` to the checked address (`egress-proxy.ts`).
  *
  * @module
  */
 import { ConnectError, type ByteConnection } from '../../auth/oauth/clients/connection-fetch.ts';
 import type { DocumentNetwork } from '../../auth/oauth/clients/metadata-document.ts';
+import { connectAnswer, connectRequest, proxyFor, type EgressProxy } from './egress-proxy.ts';
 
 interface DenoConn {
   readable: ReadableStream<Uint8Array>;
   writable: WritableStream<Uint8Array>;
+  read(buffer: Uint8Array): Promise<number | null>;
+  write(bytes: Uint8Array): Promise<number>;
   close(): void;
 }
 
 /** The slice of `Deno` this file uses. */
 export interface DenoNetApi {
+  env: { get(key: string): string | undefined };
   resolveDns(query: string, type: 'A' | 'AAAA'): Promise<string[]>;
   connect(options: { hostname: string; port: number; signal?: AbortSignal }): Promise<DenoConn>;
   startTls(conn: DenoConn, options: { hostname: string }): Promise<DenoConn & { handshake(): Promise<unknown> }>;
@@ -38,15 +43,20 @@ export function denoResolver(deno: Pick<DenoNetApi, 'resolveDns'>): (hostname: s
 }
 
 async function denoConnectTls(deno: DenoNetApi, { address, port, serverName, signal }: { address: string; port: number; serverName: string; signal: AbortSignal }): Promise<ByteConnection> {
+  const choice = proxyFor(serverName, (name) => deno.env.get(name));
+  if ('refused' in choice) throw new ConnectError('connect', choice.refused);
+  const proxy = 'proxy' in choice ? choice.proxy : null;
+  const to = proxy === null ? { hostname: address, port } : proxy;
   let tcp: DenoConn;
   try {
     // The signal ends only a connect under way (a connection made stays open when it fires later).
-    tcp = await deno.connect({ hostname: address.includes(':') ? `[${address}]` : address, port, signal });
+    tcp = await deno.connect({ hostname: to.hostname.includes(':') ? `[${to.hostname}]` : to.hostname, port: to.port, signal });
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     // By its kind only: Deno's message names this machine's own address.
-    throw new ConnectError('connect', (error as Error).name);
+    throw new ConnectError('connect', `${proxy === null ? '' : 'to the proxy: '}${(error as Error).name}`);
   }
+  if (proxy !== null) await tunnel(tcp, address, port, proxy, signal);
   let tls: DenoConn & { handshake(): Promise<unknown> };
   try {
     tls = await deno.startTls(tcp, { hostname: serverName });
@@ -70,6 +80,37 @@ async function denoConnectTls(deno: DenoNetApi, { address, port, serverName, sig
     signal.removeEventListener('abort', abort);
   }
   return tls;
+}
+
+/** Asks the proxy for a tunnel to `address`:`port` on `tcp`; closes `tcp` and throws when it says no. */
+async function tunnel(tcp: DenoConn, address: string, port: number, proxy: EgressProxy, signal: AbortSignal): Promise<void> {
+  const abort = () => tcp.close();
+  signal.addEventListener('abort', abort, { once: true });
+  try {
+    await tcp.write(new TextEncoder().encode(connectRequest(address, port, proxy)));
+    let answer = new Uint8Array(0);
+    const chunk = new Uint8Array(1024);
+    for (;;) {
+      // read(), not the readable stream: a reader left on it would keep startTls from taking the connection.
+      const read = await tcp.read(chunk);
+      if (read === null) throw new Error('the proxy closed the connection');
+      answer = new Uint8Array([...answer, ...chunk.subarray(0, read)]);
+      if (answer.byteLength > 8 * 1024) throw new Error('the proxy\'s answer to CONNECT is longer than 8192 bytes');
+      const status = connectAnswer(answer);
+      if (status === null) continue;
+      if (status !== 200) throw new Error(`the proxy answered ${status} to CONNECT`);
+      return;
+    }
+  } catch (error) {
+    try {
+      tcp.close();
+    } catch {
+      // Closed by the abort already.
+    }
+    throw signal.aborted ? signal.reason : new ConnectError('connect', firstLine(error));
+  } finally {
+    signal.removeEventListener('abort', abort);
+  }
 }
 
 function firstLine(error: unknown): string {
