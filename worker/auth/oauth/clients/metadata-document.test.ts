@@ -99,6 +99,36 @@ describe('client metadata documents, fetched for strangers', () => {
   });
 });
 
+describe('client metadata documents fetched at once', () => {
+  it('fetches at most so many at once, refusing strangers past them with temporarily_unavailable, never a client a person approved', async () => {
+    const waiting: Array<() => void> = [];
+    const fetched: string[] = [];
+    let hold = true;
+    const clients = new MetadataDocumentClients({
+      now: () => 0,
+      concurrentFetches: 2,
+      // While `hold`, each answer waits to be let go, as a server that holds its answer would.
+      fetch: (url) => {
+        fetched.push(url);
+        const answer = () => Response.json(doc(url));
+        return hold ? new Promise<Response>((resolve) => waiting.push(() => resolve(answer()))) : Promise.resolve(answer());
+      },
+    });
+    const held = [clients.get('https://a.example/c.json'), clients.get('https://b.example/c.json')];
+    const refused = await clients.get('https://c.example/c.json').catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: 'temporarily_unavailable', status: 503, message: '2 client metadata documents are being fetched already: try again in a few seconds' });
+    let asked = 0;
+    const approved = clients.get('https://d.example/c.json', { granted: async () => (asked++, true) });
+    hold = false;
+    while (waiting.length > 0) waiting.shift()!();
+    expect((await Promise.all([...held, approved])).map((c) => c.clientId)).toEqual(['https://a.example/c.json', 'https://b.example/c.json', 'https://d.example/c.json']);
+    expect(asked).toBe(1);
+    // Refused for the crowd, not for itself: not remembered as a failure, and fetched once there is room.
+    expect((await clients.get('https://c.example/c.json')).clientId).toBe('https://c.example/c.json');
+    expect(fetched).toEqual(['https://a.example/c.json', 'https://b.example/c.json', 'https://d.example/c.json', 'https://c.example/c.json']);
+  });
+});
+
 describe('a client metadata document read', () => {
   it('marks a client whose grant types leave out refresh_token, so its grants issue no refresh token (RFC 7591 §2)', () => {
     const read = (grantTypes?: string[]) => parseMetadataDocument(DOC_URL, JSON.stringify({ ...doc(DOC_URL), ...(grantTypes !== undefined ? { grant_types: grantTypes } : {}) })).refreshGrant;

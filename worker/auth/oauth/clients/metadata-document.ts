@@ -66,6 +66,8 @@ export interface MetadataDocumentFetchDeps {
   timeoutMs?: number;
   /** Failed fetches per URL host and minute at most (default {@link FAILED_FETCHES_PER_HOST_PER_MINUTE}). */
   fetchesPerHostPerMinute?: number;
+  /** Fetches under way at once, at most (default {@link CONCURRENT_FETCHES}). */
+  concurrentFetches?: number;
 }
 
 /** True when a client_id is meant as a metadata document URL (rather than a registered id). */
@@ -145,10 +147,16 @@ export const FAILED_FETCHES_PER_HOST_PER_MINUTE = 10;
 export const FAILURE_TTL_MS = 60_000;
 /** Hosts whose failed fetches are counted at once; the least recently counted is forgotten first. */
 const COUNTED_HOSTS = 1024;
+/**
+ * Fetches under way at once, at most. Each holds a connection for up to the deadline, and the
+ * per-host budget counts names: a stranger with a wildcard DNS name and a server that answers
+ * nothing could make the worker hold a socket per name and run out of them, refusing every agent.
+ */
+export const CONCURRENT_FETCHES = 16;
 
 /** Fetches, validates and caches metadata documents. */
 export class MetadataDocumentClients {
-  readonly #deps: Required<Omit<MetadataDocumentFetchDeps, 'network' | 'fetchesPerHostPerMinute'>> & Pick<MetadataDocumentFetchDeps, 'network'>;
+  readonly #deps: Required<Omit<MetadataDocumentFetchDeps, 'network' | 'fetchesPerHostPerMinute' | 'concurrentFetches'>> & Pick<MetadataDocumentFetchDeps, 'network'>;
   /** Documents fetched well, least recently used first, with until when each may be served without a fetch. */
   readonly #documents = new Map<string, { client: OAuthClient; until: number }>();
   /** Why a URL could not be had, until it may be fetched again; apart, so junk never evicts a document. */
@@ -156,6 +164,8 @@ export class MetadataDocumentClients {
   /** Failed fetches per host in the last minute, least recently counted first. */
   readonly #hosts = new Map<string, WriteBudget>();
   readonly #perHost: number;
+  readonly #concurrent: number;
+  #fetching = 0;
 
   constructor(deps: MetadataDocumentFetchDeps = {}) {
     this.#deps = {
@@ -165,12 +175,13 @@ export class MetadataDocumentClients {
       ...(deps.network !== undefined ? { network: deps.network } : {}),
     };
     this.#perHost = deps.fetchesPerHostPerMinute ?? FAILED_FETCHES_PER_HOST_PER_MINUTE;
+    this.#concurrent = deps.concurrentFetches ?? CONCURRENT_FETCHES;
   }
 
   /**
    * The client a document describes. `granted` says whether a person approved this client (it
-   * holds a live grant): asked only when its host's failed-fetch budget is spent, and then the
-   * fetch goes ahead anyway.
+   * holds a live grant): asked only when its host's failed-fetch budget is spent or
+   * {@link CONCURRENT_FETCHES} are under way, and then the fetch goes ahead anyway.
    */
   async get(clientId: string, options: { granted?: () => Promise<boolean> } = {}): Promise<OAuthClient> {
     const now = this.#deps.now();
@@ -193,7 +204,13 @@ export class MetadataDocumentClients {
     if (budget !== null && slot === null && !(await (options.granted?.() ?? false))) {
       throw new OAuthError('temporarily_unavailable', `Too many client metadata documents from "${new URL(clientId).hostname}" failed in the last minute: try again in ${budget.minutesUntilFree()} min`, 429);
     }
+    // A client a person approved is fetched however many strangers' fetches are under way: their number is bounded by people.
+    if (this.#fetching >= this.#concurrent && !(await (options.granted?.() ?? false))) {
+      slot?.refund();
+      throw new OAuthError('temporarily_unavailable', `${this.#concurrent} client metadata documents are being fetched already: try again in a few seconds`, 503);
+    }
     let entry: { client: OAuthClient; until: number };
+    this.#fetching++;
     try {
       entry = await this.#fetchDocument(clientId);
     } catch (error) {
@@ -204,6 +221,8 @@ export class MetadataDocumentClients {
       if (this.#failures.size >= FAILURE_ENTRIES) this.#failures.delete(this.#failures.keys().next().value!);
       this.#failures.set(clientId, { error, until: this.#deps.now() + FAILURE_TTL_MS });
       throw error;
+    } finally {
+      this.#fetching--;
     }
     // Only failures count: a host that serves documents is never held back.
     slot?.refund();
