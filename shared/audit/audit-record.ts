@@ -88,8 +88,10 @@ export interface AuditRecord {
   /**
    * A session's end: why (`idle`, `limit-reached`, `config-changed`, a failure reason, `closed`,
    * `shutdown`); or a host link's (`closed` by the host, `lost`, `dead`, `replaced`,
-   * `config-changed`, `shutdown`, or the reason the worker refused the host's frames for). Its
-   * `durationMs` is how long the session was open, or the link up.
+   * `config-changed`, `shutdown`, or the reason the worker refused the host's frames for; on the
+   * sidecar's own line, `closed` by the worker, `lost`, `dead`, `shutdown` of the sidecar, or the
+   * reason it refused the worker's frames for). Its `durationMs` is how long the session was open,
+   * or the link up.
    */
   ended?: string;
 }

@@ -5,7 +5,9 @@
  * line has the trace id of its worker line. Every channel open this host refuses (a server it
  * does not list, a stale or missing trust profile, containment it cannot apply, a launch that
  * failed, …) is written at `warn` with the agent and the reason: the workstation's owner sees
- * what was refused here, not only the worker's operator.
+ * what was refused here, not only the worker's operator. The host's link to the worker is on the
+ * record too: each time it comes up, and each end, with why and how long it was up, so the owner
+ * sees when the worker could reach this machine.
  *
  * @module
  */
@@ -13,6 +15,7 @@ import type { AuditLog } from '../../shared/audit/audit-log.ts';
 import { CallLedger } from '../../shared/audit/call-ledger.ts';
 import type { McpConnection } from '../../shared/connection-request.ts';
 import { WireError } from '../../shared/errors.ts';
+import type { LinkCloseInfo } from '../../shared/link/link-types.ts';
 import { childSpan, parseTraceparent } from '../../shared/trace-context.ts';
 
 export class SidecarAudit {
@@ -56,6 +59,21 @@ export class SidecarAudit {
       spanId: span.spanId,
       parentSpanId: span.parentSpanId,
     });
+  }
+
+  /** This host's link to the worker came up (the worker accepted its proof). */
+  linked(): void {
+    this.log.record({ event: 'link', agent: null, server: null, host: this.#entityId, method: null, decision: 'allowed', outcome: 'ok', durationMs: 0 });
+  }
+
+  /**
+   * The link ended, `upMs` after it came up: `closed` by the worker, `lost` (the socket dropped),
+   * `dead` (keepalive silence), `shutdown` (this sidecar stopping), or the reason this end
+   * refused the worker's frames for.
+   */
+  linkEnded(info: LinkCloseInfo, upMs: number): void {
+    const ended = info.by === 'peer' ? 'closed' : info.by === 'socket' ? 'lost' : info.by === 'silence' ? 'dead' : (info.reason ?? 'shutdown');
+    this.log.record({ event: 'link', agent: null, server: null, host: this.#entityId, method: null, decision: 'allowed', outcome: 'ok', ended, durationMs: upMs });
   }
 
   /** `handler` with every refusal it throws on the record (then thrown on, to the worker). */

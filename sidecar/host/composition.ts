@@ -9,7 +9,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
+import type { ChannelOpenHandler, LinkEndpoint } from '../../shared/link/link-endpoint.ts';
 import { silentLogger, type Logger } from '../log.ts';
 import { LinkClient, type LinkClientOptions } from '../link/link-client.ts';
 import { LargeLineGate } from '../process/large-line-gate.ts';
@@ -173,9 +173,16 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       config.link?.endpoint?.onRoom?.();
     },
   };
+  const onLinked = (linked: LinkEndpoint) => {
+    config.link?.onLinked?.(linked);
+    if (audit === undefined) return;
+    audit.linked();
+    const since = performance.now();
+    void linked.whenClosed.then((info) => audit.linkEnded(info, Math.round(performance.now() - since)));
+  };
   link =
     config.worker !== undefined && config.key !== undefined
-      ? new LinkClient({ worker: config.worker, entityId: config.entityId, key: config.key, onOpen: mcp.onOpen, log, ...config.link, endpoint })
+      ? new LinkClient({ worker: config.worker, entityId: config.entityId, key: config.key, onOpen: mcp.onOpen, log, ...config.link, endpoint, onLinked })
       : null;
   return {
     executor,

@@ -40,9 +40,10 @@ it('writes audit lines to the configured files, not to stderr', async () => {
   const sidecarFile = join(stack.dir, 'sidecar', 'sidecar-audit.jsonl');
   // The sidecar's line is written before its answer leaves, the worker's before the agent gets it.
   const [worker] = read(workerFile).filter((line) => line.event === 'call');
-  const [sidecar] = read(sidecarFile);
-  // Before the call, the worker wrote the sidecar's link there too.
+  const [sidecar] = read(sidecarFile).filter((line) => line.event === 'call');
+  // Before the call, each side wrote the link's coming up there too.
   expect(read(workerFile)[0]).toMatchObject({ msg: 'audit', event: 'link', decision: 'allowed' });
+  expect(read(sidecarFile)[0]).toMatchObject({ msg: 'audit', component: 'sidecar', event: 'link', decision: 'allowed' });
   expect(worker).toMatchObject({ msg: 'audit', component: 'worker', agent: 'alice', tool: 'echo', decision: 'allowed', arguments: { message: ARGUMENT } });
   expect(sidecar).toMatchObject({ msg: 'audit', component: 'sidecar', agent: 'alice', tool: 'echo', decision: 'allowed', traceId: worker!.traceId });
   expect(sidecar!.arguments).toBeUndefined();

@@ -226,20 +226,33 @@ describe('the audit log of a scripted session', () => {
     expect(bobsView.recentCalls.every((c) => c.agent === 'bob')).toBe(true);
   });
 
-  it('records each link that ends, with why and for how long: the host stopping, and the worker', async () => {
+  it('records each link that ends, with why and for how long, on both sides: the host stopping, and the worker', async () => {
     const linked = await auditLine('worker', (a) => a.event === 'link' && a.decision === 'allowed', 'host linked');
-    await stack.sidecar.process.stop();
+    const hostLinked = await auditLine('sidecar', (a) => a.event === 'link' && a.ended === undefined, 'link up, the host\'s side');
+    expect(hostLinked).toMatchObject({ level: 'info', host: HOST_A, agent: null, server: null, decision: 'allowed', outcome: 'ok', durationMs: 0 });
+    const first = stack.sidecar;
+    await first.process.stop();
     const closed = await auditLine('worker', (a) => a.event === 'link' && a.ended !== undefined, 'link ended');
     expect(closed).toMatchObject({ level: 'info', host: HOST_A, agent: null, server: null, decision: 'allowed', outcome: 'ok', ended: 'closed' });
     // Up from its handshake to the sidecar's stop, which came after every test above: about the
     // time between the two lines (each written a few ms after what it records).
     expect(Math.abs(closed.durationMs - (Date.parse(closed.time) - Date.parse(linked.time)))).toBeLessThan(100);
+    const stopped = audits(first.err.lines).filter((a) => a.event === 'link' && a.ended !== undefined);
+    expect(stopped).toEqual([expect.objectContaining({ level: 'info', host: HOST_A, ended: 'shutdown' })]);
+    expect(Math.abs(stopped[0]!.durationMs - (Date.parse(stopped[0]!.time) - Date.parse(hostLinked.time)))).toBeLessThan(100);
     stack.startSidecar();
     await stack.waitLinked();
     const before = stack.worker;
+    const second = stack.sidecar;
     await stack.restartWorker('SIGTERM');
     const lines = audits(before.err.lines).filter((a) => a.event === 'link' && a.ended !== undefined);
     expect(lines.map((a) => a.ended)).toEqual(['closed', 'shutdown']);
     await stack.waitLinked();
+    // The host's side: up, told of the worker's stop, up again once it dialled the new worker.
+    const isLink = (l: LogLine) => l.json.msg === 'audit' && l.json.event === 'link';
+    const told = await second.err.waitFor((l) => isLink(l) && l.json.ended !== undefined, 'the host\'s side of the worker\'s stop');
+    await second.err.waitFor((l) => isLink(l) && l.json.ended === undefined, 'the host\'s link up again', { from: second.err.lines.indexOf(told) });
+    const hostSide = audits(second.err.lines).filter((a) => a.event === 'link').map((a) => a.ended ?? 'up');
+    expect(hostSide).toEqual(['up', 'closed', 'up']);
   });
 });

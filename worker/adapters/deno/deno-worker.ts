@@ -79,7 +79,13 @@ async function stop(cause: 'SIGTERM' | 'SIGINT' | 'stdin-end'): Promise<void> {
   stopping = true;
   log.info('Worker stopping', { cause });
   const grace = new Promise<void>((resolve) => setTimeout(resolve, SHUTDOWN_GRACE_MS));
-  await Promise.race([Promise.allSettled([worker.close(), server.shutdown()]), grace]);
+  // The worker first: its links' close tells each host the worker is stopping, which the server's
+  // shutdown, closing every socket with 1001, would otherwise beat (the host then sees a lost link).
+  const closed = (async () => {
+    await worker.close().catch(() => {});
+    await server.shutdown();
+  })();
+  await Promise.race([closed, grace]);
   deno.exit(0);
 }
 deno.addSignalListener('SIGTERM', () => void stop('SIGTERM'));
