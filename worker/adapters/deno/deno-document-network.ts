@@ -65,28 +65,13 @@ async function denoConnectTls(deno: DenoNetApi, { address, port, serverName, sig
     throw new ConnectError('tls', firstLine(error));
   }
   // The handshake runs on first use otherwise; here a bad certificate is named as one.
-  const abort = () => tls.close();
-  signal.addEventListener('abort', abort, { once: true });
-  try {
-    await tls.handshake();
-  } catch (error) {
-    try {
-      tls.close();
-    } catch {
-      // Closed by the abort already.
-    }
-    throw signal.aborted ? signal.reason : new ConnectError('tls', firstLine(error));
-  } finally {
-    signal.removeEventListener('abort', abort);
-  }
+  await closedOnFailure(tls, signal, 'tls', () => tls.handshake());
   return tls;
 }
 
 /** Asks the proxy for a tunnel to `address`:`port` on `tcp`; closes `tcp` and throws when it says no. */
-async function tunnel(tcp: DenoConn, address: string, port: number, proxy: EgressProxy, signal: AbortSignal): Promise<void> {
-  const abort = () => tcp.close();
-  signal.addEventListener('abort', abort, { once: true });
-  try {
+function tunnel(tcp: DenoConn, address: string, port: number, proxy: EgressProxy, signal: AbortSignal): Promise<void> {
+  return closedOnFailure(tcp, signal, 'connect', async () => {
     await tcp.write(new TextEncoder().encode(connectRequest(address, port, proxy)));
     let answer = new Uint8Array(0);
     const chunk = new Uint8Array(1024);
@@ -101,13 +86,25 @@ async function tunnel(tcp: DenoConn, address: string, port: number, proxy: Egres
       if (status !== 200) throw new Error(`the proxy answered ${status} to CONNECT`);
       return;
     }
+  });
+}
+
+/**
+ * `work` on `conn`, which `signal` closes; when it fails, `conn` is closed and the failure named
+ * for `stage` (or the signal's reason, when the signal ended it).
+ */
+async function closedOnFailure<T>(conn: DenoConn, signal: AbortSignal, stage: 'connect' | 'tls', work: () => Promise<T>): Promise<T> {
+  const abort = () => conn.close();
+  signal.addEventListener('abort', abort, { once: true });
+  try {
+    return await work();
   } catch (error) {
     try {
-      tcp.close();
+      conn.close();
     } catch {
       // Closed by the abort already.
     }
-    throw signal.aborted ? signal.reason : new ConnectError('connect', firstLine(error));
+    throw signal.aborted ? signal.reason : new ConnectError(stage, firstLine(error));
   } finally {
     signal.removeEventListener('abort', abort);
   }
