@@ -32,7 +32,7 @@ export const AuditConfigSchema = z
       .check(z.meta({ default: false }), z.describe('Keep each call\'s argument values in its audit line; off by default, since arguments may hold anything the agent sent')),
     otlp: z.optional(OtlpConfigSchema),
   })
-  .check(z.describe('Audit log: one JSON line per tools/call, resources/read and prompts/get, per refused open and per refused agent credential; on the worker also per link request it refuses, per host that proves its key, per host link that ends, per changed config put in force and per legacy agent session opened and ended; on the sidecar also its link to the worker, each time it comes up and ends'));
+  .check(z.describe('Audit log: one JSON line per tools/call, resources/read and prompts/get, per refused open and per refused agent credential; on the worker also per link request it refuses, per host that proves its key, per host link that ends, per changed config put in force and per legacy agent session opened and ended; on the sidecar also its link to the worker, each time it comes up, is refused and ends'));
 
 export type AuditConfig = z.infer<typeof AuditConfigSchema>;
 export type OtlpConfig = z.infer<typeof OtlpConfigSchema>;

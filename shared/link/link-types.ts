@@ -28,6 +28,8 @@ export const LINK_PROBE_HEADER = 'X-Switchyard-Link-Probe';
 
 /** On a link refused before the upgrade: the refusal's message (some runtimes drop that body). */
 export const REFUSAL_HEADER = 'X-Switchyard-Refusal';
+/** Beside it: the check the request failed (`link-upgrade-gate.ts`), for the host's audit record. */
+export const REFUSAL_CHECK_HEADER = 'X-Switchyard-Refusal-Check';
 
 /** The two log levels the endpoint uses; the sidecar's `Logger` and a console wrapper both fit. */
 export interface LinkLogger {

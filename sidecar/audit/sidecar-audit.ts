@@ -6,8 +6,8 @@
  * does not list, a stale or missing trust profile, containment it cannot apply, a launch that
  * failed, …) is written at `warn` with the agent and the reason: the workstation's owner sees
  * what was refused here, not only the worker's operator. The host's link to the worker is on the
- * record too: each time it comes up, and each end, with why and how long it was up, so the owner
- * sees when the worker could reach this machine.
+ * record too: each time it comes up, each end, with why and how long it was up, and each time the
+ * worker refuses it, so the owner sees when the worker could reach this machine.
  *
  * @module
  */
@@ -64,6 +64,11 @@ export class SidecarAudit {
   /** This host's link to the worker came up (the worker accepted its proof). */
   linked(): void {
     this.log.record({ event: 'link', agent: null, server: null, host: this.#entityId, method: null, decision: 'allowed', outcome: 'ok', durationMs: 0 });
+  }
+
+  /** The worker refused this host's link: its stable reason, and the check it says the request failed. */
+  linkRefused(reason: string, check: string | null): void {
+    this.log.record({ event: 'link', agent: null, server: null, host: this.#entityId, method: null, decision: 'refused', outcome: 'error', reason, ...(check !== null ? { check } : {}), durationMs: 0 });
   }
 
   /**

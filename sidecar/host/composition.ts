@@ -182,7 +182,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   };
   link =
     config.worker !== undefined && config.key !== undefined
-      ? new LinkClient({ worker: config.worker, entityId: config.entityId, key: config.key, onOpen: mcp.onOpen, log, ...config.link, endpoint, onLinked })
+      ? new LinkClient({ worker: config.worker, entityId: config.entityId, key: config.key, onOpen: mcp.onOpen, log, ...config.link, endpoint, onLinked, ...(audit !== undefined ? { onRefused: ({ reason, check }) => audit.linkRefused(reason, check) } : {}) })
       : null;
   return {
     executor,

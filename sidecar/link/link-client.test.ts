@@ -213,12 +213,15 @@ describe('LinkClient', () => {
   it('logs a clock off from the worker\'s by how much, in the worker\'s words: refused before any socket opens', async () => {
     const w = await worker();
     const lines: string[] = [];
-    const skewed = new LinkClient({ worker: w.url, entityId: 'alice-laptop', key: await keyOf(ALICE), now: () => Date.now() - 412_000, onOpen: echo, log: createLogger({ level: 'debug', write: (line) => lines.push(line) }), backoff: { firstMs: 20, capMs: 100 } });
+    const refusals: Array<{ reason: string; check: string | null }> = [];
+    const skewed = new LinkClient({ worker: w.url, entityId: 'alice-laptop', key: await keyOf(ALICE), now: () => Date.now() - 412_000, onOpen: echo, log: createLogger({ level: 'debug', write: (line) => lines.push(line) }), backoff: { firstMs: 20, capMs: 100 }, onRefused: (r) => refusals.push(r) });
     cleanups.push(() => skewed.stop());
     skewed.start();
     await until(() => lines.some((l) => l.includes('refused the link')));
     const refusal = JSON.parse(lines.find((l) => l.includes('refused the link'))!) as Record<string, unknown>;
     expect(refusal).toMatchObject({ level: 'error', status: 401 });
+    // What the host's audit record takes: the reason, and the check the worker names.
+    expect(refusals[0]).toEqual({ reason: 'unauthorized', check: 'clock-skew' });
     // 412 s, or 413 when the second turned between the two clocks' readings.
     expect(refusal.msg).toMatch(/^Worker refused the link of host "alice-laptop": The clock of host "alice-laptop" is 41[23] s behind the worker's \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ; at most 300 s apart\): set that host's clock right \(NTP\) and it links again$/);
     expect(w.logs.find((l) => l.msg === 'Refused a host link')).toMatchObject({ 'entity-id': 'alice-laptop', check: 'clock-skew' });

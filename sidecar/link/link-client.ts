@@ -23,7 +23,7 @@ import { CallbackFrameSocket } from '../../shared/link/frame-socket.ts';
 import { coalescedSend } from './coalesced-send.ts';
 import { linkMask } from './frame-mask.ts';
 import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions } from '../../shared/link/link-endpoint.ts';
-import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
+import { ENTITY_ID_HEADER, REFUSAL_CHECK_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import { LINK_FEATURES, LINK_FEATURES_HEADER } from '../../shared/link/link-features.ts';
 import { answerChallenge } from '../../shared/link/link-handshake.ts';
 import { originOfUrl } from '../../shared/link/link-identity.ts';
@@ -69,6 +69,11 @@ export interface LinkClientOptions {
   random?: () => number;
   /** Called each time a link is up, for tests and status. */
   onLinked?: (endpoint: LinkEndpoint) => void;
+  /**
+   * Called each time the worker refuses a link: `reason` its stable reason (`unauthorized`,
+   * `limit-reached`, a handshake's), `check` the test the worker says the request failed, if any.
+   */
+  onRefused?: (refusal: { reason: string; check: string | null }) => void;
 }
 
 /** The reconnect timings when nothing overrides them (the config reference prints these). */
@@ -192,7 +197,9 @@ export class LinkClient {
     ws.on('unexpected-response', (_request, response) => {
       refusedStatus = response.statusCode ?? 0;
       const header = response.headers[REFUSAL_HEADER.toLowerCase()];
-      refusedBody = readBounded(response).then((body) => (body === '' && typeof header === 'string' ? JSON.stringify({ error: { message: header } }) : body));
+      const check = response.headers[REFUSAL_CHECK_HEADER.toLowerCase()];
+      // Some runtimes drop a refused upgrade's body: its headers say the same.
+      refusedBody = readBounded(response).then((body) => (body === '' && typeof header === 'string' ? JSON.stringify({ error: { message: header, ...(typeof check === 'string' ? { check } : {}) } }) : body));
       void refusedBody.finally(() => ws.terminate());
     });
     ws.on('error', (error) => (failure = error));
@@ -261,12 +268,17 @@ export class LinkClient {
     } else if (refused?.reason === 'unauthorized' || status === 401 || status === 403) {
       // The worker's own words say what to fix (its hosts entry, this host's key, its public-url or
       // allowed-hosts); the reason alone does not tell which, so the prefix blames none of them.
-      const message = refused?.message ?? messageOf(await (body ?? Promise.resolve('')));
+      const answer = refused === null ? refusalOf(await (body ?? Promise.resolve(''))) : null;
+      const message = refused?.message ?? answer?.message ?? null;
       this.#log.error(`Worker refused the link of host "${entityId}": ${message ?? 'check this host\'s entry in the worker\'s "hosts", and the worker\'s "public-url"'}`, status === null ? {} : { status });
+      this.#options.onRefused?.({ reason: 'unauthorized', check: answer?.check ?? null });
     } else if (refused !== null) {
       this.#log.warn('Link handshake failed', { reason: refused.reason, message: refused.message });
+      this.#options.onRefused?.({ reason: refused.reason, check: null });
     } else if (status !== null) {
-      this.#log.warn('Worker refused the link', { status, message: messageOf(await (body ?? Promise.resolve(''))) ?? null });
+      const answer = refusalOf(await (body ?? Promise.resolve('')));
+      this.#log.warn('Worker refused the link', { status, message: answer.message });
+      this.#options.onRefused?.({ reason: answer.reason ?? `http-${status}`, check: answer.check });
     } else {
       this.#log.warn('Could not reach the worker', { error: failure?.message ?? `closed with code ${code}` });
     }
@@ -307,11 +319,18 @@ function readBounded(response: NodeJS.ReadableStream): Promise<string> {
 }
 
 /** The `error.message` of a worker's JSON error body, clipped; null when there is none. */
-function messageOf(body: string): string | null {
+/**
+ * What a worker's refusal body says (`WireError.toHttpBody`): its message, reason and the check
+ * the request failed, each only when it is a string, and cut short (the worker's words, or a
+ * proxy's in its place).
+ */
+function refusalOf(body: string): { message: string | null; reason: string | null; check: string | null } {
+  let error: { message?: unknown; reason?: unknown; check?: unknown } | undefined;
   try {
-    const message = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
-    return typeof message === 'string' ? message.slice(0, 500) : null;
+    error = (JSON.parse(body) as { error?: typeof error }).error;
   } catch {
-    return null;
+    error = undefined;
   }
+  const text = (value: unknown, most: number) => (typeof value === 'string' ? value.slice(0, most) : null);
+  return { message: text(error?.message, 500), reason: text(error?.reason, 64), check: text(error?.check, 64) };
 }

@@ -32,24 +32,24 @@ afterEach(async () => {
 });
 
 /** A sidecar config dir for `worker`, presenting `host` (the worker knows only `HOST`). */
-function configDir(worker: string, host: HostCredential): string {
+function configDir(worker: string, host: HostCredential, sidecar: Record<string, unknown> = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-link-'));
   // 100 channels at once below: more server processes than a host runs by default.
   const limits = { 'server-processes-per-agent': 128, 'server-processes': 128 };
   const deaf = { command: process.execPath, args: fixtureServer('hang-server.mjs', '--outlive-stdin').args };
   // As `npx` runs a server: the real one is the launch's child (the trailing `:` keeps sh from exec'ing it).
   const wrapped = { command: '/bin/sh', args: ['-c', `${[process.execPath, ...deaf.args].map((arg) => `'${arg}'`).join(' ')}; :`] };
-  writeSidecarDir(dir, { worker, host, servers: { everything: everythingServer(), cat: { command: '/bin/cat' }, deaf, wrapped }, sidecar: { limits } });
+  writeSidecarDir(dir, { worker, host, servers: { everything: everythingServer(), cat: { command: '/bin/cat' }, deaf, wrapped }, sidecar: { limits, ...sidecar } });
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
 /** `router()` is built on the running worker's registry, so it follows the worker across a restart. */
-async function setup(presented = HOST): Promise<{ worker: InProcessWorker; sidecar: SidecarProcess; router: () => ExecutorTargetRouter }> {
+async function setup(presented = HOST, sidecarConfig: Record<string, unknown> = {}): Promise<{ worker: InProcessWorker; sidecar: SidecarProcess; router: () => ExecutorTargetRouter }> {
   const worker = await startInProcessWorker([HOST]);
   cleanups.push(() => worker.stop());
   const procs = new ProcessSet();
-  const sidecar = startSidecar(procs, configDir(worker.url, presented));
+  const sidecar = startSidecar(procs, configDir(worker.url, presented, sidecarConfig));
   cleanups.push(() => procs.stopAll());
   return { worker, sidecar, router: () => new ExecutorTargetRouter({ registry: worker.registry }) };
 }
@@ -182,9 +182,9 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     await waitUntil(() => !isAlive(server) && !isAlive(wrapper), 'the wrapped server to end with the sidecar', NOTICE_BOUND_MS);
   });
 
-  it('refuses a wrong host key and logs it on both sides, with what to do and without the key', async () => {
+  it('refuses a wrong host key and logs it on both sides, with what to do and without the key, and on the host\'s audit record', async () => {
     const wrong = hostCredential(ENTITY);
-    const { worker, sidecar } = await setup(wrong);
+    const { worker, sidecar } = await setup(wrong, { audit: {} });
     const line = await sidecar.waitForLine((l) => String(l.msg).includes('refused the link'), 'the refusal', 10_000);
     expect(line.msg).toBe(`Worker refused the link of host "${ENTITY}": The worker does not know this host's key (entity "${ENTITY}"): if this host made a new key, give the worker config the line \`sidecar host-entry\` prints on it (switchyard host add --rekey)`);
     await sidecar.waitForLine((l) => l.msg === 'Dialling the worker again', 'a retry', 10_000);
@@ -193,6 +193,9 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
       expect(JSON.stringify(worker.logs)).not.toContain(text);
     }
     expect(worker.logs.some((l) => l.msg === 'Refused a host link' && l['entity-id'] === ENTITY && l.reason === 'unauthorized')).toBe(true);
+    // The workstation's own record: each refusal, with the check the worker says it failed.
+    const audit = await sidecar.waitForLine((l) => l.msg === 'audit' && l.event === 'link', 'the refusal on the host\'s audit record', 10_000);
+    expect(audit).toMatchObject({ level: 'warn', host: ENTITY, decision: 'refused', outcome: 'error', reason: 'unauthorized', check: 'bad-signature' });
     expect(worker.registry.status()).toEqual([{ 'entity-id': ENTITY, linked: false, since: null, channels: 0, roundTripMs: null }]);
   });
 

@@ -34,7 +34,7 @@ import { CallbackFrameSocket, createFrameSocketPair } from '../../shared/link/fr
 import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions, type LinkLogger } from '../../shared/link/link-endpoint.ts';
 import { challengeHost, HandshakeEndedByPeer, PROOF_TIMEOUT_MS, type ProofVerdict } from '../../shared/link/link-handshake.ts';
 import type { HostExpectations } from '../../shared/link/host-expectations.ts';
-import { LINK_PROBE_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
+import { LINK_PROBE_HEADER, REFUSAL_CHECK_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import { LINK_FEATURES, LINK_FEATURES_HEADER, linkFeaturesOf } from '../../shared/link/link-features.ts';
 import { unrefTimer } from '../../shared/unref-timer.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../auth/host-origin.ts';
@@ -130,6 +130,7 @@ export function createLinkRoute(options: LinkRouteOptions): Hono {
       options.audit?.linkRefused(entityId, 'limit-reached', 'pending-handshakes');
       fullLogged = true;
       c.header(REFUSAL_HEADER, message);
+      c.header(REFUSAL_CHECK_HEADER, 'pending-handshakes');
       c.header('retry-after', String(Math.ceil(timeoutMs / 1000)));
       const error = new WireError('limit-reached', message, { detail: { 'entity-id': entityId, limit: admission.limit, max: admission.max } });
       return c.json(error.toHttpBody(), 429);

@@ -24,7 +24,7 @@
  */
 import { WireError, type WireErrorDetail } from '../../shared/errors.ts';
 import type { LinkLogger } from '../../shared/link/link-types.ts';
-import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
+import { ENTITY_ID_HEADER, REFUSAL_CHECK_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import { LINK_PROOF_HEADER, parseLinkProofHeader, UPGRADE_PROOF_WINDOW_S } from '../../shared/link/link-upgrade-proof.ts';
 import { EntityIdSchema } from '../../shared/names.ts';
 import type { HostVerifier } from './host-auth.ts';
@@ -92,7 +92,7 @@ export function createLinkUpgradeGate(options: LinkUpgradeGateOptions): (request
       // A name no config lists is the dialler's own: kept apart from `host`, which names configured hosts.
       options.audit?.linkRefused(check === 'entity-id' || check === 'unknown-host' ? null : entityId, reason, check, check === 'unknown-host' ? (entityId ?? undefined) : undefined);
       const body = new WireError(reason, message, { detail: { check, ...detail } }).toHttpBody();
-      const headers: Record<string, string> = { 'content-type': 'application/json', [REFUSAL_HEADER]: message.replace(/[^\x20-\x7e]/g, '?').slice(0, 500) };
+      const headers: Record<string, string> = { 'content-type': 'application/json', [REFUSAL_HEADER]: message.replace(/[^\x20-\x7e]/g, '?').slice(0, 500), [REFUSAL_CHECK_HEADER]: check };
       if (retryAfterS !== undefined) headers['retry-after'] = String(retryAfterS);
       return { ok: false, check, response: new Response(JSON.stringify(body), { status: retryAfterS === undefined ? 401 : 429, headers }) };
     };
