@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { ENTITY_ID_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import type { ChannelOpenHandler } from '../../shared/link/link-endpoint.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { createLogger } from '../log.ts';
 import { loadHostKey } from './host-key.ts';
 import { backoffDelay, LinkClient, linkUrl } from './link-client.ts';
 import { PART_CHARS } from '../../shared/link/link-sender.ts';
+import { LINK_PROTOCOL_VERSION } from '../../shared/frames.ts';
 
 const ALICE = hostCredential('alice-laptop');
 const echo: ChannelOpenHandler = async (_request, channel) => {
@@ -209,6 +210,27 @@ describe('LinkClient', () => {
     await until(() => dials >= 2);
     expect(lines.some((l) => l.includes('refused the link'))).toBe(true);
   }, 20_000);
+
+  it('takes a link-close the worker sends during the handshake for a refusal, and neither a socket that closed nor a worker stopping', async () => {
+    // A worker that upgrades every dial, then ends each handshake in turn: refused, stopping, gone.
+    const endings = [
+      (ws: WebSocket) => ws.send(JSON.stringify({ v: LINK_PROTOCOL_VERSION, type: 'link-close', reason: 'invalid-request', message: 'No' })),
+      (ws: WebSocket) => ws.send(JSON.stringify({ v: LINK_PROTOCOL_VERSION, type: 'link-close', reason: 'host-offline', message: 'The worker is stopping' })),
+      (ws: WebSocket) => ws.close(1011),
+    ];
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    let dials = 0;
+    server.on('connection', (ws) => endings[Math.min(dials++, endings.length - 1)]!(ws));
+    await new Promise<void>((resolve) => server.once('listening', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const lines: string[] = [];
+    const refusals: Array<{ reason: string; check: string | null }> = [];
+    const linkClient = new LinkClient({ worker: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, entityId: 'alice-laptop', key: await keyOf(ALICE), onOpen: echo, log: createLogger({ level: 'debug', write: (line) => lines.push(line) }), backoff: { firstMs: 20, capMs: 40 }, onRefused: (r) => refusals.push(r) });
+    cleanups.push(() => linkClient.stop());
+    linkClient.start();
+    await until(() => lines.filter((l) => l.includes('Link handshake failed')).length >= 4);
+    expect(refusals).toEqual([{ reason: 'invalid-request', check: null }]);
+  });
 
   it('logs a clock off from the worker\'s by how much, in the worker\'s words: refused before any socket opens', async () => {
     const w = await worker();

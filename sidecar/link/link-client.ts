@@ -25,7 +25,7 @@ import { linkMask } from './frame-mask.ts';
 import { LinkEndpoint, type ChannelOpenHandler, type LinkEndpointOptions } from '../../shared/link/link-endpoint.ts';
 import { ENTITY_ID_HEADER, REFUSAL_CHECK_HEADER, REFUSAL_HEADER } from '../../shared/link/link-types.ts';
 import { LINK_FEATURES, LINK_FEATURES_HEADER } from '../../shared/link/link-features.ts';
-import { answerChallenge } from '../../shared/link/link-handshake.ts';
+import { answerChallenge, HandshakeEndedByPeer } from '../../shared/link/link-handshake.ts';
 import { originOfUrl } from '../../shared/link/link-identity.ts';
 import { createLinkProofHeader, LINK_PROOF_HEADER, type LinkSignable } from '../../shared/link/link-upgrade-proof.ts';
 import { WireError } from '../../shared/errors.ts';
@@ -274,7 +274,9 @@ export class LinkClient {
       this.#options.onRefused?.({ reason: 'unauthorized', check: answer?.check ?? null });
     } else if (refused !== null) {
       this.#log.warn('Link handshake failed', { reason: refused.reason, message: refused.message });
-      this.#options.onRefused?.({ reason: refused.reason, check: null });
+      // The worker's own refusal only (its link-close): not this end's (a timeout, this sidecar
+      // stopping), nor a socket that closed, nor a worker stopping during the handshake.
+      if (refused instanceof HandshakeEndedByPeer && refused.reason !== 'host-offline') this.#options.onRefused?.({ reason: refused.reason, check: null });
     } else if (status !== null) {
       const answer = refusalOf(await (body ?? Promise.resolve('')));
       this.#log.warn('Worker refused the link', { status, message: answer.message });
