@@ -211,6 +211,28 @@ describe('LinkClient', () => {
     expect(lines.some((l) => l.includes('refused the link'))).toBe(true);
   }, 20_000);
 
+  it('keeps only a stable reason and check from a refusal\'s body: another server\'s words in their place are left out', async () => {
+    const bodies = [
+      { status: 429, error: { message: 'Later', reason: 'limit-reached', check: 'too-many-dials' } },
+      { status: 502, error: { message: 'Bad gateway', reason: 'Upstream said: no!', check: 'DROP TABLE hosts' } },
+    ];
+    let dials = 0;
+    const server = createHttpServer();
+    server.on('upgrade', (_req, socket: Socket) => {
+      const { status, error } = bodies[Math.min(dials++, bodies.length - 1)]!;
+      const body = JSON.stringify({ error });
+      socket.end(`HTTP/1.1 ${status} No\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const refusals: Array<{ reason: string; check: string | null }> = [];
+    const linkClient = new LinkClient({ worker: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, entityId: 'alice-laptop', key: await keyOf(ALICE), onOpen: echo, log: createLogger({ level: 'error', write: () => {} }), backoff: { firstMs: 20, capMs: 40 }, onRefused: (r) => refusals.push(r) });
+    cleanups.push(() => linkClient.stop());
+    linkClient.start();
+    await until(() => refusals.length >= 2);
+    expect(refusals.slice(0, 2)).toEqual([{ reason: 'limit-reached', check: 'too-many-dials' }, { reason: 'http-502', check: null }]);
+  });
+
   it('takes a link-close the worker sends during the handshake for a refusal, and neither a socket that closed nor a worker stopping', async () => {
     // A worker that upgrades every dial, then ends each handshake in turn: refused, stopping, gone.
     const endings = [

@@ -28,7 +28,7 @@ import { LINK_FEATURES, LINK_FEATURES_HEADER } from '../../shared/link/link-feat
 import { answerChallenge, HandshakeEndedByPeer } from '../../shared/link/link-handshake.ts';
 import { originOfUrl } from '../../shared/link/link-identity.ts';
 import { createLinkProofHeader, LINK_PROOF_HEADER, type LinkSignable } from '../../shared/link/link-upgrade-proof.ts';
-import { WireError } from '../../shared/errors.ts';
+import { isFailureReason, WireError } from '../../shared/errors.ts';
 import { MAX_FRAME_BYTES } from '../../shared/frames.ts';
 import type { Logger } from '../log.ts';
 
@@ -320,11 +320,10 @@ function readBounded(response: NodeJS.ReadableStream): Promise<string> {
   });
 }
 
-/** The `error.message` of a worker's JSON error body, clipped; null when there is none. */
 /**
- * What a worker's refusal body says (`WireError.toHttpBody`): its message, reason and the check
- * the request failed, each only when it is a string, and cut short (the worker's words, or a
- * proxy's in its place).
+ * What a worker's refusal body says (`WireError.toHttpBody`): its message, cut short, and its
+ * reason and the check the request failed, each only when it is a stable word (the worker's
+ * words, or a proxy's in its place, and the audit record keeps no free text).
  */
 function refusalOf(body: string): { message: string | null; reason: string | null; check: string | null } {
   let error: { message?: unknown; reason?: unknown; check?: unknown } | undefined;
@@ -333,6 +332,6 @@ function refusalOf(body: string): { message: string | null; reason: string | nul
   } catch {
     error = undefined;
   }
-  const text = (value: unknown, most: number) => (typeof value === 'string' ? value.slice(0, most) : null);
-  return { message: text(error?.message, 500), reason: text(error?.reason, 64), check: text(error?.check, 64) };
+  const word = (value: unknown) => (typeof value === 'string' && /^[a-z][a-z-]{0,39}$/.test(value) ? value : null);
+  return { message: typeof error?.message === 'string' ? error.message.slice(0, 500) : null, reason: isFailureReason(error?.reason) ? error.reason : null, check: word(error?.check) };
 }
