@@ -109,6 +109,24 @@ export interface LinkCloseInfo {
   by: LinkEndedBy;
 }
 
+/**
+ * A link's end as the audit record names it (`ended`): `closed` by the peer, `lost` (the socket
+ * dropped), `dead` (silence), or, ended by this end, the reason it refused the peer's frames for,
+ * else `ownClose` (what this end's own close means: the worker's `closed`, the sidecar's `shutdown`).
+ */
+export function linkEndOf(info: LinkCloseInfo, ownClose: string): string {
+  switch (info.by) {
+    case 'peer':
+      return 'closed';
+    case 'socket':
+      return 'lost';
+    case 'silence':
+      return 'dead';
+    case 'this-end':
+      return info.reason ?? ownClose;
+  }
+}
+
 export interface LinkStats {
   channels: number;
   framesIn: number;

@@ -15,7 +15,7 @@ import type { AuditLog } from '../../shared/audit/audit-log.ts';
 import { CallLedger } from '../../shared/audit/call-ledger.ts';
 import type { McpConnection } from '../../shared/connection-request.ts';
 import { WireError } from '../../shared/errors.ts';
-import type { LinkCloseInfo } from '../../shared/link/link-types.ts';
+import { linkEndOf, type LinkCloseInfo } from '../../shared/link/link-types.ts';
 import { childSpan, parseTraceparent } from '../../shared/trace-context.ts';
 
 export class SidecarAudit {
@@ -77,7 +77,7 @@ export class SidecarAudit {
    * refused the worker's frames for.
    */
   linkEnded(info: LinkCloseInfo, upMs: number): void {
-    const ended = info.by === 'peer' ? 'closed' : info.by === 'socket' ? 'lost' : info.by === 'silence' ? 'dead' : (info.reason ?? 'shutdown');
+    const ended = linkEndOf(info, 'shutdown');
     this.log.record({ event: 'link', agent: null, server: null, host: this.#entityId, method: null, decision: 'allowed', outcome: 'ok', ended, durationMs: upMs });
   }
 

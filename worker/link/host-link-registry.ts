@@ -12,7 +12,8 @@
  */
 import { WireError } from '../../shared/errors.ts';
 import type { ChannelTransport } from '../../shared/channel-transport.ts';
-import type { LinkCloseInfo, LinkEndpoint, LinkLogger, OpenChannelOptions } from '../../shared/link/link-endpoint.ts';
+import type { LinkEndpoint, LinkLogger, OpenChannelOptions } from '../../shared/link/link-endpoint.ts';
+import { linkEndOf } from '../../shared/link/link-types.ts';
 
 /** One host as shown on /healthz. */
 export interface HostLinkStatus {
@@ -138,7 +139,7 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
     if (previous !== null) this.#close(previous, 'replaced', 'Replaced by a newer link from the same host');
     const linkedAt = options.linkedAt ?? entry.since;
     void endpoint.whenClosed.then((info) => {
-      this.#onEnded?.({ entityId, ended: this.#closedFor.get(endpoint) ?? endedBecause(info), linkedForMs: Math.max(0, this.#now().getTime() - linkedAt.getTime()) });
+      this.#onEnded?.({ entityId, ended: this.#closedFor.get(endpoint) ?? linkEndOf(info, 'closed'), linkedForMs: Math.max(0, this.#now().getTime() - linkedAt.getTime()) });
       if (entry.endpoint !== endpoint) return;
       entry.endpoint = null;
       entry.since = this.#now();
@@ -187,18 +188,4 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
 function roundTripOf(endpoint: LinkEndpoint | null): number | null {
   const ms = endpoint === null || endpoint.closed ? null : endpoint.stats.roundTripMs;
   return ms === null ? null : Math.round(ms * 10) / 10;
-}
-
-/** Why a link the registry did not close ended, from how it closed. */
-function endedBecause(info: LinkCloseInfo): string {
-  switch (info.by) {
-    case 'peer':
-      return 'closed';
-    case 'socket':
-      return 'lost';
-    case 'silence':
-      return 'dead';
-    case 'this-end':
-      return info.reason ?? 'closed';
-  }
 }

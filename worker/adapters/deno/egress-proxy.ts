@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { latin1 } from '../../auth/oauth/clients/connection-fetch.ts';
 
 export interface EgressProxy {
   hostname: string;
@@ -59,8 +60,7 @@ export function connectRequest(address: string, port: number, proxy: EgressProxy
 
 /** The status of the proxy's answer to CONNECT, once `bytes` hold its whole head; null while they do not. Throws when they are not one. */
 export function connectAnswer(bytes: Uint8Array): number | null {
-  let text = '';
-  for (const byte of bytes) text += String.fromCharCode(byte);
+  const text = latin1(bytes);
   const end = text.indexOf('\r\n\r\n');
   if (end < 0) return null;
   // The tunnel's first bytes are the TLS handshake's: anything after the head came from the proxy, not the server.

@@ -58,7 +58,7 @@ const CRLF = [13, 10];
 const NO_BODY = new Set([204, 205, 304]);
 
 /** Bytes as ISO-8859-1, one character each (a `TextDecoder('latin1')` is windows-1252, which maps 0x80–0x9f elsewhere). */
-function latin1(bytes: Uint8Array): string {
+export function latin1(bytes: Uint8Array): string {
   let text = '';
   for (const byte of bytes) text += String.fromCharCode(byte);
   return text;

@@ -195,17 +195,20 @@ export class MetadataDocumentClients {
     const failed = this.#failures.get(clientId);
     if (failed !== undefined && failed.until > now) throw failed.error;
     this.#failures.delete(clientId);
+    // Asked at most once, and only when a limit would hold the fetch back (it may be a store read).
+    let grant: Promise<boolean> | undefined;
+    const granted = () => (grant ??= options.granted?.() ?? Promise.resolve(false));
     const refusal = metadataUrlRefusal(clientId);
     if (refusal !== null) throw invalidClient(`Client metadata document refused: ${refusal}`);
     // A document served before is fetched again for free; a URL never fetched well takes from its host's budget.
     const budget = known === undefined ? this.#budgetOf(new URL(clientId).hostname) : null;
     const slot = budget?.take() ?? null;
     // A client a person approved (a live grant) is never held back by strangers' junk under its host.
-    if (budget !== null && slot === null && !(await (options.granted?.() ?? false))) {
+    if (budget !== null && slot === null && !(await granted())) {
       throw new OAuthError('temporarily_unavailable', `Too many client metadata documents from "${new URL(clientId).hostname}" failed in the last minute: try again in ${budget.minutesUntilFree()} min`, 429);
     }
     // A client a person approved is fetched however many strangers' fetches are under way: their number is bounded by people.
-    if (this.#fetching >= this.#concurrent && !(await (options.granted?.() ?? false))) {
+    if (this.#fetching >= this.#concurrent && !(await granted())) {
       slot?.refund();
       throw new OAuthError('temporarily_unavailable', `${this.#concurrent} client metadata documents are being fetched already: try again in a few seconds`, 503);
     }
