@@ -161,6 +161,13 @@ describe('worker config', () => {
     expect(issues.some((i) => i.startsWith('admin-token-sha256: '))).toBe(true);
   });
 
+  it('refuses a request-timeout-seconds past what a timer can wait, which would end every request at once', () => {
+    expect(issuesOf({ ...designExample(), 'request-timeout-seconds': 3e6 })).toEqual([
+      'request-timeout-seconds: must be at most 2147483 (about 24 days); leave it unset for no limit on one request on /servers/<name>/mcp',
+    ]);
+    expect(issuesOf({ ...designExample(), 'request-timeout-seconds': 2_147_483 })).toEqual([]);
+  });
+
   it('reports a trust context missing its revision and an unknown containment value', () => {
     const input = designExample();
     (input.agents as Array<Record<string, unknown>>)[0]!['trust-context'] = { 'trust-profile-ref': 'workspace', containment: 'sometimes' };

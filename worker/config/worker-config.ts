@@ -35,6 +35,11 @@ export const DEFAULT_MAX_REQUESTS_PER_AGENT = 256;
  * launches from its cache in a few, and an agent's client gives up on initialize at 60 s or sooner.
  */
 export const DEFAULT_AGGREGATE_START_WAIT_SECONDS = 5;
+/**
+ * The longest `request-timeout-seconds`: a timer takes at most 2^31 - 1 ms on every runtime, and
+ * one asked for longer fires at once, so a larger deadline would end every request as it starts.
+ */
+export const MAX_REQUEST_TIMEOUT_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
 
 // Lowercased by a check rather than a pipe into a transform: the same value, without zod's pipe (1 KB of dist/worker.js).
 const Sha256HexSchema = z.string().check(
@@ -109,7 +114,7 @@ export const WorkerConfigSchema = z.strictObject({
     ._default(z.number().check(z.int(), z.positive(), z.lte(100_000)), DEFAULT_MAX_REQUESTS_PER_AGENT)
     .check(z.describe('Requests one agent may have in flight at once, over all its sessions and modern requests together (a session alone: 128); one past it is answered limit-reached (HTTP 429, or one error per refused request in a batch) and goes nowhere. Other agents are never touched')),
   'request-timeout-seconds': z
-    .optional(z.number().check(z.positive()))
+    .optional(z.number().check(z.positive(), z.lte(MAX_REQUEST_TIMEOUT_SECONDS, `must be at most ${MAX_REQUEST_TIMEOUT_SECONDS} (about 24 days); leave it unset for no limit on one request on /servers/<name>/mcp`)))
     .check(z.describe('Longest wait, in seconds, for opening a server and for one request. Unset: 60 to open a server, 600 for one request on /mcp, and no limit on one request on /servers/<name>/mcp')),
   'aggregate-start-wait-seconds': z
     ._default(z.number().check(z.positive(), z.lte(600)), DEFAULT_AGGREGATE_START_WAIT_SECONDS)
