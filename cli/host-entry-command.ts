@@ -1,7 +1,7 @@
 /**
  * `switchyard sidecar host-entry --config-dir DIR`: prints this host's line again (see
  * `host-line.ts`), e.g. after its servers or trust profiles changed; exit 1 when a profile had to
- * be left out because it does not resolve.
+ * be left out: a trust profile that does not resolve, or an `mcp.json` that cannot be read.
  *
  * @module
  */

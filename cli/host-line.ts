@@ -57,12 +57,23 @@ export async function profileRevisions(dir: string): Promise<{ profiles: Record<
   return { profiles, skipped };
 }
 
-/** This host's line, read from its config dir as the sidecar reads it; profiles that do not resolve are left out and named. */
+/**
+ * This host's line, read from its config dir as the sidecar reads it. What had to be left out is
+ * named in `skipped`, each a sentence: a trust profile that does not resolve, and the servers of an
+ * `mcp.json` that cannot be read, which would otherwise vanish from the line without a word (the
+ * worker then says only that the host does not define them).
+ */
 export async function readHostLine(dir: string): Promise<{ line: HostLine; skipped: string[] }> {
   const config = loadSidecarConfig(dir);
   const key = await loadHostKey(config.keyFile);
-  const servers = [...hostServers(dir, config.entityId, config.user).servers.keys()].sort();
-  const { profiles, skipped } = await profileRevisions(dir);
+  const read = hostServers(dir, config.entityId, config.user);
+  const servers = [...read.servers.keys()].sort();
+  const revisions = await profileRevisions(dir);
+  const { profiles } = revisions;
+  const skipped = [
+    ...read.problems.map((p) => `Left out every server of ${p.file}, which the sidecar cannot read either: ${p.message}`),
+    ...revisions.skipped.map((s) => `Left out trust profile ${s}`),
+  ];
   const line: HostLine = {
     'entity-id': config.entityId,
     'public-key': key.publicKey,
@@ -89,7 +100,7 @@ export function describeHostLine(line: HostLine, skipped: readonly string[]): st
     `  ${hostAddCommand(line)}`,
     '',
     `It holds the "hosts" entry (the public key only), the servers this host runs (${line.servers?.join(', ') ?? 'none yet'}) and the revision of each trust profile (${Object.keys(line['trust-profiles'] ?? {}).join(', ') || 'none yet'}).`,
-    ...skipped.map((s) => `Left out trust profile ${s}`),
+    ...skipped,
     'After changing servers or profiles here, run `sidecar host-entry --config-dir DIR` and add the new line again.',
   ];
 }

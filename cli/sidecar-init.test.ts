@@ -3,7 +3,7 @@
  * prints, and what it refuses to overwrite.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -83,5 +83,27 @@ describe('switchyard sidecar init', () => {
     const missing = await switchyard('sidecar', 'init', '--config-dir', dir, '--worker', 'https://yard.example.com');
     expect(missing.stderr).toContain('Missing --worker URL or --entity-id ID');
     expect(() => statSync(dir)).toThrow();
+  });
+});
+
+describe('switchyard sidecar host-entry', () => {
+  it('names an mcp.json it cannot read and exits 1, rather than a line that silently holds none of its servers', async () => {
+    const dir = join(root, 'entry');
+    expect((await switchyard('sidecar', 'init', '--config-dir', dir, '--worker', 'https://yard.example.com', '--entity-id', 'h')).code).toBe(0);
+    mkdirSync(join(dir, 'mcp-servers'), { recursive: true });
+    const file = join(dir, 'mcp-servers', 'mcp.json');
+    writeFileSync(file, '{"mcpServers": {"files": {"command": "node", "args": ["a"],}}}');
+    const syntax = await switchyard('sidecar', 'host-entry', '--config-dir', dir);
+    expect(syntax.code).toBe(1);
+    expect(syntax.stdout).toContain(`Left out every server of ${file}, which the sidecar cannot read either: not valid JSON: `);
+    writeFileSync(file, JSON.stringify({ mcpServers: { files: { comand: 'node' } } }));
+    const key = await switchyard('sidecar', 'host-entry', '--config-dir', dir);
+    expect(key.code).toBe(1);
+    expect(key.stdout).toContain('mcpServers.files.comand: unknown key (did you mean "command"?)');
+    writeFileSync(file, JSON.stringify({ mcpServers: { files: { command: 'node' } } }));
+    const fixed = await switchyard('sidecar', 'host-entry', '--config-dir', dir);
+    expect(fixed.code).toBe(0);
+    expect(printedEntry(fixed.stdout)).toMatchObject({ servers: ['files'] });
+    expect(fixed.stdout).not.toContain('Left out');
   });
 });
