@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { InitializeRequestSchema, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { isInitializeRequest, isJsonRpcMessage, isRequest, isResponse } from './json-rpc-guards.ts';
 
-const meta = [undefined, {}, { progressToken: 't' }, { progressToken: 1 }, { progressToken: 1.5 }, { progressToken: null }, [], 'x', { 'io.modelcontextprotocol/related-task': { taskId: 't' } }, { 'io.modelcontextprotocol/related-task': {} }];
-const ids = [undefined, 1, 'a', 1.5, null, {}, true, -0];
+const meta = [undefined, {}, { progressToken: 't' }, { progressToken: 1 }, { progressToken: 1.5 }, { progressToken: 2 ** 53 }, { progressToken: null }, [], 'x', { 'io.modelcontextprotocol/related-task': { taskId: 't' } }, { 'io.modelcontextprotocol/related-task': {} }];
+// 2^53 and past: not the number that was sent (9007199254740993 reads as 2^53), and refused by the SDK.
+const ids = [undefined, 1, 'a', 1.5, null, {}, true, -0, Number.MAX_SAFE_INTEGER, 2 ** 53, -(2 ** 53), 1e300];
 const holders = [undefined, null, [], 'x', {}, { a: 1 }, ...meta.map((_meta) => ({ _meta, a: 1 }))];
 
 /** Every combination of the fields a message's shape hangs on, and a few broken ones. */
@@ -18,7 +19,7 @@ function* samples(): Generator<unknown> {
     yield { jsonrpc: '2.0', id, method: 5 };
     yield { jsonrpc: '2.0', id, method: 'm', extra: 1 };
     yield { jsonrpc: '2.0', id, result: {}, extra: 1 };
-    for (const error of [{ code: 1, message: 'm' }, { code: 1.5, message: 'm' }, { code: 1 }, { code: 1, message: 'm', data: [1] }, null, []]) {
+    for (const error of [{ code: 1, message: 'm' }, { code: 1.5, message: 'm' }, { code: 2 ** 53, message: 'm' }, { code: 1 }, { code: 1, message: 'm', data: [1] }, null, []]) {
       yield { jsonrpc: '2.0', id, error };
       yield { jsonrpc: '2.0', id, error, result: {} };
     }

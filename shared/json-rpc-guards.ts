@@ -4,7 +4,7 @@
  * the worker's CPU profile, issue 17) and pull the SDK's schema module into the worker bundle.
  *
  * `isJsonRpcMessage` accepts exactly what the SDK's `JSONRPCMessageSchema` accepts: four strict
- * objects (no key beyond their own), `"jsonrpc": "2.0"`, an id that is a string or an integer,
+ * objects (no key beyond their own), `"jsonrpc": "2.0"`, an id that is a string or a safe integer,
  * `params` and `result` objects whose `_meta`, when present, is an object with a string or integer
  * `progressToken`. The four are told apart by which keys are present, so each message is looked at
  * once, key by key, and never copied. `isRequest` / `isResponse` are the cheap classifiers for a
@@ -25,8 +25,13 @@ const RESULT_KEYS = new Set(['jsonrpc', 'id', 'result']);
 const ERROR_KEYS = new Set(['jsonrpc', 'id', 'error']);
 const RELATED_TASK_KEY = 'io.modelcontextprotocol/related-task';
 
+/**
+ * A string or a safe integer, as the SDK's `z.number().int()` (zod 4) takes it: past 2^53 a
+ * number is no longer the id that was sent, and an SDK server drops the whole message, so a request
+ * let through with one would never be answered and hold its session open.
+ */
 export function isRequestId(value: unknown): value is RequestId {
-  return typeof value === 'string' || Number.isInteger(value);
+  return typeof value === 'string' || Number.isSafeInteger(value);
 }
 
 function onlyKeys(message: Fields, allowed: ReadonlySet<string>): boolean {
@@ -55,7 +60,7 @@ export function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
   if ('result' in value) return isRequestId(value.id) && isMetaHolder(value.result) && onlyKeys(value, RESULT_KEYS);
   if (!('error' in value) || (value.id !== undefined && !isRequestId(value.id)) || !onlyKeys(value, ERROR_KEYS)) return false;
   const error = value.error;
-  return isObject(error) && Number.isInteger(error.code) && typeof error.message === 'string';
+  return isObject(error) && Number.isSafeInteger(error.code) && typeof error.message === 'string';
 }
 
 /** A message (already known to be one) that asks for an answer. */

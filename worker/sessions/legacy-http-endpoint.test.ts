@@ -145,6 +145,9 @@ describe('LegacyHttpEndpoint', () => {
       [post('{{{'), 400, -32700],
       [post({ jsonrpc: '2.0', id: {}, method: 5 }), 400, -32700],
       [post({ ...ping(1), extra: true }), 400, -32700],
+      // Past 2^53 an id is not the one sent, and the server behind would drop the request unanswered.
+      [post({ ...ping(1), id: 2 ** 53 }), 400, -32700],
+      [post({ ...ping(1), params: { _meta: { progressToken: 2 ** 53 } } }), 400, -32700],
       [post(Array.from({ length: 101 }, (_, id) => ping(id))), 400, -32600],
       [post(initialize()), 400, -32600],
       [post(ping(1), BASE_HEADERS), 400, -32000],
