@@ -5,7 +5,7 @@
  * exits 0.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -94,6 +94,32 @@ describe('Deno entries', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('answers a body cut short 400 invalid-request, and logs no worker error for it', async () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'switchyard-cut-'));
+    procs.afterStop(() => rmSync(stateDir, { recursive: true, force: true }));
+    const worker = await startWorkerProcess(procs, {
+      agents: [{ name: 'alice', 'token-sha256': await sha256Hex('alice-token'), servers: [] }],
+      servers: {},
+      oauth: { 'built-in': {} },
+    }, { stateDir });
+    // What a client that dies mid-POST sends: a declared length, part of it, and the end of its side.
+    const cutShort = (path: string, headers: string) => new Promise<string>((resolve, reject) => {
+      const socket = connect(worker.port, '127.0.0.1', () => {
+        socket.end(`POST ${path} HTTP/1.1\r\nhost: 127.0.0.1:${worker.port}\r\n${headers}content-length: 1000\r\nconnection: close\r\n\r\n{"a"`);
+      });
+      let answer = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (answer += chunk)).on('end', () => resolve(answer)).on('error', reject);
+    });
+    const json = 'content-type: application/json\r\naccept: application/json, text/event-stream\r\n';
+    for (const [path, headers] of [['/oauth/register', json], ['/mcp', `authorization: Bearer alice-token\r\n${json}`], ['/mcp', `authorization: Bearer alice-token\r\n${json}mcp-protocol-version: 2025-06-18\r\n`]] as const) {
+      const answer = await cutShort(path, headers);
+      expect(answer.split('\r\n')[0], `${path} ${headers}`).toBe('HTTP/1.1 400 Bad Request');
+      expect(answer).toContain('"reason":"invalid-request"');
+      expect(answer).toContain('The request body could not be read');
+    }
+    expect(worker.process.stderr()).not.toContain('"level":"error"');
   });
 
   it('closes open agent sessions and exits 0 on SIGTERM', async () => {

@@ -23,6 +23,7 @@
 import { hasModernClaim } from './request-meta.ts';
 import { isLegacyVersion, protocolVersionHeader } from './headers.ts';
 import { parseModernBody, readModernBody, type ModernBody } from './modern-body.ts';
+import { unreadableBody } from '../sessions/bounded-body.ts';
 
 /** Largest body without a version header read to look for the modern claim (as large as an initialize may be). */
 const MAX_PEEK_BYTES = 1024 * 1024;
@@ -68,5 +69,7 @@ export function classifyEra(request: Request): Era | Promise<Era> {
   return request.clone().text().then((text): Era => {
     const body = parseModernBody(text);
     return body.kind === 'json' && bodyClaimsModern(body.value) ? { kind: 'modern', body } : LEGACY;
+  }, (error: unknown) => {
+    throw unreadableBody(error);
   });
 }

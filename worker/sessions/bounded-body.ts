@@ -11,9 +11,16 @@
  * @module
  */
 import { readStreamWithin } from '../../shared/bounded-stream.ts';
+import { WireError } from '../../shared/errors.ts';
 
 export type BoundedBody = { kind: 'text'; text: string } | { kind: 'too-large'; maxBytes: number };
 
+/**
+ * @throws WireError `invalid-request` when the body cannot be read: it ended before its declared
+ * length or its connection was reset. That is the client's doing, answered 400 like any bad
+ * request: Deno's reader throws there (`BadResource`, `Http`), which was a 500 and an error line
+ * in the worker's log for anyone, signed in or not, who cut a POST short.
+ */
 export async function readBoundedBody(request: Request, maxBytes: number): Promise<BoundedBody> {
   const tooLarge: BoundedBody = { kind: 'too-large', maxBytes };
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
@@ -21,7 +28,16 @@ export async function readBoundedBody(request: Request, maxBytes: number): Promi
     await request.body?.cancel().catch(() => {});
     return tooLarge;
   }
-  if (declared >= 0) return { kind: 'text', text: await request.text() };
-  const text = await readStreamWithin(request.body, maxBytes);
-  return text === null ? tooLarge : { kind: 'text', text };
+  try {
+    if (declared >= 0) return { kind: 'text', text: await request.text() };
+    const text = await readStreamWithin(request.body, maxBytes);
+    return text === null ? tooLarge : { kind: 'text', text };
+  } catch (error) {
+    throw unreadableBody(error);
+  }
+}
+
+/** The answer to a request body that could not be read to its end (see `readBoundedBody`). */
+export function unreadableBody(cause: unknown): WireError {
+  return new WireError('invalid-request', 'The request body could not be read: it ended before its declared length, or its connection was reset', { cause });
 }
