@@ -12,6 +12,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { jsonSyntaxProblem } from '../shared/json-syntax-problem.ts';
+import { duplicateKeyIssue } from '../shared/json-duplicate-key.ts';
+import { formatIssue } from '../shared/validation.ts';
 import { closeSync, fchmodSync, fsyncSync, lstatSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { LocalError } from '../shared/errors.ts';
@@ -62,11 +64,16 @@ export function readJson(path: string): JsonRead {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { exists: false };
     throw new LocalError('invalid-config', `Cannot read ${path}: ${(error as Error).message}`);
   }
+  let value: unknown;
   try {
-    return { exists: true, value: JSON.parse(text) as unknown, text };
+    value = JSON.parse(text);
   } catch (error) {
     throw new LocalError('invalid-config', `${path}: ${jsonSyntaxProblem(error, text)}`);
   }
+  // A rewrite would keep only the last of the two, and so drop the other without a word.
+  const duplicate = duplicateKeyIssue(text);
+  if (duplicate !== undefined) throw new LocalError('invalid-config', `${path}: ${formatIssue(duplicate)}`);
+  return { exists: true, value, text };
 }
 
 /**

@@ -92,6 +92,14 @@ describe('switchyard host add', () => {
     expect((read(path).hosts as Array<{ 'public-key': string }>)[0]!['public-key']).toBe(other);
   });
 
+  it('leaves a config that gives a key twice untouched, naming the key: its rewrite would drop one of the two', async () => {
+    const path = fresh();
+    const text = '{"agents": [], "servers": {\n  "files": {"executor": {"type": "http", "url": "https://a.example.com/mcp"}},\n  "files": {"executor": {"type": "http", "url": "https://b.example.com/mcp"}}\n}}';
+    writeFileSync(path, text);
+    await expect(runHostAddCommand(['--config', path, line()])).rejects.toThrow(`${path}: servers.files: defined twice (line 2 and line 3): JSON keeps only the last, so remove one`);
+    expect(readFileSync(path, 'utf8')).toBe(text);
+  });
+
   it('keeps a server defined elsewhere and says so, and names a server bound here that the host no longer has', async () => {
     const path = fresh();
     writeFileSync(path, JSON.stringify({ agents: [], servers: { files: { executor: { type: 'http', url: 'https://203.0.113.5/mcp' } } } }));

@@ -13,6 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { jsonSyntaxProblem } from '../../shared/json-syntax-problem.ts';
+import { duplicateKeyIssue } from '../../shared/json-duplicate-key.ts';
 import { LocalError } from '../../shared/errors.ts';
 import { formatIssue, type ValidationIssue } from '../../shared/validation.ts';
 
@@ -52,9 +53,12 @@ export function readJsonFile(file: string): JsonFileRead {
 /** A JSON file's text as `readJsonFile` reads it; `undefined`: the file is not there. */
 export function parsedJsonText(file: string, text: string | undefined): JsonFileRead {
   if (text === undefined) return { ok: false, missing: true, issue: { path: '(root)', message: `cannot read "${file}": ENOENT` } };
+  let json: unknown;
   try {
-    return { ok: true, text, json: JSON.parse(text) };
+    json = JSON.parse(text);
   } catch (error) {
     return { ok: false, missing: false, issue: { path: '(root)', message: jsonSyntaxProblem(error, text) } };
   }
+  const duplicate = duplicateKeyIssue(text);
+  return duplicate === undefined ? { ok: true, text, json } : { ok: false, missing: false, issue: duplicate };
 }

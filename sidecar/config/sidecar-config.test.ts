@@ -65,6 +65,16 @@ describe('sidecar.json', () => {
     expect(() => parseSidecarConfig({ ...base, limits: { 'server-launches-per-agent-per-minute': -1 } })).toThrow(/limits\.server-launches-per-agent-per-minute: must be 0 \(no launch rate\) or more/);
   });
 
+  it('refuses a sidecar.json that gives a key twice, naming it, as JSON.parse would keep the second without a word', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-twice-'));
+    try {
+      writeFileSync(join(dir, 'sidecar.json'), '{\n  "worker": "https://a.example.com",\n  "entity-id": "h",\n  "worker": "https://b.example.com"\n}');
+      expect(() => loadSidecarConfig(dir)).toThrow('worker: defined twice (line 2 and line 4): JSON keeps only the last, so remove one');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('accepts a user name that is one path segment', () => {
     expect(parseSidecarConfig({ ...base, user: 'alice.b_c-1' }).user).toBe('alice.b_c-1');
   });

@@ -124,4 +124,9 @@ describe('server config resolution', () => {
     const dir = configDir({ 'mcp-servers/mcp.json': '{ not json' });
     await expect(resolveServerConfig(dir, scope, 'x')).rejects.toThrow(/mcp-servers\/mcp\.json.*not valid JSON/);
   });
+
+  it('refuses a server defined twice in one file, naming it', async () => {
+    const dir = configDir({ 'mcp-servers/mcp.json': '{"mcpServers": {\n  "x": {"command": "a"},\n  "x": {"command": "b"}\n}}' });
+    await expect(resolveServerConfig(dir, scope, 'x')).rejects.toThrow('mcpServers.x: defined twice (line 2 and line 3): JSON keeps only the last, so remove one');
+  });
 });

@@ -24,6 +24,7 @@ import { WireError } from '../../shared/errors.ts';
 import { EntityIdSchema, ProfileRefSchema, ServerNameSchema } from '../../shared/names.ts';
 import { isAmbiguousServerName, NAMESPACE_SEPARATOR_MESSAGE } from '../../shared/namespace-separator.ts';
 import { joinPath, parseWith, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
+import { duplicateKeyIssue } from '../../shared/json-duplicate-key.ts';
 import { UserNameSchema } from '../config/user-name.ts';
 
 /** `trustProfile`: the entry's own floor (its `"trust-profile"`), which wins over sidecar.json's. */
@@ -152,6 +153,8 @@ export async function resolveServerConfig(
     } catch {
       throw new ValidationError(`mcp.json "${file}"`, [{ path: '(root)', message: 'not valid JSON' }]);
     }
+    const duplicate = duplicateKeyIssue(text);
+    if (duplicate !== undefined) throw new ValidationError(`mcp.json "${file}"`, [duplicate]);
     let servers: Map<string, ServerConfig>;
     try {
       servers = parseMcpServersFile(json, configDir);

@@ -276,6 +276,11 @@ describe('TrustProfileStore', () => {
     expect(broken.message).not.toContain('SECRET_VALUE');
     write('multiline', '{\n  "description": "x",\n  oops\n}');
     expect(((await failure(store.load('multiline'))) as ValidationError).issues[0]?.message).toBe('not valid JSON: Expected double-quoted property name in JSON at position 26 (line 3 column 3)');
+    // A grant given twice would leave only the last, perhaps the wider one, in force.
+    write('twice', '{"filesystem-paths": [{"source-path": "/w", "access-mode": "read-only", "access-mode": "read-write"}]}');
+    expect(((await failure(store.load('twice'))) as ValidationError).issues).toEqual([
+      { path: 'filesystem-paths[0].access-mode', message: 'defined twice (line 1 and line 1): JSON keeps only the last, so remove one' },
+    ]);
   });
 
   it('lists profiles with revisions, and unusable ones with their error', async () => {

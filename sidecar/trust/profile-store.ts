@@ -18,6 +18,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { jsonSyntaxProblem } from '../../shared/json-syntax-problem.ts';
+import { duplicateKeyIssue } from '../../shared/json-duplicate-key.ts';
 import { LocalError, WireError } from '../../shared/errors.ts';
 import { fileStamp } from '../config/file-stamp.ts';
 import { parseWith, ValidationError } from '../../shared/validation.ts';
@@ -213,6 +214,8 @@ export class TrustProfileStore {
     } catch (error) {
       throw new ValidationError(`trust profile "${ref}"`, [{ path: '(root)', message: jsonSyntaxProblem(error, text) }]);
     }
+    const duplicate = duplicateKeyIssue(text);
+    if (duplicate !== undefined) throw new ValidationError(`trust profile "${ref}"`, [duplicate]);
     return parseWith(trustProfileFileSchema, raw, `trust profile "${ref}"`);
   }
 }

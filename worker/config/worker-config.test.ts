@@ -187,6 +187,11 @@ describe('worker config', () => {
   it('reports JSON syntax errors as a root problem', () => {
     expect(() => parseWorkerConfigText('{"agents":', { runtime: 'edge' })).toThrow(/^Invalid worker config: \(root\): not valid JSON/);
   });
+
+  it('refuses a key given twice, which JSON.parse would settle silently for the second', () => {
+    const text = JSON.stringify(designExample(), null, 2).replace('"docs": {', '"files": { "executor": { "type": "http", "url": "https://elsewhere.example.com/mcp" } },\n    "docs": {');
+    expect(() => parseWorkerConfigText(text, { runtime: 'edge' })).toThrow('Invalid worker config: servers.files: defined twice (line 34 and line 40): JSON keeps only the last, so remove one');
+  });
 });
 
 describe('oauth section', () => {

@@ -12,6 +12,7 @@
  */
 import * as z from '../../shared/zod.ts';
 import { jsonSyntaxProblem } from '../../shared/json-syntax-problem.ts';
+import { duplicateKeyIssue } from '../../shared/json-duplicate-key.ts';
 import { parseConnectionDescriptor, type ConnectionDescriptor } from '../../shared/descriptors.ts';
 import { AgentNameSchema, ProfileRefSchema, RevisionSchema, ServerNameSchema, EntityIdSchema } from '../../shared/names.ts';
 import { issuesFromZod, safeParseWith, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
@@ -166,7 +167,7 @@ export function parseWorkerConfig(input: unknown, options: ParseWorkerConfigOpti
   return { ...shape.data, servers };
 }
 
-/** Parses config text (JSON); a syntax error is reported as one `(root)` problem. */
+/** Parses config text (JSON); a syntax error is reported as one `(root)` problem, a key given twice as one at its path. */
 export function parseWorkerConfigText(text: string, options: ParseWorkerConfigOptions): WorkerConfig {
   let json: unknown;
   try {
@@ -174,6 +175,8 @@ export function parseWorkerConfigText(text: string, options: ParseWorkerConfigOp
   } catch (error) {
     throw new ValidationError('worker config', [{ path: '(root)', message: jsonSyntaxProblem(error, text) }]);
   }
+  const duplicate = duplicateKeyIssue(text);
+  if (duplicate !== undefined) throw new ValidationError('worker config', [duplicate]);
   return parseWorkerConfig(json, options);
 }
 
