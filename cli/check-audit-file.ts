@@ -1,30 +1,26 @@
 /**
- * What `check` can tell of an `audit.file` without opening it: a start opens the file before it
- * serves anything and refuses to start when it cannot (`audit.file: cannot open …`), so the
- * reasons that show on disk, a folder that is not there or a path that is a folder, are problems
- * of the config as the start will find it.
+ * What `check` can tell of an `audit.file` without opening it (`auditFileProblem`), on this
+ * machine's disk.
  *
  * @module
  */
-import { statSync, type Stats } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { ValidationIssue } from '../shared/validation.ts';
+import { auditFileProblem, type PathKind } from '../worker/config/audit-file-problem.ts';
 
 /** Why the start could not open `file` (relative to `base`), or none that shows without opening it. */
 export function auditFileIssues(file: string, base: string): ValidationIssue[] {
-  const path = resolve(base, file);
-  const folder = dirname(path);
-  const folderStat = statOrUndefined(folder);
-  if (folderStat === undefined) return [{ path: 'audit.file', message: `the folder "${folder}" does not exist, so the start would refuse to open "${path}": create the folder` }];
-  if (!folderStat.isDirectory()) return [{ path: 'audit.file', message: `"${folder}" is not a folder, so the start would refuse to open "${path}"` }];
-  if (statOrUndefined(path)?.isDirectory() === true) return [{ path: 'audit.file', message: `"${path}" is a folder: name a file in it` }];
-  return [];
+  const problem = auditFileProblem(resolve(base, file), nodePathKind);
+  return problem === undefined ? [] : [{ path: 'audit.file', message: problem }];
 }
 
-function statOrUndefined(path: string): Stats | undefined {
+/** What is at `path` on this machine (`PathKind`). */
+export function nodePathKind(path: string): PathKind {
   try {
-    return statSync(path);
-  } catch {
-    return undefined;
+    return statSync(path).isDirectory() ? 'folder' : 'other';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? undefined : 'unknown';
   }
 }

@@ -8,14 +8,19 @@
  * @module
  */
 import { readFile } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import type { ComposedWorker } from '../worker/compose.ts';
 import { createConfigReloader } from '../worker/config/config-reloader.ts';
+import { auditFileProblem } from '../worker/config/audit-file-problem.ts';
+import { nodePathKind } from './check-audit-file.ts';
 import { watchConfig, type ConfigWatch } from '../sidecar/config/config-watcher.ts';
 import type { Logger } from '../sidecar/log.ts';
 
 export function watchWorkerConfigFile(file: string, initialText: string, worker: ComposedWorker, log: Logger): ConfigWatch {
-  const reload = createConfigReloader({ file, readText: () => readFile(file, 'utf8'), runtime: 'node', initialText, target: worker, log });
+  const reload = createConfigReloader({
+    file, readText: () => readFile(file, 'utf8'), runtime: 'node', initialText, target: worker, log,
+    auditFileProblem: (auditFile) => auditFileProblem(resolve(dirname(file), auditFile), nodePathKind),
+  });
   return watchConfig({
     dir: dirname(file),
     recursive: false,

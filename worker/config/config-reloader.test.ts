@@ -47,6 +47,29 @@ describe('worker config reloader', () => {
     expect(lines[0]).toMatchObject({ level: 'error', msg: 'Worker config refused: the config in force stays', fields: { file: 'w.json', trigger: 'file' } });
   });
 
+  it('refuses an audit.file changed to one the next start could not open, and checks only a changed one', async () => {
+    const { log } = logger();
+    const withAudit = (file: string, idle = 900) => JSON.stringify({ agents: [], servers: {}, 'session-idle-seconds': idle, audit: { file } });
+    let text = withAudit('ok/audit.jsonl');
+    const asked: string[] = [];
+    const problems: Record<string, string> = { 'gone/audit.jsonl': 'the folder "gone" does not exist, so the start would refuse to open "gone/audit.jsonl": create the folder' };
+    const reload = createConfigReloader({
+      file: 'w.json', readText: async () => text, runtime: 'edge', initialText: text, target: { reload: async () => ({ endedSessions: 0 }) }, log,
+      auditFileProblem: (file) => (asked.push(file), problems[file]),
+    });
+    text = withAudit('gone/audit.jsonl');
+    expect(await reload('file')).toEqual({ kind: 'refused', problems: [`audit.file: ${problems['gone/audit.jsonl']}`] });
+    // The file in force is not judged again: its folder going away later must not hold up an agent's removal.
+    problems['ok/audit.jsonl'] = 'the folder "ok" does not exist, so the start would refuse to open "ok/audit.jsonl": create the folder';
+    text = withAudit('ok/audit.jsonl', 60);
+    expect(await reload('file')).toEqual({ kind: 'reloaded', endedSessions: 0 });
+    text = withAudit('new/audit.jsonl', 60);
+    expect(await reload('file')).toEqual({ kind: 'reloaded', endedSessions: 0 });
+    text = withAudit('new/audit.jsonl', 30);
+    expect(await reload('file')).toEqual({ kind: 'reloaded', endedSessions: 0 });
+    expect(asked).toEqual(['gone/audit.jsonl', 'new/audit.jsonl']);
+  });
+
   it('refuses a file it cannot read', async () => {
     const { log } = logger();
     const missing = Object.assign(new Error('gone'), { code: 'ENOENT' });

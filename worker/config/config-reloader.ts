@@ -12,6 +12,7 @@
  */
 import { formatIssue, ValidationError } from '../../shared/validation.ts';
 import { LocalError } from '../../shared/errors.ts';
+import { asRecord } from '../../shared/records.ts';
 import type { WorkerLogger } from '../log.ts';
 import { parseWorkerConfigText, type WorkerConfig, type WorkerRuntime } from './worker-config.ts';
 
@@ -29,6 +30,12 @@ export interface ConfigReloaderOptions {
   initialText?: string;
   target: { reload(next: WorkerConfig): Promise<{ endedSessions: number }> };
   log: WorkerLogger;
+  /**
+   * Why the next start could not open this `audit.file` (`audit-file-problem.ts`, resolved as the
+   * start resolves it), asked when a reload changes it: the file is opened only at a start, so a
+   * reload that took it would leave a worker that no longer starts.
+   */
+  auditFileProblem?: (file: string) => string | undefined;
 }
 
 /** Returns a function that performs one reload; calls never overlap (a call during one waits for it). */
@@ -37,6 +44,9 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
   /** Whether the last outcome was a refusal, so the config in force and the file differ. */
   let refusedSince = false;
   let queue: Promise<unknown> = Promise.resolve();
+  /** The `audit.file` of the config in force; read from the initial text only once a reload asks. */
+  let auditFileInForce: { file: string | undefined } | undefined;
+  const inForceAuditFile = (): string | undefined => (auditFileInForce ??= { file: auditFileOf(options.initialText) }).file;
   const once = async (trigger: string): Promise<ReloadOutcome> => {
     const { file, log } = options;
     let text: string;
@@ -60,6 +70,11 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
       if (!(error instanceof ValidationError)) throw error;
       return refuse(trigger, error.issues.map(formatIssue));
     }
+    const auditFile = next.audit?.file;
+    if (auditFile !== undefined && options.auditFileProblem !== undefined && auditFile !== inForceAuditFile()) {
+      const problem = options.auditFileProblem(auditFile);
+      if (problem !== undefined) return refuse(trigger, [`audit.file: ${problem}`]);
+    }
     let endedSessions: number;
     try {
       ({ endedSessions } = await options.target.reload(next));
@@ -71,6 +86,7 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
       return refuse(trigger, [error.message]);
     }
     lastText = text;
+    auditFileInForce = { file: auditFile };
     refusedSince = false;
     log.info('Worker config reloaded', { file, trigger, endedSessions });
     return { kind: 'reloaded', endedSessions };
@@ -85,4 +101,11 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
     queue = run.catch(() => {});
     return run;
   };
+}
+
+/** `audit.file` of a config's text, which was valid when it was put in force. */
+function auditFileOf(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  const file = asRecord(asRecord(JSON.parse(text))?.audit)?.file;
+  return typeof file === 'string' ? file : undefined;
 }

@@ -26,8 +26,9 @@ const REARM_TRIES = 40;
 /** How often a file missing for longer is looked for: a deploy may take its time writing it again. */
 const MISSING_POLL_MS = 1_000;
 
-export function watchDenoWorkerConfig(worker: ComposedWorker, file: string, initialText: string, log: WorkerLogger): void {
-  const reload = createConfigReloader({ file, readText: () => deno.readTextFile(file), runtime: 'edge', initialText, target: worker, log });
+/** `auditFileProblem`: as `createConfigReloader` takes it, from the entry, which knows how a start resolves and opens the file. */
+export function watchDenoWorkerConfig(worker: ComposedWorker, file: string, initialText: string, log: WorkerLogger, auditFileProblem?: (file: string) => string | undefined): void {
+  const reload = createConfigReloader({ file, readText: () => deno.readTextFile(file), runtime: 'edge', initialText, target: worker, log, ...(auditFileProblem !== undefined ? { auditFileProblem } : {}) });
   let timer: ReturnType<typeof setTimeout> | undefined;
   const soon = (trigger: string) => {
     if (timer !== undefined) clearTimeout(timer);

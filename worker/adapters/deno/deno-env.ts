@@ -29,6 +29,7 @@ import { openDenoOAuthStore, type DenoStateApi } from './deno-oauth-state.ts';
 import { denoDocumentNetwork, type DenoNetApi } from './deno-document-network.ts';
 import type { OAuthRuntime } from '../../app.ts';
 import { watchDenoWorkerConfig } from './deno-config-watch.ts';
+import { auditFileProblem, type PathKind } from '../../config/audit-file-problem.ts';
 import { parseServerKeys, SERVER_KEYS_ENV } from '../../auth/oauth/server-key.ts';
 
 export interface DenoHttpServer {
@@ -56,6 +57,7 @@ export interface DenoRuntime extends DenoStateApi, DenoNetApi {
 interface DenoFileInfo {
   dev: number | null;
   ino: number | null;
+  isDirectory: boolean;
 }
 
 interface DenoFile {
@@ -106,7 +108,7 @@ export async function createDenoWorker(options: { listenPort?: () => number | un
   const auditWrite = denoAuditWriter(auditFilePath(config.audit?.file, deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE')), level, file?.path ?? 'SWITCHYARD_WORKER_CONFIG', log);
   const oauth = await oauthRuntime(config);
   const worker = composeWorker({ config, log, auditWrite, upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never>, ...(oauth !== undefined ? { oauth } : {}), ...options });
-  if (file !== undefined) watchDenoWorkerConfig(worker, file.path, file.text, log);
+  if (file !== undefined) watchDenoWorkerConfig(worker, file.path, file.text, log, (auditFile) => auditFileProblem(auditFilePath(auditFile, file.path)!, denoPathKind));
   return { worker, log };
 }
 
@@ -188,5 +190,14 @@ async function oauthRuntime(config: WorkerConfig): Promise<OAuthRuntime | undefi
   } catch (error) {
     console.error(`Cannot open the OAuth state in "${stateDir}": ${error instanceof Error ? error.message : String(error)}`);
     return deno.exit(2);
+  }
+}
+
+/** What is at `path` on this machine (`PathKind`): `unknown` past this process's read permission. */
+function denoPathKind(path: string): PathKind {
+  try {
+    return deno.statSync(path).isDirectory ? 'folder' : 'other';
+  } catch (error) {
+    return error instanceof Error && error.name === 'NotFound' ? undefined : 'unknown';
   }
 }
