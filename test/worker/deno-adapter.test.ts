@@ -32,6 +32,19 @@ describe('Deno entries', () => {
     expect(lines.some((l) => l.startsWith('servers.x.executor: a top-level {"type":"local"} server runs in the worker\'s own process, which only the single-machine mode can do'))).toBe(true);
   });
 
+  it('names the variables Deno may not read: the config ends the start (exit 2), any other is taken as unset and logged', async () => {
+    const config = JSON.stringify({ agents: [], servers: {} });
+    const none = procs.spawn(DENO, ['run', '--allow-net', '--allow-read', 'worker/adapters/deno/deno-worker.ts'], { SWITCHYARD_WORKER_CONFIG: config });
+    expect(await none.exited).toBe(2);
+    expect(none.stderr().trim()).toBe('No worker config: Deno may not read SWITCHYARD_WORKER_CONFIG or SWITCHYARD_WORKER_CONFIG_FILE: run it with --allow-env, or add SWITCHYARD_WORKER_CONFIG,SWITCHYARD_WORKER_CONFIG_FILE to its --allow-env list');
+    const some = procs.spawn(DENO, ['serve', '--unstable-no-legacy-abort', '--host', '127.0.0.1', '--port', '0', '--allow-net', '--allow-read', '--allow-env=SWITCHYARD_WORKER_CONFIG', 'worker/adapters/deno/deno-serve.ts'], { SWITCHYARD_WORKER_CONFIG: config });
+    await waitForOutput(some, some.stderr, /Listening on http:\/\/127\.0\.0\.1:\d+/, 'deno serve');
+    const warning = some.stderr().split('\n').find((l) => l.includes('Environment variables Deno may not read'));
+    expect(JSON.parse(warning!)).toMatchObject({ level: 'warn', names: ['SWITCHYARD_WORKER_CONFIG_FILE', 'SWITCHYARD_LOG_LEVEL'] });
+    some.child.kill('SIGTERM');
+    expect(await some.exited).toBe(0);
+  });
+
   it('says how to pass a config when there is none', async () => {
     const proc = procs.spawn(DENO, RUN, { SWITCHYARD_WORKER_CONFIG: '', SWITCHYARD_WORKER_CONFIG_FILE: '' });
     expect(await proc.exited).toBe(2);

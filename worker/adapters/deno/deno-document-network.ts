@@ -43,7 +43,14 @@ export function denoResolver(deno: Pick<DenoNetApi, 'resolveDns'>): (hostname: s
 }
 
 async function denoConnectTls(deno: DenoNetApi, { address, port, serverName, signal }: { address: string; port: number; serverName: string; signal: AbortSignal }): Promise<ByteConnection> {
-  const choice = proxyFor(serverName, (name) => deno.env.get(name));
+  // A variable Deno may not read is one this run does not have: at a sign-in, not a reason to fail it.
+  const choice = proxyFor(serverName, (name) => {
+    try {
+      return deno.env.get(name);
+    } catch {
+      return undefined;
+    }
+  });
   if ('refused' in choice) throw new ConnectError('connect', choice.refused);
   const proxy = 'proxy' in choice ? choice.proxy : null;
   const to = proxy === null ? { hostname: address, port } : proxy;

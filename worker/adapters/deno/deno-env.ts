@@ -68,13 +68,34 @@ interface DenoFile {
 
 export const deno = (globalThis as unknown as { Deno: DenoRuntime }).Deno;
 
+/** The variables Deno would not let this worker read (`envOf`), in the order asked. */
+export const deniedEnv = new Set<string>();
+
+/**
+ * An environment variable the worker reads. Deno may be told to let it read only some
+ * (`--allow-env=A,B`): one it may not read is taken as unset and noted in `deniedEnv`, where Deno's
+ * own `NotCapable` ended the start with an uncaught stack trace. The start says which it could not
+ * read: in the log once it has one, and in the error when the config itself was among them.
+ */
+export function envOf(name: string): string | undefined {
+  try {
+    return deno.env.get(name);
+  } catch (error) {
+    if (!(error instanceof Error && (error.name === 'NotCapable' || error.name === 'PermissionDenied'))) throw error;
+    deniedEnv.add(name);
+    return undefined;
+  }
+}
+
 /** Reads the config named by the environment (and the file it came from); exits 2 with every problem when it is invalid. */
 export async function loadConfigFromEnv(): Promise<{ config: WorkerConfig; file?: { path: string; text: string } }> {
-  const inline = deno.env.get('SWITCHYARD_WORKER_CONFIG');
-  const file = deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE');
+  const inline = envOf('SWITCHYARD_WORKER_CONFIG');
+  const file = envOf('SWITCHYARD_WORKER_CONFIG_FILE');
   const source = inline !== undefined && inline !== '' ? 'SWITCHYARD_WORKER_CONFIG' : file !== undefined && file !== '' ? `"${file}"` : null;
   if (source === null) {
-    console.error('No worker config: set SWITCHYARD_WORKER_CONFIG (JSON) or SWITCHYARD_WORKER_CONFIG_FILE (path)');
+    const denied = ['SWITCHYARD_WORKER_CONFIG', 'SWITCHYARD_WORKER_CONFIG_FILE'].filter((name) => deniedEnv.has(name));
+    if (denied.length > 0) console.error(`No worker config: Deno may not read ${denied.join(' or ')}: run it with --allow-env, or add ${denied.join(',')} to its --allow-env list`);
+    else console.error('No worker config: set SWITCHYARD_WORKER_CONFIG (JSON) or SWITCHYARD_WORKER_CONFIG_FILE (path)');
     return deno.exit(2);
   }
   if (source === 'SWITCHYARD_WORKER_CONFIG' && file !== undefined && file !== '') {
@@ -103,10 +124,11 @@ export async function loadConfigFromEnv(): Promise<{ config: WorkerConfig; file?
  */
 export async function createDenoWorker(options: { listenPort?: () => number | undefined } = {}): Promise<{ worker: ComposedWorker; log: WorkerLogger }> {
   const { config, file } = await loadConfigFromEnv();
-  const level = parseLogLevel(deno.env.get('SWITCHYARD_LOG_LEVEL'));
+  const level = parseLogLevel(envOf('SWITCHYARD_LOG_LEVEL'));
   const log = createWorkerLogger({ level, write: writeStderrLine, fields: { component: 'worker' } });
-  const auditWrite = denoAuditWriter(auditFilePath(config.audit?.file, deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE')), level, file?.path ?? 'SWITCHYARD_WORKER_CONFIG', log);
+  const auditWrite = denoAuditWriter(auditFilePath(config.audit?.file, envOf('SWITCHYARD_WORKER_CONFIG_FILE')), level, file?.path ?? 'SWITCHYARD_WORKER_CONFIG', log);
   const oauth = await oauthRuntime(config);
+  if (deniedEnv.size > 0) log.warn('Environment variables Deno may not read, taken as unset: run it with --allow-env, or add them to its --allow-env list', { names: [...deniedEnv] });
   const worker = composeWorker({ config, log, auditWrite, upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never>, ...(oauth !== undefined ? { oauth } : {}), ...options });
   if (file !== undefined) watchDenoWorkerConfig(worker, file.path, file.text, log, (auditFile) => auditFileProblem(auditFilePath(auditFile, file.path)!, denoPathKind));
   return { worker, log };
@@ -173,14 +195,14 @@ async function oauthRuntime(config: WorkerConfig): Promise<OAuthRuntime | undefi
   if (config.oauth === undefined) return undefined;
   const metadataDocuments = { network: denoDocumentNetwork(deno) };
   if (config.oauth['built-in'] === undefined) return { metadataDocuments };
-  const stateDir = deno.env.get('SWITCHYARD_STATE_DIR');
+  const stateDir = envOf('SWITCHYARD_STATE_DIR');
   if (stateDir === undefined || stateDir === '') {
     console.error('oauth.built-in needs a state dir for clients, grants and tokens: set SWITCHYARD_STATE_DIR (and allow Deno to read and write it)');
     return deno.exit(2);
   }
   let keys: readonly string[] | undefined;
   try {
-    keys = parseServerKeys(deno.env.get(SERVER_KEYS_ENV));
+    keys = parseServerKeys(envOf(SERVER_KEYS_ENV));
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));
     return deno.exit(2);

@@ -21,7 +21,7 @@
  * @module
  */
 import { listenFailureMessage } from '../../listen-failure.ts';
-import { createDenoWorker, deno, type DenoHttpServer } from './deno-env.ts';
+import { createDenoWorker, deno, envOf, type DenoHttpServer } from './deno-env.ts';
 import { denoFetch } from './deno-fetch.ts';
 import { keepServingOnUnexpectedErrors } from './deno-unexpected-errors.ts';
 
@@ -30,11 +30,11 @@ const SHUTDOWN_GRACE_MS = 3_000;
 let listening: number | undefined;
 const { worker, log } = await createDenoWorker({ listenPort: () => listening });
 // Empty counts as unset, and a port is digits only, as `switchyard worker` reads them (`cli/listen-address.ts`).
-const hostname = deno.env.get('HOST') || '127.0.0.1';
-const portText = deno.env.get('PORT') || '8787';
+const hostname = envOf('HOST') || '127.0.0.1';
+const portText = envOf('PORT') || '8787';
 const port = /^\d{1,5}$/.test(portText) ? Number(portText) : NaN;
 if (!(port >= 0 && port <= 65535)) {
-  console.error(`Invalid PORT "${deno.env.get('PORT')}": expected 0-65535`);
+  console.error(`Invalid PORT "${envOf('PORT')}": expected 0-65535`);
   deno.exit(2);
 }
 
@@ -54,14 +54,14 @@ try {
         const config = worker.config;
         log.info('Worker listening', {
           url: `http://${host}:${addr.port}`,
-          config: deno.env.get('SWITCHYARD_WORKER_CONFIG_FILE') || 'SWITCHYARD_WORKER_CONFIG',
+          config: envOf('SWITCHYARD_WORKER_CONFIG_FILE') || 'SWITCHYARD_WORKER_CONFIG',
           agents: config.agents.length,
           hosts: config.hosts.map((h) => h['entity-id']),
           servers: Object.keys(config.servers).length,
           oauth: config.oauth?.['built-in'] !== undefined ? 'built-in' : config.oauth?.['external-issuer'] !== undefined ? 'external-issuer' : null,
-          stateDir: deno.env.get('SWITCHYARD_STATE_DIR') || null,
+          stateDir: envOf('SWITCHYARD_STATE_DIR') || null,
           // Where the built-in server's keys come from: an unset SWITCHYARD_OAUTH_KEYS falls back to the state's own key, and says so here.
-          oauthKeys: config.oauth?.['built-in'] === undefined ? null : deno.env.get('SWITCHYARD_OAUTH_KEYS')?.trim() ? 'SWITCHYARD_OAUTH_KEYS' : 'state',
+          oauthKeys: config.oauth?.['built-in'] === undefined ? null : envOf('SWITCHYARD_OAUTH_KEYS')?.trim() ? 'SWITCHYARD_OAUTH_KEYS' : 'state',
         });
       },
     },
@@ -90,7 +90,7 @@ async function stop(cause: 'SIGTERM' | 'SIGINT' | 'stdin-end'): Promise<void> {
 }
 deno.addSignalListener('SIGTERM', () => void stop('SIGTERM'));
 deno.addSignalListener('SIGINT', () => void stop('SIGINT'));
-if (deno.env.get('SWITCHYARD_STOP_ON_STDIN_END') === '1') void untilEnd(deno.stdin.readable).then(() => stop('stdin-end'));
+if (envOf('SWITCHYARD_STOP_ON_STDIN_END') === '1') void untilEnd(deno.stdin.readable).then(() => stop('stdin-end'));
 
 /** Resolves once `stream` ends or fails: either way the parent is gone. */
 async function untilEnd(stream: ReadableStream<Uint8Array>): Promise<void> {
