@@ -65,6 +65,15 @@ describe('sidecar.json', () => {
     expect(() => parseSidecarConfig({ ...base, limits: { 'server-launches-per-agent-per-minute': -1 } })).toThrow(/limits\.server-launches-per-agent-per-minute: must be 0 \(no launch rate\) or more/);
   });
 
+  it('refuses an agent URL as the worker URL, naming the base URL to use, and keeps a base URL with a path of its own', () => {
+    expect(() => parseSidecarConfig({ ...base, worker: 'http://127.0.0.1:8787/mcp' })).toThrow('worker: must be the worker\'s base URL, not its endpoint "/mcp": use http://127.0.0.1:8787');
+    expect(() => parseSidecarConfig({ ...base, worker: 'https://yard.example.com/team/servers/files/mcp/' })).toThrow('worker: must be the worker\'s base URL, not its endpoint "/servers/files/mcp": use https://yard.example.com/team');
+    expect(() => parseSidecarConfig({ ...base, worker: 'https://yard.example.com/link' })).toThrow('not its endpoint "/link": use https://yard.example.com');
+    // A proxy may serve the worker under a prefix: the link is then dialled at /team/link.
+    expect(parseSidecarConfig({ ...base, worker: 'https://yard.example.com/team' }).worker).toBe('https://yard.example.com/team');
+    expect(parseSidecarConfig({ ...base, worker: 'https://yard.example.com/mcpx' }).worker).toBe('https://yard.example.com/mcpx');
+  });
+
   it('refuses a sidecar.json that gives a key twice, naming it, as JSON.parse would keep the second without a word', () => {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-twice-'));
     try {

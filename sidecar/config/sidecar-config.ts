@@ -21,7 +21,7 @@ import { ConfigFileError, type JsonFileRead, readJsonFile } from './config-file-
 import { UserNameSchema } from './user-name.ts';
 import { WarmPoolConfigSchema, warmPoolSettings, type WarmPoolSettings } from './warm-pool-config.ts';
 import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
-import { CLEARTEXT_REMOTE_MESSAGE, isCleartextRemote } from '../link/worker-url.ts';
+import { CLEARTEXT_REMOTE_MESSAGE, endpointPathOf, isCleartextRemote } from '../link/worker-url.ts';
 import { DEFAULT_HOST_PROCESSES, DEFAULT_PROCESSES_PER_AGENT } from '../host/process-budget.ts';
 import { DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE, defaultLaunchBurst } from '../host/launch-rate.ts';
 import type { OwnFile } from '../sandbox/config-dir-exposure.ts';
@@ -54,6 +54,10 @@ export const SidecarConfigSchema = z
         // and the link proves the host by its key, never by credentials in the URL.
         z.refine((u) => !URL.canParse(u) || (new URL(u).username === '' && new URL(u).password === ''), 'must not carry a user name or password: the link proves this host by its key'),
         z.refine((u) => !URL.canParse(u) || (new URL(u).search === '' && new URL(u).hash === '' && !u.includes('?') && !u.includes('#')), 'must have no query or fragment'),
+        z.superRefine((u, ctx) => {
+          const endpoint = endpointPathOf(u);
+          if (endpoint !== undefined) ctx.addIssue({ code: 'custom', input: u, message: `must be the worker's base URL, not its endpoint "${endpoint.endpoint}": use ${endpoint.base}` });
+        }),
         z.describe('Base URL of the worker this sidecar links to; https: unless the worker is on this machine (127.0.0.1, localhost, [::1])'),
       ),
     'entity-id': EntityIdSchema.check(z.describe('This host\'s entity id, as listed under "hosts" in the worker config')),
