@@ -510,6 +510,11 @@ describe('/mcp aggregate', () => {
     const refusal = (work: Promise<unknown>) => work.then(() => null, (error: McpError) => [error.code, error.data]);
     expect(await refusal(client.request({ method: 'no/such/method', params: {} }, ResultSchema))).toEqual([-32601, { reason: 'invalid-request' }]);
     expect(await refusal(client.request({ method: 'tools/call', params: { arguments: {} } }, ResultSchema))).toEqual([-32602, { reason: 'invalid-request' }]);
+    // Arguments that are no object would get a server's -32603 and its schema library's dump.
+    for (const method of ['tools/call', 'prompts/get']) {
+      const wrong = client.request({ method, params: { name: 'alpha__echo', arguments: 'zzz' } }, ResultSchema);
+      await expect(wrong).rejects.toMatchObject({ code: -32602, message: 'MCP error -32602: Invalid params: params.arguments must be an object', data: { reason: 'invalid-request' } });
+    }
   });
 
   it('gives a resource read waiting for a server still starting back as soon as the agent cancels it', async () => {

@@ -293,6 +293,9 @@ export class AggregateServer {
   /** A namespaced name back to its server and original name, for one of the agent's servers. */
   #resolve(table: NameTable, method: string, params: Params, context: RequestContext): { server: string; name: string } {
     const name = stringParam(params, 'name');
+    // An object by MCP's schema: a server's SDK answers another with -32603 and its schema
+    // library's dump, where the agent should read which member was wrong.
+    if (params.arguments !== undefined) objectParam(params, 'arguments');
     const target = table.resolve(name);
     if (target === null || !this.upstreams.servers.includes(target.server)) {
       this.#unroutable(method, { name }, context);

@@ -1,7 +1,8 @@
 /**
  * Reading the params of an agent's request to the aggregate. The aggregate passes params on as
- * they came, so it checks only the members it routes by; a request without them is answered
- * -32602 (invalid params) naming the member, before anything is sent upstream.
+ * they came, so it checks only the members it routes by, and a call's `arguments`; a request
+ * without them is answered -32602 (invalid params) naming the member, before anything is sent
+ * upstream.
  *
  * @module
  */

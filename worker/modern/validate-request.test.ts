@@ -76,4 +76,22 @@ describe('modern request validation', () => {
     expect(rejection(validateModernRequest([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }], new Headers(HEADERS)))).toMatchObject({ id: null, code: -32600 });
     expect(rejection(validateModernRequest({ jsonrpc: '2.0', id: 4, result: {} }, new Headers(HEADERS)))).toMatchObject({ id: 4, code: -32600 });
   });
+
+  it('refuses an id past 2^53, which is no longer the one sent and which a server would drop unanswered', () => {
+    const unsafe = check('tools/list', { _meta: META }, {}, 2 ** 53);
+    expect(rejection(unsafe)).toMatchObject({ id: null, status: 400, code: -32600 });
+    expect(unsafe.kind === 'rejected' && unsafe.rejection.message).toContain('the request id must be a string or a safe integer');
+    expect(check('tools/list', { _meta: META }, {}, Number.MAX_SAFE_INTEGER).kind).toBe('request');
+  });
+
+  it('refuses call or prompt arguments that are no object with -32602, naming them', () => {
+    for (const [method, header] of [['tools/call', 'echo'], ['prompts/get', 'greet']] as const) {
+      for (const args of ['zzz', [1], null]) {
+        const result = check(method, { name: header, arguments: args, _meta: META }, { 'mcp-name': header });
+        expect(rejection(result)).toMatchObject({ id: 1, status: 400, code: -32602, data: { reason: 'invalid-request' } });
+        expect(result.kind === 'rejected' && result.rejection.message).toBe('Invalid params: params.arguments must be an object');
+      }
+      expect(check(method, { name: header, _meta: META }, { 'mcp-name': header }).kind).toBe('request');
+    }
+  });
 });

@@ -36,13 +36,14 @@ export function validateModernRequest(body: unknown, headers: Headers): Validati
   }
   const message = body as Record<string, unknown>;
   const rawId = message.id;
-  const id = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null;
+  // A safe integer, as the SDK's schemas take one: past 2^53 the number is not the id that was sent.
+  const id = typeof rawId === 'string' || Number.isSafeInteger(rawId) ? (rawId as string | number) : null;
   const reject = (rejection: ModernRejection): Validation => ({ kind: 'rejected', id, rejection });
   if (message.jsonrpc !== '2.0' || typeof message.method !== 'string') {
     return reject(invalidRequest('expected a JSON-RPC 2.0 request ("jsonrpc": "2.0", a string "method")'));
   }
   if (rawId === undefined) return { kind: 'notification' };
-  if (id === null) return reject(invalidRequest('the request id must be a string or a number'));
+  if (id === null) return reject(invalidRequest('the request id must be a string or a safe integer'));
   const rawParams = message.params;
   if (rawParams !== undefined && (typeof rawParams !== 'object' || rawParams === null || Array.isArray(rawParams))) {
     return reject(invalidMeta('params must be an object'));
@@ -80,6 +81,11 @@ export function validateModernRequest(body: unknown, headers: Headers): Validati
     }
   }
   if (support.kind !== 'served') return reject(methodNotFound(method, support.kind));
+  // An object by MCP's schema: a server's SDK answers another with -32603 and its schema library's dump.
+  const args = params?.arguments;
+  if ((method === 'tools/call' || method === 'prompts/get') && args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+    return reject(invalidMeta('params.arguments must be an object'));
+  }
 
   const level = logLevelProblem(meta.meta);
   if (level !== undefined) return reject(invalidMeta(level));
