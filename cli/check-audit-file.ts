@@ -7,7 +7,7 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ValidationIssue } from '../shared/validation.ts';
-import { auditFileProblem, type PathKind } from '../worker/config/audit-file-problem.ts';
+import { auditFileProblem, type PathKind } from '../shared/audit/audit-file-problem.ts';
 
 /** Why the start could not open `file` (relative to `base`), or none that shows without opening it. */
 export function auditFileIssues(file: string, base: string): ValidationIssue[] {

@@ -11,7 +11,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import type { ComposedWorker } from '../worker/compose.ts';
 import { createConfigReloader } from '../worker/config/config-reloader.ts';
-import { auditFileProblem } from '../worker/config/audit-file-problem.ts';
+import { auditFileProblem } from '../shared/audit/audit-file-problem.ts';
 import { nodePathKind } from './check-audit-file.ts';
 import { watchConfig, type ConfigWatch } from '../sidecar/config/config-watcher.ts';
 import type { Logger } from '../sidecar/log.ts';

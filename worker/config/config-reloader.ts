@@ -31,7 +31,7 @@ export interface ConfigReloaderOptions {
   target: { reload(next: WorkerConfig): Promise<{ endedSessions: number }> };
   log: WorkerLogger;
   /**
-   * Why the next start could not open this `audit.file` (`audit-file-problem.ts`, resolved as the
+   * Why the next start could not open this `audit.file` (`shared/audit/audit-file-problem.ts`, resolved as the
    * start resolves it), asked when a reload changes it: the file is opened only at a start, so a
    * reload that took it would leave a worker that no longer starts.
    */

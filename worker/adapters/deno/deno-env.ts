@@ -29,7 +29,7 @@ import { openDenoOAuthStore, type DenoStateApi } from './deno-oauth-state.ts';
 import { denoDocumentNetwork, type DenoNetApi } from './deno-document-network.ts';
 import type { OAuthRuntime } from '../../app.ts';
 import { watchDenoWorkerConfig } from './deno-config-watch.ts';
-import { auditFileProblem, type PathKind } from '../../config/audit-file-problem.ts';
+import { auditFileProblem, type PathKind } from '../../../shared/audit/audit-file-problem.ts';
 import { parseServerKeys, SERVER_KEYS_ENV } from '../../auth/oauth/server-key.ts';
 
 export interface DenoHttpServer {

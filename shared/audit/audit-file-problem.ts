@@ -3,7 +3,7 @@
  * serves anything and refuses to start when it cannot, so a folder that is not there, or a path
  * that is a folder, is a problem of the config as the next start will find it. `switchyard check`
  * reports it (`cli/check-audit-file.ts`), and a live reload that changes `audit.file` refuses it
- * (`config-reloader.ts`): put in force, it would only show at that next start, as a worker that no
+ * (`worker/config/config-reloader.ts`): put in force, it would only show at that next start, as a worker that no
  * longer starts. Web-standard: each runtime says what a path is.
  *
  * @module
