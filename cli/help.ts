@@ -33,6 +33,7 @@ Commands:
   check worker.json DIR         Check a worker config against a host's config dir
   doctor [--config-dir DIR [--launch]] [--worker URL]
                                 Check bubblewrap, user namespaces, Deno and the worker
+  version                       Print this package's version (also --version)
 
 Run "switchyard <command> --help" for a command's options.`,
   workstation: `Usage: node sidecar.js <command> [options]
@@ -49,6 +50,7 @@ Commands:
                                 Print each trust profile with its current revision
   doctor [--config-dir DIR [--launch]] [--worker URL]
                                 Check bubblewrap, user namespaces and the worker
+  version                       Print this sidecar.js's version (also --version)
 
 The worker, switchyard start and switchyard check come with the full package (npx switchyard-mcp).
 Run "node sidecar.js <command> --help" for a command's options.`,

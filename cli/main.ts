@@ -11,6 +11,7 @@ import { describeError, runAsProcess } from './describe-error.ts';
 import { HELP, printHelp as help } from './help.ts';
 import { runWorkstationCommand } from './workstation-commands.ts';
 import { FULL_CLI } from './program.ts';
+import { VERSION } from './version.ts';
 
 export { describeError, runAsProcess };
 
@@ -24,6 +25,10 @@ export async function main(argv: string[]): Promise<number> {
     case 'help':
       process.stdout.write(HELP.main + '\n');
       return command === undefined ? 1 : 0;
+    case '--version':
+    case 'version':
+      process.stdout.write(`switchyard ${VERSION}\n`);
+      return 0;
     case 'start': {
       if (wantsHelp) return help('start');
       const { runStart } = await import('./start.ts');

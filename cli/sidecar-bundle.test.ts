@@ -5,7 +5,7 @@
  * and `dist/switchyard.js`, every command, which the package's `switchyard` bin runs once built.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -119,6 +119,17 @@ describe('dist/sidecar.js', () => {
       expect(result.stderr).toContain(`"${command}" is not part of the workstation's sidecar.js`);
       expect(result.stderr).toContain(`npx switchyard-mcp ${command}`);
     }
+  });
+
+  it('says its version on its own, copied away from the package, as the full bin does', async () => {
+    const alone = mkdtempSync(join(out, 'alone-'));
+    const sidecar = join(alone, 'sidecar.js');
+    await buildSidecar({ outfile: sidecar });
+    const { version } = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string };
+    for (const flag of ['--version', 'version']) expect(await node(sidecar, flag)).toEqual({ code: 0, stdout: `switchyard sidecar.js ${version}\n`, stderr: '' });
+    const cli = join(alone, 'switchyard.js');
+    await buildCli({ outfile: cli });
+    expect(await node(cli, '--version')).toEqual({ code: 0, stdout: `switchyard ${version}\n`, stderr: '' });
   });
 });
 

@@ -9,6 +9,7 @@
  */
 import { runAsProcess } from './describe-error.ts';
 import { HELP } from './help.ts';
+import { VERSION } from './version.ts';
 import { runWorkstationCommand } from './workstation-commands.ts';
 import { workstationProgram } from './program.ts';
 
@@ -19,6 +20,10 @@ export async function main(argv: string[]): Promise<number> {
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(HELP.workstation + '\n');
     return command === undefined ? 1 : 0;
+  }
+  if (command === '--version' || command === 'version') {
+    process.stdout.write(`switchyard sidecar.js ${VERSION}\n`);
+    return 0;
   }
   const code = await runWorkstationCommand(command, rest, { deno: false, program: workstationProgram() });
   if (code !== undefined) return code;
