@@ -77,6 +77,13 @@ describe('modern request validation', () => {
     expect(rejection(validateModernRequest({ jsonrpc: '2.0', id: 4, result: {} }, new Headers(HEADERS)))).toMatchObject({ id: 4, code: -32600 });
   });
 
+  it('answers a version header it does not speak -32022 when the body has no modern _meta either, naming what it speaks', () => {
+    const typo = check('ping', {}, { 'mcp-protocol-version': '1999-01-01' });
+    expect(rejection(typo)).toMatchObject({ id: 1, status: 400, code: -32022, data: { requested: '1999-01-01', reason: 'invalid-request' } });
+    // A version it speaks with no _meta is still told what the body lacks.
+    expect(rejection(check('ping', {}))).toMatchObject({ id: 1, status: 400, code: -32602 });
+  });
+
   it('refuses an id past 2^53, which is no longer the one sent and which a server would drop unanswered', () => {
     const unsafe = check('tools/list', { _meta: META }, {}, 2 ** 53);
     expect(rejection(unsafe)).toMatchObject({ id: null, status: 400, code: -32600 });

@@ -52,9 +52,14 @@ export function validateModernRequest(body: unknown, headers: Headers): Validati
   const method = message.method;
 
   const meta = parseRequestMeta(params);
-  if (!meta.ok) return reject(invalidMeta(meta.problem));
-  const bodyVersion = meta.meta[PROTOCOL_VERSION_KEY];
   const headerVersion = protocolVersionHeader(headers);
+  if (!meta.ok) {
+    // A header naming no version this worker speaks (a typo, a legacy client's guess) sent this
+    // request down the modern path: that is what to say, not that its modern _meta is missing.
+    if (headerVersion !== undefined && !SUPPORTED_MODERN_VERSIONS.includes(headerVersion)) return reject(unsupportedVersion(headerVersion));
+    return reject(invalidMeta(meta.problem));
+  }
+  const bodyVersion = meta.meta[PROTOCOL_VERSION_KEY];
   if (headerVersion === undefined) return reject(headerMismatch('the MCP-Protocol-Version header is missing'));
   if (headerVersion !== bodyVersion) {
     return reject(headerMismatch(`MCP-Protocol-Version header value '${headerVersion.slice(0, 64)}' does not match body value '${bodyVersion.slice(0, 64)}'`));
