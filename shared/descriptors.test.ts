@@ -34,6 +34,7 @@ describe('connection descriptors', () => {
     expect(issues({ type: 'user-computer-profile', 'entity-id': 'h', target: { type: 'carrier-pigeon' } })[0]).toMatch(
       /^target\.type: unknown descriptor type "carrier-pigeon"/,
     );
+    expect(issues({}, 'servers.files.executor')).toEqual(['servers.files.executor.type: is required: one of local, http, user-computer-profile, reverse-http']);
   });
 
   it('refuses an http URL that carries credentials, pointing at headers', () => {

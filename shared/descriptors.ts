@@ -91,7 +91,9 @@ function parseLevel(input: unknown, path: string, depth: number): ConnectionDesc
   if (typeof type !== 'string' || !(type in DESCRIPTOR_LEVEL_SCHEMAS)) {
     const shown = typeof type === 'string' ? `"${type.slice(0, 64)}"` : String(type);
     throw new ValidationError('connection descriptor', [
-      { path: joinPath(['type'], path), message: `unknown descriptor type ${shown}: expected one of ${DESCRIPTOR_TYPES.join(', ')}` },
+      type === undefined
+        ? { path: joinPath(['type'], path), message: `is required: one of ${DESCRIPTOR_TYPES.join(', ')}` }
+        : { path: joinPath(['type'], path), message: `unknown descriptor type ${shown}: expected one of ${DESCRIPTOR_TYPES.join(', ')}` },
     ]);
   }
   const level = parseWith(DESCRIPTOR_LEVEL_SCHEMAS[type as keyof typeof DESCRIPTOR_LEVEL_SCHEMAS] as z.ZodMiniType<Record<string, unknown>>, input, 'connection descriptor', path);

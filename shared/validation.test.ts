@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
-import { parseWith, ValidationError } from './validation.ts';
+import { parseWith, safeParseWith, ValidationError } from './validation.ts';
 
 function issuesOf(schema: z.core.$ZodType, input: unknown): string[] {
   try {
@@ -23,11 +23,35 @@ describe('parseWith', () => {
     } catch (error) {
       expect(error).toBeInstanceOf(ValidationError);
       expect((error as ValidationError).issues).toEqual([
-        { path: 'port', message: 'Too big: expected number to be <=65535' },
+        { path: 'port', message: 'must be at most 65535' },
         { path: 'name', message: 'must be a string (got a number)' },
         { path: 'extra', message: 'unknown key' },
       ]);
     }
+  });
+
+  it('words bounds and sets as the house does, never quoting the value back', () => {
+    const schema = z.strictObject({
+      idle: z.number().check(z.positive()),
+      count: z.number().check(z.gte(1), z.lt(10)),
+      name: z.string().check(z.minLength(3)),
+      tags: z.array(z.string()).check(z.maxLength(1)),
+      containment: z.enum(['required', 'none']),
+      mode: z.optional(z.enum(['a', 'b', 'c'])),
+    });
+    const problems = (input: unknown) => {
+      const result = safeParseWith(schema, input);
+      return result.success ? [] : result.issues.map((i) => `${i.path}: ${i.message}`);
+    };
+    expect(problems({ idle: 0, count: 10, name: 'ab', tags: ['x', 'y'], containment: 'sy_secret_token', mode: 'd' })).toEqual([
+      'idle: must be more than 0',
+      'count: must be less than 10',
+      'name: must be at least 3 characters long',
+      'tags: must have at most 1 item',
+      'containment: must be "required" or "none"',
+      'mode: must be one of "a", "b" or "c"',
+    ]);
+    expect(problems({ idle: 1, count: 0, name: 'abc', tags: [] })).toEqual(['count: must be at least 1', 'containment: is required: "required" or "none"']);
   });
 
   const agent = z.strictObject({ name: z.string(), 'max-sessions': z.optional(z.number()) });

@@ -55,16 +55,44 @@ function typeOf(value: unknown): string {
 }
 
 /**
- * The words of the issues a schema leaves to zod and that zod words for programmers: a missing key
- * is required, and a value of another type says what it must be and what it is. A schema's own
- * message wins over this (zod asks this map only for an issue that has none).
+ * The words of the issues a schema leaves to zod and that zod words for programmers ("Too small:
+ * expected number to be >0"): a missing key is required, a value of another type says what it must
+ * be and what it is, a bound says the bound, and a value outside a set names the set. A value is
+ * never quoted back: a config's wrong value may be a credential typed in the wrong place. A
+ * schema's own message wins over this (zod asks this map only for an issue that has none).
  */
 const issueMessage: z.core.$ZodErrorMap = (issue) => {
-  if (issue.code !== 'invalid_type') return undefined;
-  if (issue.input === undefined) return 'is required';
-  if (issue.expected === 'int' && typeof issue.input === 'number') return 'must be an integer';
-  return `must be ${typeNoun(issue.expected)} (got ${typeNoun(typeOf(issue.input))})`;
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.input === undefined) return 'is required';
+      if (issue.expected === 'int' && typeof issue.input === 'number') return 'must be an integer';
+      return `must be ${typeNoun(issue.expected)} (got ${typeNoun(typeOf(issue.input))})`;
+    case 'too_small':
+      return boundMessage(issue.origin, issue.exact === true ? 'exactly' : issue.inclusive === false ? 'more than' : 'at least', issue.minimum);
+    case 'too_big':
+      return boundMessage(issue.origin, issue.exact === true ? 'exactly' : issue.inclusive === false ? 'less than' : 'at most', issue.maximum);
+    case 'invalid_value':
+      return issue.input === undefined ? `is required: ${oneOf(issue.values)}` : `must be ${oneOf(issue.values)}`;
+    default:
+      return undefined;
+  }
 };
+
+/** `must be at most 600`, `must be at least 1 character long`, `must have at most 8 items`. */
+function boundMessage(origin: string, how: string, limit: number | bigint): string {
+  const n = Number(limit);
+  if (origin === 'string') return `must be ${how} ${n} character${n === 1 ? '' : 's'} long`;
+  if (origin === 'array' || origin === 'set') return `must have ${how} ${n} item${n === 1 ? '' : 's'}`;
+  return `must be ${how} ${n}`;
+}
+
+/** `"a"`, `"a" or "b"`, `one of "a", "b" or "c"`. */
+function oneOf(values: readonly unknown[]): string {
+  const shown = values.map((v) => JSON.stringify(v) ?? String(v));
+  if (shown.length <= 1) return shown[0] ?? 'nothing';
+  const list = `${shown.slice(0, -1).join(', ')} or ${shown.at(-1)}`;
+  return shown.length === 2 ? list : `one of ${list}`;
+}
 
 const pathKey = (path: readonly PropertyKey[]) => JSON.stringify(path.map((p) => (typeof p === 'symbol' ? String(p) : p)));
 
