@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { sha256Hex } from '../shared/credentials.ts';
 import { LocalError } from '../shared/errors.ts';
 import { newToken } from './state-dir.ts';
-import { openWorkerConfig, saveWorkerConfig, WHEN_THE_WORKER_HAS_IT } from './worker-config-file.ts';
+import { openWorkerConfig, saveWorkerConfig, whenTheWorkerHasIt } from './worker-config-file.ts';
 
 export async function runAdminTokenCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { config: { type: 'string' } } });
@@ -24,7 +24,7 @@ export async function runAdminTokenCommand(argv: string[]): Promise<number> {
   process.stdout.write(
     [
       `${file.created ? 'Created' : 'Updated'} ${file.path}: ${replaced ? '~' : '+'} admin-token-sha256${replaced ? ' (the admin token it replaces no longer works, nor do the OAuth grants that token approved)' : ''}`,
-      WHEN_THE_WORKER_HAS_IT,
+      whenTheWorkerHasIt(file.runtime),
       '',
       'The admin token, shown this once (the worker config keeps only its sha-256; lost, run admin-token again):',
       '',

@@ -24,7 +24,7 @@ import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import { clientConfigs, newToken, reachableFromTheCloud } from './state-dir.ts';
 import { checkAcross } from './check-across.ts';
 import type { WorkerConfig } from '../worker/config/worker-config.ts';
-import { openWorkerConfig, saveWorkerConfig, WHEN_THE_WORKER_HAS_IT, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
+import { openWorkerConfig, saveWorkerConfig, whenTheWorkerHasIt, type RawWorkerConfig, type WorkerConfigFile } from './worker-config-file.ts';
 
 const USAGE = 'Usage: switchyard agent add NAME --servers a,b [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required] [--url URL] [--config-dir DIR] --config worker.json | agent set NAME [--servers a,b] [--trust-profile REF [--trust-profile-revision sha256:…]] [--containment required|none] [--dry-run] [--config-dir DIR] --config worker.json | agent pin NAME [--dry-run] [--config-dir DIR] --config worker.json | agent remove NAME --config worker.json';
 
@@ -165,7 +165,7 @@ async function add(name: string, values: Record<string, string | boolean | undef
   process.stdout.write(
     [
       `${file.created ? 'Created' : 'Updated'} ${file.path}: + agent "${name}" using ${servers.join(', ')}${ref !== undefined ? ` under trust profile "${ref}" at ${revision}` : ''}`,
-      WHEN_THE_WORKER_HAS_IT,
+      whenTheWorkerHasIt(file.runtime),
       '',
       'Its token, shown this once (the worker config keeps only its sha-256; lost, remove the agent and add it again):',
       '',
@@ -212,7 +212,7 @@ async function pin(name: string, values: Record<string, string | boolean | undef
   const entry = raw.agents.find((a) => a.name === name)!['trust-context'] as Record<string, string>;
   entry['trust-profile-revision'] = revision;
   saveWorkerConfig(file, raw);
-  process.stdout.write(`Updated ${file.path}:\n  ${change}\n${WHEN_THE_WORKER_HAS_IT}\n`);
+  process.stdout.write(`Updated ${file.path}:\n  ${change}\n${whenTheWorkerHasIt(file.runtime)}\n`);
   return 0;
 }
 
@@ -261,7 +261,7 @@ async function set(name: string, values: Record<string, string | boolean | undef
   const saved = saveWorkerConfig(file, raw);
   await warnOfThisMachine(saved, file, localDirOf(values, file), name);
   process.stdout.write(
-    `Updated ${file.path} (the agent's token is unchanged; once the worker has the new config, its sessions using a server it lost${changes.some((c) => c.includes('trust profile') || c.includes('containment')) ? ', and all of them, since its trust context changed,' : ''} end):\n${changes.map((c) => `  ${c}`).join('\n')}\n${WHEN_THE_WORKER_HAS_IT}\n`,
+    `Updated ${file.path} (the agent's token is unchanged; once the worker has the new config, its sessions using a server it lost${changes.some((c) => c.includes('trust profile') || c.includes('containment')) ? ', and all of them, since its trust context changed,' : ''} end):\n${changes.map((c) => `  ${c}`).join('\n')}\n${whenTheWorkerHasIt(file.runtime)}\n`,
   );
   return 0;
 }
@@ -271,7 +271,7 @@ function remove(name: string, file: WorkerConfigFile): number {
   const raw: RawWorkerConfig = structuredClone(file.raw);
   raw.agents = raw.agents.filter((a) => a.name !== name);
   saveWorkerConfig(file, raw);
-  process.stdout.write(`Updated ${file.path}: - agent "${name}" (its token no longer works once the worker has the new config)\n${WHEN_THE_WORKER_HAS_IT}\n`);
+  process.stdout.write(`Updated ${file.path}: - agent "${name}" (its token no longer works once the worker has the new config)\n${whenTheWorkerHasIt(file.runtime)}\n`);
   return 0;
 }
 

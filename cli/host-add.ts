@@ -19,7 +19,7 @@ import { LocalError } from '../shared/errors.ts';
 import { parseConnectionDescriptor } from '../shared/descriptors.ts';
 import { launchesOnHost } from '../worker/link/host-expectations.ts';
 import { parseHostLine, type HostLine } from './host-line.ts';
-import { openWorkerConfig, saveWorkerConfig, WHEN_THE_WORKER_HAS_IT, type RawWorkerConfig } from './worker-config-file.ts';
+import { openWorkerConfig, saveWorkerConfig, whenTheWorkerHasIt, type RawWorkerConfig } from './worker-config-file.ts';
 
 interface Edit {
   raw: RawWorkerConfig;
@@ -125,7 +125,7 @@ export async function runHostAddCommand(argv: string[]): Promise<number> {
     out.push(`${file.created ? 'Created' : 'Updated'} ${file.path}:`, ...edit.changes.map((c) => `  ${c}`));
   }
   out.push(...edit.notes.map((n) => `  ${n}`));
-  if (edit.changes.length > 0 && values['dry-run'] !== true) out.push('', WHEN_THE_WORKER_HAS_IT);
+  if (edit.changes.length > 0 && values['dry-run'] !== true) out.push('', whenTheWorkerHasIt(file.runtime));
   process.stdout.write(out.join('\n') + '\n');
   return 0;
 }

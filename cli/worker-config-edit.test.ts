@@ -11,7 +11,7 @@ import { parseWorkerConfig } from '../worker/config/worker-config.ts';
 import { runAgentCommand } from './agent-command.ts';
 import { runHostAddCommand } from './host-add.ts';
 import { formatJson } from './json-file.ts';
-import { WHEN_THE_WORKER_HAS_IT } from './worker-config-file.ts';
+import { whenTheWorkerHasIt } from './worker-config-file.ts';
 import { runAdminTokenCommand } from './admin-token-command.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'sy-config-edit-'));
@@ -219,7 +219,7 @@ describe('switchyard agent add / remove', () => {
     // A server it loses is all that changes; the pin stays as the hosts report it.
     out = '';
     await runAgentCommand(['set', 'a', '--servers', 'notes', '--config', path]);
-    expect(out).toBe(`Updated ${path} (the agent's token is unchanged; once the worker has the new config, its sessions using a server it lost end):\n  ~ agent "a" servers files, notes → notes\n${WHEN_THE_WORKER_HAS_IT}\n`);
+    expect(out).toBe(`Updated ${path} (the agent's token is unchanged; once the worker has the new config, its sessions using a server it lost end):\n  ~ agent "a" servers files, notes → notes\n${whenTheWorkerHasIt('edge')}\n`);
     out = '';
     await runAgentCommand(['set', 'a', '--servers', 'notes', '--config', path]);
     expect(out).toBe('Agent "a" is already so: nothing to change\n');
@@ -266,6 +266,9 @@ describe('switchyard agent add / remove', () => {
 
     await runAgentCommand(['add', 'a', '--servers', 'echo', '--trust-profile', 'workspace', '--config', path]);
     expect(pinned()).toBe(await revision(folder));
+    // A config that binds a server to this machine is one Workers refuses: it is not told to send it there.
+    expect(out).toContain(whenTheWorkerHasIt('node'));
+    expect(out).not.toContain('wrangler secret put');
     await runAgentCommand(['pin', 'a', '--config-dir', elsewhere, '--config', path]);
     expect(pinned()).toBe(await revision(elsewhere));
     await expect(runAgentCommand(['add', 'b', '--servers', 'echo', '--trust-profile', 'ghost', '--config', path])).rejects.toThrow(
@@ -323,7 +326,7 @@ describe('switchyard admin-token', () => {
     const first = /\n {2}(sy_[A-Za-z0-9_-]{43})\n/.exec(out)?.[1];
     expect(first).toBeDefined();
     expect(read(path)['admin-token-sha256']).toBe(await sha256Hex(first!));
-    expect(out.split('\n').slice(0, 2)).toEqual([`Updated ${path}: + admin-token-sha256`, WHEN_THE_WORKER_HAS_IT]);
+    expect(out.split('\n').slice(0, 2)).toEqual([`Updated ${path}: + admin-token-sha256`, whenTheWorkerHasIt('edge')]);
     expect(parseWorkerConfig(read(path), { runtime: 'edge' })['admin-token-sha256']).toBe(await sha256Hex(first!));
 
     out = '';

@@ -17,9 +17,14 @@ import { formatJson, indentOf, readJson, writeFileAtomic } from './json-file.ts'
 
 /**
  * Said after an edit is written: when the worker has it. Deno and Node watch the file; a worker
- * on Cloudflare Workers reads a secret, which only a new `secret put` changes.
+ * on Cloudflare Workers reads a secret, which only a new `secret put` changes. A config of the
+ * single-machine mode (`node`: it binds servers to this machine) is one Workers refuses, so it is
+ * not told to send it there.
  */
-export const WHEN_THE_WORKER_HAS_IT = 'A running worker on this file reads it at once (else start the worker with it); on Cloudflare Workers, send it again: wrangler secret put SWITCHYARD_WORKER_CONFIG, minified (README: "The worker on Cloudflare Workers")';
+export function whenTheWorkerHasIt(runtime: WorkerRuntime): string {
+  const here = 'A running worker on this file reads it at once (else start the worker with it)';
+  return runtime === 'node' ? here : `${here}; on Cloudflare Workers, send it again: wrangler secret put SWITCHYARD_WORKER_CONFIG, minified (README: "The worker on Cloudflare Workers")`;
+}
 
 /** The raw shape the commands edit: what the file says, nothing filled in. */
 export interface RawWorkerConfig {
