@@ -60,9 +60,13 @@ describe('sidecar config reload', () => {
     await reload('file');
     expect(reloads).toEqual([]);
     expect(refusals()).toBe(1);
-    expect(lines).toEqual([
-      { level: 'error', msg: 'Sidecar config refused: the config in force stays', fields: { trigger: 'file', problems: [`${file}: 1 problem (mcp.json)\n  mcpServers.a.command: must not be empty`] } },
-    ]);
+    const problems = [`${file}: 1 problem (mcp.json)\n  mcpServers.a.command: must not be empty`];
+    expect(lines).toEqual([{ level: 'error', msg: 'Sidecar config refused: the config in force stays', fields: { trigger: 'file', problems } }]);
+    // An operator who asks (SIGHUP) is told again, as the worker tells it; nothing is checked or refused anew.
+    await reload('SIGHUP');
+    expect(lines.slice(1)).toEqual([{ level: 'error', msg: 'Sidecar config refused: the config in force stays', fields: { trigger: 'SIGHUP', problems } }]);
+    expect(refusals()).toBe(1);
+    lines.splice(1);
     // Put back as accepted: said once, and nothing is reloaded.
     writeFileSync(file, JSON.stringify({ mcpServers: { a: { command: 'node' } } }));
     await reload('file');

@@ -61,6 +61,8 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
   const { dir, sidecar, log } = options;
   let accepted = options.snapshot;
   let refused: ConfigSnapshot | null = null;
+  /** The refused files' problems, said again to an operator who asks (SIGHUP) before they change. */
+  let refusedProblems: ReturnType<typeof describedProblems> = [];
   let queue: Promise<unknown> = Promise.resolve();
   const once = async (trigger: string, attempt = 1): Promise<void> => {
     const before = ConfigSnapshot.take(dir);
@@ -73,7 +75,11 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
       } else if (trigger === 'SIGHUP') log.info('Sidecar config unchanged: nothing to reload', { trigger });
       return;
     }
-    if (refused !== null && before.equals(refused)) return;
+    if (refused !== null && before.equals(refused)) {
+      // A file event with no change is an editor's touch; a SIGHUP is an operator asking, who is owed an answer.
+      if (trigger === 'SIGHUP') log.error('Sidecar config refused: the config in force stays', { trigger, problems: refusedProblems });
+      return;
+    }
     const verdict = await checkSidecarDir(dir, options.overrides, options.config);
     const after = ConfigSnapshot.take(dir);
     // Changed while being checked: what was checked is not what is there. Checked again, as no
@@ -86,8 +92,9 @@ export function createSidecarReloader(options: SidecarReloadOptions): (trigger: 
     logProblemsLetThrough(log, verdict, { trigger });
     if (verdict.refuses) {
       refused = after;
+      refusedProblems = describedProblems(verdict.bad);
       sidecar.refuseConfig();
-      log.error('Sidecar config refused: the config in force stays', { trigger, problems: describedProblems(verdict.bad) });
+      log.error('Sidecar config refused: the config in force stays', { trigger, problems: refusedProblems });
       return;
     }
     // The settings of what was checked, not of the disk, which may hold a newer, unchecked file.
