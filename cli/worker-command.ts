@@ -16,7 +16,7 @@ import { LocalError } from '../shared/errors.ts';
 import { parseWorkerConfigText, type WorkerConfig } from '../worker/config/worker-config.ts';
 import { ValidationError } from '../shared/validation.ts';
 import { ConfigFileError } from '../sidecar/config/config-file-problems.ts';
-import { createLogger } from '../sidecar/log.ts';
+import { createLogger, type Logger } from '../sidecar/log.ts';
 import { parseLogLevel } from '../shared/log.ts';
 import { auditWriter } from '../sidecar/audit/audit-writer.ts';
 import { type DenoWorkerProcess, spawnDenoWorker } from './deno-worker-process.ts';
@@ -97,6 +97,7 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     const hostLog = createLogger({ fields: { component: 'local-host' } });
     const shown = systemExposureReason(configDir, ownFiles, systemPathsHere(), 'single-machine');
     if (shown !== null) hostLog.warn('Every contained launch will be refused', { why: shown });
+    await checkLocalServers(config, configDir, hostLog);
     const machine = await startSingleMachine({
       config,
       configDir,
@@ -136,4 +137,22 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   lock?.describe(`switchyard worker on ${url}`);
   process.stdout.write(JSON.stringify({ event: 'listening', url }) + '\n');
   return worker.exited;
+}
+
+/**
+ * The servers the single-machine mode runs, read at start as a sidecar reads them at its own: a
+ * file that cannot be read ends the start with its problem, as it ends a sidecar's, where the
+ * mode started without a word and told each agent to see a sidecar log it does not have; and a
+ * server bound to this machine that no file defines is said once, as it is refused to every agent.
+ */
+async function checkLocalServers(config: WorkerConfig, configDir: string, log: Logger): Promise<void> {
+  const local = Object.keys(config.servers).filter((name) => config.servers[name]!.executor.type === 'local');
+  if (local.length === 0) return;
+  const [{ hostServers }, { LOCAL_ENTITY_ID }, { osUserName }] = await Promise.all([import('./host-servers.ts'), import('./single-machine.ts'), import('../sidecar/config/sidecar-config.ts')]);
+  const read = hostServers(configDir, LOCAL_ENTITY_ID, osUserName());
+  if (read.problems.length > 0) {
+    throw new LocalError('invalid-config', read.problems.map((p) => `${p.file}: ${p.message}`).join('\n') + `\nThe servers this machine runs are defined there: fix it (switchyard check --runtime node ${configDir} says what is wrong)`);
+  }
+  const undefinedHere = local.filter((name) => !read.servers.has(name));
+  if (undefinedHere.length > 0) log.warn('Servers bound to this machine that no mcp.json of its config dir defines: every agent gets server-not-found for them', { servers: undefinedHere, configDir });
 }

@@ -136,6 +136,24 @@ describe('single-machine mode (switchyard worker --runtime node)', () => {
     expect(proc.stderr()).toContain(moved);
   });
 
+  it('refuses to start on a server file it cannot read, as a sidecar does, and names a bound server no file defines', async () => {
+    const procs = new ProcessSet();
+    cleanups.push(() => procs.stopAll());
+    const { dir, configFile } = machineDir(localEcho);
+    const file = join(dir, 'mcp-servers', 'mcp.json');
+    writeFileSync(file, JSON.stringify({ mcpServers: { echo: { comand: 'node' } } }));
+    const args = [join(REPO, 'bin/switchyard.mjs'), 'worker', '--runtime', 'node', '--config', configFile, '--port', '0'];
+    const broken = procs.spawn(process.execPath, args, { SWITCHYARD_FROM_SOURCE: '1', SWITCHYARD_LOG_LEVEL: 'warn' });
+    expect(await broken.exited).toBe(1);
+    expect(broken.stderr()).toContain(`${file}: Invalid mcp.json: mcpServers.echo.comand: unknown key (did you mean "command"?)`);
+    expect(broken.stderr()).toContain(`switchyard check --runtime node ${dir} says what is wrong`);
+    writeFileSync(file, JSON.stringify({ mcpServers: { other: ECHO } }));
+    const missing = procs.spawn(process.execPath, args, { SWITCHYARD_FROM_SOURCE: '1', SWITCHYARD_LOG_LEVEL: 'warn' });
+    await waitForOutput(missing, () => missing.stdout(), /"event":"listening"/, 'switchyard worker --runtime node');
+    const warning = missing.stderr().split('\n').find((l) => l.includes('no mcp.json of its config dir defines'));
+    expect(JSON.parse(warning!)).toMatchObject({ level: 'warn', servers: ['echo'], configDir: dir });
+  });
+
   it('says at start that every contained launch will be refused when an own folder lies where every sandbox looks (review s24)', async () => {
     const procs = new ProcessSet();
     cleanups.push(() => procs.stopAll());
