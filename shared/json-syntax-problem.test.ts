@@ -35,4 +35,11 @@ describe('jsonSyntaxProblem', () => {
     expect(problemOf('{"a": 1')).toBe("not valid JSON: Expected ',' or '}' after property value in JSON at position 7 (line 1 column 8)");
     expect(problemOf('')).toBe('not valid JSON: Unexpected end of JSON input');
   });
+
+  it('says what a byte-order mark or a comment is, which V8 calls an unexpected token', () => {
+    expect(problemOf('\uFEFF{"a": 1}')).toBe('not valid JSON: the file starts with a byte-order mark: save it as UTF-8 without one');
+    expect(problemOf('// my servers\n{"a": 1}')).toBe('not valid JSON: Unexpected token in JSON at position 0 (line 1 column 1): comments are not allowed in JSON');
+    expect(problemOf('{\n  "a": 1, /* old */\n  "b": 2\n}')).toBe('not valid JSON: Expected double-quoted property name in JSON at position 12 (line 2 column 11): comments are not allowed in JSON');
+    expect(problemOf('{"a": 1 / 2}')).not.toContain('comments');
+  });
 });

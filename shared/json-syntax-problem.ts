@@ -23,15 +23,22 @@ const CONTEXT = 10;
  * ```
  */
 export function jsonSyntaxProblem(error: unknown, text: string): string {
+  // Said as what it is, which V8 words as an unexpected token: an editor's byte-order mark.
+  if (text.startsWith('\uFEFF')) return 'not valid JSON: the file starts with a byte-order mark: save it as UTF-8 without one';
   const message = error instanceof Error ? error.message : String(error);
   if (/ is not valid JSON$/.test(message)) {
     const what = message.startsWith('Unexpected token') ? 'Unexpected token' : 'Not JSON';
     const position = quotedPosition(message, text);
-    return `not valid JSON: ${what}${position === undefined ? '' : ` in JSON${where(text, position)}`}`;
+    return `not valid JSON: ${what}${position === undefined ? '' : ` in JSON${where(text, position)}${commentAt(text, position)}`}`;
   }
   // V8's own words, which quote nothing here; Node 20's V8 gives no line and column, Deno's does.
   const position = /at position (\d+)(?!\d| \(line)/.exec(message);
-  return `not valid JSON: ${position === null ? message : message.replace(position[0], where(text, Number(position[1])).slice(1))}`;
+  return `not valid JSON: ${position === null ? message : message.replace(position[0], where(text, Number(position[1])).slice(1)) + commentAt(text, Number(position[1]))}`;
+}
+
+/** What a reader is told when the token is a comment, which JSON has none of: the common slip of a config copied from JSONC. */
+function commentAt(text: string, position: number): string {
+  return text.startsWith('//', position) || text.startsWith('/*', position) ? ': comments are not allowed in JSON' : '';
 }
 
 function where(text: string, position: number): string {

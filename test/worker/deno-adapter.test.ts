@@ -45,6 +45,12 @@ describe('Deno entries', () => {
     expect(await some.exited).toBe(0);
   });
 
+  it('says which variable takes a path when the inline one was given one', async () => {
+    const proc = procs.spawn(DENO, RUN, { SWITCHYARD_WORKER_CONFIG: 'worker.json' });
+    expect(await proc.exited).toBe(2);
+    expect(proc.stderr()).toContain('SWITCHYARD_WORKER_CONFIG holds the config\'s JSON itself: for a file, set SWITCHYARD_WORKER_CONFIG_FILE to its path');
+  });
+
   it('says how to pass a config when there is none', async () => {
     const proc = procs.spawn(DENO, RUN, { SWITCHYARD_WORKER_CONFIG: '', SWITCHYARD_WORKER_CONFIG_FILE: '' });
     expect(await proc.exited).toBe(2);

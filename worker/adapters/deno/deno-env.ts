@@ -111,6 +111,8 @@ export async function loadConfigFromEnv(): Promise<{ config: WorkerConfig; file?
     if (error instanceof ValidationError) {
       console.error(`Invalid worker config ${source}:`);
       for (const issue of error.issues) console.error(`  ${formatIssue(issue)}`);
+      // A path where the JSON goes: the one variable taken for the other.
+      if (source === 'SWITCHYARD_WORKER_CONFIG' && !inline!.trimStart().startsWith('{')) console.error('SWITCHYARD_WORKER_CONFIG holds the config\'s JSON itself: for a file, set SWITCHYARD_WORKER_CONFIG_FILE to its path');
     } else {
       console.error(`Cannot read the worker config ${source}: ${error instanceof Error ? error.message : String(error)}`);
     }
