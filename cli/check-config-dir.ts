@@ -29,7 +29,9 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ValidationIssue } from '../shared/validation.ts';
 import { ConfigFileError, readJsonFile } from '../sidecar/config/config-file-problems.ts';
-import { loadHostTrustConfig, ownFilesNamed } from '../sidecar/config/sidecar-config.ts';
+import { loadHostTrustConfig, loadSidecarConfig, ownFilesNamed } from '../sidecar/config/sidecar-config.ts';
+import { loadHostKey } from '../sidecar/link/host-key.ts';
+import { LocalError } from '../shared/errors.ts';
 import { systemExposureReason, systemPathsHere } from '../sidecar/sandbox/index.ts';
 import { configDirFiles } from '../sidecar/config/config-snapshot.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
@@ -60,6 +62,18 @@ async function profileProblem(store: TrustProfileStore, ref: string): Promise<st
     return null;
   } catch (error) {
     return `trust profile "${ref}" cannot be used: ${(error as Error).message}`;
+  }
+}
+
+/** What the sidecar's start would refuse in its host key, and whether that is only that it is not there. */
+async function hostKeyProblem(dir: string): Promise<{ message: string; missing: boolean } | undefined> {
+  const keyFile = loadSidecarConfig(dir).keyFile;
+  try {
+    await loadHostKey(keyFile);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof LocalError)) throw error;
+    return { message: error.message, missing: !existsSync(keyFile) };
   }
 }
 
@@ -104,6 +118,12 @@ export async function checkConfigDir(dir: string, options: { singleMachine?: boo
     if (issues.length === 0 && kind === 'sidecar config') {
       const shown = systemExposureReason(dir, files, systemPathsHere(), singleMachine ? 'single-machine' : 'sidecar');
       if (shown !== null) warnings.push({ path: '(root)', message: shown });
+      // The key the sidecar's start reads, refused as the start refuses it (not a key, readable by
+      // others). One not there yet is not judged: a config dir kept in a repository has no key.
+      if (!singleMachine) {
+        const key = await hostKeyProblem(dir);
+        if (key !== undefined && !key.missing) issues.push({ path: 'key-file', message: key.message });
+      }
     }
     if (issues.length === 0) {
       const read = readJsonFile(file);

@@ -366,6 +366,27 @@ describe('switchyard check on an mcp.json', () => {
 });
 
 describe('switchyard check DIR: a sidecar config dir checked whole', () => {
+  it('checks the host key as the sidecar\'s start reads it: not a key, a folder, readable by others; one not there yet is not judged', async () => {
+    const root = join(dir, 'keyed');
+    write('keyed/sidecar.json', { worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop' });
+    const key = join(root, 'host.key');
+    const sidecar = join(root, 'sidecar.json');
+    expect(await switchyard('check', root)).toMatchObject({ code: 0 });
+    for (const [make, problem] of [
+      [() => writeFileSync(key, 'garbage', { mode: 0o600 }), `key-file: Host key "${key}"`],
+      [() => writeFileSync(key, 'garbage', { mode: 0o644 }), `key-file: Host key "${key}" is readable by other users: run chmod 600 "${key}"`],
+      [() => writeFileSync(key, 'garbage', { mode: 0o640 }), `key-file: Host key "${key}" is readable by its group: run chmod 600 "${key}"`],
+      [() => mkdirSync(key), `key-file: Cannot read the host key "${key}"`],
+    ] as const) {
+      rmSync(key, { recursive: true, force: true });
+      make();
+      const checked = await switchyard('check', root);
+      expect(checked.code, problem).toBe(1);
+      expect(checked.stdout).toContain(`${sidecar}: 1 problem (sidecar config)\n  ${problem}`);
+    }
+    rmSync(key, { recursive: true, force: true });
+  });
+
   it('checks every file of the dir and the trust profiles they name, reporting each problem on the file that names it', async () => {
     const root = join(dir, 'whole');
     write('whole/sidecar.json', { worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop', 'trust-profile': 'floor' });

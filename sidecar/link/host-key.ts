@@ -48,8 +48,9 @@ export async function loadHostKey(path: string): Promise<HostKey> {
     const code = (error as { code?: string }).code ?? 'unreadable';
     throw new LocalError('invalid-config', `Cannot read the host key "${path}": ${READ_PROBLEMS[code] ?? code}${code === 'ENOENT' ? `: ${INIT_HINT}` : ''}`);
   }
-  if (process.platform !== 'win32' && (statSync(path).mode & 0o077) !== 0) {
-    throw new LocalError('host-key-exposed', `Host key "${path}" is readable by other users: run chmod 600 "${path}"`);
+  const mode = process.platform === 'win32' ? 0 : statSync(path).mode;
+  if ((mode & 0o077) !== 0) {
+    throw new LocalError('host-key-exposed', `Host key "${path}" is readable by ${(mode & 0o007) !== 0 ? 'other users' : 'its group'}: run chmod 600 "${path}"`);
   }
   return fromPkcs8(path, pemToDer(path, text));
 }
