@@ -89,6 +89,8 @@ describe('host key', () => {
     const path = join(dir, 'host.key');
     await createHostKey(path);
     chmodSync(path, 0o640);
+    expect((await error(loadHostKey(path))).message).toBe(`Host key "${path}" is readable by its group: run chmod 600 "${path}"`);
+    chmodSync(path, 0o604);
     expect((await error(loadHostKey(path))).message).toBe(`Host key "${path}" is readable by other users: run chmod 600 "${path}"`);
     expect((await error(loadHostKey(join(dir, 'none.key')))).message).toBe(`Cannot read the host key "${join(dir, 'none.key')}": not found: create it with \`sidecar init --config-dir DIR --worker URL --entity-id ID\` (\`switchyard sidecar init …\`, or \`node sidecar.js sidecar init …\` on a workstation)`);
     expect((await error(loadHostKey(dir))).message).toBe(`Cannot read the host key "${dir}": a folder, not a file`);
