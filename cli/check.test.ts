@@ -449,7 +449,9 @@ describe('switchyard check DIR: a sidecar config dir checked whole', () => {
     expect(flagged.code).toBe(0);
     const badFlag = await switchyard('check', '--worker', 'ftp://yard', '--entity-id', 'desk', root);
     expect(badFlag.code).toBe(1);
-    expect(badFlag.stdout).toMatch(/sidecar\.json: 1 problem \(sidecar config\)\n {2}worker: /);
+    // The flag's problem, not the file's (QA s29: the file was blamed for what the flag said).
+    expect(badFlag.stderr).toContain('--worker: must be an http(s): or ws(s): URL');
+    expect(badFlag.stdout).not.toContain('sidecar.json: 1 problem');
     const worker = write('flags-worker/worker.json', { agents: [], hosts: [workerHostEntry(host)], servers: { files: { executor: { type: 'reverse-http', 'entity-id': 'desk' } } } });
     const across = await switchyard('check', '--worker', 'http://127.0.0.1:8787', '--entity-id', 'desk', worker, root);
     expect(across.stdout).toContain(`${worker} × ${root}: ok (across files)`);

@@ -74,6 +74,20 @@ describe('sidecar.json', () => {
     expect(parseSidecarConfig({ ...base, worker: 'https://yard.example.com/mcpx' }).worker).toBe('https://yard.example.com/mcpx');
   });
 
+  it('blames a flag\'s bad value on the flag, not on a sidecar.json that may be fine', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-flags-'));
+    try {
+      writeFileSync(join(dir, 'sidecar.json'), JSON.stringify(base));
+      expect(() => loadSidecarConfig(dir, { worker: 'notaurl' })).toThrow(/^--worker: must be an absolute URL$/);
+      expect(() => loadSidecarConfig(dir, { entityId: 'bad id' })).toThrow(/^--entity-id: /);
+      // A problem of the file itself is still the file's.
+      writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, worker: 'notaurl' }));
+      expect(() => loadSidecarConfig(dir)).toThrow(`${join(dir, 'sidecar.json')}: 1 problem (sidecar config)\n  worker: must be an absolute URL`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a sidecar.json that gives a key twice, naming it, as JSON.parse would keep the second without a word', () => {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-twice-'));
     try {

@@ -13,6 +13,7 @@
  */
 import { isAbsolute, join } from 'node:path';
 import { userInfo } from 'node:os';
+import { LocalError } from '../../shared/errors.ts';
 import * as z from '../../shared/zod.ts';
 import { AuditConfigSchema, type AuditConfig } from '../../shared/audit/audit-config.ts';
 import { EntityIdSchema, ProfileRefSchema } from '../../shared/names.ts';
@@ -229,8 +230,13 @@ export function loadSidecarConfig(
   try {
     file = parseFile(SidecarConfigSchema, merged, path);
   } catch (error) {
+    if (!(error instanceof ConfigFileError)) throw error;
+    // A value a flag gave is the flag's problem: the file may be fine (it may not even hold the key).
+    const flagOf = (issuePath: string) => (issuePath === 'worker' && overrides.worker !== undefined ? '--worker' : issuePath === 'entity-id' && overrides.entityId !== undefined ? '--entity-id' : undefined);
+    const fromFlags = error.issues.filter((issue) => flagOf(issue.path) !== undefined);
+    if (fromFlags.length > 0) throw new LocalError('usage', fromFlags.map((issue) => `${flagOf(issue.path)}: ${issue.message}`).join('\n'));
     // Say the file is missing rather than only what it would have held.
-    if (error instanceof ConfigFileError && !read.ok) throw new ConfigFileError(path, 'sidecar config', [read.issue, ...error.issues]);
+    if (!read.ok) throw new ConfigFileError(path, 'sidecar config', [read.issue, ...error.issues]);
     throw error;
   }
   const keyFile = file['key-file'] ?? DEFAULT_KEY_FILE;
