@@ -114,7 +114,7 @@ function refuseUnknownServers(file: WorkerConfigFile, servers: readonly string[]
   const unknown = servers.filter((s) => !Object.hasOwn(file.parsed.servers, s));
   if (unknown.length === 0) return;
   const known = Object.keys(file.parsed.servers);
-  throw new LocalError('usage', `${file.path} defines no server ${unknown.map((s) => `"${s}"`).join(', ')} (it has ${known.length > 0 ? known.join(', ') : 'none yet: add a host first, switchyard host add'})`);
+  throw new LocalError('usage', `${file.path} defines no server ${unknown.map((s) => `"${s}"`).join(', ')} (it has ${known.length > 0 ? known.join(', ') : 'none yet: add a host first, switchyard host add; or, for one machine with no link (switchyard worker --runtime node), bind each to it under "servers" as {"executor": {"type": "local"}} (README: "One machine, no link")'})`);
 }
 
 /** The agent `name` of `file`, or a usage error naming the ones it has. */

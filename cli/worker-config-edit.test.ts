@@ -92,6 +92,16 @@ describe('switchyard host add', () => {
     expect((read(path).hosts as Array<{ 'public-key': string }>)[0]!['public-key']).toBe(other);
   });
 
+  it('says how servers come to be, for a host or for one machine, and a broken single-machine config\'s own problems only', async () => {
+    const path = fresh();
+    await expect(runAgentCommand(['add', 'a', '--servers', 'files', '--config', path])).rejects.toThrow(
+      `${path} defines no server "files" (it has none yet: add a host first, switchyard host add; or, for one machine with no link (switchyard worker --runtime node), bind each to it under "servers" as {"executor": {"type": "local"}} (README: "One machine, no link"))`,
+    );
+    writeFileSync(path, JSON.stringify({ servers: { files: { executor: { type: 'local' } }, notes: { executor: { type: 'local' } } } }));
+    const broken = await runAgentCommand(['add', 'a', '--servers', 'files', '--config', path]).then(() => null, (error: Error) => error.message);
+    expect(broken).toBe(`${path} is not a valid worker config, so it was left as it is: fix it first (switchyard check ${path}):\n  agents: is required`);
+  });
+
   it('leaves a config that gives a key twice untouched, naming the key: its rewrite would drop one of the two', async () => {
     const path = fresh();
     const text = '{"agents": [], "servers": {\n  "files": {"executor": {"type": "http", "url": "https://a.example.com/mcp"}},\n  "files": {"executor": {"type": "http", "url": "https://b.example.com/mcp"}}\n}}';

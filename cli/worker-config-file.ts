@@ -52,8 +52,11 @@ function runtimeFor(raw: unknown): WorkerRuntime | ValidationError {
     try {
       parseWorkerConfig(raw, { runtime: 'node' });
       return 'node';
-    } catch {
-      return edge as ValidationError;
+    } catch (node) {
+      // Valid for neither: the problems of the runtime it is nearer to, so that a single-machine
+      // config missing a key is not also told its local servers need that mode.
+      if (!(edge instanceof ValidationError) || !(node instanceof ValidationError)) throw edge;
+      return node.issues.length < edge.issues.length ? node : edge;
     }
   }
 }
