@@ -68,11 +68,10 @@ export async function readHostLine(dir: string): Promise<{ line: HostLine; skipp
   const key = await loadHostKey(config.keyFile);
   const read = hostServers(dir, config.entityId, config.user);
   const servers = [...read.servers.keys()].sort();
-  const revisions = await profileRevisions(dir);
-  const { profiles } = revisions;
+  const { profiles, skipped: unresolved } = await profileRevisions(dir);
   const skipped = [
     ...read.problems.map((p) => `Left out every server of ${p.file}, which the sidecar cannot read either: ${p.message}`),
-    ...revisions.skipped.map((s) => `Left out trust profile ${s}`),
+    ...unresolved.map((s) => `Left out trust profile ${s}`),
   ];
   const line: HostLine = {
     'entity-id': config.entityId,
