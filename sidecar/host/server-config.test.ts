@@ -97,6 +97,9 @@ describe('server config resolution', () => {
       extra: 1,
     };
     expect(() => parseMcpServersFile(bad)).toThrow(/extra: unknown key/);
+    // A problem of the file's own keys hides none of its servers' (QA s29: only the first was said).
+    expect(() => parseMcpServersFile(bad)).toThrow(/mcpServers\.a\.shell: unknown key/);
+    expect(() => parseMcpServersFile({ globalShortcut: 'x', mcpServers: { a: { comand: 'node' } } })).toThrow('Invalid mcp.json: globalShortcut: unknown key; mcpServers.a.comand: unknown key (did you mean "command"?)');
     const error = (() => {
       try {
         parseMcpServersFile({ mcpServers: bad.mcpServers });

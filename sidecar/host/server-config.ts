@@ -23,7 +23,8 @@ import * as z from '../../shared/zod.ts';
 import { WireError } from '../../shared/errors.ts';
 import { EntityIdSchema, ProfileRefSchema, ServerNameSchema } from '../../shared/names.ts';
 import { isAmbiguousServerName, NAMESPACE_SEPARATOR_MESSAGE } from '../../shared/namespace-separator.ts';
-import { joinPath, parseWith, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
+import { joinPath, parseWith, safeParseWith, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
+import { asRecord } from '../../shared/records.ts';
 import { duplicateKeyIssue } from '../../shared/json-duplicate-key.ts';
 import { UserNameSchema } from '../config/user-name.ts';
 
@@ -83,10 +84,13 @@ const FileSchema = z.strictObject({ mcpServers: z.record(z.string(), z.unknown()
  * `configDir` anchors a relative `cwd`.
  */
 export function parseMcpServersFile(input: unknown, configDir = '.'): Map<string, ServerConfig> {
-  const file = parseWith(FileSchema, input, 'mcp.json');
+  const file = safeParseWith(FileSchema, input);
+  const issues: ValidationIssue[] = file.success ? [] : [...file.issues];
+  // Past a problem of the file's own keys (a key Claude Desktop's config has beside mcpServers),
+  // its servers are still read, so every problem is said at once, as in the other config files.
+  const entries = file.success ? file.data.mcpServers : (asRecord(asRecord(input)?.mcpServers) ?? {});
   const out = new Map<string, ServerConfig>();
-  const issues: ValidationIssue[] = [];
-  for (const [name, entry] of Object.entries(file.mcpServers)) {
+  for (const [name, entry] of Object.entries(entries)) {
     const at = joinPath(['mcpServers', name]);
     if (!ServerNameSchema.safeParse(name).success) {
       issues.push({ path: at, message: 'server name must be 1-64 letters, digits, "_" or "-", starting with a letter or digit' });
