@@ -32,6 +32,7 @@ import { ConfigFileError, readJsonFile } from '../sidecar/config/config-file-pro
 import { loadHostTrustConfig, loadSidecarConfig, ownFilesNamed } from '../sidecar/config/sidecar-config.ts';
 import { loadHostKey } from '../sidecar/link/host-key.ts';
 import { LocalError } from '../shared/errors.ts';
+import { ProfileRefSchema } from '../shared/names.ts';
 import { systemExposureReason, systemPathsHere } from '../sidecar/sandbox/index.ts';
 import { configDirFiles } from '../sidecar/config/config-snapshot.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
@@ -138,9 +139,15 @@ export async function checkConfigDir(dir: string, options: { singleMachine?: boo
       }
       if (kind === 'trust profile') {
         const ref = file.slice(join(dir, 'trust-profiles').length + 1, -'.json'.length);
-        const problem = await profileProblem(store, ref);
-        if (problem !== null) issues.push({ path: 'base-trust-profiles', message: problem.replace(`trust profile "${ref}" cannot be used: `, '') });
-        else warnings.push(...narrowedByBases(effectiveFromFile(trustProfileFileSchema.parse(json)), (await store.load(ref)).effective));
+        const name = ProfileRefSchema.safeParse(ref);
+        if (!name.success) {
+          // The file's name is the profile's reference: a bad one is the name's problem, not a key's.
+          issues.push({ path: '(file name)', message: `"${ref}" names the profile, and a profile's name ${name.error.issues[0]?.message ?? 'is not valid'}: rename the file` });
+        } else {
+          const problem = await profileProblem(store, ref);
+          if (problem !== null) issues.push({ path: 'base-trust-profiles', message: problem.replace(`trust profile "${ref}" cannot be used: `, '') });
+          else warnings.push(...narrowedByBases(effectiveFromFile(trustProfileFileSchema.parse(json)), (await store.load(ref)).effective));
+        }
       }
       for (const [path, ref, launches] of named) {
         const problem = await profileProblem(store, ref);

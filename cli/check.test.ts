@@ -366,6 +366,14 @@ describe('switchyard check on an mcp.json', () => {
 });
 
 describe('switchyard check DIR: a sidecar config dir checked whole', () => {
+  it('names a trust profile file whose name is no profile name as the name\'s problem, not a key\'s', async () => {
+    write('badname/sidecar.json', { worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop' });
+    const file = write('badname/trust-profiles/my profile.json', { 'network-capabilities': [] });
+    const checked = await switchyard('check', join(dir, 'badname'));
+    expect(checked.code).toBe(1);
+    expect(checked.stdout).toContain(`${file}: 1 problem (trust profile)\n  (file name): "my profile" names the profile, and a profile's name must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit: rename the file\n`);
+  });
+
   it('checks the host key as the sidecar\'s start reads it: not a key, a folder, readable by others; one not there yet is not judged', async () => {
     const root = join(dir, 'keyed');
     write('keyed/sidecar.json', { worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop' });
