@@ -45,7 +45,7 @@ import type { ServerConfig } from '../sidecar/host/server-config.ts';
 import { silentLogger, type LogFields, type Logger } from '../sidecar/log.ts';
 import { sanitizeStderr } from '../sidecar/process/stderr-tail.ts';
 import { containmentRequired } from '../sidecar/sandbox/index.ts';
-import type { FilesystemGrant } from '../sidecar/trust/effective-profile.ts';
+import { containedNetwork, type FilesystemGrant } from '../sidecar/trust/effective-profile.ts';
 import { isWithin } from '../sidecar/trust/filesystem-grants.ts';
 import { type EffectiveTrust, type HostTrustPolicy, refusedForWantOfProfile, resolveEffectiveTrust } from '../sidecar/trust/host-floor.ts';
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
@@ -299,6 +299,8 @@ async function report(config: SidecarConfig, store: TrustProfileStore, launch: L
   // The command and how many arguments, not the arguments: one may be a key the server takes on its command line.
   const command = launch.server.kind === 'stdio' ? `${launch.server.command}${launch.server.args.length > 0 ? ` with the ${launch.server.args.length === 1 ? 'argument' : `${launch.server.args.length} arguments`} of its mcp.json entry` : ''}` : '';
   const grant = contained ? await ungrantedPath(config, store, launch, trust!, stderr) : null;
+  // The common first server of a contained host: `npx -y pkg`, which needs the registry it cannot reach.
+  const fetchingRunner = contained && launch.server.kind === 'stdio' && containedNetwork(trust!.effective) !== 'internet-client' ? packageRunnerOf(launch.server.command, launch.server.args) : undefined;
   let what: string;
   if (outcome.timedOutMs !== undefined) what = `it did not start and answer within ${outcome.timedOutMs / 1000} s (doctor's deadline)`;
   else {
@@ -322,7 +324,9 @@ async function report(config: SidecarConfig, store: TrustProfileStore, launch: L
             : `Check that ${launch.server.url} answers MCP from this host`
           : outcome.error?.reason === 'launch-failed' && stderr.length === 0
             ? 'Fix what the sidecar\'s refusal above names (the command, its cwd, or a path its trust profile grants)'
-            : `Run its command in a terminal to see why: ${command}${contained ? '; if it needs a path or network its trust profile does not grant, grant it there (a changed profile has a new revision, which the worker must pin: host add)' : ''}`;
+            : fetchingRunner !== undefined
+              ? `${fetchingRunner} fetches the server's package at each start, from a network its trust profile does not grant (it retries, then fails): install the package on this host and name its own command in mcp.json, or grant "internet-client" in the profile`
+              : `Run its command in a terminal to see why: ${command}${contained ? '; if it needs a path or network its trust profile does not grant, grant it there (a changed profile has a new revision, which the worker must pin: host add)' : ''}`;
   if (launch.certain) return { name, ok: false, detail: `${who}; ${how}, ${what}${shown}${said}`, fix };
   const whom = launch.pin === null ? 'an agent that names no trust profile, if one uses it' : `${agentsWho(launch.pin.agents)}, if they use "${launch.name}"`;
   const unsure = `it fails only ${whom}: the worker does not say which of this host's servers each agent uses (switchyard check worker.json DIR does)`;
@@ -417,4 +421,18 @@ function endOnInterrupt(sidecar: SidecarComposition): () => void {
     for (const signal of signals) process.off(signal, onSignal);
     process.off('exit', onExit);
   };
+}
+
+/**
+ * The package runner a server's command is, when it fetches the package it runs (`npx`, `pnpm
+ * dlx`, `uvx`, …), named as a user would say it; `undefined` for any other command.
+ */
+export function packageRunnerOf(command: string, args: readonly string[]): string | undefined {
+  const bin = command.slice(Math.max(command.lastIndexOf('/'), command.lastIndexOf('\\')) + 1).replace(/\.(cmd|exe)$/i, '');
+  if (bin === 'npx' || bin === 'bunx' || bin === 'uvx') return bin;
+  const sub = args[0];
+  if ((bin === 'pnpm' || bin === 'yarn') && sub === 'dlx') return `${bin} dlx`;
+  if (bin === 'npm' && sub === 'exec') return 'npm exec';
+  if (bin === 'pipx' && sub === 'run') return 'pipx run';
+  return undefined;
 }
