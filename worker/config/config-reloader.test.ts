@@ -14,12 +14,27 @@ function logger() {
 
 const VALID = JSON.stringify({ agents: [], servers: {} });
 
+/** The worker a reload puts a config in force on: the config in force, kept as `ComposedWorker` keeps it. */
+function target(initial: string, reload: (next: WorkerConfig) => Promise<{ endedSessions: number }> = async () => ({ endedSessions: 0 })) {
+  let config = parseWorkerConfigText(initial, { runtime: 'edge' });
+  return {
+    get config() {
+      return config;
+    },
+    reload: async (next: WorkerConfig) => {
+      const outcome = await reload(next);
+      config = next;
+      return outcome;
+    },
+  };
+}
+
 describe('worker config reloader', () => {
   it('puts a valid new config in force, and leaves an unchanged text alone', async () => {
     const { log, lines } = logger();
     let text = VALID;
     const applied: WorkerConfig[] = [];
-    const reload = createConfigReloader({ file: 'w.json', readText: async () => text, runtime: 'edge', initialText: VALID, target: { reload: async (next) => (applied.push(next), { endedSessions: 2 }) }, log });
+    const reload = createConfigReloader({ file: 'w.json', readText: async () => text, runtime: 'edge', initialText: VALID, target: target(VALID, async (next) => (applied.push(next), { endedSessions: 2 })), log });
     expect(await reload('file')).toEqual({ kind: 'unchanged' });
     text = JSON.stringify({ agents: [], servers: {}, 'session-idle-seconds': 60 });
     expect(await reload('SIGHUP')).toEqual({ kind: 'reloaded', endedSessions: 2 });
@@ -38,7 +53,7 @@ describe('worker config reloader', () => {
       file: 'w.json',
       readText: async () => JSON.stringify({ agents: [{ name: 'a' }], servers: {}, extra: 1 }),
       runtime: 'edge',
-      target: { reload: async () => { throw new Error('must not be called'); } },
+      target: target(VALID, async () => { throw new Error('must not be called'); }),
       log,
     });
     const outcome = await reload('file');
@@ -54,7 +69,7 @@ describe('worker config reloader', () => {
     const asked: string[] = [];
     const problems: Record<string, string> = { 'gone/audit.jsonl': 'the folder "gone" does not exist, so the start would refuse to open "gone/audit.jsonl": create the folder' };
     const reload = createConfigReloader({
-      file: 'w.json', readText: async () => text, runtime: 'edge', initialText: text, target: { reload: async () => ({ endedSessions: 0 }) }, log,
+      file: 'w.json', readText: async () => text, runtime: 'edge', initialText: text, target: target(text), log,
       auditFileProblem: (file) => (asked.push(file), problems[file]),
     });
     text = withAudit('gone/audit.jsonl');
@@ -73,7 +88,7 @@ describe('worker config reloader', () => {
   it('refuses a file it cannot read', async () => {
     const { log } = logger();
     const missing = Object.assign(new Error('gone'), { code: 'ENOENT' });
-    const reload = createConfigReloader({ file: 'w.json', readText: async () => { throw missing; }, runtime: 'edge', target: { reload: async () => ({ endedSessions: 0 }) }, log });
+    const reload = createConfigReloader({ file: 'w.json', readText: async () => { throw missing; }, runtime: 'edge', target: target(VALID), log });
     expect(await reload('file')).toEqual({ kind: 'refused', problems: ['(root): cannot read "w.json": ENOENT'] });
   });
 
@@ -132,7 +147,7 @@ describe('worker config reloader', () => {
   it('says so when a refused file is put back as the config in force', async () => {
     const { log, lines } = logger();
     let text = VALID;
-    const reload = createConfigReloader({ file: 'w.json', readText: async () => text, runtime: 'edge', initialText: VALID, target: { reload: async () => ({ endedSessions: 0 }) }, log });
+    const reload = createConfigReloader({ file: 'w.json', readText: async () => text, runtime: 'edge', initialText: VALID, target: target(VALID), log });
     text = '{"agents": [';
     expect((await reload('file')).kind).toBe('refused');
     text = VALID;

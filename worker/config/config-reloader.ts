@@ -12,7 +12,6 @@
  */
 import { formatIssue, ValidationError } from '../../shared/validation.ts';
 import { LocalError } from '../../shared/errors.ts';
-import { asRecord } from '../../shared/records.ts';
 import type { WorkerLogger } from '../log.ts';
 import { parseWorkerConfigText, type WorkerConfig, type WorkerRuntime } from './worker-config.ts';
 
@@ -28,7 +27,8 @@ export interface ConfigReloaderOptions {
   runtime: WorkerRuntime;
   /** The text the running config was parsed from. */
   initialText?: string;
-  target: { reload(next: WorkerConfig): Promise<{ endedSessions: number }> };
+  /** The worker: the config in force, and how a new one is put in force (`ComposedWorker`). */
+  target: { readonly config: WorkerConfig; reload(next: WorkerConfig): Promise<{ endedSessions: number }> };
   log: WorkerLogger;
   /**
    * Why the next start could not open this `audit.file` (`shared/audit/audit-file-problem.ts`, resolved as the
@@ -44,9 +44,6 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
   /** Whether the last outcome was a refusal, so the config in force and the file differ. */
   let refusedSince = false;
   let queue: Promise<unknown> = Promise.resolve();
-  /** The `audit.file` of the config in force; read from the initial text only once a reload asks. */
-  let auditFileInForce: { file: string | undefined } | undefined;
-  const inForceAuditFile = (): string | undefined => (auditFileInForce ??= { file: auditFileOf(options.initialText) }).file;
   const once = async (trigger: string): Promise<ReloadOutcome> => {
     const { file, log } = options;
     let text: string;
@@ -71,7 +68,7 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
       return refuse(trigger, error.issues.map(formatIssue));
     }
     const auditFile = next.audit?.file;
-    if (auditFile !== undefined && options.auditFileProblem !== undefined && auditFile !== inForceAuditFile()) {
+    if (auditFile !== undefined && options.auditFileProblem !== undefined && auditFile !== options.target.config.audit?.file) {
       const problem = options.auditFileProblem(auditFile);
       if (problem !== undefined) return refuse(trigger, [`audit.file: ${problem}`]);
     }
@@ -86,7 +83,6 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
       return refuse(trigger, [error.message]);
     }
     lastText = text;
-    auditFileInForce = { file: auditFile };
     refusedSince = false;
     log.info('Worker config reloaded', { file, trigger, endedSessions });
     return { kind: 'reloaded', endedSessions };
@@ -101,11 +97,4 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
     queue = run.catch(() => {});
     return run;
   };
-}
-
-/** `audit.file` of a config's text, which was valid when it was put in force. */
-function auditFileOf(text: string | undefined): string | undefined {
-  if (text === undefined) return undefined;
-  const file = asRecord(asRecord(JSON.parse(text))?.audit)?.file;
-  return typeof file === 'string' ? file : undefined;
 }

@@ -13,6 +13,7 @@
  */
 import { decodeHeaderValue, METHOD_HEADER, plainHeaderValue, NAME_HEADER, protocolVersionHeader, SUPPORTED_MODERN_VERSIONS } from './headers.ts';
 import { methodSupport } from './methods.ts';
+import { isRecord } from '../../shared/records.ts';
 import {
   headerMismatch, invalidMeta, invalidRequest, methodNotFound, unsupportedVersion, type ModernRejection,
 } from './modern-errors.ts';
@@ -88,7 +89,7 @@ export function validateModernRequest(body: unknown, headers: Headers): Validati
   if (support.kind !== 'served') return reject(methodNotFound(method, support.kind));
   // An object by MCP's schema: a server's SDK answers another with -32603 and its schema library's dump.
   const args = params?.arguments;
-  if ((method === 'tools/call' || method === 'prompts/get') && args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
+  if ((method === 'tools/call' || method === 'prompts/get') && args !== undefined && !isRecord(args)) {
     return reject(invalidMeta('params.arguments must be an object'));
   }
 
