@@ -128,6 +128,20 @@ describe('wallClockMs', () => {
     expect(Date.parse(line.time)).toBeGreaterThan(Date.now() - 1000); // on the clock as set now
   });
 
+  it('takes no offset from a reading the scheduler paused between its two clocks, which took the time back on the next one (CI s29)', () => {
+    const reads = (monotonic: number[], wall: number) => {
+      const perf = vi.spyOn(performance, 'now');
+      for (const value of monotonic) perf.mockReturnValueOnce(value);
+      vi.spyOn(Date, 'now').mockReturnValueOnce(wall);
+      return wallClockMs();
+    };
+    const settled = reads([1000, 1000.1], 1_001_000);
+    // Paused 3 ms after reading the monotonic clock: the wall clock read says 3 ms too much.
+    const paused = reads([1001, 1004.1], 1_001_004);
+    const next = reads([1001.5, 1001.6], 1_001_001);
+    expect([settled, paused, next]).toEqual([1_001_000, 1_001_001, 1_001_001.5]);
+  });
+
   it('never goes back between the wall clock\'s millisecond steps', () => {
     let last = wallClockMs();
     for (let n = 0; n < 10_000; n++) {

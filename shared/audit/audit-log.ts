@@ -191,7 +191,11 @@ let wallOffset = Date.now() - performance.now();
 export function wallClockMs(): number {
   const monotonic = performance.now();
   const offset = Date.now() - monotonic;
-  if (offset - wallOffset > 1 || wallOffset - offset > 1) wallOffset = offset;
+  if (offset - wallOffset > 1 || wallOffset - offset > 1) {
+    // Taken again only from a reading the scheduler did not split: a pause between the two clocks
+    // overstates the offset by its length, and the next true reading then took the time back.
+    if (performance.now() - monotonic < 0.5) wallOffset = offset;
+  }
   return wallOffset + monotonic;
 }
 
