@@ -85,6 +85,23 @@ describe('worker config reloader', () => {
     expect(asked).toEqual(['gone/audit.jsonl', 'new/audit.jsonl']);
   });
 
+  it('refuses one save once, however many file events it comes as, and says it again to a SIGHUP', async () => {
+    const { log, lines } = logger();
+    let text = JSON.stringify({ agents: [], servers: {}, extra: 1 });
+    const reload = createConfigReloader({ file: 'w.json', readText: async () => text, runtime: 'edge', initialText: VALID, target: target(VALID), log });
+    expect(await reload('file')).toEqual({ kind: 'refused', problems: ['extra: unknown key'] });
+    expect(await reload('file')).toEqual({ kind: 'refused', problems: ['extra: unknown key'] });
+    expect(lines.filter((l) => l.level === 'error')).toHaveLength(1);
+    await reload('SIGHUP');
+    expect(lines.filter((l) => l.level === 'error')).toHaveLength(2);
+    // Put back, then broken the same way again: news both times.
+    text = VALID;
+    expect(await reload('file')).toEqual({ kind: 'unchanged' });
+    text = JSON.stringify({ agents: [], servers: {}, extra: 1 });
+    await reload('file');
+    expect(lines.filter((l) => l.level === 'error')).toHaveLength(3);
+  });
+
   it('refuses a file it cannot read', async () => {
     const { log } = logger();
     const missing = Object.assign(new Error('gone'), { code: 'ENOENT' });

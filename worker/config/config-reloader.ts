@@ -44,6 +44,8 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
   /** Whether the last outcome was a refusal, so the config in force and the file differ. */
   let refusedSince = false;
   let queue: Promise<unknown> = Promise.resolve();
+  /** The text last refused and why: one save may come as several file events, and is refused once. */
+  let refusedText: { text: string; problems: readonly string[] } | undefined;
   const once = async (trigger: string): Promise<ReloadOutcome> => {
     const { file, log } = options;
     let text: string;
@@ -58,19 +60,21 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
       // A file event with no change is an editor's touch; a SIGHUP is an operator asking, who is owed an answer.
       else if (trigger === 'SIGHUP') log.info('Worker config unchanged: nothing to reload', { file, trigger });
       refusedSince = false;
+      refusedText = undefined;
       return { kind: 'unchanged' };
     }
+    if (text === refusedText?.text && trigger !== 'SIGHUP') return { kind: 'refused', problems: refusedText.problems };
     let next: WorkerConfig;
     try {
       next = parseWorkerConfigText(text, { runtime: options.runtime });
     } catch (error) {
       if (!(error instanceof ValidationError)) throw error;
-      return refuse(trigger, error.issues.map(formatIssue));
+      return refuse(trigger, error.issues.map(formatIssue), text);
     }
     const auditFile = next.audit?.file;
     if (auditFile !== undefined && options.auditFileProblem !== undefined && auditFile !== options.target.config.audit?.file) {
       const problem = options.auditFileProblem(auditFile);
-      if (problem !== undefined) return refuse(trigger, [`audit.file: ${problem}`]);
+      if (problem !== undefined) return refuse(trigger, [`audit.file: ${problem}`], text);
     }
     let endedSessions: number;
     try {
@@ -80,15 +84,17 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
       // state dir): refused whole, like an invalid one, and the next edit is read again. Its
       // message names the key it is about, as a problem line does.
       if (!(error instanceof LocalError && error.code === 'invalid-config')) throw error;
-      return refuse(trigger, [error.message]);
+      return refuse(trigger, [error.message], text);
     }
     lastText = text;
+    refusedText = undefined;
     refusedSince = false;
     log.info('Worker config reloaded', { file, trigger, endedSessions });
     return { kind: 'reloaded', endedSessions };
   };
-  const refuse = (trigger: string, problems: string[]): ReloadOutcome => {
+  const refuse = (trigger: string, problems: string[], text?: string): ReloadOutcome => {
     refusedSince = true;
+    refusedText = text === undefined ? undefined : { text, problems };
     options.log.error('Worker config refused: the config in force stays', { file: options.file, trigger, problems });
     return { kind: 'refused', problems };
   };
