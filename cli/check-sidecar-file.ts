@@ -13,7 +13,8 @@ import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';
 import { ownFilesNamed, parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { configDirWarnings } from '../sidecar/sandbox/config-dir-exposure.ts';
 import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
-import { locateSyntaxErrorInFile, type Unreadable, unreadable } from './config-file-read.ts';
+import { locateSyntaxErrorInFile, unreadable } from './config-file-read.ts';
+import type { FileReadProblem } from '../shared/file-read-problem.ts';
 import { auditFileIssues } from './check-audit-file.ts';
 
 export type ConfigKind = 'worker config' | 'sidecar config' | 'mcp.json' | 'trust profile';
@@ -26,7 +27,7 @@ export interface CheckResult {
   /** What would work but should not be so (a server that exposes the config dir): printed, exit 0. */
   warnings: ValidationIssue[];
   /** Why the file cannot be read at all, reported as just that (`FILE: not found`). */
-  unreadable?: Unreadable;
+  unreadable?: FileReadProblem;
 }
 
 /** A file that is not JSON one can read: why it cannot be read, or its syntax error with line and column. */

@@ -10,20 +10,19 @@
  * @module
  */
 import { accessSync, constants, readFileSync, statSync } from 'node:fs';
+import { fileReadProblem, type FileReadProblem } from '../shared/file-read-problem.ts';
 import type { ValidationIssue } from '../shared/validation.ts';
 import { lineAndColumn } from '../shared/text-position.ts';
 
-export type Unreadable = 'not found' | 'not a file' | 'not readable';
 
 /** Why `path` cannot be read as a file, or `undefined` when it can. */
-export function unreadable(path: string): Unreadable | undefined {
+export function unreadable(path: string): FileReadProblem | undefined {
   try {
     if (!statSync(path).isFile()) return 'not a file';
     accessSync(path, constants.R_OK);
     return undefined;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' || code === 'ENOTDIR' ? 'not found' : 'not readable';
+    return fileReadProblem(error);
   }
 }
 

@@ -33,7 +33,8 @@ import { expectationChecks } from './doctor-expectations.ts';
 import { launchChecks, type LaunchOptions } from './doctor-launch.ts';
 import { probeLink } from './doctor-link.ts';
 import { hostServers } from './host-servers.ts';
-import { type Unreadable, unreadable } from './config-file-read.ts';
+import { unreadable } from './config-file-read.ts';
+import type { FileReadProblem } from '../shared/file-read-problem.ts';
 import { initCommand, readSidecarConfig, unreadableSidecarConfig } from './sidecar-config-file.ts';
 import { FULL_CLI, shellWord, type Program } from './program.ts';
 
@@ -119,7 +120,7 @@ async function profileChecks(config: SidecarConfig, program: Program): Promise<D
 }
 
 /** What to do about a sidecar.json that cannot be read. */
-const UNREADABLE_FIX: Record<Unreadable, (dir: string, program: Program) => string> = {
+const UNREADABLE_FIX: Record<FileReadProblem, (dir: string, program: Program) => string> = {
   'not found': (dir, program) => `Set up this workstation: ${initCommand(dir, program)}`,
   'not a file': (dir, program) => `Move what is at ${join(dir, 'sidecar.json')} aside, then set up this workstation: ${initCommand(dir, program)}`,
   'not readable': (dir) => `Run doctor as the user the sidecar runs as, or let that user read ${join(dir, 'sidecar.json')} (its owner and mode)`,

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { LocalError } from '../shared/errors.ts';
 import { ConfigFileError } from '../sidecar/config/config-file-problems.ts';
 import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';
-import { locateSyntaxErrorInFile, type Unreadable, unreadable } from './config-file-read.ts';
+import { locateSyntaxErrorInFile, unreadable } from './config-file-read.ts';
+import type { FileReadProblem } from '../shared/file-read-problem.ts';
 import { FULL_CLI, shellWord, type Program } from './program.ts';
 
 export type SidecarOverrides = { worker?: string; entityId?: string };
@@ -27,7 +28,7 @@ export function initCommand(dir: string, program: Program = FULL_CLI): string {
  * Why `dir`'s sidecar.json cannot be read when it is needed, or `undefined`. It is not needed
  * when `--worker` and `--entity-id` are both given: the sidecar runs on those alone.
  */
-export function unreadableSidecarConfig(dir: string, overrides: SidecarOverrides = {}): Unreadable | undefined {
+export function unreadableSidecarConfig(dir: string, overrides: SidecarOverrides = {}): FileReadProblem | undefined {
   const why = unreadable(join(dir, 'sidecar.json'));
   return why === 'not found' && overrides.worker !== undefined && overrides.entityId !== undefined ? undefined : why;
 }

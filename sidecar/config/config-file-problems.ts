@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { jsonSyntaxProblem } from '../../shared/json-syntax-problem.ts';
 import { duplicateKeyIssue } from '../../shared/json-duplicate-key.ts';
 import { LocalError } from '../../shared/errors.ts';
+import { fileReadProblem } from '../../shared/file-read-problem.ts';
 import { formatIssue, type ValidationIssue } from '../../shared/validation.ts';
 
 /** The report's heading and one indented `path: message` line per problem. */
@@ -44,15 +45,15 @@ export function readJsonFile(file: string): JsonFileRead {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    return { ok: false, missing: code === 'ENOENT', issue: { path: '(root)', message: `cannot read "${file}": ${code ?? 'error'}` } };
+    const problem = fileReadProblem(error);
+    return { ok: false, missing: problem === 'not found', issue: { path: '(root)', message: `cannot read "${file}": ${problem}` } };
   }
   return parsedJsonText(file, text);
 }
 
 /** A JSON file's text as `readJsonFile` reads it; `undefined`: the file is not there. */
 export function parsedJsonText(file: string, text: string | undefined): JsonFileRead {
-  if (text === undefined) return { ok: false, missing: true, issue: { path: '(root)', message: `cannot read "${file}": ENOENT` } };
+  if (text === undefined) return { ok: false, missing: true, issue: { path: '(root)', message: `cannot read "${file}": not found` } };
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -83,6 +83,20 @@ describe('sidecar.json', () => {
       // A problem of the file itself is still the file's.
       writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, worker: 'notaurl' }));
       expect(() => loadSidecarConfig(dir)).toThrow(`${join(dir, 'sidecar.json')}: 1 problem (sidecar config)\n  worker: must be an absolute URL`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('names a sidecar.json it cannot read in the words check uses, not an errno', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-unreadable-'));
+    try {
+      mkdirSync(join(dir, 'sidecar.json'));
+      expect(() => loadSidecarConfig(dir)).toThrow(`cannot read "${join(dir, 'sidecar.json')}": not a file`);
+      rmSync(join(dir, 'sidecar.json'), { recursive: true });
+      // Missing is no problem of its own while the flags give what it would hold.
+      expect(loadSidecarConfig(dir, { worker: base.worker, entityId: base['entity-id'] }).worker).toBe(base.worker);
+      expect(() => loadSidecarConfig(dir)).toThrow(`cannot read "${join(dir, 'sidecar.json')}": not found`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -125,7 +125,13 @@ describe('server config resolution', () => {
 
   it('reports an invalid file as a local validation error naming the file', async () => {
     const dir = configDir({ 'mcp-servers/mcp.json': '{ not json' });
-    await expect(resolveServerConfig(dir, scope, 'x')).rejects.toThrow(/mcp-servers\/mcp\.json.*not valid JSON/);
+    await expect(resolveServerConfig(dir, scope, 'x')).rejects.toThrow(/mcp-servers\/mcp\.json.*not valid JSON: .* \(line 1 column 3\)/);
+  });
+
+  it('names a layer it cannot read in the words check uses, not an errno, and does not pass over it', async () => {
+    const dir = configDir({ 'mcp-servers/mcp.json': '{"mcpServers": {"x": {"command": "a"}}}', [`users/${scope.user}/mcp-servers/mcp.json/kept`]: '' });
+    const file = join(dir, 'users', scope.user, 'mcp-servers', 'mcp.json');
+    await expect(resolveServerConfig(dir, scope, 'x')).rejects.toThrow(`Invalid mcp.json "${file}": (root): not a file`);
   });
 
   it('refuses a server defined twice in one file, naming it', async () => {

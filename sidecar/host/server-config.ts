@@ -21,11 +21,13 @@ import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import * as z from '../../shared/zod.ts';
 import { WireError } from '../../shared/errors.ts';
+import { fileReadProblem } from '../../shared/file-read-problem.ts';
 import { EntityIdSchema, ProfileRefSchema, ServerNameSchema } from '../../shared/names.ts';
 import { isAmbiguousServerName, NAMESPACE_SEPARATOR_MESSAGE } from '../../shared/namespace-separator.ts';
 import { joinPath, parseWith, safeParseWith, ValidationError, type ValidationIssue } from '../../shared/validation.ts';
 import { asRecord } from '../../shared/records.ts';
 import { duplicateKeyIssue } from '../../shared/json-duplicate-key.ts';
+import { jsonSyntaxProblem } from '../../shared/json-syntax-problem.ts';
 import { UserNameSchema } from '../config/user-name.ts';
 
 /** `trustProfile`: the entry's own floor (its `"trust-profile"`), which wins over sidecar.json's. */
@@ -148,14 +150,15 @@ export async function resolveServerConfig(
     try {
       text = await read(file);
     } catch (error) {
-      if ((error as { code?: string }).code === 'ENOENT' || (error as { code?: string }).code === 'ENOTDIR') continue;
-      throw error;
+      const problem = fileReadProblem(error);
+      if (problem === 'not found') continue;
+      throw new ValidationError(`mcp.json "${file}"`, [{ path: '(root)', message: problem }]);
     }
     let json: unknown;
     try {
       json = JSON.parse(text);
-    } catch {
-      throw new ValidationError(`mcp.json "${file}"`, [{ path: '(root)', message: 'not valid JSON' }]);
+    } catch (error) {
+      throw new ValidationError(`mcp.json "${file}"`, [{ path: '(root)', message: jsonSyntaxProblem(error, text) }]);
     }
     const duplicate = duplicateKeyIssue(text);
     if (duplicate !== undefined) throw new ValidationError(`mcp.json "${file}"`, [duplicate]);

@@ -106,7 +106,7 @@ describe('worker config reloader', () => {
     const { log } = logger();
     const missing = Object.assign(new Error('gone'), { code: 'ENOENT' });
     const reload = createConfigReloader({ file: 'w.json', readText: async () => { throw missing; }, runtime: 'edge', target: target(VALID), log });
-    expect(await reload('file')).toEqual({ kind: 'refused', problems: ['(root): cannot read "w.json": ENOENT'] });
+    expect(await reload('file')).toEqual({ kind: 'refused', problems: ['(root): cannot read "w.json": not found'] });
   });
 
   it('refuses, whole, a valid config this worker cannot run, keeps the one in force, and reads the next edit again', async () => {

@@ -12,6 +12,7 @@
  */
 import { formatIssue, ValidationError } from '../../shared/validation.ts';
 import { LocalError } from '../../shared/errors.ts';
+import { fileReadProblem } from '../../shared/file-read-problem.ts';
 import type { WorkerLogger } from '../log.ts';
 import { parseWorkerConfigText, type WorkerConfig, type WorkerRuntime } from './worker-config.ts';
 
@@ -52,7 +53,7 @@ export function createConfigReloader(options: ConfigReloaderOptions): (trigger: 
     try {
       text = await options.readText();
     } catch (error) {
-      return refuse(trigger, [`(root): cannot read "${file}": ${(error as { code?: string }).code ?? (error as Error).name}`]);
+      return refuse(trigger, [`(root): cannot read "${file}": ${fileReadProblem(error)}`]);
     }
     if (text === lastText) {
       // After a refusal, the file put back as it was is news: the last line said the file was refused.
