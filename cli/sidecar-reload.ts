@@ -11,7 +11,8 @@
  * @module
  */
 import { dirname, join, relative, sep } from 'node:path';
-import { ConfigFileError, describeFileProblems, parsedJsonText } from '../sidecar/config/config-file-problems.ts';
+import { ConfigFileError, parsedJsonText } from '../sidecar/config/config-file-problems.ts';
+import { describeFileProblems } from '../shared/file-problems-report.ts';
 import { ConfigSnapshot } from '../sidecar/config/config-snapshot.ts';
 import { watchConfig, type ConfigWatch } from '../sidecar/config/config-watcher.ts';
 import { loadSidecarConfig, type SidecarConfig } from '../sidecar/config/sidecar-config.ts';

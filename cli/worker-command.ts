@@ -25,7 +25,8 @@ import { hostName, listenAddress } from './listen-address.ts';
 import { isLoopbackHostname } from '../shared/loopback.ts';
 import { watchWorkerConfigFile } from './worker-config-watch.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
-import { locateSyntaxError, unreadable } from './config-file-read.ts';
+import { locateSyntaxError } from './config-file-read.ts';
+import { fileReadProblem } from '../shared/file-read-problem.ts';
 import { lockStateDir } from './state-dir-lock.ts';
 
 /** The built-in OAuth server writes its state dir: one worker per dir (`state-dir-lock.ts`). */
@@ -40,7 +41,7 @@ function readConfigText(configFile: string): string {
   try {
     return readFileSync(configFile, 'utf8');
   } catch (error) {
-    throw new LocalError('invalid-config', `Cannot read the worker config "${configFile}": ${unreadable(configFile) ?? (error as { code?: string }).code ?? 'unreadable'}`);
+    throw new LocalError('invalid-config', `Cannot read the worker config "${configFile}": ${fileReadProblem(error)}`);
   }
 }
 

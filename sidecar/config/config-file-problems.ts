@@ -16,13 +16,9 @@ import { jsonSyntaxProblem } from '../../shared/json-syntax-problem.ts';
 import { duplicateKeyIssue } from '../../shared/json-duplicate-key.ts';
 import { LocalError } from '../../shared/errors.ts';
 import { fileReadProblem } from '../../shared/file-read-problem.ts';
-import { formatIssue, type ValidationIssue } from '../../shared/validation.ts';
+import type { ValidationIssue } from '../../shared/validation.ts';
+import { describeFileProblems } from '../../shared/file-problems-report.ts';
 
-/** The report's heading and one indented `path: message` line per problem. */
-export function describeFileProblems(file: string, kind: string, issues: readonly ValidationIssue[]): string {
-  const heading = `${file}: ${issues.length} problem${issues.length === 1 ? '' : 's'} (${kind})`;
-  return [heading, ...issues.map((issue) => `  ${formatIssue(issue)}`)].join('\n');
-}
 
 /** A config file that cannot be used; its message is the {@link describeFileProblems} report. */
 export class ConfigFileError extends LocalError {

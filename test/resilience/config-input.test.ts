@@ -143,7 +143,7 @@ describe('configuration input', { timeout: SLOW_MS }, () => {
     );
     figures.inputs++;
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^Invalid worker config SWITCHYARD_WORKER_CONFIG:\n {2}agents\[0\]\.token-sha256: must be 64 hex digits/);
+    expect(result.stderr).toMatch(/^SWITCHYARD_WORKER_CONFIG: \d+ problems \(worker config\)\n {2}agents\[0\]\.token-sha256: must be 64 hex digits/);
     expect(result.stderr).toMatch(/session-idle-seconds: /);
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });

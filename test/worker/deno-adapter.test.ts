@@ -26,10 +26,30 @@ describe('Deno entries', () => {
       SWITCHYARD_WORKER_CONFIG: JSON.stringify({ agents: [{ name: 'a' }], servers: { x: { executor: { type: 'local' } } }, bogus: 1 }),
     });
     expect(await proc.exited).toBe(2);
+    // In the format check prints, heading first.
+    expect(proc.stderr()).toMatch(/^SWITCHYARD_WORKER_CONFIG: 4 problems \(worker config\)\n {2}\S/);
     const lines = proc.stderr().split('\n').map((l) => l.trim());
     expect(lines).toContain('agents[0].token-sha256: is required');
     expect(lines).toContain('bogus: unknown key');
     expect(lines.some((l) => l.startsWith('servers.x.executor: a top-level {"type":"local"} server runs in the worker\'s own process, which only the single-machine mode can do'))).toBe(true);
+  });
+
+  it('names a config file\'s problems, and a file it cannot read, in the words check and switchyard worker use (not the runtime\'s errno)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-deno-entry-'));
+    try {
+      const file = join(dir, 'worker.json');
+      writeFileSync(file, JSON.stringify({ agents: [], servers: {}, bogus: 1 }));
+      const invalid = procs.spawn(DENO, RUN, { SWITCHYARD_WORKER_CONFIG_FILE: file });
+      expect(await invalid.exited).toBe(2);
+      expect(invalid.stderr()).toBe(`${file}: 1 problem (worker config)\n  bogus: unknown key\n`);
+      for (const [path, problem] of [[join(dir, 'missing.json'), 'not found'], [dir, 'not a file']]) {
+        const unreadable = procs.spawn(DENO, RUN, { SWITCHYARD_WORKER_CONFIG_FILE: path! });
+        expect(await unreadable.exited).toBe(2);
+        expect(unreadable.stderr()).toBe(`Cannot read the worker config "${path}": ${problem}\n`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('names the variables Deno may not read: the config ends the start (exit 2), any other is taken as unset and logged', async () => {

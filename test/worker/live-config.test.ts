@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { checkConfigDir } from '../../cli/check-config-dir.ts';
 import { checkFile } from '../../cli/check-file.ts';
-import { describeFileProblems } from '../../sidecar/config/config-file-problems.ts';
+import { describeFileProblems } from '../../shared/file-problems-report.ts';
 import { formatIssue } from '../../shared/validation.ts';
 import { closeClient, connectClient } from '../support/clients.ts';
 import { agentEntry, randomCredential } from '../support/configs.ts';

@@ -14,7 +14,8 @@ import type { WorkerConfig } from '../../config/worker-config.ts';
 import { parseLogLevel, type WorkerLogger } from '../../log.ts';
 import { parseCloudflareConfigText } from './cloudflare-config.ts';
 import { workersLogger } from './workers-console.ts';
-import { formatIssue, ValidationError } from '../../../shared/validation.ts';
+import { ValidationError } from '../../../shared/validation.ts';
+import { describeFileProblems } from '../../../shared/file-problems-report.ts';
 import { workersAudit, type WorkersAudit } from './workers-audit.ts';
 import type { OAuthRuntime } from '../../app.ts';
 import { DurableObjectOAuthStore } from './oauth-state-object.ts';
@@ -66,7 +67,7 @@ function parse(text: string | undefined, level: string | undefined, keys: string
     const log = workersLogger(parseLogLevel(level));
     return { ok: true, config, log, audit: () => workersAudit(config, log, parseLogLevel(level)) };
   } catch (error) {
-    if (error instanceof ValidationError) return refuse(`Invalid worker config SWITCHYARD_WORKER_CONFIG:\n${error.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}`);
+    if (error instanceof ValidationError) return refuse(describeFileProblems('SWITCHYARD_WORKER_CONFIG', 'worker config', error.issues));
     if (error instanceof LocalError && error.code === 'invalid-config') return refuse(error.message);
     return refuse(`Cannot read the worker config SWITCHYARD_WORKER_CONFIG: ${error instanceof Error ? error.message : String(error)}`);
   }

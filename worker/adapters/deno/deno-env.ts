@@ -21,7 +21,9 @@ import type { UpgradeWebSocket } from 'hono/ws';
 import { composeWorker, type ComposedWorker } from '../../compose.ts';
 import { parseWorkerConfigText, type WorkerConfig } from '../../config/worker-config.ts';
 import { createWorkerLogger, parseLogLevel, type WorkerLogger } from '../../log.ts';
-import { formatIssue, ValidationError } from '../../../shared/validation.ts';
+import { ValidationError } from '../../../shared/validation.ts';
+import { describeFileProblems } from '../../../shared/file-problems-report.ts';
+import { fileReadProblem } from '../../../shared/file-read-problem.ts';
 import { upgradeWebSocket } from './deno-websocket.ts';
 import { levelFilteredWriter, type AuditWrite } from '../../../shared/audit/audit-log.ts';
 import { reopeningFileWriter, type AuditFileSystem, type FileIdentity } from '../../../shared/audit/reopening-file-writer.ts';
@@ -109,12 +111,11 @@ export async function loadConfigFromEnv(): Promise<{ config: WorkerConfig; file?
     return { config: parseWorkerConfigText(text, { runtime: 'edge' }), file: { path: file!, text } };
   } catch (error) {
     if (error instanceof ValidationError) {
-      console.error(`Invalid worker config ${source}:`);
-      for (const issue of error.issues) console.error(`  ${formatIssue(issue)}`);
+      console.error(describeFileProblems(inline !== undefined && inline !== '' ? 'SWITCHYARD_WORKER_CONFIG' : file!, 'worker config', error.issues));
       // A path where the JSON goes: the one variable taken for the other.
       if (source === 'SWITCHYARD_WORKER_CONFIG' && !inline!.trimStart().startsWith('{')) console.error('SWITCHYARD_WORKER_CONFIG holds the config\'s JSON itself: for a file, set SWITCHYARD_WORKER_CONFIG_FILE to its path');
     } else {
-      console.error(`Cannot read the worker config ${source}: ${error instanceof Error ? error.message : String(error)}`);
+      console.error(`Cannot read the worker config ${source}: ${fileReadProblem(error)}`);
     }
     return deno.exit(2);
   }
