@@ -51,6 +51,7 @@ import { type EffectiveTrust, type HostTrustPolicy, refusedForWantOfProfile, res
 import { TrustProfileStore } from '../sidecar/trust/profile-store.ts';
 import type { DoctorCheck } from './doctor.ts';
 import { hostServers } from './host-servers.ts';
+import { PACKAGE_RUNNER_WARNING, packageRunnerOf, packageRunnerWithoutInternet } from '../sidecar/host/package-runner.ts';
 
 /** How long one server has to start and answer `initialize` (and `tools/list`). */
 export const LAUNCH_TIMEOUT_MS = 15_000;
@@ -325,7 +326,7 @@ async function report(config: SidecarConfig, store: TrustProfileStore, launch: L
           : outcome.error?.reason === 'launch-failed' && stderr.length === 0
             ? 'Fix what the sidecar\'s refusal above names (the command, its cwd, or a path its trust profile grants)'
             : fetchingRunner !== undefined
-              ? `${fetchingRunner} fetches the server's package at each start, from a network its trust profile does not grant (it retries, then fails): install the package on this host and name its own command in mcp.json, or grant "internet-client" in the profile`
+              ? packageRunnerWithoutInternet(fetchingRunner)
               : `Run its command in a terminal to see why: ${command}${contained ? '; if it needs a path or network its trust profile does not grant, grant it there (a changed profile has a new revision, which the worker must pin: host add)' : ''}`;
   if (launch.certain) return { name, ok: false, detail: `${who}; ${how}, ${what}${shown}${said}`, fix };
   const whom = launch.pin === null ? 'an agent that names no trust profile, if one uses it' : `${agentsWho(launch.pin.agents)}, if they use "${launch.name}"`;
@@ -342,7 +343,7 @@ function stderrLines(log: readonly Entry[]): string[] {
 function logLines(log: readonly Entry[]): string {
   const skipped = new Set(['server', 'agent', 'session', 'stderr', 'exitCode', 'signal']);
   return log
-    .filter((e) => (e.level === 'warn' || e.level === 'error') && e.msg !== 'Server exited')
+    .filter((e) => (e.level === 'warn' || e.level === 'error') && e.msg !== 'Server exited' && e.msg !== PACKAGE_RUNNER_WARNING)
     .map((e) => {
       const fields = Object.entries(e.fields)
         .filter(([key, value]) => !skipped.has(key) && value !== null && value !== undefined)
@@ -421,18 +422,4 @@ function endOnInterrupt(sidecar: SidecarComposition): () => void {
     for (const signal of signals) process.off(signal, onSignal);
     process.off('exit', onExit);
   };
-}
-
-/**
- * The package runner a server's command is, when it fetches the package it runs (`npx`, `pnpm
- * dlx`, `uvx`, …), named as a user would say it; `undefined` for any other command.
- */
-export function packageRunnerOf(command: string, args: readonly string[]): string | undefined {
-  const bin = command.slice(Math.max(command.lastIndexOf('/'), command.lastIndexOf('\\')) + 1).replace(/\.(cmd|exe)$/i, '');
-  if (bin === 'npx' || bin === 'bunx' || bin === 'uvx') return bin;
-  const sub = args[0];
-  if ((bin === 'pnpm' || bin === 'yarn') && sub === 'dlx') return `${bin} dlx`;
-  if (bin === 'npm' && sub === 'exec') return 'npm exec';
-  if (bin === 'pipx' && sub === 'run') return 'pipx run';
-  return undefined;
 }

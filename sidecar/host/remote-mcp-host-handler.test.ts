@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { freePort, isAlive } from '../../test/support/processes.ts';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -353,6 +353,28 @@ describe('the host holds the line: its own floor, whatever the worker asks', () 
     expect(launches[0]!.policy).not.toBeNull();
     expect(launches[0]!.policy).toMatchObject({ backend: 'bubblewrap', revision: (await sidecar.profiles.load('floor')).revision });
     expect(spawns.map((s) => s.backend)).toEqual(['bubblewrap']);
+  });
+
+  it('names in its log, once per server and trust revision, a package runner launched in a sandbox without internet, which cannot fetch its package', async () => {
+    const dir = tempDir();
+    // node under npx's name, outside the config dir: a runner the profile would starve, that still starts here.
+    const npx = join(tempDir(), 'npx');
+    symlinkSync(NODE, npx);
+    writeJson(dir, 'mcp-servers/mcp.json', { mcpServers: { fetched: { command: npx, args: [ECHO] }, installed: { command: NODE, args: [ECHO] } } });
+    writeJson(dir, 'trust-profiles/floor.json', { 'network-capabilities': [] });
+    const lines: string[] = [];
+    const sidecar = createSidecarComposition({ configDir: dir, entityId: 'alice-laptop', user: 'alice', trust: { floor: 'floor' }, log: createLogger({ level: 'info', write: (line) => lines.push(line) }) });
+    cleanups.push(() => sidecar.stop());
+    for (const session of ['session-1', 'session-2']) {
+      for (const server of ['fetched', 'installed']) {
+        const { client } = await host(sidecar, { 'server-name': server, session });
+        expect(await text(client, 'echo', { message: server })).toBe(`Echo: ${server}`);
+      }
+    }
+    const warned = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.level === 'warn');
+    expect(warned).toEqual([
+      expect.objectContaining({ msg: 'Server runs a package runner in a sandbox without internet: it cannot fetch its package', server: 'fetched', runner: 'npx', fix: expect.stringContaining('install the package on this host and name its own command in mcp.json, or grant "internet-client"') }),
+    ]);
   });
 
   it('refuses a request with neither a floor nor an agent profile (denied-by-policy, saying how to allow it); nothing starts', async () => {

@@ -34,6 +34,8 @@ import { deferredChild, type Logger } from '../log.ts';
 import { ProcessExecutorBackedClientTransport } from '../process/process-backed-transport.ts';
 import type { LargeLineGate } from '../process/large-line-gate.ts';
 import type { ProcessExecutor } from '../process/process-executor.ts';
+import { PACKAGE_RUNNER_WARNING, packageRunnerOf, packageRunnerWithoutInternet } from './package-runner.ts';
+import { containedNetwork } from '../trust/effective-profile.ts';
 import { compileContainment, containmentRequired, type CompileOptions, type ContainmentPolicy, type PolicyCache } from '../sandbox/index.ts';
 import { resolveEffectiveTrust, type EffectiveTrust, type HostTrustPolicy } from '../trust/host-floor.ts';
 import type { TrustProfileStore } from '../trust/profile-store.ts';
@@ -120,6 +122,8 @@ export class RemoteMcpHostHandler {
   #options: RemoteMcpHostHandlerOptions;
   readonly #hosted = new HostedServers();
   readonly #authorizers = new Map<string, ToolCallAuthorizer>();
+  /** The servers and trust revisions whose package runner was named in the log since the last reload. */
+  readonly #runnersWarned = new Set<string>();
   /** Open channels per agent session, so a session's cached policies go when its last channel does. */
   readonly #sessions = new Map<string, number>();
   readonly #modern: LegacyInstancePool;
@@ -326,6 +330,7 @@ export class RemoteMcpHostHandler {
     try {
       const resolved = resolveServerCommand(name, config, { env, log, ...(this.#options.platform ? { platform: this.#options.platform } : {}) });
       const policy = await this.#policy(name, config, resolved, connection, trust);
+      if (policy !== null) this.#warnOfPackageRunner(name, config, trust.resolved!, log);
       const launchEnv = { ...inheritedEnvironment(env), ...config.env };
       tracked = await this.#tracked(reloads, facts, () => {
         slot = this.#options.budget?.reserve(agent, name, { evict: kind.spare !== true });
@@ -371,6 +376,7 @@ export class RemoteMcpHostHandler {
     this.#reloads += 1;
     this.#options = { ...this.#options, ...settings };
     this.#authorizers.clear();
+    this.#runnersWarned.clear();
     this.forgetConfigReads();
     // A spare is launched by the launcher its key learnt, with the config read then: after a
     // change it would serve the old command, env or policy (or a server no longer listed).
@@ -438,6 +444,19 @@ export class RemoteMcpHostHandler {
       );
     const session = connection.session;
     return session === undefined ? compile() : this.#options.policies.getOrCompile({ sessionId: session, revision, server: name }, compile);
+  }
+
+  /**
+   * Says in the log, once per server and trust revision, that a package runner launched without
+   * internet cannot fetch its package: the agent sees only its timeout or exit.
+   */
+  #warnOfPackageRunner(name: string, config: Extract<ServerConfig, { kind: 'stdio' }>, resolved: EffectiveTrust, log: Logger): void {
+    const runner = packageRunnerOf(config.command, config.args);
+    if (runner === undefined || containedNetwork(resolved.effective) === 'internet-client') return;
+    const key = `${name}\n${resolved.revision}`;
+    if (this.#runnersWarned.has(key)) return;
+    this.#runnersWarned.add(key);
+    log.warn(PACKAGE_RUNNER_WARNING, { runner, fix: packageRunnerWithoutInternet(runner) });
   }
 
   /** Starts the bridge (launching a stdio server); a start failure becomes a stable `WireError`. */
