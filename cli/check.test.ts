@@ -37,7 +37,8 @@ const issueLines = (text: string) =>
   text
     .split('\n')
     .map((l) => l.replace(/^switchyard: /, '').trim())
-    .filter((l) => /^[\w.[\]-]+: /.test(l) && !l.startsWith('Invalid worker config'));
+    // Problem lines, not a report's heading (`SWITCHYARD_WORKER_CONFIG: 1 problem (worker config)`).
+    .filter((l) => /^[\w.[\]-]+: /.test(l) && !/^\S+: \d+ problems? \(/.test(l));
 
 function write(name: string, value: unknown): string {
   const path = join(dir, name);
