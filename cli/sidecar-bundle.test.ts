@@ -75,13 +75,16 @@ describe('dist/sidecar.js', () => {
     const sidecar = join(out, 'sidecar.js');
     await buildSidecar({ outfile: sidecar });
     const dir = configDir();
-    const schemas = [{ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' }, { type: 'object' }];
+    const schemas = [{ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' }, { type: 'object', properties: { path: { type: 'string', pattern: '^\\S+$' } } }];
     writeFileSync(join(dir, 'trust-profiles', 'workspace.json'), JSON.stringify({ 'allowed-mcp-tool-call-schemas': schemas }));
     writeFileSync(join(dir, 'trust-profiles', 'broken.json'), JSON.stringify({ 'restricted-mcp-tool-call-schemas': [{ type: 12 }] }));
+    // Its patterns go to the linear-time engine it carries (re2js), which takes no lookaround.
+    writeFileSync(join(dir, 'trust-profiles', 'lookahead.json'), JSON.stringify({ 'allowed-mcp-tool-call-schemas': [{ type: 'string', pattern: '^(?!admin)' }] }));
     const result = await node(sidecar, 'sidecar', 'profiles', '--config-dir', dir);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^workspace {2}sha256:[0-9a-f]{64}$/m);
     expect(result.stdout + result.stderr).toContain('restricted-mcp-tool-call-schemas[0]: invalid JSON Schema: schema/type must be');
+    expect(result.stdout + result.stderr).toContain('cannot be matched in linear time');
   });
 
   it('names in doctor\'s hints only what it can run: no check, its own commands as node sidecar.js runs them', async () => {

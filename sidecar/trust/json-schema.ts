@@ -25,6 +25,8 @@
  */
 import { createRequire } from 'node:module';
 import type { Ajv, AnySchema, ValidateFunction } from 'ajv';
+import type { RegExpEngine, RegExpLike } from 'ajv/dist/types/index.js';
+import { withEcmaScriptClasses } from './ecmascript-pattern.ts';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { FormatsPlugin } from 'ajv-formats';
 
@@ -32,6 +34,13 @@ interface AjvModules {
   Ajv: typeof Ajv;
   Ajv2020: typeof Ajv2020;
   addFormats: FormatsPlugin;
+  RE2JS: Re2Module;
+}
+
+/** What this module uses of re2js: a compile that throws on a syntax it does not take, and ECMAScript syntax translated to RE2's. */
+interface Re2Module {
+  compile(pattern: string): { test(input: string): boolean };
+  translateRegExp(pattern: string): string;
 }
 
 let loaded: AjvModules | undefined;
@@ -43,7 +52,8 @@ function ajv(): AjvModules {
   const draft07 = (load ? load('ajv') : require('ajv')) as { Ajv: typeof Ajv };
   const draft2020 = (load ? load('ajv/dist/2020.js') : require('ajv/dist/2020.js')) as { Ajv2020: typeof Ajv2020 };
   const formats = (load ? load('ajv-formats') : require('ajv-formats')) as { default: FormatsPlugin };
-  loaded = { Ajv: draft07.Ajv, Ajv2020: draft2020.Ajv2020, addFormats: formats.default };
+  const re2 = (load ? load('re2js') : require('re2js')) as { RE2JS: Re2Module };
+  loaded = { Ajv: draft07.Ajv, Ajv2020: draft2020.Ajv2020, addFormats: formats.default, RE2JS: re2.RE2JS };
   return loaded;
 }
 
@@ -71,6 +81,28 @@ const DRAFT_2020 = 'https://json-schema.org/draft/2020-12/schema';
 class UnenforcedSchema extends Error {}
 
 /**
+ * The regular expressions of `pattern` and `patternProperties`, matched in time linear in the
+ * input (RE2's automata): a profile's pattern is matched against an agent's tool arguments in the
+ * sidecar's one thread, where a backtracking `RegExp` (`^([a-z]+/?)*$` against 40 characters)
+ * held every agent on the host for minutes. A pattern RE2 cannot match in linear time (a
+ * lookahead, a back-reference) is refused when the profile is read, saying so.
+ */
+function linearRegExp(pattern: string): RegExpLike & { toString(): string } {
+  let compiled: { test(input: string): boolean };
+  // Compiled (never run) as ECMAScript first: a pattern is ECMAScript's, whatever RE2 would also take.
+  new RegExp(pattern, 'u');
+  try {
+    compiled = ajv().RE2JS.compile(ajv().RE2JS.translateRegExp(withEcmaScriptClasses(pattern)));
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new UnenforcedSchema(`pattern "${pattern}" cannot be matched in linear time: ${why}: write it without lookarounds or back-references`);
+  }
+  // ajv keys its compiled patterns by this string: one per pattern, as a RegExp's would be.
+  return { test: (input) => compiled.test(input), toString: () => `/${pattern}/` };
+}
+linearRegExp.code = 'linearRegExp';
+
+/**
  * An engine of one dialect that fails closed: ajv warns of a format it does not know (and only
  * of that, with `strict: false`) and then ignores it, so its warning throws; a keyword of the
  * other dialect, which ajv would ignore, throws when a schema uses it. Wherever the keyword is,
@@ -84,7 +116,7 @@ function engineOf(draft2020: boolean): Ajv | Ajv2020 {
       throw new UnenforcedSchema(`${String(message)}, so the rule would not hold: use one of ${CHECKED_FORMATS.join(', ')}, or a pattern`);
     },
   };
-  const options = { strict: false, allErrors: false, logger };
+  const options = { strict: false, allErrors: false, logger, code: { regExp: linearRegExp as RegExpEngine } };
   const engine = draft2020 ? new (ajv().Ajv2020)(options) : new (ajv().Ajv)(options);
   ajv().addFormats(engine, { formats: [...CHECKED_FORMATS] });
   const [foreign, fix] = draft2020
