@@ -55,6 +55,17 @@ report('personality-32', syscall(SYS_personality(), 8));
 report('personality-query', syscall(SYS_personality(), 0xffffffff));
 report('socket-vsock', syscall(SYS_socket(), 40, 1, 0));
 report('socket-inet', syscall(SYS_socket(), 2, 1, 0));
+open(my $made, '>', '/tmp/made') or die "made: $!"; close $made;
+report('chmod-setuid', chmod(04755, '/tmp/made') ? 0 : -1);
+report('chmod-setgid', chmod(02755, '/tmp/made') ? 0 : -1);
+open(my $held, '<', '/tmp/made') or die "held: $!";
+report('fchmod-setuid', chmod(04755, $held) ? 0 : -1);
+my ($path, $created, $node) = ('/tmp/made', '/tmp/created', '/tmp/node');
+report('fchmodat2-setuid', syscall(452, -100, $path, 04755, 0));
+report('openat-setuid', syscall(SYS_openat(), -100, $created, 0101, 04755) == -1 ? -1 : 0);
+report('mknodat-setuid', syscall(SYS_mknodat(), -100, $node, 0100000 | 04755, 0));
+report('chmod-plain', chmod(0750, '/tmp/made') ? 0 : -1);
+printf "made-mode %o\n", (stat('/tmp/made'))[2] & 07777;
 `;
 
 /** What a node server does at start and later: threads (glibc tries clone3 first), children, a loopback socket. */
@@ -124,6 +135,11 @@ describe.runIf(runs).each(users)('a contained server running as %s', (_name, asO
     expect(probes.get('seccomp')).toBe(2);
   });
 
+  it('cannot set a setuid or setgid bit, which a granted path would carry to the host, and sets any other mode', () => {
+    // Octal: 0750, and none of 04000 or 02000 on the file the probes chmod.
+    expect(probes.get('made-mode')).toBe(750);
+  });
+
   it("cannot reach the sidecar's session keyring", () => {
     expect(probes.get('keyctl')).toBe(EPERM);
   });
@@ -140,6 +156,13 @@ describe.runIf(runs).each(users)('a contained server running as %s', (_name, asO
     ['socket-vsock', EAFNOSUPPORT],
     ['personality-query', 0],
     ['socket-inet', 0],
+    ['chmod-setuid', EPERM],
+    ['chmod-setgid', EPERM],
+    ['fchmod-setuid', EPERM],
+    ['fchmodat2-setuid', EPERM],
+    ['openat-setuid', EPERM],
+    ['mknodat-setuid', EPERM],
+    ['chmod-plain', 0],
   ])('%s gives errno %s', (probe, errno) => {
     expect(probes.get(probe)).toBe(errno);
   });

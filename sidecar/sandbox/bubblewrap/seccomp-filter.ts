@@ -23,7 +23,12 @@
  * - `personality` other than PER_LINUX or the query 0xffffffff (no BSD or 32-bit emulation);
  * - `socket` outside AF_UNSPEC, AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK, with EAFNOSUPPORT:
  *   AF_VSOCK, for one, is not network-namespaced and would reach the hypervisor's services from a
- *   sandbox with no network at all.
+ *   sandbox with no network at all;
+ * - a setuid or setgid bit, by `chmod` and its kin, or by creating a file with one (`open`,
+ *   `openat`, `creat`, `mknod*` with O_CREAT or O_TMPFILE): granted paths are `nosuid` only
+ *   inside the sandbox, so a server could leave on the host a program that runs as the sidecar's
+ *   user (root, for a root sidecar) for any local user who runs it. `openat2` holds its mode
+ *   behind a pointer and gets ENOSYS, on which callers fall back to `openat`.
  *
  * The syscall numbers are per architecture. A call made under another ABI than the one the table
  * was built for (i386 or x32 on x86_64, AArch32 on arm64) kills the process: its numbers mean
@@ -63,6 +68,9 @@ export const EPERM = 1;
 export const ENOSYS = 38;
 export const EAFNOSUPPORT = 97;
 
+const S_ISUID_OR_ISGID = 0o6000;
+/** O_CREAT, and O_TMPFILE's own bit: the flags under which `open`'s mode argument is read. */
+const O_CREAT_OR_TMPFILE = 0o100 | 0o20000000;
 const TIOCSTI = 0x5412;
 const TIOCLINUX = 0x541c;
 const CLONE_NEWUSER = 0x10000000;
@@ -121,10 +129,25 @@ export const DENIED_SYSCALLS: readonly (readonly [name: string, errno: number])[
   ['io_uring_setup', ENOSYS],
   ['io_uring_enter', ENOSYS],
   ['io_uring_register', ENOSYS],
+  ['openat2', ENOSYS],
 ];
 
-/** Calls whose arguments decide. */
-const CHECKED = ['ioctl', 'clone', 'personality', 'socket'] as const;
+/** Calls whose arguments decide, each with the label of its check. */
+const CHECKED: readonly (readonly [name: string, check: string])[] = [
+  ['ioctl', 'ioctl'],
+  ['clone', 'clone'],
+  ['personality', 'personality'],
+  ['socket', 'socket'],
+  ['chmod', 'mode-in-1'],
+  ['fchmod', 'mode-in-1'],
+  ['creat', 'mode-in-1'],
+  ['mknod', 'mode-in-1'],
+  ['fchmodat', 'mode-in-2'],
+  ['fchmodat2', 'mode-in-2'],
+  ['mknodat', 'mode-in-2'],
+  ['open', 'open'],
+  ['openat', 'openat'],
+];
 
 export interface SeccompArch {
   readonly audit: number;
@@ -146,7 +169,8 @@ export const SECCOMP_ARCHES: Readonly<Record<string, SeccompArch>> = {
       unshare: 272, move_pages: 279, perf_event_open: 298, setns: 308, finit_module: 313, kexec_file_load: 320, bpf: 321,
       userfaultfd: 323, io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427, open_tree: 428, move_mount: 429,
       fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433, clone3: 435, mount_setattr: 442, quotactl_fd: 443,
-      set_mempolicy_home_node: 450,
+      set_mempolicy_home_node: 450, open: 2, creat: 85, chmod: 90, fchmod: 91, mknod: 133, openat: 257, mknodat: 259,
+      fchmodat: 268, openat2: 437, fchmodat2: 452,
     },
   },
   arm64: {
@@ -159,6 +183,7 @@ export const SECCOMP_ARCHES: Readonly<Record<string, SeccompArch>> = {
       move_pages: 239, perf_event_open: 241, setns: 268, finit_module: 273, bpf: 280, userfaultfd: 282, kexec_file_load: 294,
       io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427, open_tree: 428, move_mount: 429, fsopen: 430,
       fsconfig: 431, fsmount: 432, fspick: 433, clone3: 435, mount_setattr: 442, quotactl_fd: 443, set_mempolicy_home_node: 450,
+      mknodat: 33, fchmod: 52, fchmodat: 53, openat: 56, openat2: 437, fchmodat2: 452,
     },
   },
 };
@@ -229,9 +254,12 @@ export function seccompProgram(arch: string = process.arch): BpfInstruction[] {
     const number = nr(name);
     if (number !== undefined) source.push({ code: BPF_JEQ_K, k: number, jt: ret(errno(code)) });
   }
-  for (const name of CHECKED) {
+  const checks = new Set<string>();
+  for (const [name, check] of CHECKED) {
     const number = nr(name);
-    if (number !== undefined) source.push({ code: BPF_JEQ_K, k: number, jt: name });
+    if (number === undefined) continue;
+    source.push({ code: BPF_JEQ_K, k: number, jt: check });
+    checks.add(check);
   }
   source.push({ code: BPF_RET_K, k: SECCOMP_RET_ALLOW });
 
@@ -253,6 +281,17 @@ export function seccompProgram(arch: string = process.arch): BpfInstruction[] {
     ...ALLOWED_SOCKET_FAMILIES.map((family): Pending => ({ code: BPF_JEQ_K, k: family, jt: ALLOW })),
     { code: BPF_RET_K, k: errno(EAFNOSUPPORT) },
   );
+  // A mode argument with a setuid or setgid bit; `open`'s only when it creates (its mode is read then alone).
+  const modeCheck = (label: string, flags: number | null, mode: number): Pending[] => [
+    { label },
+    ...(flags === null ? [] : [{ code: BPF_LD_W_ABS, k: argLow(flags) }, { code: BPF_JSET_K, k: O_CREAT_OR_TMPFILE, jf: ALLOW }]),
+    { code: BPF_LD_W_ABS, k: argLow(mode) },
+    { code: BPF_JSET_K, k: S_ISUID_OR_ISGID, jt: DENY, jf: ALLOW },
+  ];
+  if (checks.has('mode-in-1')) source.push(...modeCheck('mode-in-1', null, 1));
+  if (checks.has('mode-in-2')) source.push(...modeCheck('mode-in-2', null, 2));
+  if (checks.has('open')) source.push(...modeCheck('open', 1, 2));
+  if (checks.has('openat')) source.push(...modeCheck('openat', 2, 3));
   for (const [value, label] of results) source.push({ label }, { code: BPF_RET_K, k: value });
   return assemble(source);
 }
