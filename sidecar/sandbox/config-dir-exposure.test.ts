@@ -183,6 +183,32 @@ describe('the own files kept outside the config dir, and the system folders ever
   });
 });
 
+describe('what the config dir links to outside it (QA s30: a profile a sandbox could rewrite)', () => {
+  const grant = (p: string) => ({ sourcePath: p, targetPath: p, accessMode: 'read-write' as const });
+
+  it('keeps a linked profile, and a linked folder of them, out of every sandbox, naming the link for what it is', async () => {
+    const linking = join(root, 'linking', 'sidecar');
+    const project = join(root, 'linking', 'project');
+    const dotfiles = join(root, 'linking', 'dotfiles', 'profiles');
+    for (const dir of [join(linking, 'trust-profiles'), project, dotfiles, join(root, 'linking', 'other')]) mkdirSync(dir, { recursive: true });
+    writeFileSync(join(project, 'floor.json'), '{}');
+    symlinkSync(join(project, 'floor.json'), join(linking, 'trust-profiles', 'floor.json'));
+    symlinkSync(dotfiles, join(linking, 'machines'));
+    // A link that stays in the dir is the dir's own.
+    symlinkSync(join(linking, 'trust-profiles', 'floor.json'), join(linking, 'trust-profiles', 'alias.json'));
+    const grants = [grant(project), grant(join(root, 'linking', 'dotfiles')), grant(join(root, 'linking', 'other'))];
+    expect(grantExposures(linking, grants)).toEqual([
+      { path: project, by: 'grant', of: 'symlink' },
+      { path: join(root, 'linking', 'dotfiles'), by: 'grant', of: 'symlink' },
+    ]);
+    expect(grantExposureReason(linking, grantExposures(linking, [grant(project)]))).toBe(
+      `grants "${project}", which contains a config file the config dir links to (symlink), and a contained launch that would show any of it is refused; grant narrower paths in the profile, or move the linked file out of the granted tree`,
+    );
+    const error = await compileContainment({ ...strict, filesystemPaths: [grant(project)] }, { file: NODE, args: [] }, { revision: 'sha256:r', platform: 'linux', probe: bwrapInstalled, configDir: linking, home }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ reason: 'launch-failed', detail: { exposedBy: 'grant' } });
+  });
+});
+
 describe('configDirWarnings (for switchyard check)', () => {
   it('warns about each entry that a contained launch would refuse, by key', () => {
     const servers = parseMcpServersFile(

@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { realpathSync, statSync } from 'node:fs';
+import { type Dirent, readdirSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import type { ValidationIssue } from '../../shared/validation.ts';
@@ -39,7 +39,7 @@ export type ExposedBy = LaunchPart | 'grant' | 'system';
  */
 export interface OwnFile {
   readonly path: string;
-  readonly key: 'key-file' | 'audit.file' | '--config' | '--state-dir';
+  readonly key: 'key-file' | 'audit.file' | '--config' | '--state-dir' | 'symlink';
 }
 
 /**
@@ -69,7 +69,45 @@ interface Protected {
 }
 
 function protectedPaths(configDir: string, files: readonly OwnFile[]): Protected {
-  return { dir: spellings(configDir), files: files.map((f) => ({ spellings: spellings(f.path), key: f.key })) };
+  return { dir: spellings(configDir), files: [...files, ...linkedFromConfigDir(configDir)].map((f) => ({ spellings: spellings(f.path), key: f.key })) };
+}
+
+/** How deep and how wide {@link linkedFromConfigDir} looks: a config dir's files lie three levels down (`users/NAME/mcp-servers/mcp.json`). */
+const LINK_WALK = { depth: 4, entries: 4096 };
+
+/**
+ * What the config dir's symbolic links lead to outside it: a trust profile, an mcp.json or a
+ * folder of them kept elsewhere (in a dotfiles repository, say) is read by the sidecar as its own,
+ * so a sandbox that could write it could widen its own floor at the next launch. Each is kept out
+ * of every sandbox as the dir is.
+ */
+function linkedFromConfigDir(configDir: string): OwnFile[] {
+  const dirs = spellings(configDir);
+  const linked: OwnFile[] = [];
+  let budget = LINK_WALK.entries;
+  const walk = (dir: string, depth: number): void => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (--budget < 0) return;
+      const path = join(dir, entry.name);
+      if (entry.isSymbolicLink()) {
+        let target: string;
+        try {
+          target = realpathSync(path);
+        } catch {
+          continue;
+        }
+        if (!dirs.some((d) => isWithin(d, target))) linked.push({ path: target, key: 'symlink' });
+      } else if (entry.isDirectory() && depth < LINK_WALK.depth) walk(path, depth + 1);
+    }
+  };
+  walk(configDir, 1);
+  return linked;
 }
 
 /**
@@ -188,6 +226,7 @@ const OWN_FILE: Record<OwnFile['key'], { named: string; movable: string; place: 
   'audit.file': { named: 'the audit file', movable: 'the audit file', place: "the audit file's folder" },
   '--config': { named: 'the worker config', movable: 'the worker config', place: "the worker config's folder" },
   '--state-dir': { named: "the worker's state dir", movable: 'the state dir', place: 'the state dir' },
+  symlink: { named: 'a config file the config dir links to', movable: 'the linked file', place: "the linked file's folder" },
 };
 
 function ownFileNamed(key: OwnFile['key'], path?: string): string {
