@@ -10,6 +10,7 @@
  * @module
  */
 import { mkdirSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LocalError } from '../shared/errors.ts';
@@ -127,7 +128,9 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   // Taken over before Deno starts (a signal is handled no sooner than the spawn below returns): a
   // signal's default action would end this process and leave Deno running until it saw its stdin end.
   let running: DenoWorkerProcess | undefined;
+  let stopping = false;
   stopOnSignals(async () => {
+    stopping = true;
     await running?.stop();
   });
   const worker = spawnDenoWorker({ configFile, host, port, ...(edgeConfig.oauth?.['built-in'] !== undefined ? { stateDir } : {}) });
@@ -137,7 +140,15 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
   const url = await worker.listening;
   lock?.describe(`switchyard worker on ${url}`);
   process.stdout.write(JSON.stringify({ event: 'listening', url }) + '\n');
-  return worker.exited;
+  const code = await worker.exited;
+  // Killed or crashed, Deno says nothing itself: the operator's last line would be an unrelated one.
+  if (!stopping) createLogger({ fields: { component: 'worker' } }).error('The worker stopped on its own: its Deno process ended, and every agent session with it', { exitCode: code, ...(code > 128 ? { signal: signalName(code - 128) } : {}) });
+  return code;
+}
+
+/** `SIGKILL` for 9: the signal a shell's 128 + N exit code stands for. */
+function signalName(number: number): string | undefined {
+  return Object.entries(constants.signals).find(([, n]) => n === number)?.[0];
 }
 
 /**

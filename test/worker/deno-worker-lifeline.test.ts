@@ -67,6 +67,16 @@ describe('switchyard worker and the Deno it runs', () => {
     expect(await portIsFree(port)).toBe(true);
   });
 
+  it('a Deno killed under it: the CLI says so in its log and exits with its code, where it ended without a word (QA s30)', async () => {
+    const cli = startCli();
+    const deno = await denoOf(cli);
+    await waitUntil(() => cli.stdout().includes('"event":"listening"') || cli.child.exitCode !== null, 'the worker to listen');
+    process.kill(deno, 'SIGKILL');
+    expect(await cli.exited).toBe(137);
+    const said = cli.stderr().split('\n').filter((l) => l.includes('The worker stopped on its own'));
+    expect(said.map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([expect.objectContaining({ level: 'error', exitCode: 137, signal: 'SIGKILL' })]);
+  });
+
   it('a SIGTERM while Deno starts: the CLI stops Deno and exits only once Deno is gone', async () => {
     const cli = startCli();
     const deno = await denoOf(cli);
