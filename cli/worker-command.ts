@@ -15,6 +15,8 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LocalError } from '../shared/errors.ts';
 import { parseWorkerConfigText, type WorkerConfig } from '../worker/config/worker-config.ts';
+import { listeningFields } from '../worker/listening-fields.ts';
+import { SERVER_KEYS_ENV } from '../worker/auth/oauth/server-key.ts';
 import { ValidationError } from '../shared/validation.ts';
 import { ConfigFileError } from '../sidecar/config/config-file-problems.ts';
 import { createLogger, type Logger } from '../sidecar/log.ts';
@@ -115,6 +117,10 @@ export async function runWorkerCommand(argv: string[]): Promise<number> {
     keepServingOnUnexpectedErrors(createLogger({ fields: { component: 'local-host' } }));
     lock?.describe(`switchyard worker on ${machine.url}`);
     process.stdout.write(JSON.stringify({ event: 'listening', url: machine.url }) + '\n');
+    createLogger({ fields: { component: 'worker' } }).info(
+      'Worker listening',
+      listeningFields(config, { url: machine.url, config: configFile, stateDir: oauth !== undefined ? stateDir : null, oauthKeysGiven: Boolean(process.env[SERVER_KEYS_ENV]?.trim()) }),
+    );
     const watch = watchWorkerConfigFile(configFile, text, machine.node.worker, createLogger({ fields: { component: 'worker' } }));
     stopOnSignals(() => {
       watch.close();

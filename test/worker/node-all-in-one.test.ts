@@ -97,9 +97,12 @@ describe('single-machine mode (switchyard worker --runtime node)', () => {
     const { configFile } = machineDir(localEcho);
     const proc = procs.spawn(process.execPath, [join(REPO, 'bin/switchyard.mjs'), 'worker', '--runtime', 'node', '--config', configFile, '--port', '0'], {
       SWITCHYARD_FROM_SOURCE: '1',
-      SWITCHYARD_LOG_LEVEL: 'warn',
+      SWITCHYARD_LOG_LEVEL: 'info',
     });
     const [, url] = await waitForOutput(proc, () => proc.stdout(), /"event":"listening","url":"([^"]+)"/, 'switchyard worker --runtime node');
+    // Its first line says what it runs, as the Deno worker's does (QA s30: it had none).
+    const listening = proc.stderr().split('\n').find((l) => l.includes('"msg":"Worker listening"'));
+    expect(JSON.parse(listening ?? '{}')).toMatchObject({ level: 'info', url, config: configFile, agents: 1, hosts: [], servers: 1, oauth: null, stateDir: null, oauthKeys: null });
     const client = await connectClient(`${url}/servers/echo/mcp`, ALICE.token);
     try {
       expect(await client.callTool({ name: 'echo', arguments: { message: 'from the cli' } })).toEqual({ content: [{ type: 'text', text: 'Echo: from the cli' }] });

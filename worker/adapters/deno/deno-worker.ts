@@ -21,6 +21,7 @@
  * @module
  */
 import { listenFailureMessage } from '../../listen-failure.ts';
+import { listeningFields } from '../../listening-fields.ts';
 import { createDenoWorker, deno, envOf, type DenoHttpServer } from './deno-env.ts';
 import { denoFetch } from './deno-fetch.ts';
 import { keepServingOnUnexpectedErrors } from './deno-unexpected-errors.ts';
@@ -50,19 +51,15 @@ try {
         keepServingOnUnexpectedErrors(log);
         const host = addr.hostname.includes(':') ? `[${addr.hostname}]` : addr.hostname;
         console.log(JSON.stringify({ event: 'listening', url: `http://${host}:${addr.port}` }));
-        // What this worker runs, for whoever reads its log: a config that is not the one meant shows here first.
-        const config = worker.config;
-        log.info('Worker listening', {
-          url: `http://${host}:${addr.port}`,
-          config: envOf('SWITCHYARD_WORKER_CONFIG_FILE') || 'SWITCHYARD_WORKER_CONFIG',
-          agents: config.agents.length,
-          hosts: config.hosts.map((h) => h['entity-id']),
-          servers: Object.keys(config.servers).length,
-          oauth: config.oauth?.['built-in'] !== undefined ? 'built-in' : config.oauth?.['external-issuer'] !== undefined ? 'external-issuer' : null,
-          stateDir: envOf('SWITCHYARD_STATE_DIR') || null,
-          // Where the built-in server's keys come from: an unset SWITCHYARD_OAUTH_KEYS falls back to the state's own key, and says so here.
-          oauthKeys: config.oauth?.['built-in'] === undefined ? null : envOf('SWITCHYARD_OAUTH_KEYS')?.trim() ? 'SWITCHYARD_OAUTH_KEYS' : 'state',
-        });
+        log.info(
+          'Worker listening',
+          listeningFields(worker.config, {
+            url: `http://${host}:${addr.port}`,
+            config: envOf('SWITCHYARD_WORKER_CONFIG_FILE') || 'SWITCHYARD_WORKER_CONFIG',
+            stateDir: envOf('SWITCHYARD_STATE_DIR') || null,
+            oauthKeysGiven: Boolean(envOf('SWITCHYARD_OAUTH_KEYS')?.trim()),
+          }),
+        );
       },
     },
     denoFetch(worker),
