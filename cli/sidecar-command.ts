@@ -23,6 +23,7 @@ import { checkSidecarDir, describedProblems, logProblemsLetThrough, watchSidecar
 import { readSidecarConfig } from './sidecar-config-file.ts';
 import { FULL_CLI, type Program } from './program.ts';
 import { stopOnSignals } from './signals.ts';
+import { lockStateDir, type StateDirLock } from './state-dir-lock.ts';
 import { keepServingOnUnexpectedErrors } from './unexpected-errors.ts';
 import { inheritableDescriptors } from '../sidecar/process/inherited-fds.ts';
 import { bubblewrapProbe, systemExposureReason, systemPathsHere } from '../sidecar/sandbox/index.ts';
@@ -94,6 +95,7 @@ export async function runSidecarCommand(argv: string[], program: Program = FULL_
   };
   const config = readSidecarConfig(dir, overrides, program);
   const log = createLogger({ fields: { component: 'sidecar', 'entity-id': config.entityId } });
+  const lock = lockConfigDir(dir, log);
   // The whole dir, as `check DIR` and every reload judge it: sidecar.json alone let a start run
   // what the first reload then refused, a server entry check calls broken included (review s22).
   const snapshot = ConfigSnapshot.take(dir);
@@ -121,9 +123,27 @@ export async function runSidecarCommand(argv: string[], program: Program = FULL_
     log.info('Sidecar stopping');
     watch.close();
     await sidecar.stop();
+    lock?.release();
   });
   await new Promise<never>(() => {});
   return 0;
+}
+
+/**
+ * One sidecar per config dir: a second one links with the same key, and the worker takes each
+ * newer link in place of the other, so the two knock each other off every few seconds, failing
+ * every channel each time. A dir the sidecar may not write to (one kept read-only for it) is run
+ * unlocked: its files are read, never written.
+ */
+function lockConfigDir(dir: string, log: Logger): StateDirLock | undefined {
+  try {
+    return lockStateDir(dir, 'switchyard sidecar', { noun: 'Config dir', fix: 'stop it: two sidecars of one host knock each other\'s link off' });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') throw error;
+    log.debug('Config dir not locked: this user may not write to it', { dir, code });
+    return undefined;
+  }
 }
 
 export async function runProfilesCommand(argv: string[], program: Program = FULL_CLI): Promise<number> {

@@ -93,7 +93,17 @@ function placeFile(file: string, text: string, exclusive: boolean): void {
  * Takes `dir`'s lock for this process, or throws `LocalError('state-dir-in-use')` naming the
  * process that holds it. Released by `release()`, and at this process's exit whatever the path.
  */
-export function lockStateDir(dir: string, what: string): StateDirLock {
+/** How a refusal names the folder, and what to do when another process holds it. */
+export interface LockedFolder {
+  /** `State dir`, `Config dir`. */
+  readonly noun: string;
+  readonly fix: string;
+}
+
+const STATE_DIR: LockedFolder = { noun: 'State dir', fix: 'stop it, or pass --state-dir with another folder' };
+
+export function lockStateDir(dir: string, what: string, folder: LockedFolder = STATE_DIR): StateDirLock {
+  const lower = folder.noun.toLowerCase();
   const file = join(dir, LOCK_FILE);
   const started = processStart(process.pid);
   const text = (description: string) => JSON.stringify({ pid: process.pid, what: description, ...(started !== undefined ? { started } : {}) }) + '\n';
@@ -106,15 +116,15 @@ export function lockStateDir(dir: string, what: string): StateDirLock {
     }
     const stat = lstatSync(file, { throwIfNoEntry: false });
     if (stat === undefined) continue; // released meanwhile: try again
-    if (!stat.isFile()) throw new LocalError('state-dir-in-use', `Cannot lock state dir ${dir}: ${file} is not a regular file; remove it if no switchyard runs on this folder`);
+    if (!stat.isFile()) throw new LocalError('state-dir-in-use', `Cannot lock ${lower} ${dir}: ${file} is not a regular file; remove it if no switchyard runs on this folder`);
     const owner = readOwner(file);
     if (owner !== undefined && isRunning(owner)) {
-      throw new LocalError('state-dir-in-use', `State dir ${dir} is in use by ${owner.what} (pid ${owner.pid}): stop it, or pass --state-dir with another folder`);
+      throw new LocalError('state-dir-in-use', `${folder.noun} ${dir} is in use by ${owner.what} (pid ${owner.pid}): ${folder.fix}`);
     }
     if (owner === undefined && Date.now() - stat.mtimeMs < UNREADABLE_LOCK_GRACE_MS) {
-      throw new LocalError('state-dir-in-use', `State dir ${dir} is being locked by another process (${file} names no owner yet): try again, or remove it if no switchyard runs on this folder`);
+      throw new LocalError('state-dir-in-use', `${folder.noun} ${dir} is being locked by another process (${file} names no owner yet): try again, or remove it if no switchyard runs on this folder`);
     }
-    if (attempt === 2) throw new LocalError('state-dir-in-use', `Cannot lock state dir ${dir}: ${file} keeps coming back; remove it if no switchyard runs on this folder`);
+    if (attempt === 2) throw new LocalError('state-dir-in-use', `Cannot lock ${lower} ${dir}: ${file} keeps coming back; remove it if no switchyard runs on this folder`);
     // A lock left by a process that is gone: moved aside, and dropped only if it is still that
     // one. Two starts may both have found it stale: the second one's move would take the first
     // one's fresh lock, which it then puts back.
