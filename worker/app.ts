@@ -44,7 +44,7 @@ import { auditedAuth } from './audit/credential-audit.ts';
 import { WorkerAudit } from './audit/worker-audit.ts';
 import { PROCESS_REQUEST_COUNTERS, type AgentRequestCounters } from './sessions/request-limits.ts';
 
-/** Default longest wait for opening a server (the channel open, and on `/mcp` its initialize). */
+/** Default longest wait for opening a server (the channel open, and its initialize: on `/mcp` the worker's, on `/servers/:name/mcp` the agent's). */
 export const DEFAULT_OPEN_TIMEOUT_SECONDS = 60;
 /** Default longest wait for one request forwarded by the aggregate (progress resets it). */
 export const DEFAULT_AGGREGATE_REQUEST_TIMEOUT_SECONDS = 600;
@@ -173,8 +173,10 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   requestCounters.configure(config);
   const common = { config, open, sessions, log, recentErrors, audit, requestCounters, ...(deps.listens !== undefined ? { listens: deps.listens } : {}), ...(deps.newSessionId !== undefined ? { newSessionId: deps.newSessionId } : {}) };
   app.all('/mcp', auth, createAggregateHandler({ ...common, openTimeoutMs, requestTimeoutMs, ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}) }));
-  // Passthrough requests get a deadline only when one is configured: long tools exist.
-  app.all('/servers/:name/mcp', auth, createServerPassthroughHandler({ ...common, ...(timeout !== undefined ? { requestTimeoutMs: timeout * 1000 } : {}) }));
+  // Passthrough requests get a deadline only when one is configured: long tools exist. Their
+  // initialize always has one, the open deadline: it runs no tool, and a session whose initialize
+  // hangs holds a server process and a place under the agent's session limit.
+  app.all('/servers/:name/mcp', auth, createServerPassthroughHandler({ ...common, initializeTimeoutMs: openTimeoutMs, ...(timeout !== undefined ? { requestTimeoutMs: timeout * 1000 } : {}) }));
 
   app.notFound((c) => c.json({ error: { reason: 'invalid-request', message: `Not found: ${c.req.method} ${c.req.path}` } }, 404));
   app.onError((error, c) => {

@@ -116,7 +116,7 @@ export const WorkerConfigSchema = z.strictObject({
     .check(z.describe('Requests one agent may have in flight at once, over all its sessions and modern requests together (a session alone: 128); one past it is answered limit-reached (HTTP 429, or one error per refused request in a batch) and goes nowhere. Other agents are never touched')),
   'request-timeout-seconds': z
     .optional(z.number().check(z.positive(), z.lte(MAX_REQUEST_TIMEOUT_SECONDS, `must be at most ${MAX_REQUEST_TIMEOUT_SECONDS} (about 24 days); leave it unset for no limit on one request on /servers/<name>/mcp`)))
-    .check(z.describe('Longest wait, in seconds, for opening a server and for one request. Unset: 60 to open a server, 600 for one request on /mcp, and no limit on one request on /servers/<name>/mcp')),
+    .check(z.describe('Longest wait, in seconds, for opening a server and for one request. Unset: 60 to open a server, 600 for one request on /mcp, and on /servers/<name>/mcp 60 for initialize (as an open) and no limit on any other request')),
   'aggregate-start-wait-seconds': z
     ._default(z.number().check(z.positive(), z.lte(600)), DEFAULT_AGGREGATE_START_WAIT_SECONDS)
     .check(z.describe('Longest wait, in seconds, on /mcp for the agent\'s servers\' first answers: one that has not answered by then is listed as <server>__unavailable (reason: starting) instead of holding initialize, a list or a modern list for the open deadline; a server up but slower than this to list is left out of that list. On a session its open goes on, the agent is sent list_changed when it is up, and a call naming it waits for it. At most the open deadline (request-timeout-seconds)')),

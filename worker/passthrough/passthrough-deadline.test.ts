@@ -3,7 +3,10 @@
  * does not answer gets its request cancelled and the agent gets `request-timeout`; progress
  * restarts the deadline; a server that never answers `initialize` has its session closed, which
  * closes its channel (and so, on a sidecar, ends its process). Without the setting there is no
- * deadline. The end-to-end counterpart, over a real link, is in `test/resilience/`.
+ * deadline, but for `initialize`, which the open deadline (60 s by default) bounds; and an
+ * initialize the agent stops waiting for (its stream dropped and not resumed, or the agent gone
+ * before the session was made) ends its session at once. The end-to-end counterparts, over a real
+ * link, are in `test/resilience/` (`server-faults.test.ts`, `abandoned-initialize.test.ts`).
  *
  * The clock is vitest's fake one: each test connects on real time, then installs the fake clock
  * and advances it until the outcome settles, so the 0.3 s deadline costs no real 0.3 s.
@@ -16,7 +19,8 @@ import { createInMemoryChannelPair } from '../../shared/channel-transport.ts';
 import type { ChannelRouter } from '../routing/channel-router.ts';
 import { InProcessRouter } from '../../test/support/in-process-router.ts';
 import { BASE, startInProcessApp, testConfig, type InProcessApp } from '../../test/support/in-process-app.ts';
-import { advanceUntilSettled, useFakeClock } from '../../test/support/fake-clock.ts';
+import { advanceBy, advanceUntilSettled, useFakeClock } from '../../test/support/fake-clock.ts';
+import { INITIALIZE_RESUME_GRACE_MS } from '../sessions/legacy-http-endpoint.ts';
 
 let harness: InProcessApp | undefined;
 afterEach(async () => {
@@ -116,6 +120,107 @@ describe('/servers/:name/mcp request deadline', () => {
     expect(text).toContain('"reason":"request-timeout"');
     expect(text).toContain('did not answer \\"initialize\\" within 0.3 s; the request was cancelled and the session closed');
     await closed;
+    expect(app.sessions.size).toBe(0);
+  });
+});
+
+/** A router whose server never answers anything; `closed` settles when the worker closes its channel. */
+function silentRouter(): { router: ChannelRouter; closed: Promise<void> } {
+  let serverClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (serverClosed = resolve));
+  const router: ChannelRouter = {
+    async open() {
+      const [worker, server] = createInMemoryChannelPair();
+      server.onclose = () => serverClosed();
+      await server.start();
+      return worker;
+    },
+  };
+  return { router, closed };
+}
+
+const initializeRequest = (protocolVersion: string): RequestInit => ({
+  method: 'POST',
+  headers: { authorization: 'Bearer alice-token', accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+});
+
+describe('/servers/:name/mcp initialize that never gets its answer to the agent', () => {
+  it('is bounded by the open deadline (60 s) without request-timeout-seconds, and the session ends', async () => {
+    const { router, closed } = silentRouter();
+    const app = await setup({}, router);
+    useFakeClock();
+    const started = Date.now();
+    const answered = app.fetch(`${BASE}/servers/alpha/mcp`, initializeRequest('2025-06-18')).then((response) => response.text());
+    // The fake clock moves only once the initialize is in flight, its deadline armed: opening
+    // takes real turns of the event loop (digests), which the clock would otherwise run past.
+    while (app.sessions.list()[0] === undefined || app.sessions.get(app.sessions.list()[0]!.id)!.inFlight === 0) await new Promise((resolve) => setImmediate(resolve));
+    const text = await advanceUntilSettled(answered, { stepMs: 500 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(60_000);
+    expect(text).toContain('"reason":"request-timeout"');
+    expect(text).toContain('did not answer \\"initialize\\" within 60 s');
+    await closed;
+    expect(app.sessions.size).toBe(0);
+  });
+
+  it('ends its session and channel at once when the agent drops the initialize stream it cannot resume', async () => {
+    const { router, closed } = silentRouter();
+    const app = await setup({}, router);
+    const response = await app.fetch(`${BASE}/servers/alpha/mcp`, initializeRequest('2025-06-18'));
+    expect(response.status).toBe(200);
+    expect(app.sessions.size).toBe(1);
+    await response.body!.cancel();
+    await expect.poll(() => app.sessions.size).toBe(0);
+    await closed;
+  });
+
+  it('ends its session and channel when the agent left while its server was being opened', async () => {
+    const { router: silent, closed } = silentRouter();
+    let letOpen!: () => void;
+    const opening = new Promise<void>((resolve) => (letOpen = resolve));
+    let asked!: () => void;
+    const openAsked = new Promise<void>((resolve) => (asked = resolve));
+    const slowOpen: ChannelRouter = {
+      async open(...args) {
+        asked();
+        await opening;
+        return silent.open(...args);
+      },
+    };
+    const app = await setup({}, slowOpen);
+    const agent = new AbortController();
+    const response = app.fetch(`${BASE}/servers/alpha/mcp`, { ...initializeRequest('2025-06-18'), signal: agent.signal });
+    await openAsked;
+    agent.abort();
+    letOpen();
+    await response.catch(() => undefined);
+    await expect.poll(() => app.sessions.size).toBe(0);
+    await closed;
+  });
+
+  it('waits for a resume of a primed initialize stream, and ends the session when none comes', async () => {
+    const { router, closed } = silentRouter();
+    const app = await setup({}, router);
+    const response = await app.fetch(`${BASE}/servers/alpha/mcp`, initializeRequest('2025-11-25'));
+    const sessionId = response.headers.get('mcp-session-id')!;
+    const reader = response.body!.getReader();
+    const priming = new TextDecoder().decode((await reader.read()).value);
+    const eventId = /^id: (.+)$/m.exec(priming)![1]!;
+    useFakeClock();
+    await reader.cancel();
+    // Resumed within the grace: the session stays, however long the grace would have been.
+    await advanceBy(INITIALIZE_RESUME_GRACE_MS - 1000);
+    const resumed = await app.fetch(`${BASE}/servers/alpha/mcp`, {
+      headers: { authorization: 'Bearer alice-token', accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25', 'last-event-id': eventId },
+    });
+    expect(resumed.status).toBe(200);
+    await advanceBy(INITIALIZE_RESUME_GRACE_MS * 2);
+    expect(app.sessions.size).toBe(1);
+    // Dropped again and not resumed: abandoned once the grace is out.
+    await resumed.body!.cancel();
+    await advanceBy(INITIALIZE_RESUME_GRACE_MS - 1000);
+    expect(app.sessions.size).toBe(1);
+    await advanceUntilSettled(closed);
     expect(app.sessions.size).toBe(0);
   });
 });

@@ -39,6 +39,8 @@ export interface ServerPassthroughDeps {
   recentErrors?: RecentErrors;
   /** Longest wait for the server's answer to one request (`request-timeout-seconds`); none when absent. */
   requestTimeoutMs?: number;
+  /** Longest wait for the answer to the agent's `initialize` (the open deadline); `requestTimeoutMs` when absent. */
+  initializeTimeoutMs?: number;
   /** Every call on the record (`audit/`); none in tests that do not read it. */
   audit?: WorkerAudit;
   /** Each agent's requests in flight, kept across config reloads. */
@@ -89,6 +91,7 @@ export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Han
         log: deps.log.child({ agent: agent.name }),
         onClosed: (session, end) => deps.sessions.remove(session.id, end),
         ...(deps.requestTimeoutMs !== undefined ? { requestTimeoutMs: deps.requestTimeoutMs } : {}),
+        ...(deps.initializeTimeoutMs !== undefined ? { initializeTimeoutMs: deps.initializeTimeoutMs } : {}),
         ...(ledger !== undefined ? { ledger } : {}),
         ...(recentErrors !== undefined
           ? { onUpstreamFailed: (error: WireError) => recentErrors.record({ reason: error.reason, server: name, agent: agent.name, message: error.message }) }

@@ -32,6 +32,13 @@
  * timed-out `initialize` also closes the session: nothing can follow a failed initialize, and
  * closing ends the server process at once instead of at idle expiry.
  *
+ * `initialize` always has a deadline (`initializeTimeoutMs`, the worker's open deadline: its
+ * `request-timeout-seconds`, else 60 s), since no long tool runs in it: a server that never
+ * answers it held the agent's POST, its process and a place under the agent's session limit for
+ * the in-flight rule's hour. And a session whose agent left its `initialize` unanswered (its
+ * connection gone, not resumed: `LegacyHttpEndpoint`) ends at once with its channel: the agent
+ * has nothing to go on with, so 16 such attempts locked it out of new sessions (`limit-reached`).
+ *
  * Hot path (profiled with `npm run bench -- --profile`): a POST body is read in one
  * `Request.text()` and parsed once (by `sessions/session-route.ts`, which also refuses deep JSON),
  * and messages are classified by shape (`shared/json-rpc-guards.ts`), never with a zod parse.
@@ -67,6 +74,8 @@ export interface PassthroughSessionOptions {
   onClosed: (session: PassthroughSession, end?: SessionEnd) => void;
   /** Longest wait for the server's answer to one agent request (progress restarts it); none when absent. */
   requestTimeoutMs?: number;
+  /** Longest wait for the answer to the agent's `initialize`; `requestTimeoutMs` when absent. */
+  initializeTimeoutMs?: number;
   /** Told when the upstream channel ends because something failed (its reason is set). */
   onUpstreamFailed?: (error: WireError) => void;
   /** The session's audited calls: timed from request to answer, with the trace context forwarded. */
@@ -97,6 +106,7 @@ export class PassthroughSession implements AgentSession {
   readonly #inFlight = new Map<RequestId, number>();
   readonly #progress = new Map<string | number, RequestId>();
   readonly #requestTimeoutMs: number | undefined;
+  readonly #initializeTimeoutMs: number | undefined;
   /** Deadline timers of in-flight requests, with their method for the error message. */
   readonly #deadlines = new Map<RequestId, { timer: ReturnType<typeof setTimeout>; method: string }>();
   /** Requests answered here with `request-timeout`: the server's late answer is dropped (a cancelled one's, by the endpoint). */
@@ -118,6 +128,7 @@ export class PassthroughSession implements AgentSession {
     this.#onClosed = options.onClosed;
     this.initialized = new Promise((resolve) => (this.#markInitialized = resolve));
     this.#requestTimeoutMs = options.requestTimeoutMs;
+    this.#initializeTimeoutMs = options.initializeTimeoutMs ?? options.requestTimeoutMs;
     this.#onUpstreamFailed = options.onUpstreamFailed;
     this.#ledger = options.ledger;
     this.#transport = new LegacyHttpEndpoint({
@@ -133,6 +144,10 @@ export class PassthroughSession implements AgentSession {
       if (this.#ledger !== undefined) this.#ledger.refuse(message, 'refused', error.reason, parseTraceparent(requestHeaderOf(extra, TRACEPARENT_KEY)));
     };
     this.#transport.onclose = () => void this.close('transport closed');
+    this.#transport.oninitializeabandoned = () => {
+      this.#log.info('Agent session ended: the agent left before initialize was answered');
+      void this.close('initialize abandoned by the agent');
+    };
     this.#channel.onmessage = (message) => this.#fromServer(message);
     this.#channel.onerror = (error) => {
       if (error instanceof WireError) this.#upstreamFailure = error;
@@ -268,9 +283,9 @@ export class PassthroughSession implements AgentSession {
     return latest;
   }
 
-  /** (Re)starts the deadline of request `id`; a no-op without `requestTimeoutMs`. */
+  /** (Re)starts the deadline of request `id`; a no-op without `requestTimeoutMs` (`initializeTimeoutMs` for initialize). */
   #armDeadline(id: RequestId, method: string): void {
-    const ms = this.#requestTimeoutMs;
+    const ms = method === 'initialize' ? this.#initializeTimeoutMs : this.#requestTimeoutMs;
     if (ms === undefined) return;
     const previous = this.#deadlines.get(id);
     if (previous !== undefined) clearTimeout(previous.timer);
@@ -295,7 +310,7 @@ export class PassthroughSession implements AgentSession {
       { detail: { server: this.#server } },
     );
     await this.#answer(id, error);
-    if (method === 'initialize') await this.close('initialize timed out');
+    if (method === 'initialize') await this.close('initialize timed out', { because: 'request-timeout', why: `Server "${this.#server}" did not answer initialize within ${seconds} s` });
   }
 
   /** `id` was answered here (timed out): its answer, if the server still sends one, is dropped (the oldest are forgotten). */

@@ -35,6 +35,14 @@
  *   session can ask whether one is (`standaloneOpen`), and is told when a GET opens one
  *   (`onstandaloneopen`), to send then what the agent must not miss.
  * - DELETE: ends the session (`onsessionclosed`, then `close`).
+ * - an `initialize` the agent stops waiting for: its connection to the initialize POST went away
+ *   before the answer (a client that gave up, `curl -m`; seen as its stream's cancel, or as the
+ *   request's aborted signal when it left before the session was made), and it did not resume that stream within
+ *   `INITIALIZE_RESUME_GRACE_MS` (only a stream that began with a priming event id can be
+ *   resumed; one that did not is given up at once). `oninitializeabandoned` is told, so the session
+ *   can end: the agent has no session to go on with nor, an SDK client at least, the id to
+ *   DELETE it by, and a session left open kept its server process and a place under the agent's
+ *   session limit until the in-flight rule expired it, an hour later.
  * - every request but the initialize POST: `Mcp-Session-Id` must be this session's (400 when
  *   missing, 404 when another), `MCP-Protocol-Version`, when sent, one the SDK supports (400).
  *
@@ -90,6 +98,7 @@ import { AnswerStream, HELD_ANSWER_MIN_CHARS, MAX_UNREAD_BYTES_PER_STREAM, pastH
 import { extraFor } from './message-extra.ts';
 import { agentRequestsFor, agentRequestsLimitReached, CANCELLED_SLOT_GRACES, MAX_REQUESTS_PER_SESSION, sessionRequestsLimitReached, unreadLimitReached, type AgentRequests } from './request-limits.ts';
 import type { WorkerLogger } from '../log.ts';
+import { unrefTimer } from '../../shared/unref-timer.ts';
 
 /** The versions a session accepts in `MCP-Protocol-Version` (the SDK's `SUPPORTED_PROTOCOL_VERSIONS`). */
 export const SUPPORTED_LEGACY_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
@@ -114,6 +123,12 @@ const rememberable = (id: RequestId): boolean => typeof id === 'number' || id.le
 export const JSON_ANSWER_WINDOW_MS = 100;
 /** The JSON windows of every session, on one timer (`shared/delay-queue.ts`: a timer per POST cost more than the window saves). */
 const jsonAnswerWindows = new DelayQueue(JSON_ANSWER_WINDOW_MS);
+/**
+ * How long an `initialize` whose stream the agent's connection dropped waits for the agent to
+ * resume it (`Last-Event-ID`) before it counts as abandoned. An SDK client resumes a POST stream
+ * that began with a priming event after 1 s, then 1.5 s later, so 5 s covers its first tries.
+ */
+export const INITIALIZE_RESUME_GRACE_MS = 5000;
 
 /**
  * Remembers the events of a session's streams for `Last-Event-ID`. Synchronous: it lives with
@@ -195,6 +210,8 @@ export class LegacyHttpEndpoint implements Transport {
   onrefused?: (request: JSONRPCRequest, error: WireError, extra?: MessageExtraInfo) => void;
   /** Told when a GET opens the standalone stream afresh (not a resume, which replays what it missed), before its response goes out. */
   onstandaloneopen?: () => void;
+  /** Told once the agent has left its `initialize` unanswered: its stream's connection gone and not resumed in time (see the module comment). */
+  oninitializeabandoned?: () => void;
   sessionId?: string;
 
   readonly #id: string;
@@ -228,6 +245,10 @@ export class LegacyHttpEndpoint implements Transport {
   #started = false;
   #initialized = false;
   #initializeId: RequestId | undefined;
+  /** The initialize's stream, and whether it began with a priming event (so the agent can resume it). */
+  #initializeStream: { id: string; resumable: boolean } | undefined;
+  /** Running while the initialize's stream is gone, until the agent resumes it or the grace ends. */
+  #abandonTimer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
   /** When a GET last took each stream's place (`#takeOver`), on the monotonic clock; kept `TAKE_OVER_EVERY_MS`. */
   readonly #tookOverAt = new Map<string, number>();
@@ -337,6 +358,7 @@ export class LegacyHttpEndpoint implements Transport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#stopAbandonTimer();
     // A POST still waiting gets the (empty, ended) stream it would have had.
     for (const streamId of [...this.#jsonWaits.keys()]) this.#startWaitingStream(streamId);
     for (const [id, stream] of [...this.#streams]) this.#endStream(id, stream);
@@ -417,6 +439,7 @@ export class LegacyHttpEndpoint implements Transport {
     this.#take(exchange.pending.size);
     for (const id of ids) this.#requestStream.set(id, streamId);
     const priming = this.#store !== undefined && version >= PRIMING_VERSION;
+    if (initialize !== undefined) this.#initializeStream = { id: streamId, resumable: priming };
     // Registered before the message goes on, so an answer however quick finds it.
     const answered = !batch && initialize === undefined ? this.#waitForJsonAnswer(streamId, priming) : Promise.resolve(this.#sseResponse(streamId, priming));
     // A batch that cancels a request of its own: settled like one sent before it.
@@ -424,6 +447,9 @@ export class LegacyHttpEndpoint implements Transport {
     // Only a batch is partly refused, and a batch's stream is open by now.
     for (const error of errors) this.#emit(streamId, JSON.stringify(error));
     for (const message of messages) if (goesOn(message)) this.onmessage?.(message, extra);
+    // The agent left while its server was being opened: no runtime cancels a body it never began
+    // to send (Node does not), so its stream's loss is seen here.
+    if (initialize !== undefined && request.signal.aborted) this.#initializeStreamLost(false);
     return answered;
   }
 
@@ -643,6 +669,8 @@ export class LegacyHttpEndpoint implements Transport {
     const agent = this.#agentRequests;
     if (agent?.overUnread === true) return Response.json(jsonRpcErrorBody(null, agent.refusal()), { status: 429 });
     if (this.#streams.has(streamId) && !this.#takeOver(streamId)) return refuse(409, -32000, 'Conflict: Stream already has an active connection');
+    // The agent came back for its initialize's answer: it has not given up on it.
+    if (streamId === this.#initializeStream?.id) this.#stopAbandonTimer();
     const readable = this.#openStream(streamId);
     const stream = this.#streams.get(streamId)!;
     // Not held to the queue bound: a replay is at most the store's budget, and it must go out whole.
@@ -687,8 +715,10 @@ export class LegacyHttpEndpoint implements Transport {
       meter: this.#agentRequests,
       ondrained: () => this.#payOwed(stream),
       oncancel: () => {
-        if (this.#streams.get(streamId) === stream) this.#unregister(streamId);
+        if (this.#streams.get(streamId) !== stream) return this.#payOwed(stream);
+        this.#unregister(streamId);
         this.#payOwed(stream);
+        if (streamId === this.#initializeStream?.id) this.#initializeStreamLost(this.#initializeStream.resumable);
       },
     });
     this.#streams.set(streamId, stream);
@@ -719,6 +749,30 @@ export class LegacyHttpEndpoint implements Transport {
     old.answer.cut(new Error('A newer GET took this stream\'s place'));
     this.#payOwed(old);
     return true;
+  }
+
+  /**
+   * The agent's connection to its initialize's stream went away. Unanswered, the initialize is
+   * abandoned now, or when the grace ends without a resume if the agent holds an event id of it.
+   */
+  #initializeStreamLost(resumable: boolean): void {
+    if (this.#closed || this.#initializeId === undefined || this.#abandonTimer !== undefined) return;
+    if (!resumable) return this.#abandonInitialize();
+    this.#abandonTimer = setTimeout(() => this.#abandonInitialize(), INITIALIZE_RESUME_GRACE_MS);
+    unrefTimer(this.#abandonTimer);
+  }
+
+  #abandonInitialize(): void {
+    this.#abandonTimer = undefined;
+    // Answered meanwhile (the answer waits in the event store for a resume that never came), or ended.
+    if (this.#closed || this.#initializeId === undefined) return;
+    this.oninitializeabandoned?.();
+  }
+
+  #stopAbandonTimer(): void {
+    if (this.#abandonTimer === undefined) return;
+    clearTimeout(this.#abandonTimer);
+    this.#abandonTimer = undefined;
   }
 
   /** Unregisters `stream`; it closes once the agent has read what it holds. */
