@@ -23,6 +23,8 @@ export const FAILURE_REASONS = [
   'invalid-request',
   'request-timeout',
   'limit-reached',
+  'config-changed',
+  'shutdown',
 ] as const;
 
 export type FailureReason = (typeof FAILURE_REASONS)[number];
@@ -48,6 +50,8 @@ const JSON_RPC_CODES: Record<FailureReason, number> = {
   'denied-by-policy': -32010,
   'request-timeout': -32011,
   'limit-reached': -32012,
+  'config-changed': -32013,
+  'shutdown': -32014,
 };
 
 const HTTP_STATUS: Record<FailureReason, number> = {
@@ -64,6 +68,8 @@ const HTTP_STATUS: Record<FailureReason, number> = {
   'containment-unavailable': 503,
   'request-timeout': 504,
   'limit-reached': 429,
+  'config-changed': 409,
+  'shutdown': 503,
 };
 
 export function isFailureReason(value: unknown): value is FailureReason {

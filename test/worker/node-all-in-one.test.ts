@@ -14,6 +14,7 @@ import { startNodeWorker } from '../../worker/adapters/node/node-worker.ts';
 import { parseWorkerConfig } from '../../worker/config/worker-config.ts';
 import { closeClient, connectClient } from '../support/clients.ts';
 import { agentEntry, hostCredential, workerHostEntry, writeSidecarDir } from '../support/configs.ts';
+import { rawAgent } from '../support/long-call.ts';
 import { fixtureServer, REPO } from '../support/paths.ts';
 import { isAlive, ProcessSet, waitForOutput, waitUntil } from '../support/processes.ts';
 import { startSidecar } from '../support/sidecar-process.ts';
@@ -109,6 +110,24 @@ describe('single-machine mode (switchyard worker --runtime node)', () => {
     } finally {
       await closeClient(client);
     }
+  });
+
+  it('answers a passthrough call in flight with shutdown when switchyard worker --runtime node gets SIGTERM', async () => {
+    const procs = new ProcessSet();
+    cleanups.push(() => procs.stopAll());
+    const { dir, configFile } = machineDir({ agents: [agentEntry({ ...ALICE, servers: ['faults'] })], servers: { faults: { executor: { type: 'local' } } } });
+    writeFileSync(join(dir, 'mcp-servers', 'mcp.json'), JSON.stringify({ mcpServers: { faults: fixtureServer('fault-server.mjs') } }));
+    const proc = procs.spawn(process.execPath, [join(REPO, 'bin/switchyard.mjs'), 'worker', '--runtime', 'node', '--config', configFile, '--port', '0'], {
+      SWITCHYARD_FROM_SOURCE: '1',
+      SWITCHYARD_LOG_LEVEL: 'info',
+    });
+    const [, url] = await waitForOutput(proc, () => proc.stdout(), /"event":"listening","url":"([^"]+)"/, 'switchyard worker --runtime node');
+    const agent = rawAgent(`${url}/servers/faults/mcp`, ALICE.token);
+    const call = await agent.longCall(await agent.open());
+    proc.child.kill('SIGTERM');
+    expect((await call.rest()).at(-1)).toMatchObject({ id: 7, error: { code: -32014, data: { reason: 'shutdown', server: 'faults' } } });
+    await expect.poll(() => proc.stderr(), { timeout: 15_000 }).toMatch(/"msg":"audit".*"tool":"slow".*"reason":"shutdown"/);
+    expect(await proc.exited).toBe(0);
   });
 
   it('keeps the worker config out of every sandbox when --config-dir puts the servers elsewhere (review s24: a server that could write it could add an agent)', async () => {

@@ -18,8 +18,9 @@
  * the endpoint, which drops it: that is when the request's place under the caps comes back
  * (`LegacyHttpEndpoint`, review isolation.md, finding 4).
  *
- * When the upstream channel ends (host offline, server exited), every request still in flight gets
- * a JSON-RPC error carrying `data.reason`, and the session closes: the agent must initialize again.
+ * When the upstream channel ends (host offline, server exited), or the worker ends the session (a
+ * config change, a shutdown: `close` with its end), every request still in flight gets a JSON-RPC
+ * error carrying `data.reason`, and the session closes: the agent must initialize again.
  * A channel that ended with a failure reason is also reported through `onUpstreamFailed` (the
  * status page's recent errors): this is where the session sees it end, so no wrapper is needed.
  *
@@ -70,7 +71,7 @@ export interface PassthroughSessionOptions {
   /** The upstream channel as the router opened it, not yet started. */
   channel: Transport;
   log: WorkerLogger;
-  /** Called once when the session has closed, for whatever reason; with `end` when its upstream ended it. */
+  /** Called once when the session has closed, for whatever reason; with `end` when the worker ended it (its upstream, or the session table). */
   onClosed: (session: PassthroughSession, end?: SessionEnd) => void;
   /** Longest wait for the server's answer to one agent request (progress restarts it); none when absent. */
   requestTimeoutMs?: number;
@@ -177,6 +178,12 @@ export class PassthroughSession implements AgentSession {
     return this.#transport.handleRequest(request, body);
   }
 
+  /**
+   * `end`: why the worker ended the session (its upstream, a config change, a shutdown, a request
+   * unanswered too long). Each request still in flight is answered with it, as `#upstreamClosed`
+   * answers them, before the transport closes: its stream would otherwise end with no answer and
+   * no event to resume from. A session its agent closed answers nothing (the agent left).
+   */
   async close(why = 'closed', end?: SessionEnd): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -184,6 +191,11 @@ export class PassthroughSession implements AgentSession {
     this.#log.debug('Passthrough session closing', { why });
     for (const { timer } of this.#deadlines.values()) clearTimeout(timer);
     this.#deadlines.clear();
+    if (end !== undefined && end.because !== 'idle' && this.#inFlight.size > 0) {
+      const error = new WireError(end.because, `Session ended: ${end.why}; initialize a new session`, { detail: { server: this.#server } });
+      await Promise.all([...this.#inFlight.keys()].map((id) => this.#answer(id, error)));
+    }
+    // Left unanswered only when the agent closed the session (or its transport went).
     this.#ledger?.failAll('session-closed');
     this.#onClosed(this, end);
     this.#upstreamOpen = false;

@@ -14,8 +14,8 @@
  */
 import type { FailureReason } from '../../shared/errors.ts';
 
-/** Why the worker ended a session: the failure that ended it, its idle time, or a config change. */
-export type EndedBecause = FailureReason | 'idle' | 'config-changed';
+/** Why the worker ended a session: the failure that ended it, a config change, a shutdown, or its idle time. */
+export type EndedBecause = FailureReason | 'idle';
 
 export interface SessionEnd {
   readonly because: EndedBecause;

@@ -59,8 +59,12 @@ export interface AgentSession {
    * answers it itself).
    */
   readonly initialized?: Promise<boolean>;
-  /** Closes the agent-facing transport and every upstream channel. Idempotent. */
-  close(why?: string): Promise<void>;
+  /**
+   * Closes the agent-facing transport and every upstream channel. Idempotent. `end`: why the
+   * worker ended it (a config change, a shutdown, a request unanswered too long), which a session
+   * answers its requests still in flight with.
+   */
+  close(why?: string, end?: SessionEnd): Promise<void>;
   /**
    * Follows a config change to its servers itself (a `/mcp` session: servers taken from the agent
    * close, servers given or bound elsewhere open); a reload ends such a session only for a change
@@ -233,7 +237,7 @@ export class InMemorySessionTable implements SessionTable {
   /** Closes every idle session now; returns how many were closed. */
   async sweep(): Promise<number> {
     const now = this.#now();
-    const idle: AgentSession[] = [];
+    const idle: Array<[AgentSession, SessionEnd]> = [];
     for (const [id, entry] of this.#sessions) {
       let end: SessionEnd;
       if (entry.session.inFlight > 0) {
@@ -248,13 +252,13 @@ export class InMemorySessionTable implements SessionTable {
         if (now - entry.lastSeen < this.#idleMs) continue;
         end = { because: 'idle', why: `no request for more than ${Math.round(this.#idleMs / 1000)} s` };
       }
-      idle.push(entry.session);
+      idle.push([entry.session, end]);
       this.#sessions.delete(id);
       this.#ended.record(entry.session, end);
       this.#gone(entry, end.because);
     }
-    for (const session of idle) this.#log.info('Agent session expired', { session: session.id, agent: session.agent, route: session.route });
-    await Promise.allSettled(idle.map((s) => s.close('idle')));
+    for (const [session] of idle) this.#log.info('Agent session expired', { session: session.id, agent: session.agent, route: session.route });
+    await Promise.allSettled(idle.map(([s, end]) => s.close('idle', end)));
     return idle.length;
   }
 
@@ -292,18 +296,19 @@ export class InMemorySessionTable implements SessionTable {
   }
 
   async closeWhere(pick: (session: AgentSession) => string | null): Promise<number> {
-    const picked: Array<[AgentSession, string]> = [];
+    const picked: Array<[AgentSession, string, SessionEnd]> = [];
     for (const [id, entry] of this.#sessions) {
       const session = entry.session;
       const why = pick(session);
       if (why === null) continue;
-      picked.push([session, why]);
+      const end: SessionEnd = { because: 'config-changed', why: `the worker config changed: ${why}` };
+      picked.push([session, why, end]);
       this.#sessions.delete(id);
-      this.#ended.record(session, { because: 'config-changed', why: `the worker config changed: ${why}` });
+      this.#ended.record(session, end);
       this.#gone(entry, 'config-changed');
     }
     for (const [session, why] of picked) this.#log.info('Agent session ended by a config change', { session: session.id, agent: session.agent, route: session.route, why });
-    await Promise.allSettled(picked.map(([s]) => s.close('config')));
+    await Promise.allSettled(picked.map(([s, , end]) => s.close('config', end)));
     return picked.length;
   }
 
@@ -351,7 +356,8 @@ export class InMemorySessionTable implements SessionTable {
     const all = entries.map((e) => e.session);
     this.#sessions.clear();
     for (const entry of entries) this.#gone(entry, 'shutdown');
-    await Promise.allSettled(all.map((s) => s.close('shutdown')));
+    const end: SessionEnd = { because: 'shutdown', why: 'the worker is stopping' };
+    await Promise.allSettled(all.map((s) => s.close('shutdown', end)));
   }
 
   /** Stops the sweep timer for good (sessions stay); call after `closeAll` on shutdown. */
