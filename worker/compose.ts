@@ -19,7 +19,7 @@ import type { AuditWrite } from '../shared/audit/audit-log.ts';
 import type { OtlpTraceExporter } from '../shared/audit/otlp-exporter.ts';
 import { RecentCalls } from './audit/recent-calls.ts';
 import { WorkerAudit } from './audit/worker-audit.ts';
-import { hostsToUnlink, sessionEndReason } from './config/config-reload.ts';
+import { hostEndReason, hostsToUnlink, sessionEndReason } from './config/config-reload.ts';
 import { RecentErrors } from './status/recent-errors.ts';
 import { workerConfigWarnings } from './config/config-warnings.ts';
 import { configChanges } from './config/config-changes.ts';
@@ -139,14 +139,19 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       configured.audit.includeArguments = next.audit?.['include-arguments'] === true;
       const needRestart = (['file', 'otlp'] as const).filter((key) => JSON.stringify(next.audit?.[key]) !== JSON.stringify(options.config.audit?.[key]));
       if (needRestart.length > 0) log.warn('Worker config changes that apply at the next start', { keys: needRestart.map((key) => `audit.${key}`) });
+      const endReason = (from: WorkerConfig, session: Parameters<typeof sessionEndReason>[2]) => sessionEndReason(from, next, session) ?? hostEndReason(from, next, session);
       // First: a session still opening under the previous config catches up when it is added.
-      sessions.followConfig(inForce, (from, session) => sessionEndReason(from, next, session));
+      sessions.followConfig(inForce, endReason);
       sessions.setIdleMs(next['session-idle-seconds'] * 1000);
+      // Before any link drops: a session on a re-keyed host ends for the change (counted, its
+      // requests in flight answered `config-changed`), not as `host-offline` once its channel went.
+      // `closeWhere` takes the sessions out and closes them before its first await.
+      const ending = sessions.closeWhere((session) => endReason(previous, session));
       registry.setHosts(next.hosts.map((h) => h['entity-id']), hostsToUnlink(previous, next));
       // A modern listen is no session: one the change would not allow ends (its agent listens again).
       const endedListens = listens.endWhere(next, (listen) => sessionEndReason(previous, next, listen));
       if (endedListens > 0) log.info('Listen streams ended by a config change', { count: endedListens });
-      const endedSessions = await sessions.closeWhere((session) => sessionEndReason(previous, next, session));
+      const endedSessions = await ending;
       // A `/mcp` session is not ended for its servers: it closes those the agent lost and opens those it gained.
       await sessions.reconfigure(inForce);
       // A file edited in nothing the worker reads (spacing, order) changed nothing: no line.

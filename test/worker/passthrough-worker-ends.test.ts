@@ -2,14 +2,16 @@
  * A `/servers/<name>/mcp` session the worker itself ends, against the real stack (the worker
  * under Deno, the sidecar CLI, the fault fixture's long `slow` call): every request still in
  * flight is answered with why (`config-changed`, `shutdown`), never left as a stream that ends
- * with no answer and no event to resume from.
+ * with no answer and no event to resume from; and a host re-keyed by a reload ends its servers'
+ * sessions for the config change, counted in `endedSessions`.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { hostCredential } from '../support/configs.ts';
 import { msg } from '../support/line-log.ts';
 import { rawAgent } from '../support/long-call.ts';
 import { fixtureServer } from '../support/paths.ts';
-import { startStack, type Stack } from '../support/stack.ts';
+import { HOST_A, startStack, type Stack } from '../support/stack.ts';
 
 let stack: Stack;
 /** The worker config as the stack wrote it, before a test edits it. */
@@ -56,6 +58,23 @@ describe('a passthrough session the worker ends', () => {
     expect(last).toMatchObject({ id: 7, error: { code: -32013, data: { reason: 'config-changed', server: 'faults' } } });
     await expect.poll(() => audits('call').filter((l) => l.agent === 'bob' && l.tool === 'slow'), { timeout: 15_000 })
       .toEqual([expect.objectContaining({ outcome: 'error', reason: 'config-changed' })]);
+  });
+
+  it('ends the sessions on a host re-keyed by a reload for the change, and counts them', async () => {
+    const agent = bob();
+    const session = await agent.open();
+    const echo = await agent.post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'up' } } }, session);
+    expect(await echo.text()).toContain('Echo: up');
+
+    const config = JSON.parse(original) as { hosts: Array<{ 'entity-id': string; 'public-key': string }> };
+    config.hosts.find((h) => h['entity-id'] === HOST_A)!['public-key'] = hostCredential(HOST_A).publicKey;
+    expect(await reload(JSON.stringify(config))).toMatchObject({ endedSessions: 1 });
+    expect(audits('config').at(-1)).toMatchObject({ endedSessions: 1, changes: { hosts: { replacedCredential: [HOST_A] } } });
+    await expect.poll(() => audits('session').filter((l) => l.session === session && l.ended !== undefined), { timeout: 15_000 })
+      .toEqual([expect.objectContaining({ ended: 'config-changed' })]);
+    const after = await agent.post({ jsonrpc: '2.0', id: 2, method: 'ping' }, session);
+    expect(after.status).toBe(404);
+    expect(JSON.parse(await after.text())).toMatchObject({ error: { data: { endedBecause: 'config-changed' } } });
   });
 
   it('answers a call in flight with shutdown when the worker stops (SIGTERM)', async () => {

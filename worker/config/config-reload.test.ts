@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hostsToUnlink, sessionEndReason } from './config-reload.ts';
+import { hostEndReason, hostsToUnlink, sessionEndReason } from './config-reload.ts';
 import { parseWorkerConfig, type WorkerConfig } from './worker-config.ts';
 
 const HEX = (c: string) => c.repeat(64);
@@ -79,5 +79,13 @@ describe('what a worker config change ends', () => {
     });
     expect(hostsToUnlink(before, after).sort()).toEqual(['desk', 'laptop']);
     expect(hostsToUnlink(before, config())).toEqual([]);
+  });
+
+  it('ends the one-server sessions on a host given another key, before its link drops, but no /mcp session', () => {
+    const rekeyed = config((raw) => (raw.hosts[0]['public-key'] = KEY_B));
+    expect(hostEndReason(before, rekeyed, bob)).toBe('host "laptop" of server "files" has a new key');
+    expect(hostEndReason(before, rekeyed, { agent: 'alice', servers: ['docs'] })).toBeNull();
+    expect(hostEndReason(before, rekeyed, { ...alice, reconfigure: () => {} })).toBeNull();
+    expect(hostEndReason(before, config(), bob)).toBeNull();
   });
 });

@@ -42,6 +42,25 @@ export function sessionEndReason(previous: WorkerConfig, next: WorkerConfig, ses
   return null;
 }
 
+/**
+ * Why a session of one server must end under `next` because its server's host has its link
+ * dropped for the change (its key changed; a host removed takes its servers' bindings with it),
+ * or null. Asked beside {@link sessionEndReason}, before the links drop: the session ends for the
+ * config change, counted and answered as such, not as `host-offline` once its channel is gone.
+ * A `/mcp` session is not ended for it: its server turns unavailable and comes back with the link.
+ */
+export function hostEndReason(previous: WorkerConfig, next: WorkerConfig, session: ReloadedSession): string | null {
+  if (session.reconfigure !== undefined) return null;
+  const unlinked = hostsToUnlink(previous, next);
+  if (unlinked.length === 0) return null;
+  for (const server of session.servers) {
+    const executor = next.servers[server]?.executor;
+    const host = executor !== undefined && 'entity-id' in executor ? executor['entity-id'] : undefined;
+    if (host !== undefined && unlinked.includes(host)) return `host "${host}" of server "${server}" has a new key`;
+  }
+  return null;
+}
+
 /** Hosts whose live link must be dropped under `next`: gone, or with another public key. */
 export function hostsToUnlink(previous: WorkerConfig, next: WorkerConfig): string[] {
   return previous.hosts
