@@ -164,9 +164,11 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   }));
   app.get('/', () => statusPageResponse());
 
+  // A grant that ends (revoked, reused) ends the sessions its tokens opened before its answer goes.
+  const onGrantEnded = (grantId: string, why: string) => sessions.endGrants?.((grant) => grant.id === grantId, why);
   const oauth = config.oauth === undefined
     ? undefined
-    : createWorkerOAuth({ log, ...deps.oauth, config: config.oauth, agents: config.agents, adminTokenSha256: config['admin-token-sha256'], publicUrl: config['public-url'] });
+    : createWorkerOAuth({ log, ...deps.oauth, config: config.oauth, agents: config.agents, adminTokenSha256: config['admin-token-sha256'], publicUrl: config['public-url'], onGrantEnded });
   if (oauth !== undefined) app.route('/', oauth.routes);
   const auth = auditedAuth(agentAuth(config.agents, oauth?.resourceAuth), audit);
   const requestCounters = deps.requestCounters ?? PROCESS_REQUEST_COUNTERS;

@@ -20,6 +20,7 @@ import type { OtlpTraceExporter } from '../shared/audit/otlp-exporter.ts';
 import { RecentCalls } from './audit/recent-calls.ts';
 import { WorkerAudit } from './audit/worker-audit.ts';
 import { hostEndReason, hostsToUnlink, sessionEndReason } from './config/config-reload.ts';
+import { stillApprovedUnder } from './auth/oauth/oauth.ts';
 import { RecentErrors } from './status/recent-errors.ts';
 import { workerConfigWarnings } from './config/config-warnings.ts';
 import { configChanges } from './config/config-changes.ts';
@@ -151,7 +152,10 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       // A modern listen is no session: one the change would not allow ends (its agent listens again).
       const endedListens = listens.endWhere(next, (listen) => sessionEndReason(previous, next, listen));
       if (endedListens > 0) log.info('Listen streams ended by a config change', { count: endedListens });
-      const endedSessions = await ending;
+      const closed = await ending;
+      // A grant approved with a token the change rotated or removed (the admin's) is no longer honoured: its sessions end with it.
+      const approvals = { agents: next.agents, adminTokenSha256: next['admin-token-sha256'] };
+      const endedSessions = closed + (await sessions.endGrants((grant) => !stillApprovedUnder(approvals, grant), 'its OAuth grant ended: the agent token or admin token that approved it was changed or removed'));
       // A `/mcp` session is not ended for its servers: it closes those the agent lost and opens those it gained.
       await sessions.reconfigure(inForce);
       // A file edited in nothing the worker reads (spacing, order) changed nothing: no line.

@@ -86,7 +86,7 @@ export interface AuditRecord {
   /** A config put in force: the agent sessions it ended. */
   endedSessions?: number;
   /**
-   * A session's end: why (`idle`, `limit-reached`, `config-changed`, a failure reason, `closed`,
+   * A session's end: why (`idle`, `limit-reached`, `config-changed`, `grant-revoked`, a failure reason, `closed`,
    * `shutdown`); or a host link's (`closed` by the host, `lost`, `dead`, `replaced`,
    * `config-changed`, `shutdown`, or the reason the worker refused the host's frames for; on the
    * sidecar's own line, `closed` by the worker, `lost`, `dead`, `shutdown` of the sidecar, or the

@@ -9,7 +9,8 @@
  *
  * With OAuth configured (`oauth/oauth.ts`), a token that is no static one is handed to the
  * extension, which may accept it as an agent's; the 401 then carries its challenge
- * (`resource_metadata`, RFC 9728), so MCP clients can discover how to sign in.
+ * (`resource_metadata`, RFC 9728), so MCP clients can discover how to sign in. An access token of
+ * the built-in server also names its grant (`grant`): a session opened with it ends with the grant.
  *
  * @module
  */
@@ -18,12 +19,13 @@ import { constantTimeEqual, hexToBytes, sha256 } from '../../shared/credentials.
 import { WireError } from '../../shared/errors.ts';
 import type { AgentEntry } from '../config/worker-config.ts';
 import { VerifiedTokenCache } from './verified-tokens.ts';
+import type { AccessGrant } from './oauth/grants.ts';
 
 /** The one sha-256 hex (`shared/credentials.ts`), re-exported for what configures agents by token. */
 export { sha256Hex } from '../../shared/credentials.ts';
 
-/** Hono variables set by `agentAuth`: the authenticated agent's config entry. */
-export type AgentVariables = { agent: AgentEntry };
+/** Hono variables set by `agentAuth`: the authenticated agent's config entry, and the OAuth grant its token stands for, if any. */
+export type AgentVariables = { agent: AgentEntry; grant?: AccessGrant };
 
 /** The token of an `Authorization: Bearer <token>` header, or null. */
 export function bearerTokenOf(header: string | null | undefined): string | null {
@@ -69,7 +71,7 @@ export function unauthorizedResponse(c: Context, hadToken: boolean, why = 'Inval
 /** Accepts bearer tokens other than the static ones (OAuth access tokens) and words the 401 challenge. */
 export interface AgentTokenExtension {
   /** The agent a token stands for, why it is refused, or null when it is none of this extension's. */
-  verify(token: string, c: Context): Promise<{ agent: string } | { refused: string } | null>;
+  verify(token: string, c: Context): Promise<{ agent: string; grant?: AccessGrant } | { refused: string } | null>;
   /** The `WWW-Authenticate` value of a 401; `error` when a token was presented and refused. */
   challenge(c: Context, error?: string): string;
 }
@@ -85,7 +87,10 @@ export function agentAuth(agents: readonly AgentEntry[], extension?: AgentTokenE
     if (agent !== null && cached === undefined) verified.remember(token!, agent);
     if (agent === null && extension !== undefined) {
       const verdict = token === null ? null : await extension.verify(token, c);
-      if (verdict !== null && 'agent' in verdict) agent = agents.find((a) => a.name === verdict.agent) ?? null;
+      if (verdict !== null && 'agent' in verdict) {
+        agent = agents.find((a) => a.name === verdict.agent) ?? null;
+        if (verdict.grant !== undefined) c.set('grant', verdict.grant);
+      }
       if (agent === null) {
         const why = verdict !== null && 'refused' in verdict ? verdict.refused : undefined;
         const error = token === null

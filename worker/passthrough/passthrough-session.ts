@@ -192,7 +192,9 @@ export class PassthroughSession implements AgentSession {
     for (const { timer } of this.#deadlines.values()) clearTimeout(timer);
     this.#deadlines.clear();
     if (end !== undefined && end.because !== 'idle' && this.#inFlight.size > 0) {
-      const error = new WireError(end.because, `Session ended: ${end.why}; initialize a new session`, { detail: { server: this.#server } });
+      // A grant's end is the credential's: the agent signs in again, as for a revoked token.
+      const reason = end.because === 'grant-revoked' ? 'unauthorized' : end.because;
+      const error = new WireError(reason, `Session ended: ${end.why}; initialize a new session`, { detail: { server: this.#server } });
       await Promise.all([...this.#inFlight.keys()].map((id) => this.#answer(id, error)));
     }
     // Left unanswered only when the agent closed the session (or its transport went).

@@ -14,8 +14,8 @@
  */
 import type { FailureReason } from '../../shared/errors.ts';
 
-/** Why the worker ended a session: the failure that ended it, a config change, a shutdown, or its idle time. */
-export type EndedBecause = FailureReason | 'idle';
+/** Why the worker ended a session: the failure that ended it (a config change and a shutdown among them), its idle time, or the end of the OAuth grant that opened it. */
+export type EndedBecause = FailureReason | 'idle' | 'grant-revoked';
 
 export interface SessionEnd {
   readonly because: EndedBecause;

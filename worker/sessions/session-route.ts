@@ -30,6 +30,7 @@ import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.
 import { MAX_JSON_DEPTH, parseJsonWithinDepth } from '../../shared/json-depth.ts';
 import { isInitializeRequest, isJsonRpcMessage, isRequest } from '../../shared/json-rpc-guards.ts';
 import type { AgentEntry } from '../config/worker-config.ts';
+import type { AgentVariables } from '../auth/agent-auth.ts';
 import type { WorkerLogger } from '../log.ts';
 import { sessionLimitOf } from './agent-limits.ts';
 import { readBoundedBody } from './bounded-body.ts';
@@ -69,10 +70,13 @@ export function jsonRpcErrorResponse(c: Context, id: string | number | null, err
 
 /**
  * Routes one HTTP request of an agent endpoint: to its session, or through `create` for an
- * `initialize` without a session id.
+ * `initialize` without a session id. A session opened with an OAuth access token is registered
+ * with the token's grant, and ends when the grant does (`SessionTable.endGrants`); any credential
+ * of its agent may use it meanwhile, as a session belongs to its agent (every request's own
+ * credential is checked before it gets here).
  */
 export async function handleSessionRequest(
-  c: Context,
+  c: Context<{ Variables: AgentVariables }>,
   agent: AgentEntry,
   route: string,
   options: SessionRouteOptions,
@@ -135,7 +139,7 @@ export async function handleSessionRequest(
     options.log.info('Agent session refused', { agent: agent.name, route, reason: error.reason });
     return jsonRpcErrorResponse(c, initialize.id, error);
   }
-  options.sessions.add(session);
+  options.sessions.add(session, c.get('grant'));
   room.release();
   drawRequestsFrom(c.req.raw, options.requestCounters.of(agent));
   let response: Response;

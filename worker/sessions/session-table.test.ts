@@ -201,6 +201,24 @@ describe('session table limits', () => {
     table.dispose();
   });
 
+  it('ends with its OAuth grant every session the grant opened, and none other: told, remembered and audited as grant-revoked', async () => {
+    const ended: string[][] = [];
+    const table = new InMemorySessionTable({ idleMs: 60_000, sweepIntervalMs: 60_000, onSession: { opened: () => {}, ended: (s, because) => void ended.push([s.id, because]) } });
+    const grant = (id: string) => ({ id, agent: 'alice', agentTokenSha256: 'a', approverTokenSha256: 'a' });
+    const sessions = { first: fakeSession('first'), second: fakeSession('second'), other: fakeSession('other'), static: fakeSession('static') };
+    table.add(sessions.first, grant('g1'));
+    table.add(sessions.second, grant('g1'));
+    table.add(sessions.other, grant('g2'));
+    table.add(sessions.static);
+    for (const id of Object.keys(sessions)) table.opened(id);
+    expect(await table.endGrants((g) => g.id === 'g1', 'its OAuth grant was revoked by the app')).toBe(2);
+    expect([sessions.first.closedWith, sessions.second.closedWith, sessions.other.closedWith, sessions.static.closedWith]).toEqual([['grant'], ['grant'], [], []]);
+    expect(table.list().map((s) => s.id)).toEqual(['other', 'static']);
+    expect(ended).toEqual([['first', 'grant-revoked'], ['second', 'grant-revoked']]);
+    expect(await table.endOf('first', 'alice', 'aggregate')).toEqual({ because: 'grant-revoked', why: 'its OAuth grant was revoked by the app' });
+    table.dispose();
+  });
+
   it('remembers why it ended a session (idle, a config change, the agent\'s limit), and what a session closing itself says', async () => {
     let now = 0;
     const table = new InMemorySessionTable({ idleMs: 100, sweepIntervalMs: 60_000, now: () => now });

@@ -11,6 +11,9 @@
  * its session for at most `maxBusyMs` from its arrival, so a server that never answers cannot pin a
  * process forever, while a session kept busy by calls that are answered is never ended for it.
  *
+ * A session opened with an OAuth access token keeps the grant the token stands for, and ends when
+ * that grant does (`endGrants`: revoked, or made stale by a reload), its GET stream with it.
+ *
  * @module
  */
 import type { WorkerLogger } from '../log.ts';
@@ -22,6 +25,7 @@ import { EndedSessions, type SessionEnd } from './ended-sessions.ts';
 import type { WorkerConfig } from '../config/worker-config.ts';
 import type { WorkerAudit } from '../audit/worker-audit.ts';
 import type { ChannelOpener } from '../routing/channel-opener.ts';
+import type { AccessGrant } from '../auth/oauth/grants.ts';
 
 /**
  * A config a reload put in force, with the parts of its app a session that follows a change itself
@@ -83,7 +87,8 @@ export interface SessionInfo {
 }
 
 export interface SessionTable {
-  add(session: AgentSession): void;
+  /** `grant`: the OAuth grant of the access token that opened it, which ends it when it ends (`endGrants`). */
+  add(session: AgentSession, grant?: AccessGrant): void;
   get(id: string): AgentSession | undefined;
   /** Records activity now. */
   touch(id: string): void;
@@ -101,6 +106,8 @@ export interface SessionTable {
   admit(agent: string, limit: number): Promise<{ release(): void }>;
   /** Closes and drops the sessions `pick` selects (a config reload ending what it changed). */
   closeWhere(pick: (session: AgentSession) => string | null): Promise<number>;
+  /** Closes and drops the sessions opened under a grant `pick` selects, which ended (`grant-revoked`, `why` for the agent). */
+  endGrants?(pick: (grant: AccessGrant) => boolean, why: string): Promise<number>;
   /**
    * Brings a session opened under `createdUnder` to the config in force, when a reload came while
    * it opened (the reload saw no such session): ends it as that reload would have, or hands it the
@@ -129,7 +136,7 @@ export interface InMemorySessionTableOptions {
 /** A session's life as the audit records it; an `initialize` that failed opened nothing, and ends nothing. */
 export interface SessionEvents {
   opened(session: AgentSession): void;
-  /** `because`: why the worker ended it (`idle`, `limit-reached`, `config-changed`, a failure reason), `closed` when the agent or the session itself closed it, `shutdown`. */
+  /** `because`: why the worker ended it (`idle`, `limit-reached`, `config-changed`, `grant-revoked`, a failure reason), `closed` when the agent or the session itself closed it, `shutdown`. */
   ended(session: AgentSession, because: string, openForMs: number): void;
 }
 
@@ -139,6 +146,8 @@ interface Entry {
   busySince?: number;
   /** When its `initialize` was answered; unset while it opens. */
   openedAt?: number;
+  /** The OAuth grant of the access token that opened it. */
+  grant?: AccessGrant;
 }
 
 export class InMemorySessionTable implements SessionTable {
@@ -167,8 +176,8 @@ export class InMemorySessionTable implements SessionTable {
     this.#sweepEveryMs = options.sweepIntervalMs ?? Math.min(Math.max(options.idleMs / 4, 10), 30_000);
   }
 
-  add(session: AgentSession): void {
-    this.#sessions.set(session.id, { session, lastSeen: this.#now() });
+  add(session: AgentSession, grant?: AccessGrant): void {
+    this.#sessions.set(session.id, { session, lastSeen: this.#now(), ...(grant !== undefined ? { grant } : {}) });
     // Swept from the first session on: a table that never holds one (a Workers session object
     // whose initialize was refused) keeps no timer, which would keep its object from eviction.
     if (this.#timer === undefined && !this.#disposed) {
@@ -309,6 +318,20 @@ export class InMemorySessionTable implements SessionTable {
     }
     for (const [session, why] of picked) this.#log.info('Agent session ended by a config change', { session: session.id, agent: session.agent, route: session.route, why });
     await Promise.allSettled(picked.map(([s, , end]) => s.close('config', end)));
+    return picked.length;
+  }
+
+  async endGrants(pick: (grant: AccessGrant) => boolean, why: string): Promise<number> {
+    const picked: AgentSession[] = [];
+    for (const [id, entry] of this.#sessions) {
+      if (entry.grant === undefined || !pick(entry.grant)) continue;
+      picked.push(entry.session);
+      this.#sessions.delete(id);
+      this.#ended.record(entry.session, { because: 'grant-revoked', why });
+      this.#gone(entry, 'grant-revoked');
+    }
+    for (const session of picked) this.#log.info('Agent session ended with its OAuth grant', { session: session.id, agent: session.agent, route: session.route, why });
+    await Promise.allSettled(picked.map((s) => s.close('grant')));
     return picked.length;
   }
 

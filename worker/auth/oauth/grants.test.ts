@@ -41,6 +41,31 @@ describe('Grants', () => {
     for (const token of issued) expect(await grants.verifyAccessToken(token)).toBeNull();
   });
 
+  it('tells of each grant it ends, by the id its access tokens name, before the request that ended it is answered', async () => {
+    const told: string[][] = [];
+    let clock = 0;
+    const grants = new Grants(FileOAuthStore.inMemory({ now: () => clock }), { accessTtlMs: 60_000, refreshTtlMs: 86_400_000, now: () => clock, onEnded: (id, why) => void told.push([id, why]) });
+    const issue = async () => {
+      const code = await grants.createCode({
+        clientId: 'client', redirectUri: 'http://127.0.0.1/cb', redirectUriSent: true, codeChallenge: await challengeOf(VERIFIER),
+        resource: 'http://127.0.0.1:8787', scope: 'mcp', agent: 'alice', agentTokenSha256: 'a', approverTokenSha256: 'a',
+      });
+      const tokens = await grants.redeemCode({ code, clientId: 'client', redirectUri: 'http://127.0.0.1/cb', codeVerifier: VERIFIER });
+      return { tokens, grant: (await grants.verifyAccessToken(tokens.access_token))!.grant };
+    };
+    const revoked = await issue();
+    expect(revoked.grant).toMatchObject({ agent: 'alice', agentTokenSha256: 'a', approverTokenSha256: 'a' });
+    await grants.revoke(revoked.tokens.refresh_token!, 'client');
+    const reused = await issue();
+    await grants.refresh({ refreshToken: reused.tokens.refresh_token!, clientId: 'client' });
+    clock += REFRESH_REUSE_GRACE_MS + 1;
+    await expect(grants.refresh({ refreshToken: reused.tokens.refresh_token!, clientId: 'client' })).rejects.toThrow();
+    expect(told).toEqual([
+      [revoked.grant.id, 'its OAuth grant was revoked by the app'],
+      [reused.grant.id, 'its OAuth grant was revoked: a replaced refresh token of it was presented again'],
+    ]);
+  });
+
   describe('refresh tokens', () => {
     const REUSED = 'The refresh token was already used: the grant is revoked (sign in again)';
 

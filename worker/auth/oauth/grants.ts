@@ -23,6 +23,9 @@
  * tokens stop working and it cannot be refreshed (OAuth 2.1 §4.3.1: the owner's credentials
  * changed). Rotating a leaked token therefore also ends what was approved with it.
  *
+ * A grant that ends is told to `onEnded`, which ends the agent sessions opened with its access
+ * tokens (`SessionTable.endGrants`): a revoked grant leaves no stream open.
+ *
  * @module
  */
 import { invalidClient, invalidGrant, invalidRequest, OAuthError } from './oauth-error.ts';
@@ -48,6 +51,8 @@ export interface GrantOptions {
   log?: WorkerLogger;
   /** Whether the tokens that approved a grant are still those of the worker config (`Approval`). */
   stillApproved?: (approval: Approval) => boolean;
+  /** Told of a grant ended (revoked, reused, its approval stale) and why, before the request that ended it is answered. */
+  onEnded?: (grantId: string, why: string) => Promise<unknown> | void;
 }
 
 /** Who approved a grant: its agent's `token-sha256` and the approver's (the same, or the admin's), when it was approved. */
@@ -55,6 +60,14 @@ export interface Approval {
   agent: string;
   agentTokenSha256?: string;
   approverTokenSha256?: string;
+}
+
+/**
+ * The grant an access token stands for, as a session opened with the token keeps it: its id (the
+ * grant ending ends the session) and its approval (a reload that makes it stale does too).
+ */
+export interface AccessGrant extends Approval {
+  id: string;
 }
 
 interface GrantRecord {
@@ -116,6 +129,7 @@ export interface AccessTokenInfo {
   clientId: string;
   resource: string;
   scope: string;
+  grant: AccessGrant;
 }
 
 export interface IssuedTokens {
@@ -202,7 +216,7 @@ export class Grants {
 
   constructor(store: OAuthStore, options: GrantOptions) {
     this.#store = store;
-    this.#options = { now: Date.now, log: silentWorkerLogger, stillApproved: () => true, ...options };
+    this.#options = { now: Date.now, log: silentWorkerLogger, stillApproved: () => true, onEnded: () => {}, ...options };
   }
 
   /** Records an approval and returns the one-time code for it. */
@@ -255,7 +269,7 @@ export class Grants {
     const kept = await this.#store.add('code', markId, mark, this.#options.now() + CODE_TTL_MS);
     if (kept !== mark) throw await this.#replayed(record);
     if (!(await pkceMatches(input.codeVerifier, record.codeChallenge))) {
-      await this.#end(record.grantId);
+      await this.#end(record.grantId, 'its OAuth grant was revoked: a wrong PKCE verifier was sent for its code');
       throw invalidGrant('PKCE verification failed: the code_verifier does not match the code_challenge');
     }
     const grant = await this.#grant(record.grantId);
@@ -271,7 +285,7 @@ export class Grants {
 
   /** A code presented again: its grant, and every token issued from it, is revoked. */
   async #replayed(record: CodeRecord): Promise<OAuthError> {
-    await this.#end(record.grantId);
+    await this.#end(record.grantId, 'its OAuth grant was revoked: its authorization code was presented twice');
     this.#options.log.warn('OAuth authorization code presented twice: its grant is revoked', { client: record.clientId });
     return invalidGrant('The authorization code was already used: every token issued from it is revoked');
   }
@@ -345,7 +359,7 @@ export class Grants {
     const beyond = input.scope?.split(' ').filter((s) => s !== '' && !granted.includes(s)) ?? [];
     if (beyond.length > 0) throw new OAuthError('invalid_scope', `The scope "${beyond.join(' ').slice(0, 100)}" was not granted ("${grant.scope}"): refresh without scope, or sign in again for more`);
     if (!this.#options.stillApproved(grant)) {
-      await this.#end(grantId);
+      await this.#end(grantId, 'its OAuth grant ended: the agent token or admin token that approved it was changed or removed');
       this.#options.log.info('OAuth grant ended: a token that approved it was changed', { client: grant.clientId, agent: grant.agent });
       throw invalidGrant(STALE_APPROVAL);
     }
@@ -403,11 +417,13 @@ export class Grants {
   /**
    * Ends a grant: its end mark first (`<id>.ended`, kept as long as the grant could have lived),
    * then the grant. A refresh renews its grant by writing it whole, and one that read it before
-   * this deleted it would write it back; it looks for the mark after its write (`#renew`).
+   * this deleted it would write it back; it looks for the mark after its write (`#renew`). Then
+   * the sessions its tokens opened end (`onEnded`), `why` telling their agent.
    */
-  async #end(grantId: string): Promise<void> {
+  async #end(grantId: string, why: string): Promise<void> {
     await this.#store.add('grant', `${grantId}.ended`, json({ at: this.#options.now() }), this.#options.now() + this.#options.refreshTtlMs);
     await this.#store.delete('grant', grantId);
+    await this.#options.onEnded(grantId, why);
   }
 
   /**
@@ -424,7 +440,7 @@ export class Grants {
 
   /** A replaced refresh token presented past the grace: its grant, and every token issued from it, is revoked. */
   async #reused(grantId: string, grant: GrantRecord | undefined): Promise<OAuthError> {
-    await this.#end(grantId);
+    await this.#end(grantId, 'its OAuth grant was revoked: a replaced refresh token of it was presented again');
     this.#options.log.warn('OAuth refresh token reused: its grant is revoked', { client: grant?.clientId ?? null, agent: grant?.agent ?? null });
     return invalidGrant(REUSED);
   }
@@ -439,7 +455,7 @@ export class Grants {
     if (grantId === undefined) return;
     const grant = await this.#grant(grantId);
     if (grant !== undefined && grant.clientId !== clientId) throw invalidClient('The token was issued to another client', 400);
-    await this.#end(grantId);
+    await this.#end(grantId, 'its OAuth grant was revoked by the app');
     const id = await sha256Hex(token);
     await this.#store.delete('access', id);
     await this.#store.delete('refresh', id);
@@ -477,7 +493,8 @@ export class Grants {
     if (record === undefined) return null;
     const grant = await this.#grant(record.grantId);
     if (grant === undefined) return null;
-    return { agent: grant.agent, clientId: grant.clientId, resource: record.resource ?? grant.resource, scope: grant.scope, stale: !this.#options.stillApproved(grant) };
+    const approval: AccessGrant = { id: record.grantId, agent: grant.agent, agentTokenSha256: grant.agentTokenSha256, approverTokenSha256: grant.approverTokenSha256 };
+    return { agent: grant.agent, clientId: grant.clientId, resource: record.resource ?? grant.resource, scope: grant.scope, grant: approval, stale: !this.#options.stillApproved(grant) };
   }
 
   async #grant(id: string): Promise<GrantRecord | undefined> {

@@ -262,7 +262,64 @@ describe('the SDK client flow', () => {
     const refresh = await post(fetchFn, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: provider.clientInfo!.client_id });
     expect(((await refresh.json()) as { error: string }).error).toBe('invalid_grant');
   });
+
+  it('revocation ends the sessions its grant opened on both endpoints, GET stream included, and no session opened otherwise', async () => {
+    const { fetchFn } = await setup();
+    // Approved for the whole worker (its base URL), so one token opens both endpoints.
+    const { provider, tokens } = await login(fetchFn, '', 'alice-token');
+    const passthrough = await openSession(fetchFn, '/servers/alpha/mcp', tokens.access_token);
+    const aggregate = await openSession(fetchFn, '/mcp', tokens.access_token);
+    const byStaticToken = await openSession(fetchFn, '/servers/alpha/mcp', 'alice-token');
+    const stream = await fetchFn(`${BASE}/servers/alpha/mcp`, { headers: { accept: 'text/event-stream', authorization: `Bearer ${tokens.access_token}`, 'mcp-session-id': passthrough, 'mcp-protocol-version': '2025-06-18' } });
+    expect(stream.status).toBe(200);
+    // Before: the agent's other credential reaches the session too (a session is its agent's).
+    expect((await ping(fetchFn, '/servers/alpha/mcp', passthrough, 'alice-token')).status).toBe(200);
+
+    expect((await post(fetchFn, '/oauth/revoke', { token: tokens.refresh_token!, client_id: provider.clientInfo!.client_id })).status).toBe(200);
+    for (const [path, session] of [['/servers/alpha/mcp', passthrough], ['/mcp', aggregate]] as const) {
+      const ended = await ping(fetchFn, path, session, 'alice-token');
+      expect([ended.status, ((await ended.json()) as { error: unknown }).error]).toEqual([404, {
+        code: -32600,
+        message: 'Session ended: its OAuth grant was revoked by the app; initialize a new session',
+        data: { reason: 'invalid-request', endedBecause: 'grant-revoked' },
+      }]);
+    }
+    // The stream the revoked grant opened has ended.
+    await stream.text();
+    expect((await ping(fetchFn, '/servers/alpha/mcp', byStaticToken, 'alice-token')).status).toBe(200);
+  });
+
+  it('a reused refresh token ends the sessions of its grant, opened with any of its access tokens', async () => {
+    let clock = Date.now();
+    const { fetchFn } = await setup({ now: () => clock });
+    const { provider, tokens } = await login(fetchFn, '/mcp', 'alice-token');
+    const first = await openSession(fetchFn, '/mcp', tokens.access_token);
+    const refreshed = (await (await post(fetchFn, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: provider.clientInfo!.client_id })).json()) as { access_token: string };
+    const second = await openSession(fetchFn, '/mcp', refreshed.access_token);
+    // A refreshed token of the same grant carries on the session the first one opened.
+    expect((await ping(fetchFn, '/mcp', first, refreshed.access_token)).status).toBe(200);
+    clock += REFRESH_REUSE_GRACE_MS + 1;
+    expect((await post(fetchFn, '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token!, client_id: provider.clientInfo!.client_id })).status).toBe(400);
+    for (const session of [first, second]) {
+      const ended = await ping(fetchFn, '/mcp', session, 'alice-token');
+      expect([ended.status, ((await ended.json()) as { error: { data: unknown } }).error.data]).toEqual([404, { reason: 'invalid-request', endedBecause: 'grant-revoked' }]);
+    }
+  });
 });
+
+/** Opens a legacy session on `path` with `token` (its `initialize` and `initialized`); its id. */
+async function openSession(fetchFn: (url: string | URL, init?: RequestInit) => Promise<Response>, path: string, token: string): Promise<string> {
+  const opened = await fetchFn(`${BASE}${path}`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: INIT });
+  expect(opened.status).toBe(200);
+  await opened.text();
+  const session = opened.headers.get('mcp-session-id')!;
+  const initialized = await fetchFn(`${BASE}${path}`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  expect(initialized.status).toBe(202);
+  return session;
+}
+
+const ping = (fetchFn: (url: string | URL, init?: RequestInit) => Promise<Response>, path: string, session: string, token: string) =>
+  fetchFn(`${BASE}${path}`, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }) });
 
 /** A registered public client and an approved code for it, ready to be exchanged by hand. */
 async function approvedCode(fetchFn: (url: string | URL, init?: RequestInit) => Promise<Response>, resource = `${BASE}/mcp`, sendRedirectUri = true) {

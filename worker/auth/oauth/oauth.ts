@@ -45,6 +45,8 @@ export interface OAuthDeps {
   externalIssuer?: ExternalIssuerDeps;
   now?: () => number;
   log?: WorkerLogger;
+  /** Told of a grant of the built-in server that ended, and why: the sessions its tokens opened end with it. */
+  onGrantEnded?: (grantId: string, why: string) => Promise<unknown> | void;
 }
 
 export interface WorkerOAuth {
@@ -64,6 +66,16 @@ export function errorDescription(text: string): string {
   return clean.length > 200 ? `${clean.slice(0, 197)}...` : clean;
 }
 
+/**
+ * Whether both tokens that approved a grant are still as `config` has them (OAuth 2.1 §4.3.1):
+ * its agent's, and the approver's (the agent's own, or the admin's).
+ */
+export function stillApprovedUnder(config: { agents: readonly AgentEntry[]; adminTokenSha256: string | undefined }, approval: Approval): boolean {
+  const current = config.agents.find((a) => a.name === approval.agent)?.['token-sha256'];
+  if (current === undefined || approval.agentTokenSha256 !== current) return false;
+  return approval.approverTokenSha256 === current || (config.adminTokenSha256 !== undefined && approval.approverTokenSha256 === config.adminTokenSha256);
+}
+
 const json = (body: unknown) => Response.json(body, { headers: { 'cache-control': 'max-age=300', 'access-control-allow-origin': '*' } });
 
 export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
@@ -77,13 +89,8 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
     metadataDocuments: builtIn?.['client-id-metadata-documents'] ?? false,
   };
   const agentNames = new Set(deps.agents.map((a) => a.name));
-  const agentTokens = new Map(deps.agents.map((a) => [a.name, a['token-sha256']]));
   // Both tokens as the worker config has them now: a rotated or removed one ends the grant.
-  const stillApproved = (approval: Approval) => {
-    const current = agentTokens.get(approval.agent);
-    if (current === undefined || approval.agentTokenSha256 !== current) return false;
-    return approval.approverTokenSha256 === current || (deps.adminTokenSha256 !== undefined && approval.approverTokenSha256 === deps.adminTokenSha256);
-  };
+  const stillApproved = (approval: Approval) => stillApprovedUnder(deps, approval);
   const routes = new Hono();
   // Every OAuth request body is a small form or JSON document; a larger one is refused while it
   // streams in, and what the handlers read is what was read here (the worker's one body reader).
@@ -115,7 +122,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
     const now = deps.now ?? Date.now;
     // Seals what strangers start (registrations, sign-in forms), so neither writes a record.
     const key = new ServerKey(store, now, deps.keys);
-    grants = new Grants(store, { accessTtlMs: builtIn['access-token-seconds'] * 1000, refreshTtlMs: builtIn['refresh-token-days'] * 86_400_000, now, stillApproved, ...(deps.log !== undefined ? { log: deps.log } : {}) });
+    grants = new Grants(store, { accessTtlMs: builtIn['access-token-seconds'] * 1000, refreshTtlMs: builtIn['refresh-token-days'] * 86_400_000, now, stillApproved, ...(deps.log !== undefined ? { log: deps.log } : {}), ...(deps.onGrantEnded !== undefined ? { onEnded: deps.onGrantEnded } : {}) });
     clients = new ClientRegistry(store, {
       metadataDocuments: builtIn['client-id-metadata-documents'] ? new MetadataDocumentClients({ now, ...deps.metadataDocuments }) : null,
       registration: builtIn['dynamic-client-registration'],
@@ -154,7 +161,7 @@ export function createWorkerOAuth(deps: OAuthDeps): WorkerOAuth {
           if (!accepted.includes(info.resource)) return { refused: `the token was issued for another resource ("${info.resource}")` };
           if (!agentNames.has(info.agent)) return { refused: `the token's agent "${info.agent}" is no longer configured` };
           if (!(await clients!.stillIssued(info.clientId))) return { refused: 'the app it was issued to is sealed under a key this worker no longer holds: sign in again' };
-          return info.stale ? { refused: STALE_APPROVAL.charAt(0).toLowerCase() + STALE_APPROVAL.slice(1) } : { agent: info.agent };
+          return info.stale ? { refused: STALE_APPROVAL.charAt(0).toLowerCase() + STALE_APPROVAL.slice(1) } : { agent: info.agent, grant: info.grant };
         }
       }
       if (external !== undefined) {
