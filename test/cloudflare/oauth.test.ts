@@ -64,3 +64,45 @@ describe('the built-in OAuth server on workerd', () => {
     await expect(refreshAuthorization(stack.url, { ...refresh, refreshToken: again.refresh_token! })).rejects.toThrow();
   }, 120_000);
 });
+
+describe('a session opened with an access token on workerd', () => {
+  let quick: WorkerdStack;
+  beforeAll(async () => {
+    // Sweeps every 2 s: the object of a session asks at each sweep whether its grant still stands.
+    quick = await startWorkerdStack({ servers: { a: { 'pid-a': fixtureServer('pid-server.mjs') }, b: {} }, worker: { oauth: { 'built-in': {} }, 'session-idle-seconds': 8 } });
+  }, 120_000);
+  afterAll(async () => {
+    await quick?.stop();
+  });
+
+  it('ends within a sweep of its Durable Object once the edge revoked its grant', async () => {
+    const serverUrl = `${quick.url}/servers/pid-a/mcp`;
+    let location: URL | null = null;
+    const provider = new MemoryOAuthProvider(REDIRECT, async (url) => {
+      ({ location } = await consentOverHttp(fetch, url, quick.tokens.alice!));
+    });
+    expect(await auth(provider, { serverUrl })).toBe('REDIRECT');
+    expect(await auth(provider, { serverUrl, authorizationCode: (location as URL | null)!.searchParams.get('code')! })).toBe('AUTHORIZED');
+    const tokens = provider.savedTokens!;
+    const post = (token: string, body: unknown, session?: string) => fetch(serverUrl, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...(session !== undefined ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } : {}) },
+      body: JSON.stringify(body),
+    });
+    const opened = await post(tokens.access_token, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    expect(opened.status).toBe(200);
+    await opened.text();
+    const session = opened.headers.get('mcp-session-id')!;
+    expect((await post(tokens.access_token, { jsonrpc: '2.0', method: 'notifications/initialized' }, session)).status).toBe(202);
+
+    const revoked = await fetch(`${quick.url}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: tokens.refresh_token!, client_id: provider.clientInformation()!.client_id }) });
+    expect(revoked.status).toBe(200);
+    // The agent's static token reaches its session, and is told why it ended once the object's sweep saw the grant gone.
+    const endedBecause = async () => {
+      const answer = await post(quick.tokens.alice!, { jsonrpc: '2.0', id: 1, method: 'ping' }, session);
+      const text = await answer.text();
+      return answer.status === 404 ? (JSON.parse(text) as { error: { data: { endedBecause?: string } } }).error.data.endedBecause : answer.status;
+    };
+    await expect.poll(endedBecause, { timeout: 15_000 }).toBe('grant-revoked');
+  }, 120_000);
+});

@@ -224,6 +224,11 @@ export class InMemorySessionTable implements SessionTable {
     } catch {}
   }
 
+  /** The OAuth grant the session `id` was opened under, if any. */
+  grantOf(id: string): AccessGrant | undefined {
+    return this.#sessions.get(id)?.grant;
+  }
+
   endOf(id: string, agent: string, route: string): Promise<SessionEnd | undefined> {
     return this.#ended.find(id, agent, route);
   }

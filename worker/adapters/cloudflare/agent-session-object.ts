@@ -16,7 +16,9 @@
  * The agent's `max-sessions` is held by its `AgentSlots` object (`agent-slots-object.ts`): this
  * object takes a slot there before opening its session and gives it back when the session ends.
  * Its event streams get keepalive comments, so a quiet GET stream outlives the edge's idle watchdog
- * (`sse-keepalive.ts`).
+ * (`sse-keepalive.ts`). A session opened with an OAuth access token asks at each sweep whether its
+ * grant still stands: the grant is revoked where the edge serves `/oauth/revoke`, which cannot tell
+ * this object, so the session ends within one sweep (30 s at most), not at once as on Deno and Node.
  *
  * @module
  */
@@ -30,6 +32,7 @@ import { AgentSlotsClient, SLOT_END_IF_IDLE_PATH, SLOT_STATE_PATH, type SlotStat
 import { loadFromEnv, workersOAuth } from './cloudflare-env.ts';
 import { DurableObjectHostLinkRegistry } from './durable-object-registry.ts';
 import { sessionIdIn } from './session-id.ts';
+import { grantStands } from '../../auth/oauth/grants.ts';
 import { withSseKeepalive } from './sse-keepalive.ts';
 import { drainUnreadBody } from './unread-body.ts';
 import type { DurableObjectNamespace, DurableObjectState, SwitchyardEnv } from './workers-runtime.ts';
@@ -47,19 +50,22 @@ class ObjectSessionTable extends InMemorySessionTable {
   readonly #idleMs: number;
   readonly #log: WorkerLogger;
   readonly #waitUntil: (promise: Promise<unknown>) => void;
+  /** Whether an OAuth grant still stands (the built-in server's state), when there is one. */
+  readonly #grantStands: ((id: string) => Promise<boolean>) | undefined;
   /** The agent's slots, while this object holds one. */
   #slots: AgentSlotsClient | undefined;
   /** An admission or the session's opening is under way. */
   #opening = false;
   #released: Promise<void> = Promise.resolve();
 
-  constructor(options: { key: string; slots: DurableObjectNamespace; idleMs: number; log: WorkerLogger; waitUntil: (promise: Promise<unknown>) => void; onSession: SessionEvents }) {
+  constructor(options: { key: string; slots: DurableObjectNamespace; idleMs: number; log: WorkerLogger; waitUntil: (promise: Promise<unknown>) => void; onSession: SessionEvents; grantStands?: (id: string) => Promise<boolean> }) {
     super({ idleMs: options.idleMs, log: options.log, onSession: options.onSession });
     this.#key = options.key;
     this.#slotsNamespace = options.slots;
     this.#idleMs = options.idleMs;
     this.#log = options.log;
     this.#waitUntil = options.waitUntil;
+    this.#grantStands = options.grantStands;
   }
 
   override async admit(agent: string, limit: number): Promise<{ release(): void }> {
@@ -96,7 +102,7 @@ class ObjectSessionTable extends InMemorySessionTable {
   }
 
   override async sweep(): Promise<number> {
-    const ended = await super.sweep();
+    const ended = (await super.sweep()) + (await this.#endIfGrantEnded());
     const [info] = this.list();
     const slots = this.#slots;
     if (info === undefined || slots === undefined) return ended;
@@ -104,6 +110,16 @@ class ObjectSessionTable extends InMemorySessionTable {
       this.#log.debug('Agent session slot not renewed', { error: error instanceof Error ? error.message : String(error) });
     });
     return ended;
+  }
+
+  /** Ends the session when the OAuth grant it was opened under no longer stands; 1 if it did. */
+  async #endIfGrantEnded(): Promise<number> {
+    const [info] = this.list();
+    const grant = info === undefined ? undefined : this.grantOf(info.id);
+    if (grant === undefined || this.#grantStands === undefined) return 0;
+    // The state out of reach ends nothing: the next sweep asks again.
+    if (await this.#grantStands(grant.id).catch(() => true)) return 0;
+    return this.endGrants((g) => g.id === grant.id, 'its OAuth grant was revoked or has expired');
   }
 
   /** What this object holds, for the agent's slots object: a session being opened is busy. */
@@ -164,6 +180,8 @@ export class AgentSession {
       if (!loaded.ok) return loaded.response();
       const { config, log } = loaded;
       const audit = loaded.audit().audit;
+      const oauth = workersOAuth(this.#env, config);
+      const store = oauth.oauth?.store;
       const registry = new DurableObjectHostLinkRegistry(this.#env.HOST_LINK, { log });
       const sessions = new ObjectSessionTable({
         key: this.#state.id.toString(),
@@ -172,9 +190,10 @@ export class AgentSession {
         log,
         waitUntil: (promise) => this.#state.waitUntil(promise),
         onSession: { opened: (session) => audit.sessionOpened(session), ended: (session, because, ms) => audit.sessionEnded(session, because, ms) },
+        ...(store !== undefined ? { grantStands: (id: string) => grantStands(store, id) } : {}),
       });
       this.#sessions = sessions;
-      const app = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions, log, audit, ...workersOAuth(this.#env, config), newSessionId: () => sessionIdIn(this.#state.id) });
+      const app = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions, log, audit, ...oauth, newSessionId: () => sessionIdIn(this.#state.id) });
       this.#fetch = app.fetch;
     }
     const response = await this.#fetch(request);

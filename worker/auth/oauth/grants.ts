@@ -207,6 +207,14 @@ function parseChainToken(token: string): ChainToken | undefined {
 }
 const UNKNOWN_REFRESH = 'The refresh token is unknown, expired or revoked';
 
+/**
+ * Whether grant `id` still stands in `store`: not ended, not expired. For a session held where its
+ * grant's end is not told (a Durable Object of its own on Workers), which asks as it sweeps.
+ */
+export async function grantStands(store: OAuthStore, id: string): Promise<boolean> {
+  return (await store.get('grant', id)) !== undefined;
+}
+
 const asRecord = <T>(value: JsonValue | undefined): T | undefined => (value === undefined ? undefined : (value as unknown as T));
 const json = (value: object): JsonValue => value as unknown as JsonValue;
 
