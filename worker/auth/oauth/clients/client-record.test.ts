@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redirectUriMatches } from './client-record.ts';
+import { redirectUriMatches, redirectUriRefusal } from './client-record.ts';
 
 describe('redirect URI matching', () => {
   it('matches exactly, except for the port of an http loopback URI (RFC 8252 §7.3)', () => {
@@ -24,5 +24,16 @@ describe('redirect URI matching', () => {
     ];
     for (const [registered, requested] of yes) expect([registered, requested, redirectUriMatches(registered, requested)]).toEqual([registered, requested, true]);
     for (const [registered, requested] of no) expect([registered, requested, redirectUriMatches(registered, requested)]).toEqual([registered, requested, false]);
+  });
+});
+
+describe('redirect URI refusal', () => {
+  it('takes https, http on loopback and a native app\'s own scheme, and refuses the browser\'s and the system\'s schemes (QA s30)', () => {
+    for (const uri of ['https://app.example/cb', 'http://127.0.0.1:3000/cb', 'cursor://anysphere.cursor-retrieval/oauth/callback', 'vscode://vscode.github-authentication/did-authenticate', 'com.example.app:/oauth2redirect']) {
+      expect([uri, redirectUriRefusal(uri)]).toEqual([uri, null]);
+    }
+    for (const uri of ['view-source:https://evil.example', 'x-javascript:alert(1)', 'jar:https://x.example/a.jar!/b', 'mailto:a@example.com', 'tel:123', 'sms:123', 'javascript:alert(1)', 'intent://x#Intent;end']) {
+      expect([uri, redirectUriRefusal(uri)]).toEqual([uri, expect.stringMatching(/uses the scheme [\w-]+: which may not receive a code|has a fragment/)]);
+    }
   });
 });

@@ -26,8 +26,15 @@ export interface OAuthClient {
 }
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-/** Schemes a redirect may never use: they run code or read local data in the browser. */
-const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:', 'filesystem:', 'ws:', 'wss:', 'ftp:']);
+/**
+ * Schemes a redirect may never use: they run code or read local data in the browser, or are the
+ * browser's or the system's own (a page's source, an archive's entry, a mail, call or message to
+ * start), not a native app's private-use scheme that receives the code (RFC 8252 §7.1).
+ */
+const FORBIDDEN_SCHEMES = new Set([
+  'javascript:', 'x-javascript:', 'livescript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:', 'filesystem:', 'ws:', 'wss:', 'ftp:',
+  'view-source:', 'jar:', 'chrome:', 'resource:', 'intent:', 'mailto:', 'tel:', 'sms:',
+]);
 
 /**
  * Why a redirect URI may not be registered, or null when it may: absolute, no fragment, and
