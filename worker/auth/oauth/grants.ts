@@ -266,7 +266,7 @@ export class Grants {
     const record = asRecord<CodeRecord>(await this.#store.get('code', id));
     if (record === undefined) throw invalidGrant('The authorization code is unknown or expired');
     const markId = `${id}.redeemed`;
-    if ((await this.#store.get('code', markId)) !== undefined) throw await this.#replayed(record);
+    if ((await this.#store.get('code', markId)) !== undefined) throw await this.#replayed(record, id);
     if (record.clientId !== input.clientId) throw invalidGrant('The authorization code was issued to another client');
     if (input.redirectUri === undefined && record.redirectUriSent !== false) throw invalidRequest('Missing redirect_uri: the authorization request sent one, and this request must repeat it');
     if (input.redirectUri !== undefined && record.redirectUri !== input.redirectUri) throw invalidGrant('The redirect_uri differs from the one of the authorization request');
@@ -275,8 +275,10 @@ export class Grants {
     }
     const mark = randomSecret('');
     const kept = await this.#store.add('code', markId, mark, this.#options.now() + CODE_TTL_MS);
-    if (kept !== mark) throw await this.#replayed(record);
+    if (kept !== mark) throw await this.#replayed(record, id);
     if (!(await pkceMatches(input.codeVerifier, record.codeChallenge))) {
+      // So that the right verifier sent next is told what used the code up: no token was issued from it.
+      await this.#store.put('code', `${id}.refused`, '1', this.#options.now() + CODE_TTL_MS);
       await this.#end(record.grantId, 'its OAuth grant was revoked: a wrong PKCE verifier was sent for its code');
       throw invalidGrant('PKCE verification failed: the code_verifier does not match the code_challenge');
     }
@@ -292,9 +294,12 @@ export class Grants {
   }
 
   /** A code presented again: its grant, and every token issued from it, is revoked. */
-  async #replayed(record: CodeRecord): Promise<OAuthError> {
+  async #replayed(record: CodeRecord, id: string): Promise<OAuthError> {
     await this.#end(record.grantId, 'its OAuth grant was revoked: its authorization code was presented twice');
     this.#options.log.warn('OAuth authorization code presented twice: its grant is revoked', { client: record.clientId });
+    if ((await this.#store.get('code', `${id}.refused`)) !== undefined) {
+      return invalidGrant('The authorization code was used up by a request with a wrong code_verifier, and no token was issued from it: sign in again');
+    }
     return invalidGrant('The authorization code was already used: every token issued from it is revoked');
   }
 

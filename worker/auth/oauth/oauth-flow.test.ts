@@ -336,12 +336,14 @@ async function approvedCode(fetchFn: (url: string | URL, init?: RequestInit) => 
 }
 
 describe('refusals', () => {
-  it('refuses a wrong PKCE verifier', async () => {
+  it('refuses a wrong PKCE verifier, which uses the code up, and tells the right one sent next that no token came of it (QA s30)', async () => {
     const { fetchFn } = await setup();
-    const { clientId, code } = await approvedCode(fetchFn);
+    const { clientId, code, verifier } = await approvedCode(fetchFn);
     const res = await post(fetchFn, '/oauth/token', { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: 'x'.repeat(43) });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ error: 'invalid_grant', error_description: 'PKCE verification failed: the code_verifier does not match the code_challenge' });
+    const retried = await post(fetchFn, '/oauth/token', { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier });
+    expect(await retried.json()).toEqual({ error: 'invalid_grant', error_description: 'The authorization code was used up by a request with a wrong code_verifier, and no token was issued from it: sign in again' });
   });
 
   it('keeps the code through a request that is merely wrong (client, redirect URI, resource), so the right one still redeems it', async () => {
