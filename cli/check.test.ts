@@ -75,6 +75,18 @@ describe('switchyard check', () => {
     expect(stdout).toContain('agents[0].colour: unknown key');
   });
 
+  it('warns of a memory limit a Node server cannot start under, which hung its launch without a word (QA s30)', async () => {
+    const low = write('low-memory/sidecar.json', { worker: 'https://yard.example.com', 'entity-id': 'box', limits: { 'memory-limit-mib': 16 } });
+    expect(await switchyard('check', low)).toMatchObject({
+      code: 0,
+      stdout: `${low}: ok (sidecar config, 1 warning)\n  warning: limits.memory-limit-mib: 16 MiB is below the 64 MiB a Node server needs to start: under it one hangs as it starts, and its agent waits out the open deadline\n`,
+    });
+    for (const mib of [0, 64, 4096]) {
+      const fine = write(`memory-${mib}/sidecar.json`, { worker: 'https://yard.example.com', 'entity-id': 'box', limits: { 'memory-limit-mib': mib } });
+      expect(await switchyard('check', fine)).toMatchObject({ code: 0, stdout: `${fine}: ok (sidecar config)\n` });
+    }
+  });
+
   it('recognises sidecar.json, mcp.json and trust profiles by content and place', async () => {
     const sidecar = write('cfg/sidecar.json', { worker: 'not a url', 'entity-id': '../up' });
     const servers = write('cfg/mcp-servers/mcp.json', { mcpServers: { 'bad/name': { command: 'x' }, ok: { command: '' } } });

@@ -30,6 +30,15 @@ import type { OwnFile } from '../sandbox/config-dir-exposure.ts';
 /** The default RLIMIT_DATA of every server process, in MiB. */
 export const DEFAULT_MEMORY_LIMIT_MIB = 4096;
 
+/** Below this much private writable memory Node cannot start: it hangs as it starts, and so does a Node server's launch (QA s30: 16 and 32 MiB hung, 64 started). */
+export const NODE_START_MEMORY_MIB = 64;
+
+/** What `check` (on `limits.memory-limit-mib`) and the sidecar's start say of a memory limit too low for a Node server, or undefined. */
+export function memoryLimitWarning(mib: number | undefined): string | undefined {
+  if (mib === undefined || mib <= 0 || mib >= NODE_START_MEMORY_MIB) return undefined;
+  return `${mib} MiB is below the ${NODE_START_MEMORY_MIB} MiB a Node server needs to start: under it one hangs as it starts, and its agent waits out the open deadline`;
+}
+
 /** The default cap of a sandbox's private `/tmp` (and `/dev/shm`), in MiB. */
 export const DEFAULT_TMP_SIZE_MIB = 64;
 
@@ -106,7 +115,7 @@ export const SidecarConfigSchema = z
             .optional(z.number().check(z.int(), z.gte(0, 'must be 0 (no limit) or more'), z.lte(1_048_576)))
             .check(
               z.meta({ default: DEFAULT_MEMORY_LIMIT_MIB }),
-              z.describe('Private writable memory (RLIMIT_DATA, through prlimit) each server process may commit, in MiB; 0: no limit. Per process (each child of a forking server has its own). Linux only'),
+              z.describe('Private writable memory (RLIMIT_DATA, through prlimit) each server process may commit, in MiB; 0: no limit. Per process (each child of a forking server has its own). Linux only. Below 64 a Node server cannot start (check and the sidecar\'s start warn)'),
             ),
         }),
       )

@@ -30,6 +30,7 @@ import { LaunchRate, type LaunchRateLimits } from './launch-rate.ts';
 import { findPrlimit } from '../process/address-space-limit.ts';
 import { findSetpriv } from '../process/parent-death.ts';
 import type { ConfigSnapshot } from '../config/config-snapshot.ts';
+import { memoryLimitWarning } from '../config/sidecar-config.ts';
 
 export interface SidecarCompositionConfig {
   /** The sidecar config dir: mcp-servers/, users/, machines/, trust-profiles/. */
@@ -250,6 +251,8 @@ function parentDeathTool(env: Readonly<Record<string, string | undefined>>, log:
 /** The executor's RLIMIT_DATA, when one is asked for and `prlimit` exists to apply it (else said once, in the log). */
 function addressSpaceLimit(mib: number, env: Readonly<Record<string, string | undefined>>, log: Logger): { prlimit: string; bytes: number } | undefined {
   if (mib <= 0) return undefined;
+  const tooLow = memoryLimitWarning(mib);
+  if (tooLow !== undefined) log.warn('Server memory limit too low for a Node server', { 'memory-limit-mib': mib, why: tooLow });
   const prlimit = findPrlimit(env);
   if (prlimit === null) {
     log.warn('Server memory limit not applied: prlimit (util-linux) not found, or not Linux', { 'memory-limit-mib': mib });
