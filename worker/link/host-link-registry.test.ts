@@ -81,6 +81,23 @@ describe('InMemoryHostLinkRegistry', () => {
     expect(registry.status()[0]).toMatchObject({ linked: false, roundTripMs: null });
   });
 
+  it('says, once a minute, that a host\'s links keep replacing each other: two sidecars with one key (QA s30)', async () => {
+    let t = Date.parse('2026-01-01T00:00:00Z');
+    const warnings: Array<Record<string, unknown>> = [];
+    const log = { info: () => {}, warn: (msg: string, fields?: Record<string, unknown>) => warnings.push({ msg, ...fields }) };
+    const registry = new InMemoryHostLinkRegistry({ hosts: ['alice-laptop'], log, now: () => new Date((t += 1000)) });
+    // A restart replaces the old link once: nothing to say.
+    attach(registry, 'alice-laptop');
+    attach(registry, 'alice-laptop');
+    expect(warnings).toEqual([]);
+    for (let i = 0; i < 10; i++) attach(registry, 'alice-laptop');
+    expect(warnings).toEqual([expect.objectContaining({ 'entity-id': 'alice-laptop', replacements: 3, withinSeconds: 60, msg: expect.stringContaining('two sidecars are running with this host\'s key') })]);
+    t += 60_000;
+    for (let i = 0; i < 3; i++) attach(registry, 'alice-laptop');
+    expect(warnings).toHaveLength(2);
+    registry.close();
+  });
+
   describe('tells of each link that ends, why and after how long', () => {
     function recording() {
       let t = Date.parse('2026-01-01T00:00:00Z');

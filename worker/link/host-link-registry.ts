@@ -89,7 +89,19 @@ export interface InMemoryHostLinkRegistryOptions {
 interface Entry {
   endpoint: LinkEndpoint | null;
   since: Date | null;
+  /** When its links were last replaced by newer ones (ms), within {@link FLAPPING_WINDOW_MS}. */
+  replacedAt?: number[];
+  /** When the log last said it keeps being replaced (ms). */
+  warnedAt?: number;
 }
+
+/**
+ * A host whose link is replaced this often within {@link FLAPPING_WINDOW_MS} has two sidecars
+ * holding its key: each dials again as soon as the other's link takes its place, and every channel
+ * of both fails each time. A restarted sidecar replaces its old link once.
+ */
+const FLAPPING_REPLACEMENTS = 3;
+const FLAPPING_WINDOW_MS = 60_000;
 
 export class InMemoryHostLinkRegistry implements HostLinkRegistry {
   readonly #entries = new Map<string, Entry>();
@@ -136,7 +148,10 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
     entry.since = this.#now();
     this.#entries.set(entityId, entry);
     this.#log?.info('Host linked', { 'entity-id': entityId, replaced: previous !== null });
-    if (previous !== null) this.#close(previous, 'replaced', 'Replaced by a newer link from the same host');
+    if (previous !== null) {
+      this.#close(previous, 'replaced', 'Replaced by a newer link from the same host');
+      this.#noteReplacement(entityId, entry);
+    }
     const linkedAt = options.linkedAt ?? entry.since;
     void endpoint.whenClosed.then((info) => {
       this.#onEnded?.({ entityId, ended: this.#closedFor.get(endpoint) ?? linkEndOf(info, 'closed'), linkedForMs: Math.max(0, this.#now().getTime() - linkedAt.getTime()) });
@@ -166,6 +181,19 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
   /** Closes every live link, the worker stopping: each host is told, and its sidecar dials again. */
   close(): void {
     for (const { endpoint } of this.#entries.values()) if (endpoint !== null) this.#close(endpoint, 'shutdown', 'The worker is stopping');
+  }
+
+  /** Says, once a window, that a host's links keep replacing each other: two sidecars with one key. */
+  #noteReplacement(entityId: string, entry: Entry): void {
+    const now = (entry.since ?? this.#now()).getTime();
+    entry.replacedAt = [...(entry.replacedAt ?? []).filter((at) => now - at < FLAPPING_WINDOW_MS), now];
+    if (entry.replacedAt.length < FLAPPING_REPLACEMENTS || (entry.warnedAt !== undefined && now - entry.warnedAt < FLAPPING_WINDOW_MS)) return;
+    entry.warnedAt = now;
+    this.#log?.warn('Host links keep replacing each other: two sidecars are running with this host\'s key, and each fails every channel of the other as it links; stop one, and if only one should exist, its key is in other hands: make a new one (sidecar init) and host add it', {
+      'entity-id': entityId,
+      replacements: entry.replacedAt.length,
+      withinSeconds: FLAPPING_WINDOW_MS / 1000,
+    });
   }
 
   #close(endpoint: LinkEndpoint, why: 'replaced' | 'config-changed' | 'shutdown', message: string): void {
