@@ -14,10 +14,10 @@ export interface RawAgent {
   /** Opens a session (`initialize`, then `notifications/initialized`); resolves with its id. */
   open(): Promise<string>;
   /**
-   * Sends a `slow` call with id 7; resolves once its first progress came back (the call is in
+   * Sends a `slow` call with id 7 (`tool`: its name there, `faults__slow` on `/mcp`); resolves once its first progress came back (the call is in
    * flight on the worker), with `rest`, which reads the stream to its end and returns every message on it.
    */
-  longCall(session: string): Promise<{ rest(): Promise<Array<Record<string, any>>> }>;
+  longCall(session: string, tool?: string): Promise<{ rest(): Promise<Array<Record<string, any>>> }>;
 }
 
 export function rawAgent(url: string, token: string): RawAgent {
@@ -42,8 +42,8 @@ export function rawAgent(url: string, token: string): RawAgent {
       await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).text();
       return session;
     },
-    async longCall(session) {
-      const response = await post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow', arguments: { ms: 3_600_000, steps: 36_000 }, _meta: { progressToken: 'p' } } }, session);
+    async longCall(session, tool = 'slow') {
+      const response = await post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: tool, arguments: { ms: 3_600_000, steps: 36_000 }, _meta: { progressToken: 'p' } } }, session);
       if (response.status !== 200) throw new Error(`tools/call answered ${response.status}: ${await response.text()}`);
       const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
       let text = '';

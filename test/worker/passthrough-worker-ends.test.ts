@@ -1,5 +1,5 @@
 /**
- * A `/servers/<name>/mcp` session the worker itself ends, against the real stack (the worker
+ * A `/servers/<name>/mcp` session (and a `/mcp` one) the worker itself ends, against the real stack (the worker
  * under Deno, the sidecar CLI, the fault fixture's long `slow` call): every request still in
  * flight is answered with why (`config-changed`, `shutdown`), never left as a stream that ends
  * with no answer and no event to resume from; and a host re-keyed by a reload ends its servers'
@@ -75,6 +75,18 @@ describe('a passthrough session the worker ends', () => {
     const after = await agent.post({ jsonrpc: '2.0', id: 2, method: 'ping' }, session);
     expect(after.status).toBe(404);
     expect(JSON.parse(await after.text())).toMatchObject({ error: { data: { endedBecause: 'config-changed' } } });
+  });
+
+  it('on /mcp too: answers a call in flight with config-changed when a reload removes its agent, where its stream ended with no answer', async () => {
+    const agent = rawAgent(`${stack.url}/mcp`, stack.tokens.bob!);
+    const call = await agent.longCall(await agent.open(), 'faults__slow');
+
+    const config = JSON.parse(original) as { agents: Array<{ name: string }> };
+    config.agents = config.agents.filter((a) => a.name !== 'bob');
+    expect(await reload(JSON.stringify(config))).toMatchObject({ endedSessions: 1 });
+
+    const last = (await call.rest()).at(-1);
+    expect(last).toMatchObject({ id: 7, error: { code: -32013, data: { reason: 'config-changed' } } });
   });
 
   it('answers a call in flight with shutdown when the worker stops (SIGTERM)', async () => {

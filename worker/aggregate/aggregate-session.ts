@@ -22,6 +22,7 @@ import { requestHeaderOf } from '../sessions/message-extra.ts';
 import { parseTraceparent, TRACEPARENT_KEY } from '../../shared/trace-context.ts';
 import type { LegacyPostBody } from '../sessions/legacy-post-body.ts';
 import type { AgentSession, ConfigInForce } from '../sessions/session-table.ts';
+import { inFlightAnswerOf, type SessionEnd } from '../sessions/ended-sessions.ts';
 
 /** A session's servers under one worker config: which the agent may use, how each is opened, where each is bound, and its audit. */
 export interface AggregateBinding {
@@ -122,10 +123,13 @@ export class AggregateSession implements AgentSession {
     return this.#transport.handleRequest(request, body);
   }
 
-  async close(why = 'closed'): Promise<void> {
+  /** `end`: why the worker ended it, which every request still in flight is answered with first, as on a passthrough session. */
+  async close(why = 'closed', end?: SessionEnd): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     this.#log.debug('Aggregate session closing', { why });
+    const error = end === undefined ? undefined : inFlightAnswerOf(end);
+    if (error !== undefined) await this.#transport.answerPending(error);
     this.#onClosed(this);
     await this.#aggregate.close();
     await this.#transport.close().catch(() => {});

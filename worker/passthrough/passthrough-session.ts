@@ -55,7 +55,7 @@ import type { LegacyPostBody } from '../sessions/legacy-post-body.ts';
 import { jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import type { WorkerLogger } from '../log.ts';
 import type { AgentSession } from '../sessions/session-table.ts';
-import type { SessionEnd } from '../sessions/ended-sessions.ts';
+import { inFlightAnswerOf, type SessionEnd } from '../sessions/ended-sessions.ts';
 import type { CallLedger } from '../../shared/audit/call-ledger.ts';
 import { parseTraceparent, TRACEPARENT_KEY, type TraceContext } from '../../shared/trace-context.ts';
 import { requestHeaderOf } from '../sessions/message-extra.ts';
@@ -191,12 +191,8 @@ export class PassthroughSession implements AgentSession {
     this.#log.debug('Passthrough session closing', { why });
     for (const { timer } of this.#deadlines.values()) clearTimeout(timer);
     this.#deadlines.clear();
-    if (end !== undefined && end.because !== 'idle' && this.#inFlight.size > 0) {
-      // A grant's end is the credential's: the agent signs in again, as for a revoked token.
-      const reason = end.because === 'grant-revoked' ? 'unauthorized' : end.because;
-      const error = new WireError(reason, `Session ended: ${end.why}; initialize a new session`, { detail: { server: this.#server } });
-      await Promise.all([...this.#inFlight.keys()].map((id) => this.#answer(id, error)));
-    }
+    const error = end === undefined ? undefined : inFlightAnswerOf(end, { server: this.#server });
+    if (error !== undefined) await Promise.all([...this.#inFlight.keys()].map((id) => this.#answer(id, error)));
     // Left unanswered only when the agent closed the session (or its transport went).
     this.#ledger?.failAll('session-closed');
     this.#onClosed(this, end);

@@ -12,7 +12,7 @@
  *
  * @module
  */
-import type { FailureReason } from '../../shared/errors.ts';
+import { type FailureReason, WireError, type WireErrorDetail } from '../../shared/errors.ts';
 
 /** Why the worker ended a session: the failure that ended it (a config change and a shutdown among them), its idle time, or the end of the OAuth grant that opened it. */
 export type EndedBecause = FailureReason | 'idle' | 'grant-revoked';
@@ -21,6 +21,17 @@ export interface SessionEnd {
   readonly because: EndedBecause;
   /** What happened, for the agent: sentence case, no final period. */
   readonly why: string;
+}
+
+/**
+ * The error a request still in flight on a session the worker ends is answered with, or
+ * undefined for an idle session (none is in flight). A grant's end is the credential's: the agent
+ * signs in again, as for a revoked token.
+ */
+export function inFlightAnswerOf(end: SessionEnd, detail?: WireErrorDetail): WireError | undefined {
+  if (end.because === 'idle') return undefined;
+  const reason = end.because === 'grant-revoked' ? 'unauthorized' : end.because;
+  return new WireError(reason, `Session ended: ${end.why}; initialize a new session`, detail === undefined ? {} : { detail });
 }
 
 export const MAX_ENDED_SESSIONS = 1024;

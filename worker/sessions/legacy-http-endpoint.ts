@@ -355,6 +355,18 @@ export class LegacyHttpEndpoint implements Transport {
     } else if (!this.#closed && !resumable) throw new Error(`No connection established for request ID: ${String(requestId)}`);
   }
 
+  /**
+   * Answers every request still waiting for its answer with `error`: for a session the worker
+   * ends (a config change, a shutdown), whose streams would otherwise end with no answer and no
+   * event to resume from. Before `close`.
+   */
+  async answerPending(error: WireError): Promise<void> {
+    for (const id of [...this.#requestStream.keys()]) {
+      if (id === this.#initializeId) continue;
+      await this.send(jsonRpcErrorBody(id, error) as JSONRPCMessage).catch(() => {});
+    }
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
