@@ -101,9 +101,9 @@ describe('single-machine mode (switchyard worker --runtime node)', () => {
       SWITCHYARD_LOG_LEVEL: 'info',
     });
     const [, url] = await waitForOutput(proc, () => proc.stdout(), /"event":"listening","url":"([^"]+)"/, 'switchyard worker --runtime node');
-    // Its first line says what it runs, as the Deno worker's does (QA s30: it had none).
-    const listening = proc.stderr().split('\n').find((l) => l.includes('"msg":"Worker listening"'));
-    expect(JSON.parse(listening ?? '{}')).toMatchObject({ level: 'info', url, config: configFile, agents: 1, hosts: [], servers: 1, oauth: null, stateDir: null, oauthKeys: null });
+    // Its first line says what it runs, as the Deno worker's does (QA s30: it had none); written just after the event on stdout.
+    const [listening] = await waitForOutput(proc, () => proc.stderr(), /\{[^\n]*"msg":"Worker listening"[^\n]*\}/, 'the worker\'s listening line');
+    expect(JSON.parse(listening)).toMatchObject({ level: 'info', url, config: configFile, agents: 1, hosts: [], servers: 1, oauth: null, stateDir: null, oauthKeys: null });
     const client = await connectClient(`${url}/servers/echo/mcp`, ALICE.token);
     try {
       expect(await client.callTool({ name: 'echo', arguments: { message: 'from the cli' } })).toEqual({ content: [{ type: 'text', text: 'Echo: from the cli' }] });
