@@ -16,6 +16,7 @@ import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
 import { locateSyntaxErrorInFile, unreadable } from './config-file-read.ts';
 import type { FileReadProblem } from '../shared/file-read-problem.ts';
 import { auditFileIssues } from './check-audit-file.ts';
+import { grantSourceWarnings } from './check-grant-sources.ts';
 
 export type ConfigKind = 'worker config' | 'sidecar config' | 'mcp.json' | 'trust profile';
 export type SidecarConfigKind = Exclude<ConfigKind, 'worker config'>;
@@ -65,8 +66,9 @@ export function checkSidecarFile(path: string, kind: SidecarConfigKind): CheckRe
       const sidecarJson = readJsonFile(join(configDir, 'sidecar.json'));
       const files = sidecarJson.ok ? ownFilesNamed(configDir, sidecarJson.json) : [];
       return { kind, issues: [], warnings: configDirWarnings(configDir, parseMcpServersFile(json, configDir), { files }) };
-    } else parseWith(trustProfileFileSchema, json, 'trust profile');
-    return { kind, issues: [], warnings: [] };
+    }
+    const profile = parseWith(trustProfileFileSchema, json, 'trust profile');
+    return { kind, issues: [], warnings: grantSourceWarnings(profile['filesystem-paths'] ?? []) };
   } catch (error) {
     if (error instanceof ValidationError) return { kind, issues: [...error.issues], warnings: [] };
     throw error;

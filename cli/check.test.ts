@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -585,19 +585,41 @@ describe('switchyard check DIR: what of a profile its restrictive base drops or 
   it('warns as well of a read-write grant the base makes read-only, and of network it cuts (review s24: the README says so, check said nothing)', async () => {
     const root = join(dir, 'grant-narrowed');
     write('grant-narrowed/sidecar.json', { worker: 'http://127.0.0.1:8787', 'entity-id': 'laptop' });
-    write('grant-narrowed/trust-profiles/base.json', { 'filesystem-paths': [{ 'source-path': '/srv', 'access-mode': 'read-only' }], 'network-capabilities': [] });
+    // Folders that exist here: a grant of one that does not is a warning of its own.
+    const srv = join(dir, 'grant-narrowed-srv');
+    mkdirSync(join(srv, 'project'), { recursive: true });
+    write('grant-narrowed/trust-profiles/base.json', { 'filesystem-paths': [{ 'source-path': srv, 'access-mode': 'read-only' }], 'network-capabilities': [] });
     write('grant-narrowed/trust-profiles/child.json', {
       'base-trust-profiles': [{ profile: 'base', 'inheritance-mode': 'restrictive' }],
-      'filesystem-paths': [{ 'source-path': '/srv/project', 'access-mode': 'read-write' }],
+      'filesystem-paths': [{ 'source-path': join(srv, 'project'), 'access-mode': 'read-write' }],
       'network-capabilities': ['internet-client'],
     });
     const narrowed = await switchyard('check', root);
     expect(narrowed.stdout).toContain(
       `${join(root, 'trust-profiles', 'child.json')}: ok (trust profile, 2 warnings)\n` +
-        '  warning: filesystem-paths: "/srv/project" is read-only: a restrictive base grants it read-only (make that base\'s grant "read-write")\n' +
+        `  warning: filesystem-paths: "${join(srv, 'project')}" is read-only: a restrictive base grants it read-only (make that base's grant "read-write")\n` +
         '  warning: network-capabilities: "internet-client" is cut to no network: a restrictive base allows no more (widen that base\'s "network-capabilities")\n',
     );
     expect(narrowed.code).toBe(0);
+  });
+});
+
+describe('switchyard check: a trust profile\'s grants as a launch here opens them (QA s30: it said ok of grants every launch refuses)', () => {
+  it('warns of a grant that is a symlink, goes through one, or is not there yet, and stays ok', async () => {
+    const real = join(dir, 'grants-here', 'real');
+    mkdirSync(real, { recursive: true });
+    symlinkSync(real, join(dir, 'grants-here', 'link'));
+    const grants = [real, join(dir, 'grants-here', 'link'), join(dir, 'grants-here', 'link', 'inside'), join(dir, 'grants-here', 'later')];
+    mkdirSync(join(real, 'inside'));
+    const profile = write('grants-here/cfg/trust-profiles/p.json', { 'filesystem-paths': grants.map((p) => ({ 'source-path': p, 'access-mode': 'read-only' })) });
+    const checked = await switchyard('check', profile);
+    expect(checked.code).toBe(0);
+    expect(checked.stdout).toBe(
+      `${profile}: ok (trust profile, 3 warnings)\n` +
+        '  warning: filesystem-paths[1].source-path: is a symlink: every contained launch under this profile is refused (launch-failed); name the real path in the profile\n' +
+        `  warning: filesystem-paths[2].source-path: resolves to "${join(real, 'inside')}": every contained launch under this profile is refused (launch-failed); name the real path in the profile\n` +
+        '  warning: filesystem-paths[3].source-path: does not exist on this machine: every contained launch under this profile is refused (launch-failed) until it does\n',
+    );
   });
 });
 
