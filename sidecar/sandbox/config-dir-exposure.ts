@@ -170,7 +170,7 @@ export function configDirExposures(
   };
   for (const root of launchPaths(launch, options.home ?? homedir(), options.grants).roots) add(root.path, root.for);
   for (const path of options.system ?? []) add(path, 'system');
-  return [...found, ...grantExposures(configDir, options.grants ?? [], options.files)];
+  return [...found, ...exposingGrants(options.grants ?? [], own)];
 }
 
 /**
@@ -189,7 +189,11 @@ export function configDirExposures(
  * ```
  */
 export function grantExposures(configDir: string, grants: readonly FilesystemGrant[], files: readonly OwnFile[] = []): ConfigDirExposure[] {
-  const own = protectedPaths(configDir, files);
+  return exposingGrants(grants, protectedPaths(configDir, files));
+}
+
+/** {@link grantExposures} against paths already gathered: the dir's links are walked once per launch. */
+function exposingGrants(grants: readonly FilesystemGrant[], own: Protected): ConfigDirExposure[] {
   return [...new Set(grants.map((g) => g.sourcePath))].flatMap((path) => {
     const shown = shows(path, own);
     return shown === null ? [] : [{ path, by: 'grant' as const, ...shown }];
