@@ -36,6 +36,7 @@ const REAL_PROCESSES_BESIDE_CODE = [
   'sidecar/process/parent-death.test.ts',
   'sidecar/process/process-backed-transport.test.ts',
   'sidecar/process/process-executor.test.ts',
+  'sidecar/process/server-cgroups.test.ts',
   'sidecar/sandbox/bubblewrap/bubblewrap-ready.test.ts',
   'sidecar/sandbox/contained.test.ts',
   'sidecar/sandbox/index.test.ts',

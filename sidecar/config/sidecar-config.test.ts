@@ -43,14 +43,14 @@ describe('sidecar.json', () => {
     expect(() => parseSidecarConfig({ ...base, 'warm-pool': { sized: 1 } })).toThrow(/warm-pool\.sized: unknown key/);
   });
 
-  it('takes limits as whole numbers, 0 meaning no memory limit or no launch rate, and fills in the defaults', () => {
+  it('takes limits as whole numbers, 0 meaning no memory limit, no launch rate or no task limit, and fills in the defaults', () => {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-limits-'));
     try {
       writeFileSync(join(dir, 'sidecar.json'), JSON.stringify(base));
-      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 32, processes: 64, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60, memoryLimitMib: 4096 });
+      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 32, processes: 64, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60, memoryLimitMib: 4096, tasksPerServer: 1024 });
       // Unless set, the launch burst is 32, or the agent's process limit when larger: an agent may always fill its allowance at once.
-      writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-processes-per-agent': 2, 'memory-limit-mib': 0 } }));
-      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 2, processes: 64, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60, memoryLimitMib: 0 });
+      writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-processes-per-agent': 2, 'memory-limit-mib': 0, 'tasks-per-server': 0 } }));
+      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 2, processes: 64, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60, memoryLimitMib: 0, tasksPerServer: 0 });
       writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-processes-per-agent': 100 } }));
       expect(loadSidecarConfig(dir).limits).toMatchObject({ processesPerAgent: 100, launchBurstPerAgent: 100 });
       writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-launch-burst-per-agent': 8, 'server-launches-per-agent-per-minute': 0 } }));
@@ -61,6 +61,7 @@ describe('sidecar.json', () => {
     expect(() => parseSidecarConfig({ ...base, limits: { 'server-processes': 0 } })).toThrow(/limits\.server-processes: must be at least 1/);
     expect(() => parseSidecarConfig({ ...base, limits: { 'memory-limit-mib': 1.5 } })).toThrow(/limits\.memory-limit-mib/);
     expect(() => parseSidecarConfig({ ...base, limits: { sessions: 3 } })).toThrow(/limits/);
+    expect(() => parseSidecarConfig({ ...base, limits: { 'tasks-per-server': -1 } })).toThrow(/limits\.tasks-per-server: must be 0 \(no limit\) or more/);
     expect(() => parseSidecarConfig({ ...base, limits: { 'server-launch-burst-per-agent': 0 } })).toThrow(/limits\.server-launch-burst-per-agent: must be at least 1/);
     expect(() => parseSidecarConfig({ ...base, limits: { 'server-launches-per-agent-per-minute': -1 } })).toThrow(/limits\.server-launches-per-agent-per-minute: must be 0 \(no launch rate\) or more/);
   });

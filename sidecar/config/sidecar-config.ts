@@ -25,6 +25,7 @@ import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
 import { CLEARTEXT_REMOTE_MESSAGE, endpointPathOf, isCleartextRemote } from '../link/worker-url.ts';
 import { DEFAULT_HOST_PROCESSES, DEFAULT_PROCESSES_PER_AGENT } from '../host/process-budget.ts';
 import { DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE, defaultLaunchBurst } from '../host/launch-rate.ts';
+import { DEFAULT_TASKS_PER_SERVER } from '../process/server-cgroups.ts';
 import type { OwnFile } from '../sandbox/config-dir-exposure.ts';
 
 /** The default RLIMIT_DATA of every server process, in MiB. */
@@ -117,6 +118,12 @@ export const SidecarConfigSchema = z
               z.meta({ default: DEFAULT_MEMORY_LIMIT_MIB }),
               z.describe('Private writable memory (RLIMIT_DATA, through prlimit) each server process may commit, in MiB; 0: no limit. Per process (each child of a forking server has its own). Linux only. Below 64 a Node server cannot start (check and the sidecar\'s start warn)'),
             ),
+          'tasks-per-server': z
+            .optional(z.number().check(z.int(), z.gte(0, 'must be 0 (no limit) or more'), z.lte(4_194_304)))
+            .check(
+              z.meta({ default: DEFAULT_TASKS_PER_SERVER }),
+              z.describe('Processes and threads one server\'s whole tree may hold at once (its cgroup\'s pids.max), so a server that forks without end gets EAGAIN instead of filling the host; 0: no limit. Linux, where the sidecar may make cgroups: as root, or as a systemd unit with Delegate=yes (doctor says which)'),
+            ),
         }),
       )
       .check(z.describe('What one agent, and all of them, may run on this host')),
@@ -196,6 +203,8 @@ export interface SidecarLimits {
   launchesPerAgentPerMinute: number;
   /** 0: no limit. */
   memoryLimitMib: number;
+  /** 0: no limit. */
+  tasksPerServer: number;
 }
 
 export function parseSidecarConfig(input: unknown): SidecarConfigFile {
@@ -269,6 +278,7 @@ export function loadSidecarConfig(
       launchBurstPerAgent: file.limits?.['server-launch-burst-per-agent'] ?? defaultLaunchBurst(file.limits?.['server-processes-per-agent'] ?? DEFAULT_PROCESSES_PER_AGENT),
       launchesPerAgentPerMinute: file.limits?.['server-launches-per-agent-per-minute'] ?? DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE,
       memoryLimitMib: file.limits?.['memory-limit-mib'] ?? DEFAULT_MEMORY_LIMIT_MIB,
+      tasksPerServer: file.limits?.['tasks-per-server'] ?? DEFAULT_TASKS_PER_SERVER,
     },
   };
 }

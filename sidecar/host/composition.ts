@@ -31,6 +31,7 @@ import { findPrlimit } from '../process/address-space-limit.ts';
 import { findSetpriv } from '../process/parent-death.ts';
 import type { ConfigSnapshot } from '../config/config-snapshot.ts';
 import { memoryLimitWarning } from '../config/sidecar-config.ts';
+import { CGROUP_FIX, DEFAULT_TASKS_PER_SERVER, ServerCgroups } from '../process/server-cgroups.ts';
 
 export interface SidecarCompositionConfig {
   /** The sidecar config dir: mcp-servers/, users/, machines/, trust-profiles/. */
@@ -62,7 +63,7 @@ export interface SidecarCompositionConfig {
    * sidecar.json `"limits"` (`switchyard sidecar` always passes them, defaults filled in by
    * `loadSidecarConfig`); no limit without it.
    */
-  limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number; launchBurstPerAgent: number; launchesPerAgentPerMinute: number };
+  limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number; launchBurstPerAgent: number; launchesPerAgentPerMinute: number; tasksPerServer?: number };
   /**
    * The config files last accepted (a live sidecar's). Launches read the disk, as without it,
    * until `refuseConfig` says the files on disk were refused: then this snapshot, until a reload.
@@ -115,11 +116,14 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   const log = config.log ?? silentLogger;
   const memoryLimit = addressSpaceLimit(config.limits?.memoryLimitMib ?? 0, config.env ?? process.env, log);
   const setpriv = parentDeathTool(config.env ?? process.env, log);
+  // Made before the executor starts anything: on cgroup v2 a sidecar alone in its cgroup moves into a leaf first.
+  const cgroups = config.limits === undefined ? undefined : serverCgroups(config.limits.tasksPerServer ?? DEFAULT_TASKS_PER_SERVER, log);
   const executor = new ProcessExecutor({
     logger: log,
     ...(memoryLimit !== undefined ? { addressSpaceLimit: memoryLimit } : {}),
     ...(setpriv !== undefined ? { setpriv } : {}),
     groupWatchdog: true,
+    ...(cgroups !== undefined ? { cgroups, taskLimit: config.limits?.tasksPerServer ?? DEFAULT_TASKS_PER_SERVER } : {}),
     ...config.executor,
   });
   const budget = new ProcessBudget({ limits: processLimits(config.limits), log });
@@ -210,6 +214,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       budget.setLimits(processLimits(next.limits));
       launchRate.setLimits(launchRateLimits(next.limits));
       executor.setAddressSpaceLimit(addressSpaceLimit(next.limits.memoryLimitMib, config.env ?? process.env, log));
+      executor.setTaskLimit(next.limits.tasksPerServer ?? DEFAULT_TASKS_PER_SERVER);
       policies.clear();
       return handler.reconfigure({ trust: next.trust, compile: compileOptions(config, next.sandbox, log) });
     },
@@ -220,6 +225,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       await warmPool.dispose();
       await modernInstances.dispose();
       await executor.disposeAll();
+      cgroups?.close();
       await configured?.exporter?.close();
     },
   };
@@ -238,6 +244,18 @@ function processLimits(limits: SidecarCompositionConfig['limits']): ProcessLimit
 function launchRateLimits(limits: SidecarCompositionConfig['limits']): LaunchRateLimits {
   if (limits === undefined) return { burst: Infinity, perMinute: 0 };
   return { burst: limits.launchBurstPerAgent, perMinute: limits.launchesPerAgentPerMinute };
+}
+
+/** The servers' cgroups on Linux, where the sidecar may make them; what they give, or why not, said once in the log. */
+function serverCgroups(tasksPerServer: number, log: Logger): ServerCgroups | undefined {
+  if (process.platform !== 'linux') return undefined;
+  const opened = ServerCgroups.open({ log });
+  if (opened.cgroups === undefined || opened.problem !== undefined) {
+    log.warn('Servers run without a task limit: no pids cgroup for them here', { why: opened.problem, fix: CGROUP_FIX });
+  } else {
+    log.info('Each server runs in a cgroup of its own', { cgroups: opened.support.bases, 'tasks-per-server': tasksPerServer });
+  }
+  return opened.cgroups;
 }
 
 /** `setpriv` for the executor on Linux (else said once, in the log); nothing elsewhere, where no such signal exists. */

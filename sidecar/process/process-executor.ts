@@ -24,6 +24,7 @@ import { type DescriptorMask, descriptorTargets, inheritableDescriptors } from '
 import { earlySpawnError, spawnMasked } from './masked-spawn.ts';
 import { ChildProcessHandle, type ProcessHandle, type StopTimings } from './process-handle.ts';
 import { GroupWatchdog } from './group-watchdog.ts';
+import type { LaunchCgroup, ServerCgroups } from './server-cgroups.ts';
 
 export type { ContainedLaunch } from './contained-launch.ts';
 export type { ProcessExit, ProcessHandle } from './process-handle.ts';
@@ -78,6 +79,12 @@ export interface ProcessExecutorOptions extends Partial<StopTimings> {
    * never on Windows, which has no process groups.
    */
   readonly groupWatchdog?: boolean;
+  /**
+   * Every launch in a cgroup of its own (`server-cgroups.ts`): its tree's tasks limited to
+   * `taskLimit` (0: none), and what is left of it killed once its process group is gone.
+   */
+  readonly cgroups?: ServerCgroups;
+  readonly taskLimit?: number;
 }
 
 const DEFAULT_TIMINGS: StopTimings = { stdinGraceMs: 300, termGraceMs: 2000 };
@@ -97,6 +104,8 @@ interface SpawnPlan {
   readonly release: () => void;
   /** The file reported to `onSpawn`: the launch's own, not the `prlimit` or `setpriv` that runs it. */
   readonly shownFile?: string;
+  /** The cgroup it joins before anything of it runs. */
+  readonly cgroup?: LaunchCgroup;
 }
 
 /**
@@ -112,6 +121,9 @@ export class ProcessExecutor {
   /** The `setpriv` ordinary launches go through, once the first one has found it takes `--pdeathsig`. */
   #parentDeath: Promise<string | undefined> | undefined;
   readonly #watchdog: GroupWatchdog | undefined;
+  /** Launches' cgroups whose process group is not gone yet, and the ends of those whose is. */
+  readonly #cgroups = new Map<ChildProcessHandle, LaunchCgroup>();
+  readonly #cgroupEnds = new Set<Promise<unknown>>();
 
   constructor(options: ProcessExecutorOptions = {}) {
     this.#options = options;
@@ -130,6 +142,11 @@ export class ProcessExecutor {
   setAddressSpaceLimit(limit: AddressSpaceLimit | undefined): void {
     const { addressSpaceLimit: _old, ...rest } = this.#options;
     this.#options = limit === undefined ? rest : { ...rest, addressSpaceLimit: limit };
+  }
+
+  /** A new task limit for launches from now on (a sidecar.json reload); 0: none. */
+  setTaskLimit(limit: number): void {
+    this.#options = { ...this.#options, taskLimit: limit };
   }
 
   /** How many processes this executor has spawned (sandbox tools included), failed or not. */
@@ -191,6 +208,7 @@ export class ProcessExecutor {
     } catch (error) {
       // Refused before anything ran (its descriptors could not be listed or masked), or spawn threw.
       this.#logger.warn('Launch failed at spawn', { backend: plan.backend, error, cause: (error as Error).cause ?? null });
+      void plan.cgroup?.end();
       throw toLaunchError(error, plan.backend);
     } finally {
       plan.release();
@@ -199,6 +217,7 @@ export class ProcessExecutor {
     if (early !== undefined) {
       const error = await early;
       this.#logger.warn('Launch failed at spawn', { backend: plan.backend, error });
+      void plan.cgroup?.end();
       throw toLaunchError(error, plan.backend);
     }
     this.#spawnCount += 1;
@@ -210,7 +229,7 @@ export class ProcessExecutor {
     });
     this.#options.onSpawn?.({ backend: plan.backend, file: plan.shownFile ?? plan.file, pid: child.pid });
     const handle = new ChildProcessHandle(child, this.#timings, this.#logger);
-    this.#track(handle);
+    this.#track(handle, plan.cgroup);
     const { policy } = request;
     const setupStderr = policy === null || !child.stderr ? undefined : peekStderr(child.stderr, SETUP_STDERR_BYTES);
     try {
@@ -245,21 +264,32 @@ export class ProcessExecutor {
   /** Ends every live process tree (stdin, SIGTERM, SIGKILL) and waits for them, then the group watchdog. */
   async disposeAll(): Promise<void> {
     await Promise.all([...this.#live].map((handle) => handle.dispose()));
+    await Promise.all([...this.#cgroupEnds]);
     await this.#watchdog?.close();
   }
 
-  /** Sends SIGKILL to every live process group at once, for a synchronous `process.on('exit')`. */
+  /** Sends SIGKILL to every live process group, and every launch's cgroup, at once, for a synchronous `process.on('exit')`. */
   killAllNow(): void {
     for (const handle of this.#live) handle.signalGroup('SIGKILL');
+    for (const cgroup of this.#cgroups.values()) cgroup.killNow();
   }
 
-  #track(handle: ChildProcessHandle): void {
+  #track(handle: ChildProcessHandle, cgroup: LaunchCgroup | undefined): void {
     this.#live.add(handle);
+    if (cgroup !== undefined) this.#cgroups.set(handle, cgroup);
     this.#watchdog?.watch(handle.pid);
     void handle.whenGroupGone().then(() => {
       this.#live.delete(handle);
       this.#watchdog?.forget(handle.pid);
       for (const pid of handle.adopted) this.#watchdog?.forget(pid);
+      if (cgroup === undefined) return;
+      this.#cgroups.delete(handle);
+      // What is still in the cgroup left the group (setsid, a daemon's double fork): it ends with the server.
+      const ended = cgroup.end().then((left) => {
+        if (left > 0) this.#logger.info('Ended processes a server left running outside its process group', { pid: handle.pid, processes: left });
+      });
+      this.#cgroupEnds.add(ended);
+      void ended.finally(() => this.#cgroupEnds.delete(ended));
     });
   }
 
@@ -289,8 +319,23 @@ export class ProcessExecutor {
     const limit = this.#options.addressSpaceLimit;
     const limited = limit === undefined ? plan : { ...plan, ...limitedCommand(limit, plan.file, plan.args), shownFile: plan.file };
     // A contained launch dies with the sidecar already (its backend's own, bwrap --die-with-parent).
-    if (setpriv === undefined || plan.backend !== 'none') return limited;
-    return { ...limited, ...diesWithParentCommand(setpriv, limited.file, limited.args), shownFile: plan.file };
+    const dying = setpriv === undefined || plan.backend !== 'none' ? limited : { ...limited, ...diesWithParentCommand(setpriv, limited.file, limited.args), shownFile: plan.file };
+    return this.#inCgroup(dying);
+  }
+
+  /** The plan run in a cgroup of its own, made here, when the executor has cgroups. */
+  #inCgroup(plan: SpawnPlan): SpawnPlan {
+    const cgroups = this.#options.cgroups;
+    if (cgroups === undefined) return plan;
+    let cgroup: LaunchCgroup;
+    try {
+      cgroup = cgroups.forLaunch(this.#options.taskLimit ?? 0);
+    } catch (error) {
+      plan.release();
+      // The limit holds for every launch or the launch fails: the host asked for it.
+      throw new WireError('launch-failed', 'Cannot start process: its cgroup could not be made, see the sidecar log', { detail: { backend: plan.backend }, cause: error });
+    }
+    return { ...plan, ...cgroup.command(plan.file, plan.args), shownFile: plan.shownFile ?? plan.file, cgroup };
   }
 
   /** Logs what a contained launch's tool closes; refuses one whose backend closes none while some would pass. */

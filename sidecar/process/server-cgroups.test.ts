@@ -1,0 +1,212 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WireError } from '../../shared/errors.ts';
+import { silentLogger } from '../log.ts';
+import { testBubblewrapPolicy } from '../../test/support/bubblewrap-policy.ts';
+import { isAlive, waitFor } from '../../test/support/processes.ts';
+import { cgroupPlacement } from './cgroup-placement.ts';
+import { ProcessExecutor, type ProcessHandle } from './process-executor.ts';
+import { ServerCgroups } from './server-cgroups.ts';
+
+const REPO = resolve(import.meta.dirname, '../..');
+const IS_ROOT = process.getuid?.() === 0;
+const placement = process.platform === 'linux' ? cgroupPlacement(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync('/proc/self/cgroup', 'utf8')) : {};
+const HAS_PIDS = placement.pidsV1 !== undefined || (placement.unified !== undefined && readFileSync(join(placement.unified, 'cgroup.controllers'), 'utf8').includes('pids'));
+
+/** Forks 40 sleepers, noting each one's pid, and exits 0; dash exits 2 ("Cannot fork") at the first fork its limit refuses. */
+const FORKER = (file: string) => `i=0; while [ $i -lt 40 ]; do sleep 60 & echo $! >> ${file}; i=$((i + 1)); done; exit 0`;
+
+// CI runs as root, where the sidecar makes its cgroups; elsewhere there is nothing of this to see.
+describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skipped unless root with a pids controller: only there may a process make cgroups without a delegation)', () => {
+  let dir: string;
+  let executor: ProcessExecutor | undefined;
+  let cgroups: ServerCgroups | undefined;
+  const handles: ProcessHandle[] = [];
+  const warnings: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
+  const log = { ...silentLogger, warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push({ msg, fields }) };
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'cgroups-test-'));
+    warnings.length = 0;
+  });
+
+  afterEach(async () => {
+    await Promise.all(handles.splice(0).map((handle) => handle.dispose(0)));
+    await executor?.disposeAll();
+    cgroups?.close();
+    executor = undefined;
+    cgroups = undefined;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const open = (taskLimit: number) => {
+    const opened = ServerCgroups.open({ log });
+    expect(opened.problem).toBeUndefined();
+    cgroups = opened.cgroups!;
+    executor = new ProcessExecutor({ termGraceMs: 300, stdinGraceMs: 100, logger: log, cgroups, taskLimit });
+    return executor;
+  };
+
+  const sleepersIn = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').map(Number) : []);
+
+  it('stops a server that forks without end at its task limit, and ends every process it started', async () => {
+    const pids = join(dir, 'pids');
+    const handle = await open(16).launch({ command: '/bin/sh', args: ['-c', FORKER(pids)], env: { PATH: '/usr/bin:/bin' }, policy: null });
+    handles.push(handle);
+    const exit = await handle.exited;
+    // dash gives up at the first fork refused ("Cannot fork"); its sleepers stay, the cgroup full.
+    expect(exit.code).toBe(2);
+    const started = sleepersIn(pids);
+    expect(started.length).toBeGreaterThan(0);
+    expect(started.length).toBeLessThan(16);
+    const cgroupDir = readFileSync(`/proc/${started[0]}/cgroup`, 'utf8');
+    expect(cgroupDir).toMatch(new RegExp(`switchyard-${process.pid}/\\d+$`, 'm'));
+    await handle.dispose();
+    await executor!.disposeAll();
+    expect(started.filter(isAlive)).toEqual([]);
+  });
+
+  it('has no task limit at 0', async () => {
+    const pids = join(dir, 'pids');
+    const handle = await open(0).launch({ command: '/bin/sh', args: ['-c', FORKER(pids)], env: { PATH: '/usr/bin:/bin' }, policy: null });
+    handles.push(handle);
+    expect(await handle.exited).toEqual({ code: 0, signal: null });
+    const started = sleepersIn(pids);
+    expect(started).toHaveLength(40);
+    await handle.dispose();
+    await executor!.disposeAll();
+    expect(started.filter(isAlive)).toEqual([]);
+  });
+
+  it('holds the limit inside a bubblewrap sandbox, whose PID namespace hides nothing from the host\'s cgroup', async () => {
+    const pids = join(dir, 'pids');
+    const handle = await open(16).launch({ command: '/bin/sh', args: ['-c', FORKER(pids)], env: {}, policy: testBubblewrapPolicy(REPO, { extra: ['--bind', dir, dir] }) });
+    handles.push(handle);
+    // bubblewrap passes on its shell's status: 2, the fork refused in there.
+    expect(await handle.exited).toEqual({ code: 2, signal: null });
+    const started = sleepersIn(pids);
+    expect(started.length).toBeGreaterThan(0);
+    expect(started.length).toBeLessThan(16);
+    expect(warnings).toEqual([]);
+  });
+
+  it('ends a descendant that left the server\'s process group (setsid) with the server', async () => {
+    const escaped = join(dir, 'escaped');
+    const handle = await open(64).launch({
+      command: '/bin/sh',
+      args: ['-c', `setsid /bin/sh -c 'echo $$ > ${escaped}.tmp; mv ${escaped}.tmp ${escaped}; exec sleep 300' & read line`],
+      env: { PATH: '/usr/bin:/bin' },
+      policy: null,
+    });
+    handles.push(handle);
+    const pid = await waitFor(() => (existsSync(escaped) ? Number(readFileSync(escaped, 'utf8')) : undefined), 'the escaped process');
+    expect(isAlive(pid)).toBe(true);
+    await handle.dispose();
+    await executor!.disposeAll();
+    expect(isAlive(pid)).toBe(false);
+  });
+
+  it('refuses a launch whose cgroup cannot be made, and starts nothing', async () => {
+    const opened = open(16);
+    // The sidecar's own cgroups gone behind its back: no launch runs outside its limit.
+    const ownBases = [placement.unified, placement.pidsV1].flatMap((base) => (base === undefined ? [] : [join(base, `switchyard-${process.pid}`)]));
+    for (const base of ownBases) rmdirSync(base);
+    const error = await opened.launch({ command: '/bin/true', args: [], env: {}, policy: null }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(WireError);
+    expect(error).toMatchObject({ reason: 'launch-failed', message: 'Cannot start process: its cgroup could not be made, see the sidecar log' });
+    expect(opened.spawnCount).toBe(0);
+  });
+
+  it('ends what a sidecar that is gone left in its cgroups, and removes them', async () => {
+    // A dead sidecar's pid: a child that has exited and been reaped.
+    const dead = spawn('/bin/true');
+    const deadPid = dead.pid!;
+    await new Promise((resolve) => dead.once('exit', resolve));
+    const base = placement.pidsV1 ?? placement.unified!;
+    const left = join(base, `switchyard-${deadPid}`, '7');
+    mkdirSync(left, { recursive: true });
+    const orphan = spawn('/bin/sh', ['-c', `echo $$ > ${join(left, 'cgroup.procs')}; exec sleep 300`], { stdio: 'ignore', detached: true });
+    orphan.unref();
+    await waitFor(() => (readFileSync(join(left, 'cgroup.procs'), 'utf8').includes(String(orphan.pid)) ? true : undefined), 'the orphan in its cgroup');
+    open(16);
+    expect(warnings).toContainEqual({ msg: 'Ended server processes a sidecar that is gone left running', fields: { processes: 1, cgroup: base } });
+    await waitFor(() => (isAlive(orphan.pid!) ? undefined : true), 'the orphan ended');
+    await waitFor(() => (existsSync(join(base, `switchyard-${deadPid}`)) ? undefined : true), 'its cgroups removed');
+  });
+});
+
+describe('ServerCgroups.open', () => {
+  it('says why where no cgroup is mounted', () => {
+    expect(ServerCgroups.open({ log: silentLogger, placement: {} })).toEqual({ cgroups: undefined, problem: 'no cgroup hierarchy is mounted where this sidecar can see it' });
+  });
+
+  it('says why where it may not make one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cgroups-open-'));
+    try {
+      // A file where its cgroup would be: mkdir under it fails, as it would without write permission (root has every permission).
+      const own = join(dir, 'file');
+      writeFileSync(own, '');
+      const opened = ServerCgroups.open({ log: silentLogger, placement: { unified: own } });
+      expect(opened).toEqual({ cgroups: undefined, problem: `cannot make ${own}/switchyard-${process.pid}: ENOTDIR` });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+const UNIFIED_ROOT = placement.unified === '/sys/fs/cgroup/unified' ? placement.unified : undefined;
+const SPARE = UNIFIED_ROOT === undefined ? undefined : readFileSync(join(UNIFIED_ROOT, 'cgroup.controllers'), 'utf8').trim().split(/\s+/).find((name) => name !== '' && name !== 'pids');
+
+// The leaf a sidecar moves into on cgroup v2, tried on a real unified hierarchy with a controller it
+// has to spare: this host's v2 hierarchy sits beside the v1 ones (hybrid), which hold pids.
+describe.skipIf(!IS_ROOT || SPARE === undefined)('a sidecar alone in its cgroup v2 moves into a leaf to hand a controller to its servers (skipped unless root on a hybrid host, whose unified hierarchy has a controller to spare)', () => {
+  const root = UNIFIED_ROOT!;
+  const own = join(root, `switchyard-leaf-test-${process.pid}`);
+  const children: ReturnType<typeof spawn>[] = [];
+  let addedAtRoot = false;
+
+  beforeEach(() => {
+    addedAtRoot = !readFileSync(join(root, 'cgroup.subtree_control'), 'utf8').includes(SPARE!);
+    if (addedAtRoot) writeFileSync(join(root, 'cgroup.subtree_control'), `+${SPARE}`);
+    mkdirSync(own);
+  });
+
+  afterEach(async () => {
+    for (const child of children.splice(0)) child.kill('SIGKILL');
+    await waitFor(() => (readFileSync(join(own, 'cgroup.events'), 'utf8').includes('populated 0') ? true : undefined), 'the test cgroup empty');
+    for (const leaf of readdirSync(own, { withFileTypes: true }).filter((entry) => entry.isDirectory())) rmdirSync(join(own, leaf.name));
+    rmdirSync(own);
+    if (addedAtRoot) writeFileSync(join(root, 'cgroup.subtree_control'), `-${SPARE}`);
+  });
+
+  /** A Node process in `own` that asks `enableForChildren` once told to, and prints its answer and its cgroup. */
+  const sidecarStandIn = async () => {
+    const script = `process.stdin.once('data', async () => { const { enableForChildren } = await import(${JSON.stringify(join(import.meta.dirname, 'server-cgroups.ts'))}); const result = enableForChildren(${JSON.stringify(own)}, process.pid, ${JSON.stringify(SPARE)}); console.log(JSON.stringify({ result, cgroup: require('node:fs').readFileSync('/proc/self/cgroup', 'utf8').split('\\n').find((line) => line.startsWith('0::')) })); process.stdin.destroy(); });`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+    children.push(child);
+    writeFileSync(join(own, 'cgroup.procs'), String(child.pid));
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stdin!.write('go\n');
+    await new Promise((resolve) => child.once('exit', resolve));
+    return { pid: child.pid!, answer: JSON.parse(out) as { result: true | string; cgroup: string } };
+  };
+
+  it('moves into switchyard-sidecar-PID and enables the controller for the cgroups beside it', async () => {
+    const { pid, answer } = await sidecarStandIn();
+    expect(answer).toEqual({ result: true, cgroup: `0::/${own.slice(root.length + 1)}/switchyard-sidecar-${pid}` });
+    expect(readFileSync(join(own, 'cgroup.subtree_control'), 'utf8').trim().split(' ')).toContain(SPARE);
+  });
+
+  it('leaves a cgroup it shares with another process as it is, and says why', async () => {
+    const other = spawn('/bin/sh', ['-c', `echo $$ > ${join(own, 'cgroup.procs')}; exec sleep 300`], { stdio: 'ignore' });
+    children.push(other);
+    await waitFor(() => (readFileSync(join(own, 'cgroup.procs'), 'utf8').includes(String(other.pid)) ? true : undefined), 'the other process in the cgroup');
+    const { answer } = await sidecarStandIn();
+    expect(answer).toEqual({ result: `the sidecar shares its cgroup ${own} with 1 other process(es): run it as a service of its own (a systemd unit with Delegate=yes)`, cgroup: `0::/${own.slice(root.length + 1)}` });
+    expect(readFileSync(join(own, 'cgroup.subtree_control'), 'utf8').trim()).toBe('');
+  });
+});

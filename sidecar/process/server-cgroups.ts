@@ -1,0 +1,420 @@
+/**
+ * Each server's process tree in a cgroup of its own, under the sidecar's, so that the host bounds
+ * what one server may start and ends all of it:
+ *
+ * - **A task limit** (`pids.max`, sidecar.json `limits.tasks-per-server`): a server that forks
+ *   without end (a fork bomb, a runaway pool) gets EAGAIN from `fork` and `clone` at its limit,
+ *   instead of filling the host's process table. No rlimit does this for a root sidecar: the
+ *   kernel exempts root's uid from RLIMIT_NPROC, and a root sidecar's sandboxes map to it.
+ * - **The whole tree ends with the server**: a descendant that left the process group (`setsid`,
+ *   a daemon's double fork) is still in the cgroup, and is killed with it (`cgroup.kill`, or
+ *   SIGKILL to each member where the kernel has no `cgroup.kill`) once the group is gone.
+ *
+ * A launch joins its cgroup before anything of it runs: a small `sh` writes its own pid into the
+ * cgroup and then execs the launch (same pid, same descriptors), so no fork of the server's can
+ * happen outside it, as it could between a spawn and a later move.
+ *
+ * The sidecar may make cgroups where it runs as root, or in a cgroup delegated to it (a systemd
+ * unit with `Delegate=yes`, every user unit under a user manager). On the unified hierarchy
+ * (cgroup v2) a cgroup that hands a controller to its children may hold no process itself, so a
+ * sidecar alone in its cgroup first moves into a leaf of its own (`switchyard-sidecar-PID`) and
+ * then enables `pids` for the servers' cgroups beside it, as systemd asks of delegated services.
+ * Where none of this is possible the sidecar runs servers as before, and says why once (doctor
+ * too): the limits it has (process group, PID namespace, `memory-limit-mib`) still hold.
+ *
+ * A sidecar killed outright leaves its cgroups; the next sidecar started there ends what is left
+ * in them and removes them.
+ *
+ * @module
+ */
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../log.ts';
+import { type CgroupPlacement, cgroupPlacement } from './cgroup-placement.ts';
+
+/** sidecar.json `limits.tasks-per-server` default: room for a browser's processes and threads, not for a fork bomb. */
+export const DEFAULT_TASKS_PER_SERVER = 1024;
+
+/** What doctor and the sidecar's start say to do where the sidecar may not make cgroups. */
+export const CGROUP_FIX = 'Run the sidecar as a systemd unit of its own with Delegate=yes (README, "Run the sidecar as a systemd user unit"), or as root';
+
+/** What the host gives servers' cgroups: the task limit, and whether a tree ends at one stroke. */
+export interface CgroupSupport {
+  /** Where the servers' cgroups are made (one directory per hierarchy used). */
+  readonly bases: readonly string[];
+  /** Whether `pids.max` applies to each server's tree. */
+  readonly limit: boolean;
+  /** Whether the kernel ends a cgroup's members at one stroke (`cgroup.kill`, Linux 5.14). */
+  readonly killFile: boolean;
+}
+
+export type OpenedCgroups =
+  | { readonly cgroups: ServerCgroups; readonly support: CgroupSupport; readonly problem?: string }
+  | { readonly cgroups: undefined; readonly problem: string };
+
+export interface ServerCgroupsOptions {
+  readonly log: Logger;
+  /** The sidecar's own placement; read from `/proc/self` by default. */
+  readonly placement?: CgroupPlacement;
+  /** The sidecar's pid, which names its cgroups; `process.pid` by default. */
+  readonly pid?: number;
+}
+
+interface Base {
+  readonly dir: string;
+  /** `pids.max` is in this hierarchy. */
+  readonly pids: boolean;
+}
+
+/** Names each launch's cgroup: one count for the process, whose compositions (tests make several) share its base. */
+let launches = 0;
+
+/** The servers' cgroups of one sidecar. */
+export class ServerCgroups {
+  readonly #bases: readonly Base[];
+  readonly #log: Logger;
+
+  private constructor(bases: readonly Base[], log: Logger) {
+    this.#bases = bases;
+    this.#log = log;
+  }
+
+  /**
+   * Makes the sidecar's cgroups (ending what a sidecar that is gone left in its own), or says why
+   * it cannot. Synchronous: a few small writes under `/sys/fs/cgroup`, once, at start.
+   */
+  static open(options: ServerCgroupsOptions): OpenedCgroups {
+    if (options.placement === undefined && process.platform !== 'linux') return { cgroups: undefined, problem: 'cgroups are a Linux feature' };
+    const pid = options.pid ?? process.pid;
+    const log = options.log;
+    let placement: CgroupPlacement;
+    try {
+      placement = options.placement ?? cgroupPlacement(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync('/proc/self/cgroup', 'utf8'));
+    } catch (error) {
+      return { cgroups: undefined, problem: `cannot read /proc/self: ${codeOf(error)}` };
+    }
+    const problems: string[] = [];
+    const bases: Base[] = [];
+    let unifiedPids = false;
+    if (placement.unified !== undefined) {
+      const own = placement.unified;
+      endLeftovers(own, pid, log);
+      if (controllersOf(own).includes('pids')) {
+        const enabled = enableForChildren(own, pid, 'pids');
+        if (enabled === true) unifiedPids = true;
+        else problems.push(enabled);
+      }
+      const base = join(own, `switchyard-${pid}`);
+      const made = makeDir(base) ?? (unifiedPids ? writeControl(join(base, 'cgroup.subtree_control'), '+pids') : undefined);
+      if (made === undefined) bases.push({ dir: base, pids: unifiedPids });
+      else {
+        unifiedPids = false;
+        problems.push(made);
+      }
+    }
+    if (!unifiedPids && placement.pidsV1 !== undefined) {
+      endLeftovers(placement.pidsV1, pid, log);
+      const base = join(placement.pidsV1, `switchyard-${pid}`);
+      const made = makeDir(base);
+      if (made === undefined) bases.push({ dir: base, pids: true });
+      else problems.push(made);
+    }
+    if (placement.unified === undefined && placement.pidsV1 === undefined) problems.push('no cgroup hierarchy is mounted where this sidecar can see it');
+    const problem = problems.length === 0 ? undefined : problems.join('; ');
+    if (bases.length === 0) return { cgroups: undefined, problem: problem ?? 'no cgroup could be made' };
+    const support: CgroupSupport = {
+      bases: bases.map((base) => base.dir),
+      limit: bases.some((base) => base.pids),
+      killFile: bases.some((base) => existsSync(join(base.dir, 'cgroup.kill'))),
+    };
+    const cgroups = new ServerCgroups(bases, log);
+    return support.limit ? { cgroups, support } : { cgroups, support, problem: problem ?? 'no pids controller is mounted where this sidecar can see it' };
+  }
+
+  /**
+   * A new cgroup for one launch, its task limit set (`0`: none).
+   * @throws Error when the cgroup cannot be made (the cgroup file system went away, a full hierarchy).
+   */
+  forLaunch(taskLimit: number): LaunchCgroup {
+    const name = String(++launches);
+    const dirs: string[] = [];
+    try {
+      for (const base of this.#bases) {
+        const dir = join(base.dir, name);
+        mkdirSync(dir);
+        dirs.push(dir);
+        if (base.pids && taskLimit > 0) writeFileSync(join(dir, 'pids.max'), String(taskLimit));
+      }
+    } catch (error) {
+      for (const dir of dirs) removeDir(dir);
+      throw error;
+    }
+    return new LaunchCgroup(dirs, this.#log);
+  }
+
+  /** Removes the sidecar's own cgroups, once every launch's has ended. */
+  close(): void {
+    for (const base of this.#bases) removeDir(base.dir);
+  }
+}
+
+/**
+ * What a sidecar started like this process would get, made without making anything (doctor's
+ * question): the cgroup it would make its servers' under, or why it could not limit them.
+ */
+export function cgroupReadiness(placement?: CgroupPlacement): { ok: true; dir: string; v2: boolean } | { ok: false; problem: string } {
+  if (placement === undefined && process.platform !== 'linux') return { ok: false, problem: 'cgroups are a Linux feature' };
+  let where: CgroupPlacement;
+  try {
+    where = placement ?? cgroupPlacement(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync('/proc/self/cgroup', 'utf8'));
+  } catch (error) {
+    return { ok: false, problem: `cannot read /proc/self: ${codeOf(error)}` };
+  }
+  const unifiedPids = where.unified !== undefined && controllersOf(where.unified).includes('pids');
+  const dir = unifiedPids ? where.unified : where.pidsV1;
+  if (dir === undefined) return { ok: false, problem: where.unified === undefined ? 'no cgroup hierarchy is mounted where this process can see it' : `its cgroup ${where.unified} has no pids controller` };
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    return { ok: false, problem: `cannot make cgroups in ${dir}: ${codeOf(error)}` };
+  }
+  return { ok: true, dir, v2: unifiedPids };
+}
+
+/**
+ * `sh -c JOIN_SCRIPT switchyard-cgroup N FILE… COMMAND ARG…`: writes the shell's own pid into each
+ * of the N `cgroup.procs` files, then execs the command; a write that fails ends the launch (126)
+ * with the shell's own message on stderr, rather than run it outside its limit.
+ */
+export const JOIN_SCRIPT = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 126; shift; n=$((n - 1)); done; exec "$@"';
+
+/** One launch's cgroup (one directory in each hierarchy the sidecar uses). */
+export class LaunchCgroup {
+  readonly #dirs: readonly string[];
+  readonly #log: Logger;
+  #ended: Promise<number> | undefined;
+
+  constructor(dirs: readonly string[], log: Logger) {
+    this.#dirs = dirs;
+    this.#log = log;
+  }
+
+  /** Its directories, one per hierarchy. */
+  get dirs(): readonly string[] {
+    return this.#dirs;
+  }
+
+  /** The command line that runs `file args` inside the cgroup from its first instruction. */
+  command(file: string, args: readonly string[]): { file: string; args: string[] } {
+    return { file: '/bin/sh', args: ['-c', JOIN_SCRIPT, 'switchyard-cgroup', String(this.#dirs.length), ...this.#dirs.map((dir) => join(dir, 'cgroup.procs')), file, ...args] };
+  }
+
+  /** The processes in it now. */
+  members(): number[] {
+    return this.#dirs.length === 0 ? [] : membersOf(this.#dirs[0]!);
+  }
+
+  /** Kills every member at once; synchronous, for a sidecar's `exit` handler. */
+  killNow(): void {
+    for (const dir of this.#dirs) killMembers(dir);
+  }
+
+  /**
+   * Kills what is left in it (what left the server's process group) and removes it; idempotent.
+   * @returns How many processes were still in it.
+   */
+  end(): Promise<number> {
+    this.#ended ??= this.#end();
+    return this.#ended;
+  }
+
+  async #end(): Promise<number> {
+    const left = new Set(this.#dirs.flatMap((dir) => membersOf(dir))).size;
+    for (const dir of this.#dirs) await endDir(dir, this.#log);
+    return left;
+  }
+}
+
+/** Longest wait for a killed cgroup to empty before it is left for the next sidecar's start to remove. */
+const REMOVE_WAIT_MS = 2000;
+const REMOVE_POLL_MS = 20;
+
+/** Kills a cgroup's members and removes it once the kernel has taken them out (a killed process leaves it as it exits). */
+async function endDir(dir: string, log: Logger): Promise<void> {
+  const deadline = Date.now() + REMOVE_WAIT_MS;
+  for (;;) {
+    killMembers(dir);
+    const problem = removeDir(dir);
+    if (problem === undefined) return;
+    if (problem !== 'EBUSY' || Date.now() >= deadline) {
+      log.warn('Cannot remove a server\'s cgroup, the next sidecar start removes it', { dir, error: problem });
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, REMOVE_POLL_MS));
+  }
+}
+
+/** SIGKILL to every member: at one stroke where the kernel has `cgroup.kill`, else member by member (`pids.max` bounds a fork race). */
+function killMembers(dir: string): void {
+  if (existsSync(join(dir, 'cgroup.kill'))) {
+    try {
+      writeFileSync(join(dir, 'cgroup.kill'), '1');
+      return;
+    } catch {
+      // Gone already, or refused: member by member, below.
+    }
+  }
+  for (const pid of membersOf(dir)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+}
+
+function membersOf(dir: string): number[] {
+  try {
+    return readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter((line) => line !== '').map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Removes an empty cgroup: its error code, or undefined once it is gone. */
+function removeDir(dir: string): string | undefined {
+  try {
+    rmdirSync(dir);
+    return undefined;
+  } catch (error) {
+    const code = codeOf(error);
+    return code === 'ENOENT' ? undefined : code;
+  }
+}
+
+/**
+ * Ends and removes the cgroups a sidecar that is gone left in `parent` (`switchyard-PID`, its
+ * servers' cgroups; `switchyard-sidecar-PID`, its own leaf): what a sidecar killed outright
+ * could not end. A pid still in use is left alone, even if reused: it may be another sidecar's.
+ */
+function endLeftovers(parent: string, pid: number, log: Logger): void {
+  let entries: string[];
+  try {
+    entries = readdirSync(parent);
+  } catch {
+    return;
+  }
+  let ended = 0;
+  const dirs: string[] = [];
+  for (const entry of entries) {
+    const match = /^switchyard-(sidecar-)?(\d+)$/.exec(entry);
+    if (match === null || Number(match[2]) === pid || processExists(Number(match[2]))) continue;
+    const dir = join(parent, entry);
+    // Children first: a cgroup with children cannot be removed.
+    for (const child of [...subdirsOf(dir), dir]) {
+      ended += membersOf(child).length;
+      killMembers(child);
+      dirs.push(child);
+    }
+  }
+  if (ended > 0) log.warn('Ended server processes a sidecar that is gone left running', { processes: ended, cgroup: parent });
+  // Removed as their killed members exit, without holding up the start.
+  void (async () => {
+    for (const dir of dirs) await endDir(dir, log);
+  })();
+}
+
+function subdirsOf(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => join(dir, entry.name));
+  } catch {
+    return [];
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return codeOf(error) === 'EPERM';
+  }
+}
+
+function controllersOf(dir: string): string[] {
+  try {
+    return readFileSync(join(dir, 'cgroup.controllers'), 'utf8').trim().split(/\s+/);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Hands a controller (`pids`) to the children of the sidecar's own unified cgroup: true, or why not. A cgroup
+ * holding processes cannot (EBUSY), so a sidecar alone in it moves into a leaf first; one that
+ * shares it (a login shell's scope) leaves it as it is.
+ */
+export function enableForChildren(own: string, pid: number, controller: string): true | string {
+  const control = join(own, 'cgroup.subtree_control');
+  const first = tryWrite(control, `+${controller}`);
+  if (first === undefined) return true;
+  if (first !== 'EBUSY') return `cannot write +${controller} to ${control}: ${first}`;
+  const members = membersOf(own);
+  // The sidecar's own children (a helper it runs, esbuild's service under tsx) move with it.
+  const others = members.filter((member) => member !== pid && !descendsFrom(member, pid));
+  if (others.length > 0) return `the sidecar shares its cgroup ${own} with ${others.length} other process(es): run it as a service of its own (a systemd unit with Delegate=yes)`;
+  const leaf = join(own, `switchyard-sidecar-${pid}`);
+  const made = makeDir(leaf) ?? [pid, ...members.filter((member) => member !== pid)].reduce<string | undefined>((problem, member) => problem ?? moveInto(leaf, member), undefined);
+  return made ?? writeControl(control, `+${controller}`) ?? true;
+}
+
+/** Moves a process into a cgroup; one that exited meanwhile (ESRCH) is not a problem. */
+function moveInto(dir: string, pid: number): string | undefined {
+  const code = tryWrite(join(dir, 'cgroup.procs'), String(pid));
+  return code === undefined || code === 'ESRCH' ? undefined : `cannot move process ${pid} into ${dir}: ${code}`;
+}
+
+/** Whether `pid`'s chain of parents reaches `ancestor`. */
+function descendsFrom(pid: number, ancestor: number): boolean {
+  let current = pid;
+  for (let depth = 0; depth < 64 && current > 1; depth++) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${current}/stat`, 'utf8');
+    } catch {
+      return false;
+    }
+    // "pid (comm) state ppid …", where comm may hold spaces and parentheses.
+    current = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    if (current === ancestor) return true;
+  }
+  return false;
+}
+
+function makeDir(dir: string): string | undefined {
+  try {
+    mkdirSync(dir);
+    return undefined;
+  } catch (error) {
+    return codeOf(error) === 'EEXIST' ? undefined : `cannot make ${dir}: ${codeOf(error)}`;
+  }
+}
+
+function writeControl(file: string, value: string): string | undefined {
+  const code = tryWrite(file, value);
+  return code === undefined ? undefined : `cannot write ${value} to ${file}: ${code}`;
+}
+
+/** Writes a cgroup file: its error code, or undefined. */
+function tryWrite(file: string, value: string): string | undefined {
+  try {
+    writeFileSync(file, value);
+    return undefined;
+  } catch (error) {
+    return codeOf(error);
+  }
+}
+
+function codeOf(error: unknown): string {
+  return String((error as NodeJS.ErrnoException).code ?? (error as Error).message);
+}
