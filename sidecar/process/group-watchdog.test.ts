@@ -1,4 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isAlive, runsFile, waitFor, waitUntil } from '../../test/support/processes.ts';
@@ -19,6 +21,26 @@ describe('the server group watchdog', () => {
     expect(killedAfter(['+123', '+1234', '+12', '-123', '+77', '-77'])).toEqual(['-KILL -1234', '-KILL -12']);
     expect(killedAfter(['+5', '-6', '-5'])).toEqual([]);
     expect(killedAfter([])).toEqual([]);
+  });
+
+  it('kills the members of the cgroups still listed: through cgroup.kill where there is one, else each member', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'watchdog-cgroups-'));
+    try {
+      const v2 = join(dir, 'v2');
+      const v1 = join(dir, 'v1');
+      const forgotten = join(dir, 'forgotten');
+      for (const cgroup of [v2, v1, forgotten]) mkdirSync(cgroup);
+      writeFileSync(join(v2, 'cgroup.kill'), '');
+      writeFileSync(join(v1, 'cgroup.procs'), '41\n42\n');
+      writeFileSync(join(forgotten, 'cgroup.kill'), '');
+      expect(killedAfter([`c+${v2}`, `c+${v1}`, '+7', `c+${forgotten}`, `c-${forgotten}`])).toEqual(['-KILL 41', '-KILL 42', '-KILL -7']);
+      expect(readFileSync(join(v2, 'cgroup.kill'), 'utf8')).toBe('1\n');
+      expect(readFileSync(join(forgotten, 'cgroup.kill'), 'utf8')).toBe('');
+      // A v1 cgroup has no cgroup.kill, and none is made.
+      expect(existsSync(join(v1, 'cgroup.kill'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('ends the groups it watches when the process that fed it is SIGKILLed, leader and grandchild alike; not the others', async () => {

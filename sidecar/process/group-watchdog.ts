@@ -18,15 +18,26 @@ import type { Writable } from 'node:stream';
 import type { Logger } from '../log.ts';
 import { earlySpawnError, spawnMasked } from './masked-spawn.ts';
 
-/** The watchdog: reads `+PGID` and `-PGID` lines until the pipe ends, then kills what is listed. */
+/**
+ * The watchdog: reads `+PGID` and `-PGID` lines, and `c+DIR` and `c-DIR` lines for the servers'
+ * cgroups (`server-cgroups.ts`), until the pipe ends; then kills what is listed: each cgroup's
+ * members (what left its server's group among them), at one stroke where the kernel has
+ * `cgroup.kill`, and each group.
+ */
 export const WATCHDOG_SCRIPT = [
   "groups=' '",
+  "cgroups=' '",
   'while IFS= read -r line; do',
   '  case "$line" in',
+  '    c+*) cgroups="$cgroups${line#c+} " ;;',
+  '    c-*) c=${line#c-}; case "$cgroups" in *" $c "*) cgroups="${cgroups%% $c *} ${cgroups#* $c }" ;; esac ;;',
   '    +*) groups="$groups${line#+} " ;;',
   '    -*) g=${line#-}; case "$groups" in *" $g "*) groups="${groups%% $g *} ${groups#* $g }" ;; esac ;;',
   '  esac',
   'done',
+  'for c in $cgroups; do',
+  '  if [ -e "$c/cgroup.kill" ]; then echo 1 > "$c/cgroup.kill"; else for p in $(cat "$c/cgroup.procs"); do kill -KILL "$p"; done; fi',
+  'done 2>/dev/null',
   // `kill -KILL -PGID`: dash, the usual /bin/sh, takes no `--` there.
   'for g in $groups; do kill -KILL "-$g" 2>/dev/null; done',
 ].join('\n');
@@ -35,6 +46,8 @@ export interface GroupWatchdogOptions {
   logger: Logger;
   /** The groups live now, sent to a watchdog as it starts (again, after one died). */
   liveGroups: () => Iterable<number>;
+  /** The servers' cgroups live now, sent with them. */
+  liveCgroups?: () => Iterable<string>;
   /** The shell; `/bin/sh` by default. */
   shell?: string;
 }
@@ -52,8 +65,20 @@ export class GroupWatchdog {
   /** Lists the group `pgid` (its leader's pid), starting the watchdog first if none runs. */
   watch(pgid: number): void {
     if (pgid <= 0) return;
-    if (this.#stdin === undefined) this.#start(pgid);
+    if (this.#stdin === undefined) this.#start(pgid, undefined);
     else this.#stdin.write(`+${pgid}\n`);
+  }
+
+  /** Lists a server's cgroup directory, whose members it kills with the groups. */
+  watchCgroup(dir: string): void {
+    if (!listable(dir)) return;
+    if (this.#stdin === undefined) this.#start(undefined, dir);
+    else this.#stdin.write(`c+${dir}\n`);
+  }
+
+  /** Takes a cgroup off the list: it is being removed. */
+  forgetCgroup(dir: string): void {
+    if (listable(dir)) this.#stdin?.write(`c-${dir}\n`);
   }
 
   /** Takes the group `pgid` off the list: it is gone. */
@@ -77,8 +102,8 @@ export class GroupWatchdog {
     return exited;
   }
 
-  /** Starts a watchdog listing `pgid` and every live group (all of them again, after one died). */
-  #start(pgid: number): void {
+  /** Starts a watchdog listing `pgid` or `cgroup`, and every live group and cgroup (all of them again, after one died). */
+  #start(pgid: number | undefined, cgroup: string | undefined): void {
     let child: ChildProcess;
     try {
       child = spawnMasked(this.#options.shell ?? '/bin/sh', ['-c', WATCHDOG_SCRIPT], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
@@ -100,8 +125,9 @@ export class GroupWatchdog {
     child.once('exit', (code, signal) => this.#lost(child, { code, signal }));
     this.#child = child;
     this.#stdin = stdin;
-    const groups = new Set([pgid, ...this.#options.liveGroups()].filter((group) => group > 0));
-    stdin.write([...groups].map((group) => `+${group}\n`).join(''));
+    const groups = new Set([...(pgid === undefined ? [] : [pgid]), ...this.#options.liveGroups()].filter((group) => group > 0));
+    const cgroups = new Set([...(cgroup === undefined ? [] : [cgroup]), ...(this.#options.liveCgroups?.() ?? [])].filter(listable));
+    stdin.write([...[...cgroups].map((dir) => `c+${dir}\n`), ...[...groups].map((group) => `+${group}\n`)].join(''));
   }
 
   /** The watchdog ended without being asked: the next `watch` starts another, with every live group. */
@@ -111,4 +137,9 @@ export class GroupWatchdog {
     this.#stdin = undefined;
     this.#options.logger.warn('The server group watchdog ended; the next launch starts another', { how });
   }
+}
+
+/** The script's lists are words: a directory with a space or a newline in its path is left to the next sidecar's start. */
+function listable(dir: string): boolean {
+  return dir !== '' && !/\s/.test(dir);
 }

@@ -134,7 +134,7 @@ export class ProcessExecutor {
     this.#logger = options.logger ?? silentLogger;
     this.#watchdog =
       options.groupWatchdog === true && process.platform !== 'win32'
-        ? new GroupWatchdog({ logger: this.#logger, liveGroups: () => [...this.#live].map((handle) => handle.pid) })
+        ? new GroupWatchdog({ logger: this.#logger, liveGroups: () => [...this.#live].map((handle) => handle.pid), liveCgroups: () => [...this.#cgroups.values()].flatMap((cgroup) => cgroup.dirs) })
         : undefined;
   }
 
@@ -277,6 +277,7 @@ export class ProcessExecutor {
   #track(handle: ChildProcessHandle, cgroup: LaunchCgroup | undefined): void {
     this.#live.add(handle);
     if (cgroup !== undefined) this.#cgroups.set(handle, cgroup);
+    for (const dir of cgroup?.dirs ?? []) this.#watchdog?.watchCgroup(dir);
     this.#watchdog?.watch(handle.pid);
     void handle.whenGroupGone().then(() => {
       this.#live.delete(handle);
@@ -286,6 +287,7 @@ export class ProcessExecutor {
       this.#cgroups.delete(handle);
       // What is still in the cgroup left the group (setsid, a daemon's double fork): it ends with the server.
       const ended = cgroup.end().then((left) => {
+        for (const dir of cgroup.dirs) this.#watchdog?.forgetCgroup(dir);
         if (left > 0) this.#logger.info('Ended processes a server left running outside its process group', { pid: handle.pid, processes: left });
       });
       this.#cgroupEnds.add(ended);

@@ -109,6 +109,34 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     expect(isAlive(pid)).toBe(false);
   });
 
+  it('ends a descendant that left the server\'s process group with a sidecar killed outright, through the group watchdog', async () => {
+    const escaped = join(dir, 'escaped');
+    // A stand-in for a sidecar: its executor, with cgroups and the watchdog, launches a server whose child calls setsid.
+    const script = [
+      `const { ProcessExecutor } = await import(${JSON.stringify(join(import.meta.dirname, 'process-executor.ts'))});`,
+      `const { ServerCgroups } = await import(${JSON.stringify(join(import.meta.dirname, 'server-cgroups.ts'))});`,
+      "const log = { warn() {}, info() {}, debug() {}, error() {}, child() { return this; } };",
+      'const executor = new ProcessExecutor({ logger: log, groupWatchdog: true, cgroups: ServerCgroups.open({ log }).cgroups, taskLimit: 64 });',
+      `await executor.launch({ command: '/bin/sh', args: ['-c', ${JSON.stringify(`setsid /bin/sh -c 'echo $$ > ${escaped}.tmp; mv ${escaped}.tmp ${escaped}; exec sleep 300' & read line`)}], env: { PATH: '/usr/bin:/bin' }, policy: null });`,
+      'setInterval(() => {}, 60000);',
+    ].join('\n');
+    const standIn = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] });
+    try {
+      const pid = await waitFor(() => (existsSync(escaped) ? Number(readFileSync(escaped, 'utf8')) : undefined), 'the escaped process');
+      standIn.kill('SIGKILL');
+      await waitFor(() => (isAlive(pid) ? undefined : true), 'the escaped process ended by the watchdog');
+    } finally {
+      standIn.kill('SIGKILL');
+      // What the next sidecar's start would remove: the stand-in's cgroups, empty now.
+      for (const base of [placement.unified, placement.pidsV1]) {
+        const left = base === undefined ? undefined : join(base, `switchyard-${standIn.pid}`);
+        if (left === undefined || !existsSync(left)) continue;
+        for (const entry of readdirSync(left, { withFileTypes: true }).filter((child) => child.isDirectory())) await waitFor(() => { try { rmdirSync(join(left, entry.name)); return true; } catch { return undefined; } }, 'an emptied cgroup removed');
+        rmdirSync(left);
+      }
+    }
+  });
+
   it('refuses a launch whose cgroup cannot be made, and starts nothing', async () => {
     const opened = open(16);
     // The sidecar's own cgroups gone behind its back: no launch runs outside its limit.
