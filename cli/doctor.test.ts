@@ -48,6 +48,21 @@ describe('switchyard doctor', () => {
     expect(formatDoctor(checks)).toContain('→ Install it: sudo apt-get install -y slirp4netns');
   });
 
+  it('says whether the sidecar could give each server a cgroup, and only informs where it could not', async () => {
+    const here = (await runDoctor({ deno: false })).find((c) => c.name === 'server cgroups');
+    // As root (CI), with this host's v1 pids hierarchy or a v2 one.
+    if (process.getuid?.() === 0) expect(here).toMatchObject({ ok: true, detail: expect.stringMatching(/^each server's process tree gets a cgroup under \/sys\/fs\/cgroup.*limits\.tasks-per-server holds/) });
+    const checks = await runDoctor({ deno: false, cgroups: {} });
+    expect(checks.find((c) => c.name === 'server cgroups')).toEqual({
+      name: 'server cgroups',
+      ok: false,
+      informational: true,
+      detail: 'no cgroup hierarchy is mounted where this process can see it; servers run without a task limit (limits.tasks-per-server)',
+      fix: 'Run the sidecar as a systemd unit of its own with Delegate=yes (README, "Run the sidecar as a systemd user unit"), or as root',
+    });
+    expect(formatDoctor(checks)).toContain('server cgroups: no cgroup hierarchy is mounted');
+  });
+
   it('checks the util-linux tools the sidecar runs each server through, found on PATH as the sidecar finds them', async () => {
     const found = (await runDoctor({ deno: false })).find((c) => c.name === 'util-linux present');
     expect(found).toMatchObject({ ok: true, detail: expect.stringMatching(/\/prlimit caps each server's memory; .*\/setpriv makes an uncontained server end with a sidecar killed outright/) });

@@ -8,6 +8,8 @@ import { type HelperResult, runHelper } from '../sidecar/process/masked-spawn.ts
 import { bubblewrapExecutable, bubblewrapProbe, NSENTER, userModeNetworkExecutable, userModeNetworkProbe } from '../sidecar/sandbox/index.ts';
 import { denoBinaryPath } from './deno-binary.ts';
 import { findPrlimit } from '../sidecar/process/address-space-limit.ts';
+import { CGROUP_FIX, cgroupReadiness } from '../sidecar/process/server-cgroups.ts';
+import type { CgroupPlacement } from '../sidecar/process/cgroup-placement.ts';
 import { findSetpriv, takesParentDeathSignal } from '../sidecar/process/parent-death.ts';
 import { fetchErrorText } from '../shared/fetch-error-text.ts';
 import { readStreamWithin } from '../shared/bounded-stream.ts';
@@ -63,6 +65,8 @@ export interface DoctorOptions {
   deno?: boolean;
   env?: Readonly<Record<string, string | undefined>>;
   sandbox?: 'required' | 'informational';
+  /** Where this process's cgroups are; read from /proc/self unless given. */
+  cgroups?: CgroupPlacement;
 }
 
 /**
@@ -224,6 +228,15 @@ async function sandboxChecks(options: DoctorOptions): Promise<DoctorCheck[]> {
               fix: 'Install util-linux 2.33 or later; until then an uncontained server may outlive a sidecar killed outright (the sidecar runs servers without setpriv)',
             }
           : { name: 'util-linux present', ok: true, detail: `${tools.prlimit} caps each server's memory; ${tools.setpriv} makes an uncontained server end with a sidecar killed outright` },
+    );
+  }
+  if (process.platform === 'linux') {
+    // Asked of where doctor runs: a sidecar under its systemd unit (Delegate=yes) may have what a terminal lacks.
+    const cgroups = cgroupReadiness(options.cgroups);
+    checks.push(
+      cgroups.ok
+        ? { name: 'server cgroups', ok: true, detail: `each server's process tree gets a cgroup under ${cgroups.dir}${cgroups.v2 ? ' (the sidecar first moves into a leaf of its own cgroup, when it is alone there)' : ''}: limits.tasks-per-server holds, and what leaves a server's process group ends with it` }
+        : { name: 'server cgroups', ok: false, informational: true, detail: `${cgroups.problem}; servers run without a task limit (limits.tasks-per-server)`, fix: CGROUP_FIX },
     );
   }
   if (process.platform === 'linux' && !(options.root ?? process.getuid?.() === 0)) {

@@ -9,7 +9,7 @@ import { testBubblewrapPolicy } from '../../test/support/bubblewrap-policy.ts';
 import { isAlive, waitFor } from '../../test/support/processes.ts';
 import { cgroupPlacement } from './cgroup-placement.ts';
 import { ProcessExecutor, type ProcessHandle } from './process-executor.ts';
-import { ServerCgroups } from './server-cgroups.ts';
+import { cgroupReadiness, ServerCgroups } from './server-cgroups.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const IS_ROOT = process.getuid?.() === 0;
@@ -163,6 +163,23 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     expect(warnings).toContainEqual({ msg: 'Ended server processes a sidecar that is gone left running', fields: { processes: 1, cgroup: base } });
     await waitFor(() => (isAlive(orphan.pid!) ? undefined : true), 'the orphan ended');
     await waitFor(() => (existsSync(join(base, `switchyard-${deadPid}`)) ? undefined : true), 'its cgroups removed');
+  });
+});
+
+describe('cgroupReadiness', () => {
+  it('says where a sidecar would make its servers\' cgroups, or why it could not', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cgroups-ready-'));
+    try {
+      writeFileSync(join(dir, 'cgroup.controllers'), 'cpu memory pids\n');
+      expect(cgroupReadiness({ unified: dir })).toEqual({ ok: true, dir, v2: true });
+      writeFileSync(join(dir, 'cgroup.controllers'), 'cpu memory\n');
+      expect(cgroupReadiness({ unified: dir })).toEqual({ ok: false, problem: `its cgroup ${dir} has no pids controller` });
+      expect(cgroupReadiness({ unified: dir, pidsV1: dir })).toEqual({ ok: true, dir, v2: false });
+      expect(cgroupReadiness({ pidsV1: join(dir, 'gone') })).toEqual({ ok: false, problem: `cannot make cgroups in ${dir}/gone: ENOENT` });
+      expect(cgroupReadiness({})).toEqual({ ok: false, problem: 'no cgroup hierarchy is mounted where this process can see it' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
