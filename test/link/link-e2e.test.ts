@@ -4,7 +4,7 @@
  * the production composition, and real MCP servers behind it. Bounds on how fast a failure is
  * noticed are liveness bounds (generous), not performance assertions; the times are printed.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -20,6 +20,7 @@ import { everythingServer, fixtureServer } from '../support/paths.ts';
 import { isAlive, ProcessSet, runsFile, waitFor, waitUntil } from '../support/processes.ts';
 import { childrenOf } from '../support/descriptors.ts';
 import { startSidecar, type SidecarProcess } from '../support/sidecar-process.ts';
+import { cgroupPlacement } from '../../sidecar/process/cgroup-placement.ts';
 
 const ENTITY = 'alice-laptop';
 const HOST = hostCredential(ENTITY);
@@ -180,6 +181,23 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     sidecar.process.child.kill('SIGKILL');
     // The wrapper has the parent-death signal; its child, which ignores its stdin's end, only the watchdog.
     await waitUntil(() => !isAlive(server) && !isAlive(wrapper), 'the wrapped server to end with the sidecar', NOTICE_BOUND_MS);
+  });
+
+  // CI runs as root, where the sidecar may make cgroups; elsewhere doctor says why it may not.
+  it.skipIf(process.getuid?.() !== 0)('runs each server in a cgroup of its own under the sidecar\'s, with its task limit, and removes it when the server ends (skipped unless root)', async () => {
+    const { worker, sidecar, router } = await setup(HOST, { limits: { 'server-processes-per-agent': 128, 'server-processes': 128, 'tasks-per-server': 300 } });
+    await linked(worker);
+    const channel = await router().open(hostDescriptor, { 'server-name': 'everything', session: 's-cgroup', agent: 'tester' });
+    const pid = await waitFor(() => sidecar.serverPids()[0], 'the server to be spawned');
+    await waitUntil(() => runsFile(pid, process.execPath), 'the server to run node', NOTICE_BOUND_MS);
+    const placement = cgroupPlacement(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync(`/proc/${pid}/cgroup`, 'utf8'));
+    const dirs = [placement.unified, placement.pidsV1].filter((dir): dir is string => dir !== undefined);
+    expect(dirs.length).toBeGreaterThan(0);
+    for (const dir of dirs) expect(dir).toMatch(new RegExp(`/switchyard-${sidecar.process.child.pid}/\\d+$`));
+    const limited = dirs.filter((dir) => existsSync(join(dir, 'pids.max')));
+    expect(limited.map((dir) => readFileSync(join(dir, 'pids.max'), 'utf8').trim())).toEqual(['300']);
+    await channel.close();
+    await waitUntil(() => dirs.every((dir) => !existsSync(dir)), 'the server\'s cgroup removed', NOTICE_BOUND_MS);
   });
 
   it('refuses a wrong host key and logs it on both sides, with what to do and without the key, and on the host\'s audit record', async () => {
