@@ -39,6 +39,7 @@ import { createHealthzHandler } from './status/healthz.ts';
 import { createServerPassthroughHandler } from './passthrough/passthrough-route.ts';
 import type { SessionTable } from './sessions/session-table.ts';
 import { RecentErrors } from './status/recent-errors.ts';
+import { OpenOutcomes } from './status/open-outcomes.ts';
 import { statusPageResponse } from './status/status-page.ts';
 import { auditedAuth } from './audit/credential-audit.ts';
 import { WorkerAudit } from './audit/worker-audit.ts';
@@ -68,6 +69,8 @@ export interface AppDeps {
   retryAfterMs?: number;
   /** Recent failures shown on `/healthz` and `/`; a fresh buffer by default. */
   recentErrors?: RecentErrors;
+  /** How the latest open of each server went, per agent, for `/healthz` and `/`; a fresh one by default. */
+  openOutcomes?: OpenOutcomes;
   /** The audit log and its recent calls; one that writes no lines by default. */
   audit?: WorkerAudit;
   /** What the `oauth` config section needs from the runtime: the state store (built-in server), fetchers. */
@@ -104,17 +107,20 @@ export function workerHostOriginGuard(config: WorkerConfig): MiddlewareHandler {
 
 /**
  * The router composed once for both agent endpoints under `config`'s open deadline, recording a
- * failed open in `recentErrors` and, but for a modern request's, in `audit`.
+ * failed open in `recentErrors` and, but for a modern request's, in `audit`, and every open's
+ * outcome in `openOutcomes`.
  */
-export function appChannelOpener(deps: { config: WorkerConfig; router: ChannelRouter; recentErrors: RecentErrors; audit: WorkerAudit }): ChannelOpener {
-  const { recentErrors, audit } = deps;
+export function appChannelOpener(deps: { config: WorkerConfig; router: ChannelRouter; recentErrors: RecentErrors; openOutcomes?: OpenOutcomes; audit: WorkerAudit }): ChannelOpener {
+  const { recentErrors, openOutcomes, audit } = deps;
   return createChannelOpener(deps.router, {
     timeoutMs: (deps.config['request-timeout-seconds'] ?? DEFAULT_OPEN_TIMEOUT_SECONDS) * 1000,
     onOpenFailed: (connection, error, route) => {
       recentErrors.record({ reason: error.reason, server: connection['server-name'], agent: connection.agent ?? null, message: error.message });
+      openOutcomes?.failed(connection.agent, connection['server-name'], error.reason, error.message);
       // A modern request's refusal is recorded by its route, with the tool it was for.
       if (connection.era !== 'modern') audit.openRefused(connection, error, route);
     },
+    ...(openOutcomes !== undefined ? { onOpened: (connection) => openOutcomes.opened(connection.agent, connection['server-name']) } : {}),
   });
 }
 
@@ -130,8 +136,9 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   // later in the session that sees it close (passthrough and aggregate sessions), and on `/mcp` an
   // upstream whose initialize failed.
   const recentErrors = deps.recentErrors ?? new RecentErrors();
+  const openOutcomes = deps.openOutcomes ?? new OpenOutcomes();
   const audit = deps.audit ?? new WorkerAudit({ config });
-  const open = deps.open ?? appChannelOpener({ config, router: deps.router, recentErrors, audit });
+  const open = deps.open ?? appChannelOpener({ config, router: deps.router, recentErrors, openOutcomes, audit });
 
   const guard = workerHostOriginGuard(config);
   app.use('*', async (c, next) => (c.req.path === '/link' ? next() : guard(c, next)));
@@ -158,6 +165,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
     sessions,
     ...(registry !== undefined ? { hostStatus: () => registry.status() } : {}),
     recentErrors,
+    openOutcomes,
     recentCalls: audit.recentCalls,
     audit,
     ...(deps.clock !== undefined ? { clock: deps.clock } : {}),
@@ -173,7 +181,7 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   const auth = auditedAuth(agentAuth(config.agents, oauth?.resourceAuth), audit);
   const requestCounters = deps.requestCounters ?? PROCESS_REQUEST_COUNTERS;
   requestCounters.configure(config);
-  const common = { config, open, sessions, log, recentErrors, audit, requestCounters, ...(deps.listens !== undefined ? { listens: deps.listens } : {}), ...(deps.newSessionId !== undefined ? { newSessionId: deps.newSessionId } : {}) };
+  const common = { config, open, sessions, log, recentErrors, openOutcomes, audit, requestCounters, ...(deps.listens !== undefined ? { listens: deps.listens } : {}), ...(deps.newSessionId !== undefined ? { newSessionId: deps.newSessionId } : {}) };
   app.all('/mcp', auth, createAggregateHandler({ ...common, openTimeoutMs, requestTimeoutMs, ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}) }));
   // Passthrough requests get a deadline only when one is configured: long tools exist. Their
   // initialize always has one, the open deadline: it runs no tool, and a session whose initialize

@@ -21,6 +21,7 @@ import { RecentCalls } from './audit/recent-calls.ts';
 import { WorkerAudit } from './audit/worker-audit.ts';
 import { hostEndReason, hostsToUnlink, sessionEndReason } from './config/config-reload.ts';
 import { stillApprovedUnder } from './auth/oauth/oauth.ts';
+import { OpenOutcomes } from './status/open-outcomes.ts';
 import { RecentErrors } from './status/recent-errors.ts';
 import { workerConfigWarnings } from './config/config-warnings.ts';
 import { configChanges } from './config/config-changes.ts';
@@ -92,6 +93,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
   // One buffer of recent errors and calls across reloads, so the status page keeps its history;
   // where the audit's lines go and its exporter stay as configured at start.
   const recentErrors = new RecentErrors();
+  const openOutcomes = new OpenOutcomes();
   let audit = new WorkerAudit({ config, log: configured.audit, recentCalls });
   const requestCounters = new AgentRequestCounters();
   const listens = new OpenListens();
@@ -104,6 +106,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       registry,
       log,
       recentErrors,
+      openOutcomes,
       requestCounters,
       listens,
       open,
@@ -112,7 +115,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       ...(options.listenPort !== undefined ? { listenPort: options.listenPort } : {}),
       ...(options.oauth !== undefined ? { oauth: options.oauth } : {}),
     });
-  let app = build(config, audit, appChannelOpener({ config, router, recentErrors, audit }));
+  let app = build(config, audit, appChannelOpener({ config, router, recentErrors, openOutcomes, audit }));
   warnOfConfig(config, log);
   return {
     get app() {
@@ -126,7 +129,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       const previous = config;
       const nextAudit = new WorkerAudit({ config: next, log: configured.audit, recentCalls });
       // The app's own opener: a `/mcp` session following the change opens servers as a new session would.
-      const inForce = { config: next, audit: nextAudit, open: appChannelOpener({ config: next, router, recentErrors, audit: nextAudit }) };
+      const inForce = { config: next, audit: nextAudit, open: appChannelOpener({ config: next, router, recentErrors, openOutcomes, audit: nextAudit }) };
       // Built before anything changes: a config the app cannot be made from (its build throws)
       // leaves the one in force whole, where assigning first left the config and the app apart.
       const nextApp = build(next, nextAudit, inForce.open);

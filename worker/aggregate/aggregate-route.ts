@@ -27,6 +27,7 @@ import type { AgentEntry, WorkerConfig } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
 import { AggregateSession, type AggregateBinding } from './aggregate-session.ts';
 import type { ConfigInForce, SessionTable } from '../sessions/session-table.ts';
+import type { OpenOutcomes } from '../status/open-outcomes.ts';
 import type { RecentErrors } from '../status/recent-errors.ts';
 import { handleSessionRequest } from '../sessions/session-route.ts';
 import { traceContextOf, type WorkerAudit } from '../audit/worker-audit.ts';
@@ -50,6 +51,8 @@ export interface AggregateDeps {
   retryAfterMs?: number;
   /** Where upstream failures after the open (initialize, a channel ending) are recorded for the status page. */
   recentErrors?: RecentErrors;
+  /** Where the server's latest outcome goes, such a failure among them (the status page's `failing`). */
+  openOutcomes?: OpenOutcomes;
   /** Every call on the record (`audit/`). */
   audit?: WorkerAudit;
   /** Each agent's requests in flight, kept across config reloads. */
@@ -80,7 +83,10 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
         requestTimeoutMs: deps.requestTimeoutMs,
         ...(deps.retryAfterMs !== undefined ? { retryAfterMs: deps.retryAfterMs } : {}),
         log: deps.log.child({ agent: agent.name }),
-        onUpstreamFailed: (server, error) => deps.recentErrors?.record({ reason: error.reason, server, agent: agent.name, message: error.message }),
+        onUpstreamFailed: (server, error) => {
+          deps.recentErrors?.record({ reason: error.reason, server, agent: agent.name, message: error.message });
+          deps.openOutcomes?.failed(agent.name, server, error.reason, error.message);
+        },
         onClosed: (session) => deps.sessions.remove(session.id),
       });
     });

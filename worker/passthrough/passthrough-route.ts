@@ -20,6 +20,7 @@ import type { WorkerConfig } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
 import { PassthroughSession } from './passthrough-session.ts';
 import type { SessionTable } from '../sessions/session-table.ts';
+import type { OpenOutcomes } from '../status/open-outcomes.ts';
 import type { RecentErrors } from '../status/recent-errors.ts';
 import { endedSessionAnswer, handleSessionRequest, jsonRpcErrorResponse } from '../sessions/session-route.ts';
 import { classifyEra } from '../modern/era.ts';
@@ -37,6 +38,8 @@ export interface ServerPassthroughDeps {
   log: WorkerLogger;
   /** Where a channel that fails after it opened is recorded (the status page). */
   recentErrors?: RecentErrors;
+  /** Where the server's latest outcome goes, such a failure among them (the status page's `failing`). */
+  openOutcomes?: OpenOutcomes;
   /** Longest wait for the server's answer to one request (`request-timeout-seconds`); none when absent. */
   requestTimeoutMs?: number;
   /** Longest wait for the answer to the agent's `initialize` (the open deadline); `requestTimeoutMs` when absent. */
@@ -81,7 +84,7 @@ export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Han
     return handleSessionRequest(c, agent, `server:${name}`, deps, async ({ sessionId }) => {
       const traceparent = deps.audit?.channelTraceparent(trace());
       const channel = await deps.open(entry.executor, connectionFor(agent, name, sessionId, traceparent), trustFor(agent), {}, 'passthrough');
-      const recentErrors = deps.recentErrors;
+      const { recentErrors, openOutcomes } = deps;
       const ledger = deps.audit?.ledger({ agent: agent.name, server: name, era: 'legacy', route: 'passthrough', session: sessionId });
       return new PassthroughSession({
         id: sessionId,
@@ -93,9 +96,10 @@ export function createServerPassthroughHandler(deps: ServerPassthroughDeps): Han
         ...(deps.requestTimeoutMs !== undefined ? { requestTimeoutMs: deps.requestTimeoutMs } : {}),
         ...(deps.initializeTimeoutMs !== undefined ? { initializeTimeoutMs: deps.initializeTimeoutMs } : {}),
         ...(ledger !== undefined ? { ledger } : {}),
-        ...(recentErrors !== undefined
-          ? { onUpstreamFailed: (error: WireError) => recentErrors.record({ reason: error.reason, server: name, agent: agent.name, message: error.message }) }
-          : {}),
+        onUpstreamFailed: (error: WireError) => {
+          recentErrors?.record({ reason: error.reason, server: name, agent: agent.name, message: error.message });
+          openOutcomes?.failed(agent.name, name, error.reason, error.message);
+        },
       });
     });
   };

@@ -38,10 +38,12 @@ export interface ChannelOpenerOptions {
   timeoutMs: number;
   /** Told of every failed open with the error the agent is answered (timeouts included). */
   onOpenFailed?: (connection: McpConnection, error: WireError, route: OpenRoute | undefined) => void;
+  /** Told of every open that succeeded. */
+  onOpened?: (connection: McpConnection) => void;
 }
 
 export function createChannelOpener(router: ChannelRouter, options: ChannelOpenerOptions): ChannelOpener {
-  const { timeoutMs, onOpenFailed } = options;
+  const { timeoutMs, onOpenFailed, onOpened } = options;
   const deadlines = new DelayQueue(timeoutMs);
   return async (descriptor, connection, trust, options = {}, route) => {
     const server = connection['server-name'];
@@ -60,7 +62,9 @@ export function createChannelOpener(router: ChannelRouter, options: ChannelOpene
     let opening: ReturnType<ChannelRouter['open']> | undefined;
     try {
       opening = router.open(descriptor, connection, trust, { ...options, signal: deadline.signal });
-      return await Promise.race([opening, aborted]);
+      const channel = await Promise.race([opening, aborted]);
+      onOpened?.(connection);
+      return channel;
     } catch (error) {
       if (deadline.signal.aborted) void opening?.then((channel) => channel.close(), () => {});
       const failure = error instanceof WireError ? error : new WireError('launch-failed', `Could not open server "${server}": ${fetchErrorText(error)}`, { cause: error });

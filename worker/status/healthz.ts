@@ -11,9 +11,11 @@
  * - A wrong token: 401, like every agent route, so a typo is not mistaken for a healthy answer.
  *
  * A server's `binding` is `edge-direct` (top-level http), `host:<entity-id>` or `local` (the
- * all-in-one mode's in-process host); its `state` is `available`, `host-offline` (its host has no
- * live link), or for an agent, `unsupported-policy` when its trust context requires containment
- * and the server is edge-direct.
+ * all-in-one mode's in-process host); its `state` is `available`, `failing` (its host is linked,
+ * but the latest open of it failed: the agent's own latest, or for the admin anyone's, with that
+ * failure as `failure`, until an open succeeds), `host-offline` (its host has no live link), or
+ * for an agent, `unsupported-policy` when its trust context requires containment and the server
+ * is edge-direct.
  *
  * For the status page at `/`, the report also carries `viewer`, `recentErrors` and, for the admin,
  * `sessionGroups` (see `status/status-report.ts`).
@@ -28,6 +30,7 @@ import type { AgentEntry, WorkerConfig } from '../config/worker-config.ts';
 import type { HostLinkStatus } from '../link/host-link-registry.ts';
 import type { SessionTable } from '../sessions/session-table.ts';
 import type { RecentErrors } from './recent-errors.ts';
+import type { FailedOpen, OpenOutcomes } from './open-outcomes.ts';
 import type { RecentCalls } from '../audit/recent-calls.ts';
 import { statusDetails } from './status-report.ts';
 import { tokenFingerprint } from '../audit/credential-audit.ts';
@@ -40,6 +43,8 @@ export interface HealthzDeps {
   hostStatus?: () => HostLinkStatus[];
   /** Recent failures, reported as `recentErrors` (see `status/status-report.ts`). */
   recentErrors?: RecentErrors;
+  /** How each server's latest open went: a server whose latest open failed is `failing`. */
+  openOutcomes?: OpenOutcomes;
   /** The last audited calls, reported as `recentCalls`. */
   recentCalls?: RecentCalls;
   /** Where a refused token goes on the record, as on every agent route. */
@@ -53,7 +58,9 @@ const PRIVATE = { 'cache-control': 'no-store', vary: 'Authorization' };
 export interface ServerHealth {
   name: string;
   binding: string;
-  state: 'available' | 'host-offline' | 'unsupported-policy';
+  state: 'available' | 'failing' | 'host-offline' | 'unsupported-policy';
+  /** Why it is `failing`: its latest open's failure (the admin's view names whose open it was). */
+  failure?: FailedOpen;
 }
 
 /**
@@ -97,10 +104,10 @@ export function healthReport(deps: HealthzDeps, agent: AgentEntry | null) {
   const servers: ServerHealth[] = names.map((name) => {
     const descriptor = deps.config.servers[name]!.executor;
     const host = hostOf(descriptor);
-    if (host !== null) return { name, binding: `host:${host}`, state: linked.get(host) === true ? 'available' : 'host-offline' };
-    if (descriptor.type === 'local') return { name, binding: 'local', state: 'available' };
+    if (host !== null) return linked.get(host) === true ? reachable(deps, name, `host:${host}`, agent) : { name, binding: `host:${host}`, state: 'host-offline' };
+    if (descriptor.type === 'local') return reachable(deps, name, 'local', agent);
     const refused = agent?.['trust-context']?.containment === 'required';
-    return { name, binding: 'edge-direct', state: refused ? 'unsupported-policy' : 'available' };
+    return refused ? { name, binding: 'edge-direct', state: 'unsupported-policy' } : reachable(deps, name, 'edge-direct', agent);
   });
   const usedHosts = new Set(servers.flatMap((s) => (s.binding.startsWith('host:') ? [s.binding.slice(5)] : [])));
   const sessions = agent === null ? deps.sessions.size : deps.sessions.list().filter((s) => s.agent === agent.name).length;
@@ -113,4 +120,10 @@ export function healthReport(deps: HealthzDeps, agent: AgentEntry | null) {
     sessions,
     ...statusDetails(deps.sessions.list(), deps.recentErrors, agent, deps.recentCalls),
   };
+}
+
+/** A server whose host (or the edge) can be reached: `available`, or `failing` while the latest open of it (this viewer's, or anyone's for the admin) failed. */
+function reachable(deps: HealthzDeps, name: string, binding: string, agent: AgentEntry | null): ServerHealth {
+  const failure = deps.openOutcomes?.failure(name, agent?.name);
+  return failure === undefined ? { name, binding, state: 'available' } : { name, binding, state: 'failing', failure };
 }

@@ -61,6 +61,23 @@ describe('/healthz status details', () => {
     expect(older.sort()).toEqual(['host-offline gone alice', 'launch-failed mute alice']);
   });
 
+  it('calls a server failing while the latest open of it failed, until one succeeds: an agent its own, the admin anyone\'s', async () => {
+    const router = new InProcessRouter({ beta: createTestMcpServer });
+    const config = await testConfig([{ name: 'bob', servers: ['beta'] }], { beta: { type: 'http', url: 'https://beta.example.com/mcp' } }, { 'admin-token-sha256': await sha256Hex('admin-token') });
+    const h = (harness = startInProcessApp(config, router));
+    const servers = async (token: string) => ((await (await h.fetch(`${BASE}/healthz`, { headers: { authorization: `Bearer ${token}` } })).json()) as { servers: Array<{ name: string; state: string; failure?: unknown }> }).servers.find((s) => s.name === 'beta');
+    await h.client('/servers/beta/mcp', 'bob-token');
+    expect(await servers('admin-token')).toEqual({ name: 'beta', binding: 'edge-direct', state: 'available' });
+    router.failures.set('beta', new WireError('launch-failed', 'Cannot start process: spawn failed: ENOENT'));
+    await expect(h.client('/servers/beta/mcp', 'bob-token')).rejects.toThrow();
+    const failure = { reason: 'launch-failed', message: 'Cannot start process: spawn failed: ENOENT', time: expect.any(String) };
+    expect(await servers('bob-token')).toEqual({ name: 'beta', binding: 'edge-direct', state: 'failing', failure });
+    expect(await servers('admin-token')).toEqual({ name: 'beta', binding: 'edge-direct', state: 'failing', failure: { ...failure, agent: 'bob' } });
+    router.failures.delete('beta');
+    await h.client('/servers/beta/mcp', 'bob-token');
+    expect(await servers('bob-token')).toEqual({ name: 'beta', binding: 'edge-direct', state: 'available' });
+  });
+
   it('records an upstream of /mcp whose channel opened but whose initialize failed', async () => {
     const { harness: h } = await setup();
     await h.client('/mcp', 'alice-token');

@@ -1,0 +1,89 @@
+/**
+ * OpenOutcomes: how the latest open of each server went, per agent, so `/healthz` and the status
+ * page can tell a server that serves from one whose every open fails while its host is linked (a
+ * server removed on the host, a stale trust-profile pin, a command that no longer starts), which
+ * they called `available` before: only `recentErrors` showed it.
+ *
+ * One entry per (agent, server), replaced by each open's outcome, success or failure: a server is
+ * `failing` for whoever's latest open of it failed, until an open of it succeeds again. Only
+ * failures that say something of the server count; an agent's own limit, a deadline the worker
+ * set for its config change or shutdown, say nothing of it.
+ *
+ * Bounded by the config (its agents × their servers), and by `capacity` against anything else;
+ * like `RecentErrors`, one isolate's memory (DESIGN §8).
+ *
+ * @module
+ */
+import type { FailureReason } from '../../shared/errors.ts';
+import { scrubMessage } from './recent-errors.ts';
+
+/** A failed latest open, as `/healthz` reports it on its server. */
+export interface FailedOpen {
+  reason: FailureReason;
+  message: string;
+  /** ISO time of the failure. */
+  time: string;
+  /** The agent whose open it was; in the admin's view only. */
+  agent?: string;
+}
+
+/** The reasons that say nothing of the server itself. */
+const NOT_THE_SERVERS: ReadonlySet<FailureReason> = new Set(['unauthorized', 'limit-reached', 'invalid-request', 'config-changed', 'shutdown', 'denied-by-policy']);
+
+const DEFAULT_CAPACITY = 4096;
+
+interface Outcome {
+  readonly agent: string;
+  readonly server: string;
+  /** Null: it succeeded. */
+  readonly failure: Omit<FailedOpen, 'agent'> | null;
+  /** When it happened, for the admin's "latest of all agents". */
+  readonly at: number;
+}
+
+export class OpenOutcomes {
+  readonly #latest = new Map<string, Outcome>();
+  readonly #capacity: number;
+  readonly #now: () => Date;
+  #order = 0;
+
+  constructor(options: { capacity?: number; now?: () => Date } = {}) {
+    this.#capacity = options.capacity ?? DEFAULT_CAPACITY;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  /** An open of `server` for `agent` succeeded. */
+  opened(agent: string | null | undefined, server: string): void {
+    if (agent == null) return;
+    this.#set({ agent, server, failure: null, at: ++this.#order });
+  }
+
+  /** An open of `server` for `agent` failed with `reason`. */
+  failed(agent: string | null | undefined, server: string, reason: FailureReason, message: string): void {
+    if (agent == null || NOT_THE_SERVERS.has(reason)) return;
+    this.#set({ agent, server, failure: { reason, message: scrubMessage(message), time: this.#now().toISOString() }, at: ++this.#order });
+  }
+
+  /**
+   * The failure of the latest open of `server`: `agent`'s own, or, for the admin (no agent), the
+   * latest of any agent's, naming the agent. Undefined when that open succeeded, or none is known.
+   */
+  failure(server: string, agent?: string): FailedOpen | undefined {
+    if (agent !== undefined) return this.#latest.get(keyOf(agent, server))?.failure ?? undefined;
+    let latest: Outcome | undefined;
+    for (const outcome of this.#latest.values()) if (outcome.server === server && (latest === undefined || outcome.at > latest.at)) latest = outcome;
+    return latest?.failure == null ? undefined : { ...latest.failure, agent: latest.agent };
+  }
+
+  #set(outcome: Outcome): void {
+    const key = keyOf(outcome.agent, outcome.server);
+    // Deleted first, so the map's order is the order of last use and the oldest goes at capacity.
+    this.#latest.delete(key);
+    this.#latest.set(key, outcome);
+    if (this.#latest.size > this.#capacity) this.#latest.delete(this.#latest.keys().next().value!);
+  }
+}
+
+function keyOf(agent: string, server: string): string {
+  return `${agent}\u0000${server}`;
+}
