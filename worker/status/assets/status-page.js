@@ -57,7 +57,7 @@
   function clock(date) { return date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' }); }
   function list(value) { return Array.isArray(value) ? value : []; }
 
-  var SERVER_STATES = { 'available': ['ok', 'Available'], 'host-offline': ['warn', 'Host offline'], 'unsupported-policy': ['neutral', 'Unsupported policy'] };
+  var SERVER_STATES = { 'available': ['ok', 'Available'], 'failing': ['bad', 'Failing'], 'host-offline': ['warn', 'Host offline'], 'unsupported-policy': ['neutral', 'Unsupported policy'] };
 
   function binding(value) {
     var text = String(value);
@@ -98,7 +98,11 @@
 
     fill('servers-body', servers.map(function (s) {
       var state = SERVER_STATES[s.state] || ['neutral', String(s.state)];
-      return row([cell(String(s.name), 'mono'), cell(binding(s.binding)), cell(pill(state[0], state[1]))]);
+      var td = cell(pill(state[0], state[1]));
+      // Why it is failing: its latest open's reason, when, and (for the admin) whose open it was; the message on hover.
+      var f = s.failure;
+      if (f && typeof f === 'object') td.append(el('span', 'why', String(f.reason) + ' ' + ago(f.time, report.time) + (typeof f.agent === 'string' ? ' (' + f.agent + ')' : ''), String(f.message)));
+      return row([cell(String(s.name), 'mono'), cell(binding(s.binding)), td]);
     }), 3, 'No servers');
 
     $('sessions-panel').hidden = !admin;
