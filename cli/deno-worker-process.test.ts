@@ -127,11 +127,11 @@ describe('the Deno worker with an audit file it cannot open', () => {
       const missing = join(dir, 'no-such-folder', 'audit.jsonl');
       const noFolder = await start(dir, missing, [`--allow-write=${missing}`]);
       expect(noFolder.code).toBe(2);
-      expect(noFolder.stderr).toContain(`${join(dir, 'worker.json')}: audit.file: cannot open "${missing}": `);
+      expect(noFolder.stderr).toContain(`${join(dir, 'worker.json')}: audit.file: cannot open "${missing}": its folder does not exist\n`);
       expect(noFolder.stderr).not.toContain('--allow-write');
       const denied = await start(dir, join(dir, 'audit.jsonl'), []);
       expect(denied.code).toBe(2);
-      expect(denied.stderr).toContain(`${join(dir, 'worker.json')}: audit.file: cannot open "${join(dir, 'audit.jsonl')}": `);
+      expect(denied.stderr).toContain(`${join(dir, 'worker.json')}: audit.file: cannot open "${join(dir, 'audit.jsonl')}": not writable (run Deno with --allow-write for it)`);
       expect(denied.stderr).toContain('(run Deno with --allow-write for it)');
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -17,3 +17,18 @@ export function fileReadProblem(error: unknown): FileReadProblem {
   if (code === 'EISDIR') return 'not a file';
   return 'not readable';
 }
+
+/**
+ * Why a file could not be opened to write (an audit file), in the same words on Node and Deno:
+ * Node said `ENOENT` where Deno said `No such file or directory (os error 2): open '…'`.
+ */
+export function fileWriteProblem(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  const name = (error as { name?: unknown } | null)?.name;
+  if (code === 'ENOENT') return 'its folder does not exist';
+  if (code === 'ENOTDIR') return 'a part of its path is not a folder';
+  if (code === 'EISDIR') return 'it is a folder';
+  if (code === 'EROFS') return 'its file system is read-only';
+  if (code === 'EACCES' || code === 'EPERM' || name === 'PermissionDenied' || name === 'NotCapable') return 'not writable';
+  return typeof code === 'string' ? code : String((error as Error | null)?.message ?? error);
+}

@@ -42,7 +42,7 @@ describe('auditWriter to a file', () => {
 
   it('refuses a file it cannot open as a problem of the config naming it (review s22: the bare ENOENT named neither)', () => {
     expect(() => auditWriter('/nonexistent-dir/audit.jsonl', 'info', '/etc/switchyard/sidecar.json')).toThrow(
-      expect.objectContaining({ name: 'LocalError', code: 'invalid-config', message: '/etc/switchyard/sidecar.json: audit.file: cannot open "/nonexistent-dir/audit.jsonl": ENOENT' }),
+      expect.objectContaining({ name: 'LocalError', code: 'invalid-config', message: '/etc/switchyard/sidecar.json: audit.file: cannot open "/nonexistent-dir/audit.jsonl": its folder does not exist' }),
     );
   });
 });

@@ -11,6 +11,7 @@ import { closeSync, fstatSync, openSync, statSync, writeSync } from 'node:fs';
 import { levelFilteredWriter, type AuditWrite } from '../../shared/audit/audit-log.ts';
 import { reopeningFileWriter, type AuditFileSystem } from '../../shared/audit/reopening-file-writer.ts';
 import { LocalError } from '../../shared/errors.ts';
+import { fileWriteProblem } from '../../shared/file-read-problem.ts';
 
 /**
  * `file` when set (every line), else stderr at `logLevel`. A file that cannot be opened is refused
@@ -21,8 +22,7 @@ export function auditWriter(file: string | undefined, logLevel: string, configFi
   try {
     return reopeningFileWriter(file, nodeAuditFiles, log === undefined ? {} : { warn: (message, fields) => log.warn(message, fields) });
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    throw new LocalError('invalid-config', `${configFile}: audit.file: cannot open "${file}": ${typeof code === 'string' ? code : String(error)}`, { cause: error });
+    throw new LocalError('invalid-config', `${configFile}: audit.file: cannot open "${file}": ${fileWriteProblem(error)}`, { cause: error });
   }
 }
 

@@ -23,7 +23,7 @@ import { parseWorkerConfigText, type WorkerConfig } from '../../config/worker-co
 import { createWorkerLogger, parseLogLevel, type WorkerLogger } from '../../log.ts';
 import { ValidationError } from '../../../shared/validation.ts';
 import { describeFileProblems } from '../../../shared/file-problems-report.ts';
-import { fileReadProblem } from '../../../shared/file-read-problem.ts';
+import { fileReadProblem, fileWriteProblem } from '../../../shared/file-read-problem.ts';
 import { upgradeWebSocket } from './deno-websocket.ts';
 import { levelFilteredWriter, type AuditWrite } from '../../../shared/audit/audit-log.ts';
 import { reopeningFileWriter, type AuditFileSystem, type FileIdentity } from '../../../shared/audit/reopening-file-writer.ts';
@@ -152,7 +152,7 @@ function denoAuditWriter(file: string | undefined, level: string, configFile: st
   } catch (error) {
     // The permission hint only where permission is what failed: a missing folder is not (review s22).
     const denied = error instanceof Error && (error.name === 'PermissionDenied' || error.name === 'NotCapable');
-    console.error(`${configFile}: audit.file: cannot open "${file}": ${error instanceof Error ? error.message : String(error)}${denied ? ' (run Deno with --allow-write for it)' : ''}`);
+    console.error(`${configFile}: audit.file: cannot open "${file}": ${fileWriteProblem(error)}${denied ? ' (run Deno with --allow-write for it)' : ''}`);
     return deno.exit(2);
   }
 }
