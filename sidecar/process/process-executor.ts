@@ -229,7 +229,7 @@ export class ProcessExecutor {
     });
     this.#options.onSpawn?.({ backend: plan.backend, file: plan.shownFile ?? plan.file, pid: child.pid });
     const handle = new ChildProcessHandle(child, this.#timings, this.#logger);
-    this.#track(handle, plan.cgroup);
+    this.#track(handle, plan.cgroup, plan.shownFile ?? plan.file);
     const { policy } = request;
     const setupStderr = policy === null || !child.stderr ? undefined : peekStderr(child.stderr, SETUP_STDERR_BYTES);
     try {
@@ -274,7 +274,7 @@ export class ProcessExecutor {
     for (const cgroup of this.#cgroups.values()) cgroup.killNow();
   }
 
-  #track(handle: ChildProcessHandle, cgroup: LaunchCgroup | undefined): void {
+  #track(handle: ChildProcessHandle, cgroup: LaunchCgroup | undefined, command: string): void {
     this.#live.add(handle);
     if (cgroup !== undefined) this.#cgroups.set(handle, cgroup);
     for (const dir of cgroup?.dirs ?? []) this.#watchdog?.watchCgroup(dir);
@@ -286,9 +286,13 @@ export class ProcessExecutor {
       if (cgroup === undefined) return;
       this.#cgroups.delete(handle);
       // What is still in the cgroup left the group (setsid, a daemon's double fork): it ends with the server.
-      const ended = cgroup.end().then((left) => {
+      const ended = cgroup.end().then(({ left, refusedForks }) => {
         for (const dir of cgroup.dirs) this.#watchdog?.forgetCgroup(dir);
-        if (left > 0) this.#logger.info('Ended processes a server left running outside its process group', { pid: handle.pid, processes: left });
+        if (left > 0) this.#logger.info('Ended processes a server left running outside its process group', { pid: handle.pid, command, processes: left });
+        // Said once, at its end: a server short of tasks fails in ways of its own (EAGAIN, "Cannot fork", a pool that cannot grow).
+        if (refusedForks > 0) {
+          this.#logger.warn('A server reached its task limit: forks were refused', { pid: handle.pid, command, refused: refusedForks, 'tasks-per-server': this.#options.taskLimit ?? 0, fix: 'Raise limits.tasks-per-server in sidecar.json if the server needs more processes or threads' });
+        }
       });
       this.#cgroupEnds.add(ended);
       void ended.finally(() => this.#cgroupEnds.delete(ended));

@@ -67,6 +67,9 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     await handle.dispose();
     await executor!.disposeAll();
     expect(started.filter(isAlive)).toEqual([]);
+    // The host's owner learns of it, with the fix.
+    expect(warnings).toEqual([{ msg: 'A server reached its task limit: forks were refused', fields: expect.objectContaining({ command: '/bin/sh', refused: expect.any(Number), 'tasks-per-server': 16 }) }]);
+    expect((warnings[0]!.fields as { refused: number }).refused).toBeGreaterThan(0);
   });
 
   it('has no task limit at 0', async () => {
@@ -79,6 +82,7 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     await handle.dispose();
     await executor!.disposeAll();
     expect(started.filter(isAlive)).toEqual([]);
+    expect(warnings).toEqual([]);
   });
 
   it('holds the limit inside a bubblewrap sandbox, whose PID namespace hides nothing from the host\'s cgroup', async () => {
@@ -90,7 +94,9 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     const started = sleepersIn(pids);
     expect(started.length).toBeGreaterThan(0);
     expect(started.length).toBeLessThan(16);
-    expect(warnings).toEqual([]);
+    await handle.dispose();
+    await executor!.disposeAll();
+    expect(warnings.map((warning) => warning.msg)).toEqual(['A server reached its task limit: forks were refused']);
   });
 
   it('ends a descendant that left the server\'s process group (setsid) with the server', async () => {

@@ -188,11 +188,19 @@ export function cgroupReadiness(placement?: CgroupPlacement): { ok: true; dir: s
  */
 export const JOIN_SCRIPT = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 126; shift; n=$((n - 1)); done; exec "$@"';
 
+/** What a launch's cgroup held when its server ended. */
+export interface CgroupEnd {
+  /** Processes still in it: they had left the server's process group. */
+  readonly left: number;
+  /** Forks and clones its task limit refused (`pids.events`' `max`) over the server's life. */
+  readonly refusedForks: number;
+}
+
 /** One launch's cgroup (one directory in each hierarchy the sidecar uses). */
 export class LaunchCgroup {
   readonly #dirs: readonly string[];
   readonly #log: Logger;
-  #ended: Promise<number> | undefined;
+  #ended: Promise<CgroupEnd> | undefined;
 
   constructor(dirs: readonly string[], log: Logger) {
     this.#dirs = dirs;
@@ -209,11 +217,6 @@ export class LaunchCgroup {
     return { file: '/bin/sh', args: ['-c', JOIN_SCRIPT, 'switchyard-cgroup', String(this.#dirs.length), ...this.#dirs.map((dir) => join(dir, 'cgroup.procs')), file, ...args] };
   }
 
-  /** The processes in it now. */
-  members(): number[] {
-    return this.#dirs.length === 0 ? [] : membersOf(this.#dirs[0]!);
-  }
-
   /** Kills every member at once; synchronous, for a sidecar's `exit` handler. */
   killNow(): void {
     for (const dir of this.#dirs) killMembers(dir);
@@ -221,17 +224,18 @@ export class LaunchCgroup {
 
   /**
    * Kills what is left in it (what left the server's process group) and removes it; idempotent.
-   * @returns How many processes were still in it.
+   * @returns How many processes were still in it, and how many forks its task limit refused.
    */
-  end(): Promise<number> {
+  end(): Promise<CgroupEnd> {
     this.#ended ??= this.#end();
     return this.#ended;
   }
 
-  async #end(): Promise<number> {
+  async #end(): Promise<CgroupEnd> {
     const left = new Set(this.#dirs.flatMap((dir) => membersOf(dir))).size;
+    const refusedForks = Math.max(0, ...this.#dirs.map(refusedForksIn));
     for (const dir of this.#dirs) await endDir(dir, this.#log);
-    return left;
+    return { left, refusedForks };
   }
 }
 
@@ -270,6 +274,16 @@ function killMembers(dir: string): void {
     } catch {
       // Exited meanwhile.
     }
+  }
+}
+
+/** `pids.events`' `max N`: how often the limit refused a fork; 0 without the file. */
+function refusedForksIn(dir: string): number {
+  try {
+    const match = /^max (\d+)$/m.exec(readFileSync(join(dir, 'pids.events'), 'utf8'));
+    return match === null ? 0 : Number(match[1]);
+  } catch {
+    return 0;
   }
 }
 
