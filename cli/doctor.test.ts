@@ -51,7 +51,7 @@ describe('switchyard doctor', () => {
   it('says whether the sidecar could give each server a cgroup, and only informs where it could not', async () => {
     const here = (await runDoctor({ deno: false })).find((c) => c.name === 'server cgroups');
     // As root (CI), with this host's v1 pids hierarchy or a v2 one.
-    if (process.getuid?.() === 0) expect(here).toMatchObject({ ok: true, detail: expect.stringMatching(/^each server's process tree gets a cgroup under \/sys\/fs\/cgroup.*limits\.tasks-per-server holds/) });
+    if (process.getuid?.() === 0) expect(here).toMatchObject({ ok: true, detail: expect.stringMatching(/^each server's process tree gets a cgroup under \/sys\/fs\/cgroup.*limits\.tasks-per-server and limits\.memory-per-server-mib hold/) });
     const checks = await runDoctor({ deno: false, cgroups: {} });
     expect(checks.find((c) => c.name === 'server cgroups')).toEqual({
       name: 'server cgroups',

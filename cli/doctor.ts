@@ -235,7 +235,7 @@ async function sandboxChecks(options: DoctorOptions): Promise<DoctorCheck[]> {
     const cgroups = cgroupReadiness(options.cgroups);
     checks.push(
       cgroups.ok
-        ? { name: 'server cgroups', ok: true, detail: `each server's process tree gets a cgroup under ${cgroups.dir}${cgroups.v2 ? ' (the sidecar first moves into a leaf of its own cgroup, when it is alone there)' : ''}: limits.tasks-per-server holds, and what leaves a server's process group ends with it` }
+        ? { name: 'server cgroups', ok: true, detail: `each server's process tree gets a cgroup under ${cgroups.dir}${cgroups.v2 ? ' (the sidecar first moves into a leaf of its own cgroup, when it is alone there)' : ''}: limits.tasks-per-server ${cgroups.memory ? 'and limits.memory-per-server-mib hold' : 'holds (no memory controller here: memory-per-server-mib does not)'}, and what leaves a server's process group ends with it` }
         : { name: 'server cgroups', ok: false, informational: true, detail: `${cgroups.problem}; servers run without a task limit (limits.tasks-per-server)`, fix: CGROUP_FIX },
     );
   }

@@ -25,7 +25,7 @@ import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
 import { CLEARTEXT_REMOTE_MESSAGE, endpointPathOf, isCleartextRemote } from '../link/worker-url.ts';
 import { DEFAULT_HOST_PROCESSES, DEFAULT_PROCESSES_PER_AGENT } from '../host/process-budget.ts';
 import { DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE, defaultLaunchBurst } from '../host/launch-rate.ts';
-import { DEFAULT_TASKS_PER_SERVER } from '../process/server-cgroups.ts';
+import { DEFAULT_MEMORY_PER_SERVER_MIB, DEFAULT_TASKS_PER_SERVER } from '../process/server-cgroups.ts';
 import type { OwnFile } from '../sandbox/config-dir-exposure.ts';
 
 /** The default RLIMIT_DATA of every server process, in MiB. */
@@ -124,6 +124,12 @@ export const SidecarConfigSchema = z
               z.meta({ default: DEFAULT_TASKS_PER_SERVER }),
               z.describe('Processes and threads one server\'s whole tree may hold at once (its cgroup\'s pids.max), so a server that forks without end gets EAGAIN instead of filling the host; 0: no limit. Linux, where the sidecar may make cgroups: as root, or as a systemd unit with Delegate=yes (doctor says which)'),
             ),
+          'memory-per-server-mib': z
+            .optional(z.number().check(z.int(), z.gte(0, 'must be 0 (no limit) or more'), z.lte(1_048_576)))
+            .check(
+              z.meta({ default: DEFAULT_MEMORY_PER_SERVER_MIB }),
+              z.describe('Memory one server\'s whole tree may use at once, in MiB (its cgroup\'s memory.max): past it the kernel ends one of its processes, and the sidecar\'s log says so; 0: no limit. Bounds a server that forks, which memory-limit-mib (per process) does not. Linux, where the sidecar may make cgroups, as tasks-per-server'),
+            ),
         }),
       )
       .check(z.describe('What one agent, and all of them, may run on this host')),
@@ -205,6 +211,8 @@ export interface SidecarLimits {
   memoryLimitMib: number;
   /** 0: no limit. */
   tasksPerServer: number;
+  /** 0: no limit. */
+  memoryPerServerMib: number;
 }
 
 export function parseSidecarConfig(input: unknown): SidecarConfigFile {
@@ -279,6 +287,7 @@ export function loadSidecarConfig(
       launchesPerAgentPerMinute: file.limits?.['server-launches-per-agent-per-minute'] ?? DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE,
       memoryLimitMib: file.limits?.['memory-limit-mib'] ?? DEFAULT_MEMORY_LIMIT_MIB,
       tasksPerServer: file.limits?.['tasks-per-server'] ?? DEFAULT_TASKS_PER_SERVER,
+      memoryPerServerMib: file.limits?.['memory-per-server-mib'] ?? DEFAULT_MEMORY_PER_SERVER_MIB,
     },
   };
 }

@@ -31,7 +31,7 @@ import { findPrlimit } from '../process/address-space-limit.ts';
 import { findSetpriv } from '../process/parent-death.ts';
 import type { ConfigSnapshot } from '../config/config-snapshot.ts';
 import { memoryLimitWarning } from '../config/sidecar-config.ts';
-import { CGROUP_FIX, DEFAULT_TASKS_PER_SERVER, ServerCgroups } from '../process/server-cgroups.ts';
+import { CGROUP_FIX, DEFAULT_MEMORY_PER_SERVER_MIB, DEFAULT_TASKS_PER_SERVER, ServerCgroups, type TreeLimits } from '../process/server-cgroups.ts';
 
 export interface SidecarCompositionConfig {
   /** The sidecar config dir: mcp-servers/, users/, machines/, trust-profiles/. */
@@ -63,7 +63,7 @@ export interface SidecarCompositionConfig {
    * sidecar.json `"limits"` (`switchyard sidecar` always passes them, defaults filled in by
    * `loadSidecarConfig`); no limit without it.
    */
-  limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number; launchBurstPerAgent: number; launchesPerAgentPerMinute: number; tasksPerServer?: number };
+  limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number; launchBurstPerAgent: number; launchesPerAgentPerMinute: number; tasksPerServer?: number; memoryPerServerMib?: number };
   /**
    * The config files last accepted (a live sidecar's). Launches read the disk, as without it,
    * until `refuseConfig` says the files on disk were refused: then this snapshot, until a reload.
@@ -117,13 +117,13 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   const memoryLimit = addressSpaceLimit(config.limits?.memoryLimitMib ?? 0, config.env ?? process.env, log);
   const setpriv = parentDeathTool(config.env ?? process.env, log);
   // Made before the executor starts anything: on cgroup v2 a sidecar alone in its cgroup moves into a leaf first.
-  const cgroups = config.limits === undefined ? undefined : serverCgroups(config.limits.tasksPerServer ?? DEFAULT_TASKS_PER_SERVER, log);
+  const cgroups = config.limits === undefined ? undefined : serverCgroups(treeLimits(config.limits), log);
   const executor = new ProcessExecutor({
     logger: log,
     ...(memoryLimit !== undefined ? { addressSpaceLimit: memoryLimit } : {}),
     ...(setpriv !== undefined ? { setpriv } : {}),
     groupWatchdog: true,
-    ...(cgroups !== undefined ? { cgroups, taskLimit: config.limits?.tasksPerServer ?? DEFAULT_TASKS_PER_SERVER } : {}),
+    ...(cgroups !== undefined && config.limits !== undefined ? { cgroups, treeLimits: treeLimits(config.limits) } : {}),
     ...config.executor,
   });
   const budget = new ProcessBudget({ limits: processLimits(config.limits), log });
@@ -214,7 +214,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       budget.setLimits(processLimits(next.limits));
       launchRate.setLimits(launchRateLimits(next.limits));
       executor.setAddressSpaceLimit(addressSpaceLimit(next.limits.memoryLimitMib, config.env ?? process.env, log));
-      executor.setTaskLimit(next.limits.tasksPerServer ?? DEFAULT_TASKS_PER_SERVER);
+      executor.setTreeLimits(treeLimits(next.limits));
       policies.clear();
       return handler.reconfigure({ trust: next.trust, compile: compileOptions(config, next.sandbox, log) });
     },
@@ -246,14 +246,23 @@ function launchRateLimits(limits: SidecarCompositionConfig['limits']): LaunchRat
   return { burst: limits.launchBurstPerAgent, perMinute: limits.launchesPerAgentPerMinute };
 }
 
+/** sidecar.json's limits of each server's whole tree, defaults filled in. */
+function treeLimits(limits: NonNullable<SidecarCompositionConfig['limits']>): TreeLimits {
+  return { tasks: limits.tasksPerServer ?? DEFAULT_TASKS_PER_SERVER, memoryMib: limits.memoryPerServerMib ?? DEFAULT_MEMORY_PER_SERVER_MIB };
+}
+
 /** The servers' cgroups on Linux, where the sidecar may make them; what they give, or why not, said once in the log. */
-function serverCgroups(tasksPerServer: number, log: Logger): ServerCgroups | undefined {
+function serverCgroups(limits: TreeLimits, log: Logger): ServerCgroups | undefined {
   if (process.platform !== 'linux') return undefined;
   const opened = ServerCgroups.open({ log });
+  const held = {
+    'tasks-per-server': opened.cgroups !== undefined && opened.support.limit ? limits.tasks : 'not applied',
+    'memory-per-server-mib': opened.cgroups !== undefined && opened.support.memory ? limits.memoryMib : 'not applied',
+  };
   if (opened.cgroups === undefined || opened.problem !== undefined) {
-    log.warn('Servers run without a task limit: no pids cgroup for them here', { why: opened.problem, fix: CGROUP_FIX });
+    log.warn('Servers run without some limits of their whole tree: no cgroup for them here', { ...held, why: opened.problem, fix: CGROUP_FIX });
   } else {
-    log.info('Each server runs in a cgroup of its own', { cgroups: opened.support.bases, 'tasks-per-server': tasksPerServer });
+    log.info('Each server runs in a cgroup of its own', { cgroups: opened.support.bases, ...held });
   }
   return opened.cgroups;
 }

@@ -18,10 +18,11 @@ const V2_MOUNTS = [
 const V2_SELF = '0::/user.slice/user-1000.slice/user@1000.service/app.slice/switchyard-sidecar.service\n';
 
 describe('cgroupPlacement', () => {
-  it('finds the unified cgroup and the v1 pids one on a hybrid host', () => {
+  it('finds the unified cgroup and the v1 pids and memory ones on a hybrid host', () => {
     expect(cgroupPlacement(HYBRID_MOUNTS, HYBRID_SELF)).toEqual({
       unified: '/sys/fs/cgroup/unified/system.slice/box.service',
       pidsV1: '/sys/fs/cgroup/pids/system.slice/box.service',
+      memoryV1: '/sys/fs/cgroup/memory/process_api/bad52f',
     });
   });
 
@@ -42,10 +43,10 @@ describe('cgroupPlacement', () => {
     expect(cgroupPlacement(mounts, '0::/elsewhere\n')).toEqual({});
   });
 
-  it('takes a v1 hierarchy only when it holds pids, whatever other controllers share it', () => {
-    const mounts = '38 30 0:35 / /sys/fs/cgroup/cpu\\040pids rw - cgroup cgroup rw,cpu,pids';
-    expect(cgroupPlacement(mounts, '3:cpu,pids:/a:b\n')).toEqual({ pidsV1: '/sys/fs/cgroup/cpu pids/a:b' });
-    expect(cgroupPlacement(HYBRID_MOUNTS.replace('rw,pids', 'rw,devices'), HYBRID_SELF)).toEqual({ unified: '/sys/fs/cgroup/unified/system.slice/box.service' });
+  it('takes a v1 hierarchy only when it holds pids or memory, whatever other controllers share it', () => {
+    const mounts = '38 30 0:35 / /sys/fs/cgroup/cpu\\040pids rw - cgroup cgroup rw,cpu,pids,memory';
+    expect(cgroupPlacement(mounts, '3:cpu,pids,memory:/a:b\n')).toEqual({ pidsV1: '/sys/fs/cgroup/cpu pids/a:b', memoryV1: '/sys/fs/cgroup/cpu pids/a:b' });
+    expect(cgroupPlacement(HYBRID_MOUNTS.replace('rw,pids', 'rw,devices').replace('rw,memory', 'rw,cpuset'), HYBRID_SELF)).toEqual({ unified: '/sys/fs/cgroup/unified/system.slice/box.service' });
   });
 
   it('finds nothing where no cgroup is mounted', () => {

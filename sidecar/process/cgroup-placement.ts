@@ -13,6 +13,8 @@ export interface CgroupPlacement {
   readonly unified?: string;
   /** Its cgroup in a v1 hierarchy holding the `pids` controller (hybrid and v1 hosts), when one is mounted. */
   readonly pidsV1?: string;
+  /** Its cgroup in a v1 hierarchy holding the `memory` controller, when one is mounted. */
+  readonly memoryV1?: string;
 }
 
 interface CgroupMount {
@@ -27,6 +29,7 @@ export function cgroupPlacement(mountinfo: string, selfCgroup: string): CgroupPl
   const mounts = cgroupMounts(mountinfo);
   let unified: string | undefined;
   let pidsV1: string | undefined;
+  let memoryV1: string | undefined;
   for (const line of selfCgroup.split('\n')) {
     // "ID:CONTROLLERS:PATH"; the path may itself hold colons.
     const match = /^(\d+):([^:]*):(.*)$/.exec(line);
@@ -34,11 +37,13 @@ export function cgroupPlacement(mountinfo: string, selfCgroup: string): CgroupPl
     const [, id, controllers, path] = match as unknown as [string, string, string, string];
     if (id === '0' && controllers === '') {
       unified ??= dirOf(mounts.filter((mount) => mount.v2), path);
-    } else if (controllers.split(',').includes('pids')) {
-      pidsV1 ??= dirOf(mounts.filter((mount) => !mount.v2 && mount.controllers.includes('pids')), path);
+    } else {
+      const names = controllers.split(',');
+      if (names.includes('pids')) pidsV1 ??= dirOf(mounts.filter((mount) => !mount.v2 && mount.controllers.includes('pids')), path);
+      if (names.includes('memory')) memoryV1 ??= dirOf(mounts.filter((mount) => !mount.v2 && mount.controllers.includes('memory')), path);
     }
   }
-  return { ...(unified !== undefined ? { unified } : {}), ...(pidsV1 !== undefined ? { pidsV1 } : {}) };
+  return { ...(unified !== undefined ? { unified } : {}), ...(pidsV1 !== undefined ? { pidsV1 } : {}), ...(memoryV1 !== undefined ? { memoryV1 } : {}) };
 }
 
 /** The first mount that shows `path`: a mount of a sub-tree (a container's) shows only what is under its root. */

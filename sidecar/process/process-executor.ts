@@ -24,7 +24,7 @@ import { type DescriptorMask, descriptorTargets, inheritableDescriptors } from '
 import { earlySpawnError, spawnMasked } from './masked-spawn.ts';
 import { ChildProcessHandle, type ProcessHandle, type StopTimings } from './process-handle.ts';
 import { GroupWatchdog } from './group-watchdog.ts';
-import type { LaunchCgroup, ServerCgroups } from './server-cgroups.ts';
+import type { LaunchCgroup, ServerCgroups, TreeLimits } from './server-cgroups.ts';
 
 export type { ContainedLaunch } from './contained-launch.ts';
 export type { ProcessExit, ProcessHandle } from './process-handle.ts';
@@ -81,10 +81,10 @@ export interface ProcessExecutorOptions extends Partial<StopTimings> {
   readonly groupWatchdog?: boolean;
   /**
    * Every launch in a cgroup of its own (`server-cgroups.ts`): its tree's tasks limited to
-   * `taskLimit` (0: none), and what is left of it killed once its process group is gone.
+   * `treeLimits` (none by default), and what is left of it killed once its process group is gone.
    */
   readonly cgroups?: ServerCgroups;
-  readonly taskLimit?: number;
+  readonly treeLimits?: TreeLimits;
 }
 
 const DEFAULT_TIMINGS: StopTimings = { stdinGraceMs: 300, termGraceMs: 2000 };
@@ -144,9 +144,9 @@ export class ProcessExecutor {
     this.#options = limit === undefined ? rest : { ...rest, addressSpaceLimit: limit };
   }
 
-  /** A new task limit for launches from now on (a sidecar.json reload); 0: none. */
-  setTaskLimit(limit: number): void {
-    this.#options = { ...this.#options, taskLimit: limit };
+  /** New limits of each server's tree for launches from now on (a sidecar.json reload); 0: none. */
+  setTreeLimits(limits: TreeLimits): void {
+    this.#options = { ...this.#options, treeLimits: limits };
   }
 
   /** How many processes this executor has spawned (sandbox tools included), failed or not. */
@@ -286,12 +286,15 @@ export class ProcessExecutor {
       if (cgroup === undefined) return;
       this.#cgroups.delete(handle);
       // What is still in the cgroup left the group (setsid, a daemon's double fork): it ends with the server.
-      const ended = cgroup.end().then(({ left, refusedForks }) => {
+      const ended = cgroup.end().then(({ left, refusedForks, oomKills }) => {
         for (const dir of cgroup.dirs) this.#watchdog?.forgetCgroup(dir);
         if (left > 0) this.#logger.info('Ended processes a server left running outside its process group', { pid: handle.pid, command, processes: left });
         // Said once, at its end: a server short of tasks fails in ways of its own (EAGAIN, "Cannot fork", a pool that cannot grow).
         if (refusedForks > 0) {
-          this.#logger.warn('A server reached its task limit: forks were refused', { pid: handle.pid, command, refused: refusedForks, 'tasks-per-server': this.#options.taskLimit ?? 0, fix: 'Raise limits.tasks-per-server in sidecar.json if the server needs more processes or threads' });
+          this.#logger.warn('A server reached its task limit: forks were refused', { pid: handle.pid, command, refused: refusedForks, 'tasks-per-server': this.#options.treeLimits?.tasks ?? 0, fix: 'Raise limits.tasks-per-server in sidecar.json if the server needs more processes or threads' });
+        }
+        if (oomKills > 0) {
+          this.#logger.warn('A server passed its memory limit: the kernel ended processes of it', { pid: handle.pid, command, ended: oomKills, 'memory-per-server-mib': this.#options.treeLimits?.memoryMib ?? 0, fix: 'Raise limits.memory-per-server-mib in sidecar.json if the server needs more memory' });
         }
       });
       this.#cgroupEnds.add(ended);
@@ -335,7 +338,7 @@ export class ProcessExecutor {
     if (cgroups === undefined) return plan;
     let cgroup: LaunchCgroup;
     try {
-      cgroup = cgroups.forLaunch(this.#options.taskLimit ?? 0);
+      cgroup = cgroups.forLaunch(this.#options.treeLimits ?? { tasks: 0, memoryMib: 0 });
     } catch (error) {
       plan.release();
       // The limit holds for every launch or the launch fails: the host asked for it.

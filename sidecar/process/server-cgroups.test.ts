@@ -42,11 +42,11 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const open = (taskLimit: number) => {
+  const open = (tasks: number, memoryMib = 0) => {
     const opened = ServerCgroups.open({ log });
     expect(opened.problem).toBeUndefined();
     cgroups = opened.cgroups!;
-    executor = new ProcessExecutor({ termGraceMs: 300, stdinGraceMs: 100, logger: log, cgroups, taskLimit });
+    executor = new ProcessExecutor({ termGraceMs: 300, stdinGraceMs: 100, logger: log, cgroups, treeLimits: { tasks, memoryMib } });
     return executor;
   };
 
@@ -83,6 +83,35 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     await executor!.disposeAll();
     expect(started.filter(isAlive)).toEqual([]);
     expect(warnings).toEqual([]);
+  });
+
+  it('ends a server whose whole tree passes its memory limit, and says so', async () => {
+    // 300 MiB touched, in a child as a forking server would: memory-limit-mib (per process) lets each child have its own.
+    const grow = `require('node:child_process').execFileSync(process.execPath, ['-e', "const a = []; for (let i = 0; i < 30; i++) a.push(Buffer.alloc(10 * 1024 * 1024, 1)); console.log('grew')"], { stdio: 'inherit' })`;
+    const handle = await open(0, 100).launch({ command: process.execPath, args: ['-e', grow], env: {}, policy: null });
+    handles.push(handle);
+    let out = '';
+    handle.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const ended = new Promise((resolve) => handle.stdout.once('end', resolve));
+    // The kernel killed the child past 100 MiB; its parent's execFileSync threw, and it exited 1.
+    expect(await handle.exited).toEqual({ code: 1, signal: null });
+    await ended;
+    expect(out).toBe('');
+    await handle.dispose();
+    await executor!.disposeAll();
+    expect(warnings).toEqual([{ msg: 'A server passed its memory limit: the kernel ended processes of it', fields: expect.objectContaining({ command: process.execPath, ended: 1, 'memory-per-server-mib': 100 }) }]);
+  });
+
+  it('lets the same server grow where no memory limit is set', async () => {
+    const grow = `const a = []; for (let i = 0; i < 30; i++) a.push(Buffer.alloc(10 * 1024 * 1024, 1)); console.log('grew')`;
+    const handle = await open(0, 0).launch({ command: process.execPath, args: ['-e', grow], env: {}, policy: null });
+    handles.push(handle);
+    let out = '';
+    handle.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const ended = new Promise((resolve) => handle.stdout.once('end', resolve));
+    expect(await handle.exited).toEqual({ code: 0, signal: null });
+    await ended;
+    expect(out).toBe('grew\n');
   });
 
   it('holds the limit inside a bubblewrap sandbox, whose PID namespace hides nothing from the host\'s cgroup', async () => {
@@ -122,7 +151,7 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
       `const { ProcessExecutor } = await import(${JSON.stringify(join(import.meta.dirname, 'process-executor.ts'))});`,
       `const { ServerCgroups } = await import(${JSON.stringify(join(import.meta.dirname, 'server-cgroups.ts'))});`,
       "const log = { warn() {}, info() {}, debug() {}, error() {}, child() { return this; } };",
-      'const executor = new ProcessExecutor({ logger: log, groupWatchdog: true, cgroups: ServerCgroups.open({ log }).cgroups, taskLimit: 64 });',
+      'const executor = new ProcessExecutor({ logger: log, groupWatchdog: true, cgroups: ServerCgroups.open({ log }).cgroups, treeLimits: { tasks: 64, memoryMib: 0 } });',
       `await executor.launch({ command: '/bin/sh', args: ['-c', ${JSON.stringify(`setsid /bin/sh -c 'echo $$ > ${escaped}.tmp; mv ${escaped}.tmp ${escaped}; exec sleep 300' & read line`)}], env: { PATH: '/usr/bin:/bin' }, policy: null });`,
       'setInterval(() => {}, 60000);',
     ].join('\n');
@@ -177,10 +206,12 @@ describe('cgroupReadiness', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cgroups-ready-'));
     try {
       writeFileSync(join(dir, 'cgroup.controllers'), 'cpu memory pids\n');
-      expect(cgroupReadiness({ unified: dir })).toEqual({ ok: true, dir, v2: true });
+      expect(cgroupReadiness({ unified: dir })).toEqual({ ok: true, dir, v2: true, memory: true });
       writeFileSync(join(dir, 'cgroup.controllers'), 'cpu memory\n');
       expect(cgroupReadiness({ unified: dir })).toEqual({ ok: false, problem: `its cgroup ${dir} has no pids controller` });
-      expect(cgroupReadiness({ unified: dir, pidsV1: dir })).toEqual({ ok: true, dir, v2: false });
+      expect(cgroupReadiness({ unified: dir, pidsV1: dir })).toEqual({ ok: true, dir, v2: false, memory: true });
+      expect(cgroupReadiness({ pidsV1: dir })).toEqual({ ok: true, dir, v2: false, memory: false });
+      expect(cgroupReadiness({ pidsV1: dir, memoryV1: dir })).toEqual({ ok: true, dir, v2: false, memory: true });
       expect(cgroupReadiness({ pidsV1: join(dir, 'gone') })).toEqual({ ok: false, problem: `cannot make cgroups in ${dir}/gone: ENOENT` });
       expect(cgroupReadiness({})).toEqual({ ok: false, problem: 'no cgroup hierarchy is mounted where this process can see it' });
     } finally {

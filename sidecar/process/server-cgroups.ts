@@ -34,6 +34,8 @@ import { type CgroupPlacement, cgroupPlacement } from './cgroup-placement.ts';
 
 /** sidecar.json `limits.tasks-per-server` default: room for a browser's processes and threads, not for a fork bomb. */
 export const DEFAULT_TASKS_PER_SERVER = 1024;
+/** sidecar.json `limits.memory-per-server-mib` default: twice one process's `memory-limit-mib`, for a server that forks a few. */
+export const DEFAULT_MEMORY_PER_SERVER_MIB = 8192;
 
 /** What doctor and the sidecar's start say to do where the sidecar may not make cgroups. */
 export const CGROUP_FIX = 'Run the sidecar as a systemd unit of its own with Delegate=yes (README, "Run the sidecar as a systemd user unit"), or as root';
@@ -44,6 +46,8 @@ export interface CgroupSupport {
   readonly bases: readonly string[];
   /** Whether `pids.max` applies to each server's tree. */
   readonly limit: boolean;
+  /** Whether a memory limit applies to each server's tree. */
+  readonly memory: boolean;
   /** Whether the kernel ends a cgroup's members at one stroke (`cgroup.kill`, Linux 5.14). */
   readonly killFile: boolean;
 }
@@ -60,10 +64,23 @@ export interface ServerCgroupsOptions {
   readonly pid?: number;
 }
 
+/** The limits a cgroup of the servers' sets: 0 for none. */
+export interface TreeLimits {
+  /** `pids.max`: processes and threads of the whole tree. */
+  readonly tasks: number;
+  /** `memory.max` (v2) or `memory.limit_in_bytes` (v1) of the whole tree, in MiB. */
+  readonly memoryMib: number;
+}
+
+/** The controllers a servers' cgroup can limit them by. */
+type Controller = 'pids' | 'memory';
+
 interface Base {
   readonly dir: string;
-  /** `pids.max` is in this hierarchy. */
-  readonly pids: boolean;
+  /** The unified hierarchy (v2): its files' names differ from v1's. */
+  readonly v2: boolean;
+  /** The controllers this hierarchy gives its children. */
+  readonly controllers: ReadonlySet<Controller>;
 }
 
 /** Names each launch's cgroup: one count for the process, whose compositions (tests make several) share its base. */
@@ -95,61 +112,78 @@ export class ServerCgroups {
     }
     const problems: string[] = [];
     const bases: Base[] = [];
-    let unifiedPids = false;
+    const covered = new Set<Controller>();
     if (placement.unified !== undefined) {
       const own = placement.unified;
       endLeftovers(own, pid, log);
-      if (controllersOf(own).includes('pids')) {
-        const enabled = enableForChildren(own, pid, 'pids');
-        if (enabled === true) unifiedPids = true;
-        else problems.push(enabled);
+      const enabled = new Set<Controller>();
+      for (const controller of CONTROLLERS.filter((name) => controllersOf(own).includes(name))) {
+        const result = enableForChildren(own, pid, controller);
+        if (result === true) enabled.add(controller);
+        else problems.push(result);
       }
       const base = join(own, `switchyard-${pid}`);
-      const made = makeDir(base) ?? (unifiedPids ? writeControl(join(base, 'cgroup.subtree_control'), '+pids') : undefined);
-      if (made === undefined) bases.push({ dir: base, pids: unifiedPids });
-      else {
-        unifiedPids = false;
-        problems.push(made);
+      const made = makeDir(base) ?? [...enabled].reduce<string | undefined>((problem, controller) => problem ?? writeControl(join(base, 'cgroup.subtree_control'), `+${controller}`), undefined);
+      if (made === undefined) {
+        bases.push({ dir: base, v2: true, controllers: enabled });
+        for (const controller of enabled) covered.add(controller);
+      } else problems.push(made);
+    }
+    // v1 hierarchies for what the unified one does not hold (hybrid hosts); one mount may hold both.
+    for (const controller of CONTROLLERS) {
+      const own = controller === 'pids' ? placement.pidsV1 : placement.memoryV1;
+      if (covered.has(controller) || own === undefined) continue;
+      const base = join(own, `switchyard-${pid}`);
+      const shared = bases.find((candidate) => candidate.dir === base);
+      if (shared !== undefined) {
+        (shared.controllers as Set<Controller>).add(controller);
+        covered.add(controller);
+        continue;
       }
-    }
-    if (!unifiedPids && placement.pidsV1 !== undefined) {
-      endLeftovers(placement.pidsV1, pid, log);
-      const base = join(placement.pidsV1, `switchyard-${pid}`);
+      endLeftovers(own, pid, log);
       const made = makeDir(base);
-      if (made === undefined) bases.push({ dir: base, pids: true });
-      else problems.push(made);
+      if (made === undefined) {
+        bases.push({ dir: base, v2: false, controllers: new Set([controller]) });
+        covered.add(controller);
+      } else problems.push(made);
     }
-    if (placement.unified === undefined && placement.pidsV1 === undefined) problems.push('no cgroup hierarchy is mounted where this sidecar can see it');
+    if (placement.unified === undefined && placement.pidsV1 === undefined && placement.memoryV1 === undefined) problems.push('no cgroup hierarchy is mounted where this sidecar can see it');
     const problem = problems.length === 0 ? undefined : problems.join('; ');
     if (bases.length === 0) return { cgroups: undefined, problem: problem ?? 'no cgroup could be made' };
     const support: CgroupSupport = {
       bases: bases.map((base) => base.dir),
-      limit: bases.some((base) => base.pids),
+      limit: covered.has('pids'),
+      memory: covered.has('memory'),
       killFile: bases.some((base) => existsSync(join(base.dir, 'cgroup.kill'))),
     };
     const cgroups = new ServerCgroups(bases, log);
-    return support.limit ? { cgroups, support } : { cgroups, support, problem: problem ?? 'no pids controller is mounted where this sidecar can see it' };
+    if (support.limit && support.memory) return { cgroups, support };
+    const missing = CONTROLLERS.filter((controller) => !covered.has(controller)).join(' and ');
+    return { cgroups, support, problem: problem ?? `no ${missing} controller is mounted where this sidecar can see it` };
   }
 
   /**
-   * A new cgroup for one launch, its task limit set (`0`: none).
+   * A new cgroup for one launch, its limits set.
    * @throws Error when the cgroup cannot be made (the cgroup file system went away, a full hierarchy).
    */
-  forLaunch(taskLimit: number): LaunchCgroup {
+  forLaunch(limits: TreeLimits): LaunchCgroup {
     const name = String(++launches);
     const dirs: string[] = [];
+    const limited: Array<{ dir: string; v2: boolean; controllers: ReadonlySet<Controller> }> = [];
     try {
       for (const base of this.#bases) {
         const dir = join(base.dir, name);
         mkdirSync(dir);
         dirs.push(dir);
-        if (base.pids && taskLimit > 0) writeFileSync(join(dir, 'pids.max'), String(taskLimit));
+        limited.push({ dir, v2: base.v2, controllers: base.controllers });
+        if (base.controllers.has('pids') && limits.tasks > 0) writeFileSync(join(dir, 'pids.max'), String(limits.tasks));
+        if (base.controllers.has('memory') && limits.memoryMib > 0) writeFileSync(join(dir, base.v2 ? 'memory.max' : 'memory.limit_in_bytes'), String(limits.memoryMib * 1024 * 1024));
       }
     } catch (error) {
       for (const dir of dirs) removeDir(dir);
       throw error;
     }
-    return new LaunchCgroup(dirs, this.#log);
+    return new LaunchCgroup(limited, this.#log);
   }
 
   /** Removes the sidecar's own cgroups, once every launch's has ended. */
@@ -158,11 +192,14 @@ export class ServerCgroups {
   }
 }
 
+/** What the servers' cgroups may limit, in the order they are set up. */
+const CONTROLLERS: readonly Controller[] = ['pids', 'memory'];
+
 /**
  * What a sidecar started like this process would get, made without making anything (doctor's
  * question): the cgroup it would make its servers' under, or why it could not limit them.
  */
-export function cgroupReadiness(placement?: CgroupPlacement): { ok: true; dir: string; v2: boolean } | { ok: false; problem: string } {
+export function cgroupReadiness(placement?: CgroupPlacement): { ok: true; dir: string; v2: boolean; memory: boolean } | { ok: false; problem: string } {
   if (placement === undefined && process.platform !== 'linux') return { ok: false, problem: 'cgroups are a Linux feature' };
   let where: CgroupPlacement;
   try {
@@ -178,7 +215,17 @@ export function cgroupReadiness(placement?: CgroupPlacement): { ok: true; dir: s
   } catch (error) {
     return { ok: false, problem: `cannot make cgroups in ${dir}: ${codeOf(error)}` };
   }
-  return { ok: true, dir, v2: unifiedPids };
+  const memoryDir = where.unified !== undefined && controllersOf(where.unified).includes('memory') ? where.unified : where.memoryV1;
+  return { ok: true, dir, v2: unifiedPids, memory: memoryDir !== undefined && writable(memoryDir) };
+}
+
+function writable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -194,16 +241,27 @@ export interface CgroupEnd {
   readonly left: number;
   /** Forks and clones its task limit refused (`pids.events`' `max`) over the server's life. */
   readonly refusedForks: number;
+  /** Processes of it the kernel ended for its memory limit (`oom_kill`). */
+  readonly oomKills: number;
+}
+
+/** A launch's cgroup in one hierarchy. */
+interface LaunchPart {
+  readonly dir: string;
+  readonly v2: boolean;
+  readonly controllers: ReadonlySet<Controller>;
 }
 
 /** One launch's cgroup (one directory in each hierarchy the sidecar uses). */
 export class LaunchCgroup {
+  readonly #parts: readonly LaunchPart[];
   readonly #dirs: readonly string[];
   readonly #log: Logger;
   #ended: Promise<CgroupEnd> | undefined;
 
-  constructor(dirs: readonly string[], log: Logger) {
-    this.#dirs = dirs;
+  constructor(parts: readonly LaunchPart[], log: Logger) {
+    this.#parts = parts;
+    this.#dirs = parts.map((part) => part.dir);
     this.#log = log;
   }
 
@@ -233,9 +291,10 @@ export class LaunchCgroup {
 
   async #end(): Promise<CgroupEnd> {
     const left = new Set(this.#dirs.flatMap((dir) => membersOf(dir))).size;
-    const refusedForks = Math.max(0, ...this.#dirs.map(refusedForksIn));
+    const refusedForks = Math.max(0, ...this.#parts.filter((part) => part.controllers.has('pids')).map((part) => eventCount(join(part.dir, 'pids.events'), 'max')));
+    const oomKills = Math.max(0, ...this.#parts.filter((part) => part.controllers.has('memory')).map((part) => eventCount(join(part.dir, part.v2 ? 'memory.events' : 'memory.oom_control'), 'oom_kill')));
     for (const dir of this.#dirs) await endDir(dir, this.#log);
-    return { left, refusedForks };
+    return { left, refusedForks, oomKills };
   }
 }
 
@@ -277,10 +336,10 @@ function killMembers(dir: string): void {
   }
 }
 
-/** `pids.events`' `max N`: how often the limit refused a fork; 0 without the file. */
-function refusedForksIn(dir: string): number {
+/** A count of a cgroup's events file (`pids.events`' `max`, `memory.events`' `oom_kill`); 0 without it. */
+function eventCount(file: string, key: string): number {
   try {
-    const match = /^max (\d+)$/m.exec(readFileSync(join(dir, 'pids.events'), 'utf8'));
+    const match = new RegExp(`^${key} (\\d+)$`, 'm').exec(readFileSync(file, 'utf8'));
     return match === null ? 0 : Number(match[1]);
   } catch {
     return 0;
