@@ -10,7 +10,7 @@ import { basename, dirname, join } from 'node:path';
 import { ValidationError, parseWith, type ValidationIssue } from '../shared/validation.ts';
 import { parseMcpServersFile } from '../sidecar/host/server-config.ts';
 import { trustProfileFileSchema } from '../sidecar/trust/profile-schema.ts';
-import { memoryLimitWarning, ownFilesNamed, parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
+import { limitWarnings, ownFilesNamed, parseSidecarConfig } from '../sidecar/config/sidecar-config.ts';
 import { configDirWarnings } from '../sidecar/sandbox/config-dir-exposure.ts';
 import { readJsonFile } from '../sidecar/config/config-file-problems.ts';
 import { locateSyntaxErrorInFile, unreadable } from './config-file-read.ts';
@@ -58,8 +58,7 @@ export function checkSidecarFile(path: string, kind: SidecarConfigKind): CheckRe
     if (kind === 'sidecar config') {
       const parsed = parseSidecarConfig(json);
       const file = parsed.audit?.file;
-      const memory = memoryLimitWarning(parsed.limits?.['memory-limit-mib']);
-      return { kind, issues: file === undefined ? [] : auditFileIssues(file, dirname(path)), warnings: memory === undefined ? [] : [{ path: 'limits.memory-limit-mib', message: memory }] };
+      return { kind, issues: file === undefined ? [] : auditFileIssues(file, dirname(path)), warnings: limitWarnings(parsed.limits) };
     } else if (kind === 'mcp.json') {
       const configDir = configDirOfMcpFile(path);
       // The key and audit files sidecar.json keeps outside the dir are kept out as the dir is.

@@ -82,9 +82,20 @@ describe('switchyard check', () => {
       stdout: `${low}: ok (sidecar config, 1 warning)\n  warning: limits.memory-limit-mib: 16 MiB is below the 64 MiB a Node server needs to start: under it one hangs as it starts, and its agent waits out the open deadline\n`,
     });
     for (const mib of [0, 64, 4096]) {
-      const fine = write(`memory-${mib}/sidecar.json`, { worker: 'https://yard.example.com', 'entity-id': 'box', limits: { 'memory-limit-mib': mib } });
+      const fine = write(`memory-${mib}/sidecar.json`, { worker: 'https://yard.example.com', 'entity-id': 'box', limits: { 'memory-limit-mib': mib, 'memory-per-server-mib': mib, 'tasks-per-server': mib } });
       expect(await switchyard('check', fine)).toMatchObject({ code: 0, stdout: `${fine}: ok (sidecar config)\n` });
     }
+    // The same of a whole tree's limits: its memory, and its processes and threads.
+    const tree = write('low-tree/sidecar.json', { worker: 'https://yard.example.com', 'entity-id': 'box', limits: { 'memory-per-server-mib': 32, 'tasks-per-server': 8 } });
+    expect(await switchyard('check', tree)).toMatchObject({
+      code: 0,
+      stdout: [
+        `${tree}: ok (sidecar config, 2 warnings)`,
+        '  warning: limits.memory-per-server-mib: 32 MiB is below the 64 MiB a Node server needs to start: under it one hangs as it starts, and its agent waits out the open deadline',
+        '  warning: limits.tasks-per-server: 8 is below the 16 processes and threads a Node server needs to start (its own threads take about 12): under it one hangs as it starts, and its agent waits out the open deadline',
+        '',
+      ].join('\n'),
+    });
   });
 
   it('recognises sidecar.json, mcp.json and trust profiles by content and place', async () => {

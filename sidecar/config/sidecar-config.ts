@@ -40,6 +40,23 @@ export function memoryLimitWarning(mib: number | undefined): string | undefined 
   return `${mib} MiB is below the ${NODE_START_MEMORY_MIB} MiB a Node server needs to start: under it one hangs as it starts, and its agent waits out the open deadline`;
 }
 
+/** Below this many processes and threads a Node server cannot start: its own threads (V8's, libuv's) need about 12, and under them it hangs. */
+export const NODE_START_TASKS = 16;
+
+/** What `check` and the sidecar's start say of limits too low for a Node server: each with its key under `limits`. */
+export function limitWarnings(limits: { 'memory-limit-mib'?: number; 'memory-per-server-mib'?: number; 'tasks-per-server'?: number } | undefined): Array<{ path: string; message: string }> {
+  const warnings: Array<{ path: string; message: string }> = [];
+  for (const key of ['memory-limit-mib', 'memory-per-server-mib'] as const) {
+    const message = memoryLimitWarning(limits?.[key]);
+    if (message !== undefined) warnings.push({ path: `limits.${key}`, message });
+  }
+  const tasks = limits?.['tasks-per-server'];
+  if (tasks !== undefined && tasks > 0 && tasks < NODE_START_TASKS) {
+    warnings.push({ path: 'limits.tasks-per-server', message: `${tasks} is below the ${NODE_START_TASKS} processes and threads a Node server needs to start (its own threads take about 12): under it one hangs as it starts, and its agent waits out the open deadline` });
+  }
+  return warnings;
+}
+
 /** The default cap of a sandbox's private `/tmp` (and `/dev/shm`), in MiB. */
 export const DEFAULT_TMP_SIZE_MIB = 64;
 

@@ -30,7 +30,7 @@ import { LaunchRate, type LaunchRateLimits } from './launch-rate.ts';
 import { findPrlimit } from '../process/address-space-limit.ts';
 import { findSetpriv } from '../process/parent-death.ts';
 import type { ConfigSnapshot } from '../config/config-snapshot.ts';
-import { memoryLimitWarning } from '../config/sidecar-config.ts';
+import { limitWarnings, memoryLimitWarning } from '../config/sidecar-config.ts';
 import { CGROUP_FIX, DEFAULT_MEMORY_PER_SERVER_MIB, DEFAULT_TASKS_PER_SERVER, ServerCgroups, type TreeLimits } from '../process/server-cgroups.ts';
 
 export interface SidecarCompositionConfig {
@@ -254,6 +254,9 @@ function treeLimits(limits: NonNullable<SidecarCompositionConfig['limits']>): Tr
 /** The servers' cgroups on Linux, where the sidecar may make them; what they give, or why not, said once in the log. */
 function serverCgroups(limits: TreeLimits, log: Logger): ServerCgroups | undefined {
   if (process.platform !== 'linux') return undefined;
+  for (const { path, message } of limitWarnings({ 'memory-per-server-mib': limits.memoryMib, 'tasks-per-server': limits.tasks })) {
+    log.warn('Server limit too low for a Node server', { [path.slice('limits.'.length)]: path.endsWith('mib') ? limits.memoryMib : limits.tasks, why: message });
+  }
   const opened = ServerCgroups.open({ log });
   const held = {
     'tasks-per-server': opened.cgroups !== undefined && opened.support.limit ? limits.tasks : 'not applied',

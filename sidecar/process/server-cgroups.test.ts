@@ -10,6 +10,7 @@ import { isAlive, waitFor } from '../../test/support/processes.ts';
 import { cgroupPlacement } from './cgroup-placement.ts';
 import { ProcessExecutor, type ProcessHandle } from './process-executor.ts';
 import { cgroupReadiness, ServerCgroups } from './server-cgroups.ts';
+import { createSidecarComposition } from '../host/composition.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const IS_ROOT = process.getuid?.() === 0;
@@ -198,6 +199,25 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     expect(warnings).toContainEqual({ msg: 'Ended server processes a sidecar that is gone left running', fields: { processes: 1, cgroup: base } });
     await waitFor(() => (isAlive(orphan.pid!) ? undefined : true), 'the orphan ended');
     await waitFor(() => (existsSync(join(base, `switchyard-${deadPid}`)) ? undefined : true), 'its cgroups removed');
+  });
+});
+
+describe('the sidecar\'s start', () => {
+  it('warns of limits of a whole tree a Node server cannot start under, as check does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cgroups-start-'));
+    const warnings: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
+    const log = { ...silentLogger, warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push({ msg, fields }) };
+    const limits = { processesPerAgent: 4, processes: 4, memoryLimitMib: 0, launchBurstPerAgent: 4, launchesPerAgentPerMinute: 0 };
+    const sidecar = createSidecarComposition({ configDir: dir, entityId: 'box', user: 'tester', log, limits: { ...limits, tasksPerServer: 8, memoryPerServerMib: 32 } });
+    try {
+      expect(warnings.filter((warning) => warning.msg === 'Server limit too low for a Node server').map((warning) => warning.fields)).toEqual([
+        { 'memory-per-server-mib': 32, why: expect.stringMatching(/^32 MiB is below the 64 MiB a Node server needs to start/) },
+        { 'tasks-per-server': 8, why: expect.stringMatching(/^8 is below the 16 processes and threads a Node server needs to start/) },
+      ]);
+    } finally {
+      await sidecar.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
