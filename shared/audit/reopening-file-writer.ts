@@ -28,6 +28,8 @@ export interface AuditFileSystem<Handle> {
   /** The identity of what `path` names now, or undefined when nothing is there; throws when it cannot tell. */
   identifyPath(path: string): FileIdentity | undefined;
   write(handle: Handle, bytes: Uint8Array): number;
+  /** Cuts the open file's last `bytes` bytes off (a line a full disk cut); throws when it cannot. */
+  dropTail?(handle: Handle, bytes: number): void;
   close(handle: Handle): void;
   /** Milliseconds on a monotonic clock. */
   now(): number;
@@ -85,7 +87,8 @@ export function reopeningFileWriter<Handle>(path: string, fs: AuditFileSystem<Ha
 }
 
 function lineWriterFor<Handle>(handle: Handle, fs: AuditFileSystem<Handle>): (line: string) => void {
-  return wholeLineWriter((bytes) => fs.write(handle, bytes));
+  const dropTail = fs.dropTail;
+  return wholeLineWriter((bytes) => fs.write(handle, bytes), dropTail === undefined ? undefined : (bytes) => dropTail(handle, bytes));
 }
 
 function safely<T>(call: () => T, onError?: (error: unknown) => void): T | undefined {

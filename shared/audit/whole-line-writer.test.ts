@@ -11,7 +11,12 @@ function smallDisk(room: number) {
     disk.room -= taken.length;
     return taken.length;
   };
-  return { disk, writeSync };
+  /** Cuts the file's last bytes off, as ftruncate does, which a full disk allows. */
+  const dropTail = (bytes: number) => {
+    disk.text = disk.text.slice(0, disk.text.length - bytes);
+    disk.room += bytes;
+  };
+  return { disk, writeSync, dropTail };
 }
 
 describe('wholeLineWriter', () => {
@@ -44,6 +49,28 @@ describe('wholeLineWriter', () => {
     disk.room = 1000;
     write('ghi');
     expect(disk.text).toBe('abc\nghi\n');
+  });
+
+  it('cuts the part of a line a full disk cut off the file again, so it holds whole lines only', () => {
+    const { disk, writeSync, dropTail } = smallDisk(20);
+    const write = wholeLineWriter(writeSync, dropTail);
+    write('{"agent":"al"}');
+    expect(() => write('{"agent":"alice","tool":"echo"}')).toThrow('ENOSPC');
+    expect(disk.text).toBe('{"agent":"al"}\n');
+    disk.room = 1000;
+    write('{"agent":"bob"}');
+    expect(disk.text.split('\n').map((line) => (line === '' ? line : JSON.parse(line)))).toEqual([{ agent: 'al' }, { agent: 'bob' }, '']);
+  });
+
+  it('starts the next line on a new line when the cut part cannot be cut off (a device, not a file)', () => {
+    const { disk, writeSync } = smallDisk(20);
+    const write = wholeLineWriter(writeSync, () => {
+      throw Object.assign(new Error('EINVAL: invalid argument, ftruncate'), { code: 'EINVAL' });
+    });
+    expect(() => write('{"agent":"alice","tool":"echo"}')).toThrow('ENOSPC');
+    disk.room = 1000;
+    write('{"agent":"bob"}');
+    expect(disk.text.split('\n')).toEqual(['{"agent":"alice","to', '{"agent":"bob"}', '']);
   });
 
   it('refuses a write that takes nothing without an error, instead of looping on it (review of s22)', () => {

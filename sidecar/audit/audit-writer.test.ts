@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +32,29 @@ describe('auditWriter to a file', () => {
     audit.record({ ...record, agent: 'bob' });
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(readFileSync(file, 'utf8').split('\n').map((l) => (l === '' ? l : JSON.parse(l).agent))).toEqual(['alice', 'bob', '']);
+  });
+
+  // Mounting a small tmpfs needs root, which CI has; elsewhere the logic is whole-line-writer.test.ts's.
+  it.skipIf(process.getuid?.() !== 0)('keeps only whole lines in a file whose disk fills up mid-line: the cut part is cut off again (QA s30; skipped unless root, which may mount a small disk)', () => {
+    dir = mkdtempSync(join(tmpdir(), 'audit-full-'));
+    const disk = join(dir, 'disk');
+    mkdirSync(disk);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8k', 'tmpfs', disk]);
+    try {
+      const file = join(disk, 'audit.jsonl');
+      const { audit, logged } = audited(file);
+      // Lines of about 300 bytes: the 8 KiB disk fills in the middle of one of them.
+      for (let i = 0; i < 60; i++) audit.record({ ...record, agent: `agent-${i}`, tool: 'x'.repeat(200) });
+      expect(logged).toContainEqual(expect.objectContaining({ level: 'error', why: expect.stringContaining('ENOSPC') }));
+      const text = readFileSync(file, 'utf8');
+      expect(text.endsWith('\n')).toBe(true);
+      const agents = text.split('\n').slice(0, -1).map((line) => (JSON.parse(line) as { agent: string }).agent);
+      expect(agents.length).toBeGreaterThan(10);
+      expect(agents).toEqual(agents.map((_, i) => `agent-${i}`));
+    } finally {
+      // Lazily: the writer holds its file open, as a running sidecar does.
+      execFileSync('umount', ['-l', disk]);
+    }
   });
 
   // /dev/full is Linux's; the writer is the same code elsewhere.

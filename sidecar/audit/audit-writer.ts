@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { closeSync, fstatSync, openSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, openSync, statSync, writeSync } from 'node:fs';
 import { levelFilteredWriter, type AuditWrite } from '../../shared/audit/audit-log.ts';
 import { reopeningFileWriter, type AuditFileSystem } from '../../shared/audit/reopening-file-writer.ts';
 import { LocalError } from '../../shared/errors.ts';
@@ -35,6 +35,7 @@ export const nodeAuditFiles: AuditFileSystem<number> = {
     return stats === undefined ? undefined : identity(stats);
   },
   write: (fd, bytes) => writeSync(fd, bytes),
+  dropTail: (fd, bytes) => ftruncateSync(fd, fstatSync(fd).size - bytes),
   close: (fd) => closeSync(fd),
   now: () => performance.now(),
 };

@@ -60,11 +60,13 @@ interface DenoFileInfo {
   dev: number | null;
   ino: number | null;
   isDirectory: boolean;
+  size: number;
 }
 
 interface DenoFile {
   writeSync(bytes: Uint8Array): number;
   statSync(): DenoFileInfo;
+  truncateSync(length: number): void;
   close(): void;
 }
 
@@ -169,6 +171,7 @@ const denoAuditFiles: AuditFileSystem<DenoFile> = {
     }
   },
   write: (handle, bytes) => handle.writeSync(bytes),
+  dropTail: (handle, bytes) => handle.truncateSync(handle.statSync().size - bytes),
   close: (handle) => handle.close(),
   now: () => performance.now(),
 };
