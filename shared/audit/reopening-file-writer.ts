@@ -17,6 +17,8 @@ import { wholeLineWriter } from './whole-line-writer.ts';
 export interface FileIdentity {
   dev: number;
   ino: number;
+  /** Its hard links, when known: 0 for an open file deleted from every folder. */
+  links?: number;
 }
 
 /** The file calls one runtime offers, for one open file at a time. */
@@ -52,6 +54,8 @@ export function reopeningFileWriter<Handle>(path: string, fs: AuditFileSystem<Ha
   let write = lineWriterFor(handle, fs);
   let checkedAt = fs.now();
   let stuck = false;
+  /** The open file was deleted (no link left) while its path cannot be opened again. */
+  let deleted = false;
   return (line) => {
     const now = fs.now();
     if (identity !== null && now - checkedAt >= REOPEN_CHECK_MS) {
@@ -75,13 +79,22 @@ export function reopeningFileWriter<Handle>(path: string, fs: AuditFileSystem<Ha
           write = lineWriterFor(opened, fs);
           if (stuck) options.warn?.('Audit file followed again: lines go to its path', { file: path });
           stuck = false;
-        } else if (!stuck) {
-          // Lines are kept in the moved file, but lost with it when the rotation deletes it.
-          stuck = true;
-          options.warn?.('Audit file moved and its path cannot be opened again: lines go on into the moved file', { file: path, error: failure });
+          deleted = false;
+        } else {
+          // Deleted with its folder, the open file is in no folder: a line written there is lost, and counted so.
+          deleted = safely(() => fs.identify(handle))?.links === 0;
+          if (!stuck) {
+            // Lines are kept in the moved file, but lost with it when the rotation deletes it.
+            stuck = true;
+            options.warn?.(
+              deleted ? 'Audit file deleted and its path cannot be opened again: lines are lost until it can' : 'Audit file moved and its path cannot be opened again: lines go on into the moved file',
+              { file: path, error: failure },
+            );
+          }
         }
       }
     }
+    if (stuck && deleted) throw new Error(`The audit file ${path} was deleted and its path cannot be opened again`);
     write(line);
   };
 }

@@ -136,6 +136,26 @@ describe('an audit file moved away (logrotate without copytruncate)', () => {
     expect(warnings.at(-1)).toBe('Audit file followed again: lines go to its path');
   });
 
+  it('counts lines as lost, not moved, while the file is deleted with its folder and its path cannot be opened again (QA s30)', () => {
+    dir = mkdtempSync(join(tmpdir(), 'audit-rotate-'));
+    const folder = join(dir, 'logs');
+    const file = join(folder, 'audit.jsonl');
+    mkdirSync(folder);
+    const { clock, write, warnings } = follower(file);
+    write('1');
+    rmSync(folder, { recursive: true });
+    clock.now += REOPEN_CHECK_MS;
+    // Thrown, so the audit log counts it lost and says so (`Audit lines are being lost`).
+    expect(() => write('2')).toThrow(`The audit file ${file} was deleted and its path cannot be opened again`);
+    expect(() => write('2b')).toThrow('was deleted');
+    expect(warnings).toEqual(['Audit file deleted and its path cannot be opened again: lines are lost until it can']);
+    mkdirSync(folder);
+    clock.now += REOPEN_CHECK_MS;
+    write('3');
+    expect(lines(file)).toEqual(['3']);
+    expect(warnings.at(-1)).toBe('Audit file followed again: lines go to its path');
+  });
+
   it('writes without following when the open file cannot be identified (Deno without read permission on it)', () => {
     dir = mkdtempSync(join(tmpdir(), 'audit-rotate-'));
     const file = join(dir, 'audit.jsonl');

@@ -40,4 +40,4 @@ export const nodeAuditFiles: AuditFileSystem<number> = {
   now: () => performance.now(),
 };
 
-const identity = (stats: { dev: number; ino: number }) => ({ dev: stats.dev, ino: stats.ino });
+const identity = (stats: { dev: number; ino: number; nlink: number }) => ({ dev: stats.dev, ino: stats.ino, links: stats.nlink });

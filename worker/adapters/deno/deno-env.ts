@@ -61,6 +61,7 @@ interface DenoFileInfo {
   ino: number | null;
   isDirectory: boolean;
   size: number;
+  nlink: number | null;
 }
 
 interface DenoFile {
@@ -177,7 +178,7 @@ const denoAuditFiles: AuditFileSystem<DenoFile> = {
 };
 
 // Without an inode (Windows) every look finds the same file: the open one is kept.
-const identity = (info: DenoFileInfo): FileIdentity => ({ dev: info.dev ?? 0, ino: info.ino ?? 0 });
+const identity = (info: DenoFileInfo): FileIdentity => ({ dev: info.dev ?? 0, ino: info.ino ?? 0, ...(typeof info.nlink === 'number' ? { links: info.nlink } : {}) });
 
 const encoder = new TextEncoder();
 
