@@ -43,6 +43,22 @@ describe('the server group watchdog', () => {
     }
   });
 
+  it('takes a cgroup path as text, not a pattern: systemd\'s \\x2d escape and glob characters (review s31: the list doubled, and the watchdog spun)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'watchdog-names-'));
+    try {
+      const escaped = join(dir, 'app-x\\x2dy.scope');
+      const star = join(dir, 'a*b');
+      const plain = join(dir, 'a1b');
+      for (const cgroup of [escaped, star, plain]) mkdirSync(cgroup);
+      for (const cgroup of [escaped, star]) writeFileSync(join(cgroup, 'cgroup.kill'), '');
+      writeFileSync(join(plain, 'cgroup.procs'), '41\n');
+      expect(killedAfter([`c+${escaped}`, `c+${star}`, `c+${plain}`, `c-${escaped}`, `c-${star}`])).toEqual(['-KILL 41']);
+      expect([escaped, star].map((cgroup) => readFileSync(join(cgroup, 'cgroup.kill'), 'utf8'))).toEqual(['', '']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('ends the groups it watches when the process that fed it is SIGKILLed, leader and grandchild alike; not the others', async () => {
     // A stand-in for a sidecar: it starts three server groups, each a leader (as `npx` is) whose
     // child outlives its stdin, watches two and takes one of those off the list again.
@@ -75,6 +91,24 @@ describe('the server group watchdog', () => {
 });
 
 describe('closing the watchdog', () => {
+  it('does not wait for ever on a watchdog that does not end: it is killed, and the log says so (review s31)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'watchdog-stuck-'));
+    try {
+      // A shell that never reads its pipe: as the watchdog was, spinning on a path it read as a pattern.
+      const stuck = join(dir, 'stuck-sh');
+      writeFileSync(stuck, '#!/bin/sh\nexec sleep 60\n', { mode: 0o755 });
+      const warnings: string[] = [];
+      const watchdog = new GroupWatchdog({ logger: { ...silentLogger, warn: (msg: string) => void warnings.push(msg) }, liveGroups: () => [], shell: stuck });
+      watchdog.watch(999_999);
+      const sleeper = await waitFor(() => childNamed(process.pid, 'sleep'), 'the stuck watchdog to run');
+      await watchdog.close();
+      expect(warnings).toEqual(['The server group watchdog did not end when asked; it was killed']);
+      await waitUntil(() => !isAlive(sleeper), 'the stuck watchdog gone', 5_000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps a process with nothing else to do alive until the groups it listed are killed', async () => {
     // A process whose only pending work is the close (as doctor --launch ending): the group it
     // watches is unref'd too, so nothing else holds the process.

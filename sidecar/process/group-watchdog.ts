@@ -25,12 +25,15 @@ import { earlySpawnError, spawnMasked } from './masked-spawn.ts';
  * `cgroup.kill`, and each group.
  */
 export const WATCHDOG_SCRIPT = [
+  // A cgroup path is text, not a pattern: systemd escapes a unit's dash as `\x2d`, and a `*` or
+  // `[` would match others; `set -f` keeps the loops from globbing, the quotes the removals.
+  'set -f',
   "groups=' '",
   "cgroups=' '",
   'while IFS= read -r line; do',
   '  case "$line" in',
   '    c+*) cgroups="$cgroups${line#c+} " ;;',
-  '    c-*) c=${line#c-}; case "$cgroups" in *" $c "*) cgroups="${cgroups%% $c *} ${cgroups#* $c }" ;; esac ;;',
+  '    c-*) c=${line#c-}; case "$cgroups" in *" $c "*) cgroups="${cgroups%% "$c" *} ${cgroups#* "$c" }" ;; esac ;;',
   '    +*) groups="$groups${line#+} " ;;',
   '    -*) g=${line#-}; case "$groups" in *" $g "*) groups="${groups%% $g *} ${groups#* $g }" ;; esac ;;',
   '  esac',
@@ -41,6 +44,9 @@ export const WATCHDOG_SCRIPT = [
   // `kill -KILL -PGID`: dash, the usual /bin/sh, takes no `--` there.
   'for g in $groups; do kill -KILL "-$g" 2>/dev/null; done',
 ].join('\n');
+
+/** Longest wait for a closed watchdog to kill what it lists and exit: a few `kill`s take milliseconds. */
+const CLOSE_WAIT_MS = 5_000;
 
 export interface GroupWatchdogOptions {
   logger: Logger;
@@ -98,8 +104,20 @@ export class GroupWatchdog {
     // nothing else to do (doctor --launch, a CLI ending) exited before the groups were killed.
     child.ref();
     stdin.end();
-    this.#closing = exited;
-    return exited;
+    // Bounded: a stop must not hang on the watchdog; what it still lists was ended by the caller.
+    let timer: NodeJS.Timeout | undefined;
+    const bounded = Promise.race([
+      exited,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          this.#options.logger.warn('The server group watchdog did not end when asked; it was killed', { pid: child.pid, waitedMs: CLOSE_WAIT_MS });
+          child.kill('SIGKILL');
+          resolve();
+        }, CLOSE_WAIT_MS);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    this.#closing = bounded;
+    return bounded;
   }
 
   /** Starts a watchdog listing `pgid` or `cgroup`, and every live group and cgroup (all of them again, after one died). */
