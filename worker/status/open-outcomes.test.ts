@@ -27,9 +27,9 @@ describe('OpenOutcomes', () => {
     expect(outcomes.failure('docs')).toBeUndefined();
   });
 
-  it('counts only failures that say something of the server, and no open without an agent', () => {
+  it('counts only failures that say something of the server (a dropped link does not: review s31), and no open without an agent', () => {
     const outcomes = new OpenOutcomes();
-    for (const reason of ['limit-reached', 'config-changed', 'shutdown', 'unauthorized', 'invalid-request', 'denied-by-policy'] as const) outcomes.failed('alice', 'files', reason, 'no');
+    for (const reason of ['limit-reached', 'config-changed', 'shutdown', 'unauthorized', 'invalid-request', 'denied-by-policy', 'host-offline'] as const) outcomes.failed('alice', 'files', reason, 'no');
     outcomes.failed(null, 'files', 'launch-failed', 'no');
     expect(outcomes.failure('files')).toBeUndefined();
   });

@@ -6,8 +6,8 @@
  *
  * One entry per (agent, server), replaced by each open's outcome, success or failure: a server is
  * `failing` for whoever's latest open of it failed, until an open of it succeeds again. Only
- * failures that say something of the server count; an agent's own limit, a deadline the worker
- * set for its config change or shutdown, say nothing of it.
+ * failures that say something of the server count; an agent's own limit, the worker's config
+ * change or shutdown, a host without a link say nothing of it.
  *
  * Bounded by the config (its agents × their servers), and by `capacity` against anything else;
  * like `RecentErrors`, one isolate's memory (DESIGN §8).
@@ -27,8 +27,12 @@ export interface FailedOpen {
   agent?: string;
 }
 
-/** The reasons that say nothing of the server itself. */
-const NOT_THE_SERVERS: ReadonlySet<FailureReason> = new Set(['unauthorized', 'limit-reached', 'invalid-request', 'config-changed', 'shutdown', 'denied-by-policy']);
+/**
+ * The reasons that say nothing of the server itself. `host-offline` among them: the server's
+ * state says so while its host has no link, and every channel ends with it when a link drops,
+ * which would leave each server `failing` after its host links again.
+ */
+const NOT_THE_SERVERS: ReadonlySet<FailureReason> = new Set(['unauthorized', 'limit-reached', 'invalid-request', 'config-changed', 'shutdown', 'denied-by-policy', 'host-offline']);
 
 const DEFAULT_CAPACITY = 4096;
 
