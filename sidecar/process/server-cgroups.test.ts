@@ -103,6 +103,20 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     expect(warnings).toEqual([{ msg: 'A server passed its memory limit: the kernel ended processes of it', fields: expect.objectContaining({ command: process.execPath, ended: 1, 'memory-per-server-mib': 100 }) }]);
   });
 
+  it('counts swap within the memory limit, so a tree past it is ended, not swapped out (review s31)', async () => {
+    const handle = await open(0, 100).launch({ command: '/bin/cat', args: [], env: {}, policy: null });
+    handles.push(handle);
+    const own = cgroupPlacement(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync(`/proc/${handle.pid}/cgroup`, 'utf8'));
+    const limits = [own.unified, own.memoryV1].flatMap((dir) => {
+      if (dir === undefined) return [];
+      if (existsSync(join(dir, 'memory.memsw.limit_in_bytes'))) return [readFileSync(join(dir, 'memory.limit_in_bytes'), 'utf8').trim(), readFileSync(join(dir, 'memory.memsw.limit_in_bytes'), 'utf8').trim()];
+      if (existsSync(join(dir, 'memory.swap.max'))) return [readFileSync(join(dir, 'memory.max'), 'utf8').trim(), readFileSync(join(dir, 'memory.swap.max'), 'utf8').trim()];
+      return [];
+    });
+    // v1: memory, then memory and swap together; v2: memory, then swap alone.
+    expect([[String(100 * 1024 * 1024), String(100 * 1024 * 1024)], [String(100 * 1024 * 1024), '0']]).toContainEqual(limits);
+  });
+
   it('lets the same server grow where no memory limit is set', async () => {
     const grow = `const a = []; for (let i = 0; i < 30; i++) a.push(Buffer.alloc(10 * 1024 * 1024, 1)); console.log('grew')`;
     const handle = await open(0, 0).launch({ command: process.execPath, args: ['-e', grow], env: {}, policy: null });

@@ -177,7 +177,7 @@ export class ServerCgroups {
         dirs.push(dir);
         limited.push({ dir, v2: base.v2, controllers: base.controllers });
         if (base.controllers.has('pids') && limits.tasks > 0) writeFileSync(join(dir, 'pids.max'), String(limits.tasks));
-        if (base.controllers.has('memory') && limits.memoryMib > 0) writeFileSync(join(dir, base.v2 ? 'memory.max' : 'memory.limit_in_bytes'), String(limits.memoryMib * 1024 * 1024));
+        if (base.controllers.has('memory') && limits.memoryMib > 0) limitMemory(dir, base.v2, limits.memoryMib * 1024 * 1024);
       }
     } catch (error) {
       for (const dir of dirs) removeDir(dir);
@@ -189,6 +189,23 @@ export class ServerCgroups {
   /** Removes the sidecar's own cgroups, once every launch's has ended. */
   close(): void {
     for (const base of this.#bases) removeDir(base.dir);
+  }
+}
+
+/**
+ * A tree's memory limit, swap included: with only `memory.max` a tree past it is swapped out
+ * instead of ended, and fills the host's swap (v2's `memory.swap.max` is `max` by default). v1
+ * counts memory and swap together in `memory.memsw.limit_in_bytes`, which must not be below
+ * `memory.limit_in_bytes`, so it is written after it. Either swap file is absent where the kernel
+ * accounts no swap: then there is none to fill.
+ */
+function limitMemory(dir: string, v2: boolean, bytes: number): void {
+  if (v2) {
+    writeFileSync(join(dir, 'memory.max'), String(bytes));
+    if (existsSync(join(dir, 'memory.swap.max'))) writeFileSync(join(dir, 'memory.swap.max'), '0');
+  } else {
+    writeFileSync(join(dir, 'memory.limit_in_bytes'), String(bytes));
+    if (existsSync(join(dir, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(dir, 'memory.memsw.limit_in_bytes'), String(bytes));
   }
 }
 
