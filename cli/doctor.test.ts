@@ -58,7 +58,7 @@ describe('switchyard doctor', () => {
       ok: false,
       informational: true,
       detail: 'no cgroup hierarchy is mounted where this process can see it; servers run without a task limit (limits.tasks-per-server)',
-      fix: 'Run the sidecar as a systemd unit of its own with Delegate=yes (README, "Run the sidecar as a systemd user unit"), or as root',
+      fix: 'Run the sidecar as a systemd unit of its own with Delegate=yes whose ExecStart runs node itself, not through npx or a script that does not exec it (README, "Run the sidecar as a systemd user unit"), or as root',
     });
     expect(formatDoctor(checks)).toContain('server cgroups: no cgroup hierarchy is mounted');
   });

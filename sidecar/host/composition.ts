@@ -262,8 +262,10 @@ function serverCgroups(limits: TreeLimits, log: Logger): ServerCgroups | undefin
     'tasks-per-server': opened.cgroups !== undefined && opened.support.limit ? limits.tasks : 'not applied',
     'memory-per-server-mib': opened.cgroups !== undefined && opened.support.memory ? limits.memoryMib : 'not applied',
   };
-  if (opened.cgroups === undefined || opened.problem !== undefined) {
-    log.warn('Servers run without some limits of their whole tree: no cgroup for them here', { ...held, why: opened.problem, fix: CGROUP_FIX });
+  if (opened.cgroups === undefined) {
+    log.warn('Servers run without the limits of their whole tree: the sidecar cannot make cgroups for them here', { ...held, why: opened.problem, fix: CGROUP_FIX });
+  } else if (opened.problem !== undefined) {
+    log.warn('Servers run without some limits of their whole tree: their cgroups lack a controller', { cgroups: opened.support.bases, ...held, why: opened.problem, fix: CGROUP_FIX });
   } else {
     log.info('Each server runs in a cgroup of its own', { cgroups: opened.support.bases, ...held });
   }

@@ -144,7 +144,7 @@ export class ProcessExecutor {
     this.#options = limit === undefined ? rest : { ...rest, addressSpaceLimit: limit };
   }
 
-  /** New limits of each server's tree for launches from now on (a sidecar.json reload); 0: none. */
+  /** New limits of each server's tree for launches from now on (a sidecar.json reload; running servers keep theirs); 0: none. */
   setTreeLimits(limits: TreeLimits): void {
     this.#options = { ...this.#options, treeLimits: limits };
   }
@@ -188,7 +188,7 @@ export class ProcessExecutor {
       plan = this.#plan(request, setpriv);
     } catch (error) {
       // The policy refused what it would mount; its message crosses the link, the cause stays here.
-      this.#logger.warn('Contained launch refused before spawn', { backend: request.policy?.backend ?? 'none', error, cause: (error as Error).cause ?? null });
+      this.#logger.warn(request.policy === null ? 'Launch refused before spawn' : 'Contained launch refused before spawn', { backend: request.policy?.backend ?? 'none', error, cause: (error as Error).cause ?? null });
       throw toLaunchError(error, request.policy?.backend ?? 'none');
     }
     let child: ChildProcess;
@@ -291,10 +291,10 @@ export class ProcessExecutor {
         if (left > 0) this.#logger.info('Ended processes a server left running outside its process group', { pid: handle.pid, command, processes: left });
         // Said once, at its end: a server short of tasks fails in ways of its own (EAGAIN, "Cannot fork", a pool that cannot grow).
         if (refusedForks > 0) {
-          this.#logger.warn('A server reached its task limit: forks were refused', { pid: handle.pid, command, refused: refusedForks, 'tasks-per-server': this.#options.treeLimits?.tasks ?? 0, fix: 'Raise limits.tasks-per-server in sidecar.json if the server needs more processes or threads' });
+          this.#logger.warn('A server reached its task limit: forks were refused', { pid: handle.pid, command, refused: refusedForks, 'tasks-per-server': cgroup.limits.tasks, fix: 'Raise limits.tasks-per-server in sidecar.json if the server needs more processes or threads' });
         }
         if (oomKills > 0) {
-          this.#logger.warn('A server passed its memory limit: the kernel ended processes of it', { pid: handle.pid, command, ended: oomKills, 'memory-per-server-mib': this.#options.treeLimits?.memoryMib ?? 0, fix: 'Raise limits.memory-per-server-mib in sidecar.json if the server needs more memory' });
+          this.#logger.warn('A server passed its memory limit: the kernel ended processes of it', { pid: handle.pid, command, ended: oomKills, 'memory-per-server-mib': cgroup.limits.memoryMib, fix: 'Raise limits.memory-per-server-mib in sidecar.json if the server needs more memory' });
         }
       });
       this.#cgroupEnds.add(ended);

@@ -38,7 +38,7 @@ export const DEFAULT_TASKS_PER_SERVER = 1024;
 export const DEFAULT_MEMORY_PER_SERVER_MIB = 8192;
 
 /** What doctor and the sidecar's start say to do where the sidecar may not make cgroups. */
-export const CGROUP_FIX = 'Run the sidecar as a systemd unit of its own with Delegate=yes (README, "Run the sidecar as a systemd user unit"), or as root';
+export const CGROUP_FIX = 'Run the sidecar as a systemd unit of its own with Delegate=yes whose ExecStart runs node itself, not through npx or a script that does not exec it (README, "Run the sidecar as a systemd user unit"), or as root';
 
 /** What the host gives servers' cgroups: the task limit, and whether a tree ends at one stroke. */
 export interface CgroupSupport {
@@ -158,8 +158,12 @@ export class ServerCgroups {
     };
     const cgroups = new ServerCgroups(bases, log);
     if (support.limit && support.memory) return { cgroups, support };
-    const missing = CONTROLLERS.filter((controller) => !covered.has(controller)).join(' and ');
-    return { cgroups, support, problem: problem ?? `no ${missing} controller is mounted where this sidecar can see it` };
+    const missing = CONTROLLERS.filter((controller) => !covered.has(controller));
+    // On v2 a controller may be mounted and not handed down to the sidecar's cgroup (not delegated).
+    const why = placement.unified !== undefined
+      ? `its cgroup ${placement.unified} is not given the ${missing.join(' and ')} controller${missing.length > 1 ? 's' : ''} (a unit delegates them with Delegate=yes)`
+      : `no ${missing.join(' and ')} controller is mounted where this sidecar can see it`;
+    return { cgroups, support, problem: problem ?? why };
   }
 
   /**
@@ -183,7 +187,7 @@ export class ServerCgroups {
       for (const dir of dirs) removeDir(dir);
       throw error;
     }
-    return new LaunchCgroup(limited, this.#log);
+    return new LaunchCgroup(limited, limits, this.#log);
   }
 
   /** Removes the sidecar's own cgroups, once every launch's has ended. */
@@ -232,6 +236,9 @@ export function cgroupReadiness(placement?: CgroupPlacement): { ok: true; dir: s
   } catch (error) {
     return { ok: false, problem: `cannot make cgroups in ${dir}: ${codeOf(error)}` };
   }
+  // On v2 the sidecar must be alone in its cgroup to hand its controllers down (`enableForChildren`).
+  const others = unifiedPids ? othersIn(dir, process.pid) : 0;
+  if (others > 0) return { ok: false, problem: sharedCgroup(dir, others, 'a sidecar started as this doctor was') };
   const memoryDir = where.unified !== undefined && controllersOf(where.unified).includes('memory') ? where.unified : where.memoryV1;
   return { ok: true, dir, v2: unifiedPids, memory: memoryDir !== undefined && writable(memoryDir) };
 }
@@ -276,9 +283,13 @@ export class LaunchCgroup {
   readonly #log: Logger;
   #ended: Promise<CgroupEnd> | undefined;
 
-  constructor(parts: readonly LaunchPart[], log: Logger) {
+  /** The limits it was made with: a reload's new ones apply to launches after it. */
+  readonly limits: TreeLimits;
+
+  constructor(parts: readonly LaunchPart[], limits: TreeLimits, log: Logger) {
     this.#parts = parts;
     this.#dirs = parts.map((part) => part.dir);
+    this.limits = limits;
     this.#log = log;
   }
 
@@ -307,7 +318,7 @@ export class LaunchCgroup {
   }
 
   async #end(): Promise<CgroupEnd> {
-    const left = new Set(this.#dirs.flatMap((dir) => membersOf(dir))).size;
+    const left = new Set(this.#dirs.flatMap((dir) => membersOf(dir).filter(running))).size;
     const refusedForks = Math.max(0, ...this.#parts.filter((part) => part.controllers.has('pids')).map((part) => eventCount(join(part.dir, 'pids.events'), 'max')));
     const oomKills = Math.max(0, ...this.#parts.filter((part) => part.controllers.has('memory')).map((part) => eventCount(join(part.dir, part.v2 ? 'memory.events' : 'memory.oom_control'), 'oom_kill')));
     for (const dir of this.#dirs) await endDir(dir, this.#log);
@@ -363,6 +374,20 @@ function eventCount(file: string, key: string): number {
   }
 }
 
+/**
+ * Whether a member still runs: a zombie (killed, not yet reaped by its new parent, which on some
+ * hosts' PID 1 takes long) is listed on cgroup v1 and keeps its cgroup from being removed, but
+ * was not left running.
+ */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2));
+  } catch {
+    return false;
+  }
+}
+
 function membersOf(dir: string): number[] {
   try {
     return readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter((line) => line !== '').map(Number);
@@ -402,7 +427,7 @@ function endLeftovers(parent: string, pid: number, log: Logger): void {
     const dir = join(parent, entry);
     // Children first: a cgroup with children cannot be removed.
     for (const child of [...subdirsOf(dir), dir]) {
-      ended += membersOf(child).length;
+      ended += membersOf(child).filter(running).length;
       killMembers(child);
       dirs.push(child);
     }
@@ -450,12 +475,20 @@ export function enableForChildren(own: string, pid: number, controller: string):
   if (first === undefined) return true;
   if (first !== 'EBUSY') return `cannot write +${controller} to ${control}: ${first}`;
   const members = membersOf(own);
-  // The sidecar's own children (a helper it runs, esbuild's service under tsx) move with it.
-  const others = members.filter((member) => member !== pid && !descendsFrom(member, pid));
-  if (others.length > 0) return `the sidecar shares its cgroup ${own} with ${others.length} other process(es): run it as a service of its own (a systemd unit with Delegate=yes)`;
+  const others = othersIn(own, pid);
+  if (others > 0) return sharedCgroup(own, others, 'the sidecar');
   const leaf = join(own, `switchyard-sidecar-${pid}`);
   const made = makeDir(leaf) ?? [pid, ...members.filter((member) => member !== pid)].reduce<string | undefined>((problem, member) => problem ?? moveInto(leaf, member), undefined);
   return made ?? writeControl(control, `+${controller}`) ?? true;
+}
+
+/** How many processes of `own` are neither `pid` nor its descendants: the sidecar's own children (a helper it runs, esbuild's service under tsx) move with it. */
+function othersIn(own: string, pid: number): number {
+  return membersOf(own).filter((member) => member !== pid && !descendsFrom(member, pid)).length;
+}
+
+function sharedCgroup(own: string, others: number, who: string): string {
+  return `${who} shares its cgroup ${own} with ${others} other process(es), which a cgroup v2 that limits its children may not hold: run it as a service of its own (a systemd unit with Delegate=yes)`;
 }
 
 /** Moves a process into a cgroup; one that exited meanwhile (ESRCH) is not a problem. */
