@@ -117,13 +117,14 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   const memoryLimit = addressSpaceLimit(config.limits?.memoryLimitMib ?? 0, config.env ?? process.env, log);
   const setpriv = parentDeathTool(config.env ?? process.env, log);
   // Made before the executor starts anything: on cgroup v2 a sidecar alone in its cgroup moves into a leaf first.
-  const cgroups = config.limits === undefined ? undefined : serverCgroups(treeLimits(config.limits), log);
+  const tree = config.limits === undefined ? undefined : treeLimits(config.limits);
+  const cgroups = tree === undefined ? undefined : serverCgroups(tree, log);
   const executor = new ProcessExecutor({
     logger: log,
     ...(memoryLimit !== undefined ? { addressSpaceLimit: memoryLimit } : {}),
     ...(setpriv !== undefined ? { setpriv } : {}),
     groupWatchdog: true,
-    ...(cgroups !== undefined && config.limits !== undefined ? { cgroups, treeLimits: treeLimits(config.limits) } : {}),
+    ...(cgroups !== undefined && tree !== undefined ? { cgroups, treeLimits: tree } : {}),
     ...config.executor,
   });
   const budget = new ProcessBudget({ limits: processLimits(config.limits), log });

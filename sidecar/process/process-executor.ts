@@ -80,8 +80,8 @@ export interface ProcessExecutorOptions extends Partial<StopTimings> {
    */
   readonly groupWatchdog?: boolean;
   /**
-   * Every launch in a cgroup of its own (`server-cgroups.ts`): its tree's tasks limited to
-   * `treeLimits` (none by default), and what is left of it killed once its process group is gone.
+   * Every launch in a cgroup of its own (`server-cgroups.ts`): its whole tree held to `treeLimits`
+   * (tasks and memory; none by default), and what is left of it killed once its process group is gone.
    */
   readonly cgroups?: ServerCgroups;
   readonly treeLimits?: TreeLimits;

@@ -6,6 +6,8 @@
  *   without end (a fork bomb, a runaway pool) gets EAGAIN from `fork` and `clone` at its limit,
  *   instead of filling the host's process table. No rlimit does this for a root sidecar: the
  *   kernel exempts root's uid from RLIMIT_NPROC, and a root sidecar's sandboxes map to it.
+ * - **A memory limit of the whole tree** (`limits.memory-per-server-mib`, swap included), which
+ *   RLIMIT_DATA (`memory-limit-mib`, per process) is not for a server that forks.
  * - **The whole tree ends with the server**: a descendant that left the process group (`setsid`,
  *   a daemon's double fork) is still in the cgroup, and is killed with it (`cgroup.kill`, or
  *   SIGKILL to each member where the kernel has no `cgroup.kill`) once the group is gone.
@@ -18,7 +20,8 @@
  * unit with `Delegate=yes`, every user unit under a user manager). On the unified hierarchy
  * (cgroup v2) a cgroup that hands a controller to its children may hold no process itself, so a
  * sidecar alone in its cgroup first moves into a leaf of its own (`switchyard-sidecar-PID`) and
- * then enables `pids` for the servers' cgroups beside it, as systemd asks of delegated services.
+ * then enables `pids` and `memory` for the servers' cgroups beside it, as systemd asks of
+ * delegated services.
  * Where none of this is possible the sidecar runs servers as before, and says why once (doctor
  * too): the limits it has (process group, PID namespace, `memory-limit-mib`) still hold.
  *
@@ -80,7 +83,7 @@ interface Base {
   /** The unified hierarchy (v2): its files' names differ from v1's. */
   readonly v2: boolean;
   /** The controllers this hierarchy gives its children. */
-  readonly controllers: ReadonlySet<Controller>;
+  readonly controllers: Set<Controller>;
 }
 
 /** Names each launch's cgroup: one count for the process, whose compositions (tests make several) share its base. */
@@ -136,7 +139,7 @@ export class ServerCgroups {
       const base = join(own, `switchyard-${pid}`);
       const shared = bases.find((candidate) => candidate.dir === base);
       if (shared !== undefined) {
-        (shared.controllers as Set<Controller>).add(controller);
+        shared.controllers.add(controller);
         covered.add(controller);
         continue;
       }
