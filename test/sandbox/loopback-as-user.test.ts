@@ -37,11 +37,15 @@ describe.runIf(runs)('the sandbox loopback wait, as a user other than root', () 
     const [file, ...args] = root ? [SETPRIV, `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...node] : node;
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, TMPDIR: home, TSX_DISABLE_CACHE: '1' };
     const { stdout } = await promisify(execFile)(file!, args, { cwd: REPO, env });
-    const result = JSON.parse(stdout) as { uid: number; wait: string; bwrapExit: number; launch: { exited: unknown; stdout: string; warnings: unknown[] } };
+    const result = JSON.parse(stdout) as { uid: number; wait: string; bwrapExit: number; launch: { exited: unknown; stdout: string; warnings: Array<{ msg: string }>; startedAgain: number } };
     expect(result.uid).not.toBe(0);
     if (root) expect(result.uid).toBe(uid);
     expect(result).toMatchObject({ wait: 'up', bwrapExit: 0 });
-    expect(result.launch.warnings).toEqual([]);
+    // No warning, but for a sandbox that lost the race with bwrap's nesting on a loaded machine
+    // (its network did not start) and was started again: at most one each (a full run, s31). A
+    // loss seen before slirp4netns started is started again without one.
+    expect(result.launch.warnings.map((warning) => warning.msg)).toEqual(Array(result.launch.warnings.length).fill('User-mode network did not start'));
+    expect(result.launch.warnings.length).toBeLessThanOrEqual(result.launch.startedAgain);
     expect(result.launch.exited).toEqual({ code: 0, signal: null });
     expect(result.launch.stdout).toMatch(/\|-- 127\.0\.0\.1\n\s+\/32 host LOCAL/);
     expect(result.launch.stdout).toMatch(/\|-- 10\.0\.2\.100\n\s+\/32 host LOCAL/);
