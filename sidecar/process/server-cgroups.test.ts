@@ -88,18 +88,24 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     expect(warnings).toEqual([]);
   });
 
-  it('ends a server whose whole tree passes its memory limit, and says so', async () => {
-    // 300 MiB touched, in a child as a forking server would: memory-limit-mib (per process) lets each child have its own.
-    const grow = `require('node:child_process').execFileSync(process.execPath, ['-e', "const a = []; for (let i = 0; i < 30; i++) a.push(Buffer.alloc(10 * 1024 * 1024, 1)); console.log('grew')"], { stdio: 'inherit' })`;
-    const handle = await open(0, 100).launch({ command: process.execPath, args: ['-e', grow], env: {}, policy: null });
-    handles.push(handle);
+  /** A Node server growing 300 MiB touched, in a child as a forking server would: memory-limit-mib (per process) lets each child have its own. */
+  const GROW = `require('node:child_process').execFileSync(process.execPath, ['-e', "const a = []; for (let i = 0; i < 30; i++) a.push(Buffer.alloc(10 * 1024 * 1024, 1)); console.log('grew')"], { stdio: 'inherit' })`;
+
+  /** How a launched process ended, and all it printed. */
+  const outcomeOf = async (handle: ProcessHandle) => {
     let out = '';
     handle.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     const ended = new Promise((resolve) => handle.stdout.once('end', resolve));
-    // The kernel killed the child past 100 MiB; its parent's execFileSync threw, and it exited 1.
-    expect(await handle.exited).toEqual({ code: 1, signal: null });
+    const exit = await handle.exited;
     await ended;
-    expect(out).toBe('');
+    return { exit, out };
+  };
+
+  it('ends a server whose whole tree passes its memory limit, and says so', async () => {
+    const handle = await open(0, 100).launch({ command: process.execPath, args: ['-e', GROW], env: {}, policy: null });
+    handles.push(handle);
+    // The kernel killed the child past 100 MiB; its parent's execFileSync threw, and it exited 1.
+    expect(await outcomeOf(handle)).toEqual({ exit: { code: 1, signal: null }, out: '' });
     await handle.dispose();
     await executor!.disposeAll();
     expect(warnings).toEqual([{ msg: 'A server passed its memory limit: the kernel ended processes of it', fields: expect.objectContaining({ command: process.execPath, ended: 1, 'memory-per-server-mib': 100 }) }]);
@@ -122,15 +128,9 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
   });
 
   it('lets the same server grow where no memory limit is set', async () => {
-    const grow = `const a = []; for (let i = 0; i < 30; i++) a.push(Buffer.alloc(10 * 1024 * 1024, 1)); console.log('grew')`;
-    const handle = await open(0, 0).launch({ command: process.execPath, args: ['-e', grow], env: {}, policy: null });
+    const handle = await open(0, 0).launch({ command: process.execPath, args: ['-e', GROW], env: {}, policy: null });
     handles.push(handle);
-    let out = '';
-    handle.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const ended = new Promise((resolve) => handle.stdout.once('end', resolve));
-    expect(await handle.exited).toEqual({ code: 0, signal: null });
-    await ended;
-    expect(out).toBe('grew\n');
+    expect(await outcomeOf(handle)).toEqual({ exit: { code: 0, signal: null }, out: 'grew\n' });
   });
 
   it('holds the limit inside a bubblewrap sandbox, whose PID namespace hides nothing from the host\'s cgroup', async () => {

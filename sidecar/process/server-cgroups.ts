@@ -43,7 +43,7 @@ export const DEFAULT_MEMORY_PER_SERVER_MIB = 8192;
 /** What doctor and the sidecar's start say to do where the sidecar may not make cgroups. */
 export const CGROUP_FIX = 'Run the sidecar as a systemd unit of its own with Delegate=yes whose ExecStart runs node itself, not through npx or a script that does not exec it (README, "Run the sidecar as a systemd user unit"), or as root';
 
-/** What the host gives servers' cgroups: the task limit, and whether a tree ends at one stroke. */
+/** What the host gives servers' cgroups: where they are, and which limits hold. */
 export interface CgroupSupport {
   /** Where the servers' cgroups are made (one directory per hierarchy used). */
   readonly bases: readonly string[];
@@ -51,8 +51,6 @@ export interface CgroupSupport {
   readonly limit: boolean;
   /** Whether a memory limit applies to each server's tree. */
   readonly memory: boolean;
-  /** Whether the kernel ends a cgroup's members at one stroke (`cgroup.kill`, Linux 5.14). */
-  readonly killFile: boolean;
 }
 
 export type OpenedCgroups =
@@ -78,11 +76,17 @@ export interface TreeLimits {
 /** The controllers a servers' cgroup can limit them by. */
 type Controller = 'pids' | 'memory';
 
-interface Base {
+/** A cgroup in one hierarchy: the sidecar's base for its servers', or one launch's. */
+interface CgroupDir {
   readonly dir: string;
   /** The unified hierarchy (v2): its files' names differ from v1's. */
   readonly v2: boolean;
   /** The controllers this hierarchy gives its children. */
+  readonly controllers: ReadonlySet<Controller>;
+}
+
+/** A base's controllers are found one hierarchy at a time, as `open` sets it up. */
+interface Base extends CgroupDir {
   readonly controllers: Set<Controller>;
 }
 
@@ -107,12 +111,8 @@ export class ServerCgroups {
     if (options.placement === undefined && process.platform !== 'linux') return { cgroups: undefined, problem: 'cgroups are a Linux feature' };
     const pid = options.pid ?? process.pid;
     const log = options.log;
-    let placement: CgroupPlacement;
-    try {
-      placement = options.placement ?? cgroupPlacement(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync('/proc/self/cgroup', 'utf8'));
-    } catch (error) {
-      return { cgroups: undefined, problem: `cannot read /proc/self: ${codeOf(error)}` };
-    }
+    const placement = options.placement ?? ownPlacement();
+    if (typeof placement === 'string') return { cgroups: undefined, problem: placement };
     const problems: string[] = [];
     const bases: Base[] = [];
     const covered = new Set<Controller>();
@@ -157,7 +157,6 @@ export class ServerCgroups {
       bases: bases.map((base) => base.dir),
       limit: covered.has('pids'),
       memory: covered.has('memory'),
-      killFile: bases.some((base) => existsSync(join(base.dir, 'cgroup.kill'))),
     };
     const cgroups = new ServerCgroups(bases, log);
     if (support.limit && support.memory) return { cgroups, support };
@@ -175,22 +174,20 @@ export class ServerCgroups {
    */
   forLaunch(limits: TreeLimits): LaunchCgroup {
     const name = String(++launches);
-    const dirs: string[] = [];
-    const limited: Array<{ dir: string; v2: boolean; controllers: ReadonlySet<Controller> }> = [];
+    const parts: CgroupDir[] = [];
     try {
       for (const base of this.#bases) {
         const dir = join(base.dir, name);
         mkdirSync(dir);
-        dirs.push(dir);
-        limited.push({ dir, v2: base.v2, controllers: base.controllers });
+        parts.push({ dir, v2: base.v2, controllers: base.controllers });
         if (base.controllers.has('pids') && limits.tasks > 0) writeFileSync(join(dir, 'pids.max'), String(limits.tasks));
         if (base.controllers.has('memory') && limits.memoryMib > 0) limitMemory(dir, base.v2, limits.memoryMib * 1024 * 1024);
       }
     } catch (error) {
-      for (const dir of dirs) removeDir(dir);
+      for (const part of parts) removeDir(part.dir);
       throw error;
     }
-    return new LaunchCgroup(limited, limits, this.#log);
+    return new LaunchCgroup(parts, limits, this.#log);
   }
 
   /** Removes the sidecar's own cgroups, once every launch's has ended. */
@@ -225,12 +222,8 @@ const CONTROLLERS: readonly Controller[] = ['pids', 'memory'];
  */
 export function cgroupReadiness(placement?: CgroupPlacement): { ok: true; dir: string; v2: boolean; memory: boolean } | { ok: false; problem: string } {
   if (placement === undefined && process.platform !== 'linux') return { ok: false, problem: 'cgroups are a Linux feature' };
-  let where: CgroupPlacement;
-  try {
-    where = placement ?? cgroupPlacement(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync('/proc/self/cgroup', 'utf8'));
-  } catch (error) {
-    return { ok: false, problem: `cannot read /proc/self: ${codeOf(error)}` };
-  }
+  const where = placement ?? ownPlacement();
+  if (typeof where === 'string') return { ok: false, problem: where };
   const unifiedPids = where.unified !== undefined && controllersOf(where.unified).includes('pids');
   const dir = unifiedPids ? where.unified : where.pidsV1;
   if (dir === undefined) return { ok: false, problem: where.unified === undefined ? 'no cgroup hierarchy is mounted where this process can see it' : `its cgroup ${where.unified} has no pids controller` };
@@ -244,6 +237,15 @@ export function cgroupReadiness(placement?: CgroupPlacement): { ok: true; dir: s
   if (others > 0) return { ok: false, problem: sharedCgroup(dir, others, 'a sidecar started as this doctor was') };
   const memoryDir = where.unified !== undefined && controllersOf(where.unified).includes('memory') ? where.unified : where.memoryV1;
   return { ok: true, dir, v2: unifiedPids, memory: memoryDir !== undefined && writable(memoryDir) };
+}
+
+/** This process's placement, or why it cannot be read. */
+function ownPlacement(): CgroupPlacement | string {
+  try {
+    return cgroupPlacement(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync('/proc/self/cgroup', 'utf8'));
+  } catch (error) {
+    return `cannot read /proc/self: ${codeOf(error)}`;
+  }
 }
 
 function writable(dir: string): boolean {
@@ -260,7 +262,7 @@ function writable(dir: string): boolean {
  * of the N `cgroup.procs` files, then execs the command; a write that fails ends the launch (126)
  * with the shell's own message on stderr, rather than run it outside its limit.
  */
-export const JOIN_SCRIPT = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 126; shift; n=$((n - 1)); done; exec "$@"';
+const JOIN_SCRIPT = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 126; shift; n=$((n - 1)); done; exec "$@"';
 
 /** What a launch's cgroup held when its server ended. */
 export interface CgroupEnd {
@@ -272,16 +274,9 @@ export interface CgroupEnd {
   readonly oomKills: number;
 }
 
-/** A launch's cgroup in one hierarchy. */
-interface LaunchPart {
-  readonly dir: string;
-  readonly v2: boolean;
-  readonly controllers: ReadonlySet<Controller>;
-}
-
 /** One launch's cgroup (one directory in each hierarchy the sidecar uses). */
 export class LaunchCgroup {
-  readonly #parts: readonly LaunchPart[];
+  readonly #parts: readonly CgroupDir[];
   readonly #dirs: readonly string[];
   readonly #log: Logger;
   #ended: Promise<CgroupEnd> | undefined;
@@ -289,7 +284,7 @@ export class LaunchCgroup {
   /** The limits it was made with: a reload's new ones apply to launches after it. */
   readonly limits: TreeLimits;
 
-  constructor(parts: readonly LaunchPart[], limits: TreeLimits, log: Logger) {
+  constructor(parts: readonly CgroupDir[], limits: TreeLimits, log: Logger) {
     this.#parts = parts;
     this.#dirs = parts.map((part) => part.dir);
     this.limits = limits;
