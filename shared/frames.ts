@@ -18,6 +18,7 @@ import * as z from './zod.ts';
 import { FAILURE_REASONS } from './errors.ts';
 import { mcpConnectionRequestSchema } from './connection-request.ts';
 import { hostExpectationsSchema } from './link/host-expectations.ts';
+import { hostRosterSchema } from './link/host-roster.ts';
 import { NONCE_PATTERN, SIGNATURE_PATTERN } from './link/link-identity.ts';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
@@ -83,6 +84,10 @@ export const frameSchema = z.lazily(() => {
     // (`link/link-sender.ts`). A count since the last, not since the start: a Durable Object's
     // endpoint is rebuilt when it wakes, and acks all it read before it may sleep.
     z.strictObject({ v: V, type: z.literal('link-ack'), frames: z.number().check(z.int(), z.gte(1), z.lte(2 ** 31)) }),
+    // Worker → host, to a host that announced `roster`: the agents it routes to this host, each
+    // with the servers it may open there (`link/host-roster.ts`); the host ends what it keeps
+    // ready for anyone else.
+    z.strictObject({ v: V, type: z.literal('link-roster'), agents: hostRosterSchema() }),
   ]);
 });
 

@@ -47,6 +47,7 @@ import { ACK_STALL_MS, LinkSender, PARTED_FRAMES, partedHeldLimit } from './link
 
 import { unrefTimer } from '../unref-timer.ts';
 import type { ChannelOpenHandler, LinkCloseInfo, LinkEndpointOptions, LinkLogger, LinkRole, LinkStats, OpenChannelOptions } from './link-types.ts';
+import type { HostRoster } from './host-roster.ts';
 
 /** What one piece of a frame counts against `partedHeldLimit` at least: a sender's pieces are `PART_CHARS` long, but the last. */
 const PIECE_FLOOR_CHARS = 1024;
@@ -120,6 +121,9 @@ export class LinkEndpoint {
   /** Null where the socket does not report its writes, or flow control is off. */
   readonly #flow: LinkFlow | null;
   readonly #onRoom: (() => void) | undefined;
+  readonly #onRoster: LinkEndpointOptions['onRoster'];
+  /** Worker end: the roster last sent (JSON), so a reload that changed nothing of this host's sends none. */
+  #rosterSent: string | undefined = undefined;
   /** Takes every frame where there is flow control: channels in turns, large frames in pieces. */
   readonly #sender: LinkSender | null;
   /** Both ends agreed on pacing (`paced`): each sends pieces within a window, reads the other's pieces and acknowledges them. */
@@ -174,6 +178,7 @@ export class LinkEndpoint {
     // acks count what it read, which a socket that reports nothing (the worker's) goes by alone.
     const tracksWrites = socket.tracksWrites === true;
     this.#onRoom = options.onRoom;
+    this.#onRoster = options.onRoster;
     const flow = options.flow === false || !(tracksWrites || this.#paced) ? null : new LinkFlow(options.flow, () => this.#channels.values(), {
       held: (queued) => {
         if (!isLogWorthy(++this.#fullTimes)) return;
@@ -227,6 +232,19 @@ export class LinkEndpoint {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /**
+   * Worker end: tells the host its roster (`host-roster.ts`), where it announced `roster` and the
+   * roster differs from the one it was last told. False when nothing went.
+   */
+  tellRoster(roster: HostRoster): boolean {
+    if (this.role !== 'worker' || this.#closed || !this.peerFeatures.has('roster')) return false;
+    const text = JSON.stringify(roster);
+    if (text === this.#rosterSent) return false;
+    if (!this.#trySend({ v: LINK_PROTOCOL_VERSION, type: 'link-roster', agents: roster })) return false;
+    this.#rosterSent = text;
+    return true;
   }
 
   /** This end's flow is past the link's budget (`link-flow.ts`): what waits for room waits on (`onRoom`). */
@@ -586,6 +604,10 @@ export class LinkEndpoint {
         return;
       case 'link-close':
         this.#teardown({ ...(frame.reason ? { reason: frame.reason } : {}), message: frame.message, by: 'peer' }, 'close');
+        return;
+      case 'link-roster':
+        if (this.role !== 'sidecar') return this.#badFrame('link-roster from a host: only the worker sends a roster');
+        this.#onRoster?.(frame.agents);
         return;
       case 'link-challenge':
       case 'link-proof':

@@ -36,6 +36,12 @@
  *   socket and the network path, and every other channel's frames waited behind them: over a
  *   100 Mbit/s uplink, another agent's echo on the same host took 3.5 s; an agent's large
  *   requests stood the same way before another's on the worker's side.
+ * - `roster`: the worker sends a `link-roster` frame once the link is accepted, and again after
+ *   each reload of its config that changes it: the agents it routes to this host and the servers
+ *   each may open there (`host-roster.ts`). The host ends the spares and modern instances it
+ *   keeps for anyone else, where before they sat out their idle time (up to 15 minutes) after
+ *   their agent was removed. A frame of a type an older sidecar's strict schema refuses, so sent
+ *   only to a sidecar that named it.
  *
  * @module
  */
@@ -43,10 +49,10 @@
 /** The upgrade request header: the features this sidecar reads, comma-separated. */
 export const LINK_FEATURES_HEADER = 'X-Switchyard-Link-Features';
 
-export type LinkFeature = 'open-first' | 'open-reply' | 'host-answers' | 'paced';
+export type LinkFeature = 'open-first' | 'open-reply' | 'host-answers' | 'paced' | 'roster';
 
 /** What this code's sidecar end reads. */
-export const LINK_FEATURES: readonly LinkFeature[] = ['open-first', 'open-reply', 'host-answers', 'paced'];
+export const LINK_FEATURES: readonly LinkFeature[] = ['open-first', 'open-reply', 'host-answers', 'paced', 'roster'];
 
 /** The features a header value names that this code knows; an absent header names none. */
 export function linkFeaturesOf(header: string | null | undefined): ReadonlySet<LinkFeature> {

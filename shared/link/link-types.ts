@@ -7,6 +7,7 @@
 import type { FailureReason } from '../errors.ts';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelTransport } from '../channel-transport.ts';
+import type { HostRoster } from './host-roster.ts';
 import type { LinkFeature } from './link-features.ts';
 import type { FlowLimits } from './link-flow.ts';
 import type { LinkWindowOptions } from './link-window.ts';
@@ -92,6 +93,11 @@ export interface LinkEndpointOptions {
    * `sidecar/process/large-line-gate.ts`) looks again.
    */
   onRoom?: () => void;
+  /**
+   * Sidecar end: told each roster the worker sends (`host-roster.ts`, feature `roster`): the agents
+   * it routes here and the servers each may open; what the host keeps ready for anyone else can go.
+   */
+  onRoster?: (roster: HostRoster) => void;
   log?: LinkLogger;
 }
 

@@ -44,8 +44,8 @@ describe('a host link on a hibernating Durable Object', () => {
     const entityId = stack.entityId('a');
     const linksBefore = stack.sidecar('a').lines().filter((l) => l.msg === 'Linked to the worker').length;
     const before = await hostLine(entityId);
-    // The sidecar announced open-first, open-reply, host-answers and paced when it dialled (`link-features.ts`).
-    expect(before).toMatchObject({ linked: true, wakes: 0, features: ['open-first', 'open-reply', 'host-answers', 'paced'] });
+    // The sidecar announced open-first, open-reply, host-answers, paced and roster when it dialled (`link-features.ts`).
+    expect(before).toMatchObject({ linked: true, wakes: 0, features: ['open-first', 'open-reply', 'host-answers', 'paced', 'roster'] });
 
     let line: HostLine | undefined;
     for (let tries = 0; tries < 5 && (line?.wakes ?? 0) === 0; tries++) {
@@ -58,7 +58,7 @@ describe('a host link on a hibernating Durable Object', () => {
     // then: the endpoint rebuilt around the socket still puts a modern request in the open frame
     // and asks for its answer in one reply frame.
     expect(line!.since).toBe(before.since);
-    expect(line!.features).toEqual(['open-first', 'open-reply', 'host-answers', 'paced']);
+    expect(line!.features).toEqual(['open-first', 'open-reply', 'host-answers', 'paced', 'roster']);
     // The link's round trip, which sizes its window, is kept through hibernation (the handshake's, in the attachment).
     expect(before.roundTripMs).toEqual(expect.any(Number));
     expect(line!.roundTripMs).toEqual(expect.any(Number));
