@@ -103,6 +103,8 @@ export async function startSingleMachine(options: SingleMachineOptions): Promise
     ...(options.host !== undefined ? { host: options.host } : {}),
     ...(options.port !== undefined ? { port: options.port } : {}),
     localHost,
+    // A host not made yet keeps nothing to end.
+    localRoster: (roster) => host?.keepRoster(roster),
     ...(options.log !== undefined ? { log: options.log } : {}),
     ...(options.auditWrite !== undefined ? { auditWrite: options.auditWrite } : {}),
     ...(options.oauth !== undefined ? { oauth: options.oauth } : {}),

@@ -12,6 +12,8 @@ import { appChannelOpener, createApp, type OAuthRuntime } from './app.ts';
 import type { WorkerConfig } from './config/worker-config.ts';
 import { ExecutorTargetRouter, type ExecutorTargetRouterOptions } from './routing/executor-target-router.ts';
 import { InMemoryHostLinkRegistry, type HostLinkRegistry } from './link/host-link-registry.ts';
+import { hostRoster } from './link/host-roster.ts';
+import type { HostRoster } from '../shared/link/host-roster.ts';
 import { silentWorkerLogger, type WorkerLogger } from './log.ts';
 import { InMemorySessionTable } from './sessions/session-table.ts';
 import { auditFromConfig } from '../shared/audit/audit-from-config.ts';
@@ -35,6 +37,8 @@ export interface ComposeWorkerOptions {
   upgradeWebSocket?: UpgradeWebSocket<unknown, never>;
   /** All-in-one mode: the in-process host for servers bound to `{"type":"local"}`. */
   localHost?: ExecutorTargetRouterOptions['localHost'];
+  /** All-in-one mode: told the local host's roster (`link/host-roster.ts`) after each reload, as a linked host is over its link. */
+  localRoster?: (roster: HostRoster) => void;
   log?: WorkerLogger;
   /** Least time between lazy reconnects of an unavailable server on `/mcp`. */
   retryAfterMs?: number;
@@ -77,7 +81,14 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
   let config = options.config;
   const log = options.log ?? silentWorkerLogger;
   // Told to the audit in force when it ends, as the sessions below.
-  const registry = new InMemoryHostLinkRegistry({ hosts: config.hosts.map((h) => h['entity-id']), log, onEnded: (link) => audit.linkEnded(link) });
+  // Each roster from the config in force when it is told: a link accepted by an app a reload has
+  // since replaced is told the new one.
+  const registry = new InMemoryHostLinkRegistry({
+    hosts: config.hosts.map((h) => h['entity-id']),
+    log,
+    onEnded: (link) => audit.linkEnded(link),
+    roster: (entityId) => hostRoster(config, { entityId }),
+  });
   const router = new ExecutorTargetRouter({
     registry,
     ...(options.localHost !== undefined ? { localHost: options.localHost } : {}),
@@ -161,6 +172,10 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
       const endedSessions = closed + (await sessions.endGrants((grant) => !stillApprovedUnder(approvals, grant), 'its OAuth grant ended: the agent token or admin token that approved it was changed or removed'));
       // A `/mcp` session is not ended for its servers: it closes those the agent lost and opens those it gained.
       await sessions.reconfigure(inForce);
+      // Once the sessions the change ended have closed their channels: each host ends the spares
+      // and idle instances it keeps for an agent or server it no longer serves.
+      registry.tellRosters();
+      options.localRoster?.(hostRoster(next, 'local'));
       // A file edited in nothing the worker reads (spacing, order) changed nothing: no line.
       const changes = configChanges(previous, next);
       if (Object.keys(changes).length > 0 || endedSessions > 0) nextAudit.configReloaded(changes, endedSessions, inForceAt);

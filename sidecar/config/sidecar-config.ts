@@ -154,7 +154,7 @@ export const SidecarConfigSchema = z
       .optional(z.number().check(z.int(), z.positive(), z.lte(86_400)))
       .check(
         z.meta({ default: 900 }),
-        z.describe('How long the legacy server process kept for a modern (2026-07-28) agent lives with no request in flight, in seconds (900 = 15 min)'),
+        z.describe('How long the legacy server process kept for a modern (2026-07-28) agent lives with no request in flight, in seconds (900 = 15 min); it ends sooner once the worker no longer routes that agent and server here'),
       ),
     audit: z.optional(AuditConfigSchema),
     'warm-pool': z.optional(WarmPoolConfigSchema).check(z.describe('Server instances started and initialized ahead of an agent\'s next session, per agent, server and trust revision')),

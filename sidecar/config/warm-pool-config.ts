@@ -25,7 +25,7 @@ export const WarmPoolConfigSchema = z.strictObject({
     .optional(z.number().check(z.int('must be a whole number of seconds'), z.positive('must be at least 1'), z.lte(86_400, 'must be at most 86400')))
     .check(
       z.meta({ default: DEFAULT_WARM_POOL.idleSeconds }),
-      z.describe('How long the instances of an agent and server are kept when no session of theirs starts, in seconds'),
+      z.describe('How long the instances of an agent and server are kept when no session of theirs starts, in seconds; they end sooner once the worker no longer routes that agent and server here'),
     ),
 });
 

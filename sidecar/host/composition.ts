@@ -25,6 +25,7 @@ import type { AuditConfig } from '../../shared/audit/audit-config.ts';
 import type { AuditWrite } from '../../shared/audit/audit-log.ts';
 import { SidecarAudit } from '../audit/sidecar-audit.ts';
 import { DEFAULT_WARM_POOL, WarmPool, type WarmPoolBudget } from './warm-pool.ts';
+import { rosterCheck, type HostRoster } from '../../shared/link/host-roster.ts';
 import { ProcessBudget, type ProcessLimits } from './process-budget.ts';
 import { LaunchRate, type LaunchRateLimits } from './launch-rate.ts';
 import { findPrlimit } from '../process/address-space-limit.ts';
@@ -106,6 +107,11 @@ export interface SidecarComposition {
   reload(next: SidecarReload): Promise<number>;
   /** The files on disk were refused (`switchyard check` finds problems): launches read the last accepted snapshot until the next reload. */
   refuseConfig(): void;
+  /**
+   * Ends the warm spares and modern instances of every agent and server `roster` does not route
+   * here (the worker's `link-roster`, or the single-machine worker's reload). Returns how many.
+   */
+  keepRoster(roster: HostRoster): number;
   /** Starts dialling the worker (no-op without a link client). */
   start(): void;
   /** Stops the link, ends every hosted server and waits for their process trees. */
@@ -172,11 +178,23 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   });
   const open = (request: unknown, channel: Parameters<typeof handler.open>[1]) => handler.open(request, channel);
   const mcp = new McpTransportListener([audit !== undefined ? audit.audited(open) : open]);
+  const keepRoster = (roster: HostRoster): number => {
+    const keeps = rosterCheck(roster);
+    const spares = warmPool.keepOnly(keeps);
+    const instances = modernInstances.keepOnly(keeps);
+    // Once per link and per reload that changed this host's: `endedSpares` and `endedInstances` are what this host kept ready for agents or servers the worker no longer routes here.
+    log.info('Roster from the worker', { agents: roster.length, endedSpares: spares, endedInstances: instances });
+    return spares + instances;
+  };
   const endpoint = {
     ...config.link?.endpoint,
     onRoom: () => {
       lineGate.recheck();
       config.link?.endpoint?.onRoom?.();
+    },
+    onRoster: (roster: HostRoster) => {
+      keepRoster(roster);
+      config.link?.endpoint?.onRoster?.(roster);
     },
   };
   const onLinked = (linked: LinkEndpoint) => {
@@ -219,6 +237,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       policies.clear();
       return handler.reconfigure({ trust: next.trust, compile: compileOptions(config, next.sandbox, log) });
     },
+    keepRoster,
     start: () => link?.start(),
     async stop() {
       await link?.stop();

@@ -196,6 +196,39 @@ describe('WarmPool', () => {
       expect(launched()).toBe(4);
     }));
 
+  it('keepOnly() ends the spares of the agents and servers the worker no longer routes here, and keeps none still starting', async () => {
+    const p = pool(1, 8);
+    const made: FakeServer[] = [];
+    let hold: (() => void) | undefined;
+    const launch = async () => {
+      const server = new FakeServer();
+      made.push(server);
+      return server;
+    };
+    p.learn(key, params, launch);
+    p.learn({ ...key, agent: 'bob' }, params, launch);
+    await settle();
+    // Carol's spare is still starting when the roster comes.
+    p.learn({ ...key, agent: 'carol' }, params, async () => {
+      await new Promise<void>((resolve) => (hold = resolve));
+      return launch();
+    });
+    await settle();
+    expect(p.size).toBe(3);
+    expect(p.keepOnly((agent, server) => agent === 'bob' && server === 'files')).toBe(1);
+    expect(made[0]!.closed).toBe(true);
+    expect(made[1]!.closed).toBe(false);
+    expect(p.size).toBe(1);
+    hold!();
+    await settle();
+    await settle();
+    expect(made[2]!.closed).toBe(true);
+    expect(p.size).toBe(1);
+    expect(p.take(key)).toBeUndefined();
+    expect(p.take({ ...key, agent: 'bob' })).toBeDefined();
+    await p.dispose();
+  });
+
   it('is disabled at size 0', async () => {
     const p = pool(0);
     p.learn(key, params, async () => new FakeServer());

@@ -25,7 +25,8 @@
  *   host-wide limits (per-agent process limits, the host process budget). Without one the pool
  *   counts only against `maxInstances`.
  * - `clear()` ends every pooled instance and forgets every key, at each reload of the host's
- *   config: a key's launcher holds the config it was learnt under.
+ *   config: a key's launcher holds the config it was learnt under. `keepOnly()` ends those of the
+ *   agents and servers the worker's roster no longer routes here (`shared/link/host-roster.ts`).
  * - `dispose()` ends every pooled instance and stops filling; the composition calls it on stop.
  *
  * @module
@@ -219,6 +220,22 @@ export class WarmPool {
     await Promise.all(closing);
   }
 
+  /**
+   * Ends the instances of every agent and server `keeps` refuses, and forgets their keys (the
+   * worker's roster no longer routes them here); a spare still starting is not kept once up.
+   * Returns how many instances were ended.
+   */
+  keepOnly(keeps: (agent: string, server: string) => boolean): number {
+    let ended = 0;
+    for (const [id, state] of [...this.#keys]) {
+      if (keeps(state.key.agent, state.key.server)) continue;
+      ended += state.ready.length;
+      if (state.ready.length > 0) this.#options.log.info('Warm instances ended: the worker no longer routes their agent and server here', { agent: state.key.agent, server: state.key.server, count: state.ready.length });
+      void Promise.all(this.#drop(id, state));
+    }
+    return ended;
+  }
+
   /** Ends every pooled instance; nothing is filled afterwards. */
   async dispose(): Promise<void> {
     this.#disposed = true;
@@ -248,7 +265,7 @@ export class WarmPool {
           if (this.#disposed || this.#keys.get(idOf(state.key)) !== state) {
             budget?.release(state.key.agent);
             void instance.transport.close().catch(() => {});
-            const why = this.#disposed ? 'the pool is closing' : "the pool forgot its key: the agent's sessions now initialize differently, or the host's config changed";
+            const why = this.#disposed ? 'the pool is closing' : "the pool forgot its key: the agent's sessions now initialize differently, the host's config changed, or the worker no longer routes this agent and server here";
             log.info('Warm instance not kept', { agent: state.key.agent, server: state.key.server, why, starting: this.#startingCount() });
             return;
           }

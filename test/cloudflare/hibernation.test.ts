@@ -44,7 +44,8 @@ describe('a host link on a hibernating Durable Object', () => {
     const entityId = stack.entityId('a');
     const linksBefore = stack.sidecar('a').lines().filter((l) => l.msg === 'Linked to the worker').length;
     const before = await hostLine(entityId);
-    // The sidecar announced open-first, open-reply, host-answers, paced and roster when it dialled (`link-features.ts`).
+    // The sidecar announced open-first, open-reply, host-answers, paced and roster when it dialled (`link-features.ts`),
+    // and was told its roster once linked.
     expect(before).toMatchObject({ linked: true, wakes: 0, features: ['open-first', 'open-reply', 'host-answers', 'paced', 'roster'] });
 
     let line: HostLine | undefined;
@@ -69,8 +70,12 @@ describe('a host link on a hibernating Durable Object', () => {
     expect(stack.serverPids('a')).toContain(pid);
     const modern = await modernPost(`${stack.url}/servers/pid-a/mcp`, stack.tokens.alice!, 'tools/call', { name: 'pid', arguments: {} });
     expect(modern.status).toBe(200);
-    // Served over the link made before hibernating: the sidecar never dialled again.
+    // Served over the link made before hibernating: the sidecar never dialled again, and was not
+    // told its roster again by the woken object.
     expect(stack.sidecar('a').lines().filter((l) => l.msg === 'Linked to the worker')).toHaveLength(linksBefore);
+    const rosters = stack.sidecar('a').lines().filter((l) => l.msg === 'Roster from the worker');
+    expect(rosters).toHaveLength(linksBefore);
+    expect(rosters[0]).toMatchObject({ agents: 1, endedSpares: 0, endedInstances: 0 });
   }, 90_000);
 
   it('keeps an idle legacy session: its object, holding open relays, is not evicted while the session lives', async () => {

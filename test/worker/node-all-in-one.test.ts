@@ -268,6 +268,25 @@ describe('single-machine mode (switchyard worker --runtime node)', () => {
     });
   });
 
+  it('ends a removed agent\'s modern server instance as the reload that removes the agent puts its roster in force', async () => {
+    const { machine, pids } = await singleMachine();
+    const post = await fetch(`${machine.url}/servers/echo/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ALICE.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'modern' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'test', version: '1' } } } }),
+    });
+    expect(post.status).toBe(200);
+    expect(await post.text()).toContain('Echo: modern');
+    // The agent's instance stays for its next requests (15 minutes idle by default)…
+    expect(machine.host!.modernInstances.size).toBe(1);
+    expect(pids.filter(isAlive)).toHaveLength(1);
+    // …until the agent is removed: then it goes with the reload.
+    const bob = { name: 'bob', token: 'bob-token', servers: ['echo'] };
+    await machine.node.worker.reload(parseWorkerConfig({ ...localEcho, agents: [agentEntry(bob)] }, { runtime: 'node' }));
+    expect(machine.host!.modernInstances.size).toBe(0);
+    await waitUntil(() => pids.every((pid) => !isAlive(pid)), 'the removed agent\'s server instance to end');
+  });
+
   it('has no local host without one: the Node adapter refuses a local binding instead of failing each session later', async () => {
     await expect(startNodeWorker({ config: parseWorkerConfig(localEcho, { runtime: 'node' }) })).rejects.toThrow(/"echo" are bound to a top-level \{"type":"local"\}, but this worker has no local host/);
   });

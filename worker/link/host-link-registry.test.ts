@@ -4,6 +4,8 @@ import { type ChannelOpenHandler, LinkEndpoint } from '../../shared/link/link-en
 import { createFrameSocketPair } from '../../shared/link/frame-socket.ts';
 import { type EndedLink, InMemoryHostLinkRegistry } from './host-link-registry.ts';
 import { attachInMemoryHost, type InMemoryHost } from './link-route.ts';
+import { LINK_FEATURES } from '../../shared/link/link-features.ts';
+import type { HostRoster } from '../../shared/link/host-roster.ts';
 
 const hosts: InMemoryHost[] = [];
 afterEach(() => {
@@ -96,6 +98,33 @@ describe('InMemoryHostLinkRegistry', () => {
     for (let i = 0; i < 3; i++) attach(registry, 'alice-laptop');
     expect(warnings).toHaveLength(2);
     registry.close();
+  });
+
+  it('tells each host its roster as it links and, after a reload, only where the roster changed; not a link resumed after hibernation', async () => {
+    let roster: Record<string, HostRoster> = { 'alice-laptop': [{ agent: 'alice', servers: ['files'] }], 'bob-desktop': [{ agent: 'bob', servers: ['notes'] }] };
+    const registry = new InMemoryHostLinkRegistry({ hosts: ['alice-laptop', 'bob-desktop'], roster: (entityId) => roster[entityId] ?? [] });
+    const told: Record<string, HostRoster[]> = { 'alice-laptop': [], 'bob-desktop': [] };
+    for (const entityId of ['alice-laptop', 'bob-desktop']) {
+      const host = attachInMemoryHost(registry, entityId, echo, { endpoint: { onRoster: (r) => told[entityId]!.push(r) } });
+      hosts.push(host);
+    }
+    await new Promise((r) => setTimeout(r, 0));
+    expect(told).toEqual({ 'alice-laptop': [[{ agent: 'alice', servers: ['files'] }]], 'bob-desktop': [[{ agent: 'bob', servers: ['notes'] }]] });
+    roster = { ...roster, 'alice-laptop': [] };
+    registry.tellRosters();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(told['alice-laptop']).toEqual([[{ agent: 'alice', servers: ['files'] }], []]);
+    expect(told['bob-desktop']).toHaveLength(1);
+
+    const [workerSocket, sidecarSocket] = createFrameSocketPair();
+    const resumed: HostRoster[] = [];
+    const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'bob-desktop', peerFeatures: new Set(LINK_FEATURES) });
+    const sidecar = new LinkEndpoint(sidecarSocket, { role: 'sidecar', peer: 'worker', onOpen: echo, onRoster: (r) => resumed.push(r) });
+    registry.attach('bob-desktop', worker, { linkedAt: new Date(), resumed: true });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(resumed).toEqual([]);
+    registry.close();
+    sidecar.close();
   });
 
   describe('tells of each link that ends, why and after how long', () => {

@@ -14,6 +14,7 @@ import { WireError } from '../../shared/errors.ts';
 import type { ChannelTransport } from '../../shared/channel-transport.ts';
 import type { LinkEndpoint, LinkLogger, OpenChannelOptions } from '../../shared/link/link-endpoint.ts';
 import { linkEndOf } from '../../shared/link/link-types.ts';
+import { MAX_ROSTER_AGENTS, MAX_ROSTER_SERVERS, rosterFits, type HostRoster } from '../../shared/link/host-roster.ts';
 
 /** One host as shown on /healthz. */
 export interface HostLinkStatus {
@@ -54,6 +55,8 @@ export interface AttachOptions {
   since?: number;
   /** When the host linked, where that was before this registry saw it (a Durable Object woken from hibernation); now by default. */
   linkedAt?: Date;
+  /** A link this registry's instance did not accept (a Durable Object woken from hibernation): the host was told its roster when it linked. */
+  resumed?: boolean;
 }
 
 export interface HostLinkRegistry {
@@ -74,6 +77,8 @@ export interface HostLinkRegistry {
    * of `unlink` (gone, or re-keyed) closed with `host-offline`.
    */
   setHosts?(hosts: readonly string[], unlink: readonly string[]): void;
+  /** Tells every linked host its roster again (`roster`), after a reload: a host whose roster did not change is sent nothing. */
+  tellRosters?(): void;
 }
 
 export interface InMemoryHostLinkRegistryOptions {
@@ -84,6 +89,8 @@ export interface InMemoryHostLinkRegistryOptions {
   now?: () => Date;
   /** Told of each attached link when it ends, however it ends. */
   onEnded?: (link: EndedLink) => void;
+  /** Each host's roster under the config in force (`host-roster.ts`), told to it when it links and by `tellRosters`. */
+  roster?: (entityId: string) => HostRoster;
 }
 
 interface Entry {
@@ -111,6 +118,7 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
   readonly #log: LinkLogger | undefined;
   readonly #now: () => Date;
   readonly #onEnded: ((link: EndedLink) => void) | undefined;
+  readonly #roster: ((entityId: string) => HostRoster) | undefined;
   /** Why this registry closed a link, for its end's record: the link's own close info cannot tell. */
   readonly #closedFor = new WeakMap<LinkEndpoint, 'replaced' | 'config-changed' | 'shutdown'>();
 
@@ -119,6 +127,7 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
     this.#log = options.log;
     this.#now = options.now ?? (() => new Date());
     this.#onEnded = options.onEnded;
+    this.#roster = options.roster;
   }
 
   async openChannel(entityId: string, request: unknown, options: OpenChannelOptions = {}): Promise<ChannelTransport> {
@@ -152,6 +161,7 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
       this.#close(previous, 'replaced', 'Replaced by a newer link from the same host');
       this.#noteReplacement(entityId, entry);
     }
+    if (options.resumed !== true) this.#tellRoster(entityId, endpoint);
     const linkedAt = options.linkedAt ?? entry.since;
     void endpoint.whenClosed.then((info) => {
       this.#onEnded?.({ entityId, ended: this.#closedFor.get(endpoint) ?? linkEndOf(info, 'closed'), linkedForMs: Math.max(0, this.#now().getTime() - linkedAt.getTime()) });
@@ -176,6 +186,20 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
     }
     for (const id of [...this.#entries.keys()]) if (!hosts.includes(id)) this.#entries.delete(id);
     for (const id of hosts) if (!this.#entries.has(id)) this.#entries.set(id, { endpoint: null, since: null });
+  }
+
+  tellRosters(): void {
+    for (const [entityId, { endpoint }] of this.#entries) if (endpoint !== null && !endpoint.closed) this.#tellRoster(entityId, endpoint);
+  }
+
+  #tellRoster(entityId: string, endpoint: LinkEndpoint): void {
+    if (this.#roster === undefined) return;
+    const roster = this.#roster(entityId);
+    if (!rosterFits(roster)) {
+      this.#log?.warn('Host not told its roster: the config routes more agents or servers to it than a roster holds, so it keeps idle spares for their idle time', { 'entity-id': entityId, agents: roster.length, maxAgents: MAX_ROSTER_AGENTS, maxServersPerAgent: MAX_ROSTER_SERVERS });
+      return;
+    }
+    endpoint.tellRoster(roster);
   }
 
   /** Closes every live link, the worker stopping: each host is told, and its sidecar dials again. */

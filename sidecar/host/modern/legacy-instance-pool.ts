@@ -52,9 +52,12 @@ export interface LegacyInstancePoolOptions {
 export type { InstanceStart, ServerInstance };
 
 interface Entry {
+  key: InstanceKey;
   starting: Promise<ServerInstance>;
   instance: ServerInstance | null;
   idle: NodeJS.Timeout | undefined;
+  /** Out of the pool for good (`keepOnly`): ends as soon as it has nothing in flight. */
+  retired?: true;
 }
 
 export class LegacyInstancePool {
@@ -101,7 +104,7 @@ export class LegacyInstancePool {
       if (this.#entries.get(id) === existing) this.#entries.delete(id);
       return this.acquire(key, start);
     }
-    const entry: Entry = { starting: null!, instance: null, idle: undefined };
+    const entry: Entry = { key, starting: null!, instance: null, idle: undefined };
     entry.starting = (async () => {
       const hooks = {
         // A call starting leaves the clock running: it finds the call in flight if it runs out, and
@@ -136,6 +139,25 @@ export class LegacyInstancePool {
     }
   }
 
+  /**
+   * Ends the instances of every agent and server `keeps` refuses (the worker's roster no longer
+   * routes them here): at once where nothing is in flight, else as the last call in flight ends.
+   * A later `acquire` of such a key starts a fresh instance. Returns how many were ended or will be.
+   */
+  keepOnly(keeps: (agent: string, server: string) => boolean): number {
+    let ended = 0;
+    for (const [id, entry] of [...this.#entries]) {
+      if (keeps(entry.key.agent, entry.key.server)) continue;
+      this.#entries.delete(id);
+      entry.retired = true;
+      ended++;
+      const instance = entry.instance;
+      // Still starting: its start arms the idle clock, which ends it instead.
+      if (instance !== null && instance.inFlight === 0) this.#armIdle(id, entry);
+    }
+    return ended;
+  }
+
   /** Ends every instance (sidecar stop); later `acquire` calls are refused. */
   async dispose(): Promise<void> {
     this.#disposed = true;
@@ -152,6 +174,14 @@ export class LegacyInstancePool {
   }
 
   #armIdle(id: string, entry: Entry): void {
+    if (entry.retired === true) {
+      this.#clearIdle(entry);
+      const instance = entry.instance;
+      if (instance === null || instance.ended) return;
+      this.#options.log.info('Server instance ended: the worker no longer routes its agent and server here', { agent: entry.key.agent, server: instance.server, pid: instance.pid ?? null });
+      void instance.close();
+      return;
+    }
     if (entry.idle !== undefined) {
       entry.idle.refresh(); // restarts it, fired already or not
       return;

@@ -34,6 +34,7 @@ import { KEEPALIVE_FRAME, KEEPALIVE_REPLY_FRAME } from '../../../shared/link/lin
 import { ENTITY_ID_HEADER } from '../../../shared/link/link-types.ts';
 import { linkFeaturesOf } from '../../../shared/link/link-features.ts';
 import { hostExpectations } from '../../link/host-expectations.ts';
+import { hostRoster } from '../../link/host-roster.ts';
 import { InMemoryHostLinkRegistry } from '../../link/host-link-registry.ts';
 import { createLinkRoute } from '../../link/link-route.ts';
 import { UPGRADE_PROOF_WINDOW_S } from '../../../shared/link/link-upgrade-proof.ts';
@@ -182,7 +183,9 @@ export class HostLink {
     const loaded = loadFromEnv(this.#env, 'host-link');
     if (!loaded.ok) return loaded.response();
     const { config, log, audit } = loaded;
-    const registry = new InMemoryHostLinkRegistry({ log, onEnded: (link) => this.#live?.audit().audit.linkEnded(link) });
+    // A deployment's config is fixed, and a new one restarts this object and drops its link: a host
+    // is told its roster when it links, and never again.
+    const registry = new InMemoryHostLinkRegistry({ log, onEnded: (link) => this.#live?.audit().audit.linkEnded(link), roster: (entityId) => hostRoster(config, { entityId }) });
     const sockets = new HibernatingSockets(this.#state, [LINK_TAG]);
     // One audit for the link route and the agents' app: each made its own, with its own exporter.
     let made: WorkersAudit | undefined;
@@ -266,7 +269,7 @@ export class HostLink {
       },
       onClose: (event) => socket.ended({ code: event.code, reason: event.reason }),
     });
-    live.registry.attach(entityId, endpoint, { linkedAt: new Date(attachment.since) });
+    live.registry.attach(entityId, endpoint, { linkedAt: new Date(attachment.since), resumed: true });
     this.#entityId = entityId;
     // Not the wake's time: a host gone silent while the object slept must still be found dead.
     this.#link = { ws: newest.ws, heardAt: lastHeardBeforeWake(this.#state.getWebSocketAutoResponseTimestamp(newest.ws), attachment.since), endpoint };

@@ -39,6 +39,8 @@ export interface StartNodeWorkerOptions {
   port?: number;
   /** Single-machine mode: the in-process host for top-level `{"type":"local"}` servers. */
   localHost?: ComposeWorkerOptions['localHost'];
+  /** Single-machine mode: told the local host's roster after each reload. */
+  localRoster?: ComposeWorkerOptions['localRoster'];
   log?: WorkerLogger;
   retryAfterMs?: number;
   /** Writes one audit line (stderr or the `audit.file`, opened by the caller); none when absent. */
@@ -67,6 +69,7 @@ export async function startNodeWorker(options: StartNodeWorkerOptions): Promise<
     upgradeWebSocket: upgradeWebSocket as unknown as UpgradeWebSocket<unknown, never>,
     listenPort: () => listening,
     ...(options.localHost !== undefined ? { localHost: options.localHost } : {}),
+    ...(options.localRoster !== undefined ? { localRoster: options.localRoster } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
     ...(options.retryAfterMs !== undefined ? { retryAfterMs: options.retryAfterMs } : {}),
     ...(options.auditWrite !== undefined ? { auditWrite: options.auditWrite } : {}),
