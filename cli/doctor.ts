@@ -235,7 +235,7 @@ async function sandboxChecks(options: DoctorOptions): Promise<DoctorCheck[]> {
     const cgroups = cgroupReadiness(options.cgroups);
     checks.push(
       cgroups.ok
-        ? { name: 'server cgroups', ok: true, detail: `each server's process tree gets a cgroup under ${cgroups.dir}${cgroups.v2 ? ' (the sidecar first moves into a leaf of its own cgroup, when it is alone there)' : ''}: limits.tasks-per-server ${cgroups.memory ? 'and limits.memory-per-server-mib hold' : 'holds (no memory controller here: memory-per-server-mib does not)'}, and what leaves a server's process group ends with it` }
+        ? { name: 'server cgroups', ok: true, detail: `each server's process tree gets a cgroup under ${cgroups.dir}${cgroups.v2 ? ' (the sidecar first moves into a leaf of its own cgroup, when it is alone there)' : ''}: ${heldLimits(cgroups)}, and what leaves a server's process group ends with it` }
         : { name: 'server cgroups', ok: false, informational: true, detail: `${cgroups.problem}; servers run without a task limit (limits.tasks-per-server)`, fix: CGROUP_FIX },
     );
   }
@@ -254,4 +254,12 @@ export function formatDoctor(checks: readonly DoctorCheck[]): string {
   return checks
     .map((c) => `${c.ok ? 'ok  ' : c.informational === true ? 'info' : 'FAIL'} ${c.name}: ${c.detail}${!c.ok && c.fix ? `\n     → ${c.fix}` : ''}`)
     .join('\n');
+}
+
+/** What holds of the limits of each server's tree where the sidecar may make cgroups: the task limit always, memory and CPU where their controllers are. */
+function heldLimits(cgroups: { memory: boolean; cpu: boolean }): string {
+  const held = ['limits.tasks-per-server', ...(cgroups.memory ? ['limits.memory-per-server-mib'] : []), ...(cgroups.cpu ? ['limits.cpus-per-server (with a fair CPU share)'] : [])];
+  const missing = [...(cgroups.memory ? [] : ['memory-per-server-mib (no memory controller here)']), ...(cgroups.cpu ? [] : ['cpus-per-server (no cpu controller here)'])];
+  const joined = held.length === 1 ? held[0]! : `${held.slice(0, -1).join(', ')} and ${held.at(-1)!}`;
+  return `${joined} ${held.length === 1 ? 'holds' : 'hold'}${missing.length > 0 ? `; not ${missing.join(', nor ')}` : ''}`;
 }

@@ -47,10 +47,10 @@ describe('sidecar.json', () => {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-limits-'));
     try {
       writeFileSync(join(dir, 'sidecar.json'), JSON.stringify(base));
-      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 32, processes: 64, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60, memoryLimitMib: 4096, tasksPerServer: 1024, memoryPerServerMib: 8192 });
+      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 32, processes: 64, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60, memoryLimitMib: 4096, tasksPerServer: 1024, memoryPerServerMib: 8192, cpusPerServer: 0 });
       // Unless set, the launch burst is 32, or the agent's process limit when larger: an agent may always fill its allowance at once.
-      writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-processes-per-agent': 2, 'memory-limit-mib': 0, 'tasks-per-server': 0, 'memory-per-server-mib': 0 } }));
-      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 2, processes: 64, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60, memoryLimitMib: 0, tasksPerServer: 0, memoryPerServerMib: 0 });
+      writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-processes-per-agent': 2, 'memory-limit-mib': 0, 'tasks-per-server': 0, 'memory-per-server-mib': 0, 'cpus-per-server': 1.5 } }));
+      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 2, processes: 64, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60, memoryLimitMib: 0, tasksPerServer: 0, memoryPerServerMib: 0, cpusPerServer: 1.5 });
       writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-processes-per-agent': 100 } }));
       expect(loadSidecarConfig(dir).limits).toMatchObject({ processesPerAgent: 100, launchBurstPerAgent: 100 });
       writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-launch-burst-per-agent': 8, 'server-launches-per-agent-per-minute': 0 } }));
@@ -62,6 +62,11 @@ describe('sidecar.json', () => {
     expect(() => parseSidecarConfig({ ...base, limits: { 'memory-limit-mib': 1.5 } })).toThrow(/limits\.memory-limit-mib/);
     expect(() => parseSidecarConfig({ ...base, limits: { sessions: 3 } })).toThrow(/limits/);
     expect(() => parseSidecarConfig({ ...base, limits: { 'tasks-per-server': -1 } })).toThrow(/limits\.tasks-per-server: must be 0 \(no limit\) or more/);
+    // A CPU cap is a share of CPUs, not a whole number; below the kernel's least quota (0.01) it is refused.
+    expect(() => parseSidecarConfig({ ...base, limits: { 'cpus-per-server': -0.5 } })).toThrow(/limits\.cpus-per-server: must be 0 \(no cap\) or more/);
+    expect(() => parseSidecarConfig({ ...base, limits: { 'cpus-per-server': 0.001 } })).toThrow(/limits\.cpus-per-server: must be 0 \(no cap\) or at least 0\.01/);
+    expect(() => parseSidecarConfig({ ...base, limits: { 'cpus-per-server': '2' } })).toThrow(/limits\.cpus-per-server/);
+    expect(parseSidecarConfig({ ...base, limits: { 'cpus-per-server': 0.25 } }).limits?.['cpus-per-server']).toBe(0.25);
     expect(() => parseSidecarConfig({ ...base, limits: { 'server-launch-burst-per-agent': 0 } })).toThrow(/limits\.server-launch-burst-per-agent: must be at least 1/);
     expect(() => parseSidecarConfig({ ...base, limits: { 'server-launches-per-agent-per-minute': -1 } })).toThrow(/limits\.server-launches-per-agent-per-minute: must be 0 \(no launch rate\) or more/);
   });

@@ -40,11 +40,16 @@ export function memoryLimitWarning(mib: number | undefined): string | undefined 
   return `${mib} MiB is below the ${NODE_START_MEMORY_MIB} MiB a Node server needs to start: under it one hangs as it starts, and its agent waits out the open deadline`;
 }
 
+/** The CPU time a Node server's start takes (a few hundred ms, more for a large one). */
+const NODE_START_CPU_SECONDS = 0.5;
+/** Below this share of a CPU a Node server's start takes over 5 s. */
+export const NODE_START_CPUS = 0.1;
+
 /** Below this many processes and threads a Node server cannot start: its own threads (V8's, libuv's) need about 12, and under them it hangs. */
 export const NODE_START_TASKS = 16;
 
 /** What `check` and the sidecar's start say of limits too low for a Node server: each with its key under `limits`. */
-export function limitWarnings(limits: { 'memory-limit-mib'?: number; 'memory-per-server-mib'?: number; 'tasks-per-server'?: number } | undefined): Array<{ path: string; message: string }> {
+export function limitWarnings(limits: { 'memory-limit-mib'?: number; 'memory-per-server-mib'?: number; 'tasks-per-server'?: number; 'cpus-per-server'?: number } | undefined): Array<{ path: string; message: string }> {
   const warnings: Array<{ path: string; message: string }> = [];
   for (const key of ['memory-limit-mib', 'memory-per-server-mib'] as const) {
     const message = memoryLimitWarning(limits?.[key]);
@@ -53,6 +58,10 @@ export function limitWarnings(limits: { 'memory-limit-mib'?: number; 'memory-per
   const tasks = limits?.['tasks-per-server'];
   if (tasks !== undefined && tasks > 0 && tasks < NODE_START_TASKS) {
     warnings.push({ path: 'limits.tasks-per-server', message: `${tasks} is below the ${NODE_START_TASKS} processes and threads a Node server needs to start (its own threads take about 12): under it one hangs as it starts, and its agent waits out the open deadline` });
+  }
+  const cpus = limits?.['cpus-per-server'];
+  if (cpus !== undefined && cpus > 0 && cpus < NODE_START_CPUS) {
+    warnings.push({ path: 'limits.cpus-per-server', message: `${cpus} CPU is below the ${NODE_START_CPUS} a Node server needs to start within seconds: its start, about ${NODE_START_CPU_SECONDS} s of CPU, takes ${Math.round(NODE_START_CPU_SECONDS / cpus)} s or more under it, and its agent may wait out the open deadline` });
   }
   return warnings;
 }
@@ -147,6 +156,12 @@ export const SidecarConfigSchema = z
               z.meta({ default: DEFAULT_MEMORY_PER_SERVER_MIB }),
               z.describe('Memory one server\'s whole tree may use at once, in MiB (its cgroup\'s memory.max): past it the kernel ends one of its processes, and the sidecar\'s log says so; 0: no limit. Bounds a server that forks, which memory-limit-mib (per process) does not. Linux, where the sidecar may make cgroups, as tasks-per-server'),
             ),
+          'cpus-per-server': z
+            .optional(z.number().check(z.gte(0, 'must be 0 (no cap) or more'), z.lte(4096), z.refine((cpus) => cpus === 0 || cpus >= 0.01, 'must be 0 (no cap) or at least 0.01')))
+            .check(
+              z.meta({ default: 0 }),
+              z.describe('CPU time one server\'s whole tree may use, in CPUs (1.5: one and a half cores\' time; its cgroup\'s cpu.max), busy host or not; a server held back by it is named in the sidecar\'s log when it ends; 0: no cap. Without a cap each server\'s tree still gets a fair share, not one per thread, when others want the CPU. Linux, where the sidecar may make cgroups, as tasks-per-server'),
+            ),
         }),
       )
       .check(z.describe('What one agent, and all of them, may run on this host')),
@@ -230,6 +245,8 @@ export interface SidecarLimits {
   tasksPerServer: number;
   /** 0: no limit. */
   memoryPerServerMib: number;
+  /** 0: no cap. */
+  cpusPerServer: number;
 }
 
 export function parseSidecarConfig(input: unknown): SidecarConfigFile {
@@ -305,6 +322,7 @@ export function loadSidecarConfig(
       memoryLimitMib: file.limits?.['memory-limit-mib'] ?? DEFAULT_MEMORY_LIMIT_MIB,
       tasksPerServer: file.limits?.['tasks-per-server'] ?? DEFAULT_TASKS_PER_SERVER,
       memoryPerServerMib: file.limits?.['memory-per-server-mib'] ?? DEFAULT_MEMORY_PER_SERVER_MIB,
+      cpusPerServer: file.limits?.['cpus-per-server'] ?? 0,
     },
   };
 }

@@ -64,7 +64,7 @@ export interface SidecarCompositionConfig {
    * sidecar.json `"limits"` (`switchyard sidecar` always passes them, defaults filled in by
    * `loadSidecarConfig`); no limit without it.
    */
-  limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number; launchBurstPerAgent: number; launchesPerAgentPerMinute: number; tasksPerServer?: number; memoryPerServerMib?: number };
+  limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number; launchBurstPerAgent: number; launchesPerAgentPerMinute: number; tasksPerServer?: number; memoryPerServerMib?: number; cpusPerServer?: number };
   /**
    * The config files last accepted (a live sidecar's). Launches read the disk, as without it,
    * until `refuseConfig` says the files on disk were refused: then this snapshot, until a reload.
@@ -268,24 +268,31 @@ function launchRateLimits(limits: SidecarCompositionConfig['limits']): LaunchRat
 
 /** sidecar.json's limits of each server's whole tree, defaults filled in. */
 function treeLimits(limits: NonNullable<SidecarCompositionConfig['limits']>): TreeLimits {
-  return { tasks: limits.tasksPerServer ?? DEFAULT_TASKS_PER_SERVER, memoryMib: limits.memoryPerServerMib ?? DEFAULT_MEMORY_PER_SERVER_MIB };
+  return { tasks: limits.tasksPerServer ?? DEFAULT_TASKS_PER_SERVER, memoryMib: limits.memoryPerServerMib ?? DEFAULT_MEMORY_PER_SERVER_MIB, cpus: limits.cpusPerServer ?? 0 };
 }
 
 /** The servers' cgroups on Linux, where the sidecar may make them; what they give, or why not, said once in the log. */
 function serverCgroups(limits: TreeLimits, log: Logger): ServerCgroups | undefined {
   if (process.platform !== 'linux') return undefined;
-  for (const { path, message } of limitWarnings({ 'memory-per-server-mib': limits.memoryMib, 'tasks-per-server': limits.tasks })) {
-    log.warn('Server limit too low for a Node server', { [path.slice('limits.'.length)]: path.endsWith('mib') ? limits.memoryMib : limits.tasks, why: message });
+  const configured = { 'memory-per-server-mib': limits.memoryMib, 'tasks-per-server': limits.tasks, 'cpus-per-server': limits.cpus };
+  for (const { path, message } of limitWarnings(configured)) {
+    const key = path.slice('limits.'.length) as keyof typeof configured;
+    log.warn('Server limit too low for a Node server', { [key]: configured[key], why: message });
   }
   const opened = ServerCgroups.open({ log });
+  const cpu = opened.cgroups !== undefined && opened.support.cpu;
   const held = {
     'tasks-per-server': opened.cgroups !== undefined && opened.support.limit ? limits.tasks : 'not applied',
     'memory-per-server-mib': opened.cgroups !== undefined && opened.support.memory ? limits.memoryMib : 'not applied',
+    // The share holds whenever the controller is there; the cap where one is set.
+    'cpus-per-server': !cpu ? 'not applied' : limits.cpus > 0 ? limits.cpus : 'a fair share, no cap',
   };
+  // Only a cap set and not applied is a problem: a host need not give the share.
+  const cpuProblem = opened.cgroups !== undefined && limits.cpus > 0 ? opened.cpuProblem : undefined;
   if (opened.cgroups === undefined) {
     log.warn('Servers run without the limits of their whole tree: the sidecar cannot make cgroups for them here', { ...held, why: opened.problem, fix: CGROUP_FIX });
-  } else if (opened.problem !== undefined) {
-    log.warn('Servers run without some limits of their whole tree: their cgroups lack a controller', { cgroups: opened.support.bases, ...held, why: opened.problem, fix: CGROUP_FIX });
+  } else if (opened.problem !== undefined || cpuProblem !== undefined) {
+    log.warn('Servers run without some limits of their whole tree: their cgroups lack a controller', { cgroups: opened.support.bases, ...held, why: [opened.problem, cpuProblem].filter((why) => why !== undefined).join('; '), fix: CGROUP_FIX });
   } else {
     log.info('Each server runs in a cgroup of its own', { cgroups: opened.support.bases, ...held });
   }

@@ -15,6 +15,8 @@ export interface CgroupPlacement {
   readonly pidsV1?: string;
   /** Its cgroup in a v1 hierarchy holding the `memory` controller, when one is mounted. */
   readonly memoryV1?: string;
+  /** Its cgroup in a v1 hierarchy holding the `cpu` controller (often mounted with `cpuacct`), when one is mounted. */
+  readonly cpuV1?: string;
 }
 
 interface CgroupMount {
@@ -30,6 +32,7 @@ export function cgroupPlacement(mountinfo: string, selfCgroup: string): CgroupPl
   let unified: string | undefined;
   let pidsV1: string | undefined;
   let memoryV1: string | undefined;
+  let cpuV1: string | undefined;
   for (const line of selfCgroup.split('\n')) {
     // "ID:CONTROLLERS:PATH"; the path may itself hold colons.
     const match = /^(\d+):([^:]*):(.*)$/.exec(line);
@@ -41,9 +44,15 @@ export function cgroupPlacement(mountinfo: string, selfCgroup: string): CgroupPl
       const names = controllers.split(',');
       if (names.includes('pids')) pidsV1 ??= dirOf(mounts.filter((mount) => !mount.v2 && mount.controllers.includes('pids')), path);
       if (names.includes('memory')) memoryV1 ??= dirOf(mounts.filter((mount) => !mount.v2 && mount.controllers.includes('memory')), path);
+      if (names.includes('cpu')) cpuV1 ??= dirOf(mounts.filter((mount) => !mount.v2 && mount.controllers.includes('cpu')), path);
     }
   }
-  return { ...(unified !== undefined ? { unified } : {}), ...(pidsV1 !== undefined ? { pidsV1 } : {}), ...(memoryV1 !== undefined ? { memoryV1 } : {}) };
+  return {
+    ...(unified !== undefined ? { unified } : {}),
+    ...(pidsV1 !== undefined ? { pidsV1 } : {}),
+    ...(memoryV1 !== undefined ? { memoryV1 } : {}),
+    ...(cpuV1 !== undefined ? { cpuV1 } : {}),
+  };
 }
 
 /** The first mount that shows `path`: a mount of a sub-tree (a container's) shows only what is under its root. */

@@ -286,7 +286,7 @@ export class ProcessExecutor {
       if (cgroup === undefined) return;
       this.#cgroups.delete(handle);
       // What is still in the cgroup left the group (setsid, a daemon's double fork): it ends with the server.
-      const ended = cgroup.end().then(({ left, refusedForks, oomKills }) => {
+      const ended = cgroup.end().then(({ left, refusedForks, oomKills, throttledMs }) => {
         for (const dir of cgroup.dirs) this.#watchdog?.forgetCgroup(dir);
         if (left > 0) this.#logger.info('Ended processes a server left running outside its process group', { pid: handle.pid, command, processes: left });
         // Said once, at its end: a server short of tasks fails in ways of its own (EAGAIN, "Cannot fork", a pool that cannot grow).
@@ -295,6 +295,10 @@ export class ProcessExecutor {
         }
         if (oomKills > 0) {
           this.#logger.warn('A server passed its memory limit: the kernel ended processes of it', { pid: handle.pid, command, ended: oomKills, 'memory-per-server-mib': cgroup.limits.memoryMib, fix: 'Raise limits.memory-per-server-mib in sidecar.json if the server needs more memory' });
+        }
+        // Info, not a warning: the cap did what it was set for; a slow server's owner finds why here.
+        if (throttledMs > 0) {
+          this.#logger.info('A server was held to its CPU limit', { pid: handle.pid, command, throttledMs, 'cpus-per-server': cgroup.limits.cpus, fix: 'Raise limits.cpus-per-server in sidecar.json if the server needs more CPU time' });
         }
       });
       this.#cgroupEnds.add(ended);
@@ -338,7 +342,7 @@ export class ProcessExecutor {
     if (cgroups === undefined) return plan;
     let cgroup: LaunchCgroup;
     try {
-      cgroup = cgroups.forLaunch(this.#options.treeLimits ?? { tasks: 0, memoryMib: 0 });
+      cgroup = cgroups.forLaunch(this.#options.treeLimits ?? { tasks: 0, memoryMib: 0, cpus: 0 });
     } catch (error) {
       plan.release();
       // The limit holds for every launch or the launch fails: the host asked for it.

@@ -27,11 +27,13 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
   let cgroups: ServerCgroups | undefined;
   const handles: ProcessHandle[] = [];
   const warnings: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
-  const log = { ...silentLogger, warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push({ msg, fields }) };
+  const infos: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
+  const log = { ...silentLogger, warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push({ msg, fields }), info: (msg: string, fields?: Record<string, unknown>) => void infos.push({ msg, fields }) };
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'cgroups-test-'));
     warnings.length = 0;
+    infos.length = 0;
   });
 
   afterEach(async () => {
@@ -43,13 +45,16 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const open = (tasks: number, memoryMib = 0) => {
+  const open = (tasks: number, memoryMib = 0, cpus = 0) => {
     const opened = ServerCgroups.open({ log });
     expect(opened.problem).toBeUndefined();
     cgroups = opened.cgroups!;
-    executor = new ProcessExecutor({ termGraceMs: 300, stdinGraceMs: 100, logger: log, cgroups, treeLimits: { tasks, memoryMib } });
+    executor = new ProcessExecutor({ termGraceMs: 300, stdinGraceMs: 100, logger: log, cgroups, treeLimits: { tasks, memoryMib, cpus } });
     return executor;
   };
+
+  /** The cgroup directories `pid` is in, as the sidecar's placement reader finds them. */
+  const placementOf = (pid: number) => cgroupPlacement(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync(`/proc/${pid}/cgroup`, 'utf8'));
 
   const sleepersIn = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').map(Number) : []);
 
@@ -61,7 +66,7 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     // dash gives up at the first fork refused ("Cannot fork"); its sleepers stay, the cgroup full.
     expect(exit.code).toBe(2);
     // A reload's new limit is for launches after it: this server's log names its own (review s31).
-    executor!.setTreeLimits({ tasks: 1024, memoryMib: 0 });
+    executor!.setTreeLimits({ tasks: 1024, memoryMib: 0, cpus: 0 });
     const started = sleepersIn(pids);
     expect(started.length).toBeGreaterThan(0);
     expect(started.length).toBeLessThan(16);
@@ -116,7 +121,7 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     handles.push(handle);
     // Past the joining shell: cat itself runs, in its cgroup.
     await waitFor(() => (runsFile(handle.pid, '/bin/cat') ? true : undefined), 'cat to run');
-    const own = cgroupPlacement(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync(`/proc/${handle.pid}/cgroup`, 'utf8'));
+    const own = placementOf(handle.pid);
     const limits = [own.unified, own.memoryV1].flatMap((dir) => {
       if (dir === undefined) return [];
       if (existsSync(join(dir, 'memory.memsw.limit_in_bytes'))) return [readFileSync(join(dir, 'memory.limit_in_bytes'), 'utf8').trim(), readFileSync(join(dir, 'memory.memsw.limit_in_bytes'), 'utf8').trim()];
@@ -125,6 +130,46 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     });
     // v1: memory, then memory and swap together; v2: memory, then swap alone.
     expect([[String(100 * 1024 * 1024), String(100 * 1024 * 1024)], [String(100 * 1024 * 1024), '0']]).toContainEqual(limits);
+  });
+
+  /** The CPU cap of the cgroup `pid` is in, as the kernel reads it back: v1's quota and period, or v2's `cpu.max`. */
+  const cpuCapOf = (pid: number): string => {
+    const own = placementOf(pid);
+    if (own.cpuV1 !== undefined) return `${readFileSync(join(own.cpuV1, 'cpu.cfs_quota_us'), 'utf8').trim()} ${readFileSync(join(own.cpuV1, 'cpu.cfs_period_us'), 'utf8').trim()}`;
+    return readFileSync(join(own.unified!, 'cpu.max'), 'utf8').trim();
+  };
+  /** How often the kernel has held `pid`'s cgroup back for its CPU cap so far (`cpu.stat`'s `nr_throttled`). */
+  const throttlesOf = (pid: number): number => {
+    const own = placementOf(pid);
+    return Number(/^nr_throttled (\d+)$/m.exec(readFileSync(join(own.cpuV1 ?? own.unified!, 'cpu.stat'), 'utf8'))?.[1] ?? 0);
+  };
+
+  it('holds a server\'s whole tree to its CPU cap, however many processes spin, and names it when it ends', async () => {
+    // Two spinning children: a cap per process would let each have 0.05.
+    const spin = 'sh -c "while :; do :; done" & sh -c "while :; do :; done" & wait';
+    const handle = await open(0, 0, 0.05).launch({ command: '/bin/sh', args: ['-c', spin], env: { PATH: '/usr/bin:/bin' }, policy: null });
+    handles.push(handle);
+    await waitFor(() => (readFileSync(`/proc/${handle.pid}/cgroup`, 'utf8').includes(`switchyard-${process.pid}/`) ? true : undefined), 'the server to join its cgroup');
+    // The kernel's 1 ms least quota is 0.01 CPU; 0.05 is 5 ms of every 100.
+    expect(['5000 100000']).toContain(cpuCapOf(handle.pid));
+    // The scheduler holding it back, seen as it happens: nothing timed.
+    await waitFor(() => (throttlesOf(handle.pid) > 2 ? true : undefined), 'the cap to hold the tree back');
+    await handle.dispose();
+    await executor!.disposeAll();
+    expect(infos.filter((line) => line.msg === 'A server was held to its CPU limit')).toEqual([{ msg: 'A server was held to its CPU limit', fields: expect.objectContaining({ command: '/bin/sh', throttledMs: expect.any(Number), 'cpus-per-server': 0.05 }) }]);
+    expect((infos.find((line) => line.msg === 'A server was held to its CPU limit')!.fields as { throttledMs: number }).throttledMs).toBeGreaterThan(0);
+  });
+
+  it('gives a server\'s tree a CPU share of its own and no cap at 0, and says nothing of one', async () => {
+    const handle = await open(0, 0, 0).launch({ command: '/bin/cat', args: [], env: {}, policy: null });
+    handles.push(handle);
+    await waitFor(() => (runsFile(handle.pid, '/bin/cat') ? true : undefined), 'cat to run');
+    const own = placementOf(handle.pid);
+    expect(own.cpuV1 ?? own.unified).toMatch(new RegExp(`switchyard-${process.pid}/\\d+$`));
+    expect(['-1 100000', 'max 100000']).toContain(cpuCapOf(handle.pid));
+    await handle.dispose();
+    await executor!.disposeAll();
+    expect(infos.filter((line) => line.msg === 'A server was held to its CPU limit')).toEqual([]);
   });
 
   it('lets the same server grow where no memory limit is set', async () => {
@@ -228,11 +273,12 @@ describe('the sidecar\'s start', () => {
     const warnings: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
     const log = { ...silentLogger, warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push({ msg, fields }) };
     const limits = { processesPerAgent: 4, processes: 4, memoryLimitMib: 0, launchBurstPerAgent: 4, launchesPerAgentPerMinute: 0 };
-    const sidecar = createSidecarComposition({ configDir: dir, entityId: 'box', user: 'tester', log, limits: { ...limits, tasksPerServer: 8, memoryPerServerMib: 32 } });
+    const sidecar = createSidecarComposition({ configDir: dir, entityId: 'box', user: 'tester', log, limits: { ...limits, tasksPerServer: 8, memoryPerServerMib: 32, cpusPerServer: 0.02 } });
     try {
       expect(warnings.filter((warning) => warning.msg === 'Server limit too low for a Node server').map((warning) => warning.fields)).toEqual([
         { 'memory-per-server-mib': 32, why: expect.stringMatching(/^32 MiB is below the 64 MiB a Node server needs to start/) },
         { 'tasks-per-server': 8, why: expect.stringMatching(/^8 is below the 16 processes and threads a Node server needs to start/) },
+        { 'cpus-per-server': 0.02, why: expect.stringMatching(/^0.02 CPU is below the 0.1 a Node server needs to start within seconds: its start, about 0.5 s of CPU, takes 25 s or more under it/) },
       ]);
     } finally {
       await sidecar.stop();
@@ -246,12 +292,13 @@ describe('cgroupReadiness', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cgroups-ready-'));
     try {
       writeFileSync(join(dir, 'cgroup.controllers'), 'cpu memory pids\n');
-      expect(cgroupReadiness({ unified: dir })).toEqual({ ok: true, dir, v2: true, memory: true });
+      expect(cgroupReadiness({ unified: dir })).toEqual({ ok: true, dir, v2: true, memory: true, cpu: true });
       writeFileSync(join(dir, 'cgroup.controllers'), 'cpu memory\n');
       expect(cgroupReadiness({ unified: dir })).toEqual({ ok: false, problem: `its cgroup ${dir} has no pids controller` });
-      expect(cgroupReadiness({ unified: dir, pidsV1: dir })).toEqual({ ok: true, dir, v2: false, memory: true });
-      expect(cgroupReadiness({ pidsV1: dir })).toEqual({ ok: true, dir, v2: false, memory: false });
-      expect(cgroupReadiness({ pidsV1: dir, memoryV1: dir })).toEqual({ ok: true, dir, v2: false, memory: true });
+      expect(cgroupReadiness({ unified: dir, pidsV1: dir })).toEqual({ ok: true, dir, v2: false, memory: true, cpu: true });
+      expect(cgroupReadiness({ pidsV1: dir })).toEqual({ ok: true, dir, v2: false, memory: false, cpu: false });
+      expect(cgroupReadiness({ pidsV1: dir, memoryV1: dir })).toEqual({ ok: true, dir, v2: false, memory: true, cpu: false });
+      expect(cgroupReadiness({ pidsV1: dir, cpuV1: dir })).toEqual({ ok: true, dir, v2: false, memory: false, cpu: true });
       expect(cgroupReadiness({ pidsV1: join(dir, 'gone') })).toEqual({ ok: false, problem: `cannot make cgroups in ${dir}/gone: ENOENT` });
       expect(cgroupReadiness({})).toEqual({ ok: false, problem: 'no cgroup hierarchy is mounted where this process can see it' });
       // A v2 cgroup shared with another process (PID 1 here: a login shell's scope, a container's init) cannot hand pids down (review s31).

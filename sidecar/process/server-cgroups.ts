@@ -8,6 +8,12 @@
  *   kernel exempts root's uid from RLIMIT_NPROC, and a root sidecar's sandboxes map to it.
  * - **A memory limit of the whole tree** (`limits.memory-per-server-mib`, swap included), which
  *   RLIMIT_DATA (`memory-limit-mib`, per process) is not for a server that forks.
+ * - **A fair share of the CPU**, and a cap where one is set (`limits.cpus-per-server`, the
+ *   cgroup's `cpu.max`): the scheduler shares the CPU between cgroups before the processes in
+ *   them, so a server spinning on every core with many threads gets a server's share, not one
+ *   per thread, when other servers or the sidecar itself want the CPU; with a cap it never gets
+ *   more, busy host or not. No cap by default: a server that builds or indexes may use an idle
+ *   host's every core, and the fair share already keeps the sidecar and every other server going.
  * - **The whole tree ends with the server**: a descendant that left the process group (`setsid`,
  *   a daemon's double fork) is still in the cgroup, and is killed with it (`cgroup.kill`, or
  *   SIGKILL to each member where the kernel has no `cgroup.kill`) once the group is gone.
@@ -20,7 +26,7 @@
  * unit with `Delegate=yes`, every user unit under a user manager). On the unified hierarchy
  * (cgroup v2) a cgroup that hands a controller to its children may hold no process itself, so a
  * sidecar alone in its cgroup first moves into a leaf of its own (`switchyard-sidecar-PID`) and
- * then enables `pids` and `memory` for the servers' cgroups beside it, as systemd asks of
+ * then enables `pids`, `memory` and `cpu` for the servers' cgroups beside it, as systemd asks of
  * delegated services.
  * Where none of this is possible the sidecar runs servers as before, and says why once (doctor
  * too): the limits it has (process group, PID namespace, `memory-limit-mib`) still hold.
@@ -51,10 +57,19 @@ export interface CgroupSupport {
   readonly limit: boolean;
   /** Whether a memory limit applies to each server's tree. */
   readonly memory: boolean;
+  /** Whether each server's tree has a CPU share of its own, and a cap where one is set. */
+  readonly cpu: boolean;
 }
 
 export type OpenedCgroups =
-  | { readonly cgroups: ServerCgroups; readonly support: CgroupSupport; readonly problem?: string }
+  | {
+      readonly cgroups: ServerCgroups;
+      readonly support: CgroupSupport;
+      /** Why the task or memory limit does not hold. */
+      readonly problem?: string;
+      /** Why the CPU share and cap do not: said only where a cap is set, since the share is a bonus a host may not give. */
+      readonly cpuProblem?: string;
+    }
   | { readonly cgroups: undefined; readonly problem: string };
 
 export interface ServerCgroupsOptions {
@@ -71,10 +86,12 @@ export interface TreeLimits {
   readonly tasks: number;
   /** `memory.max` (v2) or `memory.limit_in_bytes` (v1) of the whole tree, in MiB. */
   readonly memoryMib: number;
+  /** `cpu.max` (v2) or `cpu.cfs_quota_us` (v1) of the whole tree, in CPUs (1.5: one and a half cores' time). */
+  readonly cpus: number;
 }
 
 /** The controllers a servers' cgroup can limit them by. */
-type Controller = 'pids' | 'memory';
+type Controller = 'pids' | 'memory' | 'cpu';
 
 /** A cgroup in one hierarchy: the sidecar's base for its servers', or one launch's. */
 interface CgroupDir {
@@ -114,6 +131,8 @@ export class ServerCgroups {
     const placement = options.placement ?? ownPlacement();
     if (typeof placement === 'string') return { cgroups: undefined, problem: placement };
     const problems: string[] = [];
+    const cpuProblems: string[] = [];
+    const problemsOf = (controller: Controller) => (controller === 'cpu' ? cpuProblems : problems);
     const bases: Base[] = [];
     const covered = new Set<Controller>();
     if (placement.unified !== undefined) {
@@ -123,7 +142,7 @@ export class ServerCgroups {
       for (const controller of CONTROLLERS.filter((name) => controllersOf(own).includes(name))) {
         const result = enableForChildren(own, pid, controller);
         if (result === true) enabled.add(controller);
-        else problems.push(result);
+        else problemsOf(controller).push(result);
       }
       const base = join(own, `switchyard-${pid}`);
       const made = makeDir(base) ?? [...enabled].reduce<string | undefined>((problem, controller) => problem ?? writeControl(join(base, 'cgroup.subtree_control'), `+${controller}`), undefined);
@@ -134,7 +153,7 @@ export class ServerCgroups {
     }
     // v1 hierarchies for what the unified one does not hold (hybrid hosts); one mount may hold both.
     for (const controller of CONTROLLERS) {
-      const own = controller === 'pids' ? placement.pidsV1 : placement.memoryV1;
+      const own = controller === 'pids' ? placement.pidsV1 : controller === 'memory' ? placement.memoryV1 : placement.cpuV1;
       if (covered.has(controller) || own === undefined) continue;
       const base = join(own, `switchyard-${pid}`);
       const shared = bases.find((candidate) => candidate.dir === base);
@@ -148,24 +167,33 @@ export class ServerCgroups {
       if (made === undefined) {
         bases.push({ dir: base, v2: false, controllers: new Set([controller]) });
         covered.add(controller);
-      } else problems.push(made);
+      } else problemsOf(controller).push(made);
     }
-    if (placement.unified === undefined && placement.pidsV1 === undefined && placement.memoryV1 === undefined) problems.push('no cgroup hierarchy is mounted where this sidecar can see it');
+    if (placement.unified === undefined && placement.pidsV1 === undefined && placement.memoryV1 === undefined && placement.cpuV1 === undefined) problems.push('no cgroup hierarchy is mounted where this sidecar can see it');
     const problem = problems.length === 0 ? undefined : problems.join('; ');
     if (bases.length === 0) return { cgroups: undefined, problem: problem ?? 'no cgroup could be made' };
     const support: CgroupSupport = {
       bases: bases.map((base) => base.dir),
       limit: covered.has('pids'),
       memory: covered.has('memory'),
+      cpu: covered.has('cpu'),
     };
     const cgroups = new ServerCgroups(bases, log);
-    if (support.limit && support.memory) return { cgroups, support };
-    const missing = CONTROLLERS.filter((controller) => !covered.has(controller));
+    const cpuProblem = support.cpu
+      ? undefined
+      : cpuProblems.length > 0
+        ? cpuProblems.join('; ')
+        : placement.unified !== undefined && placement.cpuV1 === undefined
+          ? `its cgroup ${placement.unified} is not given the cpu controller (a unit delegates it with Delegate=yes)`
+          : 'no cpu controller is mounted where this sidecar can see it';
+    const cpu = cpuProblem === undefined ? {} : { cpuProblem };
+    if (support.limit && support.memory) return { cgroups, support, ...cpu };
+    const missing = LIMITS.filter((controller) => !covered.has(controller));
     // On v2 a controller may be mounted and not handed down to the sidecar's cgroup (not delegated).
     const why = placement.unified !== undefined
       ? `its cgroup ${placement.unified} is not given the ${missing.join(' and ')} controller${missing.length > 1 ? 's' : ''} (a unit delegates them with Delegate=yes)`
       : `no ${missing.join(' and ')} controller is mounted where this sidecar can see it`;
-    return { cgroups, support, problem: problem ?? why };
+    return { cgroups, support, problem: problem ?? why, ...cpu };
   }
 
   /**
@@ -182,6 +210,7 @@ export class ServerCgroups {
         parts.push({ dir, v2: base.v2, controllers: base.controllers });
         if (base.controllers.has('pids') && limits.tasks > 0) writeFileSync(join(dir, 'pids.max'), String(limits.tasks));
         if (base.controllers.has('memory') && limits.memoryMib > 0) limitMemory(dir, base.v2, limits.memoryMib * 1024 * 1024);
+        if (base.controllers.has('cpu') && limits.cpus > 0) limitCpu(dir, base.v2, limits.cpus);
       }
     } catch (error) {
       for (const part of parts) removeDir(part.dir);
@@ -213,14 +242,29 @@ function limitMemory(dir: string, v2: boolean, bytes: number): void {
   }
 }
 
+/** The scheduler's period the CPU cap is a share of (the kernel's default), in µs. */
+const CPU_PERIOD_US = 100_000;
+
+/** A tree's CPU cap: `cpus` of every `CPU_PERIOD_US`, at least the kernel's least quota (1 ms). */
+function limitCpu(dir: string, v2: boolean, cpus: number): void {
+  const quota = Math.max(1000, Math.round(cpus * CPU_PERIOD_US));
+  if (v2) writeFileSync(join(dir, 'cpu.max'), `${quota} ${CPU_PERIOD_US}`);
+  else {
+    writeFileSync(join(dir, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
+    writeFileSync(join(dir, 'cpu.cfs_quota_us'), String(quota));
+  }
+}
+
 /** What the servers' cgroups may limit, in the order they are set up. */
-const CONTROLLERS: readonly Controller[] = ['pids', 'memory'];
+const CONTROLLERS: readonly Controller[] = ['pids', 'memory', 'cpu'];
+/** The controllers whose absence the sidecar's start warns of whatever the config: the CPU share only matters where a cap is set. */
+const LIMITS: readonly Controller[] = ['pids', 'memory'];
 
 /**
  * What a sidecar started like this process would get, made without making anything (doctor's
  * question): the cgroup it would make its servers' under, or why it could not limit them.
  */
-export function cgroupReadiness(placement?: CgroupPlacement): { ok: true; dir: string; v2: boolean; memory: boolean } | { ok: false; problem: string } {
+export function cgroupReadiness(placement?: CgroupPlacement): { ok: true; dir: string; v2: boolean; memory: boolean; cpu: boolean } | { ok: false; problem: string } {
   if (placement === undefined && process.platform !== 'linux') return { ok: false, problem: 'cgroups are a Linux feature' };
   const where = placement ?? ownPlacement();
   if (typeof where === 'string') return { ok: false, problem: where };
@@ -236,7 +280,8 @@ export function cgroupReadiness(placement?: CgroupPlacement): { ok: true; dir: s
   const others = unifiedPids ? othersIn(dir, process.pid) : 0;
   if (others > 0) return { ok: false, problem: sharedCgroup(dir, others, 'a sidecar started as this doctor was') };
   const memoryDir = where.unified !== undefined && controllersOf(where.unified).includes('memory') ? where.unified : where.memoryV1;
-  return { ok: true, dir, v2: unifiedPids, memory: memoryDir !== undefined && writable(memoryDir) };
+  const cpuDir = where.unified !== undefined && controllersOf(where.unified).includes('cpu') ? where.unified : where.cpuV1;
+  return { ok: true, dir, v2: unifiedPids, memory: memoryDir !== undefined && writable(memoryDir), cpu: cpuDir !== undefined && writable(cpuDir) };
 }
 
 /** This process's placement, or why it cannot be read. */
@@ -272,6 +317,8 @@ export interface CgroupEnd {
   readonly refusedForks: number;
   /** Processes of it the kernel ended for its memory limit (`oom_kill`). */
   readonly oomKills: number;
+  /** How long its CPU cap held it back over the server's life, in ms (`cpu.stat`). */
+  readonly throttledMs: number;
 }
 
 /** One launch's cgroup (one directory in each hierarchy the sidecar uses). */
@@ -319,8 +366,10 @@ export class LaunchCgroup {
     const left = new Set(this.#dirs.flatMap((dir) => membersOf(dir).filter(running))).size;
     const refusedForks = Math.max(0, ...this.#parts.filter((part) => part.controllers.has('pids')).map((part) => eventCount(join(part.dir, 'pids.events'), 'max')));
     const oomKills = Math.max(0, ...this.#parts.filter((part) => part.controllers.has('memory')).map((part) => eventCount(join(part.dir, part.v2 ? 'memory.events' : 'memory.oom_control'), 'oom_kill')));
+    // v2 counts µs, v1 ns.
+    const throttledMs = Math.max(0, ...this.#parts.filter((part) => part.controllers.has('cpu')).map((part) => (part.v2 ? eventCount(join(part.dir, 'cpu.stat'), 'throttled_usec') / 1000 : eventCount(join(part.dir, 'cpu.stat'), 'throttled_time') / 1e6)));
     for (const dir of this.#dirs) await endDir(dir, this.#log);
-    return { left, refusedForks, oomKills };
+    return { left, refusedForks, oomKills, throttledMs: Math.round(throttledMs) };
   }
 }
 
@@ -362,7 +411,7 @@ function killMembers(dir: string): void {
   }
 }
 
-/** A count of a cgroup's events file (`pids.events`' `max`, `memory.events`' `oom_kill`); 0 without it. */
+/** A count of a cgroup's events file (`pids.events`' `max`, `memory.events`' `oom_kill`, `cpu.stat`'s `throttled_usec`); 0 without it. */
 function eventCount(file: string, key: string): number {
   try {
     const match = new RegExp(`^${key} (\\d+)$`, 'm').exec(readFileSync(file, 'utf8'));
@@ -463,7 +512,7 @@ function controllersOf(dir: string): string[] {
 }
 
 /**
- * Hands a controller (`pids`) to the children of the sidecar's own unified cgroup: true, or why not. A cgroup
+ * Hands a controller (`pids`, `memory`, `cpu`) to the children of the sidecar's own unified cgroup: true, or why not. A cgroup
  * holding processes cannot (EBUSY), so a sidecar alone in it moves into a leaf first; one that
  * shares it (a login shell's scope) leaves it as it is.
  */

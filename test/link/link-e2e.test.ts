@@ -184,8 +184,8 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
   });
 
   // CI runs as root, where the sidecar may make cgroups; elsewhere doctor says why it may not.
-  it.skipIf(process.getuid?.() !== 0)('runs each server in a cgroup of its own under the sidecar\'s, with its task limit, and removes it when the server ends (skipped unless root)', async () => {
-    const { worker, sidecar, router } = await setup(HOST, { limits: { 'server-processes-per-agent': 128, 'server-processes': 128, 'tasks-per-server': 300 } });
+  it.skipIf(process.getuid?.() !== 0)('runs each server in a cgroup of its own under the sidecar\'s, with its task limit and CPU cap, and removes it when the server ends (skipped unless root)', async () => {
+    const { worker, sidecar, router } = await setup(HOST, { limits: { 'server-processes-per-agent': 128, 'server-processes': 128, 'tasks-per-server': 300, 'cpus-per-server': 1.5 } });
     await linked(worker);
     const channel = await router().open(hostDescriptor, { 'server-name': 'everything', session: 's-cgroup', agent: 'tester' });
     const pid = await waitFor(() => sidecar.serverPids()[0], 'the server to be spawned');
@@ -196,8 +196,13 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     for (const dir of dirs) expect(dir).toMatch(new RegExp(`/switchyard-${sidecar.process.child.pid}/\\d+$`));
     const limited = dirs.filter((dir) => existsSync(join(dir, 'pids.max')));
     expect(limited.map((dir) => readFileSync(join(dir, 'pids.max'), 'utf8').trim())).toEqual(['300']);
+    // 1.5 CPUs: 150 ms of every 100 ms period, in a v1 cpu hierarchy or in the unified one.
+    const cpu = placement.cpuV1 ?? placement.unified!;
+    expect(cpu).toMatch(new RegExp(`/switchyard-${sidecar.process.child.pid}/\\d+$`));
+    const cap = placement.cpuV1 !== undefined ? readFileSync(join(cpu, 'cpu.cfs_quota_us'), 'utf8').trim() : readFileSync(join(cpu, 'cpu.max'), 'utf8').trim();
+    expect(['150000', '150000 100000']).toContain(cap);
     await channel.close();
-    await waitUntil(() => dirs.every((dir) => !existsSync(dir)), 'the server\'s cgroup removed', NOTICE_BOUND_MS);
+    await waitUntil(() => [...dirs, cpu].every((dir) => !existsSync(dir)), 'the server\'s cgroup removed', NOTICE_BOUND_MS);
   });
 
   it('refuses a wrong host key and logs it on both sides, with what to do and without the key, and on the host\'s audit record', async () => {
