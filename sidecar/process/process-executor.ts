@@ -144,9 +144,19 @@ export class ProcessExecutor {
     this.#options = limit === undefined ? rest : { ...rest, addressSpaceLimit: limit };
   }
 
-  /** New limits of each server's tree for launches from now on (a sidecar.json reload; running servers keep theirs); 0: none. */
+  /**
+   * New limits of each server's tree (a sidecar.json reload); 0: none. The task limit and CPU cap
+   * apply to running servers at once, since neither ends a process; the memory limit to launches
+   * from now on, since a lowered one would end a busy server.
+   */
   setTreeLimits(limits: TreeLimits): void {
     this.#options = { ...this.#options, treeLimits: limits };
+    let retuned = 0;
+    for (const cgroup of this.#cgroups.values()) {
+      if (cgroup.limits.tasks === limits.tasks && cgroup.limits.cpus === limits.cpus) continue;
+      if (cgroup.retune(limits)) retuned++;
+    }
+    if (retuned > 0) this.#logger.info('Running servers take the new task limit and CPU cap', { servers: retuned, 'tasks-per-server': limits.tasks, 'cpus-per-server': limits.cpus });
   }
 
   /** How many processes this executor has spawned (sandbox tools included), failed or not. */
@@ -286,12 +296,12 @@ export class ProcessExecutor {
       if (cgroup === undefined) return;
       this.#cgroups.delete(handle);
       // What is still in the cgroup left the group (setsid, a daemon's double fork): it ends with the server.
-      const ended = cgroup.end().then(({ left, refusedForks, oomKills, throttledMs }) => {
+      const ended = cgroup.end().then(({ left, refusedForks, refusedUnder, oomKills, throttledMs }) => {
         for (const dir of cgroup.dirs) this.#watchdog?.forgetCgroup(dir);
         if (left > 0) this.#logger.info('Ended processes a server left running outside its process group', { pid: handle.pid, command, processes: left });
         // Said once, at its end: a server short of tasks fails in ways of its own (EAGAIN, "Cannot fork", a pool that cannot grow).
         if (refusedForks > 0) {
-          this.#logger.warn('A server reached its task limit: forks were refused', { pid: handle.pid, command, refused: refusedForks, 'tasks-per-server': cgroup.limits.tasks, fix: 'Raise limits.tasks-per-server in sidecar.json if the server needs more processes or threads' });
+          this.#logger.warn('A server reached its task limit: forks were refused', { pid: handle.pid, command, refused: refusedForks, 'tasks-per-server': refusedUnder, fix: 'Raise limits.tasks-per-server in sidecar.json if the server needs more processes or threads' });
         }
         if (oomKills > 0) {
           this.#logger.warn('A server passed its memory limit: the kernel ended processes of it', { pid: handle.pid, command, ended: oomKills, 'memory-per-server-mib': cgroup.limits.memoryMib, fix: 'Raise limits.memory-per-server-mib in sidecar.json if the server needs more memory' });

@@ -172,6 +172,24 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     expect(infos.filter((line) => line.msg === 'A server was held to its CPU limit')).toEqual([]);
   });
 
+  it('gives a running server a reload\'s task limit and CPU cap at once, and keeps the memory limit it started with', async () => {
+    const handle = await open(300, 100, 0).launch({ command: '/bin/cat', args: [], env: {}, policy: null });
+    handles.push(handle);
+    await waitFor(() => (runsFile(handle.pid, '/bin/cat') ? true : undefined), 'cat to run');
+    const own = placementOf(handle.pid);
+    const pidsMax = () => readFileSync(join(own.pidsV1 ?? own.unified!, 'pids.max'), 'utf8').trim();
+    const memoryMax = () => readFileSync(own.memoryV1 !== undefined ? join(own.memoryV1, 'memory.limit_in_bytes') : join(own.unified!, 'memory.max'), 'utf8').trim();
+    expect([pidsMax(), cpuCapOf(handle.pid), memoryMax()]).toEqual(['300', expect.stringMatching(/^(-1|max) 100000$/), String(100 * 1024 * 1024)]);
+    executor!.setTreeLimits({ tasks: 50, memoryMib: 0, cpus: 0.5 });
+    expect([pidsMax(), cpuCapOf(handle.pid), memoryMax()]).toEqual(['50', '50000 100000', String(100 * 1024 * 1024)]);
+    executor!.setTreeLimits({ tasks: 0, memoryMib: 0, cpus: 0 });
+    expect([pidsMax(), cpuCapOf(handle.pid)]).toEqual(['max', expect.stringMatching(/^(-1|max) 100000$/)]);
+    expect(infos.filter((line) => line.msg === 'Running servers take the new task limit and CPU cap').map((line) => line.fields)).toEqual([
+      { servers: 1, 'tasks-per-server': 50, 'cpus-per-server': 0.5 },
+      { servers: 1, 'tasks-per-server': 0, 'cpus-per-server': 0 },
+    ]);
+  });
+
   it('lets the same server grow where no memory limit is set', async () => {
     const handle = await open(0, 0).launch({ command: process.execPath, args: ['-e', GROW], env: {}, policy: null });
     handles.push(handle);

@@ -245,13 +245,13 @@ function limitMemory(dir: string, v2: boolean, bytes: number): void {
 /** The scheduler's period the CPU cap is a share of (the kernel's default), in µs. */
 const CPU_PERIOD_US = 100_000;
 
-/** A tree's CPU cap: `cpus` of every `CPU_PERIOD_US`, at least the kernel's least quota (1 ms). */
+/** A tree's CPU cap: `cpus` of every `CPU_PERIOD_US`, at least the kernel's least quota (1 ms); none at 0. */
 function limitCpu(dir: string, v2: boolean, cpus: number): void {
-  const quota = Math.max(1000, Math.round(cpus * CPU_PERIOD_US));
-  if (v2) writeFileSync(join(dir, 'cpu.max'), `${quota} ${CPU_PERIOD_US}`);
+  const quota = cpus === 0 ? null : Math.max(1000, Math.round(cpus * CPU_PERIOD_US));
+  if (v2) writeFileSync(join(dir, 'cpu.max'), `${quota ?? 'max'} ${CPU_PERIOD_US}`);
   else {
     writeFileSync(join(dir, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
-    writeFileSync(join(dir, 'cpu.cfs_quota_us'), String(quota));
+    writeFileSync(join(dir, 'cpu.cfs_quota_us'), String(quota ?? -1));
   }
 }
 
@@ -315,6 +315,8 @@ export interface CgroupEnd {
   readonly left: number;
   /** Forks and clones its task limit refused (`pids.events`' `max`) over the server's life. */
   readonly refusedForks: number;
+  /** The task limit the last of them met: a reload may have changed it since. */
+  readonly refusedUnder: number;
   /** Processes of it the kernel ended for its memory limit (`oom_kill`). */
   readonly oomKills: number;
   /** How long its CPU cap held it back over the server's life, in ms (`cpu.stat`). */
@@ -328,14 +330,55 @@ export class LaunchCgroup {
   readonly #log: Logger;
   #ended: Promise<CgroupEnd> | undefined;
 
-  /** The limits it was made with: a reload's new ones apply to launches after it. */
-  readonly limits: TreeLimits;
+  /**
+   * The limits in force: the memory limit it was made with (a reload's new one is for launches
+   * after it: a lowered one would end a busy server), its task limit and CPU cap as last retuned.
+   */
+  #limits: TreeLimits;
+  /** Forks refused so far, and the task limit that refused the last of them (`refusedUnder`). */
+  #refusedSeen = 0;
+  #refusedUnder: number;
 
   constructor(parts: readonly CgroupDir[], limits: TreeLimits, log: Logger) {
     this.#parts = parts;
     this.#dirs = parts.map((part) => part.dir);
-    this.limits = limits;
+    this.#limits = limits;
+    this.#refusedUnder = limits.tasks;
     this.#log = log;
+  }
+
+  get limits(): TreeLimits {
+    return this.#limits;
+  }
+
+  /**
+   * Applies a reload's task limit and CPU cap to this running tree: neither ends a process (a tree
+   * over its new task limit only has its next forks refused). False where its cgroup is gone.
+   */
+  retune(limits: Pick<TreeLimits, 'tasks' | 'cpus'>): boolean {
+    if (limits.tasks === this.#limits.tasks && limits.cpus === this.#limits.cpus) return true;
+    const refused = this.#refusedForks();
+    if (refused > this.#refusedSeen) this.#refusedUnder = this.#limits.tasks;
+    this.#refusedSeen = refused;
+    try {
+      for (const part of this.#parts) {
+        if (part.controllers.has('pids')) writeFileSync(join(part.dir, 'pids.max'), limits.tasks > 0 ? String(limits.tasks) : 'max');
+        if (part.controllers.has('cpu')) limitCpu(part.dir, part.v2, limits.cpus);
+      }
+    } catch {
+      return false;
+    }
+    this.#limits = { ...this.#limits, tasks: limits.tasks, cpus: limits.cpus };
+    return true;
+  }
+
+  /** The task limit the tree's last refused fork met: the one in force, unless a reload changed it since. */
+  get refusedUnder(): number {
+    return this.#refusedForks() > this.#refusedSeen ? this.#limits.tasks : this.#refusedUnder;
+  }
+
+  #refusedForks(): number {
+    return Math.max(0, ...this.#parts.filter((part) => part.controllers.has('pids')).map((part) => eventCount(join(part.dir, 'pids.events'), 'max')));
   }
 
   /** Its directories, one per hierarchy. */
@@ -364,12 +407,13 @@ export class LaunchCgroup {
 
   async #end(): Promise<CgroupEnd> {
     const left = new Set(this.#dirs.flatMap((dir) => membersOf(dir).filter(running))).size;
-    const refusedForks = Math.max(0, ...this.#parts.filter((part) => part.controllers.has('pids')).map((part) => eventCount(join(part.dir, 'pids.events'), 'max')));
+    const refusedForks = this.#refusedForks();
+    const refusedUnder = this.refusedUnder;
     const oomKills = Math.max(0, ...this.#parts.filter((part) => part.controllers.has('memory')).map((part) => eventCount(join(part.dir, part.v2 ? 'memory.events' : 'memory.oom_control'), 'oom_kill')));
     // v2 counts µs, v1 ns.
     const throttledMs = Math.max(0, ...this.#parts.filter((part) => part.controllers.has('cpu')).map((part) => (part.v2 ? eventCount(join(part.dir, 'cpu.stat'), 'throttled_usec') / 1000 : eventCount(join(part.dir, 'cpu.stat'), 'throttled_time') / 1e6)));
     for (const dir of this.#dirs) await endDir(dir, this.#log);
-    return { left, refusedForks, oomKills, throttledMs: Math.round(throttledMs) };
+    return { left, refusedForks, refusedUnder, oomKills, throttledMs: Math.round(throttledMs) };
   }
 }
 
