@@ -336,7 +336,7 @@ export class RemoteMcpHostHandler {
         slot = this.#options.budget?.reserve(agent, name, { evict: kind.spare !== true });
         const transport = new ProcessExecutorBackedClientTransport(
           name,
-          { command: resolved.command, args: resolved.args, env: launchEnv, policy, ...(config.cwd ? { cwd: config.cwd } : {}), ...(resolved.verbatim ? { verbatim: true } : {}) },
+          { command: resolved.command, args: resolved.args, env: launchEnv, policy, ...(config.cwd ? { cwd: config.cwd } : {}), ...(resolved.verbatim ? { verbatim: true } : {}), ...(connection.agent !== undefined ? { agent: connection.agent } : {}) },
           this.#options.executor,
           // The gate's turns go by the agent the link's turns go by (its channels' `connection.agent`).
           { logger: log, ...(this.#options.lineGate !== undefined ? { lineGate: { gate: this.#options.lineGate, group: connection.agent ?? '' } } : {}) },

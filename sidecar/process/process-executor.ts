@@ -41,6 +41,8 @@ export interface ProcessLaunchRequest {
   readonly policy: ContainedLaunch | null;
   /** Windows only: pass `args` to CreateProcess unquoted (a `cmd.exe /d /s /c "…"` line). */
   readonly verbatim?: boolean;
+  /** The agent it runs for: its cgroup goes under that agent's, so agents share the CPU before their servers do. */
+  readonly agent?: string;
 }
 
 /** Which branch a launch took: `'none'` is the ordinary, uncontained spawn, else the policy's backend. */
@@ -343,16 +345,16 @@ export class ProcessExecutor {
     const limited = limit === undefined ? plan : { ...plan, ...limitedCommand(limit, plan.file, plan.args), shownFile: plan.file };
     // A contained launch dies with the sidecar already (its backend's own, bwrap --die-with-parent).
     const dying = setpriv === undefined || plan.backend !== 'none' ? limited : { ...limited, ...diesWithParentCommand(setpriv, limited.file, limited.args), shownFile: plan.file };
-    return this.#inCgroup(dying);
+    return this.#inCgroup(dying, request.agent);
   }
 
   /** The plan run in a cgroup of its own, made here, when the executor has cgroups. */
-  #inCgroup(plan: SpawnPlan): SpawnPlan {
+  #inCgroup(plan: SpawnPlan, agent: string | undefined): SpawnPlan {
     const cgroups = this.#options.cgroups;
     if (cgroups === undefined) return plan;
     let cgroup: LaunchCgroup;
     try {
-      cgroup = cgroups.forLaunch(this.#options.treeLimits ?? { tasks: 0, memoryMib: 0, cpus: 0 });
+      cgroup = cgroups.forLaunch(this.#options.treeLimits ?? { tasks: 0, memoryMib: 0, cpus: 0 }, agent);
     } catch (error) {
       plan.release();
       // The limit holds for every launch or the launch fails: the host asked for it.

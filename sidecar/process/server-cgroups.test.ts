@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WireError } from '../../shared/errors.ts';
 import { silentLogger } from '../log.ts';
@@ -190,6 +190,39 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     ]);
   });
 
+  it('puts each agent\'s servers under a cgroup of the agent\'s, so agents share the CPU before their servers do, and removes it with the agent\'s last server', async () => {
+    const exec = open(0);
+    const cat = async (agent: string) => {
+      const handle = await exec.launch({ command: '/bin/cat', args: [], env: {}, policy: null, agent });
+      handles.push(handle);
+      await waitFor(() => (runsFile(handle.pid, '/bin/cat') ? true : undefined), 'cat to run');
+      return handle;
+    };
+    const [first, second, bobs] = [await cat('alice'), await cat('alice'), await cat('bob')];
+    const agentOf = (handle: ProcessHandle) => {
+      const own = placementOf(handle.pid);
+      // In every hierarchy the sidecar uses: the CPU's, the task limit's, the unified one.
+      const dirs = [own.cpuV1, own.pidsV1, own.unified].filter((dir): dir is string => dir !== undefined);
+      const parents = new Set(dirs.map((dir) => /\/switchyard-\d+\/(agent-[^/]+)\/\d+$/.exec(dir)?.[1] ?? dir));
+      expect(parents.size).toBe(1);
+      return { name: [...parents][0], dir: dirname(own.cpuV1 ?? own.pidsV1 ?? own.unified!) };
+    };
+    expect([agentOf(first).name, agentOf(second).name, agentOf(bobs).name]).toEqual(['agent-alice', 'agent-alice', 'agent-bob']);
+    const alice = agentOf(first).dir;
+    const firstDir = placementOf(first.pid).cpuV1 ?? placementOf(first.pid).pidsV1 ?? placementOf(first.pid).unified!;
+    await first.dispose();
+    await waitFor(() => (existsSync(firstDir) ? undefined : true), 'the first server\'s cgroup removed');
+    expect(existsSync(alice)).toBe(true);
+    await second.dispose();
+    await executor!.disposeAll();
+    await waitFor(() => (existsSync(alice) ? undefined : true), 'alice\'s cgroup removed with her last server');
+    // A name a cgroup could not hold as it is goes into no agent's.
+    const odd = await exec.launch({ command: '/bin/cat', args: [], env: {}, policy: null, agent: '../up' });
+    handles.push(odd);
+    await waitFor(() => (runsFile(odd.pid, '/bin/cat') ? true : undefined), 'cat to run');
+    expect(readFileSync(`/proc/${odd.pid}/cgroup`, 'utf8')).toMatch(new RegExp(`switchyard-${process.pid}/\\d+$`, 'm'));
+  });
+
   it('lets the same server grow where no memory limit is set', async () => {
     const handle = await open(0, 0).launch({ command: process.execPath, args: ['-e', GROW], env: {}, policy: null });
     handles.push(handle);
@@ -273,7 +306,8 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     const deadPid = dead.pid!;
     await new Promise((resolve) => dead.once('exit', resolve));
     const base = placement.pidsV1 ?? placement.unified!;
-    const left = join(base, `switchyard-${deadPid}`, '7');
+    // Under its agent's cgroup, as the sidecar makes them: removed deepest first.
+    const left = join(base, `switchyard-${deadPid}`, 'agent-alice', '7');
     mkdirSync(left, { recursive: true });
     const orphan = spawn('/bin/sh', ['-c', `echo $$ > ${join(left, 'cgroup.procs')}; exec sleep 300`], { stdio: 'ignore', detached: true });
     orphan.unref();

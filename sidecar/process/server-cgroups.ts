@@ -9,11 +9,12 @@
  * - **A memory limit of the whole tree** (`limits.memory-per-server-mib`, swap included), which
  *   RLIMIT_DATA (`memory-limit-mib`, per process) is not for a server that forks.
  * - **A fair share of the CPU**, and a cap where one is set (`limits.cpus-per-server`, the
- *   cgroup's `cpu.max`): the scheduler shares the CPU between cgroups before the processes in
- *   them, so a server spinning on every core with many threads gets a server's share, not one
- *   per thread, when other servers or the sidecar itself want the CPU; with a cap it never gets
- *   more, busy host or not. No cap by default: a server that builds or indexes may use an idle
- *   host's every core, and the fair share already keeps the sidecar and every other server going.
+ *   cgroup's `cpu.max`): each launch's cgroup sits under its agent's (`agent-NAME`), and the
+ *   scheduler shares the CPU between cgroups before the processes in them, so an agent whose
+ *   servers spin on every core with many threads gets an agent's share, not one per thread or
+ *   per server, when other agents or the sidecar itself want the CPU; with a cap a server never
+ *   gets more, busy host or not. No cap by default: a server that builds or indexes may use an
+ *   idle host's every core, and the fair share already keeps the sidecar and every other agent going.
  * - **The whole tree ends with the server**: a descendant that left the process group (`setsid`,
  *   a daemon's double fork) is still in the cgroup, and is killed with it (`cgroup.kill`, or
  *   SIGKILL to each member where the kernel has no `cgroup.kill`) once the group is gone.
@@ -100,6 +101,29 @@ interface CgroupDir {
   readonly v2: boolean;
   /** The controllers this hierarchy gives its children. */
   readonly controllers: ReadonlySet<Controller>;
+}
+
+/** One launch's cgroup in one hierarchy, and its agent's cgroup above it, if any. */
+interface LaunchDir extends CgroupDir {
+  /** Removed with the agent's last launch in it. */
+  readonly agentDir?: string;
+}
+
+/** An agent's name as the worker config allows it: a cgroup's name can hold it as it is. */
+const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * An agent's cgroup, made by its first launch. On v2 it hands its base's controllers on to its
+ * launches' cgroups; it holds no process itself, as v2 asks.
+ */
+function makeAgentDir(dir: string, base: CgroupDir): void {
+  try {
+    mkdirSync(dir);
+  } catch (error) {
+    if (codeOf(error) !== 'EEXIST') throw error;
+  }
+  // Each time, not only when made: a launch that failed after the mkdir leaves it without them.
+  if (base.v2) for (const controller of base.controllers) writeFileSync(join(dir, 'cgroup.subtree_control'), `+${controller}`);
 }
 
 /** A base's controllers are found one hierarchy at a time, as `open` sets it up. */
@@ -197,23 +221,30 @@ export class ServerCgroups {
   }
 
   /**
-   * A new cgroup for one launch, its limits set.
+   * A new cgroup for one launch, its limits set: under the cgroup of the agent it is for
+   * (`agent-NAME`), so that the CPU is shared between agents before their servers.
    * @throws Error when the cgroup cannot be made (the cgroup file system went away, a full hierarchy).
    */
-  forLaunch(limits: TreeLimits): LaunchCgroup {
+  forLaunch(limits: TreeLimits, agent?: string): LaunchCgroup {
     const name = String(++launches);
-    const parts: CgroupDir[] = [];
+    const group = agent !== undefined && AGENT_NAME.test(agent) ? `agent-${agent}` : undefined;
+    const parts: LaunchDir[] = [];
     try {
       for (const base of this.#bases) {
-        const dir = join(base.dir, name);
+        const parent = group === undefined ? base.dir : join(base.dir, group);
+        if (group !== undefined) makeAgentDir(parent, base);
+        const dir = join(parent, name);
+        parts.push({ dir, v2: base.v2, controllers: base.controllers, ...(group !== undefined ? { agentDir: parent } : {}) });
         mkdirSync(dir);
-        parts.push({ dir, v2: base.v2, controllers: base.controllers });
         if (base.controllers.has('pids') && limits.tasks > 0) writeFileSync(join(dir, 'pids.max'), String(limits.tasks));
         if (base.controllers.has('memory') && limits.memoryMib > 0) limitMemory(dir, base.v2, limits.memoryMib * 1024 * 1024);
         if (base.controllers.has('cpu') && limits.cpus > 0) limitCpu(dir, base.v2, limits.cpus);
       }
     } catch (error) {
-      for (const part of parts) removeDir(part.dir);
+      for (const part of parts) {
+        removeDir(part.dir);
+        if (part.agentDir !== undefined) removeDir(part.agentDir);
+      }
       throw error;
     }
     return new LaunchCgroup(parts, limits, this.#log);
@@ -325,7 +356,7 @@ export interface CgroupEnd {
 
 /** One launch's cgroup (one directory in each hierarchy the sidecar uses). */
 export class LaunchCgroup {
-  readonly #parts: readonly CgroupDir[];
+  readonly #parts: readonly LaunchDir[];
   readonly #dirs: readonly string[];
   readonly #log: Logger;
   #ended: Promise<CgroupEnd> | undefined;
@@ -339,7 +370,7 @@ export class LaunchCgroup {
   #refusedSeen = 0;
   #refusedUnder: number;
 
-  constructor(parts: readonly CgroupDir[], limits: TreeLimits, log: Logger) {
+  constructor(parts: readonly LaunchDir[], limits: TreeLimits, log: Logger) {
     this.#parts = parts;
     this.#dirs = parts.map((part) => part.dir);
     this.#limits = limits;
@@ -413,6 +444,8 @@ export class LaunchCgroup {
     // v2 counts µs, v1 ns.
     const throttledMs = Math.max(0, ...this.#parts.filter((part) => part.controllers.has('cpu')).map((part) => (part.v2 ? eventCount(join(part.dir, 'cpu.stat'), 'throttled_usec') / 1000 : eventCount(join(part.dir, 'cpu.stat'), 'throttled_time') / 1e6)));
     for (const dir of this.#dirs) await endDir(dir, this.#log);
+    // The agent's cgroup goes with its last launch; another launch of it still there keeps it (EBUSY).
+    for (const part of this.#parts) if (part.agentDir !== undefined) removeDir(part.agentDir);
     return { left, refusedForks, refusedUnder, oomKills, throttledMs: Math.round(throttledMs) };
   }
 }
@@ -516,8 +549,8 @@ function endLeftovers(parent: string, pid: number, log: Logger): void {
     const match = /^switchyard-(sidecar-)?(\d+)$/.exec(entry);
     if (match === null || Number(match[2]) === pid || processExists(Number(match[2]))) continue;
     const dir = join(parent, entry);
-    // Children first: a cgroup with children cannot be removed.
-    for (const child of [...subdirsOf(dir), dir]) {
+    // Children first: a cgroup with children cannot be removed (a launch's under its agent's).
+    for (const child of treeOf(dir)) {
       ended += membersOf(child).filter(running).length;
       killMembers(child);
       dirs.push(child);
@@ -528,6 +561,11 @@ function endLeftovers(parent: string, pid: number, log: Logger): void {
   void (async () => {
     for (const dir of dirs) await endDir(dir, log);
   })();
+}
+
+/** A cgroup and every cgroup under it, each after those under it. */
+function treeOf(dir: string, depth = 0): string[] {
+  return [...(depth < 4 ? subdirsOf(dir).flatMap((child) => treeOf(child, depth + 1)) : []), dir];
 }
 
 function subdirsOf(dir: string): string[] {
