@@ -21,6 +21,11 @@ import { AgentNameSchema, ServerNameSchema } from '../names.ts';
 /** Most agents a roster names, and most servers per agent: a config beyond them is sent none (the host then keeps its idle clocks). */
 export const MAX_ROSTER_AGENTS = 10_000;
 export const MAX_ROSTER_SERVERS = 1_000;
+/**
+ * Largest roster sent, as JSON: it goes as one frame outside the channels' turns, so a larger one
+ * would hold every agent's frames behind it. Names are ASCII, so characters are bytes.
+ */
+export const MAX_ROSTER_BYTES = 1024 * 1024;
 
 export const hostRosterSchema = z.lazily(() =>
   z.array(z.strictObject({ agent: AgentNameSchema, servers: z.array(ServerNameSchema).check(z.maxLength(MAX_ROSTER_SERVERS)) })).check(z.maxLength(MAX_ROSTER_AGENTS)),
@@ -38,7 +43,7 @@ export function rosterCheck(roster: HostRoster): RosterCheck {
   return (agent, server) => servers.get(agent)?.has(server) === true;
 }
 
-/** Whether a roster fits `MAX_ROSTER_AGENTS` and `MAX_ROSTER_SERVERS`, as the frame schema requires. */
+/** Whether a roster fits `MAX_ROSTER_AGENTS` and `MAX_ROSTER_SERVERS`, as the frame schema requires, and `MAX_ROSTER_BYTES`. */
 export function rosterFits(roster: HostRoster): boolean {
-  return roster.length <= MAX_ROSTER_AGENTS && roster.every((entry) => entry.servers.length <= MAX_ROSTER_SERVERS);
+  return roster.length <= MAX_ROSTER_AGENTS && roster.every((entry) => entry.servers.length <= MAX_ROSTER_SERVERS) && JSON.stringify(roster).length <= MAX_ROSTER_BYTES;
 }

@@ -43,6 +43,34 @@ describe('LinkEndpoint roster', () => {
     expect(sidecar.closed).toBe(false);
   });
 
+  it('keeps the link working when the roster\'s handler throws, and says so (review s32)', async () => {
+    const [workerSocket, sidecarSocket] = createFrameSocketPair();
+    const warnings: Array<[string, Record<string, unknown> | undefined]> = [];
+    const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'test-host', peerFeatures: new Set(LINK_FEATURES), paced: true, liveness: false, acks: { everyChars: 1, delayMs: 1 } });
+    const sidecar = new LinkEndpoint(sidecarSocket, {
+      role: 'sidecar',
+      paced: true,
+      liveness: false,
+      acks: { everyChars: 1, delayMs: 1 },
+      log: { info: () => {}, warn: (msg, fields) => void warnings.push([msg, fields]) },
+      onRoster: () => {
+        throw new Error('pool gone');
+      },
+      onOpen: async (_request, channel) => {
+        channel.onmessage = (message) => void channel.send(message);
+        await channel.start();
+      },
+    });
+    endpoints.push(worker, sidecar);
+    expect(worker.tellRoster([{ agent: 'alice', servers: ['files'] }])).toBe(true);
+    const channel = await worker.openChannel({ type: 'mcp' });
+    const echoed = new Promise((resolve) => (channel.onmessage = resolve));
+    await channel.start();
+    await channel.send({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    expect(await echoed).toEqual({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    expect(warnings).toEqual([['Roster from the worker not applied', { peer: 'worker', error: 'pool gone' }]]);
+  });
+
   it('ignores a roster from a host, counting it malformed, and sends none from one', async () => {
     const [workerSocket, raw] = createFrameSocketPair();
     const worker = new LinkEndpoint(workerSocket, { role: 'worker', peer: 'raw', liveness: false });

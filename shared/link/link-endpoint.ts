@@ -607,7 +607,13 @@ export class LinkEndpoint {
         return;
       case 'link-roster':
         if (this.role !== 'sidecar') return this.#badFrame('link-roster from a host: only the worker sends a roster');
-        this.#onRoster?.(frame.agents);
+        // Never out of the dispatch: a throw there would leave the frame unacknowledged and, under
+        // `ws`, the socket reading nothing more. Only idle processes go unended.
+        try {
+          this.#onRoster?.(frame.agents);
+        } catch (error) {
+          this.#log.warn('Roster from the worker not applied', { peer: this.peer, error: error instanceof Error ? error.message : String(error) });
+        }
         return;
       case 'link-challenge':
       case 'link-proof':

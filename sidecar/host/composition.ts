@@ -124,7 +124,8 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   const setpriv = parentDeathTool(config.env ?? process.env, log);
   // Made before the executor starts anything: on cgroup v2 a sidecar alone in its cgroup moves into a leaf first.
   const tree = config.limits === undefined ? undefined : treeLimits(config.limits);
-  const cgroups = tree === undefined ? undefined : serverCgroups(tree, log);
+  const opened = tree === undefined ? undefined : serverCgroups(tree, log);
+  const cgroups = opened?.cgroups;
   const executor = new ProcessExecutor({
     logger: log,
     ...(memoryLimit !== undefined ? { addressSpaceLimit: memoryLimit } : {}),
@@ -178,12 +179,16 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   });
   const open = (request: unknown, channel: Parameters<typeof handler.open>[1]) => handler.open(request, channel);
   const mcp = new McpTransportListener([audit !== undefined ? audit.audited(open) : open]);
+  // The roster last told, so that one told again unchanged (single-machine mode tells it at every reload) says nothing.
+  let lastRoster: string | undefined;
   const keepRoster = (roster: HostRoster): number => {
     const keeps = rosterCheck(roster);
     const spares = warmPool.keepOnly(keeps);
     const instances = modernInstances.keepOnly(keeps);
-    // Once per link and per reload that changed this host's: `endedSpares` and `endedInstances` are what this host kept ready for agents or servers the worker no longer routes here.
-    log.info('Roster from the worker', { agents: roster.length, endedSpares: spares, endedInstances: instances });
+    const text = JSON.stringify(roster);
+    // `endedSpares` and `endedInstances`: what this host kept ready for agents or servers the worker no longer routes here.
+    if (text !== lastRoster || spares + instances > 0) log.info('Roster from the worker', { agents: roster.length, endedSpares: spares, endedInstances: instances });
+    lastRoster = text;
     return spares + instances;
   };
   const endpoint = {
@@ -199,6 +204,12 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   };
   const onLinked = (linked: LinkEndpoint) => {
     config.link?.onLinked?.(linked);
+    // The next link's worker tells its own roster, or none (an older one): until then every pair is kept as before any.
+    void linked.whenClosed.then(() => {
+      warmPool.forgetRoster();
+      modernInstances.forgetRoster();
+      lastRoster = undefined;
+    });
     if (audit === undefined) return;
     audit.linked();
     const since = performance.now();
@@ -233,7 +244,10 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       budget.setLimits(processLimits(next.limits));
       launchRate.setLimits(launchRateLimits(next.limits));
       executor.setAddressSpaceLimit(addressSpaceLimit(next.limits.memoryLimitMib, config.env ?? process.env, log));
-      executor.setTreeLimits(treeLimits(next.limits));
+      const nextTree = treeLimits(next.limits);
+      // A cap a reload sets is said of as one set at start is, where it cannot hold as set.
+      if (opened !== undefined && nextTree.cpus !== tree?.cpus) warnOfCpuCap(nextTree.cpus, opened.cpu, log);
+      executor.setTreeLimits(nextTree);
       policies.clear();
       return handler.reconfigure({ trust: next.trust, compile: compileOptions(config, next.sandbox, log) });
     },
@@ -272,7 +286,7 @@ function treeLimits(limits: NonNullable<SidecarCompositionConfig['limits']>): Tr
 }
 
 /** The servers' cgroups on Linux, where the sidecar may make them; what they give, or why not, said once in the log. */
-function serverCgroups(limits: TreeLimits, log: Logger): ServerCgroups | undefined {
+function serverCgroups(limits: TreeLimits, log: Logger): { cgroups: ServerCgroups | undefined; cpu: CpuCapState } | undefined {
   if (process.platform !== 'linux') return undefined;
   const configured = { 'memory-per-server-mib': limits.memoryMib, 'tasks-per-server': limits.tasks, 'cpus-per-server': limits.cpus };
   for (const { path, message } of limitWarnings(configured)) {
@@ -280,12 +294,12 @@ function serverCgroups(limits: TreeLimits, log: Logger): ServerCgroups | undefin
     log.warn('Server limit too low for a Node server', { [key]: configured[key], why: message });
   }
   const opened = ServerCgroups.open({ log });
-  const cpu = opened.cgroups !== undefined && opened.support.cpu;
+  const hasCpu = opened.cgroups !== undefined && opened.support.cpu;
   const held = {
     'tasks-per-server': opened.cgroups !== undefined && opened.support.limit ? limits.tasks : 'not applied',
     'memory-per-server-mib': opened.cgroups !== undefined && opened.support.memory ? limits.memoryMib : 'not applied',
     // The share holds whenever the controller is there; the cap where one is set.
-    'cpus-per-server': !cpu ? 'not applied' : limits.cpus > 0 ? limits.cpus : 'a fair share, no cap',
+    'cpus-per-server': !hasCpu ? 'not applied' : limits.cpus > 0 ? limits.cpus : 'a fair share, no cap',
   };
   // Only a cap set and not applied is a problem: a host need not give the share.
   const cpuProblem = opened.cgroups !== undefined && limits.cpus > 0 ? opened.cpuProblem : undefined;
@@ -296,7 +310,27 @@ function serverCgroups(limits: TreeLimits, log: Logger): ServerCgroups | undefin
   } else {
     log.info('Each server runs in a cgroup of its own', { cgroups: opened.support.bases, ...held });
   }
-  return opened.cgroups;
+  const cpu: CpuCapState = opened.cgroups === undefined
+    ? { problem: opened.problem }
+    : { ...(hasCpu ? {} : { problem: opened.cpuProblem ?? 'no cpu controller' }), ...(opened.support.cpuCeiling !== undefined ? { ceiling: opened.support.cpuCeiling } : {}) };
+  // The start's own warning above names a missing controller; a ceiling below the cap is said here.
+  if (cpu.problem === undefined) warnOfCpuCap(limits.cpus, cpu, log);
+  return { cgroups: opened.cgroups, cpu };
+}
+
+/** Whether a CPU cap can hold: why not, or the most it can give (the sidecar's own cgroup's quota, v1). */
+interface CpuCapState {
+  readonly problem?: string;
+  readonly ceiling?: number;
+}
+
+/** Says where a cap of `cpus` does not hold as set: no cpu controller, or one above the quota the sidecar itself runs under. */
+function warnOfCpuCap(cpus: number, state: CpuCapState, log: Logger): void {
+  if (cpus === 0) return;
+  if (state.problem !== undefined) log.warn('CPU cap not applied: the servers\' cgroups have no cpu controller', { 'cpus-per-server': cpus, why: state.problem, fix: CGROUP_FIX });
+  else if (state.ceiling !== undefined && cpus > state.ceiling) {
+    log.warn('CPU cap above the sidecar\'s own CPU quota: servers get at most that', { 'cpus-per-server': cpus, quota: Math.round(state.ceiling * 100) / 100, fix: 'Lower limits.cpus-per-server in sidecar.json, or raise the quota of the sidecar\'s own unit (CPUQuota=)' });
+  }
 }
 
 /** `setpriv` for the executor on Linux (else said once, in the log); nothing elsewhere, where no such signal exists. */

@@ -226,6 +226,16 @@ describe('WarmPool', () => {
     expect(p.size).toBe(1);
     expect(p.take(key)).toBeUndefined();
     expect(p.take({ ...key, agent: 'bob' })).toBeDefined();
+    // A session of a pair the roster left out, that overtook it, teaches nothing…
+    p.learn(key, params, launch);
+    await settle();
+    expect(made).toHaveLength(4); // bob's refill only
+    expect(p.take(key)).toBeUndefined();
+    // …until the link that told it ends.
+    p.forgetRoster();
+    p.learn(key, params, launch);
+    await settle();
+    expect(p.take(key)).toBeDefined();
     await p.dispose();
   });
 

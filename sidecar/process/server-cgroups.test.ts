@@ -16,6 +16,9 @@ const REPO = resolve(import.meta.dirname, '../..');
 const IS_ROOT = process.getuid?.() === 0;
 const placement = process.platform === 'linux' ? cgroupPlacement(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync('/proc/self/cgroup', 'utf8')) : {};
 const HAS_PIDS = placement.pidsV1 !== undefined || (placement.unified !== undefined && readFileSync(join(placement.unified, 'cgroup.controllers'), 'utf8').includes('pids'));
+const HAS_CPU = placement.cpuV1 !== undefined || (placement.unified !== undefined && readFileSync(join(placement.unified, 'cgroup.controllers'), 'utf8').split(/\s+/).includes('cpu'));
+/** Where a test needs the cpu controller too: a host may give pids and not cpu. */
+const cpuIt = it.skipIf(!HAS_CPU);
 
 /** Forks 40 sleepers, noting each one's pid, and exits 0; dash exits 2 ("Cannot fork") at the first fork its limit refuses. */
 const FORKER = (file: string) => `i=0; while [ $i -lt 40 ]; do sleep 60 & echo $! >> ${file}; i=$((i + 1)); done; exit 0`;
@@ -144,7 +147,7 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     return Number(/^nr_throttled (\d+)$/m.exec(readFileSync(join(own.cpuV1 ?? own.unified!, 'cpu.stat'), 'utf8'))?.[1] ?? 0);
   };
 
-  it('holds a server\'s whole tree to its CPU cap, however many processes spin, and names it when it ends', async () => {
+  cpuIt('holds a server\'s whole tree to its CPU cap, however many processes spin, and names it when it ends (skipped without a cpu controller)', async () => {
     // Two spinning children: a cap per process would let each have 0.05.
     const spin = 'sh -c "while :; do :; done" & sh -c "while :; do :; done" & wait';
     const handle = await open(0, 0, 0.05).launch({ command: '/bin/sh', args: ['-c', spin], env: { PATH: '/usr/bin:/bin' }, policy: null });
@@ -160,7 +163,7 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     expect((infos.find((line) => line.msg === 'A server was held to its CPU limit')!.fields as { throttledMs: number }).throttledMs).toBeGreaterThan(0);
   });
 
-  it('gives a server\'s tree a CPU share of its own and no cap at 0, and says nothing of one', async () => {
+  cpuIt('gives a server\'s tree a CPU share of its own and no cap at 0, and says nothing of one (skipped without a cpu controller)', async () => {
     const handle = await open(0, 0, 0).launch({ command: '/bin/cat', args: [], env: {}, policy: null });
     handles.push(handle);
     await waitFor(() => (runsFile(handle.pid, '/bin/cat') ? true : undefined), 'cat to run');
@@ -172,7 +175,7 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     expect(infos.filter((line) => line.msg === 'A server was held to its CPU limit')).toEqual([]);
   });
 
-  it('gives a running server a reload\'s task limit and CPU cap at once, and keeps the memory limit it started with', async () => {
+  cpuIt('gives a running server a reload\'s task limit and CPU cap at once, and keeps the memory limit it started with (skipped without a cpu controller)', async () => {
     const handle = await open(300, 100, 0).launch({ command: '/bin/cat', args: [], env: {}, policy: null });
     handles.push(handle);
     await waitFor(() => (runsFile(handle.pid, '/bin/cat') ? true : undefined), 'cat to run');
@@ -221,6 +224,28 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     handles.push(odd);
     await waitFor(() => (runsFile(odd.pid, '/bin/cat') ? true : undefined), 'cat to run');
     expect(readFileSync(`/proc/${odd.pid}/cgroup`, 'utf8')).toMatch(new RegExp(`switchyard-${process.pid}/\\d+$`, 'm'));
+  });
+
+  it.skipIf(placement.cpuV1 === undefined)('writes a cap above the CPU quota the sidecar runs under as that quota, which cgroup v1 would refuse (EINVAL) and fail every launch (review s32; skipped without a v1 cpu hierarchy)', async () => {
+    // A cgroup with a quota of half a CPU, standing for the sidecar's own unit (CPUQuota=50%).
+    const own = join(placement.cpuV1!, `sy-quota-test-${process.pid}`);
+    mkdirSync(own);
+    try {
+      writeFileSync(join(own, 'cpu.cfs_period_us'), '100000');
+      writeFileSync(join(own, 'cpu.cfs_quota_us'), '50000');
+      const opened = ServerCgroups.open({ log, placement: { cpuV1: own } });
+      expect(opened.cgroups !== undefined && opened.support).toMatchObject({ cpu: true, cpuCeiling: 0.5 });
+      const launch = opened.cgroups!.forLaunch({ tasks: 0, memoryMib: 0, cpus: 2 }, 'alice');
+      expect(readFileSync(join(launch.dirs[0]!, 'cpu.cfs_quota_us'), 'utf8').trim()).toBe('50000');
+      // Without the clamp, the kernel's refusal this stands in for.
+      expect(() => writeFileSync(join(launch.dirs[0]!, 'cpu.cfs_quota_us'), '200000')).toThrow(/EINVAL/);
+      expect(launch.retune({ tasks: 0, cpus: 0.25 })).toBe(true);
+      expect(readFileSync(join(launch.dirs[0]!, 'cpu.cfs_quota_us'), 'utf8').trim()).toBe('25000');
+      await launch.end();
+      opened.cgroups!.close();
+    } finally {
+      rmdirSync(own);
+    }
   });
 
   it('lets the same server grow where no memory limit is set', async () => {

@@ -38,7 +38,7 @@
  * @module
  */
 import { accessSync, constants, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync, existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Logger } from '../log.ts';
 import { type CgroupPlacement, cgroupPlacement } from './cgroup-placement.ts';
 
@@ -60,6 +60,8 @@ export interface CgroupSupport {
   readonly memory: boolean;
   /** Whether each server's tree has a CPU share of its own, and a cap where one is set. */
   readonly cpu: boolean;
+  /** The most CPUs a cap can give: the least quota of the sidecar's own cgroup and those above it (v1), where one is set. */
+  readonly cpuCeiling?: number;
 }
 
 export type OpenedCgroups =
@@ -107,6 +109,8 @@ interface CgroupDir {
 interface LaunchDir extends CgroupDir {
   /** Removed with the agent's last launch in it. */
   readonly agentDir?: string;
+  /** Its base's (`Base.cpuCeiling`). */
+  readonly cpuCeiling?: number;
 }
 
 /** An agent's name as the worker config allows it: a cgroup's name can hold it as it is. */
@@ -129,6 +133,12 @@ function makeAgentDir(dir: string, base: CgroupDir): void {
 /** A base's controllers are found one hierarchy at a time, as `open` sets it up. */
 interface Base extends CgroupDir {
   readonly controllers: Set<Controller>;
+  /**
+   * v1's `cpu` hierarchy: the CPUs the sidecar's own cgroup and those above it allow (their least
+   * `cfs_quota_us / cfs_period_us`), when one is set. v1 refuses a child a larger quota (EINVAL),
+   * where v2 takes the least of the two, so a cap above it is written as it.
+   */
+  readonly cpuCeiling?: number;
 }
 
 /** Names each launch's cgroup: one count for the process, whose compositions (tests make several) share its base. */
@@ -169,8 +179,15 @@ export class ServerCgroups {
         else problemsOf(controller).push(result);
       }
       const base = join(own, `switchyard-${pid}`);
-      const made = makeDir(base) ?? [...enabled].reduce<string | undefined>((problem, controller) => problem ?? writeControl(join(base, 'cgroup.subtree_control'), `+${controller}`), undefined);
+      const made = makeDir(base);
       if (made === undefined) {
+        // One controller at a time: one the kernel refuses here takes only its own limit away.
+        for (const controller of [...enabled]) {
+          const problem = writeControl(join(base, 'cgroup.subtree_control'), `+${controller}`);
+          if (problem === undefined) continue;
+          enabled.delete(controller);
+          problemsOf(controller).push(problem);
+        }
         bases.push({ dir: base, v2: true, controllers: enabled });
         for (const controller of enabled) covered.add(controller);
       } else problems.push(made);
@@ -189,7 +206,7 @@ export class ServerCgroups {
       endLeftovers(own, pid, log);
       const made = makeDir(base);
       if (made === undefined) {
-        bases.push({ dir: base, v2: false, controllers: new Set([controller]) });
+        bases.push({ dir: base, v2: false, controllers: new Set([controller]), ...(controller === 'cpu' ? { cpuCeiling: cpuQuotaAbove(own) } : {}) });
         covered.add(controller);
       } else problemsOf(controller).push(made);
     }
@@ -201,6 +218,7 @@ export class ServerCgroups {
       limit: covered.has('pids'),
       memory: covered.has('memory'),
       cpu: covered.has('cpu'),
+      ...ceilingOf(bases),
     };
     const cgroups = new ServerCgroups(bases, log);
     const cpuProblem = support.cpu
@@ -234,11 +252,11 @@ export class ServerCgroups {
         const parent = group === undefined ? base.dir : join(base.dir, group);
         if (group !== undefined) makeAgentDir(parent, base);
         const dir = join(parent, name);
-        parts.push({ dir, v2: base.v2, controllers: base.controllers, ...(group !== undefined ? { agentDir: parent } : {}) });
+        parts.push({ dir, v2: base.v2, controllers: base.controllers, ...(group !== undefined ? { agentDir: parent } : {}), ...(base.cpuCeiling !== undefined ? { cpuCeiling: base.cpuCeiling } : {}) });
         mkdirSync(dir);
         if (base.controllers.has('pids') && limits.tasks > 0) writeFileSync(join(dir, 'pids.max'), String(limits.tasks));
         if (base.controllers.has('memory') && limits.memoryMib > 0) limitMemory(dir, base.v2, limits.memoryMib * 1024 * 1024);
-        if (base.controllers.has('cpu') && limits.cpus > 0) limitCpu(dir, base.v2, limits.cpus);
+        if (base.controllers.has('cpu') && limits.cpus > 0) limitCpu(dir, base.v2, capBelow(limits.cpus, base.cpuCeiling));
       }
     } catch (error) {
       for (const part of parts) {
@@ -278,12 +296,38 @@ const CPU_PERIOD_US = 100_000;
 
 /** A tree's CPU cap: `cpus` of every `CPU_PERIOD_US`, at least the kernel's least quota (1 ms); none at 0. */
 function limitCpu(dir: string, v2: boolean, cpus: number): void {
-  const quota = cpus === 0 ? null : Math.max(1000, Math.round(cpus * CPU_PERIOD_US));
+  // Down, not to the nearest: a cap clamped to the quota above must not pass it (v1 refuses that).
+  const quota = cpus === 0 ? null : Math.max(1000, Math.floor(cpus * CPU_PERIOD_US + 1e-6));
   if (v2) writeFileSync(join(dir, 'cpu.max'), `${quota ?? 'max'} ${CPU_PERIOD_US}`);
   else {
     writeFileSync(join(dir, 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
     writeFileSync(join(dir, 'cpu.cfs_quota_us'), String(quota ?? -1));
   }
+}
+
+/** A cap of `cpus` where the cgroups above allow at most `ceiling`: the least of the two; no cap (0) stays none, the ceiling holding anyway. */
+function capBelow(cpus: number, ceiling: number | undefined): number {
+  return ceiling === undefined || cpus === 0 ? cpus : Math.min(cpus, ceiling);
+}
+
+/** v1: the least CPUs `dir` and the cgroups above it allow (`cfs_quota_us / cfs_period_us`), or undefined where none sets a quota. */
+export function cpuQuotaAbove(dir: string): number | undefined {
+  let least: number | undefined;
+  for (let current = dir, depth = 0; depth < 64; depth++) {
+    let quota: number;
+    let period: number;
+    try {
+      quota = Number(readFileSync(join(current, 'cpu.cfs_quota_us'), 'utf8'));
+      period = Number(readFileSync(join(current, 'cpu.cfs_period_us'), 'utf8'));
+    } catch {
+      break; // above the hierarchy's root
+    }
+    if (quota > 0 && period > 0) least = Math.min(least ?? Infinity, quota / period);
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  return least;
 }
 
 /** What the servers' cgroups may limit, in the order they are set up. */
@@ -350,7 +394,7 @@ export interface CgroupEnd {
   readonly refusedUnder: number;
   /** Processes of it the kernel ended for its memory limit (`oom_kill`). */
   readonly oomKills: number;
-  /** How long its CPU cap held it back over the server's life, in ms (`cpu.stat`). */
+  /** How long its CPU cap held its tasks back over the server's life, summed over the CPUs they ran on, in ms (`cpu.stat`). */
   readonly throttledMs: number;
 }
 
@@ -394,7 +438,7 @@ export class LaunchCgroup {
     try {
       for (const part of this.#parts) {
         if (part.controllers.has('pids')) writeFileSync(join(part.dir, 'pids.max'), limits.tasks > 0 ? String(limits.tasks) : 'max');
-        if (part.controllers.has('cpu')) limitCpu(part.dir, part.v2, limits.cpus);
+        if (part.controllers.has('cpu')) limitCpu(part.dir, part.v2, capBelow(limits.cpus, part.cpuCeiling));
       }
     } catch {
       return false;
@@ -669,4 +713,9 @@ function tryWrite(file: string, value: string): string | undefined {
 
 function codeOf(error: unknown): string {
   return String((error as NodeJS.ErrnoException).code ?? (error as Error).message);
+}
+
+function ceilingOf(bases: readonly Base[]): { cpuCeiling?: number } {
+  const ceiling = bases.find((base) => base.cpuCeiling !== undefined)?.cpuCeiling;
+  return ceiling === undefined ? {} : { cpuCeiling: ceiling };
 }

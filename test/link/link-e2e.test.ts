@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -193,16 +193,20 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     const placement = cgroupPlacement(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync(`/proc/${pid}/cgroup`, 'utf8'));
     const dirs = [placement.unified, placement.pidsV1].filter((dir): dir is string => dir !== undefined);
     expect(dirs.length).toBeGreaterThan(0);
-    for (const dir of dirs) expect(dir).toMatch(new RegExp(`/switchyard-${sidecar.process.child.pid}/\\d+$`));
+    for (const dir of dirs) expect(dir).toMatch(new RegExp(`/switchyard-${sidecar.process.child.pid}/agent-tester/\\d+$`));
     const limited = dirs.filter((dir) => existsSync(join(dir, 'pids.max')));
     expect(limited.map((dir) => readFileSync(join(dir, 'pids.max'), 'utf8').trim())).toEqual(['300']);
-    // 1.5 CPUs: 150 ms of every 100 ms period, in a v1 cpu hierarchy or in the unified one.
-    const cpu = placement.cpuV1 ?? placement.unified!;
-    expect(cpu).toMatch(new RegExp(`/switchyard-${sidecar.process.child.pid}/\\d+$`));
-    const cap = placement.cpuV1 !== undefined ? readFileSync(join(cpu, 'cpu.cfs_quota_us'), 'utf8').trim() : readFileSync(join(cpu, 'cpu.max'), 'utf8').trim();
-    expect(['150000', '150000 100000']).toContain(cap);
+    // 1.5 CPUs: 150 ms of every 100 ms period, in a v1 cpu hierarchy or in the unified one, where the host has a cpu controller.
+    const cpu = placement.cpuV1 ?? (existsSync(join(placement.unified ?? '/nonexistent', 'cpu.max')) ? placement.unified : undefined);
+    if (cpu !== undefined) {
+      expect(cpu).toMatch(new RegExp(`/switchyard-${sidecar.process.child.pid}/agent-tester/\\d+$`));
+      const cap = placement.cpuV1 !== undefined ? readFileSync(join(cpu, 'cpu.cfs_quota_us'), 'utf8').trim() : readFileSync(join(cpu, 'cpu.max'), 'utf8').trim();
+      expect(['150000', '150000 100000']).toContain(cap);
+    }
     await channel.close();
-    await waitUntil(() => [...dirs, cpu].every((dir) => !existsSync(dir)), 'the server\'s cgroup removed', NOTICE_BOUND_MS);
+    // Its agent's cgroup goes with it, the agent's last server.
+    const removed = [...dirs, ...(cpu !== undefined ? [cpu] : [])].flatMap((dir) => [dir, dirname(dir)]);
+    await waitUntil(() => removed.every((dir) => !existsSync(dir)), 'the server\'s cgroup and its agent\'s removed', NOTICE_BOUND_MS);
   });
 
   it('refuses a wrong host key and logs it on both sides, with what to do and without the key, and on the host\'s audit record', async () => {

@@ -14,7 +14,7 @@ import { WireError } from '../../shared/errors.ts';
 import type { ChannelTransport } from '../../shared/channel-transport.ts';
 import type { LinkEndpoint, LinkLogger, OpenChannelOptions } from '../../shared/link/link-endpoint.ts';
 import { linkEndOf } from '../../shared/link/link-types.ts';
-import { MAX_ROSTER_AGENTS, MAX_ROSTER_SERVERS, rosterFits, type HostRoster } from '../../shared/link/host-roster.ts';
+import { MAX_ROSTER_AGENTS, MAX_ROSTER_BYTES, MAX_ROSTER_SERVERS, rosterFits, type HostRoster } from '../../shared/link/host-roster.ts';
 
 /** One host as shown on /healthz. */
 export interface HostLinkStatus {
@@ -196,7 +196,7 @@ export class InMemoryHostLinkRegistry implements HostLinkRegistry {
     if (this.#roster === undefined) return;
     const roster = this.#roster(entityId);
     if (!rosterFits(roster)) {
-      this.#log?.warn('Host not told its roster: the config routes more agents or servers to it than a roster holds, so it keeps idle spares for their idle time', { 'entity-id': entityId, agents: roster.length, maxAgents: MAX_ROSTER_AGENTS, maxServersPerAgent: MAX_ROSTER_SERVERS });
+      this.#log?.warn('Host not told its roster: the config routes more agents or servers to it than a roster holds, so it keeps idle spares for their idle time', { 'entity-id': entityId, agents: roster.length, maxAgents: MAX_ROSTER_AGENTS, maxServersPerAgent: MAX_ROSTER_SERVERS, maxBytes: MAX_ROSTER_BYTES });
       return;
     }
     endpoint.tellRoster(roster);

@@ -53,7 +53,8 @@ describe('LegacyInstancePool.keepOnly', () => {
     expect(servers.get('alice/files')![0]!.closed()).toBe(true);
     expect(aliceNotes.ended).toBe(false);
     expect(bobFiles.ended).toBe(false);
-    expect(pool.instances()).toEqual([bobFiles]);
+    // Still counted while it serves its call.
+    expect(pool.instances()).toEqual([bobFiles, aliceNotes]);
 
     // The busy one ends once its last call is answered: its agent still gets the answer.
     const notes = servers.get('alice/notes')![0]!;
@@ -63,9 +64,61 @@ describe('LegacyInstancePool.keepOnly', () => {
     expect(notes.closed()).toBe(true);
 
     // Routed here again later: a fresh instance.
+    expect(pool.keepOnly(rosterCheck([{ agent: 'alice', servers: ['files'] }, { agent: 'bob', servers: ['files'] }]))).toBe(0);
     const again = await acquire('alice', 'files');
     expect(again).not.toBe(aliceFiles);
     expect(servers.get('alice/files')).toHaveLength(2);
-    expect(pool.keepOnly(rosterCheck([{ agent: 'alice', servers: ['files'] }, { agent: 'bob', servers: ['files'] }]))).toBe(0);
+    expect(pool.instances()).toEqual([bobFiles, again]);
+  });
+
+  it('lets an instance still starting when the roster comes serve the request it was started for, and every request waiting on it, before it ends (review s32)', async () => {
+    const pool = new LegacyInstancePool({ idleMs: 60_000, log: silentLogger });
+    pools.push(pool);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const made = scripted('alice-files');
+    const key = { agent: 'alice', server: 'files', revision: 'uncontained' };
+    const start = async () => {
+      await held;
+      return { server: 'files', transport: made.hostEnd, clientInfo: { name: 'agent', version: '1' }, log: silentLogger };
+    };
+    const first = pool.acquire(key, start);
+    const second = pool.acquire(key, start);
+    expect(pool.keepOnly(rosterCheck([]))).toBe(1);
+    release();
+    const [a, b] = await Promise.all([first, second]);
+    expect(a).toBe(b);
+    const answers = [a.call({ method: 'tools/call', params: { name: 'one' } }, { logLevel: null, notify: () => {} }), b.call({ method: 'tools/call', params: { name: 'two' } }, { logLevel: null, notify: () => {} })];
+    while (made.held.length < 2) await new Promise((r) => setTimeout(r, 1));
+    for (const { id } of made.held) await made.server.send({ jsonrpc: '2.0', id, result: { content: [] } });
+    expect(await Promise.all(answers.map((call) => call.outcome))).toEqual([expect.objectContaining({ result: { content: [] } }), expect.objectContaining({ result: { content: [] } })]);
+    await a.closed;
+    expect(made.closed()).toBe(true);
+  });
+
+  it('serves a request of a pair the roster leaves out, one that overtook the roster, and keeps nothing for it; forgets the roster with its link', async () => {
+    const pool = new LegacyInstancePool({ idleMs: 60_000, log: silentLogger });
+    pools.push(pool);
+    pool.keepOnly(rosterCheck([{ agent: 'bob', servers: ['files'] }]));
+    const key = { agent: 'alice', server: 'files', revision: 'uncontained' };
+    const made: ReturnType<typeof scripted>[] = [];
+    const start = async () => {
+      const server = scripted('alice-files');
+      made.push(server);
+      return { server: 'files', transport: server.hostEnd, clientInfo: { name: 'agent', version: '1' }, log: silentLogger };
+    };
+    const served = await pool.acquire(key, start);
+    const call = served.call({ method: 'tools/call', params: { name: 'one' } }, { logLevel: null, notify: () => {} });
+    while (made[0]!.held.length < 1) await new Promise((r) => setTimeout(r, 1));
+    await made[0]!.server.send({ jsonrpc: '2.0', id: made[0]!.held[0]!.id, result: { content: [] } });
+    expect(await call.outcome).toMatchObject({ result: { content: [] } });
+    await served.closed;
+    expect(pool.instances()).toEqual([]);
+    // The link that told the roster ended: kept again, as before any roster.
+    pool.forgetRoster();
+    const kept = await pool.acquire(key, start);
+    expect(made).toHaveLength(2);
+    expect(await pool.acquire(key, start)).toBe(kept);
+    expect(kept.ended).toBe(false);
   });
 });

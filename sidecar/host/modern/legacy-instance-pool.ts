@@ -58,11 +58,20 @@ interface Entry {
   idle: NodeJS.Timeout | undefined;
   /** Out of the pool for good (`keepOnly`): ends as soon as it has nothing in flight. */
   retired?: true;
+  /** A retired instance's close has begun. */
+  closing?: true;
 }
+
+/** Whether the worker's roster routes an agent's sessions of a server here (`shared/link/host-roster.ts`). */
+export type RosterCheck = (agent: string, server: string) => boolean;
 
 export class LegacyInstancePool {
   readonly #options: LegacyInstancePoolOptions;
   readonly #entries = new Map<string, Entry>();
+  /** Instances out of the pool (`keepOnly`) that still run: each serves what it was given and ends. */
+  readonly #retired = new Set<Entry>();
+  /** The worker's last roster: an instance for a pair it leaves out serves its request and is not kept. */
+  #roster: RosterCheck | undefined = undefined;
   #disposed = false;
   /** Aborted by `dispose`: a start still waiting for its server's `initialize` ends it at once. */
   readonly #stopping = new AbortController();
@@ -74,14 +83,14 @@ export class LegacyInstancePool {
     this.eras = options.eras ?? new ServerEraCache();
   }
 
-  /** Live instances (started, not ended). */
+  /** Live instances (started, not ended), retired ones still serving included. */
   get size(): number {
-    return [...this.#entries.values()].filter((entry) => entry.instance !== null).length;
+    return this.instances().length;
   }
 
-  /** The live instances, for status and tests. */
+  /** The live instances, retired ones still serving included, for status and tests. */
   instances(): ServerInstance[] {
-    return [...this.#entries.values()].flatMap((entry) => (entry.instance !== null && !entry.instance.ended ? [entry.instance] : []));
+    return [...this.#entries.values(), ...this.#retired].flatMap((entry) => (entry.instance !== null && !entry.instance.ended ? [entry.instance] : []));
   }
 
   /**
@@ -104,7 +113,10 @@ export class LegacyInstancePool {
       if (this.#entries.get(id) === existing) this.#entries.delete(id);
       return this.acquire(key, start);
     }
-    const entry: Entry = { key, starting: null!, instance: null, idle: undefined };
+    // A pair the worker's roster leaves out (a request that overtook the roster that removed it):
+    // served, and not kept for the next.
+    const kept = this.#roster?.(key.agent, key.server) ?? true;
+    const entry: Entry = { key, starting: null!, instance: null, idle: undefined, ...(kept ? {} : { retired: true as const }) };
     entry.starting = (async () => {
       const hooks = {
         // A call starting leaves the clock running: it finds the call in flight if it runs out, and
@@ -118,6 +130,7 @@ export class LegacyInstancePool {
         onEnded: () => {
           if (entry.instance?.ended !== true) return;
           this.#clearIdle(entry);
+          this.#retired.delete(entry);
           if (this.#entries.get(id) === entry) this.#entries.delete(id);
         },
         signal: this.#stopping.signal,
@@ -130,40 +143,52 @@ export class LegacyInstancePool {
       this.#armIdle(id, entry);
       return instance;
     })();
-    this.#entries.set(id, entry);
+    if (kept) this.#entries.set(id, entry);
+    else this.#retired.add(entry);
     try {
       return await entry.starting;
     } catch (error) {
       if (this.#entries.get(id) === entry) this.#entries.delete(id);
+      this.#retired.delete(entry);
       throw error;
     }
   }
 
   /**
    * Ends the instances of every agent and server `keeps` refuses (the worker's roster no longer
-   * routes them here): at once where nothing is in flight, else as the last call in flight ends.
-   * A later `acquire` of such a key starts a fresh instance. Returns how many were ended or will be.
+   * routes them here) once they have nothing in flight: at once where they are idle, else as the
+   * last call in flight ends; one still starting serves the request it was started for first. Until
+   * `forgetRoster`, an instance for such a pair serves its request and is not kept. Returns how
+   * many were ended or will be.
    */
-  keepOnly(keeps: (agent: string, server: string) => boolean): number {
+  keepOnly(keeps: RosterCheck): number {
+    this.#roster = keeps;
     let ended = 0;
     for (const [id, entry] of [...this.#entries]) {
       if (keeps(entry.key.agent, entry.key.server)) continue;
       this.#entries.delete(id);
+      this.#retired.add(entry);
       entry.retired = true;
       ended++;
       const instance = entry.instance;
-      // Still starting: its start arms the idle clock, which ends it instead.
+      // Still starting: its start arms the idle clock, which ends it once its request is served.
       if (instance !== null && instance.inFlight === 0) this.#armIdle(id, entry);
     }
     return ended;
+  }
+
+  /** Keeps instances of every pair again, as before any roster: the link that told it has ended. */
+  forgetRoster(): void {
+    this.#roster = undefined;
   }
 
   /** Ends every instance (sidecar stop); later `acquire` calls are refused. */
   async dispose(): Promise<void> {
     this.#disposed = true;
     this.#stopping.abort();
-    const entries = [...this.#entries.values()];
+    const entries = [...this.#entries.values(), ...this.#retired];
     this.#entries.clear();
+    this.#retired.clear();
     await Promise.all(
       entries.map(async (entry) => {
         this.#clearIdle(entry);
@@ -176,10 +201,15 @@ export class LegacyInstancePool {
   #armIdle(id: string, entry: Entry): void {
     if (entry.retired === true) {
       this.#clearIdle(entry);
-      const instance = entry.instance;
-      if (instance === null || instance.ended) return;
-      this.#options.log.info('Server instance ended: the worker no longer routes its agent and server here', { agent: entry.key.agent, server: instance.server, pid: instance.pid ?? null });
-      void instance.close();
+      // At the next turn, not now: whoever just acquired it (its start's request, or one that
+      // waited on that start) starts its call first, and is answered before it ends.
+      setImmediate(() => {
+        const instance = entry.instance;
+        if (instance === null || instance.ended || instance.inFlight > 0 || entry.closing === true) return;
+        entry.closing = true;
+        this.#options.log.info('Server instance ended: the worker no longer routes its agent and server here', { agent: entry.key.agent, server: instance.server, pid: instance.pid ?? null });
+        void instance.close();
+      });
       return;
     }
     if (entry.idle !== undefined) {
