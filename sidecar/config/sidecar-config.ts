@@ -160,7 +160,7 @@ export const SidecarConfigSchema = z
             .optional(z.number().check(z.gte(0, 'must be 0 (no cap) or more'), z.lte(4096), z.refine((cpus) => cpus === 0 || cpus >= 0.01, 'must be 0 (no cap) or at least 0.01')))
             .check(
               z.meta({ default: 0 }),
-              z.describe('CPU time one server\'s whole tree may use, in CPUs (1.5: one and a half cores\' time; its cgroup\'s cpu.max), busy host or not; a server held back by it is named in the sidecar\'s log when it ends; 0: no cap. Without a cap each server\'s tree still gets a fair share, not one per thread, when others want the CPU. Linux, where the sidecar may make cgroups, as tasks-per-server'),
+              z.describe('CPU time one server\'s whole tree may use, in CPUs (1.5: one and a half cores\' time; its cgroup\'s cpu.max), busy host or not; a server held back by it is named in the sidecar\'s log when it ends; 0: no cap. Without a cap each agent, and each of its servers, still gets a fair share, not one per thread, when others want the CPU. Linux, where the sidecar may make cgroups, as tasks-per-server'),
             ),
         }),
       )

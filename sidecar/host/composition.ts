@@ -25,7 +25,7 @@ import type { AuditConfig } from '../../shared/audit/audit-config.ts';
 import type { AuditWrite } from '../../shared/audit/audit-log.ts';
 import { SidecarAudit } from '../audit/sidecar-audit.ts';
 import { DEFAULT_WARM_POOL, WarmPool, type WarmPoolBudget } from './warm-pool.ts';
-import { rosterCheck, type HostRoster } from '../../shared/link/host-roster.ts';
+import { rosterCheck, type HostRoster, type RosterCheck } from '../../shared/link/host-roster.ts';
 import { ProcessBudget, type ProcessLimits } from './process-budget.ts';
 import { LaunchRate, type LaunchRateLimits } from './launch-rate.ts';
 import { findPrlimit } from '../process/address-space-limit.ts';
@@ -126,6 +126,8 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   const tree = config.limits === undefined ? undefined : treeLimits(config.limits);
   const opened = tree === undefined ? undefined : serverCgroups(tree, log);
   const cgroups = opened?.cgroups;
+  /** The CPU cap in force, so that a reload that leaves it as it was says nothing of it again. */
+  let appliedCpus = tree?.cpus ?? 0;
   const executor = new ProcessExecutor({
     logger: log,
     ...(memoryLimit !== undefined ? { addressSpaceLimit: memoryLimit } : {}),
@@ -181,10 +183,15 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   const mcp = new McpTransportListener([audit !== undefined ? audit.audited(open) : open]);
   // The roster last told, so that one told again unchanged (single-machine mode tells it at every reload) says nothing.
   let lastRoster: string | undefined;
+  let lastKeeps: RosterCheck | undefined;
   const keepRoster = (roster: HostRoster): number => {
     const keeps = rosterCheck(roster);
-    const spares = warmPool.keepOnly(keeps);
-    const instances = modernInstances.keepOnly(keeps);
+    // What this roster took away from the last: a request of such a pair that overtook it is served and nothing kept.
+    const previous = lastKeeps;
+    const removed: RosterCheck | undefined = previous === undefined ? undefined : (agent, server) => previous(agent, server) && !keeps(agent, server);
+    const spares = warmPool.keepOnly(keeps, removed);
+    const instances = modernInstances.keepOnly(keeps, removed);
+    lastKeeps = keeps;
     const text = JSON.stringify(roster);
     // `endedSpares` and `endedInstances`: what this host kept ready for agents or servers the worker no longer routes here.
     if (text !== lastRoster || spares + instances > 0) log.info('Roster from the worker', { agents: roster.length, endedSpares: spares, endedInstances: instances });
@@ -209,6 +216,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       warmPool.forgetRoster();
       modernInstances.forgetRoster();
       lastRoster = undefined;
+      lastKeeps = undefined;
     });
     if (audit === undefined) return;
     audit.linked();
@@ -245,8 +253,9 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       launchRate.setLimits(launchRateLimits(next.limits));
       executor.setAddressSpaceLimit(addressSpaceLimit(next.limits.memoryLimitMib, config.env ?? process.env, log));
       const nextTree = treeLimits(next.limits);
-      // A cap a reload sets is said of as one set at start is, where it cannot hold as set.
-      if (opened !== undefined && nextTree.cpus !== tree?.cpus) warnOfCpuCap(nextTree.cpus, opened.cpu, log);
+      // A cap a reload changes is said of as one set at start is, where it cannot hold as set.
+      if (opened !== undefined && nextTree.cpus !== appliedCpus) warnOfCpuCap(nextTree.cpus, opened.cpu, log);
+      appliedCpus = nextTree.cpus;
       executor.setTreeLimits(nextTree);
       policies.clear();
       return handler.reconfigure({ trust: next.trust, compile: compileOptions(config, next.sandbox, log) });

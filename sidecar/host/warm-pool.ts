@@ -123,8 +123,8 @@ export class WarmPool {
   #disposed = false;
   /** Counts `clear()`s: what a session learnt under an earlier one is not taken (`learn`). */
   #generation = 0;
-  /** The worker's last roster (`keepOnly`): a pair it leaves out is not learnt. */
-  #roster: ((agent: string, server: string) => boolean) | undefined = undefined;
+  /** The pairs the worker's last roster removed (`keepOnly`): not learnt again until the next. */
+  #removed: ((agent: string, server: string) => boolean) | undefined = undefined;
   /** Orders touches (a counter, not a clock: two in one millisecond still differ). */
   #clock = 0;
   /** When a session last took, taught or finished opening, and since when refills have waited. */
@@ -193,8 +193,9 @@ export class WarmPool {
   learn(key: WarmKey, params: InitializeParams, launch: () => Promise<Transport>, generation = this.#generation): void {
     // A session that read its config before the last `clear()` would teach the pool the old one.
     if (!this.enabled || generation !== this.#generation) return;
-    // A session of a pair the worker's roster leaves out (one that overtook the roster that removed it).
-    if (this.#roster !== undefined && !this.#roster(key.agent, key.server)) return;
+    // A session of a pair the worker's last roster removed, that overtook it; not one just added,
+    // which may come before the roster that names it.
+    if (this.#removed?.(key.agent, key.server) === true) return;
     for (const [id, other] of this.#keys) {
       if (other.key.agent === key.agent && other.key.server === key.server && (other.key.revision !== key.revision || other.key.config !== key.config)) this.#drop(id, other);
     }
@@ -227,11 +228,12 @@ export class WarmPool {
   /**
    * Ends the instances of every agent and server `keeps` refuses, and forgets their keys (the
    * worker's roster no longer routes them here); a spare still starting is not kept once up. Until
-   * `forgetRoster`, such a pair is not learnt again. Returns how many instances were ended.
+   * the next roster or `forgetRoster`, a pair of `removed` (the previous roster's, not this one's)
+   * is not learnt again. Returns how many instances were ended.
    */
-  keepOnly(keeps: (agent: string, server: string) => boolean): number {
-    // Kept, so that a session of such a pair that overtook the roster teaches the pool nothing.
-    this.#roster = keeps;
+  keepOnly(keeps: (agent: string, server: string) => boolean, removed?: (agent: string, server: string) => boolean): number {
+    // Kept, so that a session of a pair it removed that overtook it teaches the pool nothing.
+    this.#removed = removed;
     let ended = 0;
     for (const [id, state] of [...this.#keys]) {
       if (keeps(state.key.agent, state.key.server)) continue;
@@ -244,7 +246,7 @@ export class WarmPool {
 
   /** Learns of every pair again, as before any roster: the link that told it has ended. */
   forgetRoster(): void {
-    this.#roster = undefined;
+    this.#removed = undefined;
   }
 
   /** Ends every pooled instance; nothing is filled afterwards. */

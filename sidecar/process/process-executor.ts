@@ -154,11 +154,15 @@ export class ProcessExecutor {
   setTreeLimits(limits: TreeLimits): void {
     this.#options = { ...this.#options, treeLimits: limits };
     let retuned = 0;
+    let failed = 0;
     for (const cgroup of this.#cgroups.values()) {
-      if (cgroup.limits.tasks === limits.tasks && cgroup.limits.cpus === limits.cpus) continue;
-      if (cgroup.retune(limits)) retuned++;
+      const outcome = cgroup.retune(limits);
+      if (outcome === 'changed') retuned++;
+      else if (outcome === 'failed') failed++;
     }
     if (retuned > 0) this.#logger.info('Running servers take the new task limit and CPU cap', { servers: retuned, 'tasks-per-server': limits.tasks, 'cpus-per-server': limits.cpus });
+    // A cgroup removed under its server as it ended, or a write the kernel refused: that server keeps what it had.
+    if (failed > 0) this.#logger.warn('Some running servers keep their task limit and CPU cap: their cgroups could not be written', { servers: failed, 'tasks-per-server': limits.tasks, 'cpus-per-server': limits.cpus });
   }
 
   /** How many processes this executor has spawned (sandbox tools included), failed or not. */

@@ -239,7 +239,7 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
       expect(readFileSync(join(launch.dirs[0]!, 'cpu.cfs_quota_us'), 'utf8').trim()).toBe('50000');
       // Without the clamp, the kernel's refusal this stands in for.
       expect(() => writeFileSync(join(launch.dirs[0]!, 'cpu.cfs_quota_us'), '200000')).toThrow(/EINVAL/);
-      expect(launch.retune({ tasks: 0, cpus: 0.25 })).toBe(true);
+      expect(launch.retune({ tasks: 0, cpus: 0.25 })).toBe('changed');
       expect(readFileSync(join(launch.dirs[0]!, 'cpu.cfs_quota_us'), 'utf8').trim()).toBe('25000');
       await launch.end();
       opened.cgroups!.close();

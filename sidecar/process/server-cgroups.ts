@@ -109,8 +109,8 @@ interface CgroupDir {
 interface LaunchDir extends CgroupDir {
   /** Removed with the agent's last launch in it. */
   readonly agentDir?: string;
-  /** Its base's (`Base.cpuCeiling`). */
-  readonly cpuCeiling?: number;
+  /** Its base's (`Base.quotaFrom`). */
+  readonly quotaFrom?: string;
 }
 
 /** An agent's name as the worker config allows it: a cgroup's name can hold it as it is. */
@@ -134,11 +134,12 @@ function makeAgentDir(dir: string, base: CgroupDir): void {
 interface Base extends CgroupDir {
   readonly controllers: Set<Controller>;
   /**
-   * v1's `cpu` hierarchy: the CPUs the sidecar's own cgroup and those above it allow (their least
-   * `cfs_quota_us / cfs_period_us`), when one is set. v1 refuses a child a larger quota (EINVAL),
-   * where v2 takes the least of the two, so a cap above it is written as it.
+   * v1's `cpu` hierarchy: the sidecar's own cgroup, whose quota and those above it bound every cap
+   * (`cpuQuotaAbove`, read at each write: a unit's `CPUQuota=` can change while it runs). v1
+   * refuses a child a larger quota (EINVAL), where v2 takes the least of the two, so a cap above
+   * it is written as it.
    */
-  readonly cpuCeiling?: number;
+  readonly quotaFrom?: string;
 }
 
 /** Names each launch's cgroup: one count for the process, whose compositions (tests make several) share its base. */
@@ -206,7 +207,7 @@ export class ServerCgroups {
       endLeftovers(own, pid, log);
       const made = makeDir(base);
       if (made === undefined) {
-        bases.push({ dir: base, v2: false, controllers: new Set([controller]), ...(controller === 'cpu' ? { cpuCeiling: cpuQuotaAbove(own) } : {}) });
+        bases.push({ dir: base, v2: false, controllers: new Set([controller]), ...(controller === 'cpu' ? { quotaFrom: own } : {}) });
         covered.add(controller);
       } else problemsOf(controller).push(made);
     }
@@ -250,13 +251,15 @@ export class ServerCgroups {
     try {
       for (const base of this.#bases) {
         const parent = group === undefined ? base.dir : join(base.dir, group);
-        if (group !== undefined) makeAgentDir(parent, base);
         const dir = join(parent, name);
-        parts.push({ dir, v2: base.v2, controllers: base.controllers, ...(group !== undefined ? { agentDir: parent } : {}), ...(base.cpuCeiling !== undefined ? { cpuCeiling: base.cpuCeiling } : {}) });
+        // Listed before anything is made: a failure half way removes what was (an agent's cgroup another launch uses stays, EBUSY).
+        const part: LaunchDir = { dir, v2: base.v2, controllers: base.controllers, ...(group !== undefined ? { agentDir: parent } : {}), ...(base.quotaFrom !== undefined ? { quotaFrom: base.quotaFrom } : {}) };
+        parts.push(part);
+        if (group !== undefined) makeAgentDir(parent, base);
         mkdirSync(dir);
         if (base.controllers.has('pids') && limits.tasks > 0) writeFileSync(join(dir, 'pids.max'), String(limits.tasks));
         if (base.controllers.has('memory') && limits.memoryMib > 0) limitMemory(dir, base.v2, limits.memoryMib * 1024 * 1024);
-        if (base.controllers.has('cpu') && limits.cpus > 0) limitCpu(dir, base.v2, capBelow(limits.cpus, base.cpuCeiling));
+        if (base.controllers.has('cpu') && limits.cpus > 0) limitCpu(dir, base.v2, capBelow(limits.cpus, part));
       }
     } catch (error) {
       for (const part of parts) {
@@ -305,9 +308,10 @@ function limitCpu(dir: string, v2: boolean, cpus: number): void {
   }
 }
 
-/** A cap of `cpus` where the cgroups above allow at most `ceiling`: the least of the two; no cap (0) stays none, the ceiling holding anyway. */
-function capBelow(cpus: number, ceiling: number | undefined): number {
-  return ceiling === undefined || cpus === 0 ? cpus : Math.min(cpus, ceiling);
+/** A cap of `cpus` where the cgroups above `part` allow less: the least of the two; no cap (0) stays none, the quota above holding anyway. */
+function capBelow(cpus: number, part: { readonly quotaFrom?: string }): number {
+  const ceiling = cpus === 0 || part.quotaFrom === undefined ? undefined : cpuQuotaAbove(part.quotaFrom);
+  return ceiling === undefined ? cpus : Math.min(cpus, ceiling);
 }
 
 /** v1: the least CPUs `dir` and the cgroups above it allow (`cfs_quota_us / cfs_period_us`), or undefined where none sets a quota. */
@@ -430,21 +434,27 @@ export class LaunchCgroup {
    * Applies a reload's task limit and CPU cap to this running tree: neither ends a process (a tree
    * over its new task limit only has its next forks refused). False where its cgroup is gone.
    */
-  retune(limits: Pick<TreeLimits, 'tasks' | 'cpus'>): boolean {
-    if (limits.tasks === this.#limits.tasks && limits.cpus === this.#limits.cpus) return true;
+  retune(limits: Pick<TreeLimits, 'tasks' | 'cpus'>): 'changed' | 'unchanged' | 'failed' {
+    const tasks = limits.tasks !== this.#limits.tasks && this.#parts.some((part) => part.controllers.has('pids'));
+    const cpus = limits.cpus !== this.#limits.cpus && this.#parts.some((part) => part.controllers.has('cpu'));
+    if (!tasks && !cpus) return 'unchanged';
     const refused = this.#refusedForks();
     if (refused > this.#refusedSeen) this.#refusedUnder = this.#limits.tasks;
     this.#refusedSeen = refused;
+    // Each limit noted as its writes succeed: one that failed half way leaves the other in force.
     try {
-      for (const part of this.#parts) {
-        if (part.controllers.has('pids')) writeFileSync(join(part.dir, 'pids.max'), limits.tasks > 0 ? String(limits.tasks) : 'max');
-        if (part.controllers.has('cpu')) limitCpu(part.dir, part.v2, capBelow(limits.cpus, part.cpuCeiling));
+      if (tasks) {
+        for (const part of this.#parts) if (part.controllers.has('pids')) writeFileSync(join(part.dir, 'pids.max'), limits.tasks > 0 ? String(limits.tasks) : 'max');
+        this.#limits = { ...this.#limits, tasks: limits.tasks };
+      }
+      if (cpus) {
+        for (const part of this.#parts) if (part.controllers.has('cpu')) limitCpu(part.dir, part.v2, capBelow(limits.cpus, part));
+        this.#limits = { ...this.#limits, cpus: limits.cpus };
       }
     } catch {
-      return false;
+      return 'failed';
     }
-    this.#limits = { ...this.#limits, tasks: limits.tasks, cpus: limits.cpus };
-    return true;
+    return 'changed';
   }
 
   /** The task limit the tree's last refused fork met: the one in force, unless a reload changed it since. */
@@ -716,6 +726,7 @@ function codeOf(error: unknown): string {
 }
 
 function ceilingOf(bases: readonly Base[]): { cpuCeiling?: number } {
-  const ceiling = bases.find((base) => base.cpuCeiling !== undefined)?.cpuCeiling;
+  const from = bases.find((base) => base.quotaFrom !== undefined)?.quotaFrom;
+  const ceiling = from === undefined ? undefined : cpuQuotaAbove(from);
   return ceiling === undefined ? {} : { cpuCeiling: ceiling };
 }

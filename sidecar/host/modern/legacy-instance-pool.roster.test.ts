@@ -96,10 +96,12 @@ describe('LegacyInstancePool.keepOnly', () => {
     expect(made.closed()).toBe(true);
   });
 
-  it('serves a request of a pair the roster leaves out, one that overtook the roster, and keeps nothing for it; forgets the roster with its link', async () => {
+  it('serves requests of a pair the roster removed, ones that overtook it, with one start and keeps nothing for them; keeps a pair just added; forgets the roster with its link', async () => {
     const pool = new LegacyInstancePool({ idleMs: 60_000, log: silentLogger });
     pools.push(pool);
-    pool.keepOnly(rosterCheck([{ agent: 'bob', servers: ['files'] }]));
+    const before = rosterCheck([{ agent: 'alice', servers: ['files'] }, { agent: 'bob', servers: ['files'] }]);
+    const now = rosterCheck([{ agent: 'bob', servers: ['files'] }]);
+    pool.keepOnly(now, (agent, server) => before(agent, server) && !now(agent, server));
     const key = { agent: 'alice', server: 'files', revision: 'uncontained' };
     const made: ReturnType<typeof scripted>[] = [];
     const start = async () => {
@@ -107,17 +109,24 @@ describe('LegacyInstancePool.keepOnly', () => {
       made.push(server);
       return { server: 'files', transport: server.hostEnd, clientInfo: { name: 'agent', version: '1' }, log: silentLogger };
     };
-    const served = await pool.acquire(key, start);
+    // Two requests at once: one start between them.
+    const [served, also] = await Promise.all([pool.acquire(key, start), pool.acquire(key, start)]);
+    expect(also).toBe(served);
+    expect(made).toHaveLength(1);
     const call = served.call({ method: 'tools/call', params: { name: 'one' } }, { logLevel: null, notify: () => {} });
     while (made[0]!.held.length < 1) await new Promise((r) => setTimeout(r, 1));
     await made[0]!.server.send({ jsonrpc: '2.0', id: made[0]!.held[0]!.id, result: { content: [] } });
     expect(await call.outcome).toMatchObject({ result: { content: [] } });
     await served.closed;
     expect(pool.instances()).toEqual([]);
+    // Carol, added with her roster still on its way: kept.
+    const carol = await pool.acquire({ ...key, agent: 'carol' }, start);
+    expect(await pool.acquire({ ...key, agent: 'carol' }, start)).toBe(carol);
+    expect(carol.ended).toBe(false);
     // The link that told the roster ended: kept again, as before any roster.
     pool.forgetRoster();
     const kept = await pool.acquire(key, start);
-    expect(made).toHaveLength(2);
+    expect(made).toHaveLength(3);
     expect(await pool.acquire(key, start)).toBe(kept);
     expect(kept.ended).toBe(false);
   });

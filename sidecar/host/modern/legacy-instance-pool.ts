@@ -70,8 +70,8 @@ export class LegacyInstancePool {
   readonly #entries = new Map<string, Entry>();
   /** Instances out of the pool (`keepOnly`) that still run: each serves what it was given and ends. */
   readonly #retired = new Set<Entry>();
-  /** The worker's last roster: an instance for a pair it leaves out serves its request and is not kept. */
-  #roster: RosterCheck | undefined = undefined;
+  /** The pairs the worker's last roster removed: an instance for one serves its request and is not kept. */
+  #removed: RosterCheck | undefined = undefined;
   #disposed = false;
   /** Aborted by `dispose`: a start still waiting for its server's `initialize` ends it at once. */
   readonly #stopping = new AbortController();
@@ -113,9 +113,10 @@ export class LegacyInstancePool {
       if (this.#entries.get(id) === existing) this.#entries.delete(id);
       return this.acquire(key, start);
     }
-    // A pair the worker's roster leaves out (a request that overtook the roster that removed it):
-    // served, and not kept for the next.
-    const kept = this.#roster?.(key.agent, key.server) ?? true;
+    // A pair the worker's last roster removed (a request that overtook it): served, and not kept
+    // for the next; requests at once share its start. Only removed ones: a pair the worker just
+    // added may come before the roster that names it.
+    const kept = this.#removed?.(key.agent, key.server) !== true;
     const entry: Entry = { key, starting: null!, instance: null, idle: undefined, ...(kept ? {} : { retired: true as const }) };
     entry.starting = (async () => {
       const hooks = {
@@ -138,13 +139,17 @@ export class LegacyInstancePool {
       };
       const instance = await startServerInstance(start, hooks, { cache: this.eras, probeTimeoutMs: this.#options.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS, log: this.#options.log });
       entry.instance = instance;
+      // Ended during its start, before `onEnded` could know it as the entry's: out now.
+      if (instance.ended) {
+        this.#retired.delete(entry);
+        if (this.#entries.get(id) === entry) this.#entries.delete(id);
+      }
       const era = instance instanceof ModernServerInstance ? 'modern' : 'legacy';
       this.#options.log.info('Server instance started for a modern agent', { agent: key.agent, server: key.server, era, pid: instance.pid ?? null });
       this.#armIdle(id, entry);
       return instance;
     })();
-    if (kept) this.#entries.set(id, entry);
-    else this.#retired.add(entry);
+    this.#entries.set(id, entry);
     try {
       return await entry.starting;
     } catch (error) {
@@ -157,15 +162,15 @@ export class LegacyInstancePool {
   /**
    * Ends the instances of every agent and server `keeps` refuses (the worker's roster no longer
    * routes them here) once they have nothing in flight: at once where they are idle, else as the
-   * last call in flight ends; one still starting serves the request it was started for first. Until
-   * `forgetRoster`, an instance for such a pair serves its request and is not kept. Returns how
-   * many were ended or will be.
+   * last call in flight ends; one still starting serves the request it was started for first.
+   * Until the next roster or `forgetRoster`, an instance for a pair of `removed` (the previous
+   * roster's, not this one's) serves its request and is not kept. Returns how many were ended or will be.
    */
-  keepOnly(keeps: RosterCheck): number {
-    this.#roster = keeps;
+  keepOnly(keeps: RosterCheck, removed?: RosterCheck): number {
+    this.#removed = removed;
     let ended = 0;
     for (const [id, entry] of [...this.#entries]) {
-      if (keeps(entry.key.agent, entry.key.server)) continue;
+      if (entry.retired === true || keeps(entry.key.agent, entry.key.server)) continue;
       this.#entries.delete(id);
       this.#retired.add(entry);
       entry.retired = true;
@@ -179,7 +184,7 @@ export class LegacyInstancePool {
 
   /** Keeps instances of every pair again, as before any roster: the link that told it has ended. */
   forgetRoster(): void {
-    this.#roster = undefined;
+    this.#removed = undefined;
   }
 
   /** Ends every instance (sidecar stop); later `acquire` calls are refused. */
