@@ -34,6 +34,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.ts';
+import type { RosterCheck } from '../../shared/link/host-roster.ts';
 
 export interface WarmKey {
   agent: string;
@@ -124,7 +125,7 @@ export class WarmPool {
   /** Counts `clear()`s: what a session learnt under an earlier one is not taken (`learn`). */
   #generation = 0;
   /** The pairs the worker's last roster removed (`keepOnly`): not learnt again until the next. */
-  #removed: ((agent: string, server: string) => boolean) | undefined = undefined;
+  #removed: RosterCheck | undefined = undefined;
   /** Orders touches (a counter, not a clock: two in one millisecond still differ). */
   #clock = 0;
   /** When a session last took, taught or finished opening, and since when refills have waited. */
@@ -231,7 +232,7 @@ export class WarmPool {
    * the next roster or `forgetRoster`, a pair of `removed` (the previous roster's, not this one's)
    * is not learnt again. Returns how many instances were ended.
    */
-  keepOnly(keeps: (agent: string, server: string) => boolean, removed?: (agent: string, server: string) => boolean): number {
+  keepOnly(keeps: RosterCheck, removed?: RosterCheck): number {
     // Kept, so that a session of a pair it removed that overtook it teaches the pool nothing.
     this.#removed = removed;
     let ended = 0;

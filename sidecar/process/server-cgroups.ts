@@ -315,7 +315,7 @@ function capBelow(cpus: number, part: { readonly quotaFrom?: string }): number {
 }
 
 /** v1: the least CPUs `dir` and the cgroups above it allow (`cfs_quota_us / cfs_period_us`), or undefined where none sets a quota. */
-export function cpuQuotaAbove(dir: string): number | undefined {
+function cpuQuotaAbove(dir: string): number | undefined {
   let least: number | undefined;
   for (let current = dir, depth = 0; depth < 64; depth++) {
     let quota: number;
@@ -432,7 +432,8 @@ export class LaunchCgroup {
 
   /**
    * Applies a reload's task limit and CPU cap to this running tree: neither ends a process (a tree
-   * over its new task limit only has its next forks refused). False where its cgroup is gone.
+   * over its new task limit only has its next forks refused). `unchanged` where neither differs or
+   * its hierarchies hold neither controller; `failed` where its cgroup is gone or a write was refused.
    */
   retune(limits: Pick<TreeLimits, 'tasks' | 'cpus'>): 'changed' | 'unchanged' | 'failed' {
     const tasks = limits.tasks !== this.#limits.tasks && this.#parts.some((part) => part.controllers.has('pids'));

@@ -17,6 +17,7 @@
  * @module
  */
 import { WireError } from '../../../shared/errors.ts';
+import type { RosterCheck } from '../../../shared/link/host-roster.ts';
 import type { Logger } from '../../log.ts';
 import { ModernServerInstance } from './modern-server-instance.ts';
 import { DEFAULT_PROBE_TIMEOUT_MS, ServerEraCache } from './server-era.ts';
@@ -61,9 +62,6 @@ interface Entry {
   /** A retired instance's close has begun. */
   closing?: true;
 }
-
-/** Whether the worker's roster routes an agent's sessions of a server here (`shared/link/host-roster.ts`). */
-export type RosterCheck = (agent: string, server: string) => boolean;
 
 export class LegacyInstancePool {
   readonly #options: LegacyInstancePoolOptions;
