@@ -35,6 +35,19 @@ const params = { protocolVersion: '2025-06-18', capabilities: { roots: {} }, cli
 const initialize = (id: number, p: Record<string, unknown> = params) => ({ jsonrpc: '2.0', id, method: 'initialize', params: p }) as JSONRPCMessage;
 const settle = () => new Promise((r) => setTimeout(r, 0));
 
+/** A launcher of fake servers, and every server it made, in order. */
+function recordedLaunches(): { made: FakeServer[]; launch: () => Promise<FakeServer> } {
+  const made: FakeServer[] = [];
+  return {
+    made,
+    launch: async () => {
+      const server = new FakeServer();
+      made.push(server);
+      return server;
+    },
+  };
+}
+
 /** A pool that refills at once (no pause awaited), unless a test asks for one. */
 function pool(size = 1, maxInstances = 4, refillQuietMs = 0) {
   return new WarmPool({ size, maxInstances, idleMs: 60_000, log: silentLogger, refillQuietMs });
@@ -82,12 +95,7 @@ describe('WarmPool', () => {
 
   it('keeps within max-instances over every key, drops an old revision and ends everything on dispose', async () => {
     const p = pool(3, 4);
-    const made: FakeServer[] = [];
-    const launch = async () => {
-      const s = new FakeServer();
-      made.push(s);
-      return s;
-    };
+    const { made, launch } = recordedLaunches();
     p.learn(key, params, launch);
     p.learn({ ...key, agent: 'bob' }, params, launch);
     await settle();
@@ -102,12 +110,7 @@ describe('WarmPool', () => {
 
   it('clear() ends every instance and forgets every key, and takes no lesson from a session that read its config before it', async () => {
     const p = pool(1);
-    const made: FakeServer[] = [];
-    const launch = async () => {
-      const s = new FakeServer();
-      made.push(s);
-      return s;
-    };
+    const { made, launch } = recordedLaunches();
     const before = p.generation;
     p.learn(key, params, launch, before);
     await settle();
@@ -128,12 +131,7 @@ describe('WarmPool', () => {
 
   it('makes room for a key used more recently by ending an instance of the key used longest ago', async () => {
     const p = pool(2, 2);
-    const made: FakeServer[] = [];
-    const launch = async () => {
-      const s = new FakeServer();
-      made.push(s);
-      return s;
-    };
+    const { made, launch } = recordedLaunches();
     p.learn(key, params, launch);
     await settle();
     expect(p.size).toBe(2);
@@ -198,13 +196,8 @@ describe('WarmPool', () => {
 
   it('keepOnly() ends the spares of the agents and servers the worker no longer routes here, and keeps none still starting', async () => {
     const p = pool(1, 8);
-    const made: FakeServer[] = [];
+    const { made, launch } = recordedLaunches();
     let hold: (() => void) | undefined;
-    const launch = async () => {
-      const server = new FakeServer();
-      made.push(server);
-      return server;
-    };
     p.learn(key, params, launch);
     p.learn({ ...key, agent: 'bob' }, params, launch);
     await settle();
