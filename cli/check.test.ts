@@ -86,13 +86,15 @@ describe('switchyard check', () => {
       expect(await switchyard('check', fine)).toMatchObject({ code: 0, stdout: `${fine}: ok (sidecar config)\n` });
     }
     // The same of a whole tree's limits: its memory, and its processes and threads.
-    const tree = write('low-tree/sidecar.json', { worker: 'https://yard.example.com', 'entity-id': 'box', limits: { 'memory-per-server-mib': 32, 'tasks-per-server': 8, 'cpus-per-server': 0.05 } });
+    const tree = write('low-tree/sidecar.json', { worker: 'https://yard.example.com', 'entity-id': 'box', limits: { 'memory-per-server-mib': 32, 'tasks-per-server': 8, 'cpus-per-server': 0.05, 'memory-per-agent-mib': 48, 'tasks-per-agent': 12 } });
     expect(await switchyard('check', tree)).toMatchObject({
       code: 0,
       stdout: [
-        `${tree}: ok (sidecar config, 3 warnings)`,
+        `${tree}: ok (sidecar config, 5 warnings)`,
         '  warning: limits.memory-per-server-mib: 32 MiB is below the 64 MiB a Node server needs to start: under it one hangs as it starts, and its agent waits out the open deadline',
+        '  warning: limits.memory-per-agent-mib: 48 MiB is below the 64 MiB a Node server needs to start: under it one hangs as it starts, and its agent waits out the open deadline',
         '  warning: limits.tasks-per-server: 8 is below the 16 processes and threads a Node server needs to start (its own threads take about 12): under it one hangs as it starts, and its agent waits out the open deadline',
+        '  warning: limits.tasks-per-agent: 12 is below the 16 processes and threads a Node server needs to start (its own threads take about 12): under it one hangs as it starts, and its agent waits out the open deadline',
         '  warning: limits.cpus-per-server: 0.05 CPU is below the 0.1 a Node server needs to start within seconds: its start, about 0.5 s of CPU, takes 10 s or more under it, and its agent may wait out the open deadline',
         '',
       ].join('\n'),

@@ -51,12 +51,12 @@ describe('switchyard doctor', () => {
   it('says whether the sidecar could give each server a cgroup, and only informs where it could not', async () => {
     const here = (await runDoctor({ deno: false })).find((c) => c.name === 'server cgroups');
     // As root (CI), with this host's v1 pids hierarchy or a v2 one.
-    if (process.getuid?.() === 0) expect(here).toMatchObject({ ok: true, detail: expect.stringMatching(/^each server's process tree gets a cgroup under \/sys\/fs\/cgroup.*limits\.tasks-per-server(, | and )limits\.memory-per-server-mib( and limits\.cpus-per-server \(with a fair CPU share\))? hold/) });
+    if (process.getuid?.() === 0) expect(here).toMatchObject({ ok: true, detail: expect.stringMatching(/^each server's process tree gets a cgroup under \/sys\/fs\/cgroup.*limits\.tasks-per-server, limits\.tasks-per-agent, limits\.memory-per-server-mib(, | and )limits\.memory-per-agent-mib( and limits\.cpus-per-server \(with a fair CPU share\))? hold/) });
     // Where only the pids controller is: what does not hold is named.
     const pidsOnly = mkdtempSync(join(tmpdir(), 'doctor-cgroups-'));
     try {
       const only = (await runDoctor({ deno: false, cgroups: { pidsV1: pidsOnly } })).find((c) => c.name === 'server cgroups');
-      expect(only).toMatchObject({ ok: true, detail: `each server's process tree gets a cgroup under ${pidsOnly}: limits.tasks-per-server holds; not memory-per-server-mib (no memory controller here), nor cpus-per-server (no cpu controller here), and what leaves a server's process group ends with it` });
+      expect(only).toMatchObject({ ok: true, detail: `each server's process tree gets a cgroup under ${pidsOnly}: limits.tasks-per-server and limits.tasks-per-agent hold; not memory-per-server-mib nor memory-per-agent-mib (no memory controller here), nor cpus-per-server (no cpu controller here), and what leaves a server's process group ends with it` });
     } finally {
       rmSync(pidsOnly, { recursive: true, force: true });
     }
@@ -65,7 +65,7 @@ describe('switchyard doctor', () => {
       name: 'server cgroups',
       ok: false,
       informational: true,
-      detail: 'no cgroup hierarchy is mounted where this process can see it; servers run without a task limit (limits.tasks-per-server)',
+      detail: 'no cgroup hierarchy is mounted where this process can see it; servers run without a task limit (limits.tasks-per-server, limits.tasks-per-agent)',
       fix: 'Run the sidecar as a systemd unit of its own with Delegate=yes whose ExecStart runs node itself, not through npx or a script that does not exec it (README, "Run the sidecar as a systemd user unit"), or as root',
     });
     expect(formatDoctor(checks)).toContain('server cgroups: no cgroup hierarchy is mounted');

@@ -236,7 +236,7 @@ async function sandboxChecks(options: DoctorOptions): Promise<DoctorCheck[]> {
     checks.push(
       cgroups.ok
         ? { name: 'server cgroups', ok: true, detail: `each server's process tree gets a cgroup under ${cgroups.dir}${cgroups.v2 ? ' (the sidecar first moves into a leaf of its own cgroup, when it is alone there)' : ''}: ${heldLimits(cgroups)}, and what leaves a server's process group ends with it` }
-        : { name: 'server cgroups', ok: false, informational: true, detail: `${cgroups.problem}; servers run without a task limit (limits.tasks-per-server)`, fix: CGROUP_FIX },
+        : { name: 'server cgroups', ok: false, informational: true, detail: `${cgroups.problem}; servers run without a task limit (limits.tasks-per-server, limits.tasks-per-agent)`, fix: CGROUP_FIX },
     );
   }
   if (process.platform === 'linux' && !(options.root ?? process.getuid?.() === 0)) {
@@ -256,10 +256,10 @@ export function formatDoctor(checks: readonly DoctorCheck[]): string {
     .join('\n');
 }
 
-/** What holds of the limits of each server's tree where the sidecar may make cgroups: the task limit always, memory and CPU where their controllers are. */
+/** What holds of the limits of each server's tree, and each agent's, where the sidecar may make cgroups: the task limits always, memory and CPU where their controllers are. */
 function heldLimits(cgroups: { memory: boolean; cpu: boolean }): string {
-  const held = ['limits.tasks-per-server', ...(cgroups.memory ? ['limits.memory-per-server-mib'] : []), ...(cgroups.cpu ? ['limits.cpus-per-server (with a fair CPU share)'] : [])];
-  const missing = [...(cgroups.memory ? [] : ['memory-per-server-mib (no memory controller here)']), ...(cgroups.cpu ? [] : ['cpus-per-server (no cpu controller here)'])];
+  const held = ['limits.tasks-per-server', 'limits.tasks-per-agent', ...(cgroups.memory ? ['limits.memory-per-server-mib', 'limits.memory-per-agent-mib'] : []), ...(cgroups.cpu ? ['limits.cpus-per-server (with a fair CPU share)'] : [])];
+  const missing = [...(cgroups.memory ? [] : ['memory-per-server-mib nor memory-per-agent-mib (no memory controller here)']), ...(cgroups.cpu ? [] : ['cpus-per-server (no cpu controller here)'])];
   const joined = held.length === 1 ? held[0]! : `${held.slice(0, -1).join(', ')} and ${held.at(-1)!}`;
   return `${joined} ${held.length === 1 ? 'holds' : 'hold'}${missing.length > 0 ? `; not ${missing.join(', nor ')}` : ''}`;
 }

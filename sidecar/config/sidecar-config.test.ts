@@ -47,10 +47,10 @@ describe('sidecar.json', () => {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-limits-'));
     try {
       writeFileSync(join(dir, 'sidecar.json'), JSON.stringify(base));
-      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 32, processes: 64, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60, memoryLimitMib: 4096, tasksPerServer: 1024, memoryPerServerMib: 8192, cpusPerServer: 0 });
+      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 32, processes: 64, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60, memoryLimitMib: 4096, tasksPerServer: 1024, memoryPerServerMib: 8192, cpusPerServer: 0, tasksPerAgent: 4096, memoryPerAgentMib: 16384 });
       // Unless set, the launch burst is 32, or the agent's process limit when larger: an agent may always fill its allowance at once.
-      writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-processes-per-agent': 2, 'memory-limit-mib': 0, 'tasks-per-server': 0, 'memory-per-server-mib': 0, 'cpus-per-server': 1.5 } }));
-      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 2, processes: 64, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60, memoryLimitMib: 0, tasksPerServer: 0, memoryPerServerMib: 0, cpusPerServer: 1.5 });
+      writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-processes-per-agent': 2, 'memory-limit-mib': 0, 'tasks-per-server': 0, 'memory-per-server-mib': 0, 'cpus-per-server': 1.5, 'tasks-per-agent': 0, 'memory-per-agent-mib': 2048 } }));
+      expect(loadSidecarConfig(dir).limits).toEqual({ processesPerAgent: 2, processes: 64, launchBurstPerAgent: 32, launchesPerAgentPerMinute: 60, memoryLimitMib: 0, tasksPerServer: 0, memoryPerServerMib: 0, cpusPerServer: 1.5, tasksPerAgent: 0, memoryPerAgentMib: 2048 });
       writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-processes-per-agent': 100 } }));
       expect(loadSidecarConfig(dir).limits).toMatchObject({ processesPerAgent: 100, launchBurstPerAgent: 100 });
       writeFileSync(join(dir, 'sidecar.json'), JSON.stringify({ ...base, limits: { 'server-launch-burst-per-agent': 8, 'server-launches-per-agent-per-minute': 0 } }));

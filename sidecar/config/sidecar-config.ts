@@ -25,7 +25,7 @@ import { DEFAULT_KEY_FILE } from '../link/host-key.ts';
 import { CLEARTEXT_REMOTE_MESSAGE, endpointPathOf, isCleartextRemote } from '../link/worker-url.ts';
 import { DEFAULT_HOST_PROCESSES, DEFAULT_PROCESSES_PER_AGENT } from '../host/process-budget.ts';
 import { DEFAULT_LAUNCHES_PER_AGENT_PER_MINUTE, defaultLaunchBurst } from '../host/launch-rate.ts';
-import { DEFAULT_MEMORY_PER_SERVER_MIB, DEFAULT_TASKS_PER_SERVER } from '../process/server-cgroups.ts';
+import { DEFAULT_MEMORY_PER_AGENT_MIB, DEFAULT_MEMORY_PER_SERVER_MIB, DEFAULT_TASKS_PER_AGENT, DEFAULT_TASKS_PER_SERVER } from '../process/server-cgroups.ts';
 import type { OwnFile } from '../sandbox/config-dir-exposure.ts';
 
 /** The default RLIMIT_DATA of every server process, in MiB. */
@@ -49,15 +49,17 @@ export const NODE_START_CPUS = 0.1;
 export const NODE_START_TASKS = 16;
 
 /** What `check` and the sidecar's start say of limits too low for a Node server: each with its key under `limits`. */
-export function limitWarnings(limits: { 'memory-limit-mib'?: number; 'memory-per-server-mib'?: number; 'tasks-per-server'?: number; 'cpus-per-server'?: number } | undefined): Array<{ path: string; message: string }> {
+export function limitWarnings(limits: { 'memory-limit-mib'?: number; 'memory-per-server-mib'?: number; 'tasks-per-server'?: number; 'cpus-per-server'?: number; 'tasks-per-agent'?: number; 'memory-per-agent-mib'?: number } | undefined): Array<{ path: string; message: string }> {
   const warnings: Array<{ path: string; message: string }> = [];
-  for (const key of ['memory-limit-mib', 'memory-per-server-mib'] as const) {
+  for (const key of ['memory-limit-mib', 'memory-per-server-mib', 'memory-per-agent-mib'] as const) {
     const message = memoryLimitWarning(limits?.[key]);
     if (message !== undefined) warnings.push({ path: `limits.${key}`, message });
   }
-  const tasks = limits?.['tasks-per-server'];
-  if (tasks !== undefined && tasks > 0 && tasks < NODE_START_TASKS) {
-    warnings.push({ path: 'limits.tasks-per-server', message: `${tasks} is below the ${NODE_START_TASKS} processes and threads a Node server needs to start (its own threads take about 12): under it one hangs as it starts, and its agent waits out the open deadline` });
+  for (const key of ['tasks-per-server', 'tasks-per-agent'] as const) {
+    const tasks = limits?.[key];
+    if (tasks !== undefined && tasks > 0 && tasks < NODE_START_TASKS) {
+      warnings.push({ path: `limits.${key}`, message: `${tasks} is below the ${NODE_START_TASKS} processes and threads a Node server needs to start (its own threads take about 12): under it one hangs as it starts, and its agent waits out the open deadline` });
+    }
   }
   const cpus = limits?.['cpus-per-server'];
   if (cpus !== undefined && cpus > 0 && cpus < NODE_START_CPUS) {
@@ -162,6 +164,18 @@ export const SidecarConfigSchema = z
               z.meta({ default: 0 }),
               z.describe('CPU time one server\'s whole tree may use, in CPUs (1.5: one and a half cores\' time; its cgroup\'s cpu.max), busy host or not; a server held back by it is named in the sidecar\'s log when it ends; 0: no cap. Without a cap each agent, and each of its servers, still gets a fair share, not one per thread, when others want the CPU. Linux, where the sidecar may make cgroups, as tasks-per-server'),
             ),
+          'tasks-per-agent': z
+            .optional(z.number().check(z.int(), z.gte(0, 'must be 0 (no limit) or more'), z.lte(4_194_304)))
+            .check(
+              z.meta({ default: DEFAULT_TASKS_PER_AGENT }),
+              z.describe('Processes and threads all of one agent\'s servers may hold at once, together (its cgroup\'s pids.max, above each server\'s), so an agent with many servers cannot fill the host\'s process table with tasks-per-server for each; 0: no limit. A reload applies it to running servers at once. Linux, where the sidecar may make cgroups, as tasks-per-server'),
+            ),
+          'memory-per-agent-mib': z
+            .optional(z.number().check(z.int(), z.gte(0, 'must be 0 (no limit) or more'), z.lte(1_048_576)))
+            .check(
+              z.meta({ default: DEFAULT_MEMORY_PER_AGENT_MIB }),
+              z.describe('Memory all of one agent\'s servers may use at once, together, in MiB (its cgroup\'s memory.max, above each server\'s): past it the kernel ends one of that agent\'s processes, never another agent\'s, and the sidecar\'s log says so; 0: no limit. A reload applies a raised one to running servers at once, a lowered one from the agent\'s next servers once its running ones have ended. Linux, where the sidecar may make cgroups, as tasks-per-server'),
+            ),
         }),
       )
       .check(z.describe('What one agent, and all of them, may run on this host')),
@@ -247,6 +261,10 @@ export interface SidecarLimits {
   memoryPerServerMib: number;
   /** 0: no cap. */
   cpusPerServer: number;
+  /** 0: no limit. */
+  tasksPerAgent: number;
+  /** 0: no limit. */
+  memoryPerAgentMib: number;
 }
 
 export function parseSidecarConfig(input: unknown): SidecarConfigFile {
@@ -323,6 +341,8 @@ export function loadSidecarConfig(
       tasksPerServer: file.limits?.['tasks-per-server'] ?? DEFAULT_TASKS_PER_SERVER,
       memoryPerServerMib: file.limits?.['memory-per-server-mib'] ?? DEFAULT_MEMORY_PER_SERVER_MIB,
       cpusPerServer: file.limits?.['cpus-per-server'] ?? 0,
+      tasksPerAgent: file.limits?.['tasks-per-agent'] ?? DEFAULT_TASKS_PER_AGENT,
+      memoryPerAgentMib: file.limits?.['memory-per-agent-mib'] ?? DEFAULT_MEMORY_PER_AGENT_MIB,
     },
   };
 }

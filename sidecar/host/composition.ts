@@ -32,7 +32,7 @@ import { findPrlimit } from '../process/address-space-limit.ts';
 import { findSetpriv } from '../process/parent-death.ts';
 import type { ConfigSnapshot } from '../config/config-snapshot.ts';
 import { limitWarnings, memoryLimitWarning } from '../config/sidecar-config.ts';
-import { CGROUP_FIX, DEFAULT_MEMORY_PER_SERVER_MIB, DEFAULT_TASKS_PER_SERVER, ServerCgroups, type TreeLimits } from '../process/server-cgroups.ts';
+import { type AgentLimits, CGROUP_FIX, DEFAULT_MEMORY_PER_AGENT_MIB, DEFAULT_MEMORY_PER_SERVER_MIB, DEFAULT_TASKS_PER_AGENT, DEFAULT_TASKS_PER_SERVER, ServerCgroups, type TreeLimits } from '../process/server-cgroups.ts';
 
 export interface SidecarCompositionConfig {
   /** The sidecar config dir: mcp-servers/, users/, machines/, trust-profiles/. */
@@ -64,7 +64,7 @@ export interface SidecarCompositionConfig {
    * sidecar.json `"limits"` (`switchyard sidecar` always passes them, defaults filled in by
    * `loadSidecarConfig`); no limit without it.
    */
-  limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number; launchBurstPerAgent: number; launchesPerAgentPerMinute: number; tasksPerServer?: number; memoryPerServerMib?: number; cpusPerServer?: number };
+  limits?: { processesPerAgent: number; processes: number; memoryLimitMib: number; launchBurstPerAgent: number; launchesPerAgentPerMinute: number; tasksPerServer?: number; memoryPerServerMib?: number; cpusPerServer?: number; tasksPerAgent?: number; memoryPerAgentMib?: number };
   /**
    * The config files last accepted (a live sidecar's). Launches read the disk, as without it,
    * until `refuseConfig` says the files on disk were refused: then this snapshot, until a reload.
@@ -124,7 +124,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
   const setpriv = parentDeathTool(config.env ?? process.env, log);
   // Made before the executor starts anything: on cgroup v2 a sidecar alone in its cgroup moves into a leaf first.
   const tree = config.limits === undefined ? undefined : treeLimits(config.limits);
-  const opened = tree === undefined ? undefined : serverCgroups(tree, log);
+  const opened = config.limits === undefined || tree === undefined ? undefined : serverCgroups(tree, agentLimits(config.limits), log);
   const cgroups = opened?.cgroups;
   /** The CPU cap in force, so that a reload that leaves it as it was says nothing of it again. */
   let appliedCpus = tree?.cpus ?? 0;
@@ -257,6 +257,7 @@ export function createSidecarComposition(config: SidecarCompositionConfig): Side
       if (opened !== undefined && nextTree.cpus !== appliedCpus) warnOfCpuCap(nextTree.cpus, opened.cpu, log);
       appliedCpus = nextTree.cpus;
       executor.setTreeLimits(nextTree);
+      retuneAgents(cgroups, agentLimits(next.limits), log);
       policies.clear();
       return handler.reconfigure({ trust: next.trust, compile: compileOptions(config, next.sandbox, log) });
     },
@@ -294,19 +295,36 @@ function treeLimits(limits: NonNullable<SidecarCompositionConfig['limits']>): Tr
   return { tasks: limits.tasksPerServer ?? DEFAULT_TASKS_PER_SERVER, memoryMib: limits.memoryPerServerMib ?? DEFAULT_MEMORY_PER_SERVER_MIB, cpus: limits.cpusPerServer ?? 0 };
 }
 
+/** sidecar.json's limits of each agent's servers together, defaults filled in. */
+function agentLimits(limits: NonNullable<SidecarCompositionConfig['limits']>): AgentLimits {
+  return { tasks: limits.tasksPerAgent ?? DEFAULT_TASKS_PER_AGENT, memoryMib: limits.memoryPerAgentMib ?? DEFAULT_MEMORY_PER_AGENT_MIB };
+}
+
+/** A reload's agent limits, applied to the agents' cgroups already there as far as they may be (`setAgentLimits`), and said. */
+function retuneAgents(cgroups: ServerCgroups | undefined, limits: AgentLimits, log: Logger): void {
+  if (cgroups === undefined) return;
+  const { agents, failed } = cgroups.setAgentLimits(limits);
+  const held = { 'tasks-per-agent': limits.tasks, 'memory-per-agent-mib': limits.memoryMib };
+  if (agents > 0) log.info('Running agents\' servers take the new agent limits', { agents, ...held });
+  if (failed > 0) log.warn('Some running agents keep their agent limits: their cgroups could not be written', { agents: failed, ...held });
+}
+
 /** The servers' cgroups on Linux, where the sidecar may make them; what they give, or why not, said once in the log. */
-function serverCgroups(limits: TreeLimits, log: Logger): { cgroups: ServerCgroups | undefined; cpu: CpuCapState } | undefined {
+function serverCgroups(limits: TreeLimits, agent: AgentLimits, log: Logger): { cgroups: ServerCgroups | undefined; cpu: CpuCapState } | undefined {
   if (process.platform !== 'linux') return undefined;
-  const configured = { 'memory-per-server-mib': limits.memoryMib, 'tasks-per-server': limits.tasks, 'cpus-per-server': limits.cpus };
+  const configured = { 'memory-per-server-mib': limits.memoryMib, 'tasks-per-server': limits.tasks, 'cpus-per-server': limits.cpus, 'tasks-per-agent': agent.tasks, 'memory-per-agent-mib': agent.memoryMib };
   for (const { path, message } of limitWarnings(configured)) {
     const key = path.slice('limits.'.length) as keyof typeof configured;
     log.warn('Server limit too low for a Node server', { [key]: configured[key], why: message });
   }
   const opened = ServerCgroups.open({ log });
+  opened.cgroups?.setAgentLimits(agent);
   const hasCpu = opened.cgroups !== undefined && opened.support.cpu;
   const held = {
     'tasks-per-server': opened.cgroups !== undefined && opened.support.limit ? limits.tasks : 'not applied',
     'memory-per-server-mib': opened.cgroups !== undefined && opened.support.memory ? limits.memoryMib : 'not applied',
+    'tasks-per-agent': opened.cgroups !== undefined && opened.support.limit ? agent.tasks : 'not applied',
+    'memory-per-agent-mib': opened.cgroups !== undefined && opened.support.memory ? agent.memoryMib : 'not applied',
     // The share holds whenever the controller is there; the cap where one is set.
     'cpus-per-server': !hasCpu ? 'not applied' : limits.cpus > 0 ? limits.cpus : 'a fair share, no cap',
   };

@@ -306,11 +306,27 @@ export class ProcessExecutor {
         for (const dir of cgroup.dirs) this.#watchdog?.forgetCgroup(dir);
         if (left > 0) this.#logger.info('Ended processes a server left running outside its process group', { pid: handle.pid, command, processes: left });
         // Said once, at its end: a server short of tasks fails in ways of its own (EAGAIN, "Cannot fork", a pool that cannot grow).
+        // Its agent's limit may be the one met: the kernel counts a refused fork and an OOM kill in the server's cgroup either way (v1).
+        const agent = cgroup.agentLimits;
         if (refusedForks > 0) {
-          this.#logger.warn('A server reached its task limit: forks were refused', { pid: handle.pid, command, refused: refusedForks, 'tasks-per-server': refusedUnder, fix: 'Raise limits.tasks-per-server in sidecar.json if the server needs more processes or threads' });
+          const agentTasks = agent !== undefined && agent.tasks > 0 ? agent.tasks : undefined;
+          this.#logger.warn(agentTasks === undefined ? 'A server reached its task limit: forks were refused' : 'A server reached its task limit, or its agent\'s: forks were refused', {
+            pid: handle.pid,
+            command,
+            refused: refusedForks,
+            'tasks-per-server': refusedUnder,
+            ...(agentTasks === undefined ? { fix: 'Raise limits.tasks-per-server in sidecar.json if the server needs more processes or threads' } : { 'tasks-per-agent': agentTasks, fix: 'Raise limits.tasks-per-server in sidecar.json if the server needs more processes or threads, or limits.tasks-per-agent if the agent\'s servers together do' }),
+          });
         }
         if (oomKills > 0) {
-          this.#logger.warn('A server passed its memory limit: the kernel ended processes of it', { pid: handle.pid, command, ended: oomKills, 'memory-per-server-mib': cgroup.limits.memoryMib, fix: 'Raise limits.memory-per-server-mib in sidecar.json if the server needs more memory' });
+          const agentMemory = agent !== undefined && agent.memoryMib > 0 ? agent.memoryMib : undefined;
+          this.#logger.warn(agentMemory === undefined ? 'A server passed its memory limit: the kernel ended processes of it' : 'A server passed its memory limit, or its agent\'s: the kernel ended processes of it', {
+            pid: handle.pid,
+            command,
+            ended: oomKills,
+            'memory-per-server-mib': cgroup.limits.memoryMib,
+            ...(agentMemory === undefined ? { fix: 'Raise limits.memory-per-server-mib in sidecar.json if the server needs more memory' } : { 'memory-per-agent-mib': agentMemory, fix: 'Raise limits.memory-per-server-mib in sidecar.json if the server needs more memory, or limits.memory-per-agent-mib if the agent\'s servers together do' }),
+          });
         }
         // Info, not a warning: the cap did what it was set for; a slow server's owner finds why here.
         if (throttledMs > 0) {

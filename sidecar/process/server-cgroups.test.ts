@@ -11,6 +11,7 @@ import { cgroupPlacement } from './cgroup-placement.ts';
 import { ProcessExecutor, type ProcessHandle } from './process-executor.ts';
 import { cgroupReadiness, ServerCgroups } from './server-cgroups.ts';
 import { createSidecarComposition } from '../host/composition.ts';
+import { ConfigSnapshot } from '../config/config-snapshot.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const IS_ROOT = process.getuid?.() === 0;
@@ -226,6 +227,73 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     expect(readFileSync(`/proc/${odd.pid}/cgroup`, 'utf8')).toMatch(new RegExp(`switchyard-${process.pid}/\\d+$`, 'm'));
   });
 
+  /** A shell that starts `n` sleepers, says so, and waits on its stdin: `n + 1` tasks held. */
+  const HOLDER = (n: number) => `i=0; while [ $i -lt ${n} ]; do sleep 60 & i=$((i + 1)); done; echo held; read line`;
+
+  it('holds all of one agent\'s servers to the agent\'s task limit together, never another agent\'s, and names both limits', async () => {
+    const exec = open(100);
+    cgroups!.setAgentLimits({ tasks: 24, memoryMib: 0 });
+    // Alice's first server holds 16 tasks, well under its own limit of 100 and under hers.
+    const holder = await exec.launch({ command: '/bin/sh', args: ['-c', HOLDER(15)], env: { PATH: '/usr/bin:/bin' }, policy: null, agent: 'alice' });
+    handles.push(holder);
+    await new Promise((resolve) => holder.stdout.once('data', resolve));
+    // Her second one gets only what is left of her 24: each alone would have 100.
+    const hers = join(dir, 'hers');
+    const second = await exec.launch({ command: '/bin/sh', args: ['-c', FORKER(hers)], env: { PATH: '/usr/bin:/bin' }, policy: null, agent: 'alice' });
+    handles.push(second);
+    expect(await second.exited).toEqual({ code: 2, signal: null });
+    expect(sleepersIn(hers).length).toBeLessThan(8);
+    // Bob's agent has a limit of its own, and Alice's full one takes nothing from him.
+    const his = join(dir, 'his');
+    const bobs = await exec.launch({ command: '/bin/sh', args: ['-c', FORKER(his).replace('-lt 40', '-lt 20')], env: { PATH: '/usr/bin:/bin' }, policy: null, agent: 'bob' });
+    handles.push(bobs);
+    expect(await bobs.exited).toEqual({ code: 0, signal: null });
+    expect(sleepersIn(his)).toHaveLength(20);
+    await Promise.all(handles.splice(0).map((handle) => handle.dispose(0)));
+    await executor!.disposeAll();
+    expect([...sleepersIn(hers), ...sleepersIn(his)].filter(isAlive)).toEqual([]);
+    expect(warnings).toEqual([{ msg: 'A server reached its task limit, or its agent\'s: forks were refused', fields: expect.objectContaining({ refused: expect.any(Number), 'tasks-per-server': 100, 'tasks-per-agent': 24, fix: expect.stringContaining('limits.tasks-per-agent') }) }]);
+  });
+
+  it('ends an agent\'s server past the agent\'s memory limit, under no limit of its own, and names both limits', async () => {
+    const exec = open(0, 0);
+    cgroups!.setAgentLimits({ tasks: 0, memoryMib: 100 });
+    const handle = await exec.launch({ command: process.execPath, args: ['-e', GROW], env: {}, policy: null, agent: 'alice' });
+    handles.push(handle);
+    expect(await outcomeOf(handle)).toEqual({ exit: { code: 1, signal: null }, out: '' });
+    await handle.dispose();
+    await executor!.disposeAll();
+    expect(warnings).toEqual([{ msg: 'A server passed its memory limit, or its agent\'s: the kernel ended processes of it', fields: expect.objectContaining({ ended: 1, 'memory-per-server-mib': 0, 'memory-per-agent-mib': 100 }) }]);
+  });
+
+  it('gives running agents a reload\'s task limit and a raised memory limit at once, and a lowered memory limit only from the agent\'s next cgroup', async () => {
+    const exec = open(0);
+    cgroups!.setAgentLimits({ tasks: 300, memoryMib: 100 });
+    const cat = async (agent: string) => {
+      const handle = await exec.launch({ command: '/bin/cat', args: [], env: {}, policy: null, agent });
+      handles.push(handle);
+      await waitFor(() => (runsFile(handle.pid, '/bin/cat') ? true : undefined), 'cat to run');
+      const own = placementOf(handle.pid);
+      const pids = dirname(own.pidsV1 ?? own.unified!);
+      const memory = own.memoryV1 !== undefined ? join(dirname(own.memoryV1), 'memory.limit_in_bytes') : join(dirname(own.unified!), 'memory.max');
+      return () => [readFileSync(join(pids, 'pids.max'), 'utf8').trim(), existsSync(memory) ? Number(readFileSync(memory, 'utf8').trim()) / 2 ** 20 : 'no memory controller'];
+    };
+    const alice = await cat('alice');
+    const mib = (n: number) => (alice()[1] === 'no memory controller' ? 'no memory controller' : n);
+    expect(alice()).toEqual(['300', mib(100)]);
+    expect(cgroups!.setAgentLimits({ tasks: 50, memoryMib: 200 })).toEqual({ agents: 1, failed: 0 });
+    expect(alice()).toEqual(['50', mib(200)]);
+    // Lowered: a running agent keeps what it has, since a lower one could end a busy server; a new agent's cgroup gets it.
+    expect(cgroups!.setAgentLimits({ tasks: 0, memoryMib: 150 })).toEqual({ agents: 1, failed: 0 });
+    expect(alice()).toEqual(['max', mib(200)]);
+    const bob = await cat('bob');
+    expect(bob()).toEqual(['max', mib(150)]);
+    expect(cgroups!.setAgentLimits({ tasks: 0, memoryMib: 150 })).toEqual({ agents: 0, failed: 0 });
+    // None at all: raised for both.
+    expect(cgroups!.setAgentLimits({ tasks: 0, memoryMib: 0 })).toEqual({ agents: 2, failed: 0 });
+    for (const limits of [alice(), bob()]) expect(limits[1] === 'no memory controller' || (limits[1] as number) > 1_000_000).toBe(true);
+  });
+
   it.skipIf(placement.cpuV1 === undefined)('writes a cap above the CPU quota the sidecar runs under as that quota, which cgroup v1 would refuse (EINVAL) and fail every launch (review s32; skipped without a v1 cpu hierarchy)', async () => {
     // A cgroup with a quota of half a CPU, standing for the sidecar's own unit (CPUQuota=50%).
     const own = join(placement.cpuV1!, `sy-quota-test-${process.pid}`);
@@ -350,13 +418,41 @@ describe('the sidecar\'s start', () => {
     const warnings: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
     const log = { ...silentLogger, warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push({ msg, fields }) };
     const limits = { processesPerAgent: 4, processes: 4, memoryLimitMib: 0, launchBurstPerAgent: 4, launchesPerAgentPerMinute: 0 };
-    const sidecar = createSidecarComposition({ configDir: dir, entityId: 'box', user: 'tester', log, limits: { ...limits, tasksPerServer: 8, memoryPerServerMib: 32, cpusPerServer: 0.02 } });
+    const sidecar = createSidecarComposition({ configDir: dir, entityId: 'box', user: 'tester', log, limits: { ...limits, tasksPerServer: 8, memoryPerServerMib: 32, cpusPerServer: 0.02, tasksPerAgent: 12, memoryPerAgentMib: 48 } });
     try {
       expect(warnings.filter((warning) => warning.msg === 'Server limit too low for a Node server').map((warning) => warning.fields)).toEqual([
         { 'memory-per-server-mib': 32, why: expect.stringMatching(/^32 MiB is below the 64 MiB a Node server needs to start/) },
+        { 'memory-per-agent-mib': 48, why: expect.stringMatching(/^48 MiB is below the 64 MiB a Node server needs to start/) },
         { 'tasks-per-server': 8, why: expect.stringMatching(/^8 is below the 16 processes and threads a Node server needs to start/) },
+        { 'tasks-per-agent': 12, why: expect.stringMatching(/^12 is below the 16 processes and threads a Node server needs to start/) },
         { 'cpus-per-server': 0.02, why: expect.stringMatching(/^0.02 CPU is below the 0.1 a Node server needs to start within seconds: its start, about 0.5 s of CPU, takes 25 s or more under it/) },
       ]);
+    } finally {
+      await sidecar.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.skipIf(!IS_ROOT || !HAS_PIDS)('a sidecar.json reload (skipped unless root with a pids controller)', () => {
+  it('gives running agents\' cgroups the new agent limits, and says so', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cgroups-reload-'));
+    const infos: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
+    const log = { ...silentLogger, info: (msg: string, fields?: Record<string, unknown>) => void infos.push({ msg, fields }) };
+    const limits = { processesPerAgent: 4, processes: 4, memoryLimitMib: 0, launchBurstPerAgent: 4, launchesPerAgentPerMinute: 0, tasksPerServer: 100, memoryPerServerMib: 0, cpusPerServer: 0 };
+    const sidecar = createSidecarComposition({ configDir: dir, entityId: 'box', user: 'tester', log, limits: { ...limits, tasksPerAgent: 300 } });
+    try {
+      // The start says what each agent is held to.
+      expect(infos.find((line) => line.msg === 'Each server runs in a cgroup of its own')?.fields).toMatchObject({ 'tasks-per-server': 100, 'tasks-per-agent': 300 });
+      const handle = await sidecar.executor.launch({ command: '/bin/cat', args: [], env: {}, policy: null, agent: 'alice' });
+      await waitFor(() => (runsFile(handle.pid, '/bin/cat') ? true : undefined), 'cat to run');
+      const own = cgroupPlacement(readFileSync('/proc/self/mountinfo', 'utf8'), readFileSync(`/proc/${handle.pid}/cgroup`, 'utf8'));
+      const agentPidsMax = () => readFileSync(join(dirname(own.pidsV1 ?? own.unified!), 'pids.max'), 'utf8').trim();
+      expect(agentPidsMax()).toBe('300');
+      await sidecar.reload({ snapshot: ConfigSnapshot.take(dir), trust: { allowUncontained: true }, sandbox: { tmpSizeMib: 64 }, limits: { ...limits, tasksPerAgent: 40 } });
+      expect(agentPidsMax()).toBe('40');
+      expect(infos.filter((line) => line.msg === 'Running agents\' servers take the new agent limits').map((line) => line.fields)).toEqual([{ agents: 1, 'tasks-per-agent': 40, 'memory-per-agent-mib': 16384 }]);
+      await handle.dispose();
     } finally {
       await sidecar.stop();
       rmSync(dir, { recursive: true, force: true });

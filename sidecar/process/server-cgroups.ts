@@ -15,6 +15,9 @@
  *   per server, when other agents or the sidecar itself want the CPU; with a cap a server never
  *   gets more, busy host or not. No cap by default: a server that builds or indexes may use an
  *   idle host's every core, and the fair share already keeps the sidecar and every other agent going.
+ * - **An agent's limits** (`limits.tasks-per-agent`, `limits.memory-per-agent-mib`): the agent's
+ *   cgroup holds all its servers' trees together, so an agent with many servers gets one agent's
+ *   allowance of the host, not one server's allowance for each of them.
  * - **The whole tree ends with the server**: a descendant that left the process group (`setsid`,
  *   a daemon's double fork) is still in the cgroup, and is killed with it (`cgroup.kill`, or
  *   SIGKILL to each member where the kernel has no `cgroup.kill`) once the group is gone.
@@ -46,6 +49,20 @@ import { type CgroupPlacement, cgroupPlacement } from './cgroup-placement.ts';
 export const DEFAULT_TASKS_PER_SERVER = 1024;
 /** sidecar.json `limits.memory-per-server-mib` default: twice one process's `memory-limit-mib`, for a server that forks a few. */
 export const DEFAULT_MEMORY_PER_SERVER_MIB = 8192;
+
+/** sidecar.json `limits.tasks-per-agent` default: four servers at their own default limit, far more than an agent's usual servers use, far fewer than a host's process table. */
+export const DEFAULT_TASKS_PER_AGENT = 4096;
+/** sidecar.json `limits.memory-per-agent-mib` default: two servers at their own default limit. */
+export const DEFAULT_MEMORY_PER_AGENT_MIB = 16384;
+
+/**
+ * What an agent's cgroup holds all of that agent's servers to together: 0 for none. No CPU cap:
+ * the agent's fair share already keeps other agents going, and v1 refuses a server's cap above its
+ * agent's, which a reload would have to order around.
+ */
+export type AgentLimits = Pick<TreeLimits, 'tasks' | 'memoryMib'>;
+
+const NO_AGENT_LIMITS: AgentLimits = { tasks: 0, memoryMib: 0 };
 
 /** What doctor and the sidecar's start say to do where the sidecar may not make cgroups. */
 export const CGROUP_FIX = 'Run the sidecar as a systemd unit of its own with Delegate=yes whose ExecStart runs node itself, not through npx or a script that does not exec it (README, "Run the sidecar as a systemd user unit"), or as root';
@@ -117,17 +134,28 @@ interface LaunchDir extends CgroupDir {
 const AGENT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /**
- * An agent's cgroup, made by its first launch. On v2 it hands its base's controllers on to its
- * launches' cgroups; it holds no process itself, as v2 asks.
+ * An agent's cgroup, made by its first launch, with the agent's limits. On v2 it hands its base's
+ * controllers on to its launches' cgroups; it holds no process itself, as v2 asks.
  */
-function makeAgentDir(dir: string, base: CgroupDir): void {
+function makeAgentDir(dir: string, base: CgroupDir, limits: AgentLimits): void {
+  let made = true;
   try {
     mkdirSync(dir);
   } catch (error) {
     if (codeOf(error) !== 'EEXIST') throw error;
+    made = false;
   }
   // Each time, not only when made: a launch that failed after the mkdir leaves it without them.
   if (base.v2) for (const controller of base.controllers) writeFileSync(join(dir, 'cgroup.subtree_control'), `+${controller}`);
+  // An agent's cgroup already there has the limits it was made with, or a reload's (`setAgentLimits`).
+  if (made) applyLimits(dir, base, { ...limits, cpus: 0 });
+}
+
+/** Writes `limits` (0: none) to a cgroup of `base`'s hierarchy, for the controllers it has. */
+function applyLimits(dir: string, base: CgroupDir & { readonly quotaFrom?: string }, limits: TreeLimits): void {
+  if (base.controllers.has('pids') && limits.tasks > 0) writeFileSync(join(dir, 'pids.max'), String(limits.tasks));
+  if (base.controllers.has('memory') && limits.memoryMib > 0) limitMemory(dir, base.v2, limits.memoryMib * 1024 * 1024);
+  if (base.controllers.has('cpu') && limits.cpus > 0) limitCpu(dir, base.v2, capBelow(limits.cpus, base));
 }
 
 /** A base's controllers are found one hierarchy at a time, as `open` sets it up. */
@@ -149,6 +177,8 @@ let launches = 0;
 export class ServerCgroups {
   readonly #bases: readonly Base[];
   readonly #log: Logger;
+  /** What each agent's cgroup holds all its servers to together (`setAgentLimits`). */
+  #agentLimits: AgentLimits = NO_AGENT_LIMITS;
 
   private constructor(bases: readonly Base[], log: Logger) {
     this.#bases = bases;
@@ -255,11 +285,9 @@ export class ServerCgroups {
         // Listed before anything is made: a failure half way removes what was (an agent's cgroup another launch uses stays, EBUSY).
         const part: LaunchDir = { dir, v2: base.v2, controllers: base.controllers, ...(group !== undefined ? { agentDir: parent } : {}), ...(base.quotaFrom !== undefined ? { quotaFrom: base.quotaFrom } : {}) };
         parts.push(part);
-        if (group !== undefined) makeAgentDir(parent, base);
+        if (group !== undefined) makeAgentDir(parent, base, this.#agentLimits);
         mkdirSync(dir);
-        if (base.controllers.has('pids') && limits.tasks > 0) writeFileSync(join(dir, 'pids.max'), String(limits.tasks));
-        if (base.controllers.has('memory') && limits.memoryMib > 0) limitMemory(dir, base.v2, limits.memoryMib * 1024 * 1024);
-        if (base.controllers.has('cpu') && limits.cpus > 0) limitCpu(dir, base.v2, capBelow(limits.cpus, part));
+        applyLimits(dir, base, limits);
       }
     } catch (error) {
       for (const part of parts) {
@@ -268,7 +296,49 @@ export class ServerCgroups {
       }
       throw error;
     }
-    return new LaunchCgroup(parts, limits, this.#log);
+    return new LaunchCgroup(parts, limits, this.#log, group === undefined ? undefined : () => this.#agentLimits);
+  }
+
+  /** What each agent's cgroup holds all its servers to together; none until set. */
+  get agentLimits(): AgentLimits {
+    return this.#agentLimits;
+  }
+
+  /**
+   * What each agent's cgroup holds all of that agent's servers to together, from its next
+   * launch (sidecar.json `tasks-per-agent`, `memory-per-agent-mib`). The agents' cgroups already
+   * there take a new task limit at once, and a raised memory limit, neither of which ends a
+   * process; a lowered memory limit holds from each agent's next cgroup, since it would end a busy
+   * server.
+   * @returns How many agents' cgroups took a change, and how many could not be written.
+   */
+  setAgentLimits(limits: AgentLimits): { agents: number; failed: number } {
+    const old = this.#agentLimits;
+    this.#agentLimits = limits;
+    const raised = limits.memoryMib !== old.memoryMib && (limits.memoryMib === 0 || (old.memoryMib !== 0 && limits.memoryMib > old.memoryMib));
+    const change = { tasks: limits.tasks !== old.tasks, memory: raised };
+    if (!change.tasks && !change.memory) return { agents: 0, failed: 0 };
+    const agents = new Set<string>();
+    const failed = new Set<string>();
+    for (const base of this.#bases) {
+      for (const dir of subdirsOf(base.dir).filter((child) => /\/agent-[^/]+$/.test(child))) {
+        const name = dir.slice(dir.lastIndexOf('/agent-') + '/agent-'.length);
+        const writes = [
+          change.tasks && base.controllers.has('pids') ? () => writeFileSync(join(dir, 'pids.max'), limits.tasks > 0 ? String(limits.tasks) : 'max') : undefined,
+          change.memory && base.controllers.has('memory') ? () => limitMemory(dir, base.v2, limits.memoryMib * 1024 * 1024) : undefined,
+        ].filter((write) => write !== undefined);
+        if (writes.length === 0) continue;
+        try {
+          for (const write of writes) write();
+          agents.add(name);
+        } catch {
+          // Removed with its agent's last server meanwhile (ENOENT), or refused: that agent keeps what it had.
+          if (existsSync(dir)) failed.add(name);
+        }
+      }
+    }
+    for (const name of failed) agents.delete(name);
+    return { agents: agents.size, failed: failed.size };
   }
 
   /** Removes the sidecar's own cgroups, once every launch's has ended. */
@@ -278,7 +348,7 @@ export class ServerCgroups {
 }
 
 /**
- * A tree's memory limit, swap included: with only `memory.max` a tree past it is swapped out
+ * A tree's memory limit (0: none), swap included: with only `memory.max` a tree past it is swapped out
  * instead of ended, and fills the host's swap (v2's `memory.swap.max` is `max` by default). v1
  * counts memory and swap together in `memory.memsw.limit_in_bytes`, which must not be below
  * `memory.limit_in_bytes`, so it is written after it. Either swap file is absent where the kernel
@@ -286,12 +356,21 @@ export class ServerCgroups {
  */
 function limitMemory(dir: string, v2: boolean, bytes: number): void {
   if (v2) {
-    writeFileSync(join(dir, 'memory.max'), String(bytes));
+    writeFileSync(join(dir, 'memory.max'), bytes > 0 ? String(bytes) : 'max');
     if (existsSync(join(dir, 'memory.swap.max'))) writeFileSync(join(dir, 'memory.swap.max'), '0');
-  } else {
-    writeFileSync(join(dir, 'memory.limit_in_bytes'), String(bytes));
-    if (existsSync(join(dir, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(dir, 'memory.memsw.limit_in_bytes'), String(bytes));
+    return;
   }
+  const value = bytes > 0 ? String(bytes) : '-1';
+  const swap = join(dir, 'memory.memsw.limit_in_bytes');
+  if (!existsSync(swap)) {
+    writeFileSync(join(dir, 'memory.limit_in_bytes'), value);
+    return;
+  }
+  // v1 refuses a memory limit above the memory-and-swap one (EINVAL): a raised one goes second.
+  const raising = bytes === 0 || bytes > Number(readFileSync(join(dir, 'memory.limit_in_bytes'), 'utf8'));
+  if (raising) writeFileSync(swap, value);
+  writeFileSync(join(dir, 'memory.limit_in_bytes'), value);
+  if (!raising) writeFileSync(swap, value);
 }
 
 /** The scheduler's period the CPU cap is a share of (the kernel's default), in µs. */
@@ -418,8 +497,12 @@ export class LaunchCgroup {
   #refusedSeen = 0;
   #refusedUnder: number;
 
-  constructor(parts: readonly LaunchDir[], limits: TreeLimits, log: Logger) {
+  readonly #agentLimits: (() => AgentLimits) | undefined;
+
+  /** `agentLimits`: its agent's cgroup's, as they are now; undefined where it has none. */
+  constructor(parts: readonly LaunchDir[], limits: TreeLimits, log: Logger, agentLimits?: () => AgentLimits) {
     this.#parts = parts;
+    this.#agentLimits = agentLimits;
     this.#dirs = parts.map((part) => part.dir);
     this.#limits = limits;
     this.#refusedUnder = limits.tasks;
@@ -428,6 +511,11 @@ export class LaunchCgroup {
 
   get limits(): TreeLimits {
     return this.#limits;
+  }
+
+  /** What its agent's cgroup holds all that agent's servers to together; undefined where it is under no agent's. */
+  get agentLimits(): AgentLimits | undefined {
+    return this.#agentLimits?.();
   }
 
   /**

@@ -184,8 +184,8 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
   });
 
   // CI runs as root, where the sidecar may make cgroups; elsewhere doctor says why it may not.
-  it.skipIf(process.getuid?.() !== 0)('runs each server in a cgroup of its own under the sidecar\'s, with its task limit and CPU cap, and removes it when the server ends (skipped unless root)', async () => {
-    const { worker, sidecar, router } = await setup(HOST, { limits: { 'server-processes-per-agent': 128, 'server-processes': 128, 'tasks-per-server': 300, 'cpus-per-server': 1.5 } });
+  it.skipIf(process.getuid?.() !== 0)('runs each server in a cgroup of its own under the sidecar\'s, with its task limit and CPU cap, under its agent\'s with the agent\'s limits, and removes both when the server ends (skipped unless root)', async () => {
+    const { worker, sidecar, router } = await setup(HOST, { limits: { 'server-processes-per-agent': 128, 'server-processes': 128, 'tasks-per-server': 300, 'cpus-per-server': 1.5, 'tasks-per-agent': 900, 'memory-per-agent-mib': 3000 } });
     await linked(worker);
     const channel = await router().open(hostDescriptor, { 'server-name': 'everything', session: 's-cgroup', agent: 'tester' });
     const pid = await waitFor(() => sidecar.serverPids()[0], 'the server to be spawned');
@@ -196,6 +196,10 @@ describe('link end to end (worker in process, sidecar as a process)', () => {
     for (const dir of dirs) expect(dir).toMatch(new RegExp(`/switchyard-${sidecar.process.child.pid}/agent-tester/\\d+$`));
     const limited = dirs.filter((dir) => existsSync(join(dir, 'pids.max')));
     expect(limited.map((dir) => readFileSync(join(dir, 'pids.max'), 'utf8').trim())).toEqual(['300']);
+    // The agent's own limits, of all its servers together, on its cgroup above the server's.
+    expect(limited.map((dir) => readFileSync(join(dirname(dir), 'pids.max'), 'utf8').trim())).toEqual(['900']);
+    const memory = placement.memoryV1 !== undefined ? join(dirname(placement.memoryV1), 'memory.limit_in_bytes') : join(dirname(placement.unified!), 'memory.max');
+    if (existsSync(memory)) expect(readFileSync(memory, 'utf8').trim()).toBe(String(3000 * 1024 * 1024));
     // 1.5 CPUs: 150 ms of every 100 ms period, in a v1 cpu hierarchy or in the unified one, where the host has a cpu controller.
     const cpu = placement.cpuV1 ?? (existsSync(join(placement.unified ?? '/nonexistent', 'cpu.max')) ? placement.unified : undefined);
     if (cpu !== undefined) {
