@@ -9,6 +9,7 @@
  * @module
  */
 import { renderFairness, type FairnessResult } from './fairness.ts';
+import { renderCpuShare, type CpuShareResult } from './cpu-share.ts';
 import { renderFleet, type FleetResult } from './fleet.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -51,6 +52,8 @@ export interface BenchResults {
   fleet?: FleetResult[] | null;
   /** One agent's flood and another's echo on one host's link (`fairness.ts`); absent in older results. */
   fairness?: FairnessResult[] | null;
+  /** One agent's busy servers beside another's calls, with and without the agents' cgroups (`cpu-share.ts`); absent in older results. */
+  cpuShare?: CpuShareResult | null;
   /** The floor relays beside the gateways (`floor.ts`); absent in older results. */
   floor?: FloorResult | null;
   /** Fresh processes' cost per call, block by block (`warm-up-curve.ts`); absent in older results. */
@@ -184,6 +187,7 @@ export function renderMarkdown(r: BenchResults, before?: BenchResults): string {
   if (r.warmUpCurve) out.push('', ...renderWarmUpCurve(r.warmUpCurve));
   if (r.fleet) out.push('', renderFleet(r.fleet));
   if (r.fairness) out.push('', renderFairness(r.fairness));
+  if (r.cpuShare) out.push('', renderCpuShare(r.cpuShare));
 
   if (r.concurrency.length > 0) {
     out.push(

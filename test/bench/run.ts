@@ -28,6 +28,9 @@
  * fairness: one agent floods a host's link while another's echo crosses it, on loopback, over a
  * 100 ms round trip and, as root, over a link shaped to 100 Mbit/s (`fairness.ts`;
  * --fairness-seconds 8 of flood per scenario; `npm run bench -- --only fairness`).
+ * cpushare: one agent's servers spin on every core while another's calls its own servers, with
+ * no cgroups, a cgroup per server, and a cgroup per server under its agent's, the sidecar's way
+ * (`cpu-share.ts`; --calls echoes; as root; `npm run bench -- --only cpushare`).
  *
  * @module
  */
@@ -45,10 +48,11 @@ import { measureSize } from './size.ts';
 import { measureWorkerStart } from './start.ts';
 import { measureHotPath } from './hot-path-run.ts';
 import { measureFairness } from './fairness.ts';
+import { measureCpuShare } from './cpu-share.ts';
 import { measureFleet } from './fleet.ts';
 import { measureWarmUpCurve } from './warm-up-curve.ts';
 
-const SECTIONS = ['size', 'start', 'hotpath', 'curve', 'latency', 'link', 'cold', 'warm', 'concurrency', 'floor', 'scale', 'fleet', 'fairness'] as const;
+const SECTIONS = ['size', 'start', 'hotpath', 'curve', 'latency', 'link', 'cold', 'warm', 'concurrency', 'floor', 'scale', 'fleet', 'fairness', 'cpushare'] as const;
 
 /** `--quick`: the same sections and targets on fewer calls and samples (noisier, a few minutes). */
 const QUICK: Record<string, string> = {
@@ -163,6 +167,7 @@ async function main(): Promise<number> {
     ? await measureLive(registry, { ...settings, ...(values.variants ? { variants: values.variants.split(',') as VariantId[] } : {}) }, section, log)
     : { latency: [], linkCost: null, coldStart: [], concurrency: [], memory: null, warmStart: null, scale: null, floor: null };
   const fairness = await section('fairness', () => measureFairness(registry, { seconds: Number(option('fairness-seconds')), log }));
+  const cpuShare = await section('cpushare', () => measureCpuShare({ calls: settings.calls, log }));
   const partial = {
     label,
     startedAt: new Date(started).toISOString(),
@@ -176,6 +181,7 @@ async function main(): Promise<number> {
     warmUpCurve,
     fleet: hostFleet,
     fairness,
+    cpuShare,
     failures,
   };
   const results: BenchResults = { ...partial, targets: evaluateTargets(partial) };
