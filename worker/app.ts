@@ -172,8 +172,12 @@ export function createApp(deps: AppDeps): Hono<{ Variables: AgentVariables }> {
   }));
   app.get('/', () => statusPageResponse());
 
-  // A grant that ends (revoked, reused) ends the sessions its tokens opened before its answer goes.
-  const onGrantEnded = (grantId: string, why: string) => sessions.endGrants?.((grant) => grant.id === grantId, why);
+  // A grant that ends (revoked, reused) ends the sessions its tokens opened before its answer goes:
+  // this table's, and those the runtime keeps elsewhere (Workers: each session's own object).
+  const elsewhere = deps.oauth?.onGrantEnded;
+  const onGrantEnded = async (grantId: string, why: string, agent?: string) => {
+    await Promise.all([sessions.endGrants?.((grant) => grant.id === grantId, why), elsewhere?.(grantId, why, agent)]);
+  };
   const oauth = config.oauth === undefined
     ? undefined
     : createWorkerOAuth({ log, ...deps.oauth, config: config.oauth, agents: config.agents, adminTokenSha256: config['admin-token-sha256'], publicUrl: config['public-url'], onGrantEnded });

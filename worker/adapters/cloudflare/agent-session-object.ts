@@ -16,9 +16,10 @@
  * The agent's `max-sessions` is held by its `AgentSlots` object (`agent-slots-object.ts`): this
  * object takes a slot there before opening its session and gives it back when the session ends.
  * Its event streams get keepalive comments, so a quiet GET stream outlives the edge's idle watchdog
- * (`sse-keepalive.ts`). A session opened with an OAuth access token asks at each sweep whether its
- * grant still stands: the grant is revoked where the edge serves `/oauth/revoke`, which cannot tell
- * this object, so the session ends within one sweep (30 s at most), not at once as on Deno and Node.
+ * (`sse-keepalive.ts`). A session opened with an OAuth access token ends with its grant: the edge
+ * that revokes it tells the agent's `AgentSlots` object, which asks each of the agent's sessions'
+ * objects to end if that grant opened it (`end-grant`); should that fail, the session still asks
+ * at each sweep whether its grant stands, and ends within one (30 s at most).
  *
  * @module
  */
@@ -28,7 +29,8 @@ import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
 import { limitReached } from '../../sessions/agent-limits.ts';
 import type { SessionEnd } from '../../sessions/ended-sessions.ts';
 import { InMemorySessionTable, type SessionEvents } from '../../sessions/session-table.ts';
-import { AgentSlotsClient, SLOT_END_IF_IDLE_PATH, SLOT_STATE_PATH, type SlotState } from './agent-slots-object.ts';
+import { AgentSlotsClient, EndGrant, endingGrantSessions, SLOT_END_GRANT_PATH, SLOT_END_IF_IDLE_PATH, SLOT_STATE_PATH, type SlotState } from './agent-slots-object.ts';
+import type { AccessGrant } from '../../auth/oauth/grants.ts';
 import { loadFromEnv, workersOAuth } from './cloudflare-env.ts';
 import { DurableObjectHostLinkRegistry } from './durable-object-registry.ts';
 import { sessionIdIn } from './session-id.ts';
@@ -112,6 +114,25 @@ class ObjectSessionTable extends InMemorySessionTable {
     return ended;
   }
 
+  override async endGrants(pick: (grant: AccessGrant) => boolean, why: string): Promise<number> {
+    const ended = await super.endGrants(pick, why);
+    // As `remove` does: the object, empty, gives its slot back and stops its sweep.
+    if (ended > 0 && this.size === 0) {
+      this.dispose();
+      this.#giveBack();
+    }
+    return ended;
+  }
+
+  /** Ends the session if `ended` is the grant it was opened under, for the agent's slots object, which then frees its slot. */
+  async endGrant(ended: EndGrant): Promise<SlotState> {
+    const [info] = this.list();
+    if (info === undefined || this.grantOf(info.id)?.id !== ended.grant) return this.slotState();
+    this.#slots = undefined;
+    await this.endGrants((grant) => grant.id === ended.grant, ended.why);
+    return { ended: true };
+  }
+
   /** Ends the session when the OAuth grant it was opened under no longer stands; 1 if it did. */
   async #endIfGrantEnded(): Promise<number> {
     const [info] = this.list();
@@ -175,12 +196,18 @@ export class AgentSession {
     // From the agent's slots object only: the edge routes nothing but agent endpoints here.
     if (request.method === 'POST' && path === SLOT_STATE_PATH) return Response.json(this.#sessions?.slotState() ?? { gone: true });
     if (request.method === 'POST' && path === SLOT_END_IF_IDLE_PATH) return Response.json((await this.#sessions?.endIfIdle()) ?? { gone: true });
+    if (request.method === 'POST' && path === SLOT_END_GRANT_PATH) {
+      const ended = EndGrant.safeParse(await request.json().catch(() => null));
+      if (!ended.success) return Response.json({ error: 'Invalid grant end' }, { status: 400 });
+      return Response.json((await this.#sessions?.endGrant(ended.data)) ?? { gone: true });
+    }
     if (this.#fetch === undefined) {
       const loaded = loadFromEnv(this.#env, 'agent-session');
       if (!loaded.ok) return loaded.response();
       const { config, log } = loaded;
       const audit = loaded.audit().audit;
-      const oauth = workersOAuth(this.#env, config);
+      const runtime = workersOAuth(this.#env, config);
+      const oauth = runtime.oauth === undefined ? {} : { oauth: endingGrantSessions(runtime.oauth, this.#env.AGENT_SLOTS, log) };
       const store = oauth.oauth?.store;
       const registry = new DurableObjectHostLinkRegistry(this.#env.HOST_LINK, { log });
       const sessions = new ObjectSessionTable({

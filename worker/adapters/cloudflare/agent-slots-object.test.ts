@@ -7,13 +7,13 @@
  * (test/cloudflare/agent-limits.test.ts runs the real ones under workerd).
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AgentSlots, SLOT_END_IF_IDLE_PATH, SLOT_STATE_PATH, type SlotState } from './agent-slots-object.ts';
+import { AgentSlots, SLOT_END_GRANT_PATH, SLOT_END_IF_IDLE_PATH, SLOT_STATE_PATH, type SlotState } from './agent-slots-object.ts';
 import type { DurableObjectId, DurableObjectState, SwitchyardEnv } from './workers-runtime.ts';
 
 const key = (n: number) => n.toString(16).padStart(64, '0');
 
 /** A session's object as the slots object reaches it: its answers, or null for one that fails. */
-type SessionObject = { state: SlotState; endIfIdle?: SlotState } | null;
+type SessionObject = { state: SlotState; endIfIdle?: SlotState; grant?: string } | null;
 
 function slotsWith(objects: Map<string, SessionObject>): { op(body: unknown): Promise<unknown>; asked: string[] } {
   const stored = new Map<string, unknown>();
@@ -34,11 +34,13 @@ function slotsWith(objects: Map<string, SessionObject>): { op(body: unknown): Pr
     AGENT_SESSION: {
       idFromString: id,
       get: (object: DurableObjectId) => ({
-        fetch: async (url: string) => {
+        fetch: async (url: string, init?: RequestInit) => {
           const path = new URL(url).pathname;
           asked.push(`${path} ${object.toString()}`);
           const answers = objects.get(object.toString());
           if (answers === null || answers === undefined) throw new Error('object failed');
+          // As `AgentSession` answers: ended if the grant named is the one its session was opened under.
+          if (path === SLOT_END_GRANT_PATH) return Response.json((JSON.parse(String(init?.body)) as { grant: string }).grant === answers.grant ? { ended: true } : answers.state);
           return Response.json(path === SLOT_END_IF_IDLE_PATH ? (answers.endIfIdle ?? answers.state) : answers.state);
         },
       }),
@@ -122,6 +124,20 @@ describe('AgentSlots', () => {
     // A session this object never saw end (its storage reset) renews into a slot.
     await slots.op(renew(2, 0));
     expect(await slots.op({ op: 'held' })).toEqual({ held: 1 });
+  });
+
+  it('asks every session of the agent to end with an ended grant, and frees the slots of those it opened', async () => {
+    const live = { lastSeen: Date.now(), inFlight: 0 };
+    const slots = slotsWith(new Map<string, SessionObject>([[key(1), { state: live, grant: 'g1' }], [key(2), { state: live, grant: 'g2' }], [key(3), null]]));
+    for (const n of [1, 2, 3]) await slots.op(admit(n, 5));
+    expect(await slots.op({ op: 'end-grant', agent: 'alice', grant: 'g1', why: 'its OAuth grant was revoked by the app' })).toEqual({ ended: 1 });
+    expect(slots.asked.toSorted()).toEqual([1, 2, 3].map((n) => `${SLOT_END_GRANT_PATH} ${key(n)}`));
+    // The one that failed to answer keeps its slot until its lease lapses, as always.
+    expect(await slots.op({ op: 'held' })).toEqual({ held: 2 });
+    // Freed for good: a renewal sent before it ended takes nothing.
+    await slots.op(renew(1, 0));
+    expect(await slots.op({ op: 'held' })).toEqual({ held: 2 });
+    expect(await slots.op({ op: 'end-grant', agent: 'alice', grant: 'x'.repeat(257), why: '' })).toEqual({ error: 'Invalid slot operation' });
   });
 
   it('refuses a malformed operation', async () => {

@@ -14,6 +14,9 @@
  *   a session given back or ended is remembered, so its last renewal cannot take a slot again.
  * - `release`: a session that closed (DELETE, idle expiry, a failed initialize) gives its slot back.
  * - `held`: how many slots the agent holds (what `/healthz` cannot count on Workers).
+ * - `end-grant`: an OAuth grant of the agent ended (revoked, a refresh token reused): each of its
+ *   sessions is asked to end if that grant opened it, so a revoked grant leaves no session open
+ *   on Workers either, as on Deno and Node, not until its session's next sweep.
  *
  * A slot is never held forever: a session whose object was evicted or failed stops renewing and
  * its lease lapses after one idle time; at the limit, a session whose object answers that it has
@@ -33,15 +36,21 @@ import type { DurableObjectNamespace, DurableObjectState, SwitchyardEnv } from '
 /** Paths of the requests an `AgentSlots` object sends its sessions' objects (never routed from the edge). */
 export const SLOT_STATE_PATH = '/agent-slots/state';
 export const SLOT_END_IF_IDLE_PATH = '/agent-slots/end-if-idle';
+/** Ends the object's session if it was opened under the grant the body names (`EndGrant`). */
+export const SLOT_END_GRANT_PATH = '/agent-slots/end-grant';
 const SESSION_OBJECT_ORIGIN = 'https://agent-session.switchyard';
 const SLOTS_OBJECT_ORIGIN = 'https://agent-slots.switchyard';
 
 const SessionKey = z.string().check(z.regex(/^[0-9a-f]{64}$/));
+/** A grant that ended, and why, as its sessions' agent is told. */
+export const EndGrant = z.strictObject({ grant: z.string().check(z.minLength(1), z.maxLength(256)), why: z.string().check(z.maxLength(1000)) });
+export type EndGrant = z.infer<typeof EndGrant>;
 /** Each call names the agent (the object's name, which its id does not give back), for the log. */
 const Operation = z.discriminatedUnion('op', [
   z.strictObject({ op: z.literal('admit'), agent: AgentNameSchema, session: SessionKey, limit: z.number().check(z.int(), z.positive()), leaseMs: z.number().check(z.int(), z.positive()) }),
   z.strictObject({ op: z.literal('renew'), agent: AgentNameSchema, session: SessionKey, lastSeen: z.number(), inFlight: z.number().check(z.int(), z.nonnegative()), leaseMs: z.number().check(z.int(), z.positive()) }),
   z.strictObject({ op: z.literal('release'), agent: AgentNameSchema, session: SessionKey }),
+  z.strictObject({ op: z.literal('end-grant'), agent: AgentNameSchema, grant: EndGrant.shape.grant, why: EndGrant.shape.why }),
   z.strictObject({ op: z.literal('held') }),
 ]);
 type Operation = z.infer<typeof Operation>;
@@ -54,7 +63,7 @@ export const SlotState = z.union([
 ]);
 export type SlotState = z.infer<typeof SlotState>;
 
-export type SlotAnswer = { kind: 'admitted' } | { kind: 'full' } | { held: number } | Record<string, never>;
+export type SlotAnswer = { kind: 'admitted' } | { kind: 'full' } | { held: number } | { ended: number } | Record<string, never>;
 
 interface Lease {
   expires: number;
@@ -105,6 +114,8 @@ export class AgentSlots {
       case 'release':
         await this.#end(leases, operation.session);
         return {};
+      case 'end-grant':
+        return this.#endGrant(leases, { grant: operation.grant, why: operation.why });
       case 'held':
         return { held: leases.size };
     }
@@ -135,6 +146,21 @@ export class AgentSlots {
     return { kind: 'admitted' };
   }
 
+  /**
+   * Asks every session of the agent to end if it was opened under `ended` (its OAuth grant was
+   * revoked where the edge serves `/oauth/revoke`, which cannot find those sessions itself).
+   */
+  async #endGrant(leases: Map<string, Lease>, ended: EndGrant): Promise<{ ended: number }> {
+    const answers = await Promise.all([...leases.keys()].map(async (id) => {
+      const state = await this.#ask(id, SLOT_END_GRANT_PATH, ended);
+      await this.#learn(leases, id, state);
+      return state !== null && 'ended' in state;
+    }));
+    const count = answers.filter(Boolean).length;
+    if (count > 0) this.#log()?.info('Agent sessions ended with their OAuth grant', { agent: this.#agent, sessions: count });
+    return { ended: count };
+  }
+
   /** Records what a session's object answered; an object that failed to answer keeps its lease until it lapses. */
   async #learn(leases: Map<string, Lease>, id: string, state: SlotState | null): Promise<void> {
     const lease = leases.get(id);
@@ -144,10 +170,10 @@ export class AgentSlots {
     else await this.#put(leases, id, { ...lease, lastSeen: state.lastSeen, inFlight: state.inFlight });
   }
 
-  async #ask(id: string, path: string): Promise<SlotState | null> {
+  async #ask(id: string, path: string, body?: unknown): Promise<SlotState | null> {
     try {
       const sessions = this.#env.AGENT_SESSION;
-      const response = await sessions.get(sessions.idFromString(id)).fetch(`${SESSION_OBJECT_ORIGIN}${path}`, { method: 'POST' });
+      const response = await sessions.get(sessions.idFromString(id)).fetch(`${SESSION_OBJECT_ORIGIN}${path}`, { method: 'POST', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
       const state = SlotState.safeParse(await response.json());
       return state.success ? state.data : null;
     } catch {
@@ -215,10 +241,34 @@ export class AgentSlotsClient {
     await this.#call({ op: 'release', agent: this.#agent, session });
   }
 
+  /** Ends the agent's sessions opened under a grant that ended; how many there were. */
+  async endGrant(grant: string, why: string): Promise<number> {
+    const answer = (await this.#call({ op: 'end-grant', agent: this.#agent, grant, why })) as { ended: number };
+    return answer.ended;
+  }
+
   async #call(operation: Operation): Promise<unknown> {
     const stub = this.#namespace.get(this.#namespace.idFromName(this.#agent));
     const response = await stub.fetch(`${SLOTS_OBJECT_ORIGIN}/`, { method: 'POST', body: JSON.stringify(operation) });
     if (!response.ok) throw new Error(`The agent's slots object refused a ${operation.op}: HTTP ${response.status}`);
     return response.json();
   }
+}
+
+/**
+ * The OAuth runtime of one isolate or object, a grant's end told to the agent's slots object too,
+ * which ends the sessions the grant opened in their own objects. Its failure ends nothing sooner:
+ * each session's sweep asks after its grant (30 s at most).
+ */
+export function endingGrantSessions<T extends { onGrantEnded?: (grantId: string, why: string, agent?: string) => Promise<unknown> | void }>(runtime: T, slots: DurableObjectNamespace, log: WorkerLogger): T {
+  return {
+    ...runtime,
+    onGrantEnded: async (grantId: string, why: string, agent?: string) => {
+      await runtime.onGrantEnded?.(grantId, why, agent);
+      if (agent === undefined) return;
+      await new AgentSlotsClient(slots, agent).endGrant(grantId, why).catch((error: unknown) => {
+        log.warn('Sessions of an ended OAuth grant not ended at once: they end at their next sweep', { agent, error: error instanceof Error ? error.message : String(error) });
+      });
+    },
+  };
 }

@@ -40,12 +40,16 @@ import { httpStatusFor, WireError } from '../../../shared/errors.ts';
 import { DurableObjectHostLinkRegistry, hostObject } from './durable-object-registry.ts';
 import { NoSessionTable } from './no-session-table.ts';
 import { workersOAuth } from './cloudflare-env.ts';
+import { endingGrantSessions } from './agent-slots-object.ts';
 import { objectOfSession } from './session-id.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
 
 export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: WorkerLogger, audit: WorkerAudit): Hono<{ Variables: AgentVariables }> {
   const registry = new DurableObjectHostLinkRegistry(env.HOST_LINK, { log });
-  const core = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions: new NoSessionTable(), registry, log, audit, ...workersOAuth(env, config) });
+  // A grant ended here (`/oauth/revoke`, a refresh token reused) ends its sessions in their objects at once.
+  const runtime = workersOAuth(env, config).oauth;
+  const oauthRuntime = runtime === undefined ? {} : { oauth: endingGrantSessions(runtime, env.AGENT_SLOTS, log) };
+  const core = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions: new NoSessionTable(), registry, log, audit, ...oauthRuntime });
 
   const app = new Hono<{ Variables: AgentVariables }>();
   // Stateless here (any isolate may answer): the host's object, which sees all of its links,
@@ -77,7 +81,7 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
   // token of its server (whose state every isolate shares); refused credentials are audited here.
   const oauth = config.oauth === undefined
     ? undefined
-    : createWorkerOAuth({ log, ...workersOAuth(env, config).oauth, config: config.oauth, agents: config.agents, adminTokenSha256: config['admin-token-sha256'], publicUrl: config['public-url'] });
+    : createWorkerOAuth({ log, ...oauthRuntime.oauth, config: config.oauth, agents: config.agents, adminTokenSha256: config['admin-token-sha256'], publicUrl: config['public-url'] });
   const auth = auditedAuth(agentAuth(config.agents, oauth?.resourceAuth), audit);
   const agentRoute = async (c: Context<{ Variables: AgentVariables }>) => {
     if (!(await isLegacy(c.req.raw))) {

@@ -41,10 +41,10 @@ describe('Grants', () => {
     for (const token of issued) expect(await grants.verifyAccessToken(token)).toBeNull();
   });
 
-  it('tells of each grant it ends, by the id its access tokens name, before the request that ended it is answered', async () => {
-    const told: string[][] = [];
+  it('tells of each grant it ends, by the id its access tokens name and its agent, before the request that ended it is answered', async () => {
+    const told: Array<Array<string | undefined>> = [];
     let clock = 0;
-    const grants = new Grants(FileOAuthStore.inMemory({ now: () => clock }), { accessTtlMs: 60_000, refreshTtlMs: 86_400_000, now: () => clock, onEnded: (id, why) => void told.push([id, why]) });
+    const grants = new Grants(FileOAuthStore.inMemory({ now: () => clock }), { accessTtlMs: 60_000, refreshTtlMs: 86_400_000, now: () => clock, onEnded: (id, why, agent) => void told.push([id, why, agent]) });
     const issue = async () => {
       const code = await grants.createCode({
         clientId: 'client', redirectUri: 'http://127.0.0.1/cb', redirectUriSent: true, codeChallenge: await challengeOf(VERIFIER),
@@ -61,8 +61,8 @@ describe('Grants', () => {
     clock += REFRESH_REUSE_GRACE_MS + 1;
     await expect(grants.refresh({ refreshToken: reused.tokens.refresh_token!, clientId: 'client' })).rejects.toThrow();
     expect(told).toEqual([
-      [revoked.grant.id, 'its OAuth grant was revoked by the app'],
-      [reused.grant.id, 'its OAuth grant was revoked: a replaced refresh token of it was presented again'],
+      [revoked.grant.id, 'its OAuth grant was revoked by the app', 'alice'],
+      [reused.grant.id, 'its OAuth grant was revoked: a replaced refresh token of it was presented again', 'alice'],
     ]);
   });
 

@@ -51,8 +51,8 @@ export interface GrantOptions {
   log?: WorkerLogger;
   /** Whether the tokens that approved a grant are still those of the worker config (`Approval`). */
   stillApproved?: (approval: Approval) => boolean;
-  /** Told of a grant ended (revoked, reused, its approval stale) and why, before the request that ended it is answered. */
-  onEnded?: (grantId: string, why: string) => Promise<unknown> | void;
+  /** Told of a grant ended (revoked, reused, its approval stale), why, and its agent where the grant was still recorded, before the request that ended it is answered. */
+  onEnded?: (grantId: string, why: string, agent?: string) => Promise<unknown> | void;
 }
 
 /** Who approved a grant: its agent's `token-sha256` and the approver's (the same, or the admin's), when it was approved. */
@@ -434,9 +434,11 @@ export class Grants {
    * the sessions its tokens opened end (`onEnded`), `why` telling their agent.
    */
   async #end(grantId: string, why: string): Promise<void> {
+    // Its agent, read before the record goes: on Workers it names the object that finds the sessions to end.
+    const agent = (await this.#grant(grantId))?.agent;
     await this.#store.add('grant', `${grantId}.ended`, json({ at: this.#options.now() }), this.#options.now() + this.#options.refreshTtlMs);
     await this.#store.delete('grant', grantId);
-    await this.#options.onEnded(grantId, why);
+    await this.#options.onEnded(grantId, why, agent);
   }
 
   /**

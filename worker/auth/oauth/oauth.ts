@@ -45,8 +45,8 @@ export interface OAuthDeps {
   externalIssuer?: ExternalIssuerDeps;
   now?: () => number;
   log?: WorkerLogger;
-  /** Told of a grant of the built-in server that ended, and why: the sessions its tokens opened end with it. */
-  onGrantEnded?: (grantId: string, why: string) => Promise<unknown> | void;
+  /** Told of a grant of the built-in server that ended, why, and its agent where known: the sessions its tokens opened end with it. */
+  onGrantEnded?: (grantId: string, why: string, agent?: string) => Promise<unknown> | void;
 }
 
 export interface WorkerOAuth {
