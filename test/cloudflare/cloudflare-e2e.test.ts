@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { closeClient, connectClient } from '../support/clients.ts';
 import { fixtureServer } from '../support/paths.ts';
-import { ProcessSet, startEverythingHttp } from '../support/processes.ts';
+import { ProcessSet, startEverythingHttp, waitUntil } from '../support/processes.ts';
 import { startWorkerdStack, type HostName, type WorkerdStack } from '../support/workerd-stack.ts';
 import { modernPost } from '../modern/modern-client.ts';
 import { WireError } from '../../shared/errors.ts';
@@ -264,6 +264,32 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
     expect(ended.filter((l) => l.host === stack.entityId('b')).map((l) => l.ended)).toEqual(['lost']);
     expect(ended.filter((l) => l.host === stack.entityId('a')).map((l) => l.ended)).toEqual(['replaced', 'replaced']);
     for (const line of ended) expect(line.durationMs).toBeGreaterThan(0);
+  });
+
+  it('warns once when two sidecars hold one host\'s key and keep replacing each other\'s link, from the host\'s object', async () => {
+    const host = stack.hostKey('a');
+    const sign = await hostSigner(host);
+    // A second sidecar as host A that dials again at once whenever it is replaced, as a real one would within seconds.
+    const second = new LinkClient({
+      worker: stack.url,
+      entityId: host.entityId,
+      key: { sign },
+      onOpen: async () => {
+        throw new WireError('launch-failed', 'This test link hosts nothing');
+      },
+      log: silentLogger,
+      backoff: { firstMs: 50, capMs: 200 },
+    });
+    const flapping = (line: Record<string, unknown>) => String(line.msg).startsWith('Host links keep replacing each other') && line['entity-id'] === host.entityId;
+    second.start();
+    try {
+      await waitUntil(() => stack.worker.logs().some(flapping), 'the flapping warning', 30_000);
+    } finally {
+      await second.stop();
+    }
+    expect(stack.worker.logs().filter(flapping)).toEqual([expect.objectContaining({ level: 'warn', replacements: 3, withinSeconds: 60 })]);
+    await stack.waitLinked('a');
+    expectServedBy('a', await legacyPid('a'));
   });
 
   it('relinks both sidecars after the runtime restarts, and an old session id is simply not found', async () => {
