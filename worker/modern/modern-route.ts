@@ -26,7 +26,9 @@
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
+import { httpStatusFor, isFailureReason, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
+import { isHostAnswer } from '../../shared/audit/host-answers.ts';
+import type { OpenOutcomes } from '../status/open-outcomes.ts';
 import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import type { AgentEntry, WorkerConfig } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
@@ -52,6 +54,8 @@ export interface ModernRouteDeps {
   requestTimeoutMs?: number;
   /** Every call on the record (`audit/`). */
   audit?: WorkerAudit;
+  /** How each agent's latest open of each server went, for `/healthz`: a request's open is its own (`open-outcomes.ts`). */
+  openOutcomes?: OpenOutcomes;
   /** Each agent's requests in flight, kept across config reloads. */
   requestCounters: AgentRequestCounters;
   /** The listen streams open, kept across config reloads, which end those a reload no longer allows. */
@@ -177,7 +181,10 @@ export async function forwardModern(request: Request, message: ModernRequest, to
         slot,
         ...(hold !== undefined ? { holdBackgroundWork: hold } : {}),
         ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
-        ...(ledger !== undefined ? { onAnswer: (answer: unknown) => (answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer)) } : {}),
+        onAnswer: (answer: unknown) => {
+          if (answer !== null) noteHostFailure(deps.openOutcomes, agent.name, server, answer);
+          if (ledger !== undefined) return answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer);
+        },
       });
   return releasedWhenRead(await answered, listen?.slot ?? slot);
 }
@@ -241,6 +248,18 @@ export function openModernChannel(
   const session = options.session ?? newModernSession();
   const connection = { ...connectionFor(to.agent, to.server, session, options.traceparent), era: 'modern' as const };
   return deps.open(to.descriptor, connection, trustFor(to.agent), options.first !== undefined ? { first: options.first } : {});
+}
+
+/**
+ * A failure the host answered in the server's place (it could not start it, its pin is stale), as
+ * a refused open would be on a legacy session: the open was taken, and its answer says it failed.
+ * Only the host's own answer counts, which a server cannot forge (`host-answers.ts`).
+ */
+function noteHostFailure(outcomes: OpenOutcomes | undefined, agent: string, server: string, answer: unknown): void {
+  if (outcomes === undefined || !isHostAnswer(answer)) return;
+  const error = (answer as { error?: { message?: unknown; data?: { reason?: unknown } } }).error;
+  const reason = error?.data?.reason;
+  if (isFailureReason(reason)) outcomes.failed(agent, server, reason, typeof error?.message === 'string' ? error.message : reason);
 }
 
 function newModernSession(): string {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { OpenOutcomes } from './open-outcomes.ts';
+import { OpenOutcomeEntry, OpenOutcomes } from './open-outcomes.ts';
+import * as z from '../../shared/zod.ts';
+
+const OpenOutcomeList = z.array(OpenOutcomeEntry);
 
 const at = (iso: string) => () => new Date(iso);
 
@@ -42,5 +45,26 @@ describe('OpenOutcomes', () => {
     outcomes.failed('bob', 'docs', 'launch-failed', 'no');
     expect(outcomes.failure('files', 'alice')).toBeUndefined();
     expect(outcomes.failure('docs', 'alice')).toMatchObject({ reason: 'launch-failed' });
+  });
+
+  it('hands its outcomes elsewhere and takes others\' in, the newer of each pair winning (a host\'s Durable Object to the edge)', () => {
+    let now = '2026-12-07T10:00:00.000Z';
+    const object = new OpenOutcomes({ now: () => new Date(now) });
+    const edge = new OpenOutcomes({ now: () => new Date(now) });
+    object.failed('alice', 'files', 'launch-failed', 'Cannot start process');
+    edge.merge(OpenOutcomeList.parse(JSON.parse(JSON.stringify(object.entries()))));
+    expect(edge.failure('files', 'alice')).toEqual({ reason: 'launch-failed', message: 'Cannot start process', time: '2026-12-07T10:00:00.000Z' });
+    // Served since, in the object: the next read says so.
+    now = '2026-12-07T10:00:05.000Z';
+    object.opened('alice', 'files');
+    edge.merge(object.entries());
+    expect(edge.failure('files', 'alice')).toBeUndefined();
+    // An older outcome read late does not undo a newer one.
+    const stale = new OpenOutcomes({ now: () => new Date('2026-12-07T09:00:00.000Z') });
+    stale.failed('alice', 'files', 'launch-failed', 'Cannot start process');
+    edge.merge(stale.entries());
+    expect(edge.failure('files', 'alice')).toBeUndefined();
+    // What another place sends is checked: a reason no runtime has is refused.
+    expect(OpenOutcomeList.safeParse([{ agent: 'alice', server: 'files', failure: { reason: 'made-up', message: '', time: now }, time: 1 }]).success).toBe(false);
   });
 });

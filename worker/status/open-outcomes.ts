@@ -10,11 +10,14 @@
  * change or shutdown, a host without a link say nothing of it.
  *
  * Bounded by the config (its agents × their servers), and by `capacity` against anything else;
- * like `RecentErrors`, one isolate's memory (DESIGN §8).
+ * like `RecentErrors`, one isolate's memory (DESIGN §8). On Workers the opens happen in each host's
+ * Durable Object, which keeps its own and gives them (`entries`) to the edge that reports them
+ * (`merge`) with each status read.
  *
  * @module
  */
-import type { FailureReason } from '../../shared/errors.ts';
+import { FAILURE_REASONS, type FailureReason } from '../../shared/errors.ts';
+import * as z from '../../shared/zod.ts';
 import { scrubMessage } from './recent-errors.ts';
 
 /** A failed latest open, as `/healthz` reports it on its server. */
@@ -41,9 +44,20 @@ interface Outcome {
   readonly server: string;
   /** Null: it succeeded. */
   readonly failure: Omit<FailedOpen, 'agent'> | null;
-  /** When it happened, for the admin's "latest of all agents". */
+  /** In what order it was recorded here, for the admin's "latest of all agents". */
   readonly at: number;
+  /** When it happened (ms since the epoch), for `merge`. */
+  readonly time: number;
 }
+
+/** One outcome as one place hands it to another (a host's Durable Object to the edge), checked there. */
+export const OpenOutcomeEntry = z.strictObject({
+  agent: z.string().check(z.minLength(1), z.maxLength(256)),
+  server: z.string().check(z.minLength(1), z.maxLength(256)),
+  failure: z.nullable(z.strictObject({ reason: z.enum(FAILURE_REASONS), message: z.string().check(z.maxLength(4096)), time: z.string().check(z.maxLength(64)) })),
+  time: z.number(),
+});
+export type OpenOutcomeEntry = z.infer<typeof OpenOutcomeEntry>;
 
 export class OpenOutcomes {
   readonly #latest = new Map<string, Outcome>();
@@ -59,13 +73,28 @@ export class OpenOutcomes {
   /** An open of `server` for `agent` succeeded. */
   opened(agent: string | null | undefined, server: string): void {
     if (agent == null) return;
-    this.#set({ agent, server, failure: null, at: ++this.#order });
+    this.#set({ agent, server, failure: null, at: ++this.#order, time: this.#now().getTime() });
   }
 
   /** An open of `server` for `agent` failed with `reason`. */
   failed(agent: string | null | undefined, server: string, reason: FailureReason, message: string): void {
     if (agent == null || NOT_THE_SERVERS.has(reason)) return;
-    this.#set({ agent, server, failure: { reason, message: scrubMessage(message), time: this.#now().toISOString() }, at: ++this.#order });
+    const now = this.#now();
+    this.#set({ agent, server, failure: { reason, message: scrubMessage(message), time: now.toISOString() }, at: ++this.#order, time: now.getTime() });
+  }
+
+  /** Every outcome held, oldest first, as `merge` takes them elsewhere. */
+  entries(): OpenOutcomeEntry[] {
+    return [...this.#latest.values()].map(({ agent, server, failure, time }) => ({ agent, server, failure, time }));
+  }
+
+  /** Outcomes recorded elsewhere, oldest first: each replaces the pair's here unless this one is as new or newer. */
+  merge(entries: readonly OpenOutcomeEntry[]): void {
+    for (const entry of entries) {
+      const held = this.#latest.get(keyOf(entry.agent, entry.server));
+      if (held !== undefined && held.time >= entry.time) continue;
+      this.#set({ agent: entry.agent, server: entry.server, failure: entry.failure, at: ++this.#order, time: entry.time });
+    }
   }
 
   /**

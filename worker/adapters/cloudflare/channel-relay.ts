@@ -20,6 +20,8 @@ import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../../shared/erro
 import { LinkEndpoint, type LinkLogger } from '../../../shared/link/link-endpoint.ts';
 import type { LinkFeature } from '../../../shared/link/link-features.ts';
 import type { HostLinkRegistry } from '../../link/host-link-registry.ts';
+import type { OpenOutcomes } from '../../status/open-outcomes.ts';
+import * as z from '../../../shared/zod.ts';
 import { acceptedFrameSocket } from './websocket-frame-socket.ts';
 import { newWebSocketPair, upgradeResponse } from './workers-runtime.ts';
 
@@ -46,7 +48,12 @@ export interface RelayHost {
   linked(): boolean;
   /** The relay endpoint's log (see `relayLog`). */
   log?: LinkLogger;
+  /** Where each open's outcome is kept, for the status the edge reads (`open-outcomes.ts`). */
+  outcomes?: OpenOutcomes;
 }
+
+/** The names of a relayed channel open that its outcome is kept under. */
+const OpenNamed = z.looseObject({ connection: z.looseObject({ 'server-name': z.string().check(z.minLength(1), z.maxLength(256)), agent: z.optional(z.string().check(z.maxLength(256))) }) });
 
 /** Host object side: answers `GET /channel` with a relay socket, or `host-offline` at once. */
 export function serveRelay(request: Request, host: RelayHost): Response {
@@ -63,7 +70,16 @@ export function serveRelay(request: Request, host: RelayHost): Response {
     peer: `relay:${host.entityId}`,
     ...(host.log !== undefined ? { log: host.log } : {}),
     onOpen: async (connection, relayed) => {
-      const channel = await host.registry.openChannel(host.entityId, connection);
+      // Whose open of what, for its outcome only: the host checks the whole request.
+      const named = OpenNamed.safeParse(connection);
+      let channel: ChannelTransport;
+      try {
+        channel = await host.registry.openChannel(host.entityId, connection);
+      } catch (error) {
+        if (error instanceof WireError && named.success) host.outcomes?.failed(named.data.connection.agent, named.data.connection['server-name'], error.reason, error.message);
+        throw error;
+      }
+      if (named.success) host.outcomes?.opened(named.data.connection.agent, named.data.connection['server-name']);
       // The agent's side gave up while the host was opening: nothing to bridge.
       if (relayed.closed || relay.closed) {
         await channel.close();

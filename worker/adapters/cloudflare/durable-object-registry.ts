@@ -5,7 +5,9 @@
  * that socket under the caller's deadline. The object refuses at once with `host-offline` when the
  * host has no live link, so an agent never waits for a link that may not come.
  *
- * `status()` is synchronous, as `/healthz` reads it; `refresh()` asks each host's object first.
+ * `status()` is synchronous, as `/healthz` reads it; `refresh()` asks each host's object first,
+ * whose answer also carries how the latest opens of its servers went (`openOutcomes`): on Workers
+ * they happen there, not in the isolate that reports them.
  * Links attach inside their object, never here.
  *
  * @module
@@ -17,12 +19,16 @@ import { ENTITY_ID_HEADER } from '../../../shared/link/link-types.ts';
 import type { HostLinkRegistry, HostLinkStatus } from '../../link/host-link-registry.ts';
 import { RELAY_FEATURES, RELAY_PATH, relayLog } from './channel-relay.ts';
 import type { WorkerLogger } from '../../log.ts';
+import { OpenOutcomeEntry, type OpenOutcomes } from '../../status/open-outcomes.ts';
+import * as z from '../../../shared/zod.ts';
 import { acceptedFrameSocket } from './websocket-frame-socket.ts';
 import { webSocketOf, type DurableObjectNamespace, type DurableObjectStub } from './workers-runtime.ts';
 
 /** The origin of requests to a host's object: objects are reached through bindings, never DNS. */
 export const HOST_OBJECT_ORIGIN = 'https://host-link.switchyard';
 export const STATUS_PATH = '/status';
+
+const OpenOutcomeList = z.array(OpenOutcomeEntry).check(z.maxLength(100_000));
 
 /** Status reads in flight at once, so `/healthz` for many hosts stays within subrequest limits. */
 const STATUS_CONCURRENCY = 50;
@@ -36,10 +42,13 @@ export class DurableObjectHostLinkRegistry implements HostLinkRegistry {
   readonly #log: LinkLogger | undefined;
   /** Each host's line as last read from its object, in the order first read. */
   readonly #snapshot = new Map<string, HostLinkStatus>();
+  readonly #outcomes: OpenOutcomes | undefined;
 
-  constructor(namespace: DurableObjectNamespace, options: { log?: WorkerLogger } = {}) {
+  /** `openOutcomes`: where the opens each host's object reports are merged, for `/healthz`. */
+  constructor(namespace: DurableObjectNamespace, options: { log?: WorkerLogger; openOutcomes?: OpenOutcomes } = {}) {
     this.#namespace = namespace;
     this.#log = options.log !== undefined ? relayLog(options.log) : undefined;
+    this.#outcomes = options.openOutcomes;
   }
 
   async openChannel(entityId: string, request: unknown, options: OpenChannelOptions = {}): Promise<ChannelTransport> {
@@ -90,7 +99,12 @@ export class DurableObjectHostLinkRegistry implements HostLinkRegistry {
     const unknown = { 'entity-id': entityId, linked: false, since: null, channels: 0, roundTripMs: null };
     try {
       const response = await hostObject(this.#namespace, entityId).fetch(`${HOST_OBJECT_ORIGIN}${STATUS_PATH}`, { headers: { [ENTITY_ID_HEADER]: entityId } });
-      return response.ok ? ((await response.json()) as HostLinkStatus) : unknown;
+      if (!response.ok) return unknown;
+      const { opens, ...status } = (await response.json()) as HostLinkStatus & { opens?: unknown };
+      // Checked, as anything read from elsewhere: an object of an older deployment has none.
+      const reported = OpenOutcomeList.safeParse(opens ?? []);
+      if (reported.success) this.#outcomes?.merge(reported.data);
+      return status;
     } catch {
       return unknown;
     }

@@ -1,0 +1,68 @@
+/**
+ * `/healthz` on Workers says a server is `failing` as every runtime does, though its opens happen
+ * in Durable Objects (a legacy session's relay through the host's object, a modern request in the
+ * host's object itself), not in the edge isolate that answers `/healthz`: the host's object keeps
+ * the outcomes, and the edge reads them with the host's status.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixtureServer } from '../support/paths.ts';
+import { startWorkerdStack, type WorkerdStack } from '../support/workerd-stack.ts';
+import { modernPost } from '../modern/modern-client.ts';
+
+let stack: WorkerdStack;
+
+beforeAll(async () => {
+  stack = await startWorkerdStack({
+    servers: { a: { 'pid-a': fixtureServer('pid-server.mjs'), 'broken-a': { command: '/nonexistent/mcp-server' } }, b: {} },
+    agents: [{ name: 'bob', servers: ['pid-a', 'broken-a'] }],
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface ServerState {
+  name: string;
+  state: string;
+  failure?: { reason: string; agent?: string };
+}
+
+async function servers(token: string): Promise<ServerState[]> {
+  const response = await fetch(`${stack.url}/healthz`, { headers: { authorization: `Bearer ${token}` } });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { servers: ServerState[] }).servers;
+}
+
+const stateOf = async (token: string, name: string) => (await servers(token)).find((s) => s.name === name);
+
+describe('server states on /healthz under workerd', () => {
+  it('says a server whose opens fail in the host\'s object is failing, for the agent whose open it was and for the admin', async () => {
+    await stack.waitLinked('a');
+    expect(await stateOf(stack.tokens.admin!, 'broken-a')).toMatchObject({ state: 'available' });
+
+    // Alice's legacy session: its object relays the open through the host's object, which fails it.
+    const legacy = await fetch(`${stack.url}/servers/broken-a/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.tokens.alice!}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    const refused = (await legacy.json()) as { error?: { data?: { reason?: string } } };
+    expect(refused.error?.data?.reason).toBe('launch-failed');
+    expect(await stateOf(stack.tokens.alice!, 'broken-a')).toMatchObject({ state: 'failing', failure: { reason: 'launch-failed' } });
+    expect(await stateOf(stack.tokens.admin!, 'broken-a')).toMatchObject({ state: 'failing', failure: { reason: 'launch-failed', agent: 'alice' } });
+    // Bob opened nothing: his view is his own.
+    expect(await stateOf(stack.tokens.bob!, 'broken-a')).toMatchObject({ state: 'available' });
+
+    // Bob's modern request, served in the host's object itself.
+    const modern = await modernPost(`${stack.url}/servers/broken-a/mcp`, stack.tokens.bob!, 'tools/list', {});
+    expect((modern.response as { error?: { data?: { reason?: string } } }).error?.data?.reason).toBe('launch-failed');
+    expect(await stateOf(stack.tokens.bob!, 'broken-a')).toMatchObject({ state: 'failing', failure: { reason: 'launch-failed' } });
+    expect(await stateOf(stack.tokens.admin!, 'broken-a')).toMatchObject({ state: 'failing', failure: { agent: 'bob' } });
+
+    // A server that serves stays available beside it.
+    const served = await modernPost(`${stack.url}/servers/pid-a/mcp`, stack.tokens.bob!, 'tools/call', { name: 'pid', arguments: {} });
+    expect(served.status).toBe(200);
+    expect(await stateOf(stack.tokens.admin!, 'pid-a')).toMatchObject({ state: 'available' });
+  }, 60_000);
+});
