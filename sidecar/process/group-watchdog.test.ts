@@ -43,17 +43,21 @@ describe('the server group watchdog', () => {
     }
   });
 
-  it('takes a cgroup path as text, not a pattern: systemd\'s \\x2d escape and glob characters (review s31: the list doubled, and the watchdog spun)', () => {
+  it('takes a cgroup path as text, not a pattern: systemd\'s \\x2d escape, glob characters and spaces (review s31: the list doubled, and the watchdog spun)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'watchdog-names-'));
     try {
       const escaped = join(dir, 'app-x\\x2dy.scope');
       const star = join(dir, 'a*b');
       const plain = join(dir, 'a1b');
-      for (const cgroup of [escaped, star, plain]) mkdirSync(cgroup);
-      for (const cgroup of [escaped, star]) writeFileSync(join(cgroup, 'cgroup.kill'), '');
+      // A space in a path (s31 left such a cgroup to the next start), and one that a shorter one's removal must not cut.
+      const spaced = join(dir, 'my app.scope');
+      const spacedGone = join(dir, 'my app');
+      for (const cgroup of [escaped, star, plain, spaced, spacedGone]) mkdirSync(cgroup);
+      for (const cgroup of [escaped, star, spacedGone]) writeFileSync(join(cgroup, 'cgroup.kill'), '');
       writeFileSync(join(plain, 'cgroup.procs'), '41\n');
-      expect(killedAfter([`c+${escaped}`, `c+${star}`, `c+${plain}`, `c-${escaped}`, `c-${star}`])).toEqual(['-KILL 41']);
-      expect([escaped, star].map((cgroup) => readFileSync(join(cgroup, 'cgroup.kill'), 'utf8'))).toEqual(['', '']);
+      writeFileSync(join(spaced, 'cgroup.procs'), '43\n44\n');
+      expect(killedAfter([`c+${escaped}`, `c+${star}`, `c+${plain}`, `c+${spacedGone}`, `c+${spaced}`, `c-${escaped}`, `c-${star}`, `c-${spacedGone}`])).toEqual(['-KILL 41', '-KILL 43', '-KILL 44']);
+      expect([escaped, star, spacedGone].map((cgroup) => readFileSync(join(cgroup, 'cgroup.kill'), 'utf8'))).toEqual(['', '', '']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -28,19 +28,26 @@ export const WATCHDOG_SCRIPT = [
   // A cgroup path is text, not a pattern: systemd escapes a unit's dash as `\x2d`, and a `*` or
   // `[` would match others; `set -f` keeps the loops from globbing, the quotes the removals.
   'set -f',
+  // Cgroups are kept one per line, as they come: a path may hold a space, never a newline.
+  "nl='",
+  "'",
   "groups=' '",
-  "cgroups=' '",
+  'cgroups="$nl"',
   'while IFS= read -r line; do',
   '  case "$line" in',
-  '    c+*) cgroups="$cgroups${line#c+} " ;;',
-  '    c-*) c=${line#c-}; case "$cgroups" in *" $c "*) cgroups="${cgroups%% "$c" *} ${cgroups#* "$c" }" ;; esac ;;',
+  '    c+*) cgroups="$cgroups${line#c+}$nl" ;;',
+  '    c-*) c=${line#c-}; case "$cgroups" in *"$nl$c$nl"*) cgroups="${cgroups%%"$nl$c$nl"*}$nl${cgroups#*"$nl$c$nl"}" ;; esac ;;',
   '    +*) groups="$groups${line#+} " ;;',
   '    -*) g=${line#-}; case "$groups" in *" $g "*) groups="${groups%% $g *} ${groups#* $g }" ;; esac ;;',
   '  esac',
   'done',
+  // Split at newlines only for the list itself; the loop's body splits as the shell does by default.
+  'IFS="$nl"',
   'for c in $cgroups; do',
+  '  unset IFS',
   '  if [ -e "$c/cgroup.kill" ]; then echo 1 > "$c/cgroup.kill"; else for p in $(cat "$c/cgroup.procs"); do kill -KILL "$p"; done; fi',
   'done 2>/dev/null',
+  'unset IFS',
   // `kill -KILL -PGID`: dash, the usual /bin/sh, takes no `--` there.
   'for g in $groups; do kill -KILL "-$g" 2>/dev/null; done',
 ].join('\n');
@@ -157,7 +164,7 @@ export class GroupWatchdog {
   }
 }
 
-/** The script's lists are words: a directory with a space or a newline in its path is left to the next sidecar's start. */
+/** The script's cgroups are lines: a directory with a newline in its path is left to the next sidecar's start. */
 function listable(dir: string): boolean {
-  return dir !== '' && !/\s/.test(dir);
+  return dir !== '' && !/[\n\r]/.test(dir);
 }
