@@ -346,13 +346,13 @@ function serverCgroups(limits: TreeLimits, agent: AgentLimits, log: Logger): { c
 }
 
 /** Whether a CPU cap can hold: why not, or the most it can give (the sidecar's own cgroup's quota, v1). */
-interface CpuCapState {
+export interface CpuCapState {
   readonly problem?: string;
   readonly ceiling?: number;
 }
 
 /** Says where a cap of `cpus` does not hold as set: no cpu controller, or one above the quota the sidecar itself runs under. */
-function warnOfCpuCap(cpus: number, state: CpuCapState, log: Logger): void {
+export function warnOfCpuCap(cpus: number, state: CpuCapState, log: Logger): void {
   if (cpus === 0) return;
   if (state.problem !== undefined) log.warn('CPU cap not applied: the servers\' cgroups have no cpu controller', { 'cpus-per-server': cpus, why: state.problem, fix: CGROUP_FIX });
   else if (state.ceiling !== undefined && cpus > state.ceiling) {

@@ -10,7 +10,7 @@ import { isAlive, runsFile, waitFor } from '../../test/support/processes.ts';
 import { cgroupPlacement } from './cgroup-placement.ts';
 import { ProcessExecutor, type ProcessHandle } from './process-executor.ts';
 import { cgroupReadiness, ServerCgroups } from './server-cgroups.ts';
-import { createSidecarComposition } from '../host/composition.ts';
+import { createSidecarComposition, type CpuCapState, warnOfCpuCap } from '../host/composition.ts';
 import { ConfigSnapshot } from '../config/config-snapshot.ts';
 
 const REPO = resolve(import.meta.dirname, '../..');
@@ -457,6 +457,28 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('a sidecar.json reload (skipped unless ro
       await sidecar.stop();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the CPU cap\'s warnings, of a cap that cannot hold as set', () => {
+  const said = (cpus: number, state: CpuCapState) => {
+    const warnings: Array<{ msg: string; fields: Record<string, unknown> | undefined }> = [];
+    warnOfCpuCap(cpus, state, { ...silentLogger, warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push({ msg, fields }) });
+    return warnings;
+  };
+
+  it('says a cap is not applied where the servers\' cgroups have no cpu controller, and why', () => {
+    expect(said(1.5, { problem: 'no cpu controller is mounted where this sidecar can see it' })).toEqual([
+      { msg: 'CPU cap not applied: the servers\' cgroups have no cpu controller', fields: expect.objectContaining({ 'cpus-per-server': 1.5, why: 'no cpu controller is mounted where this sidecar can see it' }) },
+    ]);
+  });
+
+  it('says a cap above the quota the sidecar runs under gives servers at most that quota', () => {
+    expect(said(2, { ceiling: 0.5 })).toEqual([{ msg: 'CPU cap above the sidecar\'s own CPU quota: servers get at most that', fields: expect.objectContaining({ 'cpus-per-server': 2, quota: 0.5 }) }]);
+  });
+
+  it('says nothing of no cap, or of a cap within the quota', () => {
+    expect([...said(0, { problem: 'none' }), ...said(0.5, { ceiling: 0.5 }), ...said(4, {})]).toEqual([]);
   });
 });
 
