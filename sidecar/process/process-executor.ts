@@ -302,12 +302,11 @@ export class ProcessExecutor {
       if (cgroup === undefined) return;
       this.#cgroups.delete(handle);
       // What is still in the cgroup left the group (setsid, a daemon's double fork): it ends with the server.
-      const ended = cgroup.end().then(({ left, refusedForks, refusedUnder, oomKills, throttledMs }) => {
+      const ended = cgroup.end().then(({ left, refusedForks, refusedUnder, oomKills, throttledMs, agentLimits: agent }) => {
         for (const dir of cgroup.dirs) this.#watchdog?.forgetCgroup(dir);
         if (left > 0) this.#logger.info('Ended processes a server left running outside its process group', { pid: handle.pid, command, processes: left });
         // Said once, at its end: a server short of tasks fails in ways of its own (EAGAIN, "Cannot fork", a pool that cannot grow).
-        // Its agent's limit may be the one met: the kernel counts a refused fork and an OOM kill in the server's cgroup either way (v1).
-        const agent = cgroup.agentLimits;
+        // Its agent's limit may be the one met: the kernel counts a refused fork (v1) and an OOM kill in the server's cgroup either way.
         if (refusedForks > 0) {
           const agentTasks = agent !== undefined && agent.tasks > 0 ? agent.tasks : undefined;
           this.#logger.warn(agentTasks === undefined ? 'A server reached its task limit: forks were refused' : 'A server reached its task limit, or its agent\'s: forks were refused', {

@@ -289,6 +289,9 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     const bob = await cat('bob');
     expect(bob()).toEqual(['max', mib(150)]);
     expect(cgroups!.setAgentLimits({ tasks: 0, memoryMib: 150 })).toEqual({ agents: 0, failed: 0 });
+    // Raised from the setting, but below what Alice's cgroup still holds: hers is not lowered (review s33), Bob's is raised.
+    expect(cgroups!.setAgentLimits({ tasks: 0, memoryMib: 175 })).toEqual({ agents: mib(1) === 'no memory controller' ? 0 : 1, failed: 0 });
+    expect([alice(), bob()]).toEqual([['max', mib(200)], ['max', mib(175)]]);
     // None at all: raised for both.
     expect(cgroups!.setAgentLimits({ tasks: 0, memoryMib: 0 })).toEqual({ agents: 2, failed: 0 });
     for (const limits of [alice(), bob()]) expect(limits[1] === 'no memory controller' || (limits[1] as number) > 1_000_000).toBe(true);

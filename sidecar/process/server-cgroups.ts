@@ -296,7 +296,7 @@ export class ServerCgroups {
       }
       throw error;
     }
-    return new LaunchCgroup(parts, limits, this.#log, group === undefined ? undefined : () => this.#agentLimits);
+    return new LaunchCgroup(parts, limits, this.#log);
   }
 
   /** What each agent's cgroup holds all its servers to together; none until set. */
@@ -315,8 +315,7 @@ export class ServerCgroups {
   setAgentLimits(limits: AgentLimits): { agents: number; failed: number } {
     const old = this.#agentLimits;
     this.#agentLimits = limits;
-    const raised = limits.memoryMib !== old.memoryMib && (limits.memoryMib === 0 || (old.memoryMib !== 0 && limits.memoryMib > old.memoryMib));
-    const change = { tasks: limits.tasks !== old.tasks, memory: raised };
+    const change = { tasks: limits.tasks !== old.tasks, memory: limits.memoryMib !== old.memoryMib };
     if (!change.tasks && !change.memory) return { agents: 0, failed: 0 };
     const agents = new Set<string>();
     const failed = new Set<string>();
@@ -325,7 +324,8 @@ export class ServerCgroups {
         const name = dir.slice(dir.lastIndexOf('/agent-') + '/agent-'.length);
         const writes = [
           change.tasks && base.controllers.has('pids') ? () => writeFileSync(join(dir, 'pids.max'), limits.tasks > 0 ? String(limits.tasks) : 'max') : undefined,
-          change.memory && base.controllers.has('memory') ? () => limitMemory(dir, base.v2, limits.memoryMib * 1024 * 1024) : undefined,
+          // Raised only, against what this agent's cgroup holds: a reload that lowered it earlier left it as it was.
+          change.memory && base.controllers.has('memory') && raisesMemory(dir, base.v2, limits.memoryMib) ? () => limitMemory(dir, base.v2, limits.memoryMib * 1024 * 1024) : undefined,
         ].filter((write) => write !== undefined);
         if (writes.length === 0) continue;
         try {
@@ -371,6 +371,49 @@ function limitMemory(dir: string, v2: boolean, bytes: number): void {
   if (raising) writeFileSync(swap, value);
   writeFileSync(join(dir, 'memory.limit_in_bytes'), value);
   if (!raising) writeFileSync(swap, value);
+}
+
+/** Whether `mib` (0: none) is above the memory limit `dir` holds now; false where it cannot be read. */
+function raisesMemory(dir: string, v2: boolean, mib: number): boolean {
+  const held = memoryLimitOf(dir, v2);
+  if (held === undefined) return false;
+  return mib === 0 ? held !== 0 : held !== 0 && mib * 1024 * 1024 > held;
+}
+
+/** The memory limit a cgroup holds, in bytes (0: none, as v2's `max` and v1's page-rounded "unlimited" read), or undefined where it cannot be read. */
+function memoryLimitOf(dir: string, v2: boolean): number | undefined {
+  try {
+    const text = readFileSync(join(dir, v2 ? 'memory.max' : 'memory.limit_in_bytes'), 'utf8').trim();
+    if (text === 'max') return 0;
+    const bytes = Number(text);
+    // v1 reads "unlimited" as the largest page-aligned 64-bit count.
+    return Number.isFinite(bytes) ? (bytes >= 2 ** 62 ? 0 : bytes) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What an agent's cgroup holds now (0: none), read back from its files: a reload may have changed the setting since it was made. */
+function agentLimitsIn(parts: readonly LaunchDir[]): AgentLimits | undefined {
+  let found = false;
+  let tasks = 0;
+  let memoryMib = 0;
+  for (const part of parts) {
+    if (part.agentDir === undefined) continue;
+    found = true;
+    if (part.controllers.has('pids')) tasks = Math.max(tasks, tasksLimitOf(part.agentDir));
+    if (part.controllers.has('memory')) memoryMib = Math.max(memoryMib, Math.round((memoryLimitOf(part.agentDir, part.v2) ?? 0) / (1024 * 1024)));
+  }
+  return found ? { tasks, memoryMib } : undefined;
+}
+
+function tasksLimitOf(dir: string): number {
+  try {
+    const text = readFileSync(join(dir, 'pids.max'), 'utf8').trim();
+    return text === 'max' ? 0 : Number(text) || 0;
+  } catch {
+    return 0;
+  }
 }
 
 /** The scheduler's period the CPU cap is a share of (the kernel's default), in µs. */
@@ -479,6 +522,8 @@ export interface CgroupEnd {
   readonly oomKills: number;
   /** How long its CPU cap held its tasks back over the server's life, summed over the CPUs they ran on, in ms (`cpu.stat`). */
   readonly throttledMs: number;
+  /** What its agent's cgroup held when it ended (0: none); absent where it was under no agent's. */
+  readonly agentLimits?: AgentLimits;
 }
 
 /** One launch's cgroup (one directory in each hierarchy the sidecar uses). */
@@ -497,12 +542,8 @@ export class LaunchCgroup {
   #refusedSeen = 0;
   #refusedUnder: number;
 
-  readonly #agentLimits: (() => AgentLimits) | undefined;
-
-  /** `agentLimits`: its agent's cgroup's, as they are now; undefined where it has none. */
-  constructor(parts: readonly LaunchDir[], limits: TreeLimits, log: Logger, agentLimits?: () => AgentLimits) {
+  constructor(parts: readonly LaunchDir[], limits: TreeLimits, log: Logger) {
     this.#parts = parts;
-    this.#agentLimits = agentLimits;
     this.#dirs = parts.map((part) => part.dir);
     this.#limits = limits;
     this.#refusedUnder = limits.tasks;
@@ -511,11 +552,6 @@ export class LaunchCgroup {
 
   get limits(): TreeLimits {
     return this.#limits;
-  }
-
-  /** What its agent's cgroup holds all that agent's servers to together; undefined where it is under no agent's. */
-  get agentLimits(): AgentLimits | undefined {
-    return this.#agentLimits?.();
   }
 
   /**
@@ -586,10 +622,11 @@ export class LaunchCgroup {
     const oomKills = Math.max(0, ...this.#parts.filter((part) => part.controllers.has('memory')).map((part) => eventCount(join(part.dir, part.v2 ? 'memory.events' : 'memory.oom_control'), 'oom_kill')));
     // v2 counts µs, v1 ns.
     const throttledMs = Math.max(0, ...this.#parts.filter((part) => part.controllers.has('cpu')).map((part) => (part.v2 ? eventCount(join(part.dir, 'cpu.stat'), 'throttled_usec') / 1000 : eventCount(join(part.dir, 'cpu.stat'), 'throttled_time') / 1e6)));
+    const agentLimits = agentLimitsIn(this.#parts);
     for (const dir of this.#dirs) await endDir(dir, this.#log);
     // The agent's cgroup goes with its last launch; another launch of it still there keeps it (EBUSY).
     for (const part of this.#parts) if (part.agentDir !== undefined) removeDir(part.agentDir);
-    return { left, refusedForks, refusedUnder, oomKills, throttledMs: Math.round(throttledMs) };
+    return { left, refusedForks, refusedUnder, oomKills, throttledMs: Math.round(throttledMs), ...(agentLimits !== undefined ? { agentLimits } : {}) };
   }
 }
 

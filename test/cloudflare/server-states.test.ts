@@ -13,7 +13,15 @@ let stack: WorkerdStack;
 
 beforeAll(async () => {
   stack = await startWorkerdStack({
-    servers: { a: { 'pid-a': fixtureServer('pid-server.mjs'), 'broken-a': { command: '/nonexistent/mcp-server' } }, b: {} },
+    servers: {
+      a: {
+        'pid-a': fixtureServer('pid-server.mjs'),
+        'broken-a': { command: '/nonexistent/mcp-server' },
+        // Starts, and exits at its first message: its channel fails after its open.
+        'dies-a': { command: process.execPath, args: ['-e', "process.stdin.once('data', () => process.exit(3))"] },
+      },
+      b: {},
+    },
     agents: [{ name: 'bob', servers: ['pid-a', 'broken-a'] }],
   });
 }, 120_000);
@@ -64,5 +72,16 @@ describe('server states on /healthz under workerd', () => {
     const served = await modernPost(`${stack.url}/servers/pid-a/mcp`, stack.tokens.bob!, 'tools/call', { name: 'pid', arguments: {} });
     expect(served.status).toBe(200);
     expect(await stateOf(stack.tokens.admin!, 'pid-a')).toMatchObject({ state: 'available' });
+  }, 60_000);
+
+  it('says a server that starts and then dies is failing, though its open was taken (review s33)', async () => {
+    const answer = await fetch(`${stack.url}/servers/dies-a/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stack.tokens.alice!}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    await answer.text();
+    await expect.poll(async () => (await stateOf(stack.tokens.admin!, 'dies-a'))?.state).toBe('failing');
+    expect(await stateOf(stack.tokens.admin!, 'dies-a')).toMatchObject({ failure: { reason: 'server-exited', agent: 'alice' } });
   }, 60_000);
 });

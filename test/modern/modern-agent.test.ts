@@ -18,7 +18,7 @@ const textOf = (answer: { response: Record<string, any> }): string => answer.res
 
 beforeAll(async () => {
   stack = await startStack({
-    servers: { everything: everythingServer(), pids: fixtureServer('pid-server.mjs') },
+    servers: { everything: everythingServer(), pids: fixtureServer('pid-server.mjs'), broken: { command: '/nonexistent/mcp-server' } },
     agents: [{ name: 'bob', servers: ['everything', 'pids'] }],
   });
 }, 90_000);
@@ -126,6 +126,17 @@ describe('a modern agent on /servers/:name/mcp', () => {
     expect(refused.response).toMatchObject({ id: 'no-1', error: { data: { reason: 'server-not-found' } } });
     // Not -32002: MCP's "resource not found" of earlier versions, which 2026-07-28 forbids emitting.
     expect(refused.response.error.code).toBe(-31002);
+  });
+
+  it('marks a server failing on /healthz when the host answers that its launch failed, as a refused open would (review s33)', async () => {
+    const state = async (token: string) => {
+      const response = await fetch(`${stack.url}/healthz`, { headers: { authorization: `Bearer ${token}` } });
+      return ((await response.json()) as { servers: Array<{ name: string; state: string; failure?: { reason: string } }> }).servers.find((s) => s.name === 'broken');
+    };
+    expect(await state(stack.tokens.alice!)).toMatchObject({ state: 'available' });
+    const answer = await modernPost(url('broken'), stack.tokens.alice!, 'tools/list');
+    expect(answer.response.error?.data?.reason).toBe('launch-failed');
+    expect(await state(stack.tokens.alice!)).toMatchObject({ state: 'failing', failure: { reason: 'launch-failed' } });
   });
 
   it('serves a legacy SDK client on the same agent and server at the same time', async () => {

@@ -64,6 +64,13 @@ describe('OpenOutcomes', () => {
     stale.failed('alice', 'files', 'launch-failed', 'Cannot start process');
     edge.merge(stale.entries());
     expect(edge.failure('files', 'alice')).toBeUndefined();
+    // Of one millisecond, the sender's latest wins where it says otherwise (review s33).
+    const tied = new OpenOutcomes({ now: () => new Date(now) });
+    tied.opened('bob', 'files');
+    edge.merge(tied.entries());
+    tied.failed('bob', 'files', 'launch-failed', 'Cannot start process');
+    edge.merge(tied.entries());
+    expect(edge.failure('files', 'bob')).toMatchObject({ reason: 'launch-failed' });
     // What another place sends is checked: a reason no runtime has is refused.
     expect(OpenOutcomeList.safeParse([{ agent: 'alice', server: 'files', failure: { reason: 'made-up', message: '', time: now }, time: 1 }]).success).toBe(false);
   });

@@ -88,11 +88,15 @@ export class OpenOutcomes {
     return [...this.#latest.values()].map(({ agent, server, failure, time }) => ({ agent, server, failure, time }));
   }
 
-  /** Outcomes recorded elsewhere, oldest first: each replaces the pair's here unless this one is as new or newer. */
+  /**
+   * Outcomes recorded elsewhere, oldest first: each replaces the pair's here unless this one is
+   * newer, or the same. One of the same millisecond that says otherwise wins: the place that sent
+   * it holds only its latest (a modern open and its failed launch can share a millisecond).
+   */
   merge(entries: readonly OpenOutcomeEntry[]): void {
     for (const entry of entries) {
       const held = this.#latest.get(keyOf(entry.agent, entry.server));
-      if (held !== undefined && held.time >= entry.time) continue;
+      if (held !== undefined && (held.time > entry.time || (held.time === entry.time && sameFailure(held.failure, entry.failure)))) continue;
       this.#set({ agent: entry.agent, server: entry.server, failure: entry.failure, at: ++this.#order, time: entry.time });
     }
   }
@@ -115,6 +119,10 @@ export class OpenOutcomes {
     this.#latest.set(key, outcome);
     if (this.#latest.size > this.#capacity) this.#latest.delete(this.#latest.keys().next().value!);
   }
+}
+
+function sameFailure(a: Outcome['failure'], b: Outcome['failure']): boolean {
+  return a === null || b === null ? a === b : a.reason === b.reason && a.message === b.message && a.time === b.time;
 }
 
 function keyOf(agent: string, server: string): string {

@@ -13,7 +13,7 @@ import type { DurableObjectId, DurableObjectState, SwitchyardEnv } from './worke
 const key = (n: number) => n.toString(16).padStart(64, '0');
 
 /** A session's object as the slots object reaches it: its answers, or null for one that fails. */
-type SessionObject = { state: SlotState; endIfIdle?: SlotState; grant?: string } | null;
+type SessionObject = { state: SlotState; endIfIdle?: SlotState; grant?: string } | 'hangs' | null;
 
 function slotsWith(objects: Map<string, SessionObject>): { op(body: unknown): Promise<unknown>; asked: string[] } {
   const stored = new Map<string, unknown>();
@@ -38,6 +38,7 @@ function slotsWith(objects: Map<string, SessionObject>): { op(body: unknown): Pr
           const path = new URL(url).pathname;
           asked.push(`${path} ${object.toString()}`);
           const answers = objects.get(object.toString());
+          if (answers === 'hangs') return new Promise<Response>(() => {});
           if (answers === null || answers === undefined) throw new Error('object failed');
           // As `AgentSession` answers: ended if the grant named is the one its session was opened under.
           if (path === SLOT_END_GRANT_PATH) return Response.json((JSON.parse(String(init?.body)) as { grant: string }).grant === answers.grant ? { ended: true } : answers.state);
@@ -138,6 +139,19 @@ describe('AgentSlots', () => {
     await slots.op(renew(1, 0));
     expect(await slots.op({ op: 'held' })).toEqual({ held: 2 });
     expect(await slots.op({ op: 'end-grant', agent: 'alice', grant: 'x'.repeat(257), why: '' })).toEqual({ error: 'Invalid slot operation' });
+  });
+
+  it('stops waiting for a session\'s object that hangs, so the agent\'s other operations and a revocation are not held behind it (review s33)', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    const live = { lastSeen: Date.now(), inFlight: 0 };
+    const slots = slotsWith(new Map<string, SessionObject>([[key(1), 'hangs'], [key(2), { state: live, grant: 'g1' }]]));
+    for (const n of [1, 2]) await slots.op({ ...admit(n, 5), leaseMs: 60_000 });
+    const ended = slots.op({ op: 'end-grant', agent: 'alice', grant: 'g1', why: 'its OAuth grant was revoked by the app' });
+    const held = slots.op({ op: 'held' });
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(await ended).toEqual({ ended: 1 });
+    // The hung one keeps its slot until its lease lapses, as one that failed to answer does.
+    expect(await held).toEqual({ held: 1 });
   });
 
   it('refuses a malformed operation', async () => {

@@ -72,6 +72,8 @@ interface Lease {
 }
 
 const LEASE_PREFIX = 'lease:';
+/** Longest wait for a session's object to answer: it answers from memory, in milliseconds, unless it hangs. */
+const ASK_TIMEOUT_MS = 5_000;
 /** Sessions remembered as given back, so a renewal sent just before cannot take the slot again. */
 const RELEASED_REMEMBERED = 1024;
 
@@ -170,14 +172,28 @@ export class AgentSlots {
     else await this.#put(leases, id, { ...lease, lastSeen: state.lastSeen, inFlight: state.inFlight });
   }
 
+  /**
+   * What a session's object answers, or null where it fails to, or takes past `ASK_TIMEOUT_MS`:
+   * operations run one at a time, so one object that hangs must not hold every other of the
+   * agent's admissions, and a revocation's answer, behind it.
+   */
   async #ask(id: string, path: string, body?: unknown): Promise<SlotState | null> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ASK_TIMEOUT_MS)));
+    const asked = (async () => {
+      try {
+        const sessions = this.#env.AGENT_SESSION;
+        const response = await sessions.get(sessions.idFromString(id)).fetch(`${SESSION_OBJECT_ORIGIN}${path}`, { method: 'POST', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+        const state = SlotState.safeParse(await response.json());
+        return state.success ? state.data : null;
+      } catch {
+        return null;
+      }
+    })();
     try {
-      const sessions = this.#env.AGENT_SESSION;
-      const response = await sessions.get(sessions.idFromString(id)).fetch(`${SESSION_OBJECT_ORIGIN}${path}`, { method: 'POST', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-      const state = SlotState.safeParse(await response.json());
-      return state.success ? state.data : null;
-    } catch {
-      return null;
+      return await Promise.race([asked, timedOut]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -85,7 +85,10 @@ export function serveRelay(request: Request, host: RelayHost): Response {
         await channel.close();
         return;
       }
-      bridgeChannels(relayed, channel, () => relay.close({ message: 'Channel closed' }));
+      // A server that failed after its open (it exited) is failing too, as in a session on every runtime.
+      bridgeChannels(relayed, channel, () => relay.close({ message: 'Channel closed' }), (failure) => {
+        if (named.success && failure.reason !== undefined) host.outcomes?.failed(named.data.connection.agent, named.data.connection['server-name'], failure.reason, failure.message ?? failure.reason);
+      });
     },
   });
   return upgradeResponse(client);
@@ -96,9 +99,10 @@ export function serveRelay(request: Request, host: RelayHost): Response {
  * ends the other is closed with its reason; then `ended` runs once. A request the other side
  * refuses (the host's link, while that session's or that agent's messages wait past their budget:
  * `limit-reached`) is answered with the refusal on the side it came from: the agent is told,
- * rather than wait for an answer that never comes.
+ * rather than wait for an answer that never comes. `bFailed` is told why `b` ended, where it
+ * failed with a reason (its server exited).
  */
-export function bridgeChannels(a: ChannelTransport, b: ChannelTransport, ended: () => void): void {
+export function bridgeChannels(a: ChannelTransport, b: ChannelTransport, ended: () => void, bFailed?: (failure: ChannelCloseInfo) => void): void {
   let done = false;
   const join = (from: ChannelTransport, to: ChannelTransport) => {
     let failure: ChannelCloseInfo = {};
@@ -111,6 +115,7 @@ export function bridgeChannels(a: ChannelTransport, b: ChannelTransport, ended: 
       if (error instanceof WireError) failure = { reason: error.reason, message: error.message };
     };
     from.onclose = () => {
+      if (from === b && failure.reason !== undefined) bFailed?.(failure);
       void to.close(failure).finally(() => {
         if (done) return;
         done = true;
