@@ -68,6 +68,14 @@ describe('server states on /healthz under workerd', () => {
     expect(await stateOf(stack.tokens.bob!, 'broken-a')).toMatchObject({ state: 'failing', failure: { reason: 'launch-failed' } });
     expect(await stateOf(stack.tokens.admin!, 'broken-a')).toMatchObject({ state: 'failing', failure: { agent: 'bob' } });
 
+    // Each failure is a recent error too, from the host's object: the admin sees both, each agent its own.
+    const recent = async (token: string) => {
+      const response = await fetch(`${stack.url}/healthz`, { headers: { authorization: `Bearer ${token}` } });
+      return ((await response.json()) as { recentErrors: Array<{ reason: string; server: string; agent: string }> }).recentErrors.filter((e) => e.server === 'broken-a');
+    };
+    expect((await recent(stack.tokens.admin!)).map((e) => [e.agent, e.reason]).toSorted()).toEqual([['alice', 'launch-failed'], ['bob', 'launch-failed']]);
+    expect((await recent(stack.tokens.bob!)).map((e) => e.agent)).toEqual(['bob']);
+
     // A server that serves stays available beside it.
     const served = await modernPost(`${stack.url}/servers/pid-a/mcp`, stack.tokens.bob!, 'tools/call', { name: 'pid', arguments: {} });
     expect(served.status).toBe(200);

@@ -29,6 +29,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { httpStatusFor, isFailureReason, jsonRpcErrorBody, WireError } from '../../shared/errors.ts';
 import { isHostAnswer } from '../../shared/audit/host-answers.ts';
 import type { OpenOutcomes } from '../status/open-outcomes.ts';
+import type { RecentErrors } from '../status/recent-errors.ts';
 import type { ConnectionDescriptor } from '../../shared/descriptors.ts';
 import type { AgentEntry, WorkerConfig } from '../config/worker-config.ts';
 import type { WorkerLogger } from '../log.ts';
@@ -56,6 +57,8 @@ export interface ModernRouteDeps {
   audit?: WorkerAudit;
   /** How each agent's latest open of each server went, for `/healthz`: a request's open is its own (`open-outcomes.ts`). */
   openOutcomes?: OpenOutcomes;
+  /** Recent failures, for `/healthz` (`recent-errors.ts`). */
+  recentErrors?: RecentErrors;
   /** Each agent's requests in flight, kept across config reloads. */
   requestCounters: AgentRequestCounters;
   /** The listen streams open, kept across config reloads, which end those a reload no longer allows. */
@@ -182,7 +185,7 @@ export async function forwardModern(request: Request, message: ModernRequest, to
         ...(hold !== undefined ? { holdBackgroundWork: hold } : {}),
         ...(deps.requestTimeoutMs !== undefined ? { timeoutMs: deps.requestTimeoutMs } : {}),
         onAnswer: (answer: unknown) => {
-          if (answer !== null) noteHostFailure(deps.openOutcomes, agent.name, server, answer);
+          if (answer !== null) noteHostFailure(deps, agent.name, server, answer);
           if (ledger !== undefined) return answer === null ? ledger.fail(message.id, 'agent-left') : ledger.answer(answer);
         },
       });
@@ -255,11 +258,14 @@ export function openModernChannel(
  * a refused open would be on a legacy session: the open was taken, and its answer says it failed.
  * Only the host's own answer counts, which a server cannot forge (`host-answers.ts`).
  */
-function noteHostFailure(outcomes: OpenOutcomes | undefined, agent: string, server: string, answer: unknown): void {
-  if (outcomes === undefined || !isHostAnswer(answer)) return;
+function noteHostFailure(deps: Pick<ModernRouteDeps, 'openOutcomes' | 'recentErrors'>, agent: string, server: string, answer: unknown): void {
+  if ((deps.openOutcomes === undefined && deps.recentErrors === undefined) || !isHostAnswer(answer)) return;
   const error = (answer as { error?: { message?: unknown; data?: { reason?: unknown } } }).error;
   const reason = error?.data?.reason;
-  if (isFailureReason(reason)) outcomes.failed(agent, server, reason, typeof error?.message === 'string' ? error.message : reason);
+  if (!isFailureReason(reason)) return;
+  const message = typeof error?.message === 'string' ? error.message : reason;
+  deps.openOutcomes?.failed(agent, server, reason, message);
+  deps.recentErrors?.record({ reason, server, agent, message });
 }
 
 function newModernSession(): string {

@@ -88,4 +88,22 @@ describe('scrubMessage', () => {
     errors.record({ ...offline, message: 'Could not open http://a:b@h/mcp?token=t' });
     expect(errors.list()[0]!.message).toBe('Could not open http://[redacted]@h/mcp?[redacted]');
   });
+
+  it('shows what another place handed over beside its own, newest first, each place\'s replacing its last, within capacity', () => {
+    const errors = new RecentErrors({ capacity: 3, now: () => new Date('2026-12-07T10:00:02.000Z') });
+    errors.record({ reason: 'host-offline', server: 'docs', agent: 'alice', message: 'Host "laptop" is offline' });
+    const hosts = (time: string, agent: string) => ({ time, reason: 'launch-failed' as const, server: 'files', agent, message: 'Could not open https://u:hunter2@x.example/?t=1', count: 2 });
+    errors.fromElsewhere('host:laptop', [hosts('2026-12-07T10:00:03.000Z', 'alice'), hosts('2026-12-07T10:00:01.000Z', 'bob')]);
+    expect(errors.list().map((e) => [e.time, e.agent, e.reason])).toEqual([
+      ['2026-12-07T10:00:03.000Z', 'alice', 'launch-failed'],
+      ['2026-12-07T10:00:02.000Z', 'alice', 'host-offline'],
+      ['2026-12-07T10:00:01.000Z', 'bob', 'launch-failed'],
+    ]);
+    expect(errors.list('bob')).toHaveLength(1);
+    // Scrubbed again here: a secret another place let through is not shown.
+    expect(errors.list().map((e) => e.message).join(' ')).not.toMatch(/hunter2|t=1/);
+    // The place's next handover replaces its last one; an empty one clears it.
+    errors.fromElsewhere('host:laptop', []);
+    expect(errors.list().map((e) => e.reason)).toEqual(['host-offline']);
+  });
 });

@@ -12,11 +12,14 @@
  * bearer tokens anyway, then cut to `MAX_MESSAGE_LENGTH`, in case a non-wire error slips through.
  *
  * This lives in one isolate's memory, like the session table (DESIGN §8): on a multi-isolate edge
- * each isolate shows its own recent failures, which is what a status page can honestly say.
+ * each isolate shows its own recent failures, which is what a status page can honestly say. On
+ * Workers a host's failures happen in its Durable Object, which keeps its own and hands them over
+ * with its status (`fromElsewhere`): the edge shows them beside its own.
  *
  * @module
  */
-import type { FailureReason } from '../../shared/errors.ts';
+import { FAILURE_REASONS, type FailureReason } from '../../shared/errors.ts';
+import * as z from '../../shared/zod.ts';
 import { redactUrlsIn } from '../../shared/url-redaction.ts';
 
 /** One failure as shown on /healthz (`recentErrors`) and the status page. */
@@ -35,6 +38,16 @@ export interface RecentError {
 
 export type RecentErrorInput = Omit<RecentError, 'time' | 'count'>;
 
+/** One failure as another place hands it over (a host's Durable Object to the edge), checked there. */
+export const RecentErrorEntry = z.strictObject({
+  time: z.string().check(z.maxLength(64)),
+  reason: z.enum(FAILURE_REASONS),
+  server: z.nullable(z.string().check(z.maxLength(256))),
+  agent: z.nullable(z.string().check(z.maxLength(256))),
+  message: z.string().check(z.maxLength(4096)),
+  count: z.number().check(z.int(), z.positive()),
+});
+
 export interface RecentErrorsOptions {
   /** Most entries kept; 50 by default. */
   capacity?: number;
@@ -50,6 +63,8 @@ export class RecentErrors {
   readonly #now: () => Date;
   /** Oldest first; at most `#capacity` long, so linear scans stay trivially cheap. */
   readonly #entries: Array<RecentError & { key: string }> = [];
+  /** Each other place's own, as it last handed them over (`fromElsewhere`). */
+  readonly #elsewhere = new Map<string, RecentError[]>();
 
   constructor(options: RecentErrorsOptions = {}) {
     const capacity = options.capacity ?? DEFAULT_RECENT_ERRORS_CAPACITY;
@@ -68,6 +83,16 @@ export class RecentErrors {
     if (this.#entries.length > this.#capacity) this.#entries.shift();
   }
 
+  /**
+   * The failures another place (`source`) recorded itself, as it holds them now: they replace
+   * what it handed over before, and show beside this one's own, the newest `capacity` of all.
+   */
+  fromElsewhere(source: string, entries: readonly RecentError[]): void {
+    const kept = entries.slice(0, this.#capacity).map((entry) => ({ ...entry, message: scrubMessage(entry.message) }));
+    if (kept.length === 0) this.#elsewhere.delete(source);
+    else this.#elsewhere.set(source, kept);
+  }
+
   /** Newest first; with `agent`, only that agent's entries. Returns copies. */
   list(agent?: string): RecentError[] {
     const out: RecentError[] = [];
@@ -75,11 +100,14 @@ export class RecentErrors {
       const { key: _key, ...entry } = this.#entries[i]!;
       if (agent === undefined || entry.agent === agent) out.push(entry);
     }
-    return out;
+    if (this.#elsewhere.size === 0) return out;
+    for (const entries of this.#elsewhere.values()) for (const entry of entries) if (agent === undefined || entry.agent === agent) out.push({ ...entry });
+    // ISO times of one format sort as text.
+    return out.sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : 0)).slice(0, this.#capacity);
   }
 
   get size(): number {
-    return this.#entries.length;
+    return this.list().length;
   }
 }
 

@@ -16,11 +16,12 @@
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ChannelCloseInfo, ChannelTransport } from '../../../shared/channel-transport.ts';
-import { httpStatusFor, jsonRpcErrorBody, WireError } from '../../../shared/errors.ts';
+import { type FailureReason, httpStatusFor, jsonRpcErrorBody, WireError } from '../../../shared/errors.ts';
 import { LinkEndpoint, type LinkLogger } from '../../../shared/link/link-endpoint.ts';
 import type { LinkFeature } from '../../../shared/link/link-features.ts';
 import type { HostLinkRegistry } from '../../link/host-link-registry.ts';
 import type { OpenOutcomes } from '../../status/open-outcomes.ts';
+import type { RecentErrors } from '../../status/recent-errors.ts';
 import * as z from '../../../shared/zod.ts';
 import { acceptedFrameSocket } from './websocket-frame-socket.ts';
 import { newWebSocketPair, upgradeResponse } from './workers-runtime.ts';
@@ -50,6 +51,8 @@ export interface RelayHost {
   log?: LinkLogger;
   /** Where each open's outcome is kept, for the status the edge reads (`open-outcomes.ts`). */
   outcomes?: OpenOutcomes;
+  /** Where each failure is kept, for the same status (`recent-errors.ts`). */
+  recentErrors?: RecentErrors;
 }
 
 /** The names of a relayed channel open that its outcome is kept under. */
@@ -76,7 +79,7 @@ export function serveRelay(request: Request, host: RelayHost): Response {
       try {
         channel = await host.registry.openChannel(host.entityId, connection);
       } catch (error) {
-        if (error instanceof WireError && named.success) host.outcomes?.failed(named.data.connection.agent, named.data.connection['server-name'], error.reason, error.message);
+        if (error instanceof WireError && named.success) failed(host, named.data.connection, error.reason, error.message);
         throw error;
       }
       if (named.success) host.outcomes?.opened(named.data.connection.agent, named.data.connection['server-name']);
@@ -87,11 +90,17 @@ export function serveRelay(request: Request, host: RelayHost): Response {
       }
       // A server that failed after its open (it exited) is failing too, as in a session on every runtime.
       bridgeChannels(relayed, channel, () => relay.close({ message: 'Channel closed' }), (failure) => {
-        if (named.success && failure.reason !== undefined) host.outcomes?.failed(named.data.connection.agent, named.data.connection['server-name'], failure.reason, failure.message ?? failure.reason);
+        if (named.success && failure.reason !== undefined) failed(host, named.data.connection, failure.reason, failure.message ?? failure.reason);
       });
     },
   });
   return upgradeResponse(client);
+}
+
+/** A relayed open that failed, or its channel after it: kept as a session's own failure is on every runtime. */
+function failed(host: RelayHost, connection: { 'server-name': string; agent?: string | undefined }, reason: FailureReason, message: string): void {
+  host.outcomes?.failed(connection.agent, connection['server-name'], reason, message);
+  host.recentErrors?.record({ reason, server: connection['server-name'], agent: connection.agent ?? null, message });
 }
 
 /**

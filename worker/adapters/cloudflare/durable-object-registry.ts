@@ -6,8 +6,8 @@
  * host has no live link, so an agent never waits for a link that may not come.
  *
  * `status()` is synchronous, as `/healthz` reads it; `refresh()` asks each host's object first,
- * whose answer also carries how the latest opens of its servers went (`openOutcomes`): on Workers
- * they happen there, not in the isolate that reports them.
+ * whose answer also carries how the latest opens of its servers went (`openOutcomes`) and its
+ * recent failures (`recentErrors`): on Workers they happen there, not in the isolate that reports them.
  * Links attach inside their object, never here.
  *
  * @module
@@ -20,6 +20,7 @@ import type { HostLinkRegistry, HostLinkStatus } from '../../link/host-link-regi
 import { RELAY_FEATURES, RELAY_PATH, relayLog } from './channel-relay.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { OpenOutcomeEntry, type OpenOutcomes } from '../../status/open-outcomes.ts';
+import { RecentErrorEntry, type RecentErrors } from '../../status/recent-errors.ts';
 import * as z from '../../../shared/zod.ts';
 import { acceptedFrameSocket } from './websocket-frame-socket.ts';
 import { webSocketOf, type DurableObjectNamespace, type DurableObjectStub } from './workers-runtime.ts';
@@ -29,6 +30,7 @@ export const HOST_OBJECT_ORIGIN = 'https://host-link.switchyard';
 export const STATUS_PATH = '/status';
 
 const OpenOutcomeList = z.array(OpenOutcomeEntry).check(z.maxLength(100_000));
+const RecentErrorList = z.array(RecentErrorEntry).check(z.maxLength(1_000));
 
 /** Status reads in flight at once, so `/healthz` for many hosts stays within subrequest limits. */
 const STATUS_CONCURRENCY = 50;
@@ -43,12 +45,14 @@ export class DurableObjectHostLinkRegistry implements HostLinkRegistry {
   /** Each host's line as last read from its object, in the order first read. */
   readonly #snapshot = new Map<string, HostLinkStatus>();
   readonly #outcomes: OpenOutcomes | undefined;
+  readonly #errors: RecentErrors | undefined;
 
-  /** `openOutcomes`: where the opens each host's object reports are merged, for `/healthz`. */
-  constructor(namespace: DurableObjectNamespace, options: { log?: WorkerLogger; openOutcomes?: OpenOutcomes } = {}) {
+  /** `openOutcomes`, `recentErrors`: where what each host's object reports goes, for `/healthz`. */
+  constructor(namespace: DurableObjectNamespace, options: { log?: WorkerLogger; openOutcomes?: OpenOutcomes; recentErrors?: RecentErrors } = {}) {
     this.#namespace = namespace;
     this.#log = options.log !== undefined ? relayLog(options.log) : undefined;
     this.#outcomes = options.openOutcomes;
+    this.#errors = options.recentErrors;
   }
 
   async openChannel(entityId: string, request: unknown, options: OpenChannelOptions = {}): Promise<ChannelTransport> {
@@ -100,10 +104,12 @@ export class DurableObjectHostLinkRegistry implements HostLinkRegistry {
     try {
       const response = await hostObject(this.#namespace, entityId).fetch(`${HOST_OBJECT_ORIGIN}${STATUS_PATH}`, { headers: { [ENTITY_ID_HEADER]: entityId } });
       if (!response.ok) return unknown;
-      const { opens, ...status } = (await response.json()) as HostLinkStatus & { opens?: unknown };
+      const { opens, errors, ...status } = (await response.json()) as HostLinkStatus & { opens?: unknown; errors?: unknown };
       // Checked, as anything read from elsewhere: an object of an older deployment has none.
       const reported = OpenOutcomeList.safeParse(opens ?? []);
       if (reported.success) this.#outcomes?.merge(reported.data);
+      const failures = RecentErrorList.safeParse(errors ?? []);
+      if (failures.success) this.#errors?.fromElsewhere(`host:${entityId}`, failures.data);
       return status;
     } catch {
       return unknown;

@@ -40,6 +40,7 @@ import { httpStatusFor, WireError } from '../../../shared/errors.ts';
 import { DurableObjectHostLinkRegistry, hostObject } from './durable-object-registry.ts';
 import { NoSessionTable } from './no-session-table.ts';
 import { OpenOutcomes } from '../../status/open-outcomes.ts';
+import { RecentErrors } from '../../status/recent-errors.ts';
 import { workersOAuth } from './cloudflare-env.ts';
 import { endingGrantSessions } from './agent-slots-object.ts';
 import { objectOfSession } from './session-id.ts';
@@ -48,11 +49,12 @@ import type { SwitchyardEnv } from './workers-runtime.ts';
 export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: WorkerLogger, audit: WorkerAudit): Hono<{ Variables: AgentVariables }> {
   // The opens happen in each host's object; its status read brings their outcomes here, for /healthz.
   const openOutcomes = new OpenOutcomes();
-  const registry = new DurableObjectHostLinkRegistry(env.HOST_LINK, { log, openOutcomes });
+  const recentErrors = new RecentErrors();
+  const registry = new DurableObjectHostLinkRegistry(env.HOST_LINK, { log, openOutcomes, recentErrors });
   // A grant ended here (`/oauth/revoke`, a refresh token reused) ends its sessions in their objects at once.
   const runtime = workersOAuth(env, config).oauth;
   const oauthRuntime = runtime === undefined ? {} : { oauth: endingGrantSessions(runtime, env.AGENT_SLOTS, log) };
-  const core = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions: new NoSessionTable(), registry, log, audit, openOutcomes, ...oauthRuntime });
+  const core = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions: new NoSessionTable(), registry, log, audit, openOutcomes, recentErrors, ...oauthRuntime });
 
   const app = new Hono<{ Variables: AgentVariables }>();
   // Stateless here (any isolate may answer): the host's object, which sees all of its links,

@@ -42,6 +42,7 @@ import { createApp, DEFAULT_OPEN_TIMEOUT_SECONDS } from '../../app.ts';
 import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
 import { NoSessionTable } from './no-session-table.ts';
 import { OpenOutcomes } from '../../status/open-outcomes.ts';
+import { RecentErrors } from '../../status/recent-errors.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { loadFromEnv, workersOAuth } from './cloudflare-env.ts';
@@ -98,6 +99,8 @@ interface Live {
   registry: InMemoryHostLinkRegistry;
   /** How each agent's latest open of each of this host's servers went, relayed or modern, for the edge's `/healthz` (`#status`). */
   outcomes: OpenOutcomes;
+  /** Its failures, relayed or modern, for the same status. */
+  recentErrors: RecentErrors;
   sockets: HibernatingSockets;
   /** `/link`, built for the host this object is named after (see `#linkApp`). */
   linkApp: Hono | undefined;
@@ -136,7 +139,7 @@ export class HostLink {
     if (entityId !== null && (path === RELAY_PATH || path === STATUS_PATH)) this.#entityId ??= entityId;
     if (path === RELAY_PATH) {
       const host = this.#entityId ?? '';
-      const relay = serveRelay(request, { registry: live.registry, entityId: host, linked: () => this.#linkAlive(live), log: relayLog(live.log), outcomes: live.outcomes });
+      const relay = serveRelay(request, { registry: live.registry, entityId: host, linked: () => this.#linkAlive(live), log: relayLog(live.log), outcomes: live.outcomes, recentErrors: live.recentErrors });
       this.#watchLink(live);
       return relay;
     }
@@ -192,12 +195,12 @@ export class HostLink {
     const sockets = new HibernatingSockets(this.#state, [LINK_TAG]);
     // One audit for the link route and the agents' app: each made its own, with its own exporter.
     let made: WorkersAudit | undefined;
-    this.#live = { log, registry, outcomes: new OpenOutcomes(), sockets, linkApp: undefined, agentApp: undefined, config, audit: () => (made ??= audit()) };
+    this.#live = { log, registry, outcomes: new OpenOutcomes(), recentErrors: new RecentErrors(), sockets, linkApp: undefined, agentApp: undefined, config, audit: () => (made ??= audit()) };
     return this.#live;
   }
 
   #agentApp(live: Live): { fetch(request: Request): Response | Promise<Response> } {
-    live.agentApp ??= createApp({ config: live.config, router: new ExecutorTargetRouter({ registry: live.registry }), sessions: new NoSessionTable(), log: live.log, audit: live.audit().audit, openOutcomes: live.outcomes, ...workersOAuth(this.#env, live.config) });
+    live.agentApp ??= createApp({ config: live.config, router: new ExecutorTargetRouter({ registry: live.registry }), sessions: new NoSessionTable(), log: live.log, audit: live.audit().audit, openOutcomes: live.outcomes, recentErrors: live.recentErrors, ...workersOAuth(this.#env, live.config) });
     return live.agentApp;
   }
 
@@ -328,6 +331,7 @@ export class HostLink {
       features: line?.linked === true && this.#link !== undefined ? [...this.#link.endpoint.peerFeatures] : [],
       // Taken out by the edge's registry, which reports them as the servers' states.
       opens: live.outcomes.entries(),
+      errors: live.recentErrors.list(),
     };
   }
 }
