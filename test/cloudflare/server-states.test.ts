@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureServer } from '../support/paths.ts';
 import { startWorkerdStack, type WorkerdStack } from '../support/workerd-stack.ts';
 import { modernPost } from '../modern/modern-client.ts';
+import { closeClient, connectClient } from '../support/clients.ts';
 
 let stack: WorkerdStack;
 
@@ -91,5 +92,21 @@ describe('server states on /healthz under workerd', () => {
     await answer.text();
     await expect.poll(async () => (await stateOf(stack.tokens.admin!, 'dies-a'))?.state).toBe('failing');
     expect(await stateOf(stack.tokens.admin!, 'dies-a')).toMatchObject({ failure: { reason: 'server-exited', agent: 'alice' } });
+  }, 60_000);
+
+  it('counts each agent\'s sessions, which live in objects of their own, for the admin and for that agent', async () => {
+    const count = async (token: string) => {
+      const response = await fetch(`${stack.url}/healthz`, { headers: { authorization: `Bearer ${token}` } });
+      return ((await response.json()) as { sessions: number }).sessions;
+    };
+    const before = await count(stack.tokens.admin!);
+    const client = await connectClient(`${stack.url}/servers/pid-a/mcp`, stack.tokens.alice!);
+    try {
+      expect([await count(stack.tokens.admin!), await count(stack.tokens.alice!), await count(stack.tokens.bob!)]).toEqual([before + 1, 1, 0]);
+    } finally {
+      await closeClient(client);
+    }
+    // Closed (DELETE): its slot is given back before the answer.
+    expect([await count(stack.tokens.admin!), await count(stack.tokens.alice!)]).toEqual([before, 0]);
   }, 60_000);
 });

@@ -117,6 +117,8 @@ export interface SessionTable {
   /** Closes and drops every session; used on shutdown. */
   closeAll(): Promise<void>;
   readonly size: number;
+  /** How many sessions `agent` holds, where the table counts what it cannot list (Workers); else its listed ones are counted. */
+  countOf?(agent: string): number;
   list(): SessionInfo[];
 }
 

@@ -110,7 +110,7 @@ export function healthReport(deps: HealthzDeps, agent: AgentEntry | null) {
     return refused ? { name, binding: 'edge-direct', state: 'unsupported-policy' } : reachable(deps, name, 'edge-direct', agent);
   });
   const usedHosts = new Set(servers.flatMap((s) => (s.binding.startsWith('host:') ? [s.binding.slice(5)] : [])));
-  const sessions = agent === null ? deps.sessions.size : deps.sessions.list().filter((s) => s.agent === agent.name).length;
+  const sessions = agent === null ? deps.sessions.size : (deps.sessions.countOf?.(agent.name) ?? deps.sessions.list().filter((s) => s.agent === agent.name).length);
   return {
     ok: true,
     time: (deps.clock ?? (() => new Date()))().toISOString(),

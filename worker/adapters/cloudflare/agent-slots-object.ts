@@ -13,7 +13,7 @@
  *   lease this object lost (its storage reset) takes it again, so the count heals within a sweep;
  *   a session given back or ended is remembered, so its last renewal cannot take a slot again.
  * - `release`: a session that closed (DELETE, idle expiry, a failed initialize) gives its slot back.
- * - `held`: how many slots the agent holds (what `/healthz` cannot count on Workers).
+ * - `held`: how many slots the agent holds: the sessions the edge's `/healthz` counts on Workers.
  * - `end-grant`: an OAuth grant of the agent ended (revoked, a refresh token reused): each of its
  *   sessions is asked to end if that grant opened it, so a revoked grant leaves no session open
  *   on Workers either, as on Deno and Node, not until its session's next sweep.
@@ -255,6 +255,11 @@ export class AgentSlotsClient {
 
   async release(session: string): Promise<void> {
     await this.#call({ op: 'release', agent: this.#agent, session });
+  }
+
+  /** How many sessions the agent holds: its live leases. */
+  async held(): Promise<number> {
+    return ((await this.#call({ op: 'held' })) as { held: number }).held;
   }
 
   /** Ends the agent's sessions opened under a grant that ended; how many there were. */

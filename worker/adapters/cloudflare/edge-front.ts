@@ -42,7 +42,7 @@ import { NoSessionTable } from './no-session-table.ts';
 import { OpenOutcomes } from '../../status/open-outcomes.ts';
 import { RecentErrors } from '../../status/recent-errors.ts';
 import { workersOAuth } from './cloudflare-env.ts';
-import { endingGrantSessions } from './agent-slots-object.ts';
+import { AgentSlotsClient, endingGrantSessions } from './agent-slots-object.ts';
 import { objectOfSession } from './session-id.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
 
@@ -54,7 +54,8 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
   // A grant ended here (`/oauth/revoke`, a refresh token reused) ends its sessions in their objects at once.
   const runtime = workersOAuth(env, config).oauth;
   const oauthRuntime = runtime === undefined ? {} : { oauth: endingGrantSessions(runtime, env.AGENT_SLOTS, log) };
-  const core = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions: new NoSessionTable(), registry, log, audit, openOutcomes, recentErrors, ...oauthRuntime });
+  const sessions = new NoSessionTable();
+  const core = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions, registry, log, audit, openOutcomes, recentErrors, ...oauthRuntime });
 
   const app = new Hono<{ Variables: AgentVariables }>();
   // Stateless here (any isolate may answer): the host's object, which sees all of its links,
@@ -120,12 +121,28 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
     if (viewer !== -1) {
       const agent = config.agents[viewer];
       const hosts = agent === undefined ? config.hosts.map((h) => h['entity-id']) : agent.servers.map((s) => hostServing(config, agent, s)).filter((h): h is string => h !== null);
-      await registry.refresh([...new Set(hosts)]);
+      // The sessions live in objects of their own: each agent's slots object counts them (the admin's report, every agent's).
+      await Promise.all([registry.refresh([...new Set(hosts)]), countSessions(env, sessions, agent === undefined ? config.agents.map((a) => a.name) : [agent.name])]);
     }
     return core.fetch(c.req.raw);
   });
   app.all('*', (c) => core.fetch(c.req.raw));
   return app;
+}
+
+/** Sessions counted at once, so `/healthz` for many agents stays within subrequest limits. */
+const COUNT_CONCURRENCY = 50;
+
+/** Asks each agent's `AgentSlots` object how many sessions it holds; one that fails to answer keeps its last count. */
+async function countSessions(env: SwitchyardEnv, sessions: NoSessionTable, agents: readonly string[]): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < agents.length; i = next++) {
+      const agent = agents[i]!;
+      await new AgentSlotsClient(env.AGENT_SLOTS, agent).held().then((count) => sessions.heldBy(agent, count), () => {});
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(COUNT_CONCURRENCY, agents.length) }, worker));
 }
 
 /** The app's own answer for a session it does not have, which tells an MCP client to initialize again. */

@@ -1,7 +1,8 @@
 /**
  * The session table of the stateless edge: always empty. Legacy sessions live in their
  * `AgentSession` objects (`agent-session-object.ts`); the edge hands every request that opens or
- * names one to its object, so the app it runs itself never registers a session.
+ * names one to its object, so the app it runs itself never registers a session. It only counts
+ * them, as each agent's `AgentSlots` object tells it for `/healthz` (`heldBy`).
  *
  * @module
  */
@@ -9,7 +10,24 @@ import { LocalError } from '../../../shared/errors.ts';
 import type { AgentSession, SessionInfo, SessionTable } from '../../sessions/session-table.ts';
 
 export class NoSessionTable implements SessionTable {
-  readonly size = 0;
+  /** Each agent's sessions as its `AgentSlots` object last counted them (`heldBy`), for `/healthz`. */
+  readonly #held = new Map<string, number>();
+
+  /** The sessions every agent holds, as last counted: none live here. */
+  get size(): number {
+    let total = 0;
+    for (const count of this.#held.values()) total += count;
+    return total;
+  }
+
+  countOf(agent: string): number {
+    return this.#held.get(agent) ?? 0;
+  }
+
+  /** How many sessions `agent` holds, as its `AgentSlots` object counts them. */
+  heldBy(agent: string, count: number): void {
+    this.#held.set(agent, count);
+  }
 
   add(_session: AgentSession): void {
     throw new LocalError('wrong-place', 'On Workers a legacy session lives in its AgentSession Durable Object, never in the edge isolate');
