@@ -66,6 +66,21 @@ async function modernPid(host: HostName): Promise<number> {
   return pidOf(answer.response.result);
 }
 
+/** A second link as host A, beside its sidecar's, by the real link client; it hosts nothing. */
+async function secondLinkOfHostA(options: Pick<ConstructorParameters<typeof LinkClient>[0], 'backoff' | 'onLinked'>): Promise<LinkClient> {
+  const host = stack.hostKey('a');
+  return new LinkClient({
+    worker: stack.url,
+    entityId: host.entityId,
+    key: { sign: await hostSigner(host) },
+    onOpen: async () => {
+      throw new WireError('launch-failed', 'This test link hosts nothing');
+    },
+    log: silentLogger,
+    ...options,
+  });
+}
+
 /** A raw legacy initialize, for the answer's status and `data.reason`. */
 async function initialize(path: string, token = stack.tokens.alice!): Promise<{ status: number; body: any }> {
   const response = await fetch(`${stack.url}${path}`, {
@@ -211,22 +226,10 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
   });
 
   it('replaces an older link from the same host, in either order, and the host keeps serving', async () => {
-    const host = stack.hostKey('a');
-    const sign = await hostSigner(host);
     let resolveLinked!: (endpoint: LinkEndpoint) => void;
     const linked = new Promise<LinkEndpoint>((resolve) => (resolveLinked = resolve));
-    // A second link as host A, by the real link client; it must not dial again before it stops.
-    const second = new LinkClient({
-      worker: stack.url,
-      entityId: host.entityId,
-      key: { sign },
-      onOpen: async () => {
-        throw new WireError('launch-failed', 'This test link hosts nothing');
-      },
-      log: silentLogger,
-      backoff: { firstMs: 600_000 },
-      onLinked: (endpoint) => resolveLinked(endpoint),
-    });
+    // It must not dial again before it stops.
+    const second = await secondLinkOfHostA({ backoff: { firstMs: 600_000 }, onLinked: (endpoint) => resolveLinked(endpoint) });
     second.start();
     try {
       const ours = await linked;
@@ -267,20 +270,9 @@ describe('Switchyard on workerd: the real sidecars linked to the Workers bundle'
   });
 
   it('warns once when two sidecars hold one host\'s key and keep replacing each other\'s link, from the host\'s object', async () => {
-    const host = stack.hostKey('a');
-    const sign = await hostSigner(host);
-    // A second sidecar as host A that dials again at once whenever it is replaced, as a real one would within seconds.
-    const second = new LinkClient({
-      worker: stack.url,
-      entityId: host.entityId,
-      key: { sign },
-      onOpen: async () => {
-        throw new WireError('launch-failed', 'This test link hosts nothing');
-      },
-      log: silentLogger,
-      backoff: { firstMs: 50, capMs: 200 },
-    });
-    const flapping = (line: Record<string, unknown>) => String(line.msg).startsWith('Host links keep replacing each other') && line['entity-id'] === host.entityId;
+    // It dials again at once whenever it is replaced, as a real one would within seconds.
+    const second = await secondLinkOfHostA({ backoff: { firstMs: 50, capMs: 200 } });
+    const flapping = (line: Record<string, unknown>) => String(line.msg).startsWith('Host links keep replacing each other') && line['entity-id'] === stack.entityId('a');
     second.start();
     try {
       await waitUntil(() => stack.worker.logs().some(flapping), 'the flapping warning', 30_000);
