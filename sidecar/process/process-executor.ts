@@ -306,7 +306,7 @@ export class ProcessExecutor {
         for (const dir of cgroup.dirs) this.#watchdog?.forgetCgroup(dir);
         if (left > 0) this.#logger.info('Ended processes a server left running outside its process group', { pid: handle.pid, command, processes: left });
         // Said once, at its end: a server short of tasks fails in ways of its own (EAGAIN, "Cannot fork", a pool that cannot grow).
-        // Its agent's limit may be the one met: the kernel counts a refused fork (v1) and an OOM kill in the server's cgroup either way.
+        // Its agent's limit may be the one met: the kernel counts an OOM kill, and a refused fork (but on v2 from Linux 6.11), in the server's cgroup either way.
         if (refusedForks > 0) {
           const agentTasks = agent !== undefined && agent.tasks > 0 ? agent.tasks : undefined;
           this.#logger.warn(agentTasks === undefined ? 'A server reached its task limit: forks were refused' : 'A server reached its task limit, or its agent\'s: forks were refused', {

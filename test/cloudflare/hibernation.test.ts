@@ -27,6 +27,8 @@ let stack: WorkerdStack;
 beforeAll(async () => {
   stack = await startWorkerdStack({
     servers: { a: { 'pid-a': fixtureServer('pid-server.mjs'), 'modern-a': fixtureServer('modern-echo-server.mjs') }, b: { 'pid-b': fixtureServer('pid-server.mjs') } },
+    // Kept across eviction, as Cloudflare keeps it: what an object saved for its next instance.
+    lastingStorage: true,
   });
 }, 120_000);
 afterAll(async () => {
@@ -39,6 +41,11 @@ async function hostLine(entityId: string): Promise<HostLine> {
   return (await stack.health()).hosts.find((h) => h['entity-id'] === entityId) as unknown as HostLine;
 }
 
+async function recentErrors(): Promise<Array<{ server: string | null; reason: string }>> {
+  const response = await fetch(`${stack.url}/healthz`, { headers: { authorization: `Bearer ${stack.tokens.admin!}` } });
+  return ((await response.json()) as { recentErrors: Array<{ server: string | null; reason: string }> }).recentErrors;
+}
+
 describe('a host link on a hibernating Durable Object', () => {
   it('wakes for the next agent request and serves it over the same link', async () => {
     const entityId = stack.entityId('a');
@@ -48,6 +55,13 @@ describe('a host link on a hibernating Durable Object', () => {
     // and was told its roster once linked.
     expect(before).toMatchObject({ linked: true, wakes: 0, features: ['open-first', 'open-reply', 'host-answers', 'paced', 'roster'] });
 
+    // A server that dies under its session: a failure the host's object keeps, and reports with its state.
+    const doomed = await connectClient(`${stack.url}/servers/pid-a/mcp`, stack.tokens.alice!);
+    process.kill(Number(((await doomed.callTool({ name: 'pid' })) as { content: Array<{ text: string }> }).content[0]!.text), 'SIGKILL');
+    const exited = async () => (await recentErrors()).filter((e) => e.server === 'pid-a' && e.reason === 'server-exited').length;
+    await expect.poll(exited, { timeout: 10_000 }).toBe(1);
+    await closeClient(doomed).catch(() => {});
+
     let line: HostLine | undefined;
     for (let tries = 0; tries < 5 && (line?.wakes ?? 0) === 0; tries++) {
       await new Promise((resolve) => setTimeout(resolve, INACTIVITY_MS));
@@ -55,6 +69,8 @@ describe('a host link on a hibernating Durable Object', () => {
     }
     expect(line).toMatchObject({ linked: true, wakes: expect.any(Number) });
     expect(line!.wakes).toBeGreaterThan(0);
+    // The failure outlived the instance that kept it (review s33: an evicted object reported none).
+    expect(await exited()).toBe(1);
     // Still the time the host linked, not the time the object woke, and the features it announced
     // then: the endpoint rebuilt around the socket still puts a modern request in the open frame
     // and asks for its answer in one reply frame.

@@ -76,6 +76,11 @@ describe('server states on /healthz under workerd', () => {
     };
     expect((await recent(stack.tokens.admin!)).map((e) => [e.agent, e.reason]).toSorted()).toEqual([['alice', 'launch-failed'], ['bob', 'launch-failed']]);
     expect((await recent(stack.tokens.bob!)).map((e) => e.agent)).toEqual(['bob']);
+    // Bob's modern request on /mcp, which the edge serves, asking each of his servers: the failure is
+    // kept there, once, and shown as one entry with the one his request on /servers met (review s33).
+    const everyServer = await modernPost(`${stack.url}/mcp`, stack.tokens.bob!, 'tools/list', {});
+    expect(everyServer.status).toBe(200);
+    expect(await recent(stack.tokens.bob!)).toEqual([expect.objectContaining({ agent: 'bob', reason: 'launch-failed', count: 2 })]);
 
     // A server that serves stays available beside it.
     const served = await modernPost(`${stack.url}/servers/pid-a/mcp`, stack.tokens.bob!, 'tools/call', { name: 'pid', arguments: {} });

@@ -31,6 +31,8 @@ export interface WorkerdStackSpec {
   worker?: Record<string, unknown>;
   /** Agents besides `alice`, with the servers each may use. */
   agents?: Array<{ name: string; servers: string[] }>;
+  /** Durable Objects' storage that outlives an evicted object (`WorkerdWorkerOptions.lastingStorage`). */
+  lastingStorage?: boolean;
 }
 
 export interface WorkerdStack {
@@ -95,7 +97,7 @@ export async function startWorkerdStack(spec: WorkerdStackSpec): Promise<Workerd
   };
   const waitLinked = (h: HostName, linked = true) => waitHostLinked(url, tokens.admin!, hosts[h].entityId, linked, linked ? current[h] : undefined);
   try {
-    worker = await startWorkerdWorker(config, { port });
+    worker = await startWorkerdWorker(config, { port, ...(spec.lastingStorage === true ? { lastingStorage: true } : {}) });
     launch('a');
     launch('b');
     await waitLinked('a');

@@ -42,6 +42,11 @@ export interface WorkerdWorkerOptions {
   logLevel?: 'debug' | 'info' | 'warn';
   /** More text bindings (secrets and vars), e.g. `SWITCHYARD_OAUTH_KEYS`. */
   bindings?: Record<string, string>;
+  /**
+   * Durable Objects' storage that outlives an evicted object, as Cloudflare's does (Miniflare's own
+   * files, in its temp dir): for a test of what an object keeps across hibernation. Off by default.
+   */
+  lastingStorage?: boolean;
 }
 
 let bundle: Promise<{ dir: string; scriptPath: string }> | undefined;
@@ -113,7 +118,7 @@ export async function startWorkerdWorker(config: unknown, options: WorkerdWorker
       // In memory, as the objects keep nothing on disk (AgentSlots aside, see above): locally each
       // object's SQLite file would otherwise be created on its first request, which dominates
       // linking a large fleet.
-      unsafeEphemeralDurableObjects: true,
+      unsafeEphemeralDurableObjects: options.lastingStorage !== true,
       // No config at all (`undefined`): what a worker gets before its secret is put.
       bindings: { ...(config === undefined ? {} : { SWITCHYARD_WORKER_CONFIG: JSON.stringify(config) }), SWITCHYARD_LOG_LEVEL: options.logLevel ?? 'info', ...options.bindings },
       host: '127.0.0.1',

@@ -67,7 +67,7 @@ export function createAggregateHandler(deps: AggregateDeps): Handler<{ Variables
     // A modern (2026-07-28) request is served statelessly (`modern/modern-aggregate.ts`); the rest is today's path.
     const classified = classifyEra(c.req.raw);
     const era = classified instanceof Promise ? await classified : classified;
-    if (era.kind !== 'legacy') return serveModernAggregate(c.req.raw, era, agent, { config: deps.config, open: deps.open, log: deps.log, requestTimeoutMs: deps.requestTimeoutMs, startWaitMs: startWaitMs(deps), requestCounters: deps.requestCounters, ...(deps.audit !== undefined ? { audit: deps.audit } : {}), ...(deps.listens !== undefined ? { listens: deps.listens } : {}) });
+    if (era.kind !== 'legacy') return serveModernAggregate(c.req.raw, era, agent, { config: deps.config, open: deps.open, log: deps.log, requestTimeoutMs: deps.requestTimeoutMs, startWaitMs: startWaitMs(deps), requestCounters: deps.requestCounters, ...(deps.audit !== undefined ? { audit: deps.audit } : {}), ...(deps.listens !== undefined ? { listens: deps.listens } : {}), ...(deps.openOutcomes !== undefined ? { openOutcomes: deps.openOutcomes } : {}), ...(deps.recentErrors !== undefined ? { recentErrors: deps.recentErrors } : {}) });
     return handleSessionRequest(c, agent, 'aggregate', deps, async ({ sessionId, initialize }) => {
       const traceparent = deps.audit?.channelTraceparent(traceContextOf(c.req.raw.headers));
       const session = { agent, id: sessionId, ...(traceparent !== undefined ? { traceparent } : {}) };

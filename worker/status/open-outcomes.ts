@@ -65,9 +65,13 @@ export class OpenOutcomes {
   readonly #now: () => Date;
   #order = 0;
 
-  constructor(options: { capacity?: number; now?: () => Date } = {}) {
+  /** Told when a failure is kept, or one ends (`onFailures`): what a place that keeps them across restarts saves. */
+  readonly #onFailures: (() => void) | undefined;
+
+  constructor(options: { capacity?: number; now?: () => Date; onFailures?: () => void } = {}) {
     this.#capacity = options.capacity ?? DEFAULT_CAPACITY;
     this.#now = options.now ?? (() => new Date());
+    this.#onFailures = options.onFailures;
   }
 
   /** An open of `server` for `agent` succeeded. */
@@ -97,7 +101,9 @@ export class OpenOutcomes {
     for (const entry of entries) {
       const held = this.#latest.get(keyOf(entry.agent, entry.server));
       if (held !== undefined && (held.time > entry.time || (held.time === entry.time && sameFailure(held.failure, entry.failure)))) continue;
-      this.#set({ agent: entry.agent, server: entry.server, failure: entry.failure, at: ++this.#order, time: entry.time });
+      // Scrubbed again here: what another place kept is not trusted to be.
+      const failure = entry.failure === null ? null : { ...entry.failure, message: scrubMessage(entry.failure.message) };
+      this.#set({ agent: entry.agent, server: entry.server, failure, at: ++this.#order, time: entry.time });
     }
   }
 
@@ -114,6 +120,7 @@ export class OpenOutcomes {
 
   #set(outcome: Outcome): void {
     const key = keyOf(outcome.agent, outcome.server);
+    if (outcome.failure !== null || this.#latest.get(key)?.failure != null) this.#onFailures?.();
     // Deleted first, so the map's order is the order of last use and the oldest goes at capacity.
     this.#latest.delete(key);
     this.#latest.set(key, outcome);

@@ -102,8 +102,11 @@ describe('scrubMessage', () => {
     expect(errors.list('bob')).toHaveLength(1);
     // Scrubbed again here: a secret another place let through is not shown.
     expect(errors.list().map((e) => e.message).join(' ')).not.toMatch(/hunter2|t=1/);
+    // The same failure here and there is one entry, its counts added up.
+    errors.record({ reason: 'launch-failed', server: 'files', agent: 'bob', message: 'Could not open https://u:hunter2@x.example/?t=1' });
+    expect(errors.list('bob')).toEqual([expect.objectContaining({ count: 3, time: '2026-12-07T10:00:02.000Z' })]);
     // The place's next handover replaces its last one; an empty one clears it.
     errors.fromElsewhere('host:laptop', []);
-    expect(errors.list().map((e) => e.reason)).toEqual(['host-offline']);
+    expect(errors.list().map((e) => e.reason)).toEqual(['launch-failed', 'host-offline']);
   });
 });

@@ -53,6 +53,8 @@ export interface RecentErrorsOptions {
   capacity?: number;
   /** Clock, for tests. */
   now?: () => Date;
+  /** Told after each failure recorded: what a place that keeps them across restarts saves. */
+  onRecorded?: () => void;
 }
 
 export const DEFAULT_RECENT_ERRORS_CAPACITY = 50;
@@ -71,16 +73,20 @@ export class RecentErrors {
     if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`Cannot create RecentErrors: capacity must be a positive integer, got ${capacity}`);
     this.#capacity = capacity;
     this.#now = options.now ?? (() => new Date());
+    this.#onRecorded = options.onRecorded;
   }
+
+  readonly #onRecorded: (() => void) | undefined;
 
   /** Records one failure; a repeat of a kept one is folded into it and becomes the newest. */
   record(input: RecentErrorInput): void {
     const entry = { ...input, message: scrubMessage(input.message), time: this.#now().toISOString(), count: 1 };
-    const key = JSON.stringify([entry.reason, entry.server, entry.agent, entry.message]);
+    const key = keyOf(entry);
     const index = this.#entries.findIndex((e) => e.key === key);
     if (index !== -1) entry.count += this.#entries.splice(index, 1)[0]!.count;
     this.#entries.push({ ...entry, key });
     if (this.#entries.length > this.#capacity) this.#entries.shift();
+    this.#onRecorded?.();
   }
 
   /**
@@ -101,14 +107,28 @@ export class RecentErrors {
       if (agent === undefined || entry.agent === agent) out.push(entry);
     }
     if (this.#elsewhere.size === 0) return out;
-    for (const entries of this.#elsewhere.values()) for (const entry of entries) if (agent === undefined || entry.agent === agent) out.push({ ...entry });
+    // The same failure met here and elsewhere is one entry, as a repeat here is: counts add up, the latest time stands.
+    const folded = new Map(out.map((entry) => [keyOf(entry), entry]));
+    for (const entries of this.#elsewhere.values()) {
+      for (const entry of entries) {
+        if (agent !== undefined && entry.agent !== agent) continue;
+        const key = keyOf(entry);
+        const same = folded.get(key);
+        folded.set(key, same === undefined ? { ...entry } : { ...same, count: same.count + entry.count, time: same.time > entry.time ? same.time : entry.time });
+      }
+    }
     // ISO times of one format sort as text.
-    return out.sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : 0)).slice(0, this.#capacity);
+    return [...folded.values()].sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : 0)).slice(0, this.#capacity);
   }
 
   get size(): number {
     return this.list().length;
   }
+}
+
+/** What makes two failures the same one: reason, server, agent and message. */
+function keyOf(entry: RecentErrorInput): string {
+  return JSON.stringify([entry.reason, entry.server, entry.agent, entry.message]);
 }
 
 /**

@@ -63,6 +63,8 @@ export const SlotState = z.union([
 ]);
 export type SlotState = z.infer<typeof SlotState>;
 
+const Held = z.strictObject({ held: z.number().check(z.int(), z.nonnegative()) });
+
 export type SlotAnswer = { kind: 'admitted' } | { kind: 'full' } | { held: number } | { ended: number } | Record<string, never>;
 
 interface Lease {
@@ -80,7 +82,7 @@ const RELEASED_REMEMBERED = 1024;
 export class AgentSlots {
   readonly #state: DurableObjectState;
   readonly #env: SwitchyardEnv;
-  #leases: Map<string, Lease> | undefined;
+  #leases: Promise<Map<string, Lease>> | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #agent: string | undefined;
   /** Session keys given back or ended, oldest first (object ids are never reused). */
@@ -94,6 +96,11 @@ export class AgentSlots {
   async fetch(request: Request): Promise<Response> {
     const parsed = Operation.safeParse(await request.json().catch(() => null));
     if (!parsed.success) return Response.json({ error: 'Invalid slot operation' }, { status: 400 });
+    // A count for /healthz, read without waiting in the queue behind an admission that asks its sessions (5 s each, at most): the leases not lapsed.
+    if (parsed.data.op === 'held') {
+      const now = Date.now();
+      return Response.json({ held: [...(await this.#load()).values()].filter((lease) => lease.expires > now).length });
+    }
     const run = this.#queue.then(() => this.#apply(parsed.data));
     this.#queue = run.catch(() => {});
     return Response.json(await run);
@@ -220,11 +227,16 @@ export class AgentSlots {
     await this.#state.storage.put(LEASE_PREFIX + id, lease);
   }
 
-  async #load(): Promise<Map<string, Lease>> {
-    if (this.#leases === undefined) {
-      const stored = await this.#state.storage.list({ prefix: LEASE_PREFIX });
-      this.#leases = new Map([...stored].map(([key, lease]) => [key.slice(LEASE_PREFIX.length), lease as Lease]));
-    }
+  /** The leases, read from storage once: a count read outside the queue and a queued operation share the one read. */
+  #load(): Promise<Map<string, Lease>> {
+    this.#leases ??= this.#state.storage.list({ prefix: LEASE_PREFIX }).then(
+      (stored) => new Map([...stored].map(([key, lease]) => [key.slice(LEASE_PREFIX.length), lease as Lease])),
+      (error: unknown) => {
+        // A failed read is not kept: the next operation reads again.
+        this.#leases = undefined;
+        throw error;
+      },
+    );
     return this.#leases;
   }
 
@@ -259,7 +271,7 @@ export class AgentSlotsClient {
 
   /** How many sessions the agent holds: its live leases. */
   async held(): Promise<number> {
-    return ((await this.#call({ op: 'held' })) as { held: number }).held;
+    return Held.parse(await this.#call({ op: 'held' })).held;
   }
 
   /** Ends the agent's sessions opened under a grant that ended; how many there were. */

@@ -28,6 +28,12 @@ import { webSocketOf, type DurableObjectNamespace, type DurableObjectStub } from
 /** The origin of requests to a host's object: objects are reached through bindings, never DNS. */
 export const HOST_OBJECT_ORIGIN = 'https://host-link.switchyard';
 export const STATUS_PATH = '/status';
+/**
+ * On a relay request: the opener keeps its opens' outcomes and failures itself, and reads the
+ * host object's with its status (the edge's registry), so the object must not keep them too, or
+ * each would show twice.
+ */
+export const OPENER_RECORDS_HEADER = 'X-Switchyard-Opener-Records';
 
 const OpenOutcomeList = z.array(OpenOutcomeEntry).check(z.maxLength(100_000));
 const RecentErrorList = z.array(RecentErrorEntry).check(z.maxLength(1_000));
@@ -59,7 +65,7 @@ export class DurableObjectHostLinkRegistry implements HostLinkRegistry {
     let response: Response;
     try {
       response = await hostObject(this.#namespace, entityId).fetch(`${HOST_OBJECT_ORIGIN}${RELAY_PATH}`, {
-        headers: { upgrade: 'websocket', [ENTITY_ID_HEADER]: entityId },
+        headers: { upgrade: 'websocket', [ENTITY_ID_HEADER]: entityId, ...(this.#outcomes !== undefined || this.#errors !== undefined ? { [OPENER_RECORDS_HEADER]: '1' } : {}) },
       });
     } catch (cause) {
       // The object was reset (a deploy), overloaded or unreachable: for the agent, the host is offline now.

@@ -130,16 +130,24 @@ export function createEdgeApp(env: SwitchyardEnv, config: WorkerConfig, log: Wor
   return app;
 }
 
-/** Sessions counted at once, so `/healthz` for many agents stays within subrequest limits. */
+/** Agents' slots objects asked at once, as host objects are for their state. */
 const COUNT_CONCURRENCY = 50;
-
-/** Asks each agent's `AgentSlots` object how many sessions it holds; one that fails to answer keeps its last count. */
+/** Longest wait for one agent's count: one that does not answer keeps its last count. */
+const COUNT_TIMEOUT_MS = 1_000;
+/**
+ * Asks each agent's `AgentSlots` object how many sessions it holds; one that fails to answer in
+ * time keeps its last count. One subrequest per agent, as the hosts' state is one per host: each
+ * answers from its memory, outside its queue of admissions.
+ */
 async function countSessions(env: SwitchyardEnv, sessions: NoSessionTable, agents: readonly string[]): Promise<void> {
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < agents.length; i = next++) {
       const agent = agents[i]!;
-      await new AgentSlotsClient(env.AGENT_SLOTS, agent).held().then((count) => sessions.heldBy(agent, count), () => {});
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), COUNT_TIMEOUT_MS)));
+      const count = await Promise.race([new AgentSlotsClient(env.AGENT_SLOTS, agent).held().catch(() => undefined), timedOut]).finally(() => clearTimeout(timer));
+      if (count !== undefined) sessions.heldBy(agent, count);
     }
   };
   await Promise.all(Array.from({ length: Math.min(COUNT_CONCURRENCY, agents.length) }, worker));

@@ -41,14 +41,15 @@ import { UPGRADE_PROOF_WINDOW_S } from '../../../shared/link/link-upgrade-proof.
 import { createApp, DEFAULT_OPEN_TIMEOUT_SECONDS } from '../../app.ts';
 import { ExecutorTargetRouter } from '../../routing/executor-target-router.ts';
 import { NoSessionTable } from './no-session-table.ts';
-import { OpenOutcomes } from '../../status/open-outcomes.ts';
-import { RecentErrors } from '../../status/recent-errors.ts';
+import { OpenOutcomeEntry, OpenOutcomes } from '../../status/open-outcomes.ts';
+import { RecentErrorEntry, RecentErrors } from '../../status/recent-errors.ts';
+import * as z from '../../../shared/zod.ts';
 import type { WorkerConfig } from '../../config/worker-config.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { loadFromEnv, workersOAuth } from './cloudflare-env.ts';
 import type { WorkersAudit } from './workers-audit.ts';
 import { RELAY_PATH, relayLog, serveRelay } from './channel-relay.ts';
-import { STATUS_PATH } from './durable-object-registry.ts';
+import { OPENER_RECORDS_HEADER, STATUS_PATH } from './durable-object-registry.ts';
 import { HibernatingSockets } from './hibernating-upgrade.ts';
 import { StoredSpentProofs } from './stored-spent-proofs.ts';
 import { drainUnreadBody } from './unread-body.ts';
@@ -110,11 +111,22 @@ interface Live {
   audit: () => WorkersAudit;
 }
 
+/** Where a host's object keeps its failures across instances, and how many of its servers' failing states it keeps. */
+const STATUS_MEMORY_KEY = 'status-memory';
+const REMEMBERED_FAILURES = 200;
+const RememberedStatus = z.strictObject({
+  failures: z.array(OpenOutcomeEntry).check(z.maxLength(REMEMBERED_FAILURES)),
+  errors: z.array(RecentErrorEntry).check(z.maxLength(1_000)),
+});
+
 export class HostLink {
   readonly #state: DurableObjectState;
   readonly #env: SwitchyardEnv;
   #live: Live | undefined;
   #entityId: string | undefined;
+  /** The failures an earlier instance kept, read back once (`#recall`). */
+  #recalled: Promise<void> | undefined;
+  #remembering = false;
   /** The link check's timer while channels are open (`#watchLink`), and when a channel was last asked for. */
   #watch: ReturnType<typeof setInterval> | undefined;
   #askedAt = 0;
@@ -133,13 +145,17 @@ export class HostLink {
   async fetch(request: Request): Promise<Response> {
     const live = this.#liveOrRefusal();
     if (live instanceof Response) return live;
+    // What an instance before this one kept, before anything is kept or reported here.
+    await (this.#recalled ??= this.#recall(live));
     const path = new URL(request.url).pathname;
     const entityId = request.headers.get(ENTITY_ID_HEADER);
     // Named by the edge on its own paths only: a modern request is the agent's, headers and all.
     if (entityId !== null && (path === RELAY_PATH || path === STATUS_PATH)) this.#entityId ??= entityId;
     if (path === RELAY_PATH) {
       const host = this.#entityId ?? '';
-      const relay = serveRelay(request, { registry: live.registry, entityId: host, linked: () => this.#linkAlive(live), log: relayLog(live.log), outcomes: live.outcomes, recentErrors: live.recentErrors });
+      // Kept here for a session's object, which the edge's status never reads; the edge keeps its own opens.
+      const kept = request.headers.get(OPENER_RECORDS_HEADER) === null ? { outcomes: live.outcomes, recentErrors: live.recentErrors } : {};
+      const relay = serveRelay(request, { registry: live.registry, entityId: host, linked: () => this.#linkAlive(live), log: relayLog(live.log), ...kept });
       this.#watchLink(live);
       return relay;
     }
@@ -184,6 +200,31 @@ export class HostLink {
     this.#live?.sockets.failed(ws);
   }
 
+  /**
+   * The failures kept here (`outcomes`' and `recentErrors`') outlive this instance: the runtime
+   * evicts an idle object within seconds, and the edge would then read none, and show a failing
+   * server available. Saved, bounded, after each change; read back by the next instance.
+   */
+  async #recall(live: Live): Promise<void> {
+    const saved = RememberedStatus.safeParse(await this.#state.storage.get(STATUS_MEMORY_KEY).catch(() => undefined));
+    if (!saved.success) return;
+    live.outcomes.merge(saved.data.failures);
+    live.recentErrors.fromElsewhere('an earlier instance', saved.data.errors);
+  }
+
+  #remember(): void {
+    if (this.#remembering) return;
+    this.#remembering = true;
+    // Once per turn, however many were kept in it.
+    queueMicrotask(() => {
+      this.#remembering = false;
+      const live = this.#live;
+      if (live === undefined) return;
+      const failures = live.outcomes.entries().filter((entry) => entry.failure !== null).slice(-REMEMBERED_FAILURES);
+      void this.#state.storage.put(STATUS_MEMORY_KEY, { failures, errors: live.recentErrors.list() }).catch(() => {});
+    });
+  }
+
   #liveOrRefusal(): Live | Response {
     if (this.#live !== undefined) return this.#live;
     const loaded = loadFromEnv(this.#env, 'host-link');
@@ -195,7 +236,8 @@ export class HostLink {
     const sockets = new HibernatingSockets(this.#state, [LINK_TAG]);
     // One audit for the link route and the agents' app: each made its own, with its own exporter.
     let made: WorkersAudit | undefined;
-    this.#live = { log, registry, outcomes: new OpenOutcomes(), recentErrors: new RecentErrors(), sockets, linkApp: undefined, agentApp: undefined, config, audit: () => (made ??= audit()) };
+    const remember = () => this.#remember();
+    this.#live = { log, registry, outcomes: new OpenOutcomes({ onFailures: remember }), recentErrors: new RecentErrors({ onRecorded: remember }), sockets, linkApp: undefined, agentApp: undefined, config, audit: () => (made ??= audit()) };
     return this.#live;
   }
 
