@@ -299,11 +299,6 @@ export class ServerCgroups {
     return new LaunchCgroup(parts, limits, this.#log);
   }
 
-  /** What each agent's cgroup holds all its servers to together; none until set. */
-  get agentLimits(): AgentLimits {
-    return this.#agentLimits;
-  }
-
   /**
    * What each agent's cgroup holds all of that agent's servers to together, from its next
    * launch (sidecar.json `tasks-per-agent`, `memory-per-agent-mib`). The agents' cgroups already
@@ -367,7 +362,8 @@ function limitMemory(dir: string, v2: boolean, bytes: number): void {
     return;
   }
   // v1 refuses a memory limit above the memory-and-swap one (EINVAL): a raised one goes second.
-  const raising = bytes === 0 || bytes > Number(readFileSync(join(dir, 'memory.limit_in_bytes'), 'utf8'));
+  const held = memoryLimitOf(dir, false) || Infinity;
+  const raising = bytes === 0 || bytes > held;
   if (raising) writeFileSync(swap, value);
   writeFileSync(join(dir, 'memory.limit_in_bytes'), value);
   if (!raising) writeFileSync(swap, value);

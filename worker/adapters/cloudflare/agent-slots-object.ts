@@ -63,7 +63,9 @@ export const SlotState = z.union([
 ]);
 export type SlotState = z.infer<typeof SlotState>;
 
+/** The answers of the counting operations, checked where they are read. */
 const Held = z.strictObject({ held: z.number().check(z.int(), z.nonnegative()) });
+const Ended = z.strictObject({ ended: z.number().check(z.int(), z.nonnegative()) });
 
 export type SlotAnswer = { kind: 'admitted' } | { kind: 'full' } | { held: number } | { ended: number } | Record<string, never>;
 
@@ -276,8 +278,7 @@ export class AgentSlotsClient {
 
   /** Ends the agent's sessions opened under a grant that ended; how many there were. */
   async endGrant(grant: string, why: string): Promise<number> {
-    const answer = (await this.#call({ op: 'end-grant', agent: this.#agent, grant, why })) as { ended: number };
-    return answer.ended;
+    return Ended.parse(await this.#call({ op: 'end-grant', agent: this.#agent, grant, why })).ended;
   }
 
   async #call(operation: Operation): Promise<unknown> {
