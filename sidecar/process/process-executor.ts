@@ -302,11 +302,11 @@ export class ProcessExecutor {
       if (cgroup === undefined) return;
       this.#cgroups.delete(handle);
       // What is still in the cgroup left the group (setsid, a daemon's double fork): it ends with the server.
-      const ended = cgroup.end().then(({ left, refusedForks, refusedUnder, oomKills, throttledMs, agentLimits: agent }) => {
+      const ended = cgroup.end().then(({ left, refusedForks, refusedUnder, oomKills, throttledMs, agentLimits: agent, memoryLimitMet }) => {
         for (const dir of cgroup.dirs) this.#watchdog?.forgetCgroup(dir);
         if (left > 0) this.#logger.info('Ended processes a server left running outside its process group', { pid: handle.pid, command, processes: left });
         // Said once, at its end: a server short of tasks fails in ways of its own (EAGAIN, "Cannot fork", a pool that cannot grow).
-        // Its agent's limit may be the one met: the kernel counts an OOM kill, and a refused fork (but on v2 from Linux 6.11), in the server's cgroup either way.
+        // Its agent's limit may be the one met: the kernel counts a refused fork (but on v2 from Linux 6.11) in the server's cgroup either way.
         if (refusedForks > 0) {
           const agentTasks = agent !== undefined && agent.tasks > 0 ? agent.tasks : undefined;
           this.#logger.warn(agentTasks === undefined ? 'A server reached its task limit: forks were refused' : 'A server reached its task limit, or its agent\'s: forks were refused', {
@@ -318,14 +318,12 @@ export class ProcessExecutor {
           });
         }
         if (oomKills > 0) {
-          const agentMemory = agent !== undefined && agent.memoryMib > 0 ? agent.memoryMib : undefined;
-          this.#logger.warn(agentMemory === undefined ? 'A server passed its memory limit: the kernel ended processes of it' : 'A server passed its memory limit, or its agent\'s: the kernel ended processes of it', {
-            pid: handle.pid,
-            command,
-            ended: oomKills,
-            'memory-per-server-mib': cgroup.limits.memoryMib,
-            ...(agentMemory === undefined ? { fix: 'Raise limits.memory-per-server-mib in sidecar.json if the server needs more memory' } : { 'memory-per-agent-mib': agentMemory, fix: 'Raise limits.memory-per-server-mib in sidecar.json if the server needs more memory, or limits.memory-per-agent-mib if the agent\'s servers together do' }),
-          });
+          // Each cgroup counts its own limit met: the log names the one that was.
+          if (memoryLimitMet === 'agent' && agent !== undefined) {
+            this.#logger.warn('A server\'s agent passed its memory limit: the kernel ended processes of this server', { pid: handle.pid, command, ended: oomKills, 'memory-per-agent-mib': agent.memoryMib, fix: 'Raise limits.memory-per-agent-mib in sidecar.json if the agent\'s servers together need more memory' });
+          } else {
+            this.#logger.warn('A server passed its memory limit: the kernel ended processes of it', { pid: handle.pid, command, ended: oomKills, 'memory-per-server-mib': cgroup.limits.memoryMib, fix: 'Raise limits.memory-per-server-mib in sidecar.json if the server needs more memory' });
+          }
         }
         // Info, not a warning: the cap did what it was set for; a slow server's owner finds why here.
         if (throttledMs > 0) {

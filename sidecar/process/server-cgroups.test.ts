@@ -255,7 +255,7 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     expect(warnings).toEqual([{ msg: 'A server reached its task limit, or its agent\'s: forks were refused', fields: expect.objectContaining({ refused: expect.any(Number), 'tasks-per-server': 100, 'tasks-per-agent': 24, fix: expect.stringContaining('limits.tasks-per-agent') }) }]);
   });
 
-  it('ends an agent\'s server past the agent\'s memory limit, under no limit of its own, and names both limits', async () => {
+  it('ends an agent\'s server past the agent\'s memory limit, and names the limit the kernel met: the agent\'s, or the server\'s own', async () => {
     const exec = open(0, 0);
     cgroups!.setAgentLimits({ tasks: 0, memoryMib: 100 });
     const handle = await exec.launch({ command: process.execPath, args: ['-e', GROW], env: {}, policy: null, agent: 'alice' });
@@ -263,7 +263,17 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
     expect(await outcomeOf(handle)).toEqual({ exit: { code: 1, signal: null }, out: '' });
     await handle.dispose();
     await executor!.disposeAll();
-    expect(warnings).toEqual([{ msg: 'A server passed its memory limit, or its agent\'s: the kernel ended processes of it', fields: expect.objectContaining({ ended: 1, 'memory-per-server-mib': 0, 'memory-per-agent-mib': 100 }) }]);
+    expect(warnings).toEqual([{ msg: 'A server\'s agent passed its memory limit: the kernel ended processes of this server', fields: expect.objectContaining({ ended: 1, 'memory-per-agent-mib': 100, fix: expect.stringContaining('limits.memory-per-agent-mib') }) }]);
+    // Its own limit below the agent's: that is the one named.
+    warnings.length = 0;
+    executor!.setTreeLimits({ tasks: 0, memoryMib: 100, cpus: 0 });
+    cgroups!.setAgentLimits({ tasks: 0, memoryMib: 1000 });
+    const own = await exec.launch({ command: process.execPath, args: ['-e', GROW], env: {}, policy: null, agent: 'bob' });
+    handles.push(own);
+    expect(await outcomeOf(own)).toEqual({ exit: { code: 1, signal: null }, out: '' });
+    await own.dispose();
+    await executor!.disposeAll();
+    expect(warnings).toEqual([{ msg: 'A server passed its memory limit: the kernel ended processes of it', fields: expect.objectContaining({ ended: 1, 'memory-per-server-mib': 100 }) }]);
   });
 
   it('gives running agents a reload\'s task limit and a raised memory limit at once, and a lowered memory limit only from the agent\'s next cgroup', async () => {

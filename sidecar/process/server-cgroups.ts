@@ -520,6 +520,12 @@ export interface CgroupEnd {
   readonly throttledMs: number;
   /** What its agent's cgroup held when it ended (0: none); absent where it was under no agent's. */
   readonly agentLimits?: AgentLimits;
+  /**
+   * Whose memory limit the kernel met, where it ended processes of it: the server's own, or its
+   * agent's. The cgroup whose peak use reached its limit is the one (v1's `max_usage_in_bytes`,
+   * v2's `memory.peak`); v1's fail counts stay 0 where memory and swap share one limit, as here.
+   */
+  readonly memoryLimitMet?: 'server' | 'agent';
 }
 
 /** One launch's cgroup (one directory in each hierarchy the sidecar uses). */
@@ -619,10 +625,34 @@ export class LaunchCgroup {
     // v2 counts µs, v1 ns.
     const throttledMs = Math.max(0, ...this.#parts.filter((part) => part.controllers.has('cpu')).map((part) => (part.v2 ? eventCount(join(part.dir, 'cpu.stat'), 'throttled_usec') / 1000 : eventCount(join(part.dir, 'cpu.stat'), 'throttled_time') / 1e6)));
     const agentLimits = agentLimitsIn(this.#parts);
+    const memoryLimitMet = oomKills === 0 ? undefined : this.#memoryLimitMet();
     for (const dir of this.#dirs) await endDir(dir, this.#log);
     // The agent's cgroup goes with its last launch; another launch of it still there keeps it (EBUSY).
     for (const part of this.#parts) if (part.agentDir !== undefined) removeDir(part.agentDir);
-    return { left, refusedForks, refusedUnder, oomKills, throttledMs: Math.round(throttledMs), ...(agentLimits !== undefined ? { agentLimits } : {}) };
+    return { left, refusedForks, refusedUnder, oomKills, throttledMs: Math.round(throttledMs), ...(agentLimits !== undefined ? { agentLimits } : {}), ...(memoryLimitMet !== undefined ? { memoryLimitMet } : {}) };
+  }
+
+  /** The server's own memory limit where its cgroup counts it met, else its agent's where it has one. */
+  #memoryLimitMet(): 'server' | 'agent' {
+    const part = this.#parts.find((candidate) => candidate.controllers.has('memory'));
+    if (part === undefined || part.agentDir === undefined || reachedMemoryLimit(part.dir, part.v2)) return 'server';
+    return reachedMemoryLimit(part.agentDir, part.v2) ? 'agent' : 'server';
+  }
+}
+
+/** Whether a cgroup's peak memory use reached its limit (none: no); without a peak to read (v2 before Linux 5.19), no. */
+function reachedMemoryLimit(dir: string, v2: boolean): boolean {
+  const limit = memoryLimitOf(dir, v2) ?? 0;
+  // A charge that would pass the limit fails at it: the peak reads the limit itself, give or take a page.
+  return limit > 0 && numberIn(join(dir, v2 ? 'memory.peak' : 'memory.max_usage_in_bytes')) >= limit - 64 * 1024;
+}
+
+/** A cgroup file holding one count (v1's `memory.max_usage_in_bytes`); 0 without it. */
+function numberIn(file: string): number {
+  try {
+    return Number(readFileSync(file, 'utf8').trim()) || 0;
+  } catch {
+    return 0;
   }
 }
 
