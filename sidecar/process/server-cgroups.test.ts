@@ -257,22 +257,22 @@ describe.skipIf(!IS_ROOT || !HAS_PIDS)('each server in a cgroup of its own (skip
 
   it('ends an agent\'s server past the agent\'s memory limit, and names the limit the kernel met: the agent\'s, or the server\'s own', async () => {
     const exec = open(0, 0);
+    /** The growing server, ended by the kernel (its parent exits 1), for `agent`. */
+    const grownFor = async (agent: string) => {
+      const handle = await exec.launch({ command: process.execPath, args: ['-e', GROW], env: {}, policy: null, agent });
+      handles.push(handle);
+      expect(await outcomeOf(handle)).toEqual({ exit: { code: 1, signal: null }, out: '' });
+      await handle.dispose();
+      await executor!.disposeAll();
+    };
     cgroups!.setAgentLimits({ tasks: 0, memoryMib: 100 });
-    const handle = await exec.launch({ command: process.execPath, args: ['-e', GROW], env: {}, policy: null, agent: 'alice' });
-    handles.push(handle);
-    expect(await outcomeOf(handle)).toEqual({ exit: { code: 1, signal: null }, out: '' });
-    await handle.dispose();
-    await executor!.disposeAll();
+    await grownFor('alice');
     expect(warnings).toEqual([{ msg: 'A server\'s agent passed its memory limit: the kernel ended processes of this server', fields: expect.objectContaining({ ended: 1, 'memory-per-agent-mib': 100, fix: expect.stringContaining('limits.memory-per-agent-mib') }) }]);
     // Its own limit below the agent's: that is the one named.
     warnings.length = 0;
     executor!.setTreeLimits({ tasks: 0, memoryMib: 100, cpus: 0 });
     cgroups!.setAgentLimits({ tasks: 0, memoryMib: 1000 });
-    const own = await exec.launch({ command: process.execPath, args: ['-e', GROW], env: {}, policy: null, agent: 'bob' });
-    handles.push(own);
-    expect(await outcomeOf(own)).toEqual({ exit: { code: 1, signal: null }, out: '' });
-    await own.dispose();
-    await executor!.disposeAll();
+    await grownFor('bob');
     expect(warnings).toEqual([{ msg: 'A server passed its memory limit: the kernel ended processes of it', fields: expect.objectContaining({ ended: 1, 'memory-per-server-mib': 100 }) }]);
   });
 

@@ -397,19 +397,11 @@ function agentLimitsIn(parts: readonly LaunchDir[]): AgentLimits | undefined {
   for (const part of parts) {
     if (part.agentDir === undefined) continue;
     found = true;
-    if (part.controllers.has('pids')) tasks = Math.max(tasks, tasksLimitOf(part.agentDir));
+    // `max` (none) reads 0, as no number.
+    if (part.controllers.has('pids')) tasks = Math.max(tasks, numberIn(join(part.agentDir, 'pids.max')));
     if (part.controllers.has('memory')) memoryMib = Math.max(memoryMib, Math.round((memoryLimitOf(part.agentDir, part.v2) ?? 0) / (1024 * 1024)));
   }
   return found ? { tasks, memoryMib } : undefined;
-}
-
-function tasksLimitOf(dir: string): number {
-  try {
-    const text = readFileSync(join(dir, 'pids.max'), 'utf8').trim();
-    return text === 'max' ? 0 : Number(text) || 0;
-  } catch {
-    return 0;
-  }
 }
 
 /** The scheduler's period the CPU cap is a share of (the kernel's default), in µs. */
@@ -647,7 +639,7 @@ function reachedMemoryLimit(dir: string, v2: boolean): boolean {
   return limit > 0 && numberIn(join(dir, v2 ? 'memory.peak' : 'memory.max_usage_in_bytes')) >= limit - 64 * 1024;
 }
 
-/** A cgroup file holding one count (v1's `memory.max_usage_in_bytes`); 0 without it. */
+/** A cgroup file holding one count (`memory.max_usage_in_bytes`, `pids.max`); 0 without it, or where it holds no number (`max`). */
 function numberIn(file: string): number {
   try {
     return Number(readFileSync(file, 'utf8').trim()) || 0;

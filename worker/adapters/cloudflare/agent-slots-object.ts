@@ -31,6 +31,7 @@ import { AgentNameSchema } from '../../../shared/names.ts';
 import { admitSession } from '../../sessions/agent-limits.ts';
 import type { WorkerLogger } from '../../log.ts';
 import { loadFromEnv } from './cloudflare-env.ts';
+import { within } from './within.ts';
 import type { DurableObjectNamespace, DurableObjectState, SwitchyardEnv } from './workers-runtime.ts';
 
 /** Paths of the requests an `AgentSlots` object sends its sessions' objects (never routed from the edge). */
@@ -186,9 +187,7 @@ export class AgentSlots {
    * operations run one at a time, so one object that hangs must not hold every other of the
    * agent's admissions, and a revocation's answer, behind it.
    */
-  async #ask(id: string, path: string, body?: unknown): Promise<SlotState | null> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ASK_TIMEOUT_MS)));
+  #ask(id: string, path: string, body?: unknown): Promise<SlotState | null> {
     const asked = (async () => {
       try {
         const sessions = this.#env.AGENT_SESSION;
@@ -199,11 +198,7 @@ export class AgentSlots {
         return null;
       }
     })();
-    try {
-      return await Promise.race([asked, timedOut]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return within(asked, ASK_TIMEOUT_MS, null);
   }
 
   /** Frees a slot its session never gave back. */

@@ -43,6 +43,7 @@ import { OpenOutcomes } from '../../status/open-outcomes.ts';
 import { RecentErrors } from '../../status/recent-errors.ts';
 import { workersOAuth } from './cloudflare-env.ts';
 import { AgentSlotsClient, endingGrantSessions } from './agent-slots-object.ts';
+import { within } from './within.ts';
 import { objectOfSession } from './session-id.ts';
 import type { SwitchyardEnv } from './workers-runtime.ts';
 
@@ -144,9 +145,7 @@ async function countSessions(env: SwitchyardEnv, sessions: NoSessionTable, agent
   const worker = async () => {
     for (let i = next++; i < agents.length; i = next++) {
       const agent = agents[i]!;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timedOut = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), COUNT_TIMEOUT_MS)));
-      const count = await Promise.race([new AgentSlotsClient(env.AGENT_SLOTS, agent).held().catch(() => undefined), timedOut]).finally(() => clearTimeout(timer));
+      const count = await within(new AgentSlotsClient(env.AGENT_SLOTS, agent).held().catch(() => undefined), COUNT_TIMEOUT_MS, undefined);
       if (count !== undefined) sessions.heldBy(agent, count);
     }
   };
