@@ -4,7 +4,7 @@
  * Why not the SDK `Client`: measured on 2 cores, the SDK client (fetch, SSE parser, zod on every
  * result) cost the test process about as much CPU per call as the worker and the sidecar
  * together, so 10,000 calls took twice the time budget. This client does only what the load test
- * checks: initialize, `tools/call`, and DELETE, reading the SSE answer of each POST to its end
+ * checks: initialize, `tools/call`, a notification, and DELETE, reading the SSE answer of each POST to its end
  * and picking the JSON-RPC response by id. It is not a general client (no server→client
  * requests, no resumption); the fault and security files use the SDK client.
  *
@@ -97,6 +97,16 @@ export class RawSession {
     const response = answer.messages.find((m) => m.id === id && ('result' in m || 'error' in m));
     if (response === undefined) throw new Error(`no response to request ${id} (${answer.status}): ${answer.body.slice(0, 500)}`);
     return response;
+  }
+
+  /** The id the last `request` was sent with, to cancel it. */
+  get lastRequestId(): number {
+    return this.#nextId - 1;
+  }
+
+  /** Sends one notification; resolves with the HTTP status (202 when taken). */
+  async notify(method: string, params: Record<string, unknown>): Promise<number> {
+    return (await exchange(this.url, { headers: this.#headers(), body: { jsonrpc: '2.0', method, params } })).status;
   }
 
   /** Ends the session (DELETE). */
