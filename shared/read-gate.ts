@@ -44,6 +44,34 @@ export class ReadGate {
   }
 }
 
+/**
+ * A gate for a reader that may be dropped while another reads on: held whenever `gate` is, and
+ * disposing it opens it for that reader alone. A dual-era client tries a legacy session beside its
+ * modern reader, both behind one gate, and a refused session's close must not open the gate the
+ * modern reader goes on waiting at (`sidecar/host/modern/http-server-transport.ts`).
+ */
+export class BorrowedReadGate extends ReadGate {
+  readonly #lender: ReadGate;
+  #returned = false;
+
+  constructor(lender: ReadGate) {
+    super();
+    this.#lender = lender;
+  }
+
+  override get closed(): Promise<void> | undefined {
+    return this.#returned ? undefined : this.#lender.closed;
+  }
+
+  override hold(): () => void {
+    return this.#returned ? () => {} : this.#lender.hold();
+  }
+
+  override dispose(): void {
+    this.#returned = true;
+  }
+}
+
 /** Waits while `gate` is held, or until `signal` aborts. */
 export async function passGate(gate: ReadGate | undefined, signal: AbortSignal | undefined): Promise<void> {
   const closed = gate?.closed;

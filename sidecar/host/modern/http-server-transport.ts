@@ -22,11 +22,13 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { httpUpstream, type HttpUpstreamTransport } from '../../../shared/http-upstream-transport.ts';
 import { ModernHttpClientTransport } from '../../../shared/modern-http-transport.ts';
-import { ReadGate } from '../../../shared/read-gate.ts';
+import { BorrowedReadGate, ReadGate } from '../../../shared/read-gate.ts';
 import { PARAM_HEADERS_META_KEY } from '../../../shared/param-headers-meta.ts';
 import type { HttpServerConfig } from '../server-config.ts';
 import { annotatedArguments, type AnnotatedArgument } from './x-mcp-header.ts';
 import { isCancellation } from '../../../shared/json-rpc-guards.ts';
+import { jsonRpcErrorBody, WireError } from '../../../shared/errors.ts';
+import { hostAnswer } from '../../../shared/audit/host-answers.ts';
 
 type Id = string | number;
 
@@ -38,7 +40,7 @@ export function httpServerEraKey(name: string, config: Pick<HttpServerConfig, 'u
 }
 
 /** The session-based client to `config`, fit to be bridged raw. */
-export function legacyHttpTransport(config: Pick<HttpServerConfig, 'url' | 'headers'>, readGate?: ReadGate): HttpUpstreamTransport {
+function legacyHttpTransport(config: Pick<HttpServerConfig, 'url' | 'headers'>, readGate?: ReadGate): HttpUpstreamTransport {
   return httpUpstream({ url: new URL(config.url), headers: config.headers, ...(readGate ? { readGate } : {}) });
 }
 
@@ -60,7 +62,7 @@ export class DualEraHttpTransport implements Transport {
 
   constructor(config: Pick<HttpServerConfig, 'url' | 'headers'>) {
     this.#config = config;
-    this.#modern = new ModernHttpClientTransport({ url: new URL(config.url), headers: config.headers, readGate: this.#gate });
+    this.#modern = new ModernHttpClientTransport({ url: new URL(config.url), headers: config.headers, readGate: new BorrowedReadGate(this.#gate) });
     this.#modern.onmessage = (message) => {
       this.#learnAnnotations(message);
       this.onmessage?.(message);
@@ -84,7 +86,7 @@ export class DualEraHttpTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    if (this.#legacy === null && 'method' in message && message.method === 'initialize') await this.#switchToLegacy();
+    if (this.#legacy === null && 'method' in message && 'id' in message && message.method === 'initialize') return this.#initializeLegacy(message);
     if (this.#legacy !== null) return this.#legacy.send(message);
     if ('method' in message && 'id' in message && message.method === 'tools/list') this.#toolLists.add(message.id);
     // A cancelled POST is dropped without an answer: its id would stay for good.
@@ -97,14 +99,41 @@ export class DualEraHttpTransport implements Transport {
     this.#ended();
   }
 
-  async #switchToLegacy(): Promise<void> {
-    const legacy = legacyHttpTransport(this.#config, this.#gate);
-    legacy.onmessage = (message) => this.onmessage?.(message);
+  /**
+   * An `initialize` opens a session on the server, and the transport speaks legacy for good once
+   * the server answers it with a result. Refused (a modern-only server answers a legacy
+   * `initialize` with a 4xx; or any error answer), the session was never opened: the transport
+   * speaks modern again, so what comes next, a legacy agent's `server/discover`
+   * (`legacy-agent-transport.ts`), reaches the server the modern way. A refusal that failed the
+   * POST comes back as the request's error answer (`launch-failed`, saying what the server
+   * answered), as a refusal in the body does, so the agent's transport sees a refusal either way.
+   */
+  async #initializeLegacy(initialize: JSONRPCMessage & { id: Id }): Promise<void> {
+    const legacy = legacyHttpTransport(this.#config, new BorrowedReadGate(this.#gate));
+    legacy.onmessage = (message) => {
+      if (this.#legacy === legacy && 'id' in message && message.id === initialize.id && !('method' in message)) {
+        if ('result' in message) void this.#modern.close();
+        else this.#backToModern(legacy);
+      }
+      this.onmessage?.(message);
+    };
     legacy.onerror = (error) => this.onerror?.(error);
-    legacy.onclose = () => this.#ended();
+    legacy.onclose = () => this.#legacy === legacy && this.#ended();
     this.#legacy = legacy;
-    await this.#modern.close();
-    await legacy.start();
+    try {
+      await legacy.start();
+      await legacy.send(initialize);
+    } catch (error) {
+      if (this.#legacy !== legacy) throw error;
+      this.#backToModern(legacy);
+      const failure = error instanceof WireError ? error : new WireError('launch-failed', error instanceof Error ? error.message : String(error));
+      this.onmessage?.(hostAnswer(jsonRpcErrorBody(initialize.id, failure)) as JSONRPCMessage);
+    }
+  }
+
+  #backToModern(legacy: Transport): void {
+    this.#legacy = null;
+    void legacy.close();
   }
 
   #learnAnnotations(message: JSONRPCMessage): void {

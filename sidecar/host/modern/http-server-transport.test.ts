@@ -1,0 +1,73 @@
+import type { Server } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { floodingSseServer } from '../../../test/support/flooding-sse-server.ts';
+import { DualEraHttpTransport } from './http-server-transport.ts';
+
+const servers: Server[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+async function started(initialize: 'legacy' | 'refused') {
+  const flood = await floodingSseServer({ initialize });
+  servers.push(flood.server);
+  const transport = new DualEraHttpTransport({ url: flood.url.href, headers: {} });
+  const messages: JSONRPCMessage[] = [];
+  let floodEvents = 0;
+  transport.onmessage = (message) => {
+    if ('method' in message && message.method === 'notifications/message') floodEvents++;
+    else messages.push(message);
+  };
+  await transport.start();
+  return { ...flood, transport, messages, floodEvents: () => floodEvents };
+}
+
+const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } } as const;
+
+describe('DualEraHttpTransport', () => {
+  it('holds back a legacy server\'s answers once its session is open: the modern client it no longer uses does not open the gate they share', async () => {
+    const { transport, messages, state, floodEvents } = await started('legacy');
+    await transport.send(INITIALIZE);
+    expect(messages).toEqual([expect.objectContaining({ id: 1, result: expect.objectContaining({ serverInfo: { name: 'flood', version: '1' } }) })]);
+    expect(transport.era).toBe('legacy');
+    const release = transport.holdReading();
+    void transport.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'flood' } }).catch(() => {});
+    // Held from the start: what the server writes fills the socket, and the server then waits for it to drain.
+    await expect.poll(() => state.waiting, { timeout: 10_000 }).toBe(true);
+    // Nothing of it read: a reader not held has read a socket's worth by the time the server waits.
+    expect(floodEvents()).toBe(0);
+    release();
+    await expect.poll(floodEvents, { timeout: 10_000 }).toBeGreaterThan(0);
+    await transport.close();
+  });
+
+  it('speaks modern again when a modern-only server refuses the legacy initialize: the refusal is its answer, and server/discover goes the modern way', async () => {
+    const { transport, messages } = await started('refused');
+    await transport.send(INITIALIZE);
+    expect(messages).toEqual([
+      expect.objectContaining({ id: 1, error: expect.objectContaining({ message: expect.stringContaining('The HTTP server answered initialize with HTTP 404'), data: expect.objectContaining({ reason: 'launch-failed' }) }) }),
+    ]);
+    expect(transport.era).toBe('modern');
+    await transport.send({ jsonrpc: '2.0', id: 2, method: 'server/discover', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } });
+    await expect.poll(() => messages.slice(1)).toEqual([{ jsonrpc: '2.0', id: 2, result: { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: {} } }]);
+    await transport.close();
+  });
+
+  it('holds back a modern server\'s answers after a refused initialize: the refused session\'s close does not open the gate', async () => {
+    const { transport, state, floodEvents } = await started('refused');
+    await transport.send(INITIALIZE);
+    expect(transport.era).toBe('modern');
+    const release = transport.holdReading();
+    void transport.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'flood', _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } });
+    await expect.poll(() => state.waiting, { timeout: 10_000 }).toBe(true);
+    // Nothing of it read: a reader not held has read a socket's worth by the time the server waits.
+    expect(floodEvents()).toBe(0);
+    release();
+    await expect.poll(floodEvents, { timeout: 10_000 }).toBeGreaterThan(0);
+    await transport.close();
+  });
+});
