@@ -46,7 +46,7 @@ import { HostedServers, type HostedFacts } from './hosted-servers.ts';
 import { inheritedEnvironment } from './inherited-environment.ts';
 import type { LaunchRate } from './launch-rate.ts';
 import type { ProcessBudget, ReservedSlot } from './process-budget.ts';
-import { DualEraHttpTransport, httpServerEraKey, legacyHttpTransport } from './modern/http-server-transport.ts';
+import { DualEraHttpTransport, httpServerEraKey } from './modern/http-server-transport.ts';
 import { LegacyAgentTransport } from './modern/legacy-agent-transport.ts';
 import { DEFAULT_INSTANCE_IDLE_SECONDS, LegacyInstancePool } from './modern/legacy-instance-pool.ts';
 import { serveModernChannel } from './modern/modern-channel.ts';
@@ -169,9 +169,16 @@ export class RemoteMcpHostHandler {
     const session = connection.session;
     let bridge: Bridge;
     try {
+      // Either era of server serves a legacy agent: the agent's initialize goes first, and a
+      // server that refuses it is asked the modern way (`LegacyAgentTransport`).
       const server =
         config.kind === 'http'
-          ? await this.#tracked(reloads, { name, connection, config, ...own, revision: trust.resolved?.revision ?? null }, () => ({ transport: legacyHttpTransport(config) }))
+          ? new LegacyAgentTransport(await this.#tracked(reloads, { name, connection, config, ...own, revision: trust.resolved?.revision ?? null }, () => ({ transport: new DualEraHttpTransport(config) })), {
+              server: name,
+              eraKey: httpServerEraKey(name, config),
+              eras: this.#modern.eras,
+              log,
+            })
           : new LegacyAgentTransport(await this.#legacyTransport(name, config, connection, trust, log, poolGeneration, reloads), { server: name, eraKey: serverEraKey(name, config), eras: this.#modern.eras, log });
       const authorizer = trust.authorizer;
       const ledger = this.#options.audit?.ledger(connection);

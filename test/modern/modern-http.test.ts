@@ -10,6 +10,7 @@
  * servers at the same time.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { closeClient, connectClient } from '../support/clients.ts';
 import { fixtureServer } from '../support/paths.ts';
 import { ProcessSet, startEverythingHttp, startModernHttp, waitUntil } from '../support/processes.ts';
@@ -33,17 +34,18 @@ beforeAll(async () => {
   modernUrl = modern.url;
   const onA = { type: 'user-computer-profile', 'entity-id': HOST_A, target: { type: 'local' } };
   stack = await startStack({
-    servers: { web: { url: everything.url }, 'web-modern': { url: modern.url } },
+    servers: { web: { url: everything.url }, 'web-modern': { url: modern.url }, 'web-modern-unprobed': { url: modern.url } },
     worker: {
       servers: {
         web: { executor: onA },
         'web-modern': { executor: onA },
+        'web-modern-unprobed': { executor: onA },
         direct: { executor: { type: 'http', url: everything.url } },
         'direct-modern': { executor: { type: 'http', url: modern.url } },
         offline: { executor: { type: 'reverse-http', 'entity-id': 'res-host-b' } },
       },
     },
-    agents: [{ name: 'bob', servers: ['web', 'direct', 'web-modern', 'direct-modern'] }],
+    agents: [{ name: 'bob', servers: ['web', 'direct', 'web-modern', 'direct-modern', 'web-modern-unprobed'] }],
   });
 }, 90_000);
 
@@ -102,6 +104,67 @@ it.each(['web', 'direct'])('serves a legacy SDK client and a modern agent on the
   } finally {
     await closeClient(client);
   }
+});
+
+describe('a legacy SDK client on a host\'s modern-only HTTP server', () => {
+  it('finds the server modern by its refusal of the agent\'s initialize, when no modern agent has probed it, and goes on the modern way', async () => {
+    const posts = async () => ((await (await fetch(modernUrl.replace(/\/mcp$/, '/posts'))).json()) as Array<{ method: string }>).map((post) => post.method);
+    const before = (await posts()).length;
+    const client = await connectClient(url('web-modern-unprobed'), stack.tokens.bob!);
+    try {
+      expect(client.getServerVersion()).toEqual({ name: 'modern-echo-fixture', version: '1.0.0' });
+      expect((await client.callTool({ name: 'echo', arguments: { message: 'after a refusal' } })).content).toEqual([{ type: 'text', text: 'Echo: after a refusal' }]);
+      const methods = (await posts()).slice(before);
+      expect(methods.slice(0, 2)).toEqual(['initialize', 'server/discover']);
+      expect(methods.filter((method) => method === 'initialize')).toHaveLength(1);
+    } finally {
+      await closeClient(client);
+    }
+  });
+});
+
+describe.each(['web-modern'])('a legacy SDK client on the modern-only HTTP server %s', (server) => {
+  it('is initialized from the server\'s server/discover, lists and calls echo, while a modern agent uses the same server', async () => {
+    const client = await connectClient(url(server), stack.tokens.bob!);
+    try {
+      expect(client.getServerVersion()).toEqual({ name: 'modern-echo-fixture', version: '1.0.0' });
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['echo', 'touch-tools', 'ask']));
+      const [legacyCall, modernCall] = await Promise.all([
+        client.callTool({ name: 'echo', arguments: { message: 'legacy side' } }),
+        bob(server, 'tools/call', { name: 'echo', arguments: { message: 'modern side' } }),
+      ]);
+      expect(legacyCall.content).toEqual([{ type: 'text', text: 'Echo: legacy side' }]);
+      expect(textOf(modernCall)).toBe('Echo: modern side');
+    } finally {
+      await closeClient(client);
+    }
+  });
+
+  it('hears tools/list_changed through the listen kept open for its session', async () => {
+    const client = await connectClient(url(server), stack.tokens.bob!);
+    const heard = new Promise<unknown>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, (notification) => resolve(notification)));
+    try {
+      expect((await client.callTool({ name: 'touch-tools', arguments: {} })).content).toEqual([{ type: 'text', text: expect.stringMatching(/^Notified [1-9]/) }]);
+      expect(await heard).toEqual({ method: 'notifications/tools/list_changed' });
+    } finally {
+      await closeClient(client);
+    }
+  });
+
+  it('answers the server\'s InputRequiredResult rounds as real elicitations over its session', async () => {
+    const client = await connectClient(url(server), stack.tokens.bob!, { elicitation: {} });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return { action: 'accept', content: request.params.message === 'Your name?' ? { name: 'Ada' } : { colour: 'green' } };
+    });
+    try {
+      expect((await client.callTool({ name: 'ask', arguments: {} })).content).toEqual([{ type: 'text', text: 'Hello Ada, you like green' }]);
+      expect(asked).toEqual(['Your name?', 'Your favourite colour?']);
+    } finally {
+      await closeClient(client);
+    }
+  });
 });
 
 describe('what differs between a host\'s HTTP target and an edge-direct server', () => {
