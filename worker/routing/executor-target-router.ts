@@ -24,7 +24,7 @@ import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/tran
 import type { InnerTarget, McpConnection, McpConnectionRequest } from '../../shared/connection-request.ts';
 import { innerTargetOf, type ConnectionDescriptor, type HttpDescriptor } from '../../shared/descriptors.ts';
 import { WireError } from '../../shared/errors.ts';
-import { httpUpstream } from '../../shared/http-upstream-transport.ts';
+import { EdgeDirectLegacySession } from '../modern/edge-direct-legacy-session.ts';
 import type { ModernHttpTarget } from '../../shared/modern-http-transport.ts';
 import { EdgeDirectModernChannel } from '../modern/edge-direct-channel.ts';
 import type { ChannelOpenOptions, ChannelRouter, ChannelTrust } from './channel-router.ts';
@@ -67,7 +67,7 @@ export class ExecutorTargetRouter implements ChannelRouter {
             { detail: { server: name } },
           );
         }
-        return connection.era === 'modern' ? this.#openModernHttp(descriptor) : this.#openHttp(descriptor);
+        return connection.era === 'modern' ? this.#openModernHttp(descriptor) : new EdgeDirectLegacySession(this.#httpTarget(descriptor), name);
       case 'local': {
         const localHost = this.#options.localHost;
         if (localHost === undefined) {
@@ -86,10 +86,6 @@ export class ExecutorTargetRouter implements ChannelRouter {
   /** A modern request's channel: the request as it is, or a legacy session of its own (`modern/edge-direct-channel.ts`). */
   #openModernHttp(descriptor: HttpDescriptor): Transport {
     return new EdgeDirectModernChannel(this.#httpTarget(descriptor));
-  }
-
-  #openHttp(descriptor: HttpDescriptor): Transport {
-    return httpUpstream(this.#httpTarget(descriptor));
   }
 
   #httpTarget(descriptor: HttpDescriptor): ModernHttpTarget {
