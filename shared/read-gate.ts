@@ -48,7 +48,7 @@ export class ReadGate {
  * A gate for a reader that may be dropped while another reads on: held whenever `gate` is, and
  * disposing it opens it for that reader alone. A dual-era client tries a legacy session beside its
  * modern reader, both behind one gate, and a refused session's close must not open the gate the
- * modern reader goes on waiting at (`sidecar/host/modern/http-server-transport.ts`).
+ * modern reader goes on waiting at (`era-bridge/dual-era-http-transport.ts`).
  */
 export class BorrowedReadGate extends ReadGate {
   readonly #lender: ReadGate;

@@ -21,7 +21,7 @@ import type { WireError } from '../../shared/errors.ts';
 import { isCancellation } from '../../shared/json-rpc-guards.ts';
 import { holdReadingOf, type ReadHold } from '../../shared/link/link-flow.ts';
 import type { ReservedSlot } from './process-budget.ts';
-import { isHostOpenedListen } from './modern/legacy-agent-listen.ts';
+import { isHostOpenedListen } from '../../shared/era-bridge/legacy-agent-listen.ts';
 import type { ServerConfig } from './server-config.ts';
 
 /** What a running server was launched from. */

@@ -46,14 +46,16 @@ import { HostedServers, type HostedFacts } from './hosted-servers.ts';
 import { inheritedEnvironment } from './inherited-environment.ts';
 import type { LaunchRate } from './launch-rate.ts';
 import type { ProcessBudget, ReservedSlot } from './process-budget.ts';
-import { DualEraHttpTransport, httpServerEraKey } from './modern/http-server-transport.ts';
-import { LegacyAgentTransport } from './modern/legacy-agent-transport.ts';
+import { DualEraHttpTransport } from '../../shared/era-bridge/dual-era-http-transport.ts';
+import { httpServerEraKey } from './modern/http-server-era-key.ts';
+import { LegacyAgentTransport } from '../../shared/era-bridge/legacy-agent-transport.ts';
 import { DEFAULT_INSTANCE_IDLE_SECONDS, LegacyInstancePool } from './modern/legacy-instance-pool.ts';
 import { serveModernChannel } from './modern/modern-channel.ts';
 import { HOST_CLIENT_INFO } from './modern/modern-results.ts';
 import { serverEraKey } from './modern/server-era.ts';
 import { resolveServerCommand, type CommandResolution } from './server-command.ts';
 import type { ServerConfig } from './server-config.ts';
+import type { ModernHttpTarget } from '../../shared/modern-http-transport.ts';
 import { MODERN_STAMP_AGE_MS, ServerConfigCache } from './server-config-cache.ts';
 import type { SidecarAudit } from '../audit/sidecar-audit.ts';
 import type { SpareTransport, WarmPool } from './warm-pool.ts';
@@ -173,7 +175,7 @@ export class RemoteMcpHostHandler {
       // server that refuses it is asked the modern way (`LegacyAgentTransport`).
       const server =
         config.kind === 'http'
-          ? new LegacyAgentTransport(await this.#tracked(reloads, { name, connection, config, ...own, revision: trust.resolved?.revision ?? null }, () => ({ transport: new DualEraHttpTransport(config) })), {
+          ? new LegacyAgentTransport(await this.#tracked(reloads, { name, connection, config, ...own, revision: trust.resolved?.revision ?? null }, () => ({ transport: new DualEraHttpTransport(httpTarget(config)) })), {
               server: name,
               eraKey: httpServerEraKey(name, config),
               eras: this.#modern.eras,
@@ -212,7 +214,7 @@ export class RemoteMcpHostHandler {
   /**
    * A modern request, resolved and checked exactly as a legacy open (above), is served by the
    * agent's legacy instance instead of a process of its own (`modern/`), a stdio process or a
-   * connection to an HTTP server (`modern/http-server-transport.ts`). Its launch waits for the
+   * connection to an HTTP server (`shared/era-bridge/dual-era-http-transport.ts`). Its launch waits for the
    * request, whose clientInfo the instance is initialized with, so a failure to start comes back
    * as that request's error. The instance is launched without the request's session id: it
    * outlives the request, and its policy is compiled once, for the instance.
@@ -238,7 +240,7 @@ export class RemoteMcpHostHandler {
             server: name,
             transport:
               config.kind === 'http'
-                ? await this.#tracked(reloads, { name, connection: launch, config, ...own, revision: trust.resolved?.revision ?? null }, () => ({ transport: new DualEraHttpTransport(config) }))
+                ? await this.#tracked(reloads, { name, connection: launch, config, ...own, revision: trust.resolved?.revision ?? null }, () => ({ transport: new DualEraHttpTransport(httpTarget(config)) }))
                 : await this.#stdioTransport(name, config, launch, trust, instanceLog, reloads),
             clientInfo: clientInfo() ?? HOST_CLIENT_INFO,
             log: instanceLog,
@@ -495,4 +497,9 @@ function sameEndpoint(a: string, b: string): boolean {
     return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}${url.search}`;
   };
   return norm(a) === norm(b);
+}
+
+/** Where and how a host's HTTP server is reached, as the HTTP clients take it. */
+function httpTarget(config: Extract<ServerConfig, { kind: 'http' }>): ModernHttpTarget {
+  return { url: new URL(config.url), headers: config.headers };
 }

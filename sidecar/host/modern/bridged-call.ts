@@ -22,7 +22,7 @@
  */
 import { WireError } from '../../../shared/errors.ts';
 import type { CallOutcome, Call, CallSink, LegacyInstance, ServerRequest, InstanceRequest } from './legacy-instance.ts';
-import { INPUT_METHODS, type InputRequest } from './input-requests.ts';
+import { INPUT_METHODS, type InputRequest } from '../../../shared/era-bridge/input-requests.ts';
 import type { JsonRpcErrorShape, LogLevel } from './modern-results.ts';
 
 type Id = string | number;

@@ -20,7 +20,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log.ts';
 import { WireError } from '../../../shared/errors.ts';
-import { INPUT_CAPABLE_METHODS, type InputRequest } from './input-requests.ts';
+import { INPUT_CAPABLE_METHODS, type InputRequest } from '../../../shared/era-bridge/input-requests.ts';
 import type { JsonRpcErrorShape, LogLevel } from './modern-results.ts';
 
 type Id = string | number;

@@ -22,7 +22,7 @@
  * @module
  */
 import { BridgedCall, PENDING_CALL_MS, parkedCalls, type Attachment } from './bridged-call.ts';
-import { checkInputResponses, inputRequestOf, inputRequiredResult, missingCapabilities, originalParams } from './input-requests.ts';
+import { checkInputResponses, inputRequestOf, inputRequiredResult, missingCapabilities, originalParams } from '../../../shared/era-bridge/input-requests.ts';
 import type { LegacyInstance } from './legacy-instance.ts';
 import type { InstanceKey } from './legacy-instance-pool.ts';
 import { modernError, modernResult, stripModernMeta, URL_ELICITATION_REQUIRED, type JsonRpcErrorShape } from './modern-results.ts';

@@ -36,7 +36,7 @@ import { InFlightCalls, type Call, type CallSink, type InstanceRequest } from '.
 import { ListenerSet } from './listener-set.ts';
 
 export type { Call, CallOutcome, CallSink, InstanceRequest, ServerRequest } from './in-flight-calls.ts';
-import { inputRequestOf, isInputMethod } from './input-requests.ts';
+import { inputRequestOf, isInputMethod } from '../../../shared/era-bridge/input-requests.ts';
 import { initializeResultSchema, logLevelPasses, type Implementation, type InitializeResult, type JsonRpcErrorShape } from './modern-results.ts';
 
 /** The legacy revision the host negotiates (the latest the SDK speaks). */

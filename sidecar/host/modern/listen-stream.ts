@@ -24,7 +24,7 @@ import { hostCall } from './host-call.ts';
 import type { LegacyInstance } from './legacy-instance.ts';
 import type { JsonRpcErrorShape } from './modern-results.ts';
 import type { ModernServerInstance } from './modern-server-instance.ts';
-import { honouredFilter, parseSubscriptionFilter, passesFilter, SUBSCRIPTION_ID_KEY, tagged, type SubscriptionFilter } from './subscription-filter.ts';
+import { honouredFilter, parseSubscriptionFilter, passesFilter, SUBSCRIPTION_ID_KEY, tagged, type SubscriptionFilter } from '../../../shared/era-bridge/subscription-filter.ts';
 import { isRecord } from '../../../shared/records.ts';
 
 type Id = string | number;

@@ -35,7 +35,7 @@ import { ValidationError } from '../../../shared/validation.ts';
 import type { Logger } from '../../log.ts';
 import type { CallLedger } from '../../../shared/audit/call-ledger.ts';
 import { hostAnswer } from '../../../shared/audit/host-answers.ts';
-import { INPUT_CAPABLE_METHODS } from './input-requests.ts';
+import { INPUT_CAPABLE_METHODS } from '../../../shared/era-bridge/input-requests.ts';
 import { serveRound } from './input-rounds.ts';
 import type { Call } from './legacy-instance.ts';
 import type { InstanceKey } from './legacy-instance-pool.ts';

@@ -24,7 +24,7 @@ import { InFlightCalls } from './in-flight-calls.ts';
 import type { Call, CallSink, InstanceRequest } from './legacy-instance.ts';
 import { SERVER_INFO_KEY, type Implementation, type JsonRpcErrorShape } from './modern-results.ts';
 import type { DiscoverResult, StartedTransport } from './server-era.ts';
-import { SUBSCRIPTION_ID_KEY } from './subscription-filter.ts';
+import { SUBSCRIPTION_ID_KEY } from '../../../shared/era-bridge/subscription-filter.ts';
 import { isRecord } from '../../../shared/records.ts';
 import { holdReadingOf } from '../../../shared/link/link-flow.ts';
 

@@ -12,7 +12,7 @@
  * @module
  */
 import { PENDING_CALL_MS } from './bridged-call.ts';
-import { originalParams } from './input-requests.ts';
+import { originalParams } from '../../../shared/era-bridge/input-requests.ts';
 import type { InstanceKey } from './legacy-instance-pool.ts';
 import type { JsonRpcErrorShape } from './modern-results.ts';
 import { hostRequestStateCodec, MAX_INNER_STATE_LENGTH, MAX_STATE_LENGTH, paramsDigest, type RequestStateCodec } from './request-state.ts';

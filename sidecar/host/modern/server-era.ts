@@ -26,26 +26,9 @@ import { WireError } from '../../../shared/errors.ts';
 import { holdReadingOf, type ReadHold } from '../../../shared/link/link-flow.ts';
 import type { StdioServerConfig } from '../server-config.ts';
 import { MODERN_PROTOCOL_VERSION, type Implementation } from './modern-results.ts';
+import { DEFAULT_PROBE_TIMEOUT_MS, verdictOf, type EraVerdict, type ServerEraCache } from '../../../shared/era-bridge/discover-verdict.ts';
 
-/** How long the probe waits for an answer before taking the server for legacy. */
-export const DEFAULT_PROBE_TIMEOUT_MS = 2000;
-
-/** `server/discover`'s result (schema `DiscoverResult`), read as far as the host needs it. */
-export const DiscoverResultSchema = z.looseObject({
-  resultType: z.optional(z.string()),
-  supportedVersions: z.array(z.string()).check(z.minLength(1)),
-  capabilities: z.record(z.string(), z.unknown()),
-  instructions: z.optional(z.string()),
-});
-export type DiscoverResult = z.infer<typeof DiscoverResultSchema>;
-
-const UNSUPPORTED_PROTOCOL_VERSION = -32022;
-const UnsupportedVersionErrorSchema = z.looseObject({
-  code: z.literal(UNSUPPORTED_PROTOCOL_VERSION),
-  data: z.looseObject({ supported: z.array(z.string()) }),
-});
-
-export type EraVerdict = { era: 'modern'; discover: DiscoverResult | null; supported: string[] } | { era: 'legacy' };
+export { DEFAULT_PROBE_TIMEOUT_MS, ServerEraCache, verdictOf, type DiscoverResult, type EraVerdict } from '../../../shared/era-bridge/discover-verdict.ts';
 
 /** The cache key of a server config: its name and what launching it depends on. */
 export function serverEraKey(name: string, config: Pick<StdioServerConfig, 'command' | 'args' | 'env' | 'cwd'>): string {
@@ -55,34 +38,6 @@ export function serverEraKey(name: string, config: Pick<StdioServerConfig, 'comm
     .digest('hex')
     .slice(0, 32);
   return `${name}#${fingerprint}`;
-}
-
-/** Verdicts per server config key; the host holds one for its lifetime. */
-export class ServerEraCache {
-  readonly #verdicts = new Map<string, EraVerdict>();
-  /** How many probes have run, per key (status and tests). */
-  readonly #probes = new Map<string, number>();
-
-  get(key: string): EraVerdict | undefined {
-    return this.#verdicts.get(key);
-  }
-
-  set(key: string, verdict: EraVerdict): void {
-    this.#verdicts.set(key, verdict);
-  }
-
-  /** Drops a verdict that proved wrong: the next launch of that config probes again. */
-  forget(key: string): void {
-    this.#verdicts.delete(key);
-  }
-
-  countProbe(key: string): void {
-    this.#probes.set(key, (this.#probes.get(key) ?? 0) + 1);
-  }
-
-  probes(key: string): number {
-    return this.#probes.get(key) ?? 0;
-  }
 }
 
 export interface ProbeOptions {
@@ -178,20 +133,6 @@ const PROBE_ID = 'switchyard-era-probe';
 
 function isProbeAnswer(message: JSONRPCMessage): boolean {
   return 'id' in message && message.id === PROBE_ID && !('method' in message);
-}
-
-/** The verdict an answer to the probe gives (`'timeout'`: no answer in time). */
-export function verdictOf(answer: JSONRPCMessage | 'timeout'): EraVerdict {
-  if (answer === 'timeout') return { era: 'legacy' };
-  if ('result' in answer) {
-    const discover = DiscoverResultSchema.safeParse(answer.result);
-    return discover.success ? { era: 'modern', discover: discover.data, supported: discover.data.supportedVersions } : { era: 'legacy' };
-  }
-  if ('error' in answer) {
-    const modern = UnsupportedVersionErrorSchema.safeParse(answer.error);
-    if (modern.success) return { era: 'modern', discover: null, supported: modern.data.data.supported };
-  }
-  return { era: 'legacy' };
 }
 
 interface Handlers {

@@ -18,7 +18,7 @@ import type { Logger } from '../../log.ts';
 import { hostCall } from './host-call.ts';
 import { MODERN_PROTOCOL_VERSION } from './modern-results.ts';
 import { isModernServer, type ServerInstance } from './server-instance.ts';
-import { annotatedArguments, paramHeaderMismatch, type AnnotatedArgument } from './x-mcp-header.ts';
+import { annotatedArguments, paramHeaderMismatch, type AnnotatedArgument } from '../../../shared/era-bridge/x-mcp-header.ts';
 import { isRecord } from '../../../shared/records.ts';
 
 interface Cached {

@@ -1,7 +1,7 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { LegacyAgentRounds, MAX_ROUNDS } from './legacy-agent-rounds.ts';
-import { isHostAnswer } from '../../../shared/audit/host-answers.ts';
+import { isHostAnswer } from '../audit/host-answers.ts';
 
 function rig(capabilities: Record<string, unknown> = { elicitation: {} }) {
   const toAgent: Array<Record<string, any>> = [];

@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { isRecord } from '../../../shared/records.ts';
+import { isRecord } from '../records.ts';
 
 /** A server's question, as `input-requests.ts` holds it. */
 interface InputRequest {

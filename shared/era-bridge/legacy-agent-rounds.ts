@@ -18,8 +18,8 @@
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { INPUT_CAPABLE_METHODS, INPUT_METHODS, isInputMethod } from './input-requests.ts';
-import { isRecord } from '../../../shared/records.ts';
-import { hostAnswer } from '../../../shared/audit/host-answers.ts';
+import { isRecord } from '../records.ts';
+import { hostAnswer } from '../audit/host-answers.ts';
 
 type Id = string | number;
 

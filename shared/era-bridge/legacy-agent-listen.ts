@@ -15,7 +15,8 @@
  */
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { SUBSCRIPTION_ID_KEY } from './subscription-filter.ts';
-import { isRecord } from '../../../shared/records.ts';
+import { isRecord } from '../records.ts';
+import { unrefTimer } from '../unref-timer.ts';
 
 /** How many withdrawn listens' ids are still taken for the host's. */
 const WITHDRAWN_KEPT = 8;
@@ -138,7 +139,7 @@ export class LegacyAgentListen {
       this.#reopen = undefined;
       this.open();
     }, Math.max(atLeastMs, this.#openedAt + REOPEN_EVERY_MS - performance.now()));
-    this.#reopen.unref?.();
+    unrefTimer(this.#reopen);
   }
 
   /** Takes a server message of one of the host's listens; false for anything else. */

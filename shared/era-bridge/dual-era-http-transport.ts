@@ -1,54 +1,44 @@
 /**
- * The transport of a modern agent's instance on a host's HTTP target (a server this workstation
- * reaches over Streamable HTTP), so the same instance code serves stdio and HTTP servers
- * (`server-instance.ts`): the era probe and a modern server's requests go as modern POSTs
- * (`shared/modern-http-transport.ts`); the host's `initialize`, sent when the probe said legacy,
- * switches it to the session-based Streamable HTTP client for good (the worker's own,
- * `shared/legacy-http-client-transport.ts`), whose `close` ends the server's session with a DELETE
- * (`HttpUpstreamTransport`).
+ * A client to an HTTP MCP server of either era, for code that speaks to it as one `Transport`:
+ * a modern agent's instance on a host's HTTP target (`sidecar/host/modern/server-instance.ts`),
+ * and a legacy agent's session on a host's HTTP target or an edge-direct server, under its
+ * `LegacyAgentTransport`. Requests go as modern POSTs (`shared/modern-http-transport.ts`) until an
+ * `initialize` is sent: answered with a result, it switches the transport to the session-based
+ * Streamable HTTP client for good (`shared/legacy-http-client-transport.ts`), whose `close` ends
+ * the server's session with a DELETE (`HttpUpstreamTransport`).
  *
- * A modern server's `tools/call` gets its `Mcp-Param-*` headers again: the host checked the
- * agent's against the arguments and took them out of the request (`param-headers.ts`), so they
- * are made anew from the arguments and the `x-mcp-header` annotations of the tool lists this
- * transport has carried (the host's header check asks for the list before any call it checks).
+ * A refused `initialize` (a modern-only server answers one with a 4xx, or an error) opened no
+ * session: the transport speaks modern again. The server is then asked `server/discover`; if it
+ * answers as a modern one, the refusal comes back as the request's error answer, which a legacy
+ * agent's transport takes as its cue to ask it the modern way itself. Any other refusal fails the
+ * send as it did, so a server that is down or refuses the agent says so as it always has.
  *
- * The era verdict of an HTTP server is cached under its name and a fingerprint of its URL and
- * headers, as a stdio server's is under its launch (`server-era.ts`).
+ * A modern server's `tools/call` gets its `Mcp-Param-*` headers again: a host checked the
+ * agent's against the arguments and took them out of the request (`param-headers.ts`), and a
+ * legacy agent never sent any, so they are made anew from the arguments and the `x-mcp-header`
+ * annotations of the tool lists this transport has carried.
  *
  * @module
  */
-import { createHash } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { httpUpstream, type HttpUpstreamTransport } from '../../../shared/http-upstream-transport.ts';
-import { ModernHttpClientTransport } from '../../../shared/modern-http-transport.ts';
-import { BorrowedReadGate, ReadGate } from '../../../shared/read-gate.ts';
-import { PARAM_HEADERS_META_KEY } from '../../../shared/param-headers-meta.ts';
-import type { HttpServerConfig } from '../server-config.ts';
+import { httpUpstream } from '../http-upstream-transport.ts';
+import { MODERN_VERSION, ModernHttpClientTransport, postModern, type ModernHttpTarget } from '../modern-http-transport.ts';
+import { BorrowedReadGate, ReadGate } from '../read-gate.ts';
+import { PARAM_HEADERS_META_KEY } from '../param-headers-meta.ts';
 import { annotatedArguments, type AnnotatedArgument } from './x-mcp-header.ts';
-import { isCancellation } from '../../../shared/json-rpc-guards.ts';
-import { jsonRpcErrorBody, WireError } from '../../../shared/errors.ts';
-import { hostAnswer } from '../../../shared/audit/host-answers.ts';
+import { isCancellation } from '../json-rpc-guards.ts';
+import { jsonRpcErrorBody, WireError } from '../errors.ts';
+import { hostAnswer } from '../audit/host-answers.ts';
+import { DEFAULT_PROBE_TIMEOUT_MS, verdictOf } from './discover-verdict.ts';
 
 type Id = string | number;
-
-/** The era cache key of an HTTP server config: its name and where and how it is reached. */
-export function httpServerEraKey(name: string, config: Pick<HttpServerConfig, 'url' | 'headers'>): string {
-  const headers = Object.entries(config.headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const fingerprint = createHash('sha256').update(JSON.stringify([config.url, headers])).digest('hex').slice(0, 32);
-  return `${name}#http#${fingerprint}`;
-}
-
-/** The session-based client to `config`, fit to be bridged raw. */
-function legacyHttpTransport(config: Pick<HttpServerConfig, 'url' | 'headers'>, readGate?: ReadGate): HttpUpstreamTransport {
-  return httpUpstream({ url: new URL(config.url), headers: config.headers, ...(readGate ? { readGate } : {}) });
-}
 
 export class DualEraHttpTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   onerror?: (error: Error) => void;
   onclose?: () => void;
-  readonly #config: Pick<HttpServerConfig, 'url' | 'headers'>;
+  readonly #target: ModernHttpTarget;
   readonly #modern: ModernHttpClientTransport;
   #legacy: Transport | null = null;
   #closed = false;
@@ -60,9 +50,9 @@ export class DualEraHttpTransport implements Transport {
   /** One gate for both clients: whichever of them the server turns out to speak is held. */
   readonly #gate = new ReadGate();
 
-  constructor(config: Pick<HttpServerConfig, 'url' | 'headers'>) {
-    this.#config = config;
-    this.#modern = new ModernHttpClientTransport({ url: new URL(config.url), headers: config.headers, readGate: new BorrowedReadGate(this.#gate) });
+  constructor(target: ModernHttpTarget) {
+    this.#target = target;
+    this.#modern = new ModernHttpClientTransport({ ...target, readGate: new BorrowedReadGate(this.#gate) });
     this.#modern.onmessage = (message) => {
       this.#learnAnnotations(message);
       this.onmessage?.(message);
@@ -99,17 +89,9 @@ export class DualEraHttpTransport implements Transport {
     this.#ended();
   }
 
-  /**
-   * An `initialize` opens a session on the server, and the transport speaks legacy for good once
-   * the server answers it with a result. Refused (a modern-only server answers a legacy
-   * `initialize` with a 4xx; or any error answer), the session was never opened: the transport
-   * speaks modern again, so what comes next, a legacy agent's `server/discover`
-   * (`legacy-agent-transport.ts`), reaches the server the modern way. A refusal that failed the
-   * POST comes back as the request's error answer (`launch-failed`, saying what the server
-   * answered), as a refusal in the body does, so the agent's transport sees a refusal either way.
-   */
+  /** An `initialize` opens a session, tentatively (above). */
   async #initializeLegacy(initialize: JSONRPCMessage & { id: Id }): Promise<void> {
-    const legacy = legacyHttpTransport(this.#config, new BorrowedReadGate(this.#gate));
+    const legacy = httpUpstream({ ...this.#target, readGate: new BorrowedReadGate(this.#gate) });
     legacy.onmessage = (message) => {
       if (this.#legacy === legacy && 'id' in message && message.id === initialize.id && !('method' in message)) {
         if ('result' in message) void this.#modern.close();
@@ -126,8 +108,26 @@ export class DualEraHttpTransport implements Transport {
     } catch (error) {
       if (this.#legacy !== legacy) throw error;
       this.#backToModern(legacy);
-      const failure = error instanceof WireError ? error : new WireError('launch-failed', error instanceof Error ? error.message : String(error));
-      this.onmessage?.(hostAnswer(jsonRpcErrorBody(initialize.id, failure)) as JSONRPCMessage);
+      if (error instanceof WireError || !(await this.#answersModern())) throw error;
+      this.onmessage?.(hostAnswer(jsonRpcErrorBody(initialize.id, new WireError('launch-failed', error instanceof Error ? error.message : String(error)))) as JSONRPCMessage);
+    }
+  }
+
+  /** Whether the server answers `server/discover` as a modern one, within the probe's wait. */
+  async #answersModern(): Promise<boolean> {
+    const discover = { jsonrpc: '2.0', id: 'switchyard-refusal-discover', method: 'server/discover', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } } } as JSONRPCMessage;
+    let answer: JSONRPCMessage | 'timeout' = 'timeout';
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), DEFAULT_PROBE_TIMEOUT_MS);
+    try {
+      const outcome = await postModern(this.#target, discover, (message) => {
+        if ('id' in message && message.id === 'switchyard-refusal-discover' && !('method' in message)) answer = message;
+      }, abort.signal);
+      return outcome.modern && verdictOf(answer).era === 'modern';
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

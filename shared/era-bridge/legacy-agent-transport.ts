@@ -28,15 +28,16 @@
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { negotiatedVersion } from '../../../shared/protocol-versions.ts';
-import type { Logger } from '../../log.ts';
-import { MODERN_PROTOCOL_VERSION, SERVER_INFO_KEY } from './modern-results.ts';
+import { negotiatedVersion } from '../protocol-versions.ts';
+import type { Logger } from '../log.ts';
+import { MODERN_PROTOCOL_VERSION, SERVER_INFO_KEY } from '../modern-results.ts';
 import { LegacyAgentListen } from './legacy-agent-listen.ts';
 import { LegacyAgentRounds } from './legacy-agent-rounds.ts';
-import { DEFAULT_PROBE_TIMEOUT_MS, DiscoverResultSchema, verdictOf, type DiscoverResult, type ServerEraCache } from './server-era.ts';
-import { isRecord } from '../../../shared/records.ts';
-import { holdReadingOf } from '../../../shared/link/link-flow.ts';
-import { hostAnswer } from '../../../shared/audit/host-answers.ts';
+import { DEFAULT_PROBE_TIMEOUT_MS, discoverResultSchema, verdictOf, type DiscoverResult, type ServerEraCache } from './discover-verdict.ts';
+import { isRecord } from '../records.ts';
+import { holdReadingOf } from '../link/link-flow.ts';
+import { hostAnswer } from '../audit/host-answers.ts';
+import { unrefTimer } from '../unref-timer.ts';
 
 type Id = string | number;
 type Request = { jsonrpc: '2.0'; id: Id; method: string; params?: Record<string, unknown> };
@@ -188,7 +189,7 @@ export class LegacyAgentTransport implements Transport {
         this.#options.log.debug('Server refused initialize and did not answer server/discover in time', { server: this.#options.server });
         this.onmessage?.(this.#refusal);
       }, DEFAULT_PROBE_TIMEOUT_MS);
-      timer.unref?.();
+      unrefTimer(timer);
     }
     await this.#inner.send({ jsonrpc: '2.0', id: DISCOVER_ID, method: 'server/discover', params: { _meta: this.#clientMeta } });
   }
@@ -196,7 +197,7 @@ export class LegacyAgentTransport implements Transport {
   #discovered(answer: JSONRPCMessage): void {
     const initialize = this.#initialize!;
     const verdict = verdictOf(answer);
-    const discover = 'result' in answer ? DiscoverResultSchema.safeParse(answer.result) : undefined;
+    const discover = 'result' in answer ? discoverResultSchema().safeParse(answer.result) : undefined;
     if (verdict.era !== 'modern' || discover === undefined || !discover.success) {
       this.#mode = 'unknown';
       if (this.#refusal === null) {

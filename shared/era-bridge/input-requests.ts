@@ -12,9 +12,9 @@
  *
  * @module
  */
-import * as z from '../../../shared/zod.ts';
+import * as z from '../zod.ts';
 import { lackedForAll } from './client-capabilities.ts';
-import { isRecord } from '../../../shared/records.ts';
+import { isRecord } from '../records.ts';
 
 /** The modern requests that may come back `input_required`. */
 export const INPUT_CAPABLE_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
@@ -56,15 +56,12 @@ export function inputRequiredResult(requests: Map<string, InputRequest>, request
   };
 }
 
-const ElicitResultSchema = z.looseObject({ action: z.enum(['accept', 'decline', 'cancel']), content: z.optional(z.record(z.string(), z.unknown())) });
-const CreateMessageResultSchema = z.looseObject({ role: z.literal('assistant'), content: z.unknown().check(z.refine((c) => c !== undefined && c !== null, 'content is required')), model: z.string() });
-const ListRootsResultSchema = z.looseObject({ roots: z.array(z.looseObject({ uri: z.string() })) });
-
-const RESULT_SCHEMAS: Record<InputMethod, z.ZodMiniType> = {
-  'elicitation/create': ElicitResultSchema,
-  'sampling/createMessage': CreateMessageResultSchema,
-  'roots/list': ListRootsResultSchema,
-};
+/** Built on first use: a worker that bridges no legacy session to a modern server never needs them. */
+const resultSchemas = z.lazily((): Record<InputMethod, z.ZodMiniType> => ({
+  'elicitation/create': z.looseObject({ action: z.enum(['accept', 'decline', 'cancel']), content: z.optional(z.record(z.string(), z.unknown())) }),
+  'sampling/createMessage': z.looseObject({ role: z.literal('assistant'), content: z.unknown().check(z.refine((c) => c !== undefined && c !== null, 'content is required')), model: z.string() }),
+  'roots/list': z.looseObject({ roots: z.array(z.looseObject({ uri: z.string() })) }),
+}));
 
 export type InputResponsesCheck = { ok: true; responses: Record<string, unknown> } | { ok: false; problem: string };
 
@@ -78,7 +75,7 @@ export function checkInputResponses(value: unknown, open: Map<string, InputReque
   const responses: Record<string, unknown> = {};
   for (const [key, request] of open) {
     if (!Object.hasOwn(value, key)) continue;
-    const parsed = RESULT_SCHEMAS[request.method].safeParse(value[key]);
+    const parsed = resultSchemas()[request.method].safeParse(value[key]);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const where = issue.path.length > 0 ? `.${issue.path.map(String).join('.')}` : '';

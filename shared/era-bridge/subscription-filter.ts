@@ -11,18 +11,21 @@
  *
  * @module
  */
-import * as z from '../../../shared/zod.ts';
-import { isRecord } from '../../../shared/records.ts';
+import * as z from '../zod.ts';
+import { isRecord } from '../records.ts';
 
 export const SUBSCRIPTION_ID_KEY = 'io.modelcontextprotocol/subscriptionId';
 
-export const SubscriptionFilterSchema = z.looseObject({
-  toolsListChanged: z.optional(z.boolean()),
-  promptsListChanged: z.optional(z.boolean()),
-  resourcesListChanged: z.optional(z.boolean()),
-  resourceSubscriptions: z.optional(z.array(z.string().check(z.minLength(1), z.maxLength(2048))).check(z.maxLength(256))),
-});
-export type SubscriptionFilter = z.infer<typeof SubscriptionFilterSchema>;
+/** Built on first use, as the worker's schemas read only on some paths are. */
+const subscriptionFilterSchema = z.lazily(() =>
+  z.looseObject({
+    toolsListChanged: z.optional(z.boolean()),
+    promptsListChanged: z.optional(z.boolean()),
+    resourcesListChanged: z.optional(z.boolean()),
+    resourceSubscriptions: z.optional(z.array(z.string().check(z.minLength(1), z.maxLength(2048))).check(z.maxLength(256))),
+  }),
+);
+export type SubscriptionFilter = z.infer<ReturnType<typeof subscriptionFilterSchema>>;
 
 /** Each list-changed notification and the filter flag that asks for it. */
 const LIST_CHANGED: Record<string, 'toolsListChanged' | 'promptsListChanged' | 'resourcesListChanged'> = {
@@ -38,7 +41,7 @@ export type FilterParse = { ok: true; filter: SubscriptionFilter } | { ok: false
 export function parseSubscriptionFilter(params: unknown): FilterParse {
   const value = isRecord(params) ? params.notifications : undefined;
   if (value === undefined) return { ok: false, problem: 'params.notifications is missing: name the change notifications this stream listens for' };
-  const parsed = SubscriptionFilterSchema.safeParse(value);
+  const parsed = subscriptionFilterSchema().safeParse(value);
   if (parsed.success) return { ok: true, filter: parsed.data };
   const issue = parsed.error.issues[0]!;
   return { ok: false, problem: `params.notifications${issue.path.map((p) => `.${String(p)}`).join('')} is invalid: ${issue.message}` };

@@ -1,8 +1,9 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { floodingSseServer } from '../../../test/support/flooding-sse-server.ts';
-import { DualEraHttpTransport } from './http-server-transport.ts';
+import { floodingSseServer } from '../../test/support/flooding-sse-server.ts';
+import { DualEraHttpTransport } from './dual-era-http-transport.ts';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -15,7 +16,7 @@ afterEach(async () => {
 async function started(initialize: 'legacy' | 'refused') {
   const flood = await floodingSseServer({ initialize });
   servers.push(flood.server);
-  const transport = new DualEraHttpTransport({ url: flood.url.href, headers: {} });
+  const transport = new DualEraHttpTransport({ url: flood.url });
   const messages: JSONRPCMessage[] = [];
   let floodEvents = 0;
   transport.onmessage = (message) => {
@@ -68,6 +69,28 @@ describe('DualEraHttpTransport', () => {
     expect(floodEvents()).toBe(0);
     release();
     await expect.poll(floodEvents, { timeout: 10_000 }).toBeGreaterThan(0);
+    await transport.close();
+  });
+
+  it('fails the send as ever when a server that is not modern refuses the initialize: it was asked server/discover once, and refused that too', async () => {
+    const posts: string[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        posts.push((JSON.parse(body) as { method: string }).method);
+        res.writeHead(401, { 'content-type': 'text/plain' }).end('Unauthorized');
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const transport = new DualEraHttpTransport({ url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`) });
+    const messages: JSONRPCMessage[] = [];
+    transport.onmessage = (message) => messages.push(message);
+    await transport.start();
+    await expect(transport.send(INITIALIZE)).rejects.toThrow('The HTTP server answered initialize with HTTP 401: Unauthorized');
+    expect(posts).toEqual(['initialize', 'server/discover']);
+    expect(messages).toEqual([]);
     await transport.close();
   });
 });

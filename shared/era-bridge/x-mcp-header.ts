@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { isRecord } from '../../../shared/records.ts';
+import { isRecord } from '../records.ts';
 
 export interface AnnotatedArgument {
   /** The header's `{Name}`, lower-case (header names compare case-insensitively). */
