@@ -91,6 +91,7 @@ export function composeWorker(options: ComposeWorkerOptions): ComposedWorker {
   });
   const router = new ExecutorTargetRouter({
     registry,
+    log,
     ...(options.localHost !== undefined ? { localHost: options.localHost } : {}),
   });
   // Told to the audit in force when each happens: a reload swaps it.

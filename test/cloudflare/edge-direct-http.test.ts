@@ -11,7 +11,10 @@
  *   question to each server is a request of its own, whose work was held by nothing;
  * - a legacy session's GET stream dropped and opened again at once is served: the session's
  *   object learns of the old connection's end only at its next write, up to a keep-alive (30 s)
- *   later, and answered the new GET 409 until then, by which time SDK clients had given it up.
+ *   later, and answered the new GET 409 until then, by which time SDK clients had given it up;
+ * - a legacy session on a modern-only server is bridged from the session's own object: its
+ *   `initialize` answered from the server's `server/discover`, its calls modern POSTs, and the
+ *   server's change notifications heard through a listen that object keeps open.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -20,15 +23,19 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentEntry, randomCredential } from '../support/configs.ts';
-import { ProcessSet, startEverythingHttp } from '../support/processes.ts';
+import { ProcessSet, startEverythingHttp, startModernHttp } from '../support/processes.ts';
+import { closeClient, connectClient } from '../support/clients.ts';
+import { fixtureServer } from '../support/paths.ts';
 import { startWorkerdWorker, type WorkerdWorker } from '../support/workerd-worker.ts';
 import { MODERN, modernMeta, modernPost } from '../modern/modern-client.ts';
-import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ListToolsRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const procs = new ProcessSet();
 const token = randomCredential('alice');
 /** Bob's places are his own: alice's first test leaves hers in their grace. */
 const bobToken = randomCredential('bob');
+/** Carol's agent has the modern-only server alone. */
+const carolToken = randomCredential('carol');
 let worker: WorkerdWorker;
 let url: string;
 let slow: SlowServer;
@@ -84,9 +91,10 @@ async function startSlowServer(): Promise<SlowServer> {
 beforeAll(async () => {
   const everything = await startEverythingHttp(procs);
   slow = await startSlowServer();
+  const modern = await startModernHttp(procs, fixtureServer('modern-echo-server.mjs').args[0]!);
   worker = await startWorkerdWorker({
-    agents: [agentEntry({ name: 'alice', token, servers: ['everything', 'slow'] }), agentEntry({ name: 'bob', token: bobToken, servers: ['everything', 'slow'] })],
-    servers: { everything: { executor: { type: 'http', url: everything.url } }, slow: { executor: { type: 'http', url: slow.url } } },
+    agents: [agentEntry({ name: 'alice', token, servers: ['everything', 'slow'] }), agentEntry({ name: 'bob', token: bobToken, servers: ['everything', 'slow'] }), agentEntry({ name: 'carol', token: carolToken, servers: ['modern'] })],
+    servers: { everything: { executor: { type: 'http', url: everything.url } }, slow: { executor: { type: 'http', url: slow.url } }, modern: { executor: { type: 'http', url: modern.url } } },
     'max-requests-per-agent': 2,
     'aggregate-start-wait-seconds': 2,
   });
@@ -169,4 +177,19 @@ describe('a modern /mcp list at the Workers edge', () => {
     expect(live).toBe(0);
     expect(slow.opened()).toBe(1);
   }, 60_000);
+});
+
+describe('a legacy SDK client on a modern-only edge-direct server at the Workers edge', () => {
+  it('is initialized from the server\'s server/discover, calls echo, and hears tools/list_changed through the listen its session\'s object keeps open', async () => {
+    const client = await connectClient(`${worker.url}/servers/modern/mcp`, carolToken);
+    const heard = new Promise<unknown>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, (notification) => resolve(notification)));
+    try {
+      expect(client.getServerVersion()).toEqual({ name: 'modern-echo-fixture', version: '1.0.0' });
+      expect((await client.callTool({ name: 'echo', arguments: { message: 'at the edge' } })).content).toEqual([{ type: 'text', text: 'Echo: at the edge' }]);
+      expect((await client.callTool({ name: 'touch-tools', arguments: {} })).content).toEqual([{ type: 'text', text: expect.stringMatching(/^Notified [1-9]/) }]);
+      expect(await heard).toEqual({ method: 'notifications/tools/list_changed' });
+    } finally {
+      await closeClient(client);
+    }
+  });
 });

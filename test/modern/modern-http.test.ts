@@ -123,8 +123,7 @@ describe('a legacy SDK client on a host\'s modern-only HTTP server', () => {
   });
 });
 
-describe('a legacy SDK client on the modern-only HTTP server web-modern', () => {
-  const server = 'web-modern';
+describe.each(['web-modern', 'direct-modern'])('a legacy SDK client on the modern-only HTTP server %s', (server) => {
   it('is initialized from the server\'s server/discover, lists and calls echo, while a modern agent uses the same server', async () => {
     const client = await connectClient(url(server), stack.tokens.bob!);
     try {
@@ -165,14 +164,6 @@ describe('a legacy SDK client on the modern-only HTTP server web-modern', () => 
     } finally {
       await closeClient(client);
     }
-  });
-});
-
-it('tells a legacy SDK client that the edge-direct server speaks only 2026-07-28, and what to do, when it refuses the session', async () => {
-  await expect(connectClient(url('direct-modern'), stack.tokens.bob!)).rejects.toMatchObject({
-    code: -32008,
-    message: expect.stringContaining('Server "direct-modern" speaks only MCP 2026-07-28, and refused this session\'s initialize: the worker bridges no session to an edge-direct server of that era; connect with a 2026-07-28 client, or bind the server to a host'),
-    data: expect.objectContaining({ reason: 'launch-failed', server: 'direct-modern' }),
   });
 });
 

@@ -24,7 +24,10 @@ import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/tran
 import type { InnerTarget, McpConnection, McpConnectionRequest } from '../../shared/connection-request.ts';
 import { innerTargetOf, type ConnectionDescriptor, type HttpDescriptor } from '../../shared/descriptors.ts';
 import { WireError } from '../../shared/errors.ts';
-import { EdgeDirectLegacySession } from '../modern/edge-direct-legacy-session.ts';
+import { DualEraHttpTransport } from '../../shared/era-bridge/dual-era-http-transport.ts';
+import { LegacyAgentTransport } from '../../shared/era-bridge/legacy-agent-transport.ts';
+import { ServerEraCache } from '../../shared/era-bridge/discover-verdict.ts';
+import { silentLogger, type Logger } from '../../shared/log.ts';
 import type { ModernHttpTarget } from '../../shared/modern-http-transport.ts';
 import { EdgeDirectModernChannel } from '../modern/edge-direct-channel.ts';
 import type { ChannelOpenOptions, ChannelRouter, ChannelTrust } from './channel-router.ts';
@@ -37,12 +40,16 @@ export interface ExecutorTargetRouterOptions {
   localHost?: (request: McpConnectionRequest, options: ChannelOpenOptions) => Promise<Transport>;
   /** Fetch for edge-direct HTTP servers; the runtime's global `fetch` by default. */
   fetch?: FetchLike;
+  /** Where a legacy session's bridge to a modern edge-direct server logs (`LegacyAgentTransport`). */
+  log?: Logger;
 }
 
 export class ExecutorTargetRouter implements ChannelRouter {
   readonly #options: ExecutorTargetRouterOptions;
   /** The check of the channel-open requests this worker sends, memoized (`connection-request-memo.ts`). */
   readonly #requests = new ConnectionRequestMemo();
+  /** What each edge-direct server answered a legacy session's `initialize` with, as a host keeps it for its servers. */
+  readonly #eras = new ServerEraCache();
 
   constructor(options: ExecutorTargetRouterOptions) {
     this.#options = options;
@@ -67,7 +74,7 @@ export class ExecutorTargetRouter implements ChannelRouter {
             { detail: { server: name } },
           );
         }
-        return connection.era === 'modern' ? this.#openModernHttp(descriptor) : new EdgeDirectLegacySession(this.#httpTarget(descriptor), name);
+        return connection.era === 'modern' ? this.#openModernHttp(descriptor) : this.#openLegacyHttp(descriptor, name);
       case 'local': {
         const localHost = this.#options.localHost;
         if (localHost === undefined) {
@@ -86,6 +93,16 @@ export class ExecutorTargetRouter implements ChannelRouter {
   /** A modern request's channel: the request as it is, or a legacy session of its own (`modern/edge-direct-channel.ts`). */
   #openModernHttp(descriptor: HttpDescriptor): Transport {
     return new EdgeDirectModernChannel(this.#httpTarget(descriptor));
+  }
+
+  /**
+   * A legacy session's channel: the session passed through to a legacy server, or, when the
+   * server refuses its `initialize` as a modern-only one does (or is known modern), bridged onto
+   * it as a host bridges its own servers (`shared/era-bridge/legacy-agent-transport.ts`).
+   */
+  #openLegacyHttp(descriptor: HttpDescriptor, name: string): Transport {
+    const eraKey = JSON.stringify([name, descriptor.url, descriptor.headers ?? {}]);
+    return new LegacyAgentTransport(new DualEraHttpTransport(this.#httpTarget(descriptor)), { server: name, eraKey, eras: this.#eras, log: this.#options.log ?? silentLogger });
   }
 
   #httpTarget(descriptor: HttpDescriptor): ModernHttpTarget {

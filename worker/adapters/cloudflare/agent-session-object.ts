@@ -220,7 +220,7 @@ export class AgentSession {
         ...(store !== undefined ? { grantStands: (id: string) => grantStands(store, id) } : {}),
       });
       this.#sessions = sessions;
-      const app = createApp({ config, router: new ExecutorTargetRouter({ registry }), sessions, log, audit, ...oauth, newSessionId: () => sessionIdIn(this.#state.id) });
+      const app = createApp({ config, router: new ExecutorTargetRouter({ registry, log }), sessions, log, audit, ...oauth, newSessionId: () => sessionIdIn(this.#state.id) });
       this.#fetch = app.fetch;
     }
     const response = await this.#fetch(request);
