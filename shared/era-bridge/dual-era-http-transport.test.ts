@@ -93,4 +93,66 @@ describe('DualEraHttpTransport', () => {
     expect(messages).toEqual([]);
     await transport.close();
   });
+
+  it('stays on its legacy session when a later answer reuses the initialize\'s id with an error: only the first answer decides', async () => {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        seen.push(req.method!);
+        if (req.method !== 'POST') return void res.writeHead(405).end();
+        const message = JSON.parse(body) as { id?: number; method: string; params?: { name?: string } };
+        if (message.id === undefined) return void res.writeHead(202).end();
+        const answer = message.method === 'initialize'
+          ? { result: { protocolVersion: '2025-06-18', capabilities: {}, serverInfo: { name: 'legacy', version: '1' } } }
+          : message.params?.name === 'fail' ? { error: { code: -32603, message: 'Tool failed' } } : { result: { content: [] } };
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 's1' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, ...answer }));
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const transport = new DualEraHttpTransport({ url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`) });
+    const messages: JSONRPCMessage[] = [];
+    transport.onmessage = (message) => messages.push(message);
+    let closed = false;
+    transport.onclose = () => (closed = true);
+    await transport.start();
+    await transport.send(INITIALIZE);
+    await transport.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'fail' } });
+    await transport.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'ok' } });
+    expect(messages.map((m) => ('error' in m ? 'error' : 'result'))).toEqual(['result', 'error', 'result']);
+    expect(transport.era).toBe('legacy');
+    expect(closed).toBe(false);
+    expect(seen).not.toContain('DELETE');
+    await transport.close();
+    expect(seen.at(-1)).toBe('DELETE');
+  });
+
+  it('delivers nothing after a close that came while it asked a refusing server server/discover: the send fails with the refusal', async () => {
+    let discoverArrived!: (answer: () => void) => void;
+    const arrived = new Promise<() => void>((resolve) => (discoverArrived = resolve));
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        const message = JSON.parse(body) as { id: number; method: string };
+        if (message.method === 'initialize') return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
+        // Answered as a modern server, but only once the test has closed the transport.
+        discoverArrived(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: {} } })));
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const transport = new DualEraHttpTransport({ url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`) });
+    const messages: JSONRPCMessage[] = [];
+    transport.onmessage = (message) => messages.push(message);
+    await transport.start();
+    const sent = transport.send(INITIALIZE);
+    const answer = await arrived;
+    await transport.close();
+    answer();
+    await expect(sent).rejects.toThrow('The HTTP server answered initialize with HTTP 404');
+    expect(messages).toEqual([]);
+  });
 });

@@ -31,6 +31,7 @@ import { isCancellation } from '../json-rpc-guards.ts';
 import { jsonRpcErrorBody, WireError } from '../errors.ts';
 import { hostAnswer } from '../audit/host-answers.ts';
 import { DEFAULT_PROBE_TIMEOUT_MS, verdictOf } from './discover-verdict.ts';
+import { redactUrlsIn } from '../url-redaction.ts';
 
 type Id = string | number;
 
@@ -42,6 +43,8 @@ export class DualEraHttpTransport implements Transport {
   readonly #modern: ModernHttpClientTransport;
   #legacy: Transport | null = null;
   #closed = false;
+  /** The `server/discover` asked after a refused `initialize`, while it is on its way: a close ends it. */
+  #probing: AbortController | undefined;
   /** The `tools/list` requests in flight, whose answers carry the annotations. */
   readonly #toolLists = new Set<Id>();
   /** Each listed tool's annotated arguments (none: the tool mirrors nothing, or is invalid for it). */
@@ -85,15 +88,21 @@ export class DualEraHttpTransport implements Transport {
   }
 
   async close(): Promise<void> {
+    this.#probing?.abort();
     await Promise.all([this.#modern.close(), this.#legacy?.close()]);
     this.#ended();
   }
 
-  /** An `initialize` opens a session, tentatively (above). */
+  /**
+   * An `initialize` opens a session, tentatively (above), until its first answer: a later answer
+   * under the same id (an agent reusing it) is the session's own business.
+   */
   async #initializeLegacy(initialize: JSONRPCMessage & { id: Id }): Promise<void> {
     const legacy = httpUpstream({ ...this.#target, readGate: new BorrowedReadGate(this.#gate) });
+    let tentative = true;
     legacy.onmessage = (message) => {
-      if (this.#legacy === legacy && 'id' in message && message.id === initialize.id && !('method' in message)) {
+      if (tentative && this.#legacy === legacy && 'id' in message && message.id === initialize.id && !('method' in message)) {
+        tentative = false;
         if ('result' in message) void this.#modern.close();
         else this.#backToModern(legacy);
       }
@@ -106,10 +115,12 @@ export class DualEraHttpTransport implements Transport {
       await legacy.start();
       await legacy.send(initialize);
     } catch (error) {
-      if (this.#legacy !== legacy) throw error;
+      if (this.#legacy !== legacy || !tentative) throw error;
+      tentative = false;
       this.#backToModern(legacy);
-      if (error instanceof WireError || !(await this.#answersModern())) throw error;
-      this.onmessage?.(hostAnswer(jsonRpcErrorBody(initialize.id, new WireError('launch-failed', error instanceof Error ? error.message : String(error)))) as JSONRPCMessage);
+      if (error instanceof WireError || !(await this.#answersModern()) || this.#closed) throw error;
+      const refusal = new WireError('launch-failed', redactUrlsIn(error instanceof Error ? error.message : String(error)));
+      this.onmessage?.(hostAnswer(jsonRpcErrorBody(initialize.id, refusal)) as JSONRPCMessage);
     }
   }
 
@@ -118,6 +129,7 @@ export class DualEraHttpTransport implements Transport {
     const discover = { jsonrpc: '2.0', id: 'switchyard-refusal-discover', method: 'server/discover', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } } } as JSONRPCMessage;
     let answer: JSONRPCMessage | 'timeout' = 'timeout';
     const abort = new AbortController();
+    this.#probing = abort;
     const timer = setTimeout(() => abort.abort(), DEFAULT_PROBE_TIMEOUT_MS);
     try {
       const outcome = await postModern(this.#target, discover, (message) => {
@@ -128,6 +140,7 @@ export class DualEraHttpTransport implements Transport {
       return false;
     } finally {
       clearTimeout(timer);
+      if (this.#probing === abort) this.#probing = undefined;
     }
   }
 
