@@ -64,6 +64,8 @@ export class LegacyAgentTransport implements Transport {
   #initialize: Request | null = null;
   /** The server's refusal of the agent's `initialize`, answered to the agent if the server is not modern either. */
   #refusal: JSONRPCMessage | null = null;
+  /** The agent's send of its `initialize` to a server known modern, until the discover's outcome (`#initializeKnownModern`). */
+  #initializeSend: { resolve(): void; reject(error: unknown): void } | null = null;
   #clientMeta: Record<string, unknown> = {};
   #logLevel: unknown;
   /** The agent's capabilities from its `initialize`, for the questions a modern server's rounds put to it. */
@@ -107,7 +109,29 @@ export class LegacyAgentTransport implements Transport {
 
   async close(): Promise<void> {
     this.#listen?.close();
+    this.#settleInitializeSend();
     await this.#inner.close();
+  }
+
+  /**
+   * The agent's `initialize` to a server known modern is a `server/discover`, and its send settles
+   * with the discover's outcome: a server that proves not modern after all gets the initialize
+   * itself, and a failure to send that fails the agent's send, as it would have without the
+   * verdict (an HTTP server that is down or refuses the agent), instead of leaving it unanswered.
+   */
+  #initializeKnownModern(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#initializeSend = { resolve, reject };
+      this.#discover().catch((error: unknown) => this.#settleInitializeSend(error));
+    });
+  }
+
+  #settleInitializeSend(error?: unknown): void {
+    const pending = this.#initializeSend;
+    this.#initializeSend = null;
+    if (pending === null) return;
+    if (error === undefined) pending.resolve();
+    else pending.reject(error);
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
@@ -122,7 +146,7 @@ export class LegacyAgentTransport implements Transport {
         ...(isRecord(params.clientInfo) ? { 'io.modelcontextprotocol/clientInfo': params.clientInfo } : {}),
       };
       // A server not known to be modern gets the agent's own initialize first: a legacy one answers it.
-      return this.#mode === 'modern' ? this.#discover() : this.#inner.send(message, options);
+      return this.#mode === 'modern' ? this.#initializeKnownModern() : this.#inner.send(message, options);
     }
     if (this.#mode !== 'modern') return this.#inner.send(message, options);
     if (!isRequest(message)) {
@@ -204,7 +228,7 @@ export class LegacyAgentTransport implements Transport {
         // Cached as modern, yet no modern answer: forget that, and let the server answer initialize itself.
         this.#options.log.info('A server cached as modern did not answer server/discover: its era is learnt again', { server: this.#options.server });
         this.#options.eras.forget(this.#options.eraKey);
-        this.#inner.send(initialize as JSONRPCMessage).catch((error: unknown) => this.onerror?.(error as Error));
+        this.#inner.send(initialize as JSONRPCMessage).then(() => this.#settleInitializeSend(), (error: unknown) => this.#settleInitializeSend(error));
         return;
       }
       this.#initialize = null;
@@ -213,6 +237,7 @@ export class LegacyAgentTransport implements Transport {
       return;
     }
     this.#initialize = null;
+    this.#settleInitializeSend();
     this.#settleEra('modern', discover.data);
     this.#options.log.info('A legacy agent is served by a modern server', { server: this.#options.server });
     this.onmessage?.({ jsonrpc: '2.0', id: initialize.id, result: initializeResultOf(discover.data, initialize.params?.protocolVersion, this.#options.server) } as JSONRPCMessage);
