@@ -54,6 +54,20 @@ describe('postModern, a server out of reach', () => {
 });
 
 describe('ModernHttpClientTransport', () => {
+  it('answers a request whose SSE stream ended without its answer with server-exited: nothing more will come for it', async () => {
+    const progressOnly = 'data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n\n';
+    const transport = new ModernHttpClientTransport(answering(new Response(progressOnly, { headers: { 'content-type': 'text/event-stream' } })));
+    const seen: JSONRPCMessage[] = [];
+    const ended = new Promise<void>((resolve) => (transport.onmessage = (message) => (seen.push(message), 'id' in message && resolve())));
+    await transport.send(call({ name: 'echo' }));
+    await ended;
+    expect(seen).toEqual([
+      expect.objectContaining({ method: 'notifications/progress' }),
+      { jsonrpc: '2.0', id: 7, error: expect.objectContaining({ message: 'The HTTP server ended its answer to tools/call without one', data: expect.objectContaining({ reason: 'server-exited' }) }) },
+    ]);
+    await transport.close();
+  });
+
   it('answers a request the server did not answer as a modern one with an error for its id, naming the status', async () => {
     const transport = new ModernHttpClientTransport(answering(new Response('<html>', { status: 502, headers: { 'content-type': 'text/html' } })));
     const answer = new Promise<JSONRPCMessage>((resolve) => (transport.onmessage = resolve));

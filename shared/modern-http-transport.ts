@@ -192,11 +192,19 @@ export class ModernHttpClientTransport implements Transport {
     const id = message.id;
     const abort = new AbortController();
     this.#inFlight.set(id, abort);
-    void postModern(this.#target, message, (answer) => this.onmessage?.(answer), abort.signal)
+    let answered = false;
+    const deliver = (answer: JSONRPCMessage) => {
+      answered ||= 'id' in answer && answer.id === id && !('method' in answer);
+      this.onmessage?.(answer);
+    };
+    void postModern(this.#target, message, deliver, abort.signal)
       .then((outcome) => {
         if (!outcome.modern) {
           const error = new WireError('server-exited', `The HTTP server answered ${message.method} with HTTP ${outcome.status} and no modern error`, { detail: { status: outcome.status } });
           this.onmessage?.(jsonRpcErrorBody(id, error) as JSONRPCMessage);
+        } else if (!answered && !abort.signal.aborted) {
+          // A stream that ended without the answer: nothing more will come for this request.
+          this.onmessage?.(jsonRpcErrorBody(id, new WireError('server-exited', `The HTTP server ended its answer to ${message.method} without one`)) as JSONRPCMessage);
         }
       })
       .catch((error: unknown) => {

@@ -121,6 +121,26 @@ describe('LegacyAgentListen', () => {
     expect(listens()).toBe(5);
   });
 
+  it('opens the listen again when its answer comes (the server ended it) or its stream broke off, and not when the server refused it', () => {
+    const { listen, toServer, toAgent } = rig({ tools: { listChanged: true } });
+    const listens = () => toServer.filter((m) => m.method === 'subscriptions/listen').map((m) => m.id);
+    listen.open();
+    expect(listen.fromServer({ jsonrpc: '2.0', id: 'switchyard-listen-1', result: {} } as JSONRPCMessage)).toBe(true);
+    soon();
+    expect(listens()).toEqual(['switchyard-listen-1', 'switchyard-listen-2']);
+    // The transport's word that an HTTP stream broke (a proxy's idle timeout).
+    expect(listen.fromServer({ jsonrpc: '2.0', id: 'switchyard-listen-2', error: { code: -32009, message: 'The HTTP server ended its answer to subscriptions/listen without one', data: { reason: 'server-exited' } } } as JSONRPCMessage)).toBe(true);
+    vi.advanceTimersByTime(2 * REOPEN_EVERY_MS);
+    expect(listens()).toEqual(['switchyard-listen-1', 'switchyard-listen-2', 'switchyard-listen-3']);
+    // A late answer to a listen no longer in force changes nothing.
+    listen.fromServer({ jsonrpc: '2.0', id: 'switchyard-listen-1', result: {} } as JSONRPCMessage);
+    // The server's own refusal is not asked again.
+    expect(listen.fromServer({ jsonrpc: '2.0', id: 'switchyard-listen-3', error: { code: -32601, message: 'Method not found' } } as JSONRPCMessage)).toBe(true);
+    vi.advanceTimersByTime(60 * REOPEN_EVERY_MS);
+    expect(listens()).toHaveLength(3);
+    expect(toAgent).toEqual([]);
+  });
+
   it('refuses subscriptions to a server that offers none', () => {
     expect(rig({ resources: {} }).listen.subscribable).toBe(false);
   });

@@ -144,18 +144,22 @@ export class LegacyAgentListen {
 
   /** Takes a server message of one of the host's listens; false for anything else. */
   fromServer(message: JSONRPCMessage): boolean {
-    if ('id' in message && !('method' in message)) return this.#ids.has(String(message.id)); // a listen's closing answer: nothing for the agent
+    if ('id' in message && !('method' in message)) {
+      // A listen's closing answer: nothing for the agent. The one in force answered is over: the
+      // server ended it, or its HTTP stream broke (a proxy's idle timeout) and the transport
+      // answered it `server-exited`; opened again, so the watch goes on. A server that refused
+      // it with an error of its own is not asked again.
+      const id = String(message.id);
+      if (!this.#ids.has(id)) return false;
+      if (id === this.#current && ('result' in message || brokeOff(message))) this.#tornDownNow(id);
+      return true;
+    }
     if (!('method' in message) || 'id' in message) return false;
     const params = message.params as Record<string, unknown> | undefined;
     // The server tore one of the host's listens down (cancellation.mdx): the agent knows nothing
     // of it, and the one in force is opened again, so its watch goes on (review s23).
     if (message.method === 'notifications/cancelled' && typeof params?.requestId === 'string' && this.#ids.has(params.requestId)) {
-      if (params.requestId === this.#current) {
-        this.#current = null;
-        this.#withdraw(params.requestId);
-        // A server that tears every listen down at once is not asked ten times a second (review of s23).
-        this.#reopenSoon(Math.min(REOPEN_EVERY_MS * 2 ** this.#tornDown++, TORN_DOWN_BACKOFF_CAP_MS));
-      }
+      if (params.requestId === this.#current) this.#tornDownNow(params.requestId);
       return true;
     }
     const meta = isRecord(params?._meta) ? params._meta : undefined;
@@ -170,8 +174,21 @@ export class LegacyAgentListen {
     return true;
   }
 
+  /** The listen in force is gone: opened again after a wait that doubles while it keeps going (a server that tears every listen down at once is not asked ten times a second, review of s23). */
+  #tornDownNow(id: string): void {
+    this.#current = null;
+    this.#withdraw(id);
+    this.#reopenSoon(Math.min(REOPEN_EVERY_MS * 2 ** this.#tornDown++, TORN_DOWN_BACKOFF_CAP_MS));
+  }
+
   #announces(feature: string, flag: string): boolean {
     const own = this.#options.capabilities[feature];
     return isRecord(own) && own[flag] === true;
   }
+}
+
+/** Whether an error answer is the transport's own word that the answer broke off (`server-exited`), not the server's refusal. */
+function brokeOff(message: JSONRPCMessage): boolean {
+  const error = (message as { error?: { data?: unknown } }).error;
+  return isRecord(error?.data) && error.data.reason === 'server-exited';
 }
