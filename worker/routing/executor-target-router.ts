@@ -101,7 +101,9 @@ export class ExecutorTargetRouter implements ChannelRouter {
    * it as a host bridges its own servers (`shared/era-bridge/legacy-agent-transport.ts`).
    */
   #openLegacyHttp(descriptor: HttpDescriptor, name: string): Transport {
-    const eraKey = JSON.stringify([name, descriptor.url, descriptor.headers ?? {}]);
+    // Where the server is, not how it is reached: no header value or query (a key) is held as a key.
+    const url = new URL(descriptor.url);
+    const eraKey = `${name}#${url.origin}${url.pathname}`;
     return new LegacyAgentTransport(new DualEraHttpTransport(this.#httpTarget(descriptor)), { server: name, eraKey, eras: this.#eras, log: this.#options.log ?? silentLogger });
   }
 
