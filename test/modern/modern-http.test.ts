@@ -252,6 +252,20 @@ describe('what differs between a host\'s HTTP target and an edge-direct server',
   });
 });
 
+describe('/mcp with HTTP servers, for a legacy SDK client', () => {
+  it('lists every server\'s tools namespaced, the modern-only ones bridged too, and calls each', async () => {
+    const client = await connectClient(`${stack.url}/mcp`, stack.tokens.bob!);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['web__echo', 'direct__echo', 'web-modern__echo', 'direct-modern__echo']));
+      const calls = await Promise.all(['web', 'direct', 'web-modern', 'direct-modern'].map((server) => client.callTool({ name: `${server}__echo`, arguments: { message: server } })));
+      expect(calls.map((call) => (call.content as Array<{ text: string }>)[0]!.text)).toEqual(['Echo: web', 'Echo: direct', 'Echo: web-modern', 'Echo: direct-modern']);
+    } finally {
+      await closeClient(client);
+    }
+  });
+});
+
 describe('/mcp with HTTP servers, in the modern era', () => {
   it('lists every server\'s tools namespaced and calls each through its own route', async () => {
     const aggregate = (method: string, params?: Record<string, unknown>) => modernPost(`${stack.url}/mcp`, stack.tokens.bob!, method, params);
