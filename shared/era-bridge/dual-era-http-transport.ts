@@ -45,6 +45,8 @@ export class DualEraHttpTransport implements Transport {
   #closed = false;
   /** The `server/discover` asked after a refused `initialize`, while it is on its way: a close ends it. */
   #probing: AbortController | undefined;
+  /** That discover's result, for the next message if it is the same question; any other message drops it. */
+  #discovered: Record<string, unknown> | null = null;
   /** The `tools/list` requests in flight, whose answers carry the annotations. */
   readonly #toolLists = new Set<Id>();
   /** Each listed tool's annotated arguments (none: the tool mirrors nothing, or is invalid for it). */
@@ -81,6 +83,14 @@ export class DualEraHttpTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.#legacy === null && 'method' in message && 'id' in message && message.method === 'initialize') return this.#initializeLegacy(message);
     if (this.#legacy !== null) return this.#legacy.send(message);
+    const discovered = this.#discovered;
+    this.#discovered = null;
+    if (discovered !== null && 'method' in message && 'id' in message && message.method === 'server/discover') {
+      // Asked again right after the refusal it explained (a legacy agent's transport does): the
+      // answer just had, not one more POST, which on Workers is a subrequest of each such session.
+      queueMicrotask(() => this.onmessage?.({ jsonrpc: '2.0', id: message.id, result: discovered } as JSONRPCMessage));
+      return;
+    }
     if ('method' in message && 'id' in message && message.method === 'tools/list') this.#toolLists.add(message.id);
     // A cancelled POST is dropped without an answer: its id would stay for good.
     if (isCancellation(message)) this.#toolLists.delete(message.params.requestId);
@@ -128,6 +138,7 @@ export class DualEraHttpTransport implements Transport {
   async #answersModern(): Promise<boolean> {
     const discover = { jsonrpc: '2.0', id: 'switchyard-refusal-discover', method: 'server/discover', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } } } as JSONRPCMessage;
     let answer: JSONRPCMessage | 'timeout' = 'timeout';
+    this.#discovered = null;
     const abort = new AbortController();
     this.#probing = abort;
     const timer = setTimeout(() => abort.abort(), DEFAULT_PROBE_TIMEOUT_MS);
@@ -135,7 +146,10 @@ export class DualEraHttpTransport implements Transport {
       const outcome = await postModern(this.#target, discover, (message) => {
         if ('id' in message && message.id === 'switchyard-refusal-discover' && !('method' in message)) answer = message;
       }, abort.signal);
-      return outcome.modern && verdictOf(answer).era === 'modern';
+      const got = answer as JSONRPCMessage | 'timeout'; // set in the callback above
+      const modern = outcome.modern && verdictOf(got).era === 'modern';
+      if (modern && got !== 'timeout' && 'result' in got) this.#discovered = got.result as Record<string, unknown>;
+      return modern;
     } catch {
       return false;
     } finally {

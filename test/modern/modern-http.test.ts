@@ -117,6 +117,8 @@ describe('a legacy SDK client on a host\'s modern-only HTTP server', () => {
       const methods = (await posts()).slice(before);
       expect(methods.slice(0, 2)).toEqual(['initialize', 'server/discover']);
       expect(methods.filter((method) => method === 'initialize')).toHaveLength(1);
+      // Asked once: the answer that explained the refusal is the one the session is opened from.
+      expect(methods.filter((method) => method === 'server/discover')).toHaveLength(1);
     } finally {
       await closeClient(client);
     }
