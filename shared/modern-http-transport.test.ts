@@ -54,6 +54,21 @@ describe('postModern, a server out of reach', () => {
 });
 
 describe('ModernHttpClientTransport', () => {
+  it('answers nothing for a request cancelled while its refusal was still being read', async () => {
+    let finish!: () => void;
+    const body = new ReadableStream<Uint8Array>({ start: (controller) => void (finish = () => (controller.enqueue(new TextEncoder().encode('{"error":"busy"}')), controller.close())) });
+    const transport = new ModernHttpClientTransport(answering(new Response(body, { status: 503, headers: { 'content-type': 'application/json' } })));
+    const seen: JSONRPCMessage[] = [];
+    transport.onmessage = (message) => seen.push(message);
+    await transport.send(call({ name: 'echo' }));
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } });
+    finish();
+    // The body's read and what follows it are promise jobs, all run before the next turn: no clock involved.
+    await new Promise((resolve) => setImmediate(resolve));
+    await transport.close();
+    expect(seen).toEqual([]);
+  });
+
   it('answers a request whose SSE stream ended without its answer with server-exited: nothing more will come for it', async () => {
     const progressOnly = 'data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}\n\n';
     const transport = new ModernHttpClientTransport(answering(new Response(progressOnly, { headers: { 'content-type': 'text/event-stream' } })));

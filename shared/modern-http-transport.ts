@@ -150,6 +150,17 @@ function isModernError(answer: unknown, id: Id | undefined): boolean {
   return MODERN_HTTP_ERROR_CODES.has(answer.error.code as number);
 }
 
+/**
+ * Whether an error answer is this transport's word that a server's answer broke off or never came
+ * (a dropped stream, a server out of reach): `server-exited`, but not with the HTTP 4xx of the
+ * server's own refusal. A listen that ended so is a drop, to listen again after; one refused is not.
+ */
+export function answerBrokeOff(error: unknown): boolean {
+  if (!isRecord(error) || !isRecord(error.data)) return false;
+  const status = error.data.status;
+  return error.data.reason === 'server-exited' && !(typeof status === 'number' && status >= 400 && status < 500);
+}
+
 /** The SDK `Transport` over `postModern`: one POST per request, answers as messages. */
 export class ModernHttpClientTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
@@ -199,10 +210,11 @@ export class ModernHttpClientTransport implements Transport {
     };
     void postModern(this.#target, message, deliver, abort.signal)
       .then((outcome) => {
+        if (abort.signal.aborted) return; // cancelled or closed: nothing more for it
         if (!outcome.modern) {
           const error = new WireError('server-exited', `The HTTP server answered ${message.method} with HTTP ${outcome.status} and no modern error`, { detail: { status: outcome.status } });
           this.onmessage?.(jsonRpcErrorBody(id, error) as JSONRPCMessage);
-        } else if (!answered && !abort.signal.aborted) {
+        } else if (!answered) {
           // A stream that ended without the answer: nothing more will come for this request.
           this.onmessage?.(jsonRpcErrorBody(id, new WireError('server-exited', `The HTTP server ended its answer to ${message.method} without one`)) as JSONRPCMessage);
         }

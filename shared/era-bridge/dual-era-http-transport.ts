@@ -99,6 +99,7 @@ export class DualEraHttpTransport implements Transport {
 
   async close(): Promise<void> {
     this.#probing?.abort();
+    this.#discovered = null;
     await Promise.all([this.#modern.close(), this.#legacy?.close()]);
     this.#ended();
   }

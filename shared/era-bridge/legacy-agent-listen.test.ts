@@ -1,6 +1,6 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { LegacyAgentListen, MAX_WATCHED_URI_LENGTH, MAX_WATCHED_URIS, REOPEN_EVERY_MS } from './legacy-agent-listen.ts';
+import { LegacyAgentListen, MAX_WATCHED_URI_LENGTH, MAX_WATCHED_URIS, REOPEN_EVERY_MS, TORN_DOWN_BACKOFF_CAP_MS } from './legacy-agent-listen.ts';
 
 // Re-opens wait on a timer (one per REOPEN_EVERY_MS): the tests move the clock.
 beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] }));
@@ -99,7 +99,7 @@ describe('LegacyAgentListen', () => {
     expect(listen.fromServer({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } } as JSONRPCMessage)).toBe(false);
   });
 
-  it('waits twice as long each time a server tears the listen down again, until it carries a notification (review of s23)', () => {
+  it('waits twice as long each time a server tears the listen down again soon, and not after one that lived long (review of s23)', () => {
     const { listen, toServer, from } = rig({ tools: { listChanged: true } });
     listen.open();
     const tearDown = (n: number) => listen.fromServer({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: `switchyard-listen-${n}` } } as JSONRPCMessage);
@@ -112,10 +112,15 @@ describe('LegacyAgentListen', () => {
     expect(listens()).toBe(2);
     vi.advanceTimersByTime(1);
     expect(listens()).toBe(3);
+    // A notification is no sign of health: a server that ends each listen after one is still waited for longer.
+    from('notifications/tools/list_changed', 'switchyard-listen-3');
     tearDown(3);
-    vi.advanceTimersByTime(4 * REOPEN_EVERY_MS);
+    vi.advanceTimersByTime(4 * REOPEN_EVERY_MS - 1);
+    expect(listens()).toBe(3);
+    vi.advanceTimersByTime(1);
     expect(listens()).toBe(4);
-    from('notifications/tools/list_changed', 'switchyard-listen-4');
+    // One that lived as long as the longest wait was cut on a schedule (a proxy's), not flapping.
+    vi.advanceTimersByTime(TORN_DOWN_BACKOFF_CAP_MS);
     tearDown(4);
     vi.advanceTimersByTime(REOPEN_EVERY_MS);
     expect(listens()).toBe(5);
@@ -134,10 +139,15 @@ describe('LegacyAgentListen', () => {
     expect(listens()).toEqual(['switchyard-listen-1', 'switchyard-listen-2', 'switchyard-listen-3']);
     // A late answer to a listen no longer in force changes nothing.
     listen.fromServer({ jsonrpc: '2.0', id: 'switchyard-listen-1', result: {} } as JSONRPCMessage);
-    // The server's own refusal is not asked again.
+    // The server's own refusal is not asked again: a JSON-RPC error of its own, or an HTTP 4xx.
     expect(listen.fromServer({ jsonrpc: '2.0', id: 'switchyard-listen-3', error: { code: -32601, message: 'Method not found' } } as JSONRPCMessage)).toBe(true);
-    vi.advanceTimersByTime(60 * REOPEN_EVERY_MS);
+    vi.advanceTimersByTime(2 * TORN_DOWN_BACKOFF_CAP_MS);
     expect(listens()).toHaveLength(3);
+    const refusedOnHttp = rig({ tools: { listChanged: true } });
+    refusedOnHttp.listen.open();
+    refusedOnHttp.listen.fromServer({ jsonrpc: '2.0', id: 'switchyard-listen-1', error: { code: -32009, message: 'The HTTP server answered subscriptions/listen with HTTP 404 and no modern error', data: { reason: 'server-exited', status: 404 } } } as JSONRPCMessage);
+    vi.advanceTimersByTime(2 * TORN_DOWN_BACKOFF_CAP_MS);
+    expect(refusedOnHttp.toServer).toHaveLength(1);
     expect(toAgent).toEqual([]);
   });
 

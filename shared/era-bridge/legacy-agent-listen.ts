@@ -17,6 +17,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { SUBSCRIPTION_ID_KEY } from './subscription-filter.ts';
 import { isRecord } from '../records.ts';
 import { unrefTimer } from '../unref-timer.ts';
+import { answerBrokeOff } from '../modern-http-transport.ts';
 
 /** How many withdrawn listens' ids are still taken for the host's. */
 const WITHDRAWN_KEPT = 8;
@@ -151,7 +152,7 @@ export class LegacyAgentListen {
       // it with an error of its own is not asked again.
       const id = String(message.id);
       if (!this.#ids.has(id)) return false;
-      if (id === this.#current && ('result' in message || brokeOff(message))) this.#tornDownNow(id);
+      if (id === this.#current && ('result' in message || answerBrokeOff((message as { error?: unknown }).error))) this.#tornDownNow(id);
       return true;
     }
     if (!('method' in message) || 'id' in message) return false;
@@ -166,7 +167,6 @@ export class LegacyAgentListen {
     const subscription = meta?.[SUBSCRIPTION_ID_KEY];
     if (typeof subscription !== 'string' || !this.#ids.has(subscription)) return false;
     if (subscription !== this.#current || message.method === ACKNOWLEDGED) return true;
-    this.#tornDown = 0;
     const { [SUBSCRIPTION_ID_KEY]: _id, ...rest } = meta!;
     const { _meta: _m, ...body } = params!;
     const passed = { ...body, ...(Object.keys(rest).length > 0 ? { _meta: rest } : {}) };
@@ -174,8 +174,14 @@ export class LegacyAgentListen {
     return true;
   }
 
-  /** The listen in force is gone: opened again after a wait that doubles while it keeps going (a server that tears every listen down at once is not asked ten times a second, review of s23). */
+  /**
+   * The listen in force is gone: opened again after a wait that doubles while listens keep going
+   * soon (a server that tears every listen down at once, or ends each after one notification, is
+   * not asked ten times a second, review of s23), and is short again after one that lived
+   * `TORN_DOWN_BACKOFF_CAP_MS` (a proxy that cuts long streams on a schedule is no flapping).
+   */
   #tornDownNow(id: string): void {
+    if (performance.now() - this.#openedAt >= TORN_DOWN_BACKOFF_CAP_MS) this.#tornDown = 0;
     this.#current = null;
     this.#withdraw(id);
     this.#reopenSoon(Math.min(REOPEN_EVERY_MS * 2 ** this.#tornDown++, TORN_DOWN_BACKOFF_CAP_MS));
@@ -185,10 +191,4 @@ export class LegacyAgentListen {
     const own = this.#options.capabilities[feature];
     return isRecord(own) && own[flag] === true;
   }
-}
-
-/** Whether an error answer is the transport's own word that the answer broke off (`server-exited`), not the server's refusal. */
-function brokeOff(message: JSONRPCMessage): boolean {
-  const error = (message as { error?: { data?: unknown } }).error;
-  return isRecord(error?.data) && error.data.reason === 'server-exited';
 }

@@ -177,4 +177,26 @@ describe('how a listen stream ends (review s23: a crash ended it as gracefully a
       await instance.close();
     }
   });
+
+  it('on a modern HTTP server: dropped when the listen\'s stream broke off, answered when the server refused it', async () => {
+    const brokeOff = { code: -32009, message: 'The HTTP server ended its answer to subscriptions/listen without one', data: { reason: 'server-exited' } };
+    const refused = { code: -32009, message: 'The HTTP server answered subscriptions/listen with HTTP 404 and no modern error', data: { reason: 'server-exited', status: 404 } };
+    for (const error of [brokeOff, refused]) {
+      const [hostEnd, server] = createInMemoryChannelPair();
+      let listenId: number | undefined;
+      server.onmessage = (raw) => {
+        const message = raw as Message;
+        if (message.method === 'subscriptions/listen') listenId = message.id;
+      };
+      await server.start();
+      const instance = await ModernServerInstance.start({ server: 'm', transport: hostEnd, discover: null, log: silentLogger });
+      const out = output();
+      listenOnModern('L', { notifications: { toolsListChanged: true } }, instance, out);
+      await settle();
+      await server.send({ jsonrpc: '2.0', id: listenId!, error } as JSONRPCMessage);
+      await settle();
+      expect([out.replies, out.drops]).toEqual(error === brokeOff ? [[], 1] : [[{ error: expect.objectContaining({ data: { reason: 'server-exited', status: 404 } }) }], 0]);
+      await instance.close();
+    }
+  });
 });

@@ -26,6 +26,7 @@ import type { JsonRpcErrorShape } from './modern-results.ts';
 import type { ModernServerInstance } from './modern-server-instance.ts';
 import { honouredFilter, parseSubscriptionFilter, passesFilter, SUBSCRIPTION_ID_KEY, tagged, type SubscriptionFilter } from '../../../shared/era-bridge/subscription-filter.ts';
 import { isRecord } from '../../../shared/records.ts';
+import { answerBrokeOff } from '../../../shared/modern-http-transport.ts';
 
 type Id = string | number;
 
@@ -104,7 +105,8 @@ export function listenOnModern(id: Id, params: Record<string, unknown> | undefin
   call.outcome.then(
     (outcome) => {
       ended = true;
-      if ('error' in outcome) return out.reply(outcome);
+      // Its HTTP stream broke off (a proxy's idle timeout): a drop, which the agent answers by listening again.
+      if ('error' in outcome) return answerBrokeOff(outcome.error) ? out.drop() : out.reply(outcome);
       const result = isRecord(outcome.result) ? outcome.result : {};
       const meta = isRecord(result._meta) ? result._meta : {};
       out.reply({ result: { ...result, resultType: result.resultType ?? 'complete', _meta: { ...meta, [SUBSCRIPTION_ID_KEY]: id } } });
