@@ -67,7 +67,7 @@ export class LegacyAgentListen {
   #reopen: ReturnType<typeof setTimeout> | undefined;
   #openedAt = -Infinity;
   #closed = false;
-  /** The server's tear-downs since the listen last carried a notification: each doubles the wait. */
+  /** Listens ended soon in a row (none lived `TORN_DOWN_BACKOFF_CAP_MS`): each doubles the wait. */
   #tornDown = 0;
 
   constructor(options: LegacyAgentListenOptions) {

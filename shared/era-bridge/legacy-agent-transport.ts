@@ -1,8 +1,10 @@
 /**
  * LegacyAgentTransport: the server side of a legacy (session-based) agent's channel, wrapped so
- * that a modern (2026-07-28) stdio server can serve it (issue 14, item 3, "modern server → legacy
- * agent"). A legacy server sees nothing of it: the agent's `initialize` goes to the server first,
- * exactly as before, and once answered everything passes through untouched.
+ * that a modern (2026-07-28) server can serve it (issue 14, item 3, "modern server → legacy
+ * agent"): a stdio server or a host's HTTP target, wrapped by the host, or an edge-direct HTTP
+ * server, wrapped by the worker (`dual-era-http-transport.ts` beneath it on HTTP); "the host"
+ * below is whichever wraps it. A legacy server sees nothing of it: the agent's `initialize` goes
+ * to the server first, exactly as before, and once answered everything passes through untouched.
  *
  * Only when the server refuses `initialize` (a modern-only server does, naming its versions) does
  * the host ask it `server/discover` with the modern `_meta`; a `DiscoverResult` makes the

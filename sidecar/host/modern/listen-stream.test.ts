@@ -47,6 +47,22 @@ function output(): ListenOutput & { notes: Array<Record<string, any>>; replies: 
 /** Lets the in-memory channel's queued deliveries (microtasks) run: no clock involved. */
 const settle = () => new Promise((r) => setImmediate(r));
 
+/** A listen on a modern server's instance, the server one end of an in-memory channel pair that records the listen's id. */
+async function listeningOnModern() {
+  const [hostEnd, server] = createInMemoryChannelPair();
+  let listenId: number | undefined;
+  server.onmessage = (raw) => {
+    const message = raw as Message;
+    if (message.method === 'subscriptions/listen') listenId = message.id;
+  };
+  await server.start();
+  const instance = await ModernServerInstance.start({ server: 'm', transport: hostEnd, discover: null, log: silentLogger });
+  const out = output();
+  listenOnModern('L', { notifications: { toolsListChanged: true } }, instance, out);
+  await settle();
+  return { server, instance, out, listenId: () => listenId! };
+}
+
 describe('listen streams on a legacy instance', () => {
   it('subscribes a watched URI upstream once for all streams, unsubscribes after the last, and fans notifications out by filter', async () => {
     const { instance, notify, methods } = await scripted();
@@ -156,19 +172,9 @@ describe('how a listen stream ends (review s23: a crash ended it as gracefully a
   it('on a modern server: dropped when the server cancels the listen or its process ends, completed when the host ends it', async () => {
     // 'wrong': the host ends a server found to speak another era, as if it had ended (its agents listen again).
     for (const end of ['cancel', 'exit', 'stop', 'wrong'] as const) {
-      const [hostEnd, server] = createInMemoryChannelPair();
-      let listenId: number | undefined;
-      server.onmessage = (raw) => {
-        const message = raw as Message;
-        if (message.method === 'subscriptions/listen') listenId = message.id;
-      };
-      await server.start();
-      const instance = await ModernServerInstance.start({ server: 'm', transport: hostEnd, discover: null, log: silentLogger });
-      const out = output();
-      listenOnModern('L', { notifications: { toolsListChanged: true } }, instance, out);
-      await settle();
+      const { server, instance, out, listenId } = await listeningOnModern();
       expect(instance.inFlight).toBe(1);
-      if (end === 'cancel') await server.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: listenId!, reason: 'shutting down' } });
+      if (end === 'cancel') await server.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: listenId(), reason: 'shutting down' } });
       else if (end === 'exit') await server.close();
       else await instance.close(end === 'stop');
       await settle();
@@ -182,18 +188,8 @@ describe('how a listen stream ends (review s23: a crash ended it as gracefully a
     const brokeOff = { code: -32009, message: 'The HTTP server ended its answer to subscriptions/listen without one', data: { reason: 'server-exited' } };
     const refused = { code: -32009, message: 'The HTTP server answered subscriptions/listen with HTTP 404 and no modern error', data: { reason: 'server-exited', status: 404 } };
     for (const error of [brokeOff, refused]) {
-      const [hostEnd, server] = createInMemoryChannelPair();
-      let listenId: number | undefined;
-      server.onmessage = (raw) => {
-        const message = raw as Message;
-        if (message.method === 'subscriptions/listen') listenId = message.id;
-      };
-      await server.start();
-      const instance = await ModernServerInstance.start({ server: 'm', transport: hostEnd, discover: null, log: silentLogger });
-      const out = output();
-      listenOnModern('L', { notifications: { toolsListChanged: true } }, instance, out);
-      await settle();
-      await server.send({ jsonrpc: '2.0', id: listenId!, error } as JSONRPCMessage);
+      const { server, instance, out, listenId } = await listeningOnModern();
+      await server.send({ jsonrpc: '2.0', id: listenId(), error } as JSONRPCMessage);
       await settle();
       expect([out.replies, out.drops]).toEqual(error === brokeOff ? [[], 1] : [[{ error: expect.objectContaining({ data: { reason: 'server-exited', status: 404 } }) }], 0]);
       await instance.close();
