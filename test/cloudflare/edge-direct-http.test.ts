@@ -39,6 +39,7 @@ const carolToken = randomCredential('carol');
 let worker: WorkerdWorker;
 let url: string;
 let slow: SlowServer;
+let modernUrl: string;
 
 /** A legacy (session-based) HTTP MCP server whose `tools/list` takes 5 s, counting its live sessions. */
 interface SlowServer {
@@ -92,6 +93,7 @@ beforeAll(async () => {
   const everything = await startEverythingHttp(procs);
   slow = await startSlowServer();
   const modern = await startModernHttp(procs, fixtureServer('modern-echo-server.mjs').args[0]!);
+  modernUrl = modern.url;
   worker = await startWorkerdWorker({
     agents: [agentEntry({ name: 'alice', token, servers: ['everything', 'slow'] }), agentEntry({ name: 'bob', token: bobToken, servers: ['everything', 'slow'] }), agentEntry({ name: 'carol', token: carolToken, servers: ['modern'] })],
     servers: { everything: { executor: { type: 'http', url: everything.url } }, slow: { executor: { type: 'http', url: slow.url } }, modern: { executor: { type: 'http', url: modern.url } } },
@@ -191,5 +193,21 @@ describe('a legacy SDK client on a modern-only edge-direct server at the Workers
     } finally {
       await closeClient(client);
     }
+  });
+
+  it('learns the server\'s era once for the isolate: the next session\'s object sends it no initialize to be refused', async () => {
+    const initializes = async () => ((await (await fetch(modernUrl.replace(/\/mcp$/, '/posts'))).json()) as Array<{ method: string }>).filter((post) => post.method === 'initialize').length;
+    const session = async (message: string) => {
+      const client = await connectClient(`${worker.url}/servers/modern/mcp`, carolToken);
+      try {
+        expect((await client.callTool({ name: 'echo', arguments: { message } })).content).toEqual([{ type: 'text', text: `Echo: ${message}` }]);
+      } finally {
+        await closeClient(client);
+      }
+    };
+    await session('first'); // learns the era, by a refused initialize unless a session before it did
+    const before = await initializes();
+    await session('next');
+    expect(await initializes()).toBe(before);
   });
 });

@@ -42,17 +42,28 @@ export interface ExecutorTargetRouterOptions {
   fetch?: FetchLike;
   /** Where a legacy session's bridge to a modern edge-direct server logs (`LegacyAgentTransport`). */
   log?: Logger;
+  /** Where edge-direct servers' eras are kept; the isolate's (`ISOLATE_ERAS`) by default. */
+  eras?: ServerEraCache;
 }
+
+/**
+ * The eras edge-direct servers were found in, for every router of this isolate: on Workers each
+ * legacy session's object builds a router of its own, and a verdict kept per router was learnt
+ * anew by every session, at the cost of a refused `initialize` each. Keyed by name and where the
+ * server is, so two configs naming one server share what is true of it either way.
+ */
+const ISOLATE_ERAS = new ServerEraCache();
 
 export class ExecutorTargetRouter implements ChannelRouter {
   readonly #options: ExecutorTargetRouterOptions;
   /** The check of the channel-open requests this worker sends, memoized (`connection-request-memo.ts`). */
   readonly #requests = new ConnectionRequestMemo();
   /** What each edge-direct server answered a legacy session's `initialize` with, as a host keeps it for its servers. */
-  readonly #eras = new ServerEraCache();
+  readonly #eras: ServerEraCache;
 
   constructor(options: ExecutorTargetRouterOptions) {
     this.#options = options;
+    this.#eras = options.eras ?? ISOLATE_ERAS;
   }
 
   /** Opens a channel to `connection['server-name']` as bound by `descriptor`. Rejects with a `WireError`. */
