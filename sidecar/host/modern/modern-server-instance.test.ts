@@ -300,3 +300,31 @@ describe('the era verdict cache', () => {
     expect(sidecar.modernInstances.eras.get(key)).toEqual({ era: 'legacy' });
   });
 });
+
+describe('a modern server\'s era, judged by its server/discover answers', () => {
+  it('is doubted when the server refuses server/discover itself, not when its answer never came (an HTTP stream broken off, a proxy\'s 502)', async () => {
+    const { ModernServerInstance } = await import('./modern-server-instance.ts');
+    const { silentLogger } = await import('../../log.ts');
+    const errors = {
+      brokeOff: { code: -32009, message: 'The HTTP server ended its answer to server/discover without one', data: { reason: 'server-exited' } },
+      proxy: { code: -32009, message: 'The HTTP server answered server/discover with HTTP 502 and no modern error', data: { reason: 'server-exited', status: 502 } },
+      legacy: { code: -32601, message: 'Method not found' },
+      noSession: { code: -32009, message: 'The HTTP server answered server/discover with HTTP 400 and no modern error', data: { reason: 'server-exited', status: 400 } },
+    };
+    const doubted: string[] = [];
+    for (const [kind, error] of Object.entries(errors)) {
+      const [hostEnd, server] = createInMemoryChannelPair();
+      server.onmessage = (raw) => {
+        const message = raw as { id?: number; method?: string };
+        if (message.method === 'server/discover') void server.send({ jsonrpc: '2.0', id: message.id!, error } as JSONRPCMessage);
+      };
+      await server.start();
+      const instance = await ModernServerInstance.start({ server: 'm', transport: hostEnd, discover: null, log: silentLogger, onEraMismatch: () => doubted.push(kind) });
+      const call = instance.call({ method: 'server/discover', params: { _meta: {} } }, { logLevel: null, notify: () => {} });
+      expect(await call.outcome).toEqual({ error });
+      await instance.close();
+    }
+    expect(doubted).toEqual(['legacy', 'noSession']);
+  });
+});
+

@@ -27,6 +27,7 @@ import type { DiscoverResult, StartedTransport } from './server-era.ts';
 import { SUBSCRIPTION_ID_KEY } from '../../../shared/era-bridge/subscription-filter.ts';
 import { isRecord } from '../../../shared/records.ts';
 import { holdReadingOf } from '../../../shared/link/link-flow.ts';
+import { answerBrokeOff } from '../../../shared/modern-http-transport.ts';
 
 export interface ModernServerInstanceOptions {
   server: string;
@@ -147,7 +148,8 @@ export class ModernServerInstance {
   }
 
   #contradictsEra(method: string, error: JsonRpcErrorShape): boolean {
-    if (method === 'server/discover') return error.code !== UNSUPPORTED_PROTOCOL_VERSION;
+    // An answer that never came (`answerBrokeOff`: a stream broken off, a proxy's 5xx) says nothing of the server's era.
+    if (method === 'server/discover') return error.code !== UNSUPPORTED_PROTOCOL_VERSION && !answerBrokeOff(error);
     const capability = CAPABILITY_OF[method];
     return error.code === METHOD_NOT_FOUND && capability !== undefined && this.#options.discover?.capabilities[capability] !== undefined;
   }
