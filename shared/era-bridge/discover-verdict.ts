@@ -35,7 +35,7 @@ const unsupportedVersionErrorSchema = z.lazily(() =>
 
 export type EraVerdict = { era: 'modern'; discover: DiscoverResult | null; supported: string[] } | { era: 'legacy' };
 
-/** Verdicts per server config key; the host holds one for its lifetime. */
+/** Verdicts per server config key; a host holds one for its lifetime, a worker one per isolate. */
 export class ServerEraCache {
   readonly #verdicts = new Map<string, EraVerdict>();
   /** How many probes have run, per key (status and tests). */

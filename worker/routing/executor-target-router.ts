@@ -42,8 +42,6 @@ export interface ExecutorTargetRouterOptions {
   fetch?: FetchLike;
   /** Where a legacy session's bridge to a modern edge-direct server logs (`LegacyAgentTransport`). */
   log?: Logger;
-  /** Where edge-direct servers' eras are kept; the isolate's (`ISOLATE_ERAS`) by default. */
-  eras?: ServerEraCache;
 }
 
 /**
@@ -58,12 +56,9 @@ export class ExecutorTargetRouter implements ChannelRouter {
   readonly #options: ExecutorTargetRouterOptions;
   /** The check of the channel-open requests this worker sends, memoized (`connection-request-memo.ts`). */
   readonly #requests = new ConnectionRequestMemo();
-  /** What each edge-direct server answered a legacy session's `initialize` with, as a host keeps it for its servers. */
-  readonly #eras: ServerEraCache;
 
   constructor(options: ExecutorTargetRouterOptions) {
     this.#options = options;
-    this.#eras = options.eras ?? ISOLATE_ERAS;
   }
 
   /** Opens a channel to `connection['server-name']` as bound by `descriptor`. Rejects with a `WireError`. */
@@ -115,7 +110,7 @@ export class ExecutorTargetRouter implements ChannelRouter {
     // Where the server is, not how it is reached: no header value or query (a key) is held as a key.
     const url = new URL(descriptor.url);
     const eraKey = `${name}#${url.origin}${url.pathname}`;
-    return new LegacyAgentTransport(new DualEraHttpTransport(this.#httpTarget(descriptor)), { server: name, eraKey, eras: this.#eras, log: this.#options.log ?? silentLogger });
+    return new LegacyAgentTransport(new DualEraHttpTransport(this.#httpTarget(descriptor)), { server: name, eraKey, eras: ISOLATE_ERAS, log: this.#options.log ?? silentLogger });
   }
 
   #httpTarget(descriptor: HttpDescriptor): ModernHttpTarget {

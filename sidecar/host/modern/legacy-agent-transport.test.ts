@@ -113,7 +113,7 @@ describe('a server that refuses initialize and never answers server/discover (re
   it('gives the agent the refusal after the probe\'s wait, not never, and drops the late discover answer', async () => {
     const { vi } = await import('vitest');
     const { LegacyAgentTransport } = await import('../../../shared/era-bridge/legacy-agent-transport.ts');
-    const { ServerEraCache, DEFAULT_PROBE_TIMEOUT_MS } = await import('./server-era.ts');
+    const { ServerEraCache, DEFAULT_PROBE_TIMEOUT_MS } = await import('../../../shared/era-bridge/discover-verdict.ts');
     const { silentLogger } = await import('../../log.ts');
     const [hostEnd, server] = createInMemoryChannelPair();
     let discoverId: unknown;

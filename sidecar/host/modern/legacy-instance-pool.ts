@@ -20,7 +20,7 @@ import { WireError } from '../../../shared/errors.ts';
 import type { RosterCheck } from '../../../shared/link/host-roster.ts';
 import type { Logger } from '../../log.ts';
 import { ModernServerInstance } from './modern-server-instance.ts';
-import { DEFAULT_PROBE_TIMEOUT_MS, ServerEraCache } from './server-era.ts';
+import { DEFAULT_PROBE_TIMEOUT_MS, ServerEraCache } from '../../../shared/era-bridge/discover-verdict.ts';
 import { startServerInstance, type InstanceStart, type ServerInstance } from './server-instance.ts';
 
 /** Default idle time of a legacy instance: sidecar.json `"modern-instance-idle-seconds"`. */

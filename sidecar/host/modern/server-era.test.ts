@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { everythingServer, fixtureServer } from '../../../test/support/paths.ts';
 import { silentLogger } from '../../log.ts';
 import { LegacyInstance } from './legacy-instance.ts';
-import { probeServerEra, serverEraKey, verdictOf } from './server-era.ts';
+import { probeServerEra, serverEraKey } from './server-era.ts';
+import { verdictOf } from '../../../shared/era-bridge/discover-verdict.ts';
 
 const CLIENT_INFO = { name: 'era-test', version: '1.0.0' };
 const cleanups: (() => Promise<void>)[] = [];

@@ -21,14 +21,11 @@
 import { createHash } from 'node:crypto';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import * as z from '../../../shared/zod.ts';
 import { WireError } from '../../../shared/errors.ts';
 import { holdReadingOf, type ReadHold } from '../../../shared/link/link-flow.ts';
 import type { StdioServerConfig } from '../server-config.ts';
 import { MODERN_PROTOCOL_VERSION, type Implementation } from './modern-results.ts';
-import { DEFAULT_PROBE_TIMEOUT_MS, verdictOf, type EraVerdict, type ServerEraCache } from '../../../shared/era-bridge/discover-verdict.ts';
-
-export { DEFAULT_PROBE_TIMEOUT_MS, ServerEraCache, verdictOf, type DiscoverResult, type EraVerdict } from '../../../shared/era-bridge/discover-verdict.ts';
+import { verdictOf, type EraVerdict } from '../../../shared/era-bridge/discover-verdict.ts';
 
 /** The cache key of a server config: its name and what launching it depends on. */
 export function serverEraKey(name: string, config: Pick<StdioServerConfig, 'command' | 'args' | 'env' | 'cwd'>): string {

@@ -19,7 +19,8 @@ import { WireError } from '../../../shared/errors.ts';
 import type { Logger } from '../../log.ts';
 import { LegacyInstance, type LegacyInstanceOptions } from './legacy-instance.ts';
 import { ModernServerInstance } from './modern-server-instance.ts';
-import { probeServerEra, type EraVerdict, type ServerEraCache, type StartedTransport } from './server-era.ts';
+import { probeServerEra, type StartedTransport } from './server-era.ts';
+import type { EraVerdict, ServerEraCache } from '../../../shared/era-bridge/discover-verdict.ts';
 
 export type ServerInstance = LegacyInstance | ModernServerInstance;
 
